@@ -1,0 +1,42 @@
+# kafka-batch-tuner. `make help` lists the targets.
+SHELL := /bin/bash
+PY ?= python3
+PYTEST ?= $(PY) -m pytest
+
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+
+install: ## Install everything (Debian packages, Python package, Kafka jars, jmx agent)
+	@bash scripts/install.sh
+
+demo: install ## Install, then run the main job on the embedded lab cluster
+	@bash scripts/demo.sh
+
+test: install ## Install, then run lint, the generated-files check and every test tier
+	@$(MAKE) --no-print-directory lint check-generated
+	@$(PYTEST) tests/unit tests/integration tests/e2e
+
+test-unit: ## Unit tests only (no network)
+	@$(PYTEST) tests/unit
+
+test-integration: ## Integration tests (real lab cluster)
+	@$(PYTEST) tests/integration
+
+test-e2e: ## End-to-end tests (kbt as a subprocess)
+	@$(PYTEST) tests/e2e
+
+lint: ## ruff, mypy and the layer contract
+	@$(PY) -m ruff check tuner tests loadtests
+	@$(PY) -m mypy
+	@lint-imports
+
+typecheck: ## mypy only
+	@$(PY) -m mypy
+
+generate: ## Rebuild generated artifacts (docs/metrics.md, dashboards, profiles, CLI reference)
+	@$(PY) -m tuner.cli.generate write
+
+check-generated: ## Fail when a committed generated artifact is stale
+	@$(PY) -m tuner.cli.generate check

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs everything kbt needs on a fresh Debian machine, idempotently:
+#   - Debian packages: Java 17 (if missing), Maven (if missing), Prometheus + promtool
+#   - the Python package with its dev extras (pip)
+#   - Apache Kafka 4.1.1 runtime jars and the jmx_exporter agent from Maven Central,
+#     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cache=${KBT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbt}
+kafka_version=4.1.1
+jmx_version=1.0.1
+py=${PYTHON:-python3}
+
+log() { printf 'install: %s\n' "$*" >&2; }
+
+apt_pkgs=()
+command -v java >/dev/null 2>&1 || apt_pkgs+=(openjdk-17-jre-headless)
+command -v mvn >/dev/null 2>&1 || apt_pkgs+=(maven)
+command -v prometheus >/dev/null 2>&1 || apt_pkgs+=(prometheus)
+command -v promtool >/dev/null 2>&1 || apt_pkgs+=(prometheus)
+if [ "${KBT_WITH_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then apt_pkgs+=(chromium); fi
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  log "apt-get install ${apt_pkgs[*]}"
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}" >/dev/null
+fi
+
+stamp="$cache/.python-$(sha1sum "$here/pyproject.toml" | cut -c1-12)"
+if [ ! -f "$stamp" ] || ! command -v kbt >/dev/null 2>&1; then
+  log "pip install -e .[dev]"
+  "$py" -m pip install -q --disable-pip-version-check -e "$here[dev]" 2>&1 | grep -v "Running pip as the 'root' user" || true
+  "$py" -c "import tuner, confluent_kafka" >/dev/null
+  mkdir -p "$cache" && touch "$stamp"
+fi
+
+libs="$cache/kafka-$kafka_version/libs"
+if [ ! -f "$libs/.complete" ]; then
+  log "fetching Kafka $kafka_version jars into the cache"
+  mkdir -p "$libs"
+  mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
+    -DoutputDirectory="$libs" -DincludeScope=runtime
+  ls "$libs"/kafka_2.13-"$kafka_version".jar "$libs"/kafka-storage-"$kafka_version"-test.jar >/dev/null
+  touch "$libs/.complete"
+fi
+
+agent="$cache/jmx/jmx_prometheus_javaagent-$jmx_version.jar"
+if [ ! -f "$agent" ]; then
+  log "fetching jmx_prometheus_javaagent $jmx_version"
+  mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy \
+    -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$jmx_version" -DoutputDirectory="$cache/jmx"
+fi
+log "ready (cache: $cache)"

@@ -1,0 +1,1 @@
+"""Command line: thin typer commands that map to pipeline stages."""

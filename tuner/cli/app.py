@@ -1,0 +1,83 @@
+"""The `kbt` command: a thin typer app. Each sub-module registers one stage's commands.
+
+Errors: any KbtError becomes one line on stderr and its ExitStatus; usage errors exit 2;
+Ctrl-C exits 130. No traceback reaches the user unless KBT_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+try:  # typer >= 0.20 vendors click
+    from typer._click import exceptions as click_exc
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as click_exc  # type: ignore[no-redef]
+
+from tuner import __version__
+from tuner.core.errors import ExitStatus, KbtError
+
+app = typer.Typer(
+    name="kbt",
+    help="kafka-batch-tuner: measure and tune Kafka producer batching against broker network-thread pressure.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kbt {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """kafka-batch-tuner."""
+
+
+def _register() -> None:
+    # One line per stage; keep the order the pipeline runs in.
+    from tuner.cli import lab
+
+    app.add_typer(lab.app, name="lab")
+
+
+def fail(message: str, status: ExitStatus) -> None:
+    sys.stderr.write(f"kbt: error: {message}\n")
+    sys.exit(int(status))
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register()
+    try:
+        app(args=argv, prog_name="kbt", standalone_mode=False)
+    except KbtError as exc:
+        if os.environ.get("KBT_DEBUG") == "1":
+            raise
+        fail(exc.message, exc.status)
+    except click_exc.NoArgsIsHelpError:
+        sys.exit(int(ExitStatus.OK))
+    except click_exc.UsageError as exc:
+        ctx = exc.ctx
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        fail(f"{exc.format_message()}{hint}", ExitStatus.BAD_INPUT)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        fail("interrupted", ExitStatus.INTERRUPTED)
+    except KeyboardInterrupt:
+        fail("interrupted", ExitStatus.INTERRUPTED)
+    except click_exc.ClickException as exc:
+        fail(exc.format_message(), ExitStatus.BAD_INPUT)
+    except OSError as exc:
+        if os.environ.get("KBT_DEBUG") == "1":
+            raise
+        fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), ExitStatus.ENVIRONMENT)
+    sys.exit(int(ExitStatus.OK))

@@ -1,0 +1,59 @@
+"""Generated artifacts: produced by code, committed, and checked for staleness.
+
+`python -m tuner.cli.generate write` rewrites them; `... check` exits 1 naming every stale file.
+Each generator returns {repo-relative path: content}; add yours to GENERATORS.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tuner.core.paths import repo_root
+
+Generator = Callable[[], dict[str, str]]
+
+
+def _cli_reference() -> dict[str, str]:
+    from tuner.cli.reference import cli_reference_markdown
+
+    return {"docs/cli.md": cli_reference_markdown()}
+
+
+GENERATORS: list[tuple[str, Generator]] = [
+    ("CLI reference", _cli_reference),
+]
+
+
+def render_all() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for _name, gen in GENERATORS:
+        out.update(gen())
+    return out
+
+
+def main(argv: list[str]) -> int:
+    mode = argv[0] if argv else "check"
+    root = repo_root()
+    stale: list[str] = []
+    for rel, content in sorted(render_all().items()):
+        path = root / rel
+        if mode == "write":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists() or path.read_text() != content:
+                path.write_text(content)
+                print(f"wrote {rel}")
+        elif not path.exists() or path.read_text() != content:
+            stale.append(rel)
+    if mode != "write" and stale:
+        for rel in stale:
+            sys.stderr.write(f"stale generated file: {rel} (run 'make generate' and commit)\n")
+        return 1
+    if mode != "write":
+        print("generated files are up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

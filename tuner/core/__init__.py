@@ -1,0 +1,1 @@
+"""Shared foundations: exit codes, errors, paths. Imports nothing else from tuner."""

@@ -1,0 +1,30 @@
+"""Where kbt keeps things outside the repository (downloaded jars, lab state)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+KAFKA_VERSION = "4.1.1"
+JMX_EXPORTER_VERSION = "1.0.1"
+
+
+def cache_dir() -> Path:
+    """Downloaded runtimes (Kafka jars, jmx agent). KBT_CACHE overrides ~/.cache/kbt."""
+    base = os.environ.get("KBT_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kbt"
+    )
+    return Path(base)
+
+
+def kafka_libs_dir() -> Path:
+    return cache_dir() / f"kafka-{KAFKA_VERSION}" / "libs"
+
+
+def jmx_agent_jar() -> Path:
+    return cache_dir() / "jmx" / f"jmx_prometheus_javaagent-{JMX_EXPORTER_VERSION}.jar"
+
+
+def repo_root() -> Path:
+    """The source checkout (exporters/, loadtests/ live there)."""
+    return Path(__file__).resolve().parents[2]
