@@ -1,0 +1,1 @@
+"""Runs sweeps: expands a sweep into named runs and drives, measures and stores each."""
