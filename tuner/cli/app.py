@@ -21,7 +21,8 @@ from tuner.core.errors import ExitStatus, KbtError
 
 app = typer.Typer(
     name="kbt",
-    help="kafka-batch-tuner: measure and tune Kafka producer batching against broker network-thread pressure.",
+    help="kafka-batch-tuner: measure and tune Kafka producer batching against broker network-thread"
+    " pressure.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -37,7 +38,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
 ) -> None:
     """kafka-batch-tuner."""
 
