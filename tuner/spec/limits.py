@@ -1,0 +1,19 @@
+"""Limits a spec is checked against before any broker is touched."""
+
+from __future__ import annotations
+
+# Kafka broker default `message.max.bytes` (1 MiB + record batch overhead); a topic may raise it
+# with the `max.message.bytes` topic config.
+BROKER_MESSAGE_MAX_BYTES = 1_048_588
+TOPIC_MAX_MESSAGE_BYTES_KEY = "max.message.bytes"
+
+# More partitions than this on one topic is almost surely a typo for a local lab (each partition
+# costs open files and memory on every replica).
+MAX_PARTITIONS = 1000
+
+# Producers and processes the local driver will host.
+MAX_PRODUCERS = 512
+MAX_PROCESSES = 64
+
+# Kafka's own limit on a topic name, and the characters it allows.
+TOPIC_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,200}$"

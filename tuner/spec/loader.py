@@ -1,0 +1,246 @@
+"""Load YAML specs; turn every problem into ONE line naming the file, line and key.
+
+    loadtests/x.yaml:7: profiles[0]: unknown key "lingr_ms" (did you mean "linger_ms"?)
+
+A sweep may reference its workload and profiles by file (paths relative to the sweep file); log
+file paths in a message source are relative to the file that names them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from tuner.core.errors import BadInput, did_you_mean
+from tuner.spec.profile import ClientProfile
+from tuner.spec.sweep import RunPlan, SweepSpec
+from tuner.spec.workload import WorkloadSpec
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class LoadedSweep:
+    path: Path
+    spec: SweepSpec
+    runs: list[RunPlan]
+
+
+def display_path(path: Path) -> str:
+    """The path as the user would type it: relative to the working directory when inside it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return str(path)
+
+
+def read_yaml(path: Path) -> Any:
+    """Parse YAML keeping line numbers (ruamel round-trip); one-line BadInput on any problem."""
+    shown = display_path(path)
+    if not path.is_file():
+        raise BadInput(f"{shown}: no such spec file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{shown}: cannot read: {exc}") from None
+    try:
+        data = YAML(typ="rt").load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BadInput(f"{shown}{line}: not valid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        raise BadInput(f"{shown}: expected a mapping of keys at the top level")
+    return data
+
+
+def plain(data: Any) -> Any:
+    """ruamel's commented containers and scalar subclasses -> plain dict/list/str/int/float."""
+    if isinstance(data, Mapping):
+        return {str(k): plain(v) for k, v in data.items()}
+    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
+        return [plain(v) for v in data]
+    if isinstance(data, bool) or data is None:
+        return data
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    if isinstance(data, str):
+        return str(data)
+    return data
+
+
+def load_model(model: type[M], path: Path, raw: Any | None = None) -> M:
+    """Validate one YAML file (or its already-read mapping) against `model`."""
+    raw = read_yaml(path) if raw is None else raw
+    try:
+        return model.model_validate(plain(raw), context={"base_dir": path.parent})
+    except ValidationError as exc:
+        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+
+
+def load_workload(path: Path) -> WorkloadSpec:
+    return load_model(WorkloadSpec, path)
+
+
+def load_profile(path: Path) -> ClientProfile:
+    return load_model(ClientProfile, path)
+
+
+def load_sweep(path: Path) -> LoadedSweep:
+    """Load a sweep spec, resolve referenced workload/profile files, and expand its runs."""
+    path = Path(path)
+    raw = read_yaml(path)
+    data = plain(raw)
+    base = path.parent
+    if isinstance(data.get("workload"), str):
+        data["workload"] = _dump(load_workload(_ref(base, data["workload"], path, raw, ("workload",))))
+    if isinstance(data.get("profiles"), list):
+        data["profiles"] = [
+            _dump(load_profile(_ref(base, item, path, raw, ("profiles", i))))
+            if isinstance(item, str)
+            else item
+            for i, item in enumerate(data["profiles"])
+        ]
+    try:
+        spec = SweepSpec.model_validate(data, context={"base_dir": base})
+    except ValidationError as exc:
+        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+    try:
+        runs = spec.expand(base_dir=base)
+    except ValueError as exc:
+        raise BadInput(f"{display_path(path)}: {exc}") from None
+    return LoadedSweep(path=path, spec=spec, runs=runs)
+
+
+def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
+    target = (base / ref).resolve()
+    if not target.is_file():
+        line = _line_of(raw, loc)
+        where = f":{line}" if line else ""
+        key = _loc_text(loc)
+        raise BadInput(f'{display_path(path)}{where}: {key}: no such file "{ref}"')
+    return target
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    data = model.model_dump(mode="json")
+    message = getattr(model, "message", None)
+    resolved = getattr(message, "resolved_path", None)
+    if resolved is not None:
+        data["message"]["resolved_path"] = str(resolved)
+    return data
+
+
+# ---- error formatting -------------------------------------------------------------------------
+
+
+def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
+    """The first validation error as `file:line: key.path: message` (+ a count of the others)."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc, line = _located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
+    text = _message(first)
+    unknown = re.match(r'unknown key "([^"]+)"', text)
+    if unknown:  # point at the offending key's own line
+        line = _line_of(raw, (*loc, unknown.group(1))) or line
+    where = f"{shown}:{line}" if line else shown
+    key = _loc_text(loc)
+    more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{where}: {key + ': ' if key else ''}{text}{more}"
+
+
+def _located(raw: Any, loc: tuple[Any, ...], keep_last: bool) -> tuple[tuple[Any, ...], int | None]:
+    """Drop pydantic's internal loc parts (union tags, validator names) by walking the YAML data;
+    return the key path as the user wrote it and the line of its deepest existing node."""
+    node = raw
+    kept: list[Any] = []
+    line: int | None = _line_of(raw, ())
+    for i, part in enumerate(loc):
+        child = _child(node, part)
+        if child is _MISSING:
+            if keep_last and i == len(loc) - 1:
+                kept.append(part)
+            continue
+        line = _node_line(node, part) or line
+        kept.append(part)
+        node = child
+    return tuple(kept), line
+
+
+_MISSING = object()
+
+
+def _child(node: Any, part: Any) -> Any:
+    if isinstance(node, Mapping) and isinstance(part, str) and part in node:
+        return node[part]
+    if isinstance(node, Sequence) and not isinstance(node, str) and isinstance(part, int):
+        return node[part] if 0 <= part < len(node) else _MISSING
+    return _MISSING
+
+
+def _node_line(node: Any, part: Any) -> int | None:
+    lc = getattr(node, "lc", None)
+    if lc is None:
+        return None
+    try:
+        pos = lc.key(part) if isinstance(node, Mapping) else lc.item(part)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return int(pos[0]) + 1 if pos else None
+
+
+def _line_of(raw: Any, loc: tuple[Any, ...]) -> int | None:
+    node, line = raw, None
+    for part in loc:
+        child = _child(node, part)
+        if child is _MISSING:
+            break
+        line = _node_line(node, part) or line
+        node = child
+    return line
+
+
+def _loc_text(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def _message(err: Any) -> str:
+    kind, msg, value, ctx = err["type"], err["msg"], err.get("input"), err.get("ctx") or {}
+    if kind == "missing":
+        return "missing required key"
+    if kind == "value_error":
+        return str(msg).removeprefix("Value error, ")
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        hint = did_you_mean(str(value), expected).strip(" ()")
+        return f'unknown value "{value}" (expected one of {", ".join(expected)}{"; " + hint if hint else ""})'
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        if kind == "union_tag_not_found":
+            return f'missing "{ctx.get("discriminator", "kind")}" (one of {", ".join(expected)})'
+        hint = did_you_mean(str(ctx.get("tag")), expected).strip(" ()")
+        return (
+            f'unknown kind "{ctx.get("tag")}" (expected one of {", ".join(expected)}'
+            f"{'; ' + hint if hint else ''})"
+        )
+    if kind == "extra_forbidden":  # normally caught earlier by StrictModel with a hint
+        return "unknown key"
+    text = str(msg).replace("Input should be", "must be").replace("String should", "must")
+    text = text.replace("List should", "must").replace("Dictionary should", "must")
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        text += f" (got {value!r})" if isinstance(value, str) else f" (got {value})"
+    return text

@@ -1,0 +1,239 @@
+"""SweepSpec: a workload and named profiles whose `vary:` lists expand to named runs.
+
+    vary:                       # cross product of every list (and of `profiles`)
+      profile.linger_ms: [0, 50, 500]
+      workload.producers: [24, 48]
+    runs:                       # or: an explicit subset, one mapping per run
+      - {profile: filebeat-like}
+      - {profile: batched-zstd, profile.linger_ms: 500}
+    name_format: "{profile}-linger{linger_ms}"
+
+Keys are `profile` (a profile name) or dotted paths `profile.<knob>` / `workload.<field>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from tuner.core.errors import did_you_mean
+from tuner.spec.base import StrictModel
+from tuner.spec.limits import TOPIC_NAME_PATTERN
+from tuner.spec.profile import ClientProfile
+from tuner.spec.workload import WorkloadSpec
+
+Scalar = str | int | float | bool | None
+MAX_RUNS = 500
+_VARIABLE_FIELDS = {
+    "profile": set(ClientProfile.model_fields) - {"name", "description", "client"},
+    "workload": set(WorkloadSpec.model_fields) - {"name", "description", "topics", "message", "keys"},
+}
+
+
+class SLO(StrictModel):
+    """What a run must meet to count as acceptable."""
+
+    p99_ms: float | None = Field(default=None, gt=0)
+    max_producer_memory_mb: float | None = Field(default=None, gt=0)
+
+
+class RunPlan(StrictModel):
+    """One fully resolved run of a sweep."""
+
+    index: int
+    name: str
+    sweep: str
+    workload: WorkloadSpec
+    profile: ClientProfile
+    assignments: dict[str, Scalar] = Field(default_factory=dict)
+    slo: SLO = Field(default_factory=SLO)
+
+    @property
+    def spec_hash(self) -> str:
+        """sha256 of the canonical JSON of what this run does (workload, profile, SLO)."""
+        return spec_hash({"workload": self.workload, "profile": self.profile, "slo": self.slo})
+
+
+def spec_hash(obj: Any) -> str:
+    """sha256 of canonical JSON (sorted keys, no whitespace) of models / plain data."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, StrictModel):
+            return value.model_dump(mode="json")
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+
+    text = json.dumps(plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class SweepSpec(StrictModel):
+    name: str = Field(pattern=TOPIC_NAME_PATTERN)
+    description: str = ""
+    workload: WorkloadSpec
+    profiles: list[ClientProfile] = Field(min_length=1)
+    vary: dict[str, list[Scalar]] = Field(default_factory=dict)
+    runs: list[dict[str, Scalar]] | None = None
+    name_format: str | None = None
+    slo: SLO = Field(default_factory=SLO)
+
+    @model_validator(mode="after")
+    def _check(self) -> SweepSpec:
+        names = [p.name for p in self.profiles]
+        if len(set(names)) != len(names):
+            raise ValueError(f"profile names must be unique (got {names})")
+        if self.runs is not None and self.vary:
+            raise ValueError("give either vary (cross product) or runs (a listed subset), not both")
+        for key, values in self.vary.items():
+            _check_key(key, where="vary")
+            if key == "profile":
+                raise ValueError('vary: list profiles under "profiles", not vary.profile')
+            if not values:
+                raise ValueError(f"vary.{key}: needs at least one value")
+        for i, run in enumerate(self.runs or []):
+            for key in run:
+                _check_key(key, where=f"runs[{i}]")
+            if "profile" in run and run["profile"] not in names:
+                wanted = str(run["profile"])
+                hint = did_you_mean(wanted, names)
+                raise ValueError(f'runs[{i}].profile: no profile named "{wanted}"{hint}')
+            if "profile" not in run and len(names) > 1:
+                raise ValueError(f"runs[{i}]: name a profile (one of {', '.join(names)})")
+        for i, profile in enumerate(self.profiles):
+            check_fits(self.workload, profile, where=f"profiles[{i}]")
+        return self
+
+    def assignments(self) -> list[dict[str, Scalar]]:
+        """Each run's choices: the profile name plus one value per varied key."""
+        names = [p.name for p in self.profiles]
+        if self.runs is not None:
+            return [{"profile": run.get("profile", names[0]), **run} for run in self.runs]
+        keys = list(self.vary)
+        combos = itertools.product(names, *(self.vary[k] for k in keys))
+        return [dict(zip(["profile", *keys], combo, strict=True)) for combo in combos]
+
+    def expand(self, base_dir: Path | None = None) -> list[RunPlan]:
+        """The named runs, validated: raises ValueError naming the offending key and value."""
+        choices = self.assignments()
+        if len(choices) > MAX_RUNS:
+            raise ValueError(f"the sweep expands to {len(choices)} runs (more than {MAX_RUNS})")
+        by_name = {p.name: p for p in self.profiles}
+        plans: list[RunPlan] = []
+        seen: dict[str, int] = {}
+        for index, choice in enumerate(choices):
+            profile = by_name[str(choice["profile"])]
+            profile_over = {k.split(".", 1)[1]: v for k, v in choice.items() if k.startswith("profile.")}
+            workload_over = {k.split(".", 1)[1]: v for k, v in choice.items() if k.startswith("workload.")}
+            where = _describe(choice)
+            profile = _revalidate(profile, profile_over, where, base_dir)
+            workload = _revalidate(self.workload, workload_over, where, base_dir)
+            check_fits(workload, profile, where)
+            name = self.run_name(choice, workload, profile)
+            if name in seen:
+                raise ValueError(
+                    f'runs {seen[name]} and {index} are both named "{name}" (make name_format include'
+                    " every varied key)"
+                )
+            seen[name] = index
+            plans.append(
+                RunPlan(
+                    index=index,
+                    name=name,
+                    sweep=self.name,
+                    workload=workload,
+                    profile=profile,
+                    assignments=choice,
+                    slo=self.slo,
+                )
+            )
+        return plans
+
+    def run_name(self, choice: dict[str, Scalar], workload: WorkloadSpec, profile: ClientProfile) -> str:
+        """`name_format` filled with every scalar workload field and profile knob (absent knobs
+        read "default"), the varied values, `profile`, `workload` and `sweep`."""
+        fields: dict[str, str] = {}
+        for model in (workload, profile):
+            for key, value in model.model_dump(mode="json").items():
+                if value is None or isinstance(value, str | int | float | bool):
+                    fields[key] = "default" if value is None else _fmt(value)
+        fields.update({k.split(".")[-1]: _fmt(v) for k, v in choice.items()})
+        fields.update(profile=profile.name, workload=workload.name, sweep=self.name)
+        if self.name_format is None:
+            parts = [str(choice["profile"])] + [
+                f"{k.split('.')[-1]}{_fmt(v)}" for k, v in choice.items() if k != "profile"
+            ]
+            raw = "-".join(parts)
+        else:
+            try:
+                raw = self.name_format.format(**fields)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise ValueError(
+                    f"name_format: unknown field {exc} (fields: {', '.join(sorted(fields))})"
+                ) from None
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_") or "run"
+
+
+def _check_key(key: str, where: str) -> None:
+    if key == "profile":
+        return
+    head, _, field = key.partition(".")
+    if head not in _VARIABLE_FIELDS or not field:
+        raise ValueError(
+            f'{where}: unknown key "{key}" (use profile, profile.<knob> or workload.<field>)'
+            f"{did_you_mean(key, _all_keys())}"
+        )
+    if field not in _VARIABLE_FIELDS[head]:
+        raise ValueError(f'{where}: unknown key "{key}"{did_you_mean(key, _all_keys())}')
+
+
+def _all_keys() -> list[str]:
+    return ["profile"] + [f"{h}.{f}" for h, fs in _VARIABLE_FIELDS.items() for f in sorted(fs)]
+
+
+def _fmt(value: Scalar) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _describe(choice: dict[str, Scalar]) -> str:
+    return ", ".join(f"{k}={_fmt(v)}" for k, v in choice.items())
+
+
+def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Path | None) -> Any:
+    from pydantic import ValidationError
+
+    if not updates:
+        return model
+    data = model.model_dump(mode="json")
+    data.update(updates)
+    resolved = getattr(getattr(model, "message", None), "resolved_path", None)
+    if resolved is not None and isinstance(data.get("message"), dict):
+        data["message"]["resolved_path"] = str(resolved)  # keep the spec file's base
+    try:
+        return type(model).model_validate(data, context={"base_dir": base_dir})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ValueError(f"run ({where}): {loc + ': ' if loc else ''}{msg}") from None
+
+
+def check_fits(workload: WorkloadSpec, profile: ClientProfile, where: str = "") -> None:
+    """Cross-checks between a workload and a profile (the broker's record batch limit)."""
+    limit = workload.max_message_bytes
+    if profile.batch_bytes is not None and profile.batch_bytes > limit:
+        prefix = f"{where}." if where.startswith("profiles[") else f"run ({where}): " if where else ""
+        raise ValueError(
+            f"{prefix}batch_bytes: {profile.batch_bytes} (profile {profile.name}) exceeds the broker's"
+            f" message.max.bytes {limit} (raise the topic config max.message.bytes)"
+        )

@@ -1,0 +1,258 @@
+"""WorkloadSpec: the traffic a sweep offers (topics, producers, rate, messages, keys, timing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from tuner.spec.base import StrictModel
+from tuner.spec.limits import (
+    BROKER_MESSAGE_MAX_BYTES,
+    MAX_PARTITIONS,
+    MAX_PROCESSES,
+    MAX_PRODUCERS,
+    TOPIC_MAX_MESSAGE_BYTES_KEY,
+    TOPIC_NAME_PATTERN,
+)
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+
+
+class TopicSpec(StrictModel):
+    """One topic the run creates before producing and deletes afterwards."""
+
+    name: str = Field(pattern=TOPIC_NAME_PATTERN)
+    partitions: int = Field(gt=0, le=MAX_PARTITIONS)
+    replication_factor: int = Field(default=1, gt=0, le=16)
+    # Raw topic configs, e.g. {"remote.storage.enable": "true", "local.retention.ms": "60000"}.
+    configs: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("configs", mode="before")
+    @classmethod
+    def _stringify(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(k): _config_str(v) for k, v in value.items()}
+        return value
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The largest record batch the broker accepts for this topic."""
+        raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
+        return int(raw) if raw is not None else BROKER_MESSAGE_MAX_BYTES
+
+    @model_validator(mode="after")
+    def _check_max_message_bytes(self) -> TopicSpec:
+        raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
+        if raw is not None and (not raw.isdigit() or int(raw) <= 0):
+            raise ValueError(
+                f'configs."{TOPIC_MAX_MESSAGE_BYTES_KEY}" must be a positive integer (got "{raw}")'
+            )
+        return self
+
+
+def _config_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class LogFileSource(StrictModel):
+    """Replay a log file: line by line, or lines joined (newline-separated) into events of about
+    `event_bytes`. `path` is relative to the spec file. When the file is absent, `if_missing:
+    generate` falls back to generated log-like lines of the same size (the example specs use this so
+    they run anywhere); `error` makes loading fail."""
+
+    kind: Literal["log_file"]
+    path: str = Field(min_length=1)
+    event_bytes: int | None = Field(default=None, gt=0, le=MAX_EVENT_BYTES)
+    if_missing: Literal["error", "generate"] = "error"
+    # Absolute path, filled in by the loader (not part of the spec or its hash).
+    resolved_path: Path | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _resolve(self, info: ValidationInfo) -> LogFileSource:
+        base = (info.context or {}).get("base_dir") if info.context else None
+        if self.resolved_path is None:
+            path = Path(self.path).expanduser()
+            if not path.is_absolute() and base is not None:
+                path = Path(base) / path
+            object.__setattr__(self, "resolved_path", path.resolve())
+        if self.if_missing == "error" and not self.available:
+            raise ValueError(f'path: no such log file "{self.path}" (set if_missing: generate to fall back)')
+        return self
+
+    @property
+    def available(self) -> bool:
+        return self.resolved_path is not None and self.resolved_path.is_file()
+
+    @property
+    def nominal_bytes(self) -> int | None:
+        """Target event size when known up front (None for line-by-line replay)."""
+        return self.event_bytes
+
+
+class GeneratedSource(StrictModel):
+    """Generated log-like lines (timestamp, level, component, text) of exactly `bytes` each."""
+
+    kind: Literal["generated"]
+    bytes: int = Field(gt=0, le=MAX_EVENT_BYTES)
+
+    @property
+    def nominal_bytes(self) -> int:
+        return self.bytes
+
+
+class SizeBucket(StrictModel):
+    bytes: int = Field(gt=0, le=MAX_EVENT_BYTES)
+    weight: float = Field(gt=0)
+
+
+class SizeDistributionSource(StrictModel):
+    """Generated log-like events whose size is drawn from weighted buckets, e.g. 95% 1.6 KB and
+    5% 600 KB."""
+
+    kind: Literal["size_distribution"]
+    buckets: list[SizeBucket] = Field(min_length=1)
+
+    @property
+    def nominal_bytes(self) -> int:
+        """The largest event size: what must fit under the broker's message limit."""
+        return max(b.bytes for b in self.buckets)
+
+    @property
+    def mean_bytes(self) -> float:
+        total = sum(b.weight for b in self.buckets)
+        return sum(b.bytes * b.weight for b in self.buckets) / total
+
+
+MessageSource = Annotated[
+    LogFileSource | GeneratedSource | SizeDistributionSource, Field(discriminator="kind")
+]
+
+
+class KeySpec(StrictModel):
+    """Record keys: `none` (keyless, the Filebeat default), `random` (uniform over `cardinality`
+    keys) or `field` (the first group of `pattern` matched against the event)."""
+
+    kind: Literal["none", "random", "field"] = "none"
+    cardinality: int | None = Field(default=None, gt=0)
+    pattern: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        # `keys: none` / `keys: random` are shorthands for {kind: ...}.
+        if isinstance(data, str):
+            return {"kind": data}
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> KeySpec:
+        import re
+
+        if self.kind == "field":
+            if not self.pattern:
+                raise ValueError("keys: kind field needs a pattern (a regex whose first group is the key)")
+            try:
+                compiled = re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"keys.pattern: not a valid regex: {exc}") from None
+            if compiled.groups < 1:
+                raise ValueError("keys.pattern: needs a capture group (the key)")
+        elif self.pattern is not None:
+            raise ValueError(f"keys.pattern only applies to kind field (kind is {self.kind})")
+        if self.kind != "random" and self.cardinality is not None:
+            raise ValueError(f"keys.cardinality only applies to kind random (kind is {self.kind})")
+        return self
+
+
+class ConsumerGroupSpec(StrictModel):
+    """A consumer group reading the workload's topics while it runs (used by stress tests):
+    `realtime` reads at the head, `lagging` reads `lag_s` seconds behind."""
+
+    name: str = Field(pattern=TOPIC_NAME_PATTERN)
+    mode: Literal["realtime", "lagging"]
+    consumers: int = Field(default=1, gt=0, le=64)
+    lag_s: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> ConsumerGroupSpec:
+        if self.mode == "lagging" and self.lag_s is None:
+            raise ValueError("a lagging consumer group needs lag_s")
+        if self.mode == "realtime" and self.lag_s is not None:
+            raise ValueError("lag_s only applies to a lagging consumer group")
+        return self
+
+
+Rate = float | Literal["max"]
+
+
+class WorkloadSpec(StrictModel):
+    """What is offered: `producers` producer instances ("pods") spread over `processes` OS processes,
+    each sending `rate_per_producer` msgs/s (open loop, latency from the intended send time) or as
+    fast as it can (`max`, closed loop), for `duration_s` seconds of which the first `warmup_s` are
+    not measured."""
+
+    name: str = Field(pattern=TOPIC_NAME_PATTERN)
+    description: str = ""
+    topics: list[TopicSpec] = Field(min_length=1, max_length=16)
+    producers: int = Field(default=1, gt=0, le=MAX_PRODUCERS)
+    processes: int = Field(default=1, gt=0, le=MAX_PROCESSES)
+    rate_per_producer: Rate
+    message: MessageSource
+    keys: KeySpec = Field(default_factory=KeySpec)
+    duration_s: float = Field(gt=0, le=24 * 3600)
+    warmup_s: float = Field(default=0, ge=0)
+    consumer_groups: list[ConsumerGroupSpec] = Field(default_factory=list)
+
+    @field_validator("rate_per_producer", mode="before")
+    @classmethod
+    def _rate(cls, value: Any) -> Any:
+        if value == "max":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f'must be a number of msgs/s per producer or "max" (got {value!r})')
+        if value <= 0:
+            raise ValueError(f'must be a positive number of msgs/s per producer or "max" (got {value})')
+        return float(value)
+
+    @model_validator(mode="after")
+    def _check(self) -> WorkloadSpec:
+        if self.warmup_s >= self.duration_s:
+            raise ValueError(
+                f"warmup_s ({self.warmup_s:g}) must be shorter than duration_s ({self.duration_s:g})"
+            )
+        if self.processes > self.producers:
+            raise ValueError(f"processes ({self.processes}) cannot exceed producers ({self.producers})")
+        names = [t.name for t in self.topics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"topic names must be unique (got {names})")
+        groups = [g.name for g in self.consumer_groups]
+        if len(set(groups)) != len(groups):
+            raise ValueError(f"consumer group names must be unique (got {groups})")
+        size = self.message.nominal_bytes
+        limit = min(t.max_message_bytes for t in self.topics)
+        if size is not None and size > limit:
+            raise ValueError(
+                f"message: events of {size} bytes exceed the topic limit of {limit} bytes"
+                f' (raise topic config "{TOPIC_MAX_MESSAGE_BYTES_KEY}")'
+            )
+        return self
+
+    @property
+    def measured_s(self) -> float:
+        return self.duration_s - self.warmup_s
+
+    @property
+    def offered_msgs_per_s(self) -> float | None:
+        """Total offered load, or None for closed loop (`max`)."""
+        if self.rate_per_producer == "max":
+            return None
+        return float(self.rate_per_producer) * self.producers
+
+    @property
+    def max_message_bytes(self) -> int:
+        """The smallest per-topic record batch limit across the workload's topics."""
+        return min(t.max_message_bytes for t in self.topics)
