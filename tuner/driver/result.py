@@ -1,0 +1,100 @@
+"""What a driver run returns: client aggregates and the delivery verdict.
+
+The run record (tuner/store) embeds these models as they are, so every engine (librdkafka, Java
+ProducerPerformance, Sarama/Filebeat) reports the same shape. Counts marked "window" cover only the
+measured window [window_start, window_end] (warm-up trimmed); "_total" counts cover the whole run.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LatencyMs(_Frozen):
+    """A latency distribution in milliseconds (HdrHistogram percentiles)."""
+
+    count: int = 0
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    p999: float | None = None
+    max: float | None = None
+
+
+class DeliveryResult(_Frozen):
+    """Delivery verification (design.md section 6): lost = acked - consumed (by id)."""
+
+    acked: int = 0
+    consumed: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    failed: int = 0  # delivery reports with an error
+    indeterminate: int = 0  # timed out / unknown outcome: not counted as lost
+    verified: bool = False  # False when verification did not run (then lost means nothing)
+
+    @property
+    def ok(self) -> bool:
+        return self.verified and self.lost == 0
+
+
+class ClientResult(_Frozen):
+    """Client-side aggregates of one run, summed over every producer and process."""
+
+    engine: str  # librdkafka | java | filebeat
+    producers: int
+    processes: int
+    # Epoch seconds: the whole run and the measured window (warm-up trimmed).
+    started_at: float
+    window_start: float
+    window_end: float
+    finished_at: float
+    # Measured window.
+    offered_records: int = 0  # records the schedule intended to send (open loop); sent for closed loop
+    records_sent: int = 0  # records handed to the client (produce() accepted)
+    records_acked: int = 0
+    records_failed: int = 0
+    bytes_acked: int = 0  # payload bytes (uncompressed) of acked records
+    produce_requests: int = 0  # ProduceRequests sent (librdkafka brokers.*.req.Produce deltas)
+    produce_requests_by_broker: dict[str, int] = Field(default_factory=dict)  # node id -> count
+    # Whole run (for exact comparison with the broker's per-topic counter).
+    records_acked_total: int = 0
+    produce_requests_total: int = 0
+    # Batching, from client statistics.
+    records_per_request: float | None = None  # messages per produce request (= per batch for librdkafka)
+    batch_bytes: float | None = None  # average batch size on the wire (after compression)
+    compression_ratio: float | None = None  # uncompressed / compressed bytes
+    # Latency.
+    delivery_latency_ms: LatencyMs = Field(default_factory=LatencyMs)  # from the intended send time
+    queue_latency_ms: LatencyMs | None = None  # librdkafka int_latency
+    rtt_ms: LatencyMs | None = None
+    max_producer_rss_mb: float | None = None  # largest resident memory of a driver process / its producers
+
+    @property
+    def window_s(self) -> float:
+        return max(self.window_end - self.window_start, 1e-9)
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.produce_requests / self.window_s
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records_acked / self.window_s
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes_acked / self.window_s / 1e6
+
+
+class DriverResult(_Frozen):
+    """A driver's answer for one run."""
+
+    client: ClientResult
+    delivery: DeliveryResult
+    topics: list[str] = Field(default_factory=list)
+    interrupted: bool = False
