@@ -73,9 +73,14 @@ class LogFileSource(StrictModel):
 
     @model_validator(mode="after")
     def _resolve(self, info: ValidationInfo) -> LogFileSource:
-        base = (info.context or {}).get("base_dir") if info.context else None
+        # Paths resolve (and are checked) only when loading a spec file, which passes its directory
+        # as context; a stored run record reloads without touching the file system.
+        context = info.context or {}
+        if "base_dir" not in context:
+            return self
         if self.resolved_path is None:
             path = Path(self.path).expanduser()
+            base = context["base_dir"]
             if not path.is_absolute() and base is not None:
                 path = Path(base) / path
             object.__setattr__(self, "resolved_path", path.resolve())

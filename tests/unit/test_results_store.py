@@ -1,0 +1,127 @@
+"""Run records: atomic, never overwritten, reloadable, found again by --resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.paths import repo_root
+from tuner.driver.result import ClientResult, DeliveryResult, LatencyMs
+from tuner.measure.broker_window import BrokerStats, BrokerWindow
+from tuner.spec import RunPlan, load_sweep
+from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
+
+
+def _plans() -> list[RunPlan]:
+    return load_sweep(repo_root() / "loadtests" / "qunar-logs.yaml").runs
+
+
+def _record(plan: RunPlan, created: float, lost: int = 0) -> RunRecord:
+    start = created - 60
+    client = ClientResult(
+        engine="librdkafka",
+        producers=plan.workload.producers,
+        processes=plan.workload.processes,
+        started_at=start,
+        window_start=start + 10,
+        window_end=start + 60,
+        finished_at=created,
+        records_acked=48000,
+        bytes_acked=48000 * 1620,
+        produce_requests=24000,
+        records_per_request=2.0,
+        delivery_latency_ms=LatencyMs(count=48000, p99=12.5),
+    )
+    broker = BrokerWindow(
+        start=start + 10,
+        end=start + 60,
+        step_s=5,
+        brokers=[BrokerStats(broker="1", produce_requests_per_s=300.0, network_idle_ratio=0.9)],
+    )
+    return RunRecord(
+        run_id=make_run_id(plan.sweep, plan.name, created),
+        name=plan.name,
+        sweep=plan.sweep,
+        index=plan.index,
+        spec_hash=plan.spec_hash,
+        plan=plan,
+        environment=capture_environment(broker_count=3, kafka_version="4.1.1"),
+        created_at=created,
+        client=client,
+        delivery=DeliveryResult(acked=48000, consumed=48000 - lost, lost=lost, verified=True),
+        broker=broker,
+        status="failed" if lost else "ok",
+    )
+
+
+def test_write_load_roundtrip(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path)
+    plan = _plans()[0]
+    record = _record(plan, 1_700_000_000.123)
+    path = store.write(record)
+    assert path == tmp_path / "qunar-logs" / "filebeat-like--20231114T221320.123Z.json"
+    assert store.load(path).model_dump(mode="json") == record.model_dump(mode="json")
+    assert [p.name for p in tmp_path.joinpath("qunar-logs").iterdir()] == [path.name]  # no temp left
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 1
+    assert data["spec_hash"] == plan.spec_hash
+    assert data["environment"]["cpu_count"] >= 1
+    assert "resolved_path" not in data["plan"]["workload"]["message"]  # no machine paths in records
+    assert record.client.requests_per_s == pytest.approx(480.0)
+    assert record.broker is not None and record.broker.produce_requests_per_s == 300.0
+
+
+def test_never_overwritten(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path)
+    record = _record(_plans()[0], 1_700_000_000.0)
+    path = store.write(record)
+    before = path.read_text()
+    with pytest.raises(EnvironmentProblem, match="already exists"):
+        store.write(record)
+    assert path.read_text() == before
+
+
+def test_completed_matches_name_and_spec_hash(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path)
+    first, second, _third = _plans()
+    store.write(_record(first, 1_700_000_000.0))
+    store.write(_record(first, 1_700_000_100.0, lost=3))
+    store.write(_record(second, 1_700_000_050.0))
+    found = store.completed("qunar-logs", first.name, first.spec_hash)
+    assert found is not None and found.created_at == 1_700_000_100.0
+    assert store.completed("qunar-logs", first.name, "0" * 64) is None
+    assert store.completed("qunar-logs", "batched-zstd", _third.spec_hash) is None
+    names = [r.name for r in store.records("qunar-logs")]
+    assert names == ["filebeat-like", "batched-snappy", "filebeat-like"]
+    assert set(store.latest("qunar-logs")) == {"filebeat-like", "batched-snappy"}
+    assert store.sweeps() == ["qunar-logs"]
+
+
+def test_schema_version_mismatch_is_one_line(tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path)
+    path = store.write(_record(_plans()[0], 1_700_000_000.0))
+    data = json.loads(path.read_text())
+    data["schema_version"] = 99
+    bad = path.with_name("bad.json")
+    bad.write_text(json.dumps(data))
+    with pytest.raises(BadInput, match="schema_version 99"):
+        store.load(bad)
+    bad.write_text("{not json")
+    with pytest.raises(BadInput, match="not a readable run record"):
+        store.load(bad)
+
+
+def test_records_are_frozen() -> None:
+    record = _record(_plans()[0], 1_700_000_000.0)
+    with pytest.raises(ValueError):
+        record.status = "failed"  # type: ignore[misc]
+
+
+def test_unwritable_results_dir(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(EnvironmentProblem, match="cannot write run record"):
+        ResultsStore(blocker).write(_record(_plans()[0], 1_700_000_000.0))

@@ -1,0 +1,55 @@
+"""RunRecord: one immutable JSON document per run, with a schema version and the spec's hash."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tuner.driver.result import ClientResult, DeliveryResult
+from tuner.measure.broker_window import BrokerWindow
+from tuner.spec.sweep import RunPlan
+
+SCHEMA_VERSION = 1
+
+Status = Literal["ok", "failed"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Environment(_Frozen):
+    """Where the run happened: versions and sizes that change what the figures mean."""
+
+    kbt_version: str
+    python: str
+    platform: str
+    cpu_count: int
+    confluent_kafka: str | None = None
+    librdkafka: str | None = None
+    kafka_version: str | None = None
+    broker_count: int | None = None
+    prometheus_scrape_interval_s: float | None = None
+
+
+class RunRecord(_Frozen):
+    schema_version: int = SCHEMA_VERSION
+    run_id: str  # <sweep>/<name>-<utc timestamp>: unique, sortable
+    name: str
+    sweep: str
+    index: int
+    spec_hash: str
+    plan: RunPlan
+    environment: Environment
+    created_at: float  # epoch s when the record was written
+    topics: list[str] = Field(default_factory=list)
+    client: ClientResult
+    delivery: DeliveryResult
+    broker: BrokerWindow | None = None
+    status: Status
+    problems: list[str] = Field(default_factory=list)  # why the run failed / what is missing
+
+    @property
+    def window_s(self) -> float:
+        return self.client.window_s

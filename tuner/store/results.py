@@ -1,0 +1,129 @@
+"""The results store: run records as JSON files under a results directory.
+
+Layout: `<results>/<sweep>/<run name>--<UTC timestamp>.json`. Files are written atomically (temp file,
+fsync, hard link) and never overwritten; a rerun of the same run adds a new file. Readers (reports,
+the recommender) go through `ResultsStore` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.store.record import SCHEMA_VERSION, RunRecord
+
+DEFAULT_RESULTS_DIR = Path("results")
+
+
+def run_stamp(epoch_s: float) -> str:
+    """Sortable UTC timestamp with milliseconds, safe in file names."""
+    dt = datetime.fromtimestamp(epoch_s, tz=UTC)
+    return dt.strftime("%Y%m%dT%H%M%S") + f".{dt.microsecond // 1000:03d}Z"
+
+
+def make_run_id(sweep: str, name: str, epoch_s: float) -> str:
+    return f"{sweep}/{name}--{run_stamp(epoch_s)}"
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    path: Path
+    record: RunRecord
+
+
+class ResultsStore:
+    def __init__(self, root: Path = DEFAULT_RESULTS_DIR) -> None:
+        self.root = Path(root)
+
+    # ---- writing ---------------------------------------------------------------------------------
+
+    def path_for(self, record: RunRecord) -> Path:
+        sweep, _, leaf = record.run_id.partition("/")
+        return self.root / sweep / f"{leaf}.json"
+
+    def write(self, record: RunRecord) -> Path:
+        """Write `record` atomically; refuse to replace an existing file."""
+        target = self.path_for(record)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.link(tmp, target)  # fails if target exists: records are never overwritten
+            finally:
+                os.unlink(tmp)
+        except FileExistsError:
+            raise EnvironmentProblem(f"{target}: a run record with this id already exists") from None
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise EnvironmentProblem(f"cannot write run record under {self.root}: {reason}") from None
+        return target
+
+    # ---- reading ---------------------------------------------------------------------------------
+
+    def paths(self, sweep: str | None = None) -> list[Path]:
+        base = self.root / sweep if sweep else self.root
+        if not base.is_dir():
+            return []
+        pattern = "*.json" if sweep else "*/*.json"
+        return sorted(p for p in base.glob(pattern) if not p.name.startswith("."))
+
+    def load(self, path: Path) -> RunRecord:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BadInput(f"{path}: not a readable run record: {exc}") from None
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if version != SCHEMA_VERSION:
+            raise BadInput(f"{path}: run record schema_version {version!r}, this kbt reads {SCHEMA_VERSION}")
+        try:
+            return RunRecord.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise BadInput(f"{path}: invalid run record: {loc}: {err['msg']}") from None
+
+    def iter_records(self, sweep: str | None = None) -> Iterator[StoredRecord]:
+        for path in self.paths(sweep):
+            yield StoredRecord(path, self.load(path))
+
+    def records(self, sweep: str | None = None) -> list[RunRecord]:
+        """Every record (of one sweep), oldest first."""
+        return sorted((s.record for s in self.iter_records(sweep)), key=lambda r: r.created_at)
+
+    def sweeps(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and any(p.glob("*.json")))
+
+    def latest(self, sweep: str) -> dict[str, RunRecord]:
+        """The newest record of each run name in a sweep."""
+        out: dict[str, RunRecord] = {}
+        for record in self.records(sweep):
+            out[record.name] = record
+        return out
+
+    def completed(self, sweep: str, name: str, spec_hash: str) -> RunRecord | None:
+        """The newest record of this exact run (same name and spec hash), if any: what --resume skips."""
+        found = None
+        for record in self.records(sweep):
+            if record.name == name and record.spec_hash == spec_hash:
+                found = record
+        return found
+
+
+def now() -> float:
+    return time.time()
