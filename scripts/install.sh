@@ -35,13 +35,16 @@ if [ ! -f "$stamp" ] || ! command -v kbt >/dev/null 2>&1; then
 fi
 
 libs="$cache/kafka-$kafka_version/libs"
-if [ ! -f "$libs/.complete" ]; then
+# The stamp names the pom it was resolved from: a changed pom re-resolves a clean directory.
+libs_stamp="$libs/.complete-$(sha1sum "$here/scripts/maven/pom.xml" | cut -c1-12)"
+if [ ! -f "$libs_stamp" ]; then
   log "fetching Kafka $kafka_version jars into the cache"
+  rm -rf "$libs"
   mkdir -p "$libs"
   mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
     -DoutputDirectory="$libs" -DincludeScope=runtime
   ls "$libs"/kafka_2.13-"$kafka_version".jar "$libs"/kafka-storage-"$kafka_version"-test.jar >/dev/null
-  touch "$libs/.complete"
+  touch "$libs_stamp"
 fi
 
 agent="$cache/jmx/jmx_prometheus_javaagent-$jmx_version.jar"
