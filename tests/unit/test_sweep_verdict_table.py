@@ -1,0 +1,116 @@
+"""A run with lost > 0 fails whatever its speed; the final table sorts by request rate."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from tuner.core.paths import repo_root
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.measure.broker_window import BrokerStats, BrokerWindow
+from tuner.render.sweep_table import sweep_rows, sweep_table
+from tuner.runner.verdict import judge, request_count_mismatch
+from tuner.spec import RunPlan, load_sweep
+from tuner.store import RunRecord, capture_environment, make_run_id
+
+
+def _plans() -> list[RunPlan]:
+    return load_sweep(repo_root() / "loadtests" / "qunar-logs.yaml").runs
+
+
+def _result(requests: int, lost: int = 0, p99: float = 10.0, sent: int = 48000) -> DriverResult:
+    client = ClientResult(
+        engine="librdkafka",
+        producers=24,
+        processes=2,
+        started_at=0,
+        window_start=10,
+        window_end=60,
+        finished_at=61,
+        offered_records=48000,
+        records_sent=sent,
+        records_acked=sent,
+        bytes_acked=sent * 1620,
+        produce_requests=requests,
+        produce_requests_total=requests + requests // 5,
+        delivery_latency_ms=LatencyMs(count=sent, p99=p99),
+    )
+    delivery = DeliveryResult(acked=sent, consumed=sent - lost, lost=lost, verified=True)
+    return DriverResult(client=client, delivery=delivery)
+
+
+def _broker(total: float) -> BrokerWindow:
+    stats = [
+        BrokerStats(broker=str(i), topic_produce_requests_per_s=100.0 * i, network_idle_ratio=0.8)
+        for i in (1, 2, 3)
+    ]
+    return BrokerWindow(start=10, end=60, step_s=5, brokers=stats, topic_produce_requests_total=total)
+
+
+def test_clean_run_is_ok() -> None:
+    result = _result(24000)
+    status, problems = judge(_plans()[0], result, _broker(result.client.produce_requests_total))
+    assert (status, problems) == ("ok", [])
+
+
+def test_lost_records_fail_the_run() -> None:
+    status, problems = judge(_plans()[0], _result(24000, lost=7), _broker(28800))
+    assert status == "failed"
+    assert "7 acked records lost" in problems
+
+
+def test_unverified_delivery_fails() -> None:
+    result = _result(24000)
+    unverified = result.model_copy(update={"delivery": DeliveryResult(acked=1, consumed=1)})
+    status, problems = judge(_plans()[0], unverified, _broker(28800))
+    assert status == "failed" and "delivery was not verified" in problems
+
+
+def test_notes_do_not_fail() -> None:
+    status, problems = judge(_plans()[0], _result(24000, p99=5000.0, sent=40000), _broker(20000))
+    assert status == "ok"
+    assert any("p99 5000 ms above the SLO 2000 ms" in p for p in problems)
+    assert any("client saturated" in p for p in problems)
+    assert any("produce request counts differ by 44.0%" in p for p in problems)
+
+
+def test_request_count_mismatch() -> None:
+    assert request_count_mismatch(103, 100) == 0.03
+    assert request_count_mismatch(None, 100) is None
+    assert request_count_mismatch(5, 0) is None
+
+
+def _record(plan: RunPlan, result: DriverResult) -> RunRecord:
+    status, problems = judge(plan, result, _broker(result.client.produce_requests_total))
+    return RunRecord(
+        run_id=make_run_id(plan.sweep, plan.name, 1.0),
+        name=plan.name,
+        sweep=plan.sweep,
+        index=plan.index,
+        spec_hash=plan.spec_hash,
+        plan=plan,
+        environment=capture_environment(),
+        created_at=1.0,
+        client=result.client,
+        delivery=result.delivery,
+        broker=_broker(result.client.produce_requests_total),
+        status=status,
+        problems=problems,
+    )
+
+
+def test_table_sorted_by_request_rate_and_failed_in_red() -> None:
+    a, b, c = _plans()
+    records = [_record(a, _result(2400)), _record(b, _result(24000, lost=2)), _record(c, _result(240))]
+    rows = sweep_rows(records)
+    assert [r.name for r in rows] == [b.name, a.name, c.name]
+    assert rows[0].client_requests_per_s == 480.0 and rows[0].broker_requests_per_s == 600.0
+    assert rows[1].msgs_per_s == 960.0
+    console = Console(record=True, width=200, color_system="truecolor", force_terminal=True)
+    console.print(sweep_table(records))
+    styled = console.export_text(styles=True, clear=False)
+    text = console.export_text()
+    assert "FAILED" in text and "2/0" in text
+    failed_line = next(line for line in styled.splitlines() if "FAILED" in line)
+    assert "\x1b[31m" in failed_line  # the failed row is red
+    ok_line = next(line for line in styled.splitlines() if c.name in line)
+    assert "\x1b[31m" not in ok_line

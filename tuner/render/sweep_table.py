@@ -1,0 +1,93 @@
+"""The table `kbt sweep` ends with: one row per run, sorted by produce request rate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from tuner.store.record import RunRecord
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    name: str
+    status: str
+    client_requests_per_s: float
+    broker_requests_per_s: float | None
+    msgs_per_s: float
+    mb_per_s: float
+    p99_ms: float | None
+    msgs_per_request: float | None
+    compression_ratio: float | None
+    network_idle: float | None
+    handler_idle: float | None
+    lost: int
+    duplicates: int
+    problems: list[str]
+
+
+def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
+    rows = []
+    for r in records:
+        broker = r.broker
+        rows.append(
+            SweepRow(
+                name=r.name,
+                status=r.status,
+                client_requests_per_s=r.client.requests_per_s,
+                broker_requests_per_s=broker.topic_produce_requests_per_s if broker else None,
+                msgs_per_s=r.client.records_per_s,
+                mb_per_s=r.client.mb_per_s,
+                p99_ms=r.client.delivery_latency_ms.p99,
+                msgs_per_request=r.client.records_per_request,
+                compression_ratio=r.client.compression_ratio,
+                network_idle=broker.network_idle_ratio if broker else None,
+                handler_idle=broker.request_handler_idle_ratio if broker else None,
+                lost=r.delivery.lost,
+                duplicates=r.delivery.duplicates,
+                problems=list(r.problems),
+            )
+        )
+    return sorted(rows, key=lambda row: row.client_requests_per_s, reverse=True)
+
+
+def _num(value: float | None, digits: int = 0) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def sweep_table(records: list[RunRecord], title: str = "") -> Table:
+    table = Table(title=title or None, header_style="bold", title_justify="left")
+    for header in (
+        "run",
+        "status",
+        "req/s client",
+        "req/s broker",
+        "msgs/s",
+        "MB/s",
+        "p99 ms",
+        "msgs/req",
+        "compr",
+        "net idle",
+        "handler idle",
+        "lost/dup",
+    ):
+        table.add_column(header, justify="left" if header in ("run", "status") else "right")
+    for row in sweep_rows(records):
+        style = "red" if row.status != "ok" else None
+        table.add_row(
+            row.name,
+            row.status.upper() if row.status != "ok" else "ok",
+            _num(row.client_requests_per_s, 1),
+            _num(row.broker_requests_per_s, 1),
+            _num(row.msgs_per_s, 0),
+            _num(row.mb_per_s, 2),
+            _num(row.p99_ms, 1),
+            _num(row.msgs_per_request, 1),
+            _num(row.compression_ratio, 2),
+            _num(row.network_idle, 3),
+            _num(row.handler_idle, 3),
+            f"{row.lost}/{row.duplicates}",
+            style=style,
+        )
+    return table

@@ -1,0 +1,59 @@
+"""Judge a finished run: delivery first (lost > 0 fails it, whatever its speed), then the rest."""
+
+from __future__ import annotations
+
+from tuner.driver.result import DriverResult
+from tuner.measure.broker_window import BrokerWindow
+from tuner.spec.sweep import RunPlan
+from tuner.store.record import Status
+
+# Client and broker produce-request counts must agree this closely (the measurement-truth check).
+REQUEST_COUNT_TOLERANCE = 0.03
+# An open-loop run that sent this much less than its schedule could not keep up (client saturated).
+OFFERED_SHORTFALL = 0.05
+
+
+def judge(plan: RunPlan, result: DriverResult, broker: BrokerWindow | None) -> tuple[Status, list[str]]:
+    failures: list[str] = []
+    notes: list[str] = []
+    delivery, client = result.delivery, result.client
+    if not delivery.verified:
+        failures.append("delivery was not verified")
+    if delivery.lost > 0:
+        failures.append(f"{delivery.lost} acked records lost")
+    if client.records_failed > 0 or delivery.failed > 0:
+        failures.append(f"{max(client.records_failed, delivery.failed)} records failed delivery")
+    if delivery.indeterminate > 0:
+        notes.append(f"{delivery.indeterminate} records with unknown outcome (timed out)")
+    if delivery.duplicates > 0:
+        notes.append(f"{delivery.duplicates} duplicate records")
+    if client.records_acked == 0:
+        failures.append("no records acked in the measured window")
+    if plan.workload.rate_per_producer != "max" and client.offered_records > 0:
+        shortfall = 1 - client.records_sent / client.offered_records
+        if shortfall > OFFERED_SHORTFALL:
+            notes.append(f"client sent {shortfall:.0%} less than offered (client saturated)")
+    if broker is None:
+        notes.append("no broker measurement")
+    else:
+        mismatch = request_count_mismatch(client.produce_requests_total, broker.topic_produce_requests_total)
+        if mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
+            notes.append(
+                f"client and broker produce request counts differ by {mismatch:.1%}"
+                f" ({client.produce_requests_total} vs {broker.topic_produce_requests_total:.0f})"
+            )
+    slo = plan.slo
+    p99 = client.delivery_latency_ms.p99
+    if slo.p99_ms is not None and p99 is not None and p99 > slo.p99_ms:
+        notes.append(f"p99 {p99:.0f} ms above the SLO {slo.p99_ms:g} ms")
+    rss = client.max_producer_rss_mb
+    if slo.max_producer_memory_mb is not None and rss is not None and rss > slo.max_producer_memory_mb:
+        notes.append(f"producer memory {rss:.0f} MB above the SLO {slo.max_producer_memory_mb:g} MB")
+    return ("failed" if failures else "ok"), failures + notes
+
+
+def request_count_mismatch(client: float | None, broker: float | None) -> float | None:
+    """Relative difference |client - broker| / broker, or None when either side is unknown."""
+    if client is None or broker is None or broker <= 0:
+        return None
+    return abs(client - broker) / broker
