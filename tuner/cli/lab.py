@@ -1,7 +1,118 @@
-"""`kbt lab up|down|status|logs`: the local tiered Kafka cluster with exporters and Prometheus."""
+"""`kbt lab up|down|status|logs`: the local tiered Kafka cluster with jmx_exporter and Prometheus."""
 
 from __future__ import annotations
 
-import typer
+import sys
+import time
+from pathlib import Path
 
-app = typer.Typer(help="Run a local tiered Kafka cluster with jmx_exporter and Prometheus.", no_args_is_help=True)
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from tuner.core.errors import ExitStatus
+from tuner.lab import Lab, LabConfig
+from tuner.lab.config import MAX_BROKERS, default_base_port, default_lab_dir
+from tuner.lab.state import LabState
+
+app = typer.Typer(
+    help="Run a local tiered Kafka cluster with jmx_exporter and Prometheus.", no_args_is_help=True
+)
+
+LAB_DIR_HELP = "Lab directory (env KBT_LAB_DIR; default ~/.local/state/kbt/lab)."
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _lab_dir(value: Path | None) -> Path:
+    return value if value is not None else default_lab_dir()
+
+
+def _print_endpoints(state: LabState) -> None:
+    typer.echo(f"bootstrap servers: {state.bootstrap_servers}")
+    typer.echo(f"prometheus:        {state.prometheus_url}")
+
+
+@app.command()
+def up(
+    brokers: int = typer.Option(3, "--brokers", min=1, max=MAX_BROKERS, help="Number of brokers (1..5)."),
+    base_port: int | None = typer.Option(
+        None, "--base-port", help="First loopback port (env KBT_LAB_BASE_PORT; default 19090)."
+    ),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    tiered: bool = typer.Option(
+        True, "--tiered/--no-tiered", help="KIP-405 tiered storage (LocalTieredStorage)."
+    ),
+    scrape_interval: float = typer.Option(
+        5.0, "--scrape-interval", help="Prometheus scrape interval, seconds."
+    ),
+    heap: str = typer.Option("512m", "--heap", help="Heap per broker (-Xms/-Xmx), e.g. 512m."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the lab to be healthy."),
+) -> None:
+    """Start the lab (or keep the running one) and wait until it is healthy."""
+    config = LabConfig.parse(
+        {
+            "brokers": brokers,
+            "base_port": base_port if base_port is not None else default_base_port(),
+            "lab_dir": _lab_dir(lab_dir),
+            "tiered": tiered,
+            "scrape_interval_s": scrape_interval,
+            "heap": heap,
+        }
+    )
+    console = _err()
+    started = time.monotonic()
+    with console.status("starting the lab", spinner="dots") as status:
+        lab = Lab(config, progress=lambda msg: status.update(msg))
+        state = lab.up(timeout_s=timeout)
+    console.print(f"lab healthy in {time.monotonic() - started:.1f}s ({config.lab_dir})")
+    _print_endpoints(state)
+
+
+@app.command()
+def down(
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    timeout: float = typer.Option(30.0, "--timeout", help="Seconds to wait after SIGTERM before SIGKILL."),
+) -> None:
+    """Stop the lab's processes (only the PIDs it recorded) and check that its ports are free."""
+    root = _lab_dir(lab_dir)
+    console = _err()
+    with console.status("stopping the lab", spinner="dots"):
+        stopped = Lab.at(root).down(timeout_s=timeout)
+    if stopped:
+        console.print(f"stopped {', '.join(stopped)}")
+    else:
+        console.print(f"no lab running in {root}")
+
+
+@app.command()
+def status(lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP)) -> None:
+    """Show each component healthy or not, the bootstrap servers and the Prometheus URL."""
+    root = _lab_dir(lab_dir)
+    state, health = Lab.at(root).status()
+    if state is None or not health:
+        typer.echo(f"no lab running in {root} (run 'kbt lab up')")
+        raise typer.Exit(int(ExitStatus.FAILURE))
+    table = Table(title=f"kbt lab ({root})")
+    table.add_column("component")
+    table.add_column("state")
+    table.add_column("detail")
+    for h in health:
+        table.add_row(h.component, "[green]healthy[/]" if h.healthy else "[red]unhealthy[/]", h.detail)
+    Console(highlight=False).print(table)
+    _print_endpoints(state)
+    if not all(h.healthy for h in health):
+        raise typer.Exit(int(ExitStatus.FAILURE))
+
+
+@app.command()
+def logs(
+    component: str = typer.Argument(..., help="controller, broker-N or prometheus."),
+    lines: int = typer.Option(50, "--lines", "-n", min=1, help="How many lines from the end."),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+) -> None:
+    """Print the tail of a component's log."""
+    text = Lab.at(_lab_dir(lab_dir)).logs(component, lines)
+    sys.stdout.write(text + ("\n" if text else ""))

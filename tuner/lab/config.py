@@ -1,0 +1,129 @@
+"""What a lab looks like: broker count, ports, directories, tiered storage, scrape interval, heap.
+
+A lab is one KRaft controller (node 0) plus N brokers (nodes 1..N). The controller runs on its own
+so each broker's request-handler and network-thread metrics describe the broker alone: in combined
+mode the controller's handler pool marks the same RequestHandlerAvgIdlePercent meter (up to 2.0).
+
+Port layout from one base port B (loopback only):
+  B           Prometheus
+  B+N         broker N listener (PLAINTEXT), N = 1..5
+  B+10        controller listener
+  B+20+N      broker N jmx_exporter agent
+  B+100 ...   client exporters scraped by job kbt-client (``client_exporter_count`` ports)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tuner.core.errors import BadInput, did_you_mean
+
+DEFAULT_BASE_PORT = 19090
+MAX_BROKERS = 5
+CLIENT_EXPORTER_OFFSET = 100
+LOOPBACK = "127.0.0.1"
+CONTROLLER_NODE_ID = 0
+
+
+def default_lab_dir() -> Path:
+    """KBT_LAB_DIR, else ~/.local/state/kbt/lab (outside the repository)."""
+    env = os.environ.get("KBT_LAB_DIR")
+    if env:
+        return Path(env).expanduser()
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(state) / "kbt" / "lab"
+
+
+def default_base_port() -> int:
+    env = os.environ.get("KBT_LAB_BASE_PORT")
+    if not env:
+        return DEFAULT_BASE_PORT
+    try:
+        return int(env)
+    except ValueError:
+        raise BadInput(f"KBT_LAB_BASE_PORT must be a port number, not {env!r}") from None
+
+
+class LabConfig(BaseModel):
+    """Everything `kbt lab up` needs to start a cluster. Unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    brokers: int = Field(3, ge=1, le=MAX_BROKERS, description="broker nodes (plus one KRaft controller)")
+    base_port: int = Field(default_factory=default_base_port, ge=1024, le=65535 - 200)
+    lab_dir: Path = Field(default_factory=default_lab_dir)
+    tiered: bool = Field(True, description="KIP-405 tiered storage with LocalTieredStorage")
+    scrape_interval_s: float = Field(5.0, ge=0.5, le=60.0, description="Prometheus scrape interval")
+    heap: str = Field("512m", pattern=r"^[1-9][0-9]*[mMgG]$", description="-Xms/-Xmx per broker")
+    controller_heap: str = Field("256m", pattern=r"^[1-9][0-9]*[mMgG]$", description="controller heap")
+    network_threads: int = Field(3, ge=1, le=16, description="num.network.threads")
+    io_threads: int = Field(4, ge=1, le=32, description="num.io.threads")
+    client_exporter_count: int = Field(64, ge=0, le=100, description="ports from base+100 for clients")
+
+    @field_validator("lab_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return Path(os.path.abspath(value.expanduser()))
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> LabConfig:
+        """Build from a mapping; any problem becomes one BadInput line (with a did-you-mean hint)."""
+        for key in data:
+            if key not in cls.model_fields:
+                raise BadInput(f"unknown lab setting {key!r}{did_you_mean(key, cls.model_fields)}")
+        try:
+            return cls(**data)
+        except ValidationError as exc:
+            raise BadInput(validation_message(exc)) from None
+
+    # ---- port layout -------------------------------------------------------------------
+    @property
+    def node_ids(self) -> list[int]:
+        return list(range(1, self.brokers + 1))
+
+    @property
+    def prometheus_port(self) -> int:
+        return self.base_port
+
+    def broker_port(self, node_id: int) -> int:
+        return self.base_port + node_id
+
+    @property
+    def controller_port(self) -> int:
+        return self.base_port + 10
+
+    def jmx_port(self, node_id: int) -> int:
+        return self.base_port + 20 + node_id
+
+    @property
+    def client_exporter_ports(self) -> list[int]:
+        first = self.base_port + CLIENT_EXPORTER_OFFSET
+        return list(range(first, first + self.client_exporter_count))
+
+    def named_ports(self) -> list[tuple[str, int]]:
+        """Every port the lab will listen on or scrape, with what it is for."""
+        ports = [("Prometheus", self.prometheus_port), ("controller", self.controller_port)]
+        for node in self.node_ids:
+            ports += [
+                (f"broker {node} listener", self.broker_port(node)),
+                (f"broker {node} jmx exporter", self.jmx_port(node)),
+            ]
+        ports += [("client exporter", p) for p in self.client_exporter_ports]
+        return ports
+
+    @property
+    def replication_factor(self) -> int:
+        """Replication of internal topics: 3, or fewer when the lab has fewer nodes."""
+        return min(3, self.brokers)
+
+
+def validation_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    field = ".".join(str(p) for p in err.get("loc", ())) or "value"
+    got = err.get("input")
+    suffix = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
+    return f"invalid lab setting {field}: {err.get('msg', 'invalid')}{suffix}"

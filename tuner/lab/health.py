@@ -1,0 +1,83 @@
+"""Is each lab component healthy? Small probes used by `up` (waiting) and `status` (reporting)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from tuner.lab.config import LOOPBACK
+from tuner.lab.prometheus_config import BROKER_JOB
+
+PROBE_TIMEOUT_S = 2.0
+
+
+@dataclass(frozen=True)
+class Health:
+    component: str
+    healthy: bool
+    detail: str
+
+
+def brokers_in_metadata(bootstrap_servers: str, timeout_s: float = 5.0) -> set[int]:
+    """Node ids of the brokers the cluster metadata lists (empty when unreachable)."""
+    from confluent_kafka.admin import AdminClient
+
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap_servers,
+        "socket.timeout.ms": int(timeout_s * 1000),
+        "log_level": 0,
+        "logger": _silent_logger(),
+    }
+    admin = AdminClient(conf)
+    try:
+        cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 1)
+    except Exception:
+        return set()
+    return {node.id for node in cluster.nodes}
+
+
+def _silent_logger() -> object:
+    import logging
+
+    logger = logging.getLogger("kbt.lab.admin")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+    return logger
+
+
+def jmx_exporter_ok(port: int) -> tuple[bool, str]:
+    """The broker's jmx agent answers and exports the broker series."""
+    try:
+        resp = requests.get(f"http://{LOOPBACK}:{port}/metrics", timeout=PROBE_TIMEOUT_S)
+    except requests.RequestException as exc:
+        return False, f"jmx exporter on port {port} not answering ({type(exc).__name__})"
+    if resp.status_code != 200:
+        return False, f"jmx exporter on port {port} answered HTTP {resp.status_code}"
+    if "kafka_network_processor_avg_idle_ratio" not in resp.text:
+        return False, f"jmx exporter on port {port} has no broker series yet"
+    return True, "ok"
+
+
+def prometheus_ready(port: int) -> tuple[bool, str]:
+    try:
+        resp = requests.get(f"http://{LOOPBACK}:{port}/-/ready", timeout=PROBE_TIMEOUT_S)
+    except requests.RequestException as exc:
+        return False, f"not answering on port {port} ({type(exc).__name__})"
+    return (resp.status_code == 200), ("ready" if resp.status_code == 200 else f"HTTP {resp.status_code}")
+
+
+def broker_targets_up(port: int) -> dict[str, float]:
+    """{broker label: value of up} for the kafka-broker job, as Prometheus last scraped it."""
+    try:
+        resp = requests.get(
+            f"http://{LOOPBACK}:{port}/api/v1/query",
+            params={"query": f'up{{job="{BROKER_JOB}"}}'},
+            timeout=PROBE_TIMEOUT_S,
+        )
+        body = resp.json()
+        result = body["data"]["result"]
+        return {r["metric"].get("broker", "?"): float(r["value"][1]) for r in result}
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return {}

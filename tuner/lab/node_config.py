@@ -1,0 +1,197 @@
+"""Kafka node files and command lines: server.properties, log4j2, the java invocations."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tuner.core.paths import jmx_agent_jar, kafka_libs_dir, repo_root
+from tuner.lab.config import CONTROLLER_NODE_ID, LOOPBACK, LabConfig
+from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
+
+LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+JMX_RULES = Path("exporters") / "jmx" / "kafka-broker.yml"
+
+
+def jmx_rules_file() -> Path:
+    """exporters/jmx/kafka-broker.yml; KBT_JMX_RULES overrides it (used to capture raw MBean names)."""
+    override = os.environ.get("KBT_JMX_RULES")
+    return Path(override) if override else repo_root() / JMX_RULES
+
+
+def _common(cfg: LabConfig, layout: LabLayout, component: str) -> dict[str, str]:
+    return {
+        "controller.quorum.voters": f"{CONTROLLER_NODE_ID}@{LOOPBACK}:{cfg.controller_port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(layout.node_data_dir(component)),
+        "num.recovery.threads.per.data.dir": "1",
+    }
+
+
+def controller_properties(cfg: LabConfig, layout: LabLayout) -> dict[str, str]:
+    """The lab's single KRaft controller (node 0): metadata only, no client traffic."""
+    props = {
+        "process.roles": "controller",
+        "node.id": str(CONTROLLER_NODE_ID),
+        "listeners": f"CONTROLLER://{LOOPBACK}:{cfg.controller_port}",
+        **_common(cfg, layout, COMPONENT_CONTROLLER),
+        "num.network.threads": "1",
+        "num.io.threads": "2",
+        "background.threads": "2",
+    }
+    if cfg.tiered:
+        # The controller validates topic configs: remote.storage.enable=true needs this flag here too.
+        props["remote.log.storage.system.enable"] = "true"
+    return props
+
+
+def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[str, str]:
+    """server.properties of broker `node_id` (1..N)."""
+    rf = str(cfg.replication_factor)
+    min_isr = str(min(2, cfg.replication_factor))
+    listener = f"PLAINTEXT://{LOOPBACK}:{cfg.broker_port(node_id)}"
+    props: dict[str, str] = {
+        "process.roles": "broker",
+        "node.id": str(node_id),
+        "listeners": listener,
+        "advertised.listeners": listener,
+        "inter.broker.listener.name": "PLAINTEXT",
+        **_common(cfg, layout, broker_component(node_id)),
+        # The network threads are what kbt measures: keep Kafka's default count. The rest is
+        # trimmed for a 2-core machine running several brokers.
+        "num.network.threads": str(cfg.network_threads),
+        "num.io.threads": str(cfg.io_threads),
+        "background.threads": "4",
+        "num.replica.fetchers": "1",
+        "log.cleaner.threads": "1",
+        "num.partitions": "1",
+        # Internal topics replicated as far as the broker count allows.
+        "offsets.topic.replication.factor": rf,
+        "offsets.topic.num.partitions": "10",
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": min_isr,
+        "transaction.state.log.num.partitions": "5",
+        "share.coordinator.state.topic.replication.factor": rf,
+        "share.coordinator.state.topic.min.isr": min_isr,
+        # A lab starts empty: no wait for late group members; quick retention checks for tests.
+        "group.initial.rebalance.delay.ms": "0",
+        "log.retention.check.interval.ms": "1000",
+    }
+    if cfg.tiered:
+        props.update(tiered_properties(cfg, layout))
+    return props
+
+
+def tiered_properties(cfg: LabConfig, layout: LabLayout) -> dict[str, str]:
+    """KIP-405 with LocalTieredStorage (kafka-storage test jar): the remote tier is a lab directory."""
+    return {
+        "remote.log.storage.system.enable": "true",
+        "remote.log.storage.manager.class.name": LOCAL_TIERED_STORAGE,
+        "remote.log.storage.manager.impl.prefix": "rsm.config.",
+        "remote.log.metadata.manager.impl.prefix": "rlmm.config.",
+        "rsm.config.dir": str(layout.remote_storage_dir),
+        "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+        "rlmm.config.remote.log.metadata.topic.replication.factor": str(cfg.replication_factor),
+        "rlmm.config.remote.log.metadata.topic.num.partitions": "5",
+        # Copy finished segments about a second after they roll; small pools for 2 cores.
+        "remote.log.manager.task.interval.ms": "1000",
+        "remote.log.manager.copier.thread.pool.size": "2",
+        "remote.log.manager.expiration.thread.pool.size": "2",
+        "remote.log.manager.follower.thread.pool.size": "2",
+        "remote.log.reader.threads": "2",
+    }
+
+
+def render_properties(props: dict[str, str]) -> str:
+    lines = ["# Written by kbt lab up on every fresh start."]
+    lines += [f"{k}={v}" for k, v in props.items()]
+    return "\n".join(lines) + "\n"
+
+
+def log4j2_properties() -> str:
+    """Node logging: INFO to stdout (the supervisor sends stdout to logs/<component>.log)."""
+    return "\n".join(
+        [
+            "status = warn",
+            "appender.console.type = Console",
+            "appender.console.name = STDOUT",
+            "appender.console.layout.type = PatternLayout",
+            "appender.console.layout.pattern = [%d] %p %m (%c)%n",
+            "rootLogger.level = INFO",
+            "rootLogger.appenderRef.stdout.ref = STDOUT",
+            # Loggers that print per request or dump whole configs.
+            "logger.state.name = state.change.logger",
+            "logger.state.level = WARN",
+            "logger.request.name = kafka.request.logger",
+            "logger.request.level = WARN",
+            "logger.config.name = org.apache.kafka.common.config.AbstractConfig",
+            "logger.config.level = WARN",
+            "",
+        ]
+    )
+
+
+def _jvm(heap: str, layout: LabLayout, component: str) -> list[str]:
+    return [
+        f"-Xms{heap}",
+        f"-Xmx{heap}",
+        "-XX:+UseG1GC",
+        "-XX:MaxGCPauseMillis=20",
+        "-XX:InitiatingHeapOccupancyPercent=35",
+        "-XX:ParallelGCThreads=2",
+        "-XX:ConcGCThreads=1",
+        "-XX:CICompilerCount=2",
+        "-XX:+ExitOnOutOfMemoryError",
+        "-Djava.awt.headless=true",
+        f"-Dlog4j2.configurationFile={layout.node_log4j(component)}",
+        f"-Dkafka.logs.dir={layout.logs_dir}",
+    ]
+
+
+def classpath() -> str:
+    return f"{kafka_libs_dir()}/*"
+
+
+def broker_command(cfg: LabConfig, layout: LabLayout, node_id: int, java: str = "java") -> list[str]:
+    component = broker_component(node_id)
+    agent = f"-javaagent:{jmx_agent_jar()}={LOOPBACK}:{cfg.jmx_port(node_id)}:{jmx_rules_file()}"
+    return [
+        java,
+        *_jvm(cfg.heap, layout, component),
+        agent,
+        "-cp",
+        classpath(),
+        "kafka.Kafka",
+        str(layout.node_properties(component)),
+    ]
+
+
+def controller_command(cfg: LabConfig, layout: LabLayout, java: str = "java") -> list[str]:
+    return [
+        java,
+        *_jvm(cfg.controller_heap, layout, COMPONENT_CONTROLLER),
+        "-cp",
+        classpath(),
+        "kafka.Kafka",
+        str(layout.node_properties(COMPONENT_CONTROLLER)),
+    ]
+
+
+def format_command(layout: LabLayout, component: str, cluster_id: str, java: str = "java") -> list[str]:
+    """StorageTool format with the static quorum from server.properties (no --standalone)."""
+    return [
+        java,
+        "-Xmx256m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        f"-Dlog4j2.configurationFile={layout.node_log4j(component)}",
+        "-cp",
+        classpath(),
+        "kafka.tools.StorageTool",
+        "format",
+        "-t",
+        cluster_id,
+        "-c",
+        str(layout.node_properties(component)),
+    ]

@@ -1,0 +1,81 @@
+"""Checks before a fresh `kbt lab up`: each failure is one clear EnvironmentProblem line."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.core.paths import KAFKA_VERSION, jmx_agent_jar, kafka_libs_dir
+from tuner.lab.config import LabConfig
+from tuner.lab.node_config import jmx_rules_file
+from tuner.lab.processes import port_in_use
+
+
+def find_java() -> str:
+    java = shutil.which("java")
+    if java is None:
+        raise EnvironmentProblem("java not found on PATH (Kafka needs Java 17+; run 'make install')")
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentProblem(f"cannot run {java} -version: {exc}") from None
+    if out.returncode != 0:
+        raise EnvironmentProblem(f"{java} -version failed: {(out.stderr or out.stdout).strip()[:200]}")
+    return java
+
+
+def find_prometheus() -> str:
+    prom = shutil.which("prometheus")
+    if prom is None:
+        raise EnvironmentProblem(
+            "prometheus not found on PATH (Debian package 'prometheus'; run 'make install')"
+        )
+    return prom
+
+
+def check_runtime() -> None:
+    """The Kafka jars, the jmx agent and the broker rules exist."""
+    broker_jar = kafka_libs_dir() / f"kafka_2.13-{KAFKA_VERSION}.jar"
+    for path, what in (
+        (broker_jar, f"Kafka {KAFKA_VERSION} jars"),
+        (jmx_agent_jar(), "the jmx_prometheus_javaagent jar"),
+        (jmx_rules_file(), "the broker jmx rules"),
+    ):
+        if not path.is_file():
+            raise EnvironmentProblem(f"{what} not found at {path} (run 'make install')")
+
+
+def check_lab_dir(lab_dir: Path) -> None:
+    """The lab directory exists (or can be created) and is writable."""
+    try:
+        lab_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=lab_dir, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise EnvironmentProblem(f"lab directory {lab_dir} is not writable ({reason})") from None
+    if not os.access(lab_dir, os.W_OK | os.X_OK):
+        raise EnvironmentProblem(f"lab directory {lab_dir} is not writable")
+
+
+def check_ports(cfg: LabConfig) -> None:
+    for what, port in cfg.named_ports():
+        if port_in_use(port):
+            raise EnvironmentProblem(
+                f"port {port} ({what}) is already in use on 127.0.0.1; stop what uses it or pick"
+                " another --base-port"
+            )
+
+
+def preflight(cfg: LabConfig) -> tuple[str, str]:
+    """Run every check; return the java and prometheus binaries to use."""
+    java = find_java()
+    prometheus = find_prometheus()
+    check_runtime()
+    check_lab_dir(cfg.lab_dir)
+    check_ports(cfg)
+    return java, prometheus

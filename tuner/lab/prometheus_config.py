@@ -1,0 +1,56 @@
+"""The lab's Prometheus: its prometheus.yml and command line."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from tuner.lab.config import LOOPBACK, LabConfig
+from tuner.lab.layout import LabLayout
+
+BROKER_JOB = "kafka-broker"
+CLIENT_JOB = "kbt-client"
+
+
+def _seconds(value: float) -> str:
+    return f"{int(value * 1000)}ms"
+
+
+def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
+    """Scrape every broker's jmx agent (label broker="<node id>") and the client exporter range."""
+    interval = _seconds(cfg.scrape_interval_s)
+    brokers = [
+        {"targets": [f"{LOOPBACK}:{cfg.jmx_port(node)}"], "labels": {"broker": str(node)}}
+        for node in cfg.node_ids
+    ]
+    config: dict[str, Any] = {
+        "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": interval},
+        "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers}],
+    }
+    if cfg.client_exporter_ports:
+        clients = [{"targets": [f"{LOOPBACK}:{port}" for port in cfg.client_exporter_ports]}]
+        config["scrape_configs"].append({"job_name": CLIENT_JOB, "static_configs": clients})
+    return config
+
+
+def render_prometheus_config(cfg: LabConfig) -> str:
+    yaml = YAML()
+    yaml.default_flow_style = False
+    out = io.StringIO()
+    out.write("# Written by kbt lab up on every fresh start.\n")
+    yaml.dump(prometheus_config(cfg), out)
+    return out.getvalue()
+
+
+def prometheus_command(cfg: LabConfig, layout: LabLayout, binary: str = "prometheus") -> list[str]:
+    return [
+        binary,
+        f"--config.file={layout.prometheus_config}",
+        f"--storage.tsdb.path={layout.prometheus_data_dir}",
+        "--storage.tsdb.retention.time=7d",
+        f"--web.listen-address={LOOPBACK}:{cfg.prometheus_port}",
+        "--web.enable-lifecycle",
+        "--log.level=warn",
+    ]

@@ -1,0 +1,155 @@
+"""The lab's state file: what `up` started (PIDs, ports, directories), read by every other stage.
+
+Written atomically after every process start, so a `kbt lab up` killed half-way still leaves the
+PIDs it started on record for the next `up`/`down` to clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.lab.config import LOOPBACK, LabConfig
+from tuner.lab.layout import LabLayout
+
+STATE_SCHEMA_VERSION = 1
+
+
+class Phase(StrEnum):
+    STARTING = "starting"  # `up` is (or was, if its owner died) starting processes
+    UP = "up"  # every component was healthy when `up` finished
+    STOPPED = "stopped"  # `down` stopped everything
+
+
+class ProcessRecord(BaseModel):
+    """A process the lab started. `marker` is a path in its command line (guards against PID reuse)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    component: str
+    pid: int
+    marker: str
+    log_file: Path
+
+
+class BrokerState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    port: int
+    jmx_port: int
+    pid: int | None = None
+    log_dir: Path  # the broker's data directory (log.dirs)
+    log_file: Path  # its stdout/stderr
+
+    @property
+    def address(self) -> str:
+        return f"{LOOPBACK}:{self.port}"
+
+
+class LabState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = STATE_SCHEMA_VERSION
+    lab_dir: Path
+    config: LabConfig
+    phase: Phase
+    cluster_id: str
+    owner_pid: int
+    started_at: float
+    brokers: list[BrokerState]
+    controller_port: int
+    prometheus_port: int
+    client_exporter_ports: list[int]
+    remote_storage_dir: Path
+    tiered: bool
+    processes: list[ProcessRecord] = []
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(b.address for b in self.brokers)
+
+    @property
+    def prometheus_url(self) -> str:
+        return f"http://{LOOPBACK}:{self.prometheus_port}"
+
+    def process(self, component: str) -> ProcessRecord | None:
+        return next((p for p in self.processes if p.component == component), None)
+
+    def record(self, proc: ProcessRecord) -> None:
+        self.processes = [p for p in self.processes if p.component != proc.component] + [proc]
+        for broker in self.brokers:
+            if proc.component == f"broker-{broker.id}":
+                broker.pid = proc.pid
+
+
+def new_state(cfg: LabConfig, cluster_id: str, started_at: float) -> LabState:
+    layout = LabLayout(cfg.lab_dir)
+    brokers = [
+        BrokerState(
+            id=node,
+            port=cfg.broker_port(node),
+            jmx_port=cfg.jmx_port(node),
+            log_dir=layout.node_data_dir(f"broker-{node}"),
+            log_file=layout.log_file(f"broker-{node}"),
+        )
+        for node in cfg.node_ids
+    ]
+    return LabState(
+        lab_dir=cfg.lab_dir,
+        config=cfg,
+        phase=Phase.STARTING,
+        cluster_id=cluster_id,
+        owner_pid=os.getpid(),
+        started_at=started_at,
+        brokers=brokers,
+        controller_port=cfg.controller_port,
+        prometheus_port=cfg.prometheus_port,
+        client_exporter_ports=cfg.client_exporter_ports,
+        remote_storage_dir=layout.remote_storage_dir,
+        tiered=cfg.tiered,
+    )
+
+
+def save_state(state: LabState) -> None:
+    path = LabLayout(state.lab_dir).state_file
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(state.model_dump_json(indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def read_state(lab_dir: Path) -> LabState | None:
+    """The recorded state, or None when no lab was ever started there."""
+    path = LabLayout(Path(lab_dir)).state_file
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot read lab state {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+        if data.get("schema_version") != STATE_SCHEMA_VERSION:
+            raise EnvironmentProblem(
+                f"lab state {path} has schema {data.get('schema_version')}, expected"
+                f" {STATE_SCHEMA_VERSION}; remove the lab directory and run 'kbt lab up'"
+            )
+        return LabState.model_validate(data)
+    except (ValueError, ValidationError):
+        raise EnvironmentProblem(f"lab state {path} is unreadable; remove it and run 'kbt lab up'") from None
+
+
+def load_state(lab_dir: Path | str | None = None) -> LabState:
+    """The state of a lab that `kbt lab up` brought up; EnvironmentProblem when there is none."""
+    from tuner.lab.config import default_lab_dir
+
+    root = Path(lab_dir) if lab_dir is not None else default_lab_dir()
+    state = read_state(root)
+    if state is None or state.phase != Phase.UP:
+        raise EnvironmentProblem(f"no running lab in {root} (run 'kbt lab up')")
+    return state
