@@ -50,6 +50,9 @@ def _register() -> None:
     from tuner.cli import lab
 
     app.add_typer(lab.app, name="lab")
+    from tuner.cli import sweep
+
+    app.command(name="sweep")(sweep.sweep)
 
 
 def fail(message: str, status: ExitStatus) -> None:

@@ -1,0 +1,76 @@
+"""`kbt sweep` on bad specs: one clear line on stderr, exit 2, no traceback, nothing started."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+GOOD = """\
+name: e2e
+workload:
+  name: e2e
+  topics: [{name: e2e, partitions: 3}]
+  producers: 2
+  rate_per_producer: 10
+  message: {kind: generated, bytes: 100}
+  duration_s: 5
+  warmup_s: 1
+profiles:
+  - {name: batched, linger_ms: 50, compression: lz4}
+"""
+
+BAD = {
+    "unknown key": (
+        GOOD.replace("linger_ms", "lingr_ms"),
+        'unknown key "lingr_ms" (did you mean "linger_ms"?)',
+    ),
+    "negative rate": (GOOD.replace("rate_per_producer: 10", "rate_per_producer: -1"), "rate_per_producer"),
+    "warm-up >= duration": (GOOD.replace("warmup_s: 1", "warmup_s: 5"), "must be shorter than duration_s"),
+    "too many partitions": (GOOD.replace("partitions: 3", "partitions: 100000"), "partitions"),
+    "batch bytes above message.max.bytes": (
+        GOOD.replace("linger_ms: 50", "batch_bytes: 9000000"),
+        "exceeds the broker's message.max.bytes 1048588",
+    ),
+    "unknown compression": (GOOD.replace("lz4", "brotli"), 'compression: unknown value "brotli"'),
+}
+
+
+def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tuner", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_spec_is_one_line_exit_2(case: str, tmp_path: Path) -> None:
+    text, expected = BAD[case]
+    (tmp_path / "spec.yaml").write_text(text)
+    proc = _kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip("\n").splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("kbt: error: spec.yaml")
+    assert expected in lines[0]
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_dry_run_lists_runs(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(GOOD)
+    proc = _kbt("sweep", "spec.yaml", "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "batched: 2 producers x 10/s" in proc.stdout
+    assert "'compression.type': 'lz4'" in proc.stdout
+
+
+def test_missing_lab_is_an_environment_problem(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(GOOD)
+    proc = _kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stderr.startswith("kbt: error: no running lab in")
+    assert len(proc.stderr.strip().splitlines()) == 1

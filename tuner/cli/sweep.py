@@ -1,0 +1,148 @@
+"""`kbt sweep SPEC`: run every named run of a sweep spec against the lab and record each one."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from tuner.core.errors import ExitStatus, Interrupted, KbtError
+from tuner.render.sweep_table import sweep_table
+from tuner.runner.sweep import Observer, SweepOutcome
+from tuner.spec.sweep import RunPlan
+from tuner.store.record import RunRecord
+from tuner.store.results import DEFAULT_RESULTS_DIR
+
+
+class ProgressObserver(Observer):
+    """A rich progress bar: runs done of total, plus the current run's elapsed time and phase."""
+
+    def __init__(self, progress: Progress, console: Console) -> None:
+        self.progress = progress
+        self.console = console
+        self.sweep_task: TaskID | None = None
+        self.run_task: TaskID | None = None
+        self._ticker: threading.Thread | None = None
+        self._run_started = 0.0
+        self._stop_tick = threading.Event()
+
+    def sweep_started(self, runs: list[RunPlan], skipped: list[RunPlan]) -> None:
+        total = len(runs) + len(skipped)
+        self.sweep_task = self.progress.add_task("sweep", total=total, completed=len(skipped))
+
+    def run_skipped(self, plan: RunPlan, record: RunRecord) -> None:
+        self.console.print(f"[dim]skip {plan.name}: completed earlier ({record.run_id})[/dim]")
+
+    def run_started(self, plan: RunPlan) -> None:
+        self._finish_ticker()
+        self.run_task = self.progress.add_task(plan.name, total=plan.workload.duration_s)
+        self._run_started = time.monotonic()
+        self._stop_tick.clear()
+        self._ticker = threading.Thread(target=self._tick, args=(self.run_task,), daemon=True)
+        self._ticker.start()
+
+    def phase(self, plan: RunPlan, text: str) -> None:
+        if self.run_task is not None:
+            self.progress.update(self.run_task, description=f"{plan.name}: {text}")
+            if text == "producing":
+                self._run_started = time.monotonic()
+
+    def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None:
+        self._finish_ticker()
+        if self.run_task is not None:
+            self.progress.remove_task(self.run_task)
+            self.run_task = None
+        if self.sweep_task is not None:
+            self.progress.advance(self.sweep_task)
+        colour = "green" if record.status == "ok" else "red"
+        self.console.print(f"[{colour}]{record.status:6}[/{colour}] {plan.name} -> {path}")
+        for problem in record.problems:
+            self.console.print(f"       [{colour}]{problem}[/{colour}]")
+
+    def _tick(self, task: TaskID) -> None:
+        while not self._stop_tick.wait(0.5):
+            self.progress.update(task, completed=time.monotonic() - self._run_started)
+
+    def _finish_ticker(self) -> None:
+        self._stop_tick.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=2)
+            self._ticker = None
+
+
+def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def sweep(
+    spec: Path = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml."),
+    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
+    resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing."),
+) -> None:
+    """Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
+    verification and one JSON record. Ends with a table sorted by produce request rate; exits 1
+    when any run lost records."""
+    from tuner.spec.loader import load_sweep
+
+    loaded = load_sweep(spec)
+    console = Console()
+    if dry_run:
+        for plan in loaded.runs:
+            w = plan.workload
+            rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
+            typer.echo(
+                f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
+                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name} {plan.profile.librdkafka_config()}"
+            )
+        return
+    from tuner.runner.wiring import sweep_runner
+
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    outcome: SweepOutcome | None = None
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    try:
+        with progress:
+            observer = ProgressObserver(progress, console)
+            runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
+            try:
+                outcome = runner.run(loaded, resume=resume)
+            except KeyboardInterrupt:
+                observer._finish_ticker()
+                done = runner.store.latest(loaded.spec.name)
+                planned = {p.name for p in loaded.runs}
+                kept = sum(1 for n in done if n in planned)
+                raise Interrupted(
+                    f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
+                    f" rerun with --resume to finish"
+                ) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert outcome is not None
+    console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
+    for problem in outcome.problems:
+        console.print(f"[yellow]warning: {problem}[/yellow]")
+    if outcome.failed:
+        names = ", ".join(r.name for r in outcome.failed)
+        raise KbtError(f"{len(outcome.failed)} run(s) failed: {names}", ExitStatus.FAILURE)

@@ -1,0 +1,80 @@
+"""Build a SweepRunner for the running lab: its cluster, its Prometheus, the driver engine."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import requests
+
+from tuner.core.errors import Unreachable
+from tuner.core.paths import KAFKA_VERSION
+from tuner.driver.result import DriverResult
+from tuner.measure.broker_window import BrokerWindow, measure_window
+from tuner.runner.sweep import Observer, SweepRunner, Target
+from tuner.spec.sweep import RunPlan
+from tuner.store.results import ResultsStore
+
+PROMETHEUS_TIMEOUT_S = 30.0
+
+
+class PrometheusMeasurer:
+    """Broker window measurement through the lab's Prometheus HTTP API."""
+
+    def __init__(self, url: str, step_s: float) -> None:
+        self.url = url.rstrip("/")
+        self.step_s = step_s
+
+    def _instant(self, promql: str, at: float) -> list[tuple[dict[str, str], float]]:
+        try:
+            resp = requests.get(
+                f"{self.url}/api/v1/query",
+                params={"query": promql, "time": f"{at:.3f}"},
+                timeout=PROMETHEUS_TIMEOUT_S,
+            )
+            body = resp.json()
+        except (requests.RequestException, ValueError) as exc:
+            raise Unreachable(f"Prometheus at {self.url} did not answer: {exc}") from None
+        if body.get("status") != "success":
+            raise Unreachable(f"Prometheus rejected a query: {body.get('error', body)}")
+        return [(r["metric"], float(r["value"][1])) for r in body["data"]["result"]]
+
+    def measure(self, start: float, end: float, topics: list[str]) -> BrokerWindow:
+        return measure_window(self._instant, start, end, topics, self.step_s, time.time())
+
+
+class DriverEngine:
+    """The confluent-kafka driver (tuner.driver) running the load and verifying delivery."""
+
+    def run(self, plan: RunPlan, topics: list[str], run_id: str, target: Target) -> DriverResult:
+        from tuner.driver import run_load  # type: ignore[attr-defined]
+
+        result: DriverResult = run_load(
+            plan=plan,
+            topics=topics,
+            bootstrap_servers=target.bootstrap_servers,
+            run_id=run_id,
+            exporter_ports=list(target.client_exporter_ports),
+        )
+        return result
+
+
+def sweep_runner(lab_dir: Path | None, results: Path, observer: Observer | None = None) -> SweepRunner:
+    from tuner.lab import load_state
+
+    state = load_state(lab_dir)
+    scrape = state.config.scrape_interval_s
+    target = Target(
+        bootstrap_servers=state.bootstrap_servers,
+        prometheus_url=state.prometheus_url,
+        client_exporter_ports=tuple(state.client_exporter_ports),
+        kafka_version=KAFKA_VERSION,
+        scrape_interval_s=scrape,
+    )
+    return SweepRunner(
+        target=target,
+        engine=DriverEngine(),
+        measurer=PrometheusMeasurer(state.prometheus_url, scrape),
+        store=ResultsStore(results),
+        observer=observer,
+    )
