@@ -20,8 +20,15 @@ def _cli_reference() -> dict[str, str]:
     return {"docs/cli.md": cli_reference_markdown()}
 
 
+def _metrics_catalog() -> dict[str, str]:
+    from tuner.render.metrics_doc import metrics_markdown
+
+    return {"docs/metrics.md": metrics_markdown()}
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
+    ("metrics catalog", _metrics_catalog),
 ]
 
 

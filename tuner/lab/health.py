@@ -55,8 +55,8 @@ def jmx_exporter_ok(port: int) -> tuple[bool, str]:
         return False, f"jmx exporter on port {port} not answering ({type(exc).__name__})"
     if resp.status_code != 200:
         return False, f"jmx exporter on port {port} answered HTTP {resp.status_code}"
-    if "kafka_network_processor_avg_idle_ratio" not in resp.text:
-        return False, f"jmx exporter on port {port} has no broker series yet"
+    if "jmx_scrape_error 0" not in resp.text:
+        return False, f"jmx exporter on port {port} reports a scrape error"
     return True, "ok"
 
 

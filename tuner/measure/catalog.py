@@ -1,0 +1,322 @@
+"""Every broker series the lab's Prometheus holds: name, source MBean, type, labels, meaning.
+
+The series come from exporters/jmx/kafka-broker.yml (one rule each) plus the jmx agent's own
+process collector. A unit test runs the rules over real broker MBean names and checks that they
+produce exactly these names; docs/metrics.md is generated from this module. Every series also carries
+the Prometheus target labels job="kafka-broker" and broker="<node id>".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+BROKER_JOB = "kafka-broker"
+QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
+TIMED_REQUESTS = ("Produce", "FetchConsumer", "FetchFollower", "Metadata")
+PHASES = {
+    "total": "TotalTimeMs",
+    "request_queue": "RequestQueueTimeMs",
+    "local": "LocalTimeMs",
+    "remote": "RemoteTimeMs",
+    "throttle": "ThrottleTimeMs",
+    "response_queue": "ResponseQueueTimeMs",
+    "response_send": "ResponseSendTimeMs",
+}
+
+
+class Kind(StrEnum):
+    COUNTER = "counter"
+    GAUGE = "gauge"
+
+
+class Needs(StrEnum):
+    """What must happen on the broker before the series moves (it exists from startup)."""
+
+    NOTHING = "nothing"  # a level that is always meaningful (queue sizes, idle ratios)
+    PRODUCE = "produce"  # grows with produce traffic
+    FETCH = "fetch"  # grows with consumer or follower fetches
+    FLUSH = "flush"  # grows when a log is flushed (segment roll, flush.ms/flush.messages)
+    REMOTE_COPY = "remote copy"  # a tiered topic's segment was copied to the remote tier
+    REMOTE_FETCH = "remote fetch"  # a consumer read from the remote tier
+    ERRORS = "errors"  # only grows on failures (stays 0 on a healthy lab)
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    kind: Kind
+    mbean: str  # ObjectName (pattern) the rule reads
+    attribute: str
+    meaning: str
+    labels: tuple[str, ...] = ()
+    needs: Needs = Needs.NOTHING
+    per_topic: bool = False  # also exported with {topic="T"}; without topic = broker-wide
+    from_rules: bool = True  # False: the jmx agent's built-in collectors
+
+
+def _btm(name: str, bean: str, meaning: str, needs: Needs, kind: Kind = Kind.COUNTER) -> Series:
+    attribute = "Count" if kind is Kind.COUNTER else "Value"
+    return Series(
+        name,
+        kind,
+        f"kafka.server:type=BrokerTopicMetrics,name={bean}[,topic=T]",
+        attribute,
+        meaning,
+        needs=needs,
+        per_topic=True,
+    )
+
+
+PERCENTILES = "50/75/95/98/99/999thPercentile"
+
+SERIES: tuple[Series, ...] = (
+    # ---- network threads and queues ----
+    Series(
+        "kafka_network_request_queue_size",
+        Kind.GAUGE,
+        "kafka.network:type=RequestChannel,name=RequestQueueSize",
+        "Value",
+        "Requests parsed by network threads, waiting for a request handler thread.",
+    ),
+    Series(
+        "kafka_network_response_queue_size",
+        Kind.GAUGE,
+        "kafka.network:type=RequestChannel,name=ResponseQueueSize",
+        "Value",
+        "Responses waiting for a network thread to send them (all processors).",
+    ),
+    Series(
+        "kafka_network_processor_avg_idle_ratio",
+        Kind.GAUGE,
+        "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent",
+        "Value",
+        "Average idle fraction (0-1) of the network threads. Below 0.3 the network threads are the "
+        "bottleneck; many small produce requests drive it down.",
+    ),
+    Series(
+        "kafka_network_processor_idle_ratio",
+        Kind.GAUGE,
+        "kafka.network:type=Processor,name=IdlePercent,networkProcessor=N",
+        "Value",
+        "Idle fraction (0-1) of one network thread.",
+        labels=("network_processor",),
+    ),
+    # ---- request handler threads ----
+    Series(
+        "kafka_server_request_handler_idle_ns_total",
+        Kind.COUNTER,
+        "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
+        "Count",
+        "Idle nanoseconds of the request handler threads, each divided by the thread count: "
+        "rate(...)/1e9 is the average idle fraction (0-1).",
+    ),
+    Series(
+        "kafka_server_request_handler_avg_idle_ratio",
+        Kind.GAUGE,
+        "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
+        "OneMinuteRate",
+        "Average idle fraction (0-1) of the request handler threads over about a minute (the Meter's "
+        "rate unit is nanoseconds). MeanRate, a lifetime mean, is not exported.",
+    ),
+    # ---- log flush ----
+    Series(
+        "kafka_log_flush_total",
+        Kind.COUNTER,
+        "kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs",
+        "Count",
+        "Log flushes (fsync of a log segment).",
+        needs=Needs.FLUSH,
+    ),
+    Series(
+        "kafka_log_flush_time_ms",
+        Kind.GAUGE,
+        "kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs",
+        PERCENTILES,
+        "Log flush time percentiles, ms (recent samples).",
+        labels=("quantile",),
+    ),
+    # ---- BrokerTopicMetrics ----
+    _btm(
+        "kafka_server_produce_requests_total",
+        "TotalProduceRequestsPerSec",
+        "Produce requests (per topic: requests that carried the topic).",
+        Needs.PRODUCE,
+    ),
+    _btm(
+        "kafka_server_fetch_requests_total",
+        "TotalFetchRequestsPerSec",
+        "Fetch requests from consumers and followers.",
+        Needs.FETCH,
+    ),
+    _btm(
+        "kafka_server_bytes_in_total",
+        "BytesInPerSec",
+        "Bytes produced to the broker (after compression).",
+        Needs.PRODUCE,
+    ),
+    _btm(
+        "kafka_server_bytes_out_total",
+        "BytesOutPerSec",
+        "Bytes fetched from the broker by consumers.",
+        Needs.FETCH,
+    ),
+    _btm(
+        "kafka_server_messages_in_total", "MessagesInPerSec", "Records produced to the broker.", Needs.PRODUCE
+    ),
+    # ---- RequestMetrics ----
+    Series(
+        "kafka_network_requests_total",
+        Kind.COUNTER,
+        "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V",
+        "Count",
+        "Requests received, by API (Produce, Fetch, Metadata, ...) and API version.",
+        labels=("request", "version"),
+        needs=Needs.PRODUCE,
+    ),
+    Series(
+        "kafka_network_request_time_ms",
+        Kind.GAUGE,
+        "kafka.network:type=RequestMetrics,name=<Phase>TimeMs,request=R",
+        PERCENTILES,
+        "Request time percentiles, ms, by phase: total, request_queue (waiting for a handler), local "
+        "(handler + log append), remote (waiting for replicas), throttle, response_queue, response_send. "
+        f"Collected for {', '.join(TIMED_REQUESTS)}.",
+        labels=("request", "phase", "quantile"),
+    ),
+    Series(
+        "kafka_network_request_bytes",
+        Kind.GAUGE,
+        "kafka.network:type=RequestMetrics,name=RequestBytes,request=R",
+        PERCENTILES,
+        "Request size percentiles, bytes (Produce: the size of the batches a client sends).",
+        labels=("request", "quantile"),
+    ),
+    # ---- tiered storage (KIP-405) ----
+    _btm(
+        "kafka_server_remote_copy_bytes_total",
+        "RemoteCopyBytesPerSec",
+        "Bytes copied from local segments to the remote tier.",
+        Needs.REMOTE_COPY,
+    ),
+    _btm(
+        "kafka_server_remote_fetch_bytes_total",
+        "RemoteFetchBytesPerSec",
+        "Bytes read from the remote tier to serve fetches.",
+        Needs.REMOTE_FETCH,
+    ),
+    _btm(
+        "kafka_server_remote_copy_requests_total",
+        "RemoteCopyRequestsPerSec",
+        "Segments copied to the remote tier.",
+        Needs.REMOTE_COPY,
+    ),
+    _btm(
+        "kafka_server_remote_fetch_requests_total",
+        "RemoteFetchRequestsPerSec",
+        "Fetches served from the remote tier.",
+        Needs.REMOTE_FETCH,
+    ),
+    _btm(
+        "kafka_server_remote_copy_errors_total",
+        "RemoteCopyErrorsPerSec",
+        "Failed segment copies.",
+        Needs.ERRORS,
+    ),
+    _btm(
+        "kafka_server_remote_fetch_errors_total",
+        "RemoteFetchErrorsPerSec",
+        "Failed remote reads.",
+        Needs.ERRORS,
+    ),
+    _btm(
+        "kafka_server_remote_copy_lag_bytes",
+        "RemoteCopyLagBytes",
+        "Bytes in rolled local segments not yet copied to the remote tier.",
+        Needs.NOTHING,
+        Kind.GAUGE,
+    ),
+    _btm(
+        "kafka_server_remote_log_size_bytes",
+        "RemoteLogSizeBytes",
+        "Bytes held in the remote tier.",
+        Needs.REMOTE_COPY,
+        Kind.GAUGE,
+    ),
+    Series(
+        "kafka_log_remote_manager_tasks_avg_idle_ratio",
+        Kind.GAUGE,
+        "kafka.log.remote:type=RemoteLogManager,name=RemoteLogManagerTasksAvgIdlePercent",
+        "Value",
+        "Idle fraction (0-1) of the threads copying segments to the remote tier.",
+    ),
+    Series(
+        "kafka_log_remote_reader_fetch_total",
+        Kind.COUNTER,
+        "kafka.log.remote:type=RemoteLogManager,name=RemoteLogReaderFetchRateAndTimeMs",
+        "Count",
+        "Reads from the remote tier by the remote log reader threads.",
+        needs=Needs.REMOTE_FETCH,
+    ),
+    Series(
+        "kafka_log_remote_reader_fetch_time_ms",
+        Kind.GAUGE,
+        "kafka.log.remote:type=RemoteLogManager,name=RemoteLogReaderFetchRateAndTimeMs",
+        PERCENTILES,
+        "Remote read time percentiles, ms.",
+        labels=("quantile",),
+    ),
+    Series(
+        "kafka_storage_remote_thread_pool_reader_task_queue_size",
+        Kind.GAUGE,
+        "org.apache.kafka.storage.internals.log:type=RemoteStorageThreadPool,name=RemoteLogReaderTaskQueueSize",
+        "Value",
+        "Remote reads waiting for a remote log reader thread.",
+    ),
+    Series(
+        "kafka_storage_remote_thread_pool_reader_avg_idle_ratio",
+        Kind.GAUGE,
+        "org.apache.kafka.storage.internals.log:type=RemoteStorageThreadPool,name=RemoteLogReaderAvgIdlePercent",
+        "Value",
+        "Idle fraction (0-1) of the remote log reader threads.",
+    ),
+    # ---- process ----
+    Series(
+        "process_cpu_seconds_total",
+        Kind.COUNTER,
+        "(jmx agent process collector, /proc)",
+        "-",
+        "CPU seconds used by the broker JVM: rate(...) is the number of cores it keeps busy.",
+        needs=Needs.PRODUCE,
+        from_rules=False,
+    ),
+)
+
+
+def series(name: str) -> Series:
+    for s in SERIES:
+        if s.name == name:
+            return s
+    raise KeyError(name)
+
+
+def rule_series() -> tuple[Series, ...]:
+    """The series exporters/jmx/kafka-broker.yml must produce."""
+    return tuple(s for s in SERIES if s.from_rules)
+
+
+# The named PromQL catalog lives in tuner.measure.promql; re-exported here for one import.
+from tuner.measure.promql import QUERIES, Query, promql, substitute  # noqa: E402
+
+__all__ = [
+    "QUERIES",
+    "SERIES",
+    "Kind",
+    "Needs",
+    "Query",
+    "Series",
+    "promql",
+    "rule_series",
+    "series",
+    "substitute",
+]

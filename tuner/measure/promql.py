@@ -1,0 +1,197 @@
+"""Named PromQL over the broker series, shared by measurement and the dashboards.
+
+Expressions use Grafana's `$__rate_interval` for their rate window; `promql(name, window)` swaps in
+a concrete window for the measurement code, which queries Prometheus directly.
+Broker-wide BrokerTopicMetrics series are selected with topic="" (the per-topic ones carry topic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tuner.core.errors import BadInput, did_you_mean
+
+RATE_INTERVAL = "$__rate_interval"
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    expr: str
+    unit: str
+    meaning: str
+
+
+def _rate(selector: str) -> str:
+    return f"sum by (broker)(rate({selector}[{RATE_INTERVAL}]))"
+
+
+_PRODUCE_REQS = _rate('kafka_network_requests_total{request="Produce"}')
+_BYTES_IN = _rate('kafka_server_bytes_in_total{topic=""}')
+_MESSAGES_IN = _rate('kafka_server_messages_in_total{topic=""}')
+
+
+def _time(request: str, phase: str, quantile: str) -> str:
+    sel = f'kafka_network_request_time_ms{{request="{request}",phase="{phase}",quantile="{quantile}"}}'
+    return f"max by (broker)({sel})"
+
+
+QUERIES: tuple[Query, ...] = (
+    Query(
+        "NETWORK_IDLE",
+        "avg by (broker)(kafka_network_processor_avg_idle_ratio)",
+        "ratio",
+        "Network thread idle fraction per broker (bottleneck below 0.3).",
+    ),
+    Query(
+        "NETWORK_IDLE_MIN_THREAD",
+        "min by (broker)(kafka_network_processor_idle_ratio)",
+        "ratio",
+        "Idle fraction of the busiest network thread per broker.",
+    ),
+    Query(
+        "REQUEST_HANDLER_IDLE",
+        f"avg by (broker)(rate(kafka_server_request_handler_idle_ns_total[{RATE_INTERVAL}])) / 1e9",
+        "ratio",
+        "Request handler idle fraction per broker over the window.",
+    ),
+    Query(
+        "REQUEST_QUEUE_SIZE",
+        "max by (broker)(kafka_network_request_queue_size)",
+        "requests",
+        "Requests waiting for a handler thread.",
+    ),
+    Query(
+        "RESPONSE_QUEUE_SIZE",
+        "max by (broker)(kafka_network_response_queue_size)",
+        "responses",
+        "Responses waiting for a network thread.",
+    ),
+    Query("PRODUCE_REQUESTS_RATE", _PRODUCE_REQS, "req/s", "Produce requests per second per broker."),
+    Query(
+        "FETCH_REQUESTS_RATE",
+        _rate('kafka_network_requests_total{request="Fetch"}'),
+        "req/s",
+        "Fetch requests (consumers and followers) per second per broker.",
+    ),
+    Query(
+        "ALL_REQUESTS_RATE",
+        _rate("kafka_network_requests_total"),
+        "req/s",
+        "Requests of every API per second per broker.",
+    ),
+    Query("BYTES_IN_RATE", _BYTES_IN, "B/s", "Bytes produced per second per broker."),
+    Query(
+        "BYTES_OUT_RATE",
+        _rate('kafka_server_bytes_out_total{topic=""}'),
+        "B/s",
+        "Bytes fetched by consumers per second per broker.",
+    ),
+    Query("MESSAGES_IN_RATE", _MESSAGES_IN, "records/s", "Records produced per second per broker."),
+    Query(
+        "BYTES_PER_PRODUCE_REQUEST",
+        f"{_BYTES_IN} / {_PRODUCE_REQS}",
+        "B",
+        "Average produce request payload per broker: the batching a broker sees.",
+    ),
+    Query(
+        "RECORDS_PER_PRODUCE_REQUEST",
+        f"{_MESSAGES_IN} / {_PRODUCE_REQS}",
+        "records",
+        "Average records per produce request per broker.",
+    ),
+    Query("PRODUCE_TOTAL_P99_MS", _time("Produce", "total", "0.99"), "ms", "Produce request time p99."),
+    Query("PRODUCE_TOTAL_P999_MS", _time("Produce", "total", "0.999"), "ms", "Produce request time p99.9."),
+    Query(
+        "PRODUCE_REQUEST_QUEUE_P99_MS",
+        _time("Produce", "request_queue", "0.99"),
+        "ms",
+        "Time produce requests waited for a handler thread, p99.",
+    ),
+    Query(
+        "PRODUCE_LOCAL_P99_MS",
+        _time("Produce", "local", "0.99"),
+        "ms",
+        "Time a handler spent on a produce request (log append), p99.",
+    ),
+    Query(
+        "PRODUCE_REMOTE_P99_MS",
+        _time("Produce", "remote", "0.99"),
+        "ms",
+        "Time produce requests waited for replicas (acks=all), p99.",
+    ),
+    Query(
+        "PRODUCE_RESPONSE_QUEUE_P99_MS",
+        _time("Produce", "response_queue", "0.99"),
+        "ms",
+        "Time produce responses waited for a network thread, p99.",
+    ),
+    Query(
+        "FETCH_CONSUMER_TOTAL_P99_MS",
+        _time("FetchConsumer", "total", "0.99"),
+        "ms",
+        "Consumer fetch time p99.",
+    ),
+    Query(
+        "PRODUCE_REQUEST_BYTES_P50",
+        'max by (broker)(kafka_network_request_bytes{request="Produce",quantile="0.5"})',
+        "B",
+        "Median produce request size.",
+    ),
+    Query("LOG_FLUSH_RATE", _rate("kafka_log_flush_total"), "flush/s", "Log flushes per second."),
+    Query(
+        "BROKER_CPU_CORES",
+        _rate('process_cpu_seconds_total{job="kafka-broker"}'),
+        "cores",
+        "CPU cores used by each broker JVM.",
+    ),
+    Query(
+        "REMOTE_COPY_BYTES_RATE",
+        _rate('kafka_server_remote_copy_bytes_total{topic=""}'),
+        "B/s",
+        "Bytes copied to the remote tier per second.",
+    ),
+    Query(
+        "REMOTE_FETCH_REQUESTS_RATE",
+        _rate('kafka_server_remote_fetch_requests_total{topic=""}'),
+        "req/s",
+        "Fetches served from the remote tier per second.",
+    ),
+    Query(
+        "REMOTE_COPY_LAG_BYTES",
+        'max by (broker)(kafka_server_remote_copy_lag_bytes{topic=""})',
+        "B",
+        "Bytes waiting to be copied to the remote tier.",
+    ),
+)
+
+_BY_NAME = {q.name: q for q in QUERIES}
+
+
+def query(name: str) -> Query:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise BadInput(f"unknown query {name!r}{did_you_mean(name, _BY_NAME)}") from None
+
+
+def substitute(expr: str, window: str) -> str:
+    """Replace Grafana's $__rate_interval with a concrete window such as '30s' or '1m'."""
+    return expr.replace(RATE_INTERVAL, window)
+
+
+def promql(name: str, window: str = "1m") -> str:
+    """The named query with a concrete rate window, ready for the Prometheus HTTP API."""
+    return substitute(query(name).expr, window)
+
+
+def rate_window(scrape_interval_s: float) -> str:
+    """A rate window that always holds several samples: 4 scrape intervals, at least 4 s."""
+    return f"{max(4, round(4 * scrape_interval_s))}s"
+
+
+# Module-level names, e.g. promql.NETWORK_IDLE, for readers who prefer constants.
+NETWORK_IDLE = query("NETWORK_IDLE").expr
+PRODUCE_REQUESTS_RATE = query("PRODUCE_REQUESTS_RATE").expr
+REQUEST_HANDLER_IDLE = query("REQUEST_HANDLER_IDLE").expr
+BROKER_CPU_CORES = query("BROKER_CPU_CORES").expr
