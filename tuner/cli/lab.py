@@ -49,6 +49,9 @@ def up(
         5.0, "--scrape-interval", help="Prometheus scrape interval, seconds."
     ),
     heap: str = typer.Option("512m", "--heap", help="Heap per broker (-Xms/-Xmx), e.g. 512m."),
+    client_exporters: int = typer.Option(
+        64, "--client-exporters", min=0, max=100, help="Client exporter ports scraped from base+100."
+    ),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the lab to be healthy."),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
@@ -60,6 +63,7 @@ def up(
             "tiered": tiered,
             "scrape_interval_s": scrape_interval,
             "heap": heap,
+            "client_exporter_count": client_exporters,
         }
     )
     console = _err()

@@ -109,7 +109,8 @@ SERIES: tuple[Series, ...] = (
         "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
         "Count",
         "Idle nanoseconds of the request handler threads, each divided by the thread count: "
-        "rate(...)/1e9 is the average idle fraction (0-1).",
+        "rate(...)/1e9 is the average idle fraction (0-1). On an idle broker short windows read a few "
+        "percent above 1 (handlers mark idle time per 300 ms poll): cap at 1.",
     ),
     Series(
         "kafka_server_request_handler_avg_idle_ratio",
@@ -117,7 +118,8 @@ SERIES: tuple[Series, ...] = (
         "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
         "OneMinuteRate",
         "Average idle fraction (0-1) of the request handler threads over about a minute (the Meter's "
-        "rate unit is nanoseconds). MeanRate, a lifetime mean, is not exported.",
+        "rate unit is nanoseconds); reads up to ~1.001 when idle. MeanRate, a lifetime mean, is not "
+        "exported.",
     ),
     # ---- log flush ----
     Series(

@@ -51,9 +51,10 @@ QUERIES: tuple[Query, ...] = (
     ),
     Query(
         "REQUEST_HANDLER_IDLE",
-        f"avg by (broker)(rate(kafka_server_request_handler_idle_ns_total[{RATE_INTERVAL}])) / 1e9",
+        "clamp_max(avg by (broker)(rate(kafka_server_request_handler_idle_ns_total"
+        f"[{RATE_INTERVAL}])) / 1e9, 1)",
         "ratio",
-        "Request handler idle fraction per broker over the window.",
+        "Request handler idle fraction per broker over the window (capped at 1, see the series).",
     ),
     Query(
         "REQUEST_QUEUE_SIZE",
