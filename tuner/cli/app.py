@@ -63,7 +63,9 @@ def fail(message: str, status: ExitStatus) -> None:
 def main(argv: list[str] | None = None) -> None:
     _register()
     try:
-        app(args=argv, prog_name="kbt", standalone_mode=False)
+        code = app(args=argv, prog_name="kbt", standalone_mode=False)
+        if isinstance(code, int) and code != 0:  # typer.Exit(n) is returned, not raised, here
+            sys.exit(code)
     except KbtError as exc:
         if os.environ.get("KBT_DEBUG") == "1":
             raise
