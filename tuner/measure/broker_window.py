@@ -12,6 +12,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tuner.measure.catalog import BROKER_JOB
+from tuner.measure.prometheus import Sample
+from tuner.measure.promql import promql
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -94,9 +98,34 @@ class BrokerWindow(_Frozen):
 
 
 class InstantQuery(Protocol):
-    """Evaluate PromQL at one instant: [(labels, value), ...] (the lab's Prometheus client)."""
+    """Evaluate PromQL at one instant (tuner.measure.prometheus.Prometheus.instant)."""
 
-    def __call__(self, promql: str, at: float) -> list[tuple[dict[str, str], float]]: ...
+    def __call__(self, expr: str, at: float | None = None) -> list[Sample]: ...
+
+
+# BrokerStats field -> (named query in tuner.measure.promql, how the window aggregates it).
+# "rate": the query's own rate window becomes the whole measured window (evaluated at its end);
+# "avg"/"min"/"max": <agg>_over_time of the query over the window (a subquery at scrape resolution).
+WINDOW_FIELDS: dict[str, tuple[str, str]] = {
+    "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE", "rate"),
+    "bytes_in_per_s": ("BYTES_IN_RATE", "rate"),
+    "messages_in_per_s": ("MESSAGES_IN_RATE", "rate"),
+    "network_idle_ratio": ("NETWORK_IDLE", "avg"),
+    "network_idle_ratio_min": ("NETWORK_IDLE", "min"),
+    "request_handler_idle_ratio": ("REQUEST_HANDLER_IDLE", "rate"),
+    "request_queue_size": ("REQUEST_QUEUE_SIZE", "avg"),
+    "request_queue_size_max": ("REQUEST_QUEUE_SIZE", "max"),
+    # Yammer histograms decay over ~5 minutes: the window's max is the closest bound we have.
+    "produce_total_time_p999_ms": ("PRODUCE_TOTAL_P999_MS", "max"),
+    "log_flush_per_s": ("LOG_FLUSH_RATE", "rate"),
+    "log_flush_time_p99_ms": ("LOG_FLUSH_TIME_P99_MS", "max"),
+    "cpu_cores": ("BROKER_CPU_CORES", "rate"),
+}
+
+# The run's own topics (fresh per run). TotalProduceRequestsPerSec{topic} is marked once per
+# partition batch a request carries: for librdkafka (one partition per request) that is exactly
+# the client's request count.
+TOPIC_SERIES = "kafka_server_produce_requests_total"
 
 
 def topic_regex(topics: list[str]) -> str:
@@ -104,50 +133,31 @@ def topic_regex(topics: list[str]) -> str:
     return "|".join(re.escape(t) for t in topics).replace("\\", "\\\\")
 
 
-def _range(window_s: float) -> str:
-    return f"{max(int(window_s * 1000), 1000)}ms"
+def _range(seconds: float) -> str:
+    return f"{max(int(seconds * 1000), 1000)}ms"
 
 
-def window_queries(window_s: float, topics: list[str]) -> dict[str, str]:
-    """BrokerStats field -> PromQL evaluated at the window's end; each aggregates over the window."""
+def window_queries(window_s: float, topics: list[str], step_s: float) -> dict[str, str]:
+    """BrokerStats field -> PromQL evaluated at the window's end, aggregating over the window."""
     w = _range(window_s)
-    t = topic_regex(topics)
-
-    def per_broker(fn: str, metric: str, labels: str = "", scale: str = "") -> str:
-        selector = f'{metric}{{job="kafka-broker"{"," + labels if labels else ""}}}'
-        return f"sum by (broker) ({fn}({selector}[{w}])){scale}"
-
-    produce_p999 = 'request="Produce",phase="total",quantile="0.999"'
-    return {
-        "produce_requests_per_s": per_broker("rate", "kafka_server_produce_requests_total", 'topic=""'),
-        "topic_produce_requests_per_s": per_broker(
-            "rate", "kafka_server_produce_requests_total", f'topic=~"{t}"'
-        ),
-        "bytes_in_per_s": per_broker("rate", "kafka_server_bytes_in_total", 'topic=""'),
-        "messages_in_per_s": per_broker("rate", "kafka_server_messages_in_total", 'topic=""'),
-        "network_idle_ratio": per_broker("avg_over_time", "kafka_network_processor_avg_idle_ratio"),
-        "network_idle_ratio_min": per_broker("min_over_time", "kafka_network_processor_avg_idle_ratio"),
-        "request_handler_idle_ratio": per_broker(
-            "rate", "kafka_server_request_handler_idle_ns_total", scale=" / 1e9"
-        ),
-        "request_queue_size": per_broker("avg_over_time", "kafka_network_request_queue_size"),
-        "request_queue_size_max": per_broker("max_over_time", "kafka_network_request_queue_size"),
-        # Yammer histograms decay over ~5 minutes: the window's max is the closest bound we have.
-        "produce_total_time_p999_ms": per_broker(
-            "max_over_time", "kafka_network_request_time_ms", produce_p999
-        ),
-        "log_flush_per_s": per_broker("rate", "kafka_log_flush_total"),
-        "log_flush_time_p99_ms": per_broker("max_over_time", "kafka_log_flush_time_ms", 'quantile="0.99"'),
-        "cpu_cores": per_broker("rate", "process_cpu_seconds_total"),
-    }
+    step = _range(step_s) if step_s >= 1 else f"{max(int(step_s * 1000), 100)}ms"
+    out: dict[str, str] = {}
+    for field, (name, agg) in WINDOW_FIELDS.items():
+        if agg == "rate":
+            out[field] = promql(name, w)
+        else:
+            out[field] = f"{agg}_over_time(({promql(name, _range(4 * step_s))})[{w}:{step}])"
+    selector = f'{TOPIC_SERIES}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
+    out["topic_produce_requests_per_s"] = f"sum by (broker)(rate({selector}[{w}]))"
+    return out
 
 
 def topic_total_queries(window_s: float, topics: list[str]) -> dict[str, str]:
-    series = f'kafka_server_produce_requests_total{{job="kafka-broker",topic=~"{topic_regex(topics)}"}}'
+    selector = f'{TOPIC_SERIES}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
     return {
-        "topic_produce_requests": f"sum(increase({series}[{_range(window_s)}]))",
+        "topic_produce_requests": f"sum(increase({selector}[{_range(window_s)}]))",
         # Fresh topics start at zero, so the counter's last value is the whole-run count.
-        "topic_produce_requests_total": f"sum(last_over_time({series}[1h]))",
+        "topic_produce_requests_total": f"sum(last_over_time({selector}[1h]))",
     }
 
 
@@ -156,13 +166,13 @@ def measure_window(
 ) -> BrokerWindow:
     """Query every BrokerStats field over [start, end]; the whole-run topic total at `now`."""
     window = end - start
-    per_field = window_queries(window, topics)
+    per_field = window_queries(window, topics, step_s)
     by_broker: dict[str, dict[str, float]] = {}
-    for field, promql in per_field.items():
-        for labels, value in query(promql, end):
-            broker = labels.get("broker")
-            if broker is not None and math.isfinite(value):
-                by_broker.setdefault(broker, {})[field] = value
+    for field, expr in per_field.items():
+        for sample in query(expr, end):
+            broker = sample.labels.get("broker")
+            if broker is not None and math.isfinite(sample.value):
+                by_broker.setdefault(broker, {})[field] = sample.value
     totals = topic_total_queries(window, topics)
     increase = _scalar(query(totals["topic_produce_requests"], end))
     total = _scalar(query(totals["topic_produce_requests_total"], now))
@@ -178,8 +188,8 @@ def measure_window(
     )
 
 
-def _scalar(rows: list[tuple[dict[str, str], float]]) -> float | None:
-    values = [v for _, v in rows if math.isfinite(v)]
+def _scalar(rows: list[Sample]) -> float | None:
+    values = [s.value for s in rows if math.isfinite(s.value)]
     return sum(values) if values else None
 
 

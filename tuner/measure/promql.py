@@ -141,6 +141,12 @@ QUERIES: tuple[Query, ...] = (
     ),
     Query("LOG_FLUSH_RATE", _rate("kafka_log_flush_total"), "flush/s", "Log flushes per second."),
     Query(
+        "LOG_FLUSH_TIME_P99_MS",
+        'max by (broker)(kafka_log_flush_time_ms{quantile="0.99"})',
+        "ms",
+        "Log flush time p99.",
+    ),
+    Query(
         "BROKER_CPU_CORES",
         _rate('process_cpu_seconds_total{job="kafka-broker"}'),
         "cores",

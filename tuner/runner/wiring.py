@@ -5,12 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import requests
-
-from tuner.core.errors import Unreachable
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
+from tuner.measure.prometheus import Prometheus
 from tuner.runner.sweep import Observer, SweepRunner, Target
 from tuner.spec.sweep import RunPlan
 from tuner.store.results import ResultsStore
@@ -19,28 +17,14 @@ PROMETHEUS_TIMEOUT_S = 30.0
 
 
 class PrometheusMeasurer:
-    """Broker window measurement through the lab's Prometheus HTTP API."""
+    """Broker window measurement through the lab's Prometheus."""
 
     def __init__(self, url: str, step_s: float) -> None:
-        self.url = url.rstrip("/")
+        self.prometheus = Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
         self.step_s = step_s
 
-    def _instant(self, promql: str, at: float) -> list[tuple[dict[str, str], float]]:
-        try:
-            resp = requests.get(
-                f"{self.url}/api/v1/query",
-                params={"query": promql, "time": f"{at:.3f}"},
-                timeout=PROMETHEUS_TIMEOUT_S,
-            )
-            body = resp.json()
-        except (requests.RequestException, ValueError) as exc:
-            raise Unreachable(f"Prometheus at {self.url} did not answer: {exc}") from None
-        if body.get("status") != "success":
-            raise Unreachable(f"Prometheus rejected a query: {body.get('error', body)}")
-        return [(r["metric"], float(r["value"][1])) for r in body["data"]["result"]]
-
     def measure(self, start: float, end: float, topics: list[str]) -> BrokerWindow:
-        return measure_window(self._instant, start, end, topics, self.step_s, time.time())
+        return measure_window(self.prometheus.instant, start, end, topics, self.step_s, time.time())
 
 
 class DriverEngine:
