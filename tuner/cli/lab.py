@@ -67,11 +67,14 @@ def up(
         }
     )
     console = _err()
-    started = time.monotonic()
+    started, started_at = time.monotonic(), time.time()
     with console.status("starting the lab", spinner="dots") as status:
         lab = Lab(config, progress=lambda msg: status.update(msg))
         state = lab.up(timeout_s=timeout)
-    console.print(f"lab healthy in {time.monotonic() - started:.1f}s ({config.lab_dir})")
+    if state.started_at < started_at:
+        console.print(f"lab already running and healthy ({config.lab_dir})")
+    else:
+        console.print(f"lab healthy in {time.monotonic() - started:.1f}s ({config.lab_dir})")
     _print_endpoints(state)
 
 
