@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated bench-lab
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -40,3 +40,6 @@ generate: ## Rebuild generated artifacts (docs/metrics.md, dashboards, profiles,
 
 check-generated: ## Fail when a committed generated artifact is stale
 	@$(PY) -m tuner.cli.generate check
+
+bench-lab: ## Time `kbt lab up` to healthy (3 vs 1 broker, 5 runs each; see docs/benchmarks.md)
+	@$(PY) scripts/bench_lab_up.py --runs 5
