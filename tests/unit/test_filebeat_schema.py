@@ -1,0 +1,331 @@
+"""Filebeat output.kafka / queue.mem schema: valid profiles load, malformed ones fail with one line,
+no-op settings warn, and `kbt check filebeat` maps that to exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tuner.cli.app import main
+from tuner.core.errors import BadInput, ExitStatus
+from tuner.spec.filebeat import FilebeatConfig, format_duration, parse_duration
+from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
+
+GOOD = """\
+# a tuned profile
+output.kafka:
+  hosts: ["${KAFKA_HOSTS}"]
+  topic: logs
+  bulk_max_size: 4096
+  bulk_flush_frequency: 500ms
+  compression: snappy
+  partition.round_robin:
+    group_events: 256
+    reachable_only: false
+  username: ${KAFKA_USER}
+  password: ${KAFKA_PASSWORD}
+  sasl.mechanism: SCRAM-SHA-512
+queue.mem:
+  events: 16384
+  flush.min_events: 4096
+  flush.timeout: 1s
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "fb.yml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_good_profile_loads_with_effective_values(tmp_path: Path) -> None:
+    loaded = load_filebeat(_write(tmp_path, GOOD))
+    cfg = loaded.config
+    assert cfg.kafka.bulk_flush_frequency == pytest.approx(0.5)
+    assert cfg.kafka.partition.strategy == "round_robin"
+    assert cfg.kafka.partition.group_events == 256
+    assert cfg.batch_events == 4096
+    assert cfg.mem.effective_flush_timeout_s == 1.0
+    assert filebeat_warnings(loaded) == []
+
+
+def test_nested_and_dotted_keys_are_the_same_config(tmp_path: Path) -> None:
+    nested = """\
+output:
+  kafka:
+    hosts: ["k1:9092"]
+    topic: logs
+    partition:
+      random:
+        group_events: 8
+queue:
+  mem:
+    events: 4096
+    flush:
+      min_events: 2048
+      timeout: 2
+"""
+    dotted = """\
+output.kafka.hosts: ["k1:9092"]
+output.kafka.topic: logs
+output.kafka.partition.random.group_events: 8
+queue.mem.events: 4096
+queue.mem.flush.min_events: 2048
+queue.mem.flush.timeout: 2s
+"""
+    a = load_filebeat(_write(tmp_path, nested, "a.yml")).config
+    b = load_filebeat(_write(tmp_path, dotted, "b.yml")).config
+    assert a == b
+    assert a.kafka.partition.strategy == "random"
+    assert a.mem.flush.timeout == 2.0
+
+
+def test_filebeat_defaults_match_design() -> None:
+    cfg = FilebeatConfig.model_validate({"output": {"kafka": {"hosts": ["k:9092"], "topic": "t"}}})
+    k, q = cfg.kafka, cfg.mem
+    assert (k.bulk_max_size, k.bulk_flush_frequency, k.compression, k.compression_level) == (
+        2048,
+        0,
+        "gzip",
+        4,
+    )
+    assert (k.max_message_bytes, k.required_acks, k.channel_buffer_size) == (1_000_000, 1, 256)
+    assert (k.broker_timeout, k.timeout, k.keep_alive, k.client_id) == (10, 30, 0, "beats")
+    assert k.partition.strategy == "hash" and k.partition.hash is None
+    assert (q.events, q.flush.min_events, q.flush.timeout) == (3200, 1600, 10)
+    # bulk_max_size 2048 is capped by the queue's flush.min_events 1600.
+    assert cfg.batch_events == 1600
+
+
+def test_min_events_zero_or_one_selects_synchronous_queue() -> None:
+    cfg = FilebeatConfig.model_validate(
+        {
+            "output": {"kafka": {"hosts": ["k:9092"], "topic": "t"}},
+            "queue": {"mem": {"flush": {"min_events": 1}}},
+        }
+    )
+    assert cfg.mem.max_get_events == 1600  # (3200 + 1) // 2, memqueue broker.go
+    assert cfg.mem.effective_flush_timeout_s == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("500ms", 0.5), ("1s", 1.0), ("1m30s", 90.0), ("2h", 7200.0), ("0", 0.0), (3, 3.0), ("1.5s", 1.5)],
+)
+def test_durations(text: object, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+def test_format_duration_round_trips() -> None:
+    for seconds in (0.0, 0.005, 0.25, 1.0, 10.0, 120.0):
+        assert parse_duration(format_duration(seconds)) == pytest.approx(seconds)
+
+
+# Each malformed profile: (description, edit of GOOD, expected part of the one-line message).
+MALFORMED = [
+    (
+        "typo",
+        ("bulk_max_size", "bulk_max_sze"),
+        ':5: output.kafka.bulk_max_sze: unknown option (did you mean "output.kafka.bulk_max_size"?)',
+    ),
+    (
+        "queue typo",
+        ("flush.min_events", "flush_min_events"),
+        ':16: queue.mem.flush_min_events: unknown option (did you mean "queue.mem.flush.min_events"?)',
+    ),
+    (
+        "zstd",
+        ("snappy", "zstd"),
+        ':7: output.kafka.compression: unknown value "zstd" (expected one of none, gzip, lz4, snappy)',
+    ),
+    (
+        "acks",
+        ("topic: logs", "topic: logs\n  required_acks: 2"),
+        ':5: output.kafka.required_acks: unknown value "2" (expected one of -1, 0, 1)',
+    ),
+    (
+        "literal password",
+        ("${KAFKA_PASSWORD}", "hunter2"),
+        ":12: output.kafka.password: literal credentials are not allowed",
+    ),
+    (
+        "literal username",
+        ("${KAFKA_USER}", "admin"),
+        ":11: output.kafka.username: literal credentials are not allowed",
+    ),
+    (
+        "default secret",
+        ("${KAFKA_PASSWORD}", "${KAFKA_PASSWORD:hunter2}"),
+        ":12: output.kafka.password: literal credentials are not allowed",
+    ),
+    (
+        "bad duration",
+        ("500ms", "soon"),
+        ":6: output.kafka.bulk_flush_frequency: must be a duration like 500ms, 1s or 2m (got 'soon')",
+    ),
+    (
+        "two partitioners",
+        ("partition.round_robin:", "partition.random: {}\n  partition.round_robin:"),
+        ":8: output.kafka.partition: choose one partition strategy (got random, round_robin)",
+    ),
+    (
+        "min_events > events",
+        ("events: 16384", "events: 1024"),
+        ":16: queue.mem.flush.min_events: 4096 must not exceed events (1024)",
+    ),
+    (
+        "gzip level",
+        ("compression: snappy", "compression: gzip\n  compression_level: 12"),
+        ":8: output.kafka.compression_level: must be between 0 and 9 for gzip (got 12)",
+    ),
+    (
+        "top-level typo",
+        ("queue.mem:", "queue.mme:"),
+        ':14: queue.mme: unknown option (did you mean "queue.mem"?)',
+    ),
+    (
+        "other output",
+        ("output.kafka:", "output.elasticsearch:"),
+        ":2: output.elasticsearch: only output.kafka is supported",
+    ),
+    (
+        "negative bulk",
+        ("bulk_max_size: 4096", "bulk_max_size: -1"),
+        ":5: output.kafka.bulk_max_size: must be greater than or equal to 0 (got -1)",
+    ),
+    (
+        "not a number",
+        ("bulk_max_size: 4096", "bulk_max_size: lots"),
+        ":5: output.kafka.bulk_max_size: must be an integer (got 'lots')",
+    ),
+    ("no topic", ("  topic: logs\n", ""), ":2: output.kafka.topic: either topic or topics must be set"),
+    ("bad host", ('["${KAFKA_HOSTS}"]', '["kafka1"]'), ':3: output.kafka.hosts: "kafka1" is not host:port'),
+    (
+        "old version",
+        ("topic: logs", "topic: logs\n  version: 3.6.0"),
+        ":5: output.kafka.version: Kafka version 3.6.0 is outside the supported",
+    ),
+    (
+        "sasl mechanism",
+        ("SCRAM-SHA-512", "SCRAM-SHA-1"),
+        ':13: output.kafka.sasl.mechanism: unknown value "SCRAM-SHA-1"',
+    ),
+    (
+        "set twice",
+        ("queue.mem:", "output.kafka.topic: other\nqueue.mem:"),
+        ":14: output.kafka.topic: is set twice",
+    ),
+    (
+        "small queue",
+        ("events: 16384", "events: 16"),
+        ":15: queue.mem.events: must be greater than or equal to 32 (got 16)",
+    ),
+    (
+        "zero timeout",
+        ("topic: logs", "topic: logs\n  timeout: 0s"),
+        ":5: output.kafka.timeout: must be greater than 0 (got 0.0)",
+    ),
+    (
+        "group_events 0",
+        ("group_events: 256", "group_events: 0"),
+        ":9: output.kafka.partition.round_robin.group_events: must be greater than or equal to 1 (got 0)",
+    ),
+    (
+        "max_retries 0",
+        ("topic: logs", "topic: logs\n  max_retries: 0"),
+        ":5: output.kafka.max_retries: must be -1 (retry forever)",
+    ),
+    (
+        "inline key",
+        ("topic: logs", "topic: logs\n  ssl.key: '-----BEGIN PRIVATE KEY-----'"),
+        ":5: output.kafka.ssl.key: an inline private key is a literal secret",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "edit", "expected"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_profile_is_one_line(
+    tmp_path: Path, name: str, edit: tuple[str, str], expected: str
+) -> None:
+    old, new = edit
+    assert old in GOOD, name
+    path = _write(tmp_path, GOOD.replace(old, new, 1))
+    with pytest.raises(BadInput) as exc:
+        load_filebeat(path)
+    message = exc.value.message
+    assert exc.value.status == ExitStatus.BAD_INPUT
+    assert "\n" not in message
+    assert message.startswith(str(path).lstrip("/")) or "fb.yml" in message
+    assert expected in message, message
+    assert "hunter2" not in message and "admin" not in message
+
+
+def test_not_yaml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match=r"fb.yml:\d+: not valid YAML"):
+        load_filebeat(_write(tmp_path, "output.kafka: [\n"))
+    with pytest.raises(BadInput, match="missing"):
+        load_filebeat(_write(tmp_path, "queue.mem.events: 4096\n"))
+    with pytest.raises(BadInput, match="no such"):
+        load_filebeat(tmp_path / "absent.yml")
+
+
+def test_unchecked_filebeat_sections_pass(tmp_path: Path) -> None:
+    text = "filebeat.inputs:\n  - type: filestream\n    id: x\nprocessors: []\n" + GOOD
+    assert load_filebeat(_write(tmp_path, text)).config.kafka.topic == "logs"
+
+
+def test_warns_when_bulk_max_size_exceeds_queue_batch(tmp_path: Path) -> None:
+    loaded = load_filebeat(_write(tmp_path, GOOD.replace("bulk_max_size: 4096", "bulk_max_size: 8192")))
+    (warning,) = filebeat_warnings(loaded)
+    assert warning.endswith(
+        "fb.yml:5: output.kafka.bulk_max_size 8192 has no effect: the memory queue hands the output at"
+        " most 4096 events per batch (raise queue.mem.flush.min_events and queue.mem.events with it)"
+    )
+
+
+def test_warns_when_max_message_bytes_exceeds_topic_limit(tmp_path: Path) -> None:
+    loaded = load_filebeat(_write(tmp_path, GOOD))
+    assert filebeat_warnings(loaded, topic_max_message_bytes=1_048_588) == []
+    (warning,) = filebeat_warnings(loaded, topic_max_message_bytes=500_000)
+    assert "output.kafka.max_message_bytes 1000000 exceeds the topic's max.message.bytes 500000" in warning
+
+
+def test_warns_on_other_no_op_settings(tmp_path: Path) -> None:
+    text = GOOD.replace(
+        "topic: logs", "topic: logs\n  version: 1.0.0\n  compression_level: 3\n  required_acks: 0"
+    )
+    warnings = filebeat_warnings(load_filebeat(_write(tmp_path, text)))
+    assert len(warnings) == 3
+    assert any("version 1.0.0 is too old for Kafka 4.x" in w for w in warnings)
+    assert any("compression_level only applies to gzip" in w for w in warnings)
+    assert any("required_acks 0" in w for w in warnings)
+
+
+def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = _write(tmp_path, GOOD, "good.yml")
+    bad = _write(tmp_path, GOOD.replace("bulk_max_size", "bulk_max_sze"), "bad.yml")
+    noop = _write(tmp_path, GOOD.replace("bulk_max_size: 4096", "bulk_max_size: 8192"), "noop.yml")
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "filebeat", str(good)])
+    assert exc.value.code == ExitStatus.OK
+    assert capsys.readouterr().out.strip().endswith("good.yml: ok")
+
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "filebeat", str(good), str(bad)])
+    assert exc.value.code == ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kbt: error: ") and "bulk_max_sze" in err
+
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "filebeat", str(noop)])
+    assert exc.value.code == ExitStatus.OK
+    assert capsys.readouterr().err.startswith("kbt: warning: ")
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "filebeat", "--strict", str(noop)])
+    assert exc.value.code == ExitStatus.BAD_INPUT
+
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "filebeat", "--topic-max-message-bytes", "900000", str(good)])
+    assert exc.value.code == ExitStatus.OK
+    assert "exceeds the topic's max.message.bytes 900000" in capsys.readouterr().err

@@ -1,0 +1,45 @@
+"""`kbt check filebeat FILE...`: validate Filebeat `output.kafka` + `queue.mem` profiles offline."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from tuner.core.errors import BadInput, ExitStatus
+from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
+
+app = typer.Typer(help="Check client configuration files without touching a broker.", no_args_is_help=True)
+
+
+@app.command()
+def filebeat(
+    files: list[Path] = typer.Argument(..., help="Filebeat YAML files (output.kafka and queue.mem)."),
+    topic_max_message_bytes: int | None = typer.Option(
+        None,
+        "--topic-max-message-bytes",
+        min=1,
+        help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
+) -> None:
+    """Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
+    warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events."""
+    failed = 0
+    for path in files:
+        try:
+            loaded = load_filebeat(path)
+        except BadInput as exc:
+            sys.stderr.write(f"kbt: error: {exc.message}\n")
+            failed += 1
+            continue
+        warnings = filebeat_warnings(loaded, topic_max_message_bytes)
+        for line in warnings:
+            sys.stderr.write(f"kbt: warning: {line}\n")
+        if strict and warnings:
+            failed += 1
+        elif not warnings:
+            typer.echo(f"{path}: ok")
+    if failed:
+        raise typer.Exit(int(ExitStatus.BAD_INPUT))

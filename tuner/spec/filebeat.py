@@ -1,0 +1,409 @@
+"""Filebeat's documented `output.kafka` and `queue.mem` options as pydantic models.
+
+Names, defaults, ranges and enums follow libbeat (elastic/beats): `libbeat/outputs/kafka/config.go`
+(kafkaConfig, defaultConfig, Validate), `libbeat/outputs/kafka/partition.go` (partitioners),
+`libbeat/publisher/queue/memqueue/config.go` and `broker.go` (queue defaults and the way
+`flush.min_events` / `flush.timeout` are normalised), and the Kafka output reference page. Durations
+accept what Filebeat accepts: a Go duration string ("500ms", "1s", "1m30s") or a number of seconds.
+Credentials may only be `${VAR}` references: a literal secret in a profile is an error.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, field_validator, model_validator
+
+from tuner.spec.base import StrictModel
+
+# ---- durations ----------------------------------------------------------------------------------
+
+_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_GO_DURATION = re.compile(r"^([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_duration(value: Any) -> float:
+    """A Filebeat duration in seconds: a Go duration string or a plain number of seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value})")
+    if isinstance(value, int | float):
+        return float(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
+    text = value.strip()
+    sign = -1.0 if text.startswith("-") else 1.0
+    rest = text.lstrip("+-")
+    if rest == "0":
+        return 0.0
+    total = 0.0
+    while rest:
+        match = _GO_DURATION.match(rest)
+        if match is None:
+            raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
+        total += float(match.group(1)) * _UNIT_S[match.group(2)]
+        rest = rest[match.end() :]
+    return sign * total
+
+
+def format_duration(seconds: float) -> str:
+    """The shortest Go duration string for `seconds` (whole ms or s when possible)."""
+    if seconds == 0:
+        return "0s"
+    ms = seconds * 1000
+    if abs(ms - round(ms)) < 1e-9:
+        whole = round(ms)
+        if whole % 60_000 == 0 and whole >= 60_000:
+            return f"{whole // 60_000}m"
+        if whole % 1000 == 0:
+            return f"{whole // 1000}s"
+        return f"{whole}ms"
+    return f"{round(seconds * 1e6)}us"
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+# ---- secrets ------------------------------------------------------------------------------------
+
+# ${VAR} or ${VAR:?error message}; a ${VAR:default} would carry a literal secret as its default.
+ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_.]*(:\?[^}]*)?\}$")
+SECRET_OPTIONS = ("username", "password", "key_passphrase")
+
+
+def _secret_reference(value: Any) -> Any:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not ENV_REFERENCE.match(value.strip()):
+        # Never echo the value: it may be the secret itself.
+        raise ValueError(
+            "literal credentials are not allowed: use an environment reference like ${KAFKA_PASSWORD}"
+        )
+    return value.strip()
+
+
+SecretRef = Annotated[str | None, BeforeValidator(_secret_reference)]
+
+# ---- enums and limits ---------------------------------------------------------------------------
+
+# libbeat compressionModes (config.go): zstd is not offered by Filebeat's Kafka output.
+COMPRESSION_ALIASES = {
+    "none": "none", "no": "none", "off": "none", "gzip": "gzip", "lz4": "lz4", "snappy": "snappy",
+}  # fmt: skip
+Compression = Literal["none", "gzip", "lz4", "snappy"]
+GZIP_LEVELS = (0, 9)
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Kafka protocol versions libbeat accepts (libbeat/common/kafka/version.go): 0.8.2.0 ... 2.6.0.
+# Kafka 4.x brokers need at least 2.1.0.
+MIN_VERSION = (0, 8, 2, 0)
+MAX_VERSION = (2, 6, 0, 0)
+KAFKA4_MIN_VERSION = (2, 1, 0, 0)
+_VERSION = re.compile(r"^\d+(\.\d+){0,3}$")
+
+DEFAULT_VERSION = "2.1.0"
+DEFAULT_MAX_MESSAGE_BYTES = 1_000_000
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    parts = [int(p) for p in text.split(".")]
+    return tuple(parts + [0] * (4 - len(parts)))
+
+
+# ---- output.kafka -------------------------------------------------------------------------------
+
+
+class PartitionGroup(StrictModel):
+    """`partition.random` / `partition.round_robin`: switch partition every `group_events` events."""
+
+    group_events: int = Field(default=1, ge=1)
+    reachable_only: bool = False
+
+
+class PartitionHash(StrictModel):
+    """`partition.hash`: hash the key (or `hash` fields); no key and `random` -> a random partition."""
+
+    hash: list[str] = Field(default_factory=list)
+    random: bool = True
+    reachable_only: bool = False
+
+
+class Partition(StrictModel):
+    """At most one strategy; none configured means `hash` (libbeat initPartitionStrategy)."""
+
+    random: PartitionGroup | None = None
+    round_robin: PartitionGroup | None = None
+    hash: PartitionHash | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_sections(cls, data: Any) -> Any:
+        # `partition.round_robin:` with nothing under it enables the strategy with its defaults.
+        if isinstance(data, dict):
+            return {k: ({} if v is None else v) for k, v in data.items()}
+        return data
+
+    @model_validator(mode="after")
+    def _one(self) -> Partition:
+        chosen = [name for name in ("random", "round_robin", "hash") if getattr(self, name) is not None]
+        if len(chosen) > 1:
+            raise ValueError(f"choose one partition strategy (got {', '.join(chosen)})")
+        return self
+
+    @property
+    def strategy(self) -> Literal["random", "round_robin", "hash"]:
+        if self.random is not None:
+            return "random"
+        if self.round_robin is not None:
+            return "round_robin"
+        return "hash"
+
+    @property
+    def group_events(self) -> int:
+        chosen = self.random or self.round_robin
+        return chosen.group_events if chosen is not None else 1
+
+    @property
+    def reachable_only(self) -> bool:
+        chosen = self.random or self.round_robin or self.hash
+        return chosen.reachable_only if chosen is not None else False
+
+
+class Sasl(StrictModel):
+    mechanism: str | None = None
+
+    @field_validator("mechanism")
+    @classmethod
+    def _mechanism(cls, value: str | None) -> str | None:
+        if value is not None and value.upper() not in SASL_MECHANISMS:
+            raise ValueError(f'unknown value "{value}" (expected one of {", ".join(SASL_MECHANISMS)})')
+        return value.upper() if value is not None else None
+
+
+class Ssl(StrictModel):
+    """libbeat tlscommon client options (`ssl.*`)."""
+
+    enabled: bool | None = None
+    verification_mode: Literal["full", "strict", "certificate", "none"] | None = None
+    supported_protocols: list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]] | None = None
+    cipher_suites: list[str] | None = None
+    curve_types: list[str] | None = None
+    certificate_authorities: list[str] | None = None
+    certificate: str | None = None
+    key: str | None = None
+    key_passphrase: SecretRef = None
+    key_passphrase_path: str | None = None
+    ca_trusted_fingerprint: str | None = None
+    ca_sha256: list[str] | str | None = None
+    renegotiation: Literal["never", "once", "freely"] | None = None
+
+    @field_validator("key")
+    @classmethod
+    def _no_inline_key(cls, value: str | None) -> str | None:
+        if value is not None and "PRIVATE KEY" in value:
+            raise ValueError("an inline private key is a literal secret: give a file path or ${VAR}")
+        return value
+
+
+class Kerberos(StrictModel):
+    enabled: bool | None = None
+    auth_type: Literal["keytab", "password"] | None = None
+    config_path: str | None = None
+    keytab: str | None = None
+    service_name: str | None = None
+    username: SecretRef = None
+    password: SecretRef = None
+    realm: str | None = None
+    enable_krb5_fast: bool | None = None
+
+
+class MetadataRetry(StrictModel):
+    max: int = Field(default=3, ge=0)
+    backoff: Duration = Field(default=0.25, ge=0)
+
+
+class Metadata(StrictModel):
+    refresh_frequency: Duration = Field(default=600.0, ge=0)
+    full: bool = False
+    retry: MetadataRetry = Field(default_factory=MetadataRetry)
+
+
+class Backoff(StrictModel):
+    init: Duration = Field(default=1.0, gt=0)
+    max: Duration = Field(default=60.0, gt=0)
+
+
+class Header(StrictModel):
+    key: str = Field(min_length=1)
+    value: str
+
+
+class TopicRule(StrictModel):
+    topic: str | None = None
+    mappings: dict[str, str] | None = None
+    default: str | None = None
+    when: dict[str, Any] | None = None
+
+
+class KafkaOutput(StrictModel):
+    """`output.kafka` with libbeat's defaults (design.md section 4)."""
+
+    enabled: bool = True
+    hosts: list[str] = Field(min_length=1)
+    topic: str | None = None
+    topics: list[TopicRule] | None = None
+    key: str | None = None
+    partition: Partition = Field(default_factory=Partition)
+    headers: list[Header] | None = None
+    client_id: str = Field(default="beats", min_length=1)
+    worker: int = Field(default=1, ge=1)
+    workers: int | None = Field(default=None, ge=1)
+    codec: dict[str, Any] | None = None
+    metadata: Metadata = Field(default_factory=Metadata)
+    max_retries: int = Field(default=3, ge=-1)
+    backoff: Backoff = Field(default_factory=Backoff)
+    bulk_max_size: int = Field(default=2048, ge=0)
+    bulk_flush_frequency: Duration = Field(default=0.0, ge=0)
+    timeout: Duration = Field(default=30.0, gt=0)
+    broker_timeout: Duration = Field(default=10.0, gt=0)
+    channel_buffer_size: int = Field(default=256, ge=1)
+    keep_alive: Duration = Field(default=0.0, ge=0)
+    compression: Compression = "gzip"
+    compression_level: int = 4
+    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
+    required_acks: Literal[-1, 0, 1] = 1
+    version: str = DEFAULT_VERSION
+    username: SecretRef = None
+    password: SecretRef = None
+    sasl: Sasl = Field(default_factory=Sasl)
+    ssl: Ssl | None = None
+    kerberos: Kerberos | None = None
+    enable_krb5_fast: bool | None = None
+
+    @field_validator("compression", mode="before")
+    @classmethod
+    def _compression(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.lower() in COMPRESSION_ALIASES:
+            return COMPRESSION_ALIASES[value.lower()]
+        return value
+
+    @field_validator("required_acks", mode="before")
+    @classmethod
+    def _acks(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        text = str(value).strip() if isinstance(value, str | int | float) else value
+        if not isinstance(text, str) or not _VERSION.match(text):
+            raise ValueError(f"must be a Kafka version like 2.1.0 (got {value!r})")
+        if not MIN_VERSION <= version_tuple(text) <= MAX_VERSION:
+            raise ValueError(f"Kafka version {text} is outside the supported 0.8.2.0 .. 2.6.0")
+        return text
+
+    @field_validator("codec")
+    @classmethod
+    def _codec(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is not None:
+            unknown = [k for k in value if k not in ("json", "format")]
+            if unknown or len(value) != 1:
+                raise ValueError("set exactly one of codec.json or codec.format")
+        return value
+
+    @field_validator("max_retries")
+    @classmethod
+    def _retries(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("must be -1 (retry forever) or a positive count (libbeat rejects 0)")
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> KafkaOutput:
+        if self.topic is None and not self.topics:
+            raise ValueError("topic: either topic or topics must be set")
+        if self.compression == "gzip":
+            low, high = GZIP_LEVELS
+            if not low <= self.compression_level <= high:
+                raise ValueError(
+                    f"compression_level: must be between {low} and {high} for gzip"
+                    f" (got {self.compression_level})"
+                )
+        if self.username is not None and self.password is None:
+            raise ValueError("password: must be set when username is configured")
+        for host in self.hosts:
+            if not ENV_REFERENCE.match(host) and not re.match(r"^[A-Za-z0-9._\-\[\]:]+:\d{1,5}$", host):
+                raise ValueError(f'hosts: "{host}" is not host:port or a ${{VAR}} reference')
+        return self
+
+    @property
+    def effective_workers(self) -> int:
+        return self.workers or self.worker
+
+
+# ---- queue.mem ----------------------------------------------------------------------------------
+
+
+class MemQueueFlush(StrictModel):
+    min_events: int = Field(default=1600, ge=0)
+    timeout: Duration = Field(default=10.0, ge=0)
+
+
+class MemQueue(StrictModel):
+    """`queue.mem` (memqueue/config.go defaults: 3200 events, flush.min_events 1600, flush.timeout 10s)."""
+
+    events: int = Field(default=3200, ge=32)
+    bytes: int | None = Field(default=None, ge=32768)
+    flush: MemQueueFlush = Field(default_factory=MemQueueFlush)
+
+    @model_validator(mode="after")
+    def _check(self) -> MemQueue:
+        if self.flush.min_events > self.events:
+            raise ValueError(
+                f"flush.min_events: {self.flush.min_events} must not exceed events ({self.events})"
+            )
+        return self
+
+    @property
+    def max_get_events(self) -> int:
+        """The most events one batch can take from the queue (memqueue broker.go newQueue):
+        flush.min_events 0 or 1 selects the old synchronous mode, half the queue per batch."""
+        if self.flush.min_events <= 1:
+            return (self.events + 1) // 2
+        return min(self.flush.min_events, self.events)
+
+    @property
+    def effective_flush_timeout_s(self) -> float:
+        """How long a batch request waits to fill up (0 = hand over what is there at once)."""
+        return 0.0 if self.flush.min_events <= 1 else self.flush.timeout
+
+
+class QueueSection(StrictModel):
+    mem: MemQueue = Field(default_factory=MemQueue)
+
+
+class OutputSection(StrictModel):
+    kafka: KafkaOutput
+
+
+class FilebeatConfig(StrictModel):
+    """A Filebeat configuration fragment: `output.kafka` plus `queue.mem`."""
+
+    output: OutputSection
+    queue: QueueSection = Field(default_factory=QueueSection)
+
+    @property
+    def kafka(self) -> KafkaOutput:
+        return self.output.kafka
+
+    @property
+    def mem(self) -> MemQueue:
+        return self.queue.mem
+
+    @property
+    def batch_events(self) -> int:
+        """Events per batch handed to the output: bulk_max_size capped by the queue (memqueue
+        runloop.go handleGetRequest; bulk_max_size 0 asks for the queue's maximum)."""
+        bulk = self.kafka.bulk_max_size
+        cap = self.mem.max_get_events
+        return cap if bulk <= 0 else min(bulk, cap)

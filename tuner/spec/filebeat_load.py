@@ -1,0 +1,305 @@
+"""Load a Filebeat config fragment and check it: one line per problem, warnings for no-op settings.
+
+Filebeat (go-ucfg) reads `a.b.c: 1` and `a: {b: {c: 1}}` alike, so keys are expanded on their dots
+first, remembering the line each option came from:
+
+    x.yml:7: output.kafka.bulk_max_sze: unknown option (did you mean "output.kafka.bulk_max_size"?)
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tuner.core.errors import BadInput
+from tuner.spec.filebeat import (
+    KAFKA4_MIN_VERSION,
+    SECRET_OPTIONS,
+    FilebeatConfig,
+    version_tuple,
+)
+from tuner.spec.loader import display_path, plain, read_yaml
+
+Path_ = tuple[str | int, ...]
+
+# Filebeat settings outside output.kafka / queue.mem: allowed in a full filebeat.yml, not checked.
+UNCHECKED_TOP_LEVEL = frozenset(
+    {
+        "filebeat", "processors", "logging", "monitoring", "http", "setup", "path", "name", "tags",
+        "fields", "fields_under_root", "max_procs", "seccomp", "instrumentation", "features", "cloud",
+        "keystore", "migration", "timestamp", "ilm", "xpack", "gc_percent",
+    }
+)  # fmt: skip
+# Option values that are data, not options: their keys may contain dots.
+_OPAQUE = frozenset({"mappings", "when", "codec"})
+
+
+@dataclass(frozen=True)
+class LoadedFilebeat:
+    path: Path
+    config: FilebeatConfig
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    def line_of(self, *option: str) -> int | None:
+        return self.lines.get(tuple(option))
+
+    def where(self, *option: str) -> str:
+        line = self.line_of(*option)
+        return f"{display_path(self.path)}:{line}" if line else display_path(self.path)
+
+
+def load_filebeat(path: Path) -> LoadedFilebeat:
+    """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem."""
+    path = Path(path)
+    raw = read_yaml(path)
+    shown = display_path(path)
+    lines: dict[Path_, int] = {}
+    data: dict[str, Any] = {}
+    try:
+        _expand_into(data, raw, (), lines)
+    except _ExpandError as exc:
+        line = lines.get(exc.path)
+        raise BadInput(f"{shown}{f':{line}' if line else ''}: {_dotted(exc.path)}: {exc}") from None
+    data = _select_sections(data, lines, shown)
+    try:
+        config = FilebeatConfig.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput(describe_filebeat_error(exc, lines, shown)) from None
+    return LoadedFilebeat(path=path, config=config, lines=lines)
+
+
+def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | None = None) -> list[str]:
+    """Settings that are valid but do not do what they seem to (each a one-line message)."""
+    cfg = loaded.config
+    kafka, mem = cfg.kafka, cfg.mem
+    out: list[str] = []
+    if kafka.bulk_max_size > mem.max_get_events:
+        out.append(
+            f"{loaded.where('output', 'kafka', 'bulk_max_size')}: output.kafka.bulk_max_size"
+            f" {kafka.bulk_max_size} has no effect: the memory queue hands the output at most"
+            f" {mem.max_get_events} events per batch (raise queue.mem.flush.min_events and queue.mem.events"
+            " with it)"
+        )
+    if topic_max_message_bytes is not None and kafka.max_message_bytes > topic_max_message_bytes:
+        out.append(
+            f"{loaded.where('output', 'kafka', 'max_message_bytes')}: output.kafka.max_message_bytes"
+            f" {kafka.max_message_bytes} exceeds the topic's max.message.bytes {topic_max_message_bytes}:"
+            " the broker rejects larger batches and Filebeat drops their events"
+        )
+    if version_tuple(kafka.version) < KAFKA4_MIN_VERSION:
+        out.append(
+            f"{loaded.where('output', 'kafka', 'version')}: output.kafka.version {kafka.version} is too old"
+            " for Kafka 4.x brokers (use 2.1.0 or newer)"
+        )
+    if kafka.compression != "gzip" and loaded.line_of("output", "kafka", "compression_level"):
+        out.append(
+            f"{loaded.where('output', 'kafka', 'compression_level')}: output.kafka.compression_level only"
+            f" applies to gzip (compression is {kafka.compression})"
+        )
+    if kafka.required_acks == 0:
+        out.append(
+            f"{loaded.where('output', 'kafka', 'required_acks')}: output.kafka.required_acks 0: the broker"
+            " never answers, so lost events go unnoticed"
+        )
+    if kafka.sasl.mechanism is not None and kafka.username is None:
+        out.append(
+            f"{loaded.where('output', 'kafka', 'sasl', 'mechanism')}: output.kafka.sasl.mechanism has no"
+            " effect without username and password"
+        )
+    return out
+
+
+# ---- dotted-key expansion -----------------------------------------------------------------------
+
+
+class _ExpandError(ValueError):
+    def __init__(self, message: str, path: Path_) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _expand_into(
+    target: dict[str, Any], node: Mapping[Any, Any], prefix: Path_, lines: dict[Path_, int]
+) -> None:
+    for key, value in node.items():
+        parts = (str(key),) if prefix and prefix[-1] in _OPAQUE else tuple(str(key).split("."))
+        if any(not p for p in parts):
+            raise _ExpandError(f'bad option name "{key}"', prefix)
+        line = _key_line(node, key)
+        here = target
+        for i, part in enumerate(parts[:-1]):
+            sub_path = prefix + parts[: i + 1]
+            if line:
+                lines.setdefault(sub_path, line)
+            existing = here.setdefault(part, {})
+            if not isinstance(existing, dict):
+                raise _ExpandError("is set twice (as a value and as a section)", sub_path)
+            here = existing
+        full = prefix + parts
+        if line:
+            lines[full] = line
+        last = parts[-1]
+        if isinstance(value, Mapping):
+            existing = here.setdefault(last, {})
+            if not isinstance(existing, dict):
+                raise _ExpandError("is set twice (as a value and as a section)", full)
+            _expand_into(existing, value, full, lines)
+        elif last in here:
+            raise _ExpandError("is set twice", full)
+        else:
+            here[last] = _expand_value(value, full, lines)
+
+
+def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        items: list[Any] = []
+        for i, item in enumerate(value):
+            line = _item_line(value, i)
+            if line:
+                lines[(*path, i)] = line
+            if isinstance(item, Mapping):
+                sub: dict[str, Any] = {}
+                _expand_into(sub, item, (*path, i), lines)
+                items.append(sub)
+            else:
+                items.append(plain(item))
+        return items
+    return plain(value)
+
+
+def _key_line(node: Any, key: Any) -> int | None:
+    try:
+        return int(node.lc.key(key)[0]) + 1
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _item_line(node: Any, index: int) -> int | None:
+    try:
+        return int(node.lc.item(index)[0]) + 1
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _select_sections(data: dict[str, Any], lines: dict[Path_, int], shown: str) -> dict[str, Any]:
+    """Keep output.kafka and queue.mem; other Filebeat namespaces pass unchecked, typos fail."""
+    checked = {"output", "queue"}
+    for key in data:
+        if key not in checked and key not in UNCHECKED_TOP_LEVEL:
+            raise BadInput(_unknown_message(shown, (), key, lines))
+    for section, only in (("output", "kafka"), ("queue", "mem")):
+        value = data.get(section)
+        if isinstance(value, dict):
+            for key in value:
+                if key != only:
+                    close = difflib.get_close_matches(key, [only], n=1, cutoff=0.6)
+                    if close:
+                        raise BadInput(_unknown_message(shown, (section,), key, lines))
+                    line = lines.get((section, key))
+                    raise BadInput(
+                        f"{shown}{f':{line}' if line else ''}: {section}.{key}: only {section}.{only} is"
+                        " supported"
+                    )
+    if "output" not in data:
+        raise BadInput(f"{shown}: output.kafka: missing (the profile must configure the Kafka output)")
+    return {k: v for k, v in data.items() if k in checked}
+
+
+# ---- error messages -----------------------------------------------------------------------------
+
+
+@functools.cache
+def known_options(model: type[BaseModel] = FilebeatConfig, prefix: str = "") -> tuple[str, ...]:
+    """Every option path the schema knows, e.g. "output.kafka.partition.round_robin.group_events"."""
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        out.append(path)
+        for sub in _models_in(info.annotation):
+            out += known_options(sub, path + ".")
+    return tuple(out)
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) or origin is typing.Annotated:
+        return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+    return []
+
+
+def _unknown_message(shown: str, parent: Path_, key: str, lines: dict[Path_, int]) -> str:
+    full = _dotted((*parent, key))
+    line = lines.get((*parent, key)) or lines.get(parent)
+    close = difflib.get_close_matches(full, known_options(), n=1, cutoff=0.6)
+    hint = f' (did you mean "{close[0]}"?)' if close else ""
+    return f"{shown}{f':{line}' if line else ''}: {full}: unknown option{hint}"
+
+
+def _dotted(path: Path_) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown: str) -> str:
+    """The first validation error as `file:line: option.path: message`."""
+    err = exc.errors(include_url=False)[0]
+    loc: Path_ = tuple(p for p in err["loc"] if not (isinstance(p, str) and "[" in p))
+    kind, msg = err["type"], str(err["msg"]).removeprefix("Value error, ")
+    unknown = re.match(r'unknown key "([^"]+)"', msg)
+    if unknown:
+        return _unknown_message(shown, loc, unknown.group(1), lines)
+    named = re.match(r"^([a-z_][a-z0-9_.]*): (.*)$", msg)
+    if kind == "value_error" and named and f"{_dotted(loc)}.{named.group(1)}" in known_options():
+        loc = (*loc, *named.group(1).split("."))
+        msg = named.group(2)
+    line = next((lines[loc[:i]] for i in range(len(loc), -1, -1) if loc[:i] in lines), None)
+    text = _message(kind, msg, err.get("input"), err.get("ctx") or {}, secret=_is_secret(loc))
+    return f"{shown}{f':{line}' if line else ''}: {_dotted(loc) or 'config'}: {text}"
+
+
+def _is_secret(loc: Path_) -> bool:
+    return any(str(p) in SECRET_OPTIONS for p in loc)
+
+
+def _message(kind: str, msg: str, value: Any, ctx: dict[str, Any], secret: bool) -> str:
+    if kind == "missing":
+        return "missing required option"
+    if kind == "value_error":
+        return msg
+    if kind == "literal_error":
+        expected = re.findall(r"'([^']*)'|(-?\d+)", str(ctx.get("expected", "")))
+        choices = [a or b for a, b in expected]
+        hint = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+        shown = "a secret" if secret else f'"{value}"'
+        return (
+            f"unknown value {shown} (expected one of {', '.join(choices)}"
+            f"{f'; did you mean {hint[0]}?' if hint and not secret else ''})"
+        )
+    if kind in ("model_type", "dict_type"):
+        return "must be a mapping of options"
+    if kind == "list_type":
+        return "must be a list"
+    if kind == "too_short":
+        return "must not be empty"
+    if kind.startswith("bool"):
+        return "must be true or false" + ("" if secret else f" (got {value!r})")
+    if kind.startswith(("int_", "float_")):
+        noun = "an integer" if kind.startswith("int") else "a number"
+        return f"must be {noun}" + ("" if secret else f" (got {value!r})")
+    text = msg.replace("Input should be", "must be")
+    if not secret and isinstance(value, str | int | float) and not isinstance(value, bool):
+        text += f" (got {value!r})"
+    return text
