@@ -118,8 +118,8 @@ class Lab:
         except BaseException as exc:
             self.progress("start failed: stopping what was started")
             self._stop_recorded(state)
-            if isinstance(exc, KbtError | KeyboardInterrupt):
-                raise
+            if isinstance(exc, KbtError) or not isinstance(exc, Exception):
+                raise  # KbtError lines and Ctrl-C/SystemExit go up as they are
             raise EnvironmentProblem(f"lab start failed: {exc}") from exc
         state.phase = Phase.UP
         save_state(state)
@@ -201,7 +201,8 @@ class Lab:
             if state is None:
                 return []
             stopped = self._stop_recorded(state, timeout_s)
-            self._verify_ports_free(state)
+            if stopped:
+                self._verify_ports_free(state)
             return stopped
 
     def _stop_recorded(self, state: LabState, timeout_s: float = 30.0) -> list[str]:
