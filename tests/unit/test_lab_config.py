@@ -195,11 +195,26 @@ def test_spawn_and_stop_by_recorded_pid(tmp_path: Path) -> None:
             break
         time.sleep(0.05)
     assert is_alive(pid) and is_ours(pid, marker)
-    assert not is_ours(pid, str(tmp_path / "other-marker"))
-    assert stop([(pid, str(tmp_path / "other-marker"))], timeout_s=1) == [] and is_alive(pid)
     assert stop([(pid, marker)], timeout_s=5) == []  # SIGTERM was enough
-    assert not is_alive(pid)
+    assert not is_alive(pid) and not is_ours(pid, marker)
     assert tail(tmp_path / "out.log", 5) == "started"
+
+
+def test_foreign_pid_needs_the_marker(tmp_path: Path) -> None:
+    """A PID this interpreter did not spawn (say, recorded by an earlier kbt) is only signalled while
+    its command line still shows the lab's marker."""
+    marker = str(tmp_path / "marker-arg")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", marker])
+    try:
+        assert is_ours(other.pid, marker)
+        assert not is_ours(other.pid, str(tmp_path / "other-marker"))
+        assert stop([(other.pid, str(tmp_path / "other-marker"))], timeout_s=1) == []
+        assert other.poll() is None
+        assert stop([(other.pid, marker)], timeout_s=5) == []
+        assert other.wait(timeout=5) is not None
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_port_in_use() -> None:

@@ -69,8 +69,22 @@ def cmdline(pid: int) -> str:
 
 
 def is_ours(pid: int, marker: str) -> bool:
-    """The recorded process is still running and is still the one we started."""
-    return is_alive(pid) and marker in cmdline(pid)
+    """The recorded process is still running and is still the one we started.
+
+    A child of this interpreter that has not been reaped cannot have had its PID reused, so it is
+    ours without looking; any other PID must still show the marker in its command line (read twice:
+    /proc/<pid>/cmdline can come back empty while a process is busy mapping memory)."""
+    child = _children.get(pid)
+    if child is not None and child.poll() is None:
+        return True
+    if not is_alive(pid):
+        return False
+    for attempt in range(3):
+        text = cmdline(pid)
+        if text:
+            return marker in text
+        time.sleep(0.05 * (attempt + 1))
+    return False
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:

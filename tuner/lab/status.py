@@ -77,13 +77,19 @@ def _failure_line(log_file: Path) -> str:
     return lines[-1].strip()[:300] if lines else "no output"
 
 
+def _still_ours(pid: int, marker: str) -> bool:
+    """A second look before declaring a process dead."""
+    time.sleep(0.3)
+    return is_ours(pid, marker)
+
+
 def wait_until_healthy(state: LabState, timeout_s: float, progress: Callable[[str], None]) -> None:
     """Return once every broker is in the metadata and Prometheus scraped each broker with up == 1."""
     deadline = time.monotonic() + timeout_s
     last = ""
     while True:
         for rec in state.processes:
-            if not is_ours(rec.pid, rec.marker):
+            if not is_ours(rec.pid, rec.marker) and not _still_ours(rec.pid, rec.marker):
                 raise EnvironmentProblem(
                     f"{rec.component} exited while starting: {_failure_line(rec.log_file)}"
                     f" (see 'kbt lab logs {rec.component}')"
