@@ -35,16 +35,21 @@ if [ ! -f "$stamp" ] || ! command -v kbt >/dev/null 2>&1; then
 fi
 
 libs="$cache/kafka-$kafka_version/libs"
-# The stamp names the pom it was resolved from: a changed pom re-resolves a clean directory.
-libs_stamp="$libs/.complete-$(sha1sum "$here/scripts/maven/pom.xml" | cut -c1-12)"
-if [ ! -f "$libs_stamp" ]; then
+# The stamp names the pom it was resolved from: a changed pom re-resolves into a fresh directory
+# that then replaces the old one (running brokers keep finding their jars under the same names).
+pom_id=$(sha1sum "$here/scripts/maven/pom.xml" | cut -c1-12)
+if [ ! -f "$libs/.complete-$pom_id" ]; then
   log "fetching Kafka $kafka_version jars into the cache"
-  rm -rf "$libs"
-  mkdir -p "$libs"
+  fresh="$libs.new.$$"
+  rm -rf "$fresh" && mkdir -p "$fresh"
   mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
-    -DoutputDirectory="$libs" -DincludeScope=runtime
-  ls "$libs"/kafka_2.13-"$kafka_version".jar "$libs"/kafka-storage-"$kafka_version"-test.jar >/dev/null
-  touch "$libs_stamp"
+    -DoutputDirectory="$fresh" -DincludeScope=runtime
+  ls "$fresh"/kafka_2.13-"$kafka_version".jar "$fresh"/kafka-storage-"$kafka_version"-test.jar >/dev/null
+  touch "$fresh/.complete-$pom_id"
+  rm -rf "$libs.old"
+  if [ -d "$libs" ]; then mv "$libs" "$libs.old"; fi
+  mv "$fresh" "$libs"
+  rm -rf "$libs.old"
 fi
 
 agent="$cache/jmx/jmx_prometheus_javaagent-$jmx_version.jar"
