@@ -4,6 +4,7 @@
 #   - the Python package with its dev extras (pip)
 #   - Apache Kafka 4.1.1 runtime jars and the jmx_exporter agent from Maven Central,
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
+#   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KBT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbt}
@@ -18,6 +19,7 @@ command -v java >/dev/null 2>&1 || apt_pkgs+=(openjdk-17-jre-headless)
 command -v mvn >/dev/null 2>&1 || apt_pkgs+=(maven)
 command -v prometheus >/dev/null 2>&1 || apt_pkgs+=(prometheus)
 command -v promtool >/dev/null 2>&1 || apt_pkgs+=(prometheus)
+command -v go >/dev/null 2>&1 || apt_pkgs+=(golang-go)
 if [ "${KBT_WITH_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then apt_pkgs+=(chromium); fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   log "apt-get install ${apt_pkgs[*]}"
@@ -57,5 +59,21 @@ if [ ! -f "$agent" ]; then
   log "fetching jmx_prometheus_javaagent $jmx_version"
   mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy \
     -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$jmx_version" -DoutputDirectory="$cache/jmx"
+fi
+# The Filebeat engine (Go, Sarama from the Go module proxy): built into the cache, rebuilt when its
+# sources change. go.mod asks for a recent Go; Go >= 1.21 fetches that toolchain by itself.
+engine_src="$here/loadtests/sarama-engine"
+engine_bin="$cache/bin/sarama-engine"
+engine_id=$(cat "$engine_src"/go.mod "$engine_src"/go.sum "$engine_src"/*.go | sha1sum | cut -c1-12)
+if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; then
+  log "building sarama-engine into the cache"
+  mkdir -p "$cache/bin"
+  if ! (cd "$engine_src" && GOFLAGS=-mod=readonly go build -trimpath -o "$engine_bin.tmp" .); then
+    log "go build failed: loadtests/sarama-engine needs Go 1.21 or newer (found: $(go version 2>&1))"
+    exit 1
+  fi
+  mv "$engine_bin.tmp" "$engine_bin"
+  rm -f "$cache"/bin/.sarama-engine-*
+  touch "$cache/bin/.sarama-engine-$engine_id"
 fi
 log "ready (cache: $cache)"
