@@ -71,8 +71,11 @@ type result struct {
 	BatchBytes        *float64  `json:"batch_bytes"`
 	CompressionRatio  *float64  `json:"compression_ratio"`
 	LatencyMs         latencyMs `json:"delivery_latency_ms"`
-	AckedFile         string    `json:"acked_file"`
-	AckedLines        int64     `json:"acked_lines"`
+	// The latency histogram (microseconds), HdrHistogram V2 compressed and base64-encoded, so the
+	// driver can merge processes exactly.
+	LatencyHistogram string `json:"latency_histogram"`
+	AckedFile        string `json:"acked_file"`
+	AckedLines       int64  `json:"acked_lines"`
 }
 
 func main() {
@@ -279,6 +282,9 @@ func summarise(res *result, pods []*pod, registry metrics.Registry) {
 	res.LatencyMs = latencyMs{
 		Count: hist.TotalCount(), Mean: hist.Mean() / 1000,
 		P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: float64(hist.Max()) / 1000,
+	}
+	if encoded, err := hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+		res.LatencyHistogram = string(encoded)
 	}
 }
 

@@ -1,0 +1,149 @@
+"""The JSON plan each Sarama engine process reads (loadtests/sarama-engine/plan.go, schema 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.paths import cache_dir
+from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.workload import WorkloadSpec
+
+PLAN_SCHEMA = 1
+RESULT_SCHEMA = 1
+# Seconds for every process to connect before the shared schedule starts.
+START_SLACK_S = 3.0
+
+
+def engine_binary() -> Path:
+    """The engine built by `make install` (scripts/install.sh) into the cache."""
+    path = cache_dir() / "bin" / "sarama-engine"
+    if not path.is_file():
+        raise EnvironmentProblem(f"the Filebeat engine is not built ({path} is missing): run 'make install'")
+    return path
+
+
+def check_emulated(config: FilebeatConfig) -> None:
+    """Reject settings the engine does not reproduce, rather than measure something else."""
+    kafka, mem = config.kafka, config.mem
+    problems = {
+        "queue.mem.bytes": mem.bytes is not None,
+        "output.kafka.worker": kafka.effective_workers > 1,
+        "output.kafka.topics": bool(kafka.topics),
+        "output.kafka.partition.hash.hash": bool(kafka.partition.hash and kafka.partition.hash.hash),
+        "output.kafka.headers": bool(kafka.headers),
+        "output.kafka.codec": kafka.codec is not None,
+    }
+    for option, present in problems.items():
+        if present:
+            raise BadInput(
+                f"{option}: not emulated by the Filebeat engine (remove it to measure this profile)"
+            )
+
+
+def drain_s(config: FilebeatConfig) -> float:
+    """How long outstanding events may take after the schedule ends: the queue's flush timeout,
+    Sarama's flush frequency and a broker round trip with retries."""
+    kafka = config.kafka
+    return min(
+        600.0, config.mem.effective_flush_timeout_s + kafka.bulk_flush_frequency + kafka.broker_timeout + 10
+    )
+
+
+def output_section(config: FilebeatConfig) -> dict[str, Any]:
+    k = config.kafka
+    return {
+        "bulk_max_size": k.bulk_max_size,
+        "bulk_flush_frequency_ms": k.bulk_flush_frequency * 1000,
+        "compression": k.compression,
+        "compression_level": k.compression_level,
+        "required_acks": k.required_acks,
+        "max_message_bytes": k.max_message_bytes,
+        "channel_buffer_size": k.channel_buffer_size,
+        "broker_timeout_ms": k.broker_timeout * 1000,
+        "timeout_ms": k.timeout * 1000,
+        "keep_alive_ms": k.keep_alive * 1000,
+        "client_id": k.client_id,
+        "version": k.version,
+        "max_retries": k.max_retries,
+        "backoff_init_ms": k.backoff.init * 1000,
+        "backoff_max_ms": k.backoff.max * 1000,
+        "partition": {
+            "strategy": k.partition.strategy,
+            "group_events": k.partition.group_events,
+            "reachable_only": k.partition.reachable_only,
+        },
+        "metadata": {
+            "retry_max": k.metadata.retry.max,
+            "retry_backoff_ms": k.metadata.retry.backoff * 1000,
+            "refresh_frequency_ms": k.metadata.refresh_frequency * 1000,
+            "full": k.metadata.full,
+        },
+    }
+
+
+def queue_section(config: FilebeatConfig) -> dict[str, Any]:
+    mem = config.mem
+    return {
+        "events": mem.events,
+        "flush_min_events": mem.flush.min_events,
+        "flush_timeout_ms": mem.flush.timeout * 1000,
+    }
+
+
+@dataclass(frozen=True)
+class ProcessPlan:
+    index: int
+    plan: dict[str, Any]
+    path: Path
+    acked_file: Path
+
+
+def process_plans(
+    workload: WorkloadSpec,
+    config: FilebeatConfig,
+    *,
+    topic: str,
+    bootstrap: str,
+    run_id: str,
+    workdir: Path,
+    corpus_file: Path,
+    start_at: float,
+    seed: int = 1,
+) -> list[ProcessPlan]:
+    """One plan per workload process; pods (producers) are spread as evenly as possible."""
+    rate = 0.0 if workload.rate_per_producer == "max" else float(workload.rate_per_producer)
+    keys = workload.keys.kind if workload.keys.kind in ("none", "random") else "none"
+    base, extra = divmod(workload.producers, workload.processes)
+    plans: list[ProcessPlan] = []
+    offset = 0
+    for index in range(workload.processes):
+        pods = base + (1 if index < extra else 0)
+        acked = workdir / f"acked-{index}.txt"
+        plan = {
+            "schema": PLAN_SCHEMA,
+            "run_id": run_id,
+            "bootstrap": bootstrap,
+            "topic": topic,
+            "pods": pods,
+            "pod_offset": offset,
+            "rate_per_pod": rate,
+            "duration_s": workload.duration_s,
+            "warmup_s": workload.warmup_s,
+            "drain_s": drain_s(config),
+            "start_at": start_at,
+            "corpus_file": str(corpus_file),
+            "keys": keys,
+            "key_cardinality": workload.keys.cardinality or 0,
+            "acked_file": str(acked),
+            "seed": seed + index,
+            "output": output_section(config),
+            "queue": queue_section(config),
+        }
+        plans.append(
+            ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)
+        )
+        offset += pods
+    return plans
