@@ -31,7 +31,10 @@ class DriverEngine:
     """The confluent-kafka driver (tuner.driver) running the load and verifying delivery."""
 
     def run(self, plan: RunPlan, topics: list[str], run_id: str, target: Target) -> DriverResult:
-        from tuner.driver import run_load  # type: ignore[attr-defined]
+        if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
+            from tuner.driver.filebeat_engine import run_filebeat_load as run_load
+        else:
+            from tuner.driver import run_load  # type: ignore[attr-defined,no-redef]
 
         result: DriverResult = run_load(
             plan=plan,
