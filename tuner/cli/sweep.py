@@ -101,6 +101,8 @@ def sweep(
 
     loaded = load_sweep(spec)
     console = Console()
+    if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
+        console.width = max(console.width, 180)
     if dry_run:
         for plan in loaded.runs:
             w = plan.workload
@@ -112,7 +114,9 @@ def sweep(
         return
     from tuner.runner.wiring import sweep_runner
 
+    # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
     previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     outcome: SweepOutcome | None = None
     progress = Progress(
         TextColumn("{task.description}"),
@@ -128,7 +132,7 @@ def sweep(
             runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
             try:
                 outcome = runner.run(loaded, resume=resume)
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, Interrupted):
                 observer._finish_ticker()
                 done = runner.store.latest(loaded.spec.name)
                 planned = {p.name for p in loaded.runs}
@@ -139,6 +143,7 @@ def sweep(
                 ) from None
     finally:
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     assert outcome is not None
     console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
     for problem in outcome.problems:
