@@ -279,8 +279,9 @@ def test_warns_when_bulk_max_size_exceeds_queue_batch(tmp_path: Path) -> None:
     loaded = load_filebeat(_write(tmp_path, GOOD.replace("bulk_max_size: 4096", "bulk_max_size: 8192")))
     (warning,) = filebeat_warnings(loaded)
     assert warning.endswith(
-        "fb.yml:5: output.kafka.bulk_max_size 8192 has no effect: the memory queue hands the output at"
-        " most 4096 events per batch (raise queue.mem.flush.min_events and queue.mem.events with it)"
+        "fb.yml:5: output.kafka.bulk_max_size 8192 has no effect beyond 4096: the memory queue hands the"
+        " output at most 4096 events per batch (raise queue.mem.flush.min_events and queue.mem.events"
+        " with it)"
     )
 
 

@@ -56,6 +56,9 @@ def _register() -> None:
     from tuner.cli import check
 
     app.add_typer(check.app, name="check")
+    from tuner.cli import render
+
+    app.add_typer(render.app, name="render")
 
 
 def fail(message: str, status: ExitStatus) -> None:

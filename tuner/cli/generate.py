@@ -26,9 +26,16 @@ def _metrics_catalog() -> dict[str, str]:
     return {"docs/metrics.md": metrics_markdown()}
 
 
+def _filebeat_profiles() -> dict[str, str]:
+    from tuner.render.filebeat_profiles import render_all
+
+    return render_all()
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
     ("metrics catalog", _metrics_catalog),
+    ("Filebeat profiles", _filebeat_profiles),
 ]
 
 

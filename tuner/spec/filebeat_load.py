@@ -85,9 +85,9 @@ def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | Non
     if kafka.bulk_max_size > mem.max_get_events:
         out.append(
             f"{loaded.where('output', 'kafka', 'bulk_max_size')}: output.kafka.bulk_max_size"
-            f" {kafka.bulk_max_size} has no effect: the memory queue hands the output at most"
-            f" {mem.max_get_events} events per batch (raise queue.mem.flush.min_events and queue.mem.events"
-            " with it)"
+            f" {kafka.bulk_max_size} has no effect beyond {mem.max_get_events}: the memory queue hands the"
+            f" output at most {mem.max_get_events} events per batch (raise queue.mem.flush.min_events and"
+            " queue.mem.events with it)"
         )
     if topic_max_message_bytes is not None and kafka.max_message_bytes > topic_max_message_bytes:
         out.append(

@@ -77,6 +77,23 @@ def filebeat_config(profile: ClientProfile) -> FilebeatConfig:
     return config
 
 
+def check_filebeat_fits(profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
+    """The profile is valid Filebeat configuration and its events reach the topic: ValueError if
+    max_message_bytes exceeds the topic limit (the broker rejects the batch and Filebeat drops it)
+    or the workload's events exceed max_message_bytes (Filebeat drops them)."""
+    kafka = filebeat_config(profile).kafka
+    if kafka.max_message_bytes > topic_max_bytes:
+        raise ValueError(
+            f"output.kafka.max_message_bytes: {kafka.max_message_bytes} (profile {profile.name}) exceeds the"
+            f" topic's max.message.bytes {topic_max_bytes}: Filebeat would drop rejected batches"
+        )
+    if event_bytes is not None and event_bytes > kafka.max_message_bytes:
+        raise ValueError(
+            f"output.kafka.max_message_bytes: {kafka.max_message_bytes} (profile {profile.name}) is below the"
+            f" workload's {event_bytes}-byte events: Filebeat would drop them"
+        )
+
+
 def _apply_override(data: dict[str, Any], key: str, raw: str, knob_paths: set[str]) -> None:
     if not key.startswith(_PREFIXES) or key not in _leaf_options():
         hint = did_you_mean(key, _leaf_options())

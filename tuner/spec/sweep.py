@@ -237,3 +237,11 @@ def check_fits(workload: WorkloadSpec, profile: ClientProfile, where: str = "") 
             f"{prefix}batch_bytes: {profile.batch_bytes} (profile {profile.name}) exceeds the broker's"
             f" message.max.bytes {limit} (raise the topic config max.message.bytes)"
         )
+    if profile.client == "filebeat":
+        from tuner.spec.filebeat_profile import check_filebeat_fits
+
+        prefix = f"{where}." if where.startswith("profiles[") else f"run ({where}): " if where else ""
+        try:
+            check_filebeat_fits(profile, limit, workload.message.nominal_bytes)
+        except ValueError as exc:
+            raise ValueError(f"{prefix}{exc}") from None
