@@ -116,10 +116,11 @@ def test_librdkafka_accepts_every_example_profile() -> None:
     confluent_kafka = pytest.importorskip("confluent_kafka")
     for spec in sorted((repo_root() / "loadtests").glob("*.yaml")):
         for run in load_sweep(spec).runs:
-            # Constructing a producer validates every property name and value; nothing is sent.
-            producer = confluent_kafka.Producer(
-                {"bootstrap.servers": "127.0.0.1:1", **run.profile.librdkafka_config()}
-            )
+            if run.profile.client != "librdkafka":
+                continue
+            # Constructing a producer validates every property name and value. Without
+            # bootstrap.servers it never opens a connection.
+            producer = confluent_kafka.Producer({"log_level": 0, **run.profile.librdkafka_config()})
             producer.flush(0)
 
 
