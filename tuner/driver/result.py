@@ -59,7 +59,9 @@ class ClientResult(_Frozen):
     records_acked: int = 0
     records_failed: int = 0
     bytes_acked: int = 0  # payload bytes (uncompressed) of acked records
-    produce_requests: int = 0  # ProduceRequests sent (librdkafka brokers.*.req.Produce deltas)
+    # ProduceRequests from the window start through the final drain (production stops at the window
+    # end; the drain's requests carry the window's last records). The broker side uses the same span.
+    produce_requests: int = 0
     produce_requests_by_broker: dict[str, int] = Field(default_factory=dict)  # node id -> count
     # Whole run (for exact comparison with the broker's per-topic counter).
     records_acked_total: int = 0

@@ -6,6 +6,7 @@ read the same expressions.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from typing import Protocol
@@ -13,7 +14,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.measure.catalog import BROKER_JOB
-from tuner.measure.prometheus import Sample
+from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.measure.promql import promql
 
 
@@ -26,7 +27,7 @@ class BrokerStats(_Frozen):
 
     broker: str
     produce_requests_per_s: float | None = None
-    topic_produce_requests_per_s: float | None = None  # the run's own topics only
+    topic_produce_requests_per_s: float | None = None  # the run's own topics only, [start, end]
     bytes_in_per_s: float | None = None
     messages_in_per_s: float | None = None
     network_idle_ratio: float | None = None  # NetworkProcessorAvgIdlePercent, mean over the window
@@ -47,8 +48,8 @@ class BrokerWindow(_Frozen):
     end: float
     step_s: float
     brokers: list[BrokerStats] = Field(default_factory=list)
-    # The run's topics: the increase of TotalProduceRequests (per partition append) over the window,
-    # and the counter's final value (the topic is fresh per run, so this is the whole-run count).
+    # The run's topics (fresh per run): TotalProduceRequests from the window start through the
+    # client's final drain (the client's produce_requests spans the same), and the whole-run count.
     topic_produce_requests: float | None = None
     topic_produce_requests_total: float | None = None
     queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
@@ -97,10 +98,12 @@ class BrokerWindow(_Frozen):
 # ---- measuring ----------------------------------------------------------------------------------
 
 
-class InstantQuery(Protocol):
-    """Evaluate PromQL at one instant (tuner.measure.prometheus.Prometheus.instant)."""
+class PrometheusReader(Protocol):
+    """What measurement needs of tuner.measure.prometheus.Prometheus."""
 
-    def __call__(self, expr: str, at: float | None = None) -> list[Sample]: ...
+    def instant(self, expr: str, at: float | None = None) -> list[Sample]: ...
+
+    def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]: ...
 
 
 # BrokerStats field -> (named query in tuner.measure.promql, how the window aggregates it).
@@ -147,50 +150,72 @@ def window_queries(window_s: float, topics: list[str], step_s: float) -> dict[st
             out[field] = promql(name, w)
         else:
             out[field] = f"{agg}_over_time(({promql(name, _range(4 * step_s))})[{w}:{step}])"
-    selector = f'{TOPIC_SERIES}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
-    out["topic_produce_requests_per_s"] = f"sum by (broker)(rate({selector}[{w}]))"
+    out["topic_produce_requests_per_s"] = f"sum by (broker)(rate({topic_selector(topics)}[{w}]))"
     return out
 
 
-def topic_total_queries(window_s: float, topics: list[str]) -> dict[str, str]:
-    selector = f'{TOPIC_SERIES}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
-    return {
-        "topic_produce_requests": f"sum(increase({selector}[{_range(window_s)}]))",
-        # Fresh topics start at zero, so the counter's last value is the whole-run count.
-        "topic_produce_requests_total": f"sum(last_over_time({selector}[1h]))",
-    }
+def topic_selector(topics: list[str]) -> str:
+    return f'{TOPIC_SERIES}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
+
+
+def interpolate(points: list[tuple[float, float]], t: float) -> float:
+    """A counter at time t, linear between the samples around it (flat after the last)."""
+    if not points or t <= points[0][0]:
+        return points[0][1] if points else 0.0
+    for (t1, v1), (t2, v2) in itertools.pairwise(points):
+        if t <= t2:
+            return v1 + (v2 - v1) * (t - t1) / (t2 - t1) if t2 > t1 else v2
+    return points[-1][1]
 
 
 def measure_window(
-    query: InstantQuery, start: float, end: float, topics: list[str], step_s: float, now: float
+    prom: PrometheusReader,
+    start: float,
+    end: float,
+    topics: list[str],
+    step_s: float,
+    now: float,
+    run_started: float,
 ) -> BrokerWindow:
-    """Query every BrokerStats field over [start, end]; the whole-run topic total at `now`."""
+    """Every BrokerStats field over [start, end]. The run's topic counters come from their raw
+    samples: interpolated at the window's start and end, and read at `now` (after the client's
+    final drain and one more scrape) for the whole-run count and the start-to-drain count."""
     window = end - start
     per_field = window_queries(window, topics, step_s)
     by_broker: dict[str, dict[str, float]] = {}
     for field, expr in per_field.items():
-        for sample in query(expr, end):
+        if field == "topic_produce_requests_per_s":
+            continue
+        for sample in prom.instant(expr, end):
             broker = sample.labels.get("broker")
             if broker is not None and math.isfinite(sample.value):
                 by_broker.setdefault(broker, {})[field] = sample.value
-    totals = topic_total_queries(window, topics)
-    increase = _scalar(query(totals["topic_produce_requests"], end))
-    total = _scalar(query(totals["topic_produce_requests_total"], now))
+    since_start = total = 0.0
+    found = False
+    for series in prom.samples(topic_selector(topics), run_started - 1, now):
+        broker = series.labels.get("broker")
+        if broker is None or not series.points:
+            continue
+        # Fresh topics: the counter was 0 when the run started producing.
+        points = [(run_started, 0.0), *sorted(p for p in series.points if p[0] > run_started)]
+        at_start, at_end, last = interpolate(points, start), interpolate(points, end), points[-1][1]
+        fields = by_broker.setdefault(broker, {})
+        fields["topic_produce_requests_per_s"] = fields.get("topic_produce_requests_per_s", 0.0) + (
+            at_end - at_start
+        ) / max(window, 1e-9)
+        since_start += last - at_start
+        total += last
+        found = True
     brokers = [BrokerStats(broker=b, **fields) for b, fields in sorted(by_broker.items(), key=_broker_key)]
     return BrokerWindow(
         start=start,
         end=end,
         step_s=step_s,
         brokers=brokers,
-        topic_produce_requests=increase,
-        topic_produce_requests_total=total,
-        queries={**per_field, **totals},
+        topic_produce_requests=since_start if found else None,
+        topic_produce_requests_total=total if found else None,
+        queries={**per_field, "topic_samples": topic_selector(topics)},
     )
-
-
-def _scalar(rows: list[Sample]) -> float | None:
-    values = [s.value for s in rows if math.isfinite(s.value)]
-    return sum(values) if values else None
 
 
 def _broker_key(item: tuple[str, dict[str, float]]) -> tuple[int, str]:

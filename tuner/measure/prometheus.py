@@ -104,6 +104,21 @@ class Prometheus:
         except (KeyError, TypeError, ValueError):
             raise PrometheusError("Prometheus range answer has an unexpected shape") from None
 
+    def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]:
+        """The raw scraped samples of `selector` with timestamps in (start, end] (no evaluation
+        steps, no lookback): a range-vector selector evaluated at `end`."""
+        span_ms = max(1, int((end - start) * 1000))
+        data = self._get("/api/v1/query", {"query": f"{selector}[{span_ms}ms]", "time": f"{end:.3f}"})
+        if data.get("resultType") != "matrix":
+            raise PrometheusError(f"Prometheus answered a {data.get('resultType')!r} to a range selector")
+        try:
+            return [
+                RangeSeries(dict(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]])
+                for r in data["result"]
+            ]
+        except (KeyError, TypeError, ValueError):
+            raise PrometheusError("Prometheus samples answer has an unexpected shape") from None
+
     def value(self, expr: str, at: float | None = None) -> float | None:
         """The single value of `expr` (None when it has no series, the sum when it has several)."""
         samples = [s.value for s in self.instant(expr, at) if not math.isnan(s.value)]

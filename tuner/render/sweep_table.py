@@ -36,7 +36,7 @@ def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
                 name=r.name,
                 status=r.status,
                 client_requests_per_s=r.client.requests_per_s,
-                broker_requests_per_s=broker.topic_produce_requests_per_s if broker else None,
+                broker_requests_per_s=_broker_rate(r),
                 msgs_per_s=r.client.records_per_s,
                 mb_per_s=r.client.mb_per_s,
                 p99_ms=r.client.delivery_latency_ms.p99,
@@ -50,6 +50,14 @@ def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
             )
         )
     return sorted(rows, key=lambda row: row.client_requests_per_s, reverse=True)
+
+
+def _broker_rate(record: RunRecord) -> float | None:
+    """The broker's count of the run's produce requests over the same span as the client's."""
+    broker = record.broker
+    if broker is None or broker.topic_produce_requests is None:
+        return None
+    return broker.topic_produce_requests / record.client.window_s
 
 
 def _num(value: float | None, digits: int = 0) -> str:

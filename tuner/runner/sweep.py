@@ -48,7 +48,7 @@ class Engine(Protocol):
 class Measurer(Protocol):
     """Broker-side measurement of one run's window."""
 
-    def measure(self, start: float, end: float, topics: list[str]) -> BrokerWindow: ...
+    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow: ...
 
 
 class Observer:
@@ -159,4 +159,5 @@ class SweepRunner:
         delay = wait_until - time.time()
         if delay > 0:
             time.sleep(delay)
-        return self.measurer.measure(result.client.window_start, result.client.window_end, topics)
+        client = result.client
+        return self.measurer.measure(client.started_at, client.window_start, client.window_end, topics)

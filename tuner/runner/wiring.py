@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tuner.core.errors import BadInput
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
@@ -23,18 +24,20 @@ class PrometheusMeasurer:
         self.prometheus = Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
         self.step_s = step_s
 
-    def measure(self, start: float, end: float, topics: list[str]) -> BrokerWindow:
-        return measure_window(self.prometheus.instant, start, end, topics, self.step_s, time.time())
+    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
+        return measure_window(self.prometheus, start, end, topics, self.step_s, time.time(), run_started)
 
 
 class DriverEngine:
-    """The confluent-kafka driver (tuner.driver) running the load and verifying delivery."""
+    """The engine for the profile's client runs the load and verifies delivery."""
 
     def run(self, plan: RunPlan, topics: list[str], run_id: str, target: Target) -> DriverResult:
         if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
             from tuner.driver.filebeat_engine import run_filebeat_load as run_load
+        elif plan.profile.client == "librdkafka":
+            from tuner.driver.librdkafka_engine import run_load
         else:
-            from tuner.driver import run_load  # type: ignore[attr-defined,no-redef]
+            raise BadInput(f"profile {plan.profile.name}: no {plan.profile.client} engine in this kbt yet")
 
         result: DriverResult = run_load(
             plan=plan,

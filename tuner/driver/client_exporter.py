@@ -1,0 +1,100 @@
+"""The client exporter: one prometheus-client endpoint per driver process on a lab client port,
+scraped by the lab's Prometheus (job kbt-client), so client and broker views sit side by side.
+
+Series (labels run, producer, client; broker where meaningful), as the metric contract lists them:
+kbt_client_produce_requests_total, kbt_client_records_sent_total, kbt_client_bytes_sent_total,
+kbt_client_offered_records_total, kbt_client_delivery_errors_total, kbt_client_records_per_request,
+kbt_client_batch_bytes, kbt_client_queue_latency_ms{quantile}, kbt_client_rtt_ms{quantile},
+kbt_client_delivery_latency_ms{quantile}.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+
+LOOPBACK = "127.0.0.1"
+
+
+class ClientExporter:
+    def __init__(self, run: str, client: str) -> None:
+        self.run, self.client = run, client
+        self.registry = CollectorRegistry()
+        labels = ["run", "producer", "client"]
+        r = self.registry
+        self.requests = Counter(
+            "kbt_client_produce_requests", "Produce requests sent", [*labels, "broker"], registry=r
+        )
+        self.records = Counter("kbt_client_records_sent", "Records acked by the brokers", labels, registry=r)
+        self.bytes = Counter("kbt_client_bytes_sent", "Payload bytes acked", labels, registry=r)
+        self.offered = Counter(
+            "kbt_client_offered_records", "Records the schedule offered", labels, registry=r
+        )
+        self.errors = Counter("kbt_client_delivery_errors", "Failed deliveries", labels, registry=r)
+        self.per_request = Gauge("kbt_client_records_per_request", "Records per batch", labels, registry=r)
+        self.batch_bytes = Gauge("kbt_client_batch_bytes", "Batch size on the wire", labels, registry=r)
+        self.queue_latency = Gauge(
+            "kbt_client_queue_latency_ms", "librdkafka int_latency", [*labels, "quantile"], registry=r
+        )
+        self.rtt = Gauge(
+            "kbt_client_rtt_ms", "Broker round trip", [*labels, "broker", "quantile"], registry=r
+        )
+        self.delivery_latency = Gauge(
+            "kbt_client_delivery_latency_ms", "From intended send to ack", [*labels, "quantile"], registry=r
+        )
+        self._last_requests: dict[tuple[str, str], int] = {}
+
+    def serve(self, port: int) -> bool:
+        """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
+        try:
+            start_http_server(port, addr=LOOPBACK, registry=self.registry)
+        except OSError:
+            return False
+        return True
+
+    def _l(self, producer: str) -> dict[str, str]:
+        return {"run": self.run, "producer": producer, "client": self.client}
+
+    def on_stats(self, producer: str, raw: str) -> None:
+        data: dict[str, Any] = json.loads(raw)
+        labels = self._l(producer)
+        for broker in data.get("brokers", {}).values():
+            node = str(broker.get("nodeid", -1))
+            if node.startswith("-"):
+                continue
+            count = int(broker.get("req", {}).get("Produce", 0))
+            last = self._last_requests.get((producer, node), 0)
+            if count > last:
+                self.requests.labels(**labels, broker=node).inc(count - last)
+                self._last_requests[(producer, node)] = count
+            queued = broker.get("int_latency", {})
+            if queued.get("cnt"):
+                for q in ("p50", "p99"):
+                    self.queue_latency.labels(**labels, quantile=_q(q)).set(queued[q] / 1000)
+            rtt = broker.get("rtt", {})
+            if rtt.get("cnt"):
+                for q in ("p50", "p99"):
+                    self.rtt.labels(**labels, broker=node, quantile=_q(q)).set(rtt[q] / 1000)
+        for topic in data.get("topics", {}).values():
+            count, size = topic.get("batchcnt", {}), topic.get("batchsize", {})
+            if count.get("cnt"):
+                self.per_request.labels(**labels).set(count["sum"] / count["cnt"])
+                self.batch_bytes.labels(**labels).set(size.get("sum", 0) / count["cnt"])
+
+    def on_delivery(self, producer: str, acked: int, acked_bytes: int, failed: int, offered: int) -> None:
+        labels = self._l(producer)
+        self.records.labels(**labels).inc(acked)
+        self.bytes.labels(**labels).inc(acked_bytes)
+        self.errors.labels(**labels).inc(failed)
+        self.offered.labels(**labels).inc(offered)
+
+    def on_latency(self, producer: str, p50_ms: float, p99_ms: float) -> None:
+        labels = self._l(producer)
+        self.delivery_latency.labels(**labels, quantile="0.5").set(p50_ms)
+        self.delivery_latency.labels(**labels, quantile="0.99").set(p99_ms)
+
+
+def _q(name: str) -> str:
+    return {"p50": "0.5", "p99": "0.99"}[name]

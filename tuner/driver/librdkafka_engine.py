@@ -1,0 +1,232 @@
+"""Client kind `librdkafka`: N confluent-kafka producers across M OS processes, then delivery
+verification. `run_load` is the engine entry point the sweep runner calls."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
+
+from tuner.core.errors import KbtError
+from tuner.driver.acked_verify import verify_acked
+from tuner.driver.payload import id_of
+from tuner.driver.rdkafka_stats import WindowStats
+from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.spec.sweep import RunPlan
+
+READY_TIMEOUT_S = 120.0
+START_DELAY_S = 0.5
+STOP_GRACE_S = 5.0
+RESULT_SLACK_S = 150.0  # drain (60 s) + final statistics + writing the acked records
+
+
+def split_producers(producers: int, processes: int) -> list[list[int]]:
+    """Producer ids spread as evenly as possible: process i hosts ids i, i+M, i+2M, ..."""
+    return [list(range(i, producers, processes)) for i in range(processes)]
+
+
+def run_load(
+    plan: RunPlan,
+    topics: list[str],
+    bootstrap_servers: str,
+    run_id: str,
+    exporter_ports: Sequence[int] = (),
+) -> DriverResult:
+    """Drive one run and verify delivery of every acked record."""
+    workload = plan.workload
+    groups = split_producers(workload.producers, workload.processes)
+    ctx = mp.get_context("spawn")  # never fork a process that holds librdkafka threads
+    ready: Any = ctx.Queue()
+    results: Any = ctx.Queue()
+    start = ctx.Event()
+    start_at = ctx.Value("d", 0.0)
+    with tempfile.TemporaryDirectory(prefix="kbt-acked-") as acked_dir:
+        tasks = [
+            WorkerTask(
+                index=i,
+                plan=plan,
+                topics=topics,
+                bootstrap_servers=bootstrap_servers,
+                run_id=run_id,
+                producer_ids=ids,
+                exporter_port=exporter_ports[i] if i < len(exporter_ports) else None,
+                acked_dir=acked_dir,
+            )
+            for i, ids in enumerate(groups)
+        ]
+        procs = [
+            ctx.Process(
+                target=worker_main, args=(t, ready, start, start_at, results), name=f"kbt-driver-{t.index}"
+            )
+            for t in tasks
+        ]
+        try:
+            for proc in procs:
+                proc.start()
+            _wait_ready(ready, results, len(procs))
+            t0 = time.time() + START_DELAY_S
+            start_at.value = t0
+            start.set()
+            outs = _collect(results, len(procs), workload.duration_s + START_DELAY_S + RESULT_SLACK_S, procs)
+            for proc in procs:
+                proc.join(timeout=10)
+        except BaseException:
+            _stop(procs)
+            raise
+        client = _client_result(plan, outs, t0)
+        delivery = _verify(bootstrap_servers, topics, outs)
+    return DriverResult(client=client, delivery=delivery, topics=list(topics))
+
+
+def _wait_ready(ready: Any, results: Any, n: int) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    seen = 0
+    while seen < n:
+        _raise_worker_error(results)
+        try:
+            ready.get(timeout=0.5)
+            seen += 1
+        except queue.Empty:
+            if time.monotonic() > deadline:
+                raise KbtError(f"driver processes not ready after {READY_TIMEOUT_S:g} s") from None
+
+
+def _raise_worker_error(results: Any) -> None:
+    try:
+        kind, index, payload = results.get_nowait()
+    except queue.Empty:
+        return
+    raise KbtError(f"driver process {index} failed: {payload}" if kind == "error" else "unexpected result")
+
+
+def _collect(results: Any, n: int, timeout_s: float, procs: list[Any]) -> list[WorkerResult]:
+    outs: list[WorkerResult] = []
+    deadline = time.monotonic() + timeout_s
+    while len(outs) < n:
+        try:
+            kind, index, payload = results.get(timeout=1.0)
+        except queue.Empty:
+            dead = [p for p in procs if p.exitcode not in (None, 0)]
+            if dead:
+                raise KbtError(f"driver process {dead[0].name} exited with {dead[0].exitcode}") from None
+            if time.monotonic() > deadline:
+                raise KbtError(f"driver processes did not finish within {timeout_s:g} s") from None
+            continue
+        if kind == "error":
+            raise KbtError(f"driver process {index} failed: {payload}")
+        outs.append(payload)
+    return sorted(outs, key=lambda r: r.index)
+
+
+def _stop(procs: list[Any]) -> None:
+    """Terminate every driver process still running (SIGTERM, then SIGKILL after a grace)."""
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for proc in procs:
+        proc.join(timeout=max(0.1, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()
+            proc.join(timeout=2)
+
+
+def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> ClientResult:
+    workload = plan.workload
+    stats = WindowStats()
+    hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+    for out in outs:
+        stats.merge(out.stats)
+        if out.latency_hist:
+            hist.add(HdrHistogram.decode(out.latency_hist))
+    mean_payload = sum(o.mean_payload_bytes * o.producers for o in outs) / max(
+        1, sum(o.producers for o in outs)
+    )
+    batches = stats.batches
+    return ClientResult(
+        engine="librdkafka",
+        producers=workload.producers,
+        processes=workload.processes,
+        started_at=t0,
+        window_start=t0 + workload.warmup_s,
+        window_end=t0 + workload.duration_s,
+        finished_at=max(o.flushed_at for o in outs),
+        offered_records=sum(o.offered for o in outs),
+        records_sent=sum(o.sent for o in outs),
+        records_acked=sum(o.acked for o in outs),
+        records_failed=sum(o.failed for o in outs),
+        bytes_acked=sum(o.bytes_acked for o in outs),
+        produce_requests=round(sum(stats.requests.values())),
+        produce_requests_by_broker={k: round(v) for k, v in sorted(stats.requests.items())},
+        records_acked_total=sum(o.acked_total for o in outs),
+        produce_requests_total=sum(stats.requests_total.values()),
+        records_per_request=stats.batch_records / batches if batches else None,
+        batch_bytes=stats.batch_bytes / batches if batches else None,
+        compression_ratio=stats.batch_records * mean_payload / stats.batch_bytes
+        if stats.batch_bytes
+        else None,
+        delivery_latency_ms=_latency(hist),
+        queue_latency_ms=_rolling(stats.queue_latency.as_ms()),
+        rtt_ms=_rolling(stats.rtt.as_ms()),
+        max_producer_rss_mb=max(o.rss_mb / max(1, o.producers) for o in outs),
+    )
+
+
+def _latency(hist: HdrHistogram) -> LatencyMs:
+    count = hist.get_total_count()
+    if count == 0:
+        return LatencyMs()
+    ms = 1000.0
+    return LatencyMs(
+        count=count,
+        mean=hist.get_mean_value() / ms,
+        p50=hist.get_value_at_percentile(50) / ms,
+        p90=hist.get_value_at_percentile(90) / ms,
+        p99=hist.get_value_at_percentile(99) / ms,
+        p999=hist.get_value_at_percentile(99.9) / ms,
+        max=hist.get_max_value() / ms,
+    )
+
+
+def _rolling(values: dict[str, float] | None) -> LatencyMs | None:
+    if values is None:
+        return None
+    return LatencyMs(
+        count=int(values["count"]),
+        mean=values["mean"],
+        p50=values["p50"],
+        p99=values["p99"],
+        max=values["max"],
+    )
+
+
+def _verify(bootstrap: str, topics: list[str], outs: list[WorkerResult]) -> DeliveryResult:
+    failed = sum(o.failed_total for o in outs)
+    indeterminate = sum(o.indeterminate for o in outs)
+    parts = [
+        verify_acked(
+            bootstrap,
+            topic,
+            [Path(o.acked_files[topic]) for o in outs if topic in o.acked_files],
+            id_of,
+            failed=failed if i == 0 else 0,
+            indeterminate=indeterminate if i == 0 else 0,
+        )
+        for i, topic in enumerate(topics)
+    ]
+    return DeliveryResult(
+        acked=sum(p.acked for p in parts),
+        consumed=sum(p.consumed for p in parts),
+        lost=sum(p.lost for p in parts),
+        duplicates=sum(p.duplicates for p in parts),
+        failed=sum(p.failed for p in parts),
+        indeterminate=sum(p.indeterminate for p in parts),
+        verified=all(p.verified for p in parts),
+    )

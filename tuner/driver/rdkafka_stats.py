@@ -1,0 +1,164 @@
+"""librdkafka statistics (`statistics.interval.ms` JSON) turned into per-run client figures.
+
+Cumulative counters (`brokers.*.req.Produce`, `txbytes`) are interpolated linearly to the measured
+window's start and read after the final drain. Rolling windows (`topics.*.batchcnt` / `batchsize`,
+`brokers.*.int_latency` / `rtt`, reset at every emission) are summed over the emissions after the
+window's start. librdkafka puts one
+partition per ProduceRequest, so its batch count is its request count.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+US_PER_MS = 1000.0
+
+
+@dataclass
+class Rolling:
+    """A latency/size window summed over emissions: cnt, sum, cnt-weighted p50/p99, max."""
+
+    cnt: int = 0
+    total: float = 0.0
+    p50_weighted: float = 0.0
+    p99_weighted: float = 0.0
+    max: float = 0.0
+
+    def add(self, stats: dict[str, Any]) -> None:
+        cnt = int(stats.get("cnt", 0))
+        if cnt <= 0:
+            return
+        self.cnt += cnt
+        self.total += float(stats.get("sum", 0))
+        self.p50_weighted += float(stats.get("p50", 0)) * cnt
+        self.p99_weighted += float(stats.get("p99", 0)) * cnt
+        self.max = max(self.max, float(stats.get("max", 0)))
+
+    def merge(self, other: Rolling) -> None:
+        self.cnt += other.cnt
+        self.total += other.total
+        self.p50_weighted += other.p50_weighted
+        self.p99_weighted += other.p99_weighted
+        self.max = max(self.max, other.max)
+
+    def as_ms(self) -> dict[str, float] | None:
+        """{count, mean, p50, p99, max} in ms (librdkafka reports microseconds)."""
+        if self.cnt == 0:
+            return None
+        return {
+            "count": self.cnt,
+            "mean": self.total / self.cnt / US_PER_MS,
+            "p50": self.p50_weighted / self.cnt / US_PER_MS,
+            "p99": self.p99_weighted / self.cnt / US_PER_MS,
+            "max": self.max / US_PER_MS,
+        }
+
+
+@dataclass
+class WindowStats:
+    """One producer's (or many producers' merged) client figures."""
+
+    requests: dict[str, float] = field(default_factory=dict)  # node id -> produce requests in window
+    requests_total: dict[str, int] = field(default_factory=dict)  # node id -> whole run
+    txbytes: float = 0.0  # bytes sent to brokers in the window
+    batches: int = 0
+    batch_records: int = 0
+    batch_bytes: float = 0.0
+    queue_latency: Rolling = field(default_factory=Rolling)  # int_latency
+    rtt: Rolling = field(default_factory=Rolling)
+
+    def merge(self, other: WindowStats) -> None:
+        for node, n in other.requests.items():
+            self.requests[node] = self.requests.get(node, 0.0) + n
+        for node, m in other.requests_total.items():
+            self.requests_total[node] = self.requests_total.get(node, 0) + m
+        self.txbytes += other.txbytes
+        self.batches += other.batches
+        self.batch_records += other.batch_records
+        self.batch_bytes += other.batch_bytes
+        self.queue_latency.merge(other.queue_latency)
+        self.rtt.merge(other.rtt)
+
+
+@dataclass
+class _Emission:
+    t: float
+    requests: dict[str, int]
+    txbytes: int
+    batches: int
+    batch_records: int
+    batch_bytes: float
+    queue_latency: Rolling
+    rtt: Rolling
+
+
+class StatsTrack:
+    """Every statistics emission of one producer, kept small."""
+
+    def __init__(self) -> None:
+        self.emissions: list[_Emission] = []
+
+    def add(self, raw: str, now: float) -> None:
+        data = json.loads(raw)
+        requests: dict[str, int] = {}
+        txbytes = 0
+        queue_latency, rtt = Rolling(), Rolling()
+        for broker in data.get("brokers", {}).values():
+            node = int(broker.get("nodeid", -1))
+            if node < 0:  # bootstrap placeholders carry only Metadata requests
+                continue
+            requests[str(node)] = int(broker.get("req", {}).get("Produce", 0))
+            txbytes += int(broker.get("txbytes", 0))
+            queue_latency.add(broker.get("int_latency", {}))
+            rtt.add(broker.get("rtt", {}))
+        batches = batch_records = 0
+        batch_bytes = 0.0
+        for topic in data.get("topics", {}).values():
+            count = topic.get("batchcnt", {})
+            size = topic.get("batchsize", {})
+            batches += int(count.get("cnt", 0))
+            batch_records += int(count.get("sum", 0))
+            batch_bytes += float(size.get("sum", 0))
+        self.emissions.append(
+            _Emission(now, requests, txbytes, batches, batch_records, batch_bytes, queue_latency, rtt)
+        )
+
+    def _at(self, t: float, get: Any) -> float:
+        """A cumulative counter at time t, linear between the emissions around it."""
+        times = [e.t for e in self.emissions]
+        i = bisect_right(times, t)
+        if i == 0:  # before the first emission: the producer had sent nothing yet
+            return 0.0
+        if i == len(self.emissions):
+            return float(get(self.emissions[-1]))
+        before, after = self.emissions[i - 1], self.emissions[i]
+        span = after.t - before.t
+        frac = (t - before.t) / span if span > 0 else 1.0
+        return float(get(before)) + frac * (float(get(after)) - float(get(before)))
+
+    def window(self, start: float) -> WindowStats:
+        """Figures from `start` (the measured window's start) through the last emission, which
+        follows the final drain: production stops at the window's end, and the drain's requests
+        carry the window's last records. The broker side is measured over the same span."""
+        out = WindowStats()
+        if not self.emissions:
+            return out
+        last = self.emissions[-1]
+        nodes = {n for e in self.emissions for n in e.requests}
+        for node in nodes:
+            out.requests[node] = last.requests.get(node, 0) - self._at(
+                start, lambda e, n=node: e.requests.get(n, 0)
+            )
+            out.requests_total[node] = last.requests.get(node, 0)
+        out.txbytes = last.txbytes - self._at(start, lambda e: e.txbytes)
+        for e in self.emissions:
+            if e.t > start:  # a rolling window covers the interval ending at its emission
+                out.batches += e.batches
+                out.batch_records += e.batch_records
+                out.batch_bytes += e.batch_bytes
+                out.queue_latency.merge(e.queue_latency)
+                out.rtt.merge(e.rtt)
+        return out
