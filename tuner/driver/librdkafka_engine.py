@@ -81,7 +81,7 @@ def run_load(
             _stop(procs)
             raise
         client = _client_result(plan, outs, t0)
-        delivery = _verify(bootstrap_servers, topics, outs)
+        delivery = verify_delivery(bootstrap_servers, topics, outs)
     return DriverResult(client=client, delivery=delivery, topics=list(topics))
 
 
@@ -207,7 +207,8 @@ def _rolling(values: dict[str, float] | None) -> LatencyMs | None:
     )
 
 
-def _verify(bootstrap: str, topics: list[str], outs: list[WorkerResult]) -> DeliveryResult:
+def verify_delivery(bootstrap: str, topics: list[str], outs: list[WorkerResult]) -> DeliveryResult:
+    """Read every topic back to the last acked offsets and compare ids with the acked ones."""
     failed = sum(o.failed_total for o in outs)
     indeterminate = sum(o.indeterminate for o in outs)
     parts = [
