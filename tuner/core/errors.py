@@ -21,6 +21,10 @@ class ExitStatus(IntEnum):
     INTERRUPTED = 130  # Ctrl-C / SIGTERM
 
 
+# Every character str.splitlines() breaks on, shown escaped so an error stays one line.
+_ONE_LINE = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00"})
+
+
 class KbtError(Exception):
     """An expected failure: shown as one line, mapped to an exit code, never a traceback."""
 
@@ -33,7 +37,9 @@ class KbtError(Exception):
 
     @property
     def message(self) -> str:
-        return str(self.args[0]) if self.args else self.__class__.__name__
+        """The message on one line: line breaks a user put in a key or value are shown escaped."""
+        text = str(self.args[0]) if self.args else self.__class__.__name__
+        return text.strip().translate(_ONE_LINE)
 
 
 class BadInput(KbtError):

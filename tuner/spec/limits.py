@@ -6,6 +6,12 @@ from __future__ import annotations
 # with the `max.message.bytes` topic config.
 BROKER_MESSAGE_MAX_BYTES = 1_048_588
 TOPIC_MAX_MESSAGE_BYTES_KEY = "max.message.bytes"
+MIN_INSYNC_REPLICAS_KEY = "min.insync.replicas"
+
+# librdkafka's default `message.timeout.ms` (alias `delivery.timeout.ms`): a record not delivered
+# within it fails; `linger.ms` must stay below it.
+DEFAULT_MESSAGE_TIMEOUT_MS = 300_000
+MESSAGE_TIMEOUT_KEYS = ("message.timeout.ms", "delivery.timeout.ms")
 
 # More partitions than this on one topic is almost surely a typo for a local lab (each partition
 # costs open files and memory on every replica).

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tuner.spec.base import StrictModel
-from tuner.spec.limits import TOPIC_NAME_PATTERN
+from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 Acks = Literal["0", "1", "all"]
@@ -81,12 +81,31 @@ class ClientProfile(StrictModel):
                 raise ValueError(
                     f"compression_level {self.compression_level} is outside {low}..{high} for {codec}"
                 )
+        if self.linger_ms is not None:
+            timeout_ms = self.message_timeout_ms
+            if timeout_ms is not None and self.linger_ms >= timeout_ms:
+                raise ValueError(
+                    f"linger_ms {self.linger_ms:g} must be below the delivery timeout"
+                    f" (message.timeout.ms {timeout_ms:g}): every record would expire while lingering"
+                )
         if self.idempotence:
             if self.acks not in (None, "all"):
                 raise ValueError(f"idempotence needs acks all (got acks {self.acks})")
             if self.max_in_flight is not None and self.max_in_flight > 5:
                 raise ValueError(f"idempotence needs max_in_flight <= 5 (got {self.max_in_flight})")
         return self
+
+    @property
+    def message_timeout_ms(self) -> float | None:
+        """The delivery timeout in force: an override's value, else librdkafka's default; None when
+        the override is not a number (librdkafka reports that itself)."""
+        for key in MESSAGE_TIMEOUT_KEYS:
+            if key in self.overrides:
+                try:
+                    return float(self.overrides[key])
+                except ValueError:
+                    return None
+        return float(DEFAULT_MESSAGE_TIMEOUT_MS)
 
     def librdkafka_config(self) -> dict[str, str]:
         """The librdkafka producer properties this profile sets (bootstrap etc. are the driver's)."""

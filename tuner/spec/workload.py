@@ -13,6 +13,7 @@ from tuner.spec.limits import (
     MAX_PARTITIONS,
     MAX_PROCESSES,
     MAX_PRODUCERS,
+    MIN_INSYNC_REPLICAS_KEY,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
     TOPIC_NAME_PATTERN,
 )
@@ -49,6 +50,18 @@ class TopicSpec(StrictModel):
             raise ValueError(
                 f'configs."{TOPIC_MAX_MESSAGE_BYTES_KEY}" must be a positive integer (got "{raw}")'
             )
+        isr = self.configs.get(MIN_INSYNC_REPLICAS_KEY)
+        if isr is not None:
+            if not isr.isdigit() or int(isr) <= 0:
+                raise ValueError(
+                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" must be a positive integer (got "{isr}")'
+                )
+            if int(isr) > self.replication_factor:
+                # Kafka creates such a topic, then refuses every acks=all write (NOT_ENOUGH_REPLICAS).
+                raise ValueError(
+                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" {isr} exceeds replication_factor'
+                    f" {self.replication_factor}: every acks=all write would fail"
+                )
         return self
 
 

@@ -1,0 +1,53 @@
+"""Every bad input in the catalog: exactly one line on stderr, the documented exit code, no
+traceback, nothing written; and docs/errors.md matches the catalog."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.bad_inputs import CASES, DOC, Case, render_doc
+
+pytestmark = pytest.mark.e2e
+
+
+def _run(case: Case, directory: Path) -> subprocess.CompletedProcess[str]:
+    case.materialise(directory)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
+    env.update(case.env)
+    env["COLUMNS"] = "200"
+    return subprocess.run(
+        [sys.executable, "-m", "tuner", *case.argv],
+        cwd=directory,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_catalog_is_large_and_ids_unique() -> None:
+    ids = [case.id for case in CASES]
+    assert len(ids) == len(set(ids))
+    assert len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_bad_input_is_one_line(case: Case, tmp_path: Path) -> None:
+    before = {p.relative_to(tmp_path) for p in tmp_path.rglob("*")}
+    proc = _run(case, tmp_path)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip("\n").splitlines()
+    assert lines == [case.line], proc.stderr
+    assert proc.returncode == int(case.status), proc.stderr
+    after = {p.relative_to(tmp_path) for p in tmp_path.rglob("*")}
+    created = after - before - {Path(name) for name in case.files}
+    assert not created, f"bad input left files behind: {sorted(map(str, created))}"
+
+
+def test_errors_doc_is_current() -> None:
+    assert DOC.read_text() == render_doc(), "docs/errors.md is stale: python -m tests.e2e.bad_inputs --write"
