@@ -35,8 +35,9 @@ lint: ## ruff, mypy and the layer contract
 typecheck: ## mypy only
 	@$(PY) -m mypy
 
-generate: ## Rebuild generated artifacts (docs/metrics.md, dashboards, profiles, CLI reference)
+generate: ## Rebuild generated artifacts (docs/metrics.md, dashboards, profiles, CLI reference, docs/errors.md)
 	@$(PY) -m tuner.cli.generate write
+	@$(PY) -m tests.e2e.bad_inputs --write
 
 check-generated: ## Fail when a committed generated artifact is stale
 	@$(PY) -m tuner.cli.generate check
