@@ -13,6 +13,7 @@ from rich.table import Table
 from tuner.core.errors import ExitStatus
 from tuner.lab import Lab, LabConfig
 from tuner.lab.config import MAX_BROKERS, default_base_port, default_lab_dir
+from tuner.lab.security import USERNAME, SecurityFiles
 from tuner.lab.state import LabState
 
 app = typer.Typer(
@@ -33,6 +34,13 @@ def _lab_dir(value: Path | None) -> Path:
 def _print_endpoints(state: LabState) -> None:
     typer.echo(f"bootstrap servers: {state.bootstrap_servers}")
     typer.echo(f"prometheus:        {state.prometheus_url}")
+    if state.secure_bootstrap_servers:
+        files = SecurityFiles(state.security_dir)
+        typer.echo(f"SASL_SSL servers:  {state.secure_bootstrap_servers}")
+        typer.echo(
+            f"SASL_SSL login:    SCRAM-SHA-512 user {USERNAME!r}, password in {files.sasl_password_file},"
+            f" CA {files.ca_cert}"
+        )
 
 
 @app.command()
@@ -53,6 +61,12 @@ def up(
         64, "--client-exporters", min=0, max=100, help="Client exporter ports scraped from base+100."
     ),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the lab to be healthy."),
+    security: str = typer.Option(
+        "plaintext",
+        "--security",
+        help="plaintext, or sasl_ssl to add a SCRAM-SHA-512-over-TLS listener per broker (CA made per"
+        " lab; password from KBT_LAB_SASL_PASSWORD or generated into the lab directory).",
+    ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
     config = LabConfig.parse(
@@ -64,6 +78,7 @@ def up(
             "scrape_interval_s": scrape_interval,
             "heap": heap,
             "client_exporter_count": client_exporters,
+            "security": security,
         }
     )
     console = _err()

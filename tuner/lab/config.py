@@ -9,6 +9,7 @@ Port layout from one base port B (loopback only):
   B+N         broker N listener (PLAINTEXT), N = 1..5
   B+10        controller listener
   B+20+N      broker N jmx_exporter agent
+  B+30+N      broker N SASL_SSL listener (only with security sasl_ssl)
   B+100 ...   client exporters scraped by job kbt-client (``client_exporter_count`` ports)
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -63,6 +64,9 @@ class LabConfig(BaseModel):
     network_threads: int = Field(3, ge=1, le=16, description="num.network.threads")
     io_threads: int = Field(4, ge=1, le=32, description="num.io.threads")
     client_exporter_count: int = Field(64, ge=0, le=100, description="ports from base+100 for clients")
+    security: Literal["plaintext", "sasl_ssl"] = Field(
+        "plaintext", description="add a SASL_SSL (SCRAM-SHA-512 over TLS) listener per broker"
+    )
 
     @field_validator("lab_dir")
     @classmethod
@@ -92,6 +96,9 @@ class LabConfig(BaseModel):
     def broker_port(self, node_id: int) -> int:
         return self.base_port + node_id
 
+    def secure_port(self, node_id: int) -> int:
+        return self.base_port + 30 + node_id
+
     @property
     def controller_port(self) -> int:
         return self.base_port + 10
@@ -112,6 +119,8 @@ class LabConfig(BaseModel):
                 (f"broker {node} listener", self.broker_port(node)),
                 (f"broker {node} jmx exporter", self.jmx_port(node)),
             ]
+            if self.security == "sasl_ssl":
+                ports.append((f"broker {node} SASL_SSL listener", self.secure_port(node)))
         ports += [("client exporter", p) for p in self.client_exporter_ports]
         return ports
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tuner.core.errors import BadInput, EnvironmentProblem, KbtError, did_you_mean
-from tuner.lab import node_config, prometheus_config
+from tuner.lab import node_config, prometheus_config, security
 from tuner.lab.config import LabConfig
 from tuner.lab.health import Health
 from tuner.lab.layout import COMPONENT_CONTROLLER, COMPONENT_PROMETHEUS, LabLayout, broker_component
@@ -115,6 +115,11 @@ class Lab:
             )
             self.progress(f"waiting for {cfg.brokers} broker(s) and Prometheus to be healthy")
             wait_until_healthy(state, timeout_s, self.progress)
+            if cfg.security == "sasl_ssl":
+                self.progress(f"creating the SCRAM user {security.USERNAME!r} for the SASL_SSL listeners")
+                files = security.SecurityFiles(self.layout.security_dir)
+                security.create_user(state.bootstrap_servers, files)
+                security.wait_until_secure(state.secure_bootstrap_servers, files, timeout_s)
         except BaseException as exc:
             self.progress("start failed: stopping what was started")
             self._stop_recorded(state)
@@ -132,12 +137,16 @@ class Lab:
         layout.logs_dir.mkdir(parents=True, exist_ok=True)
         for old in layout.logs_dir.glob("*.log"):
             old.unlink()
+        if cfg.security == "sasl_ssl":
+            security.create_material(security.SecurityFiles(layout.security_dir))
         nodes = {COMPONENT_CONTROLLER: node_config.controller_properties(cfg, layout)}
         for node in cfg.node_ids:
             nodes[broker_component(node)] = node_config.broker_properties(cfg, layout, node)
         for component, props in nodes.items():
             layout.node_data_dir(component).mkdir(parents=True, exist_ok=True)
-            layout.node_properties(component).write_text(node_config.render_properties(props))
+            properties = layout.node_properties(component)
+            properties.touch(mode=0o600)  # may hold the keystore password
+            properties.write_text(node_config.render_properties(props))
             layout.node_log4j(component).write_text(node_config.log4j2_properties())
         if cfg.tiered:
             layout.remote_storage_dir.mkdir(parents=True, exist_ok=True)

@@ -58,11 +58,16 @@ class LabLayout:
     def prometheus_data_dir(self) -> Path:
         return self.prometheus_dir / "data"
 
+    @property
+    def security_dir(self) -> Path:
+        return self.root / "security"
+
     def log_file(self, component: str) -> Path:
         return self.logs_dir / f"{component}.log"
 
     def generated_dirs(self) -> list[Path]:
         """Directories a fresh `up` recreates (everything except state and logs)."""
         dirs = [self.remote_storage_dir, self.prometheus_dir, self.node_dir(COMPONENT_CONTROLLER)]
+        dirs.append(self.security_dir)
         dirs += sorted(p for p in self.root.glob("broker-*") if p.is_dir())
         return dirs

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from tuner.core.paths import jmx_agent_jar, kafka_libs_dir, repo_root
+from tuner.lab import security
 from tuner.lab.config import CONTROLLER_NODE_ID, LOOPBACK, LabConfig
 from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
 
@@ -80,6 +81,12 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
     }
     if cfg.tiered:
         props.update(tiered_properties(cfg, layout))
+    if cfg.security == "sasl_ssl":
+        secure = f"{security.LISTENER}://{LOOPBACK}:{cfg.secure_port(node_id)}"
+        props["listeners"] += f",{secure}"
+        props["advertised.listeners"] += f",{secure}"
+        props["listener.security.protocol.map"] += f",{security.LISTENER}:SASL_SSL"
+        props.update(security.broker_listener_properties(security.SecurityFiles(layout.security_dir)))
     return props
 
 

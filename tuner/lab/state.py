@@ -75,6 +75,17 @@ class LabState(BaseModel):
         return ",".join(b.address for b in self.brokers)
 
     @property
+    def secure_bootstrap_servers(self) -> str:
+        """The SASL_SSL listeners ('' unless the lab runs with security sasl_ssl)."""
+        if self.config.security != "sasl_ssl":
+            return ""
+        return ",".join(f"{LOOPBACK}:{self.config.secure_port(b.id)}" for b in self.brokers)
+
+    @property
+    def security_dir(self) -> Path:
+        return LabLayout(self.lab_dir).security_dir
+
+    @property
     def prometheus_url(self) -> str:
         return f"http://{LOOPBACK}:{self.prometheus_port}"
 
