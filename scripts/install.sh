@@ -5,6 +5,7 @@
 #   - Apache Kafka 4.1.1 runtime jars and the jmx_exporter agent from Maven Central,
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
+#   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KBT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbt}
@@ -75,5 +76,22 @@ if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; th
   mv "$engine_bin.tmp" "$engine_bin"
   rm -f "$cache"/bin/.sarama-engine-*
   touch "$cache/bin/.sarama-engine-$engine_id"
+fi
+# Toxiproxy (network faults for `kbt chaos`, `kbt lab up --via-toxiproxy`): the Go module built into
+# the cache's bin/ as toxiproxy-server, pinned to one release.
+toxiproxy_version=v2.5.0
+toxiproxy_bin="$cache/bin/toxiproxy-server"
+if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version" ]; then
+  log "building toxiproxy-server $toxiproxy_version into the cache"
+  gobin=$(mktemp -d)
+  if ! GOBIN="$gobin" GOFLAGS=-mod=mod go install -trimpath "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"; then
+    rm -rf "$gobin"
+    log "go install github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version failed"
+    exit 1
+  fi
+  mkdir -p "$cache/bin"
+  mv "$gobin/server" "$toxiproxy_bin"
+  rm -rf "$gobin" "$cache"/bin/.toxiproxy-*
+  touch "$cache/bin/.toxiproxy-$toxiproxy_version"
 fi
 log "ready (cache: $cache)"
