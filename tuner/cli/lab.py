@@ -34,6 +34,8 @@ def _lab_dir(value: Path | None) -> Path:
 def _print_endpoints(state: LabState) -> None:
     typer.echo(f"bootstrap servers: {state.bootstrap_servers}")
     typer.echo(f"prometheus:        {state.prometheus_url}")
+    if state.config.via_toxiproxy:
+        typer.echo(f"toxiproxy API:     http://127.0.0.1:{state.config.toxiproxy_api_port}")
     if state.secure_bootstrap_servers:
         files = SecurityFiles(state.security_dir)
         typer.echo(f"SASL_SSL servers:  {state.secure_bootstrap_servers}")
@@ -67,6 +69,12 @@ def up(
         help="plaintext, or sasl_ssl to add a SCRAM-SHA-512-over-TLS listener per broker (CA made per"
         " lab; password from KBT_LAB_SASL_PASSWORD or generated into the lab directory).",
     ),
+    via_toxiproxy: bool = typer.Option(
+        False,
+        "--via-toxiproxy",
+        help="Clients reach each broker through its own Toxiproxy proxy (network faults for kbt chaos);"
+        " replication stays direct.",
+    ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
     config = LabConfig.parse(
@@ -79,6 +87,7 @@ def up(
             "heap": heap,
             "client_exporter_count": client_exporters,
             "security": security,
+            "via_toxiproxy": via_toxiproxy,
         }
     )
     console = _err()

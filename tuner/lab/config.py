@@ -10,6 +10,8 @@ Port layout from one base port B (loopback only):
   B+10        controller listener
   B+20+N      broker N jmx_exporter agent
   B+30+N      broker N SASL_SSL listener (only with security sasl_ssl)
+  B+40        Toxiproxy API; B+40+N its proxy in front of broker N (only with via_toxiproxy)
+  B+50+N      broker N internal listener: replication, bypassing the proxy (only with via_toxiproxy)
   B+100 ...   client exporters scraped by job kbt-client (``client_exporter_count`` ports)
 """
 
@@ -67,6 +69,7 @@ class LabConfig(BaseModel):
     security: Literal["plaintext", "sasl_ssl"] = Field(
         "plaintext", description="add a SASL_SSL (SCRAM-SHA-512 over TLS) listener per broker"
     )
+    via_toxiproxy: bool = Field(False, description="clients reach each broker through a Toxiproxy proxy")
 
     @field_validator("lab_dir")
     @classmethod
@@ -100,6 +103,16 @@ class LabConfig(BaseModel):
         return self.base_port + 30 + node_id
 
     @property
+    def toxiproxy_api_port(self) -> int:
+        return self.base_port + 40
+
+    def proxy_port(self, node_id: int) -> int:
+        return self.base_port + 40 + node_id
+
+    def internal_port(self, node_id: int) -> int:
+        return self.base_port + 50 + node_id
+
+    @property
     def controller_port(self) -> int:
         return self.base_port + 10
 
@@ -121,6 +134,11 @@ class LabConfig(BaseModel):
             ]
             if self.security == "sasl_ssl":
                 ports.append((f"broker {node} SASL_SSL listener", self.secure_port(node)))
+            if self.via_toxiproxy:
+                ports.append((f"broker {node} proxy", self.proxy_port(node)))
+                ports.append((f"broker {node} internal listener", self.internal_port(node)))
+        if self.via_toxiproxy:
+            ports.append(("Toxiproxy API", self.toxiproxy_api_port))
         ports += [("client exporter", p) for p in self.client_exporter_ports]
         return ports
 

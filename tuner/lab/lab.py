@@ -13,13 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tuner.core.errors import BadInput, EnvironmentProblem, KbtError, did_you_mean
-from tuner.lab import node_config, prometheus_config, security
+from tuner.lab import faults, node_config, prometheus_config, security, toxiproxy
 from tuner.lab.config import LabConfig
 from tuner.lab.health import Health
 from tuner.lab.layout import COMPONENT_CONTROLLER, COMPONENT_PROMETHEUS, LabLayout, broker_component
-from tuner.lab.preflight import check_lab_dir, preflight
+from tuner.lab.preflight import check_lab_dir, find_java, preflight
 from tuner.lab.processes import is_ours, port_in_use, spawn, stop, tail
-from tuner.lab.state import LabState, Phase, ProcessRecord, new_state, read_state, save_state
+from tuner.lab.state import LabState, Phase, ProcessRecord, load_state, new_state, read_state, save_state
 from tuner.lab.status import component_health, lab_healthy, wait_until_healthy
 
 Progress = Callable[[str], None]
@@ -74,6 +74,7 @@ class Lab:
     def up(self, timeout_s: float = 120.0) -> LabState:
         """Start the lab, or return the running one; waits until every component is healthy."""
         with self._locked():
+            faults.undo_faults(self.layout.root)  # a chaos run killed half-way
             state = read_state(self.layout.root)
             if state is not None and state.phase == Phase.UP:
                 if lab_healthy(state):
@@ -101,11 +102,16 @@ class Lab:
     def _fresh_start(self, timeout_s: float) -> LabState:
         cfg = self.config
         java, prometheus = preflight(cfg)
+        proxy_binary = toxiproxy.find_toxiproxy() if cfg.via_toxiproxy else ""
         self._write_files()
         state = new_state(cfg, new_cluster_id(), time.time())
         save_state(state)
         try:
             self._format(state, java)
+            if cfg.via_toxiproxy:  # before the brokers: clients and health checks go through it
+                cmd = toxiproxy.toxiproxy_command(cfg, self.layout, proxy_binary)
+                marker = str(toxiproxy.config_file(self.layout))
+                self._start(state, toxiproxy.COMPONENT_TOXIPROXY, cmd, marker=marker)
             self._start_nodes(state, java)
             self._start(
                 state,
@@ -152,6 +158,8 @@ class Lab:
             layout.remote_storage_dir.mkdir(parents=True, exist_ok=True)
         layout.prometheus_data_dir.mkdir(parents=True, exist_ok=True)
         layout.prometheus_config.write_text(prometheus_config.render_prometheus_config(cfg))
+        if cfg.via_toxiproxy:
+            toxiproxy.write_config(cfg, layout)
 
     def _components(self) -> list[str]:
         return [COMPONENT_CONTROLLER] + [broker_component(n) for n in self.config.node_ids]
@@ -207,6 +215,7 @@ class Lab:
         """Stop every recorded process; returns the components that were running."""
         with self._locked():
             state = read_state(self.layout.root)
+            faults.undo_faults(self.layout.root)  # resume paused brokers so they can stop cleanly
             if state is None:
                 return []
             stopped = self._stop_recorded(state, timeout_s)
@@ -217,8 +226,9 @@ class Lab:
     def _stop_recorded(self, state: LabState, timeout_s: float = 30.0) -> list[str]:
         """Prometheus first, then the brokers together (controlled shutdown needs the controller),
         then the controller. Marks the state stopped."""
+        first = (COMPONENT_PROMETHEUS, toxiproxy.COMPONENT_TOXIPROXY)
         groups = [
-            [p for p in state.processes if p.component == COMPONENT_PROMETHEUS],
+            [p for p in state.processes if p.component in first],
             [p for p in state.processes if p.component.startswith("broker-")],
             [p for p in state.processes if p.component == COMPONENT_CONTROLLER],
         ]
@@ -246,6 +256,20 @@ class Lab:
                 " record holds it"
             )
 
+    # ---- faults (kbt chaos) ----------------------------------------------------------------
+    def start_broker(self, node: int) -> int:
+        """Start broker `node` again after a fault stopped or killed it; returns its new PID."""
+        with self._locked():
+            state = load_state(self.layout.root)
+            component = broker_component(node)
+            if faults.broker_pid(state, node) is not None:
+                raise EnvironmentProblem(f"{component} is still running")
+            command = node_config.broker_command(state.config, self.layout, node, find_java())
+            self._start(state, component, command, marker=str(self.layout.node_properties(component)))
+            record = state.process(component)
+            assert record is not None
+            return record.pid
+
     # ---- status and logs ----------------------------------------------------------------------
     def status(self) -> tuple[LabState | None, list[Health]]:
         state = read_state(self.layout.root)
@@ -256,7 +280,9 @@ class Lab:
     def components(self) -> list[str]:
         state = read_state(self.layout.root)
         cfg = state.config if state is not None else self.config
-        return [COMPONENT_CONTROLLER] + [broker_component(n) for n in cfg.node_ids] + [COMPONENT_PROMETHEUS]
+        extra = [toxiproxy.COMPONENT_TOXIPROXY] if cfg.via_toxiproxy else []
+        brokers = [broker_component(n) for n in cfg.node_ids]
+        return [COMPONENT_CONTROLLER, *brokers, COMPONENT_PROMETHEUS, *extra]
 
     def logs(self, component: str, lines: int = 50) -> str:
         names = self.components()

@@ -12,6 +12,7 @@ from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
 
 LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
 JMX_RULES = Path("exporters") / "jmx" / "kafka-broker.yml"
+INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
 
 
 def jmx_rules_file() -> Path:
@@ -87,7 +88,23 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
         props["advertised.listeners"] += f",{secure}"
         props["listener.security.protocol.map"] += f",{security.LISTENER}:SASL_SSL"
         props.update(security.broker_listener_properties(security.SecurityFiles(layout.security_dir)))
+    if cfg.via_toxiproxy:
+        _behind_toxiproxy(cfg, node_id, props)
     return props
+
+
+def _behind_toxiproxy(cfg: LabConfig, node_id: int, props: dict[str, str]) -> None:
+    """Clients learn the proxy's address for PLAINTEXT; replication and the tiered-storage metadata
+    clients use a direct INTERNAL listener, so a network fault hits the producers only."""
+    direct = f"PLAINTEXT://{LOOPBACK}:{cfg.broker_port(node_id)}"
+    proxied = f"PLAINTEXT://{LOOPBACK}:{cfg.proxy_port(node_id)}"
+    internal = f"{INTERNAL_LISTENER}://{LOOPBACK}:{cfg.internal_port(node_id)}"
+    props["listeners"] += f",{internal}"
+    props["advertised.listeners"] = props["advertised.listeners"].replace(direct, proxied) + f",{internal}"
+    props["listener.security.protocol.map"] += f",{INTERNAL_LISTENER}:PLAINTEXT"
+    props["inter.broker.listener.name"] = INTERNAL_LISTENER
+    if "remote.log.metadata.manager.listener.name" in props:
+        props["remote.log.metadata.manager.listener.name"] = INTERNAL_LISTENER
 
 
 def tiered_properties(cfg: LabConfig, layout: LabLayout) -> dict[str, str]:

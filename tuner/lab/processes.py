@@ -99,6 +99,7 @@ def stop(pids: Iterable[tuple[int, str]], timeout_s: float = 30.0) -> list[int]:
     targets = [pid for pid, marker in pids if is_ours(pid, marker)]
     for pid in targets:
         _signal(pid, signal.SIGTERM)
+        _signal(pid, signal.SIGCONT)  # a stopped (SIGSTOP) process acts on SIGTERM only once resumed
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and any(is_alive(p) for p in targets):
         time.sleep(0.2)

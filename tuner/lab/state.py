@@ -46,10 +46,19 @@ class BrokerState(BaseModel):
     pid: int | None = None
     log_dir: Path  # the broker's data directory (log.dirs)
     log_file: Path  # its stdout/stderr
+    # A lab behind Toxiproxy: the proxy clients connect to, and the direct replication listener.
+    proxy_port: int | None = None
+    internal_port: int | None = None
 
     @property
     def address(self) -> str:
-        return f"{LOOPBACK}:{self.port}"
+        """Where clients connect: the broker's proxy when the lab runs behind Toxiproxy."""
+        return f"{LOOPBACK}:{self.proxy_port or self.port}"
+
+    @property
+    def direct_address(self) -> str:
+        """A listener no network fault touches (metadata lists the same listener's addresses)."""
+        return f"{LOOPBACK}:{self.internal_port or self.port}"
 
 
 class LabState(BaseModel):
@@ -73,6 +82,11 @@ class LabState(BaseModel):
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(b.address for b in self.brokers)
+
+    @property
+    def direct_bootstrap_servers(self) -> str:
+        """Bootstrap servers that bypass Toxiproxy (the same as bootstrap_servers without it)."""
+        return ",".join(b.direct_address for b in self.brokers)
 
     @property
     def secure_bootstrap_servers(self) -> str:
@@ -108,6 +122,8 @@ def new_state(cfg: LabConfig, cluster_id: str, started_at: float) -> LabState:
             jmx_port=cfg.jmx_port(node),
             log_dir=layout.node_data_dir(f"broker-{node}"),
             log_file=layout.log_file(f"broker-{node}"),
+            proxy_port=cfg.proxy_port(node) if cfg.via_toxiproxy else None,
+            internal_port=cfg.internal_port(node) if cfg.via_toxiproxy else None,
         )
         for node in cfg.node_ids
     ]

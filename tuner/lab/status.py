@@ -17,6 +17,7 @@ from tuner.lab.health import (
 from tuner.lab.layout import COMPONENT_CONTROLLER, COMPONENT_PROMETHEUS, broker_component
 from tuner.lab.processes import is_ours, port_listening, tail
 from tuner.lab.state import LabState
+from tuner.lab.toxiproxy import COMPONENT_TOXIPROXY, Toxiproxy
 
 
 def _process_ok(state: LabState, component: str) -> tuple[bool, str]:
@@ -62,6 +63,11 @@ def component_health(state: LabState) -> list[Health]:
                 f"broker target(s) {','.join(down)} not up" if down else "all broker targets up"
             )
     out.append(Health(COMPONENT_PROMETHEUS, ok, detail))
+    if state.config.via_toxiproxy:
+        ok, detail = _process_ok(state, COMPONENT_TOXIPROXY)
+        if ok and not Toxiproxy(state.config.toxiproxy_api_port).version():
+            ok, detail = False, f"{detail}, API on port {state.config.toxiproxy_api_port} not answering"
+        out.append(Health(COMPONENT_TOXIPROXY, ok, detail))
     return out
 
 
