@@ -1,0 +1,82 @@
+"""The recommendation record: round trip, version and kind checks, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tuner.core.errors import BadInput
+from tuner.core.paths import repo_root
+from tuner.spec.loader import load_workload
+from tuner.spec.profile import ClientProfile
+from tuner.store.recommendation import (
+    ClientRecommendation,
+    Prediction,
+    Recommendation,
+    SLOBounds,
+    load_recommendation,
+    write_recommendation,
+)
+
+
+def _record() -> Recommendation:
+    workload = load_workload(repo_root() / "loadtests" / "workloads" / "qunar-logs.yaml")
+    profile = ClientProfile(name="rec", linger_ms=800, partitioner="sticky", compression="zstd")
+    predicted = Prediction(
+        requests_per_s=30.0,
+        busiest_broker_requests_per_s=11.0,
+        records_per_request=32.0,
+        p50_ms=420,
+        p99_ms=880,
+    )
+    return Recommendation(
+        created_at=1.0,
+        kbt_version="0",
+        results_dir="results",
+        workload=workload,
+        brokers=3,
+        slo=SLOBounds(p99_ms=1000),
+        baseline=ClientProfile(name="base", linger_ms=0),
+        clients=[
+            ClientRecommendation(
+                client="librdkafka",
+                status="predicted",
+                profile=profile,
+                properties=profile.librdkafka_config(),
+                predicted=predicted,
+            )
+        ],
+    )
+
+
+def test_roundtrip(tmp_path: Path) -> None:
+    record = _record()
+    path = write_recommendation(record, tmp_path / "sub" / "rec.json")
+    again = load_recommendation(path)
+    assert again.model_dump(mode="json") == record.model_dump(mode="json")
+    assert again.clients[0].properties["linger.ms"] == "800"
+
+
+def test_rejects_other_version_and_kind(tmp_path: Path) -> None:
+    path = write_recommendation(_record(), tmp_path / "rec.json")
+    data = json.loads(path.read_text())
+    data["schema_version"] = 99
+    path.write_text(json.dumps(data))
+    with pytest.raises(BadInput, match="schema_version 99"):
+        load_recommendation(path)
+    data["kind"] = "run"
+    path.write_text(json.dumps(data))
+    with pytest.raises(BadInput, match="not a recommendation"):
+        load_recommendation(path)
+
+
+def test_invalid_field_is_one_line(tmp_path: Path) -> None:
+    path = write_recommendation(_record(), tmp_path / "rec.json")
+    data = json.loads(path.read_text())
+    data["clients"][0]["status"] = "maybe"
+    path.write_text(json.dumps(data))
+    with pytest.raises(BadInput, match=r"clients\.0\.status") as info:
+        load_recommendation(path)
+    assert "\n" not in info.value.message

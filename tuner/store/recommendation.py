@@ -1,0 +1,190 @@
+"""Recommendation: the JSON document `kbt recommend` writes, schema-versioned.
+
+One document per recommendation: the workload and SLO it answers, the baseline (current/default)
+profile, and per client kind the recommended settings with the model's prediction, the measured
+run that confirms it (run ids point into the results store) and every confirmation trial. Reports
+read it through `load_recommendation`; nothing in it is a secret (profiles carry no credentials, and
+rendered client files use `${VAR}` references only).
+
+Compatibility: a reader accepts exactly RECOMMENDATION_SCHEMA_VERSION; adding an optional field keeps
+the version, anything else bumps it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.spec.profile import ClientProfile
+from tuner.spec.workload import WorkloadSpec
+
+RECOMMENDATION_SCHEMA_VERSION = 1
+RECOMMENDATION_KIND: Literal["recommendation"] = "recommendation"
+
+ClientKind = Literal["librdkafka", "java", "filebeat"]
+# confirmed: a lab run of exactly these settings met the SLO with 0 lost;
+# predicted: the model's choice, not (yet) run; rejected: runs showed it misses the SLO.
+Status = Literal["confirmed", "predicted", "rejected"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SLOBounds(_Frozen):
+    """What a recommended setting must meet."""
+
+    p99_ms: float | None = Field(default=None, description="p99 delivery latency bound, ms.")
+    max_producer_memory_mb: float | None = Field(default=None, description="Per producer, MB.")
+    max_message_bytes: int | None = Field(
+        default=None, description="Largest record batch the topic accepts (max.message.bytes)."
+    )
+    max_request_bytes: int | None = Field(default=None, description="Client max.request.size, bytes.")
+    codecs: dict[str, list[str]] = Field(
+        default_factory=dict, description="Client kind -> codecs it may use (empty: all it supports)."
+    )
+
+
+class Prediction(_Frozen):
+    """What the model predicts for one setting on one workload."""
+
+    requests_per_s: float = Field(description="Produce requests/s, all brokers.")
+    busiest_broker_requests_per_s: float = Field(description="Produce requests/s on the busiest broker.")
+    requests_per_s_by_broker: dict[str, float] = Field(default_factory=dict)
+    records_per_request: float
+    p50_ms: float = Field(description="Median delivery latency, ms.")
+    p99_ms: float = Field(description="p99 delivery latency, ms.")
+    producer_memory_mb: float | None = Field(default=None, description="Per producer, MB.")
+    wire_bytes_per_s: float | None = Field(default=None, description="Compressed bytes/s on the wire.")
+    codec_cpu_ms_per_s: float | None = Field(default=None, description="Client CPU ms/s spent compressing.")
+    network_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
+    handler_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
+
+
+class Measured(_Frozen):
+    """What one run record measured (the run id points into the results store)."""
+
+    run_id: str
+    requests_per_s: float = Field(description="Client produce requests/s in the measured window.")
+    busiest_broker_requests_per_s: float | None = None
+    broker_requests_per_s: float | None = Field(default=None, description="Broker-side, the run's topics.")
+    records_per_s: float
+    records_per_request: float | None = None
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    lost: int
+    verified: bool
+    network_idle_ratio: float | None = None
+    handler_idle_ratio: float | None = None
+    broker_cpu_cores: float | None = None
+    producer_memory_mb: float | None = None
+    wire_bytes_per_s: float | None = None
+    meets_slo: bool
+
+
+class Trial(_Frozen):
+    """One setting the search ran (or reused) to confirm the model."""
+
+    profile: ClientProfile
+    predicted: Prediction
+    measured: Measured | None = None
+    reason: str = Field(default="", description="Why this setting was tried.")
+
+
+class Floor(_Frozen):
+    """The physical floor of produce requests at the allowed linger (issue acceptance P1)."""
+
+    allowed_linger_ms: float
+    producer_broker_rps: float = Field(description="producers x brokers / allowed linger.")
+    producer_rps: float = Field(
+        description="producers / allowed linger (a keyless sticky producer needs only one broker at a time)."
+    )
+
+
+class ClientRecommendation(_Frozen):
+    client: ClientKind
+    status: Status
+    profile: ClientProfile
+    properties: dict[str, str] = Field(
+        description="The client's own settings (librdkafka/Java"
+        " properties, Filebeat option paths); no secrets."
+    )
+    predicted: Prediction
+    measured: Measured | None = None
+    baseline_predicted: Prediction | None = None
+    baseline_measured: Measured | None = None
+    reduction_predicted: float | None = Field(default=None, description="Baseline / recommended requests/s.")
+    reduction_measured: float | None = None
+    evidence: list[str] = Field(default_factory=list, description="Run ids that prove it.")
+    trials: list[Trial] = Field(default_factory=list)
+    floor: Floor | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class ModelTruth(_Frozen):
+    """Predicted vs measured produce requests/s over run records of one client kind."""
+
+    client: ClientKind
+    runs: int
+    median_abs_error: float = Field(description="Median of |predicted - measured| / measured.")
+    max_abs_error: float
+
+
+class Recommendation(_Frozen):
+    schema_version: int = RECOMMENDATION_SCHEMA_VERSION
+    kind: Literal["recommendation"] = RECOMMENDATION_KIND
+    created_at: float
+    kbt_version: str
+    results_dir: str = Field(description="Where the run records live (as given on the command line).")
+    sweeps: list[str] = Field(default_factory=list, description="Sweeps whose records were read.")
+    live_spec: str | None = Field(default=None, description="The --live spec when the search ran runs.")
+    workload: WorkloadSpec
+    brokers: int
+    slo: SLOBounds
+    objective: str = "busiest broker produce requests/s"
+    baseline: ClientProfile = Field(description="The current/default profile compared against.")
+    clients: list[ClientRecommendation]
+    model_truth: list[ModelTruth] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+def write_recommendation(record: Recommendation, path: Path) -> Path:
+    """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
+    text = json.dumps(record.model_dump(mode="json"), indent=2) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def load_recommendation(path: Path) -> Recommendation:
+    """Read a recommendation; one-line BadInput when missing, of another version or invalid."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not a readable recommendation: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != RECOMMENDATION_KIND:
+        raise BadInput(f"{path}: not a recommendation record")
+    version = data.get("schema_version")
+    if version != RECOMMENDATION_SCHEMA_VERSION:
+        raise BadInput(
+            f"{path}: recommendation schema_version {version!r},"
+            f" this kbt reads {RECOMMENDATION_SCHEMA_VERSION}"
+        )
+    try:
+        return Recommendation.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise BadInput(f"{path}: invalid recommendation: {loc}: {err['msg']}") from None
