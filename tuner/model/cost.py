@@ -1,0 +1,228 @@
+"""The broker cost model: how busy a broker's threads are per produce request and per byte.
+
+Fitted from run records. Each broker in each record's measured window is one observation: its
+produce requests/s `r`, bytes in/s `B` and the busy fraction (1 - idle) of its network threads
+(NetworkProcessorAvgIdlePercent) and of its request handler threads. For each thread pool
+
+    busy = a * r + b * B (+ c)
+
+by least squares with a, b, c >= 0 (a request cannot free a thread). The intercept c (the idle
+cluster's own work: replication fetches, metadata, the controller) is kept only when it earns its
+parameter: the adjusted R^2 with it must beat the fit through the origin. Brokers of one cluster are
+alike, so observations of every broker are pooled into one model of "a broker".
+
+    model = fit_cost_model(store.records("qunar-logs"))
+    net_idle, handler_idle = model.predict_idle(requests_per_s=300, bytes_per_s=500e3)
+    model.model_dump(mode="json")             # JSON form; BrokerCostModel.model_validate(...) reads it
+
+R^2 is always 1 - SS_res / SS_tot about the mean, with or without an intercept, so fits compare.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from tuner.core.errors import BadInput
+from tuner.store.record import RunRecord
+
+MIN_OBSERVATIONS = 3  # two slopes need at least three points to say anything about their fit
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LinearFit(_Frozen):
+    """busy = requests_coef * requests/s + bytes_coef * bytes/s + intercept, all >= 0."""
+
+    requests_coef: float  # busy fraction per produce request/s (seconds of thread time per request)
+    bytes_coef: float  # busy fraction per byte/s
+    intercept: float = 0.0
+    r2: float  # 1 - SS_res/SS_tot (about the mean)
+    n: int  # observations (broker windows)
+    rmse: float  # root mean square residual, busy fraction
+
+    def predict(self, requests_per_s: float, bytes_per_s: float) -> float:
+        return self.requests_coef * requests_per_s + self.bytes_coef * bytes_per_s + self.intercept
+
+    @property
+    def break_even_request_bytes(self) -> float | None:
+        """The request size at which a request's fixed cost equals the cost of its bytes; requests
+        smaller than this cost the threads more for being a request than for what they carry."""
+        if self.bytes_coef <= 0:
+            return None if self.requests_coef <= 0 else math.inf
+        return self.requests_coef / self.bytes_coef
+
+    def requests_for_busy(self, busy: float, bytes_per_s: float) -> float:
+        """Produce requests/s (at `bytes_per_s`) that make the threads this busy; inf if never."""
+        room = busy - self.intercept - self.bytes_coef * bytes_per_s
+        if room <= 0:
+            return 0.0
+        return math.inf if self.requests_coef <= 0 else room / self.requests_coef
+
+
+class BrokerCostModel(_Frozen):
+    """Busy fractions of one broker's thread pools as a function of its produce traffic."""
+
+    network: LinearFit  # network threads (1 - NetworkProcessorAvgIdlePercent)
+    handler: LinearFit  # request handler threads (1 - handler idle)
+    cpu: LinearFit | None = None  # broker JVM CPU cores (not a fraction), when every window has it
+    runs: list[str] = Field(default_factory=list)  # run ids of the records it was fitted from
+    brokers: list[str] = Field(default_factory=list)
+
+    def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]:
+        """(network idle, handler idle) of a broker taking this produce traffic, each in [0, 1]."""
+        return (
+            _idle(self.network.predict(requests_per_s, bytes_per_s)),
+            _idle(self.handler.predict(requests_per_s, bytes_per_s)),
+        )
+
+    def predict_cpu_cores(self, requests_per_s: float, bytes_per_s: float) -> float | None:
+        return None if self.cpu is None else self.cpu.predict(requests_per_s, bytes_per_s)
+
+    @property
+    def n(self) -> int:
+        return self.network.n
+
+
+def _idle(busy: float) -> float:
+    return min(1.0, max(0.0, 1.0 - busy))
+
+
+# ---- observations -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One broker over one run's measured window."""
+
+    run_id: str
+    broker: str
+    requests_per_s: float
+    bytes_per_s: float
+    network_busy: float
+    handler_busy: float
+    cpu_cores: float | None
+
+
+def observations(records: Sequence[RunRecord]) -> list[Observation]:
+    """Every broker window that has requests, bytes and both idle ratios."""
+    out: list[Observation] = []
+    for record in records:
+        if record.broker is None:
+            continue
+        for b in record.broker.brokers:
+            r, by = _finite(b.produce_requests_per_s), _finite(b.bytes_in_per_s)
+            net, hnd = _finite(b.network_idle_ratio), _finite(b.request_handler_idle_ratio)
+            if r is None or by is None or net is None or hnd is None:
+                continue
+            out.append(
+                Observation(
+                    run_id=record.run_id,
+                    broker=b.broker,
+                    requests_per_s=r,
+                    bytes_per_s=by,
+                    network_busy=1.0 - min(1.0, net),
+                    handler_busy=1.0 - min(1.0, hnd),
+                    cpu_cores=_finite(b.cpu_cores),
+                )
+            )
+    return out
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+# ---- fitting ------------------------------------------------------------------------------------
+
+
+def nnls(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least squares with every coefficient >= 0, exact for the few columns used here: the optimum
+    is the unconstrained fit on its own support, so the best feasible fit over all supports is it."""
+    cols = x.shape[1]
+    best = np.zeros(cols)
+    best_rss = float(y @ y)
+    scale = np.where(np.abs(x).max(axis=0) > 0, np.abs(x).max(axis=0), 1.0)  # req/s vs B/s: 1e3 apart
+    xs = x / scale
+    for size in range(1, cols + 1):
+        for support in itertools.combinations(range(cols), size):
+            sub = xs[:, support]
+            coef, *_ = np.linalg.lstsq(sub, y, rcond=None)
+            if np.any(coef < 0):
+                continue
+            rss = float(np.sum((y - sub @ coef) ** 2))
+            if rss < best_rss - 1e-15:
+                best_rss = rss
+                best = np.zeros(cols)
+                best[list(support)] = coef
+    return best / scale
+
+
+def _r2(y: np.ndarray, fitted: np.ndarray) -> float:
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    ss_res = float(np.sum((y - fitted) ** 2))
+    if ss_tot <= 0:
+        return 1.0 if ss_res <= 1e-18 else 0.0
+    return 1.0 - ss_res / ss_tot
+
+
+def _adjusted(r2: float, n: int, params: int) -> float:
+    return r2 if n - params <= 0 else 1.0 - (1.0 - r2) * (n - 1) / (n - params)
+
+
+def fit_linear(requests: Sequence[float], bytes_: Sequence[float], busy: Sequence[float]) -> LinearFit:
+    """busy ~ a*requests + b*bytes (+ c when the adjusted R^2 says the intercept is worth it)."""
+    n = len(busy)
+    if n < MIN_OBSERVATIONS:
+        raise BadInput(f"the cost model needs at least {MIN_OBSERVATIONS} broker windows, got {n}")
+    r, b, y = (np.asarray(v, dtype=float) for v in (requests, bytes_, busy))
+    candidates: list[tuple[float, np.ndarray]] = []
+    for with_intercept in (False, True):
+        columns = [r, b, np.ones(n)] if with_intercept else [r, b]
+        x = np.column_stack(columns)
+        coef = nnls(x, y)
+        params = int(np.count_nonzero(coef)) or 1
+        r2 = _r2(y, x @ coef)
+        full = np.zeros(3)
+        full[: len(coef)] = coef
+        candidates.append((_adjusted(r2, n, params), full))
+    # Ties (the intercept came out 0) go to the simpler fit.
+    _, coef = max(candidates, key=lambda c: (round(c[0], 12), -int(np.count_nonzero(c[1]))))
+    fitted = coef[0] * r + coef[1] * b + coef[2]
+    return LinearFit(
+        requests_coef=float(coef[0]),
+        bytes_coef=float(coef[1]),
+        intercept=float(coef[2]),
+        r2=_r2(y, fitted),
+        n=n,
+        rmse=float(np.sqrt(np.mean((y - fitted) ** 2))),
+    )
+
+
+def fit_cost_model(records: Sequence[RunRecord]) -> BrokerCostModel:
+    """Fit network-thread and handler busy fractions (and CPU cores) from run records."""
+    obs = observations(records)
+    if len(obs) < MIN_OBSERVATIONS:
+        raise BadInput(
+            f"the cost model needs at least {MIN_OBSERVATIONS} broker windows with requests, bytes and idle "
+            f"ratios; {len(records)} run record(s) gave {len(obs)}"
+        )
+    requests = [o.requests_per_s for o in obs]
+    bytes_ = [o.bytes_per_s for o in obs]
+    cpu = None
+    if all(o.cpu_cores is not None for o in obs):
+        cpu = fit_linear(requests, bytes_, [o.cpu_cores or 0.0 for o in obs])
+    return BrokerCostModel(
+        network=fit_linear(requests, bytes_, [o.network_busy for o in obs]),
+        handler=fit_linear(requests, bytes_, [o.handler_busy for o in obs]),
+        cpu=cpu,
+        runs=sorted({o.run_id for o in obs}),
+        brokers=sorted({o.broker for o in obs}, key=lambda s: (len(s), s)),
+    )
