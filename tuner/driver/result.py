@@ -33,6 +33,9 @@ class DeliveryResult(_Frozen):
     consumed: int = 0
     lost: int = 0
     duplicates: int = 0
+    # Records stored in their partition after a record their producer sent later (first copies only;
+    # counted where the record id carries the producer and its sequence).
+    out_of_order: int = 0
     failed: int = 0  # delivery reports with an error
     indeterminate: int = 0  # timed out / unknown outcome: not counted as lost
     verified: bool = False  # False when verification did not run (then lost means nothing)

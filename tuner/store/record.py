@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tuner.driver.result import ClientResult, DeliveryResult
 from tuner.measure.broker_window import BrokerWindow
 from tuner.spec.sweep import RunPlan
+from tuner.store.fault import FaultRun
+from tuner.store.stress import StressStep
 
 SCHEMA_VERSION = 1
 
@@ -49,6 +51,16 @@ class RunRecord(_Frozen):
     broker: BrokerWindow | None = None
     status: Status
     problems: list[str] = Field(default_factory=list)  # why the run failed / what is missing
+    stress: StressStep | None = None  # `kbt stress`: the stage, its gates, consumers, remote tier
+    # The cluster could not take every write during the run (sends failed or timed out, partitions
+    # under min.insync.replicas): the figures describe an outage, never a tuning result.
+    degraded: bool = False
+    fault: FaultRun | None = None  # set on `kbt chaos` runs: what was injected and the verdict
+
+    @property
+    def tuning_result(self) -> bool:
+        """May a recommendation or report use this run's figures? Only healthy, fault-free runs."""
+        return self.status == "ok" and not self.degraded and self.fault is None
 
     @property
     def window_s(self) -> float:

@@ -1,0 +1,33 @@
+"""What a chaos run did to the cluster and whether the outcome matched what the scenario expects.
+
+Embedded in the RunRecord of a `kbt chaos` run (`RunRecord.fault`); sweep records have none.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# no-loss:      0 acked records lost, 0 duplicates, per-partition order kept, no send failed
+# detects-loss: a negative control; the verification MUST report loss or duplicates
+# degraded:     the cluster cannot take every write; the record says degraded and 0 acked are lost
+Expectation = Literal["no-loss", "detects-loss", "degraded"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FaultEvent(_Frozen):
+    at_s: float  # seconds after the first record reached the topic
+    what: str
+
+
+class FaultRun(_Frozen):
+    scenario: str
+    description: str
+    expect: Expectation
+    events: list[FaultEvent] = Field(default_factory=list)
+    verdict: Literal["pass", "fail"]
+    reasons: list[str] = Field(default_factory=list)  # why the verdict is what it is
