@@ -1,0 +1,127 @@
+"""Load a stress spec: workload and profiles inline or by path (relative to the spec), the baseline
+from the spec or from `kbt diagnose --json` output, and the stage timeline.
+
+Every problem is one line naming the file, line and key, like the sweep loader's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from tuner.core.errors import BadInput
+from tuner.spec.loader import (
+    describe_error,
+    display_path,
+    load_profile,
+    load_workload,
+    plain,
+    read_yaml,
+)
+from tuner.spec.stress import Stage, StressSpec, build_stages
+from tuner.spec.workload import WorkloadSpec
+
+# Where a baseline rate may sit in `kbt diagnose --json` output (first match wins), msgs/s over the
+# whole cluster.
+DIAGNOSE_RATE_KEYS = ("messages_in_per_s", "msgs_per_s", "records_per_s")
+
+
+@dataclass(frozen=True)
+class LoadedStress:
+    path: Path
+    spec: StressSpec
+    baseline_msgs_per_s: float
+    baseline_source: str  # "spec", "workload" or the diagnose file
+    stages: list[Stage]
+
+    def profile_labels(self) -> list[str]:
+        return list(self.spec.profiles)
+
+
+def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
+    """Load and validate `path`; `baseline_from` (a diagnose JSON) overrides the spec's baseline."""
+    path = Path(path)
+    raw = read_yaml(path)
+    data = plain(raw)
+    base = path.parent
+    if isinstance(data.get("workload"), str):
+        data["workload"] = _dump_workload(load_workload(_ref(base, data["workload"], path, raw, "workload")))
+    if isinstance(data.get("profiles"), dict):
+        data["profiles"] = {
+            label: load_profile(_ref(base, ref, path, raw, f"profiles.{label}")).model_dump(mode="json")
+            if isinstance(ref, str)
+            else ref
+            for label, ref in data["profiles"].items()
+        }
+    try:
+        spec = StressSpec.model_validate(data, context={"base_dir": base})
+    except ValidationError as exc:
+        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+    if baseline_from is not None:
+        rate, source = baseline_from_diagnose(Path(baseline_from)), display_path(Path(baseline_from))
+    elif spec.baseline.from_diagnose is not None:
+        target = base / spec.baseline.from_diagnose
+        rate, source = baseline_from_diagnose(target), display_path(target)
+    elif spec.baseline.msgs_per_s is not None:
+        rate, source = spec.baseline.msgs_per_s, "spec"
+    else:
+        offered = spec.workload.offered_msgs_per_s
+        assert offered is not None  # StressSpec rejects rate "max"
+        rate, source = offered, "workload"
+    return LoadedStress(
+        path=path, spec=spec, baseline_msgs_per_s=rate, baseline_source=source, stages=build_stages(spec)
+    )
+
+
+def _ref(base: Path, ref: str, path: Path, raw: Any, key: str) -> Path:
+    target = (base / ref).resolve()
+    if not target.is_file():
+        node: Any = raw
+        line = None
+        for part in key.split("."):
+            lc = getattr(node, "lc", None)
+            if lc is not None and part in node:
+                line = lc.key(part)[0] + 1
+                node = node[part]
+        where = f":{line}" if line else ""
+        raise BadInput(f'{display_path(path)}{where}: {key}: no such file "{ref}"')
+    return target
+
+
+def _dump_workload(workload: WorkloadSpec) -> dict[str, Any]:
+    data = workload.model_dump(mode="json")
+    resolved = getattr(workload.message, "resolved_path", None)
+    if resolved is not None:
+        data["message"]["resolved_path"] = str(resolved)
+    return data
+
+
+def baseline_from_diagnose(path: Path) -> float:
+    """The cluster's records/s from `kbt diagnose --json` output: the first numeric field named one
+    of DIAGNOSE_RATE_KEYS, searched breadth first."""
+    shown = display_path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInput(f"{shown}: no such diagnose file (write it with 'kbt diagnose --json')") from None
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{shown}: not readable diagnose JSON: {exc}") from None
+    queue: list[Any] = [data]
+    while queue:
+        node = queue.pop(0)
+        if isinstance(node, dict):
+            for key in DIAGNOSE_RATE_KEYS:
+                value = node.get(key)
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    if not math.isfinite(value) or value <= 0:
+                        raise BadInput(f"{shown}: {key} is {value}: no baseline load to multiply")
+                    return float(value)
+            queue.extend(node.values())
+        elif isinstance(node, list):
+            queue.extend(node)
+    raise BadInput(f"{shown}: no baseline rate ({' / '.join(DIAGNOSE_RATE_KEYS)}) in this diagnose output")
