@@ -53,6 +53,9 @@ def _register() -> None:
     from tuner.cli import sweep
 
     app.command(name="sweep")(sweep.sweep)
+    from tuner.cli import chaos
+
+    app.command(name="chaos")(chaos.chaos)
     from tuner.cli import check
 
     app.add_typer(check.app, name="check")

@@ -1,0 +1,198 @@
+"""The pieces of `kbt chaos` that need no cluster: the matrix, run plans, verdicts, degraded records,
+per-partition order, tc netem detection, the results table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tuner.core.errors import BadInput
+from tuner.core.paths import repo_root
+from tuner.driver.order_check import PartitionOrder, librdkafka_order
+from tuner.driver.result import ClientResult, DeliveryResult
+from tuner.render.chaos_table import chaos_markdown
+from tuner.runner.chaos import chaos_plans, degraded_reasons, expectation_verdict, missing_requirement
+from tuner.runner.chaos_netem import UNKNOWN_QDISC, netem_commands, netem_status
+from tuner.runner.chaos_scenarios import BY_NAME, MATRIX
+from tuner.spec import load_sweep
+from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
+from tuner.store.fault import FaultRun
+
+CHAOS_SPEC = repo_root() / "loadtests" / "chaos.yaml"
+
+
+def test_matrix_covers_the_issue_and_controls_weaken_one_thing() -> None:
+    names = [s.name for s in MATRIX]
+    assert len(names) == len(set(names))
+    for wanted in ("leader-kill", "clean-bounce", "hard-bounce", "leader-pause", "two-down", "latency",
+                   "bandwidth", "blackhole", "reset-peer", "packet-loss", "tiered-remote-unwritable",
+                   "control-acks1-leader-kill", "control-no-idempotence-resets"):  # fmt: skip
+        assert wanted in BY_NAME, wanted
+    for s in MATRIX:
+        if s.expect == "detects-loss":
+            assert s.profile.get("acks") == "1" or s.profile.get("idempotence") is False, s.name
+        else:
+            assert s.profile == {"acks": "all", "idempotence": True}, s.name
+
+
+def test_plans_force_the_no_loss_settings(tmp_path: Path) -> None:
+    loaded = load_sweep(CHAOS_SPEC)
+    runs = chaos_plans(loaded, [BY_NAME["leader-kill"], BY_NAME["control-acks1-leader-kill"]])
+    assert [r.plan.name for r in runs] == ["leader-kill-batched-lz4", "control-acks1-leader-kill-batched-lz4"]
+    positive, control = (r.plan for r in runs)
+    assert positive.sweep == "chaos-chaos"
+    [topic] = positive.workload.topics
+    assert topic.replication_factor == 3 and topic.configs["min.insync.replicas"] == "2"
+    conf = positive.profile.librdkafka_config()
+    assert conf["acks"] == "-1" and conf["enable.idempotence"] == "true"
+    assert conf["linger.ms"] == "20"  # the profile's own batching knobs stay
+    assert positive.workload.duration_s == BY_NAME["leader-kill"].duration_s
+    assert control.profile.librdkafka_config()["acks"] == "1"
+    assert control.profile.librdkafka_config()["enable.idempotence"] == "false"
+    assert control.workload.rate_per_producer == "max"
+    assert positive.spec_hash != control.spec_hash
+
+    # A profile the spec asks for with acks 1 and idempotence off still runs no-loss in positive cases.
+    weak = tmp_path / "weak.yaml"
+    weak.write_text(CHAOS_SPEC.read_text().replace("acks: all", 'acks: "1"').replace(
+        "idempotence: true", "idempotence: false"))  # fmt: skip
+    [run] = chaos_plans(load_sweep(weak), [BY_NAME["hard-bounce"]])
+    assert run.plan.profile.librdkafka_config()["enable.idempotence"] == "true"
+
+    with pytest.raises(BadInput, match=r'no profile named "batched-lz5".*did you mean "batched-lz4"'):
+        chaos_plans(loaded, [BY_NAME["leader-kill"]], ["batched-lz5"])
+
+
+def test_filebeat_profiles_are_refused_with_one_line() -> None:
+    loaded = load_sweep(repo_root() / "loadtests" / "filebeat-small-logs.yaml")
+    with pytest.raises(BadInput, match="kbt chaos drives librdkafka profiles"):
+        chaos_plans(loaded, [BY_NAME["leader-kill"]])
+
+
+def _delivery(**kw: int | bool) -> DeliveryResult:
+    base: dict[str, int | bool] = {"acked": 1000, "consumed": 1000, "verified": True}
+    return DeliveryResult(**{**base, **kw})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("expect", "delivery", "degraded", "passed"),
+    [
+        ("no-loss", _delivery(), False, True),
+        ("no-loss", _delivery(lost=1), False, False),
+        ("no-loss", _delivery(duplicates=3), False, False),
+        ("no-loss", _delivery(out_of_order=1), False, False),
+        ("no-loss", _delivery(), True, False),
+        ("no-loss", _delivery(verified=False), False, False),
+        ("detects-loss", _delivery(lost=7), False, True),
+        ("detects-loss", _delivery(duplicates=2), False, True),
+        ("detects-loss", _delivery(), False, False),
+        ("degraded", _delivery(failed=40), True, True),
+        ("degraded", _delivery(failed=40, lost=1), True, False),
+        ("degraded", _delivery(), False, False),
+    ],
+)
+def test_expectation_verdicts(expect: str, delivery: DeliveryResult, degraded: bool, passed: bool) -> None:
+    ok, why = expectation_verdict(expect, delivery, degraded, None)  # type: ignore[arg-type]
+    assert ok is passed, why
+    assert why  # a verdict always says why
+
+
+def test_a_failed_script_fails_the_run() -> None:
+    ok, why = expectation_verdict("no-loss", _delivery(), False, "Unreachable: toxiproxy down")
+    assert not ok and "the fault script failed" in why[0]
+
+
+def test_degraded_reasons() -> None:
+    assert degraded_reasons(_delivery(), 0.0) == []
+    assert degraded_reasons(_delivery(failed=5, indeterminate=2), 0.0) == [
+        "5 sends failed, 2 with unknown outcome"
+    ]
+    assert degraded_reasons(_delivery(), 12.4) == ["partitions under min.insync.replicas for ~12 s"]
+
+
+def test_per_partition_order() -> None:
+    order = PartitionOrder(librdkafka_order)
+    ident = lambda producer, seq: f"{producer << 40 | seq:016x}"  # noqa: E731
+    for partition, producer, seq in [(0, 1, 0), (0, 1, 1), (0, 2, 0), (1, 1, 2), (0, 1, 3), (0, 2, 1)]:
+        order.see(partition, ident(producer, seq))
+    assert order.out_of_order == 0  # interleaved producers and partitions are fine
+    order.see(0, ident(1, 2))  # producer 1's record 2 stored after its record 3
+    order.see(1, ident(1, 1))
+    assert order.out_of_order == 2
+    assert librdkafka_order("not-hex") is None
+
+
+def _record(tmp_path: Path, degraded: bool, fault: FaultRun | None) -> RunRecord:
+    plan = chaos_plans(load_sweep(CHAOS_SPEC), [BY_NAME["two-down"]])[0].plan
+    client = ClientResult(engine="librdkafka", producers=4, processes=2, started_at=0.0, window_start=5.0,
+                          window_end=80.0, finished_at=81.0, records_acked=60000)  # fmt: skip
+    return RunRecord(
+        run_id=make_run_id(plan.sweep, plan.name, 100.0),
+        name=plan.name,
+        sweep=plan.sweep,
+        index=0,
+        spec_hash=plan.spec_hash,
+        plan=plan,
+        environment=capture_environment(broker_count=3, kafka_version="4.1.1"),
+        created_at=100.0,
+        client=client,
+        delivery=_delivery(failed=40),
+        status="failed",
+        degraded=degraded,
+        fault=fault,
+    )
+
+
+def test_degraded_records_are_never_tuning_results(tmp_path: Path) -> None:
+    fault = FaultRun(scenario="two-down", description="d", expect="degraded", verdict="pass")
+    record = _record(tmp_path, True, fault)
+    store = ResultsStore(tmp_path / "results")
+    loaded = store.load(store.write(record))
+    assert loaded.degraded and loaded.fault == fault and not loaded.tuning_result
+    healthy = record.model_copy(update={"status": "ok", "degraded": False, "fault": None})
+    assert healthy.tuning_result
+    assert not healthy.model_copy(update={"degraded": True}).tuning_result
+
+    # Records written before the fields existed still load (the schema change is additive).
+    data = record.model_dump(mode="json")
+    for key in ("degraded", "fault"):
+        data.pop(key)
+    data["delivery"].pop("out_of_order")
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    before = store.load(old)
+    assert before.degraded is False and before.fault is None and before.delivery.out_of_order == 0
+
+    table = chaos_markdown([loaded], [("packet-loss", "batched-lz4", "tc netem is not available")])
+    assert "| two-down | batched-lz4 | degraded | pass | yes | 1000 | 0 | 0 | 0 | 40/0 |" in table
+    assert "| packet-loss | batched-lz4 | - | skipped |" in table
+
+
+def test_netem_detection_explains_itself() -> None:
+    available, why = netem_status()
+    if available:
+        assert why == ""
+    else:
+        assert why and "\n" not in why
+        assert "netem" in why or "tc" in why
+    cmds = netem_commands([21801, 21802], 5)
+    assert cmds[1][-2:] == ["loss", "5%"]
+    filters = [c for c in cmds if c[1] == "filter"]
+    assert len(filters) == 4 and {c[c.index("match") + 2] for c in filters} == {"sport", "dport"}
+    assert all(c[c.index("dev") + 1] == "lo" for c in cmds)  # loopback only
+    assert UNKNOWN_QDISC == "Specified qdisc kind is unknown"
+
+
+def test_requirements_name_the_lab_option(tmp_path: Path) -> None:
+    from tuner.lab import LabConfig
+    from tuner.lab.state import new_state
+
+    plain = new_state(LabConfig.parse({"lab_dir": tmp_path, "base_port": 21800, "tiered": False}), "c", 0)
+    assert missing_requirement(BY_NAME["latency"], plain, (True, "")) == (
+        "needs a lab behind Toxiproxy (kbt lab up --via-toxiproxy)"
+    )
+    assert "--tiered" in (missing_requirement(BY_NAME["tiered-remote-unwritable"], plain, (True, "")) or "")
+    assert missing_requirement(BY_NAME["packet-loss"], plain, (False, "no netem here")) == "no netem here"
+    assert missing_requirement(BY_NAME["leader-kill"], plain, (False, "no netem here")) is None

@@ -1,0 +1,135 @@
+"""`kbt chaos SPEC`: run a sweep spec's workload and profiles under the fault matrix on the lab."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+
+import typer
+from rich.console import Console
+
+from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
+from tuner.render.chaos_table import chaos_markdown, chaos_table
+from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
+from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
+from tuner.store.record import RunRecord
+from tuner.store.results import DEFAULT_RESULTS_DIR
+
+
+class PrintObserver(ChaosObserver):
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.total = total
+        self.done = 0
+
+    def run_started(self, run: ChaosRun) -> None:
+        s = run.scenario
+        self.console.print(
+            f"[bold]{run.plan.name}[/bold] ({self.done + 1}/{self.total}, {s.duration_s:g} s of load,"
+            f" expect {s.expect}): {s.summary}"
+        )
+
+    def event(self, run: ChaosRun, at_s: float, what: str) -> None:
+        self.console.print(f"  [dim]{at_s:+7.1f}s[/dim] {what}")
+
+    def run_finished(self, run: ChaosRun, record: RunRecord, path: str) -> None:
+        self.done += 1
+        fault = record.fault
+        verdict = fault.verdict if fault else "?"
+        colour = "green" if verdict == "pass" else "red"
+        self.console.print(f"  [{colour}]{verdict}[/{colour}] -> {path}")
+        for reason in fault.reasons if fault else []:
+            self.console.print(f"       {reason}")
+
+
+def pick_scenarios(faults: str) -> list[Scenario]:
+    if faults.strip() == "all":
+        return list(MATRIX)
+    picked: list[Scenario] = []
+    for name in (n.strip() for n in faults.split(",")):
+        if not name:
+            continue
+        if name not in BY_NAME:
+            raise BadInput(
+                f"unknown fault {name!r}{did_you_mean(name, BY_NAME)} (see 'kbt chaos --list')"
+            )
+        picked.append(BY_NAME[name])
+    if not picked:
+        raise BadInput("--faults: name at least one fault (or all)")
+    return picked
+
+
+def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def chaos(
+    spec: Path | None = typer.Argument(
+        None, help="Sweep spec whose workload and profiles run under each fault, e.g. loadtests/chaos.yaml."
+    ),
+    faults: str = typer.Option(
+        "all", "--faults", help="Comma-separated faults from --list, or all (negative controls included)."
+    ),
+    profile: list[str] = typer.Option(
+        [], "--profile", help="Only this profile of the spec (repeatable; default: every profile)."
+    ),
+    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
+    resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
+    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the results table here."),
+    list_faults: bool = typer.Option(False, "--list", help="List the fault matrix and exit."),
+) -> None:
+    """Run the fault matrix: each fault beside the spec's load (RF 3, min.insync.replicas 2, acks all,
+    idempotence on; the negative controls weaken one of them), every acked record verified (lost,
+    duplicates, per-partition order). Records go under <results>/<spec>-chaos/ marked with the fault
+    and, when the cluster could not take every write, degraded: never tuning results. Exits 1 when any
+    run did not come out as its fault expects. Needs a 3-broker lab; network faults need
+    'kbt lab up --via-toxiproxy'; faults the lab cannot do are skipped with the reason."""
+    if list_faults:
+        for s in MATRIX:
+            needs = f" [needs {', '.join(s.needs)}]" if s.needs else ""
+            typer.echo(f"{s.name:30} {s.expect:13} {s.summary}{needs}")
+        return
+    if spec is None:
+        raise BadInput("give a sweep spec (e.g. loadtests/chaos.yaml), or --list")
+    from tuner.lab.config import default_lab_dir
+    from tuner.runner.chaos import ChaosRunner, chaos_plans
+    from tuner.runner.wiring import DriverEngine
+    from tuner.spec.loader import load_sweep
+    from tuner.store.results import ResultsStore
+
+    loaded = load_sweep(spec)
+    runs = chaos_plans(loaded, pick_scenarios(faults), profile or None)
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 200)
+    store = ResultsStore(results)
+    observer = PrintObserver(console, len(runs))
+    runner = ChaosRunner(lab_dir or default_lab_dir(), DriverEngine(), store, observer)
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    outcome: ChaosOutcome | None = None
+    try:
+        outcome = runner.run(runs, resume=resume)
+    except (KeyboardInterrupt, Interrupted):
+        sweep = runs[0].plan.sweep if runs else ""
+        planned = {r.plan.name for r in runs}
+        kept = sum(1 for name in store.latest(sweep) if name in planned) if sweep else 0
+        raise Interrupted(
+            f"interrupted: {kept} of {len(runs)} chaos runs recorded under {results};"
+            " rerun with --resume to finish"
+        ) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+    skipped = [(s.scenario.name, s.profile, s.reason) for s in outcome.skipped]
+    console.print(chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
+    for problem in outcome.problems:
+        console.print(f"[yellow]warning: {problem}[/yellow]")
+    if markdown is not None:
+        markdown.write_text(chaos_markdown(outcome.all_records, skipped))
+    if outcome.failed:
+        names = ", ".join(r.name for r in outcome.failed)
+        raise KbtError(f"{len(outcome.failed)} chaos run(s) did not come out as expected: {names}",
+                       ExitStatus.FAILURE)  # fmt: skip

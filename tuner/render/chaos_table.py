@@ -1,0 +1,98 @@
+"""The results of `kbt chaos`: one row per run (a rich table for the terminal, Markdown for docs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from tuner.store.record import RunRecord
+
+
+@dataclass(frozen=True)
+class ChaosRow:
+    scenario: str
+    profile: str
+    expect: str
+    verdict: str
+    degraded: bool
+    acked: int
+    lost: int
+    duplicates: int
+    out_of_order: int
+    failed: int
+    indeterminate: int
+    acked_per_s: float
+    detail: str
+
+
+def chaos_rows(records: list[RunRecord]) -> list[ChaosRow]:
+    rows = []
+    for r in records:
+        fault, d = r.fault, r.delivery
+        rows.append(
+            ChaosRow(
+                scenario=fault.scenario if fault else r.name,
+                profile=str(r.plan.assignments.get("profile", r.plan.profile.name)),
+                expect=fault.expect if fault else "-",
+                verdict=fault.verdict if fault else "-",
+                degraded=r.degraded,
+                acked=d.acked,
+                lost=d.lost,
+                duplicates=d.duplicates,
+                out_of_order=d.out_of_order,
+                failed=d.failed,
+                indeterminate=d.indeterminate,
+                acked_per_s=r.client.records_per_s,
+                detail="; ".join(fault.reasons) if fault else "; ".join(r.problems),
+            )
+        )
+    return sorted(rows, key=lambda row: (row.scenario, row.profile))
+
+
+HEADERS = [
+    "scenario", "profile", "expect", "verdict", "degraded", "acked", "lost", "dups", "out of order",
+    "failed/timed out", "acked/s", "detail",
+]  # fmt: skip
+
+
+def _cells(row: ChaosRow) -> list[str]:
+    return [
+        row.scenario,
+        row.profile,
+        row.expect,
+        row.verdict.upper() if row.verdict == "fail" else row.verdict,
+        "yes" if row.degraded else "no",
+        str(row.acked),
+        str(row.lost),
+        str(row.duplicates),
+        str(row.out_of_order),
+        f"{row.failed}/{row.indeterminate}",
+        f"{row.acked_per_s:.0f}",
+        row.detail,
+    ]
+
+
+def chaos_table(records: list[RunRecord], skipped: list[tuple[str, str, str]], title: str) -> Table:
+    """`skipped`: (scenario, profile, reason) of runs the lab could not do."""
+    table = Table(title=title)
+    numeric = ("acked", "lost", "dups", "acked/s")
+    for header in HEADERS:
+        table.add_column(header, justify="right" if header in numeric else "left")
+    for row in chaos_rows(records):
+        colour = "green" if row.verdict == "pass" else "red"
+        cells = _cells(row)
+        cells[3] = f"[{colour}]{cells[3]}[/{colour}]"
+        table.add_row(*cells)
+    for scenario, profile, reason in skipped:
+        table.add_row(scenario, profile, "-", "[yellow]skipped[/yellow]", *["-"] * 7, reason)
+    return table
+
+
+def chaos_markdown(records: list[RunRecord], skipped: list[tuple[str, str, str]]) -> str:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    for row in chaos_rows(records):
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in _cells(row)) + " |")
+    for scenario, profile, reason in skipped:
+        lines.append("| " + " | ".join([scenario, profile, "-", "skipped", *["-"] * 7, reason]) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,352 @@
+"""Run the fault matrix: each (scenario, profile) is one run of the sweep spec's workload with a fault
+script beside it, verified like every sweep run (lost = acked - consumed, duplicates, per-partition
+order) and written as a RunRecord carrying the fault, its verdict and `degraded`.
+
+A run is **degraded** when the cluster could not take every write: partitions fell under
+min.insync.replicas, or sends failed or timed out. Degraded records are never tuning results
+(`RunRecord.tuning_result`), and neither is any chaos record.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput
+from tuner.core.paths import KAFKA_VERSION
+from tuner.driver.result import DeliveryResult, DriverResult
+from tuner.lab import LabState, load_state
+from tuner.runner.chaos_faults import FaultContext, Stopped
+from tuner.runner.chaos_netem import netem_status
+from tuner.runner.chaos_scenarios import Scenario
+from tuner.runner.sweep import Engine, Target
+from tuner.runner.topics import admin_client, create_topics, delete_topics, run_topic_name
+from tuner.runner.verdict import judge
+from tuner.spec.loader import LoadedSweep
+from tuner.spec.profile import ClientProfile
+from tuner.spec.sweep import RunPlan
+from tuner.store.environment import capture_environment
+from tuner.store.fault import Expectation, FaultRun
+from tuner.store.record import RunRecord
+from tuner.store.results import ResultsStore, make_run_id, run_stamp
+
+REPLICATION_FACTOR = 3
+MIN_INSYNC_REPLICAS = 2
+LOAD_START_TIMEOUT_S = 120.0
+SCRIPT_MARGIN_S = 3.0  # the script ends (and restores) this long before the load does
+RESTORE_WAIT_S = 120.0
+
+
+@dataclass(frozen=True)
+class ChaosRun:
+    scenario: Scenario
+    plan: RunPlan
+
+
+@dataclass(frozen=True)
+class SkippedRun:
+    scenario: Scenario
+    profile: str
+    reason: str
+
+
+@dataclass
+class ChaosOutcome:
+    records: list[RunRecord] = field(default_factory=list)
+    earlier: list[RunRecord] = field(default_factory=list)  # completed before (--resume)
+    skipped: list[SkippedRun] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def all_records(self) -> list[RunRecord]:
+        return [*self.earlier, *self.records]
+
+    @property
+    def failed(self) -> list[RunRecord]:
+        return [r for r in self.all_records if r.fault is None or r.fault.verdict != "pass"]
+
+
+class ChaosObserver:
+    """Progress hooks for the CLI; no-ops by default."""
+
+    def run_started(self, run: ChaosRun) -> None: ...
+
+    def event(self, run: ChaosRun, at_s: float, what: str) -> None: ...
+
+    def run_finished(self, run: ChaosRun, record: RunRecord, path: str) -> None: ...
+
+
+# ---- planning ----------------------------------------------------------------------------------
+
+
+def chaos_plans(
+    loaded: LoadedSweep, scenarios: list[Scenario], profiles: list[str] | None = None
+) -> list[ChaosRun]:
+    """(scenario x profile) runs of the spec's workload with the no-loss topic settings."""
+    base = {p.profile.name: p for p in loaded.runs}
+    names = profiles or [p.name for p in loaded.spec.profiles]
+    for name in names:
+        if name not in base:
+            from tuner.core.errors import did_you_mean
+
+            raise BadInput(f'no profile named "{name}" in {loaded.spec.name}{did_you_mean(name, base)}')
+    runs: list[ChaosRun] = []
+    for scenario in scenarios:
+        for name in names:
+            runs.append(ChaosRun(scenario, chaos_plan(base[name], scenario, len(runs), loaded.spec.name)))
+    return runs
+
+
+def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
+    if base.profile.client != "librdkafka":
+        raise BadInput(
+            f"profile {base.profile.name}: kbt chaos drives librdkafka profiles (this one is"
+            f" client {base.profile.client})"
+        )
+    workload = base.workload
+    topics = [
+        t.model_copy(
+            update={
+                "replication_factor": REPLICATION_FACTOR,
+                "configs": {
+                    **t.configs,
+                    "min.insync.replicas": str(MIN_INSYNC_REPLICAS),
+                    **scenario.topic_configs,
+                },
+            }
+        )
+        for t in workload.topics
+    ]
+    workload = workload.model_copy(
+        update={
+            "topics": topics,
+            "duration_s": scenario.duration_s,
+            "warmup_s": min(workload.warmup_s, scenario.duration_s / 4),
+            "rate_per_producer": "max" if scenario.closed_loop else workload.rate_per_producer,
+        }
+    )
+    data = base.profile.model_dump(mode="json")
+    data.update(scenario.profile)
+    data["overrides"] = {**base.profile.overrides, **scenario.overrides}
+    try:
+        profile = ClientProfile.model_validate(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()[-1].strip()
+        raise BadInput(f"profile {base.profile.name} under chaos scenario {scenario.name}: {first}") from None
+    return RunPlan(
+        index=index,
+        name=f"{scenario.name}-{base.profile.name}",
+        sweep=f"{spec_name}-chaos",
+        workload=workload,
+        profile=profile,
+        assignments={"fault": scenario.name, "profile": base.profile.name},
+        slo=base.slo,
+    )
+
+
+def missing_requirement(scenario: Scenario, state: LabState, netem: tuple[bool, str]) -> str | None:
+    """Why `scenario` cannot run on this lab (None when it can)."""
+    for need in scenario.needs:
+        if need == "toxiproxy" and not state.config.via_toxiproxy:
+            return "needs a lab behind Toxiproxy (kbt lab up --via-toxiproxy)"
+        if need == "tiered" and not state.tiered:
+            return "needs a lab with tiered storage (kbt lab up --tiered)"
+        if need == "netem" and not netem[0]:
+            return netem[1]
+    return None
+
+
+# ---- verdicts ----------------------------------------------------------------------------------
+
+
+def degraded_reasons(delivery: DeliveryResult, under_min_isr_s: float) -> list[str]:
+    reasons = []
+    if under_min_isr_s > 0:
+        reasons.append(f"partitions under min.insync.replicas for ~{under_min_isr_s:.0f} s")
+    if delivery.failed or delivery.indeterminate:
+        reasons.append(f"{delivery.failed} sends failed, {delivery.indeterminate} with unknown outcome")
+    return reasons
+
+
+def expectation_verdict(
+    expect: Expectation, delivery: DeliveryResult, degraded: bool, script_error: str | None
+) -> tuple[bool, list[str]]:
+    """Did the run come out the way its scenario says it must? (passed, reasons)"""
+    found = [
+        f"{delivery.lost} acked records lost",
+        f"{delivery.duplicates} duplicates",
+        f"{delivery.out_of_order} out of order",
+    ]
+    why: list[str] = []
+    if script_error:
+        why.append(f"the fault script failed: {script_error}")
+    if not delivery.verified:
+        why.append("delivery was not verified")
+    if expect == "no-loss":
+        if delivery.lost or delivery.duplicates or delivery.out_of_order:
+            why.append("expected none, found " + ", ".join(found))
+        if degraded:
+            why.append("the cluster did not absorb the fault (degraded)")
+    elif expect == "detects-loss":
+        if not (delivery.lost or delivery.duplicates):
+            why.append("negative control: the verification saw neither loss nor duplicates")
+    elif expect == "degraded":
+        if not degraded:
+            why.append("expected a degraded run (sends failing or timing out)")
+        if delivery.lost:
+            why.append(f"{delivery.lost} acked records lost")
+    passed = not why
+    if passed:
+        why.append(", ".join(found))
+    return passed, why
+
+
+# ---- running -----------------------------------------------------------------------------------
+
+
+class IsrWatch(threading.Thread):
+    """Samples, once a second, whether any partition is under min.insync.replicas."""
+
+    def __init__(self, ctx: FaultContext, stop: threading.Event) -> None:
+        super().__init__(name="kbt-chaos-isr", daemon=True)
+        self.ctx = ctx
+        self.stop = stop
+        self.under_s = 0.0
+
+    def run(self) -> None:
+        last = time.monotonic()
+        while not self.stop.wait(1.0):
+            now = time.monotonic()
+            try:
+                under = self.ctx.under_min_isr()
+            except Exception:  # a sample lost to the fault itself
+                under = None
+            if under:
+                self.under_s += now - last
+            last = now
+
+
+class ChaosRunner:
+    def __init__(
+        self,
+        lab_dir: Path,
+        engine: Engine,
+        store: ResultsStore,
+        observer: ChaosObserver | None = None,
+    ) -> None:
+        self.lab_dir = Path(lab_dir)
+        self.engine = engine
+        self.store = store
+        self.observer = observer or ChaosObserver()
+
+    def run(self, runs: list[ChaosRun], resume: bool = False) -> ChaosOutcome:
+        outcome = ChaosOutcome()
+        state = load_state(self.lab_dir)
+        if len(state.brokers) < REPLICATION_FACTOR:
+            raise BadInput(
+                f"kbt chaos needs a lab of {REPLICATION_FACTOR} brokers (RF 3, min.insync.replicas 2);"
+                f" this one has {len(state.brokers)}"
+            )
+        netem = netem_status() if any("netem" in r.scenario.needs for r in runs) else (True, "")
+        environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
+        for run in runs:
+            why = missing_requirement(run.scenario, state, netem)
+            if why is not None:
+                outcome.skipped.append(SkippedRun(run.scenario, run.plan.profile.name, why))
+                continue
+            plan = run.plan
+            done = self.store.completed(plan.sweep, plan.name, plan.spec_hash) if resume else None
+            if done is not None:
+                outcome.earlier.append(done)
+                continue
+            self.observer.run_started(run)
+            record = self._one(run, state, environment, outcome.problems)
+            path = self.store.write(record)
+            outcome.records.append(record)
+            self.observer.run_finished(run, record, str(path))
+        return outcome
+
+    def _one(self, run: ChaosRun, state: LabState, environment: Any, problems: list[str]) -> RunRecord:
+        plan, scenario = run.plan, run.scenario
+        started = time.time()
+        run_id = make_run_id(plan.sweep, plan.name, started)
+        stamp = run_stamp(started).replace(".", "").replace("T", "").rstrip("Z")[-12:]
+        topics = [run_topic_name(t.name, plan.index, stamp) for t in plan.workload.topics]
+        target = Target(
+            bootstrap_servers=state.bootstrap_servers,  # through the proxies when the lab has them
+            prometheus_url=state.prometheus_url,
+            kafka_version=KAFKA_VERSION,
+            scrape_interval_s=state.config.scrape_interval_s,
+        )
+        admin = admin_client(state.direct_bootstrap_servers)
+        stop = threading.Event()
+        script_error: list[str] = []
+        create_topics(admin, plan.workload.topics, topics)
+        try:
+            ctx = FaultContext(self.lab_dir, topics, MIN_INSYNC_REPLICAS, stop)
+            ctx.on_note = lambda at, what: self.observer.event(run, at, what)
+            watch = IsrWatch(ctx, stop)
+            script = threading.Thread(
+                target=_run_script,
+                args=(scenario, ctx, problems, script_error),
+                name="kbt-chaos-script",
+                daemon=True,
+            )
+            script.start()
+            watch.start()
+            try:
+                result: DriverResult = self.engine.run(plan, topics, run_id, target)
+            finally:
+                stop.set()
+                script.join(timeout=RESTORE_WAIT_S)
+                watch.join(timeout=10)
+        finally:
+            problems += delete_topics(admin, topics)
+        reasons = degraded_reasons(result.delivery, watch.under_s)
+        passed, why = expectation_verdict(
+            scenario.expect, result.delivery, bool(reasons), script_error[0] if script_error else None
+        )
+        status, notes = judge(plan, result, None)
+        return RunRecord(
+            run_id=run_id,
+            name=plan.name,
+            sweep=plan.sweep,
+            index=plan.index,
+            spec_hash=plan.spec_hash,
+            plan=plan,
+            environment=environment,
+            created_at=time.time(),
+            topics=topics,
+            client=result.client,
+            delivery=result.delivery,
+            broker=None,
+            status=status,
+            problems=[n for n in notes if n != "no broker measurement"] + [f"degraded: {r}" for r in reasons],
+            degraded=bool(reasons),
+            fault=FaultRun(
+                scenario=scenario.name,
+                description=scenario.summary,
+                expect=scenario.expect,
+                events=list(ctx.events),
+                verdict="pass" if passed else "fail",
+                reasons=why,
+            ),
+        )
+
+
+def _run_script(scenario: Scenario, ctx: FaultContext, problems: list[str], errors: list[str]) -> None:
+    """The fault script's thread: wait for the load, run the script, always restore."""
+    try:
+        ctx.wait_for_load(LOAD_START_TIMEOUT_S, scenario.duration_s - SCRIPT_MARGIN_S)
+        scenario.script(ctx)
+        ctx.note("fault script done")
+    except Stopped as stopped:
+        ctx.note(f"fault script {stopped.why}")
+    except Exception as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+        ctx.note(f"fault script failed: {exc}")
+    finally:
+        problems += ctx.restore()
