@@ -32,10 +32,17 @@ def _filebeat_profiles() -> dict[str, str]:
     return render_all()
 
 
+def _probe_record_doc() -> dict[str, str]:
+    from tuner.render.probe_schema_doc import probe_record_markdown
+
+    return {"docs/probe-record.md": probe_record_markdown()}
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
     ("metrics catalog", _metrics_catalog),
     ("Filebeat profiles", _filebeat_profiles),
+    ("compression probe record", _probe_record_doc),
 ]
 
 

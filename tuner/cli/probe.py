@@ -1,0 +1,72 @@
+"""`kbt probe compression FILE...`: compression ratio and CPU per codec/level vs messages per batch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from tuner.spec.probe import DEFAULT_BATCHES
+
+app = typer.Typer(help="Measure things offline, without a broker.", no_args_is_help=True)
+
+
+@app.command()
+def compression(
+    files: list[Path] = typer.Argument(..., help="Log files: one message per line (or see --event-bytes)."),
+    codecs: str = typer.Option("gzip,snappy,lz4,zstd", "--codecs", help="Codecs, comma-separated."),
+    levels: list[str] = typer.Option(
+        [],
+        "--levels",
+        help="Levels: 'zstd=1,3,9' for one codec, or '1,3' for every chosen codec that has levels;"
+        " repeatable. Defaults: gzip 6, lz4 0, zstd 3 (snappy has none). Ranges: gzip 1-9, lz4 0-16,"
+        " zstd 1-22.",
+    ),
+    batch_sizes: str = typer.Option(
+        "1,2,4,...,4096", "--batch-sizes", help="Messages per batch; '...' continues a doubling series."
+    ),
+    event_bytes: int | None = typer.Option(
+        None, "--event-bytes", help="Join consecutive lines into events of about N bytes."
+    ),
+    batches: int = typer.Option(DEFAULT_BATCHES, "--batches", help="Batches measured per point (spread)."),
+    seed: int = typer.Option(1, "--seed", help="Seed for the batches' random start positions."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the probe record (JSON) here."),
+    plot_path: Path | None = typer.Option(None, "--plot", help="Write a PNG plot (ratio vs batch) here."),
+) -> None:
+    """Frame real log lines into Kafka v2 record batches of 1..4096 messages and measure, per codec and
+    level: the compression ratio (median and p10/p90 over many batches), compressed batch bytes, and
+    compress/decompress CPU time per MB. Prints a table, the knee of each curve (the smallest batch
+    at 90% of the plateau ratio) and one sentence of advice per file, naming which codecs each
+    client can send (Filebeat: gzip, lz4, snappy; librdkafka/Java: all four)."""
+    from tuner.measure.compression import point_count
+    from tuner.model.probe_run import load_samples, probe_samples
+    from tuner.render.probe_plot import plot_probe
+    from tuner.render.probe_table import probe_table
+    from tuner.spec.probe import build_options
+    from tuner.store.probe_record import write_probe_record
+
+    options = build_options(codecs, levels, batch_sizes, event_bytes, batches, seed)
+    console = Console()
+    if not console.is_terminal:  # logs and pipes: keep each table row on one line
+        console.width = max(console.width, 200)
+    samples = load_samples(files, options)
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True, disable=not console.is_terminal,
+    )  # fmt: skip
+    with progress:
+        task = progress.add_task("probing", total=point_count(samples, options))
+
+        def tick(label: str) -> None:
+            progress.update(task, advance=1, description=label)
+
+        record = probe_samples(samples, options, on_point=tick)
+    console.print(probe_table(record))
+    for sample in record.samples:
+        console.print(sample.advice, soft_wrap=not console.is_terminal)
+    if json_path is not None:
+        typer.echo(f"wrote {write_probe_record(record, json_path)}")
+    if plot_path is not None:
+        typer.echo(f"wrote {plot_probe(record, plot_path)}")

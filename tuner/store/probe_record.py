@@ -1,0 +1,224 @@
+"""ProbeRecord: the JSON document `kbt probe compression --json PATH` writes, schema-versioned.
+
+The recommender reads it to pick a codec and the smallest batch worth forming. One record holds one
+probe run: its options, the codec libraries' versions, and per log sample one curve per codec/level
+(ratio, batch bytes and CPU per messages-per-batch) with its knee. docs/probe-record.md is generated
+from these models (field descriptions included).
+
+Compatibility: a reader accepts exactly PROBE_SCHEMA_VERSION; adding an optional field keeps the
+version, anything else bumps it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.measure.compression import PointMeasurement, SampleMeasurement, Spread
+from tuner.spec.probe import Codec, ProbeOptions
+
+PROBE_SCHEMA_VERSION = 1
+PROBE_KIND: Literal["compression-probe"] = "compression-probe"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Quantiles(_Frozen):
+    """Spread over the batches measured at one point: 10th percentile, median, 90th percentile."""
+
+    p10: float = Field(description="10th percentile.")
+    p50: float = Field(description="Median.")
+    p90: float = Field(description="90th percentile.")
+
+    @classmethod
+    def of(cls, spread: Spread) -> Quantiles:
+        return cls(p10=spread.p10, p50=spread.p50, p90=spread.p90)
+
+
+class ProbePoint(_Frozen):
+    """One codec/level at one batch size."""
+
+    batch_messages: int = Field(description="Messages per partition batch.")
+    batches: int = Field(description="How many batches (random starts in the sample) were measured.")
+    uncompressed_batch_bytes: Quantiles = Field(
+        description="61-byte v2 batch header + framed records, before compression."
+    )
+    compressed_batch_bytes: Quantiles = Field(
+        description="61-byte header + compressed records section: what the broker stores per batch."
+    )
+    ratio: Quantiles = Field(description="Uncompressed / compressed batch bytes, per batch.")
+    compress_cpu_ms_per_mb: float = Field(
+        description="Compressing thread's CPU ms per MB (10^6 B) of uncompressed records."
+    )
+    decompress_cpu_ms_per_mb: float = Field(
+        description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
+    )
+
+    @property
+    def wire_bytes_per_message(self) -> float:
+        return self.compressed_batch_bytes.p50 / self.batch_messages
+
+    @classmethod
+    def of(cls, point: PointMeasurement) -> ProbePoint:
+        return cls(
+            batch_messages=point.batch_messages,
+            batches=point.batches,
+            uncompressed_batch_bytes=Quantiles.of(point.uncompressed_batch_bytes),
+            compressed_batch_bytes=Quantiles.of(point.compressed_batch_bytes),
+            ratio=Quantiles.of(point.ratio),
+            compress_cpu_ms_per_mb=point.compress_cpu_ms_per_mb,
+            decompress_cpu_ms_per_mb=point.decompress_cpu_ms_per_mb,
+        )
+
+
+class Knee(_Frozen):
+    """Where a curve stops paying: computed by tuner.model.knee from the median ratios."""
+
+    plateau_ratio: float = Field(description="Highest median ratio measured (the plateau).")
+    plateau_batch_messages: int = Field(description="Batch size of the plateau ratio.")
+    knee_batch_messages: int = Field(
+        description="Smallest batch size whose median ratio reaches `knee_fraction` of the plateau."
+    )
+    knee_fraction: float = Field(description="0.9: the knee is at 90% of the plateau.")
+    half_batch_messages: int = Field(
+        description="Smallest batch size reaching half the plateau: below it more than half is lost."
+    )
+    last_step_gain: float | None = Field(
+        description="Median ratio at the largest batch / the best median ratio of all smaller ones,"
+        " minus 1 (null with one batch size)."
+    )
+    plateau_reached: bool = Field(
+        description="False when the largest batch still gained 5% or more (last_step_gain): the"
+        " true plateau (and knee) may lie above the largest batch measured."
+    )
+
+
+class ProbeCurve(_Frozen):
+    """One codec at one level on one sample, every batch size measured."""
+
+    codec: Codec = Field(description="gzip, snappy, lz4 or zstd.")
+    level: int | None = Field(description="Compression level; null for snappy, which has none.")
+    label: str = Field(description='"zstd-3", "gzip-6", "snappy", ...')
+    clients: list[str] = Field(description="Producer clients that can send this codec.")
+    points: list[ProbePoint] = Field(description="One per batch size measured, ascending.")
+    knee: Knee | None = Field(default=None, description="Null only when no point was measured.")
+
+
+class ProbeSample(_Frozen):
+    """One log file, cut into messages."""
+
+    name: str = Field(description="The file's name (no directories).")
+    sha256: str = Field(description="Of the file's bytes: the same sample gives the same batches.")
+    file_bytes: int = Field(description="Size of the file.")
+    lines: int = Field(description="Non-blank lines in the file.")
+    messages: int = Field(description="Messages the lines were cut into.")
+    mean_message_bytes: float = Field(description="Mean message (record value) size.")
+    event_bytes: int | None = Field(
+        description="Target event size when lines were joined; null: one message per line."
+    )
+    skipped_batch_sizes: list[int] = Field(
+        default_factory=list,
+        description="Requested batch sizes the sample holds fewer than 4 times over (not measured).",
+    )
+    curves: list[ProbeCurve] = Field(description="One per codec/level, in --codecs order.")
+    advice: str = Field(
+        default="", description="One sentence: best codec, its knee, which clients can use it."
+    )
+
+    @classmethod
+    def of(cls, m: SampleMeasurement) -> ProbeSample:
+        s = m.sample
+        return cls(
+            name=s.name,
+            sha256=s.sha256,
+            file_bytes=s.file_bytes,
+            lines=s.lines,
+            messages=len(s.messages),
+            mean_message_bytes=round(s.mean_message_bytes, 1),
+            event_bytes=s.event_bytes,
+            skipped_batch_sizes=m.skipped_batch_sizes,
+            curves=[
+                ProbeCurve(
+                    codec=c.codec.codec,
+                    level=c.codec.level,
+                    label=c.codec.label,
+                    clients=c.codec.clients(),
+                    points=[ProbePoint.of(p) for p in c.points],
+                )
+                for c in m.curves
+            ],
+        )
+
+
+class Framing(_Frozen):
+    """How batches were formed, so the ratios can be compared with what a broker stores."""
+
+    format: Literal["kafka-record-batch-v2"] = Field(
+        default="kafka-record-batch-v2", description="Records framed as in a magic-2 batch."
+    )
+    header_bytes: int = Field(default=61, description="Uncompressed batch header, counted in batch bytes.")
+    compressed_part: Literal["records"] = Field(default="records", description="What the codec compresses.")
+    keys: Literal["null"] = Field(default="null", description="Record keys (keyless, as log shippers send).")
+    headers: int = Field(default=0, description="Record headers per record.")
+    timestamp_step_ms: int = Field(default=1, description="Timestamp delta between consecutive records.")
+    cpu_clock: Literal["thread"] = Field(
+        default="thread", description="CPU times are the measuring thread's CPU time, not wall clock."
+    )
+
+
+class ProbeRecord(_Frozen):
+    """A compression probe run."""
+
+    schema_version: int = Field(default=PROBE_SCHEMA_VERSION, description="Readers accept exactly one.")
+    kind: Literal["compression-probe"] = Field(default=PROBE_KIND, description="What the document is.")
+    created_at: float = Field(description="Epoch seconds when the probe finished.")
+    kbt_version: str = Field(description="The kbt that measured.")
+    libraries: dict[str, str] = Field(
+        description="Codec library versions (zlib, python-snappy, lz4, zstandard)."
+    )
+    options: ProbeOptions = Field(description="What was asked for.")
+    framing: Framing = Field(default=Framing(), description="How batches were formed.")
+    samples: list[ProbeSample] = Field(description="One per file, in the order given.")
+
+
+def write_probe_record(record: ProbeRecord, path: Path) -> Path:
+    """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
+    text = json.dumps(record.model_dump(mode="json"), indent=2) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def load_probe_record(path: Path) -> ProbeRecord:
+    """Read a probe record; one-line BadInput when it is missing, of another version or invalid."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not a readable probe record: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != PROBE_KIND:
+        raise BadInput(f"{path}: not a compression probe record")
+    version = data.get("schema_version")
+    if version != PROBE_SCHEMA_VERSION:
+        raise BadInput(
+            f"{path}: probe record schema_version {version!r}, this kbt reads {PROBE_SCHEMA_VERSION}"
+        )
+    try:
+        return ProbeRecord.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise BadInput(f"{path}: invalid probe record: {loc}: {err['msg']}") from None
