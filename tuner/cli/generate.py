@@ -38,10 +38,17 @@ def _probe_record_doc() -> dict[str, str]:
     return {"docs/probe-record.md": probe_record_markdown()}
 
 
+def _dashboards() -> dict[str, str]:
+    from tuner.render.dashboards import render_all
+
+    return render_all()
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
     ("metrics catalog", _metrics_catalog),
     ("Filebeat profiles", _filebeat_profiles),
+    ("Grafana dashboards, provisioning and Prometheus rules", _dashboards),
     ("compression probe record", _probe_record_doc),
 ]
 

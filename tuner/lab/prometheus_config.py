@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
+from tuner.core.paths import repo_root
 from tuner.lab.config import LOOPBACK, LabConfig
 from tuner.lab.layout import LabLayout
 
 BROKER_JOB = "kafka-broker"
 CLIENT_JOB = "kbt-client"
+# Every lab series carries cluster="kbt-lab", as a production scrape config would label its clusters
+# (the dashboards' cluster variable reads it).
+CLUSTER = "kbt-lab"
+# Recording and alert rules (generated; see exporters/prometheus/README.md).
+RULE_FILES = Path("exporters") / "prometheus" / "*.rules.yml"
 
 
 def _seconds(value: float) -> str:
@@ -25,13 +32,17 @@ def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
         {"targets": [f"{LOOPBACK}:{cfg.jmx_port(node)}"], "labels": {"broker": str(node)}}
         for node in cfg.node_ids
     ]
+    cluster = [{"target_label": "cluster", "replacement": CLUSTER}]
     config: dict[str, Any] = {
         "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": interval},
-        "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers}],
+        "rule_files": [str(repo_root() / RULE_FILES)],
+        "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers, "relabel_configs": cluster}],
     }
     if cfg.client_exporter_ports:
         clients = [{"targets": [f"{LOOPBACK}:{port}" for port in cfg.client_exporter_ports]}]
-        config["scrape_configs"].append({"job_name": CLIENT_JOB, "static_configs": clients})
+        config["scrape_configs"].append(
+            {"job_name": CLIENT_JOB, "static_configs": clients, "relabel_configs": cluster}
+        )
     return config
 
 

@@ -7,11 +7,13 @@ Broker-wide BrokerTopicMetrics series are selected with topic="" (the per-topic 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tuner.core.errors import BadInput, did_you_mean
 
 RATE_INTERVAL = "$__rate_interval"
+_SELECTOR = re.compile(r"\b((?:kafka|kbt|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
 
 
 @dataclass(frozen=True)
@@ -170,12 +172,84 @@ QUERIES: tuple[Query, ...] = (
         "B",
         "Bytes waiting to be copied to the remote tier.",
     ),
+    Query(
+        "FETCH_CONSUMER_TOTAL_P999_MS",
+        _time("FetchConsumer", "total", "0.999"),
+        "ms",
+        "Consumer fetch time p99.9 (includes fetch.max.wait.ms when there is nothing new).",
+    ),
+    Query(
+        "FETCH_FOLLOWER_TOTAL_P999_MS",
+        _time("FetchFollower", "total", "0.999"),
+        "ms",
+        "Replica (follower) fetch time p99.9 (includes replica.fetch.wait.max.ms when idle).",
+    ),
+    Query(
+        "REMOTE_COPY_REQUESTS_RATE",
+        _rate('kafka_server_remote_copy_requests_total{topic=""}'),
+        "req/s",
+        "Segments copied to the remote tier per second.",
+    ),
+    Query(
+        "REMOTE_FETCH_BYTES_RATE",
+        _rate('kafka_server_remote_fetch_bytes_total{topic=""}'),
+        "B/s",
+        "Bytes read from the remote tier per second.",
+    ),
+    Query(
+        "REMOTE_COPY_ERRORS_RATE",
+        _rate('kafka_server_remote_copy_errors_total{topic=""}'),
+        "err/s",
+        "Failed segment copies per second.",
+    ),
+    Query(
+        "REMOTE_FETCH_ERRORS_RATE",
+        _rate('kafka_server_remote_fetch_errors_total{topic=""}'),
+        "err/s",
+        "Failed remote reads per second.",
+    ),
+    Query(
+        "REMOTE_LOG_SIZE_BYTES",
+        'max by (broker)(kafka_server_remote_log_size_bytes{topic=""})',
+        "B",
+        "Bytes in the remote tier for the partitions each broker leads.",
+    ),
+    Query(
+        "REMOTE_MANAGER_IDLE",
+        "avg by (broker)(kafka_log_remote_manager_tasks_avg_idle_ratio)",
+        "ratio",
+        "Idle fraction of the threads copying segments to the remote tier.",
+    ),
+    Query(
+        "REMOTE_READER_QUEUE_SIZE",
+        "max by (broker)(kafka_storage_remote_thread_pool_reader_task_queue_size)",
+        "requests",
+        "Remote reads waiting for a remote log reader thread.",
+    ),
+    Query(
+        "REMOTE_READER_IDLE",
+        "avg by (broker)(kafka_storage_remote_thread_pool_reader_avg_idle_ratio)",
+        "ratio",
+        "Idle fraction of the remote log reader threads.",
+    ),
+    Query(
+        "REMOTE_READER_FETCH_RATE",
+        _rate("kafka_log_remote_reader_fetch_total"),
+        "req/s",
+        "Reads from the remote tier by the reader threads per second.",
+    ),
+    Query(
+        "REMOTE_READER_FETCH_P99_MS",
+        'max by (broker)(kafka_log_remote_reader_fetch_time_ms{quantile="0.99"})',
+        "ms",
+        "Remote read time p99.",
+    ),
 )
 
-_BY_NAME = {q.name: q for q in QUERIES}
 
 
 def query(name: str) -> Query:
+    """A query of the whole catalog: QUERIES (one series per broker) or a view of promql_views."""
     try:
         return _BY_NAME[name]
     except KeyError:
@@ -192,10 +266,29 @@ def promql(name: str, window: str = "1m") -> str:
     return substitute(query(name).expr, window)
 
 
+def scoped(expr: str, matchers: str) -> str:
+    """`expr` with `matchers` (e.g. 'cluster=~"$cluster",broker=~"$broker"') added to every series
+    selector. Catalog series are named kafka_*, kbt_* or process_*; nothing else is touched."""
+    if not matchers:
+        return expr
+
+    def add(m: re.Match[str]) -> str:
+        inner = m.group(2)
+        return f"{m.group(1)}{{{matchers},{inner}}}" if inner else f"{m.group(1)}{{{matchers}}}"
+
+    return _SELECTOR.sub(add, expr)
+
+
 def rate_window(scrape_interval_s: float) -> str:
     """A rate window that always holds several samples: 4 scrape intervals, at least 4 s."""
     return f"{max(4, round(4 * scrape_interval_s))}s"
 
+
+# Breakdowns (by request, phase, topic) and the client/consumer series live in promql_views.
+from tuner.measure.promql_views import BREAKDOWN_QUERIES, CLIENT_QUERIES  # noqa: E402
+
+ALL_QUERIES = QUERIES + BREAKDOWN_QUERIES + CLIENT_QUERIES
+_BY_NAME = {q.name: q for q in ALL_QUERIES}
 
 # Module-level names, e.g. promql.NETWORK_IDLE, for readers who prefer constants.
 NETWORK_IDLE = query("NETWORK_IDLE").expr

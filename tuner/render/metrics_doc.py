@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tuner.measure.catalog import BROKER_JOB, QUANTILES, SERIES, TIMED_REQUESTS, Series
-from tuner.measure.promql import QUERIES
+from tuner.measure.promql import ALL_QUERIES
 
 
 def _cell(text: str) -> str:
@@ -59,6 +59,6 @@ def metrics_markdown() -> str:
         "| name | unit | PromQL | meaning |",
         "|---|---|---|---|",
     ]
-    for q in QUERIES:
+    for q in ALL_QUERIES:
         out.append(f"| `{q.name}` | {q.unit} | `{_cell(q.expr)}` | {_cell(q.meaning)} |")
     return "\n".join(out) + "\n"

@@ -1,0 +1,64 @@
+"""Grafana dashboards as code (grafana-foundation-sdk), their provisioning, and the Prometheus rules.
+
+One module per dashboard (broker_pressure, client_batching, tiered_storage, stress_test), house
+defaults in common, limits shared with the alert rules in limits. `render_all()` gives
+{repo-relative path: content} to tuner/cli/generate.py (`make generate` / `make check-generated`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from grafana_foundation_sdk.builders import dashboard as db
+
+from tuner.render.dashboards import broker_pressure, client_batching, stress_test, tiered_storage
+from tuner.render.dashboards.alert_rules import RULES_PATH, rules_yaml
+from tuner.render.dashboards.common import to_json
+from tuner.render.dashboards.provisioning import render_provisioning
+
+DASHBOARD_DIR = "dashboards"
+
+
+@dataclass(frozen=True)
+class Board:
+    uid: str
+    title: str
+    build: Callable[[], db.Dashboard]
+    module: str  # repo-relative source, named in the JSON's do-not-edit field
+
+    @property
+    def path(self) -> str:
+        return f"{DASHBOARD_DIR}/{self.uid.removeprefix('kbt-')}.json"
+
+    def json(self) -> str:
+        return to_json(self.build(), self.module)
+
+
+def _board(module: object) -> Board:
+    name = getattr(module, "__name__", "").rsplit(".", 1)[-1]
+    return Board(
+        getattr(module, "UID"),  # noqa: B009 - modules, not objects with typed attributes
+        getattr(module, "TITLE"),  # noqa: B009
+        getattr(module, "dashboard"),  # noqa: B009
+        f"tuner/render/dashboards/{name}.py",
+    )
+
+
+BOARDS: tuple[Board, ...] = tuple(
+    _board(m) for m in (broker_pressure, client_batching, tiered_storage, stress_test)
+)
+
+
+def board(uid: str) -> Board:
+    for b in BOARDS:
+        if b.uid == uid:
+            return b
+    raise KeyError(uid)
+
+
+def render_all() -> dict[str, str]:
+    out = {b.path: b.json() for b in BOARDS}
+    out.update(render_provisioning())
+    out[RULES_PATH] = rules_yaml()
+    return out

@@ -1,0 +1,168 @@
+"""exporters/prometheus/kafka-broker.rules.yml: recording rules from the PromQL catalog, alerts on them.
+
+Each recording rule is a named catalog query with a 1m rate window, grouped by (cluster, broker)
+instead of (broker) so one Prometheus can watch several clusters. The alerts compare those
+recordings with tuner/render/dashboards/limits.py, the numbers the dashboards draw as thresholds.
+exporters/prometheus/kafka-broker.rules_test.yml holds the promtool unit tests (each alert firing
+and not firing).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from tuner.measure.promql import promql
+from tuner.render.dashboards import limits as lim
+
+RULES_PATH = "exporters/prometheus/kafka-broker.rules.yml"
+WINDOW = "1m"
+RUNBOOK = "docs/dashboards.md#alerts"
+
+
+@dataclass(frozen=True)
+class Recording:
+    record: str
+    query: str  # catalog name
+
+
+def per_cluster_broker(name: str) -> str:
+    """The catalog query with a concrete window, grouped by (cluster, broker)."""
+    expr = promql(name, WINDOW)
+    if "by (broker)" not in expr:
+        raise ValueError(f"{name} is not a per-broker query: {expr}")
+    return expr.replace("by (broker)", "by (cluster, broker)")
+
+
+NET_IDLE = "cluster_broker:kafka_network_processor_avg_idle_ratio:avg"
+HANDLER_IDLE = "cluster_broker:kafka_server_request_handler_idle_ratio:avg1m"
+REQUEST_QUEUE = "cluster_broker:kafka_network_request_queue_size:max"
+PRODUCE_RATE = "cluster_broker:kafka_network_produce_requests:rate1m"
+BYTES_IN = "cluster_broker:kafka_server_bytes_in:rate1m"
+BYTES_PER_REQUEST = "cluster_broker:kafka_produce_request_bytes:avg1m"
+PRODUCE_P999 = "cluster_broker:kafka_produce_total_time_ms:p999"
+FLUSH_P99 = "cluster_broker:kafka_log_flush_time_ms:p99"
+COPY_LAG = "cluster_broker:kafka_server_remote_copy_lag_bytes:max"
+
+RECORDINGS = (
+    Recording(NET_IDLE, "NETWORK_IDLE"),
+    Recording(HANDLER_IDLE, "REQUEST_HANDLER_IDLE"),
+    Recording(REQUEST_QUEUE, "REQUEST_QUEUE_SIZE"),
+    Recording(PRODUCE_RATE, "PRODUCE_REQUESTS_RATE"),
+    Recording(BYTES_IN, "BYTES_IN_RATE"),
+    Recording(BYTES_PER_REQUEST, "BYTES_PER_PRODUCE_REQUEST"),
+    Recording(PRODUCE_P999, "PRODUCE_TOTAL_P999_MS"),
+    Recording(FLUSH_P99, "LOG_FLUSH_TIME_P99_MS"),
+    Recording(COPY_LAG, "REMOTE_COPY_LAG_BYTES"),
+)
+
+_ON = "broker {{ $labels.broker }} ({{ $labels.cluster }})"
+
+
+def _alert(name: str, expr: str, for_: str, severity: str, summary: str, description: str) -> dict[str, Any]:
+    return {
+        "alert": name,
+        "expr": expr,
+        "for": for_,
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary, "description": description, "runbook": RUNBOOK},
+    }
+
+
+def alerts() -> list[dict[str, Any]]:
+    queue_near = int(lim.QUEUED_MAX_REQUESTS * lim.REQUEST_QUEUE_NEAR_FRACTION)
+    return [
+        _alert(
+            "KafkaNetworkThreadsSaturated",
+            f"{NET_IDLE} < {lim.NETWORK_IDLE_CRITICAL}",
+            "5m",
+            "critical",
+            f"Network threads saturated on {_ON}",
+            "Network threads are {{ $value | humanizePercentage }} idle (below "
+            f"{lim.NETWORK_IDLE_CRITICAL:.0%}): they are the bottleneck. Check requests per second and "
+            "bytes per produce request; batch more on the clients.",
+        ),
+        _alert(
+            "KafkaNetworkThreadsBusy",
+            f"{NET_IDLE} < {lim.NETWORK_IDLE_WARNING}",
+            "5m",
+            "warning",
+            f"Network threads busy on {_ON}",
+            "Network threads are {{ $value | humanizePercentage }} idle (below "
+            f"{lim.NETWORK_IDLE_WARNING:.0%}).",
+        ),
+        _alert(
+            "KafkaRequestQueueNearLimit",
+            f"{REQUEST_QUEUE} >= {queue_near}",
+            "2m",
+            "warning",
+            f"Request queue near queued.max.requests on {_ON}",
+            "{{ $value }} requests wait for a handler thread; at "
+            f"{lim.QUEUED_MAX_REQUESTS} (queued.max.requests) the network threads stop reading.",
+        ),
+        _alert(
+            "KafkaProduceP999AboveSLO",
+            f"{PRODUCE_P999} > {lim.PRODUCE_P999_SLO_MS:g}",
+            "5m",
+            "warning",
+            f"Produce p99.9 above {lim.PRODUCE_P999_SLO_MS:g} ms on {_ON}",
+            "Produce TotalTimeMs p99.9 is {{ $value }} ms; see the phase breakdown on the Broker "
+            "pressure dashboard.",
+        ),
+        _alert(
+            "KafkaTinyProduceRequests",
+            f"{BYTES_PER_REQUEST} < {lim.TINY_PRODUCE_REQUEST_BYTES} "
+            f"and on (cluster, broker) {PRODUCE_RATE} > {lim.BUSY_PRODUCE_REQUESTS_PER_S:g}",
+            "10m",
+            "warning",
+            f"Tiny produce requests on {_ON}",
+            "Produce requests carry {{ $value | humanize1024 }}B each at more than "
+            f"{lim.BUSY_PRODUCE_REQUESTS_PER_S:g} requests/s: producers barely batch (linger.ms, "
+            "batch size, sticky partitioning; Filebeat bulk_flush_frequency).",
+        ),
+        _alert(
+            "KafkaRemoteCopyLagGrowing",
+            f"deriv({COPY_LAG}[15m]) > 0 and on (cluster, broker) {COPY_LAG} > "
+            f"{lim.REMOTE_COPY_LAG_FLOOR_BYTES}",
+            "15m",
+            "warning",
+            f"Remote copy lag growing on {_ON}",
+            "Segments wait longer and longer for the copy to the remote tier (growing by "
+            "{{ $value | humanize1024 }}B/s): the remote tier or the copier threads fall behind.",
+        ),
+        _alert(
+            "KafkaLogFlushTimeSpike",
+            f"{FLUSH_P99} > {lim.FLUSH_SPIKE_MIN_MS:g} "
+            f"and {FLUSH_P99} > {lim.FLUSH_SPIKE_FACTOR:g} * avg_over_time({FLUSH_P99}[1h])",
+            "2m",
+            "warning",
+            f"Log flush time spike on {_ON}",
+            "Log flush p99 is {{ $value }} ms, over "
+            f"{lim.FLUSH_SPIKE_FACTOR:g}x its hourly mean: the disk is slow or shared.",
+        ),
+    ]
+
+
+def rules() -> dict[str, Any]:
+    recordings = [{"record": r.record, "expr": per_cluster_broker(r.query)} for r in RECORDINGS]
+    return {
+        "groups": [
+            {"name": "kbt-kafka-broker.recording", "rules": recordings},
+            {"name": "kbt-kafka-broker.alerts", "rules": alerts()},
+        ]
+    }
+
+
+def rules_yaml() -> str:
+    yaml = YAML()
+    yaml.width = 4096  # one expression per line
+    out = io.StringIO()
+    out.write(
+        "# Code generated by `make generate` from tuner/render/dashboards/alert_rules.py. DO NOT EDIT.\n"
+        "# Thresholds: tuner/render/dashboards/limits.py. Tests: kafka-broker.rules_test.yml (promtool).\n"
+    )
+    yaml.dump(rules(), out)
+    return out.getvalue()

@@ -1,0 +1,237 @@
+"""Broker pressure: the Qunar view. Are the network threads the bottleneck, and is it the request count?
+
+Read top to bottom: idle ratios and queues (is a broker saturated?), requests by broker, type and
+topic with bytes per request (is it many small requests?), request time by phase (where do they
+wait?), then flushes, CPU and bytes (the things Qunar found were *not* the cause).
+"""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as db
+
+from tuner.render.dashboards import limits as lim
+from tuner.render.dashboards.common import (
+    BROKER_VAR,
+    CLUSTER_VAR,
+    TOPIC_SCOPE,
+    TOPIC_VAR,
+    Target,
+    above_is_bad,
+    below_is_bad,
+    new_dashboard,
+    series,
+    single_stat,
+)
+
+UID = "kbt-broker-pressure"
+TITLE = "kbt / Broker pressure"
+
+_NET = below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING)
+_HANDLER = below_is_bad(lim.HANDLER_IDLE_CRITICAL, lim.HANDLER_IDLE_WARNING)
+_TINY = below_is_bad(lim.TINY_PRODUCE_REQUEST_BYTES)
+_PRODUCE_SLO = above_is_bad(lim.PRODUCE_P999_SLO_MS / 2, lim.PRODUCE_P999_SLO_MS)
+_QUEUE = above_is_bad(lim.QUEUED_MAX_REQUESTS * lim.REQUEST_QUEUE_NEAR_FRACTION, lim.QUEUED_MAX_REQUESTS)
+
+
+def _overview(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Overview"))
+    d.with_panel(
+        single_stat(
+            "Network thread idle",
+            Target("NETWORK_IDLE"),
+            "Per broker, now. Red below 0.3: the network threads are the bottleneck.",
+            thresholds=_NET,
+        )
+    )
+    d.with_panel(single_stat("Produce requests/s", Target("PRODUCE_REQUESTS_RATE"), "Per broker, now."))
+    d.with_panel(
+        single_stat(
+            "Bytes per produce request",
+            Target("BYTES_PER_PRODUCE_REQUEST"),
+            f"Per broker, now. Red below {lim.TINY_PRODUCE_REQUEST_BYTES} B: producers barely batch.",
+            thresholds=_TINY,
+        )
+    )
+    d.with_panel(
+        single_stat(
+            "Produce p99.9",
+            Target("PRODUCE_TOTAL_P999_MS"),
+            f"Per broker, now. Red above the {lim.PRODUCE_P999_SLO_MS:g} ms objective.",
+            thresholds=_PRODUCE_SLO,
+        )
+    )
+
+
+def _threads(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Threads and queues"))
+    d.with_panel(
+        series(
+            "Network thread idle (NetworkProcessorAvgIdlePercent)",
+            [Target("NETWORK_IDLE"), Target("NETWORK_IDLE_MIN_THREAD", "{{broker}} busiest thread")],
+            f"Below {lim.NETWORK_IDLE_CRITICAL} (red line) the network threads are the bottleneck; below "
+            f"{lim.NETWORK_IDLE_WARNING} (orange) they are busy. Many small produce requests drive it down.",
+            thresholds=_NET,
+            max_val=1,
+        )
+    )
+    d.with_panel(
+        series(
+            "Request handler idle (RequestHandlerAvgIdlePercent)",
+            [Target("REQUEST_HANDLER_IDLE")],
+            "From the idle-time counter over the panel's rate window (not the Meter's lifetime MeanRate).",
+            thresholds=_HANDLER,
+            max_val=1,
+        )
+    )
+    d.with_panel(
+        series(
+            "Request and response queues",
+            [
+                Target("REQUEST_QUEUE_SIZE", "{{broker}} request queue"),
+                Target("RESPONSE_QUEUE_SIZE", "{{broker}} response queue"),
+            ],
+            f"RequestQueueSize at queued.max.requests ({lim.QUEUED_MAX_REQUESTS}) stops the network threads "
+            "reading sockets; a growing queue means the handlers cannot keep up.",
+            unit="short",
+            thresholds=_QUEUE,
+        )
+    )
+    d.with_panel(
+        series(
+            "Broker CPU",
+            [Target("BROKER_CPU_CORES")],
+            "Cores each broker JVM keeps busy. Qunar's brokers were not CPU-bound while the network "
+            "threads were saturated.",
+        )
+    )
+
+
+def _requests(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Requests and batching"))
+    d.with_panel(
+        series(
+            "Produce and fetch requests/s by broker",
+            [
+                Target("PRODUCE_REQUESTS_RATE", "{{broker}} produce"),
+                Target("FETCH_REQUESTS_RATE", "{{broker}} fetch"),
+            ],
+            "The request count is what loads the network threads, not the bytes.",
+        )
+    )
+    d.with_panel(
+        series(
+            "Requests/s by type",
+            [Target("REQUESTS_RATE_BY_TYPE", "{{request}}")],
+            "Every API the brokers answer (selected brokers summed).",
+        )
+    )
+    d.with_panel(
+        series(
+            "Bytes per produce request",
+            [
+                Target("BYTES_PER_PRODUCE_REQUEST", "{{broker}} mean"),
+                Target("PRODUCE_REQUEST_BYTES_P50", "{{broker}} median request"),
+            ],
+            f"Red below {lim.TINY_PRODUCE_REQUEST_BYTES} B per request: batch more (linger, batch size, "
+            "sticky partitioning) to cut the request count.",
+            thresholds=_TINY,
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Records per produce request",
+            [Target("RECORDS_PER_PRODUCE_REQUEST")],
+            "Qunar's Filebeat sent about one record per request before the fix.",
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Produce requests/s by topic",
+            [Target("PRODUCE_REQUESTS_RATE_BY_TOPIC", "{{topic}}", TOPIC_SCOPE)],
+            "Which topics' producers send the requests (topic variable).",
+            span=8,
+        )
+    )
+
+
+def _latency(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Request time p99.9 (TotalTimeMs and its phases)"))
+    d.with_panel(
+        series(
+            "Produce total time p99.9",
+            [Target("PRODUCE_TOTAL_P999_MS")],
+            f"Red line: the {lim.PRODUCE_P999_SLO_MS:g} ms objective (alert KafkaProduceP999AboveSLO).",
+            thresholds=_PRODUCE_SLO,
+        )
+    )
+    d.with_panel(
+        series(
+            "Fetch total time p99.9",
+            [
+                Target("FETCH_CONSUMER_TOTAL_P999_MS", "{{broker}} FetchConsumer"),
+                Target("FETCH_FOLLOWER_TOTAL_P999_MS", "{{broker}} FetchFollower"),
+            ],
+            "An idle fetch waits up to fetch.max.wait.ms (500 ms) in purgatory: a flat line there is normal.",
+        )
+    )
+    for name, request in (
+        ("PRODUCE_PHASES_P999_MS", "Produce"),
+        ("FETCH_CONSUMER_PHASES_P999_MS", "FetchConsumer"),
+        ("FETCH_FOLLOWER_PHASES_P999_MS", "FetchFollower"),
+    ):
+        d.with_panel(
+            series(
+                f"{request} time p99.9 by phase",
+                [Target(name, "{{phase}}")],
+                "request_queue high: handlers busy; response_queue high: network threads busy; remote: "
+                "waiting for replicas (produce) or for data (fetch). Worst selected broker per phase.",
+                span=8,
+            )
+        )
+
+
+def _disk_and_bytes(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Log flush and bytes"))
+    d.with_panel(
+        series("Log flushes/s", [Target("LOG_FLUSH_RATE")], "Segment rolls and forced flushes.", span=6)
+    )
+    d.with_panel(
+        series(
+            "Log flush time p99",
+            [Target("LOG_FLUSH_TIME_P99_MS")],
+            f"Spikes above {lim.FLUSH_SPIKE_MIN_MS:g} ms (and {lim.FLUSH_SPIKE_FACTOR:g}x the hourly mean) "
+            "raise KafkaLogFlushTimeSpike.",
+            thresholds=above_is_bad(lim.FLUSH_SPIKE_MIN_MS),
+            span=6,
+        )
+    )
+    d.with_panel(
+        series(
+            "Bytes in / out",
+            [Target("BYTES_IN_RATE", "{{broker}} in"), Target("BYTES_OUT_RATE", "{{broker}} out")],
+            "Produced (after compression) and fetched by consumers.",
+        )
+    )
+    d.with_panel(
+        series(
+            "Bytes in by topic",
+            [Target("BYTES_IN_RATE_BY_TOPIC", "{{topic}}", TOPIC_SCOPE)],
+            "Produced bytes per topic (topic variable).",
+            span=24,
+        )
+    )
+
+
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Network and request-handler threads, queues, request counts and sizes, request time by phase.",
+        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
+        tags=["broker"],
+    )
+    for section in (_overview, _threads, _requests, _latency, _disk_and_bytes):
+        section(d)
+    return d

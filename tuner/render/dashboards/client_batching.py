@@ -1,0 +1,130 @@
+"""Client batching: what each producer sends, from the drivers' own exporter (kbt_client_*).
+
+Per producer: requests/s, records per request, bytes per batch, compression ratio, time queued
+before a request, round trip and delivery p99; then the client and broker counts side by side.
+"""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as db
+
+from tuner.render.dashboards import limits as lim
+from tuner.render.dashboards.common import (
+    BROKER_SCOPE,
+    BROKER_VAR,
+    CLIENT_SCOPE,
+    CLUSTER_VAR,
+    RUN_VAR,
+    Target,
+    above_is_bad,
+    below_is_bad,
+    new_dashboard,
+    series,
+)
+
+UID = "kbt-client-batching"
+TITLE = "kbt / Client batching"
+_PRODUCER = "{{run}} {{producer}}"
+
+
+def _producer(name: str) -> Target:
+    return Target(name, _PRODUCER, CLIENT_SCOPE)
+
+
+def _batches(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Requests and batches per producer"))
+    d.with_panel(
+        series(
+            "Produce requests/s per producer",
+            [_producer("CLIENT_PRODUCE_REQUESTS_RATE")],
+            "Fewer requests for the same records is the whole point of batching.",
+        )
+    )
+    d.with_panel(series("Records/s acked per producer", [_producer("CLIENT_RECORDS_RATE")]))
+    d.with_panel(
+        series(
+            "Records per request",
+            [_producer("CLIENT_RECORDS_PER_REQUEST")],
+            "librdkafka sends one partition per request, so this is also records per batch.",
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Bytes per batch",
+            [_producer("CLIENT_BATCH_BYTES")],
+            f"Red below {lim.TINY_PRODUCE_REQUEST_BYTES} B: too small to keep the broker's request "
+            "rate down.",
+            thresholds=below_is_bad(lim.TINY_PRODUCE_REQUEST_BYTES),
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Compression ratio",
+            [_producer("CLIENT_COMPRESSION_RATIO")],
+            "Compression works per partition batch: bigger batches compress better (up to ~50 records of "
+            "1 KB for snappy).",
+            span=8,
+        )
+    )
+
+
+def _latency(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Latency per producer"))
+    d.with_panel(
+        series(
+            "Queue time p99",
+            [_producer("CLIENT_QUEUE_LATENCY_P99_MS")],
+            "Time in the producer queue: linger.ms is spent here.",
+            span=8,
+        )
+    )
+    d.with_panel(series("Request round trip p99", [_producer("CLIENT_RTT_P99_MS")], span=8))
+    d.with_panel(
+        series(
+            "Delivery p99",
+            [_producer("CLIENT_DELIVERY_P99_MS")],
+            f"Red line: the {lim.DELIVERY_P99_SLO_MS:g} ms delivery objective.",
+            thresholds=above_is_bad(lim.DELIVERY_P99_SLO_MS / 2, lim.DELIVERY_P99_SLO_MS),
+            span=8,
+        )
+    )
+
+
+def _versus_broker(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Client and broker views"))
+    d.with_panel(
+        series(
+            "Produce requests/s per broker: clients vs broker",
+            [
+                Target(
+                    "CLIENT_PRODUCE_REQUESTS_RATE_BY_BROKER", "{{broker}} sent by kbt clients", BROKER_SCOPE
+                ),
+                Target("PRODUCE_REQUESTS_RATE", "{{broker}} received by the broker"),
+            ],
+            "The broker also counts requests from clients that are not kbt drivers; with only kbt load the "
+            "lines agree within a few percent.",
+        )
+    )
+    d.with_panel(
+        series(
+            "Delivery errors/s",
+            [_producer("CLIENT_DELIVERY_ERRORS_RATE")],
+            "Should stay at 0; anything else is a failed delivery after retries.",
+            thresholds=above_is_bad(0.001),
+        )
+    )
+
+
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Per-producer batching from the kbt client exporter (job kbt-client).",
+        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
+        tags=["client"],
+    )
+    for section in (_batches, _latency, _versus_broker):
+        section(d)
+    return d

@@ -1,0 +1,293 @@
+"""House defaults of the kbt dashboards: datasource, variables, panel factories, thresholds, JSON.
+
+Every panel target is a named query of the PromQL catalog (tuner.measure.promql), scoped to the
+dashboard variables with `promql.scoped`; its unit and description come from the catalog too, so
+the dashboards, the measurement code and docs/metrics.md cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.builders import prometheus, stat, timeseries
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
+
+from tuner.measure.promql import query, scoped
+
+DATASOURCE_UID = "kbt-prometheus"  # the provisioned datasource (dashboards/provisioning/datasources)
+DATASOURCE_NAME = "kbt Prometheus"
+DS = dm.DataSourceRef(type_val="prometheus", uid="${datasource}")
+TAG = "kbt"
+GENERATED_KEY = "__generated"
+ALL = ".*"  # the value of "All" for every variable: also matches a series without the label
+
+CLUSTER = 'cluster=~"$cluster"'
+BROKER = 'broker=~"$broker"'
+TOPIC = 'topic=~"$topic"'
+RUN = 'run=~"$run"'
+BROKER_SCOPE = (CLUSTER, BROKER)
+TOPIC_SCOPE = (CLUSTER, BROKER, TOPIC)
+CLIENT_SCOPE = (CLUSTER, RUN)
+
+# Catalog units -> Grafana units.
+UNITS = {
+    "ratio": "percentunit",
+    "req/s": "reqps",
+    "B/s": "Bps",
+    "B": "bytes",
+    "ms": "ms",
+    "s": "s",
+    "records": "short",
+    "requests": "short",
+    "responses": "short",
+    "cores": "short",
+    "records/s": "suffix: rec/s",
+    "flush/s": "suffix: flush/s",
+    "err/s": "suffix: err/s",
+    "x": "suffix:×",
+}
+
+RED, ORANGE, GREEN = "red", "orange", "green"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One panel query: a catalog name, its legend and the variables that scope it."""
+
+    name: str
+    legend: str = "{{broker}}"
+    scope: tuple[str, ...] = BROKER_SCOPE
+
+    @property
+    def expr(self) -> str:
+        return scoped(query(self.name).expr, ",".join(self.scope))
+
+
+def _targets(panel: timeseries.Panel | stat.Panel, targets: Sequence[Target]) -> None:
+    for i, t in enumerate(targets):
+        panel.with_target(
+            prometheus.Dataquery()
+            .expr(t.expr)
+            .legend_format(t.legend)
+            .ref_id(chr(ord("A") + i))
+            .datasource(DS)
+        )
+
+
+def describe(text: str, targets: Sequence[Target]) -> str:
+    """The panel text plus what each query means (from the catalog)."""
+    lines = [text.strip()] if text.strip() else []
+    for t in targets:
+        lines.append(f"{t.name}: {query(t.name).meaning}")
+    return "\n\n".join(lines)
+
+
+def unit_of(targets: Sequence[Target]) -> str:
+    units = {query(t.name).unit for t in targets}
+    if len(units) != 1:
+        raise ValueError(f"targets with different units need an explicit unit: {sorted(units)}")
+    return UNITS[units.pop()]
+
+
+def below_is_bad(critical: float, warning: float | None = None) -> db.ThresholdsConfig:
+    """Red below `critical`, orange below `warning` (idle ratios, bytes per request)."""
+    if warning is None:
+        return _steps([(None, RED), (critical, GREEN)])
+    return _steps([(None, RED), (critical, ORANGE), (warning, GREEN)])
+
+
+def above_is_bad(warning: float, critical: float | None = None) -> db.ThresholdsConfig:
+    """Orange from `warning`, red from `critical` (queues, latencies against an SLO)."""
+    steps: list[tuple[float | None, str]] = [(None, GREEN), (warning, ORANGE)]
+    if critical is not None:
+        steps.append((critical, RED))
+    return _steps(steps)
+
+
+def _steps(steps: list[tuple[float | None, str]]) -> db.ThresholdsConfig:
+    return (
+        db.ThresholdsConfig()
+        .mode(dm.ThresholdsMode.ABSOLUTE)
+        .steps([dm.Threshold(value=v, color=c) for v, c in steps])
+    )
+
+
+def series(
+    title: str,
+    targets: Sequence[Target],
+    text: str = "",
+    *,
+    unit: str | None = None,
+    thresholds: db.ThresholdsConfig | None = None,
+    span: int = 12,
+    height: int = 8,
+    min_val: float | None = 0,
+    max_val: float | None = None,
+    stacked: bool = False,
+) -> timeseries.Panel:
+    """A time series panel with the house defaults: table legend with last/max, dashed threshold lines."""
+    panel = (
+        timeseries.Panel()
+        .title(title)
+        .description(describe(text, targets))
+        .datasource(DS)
+        .unit(unit or unit_of(targets))
+        .span(span)
+        .height(height)
+        .line_width(1)
+        .fill_opacity(10)
+        .show_points(cm.VisibilityMode.NEVER)
+        .legend(
+            cb.VizLegendOptions()
+            .display_mode(cm.LegendDisplayMode.TABLE)
+            .placement(cm.LegendPlacement.BOTTOM)
+            .show_legend(True)
+            .calcs(["lastNotNull", "max"])
+        )
+        .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING))
+    )
+    if min_val is not None:
+        panel.min(min_val)
+    if max_val is not None:
+        panel.max(max_val)
+    if thresholds is not None:
+        panel.thresholds(thresholds).thresholds_style(
+            cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED)
+        )
+    if stacked:
+        panel.stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL)).fill_opacity(40)
+    _targets(panel, targets)
+    return panel
+
+
+def single_stat(
+    title: str,
+    target: Target,
+    text: str = "",
+    *,
+    reducer: str = "lastNotNull",
+    unit: str | None = None,
+    thresholds: db.ThresholdsConfig | None = None,
+    span: int = 6,
+    height: int = 4,
+) -> stat.Panel:
+    """A stat panel: one value per series, coloured by the thresholds, with a sparkline."""
+    panel = (
+        stat.Panel()
+        .title(title)
+        .description(describe(text, [target]))
+        .datasource(DS)
+        .unit(unit or unit_of([target]))
+        .span(span)
+        .height(height)
+        .graph_mode(cm.BigValueGraphMode.AREA)
+        .color_mode(cm.BigValueColorMode.VALUE)
+        .reduce_options(cb.ReduceDataOptions().calcs([reducer]).values(False))
+    )
+    panel.thresholds(thresholds or _steps([(None, GREEN)]))
+    _targets(panel, [target])
+    return panel
+
+
+# ---- variables -----------------------------------------------------------------------------
+
+
+def _datasource_variable() -> db.DatasourceVariable:
+    return (
+        db.DatasourceVariable("datasource")
+        .label("Data source")
+        .type("prometheus")
+        .current(dm.VariableOption(selected=True, text=DATASOURCE_NAME, value=DATASOURCE_UID))
+    )
+
+
+def variable(name: str, label: str, definition: str, *, sort: dm.VariableSort) -> db.QueryVariable:
+    """A multi-value query variable whose "All" is the regex .* (so a missing label still matches)."""
+    return (
+        db.QueryVariable(name)
+        .label(label)
+        .query(definition)
+        .datasource(DS)
+        .multi(True)
+        .include_all(True)
+        .all_value(ALL)
+        .current(dm.VariableOption(selected=True, text="All", value="$__all"))
+        .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(sort)
+    )
+
+
+CLUSTER_VAR = variable(
+    "cluster", "Cluster", "label_values(up, cluster)", sort=dm.VariableSort.ALPHABETICAL_ASC
+)
+BROKER_VAR = variable(
+    "broker",
+    "Broker",
+    'label_values(kafka_network_processor_avg_idle_ratio{cluster=~"$cluster"}, broker)',
+    sort=dm.VariableSort.NUMERICAL_ASC,
+)
+TOPIC_VAR = variable(
+    "topic",
+    "Topic",
+    'label_values(kafka_server_bytes_in_total{cluster=~"$cluster",topic!=""}, topic)',
+    sort=dm.VariableSort.ALPHABETICAL_ASC,
+)
+RUN_VAR = variable(
+    "run",
+    "Run",
+    'label_values(kbt_client_records_sent_total{cluster=~"$cluster"}, run)',
+    sort=dm.VariableSort.ALPHABETICAL_ASC,
+)
+
+
+# ---- dashboards ----------------------------------------------------------------------------
+
+
+def new_dashboard(
+    uid: str, title: str, text: str, variables: Sequence[db.QueryVariable], tags: Sequence[str] = ()
+) -> db.Dashboard:
+    """A read-only dashboard with the datasource variable first, linked to the other kbt dashboards."""
+    dash = (
+        db.Dashboard(title)
+        .uid(uid)
+        .description(f"{text} Generated from tuner/render/dashboards: edit the code, not this dashboard.")
+        .tags([TAG, *tags])
+        .readonly()
+        .time("now-30m", "now")
+        .refresh("10s")
+        .timezone("browser")
+        .tooltip(dm.DashboardCursorSync.CROSSHAIR)
+        .link(
+            db.DashboardLink("kbt dashboards")
+            .type(dm.DashboardLinkType.DASHBOARDS)
+            .tags([TAG])
+            .as_dropdown(True)
+            .include_vars(True)
+            .keep_time(True)
+        )
+        .with_variable(_datasource_variable())
+    )
+    for v in variables:
+        dash.with_variable(v)
+    return dash
+
+
+def to_json(dash: db.Dashboard, source: str) -> str:
+    """The dashboard JSON: panel ids numbered in order, a do-not-edit field first."""
+    model = dash.build()
+    next_id = 1
+    for panel in model.panels or []:
+        panel.id_val = next_id
+        next_id += 1
+        for inner in getattr(panel, "panels", None) or []:  # a collapsed row holds its panels
+            inner.id_val = next_id
+            next_id += 1
+    data = json.loads(json.dumps(model, cls=JSONEncoder))
+    marker = f"Code generated by `make generate` from {source}. DO NOT EDIT."
+    return json.dumps({GENERATED_KEY: marker, **data}, indent=2) + "\n"

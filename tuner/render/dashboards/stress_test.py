@@ -1,0 +1,168 @@
+"""Stress test: offered vs achieved load, the objectives, broker headroom and consumer lag.
+
+The view to keep open during `kbt stress`: does the cluster keep up with the ramp and the spike,
+do the producers and real-time consumers stay inside their objectives, and what do lagging
+(replaying) consumers do to everyone else.
+"""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as db
+
+from tuner.render.dashboards import limits as lim
+from tuner.render.dashboards.common import (
+    BROKER_VAR,
+    CLIENT_SCOPE,
+    CLUSTER_VAR,
+    RUN_VAR,
+    Target,
+    above_is_bad,
+    below_is_bad,
+    new_dashboard,
+    series,
+)
+
+UID = "kbt-stress-test"
+TITLE = "kbt / Stress test"
+_GROUP = "{{run}} {{group}}"
+
+
+def _load(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Load"))
+    d.with_panel(
+        series(
+            "Offered vs achieved records/s",
+            [
+                Target("OFFERED_RECORDS_RATE", "{{run}} offered", CLIENT_SCOPE),
+                Target("ACKED_RECORDS_RATE", "{{run}} achieved (acked)", CLIENT_SCOPE),
+            ],
+            "The schedule's offer against what the brokers acked; a gap that grows is the cluster "
+            "falling behind.",
+        )
+    )
+    d.with_panel(
+        series(
+            "Produce requests/s by broker",
+            [Target("PRODUCE_REQUESTS_RATE")],
+            "More producers at each step: the request count rises with them unless they batch.",
+        )
+    )
+
+
+def _objectives(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Objectives"))
+    d.with_panel(
+        series(
+            "Delivery p99 (slowest producer)",
+            [Target("DELIVERY_P99_MS_WORST", "{{run}}", CLIENT_SCOPE)],
+            f"Red line: the {lim.DELIVERY_P99_SLO_MS:g} ms delivery objective.",
+            thresholds=above_is_bad(lim.DELIVERY_P99_SLO_MS / 2, lim.DELIVERY_P99_SLO_MS),
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Broker produce time p99.9",
+            [Target("PRODUCE_TOTAL_P999_MS")],
+            f"Red line: the {lim.PRODUCE_P999_SLO_MS:g} ms broker objective.",
+            thresholds=above_is_bad(lim.PRODUCE_P999_SLO_MS / 2, lim.PRODUCE_P999_SLO_MS),
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Real-time consumers: end-to-end p99",
+            [Target("CONSUMER_E2E_P99_MS", _GROUP, CLIENT_SCOPE)],
+            f"Red line: the {lim.E2E_P99_SLO_MS:g} ms end-to-end objective.",
+            thresholds=above_is_bad(lim.E2E_P99_SLO_MS / 2, lim.E2E_P99_SLO_MS),
+            span=8,
+        )
+    )
+
+
+def _headroom(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Broker headroom"))
+    d.with_panel(
+        series(
+            "Network thread idle",
+            [Target("NETWORK_IDLE")],
+            f"The stress gate: below {lim.NETWORK_IDLE_CRITICAL} the stage fails.",
+            thresholds=below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING),
+            max_val=1,
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Request handler idle",
+            [Target("REQUEST_HANDLER_IDLE")],
+            thresholds=below_is_bad(lim.HANDLER_IDLE_CRITICAL, lim.HANDLER_IDLE_WARNING),
+            max_val=1,
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Request queue",
+            [Target("REQUEST_QUEUE_SIZE")],
+            f"queued.max.requests is {lim.QUEUED_MAX_REQUESTS}.",
+            thresholds=above_is_bad(
+                lim.QUEUED_MAX_REQUESTS * lim.REQUEST_QUEUE_NEAR_FRACTION, lim.QUEUED_MAX_REQUESTS
+            ),
+            span=8,
+        )
+    )
+
+
+def _consumers(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Consumers"))
+    d.with_panel(
+        series(
+            "Real-time groups: lag",
+            [Target("CONSUMER_LAG_REALTIME", _GROUP, CLIENT_SCOPE)],
+            "Records behind the high watermark; should stay near 0 through the spike.",
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Lagging groups: lag",
+            [Target("CONSUMER_LAG_LAGGING", _GROUP, CLIENT_SCOPE)],
+            "Replaying readers are behind on purpose; what matters is their effect on the rest.",
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Lagging groups: age of data read",
+            [Target("CONSUMER_DATA_AGE_S", _GROUP, CLIENT_SCOPE)],
+            "Minutes-old data comes from the remote tier (or cold page cache).",
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Records/s consumed by group",
+            [Target("CONSUMER_RECORDS_RATE", "{{run}} {{group}} ({{mode}})", CLIENT_SCOPE)],
+        )
+    )
+    d.with_panel(
+        series(
+            "Remote fetch bytes/s",
+            [Target("REMOTE_FETCH_BYTES_RATE")],
+            "Lagging readers served from the remote tier.",
+        )
+    )
+
+
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Offered vs achieved load, objectives, broker headroom and consumer lag during kbt stress.",
+        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
+        tags=["stress"],
+    )
+    for section in (_load, _objectives, _headroom, _consumers):
+        section(d)
+    return d

@@ -1,0 +1,118 @@
+"""Read the generated dashboard JSON back: every panel query, with Grafana's variables filled in.
+
+Used by the snapshot (tuner/render/dashboards/snapshot.py) and by the tests that run every panel
+query against the lab's Prometheus, so both see exactly what Grafana would send.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.measure.promql import RATE_INTERVAL
+from tuner.render.dashboards.common import GENERATED_KEY
+
+_VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+_LABEL_VALUES = re.compile(r"^label_values\((.*),\s*(\w+)\)$")
+_LEGEND = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+
+
+@dataclass(frozen=True)
+class PanelQuery:
+    dashboard: str
+    panel: str
+    ref: str
+    expr: str  # as in the JSON: with $variables and $__rate_interval
+    legend: str
+    unit: str
+    thresholds: tuple[tuple[float, str], ...]  # (value, colour) steps above the base
+
+    @property
+    def where(self) -> str:
+        return f"{self.dashboard} / {self.panel} [{self.ref}]"
+
+
+def load(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def panels(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every non-row panel, including those inside collapsed rows."""
+    out: list[dict[str, Any]] = []
+    for panel in data.get("panels", []):
+        if panel.get("type") == "row":
+            out.extend(panel.get("panels") or [])
+        else:
+            out.append(panel)
+    return out
+
+
+def panel_queries(data: dict[str, Any]) -> list[PanelQuery]:
+    out = []
+    for panel in panels(data):
+        defaults = panel.get("fieldConfig", {}).get("defaults", {})
+        steps = defaults.get("thresholds", {}).get("steps", [])
+        thresholds = tuple((float(s["value"]), s["color"]) for s in steps if s.get("value") is not None)
+        for target in panel.get("targets", []):
+            out.append(
+                PanelQuery(
+                    data["title"],
+                    panel["title"],
+                    target.get("refId", ""),
+                    target["expr"],
+                    target.get("legendFormat", ""),
+                    defaults.get("unit", ""),
+                    thresholds,
+                )
+            )
+    return out
+
+
+def query_variables(data: dict[str, Any]) -> dict[str, str]:
+    """{name: definition} of the dashboard's query variables (the datasource variable is left out)."""
+    return {
+        v["name"]: v["query"] for v in data.get("templating", {}).get("list", []) if v.get("type") == "query"
+    }
+
+
+def used_variables(expr: str) -> set[str]:
+    return {a or b for a, b in _VAR.findall(expr)} - {RATE_INTERVAL.lstrip("$")}
+
+
+def fill(expr: str, values: dict[str, str], rate_interval: str) -> str:
+    """`expr` as Grafana sends it: $__rate_interval and every $var / ${var} replaced.
+
+    `values` holds the regex a variable expands to: ".*" for All, "1|2" for two brokers."""
+    expr = expr.replace(RATE_INTERVAL, rate_interval)
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1) or m.group(2)
+        if name not in values:
+            raise KeyError(f"no value for variable ${name} in {expr}")
+        return values[name]
+
+    return _VAR.sub(sub, expr)
+
+
+def variable_promql(definition: str, values: dict[str, str]) -> tuple[str, str]:
+    """A `label_values(selector, label)` variable as PromQL: (expression, label)."""
+    m = _LABEL_VALUES.match(definition.strip())
+    if not m:
+        raise ValueError(f"not a label_values() variable: {definition}")
+    selector, label = m.group(1).strip(), m.group(2)
+    return f"group by ({label})({fill(selector, values, '1m')})", label
+
+
+def legend(template: str, labels: dict[str, str]) -> str:
+    """Grafana's legend format: {{label}} replaced by the series' label value."""
+    text = _LEGEND.sub(lambda m: labels.get(m.group(1), ""), template).strip()
+    return text or ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "value"
+
+
+def without_marker(data: dict[str, Any]) -> dict[str, Any]:
+    """The dashboard minus the do-not-edit field (which is not part of Grafana's model)."""
+    return {k: v for k, v in data.items() if k != GENERATED_KEY}

@@ -1,0 +1,130 @@
+"""Tiered storage (KIP-405): copies to the remote tier, its size, reads back, and the threads doing it."""
+
+from __future__ import annotations
+
+from grafana_foundation_sdk.builders import dashboard as db
+
+from tuner.render.dashboards import limits as lim
+from tuner.render.dashboards.common import (
+    BROKER_VAR,
+    CLUSTER_VAR,
+    TOPIC_SCOPE,
+    TOPIC_VAR,
+    Target,
+    above_is_bad,
+    below_is_bad,
+    new_dashboard,
+    series,
+)
+
+UID = "kbt-tiered-storage"
+TITLE = "kbt / Tiered storage"
+
+
+def _topic(name: str) -> Target:
+    return Target(name, "{{topic}}", TOPIC_SCOPE)
+
+
+def _copy(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Copy to the remote tier"))
+    d.with_panel(series("Remote copy bytes/s", [Target("REMOTE_COPY_BYTES_RATE")], span=8))
+    d.with_panel(
+        series(
+            "Remote copy requests/s",
+            [Target("REMOTE_COPY_REQUESTS_RATE")],
+            "One request per rolled segment copied.",
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Remote copy lag",
+            [Target("REMOTE_COPY_LAG_BYTES")],
+            "Rolled segments not copied yet. A sawtooth is normal; a rising floor means the copier falls "
+            f"behind (alert KafkaRemoteCopyLagGrowing above {lim.REMOTE_COPY_LAG_FLOOR_BYTES >> 20} MiB).",
+            thresholds=above_is_bad(lim.REMOTE_COPY_LAG_FLOOR_BYTES),
+            span=8,
+        )
+    )
+    d.with_panel(series("Remote copy lag by topic", [_topic("REMOTE_COPY_LAG_BYTES_BY_TOPIC")]))
+    d.with_panel(series("Remote copy bytes/s by topic", [_topic("REMOTE_COPY_BYTES_RATE_BY_TOPIC")]))
+
+
+def _size(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Remote log size"))
+    d.with_panel(series("Remote log size", [Target("REMOTE_LOG_SIZE_BYTES")]))
+    d.with_panel(series("Remote log size by topic", [_topic("REMOTE_LOG_SIZE_BYTES_BY_TOPIC")]))
+
+
+def _reads(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Reads from the remote tier"))
+    d.with_panel(
+        series(
+            "Remote fetch bytes/s",
+            [Target("REMOTE_FETCH_BYTES_RATE")],
+            "Consumers reading data older than local.retention: lagging readers.",
+            span=8,
+        )
+    )
+    d.with_panel(series("Remote fetch requests/s", [Target("REMOTE_FETCH_REQUESTS_RATE")], span=8))
+    d.with_panel(
+        series("Remote fetch bytes/s by topic", [_topic("REMOTE_FETCH_BYTES_RATE_BY_TOPIC")], span=8)
+    )
+
+
+def _threads(d: db.Dashboard) -> None:
+    d.with_row(db.Row("Remote storage threads and errors"))
+    d.with_panel(
+        series(
+            "RemoteLogManager tasks idle",
+            [Target("REMOTE_MANAGER_IDLE")],
+            "The copier/expiration threads; low idle means copies queue behind each other.",
+            thresholds=below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING),
+            max_val=1,
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Remote reader thread idle",
+            [Target("REMOTE_READER_IDLE")],
+            thresholds=below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING),
+            max_val=1,
+            span=8,
+        )
+    )
+    d.with_panel(
+        series(
+            "Remote reader queue",
+            [Target("REMOTE_READER_QUEUE_SIZE")],
+            "Remote reads waiting for a reader thread (remote.log.reader.max.pending.tasks bounds it).",
+            span=8,
+        )
+    )
+    d.with_panel(series("Remote reads/s (reader threads)", [Target("REMOTE_READER_FETCH_RATE")], span=8))
+    d.with_panel(series("Remote read time p99", [Target("REMOTE_READER_FETCH_P99_MS")], span=8))
+    d.with_panel(
+        series(
+            "Remote copy and fetch errors/s",
+            [
+                Target("REMOTE_COPY_ERRORS_RATE", "{{broker}} copy"),
+                Target("REMOTE_FETCH_ERRORS_RATE", "{{broker}} fetch"),
+            ],
+            "Should stay at 0.",
+            thresholds=above_is_bad(0.001),
+            span=8,
+        )
+    )
+
+
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "KIP-405 tiered storage: copies, lag, remote size, remote reads and the remote storage threads.",
+        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
+        tags=["tiered"],
+    )
+    for section in (_copy, _size, _reads, _threads):
+        section(d)
+    return d
