@@ -1,7 +1,8 @@
 """Delivery verification from an engine's acked-records files (design.md section 6).
 
 Each line is `partition offset id`. The topic is read back up to the last acked offset of every
-partition; lost = acked ids never read, duplicates = ids read more than once.
+partition; lost = acked ids never read, duplicates = ids read more than once, out of order = first
+copies stored after a later record of the same producer in the same partition.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from tuner.driver.order_check import OrderOf, PartitionOrder, read_limits
 from tuner.driver.result import DeliveryResult
 
 IdOf = Callable[[bytes], str | None]
@@ -44,8 +46,10 @@ def verify_acked(
     failed: int = 0,
     indeterminate: int = 0,
     timeout_s: float = 120.0,
+    order_of: OrderOf | None = None,
 ) -> DeliveryResult:
-    """Consume `topic` up to the last acked offsets and compare ids with the acked ones."""
+    """Consume `topic` up to the last acked offsets (or the end of a log truncated behind them) and
+    compare ids with the acked ones; with `order_of`, count records out of per-partition order."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
     last, acked = read_acked(acked_files)
@@ -60,9 +64,10 @@ def verify_acked(
         }
     )
     seen: Counter[str] = Counter()
-    remaining = dict(last)
+    order = PartitionOrder(order_of) if order_of is not None else None
     try:
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in remaining])
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in last])
+        remaining = {p: offset for p, offset in read_limits(consumer, topic, last).items() if offset >= 0}
         deadline = time.monotonic() + timeout_s
         while remaining and time.monotonic() < deadline:
             for msg in consumer.consume(num_messages=1000, timeout=1.0):
@@ -77,6 +82,8 @@ def verify_acked(
                     ident = id_of(value)
                     if ident is not None:
                         seen[ident] += 1
+                        if order is not None and seen[ident] == 1:
+                            order.see(partition, ident)
                 offset = msg.offset()
                 if offset is not None and offset >= remaining.get(partition, 1 << 62):
                     remaining.pop(partition, None)
@@ -89,6 +96,7 @@ def verify_acked(
         consumed=sum(1 for i in seen if i in acked),
         lost=lost,
         duplicates=duplicates,
+        out_of_order=order.out_of_order if order is not None else 0,
         failed=failed,
         indeterminate=indeterminate,
         verified=not remaining,

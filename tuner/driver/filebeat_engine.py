@@ -28,6 +28,7 @@ from tuner.driver.filebeat_plan import (
     engine_binary,
     process_plans,
 )
+from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_profile import filebeat_config
@@ -105,6 +106,7 @@ def _run_processes(
                 stderr=subprocess.PIPE,
                 text=True,
                 start_new_session=True,
+                preexec_fn=die_with_parent,  # a killed kbt leaves no engine behind
             )
         )
     deadline = time.monotonic() + START_SLACK_S + budget_s + _EXTRA_WAIT_S

@@ -15,6 +15,8 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import KbtError
 from tuner.driver.acked_verify import verify_acked
+from tuner.driver.lifeline import orphan_safe
+from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
 from tuner.driver.rdkafka_stats import WindowStats
 from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
@@ -63,7 +65,9 @@ def run_load(
         ]
         procs = [
             ctx.Process(
-                target=worker_main, args=(t, ready, start, start_at, results), name=f"kbt-driver-{t.index}"
+                target=orphan_safe,
+                args=(worker_main, t, ready, start, start_at, results),
+                name=f"kbt-driver-{t.index}",
             )
             for t in tasks
         ]
@@ -219,6 +223,7 @@ def verify_delivery(bootstrap: str, topics: list[str], outs: list[WorkerResult])
             id_of,
             failed=failed if i == 0 else 0,
             indeterminate=indeterminate if i == 0 else 0,
+            order_of=librdkafka_order,
         )
         for i, topic in enumerate(topics)
     ]
@@ -227,6 +232,7 @@ def verify_delivery(bootstrap: str, topics: list[str], outs: list[WorkerResult])
         consumed=sum(p.consumed for p in parts),
         lost=sum(p.lost for p in parts),
         duplicates=sum(p.duplicates for p in parts),
+        out_of_order=sum(p.out_of_order for p in parts),
         failed=sum(p.failed for p in parts),
         indeterminate=sum(p.indeterminate for p in parts),
         verified=all(p.verified for p in parts),

@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tuner.driver.rdkafka_worker import ID_SHIFT
+
 OrderOf = Callable[[str], tuple[int, int] | None]  # record id -> (producer, sequence)
 
 HIGH_WATERMARK_WAIT_S = 10.0
-ID_SHIFT = 40  # the librdkafka engine's record id: producer << 40 | sequence
-SEQ_MASK = (1 << ID_SHIFT) - 1
+SEQ_MASK = (1 << ID_SHIFT) - 1  # the librdkafka engine's record id: producer << ID_SHIFT | sequence
 
 
 def librdkafka_order(ident: str) -> tuple[int, int] | None:
