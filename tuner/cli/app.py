@@ -62,6 +62,9 @@ def _register() -> None:
     from tuner.cli import render
 
     app.add_typer(render.app, name="render")
+    from tuner.cli import stress
+
+    app.command(name="stress")(stress.stress)
     from tuner.cli import probe
 
     app.add_typer(probe.app, name="probe")

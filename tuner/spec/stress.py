@@ -24,7 +24,7 @@ from pydantic import Field, field_validator, model_validator
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
-from tuner.spec.workload import ConsumerGroupSpec, TopicSpec, WorkloadSpec
+from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
 MAX_MULTIPLIER = 100.0
 MAX_STAGE_S = 3600.0
@@ -183,11 +183,12 @@ class StressSpec(StrictModel):
         """The workload with `topic_configs` merged into each topic (topic's own keys win)."""
         if not self.topic_configs:
             return self.workload
-        topics = [
-            TopicSpec.model_validate({**t.model_dump(), "configs": {**self.topic_configs, **t.configs}})
-            for t in self.workload.topics
-        ]
-        return self.workload.model_copy(update={"topics": topics})
+        data = self.workload.model_dump(mode="json")
+        data["topics"] = [{**t, "configs": {**self.topic_configs, **t["configs"]}} for t in data["topics"]]
+        resolved = getattr(self.workload.message, "resolved_path", None)
+        if resolved is not None:
+            data["message"]["resolved_path"] = str(resolved)
+        return WorkloadSpec.model_validate(data)
 
     def notes(self) -> list[str]:
         """Things that are allowed but probably not what the author meant."""

@@ -1,0 +1,199 @@
+"""Stress gates and stage verdicts: which stage held, which failed and why, the highest step held."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_stress_spec import SPEC
+from tuner.driver.consumer_tally import GroupTally
+from tuner.driver.stress_plan import StressPlan
+from tuner.driver.stress_tally import StageTally
+from tuner.driver.stress_verify import StressDelivery
+from tuner.measure.broker_window import BrokerStats, BrokerWindow
+from tuner.runner.stress_gates import describe, failed_gates
+from tuner.runner.stress_records import (
+    ProfileOutcome,
+    RunContext,
+    StageMeasure,
+    StageOutcome,
+    stage_record,
+)
+from tuner.spec.stress_load import load_stress
+from tuner.store.environment import capture_environment
+
+T0 = 1_800_000_000.0
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> RunContext:
+    path = tmp_path / "s.yaml"
+    path.write_text(SPEC)
+    loaded = load_stress(path)
+    plan = StressPlan(
+        run_id="peak/current--x",
+        stress="peak",
+        profile_label="current",
+        profile=loaded.spec.profiles["current"],
+        workload=loaded.spec.topics_with_configs(),
+        topics=["logs-s0-1"],
+        bootstrap_servers="127.0.0.1:1",
+        rate_per_producer=25,
+        stages=loaded.stages,
+        t0=T0,
+        groups=loaded.spec.groups,
+    )
+    return RunContext(
+        spec=loaded.spec,
+        plan=plan,
+        baseline_msgs_per_s=100,
+        environment=capture_environment(1),
+        workers=2,
+        run_stamp="20270115T080000.000Z",
+    )
+
+
+def _broker(idle: float, queue: float) -> StageMeasure:
+    stats = [
+        BrokerStats(broker=str(b), network_idle_ratio=idle + b / 100, request_queue_size=queue - b)
+        for b in (1, 2)
+    ]
+    return StageMeasure(broker=BrokerWindow(start=0, end=1, step_s=1, brokers=stats))
+
+
+def _tally(latencies_ms: list[float], sent: int | None = None, failed: int = 0) -> StageTally:
+    t = StageTally(
+        sent=sent if sent is not None else len(latencies_ms), acked=len(latencies_ms), failed=failed
+    )
+    for ms in latencies_ms:
+        us = int(ms * 1000)
+        t.latency_us[us] = t.latency_us.get(us, 0) + 1
+    t.bytes_acked = 300 * len(latencies_ms)
+    return t
+
+
+def _groups(ctx: RunContext, stage: int, rt_p99_first: float, rt_p99_second: float) -> dict[str, GroupTally]:
+    rt = GroupTally()
+    rt.half(stage, 0).e2e_us = {int(rt_p99_first * 1000): 100}
+    rt.half(stage, 0).records = 100
+    rt.half(stage, 1).e2e_us = {int(rt_p99_second * 1000): 100}
+    rt.half(stage, 1).records = 100
+    replay = GroupTally()
+    replay.half(stage, 1).records = 500
+    replay.half(stage, 1).age_s_sum = 500 * 21.0
+    return {"rt": rt, "replay": replay}
+
+
+def _ok_delivery(stage: int, acked: int, lost: int = 0) -> StressDelivery:
+    lost_by_stage = {stage: lost} if lost else {}
+    return StressDelivery(
+        verified=True,
+        acked=acked,
+        consumed=acked - lost,
+        lost_by_stage=lost_by_stage,
+        acked_by_stage={stage: acked},
+    )
+
+
+def test_a_stage_within_every_gate_held(ctx: RunContext) -> None:
+    stage = ctx.plan.stages[2]  # step2-x2
+    record = stage_record(ctx, stage, _tally([20.0] * 100), _broker(0.6, 3), _groups(ctx, 2, 15, 40),
+                          _ok_delivery(2, 100))  # fmt: skip
+    step = record.stress
+    assert step is not None and step.verdict == "held" and record.status == "ok"
+    assert {c.gate for c in step.gates} == {"network_idle", "request_queue", "p99", "failed", "lost"}
+    assert not failed_gates(step.gates)
+    idle = next(c for c in step.gates if c.gate == "network_idle")
+    assert idle.value == pytest.approx(0.61)  # the worst broker
+    assert step.realtime_e2e_p99_ms(with_lagging=False) == 15
+    assert step.realtime_e2e_p99_ms(with_lagging=True) == 40
+    replay = next(c for c in step.consumers if c.group == "replay")
+    assert replay.second_half.mean_age_s == 21.0 and replay.second_half.lagging_readers
+    assert replay.first_half.records == 0 and not replay.first_half.lagging_readers
+    assert step.offered_msgs_per_s == 200
+    assert record.name == "current-02-step2-x2"
+    assert record.run_id == "peak/current-02-step2-x2--20270115T080000.000Z"
+    assert record.plan.workload.producers == 8 and record.client.producers == 8
+    assert record.client.window_start == T0 + stage.start_s
+    assert record.delivery.verified and record.delivery.acked == 100
+
+
+@pytest.mark.parametrize(
+    ("idle", "queue", "latencies", "sent", "failed", "expected"),
+    [
+        (0.2, 3, [20.0] * 100, None, 0, "network idle 0.21 < 0.3"),
+        (0.6, 40, [20.0] * 100, None, 0, "request queue 39.0 > 20"),
+        (0.6, 3, [20.0] * 90 + [4000.0] * 10, None, 0, "p99 4000 ms > 1500 ms"),
+        (0.6, 3, [20.0] * 90, 100, 0, "p99: 10 of 100 records not acked"),
+        (0.6, 3, [20.0] * 100, 101, 1, "1 records failed delivery"),
+    ],
+)
+def test_each_gate_fails_the_stage(
+    ctx: RunContext,
+    idle: float,
+    queue: float,
+    latencies: list[float],
+    sent: int | None,
+    failed: int,
+    expected: str,
+) -> None:
+    stage = ctx.plan.stages[1]
+    tally = _tally(latencies, sent, failed)
+    record = stage_record(ctx, stage, tally, _broker(idle, queue), {}, _ok_delivery(1, len(latencies)))
+    assert record.stress is not None and record.stress.verdict == "failed"
+    assert record.status == "failed"
+    assert any(expected in p for p in record.problems), record.problems
+
+
+def test_lost_records_fail_any_stage(ctx: RunContext) -> None:
+    prefill = ctx.plan.stages[0]
+    record = stage_record(ctx, prefill, _tally([5.0] * 50), StageMeasure(), {}, _ok_delivery(0, 50, lost=2))
+    assert record.stress is not None and record.stress.verdict == "not judged"
+    assert record.status == "failed" and record.delivery.lost == 2
+    assert "2 acked records lost" in record.problems
+
+
+def test_no_broker_data_does_not_fail_but_says_so(ctx: RunContext) -> None:
+    record = stage_record(
+        ctx, ctx.plan.stages[1], _tally([20.0] * 10), StageMeasure(), {}, _ok_delivery(1, 10)
+    )
+    assert record.stress is not None and record.stress.verdict == "held"
+    idle = next(c for c in record.stress.gates if c.gate == "network_idle")
+    assert idle.value is None and idle.detail == "no broker measurement"
+
+
+def test_interrupted_and_aborted_stages(ctx: RunContext) -> None:
+    stage = ctx.plan.stages[1]
+    record = stage_record(
+        ctx, stage, _tally([20.0] * 10), _broker(0.6, 3), {}, None, verdict_override="interrupted"
+    )
+    assert record.stress is not None and record.stress.verdict == "interrupted"
+    assert not record.delivery.verified and "delivery was not verified" in record.problems
+    bad = stage_record(
+        ctx, stage, _tally([20.0] * 10), _broker(0.1, 3), {}, None, verdict_override="interrupted"
+    )
+    assert bad.stress is not None and bad.stress.verdict == "failed"  # a gate failed before Ctrl-C
+    aborted = stage_record(
+        ctx, stage, _tally([20.0] * 10), _broker(0.6, 3), {}, _ok_delivery(1, 10), "aborted"
+    )
+    assert aborted.stress is not None and aborted.stress.verdict == "aborted"
+
+
+def test_highest_step_held_stops_at_the_first_failure(ctx: RunContext) -> None:
+    outcome = ProfileOutcome(label="current")
+    verdicts = {0: None, 1: "held", 2: "held", 3: "failed", 4: "held", 5: "held"}
+    for index, verdict in verdicts.items():
+        stage = ctx.plan.stages[index]
+        broker = _broker(0.6 if verdict != "failed" else 0.1, 3)
+        record = stage_record(ctx, stage, _tally([20.0] * 10), broker, {}, _ok_delivery(index, 10))
+        outcome.stages.append(StageOutcome(stage, record))
+    best = outcome.highest_held
+    assert best is not None and best.name == "step2-x2"
+    assert outcome.spike_held is True
+
+
+def test_unverified_delivery_is_a_failed_gate(ctx: RunContext) -> None:
+    record = stage_record(ctx, ctx.plan.stages[1], _tally([20.0] * 10), StageMeasure(), {}, None)
+    verified = next(c for c in record.stress.gates if c.gate == "verified") if record.stress else None
+    assert verified is not None and describe(verified) == "delivery was not verified"

@@ -1,0 +1,198 @@
+"""`kbt stress SPEC`: the pre-holiday stress test on locust, profile after profile."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+
+import typer
+from rich.console import Console
+
+from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
+from tuner.driver.stress_plan import StressPlan
+from tuner.driver.stress_tally import Tally
+from tuner.render.stress_table import highest_held_line, stress_table
+from tuner.runner.stress import StressInterrupted, StressObserver, StressOutcome
+from tuner.runner.stress_gates import describe, failed_gates
+from tuner.runner.stress_records import ProfileOutcome
+from tuner.spec.stress import Stage
+from tuner.store.results import DEFAULT_RESULTS_DIR
+from tuner.store.stress import GateCheck
+
+
+class ConsoleObserver(StressObserver):
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.last_stage: dict[str, int] = {}
+
+    def phase(self, label: str, text: str) -> None:
+        self.console.print(f"[dim]{label}: {text}[/dim]")
+
+    def profile_started(self, label: str, plan: StressPlan) -> None:
+        total = plan.stages[-1].end_s if plan.stages else 0
+        self.console.print(
+            f"[bold]{label}[/bold]: {len(plan.stages)} stages, {total:.0f} s,"
+            f" {plan.rate_per_producer:g} msgs/s per producer, topics {', '.join(plan.topics)}"
+        )
+
+    def tick(self, label: str, plan: StressPlan, tally: Tally) -> None:
+        import time
+
+        stage = plan.stage_at(time.time())
+        if stage is None or self.last_stage.get(label) == stage.index:
+            return
+        self.last_stage[label] = stage.index
+        self.console.print(f"{label}: stage {stage.name} ({stage.users} producers, {stage.duration_s:g} s)")
+
+    def stage_judged(self, label: str, stage: Stage, checks: list[GateCheck]) -> None:
+        failing = failed_gates(checks)
+        if failing:
+            why = "; ".join(describe(c) for c in failing)
+            self.console.print(f"[red]{label}: {stage.name} failed[/red]: {why}")
+        else:
+            shown = ", ".join(_short(c) for c in checks if c.value is not None)
+            self.console.print(f"[green]{label}: {stage.name} held[/green] ({shown})")
+
+    def profile_finished(self, outcome: ProfileOutcome) -> None:
+        self.console.print(f"[dim]{outcome.label}: {len(outcome.records)} stage records written[/dim]")
+
+
+def _short(check: GateCheck) -> str:
+    unit = {"p99": " ms", "e2e_p99": " ms"}.get(check.gate, "")
+    value = check.value if check.value is not None else 0.0
+    return (
+        f"{check.gate} {value:.2f}{unit}"
+        if check.gate == "network_idle"
+        else f"{check.gate} {value:.0f}{unit}"
+    )
+
+
+def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def stress(
+    spec: Path = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml."),
+    profiles: str | None = typer.Option(
+        None, "--profiles", help="Profiles to run back to back, by label (default: all, in spec order)."
+    ),
+    baseline_from: Path | None = typer.Option(
+        None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
+    ),
+    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
+    workers: int = typer.Option(
+        0, "--workers", min=0, max=32, help="Local locust workers under a master (0: one locust process)."
+    ),
+    remote_workers: int = typer.Option(
+        0, "--remote-workers", min=0, max=256, help="Workers from other machines the master waits for."
+    ),
+    master_host: str = typer.Option(
+        "127.0.0.1", "--master-host", help="Address the locust master binds (0.0.0.0 for other machines)."
+    ),
+    master_port: int | None = typer.Option(
+        None, "--master-port", help="Locust master port (default lab base+180)."
+    ),
+    web_ui: bool = typer.Option(
+        False, "--web-ui", help="Serve locust's web UI while the test runs (headless otherwise)."
+    ),
+    web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing."),
+) -> None:
+    """Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
+    on locust, real-time and lagging consumer groups, gates judged per step, one record per stage.
+    Ends with the highest step each profile held. Exits 1 when acked records were lost."""
+    from tuner.spec.stress_load import load_stress
+
+    loaded = load_stress(spec, baseline_from=baseline_from)
+    labels = _labels(profiles, loaded.profile_labels())
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 200)
+    console.print(
+        f"baseline {loaded.baseline_msgs_per_s:g} msgs/s (from {loaded.baseline_source}),"
+        f" {loaded.spec.workload.producers} producers; profiles {', '.join(labels)}"
+    )
+    for note in loaded.spec.notes():
+        console.print(f"[yellow]note: {note}[/yellow]")
+    if dry_run:
+        for stage in loaded.stages:
+            users = (
+                f"{stage.users}" if stage.users == stage.users_end else f"{stage.users}->{stage.users_end}"
+            )
+            rate = loaded.baseline_msgs_per_s * stage.multiplier
+            console.print(
+                f"{stage.label}: {stage.kind}, {stage.duration_s:g} s from {stage.start_s:g} s,"
+                f" {users} producers (x{stage.multiplier:g} = {rate:.0f} msgs/s),"
+                f" lagging readers {stage.lagging},"
+                f" {'judged' if stage.judged else 'not judged'}"
+            )
+        return
+    from tuner.runner.stress_wiring import stress_runner
+
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        runner = stress_runner(
+            lab_dir=lab_dir,
+            results=results,
+            workers=workers,
+            remote_workers=remote_workers,
+            master_host=master_host,
+            master_port=master_port,
+            web_ui=web_ui,
+            web_port=web_port,
+            observer=ConsoleObserver(console),
+        )
+        try:
+            outcome = runner.run(loaded, labels)
+        except StressInterrupted as exc:
+            _report(console, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+            kept = sum(len(p.records) for p in exc.outcome.profiles)
+            raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+    _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+    lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)
+    unverified = [p.label for p in outcome.profiles if p.delivery is not None and not p.delivery.verified]
+    if lost:
+        raise KbtError(f"{lost} acked records lost", ExitStatus.FAILURE)
+    if unverified:
+        raise KbtError(f"delivery not verified for {', '.join(unverified)}", ExitStatus.FAILURE)
+
+
+def _labels(option: str | None, known: list[str]) -> list[str]:
+    if option is None:
+        return known
+    labels = [x.strip() for x in option.split(",") if x.strip()]
+    if not labels:
+        raise BadInput("--profiles: name at least one profile")
+    for label in labels:
+        if label not in known:
+            raise BadInput(f'--profiles: no profile "{label}" in the spec{did_you_mean(label, known)}'
+                           f" (it has {', '.join(known)})")  # fmt: skip
+    return labels
+
+
+def _report(console: Console, outcome: StressOutcome, baseline: float, name: str) -> None:
+    records = [r for p in outcome.profiles for r in p.records]
+    if records:
+        console.print(stress_table(records, title=f"stress {name}"))
+    for profile in outcome.profiles:
+        best = profile.highest_held
+        line = highest_held_line(
+            profile.label, best.name if best else None, best.multiplier if best else None, baseline
+        )
+        if profile.aborted_at is not None:
+            line += f"; ramp aborted at {profile.aborted_at.name}"
+        if profile.spike_held is not None:
+            line += f"; spike {'held' if profile.spike_held else 'failed'}"
+        if profile.interrupted:
+            line += " (interrupted)"
+        console.print(f"[bold]{line}[/bold]")
+        for problem in profile.problems:
+            console.print(f"[yellow]warning: {profile.label}: {problem}[/yellow]")
+    for problem in outcome.problems:
+        console.print(f"[yellow]warning: {problem}[/yellow]")

@@ -1,0 +1,93 @@
+"""What every process of one stress run follows: the timeline, topics, profile and rates.
+
+`kbt stress` writes it as JSON for the locust master (which hands it to every worker, local or on
+another machine, as the `--kbt-plan` option) and for its consumer processes. `t0` is an absolute
+epoch time: stage i runs over [t0 + start_s, t0 + end_s), on every machine (clocks kept by NTP).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tuner.spec.profile import ClientProfile
+from tuner.spec.stress import Stage, stage_at
+from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
+
+# Record ids are producer << ID_SHIFT | sequence (as in the sweep driver); a producer id is
+# worker index << WORKER_SHIFT | the producer's number on that worker.
+ID_SHIFT = 40
+SEQ_MASK = (1 << ID_SHIFT) - 1
+WORKER_SHIFT = 12
+
+
+class StressPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    stress: str  # the spec's name
+    profile_label: str  # e.g. current, recommended
+    profile: ClientProfile
+    workload: WorkloadSpec  # topic configs merged; producers = the baseline's producers
+    topics: list[str]  # the run's real topic names (fresh per run)
+    bootstrap_servers: str
+    rate_per_producer: float  # msgs/s each producer offers
+    stages: list[Stage]
+    t0: float
+    groups: list[ConsumerGroupSpec] = Field(default_factory=list)
+    lagging_max_msgs_per_s: float | None = None
+    # Client exporter ports (lab range): producer worker i uses producer_ports[i] when present.
+    producer_ports: list[int] = Field(default_factory=list)
+    consumer_ports: list[int] = Field(default_factory=list)
+    # Where the locust master writes its status (on the master's machine).
+    out_dir: str = ""
+    # The log file the message source replays, resolved (JSON drops the model's resolved path).
+    message_path: str | None = None
+
+    @property
+    def end(self) -> float:
+        return self.t0 + (self.stages[-1].end_s if self.stages else 0.0)
+
+    def stage_at(self, epoch_s: float) -> Stage | None:
+        return stage_at(self.stages, epoch_s - self.t0)
+
+    def stage_index_at(self, epoch_s: float) -> int:
+        """The stage index for a time; before t0 -> 0, after the end -> the last stage."""
+        stage = self.stage_at(epoch_s)
+        if stage is not None:
+            return stage.index
+        return 0 if epoch_s < self.t0 else len(self.stages) - 1
+
+    def source_workload(self) -> WorkloadSpec:
+        """The workload with its log file path restored (on another machine: when present there)."""
+        message = self.workload.message
+        if self.message_path is not None and getattr(message, "resolved_path", "absent") is None:
+            object.__setattr__(message, "resolved_path", Path(self.message_path))
+        return self.workload
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str) -> StressPlan:
+        return cls.model_validate_json(text)
+
+    def write(self, path: Path) -> Path:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(self.to_json(), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+def second_half(stage: Stage, t_in_stage: float) -> bool:
+    return t_in_stage >= stage.duration_s / 2
+
+
+def lagging_active(stage: Stage | None, t_in_stage: float) -> bool:
+    """Whether the lagging groups read at this point of the stage."""
+    if stage is None or stage.lagging == "off":
+        return False
+    if stage.lagging == "on":
+        return True
+    return second_half(stage, t_in_stage)

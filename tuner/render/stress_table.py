@@ -1,0 +1,74 @@
+"""What `kbt stress` prints: one row per stage of each profile, then the highest step each held."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from tuner.store.record import RunRecord
+from tuner.store.stress import StressStep
+
+VERDICT_STYLE = {"held": "green", "failed": "red", "aborted": "yellow", "interrupted": "yellow"}
+
+
+def _f(value: float | None, fmt: str = "{:.0f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _gate(step: StressStep, gate: str) -> float | None:
+    for check in step.gates:
+        if check.gate == gate:
+            return check.value
+    return None
+
+
+def stress_table(records: Sequence[RunRecord], title: str) -> Table:
+    table = Table(title=title, show_lines=False)
+    for name, justify in (
+        ("profile", "left"),
+        ("stage", "left"),
+        ("producers", "right"),
+        ("offered/s", "right"),
+        ("acked/s", "right"),
+        ("req/s", "right"),
+        ("p99 ms", "right"),
+        ("net idle", "right"),
+        ("req queue", "right"),
+        ("rt e2e p99 ms (no lag / lag)", "right"),
+        ("remote fetch/s", "right"),
+        ("lost", "right"),
+        ("verdict", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for record in records:
+        step = record.stress
+        if step is None:
+            continue
+        broker_req = record.broker.topic_produce_requests_per_s if record.broker else None
+        verdict = step.verdict
+        style = VERDICT_STYLE.get(verdict, "dim")
+        problems = "; ".join(record.problems)
+        e2e = f"{_f(step.realtime_e2e_p99_ms(False))} / {_f(step.realtime_e2e_p99_ms(True))}"
+        table.add_row(
+            step.profile_label,
+            step.stage.name,
+            str(max(step.stage.users, step.stage.users_end)),
+            _f(step.offered_msgs_per_s),
+            _f(record.client.records_per_s),
+            _f(broker_req if broker_req is not None else record.client.requests_per_s),
+            _f(record.client.delivery_latency_ms.p99),
+            _f(_gate(step, "network_idle"), "{:.2f}"),
+            _f(_gate(step, "request_queue"), "{:.1f}"),
+            e2e,
+            _f(step.remote.fetch_requests_per_s if step.remote else None, "{:.1f}"),
+            str(record.delivery.lost) if record.delivery.verified else "?",
+            f"[{style}]{verdict}[/{style}]" + (f" ({problems})" if problems and verdict != "held" else ""),
+        )
+    return table
+
+
+def highest_held_line(label: str, step_name: str | None, multiplier: float | None, baseline: float) -> str:
+    if step_name is None or multiplier is None:
+        return f"{label}: no step held"
+    return f"{label}: highest step held {step_name} (x{multiplier:g} = {multiplier * baseline:.0f} msgs/s)"

@@ -1,0 +1,353 @@
+"""Run a stress test: for each profile (current, recommended, ... back to back) create fresh
+topics, start the consumer groups and locust, follow the stage timeline, judge every held stage
+against the gates as soon as its measurements are in (abort the ramp at the first failure when
+`on_fail: abort`), verify delivery after the ramp, write one record per stage, delete the topics.
+
+Ctrl-C stops locust and the consumers (all within seconds) and writes the records of the stages
+already judged, marked interrupted (delivery not verified), before re-raising.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from tuner.core.errors import KbtError
+from tuner.driver.consumer_pool import ConsumerPool
+from tuner.driver.stress_plan import StressPlan
+from tuner.driver.stress_tally import Tally
+from tuner.driver.stress_verify import StressDelivery, verify_stress
+from tuner.measure.broker_window import measure_window
+from tuner.measure.prometheus import Prometheus
+from tuner.measure.stress_window import (
+    REMOTE_COPY_BYTES,
+    REMOTE_FETCH_BYTES,
+    REMOTE_FETCH_REQUESTS,
+    topic_rate,
+)
+from tuner.runner.stress_gates import broker_gates, failed_gates, producer_gates
+from tuner.runner.stress_locust import LocustOptions, LocustProcesses
+from tuner.runner.stress_records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
+from tuner.runner.topics import admin_client, broker_count, check_fits_cluster, create_topics, delete_topics
+from tuner.spec.stress import Stage
+from tuner.spec.stress_load import LoadedStress
+from tuner.store.environment import capture_environment
+from tuner.store.record import Environment
+from tuner.store.results import ResultsStore, run_stamp
+from tuner.store.stress import GateCheck, RemoteTier, Verdict
+
+LEAD_S = 20.0  # consumers subscribe and locust starts before t0
+REMOTE_LEAD_S = 60.0  # with workers on other machines
+TICK_S = 0.5
+END_SLACK_S = 60.0
+STATUS_FILE = "status.json"
+ABORT_FILE = "abort"
+
+
+@dataclass(frozen=True)
+class StressTarget:
+    bootstrap_servers: str
+    prometheus_url: str | None
+    producer_ports: Sequence[int] = ()
+    consumer_ports: Sequence[int] = ()
+    kafka_version: str | None = None
+    scrape_interval_s: float = 5.0
+
+
+class StressObserver:
+    """Progress hooks; the CLI renders them. All no-ops by default."""
+
+    def profile_started(self, label: str, plan: StressPlan) -> None: ...
+
+    def tick(self, label: str, plan: StressPlan, tally: Tally) -> None: ...
+
+    def stage_judged(self, label: str, stage: Stage, checks: list[GateCheck]) -> None: ...
+
+    def phase(self, label: str, text: str) -> None: ...
+
+    def profile_finished(self, outcome: ProfileOutcome) -> None: ...
+
+
+@dataclass
+class StressOutcome:
+    profiles: list[ProfileOutcome] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class StressInterrupted(KbtError):
+    """Ctrl-C during a stress run; `outcome` holds what was recorded."""
+
+    def __init__(self, outcome: StressOutcome) -> None:
+        super().__init__("interrupted")
+        self.outcome = outcome
+
+
+class StressRunner:
+    def __init__(
+        self,
+        target: StressTarget,
+        store: ResultsStore,
+        locust: LocustOptions,
+        observer: StressObserver | None = None,
+    ) -> None:
+        self.target = target
+        self.store = store
+        self.locust = locust
+        self.observer = observer or StressObserver()
+        self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
+
+    def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
+        admin = admin_client(self.target.bootstrap_servers)
+        brokers = broker_count(admin)
+        workload = loaded.spec.topics_with_configs()
+        check_fits_cluster(workload.topics, brokers)
+        environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
+        outcome = StressOutcome()
+        for i, label in enumerate(labels):
+            profile = _ProfileRun(self, loaded, label, i, environment, admin)
+            try:
+                result = profile.run()
+            except KeyboardInterrupt:
+                outcome.profiles.append(profile.outcome)
+                outcome.problems += profile.cleanup_problems
+                raise StressInterrupted(outcome) from None
+            outcome.profiles.append(result)
+            outcome.problems += profile.cleanup_problems
+            self.observer.profile_finished(result)
+        return outcome
+
+
+class _ProfileRun:
+    """One profile's run through the whole timeline."""
+
+    def __init__(
+        self,
+        runner: StressRunner,
+        loaded: LoadedStress,
+        label: str,
+        index: int,
+        env: Environment,
+        admin: AdminClient,
+    ) -> None:
+        self.runner = runner
+        self.loaded = loaded
+        self.label = label
+        self.index = index
+        self.environment = env
+        self.admin = admin
+        self.outcome = ProfileOutcome(label=label)
+        self.cleanup_problems: list[str] = []
+        self.measures: dict[int, StageMeasure] = {}
+        self.judged: set[int] = set()
+        self.abort_at: float | None = None
+        self.tally = Tally()
+
+    # ---- setup ---------------------------------------------------------------------------------
+
+    def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
+        spec, target, opts = self.loaded.spec, self.runner.target, self.runner.locust
+        workload = spec.topics_with_configs()
+        lead = REMOTE_LEAD_S if opts.remote_workers else LEAD_S
+        resolved = getattr(workload.message, "resolved_path", None)
+        return StressPlan(
+            run_id=f"{spec.name}/{self.label}--{run_stamp(started)}",
+            stress=spec.name,
+            profile_label=self.label,
+            profile=spec.profiles[self.label],
+            workload=workload,
+            topics=topics,
+            bootstrap_servers=target.bootstrap_servers,
+            rate_per_producer=self.loaded.baseline_msgs_per_s / spec.workload.producers,
+            stages=self.loaded.stages,
+            t0=time.time() + lead,
+            groups=spec.groups,
+            lagging_max_msgs_per_s=spec.lagging_max_msgs_per_s,
+            producer_ports=list(target.producer_ports),
+            consumer_ports=list(target.consumer_ports),
+            out_dir=str(out_dir),
+            message_path=str(resolved) if resolved is not None else None,
+        )
+
+    def run(self) -> ProfileOutcome:
+        spec = self.loaded.spec
+        started = time.time()
+        stamp = run_stamp(started)
+        short = stamp.replace(".", "").replace("T", "").rstrip("Z")[-12:]
+        workload = spec.topics_with_configs()
+        topics = [f"{t.name}-s{self.index}-{short}"[:249] for t in workload.topics]
+        out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.runner.observer.phase(self.label, "creating topics")
+        create_topics(self.admin, workload.topics, topics)
+        pool: ConsumerPool | None = None
+        locust: LocustProcesses | None = None
+        try:
+            plan = self.plan = self._plan(topics, out_dir, started)
+            (out_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+            self.ctx = RunContext(
+                spec=spec,
+                plan=plan,
+                baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
+                environment=self.environment,
+                workers=max(1, self.runner.locust.total_workers),
+                run_stamp=stamp,
+            )
+            self.runner.observer.phase(self.label, "starting consumers and locust")
+            pool = ConsumerPool(plan)
+            pool.start()
+            locust = LocustProcesses(self.runner.locust, plan, out_dir)
+            locust.start()
+            self.runner.observer.profile_started(self.label, plan)
+            try:
+                self._follow(plan, pool, locust, out_dir)
+            except KeyboardInterrupt:
+                self._interrupted(plan, pool, locust, out_dir)
+                raise
+            locust.wait(10)
+            self._read_status(out_dir)
+            self.runner.observer.phase(self.label, "consumers finishing")
+            pool.wait(max(1.0, plan.end + 5 - time.time()))
+            pool.stop()
+            self.runner.observer.phase(self.label, "verifying delivery")
+            delivery = verify_stress(plan.bootstrap_servers, self.tally)
+            self.outcome.delivery = delivery
+            self.runner.observer.phase(self.label, "measuring")
+            self._write(plan, pool, delivery, interrupted=False)
+        finally:
+            if locust is not None:
+                locust.stop()
+            if pool is not None:
+                pool.stop()
+            self.cleanup_problems += delete_topics(self.admin, topics)
+        return self.outcome
+
+    # ---- following the timeline ------------------------------------------------------------------
+
+    def _grace_s(self) -> float:
+        scrape = self.runner.target.scrape_interval_s + 1.0
+        slo = (self.loaded.spec.gates.p99_ms or 0) / 1000 + 1.0
+        return max(scrape, 4.5, slo)
+
+    def _follow(self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path) -> None:
+        grace = self._grace_s()
+        deadline = plan.end + END_SLACK_S
+        while locust.running():
+            now = time.time()
+            pool.poll()
+            self._read_status(out_dir)
+            self.runner.observer.tick(self.label, plan, self.tally)
+            for stage in plan.stages:
+                end = plan.t0 + stage.end_s
+                if stage.judged and stage.index not in self.judged and now >= end + grace:
+                    if self.abort_at is not None and end > self.abort_at:
+                        continue
+                    self._judge_now(plan, stage, pool, out_dir)
+            if now > deadline:
+                self.outcome.problems.append("locust did not finish on time: stopped")
+                break
+            time.sleep(TICK_S)
+        master = locust.master.returncode
+        if master not in (None, 0, 1) and not (out_dir / STATUS_FILE).exists():
+            raise KbtError(f"locust exited with {master}: {locust.log_tail()}")
+
+    def _judge_now(self, plan: StressPlan, stage: Stage, pool: ConsumerPool, out_dir: Path) -> None:
+        self.judged.add(stage.index)
+        measure = self._measure(plan, stage)
+        self.measures[stage.index] = measure
+        gates = self.loaded.spec.gates
+        checks = [*broker_gates(gates, measure.broker), *producer_gates(gates, self.tally.stage(stage.index))]
+        self.runner.observer.stage_judged(self.label, stage, checks)
+        if failed_gates(checks) and gates.on_fail == "abort" and self.abort_at is None:
+            self.abort_at = time.time()
+            self.outcome.aborted_at = stage
+            (out_dir / ABORT_FILE).write_text(stage.label, encoding="utf-8")
+            self.runner.observer.phase(self.label, f"{stage.name} failed: ramp aborted")
+
+    def _measure(self, plan: StressPlan, stage: Stage) -> StageMeasure:
+        prom = self.runner.prometheus
+        if prom is None:
+            return StageMeasure()
+        start = plan.t0 + stage.start_s
+        end = plan.t0 + stage.end_s
+        settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2)
+        step = self.runner.target.scrape_interval_s
+        broker = measure_window(prom, settled, end, plan.topics, step, time.time(), plan.t0)
+        mid = start + stage.duration_s / 2
+        remote = RemoteTier(
+            fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, end),
+            fetch_bytes_per_s=topic_rate(prom, REMOTE_FETCH_BYTES, plan.topics, settled, end),
+            copy_bytes_per_s=topic_rate(prom, REMOTE_COPY_BYTES, plan.topics, settled, end),
+            first_half_fetch_requests_per_s=topic_rate(
+                prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, mid
+            ),
+            second_half_fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, mid, end),
+        )
+        return StageMeasure(broker=broker, remote=remote)
+
+    def _read_status(self, out_dir: Path) -> None:
+        path = out_dir / STATUS_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        self.tally = Tally.from_wire(data.get("tally", {}))
+
+    # ---- records -------------------------------------------------------------------------------
+
+    def _ran(self, plan: StressPlan, stage: Stage, until: float) -> bool:
+        """Did the stage run to its end before `until` (an abort or an interrupt)?"""
+        return plan.t0 + stage.end_s <= until
+
+    def _write(
+        self, plan: StressPlan, pool: ConsumerPool, delivery: StressDelivery, interrupted: bool
+    ) -> None:
+        until = self.abort_at if self.abort_at is not None else float("inf")
+        for stage in plan.stages:
+            if stage.kind == "drain":
+                continue
+            started = plan.t0 + stage.start_s < until
+            if not started:
+                break
+            aborted = not self._ran(plan, stage, until)
+            if stage.index not in self.measures or aborted:
+                self.measures[stage.index] = self._measure(plan, stage)
+            override: Verdict | None = "aborted" if aborted else None
+            record = stage_record(
+                self.ctx,
+                stage,
+                self.tally.stage(stage.index),
+                self.measures[stage.index],
+                pool.tallies,
+                delivery,
+                verdict_override=override,
+            )
+            self.runner.store.write(record)
+            self.outcome.stages.append(StageOutcome(stage, record))
+
+    def _interrupted(
+        self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path
+    ) -> None:
+        """Ctrl-C: stop everything now, keep the stages already judged (delivery not verified)."""
+        self.outcome.interrupted = True
+        locust.stop()
+        pool.stop()
+        self._read_status(out_dir)
+        for stage in plan.stages:
+            if stage.index not in self.judged:
+                continue
+            record = stage_record(
+                self.ctx,
+                stage,
+                self.tally.stage(stage.index),
+                self.measures.get(stage.index, StageMeasure()),
+                pool.tallies,
+                None,
+                verdict_override="interrupted",
+            )
+            self.runner.store.write(record)
+            self.outcome.stages.append(StageOutcome(stage, record))

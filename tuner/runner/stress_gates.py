@@ -1,0 +1,169 @@
+"""Judge one stage of a stress run against the spec's gates, and sum up consumer groups.
+
+A judged stage fails when any gate fails:
+  network_idle   NetworkProcessorAvgIdlePercent (mean over the stage, worst broker) < the minimum
+  request_queue  RequestQueueSize (mean over the stage, worst broker) > the maximum: saturated
+  p99            producer delivery latency p99 (from the intended send time) > the SLO; records not
+                 acked yet count as slower than every acked one
+  e2e_p99        real-time consumers' end-to-end p99 > its limit
+  failed         records whose delivery failed
+  lost           acked records missing when the topic is read back (after the ramp)
+A gate without data (no Prometheus, no records) does not fail the stage; its detail says so.
+"""
+
+from __future__ import annotations
+
+from tuner.driver.consumer_tally import GroupTally, HalfTally
+from tuner.driver.stress_tally import StageTally
+from tuner.measure.broker_window import BrokerWindow
+from tuner.spec.stress import Gates, Stage
+from tuner.spec.workload import ConsumerGroupSpec
+from tuner.store.stress import ConsumerHalf, ConsumerStage, GateCheck
+
+
+def broker_gates(gates: Gates, broker: BrokerWindow | None) -> list[GateCheck]:
+    out: list[GateCheck] = []
+    if gates.network_idle_min is not None:
+        idle = _worst(broker, "network_idle_ratio", lowest=True)
+        out.append(
+            GateCheck(
+                gate="network_idle",
+                limit=gates.network_idle_min,
+                value=idle,
+                passed=idle is None or idle >= gates.network_idle_min,
+                detail="no broker measurement" if idle is None else "",
+            )
+        )
+    if gates.request_queue_max is not None:
+        size = _worst(broker, "request_queue_size", lowest=False)
+        out.append(
+            GateCheck(
+                gate="request_queue",
+                limit=gates.request_queue_max,
+                value=size,
+                passed=size is None or size <= gates.request_queue_max,
+                detail="no broker measurement" if size is None else "",
+            )
+        )
+    return out
+
+
+def _worst(broker: BrokerWindow | None, field: str, lowest: bool) -> float | None:
+    if broker is None:
+        return None
+    values = [getattr(b, field) for b in broker.brokers if getattr(b, field) is not None]
+    if not values:
+        return None
+    return min(values) if lowest else max(values)
+
+
+def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:
+    out: list[GateCheck] = []
+    if gates.p99_ms is not None:
+        p99 = tally.p_ms(99, unacked_high=True)
+        if tally.sent == 0:
+            out.append(GateCheck(gate="p99", limit=gates.p99_ms, passed=True, detail="no records"))
+        elif p99 is None:
+            out.append(
+                GateCheck(
+                    gate="p99",
+                    limit=gates.p99_ms,
+                    passed=False,
+                    detail=f"{tally.unacked} of {tally.sent} records not acked: p99 is above every ack",
+                )
+            )
+        else:
+            out.append(GateCheck(gate="p99", limit=gates.p99_ms, value=p99, passed=p99 <= gates.p99_ms))
+    out.append(
+        GateCheck(
+            gate="failed",
+            limit=0,
+            value=float(tally.failed),
+            passed=tally.failed == 0,
+            detail=f"{tally.failed} records failed delivery" if tally.failed else "",
+        )
+    )
+    return out
+
+
+def e2e_gate(gates: Gates, realtime: list[HalfTally]) -> list[GateCheck]:
+    if gates.e2e_p99_ms is None:
+        return []
+    merged = HalfTally()
+    for half in realtime:
+        merged.merge(half)
+    p99 = merged.e2e_ms(99)
+    return [
+        GateCheck(
+            gate="e2e_p99",
+            limit=gates.e2e_p99_ms,
+            value=p99,
+            passed=p99 is None or p99 <= gates.e2e_p99_ms,
+            detail="no real-time records" if p99 is None else "",
+        )
+    ]
+
+
+def loss_gates(lost: int | None, verified: bool) -> list[GateCheck]:
+    if not verified:
+        return [GateCheck(gate="verified", passed=False, detail="delivery was not verified")]
+    return [
+        GateCheck(
+            gate="lost",
+            limit=0,
+            value=float(lost or 0),
+            passed=not lost,
+            detail=f"{lost} acked records lost" if lost else "",
+        )
+    ]
+
+
+def failed_gates(checks: list[GateCheck]) -> list[GateCheck]:
+    return [c for c in checks if not c.passed]
+
+
+def describe(check: GateCheck) -> str:
+    if check.detail and check.value is None:
+        return check.detail if check.gate == "verified" else f"{check.gate}: {check.detail}"
+    names = {
+        "network_idle": "network idle {v:.2f} < {l:g}",
+        "request_queue": "request queue {v:.1f} > {l:g}",
+        "p99": "p99 {v:.0f} ms > {l:g} ms",
+        "e2e_p99": "real-time e2e p99 {v:.0f} ms > {l:g} ms",
+    }
+    template = names.get(check.gate)
+    if template is None or check.value is None or check.limit is None:
+        return check.detail or check.gate
+    return template.format(v=check.value, l=check.limit)
+
+
+# ---- consumers -----------------------------------------------------------------------------------
+
+
+def consumer_half(tally: HalfTally, seconds: float, lagging_readers: bool) -> ConsumerHalf:
+    return ConsumerHalf(
+        seconds=seconds,
+        records=tally.records,
+        records_per_s=tally.records / seconds if seconds > 0 else 0.0,
+        e2e_p50_ms=tally.e2e_ms(50),
+        e2e_p99_ms=tally.e2e_ms(99),
+        mean_age_s=tally.mean_age_s,
+        lag_mean=tally.mean_lag,
+        lag_max=tally.lag_max if tally.lag_samples else None,
+        rewinds=tally.rewinds,
+        active_s=tally.active_s,
+        lagging_readers=lagging_readers,
+    )
+
+
+def consumer_stage(group: ConsumerGroupSpec, tally: GroupTally, stage: Stage) -> ConsumerStage:
+    half_s = stage.duration_s / 2
+    first = stage.lagging == "on"
+    second = stage.lagging in ("on", "split")
+    return ConsumerStage(
+        group=group.name,
+        mode=group.mode,
+        whole=consumer_half(tally.stage(stage.index), stage.duration_s, first and second),
+        first_half=consumer_half(tally.half(stage.index, 0), half_s, first),
+        second_half=consumer_half(tally.half(stage.index, 1), half_s, second),
+    )

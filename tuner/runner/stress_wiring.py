@@ -1,0 +1,56 @@
+"""Build a StressRunner for the running lab: its cluster, its Prometheus, ports from its range."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tuner.core.paths import KAFKA_VERSION
+from tuner.runner.stress import StressObserver, StressRunner, StressTarget
+from tuner.runner.stress_locust import LocustOptions
+from tuner.store.results import ResultsStore
+
+# Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past
+# its client exporter range (base+100 ..): the locust master and its web UI.
+MASTER_PORT_OFFSET = 180
+WEB_PORT_OFFSET = 185
+# Client exporter ports (scraped as job kbt-client): producers (one per locust process) from the
+# start of the range, consumer groups from its end.
+MAX_PRODUCER_PORTS = 32
+MAX_CONSUMER_PORTS = 16
+
+
+def stress_runner(
+    lab_dir: Path | None,
+    results: Path,
+    workers: int = 0,
+    remote_workers: int = 0,
+    master_host: str = "127.0.0.1",
+    master_port: int | None = None,
+    web_ui: bool = False,
+    web_port: int | None = None,
+    observer: StressObserver | None = None,
+) -> StressRunner:
+    from tuner.lab import load_state
+
+    state = load_state(lab_dir)
+    ports = list(state.client_exporter_ports)
+    consumer_ports = ports[-MAX_CONSUMER_PORTS:] if len(ports) > MAX_CONSUMER_PORTS else []
+    producer_ports = ports[: min(MAX_PRODUCER_PORTS, max(0, len(ports) - len(consumer_ports)))]
+    base = state.config.base_port
+    target = StressTarget(
+        bootstrap_servers=state.bootstrap_servers,
+        prometheus_url=state.prometheus_url,
+        producer_ports=tuple(producer_ports),
+        consumer_ports=tuple(consumer_ports),
+        kafka_version=KAFKA_VERSION,
+        scrape_interval_s=state.config.scrape_interval_s,
+    )
+    locust = LocustOptions(
+        workers=workers,
+        remote_workers=remote_workers,
+        master_host=master_host,
+        master_port=master_port or base + MASTER_PORT_OFFSET,
+        web_ui=web_ui,
+        web_port=web_port or base + WEB_PORT_OFFSET,
+    )
+    return StressRunner(target=target, store=ResultsStore(results), locust=locust, observer=observer)
