@@ -1,12 +1,18 @@
-"""librdkafka engine parts: payload ids and sizes, statistics windows, producer split."""
+"""librdkafka engine parts: payload ids and sizes, delivery log and latency buckets, statistics windows,
+producer split."""
 
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaError, Message
 
 from tuner.core.paths import repo_root
+from tuner.driver.acked_verify import read_acked
+from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog, LatencyBuckets
 from tuner.driver.librdkafka_engine import split_producers
 from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
 from tuner.driver.rdkafka_stats import StatsTrack
@@ -31,6 +37,8 @@ def test_payloads_have_the_workload_size(spec: str, size: int) -> None:
     assert all(len(v) == size for v in values)
     assert len({id_of(v) for v in values}) == 5
     assert Payloads.for_workload(workload, seed=1).pool == payloads.pool  # reproducible
+    # the hot path's stamping (prefix + 16 hex digits) gives the same values
+    assert [p + b"%016x" % i for i, p in enumerate(payloads.prefixes()[:5])] == values
 
 
 def _stats(requests: dict[int, int], batches: int = 0, records: int = 0, size: int = 0) -> str:
@@ -74,3 +82,61 @@ def test_interpolate_counter_samples() -> None:
     assert interpolate(points, 5.0) == 50.0
     assert interpolate(points, 25.0) == 100.0
     assert interpolate(points, -1.0) == 0.0
+
+
+def _report(rid: int, partition: int = 0, offset: int = 0, latency: float = 0.002) -> Message:
+    value = with_id(b"e" * 64, rid)
+    return Message(topic="t", partition=partition, offset=offset, value=value, latency=latency)
+
+
+def test_delivery_log_records_acked_and_failed_reports() -> None:
+    log = DeliveryLog(CLOSED)
+    delivered = log.callback()
+    delivered(None, _report(7, partition=1, offset=40, latency=0.004))
+    delivered(None, _report(8, partition=2, offset=41))
+    delivered(KafkaError(KafkaError._MSG_TIMED_OUT), _report(9))
+    delivered(None, Message(topic="t", value=None))  # not one of ours: ignored
+    assert (log.acked_total, log.failed_total) == (2, 1)
+    assert log.failed_errors == {"_MSG_TIMED_OUT": 1}
+    rids, marks, failed, _ = log.take()
+    assert list(rids) == [7, 8] and list(marks) == [0.004, 0.002] and list(failed) == [9]
+    assert [len(part) for part in log.take()] == [0, 0, 0, 0]  # taken once
+    assert list(log.rids) == [7, 8]  # acked ids stay for the acked files
+
+
+def test_delivery_log_open_loop_marks_are_ack_times() -> None:
+    log = DeliveryLog(OPEN)
+    before = time.time()
+    log.callback()(None, _report(1))
+    _, marks, _, _ = log.take()
+    assert before <= marks[0] <= time.time()
+    with pytest.raises(ValueError):
+        DeliveryLog("sometimes")
+
+
+def test_delivery_log_writes_acked_files_per_topic(tmp_path: Path) -> None:
+    log = DeliveryLog(CLOSED)
+    delivered = log.callback()
+    for rid in range(4):
+        delivered(None, _report(rid, partition=rid % 2, offset=10 + rid))
+    files = log.write_acked(tmp_path, 3, lambda rid: f"topic-{rid % 2}")
+    assert sorted(files) == ["topic-0", "topic-1"]
+    last, ids = read_acked([Path(f) for f in files.values()])
+    assert last == {0: 12, 1: 13}
+    assert ids == {f"{rid:016x}" for rid in range(4)}
+
+
+def test_latency_buckets_keep_three_significant_digits() -> None:
+    values = [0.0005 + 0.0137 * i for i in range(1000)]  # 0.5 ms .. 13.7 s
+    buckets = LatencyBuckets()
+    buckets.add_all_s(values)
+    assert buckets.total == 1000
+    exact = sorted(values)
+    p50, p99 = buckets.quantiles_ms(0.5, 0.99)
+    assert p50 == pytest.approx(exact[499] * 1000, rel=1e-3)
+    assert p99 == pytest.approx(exact[989] * 1000, rel=1e-3)
+    assert buckets.quantiles_ms(0.99, 0.5) == [p99, p50]  # any order
+    hist = buckets.histogram()
+    assert hist.get_total_count() == 1000
+    assert hist.get_max_value() / 1e6 == pytest.approx(max(values), rel=1e-3)
+    assert LatencyBuckets().quantiles_ms(0.5) == [0.0]

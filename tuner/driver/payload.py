@@ -23,10 +23,7 @@ POOL_BYTES = 48 * 1024 * 1024
 
 def with_id(event: bytes, record_id: int) -> bytes:
     """`event` with its tail replaced by the id marker (same length when the event is long enough)."""
-    tag = ID_MARK + f"{record_id:016x}".encode()
-    if len(event) <= ID_BYTES:
-        return tag
-    return event[: len(event) - ID_BYTES] + tag
+    return stamp_prefix(event) + b"%016x" % record_id
 
 
 def id_of(value: bytes) -> str | None:
@@ -53,6 +50,11 @@ def build_pool(workload: WorkloadSpec, seed: int) -> list[bytes]:
     return pool
 
 
+def stamp_prefix(event: bytes) -> bytes:
+    """The part of `event` kept before its id: `prefix + b"%016x" % id` is `with_id(event, id)`."""
+    return ID_MARK if len(event) <= ID_BYTES else event[: len(event) - ID_BYTES] + ID_MARK
+
+
 @dataclass
 class Payloads:
     """Cycles through a pool, stamping ids; picks keys per the workload's key spec."""
@@ -66,12 +68,19 @@ class Payloads:
     def for_workload(cls, workload: WorkloadSpec, seed: int) -> Payloads:
         return cls(build_pool(workload, seed), workload.keys, random.Random(seed ^ 0x5EED))
 
+    @property
+    def keyless(self) -> bool:
+        return self.keys.kind == "none"
+
+    def prefixes(self) -> list[bytes]:
+        return [stamp_prefix(e) for e in self.pool]
+
     def next(self, record_id: int) -> tuple[bytes | None, bytes]:
         event = self.pool[self._next % len(self.pool)]
         self._next += 1
-        return self._key(event), with_id(event, record_id)
+        return self.key_for(event), with_id(event, record_id)
 
-    def _key(self, event: bytes) -> bytes | None:
+    def key_for(self, event: bytes) -> bytes | None:
         if self.keys.kind == "none":
             return None
         if self.keys.kind == "random":

@@ -3,8 +3,13 @@
 Open loop: each producer has a schedule (rate msgs/s, start phase spread over all producers);
 records are produced when due and their delivery latency is measured from the *intended* send
 time, so a stalled client shows up as latency instead of hiding (no coordinated omission).
-Closed loop (`max`): produce until the local queue is full, then serve callbacks. The hot path
-only ever calls `poll(0)`.
+Closed loop (`max`): produce in bursts until the local queue is full, serving callbacks between
+bursts. The hot path only ever calls `poll(0)`.
+
+Every record's value ends with its id, `producer << 40 | sequence`, so the delivery callback needs
+no per-record closure: it appends to a `DeliveryLog`, and `_digest` (off the produce path: at each
+statistics emission when exporting, else after the drain) derives from the id the record's
+producer, intended send time, size and whether it falls in the measured window.
 """
 
 from __future__ import annotations
@@ -19,19 +24,23 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import KafkaError, Message, Producer
-from hdrh.histogram import HdrHistogram
+from confluent_kafka import Producer
 
 from tuner.driver.client_exporter import ClientExporter
+from tuner.driver.delivery_log import CLOSED, ID_HEX, LATENCY_MAX_US, OPEN, DeliveryLog, LatencyBuckets
 from tuner.driver.payload import Payloads
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
 from tuner.spec.sweep import RunPlan
 
+__all__ = ["LATENCY_MAX_US", "Worker", "WorkerResult", "WorkerTask", "worker_main"]
+
 STATS_INTERVAL_MS = 1000
 FLUSH_TIMEOUT_S = 60.0
-LATENCY_MAX_US = 3_600_000_000
 BURST = 500  # closed loop: records per producer between polls
+FULL_PAUSE_S = 0.0005  # closed loop: every local queue full, let librdkafka's threads catch up
 ID_SHIFT = 40  # record id = producer << 40 | sequence
+SEQ_MASK = (1 << ID_SHIFT) - 1
+NOT_YET = 1 << 62  # closed loop: window-start sequence before the window starts
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,8 @@ class WorkerTask:
     producer_ids: list[int]
     exporter_port: int | None
     acked_dir: str
+    # Connection properties of a SASL_SSL listener and expanded secret references; applied last.
+    security: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -68,22 +79,37 @@ class WorkerResult:
 
 
 class _Pod:
-    """One producer and its schedule."""
+    """One producer, its schedule and its counters since the last export."""
 
-    def __init__(self, pid: int, conf: dict[str, Any], payloads: Payloads, phase: float) -> None:
+    def __init__(
+        self, worker: Worker, pid: int, conf: dict[str, Any], payloads: Payloads, phase: float
+    ) -> None:
+        self.worker = worker
         self.pid = pid
         self.name = f"p{pid}"
         self.track = StatsTrack()
-        self.producer = Producer({**conf, "stats_cb": self._on_stats})
+        self.producer = Producer({**conf, "stats_cb": self._on_stats, "on_delivery": worker.on_delivery})
         self.payloads = payloads
+        self.pool = payloads.pool
+        self.prefixes = payloads.prefixes()  # value = prefixes[seq % n] + 16 hex digits of the id
+        self.sizes = [len(p) + ID_HEX for p in self.prefixes]
+        self.keyless = payloads.keyless
         self.phase = phase
         self.seq = 0
-        self.exporter: ClientExporter | None = None
+        self.window_seq = NOT_YET  # closed loop: first sequence produced inside the window
+        self.unexported = [0, 0, 0]  # acked, bytes, failed since the last export
+        self.offered_exported = 0
+
+    def key(self, seq: int) -> bytes | None:
+        return None if self.keyless else self.payloads.key_for(self.pool[seq % len(self.pool)])
 
     def _on_stats(self, raw: str) -> None:
         self.track.add(raw, time.time())
-        if self.exporter is not None:
-            self.exporter.on_stats(self.name, raw)
+        exporter = self.worker.exporter
+        if exporter is not None:
+            exporter.on_stats(self.name, raw)
+            if self is self.worker.pods[0]:
+                self.worker.export(exporter)
 
 
 class Worker:
@@ -96,74 +122,93 @@ class Worker:
             "client.id": f"kbt-{plan.name}-{task.index}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **plan.profile.librdkafka_config(),
+            **task.security,
         }
         total = self.workload.producers
         rate = self.workload.rate_per_producer
         self.interval = 0.0 if rate == "max" else 1.0 / float(rate)
+        self.log = DeliveryLog(OPEN if self.interval > 0 else CLOSED)
+        self.on_delivery = self.log.callback()
+        self.latency = LatencyBuckets()
+        self.exporter: ClientExporter | None = None
         self.pods = [
-            _Pod(pid, conf, Payloads.for_workload(self.workload, seed=pid + 1), self.interval * pid / total)
-            for pid in task.producer_ids
+            _Pod(self, pid, conf, Payloads.for_workload(self.workload, seed=pid + 1), phase)
+            for pid, phase in ((p, self.interval * p / total) for p in task.producer_ids)
         ]
-        pool = self.pods[0].payloads.pool
-        self.mean_payload = sum(len(e) for e in pool) / len(pool)
+        self.by_pid = {pod.pid: pod for pod in self.pods}
+        sizes = self.pods[0].sizes
+        self.mean_payload = sum(sizes) / len(sizes)
         self.result = WorkerResult(
             index=task.index, producers=len(self.pods), mean_payload_bytes=self.mean_payload
         )
-        self.hist = HdrHistogram(1, LATENCY_MAX_US, 3)
-        self.acked: dict[str, list[tuple[int, int, int]]] = {t: [] for t in task.topics}
-        self.exporter: ClientExporter | None = None
         if task.exporter_port is not None:
             exporter = ClientExporter(task.run_id, "librdkafka")
             if exporter.serve(task.exporter_port):
                 self.exporter = exporter
                 self.result.exported = True
-                for pod in self.pods:
-                    pod.exporter = exporter
+        self.t0 = 0.0
         self.window = (0.0, 0.0)
 
-    # ---- delivery -------------------------------------------------------------------------
+    # ---- accounting (off the produce path) --------------------------------------------------
 
-    def _callback(self, pod: _Pod, intended: float, size: int, rid: int) -> Any:
-        def on_delivery(err: KafkaError | None, msg: Message) -> None:
-            now = time.time()
-            in_window = self.window[0] <= intended < self.window[1]
-            if err is not None:
-                self.result.failed_total += 1
-                self.result.failed += in_window
-                if self.exporter is not None:
-                    self.exporter.on_delivery(pod.name, 0, 0, 1, 0)
-                return
-            self.result.acked_total += 1
-            self.acked[msg.topic() or ""].append((msg.partition() or 0, msg.offset() or 0, rid))
-            if in_window:
-                self.result.acked += 1
-                self.result.bytes_acked += size
-                self.hist.record_value(min(max(1, int((now - intended) * 1e6)), LATENCY_MAX_US))
-            if self.exporter is not None:
-                self.exporter.on_delivery(pod.name, 1, size, 0, 0)
+    def _digest(self) -> None:
+        """Account the delivery reports logged since the last digest."""
+        rids, marks, failed, _ = self.log.take()
+        result, latency, by_pid = self.result, self.latency, self.by_pid
+        ws, we = self.window
+        t0, interval = self.t0, self.interval
+        for rid, mark in zip(rids, marks, strict=True):
+            pod, seq = by_pid[rid >> ID_SHIFT], rid & SEQ_MASK
+            size = pod.sizes[seq % len(pod.sizes)]
+            pod.unexported[0] += 1
+            pod.unexported[1] += size
+            if interval > 0:  # open loop: the mark is the ack time
+                intended = t0 + pod.phase + seq * interval
+                if ws <= intended < we:
+                    result.acked += 1
+                    result.bytes_acked += size
+                    latency.add_s(mark - intended)
+            elif seq >= pod.window_seq:  # closed loop: the mark is the latency
+                result.acked += 1
+                result.bytes_acked += size
+                latency.add_s(mark)
+        for rid in failed:
+            pod, seq = by_pid[rid >> ID_SHIFT], rid & SEQ_MASK
+            pod.unexported[2] += 1
+            if interval > 0:
+                result.failed += ws <= t0 + pod.phase + seq * interval < we
+            else:
+                result.failed += seq >= pod.window_seq
 
-        return on_delivery
+    def _offered(self, pod: _Pod, until: float) -> int:
+        """Records `pod`'s schedule offered inside the window up to `until`."""
+        if self.interval <= 0:
+            return max(0, pod.seq - pod.window_seq)
+        ws, we = self.window
+        base = t_first = self.t0 + pod.phase
+        first = max(0, math.ceil((ws - base) / self.interval))
+        last = max(0, math.ceil((min(until, we) - t_first) / self.interval))
+        return max(0, last - first)
 
-    def _produce(self, pod: _Pod, intended: float) -> bool:
-        rid = (pod.pid << ID_SHIFT) | pod.seq
-        key, value = pod.payloads.next(rid)
-        topic = self.task.topics[pod.seq % len(self.task.topics)]
-        try:
-            pod.producer.produce(
-                topic, value, key, on_delivery=self._callback(pod, intended, len(value), rid)
-            )
-        except BufferError:  # local queue full: serve callbacks, retry on the next turn
-            pod.producer.poll(0)
-            return False
-        if self.window[0] <= intended < self.window[1]:
-            self.result.sent += 1
-        pod.seq += 1
-        return True
+    def export(self, exporter: ClientExporter) -> None:
+        """Delivery counters of every producer and this process's window latency so far."""
+        self._digest()
+        now = time.time()
+        for pod in self.pods:
+            offered = self._offered(pod, now)
+            acked, acked_bytes, failed = pod.unexported
+            exporter.on_delivery(pod.name, acked, acked_bytes, failed, offered - pod.offered_exported)
+            pod.unexported = [0, 0, 0]
+            pod.offered_exported = offered
+        p50, p99 = self.latency.quantiles_ms(0.5, 0.99)
+        if self.latency.counts:
+            exporter.on_latency(f"process-{self.task.index}", p50, p99)
 
     # ---- the loop -----------------------------------------------------------------------------
 
     def run(self, t0: float) -> WorkerResult:
         duration, warmup = self.workload.duration_s, self.workload.warmup_s
+        self.t0 = t0
         self.window = (t0 + warmup, t0 + duration)
         t_end = t0 + duration
         while time.time() < t0:
@@ -175,45 +220,80 @@ class Worker:
         else:
             self._closed_loop(t_end)
         self._drain()
-        self.result.latency_hist = self.hist.encode()
         self._collect_stats()
-        self.result.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        self._write_acked()
-        return self.result
+        self._digest()
+        result = self.result
+        result.offered = sum(self._offered(pod, t_end) for pod in self.pods)
+        result.acked_total, result.failed_total = self.log.acked_total, self.log.failed_total
+        result.latency_hist = self.latency.histogram().encode()
+        result.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        topics = self.task.topics
+        result.acked_files = self.log.write_acked(
+            Path(self.task.acked_dir), self.task.index, lambda rid: topics[(rid & SEQ_MASK) % len(topics)]
+        )
+        return result
 
     def _open_loop(self, t0: float, t_end: float) -> None:
-        interval = self.interval
+        interval, topics, nt = self.interval, self.task.topics, len(self.task.topics)
+        ws, we = self.window
+        sent = 0
         while True:
             now = time.time()
             if now >= t_end:
                 break
             next_due = t_end
             for pod in self.pods:
-                due = t0 + pod.phase + pod.seq * interval
+                produce, prefixes, seq = pod.producer.produce, pod.prefixes, pod.seq
+                base, n, start = pod.pid << ID_SHIFT, len(pod.prefixes), t0 + pod.phase
+                due = start + seq * interval
                 while due <= now and due < t_end:
-                    if not self._produce(pod, due):
+                    try:
+                        produce(topics[seq % nt], prefixes[seq % n] + b"%016x" % (base | seq), pod.key(seq))
+                    except BufferError:  # local queue full: serve callbacks, retry on the next turn
                         break
-                    due = t0 + pod.phase + pod.seq * interval
+                    sent += ws <= due < we
+                    seq += 1
+                    due = start + seq * interval
+                pod.seq = seq
                 pod.producer.poll(0)
                 next_due = min(next_due, due)
             pause = next_due - time.time()
             if pause > 0:
                 time.sleep(min(pause, 0.005))
-        ws, we = self.window
-        for pod in self.pods:  # what the schedule offered inside the window
-            base = t0 + pod.phase
-            first = max(0, math.ceil((ws - base) / interval))
-            last = max(0, math.ceil((we - base) / interval))
-            self.result.offered += last - first
+        self.result.sent = sent
 
     def _closed_loop(self, t_end: float) -> None:
-        while time.time() < t_end:
+        topics, nt = self.task.topics, len(self.task.topics)
+        ws = self.window[0]
+        in_window = False
+        while True:
+            now = time.time()
+            if now >= t_end:
+                break
+            if not in_window and now >= ws:
+                in_window = True
+                for pod in self.pods:
+                    pod.window_seq = pod.seq
+            progress = 0
             for pod in self.pods:
+                produce, prefixes, seq = pod.producer.produce, pod.prefixes, pod.seq
+                base, n, keyless, first = pod.pid << ID_SHIFT, len(prefixes), pod.keyless, seq
                 for _ in range(BURST):
-                    if not self._produce(pod, time.time()):
+                    try:
+                        produce(topics[seq % nt], prefixes[seq % n] + b"%016x" % (base | seq),
+                                None if keyless else pod.key(seq))  # fmt: skip
+                    except BufferError:  # local queue full: serve callbacks first
                         break
+                    seq += 1
+                pod.seq = seq
+                progress += seq - first
                 pod.producer.poll(0)
-        self.result.offered = self.result.sent
+            if progress == 0:
+                time.sleep(FULL_PAUSE_S)
+        if not in_window:  # the window never started (cannot happen with warm-up < duration)
+            for pod in self.pods:
+                pod.window_seq = pod.seq
+        self.result.sent = sum(pod.seq - pod.window_seq for pod in self.pods)
 
     def _drain(self) -> None:
         deadline = time.time() + FLUSH_TIMEOUT_S
@@ -233,13 +313,6 @@ class Worker:
                 pod.producer.poll(0.05)
         for pod in self.pods:
             self.result.stats.merge(pod.track.window(self.window[0]))
-
-    def _write_acked(self) -> None:
-        for topic, rows in self.acked.items():
-            path = Path(self.task.acked_dir) / f"acked-{self.task.index}-{topic}.txt"
-            with path.open("w", encoding="utf-8") as out:
-                out.writelines(f"{p} {o} {rid:016x}\n" for p, o, rid in rows)
-            self.result.acked_files[topic] = str(path)
 
 
 def worker_main(

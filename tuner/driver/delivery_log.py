@@ -1,0 +1,157 @@
+"""Delivery reports of one producing process, recorded cheaply on the hot path.
+
+The confluent-kafka delivery callback runs once per record inside `poll(0)`, on the thread that
+also produces, so every instruction in it costs throughput. `DeliveryLog.callback` only appends
+the record id (read back from the value's `kbtid=` tail), partition, offset and one time figure to
+flat arrays; the per-record accounting (measured window, latency, bytes) happens later in the
+owner's digest, and `write_acked` writes the (partition, offset, id) lines delivery verification
+reads.
+
+The time figure (`marks`) depends on the schedule:
+- `OPEN` (fixed rate): the wall-clock time the ack was seen; latency = that - the intended send
+  time the owner derives from the record id, so a stalled client is not hidden (no coordinated
+  omission);
+- `CLOSED` (max rate): librdkafka's per-record latency, from the produce() call to this report.
+
+`LatencyBuckets` keeps latencies as counts per bucket of 11 significant bits (relative error below
+2^-10, the resolution of a 3-significant-digit HdrHistogram), which is cheaper than recording every
+value into the histogram; `histogram()` turns them into one at the end.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from confluent_kafka import KafkaError, Message
+from hdrh.histogram import HdrHistogram
+
+OPEN, CLOSED = "open", "closed"
+ID_HEX = 16  # a record value ends with its id as 16 hex digits (tuner.driver.payload)
+LATENCY_MAX_US = 3_600_000_000
+LATENCY_BITS = 11
+
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
+
+
+class DeliveryLog:
+    """Acked and failed records of one process, in arrays (a few dozen bytes per record)."""
+
+    def __init__(self, mode: str) -> None:
+        if mode not in (OPEN, CLOSED):
+            raise ValueError(f"mode must be {OPEN!r} or {CLOSED!r}, not {mode!r}")
+        self.mode = mode
+        self.rids = array("Q")  # acked record ids, in report order
+        self.partitions = array("l")
+        self.offsets = array("q")
+        self.marks = array("d")  # time figure of the acked records not yet digested
+        self.failed_rids = array("Q")
+        self.failed_marks = array("d")
+        self.failed_errors: dict[str, int] = {}  # error name -> count
+        self.digested = 0  # acked records already digested (marks holds the rest)
+        self.failed_digested = 0
+
+    def callback(self) -> DeliveryCallback:
+        """The `on_delivery` callback for every producer of the process (one closure, no per-record
+        allocation beyond the report itself)."""
+        rids, partitions, offsets = self.rids.append, self.partitions.append, self.offsets.append
+        marks, failed_rids = self.marks.append, self.failed_rids.append
+        failed_marks, errors = self.failed_marks.append, self.failed_errors
+        now = time.time
+        open_loop = self.mode == OPEN
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            value = msg.value()
+            if value is None:  # not one of ours
+                return
+            mark = now() if open_loop else (msg.latency() or 0.0)
+            if err is None:
+                rids(int(value[-ID_HEX:], 16))
+                partitions(msg.partition() or 0)
+                offset = msg.offset()
+                offsets(-1 if offset is None else offset)
+                marks(mark)
+            else:
+                failed_rids(int(value[-ID_HEX:], 16))
+                failed_marks(mark)
+                name = err.name()
+                errors[name] = errors.get(name, 0) + 1
+
+        return delivered
+
+    def take(self) -> tuple[Sequence[int], Sequence[float], Sequence[int], Sequence[float]]:
+        """The acked (ids, marks) and failed (ids, marks) not yet digested; marks are then dropped."""
+        acked = self.rids[self.digested :], self.marks[:]
+        failed = self.failed_rids[self.failed_digested :], self.failed_marks[:]
+        self.digested, self.failed_digested = len(self.rids), len(self.failed_rids)
+        del self.marks[:]
+        del self.failed_marks[:]
+        return acked[0], acked[1], failed[0], failed[1]
+
+    @property
+    def acked_total(self) -> int:
+        return len(self.rids)
+
+    @property
+    def failed_total(self) -> int:
+        return len(self.failed_rids)
+
+    def write_acked(self, directory: Path, index: int, topic_of: Callable[[int], str]) -> dict[str, str]:
+        """One `partition offset id` file per topic (the id's topic from `topic_of(rid)`)."""
+        lines: dict[str, list[str]] = {}
+        for p, o, rid in zip(self.partitions, self.offsets, self.rids, strict=True):
+            lines.setdefault(topic_of(rid), []).append(f"{p} {o} {rid:016x}\n")
+        files: dict[str, str] = {}
+        for topic, rows in lines.items():
+            path = directory / f"acked-{index}-{topic}.txt"
+            path.write_text("".join(rows), encoding="utf-8")
+            files[topic] = str(path)
+        return files
+
+
+class LatencyBuckets:
+    """Latency counts per bucket of `LATENCY_BITS` significant bits of microseconds."""
+
+    def __init__(self) -> None:
+        self.counts: dict[int, int] = {}
+
+    def add_s(self, seconds: float) -> None:
+        us = int(seconds * 1e6)
+        if us < 1:
+            us = 1
+        shift = us.bit_length() - LATENCY_BITS
+        if shift > 0:
+            us = (us >> shift) << shift
+        self.counts[us] = self.counts.get(us, 0) + 1
+
+    def add_all_s(self, seconds: Iterable[float]) -> None:
+        for s in seconds:
+            self.add_s(s)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def quantiles_ms(self, *qs: float) -> list[float]:
+        """The given quantiles (0..1) in milliseconds; zeros when empty."""
+        total = self.total
+        found = [0.0] * len(qs)
+        if total == 0:
+            return found
+        marks = [q * total for q in qs]
+        seen, pending = 0, sorted(range(len(qs)), key=lambda i: qs[i])
+        for us in sorted(self.counts):
+            seen += self.counts[us]
+            while pending and seen >= marks[pending[0]]:
+                found[pending.pop(0)] = us / 1000
+            if not pending:
+                break
+        return found
+
+    def histogram(self) -> HdrHistogram:
+        hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+        for us, count in self.counts.items():
+            hist.record_value(min(us, LATENCY_MAX_US), count)
+        return hist
