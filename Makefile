@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated bench-lab
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated bench-lab bench-probe
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -44,3 +44,6 @@ check-generated: ## Fail when a committed generated artifact is stale
 
 bench-lab: ## Time `kbt lab up` to healthy (3 vs 1 broker, 5 runs each; see docs/benchmarks.md)
 	@$(PY) scripts/bench_lab_up.py --runs 5
+
+bench-probe: ## Compression probe overhead vs calling the codecs directly (see docs/benchmarks.md)
+	@$(PY) scripts/bench_probe_overhead.py --rounds 7

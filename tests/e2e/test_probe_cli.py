@@ -81,7 +81,8 @@ def test_probe_writes_table_advice_json_and_plot(tmp_path: Path) -> None:
     _log(tmp_path / "app.log")
     proc = _kbt(
         "app.log", "--codecs", "gzip,snappy,zstd", "--levels", "zstd=1,3", "--batch-sizes", "1,2,4,...,64",
-        "--batches", "10", "--json", "out/probe.json", "--plot", "out/probe.png", cwd=tmp_path,
+        "--batches", "10", "--json", "out/probe.json", "--plot", "out/probe.png", "--markdown", "md/probe.md",
+        cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -101,6 +102,10 @@ def test_probe_writes_table_advice_json_and_plot(tmp_path: Path) -> None:
         assert all(p.compress_cpu_ms_per_mb > 0 and p.decompress_cpu_ms_per_mb > 0 for p in curve.points)
     assert sample.skipped_batch_sizes == []
     assert json.loads((tmp_path / "out" / "probe.json").read_text())["kind"] == "compression-probe"
+
+    markdown = (tmp_path / "md" / "probe.md").read_text()
+    assert markdown.startswith("| sample | codec | x1 |") and "| app.log | zstd-3 |" in markdown
+    assert "- app.log: " in markdown
 
     png = (tmp_path / "out" / "probe.png").read_bytes()
     assert png.startswith(PNG_MAGIC) and len(png) > 20_000

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from tuner.core.errors import EnvironmentProblem
 from tuner.spec.probe import DEFAULT_BATCHES
 
 app = typer.Typer(help="Measure things offline, without a broker.", no_args_is_help=True)
@@ -34,6 +35,9 @@ def compression(
     seed: int = typer.Option(1, "--seed", help="Seed for the batches' random start positions."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the probe record (JSON) here."),
     plot_path: Path | None = typer.Option(None, "--plot", help="Write a PNG plot (ratio vs batch) here."),
+    markdown_path: Path | None = typer.Option(
+        None, "--markdown", help="Write the table and advice as Markdown here."
+    ),
 ) -> None:
     """Frame real log lines into Kafka v2 record batches of 1..4096 messages and measure, per codec and
     level: the compression ratio (median and p10/p90 over many batches), compressed batch bytes, and
@@ -43,7 +47,7 @@ def compression(
     from tuner.measure.compression import point_count
     from tuner.model.probe_run import load_samples, probe_samples
     from tuner.render.probe_plot import plot_probe
-    from tuner.render.probe_table import probe_table
+    from tuner.render.probe_table import probe_markdown, probe_table
     from tuner.spec.probe import build_options
     from tuner.store.probe_record import write_probe_record
 
@@ -70,3 +74,10 @@ def compression(
         typer.echo(f"wrote {write_probe_record(record, json_path)}")
     if plot_path is not None:
         typer.echo(f"wrote {plot_probe(record, plot_path)}")
+    if markdown_path is not None:
+        try:
+            markdown_path.parent.mkdir(parents=True, exist_ok=True)
+            markdown_path.write_text(probe_markdown(record))
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write {markdown_path}: {exc.strerror or exc}") from None
+        typer.echo(f"wrote {markdown_path}")
