@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated bench-lab bench-probe
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated bench-lab bench-probe bench-driver
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -47,3 +47,6 @@ bench-lab: ## Time `kbt lab up` to healthy (3 vs 1 broker, 5 runs each; see docs
 
 bench-probe: ## Compression probe overhead vs calling the codecs directly (see docs/benchmarks.md)
 	@$(PY) scripts/bench_probe_overhead.py --rounds 7
+
+bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msgs/s (LAB_DIR=... reuses a lab)
+	@$(PY) scripts/bench_driver_speed.py --runs 4 $(if $(LAB_DIR),--lab-dir $(LAB_DIR))

@@ -1,0 +1,179 @@
+"""Driver speed: kbt's librdkafka engine (closed loop) vs Kafka's ProducerPerformance, same lab,
+same settings, same payload, alternating in one run.
+
+    make bench-driver          # or: python scripts/bench_driver_speed.py --runs 4 [--lab-dir DIR]
+
+Without --lab-dir the script starts its own 3-broker lab (--base-port) and takes it down at the end.
+Both clients send the same generated log-like 1 KB records, keyless, from one producer in one
+process to a fresh 6-partition RF 1 topic with the settings in SETTINGS (acks=1, linger 5 ms,
+256 KB batches, no compression, 5 requests in flight, a 32 MB send buffer), as fast as they can.
+
+Steady-state msgs/s is the primary figure: kbt's acked records over its measured window (the first
+3 s trimmed), ProducerPerformance's records over its 5 s report windows after the first one. The
+whole-run figures (start to the last ack, warm-up included) are printed beside them. Runs alternate
+which client goes first; the ratio reported is the median of the per-pair ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.core.paths import kafka_libs_dir
+from tuner.driver.librdkafka_engine import run_load
+from tuner.driver.payload import build_pool
+from tuner.lab import Lab, LabConfig, load_state
+from tuner.runner.topics import admin_client, create_topics, delete_topics
+from tuner.spec.sweep import RunPlan, SweepSpec
+
+WARMUP_S = 3.0
+# client-neutral setting: (ClientProfile knob or librdkafka property, Java producer property, value)
+SETTINGS = [
+    ("acks", "acks", "1"),
+    ("linger_ms", "linger.ms", "5"),
+    ("batch_bytes", "batch.size", "262144"),
+    ("compression", "compression.type", "none"),
+    ("max_in_flight", "max.in.flight.requests.per.connection", "5"),
+    ("queue.buffering.max.kbytes", "buffer.memory", "32768"),  # Java takes bytes (x 1024 below)
+    ("enable.idempotence", "enable.idempotence", "false"),
+]
+JAVA_BYTES = {"buffer.memory"}
+REPORT = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec", re.MULTILINE)
+
+
+@dataclass
+class Figures:
+    steady: float  # msgs/s, warm-up trimmed
+    whole: float  # msgs/s, whole run
+    records: int
+
+
+def plan(seconds: float, record_bytes: int) -> RunPlan:
+    knobs: dict[str, Any] = {"name": "same-as-java", "partitioner": "sticky", "overrides": {}}
+    for key, _, value in SETTINGS:
+        if "." in key:
+            knobs["overrides"][key] = value
+        else:
+            knobs[key] = value
+    spec = SweepSpec.model_validate(
+        {
+            "name": "driver-speed",
+            "workload": {
+                "name": "driver-speed",
+                "topics": [{"name": "driver-speed", "partitions": 6, "replication_factor": 1}],
+                "producers": 1,
+                "processes": 1,
+                "rate_per_producer": "max",
+                "message": {"kind": "generated", "bytes": record_bytes},
+                "duration_s": seconds,
+                "warmup_s": WARMUP_S,
+            },
+            "profiles": [knobs],
+        }
+    )
+    return spec.expand()[0]
+
+
+def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
+    result = run_load(run, [topic], bootstrap, run_id="driver-speed")
+    if not result.delivery.verified or result.delivery.lost:
+        raise SystemExit(f"kbt delivery check failed: {result.delivery}")
+    client = result.client
+    whole = client.records_acked_total / max(1e-9, client.finished_at - client.started_at)
+    return Figures(client.records_per_s, whole, client.records_acked_total)
+
+
+def run_java(bootstrap: str, topic: str, payload_file: Path, records: int) -> Figures:
+    props = {"bootstrap.servers": bootstrap}
+    for _, java_key, value in SETTINGS:
+        props[java_key] = str(int(value) * 1024) if java_key in JAVA_BYTES else value
+    cmd = ["java", "-Xmx512m", "-cp", f"{kafka_libs_dir()}/*", "org.apache.kafka.tools.ProducerPerformance",
+           "--topic", topic, "--num-records", str(records), "--throughput", "-1",
+           "--payload-file", str(payload_file),
+           "--producer-props", *(f"{k}={v}" for k, v in props.items())]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    reports = [(int(n), float(rate)) for n, rate in REPORT.findall(out.stdout)]
+    if out.returncode != 0 or not reports:
+        raise SystemExit(f"ProducerPerformance failed: {(out.stderr or out.stdout).strip()[-400:]}")
+    *windows, total = reports
+    steady = windows[1:]  # the first 5 s window holds the JIT warm-up
+    if not steady:
+        raise SystemExit("ProducerPerformance finished within one report window: raise --seconds")
+    sent = sum(n for n, _ in steady)
+    elapsed = sum(n / rate for n, rate in steady if rate > 0)
+    return Figures(sent / elapsed, total[1], total[0])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="kbt librdkafka engine vs ProducerPerformance.")
+    parser.add_argument("--runs", type=int, default=4, help="pairs of runs (kbt and Java)")
+    parser.add_argument("--seconds", type=float, default=25.0)
+    parser.add_argument("--record-bytes", type=int, default=1000)
+    parser.add_argument("--lab-dir", type=Path, default=None, help="use this running lab")
+    parser.add_argument("--base-port", type=int, default=19490, help="for the script's own lab")
+    args = parser.parse_args()
+    own: Lab | None = None
+    if args.lab_dir is not None:
+        state = load_state(args.lab_dir)
+    else:
+        tmp_lab = tempfile.mkdtemp(prefix="kbt-speed-lab-")
+        own = Lab(LabConfig(brokers=3, base_port=args.base_port, lab_dir=Path(tmp_lab)))
+        state = own.up(timeout_s=180)
+    try:
+        ratios = bench(state.bootstrap_servers, args)
+    finally:
+        if own is not None:
+            own.down()
+            shutil.rmtree(own.config.lab_dir, ignore_errors=True)
+    steady = [r[0] for r in ratios]
+    whole = [r[1] for r in ratios]
+    print(f"kbt / ProducerPerformance, steady state: median {statistics.median(steady):.2f}x over "
+          f"{len(steady)} pairs (min {min(steady):.2f}x, max {max(steady):.2f}x); whole run: median "
+          f"{statistics.median(whole):.2f}x")  # fmt: skip
+    return 0
+
+
+def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float]]:
+    run = plan(args.seconds, args.record_bytes)
+    admin = admin_client(bootstrap)
+    ratios: list[tuple[float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="kbt-speed-") as tmp:
+        payload_file = Path(tmp) / "payloads.txt"
+        payload_file.write_bytes(b"\n".join(build_pool(run.workload, seed=1)))
+        java_records = 0
+        for i in range(args.runs):
+            stamp = f"{i}-{int(time.time())}"
+            topics = [f"driver-speed-kbt-{stamp}", f"driver-speed-java-{stamp}"]
+            create_topics(admin, run.workload.topics * 2, topics)
+            load = os.getloadavg()[0]
+            try:
+                if i % 2 == 0:
+                    ours = run_kbt(run, bootstrap, topics[0])
+                    java_records = int(ours.steady * args.seconds)
+                    java = run_java(bootstrap, topics[1], payload_file, java_records)
+                else:  # Java first, with as many records as the last pair
+                    java = run_java(bootstrap, topics[1], payload_file, java_records)
+                    ours = run_kbt(run, bootstrap, topics[0])
+            finally:
+                delete_topics(admin, topics)
+            ratios.append((ours.steady / java.steady, ours.whole / java.whole))
+            print(f"pair {i + 1} ({'kbt' if i % 2 == 0 else 'Java'} first, load {load:.1f}): "
+                  f"kbt {ours.steady:,.0f} msgs/s steady ({ours.whole:,.0f} whole run), "
+                  f"ProducerPerformance {java.steady:,.0f} ({java.whole:,.0f}), "
+                  f"ratio {ratios[-1][0]:.2f}x ({ratios[-1][1]:.2f}x)",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    return ratios
+
+
+if __name__ == "__main__":
+    sys.exit(main())
