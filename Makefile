@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated bench-lab bench-probe bench-driver
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated snapshot bench-lab bench-probe bench-driver
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -41,6 +41,9 @@ generate: ## Rebuild generated artifacts (docs/metrics.md, dashboards, profiles,
 
 check-generated: ## Fail when a committed generated artifact is stale
 	@$(PY) -m tuner.cli.generate check
+
+snapshot: ## PNG of the Broker pressure dashboard's main panels from a running lab (LAB_DIR=..., MINUTES=15)
+	@$(PY) -m tuner.render.dashboards.snapshot $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) --minutes $(or $(MINUTES),15) --out docs/broker-pressure.png
 
 bench-lab: ## Time `kbt lab up` to healthy (3 vs 1 broker, 5 runs each; see docs/benchmarks.md)
 	@$(PY) scripts/bench_lab_up.py --runs 5
