@@ -68,6 +68,12 @@ def _register() -> None:
     from tuner.cli import probe
 
     app.add_typer(probe.app, name="probe")
+    from tuner.cli import diagnose
+
+    app.command(name="diagnose")(diagnose.diagnose)
+    from tuner.cli import forecast
+
+    app.command(name="forecast")(forecast.forecast)
 
 
 def fail(message: str, status: ExitStatus) -> None:

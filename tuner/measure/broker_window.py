@@ -142,16 +142,24 @@ def _range(seconds: float) -> str:
 
 def window_queries(window_s: float, topics: list[str], step_s: float) -> dict[str, str]:
     """BrokerStats field -> PromQL evaluated at the window's end, aggregating over the window."""
-    w = _range(window_s)
-    step = _range(step_s) if step_s >= 1 else f"{max(int(step_s * 1000), 100)}ms"
-    out: dict[str, str] = {}
-    for field, (name, agg) in WINDOW_FIELDS.items():
-        if agg == "rate":
-            out[field] = promql(name, w)
-        else:
-            out[field] = f"{agg}_over_time(({promql(name, _range(4 * step_s))})[{w}:{step}])"
-    out["topic_produce_requests_per_s"] = f"sum by (broker)(rate({topic_selector(topics)}[{w}]))"
+    out = {field: window_query(name, agg, window_s, step_s) for field, (name, agg) in WINDOW_FIELDS.items()}
+    out["topic_produce_requests_per_s"] = (
+        f"sum by (broker)(rate({topic_selector(topics)}[{_range(window_s)}]))"
+    )
     return out
+
+
+def window_query(name: str, agg: str, window_s: float, step_s: float) -> str:
+    """The named catalog query aggregated over a window ending at the evaluation time: "rate" widens
+    its rate window to the whole window; "avg"/"min"/"max" take <agg>_over_time of it, sampled every
+    `step_s` (a subquery; its own rate window spans 4 steps); "last" is the query as it is."""
+    w = _range(window_s)
+    if agg == "rate":
+        return promql(name, w)
+    if agg == "last":
+        return promql(name, _range(4 * step_s))
+    step = _range(step_s) if step_s >= 1 else f"{max(int(step_s * 1000), 100)}ms"
+    return f"{agg}_over_time(({promql(name, _range(4 * step_s))})[{w}:{step}])"
 
 
 def topic_selector(topics: list[str]) -> str:

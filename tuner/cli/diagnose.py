@@ -1,0 +1,126 @@
+"""`kbt diagnose --prometheus URL`: why are a live cluster's broker threads busy, and how bad is it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+
+from tuner.core.errors import BadInput, ExitStatus, KbtError
+
+if TYPE_CHECKING:
+    from tuner.model.cost import BrokerCostModel
+    from tuner.store.record import RunRecord
+
+WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
+
+
+def seconds(value: str, what: str) -> float:
+    """A duration flag (5m, 300s, 1h30m or plain seconds) in seconds; BadInput if it is not one."""
+    from tuner.spec.filebeat import parse_duration
+
+    try:
+        result = float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
+    except ValueError:
+        raise BadInput(f"{what} {value!r}: must be a duration like 5m, 300s or 1h") from None
+    if result <= 0:
+        raise BadInput(f"{what} {value!r}: must be positive")
+    return result
+
+
+def diagnose(
+    prometheus: str = typer.Option(
+        ..., "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090."
+    ),
+    window: str = typer.Option("5m", "--window", help=WINDOW_HELP),
+    step: str = typer.Option(
+        "15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval)."
+    ),
+    json_path: Path | None = typer.Option(
+        None, "--json", help="Also write the diagnosis as JSON ('-': stdout)."
+    ),
+    thresholds: Path | None = typer.Option(
+        None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
+    ),
+    cost_model: Path | None = typer.Option(
+        None,
+        "--cost-model",
+        help="Broker cost model: a JSON file from `kbt forecast --save-model` or a results directory to fit.",
+    ),
+    top_topics: int = typer.Option(
+        5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate."
+    ),
+) -> None:
+    """Diagnose a live cluster from any Prometheus scraping its brokers with kbt's jmx rules: per broker
+    produce requests/s, bytes per request, network and handler idle, request queue, Produce P999,
+    log flush, fetches; each broker classified (small requests, handler threads, disk flush, large
+    fetches, network bytes, healthy) with its evidence. Exit 0 healthy, 10 warning, 11 critical
+    (an idle ratio below 0.3); 5 when Prometheus cannot be reached or does not answer like
+    Prometheus, 4 when it holds no kbt broker metrics."""
+    from tuner.measure.cluster_snapshot import take_snapshot
+    from tuner.measure.prometheus import Prometheus, PrometheusError
+    from tuner.model.diagnosis import diagnose as classify
+    from tuner.model.diagnosis_config import load_thresholds
+    from tuner.render.diagnosis import diagnosis_view
+
+    if not prometheus.startswith(("http://", "https://")):
+        raise BadInput(f"--prometheus {prometheus!r}: give a URL such as http://127.0.0.1:9090")
+    window_s = seconds(window, "--window")
+    step_s = seconds(step, "--step")
+    if step_s > window_s:
+        raise BadInput(f"--step {step} is longer than --window {window}")
+    limits = load_thresholds(thresholds)
+    model = load_cost_model(cost_model) if cost_model is not None else None
+    try:
+        snap = take_snapshot(Prometheus(prometheus), window_s=window_s, step_s=step_s, top_topics=top_topics)
+    except PrometheusError as exc:
+        raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
+    result = classify(snap, limits, model)
+    text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
+    if json_path is not None and str(json_path) == "-":
+        sys.stdout.write(text)
+    else:
+        console = Console()
+        if not console.is_terminal:
+            console.width = max(console.width, 200)
+        console.print(diagnosis_view(result))
+        if json_path is not None:
+            try:
+                json_path.write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise KbtError(f"cannot write {json_path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+    raise typer.Exit(int(result.exit_status))
+
+
+def load_records(path: Path) -> list[RunRecord]:
+    """Every run record under a results directory, or in one sweep's directory of it."""
+    from tuner.store.results import ResultsStore
+
+    if not path.is_dir():
+        raise BadInput(f"{path}: not a results directory")
+    records = ResultsStore(path).records() or ResultsStore(path.parent).records(path.name)
+    if not records:
+        raise BadInput(f"{path}: no run records (expected <sweep>/<run>.json files from kbt sweep)")
+    return records
+
+
+def load_cost_model(path: Path) -> BrokerCostModel:
+    """A BrokerCostModel from its JSON file, or fitted from a results directory's run records."""
+    from pydantic import ValidationError
+
+    from tuner.model.cost import BrokerCostModel, fit_cost_model
+
+    if path.is_dir():
+        return fit_cost_model(load_records(path))
+    try:
+        return BrokerCostModel.model_validate_json(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BadInput(f"--cost-model {path}: {exc.strerror}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top)"
+        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {err['msg']}") from None

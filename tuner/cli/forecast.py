@@ -1,0 +1,107 @@
+"""`kbt forecast RESULTS --peak 3x`: idle ratios, produce requests and brokers needed at a traffic peak."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from tuner.cli.diagnose import load_cost_model, load_records
+from tuner.core.errors import BadInput, ExitStatus, KbtError
+
+_PEAK = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*x?\s*$", re.IGNORECASE)
+
+
+def parse_peak(value: str) -> float:
+    match = _PEAK.match(value)
+    peak = float(match.group(1)) if match else 0.0
+    if peak <= 0:
+        raise BadInput(f"--peak {value!r}: give a positive multiple of today's traffic such as 3x or 1.5")
+    return peak
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise KbtError(f"cannot write {path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+
+
+def forecast(
+    results: Path | None = typer.Argument(
+        None, help="Results directory (run records of kbt sweep): baseline runs and the cost model's data."
+    ),
+    peak: str = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x."),
+    sweep: str | None = typer.Option(
+        None, "--sweep", help="Sweep whose runs are the baseline (default: newest)."
+    ),
+    current: str | None = typer.Option(
+        None, "--current", help="Run with today's settings (default: most requests)."
+    ),
+    recommended: str | None = typer.Option(
+        None,
+        "--recommended",
+        help="Run with the recommended settings (default: fewest requests meeting the SLO).",
+    ),
+    diagnosis: Path | None = typer.Option(
+        None, "--diagnosis", help="Baseline from `kbt diagnose --json` of a live cluster instead of runs."
+    ),
+    cost_model: Path | None = typer.Option(
+        None, "--cost-model", help="Cost model JSON or results directory (default: fitted from RESULTS)."
+    ),
+    min_idle: float = typer.Option(
+        0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak."
+    ),
+    save_model: Path | None = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON."),
+    json_path: Path | None = typer.Option(
+        None, "--json", help="Also write the forecast as JSON ('-': stdout)."
+    ),
+) -> None:
+    """Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
+    the produce requests, the busiest broker's network and handler idle on today's brokers, and the
+    brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS
+    or a live cluster's `kbt diagnose --json`."""
+    from pydantic import ValidationError
+
+    from tuner.model.diagnosis import Diagnosis
+    from tuner.model.forecast import forecast as run_forecast
+    from tuner.model.forecast_baseline import diagnosis_baselines, records_baselines
+    from tuner.render.diagnosis_forecast import forecast_view
+
+    k = parse_peak(peak)
+    if results is None and (diagnosis is None or cost_model is None):
+        raise BadInput("give a results directory, or --diagnosis FILE with --cost-model")
+    records = load_records(results) if results is not None else []
+    if cost_model is not None:
+        model = load_cost_model(cost_model)
+    else:
+        from tuner.model.cost import fit_cost_model
+
+        model = fit_cost_model(records)
+    if save_model is not None:
+        _write(save_model, json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
+    if diagnosis is not None:
+        try:
+            diag = Diagnosis.model_validate_json(diagnosis.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise BadInput(f"--diagnosis {diagnosis}: {exc.strerror}") from None
+        except ValidationError:
+            raise BadInput(f"--diagnosis {diagnosis}: not a `kbt diagnose --json` file") from None
+        baselines = diagnosis_baselines(diag)
+    else:
+        baselines = records_baselines(records, sweep, current, recommended)
+    result = run_forecast(model, baselines, k, min_idle)
+    text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
+    if json_path is not None and str(json_path) == "-":
+        sys.stdout.write(text)
+        return
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    console.print(forecast_view(result))
+    if json_path is not None:
+        _write(json_path, text)

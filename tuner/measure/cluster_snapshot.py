@@ -1,0 +1,209 @@
+"""What `kbt diagnose` reads from a live Prometheus: every broker over the last window.
+
+Any Prometheus that scrapes brokers with exporters/jmx/kafka-broker.yml works (job="kafka-broker",
+a `broker` target label); every expression is a named query of the shared catalog
+(tuner.measure.promql), aggregated over the window the same way run records are
+(tuner.measure.broker_window.window_query).
+
+    snap = take_snapshot(Prometheus(url), window_s=300)
+    snap.brokers[0].bytes_per_produce_request
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.measure.broker_window import PrometheusReader, window_query
+from tuner.measure.catalog import BROKER_JOB
+
+# BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
+SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
+    "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE", "rate"),
+    "bytes_in_per_s": ("BYTES_IN_RATE", "rate"),
+    "messages_in_per_s": ("MESSAGES_IN_RATE", "rate"),
+    "network_idle_ratio": ("NETWORK_IDLE", "avg"),
+    "network_idle_ratio_min": ("NETWORK_IDLE", "min"),
+    "busiest_network_thread_idle_ratio": ("NETWORK_IDLE_MIN_THREAD", "avg"),
+    "request_handler_idle_ratio": ("REQUEST_HANDLER_IDLE", "rate"),
+    "request_queue_size": ("REQUEST_QUEUE_SIZE", "avg"),
+    "request_queue_size_max": ("REQUEST_QUEUE_SIZE", "max"),
+    "response_queue_size_max": ("RESPONSE_QUEUE_SIZE", "max"),
+    "produce_total_p999_ms": ("PRODUCE_TOTAL_P999_MS", "max"),
+    "produce_request_queue_p99_ms": ("PRODUCE_REQUEST_QUEUE_P99_MS", "max"),
+    "produce_local_p99_ms": ("PRODUCE_LOCAL_P99_MS", "max"),
+    "produce_response_queue_p99_ms": ("PRODUCE_RESPONSE_QUEUE_P99_MS", "max"),
+    "produce_request_bytes_p50": ("PRODUCE_REQUEST_BYTES_P50", "avg"),
+    "log_flush_per_s": ("LOG_FLUSH_RATE", "rate"),
+    "log_flush_time_p99_ms": ("LOG_FLUSH_TIME_P99_MS", "max"),
+    "fetch_requests_per_s": ("FETCH_REQUESTS_RATE", "rate"),
+    "bytes_out_per_s": ("BYTES_OUT_RATE", "rate"),
+    "fetch_consumer_p99_ms": ("FETCH_CONSUMER_TOTAL_P99_MS", "max"),
+    "cpu_cores": ("BROKER_CPU_CORES", "rate"),
+}
+# Topic figures, summed over the brokers (queries grouped by topic).
+TOPIC_FIELDS: dict[str, tuple[str, str]] = {
+    "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE_BY_TOPIC", "rate"),
+    "bytes_in_per_s": ("BYTES_IN_RATE_BY_TOPIC", "rate"),
+}
+# The per-thread idle series: its series count per broker is the broker's network thread count.
+THREAD_SERIES = "kafka_network_processor_idle_ratio"
+# Without this series nobody scrapes brokers with our rules.
+PRESENCE_SERIES = "kafka_network_processor_avg_idle_ratio"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BrokerSnapshot(_Frozen):
+    """One broker over the window: rates per second, ratios 0-1, times in ms."""
+
+    broker: str
+    network_threads: int | None = None
+    produce_requests_per_s: float | None = None
+    bytes_in_per_s: float | None = None
+    messages_in_per_s: float | None = None
+    network_idle_ratio: float | None = None
+    network_idle_ratio_min: float | None = None
+    busiest_network_thread_idle_ratio: float | None = None
+    request_handler_idle_ratio: float | None = None
+    request_queue_size: float | None = None
+    request_queue_size_max: float | None = None
+    response_queue_size_max: float | None = None
+    produce_total_p999_ms: float | None = None
+    produce_request_queue_p99_ms: float | None = None
+    produce_local_p99_ms: float | None = None
+    produce_response_queue_p99_ms: float | None = None
+    produce_request_bytes_p50: float | None = None
+    log_flush_per_s: float | None = None
+    log_flush_time_p99_ms: float | None = None
+    fetch_requests_per_s: float | None = None
+    bytes_out_per_s: float | None = None
+    fetch_consumer_p99_ms: float | None = None
+    cpu_cores: float | None = None
+
+    @property
+    def bytes_per_produce_request(self) -> float | None:
+        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
+
+    @property
+    def records_per_produce_request(self) -> float | None:
+        return _ratio(self.messages_in_per_s, self.produce_requests_per_s)
+
+    @property
+    def bytes_per_fetch_request(self) -> float | None:
+        return _ratio(self.bytes_out_per_s, self.fetch_requests_per_s)
+
+    @property
+    def produce_requests_per_network_thread(self) -> float | None:
+        if self.produce_requests_per_s is None or not self.network_threads:
+            return None
+        return self.produce_requests_per_s / self.network_threads
+
+
+class TopicSnapshot(_Frozen):
+    topic: str
+    produce_requests_per_s: float = 0.0
+    bytes_in_per_s: float = 0.0
+
+    @property
+    def bytes_per_produce_request(self) -> float | None:
+        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
+
+
+class ClusterSnapshot(_Frozen):
+    """Every broker (and the busiest topics) over [end - window_s, end]."""
+
+    prometheus: str
+    end: float
+    window_s: float
+    step_s: float
+    brokers: list[BrokerSnapshot] = Field(default_factory=list)
+    topics: list[TopicSnapshot] = Field(default_factory=list)  # by produce requests/s, busiest first
+    queries: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def produce_requests_per_s(self) -> float:
+        return sum(b.produce_requests_per_s or 0.0 for b in self.brokers)
+
+    @property
+    def bytes_in_per_s(self) -> float:
+        return sum(b.bytes_in_per_s or 0.0 for b in self.brokers)
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    if num is None or den is None or den <= 0:
+        return None
+    return num / den
+
+
+def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:
+    fields = {f: window_query(n, a, window_s, step_s) for f, (n, a) in SNAPSHOT_FIELDS.items()}
+    fields |= {f"topic.{f}": window_query(n, a, window_s, step_s) for f, (n, a) in TOPIC_FIELDS.items()}
+    return fields
+
+
+def take_snapshot(
+    prom: PrometheusReader,
+    window_s: float,
+    step_s: float = 15.0,
+    end: float | None = None,
+    top_topics: int = 5,
+) -> ClusterSnapshot:
+    """Query every snapshot field. EnvironmentProblem when Prometheus holds no broker series of ours
+    (Unreachable / PrometheusError come from the client as they are)."""
+    end = time.time() if end is None else end
+    url = getattr(prom, "url", "?")
+    present = prom.instant(f'{PRESENCE_SERIES}{{job="{BROKER_JOB}"}}', end)
+    if not any("broker" in s.labels for s in present):
+        raise EnvironmentProblem(
+            f'Prometheus at {url} has no kbt broker metrics ({PRESENCE_SERIES}{{job="{BROKER_JOB}"}} '
+            "with a broker label): is it scraping brokers with exporters/jmx/kafka-broker.yml?"
+        )
+    queries = snapshot_queries(window_s, step_s)
+    by_broker: dict[str, dict[str, float | int]] = {}
+    by_topic: dict[str, dict[str, float]] = {}
+    for field, expr in queries.items():
+        for sample in prom.instant(expr, end):
+            if not math.isfinite(sample.value):
+                continue
+            if field.startswith("topic."):
+                topic = sample.labels.get("topic")
+                if topic:
+                    row = by_topic.setdefault(topic, {})
+                    key = field.removeprefix("topic.")
+                    row[key] = row.get(key, 0.0) + sample.value
+                continue
+            broker = sample.labels.get("broker")
+            if broker is not None:
+                by_broker.setdefault(broker, {})[field] = sample.value
+    for sample in prom.instant(f'{THREAD_SERIES}{{job="{BROKER_JOB}"}}', end):
+        broker = sample.labels.get("broker")
+        if broker is not None:
+            row = by_broker.setdefault(broker, {})
+            row["network_threads"] = int(row.get("network_threads", 0)) + 1
+    for s in present:
+        if "broker" in s.labels:
+            by_broker.setdefault(s.labels["broker"], {})
+    brokers = [BrokerSnapshot(broker=b, **f) for b, f in sorted(by_broker.items(), key=lambda i: _key(i[0]))]
+    topics = sorted(
+        (TopicSnapshot(topic=t, **f) for t, f in by_topic.items()),
+        key=lambda t: (-t.produce_requests_per_s, t.topic),
+    )
+    return ClusterSnapshot(
+        prometheus=url,
+        end=end,
+        window_s=window_s,
+        step_s=step_s,
+        brokers=brokers,
+        topics=[t for t in topics if t.produce_requests_per_s > 0][:top_topics],
+        queries=queries,
+    )
+
+
+def _key(name: str) -> tuple[int, str]:
+    return (int(name), name) if name.isdigit() else (1 << 30, name)

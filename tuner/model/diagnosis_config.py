@@ -1,0 +1,73 @@
+"""The thresholds `kbt diagnose` classifies with (YAML via `--thresholds FILE`; unknown keys fail).
+
+    # diagnose-thresholds.yaml: only the keys you change
+    warning_idle: 0.4
+    min_requests_per_thread_s: 100
+
+The rule (docs/diagnose.md tells it with examples):
+- critical: a broker's network or request-handler idle ratio, averaged over the window, is below
+  `critical_idle` (0.3: Qunar's bottleneck line).
+- warning: an idle ratio below `warning_idle`, or any finding below.
+- small requests: the average produce request (bytes in / produce requests) is smaller than
+  `small_request_bytes` AND the broker takes at least `min_requests_per_thread_s` produce requests/s
+  per network thread. Unset, `small_request_bytes` is the cost model's break-even request size (the
+  size at which a request's fixed cost equals the cost of its bytes, a/b; within
+  [small_request_bytes_floor, small_request_bytes_cap]) when a model is given, else
+  `small_request_bytes_default`. Below break-even a broker spends more thread time per request than
+  per byte: fewer, larger requests move the same bytes for less.
+- disk flush: log flush p99 >= `flush_p99_ms`.
+- handler threads: mean request queue >= `request_queue` or produce request-queue time p99 >=
+  `request_queue_p99_ms` (requests wait for a free handler).
+- large fetches: while the network threads are below `warning_idle`, consumer bytes per fetch
+  request >= `large_fetch_bytes` and bytes out >= `fetch_out_in_ratio` x bytes in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from tuner.spec.base import StrictModel
+from tuner.spec.loader import load_model
+
+
+class DiagnoseThresholds(StrictModel):
+    critical_idle: float = Field(0.3, gt=0, lt=1, description="idle ratio below which a broker is critical")
+    warning_idle: float = Field(0.5, gt=0, lt=1, description="idle ratio below which a broker warns")
+    small_request_bytes: float | None = Field(
+        None, gt=0, description="average produce request size below which requests count as small"
+    )
+    small_request_bytes_default: float = Field(16384, gt=0, description="the size limit without a cost model")
+    small_request_bytes_floor: float = Field(1024, gt=0, description="lowest size limit a cost model may set")
+    small_request_bytes_cap: float = Field(65536, gt=0, description="highest size limit a cost model may set")
+    target_request_bytes: float = Field(
+        16384, gt=0, description="request size batching should reach (the 'cut requests ~Nx' estimate)"
+    )
+    min_requests_per_thread_s: float = Field(
+        50, ge=0, description="produce requests/s per network thread below which request size does not matter"
+    )
+    flush_p99_ms: float = Field(200, gt=0, description="log flush p99 that counts as a slow disk")
+    request_queue: float = Field(10, gt=0, description="mean request queue that says handlers are short")
+    request_queue_p99_ms: float = Field(50, gt=0, description="produce request-queue time p99 (ms) that does")
+    large_fetch_bytes: float = Field(
+        1 << 20, gt=0, description="consumer bytes per fetch request that count as large"
+    )
+    fetch_out_in_ratio: float = Field(
+        2.0, gt=0, description="bytes out / bytes in above which fetches dominate"
+    )
+    default_network_threads: int = Field(
+        3, ge=1, description="network threads assumed when the series is absent"
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DiagnoseThresholds:
+        if self.warning_idle < self.critical_idle:
+            raise ValueError("warning_idle must be >= critical_idle")
+        if self.small_request_bytes_cap < self.small_request_bytes_floor:
+            raise ValueError("small_request_bytes_cap must be >= small_request_bytes_floor")
+        return self
+
+
+def load_thresholds(path: Path | None) -> DiagnoseThresholds:
+    return DiagnoseThresholds() if path is None else load_model(DiagnoseThresholds, path)

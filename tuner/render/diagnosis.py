@@ -1,0 +1,121 @@
+"""What `kbt diagnose` prints: a per-broker table, the findings with their evidence, top topics."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from tuner.measure.cluster_snapshot import BrokerSnapshot
+from tuner.model.diagnosis import Diagnosis, fmt_bytes
+
+STYLE = {"healthy": "green", "warning": "yellow", "critical": "red"}
+
+
+def _num(value: float | None, fmt: str = "{:.0f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _bytes(value: float | None) -> str:
+    return "-" if value is None else fmt_bytes(value)
+
+
+def broker_table(d: Diagnosis) -> Table:
+    window = f"{d.snapshot.window_s:g} s"
+    table = Table(title=f"brokers over the last {window} ({d.snapshot.prometheus})", title_justify="left")
+    for col in (
+        "broker",
+        "status",
+        "cause",
+        "produce req/s",
+        "B/request",
+        "net idle",
+        "busiest thread",
+        "handler idle",
+        "req queue",
+        "produce P999",
+        "flush p99",
+        "fetch req/s",
+        "MB/s in/out",
+    ):
+        table.add_column(col, justify="left" if col in ("broker", "status", "cause") else "right")
+    snaps: dict[str, BrokerSnapshot] = {b.broker: b for b in d.snapshot.brokers}
+    for b in d.brokers:
+        s = snaps[b.broker]
+        per_thread = s.produce_requests_per_network_thread
+        reqs = _num(s.produce_requests_per_s, "{:.1f}")
+        if per_thread is not None:
+            reqs += f" ({per_thread:.0f}/thr)"
+        table.add_row(
+            b.broker,
+            Text(b.status, style=STYLE[b.status]),
+            b.cause,
+            reqs,
+            _bytes(s.bytes_per_produce_request),
+            _num(s.network_idle_ratio, "{:.3f}"),
+            _num(s.busiest_network_thread_idle_ratio, "{:.3f}"),
+            _num(s.request_handler_idle_ratio, "{:.3f}"),
+            f"{_num(s.request_queue_size, '{:.1f}')} (max {_num(s.request_queue_size_max)})",
+            _num(s.produce_total_p999_ms, "{:.0f} ms"),
+            _num(s.log_flush_time_p99_ms, "{:.0f} ms"),
+            _num(s.fetch_requests_per_s, "{:.1f}"),
+            f"{_num(_mb(s.bytes_in_per_s), '{:.2f}')}/{_num(_mb(s.bytes_out_per_s), '{:.2f}')}",
+        )
+    return table
+
+
+def _mb(value: float | None) -> float | None:
+    return None if value is None else value / 1e6
+
+
+def topic_table(d: Diagnosis) -> Table | None:
+    if not d.topics:
+        return None
+    table = Table(title="top topics by produce request rate", title_justify="left")
+    for col in ("topic", "produce req/s", "B/request", "small"):
+        table.add_column(col, justify="left" if col == "topic" else "right")
+    for t in d.topics:
+        table.add_row(
+            t.topic,
+            f"{t.produce_requests_per_s:.1f}",
+            _bytes(t.bytes_per_produce_request),
+            Text("yes", style="yellow") if t.small else "no",
+        )
+    return table
+
+
+def findings_text(d: Diagnosis) -> Text:
+    text = Text()
+    for b in d.brokers:
+        for f in b.findings:
+            text.append(f"broker {b.broker} ", style="bold")
+            text.append(f"{f.severity}: ", style=STYLE[f.severity])
+            text.append(f"{f.summary}\n")
+            if f.advice:
+                text.append(f"    -> {f.advice}\n", style="dim")
+    source = {
+        "thresholds": "set in the thresholds",
+        "cost model": "the cost model's break-even request size",
+        "default": "the default (no cost model given)",
+    }[d.small_request_source]
+    limit = d.brokers[0].small_request_bytes if d.brokers else None
+    if limit is not None:
+        text.append(f"small request = under {fmt_bytes(limit)} ({source})", style="dim")
+    if d.cost_model is not None:
+        m = d.cost_model
+        text.append(
+            f"; cost model R^2 network {m.network_r2:.2f}, handler {m.handler_r2:.2f}"
+            f" over {m.n} broker windows",
+            style="dim",
+        )
+    return text
+
+
+def diagnosis_view(d: Diagnosis) -> RenderableType:
+    parts: list[RenderableType] = [broker_table(d)]
+    topics = topic_table(d)
+    if topics is not None:
+        parts.append(topics)
+    parts.append(findings_text(d))
+    parts.append(Text(d.headline, style=f"bold {STYLE[d.status]}"))
+    return Group(*parts)
