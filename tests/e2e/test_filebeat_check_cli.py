@@ -1,0 +1,82 @@
+"""`kbt check filebeat` as a subprocess: every published profile in filebeat-profiles/ passes, and
+each malformed profile is rejected with exactly one clear line on stderr, exit 2, no traceback and
+no secret echoed."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.unit.filebeat_cases import GOOD, MALFORMED
+from tuner.core.paths import repo_root
+
+pytestmark = pytest.mark.e2e
+
+PROFILE_DIR = repo_root() / "filebeat-profiles"
+PUBLISHED = sorted(PROFILE_DIR.glob("*.yml"))
+# Filebeat's own defaults carry a no-op: bulk_max_size 2048 above the queue's flush.min_events 1600.
+DEFAULTS = "default.yml"
+
+
+def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
+    env["COLUMNS"] = "200"
+    return subprocess.run(
+        [sys.executable, "-m", "tuner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_every_published_profile_passes() -> None:
+    assert len(PUBLISHED) >= 4, PUBLISHED
+    proc = _kbt("check", "filebeat", *(p.name for p in PUBLISHED), cwd=PROFILE_DIR)
+    assert proc.returncode == 0, proc.stderr
+    # The defaults pass with their warning (below) instead of "ok".
+    assert proc.stdout.splitlines() == [f"{p.name}: ok" for p in PUBLISHED if p.name != DEFAULTS]
+    [warning] = proc.stderr.splitlines()
+    assert warning.startswith(f"kbt: warning: {DEFAULTS}:")
+
+
+def test_recommended_profiles_have_no_no_op_settings() -> None:
+    """--strict turns warnings into errors: only the shipped defaults carry a setting without effect."""
+    tuned = [p.name for p in PUBLISHED if p.name != DEFAULTS]
+    proc = _kbt("check", "filebeat", "--strict", *tuned, cwd=PROFILE_DIR)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    proc = _kbt("check", "filebeat", "--strict", DEFAULTS, cwd=PROFILE_DIR)
+    assert proc.returncode == 2
+    [line] = proc.stderr.splitlines()
+    assert re.fullmatch(
+        rf"kbt: warning: {DEFAULTS}:\d+: output\.kafka\.bulk_max_size 2048 has no effect beyond 1600: the"
+        r" memory queue hands the output at most 1600 events per batch \(raise queue\.mem\.flush\.min_events"
+        r" and queue\.mem\.events with it\)",
+        line,
+    ), line
+
+
+def test_catalog_has_ten_or_more_malformed_profiles() -> None:
+    assert len(MALFORMED) >= 10
+    assert len({name for name, _, _ in MALFORMED}) == len(MALFORMED)
+
+
+@pytest.mark.parametrize(("name", "edit", "expected"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_profile_is_rejected_with_one_line(
+    tmp_path: Path, name: str, edit: tuple[str, str], expected: str
+) -> None:
+    old, new = edit
+    assert old in GOOD, name
+    (tmp_path / "fb.yml").write_text(GOOD.replace(old, new, 1))
+    proc = _kbt("check", "filebeat", "fb.yml", cwd=tmp_path)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip("\n").splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("kbt: error: fb.yml:"), lines[0]
+    assert expected in lines[0], lines[0]
+    assert proc.stdout == ""
+    for secret in ("hunter2", "admin", "PRIVATE KEY"):
+        assert secret not in lines[0] or secret in expected, lines[0]
