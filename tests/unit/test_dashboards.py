@@ -198,3 +198,11 @@ def test_dashboard_json_files_are_only_the_generated_ones() -> None:
 
 def test_render_is_deterministic(tmp_path: Path) -> None:
     assert render_all() == RENDERED
+
+
+def test_snapshot_panels_exist_on_the_broker_pressure_dashboard() -> None:
+    from tuner.render.dashboards.snapshot import MAIN_PANELS, main_panel_queries
+
+    queries = main_panel_queries()
+    assert list(queries) == list(MAIN_PANELS) and all(queries.values())
+    assert any(q.thresholds for q in queries["Network thread idle (NetworkProcessorAvgIdlePercent)"])

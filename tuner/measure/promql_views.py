@@ -160,7 +160,8 @@ CLIENT_QUERIES: tuple[Query, ...] = (
         "CLIENT_DELIVERY_P99_MS",
         _client_quantile("kbt_client_delivery_latency_ms", _PRODUCER, "0.99"),
         "ms",
-        "From the intended send time to the ack, p99 (open loop: includes time behind schedule).",
+        "From the intended send time to the ack, p99 (open loop: includes time behind schedule). The "
+        'sweep engine reports it per driver process (producer="process-N").',
     ),
     Query(
         "CLIENT_DELIVERY_ERRORS_RATE",
