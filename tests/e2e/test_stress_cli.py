@@ -84,7 +84,7 @@ def test_missing_diagnose_file(tmp_path: Path) -> None:
 
 def test_dry_run_prints_the_timeline(tmp_path: Path) -> None:
     (tmp_path / "stress.yaml").write_text(GOOD)
-    (tmp_path / "diag.json").write_text('{"cluster": {"messages_in_per_s": 40}}')
+    (tmp_path / "diag.json").write_text('{"snapshot": {"brokers": [{"messages_in_per_s": 40}]}}')
     proc = _kbt("stress", "stress.yaml", "--dry-run", "--baseline-from", "diag.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout

@@ -107,24 +107,41 @@ def test_baseline_given_in_the_spec(tmp_path: Path) -> None:
     assert loaded.baseline_msgs_per_s == 400 and loaded.baseline_source == "spec"
 
 
+def _diagnosis(rates: list[float | None]) -> dict[str, object]:
+    """The shape of `kbt diagnose --json` (tuner.model.diagnosis.Diagnosis) as far as stress reads it."""
+    brokers = [
+        {"broker": str(i + 1), "messages_in_per_s": r, "network_idle_ratio": 0.8} for i, r in enumerate(rates)
+    ]
+    return {
+        "status": "healthy",
+        "headline": "ok",
+        "brokers": [],
+        "snapshot": {"prometheus": "x", "brokers": brokers},
+    }
+
+
 def test_baseline_from_diagnose_output(tmp_path: Path) -> None:
     diag = tmp_path / "diag.json"
-    diag.write_text(json.dumps({"cluster": {"brokers": 3, "messages_in_per_s": 1234.5}, "verdict": "ok"}))
+    diag.write_text(json.dumps(_diagnosis([400.5, 800, None])))
     loaded = load_stress(_write(tmp_path, SPEC + "baseline: {from_diagnose: diag.json}\n"))
-    assert loaded.baseline_msgs_per_s == 1234.5
+    assert loaded.baseline_msgs_per_s == 1200.5  # summed over the brokers
     assert loaded.baseline_source.endswith("diag.json")
     # --baseline-from overrides the spec
     other = tmp_path / "other.json"
-    other.write_text(json.dumps({"messages_in_per_s": 50}))
+    other.write_text(json.dumps(_diagnosis([50])))
     assert load_stress(tmp_path / "stress.yaml", baseline_from=other).baseline_msgs_per_s == 50
 
 
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ('{"verdict": "ok"}', "no baseline rate"),
+        ('{"status": "healthy"}', "not 'kbt diagnose --json' output"),
         ("not json", "not readable diagnose JSON"),
-        ('{"messages_in_per_s": 0}', "no baseline load to multiply"),
+        (
+            '{"snapshot": {"brokers": [{"broker": "1", "messages_in_per_s": 0}]}}',
+            "no baseline load to multiply",
+        ),
+        ('{"snapshot": {"brokers": [{"broker": "1"}]}}', "the brokers took no records"),
     ],
 )
 def test_bad_diagnose_output(tmp_path: Path, content: str, expected: str) -> None:

@@ -26,9 +26,8 @@ from tuner.spec.loader import (
 from tuner.spec.stress import Stage, StressSpec, build_stages
 from tuner.spec.workload import WorkloadSpec
 
-# Where a baseline rate may sit in `kbt diagnose --json` output (first match wins), msgs/s over the
-# whole cluster.
-DIAGNOSE_RATE_KEYS = ("messages_in_per_s", "msgs_per_s", "records_per_s")
+# The per-broker records/s in `kbt diagnose --json` output (snapshot.brokers[]).
+DIAGNOSE_RATE_KEY = "messages_in_per_s"
 
 
 @dataclass(frozen=True)
@@ -102,8 +101,8 @@ def _dump_workload(workload: WorkloadSpec) -> dict[str, Any]:
 
 
 def baseline_from_diagnose(path: Path) -> float:
-    """The cluster's records/s from `kbt diagnose --json` output: the first numeric field named one
-    of DIAGNOSE_RATE_KEYS, searched breadth first."""
+    """The cluster's records/s from `kbt diagnose --json` output: the sum of the brokers'
+    `messages_in_per_s` in its snapshot (MessagesInPerSec counts each record once, on its leader)."""
     shown = display_path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -111,17 +110,18 @@ def baseline_from_diagnose(path: Path) -> float:
         raise BadInput(f"{shown}: no such diagnose file (write it with 'kbt diagnose --json')") from None
     except (OSError, ValueError) as exc:
         raise BadInput(f"{shown}: not readable diagnose JSON: {exc}") from None
-    queue: list[Any] = [data]
-    while queue:
-        node = queue.pop(0)
-        if isinstance(node, dict):
-            for key in DIAGNOSE_RATE_KEYS:
-                value = node.get(key)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    if not math.isfinite(value) or value <= 0:
-                        raise BadInput(f"{shown}: {key} is {value}: no baseline load to multiply")
-                    return float(value)
-            queue.extend(node.values())
-        elif isinstance(node, list):
-            queue.extend(node)
-    raise BadInput(f"{shown}: no baseline rate ({' / '.join(DIAGNOSE_RATE_KEYS)}) in this diagnose output")
+    snapshot = data.get("snapshot") if isinstance(data, dict) else None
+    brokers = snapshot.get("brokers") if isinstance(snapshot, dict) else None
+    if not isinstance(brokers, list):
+        raise BadInput(f"{shown}: not 'kbt diagnose --json' output (no snapshot.brokers)")
+    rates = [
+        float(b[DIAGNOSE_RATE_KEY])
+        for b in brokers
+        if isinstance(b, dict) and isinstance(b.get(DIAGNOSE_RATE_KEY), int | float)
+    ]
+    total = sum(rates)
+    if not rates or not math.isfinite(total) or total <= 0:
+        raise BadInput(
+            f"{shown}: the brokers took no records ({DIAGNOSE_RATE_KEY}): no baseline load to multiply"
+        )
+    return total
