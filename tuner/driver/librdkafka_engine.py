@@ -4,6 +4,7 @@ verification. `run_load` is the engine entry point the sweep runner calls."""
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue
 import tempfile
 import time
@@ -66,7 +67,7 @@ def run_load(
         procs = [
             ctx.Process(
                 target=orphan_safe,
-                args=(worker_main, t, ready, start, start_at, results),
+                args=(os.getpid(), worker_main, t, ready, start, start_at, results),
                 name=f"kbt-driver-{t.index}",
             )
             for t in tasks

@@ -18,18 +18,20 @@ from typing import Any
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> None:
-    """In the child (before exec or at the start of a spawned worker): SIGKILL when the parent dies."""
+def die_with_parent(parent: int | None = None) -> None:
+    """In the child (a Popen preexec_fn, or first thing in a spawned worker): SIGKILL when the parent
+    dies. `parent` is the PID that started us: a parent that died before this call is noticed too."""
     if not sys.platform.startswith("linux"):
         return
-    parent = os.getppid()
+    expected = parent if parent is not None else os.getppid()
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the request took effect
+    if os.getppid() != expected:  # orphaned already: the request came too late
         os._exit(1)
 
 
-def orphan_safe(target: Callable[..., Any], *args: Any) -> Any:
-    """A multiprocessing target that first ties the worker's life to its parent's."""
-    die_with_parent()
+def orphan_safe(parent: int, target: Callable[..., Any], *args: Any) -> Any:
+    """A multiprocessing target that first ties the worker's life to its parent's (`os.getpid()` of
+    the process that starts it)."""
+    die_with_parent(parent)
     return target(*args)
