@@ -130,7 +130,8 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
     )
     data = base.profile.model_dump(mode="json")
     data.update(scenario.profile)
-    data["overrides"] = {**base.profile.overrides, **scenario.overrides}
+    # Connection closes are the fault itself here: librdkafka need not log each one.
+    data["overrides"] = {"log.connection.close": "false", **base.profile.overrides, **scenario.overrides}
     try:
         profile = ClientProfile.model_validate(data)
     except ValueError as exc:
@@ -188,8 +189,6 @@ def expectation_verdict(
     if expect == "no-loss":
         if delivery.lost or delivery.duplicates or delivery.out_of_order:
             why.append("expected none, found " + ", ".join(found))
-        if degraded:
-            why.append("the cluster did not absorb the fault (degraded)")
     elif expect == "detects-loss":
         if not (delivery.lost or delivery.duplicates):
             why.append("negative control: the verification saw neither loss nor duplicates")
@@ -201,6 +200,8 @@ def expectation_verdict(
     passed = not why
     if passed:
         why.append(", ".join(found))
+    if degraded and expect == "no-loss":  # no acked record lost, but not a fault the cluster absorbed
+        why.append("degraded: some sends failed or timed out")
     return passed, why
 
 
