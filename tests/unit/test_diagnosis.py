@@ -80,12 +80,12 @@ def test_small_requests_with_idle_threads_warn() -> None:
 
 
 def test_small_requests_below_the_rate_floor_are_healthy() -> None:
-    # 100 req/s on 3 network threads = 33/s per thread, under the 50/s floor: size does not matter yet.
-    d = diagnose(_snap(_broker(produce_requests_per_s=100.0, bytes_in_per_s=100 * 650.0)), T)
+    # 80 req/s on 3 network threads = 27/s per thread, under the 30/s floor: size does not matter yet.
+    d = diagnose(_snap(_broker(produce_requests_per_s=80.0, bytes_in_per_s=80 * 650.0)), T)
     assert d.status == "healthy"
-    # The same rate on one network thread is 100/s per thread: flagged.
+    # The same rate on one network thread is 80/s per thread: flagged.
     d1 = diagnose(
-        _snap(_broker(network_threads=1, produce_requests_per_s=100.0, bytes_in_per_s=100 * 650.0)), T
+        _snap(_broker(network_threads=1, produce_requests_per_s=80.0, bytes_in_per_s=80 * 650.0)), T
     )
     assert d1.brokers[0].cause == "small requests"
 
@@ -123,8 +123,18 @@ def test_handler_threads() -> None:
     b = d.brokers[0]
     assert d.status == "critical" and b.cause == "handler threads"
     assert "handler idle 0.20, request queue 40.0 on average (max 90)" in b.findings[0].summary
-    queued = diagnose(_snap(_broker(produce_request_queue_p99_ms=120.0)), T)
+    queued = diagnose(_snap(_broker(request_queue_size=12.0)), T)
     assert queued.status == "warning" and queued.brokers[0].cause == "handler threads"
+
+
+def test_waiting_for_idle_handlers_is_cpu_or_pauses() -> None:
+    d = diagnose(_snap(_broker(produce_request_queue_p99_ms=350.0, cpu_cores=0.4)), T)
+    b = d.brokers[0]
+    assert d.status == "warning" and b.cause == "CPU or GC pauses"
+    assert b.findings[0].summary == (
+        "produce requests wait 350 ms for a handler (p99) although the handlers are 0.95 idle: "
+        "the broker is short of CPU or pausing (GC), broker JVM on 0.40 cores"
+    )
 
 
 def test_large_fetches_only_when_network_is_busy() -> None:

@@ -32,6 +32,23 @@ def seconds(value: str, what: str) -> float:
     return result
 
 
+def end_time(value: str) -> float:
+    """Unix seconds or an ISO 8601 time (UTC when it names no zone)."""
+    from datetime import UTC, datetime
+
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadInput(
+            f"--end {value!r}: give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
+        ) from None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
 def diagnose(
     prometheus: str = typer.Option(
         ..., "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090."
@@ -54,6 +71,9 @@ def diagnose(
     top_topics: int = typer.Option(
         5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate."
     ),
+    end: str | None = typer.Option(
+        None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
+    ),
 ) -> None:
     """Diagnose a live cluster from any Prometheus scraping its brokers with kbt's jmx rules: per broker
     produce requests/s, bytes per request, network and handler idle, request queue, Produce P999,
@@ -73,10 +93,13 @@ def diagnose(
     step_s = seconds(step, "--step")
     if step_s > window_s:
         raise BadInput(f"--step {step} is longer than --window {window}")
+    end_s = end_time(end) if end is not None else None
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
     try:
-        snap = take_snapshot(Prometheus(prometheus), window_s=window_s, step_s=step_s, top_topics=top_topics)
+        snap = take_snapshot(
+            Prometheus(prometheus), window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics
+        )
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
     result = classify(snap, limits, model)

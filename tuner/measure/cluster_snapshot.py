@@ -33,7 +33,7 @@ SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
     "request_queue_size_max": ("REQUEST_QUEUE_SIZE", "max"),
     "response_queue_size_max": ("RESPONSE_QUEUE_SIZE", "max"),
     "produce_total_p999_ms": ("PRODUCE_TOTAL_P999_MS", "max"),
-    "produce_request_queue_p99_ms": ("PRODUCE_REQUEST_QUEUE_P99_MS", "max"),
+    "produce_request_queue_p99_ms": ("PRODUCE_REQUEST_QUEUE_P99_MS", "avg"),
     "produce_local_p99_ms": ("PRODUCE_LOCAL_P99_MS", "max"),
     "produce_response_queue_p99_ms": ("PRODUCE_RESPONSE_QUEUE_P99_MS", "max"),
     "produce_request_bytes_p50": ("PRODUCE_REQUEST_BYTES_P50", "avg"),

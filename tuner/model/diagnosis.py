@@ -22,7 +22,15 @@ from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
 
 Status = Literal["healthy", "warning", "critical"]
-Kind = Literal["small_requests", "network_bytes", "handler_threads", "disk_flush", "large_fetches", "no_data"]
+Kind = Literal[
+    "small_requests",
+    "network_bytes",
+    "handler_threads",
+    "cpu_or_pauses",
+    "disk_flush",
+    "large_fetches",
+    "no_data",
+]
 _RANK: dict[Status, int] = {"healthy": 0, "warning": 1, "critical": 2}
 EXIT: dict[Status, ExitStatus] = {
     "healthy": ExitStatus.OK,
@@ -33,6 +41,7 @@ CAUSE_LABEL: dict[Kind, str] = {
     "small_requests": "small requests",
     "network_bytes": "network bytes",
     "handler_threads": "handler threads",
+    "cpu_or_pauses": "CPU or GC pauses",
     "disk_flush": "disk flush",
     "large_fetches": "large fetches",
     "no_data": "no data",
@@ -172,12 +181,8 @@ def diagnose_broker(
             )
         )
     queue_p99 = s.produce_request_queue_p99_ms
-    if (
-        hnd_status != "healthy"
-        or (s.request_queue_size or 0.0) >= t.request_queue
-        or (queue_p99 is not None and queue_p99 >= t.request_queue_p99_ms)
-    ):
-        idle = s.request_handler_idle_ratio
+    idle = s.request_handler_idle_ratio
+    if hnd_status != "healthy" or (s.request_queue_size or 0.0) >= t.request_queue:
         findings.append(
             Finding(
                 kind="handler_threads",
@@ -189,6 +194,20 @@ def diagnose_broker(
                 ),
                 advice="fewer requests (batching) or more num.io.threads; check produce local time",
                 evidence={"handler_idle": idle or 0.0, "request_queue": s.request_queue_size or 0.0},
+            )
+        )
+    elif queue_p99 is not None and queue_p99 >= t.request_queue_p99_ms:
+        cpu = f", broker JVM on {s.cpu_cores:.2f} cores" if s.cpu_cores is not None else ""
+        findings.append(
+            Finding(
+                kind="cpu_or_pauses",
+                severity="warning",
+                summary=(
+                    f"produce requests wait {queue_p99:.0f} ms for a handler (p99) although the handlers "
+                    f"are {_f(idle)} idle: the broker is short of CPU or pausing (GC){cpu}"
+                ),
+                advice="check the host's CPU (steal, other tenants) and the broker's GC pauses",
+                evidence={"request_queue_p99_ms": queue_p99, "handler_idle": idle or 0.0},
             )
         )
     per_fetch = s.bytes_per_fetch_request

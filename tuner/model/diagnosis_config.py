@@ -16,8 +16,9 @@ The rule (docs/diagnose.md tells it with examples):
   `small_request_bytes_default`. Below break-even a broker spends more thread time per request than
   per byte: fewer, larger requests move the same bytes for less.
 - disk flush: log flush p99 >= `flush_p99_ms`.
-- handler threads: mean request queue >= `request_queue` or produce request-queue time p99 >=
-  `request_queue_p99_ms` (requests wait for a free handler).
+- handler threads: handler idle below `warning_idle` or mean request queue >= `request_queue`.
+- CPU or GC pauses: otherwise, produce request-queue time p99 (averaged over the window) >=
+  `request_queue_p99_ms`: requests wait for a handler although handlers are idle.
 - large fetches: while the network threads are below `warning_idle`, consumer bytes per fetch
   request >= `large_fetch_bytes` and bytes out >= `fetch_out_in_ratio` x bytes in.
 """
@@ -45,11 +46,13 @@ class DiagnoseThresholds(StrictModel):
         16384, gt=0, description="request size batching should reach (the 'cut requests ~Nx' estimate)"
     )
     min_requests_per_thread_s: float = Field(
-        50, ge=0, description="produce requests/s per network thread below which request size does not matter"
+        30, ge=0, description="produce requests/s per network thread below which request size does not matter"
     )
     flush_p99_ms: float = Field(200, gt=0, description="log flush p99 that counts as a slow disk")
     request_queue: float = Field(10, gt=0, description="mean request queue that says handlers are short")
-    request_queue_p99_ms: float = Field(50, gt=0, description="produce request-queue time p99 (ms) that does")
+    request_queue_p99_ms: float = Field(
+        50, gt=0, description="request-queue time p99 (ms) of produce requests that is too long"
+    )
     large_fetch_bytes: float = Field(
         1 << 20, gt=0, description="consumer bytes per fetch request that count as large"
     )

@@ -96,11 +96,11 @@ def findings_text(d: Diagnosis) -> Text:
     source = {
         "thresholds": "set in the thresholds",
         "cost model": "the cost model's break-even request size",
-        "default": "the default (no cost model given)",
+        "default": "the default, no cost model given",
     }[d.small_request_source]
     limit = d.brokers[0].small_request_bytes if d.brokers else None
     if limit is not None:
-        text.append(f"small request = under {fmt_bytes(limit)} ({source})", style="dim")
+        text.append(f"small request = under {fmt_bytes(limit)}: {source}", style="dim")
     if d.cost_model is not None:
         m = d.cost_model
         text.append(
