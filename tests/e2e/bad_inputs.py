@@ -229,6 +229,30 @@ CASES: list[Case] = [
         "compression: lz4}\n  - {name: batched, linger_ms: 5}\n",
         E + "spec.yaml: profile names must be unique (got ['batched', 'batched'])",
     ),
+    spec_case(
+        "spec-literal-secret",
+        "a password written literally in a profile override",
+        "compression: lz4",
+        "compression: lz4, overrides: {sasl.password: hunter2-hunter2}",
+        E + 'spec.yaml:11: profiles[0].overrides: "sasl.password" holds a secret: give it as a ${VAR}'
+        " reference to an environment variable, not literally",
+    ),
+    spec_case(
+        "spec-unset-reference",
+        "a ${VAR} reference to an unset environment variable",
+        "compression: lz4",
+        "compression: lz4, overrides: {sasl.password: '${KBT_UNSET_SECRET}'}",
+        E + 'spec.yaml: profile batched: "sasl.password" refers to ${KBT_UNSET_SECRET}, which is not set'
+        " in the environment",
+    ),
+    Case(
+        "lab-unknown-security",
+        "CLI",
+        "--security not plaintext or sasl_ssl",
+        ("lab", "up", "--security", "tls", *NO_LAB),
+        ExitStatus.BAD_INPUT,
+        E + "invalid lab setting security: Input should be 'plaintext' or 'sasl_ssl' (got 'tls')",
+    ),
     Case(
         "spec-not-yaml",
         "sweep spec",

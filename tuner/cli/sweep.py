@@ -20,8 +20,10 @@ from rich.progress import (
 )
 
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
+from tuner.core.redact import redact
 from tuner.render.sweep_table import sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
+from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
@@ -100,6 +102,8 @@ def sweep(
     from tuner.spec.loader import load_sweep
 
     loaded = load_sweep(spec)
+    for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
+        expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
     console = Console()
     if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
         console.width = max(console.width, 180)
@@ -109,7 +113,8 @@ def sweep(
             rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name} {plan.profile.librdkafka_config()}"
+                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
+                f" {redact(plan.profile.librdkafka_config())}"
             )
         return
     from tuner.runner.wiring import sweep_runner

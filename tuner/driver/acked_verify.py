@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from tuner.driver.order_check import OrderOf, PartitionOrder, read_limits
@@ -47,6 +47,7 @@ def verify_acked(
     indeterminate: int = 0,
     timeout_s: float = 120.0,
     order_of: OrderOf | None = None,
+    security: Mapping[str, str] | None = None,
 ) -> DeliveryResult:
     """Consume `topic` up to the last acked offsets (or the end of a log truncated behind them) and
     compare ids with the acked ones; with `order_of`, count records out of per-partition order."""
@@ -58,6 +59,7 @@ def verify_acked(
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,
+            **(security or {}),
             "group.id": f"kbt-verify-{uuid.uuid4().hex[:12]}",
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",

@@ -8,7 +8,7 @@ import os
 import queue
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +41,10 @@ def run_load(
     bootstrap_servers: str,
     run_id: str,
     exporter_ports: Sequence[int] = (),
+    security: Mapping[str, str] | None = None,
 ) -> DriverResult:
-    """Drive one run and verify delivery of every acked record."""
+    """Drive one run and verify delivery of every acked record. `security` holds the connection
+    properties of a SASL_SSL listener (then `bootstrap_servers` names that listener)."""
     workload = plan.workload
     groups = split_producers(workload.producers, workload.processes)
     ctx = mp.get_context("spawn")  # never fork a process that holds librdkafka threads
@@ -61,6 +63,7 @@ def run_load(
                 producer_ids=ids,
                 exporter_port=exporter_ports[i] if i < len(exporter_ports) else None,
                 acked_dir=acked_dir,
+                security=dict(security or {}),
             )
             for i, ids in enumerate(groups)
         ]
@@ -86,7 +89,7 @@ def run_load(
             _stop(procs)
             raise
         client = _client_result(plan, outs, t0)
-        delivery = verify_delivery(bootstrap_servers, topics, outs)
+        delivery = verify_delivery(bootstrap_servers, topics, outs, security)
     return DriverResult(client=client, delivery=delivery, topics=list(topics))
 
 
@@ -212,7 +215,12 @@ def _rolling(values: dict[str, float] | None) -> LatencyMs | None:
     )
 
 
-def verify_delivery(bootstrap: str, topics: list[str], outs: list[WorkerResult]) -> DeliveryResult:
+def verify_delivery(
+    bootstrap: str,
+    topics: list[str],
+    outs: list[WorkerResult],
+    security: Mapping[str, str] | None = None,
+) -> DeliveryResult:
     """Read every topic back to the last acked offsets and compare ids with the acked ones."""
     failed = sum(o.failed_total for o in outs)
     indeterminate = sum(o.indeterminate for o in outs)
@@ -225,6 +233,7 @@ def verify_delivery(bootstrap: str, topics: list[str], outs: list[WorkerResult])
             failed=failed if i == 0 else 0,
             indeterminate=indeterminate if i == 0 else 0,
             order_of=librdkafka_order,
+            security=security,
         )
         for i, topic in enumerate(topics)
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from tuner.driver.result import DriverResult
@@ -37,6 +38,9 @@ class Target:
     client_exporter_ports: Sequence[int] = ()
     kafka_version: str | None = None
     scrape_interval_s: float = 5.0
+    # SASL_SSL listeners and the lab's security directory ("" / None: the lab runs without them).
+    secure_bootstrap_servers: str = ""
+    security_dir: Path | None = None
 
 
 class Engine(Protocol):

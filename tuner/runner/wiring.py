@@ -11,6 +11,7 @@ from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.prometheus import Prometheus
 from tuner.runner.sweep import Observer, SweepRunner, Target
+from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.store.results import ResultsStore
 
@@ -39,14 +40,41 @@ class DriverEngine:
         else:
             raise BadInput(f"profile {plan.profile.name}: no {plan.profile.client} engine in this kbt yet")
 
+        bootstrap, security = connection(plan, target)
+        if security and plan.profile.client == "filebeat":
+            raise BadInput(
+                f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"
+                " overrides yet"
+            )
+        kwargs = {"security": security} if security else {}
         result: DriverResult = run_load(
             plan=plan,
             topics=topics,
-            bootstrap_servers=target.bootstrap_servers,
+            bootstrap_servers=bootstrap,
             run_id=run_id,
             exporter_ports=list(target.client_exporter_ports),
+            **kwargs,
         )
         return result
+
+
+def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
+    """The bootstrap servers and extra client properties a run connects with: the lab's SASL_SSL
+    login when the profile asks for it, and the profile's `${VAR}` overrides resolved."""
+    security: dict[str, str] = {}
+    bootstrap = target.bootstrap_servers
+    if plan.profile.security == "sasl_ssl":
+        if not target.secure_bootstrap_servers or target.security_dir is None:
+            raise BadInput(
+                f"profile {plan.profile.name} uses security sasl_ssl but the lab has no SASL_SSL"
+                " listener (kbt lab up --security sasl_ssl)"
+            )
+        from tuner.lab.security import SecurityFiles, client_properties
+
+        bootstrap = target.secure_bootstrap_servers
+        security.update(client_properties(SecurityFiles(target.security_dir)))
+    security.update(expand_references(plan.profile.overrides, f"profile {plan.profile.name}"))
+    return bootstrap, security
 
 
 def sweep_runner(lab_dir: Path | None, results: Path, observer: Observer | None = None) -> SweepRunner:
@@ -60,6 +88,8 @@ def sweep_runner(lab_dir: Path | None, results: Path, observer: Observer | None 
         client_exporter_ports=tuple(state.client_exporter_ports),
         kafka_version=KAFKA_VERSION,
         scrape_interval_s=scrape,
+        secure_bootstrap_servers=state.secure_bootstrap_servers,
+        security_dir=state.security_dir,
     )
     return SweepRunner(
         target=target,

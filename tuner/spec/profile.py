@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from tuner.core.redact import is_reference, is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
 
@@ -48,6 +49,9 @@ class ClientProfile(StrictModel):
     idempotence: bool | None = None
     partitioner: Partitioner = "default"
     max_in_flight: int | None = Field(default=None, gt=0, le=1_000_000)
+    # Which listener the client uses: the lab's SASL_SSL one (SCRAM-SHA-512 over TLS, credentials
+    # from the lab's files or the environment, never from the profile) or plain text.
+    security: Literal["plaintext", "sasl_ssl"] = "plaintext"
     # Raw client properties applied last, e.g. {"queue.buffering.max.kbytes": "65536"}.
     overrides: dict[str, str] = Field(default_factory=dict)
 
@@ -60,6 +64,17 @@ class ClientProfile(StrictModel):
         if text in ("-1", "all"):
             return "all"
         return text
+
+    @field_validator("overrides", mode="after")
+    @classmethod
+    def _no_literal_secrets(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            if is_secret_name(key) and not is_reference(text):
+                raise ValueError(
+                    f'"{key}" holds a secret: give it as a ${{VAR}} reference to an environment'
+                    " variable, not literally"
+                )
+        return value
 
     @field_validator("overrides", mode="before")
     @classmethod
