@@ -232,3 +232,15 @@ def test_notes_flag_untiered_and_short_prefill(tmp_path: Path) -> None:
     notes = load_stress(_write(tmp_path, text)).spec.notes()
     assert any("is not tiered" in n for n in notes)
     assert any("raise shape.prefill_s" in n for n in notes)
+
+
+def test_holiday_peak_example() -> None:
+    loaded = load_stress(Path(__file__).resolve().parents[2] / "loadtests" / "holiday-peak.yaml")
+    spec = loaded.spec
+    assert loaded.profile_labels() == ["current", "recommended"]
+    assert spec.profiles["current"].name == "filebeat-like"
+    steps = [s for s in loaded.stages if s.kind == "step"]
+    assert len(steps) >= 4 and steps[0].multiplier == 1
+    assert {g.mode for g in spec.groups} == {"realtime", "lagging"}
+    assert spec.notes() == []  # tiered, and the prefill leaves minute-old data for the replay
+    assert loaded.stages[-1].end_s <= 400  # one profile stays under ~7 minutes
