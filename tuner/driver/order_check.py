@@ -52,15 +52,21 @@ def read_limits(consumer: Any, topic: str, last_acked: dict[int, int]) -> dict[i
     holds when that is lower (a log truncated behind acked records: acks=1 and a lost leader). -1
     when the partition holds nothing to read. Waits a little for the high watermark to catch up
     (acks=1 acknowledges before the followers have the records)."""
-    from confluent_kafka import TopicPartition
+    from confluent_kafka import KafkaException, TopicPartition
 
     limits: dict[int, int] = {}
     deadline = time.monotonic() + HIGH_WATERMARK_WAIT_S
     for partition, last in last_acked.items():
         while True:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+            try:  # a new leader answers OFFSET_NOT_AVAILABLE until its high watermark catches up
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+            except KafkaException:
+                low, high = -1, -1
             if high > last or time.monotonic() > deadline:
                 break
             time.sleep(0.5)
-        limits[partition] = min(last, high - 1) if high > low else -1
+        if high < 0:  # no answer: read up to the last acked offset, as if nothing was truncated
+            limits[partition] = last
+        else:
+            limits[partition] = min(last, high - 1) if high > low else -1
     return limits
