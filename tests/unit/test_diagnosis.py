@@ -49,6 +49,9 @@ def test_batched_cluster_is_healthy() -> None:
     assert d.status == "healthy" and d.exit_status is ExitStatus.OK
     assert [b.cause for b in d.brokers] == ["healthy", "healthy"]
     assert d.headline.startswith("healthy")
+    # Batched to ~4.7 KB per request (zstd, 500 ms linger): not small, even at a high request rate.
+    busy = _broker(produce_requests_per_s=300.0, bytes_in_per_s=300 * 4700.0)
+    assert diagnose(_snap(busy), T).status == "healthy"
 
 
 def test_qunar_small_requests_saturating_network_is_critical() -> None:
@@ -80,23 +83,23 @@ def test_small_requests_with_idle_threads_warn() -> None:
 
 
 def test_small_requests_below_the_rate_floor_are_healthy() -> None:
-    # 80 req/s on 3 network threads = 27/s per thread, under the 30/s floor: size does not matter yet.
-    d = diagnose(_snap(_broker(produce_requests_per_s=80.0, bytes_in_per_s=80 * 650.0)), T)
+    # 25 req/s on 3 network threads = 8/s per thread, under the 10/s floor: size does not matter yet.
+    d = diagnose(_snap(_broker(produce_requests_per_s=25.0, bytes_in_per_s=25 * 650.0)), T)
     assert d.status == "healthy"
-    # The same rate on one network thread is 80/s per thread: flagged.
+    # The same rate on one network thread is 25/s per thread: flagged.
     d1 = diagnose(
-        _snap(_broker(network_threads=1, produce_requests_per_s=80.0, bytes_in_per_s=80 * 650.0)), T
+        _snap(_broker(network_threads=1, produce_requests_per_s=25.0, bytes_in_per_s=25 * 650.0)), T
     )
     assert d1.brokers[0].cause == "small requests"
 
 
 def test_cost_model_sets_the_small_request_limit() -> None:
-    model = _model(a=1e-4, b=2.5e-8)  # break-even 4000 B
+    model = _model(a=1e-4, b=5e-8)  # break-even 2000 B
     limit, source = small_request_limit(T, model)
-    assert (limit, source) == (pytest.approx(4000), "cost model")
-    medium = _broker(produce_requests_per_s=300.0, bytes_in_per_s=300 * 6000.0)  # 6 KB: above break-even
+    assert (limit, source) == (pytest.approx(2000), "cost model")
+    medium = _broker(produce_requests_per_s=300.0, bytes_in_per_s=300 * 3000.0)  # 3 KB: above break-even
     assert diagnose(_snap(medium), T, model).status == "healthy"
-    assert diagnose(_snap(medium), T).brokers[0].cause == "small requests"  # default 16 KB limit
+    assert diagnose(_snap(medium), T).brokers[0].cause == "small requests"  # default 4 KB limit
     small = _broker(produce_requests_per_s=300.0, bytes_in_per_s=300 * 1000.0)
     b = diagnose(_snap(small), T, model).brokers[0]
     assert b.cause == "small requests" and b.predicted_idle_after is not None

@@ -10,11 +10,13 @@ The rule (docs/diagnose.md tells it with examples):
 - warning: an idle ratio below `warning_idle`, or any finding below.
 - small requests: the average produce request (bytes in / produce requests) is smaller than
   `small_request_bytes` AND the broker takes at least `min_requests_per_thread_s` produce requests/s
-  per network thread. Unset, `small_request_bytes` is the cost model's break-even request size (the
-  size at which a request's fixed cost equals the cost of its bytes, a/b; within
-  [small_request_bytes_floor, small_request_bytes_cap]) when a model is given, else
-  `small_request_bytes_default`. Below break-even a broker spends more thread time per request than
-  per byte: fewer, larger requests move the same bytes for less.
+  per network thread (10: below that no request size costs a thread much). Unset,
+  `small_request_bytes` is the cost model's break-even request size when a model is given (the size
+  at which a request's fixed cost equals the cost of its bytes, a/b, within
+  [small_request_bytes_floor, small_request_bytes_cap] = [1 KB, 16 KB]; below it a broker spends
+  more thread time per request than per byte), else `small_request_bytes_default` (4 KB: effective
+  batches should reach 4-16 KB). "Batching can cut requests ~Nx" is `target_request_bytes` (16 KB)
+  over the average request.
 - disk flush: log flush p99 >= `flush_p99_ms`.
 - handler threads: handler idle below `warning_idle` or mean request queue >= `request_queue`.
 - CPU or GC pauses: otherwise, produce request-queue time p99 (averaged over the window) >=
@@ -39,14 +41,14 @@ class DiagnoseThresholds(StrictModel):
     small_request_bytes: float | None = Field(
         None, gt=0, description="average produce request size below which requests count as small"
     )
-    small_request_bytes_default: float = Field(16384, gt=0, description="the size limit without a cost model")
+    small_request_bytes_default: float = Field(4096, gt=0, description="the size limit without a cost model")
     small_request_bytes_floor: float = Field(1024, gt=0, description="lowest size limit a cost model may set")
-    small_request_bytes_cap: float = Field(65536, gt=0, description="highest size limit a cost model may set")
+    small_request_bytes_cap: float = Field(16384, gt=0, description="highest size limit a cost model may set")
     target_request_bytes: float = Field(
         16384, gt=0, description="request size batching should reach (the 'cut requests ~Nx' estimate)"
     )
     min_requests_per_thread_s: float = Field(
-        30, ge=0, description="produce requests/s per network thread below which request size does not matter"
+        10, ge=0, description="produce requests/s per network thread below which request size does not matter"
     )
     flush_p99_ms: float = Field(200, gt=0, description="log flush p99 that counts as a slow disk")
     request_queue: float = Field(10, gt=0, description="mean request queue that says handlers are short")
