@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 
 from grafana_foundation_sdk.builders import dashboard as db
 
@@ -35,14 +36,10 @@ class Board:
         return to_json(self.build(), self.module)
 
 
-def _board(module: object) -> Board:
-    name = getattr(module, "__name__", "").rsplit(".", 1)[-1]
-    return Board(
-        getattr(module, "UID"),  # noqa: B009 - modules, not objects with typed attributes
-        getattr(module, "TITLE"),  # noqa: B009
-        getattr(module, "dashboard"),  # noqa: B009
-        f"tuner/render/dashboards/{name}.py",
-    )
+def _board(module: ModuleType) -> Board:
+    """A dashboard module: UID, TITLE and dashboard() -> the builder."""
+    name = module.__name__.rsplit(".", 1)[-1]
+    return Board(module.UID, module.TITLE, module.dashboard, f"tuner/render/dashboards/{name}.py")
 
 
 BOARDS: tuple[Board, ...] = tuple(

@@ -10,11 +10,13 @@ as a concrete window), run as range queries against a Prometheus, with the panel
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from tuner.core.errors import BadInput, KbtError
 from tuner.core.paths import repo_root
@@ -56,10 +58,8 @@ def main_panel_queries() -> dict[str, list[PanelQuery]]:
     return out
 
 
-def _dashboard() -> dict[str, object]:
-    import json
-
-    data: dict[str, object] = json.loads(board(UID).json())
+def _dashboard() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(board(UID).json())
     return data
 
 
