@@ -1,0 +1,158 @@
+"""The request model: client rules, the simulator against closed forms and measured sweeps."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner.model.batchfill import floor_requests, mean_batch_size, random_partition_requests
+from tuner.model.batching import batch_cap, rules_for
+from tuner.model.predict import predict
+from tuner.model.simulate import queue_batches, simulate
+from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.profile import ClientProfile
+from tuner.spec.workload import WorkloadSpec
+
+QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), brokers=3)
+
+
+def _fb(name: str, **overrides: str) -> ClientProfile:
+    return ClientProfile(name=name, client="filebeat", overrides=overrides)
+
+
+def test_librdkafka_sticky_window_defaults_to_twice_linger_for_every_partitioner() -> None:
+    rules = rules_for(ClientProfile(name="x", linger_ms=100, partitioner="random"))
+    assert rules.kind == "librdkafka"
+    assert rules.partitioning.keyless == "sticky_time"
+    assert rules.partitioning.sticky_ms == 200
+    off = rules_for(ClientProfile(name="x", linger_ms=100, overrides={"sticky.partitioning.linger.ms": "0"}))
+    assert off.partitioning.keyless == "random"
+    assert rules_for(ClientProfile(name="x", linger_ms=0)).partitioning.keyless == "random"
+
+
+def test_batch_cap_is_count_or_bytes() -> None:
+    rules = rules_for(ClientProfile(name="x", batch_messages=64))
+    assert rules.kind == "librdkafka"
+    assert batch_cap(rules, 1620) == 64
+    big = rules_for(ClientProfile(name="x", batch_messages=100_000, batch_bytes=100_000))
+    assert big.kind == "librdkafka"
+    assert batch_cap(big, 1000) == (100_000 - 61) // 1012
+
+
+def test_truncated_poisson_closed_form() -> None:
+    assert mean_batch_size(10, 0.0, 100) == pytest.approx(1.0)
+    assert mean_batch_size(10, 0.5, 10_000) == pytest.approx(6.0, rel=1e-6)  # 1 + E[Poisson(5)]
+    assert mean_batch_size(1e6, 1.0, 64) == 64
+
+
+def test_simulator_agrees_with_truncated_poisson() -> None:
+    # Random partitions (sticky off) and Poisson arrivals: exactly the closed form's assumptions.
+    for linger_ms, cap in ((200, 10_000), (200, 4)):
+        traffic = Traffic(4, 200, 1000, (12,), 3, arrivals="poisson")
+        profile = ClientProfile(
+            name="x",
+            linger_ms=linger_ms,
+            batch_messages=cap,
+            overrides={"sticky.partitioning.linger.ms": "0"},
+        )
+        sim = simulate(traffic, rules_for(profile))
+        simulated = sum(sim.per_producer_rps()) * traffic.producers
+        closed = random_partition_requests(traffic, linger_ms / 1000, cap)
+        assert simulated == pytest.approx(closed, rel=0.05), (linger_ms, cap)
+
+
+@pytest.mark.parametrize(
+    ("profile", "measured"),
+    [
+        # docs/benchmarks.md "## Sweep engine": librdkafka on the Qunar-like workload, 3 brokers.
+        (ClientProfile(name="filebeat-like", linger_ms=0, batch_messages=64, partitioner="random"), 952.9),
+        (ClientProfile(name="snappy", linger_ms=100, batch_messages=10_000, partitioner="sticky"), 223.3),
+        (ClientProfile(name="zstd", linger_ms=500, batch_messages=10_000, partitioner="sticky"), 47.6),
+        # filebeat-profiles measured by `kbt sweep loadtests/filebeat-small-logs.yaml` (Sarama engine).
+        (_fb("filebeat-default"), 51.7),
+        (
+            _fb(
+                "filebeat-7x",
+                **{"queue.mem.events": "4096", "queue.mem.flush.min_events": "2048", "queue.mem.flush.timeout": "1s"},
+            ),
+            495.5,
+        ),
+        (_fb("filebeat-low-latency", **{"queue.mem.flush.timeout": "0s"}), 960.0),
+        (
+            _fb(
+                "filebeat-small-logs",
+                **{
+                    "output.kafka.bulk_max_size": "2048",
+                    "output.kafka.bulk_flush_frequency": "500ms",
+                    "output.kafka.partition.random.group_events": "2048",
+                    "queue.mem.events": "4096",
+                    "queue.mem.flush.min_events": "2048",
+                    "queue.mem.flush.timeout": "0s",
+                },
+            ),
+            46.4,
+        ),
+    ],
+)
+def test_model_reproduces_measured_sweeps(profile: ClientProfile, measured: float) -> None:
+    predicted = predict(QUNAR, profile).requests_per_s
+    assert predicted == pytest.approx(measured, rel=0.05)
+
+
+def test_requests_fall_and_latency_rises_with_linger() -> None:
+    preds = [
+        predict(QUNAR, ClientProfile(name="x", linger_ms=linger, partitioner="sticky"))
+        for linger in (0, 50, 200, 800)
+    ]
+    rates = [p.requests_per_s for p in preds]
+    p99s = [p.p99_ms for p in preds]
+    assert rates == sorted(rates, reverse=True) and rates[0] > 10 * rates[-1]
+    assert p99s == sorted(p99s)
+    # The first record of a batch waits the whole linger.
+    assert preds[-1].p99_ms >= 800
+
+
+def test_java_sends_one_request_per_broker_per_flush() -> None:
+    keyed = Traffic(8, 400, 500, (24,), 3, key_cardinality=10_000)
+    java = predict(keyed, ClientProfile(name="j", client="java", linger_ms=100, batch_bytes=1_000_000))
+    rdk = predict(keyed, ClientProfile(name="r", linger_ms=100, partitioner="hash"))
+    # Every producer has records for every broker each linger: ~ producers x brokers / linger.
+    assert java.requests_per_s == pytest.approx(8 * 3 / 0.1, rel=0.15)
+    # librdkafka sends each of the 24 partitions separately.
+    assert rdk.requests_per_s > 5 * java.requests_per_s
+
+
+def test_queue_batches_fill_or_time_out() -> None:
+    times = [i * 0.1 for i in range(100)]  # 10 events/s
+    # 0.95 s timeout, room for 2048: a batch of the 10 events that arrived in time.
+    batches = queue_batches(times, 2048, 0.95)
+    assert [end - start for _, start, end in batches[:3]] == [10, 10, 10]
+    assert batches[0][0] == pytest.approx(0.95)
+    # Fills first: 5 events per batch, released at the 5th event.
+    filled = queue_batches(times, 5, 10.0)
+    assert [end - start for _, start, end in filled[:2]] == [5, 5]
+    assert filled[0][0] == pytest.approx(0.4)
+    # No timeout: each event alone when they arrive apart.
+    assert len(queue_batches(times, 2048, 0.0)) == 100
+
+
+def test_busiest_broker_follows_partition_leadership() -> None:
+    traffic = Traffic(4, 100, 1000, (4,), 3)  # broker 0 leads 2 of 4 partitions
+    pred = predict(traffic, ClientProfile(name="x", linger_ms=50, partitioner="sticky"))
+    assert pred.busiest_broker_requests_per_s == pytest.approx(pred.requests_per_s / 2, rel=1e-6)
+
+
+def test_floor_and_closed_loop() -> None:
+    assert floor_requests(24, 3, 1.0) == (72.0, 24.0)
+    workload = WorkloadSpec.model_validate(
+        {
+            "name": "w",
+            "topics": [{"name": "t", "partitions": 3}],
+            "rate_per_producer": "max",
+            "message": {"kind": "generated", "bytes": 100},
+            "duration_s": 5,
+        }
+    )
+    from tuner.core.errors import BadInput
+
+    with pytest.raises(BadInput, match="closed loop"):
+        traffic_of(workload, 3)

@@ -1,0 +1,112 @@
+"""Compression ratio and CPU per codec as a function of messages per partition batch.
+
+The recommender breaks ties between settings with the same request rate on bytes on the wire, then
+codec CPU. Figures come from a compression probe record (`kbt probe compression --json`) when one is
+given, read as plain JSON so an older or newer probe only loses what it lacks; otherwise from the
+loghub medians in design.md section 5 (zstd-3 ~1.1 at 1 message, ~4.5 at 16, ~7.3 at 64, ~9.9 at
+256; gzip-4 8.6 and snappy 5.3 at 256) and rough single-core CPU costs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput
+
+CLIENT_CODECS: dict[str, tuple[str, ...]] = {
+    "librdkafka": ("none", "gzip", "snappy", "lz4", "zstd"),
+    "java": ("none", "gzip", "snappy", "lz4", "zstd"),
+    "filebeat": ("none", "gzip", "snappy", "lz4"),  # libbeat offers no zstd
+}
+
+_ZSTD_POINTS = ((1, 1.1), (16, 4.5), (64, 7.3), (256, 9.9))
+_AT_256 = {"zstd": 9.9, "gzip": 8.6, "snappy": 5.3, "lz4": 5.5, "none": 1.0}
+# Compressing CPU, ms per MB of uncompressed records, one core (order of magnitude only).
+_CPU_MS_PER_MB = {"none": 0.0, "lz4": 2.0, "snappy": 2.5, "zstd": 3.5, "gzip": 20.0}
+
+
+@dataclass(frozen=True)
+class CodecCurve:
+    codec: str
+    points: tuple[tuple[float, float], ...]  # (messages per batch, ratio), ascending
+    cpu_ms_per_mb: float
+
+    def ratio(self, messages: float) -> float:
+        """Uncompressed / compressed bytes of a batch of `messages`, log-linear between points and
+        flat beyond them."""
+        pts = self.points
+        if not pts:
+            return 1.0
+        n = max(messages, 1.0)
+        if n <= pts[0][0]:
+            return pts[0][1]
+        for (n1, r1), (n2, r2) in itertools.pairwise(pts):
+            if n <= n2:
+                f = (math.log(n) - math.log(n1)) / (math.log(n2) - math.log(n1))
+                return r1 + f * (r2 - r1)
+        return pts[-1][1]
+
+
+@dataclass(frozen=True)
+class CodecTable:
+    curves: dict[str, CodecCurve]
+    source: str  # "defaults" or the probe file name
+
+    def curve(self, codec: str) -> CodecCurve:
+        found = self.curves.get(codec) or default_table().curves.get(codec)
+        return found or CodecCurve(codec, ((1, 1.0),), 0.0)
+
+    def ratio(self, codec: str, messages: float) -> float:
+        return 1.0 if codec == "none" else self.curve(codec).ratio(messages)
+
+    def cpu_ms_per_mb(self, codec: str) -> float:
+        return self.curve(codec).cpu_ms_per_mb
+
+
+def default_table() -> CodecTable:
+    curves: dict[str, CodecCurve] = {}
+    for codec, at_256 in _AT_256.items():
+        scale = (at_256 - 1) / (_AT_256["zstd"] - 1)
+        points = tuple((n, 1 + (r - 1) * scale) for n, r in _ZSTD_POINTS)
+        curves[codec] = CodecCurve(codec, points, _CPU_MS_PER_MB[codec])
+    return CodecTable(curves, "defaults")
+
+
+def table_from_probe(
+    path: Path, message_bytes: float | None = None, levels: dict[str, int] | None = None
+) -> CodecTable:
+    """Curves from a compression probe record: the sample whose mean message size is closest to
+    `message_bytes`, one curve per codec (the level in `levels`, else the first level probed)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not a readable compression probe record: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != "compression-probe" or not data.get("samples"):
+        raise BadInput(f"{path}: not a compression probe record (kind compression-probe with samples)")
+    samples: list[dict[str, Any]] = data["samples"]
+    if message_bytes is not None:
+        sample = min(samples, key=lambda s: abs(float(s.get("mean_message_bytes", 0)) - message_bytes))
+    else:
+        sample = samples[0]
+    curves: dict[str, CodecCurve] = {}
+    try:
+        for curve in sample.get("curves", []):
+            codec = str(curve["codec"])
+            wanted = (levels or {}).get(codec)
+            if codec in curves and curve.get("level") != wanted:
+                continue
+            points = sorted(
+                (float(p["batch_messages"]), float(p["ratio"]["p50"])) for p in curve.get("points", [])
+            )
+            if not points:
+                continue
+            cpu = [float(p["compress_cpu_ms_per_mb"]) for p in curve["points"]]
+            curves[codec] = CodecCurve(codec, tuple(points), sorted(cpu)[len(cpu) // 2])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInput(f"{path}: unexpected compression probe layout ({exc})") from None
+    return CodecTable(curves, Path(path).name)

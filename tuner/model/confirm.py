@@ -1,0 +1,101 @@
+"""Confirm the model's choice with real runs: bisection on the linger-like knob of one setting
+family and codec, each step corrected by what the last run measured.
+
+The model proposes the longest knob whose predicted p99 fits the budget. A run that misses the SLO
+bounds the knob from above; one that meets it, from below. The next knob is the model's longest under
+a budget shifted by the last run's p99 error (measured - predicted), kept strictly inside the
+bounds (plain bisection when the corrected model has no answer there). It stops when the bounds are
+within 5%, when the corrected model sees no room for a longer knob, or at the trial budget. Every
+run is a normal run record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from tuner.model.evidence import measured_of
+from tuner.model.search import Candidate, Family, Searcher
+from tuner.spec.profile import ClientProfile
+from tuner.store.recommendation import Measured, Trial
+from tuner.store.record import RunRecord
+
+CLOSE_ENOUGH = 0.05
+NO_ROOM = 1.03
+
+
+class Trials(Protocol):
+    """Runs one setting on the lab and returns its record."""
+
+    def run(self, profile: ClientProfile, reason: str) -> RunRecord: ...
+
+
+@dataclass
+class Confirmation:
+    trials: list[Trial]
+    records: list[RunRecord]
+
+    @property
+    def best(self) -> Trial | None:
+        """The confirmed trial with the fewest requests on the busiest broker."""
+        ok = [t for t in self.trials if t.measured is not None and t.measured.meets_slo]
+        return min(ok, key=lambda t: _busiest(t.measured), default=None)
+
+
+def _busiest(m: Measured | None) -> float:
+    if m is None:
+        return float("inf")
+    busiest = m.busiest_broker_requests_per_s
+    return busiest if busiest is not None else m.requests_per_s
+
+
+def confirm(
+    searcher: Searcher,
+    family: Family,
+    codec: str,
+    first: Candidate,
+    trials: Trials,
+    max_trials: int,
+) -> Confirmation:
+    slo = searcher.slo
+    out = Confirmation([], [])
+    ok_knob: float | None = None
+    bad_knob: float | None = None
+    candidate, reason = first, "model's best"
+    while len(out.trials) < max_trials:
+        record = trials.run(candidate.profile, reason)
+        measured = measured_of(record, slo)
+        out.records.append(record)
+        out.trials.append(
+            Trial(profile=candidate.profile, predicted=candidate.prediction, measured=measured, reason=reason)
+        )
+        knob = candidate.knob
+        if measured.meets_slo:
+            ok_knob = knob if ok_knob is None else max(ok_knob, knob)
+        else:
+            bad_knob = knob if bad_knob is None else min(bad_knob, knob)
+        if slo.p99_ms is None or measured.p99_ms is None:
+            break  # nothing to refine against
+        if ok_knob is not None and bad_knob is not None and bad_knob - ok_knob <= CLOSE_ENOUGH * bad_knob:
+            break
+        error = measured.p99_ms - candidate.prediction.p99_ms
+        budget = slo.p99_ms * searcher.margin - error
+        proposal = searcher.longest(family, codec, p99_budget=budget) if budget > 0 else None
+        nxt = proposal.knob if proposal is not None else None
+        low = ok_knob if ok_knob is not None else 0.0
+        if nxt is None or (bad_knob is not None and nxt >= bad_knob) or nxt <= low:
+            if bad_knob is None:
+                break  # the corrected model sees no room above a confirmed knob
+            nxt = (low + bad_knob) / 2
+            reason = "bisection"
+        else:
+            reason = f"model corrected by the last run's p99 error ({error:+.0f} ms)"
+        if measured.meets_slo and nxt <= knob * NO_ROOM:
+            break
+        if bad_knob is not None and ok_knob is None and nxt < 1.0:
+            nxt = 0.0
+        profile = family.make(nxt, codec)
+        candidate = Candidate(profile, searcher.predict(profile), family.name, nxt)
+        if any(t.profile == profile for t in out.trials):
+            break
+    return out

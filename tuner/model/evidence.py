@@ -1,0 +1,134 @@
+"""Run records as evidence: what each measured, its traffic, whether it met an SLO, and the
+calibration and model truth fitted from a set of them."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable, Sequence
+
+from tuner.model.batching import rules_for
+from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
+from tuner.model.traffic import Traffic, traffic_of
+from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
+from tuner.store.record import RunRecord
+
+DEFAULT_BROKERS = 3
+
+
+def brokers_of(record: RunRecord) -> int:
+    return record.environment.broker_count or len(record.client.produce_requests_by_broker) or DEFAULT_BROKERS
+
+
+def traffic_of_record(record: RunRecord) -> Traffic:
+    """The traffic a run offered, with the mean event size it actually sent."""
+    client = record.client
+    size = client.bytes_acked / client.records_acked if client.records_acked else None
+    return traffic_of(record.plan.workload, brokers_of(record), message_bytes=size)
+
+
+def workload_key(record: RunRecord) -> str:
+    """Records with the same key offered the same traffic (duration, warm-up and names aside)."""
+    data = record.plan.workload.model_dump(
+        mode="json", exclude={"name", "description", "duration_s", "warmup_s", "consumer_groups"}
+    )
+    data["topics"] = [{"partitions": t["partitions"], "rf": t["replication_factor"]} for t in data["topics"]]
+    return json.dumps([data, brokers_of(record)], sort_keys=True)
+
+
+def slo_ok(measured: Measured) -> bool:
+    return measured.meets_slo
+
+
+def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
+    client, delivery, broker = record.client, record.delivery, record.broker
+    window = client.window_s
+    by_broker = client.produce_requests_by_broker
+    busiest = max(by_broker.values()) / window if by_broker else None
+    p99 = client.delivery_latency_ms.p99
+    memory = client.max_producer_rss_mb
+    meets = record.status == "ok" and delivery.verified and delivery.lost == 0 and client.records_acked > 0
+    if slo.p99_ms is not None:
+        meets = meets and p99 is not None and p99 <= slo.p99_ms
+    if slo.max_producer_memory_mb is not None and memory is not None:
+        meets = meets and memory <= slo.max_producer_memory_mb
+    wire = None
+    if client.batch_bytes and client.records_per_request:
+        wire = client.records_per_s / client.records_per_request * client.batch_bytes
+    return Measured(
+        run_id=record.run_id,
+        requests_per_s=client.requests_per_s,
+        busiest_broker_requests_per_s=busiest,
+        broker_requests_per_s=broker.topic_produce_requests_per_s if broker else None,
+        records_per_s=client.records_per_s,
+        records_per_request=client.records_per_request,
+        p50_ms=client.delivery_latency_ms.p50,
+        p99_ms=p99,
+        lost=delivery.lost,
+        verified=delivery.verified,
+        network_idle_ratio=broker.network_idle_ratio if broker else None,
+        handler_idle_ratio=broker.request_handler_idle_ratio if broker else None,
+        broker_cpu_cores=broker.cpu_cores if broker else None,
+        producer_memory_mb=memory,
+        wire_bytes_per_s=wire,
+        meets_slo=meets,
+    )
+
+
+def calibrate(records: Iterable[RunRecord]) -> Calibration:
+    """Service latency and memory base per client kind: medians over ok runs of (measured -
+    simulated batching delay) and (measured memory - bytes held while batching)."""
+    p50s: dict[str, list[float]] = {}  # per client kind
+    p99s: dict[str, list[float]] = {}
+    bases: dict[str, list[float]] = {}
+    for record in records:
+        client = record.client
+        if record.status != "ok" or client.delivery_latency_ms.p99 is None or client.records_acked == 0:
+            continue
+        try:
+            traffic = traffic_of_record(record)
+            rules = rules_for(record.plan.profile)
+        except Exception:  # a record the model cannot read (closed loop, unknown client) calibrates nothing
+            continue
+        sim = simulated(traffic, rules)
+        kind: str = rules.kind
+        p99s.setdefault(kind, []).append(client.delivery_latency_ms.p99 - sim.wait_quantile(0.99) * 1000)
+        if client.delivery_latency_ms.p50 is not None:
+            p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
+        if client.max_producer_rss_mb is not None:
+            mean_wait = sum(sim.waits_s) / max(len(sim.waits_s), 1)
+            held = traffic.rate * mean_wait * traffic.message_bytes / 1e6
+            bases.setdefault(kind, []).append(client.max_producer_rss_mb - held)
+    out: dict[str, ClientCalibration] = {}
+    for kind, values in p99s.items():
+        default = ClientCalibration()
+        p50 = max(0.5, statistics.median(p50s[kind])) if p50s.get(kind) else default.service_p50_ms
+        base = max(1.0, statistics.median(bases[kind])) if bases.get(kind) else default.memory_base_mb
+        out[kind] = ClientCalibration(
+            service_p50_ms=p50,
+            service_p99_ms=max(1.0, statistics.median(values)),
+            memory_base_mb=base,
+            runs=len(values),
+        )
+    return Calibration(out)
+
+
+def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = None) -> list[ModelTruth]:
+    """Predicted vs measured client produce requests/s, per client kind (ok runs only)."""
+    errors: dict[ClientKind, list[float]] = {}
+    for record in records:
+        if record.status != "ok" or record.client.produce_requests == 0:
+            continue
+        try:
+            traffic = traffic_of_record(record)
+            predicted = predict(traffic, record.plan.profile, calibration)
+        except Exception:  # closed-loop or unreadable records have no prediction
+            continue
+        measured = record.client.requests_per_s
+        errors.setdefault(record.plan.profile.client, []).append(
+            abs(predicted.requests_per_s - measured) / measured
+        )
+    return [
+        ModelTruth(client=kind, runs=len(v), median_abs_error=statistics.median(v), max_abs_error=max(v))
+        for kind, v in sorted(errors.items())
+    ]

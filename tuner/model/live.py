@@ -1,0 +1,59 @@
+"""Confirmation runs on the lab: each trial is a one-run sweep through the normal sweep runner, so
+it gets fresh topics, broker measurement, delivery verification and a run record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tuner.core.errors import KbtError
+from tuner.runner.sweep import Observer, SweepRunner
+from tuner.spec.loader import LoadedSweep
+from tuner.spec.profile import ClientProfile
+from tuner.spec.sweep import SLO, SweepSpec
+from tuner.spec.workload import WorkloadSpec
+from tuner.store.record import RunRecord
+
+
+class LabTrials:
+    """Runs trials of one workload as the sweep `<workload>-recommend` under `results`."""
+
+    def __init__(
+        self,
+        workload: WorkloadSpec,
+        slo: SLO,
+        results: Path,
+        lab_dir: Path | None,
+        spec_path: Path,
+        observer: Observer | None = None,
+        runner: SweepRunner | None = None,
+    ) -> None:
+        self.workload = workload
+        self.slo = slo
+        self.spec_path = spec_path
+        self.sweep = f"{workload.name}-recommend"
+        if runner is None:
+            from tuner.runner.wiring import sweep_runner
+
+            runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
+        self.runner = runner
+        self.count = 0
+
+    def run(self, profile: ClientProfile, reason: str) -> RunRecord:
+        spec = SweepSpec(
+            name=self.sweep,
+            description=f"kbt recommend confirmation runs ({reason})",
+            workload=self.workload,
+            profiles=[profile],
+            name_format="{profile}",
+            slo=self.slo,
+        )
+        try:
+            plan = spec.expand()[0]
+        except ValueError as exc:
+            raise KbtError(f"cannot run {profile.name}: {exc}") from None
+        plan = plan.model_copy(update={"index": self.count})
+        self.count += 1
+        outcome = self.runner.run(LoadedSweep(path=self.spec_path, spec=spec, runs=[plan]))
+        if not outcome.records:
+            raise KbtError(f"the confirmation run of {profile.name} wrote no record")
+        return outcome.records[0]

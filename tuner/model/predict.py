@@ -1,0 +1,104 @@
+"""Predict produce requests/s per broker, latency, memory and wire bytes for one setting.
+
+Requests and the batching delay come from the simulator; delivery latency adds the service time
+(request round trip and broker work) calibrated from run records of the same client kind; memory is
+a calibrated base plus the bytes a producer holds while batching; wire bytes follow the codec's
+ratio at the predicted messages per partition batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol
+
+from tuner.model.batching import FilebeatRules, Rules, rules_for
+from tuner.model.codecs import CodecTable, default_table
+from tuner.model.simulate import DEFAULT_RTT_S, SimResult, simulate
+from tuner.model.traffic import Traffic
+from tuner.spec.profile import ClientProfile
+from tuner.store.recommendation import Prediction
+
+# Used until run records of the client kind calibrate them.
+DEFAULT_SERVICE_P50_MS = 3.0
+DEFAULT_SERVICE_P99_MS = 30.0
+DEFAULT_MEMORY_BASE_MB = 20.0
+
+
+@dataclass(frozen=True)
+class ClientCalibration:
+    service_p50_ms: float = DEFAULT_SERVICE_P50_MS
+    service_p99_ms: float = DEFAULT_SERVICE_P99_MS
+    memory_base_mb: float = DEFAULT_MEMORY_BASE_MB
+    runs: int = 0  # records it was fitted from (0: defaults)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    clients: dict[str, ClientCalibration] = field(default_factory=dict)
+
+    def of(self, client: str) -> ClientCalibration:
+        return self.clients.get(client, ClientCalibration())
+
+
+class IdleModel(Protocol):
+    """The broker cost model's prediction (tuner.model.cost, fitted from run records)."""
+
+    def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]: ...
+
+
+@lru_cache(maxsize=4096)
+def simulated(traffic: Traffic, rules: Rules) -> SimResult:
+    return simulate(traffic, rules, rtt_s=DEFAULT_RTT_S)
+
+
+def predict(
+    traffic: Traffic,
+    profile: ClientProfile,
+    calibration: Calibration | None = None,
+    codecs: CodecTable | None = None,
+    cost: IdleModel | None = None,
+) -> Prediction:
+    rules = rules_for(profile)
+    return predict_rules(traffic, rules, (calibration or Calibration()).of(rules.kind), codecs, cost)
+
+
+def predict_rules(
+    traffic: Traffic,
+    rules: Rules,
+    calib: ClientCalibration | None = None,
+    codecs: CodecTable | None = None,
+    cost: IdleModel | None = None,
+) -> Prediction:
+    calib = calib or ClientCalibration()
+    sim = simulated(traffic, rules)
+    # Producers pick partitions alike, so over many producers each broker's share is the share of
+    # partitions it leads (a few simulated producers would give a noisy split).
+    total = sum(sim.per_producer_rps()) * traffic.producers
+    led = [traffic.partitions_led(b) for b in range(traffic.brokers)]
+    by_broker = [total * n / max(sum(led), 1) for n in led]
+    busiest = max(by_broker) if by_broker else 0.0
+    per_batch = sim.messages / max(sim.partition_batches, 1)
+    table = codecs or default_table()
+    payload = traffic.total_rate * traffic.message_bytes
+    wire = payload / table.ratio(rules.compression, per_batch)
+    mean_wait = sum(sim.waits_s) / max(len(sim.waits_s), 1)
+    held = traffic.rate * (mean_wait + calib.service_p50_ms / 1000) * traffic.message_bytes
+    if isinstance(rules, FilebeatRules):
+        held = max(held, min(rules.queue_batch, rules.queue_events) * traffic.message_bytes / 2)
+    network_idle = handler_idle = None
+    if cost is not None and traffic.brokers > 0:
+        network_idle, handler_idle = cost.predict_idle(busiest, wire / traffic.brokers)
+    return Prediction(
+        requests_per_s=total,
+        busiest_broker_requests_per_s=busiest,
+        requests_per_s_by_broker={str(b + 1): v for b, v in enumerate(by_broker)},
+        records_per_request=traffic.total_rate / total if total > 0 else 0.0,
+        p50_ms=sim.wait_quantile(0.5) * 1000 + calib.service_p50_ms,
+        p99_ms=sim.wait_quantile(0.99) * 1000 + calib.service_p99_ms,
+        producer_memory_mb=calib.memory_base_mb + held / 1e6,
+        wire_bytes_per_s=wire,
+        codec_cpu_ms_per_s=payload / 1e6 * table.cpu_ms_per_mb(rules.compression),
+        network_idle_ratio=network_idle,
+        handler_idle_ratio=handler_idle,
+    )

@@ -1,0 +1,240 @@
+"""Assemble a Recommendation: calibrate on run records, search per client kind, confirm with lab
+runs when asked (`--live`) or with the records at hand, compare with the baseline profile."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tuner import __version__
+from tuner.core.errors import NoSolution
+from tuner.core.redact import redact
+from tuner.model.batchfill import floor_requests
+from tuner.model.batching import java_properties, rules_for
+from tuner.model.codecs import CodecTable, default_table
+from tuner.model.confirm import Trials, confirm
+from tuner.model.evidence import calibrate, measured_of, model_truth
+from tuner.model.predict import IdleModel, predict_rules
+from tuner.model.search import Searcher, SearchResult, families
+from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.filebeat_profile import filebeat_config, filebeat_overrides
+from tuner.spec.profile import ClientProfile
+from tuner.spec.workload import WorkloadSpec
+from tuner.store.recommendation import (
+    ClientKind,
+    ClientRecommendation,
+    Floor,
+    Measured,
+    Recommendation,
+    SLOBounds,
+    Status,
+    Trial,
+)
+from tuner.store.record import RunRecord
+
+ENGINES = ("librdkafka", "filebeat")  # client kinds the lab can run
+MEASURED_TIE = 0.05  # a measured setting this close to the model's best is recommended as is
+
+
+@dataclass
+class Request:
+    workload: WorkloadSpec
+    brokers: int
+    slo: SLOBounds
+    clients: Sequence[str]
+    records: Sequence[RunRecord] = ()
+    baselines: dict[str, ClientProfile] = field(default_factory=dict)
+    baseline: ClientProfile | None = None  # the profile the reduction is measured against
+    codecs: CodecTable | None = None
+    trials: Trials | None = None  # live confirmation
+    max_trials: int = 6
+    results_dir: str = "results"
+    sweeps: Sequence[str] = ()
+    live_spec: str | None = None
+
+
+def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
+    """The broker cost model fitted from the records, once tuner.model.cost exists and can fit."""
+    try:
+        from tuner.model.cost import fit_cost_model  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return None
+    try:
+        model: IdleModel = fit_cost_model(list(records))
+    except Exception:  # too few or unsuitable records: idle ratios stay measured-only
+        return None
+    return model
+
+
+def properties_of(profile: ClientProfile) -> dict[str, str]:
+    """The client's own settings for a profile, secrets redacted."""
+    if profile.client == "filebeat":
+        props = filebeat_overrides(filebeat_config(profile))
+    elif profile.client == "java":
+        props = java_properties(profile)
+    else:
+        props = profile.librdkafka_config()
+    return {k: str(v) for k, v in redact(props).items()}
+
+
+def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
+    try:
+        return a.client == b.client and rules_for(a) == rules_for(b) and (a.acks or "") == (b.acks or "")
+    except ValueError:
+        return False
+
+
+def _newest(records: Sequence[RunRecord], profile: ClientProfile) -> RunRecord | None:
+    found = [r for r in records if _same_rules(r.plan.profile, profile)]
+    return max(found, key=lambda r: r.created_at, default=None)
+
+
+def _busiest(m: Measured) -> float:
+    return m.busiest_broker_requests_per_s or m.requests_per_s
+
+
+def recommend(req: Request) -> Recommendation:
+    records = list(req.records)
+    calibration = calibrate(records)
+    cost = cost_model(records)
+    sizes = [r.client.bytes_acked / r.client.records_acked for r in records if r.client.records_acked]
+    traffic = traffic_of(req.workload, req.brokers, statistics.median(sizes) if sizes else None)
+    codecs = req.codecs or default_table()
+    clients: list[ClientRecommendation] = []
+    notes: list[str] = []
+    failures: list[str] = []
+    live_records: list[RunRecord] = []  # written by confirmation runs in this call
+    for kind in req.clients:
+        searcher = Searcher(traffic, req.slo, calibration.of(kind), codecs, cost)
+        base = req.baselines.get(kind)
+        try:
+            result = searcher.search(kind, base)
+        except NoSolution as exc:
+            failures.append(exc.message)
+            continue
+        live = req.trials is not None and kind in ENGINES
+        rec = _recommend_kind(req, traffic, searcher, result, records, live_records, live, cost, codecs)
+        if rec is None:
+            failures.append(_no_confirmed(req, result, kind))
+            continue
+        clients.append(rec)
+    if not clients:
+        raise NoSolution(failures[0] if failures else "no client kind to recommend for")
+    notes += failures
+    return Recommendation(
+        created_at=time.time(),
+        kbt_version=__version__,
+        results_dir=req.results_dir,
+        sweeps=sorted(set(req.sweeps)),
+        live_spec=req.live_spec,
+        workload=req.workload,
+        brokers=req.brokers,
+        slo=req.slo,
+        baseline=req.baseline or next(iter(req.baselines.values()), ClientProfile(name="client-defaults")),
+        clients=clients,
+        model_truth=model_truth([*records, *live_records], calibration),
+        notes=notes,
+    )
+
+
+def _no_confirmed(req: Request, result: SearchResult, kind: str) -> str:
+    bound = f"p99 <= {req.slo.p99_ms:g} ms" if req.slo.p99_ms is not None else "the SLO"
+    return f"no {kind} setting met {bound} on the lab; closest is {result.best.describe()}"
+
+
+def _recommend_kind(
+    req: Request,
+    traffic: Traffic,
+    searcher: Searcher,
+    result: SearchResult,
+    records: list[RunRecord],
+    live_records: list[RunRecord],
+    live: bool,
+    cost: IdleModel | None,
+    codecs: CodecTable,
+) -> ClientRecommendation | None:
+    slo = req.slo
+    kind: ClientKind = result.best.profile.client
+    base = req.baselines.get(kind) or req.baseline
+    own = [r for r in records if r.plan.profile.client == kind]
+    best = result.best
+    trials: list[Trial] = []
+    notes: list[str] = []
+    measured: Measured | None = None
+    profile, predicted = best.profile, best.prediction
+    status: Status = "predicted"
+    evidence: list[str] = []
+    if live:
+        assert req.trials is not None
+        fams = families(kind, traffic, slo, req.baselines.get(kind))
+        family = next(f for f in fams if f.name == best.family)
+        codec = best.profile.compression or "none"
+        done = confirm(searcher, family, codec, best, req.trials, req.max_trials)
+        live_records.extend(done.records)
+        trials = done.trials
+        chosen = done.best
+        if chosen is None:
+            return None
+        profile, predicted, measured, status = chosen.profile, chosen.predicted, chosen.measured, "confirmed"
+        evidence = [t.measured.run_id for t in trials if t.measured is not None]
+    else:
+        exact = _newest(own, best.profile)
+        if exact is not None:
+            measured = measured_of(exact, slo)
+            status = "confirmed" if measured.meets_slo else "rejected"
+            evidence = [exact.run_id]
+        meeting = [(r, measured_of(r, slo)) for r in own if r.status == "ok"]
+        meeting = [(r, m) for r, m in meeting if m.meets_slo]
+        if status != "confirmed" and meeting:
+            record, m = min(meeting, key=lambda rm: _busiest(rm[1]))
+            close = _busiest(m) <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
+            if close or status == "rejected":
+                profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
+                predicted = predict_rules(traffic, rules_for(profile), searcher.calib, codecs, cost)
+            else:
+                notes.append(
+                    f"the best measured setting meeting the SLO ({record.run_id}) makes"
+                    f" {_busiest(m):.1f} requests/s on the busiest broker; the model's choice predicts"
+                    f" {best.prediction.busiest_broker_requests_per_s:.1f}: confirm it with --live"
+                )
+        elif status == "predicted":
+            notes.append("no run of this setting yet: confirm it with --live")
+    base_pred = base_meas = None
+    if base is not None and base.client == kind:
+        base_pred = predict_rules(traffic, rules_for(base), searcher.calib, codecs, cost)
+        base_record = _newest([*records, *live_records], base)
+        if base_record is None and live and req.trials is not None:
+            base_record = req.trials.run(base, "baseline")
+            live_records.append(base_record)
+        if base_record is not None:
+            base_meas = measured_of(base_record, slo)
+    floor = None
+    if slo.p99_ms is not None:
+        both, one = floor_requests(traffic.producers, traffic.brokers, slo.p99_ms / 1000)
+        floor = Floor(allowed_linger_ms=slo.p99_ms, producer_broker_rps=both, producer_rps=one)
+    return ClientRecommendation(
+        client=kind,
+        status=status,
+        profile=profile,
+        properties=properties_of(profile),
+        predicted=predicted,
+        measured=measured,
+        baseline_predicted=base_pred,
+        baseline_measured=base_meas,
+        reduction_predicted=_ratio(base_pred.requests_per_s if base_pred else None, predicted.requests_per_s),
+        reduction_measured=_ratio(
+            base_meas.requests_per_s if base_meas else None, measured.requests_per_s if measured else None
+        ),
+        evidence=evidence,
+        trials=trials,
+        floor=floor,
+        notes=notes,
+    )
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b

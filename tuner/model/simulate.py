@@ -1,0 +1,307 @@
+"""Replay each client's request-forming rules on a synthetic arrival stream.
+
+Producers are independent, so a few are simulated (each over a horizon long enough for thousands of
+messages and dozens of linger periods) and their counts scaled to the workload's producer count.
+Every message is followed from its intended send time to the moment its request leaves the client,
+which gives requests per broker, records per request and per partition batch, and the batching
+delay distribution. Seeded: the same inputs give the same answer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from tuner.model.batching import (
+    RECORD_OVERHEAD_BYTES,
+    SARAMA_SLOTS,
+    FilebeatRules,
+    JavaRules,
+    LibrdkafkaRules,
+    Partitioning,
+    Rules,
+    batch_cap,
+)
+from tuner.model.traffic import Traffic
+
+TARGET_MESSAGES = 12_000  # per simulated producer
+MAX_MESSAGES = 120_000
+MIN_PERIODS = 40  # the horizon spans at least this many of the slowest batching timescale
+SIM_PRODUCERS = 3
+# Sarama (Filebeat) ASAP mode: a burst handed over by the queue enters the producer this fast, and
+# a request comes back after this long (a local broker, acks 1).
+BURST_SPACING_S = 5e-6
+DEFAULT_RTT_S = 0.003
+
+
+@dataclass
+class SimResult:
+    """Counts for the simulated producers over `horizon_s` (not yet scaled to the workload)."""
+
+    producers: int
+    horizon_s: float
+    messages: int = 0
+    requests_by_broker: list[int] = field(default_factory=list)
+    partition_batches: int = 0
+    waits_s: list[float] = field(default_factory=list)
+
+    @property
+    def requests(self) -> int:
+        return sum(self.requests_by_broker)
+
+    def per_producer_rps(self) -> list[float]:
+        """Requests/s per broker for one producer."""
+        scale = 1.0 / (self.horizon_s * self.producers)
+        return [n * scale for n in self.requests_by_broker]
+
+    def wait_quantile(self, q: float) -> float:
+        if not self.waits_s:
+            return 0.0
+        ordered = sorted(self.waits_s)
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def arrival_times(traffic: Traffic, horizon_s: float, rng: random.Random) -> list[float]:
+    """One producer's intended send times in [0, horizon)."""
+    rate = traffic.rate
+    if traffic.arrivals == "poisson":
+        out: list[float] = []
+        t = rng.expovariate(rate)
+        while t < horizon_s:
+            out.append(t)
+            t += rng.expovariate(rate)
+        return out
+    interval = 1.0 / rate
+    jitter = min(0.0005, 0.05 * interval)  # event-loop timing noise
+    phase = rng.random() * interval
+    n = int((horizon_s - phase) / interval)
+    times = [max(0.0, phase + k * interval + rng.gauss(0.0, jitter)) for k in range(max(n, 0))]
+    times.sort()
+    return times
+
+
+def horizon_for(traffic: Traffic, timescale_s: float) -> float:
+    by_count = TARGET_MESSAGES / traffic.rate
+    by_periods = MIN_PERIODS * max(timescale_s, 1.0 / traffic.rate)
+    return min(max(by_count, by_periods), MAX_MESSAGES / traffic.rate)
+
+
+class _Chooser:
+    """Picks each record's partition the way the client's partitioner would."""
+
+    def __init__(self, traffic: Traffic, part: Partitioning, rng: random.Random) -> None:
+        self.traffic = traffic
+        self.rng = rng
+        self.mode = part.keyless if traffic.keyless else part.keyed
+        self.part = part
+        topics = len(traffic.partitions)
+        self.current = [-1] * topics
+        self.since = [0.0] * topics
+        self.used = [0.0] * topics  # events or bytes on the current partition
+        self.salt = rng.getrandbits(32)
+
+    def pick(self, topic: int, t: float, size: float) -> int:
+        n = self.traffic.partitions[topic]
+        mode, rng = self.mode, self.rng
+        if mode == "random":
+            return rng.randrange(n)
+        if mode == "hash":
+            key = rng.randrange(self.traffic.key_cardinality or 1)
+            return ((key * 2654435761 + self.salt) & 0xFFFFFFFF) % n
+        cur = self.current[topic]
+        if mode == "sticky_time":
+            if cur < 0 or t - self.since[topic] >= self.part.sticky_ms / 1000:
+                cur, self.since[topic] = rng.randrange(n), t
+        elif mode == "sticky_bytes":
+            if cur < 0 or self.used[topic] >= self.part.sticky_bytes:
+                cur, self.used[topic] = rng.randrange(n), 0.0
+            self.used[topic] += size
+        else:  # sticky_events, round_robin
+            if cur < 0 or self.used[topic] >= self.part.sticky_events:
+                cur = rng.randrange(n) if mode == "sticky_events" or cur < 0 else (cur + 1) % n
+                self.used[topic] = 0.0
+            self.used[topic] += 1
+        self.current[topic] = cur
+        return cur
+
+
+def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAULT_RTT_S) -> SimResult:
+    """Simulate a few producers of `traffic` under `rules`."""
+    horizon = horizon_for(traffic, _timescale_s(rules))
+    producers = min(traffic.producers, SIM_PRODUCERS)
+    result = SimResult(producers=producers, horizon_s=horizon, requests_by_broker=[0] * traffic.brokers)
+    for index in range(producers):
+        rng = random.Random(seed * 1_000_003 + index)
+        times = arrival_times(traffic, horizon, rng)
+        chooser = _Chooser(traffic, rules.partitioning, rng)
+        result.messages += len(times)
+        if isinstance(rules, LibrdkafkaRules):
+            _librdkafka(traffic, rules, times, chooser, result)
+        elif isinstance(rules, JavaRules):
+            _java(traffic, rules, times, chooser, result)
+        else:
+            _filebeat(traffic, rules, times, chooser, result, rtt_s)
+    return result
+
+
+def _timescale_s(rules: Rules) -> float:
+    if isinstance(rules, FilebeatRules):
+        return max(rules.flush_ms, rules.queue_timeout_ms) / 1000
+    if isinstance(rules, LibrdkafkaRules):
+        return max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000
+    return rules.linger_ms / 1000
+
+
+def _librdkafka(
+    traffic: Traffic, rules: LibrdkafkaRules, times: list[float], chooser: _Chooser, out: SimResult
+) -> None:
+    """One partition per request: a partition batch closes at `cap` messages or linger after its
+    first message."""
+    linger = rules.linger_ms / 1000
+    cap = batch_cap(rules, traffic.message_bytes)
+    topics = len(traffic.partitions)
+    open_at: dict[tuple[int, int], float] = {}
+    members: dict[tuple[int, int], list[float]] = {}
+    deadlines: list[tuple[float, int, int, float]] = []
+    waits = out.waits_s
+    by_broker = out.requests_by_broker
+
+    def close(key: tuple[int, int], at: float) -> None:
+        for a in members.pop(key):
+            waits.append(at - a)
+        del open_at[key]
+        by_broker[traffic.leader(*key)] += 1
+        out.partition_batches += 1
+
+    for k, t in enumerate(times):
+        while deadlines and deadlines[0][0] <= t:
+            due, tp, p, opened = heapq.heappop(deadlines)
+            if open_at.get((tp, p)) == opened:
+                close((tp, p), due)
+        topic = k % topics
+        key = (topic, chooser.pick(topic, t, traffic.message_bytes))
+        if key not in open_at:
+            open_at[key] = t
+            members[key] = []
+            heapq.heappush(deadlines, (t + linger, key[0], key[1], t))
+        members[key].append(t)
+        if len(members[key]) >= cap:
+            close(key, t)
+    for due, tp, p, opened in sorted(deadlines):
+        if open_at.get((tp, p)) == opened:
+            close((tp, p), due)
+
+
+def _java(traffic: Traffic, rules: JavaRules, times: list[float], chooser: _Chooser, out: SimResult) -> None:
+    """One request per broker: when any partition batch on a broker is full or waited linger, the
+    broker's every non-empty partition batch goes in one request (split at max.request.size)."""
+    linger = rules.linger_ms / 1000
+    size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
+    topics = len(traffic.partitions)
+    nodes: list[dict[tuple[int, int], list[float]]] = [{} for _ in range(traffic.brokers)]
+    node_open: list[float | None] = [None] * traffic.brokers
+    deadlines: list[tuple[float, int, float]] = []
+
+    def drain(b: int, at: float) -> None:
+        batches = nodes[b]
+        total = sum(len(m) for m in batches.values()) * size
+        out.requests_by_broker[b] += max(1, math.ceil(total / rules.max_request_bytes))
+        out.partition_batches += len(batches)
+        for m in batches.values():
+            out.waits_s.extend(at - a for a in m)
+        nodes[b] = {}
+        node_open[b] = None
+
+    for k, t in enumerate(times):
+        while deadlines and deadlines[0][0] <= t:
+            due, b, opened = heapq.heappop(deadlines)
+            if node_open[b] == opened:
+                drain(b, due)
+        topic = k % topics
+        p = chooser.pick(topic, t, traffic.message_bytes)
+        b = traffic.leader(topic, p)
+        batch = nodes[b].setdefault((topic, p), [])
+        if node_open[b] is None:
+            node_open[b] = t
+            heapq.heappush(deadlines, (t + linger, b, t))
+        batch.append(t)
+        if len(batch) * size >= rules.batch_bytes:
+            drain(b, t)
+    for due, b, opened in sorted(deadlines):
+        if node_open[b] == opened:
+            drain(b, due)
+
+
+def queue_batches(times: list[float], batch: int, timeout_s: float) -> list[tuple[float, int, int]]:
+    """libbeat's memory queue: (hand-over time, first index, end index) of each batch. A Get is
+    accepted once an event is pending; with a timeout it then waits until `batch` events are
+    pending or the timeout passes, and takes what is there (at most `batch`)."""
+    out: list[tuple[float, int, int]] = []
+    i, n, free = 0, len(times), 0.0
+    while i < n:
+        accept = max(free, times[i])
+        release = accept
+        if timeout_s > 0:
+            fill = i + batch - 1
+            release = (
+                max(accept, times[fill])
+                if fill < n and times[fill] <= accept + timeout_s
+                else accept + timeout_s
+            )
+        end = min(bisect_right(times, release, lo=i), i + batch)
+        out.append((release, i, end))
+        free, i = release, end
+    return out
+
+
+def _filebeat(
+    traffic: Traffic,
+    rules: FilebeatRules,
+    times: list[float],
+    chooser: _Chooser,
+    out: SimResult,
+    rtt_s: float,
+) -> None:
+    """Queue batches, then Sarama: one request per broker per flush (a flush-frequency timer
+    started by the first buffered event, or as soon as an in-flight slot is free)."""
+    flush = rules.flush_ms / 1000
+    topics = len(traffic.partitions)
+    brokers = traffic.brokers
+    buffers: list[list[tuple[int, int]]] = [[] for _ in range(brokers)]
+    due: list[float] = [math.inf] * brokers  # when the buffered events go
+    slots: list[list[float]] = [[0.0] * SARAMA_SLOTS for _ in range(brokers)]
+
+    def send(b: int, at: float) -> None:
+        buf = buffers[b]
+        out.requests_by_broker[b] += 1
+        out.partition_batches += len({p for _, p in buf})
+        out.waits_s.extend(at - times[i] for i, _ in buf)
+        buffers[b] = []
+        due[b] = math.inf
+        if flush <= 0:
+            heapq.heapreplace(slots[b], at + rtt_s)
+
+    def settle(upto: float) -> None:
+        # Flush every broker whose buffer is due before `upto`, in time order.
+        while True:
+            b = min(range(brokers), key=due.__getitem__)
+            if due[b] > upto or due[b] == math.inf:
+                return
+            send(b, due[b])
+
+    for release, start, end in queue_batches(times, rules.queue_batch, rules.queue_timeout_ms / 1000):
+        for j in range(start, end):
+            t = release + (j - start) * BURST_SPACING_S
+            settle(t)
+            topic = j % topics
+            p = chooser.pick(topic, t, traffic.message_bytes)
+            b = traffic.leader(topic, p)
+            if len(buffers[b]) >= rules.flush_messages:
+                send(b, t)
+            buffers[b].append((j, p))
+            if due[b] == math.inf:
+                due[b] = t + flush if flush > 0 else max(t, slots[b][0])
+    settle(math.inf)
