@@ -72,7 +72,11 @@ def test_simulator_agrees_with_truncated_poisson() -> None:
         (
             _fb(
                 "filebeat-7x",
-                **{"queue.mem.events": "4096", "queue.mem.flush.min_events": "2048", "queue.mem.flush.timeout": "1s"},
+                **{
+                    "queue.mem.events": "4096",
+                    "queue.mem.flush.min_events": "2048",
+                    "queue.mem.flush.timeout": "1s",
+                },
             ),
             495.5,
         ),
