@@ -81,6 +81,19 @@ class DeliveryLog:
 
         return delivered
 
+    def add_acked(self, rid: int, partition: int, offset: int) -> None:
+        """One acked record whose timing the caller accounts itself (no mark kept)."""
+        self.rids.append(rid)
+        self.partitions.append(partition)
+        self.offsets.append(offset)
+        self.digested = len(self.rids)
+
+    def add_failed(self, rid: int, error: str) -> None:
+        """One failed record whose timing the caller accounts itself (no mark kept)."""
+        self.failed_rids.append(rid)
+        self.failed_errors[error] = self.failed_errors.get(error, 0) + 1
+        self.failed_digested = len(self.failed_rids)
+
     def take(self) -> tuple[Sequence[int], Sequence[float], Sequence[int], Sequence[float]]:
         """The acked (ids, marks) and failed (ids, marks) not yet digested; marks are then dropped."""
         acked = self.rids[self.digested :], self.marks[:]

@@ -1,0 +1,159 @@
+"""The resolved load of a locust Kafka run and its master-side chores (no locust import here).
+
+`LocustLoad` is what the master (or the single local process) resolves from a kbt spec and hands
+to every worker as JSON: the run (workload + profile), the fresh topic names, the bootstrap servers.
+`summarize` folds the per-process delivery reports into one verdict.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tuner.core.errors import BadInput, Unreachable, did_you_mean
+from tuner.lab import load_state
+from tuner.spec import ClientProfile, RunPlan, WorkloadSpec, load_sweep, load_workload
+from tuner.spec.loader import read_yaml
+
+ADMIN_TIMEOUT_S = 30.0
+TOTALS = (
+    "producers", "sent", "acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate",
+)  # fmt: skip
+
+
+class LocustLoad(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    plan: RunPlan
+    topics: list[str]  # real topic names, one per workload topic
+    bootstrap_servers: str
+    # Epoch seconds the producers' schedules start from (all processes share it; users spawned
+    # later start when they start), set by the master at test start.
+    t0: float = 0.0
+    t_end: float | None = None  # when the schedules end (None: when locust stops the users)
+    # The log file the message source replays, resolved (JSON drops the model's resolved path).
+    message_path: str | None = None
+
+    def source_workload(self) -> WorkloadSpec:
+        """The workload with its log file path restored (elsewhere: when the file is there too)."""
+        message = self.plan.workload.message
+        if self.message_path is not None and getattr(message, "resolved_path", "absent") is None:
+            object.__setattr__(message, "resolved_path", Path(self.message_path))
+        return self.plan.workload
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str) -> LocustLoad:
+        return cls.model_validate_json(text)
+
+
+def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str = "") -> LocustLoad:
+    """The load of `spec` (a sweep spec: its run named `run`, else the first; or a workload spec,
+    with the client's defaults) toward `bootstrap` (default: the lab's brokers)."""
+    if not spec:
+        raise BadInput("no spec: pass --kbt-spec (or set KBT_LOCUST_SPEC) to a sweep or workload spec")
+    path = Path(spec)
+    raw = read_yaml(path)
+    if isinstance(raw, dict) and "profiles" in raw:
+        runs = load_sweep(path).runs
+        plan = runs[0]
+        if run:
+            named = {r.name: r for r in runs}
+            if run not in named:
+                raise BadInput(f'{spec}: no run "{run}"{did_you_mean(run, named)}')
+            plan = named[run]
+    else:
+        workload = load_workload(path)
+        plan = RunPlan(
+            index=0, name=workload.name, sweep=workload.name, workload=workload,
+            profile=ClientProfile(name="client-defaults"),
+        )  # fmt: skip
+    servers = bootstrap or load_state(Path(lab_dir) if lab_dir else None).bootstrap_servers
+    run_id = f"{time.strftime('%Y%m%d%H%M%S')}{secrets.token_hex(2)}"
+    message = plan.workload.message
+    resolved = getattr(message, "resolved_path", None)
+    return LocustLoad(
+        run_id=run_id,
+        plan=plan,
+        topics=[f"{t.name}-locust-{run_id}"[:249] for t in plan.workload.topics],
+        bootstrap_servers=servers,
+        message_path=str(resolved) if resolved is not None and resolved.is_file() else None,
+    )
+
+
+def _admin(load: LocustLoad) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": load.bootstrap_servers, "socket.timeout.ms": 10000})
+
+
+def create_load_topics(load: LocustLoad) -> None:
+    """Create the load's topics and wait until every partition has a leader."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import NewTopic
+
+    admin = _admin(load)
+    specs = load.plan.workload.topics
+    new = [
+        NewTopic(name, s.partitions, s.replication_factor, config=dict(s.configs))
+        for s, name in zip(specs, load.topics, strict=True)
+    ]
+    for name, future in admin.create_topics(new, operation_timeout=ADMIN_TIMEOUT_S).items():
+        try:
+            future.result(timeout=ADMIN_TIMEOUT_S)
+        except KafkaException as exc:
+            raise BadInput(f"cannot create topic {name}: {exc.args[0]}") from None
+    deadline = time.monotonic() + ADMIN_TIMEOUT_S
+    while True:
+        meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics
+        if all(
+            name in meta and len(meta[name].partitions) == s.partitions
+            and all(p.leader >= 0 for p in meta[name].partitions.values())
+            for s, name in zip(specs, load.topics, strict=True)
+        ):  # fmt: skip
+            return
+        if time.monotonic() > deadline:
+            raise Unreachable(f"topics {', '.join(load.topics)} have no leader after {ADMIN_TIMEOUT_S:g} s")
+        time.sleep(0.2)
+
+
+def delete_load_topics(load: LocustLoad, names: list[str]) -> list[str]:
+    """Delete topics; the problems, if any (cleanup reports, never raises)."""
+    problems = []
+    admin = _admin(load)  # kept until the futures resolve
+    futures = admin.delete_topics(list(names), operation_timeout=ADMIN_TIMEOUT_S)
+    for name, future in futures.items():
+        try:
+            future.result(timeout=ADMIN_TIMEOUT_S)
+        except Exception as exc:
+            problems.append(f"topic {name} not deleted: {exc}")
+    return problems
+
+
+def summarize(reports: dict[str, dict[str, Any]], expected: set[str], topics: list[str]) -> dict[str, Any]:
+    """One verdict from the processes' delivery reports: ok when every expected process reported,
+    each verified its records, and none was lost."""
+    totals = {key: sum(int(r.get(key, 0)) for r in reports.values()) for key in TOTALS}
+    missing = sorted(expected - set(reports))
+    errors = [f"{node}: {r['error']}" for node, r in sorted(reports.items()) if r.get("error")]
+    verified = bool(reports) and all(r.get("verified") for r in reports.values())
+    ok = verified and not missing and totals["lost"] == 0
+    line = (
+        f"delivery {'verified' if verified else 'NOT verified'} over {len(reports)} process(es):"
+        f" sent {totals['sent']}, acked {totals['acked']}, lost {totals['lost']},"
+        f" duplicates {totals['duplicates']}, failed {totals['failed']}"
+        + (f"; no report from {', '.join(missing)}" if missing else "")
+        + (f"; {'; '.join(errors)}" if errors else "")
+    )
+    return {
+        **totals, "processes": len(reports), "verified": verified, "ok": ok, "missing": missing,
+        "errors": errors, "topics": topics, "line": line,
+        "by_process": {node: reports[node] for node in sorted(reports)},
+    }  # fmt: skip
