@@ -59,6 +59,8 @@ def create_topics(admin: AdminClient, specs: Sequence[TopicSpec], names: Sequenc
             err = exc.args[0]
             text = err.str() if hasattr(err, "str") else str(err)
             raise BadInput(f"cannot create topic {name}: {text}") from None
+        except TimeoutError:  # the future's own timeout (concurrent.futures.TimeoutError)
+            raise Unreachable(f"creating topic {name} got no answer in {ADMIN_TIMEOUT_S:g} s") from None
     deadline = time.monotonic() + ADMIN_TIMEOUT_S
     wanted = dict(zip(names, (s.partitions for s in specs), strict=True))
     while True:
@@ -89,4 +91,6 @@ def delete_topics(admin: AdminClient, names: Sequence[str]) -> list[str]:
             future.result(timeout=ADMIN_TIMEOUT_S)
         except KafkaException as exc:
             problems.append(f"cannot delete topic {name}: {exc.args[0]}")
+        except TimeoutError:
+            problems.append(f"cannot delete topic {name}: no answer in {ADMIN_TIMEOUT_S:g} s")
     return problems
