@@ -33,6 +33,10 @@ class PrintObserver(ChaosObserver):
     def event(self, run: ChaosRun, at_s: float, what: str) -> None:
         self.console.print(f"  [dim]{at_s:+7.1f}s[/dim] {what}")
 
+    def run_failed(self, run: ChaosRun, message: str) -> None:
+        self.done += 1
+        self.console.print(f"  [red]error[/red] {message}")
+
     def run_finished(self, run: ChaosRun, record: RunRecord, path: str) -> None:
         self.done += 1
         fault = record.fault
@@ -123,13 +127,14 @@ def chaos(
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
-    skipped = [(s.scenario.name, s.profile, s.reason) for s in outcome.skipped]
+    skipped = [(s.scenario.name, s.profile, "skipped", s.reason) for s in outcome.skipped]
+    skipped += [(s.scenario.name, s.profile, "error", s.reason) for s in outcome.errors]
     console.print(chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:
         markdown.write_text(chaos_markdown(outcome.all_records, skipped))
-    if outcome.failed:
-        names = ", ".join(r.name for r in outcome.failed)
-        raise KbtError(f"{len(outcome.failed)} chaos run(s) did not come out as expected: {names}",
+    bad = [r.name for r in outcome.failed] + [f"{e.scenario.name}-{e.profile}" for e in outcome.errors]
+    if bad:
+        raise KbtError(f"{len(bad)} chaos run(s) did not come out as expected: {', '.join(bad)}",
                        ExitStatus.FAILURE)  # fmt: skip

@@ -73,8 +73,11 @@ def _cells(row: ChaosRow) -> list[str]:
     ]
 
 
-def chaos_table(records: list[RunRecord], skipped: list[tuple[str, str, str]], title: str) -> Table:
-    """`skipped`: (scenario, profile, reason) of runs the lab could not do."""
+Unrecorded = tuple[str, str, str, str]  # scenario, profile, "skipped" | "error", reason
+
+
+def chaos_table(records: list[RunRecord], skipped: list[Unrecorded], title: str) -> Table:
+    """`skipped`: runs the lab could not do, or that ended without a record."""
     table = Table(title=title)
     numeric = ("acked", "lost", "dups", "acked/s")
     for header in HEADERS:
@@ -84,15 +87,16 @@ def chaos_table(records: list[RunRecord], skipped: list[tuple[str, str, str]], t
         cells = _cells(row)
         cells[3] = f"[{colour}]{cells[3]}[/{colour}]"
         table.add_row(*cells)
-    for scenario, profile, reason in skipped:
-        table.add_row(scenario, profile, "-", "[yellow]skipped[/yellow]", *["-"] * 7, reason)
+    for scenario, profile, what, reason in skipped:
+        colour = "yellow" if what == "skipped" else "red"
+        table.add_row(scenario, profile, "-", f"[{colour}]{what}[/{colour}]", *["-"] * 7, reason)
     return table
 
 
-def chaos_markdown(records: list[RunRecord], skipped: list[tuple[str, str, str]]) -> str:
+def chaos_markdown(records: list[RunRecord], skipped: list[Unrecorded]) -> str:
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     for row in chaos_rows(records):
         lines.append("| " + " | ".join(c.replace("|", "/") for c in _cells(row)) + " |")
-    for scenario, profile, reason in skipped:
-        lines.append("| " + " | ".join([scenario, profile, "-", "skipped", *["-"] * 7, reason]) + " |")
+    for scenario, profile, what, reason in skipped:
+        lines.append("| " + " | ".join([scenario, profile, "-", what, *["-"] * 7, reason]) + " |")
     return "\n".join(lines) + "\n"

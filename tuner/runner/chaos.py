@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.result import DeliveryResult, DriverResult
 from tuner.lab import LabState, load_state
@@ -38,6 +38,7 @@ MIN_INSYNC_REPLICAS = 2
 LOAD_START_TIMEOUT_S = 120.0
 SCRIPT_MARGIN_S = 3.0  # the script ends (and restores) this long before the load does
 RESTORE_WAIT_S = 120.0
+READY_WAIT_S = 300.0  # a broker restarted by the previous run may still be loading its logs
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class ChaosOutcome:
     records: list[RunRecord] = field(default_factory=list)
     earlier: list[RunRecord] = field(default_factory=list)  # completed before (--resume)
     skipped: list[SkippedRun] = field(default_factory=list)
+    errors: list[SkippedRun] = field(default_factory=list)  # runs that ended without a record
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -77,6 +79,8 @@ class ChaosObserver:
     def event(self, run: ChaosRun, at_s: float, what: str) -> None: ...
 
     def run_finished(self, run: ChaosRun, record: RunRecord, path: str) -> None: ...
+
+    def run_failed(self, run: ChaosRun, message: str) -> None: ...
 
 
 # ---- planning ----------------------------------------------------------------------------------
@@ -264,7 +268,15 @@ class ChaosRunner:
                 outcome.earlier.append(done)
                 continue
             self.observer.run_started(run)
-            record = self._one(run, state, environment, outcome.problems)
+            outcome.problems += wait_cluster_ready(state, READY_WAIT_S)
+            try:
+                record = self._one(run, state, environment, outcome.problems)
+            except Interrupted:
+                raise
+            except KbtError as exc:  # this run has no record; the others still run
+                outcome.errors.append(SkippedRun(run.scenario, run.plan.profile.name, exc.message))
+                self.observer.run_failed(run, exc.message)
+                continue
             path = self.store.write(record)
             outcome.records.append(record)
             self.observer.run_finished(run, record, str(path))
@@ -336,6 +348,22 @@ class ChaosRunner:
                 reasons=why,
             ),
         )
+
+
+def wait_cluster_ready(state: LabState, timeout_s: float) -> list[str]:
+    """Wait (bounded) until every lab broker is registered again; returns a problem if not."""
+    from tuner.lab.health import brokers_in_metadata
+
+    wanted = {b.id for b in state.brokers}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        present = brokers_in_metadata(state.direct_bootstrap_servers)
+        if wanted <= present:
+            return []
+        if time.monotonic() > deadline:
+            missing = ", ".join(str(b) for b in sorted(wanted - present))
+            return [f"broker(s) {missing} not back in the cluster after {timeout_s:.0f} s"]
+        time.sleep(2)
 
 
 def _run_script(scenario: Scenario, ctx: FaultContext, problems: list[str], errors: list[str]) -> None:
