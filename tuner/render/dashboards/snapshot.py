@@ -90,28 +90,24 @@ def draw(
         drawn = 0
         for q in queries:
             for s in prom.range(fill(q.expr, values, rate_interval), start, end, step_s):
-                points = [(t, v) for t, v in s.points if v == v]  # drop NaN (0/0 before traffic)
-                if not points:
+                if not any(v == v for _, v in s.points):  # only NaN (0/0 before traffic)
                     continue
-                xs = [datetime.fromtimestamp(t, UTC) for t, _ in points]
-                ys = [v for _, v in points]
+                xs, ys = _with_gaps(s.points, step_s)
                 ax.plot(xs, ys, linewidth=1.2, label=legend(q.legend, s.labels))
-                top = max(top, *ys)
+                top = max(top, *(v for v in ys if v == v))
                 drawn += 1
         if not drawn:
             empty.append(title)
             ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
+        off_scale = []
         for value, colour in queries[0].thresholds:
             if unit == "percentunit" or value <= max(top, 1e-9) * 2:
                 ax.axhline(value, color=_COLOURS.get(colour, colour), linestyle="--", linewidth=1)
             else:  # far above the data: say so instead of squashing the lines
-                ax.annotate(
-                    f"{colour} line at {value:g} (off scale)",
-                    (0.01, 0.93),
-                    xycoords="axes fraction",
-                    fontsize=7,
-                    color=_COLOURS.get(colour, colour),
-                )
+                off_scale.append(f"{value:g}")
+        if off_scale:
+            note = f"threshold lines at {', '.join(off_scale)}: off scale"
+            ax.annotate(note, (0.01, 0.93), xycoords="axes fraction", fontsize=7, color="dimgray")
         ax.set_title(title, fontsize=10)
         ax.set_ylabel(_AXIS.get(unit, ""), fontsize=8)
         if unit == "percentunit":
@@ -135,6 +131,21 @@ def draw(
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return empty
+
+
+def _with_gaps(points: list[tuple[float, float]], step_s: float) -> tuple[list[datetime], list[float]]:
+    """Times and values with a NaN wherever Prometheus had no sample, so a gap shows as a gap."""
+    xs: list[datetime] = []
+    ys: list[float] = []
+    last: float | None = None
+    for t, v in points:
+        if last is not None and t - last > 1.5 * step_s:
+            xs.append(datetime.fromtimestamp(last + step_s, UTC))
+            ys.append(float("nan"))
+        xs.append(datetime.fromtimestamp(t, UTC))
+        ys.append(v)
+        last = t
+    return xs, ys
 
 
 def _stamp(t: float) -> str:
