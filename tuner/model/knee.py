@@ -74,10 +74,7 @@ def clients_summary() -> str:
     groups: dict[tuple[str, ...], list[str]] = {}
     for client, codecs in CLIENT_CODECS.items():
         groups.setdefault(tuple(codecs), []).append(CLIENT_NAMES.get(client, client))
-    return "; ".join(
-        f"{'/'.join(names)}: {_codec_list(codecs)}"
-        for codecs, names in groups.items()
-    )
+    return "; ".join(f"{'/'.join(names)}: {_codec_list(codecs)}" for codecs, names in groups.items())
 
 
 def _clients_phrase(curve: ProbeCurve) -> str:

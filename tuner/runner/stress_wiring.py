@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tuner.core.paths import KAFKA_VERSION
+from tuner.runner.run_series import SeriesStore
 from tuner.runner.stress import StressObserver, StressRunner, StressTarget
 from tuner.runner.stress_locust import LocustOptions
-from tuner.store.results import ResultsStore
 
 # Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past
 # its client exporter range (base+100 ..): the locust master and its web UI.
@@ -53,4 +53,5 @@ def stress_runner(
         web_ui=web_ui,
         web_port=web_port or base + WEB_PORT_OFFSET,
     )
-    return StressRunner(target=target, store=ResultsStore(results), locust=locust, observer=observer)
+    store = SeriesStore(results, state.prometheus_url, state.config.scrape_interval_s)  # + time series
+    return StressRunner(target=target, store=store, locust=locust, observer=observer)

@@ -10,10 +10,10 @@ from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.prometheus import Prometheus
+from tuner.runner.run_series import SeriesStore
 from tuner.runner.sweep import Observer, SweepRunner, Target
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
-from tuner.store.results import ResultsStore
 
 PROMETHEUS_TIMEOUT_S = 30.0
 
@@ -95,6 +95,6 @@ def sweep_runner(lab_dir: Path | None, results: Path, observer: Observer | None 
         target=target,
         engine=DriverEngine(),
         measurer=PrometheusMeasurer(state.prometheus_url, scrape),
-        store=ResultsStore(results),
+        store=SeriesStore(results, state.prometheus_url, scrape),  # + each run's time series
         observer=observer,
     )

@@ -1,0 +1,131 @@
+"""Report inputs: time-series files beside records (never mistaken for records), how RESULTS is
+read, Pareto fronts, before/after pairs, and the page itself from stored records."""
+
+from __future__ import annotations
+
+import json
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tests.unit.test_results_store import _plans, _record
+from tuner.core.errors import BadInput
+from tuner.measure.prometheus import RangeSeries
+from tuner.render.report import build_report
+from tuner.render.report_data import comparisons, load_report_input, pareto_front
+from tuner.store import ResultsStore
+from tuner.store.run_series import RunSeries, load_run_series, series_path, write_run_series
+
+
+def _sweep(tmp_path: Path) -> list[Path]:
+    """The three qunar-logs runs, 100 s apart, the last one batching hardest."""
+    store = ResultsStore(tmp_path)
+    paths = []
+    for i, plan in enumerate(_plans()):
+        record = _record(plan, 1_700_000_000.0 + 100 * i)
+        requests = 24000 // (1 + 4 * i)
+        record = record.model_copy(
+            update={"client": record.client.model_copy(update={"produce_requests": requests})}
+        )
+        paths.append(store.write(record))
+    return paths
+
+
+def _series(run_id: str, start: float) -> RunSeries:
+    points = [(start + t, 100.0 + t) for t in range(0, 60, 5)]
+    ranges = {
+        "PRODUCE_REQUESTS_RATE": [RangeSeries({"broker": "1"}, points), RangeSeries({"broker": "2"}, points)],
+        "NETWORK_IDLE": [
+            RangeSeries({"broker": "1"}, [(t, 0.9) for t, _ in points] + [(start + 61, float("nan"))])
+        ],
+    }
+    return RunSeries.from_ranges(run_id, start, start + 60, 5.0, time.time(), {"X": "up"}, ranges)
+
+
+def test_series_files_sit_beside_records_but_are_not_records(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    store = ResultsStore(tmp_path)
+    record = store.load(paths[0])
+    written = write_run_series(paths[0], _series(record.run_id, record.client.started_at))
+    assert written == series_path(paths[0]) == paths[0].parent / "series" / paths[0].name
+    assert store.paths() == sorted(paths) and store.paths("qunar-logs") == sorted(paths)
+    assert store.sweeps() == ["qunar-logs"]
+    loaded = load_run_series(paths[0])
+    assert loaded is not None and loaded.run_id == record.run_id
+    assert {line.labels["broker"] for line in loaded.of("PRODUCE_REQUESTS_RATE")} == {"1", "2"}
+    assert all(v == v for line in loaded.lines for _, v in line.points)  # NaN dropped
+    assert load_run_series(paths[1]) is None
+
+
+def test_series_of_another_version_is_one_line(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    write_run_series(paths[0], _series("x", 0.0))
+    data = json.loads(series_path(paths[0]).read_text())
+    data["schema_version"] = 99
+    series_path(paths[0]).write_text(json.dumps(data))
+    with pytest.raises(BadInput, match="run series schema_version 99, this kbt reads 1"):
+        load_run_series(paths[0])
+    report = load_report_input(tmp_path)  # the report leaves it out with a note instead
+    assert any("no time series" in p for p in report.problems)
+
+
+def test_results_dir_or_one_sweep_dir(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    (tmp_path / "qunar-logs" / "broken.json").write_text("{not json")
+    whole = load_report_input(tmp_path)
+    one = load_report_input(tmp_path / "qunar-logs")
+    assert [e.path for e in whole.runs] == [e.path for e in one.runs] == paths  # in run order
+    assert any(p.startswith("left out broken.json") for p in whole.problems)
+    assert whole.recommendation is None
+    with pytest.raises(BadInput, match="no such results directory"):
+        load_report_input(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BadInput, match="no run records"):
+        load_report_input(tmp_path / "empty")
+
+
+def test_pareto_front() -> None:
+    points = [(100.0, 50.0), (10.0, 400.0), (50.0, 60.0), (60.0, 70.0), (10.0, 500.0), (200.0, 40.0)]
+    assert pareto_front(points) == [1, 2, 0, 5]
+
+
+def test_before_after_is_first_run_vs_fewest_requests(tmp_path: Path) -> None:
+    _sweep(tmp_path)
+    [pair] = comparisons(load_report_input(tmp_path))
+    assert pair.before.record.index == 0 and pair.after.record.index == 2
+    assert "fewest produce requests/s" in pair.why
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.imgs: list[dict[str, str | None]] = []
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            self.imgs.append(dict(attrs))
+        elif tag in ("table", "h2", "h3", "p"):
+            self.open.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("table", "h2", "h3", "p"):
+            assert self.open.pop() == tag
+
+
+def test_page_from_stored_records(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    store = ResultsStore(tmp_path)
+    record = store.load(paths[1])
+    write_run_series(paths[1], _series(record.run_id, record.client.started_at))
+    built = build_report(load_report_input(tmp_path))
+    parser = _Tags()
+    parser.feed(built.html)
+    assert parser.open == []
+    assert len(parser.imgs) == len(built.pngs) == 5  # offered, broker timeline, latency, Pareto, before/after
+    assert all(str(i["src"]).startswith("data:image/png;base64,iVBOR") for i in parser.imgs)
+    assert "No recommendation document" in built.html
+    assert "No time series saved for: filebeat-like, batched-zstd." in built.html
+    assert built.html.count('<a id="run-') == 3 + 2  # the run table, then the before/after pair

@@ -1,0 +1,83 @@
+"""`kbt report RESULTS`: one self-contained HTML page from run records, their time series and the
+recommendation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from tuner.core.errors import EnvironmentProblem
+
+if TYPE_CHECKING:
+    from tuner.render.report_data import ReportInput
+
+
+def report(
+    results: Path = typer.Argument(..., help="Results directory (or one sweep's directory in it)."),
+    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
+    recommendation: Path | None = typer.Option(
+        None,
+        "--recommendation",
+        help="Recommendation JSON (default: the newest one at the top of RESULTS, if any).",
+    ),
+    png_dir: Path | None = typer.Option(
+        None, "--png-dir", help="Also write every plot as a PNG file into this directory."
+    ),
+    prometheus: str | None = typer.Option(
+        None,
+        "--prometheus",
+        help="Prometheus URL to fetch time series for records saved without them (kept beside them).",
+    ),
+    lab_dir: Path | None = typer.Option(
+        None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
+    ),
+    title: str = typer.Option("kbt report", "--title", help="Page title."),
+) -> None:
+    """Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
+    sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
+    per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
+    before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
+    from tuner.render.report import build_report
+    from tuner.render.report_data import load_report_input
+
+    data = load_report_input(results, recommendation)
+    url = prometheus
+    if url is None and lab_dir is not None:
+        from tuner.lab import load_state
+
+        url = load_state(lab_dir).prometheus_url
+    if url is not None:
+        _backfill(data, url)
+    built = build_report(data, title=title)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(built.html, encoding="utf-8")
+        if png_dir is not None:
+            png_dir.mkdir(parents=True, exist_ok=True)
+            for name, png in built.pngs.items():
+                (png_dir / name).write_bytes(png)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write the report: {exc.strerror or exc}: {exc.filename}") from None
+    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
+
+
+def _backfill(data: ReportInput, url: str) -> None:
+    """Fetch and save time series for the records that have none (while Prometheus has the data)."""
+    from dataclasses import replace
+
+    from tuner.measure.prometheus import Prometheus
+    from tuner.runner.run_series import save_series
+    from tuner.store.run_series import load_run_series
+
+    prom = Prometheus(url, timeout_s=30)
+    for i, entry in enumerate(data.runs):
+        if entry.series is not None:
+            continue
+        scrape = entry.record.environment.prometheus_scrape_interval_s or 5.0
+        problem = save_series(prom, entry.record, entry.path, scrape)
+        if problem:
+            data.problems.append(problem)
+            continue
+        data.runs[i] = replace(entry, series=load_run_series(entry.path))

@@ -1,0 +1,205 @@
+"""`kbt report`: one self-contained HTML page from run records, their time series and the
+recommendation.
+
+Sections: the recommendation and its evidence (when a recommendation document exists), then per
+sweep or stress run: a run table, offered vs achieved, broker pressure over time per broker,
+latency percentiles per run/step, the Pareto plot of produce requests/s vs p99, and finally the
+before/after comparisons of profiles.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+
+from tuner import __version__
+from tuner.render import report_plots as plots
+from tuner.render.report_data import ReportInput, RunEntry, comparisons, figures
+from tuner.render.report_html import esc, img, num, page, table
+from tuner.store.recommendation import ClientRecommendation, Measured, Recommendation
+
+
+@dataclass
+class Report:
+    html: str = ""
+    pngs: dict[str, bytes] = field(default_factory=dict)  # file name -> PNG, in page order
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.body: list[str] = []
+        self.pngs: dict[str, bytes] = {}
+
+    def plot(self, png: bytes | None, name: str, alt: str) -> None:
+        if png is None:
+            return
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")
+        self.pngs[f"{len(self.pngs) + 1:02d}-{slug}.png"] = png
+        self.body.append(img(png, alt))
+
+
+def _status(entry: RunEntry) -> str:
+    r = entry.record
+    text = r.stress.verdict if r.stress is not None else r.status
+    good = text in ("ok", "held")
+    extra = " (degraded)" if r.degraded else (" (fault run)" if r.fault else "")
+    return f'<span class="{"ok" if good else "bad"}">{esc(text)}{esc(extra)}</span>'
+
+
+def _run_table(entries: list[RunEntry]) -> str:
+    head = [
+        "run", "profile", "status", "offered/s", "acked/s", "produce req/s (client)", "(broker)",
+        "msgs/req", "p50 ms", "p99 ms", "p99.9 ms", "net idle", "net idle min", "handler idle",
+        "broker CPU", "lost/dup",
+    ]  # fmt: skip
+    rows = []
+    for e in entries:
+        f = figures(e.record)
+        rows.append([
+            f'<a id="{e.anchor}"></a>{esc(e.label)}', esc(e.record.plan.profile.name), _status(e),
+            num(f.offered_per_s), num(f.acked_per_s), num(f.client_requests_per_s),
+            num(f.broker_requests_per_s),
+            num(f.records_per_request), num(f.p50_ms), num(f.p99_ms), num(f.p999_ms), num(f.network_idle, 3),
+            num(f.network_idle_min, 3), num(f.handler_idle, 3), num(f.broker_cpu_cores, 2),
+            f"{f.lost}/{f.duplicates}" + ("" if f.verified else " (unverified)"),
+        ])  # fmt: skip
+    return table(head, rows, left=3)
+
+
+def _stress_table(entries: list[RunEntry]) -> str:
+    rows = []
+    held: dict[str, str] = {}
+    for e in entries:
+        s = e.record.stress
+        if s is None:
+            continue
+        failed = [g.gate for g in s.gates if not g.passed]
+        rows.append([
+            esc(s.profile_label), esc(s.stage.label), esc(s.stage.kind), num(s.offered_msgs_per_s),
+            _status(e), esc(", ".join(failed) or "-"),
+        ])  # fmt: skip
+        if s.verdict == "held" and s.stage.judged:
+            held[s.profile_label] = f"{s.stage.label} (x{s.stage.multiplier:g})"
+    summary = "".join(f"<p>{esc(label)}: highest step held {esc(step)}</p>" for label, step in held.items())
+    return (
+        table(["profile", "stage", "kind", "offered msgs/s", "verdict", "failed gates"], rows, left=3)
+        + summary
+    )
+
+
+def _measured_cells(m: Measured | None) -> list[str]:
+    if m is None:
+        return ["n/a"] * 5
+    link = f'<a href="#run-{"".join(c if c.isalnum() else "-" for c in m.run_id)}">{esc(m.run_id)}</a>'
+    return [
+        link,
+        num(m.requests_per_s),
+        num(m.p99_ms),
+        num(m.network_idle_ratio, 3),
+        "yes" if m.meets_slo else "no",
+    ]
+
+
+def _recommendation(rec: Recommendation, source: str) -> list[str]:
+    out = [
+        f'<h2 id="recommendation">Recommendation</h2><p class="note">from {esc(source)}, objective:'
+        f" {esc(rec.objective)}, {rec.brokers} brokers, workload {esc(rec.workload.name)}</p>"
+    ]
+    slo = rec.slo
+    out.append(
+        f"<p>SLO: p99 &le; {num(slo.p99_ms)} ms,"
+        f" producer memory &le; {num(slo.max_producer_memory_mb)} MB</p>"
+    )
+    client: ClientRecommendation
+    for client in rec.clients:
+        out.append(
+            f"<h3>{esc(client.client)}: {esc(client.status)} &mdash; profile {esc(client.profile.name)}</h3>"
+        )
+        props = [[f"<code>{esc(k)}</code>", f"<code>{esc(v)}</code>"] for k, v in client.properties.items()]
+        out.append(table(["setting", "value"], props, left=2))
+        p = client.predicted
+        out.append(table(
+            ["", "produce req/s", "p99 ms", "network idle", "meets SLO", "run"],
+            [
+                ["predicted", num(p.requests_per_s), num(p.p99_ms), num(p.network_idle_ratio, 3), "", ""],
+                ["measured", *_measured_cells(client.measured)[1:], _measured_cells(client.measured)[0]],
+                ["baseline measured", *_measured_cells(client.baseline_measured)[1:],
+                 _measured_cells(client.baseline_measured)[0]],
+            ],
+        ))  # fmt: skip
+        reduction = client.reduction_measured or client.reduction_predicted
+        if reduction:
+            kind = "measured" if client.reduction_measured else "predicted"
+            out.append(f"<p>Produce requests: {reduction:.1f}x fewer than the baseline ({kind}).</p>")
+        if client.evidence:
+            links = ", ".join(esc(r) for r in client.evidence)
+            out.append(f"<p>Evidence (run ids): {links}</p>")
+        out.extend(f'<p class="note">{esc(n)}</p>' for n in client.notes)
+    if rec.model_truth:
+        rows = [
+            [
+                esc(t.client),
+                str(t.runs),
+                num(100 * t.median_abs_error, 1, "%"),
+                num(100 * t.max_abs_error, 1, "%"),
+            ]
+            for t in rec.model_truth
+        ]
+        out.append("<h3>Model vs measurement (produce requests/s)</h3>")
+        out.append(table(["client", "runs", "median error", "max error"], rows))
+    out.extend(f'<p class="note">{esc(n)}</p>' for n in rec.notes)
+    return out
+
+
+def build_report(report: ReportInput, title: str = "kbt report") -> Report:
+    b = _Builder()
+    groups = report.groups()
+    b.body.append(f"<h1>{esc(title)}</h1>")
+    b.body.append(
+        f'<p class="note">{len(report.runs)} run record(s) in {len(groups)} sweep/stress run(s) from'
+        f" <code>{esc(report.root)}</code>; generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by kbt"
+        f" {esc(__version__)}.</p>"
+    )
+    for problem in report.problems:
+        b.body.append(f'<p class="note">note: {esc(problem)}</p>')
+    if report.recommendation is not None:
+        b.body += _recommendation(report.recommendation, str(report.recommendation_path))
+    else:
+        b.body.append('<p class="note">No recommendation document in the results directory (kbt recommend'
+                      " writes one); that section is left out.</p>")  # fmt: skip
+    for group, entries in groups.items():
+        is_stress = any(e.record.stress is not None for e in entries)
+        b.body.append(f"<h2>{'Stress' if is_stress else 'Sweep'} {esc(group)}</h2>")
+        b.body.append(_run_table(entries))
+        if is_stress:
+            b.body.append(_stress_table(entries))
+        missing = [e.label for e in entries if e.series is None]
+        if missing:
+            b.body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
+        b.body.append("<h3>Offered vs achieved</h3>")
+        b.plot(plots.offered_vs_achieved(entries), f"{group}-offered", f"{group}: offered vs achieved")
+        b.plot(
+            plots.offered_over_time(entries), f"{group}-offered-time", f"{group}: offered vs acked over time"
+        )
+        b.body.append("<h3>Request rate and idle ratios over time, per broker</h3>")
+        b.plot(plots.broker_timeline(entries), f"{group}-brokers", f"{group}: broker pressure over time")
+        b.body.append("<h3>Latency percentiles per " + ("step" if is_stress else "run") + "</h3>")
+        b.plot(plots.latency_percentiles(entries), f"{group}-latency", f"{group}: latency percentiles")
+        if not is_stress:
+            sweep_runs = [e for e in entries if e.record.tuning_result]
+            b.body.append("<h3>Pareto: produce requests/s vs p99</h3>")
+            png = plots.pareto(sweep_runs)
+            if png is None:
+                b.body.append('<p class="note">Needs two or more healthy runs.</p>')
+            b.plot(png, f"{group}-pareto", f"{group}: Pareto produce requests vs p99")
+    pairs = comparisons(report)
+    b.body.append("<h2>Before / after</h2>")
+    if not pairs:
+        b.body.append('<p class="note">No pair of runs to compare (needs two healthy runs of a sweep,'
+                      " current and recommended stress profiles, or a recommendation).</p>")  # fmt: skip
+    for pair in pairs:
+        b.body.append(f"<h3>{esc(pair.why)}</h3>")
+        b.body.append(_run_table([pair.before, pair.after]))
+        b.plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
+    return Report(html=page(title, b.body), pngs=b.pngs)

@@ -1,0 +1,227 @@
+"""What `kbt report` reads and how it groups it: run records (with their time series when saved),
+the recommendation when there is one, and the per-run figures every section shows.
+
+Records come through the results store only. A record, series or recommendation file that cannot
+be read is left out with a one-line note in the report, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tuner.core.errors import BadInput, KbtError
+from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load_recommendation
+from tuner.store.record import RunRecord
+from tuner.store.results import ResultsStore
+from tuner.store.run_series import RunSeries, load_run_series
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    record: RunRecord
+    path: Path
+    series: RunSeries | None
+
+    @property
+    def group(self) -> str:
+        """Sweep name, or `<stress name>` for the stages of a stress run."""
+        return self.record.sweep
+
+    @property
+    def label(self) -> str:
+        r = self.record
+        if r.stress is not None:
+            return f"{r.stress.profile_label} {r.stress.stage.label}"
+        return r.name
+
+    @property
+    def anchor(self) -> str:
+        return "run-" + "".join(c if c.isalnum() else "-" for c in self.record.run_id)
+
+
+@dataclass
+class ReportInput:
+    root: Path
+    runs: list[RunEntry] = field(default_factory=list)
+    recommendation: Recommendation | None = None
+    recommendation_path: Path | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def groups(self) -> dict[str, list[RunEntry]]:
+        out: dict[str, list[RunEntry]] = {}
+        for entry in self.runs:
+            out.setdefault(entry.group, []).append(entry)
+        return out
+
+    def by_run_id(self) -> dict[str, RunEntry]:
+        return {e.record.run_id: e for e in self.runs}
+
+
+def _store_for(results: Path) -> tuple[ResultsStore, str | None]:
+    """RESULTS may be the results directory or one sweep's directory inside it."""
+    if (
+        results.is_dir()
+        and any(p.suffix == ".json" for p in results.glob("*.json"))
+        and not any(p.is_dir() and any(p.glob("*.json")) for p in results.iterdir() if p.name != "series")
+    ):
+        store = ResultsStore(results.parent)
+        return store, results.name
+    return ResultsStore(results), None
+
+
+def _find_recommendation(results: Path) -> Path | None:
+    """The newest recommendation document at the top of the results directory, if any."""
+    found: list[tuple[float, Path]] = []
+    for path in sorted(results.glob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("kind") == RECOMMENDATION_KIND:
+            found.append((float(data.get("created_at") or 0), path))
+    return max(found)[1] if found else None
+
+
+def load_report_input(results: Path, recommendation: Path | None = None) -> ReportInput:
+    if not results.is_dir():
+        raise BadInput(f"{results}: no such results directory")
+    store, sweep = _store_for(results)
+    report = ReportInput(root=results)
+    for path in store.paths(sweep):
+        try:
+            record = store.load(path)
+        except KbtError as exc:
+            report.problems.append(f"left out {path.name}: {exc.message}")
+            continue
+        try:
+            series = load_run_series(path)
+        except KbtError as exc:
+            report.problems.append(f"no time series for {record.run_id}: {exc.message}")
+            series = None
+        report.runs.append(RunEntry(record, path, series))
+    report.runs.sort(key=lambda e: (e.record.client.started_at, e.record.index))
+    if not report.runs:
+        raise BadInput(f"{results}: no run records (run 'kbt sweep' or 'kbt stress' first)")
+    found = recommendation or _find_recommendation(results)
+    if found is not None:
+        try:
+            report.recommendation = load_recommendation(found)
+            report.recommendation_path = found
+        except KbtError as exc:
+            if recommendation is not None:
+                raise
+            report.problems.append(f"recommendation left out: {exc.message}")
+    return report
+
+
+# ---- per-run figures ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    offered_per_s: float
+    acked_per_s: float
+    client_requests_per_s: float
+    broker_requests_per_s: float | None
+    records_per_request: float | None
+    p50_ms: float | None
+    p90_ms: float | None
+    p99_ms: float | None
+    p999_ms: float | None
+    network_idle: float | None
+    network_idle_min: float | None
+    handler_idle: float | None
+    broker_cpu_cores: float | None
+    lost: int
+    duplicates: int
+    verified: bool
+
+
+def figures(record: RunRecord) -> RunFigures:
+    c, b, d = record.client, record.broker, record.delivery
+    lat = c.delivery_latency_ms
+    return RunFigures(
+        offered_per_s=c.offered_records / c.window_s,
+        acked_per_s=c.records_per_s,
+        client_requests_per_s=c.requests_per_s,
+        broker_requests_per_s=b.topic_produce_requests_per_s if b else None,
+        records_per_request=c.records_per_request,
+        p50_ms=lat.p50,
+        p90_ms=lat.p90,
+        p99_ms=lat.p99,
+        p999_ms=lat.p999,
+        network_idle=b.network_idle_ratio if b else None,
+        network_idle_min=b.network_idle_ratio_min if b else None,
+        handler_idle=b.request_handler_idle_ratio if b else None,
+        broker_cpu_cores=b.cpu_cores if b else None,
+        lost=d.lost,
+        duplicates=d.duplicates,
+        verified=d.verified,
+    )
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[int]:
+    """Indices of the points no other point beats on both axes (lower x and lower y), by x."""
+    front = []
+    for i, (x, y) in enumerate(points):
+        dominated = any(
+            (ox <= x and oy <= y) and (ox < x or oy < y) for j, (ox, oy) in enumerate(points) if j != i
+        )
+        if not dominated:
+            front.append(i)
+    return sorted(front, key=lambda i: points[i])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A before/after pair of runs and why these two."""
+
+    before: RunEntry
+    after: RunEntry
+    why: str
+
+
+def comparisons(report: ReportInput) -> list[Comparison]:
+    """Before/after pairs: the recommendation's baseline vs recommended runs when it names them;
+    else in stress runs the current vs recommended profile at the highest step both ran; else per
+    sweep its first run vs its run with the fewest produce requests/s (healthy runs only)."""
+    by_id = report.by_run_id()
+    out: list[Comparison] = []
+    rec = report.recommendation
+    if rec is not None:
+        for client in rec.clients:
+            before = by_id.get(client.baseline_measured.run_id) if client.baseline_measured else None
+            after = by_id.get(client.measured.run_id) if client.measured else None
+            if before and after:
+                why = f"recommendation for {client.client}: baseline vs recommended"
+                out.append(Comparison(before, after, why))
+    if out:
+        return out
+    for group, entries in report.groups().items():
+        healthy = [e for e in entries if e.record.tuning_result or e.record.stress is not None]
+        stress = [e for e in healthy if e.record.stress is not None]
+        if stress:
+            by_label: dict[str, dict[str, RunEntry]] = {}
+            for e in stress:
+                assert e.record.stress is not None
+                if e.record.stress.stage.judged:
+                    by_label.setdefault(e.record.stress.profile_label, {})[e.record.stress.stage.label] = e
+            labels = list(by_label)
+            if len(labels) >= 2:
+                one, two = labels[0], labels[1]
+                common = [s for s in by_label[one] if s in by_label[two]]
+                if common:
+                    stage = common[-1]
+                    why = f"{group}: {one} vs {two} at stage {stage}"
+                    out.append(Comparison(by_label[one][stage], by_label[two][stage], why))
+            continue
+        sweep = [e for e in healthy if e.record.stress is None]
+        if len(sweep) >= 2:
+            first = min(sweep, key=lambda e: e.record.index)
+            best = min(sweep, key=lambda e: e.record.client.requests_per_s)
+            if best is not first:
+                why = f"{group}: first run vs the run with the fewest produce requests/s"
+                out.append(Comparison(first, best, why))
+    return out

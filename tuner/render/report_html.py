@@ -1,0 +1,78 @@
+"""HTML pieces of the report: escaping, tables, embedded PNGs, the page shell.
+
+The page is one self-contained file: inline CSS, PNGs as base64 data URIs, and a few lines of
+script that report (console.error) any image the browser could not decode.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;
+ max-width:1400px}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}h3{font-size:15px}
+table{border-collapse:collapse;font-size:12px;margin:8px 0}
+th,td{border:1px solid #ccc;padding:3px 6px;text-align:right}
+th{background:#f3f3f3}td.l,th.l{text-align:left}.ok{color:#1a7f37}.bad{color:#cf222e}
+.note{color:#666;font-size:12px}
+img.plot{max-width:100%;border:1px solid #eee;margin:6px 0;display:block}
+code{background:#f6f8fa;padding:1px 4px}
+"""
+
+# After loading: console.error for any plot the browser could not decode; the body records how many
+# plots loaded, where they are on the page (x,y,width,height;...) and the page's height.
+SCRIPT = """
+window.addEventListener('load', function () {
+  var imgs = document.querySelectorAll('img.plot'); var bad = 0; var boxes = [];
+  imgs.forEach(function (img) {
+    if (!img.complete || img.naturalWidth === 0) { bad++; console.error('plot did not load: ' + img.alt); }
+    var r = img.getBoundingClientRect();
+    var box = [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height];
+    boxes.push(box.map(Math.round).join(','));
+  });
+  document.body.setAttribute('data-plots', String(imgs.length - bad));
+  document.body.setAttribute('data-plot-boxes', boxes.join(';'));
+  document.body.setAttribute('data-height', String(document.documentElement.scrollHeight));
+});
+"""
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def num(value: float | None, digits: int = 1, suffix: str = "") -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}{suffix}"
+
+
+def img(png: bytes, alt: str) -> str:
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img class="plot" alt="{esc(alt)}" src="data:image/png;base64,{data}">'
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
+    """Cells are HTML already (escape text with esc); the first `left` columns align left."""
+    out = ["<table><tr>"]
+    out += [f'<th class="{"l" if i < left else ""}">{h}</th>' for i, h in enumerate(head)]
+    out.append("</tr>")
+    for row in rows:
+        out.append(
+            "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{c}</td>' for i, c in enumerate(row))
+        )
+        out.append("</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def page(title: str, body: Sequence[str]) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + f"\n<script>{SCRIPT}</script>\n</body></html>\n"
+    )

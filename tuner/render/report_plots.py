@@ -1,0 +1,192 @@
+"""The report's charts, drawn with matplotlib into PNG bytes (the HTML embeds them).
+
+Each function takes the runs of one sweep (or one stress run) and returns PNG bytes, or None when
+the runs hold nothing to draw (e.g. no time series saved).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front
+
+DPI = 100
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _short(label: str, width: int = 22) -> str:
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def offered_vs_achieved(entries: Sequence[RunEntry]) -> bytes:
+    """Offered vs acked records/s per run (bars)."""
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 0.9 * len(entries)), 3.6), layout="constrained")
+    xs = range(len(entries))
+    figs = [figures(e.record) for e in entries]
+    ax.bar([x - 0.2 for x in xs], [f.offered_per_s for f in figs], width=0.4, label="offered")
+    ax.bar([x + 0.2 for x in xs], [f.acked_per_s for f in figs], width=0.4, label="acked (achieved)")
+    ax.set_xticks(list(xs), [_short(e.label) for e in entries], rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("records/s")
+    ax.set_title("Offered vs achieved load (measured window)")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    return _png(fig)
+
+
+def _timeline(entries: Sequence[RunEntry]) -> float:
+    return min((e.series.start for e in entries if e.series is not None), default=0.0)
+
+
+def _shade_runs(ax: Any, entries: Sequence[RunEntry], t0: float, label: bool) -> None:
+    for i, e in enumerate(entries):
+        if e.series is None:
+            continue
+        start = (e.record.client.window_start if e.record.stress is None else e.record.stress.start) - t0
+        end = (e.record.client.window_end if e.record.stress is None else e.record.stress.end) - t0
+        ax.axvspan(start, end, color="grey" if i % 2 else "tab:blue", alpha=0.07, linewidth=0)
+        if label:
+            ax.annotate(_short(e.label, 18), (start, 1.0), xycoords=("data", "axes fraction"),
+                        fontsize=7, va="bottom", rotation=0)  # fmt: skip
+
+
+def broker_timeline(entries: Sequence[RunEntry]) -> bytes | None:
+    """Produce requests/s, network idle and handler idle over time, one line per broker; runs laid
+    out on their real timeline with their measured windows shaded."""
+    with_series = [e for e in entries if e.series is not None]
+    if not with_series:
+        return None
+    t0 = _timeline(with_series)
+    panels = [
+        ("PRODUCE_REQUESTS_RATE", "produce requests/s"),
+        ("NETWORK_IDLE", "network idle ratio"),
+        ("REQUEST_HANDLER_IDLE", "handler idle ratio"),
+        ("REQUEST_QUEUE_SIZE", "request queue size"),
+    ]
+    fig, axes = plt.subplots(
+        len(panels), 1, figsize=(10, 2.3 * len(panels)), sharex=True, layout="constrained"
+    )
+    colours: dict[str, str] = {}
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, (query, ylabel) in zip(axes, panels, strict=True):
+        labelled: set[str] = set()
+        for e in with_series:
+            assert e.series is not None
+            for line in e.series.of(query):
+                broker = line.labels.get("broker", "?")
+                colour = colours.setdefault(broker, palette[len(colours) % len(palette)])
+                xs = [t - t0 for t, _ in line.points]
+                name = None if broker in labelled else f"broker {broker}"
+                labelled.add(broker)
+                ax.plot(xs, [v for _, v in line.points], color=colour, linewidth=1.2, label=name)
+        if query in ("NETWORK_IDLE", "REQUEST_HANDLER_IDLE"):
+            ax.set_ylim(0, 1.05)
+            if query == "NETWORK_IDLE":
+                ax.axhline(0.3, color="red", linestyle="--", linewidth=0.8)
+        _shade_runs(ax, with_series, t0, label=ax is axes[0])
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=7, loc="upper right")
+    axes[-1].set_xlabel("seconds since the first run started")
+    fig.suptitle("Broker pressure over time, per broker (shaded: each run's measured window)")
+    return _png(fig)
+
+
+def offered_over_time(entries: Sequence[RunEntry]) -> bytes | None:
+    """Offered vs acked records/s over time from the run's client series."""
+    with_series = [e for e in entries if e.series is not None and e.series.of("OFFERED_RECORDS_RATE")]
+    if not with_series:
+        return None
+    t0 = _timeline(with_series)
+    fig, ax = plt.subplots(figsize=(10, 3), layout="constrained")
+    for i, e in enumerate(with_series):
+        assert e.series is not None
+        lines = (("OFFERED_RECORDS_RATE", "--", "offered"), ("ACKED_RECORDS_RATE", "-", "acked"))
+        for query, style, name in lines:
+            for line in e.series.of(query):
+                ax.plot([t - t0 for t, _ in line.points], [v for _, v in line.points], linestyle=style,
+                        color="tab:orange" if name == "offered" else "tab:green",
+                        label=name if i == 0 else None)  # fmt: skip
+    _shade_runs(ax, with_series, t0, label=True)
+    ax.set_ylabel("records/s")
+    ax.set_xlabel("seconds since the first run started")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.set_title("Offered vs acked over time (client series)", pad=14)
+    return _png(fig)
+
+
+def latency_percentiles(entries: Sequence[RunEntry]) -> bytes:
+    """Delivery latency p50/p90/p99/p99.9 per run or stage (log scale)."""
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 1.0 * len(entries)), 3.8), layout="constrained")
+    quantiles = [("p50", "p50_ms"), ("p90", "p90_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms")]
+    width = 0.8 / len(quantiles)
+    figs = [figures(e.record) for e in entries]
+    for k, (name, attr) in enumerate(quantiles):
+        values = [getattr(f, attr) or 0.0 for f in figs]
+        ax.bar([x - 0.4 + width * (k + 0.5) for x in range(len(entries))], values, width=width, label=name)
+    ax.set_yscale("log")
+    labels = [_short(e.label) for e in entries]
+    ax.set_xticks(range(len(entries)), labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("delivery latency, ms")
+    ax.set_title("Delivery latency percentiles per run")
+    ax.legend(fontsize=8, ncols=4)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    return _png(fig)
+
+
+def pareto(entries: Sequence[RunEntry]) -> bytes | None:
+    """Produce requests/s vs p99 across a sweep, the non-dominated runs joined."""
+    usable = [e for e in entries if figures(e.record).p99_ms is not None]
+    if len(usable) < 2:
+        return None
+    points = [(figures(e.record).client_requests_per_s, figures(e.record).p99_ms or 0.0) for e in usable]
+    front = pareto_front(points)
+    fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
+    ax.scatter([p[0] for p in points], [p[1] for p in points], color="tab:grey", label="runs")
+    ax.plot([points[i][0] for i in front], [points[i][1] for i in front], marker="o", color="tab:red",
+            label="Pareto front (fewer requests and lower p99)")  # fmt: skip
+    for e, (x, y) in zip(usable, points, strict=True):
+        ax.annotate(_short(e.label, 26), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("produce requests/s (client, measured window)")
+    ax.set_ylabel("p99 delivery latency, ms")
+    ax.set_title("Produce requests/s vs p99")
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    return _png(fig)
+
+
+def before_after(pair: Comparison) -> bytes:
+    """The before and after runs side by side on the figures that matter."""
+    b, a = figures(pair.before.record), figures(pair.after.record)
+    metrics = [
+        ("produce requests/s", b.client_requests_per_s, a.client_requests_per_s),
+        ("p99 ms", b.p99_ms, a.p99_ms),
+        ("network idle", b.network_idle, a.network_idle),
+        ("handler idle", b.handler_idle, a.handler_idle),
+        ("broker CPU cores", b.broker_cpu_cores, a.broker_cpu_cores),
+    ]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(12, 3), layout="constrained")
+    for ax, (name, before, after) in zip(axes, metrics, strict=True):
+        ax.bar(["before", "after"], [before or 0.0, after or 0.0], color=["tab:grey", "tab:green"])
+        ax.set_title(name, fontsize=9)
+        ax.tick_params(labelsize=8)
+        for x, v in enumerate((before, after)):
+            text = "n/a" if v is None else f"{v:.3g}"
+            ax.annotate(text, (x, v or 0.0), ha="center", va="bottom", fontsize=8)
+    fig.suptitle(f"{_short(pair.before.label, 40)} -> {_short(pair.after.label, 40)}", fontsize=10)
+    return _png(fig)

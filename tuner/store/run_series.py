@@ -1,0 +1,122 @@
+"""RunSeries: the optional time-series artifact beside a run record, schema-versioned.
+
+A run record holds window aggregates only; reports also want the run over time (requests/s and idle
+ratios per broker, offered vs acked). The runner writes them, fetched from Prometheus right after
+the record, to `<results>/<sweep>/series/<record file name>`: beside the record yet outside the
+`*.json` files the results store reads as records. Missing series are fine (older records, no
+Prometheus): readers get None. `kbt report --prometheus/--lab-dir` can fill them in later while the
+lab's Prometheus still holds the data.
+
+Compatibility: a reader accepts exactly SERIES_SCHEMA_VERSION; adding an optional field keeps the
+version, anything else bumps it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.measure.prometheus import RangeSeries
+
+SERIES_SCHEMA_VERSION = 1
+SERIES_KIND: Literal["run-series"] = "run-series"
+SERIES_DIR = "series"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SeriesLine(_Frozen):
+    """One series of one catalog query: its labels (broker, run, ...) and (epoch s, value) points."""
+
+    query: str = Field(description="Catalog query name, e.g. PRODUCE_REQUESTS_RATE.")
+    labels: dict[str, str] = Field(default_factory=dict)
+    points: list[tuple[float, float]] = Field(default_factory=list)
+
+
+class RunSeries(_Frozen):
+    schema_version: int = SERIES_SCHEMA_VERSION
+    kind: Literal["run-series"] = SERIES_KIND
+    run_id: str
+    start: float = Field(description="Epoch s of the first evaluation.")
+    end: float
+    step_s: float
+    captured_at: float
+    queries: dict[str, str] = Field(default_factory=dict, description="Catalog name -> PromQL evaluated.")
+    lines: list[SeriesLine] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list, description="Queries that failed, and why.")
+
+    def of(self, query: str) -> list[SeriesLine]:
+        return [line for line in self.lines if line.query == query]
+
+    @classmethod
+    def from_ranges(
+        cls,
+        run_id: str,
+        start: float,
+        end: float,
+        step_s: float,
+        captured_at: float,
+        queries: dict[str, str],
+        ranges: dict[str, list[RangeSeries]],
+        problems: list[str] | None = None,
+    ) -> RunSeries:
+        lines = [
+            SeriesLine(query=name, labels=s.labels, points=[p for p in s.points if p[1] == p[1]])  # no NaN
+            for name, series in ranges.items()
+            for s in series
+        ]
+        return cls(
+            run_id=run_id, start=start, end=end, step_s=step_s, captured_at=captured_at, queries=queries,
+            lines=lines, problems=problems or [],
+        )  # fmt: skip
+
+
+def series_path(record_path: Path) -> Path:
+    return record_path.parent / SERIES_DIR / record_path.name
+
+
+def write_run_series(record_path: Path, series: RunSeries) -> Path:
+    """Write atomically beside the record (replacing an older capture of the same run)."""
+    target = series_path(record_path)
+    text = json.dumps(series.model_dump(mode="json"), separators=(",", ":")) + "\n"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {target}: {exc.strerror or exc}") from None
+    return target
+
+
+def load_run_series(record_path: Path) -> RunSeries | None:
+    """The series beside a record, None when there are none; BadInput when the file is unreadable."""
+    path = series_path(record_path)
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not readable run series: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != SERIES_KIND:
+        raise BadInput(f"{path}: not a run series file")
+    if data.get("schema_version") != SERIES_SCHEMA_VERSION:
+        raise BadInput(
+            f"{path}: run series schema_version {data.get('schema_version')!r},"
+            f" this kbt reads {SERIES_SCHEMA_VERSION}"
+        )
+    try:
+        return RunSeries.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"]))
+        raise BadInput(f"{path}: invalid run series: {where}: {err['msg']}") from None
