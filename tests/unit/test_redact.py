@@ -53,3 +53,10 @@ def test_registered_values_are_scrubbed_from_any_text() -> None:
 def test_short_values_are_not_registered() -> None:
     register_secret("ab")
     assert scrub("a tab is a tab") == "a tab is a tab"
+
+
+def test_error_messages_are_scrubbed() -> None:
+    from tuner.core.errors import Unreachable
+
+    secret = register_secret("pw-in-an-error-123")
+    assert secret not in Unreachable(f"login failed with {secret}\nretrying").message

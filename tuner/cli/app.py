@@ -68,6 +68,9 @@ def _register() -> None:
     from tuner.cli import probe
 
     app.add_typer(probe.app, name="probe")
+    from tuner.cli import recommend
+
+    app.command(name="recommend")(recommend.recommend)
     from tuner.cli import diagnose
 
     app.command(name="diagnose")(diagnose.diagnose)

@@ -37,9 +37,12 @@ class KbtError(Exception):
 
     @property
     def message(self) -> str:
-        """The message on one line: line breaks a user put in a key or value are shown escaped."""
+        """The message on one line (line breaks a user put in a key or value are shown escaped), with
+        every secret value kbt has read scrubbed out."""
+        from tuner.core.redact import scrub
+
         text = str(self.args[0]) if self.args else self.__class__.__name__
-        return text.strip().translate(_ONE_LINE)
+        return scrub(text.strip().translate(_ONE_LINE))
 
 
 class BadInput(KbtError):
