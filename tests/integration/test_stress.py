@@ -140,7 +140,8 @@ def test_two_local_workers_produce_the_same_totals(lab: LabState, tmp_path: Path
     totals = {}
     for workers in (0, 2):
         results = tmp_path / f"results-{workers}"
-        outcome = stress_runner(lab_dir=lab.lab_dir, results=results, workers=workers).run(loaded, ["batched"])
+        runner = stress_runner(lab_dir=lab.lab_dir, results=results, workers=workers)
+        outcome = runner.run(loaded, ["batched"])
         records = outcome.profiles[0].records
         assert [r.stress.stage.name for r in records if r.stress] == ["step1-x1"]
         assert records[0].stress is not None and records[0].stress.locust_workers == max(1, workers)
@@ -181,7 +182,7 @@ def test_ctrl_c_stops_everything_and_keeps_judged_stages(
         assert judged, "the first step was never judged"
         children |= _children(proc.pid) | set(_locust_procs(str(results)))
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
