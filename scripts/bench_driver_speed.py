@@ -10,8 +10,9 @@ process to a fresh 6-partition RF 1 topic with the settings in SETTINGS (acks=1,
 
 Steady-state msgs/s is the primary figure: kbt's acked records over its measured window (the first
 3 s trimmed), ProducerPerformance's records over its 5 s report windows after the first one. The
-whole-run figures (start to the last ack, warm-up included) are printed beside them. Runs alternate
-which client goes first; the ratio reported is the median of the per-pair ratios.
+whole-run figures (start to the last ack, warm-up included) are printed beside them, and the CPU time
+each client's processes used per message sent (kbt's driver processes; the JVM, start-up included).
+Runs alternate which client goes first; the ratios reported are medians of the per-pair ratios.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -56,6 +58,18 @@ class Figures:
     steady: float  # msgs/s, warm-up trimmed
     whole: float  # msgs/s, whole run
     records: int
+    cpu_s: float = 0.0  # CPU seconds (user + system) of the client's processes, whole run
+
+    @property
+    def cpu_us_per_msg(self) -> float:
+        return 1e6 * self.cpu_s / max(1, self.records)
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of every child process this script has waited for (the clients run as children:
+    kbt's driver processes, the ProducerPerformance JVM)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def plan(seconds: float, record_bytes: int) -> RunPlan:
@@ -85,12 +99,14 @@ def plan(seconds: float, record_bytes: int) -> RunPlan:
 
 
 def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
+    cpu = children_cpu_s()
     result = run_load(run, [topic], bootstrap, run_id="driver-speed")
+    cpu = children_cpu_s() - cpu
     if not result.delivery.verified or result.delivery.lost:
         raise SystemExit(f"kbt delivery check failed: {result.delivery}")
     client = result.client
     whole = client.records_acked_total / max(1e-9, client.finished_at - client.started_at)
-    return Figures(client.records_per_s, whole, client.records_acked_total)
+    return Figures(client.records_per_s, whole, client.records_acked_total, cpu)
 
 
 def run_java(bootstrap: str, topic: str, payload_file: Path, records: int) -> Figures:
@@ -101,7 +117,9 @@ def run_java(bootstrap: str, topic: str, payload_file: Path, records: int) -> Fi
            "--topic", topic, "--num-records", str(records), "--throughput", "-1",
            "--payload-file", str(payload_file),
            "--producer-props", *(f"{k}={v}" for k, v in props.items())]  # fmt: skip
+    cpu = children_cpu_s()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    cpu = children_cpu_s() - cpu
     reports = [(int(n), float(rate)) for n, rate in REPORT.findall(out.stdout)]
     if out.returncode != 0 or not reports:
         raise SystemExit(f"ProducerPerformance failed: {(out.stderr or out.stdout).strip()[-400:]}")
@@ -111,7 +129,7 @@ def run_java(bootstrap: str, topic: str, payload_file: Path, records: int) -> Fi
         raise SystemExit("ProducerPerformance finished within one report window: raise --seconds")
     sent = sum(n for n, _ in steady)
     elapsed = sum(n / rate for n, rate in steady if rate > 0)
-    return Figures(sent / elapsed, total[1], total[0])
+    return Figures(sent / elapsed, total[1], total[0], cpu)
 
 
 def main() -> int:
@@ -135,18 +153,18 @@ def main() -> int:
         if own is not None:
             own.down()
             shutil.rmtree(own.config.lab_dir, ignore_errors=True)
-    steady = [r[0] for r in ratios]
-    whole = [r[1] for r in ratios]
+    steady, whole, cpu = ([r[i] for r in ratios] for i in range(3))
     print(f"kbt / ProducerPerformance, steady state: median {statistics.median(steady):.2f}x over "
           f"{len(steady)} pairs (min {min(steady):.2f}x, max {max(steady):.2f}x); whole run: median "
-          f"{statistics.median(whole):.2f}x")  # fmt: skip
+          f"{statistics.median(whole):.2f}x; client CPU per message: median "
+          f"{statistics.median(cpu):.2f}x")  # fmt: skip
     return 0
 
 
-def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float]]:
+def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float, float]]:
     run = plan(args.seconds, args.record_bytes)
     admin = admin_client(bootstrap)
-    ratios: list[tuple[float, float]] = []
+    ratios: list[tuple[float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="kbt-speed-") as tmp:
         payload_file = Path(tmp) / "payloads.txt"
         payload_file.write_bytes(b"\n".join(build_pool(run.workload, seed=1)))
@@ -166,11 +184,13 @@ def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float]]
                     ours = run_kbt(run, bootstrap, topics[0])
             finally:
                 delete_topics(admin, topics)
-            ratios.append((ours.steady / java.steady, ours.whole / java.whole))
+            ratios.append((ours.steady / java.steady, ours.whole / java.whole,
+                           ours.cpu_us_per_msg / java.cpu_us_per_msg))  # fmt: skip
             print(f"pair {i + 1} ({'kbt' if i % 2 == 0 else 'Java'} first, load {load:.1f}): "
                   f"kbt {ours.steady:,.0f} msgs/s steady ({ours.whole:,.0f} whole run), "
                   f"ProducerPerformance {java.steady:,.0f} ({java.whole:,.0f}), "
-                  f"ratio {ratios[-1][0]:.2f}x ({ratios[-1][1]:.2f}x)",
+                  f"ratio {ratios[-1][0]:.2f}x ({ratios[-1][1]:.2f}x); client CPU per msg kbt "
+                  f"{ours.cpu_us_per_msg:.1f} us, Java {java.cpu_us_per_msg:.1f} us",
                   file=sys.stderr, flush=True)  # fmt: skip
     return ratios
 

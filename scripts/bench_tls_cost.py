@@ -1,16 +1,17 @@
-"""TLS cost: closed-loop producer throughput over PLAINTEXT vs SASL_SSL at identical settings.
+"""TLS cost: broker CPU per MB over PLAINTEXT vs SASL_SSL at identical settings and offered load.
 
     make bench-tls        # or: python scripts/bench_tls_cost.py [--brokers 3] [--base-port 22700]
 
 Starts a lab of its own with `--security sasl_ssl` (TLS between clients and brokers, plain text
 between brokers, as in Walmart's measurement), runs `kbt sweep loadtests/tls-cost.yaml` (plain and
-SASL_SSL runs alternating, two settings), prints MB/s, broker CPU per MB and the TLS/plain ratios,
-and stops the lab.
+SASL_SSL runs alternating, three pairs), prints MB/s acked, broker CPU seconds per MB and p99 per
+pair with the TLS/plain ratios, and stops the lab.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,12 @@ def mb_per_s(record: RunRecord) -> float:
     return client.bytes_acked / window / 1e6 if window > 0 else 0.0
 
 
+def p99(record: RunRecord) -> float:
+    client = record.client
+    assert client is not None and client.delivery_latency_ms is not None
+    return float(client.delivery_latency_ms.p99 or 0.0)
+
+
 def broker_cpu(record: RunRecord) -> float | None:
     if record.broker is None:
         return None
@@ -55,9 +62,13 @@ def main() -> int:
         finally:
             kbt("lab", "down", "--lab-dir", str(lab_dir))
         records = {r.name: r for r in ResultsStore(results).records()}
-    print("\n| setting | plaintext MB/s | SASL_SSL MB/s | TLS/plain | broker CPU cores plain / TLS |")
+    print(
+        "\n| setting | MB/s plain / TLS | broker CPU s per MB plain / TLS | TLS/plain CPU per MB"
+        " | p99 ms plain / TLS |"
+    )
     print("|---|---|---|---|---|")
-    for linger in ("5", "50"):
+    ratios = []
+    for linger in ("5", "10", "20"):
         plain, tls = records[f"plaintext-linger{linger}"], records[f"sasl-ssl-linger{linger}"]
         for r in (plain, tls):
             if r.delivery is None or r.delivery.lost:
@@ -65,8 +76,17 @@ def main() -> int:
                 return 1
         p, t = mb_per_s(plain), mb_per_s(tls)
         cp, ct = broker_cpu(plain), broker_cpu(tls)
-        cpu = f"{cp:.2f} / {ct:.2f}" if cp is not None and ct is not None else "-"
-        print(f"| linger.ms {linger} | {p:.1f} | {t:.1f} | {t / p:.2f}x | {cpu} |")
+        if cp is None or ct is None or p <= 0 or t <= 0:
+            print(f"linger {linger}: no broker CPU figures", file=sys.stderr)
+            return 1
+        ratio = (ct / t) / (cp / p)
+        ratios.append(ratio)
+        lp, lt = p99(plain), p99(tls)
+        print(
+            f"| linger.ms {linger} | {p:.2f} / {t:.2f} | {cp / p:.3f} / {ct / t:.3f} | {ratio:.2f}x"
+            f" | {lp:.0f} / {lt:.0f} |"
+        )
+    print(f"\nmedian TLS/plain broker CPU per MB: {statistics.median(ratios):.2f}x")
     return 0
 
 

@@ -91,7 +91,7 @@ def _check_run(out: Path, admin: Any, processes: int) -> dict[str, Any]:
     while set(delivery["topics"]) & set(admin.list_topics(timeout=10).topics):
         assert time.monotonic() < deadline, f"topics not deleted: {delivery['topics']}"
         time.sleep(0.5)
-    return delivery
+    return {**delivery, "p50_ms": stats["50%"], "p99_ms": stats["99%"], "rps": float(stats["Requests/s"])}
 
 
 def test_headless_and_distributed_runs_deliver_the_same_load(lab: Any, admin: Any, tmp_path: Path) -> None:
@@ -127,7 +127,12 @@ def test_headless_and_distributed_runs_deliver_the_same_load(lab: Any, admin: An
     assert 0.95 * offered <= single["sent"] <= 1.02 * offered
     gap = abs(double["acked"] - single["acked"]) / single["acked"]
     print(
-        f"\nlocust {USERS} users x {RATE} msgs/s, --run-time {RUN_TIME_S}s: 1 process acked"
-        f" {single['acked']}, master + 2 workers acked {double['acked']} ({gap:.1%} apart), lost 0 / 0"
+        f"\nlocust {USERS} users x {RATE} msgs/s, --run-time {RUN_TIME_S}s (offered {offered}):"
+        + "".join(
+            f"\n  {label}: acked {r['acked']}, lost {r['lost']}, {r['rps']:.0f} req/s over the run,"
+            f" p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms"
+            for label, r in (("1 process", single), ("master + 2 workers", double))
+        )
+        + f"\n  totals {gap:.1%} apart"
     )
     assert gap <= 0.05

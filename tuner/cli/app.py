@@ -71,6 +71,9 @@ def _register() -> None:
     from tuner.cli import recommend
 
     app.command(name="recommend")(recommend.recommend)
+    from tuner.cli import report
+
+    app.command(name="report")(report.report)
     from tuner.cli import diagnose
 
     app.command(name="diagnose")(diagnose.diagnose)

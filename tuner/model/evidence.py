@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from tuner.model.batching import rules_for
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
 from tuner.store.record import RunRecord
 
@@ -27,13 +28,13 @@ def traffic_of_record(record: RunRecord) -> Traffic:
     return traffic_of(record.plan.workload, brokers_of(record), message_bytes=size)
 
 
-def workload_key(record: RunRecord) -> str:
-    """Records with the same key offered the same traffic (duration, warm-up and names aside)."""
-    data = record.plan.workload.model_dump(
+def workload_key(workload: WorkloadSpec, brokers: int) -> str:
+    """Workloads with the same key offer the same traffic (duration, warm-up and names aside)."""
+    data = workload.model_dump(
         mode="json", exclude={"name", "description", "duration_s", "warmup_s", "consumer_groups"}
     )
     data["topics"] = [{"partitions": t["partitions"], "rf": t["replication_factor"]} for t in data["topics"]]
-    return json.dumps([data, brokers_of(record)], sort_keys=True)
+    return json.dumps([data, brokers], sort_keys=True)
 
 
 def slo_ok(measured: Measured) -> bool:

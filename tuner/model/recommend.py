@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tuner import __version__
-from tuner.core.errors import NoSolution
+from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.batching import java_properties, rules_for
@@ -56,16 +56,14 @@ class Request:
 
 
 def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
-    """The broker cost model fitted from the records, once tuner.model.cost exists and can fit."""
+    """The broker cost model (tuner.model.cost) fitted from the records; None when they are too
+    few to fit (idle ratios are then shown as measured only)."""
+    from tuner.model.cost import fit_cost_model
+
     try:
-        from tuner.model.cost import fit_cost_model  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
+        return fit_cost_model(list(records))
+    except KbtError:
         return None
-    try:
-        model: IdleModel = fit_cost_model(list(records))
-    except Exception:  # too few or unsuitable records: idle ratios stay measured-only
-        return None
-    return model
 
 
 def properties_of(profile: ClientProfile) -> dict[str, str]:

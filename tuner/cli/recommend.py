@@ -1,0 +1,134 @@
+"""`kbt recommend [RESULTS_DIR]`: batch settings per client kind that cut produce requests under an
+SLO, with the model's prediction, the runs that confirm it, and rendered client files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+
+from tuner.core.errors import BadInput, Interrupted
+from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
+
+if TYPE_CHECKING:
+    from tuner.store.recommendation import Recommendation
+
+DEFAULT_OUT = Path("out") / "recommend"
+CLIENTS = ("librdkafka", "filebeat", "java")
+
+
+def _codecs(values: list[str]) -> dict[str, list[str]]:
+    from tuner.model.codecs import CLIENT_CODECS
+
+    out: dict[str, list[str]] = {}
+    for value in values:
+        client, sep, codecs = value.partition("=")
+        if not sep or client not in CLIENT_CODECS:
+            raise BadInput(
+                f'--codecs "{value}": expected CLIENT=codec,... with CLIENT one of {", ".join(CLIENTS)}'
+            )
+        names = [c.strip() for c in codecs.split(",") if c.strip()]
+        bad = [c for c in names if c not in CLIENT_CODECS[client]]
+        if bad or not names:
+            raise BadInput(
+                f'--codecs "{value}": {client} offers {", ".join(CLIENT_CODECS[client])}'
+                f" (got {codecs or 'nothing'})"
+            )
+        out[client] = names
+    return out
+
+
+def recommend(
+    results: Path = typer.Argument(DEFAULT_RESULTS_DIR, help="Results directory with run records."),
+    live: Path | None = typer.Option(
+        None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
+    ),
+    slo_p99: float | None = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms."),
+    slo_memory: float | None = typer.Option(None, "--slo-memory", help="Producer memory bound, MB."),
+    client: list[str] = typer.Option(
+        list(CLIENTS), "--client", help="Client kinds to recommend for (repeat; default all)."
+    ),
+    codecs: list[str] = typer.Option(
+        [], "--codecs", help="Codecs a client may use, e.g. filebeat=lz4,snappy."
+    ),
+    probe: Path | None = typer.Option(
+        None, "--probe", help="Compression probe JSON (kbt probe compression)."
+    ),
+    baseline: str | None = typer.Option(None, "--baseline", help="Profile name to compare against."),
+    workload: str | None = typer.Option(None, "--workload", help="Workload name (default: newest run's)."),
+    sweep: list[str] = typer.Option([], "--sweep", help="Only records of these sweeps (repeat)."),
+    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for the record and rendered files."),
+    max_trials: int = typer.Option(
+        6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live)."
+    ),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (--live)."),
+) -> None:
+    """Recommend batch settings per client kind: the model searches for the fewest produce requests
+    on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
+    recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties; exits 3 when no
+    setting meets the SLO."""
+    from tuner.model.inputs import gather
+    from tuner.model.recommend import recommend as run_recommend
+    from tuner.render.recommendation import recommendation_table, render_files, summary_lines
+    from tuner.store.recommendation import write_recommendation
+
+    unknown = [c for c in client if c not in CLIENTS]
+    if unknown:
+        raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 180)
+    options = dict(
+        results=results,
+        live=live,
+        slo_p99=slo_p99,
+        slo_memory=slo_memory,
+        clients=list(dict.fromkeys(client)),
+        codecs=_codecs(codecs),
+        probe=probe,
+        baseline=baseline,
+        workload=workload,
+        sweeps=sweep,
+        max_trials=max_trials,
+        lab_dir=lab_dir,
+    )
+    if live is None:
+        with console.status("searching with the model"):
+            rec = run_recommend(gather(**options))  # type: ignore[arg-type]
+    else:
+        rec = _live(console, options)
+    console.print(recommendation_table(rec))
+    for line in summary_lines(rec):
+        console.print(line, highlight=False)
+    target = out / f"{rec.workload.name}--{run_stamp(time.time())}"
+    path = write_recommendation(rec, target / "recommendation.json")
+    files = render_files(rec)
+    for name, text in files.items():
+        (target / name).write_text(text, encoding="utf-8")
+    console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
+
+
+def _live(console: Console, options: dict[str, Any]) -> Recommendation:
+    """Search on the lab with the sweep's progress bar; Ctrl-C keeps the trials already recorded."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tuner.cli.sweep import ProgressObserver
+    from tuner.model.inputs import gather
+    from tuner.model.recommend import recommend as run_recommend
+
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console, transient=True
+    )
+    with progress:
+        observer = ProgressObserver(progress, console)
+        request = gather(**options, observer=observer)
+        try:
+            return run_recommend(request)
+        except KeyboardInterrupt:
+            observer._finish_ticker()
+            raise Interrupted(
+                f"interrupted: the trials run so far are recorded under {options['results']}"
+            ) from None

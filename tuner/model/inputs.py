@@ -1,0 +1,197 @@
+"""What `kbt recommend` works from: the run records of one workload (or a sweep spec for --live),
+the baseline profiles, the SLO and the codec table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tuner.core.errors import BadInput
+from tuner.model.codecs import CodecTable, default_table, table_from_probe
+from tuner.model.evidence import brokers_of, workload_key
+from tuner.model.live import LabTrials
+from tuner.model.recommend import Request
+from tuner.runner.sweep import Observer
+from tuner.spec.profile import ClientProfile
+from tuner.spec.sweep import SLO
+from tuner.spec.workload import WorkloadSpec
+from tuner.store.recommendation import SLOBounds
+from tuner.store.record import RunRecord
+from tuner.store.results import ResultsStore
+
+
+def load_records(results: Path, sweeps: Sequence[str]) -> list[RunRecord]:
+    store = ResultsStore(results)
+    names = list(sweeps) or store.sweeps()
+    missing = [s for s in sweeps if s not in store.sweeps()]
+    if missing:
+        raise BadInput(
+            f'--sweep "{missing[0]}": no records under {results}'
+            f" (sweeps: {', '.join(store.sweeps()) or 'none'})"
+        )
+    return [r for name in names for r in store.records(name)]
+
+
+def _baselines(
+    profiles: Sequence[ClientProfile], wanted: str | None
+) -> tuple[ClientProfile | None, dict[str, ClientProfile]]:
+    per_kind: dict[str, ClientProfile] = {}
+    for p in profiles:
+        per_kind.setdefault(p.client, p)
+    if wanted is None:
+        return (profiles[0] if profiles else None), per_kind
+    for p in profiles:
+        if p.name == wanted:
+            per_kind[p.client] = p
+            return p, per_kind
+    from tuner.core.errors import did_you_mean
+
+    names = sorted({p.name for p in profiles})
+    raise BadInput(
+        f'--baseline "{wanted}": no such profile{did_you_mean(wanted, names)} (profiles: {", ".join(names)})'
+    )
+
+
+def _slo(
+    spec_slo: SLO | None,
+    p99: float | None,
+    memory: float | None,
+    workload: WorkloadSpec,
+    codecs: dict[str, list[str]],
+) -> SLOBounds:
+    return SLOBounds(
+        p99_ms=p99 if p99 is not None else (spec_slo.p99_ms if spec_slo else None),
+        max_producer_memory_mb=memory
+        if memory is not None
+        else (spec_slo.max_producer_memory_mb if spec_slo else None),
+        max_message_bytes=workload.max_message_bytes,
+        codecs=codecs,
+    )
+
+
+def gather(
+    *,
+    results: Path,
+    live: Path | None,
+    slo_p99: float | None,
+    slo_memory: float | None,
+    clients: list[str],
+    codecs: dict[str, list[str]],
+    probe: Path | None,
+    baseline: str | None,
+    workload: str | None,
+    sweeps: Sequence[str],
+    max_trials: int,
+    lab_dir: Path | None,
+    observer: Observer | None = None,
+) -> Request:
+    for value, flag in ((slo_p99, "--slo-p99"), (slo_memory, "--slo-memory")):
+        if value is not None and value <= 0:
+            raise BadInput(f"{flag} must be positive (got {value:g})")
+    records = load_records(results, sweeps) if results.is_dir() else []
+    if live is not None:
+        return _live(
+            results,
+            live,
+            records,
+            slo_p99,
+            slo_memory,
+            clients,
+            codecs,
+            probe,
+            baseline,
+            max_trials,
+            lab_dir,
+            observer,
+        )
+    if not records:
+        raise BadInput(
+            f"no run records under {results}: run `kbt sweep SPEC` first,"
+            " or search on the lab with --live SPEC"
+        )
+    if workload is not None:
+        chosen = [r for r in records if r.plan.workload.name == workload]
+        if not chosen:
+            from tuner.core.errors import did_you_mean
+
+            names = sorted({r.plan.workload.name for r in records})
+            raise BadInput(
+                f'--workload "{workload}": no records{did_you_mean(workload, names)}'
+                f" (workloads: {', '.join(names)})"
+            )
+        records = chosen
+    newest = max(records, key=lambda r: r.created_at)
+    key = workload_key(newest.plan.workload, brokers_of(newest))
+    group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
+    order = sorted(group, key=lambda r: (r.sweep != newest.sweep, r.index, -r.created_at))
+    profiles = list({r.plan.profile.name: r.plan.profile for r in reversed(order)}.values())[::-1]
+    base, per_kind = _baselines(profiles, baseline)
+    spec = newest.plan.workload
+    return Request(
+        workload=spec,
+        brokers=brokers_of(newest),
+        slo=_slo(newest.plan.slo, slo_p99, slo_memory, spec, codecs),
+        clients=clients,
+        records=group,
+        baselines=per_kind,
+        baseline=base,
+        codecs=_table(probe, group),
+        results_dir=str(results),
+        sweeps=sorted({r.sweep for r in group}),
+    )
+
+
+def _table(probe: Path | None, records: Sequence[RunRecord]) -> CodecTable:
+    if probe is None:
+        return default_table()
+    sizes = [r.client.bytes_acked / r.client.records_acked for r in records if r.client.records_acked]
+    return table_from_probe(probe, sorted(sizes)[len(sizes) // 2] if sizes else None)
+
+
+def _live(
+    results: Path,
+    spec_path: Path,
+    records: list[RunRecord],
+    slo_p99: float | None,
+    slo_memory: float | None,
+    clients: list[str],
+    codecs: dict[str, list[str]],
+    probe: Path | None,
+    baseline: str | None,
+    max_trials: int,
+    lab_dir: Path | None,
+    observer: Observer | None,
+) -> Request:
+    from tuner.lab import load_state
+    from tuner.spec.loader import load_sweep
+
+    loaded = load_sweep(spec_path)
+    spec = loaded.spec
+    brokers = len(load_state(lab_dir).brokers)
+    key = workload_key(spec.workload, brokers)
+    group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
+    base, per_kind = _baselines(spec.profiles, baseline)
+    slo = _slo(spec.slo, slo_p99, slo_memory, spec.workload, codecs)
+    trials = LabTrials(
+        spec.workload,
+        SLO(p99_ms=slo.p99_ms, max_producer_memory_mb=slo.max_producer_memory_mb),
+        results,
+        lab_dir,
+        spec_path,
+        observer,
+    )
+    return Request(
+        workload=spec.workload,
+        brokers=brokers,
+        slo=slo,
+        clients=clients,
+        records=group,
+        baselines=per_kind,
+        baseline=base,
+        codecs=_table(probe, group),
+        trials=trials,
+        max_trials=max_trials,
+        results_dir=str(results),
+        sweeps=sorted({r.sweep for r in group} | {trials.sweep}),
+        live_spec=str(spec_path),
+    )

@@ -1,0 +1,150 @@
+"""A recommendation as a table for the terminal and as client files.
+
+filebeat.yml            output.kafka + queue.mem (the Filebeat profile renderer)
+librdkafka.properties   librdkafka producer properties
+java.properties         Java producer properties
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from tuner.model.filebeat_profiles import FilebeatProfile
+from tuner.model.search import describe_profile
+from tuner.render.filebeat_profiles import render_filebeat_yaml
+from tuner.render.properties import properties_text
+from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation
+
+FILES = {"filebeat": "filebeat.yml", "librdkafka": "librdkafka.properties", "java": "java.properties"}
+
+
+def _num(value: float | None, fmt: str = "{:.1f}") -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:.2f} s" if value >= 1000 else f"{value:.0f} ms"
+
+
+def _idle(p: Prediction | None, m: Measured | None) -> str:
+    measured = (
+        "-" if m is None else f"{_num(m.network_idle_ratio, '{:.3f}')}/{_num(m.handler_idle_ratio, '{:.3f}')}"
+    )
+    if p is not None and p.network_idle_ratio is not None:
+        return f"{p.network_idle_ratio:.3f}/{_num(p.handler_idle_ratio, '{:.3f}')} ({measured})"
+    return measured
+
+
+def recommendation_table(rec: Recommendation) -> Table:
+    slo = f"p99 <= {_ms(rec.slo.p99_ms)}" if rec.slo.p99_ms is not None else "no latency bound"
+    table = Table(
+        title=f"kbt recommend: {rec.workload.name} on {rec.brokers} brokers, {slo}",
+        caption="req/s: produce requests/s (predicted / measured); busiest: on the busiest broker;"
+        " idle: network/handler idle ratio (predicted, else measured); x fewer: baseline / recommended",
+    )
+    for col in ("client", "setting", "status", "req/s", "busiest", "p99", "idle", "x fewer", "runs"):
+        table.add_column(col, overflow="fold")
+    for c in rec.clients:
+        table.add_row(*_row(c))
+        if c.baseline_predicted is not None or c.baseline_measured is not None:
+            table.add_row(*_baseline_row(rec, c), style="dim")
+    return table
+
+
+def _row(c: ClientRecommendation) -> list[str]:
+    p, m = c.predicted, c.measured
+    colour = {"confirmed": "green", "predicted": "yellow", "rejected": "red"}[c.status]
+    return [
+        c.client,
+        describe_profile(c.profile),
+        f"[{colour}]{c.status}[/{colour}]",
+        f"{p.requests_per_s:.1f} / {_num(m.requests_per_s if m else None)}",
+        f"{p.busiest_broker_requests_per_s:.1f} / {_num(m.busiest_broker_requests_per_s if m else None)}",
+        f"{_ms(p.p99_ms)} / {_ms(m.p99_ms if m else None)}",
+        _idle(p, m),
+        f"{_num(c.reduction_predicted)} / {_num(c.reduction_measured)}",
+        "\n".join(c.evidence) or "-",
+    ]
+
+
+def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
+    p, m = c.baseline_predicted, c.baseline_measured
+    name = rec.baseline.name if rec.baseline.client == c.client else f"{c.client} baseline"
+    return [
+        "  baseline",
+        name,
+        "",
+        f"{_num(p.requests_per_s if p else None)} / {_num(m.requests_per_s if m else None)}",
+        f"{_num(p.busiest_broker_requests_per_s if p else None)} / "
+        f"{_num(m.busiest_broker_requests_per_s if m else None)}",
+        f"{_ms(p.p99_ms if p else None)} / {_ms(m.p99_ms if m else None)}",
+        _idle(p, m),
+        "",
+        m.run_id if m else "-",
+    ]
+
+
+def summary_lines(rec: Recommendation) -> list[str]:
+    """Floor, trials, model truth and notes, one line each."""
+    out: list[str] = []
+    for c in rec.clients:
+        if c.floor is not None:
+            got = c.measured.requests_per_s if c.measured else c.predicted.requests_per_s
+            which = "measured" if c.measured else "predicted"
+            out.append(
+                f"{c.client}: physical floor at {_ms(c.floor.allowed_linger_ms)} linger:"
+                f" {c.floor.producer_broker_rps:.1f} req/s (producers x brokers),"
+                f" {c.floor.producer_rps:.1f} (producers); {which} {got:.1f} ="
+                f" {got / c.floor.producer_broker_rps:.2f}x / {got / c.floor.producer_rps:.2f}x"
+            )
+        for i, t in enumerate(c.trials, 1):
+            m = t.measured
+            verdict = "-" if m is None else ("meets SLO" if m.meets_slo else "misses SLO")
+            out.append(
+                f"{c.client} trial {i} ({t.reason}): {describe_profile(t.profile)}: predicted"
+                f" {t.predicted.requests_per_s:.1f} req/s p99 {_ms(t.predicted.p99_ms)}; measured"
+                f" {_num(m.requests_per_s if m else None)} req/s p99 {_ms(m.p99_ms if m else None)}"
+                f" lost {m.lost if m else '-'}: {verdict}"
+            )
+        out += [f"{c.client}: {note}" for note in c.notes]
+    for truth in rec.model_truth:
+        out.append(
+            f"model truth ({truth.client}, {truth.runs} runs): median |error| of produce requests/s"
+            f" {truth.median_abs_error:.1%}, max {truth.max_abs_error:.1%}"
+        )
+    out += rec.notes
+    return out
+
+
+def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
+    p, m = c.predicted, c.measured
+    slo = f"p99 <= {_ms(rec.slo.p99_ms)}" if rec.slo.p99_ms is not None else "no latency bound"
+    lines = [
+        f"Recommended by kbt {rec.kbt_version} for workload {rec.workload.name}"
+        f" on {rec.brokers} brokers ({slo}).",
+        f"Status: {c.status}. Predicted: {p.requests_per_s:.1f} produce requests/s, p99 {_ms(p.p99_ms)}.",
+    ]
+    if m is not None:
+        lines.append(
+            f"Measured: {m.requests_per_s:.1f} produce requests/s, p99 {_ms(m.p99_ms)}, {m.lost} lost"
+            f" (run {m.run_id})."
+        )
+    if c.reduction_measured is not None or c.reduction_predicted is not None:
+        r = c.reduction_measured if c.reduction_measured is not None else c.reduction_predicted
+        lines.append(f"{r:.1f}x fewer produce requests than {rec.baseline.name}.")
+    return lines
+
+
+def render_files(rec: Recommendation) -> dict[str, str]:
+    """File name -> content for every client kind recommended."""
+    files: dict[str, str] = {}
+    for c in rec.clients:
+        header = _header(rec, c)
+        if c.client == "filebeat":
+            profile = FilebeatProfile("recommended", tuple(header), dict(c.properties))
+            files[FILES["filebeat"]] = render_filebeat_yaml(profile)
+        else:
+            files[FILES[c.client]] = properties_text(c.properties, header)
+    return files
