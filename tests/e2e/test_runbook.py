@@ -145,7 +145,8 @@ def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path) -> None:
     env = {
         **os.environ,
         "KBT_LAB_DIR": str(lab_dir),
-        "KBT_LAB_BASE_PORT": os.environ.get("KBT_TEST_LAB_BASE_PORT", "19290"),
+        # clear of the integration tier's session lab (base) and secure lab (base + 400)
+        "KBT_LAB_BASE_PORT": str(int(os.environ.get("KBT_TEST_LAB_BASE_PORT", "19290")) + 800),
         "COST_SWEEP": str(specs / "cost.yaml"),
         "STRESS_SPEC": str(specs / "stress.yaml"),
         "CANARY_SWEEP": str(specs / "canary.yaml"),

@@ -108,9 +108,10 @@ def test_sweep_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pat
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         outputs += [proc.stdout, proc.stderr]
-    records = sorted((tmp_path / "results").rglob("*.json"))
-    assert len(records) == 2
-    texts = outputs + [p.read_text() for p in records]
+    written = sorted((tmp_path / "results").rglob("*.json"))  # run records and their time series
+    records = [p for p in written if p.parent.name != "series"]
+    assert len(records) == 2, records
+    texts = outputs + [p.read_text() for p in written]
     texts += [p.read_text(errors="replace") for p in (secure_lab.lab_dir / "logs").glob("*.log")]
     keystore_password = read_secret(SecurityFiles(secure_lab.security_dir).keystore_password_file)
     for secret in (SASL_PASSWORD, OVERRIDE_SECRET, keystore_password):
