@@ -4,15 +4,24 @@ asserts the exit code and the exact one-line message, and docs/errors.md is gene
     python -m tests.e2e.bad_inputs --write    # rewrite docs/errors.md after changing a case
 
 Each case runs in a fresh empty directory holding only its `files`; `{spec}` in a file body is
-replaced with the good sweep spec below, so a case states only what it breaks.
+replaced with the good sweep spec below, so a case states only what it breaks. A case with `serve`
+talks to a real local endpoint the test opens on 127.0.0.1 for it (`{prom}` in its command and line):
+"down" is a bound port that accepts no connection, "garbage" an HTTP server answering every request
+with an HTML page instead of Prometheus JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import http.server
+import socket
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from tuner.core.errors import ExitStatus
 
@@ -44,6 +53,23 @@ queue.mem:
   flush.timeout: 10s
 """
 
+GOOD_STRESS = """\
+name: e2e-stress
+workload:
+  name: e2e
+  topics: [{name: e2e, partitions: 3}]
+  producers: 2
+  rate_per_producer: 10
+  message: {kind: generated, bytes: 100}
+  duration_s: 5
+profiles:
+  current: {name: filebeat-like, linger_ms: 0}
+  recommended: {name: batched, linger_ms: 50, compression: lz4}
+shape: {prefill_s: 10, steps: [1, 2], step_s: 10, drain_s: 5, settle_s: 2}
+consumer_groups: [{name: rt, mode: realtime}]
+gates: {p99_ms: 1000, request_queue_max: 20}
+"""
+
 DRY = ("--dry-run",)
 NO_LAB = ("--lab-dir", "no-lab")
 
@@ -60,6 +86,13 @@ class Case:
     line: str
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    serve: Literal["down", "garbage"] | None = None
+
+    def command(self, prom: str) -> tuple[str, ...]:
+        return tuple(a.replace("{prom}", prom) for a in self.argv)
+
+    def expected(self, prom: str) -> str:
+        return self.line.replace("{prom}", prom)
 
     def materialise(self, directory: Path) -> None:
         for name, body in self.files.items():
@@ -68,7 +101,45 @@ class Case:
             if body.startswith("\x00"):
                 path.write_bytes(body.encode("latin-1"))
             else:
-                path.write_text(body.replace("{spec}", GOOD_SPEC))
+                path.write_text(body.replace("{spec}", GOOD_SPEC).replace("{stress}", GOOD_STRESS))
+
+
+GARBAGE = b"<html><body>It works!</body></html>"
+DOC_PROM = "http://127.0.0.1:PORT"  # how docs/errors.md shows the endpoint a case talks to
+
+
+class _GarbageHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(GARBAGE)))
+        self.end_headers()
+        self.wfile.write(GARBAGE)
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
+@contextlib.contextmanager
+def endpoint(kind: Literal["down", "garbage"] | None) -> Iterator[str]:
+    """The Prometheus URL a case talks to, open for the duration of the `with` block."""
+    if kind is None:
+        yield DOC_PROM
+    elif kind == "down":  # bound but not listening: every connection is refused, no port race
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    else:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _GarbageHandler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
 
 
 def spec_case(id: str, what: str, old: str, new: str, line: str) -> Case:
@@ -99,6 +170,7 @@ def filebeat_case(id: str, what: str, old: str, new: str, line: str) -> Case:
 
 
 E = "kbt: error: "
+WITH_FILEBEAT = GOOD_SPEC.replace("profiles:\n", "profiles:\n  - {name: fb, client: filebeat}\n")
 
 CASES: list[Case] = [
     # ---- sweep specs -------------------------------------------------------------------------
@@ -416,6 +488,243 @@ CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + "nope.yml: no such spec file",
     ),
+    # ---- kbt diagnose: Prometheus ------------------------------------------------------------
+    Case(
+        "diagnose-prometheus-down",
+        "Prometheus",
+        "Prometheus down (nothing accepts connections on the port)",
+        ("diagnose", "--prometheus", "{prom}"),
+        ExitStatus.UNREACHABLE,
+        E + "Prometheus at {prom} is unreachable (ConnectionError)",
+        serve="down",
+    ),
+    Case(
+        "diagnose-prometheus-garbage",
+        "Prometheus",
+        "an HTTP server answering an HTML page instead of Prometheus JSON",
+        ("diagnose", "--prometheus", "{prom}"),
+        ExitStatus.UNREACHABLE,
+        E + "{prom}/api/v1/query did not answer with Prometheus JSON (HTTP 200:"
+        " '<html><body>It works!</body></html>')",
+        serve="garbage",
+    ),
+    Case(
+        "diagnose-prometheus-password",
+        "Prometheus",
+        "a password written literally in the --prometheus URL (used, never shown)",
+        ("diagnose", "--prometheus", "{prom}".replace("//", "//kbt:hunter2-hunter2@")),
+        ExitStatus.UNREACHABLE,
+        E + "Prometheus at {prom} is unreachable (ConnectionError)".replace("//", "//kbt:[redacted]@"),
+        serve="down",
+    ),
+    Case(
+        "diagnose-host-port-no-scheme",
+        "CLI",
+        "host:port given where a URL is expected",
+        ("diagnose", "--prometheus", "127.0.0.1:9090"),
+        ExitStatus.BAD_INPUT,
+        E + "--prometheus '127.0.0.1:9090': give a URL such as http://127.0.0.1:9090",
+    ),
+    Case(
+        "diagnose-port-not-number",
+        "CLI",
+        "malformed host:port (port not a number)",
+        ("diagnose", "--prometheus", "http://127.0.0.1:90x0"),
+        ExitStatus.BAD_INPUT,
+        E + "--prometheus 'http://127.0.0.1:90x0': give a URL such as http://127.0.0.1:9090 (Port could"
+        " not be cast to integer value as '90x0')",
+    ),
+    Case(
+        "diagnose-port-out-of-range",
+        "CLI",
+        "malformed host:port (port above 65535)",
+        ("diagnose", "--prometheus", "http://127.0.0.1:99999"),
+        ExitStatus.BAD_INPUT,
+        E + "--prometheus 'http://127.0.0.1:99999': give a URL such as http://127.0.0.1:9090 (Port out of"
+        " range 0-65535)",
+    ),
+    Case(
+        "diagnose-bad-window",
+        "CLI",
+        "--window not a duration",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--window", "5x"),
+        ExitStatus.BAD_INPUT,
+        E + "--window '5x': must be a duration like 5m, 300s or 1h",
+    ),
+    Case(
+        "diagnose-step-above-window",
+        "CLI",
+        "--step longer than --window",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--step", "10m", "--window", "5m"),
+        ExitStatus.BAD_INPUT,
+        E + "--step 10m is longer than --window 5m",
+    ),
+    Case(
+        "diagnose-bad-end",
+        "CLI",
+        "--end neither unix seconds nor ISO 8601",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--end", "yesterday"),
+        ExitStatus.BAD_INPUT,
+        E + "--end 'yesterday': give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z",
+    ),
+    # ---- kbt probe ---------------------------------------------------------------------------
+    Case(
+        "probe-missing-file",
+        "kbt probe",
+        "log file does not exist",
+        ("probe", "compression", "nope.log"),
+        ExitStatus.BAD_INPUT,
+        E + "nope.log: no such file",
+    ),
+    Case(
+        "probe-unknown-codec",
+        "kbt probe",
+        "unknown codec",
+        ("probe", "compression", "sample.log", "--codecs", "brotli"),
+        ExitStatus.BAD_INPUT,
+        E + '--codecs: unknown codec "brotli" (choose from gzip, snappy, lz4, zstd)',
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    Case(
+        "probe-level-out-of-range",
+        "kbt probe",
+        "codec level out of range",
+        ("probe", "compression", "sample.log", "--levels", "zstd=99"),
+        ExitStatus.BAD_INPUT,
+        E + "--levels: level 99 is outside 1..22 for zstd",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    Case(
+        "probe-zero-batch",
+        "kbt probe",
+        "a batch of 0 messages",
+        ("probe", "compression", "sample.log", "--batch-sizes", "0,8"),
+        ExitStatus.BAD_INPUT,
+        E + "--batch-sizes: 0 messages per batch; a batch holds at least 1 message",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    # ---- kbt recommend / forecast / report ---------------------------------------------------
+    Case(
+        "recommend-no-records",
+        "kbt recommend",
+        "results directory without run records",
+        ("recommend", "results"),
+        ExitStatus.BAD_INPUT,
+        E + "no run records under results: run `kbt sweep SPEC` first, or search on the lab with --live SPEC",
+    ),
+    Case(
+        "recommend-negative-slo",
+        "kbt recommend",
+        "negative p99 bound",
+        ("recommend", ".", "--slo-p99", "-5"),
+        ExitStatus.BAD_INPUT,
+        E + "--slo-p99 must be positive (got -5)",
+    ),
+    Case(
+        "recommend-codec-client-lacks",
+        "kbt recommend",
+        "a codec the client does not offer (Filebeat has no zstd)",
+        ("recommend", ".", "--codecs", "filebeat=zstd"),
+        ExitStatus.BAD_INPUT,
+        E + '--codecs "filebeat=zstd": filebeat offers none, gzip, snappy, lz4 (got zstd)',
+    ),
+    Case(
+        "forecast-bad-peak",
+        "kbt forecast",
+        "--peak not a multiple",
+        ("forecast", "--peak", "abc"),
+        ExitStatus.BAD_INPUT,
+        E + "--peak 'abc': give a positive multiple of today's traffic such as 3x or 1.5",
+    ),
+    Case(
+        "report-missing-results",
+        "kbt report",
+        "results directory does not exist",
+        ("report", "nope"),
+        ExitStatus.BAD_INPUT,
+        E + "nope: no such results directory",
+    ),
+    Case(
+        "report-no-records",
+        "kbt report",
+        "results directory without run records",
+        ("report", "."),
+        ExitStatus.BAD_INPUT,
+        E + ".: no run records (run 'kbt sweep' or 'kbt stress' first)",
+    ),
+    # ---- kbt stress --------------------------------------------------------------------------
+    Case(
+        "stress-unknown-key",
+        "stress spec",
+        "unknown key in the shape (typo)",
+        ("stress", "stress.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'stress.yaml:12: shape: unknown key "step_sec" (did you mean "step_s"?)',
+        files={"stress.yaml": GOOD_STRESS.replace("step_s: 10", "step_sec: 10")},
+    ),
+    Case(
+        "stress-unknown-top-key",
+        "stress spec",
+        "unknown top-level key",
+        ("stress", "stress.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'stress.yaml:14: unknown key "gate" (did you mean "gates"?)',
+        files={"stress.yaml": GOOD_STRESS.replace("gates:", "gate:")},
+    ),
+    Case(
+        "stress-steps-decrease",
+        "stress spec",
+        "load steps not increasing",
+        ("stress", "stress.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "stress.yaml:12: shape: steps must increase (got ['2', '1'])",
+        files={"stress.yaml": GOOD_STRESS.replace("[1, 2]", "[2, 1]")},
+    ),
+    Case(
+        "stress-unknown-profile",
+        "CLI",
+        "--profiles names a label the stress spec lacks",
+        ("stress", "stress.yaml", "--profiles", "nope", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + '--profiles: no profile "nope" in the spec (it has current, recommended)',
+        files={"stress.yaml": "{stress}"},
+    ),
+    # ---- kbt chaos ---------------------------------------------------------------------------
+    Case(
+        "chaos-no-spec",
+        "kbt chaos",
+        "no spec and no --list",
+        ("chaos",),
+        ExitStatus.BAD_INPUT,
+        E + "give a sweep spec (e.g. loadtests/chaos.yaml), or --list",
+    ),
+    Case(
+        "chaos-unknown-fault",
+        "kbt chaos",
+        "unknown fault name (typo)",
+        ("chaos", "spec.yaml", "--faults", "leader-kil", *NO_LAB),
+        ExitStatus.BAD_INPUT,
+        E + "unknown fault 'leader-kil' (did you mean \"leader-kill\"?) (see 'kbt chaos --list')",
+        files={"spec.yaml": "{spec}"},
+    ),
+    Case(
+        "chaos-filebeat-profile",
+        "kbt chaos",
+        "a Filebeat profile (chaos drives librdkafka profiles)",
+        ("chaos", "spec.yaml", *NO_LAB),
+        ExitStatus.BAD_INPUT,
+        E + "profile fb: kbt chaos drives librdkafka profiles (this one is client filebeat)",
+        files={"spec.yaml": WITH_FILEBEAT},
+    ),
+    Case(
+        "chaos-no-lab",
+        "kbt chaos",
+        "a good spec but no lab is running",
+        ("chaos", "spec.yaml", "--faults", "leader-kill", *NO_LAB),
+        ExitStatus.ENVIRONMENT,
+        E + "no running lab in no-lab (run 'kbt lab up')",
+        files={"spec.yaml": "{spec}"},
+    ),
 ]
 
 
@@ -430,6 +739,8 @@ def render_doc() -> str:
         "kbt reports an expected problem as one line on stderr, `kbt: error: ...`, and exits with a",
         "code from the table below; it never prints a traceback for bad input. Each row of the second",
         "table is run by the test suite as written, and the message is checked word for word.",
+        f"`{DOC_PROM}` is a local endpoint the test opens for the case: a port that refuses"
+        " connections, or an HTTP server that answers with an HTML page.",
         "",
         "| exit code | name | meaning |",
         "|---|---|---|",
@@ -456,8 +767,8 @@ def render_doc() -> str:
     ]
     for n, case in enumerate(CASES, 1):
         env = " ".join(f"{k}={v}" for k, v in case.env.items())
-        command = " ".join(filter(None, [env, "kbt", *case.argv]))
-        message = case.line.replace("|", "\\|")
+        command = " ".join(filter(None, [env, "kbt", *case.command(DOC_PROM)]))
+        message = case.expected(DOC_PROM).replace("|", "\\|")
         out.append(f"| {n} | {case.area} | {case.what} | `{command}` | {int(case.status)} | `{message}` |")
     return "\n".join(out) + "\n"
 

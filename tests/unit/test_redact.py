@@ -60,3 +60,11 @@ def test_error_messages_are_scrubbed() -> None:
 
     secret = register_secret("pw-in-an-error-123")
     assert secret not in Unreachable(f"login failed with {secret}\nretrying").message
+
+
+def test_url_passwords_are_scrubbed_and_the_rest_kept() -> None:
+    text = "Prometheus at http://kbt:pa55-word@127.0.0.1:9090/api is unreachable; see https://h:1/x"
+    assert scrub(text) == (
+        f"Prometheus at http://kbt:{REDACTED}@127.0.0.1:9090/api is unreachable; see https://h:1/x"
+    )
+    assert scrub("http://user@host:1 and kbt:x@y") == "http://user@host:1 and kbt:x@y"  # no password

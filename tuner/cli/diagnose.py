@@ -32,6 +32,25 @@ def seconds(value: str, what: str) -> float:
     return result
 
 
+def prometheus_url(value: str) -> str:
+    """A --prometheus URL with a host and, if any, a valid port; BadInput otherwise."""
+    from urllib.parse import urlsplit
+
+    hint = f"--prometheus {value!r}: give a URL such as http://127.0.0.1:9090"
+    if not value.startswith(("http://", "https://")):
+        raise BadInput(hint)
+    try:
+        parts = urlsplit(value)
+        port = parts.port
+    except ValueError as exc:  # a port that is not a number or out of range, a broken [IPv6] host
+        raise BadInput(f"{hint} ({exc})") from None
+    if not parts.hostname:
+        raise BadInput(f"{hint} (no host)")
+    if port == 0:
+        raise BadInput(f"{hint} (port 0)")
+    return value
+
+
 def end_time(value: str) -> float:
     """Unix seconds or an ISO 8601 time (UTC when it names no zone)."""
     from datetime import UTC, datetime
@@ -87,8 +106,7 @@ def diagnose(
     from tuner.model.diagnosis_config import load_thresholds
     from tuner.render.diagnosis import diagnosis_view
 
-    if not prometheus.startswith(("http://", "https://")):
-        raise BadInput(f"--prometheus {prometheus!r}: give a URL such as http://127.0.0.1:9090")
+    prometheus_url(prometheus)
     window_s = seconds(window, "--window")
     step_s = seconds(step, "--step")
     if step_s > window_s:

@@ -1,10 +1,11 @@
 """The redaction layer: the one path by which a client configuration reaches a terminal, a log, a
 run record, a report or a rendered profile.
 
-Two rules, applied together:
+Three rules, applied together:
 - a property whose *name* says it holds a secret (`sasl.password`, `ssl.key.password`,
   `sasl.jaas.config`, `password`, `*token*`, ...) shows as `[redacted]`, unless its value is a
   `${VAR}` reference, which is not a secret;
+- a password inside a URL (`http://user:password@host`) is replaced wherever it appears;
 - every secret *value* kbt has handled in this process (registered with `register_secret`: read from
   an environment variable or a file) is replaced wherever it appears in text, so a secret that leaks
   into an error message from a library is scrubbed too.
@@ -25,6 +26,9 @@ SECRET_NAME = re.compile(
     r"($|[._-])|^(ssl\.key\.password|ssl\.keystore\.key|sasl\.oauthbearer\.client\.secret)$",
     re.IGNORECASE,
 )
+# The password in a URL's user info (scheme://user:password@host), e.g. a --prometheus URL with basic
+# auth: the URL works, but never shows its password.
+URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*):[^\s/@]+@")
 _MIN_SECRET_LENGTH = 4  # shorter values would scrub ordinary words out of messages
 
 _lock = threading.Lock()
@@ -49,7 +53,9 @@ def register_secret(value: str) -> str:
 
 
 def scrub(text: str) -> str:
-    """`text` with every registered secret value replaced by `[redacted]`."""
+    """`text` with every registered secret value, and every password in a URL, replaced by
+    `[redacted]`."""
+    text = URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
     with _lock:
         secrets = sorted(_secrets, key=len, reverse=True)
     for secret in secrets:
