@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated snapshot bench-lab bench-probe bench-driver
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated snapshot bench-lab bench-probe bench-driver test-chaos bench-tls
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -26,6 +26,10 @@ test-integration: ## Integration tests (real lab cluster)
 
 test-e2e: ## End-to-end tests (kbt as a subprocess)
 	@$(PYTEST) tests/e2e
+
+test-chaos: ## The fault matrix on a lab of its own (~25 min, not in `make test`; see docs/reliability.md)
+	@rm -rf build/chaos; KBT_CHAOS_RESULTS=build/chaos $(PYTEST) tests/chaos; status=$$?; \
+	$(PY) -m tests.chaos.reliability_doc --results build/chaos; exit $$status
 
 lint: ## ruff, mypy and the layer contract
 	@$(PY) -m ruff check tuner tests loadtests
@@ -53,3 +57,6 @@ bench-probe: ## Compression probe overhead vs calling the codecs directly (see d
 
 bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msgs/s (LAB_DIR=... reuses a lab)
 	@$(PY) scripts/bench_driver_speed.py --runs 4 $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
+
+bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
+	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
