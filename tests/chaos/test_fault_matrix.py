@@ -40,8 +40,8 @@ SPEC = repo_root() / "loadtests" / "chaos.yaml"
 # What the events of each scenario must show: (text, at least how many times).
 FAULT_DONE: dict[str, list[tuple[str, int]]] = {
     "leader-kill": [("SIGKILL broker", 1), ("started again", 1)],
-    "clean-bounce": [("shut down cleanly", 5), ("started again", 5)],
-    "hard-bounce": [("SIGKILL broker", 3), ("started again", 3)],
+    "clean-bounce": [("shut down cleanly", 5), ("partition 0 led by broker", 5), ("started again", 5)],
+    "hard-bounce": [("SIGKILL broker", 3), ("partition 0 led by broker", 3), ("started again", 3)],
     "leader-pause": [("SIGSTOP broker", 1), ("replica.lag.time.max.ms", 1), ("SIGCONT broker", 1)],
     "two-down": [("SIGKILL broker", 2), ("started again", 2)],
     "latency": [("toxic latency", 1), ("toxics removed", 1)],

@@ -13,6 +13,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tuner.runner.chaos_faults import FaultContext
@@ -74,11 +75,29 @@ def lagging_followers_then_leader_kill(ctx: FaultContext) -> None:
     ctx.wait_in_sync()
 
 
+LEADER_MOVE_WAIT_S = 60.0
+
+
+def _led_elsewhere(ctx: FaultContext, node: int) -> str | None:
+    leader = ctx._safe(lambda: ctx._partitions()[0].leader)
+    return str(leader) if leader is not None and leader >= 0 and leader != node else None
+
+
 def _bounce(ctx: FaultContext, times: int, sig: signal.Signals, down_s: float) -> None:
+    """Each time: stop the leader of partition 0, wait until the cluster has moved leadership away
+    (controlled shutdown does it at once; after SIGKILL the controller first fences the broker, once
+    its session times out), keep it down `down_s`, restart it and wait for the ISR to fill again, so
+    every bounce is a real failover and the next one never hits a broker still recovering."""
     ctx.wait(5)
     for i in range(times):
         node = ctx.leader()
         ctx.kill(node, sig, f"bounce {i + 1}/{times}, leader of partition 0")
+        started = time.time()
+        moved = ctx.wait_until(partial(_led_elsewhere, ctx, node), LEADER_MOVE_WAIT_S)
+        if moved:
+            ctx.note(f"partition 0 led by broker {moved} after {time.time() - started:.0f} s")
+        else:
+            ctx.note(f"partition 0 still without a new leader after {LEADER_MOVE_WAIT_S:.0f} s")
         ctx.wait(down_s)
         ctx.start(node)
         ctx.wait_in_sync()
@@ -226,7 +245,7 @@ MATRIX: list[Scenario] = [
              leader_kill),
     Scenario("clean-bounce", "SIGTERM (controlled shutdown) + restart, 5 times, following the leader",
              "no-loss", 170, clean_bounce),
-    Scenario("hard-bounce", "SIGKILL + restart, 3 times, following the leader", "no-loss", 120,
+    Scenario("hard-bounce", "SIGKILL + restart, 3 times, following the leader", "no-loss", 150,
              hard_bounce),
     Scenario("leader-pause", "SIGSTOP the leader longer than replica.lag.time.max.ms, then SIGCONT",
              "no-loss", 85, leader_pause),
