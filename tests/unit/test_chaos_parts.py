@@ -195,3 +195,31 @@ def test_requirements_name_the_lab_option(tmp_path: Path) -> None:
     assert "--tiered" in (missing_requirement(BY_NAME["tiered-remote-unwritable"], plain, (True, "")) or "")
     assert missing_requirement(BY_NAME["packet-loss"], plain, (False, "no netem here")) == "no netem here"
     assert missing_requirement(BY_NAME["leader-kill"], plain, (False, "no netem here")) is None
+
+
+def test_a_script_cut_short_fails_the_run() -> None:
+    """A fault script stopped before its end (the load ran out first) did not do the whole fault."""
+    from tuner.runner.chaos import _run_script
+    from tuner.runner.chaos_faults import Stopped
+    from tuner.runner.chaos_scenarios import Scenario
+
+    class Hands:  # the three calls _run_script makes around the script
+        def __init__(self) -> None:
+            self.notes: list[str] = []
+
+        def wait_for_load(self, timeout_s: float, duration_s: float) -> None: ...
+
+        def note(self, what: str) -> None:
+            self.notes.append(what)
+
+        def restore(self) -> list[str]:
+            return []
+
+    def script(ctx: object) -> None:
+        raise Stopped("cut short: the load is about to end")
+
+    errors: list[str] = []
+    _run_script(Scenario("x", "x", "no-loss", 10, script), Hands(), [], errors)  # type: ignore[arg-type]
+    assert errors == ["cut short: the load is about to end"]
+    passed, why = expectation_verdict("no-loss", DeliveryResult(verified=True, acked=10), False, errors[0])
+    assert not passed and "the fault script failed: cut short" in why[0]

@@ -372,8 +372,9 @@ def _run_script(scenario: Scenario, ctx: FaultContext, problems: list[str], erro
         ctx.wait_for_load(LOAD_START_TIMEOUT_S, scenario.duration_s - SCRIPT_MARGIN_S)
         scenario.script(ctx)
         ctx.note("fault script done")
-    except Stopped as stopped:
+    except Stopped as stopped:  # the fault was not carried out in full: the run proves less than it says
         ctx.note(f"fault script {stopped.why}")
+        errors.append(stopped.why)
     except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}")
         ctx.note(f"fault script failed: {exc}")
