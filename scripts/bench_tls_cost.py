@@ -90,7 +90,7 @@ def report(records: dict[str, RunRecord], load: tuple[float, float], minutes: fl
         f"- fixed offered load, median TLS/plain broker CPU per MB: {med(fixed_r['cpu_per_mb']):.2f}x;"
         f" p99 {med(fixed_r['p99']):.2f}x",
         f"- full speed, median TLS/plain throughput: {med(full_r['mb']):.2f}x"
-        f" ({(1 - med(full_r['mb'])) * 100:+.0f}% less with TLS); broker CPU per MB"
+        f" ({(1 - med(full_r['mb'])) * 100:.0f}% less with TLS); broker CPU per MB"
         f" {med(full_r['cpu_per_mb']):.2f}x; p99 {med(full_r['p99']):.2f}x",
         f"- Walmart (Kafka 0.10, seed 003): TLS/plain throughput {walmart:.2f}x"
         f" ({WALMART_TLS_MB_S} vs {WALMART_PLAIN_MB_S} MB/s, {(1 - walmart) * 100:.0f}% less)",
