@@ -29,8 +29,11 @@ if [ ${#apt_pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}" >/dev/null
 fi
 
-stamp="$cache/.python-$(sha1sum "$here/pyproject.toml" | cut -c1-12)"
-if [ ! -f "$stamp" ] || ! command -v kbt >/dev/null 2>&1; then
+# The editable install must point at this checkout: another clone installed earlier on the same
+# machine would otherwise answer `kbt` (and `import tuner`) with its own code.
+stamp="$cache/.python-$( (sha1sum "$here/pyproject.toml"; echo "$here") | sha1sum | cut -c1-12)"
+installed_at=$(cd / && "$py" -c 'import os, tuner; print(os.path.dirname(os.path.dirname(os.path.realpath(tuner.__file__))))' 2>/dev/null || true)
+if [ ! -f "$stamp" ] || ! command -v kbt >/dev/null 2>&1 || [ "$installed_at" != "$(realpath "$here")" ]; then
   log "pip install -e .[dev]"
   "$py" -m pip install -q --disable-pip-version-check -e "$here[dev]" 2>&1 | grep -v "Running pip as the 'root' user" || true
   "$py" -c "import tuner, confluent_kafka" >/dev/null
