@@ -1,20 +1,63 @@
 #!/usr/bin/env bash
-# The main job on the lab (interim, until the sweep lands): bring the lab up, drive a little
-# traffic with two batching settings, print the key broker metrics from Prometheus, bring it down.
-# A lab that was already running is reused and left running.
+# The main job on the embedded lab, end to end (`make demo`):
+#   1. bring the lab up (3 brokers, tiered storage, exporters, Prometheus)
+#   2. sweep the Qunar-like workload: Filebeat-like defaults vs batched, same offered load
+#   3. kbt recommend from those run records (settings per client kind, with its evidence)
+#   4. print the rendered Filebeat profile and client properties
+#   5. kbt report: one self-contained HTML page
+#   6. bring the lab down (a lab that was already running is reused and left running)
+# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 5 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=${PYTHON:-python3}
+out=${KBT_DEMO_OUT:-out/demo}
+spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 kbt() { "$py" -m tuner "$@"; }
+step() { printf '\n\033[1m== demo %s\033[0m\n' "$*"; }
+
+started=$(date +%s)
+rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png"
+mkdir -p "$out"
 
 started_here=0
-if ! kbt lab status >/dev/null 2>&1; then
+if kbt lab status >/dev/null 2>&1; then
+  step "1/6: reusing the running lab"
+  kbt lab status
+else
   started_here=1
   trap 'kbt lab down || true' EXIT
+  step "1/6: lab up"
+  kbt lab up
 fi
-kbt lab up --scrape-interval 1
-"$py" scripts/demo_traffic.py
+
+step "2/6: sweep $spec (each run: fresh topics, load, broker metrics, every acked record read back)"
+kbt sweep "$spec" --results "$out/results"
+
+step "3/6: recommend (the model proposes, the run records confirm)"
+set +e
+kbt recommend "$out/results" --out "$out/recommend"
+status=$?
+set -e
+if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
+
+step "4/6: the rendered settings"
+for f in filebeat.yml librdkafka.properties java.properties; do
+  if [ -f "$out/recommend/$f" ]; then
+    printf -- '--- %s\n' "$out/recommend/$f"
+    cat "$out/recommend/$f"
+  fi
+done
+
+step "5/6: report"
+kbt report "$out/results" --out "$out/report.html" --png-dir "$out/report-png" --title "kbt demo: $(basename "$spec" .yaml)"
+
 if [ "$started_here" = 1 ]; then
+  step "6/6: lab down"
   trap - EXIT
   kbt lab down
+else
+  step "6/6: the lab was running before the demo: left running"
 fi
+printf '\ndemo done in %d s: records %s, recommendation %s, report %s\n' \
+  "$(( $(date +%s) - started ))" "$out/results" "$out/recommend" "$out/report.html"
+exit "$status"

@@ -1,0 +1,61 @@
+"""`make demo`'s main job (scripts/demo.sh) on the session lab: sweep, recommend, rendered settings,
+report. The lab was running before the demo, so the demo reuses it and leaves it running."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tuner.core.paths import repo_root
+from tuner.lab import LabState
+from tuner.store import ResultsStore
+
+ROOT = repo_root()
+
+
+def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    env = {**os.environ, "KBT_LAB_DIR": str(lab.lab_dir), "KBT_DEMO_OUT": str(out), "PYTHON": sys.executable}
+    result = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "demo.sh")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-4000:]
+    assert "reusing the running lab" in output and "left running" in output
+
+    # one record per run of the sweep, every acked record read back
+    records = ResultsStore(out / "results").records()
+    assert sorted(r.name for r in records) == ["batched-zstd", "filebeat-like"], output[-2000:]
+    for record in records:
+        assert record.delivery.verified and record.delivery.acked > 0 and record.delivery.lost == 0, (
+            record.run_id
+        )
+
+    # the recommendation and the rendered settings, printed as well as written
+    recommendation = json.loads(next((out / "recommend").glob("*.json")).read_text())
+    assert recommendation["clients"], recommendation
+    for name in ("filebeat.yml", "librdkafka.properties", "java.properties"):
+        text = (out / "recommend" / name).read_text()
+        assert text.strip() and text.splitlines()[0] in output, name
+    check = subprocess.run(
+        [sys.executable, "-m", "tuner", "check", "filebeat", str(out / "recommend" / "filebeat.yml")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
+
+    html = (out / "report.html").read_text()
+    assert "<img" in html and "filebeat-like" in html
+    assert list((out / "report-png").glob("*.png"))
+
+    status = subprocess.run(
+        [sys.executable, "-m", "tuner", "lab", "status"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert status.returncode == 0, status.stdout + status.stderr
