@@ -123,3 +123,23 @@ def test_table_sorted_by_request_rate_and_failed_in_red() -> None:
     assert "\x1b[31m" in failed_line  # the failed row is red
     ok_line = next(line for line in styled.splitlines() if c.name in line)
     assert "\x1b[31m" not in ok_line
+
+
+def test_multi_partition_requests_are_checked_against_the_per_request_counter() -> None:
+    """Sarama packs a broker's partitions into one request: TotalProduceRequestsPerSec{topic} counts
+    each partition, so a Filebeat run is judged by RequestsPerSec{request=Produce} instead."""
+    filebeat = load_sweep(repo_root() / "loadtests" / "filebeat-small-logs.yaml").runs[-1]
+    assert filebeat.profile.multi_partition_requests and not _plans()[0].profile.multi_partition_requests
+    result = _result(2400)
+    total = result.client.produce_requests_total
+    # the topic counter saw every partition of every request: twice the requests
+    per_request = {"produce_requests": 2400.0, "produce_requests_total": total}
+    window = _broker(2.0 * total).model_copy(update=per_request)
+    assert judge(filebeat, result, window) == ("ok", [])
+    _, problems = judge(_plans()[0], result, window)
+    assert any("differ by 50.0%" in p for p in problems), problems
+    assert window.run_produce_requests(True) == (2400.0, total)
+    assert window.run_produce_requests(False) == (window.topic_produce_requests, 2.0 * total)
+    # the per-request counter disagreeing is reported for the Filebeat run too
+    off = window.model_copy(update={"produce_requests_total": 1.2 * total})
+    assert any("differ by" in p for p in judge(filebeat, result, off)[1])

@@ -52,7 +52,20 @@ class BrokerWindow(_Frozen):
     # client's final drain (the client's produce_requests spans the same), and the whole-run count.
     topic_produce_requests: float | None = None
     topic_produce_requests_total: float | None = None
+    # RequestMetrics RequestsPerSec{request=Produce} over the same spans: every produce request the
+    # brokers received (any topic), counted once per request however many partitions it carries.
+    produce_requests: float | None = None
+    produce_requests_total: float | None = None
     queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
+
+    def run_produce_requests(self, multi_partition: bool) -> tuple[float | None, float | None]:
+        """The broker's count of the run's produce requests: (window start through the drain, whole
+        run). One-partition requests (librdkafka) are counted exactly on the run's own topics;
+        requests that carry several partitions (Sarama, the Java producer) only by the per-request
+        counter, which also sees any other produce traffic on the cluster (the lab has almost none)."""
+        if multi_partition:
+            return self.produce_requests, self.produce_requests_total
+        return self.topic_produce_requests, self.topic_produce_requests_total
 
     def _sum(self, field: str) -> float | None:
         values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
@@ -73,6 +86,11 @@ class BrokerWindow(_Frozen):
     @property
     def topic_produce_requests_per_s(self) -> float | None:
         return self._sum("topic_produce_requests_per_s")
+
+    def run_produce_requests_per_s(self, multi_partition: bool) -> float | None:
+        """The brokers' rate of the run's produce requests over [start, end] (see
+        run_produce_requests for which counter)."""
+        return self.produce_requests_per_s if multi_partition else self.topic_produce_requests_per_s
 
     @property
     def bytes_in_per_s(self) -> float | None:
@@ -129,6 +147,8 @@ WINDOW_FIELDS: dict[str, tuple[str, str]] = {
 # partition batch a request carries: for librdkafka (one partition per request) that is exactly
 # the client's request count.
 TOPIC_SERIES = "kafka_server_produce_requests_total"
+# Every produce request once, whatever it carries (Sarama and Java put a broker's partitions in one).
+REQUEST_SERIES = "kafka_network_requests_total"
 
 
 def topic_regex(topics: list[str]) -> str:
@@ -214,6 +234,20 @@ def measure_window(
         since_start += last - at_start
         total += last
         found = True
+    requests_since_start = requests_total = 0.0
+    requests_found = False
+    for series in prom.samples(request_selector(), run_started - 30, now):
+        if series.labels.get("broker") is None or not series.points:
+            continue
+        # A cluster-wide counter: what it gained since the run started (read just before it). A
+        # series first seen during the run (a request version nobody used before) started at 0.
+        points = sorted(series.points)
+        if points[0][0] > run_started:
+            points = [(run_started, 0.0), *points]
+        at_run, at_start, last = interpolate(points, run_started), interpolate(points, start), points[-1][1]
+        requests_since_start += max(last - at_start, 0.0)
+        requests_total += max(last - at_run, 0.0)
+        requests_found = True
     brokers = [BrokerStats(broker=b, **fields) for b, fields in sorted(by_broker.items(), key=_broker_key)]
     return BrokerWindow(
         start=start,
@@ -222,8 +256,14 @@ def measure_window(
         brokers=brokers,
         topic_produce_requests=since_start if found else None,
         topic_produce_requests_total=total if found else None,
-        queries={**per_field, "topic_samples": topic_selector(topics)},
+        produce_requests=requests_since_start if requests_found else None,
+        produce_requests_total=requests_total if requests_found else None,
+        queries={**per_field, "topic_samples": topic_selector(topics), "request_samples": request_selector()},
     )
+
+
+def request_selector() -> str:
+    return f'{REQUEST_SERIES}{{job="{BROKER_JOB}",request="Produce"}}'
 
 
 def _broker_key(item: tuple[str, dict[str, float]]) -> tuple[int, str]:

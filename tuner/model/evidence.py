@@ -48,6 +48,8 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     busiest = max(by_broker.values()) / window if by_broker else None
     p99 = client.delivery_latency_ms.p99
     memory = client.max_producer_rss_mb
+    multi = record.plan.profile.multi_partition_requests
+    broker_rate = broker.run_produce_requests_per_s(multi) if broker else None
     meets = record.status == "ok" and delivery.verified and delivery.lost == 0 and client.records_acked > 0
     if slo.p99_ms is not None:
         meets = meets and p99 is not None and p99 <= slo.p99_ms
@@ -60,7 +62,7 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
         run_id=record.run_id,
         requests_per_s=client.requests_per_s,
         busiest_broker_requests_per_s=busiest,
-        broker_requests_per_s=broker.topic_produce_requests_per_s if broker else None,
+        broker_requests_per_s=broker_rate,
         records_per_s=client.records_per_s,
         records_per_request=client.records_per_request,
         p50_ms=client.delivery_latency_ms.p50,

@@ -141,12 +141,13 @@ class RunFigures:
 
 def figures(record: RunRecord) -> RunFigures:
     c, b, d = record.client, record.broker, record.delivery
+    multi = record.plan.profile.multi_partition_requests
     lat = c.delivery_latency_ms
     return RunFigures(
         offered_per_s=c.offered_records / c.window_s,
         acked_per_s=c.records_per_s,
         client_requests_per_s=c.requests_per_s,
-        broker_requests_per_s=b.topic_produce_requests_per_s if b else None,
+        broker_requests_per_s=b.run_produce_requests_per_s(multi) if b else None,
         records_per_request=c.records_per_request,
         p50_ms=lat.p50,
         p90_ms=lat.p90,

@@ -55,9 +55,10 @@ def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
 def _broker_rate(record: RunRecord) -> float | None:
     """The broker's count of the run's produce requests over the same span as the client's."""
     broker = record.broker
-    if broker is None or broker.topic_produce_requests is None:
+    if broker is None:
         return None
-    return broker.topic_produce_requests / record.client.window_s
+    count, _ = broker.run_produce_requests(record.plan.profile.multi_partition_requests)
+    return None if count is None else count / record.client.window_s
 
 
 def _num(value: float | None, digits: int = 0) -> str:

@@ -36,11 +36,12 @@ def judge(plan: RunPlan, result: DriverResult, broker: BrokerWindow | None) -> t
     if broker is None:
         notes.append("no broker measurement")
     else:
-        mismatch = request_count_mismatch(client.produce_requests_total, broker.topic_produce_requests_total)
-        if mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
+        _, broker_total = broker.run_produce_requests(plan.profile.multi_partition_requests)
+        mismatch = request_count_mismatch(client.produce_requests_total, broker_total)
+        if broker_total is not None and mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
             notes.append(
                 f"client and broker produce request counts differ by {mismatch:.1%}"
-                f" ({client.produce_requests_total} vs {broker.topic_produce_requests_total:.0f})"
+                f" ({client.produce_requests_total} vs {broker_total:.0f})"
             )
     slo = plan.slo
     p99 = client.delivery_latency_ms.p99

@@ -111,6 +111,12 @@ class ClientProfile(StrictModel):
         return self
 
     @property
+    def multi_partition_requests(self) -> bool:
+        """Whether one produce request carries several partitions: Sarama (Filebeat) and the Java
+        producer send one request per broker per flush; librdkafka one per partition batch."""
+        return self.client in ("filebeat", "java")
+
+    @property
     def message_timeout_ms(self) -> float | None:
         """The delivery timeout in force: an override's value, else librdkafka's default; None when
         the override is not a number (librdkafka reports that itself)."""
