@@ -11,11 +11,13 @@ import pytest
 from tuner.cli.app import main
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.paths import repo_root
-from tuner.model.filebeat_profiles import PROFILES
-from tuner.render.filebeat_profiles import render_all
+from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, from_recommendation
+from tuner.render.filebeat_profiles import render_all, render_filebeat_yaml
 from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.filebeat_profile import filebeat_config
 from tuner.spec.loader import load_profile, load_sweep
+from tuner.spec.profile import ClientProfile
+from tuner.store.recommendation import ClientRecommendation, Measured, Prediction
 
 ROOT = repo_root()
 PUBLISHED = sorted((ROOT / "filebeat-profiles").glob("*.yml"))
@@ -64,7 +66,7 @@ def test_recommended_profiles_batch_more_than_the_default() -> None:
             # Every recommendation flushes on a bounded clock instead of the queue's 10 s wait.
             assert p.config.mem.effective_flush_timeout_s < default.mem.effective_flush_timeout_s
             assert p.config.kafka.bulk_flush_frequency > 0
-            assert p.measured_by is None or p.measured_by.startswith("kbt sweep loadtests/")
+            assert p.effect is None or p.effect.command.startswith("kbt sweep loadtests/filebeat-")
 
 
 @pytest.mark.parametrize("sweep", sorted((ROOT / "loadtests").glob("filebeat-*.yaml")), ids=lambda p: p.stem)
@@ -92,3 +94,51 @@ def test_sweep_rejects_a_filebeat_profile_that_would_drop_events(tmp_path: Path)
     spec.write_text(spec.read_text().replace("max_message_bytes: 1500", "bulk_max_sze: 10"))
     with pytest.raises(BadInput, match=r'did you mean "output\.kafka\.bulk_max_size"'):
         load_sweep(spec)
+
+
+def _benchmarks_section() -> str:
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    start = text.index("\n## Filebeat engine\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+@pytest.mark.parametrize("p", [p for p in PROFILES if p.effect], ids=lambda p: p.name)
+def test_measured_effect_matches_docs_benchmarks(p: FilebeatProfile) -> None:
+    """The figures a profile's comments carry are the ones docs/benchmarks.md reports, with the
+    command that measured them."""
+    assert p.effect is not None
+    section = _benchmarks_section()
+    assert f"`{p.effect.command}`" in section or f"\n{p.effect.command}\n" in section
+    for figures in (p.effect.profile, *p.effect.baselines):
+        row = next((line for line in section.splitlines() if f"{figures.requests_per_s:.1f} " in line), None)
+        assert row is not None, (
+            f"{figures.requests_per_s:.1f} req/s ({figures.label}) not in docs/benchmarks.md"
+        )
+        assert f"| {figures.lost} " in row or f"| {figures.lost}/" in row, row
+
+
+def _measured(run_id: str, rps: float, p99: float) -> Measured:
+    return Measured(
+        run_id=run_id, requests_per_s=rps, records_per_s=960, p99_ms=p99, lost=0, verified=True,
+        network_idle_ratio=0.98, meets_slo=p99 <= 1000,
+    )  # fmt: skip
+
+
+def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
+    settings = {"output.kafka.bulk_flush_frequency": "400ms", "queue.mem.flush.timeout": "0s"}
+    profile = ClientProfile(name="rec", client="filebeat", overrides=settings)
+    prediction = Prediction(
+        requests_per_s=50, busiest_broker_requests_per_s=20, records_per_request=19, p50_ms=200, p99_ms=420
+    )
+    rec = ClientRecommendation(
+        client="filebeat", status="confirmed", profile=profile, properties=settings, predicted=prediction,
+        measured=_measured("r1", 48.0, 431.0), baseline_measured=_measured("r0", 960.0, 95.0),
+    )  # fmt: skip
+    p = from_recommendation("rec", ("Recommended.",), rec, "kbt sweep loadtests/x.yaml", "w")
+    assert p.settings == settings and p.config.kafka.bulk_flush_frequency == pytest.approx(0.4)
+    text = render_filebeat_yaml(p)
+    assert "#   this profile: 48.0 produce requests/s, p99 431 ms, 0 lost, network idle 0.980" in text
+    assert "#   baseline: 960.0 produce requests/s, p99 95 ms, 0 lost, network idle 0.980 (20.0x the" in text
+    with pytest.raises(ValueError, match="librdkafka recommendation"):
+        from_recommendation("x", ("x",), rec.model_copy(update={"client": "librdkafka"}), "c", "w")

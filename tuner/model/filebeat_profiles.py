@@ -3,8 +3,15 @@
 `kbt render filebeat` turns these into `filebeat-profiles/*.yml` (Filebeat config fragments) and
 `loadtests/profiles/filebeat-*.yaml` (the same settings as `client: filebeat` sweep profiles, so the
 published file is exactly what was measured). Settings are Filebeat option paths with the values a
-profile override would carry; anything not listed keeps Filebeat's default. The measured lines come
-from the sweeps named in `measured_by` (figures in docs/benchmarks.md, section "Filebeat engine").
+profile override would carry; anything not listed keeps Filebeat's default. A profile's `effect`
+holds the figures of one side-by-side sweep (the command is in it; the same figures are in
+docs/benchmarks.md, section "Filebeat engine", and a unit test keeps the two equal).
+
+Hook for the recommender: `from_recommendation()` builds a profile from a `kbt recommend` record's
+Filebeat entry (its `properties` are Filebeat option paths, the same shape as `settings`; its
+measured run and baseline become the effect). The profiles below are hand-chosen and measured; when
+recommendations for these workloads exist, a profile can be defined as
+`from_recommendation(name, purpose, load_recommendation(path).clients[i], ...)` instead.
 """
 
 from __future__ import annotations
@@ -14,6 +21,50 @@ from dataclasses import dataclass, field
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_profile import filebeat_config
 from tuner.spec.profile import ClientProfile
+from tuner.store.recommendation import ClientRecommendation, Measured
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One run of a side-by-side sweep: client (Sarama) produce requests/s, p99 delivery latency,
+    lost events, and the brokers' mean NetworkProcessorAvgIdlePercent."""
+
+    label: str
+    requests_per_s: float
+    p99_ms: float
+    lost: int
+    network_idle: float | None = None
+
+    @classmethod
+    def of(cls, label: str, m: Measured) -> Figures:
+        return cls(label, m.requests_per_s, m.p99_ms or 0.0, m.lost, m.network_idle_ratio)
+
+    def text(self) -> str:
+        idle = "" if self.network_idle is None else f", network idle {self.network_idle:.3f}"
+        p99 = latency_text(self.p99_ms)
+        return f"{self.requests_per_s:.1f} produce requests/s, p99 {p99}, {self.lost} lost{idle}"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A profile measured against baselines at the same offered load, in one sweep."""
+
+    command: str  # reproduces the figures, e.g. "kbt sweep loadtests/filebeat-small-logs.yaml"
+    workload: str  # what was offered, in a few words
+    profile: Figures
+    baselines: tuple[Figures, ...] = ()
+
+    def lines(self) -> tuple[str, ...]:
+        out = [f"{self.profile.label}: {self.profile.text()}"]
+        for b in self.baselines:
+            ratio = b.requests_per_s / self.profile.requests_per_s if self.profile.requests_per_s else 0.0
+            out.append(f"{b.label}: {b.text()} ({ratio:.1f}x the requests)")
+        return tuple(out)
+
+
+def latency_text(value: float) -> str:
+    """Milliseconds as people read them: "503 ms", "11.3 s"."""
+    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
 @dataclass(frozen=True)
@@ -22,8 +73,7 @@ class FilebeatProfile:
     purpose: tuple[str, ...]  # comment lines: what the profile is for
     settings: dict[str, str] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)  # option path -> comment above it
-    measured: tuple[str, ...] = ()  # comment lines: the measured effect
-    measured_by: str | None = None  # the command that measured it
+    effect: Effect | None = None  # the measured effect (None: not measured)
     published: bool = True  # also written to filebeat-profiles/ (baselines only to loadtests/)
 
     @property
@@ -40,6 +90,29 @@ class FilebeatProfile:
         return filebeat_config(self.profile)
 
 
+def from_recommendation(
+    name: str,
+    purpose: tuple[str, ...],
+    rec: ClientRecommendation,
+    command: str,
+    workload: str,
+    why: dict[str, str] | None = None,
+) -> FilebeatProfile:
+    """A publishable profile from a recommendation's Filebeat entry (ValueError for another client
+    or settings Filebeat's schema rejects)."""
+    if rec.client != "filebeat":
+        raise ValueError(f"a {rec.client} recommendation is not a Filebeat profile")
+    effect = None
+    if rec.measured is not None:
+        baselines = () if rec.baseline_measured is None else (Figures.of("baseline", rec.baseline_measured),)
+        effect = Effect(command, workload, Figures.of("this profile", rec.measured), baselines)
+    p = FilebeatProfile(name, purpose, dict(rec.properties), dict(why or {}), effect)
+    filebeat_config(p.profile)  # the schema judges the settings now, not when rendering
+    return p
+
+
+_SMALL_LOGS = "24 pods x 40 events/s of 1.6 KB, 3 brokers"
+
 _QUEUE_IMMEDIATE = {
     "queue.mem.flush.timeout": "0s",
 }
@@ -52,10 +125,12 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "At tens of events/s per pod the queue waits up to flush.timeout (10 s) to fill a batch,",
             "so few requests reach the brokers but events arrive seconds late.",
         ),
-        measured=(
-            "qunar-logs (24 pods x 40 events/s, 1.6 KB): 51.7 produce requests/s, p99 10.2 s, 0 lost.",
+        effect=Effect(
+            command="kbt sweep loadtests/filebeat-small-logs.yaml",
+            workload=_SMALL_LOGS,
+            profile=Figures("this profile", 68.9, 10231.8, 0, 0.990),
+            baselines=(Figures("kbt small-logs.yml", 46.6, 526.8, 0, 0.970),),
         ),
-        measured_by="kbt sweep loadtests/filebeat-small-logs.yaml",
     ),
     FilebeatProfile(
         name="7x-default",
@@ -104,11 +179,16 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "queue.mem.flush.min_events": "keep equal to bulk_max_size (a larger bulk_max_size would do"
             " nothing).",
         },
-        measured=(
-            "qunar-logs (24 pods x 40 events/s, 1.6 KB, 3 brokers): 46.4 produce requests/s vs 495.5",
-            "with the 7.x defaults (10.7x fewer), 960 with a low-latency queue (20.7x fewer); p99 503 ms.",
+        effect=Effect(
+            command="kbt sweep loadtests/filebeat-small-logs.yaml",
+            workload=_SMALL_LOGS,
+            profile=Figures("this profile", 46.6, 526.8, 0, 0.970),
+            baselines=(
+                Figures("7.x queue defaults (Qunar's sidecars)", 496.0, 1168.4, 0, 0.979),
+                Figures("low-latency queue (flush.timeout 0s)", 953.6, 378.6, 0, 0.957),
+                Figures("Filebeat 8.x defaults", 68.9, 10231.8, 0, 0.990),
+            ),
         ),
-        measured_by="kbt sweep loadtests/filebeat-small-logs.yaml",
     ),
     FilebeatProfile(
         name="large-events",
@@ -135,6 +215,12 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             " (the default 3200 could hold ~1.9 GB).",
             "queue.mem.flush.timeout": "hand events to the output at once instead of waiting up to 10 s.",
         },
+        effect=Effect(
+            command="kbt sweep loadtests/filebeat-large-events.yaml",
+            workload="4 pods x 1 event/s of 600 KB, 3 brokers",
+            profile=Figures("this profile", 4.0, 124.1, 0, 1.000),
+            baselines=(Figures("Filebeat 8.x defaults", 4.7, 10108.9, 0, 0.996),),
+        ),
     ),
     FilebeatProfile(
         name="sidecars",
@@ -158,6 +244,15 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "queue.mem.events": "a small queue keeps each sidecar's memory low.",
             "queue.mem.flush.timeout": "hand events to the output at once; Sarama does the holding.",
         },
+        effect=Effect(
+            command="kbt sweep loadtests/filebeat-sidecars.yaml",
+            workload="96 pods x 2 events/s of ~1 KB, 3 brokers",
+            profile=Figures("this profile", 42.8, 2050.0, 0, 0.980),
+            baselines=(
+                Figures("7.x queue defaults", 194.0, 1130.5, 0, 0.988),
+                Figures("low-latency queue (flush.timeout 0s)", 192.0, 170.4, 0, 0.961),
+            ),
+        ),
     ),
 )
 

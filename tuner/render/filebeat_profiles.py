@@ -1,6 +1,7 @@
 """Render the Filebeat profiles (tuner/model/filebeat_profiles.py) as files.
 
     filebeat-profiles/<name>.yml             a Filebeat config fragment (output.kafka + queue.mem)
+    filebeat-profiles/README.md              one line per published profile
     loadtests/profiles/filebeat-<name>.yaml  the same settings as a `client: filebeat` sweep profile
 
 Both are generated (`make generate`) and checked for staleness (`make check-generated`).
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile
+from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, latency_text
 from tuner.spec.filebeat import FilebeatConfig, format_duration
 
 PROFILE_DIR = "filebeat-profiles"
@@ -80,9 +81,11 @@ def render_filebeat_yaml(p: FilebeatProfile) -> str:
     config = p.config
     out = [f"# Filebeat profile: {p.name}", "#"]
     out += [f"# {line}" for line in p.purpose]
-    if p.measured:
-        out += ["#", f"# Measured with `{p.measured_by}`, same offered load side by side:"]
-        out += [f"#   {line}" for line in p.measured]
+    if p.effect is not None:
+        effect = p.effect
+        out += ["#", f"# Measured with `{effect.command}` ({effect.workload}),"]
+        out += ["# same offered load side by side:"]
+        out += [f"#   {line}" for line in effect.lines()]
     out += [
         "#",
         f"# {GENERATED}",
@@ -134,9 +137,42 @@ def _yaml_str(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def render_readme() -> str:
+    """filebeat-profiles/README.md: one line per published profile."""
+    out = [
+        "# Filebeat profiles",
+        "",
+        f"<!-- {GENERATED} -->",
+        "",
+        "Filebeat `output.kafka` + `queue.mem` fragments for common log shapes. Merge one into",
+        "`filebeat.yml`, give `KAFKA_HOSTS` and `KAFKA_TOPIC` (and any credentials) in the environment, and",
+        "check the result with `kbt check filebeat FILE`. Each file explains its settings and carries the",
+        "figures of the sweep that measured it, run through kbt's Sarama engine (Filebeat's Kafka client",
+        "configured the way libbeat configures it; see loadtests/sarama-engine/README.md).",
+        "",
+        "| file | for | measured (same offered load, one sweep) |",
+        "|---|---|---|",
+    ]
+    for p in PROFILES:
+        if p.published:
+            out.append(f"| [`{p.name}.yml`]({p.name}.yml) | {p.purpose[0]} | {_summary(p)} |")
+    return "\n".join(out) + "\n"
+
+
+def _summary(p: FilebeatProfile) -> str:
+    effect = p.effect
+    if effect is None:
+        return "not measured yet"
+    f = effect.profile
+    text = f"{f.requests_per_s:.1f} produce requests/s, p99 {latency_text(f.p99_ms)}, {f.lost} lost"
+    for b in effect.baselines:
+        text += f"; {b.label}: {b.requests_per_s / f.requests_per_s:.1f}x the requests"
+    return f"{text} (`{effect.command}`)"
+
+
 def render_all() -> dict[str, str]:
     """Repo-relative path -> content for every profile file."""
-    files: dict[str, str] = {}
+    files: dict[str, str] = {f"{PROFILE_DIR}/README.md": render_readme()}
     for p in PROFILES:
         if p.published:
             files[f"{PROFILE_DIR}/{p.name}.yml"] = render_filebeat_yaml(p)
