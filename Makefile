@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated snapshot bench-lab bench-probe bench-driver test-chaos bench-tls
+.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated snapshot bench-lab bench-probe bench-driver test-chaos bench-tls bench-recommend
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -60,3 +60,6 @@ bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msg
 
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
+
+bench-recommend: ## Recommender vs Filebeat-like defaults and vs a 24-run grid, model truth (~50 min, lab of its own: BASE_PORT=...; see docs/benchmarks.md)
+	@$(PY) scripts/bench_recommend.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))

@@ -11,8 +11,9 @@ run is a normal run record.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from tuner.model.evidence import measured_of
 from tuner.model.search import Candidate, Family, Searcher
@@ -22,6 +23,13 @@ from tuner.store.record import RunRecord
 
 CLOSE_ENOUGH = 0.05
 NO_ROOM = 1.03
+# Measured busiest-broker rates this close are tied. A keyless run's busiest broker is the largest of
+# a few per-broker counts whose split is random (sticky partitions are picked at random), so two
+# settings a few percent apart on it can rank either way from run to run; the total over all brokers
+# is the steadier figure and breaks the tie.
+MEASURED_TIE = 0.05
+
+T = TypeVar("T")
 
 
 class Trials(Protocol):
@@ -39,7 +47,7 @@ class Confirmation:
     def best(self) -> Trial | None:
         """The confirmed trial with the fewest requests on the busiest broker."""
         ok = [t for t in self.trials if t.measured is not None and t.measured.meets_slo]
-        return min(ok, key=lambda t: _busiest(t.measured), default=None)
+        return fewest_requests(ok, lambda t: t.measured)
 
 
 def _busiest(m: Measured | None) -> float:
@@ -47,6 +55,21 @@ def _busiest(m: Measured | None) -> float:
         return float("inf")
     busiest = m.busiest_broker_requests_per_s
     return busiest if busiest is not None else m.requests_per_s
+
+
+def fewest_requests(items: Sequence[T], measured: Callable[[T], Measured | None]) -> T | None:
+    """The item whose run sent the fewest produce requests to the busiest broker; runs within
+    MEASURED_TIE of that go by the fewest requests over all brokers."""
+    if not items:
+        return None
+    low = min(_busiest(measured(i)) for i in items)
+    tied = [i for i in items if _busiest(measured(i)) <= low * (1 + MEASURED_TIE)]
+
+    def total(i: T) -> tuple[float, float]:
+        m = measured(i)
+        return (m.requests_per_s if m is not None else float("inf"), _busiest(m))
+
+    return min(tied, key=total)
 
 
 def confirm(

@@ -14,7 +14,7 @@ from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.batching import java_properties, rules_for
 from tuner.model.codecs import CodecTable, default_table
-from tuner.model.confirm import Trials, confirm
+from tuner.model.confirm import Trials, confirm, fewest_requests
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
@@ -164,12 +164,13 @@ def _recommend_kind(
     profile, predicted = best.profile, best.prediction
     status: Status = "predicted"
     evidence: list[str] = []
+    own_base = base is not None and base.client == kind
     if live:
         assert req.trials is not None
         fams = families(kind, traffic, slo, req.baselines.get(kind))
         family = next(f for f in fams if f.name == best.family)
         codec = best.profile.compression or "none"
-        done = confirm(searcher, family, codec, best, req.trials, req.max_trials)
+        done = confirm(searcher, family, codec, best, req.trials, _search_budget(req, base, own_base))
         live_records.extend(done.records)
         trials = done.trials
         chosen = done.best
@@ -186,7 +187,9 @@ def _recommend_kind(
         meeting = [(r, measured_of(r, slo)) for r in own if r.status == "ok"]
         meeting = [(r, m) for r, m in meeting if m.meets_slo]
         if status != "confirmed" and meeting:
-            record, m = min(meeting, key=lambda rm: _busiest(rm[1]))
+            chosen_rm = fewest_requests(meeting, lambda rm: rm[1])
+            assert chosen_rm is not None
+            record, m = chosen_rm
             close = _busiest(m) <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
             if close or status == "rejected":
                 profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
@@ -200,12 +203,18 @@ def _recommend_kind(
         elif status == "predicted":
             notes.append("no run of this setting yet: confirm it with --live")
     base_pred = base_meas = None
-    if base is not None and base.client == kind:
+    if base is not None and own_base:
         base_pred = predict_rules(traffic, rules_for(base), searcher.calib, codecs, cost)
         base_record = _newest([*records, *live_records], base)
         if base_record is None and live and req.trials is not None:
-            base_record = req.trials.run(base, "baseline")
-            live_records.append(base_record)
+            if len(trials) < req.max_trials:
+                base_record = req.trials.run(base, "baseline")
+                live_records.append(base_record)
+            else:
+                notes.append(
+                    f"baseline {base.name} not run: the search used all {req.max_trials} lab runs"
+                    " (--max-trials)"
+                )
         if base_record is not None:
             base_meas = measured_of(base_record, slo)
     floor = None
@@ -230,6 +239,14 @@ def _recommend_kind(
         floor=floor,
         notes=notes,
     )
+
+
+def _search_budget(req: Request, base: ClientProfile | None, own_base: bool) -> int:
+    """Confirmation trials for the search: --max-trials counts every lab run of a client kind, so
+    one is kept for the baseline when it has no record yet (unless that would leave none)."""
+    if base is None or not own_base or req.max_trials < 2 or _newest(req.records, base) is not None:
+        return req.max_trials
+    return req.max_trials - 1
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
