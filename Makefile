@@ -61,5 +61,5 @@ bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msg
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
 
-bench-recommend: ## Recommender vs Filebeat-like defaults and vs a 24-run grid, model truth (~50 min, lab of its own: BASE_PORT=...; see docs/benchmarks.md)
+bench-recommend: ## Recommender vs Filebeat-like defaults and vs a 24-run grid, model truth (~45 min, lab of its own: BASE_PORT=..., or LAB_DIR=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_recommend.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))

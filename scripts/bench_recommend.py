@@ -76,20 +76,20 @@ def run_steps(args: argparse.Namespace, work: Path, lab: list[str], log: list[st
         )
 
     out = work / "out"
-    step("grid", "sweep", GRID, *lab, "--results", str(work / "grid"))
+    # Exit 3 (no setting met the SLO) writes no recommendation; the report then says so.
+    # A sweep exits 1 when a run lost records: the report shows them.
+    step("grid", "sweep", GRID, *lab, "--results", str(work / "grid"), ok=(0, 1))
     step(
         "p2", "recommend", str(work / "p2"), "--live", GRID, "--client", "librdkafka",
-        "--max-trials", str(MAX_TRIALS), *lab, "--out", str(out / "p2"),
+        "--max-trials", str(MAX_TRIALS), *lab, "--out", str(out / "p2"), ok=(0, 3),
     )  # fmt: skip
     step(
         "p1", "recommend", str(work / "p1"), "--live", QUNAR, "--client", "librdkafka",
-        "--slo-p99", f"{SLO_P99_MS:g}", *lab, "--out", str(out / "p1"),
+        "--slo-p99", f"{SLO_P99_MS:g}", *lab, "--out", str(out / "p1"), ok=(0, 3),
     )  # fmt: skip
-    step("filebeat", "sweep", FILEBEAT, *lab, "--results", str(work / "filebeat"))
-    # Model truth only: exit 3 (no setting meets the SLO) still writes nothing, which is fine.
-    step("truth", "recommend", str(work / "grid"), "--client", "librdkafka", "--out", str(out / "grid"))
-    step("truth", "recommend", str(work / "filebeat"), "--client", "filebeat", "--out", str(out / "filebeat"),
-         ok=(0, 3))  # fmt: skip
+    step("filebeat", "sweep", FILEBEAT, *lab, "--results", str(work / "filebeat"), ok=(0, 1))
+    for name, client in (("grid", "librdkafka"), ("filebeat", "filebeat")):
+        step("truth", "recommend", str(work / name), "--client", client, "--out", str(out / name), ok=(0, 3))
 
 
 def _ms(v: float | None) -> str:
