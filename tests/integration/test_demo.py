@@ -19,6 +19,7 @@ ROOT = repo_root()
 def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     env = {**os.environ, "KBT_LAB_DIR": str(lab.lab_dir), "KBT_DEMO_OUT": str(out), "PYTHON": sys.executable}
+    env["KBT_DEMO_TRIALS"] = "2"
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh")],
         cwd=ROOT,
@@ -33,20 +34,25 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
 
     # one record per run of the sweep, every acked record read back
     records = ResultsStore(out / "results").records()
-    assert sorted(r.name for r in records) == ["batched-zstd", "filebeat-like"], output[-2000:]
+    swept = sorted(r.name for r in records if r.sweep == "qunar-logs-short")
+    assert swept == ["batched-zstd", "filebeat-like"], output[-2000:]
+    confirmations = [r for r in records if r.sweep == "qunar-logs-short-recommend"]
+    assert {r.plan.profile.client for r in confirmations} == {"librdkafka", "filebeat"}, output[-3000:]
     for record in records:
         assert record.delivery.verified and record.delivery.acked > 0 and record.delivery.lost == 0, (
             record.run_id
         )
 
     # the recommendation and the rendered settings, printed as well as written
-    recommendation = json.loads(next((out / "recommend").glob("*.json")).read_text())
-    assert recommendation["clients"], recommendation
+    (rec_file,) = (out / "recommend").glob("*/recommendation.json")
+    recommendation = json.loads(rec_file.read_text())
+    status = {c["client"]: c["status"] for c in recommendation["clients"]}
+    assert status["librdkafka"] == "confirmed" and status["filebeat"] == "confirmed", status
     for name in ("filebeat.yml", "librdkafka.properties", "java.properties"):
-        text = (out / "recommend" / name).read_text()
-        assert text.strip() and text.splitlines()[0] in output, name
+        text = (rec_file.parent / name).read_text()
+        assert text.strip() and text.splitlines()[-1] in output, name
     check = subprocess.run(
-        [sys.executable, "-m", "tuner", "check", "filebeat", str(out / "recommend" / "filebeat.yml")],
+        [sys.executable, "-m", "tuner", "check", "filebeat", str(rec_file.parent / "filebeat.yml")],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr
