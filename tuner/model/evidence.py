@@ -78,15 +78,56 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     )
 
 
+# A run whose brokers' request handlers were idle less than this, or whose client could not send
+# what was offered, measured an overloaded cluster: its latency says how overload queues requests,
+# not how a setting with far fewer requests will fare, so it calibrates service latency only when no
+# other run of the client kind exists.
+SATURATED_HANDLER_IDLE = 0.3
+SATURATED_SHORTFALL = 0.05
+
+
+def saturated(record: RunRecord) -> bool:
+    """Whether the run overloaded the cluster or the client (see SATURATED_HANDLER_IDLE)."""
+    client, broker = record.client, record.broker
+    idle = broker.request_handler_idle_ratio if broker is not None else None
+    if idle is not None and idle < SATURATED_HANDLER_IDLE:
+        return True
+    offered = client.offered_records
+    return record.plan.workload.rate_per_producer != "max" and offered > 0 and (
+        1 - client.records_sent / offered > SATURATED_SHORTFALL
+    )
+
+
 def calibrate(records: Iterable[RunRecord]) -> Calibration:
     """Service latency and memory base per client kind: medians over ok runs of (measured -
-    simulated batching delay) and (measured memory - bytes held while batching)."""
+    simulated batching delay) and (measured memory - bytes held while batching). Runs that
+    saturated the cluster or the client are left out while unsaturated runs of the kind exist."""
+    usable = [r for r in records if _calibrates(r)]
+    calm_kinds = {_kind(r) for r in usable if not saturated(r)}
+    usable = [r for r in usable if not saturated(r) or _kind(r) not in calm_kinds]
+    return _calibrate(usable)
+
+
+def _kind(record: RunRecord) -> str | None:
+    try:
+        return rules_for(record.plan.profile).kind
+    except Exception:  # a profile the model cannot read calibrates nothing
+        return None
+
+
+def _calibrates(record: RunRecord) -> bool:
+    client = record.client
+    return record.status == "ok" and client.delivery_latency_ms.p99 is not None and client.records_acked > 0
+
+
+def _calibrate(records: Iterable[RunRecord]) -> Calibration:
     p50s: dict[str, list[float]] = {}  # per client kind
     p99s: dict[str, list[float]] = {}
     bases: dict[str, list[float]] = {}
     for record in records:
         client = record.client
-        if record.status != "ok" or client.delivery_latency_ms.p99 is None or client.records_acked == 0:
+        p99 = client.delivery_latency_ms.p99
+        if p99 is None:
             continue
         try:
             traffic = traffic_of_record(record)
@@ -95,7 +136,7 @@ def calibrate(records: Iterable[RunRecord]) -> Calibration:
             continue
         sim = simulated(traffic, rules)
         kind: str = rules.kind
-        p99s.setdefault(kind, []).append(client.delivery_latency_ms.p99 - sim.wait_quantile(0.99) * 1000)
+        p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
         if client.delivery_latency_ms.p50 is not None:
             p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
         if client.max_producer_rss_mb is not None:
