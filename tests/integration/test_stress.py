@@ -4,6 +4,8 @@ gates per stage, one record per stage, clean processes and topics.
 Bounded: each run is a short timeline (about a minute) that stops by itself. Nothing here asserts a
 timing or a verdict that depends on how busy the machine is; the gates are set loose so that the
 stages hold on a healthy lab, and what is asserted is what the run must always produce.
+
+`pytest -s` prints the 1-process vs 2-local-worker totals (docs/benchmarks.md, ## Stress test).
 """
 
 from __future__ import annotations
@@ -151,6 +153,13 @@ def test_two_local_workers_produce_the_same_totals(lab: LabState, tmp_path: Path
         totals[workers] = (sent, acked)
         assert _locust_procs(str(results)) == []
     (sent_1, acked_1), (sent_2, acked_2) = totals[0], totals[2]
+    print(
+        f"\nkbt stress, 4 producers x 25 msgs/s for 20 s (offered {offered}):"
+        f"\n  1 locust process: sent {sent_1}, acked {acked_1}"
+        f"\n  master + 2 local workers: sent {sent_2}, acked {acked_2}"
+        f"\n  sent {abs(sent_2 - sent_1) / sent_1:.2%} apart,"
+        f" acked {abs(acked_2 - acked_1) / acked_1:.2%} apart"
+    )
     assert abs(sent_1 - offered) / offered < 0.05, totals
     assert abs(sent_2 - sent_1) / sent_1 < 0.05, totals
     assert abs(acked_2 - acked_1) / acked_1 < 0.05, totals

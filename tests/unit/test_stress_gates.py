@@ -197,3 +197,30 @@ def test_unverified_delivery_is_a_failed_gate(ctx: RunContext) -> None:
     record = stage_record(ctx, ctx.plan.stages[1], _tally([20.0] * 10), StageMeasure(), {}, None)
     verified = next(c for c in record.stress.gates if c.gate == "verified") if record.stress else None
     assert verified is not None and describe(verified) == "delivery was not verified"
+
+
+def test_a_late_load_generator_is_noted_not_judged(ctx: RunContext) -> None:
+    stage = ctx.plan.stages[1]
+    late = _tally([20.0] * 100)
+    late.send_lag_us = {5_000: 95, 400_000: 5}  # p99 400 ms behind schedule (SLO 1500 ms: limit 150 ms)
+    record = stage_record(ctx, stage, late, _broker(0.6, 3), {}, _ok_delivery(1, 100))
+    assert record.stress is not None and record.stress.verdict == "held"  # a note, not a gate
+    [note] = record.problems
+    assert note.startswith("load generator behind schedule: send lag p99 400 ms")
+    assert {c.gate for c in record.stress.gates} == {"network_idle", "request_queue", "p99", "failed", "lost"}
+    on_time = _tally([20.0] * 100)
+    on_time.send_lag_us = {5_000: 99, 140_000: 1}
+    record = stage_record(ctx, stage, on_time, _broker(0.6, 3), {}, _ok_delivery(1, 100))
+    assert record.problems == []
+
+
+def test_an_aborted_stage_covers_the_part_that_ran(ctx: RunContext) -> None:
+    stage = ctx.plan.stages[2]  # step2-x2: 8 producers x 25 msgs/s, 20 s
+    start = T0 + stage.start_s
+    tally = _tally([20.0] * 1200)  # 6 s of 200 msgs/s before the ramp stopped
+    record = stage_record(ctx, stage, tally, _broker(0.6, 3), {}, _ok_delivery(2, 1200), "aborted", start + 6)
+    assert record.stress is not None and record.stress.verdict == "aborted"
+    assert record.stress.end == record.client.window_end == start + 6
+    assert record.client.offered_records == 1200 and record.client.records_per_s == pytest.approx(200)
+    whole = stage_record(ctx, stage, tally, _broker(0.6, 3), {}, _ok_delivery(2, 1200), until=start + 60)
+    assert whole.client.window_end == T0 + stage.end_s  # `until` after the stage's end changes nothing

@@ -105,3 +105,23 @@ def test_group_tally_halves_and_wire() -> None:
     merged.merge(back.half(3, 0))
     assert merged.records == 20
     assert g.take_delta() and g.halves == {}
+
+
+def test_send_lag_merges_and_survives_the_wire() -> None:
+    a, b = StageTally(sent=2), StageTally(sent=1)
+    a.send_lag_us = {bucket_us(0.001): 1, bucket_us(0.5): 1}
+    b.send_lag_us = {bucket_us(0.001): 1}
+    a.merge(b)
+    assert a.send_lag_us == {1000: 2, bucket_us(0.5): 1}
+    back = StageTally.from_wire(a.to_wire())
+    assert back == a
+    assert back.send_lag_ms(50) == 1.0
+    assert back.send_lag_ms(99) == bucket_us(0.5) / 1000
+    assert StageTally.from_wire({"sent": 3}).send_lag_ms(99) is None  # a tally from an older worker
+
+
+def test_last_due_is_the_latest_across_reports() -> None:
+    a, b = StageTally(last_due=1_800_000_010.5), StageTally(last_due=1_800_000_009.0)
+    a.merge(b)
+    assert a.last_due == 1_800_000_010.5
+    assert StageTally.from_wire(a.to_wire()).last_due == 1_800_000_010.5

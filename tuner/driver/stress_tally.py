@@ -6,7 +6,9 @@ numbers were acked; every report ships only what changed since the last one (`ta
 plain data locust can send over its RPC. The master merges the deltas (`merge_wire`).
 
 A record belongs to the stage of its *intended* send time, so a step whose records are acked late
-still owns their latency. Latencies are bucketed to 11 significant bits (~0.05%), as in the sweep
+still owns their latency. The send lag (intended send time -> the produce() call) tells how far the
+load generator itself fell behind its schedule: that part of the latency is the generator's, not
+the brokers'. Latencies are bucketed to 11 significant bits (~0.05%), as in the sweep
 driver, so merging is exact and cheap.
 """
 
@@ -73,6 +75,8 @@ class StageTally:
     failed: int = 0
     bytes_acked: int = 0
     latency_us: dict[int, int] = field(default_factory=dict)
+    send_lag_us: dict[int, int] = field(default_factory=dict)  # intended send time -> produce()
+    last_due: float = 0.0  # epoch s: the latest intended send time of a record sent (0: none)
     requests: dict[str, int] = field(default_factory=dict)  # broker node id -> produce requests
     batches: int = 0
     batch_records: int = 0
@@ -85,6 +89,9 @@ class StageTally:
         self.bytes_acked += other.bytes_acked
         for us, n in other.latency_us.items():
             self.latency_us[us] = self.latency_us.get(us, 0) + n
+        for us, n in other.send_lag_us.items():
+            self.send_lag_us[us] = self.send_lag_us.get(us, 0) + n
+        self.last_due = max(self.last_due, other.last_due)
         for node, n in other.requests.items():
             self.requests[node] = self.requests.get(node, 0) + n
         self.batches += other.batches
@@ -98,6 +105,10 @@ class StageTally:
     def p_ms(self, q: float, unacked_high: bool = False) -> float | None:
         return percentile_ms(self.latency_us, q, self.unacked if unacked_high else 0)
 
+    def send_lag_ms(self, q: float) -> float | None:
+        """The q-th percentile of how late the generator called produce() (records sent)."""
+        return percentile_ms(self.send_lag_us, q)
+
     def to_wire(self) -> dict[str, Any]:
         return {
             "sent": self.sent,
@@ -105,6 +116,8 @@ class StageTally:
             "failed": self.failed,
             "bytes_acked": self.bytes_acked,
             "latency_us": [[us, n] for us, n in sorted(self.latency_us.items())],
+            "send_lag_us": [[us, n] for us, n in sorted(self.send_lag_us.items())],
+            "last_due": self.last_due,
             "requests": dict(self.requests),
             "batches": self.batches,
             "batch_records": self.batch_records,
@@ -119,6 +132,8 @@ class StageTally:
             failed=int(data.get("failed", 0)),
             bytes_acked=int(data.get("bytes_acked", 0)),
             latency_us={int(us): int(n) for us, n in data.get("latency_us", [])},
+            send_lag_us={int(us): int(n) for us, n in data.get("send_lag_us", [])},
+            last_due=float(data.get("last_due", 0.0)),
             requests={str(k): int(v) for k, v in data.get("requests", {}).items()},
             batches=int(data.get("batches", 0)),
             batch_records=int(data.get("batch_records", 0)),

@@ -7,7 +7,8 @@ another machine needs only kbt installed and `locust -f - --worker --master-host
 
 - `StressProducer`: one producer ("pod") per locust user, with the profile's librdkafka settings.
   Open loop at the plan's rate from its own start; latency is measured from the intended send
-  time; only `poll(0)` on the hot path. Each delivery fires a locust request event named after
+  time, and how late each produce() call was (send lag: the generator behind its own schedule);
+  only `poll(0)` on the hot path. Each delivery fires a locust request event named after
   the stage (so locust's own statistics split by stage) and is tallied for kbt (stress_tally).
 - `StressShape`: the plan's stages as a locust LoadTestShape (users = producers), on the wall
   clock from the plan's t0; a file `abort` in the master's out dir ends the ramp early (drain).
@@ -208,7 +209,12 @@ class StressProducer(User):
                     producer.produce(topics[seq % len(topics)], value, key)
                 except BufferError:  # local queue full: serve callbacks, retry on the next turn
                     break
-                STATE.tally.stage(self.plan.stage_index_at(due)).sent += 1
+                stage = STATE.tally.stage(self.plan.stage_index_at(due))
+                stage.sent += 1
+                lag = bucket_us(now - due)  # how far behind its schedule this process is
+                stage.send_lag_us[lag] = stage.send_lag_us.get(lag, 0) + 1
+                if due > stage.last_due:  # the latest intended send time in this stage
+                    stage.last_due = due
                 self.unexported[3] += 1
                 self.seq += 1
                 due = self.start_at + self.seq * interval

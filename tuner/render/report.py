@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from tuner import __version__
 from tuner.render import report_plots as plots
-from tuner.render.report_data import ReportInput, RunEntry, comparisons, figures
+from tuner.render.report_data import ReportInput, RunEntry, comparisons, figures, stress_summaries
 from tuner.render.report_html import esc, img, num, page, table
 from tuner.store.recommendation import ClientRecommendation, Measured, Recommendation
+from tuner.store.stress import StressStep
 
 
 @dataclass
@@ -67,25 +68,53 @@ def _run_table(entries: list[RunEntry]) -> str:
     return table(head, rows, left=3)
 
 
+def _lag_mean(step: StressStep, mode: str) -> float | None:
+    values = [c.whole.lag_mean for c in step.consumers if c.mode == mode and c.whole.lag_mean is not None]
+    return max(values) if values else None
+
+
 def _stress_table(entries: list[RunEntry]) -> str:
     rows = []
-    held: dict[str, str] = {}
     for e in entries:
         s = e.record.stress
         if s is None:
             continue
-        failed = [g.gate for g in s.gates if not g.passed]
+        f = figures(e.record)
+        remote = s.remote.fetch_requests_per_s if s.remote else None
         rows.append([
-            esc(s.profile_label), esc(s.stage.label), esc(s.stage.kind), num(s.offered_msgs_per_s),
-            _status(e), esc(", ".join(failed) or "-"),
+            esc(s.profile_label), esc(s.stage.label), esc(s.stage.kind), num(s.offered_msgs_per_s, 0),
+            num(f.acked_per_s, 0), _status(e), num(s.realtime_e2e_p99_ms(False), 0),
+            num(s.realtime_e2e_p99_ms(True), 0), num(remote, 1), num(_lag_mean(s, "realtime"), 0),
+            num(_lag_mean(s, "lagging"), 0), esc("; ".join(e.record.problems) or "-"),
         ])  # fmt: skip
-        if s.verdict == "held" and s.stage.judged:
-            held[s.profile_label] = f"{s.stage.label} (x{s.stage.multiplier:g})"
-    summary = "".join(f"<p>{esc(label)}: highest step held {esc(step)}</p>" for label, step in held.items())
-    return (
-        table(["profile", "stage", "kind", "offered msgs/s", "verdict", "failed gates"], rows, left=3)
-        + summary
+    head = [
+        "profile", "stage", "kind", "offered msgs/s", "acked msgs/s", "verdict",
+        "real-time e2e p99 ms, no lagging readers", "with lagging readers", "remote fetch req/s",
+        "lag mean, real-time (records)", "lag mean, lagging (records)", "failed gates and notes",
+    ]  # fmt: skip
+    summary = []
+    for p in stress_summaries(entries):
+        if p.held is None:
+            line = f"{p.label} ({p.profile}): no step held"
+        else:
+            rate = p.held.stage.multiplier * p.held.baseline_msgs_per_s
+            line = (
+                f"{p.label} ({p.profile}): highest step held {p.held.stage.name}"
+                f" (x{p.held.stage.multiplier:g} = {rate:,.0f} msgs/s)"
+            )
+        if p.first_failed is not None:
+            line += f"; {p.first_failed.stage.name} {p.first_failed.verdict}"
+            if p.problems:
+                line += f": {'; '.join(p.problems)}"
+        if p.spike is not None:
+            line += f"; spike {p.spike}"
+        summary.append(f"<p><b>{esc(line)}</b></p>")
+    note = (
+        '<p class="note">Real-time e2e: record timestamp to consumed, in the stage half without and'
+        " with the lagging group reading (lagging_readers: split). Lag: records behind the high"
+        " watermark (librdkafka statistics), mean over the stage.</p>"
     )
+    return "".join(summary) + table(head, rows, left=3) + note
 
 
 def _measured_cells(m: Measured | None) -> list[str]:
@@ -171,9 +200,9 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
     for group, entries in groups.items():
         is_stress = any(e.record.stress is not None for e in entries)
         b.body.append(f"<h2>{'Stress' if is_stress else 'Sweep'} {esc(group)}</h2>")
-        b.body.append(_run_table(entries))
         if is_stress:
             b.body.append(_stress_table(entries))
+        b.body.append(_run_table(entries))
         missing = [e.label for e in entries if e.series is None]
         if missing:
             b.body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
@@ -183,7 +212,8 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
             plots.offered_over_time(entries), f"{group}-offered-time", f"{group}: offered vs acked over time"
         )
         b.body.append("<h3>Request rate and idle ratios over time, per broker</h3>")
-        b.plot(plots.broker_timeline(entries), f"{group}-brokers", f"{group}: broker pressure over time")
+        timeline = plots.stress_timeline(entries) if is_stress else plots.broker_timeline(entries)
+        b.plot(timeline, f"{group}-brokers", f"{group}: broker pressure over time")
         b.body.append("<h3>Latency percentiles per " + ("step" if is_stress else "run") + "</h3>")
         b.plot(plots.latency_percentiles(entries), f"{group}-latency", f"{group}: latency percentiles")
         if not is_stress:

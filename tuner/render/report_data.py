@@ -16,6 +16,7 @@ from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.store.run_series import RunSeries, load_run_series
+from tuner.store.stress import StressStep
 
 
 @dataclass(frozen=True)
@@ -186,7 +187,8 @@ class Comparison:
 
 def comparisons(report: ReportInput) -> list[Comparison]:
     """Before/after pairs: the recommendation's baseline vs recommended runs when it names them;
-    else in stress runs the current vs recommended profile at the highest step both ran; else per
+    else in stress runs the current vs recommended profile at the highest step both ran to its end
+    (held or failed, not aborted part way); else per
     sweep its first run vs its run with the fewest produce requests/s (healthy runs only)."""
     by_id = report.by_run_id()
     out: list[Comparison] = []
@@ -207,7 +209,8 @@ def comparisons(report: ReportInput) -> list[Comparison]:
             by_label: dict[str, dict[str, RunEntry]] = {}
             for e in stress:
                 assert e.record.stress is not None
-                if e.record.stress.stage.judged:
+                # judged and run to its end (an aborted or interrupted stage ran only in part)
+                if e.record.stress.stage.judged and e.record.stress.verdict in ("held", "failed"):
                     by_label.setdefault(e.record.stress.profile_label, {})[e.record.stress.stage.label] = e
             labels = list(by_label)
             if len(labels) >= 2:
@@ -225,4 +228,56 @@ def comparisons(report: ReportInput) -> list[Comparison]:
             if best is not first:
                 why = f"{group}: first run vs the run with the fewest produce requests/s"
                 out.append(Comparison(first, best, why))
+    return out
+
+
+# ---- stress runs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    """One profile's run through a stress timeline, as `kbt stress` sums it up."""
+
+    label: str
+    profile: str  # the profile's own name
+    t0: float
+    held: StressStep | None  # the highest ramp step held before the first one that did not
+    first_failed: StressStep | None  # the first judged step that did not hold
+    problems: list[str]  # that step's reasons (failed gates, notes)
+    spike: str | None  # the spike's verdict, if the run got that far
+
+
+def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
+    """Per profile run (label and t0), in run order: the same highest step held as the CLI's."""
+    runs: dict[tuple[str, float], list[RunEntry]] = {}
+    for e in entries:
+        if e.record.stress is not None:
+            runs.setdefault((e.record.stress.profile_label, e.record.stress.t0), []).append(e)
+    out = []
+    for (label, t0), stages in runs.items():
+        stages = sorted(stages, key=lambda e: e.record.index)
+        held: StressStep | None = None
+        failed: RunEntry | None = None
+        for e in stages:
+            step = e.record.stress
+            assert step is not None
+            if step.stage.kind not in ("step", "hold"):
+                continue
+            if step.verdict != "held":
+                failed = e
+                break
+            held = step
+        steps = [e.record.stress for e in stages if e.record.stress is not None]
+        spikes = [s for s in steps if s.stage.kind == "spike"]
+        out.append(
+            ProfileSummary(
+                label=label,
+                profile=stages[0].record.plan.profile.name,
+                t0=t0,
+                held=held,
+                first_failed=failed.record.stress if failed else None,
+                problems=list(failed.record.problems) if failed else [],
+                spike=spikes[0].verdict if spikes else None,
+            )
+        )
     return out

@@ -18,6 +18,8 @@ import matplotlib.pyplot as plt
 from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front
 
 DPI = 100
+LABEL_WIDTH = 28  # characters of a run label under a bar
+MAX_PROFILE_COLUMNS = 4
 
 
 def _png(fig: Any) -> bytes:
@@ -27,7 +29,7 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def _short(label: str, width: int = 22) -> str:
+def _short(label: str, width: int = LABEL_WIDTH) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
@@ -62,6 +64,81 @@ def _shade_runs(ax: Any, entries: Sequence[RunEntry], t0: float, label: bool) ->
                         fontsize=7, va="bottom", rotation=0)  # fmt: skip
 
 
+BROKER_PANELS = [
+    ("PRODUCE_REQUESTS_RATE", "produce requests/s"),
+    ("NETWORK_IDLE", "network idle ratio"),
+    ("REQUEST_HANDLER_IDLE", "handler idle ratio"),
+    ("REQUEST_QUEUE_SIZE", "request queue size"),
+]
+
+
+def _broker_lines(
+    ax: Any, entries: Sequence[RunEntry], query: str, t0: float, colours: dict[str, str]
+) -> None:
+    """One line per broker (the same colour across runs and panels), x in seconds since t0."""
+    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    labelled: set[str] = set()
+    for e in entries:
+        if e.series is None:
+            continue
+        for line in e.series.of(query):
+            broker = line.labels.get("broker", "?")
+            colour = colours.setdefault(broker, palette[len(colours) % len(palette)])
+            name = None if broker in labelled else f"broker {broker}"
+            labelled.add(broker)
+            ax.plot([t - t0 for t, _ in line.points], [v for _, v in line.points], color=colour,
+                    linewidth=1.2, label=name)  # fmt: skip
+    if query in ("NETWORK_IDLE", "REQUEST_HANDLER_IDLE"):
+        ax.set_ylim(0, 1.05)
+        if query == "NETWORK_IDLE":
+            ax.axhline(0.3, color="red", linestyle="--", linewidth=0.8)
+
+
+def stress_timeline(entries: Sequence[RunEntry]) -> bytes | None:
+    """A stress run's broker pressure, one column per profile run side by side on the same stage
+    timeline (seconds since the profile's t0) and the same y scale, each stage shaded and named,
+    failed stages in red."""
+    runs: dict[tuple[str, float], list[RunEntry]] = {}
+    for e in entries:
+        if e.record.stress is not None and e.series is not None:
+            runs.setdefault((e.record.stress.profile_label, e.record.stress.t0), []).append(e)
+    if not runs:
+        return None
+    keys = list(runs)[:MAX_PROFILE_COLUMNS]
+    span = max(e.record.stress.stage.end_s for k in keys for e in runs[k] if e.record.stress)  # as planned
+    fig, axes = plt.subplots(
+        len(BROKER_PANELS), len(keys), figsize=(max(10.0, 6.5 * len(keys)), 2.3 * len(BROKER_PANELS) + 0.6),
+        sharex=True, sharey="row", layout="constrained", squeeze=False,
+    )  # fmt: skip
+    colours: dict[str, str] = {}
+    for col, key in enumerate(keys):
+        label, t0 = key
+        stages = runs[key]
+        for row, (query, ylabel) in enumerate(BROKER_PANELS):
+            ax = axes[row][col]
+            _broker_lines(ax, stages, query, t0, colours)
+            for i, e in enumerate(stages):
+                step = e.record.stress
+                assert step is not None
+                bad = step.verdict in ("failed", "aborted")
+                ax.axvspan(step.start - t0, step.end - t0, linewidth=0, alpha=0.12 if bad else 0.07,
+                           color="tab:red" if bad else ("grey" if i % 2 else "tab:blue"))  # fmt: skip
+                if row == 0:
+                    ax.annotate(f"{step.stage.name}\n{step.verdict}", (step.start - t0, 1.0),
+                                xycoords=("data", "axes fraction"), xytext=(2, 2 + 18 * (i % 2)),
+                                textcoords="offset points", fontsize=7, va="bottom")  # fmt: skip
+            ax.grid(True, alpha=0.3)
+            ax.set_xlim(0, span)
+            if col == 0:
+                ax.set_ylabel(ylabel, fontsize=8)
+        profile = stages[0].record.plan.profile.name
+        axes[0][col].set_title(f"{label} ({profile})", fontsize=10, pad=44)
+        axes[-1][col].set_xlabel("seconds since the profile's start (t0)")
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    fig.suptitle("Broker pressure per profile, per broker (shaded: stages; red: failed or aborted)")
+    return _png(fig)
+
+
 def broker_timeline(entries: Sequence[RunEntry]) -> bytes | None:
     """Produce requests/s, network idle and handler idle over time, one line per broker; runs laid
     out on their real timeline with their measured windows shaded."""
@@ -69,32 +146,12 @@ def broker_timeline(entries: Sequence[RunEntry]) -> bytes | None:
     if not with_series:
         return None
     t0 = _timeline(with_series)
-    panels = [
-        ("PRODUCE_REQUESTS_RATE", "produce requests/s"),
-        ("NETWORK_IDLE", "network idle ratio"),
-        ("REQUEST_HANDLER_IDLE", "handler idle ratio"),
-        ("REQUEST_QUEUE_SIZE", "request queue size"),
-    ]
     fig, axes = plt.subplots(
-        len(panels), 1, figsize=(10, 2.3 * len(panels)), sharex=True, layout="constrained"
+        len(BROKER_PANELS), 1, figsize=(10, 2.3 * len(BROKER_PANELS)), sharex=True, layout="constrained"
     )
     colours: dict[str, str] = {}
-    palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, (query, ylabel) in zip(axes, panels, strict=True):
-        labelled: set[str] = set()
-        for e in with_series:
-            assert e.series is not None
-            for line in e.series.of(query):
-                broker = line.labels.get("broker", "?")
-                colour = colours.setdefault(broker, palette[len(colours) % len(palette)])
-                xs = [t - t0 for t, _ in line.points]
-                name = None if broker in labelled else f"broker {broker}"
-                labelled.add(broker)
-                ax.plot(xs, [v for _, v in line.points], color=colour, linewidth=1.2, label=name)
-        if query in ("NETWORK_IDLE", "REQUEST_HANDLER_IDLE"):
-            ax.set_ylim(0, 1.05)
-            if query == "NETWORK_IDLE":
-                ax.axhline(0.3, color="red", linestyle="--", linewidth=0.8)
+    for ax, (query, ylabel) in zip(axes, BROKER_PANELS, strict=True):
+        _broker_lines(ax, with_series, query, t0, colours)
         _shade_runs(ax, with_series, t0, label=ax is axes[0])
         ax.set_ylabel(ylabel, fontsize=8)
         ax.grid(True, alpha=0.3)
@@ -137,12 +194,16 @@ def latency_percentiles(entries: Sequence[RunEntry]) -> bytes:
     for k, (name, attr) in enumerate(quantiles):
         values = [getattr(f, attr) or 0.0 for f in figs]
         ax.bar([x - 0.4 + width * (k + 0.5) for x in range(len(entries))], values, width=width, label=name)
+    slos = {e.record.plan.slo.p99_ms for e in entries}
+    slo = slos.pop() if len(slos) == 1 else None
+    if slo:
+        ax.axhline(slo, color="red", linestyle="--", linewidth=0.8, label=f"p99 SLO {slo:g} ms")
     ax.set_yscale("log")
     labels = [_short(e.label) for e in entries]
     ax.set_xticks(range(len(entries)), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("delivery latency, ms")
     ax.set_title("Delivery latency percentiles per run")
-    ax.legend(fontsize=8, ncols=4)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: bars reach the top
     ax.grid(True, axis="y", which="both", alpha=0.3)
     return _png(fig)
 
@@ -180,11 +241,16 @@ def before_after(pair: Comparison) -> bytes:
         ("handler idle", b.handler_idle, a.handler_idle),
         ("broker CPU cores", b.broker_cpu_cores, a.broker_cpu_cores),
     ]
+    names = ["before", "after"]
+    stress = (pair.before.record.stress, pair.after.record.stress)
+    if stress[0] is not None and stress[1] is not None and stress[0].profile_label != stress[1].profile_label:
+        names = [f"{stress[0].profile_label}\n(before)", f"{stress[1].profile_label}\n(after)"]
     fig, axes = plt.subplots(1, len(metrics), figsize=(12, 3), layout="constrained")
     for ax, (name, before, after) in zip(axes, metrics, strict=True):
-        ax.bar(["before", "after"], [before or 0.0, after or 0.0], color=["tab:grey", "tab:green"])
+        ax.bar(names, [before or 0.0, after or 0.0], color=["tab:grey", "tab:green"])
         ax.set_title(name, fontsize=9)
         ax.tick_params(labelsize=8)
+        ax.set_ylim(0, max(before or 0.0, after or 0.0, 1e-9) * 1.15)  # room for the value labels
         for x, v in enumerate((before, after)):
             text = "n/a" if v is None else f"{v:.3g}"
             ax.annotate(text, (x, v or 0.0), ha="center", va="bottom", fontsize=8)

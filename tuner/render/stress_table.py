@@ -63,7 +63,7 @@ def stress_table(records: Sequence[RunRecord], title: str) -> Table:
             e2e,
             _f(step.remote.fetch_requests_per_s if step.remote else None, "{:.1f}"),
             str(record.delivery.lost) if record.delivery.verified else "?",
-            f"[{style}]{verdict}[/{style}]" + (f" ({problems})" if problems and verdict != "held" else ""),
+            f"[{style}]{verdict}[/{style}]" + (f" ({problems})" if problems else ""),
         )
     return table
 

@@ -30,7 +30,7 @@ from tuner.measure.stress_window import (
     REMOTE_FETCH_REQUESTS,
     topic_rate,
 )
-from tuner.runner.stress_gates import broker_gates, failed_gates, producer_gates
+from tuner.runner.stress_gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress_locust import LocustOptions, LocustProcesses
 from tuner.runner.stress_records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
 from tuner.runner.topics import admin_client, broker_count, check_fits_cluster, create_topics, delete_topics
@@ -210,8 +210,9 @@ class _ProfileRun:
                 raise
             locust.wait(10)
             self._read_status(out_dir)
-            self.runner.observer.phase(self.label, "consumers finishing")
-            pool.wait(max(1.0, plan.end + 5 - time.time()))
+            if self.abort_at is None:  # after an abort the stages left have nothing to read for
+                self.runner.observer.phase(self.label, "consumers finishing")
+                pool.wait(max(1.0, plan.end + 5 - time.time()))
             pool.stop()
             self.runner.observer.phase(self.label, "verifying delivery")
             delivery = verify_stress(plan.bootstrap_servers, self.tally)
@@ -240,7 +241,8 @@ class _ProfileRun:
             now = time.time()
             pool.poll()
             self._read_status(out_dir)
-            self.runner.observer.tick(self.label, plan, self.tally)
+            if self.abort_at is None:  # after an abort no further stage starts
+                self.runner.observer.tick(self.label, plan, self.tally)
             for stage in plan.stages:
                 end = plan.t0 + stage.end_s
                 if stage.judged and stage.index not in self.judged and now >= end + grace:
@@ -260,24 +262,29 @@ class _ProfileRun:
         measure = self._measure(plan, stage)
         self.measures[stage.index] = measure
         gates = self.loaded.spec.gates
-        checks = [*broker_gates(gates, measure.broker), *producer_gates(gates, self.tally.stage(stage.index))]
+        tally = self.tally.stage(stage.index)
+        checks = [*broker_gates(gates, measure.broker), *producer_gates(gates, tally)]
         self.runner.observer.stage_judged(self.label, stage, checks)
+        note = generator_note(gates, tally)
+        if note is not None:
+            self.runner.observer.phase(self.label, f"{stage.name}: {note}")
         if failed_gates(checks) and gates.on_fail == "abort" and self.abort_at is None:
             self.abort_at = time.time()
             self.outcome.aborted_at = stage
             (out_dir / ABORT_FILE).write_text(stage.label, encoding="utf-8")
             self.runner.observer.phase(self.label, f"{stage.name} failed: ramp aborted")
 
-    def _measure(self, plan: StressPlan, stage: Stage) -> StageMeasure:
+    def _measure(self, plan: StressPlan, stage: Stage, until: float | None = None) -> StageMeasure:
+        """The brokers over the stage's judged part (up to `until` when the ramp stopped in it)."""
         prom = self.runner.prometheus
         if prom is None:
             return StageMeasure()
         start = plan.t0 + stage.start_s
-        end = plan.t0 + stage.end_s
-        settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2)
+        end = plan.t0 + stage.end_s if until is None else min(plan.t0 + stage.end_s, until)
+        settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2, (end - start) / 2)
         step = self.runner.target.scrape_interval_s
         broker = measure_window(prom, settled, end, plan.topics, step, time.time(), plan.t0)
-        mid = start + stage.duration_s / 2
+        mid = min(start + stage.duration_s / 2, end)
         remote = RemoteTier(
             fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, end),
             fetch_bytes_per_s=topic_rate(prom, REMOTE_FETCH_BYTES, plan.topics, settled, end),
@@ -314,8 +321,9 @@ class _ProfileRun:
             if not started:
                 break
             aborted = not self._ran(plan, stage, until)
+            cut = self._cut_at(stage, until) if aborted else None  # the ramp stopped part way
             if stage.index not in self.measures or aborted:
-                self.measures[stage.index] = self._measure(plan, stage)
+                self.measures[stage.index] = self._measure(plan, stage, cut)
             override: Verdict | None = "aborted" if aborted else None
             record = stage_record(
                 self.ctx,
@@ -325,9 +333,16 @@ class _ProfileRun:
                 pool.tallies,
                 delivery,
                 verdict_override=override,
+                until=cut,
             )
             self.runner.store.write(record)
             self.outcome.stages.append(StageOutcome(stage, record))
+
+    def _cut_at(self, stage: Stage, abort_at: float) -> float:
+        """Where a stage the ramp left part way ended: the last record the producers were due to
+        send in it (they stop a moment after the abort), else the abort itself."""
+        last_due = self.tally.stage(stage.index).last_due
+        return last_due if last_due > 0 else abort_at
 
     def _interrupted(
         self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path

@@ -9,6 +9,10 @@ A judged stage fails when any gate fails:
   failed         records whose delivery failed
   lost           acked records missing when the topic is read back (after the ramp)
 A gate without data (no Prometheus, no records) does not fail the stage; its detail says so.
+
+Not a gate: when the producers' own process fell behind its schedule (send lag p99 above a tenth of
+the p99 SLO, at least 100 ms), the stage carries a note: that part of the latency was spent before
+produce() was called (the load generator short of CPU), not in the client's queue or the brokers.
 """
 
 from __future__ import annotations
@@ -84,6 +88,22 @@ def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:
         )
     )
     return out
+
+
+GENERATOR_LAG_SHARE = 0.1  # of the p99 SLO
+GENERATOR_LAG_MIN_MS = 100.0
+
+
+def generator_note(gates: Gates, tally: StageTally) -> str | None:
+    """A note when the load generator fell behind its schedule in this stage, else None."""
+    lag = tally.send_lag_ms(99)
+    limit = max(GENERATOR_LAG_MIN_MS, GENERATOR_LAG_SHARE * (gates.p99_ms or 0))
+    if lag is None or lag <= limit:
+        return None
+    return (
+        f"load generator behind schedule: send lag p99 {lag:.0f} ms (counted in the delivery p99:"
+        " the producing process itself ran late)"
+    )
 
 
 def e2e_gate(gates: Gates, realtime: list[HalfTally]) -> list[GateCheck]:

@@ -18,6 +18,7 @@ from tuner.runner.stress_gates import (
     describe,
     e2e_gate,
     failed_gates,
+    generator_note,
     loss_gates,
     producer_gates,
 )
@@ -101,9 +102,16 @@ def latency_of(tally: StageTally) -> LatencyMs:
     )
 
 
-def client_of(ctx: RunContext, stage: Stage, tally: StageTally) -> ClientResult:
-    start = ctx.plan.t0 + stage.start_s
-    end = ctx.plan.t0 + stage.end_s
+def stage_window(ctx: RunContext, stage: Stage, until: float | None = None) -> tuple[float, float]:
+    """The stage's [start, end] on the wall clock; an aborted stage ends when the ramp stopped."""
+    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
+    if until is not None and start < until < end:
+        end = until
+    return start, end
+
+
+def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | None = None) -> ClientResult:
+    start, end = stage_window(ctx, stage, until)
     users = max(stage.users, stage.users_end, 1)
     batches = tally.batches
     mean_payload = tally.bytes_acked / tally.acked if tally.acked else 0.0
@@ -117,7 +125,7 @@ def client_of(ctx: RunContext, stage: Stage, tally: StageTally) -> ClientResult:
         window_end=end,
         finished_at=end,
         offered_records=round(
-            (stage.users + stage.users_end) / 2 * ctx.plan.rate_per_producer * stage.duration_s
+            (stage.users + stage.users_end) / 2 * ctx.plan.rate_per_producer * (end - start)
         ),
         records_sent=tally.sent,
         records_acked=tally.acked,
@@ -190,7 +198,9 @@ def stage_record(
     groups: dict[str, GroupTally],
     delivery: StressDelivery | None,
     verdict_override: Verdict | None = None,
+    until: float | None = None,
 ) -> RunRecord:
+    """One stage's record; `until` (epoch s) ends a stage the ramp left part way (an abort)."""
     gates = ctx.spec.gates
     realtime = [g.name for g in ctx.plan.groups if g.mode == "realtime"]
     lost = delivery.lost_by_stage.get(stage.index, 0) if delivery is not None else None
@@ -208,7 +218,7 @@ def stage_record(
     else:
         verdict = "failed" if failing else "held"
     plan = run_plan_of(ctx, stage)
-    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
+    start, end = stage_window(ctx, stage, until)
     settle = min(ctx.spec.shape.settle_s, stage.duration_s / 2)
     consumers = [consumer_stage(g, groups.get(g.name, GroupTally()), stage) for g in ctx.plan.groups]
     step = StressStep(
@@ -237,6 +247,9 @@ def stage_record(
         verified=verified,
     )
     problems = [describe(c) for c in failing]
+    note = generator_note(gates, tally)
+    if note is not None:
+        problems.append(note)
     if delivery is not None and delivery.detail:
         problems.append(delivery.detail)
     status = "failed" if (lost or verdict == "failed") else "ok"
@@ -250,7 +263,7 @@ def stage_record(
         environment=ctx.environment,
         created_at=time.time(),
         topics=list(ctx.plan.topics),
-        client=client_of(ctx, stage, tally),
+        client=client_of(ctx, stage, tally, until),
         delivery=delivery_result,
         broker=measure.broker,
         status=status,
