@@ -71,10 +71,10 @@ def chaos_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        _SUITE["tests"][report.nodeid.split("::")[-1]] = {
-            "outcome": report.outcome,
-            "duration_s": round(report.duration, 1),
-        }
+        entry: dict[str, Any] = {"outcome": report.outcome, "duration_s": round(report.duration, 1)}
+        if report.skipped and isinstance(report.longrepr, tuple):  # (file, line, "Skipped: why")
+            entry["reason"] = str(report.longrepr[2]).removeprefix("Skipped: ")
+        _SUITE["tests"][report.nodeid.split("::")[-1]] = entry
         _SUITE["load"].append(os.getloadavg()[0])
 
 

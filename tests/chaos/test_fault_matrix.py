@@ -2,7 +2,8 @@
 loadtests/chaos.yaml's load beside the fault), then its record checked here on its own terms:
 
 - the fault really happened, in full (the events name each kill, failover, pause, toxic or locked
-  directory; a fault script cut short by the end of the load fails the run);
+  directory; the load goes on past its duration until the fault script is done, and a script cut
+  short at the load's cap, three times its duration, fails the run);
 - positive cases: 0 acked records lost, 0 duplicates, per-partition order kept (acks all,
   idempotence on, RF 3, min.insync.replicas 2);
 - 2 of 3 brokers down and a blackhole past the delivery timeout: the run is marked degraded (never a
@@ -29,12 +30,14 @@ from tuner.core.paths import repo_root
 from tuner.lab import LabState, load_state
 from tuner.lab.faults import JOURNAL
 from tuner.lab.toxiproxy import Toxiproxy
-from tuner.runner.chaos import READY_WAIT_S, wait_cluster_ready
+from tuner.runner.chaos import READY_WAIT_S, load_cap_s, wait_cluster_ready
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
 from tuner.store import ResultsStore, RunRecord
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1500)]
+# A test may take its load's cap, the wait for a whole cluster before it, driver start and read-back.
+TEST_TIMEOUT_S = int(max(load_cap_s(s) for s in MATRIX) + 2 * READY_WAIT_S + 300)
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(TEST_TIMEOUT_S)]
 
 SPEC = repo_root() / "loadtests" / "chaos.yaml"
 
@@ -72,7 +75,7 @@ def _run_chaos(lab: LabState, results: Path, scenario: Scenario) -> subprocess.C
     env["COLUMNS"] = "200"
     proc = subprocess.run(
         cmd, capture_output=True, text=True, env=env, cwd=repo_root(),
-        timeout=scenario.duration_s + 600,
+        timeout=load_cap_s(scenario) + 2 * READY_WAIT_S + 240,
     )  # fmt: skip
     logs = results / "output"
     logs.mkdir(exist_ok=True)

@@ -109,6 +109,8 @@ def test_degraded_reasons() -> None:
         "5 sends failed, 2 with unknown outcome"
     ]
     assert degraded_reasons(_delivery(), 12.4) == ["partitions under min.insync.replicas for ~12 s"]
+    ok, why = expectation_verdict("no-loss", _delivery(), True, None, degraded_reasons(_delivery(), 12.4))
+    assert ok and why[-1] == "degraded: partitions under min.insync.replicas for ~12 s"  # the real reason
 
 
 def test_per_partition_order() -> None:
@@ -198,7 +200,7 @@ def test_requirements_name_the_lab_option(tmp_path: Path) -> None:
 
 
 def test_a_script_cut_short_fails_the_run() -> None:
-    """A fault script stopped before its end (the load ran out first) did not do the whole fault."""
+    """A fault script stopped before its end (the load reached its cap) did not do the whole fault."""
     from tuner.runner.chaos import _run_script
     from tuner.runner.chaos_faults import Stopped
     from tuner.runner.chaos_scenarios import Scenario
@@ -223,3 +225,149 @@ def test_a_script_cut_short_fails_the_run() -> None:
     assert errors == ["cut short: the load is about to end"]
     passed, why = expectation_verdict("no-loss", DeliveryResult(verified=True, acked=10), False, errors[0])
     assert not passed and "the fault script failed: cut short" in why[0]
+
+
+class _Shared:  # stands in for the multiprocessing double the engine shares with its workers
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+def test_the_load_is_held_until_released() -> None:
+    """The engine keeps the load going past its window while hold() says so, then ends it at once."""
+    import time
+
+    from tuner.driver.librdkafka_engine import _LoadEnd
+
+    now = time.time()
+    assert _LoadEnd(now + 60, None, None).at() == now + 60  # no hold: the window's end, as before
+
+    holding = [True]
+    shared = _Shared(float("inf"))
+    end = _LoadEnd(now - 5, lambda: holding[0], shared)
+    assert end.at() >= now and shared.value == float("inf")  # past the window, still held
+    holding[0] = False
+    released = end.at()
+    assert released >= now and shared.value == released
+    holding[0] = True
+    assert end.at() == released  # released once, for good
+
+    early = _LoadEnd(now + 60, lambda: False, _Shared(float("inf")))
+    assert early.at() == now + 60  # released before the window ends: the window still runs in full
+
+
+def test_a_worker_ends_at_the_window_or_the_hold(tmp_path: Path) -> None:
+    from tuner.driver.rdkafka_worker import Worker, WorkerTask
+
+    [run] = chaos_plans(load_sweep(CHAOS_SPEC), [BY_NAME["leader-kill"]])
+    task = WorkerTask(0, run.plan, ["t"], "127.0.0.1:1", "r", [0, 1], None, str(tmp_path))
+    worker = Worker(task)
+    assert worker._end(100.0) == 100.0
+    worker.hold_until = _Shared(250.0)
+    assert worker._end(100.0) == 250.0
+    worker.hold_until = _Shared(90.0)  # released before the window's end
+    assert worker._end(100.0) == 100.0
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("rate", [250, "max"])
+def test_a_held_worker_produces_until_released(tmp_path: Path, rate: int | str) -> None:
+    """Past the window the worker re-reads the shared end on every turn: held, it keeps producing;
+    released, it stops at once (not at the end it saw when it first passed the window)."""
+    import threading
+    import time
+
+    from tuner.driver.rdkafka_worker import Worker, WorkerTask
+
+    class Quiet:  # a producer that takes everything
+        def produce(self, *args: object) -> None: ...
+
+        def poll(self, timeout: float) -> int:
+            return 0
+
+    [run] = chaos_plans(load_sweep(CHAOS_SPEC), [BY_NAME["leader-kill"]])
+    plan = run.plan.model_copy(update={"workload": run.plan.workload.model_copy(
+        update={"rate_per_producer": rate})})  # fmt: skip
+    task = WorkerTask(0, plan, ["t"], "127.0.0.1:1", "r", [0, 1], None, str(tmp_path))
+    worker = Worker(task)
+    for pod in worker.pods:
+        pod.producer = Quiet()  # type: ignore[assignment]
+    worker.hold_until = _Shared(float("inf"))
+    t0 = time.time()
+    t_end = t0 + 0.3
+    worker.t0, worker.window = t0, (t0, t_end)
+    threading.Timer(0.8, lambda: setattr(worker.hold_until, "value", time.time())).start()
+    if rate == "max":
+        worker._closed_loop(t_end)
+    else:
+        worker._open_loop(t0, t_end)
+    took = time.time() - t0
+    assert 0.75 < took < 1.5, took
+    if rate != "max":  # ~250 records a second per producer, past the window too
+        assert sum(pod.seq for pod in worker.pods) >= 2 * 250 * 0.7
+
+
+def test_indeterminate_means_records_without_a_delivery_report(tmp_path: Path) -> None:
+    """A statistics event still waiting for poll() is not a record with an unknown outcome."""
+    from tuner.driver.rdkafka_worker import Worker, WorkerTask
+
+    class Flushed:  # a producer whose queue holds only a statistics event after the flush
+        def flush(self, timeout: float) -> int:
+            return 1
+
+        def __len__(self) -> int:
+            return 1
+
+    [run] = chaos_plans(load_sweep(CHAOS_SPEC), [BY_NAME["leader-kill"]])
+    task = WorkerTask(0, run.plan, ["t"], "127.0.0.1:1", "r", [0, 1], None, str(tmp_path))
+    worker = Worker(task)
+    for pod in worker.pods:
+        pod.producer = Flushed()  # type: ignore[assignment]
+        pod.seq = 5
+    for rid in range(9):
+        worker.log.add_acked(rid, 0, rid)
+    worker.log.add_failed(9, "_MSG_TIMED_OUT")
+    worker._drain()
+    assert worker.result.indeterminate == 0  # 10 produced, 10 reports
+    worker.pods[0].seq = 7
+    worker._drain()
+    assert worker.result.indeterminate == 2
+
+
+def test_the_chaos_hold_follows_the_fault_script() -> None:
+    """kbt chaos holds the load while the script runs, SCRIPT_MARGIN_S after it is done, never past
+    the script's deadline + RESTORE_WAIT_S; the record says when the load went past its duration."""
+    import threading
+    import time
+
+    from tuner.runner.chaos import RESTORE_WAIT_S, SCRIPT_MARGIN_S, LoadHold, load_cap_s
+
+    class Ctx:
+        def __init__(self) -> None:
+            self.deadline = float("inf")
+            self.at = 0.0
+            self.notes: list[str] = []
+
+        def now(self) -> float:
+            return self.at
+
+        def note(self, what: str) -> None:
+            self.notes.append(what)
+
+    scenario = BY_NAME["leader-kill"]
+    assert load_cap_s(scenario) == scenario.duration_s + 120
+    assert load_cap_s(BY_NAME["clean-bounce"]) == 3 * BY_NAME["clean-bounce"].duration_s
+    ctx, done = Ctx(), threading.Event()
+    hold = LoadHold(ctx, scenario, done)  # type: ignore[arg-type]
+    assert hold()  # records not flowing yet
+    ctx.deadline, ctx.at = time.time() + 100, scenario.duration_s + 20
+    assert hold() and ctx.notes == [f"the load goes on past its {scenario.duration_s:g} s until the fault"
+                                    f" script is done (at most {load_cap_s(scenario):g} s)"]  # fmt: skip
+    done.set()
+    assert hold()  # the margin after the script
+    assert hold.done_at is not None
+    hold.done_at -= SCRIPT_MARGIN_S + 0.1
+    assert not hold() and ctx.notes[-1] == f"load ended after {scenario.duration_s + 20:.0f} s"
+
+    stuck = LoadHold(ctx, scenario, threading.Event())  # type: ignore[arg-type]
+    ctx.deadline = time.time() - RESTORE_WAIT_S - 1
+    assert not stuck()  # a script that never ends does not hold the load for ever

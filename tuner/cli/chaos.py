@@ -26,8 +26,8 @@ class PrintObserver(ChaosObserver):
     def run_started(self, run: ChaosRun) -> None:
         s = run.scenario
         self.console.print(
-            f"[bold]{run.plan.name}[/bold] ({self.done + 1}/{self.total}, {s.duration_s:g} s of load,"
-            f" expect {s.expect}): {s.summary}"
+            f"[bold]{run.plan.name}[/bold] ({self.done + 1}/{self.total}, {s.duration_s:g} s of load or"
+            f" until the fault is done, expect {s.expect}): {s.summary}"
         )
 
     def event(self, run: ChaosRun, at_s: float, what: str) -> None:

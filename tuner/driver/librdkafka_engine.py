@@ -8,7 +8,7 @@ import os
 import queue
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +42,13 @@ def run_load(
     run_id: str,
     exporter_ports: Sequence[int] = (),
     security: Mapping[str, str] | None = None,
+    hold: Callable[[], bool] | None = None,
 ) -> DriverResult:
     """Drive one run and verify delivery of every acked record. `security` holds the connection
-    properties of a SASL_SSL listener (then `bootstrap_servers` names that listener)."""
+    properties of a SASL_SSL listener (then `bootstrap_servers` names that listener). With `hold`,
+    the load goes on past the workload's duration (its measured window) for as long as `hold()`
+    returns True (asked about once a second; the caller bounds it): a fault script beside the load
+    ends before the load does however slow the machine is."""
     workload = plan.workload
     groups = split_producers(workload.producers, workload.processes)
     ctx = mp.get_context("spawn")  # never fork a process that holds librdkafka threads
@@ -52,6 +56,7 @@ def run_load(
     results: Any = ctx.Queue()
     start = ctx.Event()
     start_at = ctx.Value("d", 0.0)
+    hold_until = ctx.Value("d", float("inf")) if hold is not None else None
     with tempfile.TemporaryDirectory(prefix="kbt-acked-") as acked_dir:
         tasks = [
             WorkerTask(
@@ -70,7 +75,7 @@ def run_load(
         procs = [
             ctx.Process(
                 target=orphan_safe,
-                args=(os.getpid(), worker_main, t, ready, start, start_at, results),
+                args=(os.getpid(), worker_main, t, ready, start, start_at, results, hold_until),
                 name=f"kbt-driver-{t.index}",
             )
             for t in tasks
@@ -82,7 +87,8 @@ def run_load(
             t0 = time.time() + START_DELAY_S
             start_at.value = t0
             start.set()
-            outs = _collect(results, len(procs), workload.duration_s + START_DELAY_S + RESULT_SLACK_S, procs)
+            load_end = _LoadEnd(t0 + workload.duration_s, hold, hold_until)
+            outs = _collect(results, len(procs), load_end.at, procs)
             for proc in procs:
                 proc.join(timeout=10)
         except BaseException:
@@ -114,9 +120,29 @@ def _raise_worker_error(results: Any) -> None:
     raise KbtError(f"driver process {index} failed: {payload}" if kind == "error" else "unexpected result")
 
 
-def _collect(results: Any, n: int, timeout_s: float, procs: list[Any]) -> list[WorkerResult]:
+class _LoadEnd:
+    """When the load ends: the window's end, or, while `hold()` says so, later; releasing the hold
+    tells the workers (through the shared `hold_until`) to stop at once."""
+
+    def __init__(self, window_end: float, hold: Callable[[], bool] | None, hold_until: Any) -> None:
+        self.window_end = window_end
+        self.hold = hold
+        self.hold_until = hold_until
+        self.released: float | None = None if hold is not None else window_end
+
+    def at(self) -> float:
+        if self.released is None:
+            assert self.hold is not None
+            if self.hold():
+                return max(self.window_end, time.time())
+            self.released = max(self.window_end, time.time())
+            self.hold_until.value = self.released
+        return self.released
+
+
+def _collect(results: Any, n: int, load_end: Callable[[], float], procs: list[Any]) -> list[WorkerResult]:
+    """The workers' results; they have until RESULT_SLACK_S after the load's end to send them."""
     outs: list[WorkerResult] = []
-    deadline = time.monotonic() + timeout_s
     while len(outs) < n:
         try:
             kind, index, payload = results.get(timeout=1.0)
@@ -124,8 +150,10 @@ def _collect(results: Any, n: int, timeout_s: float, procs: list[Any]) -> list[W
             dead = [p for p in procs if p.exitcode not in (None, 0)]
             if dead:
                 raise KbtError(f"driver process {dead[0].name} exited with {dead[0].exitcode}") from None
-            if time.monotonic() > deadline:
-                raise KbtError(f"driver processes did not finish within {timeout_s:g} s") from None
+            if time.time() > load_end() + RESULT_SLACK_S:
+                raise KbtError(
+                    f"driver processes did not finish within {RESULT_SLACK_S:g} s of the load's end"
+                ) from None
             continue
         if kind == "error":
             raise KbtError(f"driver process {index} failed: {payload}")

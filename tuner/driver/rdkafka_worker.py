@@ -148,6 +148,7 @@ class Worker:
                 self.result.exported = True
         self.t0 = 0.0
         self.window = (0.0, 0.0)
+        self.hold_until: Any = None
 
     # ---- accounting (off the produce path) --------------------------------------------------
 
@@ -206,11 +207,16 @@ class Worker:
 
     # ---- the loop -----------------------------------------------------------------------------
 
-    def run(self, t0: float) -> WorkerResult:
+    def run(self, t0: float, hold_until: Any = None) -> WorkerResult:
+        """Produce from `t0` for the workload's duration, the measured window. With `hold_until` (a
+        shared double, epoch seconds, that the parent may lower or raise while the load runs), keep
+        producing past the window until that time: the load outlasts a fault script that needs
+        longer on a slow machine, and every record it sends is still verified."""
         duration, warmup = self.workload.duration_s, self.workload.warmup_s
         self.t0 = t0
         self.window = (t0 + warmup, t0 + duration)
         t_end = t0 + duration
+        self.hold_until = hold_until
         while time.time() < t0:
             for pod in self.pods:
                 pod.producer.poll(0)
@@ -237,16 +243,19 @@ class Worker:
         interval, topics, nt = self.interval, self.task.topics, len(self.task.topics)
         ws, we = self.window
         sent = 0
+        end = t_end
         while True:
             now = time.time()
-            if now >= t_end:
-                break
-            next_due = t_end
+            if now >= t_end:  # past the window: go on while the parent holds the load
+                end = self._end(t_end)
+                if now >= end:
+                    break
+            next_due = end
             for pod in self.pods:
                 produce, prefixes, seq = pod.producer.produce, pod.prefixes, pod.seq
                 base, n, start = pod.pid << ID_SHIFT, len(pod.prefixes), t0 + pod.phase
                 due = start + seq * interval
-                while due <= now and due < t_end:
+                while due <= now and due < end:
                     try:
                         produce(topics[seq % nt], prefixes[seq % n] + b"%016x" % (base | seq), pod.key(seq))
                     except BufferError:  # local queue full: serve callbacks, retry on the next turn
@@ -266,10 +275,13 @@ class Worker:
         topics, nt = self.task.topics, len(self.task.topics)
         ws = self.window[0]
         in_window = False
+        end = t_end
         while True:
             now = time.time()
-            if now >= t_end:
-                break
+            if now >= t_end:  # past the window: go on while the parent holds the load
+                end = self._end(t_end)
+                if now >= end:
+                    break
             if not in_window and now >= ws:
                 in_window = True
                 for pod in self.pods:
@@ -295,11 +307,18 @@ class Worker:
                 pod.window_seq = pod.seq
         self.result.sent = sum(pod.seq - pod.window_seq for pod in self.pods)
 
+    def _end(self, t_end: float) -> float:
+        """When the load ends: the window's end, or later while the parent holds it."""
+        return t_end if self.hold_until is None else max(t_end, float(self.hold_until.value))
+
     def _drain(self) -> None:
         deadline = time.time() + FLUSH_TIMEOUT_S
         for pod in self.pods:
             pod.producer.flush(max(0.1, deadline - time.time()))
-        self.result.indeterminate = sum(len(pod.producer) for pod in self.pods)
+        # Records produced that never got a delivery report. Not len(producer): that also counts
+        # statistics and error events waiting for poll(), which made clean runs "indeterminate".
+        reported = self.log.acked_total + self.log.failed_total
+        self.result.indeterminate = max(0, sum(pod.seq for pod in self.pods) - reported)
         self.result.flushed_at = time.time()
 
     def _collect_stats(self) -> None:
@@ -316,7 +335,12 @@ class Worker:
 
 
 def worker_main(
-    task: WorkerTask, ready: Queue[Any], start: Event, start_at: Any, results: Queue[Any]
+    task: WorkerTask,
+    ready: Queue[Any],
+    start: Event,
+    start_at: Any,
+    results: Queue[Any],
+    hold_until: Any = None,
 ) -> None:
     """Process entry point (multiprocessing spawn)."""
     worker: Worker | None = None
@@ -324,7 +348,7 @@ def worker_main(
         worker = Worker(task)
         ready.put(task.index)
         start.wait()
-        results.put(("ok", task.index, worker.run(start_at.value)))
+        results.put(("ok", task.index, worker.run(start_at.value, hold_until)))
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: leave at once
         if worker is not None:
             for pod in worker.pods:

@@ -5,15 +5,21 @@ order) and written as a RunRecord carrying the fault, its verdict and `degraded`
 A run is **degraded** when the cluster could not take every write: partitions fell under
 min.insync.replicas, or sends failed or timed out. Degraded records are never tuning results
 (`RunRecord.tuning_result`), and neither is any chaos record.
+
+The load lasts the scenario's duration (its measured window) and then goes on until the fault
+script is done, up to `load_cap_s()`: a restarted broker can take a minute and more to rejoin the
+ISR on a busy machine, and a fault cut short by the end of the load proves less than it claims (the
+run fails then).
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.paths import KAFKA_VERSION
@@ -22,7 +28,7 @@ from tuner.lab import LabState, load_state
 from tuner.runner.chaos_faults import FaultContext, Stopped
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
-from tuner.runner.sweep import Engine, Target
+from tuner.runner.sweep import Target
 from tuner.runner.topics import admin_client, create_topics, delete_topics, run_topic_name
 from tuner.runner.verdict import judge
 from tuner.spec.loader import LoadedSweep
@@ -36,9 +42,32 @@ from tuner.store.results import ResultsStore, make_run_id, run_stamp
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
 LOAD_START_TIMEOUT_S = 120.0
-SCRIPT_MARGIN_S = 3.0  # the script ends (and restores) this long before the load does
+SCRIPT_MARGIN_S = 3.0  # the load goes on this long after the fault script is done (and restored)
+OVERRUN_MIN_S = 120.0  # how far past its duration the load may go for a slow fault script (at least)
+OVERRUN_FACTOR = 2.0  # ... and at most this many times its duration more
 RESTORE_WAIT_S = 120.0
 READY_WAIT_S = 300.0  # a broker restarted by the previous run may still be loading its logs
+DELETE_ATTEMPTS = 3
+
+
+def load_cap_s(scenario: Scenario) -> float:
+    """The longest the load of `scenario` may last while its fault script is still running: three
+    times its duration, and at least OVERRUN_MIN_S more (a broker restarted on a machine at load 60
+    took 3 min to rejoin the ISR). The script is cut short there, and the run fails."""
+    return scenario.duration_s + max(OVERRUN_MIN_S, OVERRUN_FACTOR * scenario.duration_s)
+
+
+class ChaosEngine(Protocol):
+    """Drives one run's load (held past its duration while `hold()` is True) and verifies it."""
+
+    def run(
+        self,
+        plan: RunPlan,
+        topics: list[str],
+        run_id: str,
+        target: Target,
+        hold: Callable[[], bool] | None = None,
+    ) -> DriverResult: ...
 
 
 @dataclass(frozen=True)
@@ -177,7 +206,11 @@ def degraded_reasons(delivery: DeliveryResult, under_min_isr_s: float) -> list[s
 
 
 def expectation_verdict(
-    expect: Expectation, delivery: DeliveryResult, degraded: bool, script_error: str | None
+    expect: Expectation,
+    delivery: DeliveryResult,
+    degraded: bool,
+    script_error: str | None,
+    degraded_why: list[str] | None = None,
 ) -> tuple[bool, list[str]]:
     """Did the run come out the way its scenario says it must? (passed, reasons)"""
     found = [
@@ -205,7 +238,8 @@ def expectation_verdict(
     if passed:
         why.append(", ".join(found))
     if degraded and expect == "no-loss":  # no acked record lost, but not a fault the cluster absorbed
-        why.append("degraded: some sends failed or timed out")
+        because = "; ".join(degraded_why) if degraded_why else "the cluster could not take every write"
+        why.append(f"degraded: {because}")
     return passed, why
 
 
@@ -238,7 +272,7 @@ class ChaosRunner:
     def __init__(
         self,
         lab_dir: Path,
-        engine: Engine,
+        engine: ChaosEngine,
         store: ResultsStore,
         observer: ChaosObserver | None = None,
     ) -> None:
@@ -269,6 +303,7 @@ class ChaosRunner:
                 continue
             self.observer.run_started(run)
             outcome.problems += wait_cluster_ready(state, READY_WAIT_S)
+            outcome.problems += wait_replicas_in_sync(state, READY_WAIT_S)
             try:
                 record = self._one(run, state, environment, outcome.problems)
             except Interrupted:
@@ -296,6 +331,7 @@ class ChaosRunner:
         )
         admin = admin_client(state.direct_bootstrap_servers)
         stop = threading.Event()
+        done = threading.Event()
         script_error: list[str] = []
         create_topics(admin, plan.workload.topics, topics)
         try:
@@ -304,24 +340,24 @@ class ChaosRunner:
             watch = IsrWatch(ctx, stop)
             script = threading.Thread(
                 target=_run_script,
-                args=(scenario, ctx, problems, script_error),
+                args=(scenario, ctx, problems, script_error, done),
                 name="kbt-chaos-script",
                 daemon=True,
             )
             script.start()
             watch.start()
             try:
-                result: DriverResult = self.engine.run(plan, topics, run_id, target)
+                hold = LoadHold(ctx, scenario, done)
+                result: DriverResult = self.engine.run(plan, topics, run_id, target, hold=hold)
             finally:
                 stop.set()
                 script.join(timeout=RESTORE_WAIT_S)
                 watch.join(timeout=10)
         finally:
-            problems += delete_topics(admin, topics)
+            problems += _delete_topics(admin, state, topics)
         reasons = degraded_reasons(result.delivery, watch.under_s)
-        passed, why = expectation_verdict(
-            scenario.expect, result.delivery, bool(reasons), script_error[0] if script_error else None
-        )
+        error = script_error[0] if script_error else None
+        passed, why = expectation_verdict(scenario.expect, result.delivery, bool(reasons), error, reasons)
         status, notes = judge(plan, result, None)
         return RunRecord(
             run_id=run_id,
@@ -350,6 +386,60 @@ class ChaosRunner:
         )
 
 
+class LoadHold:
+    """The engine's `hold`: True while the fault script runs (and SCRIPT_MARGIN_S after it is done),
+    never past the script's deadline plus RESTORE_WAIT_S. Notes when the load goes past its duration
+    and when it ends, so the record says how long the fault really took."""
+
+    def __init__(self, ctx: FaultContext, scenario: Scenario, done: threading.Event) -> None:
+        self.ctx = ctx
+        self.duration_s = scenario.duration_s
+        self.cap_s = load_cap_s(scenario)
+        self.done = done
+        self.done_at: float | None = None
+        self.past_window = False
+
+    def __call__(self) -> bool:
+        now = time.time()
+        if self.done.is_set() and self.done_at is None:
+            self.done_at = now
+        held = (self.done_at is None or now < self.done_at + SCRIPT_MARGIN_S) and (
+            now < self.ctx.deadline + RESTORE_WAIT_S
+        )
+        flowing = self.ctx.deadline != float("inf")  # the script saw records arrive
+        over = flowing and self.ctx.now() > self.duration_s
+        if held and over and not self.past_window:
+            self.past_window = True
+            self.ctx.note(
+                f"the load goes on past its {self.duration_s:g} s until the fault script is done"
+                f" (at most {self.cap_s:g} s)"
+            )
+        if not held and self.past_window:
+            self.ctx.note(f"load ended after {self.ctx.now():.0f} s")
+        return held
+
+
+def _delete_topics(admin: Any, state: LabState, topics: list[str]) -> list[str]:
+    """Delete the run's topics, retrying once the cluster is whole again: a topic left behind (the
+    controller timed out right after a fault) would weigh on every later broker restart."""
+    problems: list[str] = []
+    for attempt in range(DELETE_ATTEMPTS):
+        problems = delete_topics(admin, topics)
+        if not problems:
+            return []
+        if attempt + 1 < DELETE_ATTEMPTS:
+            wait_cluster_ready(state, READY_WAIT_S)
+            time.sleep(5)
+            try:
+                existing = admin.list_topics(timeout=10).topics
+            except Exception:  # cleanup reports, never raises: try every topic again
+                continue
+            topics = [t for t in topics if t in existing]
+            if not topics:
+                return []
+    return problems
+
+
 def wait_cluster_ready(state: LabState, timeout_s: float) -> list[str]:
     """Wait (bounded) until every lab broker is registered again; returns a problem if not."""
     from tuner.lab.health import brokers_in_metadata
@@ -366,10 +456,37 @@ def wait_cluster_ready(state: LabState, timeout_s: float) -> list[str]:
         time.sleep(2)
 
 
-def _run_script(scenario: Scenario, ctx: FaultContext, problems: list[str], errors: list[str]) -> None:
-    """The fault script's thread: wait for the load, run the script, always restore."""
+def wait_replicas_in_sync(state: LabState, timeout_s: float) -> list[str]:
+    """Wait (bounded) until no partition of the lab is under-replicated, so that a run starts on a
+    whole cluster however long the previous run's restarted broker needs to catch up; returns a
+    problem if not."""
+    admin = admin_client(state.direct_bootstrap_servers)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            topics = admin.list_topics(timeout=10).topics
+            behind = [f"{t}-{p}" for t, meta in topics.items() for p, part in meta.partitions.items()
+                      if len(part.isrs) < len(part.replicas)]  # fmt: skip
+        except Exception:  # metadata not answering yet: keep waiting
+            behind = ["(no metadata)"]
+        if not behind:
+            return []
+        if time.monotonic() > deadline:
+            return [f"{len(behind)} partition(s) under-replicated after {timeout_s:.0f} s, e.g. {behind[0]}"]
+        time.sleep(2)
+
+
+def _run_script(
+    scenario: Scenario,
+    ctx: FaultContext,
+    problems: list[str],
+    errors: list[str],
+    done: threading.Event | None = None,
+) -> None:
+    """The fault script's thread: wait for the load, run the script, always restore, then say so
+    (`done`: the load may end)."""
     try:
-        ctx.wait_for_load(LOAD_START_TIMEOUT_S, scenario.duration_s - SCRIPT_MARGIN_S)
+        ctx.wait_for_load(LOAD_START_TIMEOUT_S, load_cap_s(scenario) - SCRIPT_MARGIN_S)
         scenario.script(ctx)
         ctx.note("fault script done")
     except Stopped as stopped:  # the fault was not carried out in full: the run proves less than it says
@@ -379,4 +496,8 @@ def _run_script(scenario: Scenario, ctx: FaultContext, problems: list[str], erro
         errors.append(f"{type(exc).__name__}: {exc}")
         ctx.note(f"fault script failed: {exc}")
     finally:
-        problems += ctx.restore()
+        try:
+            problems += ctx.restore()
+        finally:
+            if done is not None:
+                done.set()

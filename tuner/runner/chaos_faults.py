@@ -93,7 +93,7 @@ class FaultContext:
         if self.stop.wait(max(0.0, end - time.time())):
             raise Stopped("stopped: the load ended or the run was interrupted")
         if time.time() >= self.deadline:
-            raise Stopped("cut short: the load is about to end")
+            raise Stopped("cut short: the load reached its longest allowed duration")
 
     def wait_until(self, predicate: Callable[[], Any], timeout_s: float, every_s: float = 1.0) -> Any:
         """Poll `predicate` until truthy; returns its value, or None after `timeout_s`."""

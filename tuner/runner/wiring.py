@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import KAFKA_VERSION
@@ -32,7 +34,16 @@ class PrometheusMeasurer:
 class DriverEngine:
     """The engine for the profile's client runs the load and verifies delivery."""
 
-    def run(self, plan: RunPlan, topics: list[str], run_id: str, target: Target) -> DriverResult:
+    def run(
+        self,
+        plan: RunPlan,
+        topics: list[str],
+        run_id: str,
+        target: Target,
+        hold: Callable[[], bool] | None = None,
+    ) -> DriverResult:
+        """`hold`: keep the load going past its duration while it returns True (kbt chaos; the
+        librdkafka engine only)."""
         if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
             from tuner.driver.filebeat_engine import run_filebeat_load as run_load
         elif plan.profile.client == "librdkafka":
@@ -46,7 +57,11 @@ class DriverEngine:
                 f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"
                 " overrides yet"
             )
-        kwargs = {"security": security} if security else {}
+        kwargs: dict[str, Any] = {"security": security} if security else {}
+        if hold is not None:
+            if plan.profile.client != "librdkafka":
+                raise BadInput(f"profile {plan.profile.name}: only the librdkafka engine can hold its load")
+            kwargs["hold"] = hold
         result: DriverResult = run_load(
             plan=plan,
             topics=topics,
