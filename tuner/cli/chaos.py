@@ -87,9 +87,11 @@ def chaos(
     """Run the fault matrix: each fault beside the spec's load (RF 3, min.insync.replicas 2, acks all,
     idempotence on; the negative controls weaken one of them), every acked record verified (lost,
     duplicates, per-partition order). Records go under <results>/<spec>-chaos/ marked with the fault
-    and, when the cluster could not take every write, degraded: never tuning results. Exits 1 when any
-    run did not come out as its fault expects. Needs a 3-broker lab; network faults need
-    'kbt lab up --via-toxiproxy'; faults the lab cannot do are skipped with the reason."""
+    and, when the cluster could not take every write, degraded: never tuning results. The load runs
+    past the spec's duration until the fault script is done (for at most twice the duration more, or
+    120 s if that is longer; a script still running then fails the run). Exits 1 when any run did
+    not come out as its fault expects. Needs a 3-broker lab; network faults need 'kbt lab up
+    --via-toxiproxy'; faults the lab cannot do are skipped with the reason."""
     if list_faults:
         for s in MATRIX:
             needs = f" [needs {', '.join(s.needs)}]" if s.needs else ""
