@@ -14,9 +14,11 @@ install: ## Install everything (Debian packages, Python package, Kafka jars, jmx
 demo: install ## Install, then run the main job on the embedded lab cluster
 	@bash scripts/demo.sh
 
-test: install ## Install, then run lint, the generated-files check and every test tier
+# The report's browser test needs headless Chromium (Debian chromium): `make test` installs it too.
+test: export KBT_WITH_CHROMIUM = 1
+test: install ## Install (with Chromium), then run lint, the generated-files check and every test tier
 	@$(MAKE) --no-print-directory lint check-generated
-	@$(PYTEST) tests/unit tests/integration tests/e2e
+	@$(PYTEST) --durations=25 tests/unit tests/integration tests/e2e
 
 test-unit: ## Unit tests only (no network)
 	@$(PYTEST) tests/unit

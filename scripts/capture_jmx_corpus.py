@@ -121,6 +121,9 @@ def main() -> int:
             text = requests.get(f"http://127.0.0.1:{state.brokers[0].jmx_port}/metrics", timeout=30).text
         finally:
             lab.down()
+        # The lab's temporary directory appears in log-directory MBean names: keep the corpus
+        # free of this machine's paths.
+        text = text.replace(str(Path(tmp) / "lab"), "/var/lib/kbt/lab")
     names = sorted({m.group(1) for m in re.finditer(r'^raw\{bean="(.*)"\}', text, re.M)})
     kept = [n for n in names if keep(n)]
     header = (
