@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint typecheck generate check-generated snapshot bench-lab bench-probe bench-driver test-chaos bench-tls bench-recommend
+.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver test-chaos bench-tls bench-recommend
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -33,10 +33,15 @@ test-chaos: ## The fault matrix on a lab of its own (~25 min, not in `make test`
 	@rm -rf build/chaos; KBT_CHAOS_RESULTS=build/chaos $(PYTEST) tests/chaos; status=$$?; \
 	$(PY) -m tests.chaos.reliability_doc --results build/chaos; exit $$status
 
-lint: ## ruff, mypy and the layer contract
+lint: ## ruff (lint and format), mypy and the layer contract
 	@$(PY) -m ruff check tuner tests loadtests
+	@$(PY) -m ruff format --check --quiet tuner tests loadtests
 	@$(PY) -m mypy
 	@lint-imports
+
+format: ## Apply ruff's formatter and import order (lint fails on unformatted code)
+	@$(PY) -m ruff format tuner tests loadtests
+	@$(PY) -m ruff check --select I --fix tuner tests loadtests
 
 typecheck: ## mypy only
 	@$(PY) -m mypy

@@ -67,8 +67,10 @@ def test_without_toxiproxy_nothing_changes(tmp_path: Path) -> None:
     assert props["inter.broker.listener.name"] == "PLAINTEXT"
     assert not any("proxy" in what or "Toxiproxy" in what for what, _ in c.named_ports())
     state = new_state(c, "cid", 0.0)
-    assert state.bootstrap_servers == state.direct_bootstrap_servers == (
-        "127.0.0.1:21801,127.0.0.1:21802,127.0.0.1:21803"
+    assert (
+        state.bootstrap_servers
+        == state.direct_bootstrap_servers
+        == ("127.0.0.1:21801,127.0.0.1:21802,127.0.0.1:21803")
     )
 
 

@@ -126,9 +126,7 @@ def test_sweep_spec_from_any_bytes(tmp_path: Path, data: bytes) -> None:
 
 @SETTINGS
 @given(where=st.sampled_from(FILEBEAT_PATHS), value=values)
-def test_filebeat_profile_with_any_value_anywhere(
-    tmp_path: Path, where: tuple[Any, ...], value: Any
-) -> None:
+def test_filebeat_profile_with_any_value_anywhere(tmp_path: Path, where: tuple[Any, ...], value: Any) -> None:
     path = tmp_path / "filebeat.yml"
     _dump(_replace(GOOD_FILEBEAT_TREE, where, value), path)
     _assert_only_bad_input(load_filebeat, path)

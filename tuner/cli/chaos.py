@@ -55,9 +55,7 @@ def pick_scenarios(faults: str) -> list[Scenario]:
         if not name:
             continue
         if name not in BY_NAME:
-            raise BadInput(
-                f"unknown fault {name!r}{did_you_mean(name, BY_NAME)} (see 'kbt chaos --list')"
-            )
+            raise BadInput(f"unknown fault {name!r}{did_you_mean(name, BY_NAME)} (see 'kbt chaos --list')")
         picked.append(BY_NAME[name])
     if not picked:
         raise BadInput("--faults: name at least one fault (or all)")

@@ -247,7 +247,6 @@ QUERIES: tuple[Query, ...] = (
 )
 
 
-
 def query(name: str) -> Query:
     """A query of the whole catalog: QUERIES (one series per broker) or a view of promql_views."""
     try:

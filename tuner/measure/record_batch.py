@@ -60,6 +60,4 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, va
 
 def records_section(values: Sequence[bytes]) -> bytes:
     """The records of one batch of keyless, headerless messages: what the codec compresses."""
-    return b"".join(
-        encode_record(i, i * TIMESTAMP_STEP_MS, None, value) for i, value in enumerate(values)
-    )
+    return b"".join(encode_record(i, i * TIMESTAMP_STEP_MS, None, value) for i, value in enumerate(values))

@@ -93,8 +93,10 @@ def saturated(record: RunRecord) -> bool:
     if idle is not None and idle < SATURATED_HANDLER_IDLE:
         return True
     offered = client.offered_records
-    return record.plan.workload.rate_per_producer != "max" and offered > 0 and (
-        1 - client.records_sent / offered > SATURATED_SHORTFALL
+    return (
+        record.plan.workload.rate_per_producer != "max"
+        and offered > 0
+        and (1 - client.records_sent / offered > SATURATED_SHORTFALL)
     )
 
 
