@@ -84,11 +84,11 @@ workload: {LOADTESTS}/workloads/qunar-logs.yaml
 profiles: [{LOADTESTS}/profiles/filebeat-like.yaml]
 runs:
   - {{profile.linger_ms: 0, profile.compression: gzip, workload.rate_per_producer: 40,
-      workload.duration_s: 24, workload.warmup_s: 4}}
+      workload.duration_s: 16, workload.warmup_s: 3}}
   - {{profile.linger_ms: 20, profile.compression: none, profile.compression_level: null,
-      workload.rate_per_producer: 40, workload.duration_s: 24, workload.warmup_s: 4}}
+      workload.rate_per_producer: 40, workload.duration_s: 16, workload.warmup_s: 3}}
   - {{profile.linger_ms: 500, profile.compression: zstd, workload.rate_per_producer: 20,
-      workload.duration_s: 24, workload.warmup_s: 4}}
+      workload.duration_s: 16, workload.warmup_s: 3}}
 name_format: "linger{{linger_ms}}-{{compression}}-rate{{rate_per_producer}}"
 slo: {{p99_ms: 2000}}
 """
@@ -106,7 +106,7 @@ topic_configs: {{remote.storage.enable: true, segment.ms: 3000, local.retention.
 profiles:
   current: {LOADTESTS}/profiles/filebeat-like.yaml
   recommended: {LOADTESTS}/profiles/batched-zstd.yaml
-shape: {{prefill_s: 16, steps: [0.5, 1], step_s: 14, drain_s: 8, settle_s: 2}}
+shape: {{prefill_s: 16, steps: [1], step_s: 14, drain_s: 8, settle_s: 2}}
 consumer_groups: [{{name: rt, mode: realtime}}, {{name: replay, mode: lagging, lag_s: 12}}]
 gates: {{network_idle_min: 0.05, p99_ms: 20000, on_fail: continue}}
 """
@@ -118,8 +118,8 @@ profiles:
   - {LOADTESTS}/profiles/filebeat-default.yaml
   - {LOADTESTS}/profiles/filebeat-small-logs.yaml
 runs:
-  - {{profile: filebeat-default, workload.duration_s: 24, workload.warmup_s: 4}}
-  - {{profile: filebeat-small-logs, workload.duration_s: 24, workload.warmup_s: 4}}
+  - {{profile: filebeat-default, workload.duration_s: 16, workload.warmup_s: 3}}
+  - {{profile: filebeat-small-logs, workload.duration_s: 16, workload.warmup_s: 3}}
 name_format: "{{profile}}"
 """
 

@@ -47,7 +47,7 @@ workload:
 topic_configs: {{remote.storage.enable: true, segment.ms: 4000, local.retention.ms: 4000}}
 profiles:
   batched: {{name: batched, linger_ms: 20, compression: lz4}}
-shape: {{prefill_s: 20, steps: [1], step_s: 24, drain_s: 5, settle_s: 2}}
+shape: {{prefill_s: 20, steps: [1], step_s: 16, drain_s: 5, settle_s: 2}}
 consumer_groups: [{{name: rt, mode: realtime}}, {{name: replay, mode: lagging, lag_s: 15}}]
 lagging_readers: "on"
 gates: {{network_idle_min: 0.01}}

@@ -61,7 +61,7 @@ workload:
   duration_s: 10
 profiles:
   batched: {name: batched, linger_ms: 20, compression: lz4, acks: "1"}
-shape: {steps: [1], step_s: 20, drain_s: 8, settle_s: 2}
+shape: {steps: [1], step_s: 12, drain_s: 8, settle_s: 2}
 gates: {network_idle_min: 0.01, on_fail: continue}
 """
 
@@ -138,7 +138,7 @@ def test_stress_run_records_every_stage(lab: LabState, admin: AdminClient, tmp_p
 
 def test_two_local_workers_produce_the_same_totals(lab: LabState, tmp_path: Path) -> None:
     loaded = load_stress(_spec(tmp_path, TOTALS_SPEC))
-    offered = 4 * 25 * 20  # producers x msgs/s x the one step's seconds
+    offered = 4 * 25 * 12  # producers x msgs/s x the one step's seconds
     totals = {}
     for workers in (0, 2):
         results = tmp_path / f"results-{workers}"
@@ -154,7 +154,7 @@ def test_two_local_workers_produce_the_same_totals(lab: LabState, tmp_path: Path
         assert _locust_procs(str(results)) == []
     (sent_1, acked_1), (sent_2, acked_2) = totals[0], totals[2]
     print(
-        f"\nkbt stress, 4 producers x 25 msgs/s for 20 s (offered {offered}):"
+        f"\nkbt stress, 4 producers x 25 msgs/s for 12 s (offered {offered}):"
         f"\n  1 locust process: sent {sent_1}, acked {acked_1}"
         f"\n  master + 2 local workers: sent {sent_2}, acked {acked_2}"
         f"\n  sent {abs(sent_2 - sent_1) / sent_1:.2%} apart,"

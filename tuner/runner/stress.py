@@ -23,6 +23,7 @@ from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
 from tuner.driver.stress_verify import StressDelivery, verify_stress
 from tuner.measure.broker_window import measure_window
+from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.stress_window import (
     REMOTE_COPY_BYTES,
@@ -149,6 +150,21 @@ class _ProfileRun:
 
     # ---- setup ---------------------------------------------------------------------------------
 
+    def _await_settled_meters(self) -> None:
+        """Brokers started moments ago (a fresh lab) report low idle ratios while Kafka pads their
+        meters' window: the first judged stage must start past that, or its idle gate is wrong."""
+        prometheus = self.runner.prometheus
+        settled = idle_meters_settled_at(prometheus) if prometheus is not None else None
+        first = next((s.start_s for s in self.loaded.stages if s.judged), None)
+        if settled is None or first is None:
+            return
+        lead = REMOTE_LEAD_S if self.runner.locust.remote_workers else LEAD_S
+        wait = settled - lead - first - time.time()
+        if wait > 0:
+            note = f"waiting {wait:.0f} s for the brokers' idle meters to settle"
+            self.runner.observer.phase(self.label, note)
+            time.sleep(wait)
+
     def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
         spec, target, opts = self.loaded.spec, self.runner.target, self.runner.locust
         workload = spec.topics_with_configs()
@@ -184,6 +200,7 @@ class _ProfileRun:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
         create_topics(self.admin, workload.topics, topics)
+        self._await_settled_meters()
         pool: ConsumerPool | None = None
         locust: LocustProcesses | None = None
         try:

@@ -54,6 +54,10 @@ class Measurer(Protocol):
 
     def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow: ...
 
+    def settled_at(self) -> float | None:
+        """Epoch seconds from which the brokers' idle ratios are trustworthy (None: unknown)."""
+        ...
+
 
 class Observer:
     """Progress hooks; the CLI renders them. All no-ops by default."""
@@ -126,6 +130,7 @@ class SweepRunner:
             try:
                 self.observer.phase(plan, "creating topics")
                 create_topics(admin, plan.workload.topics, topics)
+                self._await_settled_meters(plan)
                 self.observer.phase(plan, "producing")
                 result = self.engine.run(plan, topics, run_id, self.target)
                 broker = self._measure(plan, result, topics)
@@ -153,6 +158,17 @@ class SweepRunner:
             outcome.records.append(record)
             self.observer.run_finished(plan, record, str(path))
         return outcome
+
+    def _await_settled_meters(self, plan: RunPlan) -> None:
+        """A run on brokers started moments ago (a fresh lab) would measure their idle ratios while
+        Kafka still pads the meters' window: wait until the measured window starts past that."""
+        settled = self.measurer.settled_at() if self.measurer is not None else None
+        if settled is None:
+            return
+        wait = settled - plan.workload.warmup_s - time.time()
+        if wait > 0:
+            self.observer.phase(plan, f"waiting {wait:.0f} s for the brokers' idle meters to settle")
+            time.sleep(wait)
 
     def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> BrokerWindow | None:
         if self.measurer is None:

@@ -11,6 +11,7 @@ from tuner.core.errors import BadInput
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
+from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
 from tuner.runner.run_series import SeriesStore
 from tuner.runner.sweep import Observer, SweepRunner, Target
@@ -29,6 +30,9 @@ class PrometheusMeasurer:
 
     def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
         return measure_window(self.prometheus, start, end, topics, self.step_s, time.time(), run_started)
+
+    def settled_at(self) -> float | None:
+        return idle_meters_settled_at(self.prometheus)
 
 
 class DriverEngine:
