@@ -1,32 +1,65 @@
 """When a freshly started broker's idle ratios can be trusted.
 
 NetworkProcessorAvgIdlePercent averages the network processors' `io-wait-ratio`, a Kafka `Rate`
-stat over `metrics.num.samples` (2) windows of `metrics.sample.window.ms` (30 s). While a stat is
-younger than one full window, Kafka divides by the padded span rather than the time elapsed, so the
-ratio climbs from 0 and only reads true about 32 s after the processors start. Measured on a
-3-broker lab at 100 msgs/s, 1 s scrapes: every broker read 0.00 at 10 s after the JVM started,
-0.20 at 20 s, 0.44 at 40 s, then jumped to 0.89-0.93 at 40-42 s and stayed there; a sweep started
-right after `kbt lab up` recorded a network idle ratio of 0.22 for a load that reads 0.93 a minute
-later. The processors start some seconds after the JVM (10 s on a quiet 2-core host, more on a busy
-one), hence the margin over the 32 s.
+stat over `metrics.num.samples` (2) windows of `metrics.sample.window.ms` (30 s). Until the stat's
+first sample window is full, Kafka divides by the padded span rather than the time elapsed, so the
+ratio climbs from 0 and only reads true 30 s after the processors first record. Measured on a
+3-broker lab at 100 msgs/s, 1 s scrapes: 0.00 at 10 s after the JVM started, 0.01 at 12 s, 0.20 at
+20 s, 0.44 at 40 s, then a jump to 0.89-0.93 at 40-42 s, where it stayed; a sweep started right
+after `kbt lab up` recorded a network idle ratio of 0.22 for a load that reads 0.93 a minute later.
+
+A positive reading needs a recorded sample, so the first scrape with a ratio above 0 is no earlier
+than the start of that first window: 30 s (and a scrape) after it, the padding is over. A broker
+with no positive reading yet gets a fixed allowance from its JVM start instead.
 """
 
 from __future__ import annotations
+
+import time
 
 from tuner.core.errors import Unreachable
 from tuner.measure.catalog import BROKER_JOB
 from tuner.measure.prometheus import Prometheus, PrometheusError
 
-FIRST_WINDOW_S = 32.0  # one 30 s sample window and a scrape after the processors start
-STARTUP_MARGIN_S = 28.0  # JVM start to network processors up, on a busy host
-SETTLE_AFTER_START_S = FIRST_WINDOW_S + STARTUP_MARGIN_S
+FIRST_WINDOW_S = 30.0  # metrics.sample.window.ms
+AFTER_FIRST_READING_S = FIRST_WINDOW_S + 2.0  # and the scrape that shows it
+SETTLE_AFTER_START_S = 60.0  # without a reading: JVM start to processors up (~10 s) on a busy host
+IDLE_RATIO = "kafka_network_processor_avg_idle_ratio"
 
 
-def idle_meters_settled_at(prometheus: Prometheus) -> float | None:
+def idle_meters_settled_at(prometheus: Prometheus, now: float | None = None) -> float | None:
     """Epoch seconds from which every scraped broker's idle ratios are past their start-up
     padding; None when Prometheus has no broker process start time (or cannot be asked)."""
+    now = time.time() if now is None else now
     try:
-        youngest = prometheus.value(f'max(process_start_time_seconds{{job="{BROKER_JOB}"}})')
+        starts = {
+            s.labels.get("instance", ""): s.value
+            for s in prometheus.instant(f'process_start_time_seconds{{job="{BROKER_JOB}"}}', now)
+        }
+        if not starts:
+            return None
+        first = _first_positive(prometheus, starts, now)
     except (PrometheusError, Unreachable):  # the run's own measurement reports it
         return None
-    return None if youngest is None else youngest + SETTLE_AFTER_START_S
+    return max(
+        first[i] + AFTER_FIRST_READING_S if i in first else t + SETTLE_AFTER_START_S
+        for i, t in starts.items()
+    )
+
+
+def _first_positive(prometheus: Prometheus, started: dict[str, float], now: float) -> dict[str, float]:
+    """Per broker instance, the first scrape within `SETTLE_AFTER_START_S` of its JVM start with an
+    idle ratio above 0 (one bounded range query, however long the brokers have run)."""
+    found: dict[str, float] = {}
+    since = min(started.values())
+    until = min(now, max(started.values()) + SETTLE_AFTER_START_S)
+    if until <= since:
+        return found
+    for series in prometheus.samples(f'{IDLE_RATIO}{{job="{BROKER_JOB}"}}', since, until):
+        instance = series.labels.get("instance", "")
+        if instance not in started:
+            continue
+        positive = [t for t, v in series.points if v > 0 and t > started[instance]]
+        if positive:
+            found[instance] = min(positive)
+    return found
