@@ -3,11 +3,18 @@
 KBT_TEST_LAB_DIR=<dir> reuses a lab already brought up with `kbt lab up --lab-dir <dir>` (it is left
 running). Otherwise the session starts its own: 3 brokers, tiered storage, 1 s scrapes, base port
 19290 (KBT_TEST_LAB_BASE_PORT overrides), in a temporary directory, and stops it at the end.
+
+The session's own lab starts in the background as soon as collection shows a test that needs it,
+so its boot and the minute its brokers' idle meters need to settle (tuner.measure.meter_warmup)
+overlap the unit tier instead of delaying the first sweep.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,25 +30,65 @@ from tuner.measure.prometheus import Prometheus
 TEST_BASE_PORT = 19290
 
 
+class _LabInBackground:
+    """`Lab.up` on a thread of its own; `state()` waits for it."""
+
+    def __init__(self) -> None:
+        config = LabConfig(
+            brokers=3,
+            base_port=int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT)),
+            lab_dir=Path(tempfile.mkdtemp(prefix="kbt-test-lab-")),
+            tiered=True,
+            scrape_interval_s=1.0,
+        )
+        self.lab = Lab(config)
+        self._state: LabState | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._up, name="kbt-test-lab-up", daemon=True)
+        self._thread.start()
+
+    def _up(self) -> None:
+        try:
+            self._state = self.lab.up(timeout_s=180)
+        except BaseException as exc:  # re-raised in the test that asks for the lab
+            self._error = exc
+
+    def state(self) -> LabState:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._state is not None
+        return self._state
+
+    def down(self) -> None:
+        self._thread.join()
+        self.lab.down()
+        shutil.rmtree(self.lab.config.lab_dir, ignore_errors=True)
+
+
+_background: _LabInBackground | None = None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    global _background
+    wanted = any("lab" in getattr(item, "fixturenames", ()) for item in items)
+    if wanted and _background is None and not os.environ.get("KBT_TEST_LAB_DIR"):
+        _background = _LabInBackground()
+
+
+def pytest_sessionfinish() -> None:
+    if _background is not None:  # also when no selected test asked for it after all
+        _background.down()
+
+
 @pytest.fixture(scope="session")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
+def lab() -> LabState:
     reuse = os.environ.get("KBT_TEST_LAB_DIR")
     if reuse:
-        yield load_state(Path(reuse))
-        return
-    config = LabConfig(
-        brokers=3,
-        base_port=int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT)),
-        lab_dir=tmp_path_factory.mktemp("lab"),
-        tiered=True,
-        scrape_interval_s=1.0,
-    )
-    running = Lab(config)
-    state = running.up(timeout_s=180)
-    try:
-        yield state
-    finally:
-        running.down()
+        return load_state(Path(reuse))
+    if _background is None:
+        raise RuntimeError("the session lab was not started at collection")
+    return _background.state()
 
 
 @pytest.fixture(scope="session")
