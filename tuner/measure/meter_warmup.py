@@ -16,6 +16,7 @@ with no positive reading yet gets a fixed allowance from its JVM start instead.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from tuner.core.errors import Unreachable
 from tuner.measure.catalog import BROKER_JOB
@@ -63,3 +64,14 @@ def _first_positive(prometheus: Prometheus, started: dict[str, float], now: floa
         if positive:
             found[instance] = min(positive)
     return found
+
+
+def wait_until_settled(settled: float | None, window_in_s: float, say: Callable[[str], None]) -> float:
+    """Sleep until a measured window that opens `window_in_s` from now opens at `settled` or later
+    (`say` tells why first); returns the seconds slept (0 when settled or unknown)."""
+    wait = 0.0 if settled is None else settled - window_in_s - time.time()
+    if wait <= 0:
+        return 0.0
+    say(f"waiting {wait:.0f} s for the brokers' idle meters to settle")
+    time.sleep(wait)
+    return wait

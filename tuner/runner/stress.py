@@ -23,7 +23,7 @@ from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
 from tuner.driver.stress_verify import StressDelivery, verify_stress
 from tuner.measure.broker_window import measure_window
-from tuner.measure.meter_warmup import idle_meters_settled_at
+from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.stress_window import (
     REMOTE_COPY_BYTES,
@@ -154,21 +154,22 @@ class _ProfileRun:
         """Brokers started moments ago (a fresh lab) report low idle ratios while Kafka pads their
         meters' window: the first judged stage must start past that, or its idle gate is wrong."""
         prometheus = self.runner.prometheus
-        settled = idle_meters_settled_at(prometheus) if prometheus is not None else None
         first = next((s.start_s for s in self.loaded.stages if s.judged), None)
-        if settled is None or first is None:
+        if prometheus is None or first is None:
             return
-        lead = REMOTE_LEAD_S if self.runner.locust.remote_workers else LEAD_S
-        wait = settled - lead - first - time.time()
-        if wait > 0:
-            note = f"waiting {wait:.0f} s for the brokers' idle meters to settle"
-            self.runner.observer.phase(self.label, note)
-            time.sleep(wait)
+        settled = idle_meters_settled_at(prometheus)
+        wait_until_settled(
+            settled, self._lead_s + first, lambda text: self.runner.observer.phase(self.label, text)
+        )
+
+    @property
+    def _lead_s(self) -> float:
+        """From the plan to t0: consumers subscribe and locust starts."""
+        return REMOTE_LEAD_S if self.runner.locust.remote_workers else LEAD_S
 
     def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
-        spec, target, opts = self.loaded.spec, self.runner.target, self.runner.locust
+        spec, target = self.loaded.spec, self.runner.target
         workload = spec.topics_with_configs()
-        lead = REMOTE_LEAD_S if opts.remote_workers else LEAD_S
         resolved = getattr(workload.message, "resolved_path", None)
         return StressPlan(
             run_id=f"{spec.name}/{self.label}--{run_stamp(started)}",
@@ -180,7 +181,7 @@ class _ProfileRun:
             bootstrap_servers=target.bootstrap_servers,
             rate_per_producer=self.loaded.baseline_msgs_per_s / spec.workload.producers,
             stages=self.loaded.stages,
-            t0=time.time() + lead,
+            t0=time.time() + self._lead_s,
             groups=spec.groups,
             lagging_max_msgs_per_s=spec.lagging_max_msgs_per_s,
             producer_ports=list(target.producer_ports),

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow
+from tuner.measure.meter_warmup import wait_until_settled
 from tuner.runner.topics import (
     admin_client,
     broker_count,
@@ -163,12 +164,7 @@ class SweepRunner:
         """A run on brokers started moments ago (a fresh lab) would measure their idle ratios while
         Kafka still pads the meters' window: wait until the measured window starts past that."""
         settled = self.measurer.settled_at() if self.measurer is not None else None
-        if settled is None:
-            return
-        wait = settled - plan.workload.warmup_s - time.time()
-        if wait > 0:
-            self.observer.phase(plan, f"waiting {wait:.0f} s for the brokers' idle meters to settle")
-            time.sleep(wait)
+        wait_until_settled(settled, plan.workload.warmup_s, lambda text: self.observer.phase(plan, text))
 
     def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> BrokerWindow | None:
         if self.measurer is None:
