@@ -9,10 +9,9 @@ import pytest
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import repo_root
-from tuner.driver.result import ClientResult, DeliveryResult, LatencyMs
-from tuner.measure.broker_window import BrokerStats, BrokerWindow
 from tuner.spec import RunPlan, load_sweep
 from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
+from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 
 
 def _plans() -> list[RunPlan]:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tuner.driver.result import DriverResult
-from tuner.measure.broker_window import BrokerWindow
 from tuner.spec.sweep import RunPlan
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Status
 
 # Client and broker produce-request counts must agree this closely (the measurement-truth check).
@@ -13,10 +12,11 @@ REQUEST_COUNT_TOLERANCE = 0.03
 OFFERED_SHORTFALL = 0.05
 
 
-def judge(plan: RunPlan, result: DriverResult, broker: BrokerWindow | None) -> tuple[Status, list[str]]:
+def judge(
+    plan: RunPlan, client: ClientResult, delivery: DeliveryResult, broker: BrokerWindow | None
+) -> tuple[Status, list[str]]:
     failures: list[str] = []
     notes: list[str] = []
-    delivery, client = result.delivery, result.client
     if not delivery.verified:
         failures.append("delivery was not verified")
     if delivery.lost > 0:
