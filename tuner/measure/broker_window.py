@@ -14,7 +14,7 @@ from typing import Protocol
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.measure.catalog import BROKER_JOB
+from tuner.measure.catalog import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
 from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.measure.promql import promql
 
@@ -89,9 +89,9 @@ WINDOW_FIELDS: dict[str, tuple[str, str]] = {
 # The run's own topics (fresh per run). TotalProduceRequestsPerSec{topic} is marked once per
 # partition batch a request carries: for librdkafka (one partition per request) that is exactly
 # the client's request count.
-TOPIC_SERIES = "kafka_server_produce_requests_total"
+TOPIC_SERIES = TOPIC_PRODUCE_REQUESTS_SERIES
 # Every produce request once, whatever it carries (Sarama and Java put a broker's partitions in one).
-REQUEST_SERIES = "kafka_network_requests_total"
+REQUEST_SERIES = REQUESTS_SERIES
 
 
 def topic_regex(topics: list[str]) -> str:

@@ -12,6 +12,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 BROKER_JOB = "kafka-broker"
+# The series other modules name directly (queries, presence checks, the meter-settle wait): one
+# spelling each, here.
+NETWORK_IDLE_SERIES = "kafka_network_processor_avg_idle_ratio"  # NetworkProcessorAvgIdlePercent
+NETWORK_THREAD_IDLE_SERIES = "kafka_network_processor_idle_ratio"  # per network thread
+REQUESTS_SERIES = "kafka_network_requests_total"  # RequestsPerSec{request}: once per request
+TOPIC_PRODUCE_REQUESTS_SERIES = "kafka_server_produce_requests_total"  # once per partition batch
 QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
 TIMED_REQUESTS = ("Produce", "FetchConsumer", "FetchFollower", "Metadata")
 PHASES = {
@@ -87,7 +93,7 @@ SERIES: tuple[Series, ...] = (
         "Responses waiting for a network thread to send them (all processors).",
     ),
     Series(
-        "kafka_network_processor_avg_idle_ratio",
+        NETWORK_IDLE_SERIES,
         Kind.GAUGE,
         "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent",
         "Value",
@@ -95,7 +101,7 @@ SERIES: tuple[Series, ...] = (
         "bottleneck; many small produce requests drive it down.",
     ),
     Series(
-        "kafka_network_processor_idle_ratio",
+        NETWORK_THREAD_IDLE_SERIES,
         Kind.GAUGE,
         "kafka.network:type=Processor,name=IdlePercent,networkProcessor=N",
         "Value",
@@ -140,7 +146,7 @@ SERIES: tuple[Series, ...] = (
     ),
     # ---- BrokerTopicMetrics ----
     _btm(
-        "kafka_server_produce_requests_total",
+        TOPIC_PRODUCE_REQUESTS_SERIES,
         "TotalProduceRequestsPerSec",
         "Produce requests (per topic: requests that carried the topic).",
         Needs.PRODUCE,
@@ -168,7 +174,7 @@ SERIES: tuple[Series, ...] = (
     ),
     # ---- RequestMetrics ----
     Series(
-        "kafka_network_requests_total",
+        REQUESTS_SERIES,
         Kind.COUNTER,
         "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V",
         "Count",

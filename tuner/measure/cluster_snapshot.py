@@ -17,7 +17,7 @@ from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, window_query
-from tuner.measure.catalog import BROKER_JOB
+from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
 SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
@@ -49,9 +49,9 @@ TOPIC_FIELDS: dict[str, tuple[str, str]] = {
     "bytes_in_per_s": ("BYTES_IN_RATE_BY_TOPIC", "rate"),
 }
 # The per-thread idle series: its series count per broker is the broker's network thread count.
-THREAD_SERIES = "kafka_network_processor_idle_ratio"
+THREAD_SERIES = NETWORK_THREAD_IDLE_SERIES
 # Without this series nobody scrapes brokers with our rules.
-PRESENCE_SERIES = "kafka_network_processor_avg_idle_ratio"
+PRESENCE_SERIES = NETWORK_IDLE_SERIES
 
 
 def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:

@@ -21,9 +21,10 @@ from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel
+from tuner.spec.thresholds import THRESHOLDS
 
 MAX_BROKERS = 10_000
-MIN_IDLE = 0.3
+MIN_IDLE = THRESHOLDS.network_idle_critical
 
 
 class Baseline(Frozen):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from tuner.spec.sweep import RunPlan
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Status
 
-# Client and broker produce-request counts must agree this closely (the measurement-truth check).
-REQUEST_COUNT_TOLERANCE = 0.03
-# An open-loop run that sent this much less than its schedule could not keep up (client saturated).
-OFFERED_SHORTFALL = 0.05
+# Client and broker produce-request counts must agree this closely (the measurement-truth check);
+# an open-loop run that sent this much less than its schedule could not keep up (client saturated).
+REQUEST_COUNT_TOLERANCE = THRESHOLDS.request_count_tolerance
+OFFERED_SHORTFALL = THRESHOLDS.offered_shortfall
 
 
 def judge(

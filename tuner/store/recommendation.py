@@ -23,6 +23,7 @@ from pydantic import Field, ValidationError
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.frozen import Frozen
 from tuner.spec.profile import ClientProfile
+from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 
 RECOMMENDATION_SCHEMA_VERSION = 1
@@ -34,11 +35,9 @@ ClientKind = Literal["librdkafka", "java", "filebeat"]
 Status = Literal["confirmed", "predicted", "rejected"]
 
 
-class SLOBounds(Frozen):
-    """What a recommended setting must meet."""
+class SLOBounds(SLO):
+    """What a recommended setting must meet: the SLO and the cluster's limits."""
 
-    p99_ms: float | None = Field(default=None, description="p99 delivery latency bound, ms.")
-    max_producer_memory_mb: float | None = Field(default=None, description="Per producer, MB.")
     max_message_bytes: int | None = Field(
         default=None, description="Largest record batch the topic accepts (max.message.bytes)."
     )

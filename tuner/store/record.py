@@ -10,9 +10,8 @@ from tuner.core.frozen import Frozen
 from tuner.spec.sweep import RunPlan
 from tuner.store.fault import FaultRun
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.record_upgrade import SCHEMA_VERSION
 from tuner.store.stress import StressStep
-
-SCHEMA_VERSION = 1
 
 Status = Literal["ok", "failed"]
 
