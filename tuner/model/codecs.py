@@ -3,7 +3,7 @@
 The recommender breaks ties between settings with the same request rate on bytes on the wire, then
 codec CPU. Figures come from a compression probe record (`kbt probe compression --json`) when one is
 given, read as plain JSON so an older or newer probe only loses what it lacks; otherwise from the
-loghub medians in design.md section 5 (zstd-3 ~1.1 at 1 message, ~4.5 at 16, ~7.3 at 64, ~9.9 at
+loghub medians of the compression probe (zstd-3 ~1.1 at 1 message, ~4.5 at 16, ~7.3 at 64, ~9.9 at
 256; gzip-4 8.6 and snappy 5.3 at 256) and rough single-core CPU costs.
 """
 

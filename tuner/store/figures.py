@@ -27,7 +27,7 @@ class LatencyMs(Frozen):
 
 
 class DeliveryResult(Frozen):
-    """Delivery verification (design.md section 6): lost = acked - consumed (by id)."""
+    """Delivery verification (docs/architecture.md): lost = acked - consumed (by id)."""
 
     acked: int = 0
     consumed: int = 0
