@@ -13,9 +13,10 @@ from confluent_kafka import KafkaError, Message
 from tuner.core.paths import repo_root
 from tuner.driver.acked_verify import read_acked
 from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog, LatencyBuckets
-from tuner.driver.librdkafka_engine import split_producers
+from tuner.driver.librdkafka_engine import _send_lag, split_producers
 from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
 from tuner.driver.rdkafka_stats import StatsTrack
+from tuner.driver.rdkafka_worker import WorkerResult
 from tuner.measure.broker_window import interpolate
 from tuner.spec import load_sweep
 
@@ -140,3 +141,16 @@ def test_latency_buckets_keep_three_significant_digits() -> None:
     assert hist.get_total_count() == 1000
     assert hist.get_max_value() / 1e6 == pytest.approx(max(values), rel=1e-3)
     assert LatencyBuckets().quantiles_ms(0.5) == [0.0]
+
+
+def test_send_lag_is_weighted_by_records_and_merged_across_processes() -> None:
+    """A burst's lag counts once per in-window record of the burst; the engine merges processes."""
+    a, b = LatencyBuckets(), LatencyBuckets()
+    a.add_s(0.002, 97)  # 97 records 2 ms behind
+    b.add_s(0.4, 3)  # one late burst of 3 records, 400 ms behind
+    assert a.total == 97 and a.quantiles_ms(0.99) == [pytest.approx(2.0, rel=1e-3)]
+    lag = _send_lag([WorkerResult(index=0, producers=1, send_lag_us=a.counts),
+                     WorkerResult(index=1, producers=1, send_lag_us=b.counts)])  # fmt: skip
+    assert lag.count == 100
+    assert lag.p50 == pytest.approx(2.0, rel=1e-2) and lag.p99 == pytest.approx(400.0, rel=1e-2)
+    assert _send_lag([WorkerResult(index=0, producers=1)]).p99 is None  # nothing sent in the window

@@ -211,6 +211,7 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         delivery_latency_ms=_latency(hist),
         queue_latency_ms=_rolling(stats.queue_latency.as_ms()),
         rtt_ms=_rolling(stats.rtt.as_ms()),
+        send_lag_ms=_send_lag(outs) if workload.rate_per_producer != "max" else None,
         max_producer_rss_mb=max(o.rss_mb / max(1, o.producers) for o in outs),
     )
 
@@ -229,6 +230,14 @@ def _latency(hist: HdrHistogram) -> LatencyMs:
         p999=hist.get_value_at_percentile(99.9) / ms,
         max=hist.get_max_value() / ms,
     )
+
+
+def _send_lag(outs: list[WorkerResult]) -> LatencyMs:
+    hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+    for out in outs:
+        for us, count in out.send_lag_us.items():
+            hist.record_value(min(max(us, 1), LATENCY_MAX_US), count)
+    return _latency(hist)
 
 
 def _rolling(values: dict[str, float] | None) -> LatencyMs | None:

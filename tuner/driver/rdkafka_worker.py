@@ -70,6 +70,9 @@ class WorkerResult:
     failed_total: int = 0
     indeterminate: int = 0
     latency_hist: bytes = b""
+    # Open loop: how late produce() ran against the schedule, microseconds -> records (in-window
+    # records, each counted at its burst's oldest due time: an upper bound, one sample per burst).
+    send_lag_us: dict[int, int] = field(default_factory=dict)
     stats: WindowStats = field(default_factory=WindowStats)
     mean_payload_bytes: float = 0.0
     rss_mb: float = 0.0
@@ -130,6 +133,7 @@ class Worker:
         self.log = DeliveryLog(OPEN if self.interval > 0 else CLOSED)
         self.on_delivery = self.log.callback()
         self.latency = LatencyBuckets()
+        self.send_lag = LatencyBuckets()
         self.exporter: ClientExporter | None = None
         self.pods = [
             _Pod(self, pid, conf, Payloads.for_workload(self.workload, seed=pid + 1), phase)
@@ -232,6 +236,7 @@ class Worker:
         result.offered = sum(self._offered(pod, t_end) for pod in self.pods)
         result.acked_total, result.failed_total = self.log.acked_total, self.log.failed_total
         result.latency_hist = self.latency.histogram().encode()
+        result.send_lag_us = dict(self.send_lag.counts)
         result.rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         topics = self.task.topics
         result.acked_files = self.log.write_acked(
@@ -244,6 +249,7 @@ class Worker:
         ws, we = self.window
         sent = 0
         end = t_end
+        lag = self.send_lag.add_s
         while True:
             now = time.time()
             if now >= t_end:  # past the window: go on while the parent holds the load
@@ -255,6 +261,10 @@ class Worker:
                 produce, prefixes, seq = pod.producer.produce, pod.prefixes, pod.seq
                 base, n, start = pod.pid << ID_SHIFT, len(pod.prefixes), t0 + pod.phase
                 due = start + seq * interval
+                # Send lag: produce time - intended send time, sampled once per burst at its oldest
+                # record (the latest one), weighted by the burst's in-window records.
+                head, sent_before = due, sent
+                began = time.time() if due <= now else now
                 while due <= now and due < end:
                     try:
                         produce(topics[seq % nt], prefixes[seq % n] + b"%016x" % (base | seq), pod.key(seq))
@@ -264,6 +274,8 @@ class Worker:
                     seq += 1
                     due = start + seq * interval
                 pod.seq = seq
+                if sent > sent_before:
+                    lag(began - head, sent - sent_before)
                 pod.producer.poll(0)
                 next_due = min(next_due, due)
             pause = next_due - time.time()
