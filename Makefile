@@ -63,7 +63,7 @@ bench-probe: ## Compression probe overhead vs calling the codecs directly (see d
 	@$(PY) scripts/bench_probe_overhead.py --rounds 7
 
 bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msgs/s (LAB_DIR=... reuses a lab)
-	@$(PY) scripts/bench_driver_speed.py --runs 4 $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
+	@$(PY) scripts/bench_driver_speed.py --runs 5 --base-port $(or $(BASE_PORT),19490) $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
 
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
