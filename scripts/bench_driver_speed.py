@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import KbtError
-
 from tuner.core.paths import kafka_libs_dir
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
@@ -121,7 +120,8 @@ def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
         raise SystemExit(f"kbt delivery check failed: {result.delivery}")
     client = result.client
     whole = client.records_acked_total / max(1e-9, client.finished_at - client.started_at)
-    return Figures(client.records_per_s, whole, client.records_acked_total, cpu)
+    steady = client.records_acked / max(1e-9, client.window_end - client.window_start)
+    return Figures(steady, whole, client.records_acked_total, cpu)
 
 
 def run_java(bootstrap: str, topic: str, payload_file: Path, seconds: float) -> Figures:
