@@ -11,13 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-BROKER_JOB = "kafka-broker"
-# The series other modules name directly (queries, presence checks, the meter-settle wait): one
-# spelling each, here.
-NETWORK_IDLE_SERIES = "kafka_network_processor_avg_idle_ratio"  # NetworkProcessorAvgIdlePercent
-NETWORK_THREAD_IDLE_SERIES = "kafka_network_processor_idle_ratio"  # per network thread
-REQUESTS_SERIES = "kafka_network_requests_total"  # RequestsPerSec{request}: once per request
-TOPIC_PRODUCE_REQUESTS_SERIES = "kafka_server_produce_requests_total"  # once per partition batch
+from tuner.measure.series_names import (
+    BROKER_JOB,
+    NETWORK_IDLE_SERIES,
+    NETWORK_THREAD_IDLE_SERIES,
+    REQUESTS_SERIES,
+    TOPIC_PRODUCE_REQUESTS_SERIES,
+)
+
+__all__ = [
+    "BROKER_JOB",
+    "NETWORK_IDLE_SERIES",
+    "NETWORK_THREAD_IDLE_SERIES",
+    "REQUESTS_SERIES",
+    "TOPIC_PRODUCE_REQUESTS_SERIES",
+]
 QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
 TIMED_REQUESTS = ("Produce", "FetchConsumer", "FetchFollower", "Metadata")
 PHASES = {

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.measure.catalog import NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES, REQUESTS_SERIES
+from tuner.measure.series_names import NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES, REQUESTS_SERIES
 
 RATE_INTERVAL = "$__rate_interval"
 _SELECTOR = re.compile(r"\b((?:kafka|kbt|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")

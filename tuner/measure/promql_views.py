@@ -13,7 +13,7 @@ while these group by request, phase, topic, producer or consumer group, and most
 
 from __future__ import annotations
 
-from tuner.measure.catalog import REQUESTS_SERIES
+from tuner.measure.series_names import REQUESTS_SERIES
 from tuner.measure.promql import RATE_INTERVAL, Query
 
 PHASE_BREAKDOWN = "request_queue|local|remote|response_queue|response_send"
