@@ -12,14 +12,14 @@ from tuner import __version__
 from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
-from tuner.model.batching import java_properties, rules_for
+from tuner.model.batching import rules_for
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.confirm import Trials, confirm, fewest_requests
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
-from tuner.spec.filebeat_profile import filebeat_config, filebeat_overrides
+from tuner.spec.clients import kind_of, same_kind
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
@@ -68,18 +68,13 @@ def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
 
 def properties_of(profile: ClientProfile) -> dict[str, str]:
     """The client's own settings for a profile, secrets redacted."""
-    if profile.client == "filebeat":
-        props = filebeat_overrides(filebeat_config(profile))
-    elif profile.client == "java":
-        props = java_properties(profile)
-    else:
-        props = profile.librdkafka_config()
+    props = kind_of(profile).client_settings(profile)
     return {k: str(v) for k, v in redact(props).items()}
 
 
 def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
     try:
-        return a.client == b.client and rules_for(a) == rules_for(b) and (a.acks or "") == (b.acks or "")
+        return same_kind(a, b) and rules_for(a) == rules_for(b) and (a.acks or "") == (b.acks or "")
     except ValueError:
         return False
 
@@ -156,7 +151,7 @@ def _recommend_kind(
     slo = req.slo
     kind: ClientKind = result.best.profile.client
     base = req.baselines.get(kind) or req.baseline
-    own = [r for r in records if r.plan.profile.client == kind]
+    own = [r for r in records if kind_of(r.plan.profile).name == kind]
     best = result.best
     trials: list[Trial] = []
     notes: list[str] = []
@@ -164,7 +159,7 @@ def _recommend_kind(
     profile, predicted = best.profile, best.prediction
     status: Status = "predicted"
     evidence: list[str] = []
-    own_base = base is not None and base.client == kind
+    own_base = base is not None and kind_of(base).name == kind
     if live:
         assert req.trials is not None
         fams = families(kind, traffic, slo, req.baselines.get(kind))

@@ -31,6 +31,8 @@ from tuner.runner.chaos_scenarios import Scenario
 from tuner.runner.sweep import Target
 from tuner.runner.topics import admin_client, create_topics, delete_topics, run_topic_name
 from tuner.runner.verdict import judge
+from tuner.runner.wiring import ENGINES
+from tuner.spec.clients import kind_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import RunPlan
@@ -134,7 +136,8 @@ def chaos_plans(
 
 
 def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
-    if base.profile.client != "librdkafka":
+    engine = ENGINES.get(kind_of(base.profile).engine)
+    if engine is None or not engine.hold:  # the fault window holds the load open
         raise BadInput(
             f"profile {base.profile.name}: kbt chaos drives librdkafka profiles (this one is"
             f" client {base.profile.client})"

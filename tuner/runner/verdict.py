@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow
+from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import Status
 
@@ -36,7 +37,7 @@ def judge(plan: RunPlan, result: DriverResult, broker: BrokerWindow | None) -> t
     if broker is None:
         notes.append("no broker measurement")
     else:
-        _, broker_total = broker.run_produce_requests(plan.profile.multi_partition_requests)
+        _, broker_total = broker.run_produce_requests(kind_of(plan.profile).multi_partition_requests)
         mismatch = request_count_mismatch(client.produce_requests_total, broker_total)
         if broker_total is not None and mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
             notes.append(

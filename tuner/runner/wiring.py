@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
 from tuner.runner.run_series import SeriesStore
 from tuner.runner.sweep import Observer, SweepRunner, Target
+from tuner.spec.clients import kind_of
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 
@@ -35,8 +38,25 @@ class PrometheusMeasurer:
         return idle_meters_settled_at(self.prometheus)
 
 
+@dataclass(frozen=True)
+class Engine:
+    """A driver engine: how to load it, and what it supports."""
+
+    module: str  # the driver module, imported when a run needs it
+    function: str
+    security: bool  # takes SASL_SSL and ${VAR} overrides
+    hold: bool  # can keep its load going past the duration (kbt chaos)
+
+
+# Engine id (a client kind's `engine`) -> the driver that runs it.
+ENGINES = {
+    "librdkafka": Engine("tuner.driver.librdkafka_engine", "run_load", security=True, hold=True),
+    "sarama": Engine("tuner.driver.filebeat_engine", "run_filebeat_load", security=False, hold=False),
+}
+
+
 class DriverEngine:
-    """The engine for the profile's client runs the load and verifies delivery."""
+    """The engine of the profile's client kind runs the load and verifies delivery."""
 
     def run(
         self,
@@ -46,26 +66,23 @@ class DriverEngine:
         target: Target,
         hold: Callable[[], bool] | None = None,
     ) -> DriverResult:
-        """`hold`: keep the load going past its duration while it returns True (kbt chaos; the
-        librdkafka engine only)."""
-        if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
-            from tuner.driver.filebeat_engine import run_filebeat_load as run_load
-        elif plan.profile.client == "librdkafka":
-            from tuner.driver.librdkafka_engine import run_load
-        else:
-            raise BadInput(f"profile {plan.profile.name}: no {plan.profile.client} engine in this kbt yet")
-
+        """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
+        name = plan.profile.name
+        engine_id = kind_of(plan.profile).engine
+        engine = ENGINES.get(engine_id)
+        if engine is None:
+            raise BadInput(f"profile {name}: no {engine_id} engine in this kbt yet")
         bootstrap, security = connection(plan, target)
-        if security and plan.profile.client == "filebeat":
+        if security and not engine.security:
             raise BadInput(
-                f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"
-                " overrides yet"
+                f"profile {name}: the {engine_id} engine does not take SASL_SSL or ${{VAR}} overrides yet"
             )
         kwargs: dict[str, Any] = {"security": security} if security else {}
         if hold is not None:
-            if plan.profile.client != "librdkafka":
-                raise BadInput(f"profile {plan.profile.name}: only the librdkafka engine can hold its load")
+            if not engine.hold:
+                raise BadInput(f"profile {name}: the {engine_id} engine cannot hold its load")
             kwargs["hold"] = hold
+        run_load = getattr(importlib.import_module(engine.module), engine.function)
         result: DriverResult = run_load(
             plan=plan,
             topics=topics,

@@ -23,11 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.profile_v1 import upgrade_profiles
 
 RECOMMENDATION_SCHEMA_VERSION = 1
 RECOMMENDATION_KIND: Literal["recommendation"] = "recommendation"
 
-ClientKind = Literal["librdkafka", "java", "filebeat"]
+ClientKind = str  # a name in tuner.spec.clients.KINDS
 # confirmed: a lab run of exactly these settings met the SLO with 0 lost;
 # predicted: the model's choice, not (yet) run; rejected: runs showed it misses the SLO.
 Status = Literal["confirmed", "predicted", "rejected"]
@@ -183,7 +184,7 @@ def load_recommendation(path: Path) -> Recommendation:
             f" this kbt reads {RECOMMENDATION_SCHEMA_VERSION}"
         )
     try:
-        return Recommendation.model_validate(data)
+        return Recommendation.model_validate(upgrade_profiles(data))
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])

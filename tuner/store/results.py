@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.store.profile_v1 import upgrade_profiles
 from tuner.store.record import SCHEMA_VERSION, RunRecord
 
 DEFAULT_RESULTS_DIR = Path("results")
@@ -90,7 +91,7 @@ class ResultsStore:
         if version != SCHEMA_VERSION:
             raise BadInput(f"{path}: run record schema_version {version!r}, this kbt reads {SCHEMA_VERSION}")
         try:
-            return RunRecord.model_validate(data)
+            return RunRecord.model_validate(upgrade_profiles(data))
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
