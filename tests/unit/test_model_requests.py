@@ -15,8 +15,8 @@ from tuner.spec.workload import WorkloadSpec
 QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), brokers=3)
 
 
-def _fb(name: str, **overrides: str) -> ClientProfile:
-    return ClientProfile(name=name, client="filebeat", overrides=overrides)
+def _fb(name: str, **settings: object) -> ClientProfile:
+    return ClientProfile.model_validate({"name": name, "client": "filebeat", "filebeat": settings})
 
 
 def test_librdkafka_sticky_window_defaults_to_twice_linger_for_every_partitioner() -> None:

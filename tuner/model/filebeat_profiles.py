@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tuner.spec.clients.filebeat import config_of
+from tuner.spec.clients.filebeat import compact, config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import ClientRecommendation, Measured
@@ -107,11 +107,7 @@ def from_recommendation(
     if rec.measured is not None:
         baselines = () if rec.baseline_measured is None else (Figures.of("baseline", rec.baseline_measured),)
         effect = Effect(command, workload, Figures.of("this profile", rec.measured), baselines)
-    settings = rec.profile.filebeat.model_dump(mode="json", exclude_defaults=True)
-    settings["output"]["kafka"] = {
-        k: v for k, v in settings["output"]["kafka"].items() if k not in ("hosts", "topic")
-    }
-    return FilebeatProfile(name, purpose, settings, dict(why or {}), effect)
+    return FilebeatProfile(name, purpose, compact(rec.profile.filebeat), dict(why or {}), effect)
 
 
 _SMALL_LOGS = "24 pods x 40 events/s of 1.6 KB, 3 brokers"

@@ -111,7 +111,7 @@ class Duration:
     ) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(
             cls.parse,
-            serialization=core_schema.plain_serializer_function_ser_schema(str),
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json"),
             json_schema_input_schema=core_schema.union_schema(
                 [core_schema.str_schema(), core_schema.float_schema()]
             ),
@@ -121,5 +121,5 @@ class Duration:
 def positive(value: Duration) -> Duration:
     """For options libbeat requires above zero (timeouts, backoff)."""
     if value.ns <= 0:
-        raise ValueError("must be above 0")
+        raise ValueError(f"must be greater than 0 (got {value})")
     return value

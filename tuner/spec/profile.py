@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SerializationInfo, field_serializer, field_validator, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.redact import is_reference, is_secret_name
@@ -66,6 +66,13 @@ class ClientProfile(StrictModel):
         from tuner.spec.clients.filebeat import as_fragment
 
         return as_fragment(value)
+
+    @field_serializer("filebeat")
+    def _compact(self, value: FilebeatConfig | None, info: SerializationInfo) -> dict[str, Any] | None:
+        """Only what the profile sets (records and dumps stay short and read back the same)."""
+        from tuner.spec.clients.filebeat import compact
+
+        return None if value is None else compact(value, info.mode)
 
     @field_validator("acks", mode="before")
     @classmethod

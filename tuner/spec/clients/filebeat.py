@@ -72,12 +72,34 @@ def _nest(value: Mapping[Any, Any]) -> dict[str, Any]:
                 raise ValueError(f'"{key}" is set twice')
         sub = _nest(sub) if isinstance(sub, Mapping) else sub
         if isinstance(node.get(leaf), dict) and isinstance(sub, dict):
-            node[leaf] = {**node[leaf], **sub}
+            _merge(node[leaf], sub, str(key))
         elif leaf in node:
             raise ValueError(f'"{key}" is set twice')
         else:
             node[leaf] = sub
     return out
+
+
+def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
+    """The settings that differ from Filebeat's defaults, nested as filebeat.yml (the engine's
+    placeholder hosts and topic left out)."""
+    data = config.model_dump(mode=mode, exclude_defaults=True)
+    kafka = data.get("output", {}).get("kafka", {})
+    if kafka.get("hosts") == PLACEHOLDER_HOSTS:
+        del kafka["hosts"]
+    if kafka.get("topic") == PLACEHOLDER_TOPIC:
+        del kafka["topic"]
+    return data
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
+    for key, value in more.items():
+        if isinstance(into.get(key), dict) and isinstance(value, dict):
+            _merge(into[key], value, f"{where}.{key}")
+        elif key in into:
+            raise ValueError(f'"{where}.{key}" is set twice')
+        else:
+            into[key] = value
 
 
 def config_of(profile: ClientProfile) -> FilebeatConfig:
