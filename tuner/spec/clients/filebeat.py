@@ -24,7 +24,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from tuner.spec.clients.base import Family, Rendered, SearchContext, check_fields, kept_durability, name_of
+from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig, KafkaOutput, MemQueue
@@ -61,20 +61,21 @@ def as_fragment(value: Any) -> Any:
     return data
 
 
-def _nest(value: Mapping[Any, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _nest(value: Mapping[Any, Any], into: dict[str, Any] | None = None, where: str = "") -> dict[str, Any]:
+    """Dotted keys as nested sections; a setting given twice (dotted and nested) is an error."""
+    out: dict[str, Any] = {} if into is None else into
     for key, sub in value.items():
-        *parents, leaf = str(key).split(".")
+        path = f"{where}{key}"
         node = out
+        *parents, leaf = str(key).split(".")
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ValueError(f'"{key}" is set twice')
-        sub = _nest(sub) if isinstance(sub, Mapping) else sub
-        if isinstance(node.get(leaf), dict) and isinstance(sub, dict):
-            _merge(node[leaf], sub, str(key))
+                raise ValueError(f'"{path}" is set twice')
+        if isinstance(sub, Mapping) and isinstance(node.setdefault(leaf, {}), dict):
+            _nest(sub, node[leaf], f"{path}.")
         elif leaf in node:
-            raise ValueError(f'"{key}" is set twice')
+            raise ValueError(f'"{path}" is set twice')
         else:
             node[leaf] = sub
     return out
@@ -107,16 +108,14 @@ def config_of(profile: ClientProfile) -> FilebeatConfig:
     return profile.filebeat or FilebeatConfig.model_validate(as_fragment({}))
 
 
-class Filebeat:
+class Filebeat(ClientKind):
     name = "filebeat"
     title = "Filebeat"
     engine = "sarama"
     fields = frozenset({"filebeat"})
+    hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd
     multi_partition_requests = True
-
-    def check(self, profile: ClientProfile) -> None:
-        check_fields(self, profile, _HINTS)
 
     def client_settings(self, profile: ClientProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults (hosts and topic are the
@@ -197,7 +196,7 @@ class Filebeat:
         bulk = MIN_BULK
         while bulk < 16_384 and bulk < 1.5 * ctx.rate_per_producer * ctx.budget_ms / 1000:
             bulk *= 2
-        acks = kept_durability(ctx.base, self).get("acks")
+        acks = self.kept(ctx.base).get("acks")
         group = bulk if ctx.keyless else None
 
         def make(frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str) -> ClientProfile:

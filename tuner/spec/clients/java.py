@@ -7,20 +7,9 @@ partition until batch.size bytes went to it (KIP-794). Its load runs on the `jav
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from types import MappingProxyType
 
-from tuner.spec.clients.base import (
-    Family,
-    Rendered,
-    SearchContext,
-    check_fields,
-    kept_durability,
-    name_of,
-    num,
-    properties_text,
-)
-from tuner.spec.clients.librdkafka import PRODUCER_FIELDS, check_batch_bytes, describe_producer
+from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, SearchContext, name_of, num
 from tuner.spec.clients.rules import JavaRules, Partitioning
 from tuner.spec.profile import ClientProfile
 
@@ -31,17 +20,14 @@ MAX_REQUEST_BYTES = 1_048_576
 _ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 
 
-class Java:
+class Java(ClientKind):
     name = "java"
     title = "Java"
     engine = "java"
     # batch.num.messages has no Java counterpart (batches are bounded in bytes).
     fields = PRODUCER_FIELDS - {"batch_messages"}
-    codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")
+    hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
     multi_partition_requests = True
-
-    def check(self, profile: ClientProfile) -> None:
-        check_fields(self, profile, {"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
 
     def client_settings(self, profile: ClientProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
@@ -81,17 +67,8 @@ class Java:
             compression=conf.get("compression.type", "none"),
         )
 
-    def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
-        return Rendered(f"{self.name}.properties", properties_text(self.client_settings(profile), header))
-
-    def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
-        check_batch_bytes(profile, topic_max_bytes)
-
-    def describe(self, profile: ClientProfile) -> str:
-        return describe_producer(self.name, profile, batch_size=True)
-
     def families(self, ctx: SearchContext) -> list[Family]:
-        keep = kept_durability(ctx.base, self)
+        keep = self.kept(ctx.base)
         out = []
         for size in sorted({BATCH_BYTES, 131_072, min(MAX_REQUEST_BYTES, ctx.topic_max_bytes)}):
 
@@ -107,9 +84,6 @@ class Java:
 
             out.append(Family(f"batch.size {size}, linger", make, ctx.budget_ms))
         return out
-
-    def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
-        return data
 
 
 KIND = Java()

@@ -9,19 +9,9 @@ when many partitions of one broker are ready together (librdkafka issue #1700 is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from types import MappingProxyType
 
-from tuner.spec.clients.base import (
-    Family,
-    Rendered,
-    SearchContext,
-    check_fields,
-    kept_durability,
-    name_of,
-    num,
-    properties_text,
-)
+from tuner.spec.clients.base import ClientKind, Family, SearchContext, name_of, num
 from tuner.spec.clients.rules import LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.profile import ClientProfile
 
@@ -31,22 +21,14 @@ BATCH_MESSAGES = 10_000
 BATCH_BYTES = 1_000_000
 MESSAGE_MAX_BYTES = 1_000_000
 _PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murmur2_random"}
-PRODUCER_FIELDS = frozenset(
-    {"linger_ms", "batch_messages", "batch_bytes", "compression", "compression_level", "acks",
-     "idempotence", "partitioner", "max_in_flight", "overrides"}
-)  # fmt: skip
 
 
-class Librdkafka:
+class Librdkafka(ClientKind):
     name = "librdkafka"
     title = "librdkafka"
     engine = "librdkafka"
-    fields = PRODUCER_FIELDS
-    codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")
+    hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
     multi_partition_requests = False
-
-    def check(self, profile: ClientProfile) -> None:
-        check_fields(self, profile, {"filebeat": " (give librdkafka properties as knobs or overrides)"})
 
     def client_settings(self, profile: ClientProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
@@ -93,19 +75,10 @@ class Librdkafka:
             compression=conf.get("compression.type", conf.get("compression.codec", "none")),
         )
 
-    def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
-        return Rendered(f"{self.name}.properties", properties_text(self.client_settings(profile), header))
-
-    def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
-        check_batch_bytes(profile, topic_max_bytes)
-
-    def describe(self, profile: ClientProfile) -> str:
-        return describe_producer(self.name, profile)
-
     def families(self, ctx: SearchContext) -> list[Family]:
         partitioner = "sticky" if ctx.keyless else (ctx.base.partitioner if ctx.base else "hash")
         batch_bytes = min(BATCH_BYTES, ctx.topic_max_bytes, ctx.max_request_bytes or BATCH_BYTES)
-        keep = kept_durability(ctx.base, self)
+        keep = self.kept(ctx.base)
 
         def make(linger: float, codec: str) -> ClientProfile:
             return ClientProfile(
@@ -120,29 +93,6 @@ class Librdkafka:
             )
 
         return [Family(f"{partitioner} partitioning, linger", make, ctx.budget_ms)]
-
-    def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
-        return data
-
-
-def check_batch_bytes(profile: ClientProfile, topic_max_bytes: int) -> None:
-    if profile.batch_bytes is not None and profile.batch_bytes > topic_max_bytes:
-        raise ValueError(
-            f"batch_bytes: {profile.batch_bytes} (profile {profile.name}) exceeds the broker's"
-            f" message.max.bytes {topic_max_bytes} (raise the topic config max.message.bytes)"
-        )
-
-
-def describe_producer(name: str, profile: ClientProfile, batch_size: bool = False) -> str:
-    parts = [name]
-    if profile.linger_ms is not None:
-        parts.append(f"linger {profile.linger_ms:g} ms")
-    if batch_size and profile.batch_bytes is not None:
-        parts.append(f"batch.size {profile.batch_bytes}")
-    if profile.partitioner != "default":
-        parts.append(profile.partitioner)
-    parts.append(profile.compression or "default codec")
-    return " ".join(parts)
 
 
 KIND = Librdkafka()
