@@ -22,12 +22,11 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig, KafkaOutput, MemQueue
+from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ClientProfile
 
 # Placeholders: the engine targets the lab's bootstrap servers and the run's topic.
@@ -53,32 +52,12 @@ def as_fragment(value: Any) -> Any:
     the engine's placeholder hosts and topic filled in."""
     if not isinstance(value, Mapping):
         return value
-    data = _nest(value)
+    data = expand_dotted(value)
     kafka = data.setdefault("output", {}).setdefault("kafka", {})
     if isinstance(kafka, dict):
         kafka.setdefault("hosts", list(PLACEHOLDER_HOSTS))
         kafka.setdefault("topic", PLACEHOLDER_TOPIC)
     return data
-
-
-def _nest(value: Mapping[Any, Any], into: dict[str, Any] | None = None, where: str = "") -> dict[str, Any]:
-    """Dotted keys as nested sections; a setting given twice (dotted and nested) is an error."""
-    out: dict[str, Any] = {} if into is None else into
-    for key, sub in value.items():
-        path = f"{where}{key}"
-        node = out
-        *parents, leaf = str(key).split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ValueError(f'"{path}" is set twice')
-        if isinstance(sub, Mapping) and isinstance(node.setdefault(leaf, {}), dict):
-            _nest(sub, node[leaf], f"{path}.")
-        elif leaf in node:
-            raise ValueError(f'"{path}" is set twice')
-        else:
-            node[leaf] = sub
-    return out
 
 
 def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
@@ -245,8 +224,7 @@ class Filebeat(ClientKind):
         if old.get("acks") is not None:
             kafka["required_acks"] = -1 if old["acks"] == "all" else int(old["acks"])
         section: dict[str, Any] = {"output.kafka": kafka}
-        for key, raw in (old.get("overrides") or {}).items():
-            section[key] = YAML(typ="safe").load(str(raw))
+        section.update(old.get("overrides") or {})  # dotted paths; the schema reads "4096" as 4096
         partitioner = old.get("partitioner") or "default"
         if partitioner != "default":
             group = (
