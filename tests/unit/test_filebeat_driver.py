@@ -15,10 +15,10 @@ from tuner.driver.acked_verify import filebeat_event_id, read_acked
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_engine import aggregate
 from tuner.driver.filebeat_plan import check_emulated, drain_s, output_section, process_plans, queue_section
-from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.duration import Duration
+from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.profile_v1 import upgrade_profiles
@@ -51,7 +51,11 @@ def test_profile_without_settings_is_filebeats_defaults() -> None:
     cfg = _config()
     assert cfg.kafka.bulk_max_size == 2048 and cfg.kafka.compression == "gzip"
     assert cfg.kafka.partition.strategy == "hash"
-    assert (cfg.mem.events, cfg.mem.flush.min_events, cfg.mem.flush.timeout) == (3200, 1600, Duration.parse("10s"))
+    assert (cfg.mem.events, cfg.mem.flush.min_events, cfg.mem.flush.timeout) == (
+        3200,
+        1600,
+        Duration.parse("10s"),
+    )
     assert FILEBEAT.client_settings(_profile()) == {}
 
 
@@ -109,7 +113,10 @@ def test_settings_round_trip() -> None:
         ({"idempotence": True, "acks": "all"}, "acks: not a filebeat setting"),
         ({"linger_ms": 850}, "set filebeat: output.kafka.bulk_flush_frequency"),
         ({"overrides": {"output.kafka.bulk_max_size": "5"}}, "overrides: not a filebeat setting"),
-        ({"filebeat": {"queue.mem.flush_timeout": "1s"}}, 'queue.mem\n  Value error, unknown key "flush_timeout"'),
+        (
+            {"filebeat": {"queue.mem.flush_timeout": "1s"}},
+            'queue.mem\n  Value error, unknown key "flush_timeout"',
+        ),
         ({"filebeat": {"output.kafka.required_acks": 2}}, "required_acks"),
         ({"filebeat": {"queue.mem": {"flush.min_events": 9000}}}, "must not exceed events"),
         ({"filebeat": {"output.kafka.bulk_flush_frequency": "-1s"}}, "must not be negative"),

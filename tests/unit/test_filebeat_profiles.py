@@ -13,9 +13,9 @@ from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.paths import repo_root
 from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, from_recommendation
 from tuner.render.filebeat_profiles import render_all, render_filebeat_yaml
-from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.duration import Duration
+from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.loader import load_profile, load_sweep
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction
@@ -93,7 +93,9 @@ def test_sweep_rejects_a_filebeat_profile_that_would_drop_events(tmp_path: Path)
         " events: Filebeat would drop them"
     )
     spec.write_text(spec.read_text().replace("max_message_bytes: 1500", "bulk_max_sze: 10"))
-    with pytest.raises(BadInput, match=r'profiles\[0\]\.filebeat: unknown key "bulk_max_sze" \(did you mean "bulk_max_size"'):
+    with pytest.raises(
+        BadInput, match=r'profiles\[0\]\.filebeat: unknown key "bulk_max_sze" \(did you mean "bulk_max_size"'
+    ):
         load_sweep(spec)
 
 
@@ -137,11 +139,16 @@ def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
         measured=_measured("r1", 48.0, 431.0), baseline_measured=_measured("r0", 960.0, 95.0),
     )  # fmt: skip
     p = from_recommendation("rec", ("Recommended.",), rec, "kbt sweep loadtests/x.yaml", "w")
-    assert p.settings == {"output": {"kafka": {"bulk_flush_frequency": Duration.parse("400ms")}}, "queue": {"mem": {"flush": {"timeout": Duration(0)}}}}
+    assert p.settings == {
+        "output": {"kafka": {"bulk_flush_frequency": Duration.parse("400ms")}},
+        "queue": {"mem": {"flush": {"timeout": Duration(0)}}},
+    }
     assert p.config.kafka.bulk_flush_frequency.ms == 400
     text = render_filebeat_yaml(p)
     assert "#   this profile: 48.0 produce requests/s, p99 431 ms, 0 lost, network idle 0.980" in text
     assert "#   baseline: 960.0 produce requests/s, p99 95 ms, 0 lost, network idle 0.980 (20.0x the" in text
     with pytest.raises(ValueError, match="librdkafka recommendation"):
         other = ClientProfile(name="x", linger_ms=5)
-        from_recommendation("x", ("x",), rec.model_copy(update={"client": "librdkafka", "profile": other}), "c", "w")
+        from_recommendation(
+            "x", ("x",), rec.model_copy(update={"client": "librdkafka", "profile": other}), "c", "w"
+        )

@@ -73,7 +73,12 @@ def test_filebeat_defaults_match_design() -> None:
         4,
     )
     assert (k.max_message_bytes, k.required_acks, k.channel_buffer_size) == (1_000_000, 1, 256)
-    assert (k.broker_timeout.seconds, k.timeout.seconds, k.keep_alive.seconds, k.client_id) == (10, 30, 0, "beats")
+    assert (k.broker_timeout.seconds, k.timeout.seconds, k.keep_alive.seconds, k.client_id) == (
+        10,
+        30,
+        0,
+        "beats",
+    )
     assert k.partition.strategy == "hash" and k.partition.hash is None
     assert (q.events, q.flush.min_events, q.flush.timeout.seconds) == (3200, 1600, 10)
     # bulk_max_size 2048 is capped by the queue's flush.min_events 1600.
