@@ -23,7 +23,7 @@ from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.loader import load_sweep
 from tuner.spec.profile import ClientProfile
-from tuner.store.profile_v1 import upgrade_profiles
+from tuner.store.record_upgrade import upgrade_profiles
 from tuner.store.results import ResultsStore
 
 
@@ -191,15 +191,18 @@ def test_duration_text_round_trips_or_is_refused(raw: Any) -> None:
     assert YAML(typ="safe").load(f"v: {d}")["v"] == str(d)  # written unquoted, read back as text
 
 
-_V1_RECORD = Path(__file__).parent / "fixtures" / "run-record-v1-filebeat.json"
+_V1_RECORDS = Path(__file__).parent / "data" / "records-v1"
 
 
-def test_version_1_filebeat_record_loads_with_the_typed_section() -> None:
-    record = ResultsStore(_V1_RECORD.parent).load(_V1_RECORD)
-    config = config_of(record.plan.profile)
+def test_version_1_filebeat_records_load_with_the_typed_section() -> None:
+    records = {r.plan.name: r for r in ResultsStore(_V1_RECORDS).records()}
+    config = config_of(records["filebeat-small-logs"].plan.profile)
     assert config.kafka.bulk_flush_frequency == Duration.parse("500ms")
     assert (config.mem.events, config.mem.flush.timeout) == (4096, Duration(0))
     assert config.kafka.partition.group_events == 2048
+    assert config_of(records["filebeat-default"].plan.profile) == config_of(
+        ClientProfile(name="d", client="filebeat")
+    )
 
 
 def test_upgrade_leaves_todays_profiles_alone() -> None:

@@ -21,7 +21,7 @@ from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
-from tuner.store.profile_v1 import upgrade_profiles
+from tuner.store.record_upgrade import upgrade_profiles
 
 
 def _profile(**kw: Any) -> ClientProfile:

@@ -67,6 +67,9 @@ class Target:
     secure_client_properties: Mapping[str, str] = field(default_factory=dict)
     # The lab directory when the target is kbt's own lab (faults and lab-only stages need it).
     lab_dir: Path | None = None
+    # The first of a block of local ports kbt's own listeners may use (locust master and web UI;
+    # the lab's base port), None: pick free ports.
+    local_port_base: int | None = None
 
     @property
     def prometheus_url(self) -> str | None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tuner.core.errors import BadInput
 from tuner.core.paths import KAFKA_VERSION
-from tuner.lab import load_state
+from tuner.lab import LabState, load_state
 from tuner.target.base import PrometheusAccess, Target
 
 
@@ -29,4 +30,12 @@ def lab_target(lab_dir: Path | None = None) -> Target:
         secure_bootstrap_servers=state.secure_bootstrap_servers,
         secure_client_properties=secure,
         lab_dir=state.lab_dir,
+        local_port_base=state.config.base_port,
     )
+
+
+def lab_state(target: Target) -> LabState:
+    """The lab behind a lab target, for what only kbt's own lab can do (faults, restarts)."""
+    if target.lab_dir is None:
+        raise BadInput(f"{target.name} is not kbt's lab: faults can be injected only into the lab")
+    return load_state(target.lab_dir)
