@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
+from tuner.driver.engines import ENGINES
 from tuner.driver.filebeat_plan import output_section, queue_section
 from tuner.model.batching import rules_for
-from tuner.runner.wiring import ENGINES
 from tuner.spec.clients import KINDS, kind_of
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.duration import Duration

@@ -21,6 +21,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.paths import KAFKA_VERSION
+from tuner.driver.engines import ENGINES
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
 from tuner.runner.chaos_faults import FaultContext, Stopped
@@ -28,7 +29,6 @@ from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Run, RunLifecycle, RunPolicy
 from tuner.runner.topics import admin_client, delete_topics
-from tuner.runner.wiring import ENGINES
 from tuner.spec.clients import kind_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.profile import ClientProfile

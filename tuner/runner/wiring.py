@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
+from tuner.driver.engines import ENGINES
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at
@@ -39,23 +38,6 @@ class PrometheusMeasurer:
         return idle_meters_settled_at(self.prometheus)
 
 
-@dataclass(frozen=True)
-class Engine:
-    """A driver engine: how to load it, and what it supports."""
-
-    module: str  # the driver module, imported when a run needs it
-    function: str
-    security: bool  # takes SASL_SSL and ${VAR} overrides
-    hold: bool  # can keep its load going past the duration (kbt chaos)
-
-
-# Engine id (a client kind's `engine`) -> the driver that runs it.
-ENGINES = {
-    "librdkafka": Engine("tuner.driver.librdkafka_engine", "run_load", security=True, hold=True),
-    "sarama": Engine("tuner.driver.filebeat_engine", "run_filebeat_load", security=False, hold=False),
-}
-
-
 class DriverEngine:
     """The engine of the profile's client kind runs the load and verifies delivery."""
 
@@ -83,7 +65,7 @@ class DriverEngine:
             if not engine.hold:
                 raise BadInput(f"profile {name}: the {engine_id} engine cannot hold its load")
             kwargs["hold"] = hold
-        run_load = getattr(importlib.import_module(engine.module), engine.function)
+        run_load = engine.run_function()
         result: DriverResult = run_load(
             plan=plan,
             topics=topics,
