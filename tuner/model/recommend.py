@@ -19,7 +19,7 @@ from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
-from tuner.spec.clients import kind_of, same_kind
+from tuner.spec.clients import kind_named, kind_of, same_kind
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
@@ -34,7 +34,6 @@ from tuner.store.recommendation import (
 )
 from tuner.store.record import RunRecord
 
-ENGINES = ("librdkafka", "filebeat")  # client kinds the lab can run
 MEASURED_TIE = 0.05  # a measured setting this close to the model's best is recommended as is
 
 
@@ -107,7 +106,7 @@ def recommend(req: Request) -> Recommendation:
         except NoSolution as exc:
             failures.append(exc.message)
             continue
-        live = req.trials is not None and kind in ENGINES
+        live = req.trials is not None and kind_named(kind).engine in req.trials.engines
         rec = _recommend_kind(req, traffic, searcher, result, records, live_records, live, cost, codecs)
         if rec is None:
             failures.append(_no_confirmed(req, result, kind))

@@ -13,8 +13,8 @@ from tuner.spec.profile import ClientProfile
 
 KINDS: dict[str, ClientKind] = {
     librdkafka.KIND.name: librdkafka.KIND,
-    java.KIND.name: java.KIND,
     filebeat.KIND.name: filebeat.KIND,
+    java.KIND.name: java.KIND,
 }
 
 
