@@ -16,8 +16,8 @@ from ruamel.yaml import YAML
 
 from tuner.driver.engines import ENGINES
 from tuner.driver.filebeat_plan import output_section, queue_section
-from tuner.model.batching import rules_for
 from tuner.spec.clients import KINDS, kind_of
+from tuner.spec.clients import rules_of as rules_for
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import load_filebeat

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tuner.model.batchfill import floor_requests, mean_batch_size, random_partition_requests
-from tuner.model.batching import batch_cap, rules_for
 from tuner.model.predict import predict
-from tuner.model.simulate import queue_batches, simulate
+from tuner.model.simulate import batch_cap, queue_batches, simulate
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.clients import rules_of as rules_for
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 

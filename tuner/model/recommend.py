@@ -12,14 +12,13 @@ from tuner import __version__
 from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
-from tuner.model.batching import rules_for
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.confirm import Trials, confirm, fewest_requests
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
-from tuner.spec.clients import kind_named, kind_of, same_kind
+from tuner.spec.clients import kind_named, kind_of, rules_of, same_kind
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
@@ -73,7 +72,7 @@ def properties_of(profile: ClientProfile) -> dict[str, str]:
 
 def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
     try:
-        return same_kind(a, b) and rules_for(a) == rules_for(b) and (a.acks or "") == (b.acks or "")
+        return same_kind(a, b) and rules_of(a) == rules_of(b) and (a.acks or "") == (b.acks or "")
     except ValueError:
         return False
 
@@ -187,7 +186,7 @@ def _recommend_kind(
             close = _busiest(m) <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
             if close or status == "rejected":
                 profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
-                predicted = predict_rules(traffic, rules_for(profile), searcher.calib, codecs, cost)
+                predicted = predict_rules(traffic, rules_of(profile), searcher.calib, codecs, cost)
             else:
                 notes.append(
                     f"the best measured setting meeting the SLO ({record.run_id}) makes"
@@ -198,7 +197,7 @@ def _recommend_kind(
             notes.append("no run of this setting yet: confirm it with --live")
     base_pred = base_meas = None
     if base is not None and own_base:
-        base_pred = predict_rules(traffic, rules_for(base), searcher.calib, codecs, cost)
+        base_pred = predict_rules(traffic, rules_of(base), searcher.calib, codecs, cost)
         base_record = _newest([*records, *live_records], base)
         if base_record is None and live and req.trials is not None:
             if len(trials) < req.max_trials:

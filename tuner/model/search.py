@@ -13,11 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tuner.core.errors import NoSolution
-from tuner.model.batching import rules_for
 from tuner.model.codecs import CodecTable
 from tuner.model.predict import ClientCalibration, IdleModel, predict_rules
 from tuner.model.traffic import Traffic
-from tuner.spec.clients import Family, SearchContext, kind_named, kind_of
+from tuner.spec.clients import Family, SearchContext, kind_named, kind_of, rules_of
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import Prediction, SLOBounds
 
@@ -87,7 +86,7 @@ class Searcher:
 
     def predict(self, profile: ClientProfile) -> Prediction:
         self.evaluated += 1
-        return predict_rules(self.traffic, rules_for(profile), self.calib, self.codecs, self.cost)
+        return predict_rules(self.traffic, rules_of(profile), self.calib, self.codecs, self.cost)
 
     def fits(self, p: Prediction, p99_budget: float | None = None) -> bool:
         slo = self.slo

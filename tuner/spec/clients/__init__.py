@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tuner.spec.clients import filebeat, java, librdkafka
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext
+from tuner.spec.clients.rules import Rules
 from tuner.spec.profile import ClientProfile
 
 KINDS: dict[str, ClientKind] = {
@@ -27,8 +28,23 @@ def kind_named(name: str) -> ClientKind:
     return KINDS[name]
 
 
+def rules_of(profile: ClientProfile) -> Rules:
+    """The request-formation model parameters `profile` stands for, from its kind."""
+    return kind_of(profile).rules(profile)
+
+
 def same_kind(a: ClientProfile, b: ClientProfile) -> bool:
     return kind_of(a) is kind_of(b)
 
 
-__all__ = ["KINDS", "ClientKind", "Family", "Rendered", "SearchContext", "kind_named", "kind_of", "same_kind"]
+__all__ = [
+    "KINDS",
+    "ClientKind",
+    "Family",
+    "Rendered",
+    "SearchContext",
+    "kind_named",
+    "kind_of",
+    "rules_of",
+    "same_kind",
+]

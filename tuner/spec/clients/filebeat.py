@@ -25,7 +25,7 @@ from typing import Any
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
-from tuner.spec.filebeat import FilebeatConfig, KafkaOutput, MemQueue
+from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ClientProfile
 
@@ -97,22 +97,8 @@ class Filebeat(ClientKind):
     multi_partition_requests = True
 
     def client_settings(self, profile: ClientProfile) -> dict[str, str]:
-        """filebeat.yml option paths that differ from Filebeat's defaults (hosts and topic are the
-        engine's)."""
-        config = config_of(profile)
-        defaults = KafkaOutput(hosts=PLACEHOLDER_HOSTS, topic=PLACEHOLDER_TOPIC)
-        out: dict[str, str] = {}
-        skip = {"hosts", "topic", "partition"}
-        _diff(config.kafka.model_dump(exclude=skip), defaults.model_dump(exclude=skip), "output.kafka", out)
-        _diff(config.mem.model_dump(), MemQueue().model_dump(), "queue.mem", out)
-        partition = config.kafka.partition
-        if partition.strategy != "hash" or partition.reachable_only:
-            prefix = f"output.kafka.partition.{partition.strategy}"
-            if partition.strategy != "hash":
-                out[f"{prefix}.group_events"] = str(partition.group_events)
-            if partition.reachable_only:
-                out[f"{prefix}.reachable_only"] = "true"
-        return out
+        """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
+        return _flatten(compact(config_of(profile), "json"), "")
 
     def rules(self, profile: ClientProfile) -> FilebeatRules:
         config = config_of(profile)
@@ -239,12 +225,15 @@ class Filebeat(ClientKind):
         return data
 
 
-def _diff(value: Any, default: Any, path: str, out: dict[str, str]) -> None:
-    if isinstance(value, dict) and isinstance(default, dict):
-        for key, sub in value.items():
-            _diff(sub, default.get(key), f"{path}.{key}", out)
-    elif value != default and value is not None:
-        out[path] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and (value or not prefix.endswith("partition.")):
+            out.update(_flatten(value, f"{path}."))
+        else:  # an empty partition strategy ({}) switches it on with its defaults
+            out[path] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out
 
 
 # ---- filebeat.yml -------------------------------------------------------------------------------
