@@ -111,7 +111,7 @@ def sweep(
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
                 f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.librdkafka_config())}"
+                f" {redact(plan.profile.client_settings())}"
             )
         return
     from tuner.runner.wiring import sweep_runner
