@@ -162,7 +162,9 @@ def unavailable_notes(prom: Prometheus) -> None:
     made (never guessed)."""
     dialect = prom.translator.dialect.name if prom.translator is not None else "kbt"
     for series, reason in sorted(prom.unavailable.items()):
-        sys.stderr.write(f"kbt: note: figures from {series} cannot be made on the {dialect} dialect: {reason}\n")
+        sys.stderr.write(
+            f"kbt: note: figures from {series} cannot be made on the {dialect} dialect: {reason}\n"
+        )
 
 
 def load_records(path: Path) -> list[RunRecord]:

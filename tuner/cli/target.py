@@ -26,21 +26,24 @@ def cluster_facts(target: Any) -> dict[str, Any]:
 
     security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
     errors: list[str] = []
-    admin = AdminClient(
-        {
-            "bootstrap.servers": target.bootstrap_servers,
-            "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
-            "log_level": 3,  # errors reach the one-line message through error_cb, not as log lines
-            "error_cb": lambda err: errors.append(str(err.str())),
-            **security,
-        }
-    )
+    conf: dict[str, Any] = {
+        "bootstrap.servers": target.bootstrap_servers,
+        "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
+        "log_level": 3,  # errors reach the one-line message through error_cb, not as log lines
+        "error_cb": lambda err: errors.append(str(err.str())),
+        **security,
+    }
+    admin = AdminClient(conf)
     try:
-        described = admin.describe_cluster(request_timeout=ADMIN_TIMEOUT_S).result(timeout=ADMIN_TIMEOUT_S + 2)
+        described = admin.describe_cluster(request_timeout=ADMIN_TIMEOUT_S).result(
+            timeout=ADMIN_TIMEOUT_S + 2
+        )
     except (KafkaException, TimeoutError) as exc:
         detail = errors[-1] if errors else (exc.args[0] if exc.args else type(exc).__name__)
         raise Unreachable(f"{target.name}: cannot reach {target.bootstrap_servers} ({detail})") from None
-    brokers = sorted(({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"])
+    brokers = sorted(
+        ({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"]
+    )
     version = None
     if brokers:
         resource = ConfigResource(ConfigResource.Type.BROKER, str(brokers[0]["id"]))
@@ -117,7 +120,10 @@ def check(
         "bootstrap_servers": target.bootstrap_servers,
         "loopback": target.loopback,
         "topic_prefix": target.topic_prefix,
-        "limits": {"max_msgs_per_s": target.limits.max_msgs_per_s, "max_bytes_per_s": target.limits.max_bytes_per_s},
+        "limits": {
+            "max_msgs_per_s": target.limits.max_msgs_per_s,
+            "max_bytes_per_s": target.limits.max_bytes_per_s,
+        },
         "client_properties": redact(dict(target.client_properties)),
         **cluster_facts(target),
     }
@@ -136,7 +142,10 @@ def check(
 def _print(r: dict[str, Any]) -> None:
     out = typer.echo
     out(f"target {r['target']}: {r['bootstrap_servers']}" + ("" if r["loopback"] else " (not loopback)"))
-    out(f"  cluster id {r['cluster_id']}, controller {r['controller']}, Kafka {r['kafka_version'] or 'version not readable'}")
+    out(
+        f"  cluster id {r['cluster_id']}, controller {r['controller']},"
+        f" Kafka {r['kafka_version'] or 'version not readable'}"
+    )
     for b in r["brokers"]:
         out(f"  broker {b['id']}: {b['host']}:{b['port']}")
     out(f"  topics: kbt writes only {r['topic_prefix']}* topics it creates")

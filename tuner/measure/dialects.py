@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 class PrometheusReaderWithNames(Protocol):
     def series_names(self, matchers: str) -> set[str]: ...
 
+
 _SELECTOR = re.compile(r"\b((?:kafka|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
 _MATCHER = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*,?')
 _BY = re.compile(r"\b(by|without)\s*\(([^)]*)\)")
@@ -139,7 +140,9 @@ STRIMZI = Dialect(
             "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
         ),
         "kafka_log_flush_total": Source(_FLUSH_COUNT),
-        "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES),
+        "kafka_log_flush_time_ms": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
         # RequestMetrics are dropped; BrokerTopicMetrics still count produce and fetch requests, once
         # per partition a request carries (equal to the request count when each request carries one).
         "kafka_network_requests_total": Source(
@@ -178,10 +181,14 @@ UPSTREAM = Dialect(
             "the example rules export only the handler meter's Count"
         ),
         "kafka_log_flush_total": Source(_FLUSH_COUNT),
-        "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES),
+        "kafka_log_flush_time_ms": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
         "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requests_total",)),
         "kafka_network_request_time_ms": _phases(),
-        "kafka_network_request_bytes": Source(("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES),
+        "kafka_network_request_bytes": Source(
+            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
+        ),
     },
 )
 
@@ -210,7 +217,9 @@ CONFLUENT = Dialect(
         "kafka_log_flush_total": Source(
             ("kafka_log_logflushstats_logflushrateandtimems",), extra={"quantile": ""}
         ),
-        "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES),
+        "kafka_log_flush_time_ms": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
         "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec",)),
         "kafka_network_request_time_ms": _phases(),
         "kafka_network_request_bytes": Source(
@@ -318,7 +327,7 @@ class Translator:
                 choice = [(self._pick(src.by_value[""]), "")]
             else:
                 raise MissingSeries(name, self.dialect.name, f"a {src.by_label} must be named")
-        if len(choice) == 1 and [m for m in parsed if m[0] == src.by_label][0][1] == "=":
+        if len(choice) == 1 and next(m for m in parsed if m[0] == src.by_label)[1] == "=":
             return _selector(choice[0][0], scope + rest)
         parts = [
             f'label_replace({_selector(n, scope + rest)}, "{src.by_label}", "{v}", "", "")' for n, v in choice
@@ -332,9 +341,14 @@ class Translator:
         out = _SELECTOR.sub(lambda m: self._one(m.group(1), m.group(2) or ""), expr)
         if self.broker_label != "broker":
             out = _BY.sub(
-                lambda m: f"{m.group(1)} ("
-                + ", ".join(self.broker_label if t.strip() == "broker" else t.strip() for t in m.group(2).split(","))
-                + ")",
+                lambda m: (
+                    f"{m.group(1)} ("
+                    + ", ".join(
+                        self.broker_label if t.strip() == "broker" else t.strip()
+                        for t in m.group(2).split(",")
+                    )
+                    + ")"
+                ),
                 out,
             )
         return out

@@ -46,7 +46,9 @@ def _session(access: PrometheusAccess) -> requests.Session:
         try:
             token = access.bearer_token_file.read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError):
-            raise BadInput(f"Prometheus bearer token file {access.bearer_token_file.name} cannot be read") from None
+            raise BadInput(
+                f"Prometheus bearer token file {access.bearer_token_file.name} cannot be read"
+            ) from None
         session.headers["Authorization"] = f"Bearer {register_secret(token)}"
     if access.basic_auth_user_env or access.basic_auth_password_env:
         user = os.environ.get(access.basic_auth_user_env or "")
@@ -126,7 +128,9 @@ class Prometheus:
         try:
             resp = self.session.get(where, params={**self.base_params, **params}, timeout=self.timeout_s)
         except requests.RequestException as exc:
-            raise Unreachable(f"Prometheus at {scrub(self.url)} is unreachable ({type(exc).__name__})") from None
+            raise Unreachable(
+                f"Prometheus at {scrub(self.url)} is unreachable ({type(exc).__name__})"
+            ) from None
         try:
             body = resp.json()
         except ValueError:
@@ -175,7 +179,9 @@ class Prometheus:
             raise PrometheusError(f"Prometheus range query answered a {data.get('resultType')!r}")
         try:
             return [
-                RangeSeries(self._labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
@@ -192,7 +198,9 @@ class Prometheus:
             raise PrometheusError(f"Prometheus answered a {data.get('resultType')!r} to a range selector")
         try:
             return [
-                RangeSeries(self._labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):

@@ -15,6 +15,7 @@ from tuner.store.environment import capture_environment
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target import Target
+from tuner.target.security import client_config
 
 __all__ = ["Engine", "Measurer", "Observer", "SweepOutcome", "SweepRunner"]
 
@@ -58,7 +59,7 @@ class SweepRunner:
                 outcome.skipped.append(done)
             else:
                 todo.append(plan)
-        admin = admin_client(self.target.bootstrap_servers)
+        admin = admin_client(self.target.bootstrap_servers, client_config(self.target))
         brokers = broker_count(admin)
         for plan in todo:
             check_fits_cluster(plan.workload.topics, brokers)

@@ -99,7 +99,9 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
         if key == "sasl.jaas.config":
             _check_jaas(value, where)
         elif is_secret_name(key) and not is_reference(value):
-            raise BadInput(f'{where}: "{key}" must be a ${{VAR}} reference (credentials are never written in a file)')
+            raise BadInput(
+                f'{where}: "{key}" must be a ${{VAR}} reference (credentials are never written in a file)'
+            )
     protocol = props.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in PROTOCOLS:
         raise BadInput(f"{where}: security.protocol {protocol!r}{did_you_mean(protocol, PROTOCOLS)}")
@@ -151,6 +153,7 @@ def _resolve_all(props: Mapping[str, str], where: str) -> dict[str, str]:
     resolved.update(expand_references(props, where))
     jaas = resolved.get("sasl.jaas.config")
     if jaas is not None:  # ${VAR} references inside the JAAS options
+
         def expand(m: re.Match[str]) -> str:
             value = expand_references({f"sasl.jaas.config {m.group(1)}": m.group(2)}, where)
             text = value.get(f"sasl.jaas.config {m.group(1)}", m.group(2))
@@ -281,7 +284,9 @@ def filebeat_config(sec: ClientSecurity, where: str = "target") -> dict[str, obj
         out.update({"username": sec.username, "password": sec.password, "sasl.mechanism": sec.mechanism})
     if sec.tls:
         if sec.truststore is not None and sec.ca_file is None:
-            raise BadInput(f"{where}: Filebeat cannot read a {sec.truststore[1]} truststore: give ssl.ca.location")
+            raise BadInput(
+                f"{where}: Filebeat cannot read a {sec.truststore[1]} truststore: give ssl.ca.location"
+            )
         if sec.keystore is not None:
             raise BadInput(f"{where}: Filebeat takes a PEM certificate and key, not a keystore")
         out["ssl.enabled"] = True
@@ -295,3 +300,12 @@ def filebeat_config(sec: ClientSecurity, where: str = "target") -> dict[str, obj
             out["ssl.key_passphrase"] = sec.key_password
         out["ssl.verification_mode"] = "full" if sec.verify_hostname else "certificate"
     return out
+
+
+def client_config(target: object) -> dict[str, str]:
+    """A target's client security as librdkafka properties (empty for a PLAINTEXT target)."""
+    props = getattr(target, "client_properties", None) or {}
+    if not props:
+        return {}
+    name = getattr(target, "name", "target")
+    return librdkafka_config(resolve(props, f"{name}: client"), name)
