@@ -127,8 +127,10 @@ def sweep(
             )
         return
     if target is not None:
+        from tuner.cli.target import cluster_facts
         from tuner.target.safety import confirm_load
 
+        cluster_facts(target)  # reachable, credentials accepted: a one-line error before anything is made
         confirm_load(target, f"{len(loaded.runs)} sweep runs", yes)
     from tuner.runner.wiring import sweep_runner
 

@@ -4,6 +4,7 @@ Prometheus hold? Connects, sends no load, creates nothing."""
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,23 @@ app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than 
 ADMIN_TIMEOUT_S = 10.0
 
 
+class _Captured(logging.Handler):
+    """librdkafka log lines kept (the last failure explains an unreachable cluster), not printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.last = ""
+        self.logger = logging.getLogger(f"kbt.target.check.{id(self)}")
+        self.logger.propagate = False
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if "FAIL" in text or "error" in text.lower():
+            # "...: sasl_ssl://h:p/bootstrap: SASL authentication error: ... (after 312ms ...)"
+            self.last = text.rsplit("/bootstrap: ", 1)[-1].split(" (after ", 1)[0].strip()
+
+
 def cluster_facts(target: Any) -> dict[str, Any]:
     """Brokers, controller and Kafka version through the admin API (no topic is created)."""
     from confluent_kafka import KafkaException
@@ -26,10 +44,11 @@ def cluster_facts(target: Any) -> dict[str, Any]:
 
     security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
     errors: list[str] = []
+    logs = _Captured()
     conf: dict[str, Any] = {
         "bootstrap.servers": target.bootstrap_servers,
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
-        "log_level": 3,  # errors reach the one-line message through error_cb, not as log lines
+        "logger": logs.logger,  # librdkafka's log lines feed the one-line error, not stderr
         "error_cb": lambda err: errors.append(str(err.str())),
         **security,
     }
@@ -39,7 +58,8 @@ def cluster_facts(target: Any) -> dict[str, Any]:
             timeout=ADMIN_TIMEOUT_S + 2
         )
     except (KafkaException, TimeoutError) as exc:
-        detail = errors[-1] if errors else (exc.args[0] if exc.args else type(exc).__name__)
+        admin.poll(0.2)  # a Python logger gets librdkafka's queued log lines on poll
+        detail = logs.last or (errors[-1] if errors else str(exc.args[0] if exc.args else exc))
         raise Unreachable(f"{target.name}: cannot reach {target.bootstrap_servers} ({detail})") from None
     brokers = sorted(
         ({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"]

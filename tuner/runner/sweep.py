@@ -61,6 +61,13 @@ class SweepRunner:
                 todo.append(plan)
         admin = admin_client(self.target.bootstrap_servers, client_config(self.target))
         brokers = broker_count(admin)
+        if self.target.kind == "file":  # topics a crashed run left on this target
+            from tuner.runner.topics import delete_topics
+            from tuner.target.ledger import TopicLedger, ledger_path
+
+            outcome.problems += TopicLedger(ledger_path(self.target)).clean(
+                admin, self.target.topic_prefix, delete_topics
+            )
         for plan in todo:
             check_fits_cluster(plan.workload.topics, brokers)
         self.observer.sweep_started(todo, [p for p in loaded.runs if p not in todo])
