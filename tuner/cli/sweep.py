@@ -130,8 +130,8 @@ def sweep(
         from tuner.cli.target import cluster_facts
         from tuner.target.safety import confirm_load
 
-        cluster_facts(target)  # reachable, credentials accepted: a one-line error before anything is made
         confirm_load(target, f"{len(loaded.runs)} sweep runs", yes)
+        cluster_facts(target)  # reachable, credentials accepted: a one-line error before anything is made
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
