@@ -123,7 +123,7 @@ def sweep(
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
                 f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.librdkafka_config())}; topics {topics}"
+                f" {redact(plan.profile.client_settings())}; topics {topics}"
             )
         return
     if target is not None:
