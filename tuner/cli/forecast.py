@@ -6,12 +6,16 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 
-from tuner.cli.diagnose import load_cost_model, load_records
+from tuner.cli.diagnose import load_cost_model, load_records, seconds
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+
+if TYPE_CHECKING:
+    from tuner.model.diagnosis import Diagnosis
 
 _PEAK = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*x?\s*$", re.IGNORECASE)
 
@@ -29,6 +33,31 @@ def _write(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise KbtError(f"cannot write {path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+
+
+def live_diagnosis(target_file: Path, window_s: float) -> Diagnosis:
+    """The target's brokers now, as `kbt diagnose --target FILE --window W` sees them."""
+    from tuner.cli.diagnose import target_prometheus, unavailable_notes
+    from tuner.measure.cluster_snapshot import take_snapshot
+    from tuner.measure.prometheus import PrometheusError
+    from tuner.model.diagnosis import diagnose as classify
+    from tuner.model.diagnosis_config import load_thresholds
+    from tuner.store.snapshot import ClusterSnapshot
+
+    try:
+        prom = target_prometheus(target_file)
+        step_s = min(window_s, max(15.0, prom_scrape(target_file)))
+        snap = ClusterSnapshot.model_validate(take_snapshot(prom, window_s=window_s, step_s=step_s))
+    except PrometheusError as exc:
+        raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
+    unavailable_notes(prom)
+    return classify(snap, load_thresholds(None), None)
+
+
+def prom_scrape(target_file: Path) -> float:
+    from tuner.target import resolve_target
+
+    return resolve_target(None, target_file).scrape_interval_s
 
 
 def forecast(
@@ -50,6 +79,14 @@ def forecast(
     diagnosis: Path | None = typer.Option(
         None, "--diagnosis", help="Baseline from `kbt diagnose --json` of a live cluster instead of runs."
     ),
+    target_file: Path | None = typer.Option(
+        None,
+        "--target",
+        help="Baseline from a live diagnosis of a target file's cluster (its Prometheus, auth, dialect).",
+    ),
+    window: str = typer.Option(
+        "5m", "--window", help="With --target: the window to average over (ends now)."
+    ),
     cost_model: Path | None = typer.Option(
         None, "--cost-model", help="Cost model JSON or results directory (default: fitted from RESULTS)."
     ),
@@ -63,8 +100,8 @@ def forecast(
 ) -> None:
     """Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
     the produce requests, the busiest broker's network and handler idle on today's brokers, and the
-    brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS
-    or a live cluster's `kbt diagnose --json`."""
+    brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS,
+    a live cluster's `kbt diagnose --json`, or a target file's cluster diagnosed now (--target)."""
     from pydantic import ValidationError
 
     from tuner.model.diagnosis import Diagnosis
@@ -73,8 +110,12 @@ def forecast(
     from tuner.render.diagnosis_forecast import forecast_view
 
     k = parse_peak(peak)
-    if results is None and (diagnosis is None or cost_model is None):
-        raise BadInput("give a results directory, or --diagnosis FILE with --cost-model")
+    if diagnosis is not None and target_file is not None:
+        raise BadInput("give --diagnosis FILE or --target FILE as the baseline, not both")
+    live = diagnosis is not None or target_file is not None
+    if results is None and (not live or cost_model is None):
+        raise BadInput("give a results directory, or --diagnosis FILE (or --target FILE) with --cost-model")
+    window_s = seconds(window, "--window")
     records = load_records(results) if results is not None else []
     if cost_model is not None:
         model = load_cost_model(cost_model)
@@ -92,6 +133,8 @@ def forecast(
         except ValidationError:
             raise BadInput(f"--diagnosis {diagnosis}: not a `kbt diagnose --json` file") from None
         baselines = diagnosis_baselines(diag)
+    elif target_file is not None:
+        baselines = diagnosis_baselines(live_diagnosis(target_file, window_s))
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle)

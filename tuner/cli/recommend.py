@@ -66,6 +66,10 @@ def recommend(
         6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live)."
     ),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (--live)."),
+    target_file: Path | None = typer.Option(
+        None, "--target", help="A target file (docs/targets.md): run the --live trials on that cluster."
+    ),
+    yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
 ) -> None:
     """Recommend batch settings per client kind: the model searches for the fewest produce requests
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
@@ -79,6 +83,10 @@ def recommend(
     unknown = [c for c in client if c not in CLIENTS]
     if unknown:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
+    if target_file is not None:
+        if live is None:
+            raise BadInput("--target runs trials on a cluster: give it with --live SPEC")
+        _check_target(target_file, live, max_trials, yes)
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 180)
@@ -95,6 +103,7 @@ def recommend(
         sweeps=sweep,
         max_trials=max_trials,
         lab_dir=lab_dir,
+        target_file=target_file,
     )
     if live is None:
         with console.status("searching with the model"):
@@ -110,6 +119,21 @@ def recommend(
     for name, text in files.items():
         (target / name).write_text(text, encoding="utf-8")
     console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
+
+
+def _check_target(target_file: Path, live: Path, max_trials: int, yes: bool) -> None:
+    """As `kbt sweep --target` does before anything is created: the target file, its caps against
+    the spec's offered load, the confirmation off loopback, then a connection with its credentials."""
+    from tuner.cli.target import cluster_facts
+    from tuner.spec.loader import load_sweep
+    from tuner.target import resolve_target
+    from tuner.target.safety import check_caps, confirm_load, offered
+
+    target = resolve_target(None, target_file)
+    spec = load_sweep(live).spec
+    check_caps(target, spec.name, offered(spec.workload))
+    confirm_load(target, f"up to {max_trials} trial runs per client kind of {spec.name}", yes)
+    cluster_facts(target)
 
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem, ExitStatus, KbtError
 
 if TYPE_CHECKING:
+    from tuner.measure.prometheus import Prometheus
     from tuner.render.report_data import ReportInput
 
 
@@ -33,6 +34,11 @@ def report(
     lab_dir: Path | None = typer.Option(
         None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
     ),
+    target_file: Path | None = typer.Option(
+        None,
+        "--target",
+        help="Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect).",
+    ),
     title: str = typer.Option("kbt report", "--title", help="Page title."),
 ) -> None:
     """Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
@@ -42,6 +48,18 @@ def report(
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
+    if sum(x is not None for x in (prometheus, lab_dir, target_file)) > 1:
+        raise BadInput("give one of --prometheus, --lab-dir and --target")
+    if target_file is not None:  # a bad target file is one line before anything is read or written
+        from tuner.cli.diagnose import target_prometheus
+        from tuner.measure.prometheus import PrometheusError
+
+        try:
+            prom: Prometheus | None = target_prometheus(target_file)
+        except PrometheusError as exc:
+            raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
+    else:
+        prom = None
     data = load_report_input(results, recommendation)
     url = prometheus
     if url is None and lab_dir is not None:
@@ -49,7 +67,11 @@ def report(
 
         url = resolve_target(lab_dir).prometheus_url
     if url is not None:
-        _backfill(data, url)
+        from tuner.measure.prometheus import Prometheus
+
+        prom = Prometheus(url, timeout_s=30)
+    if prom is not None:
+        _backfill(data, prom)
     built = build_report(data, title=title)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -63,15 +85,13 @@ def report(
     typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
 
 
-def _backfill(data: ReportInput, url: str) -> None:
+def _backfill(data: ReportInput, prom: Prometheus) -> None:
     """Fetch and save time series for the records that have none (while Prometheus has the data)."""
     from dataclasses import replace
 
-    from tuner.measure.prometheus import Prometheus
     from tuner.runner.run_series import save_series
     from tuner.store.run_series import load_run_series
 
-    prom = Prometheus(url, timeout_s=30)
     for i, entry in enumerate(data.runs):
         if entry.series is not None:
             continue

@@ -85,6 +85,7 @@ def gather(
     max_trials: int,
     lab_dir: Path | None,
     observer: Observer | None = None,
+    target_file: Path | None = None,
 ) -> Request:
     for value, flag in ((slo_p99, "--slo-p99"), (slo_memory, "--slo-memory")):
         if value is not None and value <= 0:
@@ -104,6 +105,7 @@ def gather(
             max_trials,
             lab_dir,
             observer,
+            target_file,
         )
     if not records:
         raise BadInput(
@@ -166,14 +168,17 @@ def _live(
     max_trials: int,
     lab_dir: Path | None,
     observer: Observer | None,
+    target_file: Path | None = None,
 ) -> Request:
     from tuner.runner.topics import admin_client, broker_count
     from tuner.spec.loader import load_sweep
     from tuner.target import resolve_target
+    from tuner.target.security import client_config
 
     loaded = load_sweep(spec_path)
     spec = loaded.spec
-    brokers = broker_count(admin_client(resolve_target(lab_dir).bootstrap_servers))
+    target = resolve_target(lab_dir, target_file)
+    brokers = broker_count(admin_client(target.bootstrap_servers, client_config(target)))
     key = workload_key(spec.workload, brokers)
     group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
     base, per_kind = _baselines(spec.profiles, baseline)
@@ -185,6 +190,7 @@ def _live(
         lab_dir,
         spec_path,
         observer,
+        target_file=target_file,
     )
     return Request(
         workload=spec.workload,

@@ -1,5 +1,6 @@
-"""Confirmation runs on the lab: each trial is a one-run sweep through the normal sweep runner, so
-it gets fresh topics, broker measurement, delivery verification and a run record."""
+"""Confirmation runs on the lab (or a target file's cluster): each trial is a one-run sweep through
+the normal sweep runner, so it gets fresh topics, broker measurement, delivery verification and a
+run record."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class LabTrials:
         spec_path: Path,
         observer: Observer | None = None,
         runner: SweepRunner | None = None,
+        target_file: Path | None = None,
     ) -> None:
         self.workload = workload
         self.slo = slo
@@ -35,7 +37,9 @@ class LabTrials:
         if runner is None:
             from tuner.runner.wiring import sweep_runner
 
-            runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
+            runner = sweep_runner(
+                lab_dir=lab_dir, results=results, observer=observer, target_file=target_file
+            )
         self.runner = runner
         self.count = 0
         self.engines = frozenset(ENGINES)
