@@ -180,3 +180,59 @@ def _print(r: dict[str, Any]) -> None:
     for name, state in r["series"].items():
         note = f" ({r['notes'][name]})" if name in r["notes"] else ""
         out(f"    {name}: {state}{note}")
+
+
+@app.command("health")
+def health(
+    file: Path = typer.Argument(..., help="The target file (YAML, docs/targets.md)."),
+    group: list[str] = typer.Option([], "--group", help="A consumer group whose lag to check (repeat)."),
+    max_lag: int = typer.Option(10000, "--max-lag", min=0, help="Most records a group may be behind."),
+    min_disk_free: float = typer.Option(
+        0.2, "--min-disk-free", min=0.0, max=1.0, help="Least free fraction of the brokers' disks."
+    ),
+    disk_selector: str | None = typer.Option(
+        None,
+        "--disk-selector",
+        help='PromQL matchers of the brokers\' node_exporter series, e.g. \'job="node",instance=~"kafka.*"\''
+        " (default: the target's brokers.matchers).",
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the checks as JSON."),
+) -> None:
+    """Go/no-go before and after load: under-replicated or offline partitions, consumer lag of the
+    named groups, disk headroom (from node_exporter series in the target's Prometheus; said plainly
+    when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
+    from confluent_kafka.admin import AdminClient
+
+    from tuner.core.errors import ExitStatus
+    from tuner.measure.prometheus import Prometheus
+    from tuner.target import resolve_target
+    from tuner.target.health import as_dicts, consumer_lag, disk_headroom, under_replicated
+    from tuner.target.security import client_config
+
+    target = resolve_target(None, file)
+    cluster_facts(target)  # reachable, credentials accepted: one line (exit 5) otherwise
+    admin = AdminClient(
+        {**client_config(target), "bootstrap.servers": target.bootstrap_servers, "socket.timeout.ms": 10000}
+    )
+    checks = [under_replicated(admin), *consumer_lag(admin, group, max_lag)]
+    selector = disk_selector
+    if selector is None:
+        selector = ",".join(f'{k}="{v}"' for k, v in sorted(target.selectors.matchers.items()))
+    prom = Prometheus(target.prometheus, timeout_s=30) if target.prometheus is not None else None
+    try:
+        checks.append(disk_headroom(prom, selector, min_disk_free))
+    except KbtError as exc:
+        raise Unreachable(exc.message) from None
+    go = all(c.ok is not False for c in checks)
+    if as_json:
+        report = {"target": target.name, "go": go, "checks": as_dicts(checks)}
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        for c in checks:
+            verdict = {True: "ok", False: "NO-GO", None: "not measured"}[c.ok]
+            typer.echo(f"{verdict:12} {c.name}: {c.reason}")
+            for line in c.details[:10]:
+                typer.echo(f"             {line}")
+        typer.echo(f"{target.name}: {'go' if go else 'no-go'}")
+    if not go:
+        raise typer.Exit(int(ExitStatus.FAILURE))
