@@ -10,6 +10,7 @@ A fast check runs without a lab: each `kbt ...` command in a runnable block exis
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -65,7 +66,7 @@ def test_each_kbt_command_and_flag_exists() -> None:
     assert len(commands) >= 10
     helps: dict[tuple[str, ...], str] = {}  # one `--help` per command, however often the pages use it
     for words in commands:
-        depth = 2 if words[1] in ("lab", "render", "check") else 1
+        depth = 2 if words[1] in ("lab", "render", "check", "target") else 1
         path = tuple(words[1 : 1 + depth])
         flags = [w.split("=")[0] for w in words if w.startswith("--")]
         if path not in helps:
@@ -176,5 +177,8 @@ def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path) -> None:
     reh = work / "rehearsal"
     for produced in ("baseline.json", "forecast.json", "report.html", "before.json", "after.json"):
         assert (reh / produced).is_file(), f"{produced} missing\n{tail}"
+    assert (reh / "target.yaml").is_file()  # the commands went through the target file written for the lab
+    health = json.loads((reh / "health-after.json").read_text())
+    assert health["go"] is True, health
     assert list((reh / "results" / "rehearsal-peak").glob("recommended-*.json"))
     assert "highest step held" in proc.stdout
