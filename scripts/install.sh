@@ -6,6 +6,7 @@
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
 #   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
+#   - real Filebeat, built from the versions pinned in scripts/filebeat/pins (scripts/build_filebeat.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KBT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbt}
@@ -97,4 +98,7 @@ if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version
   rm -rf "$gobin" "$cache"/bin/.toxiproxy-*
   touch "$cache/bin/.toxiproxy-$toxiproxy_version"
 fi
+# Real Filebeat (elastic/beats from the Go module proxy, checksum-verified, pinned): built into the
+# cache's filebeat/<version>/, rebuilt only when its pin line changes.
+KBT_CACHE="$cache" bash "$here/scripts/build_filebeat.sh"
 log "ready (cache: $cache)"
