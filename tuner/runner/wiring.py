@@ -48,8 +48,10 @@ class DriverEngine:
     ) -> DriverResult:
         """`hold`: keep the load going past its duration while it returns True (kbt chaos; the
         librdkafka engine only)."""
-        if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
-            from tuner.driver.filebeat_engine import run_filebeat_load as run_load
+        if plan.profile.client == "filebeat":  # real Filebeat, or the Sarama emulation (input.engine)
+            from tuner.driver.filebeat_dispatch import filebeat_runner
+
+            run_load = filebeat_runner(plan)
         elif plan.profile.client == "librdkafka":
             from tuner.driver.librdkafka_engine import run_load
         else:
@@ -58,7 +60,7 @@ class DriverEngine:
         bootstrap, security = connection(plan, target)
         if security and plan.profile.client == "filebeat":
             raise BadInput(
-                f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"
+                f"profile {plan.profile.name}: the Filebeat engines do not take SASL_SSL or ${{VAR}}"
                 " overrides yet"
             )
         kwargs: dict[str, Any] = {"security": security} if security else {}

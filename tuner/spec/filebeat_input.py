@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
-from tuner.spec.filebeat import Duration
+from tuner.spec.durations import Duration, format_duration
 
 InputType = Literal["log", "filestream"]
 Engine = Literal["auto", "real", "emulated"]
@@ -77,10 +77,13 @@ class FilebeatInput(StrictModel):
         return self.model_dump(exclude={"engine"}) == FilebeatInput().model_dump(exclude={"engine"})
 
     def input_options(self) -> dict[str, Any]:
-        """The options this input sets in filebeat.yml (Filebeat's own names; durations in seconds
-        as Go duration strings are written by the caller)."""
+        """The options this input sets in filebeat.yml (Filebeat's own names, Go durations)."""
         names = _LOG_NAMES if self.type == "log" else _FILESTREAM_NAMES
-        return {names[k]: v for k, v in self.model_dump(exclude={"engine", "type"}).items() if v is not None}
+        return {
+            names[k]: format_duration(v) if k in DURATION_KNOBS else v
+            for k, v in self.model_dump(exclude={"engine", "type"}).items()
+            if v is not None
+        }
 
 
 _LOG_NAMES = {

@@ -10,8 +10,9 @@ The client-neutral knobs map onto Filebeat's options:
                                                                sticky: random with group_events = the batch)
 
 Everything else is set with `overrides` keyed by Filebeat option paths, e.g.
-`{"queue.mem.events": 16384, "queue.mem.flush.timeout": "250ms"}`. Knobs Filebeat does not expose
-(batch_bytes, max_in_flight, idempotence) are errors. `filebeat_overrides()` is the inverse: any
+`{"queue.mem.events": 16384, "queue.mem.flush.timeout": "250ms"}`, and the pods' input side with
+`input.*` (`{"input.type": "filestream", "input.backoff": "250ms"}`; tuner/spec/filebeat_input.py).
+Knobs Filebeat does not expose (batch_bytes, max_in_flight, idempotence) are errors. `filebeat_overrides()` is the inverse: any
 FilebeatConfig as profile overrides.
 """
 
@@ -24,13 +25,14 @@ from ruamel.yaml import YAML
 
 from tuner.core.errors import did_you_mean
 from tuner.spec.filebeat import FilebeatConfig, KafkaOutput, MemQueue, format_duration
+from tuner.spec.filebeat_input import DURATION_KNOBS, FilebeatInput
 from tuner.spec.filebeat_load import describe_filebeat_error, known_options
 from tuner.spec.profile import ClientProfile
 
 # Placeholders: the engine targets the lab's bootstrap servers and the run's topic.
 PLACEHOLDER_HOSTS = ["${KAFKA_HOSTS}"]
 PLACEHOLDER_TOPIC = "${KAFKA_TOPIC}"
-_PREFIXES = ("output.kafka.", "queue.mem.")
+_PREFIXES = ("output.kafka.", "queue.mem.", "input.")
 _UNSUPPORTED_KNOBS = {
     "batch_bytes": "Filebeat does not expose Sarama's Flush.Bytes",
     "max_in_flight": "Filebeat does not expose Sarama's Net.MaxOpenRequests (it stays 5)",
@@ -135,6 +137,7 @@ def filebeat_overrides(config: FilebeatConfig) -> dict[str, str]:
     kafka = config.kafka.model_dump(exclude={"hosts", "topic", "partition"})
     _diff(kafka, defaults.model_dump(exclude={"hosts", "topic", "partition"}), "output.kafka", out)
     _diff(config.mem.model_dump(), MemQueue().model_dump(), "queue.mem", out)
+    _diff(config.input.model_dump(), FilebeatInput().model_dump(), "input", out)
     partition = config.kafka.partition
     if partition.strategy != "hash" or partition.reachable_only:
         prefix = f"output.kafka.partition.{partition.strategy}"
@@ -145,11 +148,11 @@ def filebeat_overrides(config: FilebeatConfig) -> dict[str, str]:
     return out
 
 
-_DURATIONS = {
+DURATION_OPTIONS = _DURATIONS = {
     "output.kafka.bulk_flush_frequency", "output.kafka.timeout", "output.kafka.broker_timeout",
     "output.kafka.keep_alive", "output.kafka.backoff.init", "output.kafka.backoff.max",
     "output.kafka.metadata.refresh_frequency", "output.kafka.metadata.retry.backoff",
-    "queue.mem.flush.timeout",
+    "queue.mem.flush.timeout", *(f"input.{knob}" for knob in DURATION_KNOBS),
 }  # fmt: skip
 
 
