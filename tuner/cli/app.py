@@ -33,6 +33,10 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"kbt {__version__}")
+        from tuner.driver.filebeat_builds import filebeat_builds
+
+        builds = filebeat_builds()
+        typer.echo(f"filebeat builds: {', '.join(builds) if builds else 'none (make install builds them)'}")
         raise typer.Exit()
 
 
