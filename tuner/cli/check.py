@@ -26,7 +26,7 @@ def filebeat(
     filebeat_version: str | None = typer.Option(
         None,
         "--filebeat-version",
-        help="Real Filebeat build for `filebeat test config` (default: the newest installed; see kbt --version).",
+        help="Real Filebeat build for `filebeat test config` (default: the newest; see kbt --version).",
     ),
 ) -> None:
     """Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);

@@ -227,8 +227,7 @@ def _free_port() -> int:
 
 def _log_append_time(bootstrap: str, topic: str) -> None:
     """The record timestamp becomes the broker's append time (the topic is the run's own)."""
-    from confluent_kafka.admin import AdminClient, ConfigResource, ConfigEntry
-    from confluent_kafka.admin import AlterConfigOpType
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     entry = ConfigEntry(

@@ -33,14 +33,25 @@ def test_config(path: Path, version: str | None = None) -> tuple[str, str | None
             # A profile fragment (output.kafka + queue.mem): Filebeat refuses a config without inputs,
             # so a stub input is merged in as a second -c file.
             stub = Path(home) / "kbt-stub-input.yml"
-            stub.write_text(f'filebeat.inputs: [{{type: log, paths: ["{home}/none.log"]}}]\n', encoding="utf-8")
+            stub.write_text(
+                f'filebeat.inputs: [{{type: log, paths: ["{home}/none.log"]}}]\n', encoding="utf-8"
+            )
             args += ["-c", str(stub)]
         try:
             proc = subprocess.run(
                 [
-                    str(binary), "test", "config", *args, "--strict.perms=false",
-                    "--path.home", home, "--path.data", home, "--path.logs", home,
-                ],  # fmt: skip
+                    str(binary),
+                    "test",
+                    "config",
+                    *args,
+                    "--strict.perms=false",
+                    "--path.home",
+                    home,
+                    "--path.data",
+                    home,
+                    "--path.logs",
+                    home,
+                ],
                 capture_output=True,
                 text=True,
                 env=env,

@@ -12,8 +12,8 @@ The client-neutral knobs map onto Filebeat's options:
 Everything else is set with `overrides` keyed by Filebeat option paths, e.g.
 `{"queue.mem.events": 16384, "queue.mem.flush.timeout": "250ms"}`, and the pods' input side with
 `input.*` (`{"input.type": "filestream", "input.backoff": "250ms"}`; tuner/spec/filebeat_input.py).
-Knobs Filebeat does not expose (batch_bytes, max_in_flight, idempotence) are errors. `filebeat_overrides()` is the inverse: any
-FilebeatConfig as profile overrides.
+Knobs Filebeat does not expose (batch_bytes, max_in_flight, idempotence) are errors.
+`filebeat_overrides()` is the inverse: any FilebeatConfig as profile overrides.
 """
 
 from __future__ import annotations
