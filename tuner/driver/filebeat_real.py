@@ -229,7 +229,7 @@ def _log_append_time(bootstrap: str, topic: str) -> None:
     """The record timestamp becomes the broker's append time (the topic is the run's own)."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # no purge notice on exit
     entry = ConfigEntry(
         "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
     )
