@@ -22,11 +22,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
@@ -89,7 +91,7 @@ def run_real(
     binary = filebeat_binary(version)
     rate = float(workload.rate_per_producer)
     _log_append_time(bootstrap, topics[0])
-    with tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
+    with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work) for i in range(workload.producers)]
         payloads = _payloads(plan, work, pods[0].log_file)
@@ -166,6 +168,23 @@ def run_real(
         readback_latency_ms=latency(tally.readback_us),
         written=len(expected),
     )
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM ends the run like Ctrl-C: the pods and writers are stopped and the files removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_sig: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Pod:
