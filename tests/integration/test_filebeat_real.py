@@ -38,7 +38,7 @@ def _plan(tmp_path: Path, input_type: str) -> RunPlan:
         " processes: 2, rate_per_producer: 40, message: {kind: generated, bytes: 1200}, duration_s: 12,"
         " warmup_s: 2}\n"
         "profiles:\n"
-        f"  - {{name: p, client: filebeat, overrides: {{input.engine: real, input.type: {input_type},"
+        f"  - {{name: p, client: filebeat, filebeat: {{input.engine: real, input.type: {input_type},"
         " input.check_interval: 1s, queue.mem.flush.timeout: 200ms}}\n"
         "name_format: '{profile}'\n"
     )

@@ -55,8 +55,8 @@ workload:
   duration_s: 12
   warmup_s: 2
 profiles:
-  - {{name: first, client: filebeat, overrides: {{input.engine: {engine}}}}}
-  - {{name: second, client: filebeat, overrides: {{input.engine: {engine}, queue.mem.flush.timeout: "1s"}}}}
+  - {{name: first, client: filebeat, filebeat: {{input.engine: {engine}}}}}
+  - {{name: second, client: filebeat, filebeat: {{input.engine: {engine}, queue.mem.flush.timeout: "1s"}}}}
 name_format: "{{profile}}"
 """
 

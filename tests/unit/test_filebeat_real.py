@@ -15,14 +15,17 @@ from tuner.driver.filebeat_plan import check_emulated
 from tuner.driver.filebeat_readback import Tally
 from tuner.driver.filebeat_writer import line_text
 from tuner.driver.filebeat_yml import pod_config
+from tuner.spec.clients.filebeat import KIND, config_of
 from tuner.spec.filebeat_input import FilebeatInput
-from tuner.spec.filebeat_profile import filebeat_config, filebeat_overrides
 from tuner.spec.profile import ClientProfile
 
 
-def _config(**overrides: Any) -> Any:
-    profile = ClientProfile.model_validate({"name": "p", "client": "filebeat", "overrides": overrides})
-    return filebeat_config(profile)
+def _profile(**settings: Any) -> ClientProfile:
+    return ClientProfile.model_validate({"name": "p", "client": "filebeat", "filebeat": settings})
+
+
+def _config(**settings: Any) -> Any:
+    return config_of(_profile(**settings))
 
 
 def _yml(config: Any) -> dict[str, Any]:
@@ -86,9 +89,9 @@ def test_filestream_names_and_id() -> None:
     [
         ({"input.type": "filestream", "input.backoff_factor": 3}, "filestream input has no backoff factor"),
         ({"input.backoff": "20s"}, "must not exceed max_backoff (10s)"),
-        ({"input.type": "journald"}, 'unknown value "journald"'),
-        ({"input.backof": "1s"}, 'did you mean "input.backoff"'),
-        ({"input.engine": "fake"}, 'unknown value "fake"'),
+        ({"input.type": "journald"}, "'log' or 'filestream'"),
+        ({"input.backof": "1s"}, 'unknown key "backof" (did you mean "backoff"?)'),
+        ({"input.engine": "fake"}, "'auto', 'real' or 'emulated'"),
     ],
 )
 def test_bad_input_settings(overrides: dict[str, Any], message: str) -> None:
@@ -98,8 +101,8 @@ def test_bad_input_settings(overrides: dict[str, Any], message: str) -> None:
 
 
 def test_input_settings_round_trip_as_overrides() -> None:
-    config = _config(**{"input.type": "filestream", "input.check_interval": "2s"})
-    assert filebeat_overrides(config) == {"input.type": "filestream", "input.check_interval": "2s"}
+    profile = _profile(**{"input.type": "filestream", "input.check_interval": "2s"})
+    assert KIND.client_settings(profile) == {"input.type": "filestream", "input.check_interval": "2s"}
 
 
 def test_the_emulation_refuses_input_settings() -> None:
@@ -108,11 +111,11 @@ def test_the_emulation_refuses_input_settings() -> None:
         check_emulated(_config(**{"input.backoff": "100ms"}))
 
 
-@given(backoff=st.floats(0.001, 30), max_backoff=st.floats(0.001, 30))
-def test_backoff_bounds(backoff: float, max_backoff: float) -> None:
-    data = {"backoff": backoff, "max_backoff": max_backoff}
+@given(backoff=st.integers(1, 30_000), max_backoff=st.integers(1, 30_000))
+def test_backoff_bounds(backoff: int, max_backoff: int) -> None:
+    data = {"backoff": f"{backoff}ms", "max_backoff": f"{max_backoff}ms"}
     if backoff <= max_backoff:
-        assert FilebeatInput.model_validate(data).effective("backoff") == backoff
+        assert FilebeatInput.model_validate(data).effective("backoff") == pytest.approx(backoff / 1000)
     else:
         with pytest.raises(ValueError, match="must not exceed max_backoff"):
             FilebeatInput.model_validate(data)

@@ -5,7 +5,7 @@ Filebeat whenever a build is installed (`make install` builds one)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from tuner.core.errors import BadInput
 from tuner.driver.filebeat_builds import filebeat_builds
@@ -27,6 +27,11 @@ def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
             " no input stage): set input.engine to real or auto, or remove them"
         )
     return engine
+
+
+def run_filebeat(plan: RunPlan, *args: Any, **kwargs: Any) -> DriverResult:
+    """The engine registry's entry for client kind filebeat (tuner/driver/engines.py)."""
+    return filebeat_runner(plan)(plan, *args, **kwargs)
 
 
 def filebeat_runner(plan: RunPlan) -> RunLoad:

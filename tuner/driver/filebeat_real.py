@@ -39,8 +39,8 @@ from tuner.driver.filebeat_readback import ReadBack, latency
 from tuner.driver.filebeat_yml import EVENT_OVERHEAD_BYTES, pod_config
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.filebeat_profile import filebeat_config
 from tuner.spec.sweep import RunPlan
 
 START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
@@ -62,10 +62,7 @@ class RealRun:
 
 
 def profile_config(plan: RunPlan) -> FilebeatConfig:
-    try:
-        return filebeat_config(plan.profile)
-    except ValueError as exc:
-        raise BadInput(f"profile {plan.profile.name}: {exc}") from None
+    return config_of(plan.profile)
 
 
 def run_real_filebeat_load(

@@ -11,21 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tuner.spec.durations import format_duration
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.filebeat_profile import DURATION_OPTIONS
 
 # The record value is the event as JSON; Filebeat adds @timestamp, @metadata, log.offset,
 # log.file.path, input, ecs, host and agent: this many bytes besides the message and the path.
 EVENT_OVERHEAD_BYTES = 440
-
-
-def _durations(node: Any, path: str) -> Any:
-    if isinstance(node, dict):
-        return {k: _durations(v, f"{path}.{k}") for k, v in node.items()}
-    if path in DURATION_OPTIONS and isinstance(node, int | float) and not isinstance(node, bool):
-        return format_duration(float(node))
-    return node
 
 
 def input_section(config: FilebeatConfig, pod: int, log_file: Path) -> dict[str, Any]:
@@ -47,10 +37,10 @@ def pod_config(
     http_port: int,
     workdir: Path,
 ) -> dict[str, Any]:
-    kafka = config.kafka.model_dump(exclude_unset=True, exclude_none=True)
-    kafka = _durations(kafka, "output.kafka")
+    # JSON mode writes durations as Filebeat spells them ("500ms").
+    kafka = config.kafka.model_dump(mode="json", exclude_unset=True, exclude_none=True)
     kafka.update(hosts=hosts, topic=topic, version=config.kafka.version)
-    queue = _durations(config.mem.model_dump(exclude_unset=True, exclude_none=True), "queue.mem")
+    queue = config.mem.model_dump(mode="json", exclude_unset=True, exclude_none=True)
     out: dict[str, Any] = {
         "filebeat.inputs": [input_section(config, pod, log_file)],
         "output.kafka": kafka,

@@ -13,13 +13,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from tuner.spec.base import StrictModel
-from tuner.spec.durations import Duration
-from tuner.spec.durations import format_duration as format_duration  # re-exported
-from tuner.spec.durations import parse_duration as parse_duration  # re-exported
+from tuner.spec.duration import Duration, positive
 from tuner.spec.filebeat_input import FilebeatInput
+
+# ---- durations ----------------------------------------------------------------------------------
+
+PositiveDuration = Annotated[Duration, AfterValidator(positive)]
 
 # ---- secrets ------------------------------------------------------------------------------------
 
@@ -175,18 +177,18 @@ class Kerberos(StrictModel):
 
 class MetadataRetry(StrictModel):
     max: int = Field(default=3, ge=0)
-    backoff: Duration = Field(default=0.25, ge=0)
+    backoff: Duration = Duration.parse("250ms")
 
 
 class Metadata(StrictModel):
-    refresh_frequency: Duration = Field(default=600.0, ge=0)
+    refresh_frequency: Duration = Duration.parse("10m")
     full: bool = False
     retry: MetadataRetry = Field(default_factory=MetadataRetry)
 
 
 class Backoff(StrictModel):
-    init: Duration = Field(default=1.0, gt=0)
-    max: Duration = Field(default=60.0, gt=0)
+    init: PositiveDuration = Duration.parse("1s")
+    max: PositiveDuration = Duration.parse("60s")
 
 
 class Header(StrictModel):
@@ -202,7 +204,7 @@ class TopicRule(StrictModel):
 
 
 class KafkaOutput(StrictModel):
-    """`output.kafka` with libbeat's defaults (design.md section 4)."""
+    """`output.kafka` with libbeat's defaults (docs/architecture.md, "Facts kbt relies on")."""
 
     enabled: bool = True
     hosts: list[str] = Field(min_length=1)
@@ -219,11 +221,11 @@ class KafkaOutput(StrictModel):
     max_retries: int = Field(default=3, ge=-1)
     backoff: Backoff = Field(default_factory=Backoff)
     bulk_max_size: int = Field(default=2048, ge=0)
-    bulk_flush_frequency: Duration = Field(default=0.0, ge=0)
-    timeout: Duration = Field(default=30.0, gt=0)
-    broker_timeout: Duration = Field(default=10.0, gt=0)
+    bulk_flush_frequency: Duration = Duration(0)
+    timeout: PositiveDuration = Duration.parse("30s")
+    broker_timeout: PositiveDuration = Duration.parse("10s")
     channel_buffer_size: int = Field(default=256, ge=1)
-    keep_alive: Duration = Field(default=0.0, ge=0)
+    keep_alive: Duration = Duration(0)
     compression: Compression = "gzip"
     compression_level: int = 4
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
@@ -304,7 +306,7 @@ class KafkaOutput(StrictModel):
 
 class MemQueueFlush(StrictModel):
     min_events: int = Field(default=1600, ge=0)
-    timeout: Duration = Field(default=10.0, ge=0)
+    timeout: Duration = Duration.parse("10s")
 
 
 class MemQueue(StrictModel):
@@ -331,9 +333,9 @@ class MemQueue(StrictModel):
         return min(self.flush.min_events, self.events)
 
     @property
-    def effective_flush_timeout_s(self) -> float:
+    def effective_flush_timeout(self) -> Duration:
         """How long a batch request waits to fill up (0 = hand over what is there at once)."""
-        return 0.0 if self.flush.min_events <= 1 else self.flush.timeout
+        return Duration(0) if self.flush.min_events <= 1 else self.flush.timeout
 
 
 class QueueSection(StrictModel):
@@ -346,7 +348,7 @@ class OutputSection(StrictModel):
 
 class FilebeatConfig(StrictModel):
     """A Filebeat configuration fragment: `output.kafka` plus `queue.mem`, and (profiles only) the
-    pods' input side (`input.*`, tuner/spec/filebeat_input.py)."""
+    pods' input side (`input`, tuner/spec/filebeat_input.py)."""
 
     output: OutputSection
     queue: QueueSection = Field(default_factory=QueueSection)

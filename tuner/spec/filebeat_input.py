@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
-from tuner.spec.durations import Duration, format_duration
+from tuner.spec.duration import Duration
 
 InputType = Literal["log", "filestream"]
 Engine = Literal["auto", "real", "emulated"]
@@ -48,10 +48,10 @@ class FilebeatInput(StrictModel):
 
     engine: Engine = "auto"
     type: InputType = "log"
-    backoff: Duration | None = Field(default=None, gt=0)
-    max_backoff: Duration | None = Field(default=None, gt=0)
+    backoff: Duration | None = None
+    max_backoff: Duration | None = None
     backoff_factor: int | None = Field(default=None, ge=1)
-    check_interval: Duration | None = Field(default=None, gt=0)
+    check_interval: Duration | None = None
     close_eof: bool | None = None
     harvester_buffer_size: int | None = Field(default=None, ge=1024)
 
@@ -59,6 +59,10 @@ class FilebeatInput(StrictModel):
     def _check(self) -> FilebeatInput:
         if self.type == "filestream" and self.backoff_factor is not None:
             raise ValueError("backoff_factor: the filestream input has no backoff factor (log input only)")
+        for knob in DURATION_KNOBS:
+            value = getattr(self, knob)
+            if value is not None and value.seconds <= 0:
+                raise ValueError(f"{knob}: must be above 0s (got {value})")
         if self.effective("backoff") > self.effective("max_backoff"):
             raise ValueError(
                 f"backoff: {self.effective('backoff'):g}s must not exceed max_backoff"
@@ -67,9 +71,12 @@ class FilebeatInput(StrictModel):
         return self
 
     def effective(self, knob: str) -> Any:
-        """The knob's value in force: the profile's, else Filebeat's default for this input type."""
+        """The knob's value in force (durations in seconds): the profile's, else Filebeat's default
+        for this input type."""
         value = getattr(self, knob)
-        return DEFAULTS[self.type].get(knob) if value is None else value
+        if value is None:
+            return DEFAULTS[self.type].get(knob)
+        return value.seconds if isinstance(value, Duration) else value
 
     @property
     def is_default(self) -> bool:
@@ -80,7 +87,7 @@ class FilebeatInput(StrictModel):
         """The options this input sets in filebeat.yml (Filebeat's own names, Go durations)."""
         names = _LOG_NAMES if self.type == "log" else _FILESTREAM_NAMES
         return {
-            names[k]: format_duration(v) if k in DURATION_KNOBS else v
+            names[k]: str(v) if isinstance(v, Duration) else v
             for k, v in self.model_dump(exclude={"engine", "type"}).items()
             if v is not None
         }
