@@ -4,8 +4,9 @@ Real Filebeat does not hand events to its queue as lines are written: a harveste
 until EOF, then sleeps (`backoff`, growing by `backoff_factor` up to `max_backoff` while nothing new
 arrives), and the input looks for files every `scan_frequency` / `prospector.scanner.check_interval`.
 Events therefore reach the memory queue in bursts, and the burst size shapes the produce requests as
-much as the queue and output settings do. These knobs are set in a profile as `input.<knob>`
-overrides and are sweepable like any other option.
+much as the queue and output settings do. A profile sets them in its Filebeat section,
+`filebeat: {input: {type: filestream, backoff: 250ms}}` (or dotted, `input.backoff: 250ms`), and a
+sweep varies them like any other option.
 
 One kbt name per knob, mapped to each input type's own option (filebeat/input/log/config.go,
 filebeat/input/filestream/config.go, 7.17):
