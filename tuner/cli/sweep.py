@@ -27,6 +27,8 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
 
+STATUS_COLOUR = {"ok": "green", "unclean": "yellow", "failed": "red"}
+
 
 class ProgressObserver(Observer):
     """A rich progress bar: runs done of total, plus the current run's elapsed time and phase."""
@@ -68,8 +70,8 @@ class ProgressObserver(Observer):
             self.run_task = None
         if self.sweep_task is not None:
             self.progress.advance(self.sweep_task)
-        colour = "green" if record.status == "ok" else "red"
-        self.console.print(f"[{colour}]{record.status:6}[/{colour}] {plan.name} -> {path}")
+        colour = STATUS_COLOUR[record.status]
+        self.console.print(f"[{colour}]{record.status:7}[/{colour}] {plan.name} -> {path}")
         for problem in record.problems:
             self.console.print(f"       [{colour}]{problem}[/{colour}]")
 
@@ -142,6 +144,12 @@ def sweep(
     console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
+    if outcome.unclean:
+        names = ", ".join(r.name for r in outcome.unclean)
+        console.print(
+            f"[yellow]warning: {len(outcome.unclean)} run(s) not a clean measurement, kept out of"
+            f" calibration and recommendations: {names}[/yellow]"
+        )
     if outcome.failed:
         names = ", ".join(r.name for r in outcome.failed)
         raise KbtError(f"{len(outcome.failed)} run(s) failed: {names}", ExitStatus.FAILURE)
