@@ -34,6 +34,9 @@ from tuner.spec.profile import ClientProfile
 PLACEHOLDER_HOSTS = ["${KAFKA_HOSTS}"]
 PLACEHOLDER_TOPIC = "${KAFKA_TOPIC}"
 MIN_BULK = 2048  # the recommender's smallest bulk_max_size (Filebeat's default)
+# The harvester's EOF backoff in recommended profiles (7.17's log input: 1s, growing to 10s).
+INPUT_BACKOFF = Duration.of_ms(100)
+INPUT_MAX_BACKOFF = Duration.of_ms(200)
 _HINTS = {
     "linger_ms": " (set filebeat: output.kafka.bulk_flush_frequency)",
     "batch_messages": " (set filebeat: output.kafka.bulk_max_size)",
@@ -178,6 +181,9 @@ class Filebeat(ClientKind):
             section = {
                 "output": {"kafka": kafka},
                 "queue": {"mem": {"events": 2 * bulk, "flush": {"min_events": bulk, "timeout": timeout}}},
+                # Real Filebeat's harvester sleeps up to `backoff` (1 s by default) at EOF before
+                # it reads new lines: a quick one leaves the budget to the queue and Sarama.
+                "input": {"backoff": INPUT_BACKOFF, "max_backoff": INPUT_MAX_BACKOFF},
             }
             return ClientProfile(
                 name=name_of(self.name, codec, knob, tag), client=self.name, filebeat=section
@@ -189,9 +195,10 @@ class Filebeat(ClientKind):
         def queue_timeout(ms: float, codec: str) -> ClientProfile:
             return make(Duration(0), Duration.of_ms(round(ms)), codec, ms, "q")
 
+        budget = max(1.0, ctx.budget_ms - INPUT_MAX_BACKOFF.ms)  # what the harvester may take
         return [
-            Family("Sarama flush frequency, queue at once", frequency, ctx.budget_ms),
-            Family("queue flush timeout, Sarama at once", queue_timeout, ctx.budget_ms),
+            Family("Sarama flush frequency, queue at once", frequency, budget),
+            Family("queue flush timeout, Sarama at once", queue_timeout, budget),
         ]
 
     def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
