@@ -5,6 +5,7 @@
 #   - Apache Kafka 4.1.1 runtime jars and the jmx_exporter agent from Maven Central,
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
+#   - the Java load engine (Maven, loadtests/java-engine) built into that cache's java-engine/
 #   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -79,6 +80,29 @@ if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; th
   mv "$engine_bin.tmp" "$engine_bin"
   rm -f "$cache"/bin/.sarama-engine-*
   touch "$cache/bin/.sarama-engine-$engine_id"
+fi
+# The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
+# into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
+if ! command -v javac >/dev/null 2>&1; then
+  log "apt-get install openjdk-17-jdk-headless (javac for the Java engine)"
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null
+fi
+jengine_src="$here/loadtests/java-engine"
+jengine_dir="$cache/java-engine"
+jengine_id=$( (cat "$jengine_src/pom.xml"; find "$jengine_src/src" -type f -name '*.java' | sort | xargs cat) | sha1sum | cut -c1-12)
+if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
+  log "building the Java engine into the cache"
+  build=$(mktemp -d)
+  mvn -q -B -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
+    -DoutputDirectory="$build/lib" -DincludeScope=runtime
+  cp "$jengine_src/target/kbt-java-engine.jar" "$build/lib/"
+  rm -rf "$jengine_src/target" "$jengine_dir"
+  mkdir -p "$cache"
+  mv "$build/lib" "$jengine_dir"
+  rm -rf "$build"
+  touch "$jengine_dir/.complete-$jengine_id"
 fi
 # Toxiproxy (network faults for `kbt chaos`, `kbt lab up --via-toxiproxy`): the Go module built into
 # the cache's bin/ as toxiproxy-server, pinned to one release.

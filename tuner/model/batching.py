@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tuner.spec.filebeat_profile import filebeat_config
+from tuner.spec.java_client import java_properties
 from tuner.spec.profile import ClientProfile
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
@@ -129,29 +130,6 @@ def _librdkafka(profile: ClientProfile) -> LibrdkafkaRules:
         ),
         compression=conf.get("compression.type", conf.get("compression.codec", "none")),
     )
-
-
-def java_properties(profile: ClientProfile) -> dict[str, str]:
-    """The Java producer properties a profile sets (client-neutral knobs, then overrides)."""
-    conf: dict[str, str] = {}
-    if profile.linger_ms is not None:
-        conf["linger.ms"] = f"{profile.linger_ms:g}"
-    if profile.batch_bytes is not None:
-        conf["batch.size"] = str(profile.batch_bytes)
-    if profile.compression is not None:
-        conf["compression.type"] = profile.compression
-        if profile.compression_level is not None and profile.compression in ("gzip", "lz4", "zstd"):
-            conf[f"compression.{profile.compression}.level"] = str(profile.compression_level)
-    if profile.acks is not None:
-        conf["acks"] = profile.acks
-    if profile.idempotence is not None:
-        conf["enable.idempotence"] = "true" if profile.idempotence else "false"
-    if profile.max_in_flight is not None:
-        conf["max.in.flight.requests.per.connection"] = str(profile.max_in_flight)
-    if profile.partitioner == "random":
-        conf["partitioner.class"] = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
-    conf.update(profile.overrides)
-    return conf
 
 
 def _java(profile: ClientProfile) -> JavaRules:

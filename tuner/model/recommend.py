@@ -12,7 +12,8 @@ from tuner import __version__
 from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
-from tuner.model.batching import java_properties, rules_for
+from tuner.model.batching import rules_for
+from tuner.spec.java_client import java_properties
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.confirm import Trials, confirm, fewest_requests
 from tuner.model.evidence import calibrate, measured_of, model_truth

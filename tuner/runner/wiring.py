@@ -52,10 +52,14 @@ class DriverEngine:
             from tuner.driver.filebeat_engine import run_filebeat_load as run_load
         elif plan.profile.client == "librdkafka":
             from tuner.driver.librdkafka_engine import run_load
+        elif plan.profile.client == "java":
+            from tuner.driver.java_engine import run_java_load as run_load
         else:
             raise BadInput(f"profile {plan.profile.name}: no {plan.profile.client} engine in this kbt yet")
 
         bootstrap, security = connection(plan, target)
+        if plan.profile.client == "java" and plan.profile.security == "sasl_ssl":
+            raise BadInput(f"profile {plan.profile.name}: the Java engine does not take SASL_SSL yet")
         if security and plan.profile.client == "filebeat":
             raise BadInput(
                 f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"

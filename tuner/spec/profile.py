@@ -103,6 +103,10 @@ class ClientProfile(StrictModel):
                     f"linger_ms {self.linger_ms:g} must be below the delivery timeout"
                     f" (message.timeout.ms {timeout_ms:g}): every record would expire while lingering"
                 )
+        if self.client == "java":
+            from tuner.spec.java_client import check_property_names
+
+            check_property_names(self.overrides)  # checked against the client's own names
         if self.idempotence:
             if self.acks not in (None, "all"):
                 raise ValueError(f"idempotence needs acks all (got acks {self.acks})")
