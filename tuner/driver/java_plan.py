@@ -41,7 +41,9 @@ def engine_command() -> list[str]:
         )
     java = shutil.which("java")
     if java is None:
-        raise EnvironmentProblem("java not found on PATH (the Java engine needs Java 17+; run 'make install')")
+        raise EnvironmentProblem(
+            "java not found on PATH (the Java engine needs Java 17+; run 'make install')"
+        )
     return [java, HEAP, "-XX:+UseParallelGC", "-cp", f"{lib}/*", MAIN_CLASS]
 
 

@@ -13,7 +13,6 @@ from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.batching import rules_for
-from tuner.spec.java_client import java_properties
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.confirm import Trials, confirm, fewest_requests
 from tuner.model.evidence import calibrate, measured_of, model_truth
@@ -21,6 +20,7 @@ from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
 from tuner.spec.filebeat_profile import filebeat_config, filebeat_overrides
+from tuner.spec.java_client import java_properties
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
