@@ -78,9 +78,11 @@ def test_java_sweep_counts_match_the_brokers(lab: LabState, tmp_path: Path) -> N
         assert whole_run is not None and whole_run <= 0.03, (client.produce_requests_total, broker)
         window = request_count_mismatch(client.produce_requests, broker.produce_requests)
         assert window is not None and window <= 0.03, (client.produce_requests, broker.produce_requests)
-        # Per broker: the produce responses add up to the requests (none outstanding at the end).
+        # Per broker: the produce responses add up to the requests, but for those in flight at the
+        # window start (at most producers x brokers x 5 in flight).
         assert set(client.produce_requests_by_broker) == {str(b.id) for b in lab.brokers}
-        assert sum(client.produce_requests_by_broker.values()) == client.produce_requests
+        in_flight = sum(client.produce_requests_by_broker.values()) - client.produce_requests
+        assert 0 <= in_flight <= 4 * len(lab.brokers) * 5, client.produce_requests_by_broker
         metrics = client.client_metrics or {}
         for name in (
             "request-rate",

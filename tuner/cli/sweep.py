@@ -108,13 +108,19 @@ def sweep(
     if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
         console.width = max(console.width, 180)
     if dry_run:
+        from tuner.spec.java_client import java_properties
+
         for plan in loaded.runs:
             w = plan.workload
             rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
+            props = (
+                java_properties(plan.profile)
+                if plan.profile.client == "java"
+                else plan.profile.librdkafka_config()
+            )
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.librdkafka_config())}"
+                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name} {redact(props)}"
             )
         return
     from tuner.runner.wiring import sweep_runner
