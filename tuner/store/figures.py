@@ -78,6 +78,9 @@ class ClientResult(Frozen):
     queue_latency_ms: LatencyMs | None = None  # librdkafka int_latency
     rtt_ms: LatencyMs | None = None
     max_producer_rss_mb: float | None = None  # largest resident memory of a driver process / its producers
+    # The client's own metrics by their names (Java: producer-metrics such as request-rate,
+    # records-per-request-avg, produce-throttle-time-max), summed or averaged over its producers.
+    client_metrics: dict[str, float] | None = None
 
     @property
     def window_s(self) -> float:

@@ -2,7 +2,9 @@
 
 Version 1: the record embedded the driver's and measurement's own types (ClientResult,
 DeliveryResult, BrokerWindow). Version 2 defines them in tuner.store.figures; the fields are the
-same, so a version-1 document only changes its number. A step that renames or reshapes fields
+same, so a version-1 document only changes its number. Version 3 adds the optional
+ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a version-2
+document has none, so it too only changes its number. A step that renames or reshapes fields
 goes here, never into the readers.
 """
 
@@ -11,14 +13,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2}
 
 
-STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1}
+def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 3}
+
+
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
 
 
 def readable(version: object) -> bool:
