@@ -177,6 +177,7 @@ public final class Main {
             Duration left = indeterminate > 0 ? Duration.ZERO
                     : Duration.ofNanos(Math.max(0, closeBy - System.nanoTime()));
             p.producer.close(left);
+            p.flushAcked();
         }
         acked.close();
         res.put("finished_at", System.currentTimeMillis() / 1e3);

@@ -25,7 +25,7 @@ final class Pod {
     final RequestCounter counter;
     private final Plan plan;
     private final Corpus corpus;
-    private final AckWriter acked;
+    private final AckWriter.Local acked;
     private final Random rng;
 
     // Schedule bounds on the System.nanoTime() clock.
@@ -34,10 +34,14 @@ final class Pod {
     volatile boolean closing;
 
     final AtomicLong outstanding = new AtomicLong();
-    // Guarded by this.
-    long offered, offeredTotal, sent, acks, acksTotal, bytesAcked, failed, lateFailures;
-    final Map<String, Long> errors = new HashMap<>();
+    // Written only by the generator thread (read after it ended).
+    long offered, offeredTotal, sent;
+    // Written only by the producer's callback thread (read after the producer closed).
+    long acks, acksTotal, bytesAcked;
     final Histogram latencyUs = new Histogram(1, LATENCY_MAX_US, 3);
+    // Failures can be reported on the sending thread too: guarded by this.
+    long failed, lateFailures;
+    final Map<String, Long> errors = new HashMap<>();
 
     Pod(int index, Plan plan, Corpus corpus, KafkaProducer<byte[], byte[]> producer, RequestCounter counter,
             AckWriter acked) {
@@ -46,7 +50,7 @@ final class Pod {
         this.corpus = corpus;
         this.producer = producer;
         this.counter = counter;
-        this.acked = acked;
+        this.acked = acked.local();
         this.rng = new Random(plan.seed() + index * 7919L);
     }
 
@@ -90,11 +94,9 @@ final class Pod {
             long id = ((long) index << ID_SHIFT) | seq;
             byte[] value = Corpus.stamp(entry.template(), id);
             byte[] key = entry.key() != null ? entry.key() : randomKey();
-            synchronized (this) {
-                offeredTotal++;
-                if (inWindow) {
-                    offered++;
-                }
+            offeredTotal++;
+            if (inWindow) {
+                offered++;
             }
             outstanding.incrementAndGet();
             try {
@@ -113,9 +115,7 @@ final class Pod {
                 continue;
             }
             if (inWindow) {
-                synchronized (this) {
-                    sent++;
-                }
+                sent++;
             }
         }
     }
@@ -132,13 +132,11 @@ final class Pod {
         long now = System.nanoTime();
         if (exception == null) {
             acked.write(partition, offset, id);
-            synchronized (this) {
-                acksTotal++;
-                if (inWindow) {
-                    acks++;
-                    bytesAcked += bytes;
-                    latencyUs.recordValue(Math.min(LATENCY_MAX_US, Math.max(1L, (now - intended) / 1000)));
-                }
+            acksTotal++;
+            if (inWindow) {
+                acks++;
+                bytesAcked += bytes;
+                latencyUs.recordValue(Math.min(LATENCY_MAX_US, Math.max(1L, (now - intended) / 1000)));
             }
         } else {
             synchronized (this) {
@@ -151,6 +149,11 @@ final class Pod {
             }
         }
         outstanding.decrementAndGet();
+    }
+
+    /** After the producer closed: its acks into the shared file. */
+    void flushAcked() {
+        acked.flush();
     }
 
     private void parkUntil(long deadlineNs) {
