@@ -44,7 +44,7 @@ def engine_command() -> list[str]:
         raise EnvironmentProblem(
             "java not found on PATH (the Java engine needs Java 17+; run 'make install')"
         )
-    return [java, HEAP, "-XX:+UseParallelGC", "-cp", f"{lib}/*", MAIN_CLASS]
+    return [java, HEAP, "-cp", f"{lib}/*", MAIN_CLASS]
 
 
 def config_names_json() -> str:
