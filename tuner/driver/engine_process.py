@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -20,6 +21,8 @@ from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import LatencyMs
 
 TERM_WAIT_S = 15.0
+# From the last engine's "ready" to the shared start.
+START_AFTER_READY_S = 1.0
 
 
 def run_engines(
@@ -28,15 +31,19 @@ def run_engines(
     budget_s: float,
     name: str,
     schema: int,
+    ready_timeout_s: float = 0.0,
 ) -> tuple[list[dict[str, Any]], bool]:
     """Run `command -plan PATH` for every plan at once; returns the results and whether the run was
-    interrupted (Ctrl-C). KbtError naming `name` when an engine fails or overruns `budget_s`."""
+    interrupted (Ctrl-C). KbtError naming `name` when an engine fails or overruns `budget_s`. With
+    `ready_timeout_s`, each engine prints "ready" once connected and reads the shared start time
+    from stdin (plans with start_at -1)."""
     procs: list[subprocess.Popen[str]] = []
     for path, plan in plans:
         path.write_text(json.dumps(plan))
         procs.append(
             subprocess.Popen(
                 [*command, "-plan", str(path)],
+                stdin=subprocess.PIPE if ready_timeout_s else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -44,6 +51,8 @@ def run_engines(
                 preexec_fn=die_with_parent,  # a killed kbt leaves no engine behind
             )
         )
+    if ready_timeout_s:
+        _start_together(procs, ready_timeout_s, name)
     deadline = time.monotonic() + budget_s
     outputs: list[tuple[str, str]] = []
     interrupted = False
@@ -72,6 +81,25 @@ def run_engines(
     if not results:
         raise Interrupted("interrupted")
     return results, interrupted
+
+
+def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, name: str) -> None:
+    """Wait for every engine's "ready" line, then give all of them one start time shortly after."""
+    deadline = time.monotonic() + timeout_s
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdin is not None
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        line = proc.stdout.readline() if ready else ""
+        if line.strip() != "ready":
+            stop(procs)
+            err = proc.stderr.read() if proc.stderr is not None and proc.poll() is not None else ""
+            last = (err.strip().splitlines() or [f"not ready within {timeout_s:.0f} s"])[-1]
+            raise KbtError(f"the {name} failed: {last}")
+    start_at = time.time() + START_AFTER_READY_S
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(f"{start_at:.6f}\n")
+        proc.stdin.close()
 
 
 def stop(procs: Sequence[subprocess.Popen[str]]) -> None:

@@ -28,6 +28,8 @@ from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
 _EXTRA_WAIT_S = 60.0
+# JVM start, producers created, the topic's metadata fetched.
+READY_TIMEOUT_S = 120.0
 _VERIFY_ATTEMPTS = 3
 
 
@@ -59,13 +61,20 @@ def run_java_load(
                 run_id=run_id,
                 workdir=workdir,
                 corpus_file=corpus,
-                start_at=time.time() + START_SLACK_S,
+                start_at=-1,  # the engines start together once all are connected
             )
         except BadInput as exc:
             raise BadInput(f"profile {plan.profile.name}: {exc}") from None
-        budget = START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S
+        budget = (
+            READY_TIMEOUT_S + START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S
+        )
         results, interrupted = run_engines(
-            command, [(p.path, p.plan) for p in plans], budget, "Java engine", RESULT_SCHEMA
+            command,
+            [(p.path, p.plan) for p in plans],
+            budget,
+            "Java engine",
+            RESULT_SCHEMA,
+            ready_timeout_s=READY_TIMEOUT_S,
         )
         client = aggregate(results, producers=workload.producers, processes=workload.processes)
         failed = sum(r["failed"] for r in results)

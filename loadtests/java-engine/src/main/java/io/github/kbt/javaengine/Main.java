@@ -114,10 +114,27 @@ public final class Main {
             throw e;
         }
         installSignals();
+        // Metadata before the schedule: the first send() would otherwise wait for it.
+        for (Pod p : pods) {
+            p.producer.partitionsFor(plan.topic());
+        }
+        double startAt = plan.start_at();
+        if (startAt < 0) {
+            // The driver starts every JVM first, then hands all of them one start time: JVM start-up
+            // on a busy machine takes longer than any fixed slack, and a late start would move the
+            // warm-up's records into the measured window.
+            System.out.println("ready");
+            System.out.flush();
+            String line = new java.io.BufferedReader(new java.io.InputStreamReader(System.in)).readLine();
+            if (line == null) {
+                throw new IllegalStateException("no start time on stdin");
+            }
+            startAt = Double.parseDouble(line.trim());
+        }
 
         double nowEpoch = System.currentTimeMillis() / 1e3;
         long nowNs = System.nanoTime();
-        double startEpoch = plan.start_at() > 0 ? plan.start_at() : nowEpoch;
+        double startEpoch = startAt > 0 ? startAt : nowEpoch;
         long startNs = nowNs + (long) ((startEpoch - nowEpoch) * 1e9);
         long windowStartNs = startNs + (long) (plan.warmup_s() * 1e9);
         long endNs = startNs + (long) (plan.duration_s() * 1e9);

@@ -27,7 +27,8 @@ public record Plan(
         double warmup_s,
         // Bound on waiting for outstanding records after the schedule ended.
         double drain_s,
-        // Epoch seconds at which the schedule starts (every process of a run shares it); 0 = now.
+        // Epoch seconds at which the schedule starts (every process of a run shares it); 0 = now;
+        // -1 = print "ready" once connected, then read it from a line on stdin.
         double start_at,
         // Newline-separated JSON objects {"message": "...", "key": "..."|null, "bytes": n}.
         String corpus_file,
