@@ -100,6 +100,7 @@ def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, na
         assert proc.stdin is not None
         proc.stdin.write(f"{start_at:.6f}\n")
         proc.stdin.close()
+        proc.stdin = None  # communicate() would flush it again
 
 
 def stop(procs: Sequence[subprocess.Popen[str]]) -> None:
