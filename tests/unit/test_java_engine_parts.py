@@ -19,15 +19,16 @@ from tuner.driver.java_engine import aggregate, merge_client_metrics
 from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
 from tuner.measure.broker_window import measure_window
 from tuner.measure.prometheus import RangeSeries, Sample
-from tuner.spec.java_client import (
-    ROUND_ROBIN,
-    check_property_names,
-    java_properties,
-    producer_config_names,
-    unknown_property,
-)
+from tuner.spec.java_client import check_property_names, producer_config_names, unknown_property
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
+
+ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
+
+
+def java_properties(profile: ClientProfile) -> dict[str, str]:
+    return profile.client_settings()
+
 
 # The settings a user tunes (issue: every one passes through to the client).
 TUNED = {

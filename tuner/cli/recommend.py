@@ -11,13 +11,14 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, Interrupted
+from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 
 if TYPE_CHECKING:
     from tuner.store.recommendation import Recommendation
 
 DEFAULT_OUT = Path("out") / "recommend"
-CLIENTS = ("librdkafka", "filebeat", "java")
+CLIENTS = tuple(KINDS)
 
 
 def _codecs(values: list[str]) -> dict[str, list[str]]:

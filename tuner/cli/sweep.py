@@ -27,6 +27,8 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
 
+STATUS_COLOUR = {"ok": "green", "unclean": "yellow", "failed": "red"}
+
 
 class ProgressObserver(Observer):
     """A rich progress bar: runs done of total, plus the current run's elapsed time and phase."""
@@ -68,8 +70,8 @@ class ProgressObserver(Observer):
             self.run_task = None
         if self.sweep_task is not None:
             self.progress.advance(self.sweep_task)
-        colour = "green" if record.status == "ok" else "red"
-        self.console.print(f"[{colour}]{record.status:6}[/{colour}] {plan.name} -> {path}")
+        colour = STATUS_COLOUR[record.status]
+        self.console.print(f"[{colour}]{record.status:7}[/{colour}] {plan.name} -> {path}")
         for problem in record.problems:
             self.console.print(f"       [{colour}]{problem}[/{colour}]")
 
@@ -103,19 +105,13 @@ def sweep(
     if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
         console.width = max(console.width, 180)
     if dry_run:
-        from tuner.spec.java_client import java_properties
-
         for plan in loaded.runs:
             w = plan.workload
             rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
-            props = (
-                java_properties(plan.profile)
-                if plan.profile.client == "java"
-                else plan.profile.librdkafka_config()
-            )
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name} {redact(props)}"
+                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
+                f" {redact(plan.profile.client_settings())}"
             )
         return
     from tuner.runner.wiring import sweep_runner
@@ -148,6 +144,12 @@ def sweep(
     console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
+    if outcome.unclean:
+        names = ", ".join(r.name for r in outcome.unclean)
+        console.print(
+            f"[yellow]warning: {len(outcome.unclean)} run(s) not a clean measurement, kept out of"
+            f" calibration and recommendations: {names}[/yellow]"
+        )
     if outcome.failed:
         names = ", ".join(r.name for r in outcome.failed)
         raise KbtError(f"{len(outcome.failed)} run(s) failed: {names}", ExitStatus.FAILURE)

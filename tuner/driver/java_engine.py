@@ -23,7 +23,6 @@ from tuner.driver.java_plan import RESULT_SCHEMA, START_SLACK_S, engine_command,
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
-from tuner.spec.java_client import java_properties
 from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
@@ -45,7 +44,7 @@ def run_java_load(
     producer properties (Java names) applied last, e.g. a profile's resolved `${VAR}` overrides."""
     if len(topics) != 1:
         raise BadInput(f"client java writes one topic per run (the workload has {len(topics)})")
-    properties = {**java_properties(plan.profile), **dict(security or {})}
+    properties = {**plan.profile.client_settings(), **dict(security or {})}
     workload = plan.workload
     command = engine_command()
     with tempfile.TemporaryDirectory(prefix="kbt-java-") as tmp:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
 
 
@@ -57,12 +58,17 @@ def _broker_rate(record: RunRecord) -> float | None:
     broker = record.broker
     if broker is None:
         return None
-    count, _ = broker.run_produce_requests(record.plan.profile.multi_partition_requests)
+    count, _ = broker.run_produce_requests(kind_of(record.plan.profile).multi_partition_requests)
     return None if count is None else count / record.client.window_s
 
 
 def _num(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
+
+
+# "unclean" runs delivered but are no clean measurement (the client fell behind its schedule or its
+# request count disagrees with the broker's): shown, in yellow, beside "ok" and "failed".
+STATUS_STYLE = {"failed": "red", "unclean": "yellow"}
 
 
 def sweep_table(records: list[RunRecord], title: str = "") -> Table:
@@ -83,7 +89,7 @@ def sweep_table(records: list[RunRecord], title: str = "") -> Table:
     ):
         table.add_column(header, justify="left" if header in ("run", "status") else "right")
     for row in sweep_rows(records):
-        style = "red" if row.status != "ok" else None
+        style = STATUS_STYLE.get(row.status)
         table.add_row(
             row.name,
             row.status.upper() if row.status != "ok" else "ok",

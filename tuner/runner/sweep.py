@@ -31,7 +31,11 @@ class SweepOutcome:
 
     @property
     def failed(self) -> list[RunRecord]:
-        return [r for r in self.all_records if r.status != "ok"]
+        return [r for r in self.all_records if r.status == "failed"]
+
+    @property
+    def unclean(self) -> list[RunRecord]:
+        return [r for r in self.all_records if r.status == "unclean"]
 
 
 class SweepRunner:

@@ -2,10 +2,12 @@
 
 Version 1: the record embedded the driver's and measurement's own types (ClientResult,
 DeliveryResult, BrokerWindow). Version 2 defines them in tuner.store.figures; the fields are the
-same, so a version-1 document only changes its number. Version 3 adds the optional
-ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a version-2
-document has none, so it too only changes its number. A step that renames or reshapes fields
-goes here, never into the readers.
+same, so a version-1 document only changes its number. Version 3: a profile carries its client
+kind's own settings (Filebeat's as one typed `filebeat:` section instead of producer knobs and
+dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v1). Version 4 adds
+the optional ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a
+version-3 document has none, so it only changes its number. A step that
+renames or reshapes fields goes here, never into the readers.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-SCHEMA_VERSION = 3
+from tuner.spec.clients import KINDS
+
+SCHEMA_VERSION = 4
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -21,10 +25,29 @@ def _from_1(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_2(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "schema_version": 3}
+    return {**upgrade_profiles(data), "schema_version": 3}
 
 
-STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
+def _from_3(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 4}
+
+
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3}
+
+
+def upgrade_profiles(node: Any) -> Any:
+    """`node` with every client profile inside it in today's shape (in place; returned too)."""
+    if isinstance(node, dict):
+        client = node.get("client")
+        kind = KINDS.get(client) if isinstance(client, str) else None
+        if kind is not None and "name" in node and "profile" not in node:
+            kind.upgrade_v1(node)
+        for value in node.values():
+            upgrade_profiles(value)
+    elif isinstance(node, list):
+        for value in node:
+            upgrade_profiles(value)
+    return node
 
 
 def readable(version: object) -> bool:
