@@ -50,6 +50,12 @@ def _java_producer_config() -> dict[str, str]:
     return {"tuner/spec/java_producer_config.json": config_names_json()}
 
 
+def _dialect_rules() -> dict[str, str]:
+    from tuner.render.dialect_rules import render_all
+
+    return render_all()
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
     ("metrics catalog", _metrics_catalog),
@@ -57,6 +63,7 @@ GENERATORS: list[tuple[str, Generator]] = [
     ("Grafana dashboards, provisioning and Prometheus rules", _dashboards),
     ("compression probe record", _probe_record_doc),
     ("Java producer property names", _java_producer_config),
+    ("metric dialect recording rules", _dialect_rules),
 ]
 
 
