@@ -10,7 +10,7 @@
 # Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 8 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-py=${PYTHON:-python3}
+py=${PYTHON:-${KBT_VENV:-.venv}/bin/python}
 out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation

@@ -82,7 +82,9 @@ def chaos(
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the results table here."),
     list_faults: bool = typer.Option(False, "--list", help="List the fault matrix and exit."),
 ) -> None:
-    """Run the fault matrix: each fault beside the spec's load (RF 3, min.insync.replicas 2, acks all,
+    """Run the fault matrix beside a spec's load and verify every acked record.
+
+    Run the fault matrix: each fault beside the spec's load (RF 3, min.insync.replicas 2, acks all,
     idempotence on; the negative controls weaken one of them), every acked record verified (lost,
     duplicates, per-partition order). Records go under <results>/<spec>-chaos/ marked with the fault
     and, when the cluster could not take every write, degraded: never tuning results. The load runs

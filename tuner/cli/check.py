@@ -24,7 +24,9 @@ def filebeat(
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
 ) -> None:
-    """Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
+    """Check Filebeat configuration files: unknown keys, bad values, settings without effect.
+
+    Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
     warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events."""
     failed = 0
     for path in files:

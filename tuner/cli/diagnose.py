@@ -94,7 +94,9 @@ def diagnose(
         None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
     ),
 ) -> None:
-    """Diagnose a live cluster from any Prometheus scraping its brokers with kbt's jmx rules: per broker
+    """Diagnose a live cluster's produce-request pressure from its Prometheus.
+
+    Diagnose a live cluster from any Prometheus scraping its brokers with kbt's jmx rules: per broker
     produce requests/s, bytes per request, network and handler idle, request queue, Produce P999,
     log flush, fetches; each broker classified (small requests, handler threads, disk flush, large
     fetches, network bytes, healthy) with its evidence. Exit 0 healthy, 10 warning, 11 critical

@@ -61,7 +61,9 @@ def forecast(
         None, "--json", help="Also write the forecast as JSON ('-': stdout)."
     ),
 ) -> None:
-    """Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
+    """Forecast a traffic peak's broker load and brokers needed, current vs recommended.
+
+    Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
     the produce requests, the busiest broker's network and handler idle on today's brokers, and the
     brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS
     or a live cluster's `kbt diagnose --json`."""

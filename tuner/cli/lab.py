@@ -66,8 +66,9 @@ def up(
     security: str = typer.Option(
         "plaintext",
         "--security",
-        help="plaintext, or sasl_ssl to add a SCRAM-SHA-512-over-TLS listener per broker (CA made per"
-        " lab; password from KBT_LAB_SASL_PASSWORD or generated into the lab directory).",
+        help="plaintext, or sasl_ssl for a SCRAM-over-TLS listener per broker. The listener is"
+        " SCRAM-SHA-512 over TLS with a CA made per lab; the password comes from"
+        " KBT_LAB_SASL_PASSWORD or is generated into the lab directory.",
     ),
     via_toxiproxy: bool = typer.Option(
         False,

@@ -39,7 +39,9 @@ def compression(
         None, "--markdown", help="Write the table and advice as Markdown here."
     ),
 ) -> None:
-    """Frame real log lines into Kafka v2 record batches of 1..4096 messages and measure, per codec and
+    """Measure compression ratio and CPU per codec, level and batch size on real log lines.
+
+    Frame real log lines into Kafka v2 record batches of 1..4096 messages and measure, per codec and
     level: the compression ratio (median and p10/p90 over many batches), compressed batch bytes, and
     compress/decompress CPU time per MB. Prints a table, the knee of each curve (the smallest batch
     at 90% of the plateau ratio) and one sentence of advice per file, naming which codecs each

@@ -66,7 +66,9 @@ def recommend(
     ),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (--live)."),
 ) -> None:
-    """Recommend batch settings per client kind: the model searches for the fewest produce requests
+    """Recommend batch settings per client kind and write their config files.
+
+    Recommend batch settings per client kind: the model searches for the fewest produce requests
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties; exits 3 when no
     setting meets the SLO."""

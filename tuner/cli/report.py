@@ -35,7 +35,9 @@ def report(
     ),
     title: str = typer.Option("kbt report", "--title", help="Page title."),
 ) -> None:
-    """Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
+    """Write an HTML report of a results directory.
+
+    Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
     sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
     per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
     before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""

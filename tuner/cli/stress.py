@@ -100,7 +100,9 @@ def stress(
     web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing."),
 ) -> None:
-    """Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
+    """Ramp the lab through a stress spec's stages per profile, gates judged per step.
+
+    Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
     on locust, real-time and lagging consumer groups, gates judged per step, one record per stage.
     Ends with the highest step each profile held. Exits 1 when acked records were lost."""
     from tuner.spec.stress_load import load_stress

@@ -96,7 +96,9 @@ def sweep(
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing."),
 ) -> None:
-    """Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
+    """Run every named run of a sweep spec against the lab and record each one.
+
+    Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
     verification and one JSON record. Ends with a table sorted by produce request rate; exits 1
     when any run lost records."""
     from tuner.spec.loader import load_sweep
