@@ -11,6 +11,7 @@ from rich.console import Console
 
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.render.chaos_table import chaos_markdown, chaos_table
+from tuner.render.plain import show
 from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
 from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
 from tuner.store.record import RunRecord
@@ -131,7 +132,7 @@ def chaos(
         signal.signal(signal.SIGINT, previous_int)
     skipped = [(s.scenario.name, s.profile, "skipped", s.reason) for s in outcome.skipped]
     skipped += [(s.scenario.name, s.profile, "error", s.reason) for s in outcome.errors]
-    console.print(chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
+    show(console, chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.render.plain import show
 
 if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
@@ -130,7 +131,7 @@ def diagnose(
         console = Console()
         if not console.is_terminal:
             console.width = max(console.width, 200)
-        console.print(diagnosis_view(result))
+        show(console, diagnosis_view(result))
         if json_path is not None:
             try:
                 json_path.write_text(text, encoding="utf-8")

@@ -12,6 +12,7 @@ from rich.console import Console
 
 from tuner.cli.diagnose import load_cost_model, load_records
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.render.plain import show
 
 _PEAK = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*x?\s*$", re.IGNORECASE)
 
@@ -104,6 +105,6 @@ def forecast(
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
-    console.print(forecast_view(result))
+    show(console, forecast_view(result))
     if json_path is not None:
         _write(json_path, text)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tuner.core.errors import EnvironmentProblem
+from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
 
 app = typer.Typer(help="Measure things offline, without a broker.", no_args_is_help=True)
@@ -69,7 +70,7 @@ def compression(
             progress.update(task, advance=1, description=label)
 
         record = probe_samples(samples, options, on_point=tick)
-    console.print(probe_table(record))
+    show(console, probe_table(record))
     for sample in record.samples:
         console.print(sample.advice, soft_wrap=not console.is_terminal)
     if json_path is not None:

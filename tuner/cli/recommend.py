@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, Interrupted
+from tuner.render.plain import show
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def recommend(
             rec = run_recommend(gather(**options))  # type: ignore[arg-type]
     else:
         rec = _live(console, options)
-    console.print(recommendation_table(rec))
+    show(console, recommendation_table(rec))
     for line in summary_lines(rec):
         console.print(line, highlight=False)
     target = out / f"{rec.workload.name}--{run_stamp(time.time())}"

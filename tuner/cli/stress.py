@@ -12,6 +12,7 @@ from rich.console import Console
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
+from tuner.render.plain import show
 from tuner.render.stress_table import highest_held_line, stress_table
 from tuner.runner.stress import StressInterrupted, StressObserver, StressOutcome
 from tuner.runner.stress_gates import describe, failed_gates
@@ -181,7 +182,7 @@ def _labels(option: str | None, known: list[str]) -> list[str]:
 def _report(console: Console, outcome: StressOutcome, baseline: float, name: str) -> None:
     records = [r for p in outcome.profiles for r in p.records]
     if records:
-        console.print(stress_table(records, title=f"stress {name}"))
+        show(console, stress_table(records, title=f"stress {name}"))
     for profile in outcome.profiles:
         best = profile.highest_held
         line = highest_held_line(

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -19,9 +20,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
-from tuner.render.sweep_table import sweep_table
+from tuner.render.plain import show
+from tuner.render.sweep_table import sweep_rows, sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
@@ -85,6 +88,19 @@ class ProgressObserver(Observer):
             self._ticker = None
 
 
+def _planned(plan: RunPlan) -> dict[str, Any]:
+    w = plan.workload
+    return {
+        "name": plan.name,
+        "producers": w.producers,
+        "rate_per_producer": w.rate_per_producer,
+        "duration_s": w.duration_s,
+        "warmup_s": w.warmup_s,
+        "profile": plan.profile.name,
+        "client_config": {k: str(v) for k, v in redact(plan.profile.librdkafka_config()).items()},
+    }
+
+
 def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -95,6 +111,7 @@ def sweep(
     resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing."),
+    json_path: Path | None = json_option("the runs (with --dry-run: the plan)"),
 ) -> None:
     """Run every named run of a sweep spec against the lab and record each one.
 
@@ -106,17 +123,22 @@ def sweep(
     loaded = load_sweep(spec)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
-    console = Console()
+    console = console_for(json_path)
     if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
         console.width = max(console.width, 180)
     if dry_run:
-        for plan in loaded.runs:
+        plan_rows = [_planned(plan) for plan in loaded.runs]
+        write_json(json_path, "sweep --dry-run", spec=loaded.spec.name, runs=plan_rows)
+        for plan, row in zip(loaded.runs, plan_rows, strict=True):
             w = plan.workload
             rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
-            typer.echo(
+            settings = " ".join(f"{k}={v}" for k, v in row["client_config"].items())
+            console.print(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.librdkafka_config())}"
+                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}: {settings or '(defaults)'}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
         return
     from tuner.runner.wiring import sweep_runner
@@ -152,7 +174,16 @@ def sweep(
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
     assert outcome is not None
-    console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
+    show(console, sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
+    write_json(
+        json_path,
+        "sweep",
+        spec=loaded.spec.name,
+        results=results,
+        runs=sweep_rows(outcome.all_records),
+        failed=[r.name for r in outcome.failed],
+        problems=list(outcome.problems),
+    )
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if outcome.failed:
