@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
+from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, Interrupted
 from tuner.render.plain import show
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
@@ -66,6 +67,7 @@ def recommend(
         6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live)."
     ),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (--live)."),
+    json_path: Path | None = json_option("the recommendation and the files written"),
 ) -> None:
     """Recommend batch settings per client kind and write their config files.
 
@@ -81,7 +83,7 @@ def recommend(
     unknown = [c for c in client if c not in CLIENTS]
     if unknown:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
-    console = Console()
+    console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 180)
     options = dict(
@@ -112,6 +114,13 @@ def recommend(
     for name, text in files.items():
         (target / name).write_text(text, encoding="utf-8")
     console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
+    write_json(
+        json_path,
+        "recommend",
+        recommendation_file=path,
+        files=[target / name for name in files],
+        recommendation=rec,
+    )
 
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:

@@ -9,6 +9,7 @@ from types import FrameType
 import typer
 from rich.console import Console
 
+from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -100,6 +101,7 @@ def stress(
     ),
     web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing."),
+    json_path: Path | None = json_option("each profile's stages and verdicts (with --dry-run: the stages)"),
 ) -> None:
     """Ramp the lab through a stress spec's stages per profile, gates judged per step.
 
@@ -110,7 +112,7 @@ def stress(
 
     loaded = load_stress(spec, baseline_from=baseline_from)
     labels = _labels(profiles, loaded.profile_labels())
-    console = Console()
+    console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 200)
     console.print(
@@ -120,6 +122,27 @@ def stress(
     for note in loaded.spec.notes():
         console.print(f"[yellow]note: {note}[/yellow]")
     if dry_run:
+        write_json(
+            json_path,
+            "stress --dry-run",
+            spec=loaded.spec.name,
+            baseline_msgs_per_s=loaded.baseline_msgs_per_s,
+            profiles=labels,
+            stages=[
+                {
+                    "label": st.label,
+                    "kind": st.kind,
+                    "start_s": st.start_s,
+                    "duration_s": st.duration_s,
+                    "users": st.users,
+                    "users_end": st.users_end,
+                    "multiplier": st.multiplier,
+                    "lagging": st.lagging,
+                    "judged": st.judged,
+                }
+                for st in loaded.stages
+            ],
+        )
         for stage in loaded.stages:
             users = (
                 f"{stage.users}" if stage.users == stage.users_end else f"{stage.users}->{stage.users_end}"
@@ -152,18 +175,67 @@ def stress(
             outcome = runner.run(loaded, labels)
         except StressInterrupted as exc:
             _report(console, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+            _write_json(json_path, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
             kept = sum(len(p.records) for p in exc.outcome.profiles)
             raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
     finally:
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+    _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
     lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)
     unverified = [p.label for p in outcome.profiles if p.delivery is not None and not p.delivery.verified]
     if lost:
         raise KbtError(f"{lost} acked records lost", ExitStatus.FAILURE)
     if unverified:
         raise KbtError(f"delivery not verified for {', '.join(unverified)}", ExitStatus.FAILURE)
+
+
+def _write_json(path: Path | None, outcome: StressOutcome, baseline: float, name: str, results: Path) -> None:
+    if path is None:
+        return
+    profiles = []
+    for p in outcome.profiles:
+        best = p.highest_held
+        stages = []
+        for r in p.records:
+            st = r.stress
+            stages.append(
+                {
+                    "stage": st.stage.name if st else r.name,
+                    "verdict": st.verdict if st else None,
+                    "offered_msgs_per_s": st.offered_msgs_per_s if st else None,
+                    "acked_msgs_per_s": r.client.records_per_s,
+                    "client_requests_per_s": r.client.requests_per_s,
+                    "p99_ms": r.client.delivery_latency_ms.p99,
+                    "network_idle": r.broker.network_idle_ratio if r.broker else None,
+                    "lost": r.delivery.lost,
+                    "run_id": r.run_id,
+                }
+            )
+        profiles.append(
+            {
+                "label": p.label,
+                "highest_held": best.name if best else None,
+                "highest_held_multiplier": best.multiplier if best else None,
+                "aborted_at": p.aborted_at.name if p.aborted_at else None,
+                "spike_held": p.spike_held,
+                "interrupted": p.interrupted,
+                "lost": p.delivery.lost if p.delivery else None,
+                "delivery_verified": p.delivery.verified if p.delivery else None,
+                "problems": p.problems,
+                "stages": stages,
+            }
+        )
+    write_json(
+        path,
+        "stress",
+        spec=name,
+        results=results,
+        baseline_msgs_per_s=baseline,
+        profiles=profiles,
+        problems=outcome.problems,
+    )
 
 
 def _labels(option: str | None, known: list[str]) -> list[str]:

@@ -76,7 +76,7 @@ def _value(config: FilebeatConfig, path: str) -> str:
     return str(value)
 
 
-def render_filebeat_yaml(p: FilebeatProfile) -> str:
+def render_filebeat_yaml(p: FilebeatProfile, generated_by: str = GENERATED) -> str:
     """One Filebeat config fragment with comments on purpose, settings and measured effect."""
     config = p.config
     out = [f"# Filebeat profile: {p.name}", "#"]
@@ -88,7 +88,7 @@ def render_filebeat_yaml(p: FilebeatProfile) -> str:
         out += [f"#   {line}" for line in effect.lines()]
     out += [
         "#",
-        f"# {GENERATED}",
+        f"# {generated_by}",
         "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",
         "output.kafka:",
         '  hosts: ["${KAFKA_HOSTS}"]',
