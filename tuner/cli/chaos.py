@@ -9,8 +9,9 @@ from types import FrameType
 import typer
 from rich.console import Console
 
+from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
-from tuner.render.chaos_table import chaos_markdown, chaos_table
+from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
 from tuner.render.plain import show
 from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
 from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
@@ -82,6 +83,7 @@ def chaos(
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the results table here."),
     list_faults: bool = typer.Option(False, "--list", help="List the fault matrix and exit."),
+    json_path: Path | None = json_option("each fault run's verdict and delivery counts"),
 ) -> None:
     """Run the fault matrix beside a spec's load and verify every acked record.
 
@@ -108,7 +110,7 @@ def chaos(
 
     loaded = load_sweep(spec)
     runs = chaos_plans(loaded, pick_scenarios(faults), profile or None)
-    console = Console()
+    console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 200)
     store = ResultsStore(results)
@@ -137,6 +139,15 @@ def chaos(
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:
         markdown.write_text(chaos_markdown(outcome.all_records, skipped))
+    write_json(
+        json_path,
+        "chaos",
+        spec=loaded.spec.name,
+        results=results,
+        runs=chaos_rows(outcome.all_records),
+        not_run=[{"scenario": a, "profile": b, "what": c, "reason": d} for a, b, c, d in skipped],
+        problems=list(outcome.problems),
+    )
     bad = [r.name for r in outcome.failed] + [f"{e.scenario.name}-{e.profile}" for e in outcome.errors]
     if bad:
         raise KbtError(f"{len(bad)} chaos run(s) did not come out as expected: {', '.join(bad)}",

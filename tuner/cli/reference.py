@@ -42,6 +42,29 @@ def _param_row(param: Any, ctx: Any) -> str:
     return f"| {name} | {kind} | {default} | {_cell(full_help(param))} |"
 
 
+def _with_json(cmd: Any, path: list[str]) -> list[str]:
+    found = [" ".join(path)] if any("--json" in getattr(p, "opts", []) for p in cmd.params) else []
+    for name, sub in _subcommands(cmd):
+        found += _with_json(sub, [*path, name])
+    return found
+
+
+def _json_section(root: Any) -> list[str]:
+    from tuner.cli.json_out import SCHEMA_VERSION
+
+    commands = ", ".join(f"`{c}`" for c in _with_json(root, ["kbt"]))
+    return [
+        "\n## JSON output\n",
+        f"{commands} take `--json PATH` and write one JSON document there (`--json -`: to stdout, with the"
+        " human output moved to stderr, so `kbt ... --json - | jq` reads it). Documents of `lab status`,"
+        " `sweep`, `stress`, `chaos`, `recommend`, `report` and `check filebeat` are objects with `kbt`"
+        f' (the command, e.g. `"lab status"` or `"sweep --dry-run"`), `schema_version` (now'
+        f" {SCHEMA_VERSION}; raised when a field changes meaning or goes away, never for an added field)"
+        " and the command's fields; `diagnose` and `forecast` write their models as they are, `probe compression` its record (docs/probe-record.md). Example:"
+        " `kbt lab status --json - | jq -r .prometheus_url`.",
+    ]
+
+
 def cli_reference_markdown() -> str:
     from tuner.cli.app import _register, app
 
@@ -81,4 +104,5 @@ def cli_reference_markdown() -> str:
             walk(sub, [*path, name], ctx)
 
     walk(root, ["kbt"], None)
+    out += _json_section(root)
     return "\n".join(out).rstrip("\n") + "\n"

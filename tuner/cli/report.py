@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import EnvironmentProblem
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ def report(
         None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
     ),
     title: str = typer.Option("kbt report", "--title", help="Page title."),
+    json_path: Path | None = json_option("what the report holds and where it went"),
 ) -> None:
     """Write an HTML report of a results directory.
 
@@ -62,7 +64,19 @@ def report(
                 (png_dir / name).write_bytes(png)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write the report: {exc.strerror or exc}: {exc.filename}") from None
-    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
+    write_json(
+        json_path,
+        "report",
+        out=out,
+        plots=sorted(built.pngs),
+        png_dir=png_dir,
+        runs=[
+            {"name": e.record.name, "run_id": e.record.run_id, "status": e.record.status} for e in data.runs
+        ],
+        recommendation=data.recommendation is not None,
+        problems=list(data.problems),
+    )
+    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
 
 
 def _backfill(data: ReportInput, url: str) -> None:
