@@ -58,4 +58,4 @@ def test_json_to_a_file_keeps_the_human_output(tmp_path: Path) -> None:
     assert "prefill" in proc.stdout
     doc = json.loads((tmp_path / "plan.json").read_text())
     assert doc["kbt"] == "stress --dry-run"
-    assert [s["kind"] for s in doc["stages"]][0] == "prefill"
+    assert doc["stages"][0]["kind"] == "prefill"

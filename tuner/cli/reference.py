@@ -60,7 +60,8 @@ def _json_section(root: Any) -> list[str]:
         " `sweep`, `stress`, `chaos`, `recommend`, `report` and `check filebeat` are objects with `kbt`"
         f' (the command, e.g. `"lab status"` or `"sweep --dry-run"`), `schema_version` (now'
         f" {SCHEMA_VERSION}; raised when a field changes meaning or goes away, never for an added field)"
-        " and the command's fields; `diagnose` and `forecast` write their models as they are, `probe compression` its record (docs/probe-record.md). Example:"
+        " and the command's fields; `diagnose` and `forecast` write their models as they are,"
+        " `probe compression` its record (docs/probe-record.md). Example:"
         " `kbt lab status --json - | jq -r .prometheus_url`.",
     ]
 
