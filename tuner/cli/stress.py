@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.live import LiveFigures
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -24,9 +25,10 @@ from tuner.store.stress import GateCheck
 
 
 class ConsoleObserver(StressObserver):
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, live: LiveFigures | None = None) -> None:
         self.console = console
         self.last_stage: dict[str, int] = {}
+        self.live = live  # figures every 5 s while a profile runs
 
     def phase(self, label: str, text: str) -> None:
         self.console.print(f"[dim]{label}: {text}[/dim]")
@@ -37,6 +39,8 @@ class ConsoleObserver(StressObserver):
             f"[bold]{label}[/bold]: {len(plan.stages)} stages, {total:.0f} s,"
             f" {plan.rate_per_producer:g} msgs/s per producer, topics {', '.join(plan.topics)}"
         )
+        if self.live is not None:
+            self.live.start(label)
 
     def tick(self, label: str, plan: StressPlan, tally: Tally) -> None:
         import time
@@ -57,6 +61,8 @@ class ConsoleObserver(StressObserver):
             self.console.print(f"[green]{label}: {stage.name} held[/green] ({shown})")
 
     def profile_finished(self, outcome: ProfileOutcome) -> None:
+        if self.live is not None:
+            self.live.stop()
         self.console.print(f"[dim]{outcome.label}: {len(outcome.records)} stage records written[/dim]")
 
 
@@ -159,6 +165,7 @@ def stress(
 
     previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    observer = ConsoleObserver(console)
     try:
         runner = stress_runner(
             lab_dir=lab_dir,
@@ -169,8 +176,9 @@ def stress(
             master_port=master_port,
             web_ui=web_ui,
             web_port=web_port,
-            observer=ConsoleObserver(console),
+            observer=observer,
         )
+        observer.live = LiveFigures(console, runner.target.prometheus_url, runner.target.scrape_interval_s)
         try:
             outcome = runner.run(loaded, labels)
         except StressInterrupted as exc:
@@ -179,6 +187,8 @@ def stress(
             kept = sum(len(p.records) for p in exc.outcome.profiles)
             raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
     finally:
+        if observer.live is not None:
+            observer.live.close()
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)

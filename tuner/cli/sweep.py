@@ -21,6 +21,7 @@ from rich.progress import (
 )
 
 from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.live import LiveFigures
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
 from tuner.render.plain import show
@@ -43,6 +44,7 @@ class ProgressObserver(Observer):
         self._ticker: threading.Thread | None = None
         self._run_started = 0.0
         self._stop_tick = threading.Event()
+        self.live: LiveFigures | None = None  # figures every 5 s while a run produces
 
     def sweep_started(self, runs: list[RunPlan], skipped: list[RunPlan]) -> None:
         total = len(runs) + len(skipped)
@@ -64,9 +66,20 @@ class ProgressObserver(Observer):
             self.progress.update(self.run_task, description=f"{plan.name}: {text}")
             if text == "producing":
                 self._run_started = time.monotonic()
+        if self.live is not None:
+            if text == "producing" and self.run_task is not None:
+                task = self.run_task
+                self.live.start(
+                    plan.name,
+                    on_row=lambda row: self.progress.update(task, description=f"{plan.name}: {row}"),
+                )
+            else:
+                self.live.stop()
 
     def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None:
         self._finish_ticker()
+        if self.live is not None:
+            self.live.stop()
         if self.run_task is not None:
             self.progress.remove_task(self.run_task)
             self.run_task = None
@@ -82,6 +95,8 @@ class ProgressObserver(Observer):
             self.progress.update(task, completed=time.monotonic() - self._run_started)
 
     def _finish_ticker(self) -> None:
+        if self.live is not None:
+            self.live.stop()
         self._stop_tick.set()
         if self._ticker is not None:
             self._ticker.join(timeout=2)
@@ -155,10 +170,12 @@ def sweep(
         console=console,
         transient=True,
     )
+    observer = ProgressObserver(progress, console)
     try:
         with progress:
-            observer = ProgressObserver(progress, console)
             runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
+            target = runner.target
+            observer.live = LiveFigures(console, target.prometheus_url, target.scrape_interval_s)
             try:
                 outcome = runner.run(loaded, resume=resume)
             except (KeyboardInterrupt, Interrupted):
@@ -171,6 +188,8 @@ def sweep(
                     f" rerun with --resume to finish"
                 ) from None
     finally:
+        if observer.live is not None:
+            observer.live.close()
         signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)
     assert outcome is not None
