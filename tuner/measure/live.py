@@ -42,10 +42,14 @@ def _queries(window_s: float) -> dict[str, str]:
     }
 
 
-def sample(prom: Prometheus, scrape_interval_s: float = 5.0) -> LiveSample:
-    """One reading; a figure Prometheus has no series for (yet) is None."""
+def sample(prom: Prometheus, scrape_interval_s: float = 5.0, since: float | None = None) -> LiveSample:
+    """One reading; a figure Prometheus has no series for (yet) is None. Rates span at most the
+    time `since` the load started (at least 10 s): the previous run's tail stays out of them."""
     values: dict[str, float | None] = {}
-    for name, expr in _queries(4 * scrape_interval_s).items():
+    window = 4 * scrape_interval_s
+    if since is not None:
+        window = min(window, time.time() - since)
+    for name, expr in _queries(window).items():
         try:
             found = prom.instant(expr)
         except KbtError:
@@ -71,10 +75,12 @@ class LiveSampler:
         self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._started = time.time()
 
     def start(self) -> None:
         self.stop()
         self._stop.clear()
+        self._started = time.time()
         self._thread = threading.Thread(target=self._loop, name="kbt-live", daemon=True)
         self._thread.start()
 
@@ -86,6 +92,6 @@ class LiveSampler:
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):
-            reading = sample(self.prom, self.scrape_interval_s)
+            reading = sample(self.prom, self.scrape_interval_s, since=self._started)
             if not self._stop.is_set():
                 self.on_sample(reading)
