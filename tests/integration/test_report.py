@@ -145,7 +145,7 @@ def _drawn(region: Image.Image) -> tuple[float, int]:
 
 def test_report_opens_in_chromium_and_shows_the_plots(results: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    proc = _kbt_report(str(results), "--out", str(out), "--png-dir", str(tmp_path / "png"), cwd=tmp_path)
+    proc = _kbt_report("--results", str(results), "--out", str(out), "--png-dir", str(tmp_path / "png"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     html = out.read_text()
     for heading in HEADINGS:
@@ -174,7 +174,7 @@ def test_recommendation_section_with_evidence(results: Path, tmp_path: Path) -> 
     rec_path = _recommendation(results)
     try:
         out = tmp_path / "report.html"
-        proc = _kbt_report(str(results), "--out", str(out), cwd=tmp_path)
+        proc = _kbt_report("--results", str(results), "--out", str(out), cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         html = out.read_text()
         assert '<h2 id="recommendation">Recommendation</h2>' in html

@@ -9,6 +9,7 @@ from types import FrameType
 import typer
 from rich.console import Console
 
+from tuner.cli.args import list_values
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
@@ -72,11 +73,15 @@ def chaos(
     spec: Path | None = typer.Argument(
         None, help="Sweep spec whose workload and profiles run under each fault, e.g. loadtests/chaos.yaml."
     ),
-    faults: str = typer.Option(
-        "all", "--faults", help="Comma-separated faults from --list, or all (negative controls included)."
+    faults: list[str] = typer.Option(
+        ["all"],
+        "--faults",
+        help="Faults from --list, or all (repeat or comma list; negative controls included).",
     ),
     profile: list[str] = typer.Option(
-        [], "--profile", help="Only this profile of the spec (repeatable; default: every profile)."
+        [],
+        "--profile",
+        help="Only these profiles of the spec (repeat or comma list; default: every profile).",
     ),
     results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
     resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
@@ -109,7 +114,7 @@ def chaos(
     from tuner.store.results import ResultsStore
 
     loaded = load_sweep(spec)
-    runs = chaos_plans(loaded, pick_scenarios(faults), profile or None)
+    runs = chaos_plans(loaded, pick_scenarios(",".join(list_values(faults))), list_values(profile) or None)
     console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 200)

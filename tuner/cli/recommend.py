@@ -1,4 +1,4 @@
-"""`kbt recommend [RESULTS_DIR]`: batch settings per client kind that cut produce requests under an
+"""`kbt recommend [--results DIR]`: batch settings per client kind that cut produce requests under an
 SLO, with the model's prediction, the runs that confirm it, and rendered client files."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
+from tuner.cli.args import list_values, positional_results, results_dir, results_option
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, Interrupted
 from tuner.render.plain import show
@@ -44,14 +45,15 @@ def _codecs(values: list[str]) -> dict[str, list[str]]:
 
 
 def recommend(
-    results: Path = typer.Argument(DEFAULT_RESULTS_DIR, help="Results directory with run records."),
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(DEFAULT_RESULTS_DIR, "Results directory with run records."),
     live: Path | None = typer.Option(
         None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
     ),
     slo_p99: float | None = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms."),
     slo_memory: float | None = typer.Option(None, "--slo-memory", help="Producer memory bound, MB."),
     client: list[str] = typer.Option(
-        list(CLIENTS), "--client", help="Client kinds to recommend for (repeat; default all)."
+        list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
     ),
     codecs: list[str] = typer.Option(
         [], "--codecs", help="Codecs a client may use, e.g. filebeat=lz4,snappy."
@@ -61,7 +63,9 @@ def recommend(
     ),
     baseline: str | None = typer.Option(None, "--baseline", help="Profile name to compare against."),
     workload: str | None = typer.Option(None, "--workload", help="Workload name (default: newest run's)."),
-    sweep: list[str] = typer.Option([], "--sweep", help="Only records of these sweeps (repeat)."),
+    sweep: list[str] = typer.Option(
+        [], "--sweep", help="Only records of these sweeps (repeat or comma list)."
+    ),
     out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for the record and rendered files."),
     max_trials: int = typer.Option(
         6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live)."
@@ -80,6 +84,8 @@ def recommend(
     from tuner.render.recommendation import recommendation_table, render_files, summary_lines
     from tuner.store.recommendation import write_recommendation
 
+    results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
+    client, sweep = list_values(client), list_values(sweep)
     unknown = [c for c in client if c not in CLIENTS]
     if unknown:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')

@@ -1,4 +1,4 @@
-"""`kbt report RESULTS`: one self-contained HTML page from run records, their time series and the
+"""`kbt report --results DIR`: one self-contained HTML page from run records, their time series and the
 recommendation."""
 
 from __future__ import annotations
@@ -8,15 +8,17 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.json_out import json_option, to_stdout, write_json
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem
 
 if TYPE_CHECKING:
     from tuner.render.report_data import ReportInput
 
 
 def report(
-    results: Path = typer.Argument(..., help="Results directory (or one sweep's directory in it)."),
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(None, "Results directory (or one sweep's directory in it)."),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
     recommendation: Path | None = typer.Option(
         None,
@@ -46,6 +48,9 @@ def report(
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
+    results = results_dir(results_opt, results_arg)
+    if results is None:
+        raise BadInput("give --results DIR (the run records to report on)")
     data = load_report_input(results, recommendation)
     url = prometheus
     if url is None and lab_dir is not None:

@@ -9,6 +9,7 @@ from types import FrameType
 import typer
 from rich.console import Console
 
+from tuner.cli.args import list_values
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
@@ -82,8 +83,11 @@ def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def stress(
     spec: Path = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml."),
-    profiles: str | None = typer.Option(
-        None, "--profiles", help="Profiles to run back to back, by label (default: all, in spec order)."
+    profiles: list[str] = typer.Option(
+        [],
+        "--profile",
+        "--profiles",
+        help="Profiles to run back to back, by label (repeat or comma list; default: all, in spec order).",
     ),
     baseline_from: Path | None = typer.Option(
         None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
@@ -117,7 +121,7 @@ def stress(
     from tuner.spec.stress_load import load_stress
 
     loaded = load_stress(spec, baseline_from=baseline_from)
-    labels = _labels(profiles, loaded.profile_labels())
+    labels = _labels(",".join(list_values(profiles)) if profiles else None, loaded.profile_labels())
     console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 200)
