@@ -49,7 +49,8 @@ def test_page_from_records(tmp_path: Path) -> None:
     for i, plan in enumerate(_plans()):
         store.write(_record(plan, 1_700_000_000.0 + 100 * i))
     title = "Holiday <peak>"
-    proc = _kbt("--results", "results", "--out", "out/r.html", "--png-dir", "png", "--title", title, cwd=tmp_path)
+    args = ("--results", "results", "--out", "out/r.html", "--png-dir", "png", "--title", title)
+    proc = _kbt(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "wrote out/r.html (3 plots, 3 runs)"  # offered, latency, Pareto
     html = (tmp_path / "out" / "r.html").read_text()

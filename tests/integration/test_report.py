@@ -145,7 +145,8 @@ def _drawn(region: Image.Image) -> tuple[float, int]:
 
 def test_report_opens_in_chromium_and_shows_the_plots(results: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    proc = _kbt_report("--results", str(results), "--out", str(out), "--png-dir", str(tmp_path / "png"), cwd=tmp_path)
+    args = ("--results", str(results), "--out", str(out), "--png-dir", str(tmp_path / "png"))
+    proc = _kbt_report(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     html = out.read_text()
     for heading in HEADINGS:

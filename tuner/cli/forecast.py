@@ -1,4 +1,4 @@
-"""`kbt forecast --results DIR --peak 3x`: idle ratios, produce requests and brokers needed at a traffic peak."""
+"""`kbt forecast --results DIR --peak 3x`: idle ratios, produce requests, brokers needed at a peak."""
 
 from __future__ import annotations
 
