@@ -129,7 +129,7 @@ def test_queue_caps_the_request_size(
     lab: LabState, prometheus: Prometheus, make_topic: Any, tmp_path: Path
 ) -> None:
     """With flush.min_events 1600 (the default), bulk_max_size 2048 -> 8192 leaves requests as they
-    were; raising the queue with it makes them larger (design.md section 4). Request size is measured
+    were; raising the queue with it makes them larger (docs/architecture.md). Request size is measured
     on both sides: Sarama's records per request, and acked events over the brokers' request count."""
     common = {
         "output.kafka.compression": "none",

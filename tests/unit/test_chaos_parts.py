@@ -11,7 +11,6 @@ import pytest
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
 from tuner.driver.order_check import PartitionOrder, librdkafka_order
-from tuner.driver.result import ClientResult, DeliveryResult
 from tuner.render.chaos_table import chaos_markdown
 from tuner.runner.chaos import chaos_plans, degraded_reasons, expectation_verdict, missing_requirement
 from tuner.runner.chaos_netem import UNKNOWN_QDISC, netem_commands, netem_status
@@ -19,6 +18,7 @@ from tuner.runner.chaos_scenarios import BY_NAME, MATRIX
 from tuner.spec import load_sweep
 from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
 from tuner.store.fault import FaultRun
+from tuner.store.figures import ClientResult, DeliveryResult
 
 CHAOS_SPEC = repo_root() / "loadtests" / "chaos.yaml"
 

@@ -108,6 +108,7 @@ def diagnose(
     from tuner.model.diagnosis import diagnose as classify
     from tuner.model.diagnosis_config import load_thresholds
     from tuner.render.diagnosis import diagnosis_view
+    from tuner.store.snapshot import ClusterSnapshot
 
     prometheus_url(prometheus)
     window_s = seconds(window, "--window")
@@ -118,8 +119,10 @@ def diagnose(
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
     try:
-        snap = take_snapshot(
-            Prometheus(prometheus), window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics
+        snap = ClusterSnapshot.model_validate(
+            take_snapshot(
+                Prometheus(prometheus), window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics
+            )
         )
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None

@@ -79,9 +79,9 @@ def recommend(
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties; exits 3 when no
     setting meets the SLO."""
-    from tuner.model.inputs import gather
     from tuner.model.recommend import recommend as run_recommend
     from tuner.render.recommendation import recommendation_table, render_files, summary_lines
+    from tuner.runner.recommend_inputs import gather
     from tuner.store.recommendation import write_recommendation
 
     results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
@@ -134,8 +134,8 @@ def _live(console: Console, options: dict[str, Any]) -> Recommendation:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tuner.cli.sweep import ProgressObserver
-    from tuner.model.inputs import gather
     from tuner.model.recommend import recommend as run_recommend
+    from tuner.runner.recommend_inputs import gather
 
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console, transient=True

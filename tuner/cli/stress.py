@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 
 import typer
 from rich.console import Console
@@ -12,6 +12,7 @@ from rich.console import Console
 from tuner.cli.args import list_values
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
+from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -77,8 +78,14 @@ def _short(check: GateCheck) -> str:
     )
 
 
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+@contextmanager
+def _closing(observer: ConsoleObserver) -> Iterator[None]:
+    """The live figures stop with the run, however it ends."""
+    try:
+        yield
+    finally:
+        if observer.live is not None:
+            observer.live.close()
 
 
 def stress(
@@ -167,10 +174,8 @@ def stress(
         return
     from tuner.runner.stress_wiring import stress_runner
 
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     observer = ConsoleObserver(console)
-    try:
+    with interruptible(), _closing(observer):
         runner = stress_runner(
             lab_dir=lab_dir,
             results=results,
@@ -190,11 +195,6 @@ def stress(
             _write_json(json_path, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
             kept = sum(len(p.records) for p in exc.outcome.profiles)
             raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
-    finally:
-        if observer.live is not None:
-            observer.live.close()
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
     _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
     lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)

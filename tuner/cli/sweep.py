@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import typer
@@ -22,6 +20,7 @@ from rich.progress import (
 
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
+from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
 from tuner.render.plain import show
@@ -116,10 +115,6 @@ def _planned(plan: RunPlan) -> dict[str, Any]:
     }
 
 
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def sweep(
     spec: Path = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml."),
     results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
@@ -159,8 +154,6 @@ def sweep(
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     outcome: SweepOutcome | None = None
     progress = Progress(
         TextColumn("{task.description}"),
@@ -172,7 +165,7 @@ def sweep(
     )
     observer = ProgressObserver(progress, console)
     try:
-        with progress:
+        with interruptible(), progress:
             runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
             target = runner.target
             observer.live = LiveFigures(console, target.prometheus_url, target.scrape_interval_s)
@@ -190,8 +183,6 @@ def sweep(
     finally:
         if observer.live is not None:
             observer.live.close()
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
     assert outcome is not None
     show(console, sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
     write_json(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from tuner.core.frozen import Frozen
 from tuner.spec.profile import ClientProfile
 from tuner.spec.stress import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
@@ -22,9 +23,7 @@ SEQ_MASK = (1 << ID_SHIFT) - 1
 WORKER_SHIFT = 12
 
 
-class StressPlan(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class StressPlan(Frozen):
     run_id: str
     stress: str  # the spec's name
     profile_label: str  # e.g. current, recommended

@@ -1,4 +1,4 @@
-"""How each client kind turns a ClientProfile into request-forming rules (design.md section 5).
+"""How each client kind turns a ClientProfile into request-forming rules (docs/architecture.md).
 
     librdkafka  one partition per ProduceRequest: a partition's batch goes when it holds
                 batch.num.messages / batch.size, or its first message waited linger.ms. Keyless

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from tuner.model.batching import rules_for
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
 from tuner.store.record import RunRecord
@@ -82,8 +83,8 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
 # what was offered, measured an overloaded cluster: its latency says how overload queues requests,
 # not how a setting with far fewer requests will fare, so it calibrates service latency only when no
 # other run of the client kind exists.
-SATURATED_HANDLER_IDLE = 0.3
-SATURATED_SHORTFALL = 0.05
+SATURATED_HANDLER_IDLE = THRESHOLDS.handler_idle_critical
+SATURATED_SHORTFALL = THRESHOLDS.offered_shortfall
 
 
 def saturated(record: RunRecord) -> bool:

@@ -244,7 +244,7 @@ class TopicRule(StrictModel):
 
 
 class KafkaOutput(StrictModel):
-    """`output.kafka` with libbeat's defaults (design.md section 4)."""
+    """`output.kafka` with libbeat's defaults (docs/architecture.md, "Facts kbt relies on")."""
 
     enabled: bool = True
     hosts: list[str] = Field(min_length=1)

@@ -24,6 +24,7 @@ from pydantic import Field, field_validator, model_validator
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
 MAX_MULTIPLIER = 100.0
@@ -91,7 +92,8 @@ class Gates(StrictModel):
     """When a judged stage fails. `on_fail: abort` stops the profile's ramp at the first failure;
     `continue` runs every stage and marks the failed ones. Any acked record lost always fails."""
 
-    network_idle_min: float | None = Field(default=0.3, gt=0, le=1)  # NetworkProcessorAvgIdlePercent
+    # NetworkProcessorAvgIdlePercent, mean over the stage, worst broker
+    network_idle_min: float | None = Field(default=THRESHOLDS.network_idle_critical, gt=0, le=1)
     request_queue_max: float | None = Field(default=None, gt=0)  # mean RequestQueueSize: saturated
     p99_ms: float | None = Field(default=None, gt=0)  # producer delivery latency p99 (SLO)
     e2e_p99_ms: float | None = Field(default=None, gt=0)  # real-time consumer end-to-end p99

@@ -26,6 +26,7 @@ from tuner.core.errors import did_you_mean
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
+from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 
 Scalar = str | int | float | bool | None
@@ -34,13 +35,6 @@ _VARIABLE_FIELDS = {
     "profile": set(ClientProfile.model_fields) - {"name", "description", "client"},
     "workload": set(WorkloadSpec.model_fields) - {"name", "description", "topics", "message", "keys"},
 }
-
-
-class SLO(StrictModel):
-    """What a run must meet to count as acceptable."""
-
-    p99_ms: float | None = Field(default=None, gt=0)
-    max_producer_memory_mb: float | None = Field(default=None, gt=0)
 
 
 class RunPlan(StrictModel):

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.store.record import SCHEMA_VERSION, RunRecord
+from tuner.store.record_upgrade import readable, upgrade
 
 DEFAULT_RESULTS_DIR = Path("results")
 
@@ -87,10 +88,12 @@ class ResultsStore:
         except (OSError, ValueError) as exc:
             raise BadInput(f"{path}: not a readable run record: {exc}") from None
         version = data.get("schema_version") if isinstance(data, dict) else None
-        if version != SCHEMA_VERSION:
-            raise BadInput(f"{path}: run record schema_version {version!r}, this kbt reads {SCHEMA_VERSION}")
+        if not readable(version):
+            raise BadInput(
+                f"{path}: run record schema_version {version!r}, this kbt reads 1 to {SCHEMA_VERSION}"
+            )
         try:
-            return RunRecord.model_validate(data)
+            return RunRecord.model_validate(upgrade(data))
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
