@@ -150,9 +150,7 @@ def test_summary_names_failed_runs_and_lost_records(tmp_path: Path) -> None:
     paths = _sweep(tmp_path)
     store = ResultsStore(tmp_path)
     bad = store.load(paths[0])
-    bad = bad.model_copy(
-        update={"status": "failed", "delivery": bad.delivery.model_copy(update={"lost": 7})}
-    )
+    bad = bad.model_copy(update={"status": "failed", "delivery": bad.delivery.model_copy(update={"lost": 7})})
     paths[0].write_text(bad.model_dump_json())
     html = build_report(load_report_input(tmp_path), title="<t>").html
     assert "1 of 3 runs failed: filebeat-like." in html
