@@ -56,8 +56,14 @@ class LiveFigures:
         self.live: Live | None = None
         self.on_row: Callable[[str], object] | None = None
 
-    def start(self, label: str, on_row: Callable[[str], object] | None = None) -> None:
-        """Begin sampling for `label`. `on_row(text)`: where a terminal's reading goes instead."""
+    def start(
+        self,
+        label: str,
+        on_row: Callable[[str], object] | None = None,
+        fill: Callable[[LiveSample], LiveSample] | None = None,
+    ) -> None:
+        """Begin sampling for `label`. `on_row(text)`: where a terminal's reading goes instead;
+        `fill`: completes a reading from the caller's own tally (figures Prometheus lacks)."""
         self.stop()
         if self.url is None:
             return
@@ -65,6 +71,8 @@ class LiveFigures:
         self.on_row = on_row
 
         def show(s: LiveSample) -> None:
+            if fill is not None:
+                s = fill(s)
             if not self.console.is_terminal:
                 self.console.print(
                     plain_line(label, started, s), highlight=False, markup=False, soft_wrap=True

@@ -16,6 +16,7 @@ from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
+from tuner.measure.live import LiveSample
 from tuner.render.plain import show
 from tuner.render.stress_table import highest_held_line, stress_table
 from tuner.runner.stress import StressInterrupted, StressObserver, StressOutcome
@@ -31,6 +32,7 @@ class ConsoleObserver(StressObserver):
         self.console = console
         self.last_stage: dict[str, int] = {}
         self.live = live  # figures every 5 s while a profile runs
+        self.tallies: dict[str, Tally] = {}  # the runner's latest tally per profile (its ticks)
 
     def phase(self, label: str, text: str) -> None:
         self.console.print(f"[dim]{label}: {text}[/dim]")
@@ -42,11 +44,33 @@ class ConsoleObserver(StressObserver):
             f" {plan.rate_per_producer:g} msgs/s per producer, topics {', '.join(plan.topics)}"
         )
         if self.live is not None:
-            self.live.start(label)
+            self.live.start(label, fill=lambda s: self._fill(label, plan, s))
+
+    def _fill(self, label: str, plan: StressPlan, s: LiveSample) -> LiveSample:
+        """The locust producers export no latency quantiles: p99 of the current stage (and acked
+        and failed so far) from the runner's own tally."""
+        import time
+        from dataclasses import replace
+
+        tally = self.tallies.get(label)
+        stage = plan.stage_at(time.time())
+        if tally is None:
+            return s
+        current = tally.stages.get(stage.index) if stage is not None else None
+        p99 = s.p99_ms if s.p99_ms is not None else (current.p_ms(99) if current else None)
+        acked = sum(t.acked for t in tally.stages.values())
+        failed = sum(t.failed for t in tally.stages.values())
+        return replace(
+            s,
+            p99_ms=p99,
+            acked=s.acked if s.acked is not None else acked,
+            lost=s.lost if s.lost is not None else failed,
+        )
 
     def tick(self, label: str, plan: StressPlan, tally: Tally) -> None:
         import time
 
+        self.tallies[label] = tally
         stage = plan.stage_at(time.time())
         if stage is None or self.last_stage.get(label) == stage.index:
             return
