@@ -1,9 +1,9 @@
-"""HTML pieces of the report: escaping, tables, embedded PNGs, the page shell.
+"""HTML pieces of the report: escaping, tables, embedded PNGs, the page shell (Jinja2).
 
 The page is one self-contained file: inline CSS, PNGs as base64 data URIs, and a few lines of
-script that report (console.error) any image the browser could not decode. The shell and the
-opening summary are a Jinja2 template (templates/report.html.j2, autoescaped); the sections are
-HTML built here with every text escaped (esc).
+script that report (console.error) any image the browser could not decode. The shell, the
+opening summary, tables and images are Jinja2 templates (templates/, autoescaped); the sections'
+cells are built by report.py with every text escaped (esc).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
@@ -73,21 +73,13 @@ def num(value: float | None, digits: int = 1, suffix: str = "") -> str:
 
 def img(png: bytes, alt: str) -> str:
     data = base64.b64encode(png).decode("ascii")
-    return f'<img class="plot" alt="{esc(alt)}" src="data:image/png;base64,{data}">'
+    return str(_parts().img(data, alt))
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
     """Cells are HTML already (escape text with esc); the first `left` columns align left."""
-    out = ["<table><tr>"]
-    out += [f'<th class="{"l" if i < left else ""}">{h}</th>' for i, h in enumerate(head)]
-    out.append("</tr>")
-    for row in rows:
-        out.append(
-            "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{c}</td>' for i, c in enumerate(row))
-        )
-        out.append("</tr>")
-    out.append("</table>")
-    return "".join(out)
+    cells = [[Markup(c) for c in row] for row in rows]
+    return str(_parts().table([Markup(h) for h in head], cells, left))
 
 
 @dataclass(frozen=True)
@@ -97,15 +89,24 @@ class Section:
 
 
 @cache
-def _template() -> jinja2.Template:
-    env = jinja2.Environment(
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(
         loader=jinja2.PackageLoader("tuner.render", "templates"),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    return env.get_template("report.html.j2")
+
+
+def _template() -> jinja2.Template:
+    return _env().get_template("report.html.j2")
+
+
+@cache
+def _parts() -> Any:
+    """The macros of templates/report_parts.html.j2 (table, img)."""
+    return _env().get_template("report_parts.html.j2").module
 
 
 def page(
