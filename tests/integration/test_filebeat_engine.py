@@ -48,9 +48,9 @@ def _runs(tmp_path: Path, workload: str, profiles: str) -> list[RunPlan]:
     return load_sweep(spec).runs
 
 
-def _profile(name: str, overrides: dict[str, Any]) -> str:
-    pairs = ", ".join(f"{k}: {v}" for k, v in overrides.items())
-    return f"  - {{name: {name}, client: filebeat, overrides: {{{pairs}}}}}\n"
+def _profile(name: str, settings: dict[str, Any]) -> str:
+    pairs = ", ".join(f"{k}: {v}" for k, v in settings.items())
+    return f"  - {{name: {name}, client: filebeat, filebeat: {{{pairs}}}}}\n"
 
 
 Counters = dict[tuple[tuple[str, str], ...], float]

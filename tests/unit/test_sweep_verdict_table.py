@@ -11,6 +11,7 @@ from tuner.core.paths import repo_root
 from tuner.render.sweep_table import sweep_rows, sweep_table
 from tuner.runner.verdict import judge, request_count_mismatch
 from tuner.spec import RunPlan, load_sweep
+from tuner.spec.clients import kind_of
 from tuner.store import RunRecord, capture_environment, make_run_id
 from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 
@@ -137,7 +138,10 @@ def test_multi_partition_requests_are_checked_against_the_per_request_counter() 
     """Sarama packs a broker's partitions into one request: TotalProduceRequestsPerSec{topic} counts
     each partition, so a Filebeat run is judged by RequestsPerSec{request=Produce} instead."""
     filebeat = load_sweep(repo_root() / "loadtests" / "filebeat-small-logs.yaml").runs[-1]
-    assert filebeat.profile.multi_partition_requests and not _plans()[0].profile.multi_partition_requests
+    assert (
+        kind_of(filebeat.profile).multi_partition_requests
+        and not kind_of(_plans()[0].profile).multi_partition_requests
+    )
     result = _result(2400)
     total = result.client.produce_requests_total
     # the topic counter saw every partition of every request: twice the requests

@@ -22,10 +22,10 @@ WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
 
 def seconds(value: str, what: str) -> float:
     """A duration flag (5m, 300s, 1h30m or plain seconds) in seconds; BadInput if it is not one."""
-    from tuner.spec.filebeat import parse_duration
+    from tuner.spec.duration import Duration
 
     try:
-        result = float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
+        result = float(value) if value.replace(".", "", 1).isdigit() else Duration.parse(value).seconds
     except ValueError:
         raise BadInput(f"{what} {value!r}: must be a duration like 5m, 300s or 1h") from None
     if result <= 0:

@@ -14,13 +14,14 @@ from tuner.cli.args import list_values, positional_results, results_dir, results
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, Interrupted
 from tuner.render.plain import show
+from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 
 if TYPE_CHECKING:
     from tuner.store.recommendation import Recommendation
 
 DEFAULT_OUT = Path("out") / "recommend"
-CLIENTS = ("librdkafka", "filebeat", "java")
+CLIENTS = tuple(KINDS)
 
 
 def _codecs(values: list[str]) -> dict[str, list[str]]:

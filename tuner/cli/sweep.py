@@ -111,7 +111,7 @@ def _planned(plan: RunPlan) -> dict[str, Any]:
         "duration_s": w.duration_s,
         "warmup_s": w.warmup_s,
         "profile": plan.profile.name,
-        "client_config": {k: str(v) for k, v in redact(plan.profile.librdkafka_config()).items()},
+        "client_config": {k: str(v) for k, v in redact(plan.profile.client_settings()).items()},
     }
 
 

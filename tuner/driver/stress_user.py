@@ -126,7 +126,7 @@ class StressProducer(User):
             "bootstrap.servers": plan.bootstrap_servers,
             "client.id": f"kbt-stress-{plan.profile_label}-{self.pid}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
-            **plan.profile.librdkafka_config(),
+            **plan.profile.client_settings(),
             "stats_cb": self._on_stats,
             "on_delivery": self._on_delivery,
         }

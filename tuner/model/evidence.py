@@ -7,9 +7,9 @@ import json
 import statistics
 from collections.abc import Iterable, Sequence
 
-from tuner.model.batching import rules_for
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.clients import kind_of, rules_of
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
@@ -49,7 +49,7 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     busiest = max(by_broker.values()) / window if by_broker else None
     p99 = client.delivery_latency_ms.p99
     memory = client.max_producer_rss_mb
-    multi = record.plan.profile.multi_partition_requests
+    multi = kind_of(record.plan.profile).multi_partition_requests
     broker_rate = broker.run_produce_requests_per_s(multi) if broker else None
     meets = record.status == "ok" and delivery.verified and delivery.lost == 0 and client.records_acked > 0
     if slo.p99_ms is not None:
@@ -113,7 +113,7 @@ def calibrate(records: Iterable[RunRecord]) -> Calibration:
 
 def _kind(record: RunRecord) -> str | None:
     try:
-        return rules_for(record.plan.profile).kind
+        return rules_of(record.plan.profile).kind
     except Exception:  # a profile the model cannot read calibrates nothing
         return None
 
@@ -134,7 +134,7 @@ def _calibrate(records: Iterable[RunRecord]) -> Calibration:
             continue
         try:
             traffic = traffic_of_record(record)
-            rules = rules_for(record.plan.profile)
+            rules = rules_of(record.plan.profile)
         except Exception:  # a record the model cannot read (closed loop, unknown client) calibrates nothing
             continue
         sim = simulated(traffic, rules)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
@@ -37,7 +38,7 @@ def judge(
     if broker is None:
         notes.append("no broker measurement")
     else:
-        _, broker_total = broker.run_produce_requests(plan.profile.multi_partition_requests)
+        _, broker_total = broker.run_produce_requests(kind_of(plan.profile).multi_partition_requests)
         mismatch = request_count_mismatch(client.produce_requests_total, broker_total)
         if broker_total is not None and mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
             notes.append(

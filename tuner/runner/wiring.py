@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
+from tuner.driver.engines import ENGINES
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at
@@ -15,6 +16,7 @@ from tuner.measure.prometheus import Prometheus
 from tuner.runner.lifecycle import Observer
 from tuner.runner.run_series import SeriesStore
 from tuner.runner.sweep import SweepRunner
+from tuner.spec.clients import kind_of
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.target import Target, resolve_target
@@ -37,7 +39,7 @@ class PrometheusMeasurer:
 
 
 class DriverEngine:
-    """The engine for the profile's client runs the load and verifies delivery."""
+    """The engine of the profile's client kind runs the load and verifies delivery."""
 
     def run(
         self,
@@ -47,26 +49,23 @@ class DriverEngine:
         target: Target,
         hold: Callable[[], bool] | None = None,
     ) -> DriverResult:
-        """`hold`: keep the load going past its duration while it returns True (kbt chaos; the
-        librdkafka engine only)."""
-        if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
-            from tuner.driver.filebeat_engine import run_filebeat_load as run_load
-        elif plan.profile.client == "librdkafka":
-            from tuner.driver.librdkafka_engine import run_load
-        else:
-            raise BadInput(f"profile {plan.profile.name}: no {plan.profile.client} engine in this kbt yet")
-
+        """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
+        name = plan.profile.name
+        engine_id = kind_of(plan.profile).engine
+        engine = ENGINES.get(engine_id)
+        if engine is None:
+            raise BadInput(f"profile {name}: no {engine_id} engine in this kbt yet")
         bootstrap, security = connection(plan, target)
-        if security and plan.profile.client == "filebeat":
+        if security and not engine.security:
             raise BadInput(
-                f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"
-                " overrides yet"
+                f"profile {name}: the {engine_id} engine does not take SASL_SSL or ${{VAR}} overrides yet"
             )
         kwargs: dict[str, Any] = {"security": security} if security else {}
         if hold is not None:
-            if plan.profile.client != "librdkafka":
-                raise BadInput(f"profile {plan.profile.name}: only the librdkafka engine can hold its load")
+            if not engine.hold:
+                raise BadInput(f"profile {name}: the {engine_id} engine cannot hold its load")
             kwargs["hold"] = hold
+        run_load = engine.run_function()
         result: DriverResult = run_load(
             plan=plan,
             topics=topics,

@@ -22,11 +22,14 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tuner.spec.base import StrictModel
+from tuner.spec.clients import kind_of
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
+# kbt stress runs its load through Locust users of this engine.
+STRESS_ENGINE = "librdkafka"
 MAX_MULTIPLIER = 100.0
 MAX_STAGE_S = 3600.0
 MAX_USERS = 2000  # producers (locust users) at any moment, over every worker
@@ -161,9 +164,10 @@ class StressSpec(StrictModel):
                 " (set msgs/s per producer, or baseline.msgs_per_s)"
             )
         for label, profile in self.profiles.items():
-            if profile.client != "librdkafka":
+            if kind_of(profile).engine != STRESS_ENGINE:
                 raise ValueError(
-                    f"profiles.{label}: kbt stress drives librdkafka profiles (got client {profile.client})"
+                    f"profiles.{label}: kbt stress drives {STRESS_ENGINE} profiles"
+                    f" (got client {profile.client})"
                 )
         peak = max([*self.shape.steps, self.shape.spike.multiplier if self.shape.spike else 0])
         if round(peak * self.workload.producers) > MAX_USERS:

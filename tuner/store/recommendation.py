@@ -25,11 +25,12 @@ from tuner.core.frozen import Frozen
 from tuner.spec.profile import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.record_upgrade import upgrade_profiles
 
-RECOMMENDATION_SCHEMA_VERSION = 1
+RECOMMENDATION_SCHEMA_VERSION = 2  # 2: profiles in their client kind's own settings (version 1 read)
 RECOMMENDATION_KIND: Literal["recommendation"] = "recommendation"
 
-ClientKind = Literal["librdkafka", "java", "filebeat"]
+ClientKind = str  # a name in tuner.spec.clients.KINDS
 # confirmed: a lab run of exactly these settings met the SLO with 0 lost;
 # predicted: the model's choice, not (yet) run; rejected: runs showed it misses the SLO.
 Status = Literal["confirmed", "predicted", "rejected"]
@@ -173,13 +174,14 @@ def load_recommendation(path: Path) -> Recommendation:
     if not isinstance(data, dict) or data.get("kind") != RECOMMENDATION_KIND:
         raise BadInput(f"{path}: not a recommendation record")
     version = data.get("schema_version")
-    if version != RECOMMENDATION_SCHEMA_VERSION:
+    if version not in (1, RECOMMENDATION_SCHEMA_VERSION):
         raise BadInput(
             f"{path}: recommendation schema_version {version!r},"
-            f" this kbt reads {RECOMMENDATION_SCHEMA_VERSION}"
+            f" this kbt reads 1 to {RECOMMENDATION_SCHEMA_VERSION}"
         )
     try:
-        return Recommendation.model_validate(data)
+        upgraded = {**upgrade_profiles(data), "schema_version": RECOMMENDATION_SCHEMA_VERSION}
+        return Recommendation.model_validate(upgraded)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
