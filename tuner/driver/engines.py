@@ -26,6 +26,5 @@ ENGINES: dict[str, Engine] = {
     "librdkafka": Engine("tuner.driver.librdkafka_engine", "run_load", security=True, hold=True),
     "sarama": Engine("tuner.driver.filebeat_engine", "run_filebeat_load", security=False, hold=False),
     # Kafka's Java producer (loadtests/java-engine); the lab's SASL_SSL login is in librdkafka terms.
-    # Not yet in kbt recommend --live: its trials wait for the model to learn Java's request formation.
-    "java": Engine("tuner.driver.java_engine", "run_java_load", security=False, hold=False, confirm=False),
+    "java": Engine("tuner.driver.java_engine", "run_java_load", security=False, hold=False),
 }
