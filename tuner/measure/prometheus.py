@@ -1,26 +1,70 @@
 """A small Prometheus HTTP API client: instant and range queries with clear errors.
 
-    prom = Prometheus(state.prometheus_url)
+    prom = Prometheus(state.prometheus_url)          # or Prometheus(access) / Prometheus.for_target(t)
     prom.instant('up{job="kafka-broker"}')      # [Sample(labels={...}, value=1.0), ...]
     prom.range(expr, start, end, step_s=1.0)    # [RangeSeries(labels, [(t, v), ...]), ...]
 
 Unreachable when Prometheus cannot be reached; KbtError when it answers something that is not a
 Prometheus API response or reports a query error.
+
+A `PrometheusAccess` brings auth (bearer token file, basic auth from the environment, a CA file,
+extra headers); a base URL's query string (a tenant, an org id) is sent with every request. For a
+target whose brokers export another metric dialect, `for_target` translates kbt's names in every
+expression and maps result labels back (tuner.measure.dialects); a query that needs a series the
+dialect lacks answers no series and is listed in `unavailable` with the reason.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import requests
 
-from tuner.core.errors import KbtError, Unreachable
+from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.redact import register_secret, scrub
+from tuner.target.base import PrometheusAccess
+
+if TYPE_CHECKING:
+    from tuner.measure.dialects import Translator
+    from tuner.target.base import Target
 
 
 class PrometheusError(KbtError):
     """Prometheus answered, but with an error or with something that is not its API."""
+
+
+def _session(access: PrometheusAccess) -> requests.Session:
+    """A session carrying the access's credentials (read now, registered for redaction)."""
+    from tuner.spec.references import expand_references
+
+    session = requests.Session()
+    if access.bearer_token_file is not None:
+        try:
+            token = access.bearer_token_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            raise BadInput(
+                f"Prometheus bearer token file {access.bearer_token_file.name} cannot be read"
+            ) from None
+        session.headers["Authorization"] = f"Bearer {register_secret(token)}"
+    if access.basic_auth_user_env or access.basic_auth_password_env:
+        user = os.environ.get(access.basic_auth_user_env or "")
+        password = os.environ.get(access.basic_auth_password_env or "")
+        if user is None or password is None:
+            missing = access.basic_auth_user_env if user is None else access.basic_auth_password_env
+            raise BadInput(f"Prometheus basic auth: ${{{missing}}} is not set in the environment")
+        session.auth = (user, register_secret(password))
+    if access.ca_file is not None:
+        if not access.ca_file.is_file():
+            raise BadInput(f"Prometheus CA file {access.ca_file.name} does not exist")
+        session.verify = str(access.ca_file)
+    headers = dict(access.headers)
+    headers.update(expand_references(headers, "Prometheus headers"))
+    session.headers.update(headers)
+    return session
 
 
 @dataclass(frozen=True)
@@ -43,17 +87,50 @@ def _float(raw: Any, where: str) -> float:
 
 
 class Prometheus:
-    def __init__(self, url: str, timeout_s: float = 10.0, session: requests.Session | None = None) -> None:
-        self.url = url.rstrip("/")
+    def __init__(
+        self,
+        url: str | PrometheusAccess,
+        timeout_s: float = 10.0,
+        session: requests.Session | None = None,
+        translator: Translator | None = None,
+    ) -> None:
+        access = url if isinstance(url, PrometheusAccess) else PrometheusAccess(url=url)
+        parts = urlsplit(access.url)
+        # The base URL without its query string; the query's parameters go with every request.
+        self.url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+        self.base_params = dict(parse_qsl(parts.query, keep_blank_values=True))
         self.timeout_s = timeout_s
-        self.session = session or requests.Session()
+        self.session = session or _session(access)
+        self.translator = translator
+        self.unavailable: dict[str, str] = {}
+
+    @classmethod
+    def for_target(cls, target: Target, timeout_s: float = 10.0) -> Prometheus:
+        """The target's Prometheus, its dialect resolved (`auto`: detected from the series present)."""
+        from tuner.measure.dialects import resolve_translator
+
+        if target.prometheus is None:
+            raise BadInput(f"{target.name}: the target names no Prometheus")
+        prom = cls(target.prometheus, timeout_s=timeout_s)
+        prom.translator = resolve_translator(prom, target)
+        return prom
 
     def _get(self, path: str, params: dict[str, str]) -> Any:
         where = f"{self.url}{path}"
+        if self.translator is not None and "query" in params:
+            from tuner.measure.dialects import MissingSeries
+
+            try:
+                params = {**params, "query": self.translator.translate(params["query"])}
+            except MissingSeries as exc:
+                self.unavailable[exc.series] = exc.reason
+                return {"resultType": "missing", "result": []}
         try:
-            resp = self.session.get(where, params=params, timeout=self.timeout_s)
+            resp = self.session.get(where, params={**self.base_params, **params}, timeout=self.timeout_s)
         except requests.RequestException as exc:
-            raise Unreachable(f"Prometheus at {self.url} is unreachable ({type(exc).__name__})") from None
+            raise Unreachable(
+                f"Prometheus at {scrub(self.url)} is unreachable ({type(exc).__name__})"
+            ) from None
         try:
             body = resp.json()
         except ValueError:
@@ -79,9 +156,11 @@ class Prometheus:
             params["time"] = f"{at:.3f}"
         data = self._get("/api/v1/query", params)
         kind, result = data.get("resultType"), data["result"]
+        if kind == "missing":
+            return []
         try:
             if kind == "vector":
-                return [Sample(dict(r["metric"]), _float(r["value"][1], "query")) for r in result]
+                return [Sample(self._labels(r["metric"]), _float(r["value"][1], "query")) for r in result]
             if kind == "scalar":
                 return [Sample({}, _float(result[1], "query"))]
         except (KeyError, IndexError, TypeError):
@@ -94,11 +173,15 @@ class Prometheus:
             raise PrometheusError(f"bad range: start={start} end={end} step={step_s}")
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step_s:g}"}
         data = self._get("/api/v1/query_range", params)
+        if data.get("resultType") == "missing":
+            return []
         if data.get("resultType") != "matrix":
             raise PrometheusError(f"Prometheus range query answered a {data.get('resultType')!r}")
         try:
             return [
-                RangeSeries(dict(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
@@ -109,15 +192,31 @@ class Prometheus:
         steps, no lookback): a range-vector selector evaluated at `end`."""
         span_ms = max(1, int((end - start) * 1000))
         data = self._get("/api/v1/query", {"query": f"{selector}[{span_ms}ms]", "time": f"{end:.3f}"})
+        if data.get("resultType") == "missing":
+            return []
         if data.get("resultType") != "matrix":
             raise PrometheusError(f"Prometheus answered a {data.get('resultType')!r} to a range selector")
         try:
             return [
-                RangeSeries(dict(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
             raise PrometheusError("Prometheus samples answer has an unexpected shape") from None
+
+    def _labels(self, metric: dict[str, str]) -> dict[str, str]:
+        labels = dict(metric)
+        return self.translator.labels(labels) if self.translator is not None else labels
+
+    def series_names(self, matchers: str) -> set[str]:
+        """The names of the series matching `matchers` (e.g. 'job="kafka"') now: one query."""
+        data = self._get("/api/v1/query", {"query": f"count by (__name__)({{{matchers}}})"})
+        try:
+            return {str(r["metric"].get("__name__", "")) for r in data["result"]} - {""}
+        except (KeyError, TypeError, AttributeError):
+            raise PrometheusError("Prometheus answer has an unexpected shape") from None
 
     def value(self, expr: str, at: float | None = None) -> float | None:
         """The single value of `expr` (None when it has no series, the sum when it has several)."""
