@@ -114,7 +114,8 @@ def test_target_health_go_no_go(lab: LabState, make_topic: Any, tmp_path: Path) 
     committed = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 0, 3)])
     admin.alter_consumer_group_offsets([committed])[group].result(timeout=30)
     try:
-        go = _kbt("target", "health", str(target), "--group", group, "--max-lag", "7", "--json", cwd=tmp_path)
+        health = ("target", "health", str(target), "--group", group)
+        go = _kbt(*health, "--max-lag", "7", "--json", "-", cwd=tmp_path)
         assert go.returncode == 0, go.stdout + go.stderr
         report = json.loads(go.stdout)
         checks = {c["name"]: c for c in report["checks"]}
@@ -125,7 +126,7 @@ def test_target_health_go_no_go(lab: LabState, make_topic: Any, tmp_path: Path) 
         disk = checks["disk_headroom"]  # the lab's Prometheus scrapes no node_exporter
         assert disk["ok"] is None and disk["reason"].startswith("cannot be measured"), disk
 
-        nogo = _kbt("target", "health", str(target), "--group", group, "--max-lag", "6", cwd=tmp_path)
+        nogo = _kbt(*health, "--max-lag", "6", cwd=tmp_path)
         assert nogo.returncode == 1, nogo.stdout + nogo.stderr
         assert f"NO-GO        consumer_lag:{group}: 7 records behind" in nogo.stdout
         assert nogo.stdout.strip().endswith("lab-health: no-go")

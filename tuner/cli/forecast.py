@@ -1,4 +1,4 @@
-"""`kbt forecast RESULTS --peak 3x`: idle ratios, produce requests and brokers needed at a traffic peak."""
+"""`kbt forecast --results DIR --peak 3x`: idle ratios, produce requests, brokers needed at a peak."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 import typer
 from rich.console import Console
 
+from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.diagnose import load_cost_model, load_records, seconds
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.render.plain import show
 
 if TYPE_CHECKING:
     from tuner.model.diagnosis import Diagnosis
@@ -61,8 +63,9 @@ def prom_scrape(target_file: Path) -> float:
 
 
 def forecast(
-    results: Path | None = typer.Argument(
-        None, help="Results directory (run records of kbt sweep): baseline runs and the cost model's data."
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(
+        None, "Results directory (run records of kbt sweep): baseline runs and the cost model's data."
     ),
     peak: str = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x."),
     sweep: str | None = typer.Option(
@@ -98,7 +101,9 @@ def forecast(
         None, "--json", help="Also write the forecast as JSON ('-': stdout)."
     ),
 ) -> None:
-    """Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
+    """Forecast a traffic peak's broker load and brokers needed, current vs recommended.
+
+    Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
     the produce requests, the busiest broker's network and handler idle on today's brokers, and the
     brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS,
     a live cluster's `kbt diagnose --json`, or a target file's cluster diagnosed now (--target)."""
@@ -110,11 +115,12 @@ def forecast(
     from tuner.render.diagnosis_forecast import forecast_view
 
     k = parse_peak(peak)
+    results = results_dir(results_opt, results_arg)
     if diagnosis is not None and target_file is not None:
         raise BadInput("give --diagnosis FILE or --target FILE as the baseline, not both")
     live = diagnosis is not None or target_file is not None
     if results is None and (not live or cost_model is None):
-        raise BadInput("give a results directory, or --diagnosis FILE (or --target FILE) with --cost-model")
+        raise BadInput("give --results DIR, or --diagnosis FILE (or --target FILE) with --cost-model")
     window_s = seconds(window, "--window")
     records = load_records(results) if results is not None else []
     if cost_model is not None:
@@ -145,6 +151,6 @@ def forecast(
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
-    console.print(forecast_view(result))
+    show(console, forecast_view(result))
     if json_path is not None:
         _write(json_path, text)

@@ -1,4 +1,4 @@
-"""`kbt report RESULTS`: one self-contained HTML page from run records, their time series and the
+"""`kbt report --results DIR`: one self-contained HTML page from run records, their time series and the
 recommendation."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tuner.cli.args import positional_results, results_dir, results_option
+from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, EnvironmentProblem, ExitStatus, KbtError
 
 if TYPE_CHECKING:
@@ -16,7 +18,8 @@ if TYPE_CHECKING:
 
 
 def report(
-    results: Path = typer.Argument(..., help="Results directory (or one sweep's directory in it)."),
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(None, "Results directory (or one sweep's directory in it)."),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
     recommendation: Path | None = typer.Option(
         None,
@@ -40,14 +43,20 @@ def report(
         help="Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect).",
     ),
     title: str = typer.Option("kbt report", "--title", help="Page title."),
+    json_path: Path | None = json_option("what the report holds and where it went"),
 ) -> None:
-    """Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
+    """Write an HTML report of a results directory.
+
+    Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
     sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
     per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
     before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
+    results = results_dir(results_opt, results_arg)
+    if results is None:
+        raise BadInput("give --results DIR (the run records to report on)")
     if sum(x is not None for x in (prometheus, lab_dir, target_file)) > 1:
         raise BadInput("give one of --prometheus, --lab-dir and --target")
     if target_file is not None:  # a bad target file is one line before anything is read or written
@@ -82,7 +91,19 @@ def report(
                 (png_dir / name).write_bytes(png)
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write the report: {exc.strerror or exc}: {exc.filename}") from None
-    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
+    write_json(
+        json_path,
+        "report",
+        out=out,
+        plots=sorted(built.pngs),
+        png_dir=png_dir,
+        runs=[
+            {"name": e.record.name, "run_id": e.record.run_id, "status": e.record.status} for e in data.runs
+        ],
+        recommendation=data.recommendation is not None,
+        problems=list(data.problems),
+    )
+    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
 
 
 def _backfill(data: ReportInput, prom: Prometheus) -> None:

@@ -42,7 +42,7 @@ class LabTrials:
             )
         self.runner = runner
         self.count = 0
-        self.engines = frozenset(ENGINES)
+        self.engines = frozenset(name for name, engine in ENGINES.items() if engine.confirm)
 
     def run(self, profile: ClientProfile, reason: str) -> RunRecord:
         spec = SweepSpec(
