@@ -97,13 +97,14 @@ def _created(cwd: Path) -> set[str]:
 
 
 def test_recommend_live_target_refusals(files: dict[str, str], tmp_path: Path) -> None:
-    live = ("recommend", files["results"], "--live", files["spec"], "--max-trials", "1")
+    results = ("recommend", "--results", files["results"])
+    live = (*results, "--live", files["spec"], "--max-trials", "1")
     cases = [
         ((*live, "--target", files["typo"]), ExitStatus.BAD_INPUT, 'did you mean "bootstrap_servers"'),
         ((*live, "--target", files["remote"]), ExitStatus.BAD_INPUT, "refusing to send load without --yes"),
         ((*live, "--target", files["capped"]), ExitStatus.BAD_INPUT, "over capped's cap of 50"),
         ((*live, "--target", files["closed"], "--yes"), ExitStatus.UNREACHABLE, "cannot reach 127.0.0.1:"),
-        (("recommend", files["results"], "--target", files["closed"]), ExitStatus.BAD_INPUT, "--live"),
+        ((*results, "--target", files["closed"]), ExitStatus.BAD_INPUT, "give it with --live SPEC"),
     ]
     for args, status, needle in cases:
         _one_line_error(kbt(*args, cwd=tmp_path), status, needle)
@@ -113,7 +114,7 @@ def test_recommend_live_target_refusals(files: dict[str, str], tmp_path: Path) -
 
 def test_forecast_and_report_target_refusals(files: dict[str, str], tmp_path: Path) -> None:
     forecast = ("forecast", "--cost-model", files["model"], "--json", "fc.json")
-    report = ("report", files["results"], "--out", "report.html")
+    report = ("report", "--results", files["results"], "--out", "report.html")
     cases = [
         ((*forecast, "--target", files["typo"]), ExitStatus.BAD_INPUT, 'did you mean "bootstrap_servers"'),
         ((*forecast, "--target", files["noprom"]), ExitStatus.BAD_INPUT, "names no Prometheus"),

@@ -67,7 +67,7 @@ def test_recommend_forecast_report_through_a_target_file(lab: LabState, tmp_path
     (tmp_path / "spec.yaml").write_text(SPEC)
     results = tmp_path / "results"
 
-    rec = _kbt("recommend", str(results), "--live", "spec.yaml", "--target", str(target),
+    rec = _kbt("recommend", "--results", str(results), "--live", "spec.yaml", "--target", str(target),
                "--client", "librdkafka", "--max-trials", "2", "--out", "out", cwd=tmp_path)  # fmt: skip
     assert rec.returncode in (0, 3), rec.stdout[-3000:] + rec.stderr
     records = [json.loads(p.read_text()) for p in (results / "vt-recommend").glob("*.json")]
@@ -92,7 +92,7 @@ def test_recommend_forecast_report_through_a_target_file(lab: LabState, tmp_path
     for path in results.rglob("series/*.json"):
         path.unlink()
     out = tmp_path / "report.html"
-    rep = _kbt("report", str(results), "--target", str(target), "--out", str(out), cwd=tmp_path)
+    rep = _kbt("report", "--results", str(results), "--target", str(target), "--out", str(out), cwd=tmp_path)
     assert rep.returncode == 0, rep.stderr
     assert out.stat().st_size > 0
     assert len(list(results.rglob("series/*.json"))) == len(records), rep.stdout + rep.stderr
