@@ -193,12 +193,13 @@ def health(
     disk_selector: str | None = typer.Option(
         None,
         "--disk-selector",
-        help='PromQL matchers of the brokers\' node_exporter series, e.g. \'job="node",instance=~"kafka.*"\''
-        " (default: the target's brokers.matchers).",
+        help="PromQL label matchers of the brokers' node_exporter series (default: brokers.matchers).",
     ),
     json_path: Path | None = json_option("the checks and the verdict"),
 ) -> None:
-    """Go/no-go before and after load: under-replicated or offline partitions, consumer lag of the
+    """Go/no-go of a target's cluster: replication, consumer lag, disk headroom.
+
+    Go/no-go before and after load: under-replicated or offline partitions, consumer lag of the
     named groups, disk headroom (from node_exporter series in the target's Prometheus; said plainly
     when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
     from confluent_kafka.admin import AdminClient
