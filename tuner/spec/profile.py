@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tuner.core.redact import is_reference, is_secret_name
+from tuner.core.envref import is_pure_reference
+from tuner.core.redact import is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
 
@@ -69,7 +70,7 @@ class ClientProfile(StrictModel):
     @classmethod
     def _no_literal_secrets(cls, value: dict[str, str]) -> dict[str, str]:
         for key, text in value.items():
-            if is_secret_name(key) and not is_reference(text):
+            if is_secret_name(key) and not is_pure_reference(text):
                 raise ValueError(
                     f'"{key}" holds a secret: give it as a ${{VAR}} reference to an environment'
                     " variable, not literally"
