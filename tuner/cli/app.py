@@ -83,7 +83,10 @@ def _register() -> None:
 
 
 def fail(message: str, status: ExitStatus) -> None:
-    sys.stderr.write(f"kbt: error: {message}\n")
+    from tuner.core.redact import scrub
+    from tuner.core.text import one_line
+
+    sys.stderr.write(f"kbt: error: {one_line(scrub(message))}\n")
     sys.exit(int(status))
 
 

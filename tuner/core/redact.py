@@ -59,7 +59,9 @@ _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)", 
 # password do not end it early.
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s\"'<>]*)@(?=[^\s@/?#\"'<>]+)")
 # user:password@host:port without a scheme (Filebeat / Sarama `hosts` entries).
-_HOST_USERINFO = re.compile(r"(?<![\w/:@.-])([^\s\"'/:@\[\],]+):(?!//)([^\s\"'\[\],]+)@(?=[A-Za-z0-9.\-\[\]:]+:\d)")
+_HOST_USERINFO = re.compile(
+    r"(?<![\w/:@.-])([^\s\"'/:@\[\],]+):(?!//)([^\s\"'\[\],]+)@(?=[A-Za-z0-9.\-\[\]:]+:\d)"
+)
 _QUERY_PARAM = re.compile(r"([?&;])([^=&#\s\"']+)=([^&#\s\"']*)")
 _MIN_SECRET_LENGTH = 4  # shorter values would scrub ordinary words out of messages
 
