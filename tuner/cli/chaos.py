@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
+from tuner.core.writes import atomic_write
 from tuner.render.chaos_table import chaos_markdown, chaos_table
 from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
 from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
@@ -133,7 +134,7 @@ def chaos(
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:
-        markdown.write_text(chaos_markdown(outcome.all_records, skipped))
+        atomic_write(markdown, chaos_markdown(outcome.all_records, skipped), "markdown table")
     bad = [r.name for r in outcome.failed] + [f"{e.scenario.name}-{e.profile}" for e in outcome.errors]
     if bad:
         raise KbtError(f"{len(bad)} chaos run(s) did not come out as expected: {', '.join(bad)}",

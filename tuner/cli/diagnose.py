@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.writes import atomic_write
 
 if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
@@ -130,10 +131,7 @@ def diagnose(
             console.width = max(console.width, 200)
         console.print(diagnosis_view(result))
         if json_path is not None:
-            try:
-                json_path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise KbtError(f"cannot write {json_path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+            atomic_write(json_path, text, "diagnosis")
     raise typer.Exit(int(result.exit_status))
 
 

@@ -11,7 +11,8 @@ import typer
 from rich.console import Console
 
 from tuner.cli.diagnose import load_cost_model, load_records
-from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.errors import BadInput
+from tuner.core.writes import atomic_write
 
 _PEAK = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*x?\s*$", re.IGNORECASE)
 
@@ -25,10 +26,7 @@ def parse_peak(value: str) -> float:
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise KbtError(f"cannot write {path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+    atomic_write(path, text, "forecast")
 
 
 def forecast(

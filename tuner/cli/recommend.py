@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, Interrupted
+from tuner.core.writes import atomic_write
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 
 if TYPE_CHECKING:
@@ -107,7 +108,7 @@ def recommend(
     path = write_recommendation(rec, target / "recommendation.json")
     files = render_files(rec)
     for name, text in files.items():
-        (target / name).write_text(text, encoding="utf-8")
+        atomic_write(target / name, text, "rendered file")
     console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
 
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.redact import scrub
+from tuner.core.writes import atomic_write
 
 if TYPE_CHECKING:
     from tuner.render.report_data import ReportInput
@@ -51,15 +52,10 @@ def report(
     if url is not None:
         _backfill(data, url)
     built = build_report(data, title=title)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(built.html, encoding="utf-8")
-        if png_dir is not None:
-            png_dir.mkdir(parents=True, exist_ok=True)
-            for name, png in built.pngs.items():
-                (png_dir / name).write_bytes(png)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write the report: {exc.strerror or exc}: {exc.filename}") from None
+    atomic_write(out, scrub(built.html), "report")
+    if png_dir is not None:
+        for name, png in built.pngs.items():
+            atomic_write(png_dir / name, png, "plot")
     typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
 
 

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput
+from tuner.core.writes import atomic_write, check_target
 from tuner.store.probe_record import ProbeRecord
 
 MAX_COLUMNS = 4
@@ -52,11 +54,18 @@ def plot_probe(record: ProbeRecord, path: Path) -> Path:
     for j in range(len(samples), nrows * cols):
         axes[j // cols][j % cols].set_visible(False)
     fig.suptitle("Kafka v2 batch compression ratio (median, p10-p90 band, o = knee at 90% of plateau)")
+    # The format comes from the extension; none means PNG, and the path printed is the one written
+    # (matplotlib would append ".png" to a path without one behind the caller's back).
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    fmt = path.suffix[1:].lower()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+        supported = fig.canvas.get_supported_filetypes()
+        if fmt not in supported:
+            raise BadInput(f"{path}: unknown plot format {fmt!r} (use one of {', '.join(sorted(supported))})")
+        check_target(path, "plot")
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=110)
     finally:
         plt.close(fig)
-    return path
+    return atomic_write(path, buf.getvalue(), "plot")
