@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.numbers import check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 
 if TYPE_CHECKING:
@@ -25,9 +26,11 @@ def seconds(value: str, what: str) -> float:
     from tuner.spec.filebeat import parse_duration
 
     try:
-        result = float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
+        plain = value.strip().replace(".", "", 1)
+        result = parse_number(value, what) if plain.isascii() and plain.isdigit() else parse_duration(value)
+        check_duration(result, what)
     except ValueError:
-        raise BadInput(f"{what} {value!r}: must be a duration like 5m, 300s or 1h") from None
+        raise BadInput(f"{what} {cut_value(value)}: must be a duration like 5m, 300s or 1h") from None
     if result <= 0:
         raise BadInput(f"{what} {value!r}: must be positive")
     return result
@@ -57,14 +60,18 @@ def end_time(value: str) -> float:
     from datetime import UTC, datetime
 
     try:
-        return float(value)
+        when_s = parse_number(value, "--end")
     except ValueError:
         pass
+    else:
+        if not 0 <= when_s <= 32503680000:  # the year 3000
+            raise BadInput(f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000")
+        return when_s
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise BadInput(
-            f"--end {value!r}: give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
+            f"--end {cut_value(value)}: give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
         ) from None
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 

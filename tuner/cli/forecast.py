@@ -12,16 +12,19 @@ from rich.console import Console
 
 from tuner.cli.diagnose import load_cost_model, load_records
 from tuner.core.errors import BadInput
+from tuner.core.numbers import cut_value
 from tuner.core.writes import atomic_write
 
-_PEAK = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*x?\s*$", re.IGNORECASE)
+_PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)
 
 
 def parse_peak(value: str) -> float:
     match = _PEAK.match(value)
     peak = float(match.group(1)) if match else 0.0
     if peak <= 0:
-        raise BadInput(f"--peak {value!r}: give a positive multiple of today's traffic such as 3x or 1.5")
+        raise BadInput(
+            f"--peak {cut_value(value)}: give a positive multiple of today's traffic such as 3x or 1.5"
+        )
     return peak
 
 

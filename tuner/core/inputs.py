@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
+from tuner.core.numbers import MAX_MAGNITUDE
 from tuner.core.text import cut
 
 MiB = 1 << 20
@@ -251,8 +252,11 @@ def check_tree(data: Any, shown: str) -> None:
             raise BadInput(f"{shown}: more than {MAX_NODES:,} values: not an input kbt reads")
         if depth > MAX_DEPTH:
             raise BadInput(f"{shown}: {where or 'document'}: nested more than {MAX_DEPTH} levels deep")
-        if isinstance(node, float) and not math.isfinite(node):
-            raise BadInput(f"{shown}: {where or 'value'}: must be a finite number (got {node})")
+        if isinstance(node, int | float) and not isinstance(node, bool):
+            if not math.isfinite(node):
+                raise BadInput(f"{shown}: {where or 'value'}: must be a finite number (got {node})")
+            if abs(node) > MAX_MAGNITUDE:
+                raise BadInput(f"{shown}: {where or 'value'}: {float(node):g} is too large")
         if isinstance(node, Mapping):
             for key, value in node.items():
                 name = cut(str(key), 60)

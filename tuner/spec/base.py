@@ -12,7 +12,7 @@ from tuner.core.errors import did_you_mean
 class StrictModel(BaseModel):
     """A frozen pydantic model whose unknown keys fail with `unknown key "x" (did you mean "y"?)`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

@@ -16,12 +16,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference, is_reference
+from tuner.core.numbers import check_duration
 from tuner.spec.base import StrictModel
 
 # ---- durations ----------------------------------------------------------------------------------
 
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_GO_DURATION = re.compile(r"^([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+_GO_DURATION = re.compile(r"^([0-9]{0,15}\.?[0-9]{1,15})(ns|us|µs|μs|ms|s|m|h)")
 
 
 def parse_duration(value: Any) -> float:
@@ -29,7 +30,7 @@ def parse_duration(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value})")
     if isinstance(value, int | float):
-        return float(value)
+        return check_duration(float(value), "duration")
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
     text = value.strip()
@@ -44,7 +45,7 @@ def parse_duration(value: Any) -> float:
             raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
         total += float(match.group(1)) * _UNIT_S[match.group(2)]
         rest = rest[match.end() :]
-    return sign * total
+    return check_duration(sign * total, "duration")
 
 
 def format_duration(seconds: float) -> str:
