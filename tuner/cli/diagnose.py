@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.store.record import RunRecord
 
+# Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
+DEADLINE_S = 60.0
 WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
 
 
@@ -124,7 +126,11 @@ def diagnose(
     model = load_cost_model(cost_model) if cost_model is not None else None
     try:
         snap = take_snapshot(
-            Prometheus(prometheus), window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics
+            Prometheus(prometheus, deadline_s=DEADLINE_S),
+            window_s=window_s,
+            step_s=step_s,
+            end=end_s,
+            top_topics=top_topics,
         )
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None

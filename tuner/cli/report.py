@@ -44,7 +44,9 @@ def report(
     from tuner.render.report_data import load_report_input
 
     data = load_report_input(results, recommendation)
-    url = prometheus
+    from tuner.cli.diagnose import prometheus_url
+
+    url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
         from tuner.lab import load_state
 
@@ -67,7 +69,9 @@ def _backfill(data: ReportInput, url: str) -> None:
     from tuner.runner.run_series import save_series
     from tuner.store.run_series import load_run_series
 
-    prom = Prometheus(url, timeout_s=30)
+    prom = Prometheus(url, timeout_s=30, deadline_s=600)
+    if any(entry.series is None for entry in data.runs):
+        prom.instant("vector(1)")  # a dead or wrong URL is one line and a non-zero exit, not a note
     for i, entry in enumerate(data.runs):
         if entry.series is not None:
             continue

@@ -10,13 +10,25 @@ Prometheus API response or reports a query error.
 
 from __future__ import annotations
 
+import json
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 
-from tuner.core.errors import KbtError, Unreachable
+from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.inputs import parse_json
+from tuner.core.net import (
+    MAX_BODY_BYTES,
+    BodyTooLarge,
+    DeadlineExceeded,
+    get_bounded,
+    join_url,
+    without_secrets,
+)
+from tuner.core.text import cut
 
 
 class PrometheusError(KbtError):
@@ -36,39 +48,72 @@ class RangeSeries:
 
 
 def _float(raw: Any, where: str) -> float:
+    if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+        raise PrometheusError(f"Prometheus {where}: value of type {type(raw).__name__} is not a number")
     try:
-        return float(raw)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
+        value = float(raw)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
     except (TypeError, ValueError):
-        raise PrometheusError(f"Prometheus {where}: value {raw!r} is not a number") from None
+        raise PrometheusError(f"Prometheus {where}: value {cut(repr(raw), 60)} is not a number") from None
+    # No figure kbt derives can use an infinite sample (histogram_quantile past the last bucket):
+    # it counts as no value, like NaN, which every consumer already skips.
+    return value if math.isfinite(value) else math.nan
+
+
+def _labels(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise TypeError("metric is not an object")
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
 
 
 class Prometheus:
-    def __init__(self, url: str, timeout_s: float = 10.0, session: requests.Session | None = None) -> None:
-        self.url = url.rstrip("/")
+    def __init__(
+        self,
+        url: str,
+        timeout_s: float = 10.0,
+        session: requests.Session | None = None,
+        deadline_s: float | None = None,
+    ) -> None:
+        self.url = url.rstrip("/") if "?" not in url else url
+        self.shown = without_secrets(self.url)  # never a password or a token in a message
         self.timeout_s = timeout_s
         self.session = session or requests.Session()
+        # One deadline for every call this client makes (diagnose: the whole run), besides each
+        # call's own timeout_s from its first byte to its last.
+        self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
 
     def _get(self, path: str, params: dict[str, str]) -> Any:
-        where = f"{self.url}{path}"
+        where = f"{self.shown}{path}"
+        budget = self.timeout_s
+        if self.deadline is not None:
+            budget = min(budget, self.deadline - time.monotonic())
         try:
-            resp = self.session.get(where, params=params, timeout=self.timeout_s)
-        except requests.RequestException as exc:
-            raise Unreachable(f"Prometheus at {self.url} is unreachable ({type(exc).__name__})") from None
+            if budget <= 0:
+                raise DeadlineExceeded
+            status, raw, _ = get_bounded(self.session, join_url(self.url, path, params), budget)
+        except DeadlineExceeded:
+            raise Unreachable(
+                f"Prometheus at {self.shown} did not answer within {self.timeout_s:g} s"
+            ) from None
+        except BodyTooLarge:
+            raise PrometheusError(f"{where} answered more than {MAX_BODY_BYTES >> 20} MiB") from None
+        except (requests.RequestException, OSError) as exc:
+            raise Unreachable(f"Prometheus at {self.shown} is unreachable ({type(exc).__name__})") from None
         try:
-            body = resp.json()
-        except ValueError:
-            snippet = resp.text[:80].replace("\n", " ")
+            body = parse_json(raw, where)
+        except BadInput:
+            snippet = raw[:80].decode("utf-8", errors="replace")
             raise PrometheusError(
-                f"{where} did not answer with Prometheus JSON (HTTP {resp.status_code}: {snippet!r})"
+                f"{where} did not answer with Prometheus JSON (HTTP {status}: {snippet!r})"
             ) from None
         if not isinstance(body, dict) or "status" not in body:
             raise PrometheusError(f"{where} answered JSON that is not a Prometheus API response")
         if body["status"] != "success":
             raise PrometheusError(
-                f"Prometheus rejected the query ({body.get('errorType', 'error')}: {body.get('error', '?')})"
+                f"Prometheus rejected the query ({cut(str(body.get('errorType', 'error')), 60)}:"
+                f" {cut(str(body.get('error', '?')), 200)})"
             )
         data = body.get("data")
-        if not isinstance(data, dict) or "result" not in data:
+        if not isinstance(data, dict) or not isinstance(data.get("result"), list | str | int | float):
             raise PrometheusError(f"{where} answered without data.result")
         return data
 
@@ -81,7 +126,7 @@ class Prometheus:
         kind, result = data.get("resultType"), data["result"]
         try:
             if kind == "vector":
-                return [Sample(dict(r["metric"]), _float(r["value"][1], "query")) for r in result]
+                return [Sample(_labels(r["metric"]), _float(r["value"][1], "query")) for r in result]
             if kind == "scalar":
                 return [Sample({}, _float(result[1], "query"))]
         except (KeyError, IndexError, TypeError):
@@ -98,7 +143,9 @@ class Prometheus:
             raise PrometheusError(f"Prometheus range query answered a {data.get('resultType')!r}")
         try:
             return [
-                RangeSeries(dict(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]])
+                RangeSeries(
+                    _labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
@@ -113,7 +160,7 @@ class Prometheus:
             raise PrometheusError(f"Prometheus answered a {data.get('resultType')!r} to a range selector")
         try:
             return [
-                RangeSeries(dict(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]])
+                RangeSeries(_labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]])
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
