@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tuner.core.errors import ExitStatus, KbtError
 from tuner.core.redact import scrub
 from tuner.core.writes import atomic_write
 
@@ -59,6 +60,10 @@ def report(
         for name, png in built.pngs.items():
             atomic_write(png_dir / name, png, "plot")
     typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
+    left_out = [p for p in data.problems if p.startswith("left out ")]
+    if left_out:  # the report says so too; a skipped record is never silent
+        more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""
+        raise KbtError(f"the report {left_out[0]}{more}", ExitStatus.FAILURE)
 
 
 def _backfill(data: ReportInput, url: str) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput, EnvironmentProblem
-from tuner.core.inputs import read_json
+from tuner.core.inputs import read_json, shown_path, type_name
 from tuner.core.writes import atomic_write_json
 from tuner.store.record import SCHEMA_VERSION, RunRecord
 
@@ -68,7 +68,11 @@ class ResultsStore:
 
     def load(self, path: Path) -> RunRecord:
         data = read_json(path, "run record")
-        version = data.get("schema_version") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise BadInput(
+                f"{shown_path(path)}: not a run record: expected a JSON object, found {type_name(data)}"
+            )
+        version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             raise BadInput(f"{path}: run record schema_version {version!r}, this kbt reads {SCHEMA_VERSION}")
         try:
