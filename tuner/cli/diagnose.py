@@ -49,7 +49,15 @@ def prometheus_url(value: str) -> str:
         parts = urlsplit(value)
         port = parts.port
     except ValueError as exc:  # a port that is not a number or out of range, a broken [IPv6] host
-        raise BadInput(f"{hint} ({exc})") from None
+        # Never urllib's own words: they quote the part it choked on, which may be a password
+        # (in http://user:pa/ss@host the "port" is the password).
+        text = str(exc)
+        why = (
+            "the port is not a number" if "cast to integer" in text
+            else "the port is out of range 0-65535" if "out of range" in text
+            else "not a URL"
+        )  # fmt: skip
+        raise BadInput(f"{hint} ({why})") from None
     if not parts.hostname:
         raise BadInput(f"{hint} (no host)")
     if port == 0:
@@ -63,8 +71,11 @@ def end_time(value: str) -> float:
 
     try:
         when_s = parse_number(value, "--end")
-    except ValueError:
-        pass
+    except ValueError as exc:
+        if "finite" in str(exc) or "too large" in str(exc):
+            raise BadInput(
+                f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000"
+            ) from None
     else:
         if not 0 <= when_s <= 32503680000:  # the year 3000
             raise BadInput(f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000")

@@ -46,7 +46,7 @@ def compression(
     client can send (Filebeat: gzip, lz4, snappy; librdkafka/Java: all four)."""
     from tuner.measure.compression import point_count
     from tuner.model.probe_run import load_samples, probe_samples
-    from tuner.render.probe_plot import plot_probe
+    from tuner.render.probe_plot import plot_probe, plot_target
     from tuner.render.probe_table import probe_markdown, probe_table
     from tuner.spec.probe import build_options
     from tuner.store.probe_record import write_probe_record
@@ -55,6 +55,8 @@ def compression(
     for out, what in ((json_path, "probe record"), (plot_path, "plot"), (markdown_path, "markdown table")):
         if out is not None:  # before the work: a device or a file-as-directory fails at once
             check_target(out, what)
+    if plot_path is not None:
+        plot_target(plot_path)
     console = Console()
     if not console.is_terminal:  # logs and pipes: keep each table row on one line
         console.width = max(console.width, 200)

@@ -41,12 +41,12 @@ def report(
     sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
     per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
     before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
+    from tuner.cli.diagnose import prometheus_url
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
+    prometheus_url(prometheus) if prometheus is not None else None  # a bad URL before any work
     data = load_report_input(results, recommendation)
-    from tuner.cli.diagnose import prometheus_url
-
     url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
         from tuner.lab import load_state

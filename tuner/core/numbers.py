@@ -18,10 +18,11 @@ _NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$", re.
 
 def check_finite(value: float, what: str) -> float:
     """`value` if finite and within MAX_MAGNITUDE; ValueError in the user's words otherwise."""
+    where = f"{what}: " if what else ""
     if not math.isfinite(value):
-        raise ValueError(f"{what}: must be a finite number (got {value})")
+        raise ValueError(f"{where}must be a finite number (got {value})")
     if abs(value) > MAX_MAGNITUDE:
-        raise ValueError(f"{what}: {value:g} is too large")
+        raise ValueError(f"{where}{value:g} is too large")
     return value
 
 
@@ -43,7 +44,7 @@ def parse_int(text: str, what: str) -> int:
 def check_duration(seconds: float, what: str) -> float:
     check_finite(seconds, what)
     if abs(seconds) > MAX_DURATION_S:
-        raise ValueError(f"{what}: {seconds:g} s is longer than a year")
+        raise ValueError(f"{what + ': ' if what else ''}{seconds:g} s is longer than a year")
     return seconds
 
 

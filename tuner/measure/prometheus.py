@@ -74,7 +74,7 @@ class Prometheus:
         deadline_s: float | None = None,
     ) -> None:
         self.url = url.rstrip("/") if "?" not in url else url
-        self.shown = without_secrets(self.url)  # never a password or a token in a message
+        self.shown = without_secrets(self.url).rstrip("/")  # never a password or a token in a message
         self.timeout_s = timeout_s
         self.session = session or requests.Session()
         # One deadline for every call this client makes (diagnose: the whole run), besides each

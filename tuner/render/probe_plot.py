@@ -14,6 +14,21 @@ from tuner.store.probe_record import ProbeRecord
 MAX_COLUMNS = 4
 
 
+def plot_target(path: Path) -> Path:
+    """The path a plot is written to (NAME.png when the name has no extension); BadInput for a
+    format matplotlib cannot write or a place kbt does not write to."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    supported = FigureCanvasBase.get_supported_filetypes()
+    fmt = path.suffix[1:].lower()
+    if fmt not in supported:
+        raise BadInput(f"{path}: unknown plot format {fmt!r} (use one of {', '.join(sorted(supported))})")
+    check_target(path, "plot")
+    return path
+
+
 def plot_probe(record: ProbeRecord, path: Path) -> Path:
     import matplotlib
 
@@ -56,14 +71,9 @@ def plot_probe(record: ProbeRecord, path: Path) -> Path:
     fig.suptitle("Kafka v2 batch compression ratio (median, p10-p90 band, o = knee at 90% of plateau)")
     # The format comes from the extension; none means PNG, and the path printed is the one written
     # (matplotlib would append ".png" to a path without one behind the caller's back).
-    if not path.suffix:
-        path = path.with_name(path.name + ".png")
-    fmt = path.suffix[1:].lower()
     try:
-        supported = fig.canvas.get_supported_filetypes()
-        if fmt not in supported:
-            raise BadInput(f"{path}: unknown plot format {fmt!r} (use one of {', '.join(sorted(supported))})")
-        check_target(path, "plot")
+        path = plot_target(path)
+        fmt = path.suffix[1:].lower()
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=110)
     finally:

@@ -30,7 +30,7 @@ def parse_duration(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value})")
     if isinstance(value, int | float):
-        return check_duration(float(value), "duration")
+        return check_duration(float(value), "")
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
     text = value.strip()
@@ -45,7 +45,7 @@ def parse_duration(value: Any) -> float:
             raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
         total += float(match.group(1)) * _UNIT_S[match.group(2)]
         rest = rest[match.end() :]
-    return check_duration(sign * total, "duration")
+    return check_duration(sign * total, "")
 
 
 def format_duration(seconds: float) -> str:
