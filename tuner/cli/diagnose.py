@@ -179,11 +179,12 @@ def load_cost_model(path: Path) -> BrokerCostModel:
 
     if path.is_dir():
         return fit_cost_model(load_records(path))
+    from tuner.core.inputs import read_json
+
+    data = read_json(path, "cost model")  # a regular file within the cap, finite numbers
     try:
-        return BrokerCostModel.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BadInput(f"--cost-model {path}: {exc.strerror}") from None
+        return BrokerCostModel.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(top)"
-        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {err['msg']}") from None
+        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {str(err['msg'])[:200]}") from None

@@ -56,9 +56,10 @@ def install() -> None:
 
         try:
             result = original(self, value, param, ctx)
-        except BadParameter:
+        except BadParameter as exc:
             annotation = getattr(self, "annotation", None)
-            if annotation is not None and _is_number(annotation, is_number_type):
+            unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
+            if unparsed and annotation is not None and _is_number(annotation, is_number_type):
                 raise BadParameter(f"{_shown(value)} is not a number", ctx=ctx, param=param) from None
             raise
         problem = _bad(value, result)

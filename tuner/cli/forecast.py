@@ -86,10 +86,11 @@ def forecast(
     if save_model is not None:
         _write(save_model, json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
     if diagnosis is not None:
+        from tuner.core.inputs import read_json
+
+        raw = read_json(diagnosis, "diagnosis")
         try:
-            diag = Diagnosis.model_validate_json(diagnosis.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise BadInput(f"--diagnosis {diagnosis}: {exc.strerror}") from None
+            diag = Diagnosis.model_validate(raw)
         except ValidationError:
             raise BadInput(f"--diagnosis {diagnosis}: not a `kbt diagnose --json` file") from None
         baselines = diagnosis_baselines(diag)
