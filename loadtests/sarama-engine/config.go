@@ -1,7 +1,7 @@
 package main
 
 // Filebeat output.kafka -> Sarama configuration, option by option as libbeat does it
-// (libbeat/outputs/kafka/config.go, newSaramaConfig; design.md section 4).
+// (libbeat/outputs/kafka/config.go, newSaramaConfig; docs/architecture.md).
 
 import (
 	"fmt"

@@ -48,9 +48,9 @@ def _runs(tmp_path: Path, workload: str, profiles: str) -> list[RunPlan]:
     return load_sweep(spec).runs
 
 
-def _profile(name: str, overrides: dict[str, Any]) -> str:
-    pairs = ", ".join(f"{k}: {v}" for k, v in overrides.items())
-    return f"  - {{name: {name}, client: filebeat, overrides: {{{pairs}}}}}\n"
+def _profile(name: str, settings: dict[str, Any]) -> str:
+    pairs = ", ".join(f"{k}: {v}" for k, v in settings.items())
+    return f"  - {{name: {name}, client: filebeat, filebeat: {{{pairs}}}}}\n"
 
 
 Counters = dict[tuple[tuple[str, str], ...], float]
@@ -129,7 +129,7 @@ def test_queue_caps_the_request_size(
     lab: LabState, prometheus: Prometheus, make_topic: Any, tmp_path: Path
 ) -> None:
     """With flush.min_events 1600 (the default), bulk_max_size 2048 -> 8192 leaves requests as they
-    were; raising the queue with it makes them larger (design.md section 4). Request size is measured
+    were; raising the queue with it makes them larger (docs/architecture.md). Request size is measured
     on both sides: Sarama's records per request, and acked events over the brokers' request count."""
     common = {
         "output.kafka.compression": "none",

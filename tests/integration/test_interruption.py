@@ -55,7 +55,7 @@ workload:
   warmup_s: 2
 profiles:
   - {{name: first, client: filebeat}}
-  - {{name: second, client: filebeat, overrides: {{queue.mem.flush.timeout: "1s"}}}}
+  - {{name: second, client: filebeat, filebeat: {{queue.mem.flush.timeout: "1s"}}}}
 name_format: "{{profile}}"
 """
 

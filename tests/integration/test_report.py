@@ -119,7 +119,7 @@ def _recommendation(results: Path) -> Path:
         clients=[
             ClientRecommendation(
                 client="librdkafka", status="confirmed", profile=after.plan.profile,
-                properties=after.plan.profile.librdkafka_config(), predicted=prediction,
+                properties=after.plan.profile.client_settings(), predicted=prediction,
                 measured=measured(after), baseline_measured=measured(before),
                 reduction_measured=before.client.requests_per_s / max(after.client.requests_per_s, 1e-9),
                 evidence=[after.run_id, before.run_id],

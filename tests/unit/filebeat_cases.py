@@ -126,7 +126,7 @@ MALFORMED = [
     (
         "zero timeout",
         ("topic: logs", "topic: logs\n  timeout: 0s"),
-        ":5: output.kafka.timeout: must be greater than 0 (got 0.0)",
+        ":5: output.kafka.timeout: must be greater than 0 (got 0s)",
     ),
     (
         "group_events 0",

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from tuner.core.paths import repo_root
-from tuner.driver.result import ClientResult, DeliveryResult, LatencyMs
-from tuner.measure.broker_window import BrokerStats, BrokerWindow
 from tuner.spec import RunPlan, load_sweep
 from tuner.store import RunRecord, capture_environment, make_run_id
+from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 
 
 def qunar_plans() -> list[RunPlan]:

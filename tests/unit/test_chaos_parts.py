@@ -11,7 +11,6 @@ import pytest
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
 from tuner.driver.order_check import PartitionOrder, librdkafka_order
-from tuner.driver.result import ClientResult, DeliveryResult
 from tuner.render.chaos_table import chaos_markdown
 from tuner.runner.chaos import chaos_plans, degraded_reasons, expectation_verdict, missing_requirement
 from tuner.runner.chaos_netem import UNKNOWN_QDISC, netem_commands, netem_status
@@ -19,6 +18,7 @@ from tuner.runner.chaos_scenarios import BY_NAME, MATRIX
 from tuner.spec import load_sweep
 from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
 from tuner.store.fault import FaultRun
+from tuner.store.figures import ClientResult, DeliveryResult
 
 CHAOS_SPEC = repo_root() / "loadtests" / "chaos.yaml"
 
@@ -45,12 +45,12 @@ def test_plans_force_the_no_loss_settings(tmp_path: Path) -> None:
     assert positive.sweep == "chaos-chaos"
     [topic] = positive.workload.topics
     assert topic.replication_factor == 3 and topic.configs["min.insync.replicas"] == "2"
-    conf = positive.profile.librdkafka_config()
+    conf = positive.profile.client_settings()
     assert conf["acks"] == "-1" and conf["enable.idempotence"] == "true"
     assert conf["linger.ms"] == "20"  # the profile's own batching knobs stay
     assert positive.workload.duration_s == BY_NAME["leader-kill"].duration_s
-    assert control.profile.librdkafka_config()["acks"] == "1"
-    assert control.profile.librdkafka_config()["enable.idempotence"] == "false"
+    assert control.profile.client_settings()["acks"] == "1"
+    assert control.profile.client_settings()["enable.idempotence"] == "false"
     assert positive.spec_hash != control.spec_hash
 
     # A profile the spec asks for with acks 1 and idempotence off still runs no-loss in positive cases.
@@ -58,7 +58,7 @@ def test_plans_force_the_no_loss_settings(tmp_path: Path) -> None:
     weak.write_text(CHAOS_SPEC.read_text().replace("acks: all", 'acks: "1"').replace(
         "idempotence: true", "idempotence: false"))  # fmt: skip
     [run] = chaos_plans(load_sweep(weak), [BY_NAME["hard-bounce"]])
-    assert run.plan.profile.librdkafka_config()["enable.idempotence"] == "true"
+    assert run.plan.profile.client_settings()["enable.idempotence"] == "true"
 
     with pytest.raises(BadInput, match=r'no profile named "batched-lz5".*did you mean "batched-lz4"'):
         chaos_plans(loaded, [BY_NAME["leader-kill"]], ["batched-lz5"])

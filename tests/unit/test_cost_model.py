@@ -10,9 +10,9 @@ import pytest
 
 from tests.unit.synthetic_records import record_with_brokers
 from tuner.core.errors import BadInput
-from tuner.measure.broker_window import BrokerStats
 from tuner.model.cost import BrokerCostModel, fit_cost_model, fit_linear, nnls
 from tuner.store import RunRecord
+from tuner.store.figures import BrokerStats
 
 NET_A, NET_B, NET_C = 8e-5, 4e-8, 0.01  # busy per request/s, per byte/s, idle cluster's own work
 HND_A, HND_B = 2e-4, 1e-8

@@ -19,7 +19,7 @@ from ruamel.yaml import YAML
 
 from tuner.core.paths import repo_root
 from tuner.measure.promql import ALL_QUERIES
-from tuner.render.dashboards import BOARDS, limits, render_all
+from tuner.render.dashboards import BOARDS, render_all
 from tuner.render.dashboards.common import DATASOURCE_UID, GENERATED_KEY
 from tuner.render.dashboards.provisioning import DATASOURCE_PATH, PROVIDER_PATH
 from tuner.render.dashboards.targets import (
@@ -30,6 +30,7 @@ from tuner.render.dashboards.targets import (
     used_variables,
     without_marker,
 )
+from tuner.spec.thresholds import THRESHOLDS as limits
 
 ROOT = repo_root()
 RENDERED = render_all()
@@ -148,13 +149,13 @@ def _thresholds(uid: str, title: str) -> list[tuple[float, str]]:
 
 def test_thresholds_follow_the_limits() -> None:
     net = _thresholds("kbt-broker-pressure", "Network thread idle (NetworkProcessorAvgIdlePercent)")
-    assert net == [(limits.NETWORK_IDLE_CRITICAL, "orange"), (limits.NETWORK_IDLE_WARNING, "green")]
+    assert net == [(limits.network_idle_critical, "orange"), (limits.network_idle_warning, "green")]
     queue = _thresholds("kbt-broker-pressure", "Request and response queues")
-    assert queue[-1] == (limits.QUEUED_MAX_REQUESTS, "red")
+    assert queue[-1] == (limits.queued_max_requests, "red")
     slo = _thresholds("kbt-broker-pressure", "Produce total time p99.9")
-    assert slo[-1] == (limits.PRODUCE_P999_SLO_MS, "red")
+    assert slo[-1] == (limits.produce_p999_slo_ms, "red")
     assert _thresholds("kbt-stress-test", "Delivery p99 (slowest producer)")[-1] == (
-        limits.DELIVERY_P99_SLO_MS,
+        limits.delivery_p99_slo_ms,
         "red",
     )
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from tuner.core.errors import BadInput, ExitStatus
-from tuner.measure.cluster_snapshot import BrokerSnapshot, ClusterSnapshot, TopicSnapshot, snapshot_queries
+from tuner.measure.cluster_snapshot import snapshot_queries
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import diagnose, small_request_limit
 from tuner.model.diagnosis_config import DiagnoseThresholds, load_thresholds
+from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot, TopicSnapshot
 
 T = DiagnoseThresholds()
 

@@ -15,10 +15,13 @@ from tuner.driver.acked_verify import filebeat_event_id, read_acked
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_engine import aggregate
 from tuner.driver.filebeat_plan import check_emulated, drain_s, output_section, process_plans, queue_section
+from tuner.spec.clients.filebeat import KIND as FILEBEAT
+from tuner.spec.clients.filebeat import config_of
+from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.filebeat_profile import filebeat_config, filebeat_overrides
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.record_upgrade import upgrade_profiles
 
 
 def _profile(**kw: Any) -> ClientProfile:
@@ -40,76 +43,95 @@ def _workload(**kw: Any) -> WorkloadSpec:
     return WorkloadSpec.model_validate(data)
 
 
-def test_profile_without_knobs_is_filebeats_defaults() -> None:
-    cfg = filebeat_config(_profile())
+def _config(**fragment: Any) -> FilebeatConfig:
+    return config_of(_profile(filebeat=fragment) if fragment else _profile())
+
+
+def test_profile_without_settings_is_filebeats_defaults() -> None:
+    cfg = _config()
     assert cfg.kafka.bulk_max_size == 2048 and cfg.kafka.compression == "gzip"
     assert cfg.kafka.partition.strategy == "hash"
-    assert (cfg.mem.events, cfg.mem.flush.min_events, cfg.mem.flush.timeout) == (3200, 1600, 10.0)
-    assert filebeat_overrides(cfg) == {}
-
-
-def test_knobs_map_to_filebeat_options() -> None:
-    cfg = filebeat_config(
-        _profile(
-            linger_ms=250,
-            batch_messages=4096,
-            compression="lz4",
-            acks="all",
-            partitioner="sticky",
-            overrides={"queue.mem.events": "8192", "queue.mem.flush.min_events": "4096"},
-        )
+    assert (cfg.mem.events, cfg.mem.flush.min_events, cfg.mem.flush.timeout) == (
+        3200,
+        1600,
+        Duration.parse("10s"),
     )
+    assert FILEBEAT.client_settings(_profile()) == {}
+
+
+def test_version_1_knobs_and_overrides_upgrade_to_the_typed_section() -> None:
+    old = {
+        "name": "p",
+        "client": "filebeat",
+        "linger_ms": 250,
+        "batch_messages": 4096,
+        "compression": "lz4",
+        "acks": "all",
+        "partitioner": "sticky",
+        "overrides": {"queue.mem.events": "8192", "queue.mem.flush.min_events": "4096"},
+    }
+    cfg = config_of(ClientProfile.model_validate(upgrade_profiles(old)))
     k = cfg.kafka
     assert (k.bulk_flush_frequency, k.bulk_max_size, k.compression, k.required_acks) == (
-        0.25,
+        Duration.parse("250ms"),
         4096,
         "lz4",
         -1,
     )
+    assert cfg.mem.events == 8192
     # sticky: keyless events stay on one partition for a whole queue batch.
     assert k.partition.strategy == "random" and k.partition.group_events == 4096
-    assert filebeat_config(_profile(partitioner="random")).kafka.partition.group_events == 1
+    random = upgrade_profiles({"name": "p", "client": "filebeat", "partitioner": "random"})
+    assert config_of(ClientProfile.model_validate(random)).kafka.partition.group_events == 1
 
 
-def test_overrides_round_trip() -> None:
-    cfg = filebeat_config(
-        _profile(
-            overrides={
-                "output.kafka.bulk_flush_frequency": "500ms",
-                "output.kafka.partition.round_robin.group_events": "64",
-                "output.kafka.channel_buffer_size": "1024",
-                "queue.mem.flush.timeout": "1s",
-            }
-        )
+def test_settings_round_trip() -> None:
+    profile = _profile(
+        filebeat={
+            "output.kafka": {
+                "bulk_flush_frequency": "500ms",
+                "partition.round_robin.group_events": 64,
+                "channel_buffer_size": 1024,
+            },
+            "queue": {"mem": {"flush": {"timeout": "1s"}}},
+        }
     )
-    overrides = filebeat_overrides(cfg)
-    assert overrides["output.kafka.bulk_flush_frequency"] == "500ms"
-    assert overrides["output.kafka.partition.round_robin.group_events"] == "64"
-    assert filebeat_config(_profile(overrides=overrides)) == cfg
+    settings = FILEBEAT.client_settings(profile)
+    assert settings["output.kafka.bulk_flush_frequency"] == "500ms"
+    assert settings["output.kafka.partition.round_robin.group_events"] == "64"
+    assert settings["queue.mem.flush.timeout"] == "1s"
+    again = ClientProfile.model_validate(profile.model_dump(mode="json"))
+    assert again == profile
 
 
 @pytest.mark.parametrize(
     ("kw", "message"),
     [
-        ({"compression": "zstd"}, "not zstd"),
-        ({"batch_bytes": 1000}, "batch_bytes: not available with client filebeat"),
-        ({"max_in_flight": 1}, "max_in_flight: not available"),
-        ({"idempotence": True, "acks": "all"}, "no idempotent producer"),
-        ({"overrides": {"queue.mem.flush_timeout": "1s"}}, 'did you mean "queue.mem.flush.timeout"'),
-        ({"overrides": {"bulk_max_size": "10"}}, 'unknown Filebeat option "bulk_max_size"'),
-        ({"batch_messages": 10, "overrides": {"output.kafka.bulk_max_size": "5"}}, "set it in one place"),
-        ({"overrides": {"output.kafka.required_acks": "2"}}, "output.kafka.required_acks: unknown value"),
-        ({"overrides": {"queue.mem.flush.min_events": "9000"}}, "must not exceed events"),
+        ({"filebeat": {"output.kafka.compression": "zstd"}}, "compression"),
+        ({"batch_bytes": 1000}, "batch_bytes: not a filebeat setting (Filebeat does not expose"),
+        ({"max_in_flight": 1}, "max_in_flight: not a filebeat setting"),
+        ({"idempotence": True, "acks": "all"}, "acks: not a filebeat setting"),
+        ({"linger_ms": 850}, "set filebeat: output.kafka.bulk_flush_frequency"),
+        ({"overrides": {"output.kafka.bulk_max_size": "5"}}, "overrides: not a filebeat setting"),
+        (
+            {"filebeat": {"queue.mem.flush_timeout": "1s"}},
+            'queue.mem\n  Value error, unknown key "flush_timeout"',
+        ),
+        ({"filebeat": {"output.kafka.required_acks": 2}}, "required_acks"),
+        ({"filebeat": {"queue.mem": {"flush.min_events": 9000}}}, "must not exceed events"),
+        ({"filebeat": {"output.kafka.bulk_flush_frequency": "-1s"}}, "must not be negative"),
+        ({"filebeat": {"output.kafka.timeout": "0s"}}, "must be greater than 0 (got 0s)"),
+        ({"filebeat": {"output.kafka.bulk_max_size": 1, "output.kafka": {"bulk_max_size": 2}}}, "set twice"),
     ],
 )
-def test_profile_problems_name_the_knob(kw: dict[str, Any], message: str) -> None:
+def test_profile_problems_name_the_setting(kw: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError) as exc:
-        filebeat_config(_profile(**kw))
+        _profile(**kw)
     assert message in str(exc.value)
 
 
 def test_process_plans_split_pods_and_carry_every_option(tmp_path: Path) -> None:
-    cfg = filebeat_config(_profile(linger_ms=100, overrides={"queue.mem.flush.timeout": "250ms"}))
+    cfg = _config(**{"output.kafka.bulk_flush_frequency": "100ms", "queue.mem.flush.timeout": "250ms"})
     plans = process_plans(
         _workload(),
         cfg,

@@ -13,8 +13,9 @@ from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.paths import repo_root
 from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, from_recommendation
 from tuner.render.filebeat_profiles import render_all, render_filebeat_yaml
+from tuner.spec.clients.filebeat import config_of
+from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import load_filebeat
-from tuner.spec.filebeat_profile import filebeat_config
 from tuner.spec.loader import load_profile, load_sweep
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction
@@ -55,7 +56,7 @@ def test_profile_is_commented_and_has_no_literal_secrets(path: Path) -> None:
 @pytest.mark.parametrize("name", [p.name for p in PROFILES if p.published])
 def test_published_file_equals_its_sweep_twin(name: str) -> None:
     published = load_filebeat(ROOT / "filebeat-profiles" / f"{name}.yml").config
-    twin = filebeat_config(load_profile(ROOT / "loadtests" / "profiles" / f"filebeat-{name}.yaml"))
+    twin = config_of(load_profile(ROOT / "loadtests" / "profiles" / f"filebeat-{name}.yaml"))
     assert published == twin
 
 
@@ -64,8 +65,8 @@ def test_recommended_profiles_batch_more_than_the_default() -> None:
     for p in PROFILES:
         if p.published and p.name != "default":
             # Every recommendation flushes on a bounded clock instead of the queue's 10 s wait.
-            assert p.config.mem.effective_flush_timeout_s < default.mem.effective_flush_timeout_s
-            assert p.config.kafka.bulk_flush_frequency > 0
+            assert p.config.mem.effective_flush_timeout < default.mem.effective_flush_timeout
+            assert p.config.kafka.bulk_flush_frequency > Duration(0)
             assert p.effect is None or p.effect.command.startswith("kbt sweep loadtests/filebeat-")
 
 
@@ -82,7 +83,7 @@ def test_sweep_rejects_a_filebeat_profile_that_would_drop_events(tmp_path: Path)
         "workload: {name: w, topics: [{name: t, partitions: 1}], rate_per_producer: 1,"
         " message: {kind: generated, bytes: 2000}, duration_s: 5}\n"
         "profiles:\n"
-        "  - {name: p, client: filebeat, overrides: {output.kafka.max_message_bytes: 1500}}\n"
+        "  - {name: p, client: filebeat, filebeat: {output.kafka.max_message_bytes: 1500}}\n"
     )
     with pytest.raises(BadInput) as exc:
         load_sweep(spec)
@@ -92,7 +93,9 @@ def test_sweep_rejects_a_filebeat_profile_that_would_drop_events(tmp_path: Path)
         " events: Filebeat would drop them"
     )
     spec.write_text(spec.read_text().replace("max_message_bytes: 1500", "bulk_max_sze: 10"))
-    with pytest.raises(BadInput, match=r'did you mean "output\.kafka\.bulk_max_size"'):
+    with pytest.raises(
+        BadInput, match=r'profiles\[0\]\.filebeat: unknown key "bulk_max_sze" \(did you mean "bulk_max_size"'
+    ):
         load_sweep(spec)
 
 
@@ -127,7 +130,7 @@ def _measured(run_id: str, rps: float, p99: float) -> Measured:
 
 def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
     settings = {"output.kafka.bulk_flush_frequency": "400ms", "queue.mem.flush.timeout": "0s"}
-    profile = ClientProfile(name="rec", client="filebeat", overrides=settings)
+    profile = ClientProfile.model_validate({"name": "rec", "client": "filebeat", "filebeat": settings})
     prediction = Prediction(
         requests_per_s=50, busiest_broker_requests_per_s=20, records_per_request=19, p50_ms=200, p99_ms=420
     )
@@ -136,9 +139,16 @@ def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
         measured=_measured("r1", 48.0, 431.0), baseline_measured=_measured("r0", 960.0, 95.0),
     )  # fmt: skip
     p = from_recommendation("rec", ("Recommended.",), rec, "kbt sweep loadtests/x.yaml", "w")
-    assert p.settings == settings and p.config.kafka.bulk_flush_frequency == pytest.approx(0.4)
+    assert p.settings == {
+        "output": {"kafka": {"bulk_flush_frequency": Duration.parse("400ms")}},
+        "queue": {"mem": {"flush": {"timeout": Duration(0)}}},
+    }
+    assert p.config.kafka.bulk_flush_frequency.ms == 400
     text = render_filebeat_yaml(p)
     assert "#   this profile: 48.0 produce requests/s, p99 431 ms, 0 lost, network idle 0.980" in text
     assert "#   baseline: 960.0 produce requests/s, p99 95 ms, 0 lost, network idle 0.980 (20.0x the" in text
     with pytest.raises(ValueError, match="librdkafka recommendation"):
-        from_recommendation("x", ("x",), rec.model_copy(update={"client": "librdkafka"}), "c", "w")
+        other = ClientProfile(name="x", linger_ms=5)
+        from_recommendation(
+            "x", ("x",), rec.model_copy(update={"client": "librdkafka", "profile": other}), "c", "w"
+        )

@@ -10,7 +10,8 @@ import pytest
 from tests.unit.filebeat_cases import GOOD, MALFORMED
 from tuner.cli.app import main
 from tuner.core.errors import BadInput, ExitStatus
-from tuner.spec.filebeat import FilebeatConfig, format_duration, parse_duration
+from tuner.spec.duration import Duration
+from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
 
@@ -23,11 +24,11 @@ def _write(tmp_path: Path, text: str, name: str = "fb.yml") -> Path:
 def test_good_profile_loads_with_effective_values(tmp_path: Path) -> None:
     loaded = load_filebeat(_write(tmp_path, GOOD))
     cfg = loaded.config
-    assert cfg.kafka.bulk_flush_frequency == pytest.approx(0.5)
+    assert cfg.kafka.bulk_flush_frequency == Duration.parse("500ms")
     assert cfg.kafka.partition.strategy == "round_robin"
     assert cfg.kafka.partition.group_events == 256
     assert cfg.batch_events == 4096
-    assert cfg.mem.effective_flush_timeout_s == 1.0
+    assert cfg.mem.effective_flush_timeout.seconds == 1.0
     assert filebeat_warnings(loaded) == []
 
 
@@ -59,7 +60,7 @@ queue.mem.flush.timeout: 2s
     b = load_filebeat(_write(tmp_path, dotted, "b.yml")).config
     assert a == b
     assert a.kafka.partition.strategy == "random"
-    assert a.mem.flush.timeout == 2.0
+    assert a.mem.flush.timeout.seconds == 2.0
 
 
 def test_filebeat_defaults_match_design() -> None:
@@ -67,14 +68,19 @@ def test_filebeat_defaults_match_design() -> None:
     k, q = cfg.kafka, cfg.mem
     assert (k.bulk_max_size, k.bulk_flush_frequency, k.compression, k.compression_level) == (
         2048,
-        0,
+        Duration(0),
         "gzip",
         4,
     )
     assert (k.max_message_bytes, k.required_acks, k.channel_buffer_size) == (1_000_000, 1, 256)
-    assert (k.broker_timeout, k.timeout, k.keep_alive, k.client_id) == (10, 30, 0, "beats")
+    assert (k.broker_timeout.seconds, k.timeout.seconds, k.keep_alive.seconds, k.client_id) == (
+        10,
+        30,
+        0,
+        "beats",
+    )
     assert k.partition.strategy == "hash" and k.partition.hash is None
-    assert (q.events, q.flush.min_events, q.flush.timeout) == (3200, 1600, 10)
+    assert (q.events, q.flush.min_events, q.flush.timeout.seconds) == (3200, 1600, 10)
     # bulk_max_size 2048 is capped by the queue's flush.min_events 1600.
     assert cfg.batch_events == 1600
 
@@ -87,7 +93,7 @@ def test_min_events_zero_or_one_selects_synchronous_queue() -> None:
         }
     )
     assert cfg.mem.max_get_events == 1600  # (3200 + 1) // 2, memqueue broker.go
-    assert cfg.mem.effective_flush_timeout_s == 0
+    assert cfg.mem.effective_flush_timeout == Duration(0)
 
 
 @pytest.mark.parametrize(
@@ -95,12 +101,16 @@ def test_min_events_zero_or_one_selects_synchronous_queue() -> None:
     [("500ms", 0.5), ("1s", 1.0), ("1m30s", 90.0), ("2h", 7200.0), ("0", 0.0), (3, 3.0), ("1.5s", 1.5)],
 )
 def test_durations(text: object, seconds: float) -> None:
-    assert parse_duration(text) == pytest.approx(seconds)
+    assert Duration.parse(text).seconds == pytest.approx(seconds)
 
 
-def test_format_duration_round_trips() -> None:
-    for seconds in (0.0, 0.005, 0.25, 1.0, 10.0, 120.0):
-        assert parse_duration(format_duration(seconds)) == pytest.approx(seconds)
+def test_durations_render_as_filebeat_writes_them() -> None:
+    for seconds in (0.0, 0.005, 0.25, 1.0, 10.0, 120.0, 90.0, 0.0015):
+        d = Duration.parse(seconds)
+        assert Duration.parse(str(d)) == d
+    assert [str(Duration.parse(t)) for t in ("850ms", "1s", "1m30s", "0", "2m", "1500us")] == [
+        "850ms", "1s", "1m30s", "0s", "2m", "1500us",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "edit", "expected"), MALFORMED, ids=[m[0] for m in MALFORMED])

@@ -8,13 +8,13 @@ import pytest
 
 from tests.unit.synthetic_records import qunar_plans, record_with_brokers
 from tuner.core.errors import BadInput
-from tuner.measure.broker_window import BrokerStats
-from tuner.measure.cluster_snapshot import BrokerSnapshot, ClusterSnapshot
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.forecast import Baseline, brokers_needed, forecast
 from tuner.model.forecast_baseline import diagnosis_baselines, pick_runs, records_baselines
+from tuner.store.figures import BrokerStats
+from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
 
 def _model(a: float = 1e-3, b: float = 0.0, c: float = 0.0, ha: float = 1e-4) -> BrokerCostModel:

@@ -37,7 +37,7 @@ def test_unknown_run_and_missing_spec_are_bad_input() -> None:
 def test_a_workload_spec_runs_with_client_defaults() -> None:
     load = load_from_spec(str(WORKLOAD), bootstrap="x:1")
     assert load.plan.profile.name == "client-defaults"
-    assert load.plan.profile.librdkafka_config() == {}
+    assert load.plan.profile.client_settings() == {}
     assert len(load.topics) == len(load.plan.workload.topics)
 
 

@@ -4,10 +4,10 @@ batched setting will fare, so it calibrates only when no calm run of the client 
 from __future__ import annotations
 
 from tests.unit.synthetic_records import qunar_plans, record_with_brokers
-from tuner.measure.broker_window import BrokerStats
 from tuner.model.evidence import calibrate, saturated
 from tuner.model.predict import DEFAULT_SERVICE_P99_MS
 from tuner.store import RunRecord
+from tuner.store.figures import BrokerStats
 
 
 def _run(plan_index: int, handler_idle: float, p99_ms: float, created: float) -> RunRecord:

@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 from tuner.model.batchfill import floor_requests, mean_batch_size, random_partition_requests
-from tuner.model.batching import batch_cap, rules_for
 from tuner.model.predict import predict
-from tuner.model.simulate import queue_batches, simulate
+from tuner.model.simulate import batch_cap, queue_batches, simulate
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.clients import rules_of as rules_for
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 
 QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), brokers=3)
 
 
-def _fb(name: str, **overrides: str) -> ClientProfile:
-    return ClientProfile(name=name, client="filebeat", overrides=overrides)
+def _fb(name: str, **settings: object) -> ClientProfile:
+    return ClientProfile.model_validate({"name": name, "client": "filebeat", "filebeat": settings})
 
 
 def test_librdkafka_sticky_window_defaults_to_twice_linger_for_every_partitioner() -> None:

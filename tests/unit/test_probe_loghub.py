@@ -10,7 +10,7 @@ import statistics
 import pytest
 
 from tests.unit.loghub import loghub_samples
-from tuner.model.probe_run import load_samples, probe_samples
+from tuner.runner.probe import load_samples, probe_samples
 from tuner.spec.probe import build_options
 from tuner.store.probe_record import ProbeCurve, ProbeRecord
 

@@ -12,7 +12,6 @@ import statistics
 import pytest
 
 from tuner.core.paths import repo_root
-from tuner.driver.result import ClientResult, DeliveryResult, LatencyMs
 from tuner.model.confirm import Confirmation, fewest_requests
 from tuner.model.evidence import measured_of, model_truth
 from tuner.model.predict import predict
@@ -22,6 +21,7 @@ from tuner.spec import RunPlan, load_sweep
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import SweepSpec
 from tuner.store import RunRecord, capture_environment, make_run_id
+from tuner.store.figures import ClientResult, DeliveryResult, LatencyMs
 from tuner.store.recommendation import Measured, SLOBounds, Trial
 
 GRID = load_sweep(repo_root() / "loadtests" / "recommend-grid.yaml")
@@ -44,6 +44,7 @@ class StandInLab:
         self.service_p99_ms = service_p99_ms
         self.request_error = request_error
         self.runs: list[RunRecord] = []
+        self.engines = frozenset({"librdkafka", "sarama"})  # the Trials protocol: engines it runs
         self.clock = 1_800_000_000.0
 
     def record(self, plan: RunPlan) -> RunRecord:

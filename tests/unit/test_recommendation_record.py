@@ -44,7 +44,7 @@ def _record() -> Recommendation:
                 client="librdkafka",
                 status="predicted",
                 profile=profile,
-                properties=profile.librdkafka_config(),
+                properties=profile.client_settings(),
                 predicted=predicted,
             )
         ],

@@ -10,13 +10,13 @@ from tuner.driver.consumer_tally import GroupTally
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import StageTally
 from tuner.driver.stress_verify import StressDelivery
-from tuner.measure.broker_window import BrokerStats, BrokerWindow
 from tuner.render.report import build_report
 from tuner.render.report_data import comparisons, load_report_input, stress_summaries
 from tuner.runner.stress_records import RunContext, StageMeasure, stage_record
 from tuner.spec.stress_load import load_stress
 from tuner.store import ResultsStore
 from tuner.store.environment import capture_environment
+from tuner.store.figures import BrokerStats, BrokerWindow
 from tuner.store.stress import Verdict
 
 T0 = 1_800_000_000.0

@@ -87,7 +87,7 @@ def test_librdkafka_mapping() -> None:
         max_in_flight=5,
         overrides={"queue.buffering.max.kbytes": "65536", "linger.ms": "250"},
     )
-    assert profile.librdkafka_config() == {
+    assert profile.client_settings() == {
         "linger.ms": "250",  # overrides win
         "batch.num.messages": "5000",
         "batch.size": "500000",
@@ -100,7 +100,7 @@ def test_librdkafka_mapping() -> None:
         "max.in.flight.requests.per.connection": "5",
         "queue.buffering.max.kbytes": "65536",
     }
-    assert ClientProfile(name="d").librdkafka_config() == {}
+    assert ClientProfile(name="d").client_settings() == {}
 
 
 def test_acks_spellings() -> None:
@@ -126,7 +126,7 @@ def test_librdkafka_accepts_every_example_profile() -> None:
                 continue
             # Constructing a producer validates every property name and value. Without
             # bootstrap.servers it never opens a connection.
-            producer = confluent_kafka.Producer({"log_level": 0, **profile.librdkafka_config()})
+            producer = confluent_kafka.Producer({"log_level": 0, **profile.client_settings()})
             producer.flush(0)
 
 

@@ -11,7 +11,6 @@ from tuner.driver.consumer_tally import GroupTally
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import StageTally
 from tuner.driver.stress_verify import StressDelivery
-from tuner.measure.broker_window import BrokerStats, BrokerWindow
 from tuner.runner.stress_gates import describe, failed_gates
 from tuner.runner.stress_records import (
     ProfileOutcome,
@@ -22,6 +21,7 @@ from tuner.runner.stress_records import (
 )
 from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
+from tuner.store.figures import BrokerStats, BrokerWindow
 
 T0 = 1_800_000_000.0
 

@@ -171,7 +171,7 @@ def test_missing_diagnose_file(tmp_path: Path) -> None:
         ("rate_per_producer: 25", "rate_per_producer: max", 'not "max"'),
         (
             "{name: batched, linger_ms: 50",
-            "{name: batched, client: filebeat, linger_ms: 50",
+            "{name: batched, client: java, linger_ms: 50",
             "drives librdkafka",
         ),
         (

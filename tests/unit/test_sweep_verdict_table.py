@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pytest
 from rich.console import Console
 
 from tuner.core.paths import repo_root
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
-from tuner.measure.broker_window import BrokerStats, BrokerWindow
 from tuner.render.sweep_table import sweep_rows, sweep_table
 from tuner.runner.verdict import judge, request_count_mismatch
 from tuner.spec import RunPlan, load_sweep
+from tuner.spec.clients import kind_of
 from tuner.store import RunRecord, capture_environment, make_run_id
+from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 
 
 def _plans() -> list[RunPlan]:
     return load_sweep(repo_root() / "loadtests" / "qunar-logs.yaml").runs
+
+
+class DriverResult(NamedTuple):
+    """A run's figures as the runner holds them after copying the driver's into the record schema."""
+
+    client: ClientResult
+    delivery: DeliveryResult
 
 
 def _result(requests: int, lost: int = 0, p99: float = 10.0, sent: int = 48000) -> DriverResult:
@@ -56,25 +65,25 @@ def _broker(total: float) -> BrokerWindow:
 
 def test_clean_run_is_ok() -> None:
     result = _result(24000)
-    status, problems = judge(_plans()[0], result, _broker(result.client.produce_requests_total))
+    status, problems = judge(_plans()[0], *result, _broker(result.client.produce_requests_total))
     assert (status, problems) == ("ok", [])
 
 
 def test_lost_records_fail_the_run() -> None:
-    status, problems = judge(_plans()[0], _result(24000, lost=7), _broker(28800))
+    status, problems = judge(_plans()[0], *_result(24000, lost=7), _broker(28800))
     assert status == "failed"
     assert "7 acked records lost" in problems
 
 
 def test_unverified_delivery_fails() -> None:
     result = _result(24000)
-    unverified = result.model_copy(update={"delivery": DeliveryResult(acked=1, consumed=1)})
-    status, problems = judge(_plans()[0], unverified, _broker(28800))
+    unverified = result._replace(delivery=DeliveryResult(acked=1, consumed=1))
+    status, problems = judge(_plans()[0], *unverified, _broker(28800))
     assert status == "failed" and "delivery was not verified" in problems
 
 
 def test_notes_do_not_fail() -> None:
-    status, problems = judge(_plans()[0], _result(24000, p99=5000.0, sent=40000), _broker(20000))
+    status, problems = judge(_plans()[0], *_result(24000, p99=5000.0, sent=40000), _broker(20000))
     assert status == "ok"
     assert any("p99 5000 ms above the SLO 2000 ms" in p for p in problems)
     assert any("client saturated" in p for p in problems)
@@ -88,7 +97,7 @@ def test_request_count_mismatch() -> None:
 
 
 def _record(plan: RunPlan, result: DriverResult) -> RunRecord:
-    status, problems = judge(plan, result, _broker(result.client.produce_requests_total))
+    status, problems = judge(plan, *result, _broker(result.client.produce_requests_total))
     return RunRecord(
         run_id=make_run_id(plan.sweep, plan.name, 1.0),
         name=plan.name,
@@ -129,17 +138,20 @@ def test_multi_partition_requests_are_checked_against_the_per_request_counter() 
     """Sarama packs a broker's partitions into one request: TotalProduceRequestsPerSec{topic} counts
     each partition, so a Filebeat run is judged by RequestsPerSec{request=Produce} instead."""
     filebeat = load_sweep(repo_root() / "loadtests" / "filebeat-small-logs.yaml").runs[-1]
-    assert filebeat.profile.multi_partition_requests and not _plans()[0].profile.multi_partition_requests
+    assert (
+        kind_of(filebeat.profile).multi_partition_requests
+        and not kind_of(_plans()[0].profile).multi_partition_requests
+    )
     result = _result(2400)
     total = result.client.produce_requests_total
     # the topic counter saw every partition of every request: twice the requests
     per_request = {"produce_requests": 2400.0, "produce_requests_total": total}
     window = _broker(2.0 * total).model_copy(update=per_request)
-    assert judge(filebeat, result, window) == ("ok", [])
-    _, problems = judge(_plans()[0], result, window)
+    assert judge(filebeat, *result, window) == ("ok", [])
+    _, problems = judge(_plans()[0], *result, window)
     assert any("differ by 50.0%" in p for p in problems), problems
     assert window.run_produce_requests(True) == (2400.0, total)
     assert window.run_produce_requests(False) == (window.topic_produce_requests, 2.0 * total)
     # the per-request counter disagreeing is reported for the Filebeat run too
     off = window.model_copy(update={"produce_requests_total": 1.2 * total})
-    assert any("differ by" in p for p in judge(filebeat, result, off)[1])
+    assert any("differ by" in p for p in judge(filebeat, *result, off)[1])

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
-from types import FrameType
 
 import typer
 from rich.console import Console
 
+from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.core.writes import atomic_write
 from tuner.render.chaos_table import chaos_markdown, chaos_table
@@ -63,10 +62,6 @@ def pick_scenarios(faults: str) -> list[Scenario]:
     return picked
 
 
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def chaos(
     spec: Path | None = typer.Argument(
         None, help="Sweep spec whose workload and profiles run under each fault, e.g. loadtests/chaos.yaml."
@@ -103,6 +98,7 @@ def chaos(
     from tuner.runner.wiring import DriverEngine
     from tuner.spec.loader import load_sweep
     from tuner.store.results import ResultsStore
+    from tuner.target import resolve_target
 
     loaded = load_sweep(spec)
     runs = chaos_plans(loaded, pick_scenarios(faults), profile or None)
@@ -111,23 +107,19 @@ def chaos(
         console.width = max(console.width, 200)
     store = ResultsStore(results)
     observer = PrintObserver(console, len(runs))
-    runner = ChaosRunner(lab_dir or default_lab_dir(), DriverEngine(), store, observer)
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    runner = ChaosRunner(resolve_target(lab_dir or default_lab_dir()), DriverEngine(), store, observer)
     outcome: ChaosOutcome | None = None
-    try:
-        outcome = runner.run(runs, resume=resume)
-    except (KeyboardInterrupt, Interrupted):
-        sweep = runs[0].plan.sweep if runs else ""
-        planned = {r.plan.name for r in runs}
-        kept = sum(1 for name in store.latest(sweep) if name in planned) if sweep else 0
-        raise Interrupted(
-            f"interrupted: {kept} of {len(runs)} chaos runs recorded under {results};"
-            " rerun with --resume to finish"
-        ) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
+    with interruptible():
+        try:
+            outcome = runner.run(runs, resume=resume)
+        except (KeyboardInterrupt, Interrupted):
+            sweep = runs[0].plan.sweep if runs else ""
+            planned = {r.plan.name for r in runs}
+            kept = sum(1 for name in store.latest(sweep) if name in planned) if sweep else 0
+            raise Interrupted(
+                f"interrupted: {kept} of {len(runs)} chaos runs recorded under {results};"
+                " rerun with --resume to finish"
+            ) from None
     skipped = [(s.scenario.name, s.profile, "skipped", s.reason) for s in outcome.skipped]
     skipped += [(s.scenario.name, s.profile, "error", s.reason) for s in outcome.errors]
     console.print(chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))

@@ -25,11 +25,14 @@ WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
 
 def seconds(value: str, what: str) -> float:
     """A duration flag (5m, 300s, 1h30m or plain seconds) in seconds; BadInput if it is not one."""
-    from tuner.spec.filebeat import parse_duration
+    from tuner.spec.duration import Duration
 
     try:
         plain = value.strip().replace(".", "", 1)
-        result = parse_number(value, what) if plain.isascii() and plain.isdigit() else parse_duration(value)
+        if plain.isascii() and plain.isdigit():
+            result = parse_number(value, what)
+        else:
+            result = Duration.parse(value).seconds
         check_duration(result, what)
     except ValueError:
         raise BadInput(f"{what} {cut_value(value)}: must be a duration like 5m, 300s or 1h") from None
@@ -126,6 +129,7 @@ def diagnose(
     from tuner.model.diagnosis import diagnose as classify
     from tuner.model.diagnosis_config import load_thresholds
     from tuner.render.diagnosis import diagnosis_view
+    from tuner.store.snapshot import ClusterSnapshot
 
     prometheus_url(prometheus)
     window_s = seconds(window, "--window")
@@ -136,12 +140,14 @@ def diagnose(
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
     try:
-        snap = take_snapshot(
-            Prometheus(prometheus, deadline_s=DEADLINE_S),
-            window_s=window_s,
-            step_s=step_s,
-            end=end_s,
-            top_topics=top_topics,
+        snap = ClusterSnapshot.model_validate(
+            take_snapshot(
+                Prometheus(prometheus, deadline_s=DEADLINE_S),
+                window_s=window_s,
+                step_s=step_s,
+                end=end_s,
+                top_topics=top_topics,
+            )
         )
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None

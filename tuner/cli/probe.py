@@ -45,9 +45,9 @@ def compression(
     at 90% of the plateau ratio) and one sentence of advice per file, naming which codecs each
     client can send (Filebeat: gzip, lz4, snappy; librdkafka/Java: all four)."""
     from tuner.measure.compression import point_count
-    from tuner.model.probe_run import load_samples, probe_samples
     from tuner.render.probe_plot import plot_probe, plot_target
     from tuner.render.probe_table import probe_markdown, probe_table
+    from tuner.runner.probe import load_samples, probe_samples
     from tuner.spec.probe import build_options
     from tuner.store.probe_record import write_probe_record
 

@@ -12,13 +12,14 @@ from rich.console import Console
 
 from tuner.core.errors import BadInput, Interrupted
 from tuner.core.writes import atomic_write
+from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 
 if TYPE_CHECKING:
     from tuner.store.recommendation import Recommendation
 
 DEFAULT_OUT = Path("out") / "recommend"
-CLIENTS = ("librdkafka", "filebeat", "java")
+CLIENTS = tuple(KINDS)
 
 
 def _codecs(values: list[str]) -> dict[str, list[str]]:
@@ -71,9 +72,9 @@ def recommend(
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties; exits 3 when no
     setting meets the SLO."""
-    from tuner.model.inputs import gather
     from tuner.model.recommend import recommend as run_recommend
     from tuner.render.recommendation import recommendation_table, render_files, summary_lines
+    from tuner.runner.recommend_inputs import gather
     from tuner.store.recommendation import write_recommendation
 
     unknown = [c for c in client if c not in CLIENTS]
@@ -117,8 +118,8 @@ def _live(console: Console, options: dict[str, Any]) -> Recommendation:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from tuner.cli.sweep import ProgressObserver
-    from tuner.model.inputs import gather
     from tuner.model.recommend import recommend as run_recommend
+    from tuner.runner.recommend_inputs import gather
 
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console, transient=True

@@ -49,9 +49,9 @@ def report(
     data = load_report_input(results, recommendation)
     url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
-        from tuner.lab import load_state
+        from tuner.target import resolve_target
 
-        url = load_state(lab_dir).prometheus_url
+        url = resolve_target(lab_dir).prometheus_url
     if url is not None:
         _backfill(data, url)
     built = build_report(data, title=title)

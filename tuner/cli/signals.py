@@ -1,19 +1,21 @@
-"""SIGTERM means what Ctrl-C means, for every command: stop, keep what is complete, print one line,
-exit 130 (docs/errors.md). Without this a terminated kbt died silently with 143 unless the command
-had installed its own handler (sweep, stress and chaos do, and restore this one after)."""
+"""The CLI's one signal helper: SIGTERM and Ctrl-C stop a command the same way, with one line and
+exit 130 (docs/errors.md). `install` covers every command (without it a terminated kbt died
+silently with 143); `interruptible` covers long commands, also when started with SIGINT ignored."""
 
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
 
 
-def _sigterm(signum: int, frame: FrameType | None) -> None:
+def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
 def install() -> None:
-    signal.signal(signal.SIGTERM, _sigterm)
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
 
 
 def quiet() -> None:
@@ -21,3 +23,17 @@ def quiet() -> None:
     exits must not add a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """Within the block SIGTERM raises KeyboardInterrupt, and so does Ctrl-C even when the command
+    was started with SIGINT ignored (a background job): runners clean up on either and the CLI
+    reports what was kept. The previous handlers come back afterwards."""
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)

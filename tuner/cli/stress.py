@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
-from types import FrameType
 
 import typer
 from rich.console import Console
 
+from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -66,10 +65,6 @@ def _short(check: GateCheck) -> str:
         if check.gate == "network_idle"
         else f"{check.gate} {value:.0f}{unit}"
     )
-
-
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def stress(
@@ -131,9 +126,7 @@ def stress(
         return
     from tuner.runner.stress_wiring import stress_runner
 
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
+    with interruptible():
         runner = stress_runner(
             lab_dir=lab_dir,
             results=results,
@@ -151,9 +144,6 @@ def stress(
             _report(console, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
             kept = sum(len(p.records) for p in exc.outcome.profiles)
             raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
     lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)
     unverified = [p.label for p in outcome.profiles if p.delivery is not None and not p.delivery.verified]

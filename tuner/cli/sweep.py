@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 from pathlib import Path
-from types import FrameType
 
 import typer
 from rich.console import Console
@@ -19,6 +17,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
 from tuner.render.sweep_table import sweep_table
@@ -85,10 +84,6 @@ class ProgressObserver(Observer):
             self._ticker = None
 
 
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def sweep(
     spec: Path = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml."),
     results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
@@ -114,14 +109,12 @@ def sweep(
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
                 f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.librdkafka_config())}"
+                f" {redact(plan.profile.client_settings())}"
             )
         return
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
-    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     outcome: SweepOutcome | None = None
     progress = Progress(
         TextColumn("{task.description}"),
@@ -131,24 +124,20 @@ def sweep(
         console=console,
         transient=True,
     )
-    try:
-        with progress:
-            observer = ProgressObserver(progress, console)
-            runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
-            try:
-                outcome = runner.run(loaded, resume=resume)
-            except (KeyboardInterrupt, Interrupted):
-                observer._finish_ticker()
-                done = runner.store.latest(loaded.spec.name)
-                planned = {p.name for p in loaded.runs}
-                kept = sum(1 for n in done if n in planned)
-                raise Interrupted(
-                    f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
-                    f" rerun with --resume to finish"
-                ) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        signal.signal(signal.SIGINT, previous_int)
+    with interruptible(), progress:
+        observer = ProgressObserver(progress, console)
+        runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
+        try:
+            outcome = runner.run(loaded, resume=resume)
+        except (KeyboardInterrupt, Interrupted):
+            observer._finish_ticker()
+            done = runner.store.latest(loaded.spec.name)
+            planned = {p.name for p in loaded.runs}
+            kept = sum(1 for n in done if n in planned)
+            raise Interrupted(
+                f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
+                f" rerun with --resume to finish"
+            ) from None
     assert outcome is not None
     console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
     for problem in outcome.problems:

@@ -1,4 +1,4 @@
-"""Delivery verification from an engine's acked-records files (design.md section 6).
+"""Delivery verification from an engine's acked-records files (docs/architecture.md).
 
 Each line is `partition offset id`. The topic is read back up to the last acked offset of every
 partition; lost = acked ids never read, duplicates = ids read more than once, out of order = first

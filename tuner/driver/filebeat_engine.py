@@ -30,8 +30,8 @@ from tuner.driver.filebeat_plan import (
 )
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.filebeat_profile import filebeat_config
 from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: producer close (20 s in the engine) and start-up.
@@ -43,10 +43,7 @@ _VERIFY_ATTEMPTS = 3
 
 def profile_config(plan: RunPlan) -> FilebeatConfig:
     """The run's Filebeat configuration (BadInput naming the profile when it cannot be had)."""
-    try:
-        config = filebeat_config(plan.profile)
-    except ValueError as exc:
-        raise BadInput(f"profile {plan.profile.name}: {exc}") from None
+    config = config_of(plan.profile)
     check_emulated(config)
     return config
 

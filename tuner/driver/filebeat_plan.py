@@ -48,7 +48,8 @@ def drain_s(config: FilebeatConfig) -> float:
     Sarama's flush frequency and a broker round trip with retries."""
     kafka = config.kafka
     return min(
-        600.0, config.mem.effective_flush_timeout_s + kafka.bulk_flush_frequency + kafka.broker_timeout + 10
+        600.0,
+        (config.mem.effective_flush_timeout + kafka.bulk_flush_frequency + kafka.broker_timeout).seconds + 10,
     )
 
 
@@ -56,20 +57,20 @@ def output_section(config: FilebeatConfig) -> dict[str, Any]:
     k = config.kafka
     return {
         "bulk_max_size": k.bulk_max_size,
-        "bulk_flush_frequency_ms": k.bulk_flush_frequency * 1000,
+        "bulk_flush_frequency_ms": k.bulk_flush_frequency.ms,
         "compression": k.compression,
         "compression_level": k.compression_level,
         "required_acks": k.required_acks,
         "max_message_bytes": k.max_message_bytes,
         "channel_buffer_size": k.channel_buffer_size,
-        "broker_timeout_ms": k.broker_timeout * 1000,
-        "timeout_ms": k.timeout * 1000,
-        "keep_alive_ms": k.keep_alive * 1000,
+        "broker_timeout_ms": k.broker_timeout.ms,
+        "timeout_ms": k.timeout.ms,
+        "keep_alive_ms": k.keep_alive.ms,
         "client_id": k.client_id,
         "version": k.version,
         "max_retries": k.max_retries,
-        "backoff_init_ms": k.backoff.init * 1000,
-        "backoff_max_ms": k.backoff.max * 1000,
+        "backoff_init_ms": k.backoff.init.ms,
+        "backoff_max_ms": k.backoff.max.ms,
         "partition": {
             "strategy": k.partition.strategy,
             "group_events": k.partition.group_events,
@@ -77,8 +78,8 @@ def output_section(config: FilebeatConfig) -> dict[str, Any]:
         },
         "metadata": {
             "retry_max": k.metadata.retry.max,
-            "retry_backoff_ms": k.metadata.retry.backoff * 1000,
-            "refresh_frequency_ms": k.metadata.refresh_frequency * 1000,
+            "retry_backoff_ms": k.metadata.retry.backoff.ms,
+            "refresh_frequency_ms": k.metadata.refresh_frequency.ms,
             "full": k.metadata.full,
         },
     }
@@ -89,7 +90,7 @@ def queue_section(config: FilebeatConfig) -> dict[str, Any]:
     return {
         "events": mem.events,
         "flush_min_events": mem.flush.min_events,
-        "flush_timeout_ms": mem.flush.timeout * 1000,
+        "flush_timeout_ms": mem.flush.timeout.ms,
     }
 
 

@@ -12,12 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from tuner.core.errors import BadInput, Unreachable, did_you_mean
-from tuner.lab import load_state
+from tuner.core.frozen import Frozen
 from tuner.spec import ClientProfile, RunPlan, WorkloadSpec, load_sweep, load_workload
 from tuner.spec.loader import read_yaml
+from tuner.target import resolve_target
 
 ADMIN_TIMEOUT_S = 30.0
 TOTALS = (
@@ -25,9 +24,7 @@ TOTALS = (
 )  # fmt: skip
 
 
-class LocustLoad(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class LocustLoad(Frozen):
     run_id: str
     plan: RunPlan
     topics: list[str]  # real topic names, one per workload topic
@@ -75,7 +72,7 @@ def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str =
             index=0, name=workload.name, sweep=workload.name, workload=workload,
             profile=ClientProfile(name="client-defaults"),
         )  # fmt: skip
-    servers = bootstrap or load_state(Path(lab_dir) if lab_dir else None).bootstrap_servers
+    servers = bootstrap or resolve_target(Path(lab_dir) if lab_dir else None).bootstrap_servers
     run_id = f"{time.strftime('%Y%m%d%H%M%S')}{secrets.token_hex(2)}"
     message = plan.workload.message
     resolved = getattr(message, "resolved_path", None)

@@ -137,7 +137,7 @@ class KafkaProducerUser(User):
         conf: dict[str, Any] = {
             "bootstrap.servers": load.bootstrap_servers,
             "client.id": f"kbt-locust-{load.plan.profile.name}-{self.pid}",
-            **load.plan.profile.librdkafka_config(),
+            **load.plan.profile.client_settings(),
             "on_delivery": self._delivered,
         }
         self.producer = Producer(conf)

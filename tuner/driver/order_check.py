@@ -1,4 +1,4 @@
-"""Read-back limits and per-partition order for delivery verification (design.md section 6).
+"""Read-back limits and per-partition order for delivery verification (docs/architecture.md).
 
 Order: every producer's records must appear in each partition in the order it sent them. The record
 id says who sent it and when (librdkafka engine: producer << 40 | sequence); a first copy whose

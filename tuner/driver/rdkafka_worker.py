@@ -121,7 +121,7 @@ class Worker:
             "bootstrap.servers": task.bootstrap_servers,
             "client.id": f"kbt-{plan.name}-{task.index}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
-            **plan.profile.librdkafka_config(),
+            **plan.profile.client_settings(),
             **task.security,
         }
         total = self.workload.producers

@@ -1,20 +1,19 @@
 """What a driver run returns: client aggregates and the delivery verdict.
 
-The run record (tuner/store) embeds these models as they are, so every engine (librdkafka, Java
-ProducerPerformance, Sarama/Filebeat) reports the same shape. Counts marked "window" cover only the
-measured window [window_start, window_end] (warm-up trimmed); "_total" counts cover the whole run.
+Every engine (librdkafka, Java, Filebeat) reports this shape; the runner copies it into the run
+record's own schema (tuner.store.figures), so a change here never changes records silently.
+Counts marked "window" cover only the measured window [window_start, window_end] (warm-up
+trimmed); "_total" counts cover the whole run.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LatencyMs(_Frozen):
+class LatencyMs(Frozen):
     """A latency distribution in milliseconds (HdrHistogram percentiles)."""
 
     count: int = 0
@@ -26,8 +25,8 @@ class LatencyMs(_Frozen):
     max: float | None = None
 
 
-class DeliveryResult(_Frozen):
-    """Delivery verification (design.md section 6): lost = acked - consumed (by id)."""
+class DeliveryResult(Frozen):
+    """Delivery verification (as Kafka's system tests do it): lost = acked - consumed (by id)."""
 
     acked: int = 0
     consumed: int = 0
@@ -40,12 +39,8 @@ class DeliveryResult(_Frozen):
     indeterminate: int = 0  # timed out / unknown outcome: not counted as lost
     verified: bool = False  # False when verification did not run (then lost means nothing)
 
-    @property
-    def ok(self) -> bool:
-        return self.verified and self.lost == 0
 
-
-class ClientResult(_Frozen):
+class ClientResult(Frozen):
     """Client-side aggregates of one run, summed over every producer and process."""
 
     engine: str  # librdkafka | java | filebeat
@@ -79,24 +74,8 @@ class ClientResult(_Frozen):
     rtt_ms: LatencyMs | None = None
     max_producer_rss_mb: float | None = None  # largest resident memory of a driver process / its producers
 
-    @property
-    def window_s(self) -> float:
-        return max(self.window_end - self.window_start, 1e-9)
 
-    @property
-    def requests_per_s(self) -> float:
-        return self.produce_requests / self.window_s
-
-    @property
-    def records_per_s(self) -> float:
-        return self.records_acked / self.window_s
-
-    @property
-    def mb_per_s(self) -> float:
-        return self.bytes_acked / self.window_s / 1e6
-
-
-class DriverResult(_Frozen):
+class DriverResult(Frozen):
     """A driver's answer for one run."""
 
     client: ClientResult

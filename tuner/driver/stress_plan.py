@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from tuner.core.frozen import Frozen
+from tuner.core.writes import atomic_write
 from tuner.spec.profile import ClientProfile
 from tuner.spec.stress import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
@@ -22,9 +24,7 @@ SEQ_MASK = (1 << ID_SHIFT) - 1
 WORKER_SHIFT = 12
 
 
-class StressPlan(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class StressPlan(Frozen):
     run_id: str
     stress: str  # the spec's name
     profile_label: str  # e.g. current, recommended
@@ -74,10 +74,7 @@ class StressPlan(BaseModel):
         return cls.model_validate_json(text)
 
     def write(self, path: Path) -> Path:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return atomic_write(path, self.to_json(), "stress plan")
 
 
 def second_half(stage: Stage, t_in_stage: float) -> bool:

@@ -32,6 +32,7 @@ from locust import LoadTestShape, User, events, task
 from locust.env import Environment
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
+from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.payload import Payloads, build_pool, id_of
 from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK, WORKER_SHIFT, StressPlan
@@ -126,7 +127,7 @@ class StressProducer(User):
             "bootstrap.servers": plan.bootstrap_servers,
             "client.id": f"kbt-stress-{plan.profile_label}-{self.pid}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
-            **plan.profile.librdkafka_config(),
+            **plan.profile.client_settings(),
             "stats_cb": self._on_stats,
             "on_delivery": self._on_delivery,
         }
@@ -298,9 +299,7 @@ def _status(environment: Environment, done: bool) -> None:
         "tally": tally.to_wire(),
     }
     path = Path(plan.out_dir) / STATUS_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(status), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(status), "stress status")
 
 
 def _status_loop(environment: Environment) -> None:

@@ -21,9 +21,10 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
 from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.frozen import Frozen
 
 DEFAULT_BASE_PORT = 19090
 MAX_BROKERS = 5
@@ -51,10 +52,8 @@ def default_base_port() -> int:
         raise BadInput(f"KBT_LAB_BASE_PORT must be a port number, not {env!r}") from None
 
 
-class LabConfig(BaseModel):
+class LabConfig(Frozen):
     """Everything `kbt lab up` needs to start a cluster. Unknown keys are errors."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     brokers: int = Field(3, ge=1, le=MAX_BROKERS, description="broker nodes (plus one KRaft controller)")
     base_port: int = Field(default_factory=default_base_port, ge=1024, le=65535 - 200)

@@ -11,18 +11,15 @@ import math
 import re
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from tuner.measure.catalog import BROKER_JOB
+from tuner.core.frozen import Frozen
+from tuner.measure.catalog import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
 from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.measure.promql import promql
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BrokerStats(_Frozen):
+class BrokerStats(Frozen):
     """One broker over the window: rates are per second, ratios 0-1, averaged over the window."""
 
     broker: str
@@ -41,7 +38,7 @@ class BrokerStats(_Frozen):
     cpu_cores: float | None = None  # rate(process_cpu_seconds_total)
 
 
-class BrokerWindow(_Frozen):
+class BrokerWindow(Frozen):
     """All brokers over [start, end] plus cluster totals."""
 
     start: float
@@ -57,60 +54,6 @@ class BrokerWindow(_Frozen):
     produce_requests: float | None = None
     produce_requests_total: float | None = None
     queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
-
-    def run_produce_requests(self, multi_partition: bool) -> tuple[float | None, float | None]:
-        """The broker's count of the run's produce requests: (window start through the drain, whole
-        run). One-partition requests (librdkafka) are counted exactly on the run's own topics;
-        requests that carry several partitions (Sarama, the Java producer) only by the per-request
-        counter, which also sees any other produce traffic on the cluster (the lab has almost none)."""
-        if multi_partition:
-            return self.produce_requests, self.produce_requests_total
-        return self.topic_produce_requests, self.topic_produce_requests_total
-
-    def _sum(self, field: str) -> float | None:
-        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
-        return sum(values) if values else None
-
-    def _mean(self, field: str) -> float | None:
-        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
-        return sum(values) / len(values) if values else None
-
-    def _min(self, field: str) -> float | None:
-        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
-        return min(values) if values else None
-
-    @property
-    def produce_requests_per_s(self) -> float | None:
-        return self._sum("produce_requests_per_s")
-
-    @property
-    def topic_produce_requests_per_s(self) -> float | None:
-        return self._sum("topic_produce_requests_per_s")
-
-    def run_produce_requests_per_s(self, multi_partition: bool) -> float | None:
-        """The brokers' rate of the run's produce requests over [start, end] (see
-        run_produce_requests for which counter)."""
-        return self.produce_requests_per_s if multi_partition else self.topic_produce_requests_per_s
-
-    @property
-    def bytes_in_per_s(self) -> float | None:
-        return self._sum("bytes_in_per_s")
-
-    @property
-    def network_idle_ratio(self) -> float | None:
-        return self._mean("network_idle_ratio")
-
-    @property
-    def network_idle_ratio_min(self) -> float | None:
-        return self._min("network_idle_ratio_min")
-
-    @property
-    def request_handler_idle_ratio(self) -> float | None:
-        return self._mean("request_handler_idle_ratio")
-
-    @property
-    def cpu_cores(self) -> float | None:
-        return self._sum("cpu_cores")
 
 
 # ---- measuring ----------------------------------------------------------------------------------
@@ -146,9 +89,9 @@ WINDOW_FIELDS: dict[str, tuple[str, str]] = {
 # The run's own topics (fresh per run). TotalProduceRequestsPerSec{topic} is marked once per
 # partition batch a request carries: for librdkafka (one partition per request) that is exactly
 # the client's request count.
-TOPIC_SERIES = "kafka_server_produce_requests_total"
+TOPIC_SERIES = TOPIC_PRODUCE_REQUESTS_SERIES
 # Every produce request once, whatever it carries (Sarama and Java put a broker's partitions in one).
-REQUEST_SERIES = "kafka_network_requests_total"
+REQUEST_SERIES = REQUESTS_SERIES
 
 
 def topic_regex(topics: list[str]) -> str:

@@ -11,7 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-BROKER_JOB = "kafka-broker"
+from tuner.measure.series_names import (
+    BROKER_JOB,
+    NETWORK_IDLE_SERIES,
+    NETWORK_THREAD_IDLE_SERIES,
+    REQUESTS_SERIES,
+    TOPIC_PRODUCE_REQUESTS_SERIES,
+)
+
+__all__ = [
+    "BROKER_JOB",
+    "NETWORK_IDLE_SERIES",
+    "NETWORK_THREAD_IDLE_SERIES",
+    "REQUESTS_SERIES",
+    "TOPIC_PRODUCE_REQUESTS_SERIES",
+]
 QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
 TIMED_REQUESTS = ("Produce", "FetchConsumer", "FetchFollower", "Metadata")
 PHASES = {
@@ -87,7 +101,7 @@ SERIES: tuple[Series, ...] = (
         "Responses waiting for a network thread to send them (all processors).",
     ),
     Series(
-        "kafka_network_processor_avg_idle_ratio",
+        NETWORK_IDLE_SERIES,
         Kind.GAUGE,
         "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent",
         "Value",
@@ -95,7 +109,7 @@ SERIES: tuple[Series, ...] = (
         "bottleneck; many small produce requests drive it down.",
     ),
     Series(
-        "kafka_network_processor_idle_ratio",
+        NETWORK_THREAD_IDLE_SERIES,
         Kind.GAUGE,
         "kafka.network:type=Processor,name=IdlePercent,networkProcessor=N",
         "Value",
@@ -140,7 +154,7 @@ SERIES: tuple[Series, ...] = (
     ),
     # ---- BrokerTopicMetrics ----
     _btm(
-        "kafka_server_produce_requests_total",
+        TOPIC_PRODUCE_REQUESTS_SERIES,
         "TotalProduceRequestsPerSec",
         "Produce requests (per topic: requests that carried the topic).",
         Needs.PRODUCE,
@@ -168,7 +182,7 @@ SERIES: tuple[Series, ...] = (
     ),
     # ---- RequestMetrics ----
     Series(
-        "kafka_network_requests_total",
+        REQUESTS_SERIES,
         Kind.COUNTER,
         "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V",
         "Count",

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import math
 import time
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, window_query
-from tuner.measure.catalog import BROKER_JOB
+from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
 SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
@@ -50,95 +49,9 @@ TOPIC_FIELDS: dict[str, tuple[str, str]] = {
     "bytes_in_per_s": ("BYTES_IN_RATE_BY_TOPIC", "rate"),
 }
 # The per-thread idle series: its series count per broker is the broker's network thread count.
-THREAD_SERIES = "kafka_network_processor_idle_ratio"
+THREAD_SERIES = NETWORK_THREAD_IDLE_SERIES
 # Without this series nobody scrapes brokers with our rules.
-PRESENCE_SERIES = "kafka_network_processor_avg_idle_ratio"
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BrokerSnapshot(_Frozen):
-    """One broker over the window: rates per second, ratios 0-1, times in ms."""
-
-    broker: str
-    network_threads: int | None = None
-    produce_requests_per_s: float | None = None
-    bytes_in_per_s: float | None = None
-    messages_in_per_s: float | None = None
-    network_idle_ratio: float | None = None
-    network_idle_ratio_min: float | None = None
-    busiest_network_thread_idle_ratio: float | None = None
-    request_handler_idle_ratio: float | None = None
-    request_queue_size: float | None = None
-    request_queue_size_max: float | None = None
-    response_queue_size_max: float | None = None
-    produce_total_p999_ms: float | None = None
-    produce_request_queue_p99_ms: float | None = None
-    produce_local_p99_ms: float | None = None
-    produce_response_queue_p99_ms: float | None = None
-    produce_request_bytes_p50: float | None = None
-    log_flush_per_s: float | None = None
-    log_flush_time_p99_ms: float | None = None
-    fetch_requests_per_s: float | None = None
-    bytes_out_per_s: float | None = None
-    fetch_consumer_p99_ms: float | None = None
-    cpu_cores: float | None = None
-
-    @property
-    def bytes_per_produce_request(self) -> float | None:
-        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
-
-    @property
-    def records_per_produce_request(self) -> float | None:
-        return _ratio(self.messages_in_per_s, self.produce_requests_per_s)
-
-    @property
-    def bytes_per_fetch_request(self) -> float | None:
-        return _ratio(self.bytes_out_per_s, self.fetch_requests_per_s)
-
-    @property
-    def produce_requests_per_network_thread(self) -> float | None:
-        if self.produce_requests_per_s is None or not self.network_threads:
-            return None
-        return self.produce_requests_per_s / self.network_threads
-
-
-class TopicSnapshot(_Frozen):
-    topic: str
-    produce_requests_per_s: float = 0.0
-    bytes_in_per_s: float = 0.0
-
-    @property
-    def bytes_per_produce_request(self) -> float | None:
-        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
-
-
-class ClusterSnapshot(_Frozen):
-    """Every broker (and the busiest topics) over [end - window_s, end]."""
-
-    prometheus: str
-    end: float
-    window_s: float
-    step_s: float
-    brokers: list[BrokerSnapshot] = Field(default_factory=list)
-    topics: list[TopicSnapshot] = Field(default_factory=list)  # by produce requests/s, busiest first
-    queries: dict[str, str] = Field(default_factory=dict)
-
-    @property
-    def produce_requests_per_s(self) -> float:
-        return sum(b.produce_requests_per_s or 0.0 for b in self.brokers)
-
-    @property
-    def bytes_in_per_s(self) -> float:
-        return sum(b.bytes_in_per_s or 0.0 for b in self.brokers)
-
-
-def _ratio(num: float | None, den: float | None) -> float | None:
-    if num is None or den is None or den <= 0:
-        return None
-    return num / den
+PRESENCE_SERIES = NETWORK_IDLE_SERIES
 
 
 def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:
@@ -153,8 +66,9 @@ def take_snapshot(
     step_s: float = 15.0,
     end: float | None = None,
     top_topics: int = 5,
-) -> ClusterSnapshot:
-    """Query every snapshot field. EnvironmentProblem when Prometheus holds no broker series of ours
+) -> dict[str, Any]:
+    """Query every snapshot field: the figures in the shape of tuner.store.snapshot.ClusterSnapshot.
+    EnvironmentProblem when Prometheus holds no broker series of ours
     (Unreachable / PrometheusError come from the client as they are)."""
     end = time.time() if end is None else end
     url = getattr(prom, "url", "?")
@@ -189,20 +103,21 @@ def take_snapshot(
     for s in present:
         if "broker" in s.labels:
             by_broker.setdefault(s.labels["broker"], {})
-    brokers = [BrokerSnapshot(broker=b, **f) for b, f in sorted(by_broker.items(), key=lambda i: _key(i[0]))]
-    topics = sorted(
-        (TopicSnapshot(topic=t, **f) for t, f in by_topic.items()),
-        key=lambda t: (-t.produce_requests_per_s, t.topic),
+    brokers = [{"broker": b, **f} for b, f in sorted(by_broker.items(), key=lambda i: _key(i[0]))]
+    busy = sorted(
+        ((t, f) for t, f in by_topic.items() if f.get("produce_requests_per_s", 0.0) > 0),
+        key=lambda item: (-item[1].get("produce_requests_per_s", 0.0), item[0]),
     )
-    return ClusterSnapshot(
-        prometheus=url,
-        end=end,
-        window_s=window_s,
-        step_s=step_s,
-        brokers=brokers,
-        topics=[t for t in topics if t.produce_requests_per_s > 0][:top_topics],
-        queries=queries,
-    )
+    topics = [{"topic": t, **f} for t, f in busy]
+    return {
+        "prometheus": url,
+        "end": end,
+        "window_s": window_s,
+        "step_s": step_s,
+        "brokers": brokers,
+        "topics": topics[:top_topics],
+        "queries": queries,
+    }
 
 
 def _key(name: str) -> tuple[int, str]:

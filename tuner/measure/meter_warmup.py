@@ -19,13 +19,13 @@ import time
 from collections.abc import Callable
 
 from tuner.core.errors import Unreachable
-from tuner.measure.catalog import BROKER_JOB
+from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES
 from tuner.measure.prometheus import Prometheus, PrometheusError
 
 FIRST_WINDOW_S = 30.0  # metrics.sample.window.ms
 AFTER_FIRST_READING_S = FIRST_WINDOW_S + 2.0  # and the scrape that shows it
 SETTLE_AFTER_START_S = 60.0  # without a reading: JVM start to processors up (~10 s) on a busy host
-IDLE_RATIO = "kafka_network_processor_avg_idle_ratio"
+IDLE_RATIO = NETWORK_IDLE_SERIES
 
 
 def idle_meters_settled_at(prometheus: Prometheus, now: float | None = None) -> float | None:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from tuner.core.errors import BadInput, did_you_mean
+from tuner.measure.series_names import NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES, REQUESTS_SERIES
 
 RATE_INTERVAL = "$__rate_interval"
 _SELECTOR = re.compile(r"\b((?:kafka|kbt|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
@@ -28,7 +29,7 @@ def _rate(selector: str) -> str:
     return f"sum by (broker)(rate({selector}[{RATE_INTERVAL}]))"
 
 
-_PRODUCE_REQS = _rate('kafka_network_requests_total{request="Produce"}')
+_PRODUCE_REQS = _rate(REQUESTS_SERIES + '{request="Produce"}')
 _BYTES_IN = _rate('kafka_server_bytes_in_total{topic=""}')
 _MESSAGES_IN = _rate('kafka_server_messages_in_total{topic=""}')
 
@@ -41,13 +42,13 @@ def _time(request: str, phase: str, quantile: str) -> str:
 QUERIES: tuple[Query, ...] = (
     Query(
         "NETWORK_IDLE",
-        "avg by (broker)(kafka_network_processor_avg_idle_ratio)",
+        f"avg by (broker)({NETWORK_IDLE_SERIES})",
         "ratio",
         "Network thread idle fraction per broker (bottleneck below 0.3).",
     ),
     Query(
         "NETWORK_IDLE_MIN_THREAD",
-        "min by (broker)(kafka_network_processor_idle_ratio)",
+        f"min by (broker)({NETWORK_THREAD_IDLE_SERIES})",
         "ratio",
         "Idle fraction of the busiest network thread per broker.",
     ),
@@ -79,7 +80,7 @@ QUERIES: tuple[Query, ...] = (
     ),
     Query(
         "ALL_REQUESTS_RATE",
-        _rate("kafka_network_requests_total"),
+        _rate(REQUESTS_SERIES),
         "req/s",
         "Requests of every API per second per broker.",
     ),

@@ -14,6 +14,7 @@ while these group by request, phase, topic, producer or consumer group, and most
 from __future__ import annotations
 
 from tuner.measure.promql import RATE_INTERVAL, Query
+from tuner.measure.series_names import REQUESTS_SERIES
 
 PHASE_BREAKDOWN = "request_queue|local|remote|response_queue|response_send"
 
@@ -30,7 +31,7 @@ def _phases(request: str) -> str:
 BREAKDOWN_QUERIES: tuple[Query, ...] = (
     Query(
         "REQUESTS_RATE_BY_TYPE",
-        _rate_by("request", "kafka_network_requests_total"),
+        _rate_by("request", REQUESTS_SERIES),
         "req/s",
         "Requests per second by API (Produce, Fetch, Metadata, ...), all versions.",
     ),

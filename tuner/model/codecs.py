@@ -3,26 +3,22 @@
 The recommender breaks ties between settings with the same request rate on bytes on the wire, then
 codec CPU. Figures come from a compression probe record (`kbt probe compression --json`) when one is
 given, read as plain JSON so an older or newer probe only loses what it lacks; otherwise from the
-loghub medians in design.md section 5 (zstd-3 ~1.1 at 1 message, ~4.5 at 16, ~7.3 at 64, ~9.9 at
+loghub medians of the compression probe (zstd-3 ~1.1 at 1 message, ~4.5 at 16, ~7.3 at 64, ~9.9 at
 256; gzip-4 8.6 and snappy 5.3 at 256) and rough single-core CPU costs.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import PurePath
 from typing import Any
 
 from tuner.core.errors import BadInput
+from tuner.spec.clients import KINDS
 
-CLIENT_CODECS: dict[str, tuple[str, ...]] = {
-    "librdkafka": ("none", "gzip", "snappy", "lz4", "zstd"),
-    "java": ("none", "gzip", "snappy", "lz4", "zstd"),
-    "filebeat": ("none", "gzip", "snappy", "lz4"),  # libbeat offers no zstd
-}
+CLIENT_CODECS: dict[str, tuple[str, ...]] = {name: kind.codecs for name, kind in KINDS.items()}
 
 _ZSTD_POINTS = ((1, 1.1), (16, 4.5), (64, 7.3), (256, 9.9))
 _AT_256 = {"zstd": 9.9, "gzip": 8.6, "snappy": 5.3, "lz4": 5.5, "none": 1.0}
@@ -78,14 +74,11 @@ def default_table() -> CodecTable:
 
 
 def table_from_probe(
-    path: Path, message_bytes: float | None = None, levels: dict[str, int] | None = None
+    data: Any, path: str, message_bytes: float | None = None, levels: dict[str, int] | None = None
 ) -> CodecTable:
-    """Curves from a compression probe record: the sample whose mean message size is closest to
-    `message_bytes`, one curve per codec (the level in `levels`, else the first level probed)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not a readable compression probe record: {exc}") from None
+    """Curves from a compression probe record's JSON `data` (read from `path`, named in errors):
+    the sample whose mean message size is closest to `message_bytes`, one curve per codec (the
+    level in `levels`, else the first level probed)."""
     if not isinstance(data, dict) or data.get("kind") != "compression-probe" or not data.get("samples"):
         raise BadInput(f"{path}: not a compression probe record (kind compression-probe with samples)")
     samples: list[dict[str, Any]] = data["samples"]
@@ -109,4 +102,4 @@ def table_from_probe(
             curves[codec] = CodecCurve(codec, tuple(points), sorted(cpu)[len(cpu) // 2])
     except (KeyError, TypeError, ValueError) as exc:
         raise BadInput(f"{path}: unexpected compression probe layout ({exc})") from None
-    return CodecTable(curves, Path(path).name)
+    return CodecTable(curves, PurePath(path).name)

@@ -35,6 +35,8 @@ T = TypeVar("T")
 class Trials(Protocol):
     """Runs one setting on the lab and returns its record."""
 
+    engines: frozenset[str]  # the driver engines it can run (client kinds name theirs)
+
     def run(self, profile: ClientProfile, reason: str) -> RunRecord: ...
 
 

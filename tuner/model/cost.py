@@ -26,19 +26,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.core.errors import BadInput
+from tuner.core.frozen import Frozen
 from tuner.store.record import RunRecord
 
 MIN_OBSERVATIONS = 3  # two slopes need at least three points to say anything about their fit
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LinearFit(_Frozen):
+class LinearFit(Frozen):
     """busy = requests_coef * requests/s + bytes_coef * bytes/s + intercept, all >= 0."""
 
     requests_coef: float  # busy fraction per produce request/s (seconds of thread time per request)
@@ -67,7 +64,7 @@ class LinearFit(_Frozen):
         return math.inf if self.requests_coef <= 0 else room / self.requests_coef
 
 
-class BrokerCostModel(_Frozen):
+class BrokerCostModel(Frozen):
     """Busy fractions of one broker's thread pools as a function of its produce traffic."""
 
     network: LinearFit  # network threads (1 - NetworkProcessorAvgIdlePercent)

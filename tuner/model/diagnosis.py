@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.core.errors import ExitStatus
-from tuner.measure.cluster_snapshot import BrokerSnapshot, ClusterSnapshot
+from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
 Status = Literal["healthy", "warning", "critical"]
 Kind = Literal[
@@ -48,11 +49,7 @@ CAUSE_LABEL: dict[Kind, str] = {
 }
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Finding(_Frozen):
+class Finding(Frozen):
     kind: Kind
     severity: Status
     summary: str  # one line, with the evidence in it
@@ -60,7 +57,7 @@ class Finding(_Frozen):
     evidence: dict[str, float] = Field(default_factory=dict)
 
 
-class BrokerDiagnosis(_Frozen):
+class BrokerDiagnosis(Frozen):
     broker: str
     status: Status
     cause: str  # "healthy" or the label of the leading finding
@@ -70,21 +67,21 @@ class BrokerDiagnosis(_Frozen):
     predicted_idle_after: tuple[float, float] | None = None  # cost model, after that cut
 
 
-class TopicNote(_Frozen):
+class TopicNote(Frozen):
     topic: str
     produce_requests_per_s: float
     bytes_per_produce_request: float | None
     small: bool
 
 
-class ModelSummary(_Frozen):
+class ModelSummary(Frozen):
     network_r2: float
     handler_r2: float
     n: int
     break_even_request_bytes: float | None
 
 
-class Diagnosis(_Frozen):
+class Diagnosis(Frozen):
     status: Status
     headline: str
     brokers: list[BrokerDiagnosis]

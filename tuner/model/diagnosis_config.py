@@ -33,11 +33,19 @@ from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
 from tuner.spec.loader import load_model
+from tuner.spec.thresholds import THRESHOLDS
 
 
 class DiagnoseThresholds(StrictModel):
-    critical_idle: float = Field(0.3, gt=0, lt=1, description="idle ratio below which a broker is critical")
-    warning_idle: float = Field(0.5, gt=0, lt=1, description="idle ratio below which a broker warns")
+    critical_idle: float = Field(
+        THRESHOLDS.network_idle_critical,
+        gt=0,
+        lt=1,
+        description="idle ratio below which a broker is critical",
+    )
+    warning_idle: float = Field(
+        THRESHOLDS.network_idle_warning, gt=0, lt=1, description="idle ratio below which a broker warns"
+    )
     small_request_bytes: float | None = Field(
         None, gt=0, description="average produce request size below which requests count as small"
     )

@@ -7,9 +7,10 @@ import json
 import statistics
 from collections.abc import Iterable, Sequence
 
-from tuner.model.batching import rules_for
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.clients import kind_of, rules_of
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
 from tuner.store.record import RunRecord
@@ -48,7 +49,7 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     busiest = max(by_broker.values()) / window if by_broker else None
     p99 = client.delivery_latency_ms.p99
     memory = client.max_producer_rss_mb
-    multi = record.plan.profile.multi_partition_requests
+    multi = kind_of(record.plan.profile).multi_partition_requests
     broker_rate = broker.run_produce_requests_per_s(multi) if broker else None
     meets = record.status == "ok" and delivery.verified and delivery.lost == 0 and client.records_acked > 0
     if slo.p99_ms is not None:
@@ -82,8 +83,8 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
 # what was offered, measured an overloaded cluster: its latency says how overload queues requests,
 # not how a setting with far fewer requests will fare, so it calibrates service latency only when no
 # other run of the client kind exists.
-SATURATED_HANDLER_IDLE = 0.3
-SATURATED_SHORTFALL = 0.05
+SATURATED_HANDLER_IDLE = THRESHOLDS.handler_idle_critical
+SATURATED_SHORTFALL = THRESHOLDS.offered_shortfall
 
 
 def saturated(record: RunRecord) -> bool:
@@ -112,7 +113,7 @@ def calibrate(records: Iterable[RunRecord]) -> Calibration:
 
 def _kind(record: RunRecord) -> str | None:
     try:
-        return rules_for(record.plan.profile).kind
+        return rules_of(record.plan.profile).kind
     except Exception:  # a profile the model cannot read calibrates nothing
         return None
 
@@ -133,7 +134,7 @@ def _calibrate(records: Iterable[RunRecord]) -> Calibration:
             continue
         try:
             traffic = traffic_of_record(record)
-            rules = rules_for(record.plan.profile)
+            rules = rules_of(record.plan.profile)
         except Exception:  # a record the model cannot read (closed loop, unknown client) calibrates nothing
             continue
         sim = simulated(traffic, rules)

@@ -2,24 +2,25 @@
 
 `kbt render filebeat` turns these into `filebeat-profiles/*.yml` (Filebeat config fragments) and
 `loadtests/profiles/filebeat-*.yaml` (the same settings as `client: filebeat` sweep profiles, so the
-published file is exactly what was measured). Settings are Filebeat option paths with the values a
-profile override would carry; anything not listed keeps Filebeat's default. A profile's `effect`
+published file is exactly what was measured). Settings are a filebeat.yml fragment (the profile's
+typed `filebeat:` section); anything not listed keeps Filebeat's default. A profile's `effect`
 holds the figures of one side-by-side sweep (the command is in it; the same figures are in
 docs/benchmarks.md, section "Filebeat engine", and a unit test keeps the two equal).
 
 Hook for the recommender: `from_recommendation()` builds a profile from a `kbt recommend` record's
-Filebeat entry (its `properties` are Filebeat option paths, the same shape as `settings`; its
-measured run and baseline become the effect). The profiles below are hand-chosen and measured; when
-recommendations for these workloads exist, a profile can be defined as
+Filebeat entry (its typed profile; its measured run and baseline become the effect). The profiles
+below are hand-chosen and measured; when recommendations for these workloads exist, a profile can be
+defined as
 `from_recommendation(name, purpose, load_recommendation(path).clients[i], ...)` instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from tuner.spec.clients.filebeat import compact, config_of
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.filebeat_profile import filebeat_config
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import ClientRecommendation, Measured
 
@@ -71,7 +72,7 @@ def latency_text(value: float) -> str:
 class FilebeatProfile:
     name: str
     purpose: tuple[str, ...]  # comment lines: what the profile is for
-    settings: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # a filebeat.yml fragment
     why: dict[str, str] = field(default_factory=dict)  # option path -> comment above it
     effect: Effect | None = None  # the measured effect (None: not measured)
     published: bool = True  # also written to filebeat-profiles/ (baselines only to loadtests/)
@@ -82,12 +83,12 @@ class FilebeatProfile:
             name=f"filebeat-{self.name}",
             description=self.purpose[0],
             client="filebeat",
-            overrides=self.settings,
+            filebeat=self.settings,
         )
 
     @property
     def config(self) -> FilebeatConfig:
-        return filebeat_config(self.profile)
+        return config_of(self.profile)
 
 
 def from_recommendation(
@@ -100,22 +101,18 @@ def from_recommendation(
 ) -> FilebeatProfile:
     """A publishable profile from a recommendation's Filebeat entry (ValueError for another client
     or settings Filebeat's schema rejects)."""
-    if rec.client != "filebeat":
+    if rec.profile.filebeat is None:
         raise ValueError(f"a {rec.client} recommendation is not a Filebeat profile")
     effect = None
     if rec.measured is not None:
         baselines = () if rec.baseline_measured is None else (Figures.of("baseline", rec.baseline_measured),)
         effect = Effect(command, workload, Figures.of("this profile", rec.measured), baselines)
-    p = FilebeatProfile(name, purpose, dict(rec.properties), dict(why or {}), effect)
-    filebeat_config(p.profile)  # the schema judges the settings now, not when rendering
-    return p
+    return FilebeatProfile(name, purpose, compact(rec.profile.filebeat), dict(why or {}), effect)
 
 
 _SMALL_LOGS = "24 pods x 40 events/s of 1.6 KB, 3 brokers"
 
-_QUEUE_IMMEDIATE = {
-    "queue.mem.flush.timeout": "0s",
-}
+_QUEUE_IMMEDIATE = {"flush.timeout": "0s"}
 
 PROFILES: tuple[FilebeatProfile, ...] = (
     FilebeatProfile(
@@ -140,9 +137,7 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "arrives (bulk_flush_frequency 0), so requests carry one or two events.",
         ),
         settings={
-            "queue.mem.events": "4096",
-            "queue.mem.flush.min_events": "2048",
-            "queue.mem.flush.timeout": "1s",
+            "queue.mem": {"events": 4096, "flush.min_events": 2048, "flush.timeout": "1s"},
         },
         published=False,
     ),
@@ -152,7 +147,7 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "output.kafka defaults with a queue that hands events over at once (flush.timeout 0s):",
             "the usual low-latency setup; one produce request per event at low rates.",
         ),
-        settings=dict(_QUEUE_IMMEDIATE),
+        settings={"queue.mem": dict(_QUEUE_IMMEDIATE)},
         published=False,
     ),
     FilebeatProfile(
@@ -162,12 +157,12 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "with a p99 delivery budget of about 1 s.",
         ),
         settings={
-            "output.kafka.bulk_max_size": "2048",
-            "output.kafka.bulk_flush_frequency": "500ms",
-            "output.kafka.partition.random.group_events": "2048",
-            "queue.mem.events": "4096",
-            "queue.mem.flush.min_events": "2048",
-            **_QUEUE_IMMEDIATE,
+            "output.kafka": {
+                "bulk_max_size": 2048,
+                "bulk_flush_frequency": "500ms",
+                "partition.random.group_events": 2048,
+            },
+            "queue.mem": {"events": 4096, "flush.min_events": 2048, **_QUEUE_IMMEDIATE},
         },
         why={
             "output.kafka.bulk_flush_frequency": "Sarama collects 500 ms of events per broker into one"
@@ -198,12 +193,12 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "bounds sidecar memory and max_message_bytes decides which events are dropped.",
         ),
         settings={
-            "output.kafka.bulk_max_size": "64",
-            "output.kafka.bulk_flush_frequency": "100ms",
-            "output.kafka.max_message_bytes": "1000000",
-            "queue.mem.events": "128",
-            "queue.mem.flush.min_events": "64",
-            **_QUEUE_IMMEDIATE,
+            "output.kafka": {
+                "bulk_max_size": 64,
+                "bulk_flush_frequency": "100ms",
+                "max_message_bytes": 1000000,
+            },
+            "queue.mem": {"events": 128, "flush.min_events": 64, **_QUEUE_IMMEDIATE},
         },
         why={
             "output.kafka.max_message_bytes": "must exceed the largest event, and stay at or below the"
@@ -230,12 +225,12 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "holds its events for a while.",
         ),
         settings={
-            "output.kafka.bulk_max_size": "512",
-            "output.kafka.bulk_flush_frequency": "2s",
-            "output.kafka.partition.random.group_events": "512",
-            "queue.mem.events": "1024",
-            "queue.mem.flush.min_events": "512",
-            **_QUEUE_IMMEDIATE,
+            "output.kafka": {
+                "bulk_max_size": 512,
+                "bulk_flush_frequency": "2s",
+                "partition.random.group_events": 512,
+            },
+            "queue.mem": {"events": 1024, "flush.min_events": 512, **_QUEUE_IMMEDIATE},
         },
         why={
             "output.kafka.bulk_flush_frequency": "each pod sends at most one request per broker every 2 s.",

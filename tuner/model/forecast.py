@@ -17,19 +17,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel
+from tuner.spec.thresholds import THRESHOLDS
 
 MAX_BROKERS = 10_000
-MIN_IDLE = 0.3
+MIN_IDLE = THRESHOLDS.network_idle_critical
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Baseline(_Frozen):
+class Baseline(Frozen):
     """One settings' traffic today."""
 
     label: str  # "current: filebeat-like", "recommended: batched-zstd"
@@ -63,7 +61,7 @@ def baseline_from_brokers(
     )
 
 
-class ForecastRow(_Frozen):
+class ForecastRow(Frozen):
     label: str
     role: Literal["current", "recommended"]
     peak: float
@@ -80,7 +78,7 @@ class ForecastRow(_Frozen):
     source: str = ""
 
 
-class Forecast(_Frozen):
+class Forecast(Frozen):
     peak: float
     min_idle: float
     rows: list[ForecastRow]

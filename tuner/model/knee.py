@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tuner.spec.clients import KINDS
 from tuner.spec.probe import CLIENT_CODECS, CODECS
 from tuner.store.probe_record import Knee, ProbeCurve, ProbePoint, ProbeRecord, ProbeSample
 
@@ -62,7 +63,7 @@ def _reach(curve: ProbeCurve) -> str:
     return text
 
 
-CLIENT_NAMES = {"filebeat": "Filebeat", "librdkafka": "librdkafka", "java": "Java"}
+CLIENT_NAMES = {name: kind.title for name, kind in KINDS.items()}
 
 
 def _codec_list(codecs: Sequence[str]) -> str:
@@ -78,23 +79,25 @@ def clients_summary() -> str:
 
 
 def _clients_phrase(curve: ProbeCurve) -> str:
-    if "filebeat" in curve.clients:
+    missing = [c for c in CLIENT_CODECS if c not in curve.clients]
+    if not missing:
         return f"every client can send {curve.codec} ({clients_summary()})"
     names = "/".join(CLIENT_NAMES.get(c, c) for c in curve.clients)
-    return f"{names} can send {curve.codec}, Filebeat cannot ({clients_summary()})"
+    cannot = "/".join(CLIENT_NAMES.get(c, c) for c in missing)
+    return f"{names} can send {curve.codec}, {cannot} cannot ({clients_summary()})"
 
 
 def advice(sample: ProbeSample) -> str:
-    """One sentence: the best codec's knee and which clients can use it, plus the best codec
-    Filebeat offers when the best one is not among them."""
+    """One sentence: the best codec's knee and which clients can use it, plus the best codec each
+    other client offers when the best one is not among its codecs."""
     best = _best(sample.curves)
     if best is None:
         return f"{sample.name}: nothing measured."
     sentence = f"{sample.name}: {_reach(best)}; {_clients_phrase(best)}"
-    if "filebeat" not in best.clients:
-        fb = _best([c for c in sample.curves if "filebeat" in c.clients])
-        if fb is not None:
-            sentence += f"; for Filebeat, {_reach(fb)}"
+    for client in (c for c in CLIENT_CODECS if c not in best.clients):
+        own = _best([c for c in sample.curves if client in c.clients])
+        if own is not None:
+            sentence += f"; for {CLIENT_NAMES.get(client, client)}, {_reach(own)}"
     return sentence + "."
 
 

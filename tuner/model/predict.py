@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from tuner.model.batching import FilebeatRules, Rules, rules_for
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.simulate import DEFAULT_RTT_S, SimResult, simulate
 from tuner.model.traffic import Traffic
+from tuner.spec.clients import rules_of
+from tuner.spec.clients.rules import FilebeatRules, Rules
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import Prediction
 
@@ -59,7 +60,7 @@ def predict(
     codecs: CodecTable | None = None,
     cost: IdleModel | None = None,
 ) -> Prediction:
-    rules = rules_for(profile)
+    rules = rules_of(profile)
     return predict_rules(traffic, rules, (calibration or Calibration()).of(rules.kind), codecs, cost)
 
 

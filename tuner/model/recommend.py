@@ -12,14 +12,13 @@ from tuner import __version__
 from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
-from tuner.model.batching import java_properties, rules_for
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.confirm import Trials, confirm, fewest_requests
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
-from tuner.spec.filebeat_profile import filebeat_config, filebeat_overrides
+from tuner.spec.clients import kind_named, kind_of, rules_of, same_kind
 from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
@@ -34,7 +33,6 @@ from tuner.store.recommendation import (
 )
 from tuner.store.record import RunRecord
 
-ENGINES = ("librdkafka", "filebeat")  # client kinds the lab can run
 MEASURED_TIE = 0.05  # a measured setting this close to the model's best is recommended as is
 
 
@@ -68,18 +66,13 @@ def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
 
 def properties_of(profile: ClientProfile) -> dict[str, str]:
     """The client's own settings for a profile, secrets redacted."""
-    if profile.client == "filebeat":
-        props = filebeat_overrides(filebeat_config(profile))
-    elif profile.client == "java":
-        props = java_properties(profile)
-    else:
-        props = profile.librdkafka_config()
+    props = kind_of(profile).client_settings(profile)
     return {k: str(v) for k, v in redact(props).items()}
 
 
 def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
     try:
-        return a.client == b.client and rules_for(a) == rules_for(b) and (a.acks or "") == (b.acks or "")
+        return same_kind(a, b) and rules_of(a) == rules_of(b) and (a.acks or "") == (b.acks or "")
     except ValueError:
         return False
 
@@ -112,7 +105,7 @@ def recommend(req: Request) -> Recommendation:
         except NoSolution as exc:
             failures.append(exc.message)
             continue
-        live = req.trials is not None and kind in ENGINES
+        live = req.trials is not None and kind_named(kind).engine in req.trials.engines
         rec = _recommend_kind(req, traffic, searcher, result, records, live_records, live, cost, codecs)
         if rec is None:
             failures.append(_no_confirmed(req, result, kind))
@@ -156,7 +149,7 @@ def _recommend_kind(
     slo = req.slo
     kind: ClientKind = result.best.profile.client
     base = req.baselines.get(kind) or req.baseline
-    own = [r for r in records if r.plan.profile.client == kind]
+    own = [r for r in records if kind_of(r.plan.profile).name == kind]
     best = result.best
     trials: list[Trial] = []
     notes: list[str] = []
@@ -164,7 +157,7 @@ def _recommend_kind(
     profile, predicted = best.profile, best.prediction
     status: Status = "predicted"
     evidence: list[str] = []
-    own_base = base is not None and base.client == kind
+    own_base = base is not None and kind_of(base).name == kind
     if live:
         assert req.trials is not None
         fams = families(kind, traffic, slo, req.baselines.get(kind))
@@ -193,7 +186,7 @@ def _recommend_kind(
             close = _busiest(m) <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
             if close or status == "rejected":
                 profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
-                predicted = predict_rules(traffic, rules_for(profile), searcher.calib, codecs, cost)
+                predicted = predict_rules(traffic, rules_of(profile), searcher.calib, codecs, cost)
             else:
                 notes.append(
                     f"the best measured setting meeting the SLO ({record.run_id}) makes"
@@ -204,7 +197,7 @@ def _recommend_kind(
             notes.append("no run of this setting yet: confirm it with --live")
     base_pred = base_meas = None
     if base is not None and own_base:
-        base_pred = predict_rules(traffic, rules_for(base), searcher.calib, codecs, cost)
+        base_pred = predict_rules(traffic, rules_of(base), searcher.calib, codecs, cost)
         base_record = _newest([*records, *live_records], base)
         if base_record is None and live and req.trials is not None:
             if len(trials) < req.max_trials:

@@ -10,14 +10,13 @@ the wire, then codec CPU (from the compression probe when given).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from tuner.core.errors import NoSolution
-from tuner.model.batching import rules_for
-from tuner.model.codecs import CLIENT_CODECS, CodecTable
+from tuner.model.codecs import CodecTable
 from tuner.model.predict import ClientCalibration, IdleModel, predict_rules
 from tuner.model.traffic import Traffic
+from tuner.spec.clients import Family, SearchContext, kind_named, kind_of, rules_of
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import Prediction, SLOBounds
 
@@ -28,7 +27,6 @@ MAX_LINGER_MS = 5000.0
 BISECT_STEPS = 7
 TIE = 0.02  # request rates within 2% tie, then bytes on the wire decide
 LIBRDKAFKA_BATCH_BYTES = 1_000_000
-FILEBEAT_MIN_BULK = 2048
 
 
 @dataclass(frozen=True)
@@ -44,132 +42,21 @@ class Candidate:
 
 def describe_profile(profile: ClientProfile) -> str:
     """A short text of the batching settings, e.g. `librdkafka linger 850 ms sticky zstd`."""
-    parts: list[str] = [profile.client]
-    if profile.linger_ms is not None:
-        parts.append(f"linger {profile.linger_ms:g} ms")
-    for key in (
-        "output.kafka.bulk_flush_frequency",
-        "queue.mem.flush.timeout",
-        "output.kafka.bulk_max_size",
-    ):
-        if key in profile.overrides:
-            parts.append(f"{key.rsplit('.', 1)[-1]} {profile.overrides[key]}")
-    if profile.batch_bytes is not None and profile.client == "java":
-        parts.append(f"batch.size {profile.batch_bytes}")
-    if profile.partitioner != "default":
-        parts.append(profile.partitioner)
-    parts.append(profile.compression or "default codec")
-    return " ".join(parts)
-
-
-@dataclass(frozen=True)
-class Family:
-    """Settings that differ only in one linger-like knob."""
-
-    name: str
-    make: Callable[[float, str], ClientProfile]  # (knob ms, codec) -> profile
-    knob_max: float
+    return kind_of(profile).describe(profile)
 
 
 def families(client: str, traffic: Traffic, slo: SLOBounds, base: ClientProfile | None) -> list[Family]:
-    budget = slo.p99_ms if slo.p99_ms is not None else MAX_LINGER_MS
-    keep = _kept(base, client)
-    topic_max = slo.max_message_bytes or LIBRDKAFKA_BATCH_BYTES
-    if client == "librdkafka":
-        partitioner = "sticky" if traffic.keyless else (base.partitioner if base else "hash")
-        batch_bytes = min(LIBRDKAFKA_BATCH_BYTES, topic_max, slo.max_request_bytes or LIBRDKAFKA_BATCH_BYTES)
-
-        def rdk(linger: float, codec: str) -> ClientProfile:
-            return ClientProfile(
-                name=_name("librdkafka", codec, linger),
-                client="librdkafka",
-                linger_ms=round(linger),
-                batch_messages=10_000,
-                batch_bytes=batch_bytes,
-                compression=codec,
-                partitioner=partitioner,
-                **keep,
-            )
-
-        return [Family(f"{partitioner} partitioning, linger", rdk, budget)]
-    if client == "java":
-        out = []
-        for size in sorted({16_384, 131_072, min(1_048_576, topic_max)}):
-
-            def java(linger: float, codec: str, size: int = size) -> ClientProfile:
-                return ClientProfile(
-                    name=_name("java", codec, linger, f"b{size // 1024}k"),
-                    client="java",
-                    linger_ms=round(linger),
-                    batch_bytes=size,
-                    compression=codec,
-                    **keep,
-                )
-
-            out.append(Family(f"batch.size {size}, linger", java, budget))
-        return out
-    per_pod = traffic.rate
-    bulk = FILEBEAT_MIN_BULK
-    while bulk < 16_384 and bulk < 1.5 * per_pod * budget / 1000:
-        bulk *= 2
-    events = 2 * bulk
-    group = str(bulk) if traffic.keyless else None
-
-    def frequency(ms: float, codec: str) -> ClientProfile:
-        return _filebeat(f"{round(ms)}ms", "0s", bulk, events, group, codec, keep, ms)
-
-    def queue_timeout(ms: float, codec: str) -> ClientProfile:
-        return _filebeat("0s", f"{round(ms)}ms", bulk, events, group, codec, keep, ms, "q")
-
-    return [
-        Family("Sarama flush frequency, queue at once", frequency, budget),
-        Family("queue flush timeout, Sarama at once", queue_timeout, budget),
-    ]
-
-
-def _kept(base: ClientProfile | None, client: str) -> dict[str, object]:
-    """Durability settings are the user's choice, not batching: keep the baseline's."""
-    if base is None or base.client != client:
-        return {}
-    kept: dict[str, object] = {}
-    if base.acks is not None:
-        kept["acks"] = base.acks
-    if base.idempotence is not None and client != "filebeat":
-        kept["idempotence"] = base.idempotence
-    return kept
-
-
-def _name(client: str, codec: str, knob: float, extra: str = "") -> str:
-    return "-".join(p for p in ("rec", client, extra, codec, f"{round(knob)}ms") if p)
-
-
-def _filebeat(
-    frequency: str,
-    timeout: str,
-    bulk: int,
-    events: int,
-    group: str | None,
-    codec: str,
-    keep: dict[str, object],
-    knob: float,
-    tag: str = "",
-) -> ClientProfile:
-    overrides = {
-        "output.kafka.bulk_max_size": str(bulk),
-        "output.kafka.bulk_flush_frequency": frequency,
-        "queue.mem.events": str(events),
-        "queue.mem.flush.min_events": str(bulk),
-        "queue.mem.flush.timeout": timeout,
-    }
-    if group is not None:
-        overrides["output.kafka.partition.random.group_events"] = group
-    return ClientProfile(
-        name=_name("filebeat", codec, knob, tag),
-        client="filebeat",
-        compression=codec,
-        overrides=overrides,
-        acks=keep.get("acks"),
+    """The kind's setting families, bisected up to the p99 budget."""
+    kind = kind_named(client)
+    ctx = SearchContext(
+        budget_ms=slo.p99_ms if slo.p99_ms is not None else MAX_LINGER_MS,
+        rate_per_producer=traffic.rate,
+        keyless=traffic.keyless,
+        topic_max_bytes=slo.max_message_bytes or LIBRDKAFKA_BATCH_BYTES,
+        max_request_bytes=slo.max_request_bytes,
+        base=base,
     )
+    return kind.families(ctx)
 
 
 @dataclass
@@ -199,7 +86,7 @@ class Searcher:
 
     def predict(self, profile: ClientProfile) -> Prediction:
         self.evaluated += 1
-        return predict_rules(self.traffic, rules_for(profile), self.calib, self.codecs, self.cost)
+        return predict_rules(self.traffic, rules_of(profile), self.calib, self.codecs, self.cost)
 
     def fits(self, p: Prediction, p99_budget: float | None = None) -> bool:
         slo = self.slo
@@ -242,9 +129,10 @@ class Searcher:
     def search(self, client: str, base: ClientProfile | None = None) -> SearchResult:
         """The best setting for `client`; NoSolution naming the closest when none fits."""
         wanted = self.slo.codecs.get(client)
-        allowed = [c for c in CLIENT_CODECS[client] if not wanted or c in wanted]
+        codecs = kind_named(client).codecs
+        allowed = [c for c in codecs if not wanted or c in wanted]
         if not allowed:
-            raise NoSolution(f"no codec allowed for {client} (allowed: {', '.join(CLIENT_CODECS[client])})")
+            raise NoSolution(f"no codec allowed for {client} (allowed: {', '.join(codecs)})")
         found: list[Candidate] = []
         fams = families(client, self.traffic, self.slo, base)
         for family in fams:

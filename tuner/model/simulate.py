@@ -15,17 +15,15 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from tuner.model.batching import (
-    RECORD_OVERHEAD_BYTES,
-    SARAMA_SLOTS,
-    FilebeatRules,
-    JavaRules,
-    LibrdkafkaRules,
-    Partitioning,
-    Rules,
-    batch_cap,
-)
 from tuner.model.traffic import Traffic
+from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, Partitioning, Rules
+
+# Per-record framing inside a v2 record batch (varints, attributes, offsets) and the batch header.
+RECORD_OVERHEAD_BYTES = 12
+BATCH_HEADER_BYTES = 61
+# Sarama's in-flight window (Net.MaxOpenRequests 5, Filebeat does not expose it) plus the one set
+# the sending goroutine holds while it waits for a slot.
+SARAMA_SLOTS = 6
 
 TARGET_MESSAGES = 12_000  # per simulated producer
 MAX_MESSAGES = 120_000
@@ -305,3 +303,10 @@ def _filebeat(
             if due[b] == math.inf:
                 due[b] = t + flush if flush > 0 else max(t, slots[b][0])
     settle(math.inf)
+
+
+def batch_cap(rules: LibrdkafkaRules, message_bytes: float) -> int:
+    """Most messages one librdkafka partition batch holds: batch.num.messages, or as many as fit
+    batch.size (uncompressed, with record framing)."""
+    fit = int((rules.batch_bytes - BATCH_HEADER_BYTES) // (message_bytes + RECORD_OVERHEAD_BYTES))
+    return max(1, min(rules.batch_messages, fit))

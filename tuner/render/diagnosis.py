@@ -6,8 +6,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tuner.measure.cluster_snapshot import BrokerSnapshot
 from tuner.model.diagnosis import Diagnosis, fmt_bytes
+from tuner.store.snapshot import BrokerSnapshot
 
 STYLE = {"healthy": "green", "warning": "yellow", "critical": "red"}
 

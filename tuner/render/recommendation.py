@@ -1,21 +1,16 @@
 """A recommendation as a table for the terminal and as client files.
 
-filebeat.yml            output.kafka + queue.mem (the Filebeat profile renderer)
-librdkafka.properties   librdkafka producer properties
-java.properties         Java producer properties
+Each client kind renders its own file (tuner/spec/clients/): filebeat.yml (output.kafka +
+queue.mem), librdkafka.properties, java.properties.
 """
 
 from __future__ import annotations
 
 from rich.table import Table
 
-from tuner.model.filebeat_profiles import FilebeatProfile
 from tuner.model.search import describe_profile
-from tuner.render.filebeat_profiles import render_filebeat_yaml
-from tuner.render.properties import properties_text
+from tuner.spec.clients import kind_of
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation
-
-FILES = {"filebeat": "filebeat.yml", "librdkafka": "librdkafka.properties", "java": "java.properties"}
 
 
 def _num(value: float | None, fmt: str = "{:.1f}") -> str:
@@ -71,7 +66,7 @@ def _row(c: ClientRecommendation) -> list[str]:
 
 def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.baseline_predicted, c.baseline_measured
-    name = rec.baseline.name if rec.baseline.client == c.client else f"{c.client} baseline"
+    name = rec.baseline.name if kind_of(rec.baseline) is kind_of(c.profile) else f"{c.client} baseline"
     return [
         "  baseline",
         name,
@@ -138,13 +133,9 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
 
 
 def render_files(rec: Recommendation) -> dict[str, str]:
-    """File name -> content for every client kind recommended."""
+    """File name -> content for every client kind recommended (each kind's own renderer)."""
     files: dict[str, str] = {}
     for c in rec.clients:
-        header = _header(rec, c)
-        if c.client == "filebeat":
-            profile = FilebeatProfile("recommended", tuple(header), dict(c.properties))
-            files[FILES["filebeat"]] = render_filebeat_yaml(profile)
-        else:
-            files[FILES[c.client]] = properties_text(c.properties, header)
+        rendered = kind_of(c.profile).render(c.profile, _header(rec, c))
+        files[rendered.filename] = rendered.text
     return files

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, KbtError
 from tuner.core.inputs import read_json
+from tuner.spec.clients import kind_of
 from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load_recommendation
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
@@ -143,7 +144,7 @@ class RunFigures:
 
 def figures(record: RunRecord) -> RunFigures:
     c, b, d = record.client, record.broker, record.delivery
-    multi = record.plan.profile.multi_partition_requests
+    multi = kind_of(record.plan.profile).multi_partition_requests
     lat = c.delivery_latency_ms
     return RunFigures(
         offered_per_s=c.offered_records / c.window_s,

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front
+from tuner.spec.thresholds import THRESHOLDS
 
 DPI = 100
 LABEL_WIDTH = 28  # characters of a run label under a bar
@@ -91,7 +92,7 @@ def _broker_lines(
     if query in ("NETWORK_IDLE", "REQUEST_HANDLER_IDLE"):
         ax.set_ylim(0, 1.05)
         if query == "NETWORK_IDLE":
-            ax.axhline(0.3, color="red", linestyle="--", linewidth=0.8)
+            ax.axhline(THRESHOLDS.network_idle_critical, color="red", linestyle="--", linewidth=0.8)
 
 
 def stress_timeline(entries: Sequence[RunEntry]) -> bytes | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
 
 
@@ -57,7 +58,7 @@ def _broker_rate(record: RunRecord) -> float | None:
     broker = record.broker
     if broker is None:
         return None
-    count, _ = broker.run_produce_requests(record.plan.profile.multi_partition_requests)
+    count, _ = broker.run_produce_requests(kind_of(record.plan.profile).multi_partition_requests)
     return None if count is None else count / record.client.window_s
 
 

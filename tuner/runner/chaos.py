@@ -16,28 +16,30 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.paths import KAFKA_VERSION
-from tuner.driver.result import DeliveryResult, DriverResult
-from tuner.lab import LabState, load_state
+from tuner.driver.engines import ENGINES
+from tuner.driver.result import DriverResult
+from tuner.lab import LabState
 from tuner.runner.chaos_faults import FaultContext, Stopped
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
-from tuner.runner.sweep import Target
-from tuner.runner.topics import admin_client, create_topics, delete_topics, run_topic_name
-from tuner.runner.verdict import judge
+from tuner.runner.lifecycle import Engine, Run, RunLifecycle, RunPolicy
+from tuner.runner.topics import admin_client, delete_topics
+from tuner.spec.clients import kind_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
 from tuner.store.fault import Expectation, FaultRun
+from tuner.store.figures import DeliveryResult
 from tuner.store.record import RunRecord
-from tuner.store.results import ResultsStore, make_run_id, run_stamp
+from tuner.store.results import ResultsStore
+from tuner.target import Target
+from tuner.target.lab import lab_state
 
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
@@ -55,19 +57,6 @@ def load_cap_s(scenario: Scenario) -> float:
     times its duration, and at least OVERRUN_MIN_S more (a broker restarted on a machine at load 60
     took 3 min to rejoin the ISR). The script is cut short there, and the run fails."""
     return scenario.duration_s + max(OVERRUN_MIN_S, OVERRUN_FACTOR * scenario.duration_s)
-
-
-class ChaosEngine(Protocol):
-    """Drives one run's load (held past its duration while `hold()` is True) and verifies it."""
-
-    def run(
-        self,
-        plan: RunPlan,
-        topics: list[str],
-        run_id: str,
-        target: Target,
-        hold: Callable[[], bool] | None = None,
-    ) -> DriverResult: ...
 
 
 @dataclass(frozen=True)
@@ -134,7 +123,8 @@ def chaos_plans(
 
 
 def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
-    if base.profile.client != "librdkafka":
+    engine = ENGINES.get(kind_of(base.profile).engine)
+    if engine is None or not engine.hold:  # the fault window holds the load open
         raise BadInput(
             f"profile {base.profile.name}: kbt chaos drives librdkafka profiles (this one is"
             f" client {base.profile.client})"
@@ -268,22 +258,90 @@ class IsrWatch(threading.Thread):
             last = now
 
 
+class ChaosPolicy(RunPolicy):
+    """A sweep run with the scenario's fault script beside it: no settle wait or broker window (the
+    figures of a fault are never tuning results), the load held until the script is done, topics
+    deleted once the cluster is whole again, and the fault's verdict in the record."""
+
+    measure_brokers = False
+    wait_settled = False
+
+    def __init__(
+        self, scenario: Scenario, state: LabState, observer: ChaosObserver, chaos_run: ChaosRun
+    ) -> None:
+        self.scenario = scenario
+        self.state = state
+        self.lab_dir = state.lab_dir
+        self.observer = observer
+        self.chaos_run = chaos_run
+        self.script_error: list[str] = []
+        self.under_min_isr_s = 0.0
+        self.ctx: FaultContext | None = None
+
+    def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
+        return _delete_topics(admin, self.state, topics)
+
+    def drive(self, run: Run, engine: Engine) -> DriverResult:
+        stop = threading.Event()
+        done = threading.Event()
+        ctx = self.ctx = FaultContext(self.lab_dir, run.topics, MIN_INSYNC_REPLICAS, stop)
+        ctx.on_note = lambda at, what: self.observer.event(self.chaos_run, at, what)
+        watch = IsrWatch(ctx, stop)
+        script = threading.Thread(
+            target=_run_script,
+            args=(self.scenario, ctx, run.problems, self.script_error, done),
+            name="kbt-chaos-script",
+            daemon=True,
+        )
+        script.start()
+        watch.start()
+        try:
+            hold = LoadHold(ctx, self.scenario, done)
+            return engine.run(run.plan, run.topics, run.ids.run_id, run.target, hold=hold)
+        finally:
+            stop.set()
+            script.join(timeout=RESTORE_WAIT_S)
+            watch.join(timeout=10)
+            self.under_min_isr_s = watch.under_s
+
+    def finish(self, run: Run, delivery: DeliveryResult, fields: dict[str, Any]) -> dict[str, Any]:
+        assert self.ctx is not None
+        scenario = self.scenario
+        reasons = degraded_reasons(delivery, self.under_min_isr_s)
+        error = self.script_error[0] if self.script_error else None
+        passed, why = expectation_verdict(scenario.expect, delivery, bool(reasons), error, reasons)
+        notes = [n for n in fields["problems"] if n != "no broker measurement"]
+        return {
+            "status": fields["status"],
+            "problems": notes + [f"degraded: {r}" for r in reasons],
+            "degraded": bool(reasons),
+            "fault": FaultRun(
+                scenario=scenario.name,
+                description=scenario.summary,
+                expect=scenario.expect,
+                events=list(self.ctx.events),
+                verdict="pass" if passed else "fail",
+                reasons=why,
+            ),
+        }
+
+
 class ChaosRunner:
     def __init__(
         self,
-        lab_dir: Path,
-        engine: ChaosEngine,
+        target: Target,
+        engine: Engine,
         store: ResultsStore,
         observer: ChaosObserver | None = None,
     ) -> None:
-        self.lab_dir = Path(lab_dir)
+        self.target = target
         self.engine = engine
         self.store = store
         self.observer = observer or ChaosObserver()
 
     def run(self, runs: list[ChaosRun], resume: bool = False) -> ChaosOutcome:
         outcome = ChaosOutcome()
-        state = load_state(self.lab_dir)
+        state = lab_state(self.target)
         if len(state.brokers) < REPLICATION_FACTOR:
             raise BadInput(
                 f"kbt chaos needs a lab of {REPLICATION_FACTOR} brokers (RF 3, min.insync.replicas 2);"
@@ -291,6 +349,9 @@ class ChaosRunner:
             )
         netem = netem_status() if any("netem" in r.scenario.needs for r in runs) else (True, "")
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
+        # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
+        admin = admin_client(state.direct_bootstrap_servers)
+        lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, None, admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)
             if why is not None:
@@ -304,86 +365,18 @@ class ChaosRunner:
             self.observer.run_started(run)
             outcome.problems += wait_cluster_ready(state, READY_WAIT_S)
             outcome.problems += wait_replicas_in_sync(state, READY_WAIT_S)
+            policy = ChaosPolicy(run.scenario, state, self.observer, run)
             try:
-                record = self._one(run, state, environment, outcome.problems)
+                record, path = lifecycle.run(plan, policy, outcome.problems)
             except Interrupted:
                 raise
             except KbtError as exc:  # this run has no record; the others still run
                 outcome.errors.append(SkippedRun(run.scenario, run.plan.profile.name, exc.message))
                 self.observer.run_failed(run, exc.message)
                 continue
-            path = self.store.write(record)
             outcome.records.append(record)
-            self.observer.run_finished(run, record, str(path))
+            self.observer.run_finished(run, record, path)
         return outcome
-
-    def _one(self, run: ChaosRun, state: LabState, environment: Any, problems: list[str]) -> RunRecord:
-        plan, scenario = run.plan, run.scenario
-        started = time.time()
-        run_id = make_run_id(plan.sweep, plan.name, started)
-        stamp = run_stamp(started).replace(".", "").replace("T", "").rstrip("Z")[-12:]
-        topics = [run_topic_name(t.name, plan.index, stamp) for t in plan.workload.topics]
-        target = Target(
-            bootstrap_servers=state.bootstrap_servers,  # through the proxies when the lab has them
-            prometheus_url=state.prometheus_url,
-            kafka_version=KAFKA_VERSION,
-            scrape_interval_s=state.config.scrape_interval_s,
-        )
-        admin = admin_client(state.direct_bootstrap_servers)
-        stop = threading.Event()
-        done = threading.Event()
-        script_error: list[str] = []
-        create_topics(admin, plan.workload.topics, topics)
-        try:
-            ctx = FaultContext(self.lab_dir, topics, MIN_INSYNC_REPLICAS, stop)
-            ctx.on_note = lambda at, what: self.observer.event(run, at, what)
-            watch = IsrWatch(ctx, stop)
-            script = threading.Thread(
-                target=_run_script,
-                args=(scenario, ctx, problems, script_error, done),
-                name="kbt-chaos-script",
-                daemon=True,
-            )
-            script.start()
-            watch.start()
-            try:
-                hold = LoadHold(ctx, scenario, done)
-                result: DriverResult = self.engine.run(plan, topics, run_id, target, hold=hold)
-            finally:
-                stop.set()
-                script.join(timeout=RESTORE_WAIT_S)
-                watch.join(timeout=10)
-        finally:
-            problems += _delete_topics(admin, state, topics)
-        reasons = degraded_reasons(result.delivery, watch.under_s)
-        error = script_error[0] if script_error else None
-        passed, why = expectation_verdict(scenario.expect, result.delivery, bool(reasons), error, reasons)
-        status, notes = judge(plan, result, None)
-        return RunRecord(
-            run_id=run_id,
-            name=plan.name,
-            sweep=plan.sweep,
-            index=plan.index,
-            spec_hash=plan.spec_hash,
-            plan=plan,
-            environment=environment,
-            created_at=time.time(),
-            topics=topics,
-            client=result.client,
-            delivery=result.delivery,
-            broker=None,
-            status=status,
-            problems=[n for n in notes if n != "no broker measurement"] + [f"degraded: {r}" for r in reasons],
-            degraded=bool(reasons),
-            fault=FaultRun(
-                scenario=scenario.name,
-                description=scenario.summary,
-                expect=scenario.expect,
-                events=list(ctx.events),
-                verdict="pass" if passed else "fail",
-                reasons=why,
-            ),
-        )
 
 
 class LoadHold:

@@ -9,7 +9,6 @@ already judged, marked interrupted (delivery not verified), before re-raising.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from tuner.core.errors import KbtError
+from tuner.core.errors import BadInput, KbtError
+from tuner.core.inputs import read_json
 from tuner.driver.consumer_pool import ConsumerPool
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -31,6 +31,7 @@ from tuner.measure.stress_window import (
     REMOTE_FETCH_REQUESTS,
     topic_rate,
 )
+from tuner.runner.lifecycle import new_ids, topic_names
 from tuner.runner.stress_gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress_locust import LocustOptions, LocustProcesses
 from tuner.runner.stress_records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
@@ -38,8 +39,9 @@ from tuner.runner.topics import admin_client, broker_count, check_fits_cluster, 
 from tuner.spec.stress import Stage
 from tuner.spec.stress_load import LoadedStress
 from tuner.store.environment import capture_environment
+from tuner.store.figures import BrokerWindow
 from tuner.store.record import Environment
-from tuner.store.results import ResultsStore, run_stamp
+from tuner.store.results import ResultsStore
 from tuner.store.stress import GateCheck, RemoteTier, Verdict
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
@@ -58,6 +60,7 @@ class StressTarget:
     consumer_ports: Sequence[int] = ()
     kafka_version: str | None = None
     scrape_interval_s: float = 5.0
+    topic_prefix: str = "kbt-"
 
 
 class StressObserver:
@@ -172,7 +175,7 @@ class _ProfileRun:
         workload = spec.topics_with_configs()
         resolved = getattr(workload.message, "resolved_path", None)
         return StressPlan(
-            run_id=f"{spec.name}/{self.label}--{run_stamp(started)}",
+            run_id=new_ids(spec.name, self.label, started).run_id,
             stress=spec.name,
             profile_label=self.label,
             profile=spec.profiles[self.label],
@@ -192,11 +195,10 @@ class _ProfileRun:
 
     def run(self) -> ProfileOutcome:
         spec = self.loaded.spec
-        started = time.time()
-        stamp = run_stamp(started)
-        short = stamp.replace(".", "").replace("T", "").rstrip("Z")[-12:]
+        ids = new_ids(spec.name, self.label)
+        started, stamp = ids.started, ids.stamp
         workload = spec.topics_with_configs()
-        topics = [f"{t.name}-s{self.index}-{short}"[:249] for t in workload.topics]
+        topics = topic_names(self.runner.target.topic_prefix, workload.topics, self.index, ids, tag="s")
         out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
@@ -312,13 +314,15 @@ class _ProfileRun:
             ),
             second_half_fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, mid, end),
         )
-        return StageMeasure(broker=broker, remote=remote)
+        return StageMeasure(broker=BrokerWindow.model_validate(broker.model_dump()), remote=remote)
 
     def _read_status(self, out_dir: Path) -> None:
         path = out_dir / STATUS_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(path, "stress status")
+        except BadInput:  # not written yet, or caught mid-write by an older worker
+            return
+        if not isinstance(data, dict):
             return
         self.tally = Tally.from_wire(data.get("tally", {}))
 

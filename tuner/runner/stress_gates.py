@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from tuner.driver.consumer_tally import GroupTally, HalfTally
 from tuner.driver.stress_tally import StageTally
-from tuner.measure.broker_window import BrokerWindow
 from tuner.spec.stress import Gates, Stage
 from tuner.spec.workload import ConsumerGroupSpec
+from tuner.store.figures import BrokerWindow
 from tuner.store.stress import ConsumerHalf, ConsumerStage, GateCheck
 
 

@@ -3,15 +3,13 @@ highest step that held."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from tuner.driver.consumer_tally import GroupTally
-from tuner.driver.result import ClientResult, DeliveryResult, LatencyMs
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import StageTally
 from tuner.driver.stress_verify import StressDelivery
-from tuner.measure.broker_window import BrokerWindow
+from tuner.runner.lifecycle import build_record
 from tuner.runner.stress_gates import (
     broker_gates,
     consumer_stage,
@@ -24,6 +22,7 @@ from tuner.runner.stress_gates import (
 )
 from tuner.spec.stress import Gates, Stage, StressSpec
 from tuner.spec.sweep import SLO, RunPlan
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress import GateCheck, RemoteTier, StressStep, Verdict
 
@@ -171,7 +170,7 @@ def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
     )
 
 
-def judge(
+def check_gates(
     gates: Gates,
     stage: Stage,
     tally: StageTally,
@@ -206,7 +205,7 @@ def stage_record(
     lost = delivery.lost_by_stage.get(stage.index, 0) if delivery is not None else None
     verified = delivery is not None and delivery.verified
     loss = loss_gates(lost, verified)
-    checks = judge(gates, stage, tally, measure, groups, realtime, loss) if stage.judged else loss
+    checks = check_gates(gates, stage, tally, measure, groups, realtime, loss) if stage.judged else loss
     failing = failed_gates(checks)
     verdict: Verdict
     if verdict_override == "interrupted" and any(c.gate != "verified" for c in failing):
@@ -253,20 +252,15 @@ def stage_record(
     if delivery is not None and delivery.detail:
         problems.append(delivery.detail)
     status = "failed" if (lost or verdict == "failed") else "ok"
-    return RunRecord(
-        run_id=f"{ctx.spec.name}/{plan.name}--{ctx.run_stamp}",
-        name=plan.name,
-        sweep=ctx.spec.name,
-        index=stage.index,
-        spec_hash=plan.spec_hash,
-        plan=plan,
-        environment=ctx.environment,
-        created_at=time.time(),
-        topics=list(ctx.plan.topics),
-        client=client_of(ctx, stage, tally, until),
-        delivery=delivery_result,
-        broker=measure.broker,
-        status=status,
-        problems=problems,
+    return build_record(
+        plan,
+        f"{ctx.spec.name}/{plan.name}--{ctx.run_stamp}",
+        ctx.environment,
+        list(ctx.plan.topics),
+        client_of(ctx, stage, tally, until),
+        delivery_result,
+        measure.broker,
+        status,
+        problems,
         stress=step,
     )

@@ -1,4 +1,5 @@
-"""Build a StressRunner for the running lab: its cluster, its Prometheus, ports from its range."""
+"""Build a StressRunner for a target (the running lab by default): its cluster, its Prometheus,
+local ports from the lab's range."""
 
 from __future__ import annotations
 
@@ -29,29 +30,35 @@ def stress_runner(
     web_ui: bool = False,
     web_port: int | None = None,
     observer: StressObserver | None = None,
+    target_file: Path | None = None,
 ) -> StressRunner:
-    from tuner.lab import load_state
+    from tuner.target import resolve_target
 
-    state = load_state(lab_dir)
-    ports = list(state.client_exporter_ports)
+    found = resolve_target(lab_dir, target_file)
+    ports = list(found.client_exporter_ports)
     consumer_ports = ports[-MAX_CONSUMER_PORTS:] if len(ports) > MAX_CONSUMER_PORTS else []
     producer_ports = ports[: min(MAX_PRODUCER_PORTS, max(0, len(ports) - len(consumer_ports)))]
-    base = state.config.base_port
+    base = found.local_port_base
+    if base is None and (master_port is None or web_port is None):
+        from tuner.core.errors import BadInput
+
+        raise BadInput(f"{found.name}: give --master-port and --web-port (no local port block is known)")
     target = StressTarget(
-        bootstrap_servers=state.bootstrap_servers,
-        prometheus_url=state.prometheus_url,
+        bootstrap_servers=found.bootstrap_servers,
+        prometheus_url=found.prometheus_url,
         producer_ports=tuple(producer_ports),
         consumer_ports=tuple(consumer_ports),
-        kafka_version=KAFKA_VERSION,
-        scrape_interval_s=state.config.scrape_interval_s,
+        kafka_version=found.kafka_version or KAFKA_VERSION,
+        scrape_interval_s=found.scrape_interval_s,
+        topic_prefix=found.topic_prefix,
     )
     locust = LocustOptions(
         workers=workers,
         remote_workers=remote_workers,
         master_host=master_host,
-        master_port=master_port or base + MASTER_PORT_OFFSET,
+        master_port=master_port or (base or 0) + MASTER_PORT_OFFSET,
         web_ui=web_ui,
-        web_port=web_port or base + WEB_PORT_OFFSET,
+        web_port=web_port or (base or 0) + WEB_PORT_OFFSET,
     )
-    store = SeriesStore(results, state.prometheus_url, state.config.scrape_interval_s)  # + time series
+    store = SeriesStore(results, found.prometheus_url, found.scrape_interval_s)  # + time series
     return StressRunner(target=target, store=store, locust=locust, observer=observer)

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from tuner.driver.result import DriverResult
-from tuner.measure.broker_window import BrokerWindow
+from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
+from tuner.spec.thresholds import THRESHOLDS
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Status
 
-# Client and broker produce-request counts must agree this closely (the measurement-truth check).
-REQUEST_COUNT_TOLERANCE = 0.03
-# An open-loop run that sent this much less than its schedule could not keep up (client saturated).
-OFFERED_SHORTFALL = 0.05
+# Client and broker produce-request counts must agree this closely (the measurement-truth check);
+# an open-loop run that sent this much less than its schedule could not keep up (client saturated).
+REQUEST_COUNT_TOLERANCE = THRESHOLDS.request_count_tolerance
+OFFERED_SHORTFALL = THRESHOLDS.offered_shortfall
 
 
-def judge(plan: RunPlan, result: DriverResult, broker: BrokerWindow | None) -> tuple[Status, list[str]]:
+def judge(
+    plan: RunPlan, client: ClientResult, delivery: DeliveryResult, broker: BrokerWindow | None
+) -> tuple[Status, list[str]]:
     failures: list[str] = []
     notes: list[str] = []
-    delivery, client = result.delivery, result.client
     if not delivery.verified:
         failures.append("delivery was not verified")
     if delivery.lost > 0:
@@ -36,7 +38,7 @@ def judge(plan: RunPlan, result: DriverResult, broker: BrokerWindow | None) -> t
     if broker is None:
         notes.append("no broker measurement")
     else:
-        _, broker_total = broker.run_produce_requests(plan.profile.multi_partition_requests)
+        _, broker_total = broker.run_produce_requests(kind_of(plan.profile).multi_partition_requests)
         mismatch = request_count_mismatch(client.produce_requests_total, broker_total)
         if broker_total is not None and mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
             notes.append(

@@ -1,4 +1,4 @@
-"""Build a SweepRunner for the running lab: its cluster, its Prometheus, the driver engine."""
+"""Build a SweepRunner for a target (the lab by default): its cluster, its Prometheus, the engines."""
 
 from __future__ import annotations
 
@@ -8,21 +8,24 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.core.paths import KAFKA_VERSION
+from tuner.driver.engines import ENGINES
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
+from tuner.runner.lifecycle import Observer
 from tuner.runner.run_series import SeriesStore
-from tuner.runner.sweep import Observer, SweepRunner, Target
+from tuner.runner.sweep import SweepRunner
+from tuner.spec.clients import kind_of
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
+from tuner.target import Target, resolve_target
 
 PROMETHEUS_TIMEOUT_S = 30.0
 
 
 class PrometheusMeasurer:
-    """Broker window measurement through the lab's Prometheus."""
+    """Broker window measurement through the target's Prometheus."""
 
     def __init__(self, url: str, step_s: float) -> None:
         self.prometheus = Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
@@ -36,7 +39,7 @@ class PrometheusMeasurer:
 
 
 class DriverEngine:
-    """The engine for the profile's client runs the load and verifies delivery."""
+    """The engine of the profile's client kind runs the load and verifies delivery."""
 
     def run(
         self,
@@ -46,26 +49,23 @@ class DriverEngine:
         target: Target,
         hold: Callable[[], bool] | None = None,
     ) -> DriverResult:
-        """`hold`: keep the load going past its duration while it returns True (kbt chaos; the
-        librdkafka engine only)."""
-        if plan.profile.client == "filebeat":  # Filebeat profiles run through the Sarama engine
-            from tuner.driver.filebeat_engine import run_filebeat_load as run_load
-        elif plan.profile.client == "librdkafka":
-            from tuner.driver.librdkafka_engine import run_load
-        else:
-            raise BadInput(f"profile {plan.profile.name}: no {plan.profile.client} engine in this kbt yet")
-
+        """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
+        name = plan.profile.name
+        engine_id = kind_of(plan.profile).engine
+        engine = ENGINES.get(engine_id)
+        if engine is None:
+            raise BadInput(f"profile {name}: no {engine_id} engine in this kbt yet")
         bootstrap, security = connection(plan, target)
-        if security and plan.profile.client == "filebeat":
+        if security and not engine.security:
             raise BadInput(
-                f"profile {plan.profile.name}: the Sarama engine does not take SASL_SSL or ${{VAR}}"
-                " overrides yet"
+                f"profile {name}: the {engine_id} engine does not take SASL_SSL or ${{VAR}} overrides yet"
             )
         kwargs: dict[str, Any] = {"security": security} if security else {}
         if hold is not None:
-            if plan.profile.client != "librdkafka":
-                raise BadInput(f"profile {plan.profile.name}: only the librdkafka engine can hold its load")
+            if not engine.hold:
+                raise BadInput(f"profile {name}: the {engine_id} engine cannot hold its load")
             kwargs["hold"] = hold
+        run_load = engine.run_function()
         result: DriverResult = run_load(
             plan=plan,
             topics=topics,
@@ -78,42 +78,35 @@ class DriverEngine:
 
 
 def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
-    """The bootstrap servers and extra client properties a run connects with: the lab's SASL_SSL
-    login when the profile asks for it, and the profile's `${VAR}` overrides resolved."""
+    """The bootstrap servers and extra client properties a run connects with: the target's SASL_SSL
+    listener when the profile asks for it, and the profile's `${VAR}` overrides resolved."""
     security: dict[str, str] = {}
     bootstrap = target.bootstrap_servers
     if plan.profile.security == "sasl_ssl":
-        if not target.secure_bootstrap_servers or target.security_dir is None:
+        if not target.secure_bootstrap_servers:
             raise BadInput(
                 f"profile {plan.profile.name} uses security sasl_ssl but the lab has no SASL_SSL"
                 " listener (kbt lab up --security sasl_ssl)"
             )
-        from tuner.lab.security import SecurityFiles, client_properties
-
         bootstrap = target.secure_bootstrap_servers
-        security.update(client_properties(SecurityFiles(target.security_dir)))
+        security.update(target.secure_client_properties)
     security.update(expand_references(plan.profile.overrides, f"profile {plan.profile.name}"))
     return bootstrap, security
 
 
-def sweep_runner(lab_dir: Path | None, results: Path, observer: Observer | None = None) -> SweepRunner:
-    from tuner.lab import load_state
-
-    state = load_state(lab_dir)
-    scrape = state.config.scrape_interval_s
-    target = Target(
-        bootstrap_servers=state.bootstrap_servers,
-        prometheus_url=state.prometheus_url,
-        client_exporter_ports=tuple(state.client_exporter_ports),
-        kafka_version=KAFKA_VERSION,
-        scrape_interval_s=scrape,
-        secure_bootstrap_servers=state.secure_bootstrap_servers,
-        security_dir=state.security_dir,
-    )
+def sweep_runner(
+    lab_dir: Path | None,
+    results: Path,
+    observer: Observer | None = None,
+    target_file: Path | None = None,
+) -> SweepRunner:
+    target = resolve_target(lab_dir, target_file)
+    url = target.prometheus_url
+    scrape = target.scrape_interval_s
     return SweepRunner(
         target=target,
         engine=DriverEngine(),
-        measurer=PrometheusMeasurer(state.prometheus_url, scrape),
-        store=SeriesStore(results, state.prometheus_url, scrape),  # + each run's time series
+        measurer=PrometheusMeasurer(url, scrape) if url else None,
+        store=SeriesStore(results, url, scrape),  # + each run's time series
         observer=observer,
     )

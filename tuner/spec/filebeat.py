@@ -13,57 +13,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference, is_reference
-from tuner.core.numbers import check_duration
 from tuner.spec.base import StrictModel
+from tuner.spec.duration import Duration, positive
 
 # ---- durations ----------------------------------------------------------------------------------
 
-_UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_GO_DURATION = re.compile(r"^([0-9]{0,15}\.?[0-9]{1,15})(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_duration(value: Any) -> float:
-    """A Filebeat duration in seconds: a Go duration string or a plain number of seconds."""
-    if isinstance(value, bool):
-        raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value})")
-    if isinstance(value, int | float):
-        return check_duration(float(value), "")
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
-    text = value.strip()
-    sign = -1.0 if text.startswith("-") else 1.0
-    rest = text.lstrip("+-")
-    if rest == "0":
-        return 0.0
-    total = 0.0
-    while rest:
-        match = _GO_DURATION.match(rest)
-        if match is None:
-            raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
-        total += float(match.group(1)) * _UNIT_S[match.group(2)]
-        rest = rest[match.end() :]
-    return check_duration(sign * total, "")
-
-
-def format_duration(seconds: float) -> str:
-    """The shortest Go duration string for `seconds` (whole ms or s when possible)."""
-    if seconds == 0:
-        return "0s"
-    ms = seconds * 1000
-    if abs(ms - round(ms)) < 1e-9:
-        whole = round(ms)
-        if whole % 60_000 == 0 and whole >= 60_000:
-            return f"{whole // 60_000}m"
-        if whole % 1000 == 0:
-            return f"{whole // 1000}s"
-        return f"{whole}ms"
-    return f"{round(seconds * 1e6)}us"
-
-
-Duration = Annotated[float, BeforeValidator(parse_duration)]
+PositiveDuration = Annotated[Duration, AfterValidator(positive)]
 
 # ---- secrets ------------------------------------------------------------------------------------
 
@@ -219,18 +177,18 @@ class Kerberos(StrictModel):
 
 class MetadataRetry(StrictModel):
     max: int = Field(default=3, ge=0)
-    backoff: Duration = Field(default=0.25, ge=0)
+    backoff: Duration = Duration.parse("250ms")
 
 
 class Metadata(StrictModel):
-    refresh_frequency: Duration = Field(default=600.0, ge=0)
+    refresh_frequency: Duration = Duration.parse("10m")
     full: bool = False
     retry: MetadataRetry = Field(default_factory=MetadataRetry)
 
 
 class Backoff(StrictModel):
-    init: Duration = Field(default=1.0, gt=0)
-    max: Duration = Field(default=60.0, gt=0)
+    init: PositiveDuration = Duration.parse("1s")
+    max: PositiveDuration = Duration.parse("60s")
 
 
 class Header(StrictModel):
@@ -246,7 +204,7 @@ class TopicRule(StrictModel):
 
 
 class KafkaOutput(StrictModel):
-    """`output.kafka` with libbeat's defaults (design.md section 4)."""
+    """`output.kafka` with libbeat's defaults (docs/architecture.md, "Facts kbt relies on")."""
 
     enabled: bool = True
     hosts: list[str] = Field(min_length=1)
@@ -263,11 +221,11 @@ class KafkaOutput(StrictModel):
     max_retries: int = Field(default=3, ge=-1)
     backoff: Backoff = Field(default_factory=Backoff)
     bulk_max_size: int = Field(default=2048, ge=0)
-    bulk_flush_frequency: Duration = Field(default=0.0, ge=0)
-    timeout: Duration = Field(default=30.0, gt=0)
-    broker_timeout: Duration = Field(default=10.0, gt=0)
+    bulk_flush_frequency: Duration = Duration(0)
+    timeout: PositiveDuration = Duration.parse("30s")
+    broker_timeout: PositiveDuration = Duration.parse("10s")
     channel_buffer_size: int = Field(default=256, ge=1)
-    keep_alive: Duration = Field(default=0.0, ge=0)
+    keep_alive: Duration = Duration(0)
     compression: Compression = "gzip"
     compression_level: int = 4
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
@@ -348,7 +306,7 @@ class KafkaOutput(StrictModel):
 
 class MemQueueFlush(StrictModel):
     min_events: int = Field(default=1600, ge=0)
-    timeout: Duration = Field(default=10.0, ge=0)
+    timeout: Duration = Duration.parse("10s")
 
 
 class MemQueue(StrictModel):
@@ -375,9 +333,9 @@ class MemQueue(StrictModel):
         return min(self.flush.min_events, self.events)
 
     @property
-    def effective_flush_timeout_s(self) -> float:
+    def effective_flush_timeout(self) -> Duration:
         """How long a batch request waits to fill up (0 = hand over what is there at once)."""
-        return 0.0 if self.flush.min_events <= 1 else self.flush.timeout
+        return Duration(0) if self.flush.min_events <= 1 else self.flush.timeout
 
 
 class QueueSection(StrictModel):

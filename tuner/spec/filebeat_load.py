@@ -127,6 +127,16 @@ class _ExpandError(ValueError):
         self.path = path
 
 
+def expand_dotted(node: Mapping[Any, Any]) -> dict[str, Any]:
+    """Dotted keys as nested sections, as Filebeat reads them (ValueError for a setting set twice)."""
+    out: dict[str, Any] = {}
+    try:
+        _expand_into(out, node, (), {})
+    except _ExpandError as exc:
+        raise ValueError(f'"{".".join(map(str, exc.path))}" {exc}') from None
+    return out
+
+
 def _expand_into(
     target: dict[str, Any], node: Mapping[Any, Any], prefix: Path_, lines: dict[Path_, int]
 ) -> None:

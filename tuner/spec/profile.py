@@ -1,18 +1,22 @@
-"""ClientProfile: which client, its client-neutral batching knobs, and raw overrides.
+"""ClientProfile: which client kind, and that kind's typed settings.
 
-`None` on a knob means "the client's own default". `librdkafka_config()` maps the knobs to
-librdkafka properties; the Java and Filebeat mappers live with their engines.
+librdkafka and Java take the producer knobs below (`None` = the client's own default) plus raw
+`overrides` properties; Filebeat takes its own `filebeat:` section (output.kafka + queue.mem, as in
+filebeat.yml). Which fields a kind takes, and what they map to, is the kind's
+(tuner/spec/clients/): one spelling per knob.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SerializationInfo, field_serializer, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference
+from tuner.core.errors import did_you_mean
 from tuner.core.redact import is_secret_name
 from tuner.spec.base import StrictModel
+from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
@@ -32,15 +36,13 @@ COMPRESSION_LEVELS: dict[str, tuple[int, int]] = {
     "zstd": (-1, 22),
 }
 
-_LIBRDKAFKA_PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murmur2_random"}
-
 
 class ClientProfile(StrictModel):
     """One producer configuration, named after its intent (`filebeat-like`, `batched-zstd`)."""
 
     name: str = Field(pattern=TOPIC_NAME_PATTERN)
     description: str = ""
-    client: Literal["librdkafka", "java", "filebeat"] = "librdkafka"
+    client: str = "librdkafka"  # a kind of tuner.spec.clients.KINDS
     linger_ms: float | None = Field(default=None, ge=0, le=900_000)
     batch_messages: int | None = Field(default=None, gt=0, le=1_000_000)
     batch_bytes: int | None = Field(default=None, gt=0)
@@ -55,6 +57,23 @@ class ClientProfile(StrictModel):
     security: Literal["plaintext", "sasl_ssl"] = "plaintext"
     # Raw client properties applied last, e.g. {"queue.buffering.max.kbytes": "65536"}.
     overrides: dict[str, str] = Field(default_factory=dict)
+    # Filebeat's settings: an output.kafka + queue.mem fragment spelled as in filebeat.yml (hosts and
+    # topic are the engine's).
+    filebeat: FilebeatConfig | None = None
+
+    @field_validator("filebeat", mode="before")
+    @classmethod
+    def _fragment(cls, value: Any) -> Any:
+        from tuner.spec.clients.filebeat import as_fragment
+
+        return as_fragment(value)
+
+    @field_serializer("filebeat")
+    def _compact(self, value: FilebeatConfig | None, info: SerializationInfo) -> dict[str, Any] | None:
+        """Only what the profile sets (records and dumps stay short and read back the same)."""
+        from tuner.spec.clients.filebeat import compact
+
+        return None if value is None else compact(value, info.mode)
 
     @field_validator("acks", mode="before")
     @classmethod
@@ -88,6 +107,14 @@ class ClientProfile(StrictModel):
 
     @model_validator(mode="after")
     def _check(self) -> ClientProfile:
+        from tuner.spec.clients import KINDS
+
+        kind = KINDS.get(self.client)
+        if kind is None:
+            raise ValueError(
+                f'client: unknown client kind "{self.client}"{did_you_mean(self.client, list(KINDS))}'
+            )
+        kind.check(self)
         if self.compression_level is not None:
             codec = self.compression or "none"
             if codec not in COMPRESSION_LEVELS:
@@ -112,12 +139,6 @@ class ClientProfile(StrictModel):
         return self
 
     @property
-    def multi_partition_requests(self) -> bool:
-        """Whether one produce request carries several partitions: Sarama (Filebeat) and the Java
-        producer send one request per broker per flush; librdkafka one per partition batch."""
-        return self.client in ("filebeat", "java")
-
-    @property
     def message_timeout_ms(self) -> float | None:
         """The delivery timeout in force: an override's value, else librdkafka's default; None when
         the override is not a number (librdkafka reports that itself)."""
@@ -129,29 +150,8 @@ class ClientProfile(StrictModel):
                     return None
         return float(DEFAULT_MESSAGE_TIMEOUT_MS)
 
-    def librdkafka_config(self) -> dict[str, str]:
-        """The librdkafka producer properties this profile sets (bootstrap etc. are the driver's)."""
-        conf: dict[str, str] = {}
-        if self.linger_ms is not None:
-            conf["linger.ms"] = f"{self.linger_ms:g}"
-        if self.batch_messages is not None:
-            conf["batch.num.messages"] = str(self.batch_messages)
-        if self.batch_bytes is not None:
-            conf["batch.size"] = str(self.batch_bytes)
-        if self.compression is not None:
-            conf["compression.type"] = self.compression
-        if self.compression_level is not None:
-            conf["compression.level"] = str(self.compression_level)
-        if self.acks is not None:
-            conf["acks"] = "-1" if self.acks == "all" else self.acks
-        if self.idempotence is not None:
-            conf["enable.idempotence"] = "true" if self.idempotence else "false"
-        if self.partitioner != "default":
-            conf["partitioner"] = _LIBRDKAFKA_PARTITIONER[self.partitioner]
-            if self.partitioner in ("sticky", "hash"):
-                linger = self.linger_ms if self.linger_ms is not None else 5.0
-                conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * linger)))
-        if self.max_in_flight is not None:
-            conf["max.in.flight.requests.per.connection"] = str(self.max_in_flight)
-        conf.update(self.overrides)
-        return conf
+    def client_settings(self) -> dict[str, str]:
+        """The client's own settings for this profile (properties, filebeat.yml paths), by its kind."""
+        from tuner.spec.clients import kind_of
+
+        return kind_of(self).client_settings(self)

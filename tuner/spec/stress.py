@@ -22,10 +22,14 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tuner.spec.base import StrictModel
+from tuner.spec.clients import kind_of
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
+# kbt stress runs its load through Locust users of this engine.
+STRESS_ENGINE = "librdkafka"
 MAX_MULTIPLIER = 100.0
 MAX_STAGE_S = 3600.0
 MAX_USERS = 2000  # producers (locust users) at any moment, over every worker
@@ -91,7 +95,8 @@ class Gates(StrictModel):
     """When a judged stage fails. `on_fail: abort` stops the profile's ramp at the first failure;
     `continue` runs every stage and marks the failed ones. Any acked record lost always fails."""
 
-    network_idle_min: float | None = Field(default=0.3, gt=0, le=1)  # NetworkProcessorAvgIdlePercent
+    # NetworkProcessorAvgIdlePercent, mean over the stage, worst broker
+    network_idle_min: float | None = Field(default=THRESHOLDS.network_idle_critical, gt=0, le=1)
     request_queue_max: float | None = Field(default=None, gt=0)  # mean RequestQueueSize: saturated
     p99_ms: float | None = Field(default=None, gt=0)  # producer delivery latency p99 (SLO)
     e2e_p99_ms: float | None = Field(default=None, gt=0)  # real-time consumer end-to-end p99
@@ -159,9 +164,10 @@ class StressSpec(StrictModel):
                 " (set msgs/s per producer, or baseline.msgs_per_s)"
             )
         for label, profile in self.profiles.items():
-            if profile.client != "librdkafka":
+            if kind_of(profile).engine != STRESS_ENGINE:
                 raise ValueError(
-                    f"profiles.{label}: kbt stress drives librdkafka profiles (got client {profile.client})"
+                    f"profiles.{label}: kbt stress drives {STRESS_ENGINE} profiles"
+                    f" (got client {profile.client})"
                 )
         peak = max([*self.shape.steps, self.shape.spike.multiplier if self.shape.spike else 0])
         if round(peak * self.workload.producers) > MAX_USERS:

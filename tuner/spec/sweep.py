@@ -28,6 +28,7 @@ from tuner.core.errors import did_you_mean
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
+from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 
 Scalar = str | int | float | bool | None
@@ -36,13 +37,6 @@ _VARIABLE_FIELDS = {
     "profile": set(ClientProfile.model_fields) - {"name", "description", "client"},
     "workload": set(WorkloadSpec.model_fields) - {"name", "description", "topics", "message", "keys"},
 }
-
-
-class SLO(StrictModel):
-    """What a run must meet to count as acceptable."""
-
-    p99_ms: float | None = Field(default=None, gt=0)
-    max_producer_memory_mb: float | None = Field(default=None, gt=0)
 
 
 class RunPlan(StrictModel):
@@ -263,19 +257,12 @@ def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Pa
 
 
 def check_fits(workload: WorkloadSpec, profile: ClientProfile, where: str = "") -> None:
-    """Cross-checks between a workload and a profile (the broker's record batch limit)."""
-    limit = workload.max_message_bytes
-    if profile.batch_bytes is not None and profile.batch_bytes > limit:
-        prefix = f"{where}." if where.startswith("profiles[") else f"run ({where}): " if where else ""
-        raise ValueError(
-            f"{prefix}batch_bytes: {profile.batch_bytes} (profile {profile.name}) exceeds the broker's"
-            f" message.max.bytes {limit} (raise the topic config max.message.bytes)"
-        )
-    if profile.client == "filebeat":
-        from tuner.spec.filebeat_profile import check_filebeat_fits
+    """Cross-checks between a workload and a profile (the broker's record batch limit), by the
+    profile's kind."""
+    from tuner.spec.clients import kind_of
 
-        prefix = f"{where}." if where.startswith("profiles[") else f"run ({where}): " if where else ""
-        try:
-            check_filebeat_fits(profile, limit, workload.message.nominal_bytes)
-        except ValueError as exc:
-            raise ValueError(f"{prefix}{exc}") from None
+    prefix = f"{where}." if where.startswith("profiles[") else f"run ({where}): " if where else ""
+    try:
+        kind_of(profile).check_fits(profile, workload.max_message_bytes, workload.message.nominal_bytes)
+    except ValueError as exc:
+        raise ValueError(f"{prefix}{exc}") from None

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
 
 # no-loss:      0 acked records lost, 0 duplicates, per-partition order kept, no send failed
 # detects-loss: a negative control; the verification MUST report loss or duplicates
@@ -15,16 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 Expectation = Literal["no-loss", "detects-loss", "degraded"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FaultEvent(_Frozen):
+class FaultEvent(Frozen):
     at_s: float  # seconds after the first record reached the topic
     what: str
 
 
-class FaultRun(_Frozen):
+class FaultRun(Frozen):
     scenario: str
     description: str
     expect: Expectation

@@ -14,35 +14,27 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from tuner.core.errors import BadInput
+from tuner.core.frozen import Frozen
 from tuner.core.inputs import read_json
 from tuner.core.writes import atomic_write_json
-from tuner.measure.compression import PointMeasurement, SampleMeasurement, Spread
 from tuner.spec.probe import Codec, ProbeOptions
 
 PROBE_SCHEMA_VERSION = 1
 PROBE_KIND: Literal["compression-probe"] = "compression-probe"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Quantiles(_Frozen):
+class Quantiles(Frozen):
     """Spread over the batches measured at one point: 10th percentile, median, 90th percentile."""
 
     p10: float = Field(description="10th percentile.")
     p50: float = Field(description="Median.")
     p90: float = Field(description="90th percentile.")
 
-    @classmethod
-    def of(cls, spread: Spread) -> Quantiles:
-        return cls(p10=spread.p10, p50=spread.p50, p90=spread.p90)
 
-
-class ProbePoint(_Frozen):
+class ProbePoint(Frozen):
     """One codec/level at one batch size."""
 
     batch_messages: int = Field(description="Messages per partition batch.")
@@ -65,20 +57,8 @@ class ProbePoint(_Frozen):
     def wire_bytes_per_message(self) -> float:
         return self.compressed_batch_bytes.p50 / self.batch_messages
 
-    @classmethod
-    def of(cls, point: PointMeasurement) -> ProbePoint:
-        return cls(
-            batch_messages=point.batch_messages,
-            batches=point.batches,
-            uncompressed_batch_bytes=Quantiles.of(point.uncompressed_batch_bytes),
-            compressed_batch_bytes=Quantiles.of(point.compressed_batch_bytes),
-            ratio=Quantiles.of(point.ratio),
-            compress_cpu_ms_per_mb=point.compress_cpu_ms_per_mb,
-            decompress_cpu_ms_per_mb=point.decompress_cpu_ms_per_mb,
-        )
 
-
-class Knee(_Frozen):
+class Knee(Frozen):
     """Where a curve stops paying: computed by tuner.model.knee from the median ratios."""
 
     plateau_ratio: float = Field(description="Highest median ratio measured (the plateau).")
@@ -100,7 +80,7 @@ class Knee(_Frozen):
     )
 
 
-class ProbeCurve(_Frozen):
+class ProbeCurve(Frozen):
     """One codec at one level on one sample, every batch size measured."""
 
     codec: Codec = Field(description="gzip, snappy, lz4 or zstd.")
@@ -111,7 +91,7 @@ class ProbeCurve(_Frozen):
     knee: Knee | None = Field(default=None, description="Null only when no point was measured.")
 
 
-class ProbeSample(_Frozen):
+class ProbeSample(Frozen):
     """One log file, cut into messages."""
 
     name: str = Field(description="The file's name (no directories).")
@@ -132,32 +112,8 @@ class ProbeSample(_Frozen):
         default="", description="One sentence: best codec, its knee, which clients can use it."
     )
 
-    @classmethod
-    def of(cls, m: SampleMeasurement) -> ProbeSample:
-        s = m.sample
-        return cls(
-            name=s.name,
-            sha256=s.sha256,
-            file_bytes=s.file_bytes,
-            lines=s.lines,
-            messages=len(s.messages),
-            mean_message_bytes=round(s.mean_message_bytes, 1),
-            event_bytes=s.event_bytes,
-            skipped_batch_sizes=m.skipped_batch_sizes,
-            curves=[
-                ProbeCurve(
-                    codec=c.codec.codec,
-                    level=c.codec.level,
-                    label=c.codec.label,
-                    clients=c.codec.clients(),
-                    points=[ProbePoint.of(p) for p in c.points],
-                )
-                for c in m.curves
-            ],
-        )
 
-
-class Framing(_Frozen):
+class Framing(Frozen):
     """How batches were formed, so the ratios can be compared with what a broker stores."""
 
     format: Literal["kafka-record-batch-v2"] = Field(
@@ -173,7 +129,7 @@ class Framing(_Frozen):
     )
 
 
-class ProbeRecord(_Frozen):
+class ProbeRecord(Frozen):
     """A compression probe run."""
 
     schema_version: int = Field(default=PROBE_SCHEMA_VERSION, description="Readers accept exactly one.")

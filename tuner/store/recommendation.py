@@ -15,33 +15,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from tuner.core.errors import BadInput
+from tuner.core.frozen import Frozen
 from tuner.core.inputs import read_json
 from tuner.core.redact import redact
 from tuner.core.writes import atomic_write_json
 from tuner.spec.profile import ClientProfile
+from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.record_upgrade import upgrade_profiles
 
-RECOMMENDATION_SCHEMA_VERSION = 1
+RECOMMENDATION_SCHEMA_VERSION = 2  # 2: profiles in their client kind's own settings (version 1 read)
 RECOMMENDATION_KIND: Literal["recommendation"] = "recommendation"
 
-ClientKind = Literal["librdkafka", "java", "filebeat"]
+ClientKind = str  # a name in tuner.spec.clients.KINDS
 # confirmed: a lab run of exactly these settings met the SLO with 0 lost;
 # predicted: the model's choice, not (yet) run; rejected: runs showed it misses the SLO.
 Status = Literal["confirmed", "predicted", "rejected"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class SLOBounds(SLO):
+    """What a recommended setting must meet: the SLO and the cluster's limits."""
 
-
-class SLOBounds(_Frozen):
-    """What a recommended setting must meet."""
-
-    p99_ms: float | None = Field(default=None, description="p99 delivery latency bound, ms.")
-    max_producer_memory_mb: float | None = Field(default=None, description="Per producer, MB.")
     max_message_bytes: int | None = Field(
         default=None, description="Largest record batch the topic accepts (max.message.bytes)."
     )
@@ -51,7 +48,7 @@ class SLOBounds(_Frozen):
     )
 
 
-class Prediction(_Frozen):
+class Prediction(Frozen):
     """What the model predicts for one setting on one workload."""
 
     requests_per_s: float = Field(description="Produce requests/s, all brokers.")
@@ -67,7 +64,7 @@ class Prediction(_Frozen):
     handler_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
 
 
-class Measured(_Frozen):
+class Measured(Frozen):
     """What one run record measured (the run id points into the results store)."""
 
     run_id: str
@@ -88,7 +85,7 @@ class Measured(_Frozen):
     meets_slo: bool
 
 
-class Trial(_Frozen):
+class Trial(Frozen):
     """One setting the search ran (or reused) to confirm the model."""
 
     profile: ClientProfile
@@ -97,7 +94,7 @@ class Trial(_Frozen):
     reason: str = Field(default="", description="Why this setting was tried.")
 
 
-class Floor(_Frozen):
+class Floor(Frozen):
     """The physical floor of produce requests at the allowed linger (issue acceptance P1)."""
 
     allowed_linger_ms: float
@@ -107,7 +104,7 @@ class Floor(_Frozen):
     )
 
 
-class ClientRecommendation(_Frozen):
+class ClientRecommendation(Frozen):
     client: ClientKind
     status: Status
     profile: ClientProfile
@@ -127,7 +124,7 @@ class ClientRecommendation(_Frozen):
     notes: list[str] = Field(default_factory=list)
 
 
-class ModelTruth(_Frozen):
+class ModelTruth(Frozen):
     """Predicted vs measured produce requests/s over run records of one client kind."""
 
     client: ClientKind
@@ -136,7 +133,7 @@ class ModelTruth(_Frozen):
     max_abs_error: float
 
 
-class Recommendation(_Frozen):
+class Recommendation(Frozen):
     schema_version: int = RECOMMENDATION_SCHEMA_VERSION
     kind: Literal["recommendation"] = RECOMMENDATION_KIND
     created_at: float
@@ -166,13 +163,14 @@ def load_recommendation(path: Path) -> Recommendation:
     if not isinstance(data, dict) or data.get("kind") != RECOMMENDATION_KIND:
         raise BadInput(f"{path}: not a recommendation record")
     version = data.get("schema_version")
-    if version != RECOMMENDATION_SCHEMA_VERSION:
+    if version not in (1, RECOMMENDATION_SCHEMA_VERSION):
         raise BadInput(
             f"{path}: recommendation schema_version {version!r},"
-            f" this kbt reads {RECOMMENDATION_SCHEMA_VERSION}"
+            f" this kbt reads 1 to {RECOMMENDATION_SCHEMA_VERSION}"
         )
     try:
-        return Recommendation.model_validate(data)
+        upgraded = {**upgrade_profiles(data), "schema_version": RECOMMENDATION_SCHEMA_VERSION}
+        return Recommendation.model_validate(upgraded)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])

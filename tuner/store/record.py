@@ -4,24 +4,19 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from tuner.driver.result import ClientResult, DeliveryResult
-from tuner.measure.broker_window import BrokerWindow
+from tuner.core.frozen import Frozen
 from tuner.spec.sweep import RunPlan
 from tuner.store.fault import FaultRun
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.record_upgrade import SCHEMA_VERSION
 from tuner.store.stress import StressStep
-
-SCHEMA_VERSION = 1
 
 Status = Literal["ok", "failed"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Environment(_Frozen):
+class Environment(Frozen):
     """Where the run happened: versions and sizes that change what the figures mean."""
 
     kbt_version: str
@@ -35,7 +30,7 @@ class Environment(_Frozen):
     prometheus_scrape_interval_s: float | None = None
 
 
-class RunRecord(_Frozen):
+class RunRecord(Frozen):
     schema_version: int = SCHEMA_VERSION
     run_id: str  # <sweep>/<name>-<utc timestamp>: unique, sortable
     name: str

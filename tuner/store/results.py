@@ -19,6 +19,7 @@ from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json, shown_path, type_name
 from tuner.core.writes import atomic_write_json
 from tuner.store.record import SCHEMA_VERSION, RunRecord
+from tuner.store.record_upgrade import readable, upgrade
 
 DEFAULT_RESULTS_DIR = Path("results")
 
@@ -73,10 +74,12 @@ class ResultsStore:
                 f"{shown_path(path)}: not a run record: expected a JSON object, found {type_name(data)}"
             )
         version = data.get("schema_version")
-        if version != SCHEMA_VERSION:
-            raise BadInput(f"{path}: run record schema_version {version!r}, this kbt reads {SCHEMA_VERSION}")
+        if not readable(version):
+            raise BadInput(
+                f"{path}: run record schema_version {version!r}, this kbt reads 1 to {SCHEMA_VERSION}"
+            )
         try:
-            return RunRecord.model_validate(data)
+            return RunRecord.model_validate(upgrade(data))
         except ValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])

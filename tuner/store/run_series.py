@@ -16,9 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from tuner.core.errors import BadInput
+from tuner.core.frozen import Frozen
 from tuner.core.inputs import read_json
 from tuner.core.writes import atomic_write, json_text
 from tuner.measure.prometheus import RangeSeries
@@ -28,11 +29,7 @@ SERIES_KIND: Literal["run-series"] = "run-series"
 SERIES_DIR = "series"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SeriesLine(_Frozen):
+class SeriesLine(Frozen):
     """One series of one catalog query: its labels (broker, run, ...) and (epoch s, value) points."""
 
     query: str = Field(description="Catalog query name, e.g. PRODUCE_REQUESTS_RATE.")
@@ -40,7 +37,7 @@ class SeriesLine(_Frozen):
     points: list[tuple[float, float]] = Field(default_factory=list)
 
 
-class RunSeries(_Frozen):
+class RunSeries(Frozen):
     schema_version: int = SERIES_SCHEMA_VERSION
     kind: Literal["run-series"] = SERIES_KIND
     run_id: str

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from tuner.core.frozen import Frozen
 from tuner.spec.stress import Stage
 
 Verdict = Literal["held", "failed", "not judged", "aborted", "interrupted"]
 GateName = Literal["network_idle", "request_queue", "p99", "e2e_p99", "failed", "lost", "verified"]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class GateCheck(_Frozen):
+class GateCheck(Frozen):
     gate: GateName
     limit: float | None = None
     value: float | None = None  # None: no data (detail says why)
@@ -30,7 +27,7 @@ class GateCheck(_Frozen):
     detail: str = ""
 
 
-class ConsumerHalf(_Frozen):
+class ConsumerHalf(Frozen):
     """One consumer group over one part of a stage."""
 
     seconds: float = 0.0
@@ -46,7 +43,7 @@ class ConsumerHalf(_Frozen):
     lagging_readers: bool = False  # were the lagging groups reading during this part
 
 
-class ConsumerStage(_Frozen):
+class ConsumerStage(Frozen):
     group: str
     mode: Literal["realtime", "lagging"]
     whole: ConsumerHalf
@@ -54,7 +51,7 @@ class ConsumerStage(_Frozen):
     second_half: ConsumerHalf
 
 
-class RemoteTier(_Frozen):
+class RemoteTier(Frozen):
     """Tiered storage traffic of the run's topics (broker kafka_server_remote_* series)."""
 
     fetch_requests_per_s: float | None = None
@@ -64,7 +61,7 @@ class RemoteTier(_Frozen):
     second_half_fetch_requests_per_s: float | None = None
 
 
-class StressStep(_Frozen):
+class StressStep(Frozen):
     stress: str  # the stress spec's name
     profile_label: str  # current, recommended, ...
     stage: Stage

@@ -1,7 +1,7 @@
 """Grafana dashboards as code (grafana-foundation-sdk), their provisioning, and the Prometheus rules.
 
 One module per dashboard (broker_pressure, client_batching, tiered_storage, stress_test), house
-defaults in common, limits shared with the alert rules in limits. `render_all()` gives
+defaults in common, limits shared with the alert rules in tuner/spec/thresholds.yml. `render_all()` gives
 {repo-relative path: content} to tuner/cli/generate.py (`make generate` / `make check-generated`).
 """
 

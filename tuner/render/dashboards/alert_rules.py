@@ -16,7 +16,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tuner.measure.promql import promql
-from tuner.render.dashboards import limits as lim
+from tuner.spec.thresholds import THRESHOLDS as lim
 
 RULES_PATH = "exporters/prometheus/kafka-broker.rules.yml"
 WINDOW = "1m"
@@ -73,26 +73,26 @@ def _alert(name: str, expr: str, for_: str, severity: str, summary: str, descrip
 
 
 def alerts() -> list[dict[str, Any]]:
-    queue_near = int(lim.QUEUED_MAX_REQUESTS * lim.REQUEST_QUEUE_NEAR_FRACTION)
+    queue_near = int(lim.queued_max_requests * lim.request_queue_near_fraction)
     return [
         _alert(
             "KafkaNetworkThreadsSaturated",
-            f"{NET_IDLE} < {lim.NETWORK_IDLE_CRITICAL}",
+            f"{NET_IDLE} < {lim.network_idle_critical}",
             "5m",
             "critical",
             f"Network threads saturated on {_ON}",
             "Network threads are {{ $value | humanizePercentage }} idle (below "
-            f"{lim.NETWORK_IDLE_CRITICAL:.0%}): they are the bottleneck. Check requests per second and "
+            f"{lim.network_idle_critical:.0%}): they are the bottleneck. Check requests per second and "
             "bytes per produce request; batch more on the clients.",
         ),
         _alert(
             "KafkaNetworkThreadsBusy",
-            f"{NET_IDLE} < {lim.NETWORK_IDLE_WARNING}",
+            f"{NET_IDLE} < {lim.network_idle_warning}",
             "5m",
             "warning",
             f"Network threads busy on {_ON}",
             "Network threads are {{ $value | humanizePercentage }} idle (below "
-            f"{lim.NETWORK_IDLE_WARNING:.0%}).",
+            f"{lim.network_idle_warning:.0%}).",
         ),
         _alert(
             "KafkaRequestQueueNearLimit",
@@ -101,32 +101,32 @@ def alerts() -> list[dict[str, Any]]:
             "warning",
             f"Request queue near queued.max.requests on {_ON}",
             "{{ $value }} requests wait for a handler thread; at "
-            f"{lim.QUEUED_MAX_REQUESTS} (queued.max.requests) the network threads stop reading.",
+            f"{lim.queued_max_requests} (queued.max.requests) the network threads stop reading.",
         ),
         _alert(
             "KafkaProduceP999AboveSLO",
-            f"{PRODUCE_P999} > {lim.PRODUCE_P999_SLO_MS:g}",
+            f"{PRODUCE_P999} > {lim.produce_p999_slo_ms:g}",
             "5m",
             "warning",
-            f"Produce p99.9 above {lim.PRODUCE_P999_SLO_MS:g} ms on {_ON}",
+            f"Produce p99.9 above {lim.produce_p999_slo_ms:g} ms on {_ON}",
             "Produce TotalTimeMs p99.9 is {{ $value }} ms; see the phase breakdown on the Broker "
             "pressure dashboard.",
         ),
         _alert(
             "KafkaTinyProduceRequests",
-            f"{BYTES_PER_REQUEST} < {lim.TINY_PRODUCE_REQUEST_BYTES} "
-            f"and on (cluster, broker) {PRODUCE_RATE} > {lim.BUSY_PRODUCE_REQUESTS_PER_S:g}",
+            f"{BYTES_PER_REQUEST} < {lim.tiny_produce_request_bytes} "
+            f"and on (cluster, broker) {PRODUCE_RATE} > {lim.busy_produce_requests_per_s:g}",
             "10m",
             "warning",
             f"Tiny produce requests on {_ON}",
             "Produce requests carry {{ $value | humanize1024 }}B each at more than "
-            f"{lim.BUSY_PRODUCE_REQUESTS_PER_S:g} requests/s: producers barely batch (linger.ms, "
+            f"{lim.busy_produce_requests_per_s:g} requests/s: producers barely batch (linger.ms, "
             "batch size, sticky partitioning; Filebeat bulk_flush_frequency).",
         ),
         _alert(
             "KafkaRemoteCopyLagGrowing",
             f"deriv({COPY_LAG}[15m]) > 0 and on (cluster, broker) {COPY_LAG} > "
-            f"{lim.REMOTE_COPY_LAG_FLOOR_BYTES}",
+            f"{lim.remote_copy_lag_floor_bytes}",
             "15m",
             "warning",
             f"Remote copy lag growing on {_ON}",
@@ -135,13 +135,13 @@ def alerts() -> list[dict[str, Any]]:
         ),
         _alert(
             "KafkaLogFlushTimeSpike",
-            f"{FLUSH_P99} > {lim.FLUSH_SPIKE_MIN_MS:g} "
-            f"and {FLUSH_P99} > {lim.FLUSH_SPIKE_FACTOR:g} * avg_over_time({FLUSH_P99}[1h])",
+            f"{FLUSH_P99} > {lim.flush_spike_min_ms:g} "
+            f"and {FLUSH_P99} > {lim.flush_spike_factor:g} * avg_over_time({FLUSH_P99}[1h])",
             "2m",
             "warning",
             f"Log flush time spike on {_ON}",
             "Log flush p99 is {{ $value }} ms, over "
-            f"{lim.FLUSH_SPIKE_FACTOR:g}x its hourly mean: the disk is slow or shared.",
+            f"{lim.flush_spike_factor:g}x its hourly mean: the disk is slow or shared.",
         ),
     ]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as db
 
-from tuner.render.dashboards import limits as lim
+from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
     BROKER_VAR,
     CLUSTER_VAR,
@@ -26,11 +26,11 @@ from tuner.render.dashboards.common import (
 UID = "kbt-broker-pressure"
 TITLE = "kbt / Broker pressure"
 
-_NET = below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING)
-_HANDLER = below_is_bad(lim.HANDLER_IDLE_CRITICAL, lim.HANDLER_IDLE_WARNING)
-_TINY = below_is_bad(lim.TINY_PRODUCE_REQUEST_BYTES)
-_PRODUCE_SLO = above_is_bad(lim.PRODUCE_P999_SLO_MS / 2, lim.PRODUCE_P999_SLO_MS)
-_QUEUE = above_is_bad(lim.QUEUED_MAX_REQUESTS * lim.REQUEST_QUEUE_NEAR_FRACTION, lim.QUEUED_MAX_REQUESTS)
+_NET = below_is_bad(lim.network_idle_critical, lim.network_idle_warning)
+_HANDLER = below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning)
+_TINY = below_is_bad(lim.tiny_produce_request_bytes)
+_PRODUCE_SLO = above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms)
+_QUEUE = above_is_bad(lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests)
 
 
 def _overview(d: db.Dashboard) -> None:
@@ -48,7 +48,7 @@ def _overview(d: db.Dashboard) -> None:
         single_stat(
             "Bytes per produce request",
             Target("BYTES_PER_PRODUCE_REQUEST"),
-            f"Per broker, now. Red below {lim.TINY_PRODUCE_REQUEST_BYTES} B: producers barely batch.",
+            f"Per broker, now. Red below {lim.tiny_produce_request_bytes} B: producers barely batch.",
             thresholds=_TINY,
         )
     )
@@ -56,7 +56,7 @@ def _overview(d: db.Dashboard) -> None:
         single_stat(
             "Produce p99.9",
             Target("PRODUCE_TOTAL_P999_MS"),
-            f"Per broker, now. Red above the {lim.PRODUCE_P999_SLO_MS:g} ms objective.",
+            f"Per broker, now. Red above the {lim.produce_p999_slo_ms:g} ms objective.",
             thresholds=_PRODUCE_SLO,
         )
     )
@@ -68,8 +68,8 @@ def _threads(d: db.Dashboard) -> None:
         series(
             "Network thread idle (NetworkProcessorAvgIdlePercent)",
             [Target("NETWORK_IDLE"), Target("NETWORK_IDLE_MIN_THREAD", "{{broker}} busiest thread")],
-            f"Below {lim.NETWORK_IDLE_CRITICAL} (red line) the network threads are the bottleneck; below "
-            f"{lim.NETWORK_IDLE_WARNING} (orange) they are busy. Many small produce requests drive it down.",
+            f"Below {lim.network_idle_critical} (red line) the network threads are the bottleneck; below "
+            f"{lim.network_idle_warning} (orange) they are busy. Many small produce requests drive it down.",
             thresholds=_NET,
             max_val=1,
         )
@@ -90,7 +90,7 @@ def _threads(d: db.Dashboard) -> None:
                 Target("REQUEST_QUEUE_SIZE", "{{broker}} request queue"),
                 Target("RESPONSE_QUEUE_SIZE", "{{broker}} response queue"),
             ],
-            f"RequestQueueSize at queued.max.requests ({lim.QUEUED_MAX_REQUESTS}) stops the network threads "
+            f"RequestQueueSize at queued.max.requests ({lim.queued_max_requests}) stops the network threads "
             "reading sockets; a growing queue means the handlers cannot keep up.",
             unit="short",
             thresholds=_QUEUE,
@@ -132,7 +132,7 @@ def _requests(d: db.Dashboard) -> None:
                 Target("BYTES_PER_PRODUCE_REQUEST", "{{broker}} mean"),
                 Target("PRODUCE_REQUEST_BYTES_P50", "{{broker}} median request"),
             ],
-            f"Red below {lim.TINY_PRODUCE_REQUEST_BYTES} B per request: batch more (linger, batch size, "
+            f"Red below {lim.tiny_produce_request_bytes} B per request: batch more (linger, batch size, "
             "sticky partitioning) to cut the request count.",
             thresholds=_TINY,
             span=8,
@@ -162,7 +162,7 @@ def _latency(d: db.Dashboard) -> None:
         series(
             "Produce total time p99.9",
             [Target("PRODUCE_TOTAL_P999_MS")],
-            f"Red line: the {lim.PRODUCE_P999_SLO_MS:g} ms objective (alert KafkaProduceP999AboveSLO).",
+            f"Red line: the {lim.produce_p999_slo_ms:g} ms objective (alert KafkaProduceP999AboveSLO).",
             thresholds=_PRODUCE_SLO,
         )
     )
@@ -201,9 +201,9 @@ def _disk_and_bytes(d: db.Dashboard) -> None:
         series(
             "Log flush time p99",
             [Target("LOG_FLUSH_TIME_P99_MS")],
-            f"Spikes above {lim.FLUSH_SPIKE_MIN_MS:g} ms (and {lim.FLUSH_SPIKE_FACTOR:g}x the hourly mean) "
+            f"Spikes above {lim.flush_spike_min_ms:g} ms (and {lim.flush_spike_factor:g}x the hourly mean) "
             "raise KafkaLogFlushTimeSpike.",
-            thresholds=above_is_bad(lim.FLUSH_SPIKE_MIN_MS),
+            thresholds=above_is_bad(lim.flush_spike_min_ms),
             span=6,
         )
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as db
 
-from tuner.render.dashboards import limits as lim
+from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
     BROKER_SCOPE,
     BROKER_VAR,
@@ -53,9 +53,9 @@ def _batches(d: db.Dashboard) -> None:
         series(
             "Bytes per batch",
             [_producer("CLIENT_BATCH_BYTES")],
-            f"Red below {lim.TINY_PRODUCE_REQUEST_BYTES} B: too small to keep the broker's request "
+            f"Red below {lim.tiny_produce_request_bytes} B: too small to keep the broker's request "
             "rate down.",
-            thresholds=below_is_bad(lim.TINY_PRODUCE_REQUEST_BYTES),
+            thresholds=below_is_bad(lim.tiny_produce_request_bytes),
             span=8,
         )
     )
@@ -85,8 +85,8 @@ def _latency(d: db.Dashboard) -> None:
         series(
             "Delivery p99",
             [_producer("CLIENT_DELIVERY_P99_MS")],
-            f"Red line: the {lim.DELIVERY_P99_SLO_MS:g} ms delivery objective.",
-            thresholds=above_is_bad(lim.DELIVERY_P99_SLO_MS / 2, lim.DELIVERY_P99_SLO_MS),
+            f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
+            thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
             span=8,
         )
     )

@@ -19,6 +19,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from tuner.measure.promql import query, scoped
+from tuner.measure.catalog import NETWORK_IDLE_SERIES
 
 DATASOURCE_UID = "kbt-prometheus"  # the provisioned datasource (dashboards/provisioning/datasources)
 DATASOURCE_NAME = "kbt Prometheus"
@@ -229,7 +230,7 @@ CLUSTER_VAR = variable(
 BROKER_VAR = variable(
     "broker",
     "Broker",
-    'label_values(kafka_network_processor_avg_idle_ratio{cluster=~"$cluster"}, broker)',
+    f'label_values({NETWORK_IDLE_SERIES}{{cluster=~"$cluster"}}, broker)',
     sort=dm.VariableSort.NUMERICAL_ASC,
 )
 TOPIC_VAR = variable(

@@ -155,9 +155,12 @@ def _stamp(t: float) -> str:
 def _prometheus_url(lab_dir: str | None, url: str | None) -> str:
     if url:
         return url
-    from tuner.lab import load_state
+    from tuner.target import resolve_target
 
-    return load_state(lab_dir).prometheus_url
+    found = resolve_target(Path(lab_dir) if lab_dir else None).prometheus_url
+    if found is None:
+        raise SystemExit("the target has no Prometheus: give --prometheus URL")
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as db
 
-from tuner.render.dashboards import limits as lim
+from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
     BROKER_VAR,
     CLIENT_SCOPE,
@@ -55,8 +55,8 @@ def _objectives(d: db.Dashboard) -> None:
         series(
             "Delivery p99 (slowest producer)",
             [Target("DELIVERY_P99_MS_WORST", "{{run}}", CLIENT_SCOPE)],
-            f"Red line: the {lim.DELIVERY_P99_SLO_MS:g} ms delivery objective.",
-            thresholds=above_is_bad(lim.DELIVERY_P99_SLO_MS / 2, lim.DELIVERY_P99_SLO_MS),
+            f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
+            thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
             span=8,
         )
     )
@@ -64,8 +64,8 @@ def _objectives(d: db.Dashboard) -> None:
         series(
             "Broker produce time p99.9",
             [Target("PRODUCE_TOTAL_P999_MS")],
-            f"Red line: the {lim.PRODUCE_P999_SLO_MS:g} ms broker objective.",
-            thresholds=above_is_bad(lim.PRODUCE_P999_SLO_MS / 2, lim.PRODUCE_P999_SLO_MS),
+            f"Red line: the {lim.produce_p999_slo_ms:g} ms broker objective.",
+            thresholds=above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms),
             span=8,
         )
     )
@@ -73,8 +73,8 @@ def _objectives(d: db.Dashboard) -> None:
         series(
             "Real-time consumers: end-to-end p99",
             [Target("CONSUMER_E2E_P99_MS", _GROUP, CLIENT_SCOPE)],
-            f"Red line: the {lim.E2E_P99_SLO_MS:g} ms end-to-end objective.",
-            thresholds=above_is_bad(lim.E2E_P99_SLO_MS / 2, lim.E2E_P99_SLO_MS),
+            f"Red line: the {lim.e2e_p99_slo_ms:g} ms end-to-end objective.",
+            thresholds=above_is_bad(lim.e2e_p99_slo_ms / 2, lim.e2e_p99_slo_ms),
             span=8,
         )
     )
@@ -86,8 +86,8 @@ def _headroom(d: db.Dashboard) -> None:
         series(
             "Network thread idle",
             [Target("NETWORK_IDLE")],
-            f"The stress gate: below {lim.NETWORK_IDLE_CRITICAL} the stage fails.",
-            thresholds=below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING),
+            f"The stress gate: below {lim.network_idle_critical} the stage fails.",
+            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
             max_val=1,
             span=8,
         )
@@ -96,7 +96,7 @@ def _headroom(d: db.Dashboard) -> None:
         series(
             "Request handler idle",
             [Target("REQUEST_HANDLER_IDLE")],
-            thresholds=below_is_bad(lim.HANDLER_IDLE_CRITICAL, lim.HANDLER_IDLE_WARNING),
+            thresholds=below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning),
             max_val=1,
             span=8,
         )
@@ -105,9 +105,9 @@ def _headroom(d: db.Dashboard) -> None:
         series(
             "Request queue",
             [Target("REQUEST_QUEUE_SIZE")],
-            f"queued.max.requests is {lim.QUEUED_MAX_REQUESTS}.",
+            f"queued.max.requests is {lim.queued_max_requests}.",
             thresholds=above_is_bad(
-                lim.QUEUED_MAX_REQUESTS * lim.REQUEST_QUEUE_NEAR_FRACTION, lim.QUEUED_MAX_REQUESTS
+                lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests
             ),
             span=8,
         )

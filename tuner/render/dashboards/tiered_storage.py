@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from grafana_foundation_sdk.builders import dashboard as db
 
-from tuner.render.dashboards import limits as lim
+from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
     BROKER_VAR,
     CLUSTER_VAR,
@@ -41,8 +41,8 @@ def _copy(d: db.Dashboard) -> None:
             "Remote copy lag",
             [Target("REMOTE_COPY_LAG_BYTES")],
             "Rolled segments not copied yet. A sawtooth is normal; a rising floor means the copier falls "
-            f"behind (alert KafkaRemoteCopyLagGrowing above {lim.REMOTE_COPY_LAG_FLOOR_BYTES >> 20} MiB).",
-            thresholds=above_is_bad(lim.REMOTE_COPY_LAG_FLOOR_BYTES),
+            f"behind (alert KafkaRemoteCopyLagGrowing above {lim.remote_copy_lag_floor_bytes >> 20} MiB).",
+            thresholds=above_is_bad(lim.remote_copy_lag_floor_bytes),
             span=8,
         )
     )
@@ -79,7 +79,7 @@ def _threads(d: db.Dashboard) -> None:
             "RemoteLogManager tasks idle",
             [Target("REMOTE_MANAGER_IDLE")],
             "The copier/expiration threads; low idle means copies queue behind each other.",
-            thresholds=below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING),
+            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
             max_val=1,
             span=8,
         )
@@ -88,7 +88,7 @@ def _threads(d: db.Dashboard) -> None:
         series(
             "Remote reader thread idle",
             [Target("REMOTE_READER_IDLE")],
-            thresholds=below_is_bad(lim.NETWORK_IDLE_CRITICAL, lim.NETWORK_IDLE_WARNING),
+            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
             max_val=1,
             span=8,
         )

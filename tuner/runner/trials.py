@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tuner.core.errors import KbtError
+from tuner.driver.engines import ENGINES
 from tuner.runner.sweep import Observer, SweepRunner
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.profile import ClientProfile
@@ -37,6 +38,7 @@ class LabTrials:
             runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
         self.runner = runner
         self.count = 0
+        self.engines = frozenset(ENGINES)
 
     def run(self, profile: ClientProfile, reason: str) -> RunRecord:
         spec = SweepSpec(

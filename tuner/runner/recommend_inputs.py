@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
-from tuner.model.live import LabTrials
 from tuner.model.recommend import Request
 from tuner.runner.sweep import Observer
+from tuner.runner.trials import LabTrials
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import SLO
 from tuner.spec.workload import WorkloadSpec
@@ -145,7 +146,8 @@ def _table(probe: Path | None, records: Sequence[RunRecord]) -> CodecTable:
     if probe is None:
         return default_table()
     sizes = [r.client.bytes_acked / r.client.records_acked for r in records if r.client.records_acked]
-    return table_from_probe(probe, sorted(sizes)[len(sizes) // 2] if sizes else None)
+    data = read_json(probe, "compression probe record")
+    return table_from_probe(data, str(probe), sorted(sizes)[len(sizes) // 2] if sizes else None)
 
 
 def _live(
@@ -162,12 +164,13 @@ def _live(
     lab_dir: Path | None,
     observer: Observer | None,
 ) -> Request:
-    from tuner.lab import load_state
+    from tuner.runner.topics import admin_client, broker_count
     from tuner.spec.loader import load_sweep
+    from tuner.target import resolve_target
 
     loaded = load_sweep(spec_path)
     spec = loaded.spec
-    brokers = len(load_state(lab_dir).brokers)
+    brokers = broker_count(admin_client(resolve_target(lab_dir).bootstrap_servers))
     key = workload_key(spec.workload, brokers)
     group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
     base, per_kind = _baselines(spec.profiles, baseline)

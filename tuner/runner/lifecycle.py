@@ -1,0 +1,245 @@
+"""One run lifecycle: identity, fresh topics, settle wait, drive, measure, verify, judge, record,
+cleanup, interruption.
+
+    lifecycle = RunLifecycle(target, engine, measurer, store, environment, observer)
+    record = lifecycle.run(plan, RunPolicy())       # a sweep run
+    record = lifecycle.run(plan, ChaosPolicy(...))  # the same run with a fault script beside it
+
+Sweeps, live recommend (a one-run sweep per trial) and chaos are policies on `RunLifecycle.run`.
+A stress run follows a stage timeline through locust, so it drives and judges its own way, but it
+takes its identity, topics, settle wait and records from here. This module is the one place that
+builds a RunRecord.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tuner.driver.result import DriverResult
+from tuner.measure.broker_window import BrokerWindow as MeasuredWindow
+from tuner.measure.meter_warmup import wait_until_settled
+from tuner.runner.topics import create_topics, delete_topics, run_topic_name
+from tuner.runner.verdict import judge
+from tuner.spec.sweep import RunPlan
+from tuner.spec.workload import TopicSpec
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.record import Environment, RunRecord
+from tuner.store.results import make_run_id, run_stamp
+from tuner.target import Target
+
+
+@dataclass(frozen=True)
+class RunIds:
+    """A run's identity: `<sweep>/<name>--<utc stamp>`, and the short stamp its topics carry."""
+
+    run_id: str
+    stamp: str  # 20261124T173506.123Z
+    started: float
+
+    @property
+    def short(self) -> str:
+        """The stamp as topics carry it: 12 digits, `MMDDhhmmssSSS`-like, unique per run."""
+        return self.stamp.replace(".", "").replace("T", "").rstrip("Z")[-12:]
+
+
+def new_ids(sweep: str, name: str, started: float | None = None) -> RunIds:
+    at = time.time() if started is None else started
+    return RunIds(run_id=make_run_id(sweep, name, at), stamp=run_stamp(at), started=at)
+
+
+def topic_names(prefix: str, specs: list[TopicSpec], index: int, ids: RunIds, tag: str = "r") -> list[str]:
+    """The run's fresh topics, under the target's prefix (kbt touches only topics it named)."""
+    return [
+        run_topic_name(t.name if t.name.startswith(prefix) else prefix + t.name, index, ids.short, tag)
+        for t in specs
+    ]
+
+
+@contextmanager
+def fresh_topics(
+    admin: Any,
+    specs: list[TopicSpec],
+    names: list[str],
+    problems: list[str],
+    delete: Callable[[Any, list[str]], list[str]] = delete_topics,
+) -> Iterator[list[str]]:
+    """Create the run's topics; delete them however the run ends (Ctrl-C too): an interrupted run
+    leaves no topics behind. Cleanup problems are appended to `problems`, never raised."""
+    create_topics(admin, specs, names)
+    try:
+        yield names
+    finally:
+        problems += delete(admin, names)
+
+
+def record_figures(
+    result: DriverResult, broker: MeasuredWindow | None
+) -> tuple[ClientResult, DeliveryResult, BrokerWindow | None]:
+    """The driver's and measurement's figures in the record's own schema (tuner.store.figures)."""
+    return (
+        ClientResult.model_validate(result.client.model_dump()),
+        DeliveryResult.model_validate(result.delivery.model_dump()),
+        BrokerWindow.model_validate(broker.model_dump()) if broker is not None else None,
+    )
+
+
+def build_record(
+    plan: RunPlan,
+    run_id: str,
+    environment: Environment,
+    topics: list[str],
+    client: ClientResult,
+    delivery: DeliveryResult,
+    broker: BrokerWindow | None,
+    status: str,
+    problems: list[str],
+    **extras: Any,
+) -> RunRecord:
+    """The one constructor of run records (extras: stress, fault, degraded)."""
+    return RunRecord(
+        run_id=run_id,
+        name=plan.name,
+        sweep=plan.sweep,
+        index=plan.index,
+        spec_hash=plan.spec_hash,
+        plan=plan,
+        environment=environment,
+        created_at=time.time(),
+        topics=topics,
+        client=client,
+        delivery=delivery,
+        broker=broker,
+        status=status,
+        problems=problems,
+        **extras,
+    )
+
+
+class Engine(Protocol):
+    """Drives one run's load and verifies its delivery (the driver layer does the work)."""
+
+    def run(
+        self,
+        plan: RunPlan,
+        topics: list[str],
+        run_id: str,
+        target: Target,
+        hold: Callable[[], bool] | None = None,
+    ) -> DriverResult: ...
+
+
+class Measurer(Protocol):
+    """Broker-side measurement of one run's window."""
+
+    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> MeasuredWindow: ...
+
+    def settled_at(self) -> float | None:
+        """Epoch seconds from which the brokers' idle ratios are trustworthy (None: unknown)."""
+        ...
+
+
+class Observer:
+    """Progress hooks; the CLI renders them. All no-ops by default."""
+
+    def sweep_started(self, runs: list[RunPlan], skipped: list[RunPlan]) -> None: ...
+
+    def run_skipped(self, plan: RunPlan, record: RunRecord) -> None: ...
+
+    def run_started(self, plan: RunPlan) -> None: ...
+
+    def phase(self, plan: RunPlan, text: str) -> None: ...
+
+    def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None: ...
+
+
+@dataclass
+class Run:
+    """One run in flight, as a policy sees it."""
+
+    plan: RunPlan
+    ids: RunIds
+    topics: list[str]
+    target: Target
+    admin: Any
+    problems: list[str]
+
+
+class RunPolicy:
+    """A plain sweep run: settle, drive, measure the brokers, judge. Other runs override steps."""
+
+    measure_brokers = True
+    wait_settled = True
+
+    def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
+        return delete_topics(admin, topics)
+
+    def drive(self, run: Run, engine: Engine) -> DriverResult:
+        return engine.run(run.plan, run.topics, run.ids.run_id, run.target)
+
+    def finish(self, run: Run, delivery: DeliveryResult, fields: dict[str, Any]) -> dict[str, Any]:
+        """The record's fields after judging; a policy may add or amend (fault, degraded)."""
+        return fields
+
+
+class RunLifecycle:
+    def __init__(
+        self,
+        target: Target,
+        engine: Engine,
+        measurer: Measurer | None,
+        store: Any,
+        environment: Environment,
+        observer: Observer | None = None,
+        admin: Any = None,
+    ) -> None:
+        self.target = target
+        self.engine = engine
+        self.measurer = measurer
+        self.store = store
+        self.environment = environment
+        self.observer = observer or Observer()
+        self.admin = admin
+
+    def run(self, plan: RunPlan, policy: RunPolicy, problems: list[str]) -> tuple[RunRecord, str]:
+        """Run `plan` start to end and write its record: (record, path). Cleanup problems go to
+        `problems`; an interrupt leaves no topics and no record behind."""
+        ids = new_ids(plan.sweep, plan.name)
+        topics = topic_names(self.target.topic_prefix, plan.workload.topics, plan.index, ids)
+        run = Run(plan, ids, topics, self.target, self.admin, problems)
+        self.observer.run_started(plan)
+        self.observer.phase(plan, "creating topics")
+        with fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics):
+            if policy.wait_settled:
+                self._await_settled_meters(plan)
+            self.observer.phase(plan, "producing")
+            result = policy.drive(run, self.engine)
+            measured = self._measure(plan, result, topics) if policy.measure_brokers else None
+        client, delivery, broker = record_figures(result, measured)
+        status, notes = judge(plan, client, delivery, broker)
+        fields = policy.finish(run, delivery, {"status": status, "problems": notes})
+        record = build_record(plan, ids.run_id, self.environment, topics, client, delivery, broker, **fields)
+        path = self.store.write(record)
+        self.observer.run_finished(plan, record, str(path))
+        return record, str(path)
+
+    def _await_settled_meters(self, plan: RunPlan) -> None:
+        """A run on brokers started moments ago (a fresh lab) would measure their idle ratios while
+        Kafka still pads the meters' window: wait until the measured window starts past that."""
+        settled = self.measurer.settled_at() if self.measurer is not None else None
+        wait_until_settled(settled, plan.workload.warmup_s, lambda text: self.observer.phase(plan, text))
+
+    def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> MeasuredWindow | None:
+        if self.measurer is None:
+            return None
+        # The last scrape of the window lands up to one interval after it ends: wait for it.
+        wait_until = result.client.finished_at + self.target.scrape_interval_s + 1.0
+        self.observer.phase(plan, "measuring brokers")
+        delay = wait_until - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        client = result.client
+        return self.measurer.measure(client.started_at, client.window_start, client.window_end, topics)

@@ -1,0 +1,91 @@
+"""One compression probe run: read and check every file, measure each, analyse into a ProbeRecord."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tuner import __version__
+from tuner.measure.codecs import library_versions
+from tuner.measure.compression import (
+    MIN_CPU_S,
+    PointMeasurement,
+    SampleMeasurement,
+    Spread,
+    check_measurable,
+    probe_sample,
+)
+from tuner.measure.log_sample import LogSample, read_sample
+from tuner.model.knee import analyse
+from tuner.spec.probe import ProbeOptions
+from tuner.store.probe_record import ProbeCurve, ProbePoint, ProbeRecord, ProbeSample, Quantiles
+
+
+def load_samples(files: Sequence[Path], options: ProbeOptions) -> list[LogSample]:
+    """Every file read and checked before anything is measured (one BadInput line for the first bad one)."""
+    samples = [read_sample(path, options.event_bytes) for path in files]
+    for path, sample in zip(files, samples, strict=True):
+        check_measurable(sample, options, str(path))
+    return samples
+
+
+def probe_samples(
+    samples: Sequence[LogSample],
+    options: ProbeOptions,
+    on_point: Callable[[str], None] | None = None,
+    min_cpu_s: float = MIN_CPU_S,
+) -> ProbeRecord:
+    """Measure every sample and return the record with knees and advice."""
+    measured = [probe_sample(s, options, on_point=on_point, min_cpu_s=min_cpu_s) for s in samples]
+    record = ProbeRecord(
+        created_at=time.time(),
+        kbt_version=__version__,
+        libraries=library_versions(),
+        options=options,
+        samples=[sample_of(m) for m in measured],
+    )
+    return analyse(record)
+
+
+# The measurement's figures in the probe record's own schema (tuner.store.probe_record).
+
+
+def _quantiles(spread: Spread) -> Quantiles:
+    return Quantiles(p10=spread.p10, p50=spread.p50, p90=spread.p90)
+
+
+def _point(point: PointMeasurement) -> ProbePoint:
+    return ProbePoint(
+        batch_messages=point.batch_messages,
+        batches=point.batches,
+        uncompressed_batch_bytes=_quantiles(point.uncompressed_batch_bytes),
+        compressed_batch_bytes=_quantiles(point.compressed_batch_bytes),
+        ratio=_quantiles(point.ratio),
+        compress_cpu_ms_per_mb=point.compress_cpu_ms_per_mb,
+        decompress_cpu_ms_per_mb=point.decompress_cpu_ms_per_mb,
+    )
+
+
+def sample_of(m: SampleMeasurement) -> ProbeSample:
+    s = m.sample
+    return ProbeSample(
+        name=s.name,
+        sha256=s.sha256,
+        file_bytes=s.file_bytes,
+        lines=s.lines,
+        messages=len(s.messages),
+        mean_message_bytes=round(s.mean_message_bytes, 1),
+        event_bytes=s.event_bytes,
+        skipped_batch_sizes=m.skipped_batch_sizes,
+        curves=[
+            ProbeCurve(
+                codec=c.codec.codec,
+                level=c.codec.level,
+                label=c.codec.label,
+                clients=c.codec.clients(),
+                points=[_point(p) for p in c.points],
+            )
+            for c in m.curves
+        ],
+    )

@@ -1,0 +1,322 @@
+"""Filebeat (libbeat's memory queue + Sarama): a typed output.kafka + queue.mem section.
+
+A `client: filebeat` profile carries its settings under `filebeat:`, spelled as in filebeat.yml
+(nested or dotted keys, durations as Filebeat writes them):
+
+    client: filebeat
+    filebeat:
+      output.kafka: {bulk_max_size: 2048, bulk_flush_frequency: 500ms}
+      queue.mem: {events: 4096, flush.min_events: 2048, flush.timeout: 0s}
+
+The producer knobs of librdkafka/Java (linger_ms, batch_messages, overrides ...) are errors here:
+each Filebeat option has one spelling. The queue hands the output batches of up to
+min(bulk_max_size, flush.min_events) events, waiting up to flush.timeout to fill one; Sarama sends
+one request per broker per flush: after bulk_flush_frequency, when bulk_max_size events are
+buffered, or as soon as possible (frequency 0, up to 5 requests in flight). Its load runs on the
+Sarama engine (loadtests/sarama-engine/).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
+from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
+from tuner.spec.duration import Duration
+from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.filebeat_load import expand_dotted
+from tuner.spec.profile import ClientProfile
+
+# Placeholders: the engine targets the lab's bootstrap servers and the run's topic.
+PLACEHOLDER_HOSTS = ["${KAFKA_HOSTS}"]
+PLACEHOLDER_TOPIC = "${KAFKA_TOPIC}"
+MIN_BULK = 2048  # the recommender's smallest bulk_max_size (Filebeat's default)
+_HINTS = {
+    "linger_ms": " (set filebeat: output.kafka.bulk_flush_frequency)",
+    "batch_messages": " (set filebeat: output.kafka.bulk_max_size)",
+    "compression": " (set filebeat: output.kafka.compression)",
+    "compression_level": " (set filebeat: output.kafka.compression_level)",
+    "acks": " (set filebeat: output.kafka.required_acks)",
+    "partitioner": " (set filebeat: output.kafka.partition)",
+    "overrides": " (set Filebeat options under filebeat:)",
+    "batch_bytes": " (Filebeat does not expose Sarama's Flush.Bytes)",
+    "max_in_flight": " (Filebeat does not expose Sarama's Net.MaxOpenRequests; it stays 5)",
+    "idempotence": " (Filebeat's Kafka output has no idempotent producer)",
+}
+
+
+def as_fragment(value: Any) -> Any:
+    """A `filebeat:` section as FilebeatConfig input: dotted keys nested (as Filebeat reads them),
+    the engine's placeholder hosts and topic filled in."""
+    if not isinstance(value, Mapping):
+        return value
+    data = expand_dotted(value)
+    kafka = data.setdefault("output", {}).setdefault("kafka", {})
+    if isinstance(kafka, dict):
+        kafka.setdefault("hosts", list(PLACEHOLDER_HOSTS))
+        kafka.setdefault("topic", PLACEHOLDER_TOPIC)
+    return data
+
+
+def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
+    """The settings that differ from Filebeat's defaults, nested as filebeat.yml (the engine's
+    placeholder hosts and topic left out)."""
+    data = config.model_dump(mode=mode, exclude_defaults=True)
+    kafka = data.get("output", {}).get("kafka", {})
+    if kafka.get("hosts") == PLACEHOLDER_HOSTS:
+        del kafka["hosts"]
+    if kafka.get("topic") == PLACEHOLDER_TOPIC:
+        del kafka["topic"]
+    return data
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
+    for key, value in more.items():
+        if isinstance(into.get(key), dict) and isinstance(value, dict):
+            _merge(into[key], value, f"{where}.{key}")
+        elif key in into:
+            raise ValueError(f'"{where}.{key}" is set twice')
+        else:
+            into[key] = value
+
+
+def config_of(profile: ClientProfile) -> FilebeatConfig:
+    """The profile's Filebeat configuration (Filebeat's defaults where it sets nothing)."""
+    return profile.filebeat or FilebeatConfig.model_validate(as_fragment({}))
+
+
+class Filebeat(ClientKind):
+    name = "filebeat"
+    title = "Filebeat"
+    engine = "sarama"
+    fields = frozenset({"filebeat"})
+    hints = _HINTS
+    codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd
+    multi_partition_requests = True
+
+    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+        """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
+        return _flatten(compact(config_of(profile), "json"), "")
+
+    def rules(self, profile: ClientProfile) -> FilebeatRules:
+        config = config_of(profile)
+        kafka, mem = config.kafka, config.mem
+        part = kafka.partition
+        keyless: PartitionMode
+        if part.strategy == "random":
+            keyless = "sticky_events" if part.group_events > 1 else "random"
+        elif part.strategy == "round_robin":
+            keyless = "round_robin"
+        else:
+            keyless = "random"  # partition.hash without a key: a random partition per event
+        keyed: PartitionMode = "hash" if part.strategy == "hash" else keyless
+        return FilebeatRules(
+            kind=self.name,
+            queue_batch=config.batch_events,
+            queue_timeout_ms=mem.effective_flush_timeout.ms,
+            queue_events=mem.events,
+            flush_ms=kafka.bulk_flush_frequency.ms,
+            flush_messages=kafka.bulk_max_size if kafka.bulk_max_size > 0 else config.batch_events,
+            max_message_bytes=kafka.max_message_bytes,
+            partitioning=Partitioning(keyless=keyless, keyed=keyed, sticky_events=part.group_events),
+            compression=kafka.compression,
+        )
+
+    def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
+        return Rendered(
+            "filebeat.yml", filebeat_yaml(config_of(profile), [f"# {h}" if h else "#" for h in header])
+        )
+
+    def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
+        """max_message_bytes above the topic limit: the broker rejects the batch and Filebeat drops
+        it; events above max_message_bytes: Filebeat drops them."""
+        limit = config_of(profile).kafka.max_message_bytes
+        where = f"output.kafka.max_message_bytes: {limit} (profile {profile.name})"
+        if limit > topic_max_bytes:
+            raise ValueError(
+                f"{where} exceeds the topic's max.message.bytes {topic_max_bytes}: Filebeat would drop"
+                " rejected batches"
+            )
+        if event_bytes is not None and event_bytes > limit:
+            raise ValueError(
+                f"{where} is below the workload's {event_bytes}-byte events: Filebeat would drop them"
+            )
+
+    def describe(self, profile: ClientProfile) -> str:
+        config = config_of(profile)
+        parts = [
+            self.name,
+            f"bulk_flush_frequency {config.kafka.bulk_flush_frequency}",
+            f"flush.timeout {config.mem.flush.timeout}",
+            f"bulk_max_size {config.kafka.bulk_max_size}",
+        ]
+        if config.kafka.partition.strategy != "hash":
+            parts.append(f"{config.kafka.partition.strategy} {config.kafka.partition.group_events}")
+        parts.append(config.kafka.compression)
+        return " ".join(parts)
+
+    def families(self, ctx: SearchContext) -> list[Family]:
+        bulk = MIN_BULK
+        while bulk < 16_384 and bulk < 1.5 * ctx.rate_per_producer * ctx.budget_ms / 1000:
+            bulk *= 2
+        acks = self.kept(ctx.base).get("acks")
+        group = bulk if ctx.keyless else None
+
+        def make(frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str) -> ClientProfile:
+            kafka: dict[str, Any] = {
+                "bulk_max_size": bulk,
+                "bulk_flush_frequency": frequency,
+                "compression": codec,
+            }
+            if group is not None:
+                kafka["partition"] = {"random": {"group_events": group}}
+            if acks is not None:
+                kafka["required_acks"] = -1 if acks == "all" else int(acks)
+            section = {
+                "output": {"kafka": kafka},
+                "queue": {"mem": {"events": 2 * bulk, "flush": {"min_events": bulk, "timeout": timeout}}},
+            }
+            return ClientProfile(
+                name=name_of(self.name, codec, knob, tag), client=self.name, filebeat=section
+            )
+
+        def frequency(ms: float, codec: str) -> ClientProfile:
+            return make(Duration.of_ms(round(ms)), Duration(0), codec, ms, "")
+
+        def queue_timeout(ms: float, codec: str) -> ClientProfile:
+            return make(Duration(0), Duration.of_ms(round(ms)), codec, ms, "q")
+
+        return [
+            Family("Sarama flush frequency, queue at once", frequency, ctx.budget_ms),
+            Family("queue flush timeout, Sarama at once", queue_timeout, ctx.budget_ms),
+        ]
+
+    def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
+        """Version-1 records spelled Filebeat settings as producer knobs plus dotted string
+        overrides; today's profile carries them as one typed `filebeat:` section."""
+        if "filebeat" in data:
+            return data
+        old = {k: data.pop(k) for k in list(data) if k in _HINTS}
+        kafka: dict[str, Any] = {}
+        if old.get("linger_ms") is not None:
+            kafka["bulk_flush_frequency"] = Duration.of_ms(old["linger_ms"])
+        if old.get("batch_messages") is not None:
+            kafka["bulk_max_size"] = old["batch_messages"]
+        for knob in ("compression", "compression_level"):
+            if old.get(knob) is not None:
+                kafka[knob] = old[knob]
+        if old.get("acks") is not None:
+            kafka["required_acks"] = -1 if old["acks"] == "all" else int(old["acks"])
+        section: dict[str, Any] = {"output.kafka": kafka}
+        section.update(old.get("overrides") or {})  # dotted paths; the schema reads "4096" as 4096
+        partitioner = old.get("partitioner") or "default"
+        if partitioner != "default":
+            group = (
+                FilebeatConfig.model_validate(as_fragment(section)).batch_events
+                if partitioner == "sticky"
+                else 1
+            )
+            kafka["partition"] = (
+                {"hash": {}} if partitioner == "hash" else {"random": {"group_events": group}}
+            )
+        data["filebeat"] = section
+        return data
+
+
+def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and (value or not prefix.endswith("partition.")):
+            out.update(_flatten(value, f"{path}."))
+        else:  # an empty partition strategy ({}) switches it on with its defaults
+            out[path] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return out
+
+
+# ---- filebeat.yml -------------------------------------------------------------------------------
+
+# Options every rendered file states explicitly (even at their default), in this order.
+_OUTPUT_OPTIONS = (
+    "bulk_max_size", "bulk_flush_frequency", "compression", "compression_level", "required_acks",
+    "max_message_bytes", "partition",
+)  # fmt: skip
+_QUEUE_OPTIONS = ("events", "flush.min_events", "flush.timeout")
+DEFAULT_NOTES = {
+    "output.kafka.bulk_max_size": "most events per Kafka request (Sarama Flush.MaxMessages) and per batch"
+    " taken from the queue.",
+    "output.kafka.bulk_flush_frequency": "how long Sarama may hold events to fill a request (0 = send as"
+    " soon as possible).",
+    "output.kafka.compression": "per partition batch; larger batches compress better.",
+    "output.kafka.required_acks": "1 = the leader wrote it; -1 = every in-sync replica did.",
+    "output.kafka.max_message_bytes": "larger events are dropped; keep at or below the topic's"
+    " max.message.bytes.",
+    "queue.mem.events": "events the queue holds, including those sent but not yet acknowledged.",
+    "queue.mem.flush.min_events": "most events per batch handed to the output (caps bulk_max_size).",
+    "queue.mem.flush.timeout": "how long a batch may wait to reach flush.min_events (0s = at once).",
+}
+
+
+def filebeat_yaml(
+    config: FilebeatConfig, header: Sequence[str], notes: Mapping[str, str] | None = None
+) -> str:
+    """An output.kafka + queue.mem fragment of filebeat.yml under the `header` lines, each option
+    with its note (`notes` by option path, else the default note). Durations are written as the
+    typed value renders itself."""
+    notes = notes or {}
+    kafka, mem = config.kafka, config.mem
+    out = [
+        *header,
+        "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",
+        "output.kafka:",
+        '  hosts: ["${KAFKA_HOSTS}"]',
+        '  topic: "${KAFKA_TOPIC}"',
+        "  # With SASL: username and password only as ${VAR} references.",
+        '  # username: "${KAFKA_USERNAME}"',
+        '  # password: "${KAFKA_PASSWORD}"',
+        "  # sasl.mechanism: SCRAM-SHA-512",
+    ]
+    for option in _OUTPUT_OPTIONS:
+        path = f"output.kafka.{option}"
+        if option == "compression_level" and kafka.compression != "gzip":
+            continue
+        if option == "partition":
+            note = notes.get(f"{path}.{kafka.partition.strategy}.group_events")
+            out += _comment(note, "  ") if note else []
+            out += _partition_lines(config, "  ")
+            continue
+        note = notes.get(path) or DEFAULT_NOTES.get(path)
+        out += _comment(note, "  ") if note else []
+        out.append(f"  {option}: {getattr(kafka, option)}")
+    out.append("queue.mem:")
+    values = {
+        "events": mem.events,
+        "flush.min_events": mem.flush.min_events,
+        "flush.timeout": mem.flush.timeout,
+    }
+    for option in _QUEUE_OPTIONS:
+        path = f"queue.mem.{option}"
+        note = notes.get(path) or DEFAULT_NOTES.get(path)
+        out += _comment(note, "  ") if note else []
+        out.append(f"  {option}: {values[option]}")
+    return "\n".join(out) + "\n"
+
+
+def _comment(text: str, indent: str) -> list[str]:
+    text = text[:1].upper() + text[1:]
+    return [f"{indent}# {line}" for line in textwrap.wrap(text, width=96 - len(indent))]
+
+
+def _partition_lines(config: FilebeatConfig, indent: str) -> list[str]:
+    partition = config.kafka.partition
+    if partition.strategy == "hash":
+        return [f"{indent}# Keyless events go to a random partition each (partition.hash, the default)."]
+    lines = [f"{indent}partition.{partition.strategy}:", f"{indent}  group_events: {partition.group_events}"]
+    if partition.reachable_only:
+        lines.append(f"{indent}  reachable_only: true")
+    return lines
+
+
+KIND = Filebeat()

@@ -1,0 +1,89 @@
+"""The Java producer (kafka-clients 4.x): properties, one request per broker per send.
+
+A request carries the head batch of every partition the broker leads, sent when any of them is full
+(batch.size bytes) or waited linger.ms (default 5 ms in Kafka 4.0); keyless records stick to a
+partition until batch.size bytes went to it (KIP-794). Its load runs on the `java` engine.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, SearchContext, name_of, num
+from tuner.spec.clients.rules import JavaRules, Partitioning
+from tuner.spec.profile import ClientProfile
+
+# Java producer defaults (Kafka 4.x).
+LINGER_MS = 5.0
+BATCH_BYTES = 16_384
+MAX_REQUEST_BYTES = 1_048_576
+_ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
+
+
+class Java(ClientKind):
+    name = "java"
+    title = "Java"
+    engine = "java"
+    # batch.num.messages has no Java counterpart (batches are bounded in bytes).
+    fields = PRODUCER_FIELDS - {"batch_messages"}
+    hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
+    multi_partition_requests = True
+
+    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+        conf: dict[str, str] = {}
+        if profile.linger_ms is not None:
+            conf["linger.ms"] = f"{profile.linger_ms:g}"
+        if profile.batch_bytes is not None:
+            conf["batch.size"] = str(profile.batch_bytes)
+        if profile.compression is not None:
+            conf["compression.type"] = profile.compression
+            if profile.compression_level is not None and profile.compression in ("gzip", "lz4", "zstd"):
+                conf[f"compression.{profile.compression}.level"] = str(profile.compression_level)
+        if profile.acks is not None:
+            conf["acks"] = profile.acks
+        if profile.idempotence is not None:
+            conf["enable.idempotence"] = "true" if profile.idempotence else "false"
+        if profile.max_in_flight is not None:
+            conf["max.in.flight.requests.per.connection"] = str(profile.max_in_flight)
+        if profile.partitioner == "random":
+            conf["partitioner.class"] = _ROUND_ROBIN
+        conf.update(profile.overrides)
+        return conf
+
+    def rules(self, profile: ClientProfile) -> JavaRules:
+        conf = self.client_settings(profile)
+        batch = int(num(conf, "batch.size", BATCH_BYTES))
+        round_robin = conf.get("partitioner.class", "").endswith("RoundRobinPartitioner")
+        return JavaRules(
+            kind=self.name,
+            linger_ms=num(conf, "linger.ms", LINGER_MS),
+            batch_bytes=batch,
+            max_request_bytes=int(num(conf, "max.request.size", MAX_REQUEST_BYTES)),
+            partitioning=Partitioning(
+                keyless="round_robin" if round_robin else "sticky_bytes",
+                keyed="round_robin" if round_robin else "hash",
+                sticky_bytes=batch,
+            ),
+            compression=conf.get("compression.type", "none"),
+        )
+
+    def families(self, ctx: SearchContext) -> list[Family]:
+        keep = self.kept(ctx.base)
+        out = []
+        for size in sorted({BATCH_BYTES, 131_072, min(MAX_REQUEST_BYTES, ctx.topic_max_bytes)}):
+
+            def make(linger: float, codec: str, size: int = size) -> ClientProfile:
+                return ClientProfile(
+                    name=name_of(self.name, codec, linger, f"b{size // 1024}k"),
+                    client=self.name,
+                    linger_ms=round(linger),
+                    batch_bytes=size,
+                    compression=codec,
+                    **keep,
+                )
+
+            out.append(Family(f"batch.size {size}, linger", make, ctx.budget_ms))
+        return out
+
+
+KIND = Java()

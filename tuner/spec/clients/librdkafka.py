@@ -1,0 +1,98 @@
+"""librdkafka (confluent-kafka): properties, one partition batch per produce request.
+
+A partition's batch goes when it holds batch.num.messages / batch.size, or its first message
+waited linger.ms. Keyless messages stick to one partition for sticky.partitioning.linger.ms
+(default 2 x linger.ms, 0 = a random partition per message) with every partitioner. Verified on the
+lab's librdkafka 2.16: client `req.Produce` equals the number of partition batches (`batchcnt`) even
+when many partitions of one broker are ready together (librdkafka issue #1700 is still open).
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from tuner.spec.clients.base import ClientKind, Family, SearchContext, name_of, num
+from tuner.spec.clients.rules import LibrdkafkaRules, Partitioning, PartitionMode
+from tuner.spec.profile import ClientProfile
+
+# librdkafka defaults (CONFIGURATION.md, v2.x).
+LINGER_MS = 5.0
+BATCH_MESSAGES = 10_000
+BATCH_BYTES = 1_000_000
+MESSAGE_MAX_BYTES = 1_000_000
+_PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murmur2_random"}
+
+
+class Librdkafka(ClientKind):
+    name = "librdkafka"
+    title = "librdkafka"
+    engine = "librdkafka"
+    hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
+    multi_partition_requests = False
+
+    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+        conf: dict[str, str] = {}
+        if profile.linger_ms is not None:
+            conf["linger.ms"] = f"{profile.linger_ms:g}"
+        if profile.batch_messages is not None:
+            conf["batch.num.messages"] = str(profile.batch_messages)
+        if profile.batch_bytes is not None:
+            conf["batch.size"] = str(profile.batch_bytes)
+        if profile.compression is not None:
+            conf["compression.type"] = profile.compression
+        if profile.compression_level is not None:
+            conf["compression.level"] = str(profile.compression_level)
+        if profile.acks is not None:
+            conf["acks"] = "-1" if profile.acks == "all" else profile.acks
+        if profile.idempotence is not None:
+            conf["enable.idempotence"] = "true" if profile.idempotence else "false"
+        if profile.partitioner != "default":
+            conf["partitioner"] = _PARTITIONER[profile.partitioner]
+            if profile.partitioner in ("sticky", "hash"):
+                linger = profile.linger_ms if profile.linger_ms is not None else LINGER_MS
+                conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * linger)))
+        if profile.max_in_flight is not None:
+            conf["max.in.flight.requests.per.connection"] = str(profile.max_in_flight)
+        conf.update(profile.overrides)
+        return conf
+
+    def rules(self, profile: ClientProfile) -> LibrdkafkaRules:
+        conf = self.client_settings(profile)
+        linger = num(conf, "linger.ms", num(conf, "queue.buffering.max.ms", LINGER_MS))
+        sticky = num(conf, "sticky.partitioning.linger.ms", 2 * linger)
+        keyed: PartitionMode = "random" if conf.get("partitioner") == "random" else "hash"
+        return LibrdkafkaRules(
+            kind=self.name,
+            linger_ms=linger,
+            batch_messages=int(num(conf, "batch.num.messages", BATCH_MESSAGES)),
+            batch_bytes=min(
+                int(num(conf, "batch.size", BATCH_BYTES)),
+                int(num(conf, "message.max.bytes", MESSAGE_MAX_BYTES)),
+            ),
+            partitioning=Partitioning(
+                keyless="sticky_time" if sticky > 0 else "random", keyed=keyed, sticky_ms=sticky
+            ),
+            compression=conf.get("compression.type", conf.get("compression.codec", "none")),
+        )
+
+    def families(self, ctx: SearchContext) -> list[Family]:
+        partitioner = "sticky" if ctx.keyless else (ctx.base.partitioner if ctx.base else "hash")
+        batch_bytes = min(BATCH_BYTES, ctx.topic_max_bytes, ctx.max_request_bytes or BATCH_BYTES)
+        keep = self.kept(ctx.base)
+
+        def make(linger: float, codec: str) -> ClientProfile:
+            return ClientProfile(
+                name=name_of(self.name, codec, linger),
+                client=self.name,
+                linger_ms=round(linger),
+                batch_messages=BATCH_MESSAGES,
+                batch_bytes=batch_bytes,
+                compression=codec,
+                partitioner=partitioner,
+                **keep,
+            )
+
+        return [Family(f"{partitioner} partitioning, linger", make, ctx.budget_ms)]
+
+
+KIND = Librdkafka()

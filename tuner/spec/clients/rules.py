@@ -1,0 +1,65 @@
+"""Request-formation model parameters: how a client turns records into produce requests.
+
+Three shapes, one per way of forming requests (a kind maps its settings onto one of them):
+
+    LibrdkafkaRules  one partition batch per request: a batch goes when it holds batch.num.messages
+                     / batch.size, or its first message waited linger.ms.
+    JavaRules        one request per broker carrying the head batch of every partition it leads,
+                     sent when any of them is full or waited linger.ms.
+    FilebeatRules    a queue stage (batches of up to min(bulk_max_size, flush.min_events) events,
+                     waiting up to flush.timeout) in front of one request per broker per flush.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+PartitionMode = Literal["sticky_time", "sticky_bytes", "sticky_events", "round_robin", "random", "hash"]
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How a producer picks partitions: for keyless records (`keyless`) and keyed ones (`keyed`)."""
+
+    keyless: PartitionMode
+    keyed: PartitionMode
+    sticky_ms: float = 0.0  # sticky_time: how long a partition is kept
+    sticky_events: int = 1  # sticky_events / round_robin: events per partition
+    sticky_bytes: int = 0  # sticky_bytes: bytes per partition
+
+
+@dataclass(frozen=True)
+class LibrdkafkaRules:
+    kind: str
+    linger_ms: float
+    batch_messages: int  # cap from batch.num.messages
+    batch_bytes: int  # cap from batch.size and message.max.bytes
+    partitioning: Partitioning
+    compression: str
+
+
+@dataclass(frozen=True)
+class JavaRules:
+    kind: str
+    linger_ms: float
+    batch_bytes: int
+    max_request_bytes: int
+    partitioning: Partitioning
+    compression: str
+
+
+@dataclass(frozen=True)
+class FilebeatRules:
+    kind: str
+    queue_batch: int  # events per batch the queue hands over (bulk_max_size capped by the queue)
+    queue_timeout_ms: float  # how long a queue batch may wait to fill (0 = at once)
+    queue_events: int  # queue.mem.events: capacity, including events in flight
+    flush_ms: float  # bulk_flush_frequency (0 = as soon as possible)
+    flush_messages: int  # bulk_max_size: Sarama Flush.MaxMessages per request
+    max_message_bytes: int
+    partitioning: Partitioning
+    compression: str
+
+
+Rules = LibrdkafkaRules | JavaRules | FilebeatRules

@@ -1,0 +1,101 @@
+"""Duration: one typed value for a time setting, from the spec to the rendered file.
+
+Parsed once from what Filebeat (Go's time.ParseDuration) accepts: "850ms", "1s", "1m30s", "0", or
+a number of seconds; held as whole nanoseconds (no float drift between forms); read as `.ms` /
+`.seconds` by the model and engines; written back as Filebeat writes it (`str(d)`: "850ms", "2s",
+"1m30s"). In pydantic models it validates from any of those forms and serialises to JSON as text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+from tuner.core.numbers import check_duration
+
+_UNITS = (("h", 3600 * 10**9), ("m", 60 * 10**9), ("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1))
+_NS = {**dict(_UNITS), "µs": 10**3, "μs": 10**3}
+_GO = re.compile(r"(?:([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h))+")
+_TERM = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+
+
+class Duration:
+    """A non-negative duration (Filebeat's options are never negative) in nanoseconds."""
+
+    __slots__ = ("ns",)
+
+    def __init__(self, ns: int) -> None:
+        if ns < 0:
+            raise ValueError(f"must not be negative (got {ns} ns)")
+        self.ns = ns
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Duration) and other.ns == self.ns
+
+    def __lt__(self, other: Duration) -> bool:
+        return self.ns < other.ns
+
+    def __hash__(self) -> int:
+        return self.ns
+
+    def __repr__(self) -> str:
+        return f"Duration({self})"
+
+    @classmethod
+    def parse(cls, value: Any) -> Duration:
+        """From a Go duration string, a number of seconds, or a Duration."""
+        if isinstance(value, Duration):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return cls(round(check_duration(float(value), "") * 10**9))
+        text = value.strip().removeprefix("+") if isinstance(value, str) else ""
+        if text.startswith("-"):
+            raise ValueError(f"must not be negative (got {value!r})")
+        if text != "0" and not _GO.fullmatch(text):
+            raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
+        ns = sum(float(n) * _NS[unit] for n, unit in _TERM.findall(text))
+        return cls(round(check_duration(ns / 10**9, "") * 10**9))
+
+    @classmethod
+    def of_ms(cls, ms: float) -> Duration:
+        return cls(round(ms * 10**6))
+
+    @property
+    def seconds(self) -> float:
+        return self.ns / 10**9
+
+    @property
+    def ms(self) -> float:
+        return self.ns / 10**6
+
+    def __add__(self, other: Duration) -> Duration:
+        return Duration(self.ns + other.ns)
+
+    def __str__(self) -> str:
+        """Largest units first ("1m30s"); below a second one term in the coarsest exact unit."""
+        if self.ns < 10**9:
+            unit, size = next(((u, s) for u, s in _UNITS[3:] if self.ns % s == 0), ("s", 10**9))
+            return f"{self.ns // size}{unit}" if self.ns else "0s"
+        terms, rest = [], self.ns
+        for unit, size in _UNITS:
+            whole, rest = divmod(rest, size)
+            terms += [f"{whole}{unit}"] if whole else []
+        return "".join(terms)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls.parse, serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json")
+        )
+
+
+def positive(value: Duration) -> Duration:
+    """For options libbeat requires above zero (timeouts, backoff)."""
+    if value.ns <= 0:
+        raise ValueError(f"must be greater than 0 (got {value})")
+    return value

@@ -1,0 +1,15 @@
+"""The service-level objective a run or a recommended setting must meet: the one SLO type (a
+recommendation adds the cluster's limits to it, tuner.store.recommendation.SLOBounds)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tuner.spec.base import StrictModel
+
+
+class SLO(StrictModel):
+    """What a run must meet to count as acceptable."""
+
+    p99_ms: float | None = Field(default=None, gt=0, description="p99 delivery latency bound, ms.")
+    max_producer_memory_mb: float | None = Field(default=None, gt=0, description="Per producer, MB.")

@@ -1,0 +1,187 @@
+"""The figures a run record holds: client aggregates, the delivery verdict and the broker window.
+
+These are the on-disk schema (tuner.store.record), defined here on their own: the driver and measure
+layers report in their own types and the runner copies them in (tuner.runner.record). A field a
+driver adds does not reach a record until it is added here, with a schema version bump.
+Counts marked "window" cover only the measured window [window_start, window_end] (warm-up
+trimmed); "_total" counts cover the whole run.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
+
+
+class LatencyMs(Frozen):
+    """A latency distribution in milliseconds (HdrHistogram percentiles)."""
+
+    count: int = 0
+    mean: float | None = None
+    p50: float | None = None
+    p90: float | None = None
+    p99: float | None = None
+    p999: float | None = None
+    max: float | None = None
+
+
+class DeliveryResult(Frozen):
+    """Delivery verification (docs/architecture.md): lost = acked - consumed (by id)."""
+
+    acked: int = 0
+    consumed: int = 0
+    lost: int = 0
+    duplicates: int = 0
+    # Records stored in their partition after a record their producer sent later (first copies only;
+    # counted where the record id carries the producer and its sequence).
+    out_of_order: int = 0
+    failed: int = 0  # delivery reports with an error
+    indeterminate: int = 0  # timed out / unknown outcome: not counted as lost
+    verified: bool = False  # False when verification did not run (then lost means nothing)
+
+    @property
+    def ok(self) -> bool:
+        return self.verified and self.lost == 0
+
+
+class ClientResult(Frozen):
+    """Client-side aggregates of one run, summed over every producer and process."""
+
+    engine: str  # librdkafka | java | filebeat
+    producers: int
+    processes: int
+    # Epoch seconds: the whole run and the measured window (warm-up trimmed).
+    started_at: float
+    window_start: float
+    window_end: float
+    finished_at: float
+    # Measured window.
+    offered_records: int = 0  # records the schedule intended to send (open loop); sent for closed loop
+    records_sent: int = 0  # records handed to the client (produce() accepted)
+    records_acked: int = 0
+    records_failed: int = 0
+    bytes_acked: int = 0  # payload bytes (uncompressed) of acked records
+    # ProduceRequests from the window start through the final drain (production stops at the window
+    # end; the drain's requests carry the window's last records). The broker side uses the same span.
+    produce_requests: int = 0
+    produce_requests_by_broker: dict[str, int] = Field(default_factory=dict)  # node id -> count
+    # Whole run (for exact comparison with the broker's per-topic counter).
+    records_acked_total: int = 0
+    produce_requests_total: int = 0
+    # Batching, from client statistics.
+    records_per_request: float | None = None  # messages per produce request (= per batch for librdkafka)
+    batch_bytes: float | None = None  # average batch size on the wire (after compression)
+    compression_ratio: float | None = None  # uncompressed / compressed bytes
+    # Latency.
+    delivery_latency_ms: LatencyMs = Field(default_factory=LatencyMs)  # from the intended send time
+    queue_latency_ms: LatencyMs | None = None  # librdkafka int_latency
+    rtt_ms: LatencyMs | None = None
+    max_producer_rss_mb: float | None = None  # largest resident memory of a driver process / its producers
+
+    @property
+    def window_s(self) -> float:
+        return max(self.window_end - self.window_start, 1e-9)
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.produce_requests / self.window_s
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records_acked / self.window_s
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.bytes_acked / self.window_s / 1e6
+
+
+class BrokerStats(Frozen):
+    """One broker over the window: rates are per second, ratios 0-1, averaged over the window."""
+
+    broker: str
+    produce_requests_per_s: float | None = None
+    topic_produce_requests_per_s: float | None = None  # the run's own topics only, [start, end]
+    bytes_in_per_s: float | None = None
+    messages_in_per_s: float | None = None
+    network_idle_ratio: float | None = None  # NetworkProcessorAvgIdlePercent, mean over the window
+    network_idle_ratio_min: float | None = None
+    request_handler_idle_ratio: float | None = None  # rate(idle ns)/1e9
+    request_queue_size: float | None = None  # mean
+    request_queue_size_max: float | None = None
+    produce_total_time_p999_ms: float | None = None  # Produce TotalTimeMs 99.9th percentile, max
+    log_flush_per_s: float | None = None
+    log_flush_time_p99_ms: float | None = None
+    cpu_cores: float | None = None  # rate(process_cpu_seconds_total)
+
+
+class BrokerWindow(Frozen):
+    """All brokers over [start, end] plus cluster totals."""
+
+    start: float
+    end: float
+    step_s: float
+    brokers: list[BrokerStats] = Field(default_factory=list)
+    # The run's topics (fresh per run): TotalProduceRequests from the window start through the
+    # client's final drain (the client's produce_requests spans the same), and the whole-run count.
+    topic_produce_requests: float | None = None
+    topic_produce_requests_total: float | None = None
+    # RequestMetrics RequestsPerSec{request=Produce} over the same spans: every produce request the
+    # brokers received (any topic), counted once per request however many partitions it carries.
+    produce_requests: float | None = None
+    produce_requests_total: float | None = None
+    queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
+
+    def run_produce_requests(self, multi_partition: bool) -> tuple[float | None, float | None]:
+        """The broker's count of the run's produce requests: (window start through the drain, whole
+        run). One-partition requests (librdkafka) are counted exactly on the run's own topics;
+        requests that carry several partitions (Sarama, the Java producer) only by the per-request
+        counter, which also sees any other produce traffic on the cluster (the lab has almost none)."""
+        if multi_partition:
+            return self.produce_requests, self.produce_requests_total
+        return self.topic_produce_requests, self.topic_produce_requests_total
+
+    def _sum(self, field: str) -> float | None:
+        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
+        return sum(values) if values else None
+
+    def _mean(self, field: str) -> float | None:
+        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
+        return sum(values) / len(values) if values else None
+
+    def _min(self, field: str) -> float | None:
+        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
+        return min(values) if values else None
+
+    @property
+    def produce_requests_per_s(self) -> float | None:
+        return self._sum("produce_requests_per_s")
+
+    @property
+    def topic_produce_requests_per_s(self) -> float | None:
+        return self._sum("topic_produce_requests_per_s")
+
+    def run_produce_requests_per_s(self, multi_partition: bool) -> float | None:
+        """The brokers' rate of the run's produce requests over [start, end] (see
+        run_produce_requests for which counter)."""
+        return self.produce_requests_per_s if multi_partition else self.topic_produce_requests_per_s
+
+    @property
+    def bytes_in_per_s(self) -> float | None:
+        return self._sum("bytes_in_per_s")
+
+    @property
+    def network_idle_ratio(self) -> float | None:
+        return self._mean("network_idle_ratio")
+
+    @property
+    def network_idle_ratio_min(self) -> float | None:
+        return self._min("network_idle_ratio_min")
+
+    @property
+    def request_handler_idle_ratio(self) -> float | None:
+        return self._mean("request_handler_idle_ratio")
+
+    @property
+    def cpu_cores(self) -> float | None:
+        return self._sum("cpu_cores")

@@ -1,0 +1,55 @@
+"""Older run records, read as the current schema. Each step takes a version's JSON to the next.
+
+Version 1: the record embedded the driver's and measurement's own types (ClientResult,
+DeliveryResult, BrokerWindow). Version 2 defines them in tuner.store.figures; the fields are the
+same, so a version-1 document only changes its number. Version 3: a profile carries its client
+kind's own settings (Filebeat's as one typed `filebeat:` section instead of producer knobs and
+dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v1). A step that
+renames or reshapes fields goes here, never into the readers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tuner.spec.clients import KINDS
+
+SCHEMA_VERSION = 3
+
+
+def _from_1(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 2}
+
+
+def _from_2(data: dict[str, Any]) -> dict[str, Any]:
+    return {**upgrade_profiles(data), "schema_version": 3}
+
+
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
+
+
+def upgrade_profiles(node: Any) -> Any:
+    """`node` with every client profile inside it in today's shape (in place; returned too)."""
+    if isinstance(node, dict):
+        client = node.get("client")
+        kind = KINDS.get(client) if isinstance(client, str) else None
+        if kind is not None and "name" in node and "profile" not in node:
+            kind.upgrade_v1(node)
+        for value in node.values():
+            upgrade_profiles(value)
+    elif isinstance(node, list):
+        for value in node:
+            upgrade_profiles(value)
+    return node
+
+
+def readable(version: object) -> bool:
+    return version == SCHEMA_VERSION or version in STEPS
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` (a record of any readable version) as the current schema."""
+    while data.get("schema_version") != SCHEMA_VERSION:
+        data = STEPS[data["schema_version"]](data)
+    return data

@@ -1,0 +1,90 @@
+"""A cluster's broker figures over a window, as `kbt diagnose` reads them from Prometheus
+(tuner.measure.cluster_snapshot takes them; tuner.model.diagnosis judges them)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
+
+
+class BrokerSnapshot(Frozen):
+    """One broker over the window: rates per second, ratios 0-1, times in ms."""
+
+    broker: str
+    network_threads: int | None = None
+    produce_requests_per_s: float | None = None
+    bytes_in_per_s: float | None = None
+    messages_in_per_s: float | None = None
+    network_idle_ratio: float | None = None
+    network_idle_ratio_min: float | None = None
+    busiest_network_thread_idle_ratio: float | None = None
+    request_handler_idle_ratio: float | None = None
+    request_queue_size: float | None = None
+    request_queue_size_max: float | None = None
+    response_queue_size_max: float | None = None
+    produce_total_p999_ms: float | None = None
+    produce_request_queue_p99_ms: float | None = None
+    produce_local_p99_ms: float | None = None
+    produce_response_queue_p99_ms: float | None = None
+    produce_request_bytes_p50: float | None = None
+    log_flush_per_s: float | None = None
+    log_flush_time_p99_ms: float | None = None
+    fetch_requests_per_s: float | None = None
+    bytes_out_per_s: float | None = None
+    fetch_consumer_p99_ms: float | None = None
+    cpu_cores: float | None = None
+
+    @property
+    def bytes_per_produce_request(self) -> float | None:
+        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
+
+    @property
+    def records_per_produce_request(self) -> float | None:
+        return _ratio(self.messages_in_per_s, self.produce_requests_per_s)
+
+    @property
+    def bytes_per_fetch_request(self) -> float | None:
+        return _ratio(self.bytes_out_per_s, self.fetch_requests_per_s)
+
+    @property
+    def produce_requests_per_network_thread(self) -> float | None:
+        if self.produce_requests_per_s is None or not self.network_threads:
+            return None
+        return self.produce_requests_per_s / self.network_threads
+
+
+class TopicSnapshot(Frozen):
+    topic: str
+    produce_requests_per_s: float = 0.0
+    bytes_in_per_s: float = 0.0
+
+    @property
+    def bytes_per_produce_request(self) -> float | None:
+        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
+
+
+class ClusterSnapshot(Frozen):
+    """Every broker (and the busiest topics) over [end - window_s, end]."""
+
+    prometheus: str
+    end: float
+    window_s: float
+    step_s: float
+    brokers: list[BrokerSnapshot] = Field(default_factory=list)
+    topics: list[TopicSnapshot] = Field(default_factory=list)  # by produce requests/s, busiest first
+    queries: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def produce_requests_per_s(self) -> float:
+        return sum(b.produce_requests_per_s or 0.0 for b in self.brokers)
+
+    @property
+    def bytes_in_per_s(self) -> float:
+        return sum(b.bytes_in_per_s or 0.0 for b in self.brokers)
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    if num is None or den is None or den <= 0:
+        return None
+    return num / den

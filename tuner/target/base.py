@@ -1,0 +1,76 @@
+"""The Target interface: a cluster's bootstrap servers, client security, admin limits, Prometheus
+access, broker label selectors and metric dialect. Plain frozen data: every kind builds one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class PrometheusAccess:
+    """How to query the Prometheus that scrapes the target's brokers. Secrets are never held
+    here as text: a bearer token file, and basic auth as the names of environment variables."""
+
+    url: str
+    bearer_token_file: Path | None = None
+    basic_auth_user_env: str | None = None
+    basic_auth_password_env: str | None = None
+    ca_file: Path | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BrokerSelectors:
+    """Which series are the target's brokers: the scrape job, extra label matchers (a cluster
+    label) and the label that names a broker."""
+
+    job: str = "kafka-broker"
+    matchers: Mapping[str, str] = field(default_factory=dict)
+    broker_label: str = "broker"
+
+
+@dataclass(frozen=True)
+class TargetLimits:
+    """Caps kbt holds itself to on a shared cluster (None: no cap)."""
+
+    max_msgs_per_s: float | None = None
+    max_bytes_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a run's load goes and where its broker figures come from."""
+
+    name: str
+    kind: str  # the registry key: lab | file
+    bootstrap_servers: str
+    # Client security in Kafka's own properties format (security.protocol, sasl.*, ssl.*), values
+    # possibly `${VAR}` references resolved only when a client is built.
+    client_properties: Mapping[str, str] = field(default_factory=dict)
+    prometheus: PrometheusAccess | None = None
+    selectors: BrokerSelectors = field(default_factory=BrokerSelectors)
+    dialect: str = "kbt"  # the metric naming its brokers export (or "auto": detect)
+    kafka_version: str | None = None
+    scrape_interval_s: float = 5.0
+    # Ports of kbt's client exporters that this target's Prometheus scrapes (the lab's only).
+    client_exporter_ports: tuple[int, ...] = ()
+    # Every bootstrap address is on loopback (no confirmation needed before sending load).
+    loopback: bool = True
+    # kbt creates, writes and deletes only topics under this prefix.
+    topic_prefix: str = "kbt-"
+    limits: TargetLimits = field(default_factory=TargetLimits)
+    # A second listener of the same cluster with SASL_SSL (the lab's `--security sasl_ssl`), and
+    # the client properties for it; profiles with `security: sasl_ssl` use it.
+    secure_bootstrap_servers: str = ""
+    secure_client_properties: Mapping[str, str] = field(default_factory=dict)
+    # The lab directory when the target is kbt's own lab (faults and lab-only stages need it).
+    lab_dir: Path | None = None
+    # The first of a block of local ports kbt's own listeners may use (locust master and web UI;
+    # the lab's base port), None: pick free ports.
+    local_port_base: int | None = None
+
+    @property
+    def prometheus_url(self) -> str | None:
+        return self.prometheus.url if self.prometheus is not None else None
