@@ -560,8 +560,8 @@ CASES: list[Case] = [
         "malformed host:port (port not a number)",
         ("diagnose", "--prometheus", "http://127.0.0.1:90x0"),
         ExitStatus.BAD_INPUT,
-        E + "--prometheus 'http://127.0.0.1:90x0': give a URL such as http://127.0.0.1:9090 (Port could"
-        " not be cast to integer value as '90x0')",
+        E + "--prometheus 'http://127.0.0.1:90x0': give a URL such as http://127.0.0.1:9090 (the port"
+        " is not a number)",
     ),
     Case(
         "diagnose-port-out-of-range",
@@ -569,8 +569,8 @@ CASES: list[Case] = [
         "malformed host:port (port above 65535)",
         ("diagnose", "--prometheus", "http://127.0.0.1:99999"),
         ExitStatus.BAD_INPUT,
-        E + "--prometheus 'http://127.0.0.1:99999': give a URL such as http://127.0.0.1:9090 (Port out of"
-        " range 0-65535)",
+        E + "--prometheus 'http://127.0.0.1:99999': give a URL such as http://127.0.0.1:9090 (the port"
+        " is out of range 0-65535)",
     ),
     Case(
         "diagnose-bad-window",
