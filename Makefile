@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY ?= python3
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver test-chaos bench-tls bench-recommend
+.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -63,7 +63,10 @@ bench-probe: ## Compression probe overhead vs calling the codecs directly (see d
 	@$(PY) scripts/bench_probe_overhead.py --rounds 7
 
 bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msgs/s (LAB_DIR=... reuses a lab)
-	@$(PY) scripts/bench_driver_speed.py --runs 4 $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
+	@$(PY) scripts/bench_driver_speed.py --runs 5 --base-port $(or $(BASE_PORT),19490) $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
+
+bench-pressure: ## Qunar's pressure regime: many small TLS requests into one network thread, Filebeat-like vs batched, thread CPU vs host contention (BASE_PORT=..., OUT=...)
+	@$(PY) scripts/bench_pressure.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
 
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))

@@ -1,7 +1,7 @@
 """Driver speed: kbt's librdkafka engine (closed loop) vs Kafka's ProducerPerformance, same lab,
 same settings, same payload, alternating in one run.
 
-    make bench-driver          # or: python scripts/bench_driver_speed.py --runs 4 [--lab-dir DIR]
+    make bench-driver          # or: python scripts/bench_driver_speed.py --runs 5 [--lab-dir DIR]
 
 Without --lab-dir the script starts its own 3-broker lab (--base-port) and takes it down at the end.
 Both clients send the same generated log-like 1 KB records, keyless, from one producer in one
@@ -13,11 +13,17 @@ Steady-state msgs/s is the primary figure: kbt's acked records over its measured
 whole-run figures (start to the last ack, warm-up included) are printed beside them, and the CPU time
 each client's processes used per message sent (kbt's driver processes; the JVM, start-up included).
 Runs alternate which client goes first; the ratios reported are medians of the per-pair ratios.
+
+ProducerPerformance is given far more records than it can send and stopped once it has printed
+enough report windows to cover --seconds (at least two, so a steady window always exists however
+fast or slow the machine); a pair that cannot be measured (a client error) is reported and skipped,
+and the script fails only when no pair could be measured or a delivery check finds a lost record.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import resource
@@ -31,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tuner.core.errors import KbtError
 from tuner.core.paths import kafka_libs_dir
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
@@ -50,7 +57,14 @@ SETTINGS = [
     ("enable.idempotence", "enable.idempotence", "false"),
 ]
 JAVA_BYTES = {"buffer.memory"}
-REPORT = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec", re.MULTILINE)
+REPORT = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec")
+REPORT_WINDOW_S = 5.0  # ProducerPerformance prints a report every 5 s
+JAVA_RECORDS = 2_000_000_000  # never reached: the run is stopped after enough report windows
+JAVA_START_S = 60.0  # allowance for the JVM to start on a busy machine
+
+
+class PairError(Exception):
+    """One client could not be measured in this pair (the pair is skipped)."""
 
 
 @dataclass
@@ -106,40 +120,68 @@ def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
         raise SystemExit(f"kbt delivery check failed: {result.delivery}")
     client = result.client
     whole = client.records_acked_total / max(1e-9, client.finished_at - client.started_at)
-    return Figures(client.records_per_s, whole, client.records_acked_total, cpu)
+    steady = client.records_acked / max(1e-9, client.window_end - client.window_start)
+    return Figures(steady, whole, client.records_acked_total, cpu)
 
 
-def run_java(bootstrap: str, topic: str, payload_file: Path, records: int) -> Figures:
+def run_java(bootstrap: str, topic: str, payload_file: Path, seconds: float) -> Figures:
+    """ProducerPerformance at max rate until it has printed enough 5 s report windows to cover
+    `seconds` after the first (JIT warm-up) window, then stopped."""
     props = {"bootstrap.servers": bootstrap}
     for _, java_key, value in SETTINGS:
         props[java_key] = str(int(value) * 1024) if java_key in JAVA_BYTES else value
     cmd = ["java", "-Xmx512m", "-cp", f"{kafka_libs_dir()}/*", "org.apache.kafka.tools.ProducerPerformance",
-           "--topic", topic, "--num-records", str(records), "--throughput", "-1",
+           "--topic", topic, "--num-records", str(JAVA_RECORDS), "--throughput", "-1",
            "--payload-file", str(payload_file),
            "--producer-props", *(f"{k}={v}" for k, v in props.items())]  # fmt: skip
+    windows_needed = 1 + max(1, math.ceil((seconds - WARMUP_S) / REPORT_WINDOW_S))
     cpu = children_cpu_s()
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    started = time.time()
+    deadline = started + JAVA_START_S + seconds * 4
+    reports: list[tuple[int, float]] = []
+    tail: list[str] = []
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # one line per 5 s report (plus warnings)
+            match = REPORT.match(line)
+            if match:
+                reports.append((int(match[1]), float(match[2])))
+                if len(reports) >= windows_needed:
+                    break
+            else:
+                tail = [*tail[-5:], line.strip()]
+            if time.time() > deadline:
+                break
+        stopped = time.time()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
     cpu = children_cpu_s() - cpu
-    reports = [(int(n), float(rate)) for n, rate in REPORT.findall(out.stdout)]
-    if out.returncode != 0 or not reports:
-        raise SystemExit(f"ProducerPerformance failed: {(out.stderr or out.stdout).strip()[-400:]}")
-    *windows, total = reports
-    steady = windows[1:]  # the first 5 s window holds the JIT warm-up
+    steady = reports[1:]  # the first 5 s window holds the JIT warm-up
     if not steady:
-        raise SystemExit("ProducerPerformance finished within one report window: raise --seconds")
+        raise PairError(f"ProducerPerformance printed {len(reports)} report(s): {' | '.join(tail)[-300:]}")
     sent = sum(n for n, _ in steady)
     elapsed = sum(n / rate for n, rate in steady if rate > 0)
-    return Figures(sent / elapsed, total[1], total[0], cpu)
+    records = sum(n for n, _ in reports)
+    return Figures(sent / elapsed, records / max(1e-9, stopped - started), records, cpu)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="kbt librdkafka engine vs ProducerPerformance.")
-    parser.add_argument("--runs", type=int, default=4, help="pairs of runs (kbt and Java)")
-    parser.add_argument("--seconds", type=float, default=25.0)
+    parser.add_argument("--runs", type=int, default=5, help="pairs of runs (kbt and Java)")
+    parser.add_argument("--seconds", type=float, default=30.0, help="each client's run (>= 10)")
     parser.add_argument("--record-bytes", type=int, default=1000)
     parser.add_argument("--lab-dir", type=Path, default=None, help="use this running lab")
     parser.add_argument("--base-port", type=int, default=19490, help="for the script's own lab")
     args = parser.parse_args()
+    if args.runs < 1 or args.seconds < 10:
+        print("error: --runs must be >= 1 and --seconds >= 10", file=sys.stderr)
+        return 2
     own: Lab | None = None
     if args.lab_dir is not None:
         state = load_state(args.lab_dir)
@@ -153,6 +195,9 @@ def main() -> int:
         if own is not None:
             own.down()
             shutil.rmtree(own.config.lab_dir, ignore_errors=True)
+    if not ratios:
+        print("error: no pair could be measured (see the lines above)", file=sys.stderr)
+        return 1
     steady, whole, cpu = ([r[i] for r in ratios] for i in range(3))
     print(f"kbt / ProducerPerformance, steady state: median {statistics.median(steady):.2f}x over "
           f"{len(steady)} pairs (min {min(steady):.2f}x, max {max(steady):.2f}x); whole run: median "
@@ -168,7 +213,6 @@ def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float, 
     with tempfile.TemporaryDirectory(prefix="kbt-speed-") as tmp:
         payload_file = Path(tmp) / "payloads.txt"
         payload_file.write_bytes(b"\n".join(build_pool(run.workload, seed=1)))
-        java_records = 0
         for i in range(args.runs):
             stamp = f"{i}-{int(time.time())}"
             topics = [f"driver-speed-kbt-{stamp}", f"driver-speed-java-{stamp}"]
@@ -177,11 +221,13 @@ def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float, 
             try:
                 if i % 2 == 0:
                     ours = run_kbt(run, bootstrap, topics[0])
-                    java_records = int(ours.steady * args.seconds)
-                    java = run_java(bootstrap, topics[1], payload_file, java_records)
-                else:  # Java first, with as many records as the last pair
-                    java = run_java(bootstrap, topics[1], payload_file, java_records)
+                    java = run_java(bootstrap, topics[1], payload_file, args.seconds)
+                else:
+                    java = run_java(bootstrap, topics[1], payload_file, args.seconds)
                     ours = run_kbt(run, bootstrap, topics[0])
+            except (PairError, KbtError) as exc:
+                print(f"pair {i + 1} skipped (load {load:.1f}): {exc}", file=sys.stderr, flush=True)
+                continue
             finally:
                 delete_topics(admin, topics)
             ratios.append((ours.steady / java.steady, ours.whole / java.whole,

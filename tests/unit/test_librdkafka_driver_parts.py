@@ -13,9 +13,11 @@ from confluent_kafka import KafkaError, Message
 from tuner.core.paths import repo_root
 from tuner.driver.acked_verify import read_acked
 from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog, LatencyBuckets
-from tuner.driver.librdkafka_engine import split_producers
+from tuner.driver.librdkafka_engine import _send_lag, split_producers
 from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
+from tuner.driver.range_verify import RangeFile, _missing, _Tally, _unread
 from tuner.driver.rdkafka_stats import StatsTrack
+from tuner.driver.rdkafka_worker import WorkerResult, _range_bytes
 from tuner.measure.broker_window import interpolate
 from tuner.spec import load_sweep
 
@@ -140,3 +142,38 @@ def test_latency_buckets_keep_three_significant_digits() -> None:
     assert hist.get_total_count() == 1000
     assert hist.get_max_value() / 1e6 == pytest.approx(max(values), rel=1e-3)
     assert LatencyBuckets().quantiles_ms(0.5) == [0.0]
+
+
+def test_send_lag_is_weighted_by_records_and_merged_across_processes() -> None:
+    """A burst's lag counts once per in-window record of the burst; the engine merges processes."""
+    a, b = LatencyBuckets(), LatencyBuckets()
+    a.add_s(0.002, 97)  # 97 records 2 ms behind
+    b.add_s(0.4, 3)  # one late burst of 3 records, 400 ms behind
+    assert a.total == 97 and a.quantiles_ms(0.99) == [pytest.approx(2.0, rel=1e-3)]
+    lag = _send_lag([WorkerResult(index=0, producers=1, send_lag_us=a.counts),
+                     WorkerResult(index=1, producers=1, send_lag_us=b.counts)])  # fmt: skip
+    assert lag.count == 100
+    assert lag.p50 == pytest.approx(2.0, rel=1e-2) and lag.p99 == pytest.approx(400.0, rel=1e-2)
+    assert _send_lag([WorkerResult(index=0, producers=1)]).p99 is None  # nothing sent in the window
+
+
+def test_range_bytes_sums_the_cycling_sizes() -> None:
+    sizes = [3, 5, 7]
+    for first in range(0, 7):
+        for end in range(first, 20):
+            assert _range_bytes(sizes, first, end) == sum(sizes[s % 3] for s in range(first, end))
+
+
+def test_range_files_round_trip_and_tally_ids(tmp_path: Path) -> None:
+    ranges = RangeFile(topic_index=1, topics=2, produced={0: 10, 3: 4}, failed=[(3 << 40) | 3])
+    ranges.write(tmp_path / "r.json")
+    assert RangeFile.read(tmp_path / "r.json") == ranges
+    tally = _Tally(seen={0: bytearray(10), 3: bytearray(4)})
+    for seq in (1, 5, 3, 5):  # 3 after 5 in one partition: out of order; 5 twice: a duplicate
+        tally.see(0, b"payload" + b"%016x" % seq)
+    tally.see(0, b"%016x" % ((9 << 40) | 1))  # no producer 9 in this run
+    tally.see(0, b"not an id at all")
+    assert (tally.duplicates, tally.out_of_order, tally.foreign) == (1, 1, 2)
+    # topic 1 of 2: producer 0 sent 1, 3, 5, 7, 9 and producer 3 sent 1, 3 (3 failed)
+    assert _unread(tally, ranges.produced, 1, 2) == 2 + 2
+    assert _missing(tally, ranges.produced, set(ranges.failed), 1, 2) == 3

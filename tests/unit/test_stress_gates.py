@@ -202,7 +202,7 @@ def test_unverified_delivery_is_a_failed_gate(ctx: RunContext) -> None:
 def test_a_late_load_generator_is_noted_not_judged(ctx: RunContext) -> None:
     stage = ctx.plan.stages[1]
     late = _tally([20.0] * 100)
-    late.send_lag_us = {5_000: 95, 400_000: 5}  # p99 400 ms behind schedule (SLO 1500 ms: limit 150 ms)
+    late.send_lag_us = {5_000: 95, 400_000: 5}  # p99 400 ms behind schedule (limit: send_lag_p99_ms, 150 ms)
     record = stage_record(ctx, stage, late, _broker(0.6, 3), {}, _ok_delivery(1, 100))
     assert record.stress is not None and record.stress.verdict == "held"  # a note, not a gate
     [note] = record.problems

@@ -1,4 +1,5 @@
-"""A run with lost > 0 fails whatever its speed; the final table sorts by request rate."""
+"""A run with lost > 0 fails whatever its speed; a run whose client fell behind or whose request
+counts disagree is "unclean"; the final table sorts by request rate."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ class DriverResult(NamedTuple):
     delivery: DeliveryResult
 
 
-def _result(requests: int, lost: int = 0, p99: float = 10.0, sent: int = 48000) -> DriverResult:
+def _result(
+    requests: int, lost: int = 0, p99: float = 10.0, sent: int = 48000, lag_p99: float | None = 2.0
+) -> DriverResult:
     client = ClientResult(
         engine="librdkafka",
         producers=24,
@@ -43,6 +46,7 @@ def _result(requests: int, lost: int = 0, p99: float = 10.0, sent: int = 48000) 
         produce_requests=requests,
         produce_requests_total=requests + requests // 5,
         delivery_latency_ms=LatencyMs(count=sent, p99=p99),
+        send_lag_ms=None if lag_p99 is None else LatencyMs(count=sent, p99=lag_p99),
     )
     delivery = DeliveryResult(acked=sent, consumed=sent - lost, lost=lost, verified=True)
     return DriverResult(client=client, delivery=delivery)
@@ -82,12 +86,41 @@ def test_unverified_delivery_fails() -> None:
     assert status == "failed" and "delivery was not verified" in problems
 
 
-def test_notes_do_not_fail() -> None:
+def test_a_saturated_client_or_disagreeing_counts_make_the_run_unclean_not_failed() -> None:
     status, problems = judge(_plans()[0], *_result(24000, p99=5000.0, sent=40000), _broker(20000))
-    assert status == "ok"
+    assert status == "unclean"
     assert any("p99 5000 ms above the SLO 2000 ms" in p for p in problems)
     assert any("client saturated" in p for p in problems)
     assert any("produce request counts differ by 44.0%" in p for p in problems)
+
+
+def test_each_unclean_cause_alone() -> None:
+    plan = _plans()[0]
+    clean = _result(24000)
+    total = clean.client.produce_requests_total
+    assert judge(plan, *clean, _broker(total))[0] == "ok"
+    # 3% is the tolerance: 2.9% off is clean, 3.5% off is not
+    assert judge(plan, *clean, _broker(total / 1.029))[0] == "ok"
+    status, problems = judge(plan, *clean, _broker(total / 1.035))
+    assert status == "unclean" and problems == [
+        f"client and broker produce request counts differ by 3.5% ({total} vs {total / 1.035:.0f})"
+    ]
+    # more than 5% short of the offered schedule is unclean
+    assert judge(plan, *_result(24000, sent=45700), _broker(total))[0] == "ok"
+    assert judge(plan, *_result(24000, sent=45000), _broker(total))[0] == "unclean"
+    # a client behind its own schedule (send lag p99 above send_lag_p99_ms, 150 ms)
+    assert judge(plan, *_result(24000, lag_p99=149.0), _broker(total))[0] == "ok"
+    status, problems = judge(plan, *_result(24000, lag_p99=900.0), _broker(total))
+    assert status == "unclean"
+    assert problems == ["client behind schedule: send lag p99 900 ms (limit 150 ms)"]
+    # engines without a send lag figure are judged on the rest
+    assert judge(plan, *_result(24000, lag_p99=None), _broker(total))[0] == "ok"
+
+
+def test_failed_wins_over_unclean() -> None:
+    status, problems = judge(_plans()[0], *_result(24000, lost=3, lag_p99=900.0), _broker(28800))
+    assert status == "failed"
+    assert problems[0] == "3 acked records lost" and any("behind schedule" in p for p in problems)
 
 
 def test_request_count_mismatch() -> None:
@@ -132,6 +165,18 @@ def test_table_sorted_by_request_rate_and_failed_in_red() -> None:
     assert "\x1b[31m" in failed_line  # the failed row is red
     ok_line = next(line for line in styled.splitlines() if c.name in line)
     assert "\x1b[31m" not in ok_line
+
+
+def test_unclean_rows_are_shown_in_yellow() -> None:
+    a, b, _ = _plans()
+    records = [_record(a, _result(2400)), _record(b, _result(24000, lag_p99=900.0))]
+    assert [r.status for r in records] == ["ok", "unclean"]
+    console = Console(record=True, width=200, color_system="truecolor", force_terminal=True)
+    console.print(sweep_table(records))
+    styled = console.export_text(styles=True, clear=False)
+    unclean_line = next(line for line in styled.splitlines() if "UNCLEAN" in line)
+    assert b.name in unclean_line and "\x1b[33m" in unclean_line  # yellow
+    assert "UNCLEAN" not in next(line for line in styled.splitlines() if a.name in line)
 
 
 def test_multi_partition_requests_are_checked_against_the_per_request_counter() -> None:

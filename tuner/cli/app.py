@@ -80,6 +80,9 @@ def _register() -> None:
     from tuner.cli import forecast
 
     app.command(name="forecast")(forecast.forecast)
+    from tuner.cli import target
+
+    app.add_typer(target.app, name="target")
 
 
 def fail(message: str, status: ExitStatus) -> None:

@@ -15,6 +15,7 @@ from tuner.core.numbers import check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 
 if TYPE_CHECKING:
+    from tuner.measure.prometheus import Prometheus
     from tuner.model.cost import BrokerCostModel
     from tuner.store.record import RunRecord
 
@@ -93,8 +94,13 @@ def end_time(value: str) -> float:
 
 
 def diagnose(
-    prometheus: str = typer.Option(
-        ..., "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090."
+    prometheus: str | None = typer.Option(
+        None, "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090 (or --target)."
+    ),
+    target_file: Path | None = typer.Option(
+        None,
+        "--target",
+        help="A target file (docs/targets.md): its Prometheus, auth, broker selectors and metric dialect.",
     ),
     window: str = typer.Option("5m", "--window", help=WINDOW_HELP),
     step: str = typer.Option(
@@ -131,7 +137,10 @@ def diagnose(
     from tuner.render.diagnosis import diagnosis_view
     from tuner.store.snapshot import ClusterSnapshot
 
-    prometheus_url(prometheus)
+    if (prometheus is None) == (target_file is None):
+        raise BadInput("give --prometheus URL or --target FILE (one of them)")
+    if prometheus is not None:
+        prometheus_url(prometheus)
     window_s = seconds(window, "--window")
     step_s = seconds(step, "--step")
     if step_s > window_s:
@@ -140,18 +149,18 @@ def diagnose(
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
     try:
+        prom = (
+            Prometheus(prometheus, deadline_s=DEADLINE_S)
+            if prometheus is not None
+            else target_prometheus(target_file)
+        )
         snap = ClusterSnapshot.model_validate(
-            take_snapshot(
-                Prometheus(prometheus, deadline_s=DEADLINE_S),
-                window_s=window_s,
-                step_s=step_s,
-                end=end_s,
-                top_topics=top_topics,
-            )
+            take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
         )
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
     result = classify(snap, limits, model)
+    unavailable_notes(prom)
     text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
@@ -163,6 +172,24 @@ def diagnose(
         if json_path is not None:
             atomic_write(json_path, text, "diagnosis")
     raise typer.Exit(int(result.exit_status))
+
+
+def target_prometheus(target_file: Path | None) -> Prometheus:
+    """The Prometheus of a target file, its metric dialect resolved."""
+    from tuner.measure.prometheus import Prometheus
+    from tuner.target import resolve_target
+
+    return Prometheus.for_target(resolve_target(None, target_file), timeout_s=30, deadline_s=DEADLINE_S)
+
+
+def unavailable_notes(prom: Prometheus) -> None:
+    """One stderr line per series the target's dialect lacks: the findings that need it were not
+    made (never guessed)."""
+    dialect = prom.translator.dialect.name if prom.translator is not None else "kbt"
+    for series, reason in sorted(prom.unavailable.items()):
+        sys.stderr.write(
+            f"kbt: note: figures from {series} cannot be made on the {dialect} dialect: {reason}\n"
+        )
 
 
 def load_records(path: Path) -> list[RunRecord]:

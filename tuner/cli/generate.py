@@ -44,12 +44,19 @@ def _dashboards() -> dict[str, str]:
     return render_all()
 
 
+def _dialect_rules() -> dict[str, str]:
+    from tuner.render.dialect_rules import render_all
+
+    return render_all()
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
     ("metrics catalog", _metrics_catalog),
     ("Filebeat profiles", _filebeat_profiles),
     ("Grafana dashboards, provisioning and Prometheus rules", _dashboards),
     ("compression probe record", _probe_record_doc),
+    ("metric dialect recording rules", _dialect_rules),
 ]
 
 

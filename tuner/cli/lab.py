@@ -75,6 +75,12 @@ def up(
         help="Clients reach each broker through its own Toxiproxy proxy (network faults for kbt chaos);"
         " replication stays direct.",
     ),
+    jmx_rules: str = typer.Option(
+        "kbt",
+        "--jmx-rules",
+        help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream to export in that metric"
+        " dialect's naming (docs/targets.md); kbt's own commands then need a target file naming it.",
+    ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
     config = LabConfig.parse(
@@ -88,6 +94,7 @@ def up(
             "client_exporter_count": client_exporters,
             "security": security,
             "via_toxiproxy": via_toxiproxy,
+            "jmx_rules": jmx_rules,
         }
     )
     console = _err()

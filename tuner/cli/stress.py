@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -67,6 +68,27 @@ def _short(check: GateCheck) -> str:
     )
 
 
+def _check_target(target_file: Path, lab_dir: Path | None, loaded: Any, yes: bool, dry_run: bool) -> None:
+    """A target's caps (the highest stage's rate), its reachability and the confirmation, before
+    anything is created."""
+    from tuner.core.errors import BadInput
+    from tuner.target import resolve_target
+    from tuner.target.safety import Offered, check_caps, confirm_load, record_bytes
+
+    target = resolve_target(lab_dir, target_file)
+    if target.client_properties:  # the stress engine's producers and consumers take no security yet
+        raise BadInput(f"{target.name}: kbt stress does not log in to a secured target yet (sweep does)")
+    peak = loaded.baseline_msgs_per_s * max(max(s.multiplier, s.multiplier_end) for s in loaded.stages)
+    size = record_bytes(loaded.spec.workload)
+    check_caps(target, "the stress test's highest step", Offered(peak, peak * size if size else None))
+    if dry_run:
+        return
+    from tuner.cli.target import cluster_facts
+
+    confirm_load(target, f"a stress test peaking at {peak:.0f} msgs/s", yes)
+    cluster_facts(target)
+
+
 def stress(
     spec: Path = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml."),
     profiles: str | None = typer.Option(
@@ -94,6 +116,10 @@ def stress(
     ),
     web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing."),
+    target_file: Path | None = typer.Option(
+        None, "--target", help="A target file (docs/targets.md): stress that cluster, not the lab."
+    ),
+    yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
 ) -> None:
     """Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
     on locust, real-time and lagging consumer groups, gates judged per step, one record per stage.
@@ -111,6 +137,8 @@ def stress(
     )
     for note in loaded.spec.notes():
         console.print(f"[yellow]note: {note}[/yellow]")
+    if target_file is not None:
+        _check_target(target_file, lab_dir, loaded, yes and not dry_run, dry_run)
     if dry_run:
         for stage in loaded.stages:
             users = (
@@ -137,6 +165,7 @@ def stress(
             web_ui=web_ui,
             web_port=web_port,
             observer=ConsoleObserver(console),
+            target_file=target_file,
         )
         try:
             outcome = runner.run(loaded, labels)

@@ -27,6 +27,8 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
 
+STATUS_COLOUR = {"ok": "green", "unclean": "yellow", "failed": "red"}
+
 
 class ProgressObserver(Observer):
     """A rich progress bar: runs done of total, plus the current run's elapsed time and phase."""
@@ -68,8 +70,8 @@ class ProgressObserver(Observer):
             self.run_task = None
         if self.sweep_task is not None:
             self.progress.advance(self.sweep_task)
-        colour = "green" if record.status == "ok" else "red"
-        self.console.print(f"[{colour}]{record.status:6}[/{colour}] {plan.name} -> {path}")
+        colour = STATUS_COLOUR[record.status]
+        self.console.print(f"[{colour}]{record.status:7}[/{colour}] {plan.name} -> {path}")
         for problem in record.problems:
             self.console.print(f"       [{colour}]{problem}[/{colour}]")
 
@@ -90,6 +92,10 @@ def sweep(
     resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing."),
+    target_file: Path | None = typer.Option(
+        None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
+    ),
+    yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
 ) -> None:
     """Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
     verification and one JSON record. Ends with a table sorted by produce request rate; exits 1
@@ -102,16 +108,32 @@ def sweep(
     console = Console()
     if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
         console.width = max(console.width, 180)
+    target = None
+    if target_file is not None:  # caps and the target's own checks before anything is created
+        from tuner.target import resolve_target
+        from tuner.target.safety import check_caps, offered
+
+        target = resolve_target(lab_dir, target_file)
+        for plan in loaded.runs:
+            check_caps(target, plan.name, offered(plan.workload))
     if dry_run:
+        prefix = target.topic_prefix if target is not None else "kbt-"
         for plan in loaded.runs:
             w = plan.workload
             rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
+            topics = ", ".join(f"{prefix}<run stamp>-{t.name} ({t.partitions} partitions)" for t in w.topics)
             typer.echo(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
                 f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.client_settings())}"
+                f" {redact(plan.profile.client_settings())}; topics {topics}"
             )
         return
+    if target is not None:
+        from tuner.cli.target import cluster_facts
+        from tuner.target.safety import confirm_load
+
+        confirm_load(target, f"{len(loaded.runs)} sweep runs", yes)
+        cluster_facts(target)  # reachable, credentials accepted: a one-line error before anything is made
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
@@ -126,7 +148,7 @@ def sweep(
     )
     with interruptible(), progress:
         observer = ProgressObserver(progress, console)
-        runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
+        runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer, target_file=target_file)
         try:
             outcome = runner.run(loaded, resume=resume)
         except (KeyboardInterrupt, Interrupted):
@@ -142,6 +164,12 @@ def sweep(
     console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
+    if outcome.unclean:
+        names = ", ".join(r.name for r in outcome.unclean)
+        console.print(
+            f"[yellow]warning: {len(outcome.unclean)} run(s) not a clean measurement, kept out of"
+            f" calibration and recommendations: {names}[/yellow]"
+        )
     if outcome.failed:
         names = ", ".join(r.name for r in outcome.failed)
         raise KbtError(f"{len(outcome.failed)} run(s) failed: {names}", ExitStatus.FAILURE)

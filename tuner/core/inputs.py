@@ -288,3 +288,21 @@ def type_name(value: Any) -> str:
     if isinstance(value, Sequence):
         return "a list"
     return re.sub(r"(?<!^)([A-Z])", r" \1", type(value).__name__).lower()
+
+
+def plain_data(data: Any) -> Any:
+    """ruamel's round-trip containers and scalar subclasses as plain dict/list/str/int/float
+    (iteratively bounded by the limits `parse_yaml` already checked)."""
+    if isinstance(data, Mapping):
+        return {str(k): plain_data(v) for k, v in data.items()}
+    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
+        return [plain_data(v) for v in data]
+    if isinstance(data, bool) or data is None:
+        return data
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    if isinstance(data, str):
+        return str(data)
+    return data

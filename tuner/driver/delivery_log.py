@@ -130,14 +130,14 @@ class LatencyBuckets:
     def __init__(self) -> None:
         self.counts: dict[int, int] = {}
 
-    def add_s(self, seconds: float) -> None:
+    def add_s(self, seconds: float, n: int = 1) -> None:
         us = int(seconds * 1e6)
         if us < 1:
             us = 1
         shift = us.bit_length() - LATENCY_BITS
         if shift > 0:
             us = (us >> shift) << shift
-        self.counts[us] = self.counts.get(us, 0) + 1
+        self.counts[us] = self.counts.get(us, 0) + n
 
     def add_all_s(self, seconds: Iterable[float]) -> None:
         for s in seconds:

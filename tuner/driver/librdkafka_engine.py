@@ -19,6 +19,7 @@ from tuner.driver.acked_verify import verify_acked
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
+from tuner.driver.range_verify import verify_ranges
 from tuner.driver.rdkafka_stats import WindowStats
 from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
@@ -186,6 +187,7 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         1, sum(o.producers for o in outs)
     )
     batches = stats.batches
+    queue, rtt = _rolling(stats.queue_latency.as_ms()), _rolling(stats.rtt.as_ms())
     return ClientResult(
         engine="librdkafka",
         producers=workload.producers,
@@ -208,10 +210,44 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         compression_ratio=stats.batch_records * mean_payload / stats.batch_bytes
         if stats.batch_bytes
         else None,
-        delivery_latency_ms=_latency(hist),
-        queue_latency_ms=_rolling(stats.queue_latency.as_ms()),
-        rtt_ms=_rolling(stats.rtt.as_ms()),
+        delivery_latency_ms=_from_stats(queue, rtt, sum(o.acked for o in outs))
+        if any(o.ranges for o in outs)
+        else _latency(hist),
+        queue_latency_ms=queue,
+        rtt_ms=rtt,
+        send_lag_ms=_send_lag(outs) if workload.rate_per_producer != "max" else None,
         max_producer_rss_mb=max(o.rss_mb / max(1, o.producers) for o in outs),
+    )
+
+
+def _verify_ranges(
+    bootstrap: str,
+    topics: list[str],
+    outs: list[WorkerResult],
+    indeterminate: int,
+    security: Mapping[str, str] | None,
+) -> DeliveryResult:
+    """Closed loop (error reports only): every topic read back against the ranges sent to it. The
+    indeterminate records (queued when a drain timed out) may be missing from any topic."""
+    parts = [
+        verify_ranges(
+            bootstrap,
+            topic,
+            [Path(o.acked_files[topic]) for o in outs if topic in o.acked_files],
+            security=security,
+        )
+        for topic in topics
+    ]
+    missing = sum(p.lost for p in parts)
+    return DeliveryResult(
+        acked=sum(p.acked for p in parts) - indeterminate,
+        consumed=sum(p.consumed for p in parts),
+        lost=max(0, missing - indeterminate),
+        duplicates=sum(p.duplicates for p in parts),
+        out_of_order=sum(p.out_of_order for p in parts),
+        failed=sum(p.failed for p in parts),
+        indeterminate=indeterminate,
+        verified=all(p.verified for p in parts),
     )
 
 
@@ -228,6 +264,32 @@ def _latency(hist: HdrHistogram) -> LatencyMs:
         p99=hist.get_value_at_percentile(99) / ms,
         p999=hist.get_value_at_percentile(99.9) / ms,
         max=hist.get_max_value() / ms,
+    )
+
+
+def _send_lag(outs: list[WorkerResult]) -> LatencyMs:
+    hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+    for out in outs:
+        for us, count in out.send_lag_us.items():
+            hist.record_value(min(max(us, 1), LATENCY_MAX_US), count)
+    return _latency(hist)
+
+
+def _from_stats(queue: LatencyMs | None, rtt: LatencyMs | None, count: int) -> LatencyMs:
+    """Closed loop (no per-record reports): delivery latency as librdkafka's queue latency plus the
+    broker round trip, each percentile summed (an upper bound of that percentile of the sum)."""
+    if queue is None or rtt is None:
+        return LatencyMs()
+
+    def add(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else a + b
+
+    return LatencyMs(
+        count=count,
+        mean=add(queue.mean, rtt.mean),
+        p50=add(queue.p50, rtt.p50),
+        p99=add(queue.p99, rtt.p99),
+        max=add(queue.max, rtt.max),
     )
 
 
@@ -252,6 +314,8 @@ def verify_delivery(
     """Read every topic back to the last acked offsets and compare ids with the acked ones."""
     failed = sum(o.failed_total for o in outs)
     indeterminate = sum(o.indeterminate for o in outs)
+    if any(o.ranges for o in outs):
+        return _verify_ranges(bootstrap, topics, outs, indeterminate, security)
     parts = [
         verify_acked(
             bootstrap,

@@ -69,6 +69,9 @@ class LabConfig(Frozen):
         "plaintext", description="add a SASL_SSL (SCRAM-SHA-512 over TLS) listener per broker"
     )
     via_toxiproxy: bool = Field(False, description="clients reach each broker through a Toxiproxy proxy")
+    jmx_rules: Literal["kbt", "strimzi", "upstream"] = Field(
+        "kbt", description="the brokers' jmx_exporter rules: kbt's, or another metric dialect's naming"
+    )
 
     @field_validator("lab_dir")
     @classmethod

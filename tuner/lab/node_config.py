@@ -12,13 +12,20 @@ from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
 
 LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
 JMX_RULES = Path("exporters") / "jmx" / "kafka-broker.yml"
+# `kbt lab up --jmx-rules`: brokers exporting in another metric dialect's naming (dialect tests).
+JMX_DIALECT_RULES = {
+    "kbt": JMX_RULES,
+    "strimzi": Path("exporters") / "jmx" / "strimzi-style.yml",
+    "upstream": Path("exporters") / "jmx" / "upstream-example.yml",
+}
 INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
 
 
-def jmx_rules_file() -> Path:
-    """exporters/jmx/kafka-broker.yml; KBT_JMX_RULES overrides it (used to capture raw MBean names)."""
+def jmx_rules_file(dialect: str = "kbt") -> Path:
+    """exporters/jmx/kafka-broker.yml (or a dialect's rules); KBT_JMX_RULES overrides it (used to
+    capture raw MBean names)."""
     override = os.environ.get("KBT_JMX_RULES")
-    return Path(override) if override else repo_root() / JMX_RULES
+    return Path(override) if override else repo_root() / JMX_DIALECT_RULES[dialect]
 
 
 def _common(cfg: LabConfig, layout: LabLayout, component: str) -> dict[str, str]:
@@ -179,7 +186,7 @@ def classpath() -> str:
 
 def broker_command(cfg: LabConfig, layout: LabLayout, node_id: int, java: str = "java") -> list[str]:
     component = broker_component(node_id)
-    agent = f"-javaagent:{jmx_agent_jar()}={LOOPBACK}:{cfg.jmx_port(node_id)}:{jmx_rules_file()}"
+    agent = f"-javaagent:{jmx_agent_jar()}={LOOPBACK}:{cfg.jmx_port(node_id)}:{jmx_rules_file(cfg.jmx_rules)}"
     return [
         java,
         *_jvm(cfg.heap, layout, component),

@@ -1,25 +1,33 @@
 """A small Prometheus HTTP API client: instant and range queries with clear errors.
 
-    prom = Prometheus(state.prometheus_url)
+    prom = Prometheus(state.prometheus_url)          # or Prometheus(access) / Prometheus.for_target(t)
     prom.instant('up{job="kafka-broker"}')      # [Sample(labels={...}, value=1.0), ...]
     prom.range(expr, start, end, step_s=1.0)    # [RangeSeries(labels, [(t, v), ...]), ...]
 
 Unreachable when Prometheus cannot be reached; KbtError when it answers something that is not a
 Prometheus API response or reports a query error.
+
+A `PrometheusAccess` brings auth (bearer token file, basic auth from the environment, a CA file,
+extra headers); a base URL's query string (a tenant, an org id) is sent with every request. For a
+target whose brokers export another metric dialect, `for_target` translates kbt's names in every
+expression and maps result labels back (tuner.measure.dialects); a query that needs a series the
+dialect lacks answers no series and is listed in `unavailable` with the reason.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import requests
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
-from tuner.core.inputs import parse_json
+from tuner.core.inputs import parse_json, read_text
 from tuner.core.net import (
     MAX_BODY_BYTES,
     BodyTooLarge,
@@ -28,11 +36,47 @@ from tuner.core.net import (
     join_url,
     without_secrets,
 )
+from tuner.core.redact import register_secret
 from tuner.core.text import cut
+from tuner.target.base import PrometheusAccess
+
+if TYPE_CHECKING:
+    from tuner.measure.dialects import Translator
+    from tuner.target.base import Target
 
 
 class PrometheusError(KbtError):
     """Prometheus answered, but with an error or with something that is not its API."""
+
+
+def _session(access: PrometheusAccess) -> requests.Session:
+    """A session carrying the access's credentials (read now, registered for redaction)."""
+    from tuner.spec.references import expand_references
+
+    session = requests.Session()
+    if access.bearer_token_file is not None:
+        try:  # a regular file within the cap: a FIFO or device here would block or never end
+            token = read_text(access.bearer_token_file, "token file", 1 << 20).strip()
+        except BadInput:
+            raise BadInput(
+                f"Prometheus bearer token file {access.bearer_token_file.name} cannot be read"
+            ) from None
+        session.headers["Authorization"] = f"Bearer {register_secret(token)}"
+    if access.basic_auth_user_env or access.basic_auth_password_env:
+        user = os.environ.get(access.basic_auth_user_env or "")
+        password = os.environ.get(access.basic_auth_password_env or "")
+        if user is None or password is None:
+            missing = access.basic_auth_user_env if user is None else access.basic_auth_password_env
+            raise BadInput(f"Prometheus basic auth: ${{{missing}}} is not set in the environment")
+        session.auth = (user, register_secret(password))
+    if access.ca_file is not None:
+        if not access.ca_file.is_file():
+            raise BadInput(f"Prometheus CA file {access.ca_file.name} does not exist")
+        session.verify = str(access.ca_file)
+    headers = dict(access.headers)
+    headers.update(expand_references(headers, "Prometheus headers"))
+    session.headers.update(headers)
+    return session
 
 
 @dataclass(frozen=True)
@@ -68,28 +112,57 @@ def _labels(raw: Any) -> dict[str, str]:
 class Prometheus:
     def __init__(
         self,
-        url: str,
+        url: str | PrometheusAccess,
         timeout_s: float = 10.0,
         session: requests.Session | None = None,
+        translator: Translator | None = None,
         deadline_s: float | None = None,
     ) -> None:
-        self.url = url.rstrip("/") if "?" not in url else url
-        self.shown = without_secrets(self.url).rstrip("/")  # never a password or a token in a message
+        access = url if isinstance(url, PrometheusAccess) else PrometheusAccess(url=url)
+        parts = urlsplit(access.url)
+        # The base URL without its query string; the query's parameters go with every request.
+        self.url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+        self.base_params = dict(parse_qsl(parts.query, keep_blank_values=True))
+        self.shown = without_secrets(self.url)  # never a password or a token in a message
         self.timeout_s = timeout_s
-        self.session = session or requests.Session()
+        self.session = session or _session(access)
+        self.translator = translator
+        self.unavailable: dict[str, str] = {}
         # One deadline for every call this client makes (diagnose: the whole run), besides each
         # call's own timeout_s from its first byte to its last.
         self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
 
+    @classmethod
+    def for_target(
+        cls, target: Target, timeout_s: float = 10.0, deadline_s: float | None = None
+    ) -> Prometheus:
+        """The target's Prometheus, its dialect resolved (`auto`: detected from the series present)."""
+        from tuner.measure.dialects import resolve_translator
+
+        if target.prometheus is None:
+            raise BadInput(f"{target.name}: the target names no Prometheus")
+        prom = cls(target.prometheus, timeout_s=timeout_s, deadline_s=deadline_s)
+        prom.translator = resolve_translator(prom, target)
+        return prom
+
     def _get(self, path: str, params: dict[str, str]) -> Any:
         where = f"{self.shown}{path}"
+        if self.translator is not None and "query" in params:
+            from tuner.measure.dialects import MissingSeries
+
+            try:
+                params = {**params, "query": self.translator.translate(params["query"])}
+            except MissingSeries as exc:
+                self.unavailable[exc.series] = exc.reason
+                return {"resultType": "missing", "result": []}
         budget = self.timeout_s
         if self.deadline is not None:
             budget = min(budget, self.deadline - time.monotonic())
         try:
             if budget <= 0:
                 raise DeadlineExceeded
-            status, raw, _ = get_bounded(self.session, join_url(self.url, path, params), budget)
+            url = join_url(self.url, path, {**self.base_params, **params})
+            status, raw, _ = get_bounded(self.session, url, budget)
         except DeadlineExceeded:
             raise Unreachable(
                 f"Prometheus at {self.shown} did not answer within {self.timeout_s:g} s"
@@ -124,9 +197,11 @@ class Prometheus:
             params["time"] = f"{at:.3f}"
         data = self._get("/api/v1/query", params)
         kind, result = data.get("resultType"), data["result"]
+        if kind == "missing":
+            return []
         try:
             if kind == "vector":
-                return [Sample(_labels(r["metric"]), _float(r["value"][1], "query")) for r in result]
+                return [Sample(self._labels(r["metric"]), _float(r["value"][1], "query")) for r in result]
             if kind == "scalar":
                 return [Sample({}, _float(result[1], "query"))]
         except (KeyError, IndexError, TypeError):
@@ -139,12 +214,14 @@ class Prometheus:
             raise PrometheusError(f"bad range: start={start} end={end} step={step_s}")
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step_s:g}"}
         data = self._get("/api/v1/query_range", params)
+        if data.get("resultType") == "missing":
+            return []
         if data.get("resultType") != "matrix":
             raise PrometheusError(f"Prometheus range query answered a {data.get('resultType')!r}")
         try:
             return [
                 RangeSeries(
-                    _labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]]
+                    self._labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]]
                 )
                 for r in data["result"]
             ]
@@ -156,15 +233,31 @@ class Prometheus:
         steps, no lookback): a range-vector selector evaluated at `end`."""
         span_ms = max(1, int((end - start) * 1000))
         data = self._get("/api/v1/query", {"query": f"{selector}[{span_ms}ms]", "time": f"{end:.3f}"})
+        if data.get("resultType") == "missing":
+            return []
         if data.get("resultType") != "matrix":
             raise PrometheusError(f"Prometheus answered a {data.get('resultType')!r} to a range selector")
         try:
             return [
-                RangeSeries(_labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
             raise PrometheusError("Prometheus samples answer has an unexpected shape") from None
+
+    def _labels(self, metric: Any) -> dict[str, str]:
+        labels = _labels(metric)  # label values of odd types from a server are text
+        return self.translator.labels(labels) if self.translator is not None else labels
+
+    def series_names(self, matchers: str) -> set[str]:
+        """The names of the series matching `matchers` (e.g. 'job="kafka"') now: one query."""
+        data = self._get("/api/v1/query", {"query": f"count by (__name__)({{{matchers}}})"})
+        try:
+            return {str(r["metric"].get("__name__", "")) for r in data["result"]} - {""}
+        except (KeyError, TypeError, AttributeError):
+            raise PrometheusError("Prometheus answer has an unexpected shape") from None
 
     def value(self, expr: str, at: float | None = None) -> float | None:
         """The single value of `expr` (None when it has no series, the sum when it has several)."""

@@ -112,7 +112,8 @@ def observations(records: Sequence[RunRecord]) -> list[Observation]:
     """Every broker window that has requests, bytes and both idle ratios."""
     out: list[Observation] = []
     for record in records:
-        if record.broker is None:
+        # An unclean run's broker window does not match what its client says it sent.
+        if record.broker is None or record.status == "unclean":
             continue
         for b in record.broker.brokers:
             r, by = _finite(b.produce_requests_per_s), _finite(b.bytes_in_per_s)

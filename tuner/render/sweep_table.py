@@ -66,6 +66,11 @@ def _num(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+# "unclean" runs delivered but are no clean measurement (the client fell behind its schedule or its
+# request count disagrees with the broker's): shown, in yellow, beside "ok" and "failed".
+STATUS_STYLE = {"failed": "red", "unclean": "yellow"}
+
+
 def sweep_table(records: list[RunRecord], title: str = "") -> Table:
     table = Table(title=title or None, header_style="bold", title_justify="left")
     for header in (
@@ -84,7 +89,7 @@ def sweep_table(records: list[RunRecord], title: str = "") -> Table:
     ):
         table.add_column(header, justify="left" if header in ("run", "status") else "right")
     for row in sweep_rows(records):
-        style = "red" if row.status != "ok" else None
+        style = STATUS_STYLE.get(row.status)
         table.add_row(
             row.name,
             row.status.upper() if row.status != "ok" else "ok",

@@ -30,6 +30,7 @@ from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
 from tuner.target import Target
+from tuner.target.ledger import TopicLedger, ledger_path
 
 
 @dataclass(frozen=True)
@@ -66,14 +67,21 @@ def fresh_topics(
     names: list[str],
     problems: list[str],
     delete: Callable[[Any, list[str]], list[str]] = delete_topics,
+    ledger: TopicLedger | None = None,
 ) -> Iterator[list[str]]:
     """Create the run's topics; delete them however the run ends (Ctrl-C too): an interrupted run
-    leaves no topics behind. Cleanup problems are appended to `problems`, never raised."""
+    leaves no topics behind. Cleanup problems are appended to `problems`, never raised. A target's
+    `ledger` remembers them until deleted (a crashed run's topics go on the next run)."""
+    if ledger is not None:
+        ledger.add(names)
     create_topics(admin, specs, names)
     try:
         yield names
     finally:
-        problems += delete(admin, names)
+        cleanup = delete(admin, names)
+        problems += cleanup
+        if ledger is not None and not cleanup:
+            ledger.remove(names)
 
 
 def record_figures(
@@ -212,7 +220,8 @@ class RunLifecycle:
         run = Run(plan, ids, topics, self.target, self.admin, problems)
         self.observer.run_started(plan)
         self.observer.phase(plan, "creating topics")
-        with fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics):
+        ledger = TopicLedger(ledger_path(self.target)) if self.target.kind == "file" else None
+        with fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger):
             if policy.wait_settled:
                 self._await_settled_meters(plan)
             self.observer.phase(plan, "producing")

@@ -10,9 +10,10 @@ A judged stage fails when any gate fails:
   lost           acked records missing when the topic is read back (after the ramp)
 A gate without data (no Prometheus, no records) does not fail the stage; its detail says so.
 
-Not a gate: when the producers' own process fell behind its schedule (send lag p99 above a tenth of
-the p99 SLO, at least 100 ms), the stage carries a note: that part of the latency was spent before
-produce() was called (the load generator short of CPU), not in the client's queue or the brokers.
+Not a gate: when the producers' own process fell behind its schedule (send lag p99 above
+thresholds.yml's send_lag_p99_ms, the limit that makes a sweep run "unclean"), the stage carries a
+note: that part of the latency was spent before produce() was called (the load generator short of
+CPU), not in the client's queue or the brokers.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 from tuner.driver.consumer_tally import GroupTally, HalfTally
 from tuner.driver.stress_tally import StageTally
 from tuner.spec.stress import Gates, Stage
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec
 from tuner.store.figures import BrokerWindow
 from tuner.store.stress import ConsumerHalf, ConsumerStage, GateCheck
@@ -90,15 +92,10 @@ def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:
     return out
 
 
-GENERATOR_LAG_SHARE = 0.1  # of the p99 SLO
-GENERATOR_LAG_MIN_MS = 100.0
-
-
 def generator_note(gates: Gates, tally: StageTally) -> str | None:
     """A note when the load generator fell behind its schedule in this stage, else None."""
     lag = tally.send_lag_ms(99)
-    limit = max(GENERATOR_LAG_MIN_MS, GENERATOR_LAG_SHARE * (gates.p99_ms or 0))
-    if lag is None or lag <= limit:
+    if lag is None or lag <= THRESHOLDS.send_lag_p99_ms:
         return None
     return (
         f"load generator behind schedule: send lag p99 {lag:.0f} ms (counted in the delivery p99:"

@@ -15,6 +15,7 @@ from tuner.store.environment import capture_environment
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target import Target
+from tuner.target.security import client_config
 
 __all__ = ["Engine", "Measurer", "Observer", "SweepOutcome", "SweepRunner"]
 
@@ -31,7 +32,11 @@ class SweepOutcome:
 
     @property
     def failed(self) -> list[RunRecord]:
-        return [r for r in self.all_records if r.status != "ok"]
+        return [r for r in self.all_records if r.status == "failed"]
+
+    @property
+    def unclean(self) -> list[RunRecord]:
+        return [r for r in self.all_records if r.status == "unclean"]
 
 
 class SweepRunner:
@@ -58,8 +63,15 @@ class SweepRunner:
                 outcome.skipped.append(done)
             else:
                 todo.append(plan)
-        admin = admin_client(self.target.bootstrap_servers)
+        admin = admin_client(self.target.bootstrap_servers, client_config(self.target))
         brokers = broker_count(admin)
+        if self.target.kind == "file":  # topics a crashed run left on this target
+            from tuner.runner.topics import delete_topics
+            from tuner.target.ledger import TopicLedger, ledger_path
+
+            outcome.problems += TopicLedger(ledger_path(self.target)).clean(
+                admin, self.target.topic_prefix, delete_topics
+            )
         for plan in todo:
             check_fits_cluster(plan.workload.topics, brokers)
         self.observer.sweep_started(todo, [p for p in loaded.runs if p not in todo])

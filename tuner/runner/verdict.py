@@ -1,4 +1,9 @@
-"""Judge a finished run: delivery first (lost > 0 fails it, whatever its speed), then the rest."""
+"""Judge a finished run: delivery first (lost > 0 fails it, whatever its speed), then whether it is a
+clean measurement, then the rest.
+
+Status: "failed" (delivery or the run itself went wrong), "unclean" (delivered, but the figures do
+not describe the plan: the client could not keep its schedule, or client and broker disagree on the
+request count), else "ok". Only "ok" runs calibrate the model and back recommendations."""
 
 from __future__ import annotations
 
@@ -12,12 +17,14 @@ from tuner.store.record import Status
 # an open-loop run that sent this much less than its schedule could not keep up (client saturated).
 REQUEST_COUNT_TOLERANCE = THRESHOLDS.request_count_tolerance
 OFFERED_SHORTFALL = THRESHOLDS.offered_shortfall
+SEND_LAG_P99_MS = THRESHOLDS.send_lag_p99_ms
 
 
 def judge(
     plan: RunPlan, client: ClientResult, delivery: DeliveryResult, broker: BrokerWindow | None
 ) -> tuple[Status, list[str]]:
     failures: list[str] = []
+    unclean: list[str] = []  # why the figures are not a clean measurement
     notes: list[str] = []
     if not delivery.verified:
         failures.append("delivery was not verified")
@@ -34,14 +41,17 @@ def judge(
     if plan.workload.rate_per_producer != "max" and client.offered_records > 0:
         shortfall = 1 - client.records_sent / client.offered_records
         if shortfall > OFFERED_SHORTFALL:
-            notes.append(f"client sent {shortfall:.0%} less than offered (client saturated)")
+            unclean.append(f"client sent {shortfall:.0%} less than offered (client saturated)")
+    lag = client.send_lag_ms.p99 if client.send_lag_ms is not None else None
+    if lag is not None and lag > SEND_LAG_P99_MS:
+        unclean.append(f"client behind schedule: send lag p99 {lag:.0f} ms (limit {SEND_LAG_P99_MS:g} ms)")
     if broker is None:
         notes.append("no broker measurement")
     else:
         _, broker_total = broker.run_produce_requests(kind_of(plan.profile).multi_partition_requests)
         mismatch = request_count_mismatch(client.produce_requests_total, broker_total)
         if broker_total is not None and mismatch is not None and mismatch > REQUEST_COUNT_TOLERANCE:
-            notes.append(
+            unclean.append(
                 f"client and broker produce request counts differ by {mismatch:.1%}"
                 f" ({client.produce_requests_total} vs {broker_total:.0f})"
             )
@@ -52,7 +62,8 @@ def judge(
     rss = client.max_producer_rss_mb
     if slo.max_producer_memory_mb is not None and rss is not None and rss > slo.max_producer_memory_mb:
         notes.append(f"producer memory {rss:.0f} MB above the SLO {slo.max_producer_memory_mb:g} MB")
-    return ("failed" if failures else "ok"), failures + notes
+    status: Status = "failed" if failures else "unclean" if unclean else "ok"
+    return status, failures + unclean + notes
 
 
 def request_count_mismatch(client: float | None, broker: float | None) -> float | None:

@@ -27,8 +27,8 @@ PROMETHEUS_TIMEOUT_S = 30.0
 class PrometheusMeasurer:
     """Broker window measurement through the target's Prometheus."""
 
-    def __init__(self, url: str, step_s: float) -> None:
-        self.prometheus = Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
+    def __init__(self, url: str, step_s: float, prometheus: Prometheus | None = None) -> None:
+        self.prometheus = prometheus or Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
         self.step_s = step_s
 
     def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
@@ -80,7 +80,9 @@ class DriverEngine:
 def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
     """The bootstrap servers and extra client properties a run connects with: the target's SASL_SSL
     listener when the profile asks for it, and the profile's `${VAR}` overrides resolved."""
-    security: dict[str, str] = {}
+    from tuner.target.security import client_config
+
+    security: dict[str, str] = client_config(target)  # a target file's client security
     bootstrap = target.bootstrap_servers
     if plan.profile.security == "sasl_ssl":
         if not target.secure_bootstrap_servers:
@@ -92,6 +94,11 @@ def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
         security.update(target.secure_client_properties)
     security.update(expand_references(plan.profile.overrides, f"profile {plan.profile.name}"))
     return bootstrap, security
+
+
+def _target_prometheus(target: Target) -> Prometheus | None:
+    """A target file's Prometheus with its auth and metric dialect (the lab's is plain)."""
+    return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.kind == "file" else None
 
 
 def sweep_runner(
@@ -106,7 +113,7 @@ def sweep_runner(
     return SweepRunner(
         target=target,
         engine=DriverEngine(),
-        measurer=PrometheusMeasurer(url, scrape) if url else None,
+        measurer=PrometheusMeasurer(url, scrape, _target_prometheus(target)) if url else None,
         store=SeriesStore(results, url, scrape),  # + each run's time series
         observer=observer,
     )

@@ -29,6 +29,7 @@ class Thresholds(StrictModel):
     remote_copy_lag_floor_bytes: int = Field(gt=0)
     request_count_tolerance: float = Field(gt=0, lt=1)
     offered_shortfall: float = Field(gt=0, lt=1)
+    send_lag_p99_ms: float = Field(gt=0)
 
 
 def _load() -> Thresholds:

@@ -77,6 +77,9 @@ class ClientResult(Frozen):
     delivery_latency_ms: LatencyMs = Field(default_factory=LatencyMs)  # from the intended send time
     queue_latency_ms: LatencyMs | None = None  # librdkafka int_latency
     rtt_ms: LatencyMs | None = None
+    # Open loop: produce() time - intended send time, per record (None for closed loop or engines
+    # that do not measure it). A high p99 means the client could not keep its schedule.
+    send_lag_ms: LatencyMs | None = None
     max_producer_rss_mb: float | None = None  # largest resident memory of a driver process / its producers
 
     @property

@@ -13,7 +13,9 @@ from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record_upgrade import SCHEMA_VERSION
 from tuner.store.stress import StressStep
 
-Status = Literal["ok", "failed"]
+# "unclean": delivered, but not a clean measurement (runner/verdict.py): kept, shown, never used to
+# calibrate the model or back a recommendation.
+Status = Literal["ok", "unclean", "failed"]
 
 
 class Environment(Frozen):

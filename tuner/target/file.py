@@ -1,12 +1,233 @@
-"""Target kind `file`: any Kafka cluster named by a target file (see docs/targets.md)."""
+"""Target kind `file`: any Kafka cluster named by a target file (reference: docs/targets.md).
+
+    name: staging
+    bootstrap_servers: [kafka-0.staging:9093, kafka-1.staging:9093]
+    client:
+      properties_file: client.properties     # Kafka's format; or `properties:` inline
+    prometheus:
+      url: https://prom.staging/api/v1/..?tenant=a   # the query string is kept on every request
+      bearer_token_file: prom-token
+      ca_file: ca.pem
+    brokers: {job: kafka, matchers: {cluster: staging}, broker_label: pod}
+    dialect: auto                            # kbt | strimzi | upstream | confluent | auto
+    limits: {max_msgs_per_s: 20000, max_bytes_per_s: 20000000}
+    topic_prefix: kbt-
+
+Relative paths are relative to the target file. Credentials appear only as `${VAR}` references or
+files; the file itself never holds one.
+"""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput
-from tuner.target.base import Target
+from tuner.core.redact import is_reference, is_secret_name
+from tuner.spec.base import StrictModel
+from tuner.target.base import BrokerSelectors, PrometheusAccess, Target, TargetLimits
+from tuner.target.security import check_properties, read_properties_file
+
+DIALECTS = ("kbt", "strimzi", "upstream", "confluent", "auto")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_HOST_PORT = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+_PREFIX = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
+_LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+class ClientFile(StrictModel):
+    properties_file: str | None = None
+    properties: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ClientFile:
+        if self.properties_file and self.properties:
+            raise ValueError("give properties_file or properties, not both")
+        return self
+
+
+class BasicAuthFile(StrictModel):
+    username_env: str
+    password_env: str
+
+    @field_validator("username_env", "password_env")
+    @classmethod
+    def _env(cls, value: str) -> str:
+        if not _ENV_NAME.match(value):
+            raise ValueError(f"{value!r} is not an environment variable name")
+        return value
+
+
+class PrometheusFile(StrictModel):
+    url: str
+    bearer_token_file: str | None = None
+    basic_auth: BasicAuthFile | None = None
+    ca_file: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    scrape_interval_s: float = Field(15.0, gt=0, le=600)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{value!r} is not an http(s) URL with a host")
+        if parts.password:
+            raise ValueError("the URL holds a password: use basic_auth with environment variables")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            sensitive = name.lower() in ("authorization", "cookie") or is_secret_name(name)
+            if sensitive and not is_reference(text):
+                raise ValueError(f'header "{name}" must be a ${{VAR}} reference')
+        return value
+
+
+class BrokersFile(StrictModel):
+    job: str = "kafka-broker"
+    matchers: dict[str, str] = Field(default_factory=dict)
+    broker_label: str = "broker"
+
+    @field_validator("broker_label")
+    @classmethod
+    def _label(cls, value: str) -> str:
+        if not _LABEL.match(value):
+            raise ValueError(f"{value!r} is not a Prometheus label name")
+        return value
+
+    @field_validator("matchers")
+    @classmethod
+    def _matchers(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if not _LABEL.match(name):
+                raise ValueError(f"{name!r} is not a Prometheus label name")
+        return value
+
+
+class LimitsFile(StrictModel):
+    max_msgs_per_s: float | None = Field(None, gt=0)
+    max_bytes_per_s: float | None = Field(None, gt=0)
+
+
+class TargetFile(StrictModel):
+    name: str = Field(min_length=1, max_length=80)
+    bootstrap_servers: list[str] = Field(min_length=1)
+    client: ClientFile = Field(default_factory=ClientFile)
+    prometheus: PrometheusFile | None = None
+    brokers: BrokersFile = Field(default_factory=BrokersFile)
+    dialect: Literal["kbt", "strimzi", "upstream", "confluent", "auto"] = "auto"
+    limits: LimitsFile = Field(default_factory=LimitsFile)
+    topic_prefix: str = "kbt-"
+
+    @field_validator("bootstrap_servers", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        return [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else value
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _servers(cls, value: list[str]) -> list[str]:
+        for server in value:
+            match = _HOST_PORT.match(server)
+            if match is None or not 0 < int(match.group(2)) < 65536:
+                raise ValueError(f"{server!r} is not host:port")
+        return value
+
+    @field_validator("topic_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not _PREFIX.match(value):
+            raise ValueError(f"{value!r}: 1-40 characters of letters, digits, '.', '_' or '-'")
+        return value
+
+
+def is_loopback(server: str) -> bool:
+    host = server.rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _error(path: Path, exc: ValidationError) -> BadInput:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(top)"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return BadInput(f"target file {path.name}: {loc}: {msg}")
+
+
+def load_target_file(path: Path) -> TargetFile:
+    from tuner.core.inputs import plain_data, read_yaml
+
+    # The input boundary: a regular file within the cap, depth and alias limits, finite numbers.
+    raw = plain_data(read_yaml(path, "target file"))
+    if not isinstance(raw, dict):
+        raise BadInput(f"target file {path.name}: expected a mapping with name and bootstrap_servers")
+    try:
+        return TargetFile.model_validate(raw)
+    except ValidationError as exc:
+        raise _error(path, exc) from None
+
+
+def _path(base: Path, value: str | None) -> Path | None:
+    if value is None:
+        return None
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else (base / p)
+
+
+def _client_properties(base: Path, client: ClientFile, where: str) -> dict[str, str]:
+    props = dict(client.properties)
+    source = _path(base, client.properties_file)
+    if source is not None:
+        props = read_properties_file(source, where)
+    check_properties(props, where)
+    for key in ("ssl.truststore.location", "ssl.ca.location", "ssl.keystore.location",
+                "ssl.certificate.location", "ssl.key.location"):  # fmt: skip
+        if key in props and not is_reference(props[key]):
+            props[key] = str(_path(source.parent if source else base, props[key]))
+    return props
 
 
 def file_target(path: Path) -> Target:
-    raise BadInput(f"{path}: target files are not supported by this kbt yet")
+    """The cluster a target file names (BadInput, one line, for anything wrong in it)."""
+    spec = load_target_file(path)
+    base = path.resolve().parent
+    where = f"target file {path.name}: client"
+    prometheus = None
+    if spec.prometheus is not None:
+        p = spec.prometheus
+        prometheus = PrometheusAccess(
+            url=p.url,
+            bearer_token_file=_path(base, p.bearer_token_file),
+            basic_auth_user_env=p.basic_auth.username_env if p.basic_auth else None,
+            basic_auth_password_env=p.basic_auth.password_env if p.basic_auth else None,
+            ca_file=_path(base, p.ca_file),
+            headers=dict(p.headers),
+        )
+    return Target(
+        name=spec.name,
+        kind="file",
+        bootstrap_servers=",".join(spec.bootstrap_servers),
+        client_properties=_client_properties(base, spec.client, where),
+        prometheus=prometheus,
+        selectors=BrokerSelectors(
+            job=spec.brokers.job, matchers=dict(spec.brokers.matchers), broker_label=spec.brokers.broker_label
+        ),
+        dialect=spec.dialect,
+        scrape_interval_s=spec.prometheus.scrape_interval_s if spec.prometheus else 15.0,
+        loopback=all(is_loopback(s) for s in spec.bootstrap_servers),
+        topic_prefix=spec.topic_prefix,
+        limits=TargetLimits(spec.limits.max_msgs_per_s, spec.limits.max_bytes_per_s),
+    )

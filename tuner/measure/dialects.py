@@ -1,0 +1,401 @@
+"""Metric dialects: the names other jmx_exporter rule files give the broker series kbt reads.
+
+kbt's queries (tuner.measure.promql) are written once, in kbt's own names (exporters/jmx/
+kafka-broker.yml). A dialect maps each of those series to the series another rule file exports for
+the same MBean attribute: Strimzi's `kafka-metrics.yaml`, the upstream jmx_exporter Kafka example
+(`kafka-2_0_0.yml`), Confluent's jmx-monitoring-stacks (`kafka_broker.yml`). `translate` rewrites
+an expression's selectors (name, label names and values, the target's job and matchers) so the
+same query reads the same MBean values, hence the same figures, on any of them. A series a dialect
+does not export is `Missing` with the reason; a query that needs it cannot be answered there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
+from tuner.measure.catalog import PHASES, SERIES
+
+if TYPE_CHECKING:
+    from tuner.target.base import Target
+
+
+class PrometheusReaderWithNames(Protocol):
+    def series_names(self, matchers: str) -> set[str]: ...
+
+
+_SELECTOR = re.compile(r"\b((?:kafka|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
+_MATCHER = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*,?')
+_BY = re.compile(r"\b(by|without)\s*\(([^)]*)\)")
+# jmx_exporter's Summary emulation writes "0.$N" from <N>thPercentile: 50th is "0.50".
+_QUANTILES = {"quantile": {"0.5": "0.50"}}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a kbt series lives in a dialect."""
+
+    names: tuple[str, ...]  # candidate names: the first one present is used (e.g. with and
+    # without the `_total` a newer agent appends to counters)
+    labels: Mapping[str, str] = field(default_factory=dict)  # kbt label -> dialect label
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # kbt label -> value map
+    extra: Mapping[str, str] = field(default_factory=dict)  # matchers the dialect series needs
+    # A kbt label whose value picks the dialect series (RequestMetrics phases are separate MBeans).
+    by_label: str | None = None
+    by_value: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    note: str = ""  # how the figure differs, shown by `kbt target check`
+
+
+@dataclass(frozen=True)
+class Missing:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    title: str
+    series: Mapping[str, Source | Missing]  # kbt series name -> source (absent: same name)
+
+    def source(self, name: str) -> Source | Missing:
+        return self.series.get(name) or Source((name,))
+
+
+class MissingSeries(EnvironmentProblem):
+    """A query needs a series the target's dialect does not export."""
+
+    def __init__(self, series: str, dialect: str, reason: str) -> None:
+        super().__init__(f"{series} is not exported with the {dialect} rules: {reason}")
+        self.series, self.dialect, self.reason = series, dialect, reason
+
+
+def _btm_sources(style: str) -> dict[str, Source | Missing]:
+    """BrokerTopicMetrics: one MBean name each, named by the generic PerSec/Value rules."""
+    out: dict[str, Source | Missing] = {}
+    for s in SERIES:
+        if "type=BrokerTopicMetrics" not in s.mbean:
+            continue
+        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0]
+        if style == "confluent":
+            name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
+        elif bean.endswith("PerSec"):
+            name = f"kafka_server_brokertopicmetrics_{bean.removesuffix('PerSec').lower()}_total"
+        else:
+            name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
+        out[s.name] = Source((name,))
+    return out
+
+
+def _phases() -> Source:
+    return Source(
+        (),
+        values=_QUANTILES,
+        by_label="phase",
+        by_value={p: (f"kafka_network_requestmetrics_{bean.lower()}",) for p, bean in PHASES.items()},
+    )
+
+
+_NOT_JMX_DOMAIN = Missing("its MBean domain (kafka.log.remote / org.apache.kafka.storage) matches no rule")
+
+
+def _remote_missing() -> dict[str, Source | Missing]:
+    return {
+        s.name: _NOT_JMX_DOMAIN
+        for s in SERIES
+        if s.mbean.startswith(("kafka.log.remote", "org.apache.kafka.storage"))
+    }
+
+
+_NO_REQUEST_METRICS = Missing("Strimzi's kafka-metrics.yaml drops kafka.network RequestMetrics")
+_HANDLER_COUNT = (
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count",
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total",
+)
+_FLUSH_COUNT = (
+    "kafka_log_logflushstats_logflushrateandtimems_count",
+    "kafka_log_logflushstats_logflushrateandtimems_count_total",
+)
+
+STRIMZI = Dialect(
+    "strimzi",
+    "Strimzi kafka-metrics.yaml",
+    {
+        **_btm_sources("strimzi"),
+        **_remote_missing(),
+        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
+        "kafka_network_response_queue_size": Source(
+            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
+        ),
+        "kafka_network_processor_avg_idle_ratio": Source(
+            ("kafka_network_socketserver_networkprocessoravgidle_percent",)
+        ),
+        "kafka_network_processor_idle_ratio": Source(
+            ("kafka_network_processor_idle_percent",), labels={"network_processor": "networkProcessor"}
+        ),
+        "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
+        "kafka_server_request_handler_avg_idle_ratio": Missing(
+            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
+        ),
+        "kafka_log_flush_total": Source(_FLUSH_COUNT),
+        "kafka_log_flush_time_ms": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
+        # RequestMetrics are dropped; BrokerTopicMetrics still count produce and fetch requests, once
+        # per partition a request carries (equal to the request count when each request carries one).
+        "kafka_network_requests_total": Source(
+            (),
+            extra={"topic": ""},
+            by_label="request",
+            by_value={
+                "Produce": ("kafka_server_brokertopicmetrics_totalproducerequests_total",),
+                "Fetch": ("kafka_server_brokertopicmetrics_totalfetchrequests_total",),
+            },
+            note="from BrokerTopicMetrics: a request is counted once per partition it carries",
+        ),
+        "kafka_network_request_time_ms": _NO_REQUEST_METRICS,
+        "kafka_network_request_bytes": _NO_REQUEST_METRICS,
+    },
+)
+
+UPSTREAM = Dialect(
+    "upstream",
+    "jmx_exporter example kafka-2_0_0.yml",
+    {
+        **_btm_sources("upstream"),
+        **_remote_missing(),
+        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
+        "kafka_network_response_queue_size": Source(
+            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
+        ),
+        "kafka_network_processor_avg_idle_ratio": Source(
+            ("kafka_network_socketserver_networkprocessoravgidlepercent",)
+        ),
+        "kafka_network_processor_idle_ratio": Source(
+            ("kafka_network_processor_idlepercent",), labels={"network_processor": "networkProcessor"}
+        ),
+        "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
+        "kafka_server_request_handler_avg_idle_ratio": Missing(
+            "the example rules export only the handler meter's Count"
+        ),
+        "kafka_log_flush_total": Source(_FLUSH_COUNT),
+        "kafka_log_flush_time_ms": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
+        "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requests_total",)),
+        "kafka_network_request_time_ms": _phases(),
+        "kafka_network_request_bytes": Source(
+            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
+        ),
+    },
+)
+
+CONFLUENT = Dialect(
+    "confluent",
+    "Confluent jmx-monitoring-stacks kafka_broker.yml",
+    {
+        **_btm_sources("confluent"),
+        **_remote_missing(),
+        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
+        "kafka_network_response_queue_size": Source(
+            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
+        ),
+        "kafka_network_processor_avg_idle_ratio": Source(
+            ("kafka_network_socketserver_networkprocessoravgidlepercent",)
+        ),
+        "kafka_network_processor_idle_ratio": Source(
+            ("kafka_network_processor_idlepercent",), labels={"network_processor": "networkprocessor"}
+        ),
+        "kafka_server_request_handler_idle_ns_total": Source(
+            ("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",)
+        ),
+        "kafka_server_request_handler_avg_idle_ratio": Source(
+            ("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",)
+        ),
+        "kafka_log_flush_total": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), extra={"quantile": ""}
+        ),
+        "kafka_log_flush_time_ms": Source(
+            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
+        "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec",)),
+        "kafka_network_request_time_ms": _phases(),
+        "kafka_network_request_bytes": Source(
+            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
+        ),
+    },
+)
+
+KBT = Dialect("kbt", "kbt exporters/jmx/kafka-broker.yml", {})
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (KBT, STRIMZI, UPSTREAM, CONFLUENT)}
+
+
+def dialect(name: str) -> Dialect:
+    try:
+        return DIALECTS[name]
+    except KeyError:
+        raise BadInput(f"unknown metric dialect {name!r}{did_you_mean(name, DIALECTS)}") from None
+
+
+def dialect_names(d: Dialect) -> set[str]:
+    """Every series name the dialect may export for kbt's series (all candidates)."""
+    out: set[str] = set()
+    for s in SERIES:
+        src = d.source(s.name)
+        if isinstance(src, Source):
+            out.update(src.names)
+            for names in src.by_value.values():
+                out.update(names)
+    return out
+
+
+def _parse(matchers: str) -> list[tuple[str, str, str]]:
+    out, pos = [], 0
+    while pos < len(matchers):
+        m = _MATCHER.match(matchers, pos)
+        if m is None:
+            if matchers[pos:].strip():
+                raise BadInput(f"cannot translate the matchers {{{matchers}}}")
+            break
+        out.append((m.group(1), m.group(2), m.group(3)))
+        pos = m.end()
+    return out
+
+
+def _selector(name: str, matchers: list[tuple[str, str, str]]) -> str:
+    body = ",".join(f'{k}{op}"{v}"' for k, op, v in matchers)
+    return f"{name}{{{body}}}" if body else name
+
+
+@dataclass(frozen=True)
+class Translator:
+    """Rewrites kbt's PromQL for one target: its dialect, job, extra matchers and broker label.
+    `present`: the series names the target's Prometheus holds (picks among candidate names)."""
+
+    dialect: Dialect
+    job: str = "kafka-broker"
+    matchers: Mapping[str, str] = field(default_factory=dict)
+    broker_label: str = "broker"
+    present: frozenset[str] = frozenset()
+
+    @property
+    def identity(self) -> bool:
+        return (
+            self.dialect.name == "kbt"
+            and self.job == "kafka-broker"
+            and not self.matchers
+            and self.broker_label == "broker"
+        )
+
+    def _pick(self, names: tuple[str, ...]) -> str:
+        for name in names:
+            if name in self.present:
+                return name
+        return names[0]
+
+    def _one(self, name: str, inner: str) -> str:
+        src = self.dialect.source(name)
+        if isinstance(src, Missing):
+            raise MissingSeries(name, self.dialect.name, src.reason)
+        parsed = [m for m in _parse(inner or "") if m[0] != "job"]
+        scope = [("job", "=", self.job), *((k, "=", v) for k, v in self.matchers.items())]
+        rest: list[tuple[str, str, str]] = []
+        choice: list[tuple[str, str]] = []  # (dialect name, kbt value of by_label)
+        for key, op, value in parsed:
+            if src.by_label == key:
+                wanted = [value] if op == "=" else value.split("|") if op == "=~" else None
+                if wanted is None:
+                    raise BadInput(f"cannot translate {key}{op}{value!r} for {name}")
+                for v in wanted:
+                    if v not in src.by_value:
+                        raise MissingSeries(name, self.dialect.name, f'no series for {key}="{v}"')
+                    choice.append((self._pick(src.by_value[v]), v))
+                continue
+            mapping = src.values.get(key, {})
+            if op == "=":
+                value = mapping.get(value, value)
+            elif op == "=~" and mapping:
+                value = "|".join(mapping.get(v, v) for v in value.split("|"))
+            rest.append((src.labels.get(key, key), op, value))
+        rest += [(k, "=", v) for k, v in src.extra.items()]
+        if src.by_label is None:
+            return _selector(self._pick(src.names), scope + rest)
+        if not choice:
+            if "" in src.by_value:  # pragma: no cover - no dialect maps an absent label yet
+                choice = [(self._pick(src.by_value[""]), "")]
+            else:
+                raise MissingSeries(name, self.dialect.name, f"a {src.by_label} must be named")
+        if len(choice) == 1 and next(m for m in parsed if m[0] == src.by_label)[1] == "=":
+            return _selector(choice[0][0], scope + rest)
+        parts = [
+            f'label_replace({_selector(n, scope + rest)}, "{src.by_label}", "{v}", "", "")' for n, v in choice
+        ]
+        return "(" + " or ".join(parts) + ")"
+
+    def translate(self, expr: str) -> str:
+        """`expr` in the target's names (MissingSeries when it needs a series the dialect lacks)."""
+        if self.identity:
+            return expr
+        out = _SELECTOR.sub(lambda m: self._one(m.group(1), m.group(2) or ""), expr)
+        if self.broker_label != "broker":
+            out = _BY.sub(
+                lambda m: (
+                    f"{m.group(1)} ("
+                    + ", ".join(
+                        self.broker_label if t.strip() == "broker" else t.strip()
+                        for t in m.group(2).split(",")
+                    )
+                    + ")"
+                ),
+                out,
+            )
+        return out
+
+    def labels(self, labels: dict[str, str]) -> dict[str, str]:
+        """A result's labels in kbt's names (the broker label as `broker`)."""
+        if self.identity:
+            return labels
+        out = dict(labels)
+        if self.broker_label != "broker" and self.broker_label in out:
+            out["broker"] = out[self.broker_label]
+        for src in self.dialect.series.values():
+            if isinstance(src, Source):
+                for kbt_label, theirs in src.labels.items():
+                    if theirs in out and kbt_label not in out:
+                        out[kbt_label] = out[theirs]
+        quantile = out.get("quantile")
+        if quantile == "0.50":
+            out["quantile"] = "0.5"
+        return out
+
+
+def detect(present: set[str]) -> tuple[Dialect, dict[str, int]]:
+    """The dialect whose names the present series match best (score: names found per dialect).
+    EnvironmentProblem when none of them is present."""
+    scores = {d.name: len(dialect_names(d) & present) for d in DIALECTS.values() if d.name != "kbt"}
+    scores["kbt"] = len({s.name for s in SERIES if s.from_rules} & present)
+    best = max(scores, key=lambda n: (scores[n], n == "kbt"))
+    if scores[best] == 0:
+        raise EnvironmentProblem(
+            "no broker series of any known dialect (kbt, strimzi, upstream, confluent) under the"
+            " target's job and matchers"
+        )
+    return DIALECTS[best], scores
+
+
+def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
+    return ",".join(f'{k}="{v}"' for k, v in {"job": job, **matchers}.items())
+
+
+def resolve_translator(prom: PrometheusReaderWithNames, target: Target) -> Translator:
+    """The translator for a target: its dialect (`auto`: detected from the series present under
+    its job and matchers), its selectors, and the names present (to pick among candidates)."""
+    sel = target.selectors
+    present = prom.series_names(scope_matchers(sel.job, sel.matchers))
+    if target.dialect == "auto":
+        chosen, _ = detect(present)
+    else:
+        chosen = dialect(target.dialect)
+    return Translator(chosen, sel.job, dict(sel.matchers), sel.broker_label, frozenset(present))

@@ -1,0 +1,311 @@
+"""Client security in Kafka's own properties format, mapped for each client kbt drives.
+
+A target's security is written once, the way `kafka-producer-perf-test --producer.config` or
+`kcat -F` take it (security.protocol, sasl.mechanism, sasl.jaas.config or sasl.username/password,
+ssl.truststore.* or ssl.ca.location, ssl.keystore.*). `ClientSecurity` is what it means; it is
+rendered for librdkafka, the Java client and Filebeat's Kafka output. Values may be `${VAR}`
+references: they stay references in everything that is shown or stored, and are resolved (and
+registered with the redaction layer) only by `resolve`, when a client is built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tuner.core.errors import BadInput
+from tuner.core.redact import is_reference, is_secret_name, register_secret
+from tuner.spec.references import expand_references
+
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+# Keys a target's client properties may hold: security only (batching is the profile's business).
+KNOWN_KEYS = (
+    "security.protocol",
+    "sasl.mechanism",
+    "sasl.mechanisms",
+    "sasl.jaas.config",
+    "sasl.username",
+    "sasl.password",
+    "ssl.truststore.location",
+    "ssl.truststore.type",
+    "ssl.truststore.password",
+    "ssl.truststore.certificates",
+    "ssl.ca.location",
+    "ssl.keystore.location",
+    "ssl.keystore.type",
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.endpoint.identification.algorithm",
+    "client.dns.lookup",
+)
+_JAAS = re.compile(
+    r"^\s*(?P<module>[\w.$]+)\s+required\b(?P<options>.*?);?\s*$",
+    re.S,
+)
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+_MODULES = {
+    "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
+    "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
+}
+
+
+def parse_properties(text: str, where: str) -> dict[str, str]:
+    """A Java .properties text (key=value or key: value, # and ! comments, \\ continuations)."""
+    props: dict[str, str] = {}
+    logical: list[str] = []
+    lines = text.splitlines()
+    pending = ""
+    for raw in lines:
+        line = raw.strip() if not pending else raw.lstrip()
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            pending += line[:-1]
+            continue
+        logical.append(pending + line)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    for number, line in enumerate(logical, 1):
+        match = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if match is None:
+            raise BadInput(f"{where}: line {number} is not key=value")
+        props[match.group(1)] = match.group(2).strip()
+    return props
+
+
+def read_properties_file(path: Path, where: str) -> dict[str, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{where}: cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{where}: {path} is not UTF-8 text") from None
+    return parse_properties(text, f"{where} ({path.name})")
+
+
+def check_properties(props: Mapping[str, str], where: str) -> None:
+    """Known keys only, secrets only as `${VAR}` references, a known protocol and mechanism."""
+    from tuner.core.errors import did_you_mean
+
+    for key, value in props.items():
+        if key not in KNOWN_KEYS:
+            raise BadInput(f'{where}: unknown client property "{key}"{did_you_mean(key, KNOWN_KEYS)}')
+        if key == "sasl.jaas.config":
+            _check_jaas(value, where)
+        elif is_secret_name(key) and not is_reference(value):
+            raise BadInput(
+                f'{where}: "{key}" must be a ${{VAR}} reference (credentials are never written in a file)'
+            )
+    protocol = props.get("security.protocol", "PLAINTEXT").upper()
+    if protocol not in PROTOCOLS:
+        raise BadInput(f"{where}: security.protocol {protocol!r}{did_you_mean(protocol, PROTOCOLS)}")
+    mechanism = props.get("sasl.mechanism") or props.get("sasl.mechanisms")
+    if mechanism is not None and mechanism.upper() not in MECHANISMS:
+        raise BadInput(
+            f"{where}: sasl.mechanism {mechanism!r} is not supported (one of {', '.join(MECHANISMS)})"
+        )
+
+
+def _check_jaas(value: str, where: str) -> None:
+    if is_reference(value):
+        return
+    for option, text in _JAAS_OPTION.findall(value):
+        if option.lower() == "password" and not is_reference(text):
+            raise BadInput(
+                f'{where}: the password in "sasl.jaas.config" must be a ${{VAR}} reference'
+                " (credentials are never written in a file)"
+            )
+
+
+@dataclass(frozen=True)
+class ClientSecurity:
+    """What a target's client properties mean, values resolved (secrets registered for redaction)."""
+
+    protocol: str = "PLAINTEXT"
+    mechanism: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_file: str | None = None  # PEM bundle of trusted CAs
+    truststore: tuple[str, str, str | None] | None = None  # (location, type, password): Java only
+    keystore: tuple[str, str, str | None] | None = None  # client certificate store (PKCS12/JKS)
+    certificate_file: str | None = None  # PEM client certificate and key (librdkafka, Filebeat)
+    key_file: str | None = None
+    key_password: str | None = None
+    verify_hostname: bool = True
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol.startswith("SASL")
+
+    @property
+    def tls(self) -> bool:
+        return self.protocol.endswith("SSL")
+
+
+def _resolve_all(props: Mapping[str, str], where: str) -> dict[str, str]:
+    resolved = dict(props)
+    resolved.update(expand_references(props, where))
+    jaas = resolved.get("sasl.jaas.config")
+    if jaas is not None:  # ${VAR} references inside the JAAS options
+
+        def expand(m: re.Match[str]) -> str:
+            value = expand_references({f"sasl.jaas.config {m.group(1)}": m.group(2)}, where)
+            text = value.get(f"sasl.jaas.config {m.group(1)}", m.group(2))
+            if m.group(1).lower() == "password":
+                register_secret(text)
+            return f'{m.group(1)}="{text}"'
+
+        resolved["sasl.jaas.config"] = _JAAS_OPTION.sub(expand, jaas)
+    return resolved
+
+
+def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
+    """The meaning of Kafka-format client properties, `${VAR}` references resolved from the
+    environment (an unset variable is a one-line BadInput)."""
+    check_properties(props, where)
+    p = _resolve_all(props, where)
+    protocol = p.get("security.protocol", "PLAINTEXT").upper()
+    mechanism = (p.get("sasl.mechanism") or p.get("sasl.mechanisms") or "").upper() or None
+    username, password = p.get("sasl.username"), p.get("sasl.password")
+    jaas = p.get("sasl.jaas.config")
+    if jaas is not None:
+        match = _JAAS.match(jaas)
+        if match is None or match.group("module") not in _MODULES:
+            raise BadInput(
+                f"{where}: sasl.jaas.config must use PlainLoginModule or ScramLoginModule with"
+                ' username="..." password="..."'
+            )
+        options = {k.lower(): v for k, v in _JAAS_OPTION.findall(match.group("options"))}
+        username, password = options.get("username", username), options.get("password", password)
+        if mechanism is None:
+            mechanism = "PLAIN" if _MODULES[match.group("module")] == "PLAIN" else None
+    if protocol.startswith("SASL"):
+        if mechanism is None:
+            raise BadInput(f"{where}: {protocol} needs sasl.mechanism ({', '.join(MECHANISMS)})")
+        if not username or password is None:
+            raise BadInput(f"{where}: {protocol} needs a username and password (sasl.jaas.config)")
+    truststore = None
+    ca_file = p.get("ssl.ca.location")
+    if "ssl.truststore.location" in p:
+        kind = p.get("ssl.truststore.type", "JKS").upper()
+        if kind == "PEM":
+            ca_file = p["ssl.truststore.location"]
+        truststore = (p["ssl.truststore.location"], kind, p.get("ssl.truststore.password"))
+    keystore = None
+    if "ssl.keystore.location" in p:
+        keystore = (
+            p["ssl.keystore.location"],
+            p.get("ssl.keystore.type", "JKS").upper(),
+            p.get("ssl.keystore.password"),
+        )
+    return ClientSecurity(
+        protocol=protocol,
+        mechanism=mechanism,
+        username=username,
+        password=register_secret(password) if password else password,
+        ca_file=ca_file,
+        truststore=truststore,
+        keystore=keystore,
+        certificate_file=p.get("ssl.certificate.location"),
+        key_file=p.get("ssl.key.location"),
+        key_password=p.get("ssl.key.password"),
+        verify_hostname=p.get("ssl.endpoint.identification.algorithm", "https").lower() == "https",
+    )
+
+
+def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, str]:
+    """librdkafka (confluent-kafka) properties."""
+    out = {"security.protocol": sec.protocol}
+    if sec.sasl:
+        out.update({"sasl.mechanisms": sec.mechanism or "", "sasl.username": sec.username or ""})
+        out["sasl.password"] = sec.password or ""
+    if sec.tls:
+        if sec.truststore is not None and sec.ca_file is None:
+            raise BadInput(
+                f"{where}: librdkafka cannot read a {sec.truststore[1]} truststore: give ssl.ca.location"
+                " (a PEM file) or ssl.truststore.type=PEM"
+            )
+        if sec.ca_file:
+            out["ssl.ca.location"] = sec.ca_file
+        if sec.keystore is not None:
+            if sec.keystore[1] != "PKCS12":
+                raise BadInput(f"{where}: librdkafka reads PKCS12 keystores only, not {sec.keystore[1]}")
+            out["ssl.keystore.location"] = sec.keystore[0]
+            if sec.keystore[2]:
+                out["ssl.keystore.password"] = sec.keystore[2]
+        if sec.certificate_file:
+            out["ssl.certificate.location"] = sec.certificate_file
+        if sec.key_file:
+            out["ssl.key.location"] = sec.key_file
+        if sec.key_password:
+            out["ssl.key.password"] = sec.key_password
+        out["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else "none"
+    return out
+
+
+def java_config(sec: ClientSecurity) -> dict[str, str]:
+    """Java client properties (the JAAS line built from username and password)."""
+    out = {"security.protocol": sec.protocol}
+    if sec.sasl:
+        module = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if sec.mechanism == "PLAIN"
+            else "org.apache.kafka.common.security.scram.ScramLoginModule"
+        )
+        user = (sec.username or "").replace("\\", "\\\\").replace('"', '\\"')
+        password = (sec.password or "").replace("\\", "\\\\").replace('"', '\\"')
+        out["sasl.mechanism"] = sec.mechanism or ""
+        out["sasl.jaas.config"] = f'{module} required username="{user}" password="{password}";'
+    if sec.tls:
+        if sec.truststore is not None:
+            out["ssl.truststore.location"], out["ssl.truststore.type"] = sec.truststore[:2]
+            if sec.truststore[2]:
+                out["ssl.truststore.password"] = sec.truststore[2]
+        elif sec.ca_file:
+            out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": sec.ca_file})
+        if sec.keystore is not None:
+            out["ssl.keystore.location"], out["ssl.keystore.type"] = sec.keystore[:2]
+            if sec.keystore[2]:
+                out["ssl.keystore.password"] = sec.keystore[2]
+        out["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else ""
+    return out
+
+
+def filebeat_config(sec: ClientSecurity, where: str = "target") -> dict[str, object]:
+    """Filebeat `output.kafka` settings (username/password, sasl.mechanism, ssl.*)."""
+    out: dict[str, object] = {}
+    if sec.sasl:
+        out.update({"username": sec.username, "password": sec.password, "sasl.mechanism": sec.mechanism})
+    if sec.tls:
+        if sec.truststore is not None and sec.ca_file is None:
+            raise BadInput(
+                f"{where}: Filebeat cannot read a {sec.truststore[1]} truststore: give ssl.ca.location"
+            )
+        if sec.keystore is not None:
+            raise BadInput(f"{where}: Filebeat takes a PEM certificate and key, not a keystore")
+        out["ssl.enabled"] = True
+        if sec.ca_file:
+            out["ssl.certificate_authorities"] = [sec.ca_file]
+        if sec.certificate_file:
+            out["ssl.certificate"] = sec.certificate_file
+        if sec.key_file:
+            out["ssl.key"] = sec.key_file
+        if sec.key_password:
+            out["ssl.key_passphrase"] = sec.key_password
+        out["ssl.verification_mode"] = "full" if sec.verify_hostname else "certificate"
+    return out
+
+
+def client_config(target: object) -> dict[str, str]:
+    """A target's client security as librdkafka properties (empty for a PLAINTEXT target)."""
+    props = getattr(target, "client_properties", None) or {}
+    if not props:
+        return {}
+    name = getattr(target, "name", "target")
+    return librdkafka_config(resolve(props, f"{name}: client"), name)
