@@ -1,6 +1,9 @@
 # kafka-batch-tuner. `make help` lists the targets.
 SHELL := /bin/bash
-PY ?= python3
+# Everything runs in the checkout's virtual environment, made by `make install` (KBT_VENV moves it).
+VENV ?= $(or $(KBT_VENV),.venv)
+export KBT_VENV := $(abspath $(VENV))
+PY ?= $(VENV)/bin/python
 PYTEST ?= $(PY) -m pytest
 
 .PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend
@@ -8,11 +11,11 @@ PYTEST ?= $(PY) -m pytest
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
-install: ## Install everything (Debian packages, Python package, Kafka jars, jmx agent)
+install: ## Install everything: Debian packages, a venv with the Python package (.venv), a recent Go, Kafka jars, jmx agent, engines
 	@bash scripts/install.sh
 
 demo: install ## Install, then run the main job on the embedded lab cluster
-	@bash scripts/demo.sh
+	@PYTHON=$(PY) bash scripts/demo.sh
 
 # The report's browser test needs headless Chromium (Debian chromium): `make test` installs it too.
 test: export KBT_WITH_CHROMIUM = 1
@@ -37,7 +40,7 @@ lint: ## ruff (lint and format), mypy and the layer contract
 	@$(PY) -m ruff check tuner tests loadtests
 	@$(PY) -m ruff format --check --quiet tuner tests loadtests
 	@$(PY) -m mypy
-	@lint-imports
+	@$(PY) -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 
 format: ## Apply ruff's formatter and import order (lint fails on unformatted code)
 	@$(PY) -m ruff format tuner tests loadtests

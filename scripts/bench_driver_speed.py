@@ -1,7 +1,9 @@
-"""Driver speed: kbt's librdkafka engine (closed loop) vs Kafka's ProducerPerformance, same lab,
-same settings, same payload, alternating in one run.
+"""Driver speed: a kbt engine (closed loop) vs Kafka's ProducerPerformance, same lab, same settings,
+same payload, alternating in one run. `--engine librdkafka` (default) or `--engine java` (kbt's Java
+engine: the same Java client library as ProducerPerformance, so the pair shows the engine's own cost).
 
     make bench-driver          # or: python scripts/bench_driver_speed.py --runs 5 [--lab-dir DIR]
+    python scripts/bench_driver_speed.py --engine java --runs 4
 
 Without --lab-dir the script starts its own 3-broker lab (--base-port) and takes it down at the end.
 Both clients send the same generated log-like 1 KB records, keyless, from one producer in one
@@ -39,6 +41,7 @@ from typing import Any
 
 from tuner.core.errors import KbtError
 from tuner.core.paths import kafka_libs_dir
+from tuner.driver.java_engine import run_java_load
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
 from tuner.lab import Lab, LabConfig, load_state
@@ -86,13 +89,17 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def plan(seconds: float, record_bytes: int) -> RunPlan:
+def plan(seconds: float, record_bytes: int, engine: str = "librdkafka") -> RunPlan:
     knobs: dict[str, Any] = {"name": "same-as-java", "partitioner": "sticky", "overrides": {}}
-    for key, _, value in SETTINGS:
-        if "." in key:
+    for key, java_key, value in SETTINGS:
+        if engine == "java":  # the Java client's own names and units, as ProducerPerformance gets them
+            knobs["overrides"][java_key] = str(int(value) * 1024) if java_key in JAVA_BYTES else value
+        elif "." in key:
             knobs["overrides"][key] = value
         else:
             knobs[key] = value
+    if engine == "java":
+        knobs.update(client="java", partitioner="default")  # the built-in partitioner, like the tool's
     spec = SweepSpec.model_validate(
         {
             "name": "driver-speed",
@@ -114,7 +121,8 @@ def plan(seconds: float, record_bytes: int) -> RunPlan:
 
 def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
     cpu = children_cpu_s()
-    result = run_load(run, [topic], bootstrap, run_id="driver-speed")
+    engine = run_java_load if run.profile.client == "java" else run_load
+    result = engine(run, [topic], bootstrap, run_id="driver-speed")
     cpu = children_cpu_s() - cpu
     if not result.delivery.verified or result.delivery.lost:
         raise SystemExit(f"kbt delivery check failed: {result.delivery}")
@@ -172,7 +180,8 @@ def run_java(bootstrap: str, topic: str, payload_file: Path, seconds: float) -> 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="kbt librdkafka engine vs ProducerPerformance.")
+    parser = argparse.ArgumentParser(description="a kbt engine vs ProducerPerformance.")
+    parser.add_argument("--engine", choices=("librdkafka", "java"), default="librdkafka")
     parser.add_argument("--runs", type=int, default=5, help="pairs of runs (kbt and Java)")
     parser.add_argument("--seconds", type=float, default=30.0, help="each client's run (>= 10)")
     parser.add_argument("--record-bytes", type=int, default=1000)
@@ -199,7 +208,8 @@ def main() -> int:
         print("error: no pair could be measured (see the lines above)", file=sys.stderr)
         return 1
     steady, whole, cpu = ([r[i] for r in ratios] for i in range(3))
-    print(f"kbt / ProducerPerformance, steady state: median {statistics.median(steady):.2f}x over "
+    print(f"kbt {args.engine} / ProducerPerformance, steady state: median "
+          f"{statistics.median(steady):.2f}x over "
           f"{len(steady)} pairs (min {min(steady):.2f}x, max {max(steady):.2f}x); whole run: median "
           f"{statistics.median(whole):.2f}x; client CPU per message: median "
           f"{statistics.median(cpu):.2f}x")  # fmt: skip
@@ -207,7 +217,7 @@ def main() -> int:
 
 
 def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float, float]]:
-    run = plan(args.seconds, args.record_bytes)
+    run = plan(args.seconds, args.record_bytes, args.engine)
     admin = admin_client(bootstrap)
     ratios: list[tuple[float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="kbt-speed-") as tmp:

@@ -10,7 +10,7 @@
 # Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 8 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-py=${PYTHON:-python3}
+py=${PYTHON:-${KBT_VENV:-.venv}/bin/python}
 out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation
@@ -37,7 +37,7 @@ kbt sweep "$spec" --results "$out/results"
 
 step "3/6: recommend (the model proposes settings per client kind, lab runs confirm them)"
 set +e
-kbt recommend "$out/results" --live "$spec" --max-trials "$trials" --out "$out/recommend"
+kbt recommend --results "$out/results" --live "$spec" --max-trials "$trials" --out "$out/recommend"
 status=$?
 set -e
 if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
@@ -52,7 +52,7 @@ for f in filebeat.yml librdkafka.properties java.properties; do
 done
 
 step "5/6: report"
-kbt report "$out/results" --recommendation "${rec_dir}recommendation.json" --out "$out/report.html" --png-dir "$out/report-png" --title "kbt demo: $(basename "$spec" .yaml)"
+kbt report --results "$out/results" --recommendation "${rec_dir}recommendation.json" --out "$out/report.html" --png-dir "$out/report-png" --title "kbt demo: $(basename "$spec" .yaml)"
 
 if [ "$started_here" = 1 ]; then
   step "6/6: lab down"

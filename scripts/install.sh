@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Installs everything kbt needs on a fresh Debian machine, idempotently:
-#   - Debian packages: Java 17 (if missing), Maven (if missing), Prometheus + promtool
-#   - the Python package with its dev extras (pip)
+#   - Debian packages: Java 17 (if missing), Maven (if missing), Prometheus + promtool, jq (the
+#     runbook's JSON queries), python3-venv, Go (Debian's; a newer toolchain is fetched, see below)
+#   - a virtual environment ($KBT_VENV, default .venv in the checkout) holding the Python package
+#     with its dev extras: Debian 12 refuses pip into the system Python (PEP 668)
+#   - the Go toolchain loadtests/sarama-engine/go.mod asks for, through Go's toolchain mechanism
+#     (GOTOOLCHAIN=auto on Go >= 1.21; on an older Go, such as Debian 12's 1.19, the same
+#     golang.org/toolchain module fetched from the Go module proxy)
 #   - Apache Kafka 4.1.1 runtime jars and the jmx_exporter agent from Maven Central,
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
+#   - the Java load engine (Maven, loadtests/java-engine) built into that cache's java-engine/
 #   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KBT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbt}
 kafka_version=4.1.1
 jmx_version=1.0.1
-py=${PYTHON:-python3}
+py=${PYTHON:-python3}  # the interpreter the virtual environment is made from
+venv=${KBT_VENV:-$here/.venv}
 
 log() { printf 'install: %s\n' "$*" >&2; }
 
@@ -21,6 +28,10 @@ command -v mvn >/dev/null 2>&1 || apt_pkgs+=(maven)
 command -v prometheus >/dev/null 2>&1 || apt_pkgs+=(prometheus)
 command -v promtool >/dev/null 2>&1 || apt_pkgs+=(prometheus)
 command -v go >/dev/null 2>&1 || apt_pkgs+=(golang-go)
+command -v jq >/dev/null 2>&1 || apt_pkgs+=(jq)
+command -v git >/dev/null 2>&1 || apt_pkgs+=(git)  # Go fetches some modules from their repositories
+# Debian's python3 has no ensurepip without python3-venv; a venv that exists already needs neither.
+if [ ! -x "$venv/bin/python" ] && ! "$py" -c 'import ensurepip, venv' >/dev/null 2>&1; then apt_pkgs+=(python3-venv); fi
 if [ "${KBT_WITH_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then apt_pkgs+=(chromium); fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   log "apt-get install ${apt_pkgs[*]}"
@@ -29,16 +40,28 @@ if [ ${#apt_pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}" >/dev/null
 fi
 
-# The editable install must point at this checkout: another clone installed earlier on the same
-# machine would otherwise answer `kbt` (and `import tuner`) with its own code.
-stamp="$cache/.python-$( (sha1sum "$here/pyproject.toml"; echo "$here") | sha1sum | cut -c1-12)"
-installed_at=$(cd / && "$py" -c 'import os, tuner; print(os.path.dirname(os.path.dirname(os.path.realpath(tuner.__file__))))' 2>/dev/null || true)
-if [ ! -f "$stamp" ] || ! command -v kbt >/dev/null 2>&1 || [ "$installed_at" != "$(realpath "$here")" ]; then
-  log "pip install -e .[dev]"
-  "$py" -m pip install -q --disable-pip-version-check -e "$here[dev]" 2>&1 | grep -v "Running pip as the 'root' user" || true
-  "$py" -c "import tuner, confluent_kafka" >/dev/null
-  mkdir -p "$cache" && touch "$stamp"
+# The Python package lives in a virtual environment: every make target runs $venv/bin/python.
+# The editable install must point at this checkout: a venv copied or reused from another clone
+# would otherwise answer `kbt` (and `import tuner`) with that clone's code.
+if [ ! -x "$venv/bin/python" ]; then
+  log "python -m venv $venv"
+  "$py" -m venv "$venv"
 fi
+vpy="$venv/bin/python"
+stamp="$venv/.kbt-$( (sha1sum "$here/pyproject.toml"; echo "$here") | sha1sum | cut -c1-12)"
+installed_at=$(cd / && "$vpy" -c 'import os, tuner; print(os.path.dirname(os.path.dirname(os.path.realpath(tuner.__file__))))' 2>/dev/null || true)
+if [ ! -f "$stamp" ] || [ ! -x "$venv/bin/kbt" ] || [ "$installed_at" != "$(realpath "$here")" ]; then
+  log "pip install -e .[dev] into $venv"
+  "$vpy" -m pip install -q --disable-pip-version-check --upgrade pip
+  "$vpy" -m pip install -q --disable-pip-version-check -e "$here[dev]"
+  "$vpy" -c "import tuner, confluent_kafka" >/dev/null
+  rm -f "$venv"/.kbt-* && touch "$stamp"
+fi
+
+# Go: the engines' go.mod names the Go they need; an old system Go gets that toolchain first on PATH.
+go_bin=$(bash "$here/scripts/go_toolchain.sh" "$here/loadtests/sarama-engine/go.mod" "$cache")
+if [ -n "$go_bin" ]; then export PATH="$go_bin:$PATH"; fi
+export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 libs="$cache/kafka-$kafka_version/libs"
 # The stamp names the pom it was resolved from: a changed pom re-resolves into a fresh directory
@@ -73,12 +96,35 @@ if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; th
   log "building sarama-engine into the cache"
   mkdir -p "$cache/bin"
   if ! (cd "$engine_src" && GOFLAGS=-mod=readonly go build -trimpath -o "$engine_bin.tmp" .); then
-    log "go build failed: loadtests/sarama-engine needs Go 1.21 or newer (found: $(go version 2>&1))"
+    log "go build failed in loadtests/sarama-engine (found: $(go version 2>&1))"
     exit 1
   fi
   mv "$engine_bin.tmp" "$engine_bin"
   rm -f "$cache"/bin/.sarama-engine-*
   touch "$cache/bin/.sarama-engine-$engine_id"
+fi
+# The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
+# into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
+if ! command -v javac >/dev/null 2>&1; then
+  log "apt-get install openjdk-17-jdk-headless (javac for the Java engine)"
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null
+fi
+jengine_src="$here/loadtests/java-engine"
+jengine_dir="$cache/java-engine"
+jengine_id=$( (cat "$jengine_src/pom.xml"; find "$jengine_src/src" -type f -name '*.java' | sort | xargs cat) | sha1sum | cut -c1-12)
+if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
+  log "building the Java engine into the cache"
+  build=$(mktemp -d)
+  mvn -q -B -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
+    -DoutputDirectory="$build/lib" -DincludeScope=runtime
+  cp "$jengine_src/target/kbt-java-engine.jar" "$build/lib/"
+  rm -rf "$jengine_src/target" "$jengine_dir"
+  mkdir -p "$cache"
+  mv "$build/lib" "$jengine_dir"
+  rm -rf "$build"
+  touch "$jengine_dir/.complete-$jengine_id"
 fi
 # Toxiproxy (network faults for `kbt chaos`, `kbt lab up --via-toxiproxy`): the Go module built into
 # the cache's bin/ as toxiproxy-server, pinned to one release.
@@ -97,4 +143,4 @@ if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version
   rm -rf "$gobin" "$cache"/bin/.toxiproxy-*
   touch "$cache/bin/.toxiproxy-$toxiproxy_version"
 fi
-log "ready (cache: $cache)"
+log "ready (virtual environment: $venv; cache: $cache)"

@@ -154,9 +154,10 @@ def test_thresholds_typo(tmp_path: Path) -> None:
 
 
 def test_forecast_bad_input(tmp_path: Path) -> None:
-    _one_line_error(kbt("forecast", str(tmp_path), "--peak", "lots"), ExitStatus.BAD_INPUT, "--peak 'lots'")
-    _one_line_error(kbt("forecast", str(tmp_path)), ExitStatus.BAD_INPUT, "no run records")
-    _one_line_error(kbt("forecast"), ExitStatus.BAD_INPUT, "give a results directory")
+    bad_peak = kbt("forecast", "--results", str(tmp_path), "--peak", "lots")
+    _one_line_error(bad_peak, ExitStatus.BAD_INPUT, "--peak 'lots'")
+    _one_line_error(kbt("forecast", "--results", str(tmp_path)), ExitStatus.BAD_INPUT, "no run records")
+    _one_line_error(kbt("forecast"), ExitStatus.BAD_INPUT, "give --results DIR")
     bad = tmp_path / "model.json"
     bad.write_text('{"network": 1}')
     _one_line_error(

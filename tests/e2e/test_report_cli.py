@@ -28,19 +28,19 @@ def _one_line(proc: subprocess.CompletedProcess[str], expected: str) -> None:
 
 
 def test_missing_results_dir(tmp_path: Path) -> None:
-    _one_line(_kbt("nope", cwd=tmp_path), "nope: no such results directory")
+    _one_line(_kbt("--results", "nope", cwd=tmp_path), "nope: no such results directory")
     assert not (tmp_path / "report.html").exists()
 
 
 def test_results_dir_without_records(tmp_path: Path) -> None:
     (tmp_path / "results").mkdir()
-    _one_line(_kbt("results", cwd=tmp_path), "no run records")
+    _one_line(_kbt("--results", "results", cwd=tmp_path), "no run records")
 
 
 def test_bad_recommendation_file(tmp_path: Path) -> None:
     ResultsStore(tmp_path / "results").write(_record(_plans()[0], 1_700_000_000.0))
     (tmp_path / "rec.json").write_text('{"kind": "recommendation", "schema_version": 7}')
-    proc = _kbt("results", "--recommendation", "rec.json", cwd=tmp_path)
+    proc = _kbt("--results", "results", "--recommendation", "rec.json", cwd=tmp_path)
     _one_line(proc, "recommendation schema_version 7")
 
 
@@ -49,10 +49,19 @@ def test_page_from_records(tmp_path: Path) -> None:
     for i, plan in enumerate(_plans()):
         store.write(_record(plan, 1_700_000_000.0 + 100 * i))
     title = "Holiday <peak>"
-    proc = _kbt("results", "--out", "out/r.html", "--png-dir", "png", "--title", title, cwd=tmp_path)
+    args = ("--results", "results", "--out", "out/r.html", "--png-dir", "png", "--title", title)
+    proc = _kbt(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "wrote out/r.html (3 plots, 3 runs)"  # offered, latency, Pareto
     html = (tmp_path / "out" / "r.html").read_text()
     assert "<title>Holiday &lt;peak&gt;</title>" in html
     assert html.count("data:image/png;base64,") == 3 == len(list((tmp_path / "png").glob("*.png")))
     assert "No pair of runs to compare" in html  # equal request rates: no run is the "after"
+
+
+def test_positional_results_still_works_with_a_note(tmp_path: Path) -> None:
+    proc = _kbt("nope", cwd=tmp_path)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0] == "kbt: note: RESULTS as an argument is deprecated; use --results nope"
+    assert lines[1] == "kbt: error: nope: no such results directory"

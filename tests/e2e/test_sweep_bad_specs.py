@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -65,7 +66,19 @@ def test_dry_run_lists_runs(tmp_path: Path) -> None:
     proc = _kbt("sweep", "spec.yaml", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "batched: 2 producers x 10/s" in proc.stdout
-    assert "'compression.type': 'lz4'" in proc.stdout
+    assert "compression.type=lz4" in proc.stdout
+    assert "{" not in proc.stdout  # settings as key=value, not a Python dict
+
+
+def test_dry_run_json_is_one_document(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(GOOD)
+    proc = _kbt("sweep", "spec.yaml", "--dry-run", "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["kbt"] == "sweep --dry-run" and doc["schema_version"] == 1
+    batched = next(r for r in doc["runs"] if r["name"] == "batched")
+    assert batched["producers"] == 2 and batched["client_config"]["compression.type"] == "lz4"
+    assert "batched: 2 producers" in proc.stderr  # the human lines moved to stderr
 
 
 def test_missing_lab_is_an_environment_problem(tmp_path: Path) -> None:

@@ -39,7 +39,9 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
     swept = sorted(r.name for r in records if r.sweep == "demo-quick")
     assert swept == ["batched-zstd", "filebeat-like"], output[-2000:]
     confirmations = [r for r in records if r.sweep.endswith("-recommend")]  # kbt recommend --live
-    assert {r.plan.profile.client for r in confirmations} == {"librdkafka", "filebeat"}, output[-3000:]
+    assert {r.plan.profile.client for r in confirmations} == {"librdkafka", "filebeat", "java"}, output[
+        -3000:
+    ]
     for record in records:
         assert record.delivery.verified and record.delivery.acked > 0 and record.delivery.lost == 0, (
             record.run_id
@@ -49,7 +51,7 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
     (rec_file,) = (out / "recommend").glob("*/recommendation.json")
     recommendation = json.loads(rec_file.read_text())
     status = {c["client"]: c["status"] for c in recommendation["clients"]}
-    assert status["librdkafka"] == "confirmed" and status["filebeat"] == "confirmed", status
+    assert status == {"librdkafka": "confirmed", "filebeat": "confirmed", "java": "confirmed"}, status
     for name in ("filebeat.yml", "librdkafka.properties", "java.properties"):
         text = (rec_file.parent / name).read_text()
         assert text.strip() and text.splitlines()[-1] in output, name

@@ -145,7 +145,8 @@ def _drawn(region: Image.Image) -> tuple[float, int]:
 
 def test_report_opens_in_chromium_and_shows_the_plots(results: Path, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    proc = _kbt_report(str(results), "--out", str(out), "--png-dir", str(tmp_path / "png"), cwd=tmp_path)
+    args = ("--results", str(results), "--out", str(out), "--png-dir", str(tmp_path / "png"))
+    proc = _kbt_report(*args, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     html = out.read_text()
     for heading in HEADINGS:
@@ -168,13 +169,25 @@ def test_report_opens_in_chromium_and_shows_the_plots(results: Path, tmp_path: P
         assert 0.02 < ink < 0.9 and colours > 20, (x, y, w, h, ink, colours)  # a chart, not a blank box
     blank = shot.crop((0, 0, 1400, 40))  # the title strip above any plot
     assert _drawn(blank)[0] < 0.2
+    # The summary is what the first screen shows: above the fold, before any plot, and it says
+    # the verdict, how many times fewer requests and what was lost.
+    box = re.search(r'data-summary-box="(-?\d+),(-?\d+),(\d+),(\d+)"', page.dom)
+    assert box is not None, page.dom[:2000]
+    top, height_px = int(box.group(2)), int(box.group(4))
+    assert top + height_px < 800 and top + height_px <= min(y for _, y, _, _ in boxes)
+    summary = re.search(r'<section id="summary".*?</section>', page.dom, re.S)
+    assert summary is not None
+    text = re.sub(r"<[^>]+>", " ", summary.group(0))
+    assert "runs passed; no acked record lost." in text
+    assert re.search(r"\d+\.\dx fewer produce requests than", text), text
+    assert re.search(r"lost\s+0 of [\d,]+ acked records", text), text
 
 
 def test_recommendation_section_with_evidence(results: Path, tmp_path: Path) -> None:
     rec_path = _recommendation(results)
     try:
         out = tmp_path / "report.html"
-        proc = _kbt_report(str(results), "--out", str(out), cwd=tmp_path)
+        proc = _kbt_report("--results", str(results), "--out", str(out), cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
         html = out.read_text()
         assert '<h2 id="recommendation">Recommendation</h2>' in html

@@ -6,6 +6,7 @@ Uses the session `lab` fixture (tests/integration/conftest.py): a running lab's 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -143,6 +144,12 @@ def test_ctrl_c_keeps_completed_records_and_resume_finishes(lab: Any, tmp_path: 
     proc2 = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=300)
     assert proc2.returncode == 0, proc2.stderr
     assert "skip unbatched" in proc2.stdout
+    # Piped, the live figures are plain lines every 5 s while a run produces.
+    live = re.findall(r"^live (\S+)  t=\d+s  client .* req/s  broker .* acked ([\d,]+|-)  lost (\d+|-)$",
+                      proc2.stdout, re.M)  # fmt: skip
+    assert {name for name, _, _ in live} >= {"batched", "batched-more"}, proc2.stdout
+    assert all(lost in ("0", "-") for _, _, lost in live)
+    assert any(acked not in ("0", "-") for _, acked, _ in live), proc2.stdout
     records = store.records("resume")
     assert sorted(r.name for r in records) == ["batched", "batched-more", "unbatched"]
     assert [r.run_id for r in records if r.name == "unbatched"] == [first.run_id]

@@ -80,3 +80,22 @@ def test_invalid_field_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match=r"clients\.0\.status") as info:
         load_recommendation(path)
     assert "\n" not in info.value.message
+
+
+def test_recommended_filebeat_yml_names_kbt_recommend_as_its_maker() -> None:
+    from tuner.render.recommendation import render_files
+
+    record = _record()
+    fb = ClientProfile.model_validate(
+        {"name": "fb", "client": "filebeat", "filebeat": {"output.kafka": {"bulk_max_size": 2048}}}
+    )
+    client = ClientRecommendation(
+        client="filebeat",
+        status="predicted",
+        profile=fb,
+        properties={"output.kafka.bulk_max_size": "2048", "output.kafka.compression": "lz4"},
+        predicted=record.clients[0].predicted,
+    )
+    text = render_files(record.model_copy(update={"clients": [client]}))["filebeat.yml"]
+    assert "# Recommended by kbt 0 for workload qunar-logs" in text
+    assert "kbt render filebeat" not in text

@@ -129,3 +129,31 @@ def test_page_from_stored_records(tmp_path: Path) -> None:
     assert "No recommendation document" in built.html
     assert "No time series saved for: filebeat-like, batched-zstd." in built.html
     assert built.html.count('<a id="run-') == 3 + 2  # the run table, then the before/after pair
+
+
+def test_page_opens_with_the_summary(tmp_path: Path) -> None:
+    """Verdict, "x fewer" and lost come first, before any section of evidence."""
+    _sweep(tmp_path)
+    html = build_report(load_report_input(tmp_path), title="t").html
+    summary = html.index('<section id="summary"')
+    assert summary < html.index("<h2")
+    assert "All 3 runs passed; no acked record lost." in html
+    # 24000 vs 24000 // 9 produce requests over the same window: 9.0x fewer
+    assert "9.0x fewer produce requests than" in html
+    assert "0 of " in html and "acked records (each read back)" in html
+    parser = _Tags()
+    parser.feed(html)
+    assert parser.open == []
+
+
+def test_summary_names_failed_runs_and_lost_records(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    store = ResultsStore(tmp_path)
+    bad = store.load(paths[0])
+    bad = bad.model_copy(update={"status": "failed", "delivery": bad.delivery.model_copy(update={"lost": 7})})
+    paths[0].write_text(bad.model_dump_json())
+    html = build_report(load_report_input(tmp_path), title="<t>").html
+    assert "1 of 3 runs failed: filebeat-like." in html
+    assert 'class="summary poor"' in html
+    assert "<title>&lt;t&gt;</title>" in html  # the template escapes what it is given
+    assert ">7 of " in html

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.unit.test_stress_spec import SPEC
 from tuner.driver.consumer_tally import GroupTally
+from tuner.driver.latency_hist import Latency
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import StageTally
 from tuner.driver.stress_verify import StressDelivery
@@ -47,14 +48,14 @@ def _write(store: ResultsStore, ctx: RunContext, verdicts: dict[int, Verdict | N
     """One record per stage: 'failed' through a gate (network idle), 'aborted' as an override."""
     for index, verdict in verdicts.items():
         stage = ctx.plan.stages[index]
-        tally = StageTally(sent=100, acked=100, bytes_acked=30_000, latency_us={20_000: 100})
+        tally = StageTally(sent=100, acked=100, bytes_acked=30_000, latency=Latency.of_us({20_000: 100}))
         idle = 0.1 if verdict == "failed" else 0.6
         broker = BrokerWindow(
             start=0, end=1, step_s=1, brokers=[BrokerStats(broker="1", network_idle_ratio=idle)]
         )
         rt = GroupTally()
-        rt.half(index, 0).e2e_us, rt.half(index, 0).records = {15_000: 100}, 100
-        rt.half(index, 1).e2e_us, rt.half(index, 1).records = {45_000: 100}, 100
+        rt.half(index, 0).e2e, rt.half(index, 0).records = Latency.of_us({15_000: 100}), 100
+        rt.half(index, 1).e2e, rt.half(index, 1).records = Latency.of_us({45_000: 100}), 100
         delivery = StressDelivery(verified=True, acked=100, consumed=100, acked_by_stage={index: 100})
         override: Verdict | None = "aborted" if verdict == "aborted" else None
         record = stage_record(

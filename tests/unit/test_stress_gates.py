@@ -8,6 +8,7 @@ import pytest
 
 from tests.unit.test_stress_spec import SPEC
 from tuner.driver.consumer_tally import GroupTally
+from tuner.driver.latency_hist import Latency
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import StageTally
 from tuner.driver.stress_verify import StressDelivery
@@ -68,16 +69,16 @@ def _tally(latencies_ms: list[float], sent: int | None = None, failed: int = 0) 
     )
     for ms in latencies_ms:
         us = int(ms * 1000)
-        t.latency_us[us] = t.latency_us.get(us, 0) + 1
+        t.latency.add_us(us)
     t.bytes_acked = 300 * len(latencies_ms)
     return t
 
 
 def _groups(ctx: RunContext, stage: int, rt_p99_first: float, rt_p99_second: float) -> dict[str, GroupTally]:
     rt = GroupTally()
-    rt.half(stage, 0).e2e_us = {int(rt_p99_first * 1000): 100}
+    rt.half(stage, 0).e2e = Latency.of_us({int(rt_p99_first * 1000): 100})
     rt.half(stage, 0).records = 100
-    rt.half(stage, 1).e2e_us = {int(rt_p99_second * 1000): 100}
+    rt.half(stage, 1).e2e = Latency.of_us({int(rt_p99_second * 1000): 100})
     rt.half(stage, 1).records = 100
     replay = GroupTally()
     replay.half(stage, 1).records = 500
@@ -106,8 +107,9 @@ def test_a_stage_within_every_gate_held(ctx: RunContext) -> None:
     assert not failed_gates(step.gates)
     idle = next(c for c in step.gates if c.gate == "network_idle")
     assert idle.value == pytest.approx(0.61)  # the worst broker
-    assert step.realtime_e2e_p99_ms(with_lagging=False) == 15
-    assert step.realtime_e2e_p99_ms(with_lagging=True) == 40
+    # HdrHistogram percentiles, 3 significant digits
+    assert step.realtime_e2e_p99_ms(with_lagging=False) == pytest.approx(15, rel=1e-3)
+    assert step.realtime_e2e_p99_ms(with_lagging=True) == pytest.approx(40, rel=1e-3)
     replay = next(c for c in step.consumers if c.group == "replay")
     assert replay.second_half.mean_age_s == 21.0 and replay.second_half.lagging_readers
     assert replay.first_half.records == 0 and not replay.first_half.lagging_readers
@@ -124,7 +126,7 @@ def test_a_stage_within_every_gate_held(ctx: RunContext) -> None:
     [
         (0.2, 3, [20.0] * 100, None, 0, "network idle 0.21 < 0.3"),
         (0.6, 40, [20.0] * 100, None, 0, "request queue 39.0 > 20"),
-        (0.6, 3, [20.0] * 90 + [4000.0] * 10, None, 0, "p99 4000 ms > 1500 ms"),
+        (0.6, 3, [20.0] * 90 + [4000.0] * 10, None, 0, "p99 4002 ms > 1500 ms"),  # 3 digits
         (0.6, 3, [20.0] * 90, 100, 0, "p99: 10 of 100 records not acked"),
         (0.6, 3, [20.0] * 100, 101, 1, "1 records failed delivery"),
     ],
@@ -202,14 +204,15 @@ def test_unverified_delivery_is_a_failed_gate(ctx: RunContext) -> None:
 def test_a_late_load_generator_is_noted_not_judged(ctx: RunContext) -> None:
     stage = ctx.plan.stages[1]
     late = _tally([20.0] * 100)
-    late.send_lag_us = {5_000: 95, 400_000: 5}  # p99 400 ms behind schedule (limit: send_lag_p99_ms, 150 ms)
+    # p99 400 ms behind schedule (limit: send_lag_p99_ms, 150 ms)
+    late.send_lag = Latency.of_us({5_000: 95, 400_000: 5})
     record = stage_record(ctx, stage, late, _broker(0.6, 3), {}, _ok_delivery(1, 100))
     assert record.stress is not None and record.stress.verdict == "held"  # a note, not a gate
     [note] = record.problems
     assert note.startswith("load generator behind schedule: send lag p99 400 ms")
     assert {c.gate for c in record.stress.gates} == {"network_idle", "request_queue", "p99", "failed", "lost"}
     on_time = _tally([20.0] * 100)
-    on_time.send_lag_us = {5_000: 99, 140_000: 1}
+    on_time.send_lag = Latency.of_us({5_000: 99, 140_000: 1})
     record = stage_record(ctx, stage, on_time, _broker(0.6, 3), {}, _ok_delivery(1, 100))
     assert record.problems == []
 

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from tuner.driver.consumer_tally import GroupTally, HalfTally
-from tuner.driver.stress_tally import (
-    StageTally,
-    Tally,
-    bucket_us,
-    count_ranges,
-    merge_ranges,
-    percentile_ms,
-    ranges_of,
-)
+from tuner.driver.latency_hist import Latency
+from tuner.driver.stress_tally import StageTally, Tally, count_ranges, merge_ranges, ranges_of
 
 
 def test_ranges() -> None:
@@ -23,21 +18,23 @@ def test_ranges() -> None:
     assert ranges_of([]) == []
 
 
-def test_buckets_keep_11_significant_bits() -> None:
-    assert bucket_us(0.001) == 1000
-    big = bucket_us(12.345678)
-    assert abs(big - 12_345_678) / 12_345_678 < 0.001
-    assert bucket_us(0) == 1
+def test_histogram_keeps_3_significant_digits() -> None:
+    h = Latency()
+    h.add_s(12.345678)
+    h.add_s(0)  # clamped to the 1 us floor
+    assert h.count == 2
+    assert abs(h.percentile_ms(100) - 12_345.678) / 12_345.678 < 0.001  # type: ignore[operator]
+    assert h.percentile_ms(1) == 0.001
 
 
 def test_percentile_counts_unacked_records_as_slowest() -> None:
-    buckets = {1000 * i: 1 for i in range(1, 101)}  # 1..100 ms
-    assert percentile_ms(buckets, 50) == 50
-    assert percentile_ms(buckets, 99) == 99
-    # two more records never acked: p99 moves up; 1% unacked more puts p99 among them
-    assert percentile_ms(buckets, 99, extra_high=1) == 100
-    assert percentile_ms(buckets, 99, extra_high=5) is None
-    assert percentile_ms({}, 99) is None
+    h = Latency.of_us({1000 * i: 1 for i in range(1, 101)})  # 1..100 ms
+    assert h.percentile_ms(50) == pytest.approx(50, rel=1e-3)
+    assert h.percentile_ms(99) == pytest.approx(99, rel=1e-3)
+    # one more record never acked: p99 moves up; 1% unacked more puts p99 among them
+    assert h.percentile_ms(99, extra_high=1) == pytest.approx(100, rel=1e-3)
+    assert h.percentile_ms(99, extra_high=5) is None
+    assert Latency().percentile_ms(99) is None
 
 
 def _fill(tally: Tally, rng: random.Random, pid: int, seqs: list[int]) -> None:
@@ -47,8 +44,7 @@ def _fill(tally: Tally, rng: random.Random, pid: int, seqs: list[int]) -> None:
         st.sent += 1
         st.acked += 1
         st.bytes_acked += 10
-        us = bucket_us(rng.random())
-        st.latency_us[us] = st.latency_us.get(us, 0) + 1
+        st.latency.add_s(rng.random())
         st.requests["1"] = st.requests.get("1", 0) + 1
         tally.record_ack(pid, stage, seq, "t", seq % 3, seq)
 
@@ -70,7 +66,7 @@ def test_deltas_merged_on_the_master_equal_one_tally() -> None:
     for i in whole.stages:
         a, b = master.stages[i], whole.stages[i]
         assert (a.sent, a.acked, a.bytes_acked, a.requests) == (b.sent, b.acked, b.bytes_acked, b.requests)
-        assert sum(a.latency_us.values()) == sum(b.latency_us.values())
+        assert a.latency.count == b.latency.count
     whole.flush_acked()
     assert master.acked == whole.acked
     assert master.acked[0][1] == [[100, 199]]
@@ -80,7 +76,8 @@ def test_deltas_merged_on_the_master_equal_one_tally() -> None:
 
 
 def test_stage_wire_roundtrip() -> None:
-    st = StageTally(sent=5, acked=4, failed=1, bytes_acked=40, latency_us={100: 2, 900: 2}, requests={"2": 3})
+    latency = Latency.of_us({100: 2, 900: 2})
+    st = StageTally(sent=5, acked=4, failed=1, bytes_acked=40, latency=latency, requests={"2": 3})
     st.batches, st.batch_records, st.batch_bytes = 2, 4, 30
     back = StageTally.from_wire(st.to_wire())
     assert back == st
@@ -91,14 +88,14 @@ def test_stage_wire_roundtrip() -> None:
 def test_group_tally_halves_and_wire() -> None:
     g = GroupTally()
     g.half(3, 0).records = 10
-    g.half(3, 0).e2e_us = {1000: 10}
+    g.half(3, 0).e2e = Latency.of_us({1000: 10})
     g.half(3, 1).records = 5
-    g.half(3, 1).e2e_us = {50_000: 5}
+    g.half(3, 1).e2e = Latency.of_us({50_000: 5})
     g.half(3, 1).lag_sum, g.half(3, 1).lag_samples, g.half(3, 1).lag_max = 30.0, 3, 20.0
     back = GroupTally.from_wire(g.to_wire())
     whole = back.stage(3)
     assert whole.records == 15
-    assert whole.e2e_ms(50) == 1.0 and whole.e2e_ms(99) == 50.0
+    assert whole.e2e_ms(50) == 1.0 and whole.e2e_ms(99) == pytest.approx(50.0, rel=1e-3)
     assert back.half(3, 1).mean_lag == 10.0 and back.half(3, 1).lag_max == 20.0
     merged = HalfTally()
     merged.merge(back.half(3, 0))
@@ -109,14 +106,14 @@ def test_group_tally_halves_and_wire() -> None:
 
 def test_send_lag_merges_and_survives_the_wire() -> None:
     a, b = StageTally(sent=2), StageTally(sent=1)
-    a.send_lag_us = {bucket_us(0.001): 1, bucket_us(0.5): 1}
-    b.send_lag_us = {bucket_us(0.001): 1}
+    a.send_lag = Latency.of_us({1000: 1, 500_000: 1})
+    b.send_lag = Latency.of_us({1000: 1})
     a.merge(b)
-    assert a.send_lag_us == {1000: 2, bucket_us(0.5): 1}
+    assert a.send_lag == Latency.of_us({1000: 2, 500_000: 1})
     back = StageTally.from_wire(a.to_wire())
     assert back == a
     assert back.send_lag_ms(50) == 1.0
-    assert back.send_lag_ms(99) == bucket_us(0.5) / 1000
+    assert back.send_lag_ms(99) == pytest.approx(500.0, rel=1e-3)
     assert StageTally.from_wire({"sent": 3}).send_lag_ms(99) is None  # a tally from an older worker
 
 

@@ -16,7 +16,6 @@ try:  # typer >= 0.20 vendors click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc  # type: ignore[no-redef]
 
-from tuner import __version__
 from tuner.core.errors import ExitStatus, KbtError
 
 app = typer.Typer(
@@ -27,19 +26,27 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
+    epilog="Each command's details: docs/cli.md.",
 )
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kbt {__version__}")
+        from tuner.cli.components import component_lines
+
+        for line in component_lines():
+            typer.echo(line)
         raise typer.Exit()
 
 
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version."
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the versions of kbt and the components it runs.",
     ),
 ) -> None:
     """kafka-batch-tuner."""
@@ -100,7 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     signals.install()
     try:
         _register()  # inside: a Ctrl-C while the commands import is one line too
-        code = app(args=argv, prog_name="kbt", standalone_mode=False)
+        from typer.main import get_command
+
+        from tuner.cli.help_shape import shape
+
+        command = shape(get_command(app))
+        code = command.main(args=argv, prog_name="kbt", standalone_mode=False)
         if code == ExitStatus.INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
             raise KeyboardInterrupt
         if isinstance(code, int) and code != 0:  # typer.Exit(n) is returned, not raised, here

@@ -7,10 +7,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from tuner.cli.args import list_values
+from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.core.writes import atomic_write
-from tuner.render.chaos_table import chaos_markdown, chaos_table
+from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
+from tuner.render.plain import show
 from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
 from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
 from tuner.store.record import RunRecord
@@ -66,19 +69,26 @@ def chaos(
     spec: Path | None = typer.Argument(
         None, help="Sweep spec whose workload and profiles run under each fault, e.g. loadtests/chaos.yaml."
     ),
-    faults: str = typer.Option(
-        "all", "--faults", help="Comma-separated faults from --list, or all (negative controls included)."
+    faults: list[str] = typer.Option(
+        ["all"],
+        "--faults",
+        help="Faults from --list, or all (repeat or comma list; negative controls included).",
     ),
     profile: list[str] = typer.Option(
-        [], "--profile", help="Only this profile of the spec (repeatable; default: every profile)."
+        [],
+        "--profile",
+        help="Only these profiles of the spec (repeat or comma list; default: every profile).",
     ),
     results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
     resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
     markdown: Path | None = typer.Option(None, "--markdown", help="Also write the results table here."),
     list_faults: bool = typer.Option(False, "--list", help="List the fault matrix and exit."),
+    json_path: Path | None = json_option("each fault run's verdict and delivery counts"),
 ) -> None:
-    """Run the fault matrix: each fault beside the spec's load (RF 3, min.insync.replicas 2, acks all,
+    """Run the fault matrix beside a spec's load and verify every acked record.
+
+    Run the fault matrix: each fault beside the spec's load (RF 3, min.insync.replicas 2, acks all,
     idempotence on; the negative controls weaken one of them), every acked record verified (lost,
     duplicates, per-partition order). Records go under <results>/<spec>-chaos/ marked with the fault
     and, when the cluster could not take every write, degraded: never tuning results. The load runs
@@ -101,8 +111,8 @@ def chaos(
     from tuner.target import resolve_target
 
     loaded = load_sweep(spec)
-    runs = chaos_plans(loaded, pick_scenarios(faults), profile or None)
-    console = Console()
+    runs = chaos_plans(loaded, pick_scenarios(",".join(list_values(faults))), list_values(profile) or None)
+    console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 200)
     store = ResultsStore(results)
@@ -122,11 +132,20 @@ def chaos(
             ) from None
     skipped = [(s.scenario.name, s.profile, "skipped", s.reason) for s in outcome.skipped]
     skipped += [(s.scenario.name, s.profile, "error", s.reason) for s in outcome.errors]
-    console.print(chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
+    show(console, chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:
         atomic_write(markdown, chaos_markdown(outcome.all_records, skipped), "markdown table")
+    write_json(
+        json_path,
+        "chaos",
+        spec=loaded.spec.name,
+        results=results,
+        runs=chaos_rows(outcome.all_records),
+        not_run=[{"scenario": a, "profile": b, "what": c, "reason": d} for a, b, c, d in skipped],
+        problems=list(outcome.problems),
+    )
     bad = [r.name for r in outcome.failed] + [f"{e.scenario.name}-{e.profile}" for e in outcome.errors]
     if bad:
         raise KbtError(f"{len(bad)} chaos run(s) did not come out as expected: {', '.join(bad)}",

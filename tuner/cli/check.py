@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
@@ -23,23 +24,31 @@ def filebeat(
         help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
+    json_path: Path | None = json_option("each file's errors and warnings"),
 ) -> None:
-    """Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
+    """Check Filebeat configuration files: unknown keys, bad values, settings without effect.
+
+    Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
     warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events."""
     failed = 0
+    checked: list[dict[str, object]] = []
     for path in files:
         try:
             loaded = load_filebeat(path)
         except BadInput as exc:
             sys.stderr.write(f"kbt: error: {exc.message}\n")
+            checked.append({"file": path, "ok": False, "errors": [exc.message], "warnings": []})
             failed += 1
             continue
         warnings = filebeat_warnings(loaded, topic_max_message_bytes)
         for line in warnings:
             sys.stderr.write(f"kbt: warning: {line}\n")
-        if strict and warnings:
+        ok = not (strict and warnings)
+        checked.append({"file": path, "ok": ok, "errors": [], "warnings": list(warnings)})
+        if not ok:
             failed += 1
         elif not warnings:
-            typer.echo(f"{path}: ok")
+            typer.echo(f"{path}: ok", err=to_stdout(json_path))
+    write_json(json_path, "check filebeat", strict=strict, files=checked)
     if failed:
         raise typer.Exit(int(ExitStatus.BAD_INPUT))

@@ -13,6 +13,7 @@ from rich.console import Console
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
+from tuner.render.plain import show
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
@@ -124,7 +125,9 @@ def diagnose(
         None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
     ),
 ) -> None:
-    """Diagnose a live cluster from any Prometheus scraping its brokers with kbt's jmx rules: per broker
+    """Diagnose a live cluster's produce-request pressure from its Prometheus.
+
+    Diagnose a live cluster from any Prometheus scraping its brokers with kbt's jmx rules: per broker
     produce requests/s, bytes per request, network and handler idle, request queue, Produce P999,
     log flush, fetches; each broker classified (small requests, handler threads, disk flush, large
     fetches, network bytes, healthy) with its evidence. Exit 0 healthy, 10 warning, 11 critical
@@ -168,7 +171,7 @@ def diagnose(
         console = Console()
         if not console.is_terminal:
             console.width = max(console.width, 200)
-        console.print(diagnosis_view(result))
+        show(console, diagnosis_view(result))
         if json_path is not None:
             atomic_write(json_path, text, "diagnosis")
     raise typer.Exit(int(result.exit_status))

@@ -1,4 +1,4 @@
-"""`kbt forecast RESULTS --peak 3x`: idle ratios, produce requests and brokers needed at a traffic peak."""
+"""`kbt forecast --results DIR --peak 3x`: idle ratios, produce requests, brokers needed at a peak."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.diagnose import load_cost_model, load_records
 from tuner.core.errors import BadInput
 from tuner.core.numbers import cut_value
 from tuner.core.writes import atomic_write
+from tuner.render.plain import show
 
 _PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)
 
@@ -33,8 +35,9 @@ def _write(path: Path, text: str) -> None:
 
 
 def forecast(
-    results: Path | None = typer.Argument(
-        None, help="Results directory (run records of kbt sweep): baseline runs and the cost model's data."
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(
+        None, "Results directory (run records of kbt sweep): baseline runs and the cost model's data."
     ),
     peak: str = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x."),
     sweep: str | None = typer.Option(
@@ -62,7 +65,9 @@ def forecast(
         None, "--json", help="Also write the forecast as JSON ('-': stdout)."
     ),
 ) -> None:
-    """Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
+    """Forecast a traffic peak's broker load and brokers needed, current vs recommended.
+
+    Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
     the produce requests, the busiest broker's network and handler idle on today's brokers, and the
     brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS
     or a live cluster's `kbt diagnose --json`."""
@@ -74,8 +79,9 @@ def forecast(
     from tuner.render.diagnosis_forecast import forecast_view
 
     k = parse_peak(peak)
+    results = results_dir(results_opt, results_arg)
     if results is None and (diagnosis is None or cost_model is None):
-        raise BadInput("give a results directory, or --diagnosis FILE with --cost-model")
+        raise BadInput("give --results DIR, or --diagnosis FILE with --cost-model")
     records = load_records(results) if results is not None else []
     if cost_model is not None:
         model = load_cost_model(cost_model)
@@ -104,6 +110,6 @@ def forecast(
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
-    console.print(forecast_view(result))
+    show(console, forecast_view(result))
     if json_path is not None:
         _write(json_path, text)

@@ -44,6 +44,12 @@ def _dashboards() -> dict[str, str]:
     return render_all()
 
 
+def _java_producer_config() -> dict[str, str]:
+    from tuner.driver.java_plan import config_names_json
+
+    return {"tuner/spec/java_producer_config.json": config_names_json()}
+
+
 def _dialect_rules() -> dict[str, str]:
     from tuner.render.dialect_rules import render_all
 
@@ -56,6 +62,7 @@ GENERATORS: list[tuple[str, Generator]] = [
     ("Filebeat profiles", _filebeat_profiles),
     ("Grafana dashboards, provisioning and Prometheus rules", _dashboards),
     ("compression probe record", _probe_record_doc),
+    ("Java producer property names", _java_producer_config),
     ("metric dialect recording rules", _dialect_rules),
 ]
 

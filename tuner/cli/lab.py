@@ -10,11 +10,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import ExitStatus
 from tuner.lab import Lab, LabConfig
 from tuner.lab.config import MAX_BROKERS, default_base_port, default_lab_dir
 from tuner.lab.security import USERNAME, SecurityFiles
 from tuner.lab.state import LabState
+from tuner.render.plain import show
 
 app = typer.Typer(
     help="Run a local tiered Kafka cluster with jmx_exporter and Prometheus.", no_args_is_help=True
@@ -66,8 +68,9 @@ def up(
     security: str = typer.Option(
         "plaintext",
         "--security",
-        help="plaintext, or sasl_ssl to add a SCRAM-SHA-512-over-TLS listener per broker (CA made per"
-        " lab; password from KBT_LAB_SASL_PASSWORD or generated into the lab directory).",
+        help="plaintext, or sasl_ssl for a SCRAM-over-TLS listener per broker. The listener is"
+        " SCRAM-SHA-512 over TLS with a CA made per lab; the password comes from"
+        " KBT_LAB_SASL_PASSWORD or is generated into the lab directory.",
     ),
     via_toxiproxy: bool = typer.Option(
         False,
@@ -126,22 +129,46 @@ def down(
 
 
 @app.command()
-def status(lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP)) -> None:
+def status(
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    json_path: Path | None = json_option("each component's health and the endpoints"),
+) -> None:
     """Show each component healthy or not, the bootstrap servers and the Prometheus URL."""
     root = _lab_dir(lab_dir)
     state, health = Lab.at(root).status()
     if state is None or not health:
-        typer.echo(f"no lab running in {root} (run 'kbt lab up')")
+        write_json(json_path, "lab status", lab_dir=root, running=False, healthy=False, components=[])
+        msg = f"no lab running in {root} (run 'kbt lab up')"
+        if to_stdout(json_path):
+            typer.echo(msg, err=True)
+        else:
+            typer.echo(msg)
         raise typer.Exit(int(ExitStatus.FAILURE))
-    table = Table(title=f"kbt lab ({root})")
-    table.add_column("component")
-    table.add_column("state")
-    table.add_column("detail")
-    for h in health:
-        table.add_row(h.component, "[green]healthy[/]" if h.healthy else "[red]unhealthy[/]", h.detail)
-    Console(highlight=False).print(table)
-    _print_endpoints(state)
-    if not all(h.healthy for h in health):
+    healthy = all(h.healthy for h in health)
+    write_json(
+        json_path,
+        "lab status",
+        lab_dir=root,
+        running=True,
+        healthy=healthy,
+        components=health,
+        bootstrap_servers=state.bootstrap_servers,
+        prometheus_url=state.prometheus_url,
+        secure_bootstrap_servers=state.secure_bootstrap_servers or None,
+        toxiproxy_api=(
+            f"http://127.0.0.1:{state.config.toxiproxy_api_port}" if state.config.via_toxiproxy else None
+        ),
+    )
+    if not to_stdout(json_path):
+        table = Table(title=f"kbt lab ({root})")
+        table.add_column("component")
+        table.add_column("state")
+        table.add_column("detail")
+        for h in health:
+            table.add_row(h.component, "[green]healthy[/]" if h.healthy else "[red]unhealthy[/]", h.detail)
+        show(Console(highlight=False), table)
+        _print_endpoints(state)
+    if not healthy:
         raise typer.Exit(int(ExitStatus.FAILURE))
 
 

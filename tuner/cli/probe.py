@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tuner.core.writes import atomic_write, check_target
+from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
 
 app = typer.Typer(help="Measure things offline, without a broker.", no_args_is_help=True)
@@ -39,7 +40,9 @@ def compression(
         None, "--markdown", help="Write the table and advice as Markdown here."
     ),
 ) -> None:
-    """Frame real log lines into Kafka v2 record batches of 1..4096 messages and measure, per codec and
+    """Measure compression ratio and CPU per codec, level and batch size on real log lines.
+
+    Frame real log lines into Kafka v2 record batches of 1..4096 messages and measure, per codec and
     level: the compression ratio (median and p10/p90 over many batches), compressed batch bytes, and
     compress/decompress CPU time per MB. Prints a table, the knee of each curve (the smallest batch
     at 90% of the plateau ratio) and one sentence of advice per file, naming which codecs each
@@ -72,7 +75,7 @@ def compression(
             progress.update(task, advance=1, description=label)
 
         record = probe_samples(samples, options, on_point=tick)
-    console.print(probe_table(record))
+    show(console, probe_table(record))
     for sample in record.samples:
         console.print(sample.advice, soft_wrap=not console.is_terminal)
     if json_path is not None:

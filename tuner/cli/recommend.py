@@ -1,4 +1,4 @@
-"""`kbt recommend [RESULTS_DIR]`: batch settings per client kind that cut produce requests under an
+"""`kbt recommend [--results DIR]`: batch settings per client kind that cut produce requests under an
 SLO, with the model's prediction, the runs that confirm it, and rendered client files."""
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
+from tuner.cli.args import list_values, positional_results, results_dir, results_option
+from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, Interrupted
 from tuner.core.writes import atomic_write
+from tuner.render.plain import show
 from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 
@@ -44,14 +47,15 @@ def _codecs(values: list[str]) -> dict[str, list[str]]:
 
 
 def recommend(
-    results: Path = typer.Argument(DEFAULT_RESULTS_DIR, help="Results directory with run records."),
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(DEFAULT_RESULTS_DIR, "Results directory with run records."),
     live: Path | None = typer.Option(
         None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
     ),
     slo_p99: float | None = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms."),
     slo_memory: float | None = typer.Option(None, "--slo-memory", help="Producer memory bound, MB."),
     client: list[str] = typer.Option(
-        list(CLIENTS), "--client", help="Client kinds to recommend for (repeat; default all)."
+        list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
     ),
     codecs: list[str] = typer.Option(
         [], "--codecs", help="Codecs a client may use, e.g. filebeat=lz4,snappy."
@@ -61,14 +65,19 @@ def recommend(
     ),
     baseline: str | None = typer.Option(None, "--baseline", help="Profile name to compare against."),
     workload: str | None = typer.Option(None, "--workload", help="Workload name (default: newest run's)."),
-    sweep: list[str] = typer.Option([], "--sweep", help="Only records of these sweeps (repeat)."),
+    sweep: list[str] = typer.Option(
+        [], "--sweep", help="Only records of these sweeps (repeat or comma list)."
+    ),
     out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for the record and rendered files."),
     max_trials: int = typer.Option(
         6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live)."
     ),
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (--live)."),
+    json_path: Path | None = json_option("the recommendation and the files written"),
 ) -> None:
-    """Recommend batch settings per client kind: the model searches for the fewest produce requests
+    """Recommend batch settings per client kind and write their config files.
+
+    Recommend batch settings per client kind: the model searches for the fewest produce requests
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties; exits 3 when no
     setting meets the SLO."""
@@ -77,10 +86,12 @@ def recommend(
     from tuner.runner.recommend_inputs import gather
     from tuner.store.recommendation import write_recommendation
 
+    results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
+    client, sweep = list_values(client), list_values(sweep)
     unknown = [c for c in client if c not in CLIENTS]
     if unknown:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
-    console = Console()
+    console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 180)
     options = dict(
@@ -102,7 +113,7 @@ def recommend(
             rec = run_recommend(gather(**options))  # type: ignore[arg-type]
     else:
         rec = _live(console, options)
-    console.print(recommendation_table(rec))
+    show(console, recommendation_table(rec))
     for line in summary_lines(rec):
         console.print(line, highlight=False)
     target = out / f"{rec.workload.name}--{run_stamp(time.time())}"
@@ -111,6 +122,13 @@ def recommend(
     for name, text in files.items():
         atomic_write(target / name, text, "rendered file")
     console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
+    write_json(
+        json_path,
+        "recommend",
+        recommendation_file=path,
+        files=[target / name for name in files],
+        recommendation=rec,
+    )
 
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:

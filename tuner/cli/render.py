@@ -24,7 +24,9 @@ def filebeat(
         False, "--check", help="Write nothing; exit 1 when a file is missing or stale."
     ),
 ) -> None:
-    """Render filebeat-profiles/*.yml (Filebeat output.kafka + queue.mem fragments) and their
+    """Render the Filebeat profiles and their load-test twins from their definitions.
+
+    Render filebeat-profiles/*.yml (Filebeat output.kafka + queue.mem fragments) and their
     loadtests/profiles/filebeat-*.yaml twins from the profile definitions, each checked by the schema."""
     from tuner.render.filebeat_profiles import PROFILE_DIR, render_all
     from tuner.spec.filebeat_load import load_filebeat

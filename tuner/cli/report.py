@@ -1,4 +1,4 @@
-"""`kbt report RESULTS`: one self-contained HTML page from run records, their time series and the
+"""`kbt report --results DIR`: one self-contained HTML page from run records, their time series and the
 recommendation."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.core.errors import ExitStatus, KbtError
+from tuner.cli.args import positional_results, results_dir, results_option
+from tuner.cli.json_out import json_option, to_stdout, write_json
+from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
 from tuner.core.writes import atomic_write
 
@@ -17,7 +19,8 @@ if TYPE_CHECKING:
 
 
 def report(
-    results: Path = typer.Argument(..., help="Results directory (or one sweep's directory in it)."),
+    results_arg: Path | None = positional_results(),
+    results_opt: Path | None = results_option(None, "Results directory (or one sweep's directory in it)."),
     out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
     recommendation: Path | None = typer.Option(
         None,
@@ -36,8 +39,11 @@ def report(
         None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
     ),
     title: str = typer.Option("kbt report", "--title", help="Page title."),
+    json_path: Path | None = json_option("what the report holds and where it went"),
 ) -> None:
-    """Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
+    """Write an HTML report of a results directory.
+
+    Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
     sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
     per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
     before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
@@ -46,6 +52,9 @@ def report(
     from tuner.render.report_data import load_report_input
 
     prometheus_url(prometheus) if prometheus is not None else None  # a bad URL before any work
+    results = results_dir(results_opt, results_arg)
+    if results is None:
+        raise BadInput("give --results DIR (the run records to report on)")
     data = load_report_input(results, recommendation)
     url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
@@ -59,7 +68,19 @@ def report(
     if png_dir is not None:
         for name, png in built.pngs.items():
             atomic_write(png_dir / name, png, "plot")
-    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)")
+    write_json(
+        json_path,
+        "report",
+        out=out,
+        plots=sorted(built.pngs),
+        png_dir=png_dir,
+        runs=[
+            {"name": e.record.name, "run_id": e.record.run_id, "status": e.record.status} for e in data.runs
+        ],
+        recommendation=data.recommendation is not None,
+        problems=list(data.problems),
+    )
+    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
     left_out = [p for p in data.problems if p.startswith("left out ")]
     if left_out:  # the report says so too; a skipped record is never silent
         more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 
+from tuner.cli.args import list_values
+from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
+from tuner.measure.live import LiveSample
+from tuner.render.plain import show
 from tuner.render.stress_table import highest_held_line, stress_table
 from tuner.runner.stress import StressInterrupted, StressObserver, StressOutcome
 from tuner.runner.stress_gates import describe, failed_gates
@@ -22,9 +29,11 @@ from tuner.store.stress import GateCheck
 
 
 class ConsoleObserver(StressObserver):
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, live: LiveFigures | None = None) -> None:
         self.console = console
         self.last_stage: dict[str, int] = {}
+        self.live = live  # figures every 5 s while a profile runs
+        self.tallies: dict[str, Tally] = {}  # the runner's latest tally per profile (its ticks)
 
     def phase(self, label: str, text: str) -> None:
         self.console.print(f"[dim]{label}: {text}[/dim]")
@@ -35,10 +44,34 @@ class ConsoleObserver(StressObserver):
             f"[bold]{label}[/bold]: {len(plan.stages)} stages, {total:.0f} s,"
             f" {plan.rate_per_producer:g} msgs/s per producer, topics {', '.join(plan.topics)}"
         )
+        if self.live is not None:
+            self.live.start(label, fill=lambda s: self._fill(label, plan, s))
+
+    def _fill(self, label: str, plan: StressPlan, s: LiveSample) -> LiveSample:
+        """The locust producers export no latency quantiles: p99 of the current stage (and acked
+        and failed so far) from the runner's own tally."""
+        import time
+        from dataclasses import replace
+
+        tally = self.tallies.get(label)
+        stage = plan.stage_at(time.time())
+        if tally is None:
+            return s
+        current = tally.stages.get(stage.index) if stage is not None else None
+        p99 = s.p99_ms if s.p99_ms is not None else (current.p_ms(99) if current else None)
+        acked = sum(t.acked for t in tally.stages.values())
+        failed = sum(t.failed for t in tally.stages.values())
+        return replace(
+            s,
+            p99_ms=p99,
+            acked=s.acked if s.acked is not None else acked,
+            lost=s.lost if s.lost is not None else failed,
+        )
 
     def tick(self, label: str, plan: StressPlan, tally: Tally) -> None:
         import time
 
+        self.tallies[label] = tally
         stage = plan.stage_at(time.time())
         if stage is None or self.last_stage.get(label) == stage.index:
             return
@@ -55,6 +88,8 @@ class ConsoleObserver(StressObserver):
             self.console.print(f"[green]{label}: {stage.name} held[/green] ({shown})")
 
     def profile_finished(self, outcome: ProfileOutcome) -> None:
+        if self.live is not None:
+            self.live.stop()
         self.console.print(f"[dim]{outcome.label}: {len(outcome.records)} stage records written[/dim]")
 
 
@@ -89,10 +124,23 @@ def _check_target(target_file: Path, lab_dir: Path | None, loaded: Any, yes: boo
     cluster_facts(target)
 
 
+@contextmanager
+def _closing(observer: ConsoleObserver) -> Iterator[None]:
+    """The live figures stop with the run, however it ends."""
+    try:
+        yield
+    finally:
+        if observer.live is not None:
+            observer.live.close()
+
+
 def stress(
     spec: Path = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml."),
-    profiles: str | None = typer.Option(
-        None, "--profiles", help="Profiles to run back to back, by label (default: all, in spec order)."
+    profiles: list[str] = typer.Option(
+        [],
+        "--profile",
+        "--profiles",
+        help="Profiles to run back to back, by label (repeat or comma list; default: all, in spec order).",
     ),
     baseline_from: Path | None = typer.Option(
         None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
@@ -120,15 +168,18 @@ def stress(
         None, "--target", help="A target file (docs/targets.md): stress that cluster, not the lab."
     ),
     yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
+    json_path: Path | None = json_option("each profile's stages and verdicts (with --dry-run: the stages)"),
 ) -> None:
-    """Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
+    """Ramp the lab through a stress spec's stages per profile, gates judged per step.
+
+    Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
     on locust, real-time and lagging consumer groups, gates judged per step, one record per stage.
     Ends with the highest step each profile held. Exits 1 when acked records were lost."""
     from tuner.spec.stress_load import load_stress
 
     loaded = load_stress(spec, baseline_from=baseline_from)
-    labels = _labels(profiles, loaded.profile_labels())
-    console = Console()
+    labels = _labels(",".join(list_values(profiles)) if profiles else None, loaded.profile_labels())
+    console = console_for(json_path)
     if not console.is_terminal:
         console.width = max(console.width, 200)
     console.print(
@@ -140,6 +191,27 @@ def stress(
     if target_file is not None:
         _check_target(target_file, lab_dir, loaded, yes and not dry_run, dry_run)
     if dry_run:
+        write_json(
+            json_path,
+            "stress --dry-run",
+            spec=loaded.spec.name,
+            baseline_msgs_per_s=loaded.baseline_msgs_per_s,
+            profiles=labels,
+            stages=[
+                {
+                    "label": st.label,
+                    "kind": st.kind,
+                    "start_s": st.start_s,
+                    "duration_s": st.duration_s,
+                    "users": st.users,
+                    "users_end": st.users_end,
+                    "multiplier": st.multiplier,
+                    "lagging": st.lagging,
+                    "judged": st.judged,
+                }
+                for st in loaded.stages
+            ],
+        )
         for stage in loaded.stages:
             users = (
                 f"{stage.users}" if stage.users == stage.users_end else f"{stage.users}->{stage.users_end}"
@@ -154,7 +226,8 @@ def stress(
         return
     from tuner.runner.stress_wiring import stress_runner
 
-    with interruptible():
+    observer = ConsoleObserver(console)
+    with interruptible(), _closing(observer):
         runner = stress_runner(
             lab_dir=lab_dir,
             results=results,
@@ -164,22 +237,72 @@ def stress(
             master_port=master_port,
             web_ui=web_ui,
             web_port=web_port,
-            observer=ConsoleObserver(console),
+            observer=observer,
             target_file=target_file,
         )
+        observer.live = LiveFigures(console, runner.target.prometheus_url, runner.target.scrape_interval_s)
         try:
             outcome = runner.run(loaded, labels)
         except StressInterrupted as exc:
             _report(console, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+            _write_json(json_path, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
             kept = sum(len(p.records) for p in exc.outcome.profiles)
             raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+    _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
     lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)
     unverified = [p.label for p in outcome.profiles if p.delivery is not None and not p.delivery.verified]
     if lost:
         raise KbtError(f"{lost} acked records lost", ExitStatus.FAILURE)
     if unverified:
         raise KbtError(f"delivery not verified for {', '.join(unverified)}", ExitStatus.FAILURE)
+
+
+def _write_json(path: Path | None, outcome: StressOutcome, baseline: float, name: str, results: Path) -> None:
+    if path is None:
+        return
+    profiles = []
+    for p in outcome.profiles:
+        best = p.highest_held
+        stages = []
+        for r in p.records:
+            st = r.stress
+            stages.append(
+                {
+                    "stage": st.stage.name if st else r.name,
+                    "verdict": st.verdict if st else None,
+                    "offered_msgs_per_s": st.offered_msgs_per_s if st else None,
+                    "acked_msgs_per_s": r.client.records_per_s,
+                    "client_requests_per_s": r.client.requests_per_s,
+                    "p99_ms": r.client.delivery_latency_ms.p99,
+                    "network_idle": r.broker.network_idle_ratio if r.broker else None,
+                    "lost": r.delivery.lost,
+                    "run_id": r.run_id,
+                }
+            )
+        profiles.append(
+            {
+                "label": p.label,
+                "highest_held": best.name if best else None,
+                "highest_held_multiplier": best.multiplier if best else None,
+                "aborted_at": p.aborted_at.name if p.aborted_at else None,
+                "spike_held": p.spike_held,
+                "interrupted": p.interrupted,
+                "lost": p.delivery.lost if p.delivery else None,
+                "delivery_verified": p.delivery.verified if p.delivery else None,
+                "problems": p.problems,
+                "stages": stages,
+            }
+        )
+    write_json(
+        path,
+        "stress",
+        spec=name,
+        results=results,
+        baseline_msgs_per_s=baseline,
+        profiles=profiles,
+        problems=outcome.problems,
+    )
 
 
 def _labels(option: str | None, known: list[str]) -> list[str]:
@@ -198,7 +321,7 @@ def _labels(option: str | None, known: list[str]) -> list[str]:
 def _report(console: Console, outcome: StressOutcome, baseline: float, name: str) -> None:
     records = [r for p in outcome.profiles for r in p.records]
     if records:
-        console.print(stress_table(records, title=f"stress {name}"))
+        show(console, stress_table(records, title=f"stress {name}"))
     for profile in outcome.profiles:
         best = profile.highest_held
         line = highest_held_line(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -17,10 +18,13 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
-from tuner.render.sweep_table import sweep_table
+from tuner.render.plain import show
+from tuner.render.sweep_table import sweep_rows, sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
@@ -41,6 +45,7 @@ class ProgressObserver(Observer):
         self._ticker: threading.Thread | None = None
         self._run_started = 0.0
         self._stop_tick = threading.Event()
+        self.live: LiveFigures | None = None  # figures every 5 s while a run produces
 
     def sweep_started(self, runs: list[RunPlan], skipped: list[RunPlan]) -> None:
         total = len(runs) + len(skipped)
@@ -62,9 +67,20 @@ class ProgressObserver(Observer):
             self.progress.update(self.run_task, description=f"{plan.name}: {text}")
             if text == "producing":
                 self._run_started = time.monotonic()
+        if self.live is not None:
+            if text == "producing" and self.run_task is not None:
+                task = self.run_task
+                self.live.start(
+                    plan.name,
+                    on_row=lambda row: self.progress.update(task, description=f"{plan.name}: {row}"),
+                )
+            else:
+                self.live.stop()
 
     def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None:
         self._finish_ticker()
+        if self.live is not None:
+            self.live.stop()
         if self.run_task is not None:
             self.progress.remove_task(self.run_task)
             self.run_task = None
@@ -80,10 +96,26 @@ class ProgressObserver(Observer):
             self.progress.update(task, completed=time.monotonic() - self._run_started)
 
     def _finish_ticker(self) -> None:
+        if self.live is not None:
+            self.live.stop()
         self._stop_tick.set()
         if self._ticker is not None:
             self._ticker.join(timeout=2)
             self._ticker = None
+
+
+def _planned(plan: RunPlan, prefix: str) -> dict[str, Any]:
+    w = plan.workload
+    return {
+        "topics": [f"{prefix}{t.name}-r{plan.index}-<stamp> ({t.partitions} partitions)" for t in w.topics],
+        "name": plan.name,
+        "producers": w.producers,
+        "rate_per_producer": w.rate_per_producer,
+        "duration_s": w.duration_s,
+        "warmup_s": w.warmup_s,
+        "profile": plan.profile.name,
+        "client_config": {k: str(v) for k, v in redact(plan.profile.client_settings()).items()},
+    }
 
 
 def sweep(
@@ -96,8 +128,11 @@ def sweep(
         None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
     ),
     yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
+    json_path: Path | None = json_option("the runs (with --dry-run: the plan)"),
 ) -> None:
-    """Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
+    """Run every named run of a sweep spec against the lab and record each one.
+
+    Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
     verification and one JSON record. Ends with a table sorted by produce request rate; exits 1
     when any run lost records."""
     from tuner.spec.loader import load_sweep
@@ -105,7 +140,7 @@ def sweep(
     loaded = load_sweep(spec)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
-    console = Console()
+    console = console_for(json_path)
     if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
         console.width = max(console.width, 180)
     target = None
@@ -118,14 +153,19 @@ def sweep(
             check_caps(target, plan.name, offered(plan.workload))
     if dry_run:
         prefix = target.topic_prefix if target is not None else "kbt-"
-        for plan in loaded.runs:
+        plan_rows = [_planned(plan, prefix) for plan in loaded.runs]
+        write_json(json_path, "sweep --dry-run", spec=loaded.spec.name, runs=plan_rows)
+        for plan, row in zip(loaded.runs, plan_rows, strict=True):
             w = plan.workload
             rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
-            topics = ", ".join(f"{prefix}<run stamp>-{t.name} ({t.partitions} partitions)" for t in w.topics)
-            typer.echo(
+            settings = " ".join(f"{k}={v}" for k, v in row["client_config"].items())
+            console.print(
                 f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}"
-                f" {redact(plan.profile.client_settings())}; topics {topics}"
+                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}: {settings or '(defaults)'};"
+                f" topics {', '.join(row['topics'])}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
         return
     if target is not None:
@@ -146,22 +186,37 @@ def sweep(
         console=console,
         transient=True,
     )
-    with interruptible(), progress:
-        observer = ProgressObserver(progress, console)
-        runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer, target_file=target_file)
-        try:
-            outcome = runner.run(loaded, resume=resume)
-        except (KeyboardInterrupt, Interrupted):
-            observer._finish_ticker()
-            done = runner.store.latest(loaded.spec.name)
-            planned = {p.name for p in loaded.runs}
-            kept = sum(1 for n in done if n in planned)
-            raise Interrupted(
-                f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
-                f" rerun with --resume to finish"
-            ) from None
+    observer = ProgressObserver(progress, console)
+    try:
+        with interruptible(), progress:
+            runner = sweep_runner(lab_dir, results, observer=observer, target_file=target_file)
+            found = runner.target
+            observer.live = LiveFigures(console, found.prometheus_url, found.scrape_interval_s)
+            try:
+                outcome = runner.run(loaded, resume=resume)
+            except (KeyboardInterrupt, Interrupted):
+                observer._finish_ticker()
+                done = runner.store.latest(loaded.spec.name)
+                planned = {p.name for p in loaded.runs}
+                kept = sum(1 for n in done if n in planned)
+                raise Interrupted(
+                    f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
+                    f" rerun with --resume to finish"
+                ) from None
+    finally:
+        if observer.live is not None:
+            observer.live.close()
     assert outcome is not None
-    console.print(sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
+    show(console, sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
+    write_json(
+        json_path,
+        "sweep",
+        spec=loaded.spec.name,
+        results=results,
+        runs=sweep_rows(outcome.all_records),
+        failed=[r.name for r in outcome.failed],
+        problems=list(outcome.problems),
+    )
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if outcome.unclean:

@@ -3,14 +3,13 @@ Prometheus hold? Connects, sends no load, creates nothing."""
 
 from __future__ import annotations
 
-import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import KbtError, Unreachable
 
 app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than kbt's lab (docs/targets.md).")
@@ -126,9 +125,11 @@ def metric_facts(target: Any) -> dict[str, Any]:
 @app.command("check")
 def check(
     file: Path = typer.Argument(..., help="The target file (YAML, docs/targets.md)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    json_path: Path | None = json_option("the report"),
 ) -> None:
-    """Connect to the target's brokers and Prometheus and report brokers, Kafka version, controller,
+    """Check that kbt can reach a target's cluster and Prometheus; sends no load.
+
+    Connects to the target's brokers and Prometheus and reports brokers, Kafka version, controller,
     the metric dialect and which broker series are present. Sends no load, creates nothing.
     Exit 0 when both answer, 5 when the cluster or Prometheus cannot be reached, 2 for a bad file."""
     from tuner.core.redact import redact
@@ -151,9 +152,8 @@ def check(
         report.update(metric_facts(target))
     except KbtError as exc:
         report["prometheus_error"] = exc.message
-    if as_json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
-    else:
+    write_json(json_path, "target check", **report)
+    if not to_stdout(json_path):
         _print(report)
     if "prometheus_error" in report:
         raise typer.Exit(int(Unreachable.status))

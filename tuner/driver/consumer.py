@@ -30,8 +30,8 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from tuner.driver.consumer_exporter import ConsumerExporter
 from tuner.driver.consumer_tally import GroupTally
+from tuner.driver.latency_hist import Latency
 from tuner.driver.stress_plan import StressPlan, lagging_active, second_half
-from tuner.driver.stress_tally import bucket_us, percentile_ms
 from tuner.spec.workload import ConsumerGroupSpec
 
 STATS_INTERVAL_MS = 1000
@@ -108,7 +108,7 @@ class GroupLoop:
             if exporter.serve(task.exporter_port):
                 self.exporter = exporter
         self.members = [_Member(self, n) for n in range(self.group.consumers)]
-        self.recent: deque[int] = deque(maxlen=E2E_WINDOW)
+        self.recent: deque[float] = deque(maxlen=E2E_WINDOW)
         self.budget_at = time.time()
         self.budget = 0.0
 
@@ -227,9 +227,8 @@ class GroupLoop:
             size += len(msg.value() or b"")
             age = now - msg.timestamp()[1] / 1000.0
             if realtime:
-                us = bucket_us(max(age, 0.0))
-                tally.e2e_us[us] = tally.e2e_us.get(us, 0) + 1
-                self.recent.append(us)
+                tally.e2e.add_s(max(age, 0.0))
+                self.recent.append(max(age, 0.0))
             else:
                 tally.age_s_sum += age
                 if age < lag_s / 2:  # caught up: go back lag_s
@@ -248,10 +247,10 @@ class GroupLoop:
 
     def _report(self, final: GroupTally) -> None:
         if self.exporter is not None and self.recent:
-            recent: dict[int, int] = {}
-            for us in self.recent:
-                recent[us] = recent.get(us, 0) + 1
-            self.exporter.set_e2e(percentile_ms(recent, 50) or 0.0, percentile_ms(recent, 99) or 0.0)
+            recent = Latency()
+            for age_s in self.recent:
+                recent.add_s(age_s)
+            self.exporter.set_e2e(recent.percentile_ms(50) or 0.0, recent.percentile_ms(99) or 0.0)
         delta = self.tally.take_delta()
         final.merge(GroupTally.from_wire(delta))
         if self.updates is not None:

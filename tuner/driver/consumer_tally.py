@@ -3,7 +3,7 @@
 Each stage is measured in two halves (0 = first, 1 = second) because lagging readers may read in
 the second half only (`lagging_readers: split`): the real-time groups' end-to-end latency in half 0
 is "without lagging readers", in half 1 "with". Records are attributed to the stage (and half) in
-which they were *consumed*. Latency buckets as in stress_tally (11 significant bits).
+which they were *consumed*. Latencies in HdrHistograms, as in stress_tally.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tuner.driver.stress_tally import percentile_ms
+from tuner.driver.latency_hist import Latency
 
 
 @dataclass
 class HalfTally:
     records: int = 0
     bytes: int = 0
-    e2e_us: dict[int, int] = field(default_factory=dict)  # real-time: now - record timestamp
+    e2e: Latency = field(default_factory=Latency)  # real-time: now - record timestamp
     age_s_sum: float = 0.0  # lagging: how old the records read were
     lag_sum: float = 0.0  # consumer lag samples (records behind the high watermark)
     lag_samples: int = 0
@@ -29,8 +29,7 @@ class HalfTally:
     def merge(self, other: HalfTally) -> None:
         self.records += other.records
         self.bytes += other.bytes
-        for us, n in other.e2e_us.items():
-            self.e2e_us[us] = self.e2e_us.get(us, 0) + n
+        self.e2e.merge(other.e2e)
         self.age_s_sum += other.age_s_sum
         self.lag_sum += other.lag_sum
         self.lag_samples += other.lag_samples
@@ -42,7 +41,7 @@ class HalfTally:
         return {
             "records": self.records,
             "bytes": self.bytes,
-            "e2e_us": [[us, n] for us, n in sorted(self.e2e_us.items())],
+            "e2e": self.e2e.to_wire(),
             "age_s_sum": self.age_s_sum,
             "lag_sum": self.lag_sum,
             "lag_samples": self.lag_samples,
@@ -56,7 +55,7 @@ class HalfTally:
         return cls(
             records=int(data.get("records", 0)),
             bytes=int(data.get("bytes", 0)),
-            e2e_us={int(us): int(n) for us, n in data.get("e2e_us", [])},
+            e2e=Latency.from_wire(data.get("e2e", data.get("e2e_us", ""))),
             age_s_sum=float(data.get("age_s_sum", 0.0)),
             lag_sum=float(data.get("lag_sum", 0.0)),
             lag_samples=int(data.get("lag_samples", 0)),
@@ -66,7 +65,7 @@ class HalfTally:
         )
 
     def e2e_ms(self, q: float) -> float | None:
-        return percentile_ms(self.e2e_us, q)
+        return self.e2e.percentile_ms(q)
 
     @property
     def mean_age_s(self) -> float | None:

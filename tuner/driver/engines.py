@@ -16,6 +16,7 @@ class Engine:
     function: str
     security: bool  # takes SASL_SSL and ${VAR} overrides
     hold: bool  # can keep its load going past the duration (kbt chaos)
+    confirm: bool = True  # kbt recommend --live runs its trials
 
     def run_function(self) -> Callable[..., Any]:
         return getattr(importlib.import_module(self.module), self.function)
@@ -24,4 +25,6 @@ class Engine:
 ENGINES: dict[str, Engine] = {
     "librdkafka": Engine("tuner.driver.librdkafka_engine", "run_load", security=True, hold=True),
     "sarama": Engine("tuner.driver.filebeat_engine", "run_filebeat_load", security=False, hold=False),
+    # Kafka's Java producer (loadtests/java-engine); the lab's SASL_SSL login is in librdkafka terms.
+    "java": Engine("tuner.driver.java_engine", "run_java_load", security=False, hold=False),
 }

@@ -200,11 +200,14 @@ class Worker:
             else:
                 result.failed += seq >= pod.window_seq
 
-    def _offered(self, pod: _Pod, until: float) -> int:
-        """Records `pod`'s schedule offered inside the window up to `until`."""
+    def _offered(self, pod: _Pod, until: float, whole_run: bool = False) -> int:
+        """Records `pod`'s schedule offered inside the window up to `until` (`whole_run`: from the
+        start, warm-up included, as the acked counter the exporter sits beside counts)."""
         if self.interval <= 0:
-            return max(0, pod.seq - pod.window_seq)
+            return max(0, pod.seq - (0 if whole_run else pod.window_seq))
         ws, we = self.window
+        if whole_run:
+            ws = self.t0
         base = t_first = self.t0 + pod.phase
         first = max(0, math.ceil((ws - base) / self.interval))
         last = max(0, math.ceil((min(until, we) - t_first) / self.interval))
@@ -220,7 +223,9 @@ class Worker:
                 delta = max(0, done - pod.done_exported - pod.unexported[2])
                 pod.unexported[0], pod.unexported[1] = delta, round(delta * self.mean_payload)
                 pod.done_exported = max(pod.done_exported, done)
-            offered = self._offered(pod, now)
+            # The whole run's offer: a window-only count drew offered at 0 beside a full acked
+            # rate through each warm-up (the report's "offered vs acked over time").
+            offered = self._offered(pod, now, whole_run=True)
             acked, acked_bytes, failed = pod.unexported
             exporter.on_delivery(pod.name, acked, acked_bytes, failed, offered - pod.offered_exported)
             pod.unexported = [0, 0, 0]

@@ -8,8 +8,8 @@ plain data locust can send over its RPC. The master merges the deltas (`merge_wi
 A record belongs to the stage of its *intended* send time, so a step whose records are acked late
 still owns their latency. The send lag (intended send time -> the produce() call) tells how far the
 load generator itself fell behind its schedule: that part of the latency is the generator's, not
-the brokers'. Latencies are bucketed to 11 significant bits (~0.05%), as in the sweep
-driver, so merging is exact and cheap.
+the brokers'. Latencies go into HdrHistograms (latency_hist.Latency), so merging is exact and
+cheap.
 """
 
 from __future__ import annotations
@@ -18,28 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-LATENCY_BITS = 11
-
-
-def bucket_us(latency_s: float) -> int:
-    us = max(1, int(latency_s * 1e6))
-    shift = us.bit_length() - LATENCY_BITS
-    return (us >> shift) << shift if shift > 0 else us
-
-
-def percentile_ms(buckets: dict[int, int], q: float, extra_high: int = 0) -> float | None:
-    """The q-th percentile (0-100) in ms of bucketed microsecond latencies; `extra_high` more
-    samples are known to lie above every bucket (records not acked yet)."""
-    total = sum(buckets.values()) + extra_high
-    if total == 0:
-        return None
-    mark = total * q / 100.0
-    seen = 0
-    for us in sorted(buckets):
-        seen += buckets[us]
-        if seen >= mark:
-            return us / 1000.0
-    return None  # the percentile lies among the unacked records: above the largest bucket
+from tuner.driver.latency_hist import Latency
 
 
 def ranges_of(values: Iterable[int]) -> list[list[int]]:
@@ -74,8 +53,8 @@ class StageTally:
     acked: int = 0
     failed: int = 0
     bytes_acked: int = 0
-    latency_us: dict[int, int] = field(default_factory=dict)
-    send_lag_us: dict[int, int] = field(default_factory=dict)  # intended send time -> produce()
+    latency: Latency = field(default_factory=Latency)  # intended send time -> ack
+    send_lag: Latency = field(default_factory=Latency)  # intended send time -> produce()
     last_due: float = 0.0  # epoch s: the latest intended send time of a record sent (0: none)
     requests: dict[str, int] = field(default_factory=dict)  # broker node id -> produce requests
     batches: int = 0
@@ -87,10 +66,8 @@ class StageTally:
         self.acked += other.acked
         self.failed += other.failed
         self.bytes_acked += other.bytes_acked
-        for us, n in other.latency_us.items():
-            self.latency_us[us] = self.latency_us.get(us, 0) + n
-        for us, n in other.send_lag_us.items():
-            self.send_lag_us[us] = self.send_lag_us.get(us, 0) + n
+        self.latency.merge(other.latency)
+        self.send_lag.merge(other.send_lag)
         self.last_due = max(self.last_due, other.last_due)
         for node, n in other.requests.items():
             self.requests[node] = self.requests.get(node, 0) + n
@@ -103,11 +80,11 @@ class StageTally:
         return max(0, self.sent - self.acked - self.failed)
 
     def p_ms(self, q: float, unacked_high: bool = False) -> float | None:
-        return percentile_ms(self.latency_us, q, self.unacked if unacked_high else 0)
+        return self.latency.percentile_ms(q, self.unacked if unacked_high else 0)
 
     def send_lag_ms(self, q: float) -> float | None:
         """The q-th percentile of how late the generator called produce() (records sent)."""
-        return percentile_ms(self.send_lag_us, q)
+        return self.send_lag.percentile_ms(q)
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -115,8 +92,8 @@ class StageTally:
             "acked": self.acked,
             "failed": self.failed,
             "bytes_acked": self.bytes_acked,
-            "latency_us": [[us, n] for us, n in sorted(self.latency_us.items())],
-            "send_lag_us": [[us, n] for us, n in sorted(self.send_lag_us.items())],
+            "latency": self.latency.to_wire(),
+            "send_lag": self.send_lag.to_wire(),
             "last_due": self.last_due,
             "requests": dict(self.requests),
             "batches": self.batches,
@@ -131,8 +108,8 @@ class StageTally:
             acked=int(data.get("acked", 0)),
             failed=int(data.get("failed", 0)),
             bytes_acked=int(data.get("bytes_acked", 0)),
-            latency_us={int(us): int(n) for us, n in data.get("latency_us", [])},
-            send_lag_us={int(us): int(n) for us, n in data.get("send_lag_us", [])},
+            latency=Latency.from_wire(data.get("latency", data.get("latency_us", ""))),
+            send_lag=Latency.from_wire(data.get("send_lag", data.get("send_lag_us", ""))),
             last_due=float(data.get("last_due", 0.0)),
             requests={str(k): int(v) for k, v in data.get("requests", {}).items()},
             batches=int(data.get("batches", 0)),

@@ -36,7 +36,7 @@ from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.payload import Payloads, build_pool, id_of
 from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK, WORKER_SHIFT, StressPlan
-from tuner.driver.stress_tally import Tally, bucket_us
+from tuner.driver.stress_tally import Tally
 from tuner.spec.stress import users_at
 
 STATS_INTERVAL_MS = 2000
@@ -157,8 +157,7 @@ class StressProducer(User):
         size = len(value)
         tally.acked += 1
         tally.bytes_acked += size
-        us = bucket_us(now - intended)
-        tally.latency_us[us] = tally.latency_us.get(us, 0) + 1
+        tally.latency.add_s(now - intended)
         STATE.tally.record_ack(
             self.pid, stage, seq, msg.topic() or "", msg.partition() or 0, msg.offset() or 0
         )
@@ -212,8 +211,7 @@ class StressProducer(User):
                     break
                 stage = STATE.tally.stage(self.plan.stage_index_at(due))
                 stage.sent += 1
-                lag = bucket_us(now - due)  # how far behind its schedule this process is
-                stage.send_lag_us[lag] = stage.send_lag_us.get(lag, 0) + 1
+                stage.send_lag.add_s(now - due)  # how far behind its schedule this process is
                 if due > stage.last_due:  # the latest intended send time in this stage
                     stage.last_due = due
                 self.unexported[3] += 1

@@ -20,12 +20,12 @@ R^2 is always 1 - SS_res / SS_tot about the mean, with or without an intercept, 
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.optimize
 from pydantic import Field
 
 from tuner.core.errors import BadInput
@@ -142,28 +142,16 @@ def _finite(value: float | None) -> float | None:
 
 
 def nnls(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least squares with every coefficient >= 0, exact for the few columns used here: the optimum
-    is the unconstrained fit on its own support, so the best feasible fit over all supports is it."""
-    cols = x.shape[1]
-    best = np.zeros(cols)
-    best_rss = float(y @ y)
-    scale = np.where(np.abs(x).max(axis=0) > 0, np.abs(x).max(axis=0), 1.0)  # req/s vs B/s: 1e3 apart
-    xs = x / scale
-    for size in range(1, cols + 1):
-        for support in itertools.combinations(range(cols), size):
-            sub = xs[:, support]
-            coef, *_ = np.linalg.lstsq(sub, y, rcond=None)
-            if np.any(coef < 0):
-                continue
-            rss = float(np.sum((y - sub @ coef) ** 2))
-            if rss < best_rss - 1e-15:
-                best_rss = rss
-                best = np.zeros(cols)
-                best[list(support)] = coef
-    return best / scale
+    """Least squares with every coefficient >= 0 (scipy's Lawson-Hanson NNLS). The columns are
+    scaled to a common size first: requests/s and bytes/s are some 1e3 apart."""
+    scale = np.where(np.abs(x).max(axis=0) > 0, np.abs(x).max(axis=0), 1.0)
+    coef, _ = scipy.optimize.nnls(x / scale, y)
+    return np.asarray(coef) / scale
 
 
 def _r2(y: np.ndarray, fitted: np.ndarray) -> float:
+    # The coefficient of determination as scikit-learn's r2_score computes it, without that
+    # dependency for one line; a constant y is explained exactly (1) or not at all (0).
     ss_tot = float(np.sum((y - y.mean()) ** 2))
     ss_res = float(np.sum((y - fitted) ** 2))
     if ss_tot <= 0:

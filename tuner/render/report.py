@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from tuner import __version__
 from tuner.render import report_plots as plots
 from tuner.render.report_data import ReportInput, RunEntry, comparisons, figures, stress_summaries
-from tuner.render.report_html import esc, img, num, page, table
+from tuner.render.report_html import Section, esc, img, num, page, table
+from tuner.render.report_summary import build_summary
 from tuner.store.recommendation import ClientRecommendation, Measured, Recommendation
 from tuner.store.stress import StressStep
 
@@ -184,7 +185,7 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
 def build_report(report: ReportInput, title: str = "kbt report") -> Report:
     b = _Builder()
     groups = report.groups()
-    b.body.append(f"<h1>{esc(title)}</h1>")
+    sections: list[Section] = []
     b.body.append(
         f'<p class="note">{len(report.runs)} run record(s) in {len(groups)} sweep/stress run(s) from'
         f" <code>{esc(report.root)}</code>; generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by kbt"
@@ -193,13 +194,16 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
     for problem in report.problems:
         b.body.append(f'<p class="note">note: {esc(problem)}</p>')
     if report.recommendation is not None:
+        sections.append(Section("recommendation", "recommendation"))
         b.body += _recommendation(report.recommendation, str(report.recommendation_path))
     else:
         b.body.append('<p class="note">No recommendation document in the results directory (kbt recommend'
                       " writes one); that section is left out.</p>")  # fmt: skip
     for group, entries in groups.items():
         is_stress = any(e.record.stress is not None for e in entries)
-        b.body.append(f"<h2>{'Stress' if is_stress else 'Sweep'} {esc(group)}</h2>")
+        anchor = "group-" + re.sub(r"[^A-Za-z0-9_-]+", "-", group)
+        sections.append(Section(anchor, f"{'stress' if is_stress else 'sweep'} {group}"))
+        b.body.append(f'<h2 id="{esc(anchor)}">{"Stress" if is_stress else "Sweep"} {esc(group)}</h2>')
         if is_stress:
             b.body.append(_stress_table(entries))
         b.body.append(_run_table(entries))
@@ -224,7 +228,8 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
                 b.body.append('<p class="note">Needs two or more healthy runs.</p>')
             b.plot(png, f"{group}-pareto", f"{group}: Pareto produce requests vs p99")
     pairs = comparisons(report)
-    b.body.append("<h2>Before / after</h2>")
+    sections.append(Section("before-after", "before / after"))
+    b.body.append('<h2 id="before-after">Before / after</h2>')
     if not pairs:
         b.body.append('<p class="note">No pair of runs to compare (needs two healthy runs of a sweep,'
                       " current and recommended stress profiles, or a recommendation).</p>")  # fmt: skip
@@ -232,4 +237,4 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
         b.body.append(f"<h3>{esc(pair.why)}</h3>")
         b.body.append(_run_table([pair.before, pair.after]))
         b.plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
-    return Report(html=page(title, b.body), pngs=b.pngs)
+    return Report(html=page(title, b.body, build_summary(report), sections), pngs=b.pngs)

@@ -86,10 +86,10 @@ class ProfileOutcome:
 
 
 def latency_of(tally: StageTally) -> LatencyMs:
-    count = sum(tally.latency_us.values())
+    count = tally.latency.count
     if count == 0:
         return LatencyMs()
-    mean = sum(us * n for us, n in tally.latency_us.items()) / count / 1000
+    mean = tally.latency.mean_ms()
     return LatencyMs(
         count=count,
         mean=mean,
@@ -97,7 +97,7 @@ def latency_of(tally: StageTally) -> LatencyMs:
         p90=tally.p_ms(90),
         p99=tally.p_ms(99),
         p999=tally.p_ms(99.9),
-        max=max(tally.latency_us) / 1000,
+        max=tally.latency.max_ms(),
     )
 
 

@@ -38,7 +38,7 @@ class LabTrials:
             runner = sweep_runner(lab_dir=lab_dir, results=results, observer=observer)
         self.runner = runner
         self.count = 0
-        self.engines = frozenset(ENGINES)
+        self.engines = frozenset(name for name, engine in ENGINES.items() if engine.confirm)
 
     def run(self, profile: ClientProfile, reason: str) -> RunRecord:
         spec = SweepSpec(

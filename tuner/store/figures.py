@@ -81,6 +81,9 @@ class ClientResult(Frozen):
     # that do not measure it). A high p99 means the client could not keep its schedule.
     send_lag_ms: LatencyMs | None = None
     max_producer_rss_mb: float | None = None  # largest resident memory of a driver process / its producers
+    # The client's own metrics by their names (Java: producer-metrics such as request-rate,
+    # records-per-request-avg, produce-throttle-time-max), summed or averaged over its producers.
+    client_metrics: dict[str, float] | None = None
 
     @property
     def window_s(self) -> float:

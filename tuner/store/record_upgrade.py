@@ -4,7 +4,9 @@ Version 1: the record embedded the driver's and measurement's own types (ClientR
 DeliveryResult, BrokerWindow). Version 2 defines them in tuner.store.figures; the fields are the
 same, so a version-1 document only changes its number. Version 3: a profile carries its client
 kind's own settings (Filebeat's as one typed `filebeat:` section instead of producer knobs and
-dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v1). A step that
+dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v1). Version 4 adds
+the optional ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a
+version-3 document has none, so it only changes its number. A step that
 renames or reshapes fields goes here, never into the readers.
 """
 
@@ -15,7 +17,7 @@ from typing import Any
 
 from tuner.spec.clients import KINDS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -26,7 +28,11 @@ def _from_2(data: dict[str, Any]) -> dict[str, Any]:
     return {**upgrade_profiles(data), "schema_version": 3}
 
 
-STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2}
+def _from_3(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 4}
+
+
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3}
 
 
 def upgrade_profiles(node: Any) -> Any:

@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, SearchContext, name_of, num
 from tuner.spec.clients.rules import JavaRules, Partitioning
+from tuner.spec.java_client import check_property_names
 from tuner.spec.profile import ClientProfile
 
 # Java producer defaults (Kafka 4.x).
@@ -29,10 +30,15 @@ class Java(ClientKind):
     hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
     multi_partition_requests = True
 
+    def check(self, profile: ClientProfile) -> None:
+        super().check(profile)
+        # Property names against the client's own ProducerConfig names ("did you mean").
+        check_property_names(profile.overrides)
+
     def client_settings(self, profile: ClientProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
         if profile.linger_ms is not None:
-            conf["linger.ms"] = f"{profile.linger_ms:g}"
+            conf["linger.ms"] = str(round(profile.linger_ms))  # a long in the Java client
         if profile.batch_bytes is not None:
             conf["batch.size"] = str(profile.batch_bytes)
         if profile.compression is not None:

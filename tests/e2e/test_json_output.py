@@ -1,0 +1,61 @@
+"""`--json -` prints exactly one JSON document with the command's name and schema version."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tuner.cli.json_out import SCHEMA_VERSION
+from tuner.core.paths import repo_root
+
+pytestmark = pytest.mark.e2e
+
+
+def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tuner", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_lab_status_without_a_lab(tmp_path: Path) -> None:
+    proc = _kbt("lab", "status", "--lab-dir", str(tmp_path / "none"), "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert doc == {
+        "kbt": "lab status",
+        "schema_version": SCHEMA_VERSION,
+        "lab_dir": str(tmp_path / "none"),
+        "running": False,
+        "healthy": False,
+        "components": [],
+    }
+    assert "no lab running" in proc.stderr
+
+
+def test_check_filebeat_reports_each_file(tmp_path: Path) -> None:
+    good = repo_root() / "filebeat-profiles"
+    profile = sorted(good.glob("*.yml"))[0]
+    bad = tmp_path / "bad.yml"
+    bad.write_text("output.kafka:\n  bulk_max_sise: 10\n")
+    proc = _kbt("check", "filebeat", str(profile), str(bad), "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 2
+    doc = json.loads(proc.stdout)
+    assert doc["kbt"] == "check filebeat" and doc["schema_version"] == SCHEMA_VERSION
+    by_file = {Path(f["file"]).name: f for f in doc["files"]}
+    assert by_file[profile.name]["ok"] is True
+    assert by_file["bad.yml"]["ok"] is False
+    assert "bulk_max_size" in by_file["bad.yml"]["errors"][0]  # the did-you-mean hint
+
+
+def test_json_to_a_file_keeps_the_human_output(tmp_path: Path) -> None:
+    spec = repo_root() / "loadtests" / "holiday-peak.yaml"
+    proc = _kbt("stress", str(spec), "--dry-run", "--json", "plan.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "prefill" in proc.stdout
+    doc = json.loads((tmp_path / "plan.json").read_text())
+    assert doc["kbt"] == "stress --dry-run"
+    assert doc["stages"][0]["kind"] == "prefill"

@@ -1,0 +1,234 @@
+"""The Java engine's Python side without a broker: plans, property names, result aggregation, the
+generated ProducerConfig names, and the broker's run count starting at the last scrape before a run."""
+
+from __future__ import annotations
+
+import json
+import string
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hdrh.histogram import HdrHistogram
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuner.core.errors import BadInput
+from tuner.driver.java_engine import aggregate, merge_client_metrics
+from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
+from tuner.measure.broker_window import measure_window
+from tuner.measure.prometheus import RangeSeries, Sample
+from tuner.spec.java_client import check_property_names, producer_config_names, unknown_property
+from tuner.spec.profile import ClientProfile
+from tuner.spec.workload import WorkloadSpec
+
+ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
+
+
+def java_properties(profile: ClientProfile) -> dict[str, str]:
+    return profile.client_settings()
+
+
+# The settings a user tunes (issue: every one passes through to the client).
+TUNED = {
+    "batch.size": "262144",
+    "linger.ms": "200",
+    "compression.type": "zstd",
+    "compression.gzip.level": "6",
+    "compression.lz4.level": "9",
+    "compression.zstd.level": "3",
+    "acks": "all",
+    "enable.idempotence": "true",
+    "max.in.flight.requests.per.connection": "5",
+    "buffer.memory": "67108864",
+    "max.request.size": "2097152",
+    "partitioner.class": ROUND_ROBIN,
+    "partitioner.adaptive.partitioning.enable": "false",
+    "partitioner.availability.timeout.ms": "100",
+    "partitioner.ignore.keys": "true",
+}
+
+
+def _workload(**kw: Any) -> WorkloadSpec:
+    base: dict[str, Any] = {
+        "name": "w",
+        "topics": [{"name": "t", "partitions": 6}],
+        "producers": 5,
+        "processes": 2,
+        "rate_per_producer": 100,
+        "message": {"kind": "generated", "bytes": 500},
+        "duration_s": 20,
+        "warmup_s": 5,
+    }
+    return WorkloadSpec.model_validate({**base, **kw})
+
+
+def test_every_tuned_setting_passes_through_to_the_plan(tmp_path: Path) -> None:
+    profile = ClientProfile(name="p", client="java", overrides=TUNED)
+    props = java_properties(profile)
+    assert props == TUNED
+    plans = process_plans(
+        _workload(), props, topic="t", bootstrap="127.0.0.1:1", run_id="r", workdir=tmp_path,
+        corpus_file=tmp_path / "c.jsonl", start_at=1.0,
+    )  # fmt: skip
+    assert [p.plan["pods"] for p in plans] == [3, 2]
+    assert [p.plan["pod_offset"] for p in plans] == [0, 3]
+    assert all(p.plan["properties"] == TUNED for p in plans)
+    assert plans[0].plan["rate_per_pod"] == 100.0 and plans[0].plan["start_at"] == 1.0
+    assert plans[0].plan["drain_s"] == 125.0  # delivery.timeout.ms default 120 s + 5 s
+
+
+def test_rate_max_is_a_closed_loop_and_drain_follows_the_delivery_timeout(tmp_path: Path) -> None:
+    [plan] = process_plans(
+        _workload(producers=1, processes=1, rate_per_producer="max"), {"delivery.timeout.ms": "30000"},
+        topic="t", bootstrap="b", run_id="r", workdir=tmp_path, corpus_file=tmp_path / "c", start_at=0,
+    )  # fmt: skip
+    assert plan.plan["rate_per_pod"] == 0.0 and plan.plan["drain_s"] == 35.0
+
+
+def test_profile_knobs_map_to_java_names() -> None:
+    profile = ClientProfile(
+        name="p", client="java", linger_ms=12.4, batch_bytes=65536, compression="lz4", compression_level=9,
+        acks="1", idempotence=False, max_in_flight=3, partitioner="random",
+    )  # fmt: skip
+    assert java_properties(profile) == {
+        "linger.ms": "12",
+        "batch.size": "65536",
+        "compression.type": "lz4",
+        "compression.lz4.level": "9",
+        "acks": "1",
+        "enable.idempotence": "false",
+        "max.in.flight.requests.per.connection": "3",
+        "partitioner.class": ROUND_ROBIN,
+    }
+
+
+def test_misspelled_property_fails_at_spec_load_with_a_suggestion() -> None:
+    with pytest.raises(
+        ValueError, match=r'unknown Java producer property "batch.szie".*did you mean "batch.size"'
+    ):
+        ClientProfile(name="p", client="java", overrides={"batch.szie": "1"})
+    # librdkafka names are not Java's.
+    with pytest.raises(ValueError, match=r"queue\.buffering\.max\.ms"):
+        ClientProfile(name="p", client="java", overrides={"queue.buffering.max.ms": "5"})
+    # Another client kind is not checked against Java's names.
+    ClientProfile(name="p", client="librdkafka", overrides={"queue.buffering.max.ms": "5"})
+
+
+def test_engine_owned_properties_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="set by the Java engine"):
+        process_plans(
+            _workload(), {"bootstrap.servers": "x:1"}, topic="t", bootstrap="b", run_id="r",
+            workdir=tmp_path, corpus_file=tmp_path / "c", start_at=0,
+        )  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(producer_config_names())), st.data())
+def test_one_typo_in_a_real_name_is_caught_and_named(name: str, data: st.DataObject) -> None:
+    """Any single-character change to a real property name that is not itself a real name fails
+    with one line; close typos name a real property."""
+    at = data.draw(st.integers(0, len(name) - 1))
+    char = data.draw(st.sampled_from(string.ascii_lowercase + "._-"))
+    typo = name[:at] + char + name[at + 1 :]
+    if typo in producer_config_names():
+        assert unknown_property(typo) is None
+        return
+    problem = unknown_property(typo)
+    assert problem is not None and "\n" not in problem and f'"{typo}"' in problem
+    assert "did you mean" in problem
+
+
+@given(st.dictionaries(st.sampled_from(sorted(producer_config_names())), st.text(max_size=8), max_size=6))
+def test_any_real_names_pass(props: dict[str, str]) -> None:
+    check_property_names(props)
+
+
+@given(st.text(string.ascii_letters + "._", min_size=1, max_size=40))
+def test_unknown_names_never_pass(name: str) -> None:
+    if name in producer_config_names():
+        return
+    with pytest.raises(ValueError, match="unknown Java producer property"):
+        check_property_names([name])
+
+
+def _hist(*values_us: int) -> str:
+    h = HdrHistogram(1, 600_000_000, 3)
+    for v in values_us:
+        h.record_value(v)
+    return h.encode().decode()
+
+
+def _result(requests: int, by_node: dict[str, int], acked: int, lat: str, **kw: Any) -> dict[str, Any]:
+    snap = {"requests": requests, "produce_requests": by_node, "records_sent": acked, "bytes_out": 1,
+            "batches": requests * 2}  # fmt: skip
+    return {
+        "schema": 1, "started_at": 10.0, "window_start": 13.0, "window_end": 25.0, "finished_at": 27.0,
+        "offered": acked, "sent": acked, "acked": acked, "failed": 0, "bytes_acked": acked * 100,
+        "acked_total": acked, "window": snap, "total": snap, "batch_bytes": 1000.0,
+        "compression_ratio": 2.0, "latency_histogram": lat, **kw,
+    }  # fmt: skip
+
+
+def test_processes_add_up() -> None:
+    a = _result(100, {"1": 60, "2": 40}, 1000, _hist(1000, 2000), client_metrics={"request-rate": 5.0})
+    b = _result(
+        50, {"2": 10, "3": 40}, 500, _hist(4000), batch_bytes=4000.0,
+        client_metrics={"request-rate": 3.0, "produce-throttle-time-max": 7.0, "batch-size-avg": 10.0},
+    )  # fmt: skip
+    c = aggregate([a, b], producers=4, processes=2)
+    assert c.engine == "java"
+    assert c.produce_requests_total == 150 and c.produce_requests_by_broker == {"1": 60, "2": 50, "3": 40}
+    assert c.records_per_request == pytest.approx(1500 / 150)
+    assert c.batch_bytes == pytest.approx((1000 * 200 + 4000 * 100) / 300)
+    assert c.delivery_latency_ms.count == 3 and c.delivery_latency_ms.max == pytest.approx(4.0, rel=0.01)
+    assert c.client_metrics == {"batch-size-avg": 10.0, "produce-throttle-time-max": 7.0, "request-rate": 8.0}
+
+
+def test_client_metrics_merge_by_kind() -> None:
+    merged = merge_client_metrics(
+        [{"a-avg": 1.0, "b-max": 3.0, "c-total": 2.0}, {"a-avg": 3.0, "b-max": 1.0}]
+    )
+    assert merged == {"a-avg": 2.0, "b-max": 3.0, "c-total": 2.0}
+
+
+def test_committed_property_names_are_the_clients() -> None:
+    """tuner/spec/java_producer_config.json is what the built engine prints (make check-generated)."""
+    if not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.skip("the Java engine is not built (make install)")
+    committed = json.loads(Path("tuner/spec/java_producer_config.json").read_text())
+    assert json.loads(config_names_json()) == committed
+    assert set(TUNED) <= set(committed["names"])
+
+
+def test_engine_rejects_a_bad_plan_in_one_line(tmp_path: Path) -> None:
+    if not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.skip("the Java engine is not built (make install)")
+    from tuner.driver.java_plan import engine_command
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"schema": 1, "pods": 0, "extra": 1}))
+    out = subprocess.run([*engine_command(), "-plan", str(plan)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("java-engine: ")
+
+
+class _Prom:
+    def __init__(self, points: list[tuple[float, float]]) -> None:
+        self.points = points
+
+    def instant(self, expr: str, at: float | None = None) -> list[Sample]:
+        return []
+
+    def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]:
+        if "kafka_network_requests_total" not in selector:
+            return []
+        return [RangeSeries(labels={"broker": "1"}, points=self.points)]
+
+
+def test_run_count_starts_at_the_last_scrape_before_the_run() -> None:
+    """A run's first requests between two scrapes all belong to it (the counter is flat before)."""
+    prom = _Prom([(95.0, 1000.0), (100.0, 1000.0), (105.0, 1300.0), (140.0, 1600.0)])
+    window = measure_window(prom, 105.0, 130.0, ["t"], 5.0, 141.0, run_started=102.0)
+    assert window.produce_requests_total == 600.0

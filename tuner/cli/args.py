@@ -1,0 +1,50 @@
+"""One argument shape across commands.
+
+- The results directory is `--results DIR` everywhere; the older positional form of recommend,
+  report and forecast still works, with a note on stderr.
+- Lists take a repeated flag, a comma list, or both: `--client filebeat --client java` is
+  `--client filebeat,java`.
+- Time windows are durations such as 90s, 5m, 1h30m (or plain seconds).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from tuner.core.errors import BadInput
+
+RESULTS_HELP = "Results directory (run records)."
+
+
+def results_option(default: Path | None, help: str = RESULTS_HELP) -> Path | None:
+    return typer.Option(default, "--results", help=help)
+
+
+def positional_results() -> Path | None:
+    return typer.Argument(
+        None, hidden=True, metavar="[RESULTS]", help="Deprecated: the results directory; use --results."
+    )
+
+
+def results_dir(option: Path | None, positional: Path | None, default: Path | None = None) -> Path | None:
+    """The results directory from --results or, deprecated, the positional argument."""
+    if positional is not None:
+        if option is not None and option != default and option != positional:
+            raise BadInput(f"two results directories: {positional} and --results {option}")
+        sys.stderr.write(f"kbt: note: RESULTS as an argument is deprecated; use --results {positional}\n")
+        return positional
+    return option if option is not None else default
+
+
+def list_values(values: list[str] | None) -> list[str]:
+    """Repeated flags and comma lists, flattened, stripped, without duplicates, in order."""
+    out: list[str] = []
+    for value in values or []:
+        for item in value.split(","):
+            item = item.strip()
+            if item and item not in out:
+                out.append(item)
+    return out

@@ -1,0 +1,66 @@
+"""`--json PATH` ('-': stdout) on every command that reports, in one documented shape.
+
+Each document is an object with `kbt` (the command, e.g. "lab status"), `schema_version` (this
+module's; raised when a field changes meaning or goes away, never for an added field) and the
+command's own fields (docs/cli.md#json-output). With `--json -` the human output moves to stderr,
+so stdout is exactly one JSON document.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from tuner.core.redact import redact
+from tuner.core.writes import atomic_write, json_text
+
+SCHEMA_VERSION = 1
+
+
+def json_option(what: str) -> Any:
+    return typer.Option(None, "--json", metavar="PATH", help=f"Also write {what} as JSON ('-': stdout).")
+
+
+def to_stdout(path: Path | None) -> bool:
+    return path is not None and str(path) == "-"
+
+
+def console_for(path: Path | None, **kwargs: Any) -> Console:
+    """The human output's console: stderr when the JSON document takes stdout."""
+    return Console(stderr=to_stdout(path), **kwargs)
+
+
+def plain(value: Any) -> Any:
+    """Dataclasses, pydantic models and paths as JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {k: plain(v) for k, v in dataclasses.asdict(value).items()}
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def document(command: str, **fields: Any) -> dict[str, Any]:
+    return {"kbt": command, "schema_version": SCHEMA_VERSION, **{k: plain(v) for k, v in fields.items()}}
+
+
+def write_json(path: Path | None, command: str, **fields: Any) -> None:
+    if path is None:
+        return
+    # Secrets by policy and finite numbers, to stdout or through the one atomic writer.
+    text = json_text(redact(document(command, **fields)))
+    if to_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    atomic_write(path, text, "JSON document")

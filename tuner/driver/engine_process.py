@@ -1,0 +1,143 @@
+"""Engine processes (the Sarama and Java engines): start one per plan, wait for each one's JSON
+result line within a budget, SIGTERM them on Ctrl-C (each drains and still reports), and merge the
+processes' latency histograms."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
+
+from tuner.core.errors import Interrupted, KbtError
+from tuner.driver.lifeline import die_with_parent
+from tuner.driver.result import LatencyMs
+
+TERM_WAIT_S = 15.0
+# From the last engine's "ready" to the shared start.
+START_AFTER_READY_S = 1.0
+
+
+def run_engines(
+    command: Sequence[str],
+    plans: Sequence[tuple[Path, dict[str, Any]]],
+    budget_s: float,
+    name: str,
+    schema: int,
+    ready_timeout_s: float = 0.0,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Run `command -plan PATH` for every plan at once; returns the results and whether the run was
+    interrupted (Ctrl-C). KbtError naming `name` when an engine fails or overruns `budget_s`. With
+    `ready_timeout_s`, each engine prints "ready" once connected and reads the shared start time
+    from stdin (plans with start_at -1)."""
+    procs: list[subprocess.Popen[str]] = []
+    for path, plan in plans:
+        path.write_text(json.dumps(plan))
+        procs.append(
+            subprocess.Popen(
+                [*command, "-plan", str(path)],
+                stdin=subprocess.PIPE if ready_timeout_s else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+                preexec_fn=die_with_parent,  # a killed kbt leaves no engine behind
+            )
+        )
+    if ready_timeout_s:
+        _start_together(procs, ready_timeout_s, name)
+    deadline = time.monotonic() + budget_s
+    outputs: list[tuple[str, str]] = []
+    interrupted = False
+    try:
+        for proc in procs:
+            try:
+                outputs.append(proc.communicate(timeout=max(1.0, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                stop(procs)
+                raise KbtError(f"the {name} did not finish within {budget_s:.0f} s") from None
+    except KeyboardInterrupt:
+        interrupted = True
+        stop(procs)
+        outputs = [proc.communicate() for proc in procs]
+    results = []
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        if proc.returncode != 0 or not out.strip():
+            last = (err.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            if interrupted:
+                continue
+            raise KbtError(f"the {name} failed: {last}")
+        result = json.loads(out.strip().splitlines()[-1])
+        if result.get("schema") != schema:
+            raise KbtError(f"the {name} wrote result schema {result.get('schema')} (want {schema})")
+        results.append(result)
+    if not results:
+        raise Interrupted("interrupted")
+    return results, interrupted
+
+
+def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, name: str) -> None:
+    """Wait for every engine's "ready" line, then give all of them one start time shortly after."""
+    deadline = time.monotonic() + timeout_s
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdin is not None
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        line = proc.stdout.readline() if ready else ""
+        if line.strip() != "ready":
+            stop(procs)
+            err = proc.stderr.read() if proc.stderr is not None and proc.poll() is not None else ""
+            last = (err.strip().splitlines() or [f"not ready within {timeout_s:.0f} s"])[-1]
+            raise KbtError(f"the {name} failed: {last}")
+    start_at = time.time() + START_AFTER_READY_S
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(f"{start_at:.6f}\n")
+        proc.stdin.close()
+        proc.stdin = None  # communicate() would flush it again
+
+
+def stop(procs: Sequence[subprocess.Popen[str]]) -> None:
+    """SIGTERM every engine still running (each ends its run and reports), then wait, then kill."""
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    end = time.monotonic() + TERM_WAIT_S
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def merged_latency(results: Sequence[dict[str, Any]]) -> LatencyMs:
+    """The processes' HdrHistograms (microseconds, base64 V2 compressed) merged exactly."""
+    merged: HdrHistogram | None = None
+    for r in results:
+        encoded = r.get("latency_histogram")
+        if not encoded:
+            continue
+        hist = HdrHistogram.decode(encoded)
+        if merged is None:
+            merged = hist
+        else:
+            merged.add(hist)
+    if merged is None or merged.get_total_count() == 0:
+        return LatencyMs()
+    us = merged.get_value_at_percentile
+    return LatencyMs(
+        count=merged.get_total_count(),
+        mean=merged.get_mean_value() / 1000,
+        p50=us(50) / 1000,
+        p90=us(90) / 1000,
+        p99=us(99) / 1000,
+        p999=us(99.9) / 1000,
+        max=merged.get_max_value() / 1000,
+    )

@@ -1,0 +1,139 @@
+"""The JSON plan each Java engine process reads (loadtests/java-engine, Plan.java, schema 1), and how
+the engine is started."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.paths import cache_dir
+from tuner.spec.java_client import check_property_names
+from tuner.spec.workload import WorkloadSpec
+
+PLAN_SCHEMA = 1
+RESULT_SCHEMA = 1
+MAIN_CLASS = "io.github.kbt.javaengine.Main"
+# Seconds for every JVM to start and connect before the shared schedule starts.
+START_SLACK_S = 5.0
+# The engine sets these itself.
+ENGINE_PROPERTIES = frozenset({"bootstrap.servers", "key.serializer", "value.serializer"})
+# Java's delivery.timeout.ms default (2 min): the drain waits at most that long.
+DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
+HEAP = "-Xmx512m"
+
+
+def engine_dir() -> Path:
+    return cache_dir() / "java-engine"
+
+
+def engine_command() -> list[str]:
+    """`java -cp <engine jars> Main`: the engine `make install` built into the cache."""
+    lib = engine_dir()
+    if not (lib / "kbt-java-engine.jar").is_file():
+        raise EnvironmentProblem(
+            f"the Java engine is not built ({lib / 'kbt-java-engine.jar'} is missing): run 'make install'"
+        )
+    java = shutil.which("java")
+    if java is None:
+        raise EnvironmentProblem(
+            "java not found on PATH (the Java engine needs Java 17+; run 'make install')"
+        )
+    return [java, HEAP, "-cp", f"{lib}/*", MAIN_CLASS]
+
+
+def config_names_json() -> str:
+    """The generated `tuner/spec/java_producer_config.json`: ProducerConfig's names from the engine."""
+    cmd = engine_command()
+    version = subprocess.run([*cmd, "--version"], capture_output=True, text=True, check=True, timeout=60)
+    names = subprocess.run([*cmd, "--config-names"], capture_output=True, text=True, check=True, timeout=60)
+    doc = {
+        "generated_by": "the Java engine's --config-names (make generate)",
+        "kafka_clients": version.stdout.split()[-1],
+        "names": sorted(line for line in names.stdout.splitlines() if line.strip()),
+    }
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def producer_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The profile's properties for the engine: names checked against the client's, none of the
+    engine's own."""
+    taken = sorted(ENGINE_PROPERTIES & set(properties))
+    if taken:
+        raise BadInput(f"{taken[0]}: set by the Java engine itself (remove it from the profile)")
+    try:
+        check_property_names(set(properties))
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    return dict(properties)
+
+
+def drain_s(properties: Mapping[str, str]) -> float:
+    """How long outstanding records may take after the schedule ends: the client's own delivery
+    bound (delivery.timeout.ms covers linger, retries and the request timeout) plus a margin."""
+    try:
+        timeout_ms = float(properties.get("delivery.timeout.ms", DEFAULT_DELIVERY_TIMEOUT_MS))
+    except ValueError:
+        timeout_ms = DEFAULT_DELIVERY_TIMEOUT_MS
+    return min(600.0, timeout_ms / 1000 + 5.0)
+
+
+@dataclass(frozen=True)
+class ProcessPlan:
+    index: int
+    plan: dict[str, Any]
+    path: Path
+    acked_file: Path
+
+
+def process_plans(
+    workload: WorkloadSpec,
+    properties: Mapping[str, str],
+    *,
+    topic: str,
+    bootstrap: str,
+    run_id: str,
+    workdir: Path,
+    corpus_file: Path,
+    start_at: float,
+    seed: int = 1,
+) -> list[ProcessPlan]:
+    """One plan per workload process; pods (producers) are spread as evenly as possible."""
+    rate = 0.0 if workload.rate_per_producer == "max" else float(workload.rate_per_producer)
+    keys = workload.keys.kind if workload.keys.kind in ("none", "random") else "none"
+    props = producer_properties(properties)
+    base, extra = divmod(workload.producers, workload.processes)
+    plans: list[ProcessPlan] = []
+    offset = 0
+    for index in range(workload.processes):
+        pods = base + (1 if index < extra else 0)
+        acked = workdir / f"acked-{index}.txt"
+        plan = {
+            "schema": PLAN_SCHEMA,
+            "run_id": run_id,
+            "bootstrap": bootstrap,
+            "topic": topic,
+            "pods": pods,
+            "pod_offset": offset,
+            "rate_per_pod": rate,
+            "duration_s": workload.duration_s,
+            "warmup_s": workload.warmup_s,
+            "drain_s": drain_s(props),
+            "start_at": start_at,
+            "corpus_file": str(corpus_file),
+            "keys": keys,
+            "key_cardinality": workload.keys.cardinality or 0,
+            "acked_file": str(acked),
+            "seed": seed + index,
+            "properties": props,
+        }
+        plans.append(
+            ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)
+        )
+        offset += pods
+    return plans
