@@ -218,9 +218,9 @@ def test_fuzz_records(record: str, command: str) -> None:
         (d / "results" / "s").mkdir(parents=True)
         (d / "results" / "s" / "r.json").write_text(record, encoding="latin-1", errors="replace")
         args = {
-            "report": ["report", "results", "--out", "r.html"],
-            "recommend": ["recommend", "results"],
-            "forecast": ["forecast", "--sweep", "results", "--peak", "2"],
+            "report": ["report", "--results", "results", "--out", "r.html"],
+            "recommend": ["recommend", "--results", "results"],
+            "forecast": ["forecast", "--results", "results", "--peak", "2"],
         }[command]
         run_kbt(args, d)
 
@@ -245,8 +245,8 @@ FLAG_VALUES = st.one_of(
     st.just("x" * 100_000),
 )
 FLAG_COMMANDS = [
-    ["recommend", ".", "--slo-p99", "{v}"],
-    ["recommend", ".", "--slo-memory", "{v}"],
+    ["recommend", "--results", ".", "--slo-p99", "{v}"],
+    ["recommend", "--results", ".", "--slo-memory", "{v}"],
     ["diagnose", "--prometheus", "http://127.0.0.1:9", "--window", "{v}"],
     ["diagnose", "--prometheus", "http://127.0.0.1:9", "--end", "{v}"],
     ["diagnose", "--prometheus", "{v}"],
@@ -255,7 +255,7 @@ FLAG_COMMANDS = [
     ["probe", "compression", "s.log", "--levels", "{v}"],
     ["probe", "compression", "s.log", "--json", "out/{v}"],
     ["sweep", "s.log", "--dry-run", "--results", "{v}"],
-    ["report", ".", "--prometheus", "{v}"],
+    ["report", "--results", ".", "--prometheus", "{v}"],
 ]
 
 
