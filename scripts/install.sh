@@ -12,6 +12,7 @@
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
 #   - the Java load engine (Maven, loadtests/java-engine) built into that cache's java-engine/
 #   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
+#   - real Filebeat, built from the versions pinned in scripts/filebeat/pins (scripts/build_filebeat.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cache=${KBT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kbt}
@@ -143,4 +144,7 @@ if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version
   rm -rf "$gobin" "$cache"/bin/.toxiproxy-*
   touch "$cache/bin/.toxiproxy-$toxiproxy_version"
 fi
+# Real Filebeat (elastic/beats from the Go module proxy, checksum-verified, pinned): built into the
+# cache's filebeat/<version>/, rebuilt only when its pin line changes.
+KBT_CACHE="$cache" bash "$here/scripts/build_filebeat.sh"
 log "ready (virtual environment: $venv; cache: $cache)"

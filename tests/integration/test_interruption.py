@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.integration.proctree import cmdline, descendants, wait_gone
+from tuner.driver.filebeat_builds import filebeat_builds
 from tuner.lab import load_state
 from tuner.lab.processes import is_ours
 from tuner.store import ResultsStore
@@ -54,8 +55,8 @@ workload:
   duration_s: 12
   warmup_s: 2
 profiles:
-  - {{name: first, client: filebeat}}
-  - {{name: second, client: filebeat, filebeat: {{queue.mem.flush.timeout: "1s"}}}}
+  - {{name: first, client: filebeat, filebeat: {{input.engine: {engine}}}}}
+  - {{name: second, client: filebeat, filebeat: {{input.engine: {engine}, queue.mem.flush.timeout: "1s"}}}}
 name_format: "{{profile}}"
 """
 
@@ -90,12 +91,18 @@ def _wait_second_run_loading(
 
 @pytest.mark.parametrize(
     ("template", "engine"),
-    [(LIBRDKAFKA, "spawn_main"), (FILEBEAT, "sarama-engine")],
-    ids=["librdkafka", "filebeat"],
+    [
+        (LIBRDKAFKA, "spawn_main"),
+        (FILEBEAT.replace("{engine}", "emulated"), "sarama-engine"),
+        (FILEBEAT.replace("{engine}", "real"), "filebeat.yml"),  # each pod: filebeat -c .../filebeat.yml
+    ],
+    ids=["librdkafka", "filebeat-emulated", "filebeat-real"],
 )
 def test_sigterm_to_kbt_alone_leaves_no_process_and_resume_finishes(
     lab: Any, tmp_path: Path, template: str, engine: str
 ) -> None:
+    if engine == "filebeat.yml" and not filebeat_builds():
+        pytest.skip("no real Filebeat build in the kbt cache: run 'make install' (scripts/build_filebeat.sh)")
     name = f"term-{engine.split('-')[0][:5]}"
     proc, cmd = _start(lab, tmp_path, template, name)
     store = ResultsStore(tmp_path / "results")

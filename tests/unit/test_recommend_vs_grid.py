@@ -44,7 +44,7 @@ class StandInLab:
         self.service_p99_ms = service_p99_ms
         self.request_error = request_error
         self.runs: list[RunRecord] = []
-        self.engines = frozenset({"librdkafka", "sarama"})  # the Trials protocol: engines it runs
+        self.engines = frozenset({"librdkafka", "filebeat"})  # the Trials protocol: engines it runs
         self.clock = 1_800_000_000.0
 
     def record(self, plan: RunPlan) -> RunRecord:

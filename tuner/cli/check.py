@@ -24,12 +24,27 @@ def filebeat(
         help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
+    filebeat_version: str | None = typer.Option(
+        None,
+        "--filebeat-version",
+        help="Real Filebeat build for `filebeat test config` (default: the newest; see kbt --version).",
+    ),
     json_path: Path | None = json_option("each file's errors and warnings"),
 ) -> None:
     """Check Filebeat configuration files: unknown keys, bad values, settings without effect.
 
     Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
-    warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events."""
+    warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events.
+    When a real Filebeat build is installed, it also runs `filebeat test config` on each file."""
+    from tuner.driver.filebeat_builds import filebeat_builds
+
+    builds = filebeat_builds()
+    if filebeat_version is not None and filebeat_version not in builds:
+        sys.stderr.write(
+            f"kbt: error: --filebeat-version {filebeat_version}: not built"
+            f" (available: {', '.join(builds) or 'none; run make install'})\n"
+        )
+        raise typer.Exit(int(ExitStatus.BAD_INPUT))
     failed = 0
     checked: list[dict[str, object]] = []
     for path in files:
@@ -40,6 +55,16 @@ def filebeat(
             checked.append({"file": path, "ok": False, "errors": [exc.message], "warnings": []})
             failed += 1
             continue
+        if builds:
+            from tuner.driver.filebeat_testconfig import test_config
+
+            version, problem = test_config(path, filebeat_version)
+            if problem is not None:
+                message = f"{path}: filebeat {version} test config: {problem}"
+                sys.stderr.write(f"kbt: error: {message}\n")
+                checked.append({"file": path, "ok": False, "errors": [message], "warnings": []})
+                failed += 1
+                continue
         warnings = filebeat_warnings(loaded, topic_max_message_bytes)
         for line in warnings:
             sys.stderr.write(f"kbt: warning: {line}\n")

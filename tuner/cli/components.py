@@ -80,6 +80,14 @@ def toxiproxy() -> str | None:
     return stamps[-1].name.removeprefix(".toxiproxy-") if stamps else "built"
 
 
+def filebeat() -> str | None:
+    """The real Filebeat builds in the cache (scripts/build_filebeat.sh), oldest first."""
+    from tuner.driver.filebeat_builds import filebeat_builds
+
+    builds = filebeat_builds()
+    return ", ".join(builds) if builds else None
+
+
 def prometheus() -> str | None:
     line = _run_first_line(["prometheus", "--version"])
     match = re.search(r"version (\S+)", line or "")
@@ -91,6 +99,7 @@ COMPONENTS: list[tuple[str, Callable[[], str | None]]] = [
     ("Kafka jars", kafka_jars),
     ("jmx_exporter", jmx_exporter),
     ("Sarama engine", sarama_engine),
+    ("Filebeat builds", filebeat),
     ("Prometheus", prometheus),
     ("toxiproxy", toxiproxy),
 ]

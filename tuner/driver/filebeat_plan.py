@@ -35,6 +35,7 @@ def check_emulated(config: FilebeatConfig) -> None:
         "output.kafka.partition.hash.hash": bool(kafka.partition.hash and kafka.partition.hash.hash),
         "output.kafka.headers": bool(kafka.headers),
         "output.kafka.codec": kafka.codec is not None,
+        "input.*": not config.input.is_default,
     }
     for option, present in problems.items():
         if present:

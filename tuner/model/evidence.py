@@ -59,13 +59,20 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     wire = None
     if client.batch_bytes and client.records_per_request:
         wire = client.records_per_s / client.records_per_request * client.batch_bytes
+    requests_per_s = client.requests_per_s
+    records_per_request = client.records_per_request
+    if client.produce_requests == 0 and broker_rate:
+        # Real Filebeat cannot count its requests (it turns Sarama's metrics into no-ops): the
+        # brokers' count of the run's requests stands in.
+        requests_per_s = broker_rate
+        records_per_request = client.records_per_s / broker_rate
     return Measured(
         run_id=record.run_id,
-        requests_per_s=client.requests_per_s,
+        requests_per_s=requests_per_s,
         busiest_broker_requests_per_s=busiest,
         broker_requests_per_s=broker_rate,
         records_per_s=client.records_per_s,
-        records_per_request=client.records_per_request,
+        records_per_request=records_per_request,
         p50_ms=client.delivery_latency_ms.p50,
         p99_ms=p99,
         lost=delivery.lost,

@@ -67,7 +67,8 @@ def judge(
 
 
 def request_count_mismatch(client: float | None, broker: float | None) -> float | None:
-    """Relative difference |client - broker| / broker, or None when either side is unknown."""
-    if client is None or broker is None or broker <= 0:
+    """Relative difference |client - broker| / broker, or None when either side is unknown (real
+    Filebeat counts no requests: its client count is 0)."""
+    if not client or broker is None or broker <= 0:
         return None
     return abs(client - broker) / broker

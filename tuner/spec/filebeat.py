@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, field_validator, mo
 from tuner.core.envref import is_pure_reference, is_reference
 from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration, positive
+from tuner.spec.filebeat_input import FilebeatInput
 
 # ---- durations ----------------------------------------------------------------------------------
 
@@ -347,10 +348,12 @@ class OutputSection(StrictModel):
 
 
 class FilebeatConfig(StrictModel):
-    """A Filebeat configuration fragment: `output.kafka` plus `queue.mem`."""
+    """A Filebeat configuration fragment: `output.kafka` plus `queue.mem`, and (profiles only) the
+    pods' input side (`input`, tuner/spec/filebeat_input.py)."""
 
     output: OutputSection
     queue: QueueSection = Field(default_factory=QueueSection)
+    input: FilebeatInput = Field(default_factory=FilebeatInput)
 
     @property
     def kafka(self) -> KafkaOutput:

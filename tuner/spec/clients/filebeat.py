@@ -12,8 +12,9 @@ The producer knobs of librdkafka/Java (linger_ms, batch_messages, overrides ...)
 each Filebeat option has one spelling. The queue hands the output batches of up to
 min(bulk_max_size, flush.min_events) events, waiting up to flush.timeout to fill one; Sarama sends
 one request per broker per flush: after bulk_flush_frequency, when bulk_max_size events are
-buffered, or as soon as possible (frequency 0, up to 5 requests in flight). Its load runs on the
-Sarama engine (loadtests/sarama-engine/).
+buffered, or as soon as possible (frequency 0, up to 5 requests in flight). Its load runs real
+Filebeat pods when a build is installed, else the Sarama engine (loadtests/sarama-engine/); the
+pods' input side is `input` (tuner/spec/filebeat_input.py), e.g. `input: {type: filestream}`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from tuner.spec.profile import ClientProfile
 PLACEHOLDER_HOSTS = ["${KAFKA_HOSTS}"]
 PLACEHOLDER_TOPIC = "${KAFKA_TOPIC}"
 MIN_BULK = 2048  # the recommender's smallest bulk_max_size (Filebeat's default)
+# The harvester's EOF backoff in recommended profiles (7.17's log input: 1s, growing to 10s).
+INPUT_BACKOFF = Duration.of_ms(100)
+INPUT_MAX_BACKOFF = Duration.of_ms(200)
 _HINTS = {
     "linger_ms": " (set filebeat: output.kafka.bulk_flush_frequency)",
     "batch_messages": " (set filebeat: output.kafka.bulk_max_size)",
@@ -90,7 +94,7 @@ def config_of(profile: ClientProfile) -> FilebeatConfig:
 class Filebeat(ClientKind):
     name = "filebeat"
     title = "Filebeat"
-    engine = "sarama"
+    engine = "filebeat"  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
     fields = frozenset({"filebeat"})
     hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd
@@ -177,6 +181,9 @@ class Filebeat(ClientKind):
             section = {
                 "output": {"kafka": kafka},
                 "queue": {"mem": {"events": 2 * bulk, "flush": {"min_events": bulk, "timeout": timeout}}},
+                # Real Filebeat's harvester sleeps up to `backoff` (1 s by default) at EOF before
+                # it reads new lines: a quick one leaves the budget to the queue and Sarama.
+                "input": {"backoff": INPUT_BACKOFF, "max_backoff": INPUT_MAX_BACKOFF},
             }
             return ClientProfile(
                 name=name_of(self.name, codec, knob, tag), client=self.name, filebeat=section
@@ -188,9 +195,10 @@ class Filebeat(ClientKind):
         def queue_timeout(ms: float, codec: str) -> ClientProfile:
             return make(Duration(0), Duration.of_ms(round(ms)), codec, ms, "q")
 
+        budget = max(1.0, ctx.budget_ms - INPUT_MAX_BACKOFF.ms)  # what the harvester may take
         return [
-            Family("Sarama flush frequency, queue at once", frequency, ctx.budget_ms),
-            Family("queue flush timeout, Sarama at once", queue_timeout, ctx.budget_ms),
+            Family("Sarama flush frequency, queue at once", frequency, budget),
+            Family("queue flush timeout, Sarama at once", queue_timeout, budget),
         ]
 
     def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,91 @@
+"""Real Filebeat (the 7.17 build `make install` puts in the cache) against the real lab: every line
+the pods' files received is read back from the topic (0 lost, no duplicates, in order), Filebeat's
+own monitoring agrees, and the brokers' Produce request counter saw the requests (real Filebeat
+cannot count them itself). The counter is lab-wide: nothing else produces to the lab meanwhile.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tuner.driver.filebeat_builds import filebeat_builds
+from tuner.driver.filebeat_real import run_real
+from tuner.lab import LabState
+from tuner.measure.prometheus import Prometheus
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan
+
+pytestmark = pytest.mark.integration
+
+BROKER_PRODUCE = 'kafka_network_requests_total{job="kafka-broker",request="Produce"}'
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _filebeat_built() -> None:
+    if not filebeat_builds():
+        pytest.skip("no real Filebeat build in the kbt cache: run 'make install' (scripts/build_filebeat.sh)")
+
+
+def _plan(tmp_path: Path, input_type: str) -> RunPlan:
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(
+        "name: fbreal\n"
+        "workload: {name: w, topics: [{name: t, partitions: 6, replication_factor: 3}], producers: 3,"
+        " processes: 2, rate_per_producer: 40, message: {kind: generated, bytes: 1200}, duration_s: 12,"
+        " warmup_s: 2}\n"
+        "profiles:\n"
+        f"  - {{name: p, client: filebeat, filebeat: {{input.engine: real, input.type: {input_type},"
+        " input.check_interval: 1s, queue.mem.flush.timeout: 200ms}}\n"
+        "name_format: '{profile}'\n"
+    )
+    [plan] = load_sweep(spec).runs
+    return plan
+
+
+def _produce_requests(prometheus: Prometheus, t: float) -> float | None:
+    """The lab's produce request counter summed over its series, as first scraped at or after t."""
+    total = 0.0
+    for series in prometheus.samples(BROKER_PRODUCE, t - 900, time.time()):
+        after = [v for at, v in sorted(series.points) if at >= t]
+        if not after:
+            return None
+        total += after[0]
+    return total
+
+
+def _wait_requests(prometheus: Prometheus, t: float) -> float:
+    deadline = time.monotonic() + 120
+    while (value := _produce_requests(prometheus, t)) is None:
+        assert time.monotonic() < deadline, "Prometheus has not scraped every broker for 120 s"
+        time.sleep(1)
+    return value
+
+
+@pytest.mark.parametrize("input_type", ["log", "filestream"])
+def test_every_line_is_read_back_and_the_brokers_count_the_requests(
+    lab: LabState, prometheus: Prometheus, make_topic: Any, tmp_path: Path, input_type: str
+) -> None:
+    plan = _plan(tmp_path, input_type)
+    topic = make_topic(partitions=6, replication=3)
+    before = _wait_requests(prometheus, time.time())
+    run = run_real(plan, [topic], lab.bootstrap_servers, run_id=f"it-real-{input_type}")
+    after = _wait_requests(prometheus, max(time.time(), run.result.client.finished_at))
+    client, delivery = run.result.client, run.result.delivery
+    print(
+        f"{input_type}: written {run.written}, stats {run.filebeat_stats}, broker requests {after - before}"
+    )
+    assert run.written == 3 * 40 * 12
+    assert delivery.verified and delivery.lost == 0 and delivery.duplicates == 0, delivery
+    assert delivery.consumed == delivery.acked == run.written
+    assert delivery.out_of_order == 0
+    assert run.filebeat_stats["output.events.acked"] == run.written
+    assert client.records_acked == client.offered_records > 0  # the measured window, all delivered
+    assert client.delivery_latency_ms.p50 is not None and client.delivery_latency_ms.p50 > 0
+    requests = after - before
+    # Filebeat batches: fewer requests than events, and at least one per output batch it reported.
+    assert 0 < requests < run.written
+    assert requests >= run.filebeat_stats["output.events.batches"]

@@ -1,0 +1,44 @@
+"""Which Filebeat runs a `client: filebeat` profile: real Filebeat (filebeat_real) or the Sarama
+emulation (filebeat_engine). The profile's `input.engine` decides; `auto` (the default) is real
+Filebeat whenever a build is installed (`make install` builds one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from tuner.core.errors import BadInput
+from tuner.driver.filebeat_builds import filebeat_builds
+from tuner.driver.filebeat_real import profile_config
+from tuner.driver.result import DriverResult
+from tuner.spec.sweep import RunPlan
+
+RunLoad = Callable[..., DriverResult]
+
+
+def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
+    config = profile_config(plan)
+    engine = config.input.engine
+    if engine == "auto":
+        return "real" if filebeat_builds() else "emulated"
+    if engine == "emulated" and not config.input.is_default:
+        raise BadInput(
+            f"profile {plan.profile.name}: input.* settings need real Filebeat (the Sarama emulation has"
+            " no input stage): set input.engine to real or auto, or remove them"
+        )
+    return engine
+
+
+def run_filebeat(plan: RunPlan, *args: Any, **kwargs: Any) -> DriverResult:
+    """The engine registry's entry for client kind filebeat (tuner/driver/engines.py)."""
+    return filebeat_runner(plan)(plan, *args, **kwargs)
+
+
+def filebeat_runner(plan: RunPlan) -> RunLoad:
+    if filebeat_engine_name(plan) == "real":
+        from tuner.driver.filebeat_real import run_real_filebeat_load
+
+        return run_real_filebeat_load
+    from tuner.driver.filebeat_engine import run_filebeat_load
+
+    return run_filebeat_load

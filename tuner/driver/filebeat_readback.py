@@ -1,0 +1,134 @@
+"""Read a real-Filebeat run's topic back while it runs: every event's id, its intended write time,
+the broker's append time (the topic uses LogAppendTime, so the record timestamp is when the leader
+appended it, which with acks 1 or all is the moment Filebeat's batch was acknowledged) and the time
+it was read back. Exact delivery verification: lost = written - read back, duplicates, order.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hdrh.histogram import HdrHistogram
+
+from tuner.driver.result import LatencyMs
+
+# The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
+_MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
+
+
+def latency(hist: HdrHistogram) -> LatencyMs:
+    if hist.get_total_count() == 0:
+        return LatencyMs()
+    us = hist.get_value_at_percentile
+    return LatencyMs(
+        count=hist.get_total_count(),
+        mean=hist.get_mean_value() / 1000,
+        p50=us(50) / 1000,
+        p90=us(90) / 1000,
+        p99=us(99) / 1000,
+        p999=us(99.9) / 1000,
+        max=hist.get_max_value() / 1000,
+    )
+
+
+def _hist() -> HdrHistogram:
+    return HdrHistogram(1, 3_600_000_000, 3)  # 1 us .. 1 h
+
+
+@dataclass
+class Tally:
+    window: tuple[float, float]
+    seen: Counter[tuple[int, int]] = field(default_factory=Counter)
+    last_seq: dict[tuple[int, int], int] = field(default_factory=dict)
+    out_of_order: int = 0
+    bytes_in_window: int = 0
+    events_in_window: int = 0
+    foreign: int = 0  # records without a kbt id (none expected)
+    ack_us: HdrHistogram = field(default_factory=_hist)
+    readback_us: HdrHistogram = field(default_factory=_hist)
+    log_append_time: bool = True
+
+    def add(self, partition: int, value: bytes, timestamp: tuple[int, int], now: float) -> None:
+        match = _MESSAGE.search(value)
+        if match is None:
+            self.foreign += 1
+            return
+        t_us, pod, seq = int(match.group(1)), int(match.group(2)), int(match.group(3))
+        key = (pod, seq)
+        self.seen[key] += 1
+        if self.seen[key] > 1:
+            return
+        last = self.last_seq.get((pod, partition), -1)
+        if seq < last:
+            self.out_of_order += 1
+        else:
+            self.last_seq[(pod, partition)] = seq
+        start, end = self.window
+        if not start * 1e6 <= t_us < end * 1e6:
+            return
+        self.events_in_window += 1
+        self.bytes_in_window += len(value)
+        kind, ts_ms = timestamp
+        if kind != 2:  # TIMESTAMP_LOG_APPEND_TIME
+            self.log_append_time = False
+        self.ack_us.record_value(max(1, ts_ms * 1000 - t_us))
+        self.readback_us.record_value(max(1, int(now * 1e6) - t_us))
+
+
+class ReadBack:
+    """A consumer thread over every partition of `topic` from the beginning (the topic is fresh)."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int, window: tuple[float, float]) -> None:
+        from confluent_kafka import Consumer, TopicPartition
+
+        self.tally = Tally(window=window)
+        self._consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"kbt-readback-{topic}",
+                "enable.auto.commit": False,
+                "enable.partition.eof": False,
+                "fetch.wait.max.ms": 50,
+            }
+        )
+        self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.error: str | None = None
+        self._thread = threading.Thread(target=self._loop, name="kbt-readback", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        try:
+            while not self._stop.is_set():
+                batch = self._consumer.consume(num_messages=1000, timeout=0.2)
+                now = time.time()
+                with self._lock:
+                    for msg in batch:
+                        if msg.error() is not None or msg.value() is None:
+                            continue
+                        self.tally.add(msg.partition() or 0, msg.value() or b"", msg.timestamp(), now)
+        except Exception as exc:  # reported by the driver, never a thread traceback
+            self.error = str(exc)
+
+    def distinct(self) -> int:
+        with self._lock:
+            return len(self.tally.seen)
+
+    def wait_for(self, count: int, deadline: float) -> bool:
+        """Until `count` distinct events were read back or the deadline (epoch seconds)."""
+        while time.time() < deadline and self.error is None:
+            if self.distinct() >= count:
+                return True
+            time.sleep(0.2)
+        return self.distinct() >= count
+
+    def close(self) -> Tally:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self._consumer.close()
+        return self.tally

@@ -1,0 +1,393 @@
+"""Client kind `filebeat` with real Filebeat: one Filebeat process per pod, each tailing a log file
+that a writer process fills at the workload's rate with the workload's payloads.
+
+Every line carries its record id and intended write time (tuner/driver/filebeat_writer.py), so
+delivery verification is exact: Filebeat retries until delivered, so lost = written - read back;
+duplicates and per-partition order come from the same read-back. The run's topic is switched to
+LogAppendTime so a record's timestamp is the leader's append time: write time -> that is the
+delivery latency (the ack follows the append; acks 1 by default). Read-back latency is measured too.
+
+Filebeat cannot count produce requests (it turns Sarama's metrics into no-ops): the brokers' Produce
+request counter is the count (the sweep's broker window). Filebeat's own `/stats` (events acked,
+output batches) is read from each pod's loopback monitoring endpoint before it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.driver.filebeat_builds import build_version, filebeat_binary
+from tuner.driver.filebeat_corpus import write_corpus
+from tuner.driver.filebeat_plan import drain_s
+from tuner.driver.filebeat_readback import ReadBack, latency
+from tuner.driver.filebeat_yml import EVENT_OVERHEAD_BYTES, pod_config
+from tuner.driver.lifeline import die_with_parent
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.spec.clients.filebeat import config_of
+from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.sweep import RunPlan
+
+START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
+START_SLACK_S = 1.0  # then the writers start together
+STOP_WAIT_S = 10.0
+# The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
+_PREFIX_BYTES = 28
+
+
+@dataclass
+class RealRun:
+    """A real-Filebeat run: the driver result and what only this engine knows."""
+
+    result: DriverResult
+    version: str
+    filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
+    readback_latency_ms: LatencyMs = field(default_factory=LatencyMs)
+    written: int = 0
+
+
+def profile_config(plan: RunPlan) -> FilebeatConfig:
+    return config_of(plan.profile)
+
+
+def run_real_filebeat_load(
+    plan: RunPlan,
+    topics: list[str],
+    bootstrap_servers: str,
+    run_id: str,
+    exporter_ports: Sequence[int] = (),
+) -> DriverResult:
+    """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery."""
+    return run_real(plan, topics, bootstrap_servers, run_id).result
+
+
+def run_real(
+    plan: RunPlan, topics: list[str], bootstrap: str, run_id: str, version: str | None = None
+) -> RealRun:
+    config = profile_config(plan)
+    workload = plan.workload
+    if len(topics) != 1:
+        raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
+    if workload.rate_per_producer == "max":
+        raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
+    binary = filebeat_binary(version)
+    rate = float(workload.rate_per_producer)
+    _log_append_time(bootstrap, topics[0])
+    with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
+        work = Path(tmp)
+        pods = [_Pod(i, work) for i in range(workload.producers)]
+        payloads = _payloads(plan, work, pods[0].log_file)
+        procs: list[subprocess.Popen[bytes]] = []
+        readback: ReadBack | None = None
+        drained, total_written = False, 0
+        try:
+            for pod in pods:
+                pod.start(binary, config, bootstrap, topics[0])
+                procs.append(pod.proc)  # type: ignore[arg-type]
+            _wait_started(pods)
+            started_at = time.time()
+            start_at = started_at + START_SLACK_S
+            window = (start_at + workload.warmup_s, start_at + workload.duration_s)
+            readback = ReadBack(bootstrap, topics[0], workload.topics[0].partitions, window)
+            writers = _start_writers(
+                pods, workload.processes, rate, start_at, workload.duration_s, payloads, work
+            )
+            procs += writers
+            written = _wait_writers(writers, workload.duration_s + 30.0)
+            total_written = sum(written.values())
+            drain = drain_s(config) + float(config.input.effective("max_backoff"))
+            drained = readback.wait_for(total_written, time.time() + drain)
+            stats = _sum_stats(pods)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+        finally:
+            _stop(procs)
+            if readback is not None and not drained and total_written:
+                readback.wait_for(total_written, time.time() + 3.0)  # what the stop flushed
+            tally = readback.close() if readback is not None else None
+        finished_at = time.time()
+        if readback is not None and readback.error:
+            raise KbtError(f"reading the topic back failed: {readback.error}")
+        assert tally is not None
+        problems = [p.failure() for p in pods if p.failure()]
+        if problems and not drained:
+            raise KbtError(f"real Filebeat failed: {problems[0]}")
+    expected = {(pod, seq) for pod, n in written.items() for seq in range(n)}
+    seen = tally.seen
+    lost = len(expected - set(seen))
+    duplicates = sum(n - 1 for n in seen.values() if n > 1)
+    in_window = _in_window(written, rate, start_at, pods, window)
+    client = ClientResult(
+        engine="filebeat-real",
+        producers=workload.producers,
+        processes=workload.processes,
+        started_at=started_at,
+        window_start=window[0],
+        window_end=window[1],
+        finished_at=finished_at,
+        offered_records=in_window,
+        records_sent=in_window,
+        records_acked=tally.events_in_window,
+        records_failed=stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0),
+        bytes_acked=tally.bytes_in_window,
+        records_acked_total=len(expected & set(seen)),
+        delivery_latency_ms=latency(tally.ack_us),
+    )
+    delivery = DeliveryResult(
+        acked=len(expected),
+        consumed=len(expected & set(seen)),
+        lost=lost,
+        duplicates=duplicates,
+        out_of_order=tally.out_of_order,
+        failed=0,
+        verified=True,  # the read-back ran to the end: every written line was looked for
+    )
+    result = DriverResult(client=client, delivery=delivery, topics=list(topics))
+    return RealRun(
+        result=result,
+        version=build_version(binary),
+        filebeat_stats=stats,
+        readback_latency_ms=latency(tally.readback_us),
+        written=len(expected),
+    )
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM ends the run like Ctrl-C: the pods and writers are stopped and the files removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_sig: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Pod:
+    def __init__(self, index: int, work: Path) -> None:
+        self.index = index
+        self.dir = work / f"pod-{index}"
+        self.dir.mkdir()
+        self.log_file = self.dir / "pod.log"
+        self.log_file.touch()
+        self.port = _free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
+        doc = pod_config(
+            config,
+            pod=self.index,
+            log_file=self.log_file,
+            hosts=bootstrap.split(","),
+            topic=topic,
+            http_port=self.port,
+            workdir=self.dir,
+        )
+        cfg = self.dir / "filebeat.yml"
+        # JSON is YAML: no YAML writer needed, and every value keeps its type.
+        cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        self.proc = subprocess.Popen(
+            [str(binary), "-c", str(cfg), "--path.home", str(self.dir), "--strict.perms=false"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.dir,
+            start_new_session=True,
+            preexec_fn=die_with_parent,  # a killed kbt leaves no Filebeat behind
+        )
+
+    def stats(self) -> dict[str, Any] | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=2) as resp:
+                data: dict[str, Any] = json.load(resp)
+                return data
+        except (OSError, ValueError):
+            return None
+
+    def failure(self) -> str | None:
+        if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
+            return None
+        lines: list[str] = []
+        for log in sorted((self.dir / "logs").glob("filebeat*")):
+            lines += [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln]
+        last = lines[-1].split("\t")[-1] if lines else f"exit status {self.proc.returncode}"
+        return f"pod {self.index}: {last}"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _log_append_time(bootstrap: str, topic: str) -> None:
+    """The record timestamp becomes the broker's append time (the topic is the run's own)."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # no purge notice on exit
+    entry = ConfigEntry(
+        "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
+    )
+    resource = ConfigResource("topic", topic, incremental_configs=[entry])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=30)
+
+
+def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
+    """Payload texts sized so the Kafka record (Filebeat's JSON event) has the workload's size."""
+    corpus = work / "corpus.jsonl"
+    write_corpus(plan.workload, corpus, seed=plan.index + 1)
+    overhead = EVENT_OVERHEAD_BYTES + len(str(sample_log)) + _PREFIX_BYTES
+    out: list[str] = []
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        text = str(entry["message"]).replace("\\", "/").replace('"', "'")
+        size = int(entry["bytes"])
+        if size > 0:
+            want = max(16, size - overhead)
+            text = (text * (want // max(1, len(text)) + 1))[:want]
+        out.append(text)
+    return out
+
+
+def _wait_started(pods: list[_Pod]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    pending = list(pods)
+    while pending:
+        for pod in list(pending):
+            if pod.failure():
+                raise KbtError(f"real Filebeat did not start: {pod.failure()}")
+            if pod.stats() is not None:
+                pending.remove(pod)
+        if pending and time.monotonic() > deadline:
+            raise KbtError(f"real Filebeat pod {pending[0].index} did not start within {START_TIMEOUT_S:g} s")
+        time.sleep(0.2)
+
+
+def _start_writers(
+    pods: list[_Pod],
+    processes: int,
+    rate: float,
+    start_at: float,
+    duration: float,
+    payloads: list[str],
+    work: Path,
+) -> list[subprocess.Popen[bytes]]:
+    writers: list[subprocess.Popen[bytes]] = []
+    for index in range(processes):
+        mine = pods[index::processes]
+        if not mine:
+            continue
+        plan = {
+            "rate_per_pod": rate,
+            "start_at": start_at,
+            "duration_s": duration,
+            "payloads": payloads,
+            # Pods start out of step, as independent services do.
+            "pods": [
+                {"pod": p.index, "file": str(p.log_file), "phase_s": (p.index * 0.618) % 1 / rate}
+                for p in mine
+            ],
+        }
+        path = work / f"writer-{index}.json"
+        path.write_text(json.dumps(plan), encoding="utf-8")
+        writers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tuner.driver.filebeat_writer", str(path)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+            )
+        )
+    return writers
+
+
+def _wait_writers(writers: list[subprocess.Popen[bytes]], budget_s: float) -> dict[int, int]:
+    written: dict[int, int] = {}
+    deadline = time.monotonic() + budget_s
+    for proc in writers:
+        try:
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise KbtError(f"a log writer did not finish within {budget_s:g} s") from None
+        if proc.returncode != 0 or not out.strip():
+            last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            raise KbtError(f"a log writer failed: {last}")
+        for pod, n in json.loads(out.decode().strip().splitlines()[-1])["written"].items():
+            written[int(pod)] = int(n)
+    return written
+
+
+def _in_window(
+    written: dict[int, int], rate: float, start_at: float, pods: list[_Pod], window: tuple[float, float]
+) -> int:
+    count = 0
+    for pod in pods:
+        phase = (pod.index * 0.618) % 1 / rate
+        for seq in range(written.get(pod.index, 0)):
+            # The writer's own arithmetic (whole microseconds), as the read-back compares them.
+            if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:
+                count += 1
+    return count
+
+
+_STATS = {
+    "output.events.acked": ("libbeat", "output", "events", "acked"),
+    "output.events.batches": ("libbeat", "output", "events", "batches"),
+    "output.events.failed": ("libbeat", "output", "events", "failed"),
+    "output.events.dropped": ("libbeat", "output", "events", "dropped"),
+    "pipeline.events.retry": ("libbeat", "pipeline", "events", "retry"),
+    "filebeat.events.done": ("filebeat", "events", "done"),
+    "harvester.started": ("filebeat", "harvester", "started"),
+}
+
+
+def _sum_stats(pods: list[_Pod]) -> dict[str, int]:
+    total = dict.fromkeys(_STATS, 0)
+    for pod in pods:
+        data = pod.stats() or {}
+        for name, path in _STATS.items():
+            node: Any = data
+            for part in path:
+                node = node.get(part, {}) if isinstance(node, dict) else {}
+            total[name] += int(node) if isinstance(node, int) else 0
+    return total
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM every process still running, then wait, then kill (also on Ctrl-C)."""
+    for proc in procs:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+    end = time.monotonic() + STOP_WAIT_S
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.1, end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
