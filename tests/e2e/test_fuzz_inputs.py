@@ -185,6 +185,59 @@ def test_fuzz_filebeat_profile(data: st.DataObject) -> None:
         run_kbt(["check", "filebeat", "filebeat.yml"], d)
 
 
+CLIENT_LINE = "  properties: {security.protocol: SASL_SSL, sasl.mechanism: SCRAM-SHA-512, sasl.username: kbt}"
+GOOD_TARGET = f"""name: staging
+bootstrap_servers: [127.0.0.1:9]
+client:
+{CLIENT_LINE}
+prometheus:
+  url: http://127.0.0.1:9/prometheus?tenant=a
+  headers: {{X-Scope-OrgID: staging}}
+brokers:
+  job: kafka
+  matchers: {{cluster: staging}}
+  broker_label: pod
+dialect: auto
+limits: {{max_msgs_per_s: 20000, max_bytes_per_s: 20000000}}
+topic_prefix: kbt-
+"""
+TARGET_SECRETS = st.sampled_from(
+    [
+        f'  properties: {{security.protocol: SASL_SSL, sasl.password: "{SECRET}"}}',
+        f'  properties: {{sasl.jaas.config: "x required username=a password=\\"{SECRET}\\";"}}',
+        f'  properties: {{ssl.key.pem: "-----BEGIN PRIVATE KEY-----{SECRET}-----END PRIVATE KEY-----"}}',
+        f'  properties: {{" ssl.truststore.password ": "{SECRET}"}}',
+        f'  properties: {{sasl.password: "${{KAFKA_PW:{SECRET}}}"}}',
+    ]
+)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_target_file(data: st.DataObject) -> None:
+    """Target files (docs/targets.md) through `kbt sweep --target --dry-run`: read, checked against
+    the caps, never connected to; planted credentials and URL secrets never echoed."""
+    for d in workdir():
+        text = _mutate(GOOD_TARGET, data)
+        if data.draw(st.booleans()):
+            text = text.replace(CLIENT_LINE, data.draw(TARGET_SECRETS))
+        if data.draw(st.booleans()):
+            text = text.replace("http://127.0.0.1:9/", f"http://kbt:{SECRET}@127.0.0.1:9/").replace(
+                "tenant=a", f"tenant=a&token={SECRET}"
+            )
+        (d / "target.yaml").write_text(text)
+        (d / "spec.yaml").write_text(GOOD_SPEC)
+        run_kbt(["sweep", "spec.yaml", "--target", "target.yaml", "--dry-run"], d)
+
+
+def test_the_good_target_file_is_read(tmp_path: Path) -> None:
+    """The fuzzer's starting point passes, so its mutations reach the target file's checks."""
+    (tmp_path / "target.yaml").write_text(GOOD_TARGET)
+    (tmp_path / "spec.yaml").write_text(GOOD_SPEC)
+    proc = run_kbt(["sweep", "spec.yaml", "--target", "target.yaml", "--dry-run"], tmp_path)
+    assert proc.returncode == 0 and "kbt-" in proc.stdout, proc.stderr
+
+
 @SETTINGS
 @given(data=st.data())
 def test_fuzz_thresholds(data: st.DataObject) -> None:
