@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import http.server
+import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,7 +89,7 @@ class Case:
     line: str
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
-    serve: Literal["down", "garbage"] | None = None
+    serve: Literal["down", "garbage", "trickle"] | None = None
 
     def command(self, prom: str) -> tuple[str, ...]:
         return tuple(a.replace("{prom}", prom) for a in self.argv)
@@ -98,11 +101,17 @@ class Case:
         for name, body in self.files.items():
             path = directory / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            if body.startswith("\x00"):
-                path.write_bytes(body.encode("latin-1"))
+            if body == FIFO:
+                os.mkfifo(path)
+            elif body.startswith("\x00") or body.startswith(LATIN1):
+                text = body.removeprefix(LATIN1).replace("{spec}", GOOD_SPEC)
+                path.write_bytes(text.encode("latin-1"))
             else:
                 path.write_text(body.replace("{spec}", GOOD_SPEC).replace("{stress}", GOOD_STRESS))
 
+
+FIFO = "\x00fifo"  # a file body that makes the case's file a FIFO (a reader would block on it)
+LATIN1 = "\x01latin-1\x01"  # a file body written as Latin-1 bytes, not UTF-8
 
 GARBAGE = b"<html><body>It works!</body></html>"
 DOC_PROM = "http://127.0.0.1:PORT"  # how docs/errors.md shows the endpoint a case talks to
@@ -122,8 +131,26 @@ class _GarbageHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _TrickleHandler(http.server.BaseHTTPRequestHandler):
+    """Headers at once, then one byte every 2 s: each read succeeds, the answer never ends."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        with contextlib.suppress(OSError):
+            for _ in range(60):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(2)
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
 @contextlib.contextmanager
-def endpoint(kind: Literal["down", "garbage"] | None) -> Iterator[str]:
+def endpoint(kind: Literal["down", "garbage", "trickle"] | None) -> Iterator[str]:
     """The Prometheus URL a case talks to, open for the duration of the `with` block."""
     if kind is None:
         yield DOC_PROM
@@ -132,7 +159,9 @@ def endpoint(kind: Literal["down", "garbage"] | None) -> Iterator[str]:
             sock.bind(("127.0.0.1", 0))
             yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     else:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _GarbageHandler)
+        handler = _GarbageHandler if kind == "garbage" else _TrickleHandler
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
@@ -349,7 +378,7 @@ CASES: list[Case] = [
         "binary garbage",
         ("sweep", "spec.yaml", *DRY),
         ExitStatus.BAD_INPUT,
-        E + "spec.yaml: cannot read: 'utf-8' codec can't decode byte 0xff in position 1: invalid start byte",
+        E + "spec.yaml: binary data, not text (a NUL byte at offset 0)",
         files={"spec.yaml": "\x00\xff\xfe\x00garbage"},
     ),
     Case(
@@ -531,8 +560,8 @@ CASES: list[Case] = [
         "malformed host:port (port not a number)",
         ("diagnose", "--prometheus", "http://127.0.0.1:90x0"),
         ExitStatus.BAD_INPUT,
-        E + "--prometheus 'http://127.0.0.1:90x0': give a URL such as http://127.0.0.1:9090 (Port could"
-        " not be cast to integer value as '90x0')",
+        E + "--prometheus 'http://127.0.0.1:90x0': give a URL such as http://127.0.0.1:9090 (the port"
+        " is not a number)",
     ),
     Case(
         "diagnose-port-out-of-range",
@@ -540,8 +569,8 @@ CASES: list[Case] = [
         "malformed host:port (port above 65535)",
         ("diagnose", "--prometheus", "http://127.0.0.1:99999"),
         ExitStatus.BAD_INPUT,
-        E + "--prometheus 'http://127.0.0.1:99999': give a URL such as http://127.0.0.1:9090 (Port out of"
-        " range 0-65535)",
+        E + "--prometheus 'http://127.0.0.1:99999': give a URL such as http://127.0.0.1:9090 (the port"
+        " is out of range 0-65535)",
     ),
     Case(
         "diagnose-bad-window",
@@ -726,6 +755,359 @@ CASES: list[Case] = [
         files={"spec.yaml": "{spec}"},
     ),
 ]
+
+DEEP = "a: " + "[" * 500 + "]" * 500 + "\n"
+BOMB = "".join(
+    f"{c}: &{c} [" + ", ".join([f"*{p}"] * 9 if p else ['"x"'] * 9) + "]\n"
+    for p, c in zip(["", "a", "b", "c", "d", "e", "f"], "abcdefg", strict=True)
+)
+HUGE_VARY = (
+    GOOD_SPEC
+    + "vary:\n"
+    + "".join(
+        f"  workload.{k}: [{', '.join(str(v) for v in range(1, 41))}]\n"
+        for k in ("producers", "rate_per_producer", "duration_s")
+    )
+)
+SECRET = "hunter2-s3cret"  # planted: no case may print it
+
+HARDENING_CASES: list[Case] = [
+    # ---- structure ---------------------------------------------------------------------------
+    Case(
+        "structure-deep-yaml",
+        "structure",
+        "YAML nested 500 deep",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": DEEP},
+    ),
+    Case(
+        "structure-alias-bomb",
+        "structure",
+        "YAML alias bomb (9^7 values once expanded)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": BOMB},
+    ),
+    Case(
+        "structure-vary-product",
+        "structure",
+        "vary cross product of 64,000 runs",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": HUGE_VARY},
+    ),
+    Case(
+        "structure-name-format-attr",
+        "structure",
+        "attribute access in name_format",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": GOOD_SPEC + 'name_format: "{profile.__class__}"\n'},
+    ),
+    Case(
+        "structure-name-format-width",
+        "structure",
+        "a huge width in name_format",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": GOOD_SPEC + 'name_format: "{profile:>999999999}"\n'},
+    ),
+    Case(
+        "structure-record-array",
+        "structure",
+        "a run record that is a JSON array",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": "[1, 2, 3]"},
+    ),
+    Case(
+        "structure-lab-state-string",
+        "structure",
+        "a lab state file that is a JSON string",
+        ("sweep", "spec.yaml", "--lab-dir", "lab"),
+        ExitStatus.ENVIRONMENT,
+        "",
+        files={"spec.yaml": "{spec}", "lab/state.json": '"running"'},
+    ),
+    # ---- numbers -----------------------------------------------------------------------------
+    Case(
+        "numbers-flag-nan",
+        "numbers",
+        "--slo-p99 nan",
+        ("recommend", ".", "--slo-p99", "nan"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "numbers-end-huge",
+        "numbers",
+        "--end 1e308",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--end", "1e308"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "numbers-non-ascii-digits",
+        "numbers",
+        "Arabic-Indic digits in --batch-sizes",
+        ("probe", "compression", "sample.log", "--batch-sizes", "\u0661\u0662,8"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    spec_case("numbers-spec-nan", "duration .nan in a spec", "duration_s: 5", "duration_s: .nan", ""),
+    spec_case(
+        "numbers-spec-inf-string",
+        "rate given as the string inf",
+        "rate_per_producer: 10",
+        'rate_per_producer: "inf"',
+        "",
+    ),
+    filebeat_case(
+        "numbers-duration-huge",
+        "a flush frequency of 99999999999h",
+        "bulk_flush_frequency: 0s",
+        "bulk_flush_frequency: 99999999999h",
+        "",
+    ),
+    filebeat_case(
+        "numbers-size-1e26", "bulk_max_size 1e26", "bulk_max_size: 1024", "bulk_max_size: 1e26", ""
+    ),
+    # ---- files -------------------------------------------------------------------------------
+    Case(
+        "files-spec-directory",
+        "files",
+        "a directory given as the spec",
+        ("sweep", "specs", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"specs/keep.txt": "x"},
+    ),
+    Case(
+        "files-spec-fifo",
+        "files",
+        "a FIFO given as the spec (would block)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": FIFO},
+    ),
+    Case(
+        "files-probe-dev-zero",
+        "files",
+        "/dev/zero as a probe input (endless)",
+        ("probe", "compression", "/dev/zero"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "files-spec-latin1",
+        "files",
+        "a spec saved as Latin-1",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": LATIN1 + GOOD_SPEC.replace("name: e2e\n", "name: e2e\n# caf\xe9\n", 1)},
+    ),
+    Case(
+        "files-record-truncated",
+        "files",
+        "a truncated run record",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": '{"schema_version": 1, "run_id": "s/r", '},
+    ),
+    # ---- network -----------------------------------------------------------------------------
+    Case(
+        "network-trickle",
+        "network",
+        "a server that trickles a byte every 2 s",
+        ("diagnose", "--prometheus", "{prom}"),
+        ExitStatus.UNREACHABLE,
+        "",
+        serve="trickle",
+    ),
+    Case(
+        "network-query-string",
+        "network",
+        "a URL with a query string (kept, not broken by the API path)",
+        ("diagnose", "--prometheus", "{prom}/prom?tenant=a"),
+        ExitStatus.UNREACHABLE,
+        "",
+        serve="garbage",
+    ),
+    Case(
+        "network-report-schemeless",
+        "network",
+        "kbt report --prometheus without a scheme",
+        ("report", "results", "--prometheus", "127.0.0.1:9090"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    # ---- secrets -----------------------------------------------------------------------------
+    Case(
+        "secrets-url-userinfo-slash",
+        "secrets",
+        "a URL password with / and @ in it",
+        ("diagnose", "--prometheus", "http://kbt:" + SECRET + "/x@y@127.0.0.1:1x"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "secrets-url-query-token",
+        "secrets",
+        "a token in the URL's query string",
+        ("diagnose", "--prometheus", "{prom}/?token=" + SECRET),
+        ExitStatus.UNREACHABLE,
+        "",
+        serve="garbage",
+    ),
+    filebeat_case(
+        "secrets-filebeat-hosts",
+        "credentials in Filebeat hosts",
+        '["${KAFKA_HOSTS}"]',
+        f'["kbt:{SECRET}@broker:9092x"]',
+        "",
+    ),
+    spec_case(
+        "secrets-key-pem",
+        "ssl.key.pem written literally",
+        "linger_ms: 50",
+        'linger_ms: 50, overrides: {ssl.key.pem: "-----BEGIN PRIVATE KEY-----' + SECRET + '"}',
+        "",
+    ),
+    spec_case(
+        "secrets-oauthbearer-config",
+        "sasl.oauthbearer.config written literally",
+        "linger_ms: 50",
+        f'linger_ms: 50, overrides: {{sasl.oauthbearer.config: "principal=a secret={SECRET}"}}',
+        "",
+    ),
+    spec_case(
+        "secrets-key-whitespace",
+        "a secret key with stray whitespace",
+        "linger_ms: 50",
+        f'linger_ms: 50, overrides: {{" sasl.password ": "{SECRET}"}}',
+        "",
+    ),
+    spec_case(
+        "secrets-reference-default",
+        "a ${VAR:default} that carries the secret",
+        "linger_ms: 50",
+        f'linger_ms: 50, overrides: {{sasl.password: "${{KAFKA_PW:{SECRET}}}"}}',
+        "",
+    ),
+    # ---- writes ------------------------------------------------------------------------------
+    Case(
+        "writes-json-device",
+        "writes",
+        "--json /dev/full (a device is never replaced)",
+        ("probe", "compression", "sample.log", "--json", "/dev/full"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    Case(
+        "writes-parent-not-directory",
+        "writes",
+        "--json under a parent that is a file",
+        ("probe", "compression", "sample.log", "--json", "sample.log/out.json"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    Case(
+        "writes-markdown-fifo",
+        "writes",
+        "--markdown to a FIFO",
+        ("probe", "compression", "sample.log", "--markdown", "out.md"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"sample.log": "a line\nanother line\n", "out.md": FIFO},
+    ),
+    Case(
+        "writes-plot-format",
+        "writes",
+        "--plot with an unknown extension",
+        ("probe", "compression", "sample.log", "--plot", "out.xyz"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+    # ---- messages ----------------------------------------------------------------------------
+    spec_case(
+        "messages-long-value",
+        "a 200 KB topic name (cut in the message)",
+        "{name: e2e,",
+        "{name: " + "t" * 200_000 + ",",
+        "",
+    ),
+    spec_case(
+        "messages-control-chars",
+        "a terminal escape in a key (shown escaped)",
+        "linger_ms: 50",
+        'linger_ms: 50, "\\e[2Jx": 1',
+        "",
+    ),
+    Case(
+        "messages-python-wording",
+        "messages",
+        "--levels with a word for a level",
+        ("probe", "compression", "sample.log", "--levels", "zstd=high"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"sample.log": "a line\nanother line\n"},
+    ),
+]
+
+# The one line each hardening case must print (after "kbt: error: "). {prom} is the endpoint.
+HARDENING_LINES = {
+    "structure-deep-yaml": "spec.yaml:1: nested more than 64 levels deep",
+    "structure-alias-bomb": "spec.yaml:7: aliases expand to more than 1,000,000 values",
+    "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
+    "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501
+    "structure-name-format-width": "spec.yaml: name_format: format '>999999999' of {profile} is too wide (at most 64)",  # noqa: E501
+    "structure-record-array": "results/s/r.json: not a run record: expected a JSON object, found a list",
+    "structure-lab-state-string": "lab state lab/state.json is not a JSON object; remove it and run 'kbt lab up'",  # noqa: E501
+    "numbers-flag-nan": "Invalid value for '--slo-p99': 'nan' is not a finite number (see 'kbt recommend --help')",  # noqa: E501
+    "numbers-end-huge": "--end '1e308': unix seconds must lie between 0 and the year 3000",
+    "numbers-non-ascii-digits": "--batch-sizes: '١٢' is not a whole number",
+    "numbers-spec-nan": "spec.yaml: workload.duration_s: must be a finite number (got nan)",
+    "numbers-spec-inf-string": "spec.yaml:6: workload.rate_per_producer: must be a number of msgs/s per producer or \"max\" (got 'inf')",  # noqa: E501
+    "numbers-duration-huge": "filebeat.yml:5: output.kafka.bulk_flush_frequency: 3.6e+14 s is longer than a year",  # noqa: E501
+    "numbers-size-1e26": "filebeat.yml: output.kafka.bulk_max_size: 1e+26 is too large",
+    "files-spec-directory": "specs: is a directory, not a spec file",
+    "files-spec-fifo": "spec.yaml: is a FIFO, not a spec file",
+    "files-probe-dev-zero": "/dev/zero: is a device, not a file",
+    "files-spec-latin1": "spec.yaml:2: not UTF-8 text (byte 0xe9 at offset 15); save the file as UTF-8",
+    "files-record-truncated": "results/s/r.json:1: not valid JSON: Expecting property name enclosed in double quotes",  # noqa: E501
+    "network-trickle": "Prometheus at {prom} did not answer within 10 s",
+    "network-query-string": "{prom}/prom/api/v1/query did not answer with Prometheus JSON (HTTP 200: '<html><body>It works!</body></html>')",  # noqa: E501
+    "network-report-schemeless": "--prometheus '127.0.0.1:9090': give a URL such as http://127.0.0.1:9090",
+    "secrets-url-userinfo-slash": "--prometheus 'http://kbt:[redacted]@127.0.0.1:1x': give a URL such as http://127.0.0.1:9090 (the port is not a number)",  # noqa: E501
+    "secrets-url-query-token": "{prom}/api/v1/query did not answer with Prometheus JSON (HTTP 200: '<html><body>It works!</body></html>')",  # noqa: E501
+    "secrets-filebeat-hosts": 'filebeat.yml:2: output.kafka.hosts: "kbt:[redacted]@broker:9092x" is not host:port or a ${VAR} reference',  # noqa: E501
+    "secrets-key-pem": 'spec.yaml:11: profiles[0].overrides: "ssl.key.pem" holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
+    "secrets-oauthbearer-config": 'spec.yaml:11: profiles[0].overrides: "sasl.oauthbearer.config" holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
+    "secrets-key-whitespace": 'spec.yaml:11: profiles[0].overrides: " sasl.password " holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
+    "secrets-reference-default": 'spec.yaml:11: profiles[0].overrides: "sasl.password" holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
+    "writes-json-device": "/dev/full: is a device; kbt writes a probe record only to a regular file or a new path",  # noqa: E501
+    "writes-parent-not-directory": "sample.log/out.json: sample.log is not a directory",
+    "writes-markdown-fifo": "out.md: is a FIFO; kbt writes a markdown table only to a regular file or a new path",  # noqa: E501
+    "writes-plot-format": "out.xyz: unknown plot format 'xyz' (use one of avif, eps, gif, jpeg, jpg, pdf, pgf, png, ps, raw, rgba, svg, svgz, tif, tiff, webp)",  # noqa: E501
+    "messages-long-value": "spec.yaml:4: workload.topics[0].name: must match pattern '^[A-Za-z0-9._-]{1,200}$' (got 'ttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt... (199,721 more characters)",  # noqa: E501
+    "messages-control-chars": 'spec.yaml:11: profiles[0]: unknown key "\\x1b[2Jx"',
+    "messages-python-wording": "--levels: 'high' is not a whole number",
+}
+CASES += [dataclasses.replace(c, line=E + HARDENING_LINES[c.id]) for c in HARDENING_CASES]
 
 
 def render_doc() -> str:

@@ -49,7 +49,7 @@ def test_refused_files(tmp_path: Path, content: bytes, expected: str) -> None:
 def test_missing_file_and_directory(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="no such file"):
         read_sample(tmp_path / "nope.log")
-    with pytest.raises(BadInput, match="not a regular file"):
+    with pytest.raises(BadInput, match="is a directory, not a file"):
         read_sample(tmp_path)
 
 

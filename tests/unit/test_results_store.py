@@ -110,7 +110,7 @@ def test_schema_version_mismatch_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="schema_version 99"):
         store.load(bad)
     bad.write_text("{not json")
-    with pytest.raises(BadInput, match="not a readable run record"):
+    with pytest.raises(BadInput, match="not valid JSON"):
         store.load(bad)
 
 
@@ -123,5 +123,5 @@ def test_records_are_frozen() -> None:
 def test_unwritable_results_dir(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(EnvironmentProblem, match="cannot write run record"):
+    with pytest.raises(BadInput, match="file is not a directory"):  # named as such, not "File exists"
         ResultsStore(blocker).write(_record(_plans()[0], 1_700_000_000.0))

@@ -136,7 +136,7 @@ def test_baseline_from_diagnose_output(tmp_path: Path) -> None:
     ("content", "expected"),
     [
         ('{"status": "healthy"}', "not 'kbt diagnose --json' output"),
-        ("not json", "not readable diagnose JSON"),
+        ("not json", "not valid JSON"),
         (
             '{"snapshot": {"brokers": [{"broker": "1", "messages_in_per_s": 0}]}}',
             "no baseline load to multiply",

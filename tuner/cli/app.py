@@ -93,19 +93,28 @@ def _register() -> None:
 
 
 def fail(message: str, status: ExitStatus) -> None:
-    sys.stderr.write(f"kbt: error: {message}\n")
+    from tuner.core.redact import scrub
+    from tuner.core.text import one_line
+
+    sys.stderr.write(f"kbt: error: {one_line(scrub(message))}\n")
     sys.exit(int(status))
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register()
-    from typer.main import get_command
+    from tuner.cli import flags, signals
 
-    from tuner.cli.help_shape import shape
-
-    command = shape(get_command(app))
+    flags.install()
+    signals.install()
     try:
+        _register()  # inside: a Ctrl-C while the commands import is one line too
+        from typer.main import get_command
+
+        from tuner.cli.help_shape import shape
+
+        command = shape(get_command(app))
         code = command.main(args=argv, prog_name="kbt", standalone_mode=False)
+        if code == ExitStatus.INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
+            raise KeyboardInterrupt
         if isinstance(code, int) and code != 0:  # typer.Exit(n) is returned, not raised, here
             sys.exit(code)
     except KbtError as exc:
@@ -118,12 +127,14 @@ def main(argv: list[str] | None = None) -> None:
         ctx = exc.ctx
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         fail(f"{exc.format_message()}{hint}", ExitStatus.BAD_INPUT)
+    except (typer.Abort, KeyboardInterrupt):
+        signals.quiet()
+        fail("interrupted", ExitStatus.INTERRUPTED)
     except typer.Exit as exc:
+        if exc.exit_code == ExitStatus.INTERRUPTED:
+            signals.quiet()
+            fail("interrupted", ExitStatus.INTERRUPTED)
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        fail("interrupted", ExitStatus.INTERRUPTED)
-    except KeyboardInterrupt:
-        fail("interrupted", ExitStatus.INTERRUPTED)
     except click_exc.ClickException as exc:
         fail(exc.format_message(), ExitStatus.BAD_INPUT)
     except OSError as exc:

@@ -11,6 +11,7 @@ from tuner.cli.args import list_values
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
+from tuner.core.writes import atomic_write
 from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
 from tuner.render.plain import show
 from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
@@ -135,7 +136,7 @@ def chaos(
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:
-        markdown.write_text(chaos_markdown(outcome.all_records, skipped))
+        atomic_write(markdown, chaos_markdown(outcome.all_records, skipped), "markdown table")
     write_json(
         json_path,
         "chaos",

@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.numbers import check_duration, cut_value, parse_number
+from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 
 if TYPE_CHECKING:
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.store.record import RunRecord
 
+# Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
+DEADLINE_S = 60.0
 WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
 
 
@@ -26,9 +30,14 @@ def seconds(value: str, what: str) -> float:
     from tuner.spec.duration import Duration
 
     try:
-        result = float(value) if value.replace(".", "", 1).isdigit() else Duration.parse(value).seconds
+        plain = value.strip().replace(".", "", 1)
+        if plain.isascii() and plain.isdigit():
+            result = parse_number(value, what)
+        else:
+            result = Duration.parse(value).seconds
+        check_duration(result, what)
     except ValueError:
-        raise BadInput(f"{what} {value!r}: must be a duration like 5m, 300s or 1h") from None
+        raise BadInput(f"{what} {cut_value(value)}: must be a duration like 5m, 300s or 1h") from None
     if result <= 0:
         raise BadInput(f"{what} {value!r}: must be positive")
     return result
@@ -45,7 +54,15 @@ def prometheus_url(value: str) -> str:
         parts = urlsplit(value)
         port = parts.port
     except ValueError as exc:  # a port that is not a number or out of range, a broken [IPv6] host
-        raise BadInput(f"{hint} ({exc})") from None
+        # Never urllib's own words: they quote the part it choked on, which may be a password
+        # (in http://user:pa/ss@host the "port" is the password).
+        text = str(exc)
+        why = (
+            "the port is not a number" if "cast to integer" in text
+            else "the port is out of range 0-65535" if "out of range" in text
+            else "not a URL"
+        )  # fmt: skip
+        raise BadInput(f"{hint} ({why})") from None
     if not parts.hostname:
         raise BadInput(f"{hint} (no host)")
     if port == 0:
@@ -58,14 +75,21 @@ def end_time(value: str) -> float:
     from datetime import UTC, datetime
 
     try:
-        return float(value)
-    except ValueError:
-        pass
+        when_s = parse_number(value, "--end")
+    except ValueError as exc:
+        if "finite" in str(exc) or "too large" in str(exc):
+            raise BadInput(
+                f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000"
+            ) from None
+    else:
+        if not 0 <= when_s <= 32503680000:  # the year 3000
+            raise BadInput(f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000")
+        return when_s
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise BadInput(
-            f"--end {value!r}: give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
+            f"--end {cut_value(value)}: give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
         ) from None
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
@@ -128,7 +152,11 @@ def diagnose(
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
     try:
-        prom = Prometheus(prometheus) if prometheus is not None else target_prometheus(target_file)
+        prom = (
+            Prometheus(prometheus, deadline_s=DEADLINE_S)
+            if prometheus is not None
+            else target_prometheus(target_file)
+        )
         snap = ClusterSnapshot.model_validate(
             take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
         )
@@ -145,10 +173,7 @@ def diagnose(
             console.width = max(console.width, 200)
         show(console, diagnosis_view(result))
         if json_path is not None:
-            try:
-                json_path.write_text(text, encoding="utf-8")
-            except OSError as exc:
-                raise KbtError(f"cannot write {json_path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+            atomic_write(json_path, text, "diagnosis")
     raise typer.Exit(int(result.exit_status))
 
 
@@ -157,7 +182,7 @@ def target_prometheus(target_file: Path | None) -> Prometheus:
     from tuner.measure.prometheus import Prometheus
     from tuner.target import resolve_target
 
-    return Prometheus.for_target(resolve_target(None, target_file), timeout_s=30)
+    return Prometheus.for_target(resolve_target(None, target_file), timeout_s=30, deadline_s=DEADLINE_S)
 
 
 def unavailable_notes(prom: Prometheus) -> None:
@@ -190,11 +215,12 @@ def load_cost_model(path: Path) -> BrokerCostModel:
 
     if path.is_dir():
         return fit_cost_model(load_records(path))
+    from tuner.core.inputs import read_json
+
+    data = read_json(path, "cost model")  # a regular file within the cap, finite numbers
     try:
-        return BrokerCostModel.model_validate_json(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BadInput(f"--cost-model {path}: {exc.strerror}") from None
+        return BrokerCostModel.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(top)"
-        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {err['msg']}") from None
+        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {str(err['msg'])[:200]}") from None

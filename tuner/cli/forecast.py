@@ -14,27 +14,28 @@ from rich.console import Console
 from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.diagnose import load_cost_model, load_records, seconds
 from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.numbers import cut_value
+from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 
 if TYPE_CHECKING:
     from tuner.model.diagnosis import Diagnosis
 
-_PEAK = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*x?\s*$", re.IGNORECASE)
+_PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)
 
 
 def parse_peak(value: str) -> float:
     match = _PEAK.match(value)
     peak = float(match.group(1)) if match else 0.0
     if peak <= 0:
-        raise BadInput(f"--peak {value!r}: give a positive multiple of today's traffic such as 3x or 1.5")
+        raise BadInput(
+            f"--peak {cut_value(value)}: give a positive multiple of today's traffic such as 3x or 1.5"
+        )
     return peak
 
 
 def _write(path: Path, text: str) -> None:
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise KbtError(f"cannot write {path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+    atomic_write(path, text, "forecast")
 
 
 def live_diagnosis(target_file: Path, window_s: float) -> Diagnosis:
@@ -132,10 +133,11 @@ def forecast(
     if save_model is not None:
         _write(save_model, json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
     if diagnosis is not None:
+        from tuner.core.inputs import read_json
+
+        raw = read_json(diagnosis, "diagnosis")
         try:
-            diag = Diagnosis.model_validate_json(diagnosis.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise BadInput(f"--diagnosis {diagnosis}: {exc.strerror}") from None
+            diag = Diagnosis.model_validate(raw)
         except ValidationError:
             raise BadInput(f"--diagnosis {diagnosis}: not a `kbt diagnose --json` file") from None
         baselines = diagnosis_baselines(diag)

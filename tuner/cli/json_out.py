@@ -9,7 +9,6 @@ so stdout is exactly one JSON document.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,8 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from tuner.core.errors import ExitStatus, KbtError
+from tuner.core.redact import redact
+from tuner.core.writes import atomic_write, json_text
 
 SCHEMA_VERSION = 1
 
@@ -57,13 +57,10 @@ def document(command: str, **fields: Any) -> dict[str, Any]:
 def write_json(path: Path | None, command: str, **fields: Any) -> None:
     if path is None:
         return
-    text = json.dumps(document(command, **fields), indent=2) + "\n"
+    # Secrets by policy and finite numbers, to stdout or through the one atomic writer.
+    text = json_text(redact(document(command, **fields)))
     if to_stdout(path):
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise KbtError(f"cannot write {path}: {exc.strerror}", ExitStatus.ENVIRONMENT) from None
+    atomic_write(path, text, "JSON document")

@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.writes import atomic_write, check_target
 from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
 
@@ -48,13 +48,18 @@ def compression(
     at 90% of the plateau ratio) and one sentence of advice per file, naming which codecs each
     client can send (Filebeat: gzip, lz4, snappy; librdkafka/Java: all four)."""
     from tuner.measure.compression import point_count
-    from tuner.render.probe_plot import plot_probe
+    from tuner.render.probe_plot import plot_probe, plot_target
     from tuner.render.probe_table import probe_markdown, probe_table
     from tuner.runner.probe import load_samples, probe_samples
     from tuner.spec.probe import build_options
     from tuner.store.probe_record import write_probe_record
 
     options = build_options(codecs, levels, batch_sizes, event_bytes, batches, seed)
+    for out, what in ((json_path, "probe record"), (plot_path, "plot"), (markdown_path, "markdown table")):
+        if out is not None:  # before the work: a device or a file-as-directory fails at once
+            check_target(out, what)
+    if plot_path is not None:
+        plot_target(plot_path)
     console = Console()
     if not console.is_terminal:  # logs and pipes: keep each table row on one line
         console.width = max(console.width, 200)
@@ -78,9 +83,5 @@ def compression(
     if plot_path is not None:
         typer.echo(f"wrote {plot_probe(record, plot_path)}")
     if markdown_path is not None:
-        try:
-            markdown_path.parent.mkdir(parents=True, exist_ok=True)
-            markdown_path.write_text(probe_markdown(record))
-        except OSError as exc:
-            raise EnvironmentProblem(f"cannot write {markdown_path}: {exc.strerror or exc}") from None
+        atomic_write(markdown_path, probe_markdown(record), "markdown table")
         typer.echo(f"wrote {markdown_path}")

@@ -13,6 +13,7 @@ from rich.console import Console
 from tuner.cli.args import list_values, positional_results, results_dir, results_option
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, Interrupted
+from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
@@ -128,7 +129,7 @@ def recommend(
     path = write_recommendation(rec, target / "recommendation.json")
     files = render_files(rec)
     for name, text in files.items():
-        (target / name).write_text(text, encoding="utf-8")
+        atomic_write(target / name, text, "rendered file")
     console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
     write_json(
         json_path,

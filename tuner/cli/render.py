@@ -8,6 +8,7 @@ import typer
 
 from tuner.core.errors import ExitStatus
 from tuner.core.paths import repo_root
+from tuner.core.writes import atomic_write
 
 app = typer.Typer(help="Write generated client configuration files.", no_args_is_help=True)
 
@@ -44,7 +45,7 @@ def filebeat(
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.is_file() or path.read_text() != content:
-            path.write_text(content)
+            atomic_write(path, content, "rendered file")
             typer.echo(f"wrote {path}")
         if path.suffix == ".yml":
             load_filebeat(path)  # the schema's one-line BadInput if a definition is wrong

@@ -10,7 +10,9 @@ import typer
 
 from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.json_out import json_option, to_stdout, write_json
-from tuner.core.errors import BadInput, EnvironmentProblem, ExitStatus, KbtError
+from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.redact import scrub
+from tuner.core.writes import atomic_write
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
@@ -51,9 +53,11 @@ def report(
     sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
     per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
     before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
+    from tuner.cli.diagnose import prometheus_url
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
+    prometheus_url(prometheus) if prometheus is not None else None  # a bad URL before any work
     results = results_dir(results_opt, results_arg)
     if results is None:
         raise BadInput("give --results DIR (the run records to report on)")
@@ -70,7 +74,7 @@ def report(
     else:
         prom = None
     data = load_report_input(results, recommendation)
-    url = prometheus
+    url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
         from tuner.target import resolve_target
 
@@ -78,19 +82,14 @@ def report(
     if url is not None:
         from tuner.measure.prometheus import Prometheus
 
-        prom = Prometheus(url, timeout_s=30)
+        prom = Prometheus(url, timeout_s=30, deadline_s=600)
     if prom is not None:
         _backfill(data, prom)
     built = build_report(data, title=title)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(built.html, encoding="utf-8")
-        if png_dir is not None:
-            png_dir.mkdir(parents=True, exist_ok=True)
-            for name, png in built.pngs.items():
-                (png_dir / name).write_bytes(png)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write the report: {exc.strerror or exc}: {exc.filename}") from None
+    atomic_write(out, scrub(built.html), "report")
+    if png_dir is not None:
+        for name, png in built.pngs.items():
+            atomic_write(png_dir / name, png, "plot")
     write_json(
         json_path,
         "report",
@@ -104,6 +103,10 @@ def report(
         problems=list(data.problems),
     )
     typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
+    left_out = [p for p in data.problems if p.startswith("left out ")]
+    if left_out:  # the report says so too; a skipped record is never silent
+        more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""
+        raise KbtError(f"the report {left_out[0]}{more}", ExitStatus.FAILURE)
 
 
 def _backfill(data: ReportInput, prom: Prometheus) -> None:
@@ -113,6 +116,8 @@ def _backfill(data: ReportInput, prom: Prometheus) -> None:
     from tuner.runner.run_series import save_series
     from tuner.store.run_series import load_run_series
 
+    if any(entry.series is None for entry in data.runs):
+        prom.instant("vector(1)")  # a dead or wrong URL is one line and a non-zero exit, not a note
     for i, entry in enumerate(data.runs):
         if entry.series is not None:
             continue

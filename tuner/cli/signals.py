@@ -1,4 +1,6 @@
-"""The CLI's one signal helper: SIGTERM and Ctrl-C stop a long command the same way."""
+"""The CLI's one signal helper: SIGTERM and Ctrl-C stop a command the same way, with one line and
+exit 130 (docs/errors.md). `install` covers every command (without it a terminated kbt died
+silently with 143); `interruptible` covers long commands, also when started with SIGINT ignored."""
 
 from __future__ import annotations
 
@@ -10,6 +12,17 @@ from types import FrameType
 
 def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
+
+
+def install() -> None:
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+
+
+def quiet() -> None:
+    """After the first interruption: a second Ctrl-C or SIGTERM while kbt prints its one line and
+    exits must not add a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 @contextmanager

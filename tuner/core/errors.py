@@ -21,10 +21,6 @@ class ExitStatus(IntEnum):
     INTERRUPTED = 130  # Ctrl-C / SIGTERM
 
 
-# Every character str.splitlines() breaks on, shown escaped so an error stays one line.
-_ONE_LINE = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00"})
-
-
 class KbtError(Exception):
     """An expected failure: shown as one line, mapped to an exit code, never a traceback."""
 
@@ -37,12 +33,13 @@ class KbtError(Exception):
 
     @property
     def message(self) -> str:
-        """The message on one line (line breaks a user put in a key or value are shown escaped), with
-        every secret value kbt has read scrubbed out."""
+        """The message on one line (line breaks and control characters a user or a server put in a
+        value are shown escaped, a long value is cut), with every secret scrubbed out."""
         from tuner.core.redact import scrub
+        from tuner.core.text import one_line
 
         text = str(self.args[0]) if self.args else self.__class__.__name__
-        return scrub(text.strip().translate(_ONE_LINE))
+        return one_line(scrub(text))
 
 
 class BadInput(KbtError):

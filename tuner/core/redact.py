@@ -1,14 +1,18 @@
 """The redaction layer: the one path by which a client configuration reaches a terminal, a log, a
-run record, a report or a rendered profile.
+run record, a report or a rendered profile. docs/security.md states the policy; in short:
 
-Three rules, applied together:
-- a property whose *name* says it holds a secret (`sasl.password`, `ssl.key.password`,
-  `sasl.jaas.config`, `password`, `*token*`, ...) shows as `[redacted]`, unless its value is a
-  `${VAR}` reference, which is not a secret;
-- a password inside a URL (`http://user:password@host`) is replaced wherever it appears;
-- every secret *value* kbt has handled in this process (registered with `register_secret`: read from
-  an environment variable or a file) is replaced wherever it appears in text, so a secret that leaks
-  into an error message from a library is scrubbed too.
+- by *name*: a key that holds a secret in librdkafka, the Java client, Filebeat or Prometheus
+  (`sasl.password`, `ssl.key.pem`, `sasl.jaas.config`, `sasl.oauthbearer.config`,
+  `basic.auth.user.info`, `bearer_token`, `*password*`, `*secret*`, `*token*`, ...; case, stray
+  whitespace and `-`/`_`/`.` spellings ignored) shows as `[redacted]`, unless its value is a pure
+  `${VAR}` reference (a reference with a literal default shows its default redacted);
+- by *value pattern*, wherever it appears in text: PEM blocks, `password=`/`secret=`/`token=`
+  (and friends) inside strings, the user info of a URL (`scheme://user:pass@host`, even with `/` or
+  `@` in it), `user:pass@host:port` without a scheme (Filebeat `hosts`), secret-named query
+  parameters (`?token=...`);
+- by *registration*: every secret value kbt has read in this process (`register_secret`: from an
+  environment variable or a file) is replaced wherever it appears, so a secret that leaks into a
+  library's error message is scrubbed too.
 """
 
 from __future__ import annotations
@@ -18,30 +22,63 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from tuner.core.envref import is_reference, parse_reference
+
+__all__ = ["REDACTED", "is_reference", "is_secret_name", "redact", "redact_value", "register_secret", "scrub"]
+
 REDACTED = "[redacted]"
-ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_]*(:[^}]*)?\}$")
-# Property names (any client: librdkafka, Java, Sarama/Filebeat) whose values are secrets.
-SECRET_NAME = re.compile(
-    r"(^|[._-])(password|passwd|secret|token|credentials?|jaas\.config|private[._-]?key|api[._-]?key)"
-    r"($|[._-])|^(ssl\.key\.password|ssl\.keystore\.key|sasl\.oauthbearer\.client\.secret)$",
-    re.IGNORECASE,
+
+# Exact secret keys from the clients' own documentation (normalised: lower case, `_`/`-` -> `.`).
+# librdkafka CONFIGURATION.md, Kafka client configs (Java), Filebeat output.kafka / ssl, Prometheus
+# http_config and remote_write.
+_SECRET_KEYS = {
+    "sasl.password", "sasl.jaas.config", "sasl.oauthbearer.config", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.client.credentials.client.secret", "sasl.oauthbearer.assertion.private.key.pem",
+    "sasl.oauthbearer.assertion.private.key.passphrase", "ssl.key.password", "ssl.key.pem", "ssl.key",
+    "ssl.keystore.password", "ssl.keystore.key", "ssl.truststore.password", "ssl.engine.callback.data",
+    "basic.auth.user.info", "schema.registry.basic.auth.user.info", "key.passphrase",
+    "ssl.key.passphrase", "cloud.auth", "api.key", "bearer.token", "authorization.credentials",
+    "credentials", "client.secret", "proxy.authorization",
+}  # fmt: skip
+# Words that make any key a secret wherever they stand as a whole segment.
+_SECRET_WORD = re.compile(
+    r"(^|\.)(password|passwd|pwd|passphrase|secret|secrets|token|tokens|credential|credentials|apikey"
+    r"|private\.key|key\.pem|jaas\.config|user\.info|userinfo|auth\.info|access\.key|secret\.key)(\.|$)"
 )
-# The password in a URL's user info (scheme://user:password@host), e.g. a --prometheus URL with basic
-# auth: the URL works, but never shows its password.
-URL_PASSWORD = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*):[^\s/@]+@")
+# ... unless the key names where the secret is kept, not the secret (a file path or a switch).
+_NOT_A_VALUE = re.compile(r"\.(file|location|path|type|endpoint\.url|url|mechanism|enable|enabled)$")
+
+# `password=...`, `secret: "..."` inside a string (JAAS configs, connection strings, query-like
+# text). A `${VAR}` reference or an already redacted value is left alone.
+_ASSIGNMENT = re.compile(
+    r"(?i)(\b(?:password|passwd|pwd|passphrase|secret|client_secret|token|access_token|refresh_token"
+    r"|api_?key|credentials?)\b\s*=\s*)(?!\$\{|\[redacted\])(\"[^\"]*\"|'[^']*'|[^\s&;,\"')}]+)"
+)
+_PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)", re.DOTALL)
+# scheme://userinfo@host: userinfo runs to the *last* @ before the host, so `/` and `@` in a
+# password do not end it early.
+_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s\"'<>]*)@(?=[^\s@/?#\"'<>]+)")
+# user:password@host:port without a scheme (Filebeat / Sarama `hosts` entries).
+_HOST_USERINFO = re.compile(
+    r"(?<![\w/:@.-])([^\s\"'/:@\[\],]+):(?!//)([^\s\"'\[\],]+)@(?=[A-Za-z0-9.\-\[\]:]+:\d)"
+)
+_QUERY_PARAM = re.compile(r"([?&;])([^=&#\s\"']+)=([^&#\s\"']*)")
 _MIN_SECRET_LENGTH = 4  # shorter values would scrub ordinary words out of messages
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
 
 
+def _normalise(name: str) -> str:
+    return re.sub(r"[\s_\-.]+", ".", name.strip().lower()).strip(".")
+
+
 def is_secret_name(name: str) -> bool:
-    return bool(SECRET_NAME.search(name))
-
-
-def is_reference(value: object) -> bool:
-    """`${VAR}` (optionally `${VAR:default}`) names a secret without holding it."""
-    return isinstance(value, str) and bool(ENV_REFERENCE.match(value.strip()))
+    """True when a key of this name holds a secret in any client kbt knows (see module doc)."""
+    key = _normalise(str(name))
+    if key in _SECRET_KEYS or any(key.endswith("." + k) for k in _SECRET_KEYS):
+        return True
+    return bool(_SECRET_WORD.search(key)) and not _NOT_A_VALUE.search(key)
 
 
 def register_secret(value: str) -> str:
@@ -52,21 +89,49 @@ def register_secret(value: str) -> str:
     return value
 
 
+def _userinfo(match: re.Match[str]) -> str:
+    scheme, info = match.group(1), match.group(2)
+    if ":" not in info and "@" not in info:
+        return match.group(0)  # a user name alone is not a secret
+    user = info.split(":", 1)[0] if ":" in info else ""
+    if "/" in user or "@" in user:
+        user = ""
+    return f"{scheme}{user}:{REDACTED}@" if user else f"{scheme}{REDACTED}@"
+
+
+def _query(match: re.Match[str]) -> str:
+    sep, name, value = match.groups()
+    if value and is_secret_name(name) and value != REDACTED and not is_reference(value):
+        return f"{sep}{name}={REDACTED}"
+    return match.group(0)
+
+
 def scrub(text: str) -> str:
-    """`text` with every registered secret value, and every password in a URL, replaced by
-    `[redacted]`."""
-    text = URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
+    """`text` with every secret the value patterns find, and every registered secret value,
+    replaced by `[redacted]`."""
+    if not text:
+        return text
     with _lock:
         secrets = sorted(_secrets, key=len, reverse=True)
-    for secret in secrets:
+    for secret in secrets:  # first, so a pattern does not cut a registered value in two
         if secret in text:
             text = text.replace(secret, REDACTED)
+    text = _PEM.sub(REDACTED, text)
+    text = _URL_USERINFO.sub(_userinfo, text)
+    text = _HOST_USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", text)
+    text = _QUERY_PARAM.sub(_query, text)
+    text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
     return text
 
 
 def redact_value(name: str, value: Any) -> Any:
-    if is_secret_name(name) and not is_reference(value) and value not in (None, ""):
-        return REDACTED
+    if is_secret_name(name) and value not in (None, ""):
+        ref = parse_reference(value)
+        if ref is None:
+            return REDACTED
+        if ref.holds_literal:  # ${VAR:literal-secret}
+            return f"${{{ref.name}:{REDACTED}}}"
+        return value
     if isinstance(value, str):
         return scrub(value)
     return redact(value)

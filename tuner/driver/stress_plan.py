@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.writes import atomic_write
 from tuner.spec.profile import ClientProfile
 from tuner.spec.stress import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
@@ -73,10 +74,7 @@ class StressPlan(Frozen):
         return cls.model_validate_json(text)
 
     def write(self, path: Path) -> Path:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(self.to_json(), encoding="utf-8")
-        tmp.replace(path)
-        return path
+        return atomic_write(path, self.to_json(), "stress plan")
 
 
 def second_half(stage: Stage, t_in_stage: float) -> bool:

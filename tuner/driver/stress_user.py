@@ -32,6 +32,7 @@ from locust import LoadTestShape, User, events, task
 from locust.env import Environment
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
+from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.payload import Payloads, build_pool, id_of
 from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK, WORKER_SHIFT, StressPlan
@@ -296,9 +297,7 @@ def _status(environment: Environment, done: bool) -> None:
         "tally": tally.to_wire(),
     }
     path = Path(plan.out_dir) / STATUS_FILE
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(status), encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(status), "stress status")
 
 
 def _status_loop(environment: Environment) -> None:

@@ -9,7 +9,6 @@ Only processes the lab recorded are signalled (by PID, guarded by the marker in 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import stat
@@ -18,7 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.inputs import read_json
+from tuner.core.writes import atomic_write_json
 from tuner.lab.layout import broker_component
 from tuner.lab.processes import is_alive, is_ours
 from tuner.lab.state import LabState
@@ -32,8 +33,10 @@ def _journal_path(lab_dir: Path) -> Path:
 
 def _read(lab_dir: Path) -> dict[str, list[dict[str, Any]]]:
     try:
-        data = json.loads(_journal_path(lab_dir).read_text())
-    except (OSError, ValueError):
+        data = read_json(_journal_path(lab_dir), "fault journal")
+    except BadInput:
+        return {"paused": [], "locked": []}
+    if not isinstance(data, dict):
         return {"paused": [], "locked": []}
     return {"paused": list(data.get("paused", [])), "locked": list(data.get("locked", []))}
 
@@ -43,9 +46,7 @@ def _write(lab_dir: Path, data: dict[str, list[dict[str, Any]]]) -> None:
     if not data["paused"] and not data["locked"]:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+    atomic_write_json(path, data, "fault journal")
 
 
 # ---- brokers ---------------------------------------------------------------------------------

@@ -6,14 +6,15 @@ PIDs it started on record for the next `up`/`down` to clean.
 
 from __future__ import annotations
 
-import json
 import os
 from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.inputs import read_json
+from tuner.core.writes import atomic_write
 from tuner.lab.config import LOOPBACK, LabConfig
 from tuner.lab.layout import LabLayout
 
@@ -145,22 +146,21 @@ def new_state(cfg: LabConfig, cluster_id: str, started_at: float) -> LabState:
 
 def save_state(state: LabState) -> None:
     path = LabLayout(state.lab_dir).state_file
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(state.model_dump_json(indent=2) + "\n")
-    os.replace(tmp, path)
+    atomic_write(path, state.model_dump_json(indent=2) + "\n", "lab state")
 
 
 def read_state(lab_dir: Path) -> LabState | None:
     """The recorded state, or None when no lab was ever started there."""
     path = LabLayout(Path(lab_dir)).state_file
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot read lab state {path}: {exc.strerror}") from None
     try:
-        data = json.loads(text)
+        data = read_json(path, "lab state")
+    except BadInput as exc:
+        raise EnvironmentProblem(f"{exc.message}; remove the lab directory and run 'kbt lab up'") from None
+    if not isinstance(data, dict):
+        raise EnvironmentProblem(f"lab state {path} is not a JSON object; remove it and run 'kbt lab up'")
+    try:
         if data.get("schema_version") != STATE_SCHEMA_VERSION:
             raise EnvironmentProblem(
                 f"lab state {path} has schema {data.get('schema_version')}, expected"

@@ -16,8 +16,10 @@ dialect lacks answers no series and is listed in `unavailable` with the reason.
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
@@ -25,7 +27,17 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import requests
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
-from tuner.core.redact import register_secret, scrub
+from tuner.core.inputs import parse_json, read_text
+from tuner.core.net import (
+    MAX_BODY_BYTES,
+    BodyTooLarge,
+    DeadlineExceeded,
+    get_bounded,
+    join_url,
+    without_secrets,
+)
+from tuner.core.redact import register_secret
+from tuner.core.text import cut
 from tuner.target.base import PrometheusAccess
 
 if TYPE_CHECKING:
@@ -43,9 +55,9 @@ def _session(access: PrometheusAccess) -> requests.Session:
 
     session = requests.Session()
     if access.bearer_token_file is not None:
-        try:
-            token = access.bearer_token_file.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError):
+        try:  # a regular file within the cap: a FIFO or device here would block or never end
+            token = read_text(access.bearer_token_file, "token file", 1 << 20).strip()
+        except BadInput:
             raise BadInput(
                 f"Prometheus bearer token file {access.bearer_token_file.name} cannot be read"
             ) from None
@@ -80,10 +92,21 @@ class RangeSeries:
 
 
 def _float(raw: Any, where: str) -> float:
+    if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+        raise PrometheusError(f"Prometheus {where}: value of type {type(raw).__name__} is not a number")
     try:
-        return float(raw)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
+        value = float(raw)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
     except (TypeError, ValueError):
-        raise PrometheusError(f"Prometheus {where}: value {raw!r} is not a number") from None
+        raise PrometheusError(f"Prometheus {where}: value {cut(repr(raw), 60)} is not a number") from None
+    # No figure kbt derives can use an infinite sample (histogram_quantile past the last bucket):
+    # it counts as no value, like NaN, which every consumer already skips.
+    return value if math.isfinite(value) else math.nan
+
+
+def _labels(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise TypeError("metric is not an object")
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
 
 
 class Prometheus:
@@ -93,30 +116,37 @@ class Prometheus:
         timeout_s: float = 10.0,
         session: requests.Session | None = None,
         translator: Translator | None = None,
+        deadline_s: float | None = None,
     ) -> None:
         access = url if isinstance(url, PrometheusAccess) else PrometheusAccess(url=url)
         parts = urlsplit(access.url)
         # The base URL without its query string; the query's parameters go with every request.
         self.url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
         self.base_params = dict(parse_qsl(parts.query, keep_blank_values=True))
+        self.shown = without_secrets(self.url)  # never a password or a token in a message
         self.timeout_s = timeout_s
         self.session = session or _session(access)
         self.translator = translator
         self.unavailable: dict[str, str] = {}
+        # One deadline for every call this client makes (diagnose: the whole run), besides each
+        # call's own timeout_s from its first byte to its last.
+        self.deadline = None if deadline_s is None else time.monotonic() + deadline_s
 
     @classmethod
-    def for_target(cls, target: Target, timeout_s: float = 10.0) -> Prometheus:
+    def for_target(
+        cls, target: Target, timeout_s: float = 10.0, deadline_s: float | None = None
+    ) -> Prometheus:
         """The target's Prometheus, its dialect resolved (`auto`: detected from the series present)."""
         from tuner.measure.dialects import resolve_translator
 
         if target.prometheus is None:
             raise BadInput(f"{target.name}: the target names no Prometheus")
-        prom = cls(target.prometheus, timeout_s=timeout_s)
+        prom = cls(target.prometheus, timeout_s=timeout_s, deadline_s=deadline_s)
         prom.translator = resolve_translator(prom, target)
         return prom
 
     def _get(self, path: str, params: dict[str, str]) -> Any:
-        where = f"{self.url}{path}"
+        where = f"{self.shown}{path}"
         if self.translator is not None and "query" in params:
             from tuner.measure.dialects import MissingSeries
 
@@ -125,27 +155,38 @@ class Prometheus:
             except MissingSeries as exc:
                 self.unavailable[exc.series] = exc.reason
                 return {"resultType": "missing", "result": []}
+        budget = self.timeout_s
+        if self.deadline is not None:
+            budget = min(budget, self.deadline - time.monotonic())
         try:
-            resp = self.session.get(where, params={**self.base_params, **params}, timeout=self.timeout_s)
-        except requests.RequestException as exc:
+            if budget <= 0:
+                raise DeadlineExceeded
+            url = join_url(self.url, path, {**self.base_params, **params})
+            status, raw, _ = get_bounded(self.session, url, budget)
+        except DeadlineExceeded:
             raise Unreachable(
-                f"Prometheus at {scrub(self.url)} is unreachable ({type(exc).__name__})"
+                f"Prometheus at {self.shown} did not answer within {self.timeout_s:g} s"
             ) from None
+        except BodyTooLarge:
+            raise PrometheusError(f"{where} answered more than {MAX_BODY_BYTES >> 20} MiB") from None
+        except (requests.RequestException, OSError) as exc:
+            raise Unreachable(f"Prometheus at {self.shown} is unreachable ({type(exc).__name__})") from None
         try:
-            body = resp.json()
-        except ValueError:
-            snippet = resp.text[:80].replace("\n", " ")
+            body = parse_json(raw, where)
+        except BadInput:
+            snippet = raw[:80].decode("utf-8", errors="replace")
             raise PrometheusError(
-                f"{where} did not answer with Prometheus JSON (HTTP {resp.status_code}: {snippet!r})"
+                f"{where} did not answer with Prometheus JSON (HTTP {status}: {snippet!r})"
             ) from None
         if not isinstance(body, dict) or "status" not in body:
             raise PrometheusError(f"{where} answered JSON that is not a Prometheus API response")
         if body["status"] != "success":
             raise PrometheusError(
-                f"Prometheus rejected the query ({body.get('errorType', 'error')}: {body.get('error', '?')})"
+                f"Prometheus rejected the query ({cut(str(body.get('errorType', 'error')), 60)}:"
+                f" {cut(str(body.get('error', '?')), 200)})"
             )
         data = body.get("data")
-        if not isinstance(data, dict) or "result" not in data:
+        if not isinstance(data, dict) or not isinstance(data.get("result"), list | str | int | float):
             raise PrometheusError(f"{where} answered without data.result")
         return data
 
@@ -206,8 +247,8 @@ class Prometheus:
         except (KeyError, TypeError, ValueError):
             raise PrometheusError("Prometheus samples answer has an unexpected shape") from None
 
-    def _labels(self, metric: dict[str, str]) -> dict[str, str]:
-        labels = dict(metric)
+    def _labels(self, metric: Any) -> dict[str, str]:
+        labels = _labels(metric)  # label values of odd types from a server are text
         return self.translator.labels(labels) if self.translator is not None else labels
 
     def series_names(self, matchers: str) -> set[str]:

@@ -3,13 +3,30 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput
+from tuner.core.writes import atomic_write, check_target
 from tuner.store.probe_record import ProbeRecord
 
 MAX_COLUMNS = 4
+
+
+def plot_target(path: Path) -> Path:
+    """The path a plot is written to (NAME.png when the name has no extension); BadInput for a
+    format matplotlib cannot write or a place kbt does not write to."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if not path.suffix:
+        path = path.with_name(path.name + ".png")
+    supported = FigureCanvasBase.get_supported_filetypes()
+    fmt = path.suffix[1:].lower()
+    if fmt not in supported:
+        raise BadInput(f"{path}: unknown plot format {fmt!r} (use one of {', '.join(sorted(supported))})")
+    check_target(path, "plot")
+    return path
 
 
 def plot_probe(record: ProbeRecord, path: Path) -> Path:
@@ -52,11 +69,13 @@ def plot_probe(record: ProbeRecord, path: Path) -> Path:
     for j in range(len(samples), nrows * cols):
         axes[j // cols][j % cols].set_visible(False)
     fig.suptitle("Kafka v2 batch compression ratio (median, p10-p90 band, o = knee at 90% of plateau)")
+    # The format comes from the extension; none means PNG, and the path printed is the one written
+    # (matplotlib would append ".png" to a path without one behind the caller's back).
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+        path = plot_target(path)
+        fmt = path.suffix[1:].lower()
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=110)
     finally:
         plt.close(fig)
-    return path
+    return atomic_write(path, buf.getvalue(), "plot")

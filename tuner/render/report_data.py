@@ -7,11 +7,11 @@ be read is left out with a one-line note in the report, never a crash.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput, KbtError
+from tuner.core.inputs import read_json
 from tuner.spec.clients import kind_of
 from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load_recommendation
 from tuner.store.record import RunRecord
@@ -78,11 +78,12 @@ def _find_recommendation(results: Path) -> Path | None:
     found: list[tuple[float, Path]] = []
     for path in sorted(results.glob("*.json")):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(path, "recommendation")
+        except BadInput:  # not ours to judge here: only a recommendation is looked for
             continue
+        created = data.get("created_at") if isinstance(data, dict) else None
         if isinstance(data, dict) and data.get("kind") == RECOMMENDATION_KIND:
-            found.append((float(data.get("created_at") or 0), path))
+            found.append((float(created) if isinstance(created, int | float) else 0.0, path))
     return max(found)[1] if found else None
 
 

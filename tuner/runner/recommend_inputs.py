@@ -3,11 +3,11 @@ the baseline profiles, the SLO and the codec table."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
@@ -148,10 +148,7 @@ def _table(probe: Path | None, records: Sequence[RunRecord]) -> CodecTable:
     if probe is None:
         return default_table()
     sizes = [r.client.bytes_acked / r.client.records_acked for r in records if r.client.records_acked]
-    try:
-        data = json.loads(probe.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{probe}: not a readable compression probe record: {exc}") from None
+    data = read_json(probe, "compression probe record")
     return table_from_probe(data, str(probe), sorted(sizes)[len(sizes) // 2] if sizes else None)
 
 

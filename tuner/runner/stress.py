@@ -9,7 +9,6 @@ already judged, marked interrupted (delivery not verified), before re-raising.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,8 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from tuner.core.errors import KbtError
+from tuner.core.errors import BadInput, KbtError
+from tuner.core.inputs import read_json
 from tuner.driver.consumer_pool import ConsumerPool
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -319,8 +319,10 @@ class _ProfileRun:
     def _read_status(self, out_dir: Path) -> None:
         path = out_dir / STATUS_FILE
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(path, "stress status")
+        except BadInput:  # not written yet, or caught mid-write by an older worker
+            return
+        if not isinstance(data, dict):
             return
         self.tally = Tally.from_wire(data.get("tally", {}))
 

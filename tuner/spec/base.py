@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import ConfigDict, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.frozen import Frozen
@@ -12,6 +12,9 @@ from tuner.core.frozen import Frozen
 
 class StrictModel(Frozen):
     """A frozen pydantic model whose unknown keys fail with `unknown key "x" (did you mean "y"?)`."""
+
+    # Every number a user writes is finite: pydantic would read "nan"/"inf" into a float field.
+    model_config = ConfigDict(allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod

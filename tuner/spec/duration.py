@@ -14,6 +14,8 @@ from typing import Any
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from tuner.core.numbers import check_duration
+
 _UNITS = (("h", 3600 * 10**9), ("m", 60 * 10**9), ("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1))
 _NS = {**dict(_UNITS), "µs": 10**3, "μs": 10**3}
 _GO = re.compile(r"(?:([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h))+")
@@ -48,13 +50,14 @@ class Duration:
         if isinstance(value, Duration):
             return value
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return cls(round(value * 10**9))
+            return cls(round(check_duration(float(value), "") * 10**9))
         text = value.strip().removeprefix("+") if isinstance(value, str) else ""
         if text.startswith("-"):
             raise ValueError(f"must not be negative (got {value!r})")
         if text != "0" and not _GO.fullmatch(text):
             raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
-        return cls(round(sum(float(n) * _NS[unit] for n, unit in _TERM.findall(text))))
+        ns = sum(float(n) * _NS[unit] for n, unit in _TERM.findall(text))
+        return cls(round(check_duration(ns / 10**9, "") * 10**9))
 
     @classmethod
     def of_ms(cls, ms: float) -> Duration:

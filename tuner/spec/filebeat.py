@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
+from tuner.core.envref import is_pure_reference, is_reference
 from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration, positive
 from tuner.spec.filebeat_input import FilebeatInput
@@ -25,15 +26,15 @@ PositiveDuration = Annotated[Duration, AfterValidator(positive)]
 
 # ---- secrets ------------------------------------------------------------------------------------
 
-# ${VAR} or ${VAR:?error message}; a ${VAR:default} would carry a literal secret as its default.
-ENV_REFERENCE = re.compile(r"^\$\{[A-Za-z_][A-Za-z0-9_.]*(:\?[^}]*)?\}$")
+# ${VAR} or ${VAR:?error message} (tuner.core.envref); a ${VAR:default} would carry a literal
+# secret as its default.
 SECRET_OPTIONS = ("username", "password", "key_passphrase")
 
 
 def _secret_reference(value: Any) -> Any:
     if value is None:
         return None
-    if not isinstance(value, str) or not ENV_REFERENCE.match(value.strip()):
+    if not isinstance(value, str) or not is_pure_reference(value):
         # Never echo the value: it may be the secret itself.
         raise ValueError(
             "literal credentials are not allowed: use an environment reference like ${KAFKA_PASSWORD}"
@@ -292,7 +293,7 @@ class KafkaOutput(StrictModel):
         if self.username is not None and self.password is None:
             raise ValueError("password: must be set when username is configured")
         for host in self.hosts:
-            if not ENV_REFERENCE.match(host) and not re.match(r"^[A-Za-z0-9._\-\[\]:]+:\d{1,5}$", host):
+            if not is_reference(host) and not re.match(r"^[A-Za-z0-9._\-\[\]:]+:\d{1,5}$", host):
                 raise ValueError(f'hosts: "{host}" is not host:port or a ${{VAR}} reference')
         return self
 

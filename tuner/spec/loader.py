@@ -8,7 +8,6 @@ file paths in a message source are relative to the file that names them.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,9 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
 
+from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import RunPlan, SweepSpec
@@ -36,30 +34,15 @@ class LoadedSweep:
 
 def display_path(path: Path) -> str:
     """The path as the user would type it: relative to the working directory when inside it."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # pragma: no cover - other drive on Windows
-        return str(path)
+    return inputs.shown_path(path)
 
 
 def read_yaml(path: Path) -> Any:
-    """Parse YAML keeping line numbers (ruamel round-trip); one-line BadInput on any problem."""
-    shown = display_path(path)
-    if not path.is_file():
-        raise BadInput(f"{shown}: no such spec file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{shown}: cannot read: {exc}") from None
-    try:
-        data = YAML(typ="rt").load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise BadInput(f"{shown}{line}: not valid YAML: {problem}") from None
+    """Parse YAML keeping line numbers (ruamel round-trip) through the input boundary (regular
+    file, size, depth and alias limits, finite numbers); one-line BadInput on any problem."""
+    data = inputs.read_yaml(path, "spec file")
     if not isinstance(data, Mapping):
-        raise BadInput(f"{shown}: expected a mapping of keys at the top level")
+        raise BadInput(f"{display_path(path)}: expected a mapping of keys at the top level")
     return data
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.numbers import cut_value, parse_int
 from tuner.spec.base import StrictModel
 
 Codec = Literal["gzip", "snappy", "lz4", "zstd"]
@@ -75,9 +76,9 @@ def _split(text: str) -> list[str]:
 
 def _int(text: str, flag: str) -> int:
     try:
-        return int(text)
+        return parse_int(text, flag)
     except ValueError:
-        raise BadInput(f"{flag}: {text!r} is not a whole number") from None
+        raise BadInput(f"{flag}: {cut_value(text)} is not a whole number") from None
 
 
 def parse_codecs(text: str) -> list[Codec]:

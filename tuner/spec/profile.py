@@ -12,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field, SerializationInfo, field_serializer, field_validator, model_validator
 
+from tuner.core.envref import is_pure_reference
 from tuner.core.errors import did_you_mean
-from tuner.core.redact import is_reference, is_secret_name
+from tuner.core.redact import is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
@@ -88,7 +89,7 @@ class ClientProfile(StrictModel):
     @classmethod
     def _no_literal_secrets(cls, value: dict[str, str]) -> dict[str, str]:
         for key, text in value.items():
-            if is_secret_name(key) and not is_reference(text):
+            if is_secret_name(key) and not is_pure_reference(text):
                 raise ValueError(
                     f'"{key}" holds a secret: give it as a ${{VAR}} reference to an environment'
                     " variable, not literally"

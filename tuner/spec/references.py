@@ -8,13 +8,11 @@ run starts and registered with the redaction layer.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
+from tuner.core.envref import parse_reference
 from tuner.core.errors import BadInput
-from tuner.core.redact import is_reference, is_secret_name, register_secret
-
-_REFERENCE = re.compile(r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(:(?P<default>[^}]*))?\}$")
+from tuner.core.redact import is_secret_name, register_secret
 
 
 def expand_references(properties: Mapping[str, str], where: str) -> dict[str, str]:
@@ -22,14 +20,16 @@ def expand_references(properties: Mapping[str, str], where: str) -> dict[str, st
     (`${VAR:default}` falls back to the default). An unset variable is a one-line BadInput."""
     resolved: dict[str, str] = {}
     for key, value in properties.items():
-        if not is_reference(value):
+        ref = parse_reference(value)
+        if ref is None:
             continue
-        match = _REFERENCE.match(value.strip())
-        assert match is not None
-        name, default = match.group("name"), match.group("default")
+        name, default = ref.name, ref.default
         env = os.environ.get(name)
         if env is None and default is None:
-            raise BadInput(f'{where}: "{key}" refers to ${{{name}}}, which is not set in the environment')
+            why = f" ({ref.required_message})" if ref.required_message else ""
+            raise BadInput(
+                f'{where}: "{key}" refers to ${{{name}}}, which is not set in the environment{why}'
+            )
         text = env if env is not None else str(default)
         resolved[key] = register_secret(text) if is_secret_name(key) else text
     return resolved

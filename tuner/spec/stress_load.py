@@ -6,7 +6,6 @@ Every problem is one line naming the file, line and key, like the sweep loader's
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.spec.loader import (
     describe_error,
     display_path,
@@ -104,12 +104,9 @@ def baseline_from_diagnose(path: Path) -> float:
     """The cluster's records/s from `kbt diagnose --json` output: the sum of the brokers'
     `messages_in_per_s` in its snapshot (MessagesInPerSec counts each record once, on its leader)."""
     shown = display_path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInput(f"{shown}: no such diagnose file (write it with 'kbt diagnose --json')") from None
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{shown}: not readable diagnose JSON: {exc}") from None
+    if not path.exists():
+        raise BadInput(f"{shown}: no such diagnose file (write it with 'kbt diagnose --json')")
+    data = read_json(path, "diagnose file")
     snapshot = data.get("snapshot") if isinstance(data, dict) else None
     brokers = snapshot.get("brokers") if isinstance(snapshot, dict) else None
     if not isinstance(brokers, list):

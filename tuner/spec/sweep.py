@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import re
+import string
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,15 @@ class SweepSpec(StrictModel):
             raise ValueError(f"profile names must be unique (got {names})")
         if self.runs is not None and self.vary:
             raise ValueError("give either vary (cross product) or runs (a listed subset), not both")
+        # Counted before anything is built: a cross product of a few long lists is astronomically
+        # large long before it exhausts memory.
+        count = len(names) * math.prod(len(v) for v in self.vary.values())
+        if self.runs is not None:
+            count = len(self.runs)
+        if count > MAX_RUNS:
+            raise ValueError(f"the sweep expands to {count:,} runs (more than {MAX_RUNS})")
+        if self.name_format is not None:
+            _check_name_format(self.name_format)
         for key, values in self.vary.items():
             _check_key(key, where="vary")
             if key == "profile":
@@ -174,6 +185,29 @@ class SweepSpec(StrictModel):
                     f"name_format: unknown field {exc} (fields: {', '.join(sorted(fields))})"
                 ) from None
         return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_") or "run"
+
+
+MAX_NAME_WIDTH = 64
+
+
+def _check_name_format(text: str) -> None:
+    """Plain `{field}` or `{field:spec}` with a small width: no attribute or index access
+    (`{profile.__class__}`, `{x[0]}`), no nested fields, no width that builds a huge string."""
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise ValueError(f"name_format: {exc}") from None
+    for _, field, spec, _ in parsed:
+        if field is None:
+            continue
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
+            raise ValueError(
+                f"name_format: {{{field}}} is not a plain field name (no attribute or index access)"
+            )
+        if spec and ("{" in spec or any(int(w) > MAX_NAME_WIDTH for w in re.findall(r"[0-9]+", spec))):
+            raise ValueError(
+                f"name_format: format {spec!r} of {{{field}}} is too wide (at most {MAX_NAME_WIDTH})"
+            )
 
 
 def _check_key(key: str, where: str) -> None:

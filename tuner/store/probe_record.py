@@ -11,16 +11,15 @@ version, anything else bumps it.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
+from tuner.core.inputs import read_json
+from tuner.core.writes import atomic_write_json
 from tuner.spec.probe import Codec, ProbeOptions
 
 PROBE_SCHEMA_VERSION = 1
@@ -147,24 +146,12 @@ class ProbeRecord(Frozen):
 
 def write_probe_record(record: ProbeRecord, path: Path) -> Path:
     """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
-    text = json.dumps(record.model_dump(mode="json"), indent=2) + "\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    return atomic_write_json(path, record.model_dump(mode="json"), "probe record")
 
 
 def load_probe_record(path: Path) -> ProbeRecord:
     """Read a probe record; one-line BadInput when it is missing, of another version or invalid."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not a readable probe record: {exc}") from None
+    data = read_json(path, "probe record")
     if not isinstance(data, dict) or data.get("kind") != PROBE_KIND:
         raise BadInput(f"{path}: not a compression probe record")
     version = data.get("schema_version")

@@ -12,16 +12,16 @@ the version, anything else bumps it.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
+from tuner.core.inputs import read_json
+from tuner.core.redact import redact
+from tuner.core.writes import atomic_write_json
 from tuner.spec.profile import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
@@ -153,24 +153,13 @@ class Recommendation(Frozen):
 
 def write_recommendation(record: Recommendation, path: Path) -> Path:
     """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
-    text = json.dumps(record.model_dump(mode="json"), indent=2) + "\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
-    return path
+    # Overrides pass the redaction layer: a secret given by mistake is never copied verbatim.
+    return atomic_write_json(path, redact(record.model_dump(mode="json")), "recommendation")
 
 
 def load_recommendation(path: Path) -> Recommendation:
     """Read a recommendation; one-line BadInput when missing, of another version or invalid."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not a readable recommendation: {exc}") from None
+    data = read_json(path, "recommendation")
     if not isinstance(data, dict) or data.get("kind") != RECOMMENDATION_KIND:
         raise BadInput(f"{path}: not a recommendation record")
     version = data.get("schema_version")

@@ -7,9 +7,6 @@ the recommender) go through `ResultsStore` only.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +16,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.inputs import read_json, shown_path, type_name
+from tuner.core.writes import atomic_write_json
 from tuner.store.record import SCHEMA_VERSION, RunRecord
 from tuner.store.record_upgrade import readable, upgrade
 
@@ -54,24 +53,10 @@ class ResultsStore:
     def write(self, record: RunRecord) -> Path:
         """Write `record` atomically; refuse to replace an existing file."""
         target = self.path_for(record)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(record.model_dump(mode="json"), indent=2, sort_keys=False) + "\n"
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.link(tmp, target)  # fails if target exists: records are never overwritten
-            finally:
-                os.unlink(tmp)
+        try:  # replace=False: records are never overwritten
+            return atomic_write_json(target, record.model_dump(mode="json"), "run record", replace=False)
         except FileExistsError:
             raise EnvironmentProblem(f"{target}: a run record with this id already exists") from None
-        except OSError as exc:
-            reason = exc.strerror or exc
-            raise EnvironmentProblem(f"cannot write run record under {self.root}: {reason}") from None
-        return target
 
     # ---- reading ---------------------------------------------------------------------------------
 
@@ -83,11 +68,12 @@ class ResultsStore:
         return sorted(p for p in base.glob(pattern) if not p.name.startswith("."))
 
     def load(self, path: Path) -> RunRecord:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise BadInput(f"{path}: not a readable run record: {exc}") from None
-        version = data.get("schema_version") if isinstance(data, dict) else None
+        data = read_json(path, "run record")
+        if not isinstance(data, dict):
+            raise BadInput(
+                f"{shown_path(path)}: not a run record: expected a JSON object, found {type_name(data)}"
+            )
+        version = data.get("schema_version")
         if not readable(version):
             raise BadInput(
                 f"{path}: run record schema_version {version!r}, this kbt reads 1 to {SCHEMA_VERSION}"

@@ -13,16 +13,15 @@ version, anything else bumps it.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
+from tuner.core.inputs import read_json
+from tuner.core.writes import atomic_write, json_text
 from tuner.measure.prometheus import RangeSeries
 
 SERIES_SCHEMA_VERSION = 1
@@ -83,16 +82,7 @@ def series_path(record_path: Path) -> Path:
 def write_run_series(record_path: Path, series: RunSeries) -> Path:
     """Write atomically beside the record (replacing an older capture of the same run)."""
     target = series_path(record_path)
-    text = json.dumps(series.model_dump(mode="json"), separators=(",", ":")) + "\n"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=target.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {target}: {exc.strerror or exc}") from None
-    return target
+    return atomic_write(target, json_text(series.model_dump(mode="json"), indent=None), "run series")
 
 
 def load_run_series(record_path: Path) -> RunSeries | None:
@@ -100,10 +90,7 @@ def load_run_series(record_path: Path) -> RunSeries | None:
     path = series_path(record_path)
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"{path}: not readable run series: {exc}") from None
+    data = read_json(path, "run series")
     if not isinstance(data, dict) or data.get("kind") != SERIES_KIND:
         raise BadInput(f"{path}: not a run series file")
     if data.get("schema_version") != SERIES_SCHEMA_VERSION:

@@ -168,15 +168,10 @@ def _error(path: Path, exc: ValidationError) -> BadInput:
 
 
 def load_target_file(path: Path) -> TargetFile:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from tuner.core.inputs import plain_data, read_yaml
 
-    try:
-        raw = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise BadInput(f"target file {path}: {exc.strerror}") from None
-    except (YAMLError, UnicodeDecodeError) as exc:
-        raise BadInput(f"target file {path.name}: not YAML ({type(exc).__name__})") from None
+    # The input boundary: a regular file within the cap, depth and alias limits, finite numbers.
+    raw = plain_data(read_yaml(path, "target file"))
     if not isinstance(raw, dict):
         raise BadInput(f"target file {path.name}: expected a mapping with name and bootstrap_servers")
     try:

@@ -17,7 +17,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.core.paths import cache_dir
+from tuner.core.writes import atomic_write
 from tuner.target.base import Target
 
 
@@ -41,17 +44,16 @@ class TopicLedger:
         self.path = path
 
     def _read(self) -> dict[str, dict[str, Any]]:
+        if not self.path.exists():
+            return {}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(self.path, "topic ledger")
+        except BadInput:
             return {}
         return data if isinstance(data, dict) else {}
 
     def _write(self, entries: dict[str, dict[str, Any]]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(entries, indent=1, sort_keys=True), encoding="utf-8")
-        tmp.replace(self.path)
+        atomic_write(self.path, json.dumps(entries, indent=1, sort_keys=True), "topic ledger")
 
     def add(self, names: Sequence[str]) -> None:
         entries = self._read()

@@ -101,7 +101,7 @@ def test_bad_target_files_are_one_line_errors(tmp_path: Path, text: str, message
 
 
 def test_missing_target_file(tmp_path: Path) -> None:
-    with pytest.raises(BadInput, match="No such file"):
+    with pytest.raises(BadInput, match="no such target file"):
         resolve_target(None, tmp_path / "nope.yaml")
 
 

@@ -1,0 +1,223 @@
+"""The input boundary in tuner/core: readers, the atomic writer, numbers, the ${VAR} grammar, the
+redaction policy and the network deadline, each on the class of input it exists for."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tuner.core import inputs
+from tuner.core.envref import is_pure_reference, parse_reference
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.net import DeadlineExceeded, get_bounded, join_url, without_secrets
+from tuner.core.numbers import check_duration, parse_int, parse_number
+from tuner.core.redact import REDACTED, is_secret_name, redact, scrub
+from tuner.core.text import one_line
+from tuner.core.writes import atomic_write, atomic_write_json
+
+
+def test_readers_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    for path, word in [(fifo, "a FIFO"), (Path("/dev/zero"), "a device"), (tmp_path, "a directory")]:
+        with pytest.raises(BadInput, match=word):
+            inputs.read_bytes(path)
+    assert time.monotonic() - started < 2  # nothing blocked, nothing read without end
+    with pytest.raises(BadInput, match="no such spec file"):
+        inputs.read_text(tmp_path / "nope.yaml", "spec file")
+    big = tmp_path / "big"
+    big.write_bytes(b"x" * 2000)
+    with pytest.raises(BadInput, match="more than the 1000 bytes"):
+        inputs.read_bytes(big, max_bytes=1000)
+
+
+def test_text_decoding_names_latin1_and_binary(tmp_path: Path) -> None:
+    latin = tmp_path / "l.yaml"
+    latin.write_bytes("a: 1\nb: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(BadInput, match=r":2: not UTF-8 text \(byte 0xe9"):
+        inputs.read_text(latin)
+    binary = tmp_path / "b.yaml"
+    binary.write_bytes(b"\x00\x01\x02")
+    with pytest.raises(BadInput, match="binary data"):
+        inputs.read_text(binary)
+
+
+@pytest.mark.parametrize("depth", [70, 500, 5000])
+def test_deep_yaml_and_json_are_one_line_not_recursion(depth: int) -> None:
+    with pytest.raises(BadInput, match="nested"):
+        inputs.parse_yaml("a: " + "[" * depth + "]" * depth, "x.yaml")
+    with pytest.raises(BadInput, match="nested"):
+        inputs.parse_json("[" * depth + "]" * depth, "x.json")
+
+
+def test_alias_bomb_is_counted_before_it_is_built() -> None:
+    levels = ["a: &a [" + ", ".join(["x"] * 10) + "]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    started = time.monotonic()
+    with pytest.raises(BadInput, match="aliases expand to more than"):
+        inputs.parse_yaml("\n".join(levels), "bomb.yaml")
+    assert time.monotonic() - started < 5
+    assert inputs.parse_yaml("a: &a [1, 2]\nb: *a\n", "ok.yaml")["b"] == [1, 2]  # aliases still work
+
+
+@pytest.mark.parametrize("text", [".nan", ".inf", "-.inf", "1e400", "1e26"])
+def test_yaml_numbers_are_finite_and_bounded(text: str) -> None:
+    with pytest.raises(BadInput, match=r"x\.y: (must be a finite number|.* is too large)"):
+        inputs.parse_yaml(f"x: {{y: {text}}}", "s.yaml")
+
+
+@pytest.mark.parametrize("text", ["NaN", "[Infinity]", "[1e999]", "9" * 5000])
+def test_json_numbers_are_finite(text: str) -> None:
+    with pytest.raises(BadInput, match=r"s\.json"):
+        inputs.parse_json(text, "s.json")
+
+
+def test_expect_mapping_names_what_was_found() -> None:
+    with pytest.raises(BadInput, match="found a list"):
+        inputs.expect_mapping([1], "r.json", "a run record")
+
+
+def test_numbers_are_ascii_finite_and_bounded() -> None:
+    assert parse_number(" 1.5e3 ", "--x") == 1500.0
+    for bad in ["nan", "inf", "1e308", "\u0661\u0662", "0x10", "1_000", ""]:
+        with pytest.raises(ValueError):
+            parse_number(bad, "--x")
+    assert parse_int("42", "--n") == 42
+    with pytest.raises(ValueError):
+        parse_int("\u0664", "--n")
+    with pytest.raises(ValueError, match="longer than a year"):
+        check_duration(1e10, "d")
+
+
+def test_atomic_writer_refuses_devices_and_names_a_file_parent(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="is a device"):
+        atomic_write("/dev/full", "x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(BadInput, match="is a FIFO"):
+        atomic_write(fifo, "x")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(BadInput, match="file is not a directory"):
+        atomic_write(tmp_path / "file" / "out.json", "x")
+    target = atomic_write_json(tmp_path / "new" / "out.json", {"a": float("nan"), "b": [1.5]})
+    assert target.read_text() == '{\n  "a": null,\n  "b": [\n    1.5\n  ]\n}\n'
+    with pytest.raises(FileExistsError):
+        atomic_write(target, "y", replace=False)
+    leftovers = [p.name for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_failed_write_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(EnvironmentProblem, match="No space left on device"):
+        atomic_write(tmp_path / "out.bin", b"x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_var_grammar() -> None:
+    assert parse_reference("${A}") is not None and is_pure_reference(" ${A} ")
+    assert is_pure_reference("${A.b:?set A.b}")
+    ref = parse_reference("${PW:hunter2}")
+    assert ref is not None and ref.default == "hunter2" and not is_pure_reference("${PW:hunter2}")
+    assert parse_reference("$A") is None and parse_reference("${1A}") is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ssl.key.pem", "sasl.oauthbearer.config", "basic.auth.user.info", " sasl.password ",
+        "SSL.KEYSTORE.PASSWORD", "ssl.truststore.password", "ssl.keystore.key", "bearer_token",
+        "basic_auth.password", "oauth2.client_secret", "output.kafka.password", "key_passphrase",
+        "sasl.oauthbearer.client.credentials.client.secret", "cloud.auth", "api_key",
+    ],
+)  # fmt: skip
+def test_secret_keys_of_every_client(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["ssl.ca.location", "sasl.username", "password_file", "sasl.mechanism", "linger.ms", "hosts"]
+)
+def test_keys_that_are_not_secrets(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://kbt:hunter2/x@y@127.0.0.1:9090/api",
+        "https://127.0.0.1/api?tenant=a&token=hunter2",
+        "hosts: kbt:hunter2@broker:9092",
+        'PlainLoginModule required username=a password="hunter2";',
+        "-----BEGIN PRIVATE KEY-----\nhunter2\n-----END PRIVATE KEY-----",
+        "oauth: principal=x secret=hunter2 scope=y",
+    ],
+)
+def test_value_patterns_are_scrubbed(text: str) -> None:
+    assert "hunter2" not in scrub(text)
+    assert REDACTED in scrub(text)
+
+
+def test_redact_keeps_pure_references_and_hides_literal_defaults() -> None:
+    out = redact({"sasl.password": "${PW}", "ssl.key.password": "${PW:hunter2}", " Token ": "abc"})
+    assert out == {"sasl.password": "${PW}", "ssl.key.password": "${PW:[redacted]}", " Token ": REDACTED}
+
+
+def test_messages_escape_controls_and_cut_long_values() -> None:
+    line = one_line("bad \x1b[2J key\n" + "x" * 10_000)
+    assert "\x1b" not in line and "\n" not in line and "\\x1b" in line
+    assert len(line) < 500 and "more characters" in line
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        try:
+            for _ in range(20):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.5)
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def trickle() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_trickling_server_cannot_outlast_the_deadline(trickle: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        get_bounded(requests.Session(), trickle + "/api", deadline_s=2.0)
+    assert time.monotonic() - started < 4
+
+
+def test_urls_keep_their_query_and_lose_their_secrets() -> None:
+    joined = join_url("http://h:9090/prom/?tenant=a", "/api/v1/query", {"query": "up"})
+    assert joined == "http://h:9090/prom/api/v1/query?tenant=a&query=up"
+    assert without_secrets("http://u:p@h:9090/x?token=t") == "http://h:9090/x"

@@ -1,0 +1,77 @@
+"""Numeric flags are finite ASCII numbers, for every command at once.
+
+typer reads a float option with pydantic, which takes "nan", "inf" and "1e308" (and Python's own
+int()/float() take digits of any script, "١٢"); a bound like `--slo-p99 nan` then compares false
+with everything. The check wraps typer's value coercion once, so no command can forget it, and
+says "is not a number" where the library would say "unable to parse string as a number".
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tuner.core.numbers import MAX_MAGNITUDE, parse_number
+
+_installed = False
+
+
+def _bad(value: Any, result: Any) -> str | None:
+    items = result if isinstance(result, list | tuple) else [result]
+    raws = value if isinstance(value, list | tuple) else [value]
+    for raw, item in zip(raws, items, strict=False):
+        if isinstance(item, bool) or not isinstance(item, int | float):
+            continue
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{_shown(raw)} is not a finite number"
+        if abs(item) > MAX_MAGNITUDE:
+            return f"{_shown(raw)} is too large"
+        if isinstance(raw, str):
+            try:
+                parse_number(raw, "")
+            except ValueError:
+                return f"{_shown(raw)} is not a number written in ASCII digits"
+    return None
+
+
+def _shown(raw: Any) -> str:
+    text = str(raw)
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def install() -> None:
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    try:
+        from typer._coercion import AdapterRuntimeParam
+        from typer._typing import is_number_type
+    except ImportError:  # pragma: no cover - a typer without pydantic coercion
+        return
+    original = AdapterRuntimeParam._coerce_value
+
+    def coerce(self: Any, value: Any, param: Any, ctx: Any) -> Any:
+        from typer._click.exceptions import BadParameter
+
+        try:
+            result = original(self, value, param, ctx)
+        except BadParameter as exc:
+            annotation = getattr(self, "annotation", None)
+            unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
+            if unparsed and annotation is not None and _is_number(annotation, is_number_type):
+                raise BadParameter(f"{_shown(value)} is not a number", ctx=ctx, param=param) from None
+            raise
+        problem = _bad(value, result)
+        if problem is not None:
+            raise BadParameter(problem, ctx=ctx, param=param)
+        return result
+
+    AdapterRuntimeParam._coerce_value = coerce  # type: ignore[method-assign]
+
+
+def _is_number(annotation: Any, is_number_type: Any) -> bool:
+    try:
+        return bool(is_number_type(annotation))
+    except Exception:  # an annotation the helper does not know
+        return False

@@ -1,0 +1,308 @@
+"""The input boundary: every file kbt reads (specs, profiles, Filebeat profiles, records, probe
+files, lab state, cost models) comes through here, so each bad file is one clear BadInput line.
+
+- only regular files within a size cap: a directory, a FIFO (which would block), a device
+  (/dev/zero would be read until memory runs out) or a socket is refused before it is read;
+- text is UTF-8; a file with NUL bytes is called binary, other undecodable text is named as
+  "not UTF-8" with the byte and line (Latin-1 text is not binary);
+- YAML: nesting depth and alias expansion are counted on the parser's events *before* anything is
+  built (an alias bomb or a 500-deep document never reaches the recursive composer);
+- JSON: NaN/Infinity and overflowing numbers rejected, nesting capped, RecursionError never escapes;
+- every number in a parsed document is finite; the top level has the type the caller expects.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput
+from tuner.core.numbers import MAX_MAGNITUDE
+from tuner.core.text import cut
+
+MiB = 1 << 20
+MAX_INPUT_BYTES = 64 * MiB  # specs, profiles, records, state: far below this
+MAX_DEPTH = 64  # deepest nesting a spec, record or answer may have
+MAX_NODES = 1_000_000  # nodes after alias expansion
+
+
+def shown_path(path: Path | str) -> str:
+    """The path as the user would type it: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        rel = str(path)
+    return cut(rel if not rel.startswith("..") else str(path), 200)
+
+
+def _size(n: int) -> str:
+    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_regular(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> int:
+    """Raise BadInput unless `path` is a readable regular file within `max_bytes`; its size."""
+    shown = shown_path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise BadInput(f"{shown}: no such {what}") from None
+    except NotADirectoryError:
+        raise BadInput(f"{shown}: no such {what} (a parent is not a directory)") from None
+    except OSError as exc:
+        raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"{shown}: is {_kind(st.st_mode)}, not a {what}")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise BadInput(
+            f"{shown}: {_size(st.st_size)} is more than the {_size(max_bytes)} kbt reads for a {what}"
+        )
+    return st.st_size
+
+
+def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (checked again while reading: a file that
+    grows or a /proc file that reports size 0 cannot exceed the cap)."""
+    check_regular(path, what, max_bytes)
+    shown = shown_path(path)
+    try:
+        # O_NONBLOCK: if the path was swapped for a FIFO since the check, open does not block.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(f"{shown}: is {_kind(st.st_mode)}, not a {what}")
+        limit = (max_bytes if max_bytes is not None else st.st_size) + 1
+        chunks: list[bytes] = []
+        total = 0
+        while total < limit:
+            chunk = os.read(fd, min(limit - total, 4 * MiB))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
+    finally:
+        os.close(fd)
+    if max_bytes is not None and total > max_bytes:
+        raise BadInput(f"{shown}: more than the {_size(max_bytes)} kbt reads for a {what}")
+    return b"".join(chunks)
+
+
+def decode(data: bytes, shown: str) -> str:
+    """UTF-8 text (a leading BOM dropped), or one line saying why the bytes are not."""
+    if b"\x00" in data[:65536]:
+        raise BadInput(f"{shown}: binary data, not text (a NUL byte at offset {data.index(0)})")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise BadInput(
+            f"{shown}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start});"
+            " save the file as UTF-8"
+        ) from None
+
+
+def read_text(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> str:
+    return decode(read_bytes(path, what, max_bytes), shown_path(path))
+
+
+# ---- YAML ---------------------------------------------------------------------------------------
+
+
+def _yaml_limits(text: str, shown: str) -> None:
+    """Walk the parser's events (no tree is built) counting nesting depth and the node count the
+    document would have once every alias is expanded."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.events import (
+        AliasEvent,
+        CollectionEndEvent,
+        CollectionStartEvent,
+        ScalarEvent,
+    )
+
+    sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth below it)
+    stack: list[list[Any]] = [[None, 0, 0]]  # [anchor, nodes, depth below]
+    for event in YAML(typ="rt").parse(text):
+        if isinstance(event, CollectionStartEvent):
+            stack.append([event.anchor, 1, 0])
+            if len(stack) - 1 > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else 0
+                raise BadInput(f"{shown}:{line}: nested more than {MAX_DEPTH} levels deep")
+            continue
+        if isinstance(event, CollectionEndEvent):
+            anchor, nodes, depth = stack.pop()
+            added, below = nodes, depth + 1
+            if anchor is not None:
+                sizes[anchor] = (added, below)
+        elif isinstance(event, ScalarEvent):
+            added, below = 1, 0
+            if event.anchor is not None:
+                sizes[event.anchor] = (1, 0)
+        elif isinstance(event, AliasEvent):
+            added, below = sizes.get(event.anchor, (1, 0))
+        else:
+            continue
+        top = stack[-1]
+        top[1] += added
+        top[2] = max(top[2], below)
+        if top[1] > MAX_NODES or len(stack) - 1 + below > MAX_DEPTH:
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            what = f"{MAX_NODES:,} values" if top[1] > MAX_NODES else f"{MAX_DEPTH} levels"
+            raise BadInput(f"{shown}:{line}: aliases expand to more than {what}")
+
+
+def parse_yaml(text: str, shown: str) -> Any:
+    """Parse YAML keeping line numbers (ruamel round-trip) within the limits above; every float
+    finite. One-line BadInput on any problem."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        _yaml_limits(text, shown)
+        data = YAML(typ="rt").load(text)
+    except BadInput:
+        raise
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise BadInput(f"{shown}{line}: not valid YAML: {cut(str(problem), 200)}") from None
+    except RecursionError:
+        raise BadInput(f"{shown}: nested too deeply") from None
+    except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
+        raise BadInput(f"{shown}: not valid YAML: {cut(str(exc) or type(exc).__name__, 200)}") from None
+    check_tree(data, shown)
+    return data
+
+
+def read_yaml(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> Any:
+    return parse_yaml(read_text(path, what, max_bytes), shown_path(path))
+
+
+# ---- JSON ---------------------------------------------------------------------------------------
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number kbt accepts")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{cut(text, 40)} is out of range")
+    return value
+
+
+def parse_json(text: str | bytes, shown: str) -> Any:
+    """Parse JSON: finite numbers only, at most MAX_DEPTH deep. One-line BadInput on any problem."""
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{shown}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise BadInput(f"{shown}: not valid JSON: nested more than {MAX_DEPTH} levels deep") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{shown}: not valid JSON: not UTF-8 text") from None
+    except ValueError as exc:  # a constant, an overflowing float, an int beyond the digit limit
+        reason = str(exc)
+        if "digit" in reason:
+            reason = "a number with too many digits"
+        raise BadInput(f"{shown}: not valid JSON: {cut(reason, 120)}") from None
+    check_tree(data, shown)
+    return data
+
+
+def read_json(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> Any:
+    return parse_json(read_text(path, what, max_bytes), shown_path(path))
+
+
+# ---- shape checks -------------------------------------------------------------------------------
+
+
+def check_tree(data: Any, shown: str) -> None:
+    """Raise BadInput when `data` nests deeper than MAX_DEPTH, has more than MAX_NODES values
+    (aliases counted each time they appear) or holds a non-finite float. Iterative: no recursion."""
+    stack: list[tuple[Any, int, str]] = [(data, 0, "")]
+    seen = 0
+    while stack:
+        node, depth, where = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            raise BadInput(f"{shown}: more than {MAX_NODES:,} values: not an input kbt reads")
+        if depth > MAX_DEPTH:
+            raise BadInput(f"{shown}: {where or 'document'}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, int | float) and not isinstance(node, bool):
+            if not math.isfinite(node):
+                raise BadInput(f"{shown}: {where or 'value'}: must be a finite number (got {node})")
+            if abs(node) > MAX_MAGNITUDE:
+                raise BadInput(f"{shown}: {where or 'value'}: {float(node):g} is too large")
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                name = cut(str(key), 60)
+                stack.append((value, depth + 1, f"{where}.{name}" if where else name))
+        elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
+            for i, value in enumerate(node):
+                stack.append((value, depth + 1, f"{where}[{i}]"))
+
+
+def expect_mapping(data: Any, shown: str, what: str = "a mapping of keys") -> dict[str, Any]:
+    """`data` if it is a mapping; else one line naming what was found instead."""
+    if not isinstance(data, Mapping):
+        raise BadInput(f"{shown}: expected {what} at the top level, found {type_name(data)}")
+    return data  # type: ignore[return-value]
+
+
+def type_name(value: Any) -> str:
+    """How a user would call the JSON/YAML type of `value`."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, Sequence):
+        return "a list"
+    return re.sub(r"(?<!^)([A-Z])", r" \1", type(value).__name__).lower()
+
+
+def plain_data(data: Any) -> Any:
+    """ruamel's round-trip containers and scalar subclasses as plain dict/list/str/int/float
+    (iteratively bounded by the limits `parse_yaml` already checked)."""
+    if isinstance(data, Mapping):
+        return {str(k): plain_data(v) for k, v in data.items()}
+    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
+        return [plain_data(v) for v in data]
+    if isinstance(data, bool) or data is None:
+        return data
+    if isinstance(data, int):
+        return int(data)
+    if isinstance(data, float):
+        return float(data)
+    if isinstance(data, str):
+        return str(data)
+    return data

@@ -1,0 +1,135 @@
+"""The one atomic writer: every file kbt writes (run records, probe records, recommendation.json,
+--json/--plot outputs, rendered profiles, lab state) goes through here.
+
+- only a regular file or a new path is written: a device (`--json /dev/full` run as root would
+  replace the device node), a FIFO, a directory or a socket is refused with one line;
+- a parent that is not a directory is named as such (not "File exists");
+- the bytes go to a temporary file beside the target, fsync'd, then renamed over it (or linked,
+  when an existing file must not be replaced): a reader sees the old file or the new one, and a
+  failed write leaves nothing behind;
+- JSON is written with finite numbers only (a non-finite float becomes null: JSON has no NaN).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.inputs import shown_path
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def check_target(path: Path | str, what: str = "file") -> None:
+    """Raise BadInput unless `path` is a regular file or a new path whose nearest existing
+    ancestor is a directory."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        st = None
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput(
+                f"{shown_path(path)}: is {_kind(st.st_mode)}; kbt writes a {what} only to a regular file or a"
+                " new path"
+            )
+        return
+    for parent in path.absolute().parents:
+        try:
+            pst = os.stat(parent)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
+        if not stat.S_ISDIR(pst.st_mode):
+            raise BadInput(f"{shown_path(path)}: {shown_path(parent)} is not a directory")
+        return
+
+
+def atomic_write(
+    path: Path | str,
+    data: str | bytes,
+    what: str = "file",
+    *,
+    replace: bool = True,
+    make_parents: bool = True,
+    mode: int | None = None,
+) -> Path:
+    """Write `data` to `path` atomically. `replace=False`: fail if `path` exists (FileExistsError
+    passes through for the caller to word). `mode`: permissions of the new file (e.g. 0o600)."""
+    path = Path(path)
+    check_target(path, what)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    tmp: str | None = None
+    try:
+        if make_parents:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif path.exists():
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails if the target exists
+            os.unlink(tmp)
+        tmp = None
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return path
+
+
+def finite(value: Any) -> Any:
+    """A copy of JSON-like data with every non-finite float replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def json_text(data: Any, indent: int | None = 2, sort_keys: bool = False) -> str:
+    return json.dumps(finite(data), indent=indent, sort_keys=sort_keys, allow_nan=False) + "\n"
+
+
+def atomic_write_json(path: Path | str, data: Any, what: str = "file", **kwargs: Any) -> Path:
+    return atomic_write(path, json_text(data), what, **kwargs)
