@@ -9,6 +9,7 @@ responses, so the per-broker split is empty with acks=0.
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,13 @@ from tuner.core.errors import BadInput, Interrupted, Unreachable
 from tuner.driver.acked_verify import verify_acked
 from tuner.driver.engine_process import merged_latency, run_engines
 from tuner.driver.filebeat_corpus import write_corpus
-from tuner.driver.java_plan import RESULT_SCHEMA, START_SLACK_S, engine_command, process_plans
+from tuner.driver.java_plan import (
+    RESULT_SCHEMA,
+    START_SLACK_S,
+    engine_command,
+    exporter_notes,
+    process_plans,
+)
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
@@ -61,6 +68,7 @@ def run_java_load(
                 workdir=workdir,
                 corpus_file=corpus,
                 start_at=-1,  # the engines start together once all are connected
+                exporter_ports=exporter_ports,
             )
         except BadInput as exc:
             raise BadInput(f"profile {plan.profile.name}: {exc}") from None
@@ -75,6 +83,8 @@ def run_java_load(
             RESULT_SCHEMA,
             ready_timeout_s=READY_TIMEOUT_S,
         )
+        for note in exporter_notes(results):
+            sys.stderr.write(f"kbt: note: {note}\n")
         client = aggregate(results, producers=workload.producers, processes=workload.processes)
         failed = sum(r["failed"] for r in results)
         indeterminate = sum(r["indeterminate"] for r in results)

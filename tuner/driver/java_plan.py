@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import cache_dir
+from tuner.driver.client_exporter import LOOPBACK
 from tuner.spec.java_client import check_property_names
 from tuner.spec.workload import WorkloadSpec
 
@@ -26,6 +27,9 @@ ENGINE_PROPERTIES = frozenset({"bootstrap.servers", "key.serializer", "value.ser
 # Java's delivery.timeout.ms default (2 min): the drain waits at most that long.
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
 HEAP = "-Xmx512m"
+# After the drain, how long an engine waits for one more scrape of its client exporter so the run's
+# final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
+FINAL_SCRAPE_S = 6.0
 
 
 def engine_dir() -> Path:
@@ -73,6 +77,28 @@ def producer_properties(properties: Mapping[str, str]) -> dict[str, str]:
     return dict(properties)
 
 
+def exporter_plan(ports: Sequence[int], index: int) -> dict[str, Any] | None:
+    """Process `index`'s client exporter (Plan.Exporter): its port, the producer label of its own
+    series (as the librdkafka engine's processes), the final-scrape wait; None without a port."""
+    if index >= len(ports):
+        return None
+    return {"host": LOOPBACK, "port": ports[index], "process": f"process-{index}", "final_scrape_s": FINAL_SCRAPE_S}
+
+
+def exporter_notes(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per engine process whose client exporter could not serve (port taken): the run went
+    on unexported."""
+    notes = []
+    for r in results:
+        exp = r.get("exporter") or {}
+        if exp and not exp.get("serving", False):
+            notes.append(
+                f"the Java engine's client exporter could not listen on {LOOPBACK}:{exp.get('port')}"
+                f" ({exp.get('problem', 'unknown')}): the run goes on unexported"
+            )
+    return notes
+
+
 def drain_s(properties: Mapping[str, str]) -> float:
     """How long outstanding records may take after the schedule ends: the client's own delivery
     bound (delivery.timeout.ms covers linger, retries and the request timeout) plus a margin."""
@@ -102,8 +128,10 @@ def process_plans(
     corpus_file: Path,
     start_at: float,
     seed: int = 1,
+    exporter_ports: Sequence[int] = (),
 ) -> list[ProcessPlan]:
-    """One plan per workload process; pods (producers) are spread as evenly as possible."""
+    """One plan per workload process; pods (producers) are spread as evenly as possible. Process i
+    serves its client exporter on `exporter_ports[i]` (none when there are fewer ports)."""
     rate = 0.0 if workload.rate_per_producer == "max" else float(workload.rate_per_producer)
     keys = workload.keys.kind if workload.keys.kind in ("none", "random") else "none"
     props = producer_properties(properties)
@@ -131,6 +159,7 @@ def process_plans(
             "acked_file": str(acked),
             "seed": seed + index,
             "properties": props,
+            "exporter": exporter_plan(exporter_ports, index),
         }
         plans.append(
             ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)

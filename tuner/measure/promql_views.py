@@ -6,8 +6,9 @@ while these group by request, phase, topic, producer or consumer group, and most
 
 - BREAKDOWN_QUERIES: broker series grouped by request type, request phase or topic.
 - CLIENT_QUERIES: the drivers' own series, scraped as job kbt-client. kbt_client_* come from the
-  producer engines (tuner/driver/client_exporter.py: labels run, producer, client; broker on the
-  request and round-trip series). kbt_consumer_* come from the stress engine's consumers (labels
+  producer engines (tuner/driver/client_exporter.py for librdkafka, the Java engine's
+  ClientExporter.java for client="java": labels run, producer, client; broker on the request and
+  round-trip series). kbt_consumer_* come from the stress engine's consumers (labels
   run, group, mode = realtime|lagging; consumer per member); docs/dashboards.md states that contract.
 """
 
@@ -103,6 +104,9 @@ _CLIENT_BYTES = _rate_by(_PRODUCER, "kbt_client_bytes_sent_total")
 _CLIENT_RECORDS = _rate_by(_PRODUCER, "kbt_client_records_sent_total")
 _CLIENT_PER_REQUEST = f"avg by ({_PRODUCER})(kbt_client_records_per_request)"
 _CLIENT_BATCH_BYTES = f"avg by ({_PRODUCER})(kbt_client_batch_bytes)"
+# A client that measures its compression itself (Java: per partition batch) exports the ratio; for
+# the others it is derived, which needs one batch per request (librdkafka).
+_CLIENT_COMPRESSION = f"avg by ({_PRODUCER})(kbt_client_compression_ratio)"
 
 
 def _client_quantile(name: str, by: str, q: str) -> str:
@@ -114,7 +118,7 @@ CLIENT_QUERIES: tuple[Query, ...] = (
         "CLIENT_PRODUCE_REQUESTS_RATE",
         _rate_by(_PRODUCER, "kbt_client_produce_requests_total"),
         "req/s",
-        "Produce requests per second each producer sent (librdkafka statistics, all brokers).",
+        "Produce requests per second each producer sent (the client's own counts, all brokers).",
     ),
     Query(
         "CLIENT_PRODUCE_REQUESTS_RATE_BY_BROKER",
@@ -128,28 +132,31 @@ CLIENT_QUERIES: tuple[Query, ...] = (
         "CLIENT_RECORDS_PER_REQUEST",
         _CLIENT_PER_REQUEST,
         "records",
-        "Records per batch (= per produce request for librdkafka, one partition per request), last "
-        "statistics window.",
+        "Records per produce request, last statistics window (librdkafka: one partition batch per "
+        "request; Java: a request carries a batch of every partition the broker leads).",
     ),
     Query(
         "CLIENT_BATCH_BYTES",
         _CLIENT_BATCH_BYTES,
         "B",
-        "Bytes per batch on the wire (after compression, with record framing), last statistics window.",
+        "Bytes per partition batch on the wire (after compression, with record framing), last "
+        "statistics window.",
     ),
     Query(
         "CLIENT_COMPRESSION_RATIO",
+        f"{_CLIENT_COMPRESSION} or "
         f"({_CLIENT_BYTES} / {_CLIENT_RECORDS}) * {_CLIENT_PER_REQUEST} / {_CLIENT_BATCH_BYTES}",
         "x",
-        "Payload bytes per batch over wire bytes per batch. Framing is counted on the wire side, so an "
-        "uncompressed producer of small records reads a little below 1.",
+        "Uncompressed over compressed bytes per batch: the client's own figure where it exports one "
+        "(Java), else payload bytes per batch over wire bytes per batch (framing counted on the wire "
+        "side, so an uncompressed producer of small records reads a little below 1).",
     ),
     Query(
         "CLIENT_QUEUE_LATENCY_P99_MS",
         _client_quantile("kbt_client_queue_latency_ms", _PRODUCER, "0.99"),
         "ms",
         "Time records waited in the producer queue before a request took them, p99 (librdkafka "
-        "int_latency): linger shows here.",
+        "int_latency; Java: a batch's first record, queue-time): linger shows here.",
     ),
     Query(
         "CLIENT_RTT_P99_MS",
@@ -163,6 +170,13 @@ CLIENT_QUERIES: tuple[Query, ...] = (
         "ms",
         "From the intended send time to the ack, p99 (open loop: includes time behind schedule). The "
         'sweep engine reports it per driver process (producer="process-N").',
+    ),
+    Query(
+        "CLIENT_PRODUCE_THROTTLE_MAX_MS",
+        f"max by ({_PRODUCER})(kbt_client_produce_throttle_time_max_ms)",
+        "ms",
+        "Longest broker quota throttle a produce response asked for (Java produce-throttle-time-max), "
+        "last statistics window: above 0 the cluster's quotas slow the producer down.",
     ),
     Query(
         "CLIENT_DELIVERY_ERRORS_RATE",

@@ -45,7 +45,8 @@ def _batches(d: db.Dashboard) -> None:
         series(
             "Records per request",
             [_producer("CLIENT_RECORDS_PER_REQUEST")],
-            "librdkafka sends one partition per request, so this is also records per batch.",
+            "librdkafka sends one partition per request, so this is also records per batch; a Java "
+            "request carries a batch of every partition its broker leads.",
             span=8,
         )
     )

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.HdrHistogram.Histogram;
@@ -17,6 +18,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.AppInfoParser;
 
@@ -115,9 +117,16 @@ public final class Main {
         }
         installSignals();
         // Metadata before the schedule: the first send() would otherwise wait for it.
+        Set<String> leaders = new TreeSet<>();
         for (Pod p : pods) {
-            p.producer.partitionsFor(plan.topic());
+            for (PartitionInfo partition : p.producer.partitionsFor(plan.topic())) {
+                if (partition.leader() != null) {
+                    leaders.add(String.valueOf(partition.leader().id()));
+                }
+            }
         }
+        Map<String, Object> exported = new LinkedHashMap<>();
+        ClientExporter exporter = startExporter(plan, pods, leaders, exported);
         double startAt = plan.start_at();
         if (startAt < 0) {
             // The driver starts every JVM first, then hands all of them one start time: JVM start-up
@@ -189,6 +198,11 @@ public final class Main {
             p.closing = true;
         }
         Snapshot total = Snapshot.take(pods);
+        if (exporter != null) {
+            // The final counts are in: one more scrape carries them to Prometheus (not after SIGTERM,
+            // whose stop waits a bounded time for the result).
+            exported.put("final_scrape", !interrupted && exporter.awaitScrape(plan.exporter().final_scrape_s()));
+        }
         long closeBy = System.nanoTime() + CLOSE_GRACE.toNanos();
         for (Pod p : pods) {
             Duration left = indeterminate > 0 ? Duration.ZERO
@@ -197,12 +211,40 @@ public final class Main {
             p.flushAcked();
         }
         acked.close();
+        if (exporter != null) {
+            exporter.close();
+        }
+        res.put("exporter", plan.exporter() == null ? null : exported);
         res.put("finished_at", System.currentTimeMillis() / 1e3);
         res.put("interrupted", interrupted);
         summarise(res, pods, before, total, indeterminate);
         res.put("acked_file", plan.acked_file());
         res.put("acked_lines", acked.lines());
         return res;
+    }
+
+    /**
+     * The plan's client exporter, or null: none asked for, or its port taken (then {@code info} says
+     * why and the run goes on unexported, as the librdkafka engine's does).
+     */
+    private static ClientExporter startExporter(Plan plan, List<Pod> pods, Set<String> brokers,
+            Map<String, Object> info) {
+        Plan.Exporter cfg = plan.exporter();
+        if (cfg == null) {
+            return null;
+        }
+        info.put("port", cfg.port());
+        try {
+            ClientExporter exporter = ClientExporter.start(cfg, plan.run_id(), pods, brokers,
+                    "0".equals(plan.properties().get(ProducerConfig.ACKS_CONFIG)));
+            info.put("serving", true);
+            return exporter;
+        } catch (java.io.IOException | RuntimeException e) {
+            String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            info.put("serving", false);
+            info.put("problem", reason.lines().findFirst().orElse(reason));
+            return null;
+        }
     }
 
     private static long outstanding(List<Pod> pods) {

@@ -39,7 +39,17 @@ public record Plan(
         String acked_file,
         long seed,
         // Producer properties as the user tuned them (bootstrap.servers and serializers are the engine's).
-        Map<String, String> properties) {
+        Map<String, String> properties,
+        // The client exporter this process serves (ClientExporter.java); absent or null = none.
+        Exporter exporter) {
+
+    /**
+     * Where the kbt_client_* series are served: {@code host:port} (loopback unless the lab says
+     * otherwise), the {@code producer} label of this process's own series ("process-N"), and how long
+     * to wait after the drain for one more scrape, so the final counts reach Prometheus.
+     */
+    public record Exporter(String host, int port, String process, double final_scrape_s) {
+    }
 
     public static final int SCHEMA = 1;
 
@@ -66,6 +76,13 @@ public record Plan(
         check(problems, keys == null || keys.equals("none") || keys.equals("random"), "keys must be none or random");
         check(problems, !"random".equals(keys) || key_cardinality > 0, "keys random needs key_cardinality > 0");
         check(problems, properties != null, "properties is missing");
+        if (exporter != null) {
+            check(problems, exporter.host() != null && !exporter.host().isEmpty(), "exporter.host is empty");
+            check(problems, exporter.port() > 0 && exporter.port() < 65536, "exporter.port must be in [1, 65535]");
+            check(problems, exporter.process() != null && !exporter.process().isEmpty(), "exporter.process is empty");
+            check(problems, exporter.final_scrape_s() >= 0 && exporter.final_scrape_s() <= 60,
+                    "exporter.final_scrape_s must be in [0, 60]");
+        }
         if (!problems.isEmpty()) {
             throw new IllegalArgumentException("bad plan: " + String.join("; ", problems));
         }

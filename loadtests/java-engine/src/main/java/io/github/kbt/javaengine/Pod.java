@@ -34,10 +34,15 @@ final class Pod {
     volatile boolean closing;
 
     final AtomicLong outstanding = new AtomicLong();
-    // Written only by the generator thread (read after it ended).
-    long offered, offeredTotal, sent;
-    // Written only by the producer's callback thread (read after the producer closed).
-    long acks, acksTotal, bytesAcked;
+    // Written only by the generator thread (read after it ended); offeredTotal also by the exporter
+    // while the run goes on, hence volatile (one writer, so ++ loses nothing).
+    long offered, sent;
+    volatile long offeredTotal;
+    // Written only by the producer's callback thread (read after the producer closed); the whole-run
+    // totals also by the exporter while the run goes on.
+    long acks, bytesAcked;
+    volatile long acksTotal, bytesAckedTotal;
+    // Guarded by itself: the exporter reads it while acks arrive.
     final Histogram latencyUs = new Histogram(1, LATENCY_MAX_US, 3);
     // Failures can be reported on the sending thread too: guarded by this.
     long failed, lateFailures;
@@ -133,10 +138,13 @@ final class Pod {
         if (exception == null) {
             acked.write(partition, offset, id);
             acksTotal++;
+            bytesAckedTotal += bytes;
             if (inWindow) {
                 acks++;
                 bytesAcked += bytes;
-                latencyUs.recordValue(Math.min(LATENCY_MAX_US, Math.max(1L, (now - intended) / 1000)));
+                synchronized (latencyUs) {
+                    latencyUs.recordValue(Math.min(LATENCY_MAX_US, Math.max(1L, (now - intended) / 1000)));
+                }
             }
         } else {
             synchronized (this) {
@@ -149,6 +157,18 @@ final class Pod {
             }
         }
         outstanding.decrementAndGet();
+    }
+
+    /** Failed deliveries so far (the exporter's view while the run goes on). */
+    synchronized long failedSoFar() {
+        return failed;
+    }
+
+    /** The window's latency so far into {@code into} (the exporter's view while the run goes on). */
+    void addLatencyTo(Histogram into) {
+        synchronized (latencyUs) {
+            into.add(latencyUs);
+        }
     }
 
     /** After the producer closed: its acks into the shared file. */

@@ -1,0 +1,260 @@
+package io.github.kbt.javaengine;
+
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The client exporter of one engine process: kbt's metric contract (docs/dashboards.md, the series
+ * tuner/driver/client_exporter.py serves for librdkafka) on the port the lab assigned to this
+ * process, scraped by the lab's Prometheus as job kbt-client. Labels run, producer ("p<pod>", or
+ * "process-N" for the process's delivery latency), client="java", broker where meaningful.
+ *
+ * <p>Everything is read when Prometheus scrapes (one collector, so one scrape reads one moment): the
+ * counters from the pods' own tallies and the producers' sensors (RequestCounter), the gauges from the
+ * producers' windowed metrics (records-per-request-avg, batch-size-avg, compression-rate-avg,
+ * record-queue-time-avg, request-rate, produce-throttle-time-avg/-max). Nothing is recorded on the
+ * produce path.
+ */
+final class ClientExporter implements AutoCloseable {
+    static final String CLIENT = "java";
+    private static final String[] QUANTILES = {"0.5", "0.99"};
+
+    private final HTTPServer server;
+    /** Scrapes begun (Series.collect counts each one before reading anything). */
+    private final AtomicLong scrapes;
+
+    private ClientExporter(HTTPServer server, AtomicLong scrapes) {
+        this.server = server;
+        this.scrapes = scrapes;
+    }
+
+    /**
+     * Serve the pods' series on {@code exporter.host():exporter.port()}. {@code brokers}: the topic's
+     * leaders, exported at 0 before their first request so a rate starts from the first scrape.
+     * IOException when the port is taken (the run goes on unexported).
+     */
+    static ClientExporter start(Plan.Exporter exporter, String run, List<Pod> pods, Set<String> brokers,
+            boolean acksZero) throws IOException {
+        PrometheusRegistry registry = new PrometheusRegistry();
+        AtomicLong scrapes = new AtomicLong();
+        registry.register(new Series(run, exporter.process(), pods, brokers, acksZero, scrapes));
+        HTTPServer server = HTTPServer.builder()
+                .hostname(exporter.host())
+                .port(exporter.port())
+                .registry(registry)
+                .buildAndStart();
+        return new ClientExporter(server, scrapes);
+    }
+
+    /**
+     * Wait (at most {@code seconds}) for one scrape that starts after this call, so the run's final
+     * counts reach Prometheus before the process ends. True when one came.
+     */
+    boolean awaitScrape(double seconds) throws InterruptedException {
+        long seen = scrapes.get();
+        long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        while (scrapes.get() == seen && System.nanoTime() - deadline < 0) {
+            Thread.sleep(20);
+        }
+        return scrapes.get() != seen;
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+
+    /** All of the process's series, read at once on each scrape. */
+    static final class Series implements MultiCollector {
+        private final String run, process;
+        private final List<Pod> pods;
+        private final Set<String> brokers;
+        private final boolean acksZero;
+        private final AtomicLong scrapes;
+
+        Series(String run, String process, List<Pod> pods, Set<String> brokers, boolean acksZero,
+                AtomicLong scrapes) {
+            this.run = run;
+            this.process = process;
+            this.pods = pods;
+            this.brokers = brokers;
+            this.acksZero = acksZero;
+            this.scrapes = scrapes;
+        }
+
+        @Override
+        public MetricSnapshots collect() {
+            // Counted first: every value below is read after this, so a scrape counted after the final
+            // counts were reached carries them (awaitScrape).
+            scrapes.incrementAndGet();
+            Counter requests = new Counter("kbt_client_produce_requests",
+                    "Produce requests sent (Java: produce responses per broker; acks=0: every request, no broker)");
+            Counter records = new Counter("kbt_client_records_sent", "Records acked by the brokers");
+            Counter bytes = new Counter("kbt_client_bytes_sent", "Payload bytes acked");
+            Counter offered = new Counter("kbt_client_offered_records", "Records the schedule offered");
+            Counter errors = new Counter("kbt_client_delivery_errors", "Failed deliveries");
+            Gauge perRequest = new Gauge("kbt_client_records_per_request",
+                    "Records per produce request (Java records-per-request-avg)");
+            Gauge batchBytes = new Gauge("kbt_client_batch_bytes",
+                    "Partition batch size on the wire (Java batch-size-avg)");
+            Gauge compression = new Gauge("kbt_client_compression_ratio",
+                    "Uncompressed over compressed batch bytes (Java: 1 / compression-rate-avg)");
+            Gauge queue = new Gauge("kbt_client_queue_latency_ms",
+                    "Time a batch's first record waited before a request took it (Java queue-time)");
+            Gauge queueAvg = new Gauge("kbt_client_queue_latency_avg_ms", "Java record-queue-time-avg");
+            Gauge rtt = new Gauge("kbt_client_rtt_ms", "Produce round trip per broker");
+            Gauge requestRate = new Gauge("kbt_client_request_rate",
+                    "Requests per second of every kind (Java request-rate)");
+            Gauge throttleAvg = new Gauge("kbt_client_produce_throttle_time_avg_ms",
+                    "Broker quota throttle per produce response (Java produce-throttle-time-avg)");
+            Gauge throttleMax = new Gauge("kbt_client_produce_throttle_time_max_ms",
+                    "Java produce-throttle-time-max");
+            Gauge delivery = new Gauge("kbt_client_delivery_latency_ms", "From intended send to ack");
+            Histogram latency = new Histogram(1, Pod.LATENCY_MAX_US, 3);
+            for (Pod pod : pods) {
+                String[] labels = {"run", run, "producer", "p" + pod.index, "client", CLIENT};
+                if (acksZero) {
+                    requests.add(pod.counter.requests(), labels, "broker", "");
+                } else {
+                    Map<String, Long> byNode = pod.counter.requestsByNode();
+                    for (String broker : brokers) {
+                        byNode.putIfAbsent(broker, 0L);
+                    }
+                    byNode.forEach((broker, n) -> requests.add(n, labels, "broker", broker));
+                }
+                records.add(pod.acksTotal, labels);
+                bytes.add(pod.bytesAckedTotal, labels);
+                offered.add(pod.offeredTotal, labels);
+                errors.add(pod.failedSoFar(), labels);
+                perRequest.add(Main.metric(pod, "records-per-request-avg"), labels);
+                batchBytes.add(Main.metric(pod, "batch-size-avg"), labels);
+                compression.add(1.0 / Main.metric(pod, "compression-rate-avg"), labels);
+                queueAvg.add(Main.metric(pod, "record-queue-time-avg"), labels);
+                requestRate.add(Main.metric(pod, "request-rate"), labels);
+                throttleAvg.add(Main.metric(pod, "produce-throttle-time-avg"), labels);
+                throttleMax.add(Main.metric(pod, "produce-throttle-time-max"), labels);
+                double[] queued = pod.counter.queueTimeMs();
+                for (int q = 0; q < QUANTILES.length; q++) {
+                    queue.add(queued[q], labels, "quantile", QUANTILES[q]);
+                }
+                pod.counter.rttMs().forEach((broker, ms) -> {
+                    for (int q = 0; q < QUANTILES.length; q++) {
+                        rtt.add(ms[q], labels, "broker", broker, "quantile", QUANTILES[q]);
+                    }
+                });
+                pod.addLatencyTo(latency);
+            }
+            if (latency.getTotalCount() > 0) {
+                String[] labels = {"run", run, "producer", process, "client", CLIENT};
+                delivery.add(latency.getValueAtPercentile(50) / 1000.0, labels, "quantile", "0.5");
+                delivery.add(latency.getValueAtPercentile(99) / 1000.0, labels, "quantile", "0.99");
+            }
+            List<MetricSnapshot> out = new ArrayList<>();
+            for (Family f : List.of(requests, records, bytes, offered, errors, perRequest, batchBytes,
+                    compression, queue, queueAvg, rtt, requestRate, throttleAvg, throttleMax, delivery)) {
+                if (!f.isEmpty()) {
+                    out.add(f.snapshot());
+                }
+            }
+            return new MetricSnapshots(out);
+        }
+
+        @Override
+        public List<String> getPrometheusNames() {
+            return List.of();
+        }
+    }
+
+    /** One metric family's points of this scrape; NaN and infinite values are left out. */
+    abstract static class Family {
+        final String name, help;
+
+        Family(String name, String help) {
+            this.name = name;
+            this.help = help;
+        }
+
+        void add(double value, String[] labels, String... more) {
+            if (Double.isNaN(value) || Double.isInfinite(value)) {
+                return;
+            }
+            String[] all = new String[labels.length + more.length];
+            System.arraycopy(labels, 0, all, 0, labels.length);
+            System.arraycopy(more, 0, all, labels.length, more.length);
+            point(value, Labels.of(all));
+        }
+
+        abstract void point(double value, Labels labels);
+
+        abstract boolean isEmpty();
+
+        abstract MetricSnapshot snapshot();
+    }
+
+    static final class Counter extends Family {
+        private final CounterSnapshot.Builder builder;
+        private boolean empty = true;
+
+        Counter(String name, String help) {
+            super(name, help);
+            builder = CounterSnapshot.builder().name(name).help(help);
+        }
+
+        @Override
+        void point(double value, Labels labels) {
+            builder.dataPoint(CounterDataPointSnapshot.builder().value(value).labels(labels).build());
+            empty = false;
+        }
+
+        @Override
+        boolean isEmpty() {
+            return empty;
+        }
+
+        @Override
+        MetricSnapshot snapshot() {
+            return builder.build();
+        }
+    }
+
+    static final class Gauge extends Family {
+        private final GaugeSnapshot.Builder builder;
+        private boolean empty = true;
+
+        Gauge(String name, String help) {
+            super(name, help);
+            builder = GaugeSnapshot.builder().name(name).help(help);
+        }
+
+        @Override
+        void point(double value, Labels labels) {
+            builder.dataPoint(GaugeDataPointSnapshot.builder().value(value).labels(labels).build());
+            empty = false;
+        }
+
+        @Override
+        boolean isEmpty() {
+            return empty;
+        }
+
+        @Override
+        MetricSnapshot snapshot() {
+            return builder.build();
+        }
+    }
+}
