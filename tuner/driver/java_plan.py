@@ -82,7 +82,12 @@ def exporter_plan(ports: Sequence[int], index: int) -> dict[str, Any] | None:
     series (as the librdkafka engine's processes), the final-scrape wait; None without a port."""
     if index >= len(ports):
         return None
-    return {"host": LOOPBACK, "port": ports[index], "process": f"process-{index}", "final_scrape_s": FINAL_SCRAPE_S}
+    return {
+        "host": LOOPBACK,
+        "port": ports[index],
+        "process": f"process-{index}",
+        "final_scrape_s": FINAL_SCRAPE_S,
+    }
 
 
 def exporter_notes(results: Sequence[Mapping[str, Any]]) -> list[str]:
