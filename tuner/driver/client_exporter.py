@@ -5,7 +5,8 @@ Series (labels run, producer, client; broker where meaningful), as the metric co
 kbt_client_produce_requests_total, kbt_client_records_sent_total, kbt_client_bytes_sent_total,
 kbt_client_offered_records_total, kbt_client_delivery_errors_total, kbt_client_records_per_request,
 kbt_client_batch_bytes, kbt_client_queue_latency_ms{quantile}, kbt_client_rtt_ms{quantile},
-kbt_client_delivery_latency_ms{quantile}.
+kbt_client_delivery_latency_ms{quantile}. The Java engine serves the same contract from its own JVM
+(loadtests/java-engine, ClientExporter.java).
 """
 
 from __future__ import annotations

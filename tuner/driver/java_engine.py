@@ -5,6 +5,9 @@ into one ClientResult and verify every acked record by reading the topic back.
 Produce requests are counted exactly from the producer's own sensors (Sender: one request per
 broker carrying the ready batch of every partition it leads); per broker from the produce
 responses, so the per-broker split is empty with acks=0.
+
+Process i serves the kbt_client_* series on the target's i-th client exporter port (the engine's
+ClientExporter.java); a taken port leaves the run going, unexported, with a note on stderr.
 """
 
 from __future__ import annotations
