@@ -1,7 +1,8 @@
 """Client batching: what each producer sends, from the drivers' own exporter (kbt_client_*).
 
 Per producer: requests/s, records per request, bytes per batch, compression ratio, time queued
-before a request, round trip and delivery p99; then the client and broker counts side by side.
+before a request, round trip and delivery p99; then the client and broker counts side by side,
+delivery errors and quota throttling.
 """
 
 from __future__ import annotations
@@ -114,6 +115,16 @@ def _versus_broker(d: db.Dashboard) -> None:
             [_producer("CLIENT_DELIVERY_ERRORS_RATE")],
             "Should stay at 0; anything else is a failed delivery after retries.",
             thresholds=above_is_bad(0.001),
+            span=6,
+        )
+    )
+    d.with_panel(
+        series(
+            "Produce throttle max",
+            [_producer("CLIENT_PRODUCE_THROTTLE_MAX_MS")],
+            "Broker quotas holding the producer back (Java produce-throttle-time-max); 0 without quotas.",
+            thresholds=above_is_bad(0.001),
+            span=6,
         )
     )
 
