@@ -114,6 +114,12 @@ def running_queue(mem: MemQueue) -> MemQueue:
     return MemQueue.model_validate(data)
 
 
+def queue_in_force(config: FilebeatConfig) -> MemQueue:
+    """The queue the pods run: real Filebeat's defaults fill what is unset; the Sarama emulation
+    takes kbt's schema defaults."""
+    return config.mem if config.input.engine == "emulated" else running_queue(config.mem)
+
+
 def config_of(profile: ClientProfile) -> FilebeatConfig:
     """The profile's Filebeat configuration (Filebeat's defaults where it sets nothing)."""
     return profile.filebeat or FilebeatConfig.model_validate(as_fragment({}))
@@ -136,7 +142,7 @@ class Filebeat(ClientKind):
         config = config_of(profile)
         kafka, inp = config.kafka, config.input
         emulated = inp.engine == "emulated"
-        mem = config.mem if emulated else running_queue(config.mem)
+        mem = queue_in_force(config)
         part = kafka.partition
         keyless: PartitionMode
         if part.strategy == "random":
@@ -191,7 +197,7 @@ class Filebeat(ClientKind):
         parts = [
             self.name,
             f"bulk_flush_frequency {config.kafka.bulk_flush_frequency}",
-            f"flush.timeout {config.mem.flush.timeout}",
+            f"flush.timeout {queue_in_force(config).flush.timeout}",
             f"bulk_max_size {config.kafka.bulk_max_size}",
         ]
         if config.kafka.partition.strategy != "hash":
