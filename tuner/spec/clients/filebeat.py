@@ -318,7 +318,7 @@ def filebeat_yaml(
     with its note (`notes` by option path, else the default note). Durations are written as the
     typed value renders itself."""
     notes = notes or {}
-    kafka, mem = config.kafka, config.mem
+    kafka, mem = config.kafka, queue_in_force(config)
     out = [
         *header,
         "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",
@@ -353,7 +353,26 @@ def filebeat_yaml(
         note = notes.get(path) or DEFAULT_NOTES.get(path)
         out += _comment(note, "  ") if note else []
         out.append(f"  {option}: {values[option]}")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + _input_lines(config)) + "\n"
+
+
+def _input_lines(config: FilebeatConfig) -> list[str]:
+    """The input options the measured pods read their files with, as a commented block: they
+    belong on the user's own input (its paths are theirs), and they set the bursts the queue sees."""
+    options = config.input.input_options()
+    if not options:
+        return []
+    out = [
+        "# This profile's input options: set them on your own input (its paths are yours); the",
+        "# harvester's EOF backoff sets how many events reach the queue at once.",
+        "# filebeat.inputs:",
+        f"#   - type: {config.input.type}",
+    ]
+    out += [
+        f"#     {name}: {str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in options.items()
+    ]
+    return out
 
 
 def _comment(text: str, indent: str) -> list[str]:
