@@ -5,8 +5,8 @@ Series (labels run, producer, client; broker where meaningful), as the metric co
 kbt_client_produce_requests_total, kbt_client_records_sent_total, kbt_client_bytes_sent_total,
 kbt_client_offered_records_total, kbt_client_delivery_errors_total, kbt_client_records_per_request,
 kbt_client_batch_bytes, kbt_client_queue_latency_ms{quantile}, kbt_client_rtt_ms{quantile},
-kbt_client_delivery_latency_ms{quantile}. The Java engine serves the same contract from its own JVM
-(loadtests/java-engine, ClientExporter.java).
+kbt_client_delivery_latency_ms{quantile}, kbt_client_produce_throttle_time_max_ms. The Java engine
+serves the same contract from its own JVM (loadtests/java-engine, ClientExporter.java).
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ class ClientExporter:
         self.delivery_latency = Gauge(
             "kbt_client_delivery_latency_ms", "From intended send to ack", [*labels, "quantile"], registry=r
         )
+        self.throttle_max = Gauge(
+            "kbt_client_produce_throttle_time_max_ms", "Longest broker quota throttle", labels, registry=r
+        )
         self._last_requests: dict[tuple[str, str], int] = {}
 
     def serve(self, port: int) -> bool:
@@ -61,10 +64,14 @@ class ClientExporter:
     def on_stats(self, producer: str, raw: str) -> None:
         data: dict[str, Any] = json.loads(raw)
         labels = self._l(producer)
+        throttled: list[float] = []
         for broker in data.get("brokers", {}).values():
             node = str(broker.get("nodeid", -1))
             if node.startswith("-"):
                 continue
+            throttle = broker.get("throttle", {})
+            if throttle.get("cnt"):
+                throttled.append(float(throttle["max"]))  # ms, the statistics window
             count = int(broker.get("req", {}).get("Produce", 0))
             last = self._last_requests.get((producer, node), 0)
             if count > last:
@@ -78,6 +85,8 @@ class ClientExporter:
             if rtt.get("cnt"):
                 for q in ("p50", "p99"):
                     self.rtt.labels(**labels, broker=node, quantile=_q(q)).set(rtt[q] / 1000)
+        if throttled:
+            self.throttle_max.labels(**labels).set(max(throttled))
         for topic in data.get("topics", {}).values():
             count, size = topic.get("batchcnt", {}), topic.get("batchsize", {})
             if count.get("cnt"):

@@ -175,8 +175,9 @@ CLIENT_QUERIES: tuple[Query, ...] = (
         "CLIENT_PRODUCE_THROTTLE_MAX_MS",
         f"max by ({_PRODUCER})(kbt_client_produce_throttle_time_max_ms)",
         "ms",
-        "Longest broker quota throttle a produce response asked for (Java produce-throttle-time-max), "
-        "last statistics window: above 0 the cluster's quotas slow the producer down.",
+        "Longest broker quota throttle a response asked for (librdkafka throttle, Java "
+        "produce-throttle-time-max), last statistics window: above 0 the cluster's quotas slow the "
+        "producer down.",
     ),
     Query(
         "CLIENT_DELIVERY_ERRORS_RATE",

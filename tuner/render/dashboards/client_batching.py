@@ -122,7 +122,7 @@ def _versus_broker(d: db.Dashboard) -> None:
         series(
             "Produce throttle max",
             [_producer("CLIENT_PRODUCE_THROTTLE_MAX_MS")],
-            "Broker quotas holding the producer back (Java produce-throttle-time-max); 0 without quotas.",
+            "Broker quotas holding the producer back; 0 without quotas.",
             thresholds=above_is_bad(0.001),
             span=6,
         )

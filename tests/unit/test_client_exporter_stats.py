@@ -1,0 +1,44 @@
+"""The librdkafka client exporter's mapping of a statistics JSON onto the contract series (no
+server: the registry is read directly), produce requests counted as deltas of librdkafka's totals."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tuner.driver.client_exporter import ClientExporter
+
+
+def _stats(produce: int, throttle_max: int, throttle_cnt: int = 3) -> str:
+    broker: dict[str, Any] = {
+        "nodeid": 2,
+        "req": {"Produce": produce},
+        "int_latency": {"cnt": 10, "p50": 4000, "p99": 9000},
+        "rtt": {"cnt": 10, "p50": 1500, "p99": 3000},
+        "throttle": {"cnt": throttle_cnt, "max": throttle_max},
+    }
+    bootstrap = {"nodeid": -1, "req": {"Produce": 0}}
+    topics = {"t": {"batchcnt": {"cnt": 4, "sum": 40}, "batchsize": {"sum": 4000}}}
+    return json.dumps({"brokers": {"b2": broker, "boot": bootstrap}, "topics": topics})
+
+
+def test_stats_map_onto_the_contract() -> None:
+    exporter = ClientExporter("run-1", "librdkafka")
+    exporter.on_stats("p0", _stats(produce=7, throttle_max=0))
+    exporter.on_stats("p0", _stats(produce=12, throttle_max=250))
+    value = exporter.registry.get_sample_value
+    labels = {"run": "run-1", "producer": "p0", "client": "librdkafka"}
+    assert value("kbt_client_produce_requests_total", {**labels, "broker": "2"}) == 12
+    assert value("kbt_client_produce_requests_total", {**labels, "broker": "-1"}) is None
+    assert value("kbt_client_records_per_request", labels) == 10
+    assert value("kbt_client_batch_bytes", labels) == 1000
+    assert value("kbt_client_queue_latency_ms", {**labels, "quantile": "0.99"}) == 9
+    assert value("kbt_client_rtt_ms", {**labels, "broker": "2", "quantile": "0.5"}) == 1.5
+    assert value("kbt_client_produce_throttle_time_max_ms", labels) == 250
+
+
+def test_no_throttle_window_leaves_the_gauge_alone() -> None:
+    exporter = ClientExporter("run-1", "librdkafka")
+    exporter.on_stats("p0", _stats(produce=1, throttle_max=0, throttle_cnt=0))
+    labels = {"run": "run-1", "producer": "p0", "client": "librdkafka"}
+    assert exporter.registry.get_sample_value("kbt_client_produce_throttle_time_max_ms", labels) is None
