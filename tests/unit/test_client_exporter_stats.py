@@ -37,8 +37,10 @@ def test_stats_map_onto_the_contract() -> None:
     assert value("kbt_client_produce_throttle_time_max_ms", labels) == 250
 
 
-def test_no_throttle_window_leaves_the_gauge_alone() -> None:
+def test_no_throttled_response_reads_zero() -> None:
+    """librdkafka's throttle window counts only throttled responses: none is a 0, not a gap."""
     exporter = ClientExporter("run-1", "librdkafka")
-    exporter.on_stats("p0", _stats(produce=1, throttle_max=0, throttle_cnt=0))
     labels = {"run": "run-1", "producer": "p0", "client": "librdkafka"}
-    assert exporter.registry.get_sample_value("kbt_client_produce_throttle_time_max_ms", labels) is None
+    exporter.on_stats("p0", _stats(produce=1, throttle_max=300))
+    exporter.on_stats("p0", _stats(produce=2, throttle_max=0, throttle_cnt=0))
+    assert exporter.registry.get_sample_value("kbt_client_produce_throttle_time_max_ms", labels) == 0

@@ -69,9 +69,11 @@ class ClientExporter:
             node = str(broker.get("nodeid", -1))
             if node.startswith("-"):
                 continue
-            throttle = broker.get("throttle", {})
-            if throttle.get("cnt"):
-                throttled.append(float(throttle["max"]))  # ms, the statistics window
+            throttle = broker.get("throttle")
+            if (
+                throttle is not None
+            ):  # ms over the statistics window; librdkafka counts only throttled responses
+                throttled.append(float(throttle.get("max", 0)) if throttle.get("cnt") else 0.0)
             count = int(broker.get("req", {}).get("Produce", 0))
             last = self._last_requests.get((producer, node), 0)
             if count > last:
