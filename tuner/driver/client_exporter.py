@@ -69,10 +69,8 @@ class ClientExporter:
             node = str(broker.get("nodeid", -1))
             if node.startswith("-"):
                 continue
-            throttle = broker.get("throttle")
-            if (
-                throttle is not None
-            ):  # ms over the statistics window; librdkafka counts only throttled responses
+            throttle = broker.get("throttle")  # ms, statistics window; counts only throttled responses
+            if throttle is not None:
                 throttled.append(float(throttle.get("max", 0)) if throttle.get("cnt") else 0.0)
             count = int(broker.get("req", {}).get("Produce", 0))
             last = self._last_requests.get((producer, node), 0)
