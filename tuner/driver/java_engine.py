@@ -19,7 +19,7 @@ from tuner.core.errors import BadInput, Interrupted, Unreachable
 from tuner.driver.acked_verify import verify_acked
 from tuner.driver.engine_process import merged_latency, run_engines
 from tuner.driver.filebeat_corpus import write_corpus
-from tuner.driver.java_plan import RESULT_SCHEMA, START_SLACK_S, engine_command, process_plans
+from tuner.driver.java_plan import RESULT_SCHEMA, START_SLACK_S, engine_command, heap_mb, process_plans
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
@@ -46,7 +46,8 @@ def run_java_load(
         raise BadInput(f"client java writes one topic per run (the workload has {len(topics)})")
     properties = {**plan.profile.client_settings(), **dict(security or {})}
     workload = plan.workload
-    command = engine_command()
+    pods = -(-workload.producers // workload.processes)  # the most pods one process runs
+    command = engine_command(heap_mb(pods, properties))
     with tempfile.TemporaryDirectory(prefix="kbt-java-") as tmp:
         workdir = Path(tmp)
         corpus = workdir / "corpus.jsonl"
