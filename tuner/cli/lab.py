@@ -89,8 +89,8 @@ def up(
     listen_address: str | None = typer.Option(
         None,
         "--listen-address",
-        help="An IPv4 address of this machine the brokers also listen on and advertise (PLAINTEXT,"
-        " ports base+61..), for load machines that cannot reach loopback; default loopback only.",
+        help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
+        " For load machines or network namespaces that cannot reach loopback; default loopback only.",
     ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""

@@ -154,14 +154,14 @@ def stress(
         max=256,
         help="Workers from other machines the master waits for. Each load machine (kbt installed, the"
         " target's bootstrap servers reachable) runs 'kbt stress-worker --master HOST:PORT' with this"
-        " run's --master-host and --master-port; it gets the plan from the master.",
+        " run's --master-host and --master-port; it gets the plan from the master (docs/targets.md).",
     ),
     join_timeout: float = typer.Option(
         60.0,
         "--join-timeout",
         min=0.0,
         max=3600.0,
-        help="Seconds remote workers have to join before the first stage; the run stops if they have not.",
+        help="Seconds remote workers have to join before the first stage. The run stops if they have not.",
     ),
     master_host: str = typer.Option(
         "127.0.0.1", "--master-host", help="Address the locust master binds (0.0.0.0 for other machines)."

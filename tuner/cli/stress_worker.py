@@ -11,7 +11,7 @@ def stress_worker(
     master: str = typer.Option(
         ...,
         "--master",
-        help="The kbt stress master as HOST:PORT (its --master-host, reachable from here, and --master-port).",
+        help="The kbt stress master as HOST:PORT: its --master-host (reachable from here) and --master-port.",
     ),
 ) -> None:
     """Produce for a distributed stress test run by 'kbt stress --remote-workers N' elsewhere.

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, Unreachable
 from tuner.driver.stress_plan import WORKER_REPORT_ENV
+
 STOP_GRACE_S = 15.0
 
 
@@ -47,7 +48,9 @@ def parse_master(text: str) -> tuple[str, int]:
     host, sep, port = text.strip().rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise BadInput(f"--master {text!r}: give HOST:PORT (the kbt stress run's --master-host and --master-port)")
+        raise BadInput(
+            f"--master {text!r}: give HOST:PORT (the kbt stress run's --master-host and --master-port)"
+        )
     return host, int(port)
 
 
