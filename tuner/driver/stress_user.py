@@ -3,7 +3,8 @@
 Imported only inside locust processes (importing locust monkey-patches the process for gevent);
 `loadtests/stress_locustfile.py` re-exports it. Every process reads the run's plan from the
 `--kbt-plan` option (JSON text, or @path); the master forwards it to its workers, so a worker on
-another machine needs only kbt installed and `kbt stress-worker --master HOST:PORT` (which runs `locust -f - --worker`).
+another machine needs only kbt installed and `kbt stress-worker --master HOST:PORT` (which runs
+`locust -f - --worker`).
 
 - `StressProducer`: one producer ("pod") per locust user, with the profile's librdkafka settings.
   Open loop at the plan's rate from its own start; latency is measured from the intended send
