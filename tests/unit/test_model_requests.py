@@ -16,6 +16,14 @@ QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), bro
 
 
 def _fb(name: str, **settings: object) -> ClientProfile:
+    """A Filebeat profile run on the Sarama emulation (no harvester, up to 6 requests in flight)."""
+    settings = {"input.engine": "emulated", **settings}
+    return ClientProfile.model_validate({"name": name, "client": "filebeat", "filebeat": settings})
+
+
+def _real(name: str, **settings: object) -> ClientProfile:
+    """A Filebeat profile run by real Filebeat 7.17 (its queue defaults where nothing is set)."""
+    settings = {"input.engine": "real", **settings}
     return ClientProfile.model_validate({"name": name, "client": "filebeat", "filebeat": settings})
 
 
@@ -100,6 +108,58 @@ def test_simulator_agrees_with_truncated_poisson() -> None:
 def test_model_reproduces_measured_sweeps(profile: ClientProfile, measured: float) -> None:
     predicted = predict(QUNAR, profile).requests_per_s
     assert predicted == pytest.approx(measured, rel=0.05)
+
+
+SMALL = Traffic(producers=4, rate=40, message_bytes=1590, partitions=(24,), brokers=3)
+BURSTY = Traffic(producers=4, rate=400, message_bytes=1590, partitions=(24,), brokers=3)
+_HELD = {
+    "output.kafka.bulk_flush_frequency": "200ms",
+    "output.kafka.partition.random.group_events": "4096",
+    "queue.mem.flush.timeout": "600ms",
+    "input.backoff": "100ms",
+    "input.max_backoff": "200ms",
+}
+
+
+@pytest.mark.parametrize(
+    ("traffic", "profile", "measured"),
+    [
+        # docs/benchmarks.md "## Real Filebeat": broker-side produce requests/s of real Filebeat
+        # 7.17.29 pods (the runs the harvester and queue constants were fitted on).
+        (QUNAR, _real("defaults"), 148.0),
+        (QUNAR, _real("one-partition", **{"output.kafka.partition.random.group_events": "4096"}), 48.5),
+        (QUNAR, _real("one-partition-held", **_HELD), 39.4),
+        (BURSTY, _real("one-partition-held", **_HELD), 6.8),
+        (BURSTY, _real("defaults"), 36.8),
+        (BURSTY, _real("defaults-filestream", **{"input.type": "filestream"}), 23.2),
+        (
+            SMALL,
+            _real("q7x-filestream", **{"input.type": "filestream", "queue.mem.flush.timeout": "1s"}),
+            11.5,
+        ),
+    ],
+)
+def test_model_reproduces_real_filebeat_runs(
+    traffic: Traffic, profile: ClientProfile, measured: float
+) -> None:
+    assert predict(traffic, profile).requests_per_s == pytest.approx(measured, rel=0.10)
+
+
+def test_real_filebeat_reads_in_bursts_and_keeps_one_request_in_flight() -> None:
+    real, emulated = rules_for(_real("r")), rules_for(_fb("e"))
+    assert real.kind == emulated.kind == "filebeat"
+    assert (real.read_backoff_ms, real.in_flight, real.queue_batch, real.queue_timeout_ms) == (
+        1000,
+        1,
+        2048,
+        1000,
+    )
+    assert (emulated.read_backoff_ms, emulated.in_flight, emulated.queue_batch) == (0, 6, 1600)
+    # A faster harvester means smaller bursts: more requests at once-per-burst sending.
+    at_once = {"queue.mem.flush.timeout": "0s"}
+    fast = _real("fast", **at_once, **{"input.backoff": "100ms", "input.max_backoff": "200ms"})
+    slow = predict(SMALL, _real("slow", **at_once))
+    assert predict(SMALL, fast).requests_per_s > 1.5 * slow.requests_per_s
 
 
 def test_requests_fall_and_latency_rises_with_linger() -> None:

@@ -21,18 +21,16 @@ from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, 
 # Per-record framing inside a v2 record batch (varints, attributes, offsets) and the batch header.
 RECORD_OVERHEAD_BYTES = 12
 BATCH_HEADER_BYTES = 61
-# Sarama's in-flight window (Net.MaxOpenRequests 5, Filebeat does not expose it) plus the one set
-# the sending goroutine holds while it waits for a slot.
-SARAMA_SLOTS = 6
 
 TARGET_MESSAGES = 12_000  # per simulated producer
 MAX_MESSAGES = 120_000
 MIN_PERIODS = 40  # the horizon spans at least this many of the slowest batching timescale
 SIM_PRODUCERS = 3
-# Sarama (Filebeat) ASAP mode: a burst handed over by the queue enters the producer this fast, and
-# a request comes back after this long (a local broker, acks 1).
-BURST_SPACING_S = 5e-6
+# A Sarama (Filebeat) request comes back after this long (a local broker, acks 1).
 DEFAULT_RTT_S = 0.003
+# Filebeat's harvester publishes the lines of one read through the pipeline into the queue this
+# fast (fitted to real Filebeat 7.17 runs, docs/benchmarks.md "Filebeat model").
+HARVEST_SPACING_S = 50e-6
 
 
 @dataclass
@@ -147,7 +145,7 @@ def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAU
 
 def _timescale_s(rules: Rules) -> float:
     if isinstance(rules, FilebeatRules):
-        return max(rules.flush_ms, rules.queue_timeout_ms) / 1000
+        return max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000
     if isinstance(rules, LibrdkafkaRules):
         return max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000
     return rules.linger_ms / 1000
@@ -255,6 +253,33 @@ def queue_batches(times: list[float], batch: int, timeout_s: float) -> list[tupl
     return out
 
 
+def harvested(times: list[float], rules: FilebeatRules) -> list[float]:
+    """When each line written at `times` reaches the queue: the harvester reads everything new at
+    once, then sleeps `backoff` at EOF (growing by the factor up to `max_backoff` while reads find
+    nothing) before it looks again; the lines of a read enter the queue one after another."""
+    if rules.read_backoff_ms <= 0 or not times:
+        return times
+    backoff, ceiling = (
+        rules.read_backoff_ms / 1000,
+        max(rules.read_max_backoff_ms, rules.read_backoff_ms) / 1000,
+    )
+    out: list[float] = []
+    i, n, read, wait = 0, len(times), times[0], backoff
+    while i < n:
+        end = bisect_right(times, read, lo=i)
+        if end == i:  # EOF again: sleep longer
+            wait = min(wait * rules.read_backoff_factor, ceiling)
+            read += wait
+            continue
+        at = read
+        for _ in range(i, end):
+            out.append(at)
+            at += HARVEST_SPACING_S
+        i, wait = end, backoff
+        read = at + wait
+    return out
+
+
 def _filebeat(
     traffic: Traffic,
     rules: FilebeatRules,
@@ -263,14 +288,16 @@ def _filebeat(
     out: SimResult,
     rtt_s: float,
 ) -> None:
-    """Queue batches, then Sarama: one request per broker per flush (a flush-frequency timer
-    started by the first buffered event, or as soon as an in-flight slot is free)."""
+    """Harvester bursts, queue batches, then Sarama: one request per broker per flush (a
+    flush-frequency timer started by the first buffered event, or as soon as one of its
+    `in_flight` request slots is free). Latency counts from the line's write time."""
     flush = rules.flush_ms / 1000
     topics = len(traffic.partitions)
     brokers = traffic.brokers
     buffers: list[list[tuple[int, int]]] = [[] for _ in range(brokers)]
     due: list[float] = [math.inf] * brokers  # when the buffered events go
-    slots: list[list[float]] = [[0.0] * SARAMA_SLOTS for _ in range(brokers)]
+    slots: list[list[float]] = [[0.0] * max(1, rules.in_flight) for _ in range(brokers)]
+    queued = harvested(times, rules)
 
     def send(b: int, at: float) -> None:
         buf = buffers[b]
@@ -290,9 +317,9 @@ def _filebeat(
                 return
             send(b, due[b])
 
-    for release, start, end in queue_batches(times, rules.queue_batch, rules.queue_timeout_ms / 1000):
+    for release, start, end in queue_batches(queued, rules.queue_batch, rules.queue_timeout_ms / 1000):
         for j in range(start, end):
-            t = release + (j - start) * BURST_SPACING_S
+            t = max(release + (j - start) * rules.entry_spacing_s, queued[j])
             settle(t)
             topic = j % topics
             p = chooser.pick(topic, t, traffic.message_bytes)

@@ -12,21 +12,23 @@ The producer knobs of librdkafka/Java (linger_ms, batch_messages, overrides ...)
 each Filebeat option has one spelling. The queue hands the output batches of up to
 min(bulk_max_size, flush.min_events) events, waiting up to flush.timeout to fill one; Sarama sends
 one request per broker per flush: after bulk_flush_frequency, when bulk_max_size events are
-buffered, or as soon as possible (frequency 0, up to 5 requests in flight). Its load runs real
-Filebeat pods when a build is installed, else the Sarama engine (loadtests/sarama-engine/); the
-pods' input side is `input` (tuner/spec/filebeat_input.py), e.g. `input: {type: filestream}`.
+buffered, or as soon as possible (frequency 0; Filebeat 7.17 keeps one request in flight per
+broker). Its load runs real Filebeat pods when a build is installed, else the Sarama engine
+(loadtests/sarama-engine/); the pods' input side is `input` (tuner/spec/filebeat_input.py), e.g.
+`input: {type: filestream}`, and the harvester's bursts are part of the model.
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
-from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.filebeat import FilebeatConfig, MemQueue
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ClientProfile
 
@@ -37,6 +39,17 @@ MIN_BULK = 2048  # the recommender's smallest bulk_max_size (Filebeat's default)
 # The harvester's EOF backoff in recommended profiles (7.17's log input: 1s, growing to 10s).
 INPUT_BACKOFF = Duration.of_ms(100)
 INPUT_MAX_BACKOFF = Duration.of_ms(200)
+# The Filebeat build kbt runs (7.17.29): its memory queue defaults, in force for what a profile does
+# not set (filebeat.yml leaves it out), and its Sarama fork's one request in flight per broker.
+RUNNING_QUEUE_DEFAULTS = MappingProxyType(
+    {"events": 4096, "min_events": 2048, "timeout": Duration.parse("1s")}
+)
+RUNNING_IN_FLIGHT = 1
+EMULATED_IN_FLIGHT = 6  # the Sarama engine: Net.MaxOpenRequests 5, plus the set being handed over
+# Per event, from the queue into Sarama: real Filebeat JSON-encodes each event on the way (fitted to
+# real 7.17 runs), the Sarama engine hands over ready-made values.
+RUNNING_ENTRY_SPACING_S = 10e-6
+EMULATED_ENTRY_SPACING_S = 5e-6
 _HINTS = {
     "linger_ms": " (set filebeat: output.kafka.bulk_flush_frequency)",
     "batch_messages": " (set filebeat: output.kafka.bulk_max_size)",
@@ -86,6 +99,27 @@ def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
             into[key] = value
 
 
+def running_queue(mem: MemQueue) -> MemQueue:
+    """`queue.mem` as the running Filebeat build sees it: what the profile set, its defaults else."""
+    flush = mem.flush.model_dump(include=mem.flush.model_fields_set)
+    data = {
+        "events": RUNNING_QUEUE_DEFAULTS["events"],
+        **mem.model_dump(include=mem.model_fields_set - {"flush"}),
+    }
+    data["flush"] = {
+        "min_events": min(RUNNING_QUEUE_DEFAULTS["min_events"], data["events"]),
+        "timeout": RUNNING_QUEUE_DEFAULTS["timeout"],
+        **flush,
+    }
+    return MemQueue.model_validate(data)
+
+
+def queue_in_force(config: FilebeatConfig) -> MemQueue:
+    """The queue the pods run: real Filebeat's defaults fill what is unset; the Sarama emulation
+    takes kbt's schema defaults."""
+    return config.mem if config.input.engine == "emulated" else running_queue(config.mem)
+
+
 def config_of(profile: ClientProfile) -> FilebeatConfig:
     """The profile's Filebeat configuration (Filebeat's defaults where it sets nothing)."""
     return profile.filebeat or FilebeatConfig.model_validate(as_fragment({}))
@@ -106,7 +140,9 @@ class Filebeat(ClientKind):
 
     def rules(self, profile: ClientProfile) -> FilebeatRules:
         config = config_of(profile)
-        kafka, mem = config.kafka, config.mem
+        kafka, inp = config.kafka, config.input
+        emulated = inp.engine == "emulated"
+        mem = queue_in_force(config)
         part = kafka.partition
         keyless: PartitionMode
         if part.strategy == "random":
@@ -116,16 +152,24 @@ class Filebeat(ClientKind):
         else:
             keyless = "random"  # partition.hash without a key: a random partition per event
         keyed: PartitionMode = "hash" if part.strategy == "hash" else keyless
+        batch = (
+            mem.max_get_events if kafka.bulk_max_size <= 0 else min(kafka.bulk_max_size, mem.max_get_events)
+        )
         return FilebeatRules(
             kind=self.name,
-            queue_batch=config.batch_events,
+            queue_batch=batch,
             queue_timeout_ms=mem.effective_flush_timeout.ms,
             queue_events=mem.events,
             flush_ms=kafka.bulk_flush_frequency.ms,
-            flush_messages=kafka.bulk_max_size if kafka.bulk_max_size > 0 else config.batch_events,
+            flush_messages=kafka.bulk_max_size if kafka.bulk_max_size > 0 else batch,
             max_message_bytes=kafka.max_message_bytes,
             partitioning=Partitioning(keyless=keyless, keyed=keyed, sticky_events=part.group_events),
             compression=kafka.compression,
+            read_backoff_ms=0.0 if emulated else inp.effective("backoff") * 1000,
+            read_max_backoff_ms=0.0 if emulated else inp.effective("max_backoff") * 1000,
+            read_backoff_factor=1.0 if emulated else float(inp.effective("backoff_factor")),
+            in_flight=EMULATED_IN_FLIGHT if emulated else RUNNING_IN_FLIGHT,
+            entry_spacing_s=EMULATED_ENTRY_SPACING_S if emulated else RUNNING_ENTRY_SPACING_S,
         )
 
     def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
@@ -153,7 +197,7 @@ class Filebeat(ClientKind):
         parts = [
             self.name,
             f"bulk_flush_frequency {config.kafka.bulk_flush_frequency}",
-            f"flush.timeout {config.mem.flush.timeout}",
+            f"flush.timeout {queue_in_force(config).flush.timeout}",
             f"bulk_max_size {config.kafka.bulk_max_size}",
         ]
         if config.kafka.partition.strategy != "hash":
@@ -274,7 +318,7 @@ def filebeat_yaml(
     with its note (`notes` by option path, else the default note). Durations are written as the
     typed value renders itself."""
     notes = notes or {}
-    kafka, mem = config.kafka, config.mem
+    kafka, mem = config.kafka, queue_in_force(config)
     out = [
         *header,
         "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",
@@ -309,7 +353,26 @@ def filebeat_yaml(
         note = notes.get(path) or DEFAULT_NOTES.get(path)
         out += _comment(note, "  ") if note else []
         out.append(f"  {option}: {values[option]}")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + _input_lines(config)) + "\n"
+
+
+def _input_lines(config: FilebeatConfig) -> list[str]:
+    """The input options the measured pods read their files with, as a commented block: they
+    belong on the user's own input (its paths are theirs), and they set the bursts the queue sees."""
+    options = config.input.input_options()
+    if not options:
+        return []
+    out = [
+        "# This profile's input options: set them on your own input (its paths are yours); the",
+        "# harvester's EOF backoff sets how many events reach the queue at once.",
+        "# filebeat.inputs:",
+        f"#   - type: {config.input.type}",
+    ]
+    out += [
+        f"#     {name}: {str(value).lower() if isinstance(value, bool) else value}"
+        for name, value in options.items()
+    ]
+    return out
 
 
 def _comment(text: str, indent: str) -> list[str]:

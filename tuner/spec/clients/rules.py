@@ -6,8 +6,9 @@ Three shapes, one per way of forming requests (a kind maps its settings onto one
                      / batch.size, or its first message waited linger.ms.
     JavaRules        one request per broker carrying the head batch of every partition it leads,
                      sent when any of them is full or waited linger.ms.
-    FilebeatRules    a queue stage (batches of up to min(bulk_max_size, flush.min_events) events,
-                     waiting up to flush.timeout) in front of one request per broker per flush.
+    FilebeatRules    a harvester reading the file in bursts (every `backoff` at EOF), a queue stage
+                     (batches of up to min(bulk_max_size, flush.min_events) events, waiting up to
+                     flush.timeout) in front of one request per broker per flush.
 """
 
 from __future__ import annotations
@@ -60,6 +61,18 @@ class FilebeatRules:
     max_message_bytes: int
     partitioning: Partitioning
     compression: str
+    # The harvester: at EOF it sleeps read_backoff_ms, growing by read_backoff_factor up to
+    # read_max_backoff_ms while nothing new arrives, then reads all new lines at once. 0: no
+    # harvester stage (the Sarama emulation: every event reaches the queue as it is written).
+    read_backoff_ms: float = 0.0
+    read_max_backoff_ms: float = 0.0
+    read_backoff_factor: float = 1.0
+    # Produce requests in flight per broker: 1 in Filebeat 7.17 (its Sarama fork's broker bridge
+    # calls Produce synchronously), Net.MaxOpenRequests 5 + 1 handed over in current Sarama.
+    in_flight: int = 1
+    # How fast a batch from the queue enters Sarama, per event (real Filebeat encodes each event
+    # on the way; fitted, docs/benchmarks.md "Filebeat model").
+    entry_spacing_s: float = 10e-6
 
 
 Rules = LibrdkafkaRules | JavaRules | FilebeatRules
