@@ -208,8 +208,12 @@ def test_stress_through_a_secured_target(secure_lab: LabState, target_dir: Path,
     results = tmp_path / "results"
     ports = ("--master-port", str(SECURE_BASE + 180), "--web-port", str(SECURE_BASE + 185))
     target = str(target_dir / "target.yaml")
-    run = _kbt("stress", str(spec), "--target", target, "--results", str(results), *ports, "--json", "-")
+    cache = tmp_path / "cache"
+    run = _kbt("stress", str(spec), "--target", target, "--results", str(results), *ports, "--json", "-",
+               env={"KBT_CACHE": str(cache)})  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+    ledgers = list(cache.glob("topic-ledgers/*.json"))  # listed before creation, emptied on deletion
+    assert len(ledgers) == 1 and json.loads(ledgers[0].read_text()) == {}
     profile = json.loads(run.stdout)["profiles"][0]
     assert profile["delivery_verified"] is True and profile["lost"] == 0, profile
     assert [s["stage"] for s in profile["stages"]] == ["step1-x1"]

@@ -184,7 +184,10 @@ def test_remote_workers_that_never_join_stop_the_run(tmp_path: Path, monkeypatch
     monkeypatch.setattr(runner_module, "delete_topics", lambda admin, topics: deleted.append(topics) or [])
     spec = tmp_path / "fast.yaml"
     spec.write_text(SPEC)
-    target = StressTarget(bootstrap_servers="10.0.0.5:9092", prometheus_url=None, scrape_interval_s=1.0)
+    ledger = tmp_path / "ledger.json"
+    target = StressTarget(
+        bootstrap_servers="10.0.0.5:9092", prometheus_url=None, scrape_interval_s=1.0, ledger=ledger
+    )
     options = LocustOptions(remote_workers=2, master_host="10.0.0.1", master_port=24980, join_timeout_s=0.0)
     runner = StressRunner(target, ResultsStore(tmp_path / "results"), options)
     run = _ProfileRun(runner, load_stress(spec), "current", 0, capture_environment(1), admin=None)  # type: ignore[arg-type]
@@ -194,3 +197,4 @@ def test_remote_workers_that_never_join_stop_the_run(tmp_path: Path, monkeypatch
     assert "kbt stress-worker --master 10.0.0.1:24980" in err.value.message
     assert time.monotonic() - started < 10
     assert SilentLocust.stopped and deleted, "locust stopped and the topics deleted"
+    assert json.loads(ledger.read_text()) == {}, "a target's ledger forgets topics once deleted"

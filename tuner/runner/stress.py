@@ -43,6 +43,7 @@ from tuner.store.figures import BrokerWindow
 from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
 from tuner.store.stress import GateCheck, RemoteTier, Verdict
+from tuner.target.ledger import TopicLedger
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
@@ -64,6 +65,9 @@ class StressTarget:
     # Client security in Kafka's properties format (`${VAR}` references unresolved): handed to
     # every process in the plan, resolved by each when it builds a client.
     client_properties: Mapping[str, str] = field(default_factory=dict)
+    # A target file's topic ledger: topics are listed before they are created and removed once
+    # deleted, so a crashed run's topics go on the next run (None: kbt's lab).
+    ledger: Path | None = None
 
     def security_config(self) -> dict[str, str]:
         """The same security as librdkafka properties, for this process's own clients."""
@@ -123,6 +127,10 @@ class StressRunner:
         check_fits_cluster(workload.topics, brokers)
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
+        if self.target.ledger is not None:  # topics a crashed run left on this target
+            outcome.problems += TopicLedger(self.target.ledger).clean(
+                admin, self.target.topic_prefix, delete_topics
+            )
         for i, label in enumerate(labels):
             profile = _ProfileRun(self, loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
@@ -218,6 +226,9 @@ class _ProfileRun:
         out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
+        ledger = TopicLedger(self.runner.target.ledger) if self.runner.target.ledger is not None else None
+        if ledger is not None:
+            ledger.add(topics)
         create_topics(self.admin, workload.topics, topics)
         self._await_settled_meters()
         pool: ConsumerPool | None = None
@@ -264,7 +275,10 @@ class _ProfileRun:
                 locust.stop()
             if pool is not None:
                 pool.stop()
-            self.cleanup_problems += delete_topics(self.admin, topics)
+            cleanup = delete_topics(self.admin, topics)
+            self.cleanup_problems += cleanup
+            if ledger is not None and not cleanup:
+                ledger.remove(topics)
         return self.outcome
 
     # ---- following the timeline ------------------------------------------------------------------
