@@ -7,7 +7,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuner.measure.kafka_version import from_configs, from_series, read_version, version_query
+from tuner.measure.kafka_api_versions import REFERENCE, RELEASE
+from tuner.measure.kafka_version import (
+    api_versions,
+    from_configs,
+    from_series,
+    infer_from_api_versions,
+    read_version,
+    version_query,
+)
 
 
 def test_one_release_across_brokers() -> None:
@@ -72,3 +80,48 @@ def test_any_label_sets_give_a_reading_or_none(series: list[dict[str, str]]) -> 
     found = from_series(series, "broker")
     assert found is None or found.strip()
     assert (found is None) == all(not s.get("version", "").strip() for s in series)
+
+
+B1 = "APIVERSION [rdkafka#producer-1] [thrd:127.0.0.1:19091/bootstrap]: 127.0.0.1:19091/bootstrap:"
+B2 = "APIVERSION [rdkafka#producer-1] [thrd:127.0.0.1:19092/2]: 127.0.0.1:19092/2:"
+LINES = [
+    f"{B1} Broker API support:",
+    f"{B1}   ApiKey Produce (0) Versions 3..13",
+    f"{B1}   ApiKey Fetch (1) Versions 4..18",
+    f"{B2}   ApiKey Produce (0) Versions 3..13",
+    f"{B2}   ApiKey Fetch (1) Versions 4..18",
+    B2.replace("APIVERSION", "FEATURE") + " Updated enabled protocol features",
+]
+
+
+def test_api_versions_from_librdkafka_lines() -> None:
+    assert api_versions(LINES) == {
+        "127.0.0.1:19091/bootstrap": {0: 13, 1: 18},
+        "127.0.0.1:19092/2": {0: 13, 1: 18},
+    }
+    assert api_versions(["FAIL ... ApiKey Produce (0) Versions 3..13"]) == {}
+
+
+def test_a_release_is_inferred_only_from_an_equal_answer() -> None:
+    reference = {0: 13, 1: 18}
+    assert infer_from_api_versions(api_versions(LINES), reference, "4.1") == ("4.1.x", "")
+    newer = infer_from_api_versions({"b/1": {0: 14, 1: 18, 90: 0}}, reference, "4.1")
+    assert newer == (
+        None,
+        "the brokers' API versions differ from Kafka 4.1's (newer); no release is inferred",
+    )
+    older = infer_from_api_versions({"b/1": {0: 12}}, reference, "4.1")
+    assert older[0] is None and "(older)" in older[1]
+    mixed = infer_from_api_versions({"b/1": {0: 14, 1: 17}, "b/2": {0: 13, 1: 18}}, reference, "4.1")
+    assert mixed[0] is None and "(equal, mixed)" in mixed[1]
+    assert infer_from_api_versions({}, reference, "4.1") == (None, "librdkafka logged no ApiVersions answer")
+
+
+def test_the_inference_comes_last_and_says_so() -> None:
+    tables = {"b/1": dict(REFERENCE)}
+    version = read_version([], "broker", {}, None, tables)
+    assert version.version == f"{RELEASE}.x" and version.source.startswith("inferred:")
+    exact = read_version([{"broker": "1", "version": "4.1.1"}], "broker", {}, None, tables)
+    assert exact.version == "4.1.1" and "app-info" in exact.source
+    other = read_version([], "broker", {}, None, {"b/1": {0: 99}})
+    assert other.version is None and "no release is inferred" in other.why_not

@@ -23,12 +23,16 @@ class _Captured(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.last = ""
+        self.api_lines: list[str] = []  # the brokers' ApiVersions answers (debug "feature")
         self.logger = logging.getLogger(f"kbt.target.check.{id(self)}")
         self.logger.propagate = False
         self.logger.addHandler(self)
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage()
+        if text.startswith("APIVERSION"):
+            self.api_lines.append(text)
+            return
         if "FAIL" in text or "error" in text.lower():
             # "...: sasl_ssl://h:p/bootstrap: SASL authentication error: ... (after 312ms ...)"
             self.last = text.rsplit("/bootstrap: ", 1)[-1].split(" (after ", 1)[0].strip()
@@ -48,6 +52,7 @@ def cluster_facts(target: Any) -> dict[str, Any]:
         "bootstrap.servers": target.bootstrap_servers,
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
         "logger": logs.logger,  # librdkafka's log lines feed the one-line error, not stderr
+        "debug": "feature",  # and the brokers' ApiVersions answers (the version when nothing says it)
         "error_cb": lambda err: errors.append(str(err.str())),
         **security,
     }
@@ -63,7 +68,7 @@ def cluster_facts(target: Any) -> dict[str, Any]:
     brokers = sorted(
         ({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"]
     )
-    from tuner.measure.kafka_version import PROTOCOL_KEYS
+    from tuner.measure.kafka_version import PROTOCOL_KEYS, api_versions
 
     protocol: dict[str, str | None] | None = None  # None: the configs could not be described
     if brokers:
@@ -75,11 +80,13 @@ def cluster_facts(target: Any) -> dict[str, Any]:
             protocol = {k: configs[k].value for k in PROTOCOL_KEYS if k in configs}
         except (KafkaException, TimeoutError):  # not allowed to describe configs: say so, not fail
             protocol = None
+    admin.poll(0.2)  # the queued log lines (the ApiVersions answers) reach the logger on poll
     return {
         "cluster_id": described.cluster_id,
         "controller": described.controller.id if described.controller is not None else None,
         "brokers": brokers,
         "protocol_configs": protocol,
+        "api_versions": api_versions(logs.api_lines),
     }
 
 
@@ -160,6 +167,7 @@ def check(
         target.selectors.broker_label,
         report.pop("protocol_configs"),
         f"Prometheus: {report['prometheus_error']}" if "prometheus_error" in report else None,
+        report.pop("api_versions"),
     )
     report["kafka_version"] = version.version
     report["kafka_version_source"] = version.source or None

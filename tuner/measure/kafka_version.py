@@ -9,6 +9,10 @@ Kafka's admin API does not report a release. Two places do:
 2. the broker config `inter.broker.protocol.version` (Kafka 3.x and older; removed in 4.0), which
    names the inter-broker protocol (e.g. `3.7-IV4`): its major.minor is the release line's.
 
+3. an inference from the brokers' ApiVersions answer (logged by librdkafka, debug `feature`):
+   only when it equals the answer captured from a Kafka 4.1.1 broker (kafka_api_versions.py), as
+   "4.1.x (inferred ...)"; an answer that differs names no release.
+
 Otherwise the version is "not readable", with the reasons.
 """
 
@@ -23,6 +27,12 @@ from dataclasses import dataclass
 VERSION_SERIES = '{{__name__=~"kafka_server_.*(version|info).*",version!=""{scope}}}'
 PROTOCOL_KEYS = ("inter.broker.protocol.version", "log.message.format.version")
 _PROTOCOL = re.compile(r"^(\d+\.\d+)(?:\.\d+)?(?:-IV\d+)?$")
+# librdkafka's log line for one API of a broker's ApiVersions answer, e.g.
+# "APIVERSION [rdkafka#producer-1] [thrd:...]: 127.0.0.1:19091/1:   ApiKey Produce (0) Versions 3..13"
+_API_LINE = re.compile(
+    r"^APIVERSION \[[^\]]*\] \[[^\]]*\]: (?P<broker>\S+?):\s+ApiKey \S+ \((?P<key>\d+)\)"
+    r" Versions (?P<min>\d+)\.\.(?P<max>\d+)"
+)
 
 
 @dataclass(frozen=True)
@@ -72,11 +82,49 @@ def from_configs(configs: Mapping[str, str | None]) -> str | None:
     return None
 
 
+def api_versions(lines: Iterable[str]) -> dict[str, dict[int, int]]:
+    """Per broker connection, each API key's highest version, from librdkafka's log lines."""
+    tables: dict[str, dict[int, int]] = {}
+    for line in lines:
+        m = _API_LINE.match(line.strip())
+        if m is not None:
+            tables.setdefault(m.group("broker"), {})[int(m.group("key"))] = int(m.group("max"))
+    return tables
+
+
+def infer_from_api_versions(
+    tables: Mapping[str, Mapping[int, int]], reference: Mapping[int, int], release: str
+) -> tuple[str | None, str]:
+    """(`release`.x, "") when every broker's answer equals the reference release's; else (None,
+    how it differs). Patch releases do not change the API versions, so a release line, no more."""
+    if not tables:
+        return None, "librdkafka logged no ApiVersions answer"
+    ref_keys = set(reference)
+    verdicts = set()
+    for table in tables.values():
+        keys = set(table)
+        if dict(table) == dict(reference):
+            verdicts.add("equal")
+        elif keys >= ref_keys and all(table[k] >= v for k, v in reference.items()):
+            verdicts.add("newer")
+        elif keys <= ref_keys and all(reference[k] >= v for k, v in table.items()):
+            verdicts.add("older")
+        else:
+            verdicts.add("mixed")
+    if verdicts == {"equal"}:
+        return f"{release}.x", ""
+    return None, (
+        f"the brokers' API versions differ from Kafka {release}'s ({', '.join(sorted(verdicts))});"
+        " no release is inferred"
+    )
+
+
 def read_version(
     series: Iterable[Mapping[str, str]] | None,
     broker_label: str,
     configs: Mapping[str, str | None] | None,
     prometheus_problem: str | None = None,
+    api_tables: Mapping[str, Mapping[int, int]] | None = None,
 ) -> KafkaVersion:
     """The best reading: app-info from Prometheus (exact), else the protocol version config (its
     release line), else why neither told it. `series` None: Prometheus was not asked."""
@@ -86,6 +134,13 @@ def read_version(
     line = from_configs(configs or {})
     if line is not None:
         return KafkaVersion(line, "the broker config inter.broker.protocol.version")
+    inferred, differs = None, ""
+    if api_tables is not None:
+        from tuner.measure.kafka_api_versions import REFERENCE, RELEASE
+
+        inferred, differs = infer_from_api_versions(api_tables, REFERENCE, RELEASE)
+        if inferred is not None:
+            return KafkaVersion(inferred, f"inferred: the brokers' ApiVersions equal Kafka {RELEASE}'s")
     reasons = [
         "the broker configs carry no inter.broker.protocol.version (removed in Kafka 4.0)"
         if configs is not None
@@ -100,4 +155,6 @@ def read_version(
             "no broker series in Prometheus has a version label (kbt's jmx rules export it as"
             " kafka_server_app_version from kafka.server:type=app-info)"
         )
+    if differs:
+        reasons.append(differs)
     return KafkaVersion(None, why_not="; ".join(reasons))
