@@ -140,7 +140,7 @@ def read_version(
 
         inferred, differs = infer_from_api_versions(api_tables, REFERENCE, RELEASE)
         if inferred is not None:
-            return KafkaVersion(inferred, f"inferred: the brokers' ApiVersions equal Kafka {RELEASE}'s")
+            return KafkaVersion(inferred, f"the brokers' ApiVersions, inferred: equal to Kafka {RELEASE}'s")
     reasons = [
         "the broker configs carry no inter.broker.protocol.version (removed in Kafka 4.0)"
         if configs is not None
