@@ -33,6 +33,7 @@ def main() -> None:
 
     logger = logging.getLogger("capture-api-versions")
     logger.propagate = False
+    logger.setLevel(logging.DEBUG)
     logger.addHandler(Keep())
     admin = AdminClient({"bootstrap.servers": args.bootstrap, "debug": "feature", "logger": logger})
     admin.describe_cluster(request_timeout=10).result(timeout=12)

@@ -113,6 +113,11 @@ def test_target_check_reads_the_kafka_version(lab: LabState, tmp_path: Path) -> 
     assert len(report["brokers"]) == len(lab.brokers)
     text = _kbt("target", "check", str(target), cwd=tmp_path, timeout=60)
     assert f"Kafka {report['kafka_version']} (from the brokers' app-info Version" in text.stdout, text.stdout
+    # Without a Prometheus, only the brokers' ApiVersions answer is left: inferred, and said so.
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(f"name: lab-bare\nbootstrap_servers: [{lab.bootstrap_servers}]\n")
+    inferred = json.loads(_kbt("target", "check", str(bare), "--json", "-", cwd=tmp_path, timeout=60).stdout)
+    assert inferred["kafka_version"] == "4.1.x" and "inferred" in inferred["kafka_version_source"], inferred
 
 
 def test_target_health_go_no_go(lab: LabState, make_topic: Any, tmp_path: Path) -> None:

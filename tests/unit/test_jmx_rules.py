@@ -290,5 +290,6 @@ def test_the_release_becomes_a_label() -> None:
         {"version": "4.1.1"},
     )
     assert RULES.rules[out.rule]["value"] == 1
+    assert not RULES.rules[out.rule].get("cache"), "a cached rule matches without the value: <cache>"
     assert RULES.apply("kafka.server<type=app-info, id=1><>CommitId", value="abc") is None
     assert RULES.apply("kafka.server<type=app-info><>version", value="4.1.1") is None  # one series per broker

@@ -26,12 +26,15 @@ class _Captured(logging.Handler):
         self.api_lines: list[str] = []  # the brokers' ApiVersions answers (debug "feature")
         self.logger = logging.getLogger(f"kbt.target.check.{id(self)}")
         self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)  # librdkafka's debug lines are DEBUG records
         self.logger.addHandler(self)
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage()
         if text.startswith("APIVERSION"):
             self.api_lines.append(text)
+            return
+        if record.levelno < logging.WARNING:  # other debug lines explain nothing
             return
         if "FAIL" in text or "error" in text.lower():
             # "...: sasl_ssl://h:p/bootstrap: SASL authentication error: ... (after 312ms ...)"
