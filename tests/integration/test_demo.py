@@ -37,7 +37,7 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
     # one record per run of the sweep, every acked record read back
     records = ResultsStore(out / "results").records()
     swept = sorted(r.name for r in records if r.sweep == "demo-quick")
-    assert swept == ["batched-zstd", "filebeat-like"], output[-2000:]
+    assert swept == ["batched-zstd", "filebeat-7x-default", "filebeat-like"], output[-2000:]
     confirmations = [r for r in records if r.sweep.endswith("-recommend")]  # kbt recommend --live
     assert {r.plan.profile.client for r in confirmations} == {"librdkafka", "filebeat", "java"}, output[
         -3000:

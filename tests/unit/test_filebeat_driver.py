@@ -51,10 +51,11 @@ def test_profile_without_settings_is_filebeats_defaults() -> None:
     cfg = _config()
     assert cfg.kafka.bulk_max_size == 2048 and cfg.kafka.compression == "gzip"
     assert cfg.kafka.partition.strategy == "hash"
+    # Filebeat 7.17's queue defaults: the build kbt runs.
     assert (cfg.mem.events, cfg.mem.flush.min_events, cfg.mem.flush.timeout) == (
-        3200,
-        1600,
-        Duration.parse("10s"),
+        4096,
+        2048,
+        Duration.parse("1s"),
     )
     assert FILEBEAT.client_settings(_profile()) == {}
 
@@ -93,13 +94,13 @@ def test_settings_round_trip() -> None:
                 "partition.round_robin.group_events": 64,
                 "channel_buffer_size": 1024,
             },
-            "queue": {"mem": {"flush": {"timeout": "1s"}}},
+            "queue": {"mem": {"flush": {"timeout": "2s"}}},
         }
     )
     settings = FILEBEAT.client_settings(profile)
     assert settings["output.kafka.bulk_flush_frequency"] == "500ms"
     assert settings["output.kafka.partition.round_robin.group_events"] == "64"
-    assert settings["queue.mem.flush.timeout"] == "1s"
+    assert settings["queue.mem.flush.timeout"] == "2s"
     again = ClientProfile.model_validate(profile.model_dump(mode="json"))
     assert again == profile
 
@@ -148,7 +149,7 @@ def test_process_plans_split_pods_and_carry_every_option(tmp_path: Path) -> None
     assert out["bulk_flush_frequency_ms"] == 100 and out["bulk_max_size"] == 2048
     assert out["broker_timeout_ms"] == 10_000 and out["timeout_ms"] == 30_000 and out["client_id"] == "beats"
     assert out["partition"] == {"strategy": "hash", "group_events": 1, "reachable_only": False}
-    assert plans[0].plan["queue"] == {"events": 3200, "flush_min_events": 1600, "flush_timeout_ms": 250}
+    assert plans[0].plan["queue"] == {"events": 4096, "flush_min_events": 2048, "flush_timeout_ms": 250}
     # Plan keys are exactly what the Go engine reads (plan.go rejects unknown fields).
     assert set(plans[0].plan) >= {"schema", "bootstrap", "topic", "rate_per_pod", "drain_s", "acked_file"}
     assert drain_s(cfg) == pytest.approx(0.25 + 0.1 + 10 + 10)

@@ -80,9 +80,8 @@ def test_filebeat_defaults_match_design() -> None:
         "beats",
     )
     assert k.partition.strategy == "hash" and k.partition.hash is None
-    assert (q.events, q.flush.min_events, q.flush.timeout.seconds) == (3200, 1600, 10)
-    # bulk_max_size 2048 is capped by the queue's flush.min_events 1600.
-    assert cfg.batch_events == 1600
+    assert (q.events, q.flush.min_events, q.flush.timeout.seconds) == (4096, 2048, 1)  # 7.17's
+    assert cfg.batch_events == 2048
 
 
 def test_min_events_zero_or_one_selects_synchronous_queue() -> None:
@@ -92,7 +91,7 @@ def test_min_events_zero_or_one_selects_synchronous_queue() -> None:
             "queue": {"mem": {"flush": {"min_events": 1}}},
         }
     )
-    assert cfg.mem.max_get_events == 1600  # (3200 + 1) // 2, memqueue broker.go
+    assert cfg.mem.max_get_events == 2048  # (4096 + 1) // 2, memqueue broker.go
     assert cfg.mem.effective_flush_timeout == Duration(0)
 
 

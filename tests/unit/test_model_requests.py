@@ -76,7 +76,17 @@ def test_simulator_agrees_with_truncated_poisson() -> None:
         (ClientProfile(name="snappy", linger_ms=100, batch_messages=10_000, partitioner="sticky"), 223.3),
         (ClientProfile(name="zstd", linger_ms=500, batch_messages=10_000, partitioner="sticky"), 47.6),
         # filebeat-profiles measured by `kbt sweep loadtests/filebeat-small-logs.yaml` (Sarama engine).
-        (_fb("filebeat-default"), 51.7),
+        (
+            _fb(
+                "filebeat-default",
+                **{
+                    "queue.mem.events": "3200",
+                    "queue.mem.flush.min_events": "1600",
+                    "queue.mem.flush.timeout": "10s",
+                },
+            ),
+            51.7,
+        ),
         (
             _fb(
                 "filebeat-7x",
@@ -154,7 +164,7 @@ def test_real_filebeat_reads_in_bursts_and_keeps_one_request_in_flight() -> None
         2048,
         1000,
     )
-    assert (emulated.read_backoff_ms, emulated.in_flight, emulated.queue_batch) == (0, 6, 1600)
+    assert (emulated.read_backoff_ms, emulated.in_flight, emulated.queue_batch) == (0, 6, 2048)
     # A faster harvester means smaller bursts: more requests at once-per-burst sending.
     at_once = {"queue.mem.flush.timeout": "0s"}
     fast = _real("fast", **at_once, **{"input.backoff": "100ms", "input.max_backoff": "200ms"})

@@ -165,6 +165,7 @@ PROFILES: tuple[FilebeatProfile, ...] = (
                 "partition.random.group_events": 2048,
             },
             "queue.mem": {"events": 4096, "flush.min_events": 2048, **_QUEUE_IMMEDIATE},
+            "input": {"backoff": "100ms", "max_backoff": "200ms"},
         },
         why={
             "output.kafka.bulk_flush_frequency": "Sarama collects 500 ms of events per broker into one"
@@ -233,6 +234,7 @@ PROFILES: tuple[FilebeatProfile, ...] = (
                 "partition.random.group_events": 512,
             },
             "queue.mem": {"events": 1024, "flush.min_events": 512, **_QUEUE_IMMEDIATE},
+            "input": {"backoff": "250ms", "max_backoff": "500ms"},
         },
         why={
             "output.kafka.bulk_flush_frequency": "each pod sends at most one request per broker every 2 s.",

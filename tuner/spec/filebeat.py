@@ -306,14 +306,16 @@ class KafkaOutput(StrictModel):
 
 
 class MemQueueFlush(StrictModel):
-    min_events: int = Field(default=1600, ge=0)
-    timeout: Duration = Duration.parse("10s")
+    min_events: int = Field(default=2048, ge=0)
+    timeout: Duration = Duration.parse("1s")
 
 
 class MemQueue(StrictModel):
-    """`queue.mem` (memqueue/config.go defaults: 3200 events, flush.min_events 1600, flush.timeout 10s)."""
+    """`queue.mem` with Filebeat 7.17's memqueue defaults (4096 events, flush.min_events 2048,
+    flush.timeout 1s): the build kbt runs, so what a profile leaves unset is what its pods run.
+    8.x and later ship 3200 / 1600 / 10s; a profile for those states them."""
 
-    events: int = Field(default=3200, ge=32)
+    events: int = Field(default=4096, ge=32)
     bytes: int | None = Field(default=None, ge=32768)
     flush: MemQueueFlush = Field(default_factory=MemQueueFlush)
 

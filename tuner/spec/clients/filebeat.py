@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
-from tuner.spec.filebeat import FilebeatConfig, MemQueue
+from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ClientProfile
 
@@ -39,11 +38,7 @@ MIN_BULK = 2048  # the recommender's smallest bulk_max_size (Filebeat's default)
 # The harvester's EOF backoff in recommended profiles (7.17's log input: 1s, growing to 10s).
 INPUT_BACKOFF = Duration.of_ms(100)
 INPUT_MAX_BACKOFF = Duration.of_ms(200)
-# The Filebeat build kbt runs (7.17.29): its memory queue defaults, in force for what a profile does
-# not set (filebeat.yml leaves it out), and its Sarama fork's one request in flight per broker.
-RUNNING_QUEUE_DEFAULTS = MappingProxyType(
-    {"events": 4096, "min_events": 2048, "timeout": Duration.parse("1s")}
-)
+# The Filebeat build kbt runs (7.17.29): its Sarama fork's one request in flight per broker.
 RUNNING_IN_FLIGHT = 1
 EMULATED_IN_FLIGHT = 6  # the Sarama engine: Net.MaxOpenRequests 5, plus the set being handed over
 # Per event, from the queue into Sarama: real Filebeat JSON-encodes each event on the way (fitted to
@@ -99,27 +94,6 @@ def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
             into[key] = value
 
 
-def running_queue(mem: MemQueue) -> MemQueue:
-    """`queue.mem` as the running Filebeat build sees it: what the profile set, its defaults else."""
-    flush = mem.flush.model_dump(include=mem.flush.model_fields_set)
-    data = {
-        "events": RUNNING_QUEUE_DEFAULTS["events"],
-        **mem.model_dump(include=mem.model_fields_set - {"flush"}),
-    }
-    data["flush"] = {
-        "min_events": min(RUNNING_QUEUE_DEFAULTS["min_events"], data["events"]),
-        "timeout": RUNNING_QUEUE_DEFAULTS["timeout"],
-        **flush,
-    }
-    return MemQueue.model_validate(data)
-
-
-def queue_in_force(config: FilebeatConfig) -> MemQueue:
-    """The queue the pods run: real Filebeat's defaults fill what is unset; the Sarama emulation
-    takes kbt's schema defaults."""
-    return config.mem if config.input.engine == "emulated" else running_queue(config.mem)
-
-
 def config_of(profile: ClientProfile) -> FilebeatConfig:
     """The profile's Filebeat configuration (Filebeat's defaults where it sets nothing)."""
     return profile.filebeat or FilebeatConfig.model_validate(as_fragment({}))
@@ -142,7 +116,7 @@ class Filebeat(ClientKind):
         config = config_of(profile)
         kafka, inp = config.kafka, config.input
         emulated = inp.engine == "emulated"
-        mem = queue_in_force(config)
+        mem = config.mem
         part = kafka.partition
         keyless: PartitionMode
         if part.strategy == "random":
@@ -197,7 +171,7 @@ class Filebeat(ClientKind):
         parts = [
             self.name,
             f"bulk_flush_frequency {config.kafka.bulk_flush_frequency}",
-            f"flush.timeout {queue_in_force(config).flush.timeout}",
+            f"flush.timeout {config.mem.flush.timeout}",
             f"bulk_max_size {config.kafka.bulk_max_size}",
         ]
         if config.kafka.partition.strategy != "hash":
@@ -318,7 +292,7 @@ def filebeat_yaml(
     with its note (`notes` by option path, else the default note). Durations are written as the
     typed value renders itself."""
     notes = notes or {}
-    kafka, mem = config.kafka, queue_in_force(config)
+    kafka, mem = config.kafka, config.mem
     out = [
         *header,
         "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",

@@ -1,0 +1,58 @@
+"""The model against run records, run by run (docs/benchmarks.md, "Filebeat model" and "Java model").
+
+    kbt sweep loadtests/filebeat-model-check.yaml --results DIR
+    python scripts/bench_model_truth.py DIR [DIR ...] [--client filebeat]
+
+For every ok run: the produce requests/s the model predicts for its setting and offered load, and
+what was measured (the client's own count, or the brokers' count of the run's requests where the
+client has none: real Filebeat). Prints a markdown table and the median and largest |error|, the
+figure `kbt recommend` reports as "model truth".
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from tuner.model.evidence import measured_of, traffic_of_record
+from tuner.model.predict import predict
+from tuner.store.recommendation import SLOBounds
+from tuner.store.results import ResultsStore
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+", type=Path, help="results directories (kbt sweep --results)")
+    parser.add_argument("--client", help="only this client kind (librdkafka, filebeat, java)")
+    args = parser.parse_args(argv)
+    rows, errors = [], []
+    for directory in args.results:
+        if not directory.is_dir():
+            print(f"bench_model_truth: {directory}: not a directory", file=sys.stderr)
+            return 2
+        for record in ResultsStore(directory).records():
+            if record.status != "ok" or (args.client and record.plan.profile.client != args.client):
+                continue
+            measured = measured_of(record, SLOBounds()).requests_per_s
+            if not measured:
+                continue
+            traffic = traffic_of_record(record)
+            predicted = predict(traffic, record.plan.profile).requests_per_s
+            error = (predicted - measured) / measured
+            errors.append(abs(error))
+            shape = f"{traffic.producers} x {traffic.rate:g}/s, {sum(traffic.partitions)} partitions"
+            rows.append(f"| {record.name} | {shape} | {measured:.1f} | {predicted:.1f} | {error:+.1%} |")
+    if not errors:
+        print("bench_model_truth: no ok run records with a measured request rate", file=sys.stderr)
+        return 2
+    print("| run | load | measured req/s | predicted | error |")
+    print("|---|---|---:|---:|---:|")
+    print("\n".join(rows))
+    print(f"\n{len(errors)} runs: median |error| {statistics.median(errors):.1%}, max {max(errors):.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
