@@ -243,6 +243,6 @@ def test_the_heap_holds_every_pods_buffer_memory() -> None:
     assert heap_mb(1, {}) == 512
     with pytest.raises(BadInput, match="raise the workload's processes"):
         heap_mb(500, {})
-    with pytest.raises(BadInput, match="buffer.memory"):
+    with pytest.raises(BadInput, match=r"buffer\.memory"):
         heap_mb(2, {"buffer.memory": "lots"})
     assert heap_mb(100, {}) <= HEAP_MAX_MB
