@@ -355,6 +355,15 @@ CASES: list[Case] = [
         E + "invalid lab setting security: Input should be 'plaintext' or 'sasl_ssl' (got 'tls')",
     ),
     Case(
+        "lab-listen-address-unspecified",
+        "CLI",
+        "--listen-address 0.0.0.0 (cannot be advertised)",
+        ("lab", "up", "--listen-address", "0.0.0.0", *NO_LAB),
+        ExitStatus.BAD_INPUT,
+        E + "invalid lab setting listen_address: Value error, 0.0.0.0 cannot be advertised: name one"
+        " address of this machine (got '0.0.0.0')",
+    ),
+    Case(
         "spec-not-yaml",
         "sweep spec",
         "not valid YAML",
@@ -717,6 +726,15 @@ CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + '--profiles: no profile "nope" in the spec (it has current, recommended)',
         files={"stress.yaml": "{stress}"},
+    ),
+    Case(
+        "stress-worker-bad-master",
+        "CLI",
+        "--master without a port",
+        ("stress-worker", "--master", "kbt-host.example"),
+        ExitStatus.BAD_INPUT,
+        E + "--master 'kbt-host.example': give HOST:PORT (the kbt stress run's --master-host and"
+        " --master-port)",
     ),
     # ---- kbt chaos ---------------------------------------------------------------------------
     Case(

@@ -98,6 +98,28 @@ def test_recommend_forecast_report_through_a_target_file(lab: LabState, tmp_path
     assert len(list(results.rglob("series/*.json"))) == len(records), rep.stdout + rep.stderr
 
 
+def test_target_check_reads_the_kafka_version(lab: LabState, tmp_path: Path) -> None:
+    """kbt's jmx rules export app-info's Version: the check reports the lab's release exactly."""
+    target = tmp_path / "target.yaml"
+    target.write_text(
+        f"name: lab-as-target\nbootstrap_servers: [{lab.bootstrap_servers}]\n"
+        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: 1}}\n'
+    )
+    check = _kbt("target", "check", str(target), "--json", "-", cwd=tmp_path, timeout=60)
+    assert check.returncode == 0, check.stderr
+    report = json.loads(check.stdout)
+    assert report["kafka_version"].startswith("4.1."), report
+    assert "app-info" in report["kafka_version_source"] and report["kafka_version_note"] is None
+    assert len(report["brokers"]) == len(lab.brokers)
+    text = _kbt("target", "check", str(target), cwd=tmp_path, timeout=60)
+    assert f"Kafka {report['kafka_version']} (from the brokers' app-info Version" in text.stdout, text.stdout
+    # Without a Prometheus, only the brokers' ApiVersions answer is left: inferred, and said so.
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(f"name: lab-bare\nbootstrap_servers: [{lab.bootstrap_servers}]\n")
+    inferred = json.loads(_kbt("target", "check", str(bare), "--json", "-", cwd=tmp_path, timeout=60).stdout)
+    assert inferred["kafka_version"] == "4.1.x" and "inferred" in inferred["kafka_version_source"], inferred
+
+
 def test_target_health_go_no_go(lab: LabState, make_topic: Any, tmp_path: Path) -> None:
     target = tmp_path / "target.yaml"
     target.write_text(

@@ -182,6 +182,49 @@ def test_sweep_and_diagnose_through_a_target_file(
     assert PASSWORD not in text
 
 
+STRESS_SPEC = """\
+name: tt-stress
+workload:
+  name: tts
+  topics: [{name: tts, partitions: 2, replication_factor: 1}]
+  producers: 2
+  rate_per_producer: 50
+  message: {kind: generated, bytes: 300}
+  duration_s: 10
+profiles:
+  current: {name: l10, linger_ms: 10, acks: all, idempotence: true}
+shape: {steps: [1], step_s: 8, drain_s: 6, settle_s: 2}
+consumer_groups:
+  - {name: rt, mode: realtime}
+gates: {network_idle_min: 0.01, on_fail: continue}
+"""
+
+
+def test_stress_through_a_secured_target(secure_lab: LabState, target_dir: Path, tmp_path: Path) -> None:
+    """Producers, the real-time group and the read-back all log in with the target's SASL_SSL
+    properties; the plan (written beside the records) holds only the ${VAR} reference."""
+    spec = tmp_path / "stress.yaml"
+    spec.write_text(STRESS_SPEC)
+    results = tmp_path / "results"
+    ports = ("--master-port", str(SECURE_BASE + 180), "--web-port", str(SECURE_BASE + 185))
+    target = str(target_dir / "target.yaml")
+    cache = tmp_path / "cache"
+    run = _kbt("stress", str(spec), "--target", target, "--results", str(results), *ports, "--json", "-",
+               env={"KBT_CACHE": str(cache)})  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    ledgers = list(cache.glob("topic-ledgers/*.json"))  # listed before creation, emptied on deletion
+    assert len(ledgers) == 1 and json.loads(ledgers[0].read_text()) == {}
+    profile = json.loads(run.stdout)["profiles"][0]
+    assert profile["delivery_verified"] is True and profile["lost"] == 0, profile
+    assert [s["stage"] for s in profile["stages"]] == ["step1-x1"]
+    assert profile["stages"][0]["acked_msgs_per_s"] > 0
+    assert _topics(secure_lab) == set(), "the stress run's topics remain"
+    plan = next(results.rglob("plan.json")).read_text()
+    assert "${KBT_TEST_TARGET_PASSWORD}" in plan
+    text = run.stdout + run.stderr + "".join(p.read_text() for p in results.rglob("*") if p.is_file())
+    assert PASSWORD not in text
+
+
 def test_bad_and_misconfigured_targets_fail_in_one_line(secure_lab: LabState, target_dir: Path) -> None:
     spec, target = str(target_dir / "spec.yaml"), str(target_dir / "target.yaml")
     before = _topics(secure_lab)

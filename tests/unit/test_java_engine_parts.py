@@ -232,3 +232,17 @@ def test_run_count_starts_at_the_last_scrape_before_the_run() -> None:
     prom = _Prom([(95.0, 1000.0), (100.0, 1000.0), (105.0, 1300.0), (140.0, 1600.0)])
     window = measure_window(prom, 105.0, 130.0, ["t"], 5.0, 141.0, run_started=102.0)
     assert window.produce_requests_total == 600.0
+
+
+def test_the_heap_holds_every_pods_buffer_memory() -> None:
+    from tuner.driver.java_plan import HEAP_MAX_MB, heap_mb
+
+    # 12 pods with 1 MB batches over 24 partitions each fill their 32 MB pools: 512 MB was too small.
+    assert heap_mb(12, {}) >= 12 * 32 + 256
+    assert heap_mb(12, {"buffer.memory": str(64 * 2**20)}) > heap_mb(12, {})
+    assert heap_mb(1, {}) == 512
+    with pytest.raises(BadInput, match="raise the workload's processes"):
+        heap_mb(500, {})
+    with pytest.raises(BadInput, match=r"buffer\.memory"):
+        heap_mb(2, {"buffer.memory": "lots"})
+    assert heap_mb(100, {}) <= HEAP_MAX_MB

@@ -280,3 +280,16 @@ def test_no_catch_all_rule() -> None:
         assert rule["pattern"].strip() not in (".*", "(.*)", "(.+)", ".+")
         assert "name" in rule, rule["pattern"]
     assert "MeanRate" not in str(RULES.raw)
+
+
+def test_the_release_becomes_a_label() -> None:
+    """app-info's Version is a String: the rule sets the value and keeps the text as a label."""
+    out = RULES.apply("kafka.server<type=app-info, id=1><>Version", value="4.1.1")
+    assert out is not None and (out.name, dict(out.labels)) == (
+        "kafka_server_app_version",
+        {"version": "4.1.1"},
+    )
+    assert RULES.rules[out.rule]["value"] == 1
+    assert not RULES.rules[out.rule].get("cache"), "a cached rule matches without the value: <cache>"
+    assert RULES.apply("kafka.server<type=app-info, id=1><>CommitId", value="abc") is None
+    assert RULES.apply("kafka.server<type=app-info><>version", value="4.1.1") is None  # one series per broker

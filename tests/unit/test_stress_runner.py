@@ -90,7 +90,7 @@ def test_an_aborted_ramp_does_not_wait_for_the_rest_of_the_timeline(
     monkeypatch.setattr(runner_module, "create_topics", lambda *a: None)
     monkeypatch.setattr(runner_module, "delete_topics", lambda *a: [])
     delivery = StressDelivery(verified=True, acked=9, consumed=9, acked_by_stage={0: 9})
-    monkeypatch.setattr(runner_module, "verify_stress", lambda *a: delivery)
+    monkeypatch.setattr(runner_module, "verify_stress", lambda *a, **k: delivery)
     FakePool.waits = []
     spec = tmp_path / "fast.yaml"
     spec.write_text(SPEC)

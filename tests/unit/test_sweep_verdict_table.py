@@ -29,7 +29,12 @@ class DriverResult(NamedTuple):
 
 
 def _result(
-    requests: int, lost: int = 0, p99: float = 10.0, sent: int = 48000, lag_p99: float | None = 2.0
+    requests: int,
+    lost: int = 0,
+    p99: float = 10.0,
+    sent: int = 48000,
+    lag_p99: float | None = 2.0,
+    offered: int = 48000,
 ) -> DriverResult:
     client = ClientResult(
         engine="librdkafka",
@@ -39,7 +44,7 @@ def _result(
         window_start=10,
         window_end=60,
         finished_at=61,
-        offered_records=48000,
+        offered_records=offered,
         records_sent=sent,
         records_acked=sent,
         bytes_acked=sent * 1620,
@@ -115,6 +120,16 @@ def test_each_unclean_cause_alone() -> None:
     assert problems == ["client behind schedule: send lag p99 900 ms (limit 150 ms)"]
     # engines without a send lag figure are judged on the rest
     assert judge(plan, *_result(24000, lag_p99=None), _broker(total))[0] == "ok"
+
+
+def test_a_driver_that_offered_less_than_its_schedule_is_unclean() -> None:
+    # 24 producers x 40/s over the 50 s window is 48,000 records; a stalled driver offered (and sent)
+    # 26,000 of them: the client kept up with what it offered, the schedule did not happen.
+    plan, total = _plans()[0], 28800
+    assert judge(plan, *_result(24000, sent=45700, offered=45700), _broker(total))[0] == "ok"
+    status, problems = judge(plan, *_result(24000, sent=26000, offered=26000), _broker(total))
+    assert status == "unclean"
+    assert any("offered 46% less than the schedule" in p for p in problems), problems
 
 
 def test_failed_wins_over_unclean() -> None:

@@ -72,6 +72,9 @@ def _register() -> None:
     from tuner.cli import stress
 
     app.command(name="stress")(stress.stress)
+    from tuner.cli import stress_worker
+
+    app.command(name="stress-worker")(stress_worker.stress_worker)
     from tuner.cli import probe
 
     app.add_typer(probe.app, name="probe")

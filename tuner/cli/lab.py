@@ -36,6 +36,8 @@ def _lab_dir(value: Path | None) -> Path:
 def _print_endpoints(state: LabState) -> None:
     typer.echo(f"bootstrap servers: {state.bootstrap_servers}")
     typer.echo(f"prometheus:        {state.prometheus_url}")
+    if state.external_bootstrap_servers:
+        typer.echo(f"also listening:    {state.external_bootstrap_servers} (PLAINTEXT)")
     if state.config.via_toxiproxy:
         typer.echo(f"toxiproxy API:     http://127.0.0.1:{state.config.toxiproxy_api_port}")
     if state.secure_bootstrap_servers:
@@ -84,6 +86,12 @@ def up(
         help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream to export in that metric"
         " dialect's naming (docs/targets.md); kbt's own commands then need a target file naming it.",
     ),
+    listen_address: str | None = typer.Option(
+        None,
+        "--listen-address",
+        help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
+        " For load machines or network namespaces that cannot reach loopback; default loopback only.",
+    ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
     config = LabConfig.parse(
@@ -98,6 +106,7 @@ def up(
             "security": security,
             "via_toxiproxy": via_toxiproxy,
             "jmx_rules": jmx_rules,
+            "listen_address": listen_address,
         }
     )
     console = _err()
@@ -155,6 +164,7 @@ def status(
         bootstrap_servers=state.bootstrap_servers,
         prometheus_url=state.prometheus_url,
         secure_bootstrap_servers=state.secure_bootstrap_servers or None,
+        external_bootstrap_servers=state.external_bootstrap_servers or None,
         toxiproxy_api=(
             f"http://127.0.0.1:{state.config.toxiproxy_api_port}" if state.config.via_toxiproxy else None
         ),

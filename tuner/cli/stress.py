@@ -106,13 +106,10 @@ def _short(check: GateCheck) -> str:
 def _check_target(target_file: Path, lab_dir: Path | None, loaded: Any, yes: bool, dry_run: bool) -> None:
     """A target's caps (the highest stage's rate), its reachability and the confirmation, before
     anything is created."""
-    from tuner.core.errors import BadInput
     from tuner.target import resolve_target
     from tuner.target.safety import Offered, check_caps, confirm_load, record_bytes
 
     target = resolve_target(lab_dir, target_file)
-    if target.client_properties:  # the stress engine's producers and consumers take no security yet
-        raise BadInput(f"{target.name}: kbt stress does not log in to a secured target yet (sweep does)")
     peak = loaded.baseline_msgs_per_s * max(max(s.multiplier, s.multiplier_end) for s in loaded.stages)
     size = record_bytes(loaded.spec.workload)
     check_caps(target, "the stress test's highest step", Offered(peak, peak * size if size else None))
@@ -151,7 +148,20 @@ def stress(
         0, "--workers", min=0, max=32, help="Local locust workers under a master (0: one locust process)."
     ),
     remote_workers: int = typer.Option(
-        0, "--remote-workers", min=0, max=256, help="Workers from other machines the master waits for."
+        0,
+        "--remote-workers",
+        min=0,
+        max=256,
+        help="Workers from other machines the master waits for. Each load machine (kbt installed, the"
+        " target's bootstrap servers reachable) runs 'kbt stress-worker --master HOST:PORT' with this"
+        " run's --master-host and --master-port; it gets the plan from the master (docs/targets.md).",
+    ),
+    join_timeout: float = typer.Option(
+        60.0,
+        "--join-timeout",
+        min=0.0,
+        max=3600.0,
+        help="Seconds remote workers have to join before the first stage. The run stops if they have not.",
     ),
     master_host: str = typer.Option(
         "127.0.0.1", "--master-host", help="Address the locust master binds (0.0.0.0 for other machines)."
@@ -239,6 +249,7 @@ def stress(
             web_port=web_port,
             observer=observer,
             target_file=target_file,
+            join_timeout_s=join_timeout,
         )
         observer.live = LiveFigures(console, runner.target.prometheus_url, runner.target.scrape_interval_s)
         try:

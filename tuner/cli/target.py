@@ -23,12 +23,19 @@ class _Captured(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.last = ""
+        self.api_lines: list[str] = []  # the brokers' ApiVersions answers (debug "feature")
         self.logger = logging.getLogger(f"kbt.target.check.{id(self)}")
         self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)  # librdkafka's debug lines are DEBUG records
         self.logger.addHandler(self)
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage()
+        if text.startswith("APIVERSION"):
+            self.api_lines.append(text)
+            return
+        if record.levelno < logging.WARNING:  # other debug lines explain nothing
+            return
         if "FAIL" in text or "error" in text.lower():
             # "...: sasl_ssl://h:p/bootstrap: SASL authentication error: ... (after 312ms ...)"
             self.last = text.rsplit("/bootstrap: ", 1)[-1].split(" (after ", 1)[0].strip()
@@ -48,6 +55,7 @@ def cluster_facts(target: Any) -> dict[str, Any]:
         "bootstrap.servers": target.bootstrap_servers,
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
         "logger": logs.logger,  # librdkafka's log lines feed the one-line error, not stderr
+        "debug": "feature",  # and the brokers' ApiVersions answers (the version when nothing says it)
         "error_cb": lambda err: errors.append(str(err.str())),
         **security,
     }
@@ -63,24 +71,25 @@ def cluster_facts(target: Any) -> dict[str, Any]:
     brokers = sorted(
         ({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"]
     )
-    version = None
+    from tuner.measure.kafka_version import PROTOCOL_KEYS, api_versions
+
+    protocol: dict[str, str | None] | None = None  # None: the configs could not be described
     if brokers:
         resource = ConfigResource(ConfigResource.Type.BROKER, str(brokers[0]["id"]))
         try:
             configs = admin.describe_configs([resource], request_timeout=ADMIN_TIMEOUT_S)[resource].result(
                 timeout=ADMIN_TIMEOUT_S + 2
             )
-            for key in ("inter.broker.protocol.version", "log.message.format.version"):
-                if key in configs and configs[key].value:
-                    version = str(configs[key].value)
-                    break
+            protocol = {k: configs[k].value for k in PROTOCOL_KEYS if k in configs}
         except (KafkaException, TimeoutError):  # not allowed to describe configs: say so, not fail
-            version = None
+            protocol = None
+    admin.poll(0.2)  # the queued log lines (the ApiVersions answers) reach the logger on poll
     return {
         "cluster_id": described.cluster_id,
         "controller": described.controller.id if described.controller is not None else None,
         "brokers": brokers,
-        "kafka_version": version,
+        "protocol_configs": protocol,
+        "api_versions": api_versions(logs.api_lines),
     }
 
 
@@ -88,6 +97,7 @@ def metric_facts(target: Any) -> dict[str, Any]:
     """The dialect detected (or named) and which of kbt's series the target's Prometheus holds."""
     from tuner.measure.catalog import SERIES
     from tuner.measure.dialects import DIALECTS, MissingSeries, Source, detect, scope_matchers
+    from tuner.measure.kafka_version import version_query
     from tuner.measure.prometheus import Prometheus
 
     if target.prometheus is None:
@@ -111,7 +121,9 @@ def metric_facts(target: Any) -> dict[str, Any]:
                 notes[s.name] = src.note
     brokers = prom.instant(f"count by ({sel.broker_label})({{{scope_matchers(sel.job, sel.matchers)}}})")
     _ = MissingSeries  # the same reasons diagnose gives
+    versions = prom.instant(version_query(scope_matchers(sel.job, sel.matchers)))
     return {
+        "version_series": [dict(s.labels) for s in versions],
         "prometheus": prom.url,
         "dialect": chosen.name if chosen else None,
         "dialect_detected": detected.name if detected else None,
@@ -133,6 +145,7 @@ def check(
     the metric dialect and which broker series are present. Sends no load, creates nothing.
     Exit 0 when both answer, 5 when the cluster or Prometheus cannot be reached, 2 for a bad file."""
     from tuner.core.redact import redact
+    from tuner.measure.kafka_version import read_version
     from tuner.target import resolve_target
 
     target = resolve_target(None, file)
@@ -152,6 +165,16 @@ def check(
         report.update(metric_facts(target))
     except KbtError as exc:
         report["prometheus_error"] = exc.message
+    version = read_version(
+        report.pop("version_series", None),
+        target.selectors.broker_label,
+        report.pop("protocol_configs"),
+        f"Prometheus: {report['prometheus_error']}" if "prometheus_error" in report else None,
+        report.pop("api_versions"),
+    )
+    report["kafka_version"] = version.version
+    report["kafka_version_source"] = version.source or None
+    report["kafka_version_note"] = version.why_not or None
     write_json(json_path, "target check", **report)
     if not to_stdout(json_path):
         _print(report)
@@ -163,8 +186,12 @@ def _print(r: dict[str, Any]) -> None:
     out = typer.echo
     out(f"target {r['target']}: {r['bootstrap_servers']}" + ("" if r["loopback"] else " (not loopback)"))
     out(
-        f"  cluster id {r['cluster_id']}, controller {r['controller']},"
-        f" Kafka {r['kafka_version'] or 'version not readable'}"
+        f"  cluster id {r['cluster_id']}, controller {r['controller']}, Kafka "
+        + (
+            f"{r['kafka_version']} (from {r['kafka_version_source']})"
+            if r["kafka_version"]
+            else f"version not readable ({r['kafka_version_note']})"
+        )
     )
     for b in r["brokers"]:
         out(f"  broker {b['id']}: {b['host']}:{b['port']}")

@@ -69,6 +69,7 @@ class _Member:
                 "statistics.interval.ms": STATS_INTERVAL_MS,
                 "stats_cb": self._on_stats,
                 "enable.partition.eof": False,
+                **plan.security_config(),
             }
         )
         self.consumer.subscribe(plan.topics, on_assign=self._on_assign)

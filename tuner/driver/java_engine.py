@@ -28,6 +28,7 @@ from tuner.driver.java_plan import (
     START_SLACK_S,
     engine_command,
     exporter_notes,
+    heap_mb,
     process_plans,
 )
 from tuner.driver.order_check import librdkafka_order
@@ -56,7 +57,8 @@ def run_java_load(
         raise BadInput(f"client java writes one topic per run (the workload has {len(topics)})")
     properties = {**plan.profile.client_settings(), **dict(security or {})}
     workload = plan.workload
-    command = engine_command()
+    pods = -(-workload.producers // workload.processes)  # the most pods one process runs
+    command = engine_command(heap_mb(pods, properties))
     with tempfile.TemporaryDirectory(prefix="kbt-java-") as tmp:
         workdir = Path(tmp)
         corpus = workdir / "corpus.jsonl"

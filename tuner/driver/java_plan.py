@@ -26,18 +26,40 @@ START_SLACK_S = 5.0
 ENGINE_PROPERTIES = frozenset({"bootstrap.servers", "key.serializer", "value.serializer"})
 # Java's delivery.timeout.ms default (2 min): the drain waits at most that long.
 DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
-HEAP = "-Xmx512m"
+# The JVM's heap: a base for the engine and the clients, plus each pod's buffer.memory (the producer
+# allocates its batches from that pool, so a pod may hold all of it) with room for the collector.
+HEAP_BASE_MB = 256
+HEAP_PER_BUFFER = 1.25
+DEFAULT_BUFFER_MEMORY = 33_554_432
+# Beyond this a run needs more processes, not a larger JVM (2 of them fit a 24 GB machine's labs).
+HEAP_MAX_MB = 6144
 # After the drain, how long an engine waits for one more scrape of its client exporter so the run's
 # final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
 FINAL_SCRAPE_S = 6.0
+
+
+def heap_mb(pods: int, properties: Mapping[str, str]) -> int:
+    """The heap a JVM of `pods` producers needs: BadInput when it is more than one process should take."""
+    try:
+        buffer = float(properties.get("buffer.memory", DEFAULT_BUFFER_MEMORY))
+    except ValueError:
+        raise BadInput(f"buffer.memory: not a number of bytes ({properties['buffer.memory']!r})") from None
+    need = round(HEAP_BASE_MB + pods * buffer * HEAP_PER_BUFFER / 2**20)
+    if need > HEAP_MAX_MB:
+        raise BadInput(
+            f"{pods} producers x buffer.memory {buffer / 2**20:.0f} MB need a {need} MB heap in one"
+            f" Java engine process (at most {HEAP_MAX_MB} MB): raise the workload's processes or lower"
+            " buffer.memory"
+        )
+    return max(512, need)
 
 
 def engine_dir() -> Path:
     return cache_dir() / "java-engine"
 
 
-def engine_command() -> list[str]:
-    """`java -cp <engine jars> Main`: the engine `make install` built into the cache."""
+def engine_command(heap: int = 512) -> list[str]:
+    """`java -Xmx<heap>m -cp <engine jars> Main`: the engine `make install` built into the cache."""
     lib = engine_dir()
     if not (lib / "kbt-java-engine.jar").is_file():
         raise EnvironmentProblem(
@@ -48,7 +70,7 @@ def engine_command() -> list[str]:
         raise EnvironmentProblem(
             "java not found on PATH (the Java engine needs Java 17+; run 'make install')"
         )
-    return [java, HEAP, "-cp", f"{lib}/*", MAIN_CLASS]
+    return [java, f"-Xmx{heap}m", "-cp", f"{lib}/*", MAIN_CLASS]
 
 
 def config_names_json() -> str:

@@ -22,6 +22,8 @@ from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 ID_SHIFT = 40
 SEQ_MASK = (1 << ID_SHIFT) - 1
 WORKER_SHIFT = 12
+# A worker started by `kbt stress-worker` writes its summary to the file this variable names.
+WORKER_REPORT_ENV = "KBT_STRESS_WORKER_REPORT"
 
 
 class StressPlan(Frozen):
@@ -44,6 +46,12 @@ class StressPlan(Frozen):
     out_dir: str = ""
     # The log file the message source replays, resolved (JSON drops the model's resolved path).
     message_path: str | None = None
+    # The target's client security in Kafka's properties format, `${VAR}` references unresolved:
+    # every process resolves them from its own environment when it builds a client, so no
+    # credential travels in the plan (to a file, or over locust's RPC to another machine).
+    client_properties: dict[str, str] = Field(default_factory=dict)
+    # Profiles of the same stress test still to run after this one (a remote worker waits for them).
+    profiles_after: int = 0
 
     @property
     def end(self) -> float:
@@ -65,6 +73,14 @@ class StressPlan(Frozen):
         if self.message_path is not None and getattr(message, "resolved_path", "absent") is None:
             object.__setattr__(message, "resolved_path", Path(self.message_path))
         return self.workload
+
+    def security_config(self) -> dict[str, str]:
+        """librdkafka properties for the plan's client security (empty for PLAINTEXT)."""
+        if not self.client_properties:
+            return {}
+        from tuner.target.security import librdkafka_config, resolve
+
+        return librdkafka_config(resolve(self.client_properties, "stress plan: client"), "stress plan")
 
     def to_json(self) -> str:
         return self.model_dump_json()

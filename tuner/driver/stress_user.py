@@ -3,7 +3,8 @@
 Imported only inside locust processes (importing locust monkey-patches the process for gevent);
 `loadtests/stress_locustfile.py` re-exports it. Every process reads the run's plan from the
 `--kbt-plan` option (JSON text, or @path); the master forwards it to its workers, so a worker on
-another machine needs only kbt installed and `locust -f - --worker --master-host <master>`.
+another machine needs only kbt installed and `kbt stress-worker --master HOST:PORT` (which runs
+`locust -f - --worker`).
 
 - `StressProducer`: one producer ("pod") per locust user, with the profile's librdkafka settings.
   Open loop at the plan's rate from its own start; latency is measured from the intended send
@@ -14,6 +15,8 @@ another machine needs only kbt installed and `locust -f - --worker --master-host
   clock from the plan's t0; a file `abort` in the master's out dir ends the ramp early (drain).
 - Workers ship their tally deltas with every locust report; the master (or a local runner) merges
   them and writes `status.json` in the out dir every second.
+- A worker started by `kbt stress-worker` (KBT_STRESS_WORKER_REPORT set) writes, when it quits,
+  what it shipped to the master (sent, acked, failed) and how many profiles follow.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.payload import Payloads, build_pool, id_of
-from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK, WORKER_SHIFT, StressPlan
+from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK, WORKER_REPORT_ENV, WORKER_SHIFT, StressPlan
 from tuner.driver.stress_tally import Tally
 from tuner.spec.stress import users_at
 
@@ -49,6 +52,7 @@ FLUSH_MARGIN_S = 4.0  # a locust report (every 3 s) must still fit between the f
 STATUS_FILE = "status.json"
 ABORT_FILE = "abort"
 STATUS_KEY = "kbt_stress"
+COUNTS = ("sent", "acked", "failed")
 
 
 class _Process:
@@ -63,6 +67,7 @@ class _Process:
         self.counter = itertools.count()
         self.writer: Any = None
         self.last_report: dict[str, float] = {}
+        self.shipped = dict.fromkeys(COUNTS, 0)  # worker: totals reported to the master so far
 
     def plan_of(self, environment: Environment) -> StressPlan:
         if self.plan is None:
@@ -128,6 +133,7 @@ class StressProducer(User):
             "client.id": f"kbt-stress-{plan.profile_label}-{self.pid}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **plan.profile.client_settings(),
+            **plan.security_config(),
             "stats_cb": self._on_stats,
             "on_delivery": self._on_delivery,
         }
@@ -266,7 +272,11 @@ class StressShape(LoadTestShape):
 
 @events.report_to_master.add_listener
 def _report(client_id: str, data: dict[str, Any]) -> None:
-    data[STATUS_KEY] = STATE.tally.take_delta()
+    delta = STATE.tally.take_delta()
+    for stage in delta.get("stages", {}).values():
+        for key in COUNTS:
+            STATE.shipped[key] += int(stage.get(key, 0))
+    data[STATUS_KEY] = delta
 
 
 @events.worker_report.add_listener
@@ -323,3 +333,22 @@ def _quitting(environment: Environment, **_: Any) -> None:
         if STATE.writer is not None:
             STATE.writer.kill(block=False)
         _status(environment, done=True)
+    elif isinstance(environment.runner, WorkerRunner):
+        _write_worker_summary(environment)
+
+
+def _write_worker_summary(environment: Environment) -> None:
+    """What this worker shipped to the master (its last report went out before quitting), for
+    `kbt stress-worker`: its summary line, and whether another profile follows."""
+    path = os.environ.get(WORKER_REPORT_ENV)
+    plan = STATE.plan
+    if not path or plan is None:
+        return
+    report = {
+        "run_id": plan.run_id,
+        "profile": plan.profile_label,
+        "profiles_after": plan.profiles_after,
+        "worker_index": STATE.worker_index(environment),
+        **STATE.shipped,
+    }
+    atomic_write(Path(path), json.dumps(report), "stress worker report")

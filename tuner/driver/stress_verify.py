@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tuner.driver.payload import id_of
@@ -33,7 +34,14 @@ class StressDelivery:
         return sum(self.lost_by_stage.values())
 
 
-def verify_stress(bootstrap: str, tally: Tally, timeout_s: float = VERIFY_TIMEOUT_S) -> StressDelivery:
+def verify_stress(
+    bootstrap: str,
+    tally: Tally,
+    timeout_s: float = VERIFY_TIMEOUT_S,
+    security: Mapping[str, str] | None = None,
+) -> StressDelivery:
+    """Read every partition up to its highest acked offset and check each acked record is there
+    (`security`: the target's librdkafka client security)."""
     from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
     tally.flush_acked()
@@ -55,6 +63,7 @@ def verify_stress(bootstrap: str, tally: Tally, timeout_s: float = VERIFY_TIMEOU
             "group.id": f"kbt-verify-{uuid.uuid4().hex[:12]}",
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
+            **(security or {}),
         }
     )
     duplicates = 0

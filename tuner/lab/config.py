@@ -12,11 +12,13 @@ Port layout from one base port B (loopback only):
   B+30+N      broker N SASL_SSL listener (only with security sasl_ssl)
   B+40        Toxiproxy API; B+40+N its proxy in front of broker N (only with via_toxiproxy)
   B+50+N      broker N internal listener: replication, bypassing the proxy (only with via_toxiproxy)
+  B+60+N      broker N PLAINTEXT listener on ``listen_address`` (only with a listen address)
   B+100 ...   client exporters scraped by job kbt-client (``client_exporter_count`` ports)
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 from typing import Any, Literal
@@ -72,6 +74,24 @@ class LabConfig(Frozen):
     jmx_rules: Literal["kbt", "strimzi", "upstream"] = Field(
         "kbt", description="the brokers' jmx_exporter rules: kbt's, or another metric dialect's naming"
     )
+    listen_address: str | None = Field(
+        None,
+        description="an IPv4 address of this machine the brokers also listen on and advertise"
+        " (PLAINTEXT, ports base+61..; for load from other hosts or network namespaces)",
+    )
+
+    @field_validator("listen_address")
+    @classmethod
+    def _ipv4(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            address = ipaddress.IPv4Address(value)
+        except ValueError:
+            raise ValueError("must be an IPv4 address of this machine") from None
+        if address.is_unspecified:
+            raise ValueError("0.0.0.0 cannot be advertised: name one address of this machine")
+        return str(address)
 
     @field_validator("lab_dir")
     @classmethod
@@ -114,6 +134,9 @@ class LabConfig(Frozen):
     def internal_port(self, node_id: int) -> int:
         return self.base_port + 50 + node_id
 
+    def external_port(self, node_id: int) -> int:
+        return self.base_port + 60 + node_id
+
     @property
     def controller_port(self) -> int:
         return self.base_port + 10
@@ -136,6 +159,8 @@ class LabConfig(Frozen):
             ]
             if self.security == "sasl_ssl":
                 ports.append((f"broker {node} SASL_SSL listener", self.secure_port(node)))
+            if self.listen_address is not None:
+                ports.append((f"broker {node} listener on {self.listen_address}", self.external_port(node)))
             if self.via_toxiproxy:
                 ports.append((f"broker {node} proxy", self.proxy_port(node)))
                 ports.append((f"broker {node} internal listener", self.internal_port(node)))
@@ -143,6 +168,12 @@ class LabConfig(Frozen):
             ports.append(("Toxiproxy API", self.toxiproxy_api_port))
         ports += [("client exporter", p) for p in self.client_exporter_ports]
         return ports
+
+    def host_of(self, port: int) -> str:
+        """The address a lab port is bound on: the listen address for its listeners there."""
+        if self.listen_address is not None and port in {self.external_port(n) for n in self.node_ids}:
+            return self.listen_address
+        return LOOPBACK
 
     @property
     def replication_factor(self) -> int:

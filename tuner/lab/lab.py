@@ -245,7 +245,7 @@ class Lab:
         deadline = time.monotonic() + wait_s
         busy = ports
         while busy:
-            busy = [(w, p) for w, p in busy if port_in_use(p)]
+            busy = [(w, p) for w, p in busy if port_in_use(p, state.config.host_of(p))]
             if not busy or time.monotonic() > deadline:
                 break
             time.sleep(0.2)

@@ -19,6 +19,7 @@ JMX_DIALECT_RULES = {
     "upstream": Path("exporters") / "jmx" / "upstream-example.yml",
 }
 INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
+EXTERNAL_LISTENER = "EXTERNAL"  # PLAINTEXT on the lab's listen address (load from other hosts)
 
 
 def jmx_rules_file(dialect: str = "kbt") -> Path:
@@ -95,6 +96,13 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
         props["advertised.listeners"] += f",{secure}"
         props["listener.security.protocol.map"] += f",{security.LISTENER}:SASL_SSL"
         props.update(security.broker_listener_properties(security.SecurityFiles(layout.security_dir)))
+    if cfg.listen_address is not None:
+        # Clients that bootstrap here are told these addresses (Kafka answers metadata with the
+        # listener a client came in on), so hosts that cannot reach loopback can produce.
+        external = f"{EXTERNAL_LISTENER}://{cfg.listen_address}:{cfg.external_port(node_id)}"
+        props["listeners"] += f",{external}"
+        props["advertised.listeners"] += f",{external}"
+        props["listener.security.protocol.map"] += f",{EXTERNAL_LISTENER}:PLAINTEXT"
     if cfg.via_toxiproxy:
         _behind_toxiproxy(cfg, node_id, props)
     return props

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -62,11 +63,25 @@ def check_lab_dir(lab_dir: Path) -> None:
         raise EnvironmentProblem(f"lab directory {lab_dir} is not writable")
 
 
-def check_ports(cfg: LabConfig) -> None:
-    for what, port in cfg.named_ports():
-        if port_in_use(port):
+def check_listen_address(address: str) -> None:
+    """The listen address is one of this machine's (a broker could not bind it otherwise)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, 0))
+        except OSError as exc:
             raise EnvironmentProblem(
-                f"port {port} ({what}) is already in use on 127.0.0.1; stop what uses it or pick"
+                f"listen address {address} is not an address of this machine ({exc.strerror})"
+            ) from None
+
+
+def check_ports(cfg: LabConfig) -> None:
+    if cfg.listen_address is not None:
+        check_listen_address(cfg.listen_address)
+    for what, port in cfg.named_ports():
+        host = cfg.host_of(port)
+        if port_in_use(port, host):
+            raise EnvironmentProblem(
+                f"port {port} ({what}) is already in use on {host}; stop what uses it or pick"
                 " another --base-port"
             )
 

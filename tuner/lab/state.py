@@ -97,6 +97,14 @@ class LabState(BaseModel):
         return ",".join(f"{LOOPBACK}:{self.config.secure_port(b.id)}" for b in self.brokers)
 
     @property
+    def external_bootstrap_servers(self) -> str:
+        """The PLAINTEXT listeners on the lab's listen address ('' without one)."""
+        address = self.config.listen_address
+        if address is None:
+            return ""
+        return ",".join(f"{address}:{self.config.external_port(b.id)}" for b in self.brokers)
+
+    @property
     def security_dir(self) -> Path:
         return LabLayout(self.lab_dir).security_dir
 

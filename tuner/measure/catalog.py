@@ -296,6 +296,16 @@ SERIES: tuple[Series, ...] = (
         "Value",
         "Idle fraction (0-1) of the remote log reader threads.",
     ),
+    # ---- the broker's release ----
+    Series(
+        "kafka_server_app_version",
+        Kind.GAUGE,
+        "kafka.server:type=app-info,id=N",
+        "Version",
+        "Always 1; the label `version` is the broker's Kafka release (a String attribute turned into "
+        "a label). `kbt target check` reports it.",
+        labels=("version",),
+    ),
     # ---- process ----
     Series(
         "process_cpu_seconds_total",

@@ -109,6 +109,10 @@ def _remote_missing() -> dict[str, Source | Missing]:
     }
 
 
+# `kbt target check` finds a version label on any *version* / *info series itself (kafka_version).
+_VERSION_NOT_MAPPED = Missing(
+    "app-info's Version is a label, read as found (kbt target check), not translated"
+)
 _NO_REQUEST_METRICS = Missing("Strimzi's kafka-metrics.yaml drops kafka.network RequestMetrics")
 _HANDLER_COUNT = (
     "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count",
@@ -123,6 +127,7 @@ STRIMZI = Dialect(
     "strimzi",
     "Strimzi kafka-metrics.yaml",
     {
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **_btm_sources("strimzi"),
         **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
@@ -164,6 +169,7 @@ UPSTREAM = Dialect(
     "upstream",
     "jmx_exporter example kafka-2_0_0.yml",
     {
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **_btm_sources("upstream"),
         **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
@@ -196,6 +202,7 @@ CONFLUENT = Dialect(
     "confluent",
     "Confluent jmx-monitoring-stacks kafka_broker.yml",
     {
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **_btm_sources("confluent"),
         **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),

@@ -13,8 +13,9 @@ import heapq
 import math
 import random
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from tuner.model.codecs import default_table
 from tuner.model.traffic import Traffic
 from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, Partitioning, Rules
 
@@ -124,8 +125,26 @@ class _Chooser:
         return cur
 
 
+def java_estimated(rules: JavaRules, message_bytes: float) -> JavaRules:
+    """The Java producer counts a compressed batch's bytes by its estimated compressed size, both
+    for batch.size (when a batch is full) and for the sticky partitioner's switch (KIP-794): in
+    uncompressed bytes, both come at batch.size times the codec's ratio."""
+    if rules.compression == "none":
+        return rules
+    per_batch = max(1.0, rules.batch_bytes / (message_bytes + RECORD_OVERHEAD_BYTES))
+    scale = default_table().ratio(rules.compression, per_batch)
+    part = rules.partitioning
+    return replace(
+        rules,
+        batch_bytes=int(rules.batch_bytes * scale),
+        partitioning=replace(part, sticky_bytes=int(part.sticky_bytes * scale)),
+    )
+
+
 def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAULT_RTT_S) -> SimResult:
     """Simulate a few producers of `traffic` under `rules`."""
+    if isinstance(rules, JavaRules):
+        rules = java_estimated(rules, traffic.message_bytes)
     horizon = horizon_for(traffic, _timescale_s(rules))
     producers = min(traffic.producers, SIM_PRODUCERS)
     result = SimResult(producers=producers, horizon_s=horizon, requests_by_broker=[0] * traffic.brokers)

@@ -10,13 +10,13 @@ already judged, marked interrupted (delivery not verified), before re-raising.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from confluent_kafka.admin import AdminClient
 
-from tuner.core.errors import BadInput, KbtError
+from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
 from tuner.driver.consumer_pool import ConsumerPool
 from tuner.driver.stress_plan import StressPlan
@@ -33,7 +33,7 @@ from tuner.measure.stress_window import (
 )
 from tuner.runner.lifecycle import new_ids, topic_names
 from tuner.runner.stress_gates import broker_gates, failed_gates, generator_note, producer_gates
-from tuner.runner.stress_locust import LocustOptions, LocustProcesses
+from tuner.runner.stress_locust import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress_records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
 from tuner.runner.topics import admin_client, broker_count, check_fits_cluster, create_topics, delete_topics
 from tuner.spec.stress import Stage
@@ -43,9 +43,10 @@ from tuner.store.figures import BrokerWindow
 from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
 from tuner.store.stress import GateCheck, RemoteTier, Verdict
+from tuner.target.ledger import TopicLedger
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
-REMOTE_LEAD_S = 60.0  # with workers on other machines
+JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
 TICK_S = 0.5
 END_SLACK_S = 60.0
 STATUS_FILE = "status.json"
@@ -61,6 +62,20 @@ class StressTarget:
     kafka_version: str | None = None
     scrape_interval_s: float = 5.0
     topic_prefix: str = "kbt-"
+    # Client security in Kafka's properties format (`${VAR}` references unresolved): handed to
+    # every process in the plan, resolved by each when it builds a client.
+    client_properties: Mapping[str, str] = field(default_factory=dict)
+    # A target file's topic ledger: topics are listed before they are created and removed once
+    # deleted, so a crashed run's topics go on the next run (None: kbt's lab).
+    ledger: Path | None = None
+
+    def security_config(self) -> dict[str, str]:
+        """The same security as librdkafka properties, for this process's own clients."""
+        if not self.client_properties:
+            return {}
+        from tuner.target.security import librdkafka_config, resolve
+
+        return librdkafka_config(resolve(self.client_properties, "target: client"), "target")
 
 
 class StressObserver:
@@ -106,14 +121,18 @@ class StressRunner:
         self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
-        admin = admin_client(self.target.bootstrap_servers)
+        admin = admin_client(self.target.bootstrap_servers, self.target.security_config())
         brokers = broker_count(admin)
         workload = loaded.spec.topics_with_configs()
         check_fits_cluster(workload.topics, brokers)
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
+        if self.target.ledger is not None:  # topics a crashed run left on this target
+            outcome.problems += TopicLedger(self.target.ledger).clean(
+                admin, self.target.topic_prefix, delete_topics
+            )
         for i, label in enumerate(labels):
-            profile = _ProfileRun(self, loaded, label, i, environment, admin)
+            profile = _ProfileRun(self, loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
                 result = profile.run()
             except KeyboardInterrupt:
@@ -137,8 +156,10 @@ class _ProfileRun:
         index: int,
         env: Environment,
         admin: AdminClient,
+        profiles_after: int = 0,
     ) -> None:
         self.runner = runner
+        self.profiles_after = profiles_after
         self.loaded = loaded
         self.label = label
         self.index = index
@@ -167,8 +188,9 @@ class _ProfileRun:
 
     @property
     def _lead_s(self) -> float:
-        """From the plan to t0: consumers subscribe and locust starts."""
-        return REMOTE_LEAD_S if self.runner.locust.remote_workers else LEAD_S
+        """From the plan to t0: consumers subscribe, locust starts and remote workers join."""
+        locust = self.runner.locust
+        return max(LEAD_S, locust.join_timeout_s) if locust.remote_workers else LEAD_S
 
     def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
         spec, target = self.loaded.spec, self.runner.target
@@ -191,6 +213,8 @@ class _ProfileRun:
             consumer_ports=list(target.consumer_ports),
             out_dir=str(out_dir),
             message_path=str(resolved) if resolved is not None else None,
+            client_properties=dict(target.client_properties),
+            profiles_after=self.profiles_after,
         )
 
     def run(self) -> ProfileOutcome:
@@ -202,6 +226,9 @@ class _ProfileRun:
         out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
+        ledger = TopicLedger(self.runner.target.ledger) if self.runner.target.ledger is not None else None
+        if ledger is not None:
+            ledger.add(topics)
         create_topics(self.admin, workload.topics, topics)
         self._await_settled_meters()
         pool: ConsumerPool | None = None
@@ -222,6 +249,8 @@ class _ProfileRun:
             pool.start()
             locust = LocustProcesses(self.runner.locust, plan, out_dir)
             locust.start()
+            if self.runner.locust.remote_workers:
+                self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
             self.runner.observer.profile_started(self.label, plan)
             try:
                 self._follow(plan, pool, locust, out_dir)
@@ -235,7 +264,9 @@ class _ProfileRun:
                 pool.wait(max(1.0, plan.end + 5 - time.time()))
             pool.stop()
             self.runner.observer.phase(self.label, "verifying delivery")
-            delivery = verify_stress(plan.bootstrap_servers, self.tally)
+            delivery = verify_stress(
+                plan.bootstrap_servers, self.tally, security=self.runner.target.security_config()
+            )
             self.outcome.delivery = delivery
             self.runner.observer.phase(self.label, "measuring")
             self._write(plan, pool, delivery, interrupted=False)
@@ -244,7 +275,10 @@ class _ProfileRun:
                 locust.stop()
             if pool is not None:
                 pool.stop()
-            self.cleanup_problems += delete_topics(self.admin, topics)
+            cleanup = delete_topics(self.admin, topics)
+            self.cleanup_problems += cleanup
+            if ledger is not None and not cleanup:
+                ledger.remove(topics)
         return self.outcome
 
     # ---- following the timeline ------------------------------------------------------------------
@@ -254,11 +288,32 @@ class _ProfileRun:
         slo = (self.loaded.spec.gates.p99_ms or 0) / 1000 + 1.0
         return max(scrape, 4.5, slo)
 
+    def _waiting_for_workers(self, plan: StressPlan) -> str:
+        options = self.runner.locust
+        return (
+            f"waiting up to {plan.t0 - time.time():.0f} s for {options.remote_workers} remote"
+            f" worker(s); on each load machine run: {remote_worker_command(options)}"
+        )
+
+    def _check_joined(self, plan: StressPlan, out_dir: Path, now: float) -> None:
+        """The master starts the shape (and writes its status) only once every expected worker
+        has joined: no status past t0 means some never came."""
+        if now < plan.t0 + JOIN_GRACE_S or (out_dir / STATUS_FILE).exists():
+            return
+        options = self.runner.locust
+        raise Unreachable(
+            f"not all {options.total_workers} locust workers joined by the first stage"
+            f" ({options.remote_workers} remote expected; start each with:"
+            f" {remote_worker_command(options)}, or give them longer with --join-timeout)"
+        )
+
     def _follow(self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path) -> None:
         grace = self._grace_s()
         deadline = plan.end + END_SLACK_S
         while locust.running():
             now = time.time()
+            if self.runner.locust.remote_workers:
+                self._check_joined(plan, out_dir, now)
             pool.poll()
             self._read_status(out_dir)
             if self.abort_at is None:  # after an abort no further stage starts

@@ -34,6 +34,7 @@ class LocustOptions:
     web_ui: bool = False
     web_port: int = 8089
     locustfile: Path | None = None
+    join_timeout_s: float = 60.0  # remote workers: from start to the first stage, to join
 
     @property
     def distributed(self) -> bool:
@@ -66,6 +67,14 @@ def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> l
             "--master-bind-port", str(options.master_port), "--expect-workers", str(options.total_workers),
         ]  # fmt: skip
     return cmd
+
+
+def remote_worker_command(options: LocustOptions) -> str:
+    """The one command a load machine runs to join (docs/targets.md, "Distributed stress")."""
+    host = options.master_host
+    if host in ("0.0.0.0", "::", ""):
+        host = "<this machine's address>"
+    return f"kbt stress-worker --master {host}:{options.master_port}"
 
 
 def worker_command(options: LocustOptions) -> list[str]:

@@ -31,8 +31,10 @@ def stress_runner(
     web_port: int | None = None,
     observer: StressObserver | None = None,
     target_file: Path | None = None,
+    join_timeout_s: float = 60.0,
 ) -> StressRunner:
     from tuner.target import resolve_target
+    from tuner.target.ledger import ledger_path
 
     found = resolve_target(lab_dir, target_file)
     ports = list(found.client_exporter_ports)
@@ -51,6 +53,8 @@ def stress_runner(
         kafka_version=found.kafka_version or KAFKA_VERSION,
         scrape_interval_s=found.scrape_interval_s,
         topic_prefix=found.topic_prefix,
+        client_properties=dict(found.client_properties),
+        ledger=ledger_path(found) if found.kind == "file" else None,
     )
     locust = LocustOptions(
         workers=workers,
@@ -59,6 +63,7 @@ def stress_runner(
         master_port=master_port or (base or 0) + MASTER_PORT_OFFSET,
         web_ui=web_ui,
         web_port=web_port or (base or 0) + WEB_PORT_OFFSET,
+        join_timeout_s=join_timeout_s,
     )
     store = SeriesStore(results, found.prometheus_url, found.scrape_interval_s)  # + time series
     return StressRunner(target=target, store=store, locust=locust, observer=observer)

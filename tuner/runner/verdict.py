@@ -38,10 +38,19 @@ def judge(
         notes.append(f"{delivery.duplicates} duplicate records")
     if client.records_acked == 0:
         failures.append("no records acked in the measured window")
-    if plan.workload.rate_per_producer != "max" and client.offered_records > 0:
+    rate = plan.workload.rate_per_producer
+    if rate != "max" and client.offered_records > 0:
         shortfall = 1 - client.records_sent / client.offered_records
         if shortfall > OFFERED_SHORTFALL:
             unclean.append(f"client sent {shortfall:.0%} less than offered (client saturated)")
+        # A driver that stalled (a starved or collecting JVM) offers less than its schedule.
+        scheduled = float(rate) * plan.workload.producers * client.window_s
+        behind = 1 - client.offered_records / scheduled if scheduled > 0 else 0.0
+        if behind > OFFERED_SHORTFALL:
+            unclean.append(
+                f"the driver offered {behind:.0%} less than the schedule"
+                f" ({client.offered_records} of {scheduled:.0f} records: driver stalled)"
+            )
     lag = client.send_lag_ms.p99 if client.send_lag_ms is not None else None
     if lag is not None and lag > SEND_LAG_P99_MS:
         unclean.append(f"client behind schedule: send lag p99 {lag:.0f} ms (limit {SEND_LAG_P99_MS:g} ms)")

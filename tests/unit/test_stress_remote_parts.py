@@ -1,0 +1,200 @@
+"""The parts of a distributed stress test that need no network: the lab's listen address, the
+worker command and its `--master` input, the worker's profile loop, the plan carrying client
+security as references only, and a run whose remote workers never join stopping in one line with
+its topics deleted."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.unit.test_stress_runner import SPEC, FakePool
+from tuner.core.errors import BadInput, Unreachable
+from tuner.driver.stress_plan import StressPlan
+from tuner.lab.config import LabConfig
+from tuner.lab.layout import LabLayout
+from tuner.lab.node_config import broker_properties
+from tuner.lab.state import new_state
+from tuner.runner import stress as runner_module
+from tuner.runner import stress_worker
+from tuner.runner.stress import StressRunner, StressTarget, _ProfileRun
+from tuner.runner.stress_locust import LocustOptions, remote_worker_command
+from tuner.runner.stress_worker import WorkerSummary, parse_master, serve
+from tuner.spec.stress_load import load_stress
+from tuner.store.environment import capture_environment
+from tuner.store.results import ResultsStore
+
+
+# ---- the lab's listen address ----------------------------------------------------------------
+def test_a_listen_address_adds_an_advertised_plaintext_listener(tmp_path: Path) -> None:
+    cfg = LabConfig.parse({"lab_dir": tmp_path, "base_port": 30000, "listen_address": "10.231.0.1"})
+    props = broker_properties(cfg, LabLayout(cfg.lab_dir), 2)
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:30002,EXTERNAL://10.231.0.1:30062"
+    assert props["advertised.listeners"] == props["listeners"]
+    assert props["listener.security.protocol.map"].endswith(",EXTERNAL:PLAINTEXT")
+    assert props["inter.broker.listener.name"] == "PLAINTEXT"  # replication stays on loopback
+    assert ("broker 2 listener on 10.231.0.1", 30062) in cfg.named_ports()
+    assert cfg.host_of(30062) == "10.231.0.1" and cfg.host_of(30002) == "127.0.0.1"
+    state = new_state(cfg, "cluster", 0.0)
+    assert state.external_bootstrap_servers == "10.231.0.1:30061,10.231.0.1:30062,10.231.0.1:30063"
+    assert state.bootstrap_servers.startswith("127.0.0.1:30001")  # loopback clients unchanged
+
+
+def test_without_a_listen_address_the_lab_stays_on_loopback(tmp_path: Path) -> None:
+    cfg = LabConfig.parse({"lab_dir": tmp_path, "base_port": 30000})
+    assert "EXTERNAL" not in broker_properties(cfg, LabLayout(cfg.lab_dir), 1)["listeners"]
+    assert new_state(cfg, "cluster", 0.0).external_bootstrap_servers == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("kafka.example", "IPv4 address"), ("0.0.0.0", "cannot be advertised"), ("::1", "IPv4 address")],
+)
+def test_a_bad_listen_address_is_one_line(tmp_path: Path, value: str, why: str) -> None:
+    with pytest.raises(BadInput, match=why) as err:
+        LabConfig.parse({"lab_dir": tmp_path, "listen_address": value})
+    assert "\n" not in err.value.message and "listen_address" in err.value.message
+
+
+# ---- the worker command ----------------------------------------------------------------------
+def test_master_addresses() -> None:
+    assert parse_master("10.0.0.5:24780") == ("10.0.0.5", 24780)
+    assert parse_master("[fd00::5]:5557") == ("fd00::5", 5557)
+    assert parse_master("stress-master.example:5557") == ("stress-master.example", 5557)
+    for bad in ("10.0.0.5", ":5557", "host:", "host:0", "host:70000", "host:port"):
+        with pytest.raises(BadInput, match="HOST:PORT"):
+            parse_master(bad)
+
+
+@given(st.text(max_size=60))
+def test_any_master_text_parses_or_is_bad_input(text: str) -> None:
+    try:
+        host, port = parse_master(text)
+    except BadInput as exc:
+        assert "\n" not in exc.message or "\n" in text
+        return
+    assert host and 0 < port < 65536
+
+
+def test_the_printed_command_names_the_master() -> None:
+    options = LocustOptions(remote_workers=2, master_host="10.231.0.1", master_port=24980)
+    assert remote_worker_command(options) == "kbt stress-worker --master 10.231.0.1:24980"
+    anywhere = LocustOptions(remote_workers=2, master_host="0.0.0.0", master_port=5557)
+    assert remote_worker_command(anywhere) == "kbt stress-worker --master <this machine's address>:5557"
+
+
+def _summary(profile: str, after: int) -> WorkerSummary:
+    return WorkerSummary(profile=profile, profiles_after=after, worker_index=1, sent=10, acked=10, failed=0)
+
+
+def test_a_worker_serves_every_profile_then_exits(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = iter([(0, _summary("current", 1)), (1, _summary("recommended", 0))])
+    monkeypatch.setattr(stress_worker, "run_one", lambda host, port: next(runs))
+    said: list[str] = []
+    done = serve("10.0.0.5", 5557, said.append)
+    assert [s.profile for s in done] == ["current", "recommended"]
+    assert "profile recommended: worker 1 sent 10, acked 10, failed 0 (shipped to the master)" in said
+
+
+def test_a_worker_without_a_plan_says_where_it_looked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stress_worker, "run_one", lambda host, port: (1, None))
+    with pytest.raises(Unreachable, match=r"no stress plan from the master at 10\.0\.0\.5:5557"):
+        serve("10.0.0.5", 5557, lambda _: None)
+
+
+def test_a_worker_summary_file_is_read_or_ignored(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({"profile": "p", "profiles_after": 0, "worker_index": 3, "sent": 5,
+                                "acked": 4, "failed": 1, "run_id": "r"}))  # fmt: skip
+    assert stress_worker._read_summary(path) == WorkerSummary("p", 0, 3, 5, 4, 1)
+    path.write_text("{")
+    assert stress_worker._read_summary(path) is None
+    assert stress_worker._read_summary(tmp_path / "absent.json") is None
+
+
+# ---- client security travels as references -----------------------------------------------------
+def test_the_plan_carries_references_and_each_process_resolves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = tmp_path / "fast.yaml"
+    spec.write_text(SPEC)
+    loaded = load_stress(spec)
+    props = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required"
+        ' username="svc" password="${KBT_UNIT_STRESS_PASSWORD}";',
+        "ssl.ca.location": "/etc/kbt/ca.pem",
+    }
+    plan = StressPlan(
+        run_id="r", stress="fast", profile_label="current", profile=loaded.spec.profiles["current"],
+        workload=loaded.spec.topics_with_configs(), topics=["t"], bootstrap_servers="10.0.0.5:9093",
+        rate_per_producer=10, stages=loaded.stages, t0=0.0, client_properties=props,
+    )  # fmt: skip
+    monkeypatch.setenv("KBT_UNIT_STRESS_PASSWORD", "unit-secret-4f3e2d")
+    text = plan.to_json()
+    assert "unit-secret-4f3e2d" not in text and "${KBT_UNIT_STRESS_PASSWORD}" in text
+    config = StressPlan.from_json(text).security_config()
+    assert config["sasl.password"] == "unit-secret-4f3e2d" and config["sasl.username"] == "svc"
+    assert config["sasl.mechanisms"] == "SCRAM-SHA-512" and config["ssl.ca.location"] == "/etc/kbt/ca.pem"
+    monkeypatch.delenv("KBT_UNIT_STRESS_PASSWORD")
+    with pytest.raises(BadInput, match="KBT_UNIT_STRESS_PASSWORD"):
+        plan.security_config()
+    assert plan.model_copy(update={"client_properties": {}}).security_config() == {}
+
+
+# ---- remote workers that never come ------------------------------------------------------------
+class SilentLocust:
+    """A master whose workers never join: it never starts the shape, so it writes no status."""
+
+    stopped = False
+
+    def __init__(self, options: LocustOptions, plan: StressPlan, out_dir: Path) -> None:
+        self.master = type("P", (), {"returncode": None})()
+
+    def start(self) -> None: ...
+
+    def running(self) -> bool:
+        return True
+
+    def wait(self, timeout_s: float) -> bool:
+        return False
+
+    def stop(self) -> None:
+        SilentLocust.stopped = True
+
+    def log_tail(self) -> str:
+        return ""
+
+
+def test_remote_workers_that_never_join_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deleted: list[Any] = []
+    monkeypatch.setattr(runner_module, "LEAD_S", 0.0)
+    monkeypatch.setattr(runner_module, "JOIN_GRACE_S", 0.2)
+    monkeypatch.setattr(runner_module, "TICK_S", 0.05)
+    monkeypatch.setattr(runner_module, "ConsumerPool", FakePool)
+    monkeypatch.setattr(runner_module, "LocustProcesses", SilentLocust)
+    monkeypatch.setattr(runner_module, "create_topics", lambda *a: None)
+    monkeypatch.setattr(runner_module, "delete_topics", lambda admin, topics: deleted.append(topics) or [])
+    spec = tmp_path / "fast.yaml"
+    spec.write_text(SPEC)
+    ledger = tmp_path / "ledger.json"
+    target = StressTarget(
+        bootstrap_servers="10.0.0.5:9092", prometheus_url=None, scrape_interval_s=1.0, ledger=ledger
+    )
+    options = LocustOptions(remote_workers=2, master_host="10.0.0.1", master_port=24980, join_timeout_s=0.0)
+    runner = StressRunner(target, ResultsStore(tmp_path / "results"), options)
+    run = _ProfileRun(runner, load_stress(spec), "current", 0, capture_environment(1), admin=None)  # type: ignore[arg-type]
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match=r"not all 2 locust workers joined") as err:
+        run.run()
+    assert "kbt stress-worker --master 10.0.0.1:24980" in err.value.message
+    assert time.monotonic() - started < 10
+    assert SilentLocust.stopped and deleted, "locust stopped and the topics deleted"
+    assert json.loads(ledger.read_text()) == {}, "a target's ledger forgets topics once deleted"

@@ -1,0 +1,28 @@
+"""`kbt stress-worker --master HOST:PORT`: join a distributed `kbt stress` run from a load machine."""
+
+from __future__ import annotations
+
+import typer
+
+from tuner.cli.signals import interruptible
+
+
+def stress_worker(
+    master: str = typer.Option(
+        ...,
+        "--master",
+        help="The kbt stress master as HOST:PORT: its --master-host (reachable from here) and --master-port.",
+    ),
+) -> None:
+    """Produce for a distributed stress test run by 'kbt stress --remote-workers N' elsewhere.
+
+    Produce for a 'kbt stress --remote-workers N' run on another machine: knows only the master's
+    address, gets the plan (topics, rates, stages, the target's bootstrap servers and client
+    security) from it, produces to the target directly and reports to the master, profile after
+    profile, then exits. The target's brokers must be reachable from here; `${VAR}` credentials of
+    the target's client properties are read from this machine's environment."""
+    from tuner.runner.stress_worker import parse_master, serve
+
+    host, port = parse_master(master)
+    with interruptible():
+        serve(host, port, lambda line: typer.echo(f"kbt stress-worker: {line}"))
