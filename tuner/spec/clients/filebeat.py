@@ -267,10 +267,12 @@ def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:
 # Options every rendered file states explicitly (even at their default), in this order.
 _OUTPUT_OPTIONS = (
     "bulk_max_size", "bulk_flush_frequency", "compression", "compression_level", "required_acks",
-    "max_message_bytes", "partition",
+    "max_message_bytes", "partition", "version",
 )  # fmt: skip
 _QUEUE_OPTIONS = ("events", "flush.min_events", "flush.timeout")
 DEFAULT_NOTES = {
+    "output.kafka.version": "the Kafka protocol version Sarama speaks: Kafka 4.x brokers refuse anything"
+    " below 2.1.0, and Filebeat 7.17 defaults to 1.0.0, so it is always stated.",
     "output.kafka.bulk_max_size": "most events per Kafka request (Sarama Flush.MaxMessages) and per batch"
     " taken from the queue.",
     "output.kafka.bulk_flush_frequency": "how long Sarama may hold events to fill a request (0 = send as"
