@@ -54,6 +54,9 @@ class Effect:
     workload: str  # what was offered, in a few words
     profile: Figures
     baselines: tuple[Figures, ...] = ()
+    # Which Filebeat ran the pods: a real build's version, or the Sarama emulation (figures from
+    # before real Filebeat was in the loop, to be measured again).
+    filebeat: str = "the Sarama emulation"
 
     def lines(self) -> tuple[str, ...]:
         out = [f"{self.profile.label}: {self.profile.text()}"]

@@ -25,7 +25,8 @@ def render_filebeat_yaml(p: FilebeatProfile, generated_by: str = GENERATED) -> s
     out += [f"# {line}" for line in p.purpose]
     if p.effect is not None:
         effect = p.effect
-        out += ["#", f"# Measured with `{effect.command}` ({effect.workload}),"]
+        runner = effect.filebeat if effect.filebeat[0].isalpha() else f"real Filebeat {effect.filebeat}"
+        out += ["#", f"# Measured with `{effect.command}` on {runner} ({effect.workload}),"]
         out += ["# same offered load side by side:"]
         out += [f"#   {line}" for line in effect.lines()]
     out += ["#", f"# {generated_by}"]
