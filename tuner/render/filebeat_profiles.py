@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, latency_text
+from tuner.model.filebeat_profiles import PROFILES, Effect, FilebeatProfile, latency_text
 from tuner.spec.clients.filebeat import filebeat_yaml
 
 PROFILE_DIR = "filebeat-profiles"
@@ -25,8 +25,7 @@ def render_filebeat_yaml(p: FilebeatProfile, generated_by: str = GENERATED) -> s
     out += [f"# {line}" for line in p.purpose]
     if p.effect is not None:
         effect = p.effect
-        runner = effect.filebeat if effect.filebeat[0].isalpha() else f"real Filebeat {effect.filebeat}"
-        out += ["#", f"# Measured with `{effect.command}` on {runner} ({effect.workload}),"]
+        out += ["#", f"# Measured with `{effect.command}` on {_runner(effect)} ({effect.workload}),"]
         out += ["# same offered load side by side:"]
         out += [f"#   {line}" for line in effect.lines()]
     out += ["#", f"# {generated_by}"]
@@ -72,8 +71,9 @@ def render_readme() -> str:
         "Filebeat `output.kafka` + `queue.mem` fragments for common log shapes. Merge one into",
         "`filebeat.yml`, give `KAFKA_HOSTS` and `KAFKA_TOPIC` (and any credentials) in the environment, and",
         "check the result with `kbt check filebeat FILE`. Each file explains its settings and carries the",
-        "figures of the sweep that measured it, run through kbt's Sarama engine (Filebeat's Kafka client",
-        "configured the way libbeat configures it; see loadtests/sarama-engine/README.md).",
+        "figures of the sweep that measured it and names the Filebeat that ran: a real Filebeat build, or",
+        "for figures not yet measured again, kbt's Sarama emulation (Filebeat's Kafka client configured the",
+        "way libbeat configures it, without the harvester: it sends 2-9x the requests real Filebeat does).",
         "",
         "| file | for | measured (same offered load, one sweep) |",
         "|---|---|---|",
@@ -92,7 +92,11 @@ def _summary(p: FilebeatProfile) -> str:
     text = f"{f.requests_per_s:.1f} produce requests/s, p99 {latency_text(f.p99_ms)}, {f.lost} lost"
     for b in effect.baselines:
         text += f"; {b.label}: {b.requests_per_s / f.requests_per_s:.1f}x the requests"
-    return f"{text} (`{effect.command}`)"
+    return f"{text} (`{effect.command}`, on {_runner(effect)})"
+
+
+def _runner(effect: Effect) -> str:
+    return effect.filebeat if effect.filebeat[0].isalpha() else f"real Filebeat {effect.filebeat}"
 
 
 def render_all() -> dict[str, str]:
