@@ -131,8 +131,12 @@ def java_estimated(rules: JavaRules, message_bytes: float) -> JavaRules:
     uncompressed bytes, both come at batch.size times the codec's ratio."""
     if rules.compression == "none":
         return rules
-    per_batch = max(1.0, rules.batch_bytes / (message_bytes + RECORD_OVERHEAD_BYTES))
-    scale = default_table().ratio(rules.compression, per_batch)
+    # The ratio grows with the records in a batch, and a batch holds more records the better they
+    # compress: settle the two (a few rounds reach the fixed point).
+    table, size = default_table(), message_bytes + RECORD_OVERHEAD_BYTES
+    scale = 1.0
+    for _ in range(6):
+        scale = table.ratio(rules.compression, max(1.0, rules.batch_bytes * scale / size))
     part = rules.partitioning
     return replace(
         rules,
