@@ -16,9 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from tuner.model.evidence import measured_of, traffic_of_record
-from tuner.model.predict import predict
-from tuner.store.recommendation import SLOBounds
+from tuner.model.evidence import truth_rows
 from tuner.store.results import ResultsStore
 
 
@@ -32,18 +30,18 @@ def main(argv: list[str] | None = None) -> int:
         if not directory.is_dir():
             print(f"bench_model_truth: {directory}: not a directory", file=sys.stderr)
             return 2
-        for record in ResultsStore(directory).records():
-            if record.status != "ok" or (args.client and record.plan.profile.client != args.client):
-                continue
-            measured = measured_of(record, SLOBounds()).requests_per_s
-            if not measured:
-                continue
-            traffic = traffic_of_record(record)
-            predicted = predict(traffic, record.plan.profile).requests_per_s
-            error = (predicted - measured) / measured
-            errors.append(abs(error))
-            shape = f"{traffic.producers} x {traffic.rate:g}/s, {sum(traffic.partitions)} partitions"
-            rows.append(f"| {record.name} | {shape} | {measured:.1f} | {predicted:.1f} | {error:+.1%} |")
+        records = [
+            r
+            for r in ResultsStore(directory).records()
+            if not args.client or r.plan.profile.client == args.client
+        ]
+        for row in truth_rows(records):
+            workload = row.record.plan.workload
+            partitions = sum(t.partitions for t in workload.topics)
+            shape = f"{workload.producers} x {workload.rate_per_producer:g}/s, {partitions} partitions"
+            errors.append(abs(row.error))
+            figures = f"{row.measured:.1f} | {row.predicted:.1f} | {row.error:+.1%}"
+            rows.append(f"| {row.record.name} | {shape} | {figures} |")
     if not errors:
         print("bench_model_truth: no ok run records with a measured request rate", file=sys.stderr)
         return 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
@@ -167,10 +168,24 @@ def _calibrate(records: Iterable[RunRecord]) -> Calibration:
     return Calibration(out)
 
 
-def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = None) -> list[ModelTruth]:
-    """Predicted vs measured produce requests/s, per client kind (ok runs only): the client's own
-    count, or the brokers' count of the run's requests where the client has none (real Filebeat)."""
-    errors: dict[ClientKind, list[float]] = {}
+@dataclass(frozen=True)
+class TruthRow:
+    """One ok run: the produce requests/s the model predicts for its setting and load, and what was
+    measured (the client's own count, or the brokers' where the client has none: real Filebeat)."""
+
+    record: RunRecord
+    predicted: float
+    measured: float
+
+    @property
+    def error(self) -> float:
+        return (self.predicted - self.measured) / self.measured
+
+
+def truth_rows(records: Iterable[RunRecord], calibration: Calibration | None = None) -> list[TruthRow]:
+    """The model against each ok run with a measured request rate (unreadable or closed-loop runs
+    have no prediction and are left out)."""
+    rows: list[TruthRow] = []
     for record in records:
         if record.status != "ok":
             continue
@@ -178,13 +193,18 @@ def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = 
         if not measured:
             continue
         try:
-            traffic = traffic_of_record(record)
-            predicted = predict(traffic, record.plan.profile, calibration)
+            predicted = predict(traffic_of_record(record), record.plan.profile, calibration)
         except Exception:  # closed-loop or unreadable records have no prediction
             continue
-        errors.setdefault(record.plan.profile.client, []).append(
-            abs(predicted.requests_per_s - measured) / measured
-        )
+        rows.append(TruthRow(record, predicted.requests_per_s, measured))
+    return rows
+
+
+def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = None) -> list[ModelTruth]:
+    """Median and largest |error| of truth_rows, per client kind."""
+    errors: dict[ClientKind, list[float]] = {}
+    for row in truth_rows(records, calibration):
+        errors.setdefault(row.record.plan.profile.client, []).append(abs(row.error))
     return [
         ModelTruth(client=kind, runs=len(v), median_abs_error=statistics.median(v), max_abs_error=max(v))
         for kind, v in sorted(errors.items())

@@ -126,9 +126,7 @@ class Filebeat(ClientKind):
         else:
             keyless = "random"  # partition.hash without a key: a random partition per event
         keyed: PartitionMode = "hash" if part.strategy == "hash" else keyless
-        batch = (
-            mem.max_get_events if kafka.bulk_max_size <= 0 else min(kafka.bulk_max_size, mem.max_get_events)
-        )
+        batch = config.batch_events
         return FilebeatRules(
             kind=self.name,
             queue_batch=batch,
