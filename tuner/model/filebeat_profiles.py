@@ -54,9 +54,13 @@ class Effect:
     workload: str  # what was offered, in a few words
     profile: Figures
     baselines: tuple[Figures, ...] = ()
-    # Which Filebeat ran the pods: a real build's version, or the Sarama emulation (figures from
-    # before real Filebeat was in the loop, to be measured again).
-    filebeat: str = "the Sarama emulation"
+    # The real Filebeat build that ran the pods; None: the Sarama emulation (figures from before
+    # real Filebeat was in the loop, to be measured again).
+    filebeat: str | None = None
+
+    @property
+    def measured_on(self) -> str:
+        return "the Sarama emulation" if self.filebeat is None else f"real Filebeat {self.filebeat}"
 
     def lines(self) -> tuple[str, ...]:
         out = [f"{self.profile.label}: {self.profile.text()}"]

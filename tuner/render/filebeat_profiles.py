@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.model.filebeat_profiles import PROFILES, Effect, FilebeatProfile, latency_text
+from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, latency_text
 from tuner.spec.clients.filebeat import filebeat_yaml
 
 PROFILE_DIR = "filebeat-profiles"
@@ -25,7 +25,7 @@ def render_filebeat_yaml(p: FilebeatProfile, generated_by: str = GENERATED) -> s
     out += [f"# {line}" for line in p.purpose]
     if p.effect is not None:
         effect = p.effect
-        out += ["#", f"# Measured with `{effect.command}` on {_runner(effect)} ({effect.workload}),"]
+        out += ["#", f"# Measured with `{effect.command}` on {effect.measured_on} ({effect.workload}),"]
         out += ["# same offered load side by side:"]
         out += [f"#   {line}" for line in effect.lines()]
     out += ["#", f"# {generated_by}"]
@@ -92,11 +92,7 @@ def _summary(p: FilebeatProfile) -> str:
     text = f"{f.requests_per_s:.1f} produce requests/s, p99 {latency_text(f.p99_ms)}, {f.lost} lost"
     for b in effect.baselines:
         text += f"; {b.label}: {b.requests_per_s / f.requests_per_s:.1f}x the requests"
-    return f"{text} (`{effect.command}`, on {_runner(effect)})"
-
-
-def _runner(effect: Effect) -> str:
-    return effect.filebeat if effect.filebeat[0].isalpha() else f"real Filebeat {effect.filebeat}"
+    return f"{text} (`{effect.command}`, on {effect.measured_on})"
 
 
 def render_all() -> dict[str, str]:
