@@ -199,16 +199,24 @@ final class ClientExporter implements AutoCloseable {
             point(value, Labels.of(all));
         }
 
-        abstract void point(double value, Labels labels);
+        private boolean empty = true;
 
-        abstract boolean isEmpty();
+        final void point(double value, Labels labels) {
+            addPoint(value, labels);
+            empty = false;
+        }
+
+        final boolean isEmpty() {
+            return empty;
+        }
+
+        abstract void addPoint(double value, Labels labels);
 
         abstract MetricSnapshot snapshot();
     }
 
     static final class Counter extends Family {
         private final CounterSnapshot.Builder builder;
-        private boolean empty = true;
 
         Counter(String name, String help) {
             super(name, help);
@@ -216,14 +224,8 @@ final class ClientExporter implements AutoCloseable {
         }
 
         @Override
-        void point(double value, Labels labels) {
+        void addPoint(double value, Labels labels) {
             builder.dataPoint(CounterDataPointSnapshot.builder().value(value).labels(labels).build());
-            empty = false;
-        }
-
-        @Override
-        boolean isEmpty() {
-            return empty;
         }
 
         @Override
@@ -234,7 +236,6 @@ final class ClientExporter implements AutoCloseable {
 
     static final class Gauge extends Family {
         private final GaugeSnapshot.Builder builder;
-        private boolean empty = true;
 
         Gauge(String name, String help) {
             super(name, help);
@@ -242,14 +243,8 @@ final class ClientExporter implements AutoCloseable {
         }
 
         @Override
-        void point(double value, Labels labels) {
+        void addPoint(double value, Labels labels) {
             builder.dataPoint(GaugeDataPointSnapshot.builder().value(value).labels(labels).build());
-            empty = false;
-        }
-
-        @Override
-        boolean isEmpty() {
-            return empty;
         }
 
         @Override
