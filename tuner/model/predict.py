@@ -13,10 +13,10 @@ from functools import lru_cache
 from typing import Protocol
 
 from tuner.model.codecs import CodecTable, default_table
-from tuner.model.simulate import DEFAULT_RTT_S, SimResult, simulate
+from tuner.model.simulate import DEFAULT_RTT_S, SimResult, java_estimated, simulate
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import rules_of
-from tuner.spec.clients.rules import FilebeatRules, Rules
+from tuner.spec.clients.rules import FilebeatRules, JavaRules, Rules
 from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import Prediction
 
@@ -48,8 +48,15 @@ class IdleModel(Protocol):
     def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]: ...
 
 
+def simulated(traffic: Traffic, rules: Rules, codecs: CodecTable | None = None) -> SimResult:
+    """The simulation of `rules`, Java's compressed batch sizes estimated with `codecs`' ratios."""
+    if isinstance(rules, JavaRules):
+        rules = java_estimated(rules, traffic.message_bytes, codecs or default_table())
+    return _simulated(traffic, rules)
+
+
 @lru_cache(maxsize=4096)
-def simulated(traffic: Traffic, rules: Rules) -> SimResult:
+def _simulated(traffic: Traffic, rules: Rules) -> SimResult:
     return simulate(traffic, rules, rtt_s=DEFAULT_RTT_S)
 
 
@@ -72,7 +79,8 @@ def predict_rules(
     cost: IdleModel | None = None,
 ) -> Prediction:
     calib = calib or ClientCalibration()
-    sim = simulated(traffic, rules)
+    table = codecs or default_table()
+    sim = simulated(traffic, rules, table)
     # Producers pick partitions alike, so over many producers each broker's share is the share of
     # partitions it leads (a few simulated producers would give a noisy split).
     total = sum(sim.per_producer_rps()) * traffic.producers
@@ -80,7 +88,6 @@ def predict_rules(
     by_broker = [total * n / max(sum(led), 1) for n in led]
     busiest = max(by_broker) if by_broker else 0.0
     per_batch = sim.messages / max(sim.partition_batches, 1)
-    table = codecs or default_table()
     payload = traffic.total_rate * traffic.message_bytes
     wire = payload / table.ratio(rules.compression, per_batch)
     mean_wait = sum(sim.waits_s) / max(len(sim.waits_s), 1)

@@ -15,7 +15,7 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 
-from tuner.model.codecs import default_table
+from tuner.model.codecs import CodecTable
 from tuner.model.traffic import Traffic
 from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, Partitioning, Rules
 
@@ -125,15 +125,16 @@ class _Chooser:
         return cur
 
 
-def java_estimated(rules: JavaRules, message_bytes: float) -> JavaRules:
+def java_estimated(rules: JavaRules, message_bytes: float, table: CodecTable) -> JavaRules:
     """The Java producer counts a compressed batch's bytes by its estimated compressed size, both
     for batch.size (when a batch is full) and for the sticky partitioner's switch (KIP-794): in
-    uncompressed bytes, both come at batch.size times the codec's ratio."""
+    uncompressed bytes, both come at batch.size times the codec's ratio (from `table`, the one the
+    prediction's wire bytes use)."""
     if rules.compression == "none":
         return rules
     # The ratio grows with the records in a batch, and a batch holds more records the better they
     # compress: settle the two (a few rounds reach the fixed point).
-    table, size = default_table(), message_bytes + RECORD_OVERHEAD_BYTES
+    size = message_bytes + RECORD_OVERHEAD_BYTES
     scale = 1.0
     for _ in range(6):
         scale = table.ratio(rules.compression, max(1.0, rules.batch_bytes * scale / size))
@@ -146,9 +147,8 @@ def java_estimated(rules: JavaRules, message_bytes: float) -> JavaRules:
 
 
 def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAULT_RTT_S) -> SimResult:
-    """Simulate a few producers of `traffic` under `rules`."""
-    if isinstance(rules, JavaRules):
-        rules = java_estimated(rules, traffic.message_bytes)
+    """Simulate a few producers of `traffic` under `rules` (Java rules with their batch sizes in
+    uncompressed bytes: java_estimated)."""
     horizon = horizon_for(traffic, _timescale_s(rules))
     producers = min(traffic.producers, SIM_PRODUCERS)
     result = SimResult(producers=producers, horizon_s=horizon, requests_by_broker=[0] * traffic.brokers)
