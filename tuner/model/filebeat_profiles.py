@@ -5,7 +5,8 @@
 published file is exactly what was measured). Settings are a filebeat.yml fragment (the profile's
 typed `filebeat:` section); anything not listed keeps Filebeat's default. A profile's `effect`
 holds the figures of one side-by-side sweep (the command is in it; the same figures are in
-docs/benchmarks.md, section "Filebeat engine", and a unit test keeps the two equal).
+docs/benchmarks.md, section "Real Filebeat" (or "Filebeat engine" for emulation figures), and a
+unit test keeps the two equal).
 
 Hook for the recommender: `from_recommendation()` builds a profile from a `kbt recommend` record's
 Filebeat entry (its typed profile; its measured run and baseline become the effect). The profiles
