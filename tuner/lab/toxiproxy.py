@@ -111,9 +111,6 @@ class Toxiproxy:
     def toxics(self, proxy: str) -> list[str]:
         return [t["name"] for t in self._call("GET", f"/proxies/{proxy}/toxics") or []]
 
-    def set_enabled(self, proxy: str, enabled: bool) -> None:
-        self._call("POST", f"/proxies/{proxy}", {"enabled": enabled})
-
     def reset(self) -> None:
         """Every proxy enabled, every toxic removed."""
         self._call("POST", "/reset")

@@ -289,9 +289,3 @@ from tuner.measure.promql_views import BREAKDOWN_QUERIES, CLIENT_QUERIES  # noqa
 
 ALL_QUERIES = QUERIES + BREAKDOWN_QUERIES + CLIENT_QUERIES
 _BY_NAME = {q.name: q for q in ALL_QUERIES}
-
-# Module-level names, e.g. promql.NETWORK_IDLE, for readers who prefer constants.
-NETWORK_IDLE = query("NETWORK_IDLE").expr
-PRODUCE_REQUESTS_RATE = query("PRODUCE_REQUESTS_RATE").expr
-REQUEST_HANDLER_IDLE = query("REQUEST_HANDLER_IDLE").expr
-BROKER_CPU_CORES = query("BROKER_CPU_CORES").expr
