@@ -81,11 +81,6 @@ def test_json_numbers_are_finite(text: str) -> None:
         inputs.parse_json(text, "s.json")
 
 
-def test_expect_mapping_names_what_was_found() -> None:
-    with pytest.raises(BadInput, match="found a list"):
-        inputs.expect_mapping([1], "r.json", "a run record")
-
-
 def test_numbers_are_ascii_finite_and_bounded() -> None:
     assert parse_number(" 1.5e3 ", "--x") == 1500.0
     for bad in ["nan", "inf", "1e308", "\u0661\u0662", "0x10", "1_000", ""]:

@@ -45,7 +45,8 @@ def _size(n: int) -> str:
     return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """How a user would call a file that is not a regular file."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -69,7 +70,7 @@ def check_regular(path: Path | str, what: str = "file", max_bytes: int | None = 
     except OSError as exc:
         raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise BadInput(f"{shown}: is {_kind(st.st_mode)}, not a {what}")
+        raise BadInput(f"{shown}: is {file_kind(st.st_mode)}, not a {what}")
     if max_bytes is not None and st.st_size > max_bytes:
         raise BadInput(
             f"{shown}: {_size(st.st_size)} is more than the {_size(max_bytes)} kbt reads for a {what}"
@@ -90,7 +91,7 @@ def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise BadInput(f"{shown}: is {_kind(st.st_mode)}, not a {what}")
+            raise BadInput(f"{shown}: is {file_kind(st.st_mode)}, not a {what}")
         limit = (max_bytes if max_bytes is not None else st.st_size) + 1
         chunks: list[bytes] = []
         total = 0
@@ -264,13 +265,6 @@ def check_tree(data: Any, shown: str) -> None:
         elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
             for i, value in enumerate(node):
                 stack.append((value, depth + 1, f"{where}[{i}]"))
-
-
-def expect_mapping(data: Any, shown: str, what: str = "a mapping of keys") -> dict[str, Any]:
-    """`data` if it is a mapping; else one line naming what was found instead."""
-    if not isinstance(data, Mapping):
-        raise BadInput(f"{shown}: expected {what} at the top level, found {type_name(data)}")
-    return data  # type: ignore[return-value]
 
 
 def type_name(value: Any) -> str:

@@ -22,19 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
-from tuner.core.inputs import shown_path
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
+from tuner.core.inputs import file_kind, shown_path
 
 
 def check_target(path: Path | str, what: str = "file") -> None:
@@ -52,8 +40,8 @@ def check_target(path: Path | str, what: str = "file") -> None:
     if st is not None:
         if not stat.S_ISREG(st.st_mode):
             raise BadInput(
-                f"{shown_path(path)}: is {_kind(st.st_mode)}; kbt writes a {what} only to a regular file or a"
-                " new path"
+                f"{shown_path(path)}: is {file_kind(st.st_mode)}; kbt writes a {what} only to a regular file"
+                " or a new path"
             )
         return
     for parent in path.absolute().parents:
