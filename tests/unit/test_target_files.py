@@ -16,8 +16,6 @@ from tuner.target import TargetLimits, resolve_target
 from tuner.target.base import Target
 from tuner.target.safety import Offered, check_caps
 from tuner.target.security import (
-    filebeat_config,
-    java_config,
     librdkafka_config,
     parse_properties,
     resolve,
@@ -126,11 +124,6 @@ def test_security_maps_for_each_client(monkeypatch: pytest.MonkeyPatch) -> None:
     rd = librdkafka_config(sec)
     assert rd["sasl.mechanisms"] == "SCRAM-SHA-512" and rd["ssl.ca.location"] == "/etc/ca.pem"
     assert rd["sasl.username"] == "svc" and rd["sasl.password"] == "s3cret-pass"
-    java = java_config(sec)
-    assert java["ssl.truststore.type"] == "PEM" and 'username="svc"' in java["sasl.jaas.config"]
-    fb = filebeat_config(sec)
-    assert fb["username"] == "svc" and fb["ssl.certificate_authorities"] == ["/etc/ca.pem"]
-    assert fb["sasl.mechanism"] == "SCRAM-SHA-512"
     assert "s3cret-pass" not in scrub("error: login failed for svc/s3cret-pass")
 
 
@@ -146,7 +139,6 @@ def test_librdkafka_style_input_and_jks_refusal(monkeypatch: pytest.MonkeyPatch)
         "c",
     )
     assert librdkafka_config(sec)["sasl.password"] == "another-secret"
-    assert "PlainLoginModule" in java_config(sec)["sasl.jaas.config"]
     jks = resolve({"security.protocol": "SSL", "ssl.truststore.location": "/t.jks"}, "c")
     with pytest.raises(BadInput, match="cannot read a JKS truststore"):
         librdkafka_config(jks)

@@ -1,11 +1,12 @@
-"""Client security in Kafka's own properties format, mapped for each client kbt drives.
+"""Client security in Kafka's own properties format, mapped for the clients kbt drives.
 
 A target's security is written once, the way `kafka-producer-perf-test --producer.config` or
 `kcat -F` take it (security.protocol, sasl.mechanism, sasl.jaas.config or sasl.username/password,
 ssl.truststore.* or ssl.ca.location, ssl.keystore.*). `ClientSecurity` is what it means; it is
-rendered for librdkafka, the Java client and Filebeat's Kafka output. Values may be `${VAR}`
-references: they stay references in everything that is shown or stored, and are resolved (and
-registered with the redaction layer) only by `resolve`, when a client is built.
+rendered for librdkafka, the one engine that takes a secure target (the runner refuses the other
+engines one). Values may be `${VAR}` references: they stay references in everything that is shown
+or stored, and are resolved (and registered with the redaction layer) only by `resolve`, when a
+client is built.
 """
 
 from __future__ import annotations
@@ -246,59 +247,6 @@ def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, s
         if sec.key_password:
             out["ssl.key.password"] = sec.key_password
         out["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else "none"
-    return out
-
-
-def java_config(sec: ClientSecurity) -> dict[str, str]:
-    """Java client properties (the JAAS line built from username and password)."""
-    out = {"security.protocol": sec.protocol}
-    if sec.sasl:
-        module = (
-            "org.apache.kafka.common.security.plain.PlainLoginModule"
-            if sec.mechanism == "PLAIN"
-            else "org.apache.kafka.common.security.scram.ScramLoginModule"
-        )
-        user = (sec.username or "").replace("\\", "\\\\").replace('"', '\\"')
-        password = (sec.password or "").replace("\\", "\\\\").replace('"', '\\"')
-        out["sasl.mechanism"] = sec.mechanism or ""
-        out["sasl.jaas.config"] = f'{module} required username="{user}" password="{password}";'
-    if sec.tls:
-        if sec.truststore is not None:
-            out["ssl.truststore.location"], out["ssl.truststore.type"] = sec.truststore[:2]
-            if sec.truststore[2]:
-                out["ssl.truststore.password"] = sec.truststore[2]
-        elif sec.ca_file:
-            out.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": sec.ca_file})
-        if sec.keystore is not None:
-            out["ssl.keystore.location"], out["ssl.keystore.type"] = sec.keystore[:2]
-            if sec.keystore[2]:
-                out["ssl.keystore.password"] = sec.keystore[2]
-        out["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else ""
-    return out
-
-
-def filebeat_config(sec: ClientSecurity, where: str = "target") -> dict[str, object]:
-    """Filebeat `output.kafka` settings (username/password, sasl.mechanism, ssl.*)."""
-    out: dict[str, object] = {}
-    if sec.sasl:
-        out.update({"username": sec.username, "password": sec.password, "sasl.mechanism": sec.mechanism})
-    if sec.tls:
-        if sec.truststore is not None and sec.ca_file is None:
-            raise BadInput(
-                f"{where}: Filebeat cannot read a {sec.truststore[1]} truststore: give ssl.ca.location"
-            )
-        if sec.keystore is not None:
-            raise BadInput(f"{where}: Filebeat takes a PEM certificate and key, not a keystore")
-        out["ssl.enabled"] = True
-        if sec.ca_file:
-            out["ssl.certificate_authorities"] = [sec.ca_file]
-        if sec.certificate_file:
-            out["ssl.certificate"] = sec.certificate_file
-        if sec.key_file:
-            out["ssl.key"] = sec.key_file
-        if sec.key_password:
-            out["ssl.key_passphrase"] = sec.key_password
-        out["ssl.verification_mode"] = "full" if sec.verify_hostname else "certificate"
     return out
 
 
