@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput, Interrupted, Unreachable
-from tuner.driver.acked_verify import verify_acked
+from tuner.core.errors import BadInput, Interrupted
+from tuner.driver.acked_verify import verify_read_back
 from tuner.driver.engine_process import merged_latency, run_engines
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import (
@@ -33,14 +32,13 @@ from tuner.driver.java_plan import (
 )
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.result import ClientResult, DriverResult
 from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
 _EXTRA_WAIT_S = 60.0
 # JVM start, producers created, the topic's metadata fetched.
 READY_TIMEOUT_S = 120.0
-_VERIFY_ATTEMPTS = 3
 
 
 def run_java_load(
@@ -95,43 +93,17 @@ def run_java_load(
         indeterminate = sum(r["indeterminate"] for r in results)
         if interrupted:
             raise Interrupted("interrupted")
-        delivery = _verify(
-            bootstrap_servers, topics[0], [p.acked_file for p in plans], failed, indeterminate, security
+        # The verifying consumer reads the plaintext listener: `security` holds Java property names.
+        delivery = verify_read_back(
+            bootstrap_servers,
+            topics[0],
+            [p.acked_file for p in plans],
+            id_of,
+            failed=failed,
+            indeterminate=indeterminate,
+            order_of=librdkafka_order,
         )
     return DriverResult(client=client, delivery=delivery, topics=list(topics), interrupted=interrupted)
-
-
-def _verify(
-    bootstrap: str,
-    topic: str,
-    acked_files: list[Path],
-    failed: int,
-    indeterminate: int,
-    security: Mapping[str, str] | None,
-) -> DeliveryResult:
-    """verify_acked, again on a client timeout (reading back is idempotent)."""
-    from confluent_kafka import KafkaException
-
-    del security  # Java property names; the verifying consumer reads the plaintext listener
-    for attempt in range(1, _VERIFY_ATTEMPTS + 1):
-        try:
-            return verify_acked(
-                bootstrap,
-                topic,
-                acked_files,
-                id_of,
-                failed=failed,
-                indeterminate=indeterminate,
-                order_of=librdkafka_order,
-            )
-        except KafkaException as exc:
-            if attempt == _VERIFY_ATTEMPTS:
-                raise Unreachable(
-                    f"delivery verification could not read {topic} back ({_VERIFY_ATTEMPTS} attempts):"
-                    f" {exc.args[0].str() if exc.args else exc}"
-                ) from None
-            time.sleep(2.0 * attempt)
-    raise AssertionError("unreachable")
 
 
 def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> ClientResult:
