@@ -1,6 +1,6 @@
-"""Engine processes (the Sarama and Java engines): start one per plan, wait for each one's JSON
-result line within a budget, SIGTERM them on Ctrl-C (each drains and still reports), and merge the
-processes' latency histograms."""
+"""Engine processes (the Sarama and Java engines): build their shared plan format, start one per
+plan, wait for each one's JSON result line within a budget, SIGTERM them on Ctrl-C (each drains and
+still reports), and merge the processes' latency histograms."""
 
 from __future__ import annotations
 
@@ -10,19 +10,80 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import Interrupted, KbtError
+from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import LatencyMs
+from tuner.spec.workload import WorkloadSpec
 
 TERM_WAIT_S = 15.0
 # From the last engine's "ready" to the shared start.
 START_AFTER_READY_S = 1.0
+
+
+@dataclass(frozen=True)
+class ProcessPlan:
+    index: int
+    plan: dict[str, Any]
+    path: Path
+    acked_file: Path
+
+
+def engine_plans(
+    workload: WorkloadSpec,
+    client: Callable[[int], dict[str, Any]],
+    *,
+    schema: int,
+    drain_s: float,
+    topic: str,
+    bootstrap: str,
+    run_id: str,
+    workdir: Path,
+    corpus_file: Path,
+    start_at: float,
+    seed: int,
+) -> list[ProcessPlan]:
+    """One plan per workload process; pods (producers) are spread as evenly as possible.
+    `client(i)` holds process i's client-specific keys."""
+    rate = 0.0 if workload.rate_per_producer == "max" else float(workload.rate_per_producer)
+    keys = workload.keys.kind if workload.keys.kind in ("none", "random") else "none"
+    base, extra = divmod(workload.producers, workload.processes)
+    plans: list[ProcessPlan] = []
+    offset = 0
+    for index in range(workload.processes):
+        pods = base + (1 if index < extra else 0)
+        acked = workdir / f"acked-{index}.txt"
+        plan = {
+            "schema": schema,
+            "run_id": run_id,
+            "bootstrap": bootstrap,
+            "topic": topic,
+            "pods": pods,
+            "pod_offset": offset,
+            "rate_per_pod": rate,
+            "duration_s": workload.duration_s,
+            "warmup_s": workload.warmup_s,
+            "drain_s": drain_s,
+            "start_at": start_at,
+            "corpus_file": str(corpus_file),
+            "keys": keys,
+            "key_cardinality": workload.keys.cardinality or 0,
+            "acked_file": str(acked),
+            "seed": seed + index,
+            **client(index),
+        }
+        plans.append(
+            ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)
+        )
+        offset += pods
+    return plans
 
 
 def run_engines(
@@ -119,25 +180,9 @@ def stop(procs: Sequence[subprocess.Popen[str]]) -> None:
 
 def merged_latency(results: Sequence[dict[str, Any]]) -> LatencyMs:
     """The processes' HdrHistograms (microseconds, base64 V2 compressed) merged exactly."""
-    merged: HdrHistogram | None = None
-    for r in results:
-        encoded = r.get("latency_histogram")
-        if not encoded:
-            continue
-        hist = HdrHistogram.decode(encoded)
-        if merged is None:
-            merged = hist
-        else:
-            merged.add(hist)
-    if merged is None or merged.get_total_count() == 0:
+    hists = [HdrHistogram.decode(r["latency_histogram"]) for r in results if r.get("latency_histogram")]
+    if not hists:
         return LatencyMs()
-    us = merged.get_value_at_percentile
-    return LatencyMs(
-        count=merged.get_total_count(),
-        mean=merged.get_mean_value() / 1000,
-        p50=us(50) / 1000,
-        p90=us(90) / 1000,
-        p99=us(99) / 1000,
-        p999=us(99.9) / 1000,
-        max=merged.get_max_value() / 1000,
-    )
+    for hist in hists[1:]:
+        hists[0].add(hist)
+    return latency_ms(hists[0])

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import cache_dir
+from tuner.driver.engine_process import ProcessPlan, engine_plans
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.workload import WorkloadSpec
 
@@ -95,14 +95,6 @@ def queue_section(config: FilebeatConfig) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class ProcessPlan:
-    index: int
-    plan: dict[str, Any]
-    path: Path
-    acked_file: Path
-
-
 def process_plans(
     workload: WorkloadSpec,
     config: FilebeatConfig,
@@ -115,37 +107,18 @@ def process_plans(
     start_at: float,
     seed: int = 1,
 ) -> list[ProcessPlan]:
-    """One plan per workload process; pods (producers) are spread as evenly as possible."""
-    rate = 0.0 if workload.rate_per_producer == "max" else float(workload.rate_per_producer)
-    keys = workload.keys.kind if workload.keys.kind in ("none", "random") else "none"
-    base, extra = divmod(workload.producers, workload.processes)
-    plans: list[ProcessPlan] = []
-    offset = 0
-    for index in range(workload.processes):
-        pods = base + (1 if index < extra else 0)
-        acked = workdir / f"acked-{index}.txt"
-        plan = {
-            "schema": PLAN_SCHEMA,
-            "run_id": run_id,
-            "bootstrap": bootstrap,
-            "topic": topic,
-            "pods": pods,
-            "pod_offset": offset,
-            "rate_per_pod": rate,
-            "duration_s": workload.duration_s,
-            "warmup_s": workload.warmup_s,
-            "drain_s": drain_s(config),
-            "start_at": start_at,
-            "corpus_file": str(corpus_file),
-            "keys": keys,
-            "key_cardinality": workload.keys.cardinality or 0,
-            "acked_file": str(acked),
-            "seed": seed + index,
-            "output": output_section(config),
-            "queue": queue_section(config),
-        }
-        plans.append(
-            ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)
-        )
-        offset += pods
-    return plans
+    """One plan per workload process, each with the Filebeat output and queue sections."""
+    sections = {"output": output_section(config), "queue": queue_section(config)}
+    return engine_plans(
+        workload,
+        lambda _index: sections,
+        schema=PLAN_SCHEMA,
+        drain_s=drain_s(config),
+        topic=topic,
+        bootstrap=bootstrap,
+        run_id=run_id,
+        workdir=workdir,
+        corpus_file=corpus_file,
+        start_at=start_at,
+        seed=seed,
+    )

@@ -7,13 +7,13 @@ import json
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import cache_dir
 from tuner.driver.client_exporter import LOOPBACK
+from tuner.driver.engine_process import ProcessPlan, engine_plans
 from tuner.spec.java_client import check_property_names
 from tuner.spec.workload import WorkloadSpec
 
@@ -136,14 +136,6 @@ def drain_s(properties: Mapping[str, str]) -> float:
     return min(600.0, timeout_ms / 1000 + 5.0)
 
 
-@dataclass(frozen=True)
-class ProcessPlan:
-    index: int
-    plan: dict[str, Any]
-    path: Path
-    acked_file: Path
-
-
 def process_plans(
     workload: WorkloadSpec,
     properties: Mapping[str, str],
@@ -157,39 +149,19 @@ def process_plans(
     seed: int = 1,
     exporter_ports: Sequence[int] = (),
 ) -> list[ProcessPlan]:
-    """One plan per workload process; pods (producers) are spread as evenly as possible. Process i
-    serves its client exporter on `exporter_ports[i]` (none when there are fewer ports)."""
-    rate = 0.0 if workload.rate_per_producer == "max" else float(workload.rate_per_producer)
-    keys = workload.keys.kind if workload.keys.kind in ("none", "random") else "none"
+    """One plan per workload process, each with the producer properties. Process i serves its
+    client exporter on `exporter_ports[i]` (none when there are fewer ports)."""
     props = producer_properties(properties)
-    base, extra = divmod(workload.producers, workload.processes)
-    plans: list[ProcessPlan] = []
-    offset = 0
-    for index in range(workload.processes):
-        pods = base + (1 if index < extra else 0)
-        acked = workdir / f"acked-{index}.txt"
-        plan = {
-            "schema": PLAN_SCHEMA,
-            "run_id": run_id,
-            "bootstrap": bootstrap,
-            "topic": topic,
-            "pods": pods,
-            "pod_offset": offset,
-            "rate_per_pod": rate,
-            "duration_s": workload.duration_s,
-            "warmup_s": workload.warmup_s,
-            "drain_s": drain_s(props),
-            "start_at": start_at,
-            "corpus_file": str(corpus_file),
-            "keys": keys,
-            "key_cardinality": workload.keys.cardinality or 0,
-            "acked_file": str(acked),
-            "seed": seed + index,
-            "properties": props,
-            "exporter": exporter_plan(exporter_ports, index),
-        }
-        plans.append(
-            ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)
-        )
-        offset += pods
-    return plans
+    return engine_plans(
+        workload,
+        lambda index: {"properties": props, "exporter": exporter_plan(exporter_ports, index)},
+        schema=PLAN_SCHEMA,
+        drain_s=drain_s(props),
+        topic=topic,
+        bootstrap=bootstrap,
+        run_id=run_id,
+        workdir=workdir,
+        corpus_file=corpus_file,
+        start_at=start_at,
+        seed=seed,
+    )
