@@ -14,25 +14,8 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
-from tuner.driver.result import LatencyMs
-
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
-
-
-def latency(hist: HdrHistogram) -> LatencyMs:
-    if hist.get_total_count() == 0:
-        return LatencyMs()
-    us = hist.get_value_at_percentile
-    return LatencyMs(
-        count=hist.get_total_count(),
-        mean=hist.get_mean_value() / 1000,
-        p50=us(50) / 1000,
-        p90=us(90) / 1000,
-        p99=us(99) / 1000,
-        p999=us(99.9) / 1000,
-        max=hist.get_max_value() / 1000,
-    )
 
 
 def _hist() -> HdrHistogram:

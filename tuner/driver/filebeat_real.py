@@ -35,8 +35,9 @@ from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.driver.filebeat_builds import build_version, filebeat_binary
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_plan import drain_s
-from tuner.driver.filebeat_readback import ReadBack, latency
+from tuner.driver.filebeat_readback import ReadBack
 from tuner.driver.filebeat_yml import EVENT_OVERHEAD_BYTES, pod_config
+from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
 from tuner.spec.clients.filebeat import config_of
@@ -146,7 +147,7 @@ def run_real(
         records_failed=stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0),
         bytes_acked=tally.bytes_in_window,
         records_acked_total=len(expected & set(seen)),
-        delivery_latency_ms=latency(tally.ack_us),
+        delivery_latency_ms=latency_ms(tally.ack_us),
     )
     delivery = DeliveryResult(
         acked=len(expected),
@@ -162,7 +163,7 @@ def run_real(
         result=result,
         version=build_version(binary),
         filebeat_stats=stats,
-        readback_latency_ms=latency(tally.readback_us),
+        readback_latency_ms=latency_ms(tally.readback_us),
         written=len(expected),
     )
 

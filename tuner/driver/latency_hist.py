@@ -10,6 +10,23 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 from tuner.driver.delivery_log import LATENCY_MAX_US
+from tuner.driver.result import LatencyMs
+
+
+def latency_ms(hist: HdrHistogram) -> LatencyMs:
+    """A histogram of microseconds as the millisecond figures a run reports."""
+    if hist.get_total_count() == 0:
+        return LatencyMs()
+    us = hist.get_value_at_percentile
+    return LatencyMs(
+        count=hist.get_total_count(),
+        mean=hist.get_mean_value() / 1000,
+        p50=us(50) / 1000,
+        p90=us(90) / 1000,
+        p99=us(99) / 1000,
+        p999=us(99.9) / 1000,
+        max=hist.get_max_value() / 1000,
+    )
 
 
 class Latency:
