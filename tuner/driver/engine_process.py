@@ -4,6 +4,7 @@ still reports), and merge the processes' latency histograms."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -164,17 +165,20 @@ def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, na
         proc.stdin = None  # communicate() would flush it again
 
 
-def stop(procs: Sequence[subprocess.Popen[str]]) -> None:
-    """SIGTERM every engine still running (each ends its run and reports), then wait, then kill."""
+def stop(procs: Sequence[subprocess.Popen[Any]], wait_s: float = TERM_WAIT_S) -> None:
+    """SIGTERM every process group still running (an engine ends its run and reports), then wait,
+    then kill."""
     for proc in procs:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-    end = time.monotonic() + TERM_WAIT_S
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+    end = time.monotonic() + wait_s
     for proc in procs:
         try:
             proc.wait(timeout=max(0.1, end - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 
 

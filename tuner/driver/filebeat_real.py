@@ -32,6 +32,7 @@ from types import FrameType
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_builds import build_version, filebeat_binary
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_plan import drain_s
@@ -117,7 +118,7 @@ def run_real(
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
         finally:
-            _stop(procs)
+            stop(procs, STOP_WAIT_S)
             if readback is not None and not drained and total_written:
                 readback.wait_for(total_written, time.time() + 3.0)  # what the stop flushed
             tally = readback.close() if readback is not None else None
@@ -376,19 +377,3 @@ def _sum_stats(pods: list[_Pod]) -> dict[str, int]:
                 node = node.get(part, {}) if isinstance(node, dict) else {}
             total[name] += int(node) if isinstance(node, int) else 0
     return total
-
-
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
-    """SIGTERM every process still running, then wait, then kill (also on Ctrl-C)."""
-    for proc in procs:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-    end = time.monotonic() + STOP_WAIT_S
-    for proc in procs:
-        try:
-            proc.wait(timeout=max(0.1, end - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
