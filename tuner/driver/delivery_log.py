@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from confluent_kafka import KafkaError, Message
@@ -138,10 +138,6 @@ class LatencyBuckets:
         if shift > 0:
             us = (us >> shift) << shift
         self.counts[us] = self.counts.get(us, 0) + n
-
-    def add_all_s(self, seconds: Iterable[float]) -> None:
-        for s in seconds:
-            self.add_s(s)
 
     @property
     def total(self) -> int:

@@ -326,23 +326,4 @@ def series(name: str) -> Series:
     raise KeyError(name)
 
 
-def rule_series() -> tuple[Series, ...]:
-    """The series exporters/jmx/kafka-broker.yml must produce."""
-    return tuple(s for s in SERIES if s.from_rules)
-
-
-# The named PromQL catalog lives in tuner.measure.promql; re-exported here for one import.
-from tuner.measure.promql import QUERIES, Query, promql, substitute  # noqa: E402
-
-__all__ = [
-    "QUERIES",
-    "SERIES",
-    "Kind",
-    "Needs",
-    "Query",
-    "Series",
-    "promql",
-    "rule_series",
-    "series",
-    "substitute",
-]
+__all__ = ["SERIES", "Kind", "Needs", "Series", "series"]
