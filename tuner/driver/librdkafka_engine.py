@@ -16,6 +16,7 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import KbtError
 from tuner.driver.acked_verify import verify_acked
+from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
@@ -212,7 +213,7 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         else None,
         delivery_latency_ms=_from_stats(queue, rtt, sum(o.acked for o in outs))
         if any(o.ranges for o in outs)
-        else _latency(hist),
+        else latency_ms(hist),
         queue_latency_ms=queue,
         rtt_ms=rtt,
         send_lag_ms=_send_lag(outs) if workload.rate_per_producer != "max" else None,
@@ -238,32 +239,13 @@ def _verify_ranges(
         )
         for topic in topics
     ]
-    missing = sum(p.lost for p in parts)
-    return DeliveryResult(
-        acked=sum(p.acked for p in parts) - indeterminate,
-        consumed=sum(p.consumed for p in parts),
-        lost=max(0, missing - indeterminate),
-        duplicates=sum(p.duplicates for p in parts),
-        out_of_order=sum(p.out_of_order for p in parts),
-        failed=sum(p.failed for p in parts),
-        indeterminate=indeterminate,
-        verified=all(p.verified for p in parts),
-    )
-
-
-def _latency(hist: HdrHistogram) -> LatencyMs:
-    count = hist.get_total_count()
-    if count == 0:
-        return LatencyMs()
-    ms = 1000.0
-    return LatencyMs(
-        count=count,
-        mean=hist.get_mean_value() / ms,
-        p50=hist.get_value_at_percentile(50) / ms,
-        p90=hist.get_value_at_percentile(90) / ms,
-        p99=hist.get_value_at_percentile(99) / ms,
-        p999=hist.get_value_at_percentile(99.9) / ms,
-        max=hist.get_max_value() / ms,
+    total = _summed(parts)
+    return total.model_copy(
+        update={
+            "acked": total.acked - indeterminate,
+            "lost": max(0, total.lost - indeterminate),
+            "indeterminate": indeterminate,
+        }
     )
 
 
@@ -272,7 +254,7 @@ def _send_lag(outs: list[WorkerResult]) -> LatencyMs:
     for out in outs:
         for us, count in out.send_lag_us.items():
             hist.record_value(min(max(us, 1), LATENCY_MAX_US), count)
-    return _latency(hist)
+    return latency_ms(hist)
 
 
 def _from_stats(queue: LatencyMs | None, rtt: LatencyMs | None, count: int) -> LatencyMs:
@@ -329,13 +311,13 @@ def verify_delivery(
         )
         for i, topic in enumerate(topics)
     ]
+    return _summed(parts)
+
+
+def _summed(parts: list[DeliveryResult]) -> DeliveryResult:
+    """The topics' verdicts added up: verified when every topic was."""
+    counts = ("acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate")
     return DeliveryResult(
-        acked=sum(p.acked for p in parts),
-        consumed=sum(p.consumed for p in parts),
-        lost=sum(p.lost for p in parts),
-        duplicates=sum(p.duplicates for p in parts),
-        out_of_order=sum(p.out_of_order for p in parts),
-        failed=sum(p.failed for p in parts),
-        indeterminate=sum(p.indeterminate for p in parts),
+        **{name: sum(getattr(p, name) for p in parts) for name in counts},
         verified=all(p.verified for p in parts),
     )
