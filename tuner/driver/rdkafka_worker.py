@@ -83,7 +83,6 @@ class WorkerResult:
     stats: WindowStats = field(default_factory=WindowStats)
     mean_payload_bytes: float = 0.0
     rss_mb: float = 0.0
-    exported: bool = False
     flushed_at: float = 0.0
     acked_files: dict[str, str] = field(default_factory=dict)
     ranges: bool = False  # acked_files hold RangeFiles (closed loop), not acked offsets
@@ -164,7 +163,6 @@ class Worker:
             exporter = ClientExporter(task.run_id, "librdkafka")
             if exporter.serve(task.exporter_port):
                 self.exporter = exporter
-                self.result.exported = True
         self.t0 = 0.0
         self.window = (0.0, 0.0)
         self.hold_until: Any = None
