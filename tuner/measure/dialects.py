@@ -123,30 +123,39 @@ _FLUSH_COUNT = (
     "kafka_log_logflushstats_logflushrateandtimems_count_total",
 )
 
-STRIMZI = Dialect(
-    "strimzi",
-    "Strimzi kafka-metrics.yaml",
-    {
+
+def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | Missing]:
+    """What Strimzi's rules and the upstream example export alike; `idle_percent` is how the
+    flavour spells the processors' idle-percent attribute ("_percent" or "percent")."""
+    return {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **_btm_sources("strimzi"),
+        **_btm_sources(flavour),
         **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
         "kafka_network_response_queue_size": Source(
             ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
         ),
         "kafka_network_processor_avg_idle_ratio": Source(
-            ("kafka_network_socketserver_networkprocessoravgidle_percent",)
+            (f"kafka_network_socketserver_networkprocessoravgidle{idle_percent}",)
         ),
         "kafka_network_processor_idle_ratio": Source(
-            ("kafka_network_processor_idle_percent",), labels={"network_processor": "networkProcessor"}
+            (f"kafka_network_processor_idle{idle_percent}",), labels={"network_processor": "networkProcessor"}
         ),
         "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
-        "kafka_server_request_handler_avg_idle_ratio": Missing(
-            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
-        ),
         "kafka_log_flush_total": Source(_FLUSH_COUNT),
         "kafka_log_flush_time_ms": Source(
             ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
+    }
+
+
+STRIMZI = Dialect(
+    "strimzi",
+    "Strimzi kafka-metrics.yaml",
+    {
+        **_jmx_example_sources("strimzi", "_percent"),
+        "kafka_server_request_handler_avg_idle_ratio": Missing(
+            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
         ),
         # RequestMetrics are dropped; BrokerTopicMetrics still count produce and fetch requests, once
         # per partition a request carries (equal to the request count when each request carries one).
@@ -169,26 +178,9 @@ UPSTREAM = Dialect(
     "upstream",
     "jmx_exporter example kafka-2_0_0.yml",
     {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **_btm_sources("upstream"),
-        **_remote_missing(),
-        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
-        "kafka_network_response_queue_size": Source(
-            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
-        ),
-        "kafka_network_processor_avg_idle_ratio": Source(
-            ("kafka_network_socketserver_networkprocessoravgidlepercent",)
-        ),
-        "kafka_network_processor_idle_ratio": Source(
-            ("kafka_network_processor_idlepercent",), labels={"network_processor": "networkProcessor"}
-        ),
-        "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
+        **_jmx_example_sources("upstream", "percent"),
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "the example rules export only the handler meter's Count"
-        ),
-        "kafka_log_flush_total": Source(_FLUSH_COUNT),
-        "kafka_log_flush_time_ms": Source(
-            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
         ),
         "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requests_total",)),
         "kafka_network_request_time_ms": _phases(),
