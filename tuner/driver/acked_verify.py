@@ -8,13 +8,13 @@ copies stored after a later record of the same producer in the same partition.
 from __future__ import annotations
 
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from tuner.core.errors import Unreachable
 from tuner.driver.order_check import OrderOf, PartitionOrder, read_limits
+from tuner.driver.read_back import consume, verify_consumer
 from tuner.driver.result import DeliveryResult
 
 IdOf = Callable[[bytes], str | None]
@@ -54,20 +54,12 @@ def verify_acked(
 ) -> DeliveryResult:
     """Consume `topic` up to the last acked offsets (or the end of a log truncated behind them) and
     compare ids with the acked ones; with `order_of`, count records out of per-partition order."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     last, acked = read_acked(acked_files)
     if not acked:
         return DeliveryResult(failed=failed, indeterminate=indeterminate, verified=True)
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            **(security or {}),
-            "group.id": f"kbt-verify-{uuid.uuid4().hex[:12]}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-        }
-    )
+    consumer = verify_consumer(bootstrap, security)
     seen: Counter[str] = Counter()
     order = PartitionOrder(order_of) if order_of is not None else None
     try:
@@ -75,13 +67,8 @@ def verify_acked(
         remaining = {p: offset for p, offset in read_limits(consumer, topic, last).items() if offset >= 0}
         deadline = time.monotonic() + timeout_s
         while remaining and time.monotonic() < deadline:
-            for msg in consumer.consume(num_messages=1000, timeout=1.0):
+            for msg in consume(consumer, 1000):
                 partition = msg.partition() or 0
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        continue  # the high watermark may still trail the last acked offset
-                    raise KafkaException(err)
                 value = msg.value()
                 if value is not None:
                     ident = id_of(value)

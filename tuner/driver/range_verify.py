@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tuner.driver.read_back import consume, verify_consumer
 from tuner.driver.result import DeliveryResult
 
 ID_SHIFT = 40
@@ -102,7 +102,7 @@ def verify_ranges(
 ) -> DeliveryResult:
     """Read `topic` back and compare with the ranges every process sent to it. `indeterminate`
     records (queued when the drain timed out) are not counted as lost when they are missing."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     ranges = [RangeFile.read(p) for p in files if p.is_file()]
     produced: dict[int, int] = {}
@@ -116,15 +116,7 @@ def verify_ranges(
     if expected == 0:
         return DeliveryResult(failed=len(failed), indeterminate=indeterminate, verified=True)
     tally = _Tally(seen={p: bytearray(n) for p, n in produced.items()})
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            **(security or {}),
-            "group.id": f"kbt-verify-{uuid.uuid4().hex[:12]}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-        }
-    )
+    consumer = verify_consumer(bootstrap, security)
     deadline = time.monotonic() + timeout_s
     verified = False
     try:
@@ -136,12 +128,7 @@ def verify_ranges(
         while time.monotonic() < deadline:
             ends = {p: _end(consumer, TopicPartition(topic, p)) for p in partitions}
             while any(position[p] < ends[p] for p in partitions) and time.monotonic() < deadline:
-                for msg in consumer.consume(num_messages=5000, timeout=1.0):
-                    err = msg.error()
-                    if err is not None:
-                        if err.code() == KafkaError._PARTITION_EOF:
-                            continue
-                        raise KafkaException(err)
+                for msg in consume(consumer, 5000):
                     partition, value = msg.partition() or 0, msg.value()
                     if value is not None:
                         tally.see(partition, value)

@@ -8,11 +8,11 @@ producer marks what was read, so millions of records need a few MB.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tuner.driver.payload import id_of
+from tuner.driver.read_back import consume, verify_consumer
 from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK
 from tuner.driver.stress_tally import Tally
 
@@ -42,7 +42,7 @@ def verify_stress(
 ) -> StressDelivery:
     """Read every partition up to its highest acked offset and check each acked record is there
     (`security`: the target's librdkafka client security)."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     tally.flush_acked()
     top: dict[int, int] = {}
@@ -57,26 +57,13 @@ def verify_stress(
     remaining = {(t, p): o for t, parts in tally.max_offsets.items() for p, o in parts.items() if o >= 0}
     if not remaining:
         return StressDelivery(verified=True, acked=acked, acked_by_stage=acked_by_stage)
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": f"kbt-verify-{uuid.uuid4().hex[:12]}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-            **(security or {}),
-        }
-    )
+    consumer = verify_consumer(bootstrap, security)
     duplicates = 0
     try:
         consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in remaining])
         deadline = time.monotonic() + timeout_s
         while remaining and time.monotonic() < deadline:
-            for msg in consumer.consume(num_messages=2000, timeout=1.0):
-                err = msg.error()
-                if err is not None:
-                    if err.code() == KafkaError._PARTITION_EOF:
-                        continue
-                    raise KafkaException(err)
+            for msg in consume(consumer, 2000):
                 ident = id_of(msg.value() or b"")
                 if ident is not None:
                     rid = int(ident, 16)
