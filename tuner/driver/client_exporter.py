@@ -19,10 +19,25 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_serv
 LOOPBACK = "127.0.0.1"
 
 
-class ClientExporter:
-    def __init__(self, run: str, client: str) -> None:
-        self.run, self.client = run, client
+class Exporter:
+    """A prometheus-client registry of its own, served on one loopback port."""
+
+    def __init__(self) -> None:
         self.registry = CollectorRegistry()
+
+    def serve(self, port: int) -> bool:
+        """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
+        try:
+            start_http_server(port, addr=LOOPBACK, registry=self.registry)
+        except OSError:
+            return False
+        return True
+
+
+class ClientExporter(Exporter):
+    def __init__(self, run: str, client: str) -> None:
+        super().__init__()
+        self.run, self.client = run, client
         labels = ["run", "producer", "client"]
         r = self.registry
         self.requests = Counter(
@@ -49,14 +64,6 @@ class ClientExporter:
             "kbt_client_produce_throttle_time_max_ms", "Longest broker quota throttle", labels, registry=r
         )
         self._last_requests: dict[tuple[str, str], int] = {}
-
-    def serve(self, port: int) -> bool:
-        """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
-        try:
-            start_http_server(port, addr=LOOPBACK, registry=self.registry)
-        except OSError:
-            return False
-        return True
 
     def _l(self, producer: str) -> dict[str, str]:
         return {"run": self.run, "producer": producer, "client": self.client}

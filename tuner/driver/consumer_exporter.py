@@ -13,15 +13,16 @@ reads), kbt_consumer_rewinds_total (a lagging reader caught up and went back lag
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import Counter, Gauge
 
-LOOPBACK = "127.0.0.1"
+from tuner.driver.client_exporter import Exporter
 
 
-class ConsumerExporter:
+class ConsumerExporter(Exporter):
     def __init__(self, run: str, group: str, mode: str) -> None:
+        super().__init__()
         self.base = {"run": run, "group": group, "mode": mode}
-        r = self.registry = CollectorRegistry()
+        r = self.registry
         labels = ["run", "group", "mode"]
         member = [*labels, "consumer"]
         self.records = Counter("kbt_consumer_records", "Records consumed", member, registry=r)
@@ -36,14 +37,6 @@ class ConsumerExporter:
         self.age = Gauge("kbt_consumer_data_age_seconds", "Age of the records read last", labels, registry=r)
         self.active = Gauge("kbt_consumer_lagging_active", "1 while lagging readers read", labels, registry=r)
         self.rewinds = Counter("kbt_consumer_rewinds", "Lagging reader went back lag_s", labels, registry=r)
-
-    def serve(self, port: int) -> bool:
-        """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
-        try:
-            start_http_server(port, addr=LOOPBACK, registry=self.registry)
-        except OSError:
-            return False
-        return True
 
     def consumed(self, consumer: str, records: int, size: int) -> None:
         self.records.labels(**self.base, consumer=consumer).inc(records)
