@@ -214,38 +214,30 @@ class Prometheus:
             raise PrometheusError(f"bad range: start={start} end={end} step={step_s}")
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step_s:g}"}
         data = self._get("/api/v1/query_range", params)
-        if data.get("resultType") == "missing":
-            return []
-        if data.get("resultType") != "matrix":
-            raise PrometheusError(f"Prometheus range query answered a {data.get('resultType')!r}")
-        try:
-            return [
-                RangeSeries(
-                    self._labels(r["metric"]), [(float(t), _float(v, "range query")) for t, v in r["values"]]
-                )
-                for r in data["result"]
-            ]
-        except (KeyError, TypeError, ValueError):
-            raise PrometheusError("Prometheus range answer has an unexpected shape") from None
+        return self._matrix(data, "range query", "range", "Prometheus range query answered a {!r}")
 
     def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]:
         """The raw scraped samples of `selector` with timestamps in (start, end] (no evaluation
         steps, no lookback): a range-vector selector evaluated at `end`."""
         span_ms = max(1, int((end - start) * 1000))
         data = self._get("/api/v1/query", {"query": f"{selector}[{span_ms}ms]", "time": f"{end:.3f}"})
-        if data.get("resultType") == "missing":
+        return self._matrix(data, "samples", "samples", "Prometheus answered a {!r} to a range selector")
+
+    def _matrix(self, data: dict[str, Any], what: str, answer: str, wrong_kind: str) -> list[RangeSeries]:
+        """A matrix answer's series (none for a missing series); `what` and `answer` name the request
+        in errors, `wrong_kind` formats the answer's result type when it is not a matrix."""
+        kind = data.get("resultType")
+        if kind == "missing":
             return []
-        if data.get("resultType") != "matrix":
-            raise PrometheusError(f"Prometheus answered a {data.get('resultType')!r} to a range selector")
+        if kind != "matrix":
+            raise PrometheusError(wrong_kind.format(kind))
         try:
             return [
-                RangeSeries(
-                    self._labels(r["metric"]), [(float(t), _float(v, "samples")) for t, v in r["values"]]
-                )
+                RangeSeries(self._labels(r["metric"]), [(float(t), _float(v, what)) for t, v in r["values"]])
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):
-            raise PrometheusError("Prometheus samples answer has an unexpected shape") from None
+            raise PrometheusError(f"Prometheus {answer} answer has an unexpected shape") from None
 
     def _labels(self, metric: Any) -> dict[str, str]:
         labels = _labels(metric)  # label values of odd types from a server are text
