@@ -322,10 +322,7 @@ class Translator:
         if src.by_label is None:
             return _selector(self._pick(src.names), scope + rest)
         if not choice:
-            if "" in src.by_value:  # pragma: no cover - no dialect maps an absent label yet
-                choice = [(self._pick(src.by_value[""]), "")]
-            else:
-                raise MissingSeries(name, self.dialect.name, f"a {src.by_label} must be named")
+            raise MissingSeries(name, self.dialect.name, f"a {src.by_label} must be named")
         if len(choice) == 1 and next(m for m in parsed if m[0] == src.by_label)[1] == "=":
             return _selector(choice[0][0], scope + rest)
         parts = [
