@@ -4,7 +4,6 @@ Filebeat whenever a build is installed (`make install` builds one)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Literal
 
 from tuner.core.errors import BadInput
@@ -12,8 +11,6 @@ from tuner.driver.filebeat_builds import filebeat_builds
 from tuner.driver.filebeat_real import profile_config
 from tuner.driver.result import DriverResult
 from tuner.spec.sweep import RunPlan
-
-RunLoad = Callable[..., DriverResult]
 
 
 def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
@@ -31,14 +28,10 @@ def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
 
 def run_filebeat(plan: RunPlan, *args: Any, **kwargs: Any) -> DriverResult:
     """The engine registry's entry for client kind filebeat (tuner/driver/engines.py)."""
-    return filebeat_runner(plan)(plan, *args, **kwargs)
-
-
-def filebeat_runner(plan: RunPlan) -> RunLoad:
     if filebeat_engine_name(plan) == "real":
         from tuner.driver.filebeat_real import run_real_filebeat_load
 
-        return run_real_filebeat_load
+        return run_real_filebeat_load(plan, *args, **kwargs)
     from tuner.driver.filebeat_engine import run_filebeat_load
 
-    return run_filebeat_load
+    return run_filebeat_load(plan, *args, **kwargs)
