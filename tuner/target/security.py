@@ -133,9 +133,9 @@ class ClientSecurity:
     username: str | None = None
     password: str | None = None
     ca_file: str | None = None  # PEM bundle of trusted CAs
-    truststore: tuple[str, str, str | None] | None = None  # (location, type, password): Java only
+    truststore: tuple[str, str, str | None] | None = None  # (location, type, password)
     keystore: tuple[str, str, str | None] | None = None  # client certificate store (PKCS12/JKS)
-    certificate_file: str | None = None  # PEM client certificate and key (librdkafka, Filebeat)
+    certificate_file: str | None = None  # PEM client certificate and key
     key_file: str | None = None
     key_password: str | None = None
     verify_hostname: bool = True
