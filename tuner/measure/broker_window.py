@@ -196,7 +196,10 @@ def measure_window(
         requests_since_start += max(last - at_start, 0.0)
         requests_total += max(last - at_run, 0.0)
         requests_found = True
-    brokers = [BrokerStats(broker=b, **fields) for b, fields in sorted(by_broker.items(), key=_broker_key)]
+    brokers = [
+        BrokerStats(broker=b, **fields)
+        for b, fields in sorted(by_broker.items(), key=lambda item: broker_order(item[0]))
+    ]
     return BrokerWindow(
         start=start,
         end=end,
@@ -214,6 +217,6 @@ def request_selector() -> str:
     return f'{REQUEST_SERIES}{{job="{BROKER_JOB}",request="Produce"}}'
 
 
-def _broker_key(item: tuple[str, dict[str, float]]) -> tuple[int, str]:
-    name = item[0]
+def broker_order(name: str) -> tuple[int, str]:
+    """Brokers by node id, numerically; other labels after them."""
     return (int(name), name) if name.isdigit() else (1 << 30, name)

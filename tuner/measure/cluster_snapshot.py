@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
-from tuner.measure.broker_window import PrometheusReader, window_query
+from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
 from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
@@ -103,7 +103,7 @@ def take_snapshot(
     for s in present:
         if "broker" in s.labels:
             by_broker.setdefault(s.labels["broker"], {})
-    brokers = [{"broker": b, **f} for b, f in sorted(by_broker.items(), key=lambda i: _key(i[0]))]
+    brokers = [{"broker": b, **f} for b, f in sorted(by_broker.items(), key=lambda i: broker_order(i[0]))]
     busy = sorted(
         ((t, f) for t, f in by_topic.items() if f.get("produce_requests_per_s", 0.0) > 0),
         key=lambda item: (-item[1].get("produce_requests_per_s", 0.0), item[0]),
@@ -118,7 +118,3 @@ def take_snapshot(
         "topics": topics[:top_topics],
         "queries": queries,
     }
-
-
-def _key(name: str) -> tuple[int, str]:
-    return (int(name), name) if name.isdigit() else (1 << 30, name)
