@@ -8,13 +8,13 @@ from typing import Any, Literal
 
 from tuner.core.errors import BadInput
 from tuner.driver.filebeat_builds import filebeat_builds
-from tuner.driver.filebeat_real import profile_config
 from tuner.driver.result import DriverResult
+from tuner.spec.clients.filebeat import config_of
 from tuner.spec.sweep import RunPlan
 
 
 def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
-    config = profile_config(plan)
+    config = config_of(plan.profile)
     engine = config.input.engine
     if engine == "auto":
         return "real" if filebeat_builds() else "emulated"

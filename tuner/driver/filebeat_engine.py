@@ -24,18 +24,10 @@ from tuner.driver.filebeat_plan import (
 )
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
 from tuner.spec.clients.filebeat import config_of
-from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: producer close (20 s in the engine) and start-up.
 _EXTRA_WAIT_S = 60.0
-
-
-def profile_config(plan: RunPlan) -> FilebeatConfig:
-    """The run's Filebeat configuration (BadInput naming the profile when it cannot be had)."""
-    config = config_of(plan.profile)
-    check_emulated(config)
-    return config
 
 
 def run_filebeat_load(
@@ -46,7 +38,8 @@ def run_filebeat_load(
     exporter_ports: Sequence[int] = (),
 ) -> DriverResult:
     """Drive one run of a `client: filebeat` profile and verify its delivery."""
-    config = profile_config(plan)
+    config = config_of(plan.profile)
+    check_emulated(config)
     if len(topics) != 1:
         raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
     workload = plan.workload
@@ -130,4 +123,4 @@ def _weighted(results: list[dict[str, Any]], key: str) -> float | None:
     return sum(v * w for v, w in pairs) / weight if weight else None
 
 
-__all__ = ["DeliveryResult", "aggregate", "profile_config", "run_filebeat_load"]
+__all__ = ["DeliveryResult", "aggregate", "run_filebeat_load"]

@@ -63,10 +63,6 @@ class RealRun:
     written: int = 0
 
 
-def profile_config(plan: RunPlan) -> FilebeatConfig:
-    return config_of(plan.profile)
-
-
 def run_real_filebeat_load(
     plan: RunPlan,
     topics: list[str],
@@ -81,7 +77,7 @@ def run_real_filebeat_load(
 def run_real(
     plan: RunPlan, topics: list[str], bootstrap: str, run_id: str, version: str | None = None
 ) -> RealRun:
-    config = profile_config(plan)
+    config = config_of(plan.profile)
     workload = plan.workload
     if len(topics) != 1:
         raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
