@@ -21,7 +21,7 @@ from hdrh.histogram import HdrHistogram
 from tuner.core.errors import Interrupted, KbtError
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import LatencyMs
+from tuner.driver.result import ClientResult, LatencyMs
 from tuner.spec.workload import WorkloadSpec
 
 TERM_WAIT_S = 15.0
@@ -190,3 +190,52 @@ def merged_latency(results: Sequence[dict[str, Any]]) -> LatencyMs:
     for hist in hists[1:]:
         hists[0].add(hist)
     return latency_ms(hists[0])
+
+
+def summed_result(
+    results: Sequence[dict[str, Any]],
+    engine: str,
+    producers: int,
+    processes: int,
+    total_requests: int,
+    weight: Callable[[dict[str, Any]], int],
+    **fields: Any,
+) -> ClientResult:
+    """The figures every engine process reports alike, summed over the processes of one run; batch
+    size and compression are means weighted by `weight(process)`. `fields`: the engine's own
+    (produce_requests defaults to the per-broker window counts summed)."""
+    by_broker: dict[str, int] = {}
+    for r in results:
+        for broker, n in r["window"]["produce_requests"].items():
+            by_broker[broker] = by_broker.get(broker, 0) + int(n)
+    records_sent_total = sum(int(r["total"]["records_sent"]) for r in results)
+    return ClientResult(
+        engine=engine,
+        producers=producers,
+        processes=processes,
+        started_at=min(r["started_at"] for r in results),
+        window_start=min(r["window_start"] for r in results),
+        window_end=max(r["window_end"] for r in results),
+        finished_at=max(r["finished_at"] for r in results),
+        offered_records=sum(r["offered"] for r in results),
+        records_sent=sum(r["sent"] for r in results),
+        records_acked=sum(r["acked"] for r in results),
+        bytes_acked=sum(r["bytes_acked"] for r in results),
+        produce_requests_by_broker=dict(sorted(by_broker.items())),
+        records_acked_total=sum(r["acked_total"] for r in results),
+        produce_requests_total=total_requests,
+        records_per_request=records_sent_total / total_requests if total_requests else None,
+        batch_bytes=_weighted(results, "batch_bytes", weight),
+        compression_ratio=_weighted(results, "compression_ratio", weight),
+        delivery_latency_ms=merged_latency(results),
+        **{"produce_requests": sum(by_broker.values()), **fields},
+    )
+
+
+def _weighted(
+    results: Sequence[dict[str, Any]], key: str, weight: Callable[[dict[str, Any]], int]
+) -> float | None:
+    """Mean of a per-process figure, weighted by `weight` of each process that reports it."""
+    pairs = [(r[key], weight(r)) for r in results if r.get(key) is not None]
+    total = sum(w for _, w in pairs)
+    return sum(v * w for v, w in pairs) / total if total else None

@@ -13,7 +13,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted
 from tuner.driver.acked_verify import filebeat_event_id, verify_read_back
-from tuner.driver.engine_process import merged_latency, run_engines
+from tuner.driver.engine_process import run_engines, summed_result
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_plan import (
     RESULT_SCHEMA,
@@ -82,45 +82,20 @@ def run_filebeat_load(
 
 
 def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> ClientResult:
-    """Sum the engine processes of one run."""
-    window: dict[str, int] = {}
-    total_requests = 0
-    for r in results:
-        for broker, n in r["window"]["produce_requests"].items():
-            window[broker] = window.get(broker, 0) + int(n)
-        total_requests += sum(int(n) for n in r["total"]["produce_requests"].values())
-    records_sent_total = sum(int(r["total"]["records_sent"]) for r in results)
-    return ClientResult(
-        engine="filebeat",
-        producers=producers,
-        processes=processes,
-        started_at=min(r["started_at"] for r in results),
-        window_start=min(r["window_start"] for r in results),
-        window_end=max(r["window_end"] for r in results),
-        finished_at=max(r["finished_at"] for r in results),
-        offered_records=sum(r["offered"] for r in results),
-        records_sent=sum(r["sent"] for r in results),
-        records_acked=sum(r["acked"] for r in results),
+    """Sum the engine processes of one run (batch figures weighted by produce requests)."""
+
+    def requests(r: dict[str, Any]) -> int:
+        return sum(int(n) for n in r["total"]["produce_requests"].values())
+
+    return summed_result(
+        results,
+        "filebeat",
+        producers,
+        processes,
+        total_requests=sum(requests(r) for r in results),
+        weight=requests,
         records_failed=sum(r["failed"] + r["dropped"] for r in results),
-        bytes_acked=sum(r["bytes_acked"] for r in results),
-        produce_requests=sum(window.values()),
-        produce_requests_by_broker=dict(sorted(window.items())),
-        records_acked_total=sum(r["acked_total"] for r in results),
-        produce_requests_total=total_requests,
-        records_per_request=records_sent_total / total_requests if total_requests else None,
-        batch_bytes=_weighted(results, "batch_bytes"),
-        compression_ratio=_weighted(results, "compression_ratio"),
-        delivery_latency_ms=merged_latency(results),
     )
-
-
-def _weighted(results: list[dict[str, Any]], key: str) -> float | None:
-    """Mean of a per-process figure, weighted by each process's produce requests."""
-    pairs = [
-        (r[key], sum(r["total"]["produce_requests"].values())) for r in results if r.get(key) is not None
-    ]
-    weight = sum(w for _, w in pairs)
-    return sum(v * w for v, w in pairs) / weight if weight else None
 
 
 __all__ = ["DeliveryResult", "aggregate", "run_filebeat_load"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted
 from tuner.driver.acked_verify import verify_read_back
-from tuner.driver.engine_process import merged_latency, run_engines
+from tuner.driver.engine_process import run_engines, summed_result
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
@@ -107,47 +107,18 @@ def run_java_load(
 
 
 def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> ClientResult:
-    """Sum the engine processes of one run."""
-    window_by_broker: dict[str, int] = {}
-    for r in results:
-        for broker, n in r["window"]["produce_requests"].items():
-            window_by_broker[broker] = window_by_broker.get(broker, 0) + int(n)
-    window_requests = sum(int(r["window"]["requests"]) for r in results)
-    total_requests = sum(int(r["total"]["requests"]) for r in results)
-    records_sent_total = sum(int(r["total"]["records_sent"]) for r in results)
-    batches = sum(int(r["total"]["batches"]) for r in results)
-    return ClientResult(
-        engine="java",
-        producers=producers,
-        processes=processes,
-        started_at=min(r["started_at"] for r in results),
-        window_start=min(r["window_start"] for r in results),
-        window_end=max(r["window_end"] for r in results),
-        finished_at=max(r["finished_at"] for r in results),
-        offered_records=sum(r["offered"] for r in results),
-        records_sent=sum(r["sent"] for r in results),
-        records_acked=sum(r["acked"] for r in results),
+    """Sum the engine processes of one run (batch figures weighted by batches)."""
+    return summed_result(
+        results,
+        "java",
+        producers,
+        processes,
+        total_requests=sum(int(r["total"]["requests"]) for r in results),
+        weight=lambda r: int(r["total"]["batches"]),
         records_failed=sum(r["failed"] for r in results),
-        bytes_acked=sum(r["bytes_acked"] for r in results),
-        produce_requests=window_requests,
-        produce_requests_by_broker=dict(sorted(window_by_broker.items())),
-        records_acked_total=sum(r["acked_total"] for r in results),
-        produce_requests_total=total_requests,
-        records_per_request=records_sent_total / total_requests if total_requests else None,
-        batch_bytes=_weighted(results, "batch_bytes", batches),
-        compression_ratio=_weighted(results, "compression_ratio", batches),
-        delivery_latency_ms=merged_latency(results),
+        produce_requests=sum(int(r["window"]["requests"]) for r in results),
         client_metrics=merge_client_metrics([r.get("client_metrics") or {} for r in results]) or None,
     )
-
-
-def _weighted(results: list[dict[str, Any]], key: str, batches: int) -> float | None:
-    """Mean of a per-process per-batch figure, weighted by each process's batches."""
-    if not batches:
-        return None
-    pairs = [(r[key], int(r["total"]["batches"])) for r in results if r.get(key) is not None]
-    weight = sum(w for _, w in pairs)
-    return sum(v * w for v, w in pairs) / weight if weight else None
 
 
 def merge_client_metrics(per_process: Sequence[Mapping[str, float]]) -> dict[str, float]:
