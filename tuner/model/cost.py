@@ -80,9 +80,6 @@ class BrokerCostModel(Frozen):
             _idle(self.handler.predict(requests_per_s, bytes_per_s)),
         )
 
-    def predict_cpu_cores(self, requests_per_s: float, bytes_per_s: float) -> float | None:
-        return None if self.cpu is None else self.cpu.predict(requests_per_s, bytes_per_s)
-
     @property
     def n(self) -> int:
         return self.network.n

@@ -226,11 +226,6 @@ class StressSpec(StrictModel):
         return out
 
 
-def per_producer_rate(spec: StressSpec, baseline_msgs_per_s: float) -> float:
-    """msgs/s each producer offers: the baseline spread over the workload's producers."""
-    return baseline_msgs_per_s / spec.workload.producers
-
-
 def users_for(spec: StressSpec, multiplier: float) -> int:
     return max(1, round(multiplier * spec.workload.producers)) if multiplier > 0 else 0
 
@@ -285,10 +280,6 @@ def first_lagging_start(spec: StressSpec) -> float | None:
         if stage.lagging == "split":
             return stage.start_s + stage.duration_s / 2
     return None
-
-
-def total_duration_s(stages: list[Stage]) -> float:
-    return stages[-1].end_s if stages else 0.0
 
 
 def users_at(stage: Stage, t_in_stage: float) -> int:

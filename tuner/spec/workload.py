@@ -260,10 +260,6 @@ class WorkloadSpec(StrictModel):
         return self
 
     @property
-    def measured_s(self) -> float:
-        return self.duration_s - self.warmup_s
-
-    @property
     def offered_msgs_per_s(self) -> float | None:
         """Total offered load, or None for closed loop (`max`)."""
         if self.rate_per_producer == "max":

@@ -53,10 +53,6 @@ class ProbePoint(Frozen):
         description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
     )
 
-    @property
-    def wire_bytes_per_message(self) -> float:
-        return self.compressed_batch_bytes.p50 / self.batch_messages
-
 
 class Knee(Frozen):
     """Where a curve stops paying: computed by tuner.model.knee from the median ratios."""
