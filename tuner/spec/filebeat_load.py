@@ -21,13 +21,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import plain_data
 from tuner.spec.filebeat import (
     KAFKA4_MIN_VERSION,
     SECRET_OPTIONS,
     FilebeatConfig,
     version_tuple,
 )
-from tuner.spec.loader import display_path, plain, read_yaml
+from tuner.spec.loader import display_path, read_yaml
 
 Path_ = tuple[str | int, ...]
 
@@ -181,9 +182,9 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
                 _expand_into(sub, item, (*path, i), lines)
                 items.append(sub)
             else:
-                items.append(plain(item))
+                items.append(plain_data(item))
         return items
-    return plain(value)
+    return plain_data(value)
 
 
 def _key_line(node: Any, key: Any) -> int | None:

@@ -46,28 +46,11 @@ def read_yaml(path: Path) -> Any:
     return data
 
 
-def plain(data: Any) -> Any:
-    """ruamel's commented containers and scalar subclasses -> plain dict/list/str/int/float."""
-    if isinstance(data, Mapping):
-        return {str(k): plain(v) for k, v in data.items()}
-    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
-        return [plain(v) for v in data]
-    if isinstance(data, bool) or data is None:
-        return data
-    if isinstance(data, int):
-        return int(data)
-    if isinstance(data, float):
-        return float(data)
-    if isinstance(data, str):
-        return str(data)
-    return data
-
-
 def load_model(model: type[M], path: Path, raw: Any | None = None) -> M:
     """Validate one YAML file (or its already-read mapping) against `model`."""
     raw = read_yaml(path) if raw is None else raw
     try:
-        return model.model_validate(plain(raw), context={"base_dir": path.parent})
+        return model.model_validate(inputs.plain_data(raw), context={"base_dir": path.parent})
     except ValidationError as exc:
         raise BadInput(describe_error(exc, raw, display_path(path))) from None
 
@@ -84,7 +67,7 @@ def load_sweep(path: Path) -> LoadedSweep:
     """Load a sweep spec, resolve referenced workload/profile files, and expand its runs."""
     path = Path(path)
     raw = read_yaml(path)
-    data = plain(raw)
+    data = inputs.plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
         data["workload"] = _dump(load_workload(_ref(base, data["workload"], path, raw, ("workload",))))

@@ -14,13 +14,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_json
+from tuner.core.inputs import plain_data, read_json
 from tuner.spec.loader import (
     describe_error,
     display_path,
     load_profile,
     load_workload,
-    plain,
     read_yaml,
 )
 from tuner.spec.stress import Stage, StressSpec, build_stages
@@ -46,7 +45,7 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
     """Load and validate `path`; `baseline_from` (a diagnose JSON) overrides the spec's baseline."""
     path = Path(path)
     raw = read_yaml(path)
-    data = plain(raw)
+    data = plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
         data["workload"] = _dump_workload(load_workload(_ref(base, data["workload"], path, raw, "workload")))
