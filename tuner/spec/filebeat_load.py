@@ -21,14 +21,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import plain_data
+from tuner.core.inputs import plain_data, shown_path
 from tuner.spec.filebeat import (
     KAFKA4_MIN_VERSION,
     SECRET_OPTIONS,
     FilebeatConfig,
     version_tuple,
 )
-from tuner.spec.loader import display_path, read_yaml
+from tuner.spec.loader import read_yaml
 
 Path_ = tuple[str | int, ...]
 
@@ -55,14 +55,14 @@ class LoadedFilebeat:
 
     def where(self, *option: str) -> str:
         line = self.line_of(*option)
-        return f"{display_path(self.path)}:{line}" if line else display_path(self.path)
+        return f"{shown_path(self.path)}:{line}" if line else shown_path(self.path)
 
 
 def load_filebeat(path: Path) -> LoadedFilebeat:
     """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem."""
     path = Path(path)
     raw = read_yaml(path)
-    shown = display_path(path)
+    shown = shown_path(path)
     lines: dict[Path_, int] = {}
     data: dict[str, Any] = {}
     try:

@@ -32,17 +32,12 @@ class LoadedSweep:
     runs: list[RunPlan]
 
 
-def display_path(path: Path) -> str:
-    """The path as the user would type it: relative to the working directory when inside it."""
-    return inputs.shown_path(path)
-
-
 def read_yaml(path: Path) -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) through the input boundary (regular
     file, size, depth and alias limits, finite numbers); one-line BadInput on any problem."""
     data = inputs.read_yaml(path, "spec file")
     if not isinstance(data, Mapping):
-        raise BadInput(f"{display_path(path)}: expected a mapping of keys at the top level")
+        raise BadInput(f"{inputs.shown_path(path)}: expected a mapping of keys at the top level")
     return data
 
 
@@ -52,7 +47,7 @@ def load_model(model: type[M], path: Path, raw: Any | None = None) -> M:
     try:
         return model.model_validate(inputs.plain_data(raw), context={"base_dir": path.parent})
     except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
 
 
 def load_workload(path: Path) -> WorkloadSpec:
@@ -81,11 +76,11 @@ def load_sweep(path: Path) -> LoadedSweep:
     try:
         spec = SweepSpec.model_validate(data, context={"base_dir": base})
     except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
     try:
         runs = spec.expand(base_dir=base)
     except ValueError as exc:
-        raise BadInput(f"{display_path(path)}: {exc}") from None
+        raise BadInput(f"{inputs.shown_path(path)}: {exc}") from None
     return LoadedSweep(path=path, spec=spec, runs=runs)
 
 
@@ -95,7 +90,7 @@ def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...])
         line = _line_of(raw, loc)
         where = f":{line}" if line else ""
         key = _loc_text(loc)
-        raise BadInput(f'{display_path(path)}{where}: {key}: no such file "{ref}"')
+        raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
     return target
 
 

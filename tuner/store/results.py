@@ -7,7 +7,6 @@ the recommender) go through `ResultsStore` only.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -106,7 +105,3 @@ class ResultsStore:
             if record.name == name and record.spec_hash == spec_hash:
                 found = record
         return found
-
-
-def now() -> float:
-    return time.time()
