@@ -34,7 +34,14 @@ _PRODUCE_SLO = above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms
 _QUEUE = above_is_bad(lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests)
 
 
-def _overview(d: db.Dashboard) -> None:
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Network and request-handler threads, queues, request counts and sizes, request time by phase.",
+        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
+        tags=["broker"],
+    )
     add_row(
         d,
         "Overview",
@@ -58,9 +65,6 @@ def _overview(d: db.Dashboard) -> None:
             thresholds=_PRODUCE_SLO,
         ),
     )
-
-
-def _threads(d: db.Dashboard) -> None:
     add_row(
         d,
         "Threads and queues",
@@ -97,9 +101,6 @@ def _threads(d: db.Dashboard) -> None:
             "threads were saturated.",
         ),
     )
-
-
-def _requests(d: db.Dashboard) -> None:
     add_row(
         d,
         "Requests and batching",
@@ -140,9 +141,6 @@ def _requests(d: db.Dashboard) -> None:
             span=8,
         ),
     )
-
-
-def _latency(d: db.Dashboard) -> None:
     add_row(
         d,
         "Request time p99.9 (TotalTimeMs and its phases)",
@@ -175,9 +173,6 @@ def _latency(d: db.Dashboard) -> None:
             )
         ),
     )
-
-
-def _disk_and_bytes(d: db.Dashboard) -> None:
     add_row(
         d,
         "Log flush and bytes",
@@ -202,16 +197,4 @@ def _disk_and_bytes(d: db.Dashboard) -> None:
             span=24,
         ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "Network and request-handler threads, queues, request counts and sizes, request time by phase.",
-        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
-        tags=["broker"],
-    )
-    for section in (_overview, _threads, _requests, _latency, _disk_and_bytes):
-        section(d)
     return d

@@ -33,7 +33,14 @@ def _producer(name: str) -> Target:
     return Target(name, _PRODUCER, CLIENT_SCOPE)
 
 
-def _batches(d: db.Dashboard) -> None:
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Per-producer batching from the kbt client exporter (job kbt-client).",
+        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
+        tags=["client"],
+    )
     add_row(
         d,
         "Requests and batches per producer",
@@ -66,9 +73,6 @@ def _batches(d: db.Dashboard) -> None:
             span=8,
         ),
     )
-
-
-def _latency(d: db.Dashboard) -> None:
     add_row(
         d,
         "Latency per producer",
@@ -87,9 +91,6 @@ def _latency(d: db.Dashboard) -> None:
             span=8,
         ),
     )
-
-
-def _versus_broker(d: db.Dashboard) -> None:
     add_row(
         d,
         "Client and broker views",
@@ -119,16 +120,4 @@ def _versus_broker(d: db.Dashboard) -> None:
             span=6,
         ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "Per-producer batching from the kbt client exporter (job kbt-client).",
-        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
-        tags=["client"],
-    )
-    for section in (_batches, _latency, _versus_broker):
-        section(d)
     return d

@@ -28,7 +28,14 @@ TITLE = "kbt / Stress test"
 _GROUP = "{{run}} {{group}}"
 
 
-def _load(d: db.Dashboard) -> None:
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Offered vs achieved load, objectives, broker headroom and consumer lag during kbt stress.",
+        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
+        tags=["stress"],
+    )
     add_row(
         d,
         "Load",
@@ -47,9 +54,6 @@ def _load(d: db.Dashboard) -> None:
             "More producers at each step: the request count rises with them unless they batch.",
         ),
     )
-
-
-def _objectives(d: db.Dashboard) -> None:
     add_row(
         d,
         "Objectives",
@@ -75,9 +79,6 @@ def _objectives(d: db.Dashboard) -> None:
             span=8,
         ),
     )
-
-
-def _headroom(d: db.Dashboard) -> None:
     add_row(
         d,
         "Broker headroom",
@@ -106,9 +107,6 @@ def _headroom(d: db.Dashboard) -> None:
             span=8,
         ),
     )
-
-
-def _consumers(d: db.Dashboard) -> None:
     add_row(
         d,
         "Consumers",
@@ -140,16 +138,4 @@ def _consumers(d: db.Dashboard) -> None:
             "Lagging readers served from the remote tier.",
         ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "Offered vs achieved load, objectives, broker headroom and consumer lag during kbt stress.",
-        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
-        tags=["stress"],
-    )
-    for section in (_load, _objectives, _headroom, _consumers):
-        section(d)
     return d

@@ -26,7 +26,14 @@ def _topic(name: str) -> Target:
     return Target(name, "{{topic}}", TOPIC_SCOPE)
 
 
-def _copy(d: db.Dashboard) -> None:
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "KIP-405 tiered storage: copies, lag, remote size, remote reads and the remote storage threads.",
+        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
+        tags=["tiered"],
+    )
     add_row(
         d,
         "Copy to the remote tier",
@@ -48,18 +55,12 @@ def _copy(d: db.Dashboard) -> None:
         series("Remote copy lag by topic", [_topic("REMOTE_COPY_LAG_BYTES_BY_TOPIC")]),
         series("Remote copy bytes/s by topic", [_topic("REMOTE_COPY_BYTES_RATE_BY_TOPIC")]),
     )
-
-
-def _size(d: db.Dashboard) -> None:
     add_row(
         d,
         "Remote log size",
         series("Remote log size", [Target("REMOTE_LOG_SIZE_BYTES")]),
         series("Remote log size by topic", [_topic("REMOTE_LOG_SIZE_BYTES_BY_TOPIC")]),
     )
-
-
-def _reads(d: db.Dashboard) -> None:
     add_row(
         d,
         "Reads from the remote tier",
@@ -72,9 +73,6 @@ def _reads(d: db.Dashboard) -> None:
         series("Remote fetch requests/s", [Target("REMOTE_FETCH_REQUESTS_RATE")], span=8),
         series("Remote fetch bytes/s by topic", [_topic("REMOTE_FETCH_BYTES_RATE_BY_TOPIC")], span=8),
     )
-
-
-def _threads(d: db.Dashboard) -> None:
     add_row(
         d,
         "Remote storage threads and errors",
@@ -112,16 +110,4 @@ def _threads(d: db.Dashboard) -> None:
             span=8,
         ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "KIP-405 tiered storage: copies, lag, remote size, remote reads and the remote storage threads.",
-        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
-        tags=["tiered"],
-    )
-    for section in (_copy, _size, _reads, _threads):
-        section(d)
     return d
