@@ -6,10 +6,10 @@ export KBT_VENV := $(abspath $(VENV))
 PY ?= $(VENV)/bin/python
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend
+.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend bench-p2
 
 help: ## List the targets
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
 install: ## Install everything: Debian packages, a venv with the Python package (.venv), a recent Go, Kafka jars, jmx agent, engines
 	@bash scripts/install.sh
@@ -74,5 +74,8 @@ bench-pressure: ## Qunar's pressure regime: many small TLS requests into one net
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
 
-bench-recommend: ## Recommender vs Filebeat-like defaults and vs a 24-run grid, model truth (~45 min, lab of its own: BASE_PORT=..., or LAB_DIR=...; see docs/benchmarks.md)
+bench-recommend: ## P1: recommender vs Filebeat-like defaults, Filebeat model truth (~20 min, lab of its own: BASE_PORT=..., or LAB_DIR=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_recommend.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
+
+bench-p2: ## P2: the recommender vs an exhaustive grid, 3 passes (CLIENT=librdkafka|java|filebeat, ~30 min; BASE_PORT=..., LAB_DIR=..., OUT=...)
+	@$(PY) scripts/bench_p2.py --client $(or $(CLIENT),librdkafka) --passes 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
