@@ -50,19 +50,15 @@ class PrintObserver(ChaosObserver):
             self.console.print(f"       {reason}")
 
 
-def pick_scenarios(faults: str) -> list[Scenario]:
-    if faults.strip() == "all":
+def pick_scenarios(names: list[str]) -> list[Scenario]:
+    if names == ["all"]:
         return list(MATRIX)
-    picked: list[Scenario] = []
-    for name in (n.strip() for n in faults.split(",")):
-        if not name:
-            continue
+    for name in names:
         if name not in BY_NAME:
             raise BadInput(f"unknown fault {name!r}{did_you_mean(name, BY_NAME)} (see 'kbt chaos --list')")
-        picked.append(BY_NAME[name])
-    if not picked:
+    if not names:
         raise BadInput("--faults: name at least one fault (or all)")
-    return picked
+    return [BY_NAME[name] for name in names]
 
 
 def chaos(
@@ -111,10 +107,8 @@ def chaos(
     from tuner.target import resolve_target
 
     loaded = load_sweep(spec)
-    runs = chaos_plans(loaded, pick_scenarios(",".join(list_values(faults))), list_values(profile) or None)
-    console = console_for(json_path)
-    if not console.is_terminal:
-        console.width = max(console.width, 200)
+    runs = chaos_plans(loaded, pick_scenarios(list_values(faults)), list_values(profile) or None)
+    console = console_for(json_path, min_width=200)
     store = ResultsStore(results)
     observer = PrintObserver(console, len(runs))
     runner = ChaosRunner(resolve_target(lab_dir or default_lab_dir()), DriverEngine(), store, observer)

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
+from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
@@ -168,9 +168,7 @@ def diagnose(
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
     else:
-        console = Console()
-        if not console.is_terminal:
-            console.width = max(console.width, 200)
+        console = console_for(None, min_width=200)
         show(console, diagnosis_view(result))
         if json_path is not None:
             atomic_write(json_path, text, "diagnosis")

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.diagnose import load_cost_model, load_records, seconds
+from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import cut_value
 from tuner.core.writes import atomic_write
@@ -150,9 +150,7 @@ def forecast(
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
         return
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = console_for(None, min_width=160)
     show(console, forecast_view(result))
     if json_path is not None:
         _write(json_path, text)

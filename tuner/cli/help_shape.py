@@ -17,7 +17,6 @@ from typing import Any
 
 # A sentence ends at '.', ';' or ':' followed by a space; abbreviations such as "e.g." do not end one.
 _ABBREVIATION = re.compile(r"\b(e\.g|i\.e|vs|etc)\.$")
-DOCS = "docs/cli.md"
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,13 @@ def to_stdout(path: Path | None) -> bool:
     return path is not None and str(path) == "-"
 
 
-def console_for(path: Path | None, **kwargs: Any) -> Console:
-    """The human output's console: stderr when the JSON document takes stdout."""
-    return Console(stderr=to_stdout(path), **kwargs)
+def console_for(path: Path | None, min_width: int | None = None) -> Console:
+    """The human output's console: stderr when the JSON document takes stdout. Logs and pipes get
+    at least `min_width` columns, so a final table keeps each row on one line."""
+    console = Console(stderr=to_stdout(path))
+    if min_width is not None and not console.is_terminal:
+        console.width = max(console.width, min_width)
+    return console
 
 
 def plain(value: Any) -> Any:

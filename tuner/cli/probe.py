@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from tuner.cli.json_out import console_for
 from tuner.core.writes import atomic_write, check_target
 from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
@@ -60,9 +60,7 @@ def compression(
             check_target(out, what)
     if plot_path is not None:
         plot_target(plot_path)
-    console = Console()
-    if not console.is_terminal:  # logs and pipes: keep each table row on one line
-        console.width = max(console.width, 200)
+    console = console_for(None, min_width=200)
     samples = load_samples(files, options)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -99,9 +99,7 @@ def recommend(
         if live is None:
             raise BadInput("--target runs trials on a cluster: give it with --live SPEC")
         _check_target(target_file, live, max_trials, yes)
-    console = console_for(json_path)
-    if not console.is_terminal:
-        console.width = max(console.width, 180)
+    console = console_for(json_path, min_width=180)
     options = dict(
         results=results,
         live=live,

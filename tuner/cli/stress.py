@@ -188,10 +188,8 @@ def stress(
     from tuner.spec.stress_load import load_stress
 
     loaded = load_stress(spec, baseline_from=baseline_from)
-    labels = _labels(",".join(list_values(profiles)) if profiles else None, loaded.profile_labels())
-    console = console_for(json_path)
-    if not console.is_terminal:
-        console.width = max(console.width, 200)
+    labels = _labels(list_values(profiles) if profiles else None, loaded.profile_labels())
+    console = console_for(json_path, min_width=200)
     console.print(
         f"baseline {loaded.baseline_msgs_per_s:g} msgs/s (from {loaded.baseline_source}),"
         f" {loaded.spec.workload.producers} producers; profiles {', '.join(labels)}"
@@ -316,10 +314,10 @@ def _write_json(path: Path | None, outcome: StressOutcome, baseline: float, name
     )
 
 
-def _labels(option: str | None, known: list[str]) -> list[str]:
-    if option is None:
+def _labels(labels: list[str] | None, known: list[str]) -> list[str]:
+    """The --profiles labels (repeat and comma lists already flattened), or every one."""
+    if labels is None:
         return known
-    labels = [x.strip() for x in option.split(",") if x.strip()]
     if not labels:
         raise BadInput("--profiles: name at least one profile")
     for label in labels:

@@ -140,9 +140,7 @@ def sweep(
     loaded = load_sweep(spec)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
-    console = console_for(json_path)
-    if not console.is_terminal:  # logs and pipes: keep the final table's rows on one line each
-        console.width = max(console.width, 180)
+    console = console_for(json_path, min_width=180)
     target = None
     if target_file is not None:  # caps and the target's own checks before anything is created
         from tuner.target import resolve_target

@@ -56,13 +56,6 @@ class LinearFit(Frozen):
             return None if self.requests_coef <= 0 else math.inf
         return self.requests_coef / self.bytes_coef
 
-    def requests_for_busy(self, busy: float, bytes_per_s: float) -> float:
-        """Produce requests/s (at `bytes_per_s`) that make the threads this busy; inf if never."""
-        room = busy - self.intercept - self.bytes_coef * bytes_per_s
-        if room <= 0:
-            return 0.0
-        return math.inf if self.requests_coef <= 0 else room / self.requests_coef
-
 
 class BrokerCostModel(Frozen):
     """Busy fractions of one broker's thread pools as a function of its produce traffic."""
@@ -79,9 +72,6 @@ class BrokerCostModel(Frozen):
             _idle(self.network.predict(requests_per_s, bytes_per_s)),
             _idle(self.handler.predict(requests_per_s, bytes_per_s)),
         )
-
-    def predict_cpu_cores(self, requests_per_s: float, bytes_per_s: float) -> float | None:
-        return None if self.cpu is None else self.cpu.predict(requests_per_s, bytes_per_s)
 
     @property
     def n(self) -> int:

@@ -10,7 +10,7 @@ the wire, then codec CPU (from the compression probe when given).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tuner.core.errors import NoSolution
 from tuner.model.codecs import CodecTable
@@ -66,23 +66,15 @@ class SearchResult:
     evaluated: int  # model evaluations
 
 
+@dataclass(eq=False)
 class Searcher:
-    def __init__(
-        self,
-        traffic: Traffic,
-        slo: SLOBounds,
-        calibration: ClientCalibration,
-        codecs: CodecTable,
-        cost: IdleModel | None = None,
-        margin: float = P99_MARGIN,
-    ) -> None:
-        self.traffic = traffic
-        self.slo = slo
-        self.calib = calibration
-        self.codecs = codecs
-        self.cost = cost
-        self.margin = margin
-        self.evaluated = 0
+    traffic: Traffic
+    slo: SLOBounds
+    calib: ClientCalibration
+    codecs: CodecTable
+    cost: IdleModel | None = None
+    margin: float = P99_MARGIN
+    evaluated: int = field(default=0, init=False)
 
     def predict(self, profile: ClientProfile) -> Prediction:
         self.evaluated += 1

@@ -27,7 +27,7 @@ from tuner.lab import LabState
 from tuner.runner.chaos_faults import FaultContext, Stopped
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
-from tuner.runner.lifecycle import Engine, Run, RunLifecycle, RunPolicy
+from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
 from tuner.runner.topics import admin_client, delete_topics
 from tuner.spec.clients import kind_of
 from tuner.spec.loader import LoadedSweep
@@ -326,18 +326,12 @@ class ChaosPolicy(RunPolicy):
         }
 
 
+@dataclass(eq=False)
 class ChaosRunner:
-    def __init__(
-        self,
-        target: Target,
-        engine: Engine,
-        store: ResultsStore,
-        observer: ChaosObserver | None = None,
-    ) -> None:
-        self.target = target
-        self.engine = engine
-        self.store = store
-        self.observer = observer or ChaosObserver()
+    target: Target
+    engine: Engine
+    store: ResultsStore
+    observer: ChaosObserver = field(default_factory=ChaosObserver)
 
     def run(self, runs: list[ChaosRun], resume: bool = False) -> ChaosOutcome:
         outcome = ChaosOutcome()
@@ -351,7 +345,7 @@ class ChaosRunner:
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
         admin = admin_client(state.direct_bootstrap_servers)
-        lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, None, admin)
+        lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)
             if why is not None:

@@ -193,24 +193,15 @@ class RunPolicy:
         return fields
 
 
+@dataclass(eq=False)
 class RunLifecycle:
-    def __init__(
-        self,
-        target: Target,
-        engine: Engine,
-        measurer: Measurer | None,
-        store: Any,
-        environment: Environment,
-        observer: Observer | None = None,
-        admin: Any = None,
-    ) -> None:
-        self.target = target
-        self.engine = engine
-        self.measurer = measurer
-        self.store = store
-        self.environment = environment
-        self.observer = observer or Observer()
-        self.admin = admin
+    target: Target
+    engine: Engine
+    measurer: Measurer | None
+    store: Any
+    environment: Environment
+    observer: Observer
+    admin: Any = None
 
     def run(self, plan: RunPlan, policy: RunPolicy, problems: list[str]) -> tuple[RunRecord, str]:
         """Run `plan` start to end and write its record: (record, path). Cleanup problems go to

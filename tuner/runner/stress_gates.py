@@ -29,38 +29,25 @@ from tuner.store.stress import ConsumerHalf, ConsumerStage, GateCheck
 
 def broker_gates(gates: Gates, broker: BrokerWindow | None) -> list[GateCheck]:
     out: list[GateCheck] = []
-    if gates.network_idle_min is not None:
-        idle = _worst(broker, "network_idle_ratio", lowest=True)
+    # (gate, limit, field, the worst broker is the lowest value)
+    for gate, limit, field, lowest in (
+        ("network_idle", gates.network_idle_min, "network_idle_ratio", True),
+        ("request_queue", gates.request_queue_max, "request_queue_size", False),
+    ):
+        if limit is None:
+            continue
+        values = broker.values(field) if broker is not None else []
+        worst = (min(values) if lowest else max(values)) if values else None
         out.append(
             GateCheck(
-                gate="network_idle",
-                limit=gates.network_idle_min,
-                value=idle,
-                passed=idle is None or idle >= gates.network_idle_min,
-                detail="no broker measurement" if idle is None else "",
-            )
-        )
-    if gates.request_queue_max is not None:
-        size = _worst(broker, "request_queue_size", lowest=False)
-        out.append(
-            GateCheck(
-                gate="request_queue",
-                limit=gates.request_queue_max,
-                value=size,
-                passed=size is None or size <= gates.request_queue_max,
-                detail="no broker measurement" if size is None else "",
+                gate=gate,
+                limit=limit,
+                value=worst,
+                passed=worst is None or (worst >= limit if lowest else worst <= limit),
+                detail="no broker measurement" if worst is None else "",
             )
         )
     return out
-
-
-def _worst(broker: BrokerWindow | None, field: str, lowest: bool) -> float | None:
-    if broker is None:
-        return None
-    values = [getattr(b, field) for b in broker.brokers if getattr(b, field) is not None]
-    if not values:
-        return None
-    return min(values) if lowest else max(values)
 
 
 def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:

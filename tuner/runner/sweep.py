@@ -39,20 +39,13 @@ class SweepOutcome:
         return [r for r in self.all_records if r.status == "unclean"]
 
 
+@dataclass(eq=False)
 class SweepRunner:
-    def __init__(
-        self,
-        target: Target,
-        engine: Engine,
-        measurer: Measurer | None,
-        store: ResultsStore,
-        observer: Observer | None = None,
-    ) -> None:
-        self.target = target
-        self.engine = engine
-        self.measurer = measurer
-        self.store = store
-        self.observer = observer or Observer()
+    target: Target
+    engine: Engine
+    measurer: Measurer | None
+    store: ResultsStore
+    observer: Observer = field(default_factory=Observer)
 
     def run(self, loaded: LoadedSweep, resume: bool = False) -> SweepOutcome:
         outcome = SweepOutcome()

@@ -115,5 +115,5 @@ def sweep_runner(
         engine=DriverEngine(),
         measurer=PrometheusMeasurer(url, scrape, _target_prometheus(target)) if url else None,
         store=SeriesStore(results, url, scrape),  # + each run's time series
-        observer=observer,
+        observer=observer or Observer(),
     )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, model_validator
+from pydantic import BeforeValidator, ConfigDict, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.frozen import Frozen
@@ -25,3 +25,20 @@ class StrictModel(Frozen):
                 if key not in known:
                     raise ValueError(f'unknown key "{key}"{did_you_mean(str(key), sorted(known))}')
         return data
+
+
+def config_string(value: Any) -> str:
+    """A config value as Kafka and Filebeat spell it: YAML's true/false as "true"/"false"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _config_strings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): config_string(v) for k, v in value.items()}
+    return value  # not a mapping: left for pydantic to reject
+
+
+# Raw client or topic configs: YAML may write `true` or `10000`, the wire takes strings.
+ConfigMap = Annotated[dict[str, str], BeforeValidator(_config_strings)]

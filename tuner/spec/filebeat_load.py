@@ -21,13 +21,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import plain_data, shown_path
 from tuner.spec.filebeat import (
     KAFKA4_MIN_VERSION,
     SECRET_OPTIONS,
     FilebeatConfig,
     version_tuple,
 )
-from tuner.spec.loader import display_path, plain, read_yaml
+from tuner.spec.loader import read_yaml
 
 Path_ = tuple[str | int, ...]
 
@@ -54,14 +55,14 @@ class LoadedFilebeat:
 
     def where(self, *option: str) -> str:
         line = self.line_of(*option)
-        return f"{display_path(self.path)}:{line}" if line else display_path(self.path)
+        return f"{shown_path(self.path)}:{line}" if line else shown_path(self.path)
 
 
 def load_filebeat(path: Path) -> LoadedFilebeat:
     """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem."""
     path = Path(path)
     raw = read_yaml(path)
-    shown = display_path(path)
+    shown = shown_path(path)
     lines: dict[Path_, int] = {}
     data: dict[str, Any] = {}
     try:
@@ -181,9 +182,9 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
                 _expand_into(sub, item, (*path, i), lines)
                 items.append(sub)
             else:
-                items.append(plain(item))
+                items.append(plain_data(item))
         return items
-    return plain(value)
+    return plain_data(value)
 
 
 def _key_line(node: Any, key: Any) -> int | None:

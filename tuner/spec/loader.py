@@ -32,34 +32,12 @@ class LoadedSweep:
     runs: list[RunPlan]
 
 
-def display_path(path: Path) -> str:
-    """The path as the user would type it: relative to the working directory when inside it."""
-    return inputs.shown_path(path)
-
-
 def read_yaml(path: Path) -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) through the input boundary (regular
     file, size, depth and alias limits, finite numbers); one-line BadInput on any problem."""
     data = inputs.read_yaml(path, "spec file")
     if not isinstance(data, Mapping):
-        raise BadInput(f"{display_path(path)}: expected a mapping of keys at the top level")
-    return data
-
-
-def plain(data: Any) -> Any:
-    """ruamel's commented containers and scalar subclasses -> plain dict/list/str/int/float."""
-    if isinstance(data, Mapping):
-        return {str(k): plain(v) for k, v in data.items()}
-    if isinstance(data, Sequence) and not isinstance(data, str | bytes):
-        return [plain(v) for v in data]
-    if isinstance(data, bool) or data is None:
-        return data
-    if isinstance(data, int):
-        return int(data)
-    if isinstance(data, float):
-        return float(data)
-    if isinstance(data, str):
-        return str(data)
+        raise BadInput(f"{inputs.shown_path(path)}: expected a mapping of keys at the top level")
     return data
 
 
@@ -67,9 +45,9 @@ def load_model(model: type[M], path: Path, raw: Any | None = None) -> M:
     """Validate one YAML file (or its already-read mapping) against `model`."""
     raw = read_yaml(path) if raw is None else raw
     try:
-        return model.model_validate(plain(raw), context={"base_dir": path.parent})
+        return model.model_validate(inputs.plain_data(raw), context={"base_dir": path.parent})
     except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
 
 
 def load_workload(path: Path) -> WorkloadSpec:
@@ -84,7 +62,7 @@ def load_sweep(path: Path) -> LoadedSweep:
     """Load a sweep spec, resolve referenced workload/profile files, and expand its runs."""
     path = Path(path)
     raw = read_yaml(path)
-    data = plain(raw)
+    data = inputs.plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
         data["workload"] = _dump(load_workload(_ref(base, data["workload"], path, raw, ("workload",))))
@@ -98,11 +76,11 @@ def load_sweep(path: Path) -> LoadedSweep:
     try:
         spec = SweepSpec.model_validate(data, context={"base_dir": base})
     except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
     try:
         runs = spec.expand(base_dir=base)
     except ValueError as exc:
-        raise BadInput(f"{display_path(path)}: {exc}") from None
+        raise BadInput(f"{inputs.shown_path(path)}: {exc}") from None
     return LoadedSweep(path=path, spec=spec, runs=runs)
 
 
@@ -112,7 +90,7 @@ def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...])
         line = _line_of(raw, loc)
         where = f":{line}" if line else ""
         key = _loc_text(loc)
-        raise BadInput(f'{display_path(path)}{where}: {key}: no such file "{ref}"')
+        raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
     return target
 
 

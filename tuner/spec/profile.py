@@ -15,7 +15,7 @@ from pydantic import Field, SerializationInfo, field_serializer, field_validator
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import did_you_mean
 from tuner.core.redact import is_secret_name
-from tuner.spec.base import StrictModel
+from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
 
@@ -56,7 +56,7 @@ class ClientProfile(StrictModel):
     # from the lab's files or the environment, never from the profile) or plain text.
     security: Literal["plaintext", "sasl_ssl"] = "plaintext"
     # Raw client properties applied last, e.g. {"queue.buffering.max.kbytes": "65536"}.
-    overrides: dict[str, str] = Field(default_factory=dict)
+    overrides: ConfigMap = Field(default_factory=dict)
     # Filebeat's settings: an output.kafka + queue.mem fragment spelled as in filebeat.yml (hosts and
     # topic are the engine's).
     filebeat: FilebeatConfig | None = None
@@ -94,15 +94,6 @@ class ClientProfile(StrictModel):
                     f'"{key}" holds a secret: give it as a ${{VAR}} reference to an environment'
                     " variable, not literally"
                 )
-        return value
-
-    @field_validator("overrides", mode="before")
-    @classmethod
-    def _stringify(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                str(k): ("true" if v is True else "false" if v is False else str(v)) for k, v in value.items()
-            }
         return value
 
     @model_validator(mode="after")

@@ -17,11 +17,11 @@ at baseline / producers msgs/s (more pods at the peak, each as busy as on an ord
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
-from tuner.spec.base import StrictModel
+from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.clients import kind_of
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.profile import ClientProfile
@@ -136,7 +136,7 @@ class StressSpec(StrictModel):
     description: str = ""
     workload: WorkloadSpec
     # Merged into every topic's configs (e.g. tiering so lagging readers hit the remote tier).
-    topic_configs: dict[str, str] = Field(default_factory=dict)
+    topic_configs: ConfigMap = Field(default_factory=dict)
     baseline: Baseline = Field(default_factory=Baseline)
     profiles: dict[str, ClientProfile] = Field(min_length=1)
     shape: Shape
@@ -146,15 +146,6 @@ class StressSpec(StrictModel):
     lagging_readers: Lagging = "split"
     lagging_max_msgs_per_s: float | None = Field(default=None, gt=0)  # per lagging consumer
     gates: Gates = Field(default_factory=Gates)
-
-    @field_validator("topic_configs", mode="before")
-    @classmethod
-    def _stringify(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                str(k): ("true" if v is True else "false" if v is False else str(v)) for k, v in value.items()
-            }
-        return value
 
     @model_validator(mode="after")
     def _check(self) -> StressSpec:
@@ -226,11 +217,6 @@ class StressSpec(StrictModel):
         return out
 
 
-def per_producer_rate(spec: StressSpec, baseline_msgs_per_s: float) -> float:
-    """msgs/s each producer offers: the baseline spread over the workload's producers."""
-    return baseline_msgs_per_s / spec.workload.producers
-
-
 def users_for(spec: StressSpec, multiplier: float) -> int:
     return max(1, round(multiplier * spec.workload.producers)) if multiplier > 0 else 0
 
@@ -285,10 +271,6 @@ def first_lagging_start(spec: StressSpec) -> float | None:
         if stage.lagging == "split":
             return stage.start_s + stage.duration_s / 2
     return None
-
-
-def total_duration_s(stages: list[Stage]) -> float:
-    return stages[-1].end_s if stages else 0.0
 
 
 def users_at(stage: Stage, t_in_stage: float) -> int:

@@ -14,13 +14,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_json
+from tuner.core.inputs import plain_data, read_json, shown_path
 from tuner.spec.loader import (
     describe_error,
-    display_path,
     load_profile,
     load_workload,
-    plain,
     read_yaml,
 )
 from tuner.spec.stress import Stage, StressSpec, build_stages
@@ -46,7 +44,7 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
     """Load and validate `path`; `baseline_from` (a diagnose JSON) overrides the spec's baseline."""
     path = Path(path)
     raw = read_yaml(path)
-    data = plain(raw)
+    data = plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
         data["workload"] = _dump_workload(load_workload(_ref(base, data["workload"], path, raw, "workload")))
@@ -60,12 +58,12 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
     try:
         spec = StressSpec.model_validate(data, context={"base_dir": base})
     except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, display_path(path))) from None
+        raise BadInput(describe_error(exc, raw, shown_path(path))) from None
     if baseline_from is not None:
-        rate, source = baseline_from_diagnose(Path(baseline_from)), display_path(Path(baseline_from))
+        rate, source = baseline_from_diagnose(Path(baseline_from)), shown_path(Path(baseline_from))
     elif spec.baseline.from_diagnose is not None:
         target = base / spec.baseline.from_diagnose
-        rate, source = baseline_from_diagnose(target), display_path(target)
+        rate, source = baseline_from_diagnose(target), shown_path(target)
     elif spec.baseline.msgs_per_s is not None:
         rate, source = spec.baseline.msgs_per_s, "spec"
     else:
@@ -88,7 +86,7 @@ def _ref(base: Path, ref: str, path: Path, raw: Any, key: str) -> Path:
                 line = lc.key(part)[0] + 1
                 node = node[part]
         where = f":{line}" if line else ""
-        raise BadInput(f'{display_path(path)}{where}: {key}: no such file "{ref}"')
+        raise BadInput(f'{shown_path(path)}{where}: {key}: no such file "{ref}"')
     return target
 
 
@@ -103,7 +101,7 @@ def _dump_workload(workload: WorkloadSpec) -> dict[str, Any]:
 def baseline_from_diagnose(path: Path) -> float:
     """The cluster's records/s from `kbt diagnose --json` output: the sum of the brokers'
     `messages_in_per_s` in its snapshot (MessagesInPerSec counts each record once, on its leader)."""
-    shown = display_path(path)
+    shown = shown_path(path)
     if not path.exists():
         raise BadInput(f"{shown}: no such diagnose file (write it with 'kbt diagnose --json')")
     data = read_json(path, "diagnose file")

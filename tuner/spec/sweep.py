@@ -58,17 +58,13 @@ class RunPlan(StrictModel):
 
 def spec_hash(obj: Any) -> str:
     """sha256 of canonical JSON (sorted keys, no whitespace) of models / plain data."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, StrictModel):
-            return value.model_dump(mode="json")
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [plain(v) for v in value]
-        return value
-
-    text = json.dumps(plain(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        obj,
+        default=lambda model: model.model_dump(mode="json"),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

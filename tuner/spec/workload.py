@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from tuner.spec.base import StrictModel
+from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.limits import (
     BROKER_MESSAGE_MAX_BYTES,
     MAX_PARTITIONS,
@@ -28,14 +28,7 @@ class TopicSpec(StrictModel):
     partitions: int = Field(gt=0, le=MAX_PARTITIONS)
     replication_factor: int = Field(default=1, gt=0, le=16)
     # Raw topic configs, e.g. {"remote.storage.enable": "true", "local.retention.ms": "60000"}.
-    configs: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("configs", mode="before")
-    @classmethod
-    def _stringify(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {str(k): _config_str(v) for k, v in value.items()}
-        return value
+    configs: ConfigMap = Field(default_factory=dict)
 
     @property
     def max_message_bytes(self) -> int:
@@ -63,12 +56,6 @@ class TopicSpec(StrictModel):
                     f" {self.replication_factor}: every acks=all write would fail"
                 )
         return self
-
-
-def _config_str(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 class LogFileSource(StrictModel):
@@ -258,10 +245,6 @@ class WorkloadSpec(StrictModel):
                 f' (raise topic config "{TOPIC_MAX_MESSAGE_BYTES_KEY}")'
             )
         return self
-
-    @property
-    def measured_s(self) -> float:
-        return self.duration_s - self.warmup_s
 
     @property
     def offered_msgs_per_s(self) -> float | None:

@@ -147,17 +147,18 @@ class BrokerWindow(Frozen):
             return self.produce_requests, self.produce_requests_total
         return self.topic_produce_requests, self.topic_produce_requests_total
 
+    def values(self, field: str) -> list[float]:
+        """`field` of every broker that has it."""
+        return [v for b in self.brokers if (v := getattr(b, field)) is not None]
+
     def _sum(self, field: str) -> float | None:
-        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
-        return sum(values) if values else None
+        return sum(values) if (values := self.values(field)) else None
 
     def _mean(self, field: str) -> float | None:
-        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
-        return sum(values) / len(values) if values else None
+        return sum(values) / len(values) if (values := self.values(field)) else None
 
     def _min(self, field: str) -> float | None:
-        values = [getattr(b, field) for b in self.brokers if getattr(b, field) is not None]
-        return min(values) if values else None
+        return min(values) if (values := self.values(field)) else None
 
     @property
     def produce_requests_per_s(self) -> float | None:

@@ -14,13 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
-from tuner.core.inputs import read_json
 from tuner.core.writes import atomic_write_json
 from tuner.spec.probe import Codec, ProbeOptions
+from tuner.store.document import read_document, validated
 
 PROBE_SCHEMA_VERSION = 1
 PROBE_KIND: Literal["compression-probe"] = "compression-probe"
@@ -52,10 +51,6 @@ class ProbePoint(Frozen):
     decompress_cpu_ms_per_mb: float = Field(
         description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
     )
-
-    @property
-    def wire_bytes_per_message(self) -> float:
-        return self.compressed_batch_bytes.p50 / self.batch_messages
 
 
 class Knee(Frozen):
@@ -151,17 +146,7 @@ def write_probe_record(record: ProbeRecord, path: Path) -> Path:
 
 def load_probe_record(path: Path) -> ProbeRecord:
     """Read a probe record; one-line BadInput when it is missing, of another version or invalid."""
-    data = read_json(path, "probe record")
-    if not isinstance(data, dict) or data.get("kind") != PROBE_KIND:
-        raise BadInput(f"{path}: not a compression probe record")
-    version = data.get("schema_version")
-    if version != PROBE_SCHEMA_VERSION:
-        raise BadInput(
-            f"{path}: probe record schema_version {version!r}, this kbt reads {PROBE_SCHEMA_VERSION}"
-        )
-    try:
-        return ProbeRecord.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise BadInput(f"{path}: invalid probe record: {loc}: {err['msg']}") from None
+    data = read_document(
+        path, "probe record", PROBE_KIND, "a compression probe record", (PROBE_SCHEMA_VERSION,)
+    )
+    return validated(ProbeRecord, data, path, "probe record")

@@ -15,16 +15,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
-from tuner.core.inputs import read_json
 from tuner.core.redact import redact
 from tuner.core.writes import atomic_write_json
 from tuner.spec.profile import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.document import read_document, validated
 from tuner.store.record_upgrade import upgrade_profiles
 
 RECOMMENDATION_SCHEMA_VERSION = 2  # 2: profiles in their client kind's own settings (version 1 read)
@@ -159,19 +158,7 @@ def write_recommendation(record: Recommendation, path: Path) -> Path:
 
 def load_recommendation(path: Path) -> Recommendation:
     """Read a recommendation; one-line BadInput when missing, of another version or invalid."""
-    data = read_json(path, "recommendation")
-    if not isinstance(data, dict) or data.get("kind") != RECOMMENDATION_KIND:
-        raise BadInput(f"{path}: not a recommendation record")
-    version = data.get("schema_version")
-    if version not in (1, RECOMMENDATION_SCHEMA_VERSION):
-        raise BadInput(
-            f"{path}: recommendation schema_version {version!r},"
-            f" this kbt reads 1 to {RECOMMENDATION_SCHEMA_VERSION}"
-        )
-    try:
-        upgraded = {**upgrade_profiles(data), "schema_version": RECOMMENDATION_SCHEMA_VERSION}
-        return Recommendation.model_validate(upgraded)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise BadInput(f"{path}: invalid recommendation: {loc}: {err['msg']}") from None
+    versions = (1, RECOMMENDATION_SCHEMA_VERSION)
+    data = read_document(path, "recommendation", RECOMMENDATION_KIND, "a recommendation record", versions)
+    upgraded = {**upgrade_profiles(data), "schema_version": RECOMMENDATION_SCHEMA_VERSION}
+    return validated(Recommendation, upgraded, path, "recommendation")

@@ -7,17 +7,15 @@ the recommender) go through `ResultsStore` only.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json, shown_path, type_name
 from tuner.core.writes import atomic_write_json
+from tuner.store.document import validated
 from tuner.store.record import SCHEMA_VERSION, RunRecord
 from tuner.store.record_upgrade import readable, upgrade
 
@@ -78,12 +76,7 @@ class ResultsStore:
             raise BadInput(
                 f"{path}: run record schema_version {version!r}, this kbt reads 1 to {SCHEMA_VERSION}"
             )
-        try:
-            return RunRecord.model_validate(upgrade(data))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            raise BadInput(f"{path}: invalid run record: {loc}: {err['msg']}") from None
+        return validated(RunRecord, upgrade(data), path, "run record")
 
     def iter_records(self, sweep: str | None = None) -> Iterator[StoredRecord]:
         for path in self.paths(sweep):
@@ -112,7 +105,3 @@ class ResultsStore:
             if record.name == name and record.spec_hash == spec_hash:
                 found = record
         return found
-
-
-def now() -> float:
-    return time.time()

@@ -16,13 +16,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
-from tuner.core.inputs import read_json
 from tuner.core.writes import atomic_write, json_text
 from tuner.measure.prometheus import RangeSeries
+from tuner.store.document import read_document, validated
 
 SERIES_SCHEMA_VERSION = 1
 SERIES_KIND: Literal["run-series"] = "run-series"
@@ -90,17 +89,5 @@ def load_run_series(record_path: Path) -> RunSeries | None:
     path = series_path(record_path)
     if not path.is_file():
         return None
-    data = read_json(path, "run series")
-    if not isinstance(data, dict) or data.get("kind") != SERIES_KIND:
-        raise BadInput(f"{path}: not a run series file")
-    if data.get("schema_version") != SERIES_SCHEMA_VERSION:
-        raise BadInput(
-            f"{path}: run series schema_version {data.get('schema_version')!r},"
-            f" this kbt reads {SERIES_SCHEMA_VERSION}"
-        )
-    try:
-        return RunSeries.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(map(str, err["loc"]))
-        raise BadInput(f"{path}: invalid run series: {where}: {err['msg']}") from None
+    data = read_document(path, "run series", SERIES_KIND, "a run series file", (SERIES_SCHEMA_VERSION,))
+    return validated(RunSeries, data, path, "run series")

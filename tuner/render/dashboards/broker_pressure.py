@@ -11,6 +11,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 
 from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
+    add_row,
     BROKER_VAR,
     CLUSTER_VAR,
     TOPIC_SCOPE,
@@ -33,38 +34,40 @@ _PRODUCE_SLO = above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms
 _QUEUE = above_is_bad(lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests)
 
 
-def _overview(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Overview"))
-    d.with_panel(
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Network and request-handler threads, queues, request counts and sizes, request time by phase.",
+        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
+        tags=["broker"],
+    )
+    add_row(
+        d,
+        "Overview",
         single_stat(
             "Network thread idle",
             Target("NETWORK_IDLE"),
             "Per broker, now. Red below 0.3: the network threads are the bottleneck.",
             thresholds=_NET,
-        )
-    )
-    d.with_panel(single_stat("Produce requests/s", Target("PRODUCE_REQUESTS_RATE"), "Per broker, now."))
-    d.with_panel(
+        ),
+        single_stat("Produce requests/s", Target("PRODUCE_REQUESTS_RATE"), "Per broker, now."),
         single_stat(
             "Bytes per produce request",
             Target("BYTES_PER_PRODUCE_REQUEST"),
             f"Per broker, now. Red below {lim.tiny_produce_request_bytes} B: producers barely batch.",
             thresholds=_TINY,
-        )
-    )
-    d.with_panel(
+        ),
         single_stat(
             "Produce p99.9",
             Target("PRODUCE_TOTAL_P999_MS"),
             f"Per broker, now. Red above the {lim.produce_p999_slo_ms:g} ms objective.",
             thresholds=_PRODUCE_SLO,
-        )
+        ),
     )
-
-
-def _threads(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Threads and queues"))
-    d.with_panel(
+    add_row(
+        d,
+        "Threads and queues",
         series(
             "Network thread idle (NetworkProcessorAvgIdlePercent)",
             [Target("NETWORK_IDLE"), Target("NETWORK_IDLE_MIN_THREAD", "{{broker}} busiest thread")],
@@ -72,18 +75,14 @@ def _threads(d: db.Dashboard) -> None:
             f"{lim.network_idle_warning} (orange) they are busy. Many small produce requests drive it down.",
             thresholds=_NET,
             max_val=1,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Request handler idle (RequestHandlerAvgIdlePercent)",
             [Target("REQUEST_HANDLER_IDLE")],
             "From the idle-time counter over the panel's rate window (not the Meter's lifetime MeanRate).",
             thresholds=_HANDLER,
             max_val=1,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Request and response queues",
             [
@@ -94,21 +93,17 @@ def _threads(d: db.Dashboard) -> None:
             "reading sockets; a growing queue means the handlers cannot keep up.",
             unit="short",
             thresholds=_QUEUE,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Broker CPU",
             [Target("BROKER_CPU_CORES")],
             "Cores each broker JVM keeps busy. Qunar's brokers were not CPU-bound while the network "
             "threads were saturated.",
-        )
+        ),
     )
-
-
-def _requests(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Requests and batching"))
-    d.with_panel(
+    add_row(
+        d,
+        "Requests and batching",
         series(
             "Produce and fetch requests/s by broker",
             [
@@ -116,16 +111,12 @@ def _requests(d: db.Dashboard) -> None:
                 Target("FETCH_REQUESTS_RATE", "{{broker}} fetch"),
             ],
             "The request count is what loads the network threads, not the bytes.",
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Requests/s by type",
             [Target("REQUESTS_RATE_BY_TYPE", "{{request}}")],
             "Every API the brokers answer (selected brokers summed).",
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Bytes per produce request",
             [
@@ -136,37 +127,29 @@ def _requests(d: db.Dashboard) -> None:
             "sticky partitioning) to cut the request count.",
             thresholds=_TINY,
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Records per produce request",
             [Target("RECORDS_PER_PRODUCE_REQUEST")],
             "Qunar's Filebeat sent about one record per request before the fix.",
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Produce requests/s by topic",
             [Target("PRODUCE_REQUESTS_RATE_BY_TOPIC", "{{topic}}", TOPIC_SCOPE)],
             "Which topics' producers send the requests (topic variable).",
             span=8,
-        )
+        ),
     )
-
-
-def _latency(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Request time p99.9 (TotalTimeMs and its phases)"))
-    d.with_panel(
+    add_row(
+        d,
+        "Request time p99.9 (TotalTimeMs and its phases)",
         series(
             "Produce total time p99.9",
             [Target("PRODUCE_TOTAL_P999_MS")],
             f"Red line: the {lim.produce_p999_slo_ms:g} ms objective (alert KafkaProduceP999AboveSLO).",
             thresholds=_PRODUCE_SLO,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Fetch total time p99.9",
             [
@@ -174,14 +157,8 @@ def _latency(d: db.Dashboard) -> None:
                 Target("FETCH_FOLLOWER_TOTAL_P999_MS", "{{broker}} FetchFollower"),
             ],
             "An idle fetch waits up to fetch.max.wait.ms (500 ms) in purgatory: a flat line there is normal.",
-        )
-    )
-    for name, request in (
-        ("PRODUCE_PHASES_P999_MS", "Produce"),
-        ("FETCH_CONSUMER_PHASES_P999_MS", "FetchConsumer"),
-        ("FETCH_FOLLOWER_PHASES_P999_MS", "FetchFollower"),
-    ):
-        d.with_panel(
+        ),
+        *(
             series(
                 f"{request} time p99.9 by phase",
                 [Target(name, "{{phase}}")],
@@ -189,15 +166,17 @@ def _latency(d: db.Dashboard) -> None:
                 "waiting for replicas (produce) or for data (fetch). Worst selected broker per phase.",
                 span=8,
             )
-        )
-
-
-def _disk_and_bytes(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Log flush and bytes"))
-    d.with_panel(
-        series("Log flushes/s", [Target("LOG_FLUSH_RATE")], "Segment rolls and forced flushes.", span=6)
+            for name, request in (
+                ("PRODUCE_PHASES_P999_MS", "Produce"),
+                ("FETCH_CONSUMER_PHASES_P999_MS", "FetchConsumer"),
+                ("FETCH_FOLLOWER_PHASES_P999_MS", "FetchFollower"),
+            )
+        ),
     )
-    d.with_panel(
+    add_row(
+        d,
+        "Log flush and bytes",
+        series("Log flushes/s", [Target("LOG_FLUSH_RATE")], "Segment rolls and forced flushes.", span=6),
         series(
             "Log flush time p99",
             [Target("LOG_FLUSH_TIME_P99_MS")],
@@ -205,33 +184,17 @@ def _disk_and_bytes(d: db.Dashboard) -> None:
             "raise KafkaLogFlushTimeSpike.",
             thresholds=above_is_bad(lim.flush_spike_min_ms),
             span=6,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Bytes in / out",
             [Target("BYTES_IN_RATE", "{{broker}} in"), Target("BYTES_OUT_RATE", "{{broker}} out")],
             "Produced (after compression) and fetched by consumers.",
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Bytes in by topic",
             [Target("BYTES_IN_RATE_BY_TOPIC", "{{topic}}", TOPIC_SCOPE)],
             "Produced bytes per topic (topic variable).",
             span=24,
-        )
+        ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "Network and request-handler threads, queues, request counts and sizes, request time by phase.",
-        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
-        tags=["broker"],
-    )
-    for section in (_overview, _threads, _requests, _latency, _disk_and_bytes):
-        section(d)
     return d

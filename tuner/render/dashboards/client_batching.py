@@ -11,6 +11,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 
 from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
+    add_row,
     BROKER_SCOPE,
     BROKER_VAR,
     CLIENT_SCOPE,
@@ -32,26 +33,30 @@ def _producer(name: str) -> Target:
     return Target(name, _PRODUCER, CLIENT_SCOPE)
 
 
-def _batches(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Requests and batches per producer"))
-    d.with_panel(
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "Per-producer batching from the kbt client exporter (job kbt-client).",
+        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
+        tags=["client"],
+    )
+    add_row(
+        d,
+        "Requests and batches per producer",
         series(
             "Produce requests/s per producer",
             [_producer("CLIENT_PRODUCE_REQUESTS_RATE")],
             "Fewer requests for the same records is the whole point of batching.",
-        )
-    )
-    d.with_panel(series("Records/s acked per producer", [_producer("CLIENT_RECORDS_RATE")]))
-    d.with_panel(
+        ),
+        series("Records/s acked per producer", [_producer("CLIENT_RECORDS_RATE")]),
         series(
             "Records per request",
             [_producer("CLIENT_RECORDS_PER_REQUEST")],
             "librdkafka sends one partition per request, so this is also records per batch; a Java "
             "request carries a batch of every partition its broker leads.",
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Bytes per batch",
             [_producer("CLIENT_BATCH_BYTES")],
@@ -59,44 +64,36 @@ def _batches(d: db.Dashboard) -> None:
             "rate down.",
             thresholds=below_is_bad(lim.tiny_produce_request_bytes),
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Compression ratio",
             [_producer("CLIENT_COMPRESSION_RATIO")],
             "Compression works per partition batch: bigger batches compress better (up to ~50 records of "
             "1 KB for snappy).",
             span=8,
-        )
+        ),
     )
-
-
-def _latency(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Latency per producer"))
-    d.with_panel(
+    add_row(
+        d,
+        "Latency per producer",
         series(
             "Queue time p99",
             [_producer("CLIENT_QUEUE_LATENCY_P99_MS")],
             "Time in the producer queue: linger.ms is spent here.",
             span=8,
-        )
-    )
-    d.with_panel(series("Request round trip p99", [_producer("CLIENT_RTT_P99_MS")], span=8))
-    d.with_panel(
+        ),
+        series("Request round trip p99", [_producer("CLIENT_RTT_P99_MS")], span=8),
         series(
             "Delivery p99",
             [_producer("CLIENT_DELIVERY_P99_MS")],
             f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
             thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
             span=8,
-        )
+        ),
     )
-
-
-def _versus_broker(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Client and broker views"))
-    d.with_panel(
+    add_row(
+        d,
+        "Client and broker views",
         series(
             "Produce requests/s per broker: clients vs broker",
             [
@@ -107,36 +104,20 @@ def _versus_broker(d: db.Dashboard) -> None:
             ],
             "The broker also counts requests from clients that are not kbt drivers; with only kbt load the "
             "lines agree within a few percent.",
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Delivery errors/s",
             [_producer("CLIENT_DELIVERY_ERRORS_RATE")],
             "Should stay at 0; anything else is a failed delivery after retries.",
             thresholds=above_is_bad(0.001),
             span=6,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Produce throttle max",
             [_producer("CLIENT_PRODUCE_THROTTLE_MAX_MS")],
             "Broker quotas holding the producer back; 0 without quotas.",
             thresholds=above_is_bad(0.001),
             span=6,
-        )
+        ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "Per-producer batching from the kbt client exporter (job kbt-client).",
-        [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
-        tags=["client"],
-    )
-    for section in (_batches, _latency, _versus_broker):
-        section(d)
     return d

@@ -167,6 +167,13 @@ def series(
     return panel
 
 
+def add_row(d: db.Dashboard, title: str, *panels: timeseries.Panel | stat.Panel) -> None:
+    """A row and, under it, its panels in order."""
+    d.with_row(db.Row(title))
+    for panel in panels:
+        d.with_panel(panel)
+
+
 def single_stat(
     title: str,
     target: Target,

@@ -11,6 +11,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 
 from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
+    add_row,
     BROKER_VAR,
     CLIENT_SCOPE,
     CLUSTER_VAR,
@@ -27,134 +28,6 @@ TITLE = "kbt / Stress test"
 _GROUP = "{{run}} {{group}}"
 
 
-def _load(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Load"))
-    d.with_panel(
-        series(
-            "Offered vs achieved records/s",
-            [
-                Target("OFFERED_RECORDS_RATE", "{{run}} offered", CLIENT_SCOPE),
-                Target("ACKED_RECORDS_RATE", "{{run}} achieved (acked)", CLIENT_SCOPE),
-            ],
-            "The schedule's offer against what the brokers acked; a gap that grows is the cluster "
-            "falling behind.",
-        )
-    )
-    d.with_panel(
-        series(
-            "Produce requests/s by broker",
-            [Target("PRODUCE_REQUESTS_RATE")],
-            "More producers at each step: the request count rises with them unless they batch.",
-        )
-    )
-
-
-def _objectives(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Objectives"))
-    d.with_panel(
-        series(
-            "Delivery p99 (slowest producer)",
-            [Target("DELIVERY_P99_MS_WORST", "{{run}}", CLIENT_SCOPE)],
-            f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
-            thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Broker produce time p99.9",
-            [Target("PRODUCE_TOTAL_P999_MS")],
-            f"Red line: the {lim.produce_p999_slo_ms:g} ms broker objective.",
-            thresholds=above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms),
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Real-time consumers: end-to-end p99",
-            [Target("CONSUMER_E2E_P99_MS", _GROUP, CLIENT_SCOPE)],
-            f"Red line: the {lim.e2e_p99_slo_ms:g} ms end-to-end objective.",
-            thresholds=above_is_bad(lim.e2e_p99_slo_ms / 2, lim.e2e_p99_slo_ms),
-            span=8,
-        )
-    )
-
-
-def _headroom(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Broker headroom"))
-    d.with_panel(
-        series(
-            "Network thread idle",
-            [Target("NETWORK_IDLE")],
-            f"The stress gate: below {lim.network_idle_critical} the stage fails.",
-            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
-            max_val=1,
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Request handler idle",
-            [Target("REQUEST_HANDLER_IDLE")],
-            thresholds=below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning),
-            max_val=1,
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Request queue",
-            [Target("REQUEST_QUEUE_SIZE")],
-            f"queued.max.requests is {lim.queued_max_requests}.",
-            thresholds=above_is_bad(
-                lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests
-            ),
-            span=8,
-        )
-    )
-
-
-def _consumers(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Consumers"))
-    d.with_panel(
-        series(
-            "Real-time groups: lag",
-            [Target("CONSUMER_LAG_REALTIME", _GROUP, CLIENT_SCOPE)],
-            "Records behind the high watermark; should stay near 0 through the spike.",
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Lagging groups: lag",
-            [Target("CONSUMER_LAG_LAGGING", _GROUP, CLIENT_SCOPE)],
-            "Replaying readers are behind on purpose; what matters is their effect on the rest.",
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Lagging groups: age of data read",
-            [Target("CONSUMER_DATA_AGE_S", _GROUP, CLIENT_SCOPE)],
-            "Minutes-old data comes from the remote tier (or cold page cache).",
-            span=8,
-        )
-    )
-    d.with_panel(
-        series(
-            "Records/s consumed by group",
-            [Target("CONSUMER_RECORDS_RATE", "{{run}} {{group}} ({{mode}})", CLIENT_SCOPE)],
-        )
-    )
-    d.with_panel(
-        series(
-            "Remote fetch bytes/s",
-            [Target("REMOTE_FETCH_BYTES_RATE")],
-            "Lagging readers served from the remote tier.",
-        )
-    )
-
-
 def dashboard() -> db.Dashboard:
     d = new_dashboard(
         UID,
@@ -163,6 +36,106 @@ def dashboard() -> db.Dashboard:
         [CLUSTER_VAR, RUN_VAR, BROKER_VAR],
         tags=["stress"],
     )
-    for section in (_load, _objectives, _headroom, _consumers):
-        section(d)
+    add_row(
+        d,
+        "Load",
+        series(
+            "Offered vs achieved records/s",
+            [
+                Target("OFFERED_RECORDS_RATE", "{{run}} offered", CLIENT_SCOPE),
+                Target("ACKED_RECORDS_RATE", "{{run}} achieved (acked)", CLIENT_SCOPE),
+            ],
+            "The schedule's offer against what the brokers acked; a gap that grows is the cluster "
+            "falling behind.",
+        ),
+        series(
+            "Produce requests/s by broker",
+            [Target("PRODUCE_REQUESTS_RATE")],
+            "More producers at each step: the request count rises with them unless they batch.",
+        ),
+    )
+    add_row(
+        d,
+        "Objectives",
+        series(
+            "Delivery p99 (slowest producer)",
+            [Target("DELIVERY_P99_MS_WORST", "{{run}}", CLIENT_SCOPE)],
+            f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
+            thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
+            span=8,
+        ),
+        series(
+            "Broker produce time p99.9",
+            [Target("PRODUCE_TOTAL_P999_MS")],
+            f"Red line: the {lim.produce_p999_slo_ms:g} ms broker objective.",
+            thresholds=above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms),
+            span=8,
+        ),
+        series(
+            "Real-time consumers: end-to-end p99",
+            [Target("CONSUMER_E2E_P99_MS", _GROUP, CLIENT_SCOPE)],
+            f"Red line: the {lim.e2e_p99_slo_ms:g} ms end-to-end objective.",
+            thresholds=above_is_bad(lim.e2e_p99_slo_ms / 2, lim.e2e_p99_slo_ms),
+            span=8,
+        ),
+    )
+    add_row(
+        d,
+        "Broker headroom",
+        series(
+            "Network thread idle",
+            [Target("NETWORK_IDLE")],
+            f"The stress gate: below {lim.network_idle_critical} the stage fails.",
+            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
+            max_val=1,
+            span=8,
+        ),
+        series(
+            "Request handler idle",
+            [Target("REQUEST_HANDLER_IDLE")],
+            thresholds=below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning),
+            max_val=1,
+            span=8,
+        ),
+        series(
+            "Request queue",
+            [Target("REQUEST_QUEUE_SIZE")],
+            f"queued.max.requests is {lim.queued_max_requests}.",
+            thresholds=above_is_bad(
+                lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests
+            ),
+            span=8,
+        ),
+    )
+    add_row(
+        d,
+        "Consumers",
+        series(
+            "Real-time groups: lag",
+            [Target("CONSUMER_LAG_REALTIME", _GROUP, CLIENT_SCOPE)],
+            "Records behind the high watermark; should stay near 0 through the spike.",
+            span=8,
+        ),
+        series(
+            "Lagging groups: lag",
+            [Target("CONSUMER_LAG_LAGGING", _GROUP, CLIENT_SCOPE)],
+            "Replaying readers are behind on purpose; what matters is their effect on the rest.",
+            span=8,
+        ),
+        series(
+            "Lagging groups: age of data read",
+            [Target("CONSUMER_DATA_AGE_S", _GROUP, CLIENT_SCOPE)],
+            "Minutes-old data comes from the remote tier (or cold page cache).",
+            span=8,
+        ),
+        series(
+            "Records/s consumed by group",
+            [Target("CONSUMER_RECORDS_RATE", "{{run}} {{group}} ({{mode}})", CLIENT_SCOPE)],
+        ),
+        series(
+            "Remote fetch bytes/s",
+            [Target("REMOTE_FETCH_BYTES_RATE")],
+            "Lagging readers served from the remote tier.",
+        ),
+    )
     return d

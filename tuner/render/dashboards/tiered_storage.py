@@ -6,6 +6,7 @@ from grafana_foundation_sdk.builders import dashboard as db
 
 from tuner.spec.thresholds import THRESHOLDS as lim
 from tuner.render.dashboards.common import (
+    add_row,
     BROKER_VAR,
     CLUSTER_VAR,
     TOPIC_SCOPE,
@@ -25,18 +26,24 @@ def _topic(name: str) -> Target:
     return Target(name, "{{topic}}", TOPIC_SCOPE)
 
 
-def _copy(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Copy to the remote tier"))
-    d.with_panel(series("Remote copy bytes/s", [Target("REMOTE_COPY_BYTES_RATE")], span=8))
-    d.with_panel(
+def dashboard() -> db.Dashboard:
+    d = new_dashboard(
+        UID,
+        TITLE,
+        "KIP-405 tiered storage: copies, lag, remote size, remote reads and the remote storage threads.",
+        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
+        tags=["tiered"],
+    )
+    add_row(
+        d,
+        "Copy to the remote tier",
+        series("Remote copy bytes/s", [Target("REMOTE_COPY_BYTES_RATE")], span=8),
         series(
             "Remote copy requests/s",
             [Target("REMOTE_COPY_REQUESTS_RATE")],
             "One request per rolled segment copied.",
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Remote copy lag",
             [Target("REMOTE_COPY_LAG_BYTES")],
@@ -44,37 +51,31 @@ def _copy(d: db.Dashboard) -> None:
             f"behind (alert KafkaRemoteCopyLagGrowing above {lim.remote_copy_lag_floor_bytes >> 20} MiB).",
             thresholds=above_is_bad(lim.remote_copy_lag_floor_bytes),
             span=8,
-        )
+        ),
+        series("Remote copy lag by topic", [_topic("REMOTE_COPY_LAG_BYTES_BY_TOPIC")]),
+        series("Remote copy bytes/s by topic", [_topic("REMOTE_COPY_BYTES_RATE_BY_TOPIC")]),
     )
-    d.with_panel(series("Remote copy lag by topic", [_topic("REMOTE_COPY_LAG_BYTES_BY_TOPIC")]))
-    d.with_panel(series("Remote copy bytes/s by topic", [_topic("REMOTE_COPY_BYTES_RATE_BY_TOPIC")]))
-
-
-def _size(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Remote log size"))
-    d.with_panel(series("Remote log size", [Target("REMOTE_LOG_SIZE_BYTES")]))
-    d.with_panel(series("Remote log size by topic", [_topic("REMOTE_LOG_SIZE_BYTES_BY_TOPIC")]))
-
-
-def _reads(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Reads from the remote tier"))
-    d.with_panel(
+    add_row(
+        d,
+        "Remote log size",
+        series("Remote log size", [Target("REMOTE_LOG_SIZE_BYTES")]),
+        series("Remote log size by topic", [_topic("REMOTE_LOG_SIZE_BYTES_BY_TOPIC")]),
+    )
+    add_row(
+        d,
+        "Reads from the remote tier",
         series(
             "Remote fetch bytes/s",
             [Target("REMOTE_FETCH_BYTES_RATE")],
             "Consumers reading data older than local.retention: lagging readers.",
             span=8,
-        )
+        ),
+        series("Remote fetch requests/s", [Target("REMOTE_FETCH_REQUESTS_RATE")], span=8),
+        series("Remote fetch bytes/s by topic", [_topic("REMOTE_FETCH_BYTES_RATE_BY_TOPIC")], span=8),
     )
-    d.with_panel(series("Remote fetch requests/s", [Target("REMOTE_FETCH_REQUESTS_RATE")], span=8))
-    d.with_panel(
-        series("Remote fetch bytes/s by topic", [_topic("REMOTE_FETCH_BYTES_RATE_BY_TOPIC")], span=8)
-    )
-
-
-def _threads(d: db.Dashboard) -> None:
-    d.with_row(db.Row("Remote storage threads and errors"))
-    d.with_panel(
+    add_row(
+        d,
+        "Remote storage threads and errors",
         series(
             "RemoteLogManager tasks idle",
             [Target("REMOTE_MANAGER_IDLE")],
@@ -82,28 +83,22 @@ def _threads(d: db.Dashboard) -> None:
             thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
             max_val=1,
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Remote reader thread idle",
             [Target("REMOTE_READER_IDLE")],
             thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
             max_val=1,
             span=8,
-        )
-    )
-    d.with_panel(
+        ),
         series(
             "Remote reader queue",
             [Target("REMOTE_READER_QUEUE_SIZE")],
             "Remote reads waiting for a reader thread (remote.log.reader.max.pending.tasks bounds it).",
             span=8,
-        )
-    )
-    d.with_panel(series("Remote reads/s (reader threads)", [Target("REMOTE_READER_FETCH_RATE")], span=8))
-    d.with_panel(series("Remote read time p99", [Target("REMOTE_READER_FETCH_P99_MS")], span=8))
-    d.with_panel(
+        ),
+        series("Remote reads/s (reader threads)", [Target("REMOTE_READER_FETCH_RATE")], span=8),
+        series("Remote read time p99", [Target("REMOTE_READER_FETCH_P99_MS")], span=8),
         series(
             "Remote copy and fetch errors/s",
             [
@@ -113,18 +108,6 @@ def _threads(d: db.Dashboard) -> None:
             "Should stay at 0.",
             thresholds=above_is_bad(0.001),
             span=8,
-        )
+        ),
     )
-
-
-def dashboard() -> db.Dashboard:
-    d = new_dashboard(
-        UID,
-        TITLE,
-        "KIP-405 tiered storage: copies, lag, remote size, remote reads and the remote storage threads.",
-        [CLUSTER_VAR, BROKER_VAR, TOPIC_VAR],
-        tags=["tiered"],
-    )
-    for section in (_copy, _size, _reads, _threads):
-        section(d)
     return d

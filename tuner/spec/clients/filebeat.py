@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tuner.spec.base import config_string
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
@@ -256,7 +257,7 @@ def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:
         if isinstance(value, dict) and (value or not prefix.endswith("partition.")):
             out.update(_flatten(value, f"{path}."))
         else:  # an empty partition strategy ({}) switches it on with its defaults
-            out[path] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            out[path] = config_string(value)
     return out
 
 
