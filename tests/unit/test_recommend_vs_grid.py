@@ -186,6 +186,56 @@ def test_max_trials_counts_the_baseline_run(max_trials: int, service_p99_ms: flo
         assert chosen.reduction_measured is not None and chosen.reduction_measured > 20
 
 
+class MispredictedFamilyLab(StandInLab):
+    """A stand-in lab on which the family the search tries first sends `miss` times the requests
+    the model predicts (as Java's 16 KB zstd batches did on the real lab), every other as modelled."""
+
+    def __init__(self, miss: float) -> None:
+        super().__init__(60.0, request_error=0.03)
+        self.engines = frozenset({"java"})
+        self.miss = miss
+        self.first_batch: int | None = None
+
+    def record(self, plan: RunPlan) -> RunRecord:
+        record = super().record(plan)
+        if self.first_batch is None:
+            self.first_batch = plan.profile.batch_bytes
+        if plan.profile.batch_bytes != self.first_batch:
+            return record
+        client = record.client
+        scaled = client.model_copy(
+            update={
+                "produce_requests": round(client.produce_requests * self.miss),
+                "produce_requests_by_broker": {
+                    b: round(v * self.miss) for b, v in client.produce_requests_by_broker.items()
+                },
+            }
+        )
+        self.runs[-1] = record.model_copy(update={"client": scaled})
+        return self.runs[-1]
+
+
+@pytest.mark.parametrize("miss", [1.0, 1.5])
+def test_a_family_the_model_mispredicts_sends_the_search_to_the_next_family(miss: float) -> None:
+    lab = MispredictedFamilyLab(miss)
+    rec = recommend(
+        Request(
+            workload=GRID.spec.workload, brokers=BROKERS, slo=SLO, clients=["java"], trials=lab, max_trials=5
+        )
+    )
+    [chosen] = rec.clients
+    batches = {r.plan.profile.batch_bytes for r in lab.runs}
+    assert chosen.status == "confirmed" and len(lab.runs) <= 5
+    if miss == 1.0:  # the model was right: one family is confirmed, as before
+        assert batches == {lab.first_batch}
+    else:  # 50% more requests than predicted: another family is tried, and it wins
+        assert len(batches) == 2
+        assert chosen.profile.batch_bytes != lab.first_batch
+        first = [measured_of(r, SLO) for r in lab.runs if r.plan.profile.batch_bytes == lab.first_batch]
+        assert chosen.measured is not None
+        assert chosen.measured.requests_per_s < min(m.requests_per_s for m in first if m.meets_slo)
+
+
 def _measured(run_id: str, total: float, busiest: float) -> Measured:
     return Measured(
         run_id=run_id,

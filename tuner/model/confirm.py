@@ -7,6 +7,10 @@ a budget shifted by the last run's p99 error (measured - predicted), kept strict
 bounds (plain bisection when the corrected model has no answer there). It stops when the bounds are
 within 5%, when the corrected model sees no room for a longer knob, or at the trial budget. Every
 run is a normal run record.
+
+The model ranks families against each other by predicted requests; when the confirmed setting sends
+far more than predicted (MODEL_MISS), that ranking is in doubt and the best-ranked setting of another
+family that could still beat what was measured is confirmed too (`runner_up`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ NO_ROOM = 1.03
 # settings a few percent apart on it can rank either way from run to run; the total over all brokers
 # is the steadier figure and breaks the tie.
 MEASURED_TIE = 0.05
+# A confirmed setting sending this much more than predicted (busiest broker) puts the model's ranking
+# of families in doubt: well above run-to-run noise (MEASURED_TIE) and the model's usual error.
+MODEL_MISS = 0.15
 
 T = TypeVar("T")
 
@@ -124,3 +131,19 @@ def confirm(
         if any(t.profile == profile for t in out.trials):
             break
     return out
+
+
+def runner_up(ranked: Sequence[Candidate], trials: Sequence[Trial], tried: set[str]) -> Candidate | None:
+    """The best-ranked candidate of a family not yet tried that could beat the confirmed best, when
+    the confirmed best sent MODEL_MISS more requests than its prediction; else None."""
+    ok = [t for t in trials if t.measured is not None and t.measured.meets_slo]
+    best = fewest_requests(ok, lambda t: t.measured)
+    if best is None or best.measured is None:
+        return None
+    got = _busiest(best.measured)
+    if got <= best.predicted.busiest_broker_requests_per_s * (1 + MODEL_MISS):
+        return None
+    return next(
+        (c for c in ranked if c.family not in tried and c.prediction.busiest_broker_requests_per_s < got),
+        None,
+    )

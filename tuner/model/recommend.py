@@ -13,7 +13,7 @@ from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.codecs import CodecTable, default_table
-from tuner.model.confirm import Trials, confirm, fewest_requests
+from tuner.model.confirm import Confirmation, Trials, confirm, fewest_requests, runner_up
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
@@ -163,7 +163,14 @@ def _recommend_kind(
         fams = families(kind, traffic, slo, req.baselines.get(kind))
         family = next(f for f in fams if f.name == best.family)
         codec = best.profile.compression or "none"
-        done = confirm(searcher, family, codec, best, req.trials, _search_budget(req, base, own_base))
+        budget = _search_budget(req, base, own_base)
+        done = confirm(searcher, family, codec, best, req.trials, budget)
+        other = runner_up(result.ranked, done.trials, {family.name})
+        if other is not None and len(done.trials) < budget:
+            again = next(f for f in fams if f.name == other.family)
+            other_codec = other.profile.compression or "none"
+            more = confirm(searcher, again, other_codec, other, req.trials, budget - len(done.trials))
+            done = Confirmation(done.trials + more.trials, done.records + more.records)
         live_records.extend(done.records)
         trials = done.trials
         chosen = done.best
