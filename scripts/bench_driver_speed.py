@@ -179,6 +179,15 @@ def run_java(bootstrap: str, topic: str, payload_file: Path, seconds: float) -> 
     return Figures(sent / elapsed, records / max(1e-9, stopped - started), records, cpu)
 
 
+def run_java_and_drop(admin: Any, bootstrap: str, topic: str, payload_file: Path, seconds: float) -> Figures:
+    """`run_java`, then its topic deleted at once: ProducerPerformance's records are never read back,
+    and their ~15 GB beside kbt's run had filled the lab's disk and stopped its brokers."""
+    try:
+        return run_java(bootstrap, topic, payload_file, seconds)
+    finally:
+        delete_topics(admin, [topic])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="a kbt engine vs ProducerPerformance.")
     parser.add_argument("--engine", choices=("librdkafka", "java"), default="librdkafka")
@@ -231,9 +240,9 @@ def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float, 
             try:
                 if i % 2 == 0:
                     ours = run_kbt(run, bootstrap, topics[0])
-                    java = run_java(bootstrap, topics[1], payload_file, args.seconds)
+                    java = run_java_and_drop(admin, bootstrap, topics[1], payload_file, args.seconds)
                 else:
-                    java = run_java(bootstrap, topics[1], payload_file, args.seconds)
+                    java = run_java_and_drop(admin, bootstrap, topics[1], payload_file, args.seconds)
                     ours = run_kbt(run, bootstrap, topics[0])
             except (PairError, KbtError) as exc:
                 print(f"pair {i + 1} skipped (load {load:.1f}): {exc}", file=sys.stderr, flush=True)
