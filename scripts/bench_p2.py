@@ -78,8 +78,9 @@ def run(args: argparse.Namespace, work: Path, lab: list[str], log: list[str]) ->
         if (work / "out" / f"pass-{i}").exists():
             continue  # a finished pass is kept: re-running the script completes the missing ones
         step(
-            f"pass {i}", "recommend", str(work / f"pass-{i}"), "--live", spec, "--client", args.client,
-            "--max-trials", str(MAX_TRIALS), *lab, "--out", str(work / "out" / f"pass-{i}"), ok=(0, 3),
+            f"pass {i}", "recommend", "--results", str(work / f"pass-{i}"), "--live", spec,
+            "--client", args.client, "--max-trials", str(MAX_TRIALS), *lab,
+            "--out", str(work / "out" / f"pass-{i}"), ok=(0, 3),
         )  # fmt: skip
 
 

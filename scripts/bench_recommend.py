@@ -75,13 +75,14 @@ def run_steps(args: argparse.Namespace, work: Path, lab: list[str], log: list[st
     # Exit 3 (no setting met the SLO) writes no recommendation; the report then says so.
     # A sweep exits 1 when a run lost records: the report shows them.
     step(
-        "p1", "recommend", str(work / "p1"), "--live", QUNAR, "--client", "librdkafka",
+        "p1", "recommend", "--results", str(work / "p1"), "--live", QUNAR, "--client", "librdkafka",
         "--slo-p99", f"{SLO_P99_MS:g}", *lab, "--out", str(out / "p1"), ok=(0, 3),
     )  # fmt: skip
     step("filebeat", "sweep", FILEBEAT, *lab, "--results", str(work / "filebeat"), ok=(0, 1))
     step(
         "truth",
         "recommend",
+        "--results",
         str(work / "filebeat"),
         "--client",
         "filebeat",
