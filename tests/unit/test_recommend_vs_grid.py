@@ -7,6 +7,7 @@ SLO with at most a quarter of the grid's trials. Model truth is the median |erro
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 
 import pytest
@@ -231,6 +232,8 @@ def test_a_family_the_model_mispredicts_sends_the_search_to_the_next_family(miss
     else:  # 50% more requests than predicted: another family is tried, and it wins
         assert len(batches) == 2
         assert chosen.profile.batch_bytes != lab.first_batch
+        switch = next(t for t in chosen.trials if t.profile.batch_bytes != lab.first_batch)
+        assert re.fullmatch(r"next family: the last sent 1\.[45]\d+x its predicted requests", switch.reason)
         first = [measured_of(r, SLO) for r in lab.runs if r.plan.profile.batch_bytes == lab.first_batch]
         assert chosen.measured is not None
         assert chosen.measured.requests_per_s < min(m.requests_per_s for m in first if m.meets_slo)

@@ -88,12 +88,13 @@ def confirm(
     first: Candidate,
     trials: Trials,
     max_trials: int,
+    reason: str = "model's best",
 ) -> Confirmation:
     slo = searcher.slo
     out = Confirmation([], [])
     ok_knob: float | None = None
     bad_knob: float | None = None
-    candidate, reason = first, "model's best"
+    candidate = first
     while len(out.trials) < max_trials:
         record = trials.run(candidate.profile, reason)
         measured = measured_of(record, slo)
@@ -133,17 +134,19 @@ def confirm(
     return out
 
 
-def runner_up(ranked: Sequence[Candidate], trials: Sequence[Trial], tried: set[str]) -> Candidate | None:
-    """The best-ranked candidate of a family not yet tried that could beat the confirmed best, when
-    the confirmed best sent MODEL_MISS more requests than its prediction; else None."""
+def runner_up(
+    ranked: Sequence[Candidate], trials: Sequence[Trial], tried: set[str]
+) -> tuple[Candidate, str] | None:
+    """The best-ranked candidate of a family not yet tried that could beat the confirmed best, and
+    why, when the confirmed best sent MODEL_MISS more requests than its prediction; else None."""
     ok = [t for t in trials if t.measured is not None and t.measured.meets_slo]
     best = fewest_requests(ok, lambda t: t.measured)
     if best is None or best.measured is None:
         return None
-    got = _busiest(best.measured)
-    if got <= best.predicted.busiest_broker_requests_per_s * (1 + MODEL_MISS):
+    got, predicted = _busiest(best.measured), best.predicted.busiest_broker_requests_per_s
+    if got <= predicted * (1 + MODEL_MISS):
         return None
-    return next(
-        (c for c in ranked if c.family not in tried and c.prediction.busiest_broker_requests_per_s < got),
-        None,
-    )
+    for c in ranked:
+        if c.family not in tried and c.prediction.busiest_broker_requests_per_s < got:
+            return c, f"next family: the last sent {got / predicted:.2f}x its predicted requests"
+    return None

@@ -165,11 +165,12 @@ def _recommend_kind(
         codec = best.profile.compression or "none"
         budget = _search_budget(req, base, own_base)
         done = confirm(searcher, family, codec, best, req.trials, budget)
-        other = runner_up(result.ranked, done.trials, {family.name})
-        if other is not None and len(done.trials) < budget:
+        runner = runner_up(result.ranked, done.trials, {family.name})
+        if runner is not None and len(done.trials) < budget:
+            other, why = runner
             again = next(f for f in fams if f.name == other.family)
             other_codec = other.profile.compression or "none"
-            more = confirm(searcher, again, other_codec, other, req.trials, budget - len(done.trials))
+            more = confirm(searcher, again, other_codec, other, req.trials, budget - len(done.trials), why)
             done = Confirmation(done.trials + more.trials, done.records + more.records)
         live_records.extend(done.records)
         trials = done.trials
