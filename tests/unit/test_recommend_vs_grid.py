@@ -13,10 +13,11 @@ import statistics
 import pytest
 
 from tuner.core.paths import repo_root
-from tuner.model.confirm import Confirmation, fewest_requests
+from tuner.model.confirm import Confirmation, fewest_requests, runner_up
 from tuner.model.evidence import measured_of, model_truth
 from tuner.model.predict import predict
 from tuner.model.recommend import Request, recommend
+from tuner.model.search import Candidate
 from tuner.model.traffic import traffic_of
 from tuner.spec import RunPlan, load_sweep
 from tuner.spec.profile import ClientProfile
@@ -269,3 +270,32 @@ def test_busiest_broker_noise_does_not_pick_the_shorter_linger() -> None:
     ]
     best = Confirmation(trials, []).best
     assert best is not None and best.measured is longer
+
+
+@pytest.mark.parametrize(("miss", "switches"), [(1.02, False), (1.5, True)])
+def test_the_family_switch_compares_totals_when_the_client_has_no_per_broker_count(
+    miss: float, switches: bool
+) -> None:
+    """Real Filebeat's requests are the brokers' total, with no busiest broker of its own: the miss
+    is the total against the predicted total, never the total against a predicted busiest broker."""
+    traffic = traffic_of(GRID.spec.workload, BROKERS)
+    first, other = (
+        ClientProfile(name=f"p{batch}", client="java", linger_ms=500, batch_bytes=batch, compression="zstd")
+        for batch in (16384, 131072)
+    )
+    predicted = predict(traffic, first)
+    measured = Measured(
+        run_id="r1",
+        requests_per_s=predicted.requests_per_s * miss,
+        busiest_broker_requests_per_s=None,
+        records_per_s=960.0,
+        lost=0,
+        verified=True,
+        meets_slo=True,
+    )
+    trial = Trial(profile=first, predicted=predicted, measured=measured, reason="model's best")
+    ranked = [Candidate(other, predict(traffic, other), "b", 500.0)]
+    found = runner_up(ranked, [trial], {"a"})
+    assert (found is not None) == switches
+    if found is not None:
+        assert found[0].profile == other and "1.50x" in found[1]

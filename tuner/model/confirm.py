@@ -22,7 +22,7 @@ from typing import Protocol, TypeVar
 from tuner.model.evidence import measured_of
 from tuner.model.search import Candidate, Family, Searcher
 from tuner.spec.profile import ClientProfile
-from tuner.store.recommendation import Measured, Trial
+from tuner.store.recommendation import Measured, Prediction, Trial
 from tuner.store.record import RunRecord
 
 CLOSE_ENOUGH = 0.05
@@ -143,10 +143,18 @@ def runner_up(
     best = fewest_requests(ok, lambda t: t.measured)
     if best is None or best.measured is None:
         return None
-    got, predicted = _busiest(best.measured), best.predicted.busiest_broker_requests_per_s
+    # Like with like: the busiest broker when the client counted per broker, else the total (real
+    # Filebeat's requests are the brokers' count, with no per-broker split of its own).
+    per_broker = best.measured.busiest_broker_requests_per_s is not None
+
+    def requests(p: Prediction) -> float:
+        return p.busiest_broker_requests_per_s if per_broker else p.requests_per_s
+
+    got = _busiest(best.measured) if per_broker else best.measured.requests_per_s
+    predicted = requests(best.predicted)
     if got <= predicted * (1 + MODEL_MISS):
         return None
     for c in ranked:
-        if c.family not in tried and c.prediction.busiest_broker_requests_per_s < got:
+        if c.family not in tried and requests(c.prediction) < got:
             return c, f"next family: the last sent {got / predicted:.2f}x its predicted requests"
     return None
