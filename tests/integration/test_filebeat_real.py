@@ -6,16 +6,19 @@ cannot count them itself). The counter is lab-wide: nothing else produces to the
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tuner.driver.filebeat_builds import filebeat_builds
-from tuner.driver.filebeat_real import run_real
+from tuner.driver.engine_process import stop
+from tuner.driver.filebeat_builds import filebeat_binary, filebeat_builds
+from tuner.driver.filebeat_real import _Pod, _wait_started, run_real
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
+from tuner.spec.clients.filebeat import config_of
 from tuner.spec.loader import load_sweep
 from tuner.spec.sweep import RunPlan
 
@@ -89,3 +92,24 @@ def test_every_line_is_read_back_and_the_brokers_count_the_requests(
     # Filebeat batches: fewer requests than events, and at least one per output batch it reported.
     assert 0 < requests < run.written
     assert requests >= run.filebeat_stats["output.events.batches"]
+
+
+def test_a_pod_whose_stats_port_was_taken_starts_again_on_another(lab: Any, tmp_path: Path) -> None:
+    """The pod's monitoring port is picked free, then bound by Filebeat a moment later: another
+    process can take it in between (it happened beside a concurrent Filebeat run). A real socket
+    holds the port here; the pod must come up on a fresh one, and the holder's port stays its own."""
+    plan = _plan(tmp_path, "log")
+    (tmp_path / "work").mkdir()
+    pod = _Pod(0, tmp_path / "work")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", pod.port))
+        holder.listen()
+        taken = pod.port
+        pod.start(filebeat_binary(None), config_of(plan.profile), lab.bootstrap_servers, "kbt-port-taken")
+        try:
+            _wait_started([pod])
+            assert pod.port_retries >= 1 and pod.port != taken
+            assert pod.stats() is not None
+        finally:
+            stop([pod.proc] if pod.proc is not None else [], 10.0)
+    assert pod.proc is not None and pod.proc.poll() is not None

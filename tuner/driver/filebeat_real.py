@@ -48,6 +48,8 @@ from tuner.spec.sweep import RunPlan
 START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
 START_SLACK_S = 1.0  # then the writers start together
 STOP_WAIT_S = 10.0
+PORT_TAKEN = "address already in use"  # Filebeat's stats endpoint lost its port to another process
+PORT_RETRIES = 3
 # The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
 _PREFIX_BYTES = 28
 
@@ -90,13 +92,12 @@ def run_real(
         work = Path(tmp)
         pods = [_Pod(i, work) for i in range(workload.producers)]
         payloads = _payloads(plan, work, pods[0].log_file)
-        procs: list[subprocess.Popen[bytes]] = []
+        procs: list[subprocess.Popen[bytes]] = []  # the writers; the pods' own are read at the stop
         readback: ReadBack | None = None
         drained, total_written = False, 0
         try:
             for pod in pods:
                 pod.start(binary, config, bootstrap, topics[0])
-                procs.append(pod.proc)  # type: ignore[arg-type]
             _wait_started(pods)
             started_at = time.time()
             start_at = started_at + START_SLACK_S
@@ -114,7 +115,8 @@ def run_real(
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
         finally:
-            stop(procs, STOP_WAIT_S)
+            # A pod restarted on a new port has a new process: stop whichever each pod has now.
+            stop([*(pod.proc for pod in pods if pod.proc is not None), *procs], STOP_WAIT_S)
             if readback is not None and not drained and total_written:
                 readback.wait_for(total_written, time.time() + 3.0)  # what the stop flushed
             tally = readback.close() if readback is not None else None
@@ -191,8 +193,11 @@ class _Pod:
         self.log_file.touch()
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.args: tuple[Path, FilebeatConfig, str, str] | None = None
+        self.port_retries = 0
 
     def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
+        self.args = (binary, config, bootstrap, topic)
         doc = pod_config(
             config,
             pod=self.index,
@@ -222,6 +227,19 @@ class _Pod:
                 return data
         except (OSError, ValueError):
             return None
+
+    def retry_on_new_port(self) -> bool:
+        """Start again on a fresh port when the stats port was taken between picking it and
+        Filebeat binding it (any process on the host may take an ephemeral port in that gap)."""
+        failure = self.failure()
+        if self.args is None or failure is None or PORT_TAKEN not in failure:
+            return False
+        if self.port_retries >= PORT_RETRIES:
+            return False
+        self.port_retries += 1
+        self.port = _free_port()
+        self.start(*self.args)
+        return True
 
     def failure(self) -> str | None:
         if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
@@ -274,6 +292,8 @@ def _wait_started(pods: list[_Pod]) -> None:
     pending = list(pods)
     while pending:
         for pod in list(pending):
+            if pod.retry_on_new_port():
+                continue
             if pod.failure():
                 raise KbtError(f"real Filebeat did not start: {pod.failure()}")
             if pod.stats() is not None:
