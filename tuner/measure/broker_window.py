@@ -121,7 +121,10 @@ def window_query(name: str, agg: str, window_s: float, step_s: float) -> str:
         return promql(name, w)
     if agg == "last":
         return promql(name, _range(4 * step_s))
-    step = _range(step_s) if step_s >= 1 else f"{max(int(step_s * 1000), 100)}ms"
+    # A window shorter than a few scrape steps (a 10 s run window on a target scraped every 15 s)
+    # must still hold evaluation points: a [10s:15s] subquery often holds none, and the field is lost.
+    sample = min(step_s, window_s / 4)
+    step = _range(sample) if sample >= 1 else f"{max(int(sample * 1000), 100)}ms"
     return f"{agg}_over_time(({promql(name, _range(4 * step_s))})[{w}:{step}])"
 
 
