@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
+
+from bench_steps import ROOT, lab, timed_step
 
 from tuner.model.evidence import measured_of
 from tuner.model.search import describe_profile
@@ -29,7 +29,6 @@ from tuner.store.recommendation import Measured, SLOBounds, load_recommendation
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 
-ROOT = Path(__file__).resolve().parents[1]
 GRIDS = {
     "librdkafka": "loadtests/recommend-grid.yaml",
     "java": "loadtests/recommend-grid-java.yaml",
@@ -40,52 +39,32 @@ P2_WITHIN = 0.05
 P2_TRIAL_SHARE = 0.25
 
 
-def kbt(*args: str, ok: tuple[int, ...] = (0,)) -> int:
-    code = subprocess.run([sys.executable, "-m", "tuner", *args], cwd=ROOT).returncode
-    if code not in ok:
-        raise SystemExit(f"kbt {' '.join(args)} exited {code}")
-    return code
-
-
-def loadavg() -> float:
-    return float(Path("/proc/loadavg").read_text().split()[0])
-
-
-def records(results: Path) -> list[RunRecord]:
-    store = ResultsStore(results)
-    return [r for sweep in store.sweeps() for r in store.records(sweep)]
-
-
 def _ms(v: float | None) -> str:
     return "-" if v is None else f"{v:,.0f} ms"
 
 
-def run(args: argparse.Namespace, work: Path, lab: list[str], log: list[str]) -> None:
+def run(args: argparse.Namespace, work: Path, lab_args: list[str], log: list[str]) -> None:
     def step(name: str, *cmd: str, ok: tuple[int, ...] = (0,)) -> None:
-        before, start = loadavg(), time.monotonic()
-        kbt(*cmd, ok=ok)
-        log.append(
-            f"{name}: {(time.monotonic() - start) / 60:.1f} min, load average {before:.1f} -> {loadavg():.1f}"
-        )
+        timed_step(log, name, *cmd, ok=ok)
         (work / "steps.json").write_text(json.dumps(log, indent=1))
 
     spec = GRIDS[args.client]
     # A sweep exits 1 when a run lost records (the report shows them); recommend exits 3 when no
     # setting met the SLO (no recommendation is written and the pass is reported as a miss).
-    if not (work / "grid").exists() or not records(work / "grid"):
-        step("grid", "sweep", spec, *lab, "--results", str(work / "grid"), ok=(0, 1))
+    if not (work / "grid").exists() or not ResultsStore(work / "grid").records():
+        step("grid", "sweep", spec, *lab_args, "--results", str(work / "grid"), ok=(0, 1))
     for i in range(1, args.passes + 1):
         if (work / "out" / f"pass-{i}").exists():
             continue  # a finished pass is kept: re-running the script completes the missing ones
         step(
             f"pass {i}", "recommend", "--results", str(work / f"pass-{i}"), "--live", spec,
-            "--client", args.client, "--max-trials", str(MAX_TRIALS), *lab,
+            "--client", args.client, "--max-trials", str(MAX_TRIALS), *lab_args,
             "--out", str(work / "out" / f"pass-{i}"), ok=(0, 3),
         )  # fmt: skip
 
 
 def grid_rows(work: Path) -> tuple[list[tuple[RunRecord, Measured]], SLOBounds]:
-    grid = records(work / "grid")
+    grid = ResultsStore(work / "grid").records()
     slo = grid[0].plan.slo if grid else None
     bounds = SLOBounds(
         p99_ms=slo.p99_ms if slo else None,
@@ -168,15 +147,8 @@ def main() -> int:
         log = json.loads((work / "steps.json").read_text())
     if not args.report_only:
         work.mkdir(parents=True, exist_ok=True)
-        own = args.lab_dir is None
-        lab_dir = args.lab_dir or work / "lab"
-        if own:
-            kbt("lab", "up", "--lab-dir", str(lab_dir), "--base-port", str(args.base_port))
-        try:
-            run(args, work, ["--lab-dir", str(lab_dir)], log)
-        finally:
-            if own:
-                kbt("lab", "down", "--lab-dir", str(lab_dir))
+        with lab(args.lab_dir, work / "lab", args.base_port) as lab_args:
+            run(args, work, lab_args, log)
     parts: list[Any] = [report(work, args.client), ["Steps:", "", *(f"- {line}" for line in log)]]
     text = "\n\n".join("\n".join(p) for p in parts) + "\n"
     print(text)

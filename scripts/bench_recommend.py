@@ -22,38 +22,20 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from bench_steps import ROOT, lab, timed_step
+
 from tuner.model.evidence import truth_rows
 from tuner.store.recommendation import Measured, load_recommendation
-from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 
-ROOT = Path(__file__).resolve().parents[1]
 QUNAR = "loadtests/qunar-logs.yaml"
 FILEBEAT = "loadtests/filebeat-small-logs.yaml"
 SLO_P99_MS = 1000.0
 STEPS = ("p1", "filebeat", "truth")
-
-
-def kbt(*args: str, ok: tuple[int, ...] = (0,)) -> int:
-    code = subprocess.run([sys.executable, "-m", "tuner", *args], cwd=ROOT).returncode
-    if code not in ok:
-        raise SystemExit(f"kbt {' '.join(args)} exited {code}")
-    return code
-
-
-def loadavg() -> float:
-    return float(Path("/proc/loadavg").read_text().split()[0])
-
-
-def records(results: Path) -> list[RunRecord]:
-    store = ResultsStore(results)
-    return [r for sweep in store.sweeps() for r in store.records(sweep)]
 
 
 def newest_recommendation(out: Path) -> Any:
@@ -63,13 +45,8 @@ def newest_recommendation(out: Path) -> Any:
 
 def run_steps(args: argparse.Namespace, work: Path, lab: list[str], log: list[str]) -> None:
     def step(name: str, *cmd: str, ok: tuple[int, ...] = (0,)) -> None:
-        if args.only and name not in args.only:
-            return
-        before, start = loadavg(), time.monotonic()
-        kbt(*cmd, ok=ok)
-        log.append(
-            f"{name}: {(time.monotonic() - start) / 60:.1f} min, load average {before:.1f} -> {loadavg():.1f}"
-        )
+        if not args.only or name in args.only:
+            timed_step(log, name, *cmd, ok=ok)
 
     out = work / "out"
     # Exit 3 (no setting met the SLO) writes no recommendation; the report then says so.
@@ -178,7 +155,7 @@ def truth_report(work: Path) -> list[str]:
 
 def per_run_truth(results: Path) -> list[str]:
     """Predicted vs measured per record (the same comparison model_truth makes)."""
-    rows = truth_rows(records(results))
+    rows = truth_rows(ResultsStore(results).records())
     out = ["| run | predicted req/s | measured req/s | error |", "|---|---|---|---|"]
     out += [f"| {r.record.name} | {r.predicted:.1f} | {r.measured:.1f} | {r.error:+.1%} |" for r in rows]
     if rows:
@@ -199,15 +176,8 @@ def main() -> int:
     log: list[str] = []
     if not args.report_only:
         work.mkdir(parents=True, exist_ok=True)
-        own = args.lab_dir is None
-        lab_dir = args.lab_dir or work / "lab"
-        if own:
-            kbt("lab", "up", "--lab-dir", str(lab_dir), "--base-port", str(args.base_port))
-        try:
-            run_steps(args, work, ["--lab-dir", str(lab_dir)], log)
-        finally:
-            if own:
-                kbt("lab", "down", "--lab-dir", str(lab_dir))
+        with lab(args.lab_dir, work / "lab", args.base_port) as lab_args:
+            run_steps(args, work, lab_args, log)
         (work / "steps.json").write_text(json.dumps(log, indent=1))
     elif (work / "steps.json").exists():
         log = json.loads((work / "steps.json").read_text())
