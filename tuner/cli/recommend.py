@@ -83,8 +83,8 @@ def recommend(
 
     Recommend batch settings per client kind: the model searches for the fewest produce requests
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
-    recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties; exits 3 when no
-    setting meets the SLO."""
+    recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties (the Java one
+    also as Logstash kafka output options); exits 3 when no setting meets the SLO."""
     from tuner.model.recommend import recommend as run_recommend
     from tuner.render.recommendation import recommendation_table, render_files, summary_lines
     from tuner.runner.recommend_inputs import gather

@@ -1,7 +1,8 @@
 """A recommendation as a table for the terminal and as client files.
 
 Each client kind renders its own file (tuner/spec/clients/): filebeat.yml (output.kafka +
-queue.mem), librdkafka.properties, java.properties.
+queue.mem), librdkafka.properties, java.properties; a kind may add files for tools that embed the
+same client (the Java kind: Logstash's kafka output options).
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ def render_files(rec: Recommendation) -> dict[str, str]:
     """File name -> content for every client kind recommended (each kind's own renderer)."""
     files: dict[str, str] = {}
     for c in rec.clients:
-        rendered = kind_of(c.profile).render(c.profile, _header(rec, c))
-        files[rendered.filename] = rendered.text
+        kind, header = kind_of(c.profile), _header(rec, c)
+        for rendered in (kind.render(c.profile, header), *kind.also_rendered(c.profile, header)):
+            files[rendered.filename] = rendered.text
     return files

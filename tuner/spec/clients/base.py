@@ -92,6 +92,10 @@ class ClientKind:
             out.append(f"{key}=" + ("\\" + text if text.startswith(" ") else text))
         return Rendered(f"{self.name}.properties", "\n".join(out) + "\n")
 
+    def also_rendered(self, profile: ClientProfile, header: Sequence[str]) -> tuple[Rendered, ...]:
+        """Other tools' config files that run this client with the same settings (none by default)."""
+        return ()
+
     def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
         """ValueError when the profile's batches cannot reach a topic with this limit."""
         if profile.batch_bytes is not None and profile.batch_bytes > topic_max_bytes:

@@ -7,9 +7,13 @@ partition until batch.size bytes went to it (KIP-794). Its load runs on the `jav
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
 
-from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, SearchContext, name_of, num
+from tuner.core.redact import redact
+from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, Rendered, SearchContext, name_of, num
+from tuner.spec.clients.logstash_output import FILENAME as LOGSTASH_FILENAME
+from tuner.spec.clients.logstash_output import logstash_output
 from tuner.spec.clients.rules import JavaRules, Partitioning
 from tuner.spec.java_client import check_property_names
 from tuner.spec.profile import ClientProfile
@@ -18,6 +22,8 @@ from tuner.spec.profile import ClientProfile
 LINGER_MS = 5.0
 BATCH_BYTES = 16_384
 MAX_REQUEST_BYTES = 1_048_576
+ACKS = "all"
+COMPRESSION = "none"
 _ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 
 
@@ -56,6 +62,18 @@ class Java(ClientKind):
         conf.update(profile.overrides)
         return conf
 
+    def also_rendered(self, profile: ClientProfile, header: Sequence[str]) -> tuple[Rendered, ...]:
+        # Logstash's Kafka output sets linger 0 and acks 1 itself: give it the defaults the
+        # measured client ran with, so the rendered options mean the same batching.
+        defaults = {
+            "linger.ms": str(round(LINGER_MS)),
+            "batch.size": str(BATCH_BYTES),
+            "acks": ACKS,
+            "compression.type": COMPRESSION,
+        }
+        settings = {**defaults, **redact(self.client_settings(profile))}
+        return (Rendered(LOGSTASH_FILENAME, logstash_output(settings, header)),)
+
     def rules(self, profile: ClientProfile) -> JavaRules:
         conf = self.client_settings(profile)
         batch = int(num(conf, "batch.size", BATCH_BYTES))
@@ -70,7 +88,7 @@ class Java(ClientKind):
                 keyed="round_robin" if round_robin else "hash",
                 sticky_bytes=batch,
             ),
-            compression=conf.get("compression.type", "none"),
+            compression=conf.get("compression.type", COMPRESSION),
         )
 
     def families(self, ctx: SearchContext) -> list[Family]:

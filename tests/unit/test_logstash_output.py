@@ -1,0 +1,76 @@
+"""The Java recommendation rendered as Logstash `kafka` output options: the same batching as the
+measured client (Logstash's own linger 0 / acks 1 never replace what the client ran with), options
+only where the output has one, secrets never in clear."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from tuner.spec.clients import kind_of
+from tuner.spec.clients.logstash_output import FILENAME, OPTIONS
+from tuner.spec.profile import ClientProfile
+
+
+def _options(text: str) -> dict[str, str]:
+    body = text.split("output {", 1)[1]
+    return dict(re.findall(r"^\s+(\w+) => (.+)$", body, flags=re.MULTILINE))
+
+
+def _logstash(profile: ClientProfile) -> str:
+    (rendered,) = kind_of(profile).also_rendered(profile, ["recommended by kbt"])
+    assert rendered.filename == FILENAME
+    return rendered.text
+
+
+def test_recommended_settings_become_output_options() -> None:
+    profile = ClientProfile(
+        name="j", client="java", linger_ms=900, batch_bytes=131_072, compression="zstd", compression_level=3
+    )
+    text = _logstash(profile)
+    assert text.startswith("# recommended by kbt\n")
+    assert _options(text) == {
+        "acks": '"all"', "batch_size": "131072", "compression_type": '"zstd"', "linger_ms": "900",
+    }  # fmt: skip
+    # no output option sets a codec level: said, not silently dropped
+    assert "# compression.zstd.level: no kafka output option" in text
+
+
+def test_client_defaults_are_written_out_because_logstash_overrides_them() -> None:
+    # The Java producer's own defaults (linger 5 ms, acks all) are not Logstash's (0, "1").
+    options = _options(_logstash(ClientProfile(name="d", client="java")))
+    assert options["linger_ms"] == "5" and options["acks"] == '"all"' and options["batch_size"] == "16384"
+
+
+def test_round_robin_partitioner_uses_the_outputs_own_name() -> None:
+    options = _options(_logstash(ClientProfile(name="r", client="java", partitioner="random")))
+    assert options["partitioner"] == '"round_robin"'
+
+
+def test_other_kinds_render_no_logstash_file() -> None:
+    assert kind_of(ClientProfile(name="l", linger_ms=5)).also_rendered(ClientProfile(name="l"), []) == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    key=st.sampled_from(sorted(OPTIONS)),
+    value=st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1, max_size=20),
+    secret=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=24),
+)
+def test_any_override_renders_one_option_and_no_secret(key: str, value: str, secret: str) -> None:
+    # A credential reaches a profile only as a ${VAR} reference; its value must never be rendered.
+    assume(secret not in value)
+    os.environ["KBT_TEST_LOGSTASH_JAAS"] = secret
+    try:
+        overrides = {key: value, "sasl.jaas.config": "${KBT_TEST_LOGSTASH_JAAS}"}
+        text = _logstash(ClientProfile(name="o", client="java", overrides=overrides))
+    finally:
+        del os.environ["KBT_TEST_LOGSTASH_JAAS"]
+    assert secret not in text and "# sasl.jaas.config: no kafka output option" in text
+    body = text.split("output {", 1)[1]
+    assert body.count(f"{OPTIONS[key]} => ") == 1
+    # a string option's quotes and backslashes are escaped: the block stays one option per line
+    assert body.count("\n") == len(_options(text)) + 4

@@ -1,0 +1,68 @@
+"""The Java producer's settings as Logstash `kafka` output options (logstash-integration-kafka).
+
+Logstash's Kafka output is the Java producer behind a fixed set of options: it sets `linger_ms` 0,
+`batch_size` 16384, `acks` "1" and `compression_type` "none" explicitly, so Kafka 4.0's 5 ms linger
+default never applies: the caller passes every batching setting the measured run used, defaults
+included, so the same behaviour carries over. A Java property with no output option (e.g. a compression level,
+`enable.idempotence`) cannot be set from Logstash; the rendered file lists those as comments so a
+reader knows the client default applies there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+# Java property -> the output option that sets it. Options are numbers unless listed in _STRINGS.
+OPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "acks": "acks",
+        "batch.size": "batch_size",
+        "buffer.memory": "buffer_memory",
+        "client.id": "client_id",
+        "compression.type": "compression_type",
+        "linger.ms": "linger_ms",
+        "max.request.size": "max_request_size",
+        "receive.buffer.bytes": "receive_buffer_bytes",
+        "reconnect.backoff.ms": "reconnect_backoff_ms",
+        "retries": "retries",
+        "retry.backoff.ms": "retry_backoff_ms",
+        "send.buffer.bytes": "send_buffer_bytes",
+    }
+)
+_STRINGS = frozenset({"acks", "client_id", "compression_type", "partitioner"})
+# The output's own names for the partitioners it knows; any other class is given by its name.
+_PARTITIONERS: Mapping[str, str] = MappingProxyType(
+    {"org.apache.kafka.clients.producer.RoundRobinPartitioner": "round_robin"}
+)
+FILENAME = "logstash-kafka-output.conf"
+
+
+def _value(option: str, value: str) -> str:
+    if option in _STRINGS:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+def logstash_output(settings: Mapping[str, str], header: Sequence[str]) -> str:
+    """A Logstash pipeline `output { kafka { ... } }` block for these Java producer properties."""
+    lines = [f"# {line}" if line else "#" for line in header]
+    lines += [
+        "# The Java producer settings above as Logstash kafka output options (bootstrap_servers,",
+        "# topic_id and security options come from your deployment; give passwords as ${VAR}",
+        "# references from the Logstash keystore or environment).",
+    ]
+    options: list[tuple[str, str]] = []
+    unmapped: list[str] = []
+    for key in sorted(settings):
+        value = settings[key]
+        if key == "partitioner.class":
+            options.append(("partitioner", _PARTITIONERS.get(value, value)))
+        elif key in OPTIONS:
+            options.append((OPTIONS[key], value))
+        else:
+            unmapped.append(key)
+    for key in unmapped:
+        lines.append(f"# {key}: no kafka output option; the client default applies under Logstash")
+    body = [f"    {name} => {_value(name, value)}" for name, value in options]
+    return "\n".join([*lines, "output {", "  kafka {", *body, "  }", "}"]) + "\n"
