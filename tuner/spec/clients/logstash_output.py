@@ -48,7 +48,7 @@ def logstash_output(settings: Mapping[str, str], header: Sequence[str]) -> str:
     """A Logstash pipeline `output { kafka { ... } }` block for these Java producer properties."""
     lines = [f"# {line}" if line else "#" for line in header]
     lines += [
-        "# The Java producer settings above as Logstash kafka output options (bootstrap_servers,",
+        "# The recommended Java producer settings as Logstash kafka output options (bootstrap_servers,",
         "# topic_id and security options come from your deployment; give passwords as ${VAR}",
         "# references from the Logstash keystore or environment).",
     ]
