@@ -68,9 +68,8 @@ def main() -> None:
         print(f"| {name} | {codec} | {measured:.1f} | {predicted:.1f} | {predicted / measured - 1:+.1%} |")
     for title, chosen in (("all", rows), ("compressed", [r for r in rows if r[1] != "none"])):
         errors = [abs(p / m - 1) for _, _, m, p in chosen]
-        print(
-            f"{title}: {len(errors)} runs, median |error| {statistics.median(errors):.1%}, max {max(errors):.1%}"
-        )
+        median, largest = statistics.median(errors), max(errors)
+        print(f"{title}: {len(errors)} runs, median |error| {median:.1%}, max {largest:.1%}")
 
 
 if __name__ == "__main__":
