@@ -6,7 +6,9 @@ export KBT_VENV := $(abspath $(VENV))
 PY ?= $(VENV)/bin/python
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend bench-p2
+.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend bench-p2 bench-truth
+
+comma := ,
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -79,3 +81,6 @@ bench-recommend: ## P1: recommender vs Filebeat-like defaults, Filebeat model tr
 
 bench-p2: ## P2: the recommender vs an exhaustive grid, 3 passes (CLIENT=librdkafka|java|filebeat, ~30 min; BASE_PORT=..., LAB_DIR=..., OUT=...)
 	@$(PY) scripts/bench_p2.py --client $(or $(CLIENT),librdkafka) --passes 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
+
+bench-truth: ## Model truth on held-out shapes (loadtests/truth/): fit on FIT=dir[,dir], predict, run for real, predicted vs measured req/s and p99 (BASE_PORT=..., LAB_DIR=..., ONLY=spec, OUT=...)
+	@$(PY) scripts/bench_truth.py --base-port $(or $(BASE_PORT),19590) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(foreach d,$(subst $(comma), ,$(FIT)),--fit $(d)) $(foreach o,$(ONLY),--only $(o)) $(if $(OUT),--out $(OUT))

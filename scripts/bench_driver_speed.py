@@ -124,8 +124,15 @@ def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
     engine = run_java_load if run.profile.client == "java" else run_load
     result = engine(run, [topic], bootstrap, run_id="driver-speed")
     cpu = children_cpu_s() - cpu
-    if not result.delivery.verified or result.delivery.lost:
-        raise SystemExit(f"kbt delivery check failed: {result.delivery}")
+    delivery = result.delivery
+    if delivery.lost:
+        raise SystemExit(f"kbt delivery check failed: {delivery.lost} acked records lost ({delivery})")
+    if not delivery.verified:
+        took = f" after {delivery.read_back_s:.0f} s" if delivery.read_back_s is not None else ""
+        raise SystemExit(
+            f"kbt delivery unverified: the read-back ended{took} with {delivery.unread} of"
+            f" {delivery.acked} acked records unread (none counted lost)"
+        )
     client = result.client
     whole = client.records_acked_total / max(1e-9, client.finished_at - client.started_at)
     steady = client.records_acked / max(1e-9, client.window_end - client.window_start)

@@ -95,6 +95,9 @@ def test_java_sweep_counts_match_the_brokers(lab: LabState, tmp_path: Path) -> N
         ):
             assert name in metrics, (name, metrics)
         assert client.records_per_request is not None
+        # Open loop: the send lag of every in-window record, as the librdkafka engine measures it
+        # (a run that fell behind would be unclean: the verdict reads it).
+        assert client.send_lag_ms is not None and client.send_lag_ms.count == client.offered_records > 0
     default, batched = by_name["java-default"].client, by_name["java-batched"].client
     assert default.produce_requests_total > 500  # enough requests for 3% to mean something
     # linger 100 ms and 128 KB batches: several times fewer, larger requests for the same load.

@@ -44,3 +44,26 @@ def test_no_throttled_response_reads_zero() -> None:
     exporter.on_stats("p0", _stats(produce=1, throttle_max=300))
     exporter.on_stats("p0", _stats(produce=2, throttle_max=0, throttle_cnt=0))
     assert exporter.registry.get_sample_value("kbt_client_produce_throttle_time_max_ms", labels) == 0
+
+
+def test_an_exporter_that_is_not_serving_waits_for_no_scrape() -> None:
+    exporter = ClientExporter("run-1", "librdkafka")
+    assert exporter.await_scrape(30.0) is False  # at once: nothing can scrape it
+
+
+def test_a_scrape_after_the_wait_began_ends_it() -> None:
+    """What Prometheus does to a served exporter, without the socket: the registry is collected."""
+    import threading
+    import time
+
+    exporter = ClientExporter("run-1", "librdkafka")
+    exporter.serving = True
+    exporter.on_delivery("p0", 5, 500, 0, 5)
+    list(exporter.registry.collect())  # a scrape before the wait does not count
+    timer = threading.Timer(0.2, lambda: list(exporter.registry.collect()))
+    started = time.monotonic()
+    timer.start()
+    assert exporter.await_scrape(20.0) is True
+    assert time.monotonic() - started < 10.0
+    timer.join()
+    assert exporter.await_scrape(0.3) is False  # no scrape came

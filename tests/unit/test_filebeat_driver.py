@@ -262,7 +262,7 @@ def test_read_acked_and_event_ids(tmp_path: Path) -> None:
     (tmp_path / "b.txt").write_text("3 9 2-1\nbroken\n")
     last, ids = read_acked([tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "absent.txt"])
     assert last == {0: 7, 3: 9}
-    assert ids == {"0-1", "0-2", "1-1", "2-1"}
+    assert ids == {"0-1": 0, "0-2": 0, "1-1": 3, "2-1": 3}  # each acked id and its partition
     value = b'{"@timestamp":"x","message":"a \\"kbt\\" b","kbt":{"id":"12-345"}}'
     assert filebeat_event_id(value) == "12-345"
     assert filebeat_event_id(b'{"message":"no id"}') is None

@@ -37,3 +37,22 @@ def test_a_future_version_is_refused_in_one_line(tmp_path: Path) -> None:
     bad.write_text(json.dumps(data))
     with pytest.raises(BadInput, match="schema_version"):
         ResultsStore(tmp_path).load(bad)
+
+
+def test_version_4_records_load_with_nothing_unread(tmp_path: Path) -> None:
+    """A version-4 record (before DeliveryResult.unread and the "unverified" status) loads as the
+    current schema: its read-back reached every record, so nothing is unread."""
+    from tuner.store.record_upgrade import STEPS
+
+    source = next(iter(ResultsStore(V1).paths()))
+    data = json.loads(source.read_text())
+    while data["schema_version"] < 4:
+        data = STEPS[data["schema_version"]](data)
+    assert "unread" not in data["delivery"]
+    old = tmp_path / data["sweep"] / "v4.json"
+    old.parent.mkdir()
+    old.write_text(json.dumps(data))
+    record = ResultsStore(tmp_path).load(old)
+    assert record.schema_version == SCHEMA_VERSION == 5
+    assert record.delivery.unread == 0 and record.delivery.read_back_s is None
+    assert record.status == "ok" and not record.delivery.unfinished

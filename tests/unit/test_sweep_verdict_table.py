@@ -91,6 +91,44 @@ def test_unverified_delivery_fails() -> None:
     assert status == "failed" and "delivery was not verified" in problems
 
 
+def _cut_short(result: DriverResult, unread: int, lost: int = 0) -> DriverResult:
+    """`result` whose read-back ended (its deadline passed) with `unread` acked records not reached."""
+    acked = result.delivery.acked
+    delivery = DeliveryResult(
+        acked=acked, consumed=acked - unread - lost, lost=lost, unread=unread, read_back_s=120.0
+    )
+    return result._replace(delivery=delivery)
+
+
+def test_a_read_back_cut_short_is_unverified_never_lost() -> None:
+    cut = _cut_short(_result(24000, lag_p99=900.0), unread=4225)
+    status, problems = judge(_plans()[0], *cut, _broker(28800))
+    assert status == "unverified"  # wins over unclean: delivery comes first
+    assert (
+        problems[0]
+        == "read-back cut short in 120 s: 4225 acked records unread (not counted lost), 43775 of 48000 read"
+    )
+    assert not any("lost" in p and "not counted lost" not in p for p in problems)
+
+
+def test_loss_found_before_the_cut_still_fails() -> None:
+    status, problems = judge(_plans()[0], *_cut_short(_result(24000), unread=100, lost=3), _broker(28800))
+    assert status == "failed" and "3 acked records lost" in problems
+
+
+def test_unverified_rows_show_their_unread_count_in_magenta() -> None:
+    a, b, _ = _plans()
+    records = [_record(a, _result(2400)), _record(b, _cut_short(_result(24000), unread=4225))]
+    assert [r.status for r in records] == ["ok", "unverified"]
+    rows = {r.name: r for r in sweep_rows(records)}
+    assert (rows[b.name].lost, rows[b.name].unread) == (0, 4225)
+    console = Console(record=True, width=220, color_system="truecolor", force_terminal=True)
+    console.print(sweep_table(records))
+    styled = console.export_text(styles=True, clear=False)
+    line = next(line for line in styled.splitlines() if "UNVERIFIED" in line)
+    assert b.name in line and "0/0 (4,225 unread)" in line and "\x1b[35m" in line  # magenta
+
+
 def test_a_saturated_client_or_disagreeing_counts_make_the_run_unclean_not_failed() -> None:
     status, problems = judge(_plans()[0], *_result(24000, p99=5000.0, sent=40000), _broker(20000))
     assert status == "unclean"

@@ -24,14 +24,12 @@ from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
 from tuner.render.plain import show
-from tuner.render.sweep_table import sweep_rows, sweep_table
+from tuner.render.sweep_table import STATUS_STYLE, sweep_rows, sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
-
-STATUS_COLOUR = {"ok": "green", "unclean": "yellow", "failed": "red"}
 
 
 class ProgressObserver(Observer):
@@ -86,8 +84,8 @@ class ProgressObserver(Observer):
             self.run_task = None
         if self.sweep_task is not None:
             self.progress.advance(self.sweep_task)
-        colour = STATUS_COLOUR[record.status]
-        self.console.print(f"[{colour}]{record.status:7}[/{colour}] {plan.name} -> {path}")
+        colour = STATUS_STYLE[record.status]
+        self.console.print(f"[{colour}]{record.status:10}[/{colour}] {plan.name} -> {path}")
         for problem in record.problems:
             self.console.print(f"       [{colour}]{problem}[/{colour}]")
 
@@ -213,6 +211,7 @@ def sweep(
         results=results,
         runs=sweep_rows(outcome.all_records),
         failed=[r.name for r in outcome.failed],
+        unverified=[r.name for r in outcome.unverified],
         problems=list(outcome.problems),
     )
     for problem in outcome.problems:
@@ -226,3 +225,11 @@ def sweep(
     if outcome.failed:
         names = ", ".join(r.name for r in outcome.failed)
         raise KbtError(f"{len(outcome.failed)} run(s) failed: {names}", ExitStatus.FAILURE)
+    if outcome.unverified:
+        unread = sum(r.delivery.unread for r in outcome.unverified)
+        names = ", ".join(r.name for r in outcome.unverified)
+        raise KbtError(
+            f"{len(outcome.unverified)} run(s) unverified: the read-back was cut short with {unread:,} acked"
+            f" records unread (none counted lost): {names}",
+            ExitStatus.FAILURE,
+        )

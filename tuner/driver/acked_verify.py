@@ -1,8 +1,9 @@
 """Delivery verification from an engine's acked-records files (docs/architecture.md).
 
 Each line is `partition offset id`. The topic is read back up to the last acked offset of every
-partition; lost = acked ids never read, duplicates = ids read more than once, out of order = first
-copies stored after a later record of the same producer in the same partition.
+partition; lost = acked ids never read from a partition read to its end (unread while the
+read-back had not got there when its deadline passed), duplicates = ids read more than once, out of
+order = first copies stored after a later record of the same producer in the same partition.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from tuner.core.errors import Unreachable
 from tuner.driver.order_check import OrderOf, PartitionOrder, read_limits
-from tuner.driver.read_back import consume, verify_consumer
+from tuner.driver.read_back import ReadDeadline, consume, verify_consumer
 from tuner.driver.result import DeliveryResult
 
 IdOf = Callable[[bytes], str | None]
@@ -22,10 +23,10 @@ IdOf = Callable[[bytes], str | None]
 VERIFY_ATTEMPTS = 3
 
 
-def read_acked(paths: Iterable[Path]) -> tuple[dict[int, int], set[str]]:
-    """Last acked offset per partition, and the acked ids."""
+def read_acked(paths: Iterable[Path]) -> tuple[dict[int, int], dict[str, int]]:
+    """Last acked offset per partition, and each acked id's partition."""
     last: dict[int, int] = {}
-    ids: set[str] = set()
+    ids: dict[str, int] = {}
     for path in paths:
         if not path.is_file():
             continue
@@ -37,7 +38,7 @@ def read_acked(paths: Iterable[Path]) -> tuple[dict[int, int], set[str]]:
                 partition, offset = int(parts[0]), int(parts[1])
                 if offset >= 0:
                     last[partition] = max(last.get(partition, -1), offset)
-                ids.add(parts[2])
+                ids[parts[2]] = partition
     return last, ids
 
 
@@ -48,12 +49,14 @@ def verify_acked(
     id_of: IdOf,
     failed: int = 0,
     indeterminate: int = 0,
-    timeout_s: float = 120.0,
+    deadline: ReadDeadline | None = None,
     order_of: OrderOf | None = None,
     security: Mapping[str, str] | None = None,
 ) -> DeliveryResult:
     """Consume `topic` up to the last acked offsets (or the end of a log truncated behind them) and
-    compare ids with the acked ones; with `order_of`, count records out of per-partition order."""
+    compare ids with the acked ones; with `order_of`, count records out of per-partition order. An
+    acked id missing from a partition the read-back finished is lost; one in a partition it had not
+    finished when its deadline passed is unread (the result is then not verified)."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     last, acked = read_acked(acked_files)
@@ -62,12 +65,14 @@ def verify_acked(
     consumer = verify_consumer(bootstrap, security)
     seen: Counter[str] = Counter()
     order = PartitionOrder(order_of) if order_of is not None else None
+    read = 0
     try:
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in last])
         remaining = {p: offset for p, offset in read_limits(consumer, topic, last).items() if offset >= 0}
-        deadline = time.monotonic() + timeout_s
-        while remaining and time.monotonic() < deadline:
+        clock = (deadline or ReadDeadline()).start(sum(offset + 1 for offset in remaining.values()))
+        while remaining and not clock.expired():
             for msg in consume(consumer, 1000):
+                read += 1
                 partition = msg.partition() or 0
                 value = msg.value()
                 if value is not None:
@@ -79,19 +84,24 @@ def verify_acked(
                 offset = msg.offset()
                 if offset is not None and offset >= remaining.get(partition, 1 << 62):
                     remaining.pop(partition, None)
+            clock.progress(read)
     finally:
         consumer.close()
-    lost = len(acked - set(seen))
+    missing = [partition for ident, partition in acked.items() if ident not in seen]
+    unread = sum(1 for partition in missing if partition in remaining)
     duplicates = sum(n - 1 for n in seen.values() if n > 1)
     return DeliveryResult(
         acked=len(acked),
         consumed=sum(1 for i in seen if i in acked),
-        lost=lost,
+        lost=len(missing) - unread,
         duplicates=duplicates,
         out_of_order=order.out_of_order if order is not None else 0,
         failed=failed,
         indeterminate=indeterminate,
         verified=not remaining,
+        unread=unread,
+        read_back_s=round(clock.elapsed_s, 3),
+        read_back_limit_s=round(clock.limit_s, 3),
     )
 
 

@@ -12,11 +12,37 @@ serves the same contract from its own JVM (loadtests/java-engine, ClientExporter
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client.metrics_core import Metric
 
 LOOPBACK = "127.0.0.1"
+# After the drain, how long an engine waits for one more scrape of its client exporter so the run's
+# final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
+# Every engine's exporter waits the same (the Java engine gets it in its plan).
+FINAL_SCRAPE_S = 6.0
+
+
+class _Scrapes:
+    """A collector that only counts scrapes. Registered before every series, so a scrape counted
+    after the final figures were set reads them (Exporter.await_scrape)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = threading.Condition()
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        with self.changed:
+            self.count += 1
+            self.changed.notify_all()
+        return iter(())
 
 
 class Exporter:
@@ -24,6 +50,22 @@ class Exporter:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._scrapes = _Scrapes()
+        self.registry.register(self._scrapes)
+        self.serving = False
+
+    def await_scrape(self, seconds: float = FINAL_SCRAPE_S) -> bool:
+        """Wait (at most `seconds`) for one scrape that starts after this call, so the final figures
+        reach Prometheus before the process ends. True when one came; False at once when not serving."""
+        if not self.serving:
+            return False
+        scrapes = self._scrapes
+        end = time.monotonic() + seconds
+        with scrapes.changed:
+            seen = scrapes.count
+            while scrapes.count == seen and (left := end - time.monotonic()) > 0:
+                scrapes.changed.wait(left)
+            return scrapes.count != seen
 
     def serve(self, port: int) -> bool:
         """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
@@ -31,6 +73,7 @@ class Exporter:
             start_http_server(port, addr=LOOPBACK, registry=self.registry)
         except OSError:
             return False
+        self.serving = True
         return True
 
 

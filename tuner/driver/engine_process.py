@@ -182,9 +182,9 @@ def stop(procs: Sequence[subprocess.Popen[Any]], wait_s: float = TERM_WAIT_S) ->
             proc.wait()
 
 
-def merged_latency(results: Sequence[dict[str, Any]]) -> LatencyMs:
-    """The processes' HdrHistograms (microseconds, base64 V2 compressed) merged exactly."""
-    hists = [HdrHistogram.decode(r["latency_histogram"]) for r in results if r.get("latency_histogram")]
+def merged_latency(results: Sequence[dict[str, Any]], key: str = "latency_histogram") -> LatencyMs:
+    """The processes' HdrHistograms under `key` (microseconds, base64 V2 compressed) merged exactly."""
+    hists = [HdrHistogram.decode(r[key]) for r in results if r.get(key)]
     if not hists:
         return LatencyMs()
     for hist in hists[1:]:

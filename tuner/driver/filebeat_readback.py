@@ -78,7 +78,9 @@ class ReadBack:
                 "fetch.wait.max.ms": 50,
             }
         )
-        self._consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+        self._partitions = [TopicPartition(topic, p, 0) for p in range(partitions)]
+        self._consumer.assign(self._partitions)
+        self.caught_up = False  # set by close(): had the read reached every partition's end?
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.error: str | None = None
@@ -113,5 +115,19 @@ class ReadBack:
     def close(self) -> Tally:
         self._stop.set()
         self._thread.join(timeout=10)
+        self.caught_up = not self._thread.is_alive() and self._at_end()
         self._consumer.close()
         return self.tally
+
+    def _at_end(self) -> bool:
+        """Whether the consumer's position is at the high watermark of every partition (an event it
+        did not read by then is not in the topic). Unknown counts as not at the end."""
+        try:
+            positions = self._consumer.position(self._partitions)
+            for tp in positions:
+                _, high = self._consumer.get_watermark_offsets(tp, timeout=10)
+                if high > 0 and tp.offset < high:  # a partition never read has a negative position
+                    return False
+        except Exception:  # no answer: the read cannot be said to be complete
+            return False
+        return True

@@ -20,7 +20,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted
 from tuner.driver.acked_verify import verify_read_back
-from tuner.driver.engine_process import run_engines, summed_result
+from tuner.driver.engine_process import merged_latency, run_engines, summed_result
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
@@ -118,6 +118,10 @@ def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> 
         records_failed=sum(r["failed"] for r in results),
         produce_requests=sum(int(r["window"]["requests"]) for r in results),
         client_metrics=merge_client_metrics([r.get("client_metrics") or {} for r in results]) or None,
+        # Open loop: how late send() began against the schedule (the verdict's send-lag check).
+        send_lag_ms=merged_latency(results, "send_lag_histogram")
+        if any(r.get("send_lag_histogram") for r in results)
+        else None,
     )
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import cache_dir
-from tuner.driver.client_exporter import LOOPBACK
+from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
 from tuner.driver.engine_process import ProcessPlan, engine_plans
 from tuner.spec.java_client import check_property_names
 from tuner.spec.workload import WorkloadSpec
@@ -33,9 +33,6 @@ HEAP_PER_BUFFER = 1.25
 DEFAULT_BUFFER_MEMORY = 33_554_432
 # Beyond this a run needs more processes, not a larger JVM (2 of them fit a 24 GB machine's labs).
 HEAP_MAX_MB = 6144
-# After the drain, how long an engine waits for one more scrape of its client exporter so the run's
-# final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
-FINAL_SCRAPE_S = 6.0
 
 
 def heap_mb(pods: int, properties: Mapping[str, str]) -> int:

@@ -240,10 +240,14 @@ def _verify_ranges(
         for topic in topics
     ]
     total = _summed(parts)
+    # Each topic was read without knowing which topic an indeterminate record went to: they come off
+    # what is missing, from the lost first, then from the unread.
+    unread_less = max(0, indeterminate - total.lost)
     return total.model_copy(
         update={
             "acked": total.acked - indeterminate,
             "lost": max(0, total.lost - indeterminate),
+            "unread": max(0, total.unread - unread_less),
             "indeterminate": indeterminate,
         }
     )
@@ -316,8 +320,10 @@ def verify_delivery(
 
 def _summed(parts: list[DeliveryResult]) -> DeliveryResult:
     """The topics' verdicts added up: verified when every topic was."""
-    counts = ("acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate")
+    counts = ("acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate", "unread")
+    spans = ("read_back_s", "read_back_limit_s")  # the topics are read one after the other
     return DeliveryResult(
         **{name: sum(getattr(p, name) for p in parts) for name in counts},
+        **{name: sum(getattr(p, name) or 0.0 for p in parts) if parts else None for name in spans},
         verified=all(p.verified for p in parts),
     )

@@ -9,7 +9,8 @@ acked is known without reports: every sequence a producer handed to produce(), l
 Each producing process writes one `RangeFile` per topic. `verify_ranges` reads every partition of
 the topic from the beginning up to its high watermark (waiting while it still moves: acks=1
 acknowledges before the followers have the records), marks each id read in a bitmap per producer,
-and counts: lost = acked ids never read, duplicates = ids read more than once, out of order = first
+and counts: lost = acked ids never read (once the read reached every partition's end; before that they
+are unread), duplicates = ids read more than once, out of order = first
 copies stored after a later record of the same producer in the same partition (as acked_verify does
 for engines that log every acked offset).
 """
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuner.driver.read_back import consume, verify_consumer
+from tuner.driver.read_back import ReadDeadline, consume, verify_consumer
 from tuner.driver.result import DeliveryResult
 
 ID_SHIFT = 40
@@ -97,11 +98,13 @@ def verify_ranges(
     topic: str,
     files: Iterable[Path],
     indeterminate: int = 0,
-    timeout_s: float = 120.0,
+    deadline: ReadDeadline | None = None,
     security: Mapping[str, str] | None = None,
 ) -> DeliveryResult:
     """Read `topic` back and compare with the ranges every process sent to it. `indeterminate`
-    records (queued when the drain timed out) are not counted as lost when they are missing."""
+    records (queued when the drain timed out) are not counted as lost when they are missing. A
+    read-back that ends before the end of every partition (its deadline passed) counts what it did
+    not read as unread, not lost: ids carry no partition, so no partition's loss can be told apart."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     ranges = [RangeFile.read(p) for p in files if p.is_file()]
@@ -117,22 +120,25 @@ def verify_ranges(
         return DeliveryResult(failed=len(failed), indeterminate=indeterminate, verified=True)
     tally = _Tally(seen={p: bytearray(n) for p, n in produced.items()})
     consumer = verify_consumer(bootstrap, security)
-    deadline = time.monotonic() + timeout_s
+    clock = (deadline or ReadDeadline()).start(expected)
     verified = False
+    read = 0
     try:
         meta = consumer.list_topics(topic, timeout=10).topics[topic]
         partitions = sorted(meta.partitions)
         consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
         position = {p: 0 for p in partitions}  # next offset to read
         stable, last_ends = 0, None
-        while time.monotonic() < deadline:
+        while not clock.expired():
             ends = {p: _end(consumer, TopicPartition(topic, p)) for p in partitions}
-            while any(position[p] < ends[p] for p in partitions) and time.monotonic() < deadline:
+            while any(position[p] < ends[p] for p in partitions) and not clock.expired():
                 for msg in consume(consumer, 5000):
                     partition, value = msg.partition() or 0, msg.value()
                     if value is not None:
                         tally.see(partition, value)
                     position[partition] = (msg.offset() or 0) + 1
+                    read += 1
+                clock.progress(read)
             if all(position[p] >= ends[p] for p in partitions):
                 if _missing(tally, produced, failed, index, topics) <= indeterminate:
                     verified = True
@@ -145,17 +151,20 @@ def verify_ranges(
                 time.sleep(CHECK_PAUSE_S)
     finally:
         consumer.close()
-    missing = _missing(tally, produced, failed, index, topics)
+    missing = max(0, _missing(tally, produced, failed, index, topics) - indeterminate)
     acked = expected - len(failed) - indeterminate
     return DeliveryResult(
         acked=max(0, acked),
         consumed=expected - _unread(tally, produced, index, topics),
-        lost=max(0, missing - indeterminate),
+        lost=missing if verified else 0,
         duplicates=tally.duplicates,
         out_of_order=tally.out_of_order,
         failed=len(failed),
         indeterminate=indeterminate,
         verified=verified,
+        unread=0 if verified else missing,
+        read_back_s=round(clock.elapsed_s, 3),
+        read_back_limit_s=round(clock.limit_s, 3),
     )
 
 

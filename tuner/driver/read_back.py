@@ -1,10 +1,15 @@
-"""Reading a run's topic back for delivery verification (acked_verify, range_verify, stress_verify)."""
+"""Reading a run's topic back for delivery verification (acked_verify, range_verify, stress_verify):
+the consumer, and the deadline that follows the volume and the read rate."""
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from tuner.spec.thresholds import THRESHOLDS
 
 
 def verify_consumer(bootstrap: str, security: Mapping[str, str] | None = None) -> Any:
@@ -36,3 +41,58 @@ def consume(consumer: Any, batch: int) -> list[Any]:
         elif err.code() != KafkaError._PARTITION_EOF:
             raise KafkaException(err)
     return records
+
+
+@dataclass(frozen=True)
+class ReadDeadline:
+    """How long a read-back may take (thresholds.yml `read_back_*`): it follows the volume and the
+    measured read rate, so a large run reaches a verdict and a stalled one ends. A read-back that
+    ends before the last acked record leaves the rest unread, never lost."""
+
+    min_s: float = THRESHOLDS.read_back_min_s
+    floor_per_s: float = THRESHOLDS.read_back_floor_per_s
+    stall_s: float = THRESHOLDS.read_back_stall_s
+    max_s: float = THRESHOLDS.read_back_max_s
+
+    def start(self, expected: int) -> ReadClock:
+        """A clock for reading `expected` records, started now."""
+        return ReadClock(self, max(0, expected))
+
+
+class ReadClock:
+    """One read-back's deadline: reported progress moves it out to the projected end."""
+
+    PROJECTION_MARGIN = 1.5  # the projected time left, and half again (a busy machine reads unevenly)
+
+    def __init__(
+        self, rule: ReadDeadline, expected: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._rule, self._clock = rule, clock
+        self.expected = expected
+        self.started = self._last_progress = clock()
+        self.read = 0
+        self._cap = self.started + rule.max_s
+        self.deadline = min(self._cap, self.started + max(rule.min_s, expected / rule.floor_per_s))
+
+    def progress(self, read: int) -> None:
+        """`read` records read so far."""
+        now = self._clock()
+        if read > self.read:
+            self.read, self._last_progress = read, now
+        elapsed = now - self.started
+        if self.read > 0 and elapsed > 0:
+            left_s = max(0, self.expected - self.read) / (self.read / elapsed)
+            self.deadline = min(self._cap, max(self.deadline, now + self.PROJECTION_MARGIN * left_s))
+
+    def expired(self) -> bool:
+        now = self._clock()
+        return now >= self.deadline or now - self._last_progress >= self._rule.stall_s
+
+    @property
+    def elapsed_s(self) -> float:
+        return self._clock() - self.started
+
+    @property
+    def limit_s(self) -> float:
+        """The deadline as it stands, from the start."""
+        return self.deadline - self.started

@@ -37,7 +37,12 @@ class DeliveryResult(Frozen):
     out_of_order: int = 0
     failed: int = 0  # delivery reports with an error
     indeterminate: int = 0  # timed out / unknown outcome: not counted as lost
-    verified: bool = False  # False when verification did not run (then lost means nothing)
+    verified: bool = False  # False when verification did not run or did not finish (lost then means nothing)
+    # Acked records the read-back had not reached when its deadline passed: neither lost nor verified
+    # (the run is "unverified"). Only a read-back that reached every partition's end counts a loss.
+    unread: int = 0
+    read_back_s: float | None = None  # how long the read-back took
+    read_back_limit_s: float | None = None  # its deadline when it ended (follows volume and read rate)
 
 
 class ClientResult(Frozen):

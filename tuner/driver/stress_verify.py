@@ -7,16 +7,13 @@ producer marks what was read, so millions of records need a few MB.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tuner.driver.payload import id_of
-from tuner.driver.read_back import consume, verify_consumer
+from tuner.driver.read_back import ReadDeadline, consume, verify_consumer
 from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK
 from tuner.driver.stress_tally import Tally
-
-VERIFY_TIMEOUT_S = 300.0
 
 
 @dataclass
@@ -37,11 +34,12 @@ class StressDelivery:
 def verify_stress(
     bootstrap: str,
     tally: Tally,
-    timeout_s: float = VERIFY_TIMEOUT_S,
+    deadline: ReadDeadline | None = None,
     security: Mapping[str, str] | None = None,
 ) -> StressDelivery:
     """Read every partition up to its highest acked offset and check each acked record is there
-    (`security`: the target's librdkafka client security)."""
+    (`security`: the target's librdkafka client security). The read's deadline follows the volume
+    and the read rate; records it had not reached by then are unread, not lost."""
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
     tally.flush_acked()
@@ -61,9 +59,13 @@ def verify_stress(
     duplicates = 0
     try:
         consumer.assign([TopicPartition(t, p, OFFSET_BEGINNING) for t, p in remaining])
-        deadline = time.monotonic() + timeout_s
-        while remaining and time.monotonic() < deadline:
-            for msg in consume(consumer, 2000):
+        clock = (deadline or ReadDeadline()).start(acked)
+        read = 0
+        while remaining and not clock.expired():
+            batch = consume(consumer, 2000)
+            read += len(batch)
+            clock.progress(read)
+            for msg in batch:
                 ident = id_of(msg.value() or b"")
                 if ident is not None:
                     rid = int(ident, 16)
@@ -89,7 +91,12 @@ def verify_stress(
             missing = sum(hi - lo + 1 for lo, hi in runs) - hit
             if missing:
                 lost_by_stage[stage] = lost_by_stage.get(stage, 0) + missing
-    detail = f"{len(remaining)} partitions not read to their last acked offset" if remaining else ""
+    detail = (
+        f"{len(remaining)} partitions not read to their last acked offset within {clock.limit_s:.0f} s:"
+        f" {acked - found} acked records unread (not counted lost)"
+        if remaining
+        else ""
+    )
     return StressDelivery(
         verified=not remaining,
         acked=acked,

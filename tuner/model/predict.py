@@ -51,7 +51,7 @@ class IdleModel(Protocol):
 def simulated(traffic: Traffic, rules: Rules, codecs: CodecTable | None = None) -> SimResult:
     """The simulation of `rules`, Java's compressed batch sizes estimated with `codecs`' ratios."""
     if isinstance(rules, JavaRules):
-        rules = java_estimated(rules, traffic.message_bytes, codecs or default_table())
+        rules = java_estimated(rules, traffic, codecs or default_table())
     return _simulated(traffic, rules)
 
 

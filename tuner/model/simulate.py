@@ -21,6 +21,13 @@ from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, 
 
 # Per-record framing inside a v2 record batch (varints, attributes, offsets) and the batch header.
 RECORD_OVERHEAD_BYTES = 12
+# The Java producer's compressed-size estimate (java_estimate): its 5% pad, and where its per-topic
+# estimator sits between a full batch's compressed fraction and a one-record batch's. 0.22 from the
+# 16 KB runs at linger 1000 ms (docs/benchmarks.md, "Java model truth"): lz4 and zstd, fitted apart,
+# both give 0.22 (Java counted a compressed byte as ~0.5 of an uncompressed one with lz4, ~0.36 with
+# zstd, where a full batch's own ratios are ~0.34 and ~0.18).
+JAVA_ESTIMATE_PAD = 1.05
+JAVA_ESTIMATOR_POSITION = 0.22
 BATCH_HEADER_BYTES = 61
 
 TARGET_MESSAGES = 12_000  # per simulated producer
@@ -125,25 +132,55 @@ class _Chooser:
         return cur
 
 
-def java_estimated(rules: JavaRules, message_bytes: float, table: CodecTable) -> JavaRules:
+def java_estimated(rules: JavaRules, traffic: Traffic, table: CodecTable) -> JavaRules:
     """The Java producer counts a compressed batch's bytes by its estimated compressed size, both
     for batch.size (when a batch is full) and for the sticky partitioner's switch (KIP-794): in
-    uncompressed bytes, both come at batch.size times the codec's ratio (from `table`, the one the
-    prediction's wire bytes use)."""
+    uncompressed bytes, both come at batch.size over the estimated compressed fraction (the codec's
+    ratios from `table`, the one the prediction's wire bytes use, at its level). The estimator stays
+    at a full batch's fraction while every batch is alike; it is pushed up (java_estimate) only when
+    sticky batches fill before linger.ms, because then the partition switch leaves small batches
+    that requests carry beside the full ones."""
     if rules.compression == "none":
         return rules
-    # The ratio grows with the records in a batch, and a batch holds more records the better they
-    # compress: settle the two (a few rounds reach the fixed point).
-    size = message_bytes + RECORD_OVERHEAD_BYTES
-    scale = 1.0
-    for _ in range(6):
-        scale = table.ratio(rules.compression, max(1.0, rules.batch_bytes * scale / size))
+    size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
+    # A fresh topic's estimate starts at 1 (no compression) and only creeps down. Sticky batches that
+    # fill before linger.ms even at the raised estimate keep leaving small batches, which keep it
+    # raised; batches that reach linger.ms first are all alike and let it fall to a full batch's.
+    scale = _java_scale(rules, table, size, JAVA_ESTIMATOR_POSITION)
+    sticky = traffic.keyless and rules.partitioning.keyless == "sticky_bytes"
+    per_linger = traffic.rate * rules.linger_ms / 1000 * size  # a sticky batch's bytes at linger.ms
+    if not sticky or per_linger <= rules.batch_bytes * scale:
+        scale = _java_scale(rules, table, size, 0.0)
     part = rules.partitioning
     return replace(
         rules,
         batch_bytes=int(rules.batch_bytes * scale),
         partitioning=replace(part, sticky_bytes=int(part.sticky_bytes * scale)),
     )
+
+
+def _java_scale(rules: JavaRules, table: CodecTable, size: float, position: float) -> float:
+    """Uncompressed bytes per estimated byte of a full batch. The fraction depends on the records a
+    batch holds, and a batch holds more the better they compress: settle the two (a few rounds
+    reach the fixed point)."""
+    scale = 1.0
+    for _ in range(8):
+        held = max(1.0, rules.batch_bytes * scale / size)
+        scale = 1.0 / java_estimate(table, rules.compression, held, position)
+    return scale
+
+
+def java_estimate(table: CodecTable, codec: str, messages: float, position: float) -> float:
+    """The compressed fraction the Java producer counts a batch of `messages` at when it fills
+    batch.size: its per-topic estimator (kafka-clients CompressionRatioEstimator) jumps to the
+    fraction of any batch that compressed worse than it expected and creeps back only 0.005 per
+    better batch, and the builder pads it by 5% (COMPRESSION_RATE_ESTIMATION_FACTOR). The small
+    batches a request carries beside a full one (one request per broker takes the head batch of
+    every partition it leads) keep it well above a full batch's fraction: `position` of the way up
+    to a one-record batch's (JAVA_ESTIMATOR_POSITION when there are such batches, else 0)."""
+    full = 1.0 / table.ratio(codec, messages)
+    single = 1.0 / table.ratio(codec, 1.0)
+    return JAVA_ESTIMATE_PAD * (full + position * max(0.0, single - full))
 
 
 def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAULT_RTT_S) -> SimResult:

@@ -18,6 +18,7 @@ from tuner.render import report_plots as plots
 from tuner.render.report_data import ReportInput, RunEntry, comparisons, figures, stress_summaries
 from tuner.render.report_html import Section, esc, img, num, page, table
 from tuner.render.report_summary import build_summary
+from tuner.render.sweep_table import lost_cell
 from tuner.store.recommendation import ClientRecommendation, Measured, Recommendation
 from tuner.store.stress import StressStep
 
@@ -64,7 +65,7 @@ def _run_table(entries: list[RunEntry]) -> str:
             num(f.broker_requests_per_s),
             num(f.records_per_request), num(f.p50_ms), num(f.p99_ms), num(f.p999_ms), num(f.network_idle, 3),
             num(f.network_idle_min, 3), num(f.handler_idle, 3), num(f.broker_cpu_cores, 2),
-            f"{f.lost}/{f.duplicates}" + ("" if f.verified else " (unverified)"),
+            lost_cell(f.lost, f.duplicates, f.unread) + ("" if f.verified else " (unverified)"),
         ])  # fmt: skip
     return table(head, rows, left=3)
 

@@ -140,6 +140,7 @@ class RunFigures:
     lost: int
     duplicates: int
     verified: bool
+    unread: int  # a read-back cut short: acked records not reached (never counted lost)
 
 
 def figures(record: RunRecord) -> RunFigures:
@@ -163,6 +164,7 @@ def figures(record: RunRecord) -> RunFigures:
         lost=d.lost,
         duplicates=d.duplicates,
         verified=d.verified,
+        unread=d.unread,
     )
 
 

@@ -89,6 +89,8 @@ def build_summary(report: ReportInput) -> Summary:
                     )
                 )
     lines += _fewer_in_sweeps(report) if rec is None else []
+    unread = sum(e.record.delivery.unread for e in unverified)
     verified = "" if not unverified else f"; {len(unverified)} run(s) not verified"
+    verified += f" ({unread:,} acked records unread, not counted lost)" if unread else ""
     lines.append(Line("lost", f"{lost:,} of {acked:,} acked records (each read back){verified}", lost == 0))
     return Summary(headline=headline, good=good, lines=lines)

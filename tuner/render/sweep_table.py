@@ -25,6 +25,7 @@ class SweepRow:
     handler_idle: float | None
     lost: int
     duplicates: int
+    unread: int  # acked records a read-back cut short did not reach (the run is "unverified")
     problems: list[str]
 
 
@@ -47,6 +48,7 @@ def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
                 handler_idle=broker.request_handler_idle_ratio if broker else None,
                 lost=r.delivery.lost,
                 duplicates=r.delivery.duplicates,
+                unread=r.delivery.unread,
                 problems=list(r.problems),
             )
         )
@@ -68,7 +70,13 @@ def _num(value: float | None, digits: int = 0) -> str:
 
 # "unclean" runs delivered but are no clean measurement (the client fell behind its schedule or its
 # request count disagrees with the broker's): shown, in yellow, beside "ok" and "failed".
-STATUS_STYLE = {"failed": "red", "unclean": "yellow"}
+# "unverified" runs lost nothing the read-back reached, but it was cut short (magenta).
+STATUS_STYLE = {"ok": "green", "failed": "red", "unverified": "magenta", "unclean": "yellow"}
+
+
+def lost_cell(lost: int, duplicates: int, unread: int) -> str:
+    """lost/duplicates, and the unread count of a read-back cut short (never counted lost)."""
+    return f"{lost}/{duplicates}" + (f" ({unread:,} unread)" if unread else "")
 
 
 def sweep_table(records: list[RunRecord], title: str = "") -> Table:
@@ -89,7 +97,7 @@ def sweep_table(records: list[RunRecord], title: str = "") -> Table:
     ):
         table.add_column(header, justify="left" if header in ("run", "status") else "right")
     for row in sweep_rows(records):
-        style = STATUS_STYLE.get(row.status)
+        style = STATUS_STYLE.get(row.status) if row.status != "ok" else None
         table.add_row(
             row.name,
             row.status.upper() if row.status != "ok" else "ok",
@@ -102,7 +110,7 @@ def sweep_table(records: list[RunRecord], title: str = "") -> Table:
             _num(row.compression_ratio, 2),
             _num(row.network_idle, 3),
             _num(row.handler_idle, 3),
-            f"{row.lost}/{row.duplicates}",
+            lost_cell(row.lost, row.duplicates, row.unread),
             style=style,
         )
     return table

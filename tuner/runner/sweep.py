@@ -35,6 +35,10 @@ class SweepOutcome:
         return [r for r in self.all_records if r.status == "failed"]
 
     @property
+    def unverified(self) -> list[RunRecord]:
+        return [r for r in self.all_records if r.status == "unverified"]
+
+    @property
     def unclean(self) -> list[RunRecord]:
         return [r for r in self.all_records if r.status == "unclean"]
 

@@ -1,9 +1,11 @@
 """Judge a finished run: delivery first (lost > 0 fails it, whatever its speed), then whether it is a
 clean measurement, then the rest.
 
-Status: "failed" (delivery or the run itself went wrong), "unclean" (delivered, but the figures do
-not describe the plan: the client could not keep its schedule, or client and broker disagree on the
-request count), else "ok". Only "ok" runs calibrate the model and back recommendations."""
+Status: "failed" (delivery or the run itself went wrong), "unverified" (nothing lost so far, but the
+read-back ended before it reached every acked record: the unread ones are neither lost nor verified),
+"unclean" (delivered, but the figures do not describe the plan: the client could not keep its
+schedule, or client and broker disagree on the request count), else "ok". Only "ok" runs calibrate
+the model and back recommendations."""
 
 from __future__ import annotations
 
@@ -25,8 +27,15 @@ def judge(
 ) -> tuple[Status, list[str]]:
     failures: list[str] = []
     unclean: list[str] = []  # why the figures are not a clean measurement
+    unverified: list[str] = []  # the read-back was cut short before it reached every acked record
     notes: list[str] = []
-    if not delivery.verified:
+    if delivery.unfinished:
+        took = f" in {delivery.read_back_s:.0f} s" if delivery.read_back_s is not None else ""
+        unverified.append(
+            f"read-back cut short{took}: {delivery.unread} acked records unread (not counted lost),"
+            f" {delivery.consumed} of {delivery.acked} read"
+        )
+    elif not delivery.verified:
         failures.append("delivery was not verified")
     if delivery.lost > 0:
         failures.append(f"{delivery.lost} acked records lost")
@@ -71,8 +80,8 @@ def judge(
     rss = client.max_producer_rss_mb
     if slo.max_producer_memory_mb is not None and rss is not None and rss > slo.max_producer_memory_mb:
         notes.append(f"producer memory {rss:.0f} MB above the SLO {slo.max_producer_memory_mb:g} MB")
-    status: Status = "failed" if failures else "unclean" if unclean else "ok"
-    return status, failures + unclean + notes
+    status: Status = "failed" if failures else "unverified" if unverified else "unclean" if unclean else "ok"
+    return status, failures + unverified + unclean + notes
 
 
 def request_count_mismatch(client: float | None, broker: float | None) -> float | None:

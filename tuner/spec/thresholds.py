@@ -30,6 +30,10 @@ class Thresholds(StrictModel):
     request_count_tolerance: float = Field(gt=0, lt=1)
     offered_shortfall: float = Field(gt=0, lt=1)
     send_lag_p99_ms: float = Field(gt=0)
+    read_back_min_s: float = Field(gt=0)
+    read_back_floor_per_s: float = Field(gt=0)
+    read_back_stall_s: float = Field(gt=0)
+    read_back_max_s: float = Field(gt=0)
 
 
 def _load() -> Thresholds:

@@ -14,8 +14,9 @@ from tuner.store.record_upgrade import SCHEMA_VERSION
 from tuner.store.stress import StressStep
 
 # "unclean": delivered, but not a clean measurement (runner/verdict.py): kept, shown, never used to
-# calibrate the model or back a recommendation.
-Status = Literal["ok", "unclean", "failed"]
+# calibrate the model or back a recommendation. "unverified": nothing found lost, but the read-back
+# ended before it reached every acked record (DeliveryResult.unread); used for nothing either.
+Status = Literal["ok", "unclean", "unverified", "failed"]
 
 
 class Environment(Frozen):

@@ -6,7 +6,10 @@ same, so a version-1 document only changes its number. Version 3: a profile carr
 kind's own settings (Filebeat's as one typed `filebeat:` section instead of producer knobs and
 dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v1). Version 4 adds
 the optional ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a
-version-3 document has none, so it only changes its number. A step that
+version-3 document has none, so it only changes its number. Version 5 adds DeliveryResult.unread,
+read_back_s and read_back_limit_s (a read-back cut short: unread records, never lost) and the run
+status "unverified"; a version-4 document read every record it did not call lost, so it only changes
+its number. A step that
 renames or reshapes fields goes here, never into the readers.
 """
 
@@ -17,7 +20,7 @@ from typing import Any
 
 from tuner.spec.clients import KINDS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +35,16 @@ def _from_3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 4}
 
 
-STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3}
+def _from_4(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 5}
+
+
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _from_1,
+    2: _from_2,
+    3: _from_3,
+    4: _from_4,
+}
 
 
 def upgrade_profiles(node: Any) -> Any:

@@ -217,7 +217,7 @@ public final class Main {
         res.put("exporter", plan.exporter() == null ? null : exported);
         res.put("finished_at", System.currentTimeMillis() / 1e3);
         res.put("interrupted", interrupted);
-        summarise(res, pods, before, total, indeterminate);
+        summarise(res, pods, before, total, indeterminate, plan.rate_per_pod() > 0);
         res.put("acked_file", plan.acked_file());
         res.put("acked_lines", acked.lines());
         return res;
@@ -256,10 +256,11 @@ public final class Main {
     }
 
     private static void summarise(Map<String, Object> res, List<Pod> pods, Snapshot before, Snapshot total,
-            long indeterminate) {
+            long indeterminate, boolean openLoop) {
         long offered = 0, offeredTotal = 0, sent = 0, acks = 0, acksTotal = 0, bytesAcked = 0, failed = 0;
         Map<String, Long> errors = new TreeMap<>();
         Histogram hist = new Histogram(1, Pod.LATENCY_MAX_US, 3);
+        Histogram sendLag = new Histogram(1, Pod.LATENCY_MAX_US, 3);
         for (Pod p : pods) {
             synchronized (p) {
                 offered += p.offered;
@@ -271,6 +272,7 @@ public final class Main {
                 failed += p.failed;
                 p.errors.forEach((k, v) -> errors.merge(k, v, Long::sum));
                 hist.add(p.latencyUs);
+                sendLag.add(p.sendLagUs);
             }
         }
         res.put("offered", offered);
@@ -301,12 +303,19 @@ public final class Main {
         latency.put("p999", hist.getValueAtPercentile(99.9) / 1000.0);
         latency.put("max", hist.getMaxValue() / 1000.0);
         res.put("delivery_latency_ms", latency);
+        res.put("latency_histogram", encoded(hist));
+        // Open loop only (a closed loop has no schedule to fall behind): merged by the driver.
+        res.put("send_lag_histogram", openLoop ? encoded(sendLag) : null);
+    }
+
+    /** An HdrHistogram as base64 of its compressed V2 encoding (what the driver decodes). */
+    static String encoded(Histogram hist) {
         ByteBuffer buffer = ByteBuffer.allocate(hist.getNeededByteBufferCapacity());
         int n = hist.encodeIntoCompressedByteBuffer(buffer);
         byte[] bytes = new byte[n];
         buffer.flip();
         buffer.get(bytes);
-        res.put("latency_histogram", Base64.getEncoder().encodeToString(bytes));
+        return Base64.getEncoder().encodeToString(bytes);
     }
 
     /** The client metrics summed (totals, rates), maxed (maxima) or averaged (the rest) over pods. */

@@ -44,6 +44,11 @@ final class Pod {
     volatile long acksTotal, bytesAckedTotal;
     // Guarded by itself: the exporter reads it while acks arrive.
     final Histogram latencyUs = new Histogram(1, LATENCY_MAX_US, 3);
+    // Open loop: how late each in-window send() began against its intended time (the send lag the
+    // librdkafka engine measures): a generator that fell behind (send() blocked on a full buffer or
+    // the sender thread, a starved JVM) shows it here. Written by the generator thread only, read
+    // after it ended.
+    final Histogram sendLagUs = new Histogram(1, LATENCY_MAX_US, 3);
     // Failures can be reported on the sending thread too: guarded by this.
     long failed, lateFailures;
     final Map<String, Long> errors = new HashMap<>();
@@ -102,6 +107,9 @@ final class Pod {
             offeredTotal++;
             if (inWindow) {
                 offered++;
+            }
+            if (interval > 0 && inWindow) {
+                sendLagUs.recordValue(Math.min(LATENCY_MAX_US, Math.max(1L, (System.nanoTime() - intended) / 1000)));
             }
             outstanding.incrementAndGet();
             try {

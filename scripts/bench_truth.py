@@ -1,0 +1,167 @@
+"""Model truth on held-out shapes (`make bench-truth`; docs/benchmarks.md, "Model truth on held-out
+shapes").
+
+    python scripts/bench_truth.py [--fit DIR ...] [--only NAME ...] [--lab-dir DIR | --base-port N]
+
+1. Fit: the model's calibration (service latency and memory per client kind) from the run records
+   in the `--fit` directories, the fitting set. A record from a held-out sweep is refused there.
+2. Run every held-out sweep in loadtests/truth/ (or those named with --only) for real on a lab
+   (the given one, or a 1-broker lab of its own on --base-port), each into a results directory of
+   its own under --out.
+3. Print, per run, the predicted and measured produce requests/s and p99 with the errors, the runs
+   that are not `ok` listed apart with why, the median and largest |error| per client kind, and
+   the 1-minute load average before and after each sweep.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from bench_steps import ROOT, lab, loadavg, timed_step
+
+from tuner.model.evidence import calibrate, measured_of, traffic_of_record
+from tuner.model.predict import Calibration, predict
+from tuner.spec.loader import load_sweep
+from tuner.spec.slo import SLO
+from tuner.store.recommendation import SLOBounds
+from tuner.store.record import RunRecord
+from tuner.store.results import ResultsStore
+
+HELD_OUT = ROOT / "loadtests" / "truth"
+PREFIX = "truth-"
+
+
+def held_out_specs(only: list[str]) -> list[Path]:
+    specs = sorted(HELD_OUT.glob("*.yaml"))
+    if only:
+        specs = [s for s in specs if s.stem in only]
+        missing = sorted(set(only) - {s.stem for s in specs})
+        if missing:
+            raise SystemExit(f"bench_truth: no held-out spec named {', '.join(missing)} in {HELD_OUT}")
+    for spec in specs:
+        if not load_sweep(spec).spec.name.startswith(PREFIX):
+            raise SystemExit(f"bench_truth: {spec.name}: a held-out sweep's name starts with {PREFIX!r}")
+    return specs
+
+
+def fitting_set(dirs: list[Path]) -> list[RunRecord]:
+    records: list[RunRecord] = []
+    for directory in dirs:
+        if not directory.is_dir():
+            raise SystemExit(f"bench_truth: --fit {directory}: not a directory")
+        for record in ResultsStore(directory).records():
+            if record.sweep.startswith(PREFIX):
+                raise SystemExit(f"bench_truth: --fit {directory}: {record.run_id} is a held-out run")
+            records.append(record)
+    return records
+
+
+def _err(predicted: float | None, measured: float | None) -> float | None:
+    return None if not predicted or not measured else predicted / measured - 1
+
+
+def _num(value: float | None, fmt: str = ".1f") -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _event_bytes(record: RunRecord) -> int:
+    return record.client.bytes_acked // max(1, record.client.records_acked)
+
+
+def _pct(values: list[float], how: str) -> str:
+    if not values:
+        return "-"
+    return f"{(statistics.median(values) if how == 'median' else max(values)):.1%}"
+
+
+def report(records: list[RunRecord], calibration: Calibration) -> list[str]:
+    lines = [
+        "| run | client | shape | req/s predicted | measured | error | p99 predicted | measured | error |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    apart: list[str] = []
+    req_err: dict[str, list[float]] = {}
+    p99_err: dict[str, list[float]] = {}
+    for record in records:
+        w = record.plan.workload
+        kind = record.plan.profile.client
+        keys = "keyless" if w.keys.kind == "none" else f"{w.keys.kind} keys"
+        shape = (
+            f"{w.producers} x {w.rate_per_producer:g}/s, {_event_bytes(record)} B, {keys},"
+            f" {sum(t.partitions for t in w.topics)} partitions"
+        )
+        if record.status != "ok":
+            apart.append(f"- {record.name} ({kind}): {record.status}: {'; '.join(record.problems) or '-'}")
+            continue
+        predicted = predict(traffic_of_record(record), record.plan.profile, calibration)
+        measured = measured_of(record, SLOBounds(**SLO().model_dump()))
+        p99 = record.client.delivery_latency_ms.p99
+        e_req, e_p99 = _err(predicted.requests_per_s, measured.requests_per_s), _err(predicted.p99_ms, p99)
+        if e_req is not None:
+            req_err.setdefault(kind, []).append(abs(e_req))
+        if e_p99 is not None:
+            p99_err.setdefault(kind, []).append(abs(e_p99))
+        lines.append(
+            f"| {record.name} | {kind} | {shape} | {predicted.requests_per_s:.1f} |"
+            f" {_num(measured.requests_per_s)} | {_num(e_req, '+.1%')} | {predicted.p99_ms:.0f} |"
+            f" {_num(p99, '.0f')} | {_num(e_p99, '+.1%')} |"
+        )
+    lines.append("")
+    for kind in sorted(set(req_err) | set(p99_err)):
+        r, p = req_err.get(kind, []), p99_err.get(kind, [])
+        lines.append(
+            f"{kind}: {len(r)} ok runs; produce requests/s median |error| {_pct(r, 'median')},"
+            f" max {_pct(r, 'max')}; p99 median |error| {_pct(p, 'median')}"
+        )
+    if apart:
+        lines += ["", "Not ok (listed apart, not in the figures):", *apart]
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--fit", type=Path, action="append", default=[], help="results directory of the fitting set"
+    )
+    parser.add_argument("--only", action="append", default=[], help="held-out spec name (file stem)")
+    parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench-truth", help="results go here")
+    parser.add_argument("--lab-dir", type=Path, help="a running lab to use (else one of its own)")
+    parser.add_argument("--base-port", type=int, default=19590, help="base port of its own lab")
+    parser.add_argument("--report-only", action="store_true", help="print the figures of --out, run nothing")
+    args = parser.parse_args(argv)
+    specs = held_out_specs(args.only)
+    calibration = calibrate(fitting_set(args.fit))
+    log: list[str] = []
+    if not args.report_only:
+        with lab(args.lab_dir, args.out / "lab", args.base_port) as lab_args:
+            for spec in specs:
+                results = args.out / spec.stem
+                # A held-out run that fails or is unclean is still reported (apart): exit 1 is kept.
+                timed_step(
+                    log, spec.stem, "sweep", str(spec), "--results", str(results), *lab_args, ok=(0, 1)
+                )
+    records = (
+        [r for spec in specs for r in ResultsStore(args.out / spec.stem).records()]
+        if args.out.is_dir()
+        else []
+    )
+    if not records:
+        print("bench_truth: no held-out run records", file=sys.stderr)
+        return 2
+    fitted = (
+        f"{sum(c.runs for c in calibration.clients.values())} fitting records"
+        if args.fit
+        else "no fitting records (defaults)"
+    )
+    print(f"held-out runs: {len(records)}; calibration: {fitted}; load average now {loadavg():.1f}")
+    print("\n".join(report(records, calibration)))
+    if log:
+        print("\n" + "\n".join(log))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

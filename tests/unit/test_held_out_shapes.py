@@ -1,0 +1,60 @@
+"""The held-out set is held out by construction (loadtests/truth/, `make bench-truth`): every spec
+there loads, its sweep is named `truth-*`, no sweep elsewhere takes such a name, and the bench
+refuses a fitting record from a held-out sweep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tuner.core.paths import repo_root
+from tuner.spec import load_sweep
+
+LOADTESTS = repo_root() / "loadtests"
+
+
+def _sweep_names(paths: list[Path]) -> set[str]:
+    names = set()
+    for path in paths:
+        try:
+            names.add(load_sweep(path).spec.name)
+        except Exception:  # workloads, profiles, stress specs: not sweeps
+            continue
+    return names
+
+
+def test_every_held_out_spec_is_a_truth_sweep_and_no_other_sweep_is() -> None:
+    held_out = sorted((LOADTESTS / "truth").glob("*.yaml"))
+    assert held_out
+    names = _sweep_names(held_out)
+    assert len(names) == len(held_out) and all(n.startswith("truth-") for n in names)
+    kinds = {run.profile.client for p in held_out for run in load_sweep(p).runs}
+    assert kinds == {"librdkafka", "java", "filebeat"}
+    others = _sweep_names(sorted(LOADTESTS.glob("*.yaml")))
+    assert not {n for n in others if n.startswith("truth-")}
+
+
+def test_the_bench_refuses_a_held_out_record_in_the_fitting_set(tmp_path: Path) -> None:
+    sys.path.insert(0, str(repo_root() / "scripts"))
+    try:
+        import bench_truth
+    finally:
+        sys.path.pop(0)
+    from tests.unit.synthetic_records import record_with_brokers
+    from tuner.store.figures import BrokerStats
+    from tuner.store.results import ResultsStore
+
+    fit = tmp_path / "fit"
+    store = ResultsStore(fit)
+    store.write(record_with_brokers([BrokerStats(broker="1", produce_requests_per_s=10.0)], 1e9))
+    assert len(bench_truth.fitting_set([fit])) == 1
+    held_out = load_sweep(LOADTESTS / "truth" / "truth-java.yaml").runs[0]
+    store.write(record_with_brokers([BrokerStats(broker="1", produce_requests_per_s=10.0)], 1e9, held_out))
+    with pytest.raises(SystemExit, match="is a held-out run"):
+        bench_truth.fitting_set([fit])
+    with pytest.raises(SystemExit, match="not a directory"):
+        bench_truth.fitting_set([tmp_path / "absent"])
+    with pytest.raises(SystemExit, match="no held-out spec named nope"):
+        bench_truth.held_out_specs(["nope"])
