@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
@@ -127,6 +128,9 @@ def sweep(
     target_file: Path | None = typer.Option(
         None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option(),
     yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
     json_path: Path | None = json_option("the runs (with --dry-run: the plan)"),
 ) -> None:
@@ -137,16 +141,17 @@ def sweep(
     when any run lost records."""
     from tuner.spec.loader import load_sweep
 
+    source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_sweep(spec)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
     console = console_for(json_path, min_width=180)
     target = None
-    if target_file is not None:  # caps and the target's own checks before anything is created
+    if source is not None:  # caps and the target's own checks before anything is created
         from tuner.target import resolve_target
         from tuner.target.safety import check_caps, offered
 
-        target = resolve_target(lab_dir, target_file)
+        target = resolve_target(lab_dir, source)
         for plan in loaded.runs:
             check_caps(target, plan.name, offered(plan.workload))
     if dry_run:
@@ -187,7 +192,7 @@ def sweep(
     observer = ProgressObserver(progress, console)
     try:
         with interruptible(), progress:
-            runner = sweep_runner(lab_dir, results, observer=observer, target_file=target_file)
+            runner = sweep_runner(lab_dir, results, observer=observer, target_file=source)
             found = runner.target
             observer.live = LiveFigures(console, found.prometheus_url, found.scrape_interval_s)
             try:
