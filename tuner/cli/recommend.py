@@ -167,10 +167,15 @@ def _live(console: Console, options: dict[str, Any]) -> Recommendation:
 
     from tuner.cli.sweep import ProgressObserver
     from tuner.model.recommend import recommend as run_recommend
+    from tuner.render.fit import bar_width
     from tuner.runner.recommend_inputs import gather
 
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console, transient=True
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=bar_width(console.width)),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     )
     with progress:
         observer = ProgressObserver(progress, console)

@@ -24,6 +24,7 @@ from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
+from tuner.render.fit import bar_width, label
 from tuner.render.plain import show
 from tuner.render.sweep_table import sweep_rows, sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
@@ -57,7 +58,7 @@ class ProgressObserver(Observer):
 
     def run_started(self, plan: RunPlan) -> None:
         self._finish_ticker()
-        self.run_task = self.progress.add_task(plan.name, total=plan.workload.duration_s)
+        self.run_task = self.progress.add_task(label(plan.name), total=plan.workload.duration_s)
         self._run_started = time.monotonic()
         self._stop_tick.clear()
         self._ticker = threading.Thread(target=self._tick, args=(self.run_task,), daemon=True)
@@ -65,7 +66,7 @@ class ProgressObserver(Observer):
 
     def phase(self, plan: RunPlan, text: str) -> None:
         if self.run_task is not None:
-            self.progress.update(self.run_task, description=f"{plan.name}: {text}")
+            self.progress.update(self.run_task, description=f"{label(plan.name)}: {text}")
             if text == "producing":
                 self._run_started = time.monotonic()
         if self.live is not None:
@@ -73,7 +74,7 @@ class ProgressObserver(Observer):
                 task = self.run_task
                 self.live.start(
                     plan.name,
-                    on_row=lambda row: self.progress.update(task, description=f"{plan.name}: {row}"),
+                    on_row=lambda row: self.progress.update(task, description=f"{label(plan.name)}: {row}"),
                 )
             else:
                 self.live.stop()
@@ -183,7 +184,7 @@ def sweep(
     outcome: SweepOutcome | None = None
     progress = Progress(
         TextColumn("{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=bar_width(console.width)),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
