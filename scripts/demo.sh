@@ -15,7 +15,8 @@ out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation
 kbt() { "$py" -m tuner "$@"; }
-step() { printf '\n\033[1m== demo %s\033[0m\n' "$*"; }
+# Bold on a terminal; plain in a log (`make demo > demo.log`: no escape codes, no line over 120 columns).
+if [ -t 1 ]; then step() { printf '\n\033[1m== demo %s\033[0m\n' "$*"; }; else step() { printf '\n== demo %s\n' "$*"; }; fi
 
 started=$(date +%s)
 rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png"
@@ -32,7 +33,7 @@ else
   kbt lab up
 fi
 
-step "2/6: sweep $spec (each run: fresh topics, load, broker metrics, every acked record read back)"
+step "2/6: sweep $spec (per run: fresh topics, broker metrics, every acked record read back)"
 kbt sweep "$spec" --results "$out/results"
 
 step "3/6: recommend (the model proposes settings per client kind, lab runs confirm them)"
