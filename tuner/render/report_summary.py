@@ -52,15 +52,15 @@ def _fmt(value: float | None, digits: int) -> str:
 
 
 def _change(
-    before: float | None, after: float | None, lower_is_better: bool | None
+    before: float | None, after: float | None, lower_is_better: bool | None, digits: int = 2
 ) -> tuple[str, bool | None]:
-    """`5.2x fewer` / `+0.41` style change and whether it is an improvement (None: neutral)."""
+    """`5.2x lower` / `+0.41` style change and whether it is an improvement (None: neutral)."""
     if before is None or after is None:
         return "", None
     if lower_is_better is None or before <= 0 or after <= 0:
         delta = after - before
         good = None if lower_is_better is None or delta == 0 else (delta < 0) == lower_is_better
-        return f"{delta:+,.2f}", good
+        return f"{delta:+,.{digits}f}", good
     if after < before:
         return f"{before / after:.1f}x lower", lower_is_better
     if after > before:
@@ -74,7 +74,7 @@ def before_after(pair: Comparison) -> BeforeAfter:
     rows: list[Change] = []
 
     def add(metric: str, x: float | None, y: float | None, digits: int, lower: bool | None) -> None:
-        text, good = _change(x, y, lower)
+        text, good = _change(x, y, lower, digits)
         rows.append(Change(metric, _fmt(x, digits), _fmt(y, digits), text, good))
 
     broker = b.broker_requests_per_s is not None and a.broker_requests_per_s is not None
@@ -86,7 +86,7 @@ def before_after(pair: Comparison) -> BeforeAfter:
         True,
     )
     idle_b, idle_a = b.network_idle, a.network_idle
-    text, good = _change(idle_b, idle_a, None)
+    text, good = _change(idle_b, idle_a, None, 3)
     if idle_b is not None and idle_a is not None and idle_a != idle_b:
         good = idle_a > idle_b
     rows.append(Change("network thread idle", _fmt(idle_b, 3), _fmt(idle_a, 3), text, good))
