@@ -23,7 +23,7 @@ from tuner.lab import LabState
 pytestmark = pytest.mark.integration
 
 COLUMNS = 100
-NAME = "terminal-fit-librdkafka-linger-5ms-a-long-run-name"
+NAME = "terminal-fit-librdkafka-l5ms-long-name"
 SPEC = f"""\
 name: tf
 workload:

@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -89,7 +90,12 @@ class ProgressObserver(Observer):
         if self.sweep_task is not None:
             self.progress.advance(self.sweep_task)
         colour = STATUS_COLOUR[record.status]
-        self.console.print(f"[{colour}]{record.status:7}[/{colour}] {plan.name} -> {path}")
+        head = f"[{colour}]{record.status:7}[/{colour}] {escape(plan.name)}"
+        if len(f"{record.status:7} {plan.name} -> {path}") <= self.console.width:
+            self.console.print(f"{head} -> {escape(path)}")
+        else:  # the path on a line of its own, never folded (a run id is never cut in two)
+            self.console.print(head)
+            self.console.print(f"        -> {path}", markup=False, highlight=False, soft_wrap=True)
         for problem in record.problems:
             self.console.print(f"       [{colour}]{problem}[/{colour}]")
 
