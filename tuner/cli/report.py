@@ -53,10 +53,12 @@ def report(
 ) -> None:
     """Write an HTML report of a results directory.
 
-    Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
-    sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
-    per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
-    before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
+    Write an HTML report. It opens with the verdict and the before/after that matters (produce
+    requests/s, network idle, request queue, broker CPU, p99, lost); then the recommendation and its
+    evidence (when RESULTS holds one), and per sweep or stress run: offered vs achieved load (bars
+    only when some run fell short of it), produce request rate and idle ratios over time per broker,
+    latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and before/after
+    comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
     from tuner.cli.diagnose import prometheus_url
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
