@@ -194,3 +194,13 @@ def test_equal_offered_and_achieved_need_no_bars(tmp_path: Path) -> None:
     built = build_report(load_report_input(tmp_path))
     assert "Every run acked the load it offered (within 1%)" in built.html
     assert not any("offered" in name and "time" not in name for name in built.pngs), sorted(built.pngs)
+
+
+def test_an_unclean_run_is_named_not_called_failed(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    store = ResultsStore(tmp_path)
+    record = store.load(paths[0])
+    paths[0].write_text(record.model_copy(update={"status": "unclean"}).model_dump_json())
+    html = build_report(load_report_input(tmp_path), title="t").html
+    assert "All 3 runs passed; no acked record lost." in html and "runs failed" not in html
+    assert "1 run(s) not a clean measurement: filebeat-like" in html

@@ -101,7 +101,7 @@ def _ok(entry: RunEntry) -> bool:
     r = entry.record
     if r.stress is not None:
         return r.stress.verdict in ("held", "aborted") and r.delivery.lost == 0
-    return r.status == "ok"
+    return r.status != "failed"  # an unclean run delivered: it is named below, not called failed
 
 
 def _fewer_in_sweeps(report: ReportInput) -> list[Line]:
@@ -159,6 +159,10 @@ def build_summary(report: ReportInput) -> Summary:
                     )
                 )
     lines += _fewer_in_sweeps(report) if rec is None else []
+    unclean = [e.label for e in entries if e.record.stress is None and e.record.status == "unclean"]
+    if unclean:
+        names = ", ".join(unclean[:5]) + (", ..." if len(unclean) > 5 else "")
+        lines.append(Line("unclean", f"{len(unclean)} run(s) not a clean measurement: {names}", None))
     verified = "" if not unverified else f"; {len(unverified)} run(s) not verified"
     lines.append(Line("lost", f"{lost:,} of {acked:,} acked records (each read back){verified}", lost == 0))
     pairs = comparisons(report)
