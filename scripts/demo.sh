@@ -33,7 +33,7 @@ else
   kbt lab up
 fi
 
-step "2/6: sweep $spec (per run: fresh topics, broker metrics, every acked record read back)"
+step "2/6: sweep $spec (fresh topics, broker metrics, every acked record read back)"
 kbt sweep "$spec" --results "$out/results"
 
 step "3/6: recommend (the model proposes settings per client kind, lab runs confirm them)"
@@ -43,11 +43,11 @@ status=$?
 set -e
 if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
 
-step "4/6: the rendered settings"
+step "4/6: the rendered settings (beside the recommendation)"
 rec_dir=$(ls -td "$out"/recommend/*/ | head -n 1)
 for f in filebeat.yml librdkafka.properties java.properties; do
   if [ -f "$rec_dir$f" ]; then
-    printf -- '--- %s\n' "$rec_dir$f"
+    printf -- '--- %s\n' "$f"
     cat "$rec_dir$f"
   fi
 done
@@ -62,6 +62,6 @@ if [ "$started_here" = 1 ]; then
 else
   step "6/6: the lab was running before the demo: left running"
 fi
-printf '\ndemo done in %d s: records %s, recommendation %s, report %s\n' \
+printf '\ndemo done in %d s:\n  records %s\n  recommendation %s\n  report %s\n' \
   "$(( $(date +%s) - started ))" "$out/results" "$out/recommend" "$out/report.html"
 exit "$status"

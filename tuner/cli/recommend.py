@@ -136,7 +136,8 @@ def recommend(
     files = render_files(rec)
     for name, text in files.items():
         atomic_write(target / name, text, "rendered file")
-    console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
+    console.print(f"wrote {', '.join(files)} beside", highlight=False)
+    console.print(str(path), highlight=False, markup=False, soft_wrap=True)  # a path is never folded
     write_json(
         json_path,
         "recommend",
