@@ -58,8 +58,8 @@ generate: ## Rebuild generated artifacts (docs/metrics.md, dashboards, profiles,
 check-generated: ## Fail when a committed generated artifact is stale
 	@$(PY) -m tuner.cli.generate check
 
-snapshot: ## PNG of the Broker pressure dashboard's main panels from a running lab (LAB_DIR=..., MINUTES=15)
-	@$(PY) -m tuner.render.dashboards.snapshot $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) --minutes $(or $(MINUTES),15) --out docs/broker-pressure.png
+snapshot: ## PNG of the Broker pressure dashboard's main panels from a running lab (LAB_DIR=..., MINUTES=15, or RESULTS=... for a sweep's window)
+	@$(PY) -m tuner.render.dashboards.snapshot $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) --minutes $(or $(MINUTES),15) $(if $(RESULTS),--results $(RESULTS)) --out docs/broker-pressure.png
 
 bench-lab: ## Time `kbt lab up` to healthy (3 vs 1 broker, 5 runs each; see docs/benchmarks.md)
 	@$(PY) scripts/bench_lab_up.py --runs 5

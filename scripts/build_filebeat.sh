@@ -16,7 +16,8 @@ build_one() {
   local dest="$cache/filebeat/$version"
   local stamp
   stamp="$dest/.pin-$(printf '%s %s %s' "$version" "$module" "$pinned_sum" | sha1sum | cut -c1-12)"
-  if [ -x "$dest/filebeat" ] && [ -f "$stamp" ]; then return 0; fi
+  if [ -x "$dest/filebeat" ] && [ -f "$stamp" ]; then log "Filebeat $version: up to date"; return 0; fi
+  local started=$SECONDS
   log "building Filebeat $version into the cache (a few minutes; ~1.3 GB of Go module and build cache)"
   mkdir -p "$dest"
   local buildlog="$dest/build.log" work="$dest/.build.$$"
@@ -47,6 +48,7 @@ build_one() {
   mv "$dest/filebeat.tmp" "$dest/filebeat"
   rm -f "$dest"/.pin-*
   touch "$stamp"
+  log "Filebeat $version: built in $((SECONDS - started)) s"
 }
 
 [ -f "$pins" ] || fail "pin file missing: scripts/filebeat/pins"

@@ -15,7 +15,8 @@ out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation
 kbt() { "$py" -m tuner "$@"; }
-step() { printf '\n\033[1m== demo %s\033[0m\n' "$*"; }
+# Bold on a terminal; plain in a log (`make demo > demo.log`: no escape codes, no line over 120 columns).
+if [ -t 1 ]; then step() { printf '\n\033[1m== demo %s\033[0m\n' "$*"; }; else step() { printf '\n== demo %s\n' "$*"; }; fi
 
 started=$(date +%s)
 rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png"
@@ -32,7 +33,7 @@ else
   kbt lab up
 fi
 
-step "2/6: sweep $spec (each run: fresh topics, load, broker metrics, every acked record read back)"
+step "2/6: sweep $spec (fresh topics, broker metrics, every acked record read back)"
 kbt sweep "$spec" --results "$out/results"
 
 step "3/6: recommend (the model proposes settings per client kind, lab runs confirm them)"
@@ -42,11 +43,11 @@ status=$?
 set -e
 if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
 
-step "4/6: the rendered settings"
+step "4/6: the rendered settings (beside the recommendation)"
 rec_dir=$(ls -td "$out"/recommend/*/ | head -n 1)
 for f in filebeat.yml librdkafka.properties java.properties; do
   if [ -f "$rec_dir$f" ]; then
-    printf -- '--- %s\n' "$rec_dir$f"
+    printf -- '--- %s\n' "$f"
     cat "$rec_dir$f"
   fi
 done
@@ -61,6 +62,6 @@ if [ "$started_here" = 1 ]; then
 else
   step "6/6: the lab was running before the demo: left running"
 fi
-printf '\ndemo done in %d s: records %s, recommendation %s, report %s\n' \
+printf '\ndemo done in %d s:\n  records %s\n  recommendation %s\n  report %s\n' \
   "$(( $(date +%s) - started ))" "$out/results" "$out/recommend" "$out/report.html"
 exit "$status"

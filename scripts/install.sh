@@ -22,6 +22,15 @@ py=${PYTHON:-python3}  # the interpreter the virtual environment is made from
 venv=${KBT_VENV:-$here/.venv}
 
 log() { printf 'install: %s\n' "$*" >&2; }
+# Every step says what it does, then how long it took; a step with nothing to do says so in one line.
+now_ms() { date +%s%3N; }
+install_start=$(now_ms)
+step_start=0
+step_name=""
+secs() { local ms=$(( $(now_ms) - $1 )); printf '%d.%d s' $((ms / 1000)) $(((ms % 1000) / 100)); }
+begin() { step_name=$1; step_start=$(now_ms); log "$1 ..."; }
+end() { log "$step_name: done in $(secs "$step_start")"; }
+ready() { log "$1: up to date"; }
 
 apt_pkgs=()
 command -v java >/dev/null 2>&1 || apt_pkgs+=(openjdk-17-jre-headless)
@@ -35,28 +44,35 @@ command -v git >/dev/null 2>&1 || apt_pkgs+=(git)  # Go fetches some modules fro
 if [ ! -x "$venv/bin/python" ] && ! "$py" -c 'import ensurepip, venv' >/dev/null 2>&1; then apt_pkgs+=(python3-venv); fi
 if [ "${KBT_WITH_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then apt_pkgs+=(chromium); fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
-  log "apt-get install ${apt_pkgs[*]}"
+  begin "apt-get install ${apt_pkgs[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${apt_pkgs[@]}" >/dev/null
+  end
+else
+  ready "Debian packages"
 fi
 
 # The Python package lives in a virtual environment: every make target runs $venv/bin/python.
 # The editable install must point at this checkout: a venv copied or reused from another clone
 # would otherwise answer `kbt` (and `import tuner`) with that clone's code.
 if [ ! -x "$venv/bin/python" ]; then
-  log "python -m venv $venv"
+  begin "python -m venv $venv"
   "$py" -m venv "$venv"
+  end
 fi
 vpy="$venv/bin/python"
 stamp="$venv/.kbt-$( (sha1sum "$here/pyproject.toml"; echo "$here") | sha1sum | cut -c1-12)"
 installed_at=$(cd / && "$vpy" -c 'import os, tuner; print(os.path.dirname(os.path.dirname(os.path.realpath(tuner.__file__))))' 2>/dev/null || true)
 if [ ! -f "$stamp" ] || [ ! -x "$venv/bin/kbt" ] || [ "$installed_at" != "$(realpath "$here")" ]; then
-  log "pip install -e .[dev] into $venv"
+  begin "pip install -e .[dev] (kbt and its dev tools)"
   "$vpy" -m pip install -q --disable-pip-version-check --upgrade pip
   "$vpy" -m pip install -q --disable-pip-version-check -e "$here[dev]"
   "$vpy" -c "import tuner, confluent_kafka" >/dev/null
   rm -f "$venv"/.kbt-* && touch "$stamp"
+  end
+else
+  ready "Python packages in $venv"
 fi
 
 # Go: the engines' go.mod names the Go they need; an old system Go gets that toolchain first on PATH.
@@ -69,7 +85,7 @@ libs="$cache/kafka-$kafka_version/libs"
 # that then replaces the old one (running brokers keep finding their jars under the same names).
 pom_id=$(sha1sum "$here/scripts/maven/pom.xml" | cut -c1-12)
 if [ ! -f "$libs/.complete-$pom_id" ]; then
-  log "fetching Kafka $kafka_version jars into the cache"
+  begin "fetching Kafka $kafka_version jars into the cache"
   fresh="$libs.new.$$"
   rm -rf "$fresh" && mkdir -p "$fresh"
   mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
@@ -80,13 +96,19 @@ if [ ! -f "$libs/.complete-$pom_id" ]; then
   if [ -d "$libs" ]; then mv "$libs" "$libs.old"; fi
   mv "$fresh" "$libs"
   rm -rf "$libs.old"
+  end
+else
+  ready "Kafka $kafka_version jars"
 fi
 
 agent="$cache/jmx/jmx_prometheus_javaagent-$jmx_version.jar"
 if [ ! -f "$agent" ]; then
-  log "fetching jmx_prometheus_javaagent $jmx_version"
+  begin "fetching jmx_prometheus_javaagent $jmx_version"
   mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy \
     -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$jmx_version" -DoutputDirectory="$cache/jmx"
+  end
+else
+  ready "jmx_prometheus_javaagent $jmx_version"
 fi
 # The Filebeat engine (Go, Sarama from the Go module proxy): built into the cache, rebuilt when its
 # sources change. go.mod asks for a recent Go; Go >= 1.21 fetches that toolchain by itself.
@@ -94,7 +116,7 @@ engine_src="$here/loadtests/sarama-engine"
 engine_bin="$cache/bin/sarama-engine"
 engine_id=$(cat "$engine_src"/go.mod "$engine_src"/go.sum "$engine_src"/*.go | sha1sum | cut -c1-12)
 if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; then
-  log "building sarama-engine into the cache"
+  begin "building sarama-engine into the cache"
   mkdir -p "$cache/bin"
   if ! (cd "$engine_src" && GOFLAGS=-mod=readonly go build -trimpath -o "$engine_bin.tmp" .); then
     log "go build failed in loadtests/sarama-engine (found: $(go version 2>&1))"
@@ -103,20 +125,24 @@ if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; th
   mv "$engine_bin.tmp" "$engine_bin"
   rm -f "$cache"/bin/.sarama-engine-*
   touch "$cache/bin/.sarama-engine-$engine_id"
+  end
+else
+  ready "sarama-engine"
 fi
 # The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
 # into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
 if ! command -v javac >/dev/null 2>&1; then
-  log "apt-get install openjdk-17-jdk-headless (javac for the Java engine)"
+  begin "apt-get install openjdk-17-jdk-headless (javac for the Java engine)"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null
+  end
 fi
 jengine_src="$here/loadtests/java-engine"
 jengine_dir="$cache/java-engine"
 jengine_id=$( (cat "$jengine_src/pom.xml"; find "$jengine_src/src" -type f -name '*.java' | sort | xargs cat) | sha1sum | cut -c1-12)
 if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
-  log "building the Java engine into the cache"
+  begin "building the Java engine into the cache"
   build=$(mktemp -d)
   mvn -q -B -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
     -DoutputDirectory="$build/lib" -DincludeScope=runtime
@@ -126,13 +152,16 @@ if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
   mv "$build/lib" "$jengine_dir"
   rm -rf "$build"
   touch "$jengine_dir/.complete-$jengine_id"
+  end
+else
+  ready "Java engine"
 fi
 # Toxiproxy (network faults for `kbt chaos`, `kbt lab up --via-toxiproxy`): the Go module built into
 # the cache's bin/ as toxiproxy-server, pinned to one release.
 toxiproxy_version=v2.5.0
 toxiproxy_bin="$cache/bin/toxiproxy-server"
 if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version" ]; then
-  log "building toxiproxy-server $toxiproxy_version into the cache"
+  begin "building toxiproxy-server $toxiproxy_version into the cache"
   gobin=$(mktemp -d)
   if ! GOBIN="$gobin" GOFLAGS=-mod=mod go install -trimpath "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"; then
     rm -rf "$gobin"
@@ -143,8 +172,11 @@ if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version
   mv "$gobin/server" "$toxiproxy_bin"
   rm -rf "$gobin" "$cache"/bin/.toxiproxy-*
   touch "$cache/bin/.toxiproxy-$toxiproxy_version"
+  end
+else
+  ready "toxiproxy-server $toxiproxy_version"
 fi
 # Real Filebeat (elastic/beats from the Go module proxy, checksum-verified, pinned): built into the
 # cache's filebeat/<version>/, rebuilt only when its pin line changes.
 KBT_CACHE="$cache" bash "$here/scripts/build_filebeat.sh"
-log "ready (virtual environment: $venv; cache: $cache)"
+log "ready in $(secs "$install_start") (virtual environment: $venv; cache: $cache)"

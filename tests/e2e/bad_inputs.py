@@ -772,6 +772,40 @@ CASES: list[Case] = [
         E + "no running lab in no-lab (run 'kbt lab up')",
         files={"spec.yaml": "{spec}"},
     ),
+    Case(
+        "flags-target-and-bootstrap",
+        "Kafka-tool flags",
+        "--target FILE and --bootstrap-server together",
+        ("sweep", "spec.yaml", "--target", "t.yaml", "--bootstrap-server", "127.0.0.1:9092", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "--target names the cluster already: give --target or --bootstrap-server, not both",
+        files={"spec.yaml": "{spec}"},
+    ),
+    Case(
+        "flags-config-alone",
+        "Kafka-tool flags",
+        "--command-config without --bootstrap-server",
+        ("stress", "spec.yaml", "--command-config", "c.properties", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "--command-config needs --bootstrap-server (the cluster it logs in to)",
+    ),
+    Case(
+        "flags-unknown-property",
+        "Kafka-tool flags",
+        "a batching setting in the --command-config file",
+        ("target", "check", "--bootstrap-server", "127.0.0.1:9092", "--command-config", "c.properties"),
+        ExitStatus.BAD_INPUT,
+        E + '--command-config c.properties: unknown client property "linger.ms"',
+        files={"c.properties": "security.protocol=PLAINTEXT\nlinger.ms=5\n"},
+    ),
+    Case(
+        "flags-bad-server",
+        "Kafka-tool flags",
+        "--bootstrap-server without a port",
+        ("diagnose", "--bootstrap-server", "kafka-0", "--prometheus", "http://127.0.0.1:9"),
+        ExitStatus.BAD_INPUT,
+        E + "--bootstrap-server: 'kafka-0' is not host:port",
+    ),
 ]
 
 DEEP = "a: " + "[" * 500 + "]" * 500 + "\n"

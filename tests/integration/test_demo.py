@@ -46,6 +46,10 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
         assert record.delivery.verified and record.delivery.acked > 0 and record.delivery.lost == 0, (
             record.run_id
         )
+    # In a log (this is a pipe): no line over 120 columns but a path alone, every run id whole.
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > 120 and " " in line.strip().removeprefix("-> ")] == []
+    assert all(any(r.run_id in line for line in lines) for r in records), output[-3000:]
 
     # the recommendation and the rendered settings, printed as well as written
     (rec_file,) = (out / "recommend").glob("*/recommendation.json")

@@ -3,7 +3,9 @@ and a Kafka-format client properties file (sweep and diagnose through --target, 
 verified, topics cleaned up, a crashed run's leftover deleted); bad and misconfigured targets fail in
 one line with nothing created; and brokers exporting in the Strimzi-style and upstream-example
 dialects give the same diagnosis, and the produce request rate within 5%, as kbt's own rules under
-the same load. One module, labs shared and small (1 broker, no tiering)."""
+the same load. The same cluster named by Kafka-tool flags (--bootstrap-server, --command-config with
+a literal password, --prometheus) sweeps the same way. One module, labs shared and small (1 broker,
+no tiering)."""
 
 from __future__ import annotations
 
@@ -138,6 +140,18 @@ def _topics(state: LabState) -> set[str]:
     return {t for t in admin.list_topics(timeout=10).topics if t.startswith(PREFIX)}
 
 
+def _one_verified_record(run: subprocess.CompletedProcess[str], results: Path) -> dict[str, Any]:
+    """The sweep's one run record: every acked record read back, broker figures measured through
+    the target's Prometheus."""
+    assert run.returncode == 0, run.stdout + run.stderr
+    records = [r for p in results.rglob("*.json") if "delivery" in (r := json.loads(p.read_text()))]
+    assert len(records) == 1
+    delivery = records[0]["delivery"]
+    assert delivery["verified"] and delivery["lost"] == 0 and delivery["acked"] == delivery["consumed"] > 0
+    assert records[0]["broker"] is not None
+    return records[0]
+
+
 def test_sweep_and_diagnose_through_a_target_file(
     secure_lab: LabState, target_dir: Path, tmp_path: Path
 ) -> None:
@@ -162,13 +176,8 @@ def test_sweep_and_diagnose_through_a_target_file(
     results = tmp_path / "results"
     run = _kbt("sweep", str(target_dir / "spec.yaml"), "--target", str(target_dir / "target.yaml"),
                "--results", str(results), env=env)  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    records = [r for p in results.rglob("*.json") if "delivery" in (r := json.loads(p.read_text()))]
-    assert len(records) == 1
-    delivery = records[0]["delivery"]
-    assert delivery["verified"] and delivery["lost"] == 0 and delivery["acked"] == delivery["consumed"] > 0
-    assert records[0]["broker"] is not None  # measured through the target's Prometheus
-    assert all(t.startswith(PREFIX) for t in records[0]["topics"])
+    record = _one_verified_record(run, results)
+    assert all(t.startswith(PREFIX) for t in record["topics"])
     assert _topics(secure_lab) == set(), "run topics or the crashed run's leftover remain"
     assert json.loads(ledger.path.read_text()) == {}
 
@@ -180,6 +189,30 @@ def test_sweep_and_diagnose_through_a_target_file(
     text = run.stdout + run.stderr + diag.stdout + diag.stderr
     text += "".join(p.read_text() for p in results.rglob("*") if p.is_file())
     assert PASSWORD not in text
+
+
+def test_sweep_through_kafka_tool_flags(secure_lab: LabState, target_dir: Path, tmp_path: Path) -> None:
+    """--bootstrap-server, --command-config (Kafka's properties file with the password written in
+    it, as Kafka's tools take it) and --prometheus build the target a target file would: the run
+    logs in over SASL_SSL, every acked record is read back, and the password is in no output."""
+    config = tmp_path / "client.properties"
+    config.write_text(
+        CLIENT.replace("${KBT_TEST_TARGET_PASSWORD}", PASSWORD).replace(
+            "location=ca.pem", f"location={target_dir / 'ca.pem'}"
+        )
+    )
+    results = tmp_path / "results"
+    flags = ["--bootstrap-server", secure_lab.secure_bootstrap_servers, "--command-config", str(config)]
+    env = {"KBT_TEST_TARGET_PASSWORD": "", "KBT_CACHE": str(tmp_path)}
+    run = _kbt("sweep", str(target_dir / "spec.yaml"), *flags, "--prometheus", secure_lab.prometheus_url,
+               "--results", str(results), env=env)  # fmt: skip
+    _one_verified_record(run, results)
+    assert _topics(secure_lab) == set()
+    text = run.stdout + run.stderr + "".join(p.read_text() for p in results.rglob("*") if p.is_file())
+    assert PASSWORD not in text
+    both = _kbt("sweep", str(target_dir / "spec.yaml"), "--target", str(target_dir / "target.yaml"),
+                "--bootstrap-server", secure_lab.secure_bootstrap_servers, "--dry-run")  # fmt: skip
+    assert both.returncode == 2 and len(both.stderr.strip().splitlines()) == 1, both.stderr
 
 
 STRESS_SPEC = """\

@@ -207,3 +207,27 @@ def test_snapshot_panels_exist_on_the_broker_pressure_dashboard() -> None:
     queries = main_panel_queries()
     assert list(queries) == list(MAIN_PANELS) and all(queries.values())
     assert any(q.thresholds for q in queries["Network thread idle (NetworkProcessorAvgIdlePercent)"])
+
+
+def test_snapshot_time_labels_are_each_shown_once() -> None:
+    """The snapshot's time axis: over a short window or a long one, no label repeats (an %H:%M
+    label on 30 s ticks did) and each says the time of its tick."""
+    from datetime import UTC, datetime, timedelta
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tuner.render.dashboards.snapshot import time_axis
+
+    start = datetime(2026, 11, 26, 6, 0, 0, tzinfo=UTC)
+    for minutes in (3, 7, 15, 90):
+        fig, ax = plt.subplots()
+        xs = [start + timedelta(seconds=5 * i) for i in range(minutes * 12)]
+        ax.plot(xs, range(len(xs)))
+        time_axis(ax)
+        fig.canvas.draw()
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        plt.close(fig)
+        assert len(labels) >= 3 and len(labels) == len(set(labels)), (minutes, labels)

@@ -157,3 +157,50 @@ def test_summary_names_failed_runs_and_lost_records(tmp_path: Path) -> None:
     assert 'class="summary poor"' in html
     assert "<title>&lt;t&gt;</title>" in html  # the template escapes what it is given
     assert ">7 of " in html
+
+
+def test_summary_leads_with_the_before_after(tmp_path: Path) -> None:
+    """The first screen holds the figures a person puts on a slide, before and after."""
+    _sweep(tmp_path)
+    html = build_report(load_report_input(tmp_path), title="t").html
+    summary = html[html.index('<section id="summary"') : html.index("</section>")]
+    rows = {
+        cells[0]: cells[1:]
+        for row in summary.split("<tr>")[2:]
+        if (cells := [c.split(">", 1)[-1] for c in row.split("</td>")[:4]])
+    }
+    assert list(rows) == [
+        "produce requests/s (client)",  # these records hold no broker count of the run's own requests
+        "network thread idle",
+        "request queue (busiest broker)",
+        "broker CPU, cores",
+        "p99 delivery latency, ms",
+        "lost",
+    ]
+    # first run vs fewest requests: 24000 vs 24000 // 9 produce requests over the same window
+    assert rows["produce requests/s (client)"] == ["480.0", "53.3", "9.0x lower"]
+    assert rows["network thread idle"][:2] == ["0.900", "0.900"]
+    assert rows["lost"][:2] == ["0", "0"]
+    assert rows["request queue (busiest broker)"][:2] == ["-", "-"]  # not in these records: said so
+
+
+def test_equal_offered_and_achieved_need_no_bars(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    store = ResultsStore(tmp_path)
+    for path in paths:
+        record = store.load(path)
+        same = record.client.model_copy(update={"offered_records": record.client.records_acked})
+        path.write_text(record.model_copy(update={"client": same}).model_dump_json())
+    built = build_report(load_report_input(tmp_path))
+    assert "Every run acked the load it offered (within 1%)" in built.html
+    assert not any("offered" in name and "time" not in name for name in built.pngs), sorted(built.pngs)
+
+
+def test_an_unclean_run_is_named_not_called_failed(tmp_path: Path) -> None:
+    paths = _sweep(tmp_path)
+    store = ResultsStore(tmp_path)
+    record = store.load(paths[0])
+    paths[0].write_text(record.model_copy(update={"status": "unclean"}).model_dump_json())
+    html = build_report(load_report_input(tmp_path), title="t").html
+    assert "All 3 runs passed; no acked record lost." in html and "runs failed" not in html
+    assert "1 run(s) not a clean measurement: filebeat-like" in html

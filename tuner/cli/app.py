@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> None:
         from tuner.cli.help_shape import shape
 
         command = shape(get_command(app))
+        if not sys.stdout.isatty():
+            from tuner.cli.help_shape import plain_help
+
+            plain_help(command)
         code = command.main(args=argv, prog_name="kbt", standalone_mode=False)
         if code == ExitStatus.INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
             raise KeyboardInterrupt

@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
+from tuner.target import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
@@ -103,6 +105,8 @@ def diagnose(
         "--target",
         help="A target file (docs/targets.md): its Prometheus, auth, broker selectors and metric dialect.",
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
     window: str = typer.Option("5m", "--window", help=WINDOW_HELP),
     step: str = typer.Option(
         "15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval)."
@@ -140,7 +144,13 @@ def diagnose(
     from tuner.render.diagnosis import diagnosis_view
     from tuner.store.snapshot import ClusterSnapshot
 
-    if (prometheus is None) == (target_file is None):
+    source = target_source(target_file, bootstrap, command_config, prometheus, prometheus_alone=True)
+    if isinstance(source, ClusterFlags):
+        if prometheus is None:
+            raise BadInput(
+                "--bootstrap-server: diagnose reads the brokers' Prometheus: give --prometheus URL too"
+            )
+    elif (prometheus is None) == (target_file is None):
         raise BadInput("give --prometheus URL or --target FILE (one of them)")
     if prometheus is not None:
         prometheus_url(prometheus)
@@ -154,8 +164,8 @@ def diagnose(
     try:
         prom = (
             Prometheus(prometheus, deadline_s=DEADLINE_S)
-            if prometheus is not None
-            else target_prometheus(target_file)
+            if prometheus is not None and source is None
+            else target_prometheus(source)
         )
         snap = ClusterSnapshot.model_validate(
             take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
@@ -175,7 +185,7 @@ def diagnose(
     raise typer.Exit(int(result.exit_status))
 
 
-def target_prometheus(target_file: Path | None) -> Prometheus:
+def target_prometheus(target_file: TargetSource | None) -> Prometheus:
     """The Prometheus of a target file, its metric dialect resolved."""
     from tuner.measure.prometheus import Prometheus
     from tuner.target import resolve_target

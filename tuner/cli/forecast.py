@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.args import positional_results, results_dir, results_option
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.diagnose import load_cost_model, load_records, seconds
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import cut_value
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
+from tuner.target import TargetSource
 
 if TYPE_CHECKING:
     from tuner.model.diagnosis import Diagnosis
@@ -38,7 +40,7 @@ def _write(path: Path, text: str) -> None:
     atomic_write(path, text, "forecast")
 
 
-def live_diagnosis(target_file: Path, window_s: float) -> Diagnosis:
+def live_diagnosis(target_file: TargetSource, window_s: float) -> Diagnosis:
     """The target's brokers now, as `kbt diagnose --target FILE --window W` sees them."""
     from tuner.cli.diagnose import target_prometheus, unavailable_notes
     from tuner.measure.cluster_snapshot import take_snapshot
@@ -57,7 +59,7 @@ def live_diagnosis(target_file: Path, window_s: float) -> Diagnosis:
     return classify(snap, load_thresholds(None), None)
 
 
-def prom_scrape(target_file: Path) -> float:
+def prom_scrape(target_file: TargetSource) -> float:
     from tuner.target import resolve_target
 
     return resolve_target(None, target_file).scrape_interval_s
@@ -88,6 +90,9 @@ def forecast(
         "--target",
         help="Baseline from a live diagnosis of a target file's cluster (its Prometheus, auth, dialect).",
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option("With --bootstrap-server: the Prometheus to diagnose it from."),
     window: str = typer.Option(
         "5m", "--window", help="With --target: the window to average over (ends now)."
     ),
@@ -117,9 +122,12 @@ def forecast(
 
     k = parse_peak(peak)
     results = results_dir(results_opt, results_arg)
-    if diagnosis is not None and target_file is not None:
-        raise BadInput("give --diagnosis FILE or --target FILE as the baseline, not both")
-    live = diagnosis is not None or target_file is not None
+    source = target_source(target_file, bootstrap, command_config, prom_flag)
+    if diagnosis is not None and source is not None:
+        raise BadInput(
+            "give --diagnosis FILE or --target FILE (or --bootstrap-server) as the baseline, not both"
+        )
+    live = diagnosis is not None or source is not None
     if results is None and (not live or cost_model is None):
         raise BadInput("give --results DIR, or --diagnosis FILE (or --target FILE) with --cost-model")
     window_s = seconds(window, "--window")
@@ -141,8 +149,8 @@ def forecast(
         except ValidationError:
             raise BadInput(f"--diagnosis {diagnosis}: not a `kbt diagnose --json` file") from None
         baselines = diagnosis_baselines(diag)
-    elif target_file is not None:
-        baselines = diagnosis_baselines(live_diagnosis(target_file, window_s))
+    elif source is not None:
+        baselines = diagnosis_baselines(live_diagnosis(source, window_s))
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle)

@@ -88,6 +88,17 @@ def _shape_help_option(cmd: Any) -> None:
     cmd.get_help_option = get_help_option
 
 
+def plain_help(cmd: Any) -> Any:
+    """Help for a pipe or a log: click's plain layout (no boxes), each flag on one line (the
+    summaries are short already; nothing is wrapped mid-phrase)."""
+    if hasattr(cmd, "rich_markup_mode"):
+        cmd.rich_markup_mode = None
+    cmd.context_settings = {**(cmd.context_settings or {}), "max_content_width": 400, "terminal_width": 400}
+    for sub in getattr(cmd, "commands", {}).values():
+        plain_help(sub)
+    return cmd
+
+
 def full_help(param: Any) -> str:
     return getattr(param, "kbt_help", None) or getattr(param, "help", None) or ""
 

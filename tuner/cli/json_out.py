@@ -32,10 +32,13 @@ def to_stdout(path: Path | None) -> bool:
 
 def console_for(path: Path | None, min_width: int | None = None) -> Console:
     """The human output's console: stderr when the JSON document takes stdout. Logs and pipes get
-    at least `min_width` columns, so a final table keeps each row on one line."""
+    `PIPE_WIDTH` columns: text wraps between words there, and tables print as plain lines that fit
+    (tuner/render/plain.py); `min_width` is kept for callers and no longer widens a log."""
+    from tuner.render.fit import PIPE_WIDTH
+
     console = Console(stderr=to_stdout(path))
-    if min_width is not None and not console.is_terminal:
-        console.width = max(console.width, min_width)
+    if not console.is_terminal:
+        console.width = PIPE_WIDTH
     return console
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 
 from tuner.measure.live import LiveSample, LiveSampler
+from tuner.render.fit import PIPE_WIDTH, wrap
+from tuner.render.plain import fitted
 
 COLUMNS = ("run", "t", "client req/s", "broker req/s", "p99 ms", "acked", "lost so far")
 
@@ -74,21 +76,23 @@ class LiveFigures:
             if fill is not None:
                 s = fill(s)
             if not self.console.is_terminal:
-                self.console.print(
-                    plain_line(label, started, s), highlight=False, markup=False, soft_wrap=True
-                )
+                for line in wrap(plain_line(label, started, s), PIPE_WIDTH, "    "):
+                    self.console.print(line, highlight=False, markup=False, soft_wrap=True)
                 return
             if self.on_row is not None:
                 self.on_row(plain_line(label, started, s).removeprefix(f"live {label}  "))
                 return
             self.rows[label] = cells(label, started, s)
             if self.live is None:
-                self.live = Live(self._table(), console=self.console, auto_refresh=False)
+                self.live = Live(self._fitted(), console=self.console, auto_refresh=False)
                 self.live.start()
-            self.live.update(self._table(), refresh=True)
+            self.live.update(self._fitted(), refresh=True)
 
         self.sampler = LiveSampler(self.url, show, self.scrape_interval_s)
         self.sampler.start()
+
+    def _fitted(self) -> RenderableType:
+        return fitted(self._table(), self.console.width)
 
     def _table(self) -> Table:
         table = Table(title="live (every 5 s)", title_justify="left")

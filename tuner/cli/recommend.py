@@ -11,12 +11,14 @@ import typer
 from rich.console import Console
 
 from tuner.cli.args import list_values, positional_results, results_dir, results_option
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.core.errors import BadInput, Interrupted
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
+from tuner.target import TargetSource
 
 if TYPE_CHECKING:
     from tuner.store.recommendation import Recommendation
@@ -76,6 +78,9 @@ def recommend(
     target_file: Path | None = typer.Option(
         None, "--target", help="A target file (docs/targets.md): run the --live trials on that cluster."
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option(),
     yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
     json_path: Path | None = json_option("the recommendation and the files written"),
 ) -> None:
@@ -95,10 +100,13 @@ def recommend(
     unknown = [c for c in client if c not in CLIENTS]
     if unknown:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
-    if target_file is not None:
+    source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
+    if source is not None:
         if live is None:
-            raise BadInput("--target runs trials on a cluster: give it with --live SPEC")
-        _check_target(target_file, live, max_trials, yes)
+            raise BadInput(
+                "--target or --bootstrap-server runs trials on a cluster: give it with --live SPEC"
+            )
+        _check_target(source, live, max_trials, yes)
     console = console_for(json_path, min_width=180)
     options = dict(
         results=results,
@@ -113,7 +121,7 @@ def recommend(
         sweeps=sweep,
         max_trials=max_trials,
         lab_dir=lab_dir,
-        target_file=target_file,
+        target_file=source,
     )
     if live is None:
         with console.status("searching with the model"):
@@ -128,7 +136,8 @@ def recommend(
     files = render_files(rec)
     for name, text in files.items():
         atomic_write(target / name, text, "rendered file")
-    console.print(f"wrote {path} and {', '.join(files)} beside it", highlight=False)
+    console.print(f"wrote {', '.join(files)} beside", highlight=False)
+    console.print(str(path), highlight=False, markup=False, soft_wrap=True)  # a path is never folded
     write_json(
         json_path,
         "recommend",
@@ -138,7 +147,7 @@ def recommend(
     )
 
 
-def _check_target(target_file: Path, live: Path, max_trials: int, yes: bool) -> None:
+def _check_target(target_file: TargetSource, live: Path, max_trials: int, yes: bool) -> None:
     """As `kbt sweep --target` does before anything is created: the target file, its caps against
     the spec's offered load, the confirmation off loopback, then a connection with its credentials."""
     from tuner.cli.target import cluster_facts
@@ -159,10 +168,15 @@ def _live(console: Console, options: dict[str, Any]) -> Recommendation:
 
     from tuner.cli.sweep import ProgressObserver
     from tuner.model.recommend import recommend as run_recommend
+    from tuner.render.fit import bar_width
     from tuner.runner.recommend_inputs import gather
 
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console, transient=True
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=bar_width(console.width)),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     )
     with progress:
         observer = ProgressObserver(progress, console)

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.args import positional_results, results_dir, results_option
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
 from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
 from tuner.core.writes import atomic_write
+from tuner.target import ClusterFlags
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
@@ -44,15 +46,19 @@ def report(
         "--target",
         help="Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect).",
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
     title: str = typer.Option("kbt report", "--title", help="Page title."),
     json_path: Path | None = json_option("what the report holds and where it went"),
 ) -> None:
     """Write an HTML report of a results directory.
 
-    Write an HTML report: the recommendation and its evidence (when RESULTS holds one), and per
-    sweep or stress run: offered vs achieved load, produce request rate and idle ratios over time
-    per broker, latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and
-    before/after comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
+    Write an HTML report. It opens with the verdict and the before/after that matters (produce
+    requests/s, network idle, request queue, broker CPU, p99, lost); then the recommendation and its
+    evidence (when RESULTS holds one), and per sweep or stress run: offered vs achieved load (bars
+    only when some run fell short of it), produce request rate and idle ratios over time per broker,
+    latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and before/after
+    comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
     from tuner.cli.diagnose import prometheus_url
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
@@ -61,14 +67,19 @@ def report(
     results = results_dir(results_opt, results_arg)
     if results is None:
         raise BadInput("give --results DIR (the run records to report on)")
-    if sum(x is not None for x in (prometheus, lab_dir, target_file)) > 1:
+    source = target_source(target_file, bootstrap, command_config, prometheus, prometheus_alone=True)
+    if isinstance(source, ClusterFlags):
+        if prometheus is None or lab_dir is not None:
+            raise BadInput("--bootstrap-server: give --prometheus URL with it (and no --lab-dir)")
+        prometheus = None  # the target's Prometheus, its dialect detected
+    elif sum(x is not None for x in (prometheus, lab_dir, target_file)) > 1:
         raise BadInput("give one of --prometheus, --lab-dir and --target")
-    if target_file is not None:  # a bad target file is one line before anything is read or written
+    if source is not None:  # a bad target file is one line before anything is read or written
         from tuner.cli.diagnose import target_prometheus
         from tuner.measure.prometheus import PrometheusError
 
         try:
-            prom: Prometheus | None = target_prometheus(target_file)
+            prom: Prometheus | None = target_prometheus(source)
         except PrometheusError as exc:
             raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
     else:

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from tuner.cli.args import list_values
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
@@ -26,6 +27,7 @@ from tuner.runner.stress_records import ProfileOutcome
 from tuner.spec.stress import Stage
 from tuner.store.results import DEFAULT_RESULTS_DIR
 from tuner.store.stress import GateCheck
+from tuner.target import TargetSource
 
 
 class ConsoleObserver(StressObserver):
@@ -103,7 +105,9 @@ def _short(check: GateCheck) -> str:
     )
 
 
-def _check_target(target_file: Path, lab_dir: Path | None, loaded: Any, yes: bool, dry_run: bool) -> None:
+def _check_target(
+    target_file: TargetSource, lab_dir: Path | None, loaded: Any, yes: bool, dry_run: bool
+) -> None:
     """A target's caps (the highest stage's rate), its reachability and the confirmation, before
     anything is created."""
     from tuner.target import resolve_target
@@ -177,6 +181,9 @@ def stress(
     target_file: Path | None = typer.Option(
         None, "--target", help="A target file (docs/targets.md): stress that cluster, not the lab."
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option(),
     yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
     json_path: Path | None = json_option("each profile's stages and verdicts (with --dry-run: the stages)"),
 ) -> None:
@@ -187,6 +194,7 @@ def stress(
     Ends with the highest step each profile held. Exits 1 when acked records were lost."""
     from tuner.spec.stress_load import load_stress
 
+    source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_stress(spec, baseline_from=baseline_from)
     labels = _labels(list_values(profiles) if profiles else None, loaded.profile_labels())
     console = console_for(json_path, min_width=200)
@@ -196,8 +204,8 @@ def stress(
     )
     for note in loaded.spec.notes():
         console.print(f"[yellow]note: {note}[/yellow]")
-    if target_file is not None:
-        _check_target(target_file, lab_dir, loaded, yes and not dry_run, dry_run)
+    if source is not None:
+        _check_target(source, lab_dir, loaded, yes and not dry_run, dry_run)
     if dry_run:
         write_json(
             json_path,
@@ -246,7 +254,7 @@ def stress(
             web_ui=web_ui,
             web_port=web_port,
             observer=observer,
-            target_file=target_file,
+            target_file=source,
             join_timeout_s=join_timeout,
         )
         observer.live = LiveFigures(console, runner.target.prometheus_url, runner.target.scrape_interval_s)

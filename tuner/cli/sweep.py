@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,11 +19,13 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
 from tuner.core.redact import redact
+from tuner.render.fit import bar_width, label
 from tuner.render.plain import show
 from tuner.render.sweep_table import STATUS_STYLE, sweep_rows, sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
@@ -54,7 +57,7 @@ class ProgressObserver(Observer):
 
     def run_started(self, plan: RunPlan) -> None:
         self._finish_ticker()
-        self.run_task = self.progress.add_task(plan.name, total=plan.workload.duration_s)
+        self.run_task = self.progress.add_task(label(plan.name), total=plan.workload.duration_s)
         self._run_started = time.monotonic()
         self._stop_tick.clear()
         self._ticker = threading.Thread(target=self._tick, args=(self.run_task,), daemon=True)
@@ -62,7 +65,7 @@ class ProgressObserver(Observer):
 
     def phase(self, plan: RunPlan, text: str) -> None:
         if self.run_task is not None:
-            self.progress.update(self.run_task, description=f"{plan.name}: {text}")
+            self.progress.update(self.run_task, description=f"{label(plan.name)}: {text}")
             if text == "producing":
                 self._run_started = time.monotonic()
         if self.live is not None:
@@ -70,7 +73,7 @@ class ProgressObserver(Observer):
                 task = self.run_task
                 self.live.start(
                     plan.name,
-                    on_row=lambda row: self.progress.update(task, description=f"{plan.name}: {row}"),
+                    on_row=lambda row: self.progress.update(task, description=f"{label(plan.name)}: {row}"),
                 )
             else:
                 self.live.stop()
@@ -85,7 +88,12 @@ class ProgressObserver(Observer):
         if self.sweep_task is not None:
             self.progress.advance(self.sweep_task)
         colour = STATUS_STYLE[record.status]
-        self.console.print(f"[{colour}]{record.status:10}[/{colour}] {plan.name} -> {path}")
+        head = f"[{colour}]{record.status:10}[/{colour}] {escape(plan.name)}"
+        if len(f"{record.status:10} {plan.name} -> {path}") <= self.console.width:
+            self.console.print(f"{head} -> {escape(path)}")
+        else:  # the path on a line of its own, never folded (a run id is never cut in two)
+            self.console.print(head)
+            self.console.print(f"        -> {path}", markup=False, highlight=False, soft_wrap=True)
         for problem in record.problems:
             self.console.print(f"       [{colour}]{problem}[/{colour}]")
 
@@ -125,6 +133,9 @@ def sweep(
     target_file: Path | None = typer.Option(
         None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
     ),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option(),
     yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
     json_path: Path | None = json_option("the runs (with --dry-run: the plan)"),
 ) -> None:
@@ -135,16 +146,17 @@ def sweep(
     when any run lost records."""
     from tuner.spec.loader import load_sweep
 
+    source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_sweep(spec)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
     console = console_for(json_path, min_width=180)
     target = None
-    if target_file is not None:  # caps and the target's own checks before anything is created
+    if source is not None:  # caps and the target's own checks before anything is created
         from tuner.target import resolve_target
         from tuner.target.safety import check_caps, offered
 
-        target = resolve_target(lab_dir, target_file)
+        target = resolve_target(lab_dir, source)
         for plan in loaded.runs:
             check_caps(target, plan.name, offered(plan.workload))
     if dry_run:
@@ -176,7 +188,7 @@ def sweep(
     outcome: SweepOutcome | None = None
     progress = Progress(
         TextColumn("{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=bar_width(console.width)),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
@@ -185,7 +197,7 @@ def sweep(
     observer = ProgressObserver(progress, console)
     try:
         with interruptible(), progress:
-            runner = sweep_runner(lab_dir, results, observer=observer, target_file=target_file)
+            runner = sweep_runner(lab_dir, results, observer=observer, target_file=source)
             found = runner.target
             observer.live = LiveFigures(console, found.prometheus_url, found.scrape_interval_s)
             try:

@@ -9,8 +9,10 @@ from typing import Any
 
 import typer
 
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.json_out import json_option, to_stdout, write_json
-from tuner.core.errors import KbtError, Unreachable
+from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.target import TargetSource
 
 app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than kbt's lab (docs/targets.md).")
 
@@ -136,7 +138,10 @@ def metric_facts(target: Any) -> dict[str, Any]:
 
 @app.command("check")
 def check(
-    file: Path = typer.Argument(..., help="The target file (YAML, docs/targets.md)."),
+    file: Path | None = typer.Argument(None, help="The target file (YAML, docs/targets.md)."),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option(),
     json_path: Path | None = json_option("the report"),
 ) -> None:
     """Check that kbt can reach a target's cluster and Prometheus; sends no load.
@@ -148,7 +153,7 @@ def check(
     from tuner.measure.kafka_version import read_version
     from tuner.target import resolve_target
 
-    target = resolve_target(None, file)
+    target = resolve_target(None, _source(file, bootstrap, command_config, prom_flag))
     report: dict[str, Any] = {
         "target": target.name,
         "bootstrap_servers": target.bootstrap_servers,
@@ -182,6 +187,15 @@ def check(
         raise typer.Exit(int(Unreachable.status))
 
 
+def _source(file: Path | None, bootstrap: str | None, config: Path | None, prom: str | None) -> TargetSource:
+    source = target_source(file, bootstrap, config, prom)
+    if source is None:
+        raise BadInput(
+            "give a target FILE or --bootstrap-server HOST:PORT (with --command-config, --prometheus)"
+        )
+    return source
+
+
 def _print(r: dict[str, Any]) -> None:
     out = typer.echo
     out(f"target {r['target']}: {r['bootstrap_servers']}" + ("" if r["loopback"] else " (not loopback)"))
@@ -211,7 +225,10 @@ def _print(r: dict[str, Any]) -> None:
 
 @app.command("health")
 def health(
-    file: Path = typer.Argument(..., help="The target file (YAML, docs/targets.md)."),
+    file: Path | None = typer.Argument(None, help="The target file (YAML, docs/targets.md)."),
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prom_flag: str | None = prometheus_option(),
     group: list[str] = typer.Option([], "--group", help="A consumer group whose lag to check (repeat)."),
     max_lag: int = typer.Option(10000, "--max-lag", min=0, help="Most records a group may be behind."),
     min_disk_free: float = typer.Option(
@@ -237,7 +254,7 @@ def health(
     from tuner.target.health import as_dicts, consumer_lag, disk_headroom, under_replicated
     from tuner.target.security import client_config
 
-    target = resolve_target(None, file)
+    target = resolve_target(None, _source(file, bootstrap, command_config, prom_flag))
     cluster_facts(target)  # reachable, credentials accepted: one line (exit 5) otherwise
     admin = AdminClient(
         {**client_config(target), "bootstrap.servers": target.bootstrap_servers, "socket.timeout.ms": 10000}

@@ -124,9 +124,9 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     ]
     if m is not None:
         lines.append(
-            f"Measured: {m.requests_per_s:.1f} produce requests/s, p99 {_ms(m.p99_ms)}, {m.lost} lost"
-            f" (run {m.run_id})."
+            f"Measured: {m.requests_per_s:.1f} produce requests/s, p99 {_ms(m.p99_ms)}, {m.lost} lost,"
         )
+        lines.append(f"  in run {m.run_id}.")  # a line of its own: the file stays within 120 columns
     if c.reduction_measured is not None or c.reduction_predicted is not None:
         r = c.reduction_measured if c.reduction_measured is not None else c.reduction_predicted
         lines.append(f"{r:.1f}x fewer produce requests than {rec.baseline.name}.")

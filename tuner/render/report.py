@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 
 from tuner import __version__
 from tuner.render import report_plots as plots
-from tuner.render.report_data import ReportInput, RunEntry, comparisons, figures, stress_summaries
+from tuner.render.report_data import (
+    ReportInput,
+    RunEntry,
+    achieved_offered,
+    comparisons,
+    figures,
+    stress_summaries,
+)
 from tuner.render.report_html import Section, esc, img, num, page, table
 from tuner.render.report_summary import build_summary
 from tuner.render.sweep_table import lost_cell
@@ -212,7 +219,11 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
         if missing:
             b.body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
         b.body.append("<h3>Offered vs achieved</h3>")
-        b.plot(plots.offered_vs_achieved(entries), f"{group}-offered", f"{group}: offered vs achieved")
+        if achieved_offered(entries):  # equal bars say nothing: one line says it
+            b.body.append('<p class="note">Every run acked the load it offered (within 1%): the load was'
+                          " the same on both sides of every comparison below.</p>")  # fmt: skip
+        else:
+            b.plot(plots.offered_vs_achieved(entries), f"{group}-offered", f"{group}: offered vs achieved")
         b.plot(
             plots.offered_over_time(entries), f"{group}-offered-time", f"{group}: offered vs acked over time"
         )

@@ -137,6 +137,7 @@ class RunFigures:
     network_idle_min: float | None
     handler_idle: float | None
     broker_cpu_cores: float | None
+    request_queue: float | None  # the busiest broker's mean request queue over the window
     lost: int
     duplicates: int
     verified: bool
@@ -161,11 +162,21 @@ def figures(record: RunRecord) -> RunFigures:
         network_idle_min=b.network_idle_ratio_min if b else None,
         handler_idle=b.request_handler_idle_ratio if b else None,
         broker_cpu_cores=b.cpu_cores if b else None,
+        request_queue=max(b.values("request_queue_size"), default=None) if b else None,
         lost=d.lost,
         duplicates=d.duplicates,
         verified=d.verified,
         unread=d.unread,
     )
+
+
+def achieved_offered(entries: list[RunEntry], within: float = 0.01) -> bool:
+    """Every run acked the load it offered (within `within`): a bar pair per run would say nothing."""
+    for e in entries:
+        f = figures(e.record)
+        if f.offered_per_s <= 0 or abs(f.acked_per_s - f.offered_per_s) > within * f.offered_per_s:
+            return False
+    return bool(entries)
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:

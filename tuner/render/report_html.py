@@ -35,6 +35,9 @@ code{background:#f6f8fa;padding:1px 4px}
 .summary.poor{border-color:#cf222e}.summary .headline{font-size:18px;font-weight:600;margin:4px 0 10px}
 .summary dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0;font-size:15px}
 .summary dt{color:#555}.summary dd{margin:0}
+.summary table.ba{margin:10px 0 4px;font-size:14px}.summary table.ba caption{text-align:left;color:#555;
+padding-bottom:4px}.summary table.ba td,.summary table.ba th{padding:2px 12px}.summary .run{font-weight:400;
+font-size:11px;color:#555}
 """
 
 # After loading: console.error for any plot the browser could not decode; the body records how many

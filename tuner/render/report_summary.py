@@ -1,8 +1,10 @@
 """The report's opening box: what a person takes in within ten seconds, before the evidence.
 
 The verdict (did every run deliver every acked record), the recommendation per client kind, how
-many times fewer produce requests it sends, and what was lost. Figures come from the run records
-and the recommendation document only; nothing here is estimated.
+many times fewer produce requests it sends, and what was lost; then the before/after that matters,
+side by side from the report's first comparison (produce requests/s, network idle, request queue,
+broker CPU, p99, lost). Figures come from the run records and the recommendation document only;
+nothing here is estimated.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tuner.model.search import describe_profile
-from tuner.render.report_data import ReportInput, RunEntry, figures
+from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures
 
 
 @dataclass(frozen=True)
@@ -20,18 +22,86 @@ class Line:
     good: bool | None = None  # colours the line: True green, False red, None plain
 
 
+@dataclass(frozen=True)
+class Change:
+    metric: str
+    before: str
+    after: str
+    change: str
+    good: bool | None = None
+
+
+@dataclass(frozen=True)
+class BeforeAfter:
+    why: str
+    before: str  # run labels
+    after: str
+    rows: list[Change]
+
+
 @dataclass
 class Summary:
     headline: str
     good: bool
     lines: list[Line] = field(default_factory=list)
+    before_after: BeforeAfter | None = None
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _change(
+    before: float | None, after: float | None, lower_is_better: bool | None, digits: int = 2
+) -> tuple[str, bool | None]:
+    """`5.2x lower` / `+0.41` style change and whether it is an improvement (None: neutral)."""
+    if before is None or after is None:
+        return "", None
+    if lower_is_better is None or before <= 0 or after <= 0:
+        delta = after - before
+        good = None if lower_is_better is None or delta == 0 else (delta < 0) == lower_is_better
+        return f"{delta:+,.{digits}f}", good
+    if after < before:
+        return f"{before / after:.1f}x lower", lower_is_better
+    if after > before:
+        return f"{after / before:.1f}x higher", not lower_is_better
+    return "same", None
+
+
+def before_after(pair: Comparison) -> BeforeAfter:
+    """The figures a person puts on a slide, before and after."""
+    b, a = figures(pair.before.record), figures(pair.after.record)
+    rows: list[Change] = []
+
+    def add(metric: str, x: float | None, y: float | None, digits: int, lower: bool | None) -> None:
+        text, good = _change(x, y, lower, digits)
+        rows.append(Change(metric, _fmt(x, digits), _fmt(y, digits), text, good))
+
+    broker = b.broker_requests_per_s is not None and a.broker_requests_per_s is not None
+    add(
+        "produce requests/s" + (" (broker)" if broker else " (client)"),
+        b.broker_requests_per_s if broker else b.client_requests_per_s,
+        a.broker_requests_per_s if broker else a.client_requests_per_s,
+        1,
+        True,
+    )
+    idle_b, idle_a = b.network_idle, a.network_idle
+    text, good = _change(idle_b, idle_a, None, 3)
+    if idle_b is not None and idle_a is not None and idle_a != idle_b:
+        good = idle_a > idle_b
+    rows.append(Change("network thread idle", _fmt(idle_b, 3), _fmt(idle_a, 3), text, good))
+    add("request queue (busiest broker)", b.request_queue, a.request_queue, 1, True)
+    add("broker CPU, cores", b.broker_cpu_cores, a.broker_cpu_cores, 2, True)
+    add("p99 delivery latency, ms", b.p99_ms, a.p99_ms, 0, None)
+    rows.append(Change("lost", f"{b.lost:,}", f"{a.lost:,}", "", a.lost == 0 and b.lost == 0))
+    return BeforeAfter(pair.why, pair.before.label, pair.after.label, rows)
 
 
 def _ok(entry: RunEntry) -> bool:
     r = entry.record
     if r.stress is not None:
         return r.stress.verdict in ("held", "aborted") and r.delivery.lost == 0
-    return r.status == "ok"
+    return r.status != "failed"  # an unclean run delivered: it is named below, not called failed
 
 
 def _fewer_in_sweeps(report: ReportInput) -> list[Line]:
@@ -90,7 +160,12 @@ def build_summary(report: ReportInput) -> Summary:
                 )
     lines += _fewer_in_sweeps(report) if rec is None else []
     unread = sum(e.record.delivery.unread for e in unverified)
+    unclean = [e.label for e in entries if e.record.stress is None and e.record.status == "unclean"]
+    if unclean:
+        names = ", ".join(unclean[:5]) + (", ..." if len(unclean) > 5 else "")
+        lines.append(Line("unclean", f"{len(unclean)} run(s) not a clean measurement: {names}", None))
     verified = "" if not unverified else f"; {len(unverified)} run(s) not verified"
     verified += f" ({unread:,} acked records unread, not counted lost)" if unread else ""
     lines.append(Line("lost", f"{lost:,} of {acked:,} acked records (each read back){verified}", lost == 0))
-    return Summary(headline=headline, good=good, lines=lines)
+    pairs = comparisons(report)
+    return Summary(headline, good, lines, before_after(pairs[0]) if pairs else None)

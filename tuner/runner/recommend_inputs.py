@@ -19,6 +19,7 @@ from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import SLOBounds
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
+from tuner.target.base import TargetSource
 
 
 def load_records(results: Path, sweeps: Sequence[str]) -> list[RunRecord]:
@@ -85,7 +86,7 @@ def gather(
     max_trials: int,
     lab_dir: Path | None,
     observer: Observer | None = None,
-    target_file: Path | None = None,
+    target_file: TargetSource | None = None,
 ) -> Request:
     for value, flag in ((slo_p99, "--slo-p99"), (slo_memory, "--slo-memory")):
         if value is not None and value <= 0:
@@ -165,7 +166,7 @@ def _live(
     max_trials: int,
     lab_dir: Path | None,
     observer: Observer | None,
-    target_file: Path | None = None,
+    target_file: TargetSource | None = None,
 ) -> Request:
     from tuner.runner.topics import admin_client, broker_count
     from tuner.spec.loader import load_sweep

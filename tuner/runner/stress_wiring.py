@@ -9,6 +9,7 @@ from tuner.core.paths import KAFKA_VERSION
 from tuner.runner.run_series import SeriesStore
 from tuner.runner.stress import StressObserver, StressRunner, StressTarget
 from tuner.runner.stress_locust import LocustOptions
+from tuner.target.base import TargetSource
 
 # Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past
 # its client exporter range (base+100 ..): the locust master and its web UI.
@@ -30,7 +31,7 @@ def stress_runner(
     web_ui: bool = False,
     web_port: int | None = None,
     observer: StressObserver | None = None,
-    target_file: Path | None = None,
+    target_file: TargetSource | None = None,
     join_timeout_s: float = 60.0,
 ) -> StressRunner:
     from tuner.target import resolve_target

@@ -14,6 +14,7 @@ from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import SLO, SweepSpec
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.record import RunRecord
+from tuner.target.base import TargetSource
 
 
 class LabTrials:
@@ -28,7 +29,7 @@ class LabTrials:
         spec_path: Path,
         observer: Observer | None = None,
         runner: SweepRunner | None = None,
-        target_file: Path | None = None,
+        target_file: TargetSource | None = None,
     ) -> None:
         self.workload = workload
         self.slo = slo

@@ -19,7 +19,7 @@ from tuner.runner.sweep import SweepRunner
 from tuner.spec.clients import kind_of
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
-from tuner.target import Target, resolve_target
+from tuner.target import Target, TargetSource, resolve_target
 
 PROMETHEUS_TIMEOUT_S = 30.0
 
@@ -105,7 +105,7 @@ def sweep_runner(
     lab_dir: Path | None,
     results: Path,
     observer: Observer | None = None,
-    target_file: Path | None = None,
+    target_file: TargetSource | None = None,
 ) -> SweepRunner:
     target = resolve_target(lab_dir, target_file)
     url = target.prometheus_url

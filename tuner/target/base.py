@@ -74,3 +74,17 @@ class Target:
     @property
     def prometheus_url(self) -> str | None:
         return self.prometheus.url if self.prometheus is not None else None
+
+
+@dataclass(frozen=True)
+class ClusterFlags:
+    """A cluster named the way Kafka's own tools name one, no target file needed:
+    `--bootstrap-server`, `--command-config FILE` (client properties) and `--prometheus URL`."""
+
+    bootstrap_server: str
+    command_config: Path | None = None
+    prometheus: str | None = None
+
+
+# What names a cluster other than the lab: a target file or Kafka-tool flags.
+TargetSource = Path | ClusterFlags

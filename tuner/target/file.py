@@ -29,8 +29,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from tuner.core.errors import BadInput
 from tuner.core.redact import is_reference, is_secret_name
 from tuner.spec.base import StrictModel
-from tuner.target.base import BrokerSelectors, PrometheusAccess, Target, TargetLimits
-from tuner.target.security import check_properties, read_properties_file
+from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
+from tuner.target.security import check_properties, hold_literal_secrets, read_properties_file
 
 DIALECTS = ("kbt", "strimzi", "upstream", "confluent", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -187,11 +187,15 @@ def _path(base: Path, value: str | None) -> Path | None:
     return p if p.is_absolute() else (base / p)
 
 
-def _client_properties(base: Path, client: ClientFile, where: str) -> dict[str, str]:
+def _client_properties(
+    base: Path, client: ClientFile, where: str, literal_secrets: bool = False
+) -> dict[str, str]:
     props = dict(client.properties)
     source = _path(base, client.properties_file)
     if source is not None:
         props = read_properties_file(source, where)
+    if literal_secrets:
+        props = hold_literal_secrets(props)
     check_properties(props, where)
     for key in ("ssl.truststore.location", "ssl.ca.location", "ssl.keystore.location",
                 "ssl.certificate.location", "ssl.key.location"):  # fmt: skip
@@ -202,9 +206,39 @@ def _client_properties(base: Path, client: ClientFile, where: str) -> dict[str, 
 
 def file_target(path: Path) -> Target:
     """The cluster a target file names (BadInput, one line, for anything wrong in it)."""
-    spec = load_target_file(path)
-    base = path.resolve().parent
-    where = f"target file {path.name}: client"
+    return _target(load_target_file(path), path.resolve().parent, f"target file {path.name}: client")
+
+
+def flags_target(flags: ClusterFlags) -> Target:
+    """The target a target file holding the same three things would give: `--bootstrap-server`,
+    `--command-config` (Kafka's client properties; a secret written in it, as Kafka's tools allow,
+    is registered with the redaction layer and never shown) and `--prometheus`."""
+    raw: dict[str, Any] = {
+        "name": _flags_name(flags.bootstrap_server),
+        "bootstrap_servers": flags.bootstrap_server,
+    }
+    if flags.command_config is not None:
+        raw["client"] = {"properties_file": str(flags.command_config)}
+    if flags.prometheus is not None:
+        raw["prometheus"] = {"url": flags.prometheus}
+    try:
+        spec = TargetFile.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        flag = {"bootstrap_servers": "--bootstrap-server", "prometheus": "--prometheus"}.get(
+            str(err["loc"][0]), "--bootstrap-server"
+        )
+        raise BadInput(f"{flag}: {str(err['msg']).removeprefix('Value error, ')}") from None
+    where = f"--command-config {flags.command_config.name}" if flags.command_config else "--command-config"
+    return _target(spec, Path.cwd(), where, literal_secrets=True)
+
+
+def _flags_name(servers: str) -> str:
+    first = servers.split(",")[0].strip() or servers
+    return first[:80]
+
+
+def _target(spec: TargetFile, base: Path, where: str, literal_secrets: bool = False) -> Target:
     prometheus = None
     if spec.prometheus is not None:
         p = spec.prometheus
@@ -220,7 +254,7 @@ def file_target(path: Path) -> Target:
         name=spec.name,
         kind="file",
         bootstrap_servers=",".join(spec.bootstrap_servers),
-        client_properties=_client_properties(base, spec.client, where),
+        client_properties=_client_properties(base, spec.client, where, literal_secrets),
         prometheus=prometheus,
         selectors=BrokerSelectors(
             job=spec.brokers.job, matchers=dict(spec.brokers.matchers), broker_label=spec.brokers.broker_label

@@ -73,10 +73,10 @@ def parse_properties(text: str, where: str) -> dict[str, str]:
     if pending:
         logical.append(pending)
     for number, line in enumerate(logical, 1):
-        match = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        match = re.match(r"^([^=:\s]+)(?:\s*[=:\s]\s*(.*))?$", line)  # a key alone: an empty value
         if match is None:
             raise BadInput(f"{where}: line {number} is not key=value")
-        props[match.group(1)] = match.group(2).strip()
+        props[match.group(1)] = (match.group(2) or "").strip()
     return props
 
 
@@ -111,6 +111,39 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
         raise BadInput(
             f"{where}: sasl.mechanism {mechanism!r} is not supported (one of {', '.join(MECHANISMS)})"
         )
+
+
+SECRET_ENV_PREFIX = "KBT_COMMAND_CONFIG_"
+
+
+def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
+    """The operator's own Kafka client file (`--command-config`, as Kafka's tools take it) may hold
+    a secret as written. Each such value moves into this process's environment (children inherit
+    it; nothing else sees it), registered with the redaction layer, and the property becomes the
+    `${VAR}` reference a target file would hold: from here on the secret is handled, shown and
+    stored exactly like a target file's."""
+    import os
+
+    held: dict[str, str] = {}
+    for key, value in props.items():
+        name = SECRET_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", key).upper()
+        if is_reference(value):
+            held[key] = value
+        elif key == "sasl.jaas.config":
+
+            def hold(m: re.Match[str], name: str = name) -> str:
+                if m.group(1).lower() != "password" or is_reference(m.group(2)):
+                    return m.group(0)
+                os.environ[f"{name}_PASSWORD"] = register_secret(m.group(2).replace('\\"', '"'))
+                return f'{m.group(1)}="${{{name}_PASSWORD}}"'
+
+            held[key] = _JAAS_OPTION.sub(hold, value)
+        elif is_secret_name(key):
+            os.environ[name] = register_secret(value)
+            held[key] = f"${{{name}}}"
+        else:
+            held[key] = value
+    return held
 
 
 def _check_jaas(value: str, where: str) -> None:

@@ -4,7 +4,7 @@ Drawn with matplotlib from the dashboard JSON's own queries (variables at "All",
 as a concrete window), run as range queries against a Prometheus, with the panels' threshold lines.
 
     python -m tuner.render.dashboards.snapshot --lab-dir DIR --minutes 15 --out docs/broker-pressure.png
-    make snapshot LAB_DIR=DIR
+    make snapshot LAB_DIR=DIR RESULTS=DIR    # the window of a sweep's run records
 """
 
 from __future__ import annotations
@@ -76,7 +76,6 @@ def draw(
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.dates as mdates
     import matplotlib.pyplot as plt
     from matplotlib.ticker import EngFormatter, PercentFormatter
 
@@ -122,7 +121,7 @@ def draw(
         if drawn:
             ax.legend(fontsize=7, loc="best", ncol=2 if drawn > 3 else 1)
     for ax in axes[-1]:
-        ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M", tz=UTC))
+        time_axis(ax)
         ax.set_xlabel("time (UTC)", fontsize=8)
     span = f"{_stamp(start)} - {_stamp(end)} UTC"
     fig.suptitle(f"kbt / Broker pressure (main panels), {span}", fontsize=12)
@@ -131,6 +130,39 @@ def draw(
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return empty
+
+
+def time_axis(ax: Any) -> None:
+    """Time ticks a reader can tell apart: a few per axis, each label once, with seconds only when
+    the ticks are less than a minute apart (an `%H:%M` label on 30 s ticks repeated itself)."""
+    import matplotlib.dates as mdates
+
+    locator = mdates.AutoDateLocator(tz=UTC, minticks=4, maxticks=8)
+    ax.xaxis.set_major_locator(locator)
+    formatter = mdates.AutoDateFormatter(locator, tz=UTC)
+    # The format by tick spacing, in days: seconds shown only when ticks are under a minute apart.
+    formatter.scaled = {
+        365.0: "%Y",
+        30.0: "%Y-%m",
+        1.0: "%m-%d",
+        1 / 24: "%m-%d %H:%M",
+        1 / (24 * 60): "%H:%M",
+        1 / (24 * 3600): "%H:%M:%S",
+    }
+    ax.xaxis.set_major_formatter(formatter)
+
+
+def window_of_runs(results: Path, margin_s: float = 60.0) -> tuple[float, float]:
+    """The span of the run records under `results` (from the first run's start to the last run's
+    end) with a margin each side: the snapshot of a sweep shows its pressure and its relief."""
+    from tuner.store.results import ResultsStore
+
+    records = ResultsStore(results).records()
+    if not records:
+        raise BadInput(f"no run records under {results}")
+    start = min(r.client.started_at for r in records)
+    end = max(r.client.finished_at for r in records)
+    return start - margin_s, end + margin_s
 
 
 def _with_gaps(points: list[tuple[float, float]], step_s: float) -> tuple[list[datetime], list[float]]:
@@ -172,16 +204,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--end", type=float, help="window end, unix seconds (default now)")
     parser.add_argument("--step", type=float, default=5.0, help="seconds between points (default 5)")
     parser.add_argument("--rate-interval", default="30s", help="$__rate_interval value (default 30s)")
+    parser.add_argument(
+        "--results", type=Path, help="window from these run records (first start to last end, 60 s margins)"
+    )
     parser.add_argument("--out", type=Path, default=repo_root() / "docs" / "broker-pressure.png")
     args = parser.parse_args(argv)
     try:
         if args.minutes <= 0 or args.step <= 0:
             raise BadInput("--minutes and --step must be positive")
         end = args.end or time.time()
+        start = end - args.minutes * 60
+        if args.results is not None:
+            start, end = window_of_runs(args.results)
         prom = Prometheus(_prometheus_url(args.lab_dir, args.prometheus))
-        empty = draw(
-            prom, end - args.minutes * 60, end, args.out, step_s=args.step, rate_interval=args.rate_interval
-        )
+        empty = draw(prom, start, end, args.out, step_s=args.step, rate_interval=args.rate_interval)
     except KbtError as exc:
         sys.stderr.write(f"kbt: error: {exc.message}\n")
         return int(exc.status)

@@ -1,0 +1,66 @@
+"""Kafka-tool flags beside `--target`: `--bootstrap-server`, `--command-config FILE` (Kafka's client
+properties) and `--prometheus URL` build the same target a target file holding those three would
+(tuner/target/file.py), on every command that takes `--target`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tuner.core.errors import BadInput
+from tuner.target import ClusterFlags, TargetSource, resolve_target
+
+
+def bootstrap_option() -> str | None:
+    return typer.Option(
+        None,
+        "--bootstrap-server",
+        metavar="HOST:PORT[,...]",
+        help="The cluster's brokers, as Kafka's tools take them (instead of --target FILE).",
+    )
+
+
+def command_config_option() -> Path | None:
+    return typer.Option(
+        None,
+        "--command-config",
+        metavar="FILE",
+        help="Client security in Kafka's properties format (security.protocol, sasl.*, ssl.*);"
+        " with --bootstrap-server.",
+    )
+
+
+def prometheus_option(help: str = "Prometheus scraping the brokers; with --bootstrap-server.") -> str | None:
+    return typer.Option(None, "--prometheus", metavar="URL", help=help)
+
+
+def target_source(
+    target_file: Path | None,
+    bootstrap: str | None,
+    command_config: Path | None,
+    prometheus: str | None,
+    *,
+    lab_dir: Path | None = None,
+    prometheus_alone: bool = False,
+) -> TargetSource | None:
+    """The target file, or the flags as a target (checked now: one line for anything wrong), or
+    None (the lab; or, with `prometheus_alone`, a bare Prometheus the command reads itself)."""
+    if target_file is not None:
+        given = [f for f, v in (("--bootstrap-server", bootstrap), ("--command-config", command_config)) if v]
+        if prometheus is not None and not prometheus_alone:
+            given.append("--prometheus")
+        if given:
+            raise BadInput(f"--target names the cluster already: give --target or {given[0]}, not both")
+        return target_file
+    if bootstrap is None:
+        if command_config is not None:
+            raise BadInput("--command-config needs --bootstrap-server (the cluster it logs in to)")
+        if prometheus is not None and not prometheus_alone:
+            raise BadInput("--prometheus needs --bootstrap-server (the cluster it scrapes)")
+        return None
+    if lab_dir is not None:
+        raise BadInput("--lab-dir names kbt's lab: give --lab-dir or --bootstrap-server, not both")
+    flags = ClusterFlags(bootstrap.strip(), command_config, prometheus)
+    resolve_target(None, flags)  # a bad server list, properties file or URL: one line, before any work
+    return flags
