@@ -182,9 +182,12 @@ def diagnose_broker(
     findings: list[Finding] = []
     threads = s.network_threads or t.default_network_threads
     warm = warming_up(s, t, window_start)
+    # In a broker's first minute both idle ratios read low: the network meter from its start-up
+    # padding, the handlers' from a counter younger than the window.
     net_idle = None if warm is not None else s.network_idle_ratio
+    hnd_idle = None if warm is not None else s.request_handler_idle_ratio
     net_status = _idle_status(net_idle, t)
-    hnd_status = _idle_status(s.request_handler_idle_ratio, t)
+    hnd_status = _idle_status(hnd_idle, t)
     full = queue_full(s, t)
     # A low network idle with too little traffic to cause it and no full queue is not a traffic
     # problem: it never leads to "critical", nor to a cause its own numbers contradict.
@@ -198,18 +201,23 @@ def diagnose_broker(
     cut = after = None
     if s.network_idle_ratio is None and s.request_handler_idle_ratio is None:
         findings.append(Finding(kind="no_data", severity="warning", summary="no idle ratios for this broker"))
-    if warm is not None and s.network_idle_ratio is not None:
+    if warm is not None and (s.network_idle_ratio is not None or s.request_handler_idle_ratio is not None):
+        when = (
+            f"the broker had run {warm:.0f} s when the window opened"
+            if warm >= 0
+            else f"the broker started {-warm:.0f} s into the window"
+        )
         findings.append(
             Finding(
                 kind="meter_warmup",
                 severity="healthy",
                 summary=(
-                    f"idle meter warm-up: the broker had run {max(warm, 0):.0f} s when the window opened; "
-                    f"Kafka's network idle reads low for its first ~{t.idle_meter_warmup_s:.0f} s, so the "
-                    f"{s.network_idle_ratio:.2f} measured is left out"
+                    f"idle meter warm-up: {when}; Kafka's idle ratios read low for its first "
+                    f"~{t.idle_meter_warmup_s:.0f} s (network idle {_f(s.network_idle_ratio)}, handler idle "
+                    f"{_f(s.request_handler_idle_ratio)} measured), so they are left out"
                 ),
-                advice="diagnose again once the broker has run longer than the window",
-                evidence={"seconds_since_start": warm, "network_idle": s.network_idle_ratio},
+                advice="diagnose again with a window that opens after the warm-up",
+                evidence={"seconds_since_start": warm},
             )
         )
     target = max(t.target_request_bytes, limit)
@@ -217,13 +225,10 @@ def diagnose_broker(
         cut = target / bpr
         if model is not None and s.bytes_in_per_s is not None:
             after = model.predict_idle(reqs / cut, s.bytes_in_per_s)
-        elif full and net_idle is not None and s.request_handler_idle_ratio is not None:
-            after = (
-                idle_after_cut(net_idle, cut) or 0.0,
-                idle_after_cut(s.request_handler_idle_ratio, cut) or 0.0,
-            )
+        elif full and net_idle is not None and hnd_idle is not None:
+            after = (idle_after_cut(net_idle, cut) or 0.0, idle_after_cut(hnd_idle, cut) or 0.0)
     if full:
-        findings.append(_queue_full_finding(s, t, net_idle, net_status, hnd_status, cut, after, target))
+        findings.append(_queue_full_finding(s, t, net_idle, hnd_idle, cut, after, target))
     elif bpr is not None and bpr < limit and per_thread >= t.min_requests_per_thread_s and cut is not None:
         records = s.records_per_produce_request
         what = "network threads saturated by small produce requests" if net_busy else "small produce requests"
@@ -258,7 +263,7 @@ def diagnose_broker(
             )
         )
     queue_p99 = s.produce_request_queue_p99_ms
-    idle = s.request_handler_idle_ratio
+    idle = hnd_idle
     if full:
         pass  # the queue-full finding says it, with the handler figures
     elif hnd_status != "healthy" or (s.request_queue_size or 0.0) >= t.request_queue:
@@ -344,8 +349,7 @@ def _queue_full_finding(
     s: BrokerSnapshot,
     t: DiagnoseThresholds,
     net_idle: float | None,
-    net_status: Status,
-    hnd_status: Status,
+    hnd_idle: float | None,
     cut: float | None,
     after: tuple[float, float] | None,
     target: float,
@@ -354,14 +358,14 @@ def _queue_full_finding(
     summary = (
         f"{QUEUE_FULL_CAUSE}: request queue {_f(s.request_queue_size, 1)} on average of "
         f"queued.max.requests {t.queued_max_requests} (max {_f(s.request_queue_size_max, 0)}), handler "
-        f"idle {_f(s.request_handler_idle_ratio)}, network idle {_f(net_idle)} (network threads blocked "
+        f"idle {_f(hnd_idle)}, network idle {_f(net_idle)} (network threads blocked "
         f"on the full queue count as busy), {s.produce_requests_per_s or 0:.0f} produce req/s of "
         f"{fmt_bytes(bpr or 0)}"
     )
     evidence = {
         "request_queue": s.request_queue_size or 0.0,
         "queued_max_requests": float(t.queued_max_requests),
-        "handler_idle": s.request_handler_idle_ratio or 0.0,
+        "handler_idle": hnd_idle or 0.0,
         "requests_per_s": s.produce_requests_per_s or 0.0,
     }
     if bpr is not None:
@@ -374,7 +378,8 @@ def _queue_full_finding(
             evidence["predicted_network_idle_after"] = after[0]
     return Finding(
         kind="request_queue_full",
-        severity=_worst(net_status, hnd_status, "warning"),
+        # A full queue stops the network threads reading: critical whatever the idle meters say.
+        severity="critical",
         summary=summary,
         advice=(
             "cut the produce request count (batching: kbt recommend), or give the handlers more capacity "

@@ -22,6 +22,7 @@ class Thresholds(StrictModel):
     idle_meter_warmup_s: float = Field(gt=0)
     quiet_requests_per_thread_s: float = Field(ge=0)
     quiet_bytes_per_thread_s: float = Field(ge=0)
+    capacity_network_idle_min: float = Field(gt=0, lt=1)
     produce_p999_slo_ms: float = Field(gt=0)
     delivery_p99_slo_ms: float = Field(gt=0)
     e2e_p99_slo_ms: float = Field(gt=0)

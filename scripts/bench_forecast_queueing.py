@@ -1,0 +1,128 @@
+"""kbt's queueing forecast against the measured capacity curve and Qunar's published figures
+(issue 25 item 4, docs/benchmarks.md "Pressure regime (P5)" / "Forecast with queueing").
+
+    python scripts/bench_forecast_queueing.py RESULTS [RESULTS ...] [--queue-cap N]
+
+RESULTS hold the run records of a capacity curve on the pressure lab (one broker, rising offered
+load; `make bench-pressure` or `kbt sweep`). The queueing model (tuner.model.queueing, what
+`kbt forecast` uses when its records hold such a curve) is fitted on every run; then, at the
+measured runs nearest 0.5x, 1x and 1.5x of the fitted knee, its network idle and request queue are
+put beside the measured ones, fitted on all runs and again with that run left out.
+
+Qunar (../shared/seeds/002_*): network idle 0.72 (lowest) -> 0.93 after cutting produce requests
+2.6x (cluster) and 10x (the representative topics). The article has no per-broker rates: the check
+puts a broker with the lab's fitted shape (own work per request at the knee, the blocked time past
+it) at the utilisation where it reads 0.72, with Kafka's default queue cap (500) and the lab's, and
+cuts its requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import scipy.optimize
+from bench_qunar_forecast import QUNAR_IDLE_AFTER, QUNAR_IDLE_BEFORE, read_records
+
+from tuner.model.queueing import CurvePoint, QueueModel, curve_points, fit_queue_model
+
+CUTS = [("cluster: requests 600 M -> 230 M", 600 / 230), ("representative topics: requests / 10", 10.0)]
+POINTS = (0.5, 1.0, 1.5)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("results", nargs="+", type=Path, help="results directories (run records)")
+    parser.add_argument(
+        "--queue-cap", type=int, default=None, help="queued.max.requests (default: largest queue seen)"
+    )
+    args = parser.parse_args()
+    records = read_records(args.results, "bench_forecast_queueing")
+    if records is None:
+        return 2
+    points = curve_points(records)
+    if len(points) < 3:
+        print(f"bench_forecast_queueing: {len(points)} usable one-broker runs; need 3", file=sys.stderr)
+        return 2
+    model = fit_queue_model(points, args.queue_cap)
+    knee = model.knee_requests_per_s
+    print(
+        f"Queueing model from {len(points)} runs: knee {knee:,.0f} produce requests/s (handler time "
+        f"{1e3 / knee:.2f} ms a request), queue cap {model.queue_cap},"
+        f" network base {model.network_base_busy:.3f}"
+        f" + {model.network_s_per_request * 1e6:.0f} us a request, idle RMSE {model.rmse_idle:.3f}"
+    )
+    print()
+    print(curve_table(points, model))
+    print()
+    print(qunar_table(model))
+    return 0
+
+
+def curve_table(points: list[CurvePoint], model: QueueModel) -> str:
+    knee = model.knee_requests_per_s
+    rows = [
+        "| of the knee | run | profile | offered req/s | served req/s | network idle measured | forecast"
+        " (all runs) | forecast (run left out) | request queue measured | forecast | handler idle measured"
+        " | forecast |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    worst = 0.0
+    for k in POINTS:
+        p = min(points, key=lambda q: abs(q.offered_requests_per_s / knee - k))
+        rest = [q for q in points if q.run_id != p.run_id]
+        held = fit_queue_model(rest, model.queue_cap) if len(rest) >= 3 else None
+        f = model.predict(p.offered_requests_per_s)
+        h = held.predict(p.offered_requests_per_s) if held else None
+        worst = max(worst, abs(f.network_idle - p.network_idle))
+        rows.append(
+            f"| {k:g}x ({p.offered_requests_per_s / knee:.2f}) | {p.run_id.split('/')[-1]} | {p.profile} |"
+            f" {p.offered_requests_per_s:,.0f} | {p.served_requests_per_s:,.0f} | {p.network_idle:.3f} |"
+            f" {f.network_idle:.3f} ({f.network_idle - p.network_idle:+.3f}) |"
+            f" {_held(h.network_idle if h else None, p.network_idle)} | {_q(p.request_queue)} |"
+            f" {f.request_queue:.1f} | {p.handler_idle:.3f} | {f.handler_idle:.3f} |"
+        )
+    rows.append("")
+    rows.append(f"largest |forecast - measured| network idle at the three points (all runs): {worst:.3f}")
+    return "\n".join(rows)
+
+
+def _held(value: float | None, measured: float) -> str:
+    return "-" if value is None else f"{value:.3f} ({value - measured:+.3f})"
+
+
+def _q(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def qunar_table(model: QueueModel) -> str:
+    rows = [
+        "| queue cap | utilisation at idle 0.72 | Qunar's cut | forecast idle | linear in requests"
+        " | Qunar reported |",
+        "|---|---|---|---|---|---|",
+    ]
+    for cap in (500, model.queue_cap):
+        m = model.model_copy(update={"queue_cap": cap})
+        mu = m.knee_requests_per_s
+
+        def gap(rho: float, m: QueueModel = m, mu: float = mu) -> float:
+            return m.predict(rho * mu).network_idle - QUNAR_IDLE_BEFORE
+
+        if gap(1e-6) < 0 or gap(5.0) > 0:
+            rows.append(f"| {cap} | never 0.72 | - | - | - | - |")
+            continue
+        rho = scipy.optimize.brentq(gap, 1e-6, 5.0)
+        for label, factor in CUTS:
+            after = m.predict(rho * mu / factor).network_idle
+            linear = 1 - (1 - QUNAR_IDLE_BEFORE) / factor
+            rows.append(
+                f"| {cap} | {rho:.2f} | {label} | {QUNAR_IDLE_BEFORE:.2f} -> {after:.2f} |"
+                f" {QUNAR_IDLE_BEFORE:.2f} -> {linear:.2f} |"
+                f" {QUNAR_IDLE_BEFORE:.2f} -> {QUNAR_IDLE_AFTER:.2f} |"
+            )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
