@@ -82,3 +82,25 @@ def test_fit_needs_a_curve() -> None:
     with pytest.raises(BadInput, match="queue cap"):
         fit_queue_model(no_queue)
     assert fit_queue_model(no_queue, queue_cap=500).queue_cap == 500
+
+
+def test_forecast_takes_idle_and_headroom_from_the_queue() -> None:
+    from tuner.model.cost import BrokerCostModel, LinearFit
+    from tuner.model.forecast import Baseline, forecast
+    from tuner.render.diagnosis_forecast import forecast_table
+
+    flat = LinearFit(requests_coef=1e-5, bytes_coef=0.0, r2=0.5, n=9, rmse=0.1)
+    model = BrokerCostModel(network=flat, handler=flat, queue=LAB)
+    bases = [
+        Baseline(label="current", role="current", brokers=1, requests_per_s=300.0, bytes_per_s=3e5),
+        Baseline(label="recommended", role="recommended", brokers=1, requests_per_s=20.0, bytes_per_s=3e5),
+    ]
+    f = forecast(model, bases, peak=2.0)
+    cur, rec = f.row("current"), f.row("recommended")
+    assert cur is not None and rec is not None
+    # 600 req/s at the peak is 1.5x past the 400 req/s knee: idle collapses, the queue is near full.
+    assert cur.headroom_to_knee == pytest.approx(400 / 600) and cur.request_queue is not None
+    assert cur.network_idle == pytest.approx(LAB.predict(600).network_idle) and cur.network_idle < 0.5
+    assert rec.headroom_to_knee == pytest.approx(10.0) and rec.network_idle > 0.9
+    assert any("knee at 400 produce requests/s" in a for a in f.assumptions)
+    assert forecast_table(f).columns[-1].header == "headroom to knee (queue at peak)"
