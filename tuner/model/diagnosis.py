@@ -158,8 +158,8 @@ def quiet(s: BrokerSnapshot, t: DiagnoseThresholds, threads: int) -> bool:
 def idle_after_cut(idle: float | None, cut: float) -> float | None:
     """Network idle after a cut in produce requests by `cut`x, without a cost model: every busy
     second of the network threads (their own work per request and the time blocked on a full queue)
-    scaled by the request count. Blocked time falls faster than that once the queue stops filling,
-    so this is a floor."""
+    scaled by the request count. Busy time that is not the requests' (a busy host, replication) does
+    not scale, so this is an estimate; a cost model fitted on runs (--cost-model) predicts it."""
     if idle is None or cut <= 0:
         return None
     return min(1.0, 1.0 - (1.0 - idle) / cut)
@@ -228,7 +228,7 @@ def diagnose_broker(
         elif full and net_idle is not None and hnd_idle is not None:
             after = (idle_after_cut(net_idle, cut) or 0.0, idle_after_cut(hnd_idle, cut) or 0.0)
     if full:
-        findings.append(_queue_full_finding(s, t, net_idle, hnd_idle, cut, after, target))
+        findings.append(_queue_full_finding(s, model, t, net_idle, hnd_idle, cut, after, target))
     elif bpr is not None and bpr < limit and per_thread >= t.min_requests_per_thread_s and cut is not None:
         records = s.records_per_produce_request
         what = "network threads saturated by small produce requests" if net_busy else "small produce requests"
@@ -347,6 +347,7 @@ def diagnose_broker(
 
 def _queue_full_finding(
     s: BrokerSnapshot,
+    model: BrokerCostModel | None,
     t: DiagnoseThresholds,
     net_idle: float | None,
     hnd_idle: float | None,
@@ -374,7 +375,8 @@ def _queue_full_finding(
         summary += f"; batching to {fmt_bytes(target)} requests can cut produce requests ~{cut:.0f}x"
         evidence["requests_cut"] = cut
         if after is not None:
-            summary += f", network idle {_f(net_idle)} -> {after[0]:.2f} or more after it"
+            how = "cost model" if model is not None else "busy time scaled by the request count"
+            summary += f", network idle {_f(net_idle)} -> ~{after[0]:.2f} after it ({how})"
             evidence["predicted_network_idle_after"] = after[0]
     return Finding(
         kind="request_queue_full",
