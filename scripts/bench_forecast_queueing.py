@@ -56,6 +56,8 @@ def main() -> int:
     print()
     print(curve_table(points, model))
     print()
+    print(every_run(points, model))
+    print()
     print(qunar_table(model))
     return 0
 
@@ -77,7 +79,8 @@ def curve_table(points: list[CurvePoint], model: QueueModel) -> str:
         h = held.predict(p.offered_requests_per_s) if held else None
         worst = max(worst, abs(f.network_idle - p.network_idle))
         rows.append(
-            f"| {k:g}x ({p.offered_requests_per_s / knee:.2f}) | {p.run_id.split('/')[-1]} | {p.profile} |"
+            f"| {k:g}x ({p.offered_requests_per_s / knee:.2f}) | {p.run_id.split('/')[-1].split('--')[0]} |"
+            f" {p.profile} |"
             f" {p.offered_requests_per_s:,.0f} | {p.served_requests_per_s:,.0f} | {p.network_idle:.3f} |"
             f" {f.network_idle:.3f} ({f.network_idle - p.network_idle:+.3f}) |"
             f" {_held(h.network_idle if h else None, p.network_idle)} | {_q(p.request_queue)} |"
@@ -85,6 +88,24 @@ def curve_table(points: list[CurvePoint], model: QueueModel) -> str:
         )
     rows.append("")
     rows.append(f"largest |forecast - measured| network idle at the three points (all runs): {worst:.3f}")
+    return "\n".join(rows)
+
+
+def every_run(points: list[CurvePoint], model: QueueModel) -> str:
+    rows = [
+        "| run | offered req/s (x knee) | served req/s | network idle measured / forecast"
+        " | request queue measured / forecast | handler idle measured / forecast |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in sorted(points, key=lambda q: q.offered_requests_per_s):
+        f = model.predict(p.offered_requests_per_s)
+        rows.append(
+            f"| {p.run_id.split('/')[-1].split('--')[0]} | {p.offered_requests_per_s:,.0f}"
+            f" ({p.offered_requests_per_s / model.knee_requests_per_s:.2f})"
+            f" | {p.served_requests_per_s:,.0f} |"
+            f" {p.network_idle:.3f} / {f.network_idle:.3f} | {_q(p.request_queue)} / {f.request_queue:.1f} |"
+            f" {p.handler_idle:.3f} / {f.handler_idle:.3f} |"
+        )
     return "\n".join(rows)
 
 
