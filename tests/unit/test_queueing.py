@@ -35,8 +35,12 @@ def test_the_knee() -> None:
     assert below.network_idle == pytest.approx(1 - 0.02 - 2e-4 * 200, abs=1e-3)
     # At the knee a full queue is 1 in K + 1 of the time (M/M/1/K at rho = 1).
     assert at.p_full == pytest.approx(1 / 18) and at.request_queue == pytest.approx(16 / 2 + 0.5 - 17 / 18)
-    # Past it the queue sits near its cap and the network thread is blocked a third of its time.
-    assert past.request_queue > 13 and past.blocked == pytest.approx(0.5, abs=0.01)
+    # Past it the queue sits near its cap: a third of the arrivals find it full, and the network
+    # thread blocks ~1/mu on each (x = rho P(K) = 0.5), up to its blocked cap (1 here).
+    assert past.p_full == pytest.approx(1 / 3, abs=0.01)
+    assert past.request_queue > 13 and past.blocked == pytest.approx(1 - math.exp(-0.5), abs=0.01)
+    capped = LAB.model_copy(update={"blocked_cap": 0.3}).predict(3 * LAB.knee_requests_per_s)
+    assert 0.25 < capped.blocked <= 0.3  # Kafka mutes a connection while its request is in the broker
     assert past.served_requests_per_s == pytest.approx(400, rel=0.01)
     assert below.network_idle > at.network_idle > past.network_idle
     assert LAB.headroom(200) == 2.0 and math.isinf(LAB.headroom(0))
@@ -100,7 +104,7 @@ def test_forecast_takes_idle_and_headroom_from_the_queue() -> None:
     assert cur is not None and rec is not None
     # 600 req/s at the peak is 1.5x past the 400 req/s knee: idle collapses, the queue is near full.
     assert cur.headroom_to_knee == pytest.approx(400 / 600) and cur.request_queue is not None
-    assert cur.network_idle == pytest.approx(LAB.predict(600).network_idle) and cur.network_idle < 0.5
+    assert cur.network_idle == pytest.approx(LAB.predict(600).network_idle) and cur.network_idle < 0.6
     assert rec.headroom_to_knee == pytest.approx(10.0) and rec.network_idle > 0.9
     assert any("knee at 400 produce requests/s" in a for a in f.assumptions)
     assert forecast_table(f).columns[-1].header == "headroom to knee (queue at peak)"

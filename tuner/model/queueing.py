@@ -8,16 +8,21 @@ rho^n for n = 0..K, and
 
     handler busy   = 1 - P(0)                     served = lambda (1 - P(K))
     request queue  = E[n] - handler busy          (requests waiting for a handler)
-    blocked        = lambda P(K) / mu             (a network thread holding a request while the
-                                                   queue is full waits ~1/mu for a slot)
+    blocked        = cap (1 - exp(-x / cap)),     x = lambda P(K) / mu (a network thread holding a
+                                                   request while the queue is full waits ~1/mu for a
+                                                   slot), at most `cap`: Kafka mutes a connection
+                                                   while its request is in the broker, so only the
+                                                   connections beyond the queue's room are left to
+                                                   read and block on (with N client connections
+                                                   and K slots about (N - K) / N of the time)
     network idle   = 1 - (base + own x served + blocked) / network threads
 
 Kafka's idle meter counts the blocked time as busy (Qunar's mechanism), so network idle has a knee
 at rho = 1 (lambda = mu, `knee_requests_per_s`): below it the network threads only do their own
 work per request; past it they block on the full queue, more the further past. The parameters are
-fitted on a capacity curve (run records of one broker at rising offered load): mu, base and own by
-least squares on the measured network and handler idle; the queue cap is the largest request queue
-the runs saw (a saturated run sits at it) unless given.
+fitted on a capacity curve (run records of one broker at rising offered load): mu, base, own and
+the blocked cap by least squares on the measured network and handler idle; the queue cap is the
+largest request queue the runs saw (a saturated run sits at it) unless given.
 
     model = fit_queue_model(curve_points(records))
     model.predict(1.5 * model.knee_requests_per_s).network_idle
@@ -75,6 +80,7 @@ class QueueModel(Frozen):
     network_threads: int = Field(1, ge=1)
     network_base_busy: float = Field(0.0, ge=0)  # network thread-seconds per second with no produce traffic
     network_s_per_request: float = Field(0.0, ge=0)  # network thread-seconds of own work per request
+    blocked_cap: float = Field(1.0, gt=0, le=1)  # the most of its time a network thread spends blocked
     rmse_idle: float | None = None  # fit residual over network and handler idle
     runs: list[str] = Field(default_factory=list)
 
@@ -91,7 +97,8 @@ class QueueModel(Frozen):
         busy = 1.0 - p0
         mean = float(np.dot(np.arange(len(probs)), probs))
         served = lam * (1.0 - pk)
-        blocked = min(1.0, lam * pk / mu) if lam > 0 else 0.0
+        cap = self.blocked_cap
+        blocked = cap * (1.0 - math.exp(-lam * pk / mu / cap)) if lam > 0 else 0.0
         threads = self.network_threads
         net_busy = (self.network_base_busy + self.network_s_per_request * served + blocked) / threads
         return QueuePoint(
@@ -203,6 +210,7 @@ def fit_queue_model(
             network_threads=network_threads,
             network_base_busy=float(x[1]),
             network_s_per_request=float(x[2]) / scale,
+            blocked_cap=float(x[3]),
         )
 
     def residuals(x: np.ndarray) -> np.ndarray:
@@ -211,7 +219,9 @@ def fit_queue_model(
         return np.concatenate([[p.network_idle for p in pred] - net, [p.handler_idle for p in pred] - hnd])
 
     fit = scipy.optimize.least_squares(
-        residuals, x0=np.array([mu0 / scale, 0.0, 0.0]), bounds=([1e-6, 0.0, 0.0], [100.0, 1.0, 1.0])
+        residuals,
+        x0=np.array([mu0 / scale, 0.0, 0.0, 0.5]),
+        bounds=([1e-6, 0.0, 0.0, 0.01], [100.0, 1.0, 1.0, 1.0]),
     )
     best = model_of(fit.x)
     rmse = float(np.sqrt(np.mean(residuals(fit.x) ** 2)))
