@@ -112,26 +112,25 @@ def pytest_sessionfinish() -> None:
             started.down()
 
 
-@pytest.fixture(scope="session")
-def lab() -> LabState:
-    reuse = os.environ.get("KBT_TEST_LAB_DIR")
+def _state(reuse_env: str, started: _LabInBackground | None, what: str) -> LabState:
+    reuse = os.environ.get(reuse_env)
     if reuse:
         return load_state(Path(reuse))
-    if _background is None:
-        raise RuntimeError("the session lab was not started at collection")
-    return _background.state()
+    if started is None:
+        raise RuntimeError(f"the {what} was not started at collection")
+    return started.state()
+
+
+@pytest.fixture(scope="session")
+def lab() -> LabState:
+    return _state("KBT_TEST_LAB_DIR", _background, "session lab")
 
 
 @pytest.fixture(scope="session")
 def pressure_lab() -> LabState:
     """A lab on the pressure profile (`kbt lab up --profile pressure`), shared by every test that
     needs the broker in Qunar's regime; KBT_TEST_PRESSURE_LAB_DIR reuses a running one."""
-    reuse = os.environ.get("KBT_TEST_PRESSURE_LAB_DIR")
-    if reuse:
-        return load_state(Path(reuse))
-    if _pressure is None:
-        raise RuntimeError("the pressure lab was not started at collection")
-    return _pressure.state()
+    return _state("KBT_TEST_PRESSURE_LAB_DIR", _pressure, "pressure lab")
 
 
 @pytest.fixture(scope="session")
