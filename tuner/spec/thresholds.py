@@ -34,6 +34,8 @@ class Thresholds(StrictModel):
     request_count_tolerance: float = Field(gt=0, lt=1)
     offered_shortfall: float = Field(gt=0, lt=1)
     send_lag_p99_ms: float = Field(gt=0)
+    request_queue_full_share: float = Field(gt=0, le=1)
+    host_busy_contended: float = Field(gt=0, le=1)
 
 
 def _load() -> Thresholds:

@@ -6,7 +6,9 @@ same, so a version-1 document only changes its number. Version 3: a profile carr
 kind's own settings (Filebeat's as one typed `filebeat:` section instead of producer knobs and
 dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v1). Version 4 adds
 the optional ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a
-version-3 document has none, so it only changes its number. A step that
+version-3 document has none, so it only changes its number. Version 5 adds the optional
+BrokerStats.request_queue_at_cap_share, BrokerWindow.request_queue_cap and RunRecord.attribution
+(where a local broker's network threads spent their busy time); a version-4 document has none. A step that
 renames or reshapes fields goes here, never into the readers.
 """
 
@@ -17,7 +19,7 @@ from typing import Any
 
 from tuner.spec.clients import KINDS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +34,16 @@ def _from_3(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 4}
 
 
-STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _from_1, 2: _from_2, 3: _from_3}
+def _from_4(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 5}
+
+
+STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    1: _from_1,
+    2: _from_2,
+    3: _from_3,
+    4: _from_4,
+}
 
 
 def upgrade_profiles(node: Any) -> Any:
