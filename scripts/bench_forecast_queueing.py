@@ -72,8 +72,13 @@ def curve_table(points: list[CurvePoint], model: QueueModel) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     worst = 0.0
+    used: set[str] = set()
     for k in POINTS:
         p = min(points, key=lambda q: abs(q.offered_requests_per_s / knee - k))
+        if p.run_id in used:
+            rows.append(f"| {k:g}x | no other run near it | | | | | | | | | | |")
+            continue
+        used.add(p.run_id)
         rest = [q for q in points if q.run_id != p.run_id]
         held = fit_queue_model(rest, model.queue_cap) if len(rest) >= 3 else None
         f = model.predict(p.offered_requests_per_s)

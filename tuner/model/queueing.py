@@ -22,7 +22,8 @@ at rho = 1 (lambda = mu, `knee_requests_per_s`): below it the network threads on
 work per request; past it they block on the full queue, more the further past. The parameters are
 fitted on a capacity curve (run records of one broker at rising offered load): mu, base, own and
 the blocked cap by least squares on the measured network and handler idle; the queue cap is the
-largest request queue the runs saw (a saturated run sits at it) unless given.
+records' (the lab's queued.max.requests), else the largest request queue the runs saw (a saturated
+run sits at it), unless given.
 
     model = fit_queue_model(curve_points(records))
     model.predict(1.5 * model.knee_requests_per_s).network_idle
@@ -59,6 +60,7 @@ class CurvePoint:
     handler_idle: float
     request_queue: float | None  # mean
     request_queue_max: float | None
+    request_queue_cap: int | None = None  # queued.max.requests, when the record knows it
 
 
 class QueuePoint(Frozen):
@@ -139,8 +141,8 @@ def _clip(x: float) -> float:
 def curve_points(records: Sequence[RunRecord]) -> list[CurvePoint]:
     """One point per ok one-broker run with the broker's requests, idle ratios and an offered rate.
     The offered produce requests/s are the offered records/s over the records per request the same
-    client profile sent when the broker kept up (its calmest run): what the clients would send to a
-    broker that never pushed back."""
+    client profile sent when the broker kept up (its calmest run), and at least the requests served:
+    what the clients would send to a broker that never pushed back."""
     usable: list[tuple[RunRecord, BrokerStats, float, float, float, float]] = []
     for r in records:
         if r.status != "ok" or r.broker is None or len(r.broker.brokers) != 1:
@@ -163,12 +165,15 @@ def curve_points(records: Sequence[RunRecord]) -> list[CurvePoint]:
             CurvePoint(
                 run_id=r.run_id,
                 profile=r.plan.profile.name,
-                offered_requests_per_s=offered / calm[r.plan.profile.name],
+                # A run that served more than that was offered at least what it served (linger-bound
+                # batching sends more records per request as the rate rises, fewer as it falls).
+                offered_requests_per_s=max(served, offered / calm[r.plan.profile.name]),
                 served_requests_per_s=served,
                 network_idle=net,
                 handler_idle=hnd,
                 request_queue=b.request_queue_size,
                 request_queue_max=b.request_queue_size_max,
+                request_queue_cap=r.broker.request_queue_cap if r.broker else None,
             )
         )
     return points
@@ -190,6 +195,9 @@ def fit_queue_model(
     """mu, base and own by least squares on network and handler idle (see the module doc)."""
     if len(points) < MIN_POINTS:
         raise BadInput(f"the queueing model needs at least {MIN_POINTS} one-broker runs, got {len(points)}")
+    known = {p.request_queue_cap for p in points if p.request_queue_cap is not None}
+    if queue_cap is None and len(known) == 1:
+        queue_cap = known.pop()
     if queue_cap is None:
         seen = [p.request_queue_max for p in points if p.request_queue_max is not None]
         if not seen or max(seen) < 1:
