@@ -70,8 +70,8 @@ bench-probe: ## Compression probe overhead vs calling the codecs directly (see d
 bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msgs/s (LAB_DIR=... reuses a lab)
 	@$(PY) scripts/bench_driver_speed.py --runs 5 --base-port $(or $(BASE_PORT),19490) $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
 
-bench-pressure: ## Qunar's pressure regime: many small TLS requests into one network thread, Filebeat-like vs batched, thread CPU vs host contention (BASE_PORT=..., OUT=...)
-	@$(PY) scripts/bench_pressure.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
+bench-pressure: ## The pressure lab's capacity curve: offered rate x {Filebeat-like, batched}, knee marked, with attribution; writes docs/pressure-curve.md and .png (~15 min; BASE_PORT=..., LAB_DIR=..., RESULTS=...)
+	@$(PY) scripts/bench_pressure.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(RESULTS),--results $(RESULTS))
 
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
 	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))

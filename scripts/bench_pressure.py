@@ -1,162 +1,157 @@
-"""Qunar's pressure regime on the lab: many small TLS produce requests into one network thread.
+"""The pressure lab's capacity curve: offered rate x {Filebeat-like, batched}, knee marked.
 
-    make bench-pressure        # or: python scripts/bench_pressure.py [--base-port P] [--markdown F]
+    make bench-pressure        # or: python scripts/bench_pressure.py [--base-port P] [--lab-dir D]
+                               #     [--results DIR] [--markdown F] [--png F] [--spec S]
 
-Starts a lab of its own (one broker, num.network.threads=1, a SASL_SSL listener, no tiered
-storage, 1 s scrapes), runs loadtests/pressure.yaml (Filebeat-like vs kbt's batched profile at the
-same offered load, both over SASL_SSL), takes the lab down and prints, per run: produce requests/s
-(client and broker), NetworkProcessorAvgIdlePercent, and the broker's network threads measured
-from the kernel over the same window, so a low idle figure can be told apart from a busy machine:
-
-- own CPU: the thread's CPU time per second (/proc/<pid>/task/<tid>/schedstat, run time);
-- runqueue wait: time per second the thread was runnable but waiting for a core (same file) --
-  host CPU contention, which Kafka's idle meter counts as busy;
-- host CPU busy (all cores, /proc/stat) and the 1-minute load average.
-
-Kafka names its threads in Java; the kernel keeps only 15 characters ("data-plane-kafk" for network
-threads and request handlers alike), so thread ids are matched to names with `jcmd Thread.print`.
+Starts a pressure lab of its own (`kbt lab up --profile pressure`: one broker, one network and one
+handler thread, request queue 16, an fsync per append; tuner/lab/profiles.py) unless --lab-dir names
+a running one, runs loadtests/pressure-curve.yaml (the pressure workload at four offered rates, Filebeat-
+like with Sarama's 5 requests in flight and kbt's batched profile), and writes one table row per run
+and a PNG: produce requests/s on the broker's network thread against its idle (Kafka's meter) and
+the request queue (mean), the knee marked at the first rate whose queue sat at its cap for most of
+the window. Beside Kafka's figures every row carries the run record's attribution (tuner/measure/
+attribution.py): where the network thread's busy time went (blocked on the full queue, its own
+CPU, runqueue wait), what limited the handler, host CPU and the load average, and the cause.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
 import sys
 import tempfile
-import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.paths import repo_root
 from tuner.lab import Lab, LabConfig
 from tuner.runner.wiring import sweep_runner
 from tuner.spec import load_sweep
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.record import RunRecord
 
-SPEC = repo_root() / "loadtests" / "pressure.yaml"
-NETWORK = re.compile(r'^"(data-plane-kafka-network-thread-[^"]*)".*?nid=0x([0-9a-f]+)', re.MULTILINE)
-SAMPLE_S = 1.0
+SPEC = repo_root() / "loadtests" / "pressure-curve.yaml"
+HEADER = (
+    "| run | status | offered msgs/s | produce req/s (broker) | msgs/req | network idle | request queue"
+    " mean / max (cap) | at cap | network thread: blocked / own CPU / runqueue wait (share of busy) |"
+    " handler idle, limited by | broker CPU (cores) | host CPU | load avg | cause | lost |"
+)
 
 
-@dataclass
-class Sample:
-    t: float
-    threads: dict[str, tuple[int, int]]  # thread name -> (run ns, runqueue wait ns)
-    host_busy: int  # jiffies, all cores
-    host_total: int
+def _f(value: float | None, digits: int = 2, pct: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0%}" if pct else f"{value:,.{digits}f}"
 
 
-@dataclass
-class Sampler:
-    """Per-thread scheduler figures of the broker's network threads, and host CPU, once a second."""
-
-    pid: int
-    tids: dict[str, int] = field(default_factory=dict)
-    samples: list[Sample] = field(default_factory=list)
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def find_threads(self) -> None:
-        out = subprocess.run(["jcmd", str(self.pid), "Thread.print"], capture_output=True, text=True,
-                             timeout=60).stdout  # fmt: skip
-        self.tids = {name: int(nid, 16) for name, nid in NETWORK.findall(out)}
-        if not self.tids:
-            raise SystemExit("no network threads found in the broker's thread dump")
-
-    def sample(self) -> Sample:
-        threads = {}
-        for name, tid in self.tids.items():
-            run_ns, wait_ns, _ = Path(f"/proc/{self.pid}/task/{tid}/schedstat").read_text().split()
-            threads[name] = (int(run_ns), int(wait_ns))
-        cpu = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-        idle = cpu[3] + cpu[4]  # idle + iowait
-        return Sample(time.time(), threads, sum(cpu) - idle, sum(cpu))
-
-    def run(self) -> None:
-        while not self.stop.wait(SAMPLE_S):
-            self.samples.append(self.sample())
-
-    def over(self, start: float, end: float) -> dict[str, float]:
-        """Per-second figures between the samples nearest to [start, end]."""
-        inside = [s for s in self.samples if start <= s.t <= end]
-        if len(inside) < 2:
-            return {}
-        a, b = inside[0], inside[-1]
-        span = b.t - a.t
-        out: dict[str, float] = {}
-        for name in self.tids:
-            out[f"cpu {name}"] = (b.threads[name][0] - a.threads[name][0]) / 1e9 / span
-            out[f"wait {name}"] = (b.threads[name][1] - a.threads[name][1]) / 1e9 / span
-        out["host busy"] = (b.host_busy - a.host_busy) / max(1, b.host_total - a.host_total)
-        return out
-
-
-def row(record: RunRecord, figures: dict[str, float], load: float) -> str:
-    client, broker = record.client, record.broker
-    idle = broker.network_idle_ratio if broker else None
-    handler = broker.request_handler_idle_ratio if broker else None
-    broker_rps = broker.produce_requests_per_s if broker else None
-    threads = sorted({k.split(" ", 1)[1] for k in figures if k.startswith("cpu ")})
-    own = " / ".join(f"{figures[f'cpu {t}']:.3f}" for t in threads)
-    wait = " / ".join(f"{figures[f'wait {t}']:.3f}" for t in threads)
-    lag = client.send_lag_ms.p99 if client.send_lag_ms else None
+def row(record: RunRecord, knee: bool) -> str:
+    client, broker, a = record.client, record.broker, record.attribution
+    stats = broker.brokers[0] if broker and broker.brokers else None
+    cap = broker.request_queue_cap if broker else None
+    queue = (
+        f"{_f(stats.request_queue_size, 1)} / {_f(stats.request_queue_size_max, 0)} ({cap or '-'})"
+        if stats
+        else "-"
+    )
+    threads_col = limited = cause = host = load = "-"
+    if a is not None:
+        threads_col = f"{a.blocked:.0%} / {a.own_cpu:.0%} / {a.runqueue_wait:.0%}"
+        limited = f"{_f(stats.request_handler_idle_ratio if stats else None)}, {a.handler_limit or '-'}"
+        cause, host, load = a.cause, _f(a.threads.host_cpu_busy, pct=True), _f(a.threads.load_avg_1m, 1)
+    name = f"**{record.name}** (knee)" if knee else record.name
     return (
-        f"| {record.name} | {record.status} | {client.offered_records / client.window_s:,.0f} |"
-        f" {client.requests_per_s:,.0f} | {_f(broker_rps, 0)} | {_f(client.records_per_request, 1)} |"
-        f" {_f(idle, 3)} | {_f(handler, 3)} | {own} | {wait} | {figures.get('host busy', 0):.2f} |"
-        f" {load:.1f} | {_f(lag, 0)} | {record.delivery.lost} |"
+        f"| {name} | {record.status} | {client.offered_records / client.window_s:,.0f} |"
+        f" {_f(broker.produce_requests_per_s if broker else None, 0)} | {_f(client.records_per_request, 1)} |"
+        f" {_f(broker.network_idle_ratio if broker else None)} | {queue} |"
+        f" {_f(stats.request_queue_at_cap_share if stats else None, pct=True)} | {threads_col} | {limited} |"
+        f" {_f(broker.cpu_cores if broker else None)} | {host} | {load} | {cause} | {record.delivery.lost} |"
     )
 
 
-def _f(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
+def at_cap(record: RunRecord) -> float:
+    stats = record.broker.brokers[0] if record.broker and record.broker.brokers else None
+    return (stats.request_queue_at_cap_share or 0.0) if stats else 0.0
+
+
+def requests(record: RunRecord) -> float:
+    return (record.broker.produce_requests_per_s or 0.0) if record.broker else 0.0
+
+
+def knee_of(records: list[RunRecord]) -> RunRecord | None:
+    """The run with the fewest produce requests/s whose request queue sat at its cap for most of the
+    window (request_queue_full_share): where the curve turns."""
+    full = [r for r in records if at_cap(r) >= THRESHOLDS.request_queue_full_share]
+    return min(full, key=requests) if full else None
+
+
+def plot(records: list[RunRecord], knee: RunRecord | None, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, idle_ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    queue_ax = idle_ax.twinx()
+    for profile, marker in (("filebeat-like", "o"), ("batched", "s")):
+        mine = sorted((r for r in records if r.plan.profile.name == profile), key=requests)
+        xs = [requests(r) for r in mine]
+        idle_ax.plot(xs, [r.broker.network_idle_ratio if r.broker else None for r in mine], marker=marker,
+                     color="tab:blue", label=f"network idle, {profile}")  # fmt: skip
+        queue_ax.plot(xs, [r.broker.brokers[0].request_queue_size if r.broker and r.broker.brokers else None
+                           for r in mine], marker=marker, linestyle="--", color="tab:red",
+                      label=f"request queue (mean), {profile}")  # fmt: skip
+    if knee is not None:
+        idle_ax.axvline(requests(knee), color="grey", linestyle=":")
+        idle_ax.annotate(f"knee ~{requests(knee):,.0f} req/s", (requests(knee), 0.05), rotation=90,
+                         ha="right", va="bottom", color="grey")  # fmt: skip
+    idle_ax.set_xlabel("produce requests/s on the broker's one network thread")
+    idle_ax.set_ylabel("NetworkProcessorAvgIdlePercent (mean over the window)", color="tab:blue")
+    queue_ax.set_ylabel("request queue size (mean; cap 16)", color="tab:red")
+    idle_ax.set_ylim(0, 1.05)
+    queue_ax.set_ylim(0, 17)
+    idle_ax.set_title("Pressure lab capacity curve (kbt lab up --profile pressure)")
+    lines = idle_ax.get_legend_handles_labels()
+    more = queue_ax.get_legend_handles_labels()
+    idle_ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=7, loc="center right")
+    fig.tight_layout()
+    fig.savefig(path)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-port", type=int, default=22900)
-    parser.add_argument("--markdown", type=Path, help="also write the table here")
-    parser.add_argument("--results", type=Path, help="keep the run records here (for kbt forecast)")
+    parser.add_argument("--lab-dir", type=Path, help="a running pressure lab to use instead of a new one")
+    parser.add_argument("--spec", type=Path, default=SPEC)
+    parser.add_argument("--results", type=Path, help="keep the run records here")
+    parser.add_argument("--markdown", type=Path, default=repo_root() / "docs" / "pressure-curve.md")
+    parser.add_argument("--png", type=Path, default=repo_root() / "docs" / "pressure-curve.png")
     args = parser.parse_args()
-    lines = []
     with tempfile.TemporaryDirectory(prefix="kbt-bench-pressure-") as tmp:
-        lab = Lab(LabConfig(brokers=1, base_port=args.base_port, lab_dir=Path(tmp) / "lab", tiered=False,
-                            network_threads=1, security="sasl_ssl", scrape_interval_s=1.0))  # fmt: skip
-        state = lab.up(timeout_s=240)
+        lab = None
+        lab_dir = args.lab_dir
+        if lab_dir is None:
+            lab_dir = Path(tmp) / "lab"
+            lab = Lab(LabConfig(profile="pressure", base_port=args.base_port, lab_dir=lab_dir))
+            lab.up(timeout_s=240)
         try:
-            pid = state.brokers[0].pid
-            assert pid is not None
-            sampler = Sampler(pid)
-            sampler.find_threads()
-            ticker = threading.Thread(target=sampler.run, daemon=True)
-            ticker.start()
-            loaded = load_sweep(SPEC)
             results = args.results or Path(tmp) / "results"
-            runner = sweep_runner(lab_dir=state.lab_dir, results=results)
-            for plan in loaded.runs:
-                one = type(loaded)(path=loaded.path, spec=loaded.spec, runs=[plan])
-                [record] = runner.run(one).records
-                c = record.client
-                load = os.getloadavg()[0]
-                lines.append(row(record, sampler.over(c.window_start, c.window_end), load))
-                print(lines[-1], file=sys.stderr, flush=True)
-                for problem in record.problems:
-                    print(f"  {record.name}: {problem}", file=sys.stderr, flush=True)
-            sampler.stop.set()
-            threads = ", ".join(sorted(sampler.tids))
+            records = sweep_runner(lab_dir=lab_dir, results=results).run(load_sweep(args.spec)).records
         finally:
-            lab.down()
-    header = (
-        "| run | status | offered msgs/s | client req/s | broker req/s | msgs/req | network idle |"
-        " handler idle | network thread own CPU (s/s) | network thread runqueue wait (s/s) |"
-        " host CPU busy | load avg | send lag p99 ms | lost |\n" + "|---" * 14 + "|"
-    )
-    text = f"{header}\n" + "\n".join(lines) + f"\n\nnetwork threads (in column order): {threads}\n"
-    print("\n" + text)
-    if args.markdown is not None:
-        args.markdown.write_text(text)
+            if lab is not None:
+                lab.down()
+    knee = knee_of(records)
+    ordered = sorted(records, key=lambda r: (r.plan.profile.name != "filebeat-like", requests(r)))
+    lines = [HEADER, "|" + "---|" * (HEADER.count("|") - 1)]
+    lines += [row(r, r is knee) for r in ordered]
+    text = "\n".join(lines) + "\n"
+    if knee is not None:
+        share = at_cap(knee)
+        text += f"\nknee: {knee.name}, {requests(knee):,.0f} produce requests/s (queue at cap {share:.0%})\n"
+    for record in ordered:
+        if record.attribution is not None:
+            text += f"\n- {record.name}: {record.attribution.why}"
+    print(text)
+    args.markdown.write_text(text + "\n")
+    plot(records, knee, args.png)
+    print(f"wrote {args.markdown} and {args.png}", file=sys.stderr)
     return 0
 
 

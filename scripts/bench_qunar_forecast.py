@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tuner.model.cost import fit_cost_model
 from tuner.model.forecast import Baseline, forecast
+from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 
 QUNAR_IDLE_BEFORE = 0.72
@@ -33,17 +34,26 @@ CUTS = [
 ]
 
 
+def read_records(directories: list[Path], prog: str) -> list[RunRecord] | None:
+    """Every run record under the directories; None (said on stderr) when one is not a directory."""
+    records: list[RunRecord] = []
+    for directory in directories:
+        if not directory.is_dir():
+            print(f"{prog}: {directory}: not a directory", file=sys.stderr)
+            return None
+        records += ResultsStore(directory).records()
+    return records
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", type=Path, help="results directories (kbt sweep --results)")
     parser.add_argument("--request-bytes", nargs="+", type=float, default=[500.0, 1620.0, 5000.0])
     args = parser.parse_args()
-    records = []
-    for directory in args.results:
-        if not directory.is_dir():
-            print(f"bench_qunar_forecast: {directory}: not a directory", file=sys.stderr)
-            return 2
-        records += [r for r in ResultsStore(directory).records() if r.status == "ok"]
+    records = read_records(args.results, "bench_qunar_forecast")
+    if records is None:
+        return 2
+    records = [r for r in records if r.status == "ok"]
     model = fit_cost_model(records)
     net = model.network
     even = net.break_even_request_bytes

@@ -7,43 +7,50 @@
 #   4. print the rendered Filebeat profile and client properties
 #   5. kbt report: one self-contained HTML page
 #   6. bring the lab down (a lab that was already running is reused and left running)
-# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 8 minutes on 2 cores.
+#   7. the pressure lab (`kbt lab up --profile pressure`: one broker in Qunar's regime): the Filebeat-like
+#      baseline vs batched at the same offered load; the closing lines say before -> after: network
+#      idle, request queue, broker CPU, produce requests/s, lost, and the attribution's cause
+#      (KBT_DEMO_PRESSURE=0 skips it; KBT_DEMO_PRESSURE_LAB_DIR reuses a running pressure lab)
+# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 11 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=${PYTHON:-${KBT_VENV:-.venv}/bin/python}
 out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation
+pressure=${KBT_DEMO_PRESSURE:-1}
+pressure_spec=${KBT_DEMO_PRESSURE_SPEC:-loadtests/pressure-demo.yaml}
+pressure_port=${KBT_DEMO_PRESSURE_BASE_PORT:-$(( ${KBT_LAB_BASE_PORT:-19090} + 600 ))}
 kbt() { "$py" -m tuner "$@"; }
 # Bold on a terminal; plain in a log (`make demo > demo.log`: no escape codes, no line over 120 columns).
 if [ -t 1 ]; then step() { printf '\n\033[1m== demo %s\033[0m\n' "$*"; }; else step() { printf '\n== demo %s\n' "$*"; }; fi
 
 started=$(date +%s)
-rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png"
+rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png" "$out/pressure"
 mkdir -p "$out"
 
 started_here=0
 if kbt lab status >/dev/null 2>&1; then
-  step "1/6: reusing the running lab"
+  step "1/7: reusing the running lab"
   kbt lab status
 else
   started_here=1
   trap 'kbt lab down || true' EXIT
-  step "1/6: lab up"
+  step "1/7: lab up"
   kbt lab up
 fi
 
-step "2/6: sweep $spec (fresh topics, broker metrics, every acked record read back)"
+step "2/7: sweep $spec (fresh topics, broker metrics, every acked record read back)"
 kbt sweep "$spec" --results "$out/results"
 
-step "3/6: recommend (the model proposes settings per client kind, lab runs confirm them)"
+step "3/7: recommend (the model proposes settings per client kind, lab runs confirm them)"
 set +e
 kbt recommend --results "$out/results" --live "$spec" --max-trials "$trials" --out "$out/recommend"
 status=$?
 set -e
 if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
 
-step "4/6: the rendered settings (beside the recommendation)"
+step "4/7: the rendered settings (beside the recommendation)"
 rec_dir=$(ls -td "$out"/recommend/*/ | head -n 1)
 for f in filebeat.yml librdkafka.properties java.properties; do
   if [ -f "$rec_dir$f" ]; then
@@ -52,16 +59,34 @@ for f in filebeat.yml librdkafka.properties java.properties; do
   fi
 done
 
-step "5/6: report"
+step "5/7: report"
 kbt report --results "$out/results" --recommendation "${rec_dir}recommendation.json" --out "$out/report.html" --png-dir "$out/report-png" --title "kbt demo: $(basename "$spec" .yaml)"
 
 if [ "$started_here" = 1 ]; then
-  step "6/6: lab down"
+  step "6/7: lab down"
   trap - EXIT
   kbt lab down
 else
-  step "6/6: the lab was running before the demo: left running"
+  step "6/7: the lab was running before the demo: left running"
+fi
+if [ "$pressure" = 1 ]; then
+  step "7/7: the pressure lab (1 broker in Qunar's regime): $pressure_spec"
+  plab=${KBT_DEMO_PRESSURE_LAB_DIR:-}
+  if [ -z "$plab" ]; then
+    plab="$out/pressure-lab"
+    trap 'kbt lab down --lab-dir "$plab" || true' EXIT
+    kbt lab up --profile pressure --lab-dir "$plab" --base-port "$pressure_port"
+  fi
+  kbt sweep "$pressure_spec" --lab-dir "$plab" --results "$out/pressure"
+  if [ -z "${KBT_DEMO_PRESSURE_LAB_DIR:-}" ]; then
+    trap - EXIT
+    kbt lab down --lab-dir "$plab"
+  fi
 fi
 printf '\ndemo done in %d s:\n  records %s\n  recommendation %s\n  report %s\n' \
   "$(( $(date +%s) - started ))" "$out/results" "$out/recommend" "$out/report.html"
+if [ "$pressure" = 1 ]; then
+  printf '\n'
+  "$py" -m tuner.render.pressure_summary "$out/pressure"
+fi
 exit "$status"

@@ -300,6 +300,7 @@ FLAG_VALUES = st.one_of(
 FLAG_COMMANDS = [
     ["recommend", "--results", ".", "--slo-p99", "{v}"],
     ["recommend", "--results", ".", "--slo-memory", "{v}"],
+    ["recommend", "--results", ".", "--min-network-idle", "{v}"],
     ["diagnose", "--prometheus", "http://127.0.0.1:9", "--window", "{v}"],
     ["diagnose", "--prometheus", "http://127.0.0.1:9", "--end", "{v}"],
     ["diagnose", "--prometheus", "{v}"],

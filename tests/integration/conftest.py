@@ -1,5 +1,9 @@
 """The real lab for integration tests: one per session, shared by every test.
 
+Tests that need a broker in Qunar's pressure regime take `pressure_lab` instead: a second, one-broker
+lab on the pressure profile, started in the background the same way (KBT_TEST_PRESSURE_LAB_DIR
+reuses a running one).
+
 KBT_TEST_LAB_DIR=<dir> reuses a lab already brought up with `kbt lab up --lab-dir <dir>` (it is left
 running). Otherwise the session starts its own: 3 brokers, tiered storage, 1 s scrapes, base port
 19290 (KBT_TEST_LAB_BASE_PORT overrides), in a temporary directory, and stops it at the end.
@@ -30,17 +34,33 @@ from tuner.measure.prometheus import Prometheus
 TEST_BASE_PORT = 19290
 
 
+def _session_lab_config() -> LabConfig:
+    return LabConfig(
+        brokers=3,
+        base_port=int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT)),
+        lab_dir=Path(tempfile.mkdtemp(prefix="kbt-test-lab-")),
+        tiered=True,
+        scrape_interval_s=1.0,
+    )
+
+
+def _pressure_lab_config() -> LabConfig:
+    """The pressure profile (tuner/lab/profiles.py): one broker, so a small and quick second lab.
+    Ports from KBT_TEST_PRESSURE_LAB_BASE_PORT, else 200 above the session lab's."""
+    base = os.environ.get("KBT_TEST_PRESSURE_LAB_BASE_PORT")
+    session = int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT))
+    return LabConfig(
+        profile="pressure",
+        base_port=int(base) if base else session + 200,
+        lab_dir=Path(tempfile.mkdtemp(prefix="kbt-test-pressure-lab-")),
+        client_exporter_count=8,
+    )
+
+
 class _LabInBackground:
     """`Lab.up` on a thread of its own; `state()` waits for it."""
 
-    def __init__(self) -> None:
-        config = LabConfig(
-            brokers=3,
-            base_port=int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT)),
-            lab_dir=Path(tempfile.mkdtemp(prefix="kbt-test-lab-")),
-            tiered=True,
-            scrape_interval_s=1.0,
-        )
+    def __init__(self, config: LabConfig) -> None:
         self.lab = Lab(config)
         self._state: LabState | None = None
         self._error: BaseException | None = None
@@ -67,28 +87,50 @@ class _LabInBackground:
 
 
 _background: _LabInBackground | None = None
+_pressure: _LabInBackground | None = None
+
+
+def _wanted(items: list[pytest.Item], fixture: str) -> bool:
+    return any(fixture in getattr(item, "fixturenames", ()) for item in items)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    global _background
-    wanted = any("lab" in getattr(item, "fixturenames", ()) for item in items)
-    if wanted and _background is None and not os.environ.get("KBT_TEST_LAB_DIR"):
-        _background = _LabInBackground()
+    global _background, _pressure
+    if _wanted(items, "lab") and _background is None and not os.environ.get("KBT_TEST_LAB_DIR"):
+        _background = _LabInBackground(_session_lab_config())
+    if (
+        _wanted(items, "pressure_lab")
+        and _pressure is None
+        and not os.environ.get("KBT_TEST_PRESSURE_LAB_DIR")
+    ):
+        _pressure = _LabInBackground(_pressure_lab_config())
 
 
 def pytest_sessionfinish() -> None:
-    if _background is not None:  # also when no selected test asked for it after all
-        _background.down()
+    for started in (_background, _pressure):
+        if started is not None:  # also when no selected test asked for it after all
+            started.down()
+
+
+def _state(reuse_env: str, started: _LabInBackground | None, what: str) -> LabState:
+    reuse = os.environ.get(reuse_env)
+    if reuse:
+        return load_state(Path(reuse))
+    if started is None:
+        raise RuntimeError(f"the {what} was not started at collection")
+    return started.state()
 
 
 @pytest.fixture(scope="session")
 def lab() -> LabState:
-    reuse = os.environ.get("KBT_TEST_LAB_DIR")
-    if reuse:
-        return load_state(Path(reuse))
-    if _background is None:
-        raise RuntimeError("the session lab was not started at collection")
-    return _background.state()
+    return _state("KBT_TEST_LAB_DIR", _background, "session lab")
+
+
+@pytest.fixture(scope="session")
+def pressure_lab() -> LabState:
+    """A lab on the pressure profile (`kbt lab up --profile pressure`), shared by every test that
+    needs the broker in Qunar's regime; KBT_TEST_PRESSURE_LAB_DIR reuses a running one."""
+    return _state("KBT_TEST_PRESSURE_LAB_DIR", _pressure, "pressure lab")
 
 
 @pytest.fixture(scope="session")

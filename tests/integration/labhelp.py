@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka.admin import AdminClient
@@ -30,3 +34,27 @@ def wait_for(predicate: Callable[[], Any], timeout_s: float, what: str, every_s:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
         time.sleep(every_s)
+
+
+def diagnose_json(
+    prometheus_url: str, end: float, window_s: float, step_s: float, thresholds: Path, *extra: str
+) -> tuple[int, dict[str, Any]]:
+    """`kbt diagnose --json -` as a subprocess over [end - window_s, end]: (exit code, the JSON).
+    Nothing may reach stderr."""
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "tuner", "diagnose",
+            "--prometheus", prometheus_url,
+            "--end", f"{end:.3f}",
+            "--window", f"{int(window_s)}s",
+            "--step", f"{step_s:g}s",
+            "--thresholds", str(thresholds),
+            "--json", "-",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )  # fmt: skip
+    assert proc.stderr == "", proc.stderr
+    return proc.returncode, json.loads(proc.stdout)

@@ -1,5 +1,6 @@
 """`make demo`'s main job (scripts/demo.sh) on the session lab: sweep, recommend, rendered settings,
-report. The lab was running before the demo, so the demo reuses it and leaves it running."""
+report, then its pressure step on the shared pressure lab. Both labs were running before the demo,
+so the demo reuses them and leaves them running."""
 
 from __future__ import annotations
 
@@ -16,12 +17,18 @@ from tuner.store import ResultsStore
 ROOT = repo_root()
 
 
-def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path) -> None:
+def test_demo_runs_the_whole_loop_on_a_running_lab(
+    lab: LabState, pressure_lab: LabState, tmp_path: Path
+) -> None:
     out = tmp_path / "demo"
     env = {**os.environ, "KBT_LAB_DIR": str(lab.lab_dir), "KBT_DEMO_OUT": str(out), "PYTHON": sys.executable}
     # the demo's job on a 12 s-run copy of its spec (same traffic and profiles), to keep the suite short
     env["KBT_DEMO_SPEC"] = "tests/integration/data/demo-quick.yaml"
     env["KBT_DEMO_TRIALS"] = "2"
+    # the pressure step on the shared pressure lab, in 20 s runs (the closing lines, not the regime:
+    # tests/integration/test_pressure_regime.py checks that)
+    env["KBT_DEMO_PRESSURE_LAB_DIR"] = str(pressure_lab.lab_dir)
+    env["KBT_DEMO_PRESSURE_SPEC"] = "tests/integration/data/demo-pressure-quick.yaml"
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh")],
         cwd=ROOT,
@@ -73,3 +80,21 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
         [sys.executable, "-m", "tuner", "lab", "status"], env=env, capture_output=True, text=True, timeout=120
     )
     assert status.returncode == 0, status.stdout + status.stderr
+
+    # the closing lines: the pressure lab's before -> after, read from its run records
+    pressure = {r.name: r for r in ResultsStore(out / "pressure").records()}
+    assert set(pressure) == {"filebeat-like", "batched"}, output[-2000:]
+    last = result.stdout.strip().splitlines()[-7:]
+    assert last[0].startswith("pressure lab, filebeat-like -> batched"), last
+    labels = [line.split("  ")[1].strip() if line.startswith("  ") else "" for line in last[1:]]
+    assert [lbl.split(" (")[0] for lbl in labels] == [
+        "network idle", "request queue", "broker CPU", "produce requests/s", "lost", "cause"
+    ], last  # fmt: skip
+    before, after = pressure["filebeat-like"], pressure["batched"]
+    assert before.broker is not None and after.broker is not None
+    assert (
+        f"{before.broker.produce_requests_per_s:,.0f} -> {after.broker.produce_requests_per_s:,.0f}"
+        in last[4]
+    )
+    assert last[5].split()[3:] == ["0", "(of", f"{before.delivery.acked:,})", "->", "0", "(of",
+                                   f"{after.delivery.acked:,})"]  # fmt: skip

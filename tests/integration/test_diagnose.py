@@ -10,14 +10,12 @@ subprocess over each run's measured window (--end/--window) and prints its JSON.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.integration.labhelp import diagnose_json
 from tuner.core.errors import ExitStatus
 from tuner.core.paths import repo_root
 from tuner.lab import LabState
@@ -63,23 +61,7 @@ def _diagnose(lab: LabState, record: RunRecord, tmp_path: Path, *extra: str) -> 
     thresholds.write_text(LAB_THRESHOLDS)
     window = record.client.window_end - record.client.window_start
     step = max(lab.config.scrape_interval_s, 1.0)
-    proc = subprocess.run(
-        [
-            sys.executable, "-m", "tuner", "diagnose",
-            "--prometheus", lab.prometheus_url,
-            "--end", f"{record.client.window_end:.3f}",
-            "--window", f"{int(window)}s",
-            "--step", f"{step:g}s",
-            "--thresholds", str(thresholds),
-            "--json", "-",
-            *extra,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )  # fmt: skip
-    assert proc.stderr == "", proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
+    return diagnose_json(lab.prometheus_url, record.client.window_end, window, step, thresholds, *extra)
 
 
 def _kinds(diagnosis: dict[str, Any]) -> list[set[str]]:

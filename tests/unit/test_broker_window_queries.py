@@ -10,8 +10,12 @@ from tuner.measure.promql import query
 
 def test_every_broker_field_is_measured_from_a_catalog_query() -> None:
     stats_fields = set(BrokerStats.model_fields) - {"broker"}
-    queries = window_queries(50.0, ["t"], 5.0)
+    queries = window_queries(50.0, ["t"], 5.0, queue_cap=16)
     assert set(queries) == stats_fields
+    # the queue's time at its cap only where the cap is known
+    assert set(window_queries(50.0, ["t"], 5.0)) == stats_fields - {"request_queue_at_cap_share"}
+    at_cap = r"avg_over_time\(\(max by \(broker\)\(kafka_network_request_queue_size\) >= bool 16\)"
+    assert re.fullmatch(at_cap + r"\[50000ms:5000ms\]\)", queries["request_queue_at_cap_share"])
     for field, (name, _agg) in WINDOW_FIELDS.items():
         query(name)  # raises on an unknown name
         assert field in queries

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.lab import LabConfig, load_state
@@ -24,6 +26,7 @@ from tuner.lab.node_config import (
     format_command,
 )
 from tuner.lab.processes import is_alive, is_ours, port_in_use, spawn, stop, tail
+from tuner.lab.profiles import PRESSURE
 from tuner.lab.prometheus_config import prometheus_config, render_prometheus_config
 from tuner.lab.state import Phase, new_state, read_state, save_state
 from tuner.measure.catalog import SERIES
@@ -62,6 +65,9 @@ def test_defaults_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         ({"scrape_interval_s": 0}, "scrape_interval_s"),
         ({"base_port": 80}, "base_port"),
         ({"borkers": 3}, "unknown lab setting 'borkers' (did you mean \"brokers\"?)"),
+        ({"profile": "presure"}, "unknown lab profile 'presure' (did you mean \"pressure\"?)"),
+        ({"queued_max_requests": 0}, "queued_max_requests"),
+        ({"flush_interval_messages": 0}, "flush_interval_messages"),
     ],
 )
 def test_bad_settings_are_one_line(tmp_path: Path, data: dict[str, object], message: str) -> None:
@@ -100,6 +106,37 @@ def test_broker_properties(tmp_path: Path) -> None:
     for key, value in props.items():
         if "://" in value:
             assert re.fullmatch(r"(\w+://127\.0\.0\.1:\d+,?)+", value), (key, value)
+
+
+def test_pressure_profile(tmp_path: Path) -> None:
+    """Every knob the profile sets reaches server.properties; flags given beside it win."""
+    c = cfg(tmp_path, profile="pressure")
+    assert (c.brokers, c.network_threads, c.io_threads, c.tiered) == (1, 1, 1, False)
+    props = broker_properties(c, LabLayout(c.lab_dir), 1)
+    assert props["num.network.threads"] == props["num.io.threads"] == "1"
+    assert props["queued.max.requests"] == str(PRESSURE.knobs["queued_max_requests"].value)
+    assert props["log.flush.interval.messages"] == "1"
+    assert not any(k.startswith("remote.") for k in props)
+    assert all(knob.why for knob in PRESSURE.knobs.values())
+    assert set(PRESSURE.knobs) <= set(LabConfig.model_fields)
+    # the default lab keeps Kafka's queue and leaves flushing to the OS
+    plain = broker_properties(cfg(tmp_path), LabLayout(c.lab_dir), 1)
+    assert plain["queued.max.requests"] == "500" and "log.flush.interval.messages" not in plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    brokers=st.integers(1, 5),
+    queue=st.integers(1, 100_000),
+    scrape=st.floats(0.5, 60.0, allow_nan=False),
+)
+def test_flags_beside_a_profile_win(brokers: int, queue: int, scrape: float) -> None:
+    c = LabConfig.parse(
+        {"lab_dir": "/tmp/x", "base_port": 19090, "profile": "pressure", "brokers": brokers,
+         "queued_max_requests": queue, "scrape_interval_s": scrape}
+    )  # fmt: skip
+    assert (c.brokers, c.queued_max_requests, c.scrape_interval_s) == (brokers, queue, scrape)
+    assert c.io_threads == 1 and c.flush_interval_messages == 1 and c.profile == "pressure"
 
 
 def test_no_tiered(tmp_path: Path) -> None:

@@ -33,6 +33,16 @@ def _lab_dir(value: Path | None) -> Path:
     return value if value is not None else default_lab_dir()
 
 
+# LabConfig field -> the `up` parameter that sets it, where the names differ.
+_PARAMETER = {"scrape_interval_s": "scrape_interval", "client_exporter_count": "client_exporters"}
+
+
+def _defaulted(ctx: typer.Context, field: str) -> bool:
+    """Was the flag for `field` left at its default (not given on the command line)?"""
+    source = ctx.get_parameter_source(_PARAMETER.get(field, field))
+    return source is None or source.name in ("DEFAULT", "DEFAULT_MAP")
+
+
 def _print_endpoints(state: LabState) -> None:
     typer.echo(f"bootstrap servers: {state.bootstrap_servers}")
     typer.echo(f"prometheus:        {state.prometheus_url}")
@@ -51,6 +61,7 @@ def _print_endpoints(state: LabState) -> None:
 
 @app.command()
 def up(
+    ctx: typer.Context,
     brokers: int = typer.Option(3, "--brokers", min=1, max=MAX_BROKERS, help="Number of brokers (1..5)."),
     base_port: int | None = typer.Option(
         None, "--base-port", help="First loopback port (env KBT_LAB_BASE_PORT; default 19090)."
@@ -92,21 +103,34 @@ def up(
         help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
         " For load machines or network namespaces that cannot reach loopback; default loopback only.",
     ),
+    profile: str | None = typer.Option(
+        None,
+        "--profile",
+        help="A named preset: pressure = 1 broker, 1 network and 1 handler thread, request queue 16,"
+        " fsync per append (Qunar's pressure regime on 2 cores; docs/benchmarks.md). Flags given"
+        " beside it win.",
+    ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
+    settings = {
+        "brokers": brokers,
+        "tiered": tiered,
+        "scrape_interval_s": scrape_interval,
+        "heap": heap,
+        "client_exporter_count": client_exporters,
+        "security": security,
+        "via_toxiproxy": via_toxiproxy,
+        "jmx_rules": jmx_rules,
+        "listen_address": listen_address,
+    }
+    if profile is not None:  # the profile's values, except where a flag was given
+        settings = {k: v for k, v in settings.items() if not _defaulted(ctx, k)}
     config = LabConfig.parse(
         {
-            "brokers": brokers,
+            **settings,
             "base_port": base_port if base_port is not None else default_base_port(),
             "lab_dir": _lab_dir(lab_dir),
-            "tiered": tiered,
-            "scrape_interval_s": scrape_interval,
-            "heap": heap,
-            "client_exporter_count": client_exporters,
-            "security": security,
-            "via_toxiproxy": via_toxiproxy,
-            "jmx_rules": jmx_rules,
-            "listen_address": listen_address,
+            "profile": profile,
         }
     )
     console = _err()

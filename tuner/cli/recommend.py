@@ -56,6 +56,12 @@ def recommend(
     ),
     slo_p99: float | None = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms."),
     slo_memory: float | None = typer.Option(None, "--slo-memory", help="Producer memory bound, MB."),
+    min_network_idle: float | None = typer.Option(
+        None,
+        "--min-network-idle",
+        help="Capacity bound beside p99: the busiest broker's network idle at the offered load after "
+        "the change, at least (default: the spec's slo.min_network_idle, else 0.7; 0 turns it off).",
+    ),
     client: list[str] = typer.Option(
         list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
     ),
@@ -113,6 +119,7 @@ def recommend(
         live=live,
         slo_p99=slo_p99,
         slo_memory=slo_memory,
+        min_network_idle=min_network_idle,
         clients=list(dict.fromkeys(client)),
         codecs=_codecs(codecs),
         probe=probe,

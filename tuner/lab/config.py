@@ -23,10 +23,12 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
+from tuner.lab.profiles import PROFILES
+from tuner.spec.thresholds import THRESHOLDS
 
 DEFAULT_BASE_PORT = 19090
 MAX_BROKERS = 5
@@ -66,6 +68,18 @@ class LabConfig(Frozen):
     controller_heap: str = Field("256m", pattern=r"^[1-9][0-9]*[mMgG]$", description="controller heap")
     network_threads: int = Field(3, ge=1, le=16, description="num.network.threads")
     io_threads: int = Field(4, ge=1, le=32, description="num.io.threads")
+    queued_max_requests: int = Field(
+        THRESHOLDS.queued_max_requests,
+        ge=1,
+        le=100_000,
+        description="queued.max.requests: the request queue's cap (Kafka's default 500)",
+    )
+    flush_interval_messages: int | None = Field(
+        None, ge=1, description="log.flush.interval.messages (None: Kafka's default, the OS flushes)"
+    )
+    profile: str | None = Field(
+        None, description="the lab profile these settings came from (tuner/lab/profiles.py), if any"
+    )
     client_exporter_count: int = Field(64, ge=0, le=100, description="ports from base+100 for clients")
     security: Literal["plaintext", "sasl_ssl"] = Field(
         "plaintext", description="add a SASL_SSL (SCRAM-SHA-512 over TLS) listener per broker"
@@ -79,6 +93,17 @@ class LabConfig(Frozen):
         description="an IPv4 address of this machine the brokers also listen on and advertise"
         " (PLAINTEXT, ports base+61..; for load from other hosts or network namespaces)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile(cls, data: Any) -> Any:
+        """A named profile fills every field it sets that the caller did not give."""
+        if isinstance(data, dict) and data.get("profile") is not None:
+            name = data["profile"]
+            if name not in PROFILES:
+                raise ValueError(f"unknown lab profile {name!r}{did_you_mean(str(name), PROFILES)}")
+            data = {**PROFILES[name].settings(), **data}
+        return data
 
     @field_validator("listen_address")
     @classmethod
@@ -104,6 +129,9 @@ class LabConfig(Frozen):
         for key in data:
             if key not in cls.model_fields:
                 raise BadInput(f"unknown lab setting {key!r}{did_you_mean(key, cls.model_fields)}")
+        profile = data.get("profile")
+        if profile is not None and profile not in PROFILES:
+            raise BadInput(f"unknown lab profile {profile!r}{did_you_mean(str(profile), PROFILES)}")
         try:
             return cls(**data)
         except ValidationError as exc:

@@ -72,6 +72,7 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
         # trimmed for a 2-core machine running several brokers.
         "num.network.threads": str(cfg.network_threads),
         "num.io.threads": str(cfg.io_threads),
+        "queued.max.requests": str(cfg.queued_max_requests),
         "background.threads": "4",
         "num.replica.fetchers": "1",
         "log.cleaner.threads": "1",
@@ -88,6 +89,8 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
         "group.initial.rebalance.delay.ms": "0",
         "log.retention.check.interval.ms": "1000",
     }
+    if cfg.flush_interval_messages is not None:
+        props["log.flush.interval.messages"] = str(cfg.flush_interval_messages)
     if cfg.tiered:
         props.update(tiered_properties(cfg, layout))
     if cfg.security == "sasl_ssl":

@@ -32,6 +32,7 @@ class BrokerStats(Frozen):
     request_handler_idle_ratio: float | None = None  # rate(idle ns)/1e9
     request_queue_size: float | None = None  # mean
     request_queue_size_max: float | None = None
+    request_queue_at_cap_share: float | None = None  # share of the window the queue was at its cap
     produce_total_time_p999_ms: float | None = None  # Produce TotalTimeMs 99.9th percentile, max
     log_flush_per_s: float | None = None
     log_flush_time_p99_ms: float | None = None
@@ -53,6 +54,7 @@ class BrokerWindow(Frozen):
     # brokers received (any topic), counted once per request however many partitions it carries.
     produce_requests: float | None = None
     produce_requests_total: float | None = None
+    request_queue_cap: int | None = None  # queued.max.requests, when the target knows it
     queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
 
 
@@ -103,19 +105,27 @@ def _range(seconds: float) -> str:
     return f"{max(int(seconds * 1000), 1000)}ms"
 
 
-def window_queries(window_s: float, topics: list[str], step_s: float) -> dict[str, str]:
-    """BrokerStats field -> PromQL evaluated at the window's end, aggregating over the window."""
+def window_queries(
+    window_s: float, topics: list[str], step_s: float, queue_cap: int | None = None
+) -> dict[str, str]:
+    """BrokerStats field -> PromQL evaluated at the window's end, aggregating over the window. With
+    the request queue's cap known, also the share of the window the queue sat at it."""
     out = {field: window_query(name, agg, window_s, step_s) for field, (name, agg) in WINDOW_FIELDS.items()}
+    if queue_cap is not None:
+        out["request_queue_at_cap_share"] = window_query(
+            "REQUEST_QUEUE_SIZE", "avg", window_s, step_s, f" >= bool {queue_cap}"
+        )
     out["topic_produce_requests_per_s"] = (
         f"sum by (broker)(rate({topic_selector(topics)}[{_range(window_s)}]))"
     )
     return out
 
 
-def window_query(name: str, agg: str, window_s: float, step_s: float) -> str:
+def window_query(name: str, agg: str, window_s: float, step_s: float, compare: str = "") -> str:
     """The named catalog query aggregated over a window ending at the evaluation time: "rate" widens
-    its rate window to the whole window; "avg"/"min"/"max" take <agg>_over_time of it, sampled every
-    `step_s` (a subquery; its own rate window spans 4 steps); "last" is the query as it is."""
+    its rate window to the whole window; "avg"/"min"/"max" take <agg>_over_time of it (with
+    `compare` appended, e.g. " >= bool 16": the share of time at a level), sampled every `step_s` (a
+    subquery; its own rate window spans 4 steps); "last" is the query as it is."""
     w = _range(window_s)
     if agg == "rate":
         return promql(name, w)
@@ -125,7 +135,7 @@ def window_query(name: str, agg: str, window_s: float, step_s: float) -> str:
     # must still hold evaluation points: a [10s:15s] subquery often holds none, and the field is lost.
     sample = min(step_s, window_s / 4)
     step = _range(sample) if sample >= 1 else f"{max(int(sample * 1000), 100)}ms"
-    return f"{agg}_over_time(({promql(name, _range(4 * step_s))})[{w}:{step}])"
+    return f"{agg}_over_time(({promql(name, _range(4 * step_s))}{compare})[{w}:{step}])"
 
 
 def topic_selector(topics: list[str]) -> str:
@@ -150,12 +160,13 @@ def measure_window(
     step_s: float,
     now: float,
     run_started: float,
+    queue_cap: int | None = None,
 ) -> BrokerWindow:
     """Every BrokerStats field over [start, end]. The run's topic counters come from their raw
     samples: interpolated at the window's start and end, and read at `now` (after the client's
     final drain and one more scrape) for the whole-run count and the start-to-drain count."""
     window = end - start
-    per_field = window_queries(window, topics, step_s)
+    per_field = window_queries(window, topics, step_s, queue_cap)
     by_broker: dict[str, dict[str, float]] = {}
     for field, expr in per_field.items():
         if field == "topic_produce_requests_per_s":
@@ -212,6 +223,7 @@ def measure_window(
         topic_produce_requests_total=total if found else None,
         produce_requests=requests_since_start if requests_found else None,
         produce_requests_total=requests_total if requests_found else None,
+        request_queue_cap=queue_cap,
         queries={**per_field, "topic_samples": topic_selector(topics), "request_samples": request_selector()},
     )
 

@@ -18,6 +18,7 @@ from typing import Any
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
 from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
+from tuner.measure.series_names import BROKER_START_SERIES
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
 SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
@@ -100,6 +101,11 @@ def take_snapshot(
         if broker is not None:
             row = by_broker.setdefault(broker, {})
             row["network_threads"] = int(row.get("network_threads", 0)) + 1
+    # JVM start: whether the window holds the idle meters' start-up padding (tuner.measure.meter_warmup).
+    for sample in prom.instant(f'max by (broker)({BROKER_START_SERIES}{{job="{BROKER_JOB}"}})', end):
+        broker = sample.labels.get("broker")
+        if broker is not None and math.isfinite(sample.value):
+            by_broker.setdefault(broker, {})["started_at"] = sample.value
     for s in present:
         if "broker" in s.labels:
             by_broker.setdefault(s.labels["broker"], {})

@@ -21,10 +21,14 @@ from collections.abc import Callable
 from tuner.core.errors import Unreachable
 from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES
 from tuner.measure.prometheus import Prometheus, PrometheusError
+from tuner.measure.series_names import BROKER_START_SERIES
+from tuner.spec.thresholds import THRESHOLDS
 
 FIRST_WINDOW_S = 30.0  # metrics.sample.window.ms
 AFTER_FIRST_READING_S = FIRST_WINDOW_S + 2.0  # and the scrape that shows it
-SETTLE_AFTER_START_S = 60.0  # without a reading: JVM start to processors up (~10 s) on a busy host
+SETTLE_AFTER_START_S = (
+    THRESHOLDS.idle_meter_warmup_s
+)  # without a reading: JVM start to processors up (~10 s) on a busy host, plus the window
 IDLE_RATIO = NETWORK_IDLE_SERIES
 
 
@@ -35,7 +39,7 @@ def idle_meters_settled_at(prometheus: Prometheus, now: float | None = None) -> 
     try:
         starts = {
             s.labels.get("instance", ""): s.value
-            for s in prometheus.instant(f'process_start_time_seconds{{job="{BROKER_JOB}"}}', now)
+            for s in prometheus.instant(f'{BROKER_START_SERIES}{{job="{BROKER_JOB}"}}', now)
         }
         if not starts:
             return None

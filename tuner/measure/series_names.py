@@ -8,3 +8,4 @@ NETWORK_IDLE_SERIES = "kafka_network_processor_avg_idle_ratio"  # NetworkProcess
 NETWORK_THREAD_IDLE_SERIES = "kafka_network_processor_idle_ratio"  # per network thread
 REQUESTS_SERIES = "kafka_network_requests_total"  # RequestsPerSec{request}: once per request
 TOPIC_PRODUCE_REQUESTS_SERIES = "kafka_server_produce_requests_total"  # once per partition batch
+BROKER_START_SERIES = "process_start_time_seconds"  # the jmx agent's process collector: JVM start

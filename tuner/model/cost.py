@@ -30,6 +30,7 @@ from pydantic import Field
 
 from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
+from tuner.model.queueing import QueueModel, curve_points, fit_queue_model, saturated_curve
 from tuner.store.record import RunRecord
 
 MIN_OBSERVATIONS = 3  # two slopes need at least three points to say anything about their fit
@@ -63,11 +64,17 @@ class BrokerCostModel(Frozen):
     network: LinearFit  # network threads (1 - NetworkProcessorAvgIdlePercent)
     handler: LinearFit  # request handler threads (1 - handler idle)
     cpu: LinearFit | None = None  # broker JVM CPU cores (not a fraction), when every window has it
+    # The request path as a finite queue (tuner.model.queueing), when the records hold a capacity
+    # curve: one broker run past its knee. It then sets both idle ratios: the knee is in it.
+    queue: QueueModel | None = None
     runs: list[str] = Field(default_factory=list)  # run ids of the records it was fitted from
     brokers: list[str] = Field(default_factory=list)
 
     def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]:
         """(network idle, handler idle) of a broker taking this produce traffic, each in [0, 1]."""
+        if self.queue is not None:
+            point = self.queue.predict(requests_per_s)
+            return point.network_idle, point.handler_idle
         return (
             _idle(self.network.predict(requests_per_s, bytes_per_s)),
             _idle(self.handler.predict(requests_per_s, bytes_per_s)),
@@ -195,10 +202,12 @@ def fit_cost_model(records: Sequence[RunRecord]) -> BrokerCostModel:
     cpu = None
     if all(o.cpu_cores is not None for o in obs):
         cpu = fit_linear(requests, bytes_, [o.cpu_cores or 0.0 for o in obs])
+    points = curve_points(records)
     return BrokerCostModel(
         network=fit_linear(requests, bytes_, [o.network_busy for o in obs]),
         handler=fit_linear(requests, bytes_, [o.handler_busy for o in obs]),
         cpu=cpu,
+        queue=fit_queue_model(points) if saturated_curve(points) else None,
         runs=sorted({o.run_id for o in obs}),
         brokers=sorted({o.broker for o in obs}, key=lambda s: (len(s), s)),
     )

@@ -21,6 +21,18 @@ The rule (docs/diagnose.md tells it with examples):
 - handler threads: handler idle below `warning_idle` or mean request queue >= `request_queue`.
 - CPU or GC pauses: otherwise, produce request-queue time p99 (averaged over the window) >=
   `request_queue_p99_ms`: requests wait for a handler although handlers are idle.
+- request queue full: the mean request queue is at least `request_queue_near_fraction` (0.8) of
+  `queued_max_requests` (set it to the brokers' `queued.max.requests`; Kafka's default 500). A full
+  queue blocks the network threads, and Kafka's idle meter counts that blocked time as busy: the
+  handlers cannot keep up with the produce request count. It leads the findings, critical when an
+  idle ratio is below `critical_idle`.
+- meter warm-up: a broker whose JVM started less than `idle_meter_warmup_s` before the window
+  opened has its network idle left out (Kafka's idle meter reads low while it starts).
+- low idle without the load to explain it: network idle below `warning_idle` while each network
+  thread takes fewer than `quiet_requests_per_thread_s` produce requests/s and moves fewer than
+  `quiet_bytes_per_thread_s` bytes/s (in + out) and the request queue is not full: a warning (a host
+  busy with other work or GC pauses are the usual causes), never critical and never "busy moving
+  bytes".
 - large fetches: while the network threads are below `warning_idle`, consumer bytes per fetch
   request >= `large_fetch_bytes` and bytes out >= `fetch_out_in_ratio` x bytes in.
 """
@@ -68,6 +80,32 @@ class DiagnoseThresholds(StrictModel):
     )
     fetch_out_in_ratio: float = Field(
         2.0, gt=0, description="bytes out / bytes in above which fetches dominate"
+    )
+    queued_max_requests: int = Field(
+        THRESHOLDS.queued_max_requests,
+        ge=1,
+        description="the brokers' queued.max.requests (request queue cap)",
+    )
+    request_queue_near_fraction: float = Field(
+        THRESHOLDS.request_queue_near_fraction,
+        gt=0,
+        le=1,
+        description="mean request queue over queued_max_requests that counts as full",
+    )
+    idle_meter_warmup_s: float = Field(
+        THRESHOLDS.idle_meter_warmup_s,
+        ge=0,
+        description="seconds after a broker's start its network idle is not trusted",
+    )
+    quiet_requests_per_thread_s: float = Field(
+        THRESHOLDS.quiet_requests_per_thread_s,
+        ge=0,
+        description="produce requests/s per network thread below which traffic cannot explain a low idle",
+    )
+    quiet_bytes_per_thread_s: float = Field(
+        THRESHOLDS.quiet_bytes_per_thread_s,
+        ge=0,
+        description="bytes/s (in + out) per network thread below which traffic cannot explain a low idle",
     )
     default_network_threads: int = Field(
         3, ge=1, description="network threads assumed when the series is absent"

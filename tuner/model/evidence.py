@@ -57,6 +57,9 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
         meets = meets and p99 is not None and p99 <= slo.p99_ms
     if slo.max_producer_memory_mb is not None and memory is not None:
         meets = meets and memory <= slo.max_producer_memory_mb
+    busiest_idle = min(broker.values("network_idle_ratio"), default=None) if broker else None
+    if slo.min_network_idle is not None and busiest_idle is not None:
+        meets = meets and busiest_idle >= slo.min_network_idle  # the capacity bound
     wire = None
     if client.batch_bytes and client.records_per_request:
         wire = client.records_per_s / client.records_per_request * client.batch_bytes

@@ -76,6 +76,11 @@ class ForecastRow(Frozen):
     brokers_needed: int | None  # None: no broker count reaches min_idle (the intercept alone is too high)
     limited_by: Literal["network", "handler", "none"]
     source: str = ""
+    # With a queueing model (tuner.model.queueing): the busiest broker's knee, how many times its
+    # produce requests at the peak fit below it (< 1: past the knee), and its request queue there.
+    knee_requests_per_s: float | None = None
+    headroom_to_knee: float | None = None
+    request_queue: float | None = None
 
 
 class Forecast(Frozen):
@@ -131,6 +136,12 @@ def forecast(
         needed, limited = brokers_needed(model, base, peak, min_idle)
         net, hnd = busiest_idle(model, base, peak, base.brokers)
         now_net, now_hnd = busiest_idle(model, base, 1.0, base.brokers)
+        busiest = base.requests_per_s * peak * base.skew / base.brokers
+        knee = headroom = queue = None
+        if model.queue is not None:
+            knee = model.queue.knee_requests_per_s
+            headroom = model.queue.headroom(busiest)
+            queue = model.queue.predict(busiest).request_queue
         rows.append(
             ForecastRow(
                 label=base.label,
@@ -139,7 +150,7 @@ def forecast(
                 brokers=base.brokers,
                 requests_per_s=base.requests_per_s * peak,
                 bytes_per_s=base.bytes_per_s * peak,
-                busiest_broker_requests_per_s=base.requests_per_s * peak * base.skew / base.brokers,
+                busiest_broker_requests_per_s=busiest,
                 network_idle=net,
                 handler_idle=hnd,
                 today_network_idle=now_net,
@@ -147,7 +158,24 @@ def forecast(
                 brokers_needed=needed,
                 limited_by=limited,
                 source=base.source,
+                knee_requests_per_s=knee,
+                headroom_to_knee=headroom,
+                request_queue=queue,
             )
+        )
+    assumptions = [
+        f"traffic at the peak is {peak:g}x today's bytes and produce requests (records per request kept: "
+        "exact without batching, an upper bound for linger-bound batching)",
+        "produce requests spread over n brokers as today (busiest broker = total / n x today's skew)",
+        f"brokers needed keep the busiest broker's network and handler idle >= {min_idle:g}",
+    ]
+    if model.queue is not None:
+        q = model.queue
+        assumptions.append(
+            f"idle from the queueing model (M/M/1/K: knee at {q.knee_requests_per_s:,.0f} produce requests/s "
+            f"per broker, request queue cap {q.queue_cap}, fitted on {len(q.runs)} runs, idle RMSE "
+            f"{q.rmse_idle if q.rmse_idle is not None else float('nan'):.3f}): past the knee the network "
+            "threads block on the full queue; the bytes' cost is not in it"
         )
     return Forecast(
         peak=peak,
@@ -156,10 +184,5 @@ def forecast(
         network_r2=model.network.r2,
         handler_r2=model.handler.r2,
         n=model.n,
-        assumptions=[
-            f"traffic at the peak is {peak:g}x today's bytes and produce requests (records per request kept: "
-            "exact without batching, an upper bound for linger-bound batching)",
-            "produce requests spread over n brokers as today (busiest broker = total / n x today's skew)",
-            f"brokers needed keep the busiest broker's network and handler idle >= {min_idle:g}",
-        ],
+        assumptions=assumptions,
     )

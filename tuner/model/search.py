@@ -85,6 +85,12 @@ class Searcher:
         budget = p99_budget if p99_budget is not None else (slo.p99_ms * self.margin if slo.p99_ms else None)
         if budget is not None and p.p99_ms > budget:
             return False
+        if (
+            slo.min_network_idle is not None
+            and p.network_idle_ratio is not None
+            and p.network_idle_ratio < slo.min_network_idle
+        ):
+            return False  # the capacity bound: the broker's network threads at the offered load
         return not (
             slo.max_producer_memory_mb is not None
             and p.producer_memory_mb is not None

@@ -89,7 +89,7 @@ def findings_text(d: Diagnosis) -> Text:
     for b in d.brokers:
         for f in b.findings:
             text.append(f"broker {b.broker} ", style="bold")
-            text.append(f"{f.severity}: ", style=STYLE[f.severity])
+            text.append(f"{'note' if f.severity == 'healthy' else f.severity}: ", style=STYLE[f.severity])
             text.append(f"{f.summary}\n")
             if f.advice:
                 text.append(f"    -> {f.advice}\n", style="dim")

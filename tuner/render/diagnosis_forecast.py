@@ -27,13 +27,16 @@ def forecast_table(f: Forecast) -> Table:
         f"brokers for idle >= {f.min_idle:g}",
     ):
         table.add_column(col, justify="left" if col == "settings" else "right")
+    knee = any(r.headroom_to_knee is not None for r in f.rows)
+    if knee:
+        table.add_column("headroom to knee (queue at peak)", justify="right")
     for r in f.rows:
         needed = "unreachable" if r.brokers_needed is None else str(r.brokers_needed)
         if r.limited_by != "none":
             needed += f" ({r.limited_by})"
         net = Text(f"{r.today_network_idle:.3f} -> ").append_text(_idle(r.network_idle, f.min_idle))
         hnd = Text(f"{r.today_handler_idle:.3f} -> ").append_text(_idle(r.handler_idle, f.min_idle))
-        table.add_row(
+        cells: list[str | Text] = [
             r.label,
             str(r.brokers),
             f"{r.requests_per_s:,.0f}",
@@ -42,8 +45,19 @@ def forecast_table(f: Forecast) -> Table:
             net,
             hnd,
             needed,
-        )
+        ]
+        if knee:
+            cells.append(_headroom(r.headroom_to_knee, r.request_queue))
+        table.add_row(*cells)
     return table
+
+
+def _headroom(headroom: float | None, queue: float | None) -> Text:
+    if headroom is None:
+        return Text("-")
+    style = "red" if headroom < 1 else ("yellow" if headroom < 1.5 else "green")
+    text = "no requests" if headroom == float("inf") else f"{headroom:.2f}x"
+    return Text(text + (f" ({queue:.1f})" if queue is not None else ""), style=style)
 
 
 def summary_text(f: Forecast) -> Text:

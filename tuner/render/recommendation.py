@@ -33,8 +33,16 @@ def _idle(p: Prediction | None, m: Measured | None) -> str:
     return measured
 
 
-def recommendation_table(rec: Recommendation) -> Table:
+def _slo_text(rec: Recommendation) -> str:
+    """The bounds a recommended setting meets: p99, and the capacity bound beside it."""
     slo = f"p99 <= {_ms(rec.slo.p99_ms)}" if rec.slo.p99_ms is not None else "no latency bound"
+    if rec.slo.min_network_idle is not None:
+        slo += f", busiest broker's network idle >= {rec.slo.min_network_idle:g}"
+    return slo
+
+
+def recommendation_table(rec: Recommendation) -> Table:
+    slo = _slo_text(rec)
     table = Table(
         title=f"kbt recommend: {rec.workload.name} on {rec.brokers} brokers, {slo}",
         caption="req/s: produce requests/s (predicted / measured); busiest: on the busiest broker;"
@@ -116,7 +124,7 @@ def summary_lines(rec: Recommendation) -> list[str]:
 
 def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.predicted, c.measured
-    slo = f"p99 <= {_ms(rec.slo.p99_ms)}" if rec.slo.p99_ms is not None else "no latency bound"
+    slo = _slo_text(rec)
     lines = [
         f"Recommended by kbt {rec.kbt_version} for workload {rec.workload.name}"
         f" on {rec.brokers} brokers ({slo}).",

@@ -20,13 +20,15 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tuner.driver.result import DriverResult
+from tuner.measure.attribution import attribute
 from tuner.measure.broker_window import BrokerWindow as MeasuredWindow
 from tuner.measure.meter_warmup import wait_until_settled
+from tuner.measure.threads import ThreadSampler
 from tuner.runner.topics import create_topics, delete_topics, run_topic_name
 from tuner.runner.verdict import judge
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import TopicSpec
-from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
 from tuner.target import Target
@@ -127,6 +129,15 @@ def build_record(
     )
 
 
+def _attribution(
+    sampler: ThreadSampler, client: ClientResult, measured: MeasuredWindow | None
+) -> Attribution | None:
+    """The network threads' busy time over the run's window, in the record's schema."""
+    threads = sampler.figures(client.window_start, client.window_end)
+    found = attribute(threads, measured) if threads is not None else None
+    return Attribution.model_validate(found.model_dump()) if found is not None else None
+
+
 class Engine(Protocol):
     """Drives one run's load and verifies its delivery (the driver layer does the work)."""
 
@@ -147,6 +158,10 @@ class Measurer(Protocol):
 
     def settled_at(self) -> float | None:
         """Epoch seconds from which the brokers' idle ratios are trustworthy (None: unknown)."""
+        ...
+
+    def sampler(self) -> ThreadSampler | None:
+        """A started sampler of the brokers' threads while the load runs (None: not a local broker)."""
         ...
 
 
@@ -216,11 +231,18 @@ class RunLifecycle:
             if policy.wait_settled:
                 self._await_settled_meters(plan)
             self.observer.phase(plan, "producing")
-            result = policy.drive(run, self.engine)
+            sampler = self.measurer.sampler() if self.measurer and policy.measure_brokers else None
+            try:
+                result = policy.drive(run, self.engine)
+            finally:
+                if sampler is not None:
+                    sampler.stop()
             measured = self._measure(plan, result, topics) if policy.measure_brokers else None
         client, delivery, broker = record_figures(result, measured)
         status, notes = judge(plan, client, delivery, broker)
         fields = policy.finish(run, delivery, {"status": status, "problems": notes})
+        if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:
+            fields["attribution"] = found
         record = build_record(plan, ids.run_id, self.environment, topics, client, delivery, broker, **fields)
         path = self.store.write(record)
         self.observer.run_finished(plan, record, str(path))

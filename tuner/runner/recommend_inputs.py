@@ -15,6 +15,7 @@ from tuner.runner.sweep import Observer
 from tuner.runner.trials import LabTrials
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import SLO
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import SLOBounds
 from tuner.store.record import RunRecord
@@ -60,8 +61,14 @@ def _slo(
     memory: float | None,
     workload: WorkloadSpec,
     codecs: dict[str, list[str]],
+    min_idle: float | None = None,
 ) -> SLOBounds:
+    # The capacity bound: the flag (0 turns it off), else the spec's, else kbt's threshold.
+    if min_idle is None:
+        min_idle = spec_slo.min_network_idle if spec_slo and spec_slo.min_network_idle else None
+    bound = THRESHOLDS.capacity_network_idle_min if min_idle is None else (min_idle or None)
     return SLOBounds(
+        min_network_idle=bound,
         p99_ms=p99 if p99 is not None else (spec_slo.p99_ms if spec_slo else None),
         max_producer_memory_mb=memory
         if memory is not None
@@ -78,6 +85,7 @@ def gather(
     slo_p99: float | None,
     slo_memory: float | None,
     clients: list[str],
+    min_network_idle: float | None = None,
     codecs: dict[str, list[str]],
     probe: Path | None,
     baseline: str | None,
@@ -91,6 +99,8 @@ def gather(
     for value, flag in ((slo_p99, "--slo-p99"), (slo_memory, "--slo-memory")):
         if value is not None and value <= 0:
             raise BadInput(f"{flag} must be positive (got {value:g})")
+    if min_network_idle is not None and not 0 <= min_network_idle < 1:
+        raise BadInput(f"--min-network-idle must lie in [0, 1) (got {min_network_idle:g}; 0 turns it off)")
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:
         return _live(
@@ -101,6 +111,7 @@ def gather(
             slo_memory,
             clients,
             codecs,
+            min_network_idle,
             probe,
             baseline,
             max_trials,
@@ -134,7 +145,7 @@ def gather(
     return Request(
         workload=spec,
         brokers=brokers_of(newest),
-        slo=_slo(newest.plan.slo, slo_p99, slo_memory, spec, codecs),
+        slo=_slo(newest.plan.slo, slo_p99, slo_memory, spec, codecs, min_network_idle),
         clients=clients,
         records=group,
         baselines=per_kind,
@@ -161,6 +172,7 @@ def _live(
     slo_memory: float | None,
     clients: list[str],
     codecs: dict[str, list[str]],
+    min_network_idle: float | None,
     probe: Path | None,
     baseline: str | None,
     max_trials: int,
@@ -180,10 +192,14 @@ def _live(
     key = workload_key(spec.workload, brokers)
     group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
     base, per_kind = _baselines(spec.profiles, baseline)
-    slo = _slo(spec.slo, slo_p99, slo_memory, spec.workload, codecs)
+    slo = _slo(spec.slo, slo_p99, slo_memory, spec.workload, codecs, min_network_idle)
     trials = LabTrials(
         spec.workload,
-        SLO(p99_ms=slo.p99_ms, max_producer_memory_mb=slo.max_producer_memory_mb),
+        SLO(
+            p99_ms=slo.p99_ms,
+            max_producer_memory_mb=slo.max_producer_memory_mb,
+            min_network_idle=slo.min_network_idle,
+        ),
         results,
         lab_dir,
         spec_path,

@@ -13,6 +13,7 @@ from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
+from tuner.measure.threads import ThreadSampler
 from tuner.runner.lifecycle import Observer
 from tuner.runner.run_series import SeriesStore
 from tuner.runner.sweep import SweepRunner
@@ -25,14 +26,34 @@ PROMETHEUS_TIMEOUT_S = 30.0
 
 
 class PrometheusMeasurer:
-    """Broker window measurement through the target's Prometheus."""
+    """Broker window measurement through the target's Prometheus; on a target whose brokers run on
+    this machine (the lab), their network and handler threads sampled from the kernel as well."""
 
-    def __init__(self, url: str, step_s: float, prometheus: Prometheus | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        step_s: float,
+        prometheus: Prometheus | None = None,
+        queue_cap: int | None = None,
+        broker_pids: tuple[int, ...] = (),
+    ) -> None:
         self.prometheus = prometheus or Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
         self.step_s = step_s
+        self.queue_cap = queue_cap
+        self.broker_pids = broker_pids
 
     def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
-        return measure_window(self.prometheus, start, end, topics, self.step_s, time.time(), run_started)
+        return measure_window(
+            self.prometheus, start, end, topics, self.step_s, time.time(), run_started, self.queue_cap
+        )
+
+    def sampler(self) -> ThreadSampler | None:
+        """A started sampler of the only local broker's threads (None: no local broker, or several:
+        a one-broker lab is where attribution is meaningful and cheap)."""
+        if len(self.broker_pids) != 1:
+            return None
+        sampler = ThreadSampler.for_broker(self.broker_pids[0])
+        return sampler.start() if sampler is not None else None
 
     def settled_at(self) -> float | None:
         return idle_meters_settled_at(self.prometheus)
@@ -113,7 +134,11 @@ def sweep_runner(
     return SweepRunner(
         target=target,
         engine=DriverEngine(),
-        measurer=PrometheusMeasurer(url, scrape, _target_prometheus(target)) if url else None,
+        measurer=PrometheusMeasurer(
+            url, scrape, _target_prometheus(target), target.request_queue_cap, target.local_broker_pids
+        )
+        if url
+        else None,
         store=SeriesStore(results, url, scrape),  # + each run's time series
         observer=observer or Observer(),
     )

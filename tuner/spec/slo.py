@@ -13,3 +13,9 @@ class SLO(StrictModel):
 
     p99_ms: float | None = Field(default=None, gt=0, description="p99 delivery latency bound, ms.")
     max_producer_memory_mb: float | None = Field(default=None, gt=0, description="Per producer, MB.")
+    min_network_idle: float | None = Field(
+        default=None,
+        gt=0,
+        lt=1,
+        description="Capacity bound: the busiest broker's network idle at the offered load, at least.",
+    )

@@ -19,6 +19,10 @@ class Thresholds(StrictModel):
     handler_idle_warning: float = Field(gt=0, lt=1)
     queued_max_requests: int = Field(gt=0)
     request_queue_near_fraction: float = Field(gt=0, le=1)
+    idle_meter_warmup_s: float = Field(gt=0)
+    quiet_requests_per_thread_s: float = Field(ge=0)
+    quiet_bytes_per_thread_s: float = Field(ge=0)
+    capacity_network_idle_min: float = Field(gt=0, lt=1)
     produce_p999_slo_ms: float = Field(gt=0)
     delivery_p99_slo_ms: float = Field(gt=0)
     e2e_p99_slo_ms: float = Field(gt=0)
@@ -34,6 +38,8 @@ class Thresholds(StrictModel):
     read_back_floor_per_s: float = Field(gt=0)
     read_back_stall_s: float = Field(gt=0)
     read_back_max_s: float = Field(gt=0)
+    request_queue_full_share: float = Field(gt=0, le=1)
+    host_busy_contended: float = Field(gt=0, le=1)
 
 
 def _load() -> Thresholds:

@@ -125,6 +125,7 @@ class BrokerStats(Frozen):
     request_handler_idle_ratio: float | None = None  # rate(idle ns)/1e9
     request_queue_size: float | None = None  # mean
     request_queue_size_max: float | None = None
+    request_queue_at_cap_share: float | None = None  # share of the window the queue was at its cap
     produce_total_time_p999_ms: float | None = None  # Produce TotalTimeMs 99.9th percentile, max
     log_flush_per_s: float | None = None
     log_flush_time_p99_ms: float | None = None
@@ -146,6 +147,7 @@ class BrokerWindow(Frozen):
     # brokers received (any topic), counted once per request however many partitions it carries.
     produce_requests: float | None = None
     produce_requests_total: float | None = None
+    request_queue_cap: int | None = None  # queued.max.requests, when the target knows it
     queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
 
     def run_produce_requests(self, multi_partition: bool) -> tuple[float | None, float | None]:
@@ -202,3 +204,47 @@ class BrokerWindow(Frozen):
     @property
     def cpu_cores(self) -> float | None:
         return self._sum("cpu_cores")
+
+
+class ThreadTime(Frozen):
+    """One broker thread over the window, from the kernel: seconds per second and sample shares."""
+
+    name: str
+    cpu: float  # own CPU time per second
+    runqueue_wait: float  # runnable but waiting for a core, per second
+    in_select: float  # share of samples asleep in select/epoll (Kafka's idle)
+    blocked: float  # share asleep on a futex (a network thread: the put into the full request queue)
+    disk: float = 0.0  # share in uninterruptible sleep (D: waiting for the disk, an fsync)
+    running: float  # share runnable
+    samples: int
+
+
+class ThreadWindow(Frozen):
+    """A local broker's network and handler threads and the host over the window."""
+
+    start: float
+    end: float
+    network: list[ThreadTime] = Field(default_factory=list)
+    handlers: list[ThreadTime] = Field(default_factory=list)
+    host_cpu_busy: float | None = None  # share of all cores busy
+    host_cores: int | None = None
+    load_avg_1m: float | None = None  # mean over the window
+
+
+class Attribution(Frozen):
+    """Where the network threads' busy time went over the window and the cause it points to
+    (tuner/measure/attribution.py): request queue full, host contention, own work, ..."""
+
+    threads: ThreadWindow
+    network_idle: float | None = None
+    busy: float
+    blocked: float  # shares of the busy time
+    own_cpu: float
+    runqueue_wait: float
+    handler_busy: float | None = None  # the request handlers: 1 - their idle
+    handler_own_cpu: float | None = None  # shares of the handlers' busy time
+    handler_runqueue_wait: float | None = None
+    handler_disk: float | None = None
+    handler_limit: str | None = None  # own CPU | runqueue wait | disk wait
+    cause: str
+    why: str

@@ -9,7 +9,7 @@ from pydantic import Field
 from tuner.core.frozen import Frozen
 from tuner.spec.sweep import RunPlan
 from tuner.store.fault import FaultRun
-from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record_upgrade import SCHEMA_VERSION
 from tuner.store.stress import StressStep
 
@@ -54,6 +54,8 @@ class RunRecord(Frozen):
     # under min.insync.replicas): the figures describe an outage, never a tuning result.
     degraded: bool = False
     fault: FaultRun | None = None  # set on `kbt chaos` runs: what was injected and the verdict
+    # A local broker (kbt's lab): where its network threads' busy time went and why (queue, host, ...)
+    attribution: Attribution | None = None
 
     @property
     def tuning_result(self) -> bool:

@@ -8,8 +8,10 @@ dotted string overrides); each kind converts its old shape (ClientKind.upgrade_v
 the optional ClientResult.client_metrics (the client's own metrics by name: the Java producer's); a
 version-3 document has none, so it only changes its number. Version 5 adds DeliveryResult.unread,
 read_back_s and read_back_limit_s (a read-back cut short: unread records, never lost) and the run
-status "unverified"; a version-4 document read every record it did not call lost, so it only changes
-its number. A step that
+status "unverified", and the optional BrokerStats.request_queue_at_cap_share,
+BrokerWindow.request_queue_cap and RunRecord.attribution (where a local broker's network threads
+spent their busy time); a version-4 document read every record it did not call lost and has no
+attribution, so it only changes its number. A step that
 renames or reshapes fields goes here, never into the readers.
 """
 

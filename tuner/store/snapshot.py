@@ -34,6 +34,7 @@ class BrokerSnapshot(Frozen):
     bytes_out_per_s: float | None = None
     fetch_consumer_p99_ms: float | None = None
     cpu_cores: float | None = None
+    started_at: float | None = None  # the broker JVM's start, epoch seconds
 
     @property
     def bytes_per_produce_request(self) -> float | None:

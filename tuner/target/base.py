@@ -70,6 +70,10 @@ class Target:
     # The first of a block of local ports kbt's own listeners may use (locust master and web UI;
     # the lab's base port), None: pick free ports.
     local_port_base: int | None = None
+    # queued.max.requests when known (the lab's): records then carry the request queue's time at it.
+    request_queue_cap: int | None = None
+    # Process ids of brokers running on this machine (the lab's): their threads can be sampled.
+    local_broker_pids: tuple[int, ...] = ()
 
     @property
     def prometheus_url(self) -> str | None:

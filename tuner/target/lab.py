@@ -31,6 +31,8 @@ def lab_target(lab_dir: Path | None = None) -> Target:
         secure_client_properties=secure,
         lab_dir=state.lab_dir,
         local_port_base=state.config.base_port,
+        request_queue_cap=state.config.queued_max_requests,
+        local_broker_pids=tuple(b.pid for b in state.brokers if b.pid is not None),
     )
 
 

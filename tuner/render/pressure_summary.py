@@ -1,0 +1,97 @@
+"""The pressure demo's closing lines: before -> after on the pressure lab, read at a glance.
+
+    python -m tuner.render.pressure_summary RESULTS_DIR   # the run records of one pressure sweep
+
+The baseline is the run named "filebeat-like", the other run is the batched one; each line is one
+figure, before -> after: network idle (Kafka's meter, mean over the window), the request queue (mean,
+share of the window at its cap), broker CPU, produce requests/s on the broker, records lost, and
+the attribution's cause (tuner/measure/attribution.py) with the load average it was measured at.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tuner.core.errors import BadInput
+from tuner.spec.clients import kind_of
+from tuner.store import ResultsStore
+from tuner.store.record import RunRecord
+
+BASELINE = "filebeat-like"
+
+
+def _num(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _queue(record: RunRecord) -> str:
+    broker = record.broker
+    stats = broker.brokers[0] if broker and broker.brokers else None
+    if stats is None:
+        return "-"
+    share = stats.request_queue_at_cap_share
+    at_cap = "" if share is None else f", at cap {share:.0%}"
+    return f"{_num(stats.request_queue_size, 1)} mean{at_cap}"
+
+
+def _cause(record: RunRecord) -> str:
+    a = record.attribution
+    if a is None:
+        return "-"
+    return f"{a.cause} (load {_num(a.threads.load_avg_1m, 1)})"
+
+
+def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
+    """One line per figure, before -> after."""
+    b, a = before.broker, after.broker
+    cap = b.request_queue_cap if b is not None else None
+    offered = before.client.offered_records / before.client.window_s
+    rows = [
+        (
+            "network idle",
+            _num(b.network_idle_ratio if b else None, 2),
+            _num(a.network_idle_ratio if a else None, 2),
+        ),
+        (f"request queue (cap {cap or '-'})", _queue(before), _queue(after)),
+        ("broker CPU (cores)", _num(b.cpu_cores if b else None, 2), _num(a.cpu_cores if a else None, 2)),
+        (
+            "produce requests/s",
+            _num(b.produce_requests_per_s if b else None, 0),
+            _num(a.produce_requests_per_s if a else None, 0),
+        ),
+        (
+            "lost (of acked)",
+            f"{before.delivery.lost} (of {before.delivery.acked:,})",
+            f"{after.delivery.lost} (of {after.delivery.acked:,})",
+        ),
+        ("cause", _cause(before), _cause(after)),
+    ]
+    width = max(len(name) for name, _, _ in rows)
+    settings = kind_of(after.plan.profile).describe(after.plan.profile)
+    head = (
+        f"pressure lab, {before.name} -> {after.name} ({settings}), same offered load {offered:,.0f} msgs/s:"
+    )
+    return [head] + [f"  {name:<{width}}  {x} -> {y}" for name, x, y in rows]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m tuner.render.pressure_summary RESULTS_DIR", file=sys.stderr)
+        return 2
+    try:
+        records = ResultsStore(Path(argv[0])).records()
+    except BadInput as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    before = [r for r in records if r.name == BASELINE]
+    after = [r for r in records if r.name != BASELINE]
+    if not before or not after:
+        print(f"error: {argv[0]} needs a {BASELINE!r} run and one other run", file=sys.stderr)
+        return 2
+    print("\n".join(closing_lines(before[-1], after[-1])))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
