@@ -1127,6 +1127,179 @@ HARDENING_LINES = {
 }
 CASES += [dataclasses.replace(c, line=E + HARDENING_LINES[c.id]) for c in HARDENING_CASES]
 
+# ---- issue 30: one way in per class (numbers, regex time, reader, records) ----------------------
+HOSTILE_DURATION = "11s" * 40 + "x"  # backtracked 2**40 times through the old Go-duration pattern
+_V1_RECORD = (
+    Path(__file__).resolve().parents[1]
+    / "unit/data/records-v1/filebeat-small-logs/filebeat-default--20231114T223000.000Z.json"
+)
+
+
+def old_record(field: str, value: str) -> str:
+    """The committed version-1 record with one profile field of the wrong type (as JSON text)."""
+    text = _V1_RECORD.read_text()
+    old = f'"{field}": null'
+    assert old in text, old
+    return text.replace(old, f'"{field}": {value}', 1)
+
+
+TARGET = "name: t\nbootstrap_servers: [127.0.0.1:9092]\nclient: {properties_file: client.properties}\n"
+
+ONE_WAY_IN_CASES: list[Case] = [
+    spec_case("numbers-boolean-count", "partitions: true", "partitions: 3", "partitions: true", ""),
+    spec_case(
+        "numbers-underscore", 'partitions: "1_0" (Python reads 10)', "partitions: 3", 'partitions: "1_0"', ""
+    ),
+    spec_case("numbers-tiny-rate", "1e-300 msgs/s", "rate_per_producer: 10", "rate_per_producer: 1e-300", ""),
+    spec_case("numbers-tiny-duration", "duration_s: 1e-9", "duration_s: 5", "duration_s: 1e-9", ""),
+    spec_case(
+        "numbers-override-overflow",
+        'buffer.memory: "1e400"',
+        "linger_ms: 50",
+        'linger_ms: 50, overrides: {buffer.memory: "1e400"}',
+        "",
+    ),
+    spec_case(
+        "numbers-override-inf",
+        'message.timeout.ms: "inf"',
+        "linger_ms: 50",
+        'linger_ms: 50, overrides: {message.timeout.ms: "inf"}',
+        "",
+    ),
+    Case(
+        "numbers-name-format-arabic-width",
+        "numbers",
+        "a name_format width in Arabic-Indic digits",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": GOOD_SPEC + 'name_format: "{profile:>\u0669\u0669\u0669\u0669\u0669\u0669}"\n'},
+    ),
+    Case(
+        "numbers-record-version-true",
+        "numbers",
+        "schema_version: true in a run record",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": '{"schema_version": true, "run_id": "s/r"}'},
+    ),
+    Case(
+        "regex-window",
+        "regex time",
+        '--window "11s" x 40 + "x"',
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--window", HOSTILE_DURATION),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    filebeat_case(
+        "regex-filebeat-duration",
+        '"11s" x 40 + "x" as a Filebeat duration',
+        "bulk_flush_frequency: 0s",
+        f"bulk_flush_frequency: {HOSTILE_DURATION}",
+        "",
+    ),
+    Case(
+        "regex-spec-linger-duration",
+        "regex time",
+        '"11s" x 40 + "x" in a Filebeat profile section of a spec',
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "profiles:\n",
+                "profiles:\n  - {name: fb, client: filebeat, filebeat: {output.kafka.bulk_flush_frequency: "
+                + HOSTILE_DURATION
+                + "}}\n",
+            )
+        },
+    ),
+    Case(
+        "regex-scrub-query",
+        "regex time",
+        "a URL of 20,000 query parameters (scrubbed in linear time)",
+        ("diagnose", "--prometheus", "http://127.0.0.1:1x/?" + "a=b&" * 20000),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "files-properties-fifo",
+        "files",
+        "a client properties file that is a FIFO (would block)",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"t.yaml": TARGET, "client.properties": FIFO},
+    ),
+    Case(
+        "files-properties-directory",
+        "files",
+        "a client properties file that is a directory",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"t.yaml": TARGET, "client.properties/x": "x"},
+    ),
+    Case(
+        "files-properties-binary",
+        "files",
+        "a binary client properties file",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"t.yaml": TARGET, "client.properties": "\x00\x01binary"},
+    ),
+    Case(
+        "records-old-linger-text",
+        "old records",
+        "a version-1 record whose profile linger_ms is text",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": old_record("linger_ms", '"soon"')},
+    ),
+    Case(
+        "records-old-batch-boolean",
+        "old records",
+        "a version-1 record whose profile batch_messages is true",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": old_record("batch_messages", "true")},
+    ),
+    Case(
+        "records-old-acks-list",
+        "old records",
+        "a version-1 record whose profile acks is a list",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": old_record("acks", "[1]")},
+    ),
+]
+ONE_WAY_IN_LINES: dict[str, str] = {
+    "numbers-boolean-count": "spec.yaml:4: workload.topics[0]: partitions: must be a number, not true",
+    "numbers-underscore": "spec.yaml:4: workload.topics[0]: partitions: must be a whole number such as 12, in ASCII digits (got '1_0')",  # noqa: E501
+    "numbers-tiny-rate": "spec.yaml:6: workload.rate_per_producer: must be at least 0.01 msgs/s per producer (got 1e-300)",  # noqa: E501
+    "numbers-tiny-duration": "spec.yaml:8: workload.duration_s: must be greater than or equal to 1 (got 1e-09)",  # noqa: E501
+    "numbers-override-overflow": "spec.yaml:11: profiles[0].overrides: \"buffer.memory\": must be a whole number in ASCII digits (got '1e400')",  # noqa: E501
+    "numbers-override-inf": "spec.yaml:11: profiles[0].overrides: \"message.timeout.ms\": must be a whole number in ASCII digits (got 'inf')",  # noqa: E501
+    "numbers-name-format-arabic-width": "spec.yaml: name_format: format '>٩٩٩٩٩٩' of {profile} is not [[fill]align][width][.precision][type] in ASCII digits",  # noqa: E501
+    "numbers-record-version-true": "results/s/r.json: run record schema_version true, this kbt reads 1 to 4",
+    "regex-window": "--window '11s11s11s11s11s11s11s11s11s11s11s11s11s1...': must be a duration like 5m, 300s or 1h",  # noqa: E501
+    "regex-filebeat-duration": "filebeat.yml:5: output.kafka.bulk_flush_frequency: must be a duration like 500ms, 1s or 2m (got '11s11s11s11s11s11s11s11s11s11s11s11s11s1...')",  # noqa: E501
+    "regex-spec-linger-duration": "spec.yaml:11: profiles[0].filebeat: must be a duration like 500ms, 1s or 2m (got '11s11s11s11s11s11s11s11s11s11s11s11s11s1...')",  # noqa: E501
+    "regex-scrub-query": "--prometheus 'http://127.0.0.1:1x/?a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b... (79,735 more characters)",  # noqa: E501
+    "files-properties-fifo": "client.properties: is a FIFO, not a client properties file",
+    "files-properties-directory": "client.properties: is a directory, not a client properties file",
+    "files-properties-binary": "client.properties: binary data, not text (a NUL byte at offset 0)",
+    "records-old-linger-text": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.linger_ms 'soon': must be a number",  # noqa: E501
+    "records-old-batch-boolean": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.batch_messages: must be a number, not true",  # noqa: E501
+    "records-old-acks-list": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.acks: must be all, -1, 0 or 1 (got '[1]')",  # noqa: E501
+}
+CASES += [dataclasses.replace(c, line=E + ONE_WAY_IN_LINES[c.id]) for c in ONE_WAY_IN_CASES]
+
 
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""

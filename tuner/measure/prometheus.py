@@ -36,6 +36,7 @@ from tuner.core.net import (
     join_url,
     without_secrets,
 )
+from tuner.core.numbers import sample_value
 from tuner.core.redact import register_secret
 from tuner.core.text import cut
 from tuner.target.base import PrometheusAccess
@@ -95,7 +96,9 @@ def _float(raw: Any, where: str) -> float:
     if not isinstance(raw, str | int | float) or isinstance(raw, bool):
         raise PrometheusError(f"Prometheus {where}: value of type {type(raw).__name__} is not a number")
     try:
-        value = float(raw)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
+        # The one number grammar (ASCII digits; Prometheus's own "NaN"/"+Inf" spellings): float()
+        # alone would read "\u0660.\u0665" and "1_0" from a server that is not Prometheus.
+        value = float(raw) if not isinstance(raw, str) else sample_value(raw, where)
     except (TypeError, ValueError):
         raise PrometheusError(f"Prometheus {where}: value {cut(repr(raw), 60)} is not a number") from None
     # No figure kbt derives can use an infinite sample (histogram_quantile past the last bucket):
@@ -233,7 +236,9 @@ class Prometheus:
             raise PrometheusError(wrong_kind.format(kind))
         try:
             return [
-                RangeSeries(self._labels(r["metric"]), [(float(t), _float(v, what)) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(_float(t, what), _float(v, what)) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import read_text
 from tuner.core.redact import is_reference, is_secret_name, register_secret
 from tuner.spec.references import expand_references
 
@@ -80,13 +81,12 @@ def parse_properties(text: str, where: str) -> dict[str, str]:
     return props
 
 
+MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes
+
+
 def read_properties_file(path: Path, where: str) -> dict[str, str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(f"{where}: cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{where}: {path} is not UTF-8 text") from None
+    # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
+    text = read_text(path, "client properties file", MAX_PROPERTIES_BYTES)
     return parse_properties(text, f"{where} ({path.name})")
 
 
