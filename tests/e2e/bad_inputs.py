@@ -1145,6 +1145,30 @@ def old_record(field: str, value: str) -> str:
 
 TARGET = "name: t\nbootstrap_servers: [127.0.0.1:9092]\nclient: {properties_file: client.properties}\n"
 
+
+def properties_case(id: str, what: str, body: str | None, area: str = "files") -> Case:
+    """`kbt target check` of a target whose client.properties is `body` (None: a directory)."""
+    files = {
+        "t.yaml": TARGET,
+        **({"client.properties": body} if body is not None else {"client.properties/x": "x"}),
+    }
+    area = "secrets" if id.startswith("secrets") else area
+    return Case(id, area, what, ("target", "check", "t.yaml"), ExitStatus.BAD_INPUT, "", files=files)
+
+
+def record_case(id: str, what: str, field: str, value: str) -> Case:
+    """`kbt recommend` over one old record whose profile `field` is `value` (JSON)."""
+    return Case(
+        id,
+        "old records",
+        what,
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": old_record(field, value)},
+    )
+
+
 ONE_WAY_IN_CASES: list[Case] = [
     spec_case("numbers-boolean-count", "partitions: true", "partitions: 3", "partitions: true", ""),
     spec_case(
@@ -1223,62 +1247,53 @@ ONE_WAY_IN_CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         "",
     ),
-    Case(
-        "files-properties-fifo",
-        "files",
-        "a client properties file that is a FIFO (would block)",
-        ("target", "check", "t.yaml"),
-        ExitStatus.BAD_INPUT,
-        "",
-        files={"t.yaml": TARGET, "client.properties": FIFO},
+    properties_case("files-properties-fifo", "a client properties file that is a FIFO (would block)", FIFO),
+    properties_case("files-properties-directory", "a client properties file that is a directory", None),
+    properties_case("files-properties-binary", "a binary client properties file", "\x00\x01binary"),
+    record_case(
+        "records-old-linger-text", "a version-1 record whose profile linger_ms is text", "linger_ms", '"soon"'
     ),
-    Case(
-        "files-properties-directory",
-        "files",
-        "a client properties file that is a directory",
-        ("target", "check", "t.yaml"),
-        ExitStatus.BAD_INPUT,
-        "",
-        files={"t.yaml": TARGET, "client.properties/x": "x"},
-    ),
-    Case(
-        "files-properties-binary",
-        "files",
-        "a binary client properties file",
-        ("target", "check", "t.yaml"),
-        ExitStatus.BAD_INPUT,
-        "",
-        files={"t.yaml": TARGET, "client.properties": "\x00\x01binary"},
-    ),
-    Case(
-        "records-old-linger-text",
-        "old records",
-        "a version-1 record whose profile linger_ms is text",
-        ("recommend", "--results", "results"),
-        ExitStatus.BAD_INPUT,
-        "",
-        files={"results/s/r.json": old_record("linger_ms", '"soon"')},
-    ),
-    Case(
+    record_case(
         "records-old-batch-boolean",
-        "old records",
         "a version-1 record whose profile batch_messages is true",
-        ("recommend", "--results", "results"),
-        ExitStatus.BAD_INPUT,
-        "",
-        files={"results/s/r.json": old_record("batch_messages", "true")},
+        "batch_messages",
+        "true",
+    ),
+    properties_case(
+        "secrets-jaas-single-quoted",
+        "a JAAS password in single quotes",
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+        "org.apache.kafka.common.security.plain.PlainLoginModule required"
+        f" username='u' password='{SECRET}';\n",
+    ),
+    properties_case(
+        "secrets-jaas-unquoted",
+        "a JAAS password without quotes",
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+        f"org.apache.kafka.common.security.plain.PlainLoginModule required username=u password={SECRET};\n",
+    ),
+    properties_case(
+        "secrets-properties-literal-default",
+        "${VAR:literal-default} for sasl.password",
+        f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.password=${{PW:{SECRET}}}\n",
     ),
     Case(
-        "records-old-acks-list",
-        "old records",
-        "a version-1 record whose profile acks is a list",
-        ("recommend", "--results", "results"),
+        "secrets-filebeat-monitoring-password",
+        "Filebeat profile",
+        "monitoring.elasticsearch.password written literally",
+        ("check", "filebeat", "filebeat.yml"),
         ExitStatus.BAD_INPUT,
         "",
-        files={"results/s/r.json": old_record("acks", "[1]")},
+        files={"filebeat.yml": GOOD_FILEBEAT + f"monitoring.elasticsearch.password: {SECRET}\n"},
     ),
+    record_case("records-old-acks-list", "a version-1 record whose profile acks is a list", "acks", "[1]"),
 ]
+
 ONE_WAY_IN_LINES: dict[str, str] = {
+    "secrets-jaas-single-quoted": 'target file t.yaml: client: the password in "sasl.jaas.config" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
+    "secrets-jaas-unquoted": 'target file t.yaml: client: the password in "sasl.jaas.config" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
+    "secrets-properties-literal-default": 'target file t.yaml: client: "sasl.password" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
+    "secrets-filebeat-monitoring-password": "filebeat.yml:12: monitoring.elasticsearch.password: literal credentials are not allowed: use an environment reference like ${KAFKA_PASSWORD}",  # noqa: E501
     "numbers-boolean-count": "spec.yaml:4: workload.topics[0]: partitions: must be a number, not true",
     "numbers-underscore": "spec.yaml:4: workload.topics[0]: partitions: must be a whole number such as 12, in ASCII digits (got '1_0')",  # noqa: E501
     "numbers-tiny-rate": "spec.yaml:6: workload.rate_per_producer: must be at least 0.01 msgs/s per producer (got 1e-300)",  # noqa: E501

@@ -94,7 +94,8 @@ def _no_literal_secrets(node: Any, path: Path_, lines: dict[Path_, int], shown: 
         for value in node:
             _no_literal_secrets(value, path, lines, shown)
         return
-    if path and is_secret_name(".".join(map(str, path))) and node not in (None, "") and not is_pure_reference(node):
+    secret = bool(path) and is_secret_name(".".join(map(str, path)))
+    if secret and node not in (None, "") and not is_pure_reference(node):
         line = lines.get(path)
         raise BadInput(
             f"{shown}{f':{line}' if line else ''}: {_dotted(path)}: literal credentials are not allowed:"

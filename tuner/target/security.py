@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text
-from tuner.core.redact import is_reference, is_secret_name, register_secret
+from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -49,7 +50,10 @@ _JAAS = re.compile(
     r"^\s*(?P<module>[\w.$]+)\s+required\b(?P<options>.*?);?\s*$",
     re.S,
 )
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# An option of a JAAS line in every quoting form the login modules accept: "double", 'single' or
+# bare (password=x;). Each repeat is bounded by a delimiter, so matching stays linear.
+_JAAS_ANY_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;"']+))""")
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')  # the form kbt resolves and reads
 _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
@@ -99,7 +103,7 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
             raise BadInput(f'{where}: unknown client property "{key}"{did_you_mean(key, KNOWN_KEYS)}')
         if key == "sasl.jaas.config":
             _check_jaas(value, where)
-        elif is_secret_name(key) and not is_reference(value):
+        elif is_secret_name(key) and not is_pure_reference(value):  # ${VAR:literal} is a literal
             raise BadInput(
                 f'{where}: "{key}" must be a ${{VAR}} reference (credentials are never written in a file)'
             )
@@ -114,10 +118,11 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
 
 
 def _check_jaas(value: str, where: str) -> None:
-    if is_reference(value):
+    if is_pure_reference(value):
         return
-    for option, text in _JAAS_OPTION.findall(value):
-        if option.lower() == "password" and not is_reference(text):
+    for option, double, single, bare in _JAAS_ANY_OPTION.findall(value):
+        text = double or single or bare
+        if option.lower() == "password" and not is_pure_reference(text):
             raise BadInput(
                 f'{where}: the password in "sasl.jaas.config" must be a ${{VAR}} reference'
                 " (credentials are never written in a file)"
