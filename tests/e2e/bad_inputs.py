@@ -89,13 +89,14 @@ class Case:
     line: str
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
-    serve: Literal["down", "garbage", "trickle"] | None = None
+    serve: Literal["down", "garbage", "trickle", "hostile"] | None = None
 
     def command(self, prom: str) -> tuple[str, ...]:
-        return tuple(a.replace("{prom}", prom) for a in self.argv)
+        host = prom.removeprefix("http://")
+        return tuple(a.replace("{prom}", prom).replace("{promhost}", host) for a in self.argv)
 
     def expected(self, prom: str) -> str:
-        return self.line.replace("{prom}", prom)
+        return self.line.replace("{prom}", prom).replace("{promhost}", prom.removeprefix("http://"))
 
     def materialise(self, directory: Path) -> None:
         for name, body in self.files.items():
@@ -149,8 +150,56 @@ class _TrickleHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _HostileHandler(http.server.BaseHTTPRequestHandler):
+    """A fake Prometheus for transport faults a real one never makes (allowed: the fault cannot be
+    made real). The first path segment picks the fault; `echo` sends the request's Authorization,
+    Cookie and X-Api-Key headers back in an error answer (a server that reflects credentials)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        fault = self.path.strip("/").split("/")[0].split("?")[0]
+        if fault == "badgzip":
+            self._send(200, b"this is not gzip data", {"Content-Encoding": "gzip"})
+        elif fault == "truncated":
+            self._send(200, b'{"status": "success", "data": {', {"Content-Length": "5000"}, close=True)
+        elif fault == "badchunk":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"zz\r\n{}\r\n0\r\n\r\n")
+            self.close_connection = True
+        elif fault == "away":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")  # another host: another origin
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:  # echo
+            echoed = " ".join(str(self.headers.get(h)) for h in ("Authorization", "Cookie", "X-Api-Key"))
+            body = (
+                '{"status": "error", "errorType": "bad_data", "error": "you sent ' + echoed + '"}'
+            ).encode()
+            self._send(400, body, {})
+
+    def _send(self, code: int, body: bytes, headers: dict[str, str], close: bool = False) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        if close:
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
 @contextlib.contextmanager
-def endpoint(kind: Literal["down", "garbage", "trickle"] | None) -> Iterator[str]:
+def endpoint(kind: Literal["down", "garbage", "trickle", "hostile"] | None) -> Iterator[str]:
     """The Prometheus URL a case talks to, open for the duration of the `with` block."""
     if kind is None:
         yield DOC_PROM
@@ -159,7 +208,7 @@ def endpoint(kind: Literal["down", "garbage", "trickle"] | None) -> Iterator[str
             sock.bind(("127.0.0.1", 0))
             yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     else:
-        handler = _GarbageHandler if kind == "garbage" else _TrickleHandler
+        handler = {"garbage": _GarbageHandler, "trickle": _TrickleHandler, "hostile": _HostileHandler}[kind]
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -1169,6 +1218,13 @@ def record_case(id: str, what: str, field: str, value: str) -> Case:
     )
 
 
+def hostile_case(id: str, what: str, url: str, area: str = "network") -> Case:
+    """`kbt diagnose` against the hostile fake Prometheus; `url` picks its fault."""
+    return Case(
+        id, area, what, ("diagnose", "--prometheus", url), ExitStatus.UNREACHABLE, "", serve="hostile"
+    )
+
+
 ONE_WAY_IN_CASES: list[Case] = [
     spec_case("numbers-boolean-count", "partitions: true", "partitions: 3", "partitions: true", ""),
     spec_case(
@@ -1286,10 +1342,29 @@ ONE_WAY_IN_CASES: list[Case] = [
         "",
         files={"filebeat.yml": GOOD_FILEBEAT + f"monitoring.elasticsearch.password: {SECRET}\n"},
     ),
+    hostile_case("http-bad-gzip", "an answer that says gzip and is not", "{prom}/badgzip"),
+    hostile_case("http-truncated", "an answer cut short of its Content-Length", "{prom}/truncated"),
+    hostile_case("http-bad-chunk", "a chunked answer with a chunk size that is not hex", "{prom}/badchunk"),
+    hostile_case(
+        "http-redirect-other-origin",
+        "a redirect to another host (would carry the credentials there)",
+        "http://kbt:" + SECRET + "@{promhost}/away",
+    ),
+    hostile_case(
+        "http-echoed-credentials",
+        "a server that echoes the Authorization header back",
+        "http://kbt:" + SECRET + "@{promhost}/echo",
+        area="secrets",
+    ),
     record_case("records-old-acks-list", "a version-1 record whose profile acks is a list", "acks", "[1]"),
 ]
 
 ONE_WAY_IN_LINES: dict[str, str] = {
+    "http-bad-gzip": "Prometheus at {prom}/badgzip sent a body that is not in the encoding it named (bad gzip or deflate data)",  # noqa: E501
+    "http-truncated": "Prometheus at {prom}/truncated closed the connection before the whole answer arrived (truncated body)",  # noqa: E501
+    "http-bad-chunk": "Prometheus at {prom}/badchunk sent a broken chunked body (a chunk size that is not hex)",  # noqa: E501
+    "http-redirect-other-origin": "Prometheus at {prom}/away redirected to another origin (http://127.0.0.2:9090/api/v1/query); kbt follows redirects only within the URL's scheme, host and port",  # noqa: E501
+    "http-echoed-credentials": "Prometheus rejected the query (bad_data: you sent Basic [redacted] None None)",  # noqa: E501
     "secrets-jaas-single-quoted": 'target file t.yaml: client: the password in "sasl.jaas.config" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
     "secrets-jaas-unquoted": 'target file t.yaml: client: the password in "sasl.jaas.config" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
     "secrets-properties-literal-default": 'target file t.yaml: client: "sasl.password" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
@@ -1328,7 +1403,8 @@ def render_doc() -> str:
         "code from the table below; it never prints a traceback for bad input. Each row of the second",
         "table is run by the test suite as written, and the message is checked word for word.",
         f"`{DOC_PROM}` is a local endpoint the test opens for the case: a port that refuses"
-        " connections, or an HTTP server that answers with an HTML page.",
+        " connections, an HTTP server that answers with an HTML page, or a fake Prometheus that makes a"
+        " transport fault (bad gzip, truncation, a bad chunk, a redirect elsewhere, echoed credentials).",
         "",
         "| exit code | name | meaning |",
         "|---|---|---|",
@@ -1342,7 +1418,8 @@ def render_doc() -> str:
         ExitStatus.UNREACHABLE: "a broker or Prometheus could not be reached, or answered garbage",
         ExitStatus.WARNING: "`kbt diagnose`: warning",
         ExitStatus.CRITICAL: "`kbt diagnose`: critical",
-        ExitStatus.INTERRUPTED: "interrupted (Ctrl-C / SIGTERM); completed records are kept",
+        ExitStatus.INTERRUPTED: "interrupted (Ctrl-C / SIGTERM / SIGHUP); completed records are kept",
+        ExitStatus.BROKEN_PIPE: "the reader of stdout went away (`kbt ... \\| head -c1`); nothing is printed",
     }
     for status in ExitStatus:
         out.append(f"| {int(status)} | `{status.name}` | {meanings[status]} |")
