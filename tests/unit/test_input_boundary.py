@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 import requests
 
@@ -216,3 +218,18 @@ def test_urls_keep_their_query_and_lose_their_secrets() -> None:
     joined = join_url("http://h:9090/prom/?tenant=a", "/api/v1/query", {"query": "up"})
     assert joined == "http://h:9090/prom/api/v1/query?tenant=a&query=up"
     assert without_secrets("http://u:p@h:9090/x?token=t") == "http://h:9090/x"
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.text(max_size=40), st.text(alphabet="ab_", min_size=1, max_size=5))
+def test_promql_label_values_stay_one_value(value: str, job: str) -> None:
+    """A matcher value or job name from a target file (`a"} or vector(1) or up{x="`) is one
+    escaped string literal: parsed back, it is one matcher per label holding exactly the value."""
+    import json
+
+    from tuner.measure.dialects import _parse, scope_matchers
+
+    parsed = _parse(scope_matchers(job, {"cluster": value}))
+    assert [(k, op) for k, op, _ in parsed] == [("job", "="), ("cluster", "=")]
+    # PromQL's double-quoted strings escape like JSON's for \\, \" and line breaks
+    assert json.loads('"' + parsed[1][2] + '"') == value

@@ -8,7 +8,9 @@ here, naming the file and line.
   digits two ways: "11s"*40+"x" backtracked for minutes);
 - files: no `read_text()`/`read_bytes()`/`open()` of a path outside tuner/core/inputs.py (the
   bounded reader: regular files only, size cap, streamed limits) except the reviewed list below;
-- HTTP: no urllib / requests call outside the client homes.
+- HTTP: no urllib / requests call outside the client homes;
+- PromQL: no label value put into a matcher by an f-string outside the builder
+  (tuner/measure/promql.py `label_string`/`label_matchers`), which escapes it.
 
 tuner/driver and tuner/runner read what kbt's own child processes write (their JSON lines, plans
 kbt wrote itself), which is not user input; they are scanned for the file and HTTP rules only.
@@ -17,6 +19,7 @@ kbt wrote itself), which is not user input; they are scanned for the file and HT
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import pytest
@@ -147,6 +150,42 @@ def http_violations(sources: list[tuple[str, ast.Module]]) -> list[str]:
     return found
 
 
+PROMQL_ALLOWED = {
+    "measure/promql_views.py": "kbt's own request names and quantiles (module constants' values)",
+    "measure/dialects.py": "a message naming a matcher, not a query",
+    "render/report.py": "HTML attributes, escaped by the report's esc()",
+    "target/security.py": "a JAAS option rewritten with its resolved value, not PromQL",
+}
+
+
+def promql_violations(sources: list[tuple[str, ast.Module]]) -> list[str]:
+    """f-strings that put a value into a PromQL label matcher (`k="{v}"`) outside the builder in
+    tuner/measure/promql.py; kbt's own constants (ALL_CAPS names) and regexes built by
+    topic_regex are fine."""
+    found = []
+    for name, tree in sources:
+        if name == "measure/promql.py" or name in PROMQL_ALLOWED:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.JoinedStr):
+                continue
+            parts = node.values
+            for before, value in itertools.pairwise(parts):
+                if not (isinstance(before, ast.Constant) and isinstance(before.value, str)):
+                    continue
+                if not before.value.endswith(('="', '=~"', '!="', '!~"')):
+                    continue
+                inner = value.value if isinstance(value, ast.FormattedValue) else None
+                constant = isinstance(inner, ast.Name) and inner.id.isupper()
+                built = isinstance(inner, ast.Call) and ast.unparse(inner.func) in (
+                    "topic_regex",
+                    "label_string",
+                )
+                if inner is not None and not constant and not built:
+                    found.append(f"{name}:{node.lineno}: {ast.unparse(node)[:100]}")
+    return found
+
+
 def duration_pattern_violations(sources: list[tuple[str, ast.Module]]) -> list[str]:
     bad = r"[0-9]*\.?[0-9]+"
     return [
@@ -174,6 +213,10 @@ def test_http_only_through_the_client_homes(sources: list[tuple[str, ast.Module]
     assert http_violations(sources) == []
 
 
+def test_promql_label_values_only_through_the_builder(sources: list[tuple[str, ast.Module]]) -> None:
+    assert promql_violations(sources) == []
+
+
 def test_no_ambiguous_duration_pattern(sources: list[tuple[str, ast.Module]]) -> None:
     assert duration_pattern_violations(sources) == []
 
@@ -183,9 +226,11 @@ def test_the_scan_catches_what_it_forbids() -> None:
     code = ast.parse(
         "int(m.group(1))\nfloat(text.strip())\nx.isdigit()\nPath(p).read_text()\nopen(p)\n"
         "requests.get(u)\nurllib.request.urlopen(u)\nre.compile(r'([0-9]*\\.?[0-9]+)s')\n"
+        "q = f'up{{cluster=\"{cluster}\"}}'\n"
     )
     fake = [("spec/new.py", code)]
     assert len(number_violations(fake)) == 3
     assert len(read_violations(fake)) == 2
     assert len(http_violations(fake)) == 2
     assert len(duration_pattern_violations(fake)) == 1
+    assert len(promql_violations(fake)) == 1
