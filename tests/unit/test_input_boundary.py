@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -233,3 +234,51 @@ def test_promql_label_values_stay_one_value(value: str, job: str) -> None:
     assert [(k, op) for k, op, _ in parsed] == [("job", "="), ("cluster", "=")]
     # PromQL's double-quoted strings escape like JSON's for \\, \" and line breaks
     assert json.loads('"' + parsed[1][2] + '"') == value
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("partitions: 3", "partitions: true", "partitions: must be a number, not true"),
+        ("partitions: 3", 'partitions: "\u0663"', "partitions: must be a whole number such as 12, in ASCII"),
+        ("duration_s: 5", "duration_s: 1e-9", "workload.duration_s: must be greater than or equal to 1"),
+        ("rate_per_producer: 10", "rate_per_producer: 1e-300", "must be at least 0.01 msgs/s"),
+        (
+            "linger_ms: 50",
+            'linger_ms: 50, overrides: {buffer.memory: "1e400"}',
+            '"buffer.memory": must be a whole',
+        ),
+        (
+            "linger_ms: 50",
+            'linger_ms: 50, overrides: {acks: "\u0661"}',
+            "is not a finite number in ASCII digits",
+        ),
+        ("linger_ms: 50", "linger_ms: true", "linger_ms: must be a number, not true"),
+    ],
+)
+def test_one_number_grammar_in_specs(tmp_path: Path, old: str, new: str, words: str) -> None:
+    from tests.e2e.bad_inputs import GOOD_SPEC
+    from tuner.spec.loader import load_sweep
+
+    assert old in GOOD_SPEC
+    path = tmp_path / "spec.yaml"
+    path.write_text(GOOD_SPEC.replace(old, new, 1))
+    with pytest.raises(BadInput, match=re.escape(words)):
+        load_sweep(path)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    st.sampled_from(["11s", "1.1ms", "1m", ".5h", "9"]),
+    st.integers(min_value=1, max_value=400),
+    st.text(max_size=2),
+)
+def test_durations_are_read_in_linear_time(unit: str, count: int, tail: str) -> None:
+    """A run of terms with a bad end fails at once (the old pattern backtracked 2**count times)."""
+    from tuner.spec.duration import Duration
+
+    text = unit * count + "x" + tail
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="must be a duration"):
+        Duration.parse(text)
+    assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
