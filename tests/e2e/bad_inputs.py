@@ -175,8 +175,11 @@ class _HostileHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")  # another host: another origin
             self.send_header("Content-Length", "0")
             self.end_headers()
-        else:  # echo
+        elif fault == "latin1":
+            self._send(200, '{"status": "success", "data": {"result": "caf\xe9"}}'.encode("latin-1"), {})
+        else:  # echo: the credentials and the query string (a token in it) sent back
             echoed = " ".join(str(self.headers.get(h)) for h in ("Authorization", "Cookie", "X-Api-Key"))
+            echoed += " " + self.path.partition("?")[2]
             body = (
                 '{"status": "error", "errorType": "bad_data", "error": "you sent ' + echoed + '"}'
             ).encode()

@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.bad_inputs import GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS
+from tests.e2e.bad_inputs import GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS, endpoint
 from tuner.core.errors import ExitStatus
 
 pytestmark = pytest.mark.e2e
@@ -425,7 +425,7 @@ def _special(path: Path, kind: str) -> None:
         path.symlink_to(path.name)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=EXAMPLES // 2)
 @given(kind=SPECIAL, surface=st.sampled_from(["spec", "filebeat", "record", "properties", "probe", "token"]))
 def test_fuzz_special_files(kind: str, surface: str) -> None:
     """Every file kbt reads is refused, with one line and in bounded time, when it is not a regular
@@ -451,50 +451,16 @@ def test_fuzz_special_files(kind: str, surface: str) -> None:
         assert proc.returncode != 0 or (kind == "empty" and surface == "probe"), proc.stderr
 
 
-class _Hostile(http.server.BaseHTTPRequestHandler):
-    """A fake Prometheus (allowed: these transport faults cannot be made real) whose fault is the
-    first path segment; every answer echoes the request's credentials back."""
-
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        fault = self.path.strip("/").split("/")[0].split("?")[0]
-        echoed = " ".join(str(self.headers.get(h)) for h in ("Authorization", "Cookie", "X-Api-Key"))
-        echoed += " " + self.path  # the query string, with any token in it
-        body = json.dumps({"status": "error", "errorType": "bad_data", "error": echoed}).encode()
-        self.send_response(302 if fault == "away" else 200 if fault != "echo" else 400)
-        if fault == "away":
-            self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")
-        if fault == "badgzip":
-            self.send_header("Content-Encoding", "gzip")
-        if fault == "latin1":
-            body = ('{"status": "success", "data": {"resultType": "vector", "result": "caf\xe9"}}').encode(
-                "latin-1"
-            )
-        self.send_header("Content-Length", str(len(body) + (100 if fault == "truncated" else 0)))
-        self.end_headers()
-        self.wfile.write(body)
-        self.close_connection = True
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def hostile_prometheus() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """The catalog's fake Prometheus (a fault a real one never makes): host:port."""
+    with endpoint("hostile") as url:
+        yield url.removeprefix("http://")
 
 
-@settings(SETTINGS, suppress_health_check=list(HealthCheck))
+@settings(SETTINGS, max_examples=EXAMPLES // 2, suppress_health_check=list(HealthCheck))
 @given(
-    fault=st.sampled_from(["badgzip", "truncated", "away", "echo", "latin1"]),
+    fault=st.sampled_from(["badgzip", "truncated", "badchunk", "away", "echo", "latin1"]),
     credential=st.sampled_from(["userinfo", "query", "both"]),
 )
 def test_fuzz_hostile_prometheus(hostile_prometheus: str, fault: str, credential: str) -> None:
