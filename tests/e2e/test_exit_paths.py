@@ -79,3 +79,23 @@ def test_debug_tracebacks_pass_the_scrubber(tmp_path: Path) -> None:
     assert proc.returncode == int(ExitStatus.UNREACHABLE), proc.stderr
     assert SECRET not in proc.stdout + proc.stderr
     assert "a2J0Omh1bnRlcjItczNjcmV0" not in proc.stderr  # its Basic header form either
+
+
+def test_terminal_sequences_from_a_spec_are_escaped_on_stdout(tmp_path: Path) -> None:
+    """An OSC title sequence and a screen clear in an override reach stdout escaped (the output
+    gate), whichever printer the command uses."""
+    spec = GOOD_SPEC.replace(
+        "linger_ms: 50", 'linger_ms: 50, overrides: {client.id: "a\\e]0;pwned\\ax\\e[2J"}'
+    )
+    (tmp_path / "spec.yaml").write_text(spec)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tuner", "sweep", "spec.yaml", "--dry-run"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+    assert "client.id=a\\x1b]0;pwned" in proc.stdout

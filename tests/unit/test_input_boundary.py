@@ -282,3 +282,16 @@ def test_durations_are_read_in_linear_time(unit: str, count: int, tail: str) -> 
     with pytest.raises(ValueError, match="must be a duration"):
         Duration.parse(text)
     assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
+
+
+def test_the_output_gate_keeps_kbts_own_sequences_only() -> None:
+    from tuner.core.text import gate
+
+    hostile = "ok\n\x1b]52;c;cGF5bG9hZA==\x07\x1b[2J\rkbt: error: forged\t\u202eevil"
+    assert (
+        gate(hostile, tty=False)
+        == "ok\n\\x1b]52;c;cGF5bG9hZA==\\x07\\x1b[2J\\x0dkbt: error: forged\t\\u202eevil"
+    )
+    coloured = "\x1b[1;31mred\x1b[0m\r\x1b[2K"
+    assert gate(coloured, tty=True) == coloured  # rich's colours and status-line redraws
+    assert gate("\x1b]0;title\x07", tty=True) == "\\x1b]0;title\\x07"

@@ -129,6 +129,11 @@ def main(argv: list[str] | None = None) -> None:
 
     flags.install()
     signals.install()
+    from tuner.core.text import OutputGate
+
+    # The one way out for text: every write to stdout/stderr passes the control-character gate.
+    sys.stdout = OutputGate(sys.stdout)
+    sys.stderr = OutputGate(sys.stderr)
     import rich.console
 
     # rich's documented hook for EPIPE (its default raises SystemExit(1), a failed run's code)
