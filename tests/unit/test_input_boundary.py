@@ -295,3 +295,13 @@ def test_the_output_gate_keeps_kbts_own_sequences_only() -> None:
     coloured = "\x1b[1;31mred\x1b[0m\r\x1b[2K"
     assert gate(coloured, tty=True) == coloured  # rich's colours and status-line redraws
     assert gate("\x1b]0;title\x07", tty=True) == "\\x1b]0;title\\x07"
+
+
+def test_json_values_are_counted_before_the_tree_is_built() -> None:
+    """`[{},{},...]` beyond the node limit is refused from its text (no million dicts built); commas
+    inside strings are not values."""
+    many = "[" + "{}," * (inputs.MAX_NODES + 1) + "{}]"
+    with pytest.raises(BadInput, match="more than 1,000,000 values"):
+        inputs.parse_json(many, "r.json")
+    quoted = '["' + "a," * (inputs.MAX_NODES + 1) + '"]'
+    assert len(inputs.parse_json(quoted, "r.json")[0]) == 2 * (inputs.MAX_NODES + 1)
