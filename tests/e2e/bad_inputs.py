@@ -21,6 +21,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,7 +180,8 @@ class _HostileHandler(http.server.BaseHTTPRequestHandler):
             self._send(200, '{"status": "success", "data": {"result": "caf\xe9"}}'.encode("latin-1"), {})
         else:  # echo: the credentials and the query string (a token in it) sent back
             echoed = " ".join(str(self.headers.get(h)) for h in ("Authorization", "Cookie", "X-Api-Key"))
-            echoed += " " + self.path.partition("?")[2]
+            tokens = [v for k, v in urllib.parse.parse_qsl(self.path.partition("?")[2]) if k == "token"]
+            echoed += "".join(f" token={t}" for t in tokens)
             body = (
                 '{"status": "error", "errorType": "bad_data", "error": "you sent ' + echoed + '"}'
             ).encode()
@@ -290,7 +292,7 @@ CASES: list[Case] = [
         "zero duration",
         "duration_s: 5",
         "duration_s: 0",
-        E + "spec.yaml:8: workload.duration_s: must be greater than 0 (got 0)",
+        E + "spec.yaml:8: workload.duration_s: must be greater than or equal to 1 (got 0)",
     ),
     spec_case(
         "spec-too-many-partitions",
