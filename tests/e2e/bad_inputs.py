@@ -21,6 +21,7 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,13 +90,14 @@ class Case:
     line: str
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
-    serve: Literal["down", "garbage", "trickle"] | None = None
+    serve: Literal["down", "garbage", "trickle", "hostile"] | None = None
 
     def command(self, prom: str) -> tuple[str, ...]:
-        return tuple(a.replace("{prom}", prom) for a in self.argv)
+        host = prom.removeprefix("http://")
+        return tuple(a.replace("{prom}", prom).replace("{promhost}", host) for a in self.argv)
 
     def expected(self, prom: str) -> str:
-        return self.line.replace("{prom}", prom)
+        return self.line.replace("{prom}", prom).replace("{promhost}", prom.removeprefix("http://"))
 
     def materialise(self, directory: Path) -> None:
         for name, body in self.files.items():
@@ -149,8 +151,60 @@ class _TrickleHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
+class _HostileHandler(http.server.BaseHTTPRequestHandler):
+    """A fake Prometheus for transport faults a real one never makes (allowed: the fault cannot be
+    made real). The first path segment picks the fault; `echo` sends the request's Authorization,
+    Cookie and X-Api-Key headers back in an error answer (a server that reflects credentials)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        fault = self.path.strip("/").split("/")[0].split("?")[0]
+        if fault == "badgzip":
+            self._send(200, b"this is not gzip data", {"Content-Encoding": "gzip"})
+        elif fault == "truncated":
+            self._send(200, b'{"status": "success", "data": {', {"Content-Length": "5000"}, close=True)
+        elif fault == "badchunk":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b"zz\r\n{}\r\n0\r\n\r\n")
+            self.close_connection = True
+        elif fault == "away":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")  # another host: another origin
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif fault == "latin1":
+            self._send(200, '{"status": "success", "data": {"result": "caf\xe9"}}'.encode("latin-1"), {})
+        else:  # echo: the credentials and the query string (a token in it) sent back
+            echoed = " ".join(str(self.headers.get(h)) for h in ("Authorization", "Cookie", "X-Api-Key"))
+            tokens = [v for k, v in urllib.parse.parse_qsl(self.path.partition("?")[2]) if k == "token"]
+            echoed += "".join(f" token={t}" for t in tokens)
+            body = (
+                '{"status": "error", "errorType": "bad_data", "error": "you sent ' + echoed + '"}'
+            ).encode()
+            self._send(400, body, {})
+
+    def _send(self, code: int, body: bytes, headers: dict[str, str], close: bool = False) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        if "Content-Length" not in headers:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        if close:
+            self.close_connection = True
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+
 @contextlib.contextmanager
-def endpoint(kind: Literal["down", "garbage", "trickle"] | None) -> Iterator[str]:
+def endpoint(kind: Literal["down", "garbage", "trickle", "hostile"] | None) -> Iterator[str]:
     """The Prometheus URL a case talks to, open for the duration of the `with` block."""
     if kind is None:
         yield DOC_PROM
@@ -159,7 +213,7 @@ def endpoint(kind: Literal["down", "garbage", "trickle"] | None) -> Iterator[str
             sock.bind(("127.0.0.1", 0))
             yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     else:
-        handler = _GarbageHandler if kind == "garbage" else _TrickleHandler
+        handler = {"garbage": _GarbageHandler, "trickle": _TrickleHandler, "hostile": _HostileHandler}[kind]
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         server.daemon_threads = True
         thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -238,7 +292,7 @@ CASES: list[Case] = [
         "zero duration",
         "duration_s: 5",
         "duration_s: 0",
-        E + "spec.yaml:8: workload.duration_s: must be greater than 0 (got 0)",
+        E + "spec.yaml:8: workload.duration_s: must be greater than or equal to 1 (got 0)",
     ),
     spec_case(
         "spec-too-many-partitions",
@@ -1161,6 +1215,193 @@ HARDENING_LINES = {
 }
 CASES += [dataclasses.replace(c, line=E + HARDENING_LINES[c.id]) for c in HARDENING_CASES]
 
+# ---- issue 30: one way in per class (numbers, regex time, reader, records) ----------------------
+HOSTILE_DURATION = "11s" * 40 + "x"  # backtracked 2**40 times through the old Go-duration pattern
+_V1_RECORD = (
+    Path(__file__).resolve().parents[1]
+    / "unit/data/records-v1/filebeat-small-logs/filebeat-default--20231114T223000.000Z.json"
+)
+
+
+def old_record(field: str, value: str) -> str:
+    """The committed version-1 record with one profile field of the wrong type (as JSON text)."""
+    text = _V1_RECORD.read_text()
+    old = f'"{field}": null'
+    assert old in text, old
+    return text.replace(old, f'"{field}": {value}', 1)
+
+
+TARGET = "name: t\nbootstrap_servers: [127.0.0.1:9092]\nclient: {properties_file: client.properties}\n"
+
+
+def properties_case(id: str, what: str, body: str | None, area: str = "files") -> Case:
+    """`kbt target check` of a target whose client.properties is `body` (None: a directory)."""
+    files = {
+        "t.yaml": TARGET,
+        **({"client.properties": body} if body is not None else {"client.properties/x": "x"}),
+    }
+    area = "secrets" if id.startswith("secrets") else area
+    return Case(id, area, what, ("target", "check", "t.yaml"), ExitStatus.BAD_INPUT, "", files=files)
+
+
+def record_case(id: str, what: str, field: str, value: str) -> Case:
+    """`kbt recommend` over one old record whose profile `field` is `value` (JSON)."""
+    return Case(
+        id,
+        "old records",
+        what,
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": old_record(field, value)},
+    )
+
+
+def hostile_case(id: str, what: str, url: str, area: str = "network") -> Case:
+    """`kbt diagnose` against the hostile fake Prometheus; `url` picks its fault."""
+    return Case(
+        id, area, what, ("diagnose", "--prometheus", url), ExitStatus.UNREACHABLE, "", serve="hostile"
+    )
+
+
+ONE_WAY_IN_CASES: list[Case] = [
+    spec_case("numbers-boolean-count", "partitions: true", "partitions: 3", "partitions: true", ""),
+    spec_case(
+        "numbers-underscore", 'partitions: "1_0" (Python reads 10)', "partitions: 3", 'partitions: "1_0"', ""
+    ),
+    spec_case("numbers-tiny-rate", "1e-300 msgs/s", "rate_per_producer: 10", "rate_per_producer: 1e-300", ""),
+    spec_case(
+        "numbers-override-inf",
+        'message.timeout.ms: "inf"',
+        "linger_ms: 50",
+        'linger_ms: 50, overrides: {message.timeout.ms: "inf"}',
+        "",
+    ),
+    Case(
+        "numbers-name-format-arabic-width",
+        "numbers",
+        "a name_format width in Arabic-Indic digits",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": GOOD_SPEC + 'name_format: "{profile:>\u0669\u0669\u0669\u0669\u0669\u0669}"\n'},
+    ),
+    Case(
+        "numbers-record-version-true",
+        "numbers",
+        "schema_version: true in a run record",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": '{"schema_version": true, "run_id": "s/r"}'},
+    ),
+    Case(
+        "regex-window",
+        "regex time",
+        '--window "11s" x 40 + "x"',
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--window", HOSTILE_DURATION),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    filebeat_case(
+        "regex-filebeat-duration",
+        '"11s" x 40 + "x" as a Filebeat duration',
+        "bulk_flush_frequency: 0s",
+        f"bulk_flush_frequency: {HOSTILE_DURATION}",
+        "",
+    ),
+    Case(
+        "regex-scrub-query",
+        "regex time",
+        "a URL of 20,000 query parameters (scrubbed in linear time)",
+        ("diagnose", "--prometheus", "http://127.0.0.1:1x/?" + "a=b&" * 20000),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    properties_case("files-properties-fifo", "a client properties file that is a FIFO (would block)", FIFO),
+    properties_case("files-properties-directory", "a client properties file that is a directory", None),
+    properties_case("files-properties-binary", "a binary client properties file", "\x00\x01binary"),
+    record_case(
+        "records-old-linger-text", "a version-1 record whose profile linger_ms is text", "linger_ms", '"soon"'
+    ),
+    record_case(
+        "records-old-batch-boolean",
+        "a version-1 record whose profile batch_messages is true",
+        "batch_messages",
+        "true",
+    ),
+    properties_case(
+        "secrets-jaas-single-quoted",
+        "a JAAS password in single quotes",
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+        "org.apache.kafka.common.security.plain.PlainLoginModule required"
+        f" username='u' password='{SECRET}';\n",
+    ),
+    properties_case(
+        "secrets-jaas-unquoted",
+        "a JAAS password without quotes",
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+        f"org.apache.kafka.common.security.plain.PlainLoginModule required username=u password={SECRET};\n",
+    ),
+    properties_case(
+        "secrets-properties-literal-default",
+        "${VAR:literal-default} for sasl.password",
+        f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.password=${{PW:{SECRET}}}\n",
+    ),
+    Case(
+        "secrets-filebeat-monitoring-password",
+        "Filebeat profile",
+        "monitoring.elasticsearch.password written literally",
+        ("check", "filebeat", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"filebeat.yml": GOOD_FILEBEAT + f"monitoring.elasticsearch.password: {SECRET}\n"},
+    ),
+    hostile_case("http-bad-gzip", "an answer that says gzip and is not", "{prom}/badgzip"),
+    hostile_case("http-truncated", "an answer cut short of its Content-Length", "{prom}/truncated"),
+    hostile_case("http-bad-chunk", "a chunked answer with a chunk size that is not hex", "{prom}/badchunk"),
+    hostile_case(
+        "http-redirect-other-origin",
+        "a redirect to another host (would carry the credentials there)",
+        "http://kbt:" + SECRET + "@{promhost}/away",
+    ),
+    hostile_case(
+        "http-echoed-credentials",
+        "a server that echoes the Authorization header back",
+        "http://kbt:" + SECRET + "@{promhost}/echo",
+        area="secrets",
+    ),
+    record_case("records-old-acks-list", "a version-1 record whose profile acks is a list", "acks", "[1]"),
+]
+
+ONE_WAY_IN_LINES: dict[str, str] = {
+    "http-bad-gzip": "Prometheus at {prom}/badgzip sent a body that is not in the encoding it named (bad gzip or deflate data)",  # noqa: E501
+    "http-truncated": "Prometheus at {prom}/truncated closed the connection before the whole answer arrived (truncated body)",  # noqa: E501
+    "http-bad-chunk": "Prometheus at {prom}/badchunk sent a broken chunked body (a chunk size that is not hex)",  # noqa: E501
+    "http-redirect-other-origin": "Prometheus at {prom}/away redirected to another origin (http://127.0.0.2:9090/api/v1/query); kbt follows redirects only within the URL's scheme, host and port",  # noqa: E501
+    "http-echoed-credentials": "Prometheus rejected the query (bad_data: you sent Basic [redacted] None None)",  # noqa: E501
+    "secrets-jaas-single-quoted": 'target file t.yaml: client: the password in "sasl.jaas.config" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
+    "secrets-jaas-unquoted": 'target file t.yaml: client: the password in "sasl.jaas.config" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
+    "secrets-properties-literal-default": 'target file t.yaml: client: "sasl.password" must be a ${VAR} reference (credentials are never written in a file)',  # noqa: E501
+    "secrets-filebeat-monitoring-password": "filebeat.yml:12: monitoring.elasticsearch.password: literal credentials are not allowed: use an environment reference like ${KAFKA_PASSWORD}",  # noqa: E501
+    "numbers-boolean-count": "spec.yaml:4: workload.topics[0]: partitions: must be a number, not true",
+    "numbers-underscore": "spec.yaml:4: workload.topics[0]: partitions: must be a whole number such as 12, in ASCII digits (got '1_0')",  # noqa: E501
+    "numbers-tiny-rate": "spec.yaml:6: workload.rate_per_producer: must be at least 0.01 msgs/s per producer (got 1e-300)",  # noqa: E501
+    "numbers-override-inf": "spec.yaml:11: profiles[0].overrides: \"message.timeout.ms\": must be a whole number in ASCII digits (got 'inf')",  # noqa: E501
+    "numbers-name-format-arabic-width": "spec.yaml: name_format: format '>٩٩٩٩٩٩' of {profile} is not [[fill]align][width][.precision][type] in ASCII digits",  # noqa: E501
+    "numbers-record-version-true": "results/s/r.json: run record schema_version true, this kbt reads 1 to 4",
+    "regex-window": "--window '11s11s11s11s11s11s11s11s11s11s11s11s11s1...': must be a duration like 5m, 300s or 1h",  # noqa: E501
+    "regex-filebeat-duration": "filebeat.yml:5: output.kafka.bulk_flush_frequency: must be a duration like 500ms, 1s or 2m (got '11s11s11s11s11s11s11s11s11s11s11s11s11s1...')",  # noqa: E501
+    "regex-scrub-query": "--prometheus 'http://127.0.0.1:1x/?a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b... (79,735 more characters)",  # noqa: E501
+    "files-properties-fifo": "client.properties: is a FIFO, not a client properties file",
+    "files-properties-directory": "client.properties: is a directory, not a client properties file",
+    "files-properties-binary": "client.properties: binary data, not text (a NUL byte at offset 0)",
+    "records-old-linger-text": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.linger_ms 'soon': must be a number",  # noqa: E501
+    "records-old-batch-boolean": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.batch_messages: must be a number, not true",  # noqa: E501
+    "records-old-acks-list": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.acks: must be all, -1, 0 or 1 (got '[1]')",  # noqa: E501
+}
+CASES += [dataclasses.replace(c, line=E + ONE_WAY_IN_LINES[c.id]) for c in ONE_WAY_IN_CASES]
+
 
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""
@@ -1174,7 +1415,8 @@ def render_doc() -> str:
         "code from the table below; it never prints a traceback for bad input. Each row of the second",
         "table is run by the test suite as written, and the message is checked word for word.",
         f"`{DOC_PROM}` is a local endpoint the test opens for the case: a port that refuses"
-        " connections, or an HTTP server that answers with an HTML page.",
+        " connections, an HTTP server that answers with an HTML page, or a fake Prometheus that makes a"
+        " transport fault (bad gzip, truncation, a bad chunk, a redirect elsewhere, echoed credentials).",
         "",
         "| exit code | name | meaning |",
         "|---|---|---|",
@@ -1188,7 +1430,8 @@ def render_doc() -> str:
         ExitStatus.UNREACHABLE: "a broker or Prometheus could not be reached, or answered garbage",
         ExitStatus.WARNING: "`kbt diagnose`: warning",
         ExitStatus.CRITICAL: "`kbt diagnose`: critical",
-        ExitStatus.INTERRUPTED: "interrupted (Ctrl-C / SIGTERM); completed records are kept",
+        ExitStatus.INTERRUPTED: "interrupted (Ctrl-C / SIGTERM / SIGHUP); completed records are kept",
+        ExitStatus.BROKEN_PIPE: "the reader of stdout went away (`kbt ... \\| head -c1`); nothing is printed",
     }
     for status in ExitStatus:
         out.append(f"| {int(status)} | `{status.name}` | {meanings[status]} |")

@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.bad_inputs import GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS
+from tests.e2e.bad_inputs import GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS, endpoint
 from tuner.core.errors import ExitStatus
 
 pytestmark = pytest.mark.e2e
@@ -76,7 +76,17 @@ SECRET_ENTRIES = st.sampled_from(
     ]
 )
 DEEP = st.integers(min_value=40, max_value=600).map(lambda n: "[" * n + "]" * n)
-VALUE = st.one_of(NUMBERS, WEIRD_TEXT, DEEP)
+# Digits of other scripts (Arabic-Indic, Devanagari, fullwidth, Bengali): isdigit() and float()
+# read them, the number grammar does not.
+UNICODE_DIGITS = st.text(
+    alphabet="\u0660\u0661\u0669\u0966\u096f\uff10\uff19\u09e6.", min_size=1, max_size=12
+).map(lambda t: f'"{t}"')
+# Strings that made backtracking patterns run for minutes (Go durations, the scrubber's user info
+# and query patterns), bounded in size so each case stays cheap.
+REGEX_HOSTILE = st.sampled_from(["11s", "1.1ms", "a:", "?a=b&", "password=", "x://", ":@"]).flatmap(
+    lambda unit: st.integers(min_value=20, max_value=400).map(lambda n: '"' + unit * n + 'x"')
+)
+VALUE = st.one_of(NUMBERS, WEIRD_TEXT, DEEP, UNICODE_DIGITS, REGEX_HOSTILE)
 
 
 def _mutate(good: str, data: st.DataObject) -> str:
@@ -294,6 +304,8 @@ def test_fuzz_probe_files(body: bytes, kind: str) -> None:
 
 FLAG_VALUES = st.one_of(
     st.sampled_from(["nan", "inf", "-inf", "1e308", "-5", "0", "\u0661\u0662", "1e35h", "abc", "", " ", "5"]),
+    UNICODE_DIGITS.map(lambda t: t.strip('"')),
+    REGEX_HOSTILE.map(lambda t: t.strip('"')),
     st.text(max_size=20),
     st.just("x" * 100_000),
 )
@@ -393,3 +405,72 @@ def test_fuzz_prometheus_answers(fake_prometheus: str, data: st.DataObject) -> N
     url = fake_prometheus + data.draw(st.sampled_from(["", "/", "/?tenant=a", f"/?token={SECRET}"]))
     for d in workdir():
         run_kbt(["diagnose", "--prometheus", url, "--window", "1m", "--step", "30s"], d)
+
+
+# ---- special files and hostile HTTP servers (issue 30) -------------------------------------------
+
+SPECIAL = st.sampled_from(["fifo", "directory", "dev-zero", "empty", "symlink-loop"])
+
+
+def _special(path: Path, kind: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "empty":
+        path.write_bytes(b"")
+    else:
+        path.symlink_to(path.name)
+
+
+@settings(SETTINGS, max_examples=EXAMPLES // 2)
+@given(kind=SPECIAL, surface=st.sampled_from(["spec", "filebeat", "record", "properties", "probe", "token"]))
+def test_fuzz_special_files(kind: str, surface: str) -> None:
+    """Every file kbt reads is refused, with one line and in bounded time, when it is not a regular
+    file: nothing blocks on a FIFO or reads /dev/zero without end."""
+    for d in workdir():
+        target = "name: t\nbootstrap_servers: [127.0.0.1:9092]\n"
+        args, path = {
+            "spec": (["sweep", "s.yaml", "--dry-run"], "s.yaml"),
+            "filebeat": (["check", "filebeat", "f.yml"], "f.yml"),
+            "record": (["recommend", "--results", "results"], "results/s/r.json"),
+            "properties": (["target", "check", "t.yaml"], "client.properties"),
+            "probe": (["probe", "compression", "s.log", "--batches", "2"], "s.log"),
+            "token": (["target", "check", "t.yaml"], "token"),
+        }[surface]
+        if surface == "properties":
+            (d / "t.yaml").write_text(target + "client: {properties_file: client.properties}\n")
+        elif surface == "token":
+            (d / "t.yaml").write_text(
+                target + "prometheus: {url: 'http://127.0.0.1:9', bearer_token_file: token}\n"
+            )
+        _special(d / path, kind)
+        proc = run_kbt(args, d)
+        assert proc.returncode != 0 or (kind == "empty" and surface == "probe"), proc.stderr
+
+
+@pytest.fixture(scope="module")
+def hostile_prometheus() -> Iterator[str]:
+    """The catalog's fake Prometheus (a fault a real one never makes): host:port."""
+    with endpoint("hostile") as url:
+        yield url.removeprefix("http://")
+
+
+@settings(SETTINGS, max_examples=EXAMPLES // 2, suppress_health_check=list(HealthCheck))
+@given(
+    fault=st.sampled_from(["badgzip", "truncated", "badchunk", "away", "echo", "latin1"]),
+    credential=st.sampled_from(["userinfo", "query", "both"]),
+)
+def test_fuzz_hostile_prometheus(hostile_prometheus: str, fault: str, credential: str) -> None:
+    """Bad encodings, truncation, redirects across origins and echoed credentials: one line, a
+    documented code, and the planted credential in no output."""
+    userinfo = f"kbt:{SECRET}@" if credential in ("userinfo", "both") else ""
+    query = f"?token={SECRET}" if credential in ("query", "both") else ""
+    for d in workdir():
+        proc = run_kbt(
+            ["diagnose", "--prometheus", f"http://{userinfo}{hostile_prometheus}/{fault}{query}"], d
+        )
+        assert proc.returncode in (int(ExitStatus.UNREACHABLE), int(ExitStatus.BAD_INPUT)), proc.stderr

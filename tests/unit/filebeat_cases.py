@@ -99,7 +99,7 @@ MALFORMED = [
     (
         "not a number",
         ("bulk_max_size: 4096", "bulk_max_size: lots"),
-        ":5: output.kafka.bulk_max_size: must be an integer (got 'lots')",
+        ":5: output.kafka.bulk_max_size: must be a whole number such as 12, in ASCII digits (got 'lots')",
     ),
     ("no topic", ("  topic: logs\n", ""), ":2: output.kafka.topic: either topic or topics must be set"),
     ("bad host", ('["${KAFKA_HOSTS}"]', '["kafka1"]'), ':3: output.kafka.hosts: "kafka1" is not host:port'),

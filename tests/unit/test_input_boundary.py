@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import http.server
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 import requests
 
@@ -216,3 +219,89 @@ def test_urls_keep_their_query_and_lose_their_secrets() -> None:
     joined = join_url("http://h:9090/prom/?tenant=a", "/api/v1/query", {"query": "up"})
     assert joined == "http://h:9090/prom/api/v1/query?tenant=a&query=up"
     assert without_secrets("http://u:p@h:9090/x?token=t") == "http://h:9090/x"
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(st.text(max_size=40), st.text(alphabet="ab_", min_size=1, max_size=5))
+def test_promql_label_values_stay_one_value(value: str, job: str) -> None:
+    """A matcher value or job name from a target file (`a"} or vector(1) or up{x="`) is one
+    escaped string literal: parsed back, it is one matcher per label holding exactly the value."""
+    import json
+
+    from tuner.measure.dialects import _parse, scope_matchers
+
+    parsed = _parse(scope_matchers(job, {"cluster": value}))
+    assert [(k, op) for k, op, _ in parsed] == [("job", "="), ("cluster", "=")]
+    # PromQL's double-quoted strings escape like JSON's for \\, \" and line breaks
+    assert json.loads('"' + parsed[1][2] + '"') == value
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("partitions: 3", "partitions: true", "partitions: must be a number, not true"),
+        ("partitions: 3", 'partitions: "\u0663"', "partitions: must be a whole number such as 12, in ASCII"),
+        ("duration_s: 5", "duration_s: 1e-9", "workload.duration_s: must be greater than or equal to 1"),
+        ("rate_per_producer: 10", "rate_per_producer: 1e-300", "must be at least 0.01 msgs/s"),
+        (
+            "linger_ms: 50",
+            'linger_ms: 50, overrides: {buffer.memory: "1e400"}',
+            '"buffer.memory": must be a whole',
+        ),
+        (
+            "linger_ms: 50",
+            'linger_ms: 50, overrides: {acks: "\u0661"}',
+            "is not a finite number in ASCII digits",
+        ),
+        ("linger_ms: 50", "linger_ms: true", "linger_ms: must be a number, not true"),
+    ],
+)
+def test_one_number_grammar_in_specs(tmp_path: Path, old: str, new: str, words: str) -> None:
+    from tests.e2e.bad_inputs import GOOD_SPEC
+    from tuner.spec.loader import load_sweep
+
+    assert old in GOOD_SPEC
+    path = tmp_path / "spec.yaml"
+    path.write_text(GOOD_SPEC.replace(old, new, 1))
+    with pytest.raises(BadInput, match=re.escape(words)):
+        load_sweep(path)
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    st.sampled_from(["11s", "1.1ms", "1m", ".5h", "9"]),
+    st.integers(min_value=1, max_value=400),
+    st.text(max_size=2),
+)
+def test_durations_are_read_in_linear_time(unit: str, count: int, tail: str) -> None:
+    """A run of terms with a bad end fails at once (the old pattern backtracked 2**count times)."""
+    from tuner.spec.duration import Duration
+
+    text = unit * count + "x" + tail
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="must be a duration"):
+        Duration.parse(text)
+    assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
+
+
+def test_the_output_gate_keeps_kbts_own_sequences_only() -> None:
+    from tuner.core.text import gate
+
+    hostile = "ok\n\x1b]52;c;cGF5bG9hZA==\x07\x1b[2J\rkbt: error: forged\t\u202eevil"
+    assert (
+        gate(hostile, tty=False)
+        == "ok\n\\x1b]52;c;cGF5bG9hZA==\\x07\\x1b[2J\\x0dkbt: error: forged\t\\u202eevil"
+    )
+    coloured = "\x1b[1;31mred\x1b[0m\r\x1b[2K"
+    assert gate(coloured, tty=True) == coloured  # rich's colours and status-line redraws
+    assert gate("\x1b]0;title\x07", tty=True) == "\\x1b]0;title\\x07"
+
+
+def test_json_values_are_counted_before_the_tree_is_built() -> None:
+    """`[{},{},...]` beyond the node limit is refused from its text (no million dicts built); commas
+    inside strings are not values."""
+    many = "[" + "{}," * (inputs.MAX_NODES + 1) + "{}]"
+    with pytest.raises(BadInput, match="more than 1,000,000 values"):
+        inputs.parse_json(many, "r.json")
+    quoted = '["' + "a," * (inputs.MAX_NODES + 1) + '"]'
+    assert len(inputs.parse_json(quoted, "r.json")[0]) == 2 * (inputs.MAX_NODES + 1)

@@ -77,7 +77,7 @@ def test_invalid_field_is_one_line(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     data["clients"][0]["status"] = "maybe"
     path.write_text(json.dumps(data))
-    with pytest.raises(BadInput, match=r"clients\.0\.status") as info:
+    with pytest.raises(BadInput, match=r"clients\[0\]\.status: must be") as info:
         load_recommendation(path)
     assert "\n" not in info.value.message
 

@@ -28,6 +28,9 @@ scalars = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=20),
     st.sampled_from(["max", "all", "-1", "gzip", "zstd", "1e309", "${NOPE}", "", " ", "0x10", "10s"]),
+    # issue 30: digits of other scripts, underscores, and strings that made patterns backtrack
+    st.text(alphabet="\u0660\u0669\u0966\uff10\u09e6._1", min_size=1, max_size=8),
+    st.sampled_from(["11s", "1.1ms", "a:", "?a=b&"]).map(lambda unit: unit * 60 + "x"),
 )
 values = st.recursive(
     scalars,

@@ -6,6 +6,7 @@ Ctrl-C exits 130. No traceback reaches the user unless KBT_DEBUG=1.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -103,11 +104,40 @@ def fail(message: str, status: ExitStatus) -> None:
     sys.exit(int(status))
 
 
+def _debug_traceback() -> None:
+    """KBT_DEBUG=1: the traceback, through the same scrubber as every other output (a secret in
+    an exception's message or a URL in a frame is [redacted] there too)."""
+    import traceback
+
+    from tuner.core.redact import scrub
+
+    sys.stderr.write(scrub(traceback.format_exc()))
+
+
+def _broken_pipe() -> None:
+    """The reader of stdout went away (`kbt ... | head -c1`): nothing more to say to it. Exit 141
+    (128 + SIGPIPE, what a shell reports for a writer killed by the signal), never 1, which means a
+    failed run; stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    os._exit(int(ExitStatus.BROKEN_PIPE))
+
+
 def main(argv: list[str] | None = None) -> None:
     from tuner.cli import flags, signals
 
     flags.install()
     signals.install()
+    from tuner.core.text import OutputGate
+
+    # The one way out for text: every write to stdout/stderr passes the control-character gate.
+    sys.stdout = OutputGate(sys.stdout)
+    sys.stderr = OutputGate(sys.stderr)
+    import rich.console
+
+    # rich's documented hook for EPIPE (its default raises SystemExit(1), a failed run's code)
+    rich.console.Console.on_broken_pipe = lambda self: _broken_pipe()  # type: ignore[method-assign]
     try:
         _register()  # inside: a Ctrl-C while the commands import is one line too
         from typer.main import get_command
@@ -124,9 +154,16 @@ def main(argv: list[str] | None = None) -> None:
             raise KeyboardInterrupt
         if isinstance(code, int) and code != 0:  # typer.Exit(n) is returned, not raised, here
             sys.exit(code)
+    except BrokenPipeError:
+        _broken_pipe()
+    except SystemExit as exc:
+        # click turns EPIPE into exit 1 after wrapping stdout in its PacifyFlushWrapper
+        if exc.code == 1 and type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            _broken_pipe()
+        raise
     except KbtError as exc:
         if os.environ.get("KBT_DEBUG") == "1":
-            raise
+            _debug_traceback()
         fail(exc.message, exc.status)
     except click_exc.NoArgsIsHelpError:
         sys.exit(int(ExitStatus.OK))
@@ -146,6 +183,6 @@ def main(argv: list[str] | None = None) -> None:
         fail(exc.format_message(), ExitStatus.BAD_INPUT)
     except OSError as exc:
         if os.environ.get("KBT_DEBUG") == "1":
-            raise
+            _debug_traceback()
         fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), ExitStatus.ENVIRONMENT)
     sys.exit(int(ExitStatus.OK))

@@ -12,7 +12,7 @@ import typer
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
-from tuner.core.numbers import check_duration, cut_value, parse_number
+from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 from tuner.target import ClusterFlags, TargetSource
@@ -32,8 +32,7 @@ def seconds(value: str, what: str) -> float:
     from tuner.spec.duration import Duration
 
     try:
-        plain = value.strip().replace(".", "", 1)
-        if plain.isascii() and plain.isdigit():
+        if NUMBER.fullmatch(value.strip()):
             result = parse_number(value, what)
         else:
             result = Duration.parse(value).seconds

@@ -15,7 +15,7 @@ from tuner.cli.cluster_flags import bootstrap_option, command_config_option, pro
 from tuner.cli.diagnose import load_cost_model, load_records, seconds
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
-from tuner.core.numbers import cut_value
+from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 from tuner.target import TargetSource
@@ -28,7 +28,7 @@ _PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re
 
 def parse_peak(value: str) -> float:
     match = _PEAK.match(value)
-    peak = float(match.group(1)) if match else 0.0
+    peak = parse_number(match.group(1), "--peak") if match else 0.0
     if peak <= 0:
         raise BadInput(
             f"--peak {cut_value(value)}: give a positive multiple of today's traffic such as 3x or 1.5"

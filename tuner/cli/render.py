@@ -40,11 +40,11 @@ def filebeat(
                 continue
             path = out / Path(rel).name
         if check:
-            if not path.is_file() or path.read_text() != content:
+            if _current(path) != content:
                 stale.append(str(path))
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.is_file() or path.read_text() != content:
+        if _current(path) != content:
             atomic_write(path, content, "rendered file")
             typer.echo(f"wrote {path}")
         if path.suffix == ".yml":
@@ -53,3 +53,14 @@ def filebeat(
         for name in stale:
             typer.echo(f"stale: {name} (run 'kbt render filebeat')", err=True)
         raise typer.Exit(int(ExitStatus.FAILURE))
+
+
+def _current(path: Path) -> str | None:
+    """A rendered file's text through the bounded reader, or None when there is none to compare."""
+    from tuner.core.errors import BadInput
+    from tuner.core.inputs import read_text
+
+    try:
+        return read_text(path, "rendered file") if path.is_file() else None
+    except BadInput:
+        return None

@@ -16,6 +16,10 @@ def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
 
 def install() -> None:
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    # A closed terminal (SIGHUP) stops kbt like SIGTERM: one line, exit 130, runners clean up
+    # (the default would kill kbt without cleaning up the lab's topics or its child processes).
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, _sigterm_as_interrupt)
 
 
 def quiet() -> None:
@@ -23,6 +27,8 @@ def quiet() -> None:
     exits must not add a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hasattr(signal, "SIGHUP"):
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 
 @contextmanager

@@ -262,7 +262,9 @@ def health(
     checks = [under_replicated(admin), *consumer_lag(admin, group, max_lag)]
     selector = disk_selector
     if selector is None:
-        selector = ",".join(f'{k}="{v}"' for k, v in sorted(target.selectors.matchers.items()))
+        from tuner.measure.promql import label_matchers
+
+        selector = label_matchers(dict(sorted(target.selectors.matchers.items())))
     prom = Prometheus(target.prometheus, timeout_s=30) if target.prometheus is not None else None
     try:
         checks.append(disk_headroom(prom, selector, min_disk_free))

@@ -18,7 +18,8 @@ class ExitStatus(IntEnum):
     UNREACHABLE = 5  # a broker or Prometheus could not be reached
     WARNING = 10  # diagnose: warning
     CRITICAL = 11  # diagnose: critical
-    INTERRUPTED = 130  # Ctrl-C / SIGTERM
+    INTERRUPTED = 130  # Ctrl-C / SIGTERM / SIGHUP
+    BROKEN_PIPE = 141  # the reader of stdout went away (`kbt ... | head -c1`): 128 + SIGPIPE, silent
 
 
 class KbtError(Exception):

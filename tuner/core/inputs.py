@@ -215,8 +215,25 @@ def _finite_float(text: str) -> float:
     return value
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _json_values_at_most(text: str | bytes, shown: str) -> None:
+    """Count the values a JSON text would build *before* building it: every value but the first
+    follows a `,` or an opening bracket, so outside strings those characters bound the count (a
+    60 MB `[{},{},...]` under the size cap would otherwise become gigabytes of objects)."""
+    raw = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    if raw.count(",") + raw.count("[") + raw.count("{") <= MAX_NODES:
+        return  # the common case: no string needs looking at
+    bare = _JSON_STRING.sub('""', raw)  # commas and brackets inside strings are not values
+    if bare.count(",") + bare.count("[") + bare.count("{") > MAX_NODES:
+        raise BadInput(f"{shown}: more than {MAX_NODES:,} values: not an input kbt reads")
+
+
 def parse_json(text: str | bytes, shown: str) -> Any:
-    """Parse JSON: finite numbers only, at most MAX_DEPTH deep. One-line BadInput on any problem."""
+    """Parse JSON: finite numbers only, at most MAX_DEPTH deep, at most MAX_NODES values (counted
+    before the tree is built). One-line BadInput on any problem."""
+    _json_values_at_most(text, shown)
     try:
         data = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:

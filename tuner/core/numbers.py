@@ -13,7 +13,7 @@ import re
 
 MAX_MAGNITUDE = float(2**53)
 MAX_DURATION_S = 366 * 24 * 3600.0  # a year: longer "durations" (1e35h) are typos
-_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$", re.ASCII)
+NUMBER = _NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$", re.ASCII)
 
 
 def check_finite(value: float, what: str) -> float:
@@ -51,3 +51,113 @@ def check_duration(seconds: float, what: str) -> float:
 def cut_value(text: str, limit: int = 40) -> str:
     shown = text if len(text) <= limit else text[:limit] + "..."
     return repr(shown)
+
+
+# ---- the one grammar for numbers in documents, flags and model fields ---------------------------
+
+
+def is_number(value: object) -> bool:
+    """A JSON/YAML number: int or float, never a boolean (YAML's `true` is not 1)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def document_number(value: object, what: str, *, whole: bool = False) -> float:
+    """A number from a parsed document or a server's answer: a real number (not a boolean), or a
+    string in the ASCII grammar (Prometheus sends sample values as strings); finite and bounded."""
+    if isinstance(value, bool):
+        raise ValueError(f"{what}: must be a number, not {'true' if value else 'false'}")
+    if isinstance(value, int | float):
+        number = check_finite(float(value), what)
+    elif isinstance(value, str):
+        number = parse_number(value, what)
+    else:
+        raise ValueError(f"{what}: must be a number (got {type(value).__name__})")
+    if whole and number != int(number):
+        raise ValueError(f"{what}: must be a whole number (got {number:g})")
+    return number
+
+
+def sample_value(text: object, what: str = "value") -> float:
+    """A Prometheus sample value: the ASCII grammar, or its own spellings of NaN/Inf (which are
+    kept as such: a ratio of 0/0 is NaN on the server and callers skip it)."""
+    if isinstance(text, str) and text in ("NaN", "+Inf", "-Inf"):
+        return float(text)
+    if not isinstance(text, str):
+        raise ValueError(f"{what}: must be a number in a string (got {type(text).__name__})")
+    stripped = text.strip()
+    if not _NUMBER.match(stripped):
+        raise ValueError(f"{what} {cut_value(text)}: must be a number")
+    return float(stripped)
+
+
+def _numeric_kind(annotation: object) -> type | None:
+    """int or float when a pydantic field holds only a number (or None), else None."""
+    import types
+    import typing
+
+    if annotation in (int, float):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _numeric_kind(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        kinds = {_numeric_kind(a) for a in typing.get_args(annotation) if a is not type(None)}
+        if len(kinds) == 1:
+            return kinds.pop()
+    return None
+
+
+def model_number(value: object, annotation: object) -> object:
+    """The before-check every kbt model runs on every field (core.frozen): a field that holds a
+    number refuses booleans and reads strings only through the ASCII grammar; anything else passes
+    on to the field's own validation (which applies its documented range)."""
+    kind = _numeric_kind(annotation)
+    if kind is None or value is None:
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, not {'true' if value else 'false'}")
+    if isinstance(value, str):
+        stripped = value.strip()
+        words = "a whole number such as 12" if kind is int else "a number such as 12 or 0.5"
+        if not _NUMBER.match(stripped):
+            raise ValueError(f"must be {words}, in ASCII digits (got {cut_value(value)})")
+        number = check_finite(float(stripped), "")
+        if kind is int:
+            if number != int(number):
+                raise ValueError(f"must be {words} (got {cut_value(value)})")
+            return int(number)
+        return number
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"must be a finite number (got {value})")
+    return value
+
+
+# Client and topic config keys whose values are whole numbers in every client kbt drives
+# (librdkafka, the Java client, Kafka topic configs): times, sizes, counts.
+_WHOLE_CONFIG = re.compile(
+    r"\.(ms|bytes|kbytes|memory|size|messages|count|num|max|replicas|retries|connection)$", re.ASCII
+)
+
+
+def check_config_value(key: str, value: str) -> str:
+    """A raw client/topic config value: a key that takes a whole number gets one (ASCII digits,
+    at least -1, within the magnitude bound); any value that looks like a number but is not one in
+    the grammar ("1e400", "inf", Unicode digits) is refused. Returns `value`."""
+    from tuner.core.envref import is_reference
+
+    text = value.strip()
+    if is_reference(text):
+        return value
+    if _WHOLE_CONFIG.search(key.strip().lower()):
+        if not re.fullmatch(r"[+-]?[0-9]{1,16}", text, re.ASCII) or int(text) < -1:
+            raise ValueError(f'"{key}": must be a whole number in ASCII digits (got {cut_value(value)})')
+        return value
+    try:
+        float(text)  # what a careless reader would take for a number
+    except ValueError:
+        return value
+    try:
+        parse_number(text, "")
+    except ValueError:
+        raise ValueError(f'"{key}": {cut_value(value)} is not a finite number in ASCII digits') from None
+    return value

@@ -24,7 +24,17 @@ from typing import Any
 
 from tuner.core.envref import is_reference, parse_reference
 
-__all__ = ["REDACTED", "is_reference", "is_secret_name", "redact", "redact_value", "register_secret", "scrub"]
+__all__ = [
+    "REDACTED",
+    "is_reference",
+    "is_secret_name",
+    "redact",
+    "redact_value",
+    "register_basic_auth",
+    "register_secret",
+    "register_url_secrets",
+    "scrub",
+]
 
 REDACTED = "[redacted]"
 
@@ -57,12 +67,14 @@ _ASSIGNMENT = re.compile(
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]+-----.*?(-----END [A-Z0-9 ]+-----|$)", re.DOTALL)
 # scheme://userinfo@host: userinfo runs to the *last* @ before the host, so `/` and `@` in a
 # password do not end it early.
-_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s\"'<>]*)@(?=[^\s@/?#\"'<>]+)")
+# Every repeat is bounded (user info of at most 512 characters): an unbounded one made scrub
+# quadratic on hostile text (20,000 "?a=b&" took 97 s), and scrub runs on every message.
+_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]{0,30}://)([^\s\"'<>]{0,512})@(?=[^\s@/?#\"'<>])")
 # user:password@host:port without a scheme (Filebeat / Sarama `hosts` entries).
 _HOST_USERINFO = re.compile(
-    r"(?<![\w/:@.-])([^\s\"'/:@\[\],]+):(?!//)([^\s\"'\[\],]+)@(?=[A-Za-z0-9.\-\[\]:]+:\d)"
+    r"(?<![\w/:@.-])([^\s\"'/:@\[\],]{1,256}):(?!//)([^\s\"'\[\],]{1,256})@(?=[A-Za-z0-9.\-\[\]:]{1,300}:\d)"
 )
-_QUERY_PARAM = re.compile(r"([?&;])([^=&#\s\"']+)=([^&#\s\"']*)")
+_QUERY_PARAM = re.compile(r"([?&;])([^=&#\s\"']{1,256})=([^&#\s\"']*)")
 _MIN_SECRET_LENGTH = 4  # shorter values would scrub ordinary words out of messages
 
 _lock = threading.Lock()
@@ -87,6 +99,38 @@ def register_secret(value: str) -> str:
         with _lock:
             _secrets.add(value)
     return value
+
+
+def register_basic_auth(user: str, password: str) -> None:
+    """A basic-auth credential in every form it travels in: the password, and `user:password` as
+    the base64 an Authorization header carries (a server that echoes the header back must not get
+    it printed)."""
+    import base64
+
+    register_secret(password)
+    if password:
+        pair = f"{user}:{password}".encode("utf-8", errors="replace")
+        register_secret(base64.b64encode(pair).decode("ascii"))
+
+
+def register_url_secrets(url: str) -> str:
+    """Register, where a URL enters kbt, every credential it carries: the user info's password (and
+    its basic-auth form) and the value of every secret-named query parameter. Returns `url`."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" in parts.netloc:
+        info = parts.netloc.rsplit("@", 1)[0]
+        user, _, password = info.partition(":")
+        for raw_user, raw_password in ((user, password), (unquote(user), unquote(password))):
+            register_basic_auth(raw_user, raw_password)
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if is_secret_name(name):
+            register_secret(value)
+    return url
 
 
 def _userinfo(match: re.Match[str]) -> str:

@@ -34,3 +34,49 @@ def cut(text: str, limit: int) -> str:
 
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
     return cut(escape_controls(text.strip()), limit)
+
+
+# What a terminal may receive from kbt's own formatting when it writes to a TTY: rich's colours
+# (SGR), its cursor hiding and line erasing for live status lines, and carriage returns. Anything
+# else (OSC title/clipboard sequences, screen clears, BEL, a CR/LF a value carried) is escaped.
+_TTY_ALLOWED = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[[0-9]*[AK]|\x1b\[[0-9]*G|\r")
+_GATE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def gate(text: str, tty: bool) -> str:
+    """`text` as kbt may write it to stdout/stderr: line breaks and tabs kept, and on a terminal
+    the sequences kbt's own formatting uses; every other control character shown escaped."""
+
+    def _esc(match: re.Match[str]) -> str:
+        c = match.group(0)
+        return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+    if not tty:
+        return _GATE_CONTROL.sub(_esc, text)
+    out, pos = [], 0
+    for match in _TTY_ALLOWED.finditer(text):
+        out.append(_GATE_CONTROL.sub(_esc, text[pos : match.start()]))
+        out.append(match.group(0))
+        pos = match.end()
+    out.append(_GATE_CONTROL.sub(_esc, text[pos:]))
+    return "".join(out)
+
+
+class OutputGate:
+    """A text stream (sys.stdout / sys.stderr) whose every write passes `gate`: the one way out for
+    text, whichever printer (typer, rich, print) a command uses."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        isatty = getattr(stream, "isatty", None)
+        try:
+            self._tty = bool(isatty()) if isatty is not None else False
+        except (OSError, ValueError):
+            self._tty = False
+
+    def write(self, text: str) -> int:
+        self._stream.write(gate(text, self._tty))  # type: ignore[attr-defined]
+        return len(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)

@@ -51,6 +51,10 @@ def test_config(path: Path, version: str | None = None) -> tuple[str, str | None
                     home,
                     "--path.logs",
                     home,
+                    # A file's own logging.files.path / path.* would make `test config` create
+                    # directories beside the user's file: -E overrides every one into the temp home.
+                    *("-E", f"logging.files.path={home}", "-E", "logging.to_files=false"),
+                    *("-E", f"path.data={home}", "-E", f"path.logs={home}", "-E", f"path.home={home}"),
                 ],
                 capture_output=True,
                 text=True,

@@ -7,6 +7,7 @@ from typing import Any
 
 import requests
 
+from tuner.core.numbers import sample_value
 from tuner.lab.config import LOOPBACK
 from tuner.lab.prometheus_config import BROKER_JOB
 
@@ -78,6 +79,8 @@ def broker_targets_up(port: int) -> dict[str, float]:
         )
         body = resp.json()
         result = body["data"]["result"]
-        return {r["metric"].get("broker", "?"): float(r["value"][1]) for r in result}
+        return {
+            r["metric"].get("broker", "?"): sample_value(r["value"][1], "broker idle ratio") for r in result
+        }
     except (requests.RequestException, ValueError, KeyError, TypeError):
         return {}

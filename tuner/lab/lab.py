@@ -212,7 +212,10 @@ class Lab:
 
     # ---- down -------------------------------------------------------------------------------
     def down(self, timeout_s: float = 30.0) -> list[str]:
-        """Stop every recorded process; returns the components that were running."""
+        """Stop every recorded process; returns the components that were running. A lab directory
+        that does not exist holds no lab: it is reported, never created (the lock file would)."""
+        if not self.layout.root.is_dir():
+            return []
         with self._locked():
             state = read_state(self.layout.root)
             faults.undo_faults(self.layout.root)  # resume paused brokers so they can stop cleanly

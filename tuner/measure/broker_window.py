@@ -94,6 +94,7 @@ WINDOW_FIELDS: dict[str, tuple[str, str]] = {
 TOPIC_SERIES = TOPIC_PRODUCE_REQUESTS_SERIES
 # Every produce request once, whatever it carries (Sarama and Java put a broker's partitions in one).
 REQUEST_SERIES = REQUESTS_SERIES
+_NODE_ID = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def topic_regex(topics: list[str]) -> str:
@@ -234,4 +235,4 @@ def request_selector() -> str:
 
 def broker_order(name: str) -> tuple[int, str]:
     """Brokers by node id, numerically; other labels after them."""
-    return (int(name), name) if name.isdigit() else (1 << 30, name)
+    return (int(name), name) if _NODE_ID.fullmatch(name) else (1 << 30, name)

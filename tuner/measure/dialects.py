@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
 from tuner.measure.catalog import PHASES, SERIES
+from tuner.measure.promql import label_matchers
 
 if TYPE_CHECKING:
     from tuner.target.base import Target
@@ -382,7 +383,7 @@ def detect(present: set[str]) -> tuple[Dialect, dict[str, int]]:
 
 
 def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
-    return ",".join(f'{k}="{v}"' for k, v in {"job": job, **matchers}.items())
+    return label_matchers({"job": job, **matchers})
 
 
 def resolve_translator(prom: PrometheusReaderWithNames, target: Target) -> Translator:

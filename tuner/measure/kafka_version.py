@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from tuner.core.numbers import parse_int
+
 # A version label on any broker series whose name says version or info (kbt's own, the app-info
 # rules of other rule files, a build-info series a platform adds).
 VERSION_SERIES = '{{__name__=~"kafka_server_.*(version|info).*",version!=""{scope}}}'
@@ -88,7 +90,9 @@ def api_versions(lines: Iterable[str]) -> dict[str, dict[int, int]]:
     for line in lines:
         m = _API_LINE.match(line.strip())
         if m is not None:
-            tables.setdefault(m.group("broker"), {})[int(m.group("key"))] = int(m.group("max"))
+            tables.setdefault(m.group("broker"), {})[parse_int(m.group("key"), "key")] = parse_int(
+                m.group("max"), "max"
+            )
     return tables
 
 

@@ -27,16 +27,19 @@ from urllib.parse import parse_qsl, urlsplit, urlunsplit
 import requests
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
-from tuner.core.inputs import parse_json, read_text
+from tuner.core.inputs import parse_json, read_bytes, read_text
 from tuner.core.net import (
     MAX_BODY_BYTES,
+    BadRequestValue,
     BodyTooLarge,
+    BrokenAnswer,
     DeadlineExceeded,
     get_bounded,
     join_url,
     without_secrets,
 )
-from tuner.core.redact import register_secret
+from tuner.core.numbers import sample_value
+from tuner.core.redact import register_basic_auth, register_secret, register_url_secrets
 from tuner.core.text import cut
 from tuner.target.base import PrometheusAccess
 
@@ -68,15 +71,38 @@ def _session(access: PrometheusAccess) -> requests.Session:
         if user is None or password is None:
             missing = access.basic_auth_user_env if user is None else access.basic_auth_password_env
             raise BadInput(f"Prometheus basic auth: ${{{missing}}} is not set in the environment")
-        session.auth = (user, register_secret(password))
+        register_basic_auth(user, password)
+        session.auth = (user, password)
     if access.ca_file is not None:
-        if not access.ca_file.is_file():
-            raise BadInput(f"Prometheus CA file {access.ca_file.name} does not exist")
+        _check_ca_file(access.ca_file)
         session.verify = str(access.ca_file)
     headers = dict(access.headers)
     headers.update(expand_references(headers, "Prometheus headers"))
+    for value in headers.values():  # an API key in a custom header is a credential too
+        register_secret(str(value))
     session.headers.update(headers)
     return session
+
+
+def _check_ca_file(path: Any) -> None:
+    """A CA bundle that TLS can load: a missing file, a FIFO, or a file that is not PEM is named as
+    a TLS file problem here (it used to surface as "unreachable" at the first query)."""
+    import ssl
+
+    if not path.exists():
+        raise BadInput(f"Prometheus CA file {path.name} does not exist")
+    data = read_bytes(path, "CA file", 4 << 20)
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise BadInput(
+            f"Prometheus CA file {path.name}: TLS file problem: not a PEM certificate bundle"
+            " (no -----BEGIN CERTIFICATE----- block)"
+        )
+    try:
+        ssl.create_default_context().load_verify_locations(cadata=data.decode("ascii", errors="replace"))
+    except (ssl.SSLError, ValueError):
+        raise BadInput(
+            f"Prometheus CA file {path.name}: TLS file problem: its PEM certificates cannot be loaded"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -95,7 +121,9 @@ def _float(raw: Any, where: str) -> float:
     if not isinstance(raw, str | int | float) or isinstance(raw, bool):
         raise PrometheusError(f"Prometheus {where}: value of type {type(raw).__name__} is not a number")
     try:
-        value = float(raw)  # Prometheus sends "NaN", "+Inf" as strings; float() reads them
+        # The one number grammar (ASCII digits; Prometheus's own "NaN"/"+Inf" spellings): float()
+        # alone would read "\u0660.\u0665" and "1_0" from a server that is not Prometheus.
+        value = float(raw) if not isinstance(raw, str) else sample_value(raw, where)
     except (TypeError, ValueError):
         raise PrometheusError(f"Prometheus {where}: value {cut(repr(raw), 60)} is not a number") from None
     # No figure kbt derives can use an infinite sample (histogram_quantile past the last bucket):
@@ -119,6 +147,7 @@ class Prometheus:
         deadline_s: float | None = None,
     ) -> None:
         access = url if isinstance(url, PrometheusAccess) else PrometheusAccess(url=url)
+        register_url_secrets(access.url)  # registered where it enters: every output scrubs them
         parts = urlsplit(access.url)
         # The base URL without its query string; the query's parameters go with every request.
         self.url = urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
@@ -169,6 +198,10 @@ class Prometheus:
             ) from None
         except BodyTooLarge:
             raise PrometheusError(f"{where} answered more than {MAX_BODY_BYTES >> 20} MiB") from None
+        except BrokenAnswer as exc:
+            raise Unreachable(f"Prometheus at {self.shown} {exc}") from None
+        except BadRequestValue as exc:
+            raise BadInput(f"Prometheus at {self.shown}: {exc}") from None
         except (requests.RequestException, OSError) as exc:
             raise Unreachable(f"Prometheus at {self.shown} is unreachable ({type(exc).__name__})") from None
         try:
@@ -233,7 +266,9 @@ class Prometheus:
             raise PrometheusError(wrong_kind.format(kind))
         try:
             return [
-                RangeSeries(self._labels(r["metric"]), [(float(t), _float(v, what)) for t, v in r["values"]])
+                RangeSeries(
+                    self._labels(r["metric"]), [(_float(t, what), _float(v, what)) for t, v in r["values"]]
+                )
                 for r in data["result"]
             ]
         except (KeyError, TypeError, ValueError):

@@ -17,6 +17,20 @@ RATE_INTERVAL = "$__rate_interval"
 _SELECTOR = re.compile(r"\b((?:kafka|kbt|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
 
 
+def label_string(value: str) -> str:
+    """`value` as a PromQL double-quoted string literal: backslash, quote and control characters
+    escaped (Go's escapes, which PromQL reads), so a matcher value or job name from a target file
+    (`a"} or vector(1) or up{x="`) stays one value and cannot change the query."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\u{ord(m.group(0)):04x}", escaped)
+    return f'"{escaped}"'
+
+
+def label_matchers(labels: dict[str, str]) -> str:
+    """`k="v",...` for equality matchers, every value escaped (the one builder of matcher text)."""
+    return ",".join(f"{k}={label_string(v)}" for k, v in labels.items())
+
+
 @dataclass(frozen=True)
 class Query:
     name: str

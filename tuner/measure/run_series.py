@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tuner.measure.prometheus import Prometheus, RangeSeries
-from tuner.measure.promql import promql, rate_window, scoped
+from tuner.measure.promql import label_string, promql, rate_window, scoped
 
 # Catalog queries with one series per broker.
 BROKER_SERIES = (
@@ -35,8 +35,7 @@ def series_queries(run_id: str, scrape_interval_s: float) -> dict[str, str]:
     """Catalog name -> PromQL with a concrete rate window (client ones scoped to the run)."""
     window = rate_window(scrape_interval_s)
     out = {name: promql(name, window) for name in BROKER_SERIES}
-    run = run_id.replace("\\", "\\\\").replace('"', '\\"')
-    out.update({name: scoped(promql(name, window), f'run="{run}"') for name in RUN_SERIES})
+    out.update({name: scoped(promql(name, window), f"run={label_string(run_id)}") for name in RUN_SERIES})
     return out
 
 

@@ -14,12 +14,13 @@ from ruamel.yaml import YAML
 
 from tuner.measure.catalog import SERIES
 from tuner.measure.dialects import DIALECTS, Dialect, Missing, Source
+from tuner.measure.promql import label_matchers
 
 RULES_DIR = "exporters/prometheus/dialects"
 
 
 def _selector(name: str, extra: dict[str, str]) -> str:
-    body = ",".join(f'{k}="{v}"' for k, v in extra.items())
+    body = label_matchers(extra)
     return f"{name}{{{body}}}" if body else name
 
 

@@ -56,7 +56,7 @@ def _yaml_lines(node: dict[str, Any], indent: str) -> list[str]:
 
 
 def _yaml_str(text: str) -> str:
-    if text and all(c.isalnum() or c in " ._-/" for c in text) and not text[0].isdigit():
+    if text and all(c.isalnum() or c in " ._-/" for c in text) and text[0] not in "0123456789":
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

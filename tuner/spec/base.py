@@ -8,6 +8,7 @@ from pydantic import BeforeValidator, ConfigDict, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.frozen import Frozen
+from tuner.core.numbers import check_config_value
 
 
 class StrictModel(Frozen):
@@ -36,7 +37,7 @@ def config_string(value: Any) -> str:
 
 def _config_strings(value: Any) -> Any:
     if isinstance(value, dict):
-        return {str(k): config_string(v) for k, v in value.items()}
+        return {str(k): check_config_value(str(k), config_string(v)) for k, v in value.items()}
     return value  # not a mapping: left for pydantic to reject
 
 

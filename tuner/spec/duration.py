@@ -14,12 +14,29 @@ from typing import Any
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from tuner.core.numbers import check_duration
+from tuner.core.numbers import check_duration, cut_value, parse_number
 
 _UNITS = (("h", 3600 * 10**9), ("m", 60 * 10**9), ("s", 10**9), ("ms", 10**6), ("us", 10**3), ("ns", 1))
 _NS = {**dict(_UNITS), "µs": 10**3, "μs": 10**3}
-_GO = re.compile(r"(?:([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h))+")
-_TERM = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
+# One term: a number with one unambiguous split ("11" is 11, never 1 then 1: the old
+# `[0-9]*\.?[0-9]+` could split a run of digits two ways, so "11s"*40+"x" backtracked 2**40 times),
+# then its unit. Terms are matched one after another from where the last ended (linear time).
+_TERM = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)", re.ASCII)
+MAX_DURATION_TEXT = 64  # "1h2m3s4ms5us6ns" is 15 characters; longer text is not a duration
+
+
+def _terms(text: str) -> list[tuple[str, str]] | None:
+    """The (number, unit) terms of a Go duration, or None when `text` is not one."""
+    if not text or len(text) > MAX_DURATION_TEXT:
+        return None
+    terms, pos = [], 0
+    while pos < len(text):
+        match = _TERM.match(text, pos)
+        if match is None:
+            return None
+        terms.append((match.group(1), match.group(2)))
+        pos = match.end()
+    return terms
 
 
 class Duration:
@@ -54,9 +71,10 @@ class Duration:
         text = value.strip().removeprefix("+") if isinstance(value, str) else ""
         if text.startswith("-"):
             raise ValueError(f"must not be negative (got {value!r})")
-        if text != "0" and not _GO.fullmatch(text):
-            raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {value!r})")
-        ns = sum(float(n) * _NS[unit] for n, unit in _TERM.findall(text))
+        terms = _terms(text) if text != "0" else []
+        if terms is None:
+            raise ValueError(f"must be a duration like 500ms, 1s or 2m (got {cut_value(str(value))})")
+        ns = sum(parse_number(n, "duration") * _NS[unit] for n, unit in terms)
         return cls(round(check_duration(ns / 10**9, "") * 10**9))
 
     @classmethod

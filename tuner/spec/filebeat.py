@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference, is_reference
+from tuner.core.numbers import parse_int
 from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration, positive
 from tuner.spec.filebeat_input import FilebeatInput
@@ -249,8 +250,8 @@ class KafkaOutput(StrictModel):
     @field_validator("required_acks", mode="before")
     @classmethod
     def _acks(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return int(value)
+        if isinstance(value, str) and re.fullmatch(r"\s*-?[0-9]{1,3}\s*", value, re.ASCII):
+            return parse_int(value, "required_acks")
         return value
 
     @field_validator("version", mode="before")

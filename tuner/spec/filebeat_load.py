@@ -20,8 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput
 from tuner.core.inputs import plain_data, shown_path
+from tuner.core.redact import is_secret_name
 from tuner.spec.filebeat import (
     KAFKA4_MIN_VERSION,
     SECRET_OPTIONS,
@@ -70,12 +72,35 @@ def load_filebeat(path: Path) -> LoadedFilebeat:
     except _ExpandError as exc:
         line = lines.get(exc.path)
         raise BadInput(f"{shown}{f':{line}' if line else ''}: {_dotted(exc.path)}: {exc}") from None
+    whole = data
     data = _select_sections(data, lines, shown)
     try:
         config = FilebeatConfig.model_validate(data)
     except ValidationError as exc:
         raise BadInput(describe_filebeat_error(exc, lines, shown)) from None
+    _no_literal_secrets(whole, (), lines, shown)  # after the schema, whose words are more precise
     return LoadedFilebeat(path=path, config=config, lines=lines)
+
+
+def _no_literal_secrets(node: Any, path: Path_, lines: dict[Path_, int], shown: str) -> None:
+    """Every secret-named setting anywhere in the file (output.kafka, monitoring.elasticsearch,
+    setup.kibana, ...) is a pure ${VAR} reference: a literal, or ${VAR:literal-default}, is refused
+    before any section is selected (kbt reads only some sections, but the file is the user's)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _no_literal_secrets(value, (*path, str(key)), lines, shown)
+        return
+    if isinstance(node, list):
+        for value in node:
+            _no_literal_secrets(value, path, lines, shown)
+        return
+    secret = bool(path) and is_secret_name(".".join(map(str, path)))
+    if secret and node not in (None, "") and not is_pure_reference(node):
+        line = lines.get(path)
+        raise BadInput(
+            f"{shown}{f':{line}' if line else ''}: {_dotted(path)}: literal credentials are not allowed:"
+            " use an environment reference like ${KAFKA_PASSWORD}"
+        )
 
 
 def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | None = None) -> list[str]:

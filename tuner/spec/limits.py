@@ -23,3 +23,8 @@ MAX_PROCESSES = 64
 
 # Kafka's own limit on a topic name, and the characters it allows.
 TOPIC_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,200}$"
+
+# The slowest offered rate and the shortest run a spec may ask for: below them a run measures
+# nothing (1e-300 msgs/s sends no record; a 1 ns run has no scrape in it).
+MIN_RATE_PER_PRODUCER = 0.01
+MIN_DURATION_S = 1.0

@@ -14,6 +14,7 @@ from pydantic import Field, SerializationInfo, field_serializer, field_validator
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import did_you_mean
+from tuner.core.numbers import parse_number
 from tuner.core.redact import is_secret_name
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.filebeat import FilebeatConfig
@@ -136,7 +137,7 @@ class ClientProfile(StrictModel):
         for key in MESSAGE_TIMEOUT_KEYS:
             if key in self.overrides:
                 try:
-                    return float(self.overrides[key])
+                    return parse_number(self.overrides[key], key)
                 except ValueError:
                     return None
         return float(DEFAULT_MESSAGE_TIMEOUT_MS)

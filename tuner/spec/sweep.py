@@ -184,6 +184,10 @@ class SweepSpec(StrictModel):
 
 
 MAX_NAME_WIDTH = 64
+_FORMAT_SPEC = re.compile(
+    r"(?:[^{}]?[<>=^])?[+\- ]?0?(?P<width>[0-9]{1,9})?(?:\.(?P<precision>[0-9]{1,9}))?[bcdeEfFgGnosxX%]?",
+    re.ASCII,
+)
 
 
 def _check_name_format(text: str) -> None:
@@ -200,7 +204,17 @@ def _check_name_format(text: str) -> None:
             raise ValueError(
                 f"name_format: {{{field}}} is not a plain field name (no attribute or index access)"
             )
-        if spec and ("{" in spec or any(int(w) > MAX_NAME_WIDTH for w in re.findall(r"[0-9]+", spec))):
+        if not spec:
+            continue
+        # str.format reads widths in any script's digits ("\u0669" is 9): the spec must be written
+        # in the ASCII grammar [[fill]align][sign][0][width][.precision][type], widths small.
+        shape = _FORMAT_SPEC.fullmatch(spec)
+        if shape is None:
+            raise ValueError(
+                f"name_format: format {spec!r} of {{{field}}} is not [[fill]align][width][.precision][type]"
+                " in ASCII digits"
+            )
+        if any(w and int(w) > MAX_NAME_WIDTH for w in shape.group("width", "precision")):
             raise ValueError(
                 f"name_format: format {spec!r} of {{{field}}} is too wide (at most {MAX_NAME_WIDTH})"
             )

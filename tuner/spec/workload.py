@@ -7,18 +7,29 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from tuner.core.numbers import parse_int
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.limits import (
     BROKER_MESSAGE_MAX_BYTES,
     MAX_PARTITIONS,
     MAX_PROCESSES,
     MAX_PRODUCERS,
+    MIN_DURATION_S,
     MIN_INSYNC_REPLICAS_KEY,
+    MIN_RATE_PER_PRODUCER,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
     TOPIC_NAME_PATTERN,
 )
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
+
+
+def _positive_int(text: str) -> int | None:
+    try:
+        value = parse_int(text, "")
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 class TopicSpec(StrictModel):
@@ -34,22 +45,23 @@ class TopicSpec(StrictModel):
     def max_message_bytes(self) -> int:
         """The largest record batch the broker accepts for this topic."""
         raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
-        return int(raw) if raw is not None else BROKER_MESSAGE_MAX_BYTES
+        return parse_int(raw, TOPIC_MAX_MESSAGE_BYTES_KEY) if raw is not None else BROKER_MESSAGE_MAX_BYTES
 
     @model_validator(mode="after")
     def _check_max_message_bytes(self) -> TopicSpec:
         raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
-        if raw is not None and (not raw.isdigit() or int(raw) <= 0):
+        if raw is not None and _positive_int(raw) is None:
             raise ValueError(
                 f'configs."{TOPIC_MAX_MESSAGE_BYTES_KEY}" must be a positive integer (got "{raw}")'
             )
-        isr = self.configs.get(MIN_INSYNC_REPLICAS_KEY)
-        if isr is not None:
-            if not isr.isdigit() or int(isr) <= 0:
+        isr_text = self.configs.get(MIN_INSYNC_REPLICAS_KEY)
+        if isr_text is not None:
+            isr = _positive_int(isr_text)
+            if isr is None:
                 raise ValueError(
-                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" must be a positive integer (got "{isr}")'
+                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" must be a positive integer (got "{isr_text}")'
                 )
-            if int(isr) > self.replication_factor:
+            if isr > self.replication_factor:
                 # Kafka creates such a topic, then refuses every acks=all write (NOT_ENOUGH_REPLICAS).
                 raise ValueError(
                     f'configs."{MIN_INSYNC_REPLICAS_KEY}" {isr} exceeds replication_factor'
@@ -208,7 +220,7 @@ class WorkloadSpec(StrictModel):
     rate_per_producer: Rate
     message: MessageSource
     keys: KeySpec = Field(default_factory=KeySpec)
-    duration_s: float = Field(gt=0, le=24 * 3600)
+    duration_s: float = Field(ge=MIN_DURATION_S, le=24 * 3600)
     warmup_s: float = Field(default=0, ge=0)
     consumer_groups: list[ConsumerGroupSpec] = Field(default_factory=list)
 
@@ -221,6 +233,8 @@ class WorkloadSpec(StrictModel):
             raise ValueError(f'must be a number of msgs/s per producer or "max" (got {value!r})')
         if value <= 0:
             raise ValueError(f'must be a positive number of msgs/s per producer or "max" (got {value})')
+        if value < MIN_RATE_PER_PRODUCER:
+            raise ValueError(f"must be at least {MIN_RATE_PER_PRODUCER} msgs/s per producer (got {value:g})")
         return float(value)
 
     @model_validator(mode="after")

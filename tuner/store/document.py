@@ -3,13 +3,15 @@ problem one line naming the file."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_json
+from tuner.core.inputs import read_json, shown_path
+from tuner.core.numbers import cut_value
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -21,9 +23,9 @@ def read_document(path: Path, what: str, kind: str, not_a: str, versions: tuple[
     if not isinstance(data, dict) or data.get("kind") != kind:
         raise BadInput(f"{path}: not {not_a}")
     version = data.get("schema_version")
-    if version not in versions:
+    if type(version) is not int or version not in versions:  # `true` is not version 1
         reads = f"{versions[0]} to {versions[-1]}" if len(versions) > 1 else f"{versions[0]}"
-        raise BadInput(f"{path}: {what} schema_version {version!r}, this kbt reads {reads}")
+        raise BadInput(f"{path}: {what} schema_version {json.dumps(version)}, this kbt reads {reads}")
     return data
 
 
@@ -32,6 +34,19 @@ def validated(model: type[M], data: Any, path: Path, what: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise BadInput(f"{path}: invalid {what}: {loc}: {err['msg']}") from None
+        raise BadInput(f"{shown_path(path)}: invalid {what}: {field_problem(exc)}") from None
+    except ValueError as exc:  # an upgrade step that could not read an old field
+        raise BadInput(f"{shown_path(path)}: invalid {what}: {exc}") from None
+
+
+def field_problem(exc: ValidationError) -> str:
+    """The first problem of a validation error in kbt's words: `field.path: what is wrong (got x)`."""
+    err = exc.errors(include_url=False)[0]
+    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    for theirs, ours in (("Input should be", "must be"), ("String should", "must"), ("List should", "must")):
+        msg = msg.replace(theirs, ours)
+    value = err.get("input")
+    if isinstance(value, str | int | float) and not isinstance(value, bool) and "(got" not in msg:
+        msg += f" (got {cut_value(value) if isinstance(value, str) else value})"
+    return f"{loc}: {msg}" if loc else msg

@@ -25,6 +25,10 @@ from tuner.spec.clients import KINDS
 SCHEMA_VERSION = 5
 
 
+class UpgradeError(ValueError):
+    """An old record whose fields the upgrade cannot read."""
+
+
 def _from_1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2}
 
@@ -65,11 +69,19 @@ def upgrade_profiles(node: Any) -> Any:
 
 
 def readable(version: object) -> bool:
-    return version == SCHEMA_VERSION or version in STEPS
+    """A schema version this kbt reads: a whole number (never `true`, which Python counts as 1)."""
+    return type(version) is int and (version == SCHEMA_VERSION or version in STEPS)
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """`data` (a record of any readable version) as the current schema."""
     while data.get("schema_version") != SCHEMA_VERSION:
-        data = STEPS[data["schema_version"]](data)
+        try:
+            data = STEPS[data["schema_version"]](data)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            # An odd field in an old record (a profile knob of the wrong type): the caller names
+            # the file; here the field and what went wrong, in one line.
+            raise UpgradeError(
+                f"cannot upgrade from schema_version {data['schema_version']}: {exc}"
+            ) from None
     return data

@@ -7,6 +7,7 @@ the recommender) go through `ResultsStore` only.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,7 +18,7 @@ from tuner.core.inputs import read_json, shown_path, type_name
 from tuner.core.writes import atomic_write_json
 from tuner.store.document import validated
 from tuner.store.record import SCHEMA_VERSION, RunRecord
-from tuner.store.record_upgrade import readable, upgrade
+from tuner.store.record_upgrade import UpgradeError, readable, upgrade
 
 DEFAULT_RESULTS_DIR = Path("results")
 
@@ -74,9 +75,14 @@ class ResultsStore:
         version = data.get("schema_version")
         if not readable(version):
             raise BadInput(
-                f"{path}: run record schema_version {version!r}, this kbt reads 1 to {SCHEMA_VERSION}"
+                f"{path}: run record schema_version {json.dumps(version)},"
+                f" this kbt reads 1 to {SCHEMA_VERSION}"
             )
-        return validated(RunRecord, upgrade(data), path, "run record")
+        try:
+            current = upgrade(data)
+        except UpgradeError as exc:
+            raise BadInput(f"{shown_path(path)}: invalid run record: {exc}") from None
+        return validated(RunRecord, current, path, "run record")
 
     def iter_records(self, sweep: str | None = None) -> Iterator[StoredRecord]:
         for path in self.paths(sweep):

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput
+from tuner.core.numbers import parse_int
 from tuner.core.redact import is_reference, is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
@@ -138,7 +139,7 @@ class TargetFile(StrictModel):
     def _servers(cls, value: list[str]) -> list[str]:
         for server in value:
             match = _HOST_PORT.match(server)
-            if match is None or not 0 < int(match.group(2)) < 65536:
+            if match is None or not 0 < parse_int(match.group(2), "port") < 65536:
                 raise ValueError(f"{server!r} is not host:port")
         return value
 

@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput
-from tuner.core.redact import is_reference, is_secret_name, register_secret
+from tuner.core.inputs import read_text
+from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -48,7 +50,10 @@ _JAAS = re.compile(
     r"^\s*(?P<module>[\w.$]+)\s+required\b(?P<options>.*?);?\s*$",
     re.S,
 )
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')
+# An option of a JAAS line in every quoting form the login modules accept: "double", 'single' or
+# bare (password=x;). Each repeat is bounded by a delimiter, so matching stays linear.
+_JAAS_ANY_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;"']+))""")
+_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')  # the form kbt resolves and reads
 _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
@@ -80,13 +85,12 @@ def parse_properties(text: str, where: str) -> dict[str, str]:
     return props
 
 
+MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes
+
+
 def read_properties_file(path: Path, where: str) -> dict[str, str]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(f"{where}: cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise BadInput(f"{where}: {path} is not UTF-8 text") from None
+    # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
+    text = read_text(path, "client properties file", MAX_PROPERTIES_BYTES)
     return parse_properties(text, f"{where} ({path.name})")
 
 
@@ -99,7 +103,7 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
             raise BadInput(f'{where}: unknown client property "{key}"{did_you_mean(key, KNOWN_KEYS)}')
         if key == "sasl.jaas.config":
             _check_jaas(value, where)
-        elif is_secret_name(key) and not is_reference(value):
+        elif is_secret_name(key) and not is_pure_reference(value):  # ${VAR:literal} is a literal
             raise BadInput(
                 f'{where}: "{key}" must be a ${{VAR}} reference (credentials are never written in a file)'
             )
@@ -147,10 +151,11 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
 
 
 def _check_jaas(value: str, where: str) -> None:
-    if is_reference(value):
+    if is_pure_reference(value):
         return
-    for option, text in _JAAS_OPTION.findall(value):
-        if option.lower() == "password" and not is_reference(text):
+    for option, double, single, bare in _JAAS_ANY_OPTION.findall(value):
+        text = double or single or bare
+        if option.lower() == "password" and not is_pure_reference(text):
             raise BadInput(
                 f'{where}: the password in "sasl.jaas.config" must be a ${{VAR}} reference'
                 " (credentials are never written in a file)"

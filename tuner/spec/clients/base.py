@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tuner.core.numbers import parse_number
 from tuner.core.redact import redact
 from tuner.spec.clients.rules import Rules
 from tuner.spec.profile import ClientProfile
@@ -133,7 +134,7 @@ class ClientKind:
 def num(conf: Mapping[str, str], key: str, default: float) -> float:
     """A numeric property, or the client's default when unset or not a number."""
     try:
-        return float(conf[key]) if key in conf else default
+        return parse_number(conf[key], key) if key in conf else default
     except ValueError:
         return default
 

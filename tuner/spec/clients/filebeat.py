@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tuner.core.numbers import cut_value, document_number, parse_int
 from tuner.spec.base import config_string
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
@@ -224,16 +225,17 @@ class Filebeat(ClientKind):
         if "filebeat" in data:
             return data
         old = {k: data.pop(k) for k in list(data) if k in _HINTS}
+        _check_v1(old)
         kafka: dict[str, Any] = {}
         if old.get("linger_ms") is not None:
-            kafka["bulk_flush_frequency"] = Duration.of_ms(old["linger_ms"])
+            kafka["bulk_flush_frequency"] = Duration.of_ms(document_number(old["linger_ms"], "linger_ms"))
         if old.get("batch_messages") is not None:
             kafka["bulk_max_size"] = old["batch_messages"]
         for knob in ("compression", "compression_level"):
             if old.get(knob) is not None:
                 kafka[knob] = old[knob]
         if old.get("acks") is not None:
-            kafka["required_acks"] = -1 if old["acks"] == "all" else int(old["acks"])
+            kafka["required_acks"] = -1 if old["acks"] == "all" else parse_int(str(old["acks"]), "acks")
         section: dict[str, Any] = {"output.kafka": kafka}
         section.update(old.get("overrides") or {})  # dotted paths; the schema reads "4096" as 4096
         partitioner = old.get("partitioner") or "default"
@@ -248,6 +250,24 @@ class Filebeat(ClientKind):
             )
         data["filebeat"] = section
         return data
+
+
+def _check_v1(old: dict[str, Any]) -> None:
+    """The old profile fields read as fresh input would be: ValueError naming the field."""
+    for knob in ("linger_ms", "batch_messages", "compression_level"):
+        if old.get(knob) is not None:
+            number = document_number(old[knob], f"profile.{knob}", whole=knob != "linger_ms")
+            if number < 0:
+                raise ValueError(f"profile.{knob}: must not be negative (got {number:g})")
+    acks = old.get("acks")
+    if acks is not None and str(acks) not in ("all", "-1", "0", "1"):
+        raise ValueError(f"profile.acks: must be all, -1, 0 or 1 (got {cut_value(str(acks))})")
+    overrides = old.get("overrides")
+    if overrides is not None and not isinstance(overrides, dict):
+        raise ValueError(f"profile.overrides: must be a mapping (got {type(overrides).__name__})")
+    for knob in ("compression", "partitioner"):
+        if old.get(knob) is not None and not isinstance(old[knob], str):
+            raise ValueError(f"profile.{knob}: must be a name (got {cut_value(str(old[knob]))})")
 
 
 def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:

@@ -1,0 +1,101 @@
+"""Exit paths that are not bad input: a reader that goes away (broken pipe), a closed terminal
+(SIGHUP) and KBT_DEBUG=1 tracebacks, each run as `kbt` is run by a user. The Prometheus of the
+SIGHUP case is the catalog's trickling fake (a fault a real one does not make)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.bad_inputs import GOOD_SPEC, SECRET, endpoint
+from tuner.core.errors import ExitStatus
+
+pytestmark = pytest.mark.e2e
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
+    env["COLUMNS"] = "200"
+    return env
+
+
+@pytest.mark.parametrize("args", [["--help"], ["sweep", "spec.yaml", "--dry-run"]])
+def test_a_reader_that_goes_away_is_exit_141_and_silent(args: list[str], tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(GOOD_SPEC)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -c1` that has already exited
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tuner", *args],
+            cwd=tmp_path,
+            env=_env(),
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == int(ExitStatus.BROKEN_PIPE), proc.stderr
+    assert proc.stderr == ""
+
+
+def test_sighup_stops_like_ctrl_c(tmp_path: Path) -> None:
+    with endpoint("trickle") as prom:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tuner", "diagnose", "--prometheus", prom],
+            cwd=tmp_path,
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(3)  # past the imports, waiting on the trickle
+        proc.send_signal(signal.SIGHUP)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == int(ExitStatus.INTERRUPTED), err
+    assert err.strip().splitlines() == ["kbt: error: interrupted"]
+
+
+def test_debug_tracebacks_pass_the_scrubber(tmp_path: Path) -> None:
+    env = {**_env(), "KBT_DEBUG": "1"}
+    with endpoint("hostile") as prom:
+        host = prom.removeprefix("http://")
+        proc = subprocess.run(
+            [sys.executable, "-m", "tuner", "diagnose", "--prometheus", f"http://kbt:{SECRET}@{host}/echo"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert "Traceback" in proc.stderr  # the debug path ran
+    assert proc.returncode == int(ExitStatus.UNREACHABLE), proc.stderr
+    assert SECRET not in proc.stdout + proc.stderr
+    assert "a2J0Omh1bnRlcjItczNjcmV0" not in proc.stderr  # its Basic header form either
+
+
+def test_terminal_sequences_from_a_spec_are_escaped_on_stdout(tmp_path: Path) -> None:
+    """An OSC title sequence and a screen clear in an override reach stdout escaped (the output
+    gate), whichever printer the command uses."""
+    spec = GOOD_SPEC.replace(
+        "linger_ms: 50", 'linger_ms: 50, overrides: {client.id: "a\\e]0;pwned\\ax\\e[2J"}'
+    )
+    (tmp_path / "spec.yaml").write_text(spec)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tuner", "sweep", "spec.yaml", "--dry-run"],
+        cwd=tmp_path,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+    assert "client.id=a\\x1b]0;pwned" in proc.stdout
