@@ -78,5 +78,8 @@ class OutputGate:
         self._stream.write(gate(text, self._tty))  # type: ignore[attr-defined]
         return len(text)
 
+    def isatty(self) -> bool:
+        return self._tty
+
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)

@@ -131,12 +131,12 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
     held: dict[str, str] = {}
     for key, value in props.items():
         name = SECRET_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", key).upper()
-        if is_reference(value):
+        if is_pure_reference(value):
             held[key] = value
         elif key == "sasl.jaas.config":
 
             def hold(m: re.Match[str], name: str = name) -> str:
-                if m.group(1).lower() != "password" or is_reference(m.group(2)):
+                if m.group(1).lower() != "password" or is_pure_reference(m.group(2)):
                     return m.group(0)
                 os.environ[f"{name}_PASSWORD"] = register_secret(m.group(2).replace('\\"', '"'))
                 return f'{m.group(1)}="${{{name}_PASSWORD}}"'
