@@ -26,6 +26,7 @@ from tuner.lab import Lab, LabConfig
 from tuner.runner.wiring import sweep_runner
 from tuner.spec import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
+from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
 SPEC = repo_root() / "loadtests" / "pressure-curve.yaml"
@@ -58,7 +59,7 @@ def row(record: RunRecord, knee: bool) -> str:
         cause, host, load = a.cause, _f(a.threads.host_cpu_busy, pct=True), _f(a.threads.load_avg_1m, 1)
     name = f"**{record.name}** (knee)" if knee else record.name
     return (
-        f"| {name} | {record.status} | {client.offered_records / client.window_s:,.0f} |"
+        f"| {name} | {record.status} | {offered(record):,.0f} |"
         f" {_f(broker.produce_requests_per_s if broker else None, 0)} | {_f(client.records_per_request, 1)} |"
         f" {_f(broker.network_idle_ratio if broker else None)} | {queue} |"
         f" {_f(stats.request_queue_at_cap_share if stats else None, pct=True)} | {threads_col} | {limited} |"
@@ -75,11 +76,20 @@ def requests(record: RunRecord) -> float:
     return (record.broker.produce_requests_per_s or 0.0) if record.broker else 0.0
 
 
+def offered(record: RunRecord) -> float:
+    return record.client.offered_records / record.client.window_s
+
+
 def knee_of(records: list[RunRecord]) -> RunRecord | None:
-    """The run with the fewest produce requests/s whose request queue sat at its cap for most of the
-    window (request_queue_full_share): where the curve turns."""
-    full = [r for r in records if at_cap(r) >= THRESHOLDS.request_queue_full_share]
-    return min(full, key=requests) if full else None
+    """The Filebeat-like run at the lowest offered rate whose request queue sat at its cap for most
+    of the window (request_queue_full_share): where the curve turns. (Past the knee the requests/s
+    served can fall again: the client gathers more records per request while it waits.)"""
+    full = [
+        r
+        for r in records
+        if r.plan.profile.name == "filebeat-like" and at_cap(r) >= THRESHOLDS.request_queue_full_share
+    ]
+    return min(full, key=offered) if full else None
 
 
 def plot(records: list[RunRecord], knee: RunRecord | None, path: Path) -> None:
@@ -91,18 +101,22 @@ def plot(records: list[RunRecord], knee: RunRecord | None, path: Path) -> None:
     fig, idle_ax = plt.subplots(figsize=(8, 4.5), dpi=110)
     queue_ax = idle_ax.twinx()
     for profile, marker in (("filebeat-like", "o"), ("batched", "s")):
-        mine = sorted((r for r in records if r.plan.profile.name == profile), key=requests)
+        mine = sorted((r for r in records if r.plan.profile.name == profile), key=offered)
         xs = [requests(r) for r in mine]
-        idle_ax.plot(xs, [r.broker.network_idle_ratio if r.broker else None for r in mine], marker=marker,
-                     color="tab:blue", label=f"network idle, {profile}")  # fmt: skip
+        idles = [r.broker.network_idle_ratio if r.broker else None for r in mine]
+        idle_ax.plot(xs, idles, marker=marker, linestyle="none", color="tab:blue",
+                     label=f"network idle, {profile}")  # fmt: skip
         queue_ax.plot(xs, [r.broker.brokers[0].request_queue_size if r.broker and r.broker.brokers else None
-                           for r in mine], marker=marker, linestyle="--", color="tab:red",
+                           for r in mine], marker=marker, linestyle="none", color="tab:red",
                       label=f"request queue (mean), {profile}")  # fmt: skip
+        for r, x, y in zip(mine, xs, idles, strict=True):  # each point's offered load
+            idle_ax.annotate(f"{offered(r):,.0f}/s", (x, y or 0), fontsize=6, xytext=(4, 3),
+                             textcoords="offset points")  # fmt: skip
     if knee is not None:
         idle_ax.axvline(requests(knee), color="grey", linestyle=":")
         idle_ax.annotate(f"knee ~{requests(knee):,.0f} req/s", (requests(knee), 0.05), rotation=90,
                          ha="right", va="bottom", color="grey")  # fmt: skip
-    idle_ax.set_xlabel("produce requests/s on the broker's one network thread")
+    idle_ax.set_xlabel("produce requests/s on the broker's one network thread (labels: offered msgs/s)")
     idle_ax.set_ylabel("NetworkProcessorAvgIdlePercent (mean over the window)", color="tab:blue")
     queue_ax.set_ylabel("request queue size (mean; cap 16)", color="tab:red")
     idle_ax.set_ylim(0, 1.05)
@@ -121,9 +135,14 @@ def main() -> int:
     parser.add_argument("--lab-dir", type=Path, help="a running pressure lab to use instead of a new one")
     parser.add_argument("--spec", type=Path, default=SPEC)
     parser.add_argument("--results", type=Path, help="keep the run records here")
+    parser.add_argument(
+        "--from-results", type=Path, help="write the table and plot from these run records (no lab, no load)"
+    )
     parser.add_argument("--markdown", type=Path, default=repo_root() / "docs" / "pressure-curve.md")
     parser.add_argument("--png", type=Path, default=repo_root() / "docs" / "pressure-curve.png")
     args = parser.parse_args()
+    if args.from_results is not None:
+        return report(ResultsStore(args.from_results).records(), args.markdown, args.png)
     with tempfile.TemporaryDirectory(prefix="kbt-bench-pressure-") as tmp:
         lab = None
         lab_dir = args.lab_dir
@@ -137,8 +156,13 @@ def main() -> int:
         finally:
             if lab is not None:
                 lab.down()
+    return report(records, args.markdown, args.png)
+
+
+def report(records: list[RunRecord], markdown: Path, png: Path) -> int:
+    """The table (printed and written to `markdown`) and the plot (`png`)."""
     knee = knee_of(records)
-    ordered = sorted(records, key=lambda r: (r.plan.profile.name != "filebeat-like", requests(r)))
+    ordered = sorted(records, key=lambda r: (r.plan.profile.name != "filebeat-like", offered(r)))
     lines = [HEADER, "|" + "---|" * (HEADER.count("|") - 1)]
     lines += [row(r, r is knee) for r in ordered]
     text = "\n".join(lines) + "\n"
@@ -149,9 +173,9 @@ def main() -> int:
         if record.attribution is not None:
             text += f"\n- {record.name}: {record.attribution.why}"
     print(text)
-    args.markdown.write_text(text + "\n")
-    plot(records, knee, args.png)
-    print(f"wrote {args.markdown} and {args.png}", file=sys.stderr)
+    markdown.write_text(text + "\n")
+    plot(records, knee, png)
+    print(f"wrote {markdown} and {png}", file=sys.stderr)
     return 0
 
 

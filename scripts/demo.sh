@@ -11,7 +11,7 @@
 #      baseline vs batched at the same offered load; the closing lines say before -> after: network
 #      idle, request queue, broker CPU, produce requests/s, lost, and the attribution's cause
 #      (KBT_DEMO_PRESSURE=0 skips it; KBT_DEMO_PRESSURE_LAB_DIR reuses a running pressure lab)
-# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 11 minutes on 2 cores.
+# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 11 minutes on 2 cores (8 + 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 py=${PYTHON:-${KBT_VENV:-.venv}/bin/python}
