@@ -83,8 +83,9 @@ def up(
     jmx_rules: str = typer.Option(
         "kbt",
         "--jmx-rules",
-        help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream to export in that metric"
-        " dialect's naming (docs/targets.md); kbt's own commands then need a target file naming it.",
+        help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream / confluent to export in"
+        " that metric dialect's naming (docs/targets.md); kbt's own commands then need a target"
+        " file naming it.",
     ),
     listen_address: str | None = typer.Option(
         None,
