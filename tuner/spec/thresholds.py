@@ -30,6 +30,8 @@ class Thresholds(StrictModel):
     request_count_tolerance: float = Field(gt=0, lt=1)
     offered_shortfall: float = Field(gt=0, lt=1)
     send_lag_p99_ms: float = Field(gt=0)
+    scrape_coverage_min: float = Field(gt=0, le=1)
+    scrape_samples_min: int = Field(ge=2)
 
 
 def _load() -> Thresholds:
