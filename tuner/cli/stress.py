@@ -249,7 +249,9 @@ def stress(
             target_file=target_file,
             join_timeout_s=join_timeout,
         )
-        observer.live = LiveFigures(console, runner.target.prometheus_url, runner.target.scrape_interval_s)
+        observer.live = LiveFigures(
+            console, runner.target.prometheus_url, runner.target.scrape_interval_s, target_file
+        )
         try:
             outcome = runner.run(loaded, labels)
         except StressInterrupted as exc:
