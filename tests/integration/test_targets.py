@@ -7,6 +7,7 @@ the same load. One module, labs shared and small (1 broker, no tiering)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -22,9 +23,11 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.conftest import TEST_BASE_PORT
+from tuner.core.errors import EnvironmentProblem
 from tuner.core.paths import repo_root
 from tuner.lab import Lab, LabConfig, LabState
 from tuner.lab.security import PASSWORD_ENV, SecurityFiles
+from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
 from tuner.target import resolve_target
 
@@ -341,10 +344,21 @@ def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> dic
     target = _target_file(directory, state.bootstrap_servers, state.prometheus_url, dialect="auto")
     k8s = _target_file(directory / "k8s", state.bootstrap_servers, state.prometheus_url, dialect="auto",
                        brokers="{job: kafka, broker_label: pod, matchers: {namespace: kafka}}")  # fmt: skip
+    # Until Prometheus holds the brokers' series and their idle meters are past start-up.
+    deadline, settled = time.time() + 150, None
+    while settled is None and time.time() < deadline:
+        with contextlib.suppress(EnvironmentProblem):
+            settled = idle_meters_settled_at(Prometheus.for_target(resolve_target(None, target)))
+        time.sleep(2)
+    assert settled is not None, "idle meters never settled"
+    time.sleep(max(0.0, settled - time.time()))
     spec = directory / "spec.yaml"
     spec.write_text(JAVA_SPEC)
     run = _kbt("sweep", str(spec), "--target", str(target), "--results", str(directory / "results"))
     assert run.returncode == 0, run.stdout + run.stderr
+    # The live progress line reads the brokers through the target's dialect ("-" before).
+    live = [line for line in (run.stdout + run.stderr).splitlines() if line.startswith("live ")]
+    live_broker = [line.split(" broker ")[1].split()[0] for line in live]
     (record,) = [
         r for p in (directory / "results").rglob("*.json") if "delivery" in (r := json.loads(p.read_text()))
     ]
@@ -385,6 +399,7 @@ def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> dic
             "bytes_in_per_s": k8s_snap["bytes_in_per_s"],
         },
         "notes": [line for line in stderr.splitlines() if "kbt: note" in line],
+        "live_broker_req_per_s": live_broker,
     }
 
 
@@ -430,3 +445,4 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
         assert (f["status"], f["cause"], f["exit"]) == (kbt["status"], kbt["cause"], kbt["exit"]), figures
     for f in figures[1:]:
         assert any(f"metric dialect {f['dialect']}: 9 of the 9" in n for n in f["notes"]), f
+        assert any(v != "-" for v in f["live_broker_req_per_s"]), f

@@ -117,7 +117,10 @@ def take_snapshot(
     (Unreachable / PrometheusError come from the client as they are)."""
     end = time.time() if end is None else end
     url = getattr(prom, "url", "?")
-    present = prom.instant(f'{PRESENCE_SERIES}{{job="{BROKER_JOB}"}}', end)
+    # Any sample in the window, not the one at its end: a failed scrape marks the series stale at
+    # once, and a broker whose last scrape failed is still there (scrape health says how well).
+    span = f"{max(1, int(window_s * 1000))}ms"
+    present = prom.instant(f'last_over_time({PRESENCE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
     if not any("broker" in s.labels for s in present):
         translator = getattr(prom, "translator", None)
         if translator is not None and translator.detection is not None and not translator.identity:
@@ -146,7 +149,7 @@ def take_snapshot(
             broker = sample.labels.get("broker")
             if broker is not None:
                 by_broker.setdefault(broker, {})[field] = sample.value
-    for sample in prom.instant(f'{THREAD_SERIES}{{job="{BROKER_JOB}"}}', end):
+    for sample in prom.instant(f'last_over_time({THREAD_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end):
         broker = sample.labels.get("broker")
         if broker is not None:
             row = by_broker.setdefault(broker, {})
