@@ -87,6 +87,13 @@ def up(
         " that metric dialect's naming (docs/targets.md); kbt's own commands then need a target"
         " file naming it.",
     ),
+    kubernetes_job: bool = typer.Option(
+        False,
+        "--kubernetes-job",
+        help="Also scrape the brokers the way a Kubernetes Prometheus labels a Strimzi cluster (job"
+        " kafka, pod my-cluster-kafka-N, namespace kafka): a target file with `brokers: {job: kafka,"
+        " broker_label: pod, matchers: {namespace: kafka}}` reads them (docs/targets.md).",
+    ),
     listen_address: str | None = typer.Option(
         None,
         "--listen-address",
@@ -107,6 +114,7 @@ def up(
             "security": security,
             "via_toxiproxy": via_toxiproxy,
             "jmx_rules": jmx_rules,
+            "kubernetes_job": kubernetes_job,
             "listen_address": listen_address,
         }
     )
