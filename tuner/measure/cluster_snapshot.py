@@ -121,7 +121,8 @@ def take_snapshot(
     # once, and a broker whose last scrape failed is still there (scrape health says how well).
     span = f"{max(1, int(window_s * 1000))}ms"
     present = prom.instant(f'last_over_time({PRESENCE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
-    if not any("broker" in s.labels for s in present):
+    health = scrape_health(prom, window_s, end)
+    if not any("broker" in s.labels for s in present) and not health:
         translator = getattr(prom, "translator", None)
         if translator is not None and translator.detection is not None and not translator.identity:
             raise EnvironmentProblem(
@@ -159,12 +160,12 @@ def take_snapshot(
             by_broker.setdefault(s.labels["broker"], {})
     # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
     # from the few samples left is never reported.
-    for broker, health in scrape_health(prom, window_s, end).items():
+    for broker, figures in health.items():
         row = by_broker.setdefault(broker, {})
-        if unmeasured(health):
+        if unmeasured(figures):
             row.clear()
             row["measured"] = False
-        row.update(health)
+        row.update(figures)
     brokers = [{"broker": b, **f} for b, f in sorted(by_broker.items(), key=lambda i: broker_order(i[0]))]
     busy = sorted(
         ((t, f) for t, f in by_topic.items() if f.get("partition_appends_per_s", 0.0) > 0),
