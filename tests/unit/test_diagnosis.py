@@ -173,8 +173,8 @@ def test_missing_idle_ratios_warn() -> None:
 
 def test_topics_flagged_small() -> None:
     topics = [
-        TopicSnapshot(topic="logs", produce_requests_per_s=800.0, bytes_in_per_s=800 * 700.0),
-        TopicSnapshot(topic="events", produce_requests_per_s=10.0, bytes_in_per_s=10 * 50_000.0),
+        TopicSnapshot(topic="logs", partition_appends_per_s=800.0, bytes_in_per_s=800 * 700.0),
+        TopicSnapshot(topic="events", partition_appends_per_s=10.0, bytes_in_per_s=10 * 50_000.0),
     ]
     d = diagnose(_snap(_broker(), topics=topics), T)
     assert [(t.topic, t.small) for t in d.topics] == [("logs", True), ("events", False)]
@@ -213,4 +213,5 @@ def test_snapshot_queries_come_from_the_catalog() -> None:
         "avg_over_time((avg by (broker)(kafka_network_processor_avg_idle_ratio))"
     )
     assert q["network_idle_ratio"].endswith("[300000ms:15000ms])")
-    assert "topic" in q["topic.produce_requests_per_s"]
+    assert "topic" in q["topic.partition_appends_per_s"]
+    assert "kafka_server_produce_requests_total" in q["partition_appends_per_s"]

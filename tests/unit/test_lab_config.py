@@ -178,6 +178,17 @@ def test_prometheus_config(tmp_path: Path) -> None:
     assert len(prometheus_config(cfg(tmp_path, client_exporter_count=0))["scrape_configs"]) == 1
 
 
+def test_kubernetes_style_job_scrapes_the_same_exporters(tmp_path: Path) -> None:
+    conf = prometheus_config(cfg(tmp_path, brokers=2, client_exporter_count=0, kubernetes_job=True))
+    ours, k8s = conf["scrape_configs"]
+    assert k8s["job_name"] == "kafka"
+    assert [t["targets"] for t in k8s["static_configs"]] == [t["targets"] for t in ours["static_configs"]]
+    assert [t["labels"] for t in k8s["static_configs"]] == [
+        {"pod": "my-cluster-kafka-1", "namespace": "kafka"},
+        {"pod": "my-cluster-kafka-2", "namespace": "kafka"},
+    ]
+
+
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed (make install)")
 def test_promtool_accepts_the_config(tmp_path: Path) -> None:
     path = tmp_path / "prometheus.yml"

@@ -8,9 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.redact import scrub
-from tuner.measure.dialects import DIALECTS, MissingSeries, Translator, detect, dialect_names
+from tuner.measure.dialects import (
+    DIAGNOSE_NEEDS,
+    DIALECTS,
+    MissingSeries,
+    Translator,
+    assess,
+    detect,
+    dialect_names,
+)
 from tuner.measure.promql import QUERIES, promql
 from tuner.target import TargetLimits, resolve_target
 from tuner.target.base import Target
@@ -189,10 +197,19 @@ def test_candidate_names_follow_what_is_present() -> None:
 
 def test_missing_series_says_why() -> None:
     t = Translator(DIALECTS["strimzi"])
-    with pytest.raises(MissingSeries, match=r"drops kafka\.network RequestMetrics"):
-        t.translate(promql("PRODUCE_TOTAL_P999_MS", "30s"))
-    # Produce requests still come from BrokerTopicMetrics.
-    assert "totalproducerequests_total" in t.translate(PRODUCE)
+    with pytest.raises(MissingSeries, match=r"MeanRate"):
+        t.translate("avg by (broker)(kafka_server_request_handler_avg_idle_ratio)")
+
+
+@pytest.mark.parametrize("name", ["strimzi", "upstream", "confluent"])
+def test_requests_come_from_request_metrics_never_from_per_partition_counts(name: str) -> None:
+    """BrokerTopicMetrics' TotalProduceRequests counts once per partition a request carries: it never
+    stands in for the request count (Strimzi keeps RequestMetrics, in its generic PerSec rules)."""
+    t = Translator(DIALECTS[name])
+    for query in ("PRODUCE_REQUESTS_RATE", "FETCH_REQUESTS_RATE", "BYTES_PER_PRODUCE_REQUEST"):
+        out = t.translate(promql(query, "30s"))
+        assert "requestmetrics_requests" in out and "totalproducerequests" not in out, out
+    assert "requestmetrics_totaltimems" in t.translate(promql("PRODUCE_TOTAL_P999_MS", "30s"))
 
 
 @pytest.mark.parametrize("name", ["strimzi", "upstream", "confluent"])
@@ -210,8 +227,32 @@ def test_every_catalog_query_translates_or_names_its_missing_series(name: str) -
 
 @pytest.mark.parametrize("name", ["strimzi", "upstream", "confluent"])
 def test_detection_picks_the_dialect_whose_names_are_present(name: str) -> None:
-    chosen, _ = detect(dialect_names(DIALECTS[name]) | {"process_cpu_seconds_total"})
-    assert chosen.name == name
+    found = detect(dialect_names(DIALECTS[name]) | {"process_cpu_seconds_total"})
+    assert found.dialect.name == name and found.missing == ()
+
+
+def test_detection_weighs_the_series_diagnose_needs_not_name_counts() -> None:
+    """Strimzi's naming with many upstream-only names beside it: the network idle series decides."""
+    strimzi = dialect_names(DIALECTS["strimzi"])
+    upstream_only = dialect_names(DIALECTS["upstream"]) - strimzi
+    found = detect(strimzi | upstream_only - {"kafka_network_socketserver_networkprocessoravgidlepercent"})
+    assert found.dialect.name == "strimzi" and "kafka_network_processor_avg_idle_ratio" in found.found
+    # A Strimzi copy whose rules exclude RequestMetrics: still Strimzi, the request series named missing.
+    bare = {n for n in strimzi if "requestmetrics" not in n}
+    found = detect(bare)
+    assert found.dialect.name == "strimzi"
+    assert "kafka_network_requests_total" in found.missing and "missing: " in found.statement()
+
+
+@given(st.sets(st.sampled_from(sorted(set().union(*(dialect_names(d) for d in DIALECTS.values()))))))
+def test_detection_states_what_it_found_for_any_present_set(present: set[str]) -> None:
+    try:
+        found = detect(present)
+    except EnvironmentProblem:
+        assert all(not assess(d, present).found for d in DIALECTS.values())
+        return
+    assert set(found.found) | set(found.missing) == set(DIAGNOSE_NEEDS)
+    assert found.scores[found.dialect.name] == max(found.scores.values()) == len(found.found) > 0
 
 
 def _target(**caps: float) -> Target:

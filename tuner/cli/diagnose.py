@@ -196,6 +196,9 @@ def unavailable_notes(prom: Prometheus) -> None:
     """One stderr line per series the target's dialect lacks: the findings that need it were not
     made (never guessed)."""
     dialect = prom.translator.dialect.name if prom.translator is not None else "kbt"
+    detection = prom.translator.detection if prom.translator is not None else None
+    if detection is not None and not prom.translator.identity:  # type: ignore[union-attr]
+        sys.stderr.write(f"kbt: note: {detection.statement()}\n")
     for series, reason in sorted(prom.unavailable.items()):
         sys.stderr.write(
             f"kbt: note: figures from {series} cannot be made on the {dialect} dialect: {reason}\n"

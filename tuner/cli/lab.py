@@ -94,8 +94,16 @@ def up(
     jmx_rules: str = typer.Option(
         "kbt",
         "--jmx-rules",
-        help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream to export in that metric"
-        " dialect's naming (docs/targets.md); kbt's own commands then need a target file naming it.",
+        help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream / confluent to export in"
+        " that metric dialect's naming (docs/targets.md); kbt's own commands then need a target"
+        " file naming it.",
+    ),
+    kubernetes_job: bool = typer.Option(
+        False,
+        "--kubernetes-job",
+        help="Also scrape the brokers the way a Kubernetes Prometheus labels a Strimzi cluster (job"
+        " kafka, pod my-cluster-kafka-N, namespace kafka): a target file with `brokers: {job: kafka,"
+        " broker_label: pod, matchers: {namespace: kafka}}` reads them (docs/targets.md).",
     ),
     listen_address: str | None = typer.Option(
         None,
@@ -121,6 +129,7 @@ def up(
         "security": security,
         "via_toxiproxy": via_toxiproxy,
         "jmx_rules": jmx_rules,
+        "kubernetes_job": kubernetes_job,
         "listen_address": listen_address,
     }
     if profile is not None:  # the profile's values, except where a flag was given

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console, RenderableType
 from rich.live import Live
 from rich.table import Table
 
+from tuner.core.errors import KbtError
 from tuner.measure.live import LiveSample, LiveSampler
+from tuner.measure.prometheus import Prometheus
 from tuner.render.fit import PIPE_WIDTH, wrap
 from tuner.render.plain import fitted
 
@@ -49,9 +52,16 @@ class LiveFigures:
     """Starts a sampler per run; renders its readings. `live_ok` False: a caller's own live display
     (a progress bar) holds the terminal, so readings go to `on_row` instead of a table of ours."""
 
-    def __init__(self, console: Console, prometheus_url: str | None, scrape_interval_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        console: Console,
+        prometheus_url: str | None,
+        scrape_interval_s: float = 5.0,
+        target_file: Path | None = None,
+    ) -> None:
         self.console = console
         self.url = prometheus_url
+        self.target_file = target_file  # its Prometheus reads the target's dialect and auth
         self.scrape_interval_s = scrape_interval_s
         self.sampler: LiveSampler | None = None
         self.rows: dict[str, list[str]] = {}
@@ -88,11 +98,24 @@ class LiveFigures:
                 self.live.start()
             self.live.update(self._fitted(), refresh=True)
 
-        self.sampler = LiveSampler(self.url, show, self.scrape_interval_s)
+        prom = self._target_prometheus()
+        self.sampler = LiveSampler(self.url, show, self.scrape_interval_s, prometheus=prom)
         self.sampler.start()
 
     def _fitted(self) -> RenderableType:
         return fitted(self._table(), self.console.width)
+
+    def _target_prometheus(self) -> Prometheus | None:
+        """A target file's Prometheus (dialect resolved, auth applied); None on the lab or when the
+        target's Prometheus cannot be asked now (the sampler then reads what it can)."""
+        if self.target_file is None:
+            return None
+        from tuner.target import resolve_target
+
+        try:
+            return Prometheus.for_target(resolve_target(None, self.target_file), timeout_s=4.0)
+        except KbtError:
+            return None
 
     def _table(self) -> Table:
         table = Table(title="live (every 5 s)", title_justify="left")

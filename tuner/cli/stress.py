@@ -257,7 +257,9 @@ def stress(
             target_file=source,
             join_timeout_s=join_timeout,
         )
-        observer.live = LiveFigures(console, runner.target.prometheus_url, runner.target.scrape_interval_s)
+        observer.live = LiveFigures(
+            console, runner.target.prometheus_url, runner.target.scrape_interval_s, target_file
+        )
         try:
             outcome = runner.run(loaded, labels)
         except StressInterrupted as exc:

@@ -199,7 +199,7 @@ def sweep(
         with interruptible(), progress:
             runner = sweep_runner(lab_dir, results, observer=observer, target_file=source)
             found = runner.target
-            observer.live = LiveFigures(console, found.prometheus_url, found.scrape_interval_s)
+            observer.live = LiveFigures(console, found.prometheus_url, found.scrape_interval_s, target_file)
             try:
                 outcome = runner.run(loaded, resume=resume)
             except (KeyboardInterrupt, Interrupted):

@@ -98,7 +98,7 @@ def cluster_facts(target: Any) -> dict[str, Any]:
 def metric_facts(target: Any) -> dict[str, Any]:
     """The dialect detected (or named) and which of kbt's series the target's Prometheus holds."""
     from tuner.measure.catalog import SERIES
-    from tuner.measure.dialects import DIALECTS, MissingSeries, Source, detect, scope_matchers
+    from tuner.measure.dialects import DIALECTS, MissingSeries, Source, assess, detect, scope_matchers
     from tuner.measure.kafka_version import version_query
     from tuner.measure.prometheus import Prometheus
 
@@ -107,7 +107,8 @@ def metric_facts(target: Any) -> dict[str, Any]:
     prom = Prometheus(target.prometheus)
     sel = target.selectors
     present = prom.series_names(scope_matchers(sel.job, sel.matchers))
-    detected, scores = detect(present) if present else (None, {})
+    detection = detect(present) if present else None
+    detected = detection.dialect if detection else None
     chosen = DIALECTS[target.dialect] if target.dialect != "auto" else detected
     series: dict[str, str] = {}
     notes: dict[str, str] = {}
@@ -129,7 +130,8 @@ def metric_facts(target: Any) -> dict[str, Any]:
         "prometheus": prom.url,
         "dialect": chosen.name if chosen else None,
         "dialect_detected": detected.name if detected else None,
-        "dialect_scores": scores,
+        "dialect_scores": dict(detection.scores) if detection else {},
+        "dialect_statement": assess(chosen, present).statement() if chosen else None,
         "broker_label_values": sorted(s.labels.get(sel.broker_label, "") for s in brokers),
         "series": series,
         "notes": notes,
@@ -217,6 +219,8 @@ def _print(r: dict[str, Any]) -> None:
         out("  prometheus: none named (sweeps record no broker figures; diagnose cannot run)")
         return
     out(f"  prometheus {r['prometheus']}: dialect {r['dialect']} (detected {r['dialect_detected']})")
+    if r.get("dialect_statement"):
+        out(f"  {r['dialect_statement']}")
     out(f"  brokers seen by Prometheus: {', '.join(r['broker_label_values']) or 'none'}")
     for name, state in r["series"].items():
         note = f" ({r['notes'][name]})" if name in r["notes"] else ""

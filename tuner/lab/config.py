@@ -85,8 +85,13 @@ class LabConfig(Frozen):
         "plaintext", description="add a SASL_SSL (SCRAM-SHA-512 over TLS) listener per broker"
     )
     via_toxiproxy: bool = Field(False, description="clients reach each broker through a Toxiproxy proxy")
-    jmx_rules: Literal["kbt", "strimzi", "upstream"] = Field(
+    jmx_rules: Literal["kbt", "strimzi", "upstream", "confluent"] = Field(
         "kbt", description="the brokers' jmx_exporter rules: kbt's, or another metric dialect's naming"
+    )
+    kubernetes_job: bool = Field(
+        False,
+        description="also scrape every broker's exporter the way a Kubernetes Prometheus labels a Strimzi"
+        " cluster (job kafka, pod my-cluster-kafka-<N>, namespace kafka, no broker label)",
     )
     listen_address: str | None = Field(
         None,

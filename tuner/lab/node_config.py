@@ -17,6 +17,7 @@ JMX_DIALECT_RULES = {
     "kbt": JMX_RULES,
     "strimzi": Path("exporters") / "jmx" / "strimzi-style.yml",
     "upstream": Path("exporters") / "jmx" / "upstream-example.yml",
+    "confluent": Path("exporters") / "jmx" / "confluent-style.yml",
 }
 INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
 EXTERNAL_LISTENER = "EXTERNAL"  # PLAINTEXT on the lab's listen address (load from other hosts)

@@ -38,12 +38,33 @@ def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
         "rule_files": [str(repo_root() / RULE_FILES)],
         "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers, "relabel_configs": cluster}],
     }
+    config["scrape_configs"] += kubernetes_scrape_config(cfg, cluster)
     if cfg.client_exporter_ports:
         clients = [{"targets": [f"{LOOPBACK}:{port}" for port in cfg.client_exporter_ports]}]
         config["scrape_configs"].append(
             {"job_name": CLIENT_JOB, "static_configs": clients, "relabel_configs": cluster}
         )
     return config
+
+
+# LabConfig.kubernetes_job: the brokers' exporters scraped a second time the way a Kubernetes
+# Prometheus (pod service discovery) labels a Strimzi cluster's brokers.
+KUBERNETES_JOB = "kafka"
+KUBERNETES_POD = "my-cluster-kafka-{node}"
+KUBERNETES_NAMESPACE = "kafka"
+
+
+def kubernetes_scrape_config(cfg: LabConfig, cluster: list[dict[str, str]]) -> list[dict[str, Any]]:
+    if not cfg.kubernetes_job:
+        return []
+    targets = [
+        {
+            "targets": [f"{LOOPBACK}:{cfg.jmx_port(n)}"],
+            "labels": {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE},
+        }
+        for n in cfg.node_ids
+    ]
+    return [{"job_name": KUBERNETES_JOB, "static_configs": targets, "relabel_configs": cluster}]
 
 
 def render_prometheus_config(cfg: LabConfig) -> str:

@@ -19,10 +19,12 @@ from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
 from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
 from tuner.measure.series_names import BROKER_START_SERIES
+from tuner.spec.thresholds import THRESHOLDS
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
 SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
     "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE", "rate"),
+    "partition_appends_per_s": ("PARTITION_APPENDS_RATE", "rate"),
     "bytes_in_per_s": ("BYTES_IN_RATE", "rate"),
     "messages_in_per_s": ("MESSAGES_IN_RATE", "rate"),
     "network_idle_ratio": ("NETWORK_IDLE", "avg"),
@@ -44,9 +46,11 @@ SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
     "fetch_consumer_p99_ms": ("FETCH_CONSUMER_TOTAL_P99_MS", "max"),
     "cpu_cores": ("BROKER_CPU_CORES", "rate"),
 }
-# Topic figures, summed over the brokers (queries grouped by topic).
+# Topic figures, summed over the brokers (queries grouped by topic). Per topic Kafka counts partition
+# appends (TotalProduceRequests{topic}), never requests: a request carrying three partitions of a
+# topic counts three times there.
 TOPIC_FIELDS: dict[str, tuple[str, str]] = {
-    "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE_BY_TOPIC", "rate"),
+    "partition_appends_per_s": ("PRODUCE_REQUESTS_RATE_BY_TOPIC", "rate"),
     "bytes_in_per_s": ("BYTES_IN_RATE_BY_TOPIC", "rate"),
 }
 # The per-thread idle series: its series count per broker is the broker's network thread count.
@@ -61,6 +65,47 @@ def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:
     return fields
 
 
+# Scrape health per broker over the window (Prometheus' own series for each scrape of the target).
+SCRAPE_FIELDS: dict[str, str] = {
+    "scrape_attempts": "sum by (broker)(count_over_time(up{{{scope}}}[{w}]))",
+    "scrape_samples": "sum by (broker)(sum_over_time(up{{{scope}}}[{w}]))",
+    "scrape_duration_max_s": "max by (broker)(max_over_time(scrape_duration_seconds{{{scope}}}[{w}]))",
+}
+
+
+def _scope(prom: PrometheusReader) -> str:
+    """The matchers of the target's broker scrapes (`up` carries the job and target labels only)."""
+    translator = getattr(prom, "translator", None)
+    if translator is None:
+        return f'job="{BROKER_JOB}"'
+    matchers = {"job": translator.job, **translator.matchers}
+    return ",".join(f'{k}="{v}"' for k, v in matchers.items())
+
+
+def scrape_health(prom: PrometheusReader, window_s: float, end: float) -> dict[str, dict[str, float]]:
+    """Per broker: scrapes attempted and answered in the window, the slowest scrape, and the share
+    answered (scrape_coverage)."""
+    scope, w = _scope(prom), f"{max(1, int(window_s * 1000))}ms"
+    out: dict[str, dict[str, float]] = {}
+    for field, template in SCRAPE_FIELDS.items():
+        for sample in prom.instant(template.format(scope=scope, w=w), end):
+            broker = sample.labels.get("broker")
+            if broker is not None and math.isfinite(sample.value):
+                out.setdefault(broker, {})[field] = sample.value
+    for row in out.values():
+        attempts = row.get("scrape_attempts", 0.0)
+        row["scrape_coverage"] = row.get("scrape_samples", 0.0) / attempts if attempts else 0.0
+    return out
+
+
+def unmeasured(health: dict[str, float]) -> bool:
+    """Too few answered scrapes in the window for any rate: the broker is reported unmeasured."""
+    return (
+        health.get("scrape_samples", 0.0) < THRESHOLDS.scrape_samples_min
+        or health.get("scrape_coverage", 0.0) < THRESHOLDS.scrape_coverage_min
+    )
+
+
 def take_snapshot(
     prom: PrometheusReader,
     window_s: float,
@@ -73,14 +118,24 @@ def take_snapshot(
     (Unreachable / PrometheusError come from the client as they are)."""
     end = time.time() if end is None else end
     url = getattr(prom, "url", "?")
-    present = prom.instant(f'{PRESENCE_SERIES}{{job="{BROKER_JOB}"}}', end)
-    if not any("broker" in s.labels for s in present):
+    # Any sample in the window, not the one at its end: a failed scrape marks the series stale at
+    # once, and a broker whose last scrape failed is still there (scrape health says how well).
+    span = f"{max(1, int(window_s * 1000))}ms"
+    present = prom.instant(f'last_over_time({PRESENCE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
+    health = scrape_health(prom, window_s, end)
+    if not any("broker" in s.labels for s in present) and not health:
+        translator = getattr(prom, "translator", None)
+        if translator is not None and translator.detection is not None and not translator.identity:
+            raise EnvironmentProblem(
+                f"Prometheus at {url} has no network idle series for the target's brokers"
+                f" ({translator.detection.statement()})"
+            )
         raise EnvironmentProblem(
             f'Prometheus at {url} has no kbt broker metrics ({PRESENCE_SERIES}{{job="{BROKER_JOB}"}} '
             "with a broker label): is it scraping brokers with exporters/jmx/kafka-broker.yml?"
         )
     queries = snapshot_queries(window_s, step_s)
-    by_broker: dict[str, dict[str, float | int]] = {}
+    by_broker: dict[str, dict[str, float | int | bool]] = {}
     by_topic: dict[str, dict[str, float]] = {}
     for field, expr in queries.items():
         for sample in prom.instant(expr, end):
@@ -96,7 +151,7 @@ def take_snapshot(
             broker = sample.labels.get("broker")
             if broker is not None:
                 by_broker.setdefault(broker, {})[field] = sample.value
-    for sample in prom.instant(f'{THREAD_SERIES}{{job="{BROKER_JOB}"}}', end):
+    for sample in prom.instant(f'last_over_time({THREAD_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end):
         broker = sample.labels.get("broker")
         if broker is not None:
             row = by_broker.setdefault(broker, {})
@@ -109,10 +164,18 @@ def take_snapshot(
     for s in present:
         if "broker" in s.labels:
             by_broker.setdefault(s.labels["broker"], {})
+    # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
+    # from the few samples left is never reported.
+    for broker, figures in health.items():
+        row = by_broker.setdefault(broker, {})
+        if unmeasured(figures):
+            row.clear()
+            row["measured"] = False
+        row.update(figures)
     brokers = [{"broker": b, **f} for b, f in sorted(by_broker.items(), key=lambda i: broker_order(i[0]))]
     busy = sorted(
-        ((t, f) for t, f in by_topic.items() if f.get("produce_requests_per_s", 0.0) > 0),
-        key=lambda item: (-item[1].get("produce_requests_per_s", 0.0), item[0]),
+        ((t, f) for t, f in by_topic.items() if f.get("partition_appends_per_s", 0.0) > 0),
+        key=lambda item: (-item[1].get("partition_appends_per_s", 0.0), item[0]),
     )
     topics = [{"topic": t, **f} for t, f in busy]
     return {

@@ -114,7 +114,6 @@ def _remote_missing() -> dict[str, Source | Missing]:
 _VERSION_NOT_MAPPED = Missing(
     "app-info's Version is a label, read as found (kbt target check), not translated"
 )
-_NO_REQUEST_METRICS = Missing("Strimzi's kafka-metrics.yaml drops kafka.network RequestMetrics")
 _HANDLER_COUNT = (
     "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count",
     "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total",
@@ -150,6 +149,20 @@ def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | 
     }
 
 
+# RequestMetrics as the jmx_exporter Kafka example and Strimzi's kafka-metrics.yaml name them: the
+# RequestsPerSec meter by its two-key PerSec rule (request, version), the histograms' percentiles by
+# their one-key percentile rule (request, quantile "0.<N>"). Counted once per request, whatever the
+# number of partitions the request carries (BrokerTopicMetrics counts once per partition).
+def _request_metrics(requests: str) -> dict[str, Source | Missing]:
+    return {
+        "kafka_network_requests_total": Source((requests,)),
+        "kafka_network_request_time_ms": _phases(),
+        "kafka_network_request_bytes": Source(
+            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
+        ),
+    }
+
+
 STRIMZI = Dialect(
     "strimzi",
     "Strimzi kafka-metrics.yaml",
@@ -158,20 +171,10 @@ STRIMZI = Dialect(
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
         ),
-        # RequestMetrics are dropped; BrokerTopicMetrics still count produce and fetch requests, once
-        # per partition a request carries (equal to the request count when each request carries one).
-        "kafka_network_requests_total": Source(
-            (),
-            extra={"topic": ""},
-            by_label="request",
-            by_value={
-                "Produce": ("kafka_server_brokertopicmetrics_totalproducerequests_total",),
-                "Fetch": ("kafka_server_brokertopicmetrics_totalfetchrequests_total",),
-            },
-            note="from BrokerTopicMetrics: a request is counted once per partition it carries",
-        ),
-        "kafka_network_request_time_ms": _NO_REQUEST_METRICS,
-        "kafka_network_request_bytes": _NO_REQUEST_METRICS,
+        # Strimzi's generic PerSec and percentile rules keep RequestMetrics. A copy whose rules
+        # exclude RequestMetrics leaves these absent: detection then names them missing, and
+        # BrokerTopicMetrics' per-partition counts never stand in for requests.
+        **_request_metrics("kafka_network_requestmetrics_requests_total"),
     },
 )
 
@@ -183,11 +186,7 @@ UPSTREAM = Dialect(
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "the example rules export only the handler meter's Count"
         ),
-        "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requests_total",)),
-        "kafka_network_request_time_ms": _phases(),
-        "kafka_network_request_bytes": Source(
-            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
-        ),
+        **_request_metrics("kafka_network_requestmetrics_requests_total"),
     },
 )
 
@@ -211,8 +210,13 @@ CONFLUENT = Dialect(
         "kafka_server_request_handler_idle_ns_total": Source(
             ("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",)
         ),
+        # The handler meter's OneMinuteRate by its own rule: `_oneminuterate` in the current file,
+        # `_total` (typed GAUGE) before 2025.
         "kafka_server_request_handler_avg_idle_ratio": Source(
-            ("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",)
+            (
+                "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_oneminuterate",
+                "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
+            )
         ),
         "kafka_log_flush_total": Source(
             ("kafka_log_logflushstats_logflushrateandtimems",), extra={"quantile": ""}
@@ -220,11 +224,8 @@ CONFLUENT = Dialect(
         "kafka_log_flush_time_ms": Source(
             ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
         ),
-        "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec",)),
-        "kafka_network_request_time_ms": _phases(),
-        "kafka_network_request_bytes": Source(
-            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
-        ),
+        # Its generic two-key (Count|Value) rule comes before the RequestsPerSec rule of its own.
+        **_request_metrics("kafka_network_requestmetrics_requestspersec"),
     },
 )
 
@@ -279,6 +280,7 @@ class Translator:
     matchers: Mapping[str, str] = field(default_factory=dict)
     broker_label: str = "broker"
     present: frozenset[str] = frozenset()
+    detection: Detection | None = None  # how the dialect was chosen (`dialect: auto`) or checked
 
     @property
     def identity(self) -> bool:
@@ -368,18 +370,69 @@ class Translator:
         return out
 
 
-def detect(present: set[str]) -> tuple[Dialect, dict[str, int]]:
-    """The dialect whose names the present series match best (score: names found per dialect).
-    EnvironmentProblem when none of them is present."""
-    scores = {d.name: len(dialect_names(d) & present) for d in DIALECTS.values() if d.name != "kbt"}
-    scores["kbt"] = len({s.name for s in SERIES if s.from_rules} & present)
-    best = max(scores, key=lambda n: (scores[n], n == "kbt"))
+# The series `kbt diagnose` reads for its verdict (network idle, produce requests, handler idle, bytes
+# per request, the request queue and its wait): detection weighs a dialect by which of these it finds.
+DIAGNOSE_NEEDS: tuple[str, ...] = (
+    "kafka_network_processor_avg_idle_ratio",
+    "kafka_network_processor_idle_ratio",
+    "kafka_network_requests_total",
+    "kafka_server_request_handler_idle_ns_total",
+    "kafka_server_bytes_in_total",
+    "kafka_server_messages_in_total",
+    "kafka_network_request_queue_size",
+    "kafka_network_request_time_ms",
+    "kafka_network_request_bytes",
+)
+
+
+def _candidates(d: Dialect, series: str) -> set[str]:
+    src = d.source(series)
+    if isinstance(src, Missing):
+        return set()
+    return set(src.names) | {n for names in src.by_value.values() for n in names}
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The dialect picked for a target and why: which of the series diagnose needs it finds."""
+
+    dialect: Dialect
+    found: tuple[str, ...]  # kbt names of DIAGNOSE_NEEDS present under the dialect
+    missing: tuple[str, ...]  # kbt names of DIAGNOSE_NEEDS absent (or not exported) under it
+    scores: Mapping[str, int]  # dialect -> how many of DIAGNOSE_NEEDS it finds
+
+    def statement(self) -> str:
+        need = len(DIAGNOSE_NEEDS)
+        name, found = self.dialect.name, len(self.found)
+        line = f"metric dialect {name}: {found} of the {need} series diagnose reads present"
+        if self.missing:
+            line += "; missing: " + ", ".join(self.missing)
+        return line
+
+
+def assess(d: Dialect, present: set[str] | frozenset[str]) -> Detection:
+    """Which of the series diagnose needs `d`'s names find among `present`."""
+    found = tuple(s for s in DIAGNOSE_NEEDS if _candidates(d, s) & present)
+    missing = tuple(s for s in DIAGNOSE_NEEDS if s not in found)
+    return Detection(d, found, missing, {})
+
+
+def detect(present: set[str] | frozenset[str]) -> Detection:
+    """The dialect under which the most of the series diagnose needs are present (ties: the one whose
+    names match more series overall, then kbt's own). A dialect is chosen for what diagnose can read
+    under it, not for how many names happen to match: Strimzi and the upstream example share most
+    names and differ in the network idle series. EnvironmentProblem when none of them is present."""
+    scores = {name: len(assess(d, present).found) for name, d in DIALECTS.items()}
+    overall = {name: len(dialect_names(d) & present) for name, d in DIALECTS.items() if name != "kbt"}
+    overall["kbt"] = len({s.name for s in SERIES if s.from_rules} & present)
+    best = max(DIALECTS, key=lambda n: (scores[n], overall[n], n == "kbt"))
     if scores[best] == 0:
         raise EnvironmentProblem(
             "no broker series of any known dialect (kbt, strimzi, upstream, confluent) under the"
             " target's job and matchers"
         )
-    return DIALECTS[best], scores
+    chosen = assess(DIALECTS[best], present)
+    return Detection(chosen.dialect, chosen.found, chosen.missing, scores)
 
 
 def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
@@ -391,8 +444,5 @@ def resolve_translator(prom: PrometheusReaderWithNames, target: Target) -> Trans
     its job and matchers), its selectors, and the names present (to pick among candidates)."""
     sel = target.selectors
     present = prom.series_names(scope_matchers(sel.job, sel.matchers))
-    if target.dialect == "auto":
-        chosen, _ = detect(present)
-    else:
-        chosen = dialect(target.dialect)
-    return Translator(chosen, sel.job, dict(sel.matchers), sel.broker_label, frozenset(present))
+    found = detect(present) if target.dialect == "auto" else assess(dialect(target.dialect), present)
+    return Translator(found.dialect, sel.job, dict(sel.matchers), sel.broker_label, frozenset(present), found)

@@ -68,8 +68,11 @@ class LiveSampler:
         on_sample: Callable[[LiveSample], None],
         scrape_interval_s: float = 5.0,
         interval_s: float = INTERVAL_S,
+        prometheus: Prometheus | None = None,
     ) -> None:
-        self.prom = Prometheus(prometheus_url, timeout_s=min(interval_s, 4.0))
+        # A target's Prometheus comes with its auth and metric dialect: the broker query is
+        # translated to the names its brokers export (Prometheus.for_target).
+        self.prom = prometheus or Prometheus(prometheus_url, timeout_s=min(interval_s, 4.0))
         self.on_sample = on_sample
         self.scrape_interval_s = scrape_interval_s
         self.interval_s = interval_s

@@ -87,6 +87,13 @@ QUERIES: tuple[Query, ...] = (
     ),
     Query("PRODUCE_REQUESTS_RATE", _PRODUCE_REQS, "req/s", "Produce requests per second per broker."),
     Query(
+        "PARTITION_APPENDS_RATE",
+        _rate('kafka_server_produce_requests_total{topic=""}'),
+        "appends/s",
+        "Partition batches appended per second per broker (TotalProduceRequests: once per partition a"
+        " produce request carries; equal to the request rate only for one-partition requests).",
+    ),
+    Query(
         "FETCH_REQUESTS_RATE",
         _rate('kafka_network_requests_total{request="Fetch"}'),
         "req/s",

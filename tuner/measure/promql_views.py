@@ -39,8 +39,9 @@ BREAKDOWN_QUERIES: tuple[Query, ...] = (
     Query(
         "PRODUCE_REQUESTS_RATE_BY_TOPIC",
         _rate_by("topic", 'kafka_server_produce_requests_total{topic!=""}'),
-        "req/s",
-        "Produce requests per second that carried each topic (a request with two topics counts twice).",
+        "appends/s",
+        "Partition batches of each topic appended per second (TotalProduceRequests{topic}: once per"
+        " partition a produce request carries, not once per request).",
     ),
     Query(
         "FETCH_REQUESTS_RATE_BY_TOPIC",

@@ -20,6 +20,7 @@ from tuner.core.errors import ExitStatus
 from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.model.diagnosis_scrape import unmeasured_broker
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
 Status = Literal["healthy", "warning", "critical"]
@@ -76,8 +77,8 @@ class BrokerDiagnosis(Frozen):
 
 class TopicNote(Frozen):
     topic: str
-    produce_requests_per_s: float
-    bytes_per_produce_request: float | None
+    partition_appends_per_s: float  # once per partition batch, not per request
+    bytes_per_partition_append: float | None
     small: bool
 
 
@@ -419,14 +420,17 @@ def diagnose(
 ) -> Diagnosis:
     limit, source = small_request_limit(thresholds, model)
     opened = snapshot.end - snapshot.window_s
-    brokers = [diagnose_broker(b, thresholds, model, limit, opened) for b in snapshot.brokers]
+    brokers = [
+        diagnose_broker(b, thresholds, model, limit, opened) if b.measured else unmeasured_broker(b, limit)
+        for b in snapshot.brokers
+    ]
     status = _worst("healthy", *(b.status for b in brokers))
     topics = [
         TopicNote(
             topic=t.topic,
-            produce_requests_per_s=t.produce_requests_per_s,
-            bytes_per_produce_request=t.bytes_per_produce_request,
-            small=t.bytes_per_produce_request is not None and t.bytes_per_produce_request < limit,
+            partition_appends_per_s=t.partition_appends_per_s,
+            bytes_per_partition_append=t.bytes_per_partition_append,
+            small=t.bytes_per_partition_append is not None and t.bytes_per_partition_append < limit,
         )
         for t in snapshot.topics
     ]

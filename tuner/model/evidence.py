@@ -7,6 +7,7 @@ import json
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
@@ -48,6 +49,7 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     window = client.window_s
     by_broker = client.produce_requests_by_broker
     busiest = max(by_broker.values()) / window if by_broker else None
+    busiest_on: Literal["client", "brokers"] | None = "client" if busiest is not None else None
     p99 = client.delivery_latency_ms.p99
     memory = client.max_producer_rss_mb
     multi = kind_of(record.plan.profile).multi_partition_requests
@@ -70,10 +72,17 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
         # brokers' count of the run's requests stands in.
         requests_per_s = broker_rate
         records_per_request = client.records_per_s / broker_rate
+    if busiest is None and broker is not None:
+        # No per-broker split of the client's own: the busiest broker as the brokers counted it
+        # (once per request for multi-partition clients), never the all-broker total.
+        field = "produce_requests_per_s" if multi else "topic_produce_requests_per_s"
+        if rates := broker.values(field):
+            busiest, busiest_on = max(rates), "brokers"
     return Measured(
         run_id=record.run_id,
         requests_per_s=requests_per_s,
         busiest_broker_requests_per_s=busiest,
+        busiest_broker_measured_on=busiest_on,
         broker_requests_per_s=broker_rate,
         records_per_s=client.records_per_s,
         records_per_request=records_per_request,

@@ -46,6 +46,8 @@ def broker_table(d: Diagnosis) -> Table:
         reqs = _num(s.produce_requests_per_s, "{:.1f}")
         if per_thread is not None:
             reqs += f" ({per_thread:.0f}/thr)"
+        if (parts := s.partitions_per_produce_request) is not None:
+            reqs += f" {parts:.1f} part/req"
         table.add_row(
             b.broker,
             Text(b.status, style=STYLE[b.status]),
@@ -71,14 +73,17 @@ def _mb(value: float | None) -> float | None:
 def topic_table(d: Diagnosis) -> Table | None:
     if not d.topics:
         return None
-    table = Table(title="top topics by produce request rate", title_justify="left")
-    for col in ("topic", "produce req/s", "B/request", "small"):
+    table = Table(
+        title="top topics by partition appends (once per partition a request carries, not per request)",
+        title_justify="left",
+    )
+    for col in ("topic", "appends/s", "B/append", "small"):
         table.add_column(col, justify="left" if col == "topic" else "right")
     for t in d.topics:
         table.add_row(
             t.topic,
-            f"{t.produce_requests_per_s:.1f}",
-            _bytes(t.bytes_per_produce_request),
+            f"{t.partition_appends_per_s:.1f}",
+            _bytes(t.bytes_per_partition_append),
             Text("yes", style="yellow") if t.small else "no",
         )
     return table

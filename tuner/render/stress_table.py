@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
 from tuner.store.stress import StressStep
 
@@ -45,7 +46,9 @@ def stress_table(records: Sequence[RunRecord], title: str) -> Table:
         step = record.stress
         if step is None:
             continue
-        broker_req = record.broker.topic_produce_requests_per_s if record.broker else None
+        # Once per request (RequestMetrics) for clients whose requests carry several partitions.
+        multi = kind_of(record.plan.profile).multi_partition_requests
+        broker_req = record.broker.run_produce_requests_per_s(multi) if record.broker else None
         verdict = step.verdict
         style = VERDICT_STYLE.get(verdict, "dim")
         problems = "; ".join(record.problems)

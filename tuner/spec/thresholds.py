@@ -40,6 +40,8 @@ class Thresholds(StrictModel):
     read_back_max_s: float = Field(gt=0)
     request_queue_full_share: float = Field(gt=0, le=1)
     host_busy_contended: float = Field(gt=0, le=1)
+    scrape_coverage_min: float = Field(gt=0, le=1)
+    scrape_samples_min: int = Field(ge=2)
 
 
 def _load() -> Thresholds:

@@ -69,6 +69,11 @@ class Measured(Frozen):
     run_id: str
     requests_per_s: float = Field(description="Client produce requests/s in the measured window.")
     busiest_broker_requests_per_s: float | None = None
+    busiest_broker_measured_on: Literal["client", "brokers"] | None = Field(
+        default=None,
+        description="Whose count the busiest broker's rate is: the client's own per-broker split, or"
+        " the brokers' per-request counters (a client with no per-broker count, e.g. real Filebeat).",
+    )
     broker_requests_per_s: float | None = Field(default=None, description="Broker-side, the run's topics.")
     records_per_s: float
     records_per_request: float | None = None

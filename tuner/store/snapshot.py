@@ -13,7 +13,8 @@ class BrokerSnapshot(Frozen):
 
     broker: str
     network_threads: int | None = None
-    produce_requests_per_s: float | None = None
+    produce_requests_per_s: float | None = None  # RequestMetrics: once per request
+    partition_appends_per_s: float | None = None  # TotalProduceRequests: once per partition batch
     bytes_in_per_s: float | None = None
     messages_in_per_s: float | None = None
     network_idle_ratio: float | None = None
@@ -35,6 +36,13 @@ class BrokerSnapshot(Frozen):
     fetch_consumer_p99_ms: float | None = None
     cpu_cores: float | None = None
     started_at: float | None = None  # the broker JVM's start, epoch seconds
+    # Scrape health over the window: scrapes Prometheus attempted and the broker's exporter answered,
+    # their share, the slowest; `measured` False when too few answered (no figure above is kept).
+    measured: bool = True
+    scrape_attempts: float | None = None
+    scrape_samples: float | None = None
+    scrape_coverage: float | None = None
+    scrape_duration_max_s: float | None = None
 
     @property
     def bytes_per_produce_request(self) -> float | None:
@@ -43,6 +51,12 @@ class BrokerSnapshot(Frozen):
     @property
     def records_per_produce_request(self) -> float | None:
         return _ratio(self.messages_in_per_s, self.produce_requests_per_s)
+
+    @property
+    def partitions_per_produce_request(self) -> float | None:
+        """Partition batches a produce request carries on average (1 for librdkafka; more for
+        Sarama / Filebeat, the Java producer, franz-go)."""
+        return _ratio(self.partition_appends_per_s, self.produce_requests_per_s)
 
     @property
     def bytes_per_fetch_request(self) -> float | None:
@@ -56,13 +70,15 @@ class BrokerSnapshot(Frozen):
 
 
 class TopicSnapshot(Frozen):
+    """Per topic Kafka counts partition appends, not requests (TotalProduceRequests{topic})."""
+
     topic: str
-    produce_requests_per_s: float = 0.0
+    partition_appends_per_s: float = 0.0
     bytes_in_per_s: float = 0.0
 
     @property
-    def bytes_per_produce_request(self) -> float | None:
-        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
+    def bytes_per_partition_append(self) -> float | None:
+        return _ratio(self.bytes_in_per_s, self.partition_appends_per_s)
 
 
 class ClusterSnapshot(Frozen):
@@ -73,7 +89,7 @@ class ClusterSnapshot(Frozen):
     window_s: float
     step_s: float
     brokers: list[BrokerSnapshot] = Field(default_factory=list)
-    topics: list[TopicSnapshot] = Field(default_factory=list)  # by produce requests/s, busiest first
+    topics: list[TopicSnapshot] = Field(default_factory=list)  # by partition appends/s, busiest first
     queries: dict[str, str] = Field(default_factory=dict)
 
     @property

@@ -135,9 +135,10 @@ def dashboard() -> db.Dashboard:
             span=8,
         ),
         series(
-            "Produce requests/s by topic",
+            "Partition appends/s by topic",
             [Target("PRODUCE_REQUESTS_RATE_BY_TOPIC", "{{topic}}", TOPIC_SCOPE)],
-            "Which topics' producers send the requests (topic variable).",
+            "Which topics' producers send the requests (topic variable): counted once per partition"
+            " batch a request carries, not once per request.",
             span=8,
         ),
     )

@@ -50,6 +50,7 @@ UNITS = {
     "cores": "short",
     "records/s": "suffix: rec/s",
     "flush/s": "suffix: flush/s",
+    "appends/s": "suffix: appends/s",
     "err/s": "suffix: err/s",
     "x": "suffix:×",
 }

@@ -1,0 +1,74 @@
+"""Scrape health: a broker whose exporter answered too few of the window's scrapes is unmeasured (no
+rate is reported for it, diagnose names the scrape figures); one that answered enough is measured."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tuner.measure.cluster_snapshot import SCRAPE_FIELDS, unmeasured
+from tuner.model.diagnosis import diagnose
+from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.spec.thresholds import THRESHOLDS
+from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
+
+
+def _health(answered: float, attempted: float) -> dict[str, float]:
+    return {
+        "scrape_attempts": attempted,
+        "scrape_samples": answered,
+        "scrape_coverage": answered / attempted if attempted else 0.0,
+    }
+
+
+@given(st.integers(0, 400), st.integers(1, 400))
+def test_unmeasured_below_the_coverage_or_sample_floor(answered: int, attempted: int) -> None:
+    answered = min(answered, attempted)
+    low = answered < THRESHOLDS.scrape_samples_min or answered / attempted < THRESHOLDS.scrape_coverage_min
+    assert unmeasured(_health(answered, attempted)) == low
+    # One more answered scrape never turns a measured broker into an unmeasured one.
+    if not low and answered < attempted:
+        assert not unmeasured(_health(answered + 1, attempted))
+
+
+def test_no_scrape_figures_is_unmeasured() -> None:
+    assert unmeasured({})
+
+
+def test_the_issue_s_failing_scrapes_are_unmeasured() -> None:
+    # up 0.17 and 0.31 over a 300 s window scraped every 15 s (20 scrapes)
+    assert unmeasured(_health(3.4, 20)) and unmeasured(_health(6.2, 20))
+    assert not unmeasured(_health(20, 20)) and not unmeasured(_health(19, 20))
+
+
+def test_scrape_queries_use_the_target_scope() -> None:
+    for template in SCRAPE_FIELDS.values():
+        expr = template.format(scope='job="kafka",namespace="kafka"', w="300000ms")
+        assert 'job="kafka",namespace="kafka"' in expr and "[300000ms]" in expr and "by (broker)" in expr
+
+
+def test_diagnose_reports_an_unmeasured_broker_without_rates() -> None:
+    ok = BrokerSnapshot(
+        broker="1",
+        network_idle_ratio=0.9,
+        request_handler_idle_ratio=0.9,
+        produce_requests_per_s=40.0,
+        bytes_in_per_s=40 * 30_000.0,
+        network_threads=3,
+    )
+    stalled = BrokerSnapshot(
+        broker="2",
+        measured=False,
+        scrape_attempts=20,
+        scrape_samples=4,
+        scrape_coverage=0.2,
+        scrape_duration_max_s=2.0,
+    )
+    snap = ClusterSnapshot(prometheus="http://p", end=1.0, window_s=300, step_s=15, brokers=[ok, stalled])
+    result = diagnose(snap, DiagnoseThresholds())
+    by = {b.broker: b for b in result.brokers}
+    assert by["1"].status == "healthy"
+    assert by["2"].status == "warning" and by["2"].cause == "unmeasured"
+    summary = by["2"].findings[0].summary
+    assert "4 of 20 scrapes" in summary and "up 0.20" in summary and "2.0 s" in summary
+    assert result.status == "warning" and "2" in result.headline
