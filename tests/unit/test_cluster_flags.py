@@ -10,7 +10,7 @@ import string
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tuner.cli.cluster_flags import target_source
@@ -79,7 +79,7 @@ def test_a_written_password_is_held_and_never_shown(tmp_path: Path, monkeypatch:
         ((None, None, None, "http://p:9090"), "--prometheus needs --bootstrap-server"),
         ((None, "no-port", None, None), "--bootstrap-server: 'no-port' is not host:port"),
         ((None, "h:9092", None, "ftp://p"), "--prometheus: 'ftp://p' is not an http(s) URL"),
-        ((None, "h:9092", "missing.properties", None), "--command-config missing.properties: cannot read"),
+        ((None, "h:9092", "missing.properties", None), "missing.properties: no such client properties file"),
     ],
 )
 def test_bad_combinations_are_one_line(tmp_path: Path, args: tuple, message: str) -> None:
@@ -116,6 +116,8 @@ def test_properties_read_back_as_written(props: dict[str, str], sep: str) -> Non
 
 @given(st.dictionaries(_KEY, _VALUE, max_size=4), st.integers(1, 20))
 def test_continuation_lines_join(props: dict[str, str], cut: int) -> None:
+    # a backslash just before the cut would escape the continuation backslash (Java's reading too)
+    assume(not any(len(v) > cut and v[:cut].endswith("\\") for v in props.values()))
     text = "".join(
         f"{k}={v[:cut]}\\\n    {v[cut:]}\n" if len(v) > cut else f"{k}={v}\n" for k, v in props.items()
     )

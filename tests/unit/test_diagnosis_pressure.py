@@ -67,7 +67,7 @@ def _quiet(**kw: float) -> BrokerSnapshot:
 
 
 def test_pressure_broker_is_critical_with_the_queue_cause() -> None:
-    topics = [TopicSnapshot(topic="app-logs", produce_requests_per_s=400.0, bytes_in_per_s=400 * 1100.0)]
+    topics = [TopicSnapshot(topic="app-logs", partition_appends_per_s=400.0, bytes_in_per_s=400 * 1100.0)]
     d = diagnose(_snap(_pressure(), topics=topics), PRESSURE)
     b = d.brokers[0]
     assert d.status == "critical" and d.exit_status is ExitStatus.CRITICAL

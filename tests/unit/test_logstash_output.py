@@ -57,20 +57,23 @@ def test_other_kinds_render_no_logstash_file() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     key=st.sampled_from(sorted(OPTIONS)),
-    value=st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1, max_size=20),
+    text=st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1, max_size=20),
+    number=st.integers(min_value=0, max_value=10**9),
     secret=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=24),
 )
-def test_any_override_renders_one_option_and_no_secret(key: str, value: str, secret: str) -> None:
+def test_any_override_renders_one_option_and_no_secret(key: str, text: str, number: int, secret: str) -> None:
+    # a quoted option takes any text; a numeric one only a number (the profile's grammar refuses others)
+    value = text if OPTIONS[key] in ("acks", "client_id", "compression_type") else str(number)
     # A credential reaches a profile only as a ${VAR} reference; its value must never be rendered.
     assume(secret not in value)
     os.environ["KBT_TEST_LOGSTASH_JAAS"] = secret
     try:
         overrides = {key: value, "sasl.jaas.config": "${KBT_TEST_LOGSTASH_JAAS}"}
-        text = _logstash(ClientProfile(name="o", client="java", overrides=overrides))
+        rendered = _logstash(ClientProfile(name="o", client="java", overrides=overrides))
     finally:
         del os.environ["KBT_TEST_LOGSTASH_JAAS"]
-    assert secret not in text and "# sasl.jaas.config: no kafka output option" in text
-    body = text.split("output {", 1)[1]
+    assert secret not in rendered and "# sasl.jaas.config: no kafka output option" in rendered
+    body = rendered.split("output {", 1)[1]
     assert body.count(f"{OPTIONS[key]} => ") == 1
     # a string option's quotes and backslashes are escaped: the block stays one option per line
-    assert body.count("\n") == len(_options(text)) + 4
+    assert body.count("\n") == len(_options(rendered)) + 4

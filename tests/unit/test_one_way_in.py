@@ -48,6 +48,13 @@ NUMBER_ALLOWED = {
     ("spec/loader.py", "int(pos[0])"): "ruamel line number",
     ("spec/stress_load.py", "float(b[DIAGNOSE_RATE_KEY])"): "checked to be a JSON number just before",
     ("target/ledger.py", "int(owner.get('pid', 0))"): "kbt's own ledger, pid checked by the OS call",
+    ("measure/threads.py", "int(match.group(1))"): "a thread id in jcmd's dump of the lab's own broker",
+    ("model/queueing.py", "float(probs[0])"): "numpy result",
+    ("model/queueing.py", "float(probs[-1])"): "numpy result",
+    ("model/queueing.py", "float(x[0])"): "scipy fit result",
+    ("model/queueing.py", "float(x[1])"): "scipy fit result",
+    ("model/queueing.py", "float(x[2])"): "scipy fit result",
+    ("model/queueing.py", "float(x[3])"): "scipy fit result",
 }
 # Reviewed raw reads: file -> why the path is not a user's.
 READ_ALLOWED = {
@@ -58,6 +65,7 @@ READ_ALLOWED = {
     "cli/components.py": "the checkout's go.mod",
     "cli/generate.py": "generated files of the checkout",
     "lab/processes.py": "/proc and the lab's own pid files",
+    "measure/threads.py": "/proc files of the lab's own broker threads and the host",
     "lab/lab.py": "the lab's own lock and log files",
     "lab/security.py": "secrets the lab generated itself (mode 0600)",
     "render/dashboards/targets.py": "kbt's own committed dashboard file",

@@ -101,9 +101,7 @@ def up(
     kubernetes_job: bool = typer.Option(
         False,
         "--kubernetes-job",
-        help="Also scrape the brokers the way a Kubernetes Prometheus labels a Strimzi cluster (job"
-        " kafka, pod my-cluster-kafka-N, namespace kafka): a target file with `brokers: {job: kafka,"
-        " broker_label: pod, matchers: {namespace: kafka}}` reads them (docs/targets.md).",
+        help="Also scrape the brokers as job kafka, pod my-cluster-kafka-N (docs/targets.md).",
     ),
     listen_address: str | None = typer.Option(
         None,

@@ -18,6 +18,7 @@ from typing import Any
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
 from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
+from tuner.measure.promql import label_matchers
 from tuner.measure.series_names import BROKER_START_SERIES
 from tuner.spec.thresholds import THRESHOLDS
 
@@ -77,9 +78,8 @@ def _scope(prom: PrometheusReader) -> str:
     """The matchers of the target's broker scrapes (`up` carries the job and target labels only)."""
     translator = getattr(prom, "translator", None)
     if translator is None:
-        return f'job="{BROKER_JOB}"'
-    matchers = {"job": translator.job, **translator.matchers}
-    return ",".join(f'{k}="{v}"' for k, v in matchers.items())
+        return label_matchers({"job": BROKER_JOB})
+    return label_matchers({"job": translator.job, **translator.matchers})
 
 
 def scrape_health(prom: PrometheusReader, window_s: float, end: float) -> dict[str, dict[str, float]]:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
@@ -104,4 +106,5 @@ class ClusterSnapshot(Frozen):
 def _ratio(num: float | None, den: float | None) -> float | None:
     if num is None or den is None or den <= 0:
         return None
-    return num / den
+    ratio = num / den
+    return ratio if math.isfinite(ratio) else None  # a vanishing rate is no rate to divide by
