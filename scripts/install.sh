@@ -11,6 +11,7 @@
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
 #   - the Java load engine (Maven, loadtests/java-engine) built into that cache's java-engine/
+#   - the lab's broker plugin (loadtests/broker-plugin, javac) into that cache's broker-plugin/
 #   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
 #   - real Filebeat, built from the versions pinned in scripts/filebeat/pins (scripts/build_filebeat.sh)
 set -euo pipefail
@@ -155,6 +156,24 @@ if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
   end
 else
   ready "Java engine"
+fi
+# The lab's broker plugin (loadtests/broker-plugin: the pressure profile's per-request service
+# time), compiled against the cached Kafka jars into the cache's broker-plugin/.
+plugin_src="$here/loadtests/broker-plugin/src"
+plugin_dir="$cache/broker-plugin"
+plugin_id=$( (echo "$pom_id"; find "$plugin_src" -type f -name '*.java' | sort | xargs cat) | sha1sum | cut -c1-12)
+if [ ! -f "$plugin_dir/.complete-$plugin_id" ]; then
+  begin "building the lab's broker plugin into the cache"
+  build=$(mktemp -d)
+  javac -nowarn -Xlint:none -d "$build/classes" -cp "$libs/*" $(find "$plugin_src" -type f -name '*.java' | sort)
+  jar cf "$build/kbt-broker-plugin.jar" -C "$build/classes" .
+  rm -rf "$plugin_dir" && mkdir -p "$plugin_dir"
+  mv "$build/kbt-broker-plugin.jar" "$plugin_dir/"
+  rm -rf "$build"
+  touch "$plugin_dir/.complete-$plugin_id"
+  end
+else
+  ready "broker plugin"
 fi
 # Toxiproxy (network faults for `kbt chaos`, `kbt lab up --via-toxiproxy`): the Go module built into
 # the cache's bin/ as toxiproxy-server, pinned to one release.

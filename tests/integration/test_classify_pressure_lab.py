@@ -1,7 +1,7 @@
 """`kbt diagnose` right both ways on a real pressure lab (issue 25, item 3).
 
 The integration tier's shared pressure lab (`pressure_lab`: `kbt lab up --profile pressure`, 1
-broker, one network thread, one handler, queued.max.requests 16, an fsync per append) serves four
+broker, one network thread, one handler, queued.max.requests 16, 2.5 ms per produce request) serves four
 verdicts, in the order its idle meters allow (the file name sorts it before the lab's other users,
 so it usually finds the lab quiet; when not, it waits for a minute without produce traffic):
 

@@ -30,7 +30,7 @@ def _snap(*brokers: BrokerSnapshot, topics: list[TopicSnapshot] | None = None) -
 
 
 def _pressure(**kw: float) -> BrokerSnapshot:
-    """One broker, one network thread, one handler, queued.max.requests 16, an fsync per append."""
+    """One broker, one network thread, one handler, queued.max.requests 16, 2.5 ms per produce request."""
     base: dict[str, float] = {
         "network_threads": 1,
         "produce_requests_per_s": 420.0,

@@ -115,13 +115,18 @@ def test_pressure_profile(tmp_path: Path) -> None:
     props = broker_properties(c, LabLayout(c.lab_dir), 1)
     assert props["num.network.threads"] == props["num.io.threads"] == "1"
     assert props["queued.max.requests"] == str(PRESSURE.knobs["queued_max_requests"].value)
-    assert props["log.flush.interval.messages"] == "1"
+    # the service time: Kafka's own authorizer with the lab plugin's wait, everything allowed
+    assert props["authorizer.class.name"] == "kbt.lab.ServiceTimeAuthorizer"
+    assert props["allow.everyone.if.no.acl.found"] == "true"
+    assert props["kbt.produce.service.time.us"] == str(PRESSURE.knobs["produce_service_time_us"].value)
+    assert props["metrics.sample.window.ms"] == "5000"
     assert not any(k.startswith("remote.") for k in props)
     assert all(knob.why for knob in PRESSURE.knobs.values())
     assert set(PRESSURE.knobs) <= set(LabConfig.model_fields)
-    # the default lab keeps Kafka's queue and leaves flushing to the OS
+    # the default lab keeps Kafka's queue, leaves flushing to the OS and has no authorizer
     plain = broker_properties(cfg(tmp_path), LabLayout(c.lab_dir), 1)
     assert plain["queued.max.requests"] == "500" and "log.flush.interval.messages" not in plain
+    assert "authorizer.class.name" not in plain and "metrics.sample.window.ms" not in plain
 
 
 @settings(max_examples=40, deadline=None)
@@ -136,7 +141,7 @@ def test_flags_beside_a_profile_win(brokers: int, queue: int, scrape: float) -> 
          "queued_max_requests": queue, "scrape_interval_s": scrape}
     )  # fmt: skip
     assert (c.brokers, c.queued_max_requests, c.scrape_interval_s) == (brokers, queue, scrape)
-    assert c.io_threads == 1 and c.flush_interval_messages == 1 and c.profile == "pressure"
+    assert c.io_threads == 1 and c.produce_service_time_us > 0 and c.profile == "pressure"
 
 
 def test_no_tiered(tmp_path: Path) -> None:
@@ -156,7 +161,7 @@ def test_commands(tmp_path: Path) -> None:
         f"=127.0.0.1:19113:{Path(__file__).resolve().parents[2]}/exporters/jmx/kafka-broker.yml"
     )
     assert "-Xmx640m" in cmd and cmd[-2:] == ["kafka.Kafka", str(layout.node_properties("broker-3"))]
-    assert cmd[cmd.index("-cp") + 1].endswith("/libs/*")
+    assert cmd[cmd.index("-cp") + 1].split(":")[0].endswith("/libs/*")
     assert not any(a.startswith("-javaagent") for a in controller_command(c, layout))
     fmt = format_command(layout, "controller", "AbCdEfGhIjKlMnOpQrStUv")
     assert "--standalone" not in fmt and fmt[fmt.index("-t") + 1] == "AbCdEfGhIjKlMnOpQrStUv"

@@ -113,8 +113,7 @@ def up(
         None,
         "--profile",
         help="A named preset: pressure = 1 broker, 1 network and 1 handler thread, request queue 16,"
-        " fsync per append (Qunar's pressure regime on 2 cores; docs/benchmarks.md). Flags given"
-        " beside it win.",
+        " 2.5 ms per produce request (Qunar's regime on 2 cores; docs/benchmarks.md). Flags win.",
     ),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""

@@ -25,6 +25,11 @@ def jmx_agent_jar() -> Path:
     return cache_dir() / "jmx" / f"jmx_prometheus_javaagent-{JMX_EXPORTER_VERSION}.jar"
 
 
+def broker_plugin_jar() -> Path:
+    """The lab's broker plugin (loadtests/broker-plugin), built by `make install`."""
+    return cache_dir() / "broker-plugin" / "kbt-broker-plugin.jar"
+
+
 def repo_root() -> Path:
     """The source checkout (exporters/, loadtests/ live there)."""
     return Path(__file__).resolve().parents[2]

@@ -77,6 +77,20 @@ class LabConfig(Frozen):
     flush_interval_messages: int | None = Field(
         None, ge=1, description="log.flush.interval.messages (None: Kafka's default, the OS flushes)"
     )
+    metrics_sample_window_ms: int | None = Field(
+        None,
+        ge=1000,
+        le=60_000,
+        description="metrics.sample.window.ms: Kafka's network idle meter averages two such windows"
+        " (None: Kafka's 30 s)",
+    )
+    produce_service_time_us: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="a fixed time (microseconds, not CPU) each produce request holds a request handler"
+        " (the lab's broker plugin); 0: none",
+    )
     profile: str | None = Field(
         None, description="the lab profile these settings came from (tuner/lab/profiles.py), if any"
     )

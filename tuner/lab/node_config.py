@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tuner.core.paths import jmx_agent_jar, kafka_libs_dir, repo_root
+from tuner.core.paths import broker_plugin_jar, jmx_agent_jar, kafka_libs_dir, repo_root
 from tuner.lab import security
 from tuner.lab.config import CONTROLLER_NODE_ID, LOOPBACK, LabConfig
 from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
@@ -57,6 +57,10 @@ def controller_properties(cfg: LabConfig, layout: LabLayout) -> dict[str, str]:
     return props
 
 
+# The lab's broker plugin: StandardAuthorizer plus a per-produce-request service time.
+SERVICE_TIME_AUTHORIZER = "kbt.lab.ServiceTimeAuthorizer"
+
+
 def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[str, str]:
     """server.properties of broker `node_id` (1..N)."""
     rf = str(cfg.replication_factor)
@@ -92,6 +96,13 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
     }
     if cfg.flush_interval_messages is not None:
         props["log.flush.interval.messages"] = str(cfg.flush_interval_messages)
+    if cfg.metrics_sample_window_ms is not None:
+        props["metrics.sample.window.ms"] = str(cfg.metrics_sample_window_ms)
+    if cfg.produce_service_time_us > 0:
+        # Kafka's own authorizer, everything allowed, plus the service time (loadtests/broker-plugin)
+        props["authorizer.class.name"] = SERVICE_TIME_AUTHORIZER
+        props["allow.everyone.if.no.acl.found"] = "true"
+        props["kbt.produce.service.time.us"] = str(cfg.produce_service_time_us)
     if cfg.tiered:
         props.update(tiered_properties(cfg, layout))
     if cfg.security == "sasl_ssl":
@@ -193,7 +204,8 @@ def _jvm(heap: str, layout: LabLayout, component: str) -> list[str]:
 
 
 def classpath() -> str:
-    return f"{kafka_libs_dir()}/*"
+    # The broker plugin's jar is on every node's classpath; only a broker given the service time uses it.
+    return f"{kafka_libs_dir()}/*:{broker_plugin_jar()}"
 
 
 def broker_command(cfg: LabConfig, layout: LabLayout, node_id: int, java: str = "java") -> list[str]:

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from tuner.core.errors import EnvironmentProblem
-from tuner.core.paths import KAFKA_VERSION, jmx_agent_jar, kafka_libs_dir
+from tuner.core.paths import KAFKA_VERSION, broker_plugin_jar, jmx_agent_jar, kafka_libs_dir
 from tuner.lab.config import LabConfig
 from tuner.lab.node_config import jmx_rules_file
 from tuner.lab.processes import port_in_use
@@ -38,14 +38,17 @@ def find_prometheus() -> str:
     return prom
 
 
-def check_runtime() -> None:
-    """The Kafka jars, the jmx agent and the broker rules exist."""
+def check_runtime(broker_plugin: bool = False) -> None:
+    """The Kafka jars, the jmx agent and the broker rules exist (and the broker plugin, if used)."""
     broker_jar = kafka_libs_dir() / f"kafka_2.13-{KAFKA_VERSION}.jar"
-    for path, what in (
+    needed = [
         (broker_jar, f"Kafka {KAFKA_VERSION} jars"),
         (jmx_agent_jar(), "the jmx_prometheus_javaagent jar"),
         (jmx_rules_file(), "the broker jmx rules"),
-    ):
+    ]
+    if broker_plugin:
+        needed.append((broker_plugin_jar(), "the lab's broker plugin"))
+    for path, what in needed:
         if not path.is_file():
             raise EnvironmentProblem(f"{what} not found at {path} (run 'make install')")
 
@@ -90,7 +93,7 @@ def preflight(cfg: LabConfig) -> tuple[str, str]:
     """Run every check; return the java and prometheus binaries to use."""
     java = find_java()
     prometheus = find_prometheus()
-    check_runtime()
+    check_runtime(broker_plugin=cfg.produce_service_time_us > 0)
     check_lab_dir(cfg.lab_dir)
     check_ports(cfg)
     return java, prometheus

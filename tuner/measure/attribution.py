@@ -8,7 +8,8 @@ Causes, judged in this order with the limits of tuner/spec/thresholds.yml:
 - "not under pressure": network idle at or above network_idle_warning;
 - "request queue full": the threads spent most of their busy time blocked (a futex: the put into the
   full queue) and the queue sat at its cap for request_queue_full_share of the window or more, and
-  the handlers that drain it were limited by their own work or the disk;
+  the handlers that drain it were limited by their own work, the disk or time off CPU inside a
+  request (the pressure lab's stated service time);
 - "host contention": most of the busy time was runqueue wait (runnable, no core free) on a host at
   least host_busy_contended busy: the machine, not the broker. Also a full queue whose handlers
   spent most of their busy time waiting for a core on such a host: the broker's capacity was the
@@ -43,7 +44,10 @@ class Attribution(Frozen):
     handler_own_cpu: float | None = None
     handler_runqueue_wait: float | None = None
     handler_disk: float | None = None  # share of samples waiting for the disk (D state)
-    handler_limit: Literal["own CPU", "runqueue wait", "disk wait"] | None = None
+    # the rest of their busy time, off CPU and not on the disk: parked inside a request (the
+    # pressure lab's stated service time; a lock)
+    handler_off_cpu: float | None = None
+    handler_limit: Literal["own CPU", "runqueue wait", "disk wait", "off-CPU wait"] | None = None
     cause: Cause
     why: str
 
@@ -119,11 +123,13 @@ def _handlers(threads: ThreadWindow, broker: BrokerWindow | None) -> dict[str, A
         "runqueue wait": min((threads.handler_mean("runqueue_wait") or 0.0) / span, 1.0),
         "disk wait": min((threads.handler_mean("disk") or 0.0) / span, 1.0),
     }
+    parts["off-CPU wait"] = max(0.0, 1.0 - sum(parts.values()))
     return {
         "handler_busy": busy,
         "handler_own_cpu": parts["own CPU"],
         "handler_runqueue_wait": parts["runqueue wait"],
         "handler_disk": parts["disk wait"],
+        "handler_off_cpu": parts["off-CPU wait"],
         "handler_limit": max(parts, key=lambda k: parts[k]),
     }
 

@@ -10,7 +10,8 @@ it is not in select can be three different things, and only the kernel tells the
   the idle meter also counts as busy.
 
 The request handlers are sampled the same way, with one more state: uninterruptible sleep (D),
-waiting for the disk (an fsync per append on the pressure lab).
+waiting for the disk. What remains of their busy time is off CPU inside a request (parked: the
+pressure lab's stated service time, or a lock).
 
 A ThreadSampler reads schedstat once a second and each thread's state and wchan every
 `tick_s` (cheap: three small /proc reads a thread), plus host CPU (/proc/stat) and the load average,

@@ -222,7 +222,8 @@ def diagnose_broker(
             )
         )
     target = max(t.target_request_bytes, limit)
-    if bpr and bpr < target and (full or (bpr < limit and per_thread >= t.min_requests_per_thread_s)):
+    # under one byte a request is a vanishing bytes rate, not a request size (no cut to promise)
+    if bpr and 1.0 <= bpr < target and (full or (bpr < limit and per_thread >= t.min_requests_per_thread_s)):
         cut = target / bpr
         if model is not None and s.bytes_in_per_s is not None:
             after = model.predict_idle(reqs / cut, s.bytes_in_per_s)
@@ -296,7 +297,8 @@ def diagnose_broker(
             )
         )
     per_fetch = s.bytes_per_fetch_request
-    out_in = (s.bytes_out_per_s or 0.0) / s.bytes_in_per_s if s.bytes_in_per_s else None
+    # bytes out per byte in; a vanishing bytes-in rate gives no ratio (as in store.snapshot._ratio)
+    out_in = (s.bytes_out_per_s or 0.0) / s.bytes_in_per_s if (s.bytes_in_per_s or 0.0) >= 1.0 else None
     if (
         net_busy
         and per_fetch is not None

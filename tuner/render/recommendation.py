@@ -126,8 +126,8 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.predicted, c.measured
     slo = _slo_text(rec)
     lines = [
-        f"Recommended by kbt {rec.kbt_version} for workload {rec.workload.name}"
-        f" on {rec.brokers} brokers ({slo}).",
+        f"Recommended by kbt {rec.kbt_version} for workload {rec.workload.name} on {rec.brokers} brokers,",
+        f"  within {slo}.",  # a line of its own: the file stays within 120 columns
         f"Status: {c.status}. Predicted: {p.requests_per_s:.1f} produce requests/s, p99 {_ms(p.p99_ms)}.",
     ]
     if m is not None:

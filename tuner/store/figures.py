@@ -245,6 +245,7 @@ class Attribution(Frozen):
     handler_own_cpu: float | None = None  # shares of the handlers' busy time
     handler_runqueue_wait: float | None = None
     handler_disk: float | None = None
-    handler_limit: str | None = None  # own CPU | runqueue wait | disk wait
+    handler_off_cpu: float | None = None
+    handler_limit: str | None = None  # own CPU | runqueue wait | disk wait | off-CPU wait
     cause: str
     why: str
