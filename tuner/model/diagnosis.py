@@ -298,7 +298,8 @@ def diagnose_broker(
         )
     per_fetch = s.bytes_per_fetch_request
     # bytes out per byte in; a vanishing bytes-in rate gives no ratio (as in store.snapshot._ratio)
-    out_in = (s.bytes_out_per_s or 0.0) / s.bytes_in_per_s if (s.bytes_in_per_s or 0.0) >= 1.0 else None
+    bytes_in = s.bytes_in_per_s or 0.0
+    out_in = (s.bytes_out_per_s or 0.0) / bytes_in if bytes_in >= 1.0 else None
     if (
         net_busy
         and per_fetch is not None
