@@ -305,3 +305,17 @@ def test_json_values_are_counted_before_the_tree_is_built() -> None:
         inputs.parse_json(many, "r.json")
     quoted = '["' + "a," * (inputs.MAX_NODES + 1) + '"]'
     assert len(inputs.parse_json(quoted, "r.json")[0]) == 2 * (inputs.MAX_NODES + 1)
+
+
+def test_a_name_the_os_refuses_is_no_file(tmp_path: Path) -> None:
+    # Path.is_file() raises for a name over NAME_MAX (ENAMETOOLONG) instead of answering False
+    from tuner.core import inputs
+    from tuner.core.errors import BadInput
+    from tuner.spec.loader import load_sweep
+
+    long_name = "1.1ms" * 60 + "x"
+    assert not inputs.is_file(tmp_path / long_name) and not inputs.exists(tmp_path / long_name)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: s\nworkload: {long_name}\nprofiles: [p.yaml]\n")
+    with pytest.raises(BadInput, match="no such file"):
+        load_sweep(spec)

@@ -41,6 +41,23 @@ def shown_path(path: Path | str) -> str:
     return cut(rel if not rel.startswith("..") else str(path), 200)
 
 
+def is_file(path: Path | str) -> bool:
+    """Whether `path` names a regular file; False for a name the OS refuses (too long, a bad
+    component), where Path.is_file() raises instead."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def exists(path: Path | str) -> bool:
+    """Path.exists() for a user's path: False for a name the OS refuses, never an exception."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _size(n: int) -> str:
     return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
 

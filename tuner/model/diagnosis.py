@@ -127,6 +127,10 @@ def small_request_limit(
     return thresholds.small_request_bytes_default, "default"
 
 
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
 def _idle_status(idle: float | None, t: DiagnoseThresholds) -> Status:
     if idle is None:
         return "healthy"
@@ -443,7 +447,8 @@ def diagnose(
             network_r2=model.network.r2,
             handler_r2=model.handler.r2,
             n=model.n,
-            break_even_request_bytes=model.network.break_even_request_bytes,
+            # bytes that cost nothing in the fit give no finite break-even (JSON holds no infinity)
+            break_even_request_bytes=_finite(model.network.break_even_request_bytes),
         )
     return Diagnosis(
         status=status,

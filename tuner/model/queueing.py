@@ -114,9 +114,13 @@ class QueueModel(Frozen):
             network_idle=_clip(1.0 - net_busy),
         )
 
-    def headroom(self, requests_per_s: float) -> float:
-        """How many times today's produce requests/s fit below the knee (inf with no requests)."""
-        return math.inf if requests_per_s <= 0 else self.knee_requests_per_s / requests_per_s
+    def headroom(self, requests_per_s: float) -> float | None:
+        """How many times today's produce requests/s fit below the knee (None with no requests:
+        no finite multiple)."""
+        if requests_per_s <= 0:
+            return None
+        ratio = self.knee_requests_per_s / requests_per_s
+        return ratio if math.isfinite(ratio) else None
 
 
 def occupancy(rho: float, k: int) -> np.ndarray:

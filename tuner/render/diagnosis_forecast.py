@@ -56,8 +56,7 @@ def _headroom(headroom: float | None, queue: float | None) -> Text:
     if headroom is None:
         return Text("-")
     style = "red" if headroom < 1 else ("yellow" if headroom < 1.5 else "green")
-    text = "no requests" if headroom == float("inf") else f"{headroom:.2f}x"
-    return Text(text + (f" ({queue:.1f})" if queue is not None else ""), style=style)
+    return Text(f"{headroom:.2f}x" + (f" ({queue:.1f})" if queue is not None else ""), style=style)
 
 
 def summary_text(f: Forecast) -> Text:

@@ -86,7 +86,7 @@ def load_sweep(path: Path) -> LoadedSweep:
 
 def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
     target = (base / ref).resolve()
-    if not target.is_file():
+    if not inputs.is_file(target):
         line = _line_of(raw, loc)
         where = f":{line}" if line else ""
         key = _loc_text(loc)

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from tuner.core import inputs
 from tuner.core.errors import BadInput
 from tuner.core.inputs import plain_data, read_json, shown_path
 from tuner.spec.loader import (
@@ -77,7 +78,7 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
 
 def _ref(base: Path, ref: str, path: Path, raw: Any, key: str) -> Path:
     target = (base / ref).resolve()
-    if not target.is_file():
+    if not inputs.is_file(target):
         node: Any = raw
         line = None
         for part in key.split("."):
@@ -102,7 +103,7 @@ def baseline_from_diagnose(path: Path) -> float:
     """The cluster's records/s from `kbt diagnose --json` output: the sum of the brokers'
     `messages_in_per_s` in its snapshot (MessagesInPerSec counts each record once, on its leader)."""
     shown = shown_path(path)
-    if not path.exists():
+    if not inputs.exists(path):
         raise BadInput(f"{shown}: no such diagnose file (write it with 'kbt diagnose --json')")
     data = read_json(path, "diagnose file")
     snapshot = data.get("snapshot") if isinstance(data, dict) else None

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from tuner.core import inputs
 from tuner.core.numbers import parse_int
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.limits import (
@@ -102,7 +103,7 @@ class LogFileSource(StrictModel):
 
     @property
     def available(self) -> bool:
-        return self.resolved_path is not None and self.resolved_path.is_file()
+        return self.resolved_path is not None and inputs.is_file(self.resolved_path)
 
     @property
     def nominal_bytes(self) -> int | None:
