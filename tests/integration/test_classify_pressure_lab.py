@@ -118,6 +118,7 @@ def test_diagnose_right_both_ways(pressure_lab: LabState, tmp_path: Path) -> Non
     # Warm-up: a window opening right after the broker's start (the one the false alarm
     # came from), until Prometheus held a few scrapes of it (fewer reads as unmeasured, by design).
     end = _first_scrape(lab, start) + (THRESHOLDS.scrape_samples_min + 1) * lab.config.scrape_interval_s
+    _sleep_until(end + lab.config.scrape_interval_s)  # a lab just started: the window must be past
     code, d = _diagnose(lab, tmp_path, end=end, window_s=end - start - 1)
     _no_alarm(code, d)
     assert d["brokers"][0]["cause"] == "idle meter warm-up", d["headline"]
