@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from tuner.core.errors import ExitStatus
+from tuner.store.record_upgrade import SCHEMA_VERSION
 
 GOOD_SPEC = """\
 name: e2e
@@ -1389,7 +1390,8 @@ ONE_WAY_IN_LINES: dict[str, str] = {
     "numbers-tiny-rate": "spec.yaml:6: workload.rate_per_producer: must be at least 0.01 msgs/s per producer (got 1e-300)",  # noqa: E501
     "numbers-override-inf": "spec.yaml:11: profiles[0].overrides: \"message.timeout.ms\": must be a whole number in ASCII digits (got 'inf')",  # noqa: E501
     "numbers-name-format-arabic-width": "spec.yaml: name_format: format '>٩٩٩٩٩٩' of {profile} is not [[fill]align][width][.precision][type] in ASCII digits",  # noqa: E501
-    "numbers-record-version-true": "results/s/r.json: run record schema_version true, this kbt reads 1 to 4",
+    "numbers-record-version-true": "results/s/r.json: run record schema_version true, this kbt reads 1 to"
+    f" {SCHEMA_VERSION}",
     "regex-window": "--window '11s11s11s11s11s11s11s11s11s11s11s11s11s1...': must be a duration like 5m, 300s or 1h",  # noqa: E501
     "regex-filebeat-duration": "filebeat.yml:5: output.kafka.bulk_flush_frequency: must be a duration like 500ms, 1s or 2m (got '11s11s11s11s11s11s11s11s11s11s11s11s11s1...')",  # noqa: E501
     "regex-scrub-query": "--prometheus 'http://127.0.0.1:1x/?a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b&a=b... (79,735 more characters)",  # noqa: E501
