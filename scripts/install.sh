@@ -11,6 +11,7 @@
 #     into a cache outside the repository ($KBT_CACHE, default ~/.cache/kbt)
 #   - the Filebeat load engine (Go, loadtests/sarama-engine) built into that cache's bin/
 #   - the Java load engine (Maven, loadtests/java-engine) built into that cache's java-engine/
+#   - a minimal OpenTelemetry Collector (Go, loadtests/otelcol-engine) built into that cache's bin/
 #   - the lab's broker plugin (loadtests/broker-plugin, javac) into that cache's broker-plugin/
 #   - toxiproxy-server (Go module github.com/Shopify/toxiproxy/v2) for network faults, same bin/
 #   - real Filebeat, built from the versions pinned in scripts/filebeat/pins (scripts/build_filebeat.sh)
@@ -129,6 +130,26 @@ if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; th
   end
 else
   ready "sarama-engine"
+fi
+# The OpenTelemetry Collector (loadtests/otelcol-engine: filelog receiver, kafka exporter, one pinned
+# release of the collector modules from the Go module proxy, checksums in its go.sum): built into
+# the cache's bin/, rebuilt when its go.mod, go.sum or main.go change.
+otel_src="$here/loadtests/otelcol-engine"
+otel_bin="$cache/bin/otelcol-engine"
+otel_id=$(cat "$otel_src"/go.mod "$otel_src"/go.sum "$otel_src"/*.go | sha1sum | cut -c1-12)
+if [ ! -x "$otel_bin" ] || [ ! -f "$cache/bin/.otelcol-engine-$otel_id" ]; then
+  begin "building otelcol-engine (OpenTelemetry Collector) into the cache"
+  mkdir -p "$cache/bin"
+  if ! (cd "$otel_src" && GOFLAGS=-mod=readonly go build -trimpath -ldflags=-s -o "$otel_bin.tmp" .); then
+    log "go build failed in loadtests/otelcol-engine (found: $(go version 2>&1))"
+    exit 1
+  fi
+  mv "$otel_bin.tmp" "$otel_bin"
+  rm -f "$cache"/bin/.otelcol-engine-*
+  touch "$cache/bin/.otelcol-engine-$otel_id"
+  end
+else
+  ready "otelcol-engine"
 fi
 # The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
 # into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
