@@ -19,14 +19,15 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/batchprocessor"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 )
 
-// version is the pinned collector release this binary is built from (go.mod); kbt prints it.
+// version is the collector core release the modules are pinned to (go.mod; contrib v0.165.1).
 const version = "0.165.0"
 
 func components() (otelcol.Factories, error) {
 	var err error
-	f := otelcol.Factories{}
+	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](filelogreceiver.NewFactory()); err != nil {
 		return f, err
 	}
