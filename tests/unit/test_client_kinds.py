@@ -28,7 +28,7 @@ from tuner.store.results import ResultsStore
 
 
 def test_every_kind_is_registered_once_and_names_a_known_engine_or_none_yet() -> None:
-    assert set(KINDS) == {"librdkafka", "java", "filebeat"}
+    assert set(KINDS) == {"librdkafka", "java", "filebeat", "otelcol"}
     for name, kind in KINDS.items():
         assert kind.name == name and kind.codecs and kind.title
     assert {KINDS["librdkafka"].engine, KINDS["filebeat"].engine} <= set(ENGINES)

@@ -29,4 +29,6 @@ ENGINES: dict[str, Engine] = {
     "filebeat": Engine("tuner.driver.filebeat_dispatch", "run_filebeat", security=False, hold=False),
     # Kafka's Java producer (loadtests/java-engine); the lab's SASL_SSL login is in librdkafka terms.
     "java": Engine("tuner.driver.java_engine", "run_java_load", security=False, hold=False),
+    # The OpenTelemetry Collector (loadtests/otelcol-engine): real collector pods tailing files.
+    "otelcol": Engine("tuner.driver.otelcol.engine", "run_otelcol_load", security=False, hold=False),
 }

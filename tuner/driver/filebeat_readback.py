@@ -16,6 +16,8 @@ from hdrh.histogram import HdrHistogram
 
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
+# The same line anywhere in a record that carries several (an OTLP export: the line is its body).
+LINES = re.compile(rb"(\d{16}) (\d+)-(\d+) ")
 
 
 def _hist() -> HdrHistogram:
@@ -34,12 +36,20 @@ class Tally:
     ack_us: HdrHistogram = field(default_factory=_hist)
     readback_us: HdrHistogram = field(default_factory=_hist)
     log_append_time: bool = True
+    line: re.Pattern[bytes] = _MESSAGE  # finds a line's id in a record (LINES: every line in it)
 
     def add(self, partition: int, value: bytes, timestamp: tuple[int, int], now: float) -> None:
-        match = _MESSAGE.search(value)
-        if match is None:
+        found = list(self.line.finditer(value)) if self.line is LINES else [self.line.search(value)]
+        if found == [None]:
             self.foreign += 1
             return
+        for match in found:
+            assert match is not None
+            self._add_line(partition, match, len(value) // len(found), timestamp, now)
+
+    def _add_line(
+        self, partition: int, match: re.Match[bytes], size: int, timestamp: tuple[int, int], now: float
+    ) -> None:
         t_us, pod, seq = int(match.group(1)), int(match.group(2)), int(match.group(3))
         key = (pod, seq)
         self.seen[key] += 1
@@ -54,7 +64,7 @@ class Tally:
         if not start * 1e6 <= t_us < end * 1e6:
             return
         self.events_in_window += 1
-        self.bytes_in_window += len(value)
+        self.bytes_in_window += size
         kind, ts_ms = timestamp
         if kind != 2:  # TIMESTAMP_LOG_APPEND_TIME
             self.log_append_time = False
@@ -65,10 +75,17 @@ class Tally:
 class ReadBack:
     """A consumer thread over every partition of `topic` from the beginning (the topic is fresh)."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, window: tuple[float, float]) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        window: tuple[float, float],
+        line: re.Pattern[bytes] = _MESSAGE,
+    ) -> None:
         from confluent_kafka import Consumer, TopicPartition
 
-        self.tally = Tally(window=window)
+        self.tally = Tally(window=window, line=line)
         self._consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,

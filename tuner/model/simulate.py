@@ -16,8 +16,16 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 
 from tuner.model.codecs import CodecTable
+from tuner.model.otelcol_sim import simulate_otelcol
 from tuner.model.traffic import Traffic
-from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, Partitioning, Rules
+from tuner.spec.clients.rules import (
+    FilebeatRules,
+    JavaRules,
+    LibrdkafkaRules,
+    OtelcolRules,
+    Partitioning,
+    Rules,
+)
 
 # Per-record framing inside a v2 record batch (varints, attributes, offsets) and the batch header.
 RECORD_OVERHEAD_BYTES = 12
@@ -198,12 +206,19 @@ def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAU
             _librdkafka(traffic, rules, times, chooser, result)
         elif isinstance(rules, JavaRules):
             _java(traffic, rules, times, chooser, result)
+        elif isinstance(rules, OtelcolRules):
+            batches = simulate_otelcol(
+                traffic, rules, times, rng, result.requests_by_broker, result.waits_s, rtt_s
+            )
+            result.partition_batches += batches
         else:
             _filebeat(traffic, rules, times, chooser, result, rtt_s)
     return result
 
 
 def _timescale_s(rules: Rules) -> float:
+    if isinstance(rules, OtelcolRules):
+        return max(rules.poll_ms, rules.batch_timeout_ms, rules.linger_ms) / 1000
     if isinstance(rules, FilebeatRules):
         return max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000
     if isinstance(rules, LibrdkafkaRules):

@@ -19,6 +19,7 @@ from tuner.core.redact import is_secret_name
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS, TOPIC_NAME_PATTERN
+from tuner.spec.otelcol import OtelcolConfig
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 Acks = Literal["0", "1", "all"]
@@ -61,6 +62,8 @@ class ClientProfile(StrictModel):
     # Filebeat's settings: an output.kafka + queue.mem fragment spelled as in filebeat.yml (hosts and
     # topic are the engine's).
     filebeat: FilebeatConfig | None = None
+    # The OpenTelemetry Collector's settings (kafka exporter, filelog receiver), as in its config.
+    otelcol: OtelcolConfig | None = None
 
     @field_validator("filebeat", mode="before")
     @classmethod

@@ -7,7 +7,7 @@ is one module (see base.ClientKind) and one line in KINDS.
 
 from __future__ import annotations
 
-from tuner.spec.clients import filebeat, java, librdkafka
+from tuner.spec.clients import filebeat, java, librdkafka, otelcol
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext
 from tuner.spec.clients.rules import Rules
 from tuner.spec.profile import ClientProfile
@@ -16,6 +16,7 @@ KINDS: dict[str, ClientKind] = {
     librdkafka.KIND.name: librdkafka.KIND,
     filebeat.KIND.name: filebeat.KIND,
     java.KIND.name: java.KIND,
+    otelcol.KIND.name: otelcol.KIND,
 }
 
 

@@ -9,6 +9,7 @@ Three shapes, one per way of forming requests (a kind maps its settings onto one
     FilebeatRules    a harvester reading the file in bursts (every `backoff` at EOF), a queue stage
                      (batches of up to min(bulk_max_size, flush.min_events) events, waiting up to
                      flush.timeout) in front of one request per broker per flush.
+    OtelcolRules     the OpenTelemetry Collector: file polls, exports, franz-go requests per broker.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-PartitionMode = Literal["sticky_time", "sticky_bytes", "sticky_events", "round_robin", "random", "hash"]
+PartitionMode = Literal[
+    "sticky_time", "sticky_bytes", "sticky_events", "sticky_batch", "round_robin", "random", "hash"
+]
 
 
 @dataclass(frozen=True)
@@ -75,4 +78,24 @@ class FilebeatRules:
     entry_spacing_s: float = 10e-6
 
 
-Rules = LibrdkafkaRules | JavaRules | FilebeatRules
+@dataclass(frozen=True)
+class OtelcolRules:
+    """The collector's filelog receiver -> exporter queue -> franz-go (tuner/spec/clients/otelcol.py)."""
+
+    kind: str
+    poll_ms: float  # the receiver reads each file this often
+    emit_batch: int  # entries per export the receiver hands on
+    emit_flush_ms: float  # a partial batch goes at the emitter's next tick
+    batch_min: int  # sending_queue.batch.min_size (0: no exporter-side batching)
+    batch_max: int  # sending_queue.batch.max_size (0: no limit)
+    batch_timeout_ms: float  # sending_queue.batch.flush_timeout
+    record_per_line: bool  # encoding raw; otherwise one Kafka record per export
+    linger_ms: float
+    max_message_bytes: int  # a partition batch is ready once it holds this much
+    buffered_records: int  # flush_max_messages: franz-go's buffer bound
+    in_flight: int  # produce requests in flight per broker
+    partitioning: Partitioning
+    compression: str
+
+
+Rules = LibrdkafkaRules | JavaRules | FilebeatRules | OtelcolRules

@@ -1,0 +1,213 @@
+"""Client kind `otelcol` (the OpenTelemetry Collector): its settings surface (hypothesis), its
+request-formation model's stages against hand-worked cases, the rendered collector fragment and the
+pod config the engine writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+
+from tuner.driver.engines import ENGINES
+from tuner.driver.filebeat_readback import LINES, Tally
+from tuner.driver.otelcol.build import collector_binary
+from tuner.driver.otelcol.check import check_fragment
+from tuner.driver.otelcol.pod_config import pod_config
+from tuner.model.otelcol_sim import exports, merged, reads
+from tuner.model.predict import predict
+from tuner.model.traffic import Traffic
+from tuner.spec.clients import kind_of, rules_of
+from tuner.spec.clients.base import SearchContext
+from tuner.spec.clients.otelcol import config_of
+from tuner.spec.otelcol import OtelcolConfig
+from tuner.spec.profile import ClientProfile
+
+
+def profile(**settings: Any) -> ClientProfile:
+    return ClientProfile(name="o", client="otelcol", otelcol=settings or None)
+
+
+def test_kind_is_registered_with_its_engine() -> None:
+    kind = kind_of(profile())
+    assert (kind.name, kind.engine) == ("otelcol", "otelcol") and kind.engine in ENGINES
+
+
+def test_shipped_defaults_map_to_the_release_defaults() -> None:
+    rules = rules_of(profile())
+    assert (rules.poll_ms, rules.emit_batch, rules.emit_flush_ms) == (200, 100, 100)
+    assert (rules.linger_ms, rules.in_flight, rules.batch_min, rules.record_per_line) == (10, 1, 0, False)
+    assert rules.partitioning.keyless == "sticky_batch" and rules.compression == "none"
+
+
+def test_dotted_and_nested_settings_are_one_config() -> None:
+    dotted = profile(**{"kafka.producer.linger": "100ms", "kafka.sending_queue.batch.min_size": 500})
+    nested = profile(kafka={"producer": {"linger": "100ms"}, "sending_queue": {"batch": {"min_size": 500}}})
+    assert dotted == nested
+    rules = rules_of(dotted)
+    assert (rules.linger_ms, rules.batch_min, rules.batch_timeout_ms) == (100, 500, 200)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"kafka.producer.lingr": "1s"}, 'did you mean "linger"'),
+        ({"kafka.producer.compression": "brotli"}, "compression"),
+        ({"kafka.record_partitioner": {"round_robin": {}, "least_backup": {}}}, "exactly one"),
+        ({"kafka.sending_queue.batch": {"min_size": 10, "max_size": 5}}, "below min_size"),
+        ({"filelog.poll_interval": "0s"}, "greater than 0"),
+    ],
+)
+def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        profile(**settings)
+
+
+def test_producer_knobs_of_other_kinds_point_to_the_collector_option() -> None:
+    with pytest.raises(ValidationError, match=r"kafka\.producer\.linger"):
+        ClientProfile(name="o", client="otelcol", linger_ms=5)
+
+
+_durations = st.builds(lambda ms: f"{ms}ms", st.integers(1, 5000))
+_settings = st.fixed_dictionaries(
+    {},
+    optional={
+        "kafka.producer.linger": _durations,
+        "kafka.producer.flush_max_messages": st.integers(1, 100_000),
+        "kafka.producer.compression": st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+        "kafka.producer.required_acks": st.sampled_from(["0", "1", "all", -1, 1]),
+        "kafka.logs.encoding": st.sampled_from(["otlp_proto", "otlp_json", "raw"]),
+        "kafka.sending_queue.batch": st.fixed_dictionaries(
+            {}, optional={"flush_timeout": _durations, "min_size": st.integers(1, 20_000)}
+        ),
+        "kafka.record_partitioner": st.sampled_from(
+            [{"round_robin": {}}, {"sticky_key": {"hasher": "murmur2"}}]
+        ),
+        "filelog.poll_interval": _durations,
+    },
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_settings)
+def test_any_valid_setting_round_trips_through_records_rules_and_rendering(raw: dict[str, Any]) -> None:
+    p = profile(**raw)
+    again = ClientProfile.model_validate_json(p.model_dump_json())
+    assert again == p
+    rules = rules_of(p)
+    assert rules.linger_ms > 0 and rules.poll_ms > 0
+    rendered = kind_of(p).render(p, ["kbt recommend"])
+    doc = YAML(typ="safe").load(rendered.text)
+    sections = {"kafka": doc["exporters"]["kafka"], "filelog": (doc.get("receivers") or {}).get("file_log")}
+    # The fragment read back as the collector reads it is the profile's settings again.
+    back = OtelcolConfig.model_validate({k: v for k, v in sections.items() if v})
+    assert back.compact() == config_of(p).compact()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.text(max_size=12), st.one_of(st.integers(), st.text(max_size=8)), max_size=3))
+def test_arbitrary_settings_validate_or_raise_a_validation_error(raw: dict[str, Any]) -> None:
+    try:
+        p = profile(**raw)
+    except ValidationError as exc:
+        assert "otelcol" in str(exc)  # the error names where the bad setting is
+        return
+    assert rules_of(p).poll_ms > 0
+
+
+def test_reads_land_on_the_next_poll() -> None:
+    assert reads([0.05, 0.2, 0.21, 0.59], 0.2, 0.0) == pytest.approx([0.2, 0.2, 0.4, 0.6])
+
+
+def test_emitter_hands_full_batches_at_once_and_the_rest_at_its_tick() -> None:
+    read_at = [0.2] * 250
+    handed = exports(read_at, 100, 0.1, 0.05)
+    assert [(round(t, 3), a, b) for t, a, b in handed] == [(0.2, 0, 100), (0.2, 100, 200), (0.25, 200, 250)]
+
+
+def test_exporter_batching_merges_exports_until_min_size_or_the_timer() -> None:
+    rules = rules_of(profile(**{"kafka.sending_queue.batch": {"min_size": 150, "flush_timeout": "1s"}}))
+    handed = [(0.1, 0, 100), (0.3, 100, 200), (0.5, 200, 250)]
+    assert merged(handed, rules, 0.0) == [(0.3, 0, 200), (1.3, 200, 250)]
+
+
+def test_model_requests_follow_the_polls_and_batching() -> None:
+    traffic = Traffic(producers=4, rate=40.0, message_bytes=1600, partitions=(24,), brokers=3)
+    shipped = predict(traffic, profile()).requests_per_s
+    # 40 lines/s read every 200 ms: one export per poll, one request each, so ~5 per pod per second.
+    assert 4 * 4.5 <= shipped <= 4 * 5.5
+    held = predict(traffic, profile(**{"kafka.sending_queue.batch": {"flush_timeout": "1s"}})).requests_per_s
+    assert 4 * 0.8 <= held <= 4 * 1.2
+    raw_rr = profile(**{"kafka.logs.encoding": "raw", "kafka.record_partitioner": {"round_robin": {}}})
+    assert predict(traffic, raw_rr).requests_per_s > shipped  # lines spread over every broker
+
+
+def test_render_is_a_collector_fragment_and_the_recommender_families_are_valid() -> None:
+    p = profile(**{"kafka.producer.linger": "50ms", "kafka.sending_queue.batch.flush_timeout": "500ms"})
+    text = kind_of(p).render(p, ["why"]).text
+    assert text.startswith("# why\n")
+    doc = YAML(typ="safe").load(text)
+    assert doc["exporters"]["kafka"]["producer"] == {"linger": "50ms"}
+    assert doc["exporters"]["kafka"]["sending_queue"]["batch"]["flush_timeout"] == "500ms"
+    ctx = SearchContext(
+        budget_ms=1000,
+        rate_per_producer=40,
+        keyless=True,
+        topic_max_bytes=1_048_588,
+        max_request_bytes=None,
+        base=None,
+    )
+    for family in kind_of(p).families(ctx):
+        made = family.make(700, "zstd")
+        assert rules_of(made).batch_timeout_ms == 700 and rules_of(made).compression == "zstd"
+
+
+def test_pod_config_holds_only_what_the_profile_sets(tmp_path: Path) -> None:
+    config = OtelcolConfig.model_validate(
+        {"kafka.producer.compression": "lz4", "filelog.poll_interval": "50ms"}
+    )
+    doc = pod_config(
+        config,
+        log_file=tmp_path / "a.log",
+        brokers=["127.0.0.1:1"],
+        topic="t",
+        metrics_port=9,
+        workdir=tmp_path,
+    )
+    kafka = doc["exporters"]["kafka"]
+    assert kafka == {"brokers": ["127.0.0.1:1"], "logs": {"topic": "t"}, "producer": {"compression": "lz4"}}
+    assert doc["receivers"]["file_log"]["poll_interval"] == "50ms"
+    json.dumps(doc)  # written as JSON (which is YAML)
+
+
+def test_readback_finds_every_line_of_an_export() -> None:
+    tally = Tally(window=(0.0, 2e9), line=LINES)
+    body = b"".join(b"\x0a\x05" + f"1795543999{k:06d} 3-{k} text".encode() for k in range(5))
+    tally.add(0, body, (2, 1795543999500), 1795543999.6)
+    assert sorted(tally.seen) == [(3, k) for k in range(5)] and tally.events_in_window == 5
+
+
+_BUILT = collector_binary()
+
+
+@pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
+@settings(max_examples=8, deadline=None)
+@given(_settings)
+def test_the_collector_validates_every_rendered_fragment(tmp_path_factory: Any, raw: dict[str, Any]) -> None:
+    p = profile(**raw)
+    path = tmp_path_factory.mktemp("frag") / "otelcol.yaml"
+    path.write_text(kind_of(p).render(p, ["kbt"]).text, encoding="utf-8")
+    assert check_fragment(path) is None
+
+
+@pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
+def test_the_collector_refuses_what_it_does_not_know(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("exporters:\n  kafka:\n    producer: {lingr: 5ms}\n", encoding="utf-8")
+    problem = check_fragment(path)
+    assert problem is not None and "lingr" in problem

@@ -1,0 +1,54 @@
+"""The collector kbt builds (`make install`: loadtests/otelcol-engine into `<cache>/bin`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.core.paths import cache_dir
+
+NAME = "otelcol-engine"
+VALIDATE_TIMEOUT_S = 60.0
+
+
+def collector_binary() -> Path | None:
+    """The built collector, or None when `make install` has not built it."""
+    path = cache_dir() / "bin" / NAME
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def require_collector() -> Path:
+    path = collector_binary()
+    if path is None:
+        raise EnvironmentProblem(
+            f"no OpenTelemetry Collector build at {cache_dir() / 'bin' / NAME}: run 'make install'"
+        )
+    return path
+
+
+def collector_version(binary: Path) -> str:
+    """The collector release the binary reports (`otelcol-engine --version`)."""
+    out = subprocess.run(
+        [str(binary), "--version"], capture_output=True, text=True, timeout=VALIDATE_TIMEOUT_S, check=False
+    )
+    return out.stdout.strip().split()[-1] if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
+def validate(binary: Path, configs: list[Path], env: dict[str, str] | None = None) -> str | None:
+    """The collector's own `validate` of config files merged in order: None when it accepts them,
+    else its last line of complaint."""
+    args = [a for path in configs for a in ("--config", str(path))]
+    out = subprocess.run(
+        [str(binary), "validate", *args],
+        capture_output=True,
+        text=True,
+        timeout=VALIDATE_TIMEOUT_S,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    if out.returncode == 0:
+        return None
+    lines = [ln for ln in (out.stderr + out.stdout).splitlines() if ln.strip()]
+    return lines[-1] if lines else f"exit status {out.returncode}"

@@ -1,0 +1,242 @@
+"""Client kind `otelcol`: one real OpenTelemetry Collector per pod, each tailing a log file that a
+writer process fills at the workload's rate, exactly as the real-Filebeat pods do
+(tuner/driver/filebeat_real.py: the same corpus, writer, record ids and read-back).
+
+A Kafka record carries one line (encoding raw) or one export of many lines (OTLP): the read-back
+finds every line's id in every record, so delivery is verified per line: lost = written - read
+back, duplicates and per-partition order from the same read. The collector retries until delivered
+and drains its queue when stopped. Produce requests are the brokers' count (the sweep's broker
+window); the pods' own counters (records sent, send failures) come from their telemetry endpoints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.driver.engine_process import stop
+from tuner.driver.filebeat_corpus import write_corpus
+from tuner.driver.filebeat_readback import LINES, ReadBack
+from tuner.driver.filebeat_real import (
+    _free_port,
+    _in_window,
+    _log_append_time,
+    _sigterm_interrupts,
+    _start_writers,
+    _wait_writers,
+)
+from tuner.driver.latency_hist import latency_ms
+from tuner.driver.lifeline import die_with_parent
+from tuner.driver.otelcol.build import require_collector
+from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.spec.clients.otelcol import config_of
+from tuner.spec.otelcol import OtelcolConfig
+from tuner.spec.sweep import RunPlan
+
+START_TIMEOUT_S = 30.0
+START_SLACK_S = 1.0
+STOP_WAIT_S = 15.0  # the collector drains its queue on shutdown
+DRAIN_SLACK_S = 5.0
+# The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
+PREFIX_BYTES = 28
+_METRIC = re.compile(r"^(otelcol_[a-z_]+?)(?:_total)?(?:\{[^}]*\})? ([0-9.e+]+)$", re.MULTILINE)
+COUNTERS = {
+    "receiver.accepted": "otelcol_receiver_accepted_log_records",
+    "exporter.sent": "otelcol_exporter_sent_log_records",
+    "exporter.failed": "otelcol_exporter_send_failed_log_records",
+    "exporter.enqueue_failed": "otelcol_exporter_enqueue_failed_log_records",
+}
+
+
+class Pod:
+    def __init__(self, index: int, work: Path) -> None:
+        self.index = index
+        self.dir = work / f"pod-{index}"
+        self.dir.mkdir()
+        self.log_file = self.dir / "pod.log"
+        self.log_file.touch()
+        self.port = _free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, binary: Path, config: OtelcolConfig, bootstrap: str, topic: str) -> None:
+        doc = pod_config(
+            config,
+            log_file=self.log_file,
+            brokers=bootstrap.split(","),
+            topic=topic,
+            metrics_port=self.port,
+            workdir=self.dir,
+        )
+        cfg = self.dir / "collector.yaml"
+        cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")  # JSON is YAML
+        self.proc = subprocess.Popen(
+            [str(binary), "--config", str(cfg)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.dir,
+            start_new_session=True,
+            preexec_fn=die_with_parent,
+        )
+
+    def counters(self) -> dict[str, float] | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as resp:
+                text = resp.read().decode("utf-8", "replace")
+        except OSError:
+            return None
+        found: dict[str, float] = {}
+        for name, value in _METRIC.findall(text):
+            found[name] = found.get(name, 0.0) + float(value)
+        return {key: found.get(metric, 0.0) for key, metric in COUNTERS.items()}
+
+    def failure(self) -> str | None:
+        if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
+            return None
+        log = self.dir / LOG_NAME
+        lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+        errors = [ln for ln in lines if "error" in ln.lower()]
+        return f"pod {self.index}: {(errors or lines or [f'exit status {self.proc.returncode}'])[-1][:300]}"
+
+
+def payloads(plan: RunPlan, work: Path) -> list[str]:
+    """Payload texts sized so each written line (id prefix included) has the workload's event size."""
+    corpus = work / "corpus.jsonl"
+    write_corpus(plan.workload, corpus, seed=plan.index + 1)
+    out: list[str] = []
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        text = str(entry["message"]).replace("\n", " ")
+        size = int(entry["bytes"])
+        if size > 0:
+            want = max(16, size - PREFIX_BYTES)
+            text = (text * (want // max(1, len(text)) + 1))[:want]
+        out.append(text)
+    return out
+
+
+def drain_s(config: OtelcolConfig) -> float:
+    """How long delivery may trail the last line: a poll, an emitter tick, a batch, a linger."""
+    batch = config.batching
+    waits = config.poll_interval.seconds + 0.1 + config.linger.seconds
+    return waits + (batch.flush_timeout.seconds if batch else 0.0) + DRAIN_SLACK_S
+
+
+def run_otelcol_load(
+    plan: RunPlan,
+    topics: list[str],
+    bootstrap_servers: str,
+    run_id: str,
+    exporter_ports: Sequence[int] = (),
+) -> DriverResult:
+    """Drive one run of a `client: otelcol` profile through real collector pods; verify delivery."""
+    config = config_of(plan.profile)
+    workload = plan.workload
+    if len(topics) != 1:
+        raise BadInput(f"client otelcol writes one topic per run (the workload has {len(topics)})")
+    if workload.rate_per_producer == "max":
+        raise BadInput("rate_per_producer max: collector pods tail files written at a set rate")
+    binary = require_collector()
+    rate = float(workload.rate_per_producer)
+    _log_append_time(bootstrap_servers, topics[0])
+    with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
+        work = Path(tmp)
+        pods = [Pod(i, work) for i in range(workload.producers)]
+        texts = payloads(plan, work)
+        writers: list[subprocess.Popen[bytes]] = []
+        readback: ReadBack | None = None
+        drained, total, written = False, 0, {}
+        counters: dict[str, float] = {}
+        try:
+            for pod in pods:
+                pod.start(binary, config, bootstrap_servers, topics[0])
+            _wait_started(pods)
+            started_at = time.time()
+            start_at = started_at + START_SLACK_S
+            window = (start_at + workload.warmup_s, start_at + workload.duration_s)
+            readback = ReadBack(bootstrap_servers, topics[0], workload.topics[0].partitions, window, LINES)
+            writers = _start_writers(
+                pods, workload.processes, rate, start_at, workload.duration_s, texts, work
+            )  # type: ignore[arg-type]
+            written = _wait_writers(writers, workload.duration_s + 30.0)
+            total = sum(written.values())
+            drained = readback.wait_for(total, time.time() + drain_s(config))
+            counters = _sum(pods)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+        finally:
+            stop([*(pod.proc for pod in pods if pod.proc is not None), *writers], STOP_WAIT_S)
+            if readback is not None and not drained and total:
+                readback.wait_for(total, time.time() + 3.0)  # what the shutdown drained
+            tally = readback.close() if readback is not None else None
+        finished_at = time.time()
+        if readback is not None and readback.error:
+            raise KbtError(f"reading the topic back failed: {readback.error}")
+        assert tally is not None and readback is not None
+        problems = [p.failure() for p in pods if p.failure()]
+        if problems and not drained:
+            raise KbtError(f"the collector failed: {problems[0]}")
+    expected = {(pod, seq) for pod, n in written.items() for seq in range(n)}
+    seen = tally.seen
+    delivered = len(expected & set(seen))
+    missing = len(expected) - delivered
+    caught_up = readback.caught_up
+    in_window = _in_window(written, rate, start_at, pods, window)  # type: ignore[arg-type]
+    client = ClientResult(
+        engine="otelcol",
+        producers=workload.producers,
+        processes=workload.processes,
+        started_at=started_at,
+        window_start=window[0],
+        window_end=window[1],
+        finished_at=finished_at,
+        offered_records=in_window,
+        records_sent=in_window,
+        records_acked=tally.events_in_window,
+        records_failed=round(counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0)),
+        bytes_acked=tally.bytes_in_window,
+        records_acked_total=delivered,
+        delivery_latency_ms=latency_ms(tally.ack_us),
+    )
+    delivery = DeliveryResult(
+        acked=len(expected),
+        consumed=delivered,
+        lost=missing if caught_up else 0,
+        duplicates=sum(n - 1 for n in seen.values() if n > 1),
+        out_of_order=tally.out_of_order,
+        failed=0,
+        verified=caught_up or missing == 0,
+        unread=0 if caught_up else missing,
+    )
+    return DriverResult(client=client, delivery=delivery, topics=list(topics))
+
+
+def _wait_started(pods: list[Pod]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    pending = list(pods)
+    while pending:
+        for pod in list(pending):
+            if pod.failure():
+                raise KbtError(f"the collector did not start: {pod.failure()}")
+            if pod.counters() is not None:
+                pending.remove(pod)
+        if pending and time.monotonic() > deadline:
+            raise KbtError(f"collector pod {pending[0].index} did not start within {START_TIMEOUT_S:g} s")
+        time.sleep(0.2)
+
+
+def _sum(pods: list[Pod]) -> dict[str, float]:
+    total = dict.fromkeys(COUNTERS, 0.0)
+    for pod in pods:
+        for key, value in (pod.counters() or {}).items():
+            total[key] += value
+    return total

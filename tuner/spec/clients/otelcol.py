@@ -1,0 +1,213 @@
+"""The OpenTelemetry Collector (filelog receiver -> kafka exporter), collector release 0.165.
+
+A `client: otelcol` profile carries the collector's own settings under `otelcol:`, spelled as in the
+collector's config (nested or dotted keys, durations as Go writes them): the kafka exporter's
+section under `kafka`, the filelog receiver's under `filelog`:
+
+    client: otelcol
+    otelcol:
+      kafka.producer: {linger: 100ms, compression: zstd}
+      kafka.sending_queue.batch: {flush_timeout: 1s, min_size: 8192}
+      kafka.record_partitioner: {round_robin: {}}
+
+How the collector forms produce requests (exporter/kafkaexporter and pkg/stanza of that release):
+the receiver reads each file every `poll_interval` (200 ms) and hands the lines of a read on in
+batches of up to 100 entries, the last partial batch at the emitter's next 100 ms tick; each batch is
+one export. The exporter's `sending_queue` (on, 10 consumers) merges exports only when its `batch`
+section is set (exporter-side batching, the batching the current release recommends over the batch
+processor; it is off by default while its feature gate is alpha). Encoding `otlp_proto` (the
+default) makes one Kafka record of one export, `raw` one record per line. franz-go then sends one
+request per broker carrying every partition batch ready for it: a batch is ready after `linger`
+(10 ms) or when it holds `max_message_bytes`; `required_acks` 1 keeps one request in flight per broker;
+keyless records stick to one partition until its batch leaves (`sticky_key`, the default).
+Its load runs real collector pods (tuner/driver/otelcol/).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tuner.core.redact import redact
+from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
+from tuner.spec.clients.rules import OtelcolRules, Partitioning
+from tuner.spec.filebeat_load import expand_dotted
+from tuner.spec.otelcol import (
+    EMIT_BATCH,
+    EMIT_FLUSH,
+    ENCODING,
+    FLUSH_MAX_MESSAGES,
+    MAX_MESSAGE_BYTES,
+    RELEASE,
+    REQUIRED_ACKS,
+    OtelcolConfig,
+)
+from tuner.spec.profile import ClientProfile
+
+_HINTS = {
+    "linger_ms": " (set otelcol: kafka.producer.linger)",
+    "batch_messages": " (set otelcol: kafka.sending_queue.batch.min_size)",
+    "batch_bytes": " (set otelcol: kafka.producer.max_message_bytes)",
+    "compression": " (set otelcol: kafka.producer.compression)",
+    "compression_level": " (set otelcol: kafka.producer.compression_params.level)",
+    "acks": " (set otelcol: kafka.producer.required_acks)",
+    "partitioner": " (set otelcol: kafka.record_partitioner)",
+    "max_in_flight": " (set otelcol: kafka.producer.max_inflight_requests_per_broker)",
+    "idempotence": " (the collector's producer is idempotent with required_acks all)",
+    "overrides": " (set collector options under otelcol:)",
+}
+
+
+def config_of(profile: ClientProfile) -> OtelcolConfig:
+    return profile.otelcol or OtelcolConfig()
+
+
+def _flatten(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(_flatten(value, path + "."))
+        else:
+            out[path] = json.dumps(value) if isinstance(value, Mapping | list | bool) else str(value)
+    return out
+
+
+def _yaml(node: Mapping[str, Any], indent: int) -> list[str]:
+    """Block YAML of a nested mapping of scalars (JSON scalars are YAML scalars)."""
+    out: list[str] = []
+    pad = "  " * indent
+    for key, value in node.items():
+        if isinstance(value, Mapping) and value:
+            out += [f"{pad}{key}:", *_yaml(value, indent + 1)]
+        elif isinstance(value, Mapping):
+            out.append(f"{pad}{key}: {{}}")
+        else:
+            text = json.dumps(value) if isinstance(value, str) and not value.isidentifier() else value
+            out.append(f"{pad}{key}: {json.dumps(text) if isinstance(text, bool) else text}")
+    return out
+
+
+class Otelcol(ClientKind):
+    name = "otelcol"
+    title = "OpenTelemetry Collector"
+    engine = "otelcol"
+    fields = frozenset({"otelcol"})
+    hints = _HINTS
+    multi_partition_requests = True
+
+    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+        """Collector option paths the profile sets (relative to the config root), as YAML text."""
+        data = config_of(profile).compact()
+        out = {}
+        for path, value in _flatten(data.get("kafka", {}), "exporters.kafka.").items():
+            out[path] = value
+        for path, value in _flatten(data.get("filelog", {}), "receivers.file_log.").items():
+            out[path] = value
+        return out
+
+    def rules(self, profile: ClientProfile) -> OtelcolRules:
+        config = config_of(profile)
+        producer = config.kafka.producer
+        batch = config.batching
+        part = config.kafka.record_partitioner
+        mode = part.mode if part else "sticky_key"
+        acks = producer.required_acks or REQUIRED_ACKS
+        return OtelcolRules(
+            kind=self.name,
+            poll_ms=config.poll_interval.ms,
+            emit_batch=EMIT_BATCH,
+            emit_flush_ms=EMIT_FLUSH.ms,
+            batch_min=batch.min_size if batch else 0,
+            batch_max=batch.max_size if batch else 0,
+            batch_timeout_ms=batch.flush_timeout.ms if batch else 0.0,
+            record_per_line=config.encoding == "raw",
+            linger_ms=config.linger.ms,
+            max_message_bytes=producer.max_message_bytes or MAX_MESSAGE_BYTES,
+            buffered_records=producer.flush_max_messages or FLUSH_MAX_MESSAGES,
+            in_flight=1 if acks == "all" else producer.max_inflight_requests_per_broker or 1,
+            partitioning=Partitioning(
+                keyless="round_robin" if mode == "round_robin" else "sticky_batch",
+                keyed="round_robin" if mode == "round_robin" else "hash",
+            ),
+            compression=config.compression,
+        )
+
+    def families(self, ctx: SearchContext) -> list[Family]:
+        """Exporter-side batching with the flush timeout as the knob (min_size from the rate)."""
+        keep = config_of(ctx.base).kafka.producer if ctx.base and ctx.base.client == self.name else None
+        acks = {"required_acks": keep.required_acks} if keep and keep.required_acks else {}
+        out = []
+        for linger_ms in (10, 100):
+
+            def make(knob: float, codec: str, linger_ms: int = linger_ms) -> ClientProfile:
+                timeout = max(1, round(knob))
+                settings = {
+                    "kafka": {
+                        "producer": {"linger": f"{linger_ms}ms", "compression": codec, **acks},
+                        "sending_queue": {
+                            "batch": {
+                                "flush_timeout": f"{timeout}ms",
+                                "min_size": max(1, round(ctx.rate_per_producer * timeout / 1000)),
+                            }
+                        },
+                    }
+                }
+                return ClientProfile(
+                    name=name_of(self.name, codec, knob, f"l{linger_ms}"),
+                    client=self.name,
+                    otelcol=OtelcolConfig.model_validate(settings),
+                )
+
+            out.append(
+                Family(f"linger {linger_ms}ms, sending_queue.batch.flush_timeout", make, ctx.budget_ms)
+            )
+        return out
+
+    def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
+        """A collector config fragment: the kafka exporter and filelog receiver options to merge into
+        the deployment's config (`--config base.yaml --config this.yaml`)."""
+        data = config_of(profile).compact()
+        out = [f"# {line}" if line else "#" for line in header]
+        out += [
+            f"# OpenTelemetry Collector {RELEASE} (contrib kafka exporter, filelog receiver): merge into",
+            "# your config; brokers, topic and credentials stay your deployment's (a password only as",
+            "# ${env:VAR}).",
+        ]
+        exporter = redact(_flatten(data.get("kafka", {}), ""))  # no secret reaches a fragment
+        kafka = expand_dotted({k: _scalar(v) for k, v in exporter.items()})
+        out += ["exporters:", "  kafka:", *(_yaml(kafka, 2) if kafka else ["    {}"])]
+        if data.get("filelog"):
+            out += ["receivers:", "  file_log:", *_yaml(data["filelog"], 2)]
+        return Rendered(f"{self.name}.yaml", "\n".join(out) + "\n")
+
+    def describe(self, profile: ClientProfile) -> str:
+        config = config_of(profile)
+        parts = [self.name, f"linger {config.linger}"]
+        if config.batching is not None:
+            parts.append(f"batch {config.batching.min_size}/{config.batching.flush_timeout}")
+        part = config.kafka.record_partitioner
+        if part is not None and part.mode != "sticky_key":
+            parts.append(part.mode)
+        if config.encoding != ENCODING:
+            parts.append(config.encoding)
+        return " ".join([*parts, config.compression])
+
+    def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
+        limit = config_of(profile).kafka.producer.max_message_bytes or MAX_MESSAGE_BYTES
+        if limit > topic_max_bytes:
+            raise ValueError(
+                f"kafka.producer.max_message_bytes: {limit} (profile {profile.name}) exceeds the broker's"
+                f" message.max.bytes {topic_max_bytes} (lower it or raise the topic's max.message.bytes)"
+            )
+
+
+def _scalar(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+KIND = Otelcol()

@@ -1,0 +1,158 @@
+"""The OpenTelemetry Collector's settings a `client: otelcol` profile takes (`otelcol:`), spelled as
+in the collector's config: the kafka exporter's section under `kafka`, the filelog receiver's under
+`filelog`. Defaults are those of the collector release kbt builds (tuner/spec/clients/otelcol.py says
+how they form requests). Only what a profile sets is written to a collector config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from tuner.spec.base import StrictModel
+from tuner.spec.duration import Duration
+
+# The collector release kbt builds (loadtests/otelcol-engine/go.mod) and whose defaults these are.
+RELEASE = "0.165"
+LINGER = Duration.of_ms(10)
+FLUSH_MAX_MESSAGES = 10_000
+MAX_MESSAGE_BYTES = 1_000_000
+REQUIRED_ACKS = "1"
+COMPRESSION = "none"
+ENCODING = "otlp_proto"
+POLL_INTERVAL = Duration.of_ms(200)
+EMIT_BATCH = 100  # pkg/stanza's batching emitter: entries per export
+EMIT_FLUSH = Duration.of_ms(100)  # and its flush tick
+BATCH_FLUSH_TIMEOUT = Duration.of_ms(200)  # sending_queue.batch defaults, once the section is set
+BATCH_MIN_SIZE = 8192
+Encoding = Literal["otlp_proto", "otlp_json", "raw"]
+Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
+
+
+class Producer(StrictModel):
+    linger: Duration | None = None
+    flush_max_messages: int | None = Field(default=None, gt=0, le=10_000_000)
+    max_message_bytes: int | None = Field(default=None, gt=0, le=104_857_600)
+    compression: Codec | None = None
+    required_acks: Literal["0", "1", "all"] | None = None
+    max_inflight_requests_per_broker: int | None = Field(default=None, gt=0, le=1000)
+
+    @field_validator("required_acks", mode="before")
+    @classmethod
+    def _acks(cls, value: Any) -> Any:
+        text = None if value is None else str(value).strip().lower()
+        return "all" if text == "-1" else text
+
+
+class Batch(StrictModel):
+    """Exporter-side batching (exporterhelper `sending_queue.batch`), items sized."""
+
+    flush_timeout: Duration = BATCH_FLUSH_TIMEOUT
+    min_size: int = Field(default=BATCH_MIN_SIZE, ge=0, le=10_000_000)
+    max_size: int = Field(default=0, ge=0, le=10_000_000)  # 0: no limit
+    sizer: Literal["items"] = "items"
+
+    @model_validator(mode="after")
+    def _sizes(self) -> Batch:
+        if self.max_size and self.max_size < self.min_size:
+            raise ValueError(f"max_size {self.max_size} is below min_size {self.min_size}")
+        if self.flush_timeout.ns <= 0:
+            raise ValueError("flush_timeout must be greater than 0")
+        return self
+
+
+class SendingQueue(StrictModel):
+    enabled: bool | None = None
+    num_consumers: int | None = Field(default=None, gt=0, le=1000)
+    queue_size: int | None = Field(default=None, gt=0, le=10_000_000)
+    batch: Batch | None = None
+
+
+class Logs(StrictModel):
+    encoding: Encoding | None = None
+
+
+class StickyKey(StrictModel):
+    hasher: Literal["sarama_compat", "murmur2"] = "sarama_compat"
+
+
+class Empty(StrictModel):
+    pass
+
+
+class RecordPartitioner(StrictModel):
+    """At most one strategy, as the exporter requires."""
+
+    sticky_key: StickyKey | None = None
+    round_robin: Empty | None = None
+    least_backup: Empty | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> RecordPartitioner:
+        if sum(x is not None for x in (self.sticky_key, self.round_robin, self.least_backup)) != 1:
+            raise ValueError("set exactly one of sticky_key, round_robin, least_backup")
+        return self
+
+    @property
+    def mode(self) -> str:
+        return "round_robin" if self.round_robin else "least_backup" if self.least_backup else "sticky_key"
+
+
+class Kafka(StrictModel):
+    producer: Producer = Field(default_factory=Producer)
+    sending_queue: SendingQueue = Field(default_factory=SendingQueue)
+    logs: Logs = Field(default_factory=Logs)
+    record_partitioner: RecordPartitioner | None = None
+
+
+class Filelog(StrictModel):
+    poll_interval: Duration | None = None
+
+    @field_validator("poll_interval")
+    @classmethod
+    def _positive(cls, value: Duration | None) -> Duration | None:
+        if value is not None and value.ns <= 0:
+            raise ValueError("must be greater than 0")
+        return value
+
+
+class OtelcolConfig(StrictModel):
+    """The batching-relevant part of a collector config: only what a profile sets is written."""
+
+    kafka: Kafka = Field(default_factory=Kafka)
+    filelog: Filelog = Field(default_factory=Filelog)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dotted(cls, data: Any) -> Any:
+        from tuner.spec.filebeat_load import expand_dotted  # it imports the loader, which imports us
+
+        return expand_dotted(data) if isinstance(data, Mapping) else data
+
+    def compact(self) -> dict[str, Any]:
+        """The settings the profile sets, nested as in the collector's config (JSON values)."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
+    @property
+    def linger(self) -> Duration:
+        return self.kafka.producer.linger or LINGER
+
+    @property
+    def encoding(self) -> str:
+        return self.kafka.logs.encoding or ENCODING
+
+    @property
+    def compression(self) -> str:
+        return self.kafka.producer.compression or COMPRESSION
+
+    @property
+    def poll_interval(self) -> Duration:
+        return self.filelog.poll_interval or POLL_INTERVAL
+
+    @property
+    def batching(self) -> Batch | None:
+        """Exporter-side batching in effect (only with the queue on and its batch section set)."""
+        queue = self.kafka.sending_queue
+        return queue.batch if queue.enabled is not False else None
