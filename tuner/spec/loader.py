@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec
 
@@ -55,7 +55,11 @@ def load_workload(path: Path) -> WorkloadSpec:
 
 
 def load_profile(path: Path) -> ClientProfile:
-    return load_model(ClientProfile, path)
+    raw = read_yaml(path)
+    try:
+        return profile_of(inputs.plain_data(raw), context={"base_dir": path.parent})
+    except ValidationError as exc:
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
 
 
 def load_sweep(path: Path) -> LoadedSweep:
