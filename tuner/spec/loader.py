@@ -116,9 +116,10 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     first = errors[0]
     loc, line = _located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
     text = _message(first)
-    unknown = re.match(r'unknown key "([^"]+)"', text)
-    if unknown:  # point at the offending key's own line
-        line = _line_of(raw, (*loc, unknown.group(1))) or line
+    # point at the offending key's own line: an unknown key, or another client kind's setting
+    unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
+    if unknown:
+        line = _line_of(raw, (*loc, unknown.group(1) or unknown.group(2))) or line
     where = f"{shown}:{line}" if line else shown
     key = _loc_text(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""

@@ -1,6 +1,6 @@
 """ProfileBase: what every client kind's settings model shares.
 
-A profile names one producer configuration after its intent (`filebeat-like`, `batched-zstd`). Each
+A profile names one producer configuration after its intent (`batched-zstd`, `low-latency`). Each
 client kind owns its settings model (tuner/spec/clients/<kind>.py, a subclass of this one with
 `client` narrowed to its name); `tuner.spec.clients.ClientProfile` is their union keyed on `client`.
 This module knows no kind.
@@ -43,7 +43,7 @@ class ProfileBase(StrictModel):
         return without_other_kinds_fields(cls, data)
 
     def client_settings(self) -> dict[str, str]:
-        """The client's own settings for this profile (properties, filebeat.yml paths), by its kind."""
+        """The client's own settings for this profile (properties, config file paths), by its kind."""
         from tuner.spec.clients import kind_named
 
         return kind_named(self.client).client_settings(self)
