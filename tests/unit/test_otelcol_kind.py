@@ -22,15 +22,14 @@ from tuner.driver.otelcol.pod_config import pod_config
 from tuner.model.otelcol_sim import exports, merged, reads
 from tuner.model.predict import predict
 from tuner.model.traffic import Traffic
-from tuner.spec.clients import kind_of, rules_of
+from tuner.spec.clients import kind_of, profile_of, rules_of
 from tuner.spec.clients.base import SearchContext
-from tuner.spec.clients.otelcol import config_of
+from tuner.spec.clients.otelcol import OtelcolProfile, config_of
 from tuner.spec.otelcol import OtelcolConfig
-from tuner.spec.profile import ClientProfile
 
 
-def profile(**settings: Any) -> ClientProfile:
-    return ClientProfile(name="o", client="otelcol", otelcol=settings or None)
+def profile(**settings: Any) -> OtelcolProfile:
+    return OtelcolProfile(name="o", otelcol=settings or None)
 
 
 def test_kind_is_registered_with_its_engine() -> None:
@@ -70,7 +69,7 @@ def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:
 
 def test_producer_knobs_of_other_kinds_point_to_the_collector_option() -> None:
     with pytest.raises(ValidationError, match=r"kafka\.producer\.linger"):
-        ClientProfile(name="o", client="otelcol", linger_ms=5)
+        profile_of({"name": "o", "client": "otelcol", "linger_ms": 5})
 
 
 _durations = st.builds(lambda ms: f"{ms}ms", st.integers(1, 5000))
@@ -97,7 +96,7 @@ _settings = st.fixed_dictionaries(
 @given(_settings)
 def test_any_valid_setting_round_trips_through_records_rules_and_rendering(raw: dict[str, Any]) -> None:
     p = profile(**raw)
-    again = ClientProfile.model_validate_json(p.model_dump_json())
+    again = profile_of(json.loads(p.model_dump_json()))
     assert again == p
     rules = rules_of(p)
     assert rules.linger_ms > 0 and rules.poll_ms > 0
@@ -165,6 +164,7 @@ def test_render_is_a_collector_fragment_and_the_recommender_families_are_valid()
     for family in kind_of(p).families(ctx):
         made = family.make(700, "zstd")
         assert rules_of(made).batch_timeout_ms == 700 and rules_of(made).compression == "zstd"
+        assert rules_of(made).batch_min > 40 * 0.7  # the timer sends the batch, not its size
 
 
 def test_pod_config_holds_only_what_the_profile_sets(tmp_path: Path) -> None:

@@ -30,7 +30,6 @@ from tuner.spec.filebeat import (
     FilebeatConfig,
     version_tuple,
 )
-from tuner.spec.loader import read_yaml
 
 Path_ = tuple[str | int, ...]
 
@@ -62,6 +61,8 @@ class LoadedFilebeat:
 
 def load_filebeat(path: Path) -> LoadedFilebeat:
     """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem."""
+    from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
+
     path = Path(path)
     raw = read_yaml(path)
     shown = shown_path(path)

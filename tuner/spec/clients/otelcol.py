@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from tuner.core.redact import redact
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
@@ -39,12 +39,14 @@ from tuner.spec.otelcol import (
     ENCODING,
     FLUSH_MAX_MESSAGES,
     MAX_MESSAGE_BYTES,
+    BATCH_MIN_SIZE,
     RELEASE,
     REQUIRED_ACKS,
     OtelcolConfig,
 )
-from tuner.spec.profile import ClientProfile
+from tuner.spec.profile import ProfileBase
 
+MAX_BATCH = 10_000_000  # sending_queue.batch.min_size's bound here
 _HINTS = {
     "linger_ms": " (set otelcol: kafka.producer.linger)",
     "batch_messages": " (set otelcol: kafka.sending_queue.batch.min_size)",
@@ -59,7 +61,18 @@ _HINTS = {
 }
 
 
-def config_of(profile: ClientProfile) -> OtelcolConfig:
+class OtelcolProfile(ProfileBase):
+    """The collector's settings: its kafka exporter and filelog receiver options (`otelcol:`)."""
+
+    client: Literal["otelcol"] = "otelcol"
+    otelcol: OtelcolConfig | None = None
+
+
+def config_of(profile: ProfileBase) -> OtelcolConfig:
+    """The profile's collector settings (the release's defaults where it sets nothing); ValueError
+    for another kind's profile."""
+    if not isinstance(profile, OtelcolProfile):
+        raise ValueError(f"profile {profile.name} is a {profile.client} profile, not an otelcol one")
     return profile.otelcol or OtelcolConfig()
 
 
@@ -89,15 +102,15 @@ def _yaml(node: Mapping[str, Any], indent: int) -> list[str]:
     return out
 
 
-class Otelcol(ClientKind):
+class Otelcol(ClientKind[OtelcolProfile]):
     name = "otelcol"
     title = "OpenTelemetry Collector"
     engine = "otelcol"
-    fields = frozenset({"otelcol"})
+    model = OtelcolProfile
     hints = _HINTS
     multi_partition_requests = True
 
-    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+    def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""
         data = config_of(profile).compact()
         out = {}
@@ -107,7 +120,7 @@ class Otelcol(ClientKind):
             out[path] = value
         return out
 
-    def rules(self, profile: ClientProfile) -> OtelcolRules:
+    def rules(self, profile: OtelcolProfile) -> OtelcolRules:
         config = config_of(profile)
         producer = config.kafka.producer
         batch = config.batching
@@ -136,12 +149,12 @@ class Otelcol(ClientKind):
 
     def families(self, ctx: SearchContext) -> list[Family]:
         """Exporter-side batching with the flush timeout as the knob (min_size from the rate)."""
-        keep = config_of(ctx.base).kafka.producer if ctx.base and ctx.base.client == self.name else None
+        keep = config_of(ctx.base).kafka.producer if isinstance(ctx.base, OtelcolProfile) else None
         acks = {"required_acks": keep.required_acks} if keep and keep.required_acks else {}
         out = []
         for linger_ms in (10, 100):
 
-            def make(knob: float, codec: str, linger_ms: int = linger_ms) -> ClientProfile:
+            def make(knob: float, codec: str, linger_ms: int = linger_ms) -> OtelcolProfile:
                 timeout = max(1, round(knob))
                 settings = {
                     "kafka": {
@@ -149,14 +162,17 @@ class Otelcol(ClientKind):
                         "sending_queue": {
                             "batch": {
                                 "flush_timeout": f"{timeout}ms",
-                                "min_size": max(1, round(ctx.rate_per_producer * timeout / 1000)),
+                                # the timer, not the size, sends the batch at this rate
+                                "min_size": min(
+                                    MAX_BATCH,
+                                    max(BATCH_MIN_SIZE, round(ctx.rate_per_producer * timeout / 1000) + 1),
+                                ),
                             }
                         },
                     }
                 }
-                return ClientProfile(
+                return OtelcolProfile(
                     name=name_of(self.name, codec, knob, f"l{linger_ms}"),
-                    client=self.name,
                     otelcol=OtelcolConfig.model_validate(settings),
                 )
 
@@ -165,7 +181,7 @@ class Otelcol(ClientKind):
             )
         return out
 
-    def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
+    def render(self, profile: OtelcolProfile, header: Sequence[str]) -> Rendered:
         """A collector config fragment: the kafka exporter and filelog receiver options to merge into
         the deployment's config (`--config base.yaml --config this.yaml`)."""
         data = config_of(profile).compact()
@@ -182,7 +198,7 @@ class Otelcol(ClientKind):
             out += ["receivers:", "  file_log:", *_yaml(data["filelog"], 2)]
         return Rendered(f"{self.name}.yaml", "\n".join(out) + "\n")
 
-    def describe(self, profile: ClientProfile) -> str:
+    def describe(self, profile: OtelcolProfile) -> str:
         config = config_of(profile)
         parts = [self.name, f"linger {config.linger}"]
         if config.batching is not None:
@@ -194,7 +210,7 @@ class Otelcol(ClientKind):
             parts.append(config.encoding)
         return " ".join([*parts, config.compression])
 
-    def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
+    def check_fits(self, profile: OtelcolProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
         limit = config_of(profile).kafka.producer.max_message_bytes or MAX_MESSAGE_BYTES
         if limit > topic_max_bytes:
             raise ValueError(
