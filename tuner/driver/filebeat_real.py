@@ -25,13 +25,14 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_builds import build_version, filebeat_binary
 from tuner.driver.filebeat_corpus import write_corpus
@@ -65,24 +66,12 @@ class RealRun:
     written: int = 0
 
 
-def run_real_filebeat_load(
-    plan: RunPlan,
-    topics: list[str],
-    bootstrap_servers: str,
-    run_id: str,
-    exporter_ports: Sequence[int] = (),
-) -> DriverResult:
+def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
     """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery."""
-    return run_real(plan, topics, bootstrap_servers, run_id).result
-
-
-def run_real(
-    plan: RunPlan, topics: list[str], bootstrap: str, run_id: str, version: str | None = None
-) -> RealRun:
     config = config_of(plan.profile)
     workload = plan.workload
-    if len(topics) != 1:
-        raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
+    topics, bootstrap = list(placement.topics), placement.bootstrap_servers
+    placement.single_topic("filebeat")
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = filebeat_binary(version)

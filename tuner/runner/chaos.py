@@ -21,7 +21,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.paths import KAFKA_VERSION
-from tuner.driver.engines import ENGINES
+from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
 from tuner.runner.chaos_faults import FaultContext, Stopped
@@ -29,7 +29,6 @@ from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
 from tuner.runner.topics import admin_client, delete_topics
-from tuner.spec.clients import kind_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import RunPlan
@@ -123,8 +122,7 @@ def chaos_plans(
 
 
 def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
-    engine = ENGINES.get(kind_of(base.profile).engine)
-    if engine is None or not engine.hold:  # the fault window holds the load open
+    if not engine_of(base).capabilities.holds_load:  # the fault window holds the load open
         raise BadInput(
             f"profile {base.profile.name}: kbt chaos drives librdkafka profiles (this one is"
             f" client {base.profile.client})"

@@ -1,10 +1,11 @@
 """ClientKind: what every client kind module provides (one subclass and one instance per kind).
 
 A kind owns its typed settings (the ClientProfile fields it takes), the mapping to its engine
-(`engine`, the id the driver layer dispatches on; `client_settings`, the client's own option names
-and values), its request-formation model parameters (`rules`), its renderer, its checker,
-`describe()`, and the settings the recommender's search bisects (`families`). All pure. The
-defaults below suit a producer configured by properties (librdkafka, Java).
+(`engine`, an EngineId: the driver's registry holds the engine for it; `client_settings`, the
+client's own option names and values), its request-formation model parameters (`rules`), its
+renderer, its checker, `describe()`, and the settings the recommender's search bisects
+(`families`). All pure. The defaults below suit a producer configured by properties (librdkafka,
+Java).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from tuner.core.numbers import parse_number
 from tuner.core.redact import redact
 from tuner.spec.clients.rules import Rules
+from tuner.spec.engine_id import EngineId
 from tuner.spec.profile import ClientProfile
 
 COMMON_FIELDS = frozenset({"name", "description", "client", "security"})  # every kind takes these
@@ -55,7 +57,7 @@ class Rendered:
 class ClientKind:
     name: str  # the `client:` value
     title: str  # for people: "librdkafka", "Java", "Filebeat"
-    engine: str  # the driver engine that runs its load
+    engine: EngineId  # the driver engine that runs its load (tuner/driver/engines.py maps it)
     fields: frozenset[str] = PRODUCER_FIELDS  # ClientProfile fields it takes besides COMMON_FIELDS
     hints: Mapping[str, str] = {}  # field -> where that setting goes for this kind
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")  # codecs the client sends

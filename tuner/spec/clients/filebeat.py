@@ -29,6 +29,7 @@ from tuner.spec.base import config_string
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
+from tuner.spec.engine_id import EngineId
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ClientProfile
@@ -104,7 +105,7 @@ def config_of(profile: ClientProfile) -> FilebeatConfig:
 class Filebeat(ClientKind):
     name = "filebeat"
     title = "Filebeat"
-    engine = "filebeat"  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
+    engine = EngineId.FILEBEAT  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
     fields = frozenset({"filebeat"})
     hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd

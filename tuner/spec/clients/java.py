@@ -15,6 +15,7 @@ from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, Rendere
 from tuner.spec.clients.logstash_output import FILENAME as LOGSTASH_FILENAME
 from tuner.spec.clients.logstash_output import logstash_output
 from tuner.spec.clients.rules import JavaRules, Partitioning
+from tuner.spec.engine_id import EngineId
 from tuner.spec.java_client import check_property_names
 from tuner.spec.profile import ClientProfile
 
@@ -30,7 +31,7 @@ _ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 class Java(ClientKind):
     name = "java"
     title = "Java"
-    engine = "java"
+    engine = EngineId.JAVA
     # batch.num.messages has no Java counterpart (batches are bounded in bytes).
     fields = PRODUCER_FIELDS - {"batch_messages"}
     hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from tuner.spec.clients.base import ClientKind, Family, SearchContext, name_of, num
 from tuner.spec.clients.rules import LibrdkafkaRules, Partitioning, PartitionMode
+from tuner.spec.engine_id import EngineId
 from tuner.spec.profile import ClientProfile
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
@@ -26,7 +27,7 @@ _PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murm
 class Librdkafka(ClientKind):
     name = "librdkafka"
     title = "librdkafka"
-    engine = "librdkafka"
+    engine = EngineId.LIBRDKAFKA
     hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
     multi_partition_requests = False
 
