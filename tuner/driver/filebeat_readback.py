@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
+from tuner.core.kafka_clients import Connection, new_consumer
+
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
 
@@ -66,17 +68,17 @@ class ReadBack:
     """A consumer thread over every partition of `topic` from the beginning (the topic is fresh)."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, window: tuple[float, float]) -> None:
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import TopicPartition
 
         self.tally = Tally(window=window)
-        self._consumer = Consumer(
+        self._consumer = new_consumer(
+            Connection(bootstrap),
             {
-                "bootstrap.servers": bootstrap,
                 "group.id": f"kbt-readback-{topic}",
                 "enable.auto.commit": False,
                 "enable.partition.eof": False,
                 "fetch.wait.max.ms": 50,
-            }
+            },
         )
         self._partitions = [TopicPartition(topic, p, 0) for p in range(partitions)]
         self._consumer.assign(self._partitions)

@@ -32,6 +32,7 @@ from types import FrameType
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.kafka_clients import Connection, admin_client
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_builds import build_version, filebeat_binary
@@ -76,7 +77,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = filebeat_binary(version)
     rate = float(workload.rate_per_producer)
-    _log_append_time(bootstrap, topics[0])
+    _log_append_time(Connection(bootstrap, placement.security), topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work) for i in range(workload.producers)]
@@ -250,11 +251,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _log_append_time(bootstrap: str, topic: str) -> None:
+def _log_append_time(conn: Connection, topic: str) -> None:
     """The record timestamp becomes the broker's append time (the topic is the run's own)."""
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # no purge notice on exit
+    admin = admin_client(conn, {"log_level": 3})  # no purge notice on exit
     entry = ConfigEntry(
         "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
     )

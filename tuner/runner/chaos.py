@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
@@ -28,7 +29,7 @@ from tuner.runner.chaos_faults import FaultContext, Stopped
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
-from tuner.runner.topics import admin_client, delete_topics
+from tuner.runner.topics import delete_topics
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import RunPlan
@@ -342,7 +343,7 @@ class ChaosRunner:
         netem = netem_status() if any("netem" in r.scenario.needs for r in runs) else (True, "")
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
-        admin = admin_client(state.direct_bootstrap_servers)
+        admin = admin_client(Connection(state.direct_bootstrap_servers))
         lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)
@@ -445,7 +446,7 @@ def wait_replicas_in_sync(state: LabState, timeout_s: float) -> list[str]:
     """Wait (bounded) until no partition of the lab is under-replicated, so that a run starts on a
     whole cluster however long the previous run's restarted broker needs to catch up; returns a
     problem if not."""
-    admin = admin_client(state.direct_bootstrap_servers)
+    admin = admin_client(Connection(state.direct_bootstrap_servers))
     deadline = time.monotonic() + timeout_s
     while True:
         try:

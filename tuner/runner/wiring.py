@@ -102,7 +102,7 @@ def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
 
 def _target_prometheus(target: Target) -> Prometheus | None:
     """A target file's Prometheus with its auth and metric dialect (the lab's is plain)."""
-    return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.kind == "file" else None
+    return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.translated_prometheus else None
 
 
 def sweep_runner(
