@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tuner.core.paths import cache_dir
+from tuner.driver.engine import Placement
 from tuner.driver.filebeat_engine import run_filebeat_load
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
@@ -82,7 +83,7 @@ def _measured(
     """Run the engine between two scrapes of every broker; returns the result and the produce
     requests each broker served in between (nothing else produces to the lab meanwhile)."""
     before = _wait_counters(prometheus, time.time())
-    result = run_filebeat_load(plan, [topic], lab.bootstrap_servers, run_id=f"it-{plan.name}")
+    result = run_filebeat_load(plan, Placement(f"it-{plan.name}", (topic,), lab.bootstrap_servers))
     after = _wait_counters(prometheus, max(time.time(), result.client.finished_at))
     served: dict[str, float] = {}
     for key, value in after.items():

@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 
 from tuner.driver.acked_verify import verify_acked
+from tuner.driver.engine import Placement
+from tuner.driver.engine_process import ProcessSite
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.driver.payload import id_of
@@ -113,16 +115,9 @@ def test_sigterm_drains_and_reports(lab: LabState, make_topic: Any, tmp_path: Pa
     topic = make_topic(partitions=3, replication=3)
     corpus = tmp_path / "corpus.jsonl"
     write_corpus(plan.workload, corpus)
-    [pp] = process_plans(
-        plan.workload,
-        {"linger.ms": "50", "acks": "all"},
-        topic=topic,
-        bootstrap=lab.bootstrap_servers,
-        run_id="it-sigterm",
-        workdir=tmp_path,
-        corpus_file=corpus,
-        start_at=time.time() + 4,
-    )
+    placement = Placement("it-sigterm", (topic,), lab.bootstrap_servers)
+    site = ProcessSite(placement, topic, tmp_path, corpus, time.time() + 4)
+    [pp] = process_plans(plan.workload, {"linger.ms": "50", "acks": "all"}, site)
     pp.path.write_text(json.dumps(pp.plan))
     proc = subprocess.Popen([*engine_command(), "-plan", str(pp.path)], stdout=subprocess.PIPE, text=True)
     try:

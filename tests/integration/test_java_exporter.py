@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tuner.driver.engine import Placement
+from tuner.driver.engine_process import ProcessSite
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.lab import LabState
@@ -129,10 +131,9 @@ def test_a_taken_port_leaves_the_run_unexported(lab: LabState, make_topic: Any, 
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        [pp] = process_plans(
-            plan.workload, {}, topic=topic, bootstrap=lab.bootstrap_servers, run_id="it-taken",
-            workdir=tmp_path, corpus_file=corpus, start_at=time.time() + 3, exporter_ports=[port],
-        )  # fmt: skip
+        placement = Placement("it-taken", (topic,), lab.bootstrap_servers, exporter_ports=(port,))
+        site = ProcessSite(placement, topic, tmp_path, corpus, time.time() + 3)
+        [pp] = process_plans(plan.workload, {}, site)
         pp.path.write_text(json.dumps(pp.plan))
         out = subprocess.run(
             [*engine_command(), "-plan", str(pp.path)], capture_output=True, text=True, timeout=120

@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import TopicPartition
 from hdrh.histogram import HdrHistogram
 
+from tuner.driver.engine import Placement
 from tuner.driver.librdkafka_engine import run_load, verify_delivery
 from tuner.driver.rdkafka_worker import Worker, WorkerTask
 from tuner.spec import RunPlan, load_sweep
@@ -61,7 +62,9 @@ def test_verification_reports_records_deleted_behind_the_drivers_back(
 
 def test_closed_loop_across_processes(lab: Any, make_topic: Any, tmp_path: Path) -> None:
     topic = make_topic(partitions=3, replication=1)
-    result = run_load(_plan(tmp_path, rate="max", processes=2), [topic], lab.bootstrap_servers, "max")
+    result = run_load(
+        _plan(tmp_path, rate="max", processes=2), Placement("max", (topic,), lab.bootstrap_servers)
+    )
     client = result.client
     assert client.records_acked > 1000  # far above the 50 msgs/s the open-loop test offers
     assert client.offered_records == client.records_sent

@@ -149,6 +149,18 @@ def _one_verified_record(run: subprocess.CompletedProcess[str], results: Path) -
     return records[0]
 
 
+def test_the_lab_declares_what_it_is_and_its_clients_reach_its_secure_listener(secure_lab: LabState) -> None:
+    """The lab keeps no topic ledger and its Prometheus holds kbt's own names; its SASL_SSL
+    listener is reached through the one client factory with the lab's client properties."""
+    from tuner.core.kafka_clients import Connection, admin_client
+    from tuner.target.lab import lab_target
+
+    lab = lab_target(secure_lab.lab_dir)
+    assert lab.topic_ledger is None and not lab.translated_prometheus
+    secure = Connection(lab.secure_bootstrap_servers, lab.secure_client_properties)
+    assert len(admin_client(secure).list_topics(timeout=30).brokers) == len(secure_lab.brokers)
+
+
 def test_sweep_and_diagnose_through_a_target_file(
     secure_lab: LabState, target_dir: Path, tmp_path: Path
 ) -> None:
@@ -162,9 +174,11 @@ def test_sweep_and_diagnose_through_a_target_file(
     env = {"KBT_CACHE": str(cache)}
     os.environ["KBT_CACHE"] = str(cache)  # the ledger path is computed in this process too
     try:
-        from tuner.target.ledger import TopicLedger, ledger_path
+        from tuner.target.ledger import TopicLedger
 
-        ledger = TopicLedger(ledger_path(resolve_target(None, target_dir / "target.yaml")))
+        path = resolve_target(None, target_dir / "target.yaml").topic_ledger
+        assert path is not None  # a target file's cluster keeps a ledger
+        ledger = TopicLedger(path)
         ledger.path.parent.mkdir(parents=True, exist_ok=True)
         ledger.path.write_text(json.dumps({leftover: {"pid": gone.pid, "host": os.uname().nodename}}))
     finally:

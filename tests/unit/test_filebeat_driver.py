@@ -12,6 +12,8 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import BadInput
 from tuner.driver.acked_verify import filebeat_event_id, read_acked
+from tuner.driver.engine import Placement
+from tuner.driver.engine_process import ProcessSite
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_engine import aggregate
 from tuner.driver.filebeat_plan import check_emulated, drain_s, output_section, process_plans, queue_section
@@ -133,16 +135,10 @@ def test_profile_problems_name_the_setting(kw: dict[str, Any], message: str) -> 
 
 def test_process_plans_split_pods_and_carry_every_option(tmp_path: Path) -> None:
     cfg = _config(**{"output.kafka.bulk_flush_frequency": "100ms", "queue.mem.flush.timeout": "250ms"})
-    plans = process_plans(
-        _workload(),
-        cfg,
-        topic="run-t",
-        bootstrap="127.0.0.1:1",
-        run_id="r",
-        workdir=tmp_path,
-        corpus_file=tmp_path / "c.jsonl",
-        start_at=100.0,
+    site = ProcessSite(
+        Placement("r", ("run-t",), "127.0.0.1:1"), "run-t", tmp_path, tmp_path / "c.jsonl", 100.0
     )
+    plans = process_plans(_workload(), cfg, site)
     assert [p.plan["pods"] for p in plans] == [3, 2]
     assert [p.plan["pod_offset"] for p in plans] == [0, 3]
     out = plans[0].plan["output"]

@@ -15,6 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
+from tuner.driver.engine import Placement
+from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_engine import aggregate, merge_client_metrics
 from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
 from tuner.measure.broker_window import measure_window
@@ -70,10 +72,8 @@ def test_every_tuned_setting_passes_through_to_the_plan(tmp_path: Path) -> None:
     profile = JavaProfile(name="p", overrides=TUNED)
     props = java_properties(profile)
     assert props == TUNED
-    plans = process_plans(
-        _workload(), props, topic="t", bootstrap="127.0.0.1:1", run_id="r", workdir=tmp_path,
-        corpus_file=tmp_path / "c.jsonl", start_at=1.0,
-    )  # fmt: skip
+    site = ProcessSite(Placement("r", ("t",), "127.0.0.1:1"), "t", tmp_path, tmp_path / "c.jsonl", 1.0)
+    plans = process_plans(_workload(), props, site)
     assert [p.plan["pods"] for p in plans] == [3, 2]
     assert [p.plan["pod_offset"] for p in plans] == [0, 3]
     assert all(p.plan["properties"] == TUNED for p in plans)
@@ -84,7 +84,7 @@ def test_every_tuned_setting_passes_through_to_the_plan(tmp_path: Path) -> None:
 def test_rate_max_is_a_closed_loop_and_drain_follows_the_delivery_timeout(tmp_path: Path) -> None:
     [plan] = process_plans(
         _workload(producers=1, processes=1, rate_per_producer="max"), {"delivery.timeout.ms": "30000"},
-        topic="t", bootstrap="b", run_id="r", workdir=tmp_path, corpus_file=tmp_path / "c", start_at=0,
+        ProcessSite(Placement("r", ("t",), "b"), "t", tmp_path, tmp_path / "c", 0),
     )  # fmt: skip
     assert plan.plan["rate_per_pod"] == 0.0 and plan.plan["drain_s"] == 35.0
 
@@ -121,8 +121,8 @@ def test_misspelled_property_fails_at_spec_load_with_a_suggestion() -> None:
 def test_engine_owned_properties_are_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="set by the Java engine"):
         process_plans(
-            _workload(), {"bootstrap.servers": "x:1"}, topic="t", bootstrap="b", run_id="r",
-            workdir=tmp_path, corpus_file=tmp_path / "c", start_at=0,
+            _workload(), {"bootstrap.servers": "x:1"},
+            ProcessSite(Placement("r", ("t",), "b"), "t", tmp_path, tmp_path / "c", 0),
         )  # fmt: skip
 
 

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from tuner.driver.engine import Placement
+from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_plan import FINAL_SCRAPE_S, engine_dir, exporter_notes, exporter_plan, process_plans
 from tuner.measure.promql import promql
 from tuner.spec.workload import WorkloadSpec
@@ -35,10 +37,8 @@ def _workload(processes: int) -> WorkloadSpec:
 
 
 def test_each_process_serves_on_its_own_port(tmp_path: Path) -> None:
-    plans = process_plans(
-        _workload(3), {}, topic="t", bootstrap="b", run_id="r", workdir=tmp_path,
-        corpus_file=tmp_path / "c", start_at=0, exporter_ports=[25100, 25101],
-    )  # fmt: skip
+    placement = Placement("r", ("t",), "b", exporter_ports=(25100, 25101))
+    plans = process_plans(_workload(3), {}, ProcessSite(placement, "t", tmp_path, tmp_path / "c", 0))
     exporters = [p.plan["exporter"] for p in plans]
     assert exporters[0] == {
         "host": "127.0.0.1",
@@ -88,10 +88,10 @@ def test_the_engine_reads_the_plan_with_its_exporter(tmp_path: Path) -> None:
     topic's metadata (and times out there), not a plan error."""
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"message": "x" * 40, "key": None, "bytes": 63}) + "\n")
+    placement = Placement("r", ("t",), f"127.0.0.1:{_free_port()}", exporter_ports=(_free_port(),))
     [pp] = process_plans(
-        _workload(1), {"max.block.ms": "300"}, topic="t", bootstrap=f"127.0.0.1:{_free_port()}",
-        run_id="r", workdir=tmp_path, corpus_file=corpus, start_at=0, exporter_ports=[_free_port()],
-    )  # fmt: skip
+        _workload(1), {"max.block.ms": "300"}, ProcessSite(placement, "t", tmp_path, corpus, 0)
+    )
     out = _run_engine(pp.plan, tmp_path)
     assert out.returncode == 2
     # The client's own warnings (its network thread) may come after the engine's one line.
@@ -100,10 +100,8 @@ def test_the_engine_reads_the_plan_with_its_exporter(tmp_path: Path) -> None:
 
 
 def test_the_engine_rejects_a_bad_exporter_in_one_line(tmp_path: Path) -> None:
-    [pp] = process_plans(
-        _workload(1), {}, topic="t", bootstrap="127.0.0.1:1", run_id="r", workdir=tmp_path,
-        corpus_file=tmp_path / "c", start_at=0, exporter_ports=[0],
-    )  # fmt: skip
+    placement = Placement("r", ("t",), "127.0.0.1:1", exporter_ports=(0,))
+    [pp] = process_plans(_workload(1), {}, ProcessSite(placement, "t", tmp_path, tmp_path / "c", 0))
     out = _run_engine(pp.plan, tmp_path)
     assert out.returncode == 2
     [line] = out.stderr.strip().splitlines()

@@ -1,5 +1,7 @@
 """driver layer: engines that produce a run's load and verify its delivery.
 
-The engines by id are in `engines.ENGINES`: `librdkafka_engine.run_load` is the librdkafka engine
-(confluent-kafka), `filebeat_engine.run_filebeat_load` the Filebeat (Sarama) one.
+The interface every engine implements is `engine.Engine`; the engines by `EngineId` are in
+`engines.ENGINES`: `librdkafka_engine.LibrdkafkaEngine` (confluent-kafka), `java_engine.JavaEngine`
+(Kafka's Java producer), `filebeat_dispatch.FilebeatEngine` (real Filebeat, else the Sarama
+emulation `filebeat_engine.SaramaEngine`).
 """

@@ -28,6 +28,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+from tuner.core.kafka_clients import Connection, new_consumer
 from tuner.driver.consumer_exporter import ConsumerExporter
 from tuner.driver.consumer_tally import GroupTally
 from tuner.driver.latency_hist import Latency
@@ -60,17 +61,16 @@ class _Member:
         self.name = f"{loop.group.name}-{n}"
         self.lag = 0.0
         plan, group = loop.plan, loop.group
-        self.consumer = Consumer(
+        self.consumer = new_consumer(
+            Connection(plan.bootstrap_servers, plan.security_config()),
             {
-                "bootstrap.servers": plan.bootstrap_servers,
                 "group.id": group_id(plan, group),
                 "client.id": f"kbt-{self.name}",
                 "auto.offset.reset": "earliest",  # the topics are fresh: nothing is skipped
                 "statistics.interval.ms": STATS_INTERVAL_MS,
                 "stats_cb": self._on_stats,
                 "enable.partition.eof": False,
-                **plan.security_config(),
-            }
+            },
         )
         self.consumer.subscribe(plan.topics, on_assign=self._on_assign)
 

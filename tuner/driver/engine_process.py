@@ -1,6 +1,7 @@
 """Engine processes (the Sarama and Java engines): build their shared plan format, start one per
 plan, wait for each one's JSON result line within a budget, SIGTERM them on Ctrl-C (each drains and
-still reports), and merge the processes' latency histograms."""
+still reports), merge the processes' latency histograms, and end the run the same way for every such
+engine (`finished_run`: aggregate, interrupted, read-back)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import os
 import select
 import signal
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,9 +21,14 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import Interrupted, KbtError
+from tuner.driver.acked_verify import IdOf, verify_read_back
+from tuner.driver.engine import Placement
+from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ClientResult, LatencyMs
+from tuner.driver.order_check import OrderOf
+from tuner.driver.result import ClientResult, DriverResult, LatencyMs
+from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
 
 TERM_WAIT_S = 15.0
@@ -37,19 +44,43 @@ class ProcessPlan:
     acked_file: Path
 
 
+@dataclass(frozen=True)
+class ProcessSite:
+    """What every engine process's plan points at: where the run goes (its one topic), the run's
+    work directory and corpus, the shared start time (-1: the engines start together once every one
+    is connected) and the first process's seed."""
+
+    placement: Placement
+    topic: str
+    workdir: Path
+    corpus_file: Path
+    start_at: float
+    seed: int = 1
+
+
+@contextlib.contextmanager
+def process_site(
+    plan: RunPlan, placement: Placement, client: str, start_slack_s: float | None
+) -> Iterator[ProcessSite]:
+    """A work directory holding the run's corpus (removed afterwards) and the site the engine
+    processes share. `start_slack_s`: the schedule starts that long after the corpus is written;
+    None: the engines start together once ready."""
+    topic = placement.single_topic(client)
+    with tempfile.TemporaryDirectory(prefix=f"kbt-{client}-") as tmp:
+        workdir = Path(tmp)
+        corpus = workdir / "corpus.jsonl"
+        write_corpus(plan.workload, corpus, seed=plan.index + 1)
+        start_at = -1.0 if start_slack_s is None else time.time() + start_slack_s
+        yield ProcessSite(placement, topic, workdir, corpus, start_at)
+
+
 def engine_plans(
     workload: WorkloadSpec,
     client: Callable[[int], dict[str, Any]],
+    site: ProcessSite,
     *,
     schema: int,
     drain_s: float,
-    topic: str,
-    bootstrap: str,
-    run_id: str,
-    workdir: Path,
-    corpus_file: Path,
-    start_at: float,
-    seed: int,
 ) -> list[ProcessPlan]:
     """One plan per workload process; pods (producers) are spread as evenly as possible.
     `client(i)` holds process i's client-specific keys."""
@@ -60,28 +91,28 @@ def engine_plans(
     offset = 0
     for index in range(workload.processes):
         pods = base + (1 if index < extra else 0)
-        acked = workdir / f"acked-{index}.txt"
+        acked = site.workdir / f"acked-{index}.txt"
         plan = {
             "schema": schema,
-            "run_id": run_id,
-            "bootstrap": bootstrap,
-            "topic": topic,
+            "run_id": site.placement.run_id,
+            "bootstrap": site.placement.bootstrap_servers,
+            "topic": site.topic,
             "pods": pods,
             "pod_offset": offset,
             "rate_per_pod": rate,
             "duration_s": workload.duration_s,
             "warmup_s": workload.warmup_s,
             "drain_s": drain_s,
-            "start_at": start_at,
-            "corpus_file": str(corpus_file),
+            "start_at": site.start_at,
+            "corpus_file": str(site.corpus_file),
             "keys": keys,
             "key_cardinality": workload.keys.cardinality or 0,
             "acked_file": str(acked),
-            "seed": seed + index,
+            "seed": site.seed + index,
             **client(index),
         }
         plans.append(
-            ProcessPlan(index=index, plan=plan, path=workdir / f"plan-{index}.json", acked_file=acked)
+            ProcessPlan(index=index, plan=plan, path=site.workdir / f"plan-{index}.json", acked_file=acked)
         )
         offset += pods
     return plans
@@ -143,6 +174,35 @@ def run_engines(
     if not results:
         raise Interrupted("interrupted")
     return results, interrupted
+
+
+def finished_run(
+    site: ProcessSite,
+    plans: Sequence[ProcessPlan],
+    outcome: tuple[list[dict[str, Any]], bool],
+    *,
+    aggregate: Callable[[list[dict[str, Any]]], ClientResult],
+    failed: Callable[[dict[str, Any]], int],
+    event_id: IdOf,
+    order_of: OrderOf | None = None,
+) -> DriverResult:
+    """The end every engine-process run shares: the processes' results aggregated, Interrupted on
+    Ctrl-C, else every acked record read back from the topic (`failed(result)`: the records a
+    process gave up on)."""
+    results, interrupted = outcome
+    client = aggregate(results)
+    if interrupted:
+        raise Interrupted("interrupted")
+    delivery = verify_read_back(
+        site.placement.bootstrap_servers,
+        site.topic,
+        [p.acked_file for p in plans],
+        event_id,
+        failed=sum(failed(r) for r in results),
+        indeterminate=sum(r["indeterminate"] for r in results),
+        order_of=order_of,
+    )
+    return DriverResult(client=client, delivery=delivery, topics=list(site.placement.topics))
 
 
 def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, name: str) -> None:

@@ -1,34 +1,48 @@
-"""The driver engines by id: a client kind names its engine (`ClientKind.engine`), the runner
-looks it up here. Engines are imported only when a run needs them (the Sarama engine's binary, the
-librdkafka workers)."""
+"""The driver engines by EngineId: a client kind names its engine (`ClientKind.engine`), the runner
+takes it from `ENGINES` and runs it through `drive`, which holds a request to what the engine
+declares it can do. Adding an engine: its module (a class with `id`, `capabilities` and `run`, see
+tuner/driver/engine.py) and one line below. The engines' heavy parts (the Sarama and Java engines'
+processes, real Filebeat, the librdkafka workers) start only when a run needs them."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import replace
+
+from tuner.core.errors import BadInput
+from tuner.driver.engine import Engine, Hold, Placement
+from tuner.driver.filebeat_dispatch import FilebeatEngine
+from tuner.driver.filebeat_engine import SaramaEngine
+from tuner.driver.java_engine import JavaEngine
+from tuner.driver.librdkafka_engine import LibrdkafkaEngine
+from tuner.driver.otelcol.engine import OtelcolEngine
+from tuner.driver.result import DriverResult
+from tuner.spec.clients import kind_of
+from tuner.spec.engine_id import EngineId
+from tuner.spec.sweep import RunPlan
+
+_REGISTERED: tuple[Engine, ...] = (
+    LibrdkafkaEngine(), SaramaEngine(), FilebeatEngine(), JavaEngine(), OtelcolEngine()
+)  # fmt: skip
+ENGINES: Mapping[EngineId, Engine] = {engine.id: engine for engine in _REGISTERED}
 
 
-@dataclass(frozen=True)
-class Engine:
-    module: str  # the driver module holding the run function
-    function: str
-    security: bool  # takes SASL_SSL and ${VAR} overrides
-    hold: bool  # can keep its load going past the duration (kbt chaos)
-    confirm: bool = True  # kbt recommend --live runs its trials
-
-    def run_function(self) -> Callable[..., Any]:
-        return getattr(importlib.import_module(self.module), self.function)
+def engine_of(plan: RunPlan) -> Engine:
+    """The engine that runs `plan`'s client kind."""
+    return ENGINES[kind_of(plan.profile).engine]
 
 
-ENGINES: dict[str, Engine] = {
-    "librdkafka": Engine("tuner.driver.librdkafka_engine", "run_load", security=True, hold=True),
-    "sarama": Engine("tuner.driver.filebeat_engine", "run_filebeat_load", security=False, hold=False),
-    # Filebeat: real Filebeat pods when a build is installed, else the Sarama emulation (input.engine)
-    "filebeat": Engine("tuner.driver.filebeat_dispatch", "run_filebeat", security=False, hold=False),
-    # Kafka's Java producer (loadtests/java-engine); the lab's SASL_SSL login is in librdkafka terms.
-    "java": Engine("tuner.driver.java_engine", "run_java_load", security=False, hold=False),
-    # The OpenTelemetry Collector (loadtests/otelcol-engine): real collector pods tailing files.
-    "otelcol": Engine("tuner.driver.otelcol.engine", "run_otelcol_load", security=False, hold=False),
-}
+def drive(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+    """Run `plan` on its kind's engine, where `placement` says; BadInput when the run asks for
+    what the engine does not declare (a secure target, a held load)."""
+    engine = engine_of(plan)
+    caps, name = engine.capabilities, plan.profile.name
+    if placement.security and not caps.secure:
+        raise BadInput(
+            f"profile {name}: the {engine.id} engine does not take SASL_SSL or ${{VAR}} overrides yet"
+        )
+    if hold is not None and not caps.holds_load:
+        raise BadInput(f"profile {name}: the {engine.id} engine cannot hold its load")
+    if not caps.live_exporter:
+        placement = replace(placement, exporter_ports=())  # nothing would serve on them
+    return engine.run(plan, placement, hold)

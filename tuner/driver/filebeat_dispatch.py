@@ -4,12 +4,14 @@ Filebeat whenever a build is installed (`make install` builds one)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from tuner.core.errors import BadInput
+from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.filebeat_builds import filebeat_builds
 from tuner.driver.result import DriverResult
 from tuner.spec.clients.filebeat import config_of
+from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 
@@ -26,12 +28,20 @@ def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
     return engine
 
 
-def run_filebeat(plan: RunPlan, *args: Any, **kwargs: Any) -> DriverResult:
-    """The engine registry's entry for client kind filebeat (tuner/driver/engines.py)."""
-    if filebeat_engine_name(plan) == "real":
-        from tuner.driver.filebeat_real import run_real_filebeat_load
+class FilebeatEngine:
+    """Client kind filebeat's engine: real Filebeat or the Sarama emulation, as the profile says.
+    Its capabilities hold for both (real Filebeat counts no produce requests; the brokers do)."""
 
-        return run_real_filebeat_load(plan, *args, **kwargs)
-    from tuner.driver.filebeat_engine import run_filebeat_load
+    id = EngineId.FILEBEAT
+    capabilities = Capabilities(
+        secure=False, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
+    )
 
-    return run_filebeat_load(plan, *args, **kwargs)
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        if filebeat_engine_name(plan) == "real":
+            from tuner.driver.filebeat_real import run_real
+
+            return run_real(plan, placement).result
+        from tuner.driver.filebeat_engine import run_filebeat_load
+
+        return run_filebeat_load(plan, placement)

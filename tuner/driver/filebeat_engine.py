@@ -5,16 +5,11 @@ acked record by reading the topic back.
 
 from __future__ import annotations
 
-import tempfile
-import time
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput, Interrupted
-from tuner.driver.acked_verify import filebeat_event_id, verify_read_back
-from tuner.driver.engine_process import run_engines, summed_result
-from tuner.driver.filebeat_corpus import write_corpus
+from tuner.driver.acked_verify import filebeat_event_id
+from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
 from tuner.driver.filebeat_plan import (
     RESULT_SCHEMA,
     START_SLACK_S,
@@ -24,61 +19,54 @@ from tuner.driver.filebeat_plan import (
 )
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
 from tuner.spec.clients.filebeat import config_of
+from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: producer close (20 s in the engine) and start-up.
 _EXTRA_WAIT_S = 60.0
 
 
-def run_filebeat_load(
-    plan: RunPlan,
-    topics: list[str],
-    bootstrap_servers: str,
-    run_id: str,
-    exporter_ports: Sequence[int] = (),
-) -> DriverResult:
+class SaramaEngine:
+    """The Filebeat emulation: Sarama, the Kafka library inside Filebeat, driven as Filebeat's
+    output and queue would drive it (loadtests/sarama-engine)."""
+
+    id = EngineId.SARAMA
+    capabilities = Capabilities(
+        secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=False
+    )
+
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        return run_filebeat_load(plan, placement)
+
+
+def run_filebeat_load(plan: RunPlan, placement: Placement) -> DriverResult:
     """Drive one run of a `client: filebeat` profile and verify its delivery."""
     config = config_of(plan.profile)
     check_emulated(config)
-    if len(topics) != 1:
-        raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
     workload = plan.workload
     binary = engine_binary()
-    with tempfile.TemporaryDirectory(prefix="kbt-filebeat-") as tmp:
-        workdir = Path(tmp)
-        corpus = workdir / "corpus.jsonl"
-        write_corpus(workload, corpus, seed=plan.index + 1)
-        plans = process_plans(
-            workload,
-            config,
-            topic=topics[0],
-            bootstrap=bootstrap_servers,
-            run_id=run_id,
-            workdir=workdir,
-            corpus_file=corpus,
-            start_at=time.time() + START_SLACK_S,
-        )
-        results, interrupted = run_engines(
+    with process_site(plan, placement, "filebeat", START_SLACK_S) as site:
+        plans = process_plans(workload, config, site)
+        outcome = run_engines(
             [str(binary)],
             [(p.path, p.plan) for p in plans],
             START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S,
             "Filebeat engine",
             RESULT_SCHEMA,
         )
-        client = aggregate(results, producers=workload.producers, processes=workload.processes)
-        failed = sum(r["failed"] + r["dropped"] for r in results)
-        indeterminate = sum(r["indeterminate"] for r in results)
-        if interrupted:
-            raise Interrupted("interrupted")
-        delivery = verify_read_back(
-            bootstrap_servers,
-            topics[0],
-            [p.acked_file for p in plans],
-            filebeat_event_id,
-            failed=failed,
-            indeterminate=indeterminate,
+        return finished_run(
+            site,
+            plans,
+            outcome,
+            aggregate=lambda results: aggregate(results, workload.producers, workload.processes),
+            failed=_failed,
+            event_id=filebeat_event_id,
         )
-    return DriverResult(client=client, delivery=delivery, topics=list(topics), interrupted=interrupted)
+
+
+def _failed(result: dict[str, Any]) -> int:
+    """Events a process gave up on: failed after retries, or dropped by the output."""
+    return int(result["failed"]) + int(result["dropped"])
 
 
 def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> ClientResult:
@@ -94,8 +82,8 @@ def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> 
         processes,
         total_requests=sum(requests(r) for r in results),
         weight=requests,
-        records_failed=sum(r["failed"] + r["dropped"] for r in results),
+        records_failed=sum(_failed(r) for r in results),
     )
 
 
-__all__ = ["DeliveryResult", "aggregate", "run_filebeat_load"]
+__all__ = ["DeliveryResult", "SaramaEngine", "aggregate", "run_filebeat_load"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import cache_dir
-from tuner.driver.engine_process import ProcessPlan, engine_plans
+from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.workload import WorkloadSpec
 
@@ -95,30 +95,7 @@ def queue_section(config: FilebeatConfig) -> dict[str, Any]:
     }
 
 
-def process_plans(
-    workload: WorkloadSpec,
-    config: FilebeatConfig,
-    *,
-    topic: str,
-    bootstrap: str,
-    run_id: str,
-    workdir: Path,
-    corpus_file: Path,
-    start_at: float,
-    seed: int = 1,
-) -> list[ProcessPlan]:
+def process_plans(workload: WorkloadSpec, config: FilebeatConfig, site: ProcessSite) -> list[ProcessPlan]:
     """One plan per workload process, each with the Filebeat output and queue sections."""
     sections = {"output": output_section(config), "queue": queue_section(config)}
-    return engine_plans(
-        workload,
-        lambda _index: sections,
-        schema=PLAN_SCHEMA,
-        drain_s=drain_s(config),
-        topic=topic,
-        bootstrap=bootstrap,
-        run_id=run_id,
-        workdir=workdir,
-        corpus_file=corpus_file,
-        start_at=start_at,
-        seed=seed,
-    )
+    return engine_plans(workload, lambda _index: sections, site, schema=PLAN_SCHEMA, drain_s=drain_s(config))

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
+from tuner.core.kafka_clients import Connection, new_consumer
+
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
 # The same line anywhere in a record that carries several (an OTLP export: the line is its body).
@@ -83,17 +85,17 @@ class ReadBack:
         window: tuple[float, float],
         line: re.Pattern[bytes] = _MESSAGE,
     ) -> None:
-        from confluent_kafka import Consumer, TopicPartition
+        from confluent_kafka import TopicPartition
 
         self.tally = Tally(window=window, line=line)
-        self._consumer = Consumer(
+        self._consumer = new_consumer(
+            Connection(bootstrap),
             {
-                "bootstrap.servers": bootstrap,
                 "group.id": f"kbt-readback-{topic}",
                 "enable.auto.commit": False,
                 "enable.partition.eof": False,
                 "fetch.wait.max.ms": 50,
-            }
+            },
         )
         self._partitions = [TopicPartition(topic, p, 0) for p in range(partitions)]
         self._consumer.assign(self._partitions)

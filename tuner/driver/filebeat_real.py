@@ -29,9 +29,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.kafka_clients import Connection, admin_client
+from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_builds import build_version, filebeat_binary
 from tuner.driver.filebeat_corpus import write_corpus
@@ -65,29 +67,17 @@ class RealRun:
     written: int = 0
 
 
-def run_real_filebeat_load(
-    plan: RunPlan,
-    topics: list[str],
-    bootstrap_servers: str,
-    run_id: str,
-    exporter_ports: Sequence[int] = (),
-) -> DriverResult:
+def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
     """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery."""
-    return run_real(plan, topics, bootstrap_servers, run_id).result
-
-
-def run_real(
-    plan: RunPlan, topics: list[str], bootstrap: str, run_id: str, version: str | None = None
-) -> RealRun:
     config = config_of(plan.profile)
     workload = plan.workload
-    if len(topics) != 1:
-        raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
+    topics, bootstrap = list(placement.topics), placement.bootstrap_servers
+    placement.single_topic("filebeat")
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = filebeat_binary(version)
     rate = float(workload.rate_per_producer)
-    _log_append_time(bootstrap, topics[0])
+    _log_append_time(Connection(bootstrap, placement.security), topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work) for i in range(workload.producers)]
@@ -261,11 +251,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _log_append_time(bootstrap: str, topic: str) -> None:
+def _log_append_time(conn: Connection, topic: str) -> None:
     """The record timestamp becomes the broker's append time (the topic is the run's own)."""
-    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # no purge notice on exit
+    admin = admin_client(conn, {"log_level": 3})  # no purge notice on exit
     entry = ConfigEntry(
         "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
     )
@@ -307,8 +297,15 @@ def _wait_started(pods: list[_Pod]) -> None:
         time.sleep(0.2)
 
 
+class PodFile(Protocol):
+    """A pod's log file, as the writers fill it (real Filebeat's pods and the collector's)."""
+
+    index: int
+    log_file: Path
+
+
 def _start_writers(
-    pods: list[_Pod],
+    pods: Sequence[PodFile],
     processes: int,
     rate: float,
     start_at: float,
@@ -364,7 +361,11 @@ def _wait_writers(writers: list[subprocess.Popen[bytes]], budget_s: float) -> di
 
 
 def _in_window(
-    written: dict[int, int], rate: float, start_at: float, pods: list[_Pod], window: tuple[float, float]
+    written: dict[int, int],
+    rate: float,
+    start_at: float,
+    pods: Sequence[PodFile],
+    window: tuple[float, float],
 ) -> int:
     count = 0
     for pod in pods:

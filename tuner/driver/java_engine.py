@@ -13,15 +13,12 @@ ClientExporter.java); a taken port leaves the run going, unexported, with a note
 from __future__ import annotations
 
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput, Interrupted
-from tuner.driver.acked_verify import verify_read_back
-from tuner.driver.engine_process import merged_latency, run_engines, summed_result
-from tuner.driver.filebeat_corpus import write_corpus
+from tuner.core.errors import BadInput
+from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine_process import finished_run, merged_latency, process_site, run_engines, summed_result
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
     START_SLACK_S,
@@ -33,6 +30,7 @@ from tuner.driver.java_plan import (
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
 from tuner.driver.result import ClientResult, DriverResult
+from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
@@ -41,44 +39,35 @@ _EXTRA_WAIT_S = 60.0
 READY_TIMEOUT_S = 120.0
 
 
-def run_java_load(
-    plan: RunPlan,
-    topics: list[str],
-    bootstrap_servers: str,
-    run_id: str,
-    exporter_ports: Sequence[int] = (),
-    security: Mapping[str, str] | None = None,
-) -> DriverResult:
-    """Drive one run of a `client: java` profile and verify its delivery. `security`: extra
-    producer properties (Java names) applied last, e.g. a profile's resolved `${VAR}` overrides."""
-    if len(topics) != 1:
-        raise BadInput(f"client java writes one topic per run (the workload has {len(topics)})")
-    properties = {**plan.profile.client_settings(), **dict(security or {})}
+class JavaEngine:
+    """Kafka's own Java producer (loadtests/java-engine)."""
+
+    id = EngineId.JAVA
+    capabilities = Capabilities(
+        secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True
+    )
+
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        return run_java_load(plan, placement)
+
+
+def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
+    """Drive one run of a `client: java` profile and verify its delivery. `placement.security`:
+    extra producer properties (Java names) applied last, e.g. a profile's resolved `${VAR}`
+    overrides."""
+    properties = {**plan.profile.client_settings(), **dict(placement.security)}
     workload = plan.workload
     pods = -(-workload.producers // workload.processes)  # the most pods one process runs
     command = engine_command(heap_mb(pods, properties))
-    with tempfile.TemporaryDirectory(prefix="kbt-java-") as tmp:
-        workdir = Path(tmp)
-        corpus = workdir / "corpus.jsonl"
-        write_corpus(workload, corpus, seed=plan.index + 1)
+    with process_site(plan, placement, "java", None) as site:  # start together once connected
         try:
-            plans = process_plans(
-                workload,
-                properties,
-                topic=topics[0],
-                bootstrap=bootstrap_servers,
-                run_id=run_id,
-                workdir=workdir,
-                corpus_file=corpus,
-                start_at=-1,  # the engines start together once all are connected
-                exporter_ports=exporter_ports,
-            )
+            plans = process_plans(workload, properties, site)
         except BadInput as exc:
             raise BadInput(f"profile {plan.profile.name}: {exc}") from None
         budget = (
             READY_TIMEOUT_S + START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S
         )
-        results, interrupted = run_engines(
+        outcome = run_engines(
             command,
             [(p.path, p.plan) for p in plans],
             budget,
@@ -86,24 +75,18 @@ def run_java_load(
             RESULT_SCHEMA,
             ready_timeout_s=READY_TIMEOUT_S,
         )
-        for note in exporter_notes(results):
+        for note in exporter_notes(outcome[0]):
             sys.stderr.write(f"kbt: note: {note}\n")
-        client = aggregate(results, producers=workload.producers, processes=workload.processes)
-        failed = sum(r["failed"] for r in results)
-        indeterminate = sum(r["indeterminate"] for r in results)
-        if interrupted:
-            raise Interrupted("interrupted")
         # The verifying consumer reads the plaintext listener: `security` holds Java property names.
-        delivery = verify_read_back(
-            bootstrap_servers,
-            topics[0],
-            [p.acked_file for p in plans],
-            id_of,
-            failed=failed,
-            indeterminate=indeterminate,
+        return finished_run(
+            site,
+            plans,
+            outcome,
+            aggregate=lambda results: aggregate(results, workload.producers, workload.processes),
+            failed=lambda result: int(result["failed"]),
+            event_id=id_of,
             order_of=librdkafka_order,
         )
-    return DriverResult(client=client, delivery=delivery, topics=list(topics), interrupted=interrupted)
 
 
 def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> ClientResult:
@@ -141,4 +124,4 @@ def merge_client_metrics(per_process: Sequence[Mapping[str, float]]) -> dict[str
     return out
 
 
-__all__ = ["aggregate", "merge_client_metrics", "run_java_load"]
+__all__ = ["JavaEngine", "aggregate", "merge_client_metrics", "run_java_load"]

@@ -13,7 +13,7 @@ from typing import Any
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import cache_dir
 from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
-from tuner.driver.engine_process import ProcessPlan, engine_plans
+from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
 from tuner.spec.java_client import check_property_names
 from tuner.spec.workload import WorkloadSpec
 
@@ -134,31 +134,16 @@ def drain_s(properties: Mapping[str, str]) -> float:
 
 
 def process_plans(
-    workload: WorkloadSpec,
-    properties: Mapping[str, str],
-    *,
-    topic: str,
-    bootstrap: str,
-    run_id: str,
-    workdir: Path,
-    corpus_file: Path,
-    start_at: float,
-    seed: int = 1,
-    exporter_ports: Sequence[int] = (),
+    workload: WorkloadSpec, properties: Mapping[str, str], site: ProcessSite
 ) -> list[ProcessPlan]:
     """One plan per workload process, each with the producer properties. Process i serves its
-    client exporter on `exporter_ports[i]` (none when there are fewer ports)."""
+    client exporter on the placement's `exporter_ports[i]` (none when there are fewer ports)."""
     props = producer_properties(properties)
+    ports = site.placement.exporter_ports
     return engine_plans(
         workload,
-        lambda index: {"properties": props, "exporter": exporter_plan(exporter_ports, index)},
+        lambda index: {"properties": props, "exporter": exporter_plan(ports, index)},
+        site,
         schema=PLAN_SCHEMA,
         drain_s=drain_s(props),
-        topic=topic,
-        bootstrap=bootstrap,
-        run_id=run_id,
-        workdir=workdir,
-        corpus_file=corpus_file,
-        start_at=start_at,
-        seed=seed,
     )

@@ -1,5 +1,5 @@
 """Client kind `librdkafka`: N confluent-kafka producers across M OS processes, then delivery
-verification. `run_load` is the engine entry point the sweep runner calls."""
+verification. `LibrdkafkaEngine` is the engine the registry (tuner/driver/engines.py) holds."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import queue
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import KbtError
 from tuner.driver.acked_verify import verify_acked
+from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.order_check import librdkafka_order
@@ -24,6 +25,7 @@ from tuner.driver.range_verify import verify_ranges
 from tuner.driver.rdkafka_stats import WindowStats
 from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 READY_TIMEOUT_S = 120.0
@@ -37,20 +39,26 @@ def split_producers(producers: int, processes: int) -> list[list[int]]:
     return [list(range(i, producers, processes)) for i in range(processes)]
 
 
-def run_load(
-    plan: RunPlan,
-    topics: list[str],
-    bootstrap_servers: str,
-    run_id: str,
-    exporter_ports: Sequence[int] = (),
-    security: Mapping[str, str] | None = None,
-    hold: Callable[[], bool] | None = None,
-) -> DriverResult:
-    """Drive one run and verify delivery of every acked record. `security` holds the connection
-    properties of a SASL_SSL listener (then `bootstrap_servers` names that listener). With `hold`,
-    the load goes on past the workload's duration (its measured window) for as long as `hold()`
-    returns True (asked about once a second; the caller bounds it): a fault script beside the load
-    ends before the load does however slow the machine is."""
+class LibrdkafkaEngine:
+    """confluent-kafka (librdkafka) producers across worker processes."""
+
+    id = EngineId.LIBRDKAFKA
+    capabilities = Capabilities(
+        secure=True, holds_load=True, live_trials=True, counts_requests=True, live_exporter=True
+    )
+
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        return run_load(plan, placement, hold)
+
+
+def run_load(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+    """Drive one run and verify delivery of every acked record. `placement.security` holds the
+    connection properties of a SASL_SSL listener (then its `bootstrap_servers` names that listener).
+    With `hold`, the load goes on past the workload's duration (its measured window) for as long as
+    `hold()` returns True (asked about once a second; the caller bounds it): a fault script beside
+    the load ends before the load does however slow the machine is."""
+    topics, bootstrap_servers = list(placement.topics), placement.bootstrap_servers
+    exporter_ports, security = placement.exporter_ports, placement.security
     workload = plan.workload
     groups = split_producers(workload.producers, workload.processes)
     ctx = mp.get_context("spawn")  # never fork a process that holds librdkafka threads
@@ -66,11 +74,11 @@ def run_load(
                 plan=plan,
                 topics=topics,
                 bootstrap_servers=bootstrap_servers,
-                run_id=run_id,
+                run_id=placement.run_id,
                 producer_ids=ids,
                 exporter_port=exporter_ports[i] if i < len(exporter_ports) else None,
                 acked_dir=acked_dir,
-                security=dict(security or {}),
+                security=dict(security),
             )
             for i, ids in enumerate(groups)
         ]
@@ -98,7 +106,7 @@ def run_load(
             raise
         client = _client_result(plan, outs, t0)
         delivery = verify_delivery(bootstrap_servers, topics, outs, security)
-    return DriverResult(client=client, delivery=delivery, topics=list(topics))
+    return DriverResult(client=client, delivery=delivery, topics=topics)
 
 
 def _wait_ready(ready: Any, results: Any, n: int) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Unreachable, did_you_mean
 from tuner.core.frozen import Frozen
+from tuner.core.kafka_clients import Connection, admin_client
 from tuner.spec import RunPlan, WorkloadSpec, load_sweep, load_workload
 from tuner.spec.clients import profile_of
 from tuner.spec.loader import read_yaml
@@ -87,9 +88,7 @@ def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str =
 
 
 def _admin(load: LocustLoad) -> Any:
-    from confluent_kafka.admin import AdminClient
-
-    return AdminClient({"bootstrap.servers": load.bootstrap_servers, "socket.timeout.ms": 10000})
+    return admin_client(Connection(load.bootstrap_servers))
 
 
 def create_load_topics(load: LocustLoad) -> None:

@@ -45,6 +45,7 @@ from locust import User, events, task
 from locust.env import Environment
 from locust.runners import STATE_INIT, STATE_STOPPED, STATE_STOPPING, LocalRunner, MasterRunner, WorkerRunner
 
+from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.delivery_log import ID_HEX, DeliveryLog
 from tuner.driver.librdkafka_engine import verify_delivery
 from tuner.driver.locust_load import (
@@ -134,13 +135,12 @@ class KafkaProducerUser(User):
         self.seq = 0
         self.topics = load.topics
         self.names = [self.request_name(i) for i in range(len(load.topics))]
-        conf: dict[str, Any] = {
-            "bootstrap.servers": load.bootstrap_servers,
+        settings: dict[str, Any] = {
             "client.id": f"kbt-locust-{load.plan.profile.name}-{self.pid}",
             **load.plan.profile.client_settings(),
             "on_delivery": self._delivered,
         }
-        self.producer = Producer(conf)
+        self.producer = new_producer(Connection(load.bootstrap_servers), settings)
         STATE.producers.append(self.producer)
 
     def request_name(self, topic_index: int) -> str:

@@ -30,8 +30,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Producer
-
+from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.delivery_log import CLOSED, ID_HEX, LATENCY_MAX_US, OPEN, DeliveryLog, LatencyBuckets
 from tuner.driver.payload import Payloads
@@ -99,7 +98,8 @@ class _Pod:
         self.pid = pid
         self.name = f"p{pid}"
         self.track = StatsTrack()
-        self.producer = Producer({**conf, "stats_cb": self._on_stats, "on_delivery": worker.on_delivery})
+        settings = {**conf, "stats_cb": self._on_stats, "on_delivery": worker.on_delivery}
+        self.producer = new_producer(worker.connection, settings)
         self.payloads = payloads
         self.pool = payloads.pool
         self.prefixes = payloads.prefixes()  # value = prefixes[seq % n] + 16 hex digits of the id
@@ -129,12 +129,11 @@ class Worker:
         self.task = task
         plan = task.plan
         self.workload = plan.workload
+        self.connection = Connection(task.bootstrap_servers, task.security)
         conf: dict[str, Any] = {
-            "bootstrap.servers": task.bootstrap_servers,
             "client.id": f"kbt-{plan.name}-{task.index}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **plan.profile.client_settings(),
-            **task.security,
         }
         total = self.workload.producers
         rate = self.workload.rate_per_producer

@@ -9,22 +9,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tuner.core.kafka_clients import Connection, new_consumer
 from tuner.spec.thresholds import THRESHOLDS
 
 
 def verify_consumer(bootstrap: str, security: Mapping[str, str] | None = None) -> Any:
     """A consumer in a group of its own that reads from the beginning and commits nothing
     (`security`: the target's librdkafka client security)."""
-    from confluent_kafka import Consumer
-
-    return Consumer(
+    return new_consumer(
+        Connection(bootstrap, security or {}),
         {
-            "bootstrap.servers": bootstrap,
-            **(security or {}),
             "group.id": f"kbt-verify-{uuid.uuid4().hex[:12]}",
             "enable.auto.commit": False,
             "auto.offset.reset": "earliest",
-        }
+        },
     )
 
 

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from confluent_kafka import KafkaError, KafkaException, Message, Producer
+from confluent_kafka import KafkaError, KafkaException, Message
 from locust import LoadTestShape, User, events, task
 from locust.env import Environment
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
+from tuner.core.kafka_clients import Connection, new_producer
 from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.payload import Payloads, build_pool, id_of
@@ -128,16 +129,14 @@ class StressProducer(User):
         self.last_requests: dict[str, int] = {}
         self.last_stats_at = time.time()
         self.unexported = [0, 0, 0, 0]
-        conf: dict[str, Any] = {
-            "bootstrap.servers": plan.bootstrap_servers,
+        settings: dict[str, Any] = {
             "client.id": f"kbt-stress-{plan.profile_label}-{self.pid}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **plan.profile.client_settings(),
-            **plan.security_config(),
             "stats_cb": self._on_stats,
             "on_delivery": self._on_delivery,
         }
-        self.producer = Producer(conf)
+        self.producer = new_producer(Connection(plan.bootstrap_servers, plan.security_config()), settings)
 
     # ---- callbacks (from poll(0) on this greenlet) -------------------------------------------------
 

@@ -23,15 +23,14 @@ class Health:
 
 def brokers_in_metadata(bootstrap_servers: str, timeout_s: float = 5.0) -> set[int]:
     """Node ids of the brokers the cluster metadata lists (empty when unreachable)."""
-    from confluent_kafka.admin import AdminClient
+    from tuner.core.kafka_clients import Connection, admin_client
 
-    conf: dict[str, Any] = {
-        "bootstrap.servers": bootstrap_servers,
+    settings: dict[str, Any] = {
         "socket.timeout.ms": int(timeout_s * 1000),
         "log_level": 0,
         "logger": _silent_logger(),
     }
-    admin = AdminClient(conf)
+    admin = admin_client(Connection(bootstrap_servers), settings)
     try:
         cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 1)
     except Exception:

@@ -160,14 +160,11 @@ def broker_listener_properties(files: SecurityFiles) -> dict[str, str]:
 def create_user(plain_bootstrap: str, files: SecurityFiles, timeout_s: float = 30.0) -> None:
     """Create the SCRAM user through the PLAINTEXT listener (no password on any command line)."""
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import (
-        AdminClient,
-        ScramCredentialInfo,
-        ScramMechanism,
-        UserScramCredentialUpsertion,
-    )
+    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
-    admin = AdminClient({"bootstrap.servers": plain_bootstrap, "socket.timeout.ms": 10000})
+    from tuner.core.kafka_clients import Connection, admin_client
+
+    admin = admin_client(Connection(plain_bootstrap))
     upsert = UserScramCredentialUpsertion(
         USERNAME,
         ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, SCRAM_ITERATIONS),
@@ -199,19 +196,16 @@ def wait_until_secure(secure_bootstrap: str, files: SecurityFiles, timeout_s: fl
     import time
 
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
+
+    from tuner.core.kafka_clients import Connection, admin_client
 
     deadline = time.monotonic() + timeout_s
     for address in secure_bootstrap.split(","):
-        conf: dict[str, str | int | float | bool] = {
-            "bootstrap.servers": address,
-            "socket.timeout.ms": 5000,
-            **client_properties(files),
-        }
+        conn = Connection(address, client_properties(files))
         last = ""
         while True:
             try:
-                meta = AdminClient(conf).list_topics(timeout=5)
+                meta = admin_client(conn, {"socket.timeout.ms": 5000}).list_topics(timeout=5)
                 if meta.brokers:
                     break
             except KafkaException as exc:

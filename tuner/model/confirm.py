@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from tuner.model.evidence import measured_of
 from tuner.model.search import Candidate, Family, Searcher
 from tuner.spec.clients import ClientProfile
+from tuner.spec.engine_id import EngineId
 from tuner.store.recommendation import Measured, Prediction, Trial
 from tuner.store.record import RunRecord
 
@@ -42,7 +43,7 @@ T = TypeVar("T")
 class Trials(Protocol):
     """Runs one setting on the lab and returns its record."""
 
-    engines: frozenset[str]  # the driver engines it can run (client kinds name theirs)
+    engines: frozenset[EngineId]  # the driver engines it can run (client kinds name theirs)
 
     def run(self, profile: ClientProfile, reason: str) -> RunRecord: ...
 

@@ -7,7 +7,8 @@ Four stages, each as the collector release kbt builds implements it (tuner/spec/
 2. the emitter hands on batches of `emit_batch` entries at once, a partial batch at its next tick;
    each hand-over is one export;
 3. with exporter-side batching, exports merge until `batch_min` items (cut at `batch_max`) or the
-   flush timer fires (a timer of `batch_timeout` restarted after every flush);
+   flush timer fires (a timer of `batch_timeout` restarted after every flush, firing
+   `timer_late_ms` late on average: fitted);
 4. franz-go: an export is one Kafka record (OTLP encodings) or one per line (raw); records go to a
    partition batch; a broker's request leaves `linger` after the first record of a batch on it (or
    at once when a batch holds max_message_bytes) and carries every batch buffered for that broker;
@@ -58,12 +59,13 @@ def exports(read_at: list[float], batch: int, tick_s: float, phase: float) -> li
 
 
 def merged(
-    handed: list[tuple[float, int, int]], rules: OtelcolRules, phase: float
+    handed: list[tuple[float, int, int]], rules: OtelcolRules, phase: float, late: float = 0.0
 ) -> list[tuple[float, int, int]]:
-    """Exporter-side batching over consecutive exports (lines stay in order)."""
+    """Exporter-side batching over consecutive exports (lines stay in order); the flush timer
+    restarts after each flush and fires `late` after it is due."""
     if rules.batch_min <= 0:
         return handed
-    timeout = rules.batch_timeout_ms / 1000
+    timeout = rules.batch_timeout_ms / 1000 + late
     out: list[tuple[float, int, int]] = []
     pending: int | None = None  # first line of the open batch
     next_fire = phase + timeout
@@ -98,9 +100,11 @@ def simulate_otelcol(
 ) -> int:
     """One pod: fills `requests_by_broker` and `waits` (write -> request); returns partition batches."""
     poll = rules.poll_ms / 1000
+    mean_late = rules.timer_late_ms / 1000
     read_at = reads(times, poll, rng.random() * poll)
     tick = rules.emit_flush_ms / 1000
-    handed = merged(exports(read_at, rules.emit_batch, tick, rng.random() * tick), rules, rng.random())
+    handed = exports(read_at, rules.emit_batch, tick, rng.random() * tick)
+    handed = merged(handed, rules, rng.random(), mean_late)
     linger = rules.linger_ms / 1000
     line = traffic.message_bytes + (0 if rules.record_per_line else OTLP_LINE_BYTES)
     topics = len(traffic.partitions)

@@ -20,16 +20,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.paths import KAFKA_VERSION
-from tuner.driver.engines import ENGINES
+from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
 from tuner.runner.chaos_faults import FaultContext, Stopped
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
-from tuner.runner.topics import admin_client, delete_topics
-from tuner.spec.clients import kind_of, profile_of
+from tuner.runner.topics import delete_topics
+from tuner.spec.clients import profile_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
@@ -122,8 +123,7 @@ def chaos_plans(
 
 
 def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
-    engine = ENGINES.get(kind_of(base.profile).engine)
-    if engine is None or not engine.hold:  # the fault window holds the load open
+    if not engine_of(base).capabilities.holds_load:  # the fault window holds the load open
         raise BadInput(
             f"profile {base.profile.name}: kbt chaos drives librdkafka profiles (this one is"
             f" client {base.profile.client})"
@@ -343,7 +343,7 @@ class ChaosRunner:
         netem = netem_status() if any("netem" in r.scenario.needs for r in runs) else (True, "")
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
-        admin = admin_client(state.direct_bootstrap_servers)
+        admin = admin_client(Connection(state.direct_bootstrap_servers))
         lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)
@@ -446,7 +446,7 @@ def wait_replicas_in_sync(state: LabState, timeout_s: float) -> list[str]:
     """Wait (bounded) until no partition of the lab is under-replicated, so that a run starts on a
     whole cluster however long the previous run's restarted broker needs to catch up; returns a
     problem if not."""
-    admin = admin_client(state.direct_bootstrap_servers)
+    admin = admin_client(Connection(state.direct_bootstrap_servers))
     deadline = time.monotonic() + timeout_s
     while True:
         try:

@@ -20,9 +20,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka.admin import ConfigResource
 
+from tuner.core.kafka_clients import Connection, admin_client, new_consumer
 from tuner.lab import Lab, LabState, load_state
 from tuner.lab import faults as lab_faults
 from tuner.lab.toxiproxy import STREAMS, Toxiproxy, proxy_name
@@ -65,16 +66,17 @@ class FaultContext:
         self.toxics: list[tuple[str, str]] = []  # (proxy, toxic name)
         self.lock = threading.Lock()
         self.on_note: Callable[[float, str], None] | None = None  # progress display
-        self.admin = AdminClient(self._conf({"socket.timeout.ms": 5000}))
+        self.admin = admin_client(self.connection, self._conf({"socket.timeout.ms": 5000}))
         config = self.state.config
         self.proxy = Toxiproxy(config.toxiproxy_api_port) if config.via_toxiproxy else None
 
+    @property
+    def connection(self) -> Connection:
+        """The lab's direct listeners (around any proxy), for kbt's own clients."""
+        return Connection(self.state.direct_bootstrap_servers)
+
     def _conf(self, extra: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "bootstrap.servers": self.state.direct_bootstrap_servers,
-            "logger": _quiet_logger(),
-            **extra,
-        }
+        return {"logger": _quiet_logger(), **extra}
 
     # ---- time ----------------------------------------------------------------------------------
     def now(self) -> float:
@@ -142,7 +144,9 @@ class FaultContext:
         return sum(1 for p in replicas.values() if p.leader < 0 or len(p.isrs) < self.min_isr)
 
     def high_watermarks_total(self) -> int:
-        consumer = Consumer(self._conf({"group.id": f"kbt-chaos-{uuid.uuid4().hex[:8]}"}))
+        consumer = new_consumer(
+            self.connection, self._conf({"group.id": f"kbt-chaos-{uuid.uuid4().hex[:8]}"})
+        )
         try:
             total = 0
             for partition in self._safe(self._partitions) or {}:

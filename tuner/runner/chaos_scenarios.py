@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from tuner.core.kafka_clients import new_consumer
 from tuner.runner.chaos_faults import FaultContext
 from tuner.runner.chaos_netem import netem_loss
 from tuner.store.fault import Expectation
@@ -206,9 +207,11 @@ def tiered_remote_unwritable(ctx: FaultContext) -> None:
 
 def read_oldest(ctx: FaultContext) -> str:
     """Read partition 0 from offset 0 (tiered data) through a direct listener; describe the outcome."""
-    from confluent_kafka import Consumer, TopicPartition
+    from confluent_kafka import TopicPartition
 
-    consumer = Consumer(ctx._conf({"group.id": "kbt-chaos-read", "enable.auto.commit": False}))
+    consumer = new_consumer(
+        ctx.connection, ctx._conf({"group.id": "kbt-chaos-read", "enable.auto.commit": False})
+    )
     got, error = 0, ""
     try:
         consumer.assign([TopicPartition(ctx.topic, 0, 0)])

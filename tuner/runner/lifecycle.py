@@ -32,7 +32,7 @@ from tuner.store.figures import Attribution, BrokerWindow, ClientResult, Deliver
 from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
 from tuner.target import Target
-from tuner.target.ledger import TopicLedger, ledger_path
+from tuner.target.ledger import TopicLedger
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,8 @@ class RunLifecycle:
         run = Run(plan, ids, topics, self.target, self.admin, problems)
         self.observer.run_started(plan)
         self.observer.phase(plan, "creating topics")
-        ledger = TopicLedger(ledger_path(self.target)) if self.target.kind == "file" else None
+        path = self.target.topic_ledger
+        ledger = TopicLedger(path) if path is not None else None
         with fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger):
             if policy.wait_settled:
                 self._await_settled_meters(plan)

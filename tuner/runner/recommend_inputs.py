@@ -180,15 +180,16 @@ def _live(
     observer: Observer | None,
     target_file: TargetSource | None = None,
 ) -> Request:
-    from tuner.runner.topics import admin_client, broker_count
+    from tuner.core.kafka_clients import admin_client
+    from tuner.runner.topics import broker_count
     from tuner.spec.loader import load_sweep
     from tuner.target import resolve_target
-    from tuner.target.security import client_config
+    from tuner.target.security import connection
 
     loaded = load_sweep(spec_path)
     spec = loaded.spec
     target = resolve_target(lab_dir, target_file)
-    brokers = broker_count(admin_client(target.bootstrap_servers, client_config(target)))
+    brokers = broker_count(admin_client(connection(target)))
     key = workload_key(spec.workload, brokers)
     group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
     base, per_kind = _baselines(spec.profiles, baseline)

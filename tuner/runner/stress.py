@@ -18,6 +18,7 @@ from confluent_kafka.admin import AdminClient
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
+from tuner.core.kafka_clients import Connection, admin_client
 from tuner.driver.consumer_pool import ConsumerPool
 from tuner.driver.stress_plan import StressPlan
 from tuner.driver.stress_tally import Tally
@@ -35,7 +36,7 @@ from tuner.runner.lifecycle import new_ids, topic_names
 from tuner.runner.stress_gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress_locust import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress_records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
-from tuner.runner.topics import admin_client, broker_count, check_fits_cluster, create_topics, delete_topics
+from tuner.runner.topics import broker_count, check_fits_cluster, create_topics, delete_topics
 from tuner.spec.stress import Stage
 from tuner.spec.stress_load import LoadedStress
 from tuner.store.environment import capture_environment
@@ -121,7 +122,7 @@ class StressRunner:
         self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
-        admin = admin_client(self.target.bootstrap_servers, self.target.security_config())
+        admin = admin_client(Connection(self.target.bootstrap_servers, self.target.security_config()))
         brokers = broker_count(admin)
         workload = loaded.spec.topics_with_configs()
         check_fits_cluster(workload.topics, brokers)

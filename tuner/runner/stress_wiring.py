@@ -35,7 +35,6 @@ def stress_runner(
     join_timeout_s: float = 60.0,
 ) -> StressRunner:
     from tuner.target import resolve_target
-    from tuner.target.ledger import ledger_path
 
     found = resolve_target(lab_dir, target_file)
     ports = list(found.client_exporter_ports)
@@ -55,7 +54,7 @@ def stress_runner(
         scrape_interval_s=found.scrape_interval_s,
         topic_prefix=found.topic_prefix,
         client_properties=dict(found.client_properties),
-        ledger=ledger_path(found) if found.kind == "file" else None,
+        ledger=found.topic_ledger,
     )
     locust = LocustOptions(
         workers=workers,

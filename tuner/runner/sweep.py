@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tuner.core.kafka_clients import admin_client
 from tuner.runner.lifecycle import Engine, Measurer, Observer, RunLifecycle, RunPolicy
-from tuner.runner.topics import admin_client, broker_count, check_fits_cluster
+from tuner.runner.topics import broker_count, check_fits_cluster
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target import Target
-from tuner.target.security import client_config
+from tuner.target.security import connection
 
 __all__ = ["Engine", "Measurer", "Observer", "SweepOutcome", "SweepRunner"]
 
@@ -60,15 +61,14 @@ class SweepRunner:
                 outcome.skipped.append(done)
             else:
                 todo.append(plan)
-        admin = admin_client(self.target.bootstrap_servers, client_config(self.target))
+        admin = admin_client(connection(self.target))
         brokers = broker_count(admin)
-        if self.target.kind == "file":  # topics a crashed run left on this target
+        ledger = self.target.topic_ledger
+        if ledger is not None:  # topics a crashed run left on this target
             from tuner.runner.topics import delete_topics
-            from tuner.target.ledger import TopicLedger, ledger_path
+            from tuner.target.ledger import TopicLedger
 
-            outcome.problems += TopicLedger(ledger_path(self.target)).clean(
-                admin, self.target.topic_prefix, delete_topics
-            )
+            outcome.problems += TopicLedger(ledger).clean(admin, self.target.topic_prefix, delete_topics)
         for plan in todo:
             check_fits_cluster(plan.workload.topics, brokers)
         self.observer.sweep_started(todo, [p for p in loaded.runs if p not in todo])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -18,11 +18,6 @@ def run_topic_name(base: str, index: int, stamp: str, tag: str = "r") -> str:
     """`<topic>-<tag><index>-<stamp>`: unique per run, readable, within Kafka's 249-character limit
     (tag r: a sweep run, s: a stress profile)."""
     return f"{base}-{tag}{index}-{stamp}"[:249]
-
-
-def admin_client(bootstrap: str, security: Mapping[str, str] | None = None) -> AdminClient:
-    """An admin client for `bootstrap`, with the target's client security properties."""
-    return AdminClient({**(security or {}), "bootstrap.servers": bootstrap, "socket.timeout.ms": 10000})
 
 
 def broker_count(admin: AdminClient) -> int:

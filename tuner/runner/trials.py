@@ -43,7 +43,7 @@ class LabTrials:
             )
         self.runner = runner
         self.count = 0
-        self.engines = frozenset(name for name, engine in ENGINES.items() if engine.confirm)
+        self.engines = frozenset(eid for eid, engine in ENGINES.items() if engine.capabilities.live_trials)
 
     def run(self, profile: ClientProfile, reason: str) -> RunRecord:
         spec = SweepSpec(

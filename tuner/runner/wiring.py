@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.driver.engines import ENGINES
+from tuner.driver.engine import Placement
+from tuner.driver.engines import drive
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at
@@ -17,7 +17,6 @@ from tuner.measure.threads import ThreadSampler
 from tuner.runner.lifecycle import Observer
 from tuner.runner.run_series import SeriesStore
 from tuner.runner.sweep import SweepRunner
-from tuner.spec.clients import kind_of
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.target import Target, TargetSource, resolve_target
@@ -71,31 +70,15 @@ class DriverEngine:
         hold: Callable[[], bool] | None = None,
     ) -> DriverResult:
         """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
-        name = plan.profile.name
-        engine_id = kind_of(plan.profile).engine
-        engine = ENGINES.get(engine_id)
-        if engine is None:
-            raise BadInput(f"profile {name}: no {engine_id} engine in this kbt yet")
         bootstrap, security = connection(plan, target)
-        if security and not engine.security:
-            raise BadInput(
-                f"profile {name}: the {engine_id} engine does not take SASL_SSL or ${{VAR}} overrides yet"
-            )
-        kwargs: dict[str, Any] = {"security": security} if security else {}
-        if hold is not None:
-            if not engine.hold:
-                raise BadInput(f"profile {name}: the {engine_id} engine cannot hold its load")
-            kwargs["hold"] = hold
-        run_load = engine.run_function()
-        result: DriverResult = run_load(
-            plan=plan,
-            topics=topics,
-            bootstrap_servers=bootstrap,
+        placement = Placement(
             run_id=run_id,
-            exporter_ports=list(target.client_exporter_ports),
-            **kwargs,
+            topics=tuple(topics),
+            bootstrap_servers=bootstrap,
+            security=security,
+            exporter_ports=tuple(target.client_exporter_ports),
         )
-        return result
+        return drive(plan, placement, hold)
 
 
 def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
@@ -119,7 +102,7 @@ def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
 
 def _target_prometheus(target: Target) -> Prometheus | None:
     """A target file's Prometheus with its auth and metric dialect (the lab's is plain)."""
-    return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.kind == "file" else None
+    return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.translated_prometheus else None
 
 
 def sweep_runner(

@@ -23,12 +23,13 @@ from pydantic import Field, model_validator
 
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.clients import ClientProfile, kind_of
+from tuner.spec.engine_id import EngineId
 from tuner.spec.limits import TOPIC_NAME_PATTERN
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
 # kbt stress runs its load through Locust users of this engine.
-STRESS_ENGINE = "librdkafka"
+STRESS_ENGINE = EngineId.LIBRDKAFKA
 MAX_MULTIPLIER = 100.0
 MAX_STAGE_S = 3600.0
 MAX_USERS = 2000  # producers (locust users) at any moment, over every worker

@@ -1,11 +1,16 @@
 """The Target interface: a cluster's bootstrap servers, client security, admin limits, Prometheus
-access, broker label selectors and metric dialect. Plain frozen data: every kind builds one."""
+access, broker label selectors and metric dialect, and what the target can do or needs (a topic
+ledger, queries translated to its dialect). Plain frozen data: every kind builds one, and nothing
+outside tuner/target/ asks which kind it is."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tuner.core.paths import cache_dir
 
 
 @dataclass(frozen=True)
@@ -74,10 +79,24 @@ class Target:
     request_queue_cap: int | None = None
     # Process ids of brokers running on this machine (the lab's): their threads can be sampled.
     local_broker_pids: tuple[int, ...] = ()
+    # kbt lists the topics it creates here in a ledger, so the next run deletes a crashed run's
+    # topics (target/ledger.py); kbt's own lab needs none (its topics go with it).
+    keeps_topic_ledger: bool = True
+    # Queries to the target's Prometheus go through its metric dialect and broker selectors, with
+    # the auth of `prometheus` (measure/dialects.py); the lab's own Prometheus is queried as is.
+    translated_prometheus: bool = True
 
     @property
     def prometheus_url(self) -> str | None:
         return self.prometheus.url if self.prometheus is not None else None
+
+    @property
+    def topic_ledger(self) -> Path | None:
+        """The ledger file of the topics kbt created on this target (None: it keeps none)."""
+        if not self.keeps_topic_ledger:
+            return None
+        key = hashlib.sha256(f"{self.name}|{self.bootstrap_servers}".encode()).hexdigest()[:16]
+        return cache_dir() / "topic-ledgers" / f"{key}.json"
 
 
 @dataclass(frozen=True)

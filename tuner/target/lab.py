@@ -33,6 +33,8 @@ def lab_target(lab_dir: Path | None = None) -> Target:
         local_port_base=state.config.base_port,
         request_queue_cap=state.config.queued_max_requests,
         local_broker_pids=tuple(b.pid for b in state.brokers if b.pid is not None),
+        keeps_topic_ledger=False,
+        translated_prometheus=False,
     )
 
 

@@ -9,7 +9,6 @@ exactly one run's topic.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -19,14 +18,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_json
-from tuner.core.paths import cache_dir
 from tuner.core.writes import atomic_write
-from tuner.target.base import Target
-
-
-def ledger_path(target: Target) -> Path:
-    key = hashlib.sha256(f"{target.name}|{target.bootstrap_servers}".encode()).hexdigest()[:16]
-    return cache_dir() / "topic-ledgers" / f"{key}.json"
 
 
 def _alive(pid: int) -> bool:

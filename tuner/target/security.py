@@ -19,8 +19,10 @@ from pathlib import Path
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text
+from tuner.core.kafka_clients import Connection
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
+from tuner.target.base import Target
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -286,6 +288,12 @@ def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, s
             out["ssl.key.password"] = sec.key_password
         out["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else "none"
     return out
+
+
+def connection(target: Target) -> Connection:
+    """How kbt's own clients (admin, read-back) reach the target: its bootstrap servers and its
+    client security as librdkafka properties, `${VAR}` references resolved."""
+    return Connection(target.bootstrap_servers, client_config(target))
 
 
 def client_config(target: object) -> dict[str, str]:

@@ -18,10 +18,12 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.kafka_clients import Connection
+from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_readback import LINES, ReadBack
@@ -39,6 +41,7 @@ from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
 from tuner.spec.clients.otelcol import config_of
+from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig
 from tuner.spec.sweep import RunPlan
 
@@ -131,23 +134,38 @@ def drain_s(config: OtelcolConfig) -> float:
     return waits + (batch.flush_timeout.seconds if batch else 0.0) + DRAIN_SLACK_S
 
 
-def run_otelcol_load(
-    plan: RunPlan,
-    topics: list[str],
-    bootstrap_servers: str,
-    run_id: str,
-    exporter_ports: Sequence[int] = (),
-) -> DriverResult:
+class OtelcolEngine:
+    """Client kind otelcol's engine: real collector pods; the brokers count its requests."""
+
+    id = EngineId.OTELCOL
+    capabilities = Capabilities(
+        secure=False, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
+    )
+
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        return run_otelcol(plan, placement).result
+
+
+@dataclass
+class OtelcolRun:
+    """A collector run: the driver result and the pods' own counters (summed)."""
+
+    result: DriverResult
+    counters: dict[str, float] = field(default_factory=dict)
+    written: int = 0
+
+
+def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
     """Drive one run of a `client: otelcol` profile through real collector pods; verify delivery."""
     config = config_of(plan.profile)
     workload = plan.workload
-    if len(topics) != 1:
-        raise BadInput(f"client otelcol writes one topic per run (the workload has {len(topics)})")
+    topics = [placement.single_topic("otelcol")]
+    bootstrap_servers = placement.bootstrap_servers
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: collector pods tail files written at a set rate")
     binary = require_collector()
     rate = float(workload.rate_per_producer)
-    _log_append_time(bootstrap_servers, topics[0])
+    _log_append_time(Connection(bootstrap_servers, placement.security), topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
         work = Path(tmp)
         pods = [Pod(i, work) for i in range(workload.producers)]
@@ -166,7 +184,7 @@ def run_otelcol_load(
             readback = ReadBack(bootstrap_servers, topics[0], workload.topics[0].partitions, window, LINES)
             writers = _start_writers(
                 pods, workload.processes, rate, start_at, workload.duration_s, texts, work
-            )  # type: ignore[arg-type]
+            )
             written = _wait_writers(writers, workload.duration_s + 30.0)
             total = sum(written.values())
             drained = readback.wait_for(total, time.time() + drain_s(config))
@@ -190,7 +208,7 @@ def run_otelcol_load(
     delivered = len(expected & set(seen))
     missing = len(expected) - delivered
     caught_up = readback.caught_up
-    in_window = _in_window(written, rate, start_at, pods, window)  # type: ignore[arg-type]
+    in_window = _in_window(written, rate, start_at, pods, window)
     client = ClientResult(
         engine="otelcol",
         producers=workload.producers,
@@ -217,7 +235,8 @@ def run_otelcol_load(
         verified=caught_up or missing == 0,
         unread=0 if caught_up else missing,
     )
-    return DriverResult(client=client, delivery=delivery, topics=list(topics))
+    result = DriverResult(client=client, delivery=delivery, topics=list(topics))
+    return OtelcolRun(result=result, counters=counters, written=len(expected))
 
 
 def _wait_started(pods: list[Pod]) -> None:

@@ -1,10 +1,10 @@
 """ClientKind: what every client kind module provides (one subclass and one instance per kind).
 
 A kind owns its typed settings model (`model`, a tuner.spec.profile.ProfileBase subclass whose
-`client` is the kind's name), the mapping to its engine (`engine`, the id the driver layer
-dispatches on; `client_settings`, the client's own option names and values), its request-formation
-model parameters (`rules`), its renderer, its checker, `describe()`, and the settings the
-recommender's search bisects (`families`). All pure. Kinds configured by properties build on
+`client` is the kind's name), the mapping to its engine (`engine`, an EngineId: the driver's
+registry holds the engine for it; `client_settings`, the client's own option names and values),
+its request-formation model parameters (`rules`), its renderer, its checker, `describe()`, and the
+settings the recommender's search bisects (`families`). All pure. Kinds configured by properties build on
 tuner/spec/clients/producer.py.
 """
 
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tuner.core.numbers import parse_number
 from tuner.spec.clients.rules import Rules
+from tuner.spec.engine_id import EngineId
 from tuner.spec.profile import ProfileBase
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class Rendered:
 class ClientKind(Generic[P]):
     name: str  # the `client:` value
     title: str  # for people: "librdkafka", "Java", "Filebeat"
-    engine: str  # the driver engine that runs its load
+    engine: EngineId  # the driver engine that runs its load (tuner/driver/engines.py maps it)
     model: type[P]  # the kind's settings model (its `client` field is a Literal of `name`)
     hints: Mapping[str, str] = {}  # another kind's field -> where that setting goes for this kind
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")  # codecs the client sends

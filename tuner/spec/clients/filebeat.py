@@ -31,6 +31,7 @@ from tuner.spec.base import config_string
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
+from tuner.spec.engine_id import EngineId
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ProfileBase
@@ -127,7 +128,7 @@ def config_of(profile: ProfileBase) -> FilebeatConfig:
 class Filebeat(ClientKind[FilebeatProfile]):
     name = "filebeat"
     title = "Filebeat"
-    engine = "filebeat"  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
+    engine = EngineId.FILEBEAT  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
     model = FilebeatProfile
     hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd

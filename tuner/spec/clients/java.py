@@ -19,6 +19,7 @@ from tuner.spec.clients.logstash_output import FILENAME as LOGSTASH_FILENAME
 from tuner.spec.clients.logstash_output import logstash_output
 from tuner.spec.clients.producer import ProducerKind, ProducerProfile
 from tuner.spec.clients.rules import JavaRules, Partitioning
+from tuner.spec.engine_id import EngineId
 from tuner.spec.java_client import check_property_names
 
 # Java producer defaults (Kafka 4.x).
@@ -46,7 +47,7 @@ class JavaProfile(ProducerProfile):
 class Java(ProducerKind[JavaProfile]):
     name = "java"
     title = "Java"
-    engine = "java"
+    engine = EngineId.JAVA
     model = JavaProfile
     hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
     multi_partition_requests = True

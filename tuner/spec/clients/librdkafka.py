@@ -17,6 +17,7 @@ from pydantic import Field
 from tuner.spec.clients.base import Family, SearchContext, name_of, num
 from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile
 from tuner.spec.clients.rules import LibrdkafkaRules, Partitioning, PartitionMode
+from tuner.spec.engine_id import EngineId
 from tuner.spec.profile import ProfileBase
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
@@ -37,7 +38,7 @@ class LibrdkafkaProfile(ProducerProfile):
 class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     name = "librdkafka"
     title = "librdkafka"
-    engine = "librdkafka"
+    engine = EngineId.LIBRDKAFKA
     model = LibrdkafkaProfile
     hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
     multi_partition_requests = False

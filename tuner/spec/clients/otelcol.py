@@ -32,20 +32,24 @@ from typing import Any, Literal
 from tuner.core.redact import redact
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import OtelcolRules, Partitioning
+from tuner.spec.engine_id import EngineId
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.otelcol import (
+    BATCH_MIN_SIZE,
     EMIT_BATCH,
     EMIT_FLUSH,
     ENCODING,
     FLUSH_MAX_MESSAGES,
     MAX_MESSAGE_BYTES,
-    BATCH_MIN_SIZE,
     RELEASE,
     REQUIRED_ACKS,
     OtelcolConfig,
 )
 from tuner.spec.profile import ProfileBase
 
+# The batch flush timer's mean lateness, fitted on the real runs of loadtests/otelcol-sweep.yaml
+# (docs/benchmarks.md "OpenTelemetry Collector"): a 1 s timer flushed every ~1.15 s on the lab.
+BATCH_TIMER_LATE_MS = 150.0
 MAX_BATCH = 10_000_000  # sending_queue.batch.min_size's bound here
 _HINTS = {
     "linger_ms": " (set otelcol: kafka.producer.linger)",
@@ -105,7 +109,7 @@ def _yaml(node: Mapping[str, Any], indent: int) -> list[str]:
 class Otelcol(ClientKind[OtelcolProfile]):
     name = "otelcol"
     title = "OpenTelemetry Collector"
-    engine = "otelcol"
+    engine = EngineId.OTELCOL
     model = OtelcolProfile
     hints = _HINTS
     multi_partition_requests = True
@@ -145,6 +149,7 @@ class Otelcol(ClientKind[OtelcolProfile]):
                 keyed="round_robin" if mode == "round_robin" else "hash",
             ),
             compression=config.compression,
+            timer_late_ms=BATCH_TIMER_LATE_MS,
         )
 
     def families(self, ctx: SearchContext) -> list[Family]:

@@ -96,6 +96,9 @@ class OtelcolRules:
     in_flight: int  # produce requests in flight per broker
     partitioning: Partitioning
     compression: str
+    # How late the exporter's batch flush timer fires on average (it restarts after each flush):
+    # fitted on real runs (docs/benchmarks.md "OpenTelemetry Collector").
+    timer_late_ms: float = 0.0
 
 
 Rules = LibrdkafkaRules | JavaRules | FilebeatRules | OtelcolRules
