@@ -17,12 +17,12 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.kafka_clients import Connection
+from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
 from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_corpus import write_corpus
@@ -92,11 +92,17 @@ class Pod:
         )
 
     def counters(self) -> dict[str, float] | None:
+        """The pod's own counters from its telemetry endpoint (None while it does not answer)."""
+        import requests
+
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=2) as resp:
-                text = resp.read().decode("utf-8", "replace")
-        except OSError:
+            with requests.Session() as session:
+                status, body, _ = get_bounded(session, f"http://127.0.0.1:{self.port}/metrics", 2.0)
+        except (requests.RequestException, DeadlineExceeded, BodyTooLarge):
             return None
+        if status != 200:
+            return None
+        text = body.decode("utf-8", "replace")
         found: dict[str, float] = {}
         for name, value in _METRIC.findall(text):
             found[name] = found.get(name, 0.0) + float(value)
