@@ -7,6 +7,7 @@ produces to the lab meanwhile.
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,13 @@ import pytest
 
 from tests.integration.test_filebeat_real import _wait_requests
 from tuner.driver.engine import Placement
+from tuner.driver.engine_process import stop
 from tuner.driver.otelcol.build import collector_binary
-from tuner.driver.otelcol.engine import OtelcolEngine, run_otelcol
+from tuner.driver.otelcol.engine import OtelcolEngine, Pod, _wait_started, run_otelcol
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.loader import load_sweep
+from tuner.spec.otelcol import OtelcolConfig
 
 pytestmark = [
     pytest.mark.integration,
@@ -61,3 +64,24 @@ def test_every_line_is_read_back_and_the_collectors_and_brokers_agree(
     # The brokers count the requests (the engine declares it counts none); OTLP exports batch lines.
     assert not OtelcolEngine.capabilities.counts_requests and client.produce_requests_total == 0
     assert 0 < requests < run.written
+
+
+def test_a_pod_whose_telemetry_port_was_taken_starts_again_on_another(lab: LabState, tmp_path: Path) -> None:
+    """The pod's telemetry port is picked free, then bound by the collector a moment later: another
+    process can take it in between. A real socket holds the port here; the pod must come up on a
+    fresh one."""
+    binary = collector_binary()
+    assert binary is not None
+    pod = Pod(0, tmp_path)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as holder:
+        holder.bind(("127.0.0.1", pod.port))
+        holder.listen()
+        taken = pod.port
+        pod.start(binary, OtelcolConfig(), lab.bootstrap_servers, "kbt-otelcol-port-taken")
+        try:
+            _wait_started([pod])
+            assert pod.port_retries >= 1 and pod.port != taken
+            assert pod.counters() is not None
+        finally:
+            stop([pod.proc] if pod.proc is not None else [], 10.0)
+    assert pod.proc is not None and pod.proc.poll() is not None

@@ -28,6 +28,8 @@ from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_readback import LINES, ReadBack
 from tuner.driver.filebeat_real import (
+    PORT_RETRIES,
+    PORT_TAKEN,
     _free_port,
     _in_window,
     _log_append_time,
@@ -52,6 +54,7 @@ DRAIN_SLACK_S = 30.0  # the read-back of a loaded machine trails; it returns onc
 # The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
 PREFIX_BYTES = 28
 _METRIC = re.compile(r"^(otelcol_[a-z_]+?)(?:_total)?(?:\{[^}]*\})? ([0-9.e+]+)$", re.MULTILINE)
+_ERROR_FIELD = re.compile(r'"error": "((?:[^"\\]|\\.)*)"')
 COUNTERS = {
     "receiver.accepted": "otelcol_receiver_accepted_log_records",
     "exporter.sent": "otelcol_exporter_sent_log_records",
@@ -69,8 +72,11 @@ class Pod:
         self.log_file.touch()
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.args: tuple[Path, OtelcolConfig, str, str] | None = None
+        self.port_retries = 0
 
     def start(self, binary: Path, config: OtelcolConfig, bootstrap: str, topic: str) -> None:
+        self.args = (binary, config, bootstrap, topic)
         doc = pod_config(
             config,
             log_file=self.log_file,
@@ -108,13 +114,30 @@ class Pod:
             found[name] = found.get(name, 0.0) + float(value)
         return {key: found.get(metric, 0.0) for key, metric in COUNTERS.items()}
 
+    def retry_on_new_port(self) -> bool:
+        """Start again on a fresh port when the telemetry port was taken between picking it and the
+        collector binding it (any process on the host may take an ephemeral port in that gap)."""
+        failure = self.failure()
+        if self.args is None or failure is None or PORT_TAKEN not in failure:
+            return False
+        if self.port_retries >= PORT_RETRIES:
+            return False
+        self.port_retries += 1
+        self.port = _free_port()
+        self.start(*self.args)
+        return True
+
     def failure(self) -> str | None:
+        """Why the pod's collector exited: its log's last error (the error text itself, when the
+        line is the collector's JSON-fielded log line), or its exit status."""
         if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
             return None
         log = self.dir / LOG_NAME
         lines = log.read_text(errors="replace").splitlines() if log.exists() else []
         errors = [ln for ln in lines if "error" in ln.lower()]
-        return f"pod {self.index}: {(errors or lines or [f'exit status {self.proc.returncode}'])[-1][:300]}"
+        last = (errors or lines or [f"exit status {self.proc.returncode}"])[-1]
+        found = _ERROR_FIELD.search(last)
+        return f"pod {self.index}: {(found.group(1) if found else last)[:300]}"
 
 
 def payloads(plan: RunPlan, work: Path) -> list[str]:
@@ -250,6 +273,8 @@ def _wait_started(pods: list[Pod]) -> None:
     pending = list(pods)
     while pending:
         for pod in list(pending):
+            if pod.retry_on_new_port():
+                continue
             if pod.failure():
                 raise KbtError(f"the collector did not start: {pod.failure()}")
             if pod.counters() is not None:
