@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.kafka_clients import Connection, admin_client
@@ -178,7 +178,37 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-class _Pod:
+C = TypeVar("C")
+
+
+class RestartsOnTakenPort(Generic[C]):
+    """A pod process serving on a loopback port kbt picked free: started again on a fresh port when
+    the port was taken between picking it and the process binding it (any process on the host may
+    take an ephemeral port in that gap). Real Filebeat's pods and the collector's."""
+
+    port: int
+    port_retries: int
+    args: tuple[Path, C, str, str] | None
+
+    def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
+        raise NotImplementedError
+
+    def failure(self) -> str | None:
+        raise NotImplementedError
+
+    def retry_on_new_port(self) -> bool:
+        failure = self.failure()
+        if self.args is None or failure is None or PORT_TAKEN not in failure:
+            return False
+        if self.port_retries >= PORT_RETRIES:
+            return False
+        self.port_retries += 1
+        self.port = _free_port()
+        self.start(*self.args)
+        return True
+
+
+class _Pod(RestartsOnTakenPort[FilebeatConfig]):
     def __init__(self, index: int, work: Path) -> None:
         self.index = index
         self.dir = work / f"pod-{index}"
@@ -221,19 +251,6 @@ class _Pod:
                 return data
         except (OSError, ValueError):
             return None
-
-    def retry_on_new_port(self) -> bool:
-        """Start again on a fresh port when the stats port was taken between picking it and
-        Filebeat binding it (any process on the host may take an ephemeral port in that gap)."""
-        failure = self.failure()
-        if self.args is None or failure is None or PORT_TAKEN not in failure:
-            return False
-        if self.port_retries >= PORT_RETRIES:
-            return False
-        self.port_retries += 1
-        self.port = _free_port()
-        self.start(*self.args)
-        return True
 
     def failure(self) -> str | None:
         if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):

@@ -28,8 +28,7 @@ from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_readback import LINES, ReadBack
 from tuner.driver.filebeat_real import (
-    PORT_RETRIES,
-    PORT_TAKEN,
+    RestartsOnTakenPort,
     _free_port,
     _in_window,
     _log_append_time,
@@ -63,7 +62,7 @@ COUNTERS = {
 }
 
 
-class Pod:
+class Pod(RestartsOnTakenPort[OtelcolConfig]):
     def __init__(self, index: int, work: Path) -> None:
         self.index = index
         self.dir = work / f"pod-{index}"
@@ -113,19 +112,6 @@ class Pod:
         for name, value in _METRIC.findall(text):
             found[name] = found.get(name, 0.0) + float(value)
         return {key: found.get(metric, 0.0) for key, metric in COUNTERS.items()}
-
-    def retry_on_new_port(self) -> bool:
-        """Start again on a fresh port when the telemetry port was taken between picking it and the
-        collector binding it (any process on the host may take an ephemeral port in that gap)."""
-        failure = self.failure()
-        if self.args is None or failure is None or PORT_TAKEN not in failure:
-            return False
-        if self.port_retries >= PORT_RETRIES:
-            return False
-        self.port_retries += 1
-        self.port = _free_port()
-        self.start(*self.args)
-        return True
 
     def failure(self) -> str | None:
         """Why the pod's collector exited: its log's last error (the error text itself, when the
