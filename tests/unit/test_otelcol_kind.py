@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
+from tuner.cli.app import main
+from tuner.core.errors import ExitStatus
 from tuner.driver.engines import ENGINES
 from tuner.driver.filebeat_readback import LINES, Tally
 from tuner.driver.otelcol.build import collector_binary
@@ -211,3 +213,24 @@ def test_the_collector_refuses_what_it_does_not_know(tmp_path: Path) -> None:
     path.write_text("exporters:\n  kafka:\n    producer: {lingr: 5ms}\n", encoding="utf-8")
     problem = check_fragment(path)
     assert problem is not None and "lingr" in problem
+
+
+@pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
+def test_kbt_check_otelcol_says_ok_or_one_line_per_refused_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = tmp_path / "otelcol.yaml"
+    p = profile(**{"kafka.sending_queue.batch.flush_timeout": "1s", "kafka.producer.compression": "zstd"})
+    good.write_text(kind_of(p).render(p, ["kbt"]).text, encoding="utf-8")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("exporters:\n  kafka:\n    sending_queue: {batch: {flush_timeot: 1s}}\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "otelcol", str(good)])
+    assert exc.value.code == ExitStatus.OK
+    assert capsys.readouterr().out.strip().endswith("otelcol.yaml: ok")
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "otelcol", str(good), str(bad), str(tmp_path / "missing.yaml")])
+    assert exc.value.code == ExitStatus.BAD_INPUT
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("kbt: error: ") for line in err)
+    assert "flush_timeot" in err[0] and "not a readable file" in err[1]

@@ -1,4 +1,5 @@
-"""`kbt check filebeat FILE...`: validate Filebeat `output.kafka` + `queue.mem` profiles offline."""
+"""`kbt check filebeat FILE...`: validate Filebeat `output.kafka` + `queue.mem` profiles offline;
+`kbt check otelcol FILE...`: OpenTelemetry Collector configs, by the collector's own `validate`."""
 
 from __future__ import annotations
 
@@ -76,4 +77,36 @@ def filebeat(
             typer.echo(f"{path}: ok", err=to_stdout(json_path))
     write_json(json_path, "check filebeat", strict=strict, files=checked)
     if failed:
+        raise typer.Exit(int(ExitStatus.BAD_INPUT))
+
+
+@app.command()
+def otelcol(
+    files: list[Path] = typer.Argument(
+        ..., help="OpenTelemetry Collector config files or fragments (kbt recommend's otelcol.yaml)."
+    ),
+    json_path: Path | None = json_option("each file's errors"),
+) -> None:
+    """Check OpenTelemetry Collector configs with the collector's own `validate`.
+
+    Each file is merged over a stub base (a file_log receiver, the kafka exporter, one logs
+    pipeline) as `--config base.yaml --config FILE` merges it, and validated by the collector
+    `make install` builds; `${env:VAR}` references get placeholders. One line per refused file
+    (exit 2)."""
+    from tuner.driver.otelcol.build import collector_binary
+    from tuner.driver.otelcol.check import check_fragment
+
+    if collector_binary() is None:
+        sys.stderr.write("kbt: error: no OpenTelemetry Collector build: run 'make install'\n")
+        raise typer.Exit(int(ExitStatus.ENVIRONMENT))
+    checked: list[dict[str, object]] = []
+    for path in files:
+        problem = check_fragment(path) if path.is_file() else "not a readable file"
+        if problem is not None:
+            sys.stderr.write(f"kbt: error: {path}: otelcol validate: {problem}\n")
+        else:
+            typer.echo(f"{path}: ok", err=to_stdout(json_path))
+        checked.append({"file": path, "ok": problem is None, "errors": [problem] if problem else []})
+    write_json(json_path, "check otelcol", files=checked)
+    if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))

@@ -40,14 +40,20 @@ def validate(binary: Path, configs: list[Path], env: dict[str, str] | None = Non
     """The collector's own `validate` of config files merged in order: None when it accepts them,
     else its last line of complaint."""
     args = [a for path in configs for a in ("--config", str(path))]
-    out = subprocess.run(
-        [str(binary), "validate", *args],
-        capture_output=True,
-        text=True,
-        timeout=VALIDATE_TIMEOUT_S,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+    try:
+        out = subprocess.run(
+            [str(binary), "validate", *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=VALIDATE_TIMEOUT_S,
+            check=False,
+            env={**os.environ, **(env or {})},
+        )
+    except subprocess.TimeoutExpired:
+        return f"the collector did not answer within {VALIDATE_TIMEOUT_S:g} s"
+    except OSError as exc:
+        return f"the collector could not run: {exc.strerror or exc}"
     if out.returncode == 0:
         return None
     lines = [ln for ln in (out.stderr + out.stdout).splitlines() if ln.strip()]
