@@ -182,3 +182,17 @@ def test_recommender_families_make_valid_profiles_of_their_kind(
             assert type(made) is kind.model and kind_of(made) is kind
             assert profile_of(json.loads(made.model_dump_json())) == made
             assert kind.rules(made).compression == codec
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (3, "must be a mapping of profile settings (got int)"),
+        ({"name": "p", "client": ["java"]}, "client: must be a client kind name, one of "),
+        ({"name": "p", "client": "jav"}, 'client: unknown client kind "jav" (did you mean "java"?)'),
+    ],
+)
+def test_not_a_profile_or_no_kind_is_one_line(data: Any, message: str) -> None:
+    with pytest.raises(ValidationError) as exc:
+        profile_of(data)
+    assert _message(exc.value).startswith(message)

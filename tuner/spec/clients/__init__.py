@@ -32,11 +32,15 @@ PROFILE_FIELDS = frozenset(field for kind in KINDS.values() for field in kind.mo
 
 def _settle(data: Any) -> Any:
     """`client` filled in (absent: the default kind); an unknown kind named in one line."""
+    if isinstance(data, ProfileBase):
+        return data
     if not isinstance(data, Mapping):
-        return data  # a model instance, or left for pydantic to reject
+        raise ValueError(f"must be a mapping of profile settings (got {type(data).__name__})")
     client = data.get("client", DEFAULT_KIND)
-    if not isinstance(client, str) or client not in KINDS:
-        raise ValueError(f'client: unknown client kind "{client}"{did_you_mean(str(client), list(KINDS))}')
+    if not isinstance(client, str):
+        raise ValueError(f"client: must be a client kind name, one of {', '.join(KINDS)}")
+    if client not in KINDS:
+        raise ValueError(f'client: unknown client kind "{client}"{did_you_mean(client, list(KINDS))}')
     return {**data, "client": client}
 
 
