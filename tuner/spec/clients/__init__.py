@@ -20,8 +20,12 @@ from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext,
 from tuner.spec.clients.rules import Rules
 from tuner.spec.profile import ProfileBase
 
-# The registration: each kind's settings model, once.
-_Models = librdkafka.LibrdkafkaProfile | filebeat.FilebeatProfile | java.JavaProfile
+# The registration: each kind's settings model, one per line (the first is the default kind).
+_Models = Union[  # noqa: UP007 (one member per line)
+    librdkafka.LibrdkafkaProfile,
+    filebeat.FilebeatProfile,
+    java.JavaProfile,
+]
 
 KINDS: dict[str, ClientKind[Any]] = {
     kind.name: kind for kind in (kind_by_model(model) for model in get_args(_Models))
