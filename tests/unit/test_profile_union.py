@@ -87,7 +87,7 @@ def _unset(field: str) -> Any:
 _KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=2, max_size=16)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(client=st.sampled_from(sorted(KINDS)), key=_KEY)
 def test_an_unknown_key_is_named_with_the_kinds_own_fields_only(client: str, key: str) -> None:
     own = set(KINDS[client].model.model_fields)
@@ -101,7 +101,7 @@ def test_an_unknown_key_is_named_with_the_kinds_own_fields_only(client: str, key
     assert not suggested or suggested in own  # never a field of another kind
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     client=st.one_of(st.sampled_from(sorted(KINDS)), _KEY, st.integers(), st.none()),
     knobs=st.dictionaries(
@@ -160,7 +160,7 @@ def test_committed_profiles_load_as_their_kind() -> None:
     assert all(type(p) is kind_of(p).model for p in loaded)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     client=st.sampled_from(sorted(KINDS)),
     budget_ms=st.floats(1, 60_000),
