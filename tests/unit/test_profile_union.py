@@ -88,7 +88,7 @@ def _unset(field: str) -> Any:
 _KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=2, max_size=16)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(client=st.sampled_from(sorted(KINDS)), key=_KEY)
 def test_an_unknown_key_is_named_with_the_kinds_own_fields_only(client: str, key: str) -> None:
     own = set(KINDS[client].model.model_fields)
@@ -102,7 +102,7 @@ def test_an_unknown_key_is_named_with_the_kinds_own_fields_only(client: str, key
     assert not suggested or suggested in own  # never a field of another kind
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     client=st.one_of(st.sampled_from(sorted(KINDS)), _KEY, st.integers(), st.none()),
     knobs=st.dictionaries(
@@ -161,7 +161,7 @@ def test_committed_profiles_load_as_their_kind() -> None:
     assert all(type(p) is kind_of(p).model for p in loaded)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     client=st.sampled_from(sorted(KINDS)),
     budget_ms=st.floats(1, 60_000),
@@ -183,3 +183,17 @@ def test_recommender_families_make_valid_profiles_of_their_kind(
             assert type(made) is kind.model and kind_of(made) is kind
             assert profile_of(json.loads(made.model_dump_json())) == made
             assert kind.rules(made).compression == codec
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (3, "must be a mapping of profile settings (got int)"),
+        ({"name": "p", "client": ["java"]}, "client: must be a client kind name, one of "),
+        ({"name": "p", "client": "jav"}, 'client: unknown client kind "jav" (did you mean "java"?)'),
+    ],
+)
+def test_not_a_profile_or_no_kind_is_one_line(data: Any, message: str) -> None:
+    with pytest.raises(ValidationError) as exc:
+        profile_of(data)
+    assert _message(exc.value).startswith(message)

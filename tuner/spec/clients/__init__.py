@@ -20,8 +20,13 @@ from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext,
 from tuner.spec.clients.rules import Rules
 from tuner.spec.profile import ProfileBase
 
-# The registration: each kind's settings model, once.
-_Models = librdkafka.LibrdkafkaProfile | filebeat.FilebeatProfile | java.JavaProfile | otelcol.OtelcolProfile
+# The registration: each kind's settings model, one per line (the first is the default kind).
+_Models = Union[  # noqa: UP007 (one member per line)
+    librdkafka.LibrdkafkaProfile,
+    filebeat.FilebeatProfile,
+    java.JavaProfile,
+    otelcol.OtelcolProfile,
+]
 
 KINDS: dict[str, ClientKind[Any]] = {
     kind.name: kind for kind in (kind_by_model(model) for model in get_args(_Models))
@@ -32,11 +37,15 @@ PROFILE_FIELDS = frozenset(field for kind in KINDS.values() for field in kind.mo
 
 def _settle(data: Any) -> Any:
     """`client` filled in (absent: the default kind); an unknown kind named in one line."""
+    if isinstance(data, ProfileBase):
+        return data
     if not isinstance(data, Mapping):
-        return data  # a model instance, or left for pydantic to reject
+        raise ValueError(f"must be a mapping of profile settings (got {type(data).__name__})")
     client = data.get("client", DEFAULT_KIND)
-    if not isinstance(client, str) or client not in KINDS:
-        raise ValueError(f'client: unknown client kind "{client}"{did_you_mean(str(client), list(KINDS))}')
+    if not isinstance(client, str):
+        raise ValueError(f"client: must be a client kind name, one of {', '.join(KINDS)}")
+    if client not in KINDS:
+        raise ValueError(f'client: unknown client kind "{client}"{did_you_mean(client, list(KINDS))}')
     return {**data, "client": client}
 
 
