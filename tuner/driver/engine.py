@@ -61,3 +61,15 @@ class Engine(Protocol):
         """Drive one run and verify the delivery of every acked record. `hold` is given only to an
         engine whose capabilities say `holds_load`."""
         ...
+
+
+@dataclass(frozen=True)
+class RunFunctionEngine:
+    """An engine that is one run function and cannot hold its load (the Sarama and Java engines)."""
+
+    id: EngineId
+    capabilities: Capabilities
+    runs: Callable[[RunPlan, Placement], DriverResult]
+
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        return self.runs(plan, placement)

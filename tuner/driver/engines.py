@@ -1,8 +1,9 @@
 """The driver engines by EngineId: a client kind names its engine (`ClientKind.engine`), the runner
 takes it from `ENGINES` and runs it through `drive`, which holds a request to what the engine
-declares it can do. Adding an engine: its module (a class with `id`, `capabilities` and `run`, see
-tuner/driver/engine.py) and one line below. The engines' heavy parts (the Sarama and Java engines'
-processes, real Filebeat, the librdkafka workers) start only when a run needs them."""
+declares it can do. Adding an engine: its module (an object with `id`, `capabilities` and `run`,
+see tuner/driver/engine.py; `RunFunctionEngine` when it is one run function) and one line below.
+The engines' heavy parts (the Sarama and Java engines' processes, real Filebeat, the librdkafka
+workers) start only when a run needs them."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from dataclasses import replace
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Engine, Hold, Placement
 from tuner.driver.filebeat_dispatch import FilebeatEngine
-from tuner.driver.filebeat_engine import SaramaEngine
-from tuner.driver.java_engine import JavaEngine
+from tuner.driver.filebeat_engine import SARAMA_ENGINE
+from tuner.driver.java_engine import JAVA_ENGINE
 from tuner.driver.librdkafka_engine import LibrdkafkaEngine
 from tuner.driver.otelcol.engine import OtelcolEngine
 from tuner.driver.result import DriverResult
@@ -22,7 +23,7 @@ from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 _REGISTERED: tuple[Engine, ...] = (
-    LibrdkafkaEngine(), SaramaEngine(), FilebeatEngine(), JavaEngine(), OtelcolEngine()
+    LibrdkafkaEngine(), SARAMA_ENGINE, FilebeatEngine(), JAVA_ENGINE, OtelcolEngine()
 )  # fmt: skip
 ENGINES: Mapping[EngineId, Engine] = {engine.id: engine for engine in _REGISTERED}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.driver.acked_verify import filebeat_event_id
-from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
 from tuner.driver.filebeat_plan import (
     RESULT_SCHEMA,
@@ -24,19 +24,6 @@ from tuner.spec.sweep import RunPlan
 
 # Beyond duration + drain: producer close (20 s in the engine) and start-up.
 _EXTRA_WAIT_S = 60.0
-
-
-class SaramaEngine:
-    """The Filebeat emulation: Sarama, the Kafka library inside Filebeat, driven as Filebeat's
-    output and queue would drive it (loadtests/sarama-engine)."""
-
-    id = EngineId.SARAMA
-    capabilities = Capabilities(
-        secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=False
-    )
-
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return run_filebeat_load(plan, placement)
 
 
 def run_filebeat_load(plan: RunPlan, placement: Placement) -> DriverResult:
@@ -86,4 +73,12 @@ def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> 
     )
 
 
-__all__ = ["DeliveryResult", "SaramaEngine", "aggregate", "run_filebeat_load"]
+# The Filebeat emulation: Sarama, the Kafka library inside Filebeat, driven as Filebeat's output and
+# queue would drive it (loadtests/sarama-engine).
+SARAMA_ENGINE = RunFunctionEngine(
+    EngineId.SARAMA,
+    Capabilities(secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=False),
+    run_filebeat_load,
+)
+
+__all__ = ["SARAMA_ENGINE", "DeliveryResult", "aggregate", "run_filebeat_load"]

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, merged_latency, process_site, run_engines, summed_result
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
@@ -37,18 +37,6 @@ from tuner.spec.sweep import RunPlan
 _EXTRA_WAIT_S = 60.0
 # JVM start, producers created, the topic's metadata fetched.
 READY_TIMEOUT_S = 120.0
-
-
-class JavaEngine:
-    """Kafka's own Java producer (loadtests/java-engine)."""
-
-    id = EngineId.JAVA
-    capabilities = Capabilities(
-        secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True
-    )
-
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return run_java_load(plan, placement)
 
 
 def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
@@ -124,4 +112,11 @@ def merge_client_metrics(per_process: Sequence[Mapping[str, float]]) -> dict[str
     return out
 
 
-__all__ = ["JavaEngine", "aggregate", "merge_client_metrics", "run_java_load"]
+# Kafka's own Java producer (loadtests/java-engine).
+JAVA_ENGINE = RunFunctionEngine(
+    EngineId.JAVA,
+    Capabilities(secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True),
+    run_java_load,
+)
+
+__all__ = ["JAVA_ENGINE", "aggregate", "merge_client_metrics", "run_java_load"]

@@ -70,20 +70,13 @@ class DriverEngine:
         hold: Callable[[], bool] | None = None,
     ) -> DriverResult:
         """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
-        bootstrap, security = connection(plan, target)
-        placement = Placement(
-            run_id=run_id,
-            topics=tuple(topics),
-            bootstrap_servers=bootstrap,
-            security=security,
-            exporter_ports=tuple(target.client_exporter_ports),
-        )
-        return drive(plan, placement, hold)
+        return drive(plan, placement(plan, target, run_id, topics), hold)
 
 
-def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
-    """The bootstrap servers and extra client properties a run connects with: the target's SASL_SSL
-    listener when the profile asks for it, and the profile's `${VAR}` overrides resolved."""
+def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> Placement:
+    """Where a run goes: the target's bootstrap servers and client security, or its SASL_SSL
+    listener when the profile asks for it, the profile's `${VAR}` overrides resolved, the run's
+    topics and the target's client exporter ports."""
     from tuner.target.security import client_config
 
     security: dict[str, str] = client_config(target)  # a target file's client security
@@ -97,7 +90,7 @@ def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
         bootstrap = target.secure_bootstrap_servers
         security.update(target.secure_client_properties)
     security.update(expand_references(plan.profile.raw_properties, f"profile {plan.profile.name}"))
-    return bootstrap, security
+    return Placement(run_id, tuple(topics), bootstrap, security, tuple(target.client_exporter_ports))
 
 
 def _target_prometheus(target: Target) -> Prometheus | None:
