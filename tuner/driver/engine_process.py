@@ -11,7 +11,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,11 +94,13 @@ def run_engines(
     name: str,
     schema: int,
     ready_timeout_s: float = 0.0,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     """Run `command -plan PATH` for every plan at once; returns the results and whether the run was
     interrupted (Ctrl-C). KbtError naming `name` when an engine fails or overruns `budget_s`. With
     `ready_timeout_s`, each engine prints "ready" once connected and reads the shared start time
-    from stdin (plans with start_at -1)."""
+    from stdin (plans with start_at -1). `env`: variables added to the engines' environment (the
+    secrets their configuration references), theirs alone."""
     procs: list[subprocess.Popen[str]] = []
     for path, plan in plans:
         path.write_text(json.dumps(plan))
@@ -111,6 +113,7 @@ def run_engines(
                 text=True,
                 start_new_session=True,
                 preexec_fn=die_with_parent,  # a killed kbt leaves no engine behind
+                env={**os.environ, **env} if env else None,
             )
         )
     if ready_timeout_s:

@@ -26,7 +26,8 @@ ENGINES: dict[str, Engine] = {
     "librdkafka": Engine("tuner.driver.librdkafka_engine", "run_load", security=True, hold=True),
     "sarama": Engine("tuner.driver.filebeat_engine", "run_filebeat_load", security=False, hold=False),
     # Filebeat: real Filebeat pods when a build is installed, else the Sarama emulation (input.engine)
-    "filebeat": Engine("tuner.driver.filebeat_dispatch", "run_filebeat", security=False, hold=False),
-    # Kafka's Java producer (loadtests/java-engine); the lab's SASL_SSL login is in librdkafka terms.
-    "java": Engine("tuner.driver.java_engine", "run_java_load", security=False, hold=False),
+    # (a secure connection: real Filebeat only, the emulation refuses it)
+    "filebeat": Engine("tuner.driver.filebeat_dispatch", "run_filebeat", security=True, hold=False),
+    # Kafka's Java producer (loadtests/java-engine); security via tuner/target/engine_security.py.
+    "java": Engine("tuner.driver.java_engine", "run_java_load", security=True, hold=False),
 }

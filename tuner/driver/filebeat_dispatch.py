@@ -34,4 +34,9 @@ def run_filebeat(plan: RunPlan, *args: Any, **kwargs: Any) -> DriverResult:
         return run_real_filebeat_load(plan, *args, **kwargs)
     from tuner.driver.filebeat_engine import run_filebeat_load
 
+    if kwargs.get("security"):  # the emulation speaks PLAINTEXT only
+        raise BadInput(
+            f"profile {plan.profile.name}: a secure connection needs real Filebeat (input.engine real"
+            " or auto with a Filebeat build installed); the Sarama emulation is PLAINTEXT only"
+        )
     return run_filebeat_load(plan, *args, **kwargs)

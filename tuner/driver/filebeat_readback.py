@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
@@ -65,13 +66,21 @@ class Tally:
 class ReadBack:
     """A consumer thread over every partition of `topic` from the beginning (the topic is fresh)."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int, window: tuple[float, float]) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        partitions: int,
+        window: tuple[float, float],
+        security: Mapping[str, str] | None = None,  # the run's client security (librdkafka)
+    ) -> None:
         from confluent_kafka import Consumer, TopicPartition
 
         self.tally = Tally(window=window)
         self._consumer = Consumer(
             {
                 "bootstrap.servers": bootstrap,
+                **(security or {}),
                 "group.id": f"kbt-readback-{topic}",
                 "enable.auto.commit": False,
                 "enable.partition.eof": False,

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -44,6 +44,7 @@ from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, Late
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
+from tuner.target.engine_security import SecretEnv, filebeat_security, librdkafka_security, split_security
 
 START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
 START_SLACK_S = 1.0  # then the writers start together
@@ -71,15 +72,25 @@ def run_real_filebeat_load(
     bootstrap_servers: str,
     run_id: str,
     exporter_ports: Sequence[int] = (),
+    security: Mapping[str, str] | None = None,
 ) -> DriverResult:
-    """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery."""
-    return run_real(plan, topics, bootstrap_servers, run_id).result
+    """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
+    `security`: the connection's client security (librdkafka terms, as every engine gets it)."""
+    return run_real(plan, topics, bootstrap_servers, run_id, security=security).result
 
 
 def run_real(
-    plan: RunPlan, topics: list[str], bootstrap: str, run_id: str, version: str | None = None
+    plan: RunPlan,
+    topics: list[str],
+    bootstrap: str,
+    run_id: str,
+    version: str | None = None,
+    security: Mapping[str, str] | None = None,
 ) -> RealRun:
+    """`security`: written into output.kafka with the password as a `${NAME}` reference that
+    Filebeat expands from its environment (the pods' alone); kbt's own read-back uses it as is."""
     config = config_of(plan.profile)
+    connection = _Connection.of(plan.profile.name, security or {})
     workload = plan.workload
     if len(topics) != 1:
         raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
@@ -87,7 +98,7 @@ def run_real(
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = filebeat_binary(version)
     rate = float(workload.rate_per_producer)
-    _log_append_time(bootstrap, topics[0])
+    _log_append_time(bootstrap, topics[0], connection.librdkafka)
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work) for i in range(workload.producers)]
@@ -97,12 +108,14 @@ def run_real(
         drained, total_written = False, 0
         try:
             for pod in pods:
-                pod.start(binary, config, bootstrap, topics[0])
+                pod.start(binary, config, bootstrap, topics[0], connection)
             _wait_started(pods)
             started_at = time.time()
             start_at = started_at + START_SLACK_S
             window = (start_at + workload.warmup_s, start_at + workload.duration_s)
-            readback = ReadBack(bootstrap, topics[0], workload.topics[0].partitions, window)
+            readback = ReadBack(
+                bootstrap, topics[0], workload.topics[0].partitions, window, connection.librdkafka
+            )
             writers = _start_writers(
                 pods, workload.processes, rate, start_at, workload.duration_s, payloads, work
             )
@@ -188,6 +201,26 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@dataclass(frozen=True)
+class _Connection:
+    """A run's client security: output.kafka keys, the pods' secret environment, and the same
+    security in librdkafka terms for kbt's own clients (topic config, read-back)."""
+
+    output: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    librdkafka: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, profile: str, security: Mapping[str, str]) -> _Connection:
+        sec, _ = split_security(security)  # a filebeat profile has no overrides
+        secrets = SecretEnv()
+        try:
+            output = filebeat_security(sec, secrets)
+        except BadInput as exc:
+            raise BadInput(f"profile {profile}: {exc}") from None
+        return cls(output, secrets.values, librdkafka_security(security))
+
+
 class _Pod:
     def __init__(self, index: int, work: Path) -> None:
         self.index = index
@@ -197,11 +230,13 @@ class _Pod:
         self.log_file.touch()
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-        self.args: tuple[Path, FilebeatConfig, str, str] | None = None
+        self.args: tuple[Path, FilebeatConfig, str, str, _Connection] | None = None
         self.port_retries = 0
 
-    def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
-        self.args = (binary, config, bootstrap, topic)
+    def start(
+        self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str, connection: _Connection
+    ) -> None:
+        self.args = (binary, config, bootstrap, topic, connection)
         doc = pod_config(
             config,
             pod=self.index,
@@ -210,6 +245,7 @@ class _Pod:
             topic=topic,
             http_port=self.port,
             workdir=self.dir,
+            output_security=connection.output,
         )
         cfg = self.dir / "filebeat.yml"
         # JSON is YAML: no YAML writer needed, and every value keeps its type.
@@ -220,6 +256,7 @@ class _Pod:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self.dir,
+            env={**os.environ, **connection.env} if connection.env else None,  # its secrets
             start_new_session=True,
             preexec_fn=die_with_parent,  # a killed kbt leaves no Filebeat behind
         )
@@ -261,11 +298,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _log_append_time(bootstrap: str, topic: str) -> None:
+def _log_append_time(bootstrap: str, topic: str, security: Mapping[str, str]) -> None:
     """The record timestamp becomes the broker's append time (the topic is the run's own)."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 3})  # no purge notice on exit
+    # log_level 3: no purge notice on exit
+    admin = AdminClient({"bootstrap.servers": bootstrap, **security, "log_level": 3})
     entry = ConfigEntry(
         "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
     )

@@ -34,6 +34,13 @@ from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
 from tuner.driver.result import ClientResult, DriverResult
 from tuner.spec.sweep import RunPlan
+from tuner.target.engine_security import (
+    SecretEnv,
+    java_security,
+    java_system_properties,
+    librdkafka_security,
+    split_security,
+)
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
 _EXTRA_WAIT_S = 60.0
@@ -49,14 +56,23 @@ def run_java_load(
     exporter_ports: Sequence[int] = (),
     security: Mapping[str, str] | None = None,
 ) -> DriverResult:
-    """Drive one run of a `client: java` profile and verify its delivery. `security`: extra
-    producer properties (Java names) applied last, e.g. a profile's resolved `${VAR}` overrides."""
+    """Drive one run of a `client: java` profile and verify its delivery. `security`: the
+    connection's client security (librdkafka terms, tuner/target/engine_security.py) and a
+    profile's resolved `${VAR}` overrides (Java names), applied last; every secret among them
+    reaches the JVM as a `${env:NAME}` reference, its value in the engine's environment only."""
     if len(topics) != 1:
         raise BadInput(f"client java writes one topic per run (the workload has {len(topics)})")
-    properties = {**plan.profile.client_settings(), **dict(security or {})}
+    connection, overrides = split_security(security or {})
+    secrets = SecretEnv()
+    try:
+        extra = java_security(connection, overrides, secrets)
+    except BadInput as exc:
+        raise BadInput(f"profile {plan.profile.name}: {exc}") from None
+    properties = {**plan.profile.client_settings(), **{k: v for k, v in extra.items() if k in overrides}}
     workload = plan.workload
     pods = -(-workload.producers // workload.processes)  # the most pods one process runs
     command = engine_command(heap_mb(pods, properties))
+    command[1:1] = java_system_properties(extra)
     with tempfile.TemporaryDirectory(prefix="kbt-java-") as tmp:
         workdir = Path(tmp)
         corpus = workdir / "corpus.jsonl"
@@ -75,6 +91,8 @@ def run_java_load(
             )
         except BadInput as exc:
             raise BadInput(f"profile {plan.profile.name}: {exc}") from None
+        for p in plans:  # the connection's security: Java names kbt wrote, not the profile's
+            p.plan["properties"].update(extra)
         budget = (
             READY_TIMEOUT_S + START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S
         )
@@ -85,6 +103,7 @@ def run_java_load(
             "Java engine",
             RESULT_SCHEMA,
             ready_timeout_s=READY_TIMEOUT_S,
+            env=secrets.values,
         )
         for note in exporter_notes(results):
             sys.stderr.write(f"kbt: note: {note}\n")
@@ -93,7 +112,7 @@ def run_java_load(
         indeterminate = sum(r["indeterminate"] for r in results)
         if interrupted:
             raise Interrupted("interrupted")
-        # The verifying consumer reads the plaintext listener: `security` holds Java property names.
+        # The verifying consumer reads back through the same listener, as librdkafka.
         delivery = verify_read_back(
             bootstrap_servers,
             topics[0],
@@ -102,6 +121,7 @@ def run_java_load(
             failed=failed,
             indeterminate=indeterminate,
             order_of=librdkafka_order,
+            security=librdkafka_security(security or {}),
         )
     return DriverResult(client=client, delivery=delivery, topics=list(topics), interrupted=interrupted)
 
