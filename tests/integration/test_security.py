@@ -20,6 +20,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from tests.integration.conftest import TEST_BASE_PORT
+from tests.integration.test_targets import CLIENT
 from tuner.lab import Lab, LabConfig, LabState
 from tuner.lab.security import PASSWORD_ENV, SecurityFiles, client_properties, read_secret
 
@@ -77,6 +78,14 @@ def secure_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
         running.down()
 
 
+def _kbt(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "tuner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
 def _list_topics(conf: dict[str, str]) -> None:
     AdminClient({**conf, "socket.timeout.ms": "3000"}).list_topics(timeout=6)
 
@@ -102,15 +111,7 @@ def test_sweep_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pat
         ["sweep", "spec.yaml", "--lab-dir", str(secure_lab.lab_dir), "--results", "results"],
         ["lab", "status", "--lab-dir", str(secure_lab.lab_dir)],
     ):
-        proc = subprocess.run(
-            [sys.executable, "-m", "tuner", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert proc.returncode == 0, proc.stderr[-2000:]
+        proc = _kbt(tmp_path, env, *args)
         outputs += [proc.stdout, proc.stderr]
     written = sorted((tmp_path / "results").rglob("*.json"))  # run records and their time series
     records = [p for p in written if p.parent.name != "series"]
@@ -180,15 +181,7 @@ profiles:
   - {profile}
 """
 # Java through Kafka's own flags and a properties file holding a ${VAR} reference (a target file's
-# form); Filebeat through the lab's SASL_SSL listener (`security: sasl_ssl`).
-JAVA_PROPERTIES = """\
-security.protocol=SASL_SSL
-sasl.mechanism=SCRAM-SHA-512
-sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
-    username="kbt" password="${KBT_TEST_JAVA_PASSWORD}";
-ssl.truststore.type=PEM
-ssl.truststore.location=CA
-"""
+# form, test_targets' CLIENT); Filebeat through the lab's SASL_SSL listener (`security: sasl_ssl`).
 ENGINES = {
     # engine: (profile, the reference its work file holds instead of the password)
     "java": (
@@ -215,9 +208,9 @@ def test_engine_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pa
     env["TMPDIR"] = str(work)  # the engines' temporary work directories
     args = ["sweep", "spec.yaml", "--results", "results"]
     if engine == "java":
-        ca = SecurityFiles(secure_lab.security_dir).ca_cert
-        (tmp_path / "client.properties").write_text(JAVA_PROPERTIES.replace("CA", str(ca)))
-        env["KBT_TEST_JAVA_PASSWORD"] = SASL_PASSWORD
+        (tmp_path / "ca.pem").write_bytes(SecurityFiles(secure_lab.security_dir).ca_cert.read_bytes())
+        (tmp_path / "client.properties").write_text(CLIENT)
+        env["KBT_TEST_TARGET_PASSWORD"] = SASL_PASSWORD
         args += ["--bootstrap-server", secure_lab.secure_bootstrap_servers, "--command-config",
                  "client.properties", "--prometheus", secure_lab.prometheus_url]  # fmt: skip
     else:
@@ -225,18 +218,10 @@ def test_engine_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pa
     watcher = _WorkFiles(work, SASL_PASSWORD)
     watcher.start()
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "tuner", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
+        proc = _kbt(tmp_path, env, *args)
     finally:
         watcher.done.set()
         watcher.join()
-    assert proc.returncode == 0, proc.stderr[-2000:]
     written = [p for p in (tmp_path / "results").rglob("*") if p.is_file()]
     records = [p for p in written if p.suffix == ".json" and p.parent.name != "series"]
     assert len(records) == 1, records
