@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -170,3 +172,20 @@ def test_bad_security_values_are_refused_in_one_line() -> None:
 
 def test_the_engines_take_secure_targets() -> None:
     assert {name for name, engine in ENGINES.items() if engine.security} >= {"librdkafka", "java", "filebeat"}
+
+
+def test_the_sarama_emulation_refuses_a_secure_connection(tmp_path: Path) -> None:
+    """Filebeat takes a secure target through real Filebeat only: the emulation says so in one line
+    before it starts anything."""
+    from tuner.driver.filebeat_dispatch import run_filebeat
+    from tuner.spec.loader import load_sweep
+
+    workload: dict[str, Any] = {"name": "w", "topics": [{"name": "t", "partitions": 1}]}
+    workload.update(rate_per_producer=1, duration_s=5, message={"kind": "generated", "bytes": 100})
+    profile: dict[str, Any] = {"name": "fb-emulated", "client": "filebeat", "security": "sasl_ssl"}
+    profile["filebeat"] = {"input.engine": "emulated"}
+    spec = tmp_path / "s.yaml"  # JSON is YAML
+    spec.write_text(json.dumps({"name": "s", "workload": workload, "profiles": [profile]}))
+    plan = load_sweep(spec).runs[0]
+    with pytest.raises(BadInput, match="profile fb-emulated: a secure connection needs real Filebeat"):
+        run_filebeat(plan, ["t"], "127.0.0.1:1", "r", security=_lab_like("Pw-emulated"))
