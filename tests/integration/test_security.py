@@ -26,7 +26,9 @@ from tuner.lab.security import PASSWORD_ENV, SecurityFiles, client_properties, r
 
 pytestmark = pytest.mark.integration
 
-SASL_PASSWORD = f"kbt-canary-sasl-{secrets.token_hex(8)}"  # planted: unique to this session
+# Planted: unique to this session, with characters Filebeat's config library would parse as a list
+# or an object if kbt handed the value over unquoted.
+SASL_PASSWORD = f"kbt-canary,sasl:{{{secrets.token_hex(8)}}}"
 OVERRIDE_SECRET = "kbt-canary-override-a9b8c7"
 
 SPEC = """\

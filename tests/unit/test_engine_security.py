@@ -84,7 +84,9 @@ def test_filebeat_holds_the_password_as_an_env_reference(password: str) -> None:
     assert password not in json.dumps(doc)
     kafka = doc["output.kafka"]
     assert kafka["password"] == "${KBT_CLIENT_SECRET_SASL_PASSWORD}"
-    assert env.values == {"KBT_CLIENT_SECRET_SASL_PASSWORD": password}
+    # Quoted: Filebeat would read "a,b" as a list and "{...}" as an object; the quotes make it a string.
+    assert set(env.values) == {"KBT_CLIENT_SECRET_SASL_PASSWORD"}
+    assert json.loads(env.values["KBT_CLIENT_SECRET_SASL_PASSWORD"]) == password
     assert kafka["username"] == "svc-kbt" and kafka["sasl.mechanism"] == "SCRAM-SHA-512"
     assert kafka["ssl"] == {
         "enabled": True,

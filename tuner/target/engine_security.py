@@ -18,6 +18,7 @@ filebeat.yml, a record or a log; they are registered with the redaction layer.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,9 +173,17 @@ def java_system_properties(props: Mapping[str, str]) -> list[str]:
     return [f"-D{AUTOMATIC_PROVIDERS_PROPERTY}={ENV_CONFIG_PROVIDER}"]
 
 
+def _ucfg_quoted(text: str) -> str:
+    """A variable's value that Filebeat's config library reads back as exactly `text`: it parses an
+    expanded value (`a,b` becomes a list, `{...}` an object, 123 a number), but a double-quoted one
+    is a string, its escapes Go's (which JSON's are, UTF-8 kept as is)."""
+    return json.dumps(register_secret(text), ensure_ascii=False)
+
+
 def filebeat_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, Any]:
     """`output.kafka` keys for `sec` (the same on Filebeat 7.17, 8.x and 9.x): the password a
-    `${NAME}` reference Filebeat expands from its environment, its value in `env`."""
+    `${NAME}` reference Filebeat expands from its environment, its value in `env` (quoted, so
+    Filebeat reads it as the string it is)."""
     if sec is None or sec.protocol == "PLAINTEXT":
         return {}
     out: dict[str, Any] = {}
@@ -182,7 +191,7 @@ def filebeat_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, A
         out.update(
             {
                 "username": sec.username or "",
-                "password": "${" + env.hold("sasl_password", sec.password or "") + "}",
+                "password": "${" + env.hold("sasl_password", _ucfg_quoted(sec.password or "")) + "}",
                 "sasl.mechanism": sec.mechanism or "",
             }
         )
@@ -205,7 +214,7 @@ def filebeat_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, A
         if sec.key_file:
             ssl["key"] = sec.key_file
         if sec.key_password:
-            ssl["key_passphrase"] = "${" + env.hold("ssl_key_password", sec.key_password) + "}"
+            ssl["key_passphrase"] = "${" + env.hold("ssl_key_password", _ucfg_quoted(sec.key_password)) + "}"
         # "certificate" checks the chain but not the host name (librdkafka's algorithm none).
         ssl["verification_mode"] = "full" if sec.verify_hostname else "certificate"
         out["ssl"] = ssl
