@@ -28,7 +28,7 @@ def _config(**settings: Any) -> Any:
     return config_of(_profile(**settings))
 
 
-def _yml(config: Any) -> dict[str, Any]:
+def _yml(config: Any, **extra: Any) -> dict[str, Any]:
     return pod_config(
         config,
         pod=3,
@@ -37,6 +37,7 @@ def _yml(config: Any) -> dict[str, Any]:
         topic="t1",
         http_port=5066,
         workdir=Path("/tmp/x"),
+        **extra,
     )
 
 

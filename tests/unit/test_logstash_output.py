@@ -11,10 +11,11 @@ from hypothesis import assume, given, reject, settings
 from hypothesis import strategies as st
 
 from tuner.core.numbers import check_config_value
+from tuner.core.redact import is_secret_name
 from tuner.spec.clients import ClientProfile, kind_of
 from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
-from tuner.spec.clients.logstash_output import FILENAME, OPTIONS
+from tuner.spec.clients.logstash_output import FILENAME, OPTIONS, STRING_OPTIONS
 
 
 def _options(text: str) -> dict[str, str]:
@@ -60,14 +61,14 @@ def test_other_kinds_render_no_logstash_file() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    key=st.sampled_from(sorted(OPTIONS)),
+    key=st.sampled_from(sorted(k for k in OPTIONS if not is_secret_name(k))),
     text=st.text(alphabet=st.characters(codec="ascii", exclude_categories=("Cc",)), min_size=1, max_size=20),
     number=st.integers(min_value=0, max_value=10**9),
     secret=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=12, max_size=24),
 )
 def test_any_override_renders_one_option_and_no_secret(key: str, text: str, number: int, secret: str) -> None:
     # a quoted option takes any text; a numeric one only a number (the profile's grammar refuses others)
-    value = text if OPTIONS[key] in ("acks", "client_id", "compression_type") else str(number)
+    value = text if OPTIONS[key] in STRING_OPTIONS else str(number)
     try:  # text a reader would take for a number must be a finite one ("inf" is refused, not rendered)
         check_config_value(key, value)
     except ValueError:
@@ -80,8 +81,40 @@ def test_any_override_renders_one_option_and_no_secret(key: str, text: str, numb
         rendered = _logstash(JavaProfile(name="o", overrides=overrides))
     finally:
         del os.environ["KBT_TEST_LOGSTASH_JAAS"]
-    assert secret not in rendered and "# sasl.jaas.config: no kafka output option" in rendered
+    assert secret not in rendered and 'sasl_jaas_config => "${KBT_TEST_LOGSTASH_JAAS}"' in rendered
     body = rendered.split("output {", 1)[1]
-    assert body.count(f"{OPTIONS[key]} => ") == 1
+    assert body.count(f" {OPTIONS[key]} => ") == 1
     # a string option's quotes and backslashes are escaped: the block stays one option per line
     assert body.count("\n") == len(_options(rendered)) + 4
+
+
+def test_a_secure_profile_renders_the_outputs_security_options_with_references_only() -> None:
+    """Item 3's check: a Java profile for a SASL_SSL cluster (secrets as ${VAR}, as the profile
+    demands) renders Logstash's own security options; the planted values appear nowhere, and no
+    header comment holds a reference Logstash would expand."""
+    planted = {"KBT_TEST_LS_JAAS": "planted-jaas-4f9d2", "KBT_TEST_LS_TRUST": "planted-trust-8c1e7"}
+    os.environ.update(planted)
+    try:
+        profile = JavaProfile(
+            name="ls-secure",
+            linger_ms=0,
+            acks="1",
+            overrides={
+                "security.protocol": "SASL_SSL",
+                "sasl.mechanism": "SCRAM-SHA-512",
+                "sasl.jaas.config": "${KBT_TEST_LS_JAAS}",
+                "ssl.truststore.location": "/etc/kafka/truststore.jks",
+                "ssl.truststore.password": "${KBT_TEST_LS_TRUST}",
+            },
+        )
+        text = _logstash(profile)
+    finally:
+        for name in planted:
+            del os.environ[name]
+    options = _options(text)
+    assert options["security_protocol"] == '"SASL_SSL"' and options["sasl_mechanism"] == '"SCRAM-SHA-512"'
+    assert options["sasl_jaas_config"] == '"${KBT_TEST_LS_JAAS}"'
+    assert options["ssl_truststore_password"] == '"${KBT_TEST_LS_TRUST}"'
+    assert options["ssl_truststore_location"] == '"/etc/kafka/truststore.jks"'
+    assert not any(value in text for value in planted.values())
+    assert "${" not in "".join(line for line in text.splitlines() if line.startswith("#"))

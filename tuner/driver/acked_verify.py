@@ -123,6 +123,7 @@ def verify_read_back(
     failed: int,
     indeterminate: int,
     order_of: OrderOf | None = None,
+    security: Mapping[str, str] | None = None,
 ) -> DeliveryResult:
     """verify_acked, again on a client timeout: reading back is idempotent, and one slow broker
     answer on a busy machine should not cost the run (Unreachable after the last attempt)."""
@@ -138,6 +139,7 @@ def verify_read_back(
                 failed=failed,
                 indeterminate=indeterminate,
                 order_of=order_of,
+                security=security,
             )
         except KafkaException as exc:
             if attempt == VERIFY_ATTEMPTS:

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,11 +125,13 @@ def run_engines(
     name: str,
     schema: int,
     ready_timeout_s: float = 0.0,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     """Run `command -plan PATH` for every plan at once; returns the results and whether the run was
     interrupted (Ctrl-C). KbtError naming `name` when an engine fails or overruns `budget_s`. With
     `ready_timeout_s`, each engine prints "ready" once connected and reads the shared start time
-    from stdin (plans with start_at -1)."""
+    from stdin (plans with start_at -1). `env`: variables added to the engines' environment (the
+    secrets their configuration references), theirs alone."""
     procs: list[subprocess.Popen[str]] = []
     for path, plan in plans:
         path.write_text(json.dumps(plan))
@@ -142,6 +144,7 @@ def run_engines(
                 text=True,
                 start_new_session=True,
                 preexec_fn=die_with_parent,  # a killed kbt leaves no engine behind
+                env={**os.environ, **env} if env else None,
             )
         )
     if ready_timeout_s:
@@ -185,10 +188,11 @@ def finished_run(
     failed: Callable[[dict[str, Any]], int],
     event_id: IdOf,
     order_of: OrderOf | None = None,
+    security: Mapping[str, str] | None = None,
 ) -> DriverResult:
     """The end every engine-process run shares: the processes' results aggregated, Interrupted on
     Ctrl-C, else every acked record read back from the topic (`failed(result)`: the records a
-    process gave up on)."""
+    process gave up on; `security`: the read-back's client security, librdkafka terms)."""
     results, interrupted = outcome
     client = aggregate(results)
     if interrupted:
@@ -201,6 +205,7 @@ def finished_run(
         failed=sum(failed(r) for r in results),
         indeterminate=sum(r["indeterminate"] for r in results),
         order_of=order_of,
+        security=security,
     )
     return DriverResult(client=client, delivery=delivery, topics=list(site.placement.topics))
 

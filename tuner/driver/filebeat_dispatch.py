@@ -30,11 +30,12 @@ def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
 
 class FilebeatEngine:
     """Client kind filebeat's engine: real Filebeat or the Sarama emulation, as the profile says.
-    Its capabilities hold for both (real Filebeat counts no produce requests; the brokers do)."""
+    Its capabilities hold for both (real Filebeat counts no produce requests; the brokers do), but
+    a secure connection: real Filebeat only, the emulation refuses it."""
 
     id = EngineId.FILEBEAT
     capabilities = Capabilities(
-        secure=False, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
+        secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
     )
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
@@ -42,6 +43,11 @@ class FilebeatEngine:
             from tuner.driver.filebeat_real import run_real
 
             return run_real(plan, placement).result
+        if placement.security:  # the emulation speaks PLAINTEXT only
+            raise BadInput(
+                f"profile {plan.profile.name}: a secure connection needs real Filebeat (input.engine real"
+                " or auto with a Filebeat build installed); the Sarama emulation is PLAINTEXT only"
+            )
         from tuner.driver.filebeat_engine import run_filebeat_load
 
         return run_filebeat_load(plan, placement)

@@ -10,6 +10,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
@@ -84,12 +85,13 @@ class ReadBack:
         partitions: int,
         window: tuple[float, float],
         line: re.Pattern[bytes] = _MESSAGE,
+        security: Mapping[str, str] | None = None,  # the run's client security (librdkafka)
     ) -> None:
         from confluent_kafka import TopicPartition
 
         self.tally = Tally(window=window, line=line)
         self._consumer = new_consumer(
-            Connection(bootstrap),
+            Connection(bootstrap, security or {}),
             {
                 "group.id": f"kbt-readback-{topic}",
                 "enable.auto.commit": False,

@@ -25,7 +25,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -46,6 +46,7 @@ from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, Late
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
+from tuner.target.engine_security import SecretEnv, filebeat_security, librdkafka_security, split_security
 
 START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
 START_SLACK_S = 1.0  # then the writers start together
@@ -68,8 +69,12 @@ class RealRun:
 
 
 def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
-    """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery."""
+    """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
+    `placement.security` is written into output.kafka with the password as a `${NAME}` reference
+    that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
+    read-back) use it in librdkafka terms."""
     config = config_of(plan.profile)
+    connection = _Connection.of(plan.profile.name, placement.security)
     workload = plan.workload
     topics, bootstrap = list(placement.topics), placement.bootstrap_servers
     placement.single_topic("filebeat")
@@ -77,7 +82,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = filebeat_binary(version)
     rate = float(workload.rate_per_producer)
-    _log_append_time(Connection(bootstrap, placement.security), topics[0])
+    _log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work) for i in range(workload.producers)]
@@ -87,12 +92,14 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         drained, total_written = False, 0
         try:
             for pod in pods:
-                pod.start(binary, config, bootstrap, topics[0])
+                pod.start(binary, config, bootstrap, topics[0], connection)
             _wait_started(pods)
             started_at = time.time()
             start_at = started_at + START_SLACK_S
             window = (start_at + workload.warmup_s, start_at + workload.duration_s)
-            readback = ReadBack(bootstrap, topics[0], workload.topics[0].partitions, window)
+            readback = ReadBack(
+                bootstrap, topics[0], workload.topics[0].partitions, window, security=connection.librdkafka
+            )
             writers = _start_writers(
                 pods, workload.processes, rate, start_at, workload.duration_s, payloads, work
             )
@@ -178,6 +185,26 @@ def _sigterm_interrupts() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+@dataclass(frozen=True)
+class _Connection:
+    """A run's client security: output.kafka keys, the pods' secret environment, and the same
+    security in librdkafka terms for kbt's own clients (topic config, read-back)."""
+
+    output: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    librdkafka: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, profile: str, security: Mapping[str, str]) -> _Connection:
+        sec, _ = split_security(security)  # a filebeat profile has no overrides
+        secrets = SecretEnv()
+        try:
+            output = filebeat_security(sec, secrets)
+        except BadInput as exc:
+            raise BadInput(f"profile {profile}: {exc}") from None
+        return cls(output, secrets.values, librdkafka_security(security))
+
+
 C = TypeVar("C")
 
 
@@ -217,11 +244,13 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
         self.log_file.touch()
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-        self.args: tuple[Path, FilebeatConfig, str, str] | None = None
+        self.args: tuple[Path, FilebeatConfig, str, str, _Connection] | None = None
         self.port_retries = 0
 
-    def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
-        self.args = (binary, config, bootstrap, topic)
+    def start(
+        self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str, connection: _Connection
+    ) -> None:
+        self.args = (binary, config, bootstrap, topic, connection)
         doc = pod_config(
             config,
             pod=self.index,
@@ -230,6 +259,7 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
             topic=topic,
             http_port=self.port,
             workdir=self.dir,
+            output_security=connection.output,
         )
         cfg = self.dir / "filebeat.yml"
         # JSON is YAML: no YAML writer needed, and every value keeps its type.
@@ -240,6 +270,7 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self.dir,
+            env={**os.environ, **connection.env} if connection.env else None,  # its secrets
             start_new_session=True,
             preexec_fn=die_with_parent,  # a killed kbt leaves no Filebeat behind
         )

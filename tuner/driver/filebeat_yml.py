@@ -8,6 +8,7 @@ brokers refuse), and the hosts and topic are the run's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,14 @@ def pod_config(
     topic: str,
     http_port: int,
     workdir: Path,
+    output_security: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """`output_security`: the connection's output.kafka keys (username, `${NAME}` password,
+    sasl.mechanism, ssl.*; tuner/target/engine_security.py), written as given."""
     # JSON mode writes durations as Filebeat spells them ("500ms").
     kafka = config.kafka.model_dump(mode="json", exclude_unset=True, exclude_none=True)
     kafka.update(hosts=hosts, topic=topic, version=config.kafka.version)
+    kafka.update(output_security or {})
     queue = config.mem.model_dump(mode="json", exclude_unset=True, exclude_none=True)
     out: dict[str, Any] = {
         "filebeat.inputs": [input_section(config, pod, log_file)],

@@ -32,6 +32,13 @@ from tuner.driver.payload import id_of
 from tuner.driver.result import ClientResult, DriverResult
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
+from tuner.target.engine_security import (
+    SecretEnv,
+    java_security,
+    java_system_properties,
+    librdkafka_security,
+    split_security,
+)
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
 _EXTRA_WAIT_S = 60.0
@@ -40,18 +47,28 @@ READY_TIMEOUT_S = 120.0
 
 
 def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
-    """Drive one run of a `client: java` profile and verify its delivery. `placement.security`:
-    extra producer properties (Java names) applied last, e.g. a profile's resolved `${VAR}`
-    overrides."""
-    properties = {**plan.profile.client_settings(), **dict(placement.security)}
+    """Drive one run of a `client: java` profile and verify its delivery. `placement.security`: the
+    connection's client security (librdkafka terms, tuner/target/engine_security.py) and a
+    profile's resolved `${VAR}` overrides (Java names), applied last; every secret among them
+    reaches the JVM as a `${env:NAME}` reference, its value in the engine's environment only."""
+    connection, overrides = split_security(placement.security)
+    secrets = SecretEnv()
+    try:
+        extra = java_security(connection, overrides, secrets)
+    except BadInput as exc:
+        raise BadInput(f"profile {plan.profile.name}: {exc}") from None
+    properties = {**plan.profile.client_settings(), **{k: v for k, v in extra.items() if k in overrides}}
     workload = plan.workload
     pods = -(-workload.producers // workload.processes)  # the most pods one process runs
     command = engine_command(heap_mb(pods, properties))
+    command[1:1] = java_system_properties(extra)
     with process_site(plan, placement, "java", None) as site:  # start together once connected
         try:
             plans = process_plans(workload, properties, site)
         except BadInput as exc:
             raise BadInput(f"profile {plan.profile.name}: {exc}") from None
+        for p in plans:  # the connection's security: Java names kbt wrote, not the profile's
+            p.plan["properties"].update(extra)
         budget = (
             READY_TIMEOUT_S + START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S
         )
@@ -62,10 +79,11 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
             "Java engine",
             RESULT_SCHEMA,
             ready_timeout_s=READY_TIMEOUT_S,
+            env=secrets.values,
         )
         for note in exporter_notes(outcome[0]):
             sys.stderr.write(f"kbt: note: {note}\n")
-        # The verifying consumer reads the plaintext listener: `security` holds Java property names.
+        # The verifying consumer reads back through the same listener, as librdkafka.
         return finished_run(
             site,
             plans,
@@ -74,6 +92,7 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
             failed=lambda result: int(result["failed"]),
             event_id=id_of,
             order_of=librdkafka_order,
+            security=librdkafka_security(placement.security),
         )
 
 
@@ -115,7 +134,7 @@ def merge_client_metrics(per_process: Sequence[Mapping[str, float]]) -> dict[str
 # Kafka's own Java producer (loadtests/java-engine).
 JAVA_ENGINE = RunFunctionEngine(
     EngineId.JAVA,
-    Capabilities(secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True),
+    Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True),
     run_java_load,
 )
 

@@ -6,6 +6,11 @@ default never applies: the caller passes every batching setting the measured run
 included, so the same behaviour carries over. A Java property with no output option (e.g. a compression level,
 `enable.idempotence`) cannot be set from Logstash; the rendered file lists those as comments so a
 reader knows the client default applies there.
+
+Security the profile sets (`security.protocol`, `sasl.*`, `ssl.*` overrides) becomes the output's
+own security options; a secret there is a `${VAR}` reference (the profile refuses any other form)
+and is written as that reference, which Logstash resolves from its keystore or environment. The
+header comments hold no `${` (Logstash expands references in comments of a config string too).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-# Java property -> the output option that sets it. Options are numbers unless listed in _STRINGS.
+# Java property -> the output option that sets it. Options are numbers unless in STRING_OPTIONS.
 OPTIONS: Mapping[str, str] = MappingProxyType(
     {
         "acks": "acks",
@@ -28,9 +33,24 @@ OPTIONS: Mapping[str, str] = MappingProxyType(
         "retries": "retries",
         "retry.backoff.ms": "retry_backoff_ms",
         "send.buffer.bytes": "send_buffer_bytes",
+        # security (logstash-integration-kafka's output options)
+        "security.protocol": "security_protocol",
+        "sasl.mechanism": "sasl_mechanism",
+        "sasl.jaas.config": "sasl_jaas_config",
+        "ssl.endpoint.identification.algorithm": "ssl_endpoint_identification_algorithm",
+        "ssl.key.password": "ssl_key_password",
+        "ssl.keystore.location": "ssl_keystore_location",
+        "ssl.keystore.password": "ssl_keystore_password",
+        "ssl.keystore.type": "ssl_keystore_type",
+        "ssl.truststore.location": "ssl_truststore_location",
+        "ssl.truststore.password": "ssl_truststore_password",
+        "ssl.truststore.type": "ssl_truststore_type",
     }
 )
-_STRINGS = frozenset({"acks", "client_id", "compression_type", "partitioner"})
+STRING_OPTIONS = frozenset(
+    {"acks", "client_id", "compression_type", "partitioner"}
+    | {option for key, option in OPTIONS.items() if key.startswith(("security.", "sasl.", "ssl."))}
+)
 # The output's own names for the partitioners it knows; any other class is given by its name.
 _PARTITIONERS: Mapping[str, str] = MappingProxyType(
     {"org.apache.kafka.clients.producer.RoundRobinPartitioner": "round_robin"}
@@ -39,7 +59,7 @@ FILENAME = "logstash-kafka-output.conf"
 
 
 def _value(option: str, value: str) -> str:
-    if option in _STRINGS:
+    if option in STRING_OPTIONS:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return value
 
@@ -48,9 +68,9 @@ def logstash_output(settings: Mapping[str, str], header: Sequence[str]) -> str:
     """A Logstash pipeline `output { kafka { ... } }` block for these Java producer properties."""
     lines = [f"# {line}" if line else "#" for line in header]
     lines += [
-        "# The recommended Java producer settings as Logstash kafka output options (bootstrap_servers,",
-        "# topic_id and security options come from your deployment; give passwords as ${VAR}",
-        "# references from the Logstash keystore or environment).",
+        "# The recommended Java producer settings as Logstash kafka output options (bootstrap_servers",
+        "# and topic_id come from your deployment; security options the profile sets keep their",
+        "# variable references, which Logstash resolves from its keystore or environment).",
     ]
     options: list[tuple[str, str]] = []
     unmapped: list[str] = []

@@ -19,6 +19,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.AppInfoParser;
 
@@ -78,12 +79,19 @@ public final class Main {
         System.exit(2);
     }
 
+    /** Kafka's config provider settings (config.providers, config.providers.NAME.*): kbt passes
+     *  secrets as ${env:NAME} references resolved by EnvVarConfigProvider, never as values. */
+    static boolean isConfigProvider(String name) {
+        return name.equals(AbstractConfig.CONFIG_PROVIDERS_CONFIG)
+                || name.startsWith(AbstractConfig.CONFIG_PROVIDERS_CONFIG + ".");
+    }
+
     /** Producer properties: the plan's, checked against ProducerConfig, plus the engine's own. */
     static Properties producerProperties(Plan plan, int pod) {
         Properties props = new Properties();
         for (Map.Entry<String, String> e : plan.properties().entrySet()) {
             String name = e.getKey();
-            if (!ProducerConfig.configNames().contains(name)) {
+            if (!ProducerConfig.configNames().contains(name) && !isConfigProvider(name)) {
                 throw new IllegalArgumentException("unknown producer property " + name
                         + PropertyNames.suggestion(name, ProducerConfig.configNames()));
             }
