@@ -30,6 +30,7 @@ from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext,
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, line_of
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ClientProfile
 
@@ -78,6 +79,10 @@ def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
     """The settings that differ from Filebeat's defaults, nested as filebeat.yml (the engine's
     placeholder hosts and topic left out)."""
     data = config.model_dump(mode=mode, exclude_defaults=True)
+    if config.line != line_of(DEFAULT_FILEBEAT):
+        # The model's defaults are 7.17's: another line's queue is stated whole, so a value that
+        # happens to equal 7.17's default is not lost (and the line's own defaults are not assumed).
+        data["queue"] = {"mem": config.mem.model_dump(mode=mode, exclude_none=True)}
     kafka = data.get("output", {}).get("kafka", {})
     if kafka.get("hosts") == PLACEHOLDER_HOSTS:
         del kafka["hosts"]
@@ -132,6 +137,7 @@ class Filebeat(ClientKind):
         return FilebeatRules(
             kind=self.name,
             queue_batch=batch,
+            queue_fill=config.fill_events,
             queue_timeout_ms=mem.effective_flush_timeout.ms,
             queue_events=mem.events,
             flush_ms=kafka.bulk_flush_frequency.ms,
