@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile
 from tuner.model.simulate import queue_batches
+from tuner.render.filebeat_profiles import render_filebeat_yaml
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
 from tuner.spec.clients.filebeat import as_fragment, compact
 from tuner.spec.duration import Duration
@@ -108,7 +110,7 @@ def test_compact_round_trips_on_every_line(
 
 
 def test_9x_has_no_log_input() -> None:
-    with pytest.raises(ValidationError, match="Filebeat 9.5.5 has no log input .*use filestream"):
+    with pytest.raises(ValidationError, match=r"Filebeat 9\.5\.5 has no log input .*use filestream"):
         _config({"filebeat_version": "9.5.5", "input": {"type": "log"}})
     assert _config({"filebeat_version": "8.19.0", "input": {"type": "log"}}).input.type == "log"
 
@@ -177,3 +179,13 @@ def test_every_event_leaves_the_queue_once_in_order(
     # Without a timeout the queue never holds an event back: the first batch leaves with its first event.
     if timeout == 0:
         assert releases[0] == times[0]
+
+
+@pytest.mark.parametrize("p", [p for p in PROFILES if p.published], ids=lambda p: p.name)
+def test_published_profiles_say_how_they_read_per_version(p: FilebeatProfile) -> None:
+    """Each published profile names the build its figures come from, in its version notes too, and the
+    rendered file carries those notes."""
+    assert p.effect is not None and p.effect.filebeat is not None
+    notes = " ".join(p.by_version)
+    assert p.effect.filebeat in notes and "9.x" in notes
+    assert "# By Filebeat version:" in render_filebeat_yaml(p)

@@ -33,7 +33,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.driver.engine_process import stop
-from tuner.driver.filebeat_builds import build_version, filebeat_binary
+from tuner.driver.filebeat_builds import build_for, build_version, filebeat_binary
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_plan import drain_s
 from tuner.driver.filebeat_readback import ReadBack
@@ -85,7 +85,7 @@ def run_real(
         raise BadInput(f"client filebeat writes one topic per run (the workload has {len(topics)})")
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
-    binary = filebeat_binary(version)
+    binary = filebeat_binary(version) if version else build_for(config.filebeat_version)
     rate = float(workload.rate_per_producer)
     _log_append_time(bootstrap, topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
