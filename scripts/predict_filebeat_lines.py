@@ -20,15 +20,15 @@ from tuner.model.predict import predict
 from tuner.model.traffic import traffic_of
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.loader import load_sweep
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile, profile_of
 
 
 def on_version(profile: ClientProfile, version: str) -> ClientProfile:
     """The profile's settings as written, for Filebeat `version`: what it left unset takes that
     version line's defaults (ValueError when a setting does not exist there, e.g. 9.x's log input)."""
     stated = config_of(profile).model_dump(mode="json", exclude_unset=True)
-    return ClientProfile(
-        name=profile.name, client="filebeat", filebeat={**stated, "filebeat_version": version}
+    return profile_of(
+        {"name": profile.name, "client": "filebeat", "filebeat": {**stated, "filebeat_version": version}}
     )
 
 

@@ -16,13 +16,14 @@ from ruamel.yaml import YAML
 
 from tuner.driver.engines import ENGINES
 from tuner.driver.filebeat_plan import output_section, queue_section
-from tuner.spec.clients import KINDS, kind_of
+from tuner.spec.clients import KINDS, kind_of, profile_of
 from tuner.spec.clients import rules_of as rules_for
-from tuner.spec.clients.filebeat import config_of
+from tuner.spec.clients.filebeat import FilebeatProfile, config_of
+from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.loader import load_sweep
-from tuner.spec.profile import ClientProfile
 from tuner.store.record_upgrade import upgrade_profiles
 from tuner.store.results import ResultsStore
 
@@ -36,7 +37,7 @@ def test_every_kind_is_registered_once_and_names_a_known_engine_or_none_yet() ->
 
 
 def test_librdkafka_round_trip() -> None:
-    profile = ClientProfile(
+    profile = LibrdkafkaProfile(
         name="p", linger_ms=50, batch_messages=500, compression="zstd", partitioner="sticky"
     )
     kind = kind_of(profile)
@@ -54,7 +55,7 @@ def test_librdkafka_round_trip() -> None:
 
 
 def test_java_round_trip() -> None:
-    profile = ClientProfile(name="j", client="java", linger_ms=20, batch_bytes=131_072, partitioner="random")
+    profile = JavaProfile(name="j", linger_ms=20, batch_bytes=131_072, partitioner="random")
     kind = kind_of(profile)
     props = kind.client_settings(profile)
     assert props["batch.size"] == "131072" and props["partitioner.class"].endswith("RoundRobinPartitioner")
@@ -64,7 +65,7 @@ def test_java_round_trip() -> None:
     assert rendered.filename == "java.properties" and "\nlinger.ms=20\n" in rendered.text
     assert kind.describe(profile) == "java linger 20 ms batch.size 131072 random default codec"
     with pytest.raises(ValidationError, match="batch_messages: not a java setting"):
-        ClientProfile(name="j", client="java", batch_messages=10)
+        JavaProfile(name="j", batch_messages=10)
 
 
 def test_filebeat_round_trip(tmp_path: Path) -> None:
@@ -76,7 +77,7 @@ def test_filebeat_round_trip(tmp_path: Path) -> None:
         },
         "queue.mem": {"events": 8192, "flush.min_events": 4096, "flush.timeout": "0s"},
     }
-    profile = ClientProfile.model_validate({"name": "f", "client": "filebeat", "filebeat": section})
+    profile = profile_of({"name": "f", "client": "filebeat", "filebeat": section})
     kind = kind_of(profile)
     config = config_of(profile)
     assert output_section(config)["bulk_flush_frequency_ms"] == 90_000
@@ -95,7 +96,7 @@ def test_filebeat_round_trip(tmp_path: Path) -> None:
     dumped = profile.model_dump(mode="json")
     assert dumped["filebeat"]["output"]["kafka"]["bulk_flush_frequency"] == "1m30s"
     assert "hosts" not in dumped["filebeat"]["output"]["kafka"]
-    assert ClientProfile.model_validate(dumped) == profile
+    assert profile_of(dumped) == profile
 
 
 def test_bulk_flush_frequency_walks_from_spec_to_filebeat_yml_as_one_typed_value(
@@ -167,13 +168,13 @@ _KNOBS = st.fixed_dictionaries(
 @given(client=st.sampled_from(sorted(KINDS)), knobs=_KNOBS)
 def test_profile_surface_validates_or_says_why(client: str, knobs: dict[str, Any]) -> None:
     try:
-        profile = ClientProfile.model_validate({"name": "p", "client": client, **knobs})
+        profile = profile_of({"name": "p", "client": client, **knobs})
     except ValidationError as exc:
         assert exc.errors()[0]["msg"]  # a message, never another exception
         return
     kind = kind_of(profile)
-    assert not (set(knobs) - kind.fields)  # only the kind's own settings get through
-    again = ClientProfile.model_validate(json.loads(profile.model_dump_json()))
+    assert set(knobs) <= set(kind.model.model_fields) and type(profile) is kind.model  # its own only
+    again = profile_of(json.loads(profile.model_dump_json()))
     assert again == profile
     assert kind.client_settings(again) == kind.client_settings(profile)
     assert rules_for(again) == rules_for(profile)
@@ -200,15 +201,13 @@ def test_version_1_filebeat_records_load_with_the_typed_section() -> None:
     assert config.kafka.bulk_flush_frequency == Duration.parse("500ms")
     assert (config.mem.events, config.mem.flush.timeout) == (4096, Duration(0))
     assert config.kafka.partition.group_events == 2048
-    assert config_of(records["filebeat-default"].plan.profile) == config_of(
-        ClientProfile(name="d", client="filebeat")
-    )
+    assert config_of(records["filebeat-default"].plan.profile) == config_of(FilebeatProfile(name="d"))
 
 
 def test_upgrade_leaves_todays_profiles_alone() -> None:
-    today = ClientProfile.model_validate(
+    today = profile_of(
         {"name": "f", "client": "filebeat", "filebeat": {"queue.mem.flush.timeout": "1s"}}
     ).model_dump(mode="json")
     assert upgrade_profiles(json.loads(json.dumps(today))) == today
-    rdk = ClientProfile(name="r", linger_ms=5).model_dump(mode="json")
+    rdk = LibrdkafkaProfile(name="r", linger_ms=5).model_dump(mode="json")
     assert upgrade_profiles(dict(rdk)) == rdk

@@ -15,17 +15,17 @@ from tuner.driver.acked_verify import filebeat_event_id, read_acked
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_engine import aggregate
 from tuner.driver.filebeat_plan import check_emulated, drain_s, output_section, process_plans, queue_section
+from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.record_upgrade import upgrade_profiles
 
 
 def _profile(**kw: Any) -> ClientProfile:
-    return ClientProfile.model_validate({"name": "p", "client": "filebeat", **kw})
+    return profile_of({"name": "p", "client": "filebeat", **kw})
 
 
 def _workload(**kw: Any) -> WorkloadSpec:
@@ -71,7 +71,7 @@ def test_version_1_knobs_and_overrides_upgrade_to_the_typed_section() -> None:
         "partitioner": "sticky",
         "overrides": {"queue.mem.events": "8192", "queue.mem.flush.min_events": "4096"},
     }
-    cfg = config_of(ClientProfile.model_validate(upgrade_profiles(old)))
+    cfg = config_of(profile_of(upgrade_profiles(old)))
     k = cfg.kafka
     assert (k.bulk_flush_frequency, k.bulk_max_size, k.compression, k.required_acks) == (
         Duration.parse("250ms"),
@@ -83,7 +83,7 @@ def test_version_1_knobs_and_overrides_upgrade_to_the_typed_section() -> None:
     # sticky: keyless events stay on one partition for a whole queue batch.
     assert k.partition.strategy == "random" and k.partition.group_events == 4096
     random = upgrade_profiles({"name": "p", "client": "filebeat", "partitioner": "random"})
-    assert config_of(ClientProfile.model_validate(random)).kafka.partition.group_events == 1
+    assert config_of(profile_of(random)).kafka.partition.group_events == 1
 
 
 def test_settings_round_trip() -> None:
@@ -101,7 +101,7 @@ def test_settings_round_trip() -> None:
     assert settings["output.kafka.bulk_flush_frequency"] == "500ms"
     assert settings["output.kafka.partition.round_robin.group_events"] == "64"
     assert settings["queue.mem.flush.timeout"] == "2s"
-    again = ClientProfile.model_validate(profile.model_dump(mode="json"))
+    again = profile_of(profile.model_dump(mode="json"))
     assert again == profile
 
 

@@ -13,12 +13,12 @@ from pydantic import ValidationError
 from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile
 from tuner.model.simulate import queue_batches
 from tuner.render.filebeat_profiles import render_filebeat_yaml
+from tuner.spec.clients import profile_of
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
 from tuner.spec.clients.filebeat import as_fragment, compact
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_lines import LINES, has_log_input, line_of, parse_version
-from tuner.spec.profile import ClientProfile
 
 
 def _config(section: dict[str, Any]) -> FilebeatConfig:
@@ -131,7 +131,7 @@ def test_the_wait_differs_by_line_when_bulk_max_size_is_below_flush_min_events()
     assert (old.batch_events, old.fill_events) == (512, 2048)  # 7.17 fills its buffer, hands out 512s
     assert (new.batch_events, new.fill_events) == (512, 512)  # 8.13+ waits for the batch alone
     for config, fill in ((old, 2048), (new, 512)):
-        profile = ClientProfile(name="p", client="filebeat", filebeat=compact(config))
+        profile = profile_of({"name": "p", "client": "filebeat", "filebeat": compact(config)})
         rules = FILEBEAT.rules(profile)
         assert (rules.queue_batch, rules.queue_fill) == (512, fill)
 
@@ -140,7 +140,7 @@ def test_shipped_defaults_per_line_reach_the_model() -> None:
     for line in LINES:
         version = line.measured or f"{line.last[0]}.0.0"
         rules = FILEBEAT.rules(
-            ClientProfile(name="p", client="filebeat", filebeat={"filebeat_version": version})
+            profile_of({"name": "p", "client": "filebeat", "filebeat": {"filebeat_version": version}})
         )
         assert rules.queue_events == line.queue_events
         assert rules.queue_timeout_ms == Duration.parse(line.queue_timeout).ms

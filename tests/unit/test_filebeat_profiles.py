@@ -13,11 +13,12 @@ from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.paths import repo_root
 from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, from_recommendation
 from tuner.render.filebeat_profiles import render_all, render_filebeat_yaml
+from tuner.spec.clients import profile_of
 from tuner.spec.clients.filebeat import config_of
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.loader import load_profile, load_sweep
-from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction
 
 ROOT = repo_root()
@@ -139,7 +140,7 @@ def _measured(run_id: str, rps: float, p99: float) -> Measured:
 
 def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
     settings = {"output.kafka.bulk_flush_frequency": "400ms", "queue.mem.flush.timeout": "0s"}
-    profile = ClientProfile.model_validate({"name": "rec", "client": "filebeat", "filebeat": settings})
+    profile = profile_of({"name": "rec", "client": "filebeat", "filebeat": settings})
     prediction = Prediction(
         requests_per_s=50, busiest_broker_requests_per_s=20, records_per_request=19, p50_ms=200, p99_ms=420
     )
@@ -157,7 +158,7 @@ def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
     assert "#   this profile: 48.0 produce requests/s, p99 431 ms, 0 lost, network idle 0.980" in text
     assert "#   baseline: 960.0 produce requests/s, p99 95 ms, 0 lost, network idle 0.980 (20.0x the" in text
     with pytest.raises(ValueError, match="librdkafka recommendation"):
-        other = ClientProfile(name="x", linger_ms=5)
+        other = LibrdkafkaProfile(name="x", linger_ms=5)
         from_recommendation(
             "x", ("x",), rec.model_copy(update={"client": "librdkafka", "profile": other}), "c", "w"
         )

@@ -15,13 +15,13 @@ from tuner.driver.filebeat_plan import check_emulated
 from tuner.driver.filebeat_readback import Tally
 from tuner.driver.filebeat_writer import line_text
 from tuner.driver.filebeat_yml import pod_config
+from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients.filebeat import KIND, config_of
 from tuner.spec.filebeat_input import FilebeatInput
-from tuner.spec.profile import ClientProfile
 
 
 def _profile(**settings: Any) -> ClientProfile:
-    return ClientProfile.model_validate({"name": "p", "client": "filebeat", "filebeat": settings})
+    return profile_of({"name": "p", "client": "filebeat", "filebeat": settings})
 
 
 def _config(**settings: Any) -> Any:

@@ -19,8 +19,10 @@ from tuner.driver.java_engine import aggregate, merge_client_metrics
 from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
 from tuner.measure.broker_window import measure_window
 from tuner.measure.prometheus import RangeSeries, Sample
+from tuner.spec.clients import ClientProfile
+from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.java_client import check_property_names, producer_config_names, unknown_property
-from tuner.spec.profile import ClientProfile
 from tuner.spec.workload import WorkloadSpec
 
 ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
@@ -65,7 +67,7 @@ def _workload(**kw: Any) -> WorkloadSpec:
 
 
 def test_every_tuned_setting_passes_through_to_the_plan(tmp_path: Path) -> None:
-    profile = ClientProfile(name="p", client="java", overrides=TUNED)
+    profile = JavaProfile(name="p", overrides=TUNED)
     props = java_properties(profile)
     assert props == TUNED
     plans = process_plans(
@@ -88,8 +90,8 @@ def test_rate_max_is_a_closed_loop_and_drain_follows_the_delivery_timeout(tmp_pa
 
 
 def test_profile_knobs_map_to_java_names() -> None:
-    profile = ClientProfile(
-        name="p", client="java", linger_ms=12.4, batch_bytes=65536, compression="lz4", compression_level=9,
+    profile = JavaProfile(
+        name="p", linger_ms=12.4, batch_bytes=65536, compression="lz4", compression_level=9,
         acks="1", idempotence=False, max_in_flight=3, partitioner="random",
     )  # fmt: skip
     assert java_properties(profile) == {
@@ -108,12 +110,12 @@ def test_misspelled_property_fails_at_spec_load_with_a_suggestion() -> None:
     with pytest.raises(
         ValueError, match=r'unknown Java producer property "batch.szie".*did you mean "batch.size"'
     ):
-        ClientProfile(name="p", client="java", overrides={"batch.szie": "1"})
+        JavaProfile(name="p", overrides={"batch.szie": "1"})
     # librdkafka names are not Java's.
     with pytest.raises(ValueError, match=r"queue\.buffering\.max\.ms"):
-        ClientProfile(name="p", client="java", overrides={"queue.buffering.max.ms": "5"})
+        JavaProfile(name="p", overrides={"queue.buffering.max.ms": "5"})
     # Another client kind is not checked against Java's names.
-    ClientProfile(name="p", client="librdkafka", overrides={"queue.buffering.max.ms": "5"})
+    LibrdkafkaProfile(name="p", overrides={"queue.buffering.max.ms": "5"})
 
 
 def test_engine_owned_properties_are_refused(tmp_path: Path) -> None:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 import re
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, given, reject, settings
 from hypothesis import strategies as st
 
-from tuner.spec.clients import kind_of
+from tuner.core.numbers import check_config_value
+from tuner.spec.clients import ClientProfile, kind_of
+from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.clients.logstash_output import FILENAME, OPTIONS
-from tuner.spec.profile import ClientProfile
 
 
 def _options(text: str) -> dict[str, str]:
@@ -27,8 +29,8 @@ def _logstash(profile: ClientProfile) -> str:
 
 
 def test_recommended_settings_become_output_options() -> None:
-    profile = ClientProfile(
-        name="j", client="java", linger_ms=900, batch_bytes=131_072, compression="zstd", compression_level=3
+    profile = JavaProfile(
+        name="j", linger_ms=900, batch_bytes=131_072, compression="zstd", compression_level=3
     )
     text = _logstash(profile)
     assert text.startswith("# recommended by kbt\n")
@@ -41,17 +43,19 @@ def test_recommended_settings_become_output_options() -> None:
 
 def test_client_defaults_are_written_out_because_logstash_overrides_them() -> None:
     # The Java producer's own defaults (linger 5 ms, acks all) are not Logstash's (0, "1").
-    options = _options(_logstash(ClientProfile(name="d", client="java")))
+    options = _options(_logstash(JavaProfile(name="d")))
     assert options["linger_ms"] == "5" and options["acks"] == '"all"' and options["batch_size"] == "16384"
 
 
 def test_round_robin_partitioner_uses_the_outputs_own_name() -> None:
-    options = _options(_logstash(ClientProfile(name="r", client="java", partitioner="random")))
+    options = _options(_logstash(JavaProfile(name="r", partitioner="random")))
     assert options["partitioner"] == '"round_robin"'
 
 
 def test_other_kinds_render_no_logstash_file() -> None:
-    assert kind_of(ClientProfile(name="l", linger_ms=5)).also_rendered(ClientProfile(name="l"), []) == ()
+    assert (
+        kind_of(LibrdkafkaProfile(name="l", linger_ms=5)).also_rendered(LibrdkafkaProfile(name="l"), []) == ()
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -64,12 +68,16 @@ def test_other_kinds_render_no_logstash_file() -> None:
 def test_any_override_renders_one_option_and_no_secret(key: str, text: str, number: int, secret: str) -> None:
     # a quoted option takes any text; a numeric one only a number (the profile's grammar refuses others)
     value = text if OPTIONS[key] in ("acks", "client_id", "compression_type") else str(number)
+    try:  # text a reader would take for a number must be a finite one ("inf" is refused, not rendered)
+        check_config_value(key, value)
+    except ValueError:
+        reject()
     # A credential reaches a profile only as a ${VAR} reference; its value must never be rendered.
     assume(secret not in value)
     os.environ["KBT_TEST_LOGSTASH_JAAS"] = secret
     try:
         overrides = {key: value, "sasl.jaas.config": "${KBT_TEST_LOGSTASH_JAAS}"}
-        rendered = _logstash(ClientProfile(name="o", client="java", overrides=overrides))
+        rendered = _logstash(JavaProfile(name="o", overrides=overrides))
     finally:
         del os.environ["KBT_TEST_LOGSTASH_JAAS"]
     assert secret not in rendered and "# sasl.jaas.config: no kafka output option" in rendered

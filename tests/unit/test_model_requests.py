@@ -8,8 +8,10 @@ from tuner.model.batchfill import floor_requests, mean_batch_size, random_partit
 from tuner.model.predict import predict
 from tuner.model.simulate import batch_cap, queue_batches, simulate
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients import rules_of as rules_for
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.workload import WorkloadSpec
 
 QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), brokers=3)
@@ -18,30 +20,32 @@ QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), bro
 def _fb(name: str, **settings: object) -> ClientProfile:
     """A Filebeat profile run on the Sarama emulation (no harvester, up to 6 requests in flight)."""
     settings = {"input.engine": "emulated", **settings}
-    return ClientProfile.model_validate({"name": name, "client": "filebeat", "filebeat": settings})
+    return profile_of({"name": name, "client": "filebeat", "filebeat": settings})
 
 
 def _real(name: str, **settings: object) -> ClientProfile:
     """A Filebeat profile run by real Filebeat 7.17 (its queue defaults where nothing is set)."""
     settings = {"input.engine": "real", **settings}
-    return ClientProfile.model_validate({"name": name, "client": "filebeat", "filebeat": settings})
+    return profile_of({"name": name, "client": "filebeat", "filebeat": settings})
 
 
 def test_librdkafka_sticky_window_defaults_to_twice_linger_for_every_partitioner() -> None:
-    rules = rules_for(ClientProfile(name="x", linger_ms=100, partitioner="random"))
+    rules = rules_for(LibrdkafkaProfile(name="x", linger_ms=100, partitioner="random"))
     assert rules.kind == "librdkafka"
     assert rules.partitioning.keyless == "sticky_time"
     assert rules.partitioning.sticky_ms == 200
-    off = rules_for(ClientProfile(name="x", linger_ms=100, overrides={"sticky.partitioning.linger.ms": "0"}))
+    off = rules_for(
+        LibrdkafkaProfile(name="x", linger_ms=100, overrides={"sticky.partitioning.linger.ms": "0"})
+    )
     assert off.partitioning.keyless == "random"
-    assert rules_for(ClientProfile(name="x", linger_ms=0)).partitioning.keyless == "random"
+    assert rules_for(LibrdkafkaProfile(name="x", linger_ms=0)).partitioning.keyless == "random"
 
 
 def test_batch_cap_is_count_or_bytes() -> None:
-    rules = rules_for(ClientProfile(name="x", batch_messages=64))
+    rules = rules_for(LibrdkafkaProfile(name="x", batch_messages=64))
     assert rules.kind == "librdkafka"
     assert batch_cap(rules, 1620) == 64
-    big = rules_for(ClientProfile(name="x", batch_messages=100_000, batch_bytes=100_000))
+    big = rules_for(LibrdkafkaProfile(name="x", batch_messages=100_000, batch_bytes=100_000))
     assert big.kind == "librdkafka"
     assert batch_cap(big, 1000) == (100_000 - 61) // 1012
 
@@ -56,7 +60,7 @@ def test_simulator_agrees_with_truncated_poisson() -> None:
     # Random partitions (sticky off) and Poisson arrivals: exactly the closed form's assumptions.
     for linger_ms, cap in ((200, 10_000), (200, 4)):
         traffic = Traffic(4, 200, 1000, (12,), 3, arrivals="poisson")
-        profile = ClientProfile(
+        profile = LibrdkafkaProfile(
             name="x",
             linger_ms=linger_ms,
             batch_messages=cap,
@@ -72,9 +76,12 @@ def test_simulator_agrees_with_truncated_poisson() -> None:
     ("profile", "measured"),
     [
         # docs/benchmarks.md "## Sweep engine": librdkafka on the Qunar-like workload, 3 brokers.
-        (ClientProfile(name="filebeat-like", linger_ms=0, batch_messages=64, partitioner="random"), 952.9),
-        (ClientProfile(name="snappy", linger_ms=100, batch_messages=10_000, partitioner="sticky"), 223.3),
-        (ClientProfile(name="zstd", linger_ms=500, batch_messages=10_000, partitioner="sticky"), 47.6),
+        (
+            LibrdkafkaProfile(name="filebeat-like", linger_ms=0, batch_messages=64, partitioner="random"),
+            952.9,
+        ),
+        (LibrdkafkaProfile(name="snappy", linger_ms=100, batch_messages=10_000, partitioner="sticky"), 223.3),
+        (LibrdkafkaProfile(name="zstd", linger_ms=500, batch_messages=10_000, partitioner="sticky"), 47.6),
         # filebeat-profiles measured by `kbt sweep loadtests/filebeat-small-logs.yaml` (Sarama engine).
         (
             _fb(
@@ -174,7 +181,7 @@ def test_real_filebeat_reads_in_bursts_and_keeps_one_request_in_flight() -> None
 
 def test_requests_fall_and_latency_rises_with_linger() -> None:
     preds = [
-        predict(QUNAR, ClientProfile(name="x", linger_ms=linger, partitioner="sticky"))
+        predict(QUNAR, LibrdkafkaProfile(name="x", linger_ms=linger, partitioner="sticky"))
         for linger in (0, 50, 200, 800)
     ]
     rates = [p.requests_per_s for p in preds]
@@ -187,8 +194,8 @@ def test_requests_fall_and_latency_rises_with_linger() -> None:
 
 def test_java_sends_one_request_per_broker_per_flush() -> None:
     keyed = Traffic(8, 400, 500, (24,), 3, key_cardinality=10_000)
-    java = predict(keyed, ClientProfile(name="j", client="java", linger_ms=100, batch_bytes=1_000_000))
-    rdk = predict(keyed, ClientProfile(name="r", linger_ms=100, partitioner="hash"))
+    java = predict(keyed, JavaProfile(name="j", linger_ms=100, batch_bytes=1_000_000))
+    rdk = predict(keyed, LibrdkafkaProfile(name="r", linger_ms=100, partitioner="hash"))
     # Every producer has records for every broker each linger: ~ producers x brokers / linger.
     assert java.requests_per_s == pytest.approx(8 * 3 / 0.1, rel=0.15)
     # librdkafka sends each of the 24 partitions separately.
@@ -211,7 +218,7 @@ def test_queue_batches_fill_or_time_out() -> None:
 
 def test_busiest_broker_follows_partition_leadership() -> None:
     traffic = Traffic(4, 100, 1000, (4,), 3)  # broker 0 leads 2 of 4 partitions
-    pred = predict(traffic, ClientProfile(name="x", linger_ms=50, partitioner="sticky"))
+    pred = predict(traffic, LibrdkafkaProfile(name="x", linger_ms=50, partitioner="sticky"))
     assert pred.busiest_broker_requests_per_s == pytest.approx(pred.requests_per_s / 2, rel=1e-6)
 
 
@@ -233,7 +240,7 @@ def test_floor_and_closed_loop() -> None:
 
 
 def _java16k(codec: str, linger_ms: int) -> ClientProfile:
-    return ClientProfile(name="j", client="java", linger_ms=linger_ms, batch_bytes=16384, compression=codec)
+    return JavaProfile(name="j", linger_ms=linger_ms, batch_bytes=16384, compression=codec)
 
 
 def test_java_counts_compressed_batches_by_its_raised_estimate() -> None:

@@ -20,7 +20,9 @@ from tuner.model.recommend import Request, recommend
 from tuner.model.search import Candidate
 from tuner.model.traffic import traffic_of
 from tuner.spec import RunPlan, load_sweep
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile
+from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.sweep import SweepSpec
 from tuner.store import RunRecord, capture_environment, make_run_id
 from tuner.store.figures import ClientResult, DeliveryResult, LatencyMs
@@ -161,7 +163,7 @@ def test_model_truth_is_the_median_relative_error_over_the_grid() -> None:
 @pytest.mark.parametrize(("max_trials", "service_p99_ms"), [(1, 60.0), (3, 250.0)])
 def test_max_trials_counts_the_baseline_run(max_trials: int, service_p99_ms: float) -> None:
     """--max-trials is every lab run of a client kind: the baseline's run comes out of it."""
-    baseline = ClientProfile(
+    baseline = LibrdkafkaProfile(
         name="filebeat-like", linger_ms=0, batch_messages=64, compression="gzip", partitioner="random"
     )
     # 60 ms: the model's first choice meets the SLO; 250 ms: the search alone would take 5 runs.
@@ -262,7 +264,7 @@ def test_busiest_broker_noise_does_not_pick_the_shorter_linger() -> None:
     skewed = _measured("skewed", total=30.0, busiest=9.0)
     assert fewest_requests([shorter, longer, skewed], lambda m: m) is skewed
     assert fewest_requests([], lambda m: m) is None
-    profile = ClientProfile(name="x", linger_ms=800, partitioner="sticky")
+    profile = LibrdkafkaProfile(name="x", linger_ms=800, partitioner="sticky")
     traffic = traffic_of(GRID.spec.workload, BROKERS)
     trials = [
         Trial(profile=profile, predicted=predict(traffic, profile), measured=m)
@@ -280,7 +282,7 @@ def test_the_family_switch_compares_totals_when_the_client_has_no_per_broker_cou
     is the total against the predicted total, never the total against a predicted busiest broker."""
     traffic = traffic_of(GRID.spec.workload, BROKERS)
     first, other = (
-        ClientProfile(name=f"p{batch}", client="java", linger_ms=500, batch_bytes=batch, compression="zstd")
+        JavaProfile(name=f"p{batch}", linger_ms=500, batch_bytes=batch, compression="zstd")
         for batch in (16384, 131072)
     )
     predicted = predict(traffic, first)

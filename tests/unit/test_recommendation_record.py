@@ -9,8 +9,9 @@ import pytest
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
+from tuner.spec.clients import profile_of
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.loader import load_workload
-from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import (
     ClientRecommendation,
     Prediction,
@@ -23,7 +24,7 @@ from tuner.store.recommendation import (
 
 def _record() -> Recommendation:
     workload = load_workload(repo_root() / "loadtests" / "workloads" / "qunar-logs.yaml")
-    profile = ClientProfile(name="rec", linger_ms=800, partitioner="sticky", compression="zstd")
+    profile = LibrdkafkaProfile(name="rec", linger_ms=800, partitioner="sticky", compression="zstd")
     predicted = Prediction(
         requests_per_s=30.0,
         busiest_broker_requests_per_s=11.0,
@@ -38,7 +39,7 @@ def _record() -> Recommendation:
         workload=workload,
         brokers=3,
         slo=SLOBounds(p99_ms=1000),
-        baseline=ClientProfile(name="base", linger_ms=0),
+        baseline=LibrdkafkaProfile(name="base", linger_ms=0),
         clients=[
             ClientRecommendation(
                 client="librdkafka",
@@ -86,7 +87,7 @@ def test_recommended_filebeat_yml_names_kbt_recommend_as_its_maker() -> None:
     from tuner.render.recommendation import render_files
 
     record = _record()
-    fb = ClientProfile.model_validate(
+    fb = profile_of(
         {"name": "fb", "client": "filebeat", "filebeat": {"output.kafka": {"bulk_max_size": 2048}}}
     )
     client = ClientRecommendation(

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from tuner.core.paths import repo_root
-from tuner.spec import ClientProfile, load_sweep
+from tuner.spec import load_sweep
+from tuner.spec.clients import profile_of
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.loader import read_yaml
 from tuner.spec.stress_load import load_stress
 from tuner.spec.sweep import spec_hash
@@ -74,7 +76,7 @@ def test_spec_hash_is_stable_and_sensitive(tmp_path: Path) -> None:
 
 
 def test_librdkafka_mapping() -> None:
-    profile = ClientProfile(
+    profile = LibrdkafkaProfile(
         name="p",
         linger_ms=200,
         batch_messages=5000,
@@ -100,16 +102,16 @@ def test_librdkafka_mapping() -> None:
         "max.in.flight.requests.per.connection": "5",
         "queue.buffering.max.kbytes": "65536",
     }
-    assert ClientProfile(name="d").client_settings() == {}
+    assert LibrdkafkaProfile(name="d").client_settings() == {}
 
 
 def test_acks_spellings() -> None:
-    assert ClientProfile.model_validate({"name": "p", "acks": -1}).acks == "all"
-    assert ClientProfile.model_validate({"name": "p", "acks": 1}).acks == "1"
+    assert profile_of({"name": "p", "acks": -1}).acks == "all"
+    assert profile_of({"name": "p", "acks": 1}).acks == "1"
 
 
 def test_models_are_frozen() -> None:
-    profile = ClientProfile(name="p")
+    profile = LibrdkafkaProfile(name="p")
     with pytest.raises(ValueError):
         profile.linger_ms = 5  # type: ignore[misc]
 

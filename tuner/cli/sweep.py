@@ -149,7 +149,7 @@ def sweep(
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_sweep(spec)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
-        expand_references(plan.profile.overrides, f"{spec}: profile {plan.profile.name}")
+        expand_references(plan.profile.raw_properties, f"{spec}: profile {plan.profile.name}")
     console = console_for(json_path, min_width=180)
     target = None
     if source is not None:  # caps and the target's own checks before anything is created

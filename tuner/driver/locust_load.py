@@ -14,7 +14,8 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Unreachable, did_you_mean
 from tuner.core.frozen import Frozen
-from tuner.spec import ClientProfile, RunPlan, WorkloadSpec, load_sweep, load_workload
+from tuner.spec import RunPlan, WorkloadSpec, load_sweep, load_workload
+from tuner.spec.clients import profile_of
 from tuner.spec.loader import read_yaml
 from tuner.target import resolve_target
 
@@ -70,7 +71,7 @@ def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str =
         workload = load_workload(path)
         plan = RunPlan(
             index=0, name=workload.name, sweep=workload.name, workload=workload,
-            profile=ClientProfile(name="client-defaults"),
+            profile=profile_of({"name": "client-defaults"}),
         )  # fmt: skip
     servers = bootstrap or resolve_target(Path(lab_dir) if lab_dir else None).bootstrap_servers
     run_id = f"{time.strftime('%Y%m%d%H%M%S')}{secrets.token_hex(2)}"

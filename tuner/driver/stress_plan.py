@@ -13,7 +13,7 @@ from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.core.writes import atomic_write
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile
 from tuner.spec.stress import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 

@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar
 
 from tuner.model.evidence import measured_of
 from tuner.model.search import Candidate, Family, Searcher
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile
 from tuner.store.recommendation import Measured, Prediction, Trial
 from tuner.store.record import RunRecord
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tuner.spec.clients import ClientProfile, profile_of
+from tuner.spec.clients.filebeat import FilebeatProfile as FilebeatSettings
 from tuner.spec.clients.filebeat import compact, config_of
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import ClientRecommendation, Measured
 
 
@@ -90,11 +91,13 @@ class FilebeatProfile:
 
     @property
     def profile(self) -> ClientProfile:
-        return ClientProfile(
-            name=f"filebeat-{self.name}",
-            description=self.purpose[0],
-            client="filebeat",
-            filebeat=self.settings,
+        return profile_of(
+            {
+                "name": f"filebeat-{self.name}",
+                "description": self.purpose[0],
+                "client": "filebeat",
+                "filebeat": self.settings,
+            }
         )
 
     @property
@@ -112,7 +115,7 @@ def from_recommendation(
 ) -> FilebeatProfile:
     """A publishable profile from a recommendation's Filebeat entry (ValueError for another client
     or settings Filebeat's schema rejects)."""
-    if rec.profile.filebeat is None:
+    if not isinstance(rec.profile, FilebeatSettings) or rec.profile.filebeat is None:
         raise ValueError(f"a {rec.client} recommendation is not a Filebeat profile")
     effect = None
     if rec.measured is not None:

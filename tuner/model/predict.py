@@ -15,9 +15,8 @@ from typing import Protocol
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.simulate import DEFAULT_RTT_S, SimResult, java_estimated, simulate
 from tuner.model.traffic import Traffic
-from tuner.spec.clients import rules_of
+from tuner.spec.clients import ClientProfile, rules_of
 from tuner.spec.clients.rules import FilebeatRules, JavaRules, Rules
-from tuner.spec.profile import ClientProfile
 from tuner.store.recommendation import Prediction
 
 # Used until run records of the client kind calibrate them.

@@ -18,8 +18,7 @@ from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel, predict_rules
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
-from tuner.spec.clients import kind_named, kind_of, rules_of, same_kind
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of, rules_of, same_kind
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
     ClientKind,
@@ -72,7 +71,11 @@ def properties_of(profile: ClientProfile) -> dict[str, str]:
 
 def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
     try:
-        return same_kind(a, b) and rules_of(a) == rules_of(b) and (a.acks or "") == (b.acks or "")
+        return (
+            same_kind(a, b)
+            and rules_of(a) == rules_of(b)
+            and kind_of(a).kept(a).get("acks") == kind_of(b).kept(b).get("acks")
+        )
     except ValueError:
         return False
 
@@ -123,7 +126,7 @@ def recommend(req: Request) -> Recommendation:
         workload=req.workload,
         brokers=req.brokers,
         slo=req.slo,
-        baseline=req.baseline or next(iter(req.baselines.values()), ClientProfile(name="client-defaults")),
+        baseline=req.baseline or next(iter(req.baselines.values()), profile_of({"name": "client-defaults"})),
         clients=clients,
         model_truth=model_truth([*records, *live_records], calibration),
         notes=notes,
@@ -162,14 +165,14 @@ def _recommend_kind(
         assert req.trials is not None
         fams = families(kind, traffic, slo, req.baselines.get(kind))
         family = next(f for f in fams if f.name == best.family)
-        codec = best.profile.compression or "none"
+        codec = rules_of(best.profile).compression
         budget = _search_budget(req, base, own_base)
         done = confirm(searcher, family, codec, best, req.trials, budget)
         runner = runner_up(result.ranked, done.trials, {family.name})
         if runner is not None and len(done.trials) < budget:
             other, why = runner
             again = next(f for f in fams if f.name == other.family)
-            other_codec = other.profile.compression or "none"
+            other_codec = rules_of(other.profile).compression
             more = confirm(searcher, again, other_codec, other, req.trials, budget - len(done.trials), why)
             done = Confirmation(done.trials + more.trials, done.records + more.records)
         live_records.extend(done.records)

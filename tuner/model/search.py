@@ -16,8 +16,7 @@ from tuner.core.errors import NoSolution
 from tuner.model.codecs import CodecTable
 from tuner.model.predict import ClientCalibration, IdleModel, predict_rules
 from tuner.model.traffic import Traffic
-from tuner.spec.clients import Family, SearchContext, kind_named, kind_of, rules_of
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile, Family, SearchContext, kind_named, kind_of, rules_of
 from tuner.store.recommendation import Prediction, SLOBounds
 
 # Model-side safety: a setting qualifies when its predicted p99 is within this share of the budget.

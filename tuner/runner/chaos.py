@@ -29,9 +29,8 @@ from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
 from tuner.runner.topics import admin_client, delete_topics
-from tuner.spec.clients import kind_of
+from tuner.spec.clients import kind_of, profile_of
 from tuner.spec.loader import LoadedSweep
-from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
 from tuner.store.fault import Expectation, FaultRun
@@ -154,9 +153,9 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
     data = base.profile.model_dump(mode="json")
     data.update(scenario.profile)
     # Connection closes are the fault itself here: librdkafka need not log each one.
-    data["overrides"] = {"log.connection.close": "false", **base.profile.overrides, **scenario.overrides}
+    data["overrides"] = {"log.connection.close": "false", **base.profile.raw_properties, **scenario.overrides}
     try:
-        profile = ClientProfile.model_validate(data)
+        profile = profile_of(data)
     except ValueError as exc:
         first = str(exc).splitlines()[-1].strip()
         raise BadInput(f"profile {base.profile.name} under chaos scenario {scenario.name}: {first}") from None

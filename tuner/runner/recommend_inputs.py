@@ -13,7 +13,7 @@ from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
 from tuner.runner.sweep import Observer
 from tuner.runner.trials import LabTrials
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile
 from tuner.spec.sweep import SLO
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec

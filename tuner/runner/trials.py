@@ -9,8 +9,8 @@ from pathlib import Path
 from tuner.core.errors import KbtError
 from tuner.driver.engines import ENGINES
 from tuner.runner.sweep import Observer, SweepRunner
+from tuner.spec.clients import ClientProfile
 from tuner.spec.loader import LoadedSweep
-from tuner.spec.profile import ClientProfile
 from tuner.spec.sweep import SLO, SweepSpec
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.record import RunRecord

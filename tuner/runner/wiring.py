@@ -113,7 +113,7 @@ def connection(plan: RunPlan, target: Target) -> tuple[str, dict[str, str]]:
             )
         bootstrap = target.secure_bootstrap_servers
         security.update(target.secure_client_properties)
-    security.update(expand_references(plan.profile.overrides, f"profile {plan.profile.name}"))
+    security.update(expand_references(plan.profile.raw_properties, f"profile {plan.profile.name}"))
     return bootstrap, security
 
 

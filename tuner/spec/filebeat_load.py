@@ -31,7 +31,6 @@ from tuner.spec.filebeat import (
     version_tuple,
 )
 from tuner.spec.filebeat_lines import has_log_input
-from tuner.spec.loader import read_yaml
 
 Path_ = tuple[str | int, ...]
 
@@ -65,6 +64,8 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
     """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem. What
     the file leaves unset is `filebeat_version`'s default (tuner/spec/filebeat_lines.py; None:
     the 7.17 build kbt runs)."""
+    from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
+
     path = Path(path)
     raw = read_yaml(path)
     shown = shown_path(path)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec
 
@@ -55,7 +55,11 @@ def load_workload(path: Path) -> WorkloadSpec:
 
 
 def load_profile(path: Path) -> ClientProfile:
-    return load_model(ClientProfile, path)
+    raw = read_yaml(path)
+    try:
+        return profile_of(inputs.plain_data(raw), context={"base_dir": path.parent})
+    except ValidationError as exc:
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
 
 
 def load_sweep(path: Path) -> LoadedSweep:
@@ -112,9 +116,10 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     first = errors[0]
     loc, line = _located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
     text = _message(first)
-    unknown = re.match(r'unknown key "([^"]+)"', text)
-    if unknown:  # point at the offending key's own line
-        line = _line_of(raw, (*loc, unknown.group(1))) or line
+    # point at the offending key's own line: an unknown key, or another client kind's setting
+    unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
+    if unknown:
+        line = _line_of(raw, (*loc, unknown.group(1) or unknown.group(2))) or line
     where = f"{shown}:{line}" if line else shown
     key = _loc_text(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""

@@ -22,9 +22,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tuner.spec.base import ConfigMap, StrictModel
-from tuner.spec.clients import kind_of
+from tuner.spec.clients import ClientProfile, kind_of
 from tuner.spec.limits import TOPIC_NAME_PATTERN
-from tuner.spec.profile import ClientProfile
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 

@@ -26,15 +26,15 @@ from pydantic import Field, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.spec.base import StrictModel
+from tuner.spec.clients import PROFILE_FIELDS, ClientProfile
 from tuner.spec.limits import TOPIC_NAME_PATTERN
-from tuner.spec.profile import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 
 Scalar = str | int | float | bool | None
 MAX_RUNS = 500
 _VARIABLE_FIELDS = {
-    "profile": set(ClientProfile.model_fields) - {"name", "description", "client"},
+    "profile": set(PROFILE_FIELDS) - {"name", "description", "client"},
     "workload": set(WorkloadSpec.model_fields) - {"name", "description", "topics", "message", "keys"},
 }
 

@@ -20,7 +20,7 @@ from pydantic import Field
 from tuner.core.frozen import Frozen
 from tuner.core.redact import redact
 from tuner.core.writes import atomic_write_json
-from tuner.spec.profile import ClientProfile
+from tuner.spec.clients import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.document import read_document, validated

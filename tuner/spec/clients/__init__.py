@@ -1,29 +1,91 @@
 """The client-kind registry: one module per client kind, registered here.
 
-`kind_of(profile)` is how every other layer reaches a kind's settings mapping, engine id, model
-parameters, renderer and checker; nothing outside this package compares client names. Adding a kind
-is one module (see base.ClientKind) and one line in KINDS.
+`ClientProfile` is the union of the kinds' settings models keyed on `client:` (absent: the first
+kind, librdkafka). `kind_of(profile)` is how every other layer reaches a kind's settings mapping,
+engine id, model parameters, renderer and checker; nothing outside this package compares client
+names. Adding a kind is one module (see base.ClientKind; producer.py for a kind configured by
+properties) and its settings model added to the union below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Union, get_args
+
+from pydantic import BeforeValidator, Discriminator, Tag, TypeAdapter
+
+from tuner.core.errors import did_you_mean
 from tuner.spec.clients import filebeat, java, librdkafka
-from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext
+from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, kind_by_model
 from tuner.spec.clients.rules import Rules
-from tuner.spec.profile import ClientProfile
+from tuner.spec.profile import ProfileBase
 
-KINDS: dict[str, ClientKind] = {
-    librdkafka.KIND.name: librdkafka.KIND,
-    filebeat.KIND.name: filebeat.KIND,
-    java.KIND.name: java.KIND,
+# The registration: each kind's settings model, once.
+_Models = librdkafka.LibrdkafkaProfile | filebeat.FilebeatProfile | java.JavaProfile
+
+KINDS: dict[str, ClientKind[Any]] = {
+    kind.name: kind for kind in (kind_by_model(model) for model in get_args(_Models))
 }
+DEFAULT_KIND = next(iter(KINDS))  # a profile without `client:`
+PROFILE_FIELDS = frozenset(field for kind in KINDS.values() for field in kind.model.model_fields)
 
 
-def kind_of(profile: ClientProfile) -> ClientKind:
+def _settle(data: Any) -> Any:
+    """`client` filled in (absent: the default kind); an unknown kind named in one line."""
+    if not isinstance(data, Mapping):
+        return data  # a model instance, or left for pydantic to reject
+    client = data.get("client", DEFAULT_KIND)
+    if not isinstance(client, str) or client not in KINDS:
+        raise ValueError(f'client: unknown client kind "{client}"{did_you_mean(str(client), list(KINDS))}')
+    return {**data, "client": client}
+
+
+def without_other_kinds_fields(model: type[ProfileBase], data: Mapping[Any, Any]) -> dict[Any, Any]:
+    """`data` for `model` without other kinds' fields at their unset value (the flat shape records
+    kept before each kind owned its settings); another kind's field that is set is named in one
+    line, with where that setting goes for this kind. Unknown keys are left to the model, which
+    names them with "did you mean"."""
+    kind = kind_by_model(model)
+    unset: set[str] = set()
+    for key in sorted(k for k in data if k in PROFILE_FIELDS and k not in model.model_fields):
+        if data[key] != _unset_value(key):
+            raise ValueError(f"{key}: not a {kind.name} setting{kind.hints.get(key, '')}")
+        unset.add(key)
+    return {k: v for k, v in data.items() if k not in unset}
+
+
+def _unset_value(field: str) -> Any:
+    """The value a field has when a profile does not set it (the same in every kind that has it)."""
+    kind = next(k for k in KINDS.values() if field in k.model.model_fields)
+    return kind.model.model_fields[field].get_default(call_default_factory=True)
+
+
+def _tag(data: Any) -> str | None:
+    client = data.get("client") if isinstance(data, Mapping) else getattr(data, "client", None)
+    return KINDS[client].model.__name__ if client in KINDS else None
+
+
+if TYPE_CHECKING:
+    ClientProfile = _Models
+else:  # tagged by model name: an error's location never names a key the user did not write
+    ClientProfile = Annotated[
+        Union[tuple(Annotated[m, Tag(m.__name__)] for m in get_args(_Models))],  # noqa: UP007
+        Discriminator(_tag),
+        BeforeValidator(_settle),
+    ]
+_ADAPTER: TypeAdapter[ClientProfile] = TypeAdapter(ClientProfile)
+
+
+def profile_of(data: Any, context: Mapping[str, Any] | None = None) -> ClientProfile:
+    """A profile from a mapping (YAML, a record), as its kind's model; pydantic ValidationError."""
+    return _ADAPTER.validate_python(data, context=context)
+
+
+def kind_of(profile: ClientProfile) -> ClientKind[Any]:
     return KINDS[profile.client]
 
 
-def kind_named(name: str) -> ClientKind:
+def kind_named(name: str) -> ClientKind[Any]:
     """The kind called `name` (KeyError for an unknown one; profiles are validated against KINDS)."""
     return KINDS[name]
 
@@ -38,13 +100,17 @@ def same_kind(a: ClientProfile, b: ClientProfile) -> bool:
 
 
 __all__ = [
+    "DEFAULT_KIND",
     "KINDS",
+    "PROFILE_FIELDS",
     "ClientKind",
+    "ClientProfile",
     "Family",
     "Rendered",
     "SearchContext",
     "kind_named",
     "kind_of",
+    "profile_of",
     "rules_of",
     "same_kind",
 ]

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import SerializationInfo, field_serializer, field_validator
 
 from tuner.core.numbers import cut_value, document_number, parse_int
 from tuner.spec.base import config_string
@@ -32,7 +34,7 @@ from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, line_of
 from tuner.spec.filebeat_load import expand_dotted
-from tuner.spec.profile import ClientProfile
+from tuner.spec.profile import ProfileBase
 
 # Placeholders: the engine targets the lab's bootstrap servers and the run's topic.
 PLACEHOLDER_HOSTS = ["${KAFKA_HOSTS}"]
@@ -101,25 +103,46 @@ def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
             into[key] = value
 
 
-def config_of(profile: ClientProfile) -> FilebeatConfig:
-    """The profile's Filebeat configuration (Filebeat's defaults where it sets nothing)."""
+class FilebeatProfile(ProfileBase):
+    """Filebeat's settings: an output.kafka + queue.mem (+ input) fragment spelled as in filebeat.yml
+    (hosts and topic are the engine's)."""
+
+    client: Literal["filebeat"] = "filebeat"
+    filebeat: FilebeatConfig | None = None
+
+    @field_validator("filebeat", mode="before")
+    @classmethod
+    def _fragment(cls, value: Any) -> Any:
+        return as_fragment(value)
+
+    @field_serializer("filebeat")
+    def _compact(self, value: FilebeatConfig | None, info: SerializationInfo) -> dict[str, Any] | None:
+        """Only what the profile sets (records and dumps stay short and read back the same)."""
+        return None if value is None else compact(value, info.mode)
+
+
+def config_of(profile: ProfileBase) -> FilebeatConfig:
+    """The profile's Filebeat configuration (Filebeat's defaults where it sets nothing); ValueError
+    for another kind's profile."""
+    if not isinstance(profile, FilebeatProfile):
+        raise ValueError(f"profile {profile.name} is a {profile.client} profile, not a filebeat one")
     return profile.filebeat or FilebeatConfig.model_validate(as_fragment({}))
 
 
-class Filebeat(ClientKind):
+class Filebeat(ClientKind[FilebeatProfile]):
     name = "filebeat"
     title = "Filebeat"
     engine = "filebeat"  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
-    fields = frozenset({"filebeat"})
+    model = FilebeatProfile
     hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd
     multi_partition_requests = True
 
-    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+    def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
         return _flatten(compact(config_of(profile), "json"), "")
 
-    def rules(self, profile: ClientProfile) -> FilebeatRules:
+    def rules(self, profile: FilebeatProfile) -> FilebeatRules:
         config = config_of(profile)
         kafka, inp = config.kafka, config.input
         emulated = inp.engine == "emulated"
@@ -152,12 +175,12 @@ class Filebeat(ClientKind):
             entry_spacing_s=EMULATED_ENTRY_SPACING_S if emulated else RUNNING_ENTRY_SPACING_S,
         )
 
-    def render(self, profile: ClientProfile, header: Sequence[str]) -> Rendered:
+    def render(self, profile: FilebeatProfile, header: Sequence[str]) -> Rendered:
         return Rendered(
             "filebeat.yml", filebeat_yaml(config_of(profile), [f"# {h}" if h else "#" for h in header])
         )
 
-    def check_fits(self, profile: ClientProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
+    def check_fits(self, profile: FilebeatProfile, topic_max_bytes: int, event_bytes: int | None) -> None:
         """max_message_bytes above the topic limit: the broker rejects the batch and Filebeat drops
         it; events above max_message_bytes: Filebeat drops them."""
         limit = config_of(profile).kafka.max_message_bytes
@@ -172,7 +195,7 @@ class Filebeat(ClientKind):
                 f"{where} is below the workload's {event_bytes}-byte events: Filebeat would drop them"
             )
 
-    def describe(self, profile: ClientProfile) -> str:
+    def describe(self, profile: FilebeatProfile) -> str:
         config = config_of(profile)
         parts = [
             self.name,
@@ -192,7 +215,9 @@ class Filebeat(ClientKind):
         acks = self.kept(ctx.base).get("acks")
         group = bulk if ctx.keyless else None
 
-        def make(frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str) -> ClientProfile:
+        def make(
+            frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str
+        ) -> FilebeatProfile:
             kafka: dict[str, Any] = {
                 "bulk_max_size": bulk,
                 "bulk_flush_frequency": frequency,
@@ -209,14 +234,12 @@ class Filebeat(ClientKind):
                 # it reads new lines: a quick one leaves the budget to the queue and Sarama.
                 "input": {"backoff": INPUT_BACKOFF, "max_backoff": INPUT_MAX_BACKOFF},
             }
-            return ClientProfile(
-                name=name_of(self.name, codec, knob, tag), client=self.name, filebeat=section
-            )
+            return FilebeatProfile(name=name_of(self.name, codec, knob, tag), filebeat=section)
 
-        def frequency(ms: float, codec: str) -> ClientProfile:
+        def frequency(ms: float, codec: str) -> FilebeatProfile:
             return make(Duration.of_ms(round(ms)), Duration(0), codec, ms, "")
 
-        def queue_timeout(ms: float, codec: str) -> ClientProfile:
+        def queue_timeout(ms: float, codec: str) -> FilebeatProfile:
             return make(Duration(0), Duration.of_ms(round(ms)), codec, ms, "q")
 
         budget = max(1.0, ctx.budget_ms - INPUT_MAX_BACKOFF.ms)  # what the harvester may take

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import MappingProxyType
+from typing import Literal
+
+from pydantic import model_validator
 
 from tuner.core.redact import redact
-from tuner.spec.clients.base import PRODUCER_FIELDS, ClientKind, Family, Rendered, SearchContext, name_of, num
+from tuner.spec.clients.base import Family, Rendered, SearchContext, name_of, num
 from tuner.spec.clients.logstash_output import FILENAME as LOGSTASH_FILENAME
 from tuner.spec.clients.logstash_output import logstash_output
+from tuner.spec.clients.producer import ProducerKind, ProducerProfile
 from tuner.spec.clients.rules import JavaRules, Partitioning
 from tuner.spec.java_client import check_property_names
-from tuner.spec.profile import ClientProfile
 
 # Java producer defaults (Kafka 4.x).
 LINGER_MS = 5.0
@@ -27,21 +30,28 @@ COMPRESSION = "none"
 _ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 
 
-class Java(ClientKind):
+class JavaProfile(ProducerProfile):
+    """The Java producer's settings: the shared producer knobs (batches are bounded in bytes only:
+    batch.num.messages has no Java counterpart)."""
+
+    client: Literal["java"] = "java"
+
+    @model_validator(mode="after")
+    def _known_properties(self) -> JavaProfile:
+        # Property names against the client's own ProducerConfig names ("did you mean").
+        check_property_names(self.overrides)
+        return self
+
+
+class Java(ProducerKind[JavaProfile]):
     name = "java"
     title = "Java"
     engine = "java"
-    # batch.num.messages has no Java counterpart (batches are bounded in bytes).
-    fields = PRODUCER_FIELDS - {"batch_messages"}
+    model = JavaProfile
     hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
     multi_partition_requests = True
 
-    def check(self, profile: ClientProfile) -> None:
-        super().check(profile)
-        # Property names against the client's own ProducerConfig names ("did you mean").
-        check_property_names(profile.overrides)
-
-    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+    def client_settings(self, profile: JavaProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
         if profile.linger_ms is not None:
             conf["linger.ms"] = str(round(profile.linger_ms))  # a long in the Java client
@@ -62,7 +72,7 @@ class Java(ClientKind):
         conf.update(profile.overrides)
         return conf
 
-    def also_rendered(self, profile: ClientProfile, header: Sequence[str]) -> tuple[Rendered, ...]:
+    def also_rendered(self, profile: JavaProfile, header: Sequence[str]) -> tuple[Rendered, ...]:
         # Logstash's Kafka output sets linger 0 and acks 1 itself: give it the defaults the
         # measured client ran with, so the rendered options mean the same batching.
         defaults = {
@@ -74,7 +84,7 @@ class Java(ClientKind):
         settings = {**defaults, **redact(self.client_settings(profile))}
         return (Rendered(LOGSTASH_FILENAME, logstash_output(settings, header)),)
 
-    def rules(self, profile: ClientProfile) -> JavaRules:
+    def rules(self, profile: JavaProfile) -> JavaRules:
         conf = self.client_settings(profile)
         batch = int(num(conf, "batch.size", BATCH_BYTES))
         round_robin = conf.get("partitioner.class", "").endswith("RoundRobinPartitioner")
@@ -96,10 +106,9 @@ class Java(ClientKind):
         out = []
         for size in sorted({BATCH_BYTES, 131_072, min(MAX_REQUEST_BYTES, ctx.topic_max_bytes)}):
 
-            def make(linger: float, codec: str, size: int = size) -> ClientProfile:
-                return ClientProfile(
+            def make(linger: float, codec: str, size: int = size) -> JavaProfile:
+                return JavaProfile(
                     name=name_of(self.name, codec, linger, f"b{size // 1024}k"),
-                    client=self.name,
                     linger_ms=round(linger),
                     batch_bytes=size,
                     compression=codec,

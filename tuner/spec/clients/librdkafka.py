@@ -10,10 +10,14 @@ when many partitions of one broker are ready together (librdkafka issue #1700 is
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import Literal
 
-from tuner.spec.clients.base import ClientKind, Family, SearchContext, name_of, num
+from pydantic import Field
+
+from tuner.spec.clients.base import Family, SearchContext, name_of, num
+from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile
 from tuner.spec.clients.rules import LibrdkafkaRules, Partitioning, PartitionMode
-from tuner.spec.profile import ClientProfile
+from tuner.spec.profile import ProfileBase
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
 LINGER_MS = 5.0
@@ -23,14 +27,22 @@ MESSAGE_MAX_BYTES = 1_000_000
 _PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murmur2_random"}
 
 
-class Librdkafka(ClientKind):
+class LibrdkafkaProfile(ProducerProfile):
+    """librdkafka's settings: the shared producer knobs plus a batch bound in messages."""
+
+    client: Literal["librdkafka"] = "librdkafka"
+    batch_messages: int | None = Field(default=None, gt=0, le=1_000_000)
+
+
+class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     name = "librdkafka"
     title = "librdkafka"
     engine = "librdkafka"
+    model = LibrdkafkaProfile
     hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
     multi_partition_requests = False
 
-    def client_settings(self, profile: ClientProfile) -> dict[str, str]:
+    def client_settings(self, profile: LibrdkafkaProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
         if profile.linger_ms is not None:
             conf["linger.ms"] = f"{profile.linger_ms:g}"
@@ -56,7 +68,7 @@ class Librdkafka(ClientKind):
         conf.update(profile.overrides)
         return conf
 
-    def rules(self, profile: ClientProfile) -> LibrdkafkaRules:
+    def rules(self, profile: LibrdkafkaProfile) -> LibrdkafkaRules:
         conf = self.client_settings(profile)
         linger = num(conf, "linger.ms", num(conf, "queue.buffering.max.ms", LINGER_MS))
         sticky = num(conf, "sticky.partitioning.linger.ms", 2 * linger)
@@ -76,14 +88,14 @@ class Librdkafka(ClientKind):
         )
 
     def families(self, ctx: SearchContext) -> list[Family]:
-        partitioner = "sticky" if ctx.keyless else (ctx.base.partitioner if ctx.base else "hash")
+        base = ctx.base
+        partitioner = "sticky" if ctx.keyless else (_partitioner(base) if base is not None else "hash")
         batch_bytes = min(BATCH_BYTES, ctx.topic_max_bytes, ctx.max_request_bytes or BATCH_BYTES)
         keep = self.kept(ctx.base)
 
-        def make(linger: float, codec: str) -> ClientProfile:
-            return ClientProfile(
+        def make(linger: float, codec: str) -> LibrdkafkaProfile:
+            return LibrdkafkaProfile(
                 name=name_of(self.name, codec, linger),
-                client=self.name,
                 linger_ms=round(linger),
                 batch_messages=BATCH_MESSAGES,
                 batch_bytes=batch_bytes,
@@ -93,6 +105,11 @@ class Librdkafka(ClientKind):
             )
 
         return [Family(f"{partitioner} partitioning, linger", make, ctx.budget_ms)]
+
+
+def _partitioner(base: ProfileBase) -> Partitioner:
+    """The baseline's partitioner (the client default for a kind without one)."""
+    return base.partitioner if isinstance(base, ProducerProfile) else "default"
 
 
 KIND = Librdkafka()

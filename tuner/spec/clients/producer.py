@@ -1,0 +1,151 @@
+"""The producer knobs librdkafka and Java share, and what a properties-configured kind does by default.
+
+`ProducerProfile` holds the client-neutral knobs (`None` = the client's own default) plus raw
+`overrides` properties; a kind configured by properties subclasses it (adding knobs only it has)
+and `ProducerKind` (rendering a .properties file, describing the knobs, checking batch bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import Field, field_validator, model_validator
+
+from tuner.core.envref import is_pure_reference
+from tuner.core.numbers import parse_number
+from tuner.core.redact import is_secret_name, redact
+from tuner.spec.base import ConfigMap
+from tuner.spec.clients.base import ClientKind, Rendered
+from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS
+from tuner.spec.profile import ProfileBase
+
+Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
+Acks = Literal["0", "1", "all"]
+# Client-neutral partitioners:
+#   default: the client's own default
+#   random:  a random partition per keyless record (Filebeat's `partition.hash` without a key)
+#   sticky:  keyless records stick to one partition per batch (Java's KIP-480/794 behaviour; for
+#            librdkafka: consistent_random with sticky.partitioning.linger.ms = 2 x linger.ms)
+#   hash:    murmur2 of the key (Java-compatible), sticky for keyless records
+Partitioner = Literal["default", "random", "sticky", "hash"]
+
+# Valid compression levels per codec (librdkafka `compression.level` ranges; -1 = codec default).
+COMPRESSION_LEVELS: dict[str, tuple[int, int]] = {
+    "gzip": (-1, 9),
+    "lz4": (-1, 12),
+    "zstd": (-1, 22),
+}
+
+
+class ProducerProfile(ProfileBase):
+    """A producer configured by properties: the shared knobs, mapped to property names by its kind."""
+
+    linger_ms: float | None = Field(default=None, ge=0, le=900_000)
+    batch_bytes: int | None = Field(default=None, gt=0)
+    compression: Compression | None = None
+    compression_level: int | None = None
+    acks: Acks | None = None
+    idempotence: bool | None = None
+    partitioner: Partitioner = "default"
+    max_in_flight: int | None = Field(default=None, gt=0, le=1_000_000)
+    # Raw client properties applied last, e.g. {"queue.buffering.max.kbytes": "65536"}.
+    overrides: ConfigMap = Field(default_factory=dict)
+
+    @field_validator("acks", mode="before")
+    @classmethod
+    def _acks(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        text = str(value).strip().lower()
+        if text in ("-1", "all"):
+            return "all"
+        return text
+
+    @field_validator("overrides", mode="after")
+    @classmethod
+    def _no_literal_secrets(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, text in value.items():
+            if is_secret_name(key) and not is_pure_reference(text):
+                raise ValueError(
+                    f'"{key}" holds a secret: give it as a ${{VAR}} reference to an environment'
+                    " variable, not literally"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ProducerProfile:
+        if self.compression_level is not None:
+            codec = self.compression or "none"
+            if codec not in COMPRESSION_LEVELS:
+                raise ValueError(f"compression_level does not apply to compression {codec}")
+            low, high = COMPRESSION_LEVELS[codec]
+            if not low <= self.compression_level <= high:
+                raise ValueError(
+                    f"compression_level {self.compression_level} is outside {low}..{high} for {codec}"
+                )
+        if self.linger_ms is not None:
+            timeout_ms = self.message_timeout_ms
+            if timeout_ms is not None and self.linger_ms >= timeout_ms:
+                raise ValueError(
+                    f"linger_ms {self.linger_ms:g} must be below the delivery timeout"
+                    f" (message.timeout.ms {timeout_ms:g}): every record would expire while lingering"
+                )
+        if self.idempotence:
+            if self.acks not in (None, "all"):
+                raise ValueError(f"idempotence needs acks all (got acks {self.acks})")
+            if self.max_in_flight is not None and self.max_in_flight > 5:
+                raise ValueError(f"idempotence needs max_in_flight <= 5 (got {self.max_in_flight})")
+        return self
+
+    @property
+    def raw_properties(self) -> Mapping[str, str]:
+        return self.overrides
+
+    @property
+    def message_timeout_ms(self) -> float | None:
+        """The delivery timeout in force: an override's value, else librdkafka's default; None when
+        the override is not a number (librdkafka reports that itself)."""
+        for key in MESSAGE_TIMEOUT_KEYS:
+            if key in self.overrides:
+                try:
+                    return parse_number(self.overrides[key], key)
+                except ValueError:
+                    return None
+        return float(DEFAULT_MESSAGE_TIMEOUT_MS)
+
+
+P = TypeVar("P", bound=ProducerProfile)
+
+
+class ProducerKind(ClientKind[P]):
+    """A kind configured by properties: a .properties file, batches bounded by batch_bytes."""
+
+    def render(self, profile: P, header: Sequence[str]) -> Rendered:
+        """The client's config file for the profile, under `#` comment lines, secrets redacted."""
+        out = [f"# {line}" if line else "#" for line in header]
+        out += [
+            "# bootstrap.servers and security settings come from your deployment; give credentials only as",
+            "# ${VAR} references resolved from the environment.",
+        ]
+        for key, value in redact(self.client_settings(profile)).items():
+            text = str(value).replace("\\", "\\\\")  # java.util.Properties escapes; keep leading spaces
+            out.append(f"{key}=" + ("\\" + text if text.startswith(" ") else text))
+        return Rendered(f"{self.name}.properties", "\n".join(out) + "\n")
+
+    def check_fits(self, profile: P, topic_max_bytes: int, event_bytes: int | None) -> None:
+        if profile.batch_bytes is not None and profile.batch_bytes > topic_max_bytes:
+            raise ValueError(
+                f"batch_bytes: {profile.batch_bytes} (profile {profile.name}) exceeds the broker's"
+                f" message.max.bytes {topic_max_bytes} (raise the topic config max.message.bytes)"
+            )
+
+    def describe(self, profile: P) -> str:
+        parts = [self.name]
+        if profile.linger_ms is not None:
+            parts.append(f"linger {profile.linger_ms:g} ms")
+        if "batch_messages" not in self.model.model_fields and profile.batch_bytes is not None:
+            parts.append(f"batch.size {profile.batch_bytes}")  # the batch knob of byte-bounded clients
+        if profile.partitioner != "default":
+            parts.append(profile.partitioner)
+        return " ".join([*parts, profile.compression or "default codec"])
