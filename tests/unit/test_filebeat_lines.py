@@ -3,6 +3,7 @@ queue makes before it hands over a batch, the 9.x input rule, and the simulated 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,11 +15,13 @@ from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile
 from tuner.model.simulate import queue_batches
 from tuner.render.filebeat_profiles import render_filebeat_yaml
 from tuner.spec.clients import profile_of
+from tuner.spec.clients.base import SearchContext
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
-from tuner.spec.clients.filebeat import as_fragment, compact
+from tuner.spec.clients.filebeat import as_fragment, compact, config_of
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_lines import LINES, has_log_input, line_of, parse_version
+from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
 
 def _config(section: dict[str, Any]) -> FilebeatConfig:
@@ -189,3 +192,40 @@ def test_published_profiles_say_how_they_read_per_version(p: FilebeatProfile) ->
     notes = " ".join(p.by_version)
     assert p.effect.filebeat in notes and "9.x" in notes
     assert "# By Filebeat version:" in render_filebeat_yaml(p)
+
+
+def test_a_9x_profile_renders_for_9x_and_its_file_checks_on_that_line(tmp_path: Path) -> None:
+    """The rendered filebeat.yml of a 9.x profile names its version, runs a filestream input, states the
+    line's queue, and reads back (as `kbt check filebeat --filebeat-version` does) to the same queue."""
+    profile = profile_of({"name": "p", "client": "filebeat", "filebeat": {"filebeat_version": "9.5.5"}})
+    text = FILEBEAT.render(profile, ["x"]).text
+    assert "# For Filebeat 9.5.5 (queue rules of the 8.13+ line)." in text
+    assert "kbt check filebeat --filebeat-version 9.5.5 <file>" in text
+    for option in ("events: 3200", "flush.min_events: 1600", "flush.timeout: 10s"):
+        assert f"  {option}\n" in text
+    path = tmp_path / "filebeat.yml"
+    path.write_text(text)
+    loaded = load_filebeat(path, "9.5.5")
+    assert loaded.config.mem == config_of(profile).mem
+    assert any("160 events/s" in w for w in filebeat_warnings(loaded))
+    assert not any("160 events/s" in w for w in filebeat_warnings(load_filebeat(path, "7.17.29")))
+
+
+def _families(base: Any) -> list[Any]:
+    ctx = SearchContext(
+        budget_ms=1000,
+        rate_per_producer=40,
+        keyless=True,
+        topic_max_bytes=1 << 20,
+        max_request_bytes=None,
+        base=base,
+    )
+    return FILEBEAT.families(ctx)
+
+
+def test_recommendations_keep_the_baselines_filebeat_version() -> None:
+    base = profile_of({"name": "b", "client": "filebeat", "filebeat": {"filebeat_version": "9.5.5"}})
+    for family in _families(base):
+        candidate = config_of(family.make(200.0, "none"))
+        assert candidate.filebeat_version == "9.5.5" and candidate.input.type == "filestream"
+    assert all(config_of(f.make(200.0, "none")).filebeat_version == "7.17.29" for f in _families(None))

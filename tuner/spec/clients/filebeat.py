@@ -214,6 +214,9 @@ class Filebeat(ClientKind[FilebeatProfile]):
             bulk *= 2
         acks = self.kept(ctx.base).get("acks")
         group = bulk if ctx.keyless else None
+        # The Filebeat version is the user's, like durability: its line decides the queue's
+        # hand-over and which inputs exist (tuner/spec/filebeat_lines.py).
+        version = config_of(ctx.base).filebeat_version if isinstance(ctx.base, FilebeatProfile) else None
 
         def make(
             frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str
@@ -234,6 +237,8 @@ class Filebeat(ClientKind[FilebeatProfile]):
                 # it reads new lines: a quick one leaves the budget to the queue and Sarama.
                 "input": {"backoff": INPUT_BACKOFF, "max_backoff": INPUT_MAX_BACKOFF},
             }
+            if version is not None and version != DEFAULT_FILEBEAT:
+                section["filebeat_version"] = version
             return FilebeatProfile(name=name_of(self.name, codec, knob, tag), filebeat=section)
 
         def frequency(ms: float, codec: str) -> FilebeatProfile:
@@ -343,9 +348,16 @@ def filebeat_yaml(
     typed value renders itself."""
     notes = notes or {}
     kafka, mem = config.kafka, config.mem
+    check = "kbt check filebeat <file>"
+    if config.filebeat_version != DEFAULT_FILEBEAT:
+        check = f"kbt check filebeat --filebeat-version {config.filebeat_version} <file>"
+        header = [
+            *header,
+            f"# For Filebeat {config.filebeat_version} (queue rules of the {config.line.name} line).",
+        ]
     out = [
         *header,
-        "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",
+        f"# Check edits with `{check}`. Credentials come from the environment only.",
         "output.kafka:",
         '  hosts: ["${KAFKA_HOSTS}"]',
         '  topic: "${KAFKA_TOPIC}"',
