@@ -14,6 +14,7 @@ import pytest
 
 from tests.unit.filebeat_cases import GOOD, MALFORMED
 from tuner.core.paths import repo_root
+from tuner.driver.filebeat_builds import filebeat_builds
 
 pytestmark = pytest.mark.e2e
 
@@ -80,3 +81,36 @@ def test_malformed_profile_is_rejected_with_one_line(
     assert proc.stdout == ""
     for secret in ("hunter2", "admin", "PRIVATE KEY"):
         assert secret not in lines[0] or secret in expected, lines[0]
+
+
+def test_filebeat_version_9_checks_against_its_line(tmp_path: Path) -> None:
+    """--filebeat-version 9.x without a 9.x build: a note that `filebeat test config` did not run, 9.x's
+    queue defaults (the 10 s flush timeout trap, bulk_max_size capped at 1600), and a `log` input refused
+    by line; an unmodelled version is one error line."""
+    plain = tmp_path / "plain.yml"
+    plain.write_text('output.kafka:\n  hosts: ["${KAFKA_HOSTS}"]\n  topic: logs\n  version: "2.6.0"\n')
+    with_log = tmp_path / "log.yml"
+    with_log.write_text(
+        "filebeat.inputs:\n  - type: log\n    paths: [/var/log/app.log]\n" + plain.read_text()
+    )
+    if "9.5.5" in filebeat_builds():
+        pytest.skip("a 9.5.5 build is installed: the note does not apply")
+    proc = _kbt("check", "filebeat", "--filebeat-version", "9.5.5", plain.name, with_log.name, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("kbt: note: no Filebeat 9.5.5 build")
+    assert any("flush.timeout 10s" in line and "160 events/s" in line for line in lines), lines
+    assert any("has no effect beyond 1600" in line for line in lines), lines
+    assert lines[-1] == (
+        "kbt: error: log.yml:1: filebeat.inputs: a log input: Filebeat 9.5.5 has none (disabled since 9.0);"
+        " use type: filestream"
+    )
+    assert "Traceback" not in proc.stderr
+    # The same files on the 7.17 line: no 9.x warnings, the log input is fine.
+    proc = _kbt("check", "filebeat", "--filebeat-version", "7.17", plain.name, with_log.name, cwd=tmp_path)
+    assert proc.returncode == 0 and "10s" not in proc.stderr, proc.stderr
+    proc = _kbt("check", "filebeat", "--filebeat-version", "8.5", plain.name, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "kbt: error: --filebeat-version: Filebeat 8.5 is not modelled (kbt models 7.17, 8.13 and later)"
+    ]

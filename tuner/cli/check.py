@@ -10,6 +10,7 @@ import typer
 
 from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus
+from tuner.spec.filebeat_lines import line_of
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
 app = typer.Typer(help="Check client configuration files without touching a broker.", no_args_is_help=True)
@@ -28,7 +29,9 @@ def filebeat(
     filebeat_version: str | None = typer.Option(
         None,
         "--filebeat-version",
-        help="Real Filebeat build for `filebeat test config` (default: the newest; see kbt --version).",
+        help="The Filebeat version the files are for: its queue defaults and rules (7.17, or 8.13 and"
+        " later incl. 9.x), and that build's `filebeat test config` when it is installed (see kbt"
+        " --version). Default: the newest build.",
     ),
     json_path: Path | None = json_option("each file's errors and warnings"),
 ) -> None:
@@ -40,28 +43,36 @@ def filebeat(
     from tuner.driver.filebeat_builds import filebeat_builds
 
     builds = filebeat_builds()
-    if filebeat_version is not None and filebeat_version not in builds:
-        sys.stderr.write(
-            f"kbt: error: --filebeat-version {filebeat_version}: not built"
-            f" (available: {', '.join(builds) or 'none; run make install'})\n"
-        )
-        raise typer.Exit(int(ExitStatus.BAD_INPUT))
+    if filebeat_version is not None:
+        try:
+            modelled = line_of(filebeat_version)
+        except ValueError as exc:
+            sys.stderr.write(f"kbt: error: --filebeat-version: {exc}\n")
+            raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
+        if filebeat_version not in builds:
+            sys.stderr.write(
+                f"kbt: note: no Filebeat {filebeat_version} build (built: {', '.join(builds) or 'none'}):"
+                f" checked against the {modelled.name} line's defaults and rules, without"
+                " `filebeat test config`\n"
+            )
+    run_binary = bool(builds) and (filebeat_version is None or filebeat_version in builds)
+    version = filebeat_version or (list(builds)[-1] if builds else None)
     failed = 0
     checked: list[dict[str, object]] = []
     for path in files:
         try:
-            loaded = load_filebeat(path)
+            loaded = load_filebeat(path, version)
         except BadInput as exc:
             sys.stderr.write(f"kbt: error: {exc.message}\n")
             checked.append({"file": path, "ok": False, "errors": [exc.message], "warnings": []})
             failed += 1
             continue
-        if builds:
+        if run_binary:
             from tuner.driver.filebeat_testconfig import test_config
 
-            version, problem = test_config(path, filebeat_version)
+            tested, problem = test_config(path, filebeat_version)
             if problem is not None:
-                message = f"{path}: filebeat {version} test config: {problem}"
+                message = f"{path}: filebeat {tested} test config: {problem}"
                 sys.stderr.write(f"kbt: error: {message}\n")
                 checked.append({"file": path, "ok": False, "errors": [message], "warnings": []})
                 failed += 1

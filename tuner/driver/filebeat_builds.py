@@ -42,6 +42,21 @@ def filebeat_binary(version: str | None = None) -> Path:
     return builds[version]
 
 
+def build_for(version: str) -> Path:
+    """The build a profile's `filebeat_version` runs on: that exact build, else the newest build of
+    that release ("9.5" -> 9.5.x). Never another version line: its queue would not be the modelled one."""
+    builds = filebeat_builds()
+    if version in builds:
+        return builds[version]
+    matching = [v for v in builds if v.startswith(f"{version}.")]
+    if not matching:
+        raise BadInput(
+            f"filebeat_version {version}: no such real Filebeat build (built: {', '.join(builds) or 'none'};"
+            " scripts/filebeat/pins lists what make install builds)"
+        )
+    return builds[matching[-1]]
+
+
 def build_version(binary: Path) -> str:
     """The version a cached build was made for (its directory name)."""
     return binary.parent.name

@@ -35,7 +35,7 @@ from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
-from tuner.driver.filebeat_builds import build_version, filebeat_binary
+from tuner.driver.filebeat_builds import build_for, build_version, filebeat_binary
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_plan import drain_s
 from tuner.driver.filebeat_readback import ReadBack
@@ -80,7 +80,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     placement.single_topic("filebeat")
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
-    binary = filebeat_binary(version)
+    binary = filebeat_binary(version) if version else build_for(config.filebeat_version)
     rate = float(workload.rate_per_producer)
     _log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:

@@ -85,6 +85,9 @@ class FilebeatProfile:
     why: dict[str, str] = field(default_factory=dict)  # option path -> comment above it
     effect: Effect | None = None  # the measured effect (None: not measured)
     published: bool = True  # also written to filebeat-profiles/ (baselines only to loadtests/)
+    # How the advice reads on each Filebeat version line (tuner/spec/filebeat_lines.py): where it
+    # differs, and which line the figures were measured on.
+    by_version: tuple[str, ...] = ()
 
     @property
     def profile(self) -> ClientProfile:
@@ -136,6 +139,15 @@ PROFILES: tuple[FilebeatProfile, ...] = (
         ),
         # Stated, not left unset: a 7.17 build's own queue defaults are 4096 / 2048 / 1s.
         settings={"queue.mem": {"events": 3200, "flush.min_events": 1600, "flush.timeout": "10s"}},
+        by_version=(
+            "These are the queue values Filebeat 8.13+ and 9.x ship (7.17 ships 4096 / 2048 / 1s). On 9.x",
+            "the queue hands over a batch once bulk_max_size events (capped at flush.min_events 1600) wait;",
+            "7.17 waits for its flush.min_events buffer: with these values both wait for 1600 events, so the",
+            "7.17.29 run below has 9.x's queue wait; 9.x's own Kafka client is not measured (no 9.x build:",
+            "docs/benchmarks.md, 'Real Filebeat').",
+            "Latency trap on 9.x as shipped: a pod writing under 160 events/s holds each batch the full",
+            "10 s flush.timeout; set queue.mem.flush.timeout: 0s and let bulk_flush_frequency batch.",
+        ),
         effect=Effect(
             command="kbt sweep loadtests/filebeat-small-logs.yaml",
             workload=_SMALL_LOGS,
@@ -190,6 +202,11 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "queue.mem.flush.min_events": "keep equal to bulk_max_size (a larger bulk_max_size would do"
             " nothing).",
         },
+        by_version=(
+            "Same advice on 7.17 and on 8.13+/9.x: with flush.timeout 0s both hand events over at once,",
+            "and flush.min_events = bulk_max_size caps the batch on both. 9.x has no log input: set the",
+            "input options on a filestream input (backoff.init / backoff.max). Measured on 7.17.29 only.",
+        ),
         effect=Effect(
             command="kbt sweep loadtests/filebeat-small-logs.yaml",
             workload=_SMALL_LOGS,
@@ -227,6 +244,11 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             " (the default 3200 could hold ~1.9 GB).",
             "queue.mem.flush.timeout": "hand events to the output at once instead of waiting up to 10 s.",
         },
+        by_version=(
+            "Same advice on 7.17 and on 8.13+/9.x: with flush.timeout 0s both hand events over at once.",
+            "Without it, 9.x's shipped queue (3200 events, 10 s) would hold up to ~1.9 GB of these events.",
+            "Measured on 7.17.29 only.",
+        ),
         effect=Effect(
             command="kbt sweep loadtests/filebeat-large-events.yaml",
             workload="4 pods x 1 event/s of 600 KB, 3 brokers",
@@ -261,6 +283,11 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "queue.mem.events": "a small queue keeps each sidecar's memory low.",
             "queue.mem.flush.timeout": "hand events to the output at once; Sarama does the holding.",
         },
+        by_version=(
+            "Same advice on 7.17 and on 8.13+/9.x: with flush.timeout 0s both hand events over at once,",
+            "and flush.min_events = bulk_max_size caps the batch on both. 9.x has no log input: set the",
+            "input options on a filestream input (backoff.init / backoff.max). Measured on 7.17.29 only.",
+        ),
         effect=Effect(
             command="kbt sweep loadtests/filebeat-sidecars.yaml",
             workload="96 pods x 2 events/s of ~1 KB, 3 brokers",

@@ -306,24 +306,30 @@ def _java(traffic: Traffic, rules: JavaRules, times: list[float], chooser: _Choo
             drain(b, due)
 
 
-def queue_batches(times: list[float], batch: int, timeout_s: float) -> list[tuple[float, int, int]]:
+def queue_batches(
+    times: list[float], batch: int, timeout_s: float, fill: int = 0
+) -> list[tuple[float, int, int]]:
     """libbeat's memory queue: (hand-over time, first index, end index) of each batch. A Get is
-    accepted once an event is pending; with a timeout it then waits until `batch` events are
-    pending or the timeout passes, and takes what is there (at most `batch`)."""
+    accepted once an event is pending; with a timeout it then waits until `fill` events (default:
+    `batch`) are pending or the timeout passes, and takes what is there in batches of at most
+    `batch`, all handed over at once (7.17's flush buffer larger than bulk_max_size; on 8.13+ the
+    fill is the batch, tuner/spec/filebeat_lines.py)."""
+    fill = max(fill, batch) if fill > 0 else batch
     out: list[tuple[float, int, int]] = []
     i, n, free = 0, len(times), 0.0
     while i < n:
         accept = max(free, times[i])
         release = accept
         if timeout_s > 0:
-            fill = i + batch - 1
+            last = i + fill - 1
             release = (
-                max(accept, times[fill])
-                if fill < n and times[fill] <= accept + timeout_s
+                max(accept, times[last])
+                if last < n and times[last] <= accept + timeout_s
                 else accept + timeout_s
             )
-        end = min(bisect_right(times, release, lo=i), i + batch)
-        out.append((release, i, end))
+        end = min(bisect_right(times, release, lo=i), i + (fill if timeout_s > 0 else batch))
+        for start in range(i, end, batch):
+            out.append((release, start, min(start + batch, end)))
         free, i = release, end
     return out
 
@@ -392,7 +398,9 @@ def _filebeat(
                 return
             send(b, due[b])
 
-    for release, start, end in queue_batches(queued, rules.queue_batch, rules.queue_timeout_ms / 1000):
+    for release, start, end in queue_batches(
+        queued, rules.queue_batch, rules.queue_timeout_ms / 1000, rules.queue_fill
+    ):
         for j in range(start, end):
             t = max(release + (j - start) * rules.entry_spacing_s, queued[j])
             settle(t)

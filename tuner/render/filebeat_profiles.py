@@ -23,6 +23,8 @@ def render_filebeat_yaml(p: FilebeatProfile, generated_by: str = GENERATED) -> s
     """One Filebeat config fragment with comments on purpose, settings and measured effect."""
     out = [f"# Filebeat profile: {p.name}", "#"]
     out += [f"# {line}" for line in p.purpose]
+    if p.by_version:
+        out += ["#", "# By Filebeat version:"] + [f"#   {line}" for line in p.by_version]
     if p.effect is not None:
         effect = p.effect
         out += ["#", f"# Measured with `{effect.command}` on {effect.measured_on} ({effect.workload}),"]

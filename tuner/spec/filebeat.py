@@ -20,6 +20,7 @@ from tuner.core.numbers import parse_int
 from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration, positive
 from tuner.spec.filebeat_input import FilebeatInput
+from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, FilebeatLine, has_log_input, line_of
 
 # ---- durations ----------------------------------------------------------------------------------
 
@@ -314,7 +315,8 @@ class MemQueueFlush(StrictModel):
 class MemQueue(StrictModel):
     """`queue.mem` with Filebeat 7.17's memqueue defaults (4096 events, flush.min_events 2048,
     flush.timeout 1s): the build kbt runs, so what a profile leaves unset is what its pods run.
-    8.x and later ship 3200 / 1600 / 10s; a profile for those states them."""
+    8.13+ and 9.x ship 3200 / 1600 / 10s: FilebeatConfig fills those in for a profile whose
+    `filebeat_version` is of that line."""
 
     events: int = Field(default=4096, ge=32)
     bytes: int | None = Field(default=None, ge=32768)
@@ -352,11 +354,60 @@ class OutputSection(StrictModel):
 
 class FilebeatConfig(StrictModel):
     """A Filebeat configuration fragment: `output.kafka` plus `queue.mem`, and (profiles only) the
-    pods' input side (`input`, tuner/spec/filebeat_input.py)."""
+    pods' input side (`input`, tuner/spec/filebeat_input.py) and the Filebeat version the settings
+    are for (`filebeat_version`, tuner/spec/filebeat_lines.py): what the fragment leaves unset is
+    that version line's default (7.17: queue 4096 / 2048 / 1s; 8.13+ and 9.x: 3200 / 1600 / 10s)."""
 
     output: OutputSection
     queue: QueueSection = Field(default_factory=QueueSection)
     input: FilebeatInput = Field(default_factory=FilebeatInput)
+    filebeat_version: str = DEFAULT_FILEBEAT
+
+    @field_validator("filebeat_version", mode="before")
+    @classmethod
+    def _known_version(cls, value: Any) -> Any:
+        text = str(value).strip() if isinstance(value, str | int | float) else value
+        if isinstance(text, str):
+            line_of(text)  # ValueError for a version kbt does not model
+        return text
+
+    @model_validator(mode="before")
+    @classmethod
+    def _line_defaults(cls, data: Any) -> Any:
+        """The version line's queue defaults for what the fragment leaves unset, and the input
+        type it runs (9.x has no `log` input: filestream when unset)."""
+        if not isinstance(data, dict) or not isinstance(data.get("filebeat_version"), str | int | float):
+            return data
+        version = str(data["filebeat_version"]).strip()
+        try:
+            line = line_of(version)
+        except ValueError:
+            return data  # the field validator says why
+        data = dict(data)
+        queue = data.get("queue", {})
+        mem = queue.get("mem", {}) if isinstance(queue, dict) else None
+        flush = mem.get("flush", {}) if isinstance(mem, dict) else None
+        if isinstance(queue, dict) and isinstance(mem, dict) and isinstance(flush, dict):
+            flush = {"min_events": line.queue_min_events, "timeout": line.queue_timeout, **flush}
+            mem = {"events": line.queue_events, **mem, "flush": flush}
+            data["queue"] = {**queue, "mem": mem}
+        inp = data.get("input", {})
+        if isinstance(inp, dict) and "type" not in inp and not has_log_input(version):
+            data["input"] = {**inp, "type": "filestream"}
+        return data
+
+    @model_validator(mode="after")
+    def _input_exists(self) -> FilebeatConfig:
+        if self.input.type == "log" and not has_log_input(self.filebeat_version):
+            raise ValueError(
+                f"input.type: Filebeat {self.filebeat_version} has no log input (disabled since 9.0):"
+                " use filestream"
+            )
+        return self
+
+    @property
+    def line(self) -> FilebeatLine:
+        return line_of(self.filebeat_version)
 
     @property
     def kafka(self) -> KafkaOutput:
@@ -373,3 +424,9 @@ class FilebeatConfig(StrictModel):
         bulk = self.kafka.bulk_max_size
         cap = self.mem.max_get_events
         return cap if bulk <= 0 else min(bulk, cap)
+
+    @property
+    def fill_events(self) -> int:
+        """Events a batch request waits for before flush.timeout: 7.17 fills its flush.min_events
+        buffer whatever bulk_max_size asks (eventloop.go); 8.13+ waits for the batch itself."""
+        return self.mem.max_get_events if self.line.fill == "flush.min_events" else self.batch_events

@@ -30,6 +30,7 @@ from tuner.spec.filebeat import (
     FilebeatConfig,
     version_tuple,
 )
+from tuner.spec.filebeat_lines import has_log_input
 
 Path_ = tuple[str | int, ...]
 
@@ -59,8 +60,10 @@ class LoadedFilebeat:
         return f"{shown_path(self.path)}:{line}" if line else shown_path(self.path)
 
 
-def load_filebeat(path: Path) -> LoadedFilebeat:
-    """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem."""
+def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFilebeat:
+    """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem. What
+    the file leaves unset is `filebeat_version`'s default (tuner/spec/filebeat_lines.py; None:
+    the 7.17 build kbt runs)."""
     from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
 
     path = Path(path)
@@ -75,12 +78,30 @@ def load_filebeat(path: Path) -> LoadedFilebeat:
         raise BadInput(f"{shown}{f':{line}' if line else ''}: {_dotted(exc.path)}: {exc}") from None
     whole = data
     data = _select_sections(data, lines, shown)
+    if filebeat_version is not None:
+        _inputs_exist(whole, filebeat_version, lines, shown)
+        data = {**data, "filebeat_version": filebeat_version}
     try:
         config = FilebeatConfig.model_validate(data)
     except ValidationError as exc:
         raise BadInput(describe_filebeat_error(exc, lines, shown)) from None
     _no_literal_secrets(whole, (), lines, shown)  # after the schema, whose words are more precise
     return LoadedFilebeat(path=path, config=config, lines=lines)
+
+
+def _inputs_exist(data: dict[str, Any], version: str, lines: dict[Path_, int], shown: str) -> None:
+    """A `log` input under filebeat.inputs stops Filebeat 9.x from starting: say so by line."""
+    if has_log_input(version):
+        return
+    section = data.get("filebeat")
+    inputs = section.get("inputs") if isinstance(section, dict) else None
+    for entry in inputs if isinstance(inputs, list) else []:
+        if isinstance(entry, dict) and entry.get("type", "log") == "log":
+            line = lines.get(("filebeat", "inputs"))
+            raise BadInput(
+                f"{shown}{f':{line}' if line else ''}: filebeat.inputs: a log input: Filebeat {version}"
+                " has none (disabled since 9.0); use type: filestream"
+            )
 
 
 def _no_literal_secrets(node: Any, path: Path_, lines: dict[Path_, int], shown: str) -> None:
@@ -116,6 +137,7 @@ def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | Non
             f" output at most {mem.max_get_events} events per batch (raise queue.mem.flush.min_events and"
             " queue.mem.events with it)"
         )
+    out += _line_warnings(loaded)
     if topic_max_message_bytes is not None and kafka.max_message_bytes > topic_max_message_bytes:
         out.append(
             f"{loaded.where('output', 'kafka', 'max_message_bytes')}: output.kafka.max_message_bytes"
@@ -143,6 +165,32 @@ def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | Non
             " effect without username and password"
         )
     return out
+
+
+def _line_warnings(loaded: LoadedFilebeat) -> list[str]:
+    """Where the file's queue does something else than it seems on its Filebeat version line."""
+    cfg = loaded.config
+    mem, line = cfg.mem, cfg.line
+    timeout = mem.effective_flush_timeout
+    where = loaded.where("queue", "mem", "flush", "timeout")
+    if timeout.seconds <= 0:
+        return []
+    if line.fill == "flush.min_events" and cfg.batch_events < cfg.fill_events:
+        return [
+            f"{loaded.where('output', 'kafka', 'bulk_max_size')}: on Filebeat {line.name} the queue waits"
+            f" for flush.min_events ({cfg.fill_events}) events or flush.timeout ({timeout}) before it"
+            f" hands over any batch of bulk_max_size ({cfg.batch_events}); only 8.13 and later wait for"
+            " bulk_max_size alone"
+        ]
+    if line.fill == "batch" and timeout.seconds > 1:
+        rate = cfg.fill_events / timeout.seconds
+        return [
+            f"{where}: queue.mem.flush.timeout {timeout} (Filebeat {line.name}'s default is"
+            f" {line.queue_timeout}): a pod writing fewer than {rate:g} events/s holds each batch of"
+            f" {cfg.fill_events} up to {timeout} before sending it; for low-rate pods set flush.timeout: 0s"
+            " and let output.kafka.bulk_flush_frequency bound the wait"
+        ]
+    return []
 
 
 # ---- dotted-key expansion -----------------------------------------------------------------------

@@ -33,6 +33,7 @@ from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
 from tuner.spec.engine_id import EngineId
 from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, line_of
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ProfileBase
 
@@ -81,6 +82,10 @@ def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
     """The settings that differ from Filebeat's defaults, nested as filebeat.yml (the engine's
     placeholder hosts and topic left out)."""
     data = config.model_dump(mode=mode, exclude_defaults=True)
+    if config.line != line_of(DEFAULT_FILEBEAT):
+        # The model's defaults are 7.17's: another line's queue is stated whole, so a value that
+        # happens to equal 7.17's default is not lost (and the line's own defaults are not assumed).
+        data["queue"] = {"mem": config.mem.model_dump(mode=mode, exclude_none=True)}
     kafka = data.get("output", {}).get("kafka", {})
     if kafka.get("hosts") == PLACEHOLDER_HOSTS:
         del kafka["hosts"]
@@ -156,6 +161,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
         return FilebeatRules(
             kind=self.name,
             queue_batch=batch,
+            queue_fill=config.fill_events,
             queue_timeout_ms=mem.effective_flush_timeout.ms,
             queue_events=mem.events,
             flush_ms=kafka.bulk_flush_frequency.ms,
@@ -209,6 +215,9 @@ class Filebeat(ClientKind[FilebeatProfile]):
             bulk *= 2
         acks = self.kept(ctx.base).get("acks")
         group = bulk if ctx.keyless else None
+        # The Filebeat version is the user's, like durability: its line decides the queue's
+        # hand-over and which inputs exist (tuner/spec/filebeat_lines.py).
+        version = config_of(ctx.base).filebeat_version if isinstance(ctx.base, FilebeatProfile) else None
 
         def make(
             frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str
@@ -229,6 +238,8 @@ class Filebeat(ClientKind[FilebeatProfile]):
                 # it reads new lines: a quick one leaves the budget to the queue and Sarama.
                 "input": {"backoff": INPUT_BACKOFF, "max_backoff": INPUT_MAX_BACKOFF},
             }
+            if version is not None and version != DEFAULT_FILEBEAT:
+                section["filebeat_version"] = version
             return FilebeatProfile(name=name_of(self.name, codec, knob, tag), filebeat=section)
 
         def frequency(ms: float, codec: str) -> FilebeatProfile:
@@ -338,9 +349,16 @@ def filebeat_yaml(
     typed value renders itself."""
     notes = notes or {}
     kafka, mem = config.kafka, config.mem
+    check = "kbt check filebeat <file>"
+    if config.filebeat_version != DEFAULT_FILEBEAT:
+        check = f"kbt check filebeat --filebeat-version {config.filebeat_version} <file>"
+        header = [
+            *header,
+            f"# For Filebeat {config.filebeat_version} (queue rules of the {config.line.name} line).",
+        ]
     out = [
         *header,
-        "# Check edits with `kbt check filebeat <file>`. Credentials come from the environment only.",
+        f"# Check edits with `{check}`. Credentials come from the environment only.",
         "output.kafka:",
         '  hosts: ["${KAFKA_HOSTS}"]',
         '  topic: "${KAFKA_TOPIC}"',

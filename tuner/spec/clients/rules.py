@@ -76,6 +76,10 @@ class FilebeatRules:
     # How fast a batch from the queue enters Sarama, per event (real Filebeat encodes each event
     # on the way; fitted, docs/benchmarks.md "Filebeat model").
     entry_spacing_s: float = 10e-6
+    # Events the queue waits for before that timeout (tuner/spec/filebeat_lines.py): 7.17 fills its
+    # flush.min_events buffer and hands it over in pieces of queue_batch; 8.13+ waits for one
+    # batch. 0: the batch itself.
+    queue_fill: int = 0
 
 
 @dataclass(frozen=True)
