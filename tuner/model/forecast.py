@@ -172,8 +172,9 @@ def forecast(
     if model.queue is not None:
         q = model.queue
         assumptions.append(
-            f"idle from the queueing model (M/M/1/K: knee at {q.knee_requests_per_s:,.0f} produce requests/s "
-            f"per broker, request queue cap {q.queue_cap}, fitted on {len(q.runs)} runs, idle RMSE "
+            f"idle from the queueing model (M/G/1 with a request queue of {q.queue_cap}, service time scv "
+            f"{q.service_scv:.2f}: knee at {q.knee_requests_per_s:,.0f} produce requests/s per broker, "
+            f"fitted on {len(q.runs)} runs, idle RMSE "
             f"{q.rmse_idle if q.rmse_idle is not None else float('nan'):.3f}): past the knee the network "
             "threads block on the full queue; the bytes' cost is not in it"
         )
