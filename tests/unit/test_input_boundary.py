@@ -23,7 +23,7 @@ from tuner.core.net import DeadlineExceeded, get_bounded, join_url, without_secr
 from tuner.core.numbers import check_duration, parse_int, parse_number
 from tuner.core.redact import REDACTED, is_secret_name, redact, scrub
 from tuner.core.text import one_line
-from tuner.core.writes import atomic_write, atomic_write_json
+from tuner.core.writes import atomic_write, atomic_write_all, atomic_write_json
 
 
 def test_readers_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
@@ -122,6 +122,51 @@ def test_failed_write_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(EnvironmentProblem, match="No space left on device"):
         atomic_write(tmp_path / "out.bin", b"x")
     assert list(tmp_path.iterdir()) == []
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@hypothesis.settings(max_examples=40, deadline=None)
+@hypothesis.given(st.integers(min_value=1, max_value=6), st.data())
+def test_several_files_are_written_all_or_nothing(count: int, data: st.DataObject) -> None:
+    """A batch whose k-th file cannot be staged (disk full) or whose k-th target is under a file
+    leaves nothing: no file of the batch, no directory it made, no temporary file."""
+    import tempfile
+
+    bad = data.draw(st.integers(min_value=0, max_value=count - 1))
+    under_a_file = data.draw(st.booleans())
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "afile").write_text("x")
+        (root / "kept.txt").write_text("old")
+        files: dict[Path, str | bytes] = {root / "new" / "sub" / f"f{i}.txt": f"{i}" for i in range(count)}
+        files[root / "kept.txt"] = "new"
+        before = _tree(root)
+        real_fsync, calls = os.fsync, []
+
+        def fsync(fd: int) -> None:
+            calls.append(fd)
+            if len(calls) == bad + 1:
+                raise OSError(28, "No space left on device")
+            real_fsync(fd)
+
+        if under_a_file:
+            files[root / "afile" / "sub" / "x.png"] = b"png"
+            with pytest.raises(BadInput, match="afile is not a directory"):
+                atomic_write_all(files, "report")
+        else:
+            os.fsync = fsync  # type: ignore[assignment]
+            try:
+                with pytest.raises(EnvironmentProblem, match="No space left on device"):
+                    atomic_write_all(files, "report")
+            finally:
+                os.fsync = real_fsync
+        assert _tree(root) == before and (root / "kept.txt").read_text() == "old"
+        written = atomic_write_all({p: d for p, d in files.items() if "afile" not in str(p)}, "report")
+        assert [p.read_text() for p in written] == [*(f"{i}" for i in range(count)), "new"]
+        assert not [p for p in root.rglob("*.tmp")]
 
 
 def test_one_var_grammar() -> None:
