@@ -329,6 +329,60 @@ def test_durations_are_read_in_linear_time(unit: str, count: int, tail: str) -> 
     assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
 
 
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    st.sampled_from(["(a*)*", "(a+)+", "(a|a)*", "(a|aa)+", "(.*a){12}", "(\\w+\\s?)+"]),
+    st.integers(min_value=1, max_value=200_000),
+    st.sampled_from(["b", "!", "$", ""]),
+)
+def test_key_patterns_match_in_linear_time(hostile: str, length: int, tail: str) -> None:
+    """keys.pattern runs on every event: patterns that make a backtracking engine run for ever
+    (nested quantifiers against a long run that fails at its end) answer at once."""
+    from tuner.spec.workload import KeySpec
+
+    keys = KeySpec(kind="field", pattern=f"^{hostile}b$")
+    text = "a" * length + tail
+    started = time.monotonic()
+    key = keys.key_of(text)
+    assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
+    needed = 12 if hostile.startswith("(.*a)") else 1  # the a's the pattern needs before the b
+    assert (key is not None) == (tail == "b" and length >= needed)
+
+
+_ATOMS = st.sampled_from(["a", "b", "[ab]", ".", "\\d", "x"])
+_PIECE = st.builds(lambda atom, q: atom + q, _ATOMS, st.sampled_from(["", "*", "+", "?", "{1,3}"]))
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(
+    st.lists(_PIECE, max_size=3), st.lists(_PIECE, min_size=1, max_size=3), st.lists(_PIECE, max_size=3),
+    st.text(alphabet="abx1 ", max_size=30),
+)  # fmt: skip
+def test_key_patterns_find_the_key_python_would(
+    before: list[str], group: list[str], after: list[str], text: str
+) -> None:
+    """RE2 takes the same leftmost-first match as Python's re on the patterns both accept."""
+    from tuner.spec.workload import KeySpec
+
+    pattern = "".join(before) + "(" + "".join(group) + ")" + "".join(after)
+    expected = re.search(pattern, text)
+    assert KeySpec(kind="field", pattern=pattern).key_of(text) == (expected.group(1) if expected else None)
+
+
+@hypothesis.settings(max_examples=100, deadline=None)
+@hypothesis.given(st.text(max_size=80))
+def test_any_key_pattern_is_accepted_or_one_line(pattern: str) -> None:
+    from pydantic import ValidationError
+
+    from tuner.spec.workload import KeySpec
+
+    try:
+        KeySpec(kind="field", pattern=pattern)
+    except ValidationError as exc:
+        (error,) = exc.errors()
+        assert str(error["msg"]).startswith("Value error, keys") and "\n" not in str(error["msg"])
+
+
 def test_the_output_gate_keeps_kbts_own_sequences_only() -> None:
     from tuner.core.text import gate
 
