@@ -418,3 +418,24 @@ def test_a_name_the_os_refuses_is_no_file(tmp_path: Path) -> None:
     spec.write_text(f"name: s\nworkload: {long_name}\nprofiles: [p.yaml]\n")
     with pytest.raises(BadInput, match="no such file"):
         load_sweep(spec)
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(
+    st.one_of(
+        st.text(max_size=12),
+        st.sampled_from(["1e400", "inf", "-inf", "nan", "\u0660.\u0665", "\u00b2", "1_0", "33554432"]),
+    )
+)
+def test_driver_numbers_from_client_properties_take_the_one_grammar(value: str) -> None:
+    """buffer.memory and delivery.timeout.ms as a user writes them: a heap within bounds or one
+    BadInput line, a bounded drain; float() took "1e400", "inf" and Arabic-Indic digits."""
+    from tuner.driver.java_plan import HEAP_MAX_MB, drain_s, heap_mb
+
+    try:
+        heap = heap_mb(2, {"buffer.memory": value})
+    except BadInput as exc:
+        assert "\n" not in str(exc) and "buffer.memory" in str(exc)
+    else:
+        assert value.strip().isascii() and 0 < heap <= HEAP_MAX_MB
+    assert 5 <= drain_s({"delivery.timeout.ms": value}) <= 600
