@@ -1405,6 +1405,73 @@ ONE_WAY_IN_LINES: dict[str, str] = {
 CASES += [dataclasses.replace(c, line=E + ONE_WAY_IN_LINES[c.id]) for c in ONE_WAY_IN_CASES]
 
 
+# ---- issue 30's leftovers: exit codes, keys.pattern in linear time, outputs all or nothing -------
+KEYS_AT = "message: {kind: generated, bytes: 100}"
+V1_RECORDS = _V1_RECORD.parents[1]
+V1_RECORD_FILES = sorted(V1_RECORDS.rglob("*.json"))
+
+
+def key_pattern_case(id: str, what: str, pattern: str) -> Case:
+    return spec_case(id, what, KEYS_AT, KEYS_AT + "\n  keys: {kind: field, pattern: '" + pattern + "'}", "")
+
+
+LEFTOVER_CASES: list[Case] = [
+    Case(
+        "exit-client-comma",
+        "exit codes",
+        "--client given only a comma",
+        ("recommend", "--results", ".", "--client", ","),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "exit-render-out-under-file",
+        "exit codes",
+        "render --out under a file",
+        ("render", "filebeat", "--out", "afile/sub"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"afile": "x"},
+    ),
+    Case(
+        "writes-render-out-is-file",
+        "partial writes",
+        "render --out naming a file (nothing written)",
+        ("render", "filebeat", "--out", "afile"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"afile": "x"},
+    ),
+    Case(
+        "writes-forecast-model-then-bad-diagnosis",
+        "partial writes",
+        "forecast --save-model with a --diagnosis that is not one (the model was written before the check)",
+        ("forecast", "--results", "results", "--save-model", "model.json", "--diagnosis", "bad.json"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={
+            "bad.json": '{"x": 1}',
+            **{f"results/{p.relative_to(V1_RECORDS)}": p.read_text() for p in V1_RECORD_FILES},
+        },
+    ),
+    key_pattern_case("regex-key-backreference", "keys.pattern with a backreference", r"(x+)\1"),
+    key_pattern_case("regex-key-lookahead", "keys.pattern with a lookahead", "(?=a)(b)"),
+    key_pattern_case("regex-key-too-long", "keys.pattern of 600 characters", "a" * 597 + "(b)"),
+    key_pattern_case("regex-key-no-group", "keys.pattern without a capture group", "uid=\\w+"),
+]
+LEFTOVER_LINES = {
+    "exit-client-comma": "--client names no client kind: expected one of librdkafka, filebeat, java",
+    "exit-render-out-under-file": "afile/sub/README.md: afile is not a directory",
+    "writes-render-out-is-file": "afile/README.md: afile is not a directory",
+    "writes-forecast-model-then-bad-diagnosis": "--diagnosis bad.json: not a `kbt diagnose --json` file",
+    "regex-key-backreference": "spec.yaml:8: workload.keys: keys.pattern: not a regex kbt can match in linear time (invalid escape sequence: \\1); RE2 syntax: no backreferences or lookaround",  # noqa: E501
+    "regex-key-lookahead": "spec.yaml:8: workload.keys: keys.pattern: not a regex kbt can match in linear time (invalid perl operator: (?=); RE2 syntax: no backreferences or lookaround",  # noqa: E501
+    "regex-key-too-long": "spec.yaml:8: workload.keys: keys.pattern: 600 characters; at most 512",
+    "regex-key-no-group": "spec.yaml:8: workload.keys: keys.pattern: needs a capture group (the key)",
+}
+CASES += [dataclasses.replace(c, line=E + LEFTOVER_LINES[c.id]) for c in LEFTOVER_CASES]
+
+
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""
     out = [

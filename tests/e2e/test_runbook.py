@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import runbook_lab_env
 from tuner.core.paths import repo_root
 
 pytestmark = pytest.mark.e2e
@@ -130,7 +131,8 @@ name_format: "{{profile}}"
 
 
 @pytest.mark.slow
-def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path) -> None:
+def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path, runbook_lab_dir: Path) -> None:
+    """Its `kbt lab up` finds the lab tests/e2e/conftest.py began booting with the e2e tier."""
     work = tmp_path / "checkout"
     work.mkdir()
     (work / "loadtests").symlink_to(LOADTESTS)  # commands name specs as from the checkout
@@ -146,12 +148,9 @@ def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path) -> None:
         f"echo '== {phase}: block {i}'\n{block}" for i, (phase, block) in enumerate(runnable_blocks())
     )
     (tmp_path / "runbook.sh").write_text(script)
-    lab_dir = tmp_path / "lab"
+    lab_dir = runbook_lab_dir
     env = {
-        **os.environ,
-        "KBT_LAB_DIR": str(lab_dir),
-        # clear of the integration tier's session lab (base) and secure lab (base + 400)
-        "KBT_LAB_BASE_PORT": str(int(os.environ.get("KBT_TEST_LAB_BASE_PORT", "19290")) + 800),
+        **runbook_lab_env(lab_dir),
         "COST_SWEEP": str(specs / "cost.yaml"),
         "STRESS_SPEC": str(specs / "stress.yaml"),
         "CANARY_SWEEP": str(specs / "canary.yaml"),

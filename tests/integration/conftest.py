@@ -5,7 +5,7 @@ lab on the pressure profile, started in the background the same way (KBT_TEST_PR
 reuses a running one).
 
 KBT_TEST_LAB_DIR=<dir> reuses a lab already brought up with `kbt lab up --lab-dir <dir>` (it is left
-running). Otherwise the session starts its own: 3 brokers, tiered storage, 1 s scrapes, base port
+running). Otherwise the session starts its own: 3 brokers, tiered storage, 2 s scrapes, base port
 19290 (KBT_TEST_LAB_BASE_PORT overrides), in a temporary directory, and stops it at the end.
 
 The session's own lab starts in the background as soon as collection shows a test that needs it,
@@ -40,7 +40,10 @@ def _session_lab_config() -> LabConfig:
         base_port=int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT)),
         lab_dir=Path(tempfile.mkdtemp(prefix="kbt-test-lab-")),
         tiered=True,
-        scrape_interval_s=1.0,
+        # 2 s scrapes, timing out at 1.5 s: at 1 s (and a 1 s timeout) the brokers of a loaded 2-core
+        # CI machine missed most scrapes and read unmeasured.
+        scrape_interval_s=2.0,
+        scrape_timeout_s=1.5,
     )
 
 

@@ -1,6 +1,6 @@
 """The librdkafka engine's client exporter waits after its drain for one more Prometheus scrape, so
 the last scraped value of each counter is the run's final count (without the wait the counts acked
-during the drain never reached Prometheus). Real lab (1 s scrapes), a short open-loop run."""
+during the drain never reached Prometheus). Real lab (the session lab's scrapes), a short open-loop run."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     # the demo's job on a 12 s-run copy of its spec (same traffic and profiles), to keep the suite short
     env["KBT_DEMO_SPEC"] = "tests/integration/data/demo-quick.yaml"
     env["KBT_DEMO_TRIALS"] = "2"
-    # the pressure step on the shared pressure lab, in 20 s runs (the closing lines, not the regime:
+    # the pressure step on the shared pressure lab, in 12 s runs (the closing lines, not the regime:
     # tests/integration/test_pressure_regime.py checks that)
     env["KBT_DEMO_PRESSURE_LAB_DIR"] = str(pressure_lab.lab_dir)
     env["KBT_DEMO_PRESSURE_SPEC"] = "tests/integration/data/demo-pressure-quick.yaml"

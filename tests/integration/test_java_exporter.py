@@ -3,7 +3,7 @@ Prometheus scrapes every engine process (job kbt-client) and the series carry th
 (client="java"); the produce requests Prometheus saw agree with the run record's count. A taken port
 leaves the run going, unexported, with a note in the engine's result.
 
-Uses the session `lab` fixture (1 s scrapes). Each engine's counters start at 0 in a fresh JVM and
+Uses the session `lab` fixture (2 s scrapes). Each engine's counters start at 0 in a fresh JVM and
 the engine waits after its drain for one more scrape, so the last scraped value of a series is its
 increase over the run. No timing is asserted.
 """

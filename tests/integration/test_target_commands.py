@@ -61,7 +61,7 @@ def test_recommend_forecast_report_through_a_target_file(lab: LabState, tmp_path
     target = tmp_path / "target.yaml"
     target.write_text(
         f"name: lab-as-target\nbootstrap_servers: [{lab.bootstrap_servers}]\n"
-        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: 1}}\n'
+        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: {lab.config.scrape_interval_s:g}}}\n'
         f"dialect: auto\ntopic_prefix: {PREFIX}\nlimits: {{max_msgs_per_s: 1000}}\n"
     )
     (tmp_path / "spec.yaml").write_text(SPEC)
@@ -103,7 +103,7 @@ def test_target_check_reads_the_kafka_version(lab: LabState, tmp_path: Path) -> 
     target = tmp_path / "target.yaml"
     target.write_text(
         f"name: lab-as-target\nbootstrap_servers: [{lab.bootstrap_servers}]\n"
-        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: 1}}\n'
+        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: {lab.config.scrape_interval_s:g}}}\n'
     )
     check = _kbt("target", "check", str(target), "--json", "-", cwd=tmp_path, timeout=60)
     assert check.returncode == 0, check.stderr
@@ -124,7 +124,7 @@ def test_target_health_go_no_go(lab: LabState, make_topic: Any, tmp_path: Path) 
     target = tmp_path / "target.yaml"
     target.write_text(
         f"name: lab-health\nbootstrap_servers: [{lab.bootstrap_servers}]\n"
-        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: 1}}\n'
+        f'prometheus: {{url: "{lab.prometheus_url}", scrape_interval_s: {lab.config.scrape_interval_s:g}}}\n'
     )
     topic = make_topic(partitions=1, replication=3)
     producer = Producer({"bootstrap.servers": lab.bootstrap_servers})

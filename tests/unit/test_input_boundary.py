@@ -23,7 +23,7 @@ from tuner.core.net import DeadlineExceeded, get_bounded, join_url, without_secr
 from tuner.core.numbers import check_duration, parse_int, parse_number
 from tuner.core.redact import REDACTED, is_secret_name, redact, scrub
 from tuner.core.text import one_line
-from tuner.core.writes import atomic_write, atomic_write_json
+from tuner.core.writes import atomic_write, atomic_write_all, atomic_write_json
 
 
 def test_readers_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
@@ -122,6 +122,51 @@ def test_failed_write_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.Mo
     with pytest.raises(EnvironmentProblem, match="No space left on device"):
         atomic_write(tmp_path / "out.bin", b"x")
     assert list(tmp_path.iterdir()) == []
+
+
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@hypothesis.settings(max_examples=40, deadline=None)
+@hypothesis.given(st.integers(min_value=1, max_value=6), st.data())
+def test_several_files_are_written_all_or_nothing(count: int, data: st.DataObject) -> None:
+    """A batch whose k-th file cannot be staged (disk full) or whose k-th target is under a file
+    leaves nothing: no file of the batch, no directory it made, no temporary file."""
+    import tempfile
+
+    bad = data.draw(st.integers(min_value=0, max_value=count - 1))
+    under_a_file = data.draw(st.booleans())
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "afile").write_text("x")
+        (root / "kept.txt").write_text("old")
+        files: dict[Path, str | bytes] = {root / "new" / "sub" / f"f{i}.txt": f"{i}" for i in range(count)}
+        files[root / "kept.txt"] = "new"
+        before = _tree(root)
+        real_fsync, calls = os.fsync, []
+
+        def fsync(fd: int) -> None:
+            calls.append(fd)
+            if len(calls) == bad + 1:
+                raise OSError(28, "No space left on device")
+            real_fsync(fd)
+
+        if under_a_file:
+            files[root / "afile" / "sub" / "x.png"] = b"png"
+            with pytest.raises(BadInput, match="afile is not a directory"):
+                atomic_write_all(files, "report")
+        else:
+            os.fsync = fsync  # type: ignore[assignment]
+            try:
+                with pytest.raises(EnvironmentProblem, match="No space left on device"):
+                    atomic_write_all(files, "report")
+            finally:
+                os.fsync = real_fsync
+        assert _tree(root) == before and (root / "kept.txt").read_text() == "old"
+        written = atomic_write_all({p: d for p, d in files.items() if "afile" not in str(p)}, "report")
+        assert [p.read_text() for p in written] == [*(f"{i}" for i in range(count)), "new"]
+        assert not [p for p in root.rglob("*.tmp")]
 
 
 def test_one_var_grammar() -> None:
@@ -284,6 +329,60 @@ def test_durations_are_read_in_linear_time(unit: str, count: int, tail: str) -> 
     assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
 
 
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(
+    st.sampled_from(["(a*)*", "(a+)+", "(a|a)*", "(a|aa)+", "(.*a){12}", "(\\w+\\s?)+"]),
+    st.integers(min_value=1, max_value=200_000),
+    st.sampled_from(["b", "!", "$", ""]),
+)
+def test_key_patterns_match_in_linear_time(hostile: str, length: int, tail: str) -> None:
+    """keys.pattern runs on every event: patterns that make a backtracking engine run for ever
+    (nested quantifiers against a long run that fails at its end) answer at once."""
+    from tuner.spec.workload import KeySpec
+
+    keys = KeySpec(kind="field", pattern=f"^{hostile}b$")
+    text = "a" * length + tail
+    started = time.monotonic()
+    key = keys.key_of(text)
+    assert time.monotonic() - started < 1  # a bound on hanging, not a speed figure
+    needed = 12 if hostile.startswith("(.*a)") else 1  # the a's the pattern needs before the b
+    assert (key is not None) == (tail == "b" and length >= needed)
+
+
+_ATOMS = st.sampled_from(["a", "b", "[ab]", ".", "\\d", "x"])
+_PIECE = st.builds(lambda atom, q: atom + q, _ATOMS, st.sampled_from(["", "*", "+", "?", "{1,3}"]))
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(
+    st.lists(_PIECE, max_size=3), st.lists(_PIECE, min_size=1, max_size=3), st.lists(_PIECE, max_size=3),
+    st.text(alphabet="abx1 ", max_size=30),
+)  # fmt: skip
+def test_key_patterns_find_the_key_python_would(
+    before: list[str], group: list[str], after: list[str], text: str
+) -> None:
+    """RE2 takes the same leftmost-first match as Python's re on the patterns both accept."""
+    from tuner.spec.workload import KeySpec
+
+    pattern = "".join(before) + "(" + "".join(group) + ")" + "".join(after)
+    expected = re.search(pattern, text)
+    assert KeySpec(kind="field", pattern=pattern).key_of(text) == (expected.group(1) if expected else None)
+
+
+@hypothesis.settings(max_examples=100, deadline=None)
+@hypothesis.given(st.text(max_size=80))
+def test_any_key_pattern_is_accepted_or_one_line(pattern: str) -> None:
+    from pydantic import ValidationError
+
+    from tuner.spec.workload import KeySpec
+
+    try:
+        KeySpec(kind="field", pattern=pattern)
+    except ValidationError as exc:
+        (error,) = exc.errors()
+        assert str(error["msg"]).startswith("Value error, keys") and "\n" not in str(error["msg"])
+
+
 def test_the_output_gate_keeps_kbts_own_sequences_only() -> None:
     from tuner.core.text import gate
 
@@ -319,3 +418,24 @@ def test_a_name_the_os_refuses_is_no_file(tmp_path: Path) -> None:
     spec.write_text(f"name: s\nworkload: {long_name}\nprofiles: [p.yaml]\n")
     with pytest.raises(BadInput, match="no such file"):
         load_sweep(spec)
+
+
+@hypothesis.settings(max_examples=150, deadline=None)
+@hypothesis.given(
+    st.one_of(
+        st.text(max_size=12),
+        st.sampled_from(["1e400", "inf", "-inf", "nan", "\u0660.\u0665", "\u00b2", "1_0", "33554432"]),
+    )
+)
+def test_driver_numbers_from_client_properties_take_the_one_grammar(value: str) -> None:
+    """buffer.memory and delivery.timeout.ms as a user writes them: a heap within bounds or one
+    BadInput line, a bounded drain; float() took "1e400", "inf" and Arabic-Indic digits."""
+    from tuner.driver.java_plan import HEAP_MAX_MB, drain_s, heap_mb
+
+    try:
+        heap = heap_mb(2, {"buffer.memory": value})
+    except BadInput as exc:
+        assert "\n" not in str(exc) and "buffer.memory" in str(exc)
+    else:
+        assert value.strip().isascii() and 0 < heap <= HEAP_MAX_MB
+    assert 5 <= drain_s({"delivery.timeout.ms": value}) <= 600

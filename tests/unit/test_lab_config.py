@@ -63,6 +63,7 @@ def test_defaults_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         ({"brokers": 6}, "brokers"),
         ({"heap": "1 GB"}, "heap"),
         ({"scrape_interval_s": 0}, "scrape_interval_s"),
+        ({"scrape_interval_s": 2, "scrape_timeout_s": 3}, "scrape_timeout_s (3) must not exceed"),
         ({"base_port": 80}, "base_port"),
         ({"borkers": 3}, "unknown lab setting 'borkers' (did you mean \"brokers\"?)"),
         ({"profile": "presure"}, "unknown lab profile 'presure' (did you mean \"pressure\"?)"),
@@ -170,7 +171,9 @@ def test_commands(tmp_path: Path) -> None:
 def test_prometheus_config(tmp_path: Path) -> None:
     c = cfg(tmp_path, brokers=3, scrape_interval_s=1, client_exporter_count=64)
     conf = prometheus_config(c)
-    assert conf["global"]["scrape_interval"] == "1000ms"
+    assert conf["global"]["scrape_interval"] == conf["global"]["scrape_timeout"] == "1000ms"
+    timed = prometheus_config(cfg(tmp_path, scrape_interval_s=2, scrape_timeout_s=1.5))["global"]
+    assert (timed["scrape_interval"], timed["scrape_timeout"]) == ("2000ms", "1500ms")
     brokers, clients = conf["scrape_configs"]
     assert brokers["job_name"] == "kafka-broker" and clients["job_name"] == "kbt-client"
     assert [(t["targets"], t["labels"]) for t in brokers["static_configs"]] == [

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tuner.core.errors import BadInput
 from tuner.measure.compression import batch_starts, batches_of, check_measurable, measurable_sizes
-from tuner.measure.log_sample import join_lines, read_sample
+from tuner.measure.log_sample import LogSample, join_lines, read_sample
 from tuner.measure.record_batch import records_section
 from tuner.spec.probe import build_options
 
@@ -74,3 +75,40 @@ def test_only_sizes_the_sample_holds_four_times(tmp_path: Path) -> None:
     tiny = build_options("gzip", [], "4,8", None, 5, 1)
     with pytest.raises(BadInput, match="10 message"):
         check_measurable(sample, tiny, "n.log")
+
+
+def test_a_probe_of_many_files_holds_one_files_messages_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memory budget of a multi-file probe: after the checks only counts are kept; each file is
+    read again for its measurement and released after it, so at most one file's messages are held."""
+    import tuner.runner.probe as runner
+    from tuner.measure import compression
+    from tuner.runner.probe import load_samples, probe_samples
+
+    files = []
+    for i in range(4):
+        path = tmp_path / f"app{i}.log"
+        path.write_text("".join(f"{i} line {n} of a log\n" for n in range(400)))
+        files.append(path)
+    options = build_options("gzip", [], "1,8", None, 10, 1)
+    samples = load_samples(files, options)
+    assert [(s.messages, s.message_count) for s in samples] == [([], 400)] * 4
+    held: list[int] = []
+    real = compression.probe_sample
+
+    def probe_sample(sample: LogSample, *args: Any, **kwargs: Any) -> compression.SampleMeasurement:
+        """The real measurement, watched: what it is given and what is held meanwhile."""
+        held.append(len(sample.messages))
+        assert all(s.messages == [] for s in samples)  # the others stay released
+        return real(sample, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "probe_sample", probe_sample)
+    record = probe_samples(samples, options, min_cpu_s=0.001)
+    assert held == [400] * 4
+    assert [s.messages for s in record.samples] == [400] * 4
+    assert round(record.samples[0].mean_message_bytes, 1) == round(samples[0].mean_message_bytes, 1)
+    # a file changed between its check and its measurement is named, not measured as another
+    files[2].write_text("changed\n" * 400)
+    with pytest.raises(BadInput, match=r"app2\.log: changed while the probe ran"):
+        probe_samples(samples, options, min_cpu_s=0.001)

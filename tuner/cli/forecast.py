@@ -16,7 +16,7 @@ from tuner.cli.diagnose import load_cost_model, load_records, seconds
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import cut_value, parse_number
-from tuner.core.writes import atomic_write
+from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
 from tuner.target import TargetSource
 
@@ -34,10 +34,6 @@ def parse_peak(value: str) -> float:
             f"--peak {cut_value(value)}: give a positive multiple of today's traffic such as 3x or 1.5"
         )
     return peak
-
-
-def _write(path: Path, text: str) -> None:
-    atomic_write(path, text, "forecast")
 
 
 def live_diagnosis(target_file: TargetSource, window_s: float) -> Diagnosis:
@@ -138,8 +134,6 @@ def forecast(
         from tuner.model.cost import fit_cost_model
 
         model = fit_cost_model(records)
-    if save_model is not None:
-        _write(save_model, json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
     if diagnosis is not None:
         from tuner.core.inputs import read_json
 
@@ -155,10 +149,15 @@ def forecast(
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle)
     text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
+    # --save-model and --json: written together once every input was read, all or none
+    outputs: dict[Path, str | bytes] = {}
+    if save_model is not None:
+        outputs[save_model] = json.dumps(model.model_dump(mode="json"), indent=2) + "\n"
+    if json_path is not None and str(json_path) != "-":
+        outputs[json_path] = text
+    atomic_write_all(outputs, "forecast")
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
         return
     console = console_for(None, min_width=160)
     show(console, forecast_view(result))
-    if json_path is not None:
-        _write(json_path, text)

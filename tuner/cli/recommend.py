@@ -12,9 +12,9 @@ from rich.console import Console
 
 from tuner.cli.args import list_values, positional_results, results_dir, results_option
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.json_out import console_for, json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, Interrupted
-from tuner.core.writes import atomic_write
+from tuner.core.writes import atomic_write_all, check_target
 from tuner.render.plain import show
 from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
@@ -99,13 +99,15 @@ def recommend(
     from tuner.model.recommend import recommend as run_recommend
     from tuner.render.recommendation import recommendation_table, render_files, summary_lines
     from tuner.runner.recommend_inputs import gather
-    from tuner.store.recommendation import write_recommendation
+    from tuner.store.recommendation import recommendation_text
 
     results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
     client, sweep = list_values(client), list_values(sweep)
     unknown = [c for c in client if c not in CLIENTS]
     if unknown:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
+    if not client:
+        raise BadInput(f"--client names no client kind: expected one of {', '.join(CLIENTS)}")
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     if source is not None:
         if live is None:
@@ -139,10 +141,13 @@ def recommend(
     for line in summary_lines(rec):
         console.print(line, highlight=False)
     target = out / f"{rec.workload.name}--{run_stamp(time.time())}"
-    path = write_recommendation(rec, target / "recommendation.json")
+    path = target / "recommendation.json"
     files = render_files(rec)
-    for name, text in files.items():
-        atomic_write(target / name, text, "rendered file")
+    if json_path is not None and not to_stdout(json_path):
+        check_target(json_path, "JSON document")  # before any file is written
+    # the record and its rendered files: all or none
+    written = {path: recommendation_text(rec), **{target / name: text for name, text in files.items()}}
+    atomic_write_all(written, "recommendation")
     console.print(f"wrote {', '.join(files)} beside", highlight=False)
     console.print(str(path), highlight=False, markup=False, soft_wrap=True)  # a path is never folded
     write_json(

@@ -8,7 +8,7 @@ import typer
 
 from tuner.core.errors import ExitStatus
 from tuner.core.paths import repo_root
-from tuner.core.writes import atomic_write
+from tuner.core.writes import atomic_write_all
 
 app = typer.Typer(help="Write generated client configuration files.", no_args_is_help=True)
 
@@ -29,30 +29,49 @@ def filebeat(
     Render filebeat-profiles/*.yml (Filebeat output.kafka + queue.mem fragments) and their
     loadtests/profiles/filebeat-*.yaml twins from the profile definitions, each checked by the schema."""
     from tuner.render.filebeat_profiles import PROFILE_DIR, render_all
-    from tuner.spec.filebeat_load import load_filebeat
 
     root = repo_root()
     stale: list[str] = []
+    rendered: dict[Path, str] = {}
     for rel, content in sorted(render_all().items()):
         path = root / rel
         if out is not None:
             if not rel.startswith(PROFILE_DIR + "/"):
                 continue
             path = out / Path(rel).name
-        if check:
-            if _current(path) != content:
-                stale.append(str(path))
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if _current(path) != content:
-            atomic_write(path, content, "rendered file")
+        rendered[path] = content
+    changed = {path: content for path, content in rendered.items() if _current(path) != content}
+    if check:
+        stale = [str(path) for path in changed]
+    else:
+        _validate(rendered)  # every definition checked before any file is written
+        atomic_write_all(changed, "rendered file")
+        for path in changed:
             typer.echo(f"wrote {path}")
-        if path.suffix == ".yml":
-            load_filebeat(path)  # the schema's one-line BadInput if a definition is wrong
     if stale:
         for name in stale:
             typer.echo(f"stale: {name} (run 'kbt render filebeat')", err=True)
         raise typer.Exit(int(ExitStatus.FAILURE))
+
+
+def _validate(files: dict[Path, str]) -> None:
+    """The schema's one-line BadInput if a rendered Filebeat profile is wrong, read from a scratch
+    copy: nothing is written where the user asked until every file passes."""
+    import tempfile
+
+    from tuner.core.errors import BadInput
+    from tuner.core.inputs import shown_path
+    from tuner.spec.filebeat_load import load_filebeat
+
+    with tempfile.TemporaryDirectory(prefix="kbt-render-") as scratch:
+        for path, content in files.items():
+            if path.suffix == ".yml":
+                copy = Path(scratch) / path.name
+                copy.write_text(content, encoding="utf-8")
+                try:
+                    load_filebeat(copy)
+                except BadInput as exc:  # named as the file it would have been
+                    raise BadInput(str(exc).replace(shown_path(copy), shown_path(path))) from None
 
 
 def _current(path: Path) -> str | None:

@@ -13,7 +13,7 @@ from tuner.cli.cluster_flags import bootstrap_option, command_config_option, tar
 from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
-from tuner.core.writes import atomic_write
+from tuner.core.writes import atomic_write_all, check_target
 from tuner.target import ClusterFlags
 
 if TYPE_CHECKING:
@@ -97,10 +97,12 @@ def report(
     if prom is not None:
         _backfill(data, prom)
     built = build_report(data, title=title)
-    atomic_write(out, scrub(built.html), "report")
+    outputs: dict[Path, str | bytes] = {out: scrub(built.html)}
     if png_dir is not None:
-        for name, png in built.pngs.items():
-            atomic_write(png_dir / name, png, "plot")
+        outputs |= {png_dir / name: png for name, png in built.pngs.items()}
+    if json_path is not None and not to_stdout(json_path):
+        check_target(json_path, "JSON document")  # before any file is written
+    atomic_write_all(outputs, "report")  # the page and its plots: all or none
     write_json(
         json_path,
         "report",

@@ -7,6 +7,8 @@
 - the bytes go to a temporary file beside the target, fsync'd, then renamed over it (or linked,
   when an existing file must not be replaced): a reader sees the old file or the new one, and a
   failed write leaves nothing behind;
+- several files written together (`atomic_write_all`) are all checked and staged first, then
+  renamed into place: a failure part-way leaves none of them;
 - JSON is written with finite numbers only (a non-finite float becomes null: JSON has no NaN).
 """
 
@@ -18,6 +20,7 @@ import math
 import os
 import stat
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,24 +72,11 @@ def atomic_write(
     passes through for the caller to word). `mode`: permissions of the new file (e.g. 0o600)."""
     path = Path(path)
     check_target(path, what)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     tmp: str | None = None
     try:
         if make_parents:
             path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        elif path.exists():
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+        tmp = _stage(path, data, mode)
         if replace:
             os.replace(tmp, path)
         else:
@@ -102,6 +92,70 @@ def atomic_write(
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return path
+
+
+def _stage(path: Path, data: str | bytes, mode: int | None = None) -> str:
+    """`data` in a new temporary file beside `path`, fsync'd, with the permissions `path` will
+    have; returns its name (the caller renames it into place or removes it)."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif path.exists():
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _make_dirs(directory: Path) -> list[Path]:
+    """mkdir -p, returning the directories it created, outermost first."""
+    missing = [d for d in (directory, *directory.parents) if not d.exists()]
+    directory.mkdir(parents=True, exist_ok=True)
+    return list(reversed(missing))
+
+
+def atomic_write_all(files: Mapping[Path, str | bytes], what: str = "file") -> list[Path]:
+    """Several files, all or nothing (a render or a report that writes more than one file): every
+    target is checked before anything is written, every file is staged beside its target, and only
+    when all are staged are they renamed into place. A failure before that leaves no new file and
+    no directory it made."""
+    targets = [(Path(path), data) for path, data in files.items()]
+    for path, _ in targets:
+        check_target(path, what)
+    made: list[Path] = []
+    staged: list[tuple[str, Path]] = []
+    done = False
+    current = targets[0][0] if targets else Path()
+    try:
+        for current, data in targets:
+            made += _make_dirs(current.parent)
+            staged.append((_stage(current, data), current))
+        for tmp, current in staged:
+            os.replace(tmp, current)
+        done = True
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write {shown_path(current)}: {exc.strerror or exc}") from None
+    finally:
+        if not done:
+            for tmp, _ in staged:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            for directory in reversed(made):
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+    return [path for path, _ in targets]
 
 
 def finite(value: Any) -> Any:

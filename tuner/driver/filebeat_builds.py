@@ -11,7 +11,8 @@ from tuner.core.paths import cache_dir
 
 
 def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) if p.isdigit() else -1 for p in version.replace("-", ".").split("."))
+    # ASCII digits only: "²".isdigit() is true and int("²") raises
+    return tuple(int(p) if p.isascii() and p.isdigit() else -1 for p in version.replace("-", ".").split("."))
 
 
 def filebeat_builds() -> dict[str, Path]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,7 +38,7 @@ def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1) -> int:
     rng = random.Random(seed)
     lines = _source_lines(workload, rng)
     keys = workload.keys
-    key_pattern = re.compile(keys.pattern) if keys.kind == "field" and keys.pattern else None
+    key_pattern = keys if keys.kind == "field" and keys.pattern else None
     count, total = 0, 0
     with path.open("w", encoding="utf-8") as out:
         for size in _entry_sizes(workload):
@@ -100,8 +99,7 @@ def _text_of(lines: list[str], rng: random.Random, size: int) -> str:
     return " ".join(parts)[:size]
 
 
-def _key(keys: KeySpec, pattern: re.Pattern[str] | None, text: str) -> str | None:
+def _key(keys: KeySpec, pattern: KeySpec | None, text: str) -> str | None:
     if pattern is None:
         return None  # none: keyless; random: the engine draws keys itself
-    match = pattern.search(text)
-    return match.group(1) if match else None
+    return pattern.key_of(text)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.numbers import parse_number
 from tuner.core.paths import cache_dir
 from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
 from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
@@ -38,8 +39,10 @@ HEAP_MAX_MB = 6144
 def heap_mb(pods: int, properties: Mapping[str, str]) -> int:
     """The heap a JVM of `pods` producers needs: BadInput when it is more than one process should take."""
     try:
-        buffer = float(properties.get("buffer.memory", DEFAULT_BUFFER_MEMORY))
-    except ValueError:
+        buffer = parse_number(str(properties.get("buffer.memory", DEFAULT_BUFFER_MEMORY)), "buffer.memory")
+        if buffer <= 0:
+            raise ValueError("not positive")
+    except ValueError:  # the one number grammar: ASCII digits, finite (float() took "1e400", "٠.٥")
         raise BadInput(f"buffer.memory: not a number of bytes ({properties['buffer.memory']!r})") from None
     need = round(HEAP_BASE_MB + pods * buffer * HEAP_PER_BUFFER / 2**20)
     if need > HEAP_MAX_MB:
@@ -127,7 +130,11 @@ def drain_s(properties: Mapping[str, str]) -> float:
     """How long outstanding records may take after the schedule ends: the client's own delivery
     bound (delivery.timeout.ms covers linger, retries and the request timeout) plus a margin."""
     try:
-        timeout_ms = float(properties.get("delivery.timeout.ms", DEFAULT_DELIVERY_TIMEOUT_MS))
+        timeout_ms = parse_number(
+            str(properties.get("delivery.timeout.ms", DEFAULT_DELIVERY_TIMEOUT_MS)), "delivery.timeout.ms"
+        )
+        if timeout_ms < 0:
+            raise ValueError("negative")
     except ValueError:
         timeout_ms = DEFAULT_DELIVERY_TIMEOUT_MS
     return min(600.0, timeout_ms / 1000 + 5.0)

@@ -10,7 +10,6 @@ and the size stays exact.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 
 from tuner.driver.filebeat_corpus import _entry_sizes, _source_lines, _text_of
@@ -86,5 +85,5 @@ class Payloads:
         if self.keys.kind == "random":
             cardinality = self.keys.cardinality or 1_000_000
             return str(self.rng.randrange(cardinality)).encode()
-        match = re.search(self.keys.pattern or "", event.decode("utf-8", "replace"))
-        return match.group(1).encode() if match else None
+        key = self.keys.key_of(event.decode("utf-8", "replace"))
+        return key.encode() if key is not None else None

@@ -64,6 +64,9 @@ class LabConfig(Frozen):
     lab_dir: Path = Field(default_factory=default_lab_dir)
     tiered: bool = Field(True, description="KIP-405 tiered storage with LocalTieredStorage")
     scrape_interval_s: float = Field(5.0, ge=0.5, le=60.0, description="Prometheus scrape interval")
+    scrape_timeout_s: float | None = Field(
+        None, ge=0.5, le=60.0, description="Prometheus scrape timeout, at most the interval (None: equal)"
+    )
     heap: str = Field("512m", pattern=r"^[1-9][0-9]*[mMgG]$", description="-Xms/-Xmx per broker")
     controller_heap: str = Field("256m", pattern=r"^[1-9][0-9]*[mMgG]$", description="controller heap")
     network_threads: int = Field(3, ge=1, le=16, description="num.network.threads")
@@ -123,6 +126,15 @@ class LabConfig(Frozen):
                 raise ValueError(f"unknown lab profile {name!r}{did_you_mean(str(name), PROFILES)}")
             data = {**PROFILES[name].settings(), **data}
         return data
+
+    @model_validator(mode="after")
+    def _timeout_within_interval(self) -> LabConfig:
+        if self.scrape_timeout_s is not None and self.scrape_timeout_s > self.scrape_interval_s:
+            raise ValueError(
+                f"scrape_timeout_s ({self.scrape_timeout_s:g}) must not exceed scrape_interval_s"
+                f" ({self.scrape_interval_s:g})"
+            )
+        return self
 
     @field_validator("listen_address")
     @classmethod

@@ -28,13 +28,14 @@ def _seconds(value: float) -> str:
 def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
     """Scrape every broker's jmx agent (label broker="<node id>") and the client exporter range."""
     interval = _seconds(cfg.scrape_interval_s)
+    timeout = _seconds(cfg.scrape_timeout_s or cfg.scrape_interval_s)
     brokers = [
         {"targets": [f"{LOOPBACK}:{cfg.jmx_port(node)}"], "labels": {"broker": str(node)}}
         for node in cfg.node_ids
     ]
     cluster = [{"target_label": "cluster", "replacement": CLUSTER}]
     config: dict[str, Any] = {
-        "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": interval},
+        "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": timeout},
         "rule_files": [str(repo_root() / RULE_FILES)],
         "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers, "relabel_configs": cluster}],
     }

@@ -154,7 +154,7 @@ def probe_sample(
 
 def measurable_sizes(sample: LogSample, options: ProbeOptions) -> list[int]:
     """The batch sizes the sample holds at least MIN_DISJOINT_BATCHES times over."""
-    return [n for n in options.batch_sizes if n * MIN_DISJOINT_BATCHES <= len(sample.messages)]
+    return [n for n in options.batch_sizes if n * MIN_DISJOINT_BATCHES <= sample.message_count]
 
 
 def check_measurable(sample: LogSample, options: ProbeOptions, shown: str) -> None:
@@ -162,7 +162,7 @@ def check_measurable(sample: LogSample, options: ProbeOptions, shown: str) -> No
     if not measurable_sizes(sample, options):
         smallest = min(options.batch_sizes)
         raise BadInput(
-            f"{shown}: {len(sample.messages)} message(s); batches of {smallest} need at least"
+            f"{shown}: {sample.message_count} message(s); batches of {smallest} need at least"
             f" {smallest * MIN_DISJOINT_BATCHES}"
         )
 

@@ -8,6 +8,7 @@ dropped). The bytes are kept as they are in the file: nothing is decoded and re-
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +31,35 @@ class LogSample:
     file_bytes: int
     sha256: str
     lines: int
-    messages: list[bytes]
+    messages: list[bytes]  # empty once released(): held() reads the file again
     event_bytes: int | None
+    path: Path | None = None
+    message_count: int = 0  # len(messages), kept when they are released
+    message_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.messages:
+            object.__setattr__(self, "message_count", len(self.messages))
+            object.__setattr__(self, "message_bytes", sum(len(m) for m in self.messages))
 
     @property
     def mean_message_bytes(self) -> float:
-        return sum(len(m) for m in self.messages) / len(self.messages)
+        return self.message_bytes / self.message_count
+
+    def released(self) -> LogSample:
+        """The same sample without its messages (the counts stay): a probe of many files holds one
+        file's messages at a time, not every file's."""
+        return dataclasses.replace(self, messages=[])
+
+    def held(self) -> LogSample:
+        """The sample with its messages, read again if released; BadInput when the file changed
+        since it was checked."""
+        if self.messages or self.path is None:
+            return self
+        again = read_sample(self.path, self.event_bytes)
+        if again.sha256 != self.sha256:
+            raise BadInput(f"{self.path}: changed while the probe ran (read it again with a new run)")
+        return again
 
 
 def _binary_share(head: bytes) -> float:
@@ -68,6 +92,7 @@ def read_sample(path: Path, event_bytes: int | None = None) -> LogSample:
         lines=len(lines),
         messages=messages,
         event_bytes=event_bytes,
+        path=path,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,10 +24,13 @@ from tuner.store.probe_record import ProbeCurve, ProbePoint, ProbeRecord, ProbeS
 
 
 def load_samples(files: Sequence[Path], options: ProbeOptions) -> list[LogSample]:
-    """Every file read and checked before anything is measured (one BadInput line for the first bad one)."""
-    samples = [read_sample(path, options.event_bytes) for path in files]
-    for path, sample in zip(files, samples, strict=True):
+    """Every file read and checked before anything is measured (one BadInput line for the first bad
+    one). Only the counts are kept: memory is one file's messages, however many files are probed."""
+    samples = []
+    for path in files:
+        sample = read_sample(path, options.event_bytes)
         check_measurable(sample, options, str(path))
+        samples.append(sample.released())
     return samples
 
 
@@ -37,7 +41,10 @@ def probe_samples(
     min_cpu_s: float = MIN_CPU_S,
 ) -> ProbeRecord:
     """Measure every sample and return the record with knees and advice."""
-    measured = [probe_sample(s, options, on_point=on_point, min_cpu_s=min_cpu_s) for s in samples]
+    measured = []
+    for sample in samples:  # one file's messages in memory at a time
+        m = probe_sample(sample.held(), options, on_point=on_point, min_cpu_s=min_cpu_s)
+        measured.append(dataclasses.replace(m, sample=m.sample.released()))
     record = ProbeRecord(
         created_at=time.time(),
         kbt_version=__version__,
@@ -74,7 +81,7 @@ def sample_of(m: SampleMeasurement) -> ProbeSample:
         sha256=s.sha256,
         file_bytes=s.file_bytes,
         lines=s.lines,
-        messages=len(s.messages),
+        messages=s.message_count,
         mean_message_bytes=round(s.mean_message_bytes, 1),
         event_bytes=s.event_bytes,
         skipped_batch_sizes=m.skipped_batch_sizes,

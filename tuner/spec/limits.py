@@ -28,3 +28,7 @@ TOPIC_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,200}$"
 # nothing (1e-300 msgs/s sends no record; a 1 ns run has no scrape in it).
 MIN_RATE_PER_PRODUCER = 0.01
 MIN_DURATION_S = 1.0
+
+# keys.pattern: a regex matched against every event, compiled by RE2 (linear in the event's length:
+# no backreferences or lookaround), and no longer than this.
+KEY_PATTERN_MAX_CHARS = 512

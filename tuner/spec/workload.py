@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -9,9 +10,11 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from tuner.core import inputs
 from tuner.core.numbers import parse_int
+from tuner.core.text import one_line
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.limits import (
     BROKER_MESSAGE_MAX_BYTES,
+    KEY_PATTERN_MAX_CHARS,
     MAX_PARTITIONS,
     MAX_PROCESSES,
     MAX_PRODUCERS,
@@ -150,6 +153,29 @@ MessageSource = Annotated[
 ]
 
 
+@functools.lru_cache(maxsize=16)
+def key_matcher(pattern: str) -> Any:
+    """`keys.pattern` compiled by RE2: matching takes time linear in the event (Python's `re`
+    backtracks: `(a*)*b` against a long run of a's never ends). ValueError in spec words when the
+    pattern is too long or outside RE2's syntax (backreferences, lookaround)."""
+    import re2
+
+    if len(pattern) > KEY_PATTERN_MAX_CHARS:
+        raise ValueError(f"keys.pattern: {len(pattern)} characters; at most {KEY_PATTERN_MAX_CHARS}")
+    options = re2.Options()
+    options.log_errors = False  # the error is worded below, not logged to stderr by RE2
+    try:
+        return re2.compile(pattern, options=options)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        raise ValueError(
+            f"keys.pattern: not a regex kbt can match in linear time ({one_line(str(reason), 80)});"
+            " RE2 syntax: no backreferences or lookaround"
+        ) from None
+
+
 class KeySpec(StrictModel):
     """Record keys: `none` (keyless, the Filebeat default), `random` (uniform over `cardinality`
     keys) or `field` (the first group of `pattern` matched against the event)."""
@@ -168,22 +194,25 @@ class KeySpec(StrictModel):
 
     @model_validator(mode="after")
     def _check(self) -> KeySpec:
-        import re
-
         if self.kind == "field":
             if not self.pattern:
                 raise ValueError("keys: kind field needs a pattern (a regex whose first group is the key)")
-            try:
-                compiled = re.compile(self.pattern)
-            except re.error as exc:
-                raise ValueError(f"keys.pattern: not a valid regex: {exc}") from None
-            if compiled.groups < 1:
+            if self.groups(self.pattern) < 1:
                 raise ValueError("keys.pattern: needs a capture group (the key)")
         elif self.pattern is not None:
             raise ValueError(f"keys.pattern only applies to kind field (kind is {self.kind})")
         if self.kind != "random" and self.cardinality is not None:
             raise ValueError(f"keys.cardinality only applies to kind random (kind is {self.kind})")
         return self
+
+    @staticmethod
+    def groups(pattern: str) -> int:
+        return int(key_matcher(pattern).groups)
+
+    def key_of(self, text: str) -> str | None:
+        """The key of one event (kind field): the pattern's first group, or None without a match."""
+        match = key_matcher(self.pattern or "").search(text)
+        return str(match.group(1)) if match and match.group(1) is not None else None
 
 
 class ConsumerGroupSpec(StrictModel):

@@ -19,7 +19,7 @@ from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.core.redact import redact
-from tuner.core.writes import atomic_write_json
+from tuner.core.writes import atomic_write, json_text
 from tuner.spec.clients import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
@@ -155,10 +155,15 @@ class Recommendation(Frozen):
     notes: list[str] = Field(default_factory=list)
 
 
+def recommendation_text(record: Recommendation) -> str:
+    """The record as written: JSON, through the redaction layer (a secret given by mistake in an
+    override is never copied verbatim)."""
+    return json_text(redact(record.model_dump(mode="json")))
+
+
 def write_recommendation(record: Recommendation, path: Path) -> Path:
     """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
-    # Overrides pass the redaction layer: a secret given by mistake is never copied verbatim.
-    return atomic_write_json(path, redact(record.model_dump(mode="json")), "recommendation")
+    return atomic_write(path, recommendation_text(record), "recommendation")
 
 
 def load_recommendation(path: Path) -> Recommendation:
