@@ -85,14 +85,14 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     _log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
     with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
-        pods = [_Pod(i, work) for i in range(workload.producers)]
+        pods = [_Pod(i, work, connection) for i in range(workload.producers)]
         payloads = _payloads(plan, work, pods[0].log_file)
         procs: list[subprocess.Popen[bytes]] = []  # the writers; the pods' own are read at the stop
         readback: ReadBack | None = None
         drained, total_written = False, 0
         try:
             for pod in pods:
-                pod.start(binary, config, bootstrap, topics[0], connection)
+                pod.start(binary, config, bootstrap, topics[0])
             _wait_started(pods)
             started_at = time.time()
             start_at = started_at + START_SLACK_S
@@ -236,21 +236,21 @@ class RestartsOnTakenPort(Generic[C]):
 
 
 class _Pod(RestartsOnTakenPort[FilebeatConfig]):
-    def __init__(self, index: int, work: Path) -> None:
+    def __init__(self, index: int, work: Path, connection: _Connection | None = None) -> None:
         self.index = index
+        self.connection = connection or _Connection()  # none: a PLAINTEXT listener
         self.dir = work / f"pod-{index}"
         self.dir.mkdir()
         self.log_file = self.dir / "pod.log"
         self.log_file.touch()
         self.port = _free_port()
         self.proc: subprocess.Popen[bytes] | None = None
-        self.args: tuple[Path, FilebeatConfig, str, str, _Connection] | None = None
+        self.args: tuple[Path, FilebeatConfig, str, str] | None = None
         self.port_retries = 0
 
-    def start(
-        self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str, connection: _Connection
-    ) -> None:
-        self.args = (binary, config, bootstrap, topic, connection)
+    def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
+        self.args = (binary, config, bootstrap, topic)
+        connection = self.connection
         doc = pod_config(
             config,
             pod=self.index,
