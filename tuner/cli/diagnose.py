@@ -139,8 +139,8 @@ def diagnose(
     from tuner.measure.cluster_snapshot import take_snapshot
     from tuner.measure.prometheus import Prometheus, PrometheusError
     from tuner.model.diagnosis import diagnose as classify
-    from tuner.model.diagnosis_config import load_thresholds
     from tuner.render.diagnosis import diagnosis_view
+    from tuner.runner.diagnose_inputs import load_thresholds
     from tuner.store.snapshot import ClusterSnapshot
 
     source = target_source(target_file, bootstrap, command_config, prometheus, prometheus_alone=True)

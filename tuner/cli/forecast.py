@@ -46,7 +46,7 @@ def live_diagnosis(target_file: TargetSource, window_s: float) -> Diagnosis:
     from tuner.measure.cluster_snapshot import take_snapshot
     from tuner.measure.prometheus import PrometheusError
     from tuner.model.diagnosis import diagnose as classify
-    from tuner.model.diagnosis_config import load_thresholds
+    from tuner.runner.diagnose_inputs import load_thresholds
     from tuner.store.snapshot import ClusterSnapshot
 
     try:

@@ -14,7 +14,7 @@ while these group by request, phase, topic, producer or consumer group, and most
 
 from __future__ import annotations
 
-from tuner.measure.promql import RATE_INTERVAL, Query
+from tuner.measure.promql_query import RATE_INTERVAL, Query
 from tuner.measure.series_names import REQUESTS_SERIES
 
 PHASE_BREAKDOWN = "request_queue|local|remote|response_queue|response_send"
