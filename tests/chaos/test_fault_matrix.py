@@ -29,7 +29,7 @@ import pytest
 from tuner.core.paths import repo_root
 from tuner.lab import LabState, load_state
 from tuner.lab.faults import JOURNAL
-from tuner.lab.toxiproxy import Toxiproxy
+from tuner.lab.toxiproxy import Toxiproxy, proxies
 from tuner.runner.chaos import READY_WAIT_S, load_cap_s, wait_cluster_ready
 from tuner.runner.chaos_netem import netem_status
 from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
@@ -105,7 +105,8 @@ def _assert_cluster_whole(lab: LabState) -> None:
     assert problems == [], problems
     assert not (lab.lab_dir / JOURNAL).exists(), (lab.lab_dir / JOURNAL).read_text()
     proxy = Toxiproxy(lab.config.toxiproxy_api_port)
-    left = {name: proxy.toxics(name) for name in proxy.proxy_names() if proxy.toxics(name)}
+    names = [p["name"] for p in proxies(lab.config)]  # the proxies the lab configured
+    left = {name: proxy.toxics(name) for name in names if proxy.toxics(name)}
     assert left == {}, f"toxics left on the proxies: {left}"
     remote = lab.remote_storage_dir
     assert os.access(remote, os.W_OK), f"remote tier {remote} still unwritable"

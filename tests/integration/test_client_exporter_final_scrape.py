@@ -39,8 +39,8 @@ def test_the_last_scrape_carries_the_final_counts(
     [record] = runner.run(load_sweep(spec)).records
     assert record.status == "ok", record.problems
     run = f'run="{record.run_id}",client="librdkafka"'
-    last = prometheus.instant(f"sum(last_over_time(kbt_client_records_sent_total{{{run}}}[10m]))")
-    assert last, "no kbt_client_records_sent_total series for the run"
+    last = prometheus.instant(f"sum(last_over_time(kbt_client_records_acked_total{{{run}}}[10m]))")
+    assert last, "no kbt_client_records_acked_total series for the run"
     assert float(last[0].value) == record.client.records_acked_total
     offered = prometheus.instant(f"sum(last_over_time(kbt_client_offered_records_total{{{run}}}[10m]))")
     assert offered and float(offered[0].value) >= record.client.records_acked_total

@@ -25,11 +25,12 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.integration.labhelp import wait_for, wait_for_leaders
+from tests.unit.dashboard_reading import variable_promql
 from tuner.core.paths import repo_root
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.render.dashboards import BOARDS
-from tuner.render.dashboards.targets import fill, panel_queries, query_variables, variable_promql
+from tuner.render.dashboards.targets import fill, panel_queries, query_variables
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -24,6 +24,7 @@ from tuner.driver.engine_process import ProcessSite
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.lab import LabState
+from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind
 from tuner.measure.prometheus import Prometheus, Sample
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner
@@ -48,24 +49,12 @@ name_format: "{profile}"
 """
 
 # The contract's series a Java run fills (docs/dashboards.md), and the Java producer's own beside them.
-CONTRACT = (
-    "kbt_client_produce_requests_total",
-    "kbt_client_records_sent_total",
-    "kbt_client_bytes_sent_total",
-    "kbt_client_offered_records_total",
-    "kbt_client_delivery_errors_total",
-    "kbt_client_records_per_request",
-    "kbt_client_batch_bytes",
-    "kbt_client_queue_latency_ms",
-    "kbt_client_rtt_ms",
-    "kbt_client_delivery_latency_ms",
-)
-JAVA_OWN = (
-    "kbt_client_compression_ratio",
-    "kbt_client_queue_latency_avg_ms",
-    "kbt_client_request_rate",
-    "kbt_client_produce_throttle_time_avg_ms",
-    "kbt_client_produce_throttle_time_max_ms",
+# Taken from the contract's one definition (tuner.measure.catalog CLIENT_SERIES): a histogram as its
+# _count series.
+PRODUCER_SERIES = tuple(
+    s.name + ("_count" if s.kind is ClientKind.HISTOGRAM else "")
+    for s in CLIENT_SERIES
+    if s.name.startswith("kbt_client_") and "java" in s.engines
 )
 
 
@@ -94,20 +83,29 @@ def test_prometheus_scrapes_the_java_run(lab: LabState, prometheus: Prometheus, 
     run = f'run="{record.run_id}",client="java"'
 
     # Scraped live: several samples per producer while the run went on, from both engine processes.
-    counts = prometheus.instant(f"count_over_time(kbt_client_records_sent_total{{{run}}}[10m])")
+    counts = prometheus.instant(f"count_over_time(kbt_client_records_acked_total{{{run}}}[10m])")
     assert sorted(s.labels["producer"] for s in counts) == ["p0", "p1", "p2", "p3"]
     assert all(float(s.value) >= 5 for s in counts), [(s.labels, s.value) for s in counts]
     assert {s.labels["instance"] for s in counts} == {f"127.0.0.1:{p}" for p in lab.client_exporter_ports[:2]}
 
     # Every contract series and the Java producer's own metrics, with their labels.
-    for name in (*CONTRACT, *JAVA_OWN):
+    for name in PRODUCER_SERIES:
         assert _series(prometheus, name, run), name
     brokers = {s.labels["broker"] for s in _series(prometheus, "kbt_client_produce_requests_total", run)}
     assert brokers == {str(b.id) for b in lab.brokers}
-    rtt = {s.labels["broker"] for s in _series(prometheus, "kbt_client_rtt_ms", run + ',quantile="0.99"')}
-    assert rtt == brokers
-    latency = _series(prometheus, "kbt_client_delivery_latency_ms", run + ',quantile="0.99"')
+    rtt = _series(prometheus, "kbt_client_rtt_seconds", run + ',quantile="0.99"')
+    assert {s.labels["broker"] for s in rtt} == brokers
+    assert all(0 < s.value < 10 for s in rtt), rtt  # seconds, not milliseconds
+    latency = _series(prometheus, "kbt_client_delivery_latency_seconds_bucket", run)
     assert {s.labels["producer"] for s in latency} == {"process-0", "process-1"}
+    bounds = sorted({float(s.labels["le"]) for s in latency})
+    assert bounds == [*DELIVERY_BUCKETS_S, float("inf")]  # the contract's buckets
+    # The histogram counts the records delivered inside the measured window, as the record does.
+    delivered = _last(prometheus, f"kbt_client_delivery_latency_seconds_count{{{run}}}")
+    assert delivered == client.delivery_latency_ms.count, (delivered, client.delivery_latency_ms.count)
+    buckets = f"last_over_time(kbt_client_delivery_latency_seconds_bucket{{{run}}}[10m])"
+    p99_s = prometheus.instant(f"histogram_quantile(0.99, sum by (le)({buckets}))")
+    assert p99_s and 0 < p99_s[0].value < 60
 
     # The increase over the run agrees with the record: produce requests within 3%, acked records exact.
     scraped = _last(prometheus, f"kbt_client_produce_requests_total{{{run}}}")
@@ -116,7 +114,7 @@ def test_prometheus_scrapes_the_java_run(lab: LabState, prometheus: Prometheus, 
         f"java exporter: prometheus {scraped:.0f} vs record {client.produce_requests_total} produce requests"
     )
     assert mismatch is not None and mismatch <= 0.03, (scraped, client.produce_requests_total)
-    assert _last(prometheus, f"kbt_client_records_sent_total{{{run}}}") == client.records_acked_total
+    assert _last(prometheus, f"kbt_client_records_acked_total{{{run}}}") == client.records_acked_total
     ratios = _series(prometheus, "kbt_client_compression_ratio", run)
     assert ratios and all(s.value > 1.0 for s in ratios)  # lz4 on generated text
 

@@ -32,9 +32,10 @@ def test_stats_map_onto_the_contract() -> None:
     assert value("kbt_client_produce_requests_total", {**labels, "broker": "-1"}) is None
     assert value("kbt_client_records_per_request", labels) == 10
     assert value("kbt_client_batch_bytes", labels) == 1000
-    assert value("kbt_client_queue_latency_ms", {**labels, "quantile": "0.99"}) == 9
-    assert value("kbt_client_rtt_ms", {**labels, "broker": "2", "quantile": "0.5"}) == 1.5
-    assert value("kbt_client_produce_throttle_time_max_ms", labels) == 250
+    # librdkafka's latencies are microseconds, its throttle milliseconds: exported in seconds
+    assert value("kbt_client_queue_latency_seconds", {**labels, "quantile": "0.99"}) == 0.009
+    assert value("kbt_client_rtt_seconds", {**labels, "broker": "2", "quantile": "0.5"}) == 0.0015
+    assert value("kbt_client_produce_throttle_time_max_seconds", labels) == 0.25
 
 
 def test_no_throttled_response_reads_zero() -> None:
@@ -43,7 +44,7 @@ def test_no_throttled_response_reads_zero() -> None:
     labels = {"run": "run-1", "producer": "p0", "client": "librdkafka"}
     exporter.on_stats("p0", _stats(produce=1, throttle_max=300))
     exporter.on_stats("p0", _stats(produce=2, throttle_max=0, throttle_cnt=0))
-    assert exporter.registry.get_sample_value("kbt_client_produce_throttle_time_max_ms", labels) == 0
+    assert exporter.registry.get_sample_value("kbt_client_produce_throttle_time_max_seconds", labels) == 0
 
 
 def test_an_exporter_that_is_not_serving_waits_for_no_scrape() -> None:

@@ -17,6 +17,7 @@ from grafana_foundation_sdk.models import stat as stat_model
 from grafana_foundation_sdk.models import timeseries as ts_model
 from ruamel.yaml import YAML
 
+from tests.unit.dashboard_reading import used_variables, without_marker
 from tuner.core.paths import repo_root
 from tuner.measure.promql import ALL_QUERIES
 from tuner.render.dashboards import BOARDS, render_all
@@ -27,8 +28,6 @@ from tuner.render.dashboards.targets import (
     panel_queries,
     panels,
     query_variables,
-    used_variables,
-    without_marker,
 )
 from tuner.spec.thresholds import THRESHOLDS as limits
 

@@ -10,7 +10,8 @@ from tuner.core.errors import BadInput, ExitStatus
 from tuner.measure.cluster_snapshot import snapshot_queries
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import diagnose, small_request_limit
-from tuner.model.diagnosis_config import DiagnoseThresholds, load_thresholds
+from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.runner.diagnose_inputs import load_thresholds
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot, TopicSnapshot
 
 T = DiagnoseThresholds()

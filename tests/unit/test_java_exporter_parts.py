@@ -117,13 +117,13 @@ def test_compression_panel_takes_the_clients_own_ratio_else_derives_it(tmp_path:
     series = [
         # Java: its own ratio 2.5; the derived figure would read 4 x that (4 batches per request).
         (f"kbt_client_compression_ratio{{{java}}}", "2.5+0x20"),
-        (f"kbt_client_bytes_sent_total{{{java}}}", "0+60000x20"),
-        (f"kbt_client_records_sent_total{{{java}}}", "0+600x20"),
+        (f"kbt_client_bytes_acked_total{{{java}}}", "0+60000x20"),
+        (f"kbt_client_records_acked_total{{{java}}}", "0+600x20"),
         (f"kbt_client_records_per_request{{{java}}}", "40+0x20"),
         (f"kbt_client_batch_bytes{{{java}}}", "400+0x20"),
         # librdkafka: 100 B records, 16 per batch, 256 B batches on the wire: 6.25x.
-        (f"kbt_client_bytes_sent_total{{{rdk}}}", "0+60000x20"),
-        (f"kbt_client_records_sent_total{{{rdk}}}", "0+600x20"),
+        (f"kbt_client_bytes_acked_total{{{rdk}}}", "0+60000x20"),
+        (f"kbt_client_records_acked_total{{{rdk}}}", "0+600x20"),
         (f"kbt_client_records_per_request{{{rdk}}}", "16+0x20"),
         (f"kbt_client_batch_bytes{{{rdk}}}", "256+0x20"),
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tuner.model.batchfill import floor_requests, mean_batch_size, random_partition_requests
+from tuner.model.batchfill import floor_requests, mean_batch_size
 from tuner.model.predict import predict
 from tuner.model.simulate import batch_cap, queue_batches, simulate
 from tuner.model.traffic import Traffic, traffic_of
@@ -54,6 +54,18 @@ def test_truncated_poisson_closed_form() -> None:
     assert mean_batch_size(10, 0.0, 100) == pytest.approx(1.0)
     assert mean_batch_size(10, 0.5, 10_000) == pytest.approx(6.0, rel=1e-6)  # 1 + E[Poisson(5)]
     assert mean_batch_size(1e6, 1.0, 64) == 64
+
+
+def random_partition_requests(traffic: Traffic, linger_s: float, cap: int) -> float:
+    """Produce requests/s of a one-partition-per-request client (librdkafka) whose records go to a
+    uniformly random partition each (keyed, or keyless with sticky partitioning off), under
+    Poisson arrivals."""
+    topics = len(traffic.partitions)
+    total = 0.0
+    for partitions in traffic.partitions:
+        mu = traffic.rate / topics / partitions  # one producer, one partition
+        total += partitions * mu / mean_batch_size(mu, linger_s, cap)
+    return total * traffic.producers
 
 
 def test_simulator_agrees_with_truncated_poisson() -> None:

@@ -35,10 +35,6 @@ _INTERNAL = ("driver", "runner")  # kbt's own child-process protocols (see modul
 # Reviewed uses: (file, source of the call) -> why it is not user input.
 NUMBER_ALLOWED = {
     ("measure/cluster_snapshot.py", "int(row.get('network_threads', 0))"): "a count kbt itself set",
-    ("model/codecs.py", "float(s.get('mean_message_bytes', 0))"): "probe record, validated by ProbeRecord",
-    ("model/codecs.py", "float(p['batch_messages'])"): "probe record, validated by ProbeRecord",
-    ("model/codecs.py", "float(p['ratio']['p50'])"): "probe record, validated by ProbeRecord",
-    ("model/codecs.py", "float(p['compress_cpu_ms_per_mb'])"): "probe record, validated by ProbeRecord",
     ("model/cost.py", "float(coef[0])"): "numpy fit result",
     ("model/cost.py", "float(coef[1])"): "numpy fit result",
     ("model/cost.py", "float(coef[2])"): "numpy fit result",

@@ -124,11 +124,7 @@ def _broken_pipe() -> None:
     os._exit(int(ExitStatus.BROKEN_PIPE))
 
 
-def main(argv: list[str] | None = None) -> None:
-    from tuner.cli import flags, signals
-
-    flags.install()
-    signals.install()
+def _gate_output() -> None:
     from tuner.core.text import OutputGate
 
     # The one way out for text: every write to stdout/stderr passes the control-character gate.
@@ -138,6 +134,14 @@ def main(argv: list[str] | None = None) -> None:
 
     # rich's documented hook for EPIPE (its default raises SystemExit(1), a failed run's code)
     rich.console.Console.on_broken_pipe = lambda self: _broken_pipe()  # type: ignore[method-assign]
+
+
+def main(argv: list[str] | None = None) -> None:
+    from tuner.cli import flags, signals
+
+    flags.install()
+    signals.install()
+    _gate_output()
     try:
         _register()  # inside: a Ctrl-C while the commands import is one line too
         from typer.main import get_command

@@ -61,25 +61,35 @@ def pick_scenarios(names: list[str]) -> list[Scenario]:
     return [BY_NAME[name] for name in names]
 
 
+_SPEC = typer.Argument(
+    None, help="Sweep spec whose workload and profiles run under each fault, e.g. loadtests/chaos.yaml."
+)
+_FAULTS = typer.Option(
+    ["all"],
+    "--faults",
+    help="Faults from --list, or all (repeat or comma list; negative controls included).",
+)
+_PROFILE = typer.Option(
+    [],
+    "--profile",
+    help="Only these profiles of the spec (repeat or comma list; default: every profile).",
+)
+_RESULTS = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records.")
+_RESUME = typer.Option(False, "--resume", help="Skip runs that already have a record.")
+_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own).")
+_MARKDOWN = typer.Option(None, "--markdown", help="Also write the results table here.")
+_LIST = typer.Option(False, "--list", help="List the fault matrix and exit.")
+
+
 def chaos(
-    spec: Path | None = typer.Argument(
-        None, help="Sweep spec whose workload and profiles run under each fault, e.g. loadtests/chaos.yaml."
-    ),
-    faults: list[str] = typer.Option(
-        ["all"],
-        "--faults",
-        help="Faults from --list, or all (repeat or comma list; negative controls included).",
-    ),
-    profile: list[str] = typer.Option(
-        [],
-        "--profile",
-        help="Only these profiles of the spec (repeat or comma list; default: every profile).",
-    ),
-    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
-    resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
-    markdown: Path | None = typer.Option(None, "--markdown", help="Also write the results table here."),
-    list_faults: bool = typer.Option(False, "--list", help="List the fault matrix and exit."),
+    spec: Path | None = _SPEC,
+    faults: list[str] = _FAULTS,
+    profile: list[str] = _PROFILE,
+    results: Path = _RESULTS,
+    resume: bool = _RESUME,
+    lab_dir: Path | None = _LAB_DIR,
+    markdown: Path | None = _MARKDOWN,
+    list_faults: bool = _LIST,
     json_path: Path | None = json_option("each fault run's verdict and delivery counts"),
 ) -> None:
     """Run the fault matrix beside a spec's load and verify every acked record.
@@ -112,7 +122,6 @@ def chaos(
     store = ResultsStore(results)
     observer = PrintObserver(console, len(runs))
     runner = ChaosRunner(resolve_target(lab_dir or default_lab_dir()), DriverEngine(), store, observer)
-    outcome: ChaosOutcome | None = None
     with interruptible():
         try:
             outcome = runner.run(runs, resume=resume)
@@ -124,9 +133,21 @@ def chaos(
                 f"interrupted: {kept} of {len(runs)} chaos runs recorded under {results};"
                 " rerun with --resume to finish"
             ) from None
+    _report(console, outcome, loaded.spec.name, results, markdown, json_path)
+
+
+def _report(
+    console: Console,
+    outcome: ChaosOutcome,
+    name: str,
+    results: Path,
+    markdown: Path | None,
+    json_path: Path | None,
+) -> None:
+    """The table (and its markdown), the JSON, then exit 1 when a run did not come out as expected."""
     skipped = [(s.scenario.name, s.profile, "skipped", s.reason) for s in outcome.skipped]
     skipped += [(s.scenario.name, s.profile, "error", s.reason) for s in outcome.errors]
-    show(console, chaos_table(outcome.all_records, skipped, title=f"kbt chaos {loaded.spec.name}"))
+    show(console, chaos_table(outcome.all_records, skipped, title=f"kbt chaos {name}"))
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if markdown is not None:
@@ -134,7 +155,7 @@ def chaos(
     write_json(
         json_path,
         "chaos",
-        spec=loaded.spec.name,
+        spec=name,
         results=results,
         runs=chaos_rows(outcome.all_records),
         not_run=[{"scenario": a, "profile": b, "what": c, "reason": d} for a, b, c, d in skipped],

@@ -16,23 +16,27 @@ from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 app = typer.Typer(help="Check client configuration files without touching a broker.", no_args_is_help=True)
 
 
+_TOPIC_MAX_MESSAGE_BYTES = typer.Option(
+    None,
+    "--topic-max-message-bytes",
+    min=1,
+    help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
+)
+_FILEBEAT_VERSION = typer.Option(
+    None,
+    "--filebeat-version",
+    help="The Filebeat version the files are for: its queue defaults and rules (7.17, or 8.13 and"
+    " later incl. 9.x), and that build's `filebeat test config` when it is installed (see kbt"
+    " --version). Default: the newest build.",
+)
+
+
 @app.command()
 def filebeat(
     files: list[Path] = typer.Argument(..., help="Filebeat YAML files (output.kafka and queue.mem)."),
-    topic_max_message_bytes: int | None = typer.Option(
-        None,
-        "--topic-max-message-bytes",
-        min=1,
-        help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
-    ),
+    topic_max_message_bytes: int | None = _TOPIC_MAX_MESSAGE_BYTES,
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
-    filebeat_version: str | None = typer.Option(
-        None,
-        "--filebeat-version",
-        help="The Filebeat version the files are for: its queue defaults and rules (7.17, or 8.13 and"
-        " later incl. 9.x), and that build's `filebeat test config` when it is installed (see kbt"
-        " --version). Default: the newest build.",
-    ),
+    filebeat_version: str | None = _FILEBEAT_VERSION,
     json_path: Path | None = json_option("each file's errors and warnings"),
 ) -> None:
     """Check Filebeat configuration files: unknown keys, bad values, settings without effect.

@@ -19,8 +19,7 @@ from tuner.target import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
-    from tuner.model.cost import BrokerCostModel
-    from tuner.store.record import RunRecord
+    from tuner.model.diagnosis import Diagnosis
 
 # Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
 DEADLINE_S = 60.0
@@ -95,38 +94,43 @@ def end_time(value: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
+_PROMETHEUS = typer.Option(
+    None, "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090 (or --target)."
+)
+_TARGET = typer.Option(
+    None,
+    "--target",
+    help="A target file (docs/targets.md): its Prometheus, auth, broker selectors and metric dialect.",
+)
+_WINDOW = typer.Option("5m", "--window", help=WINDOW_HELP)
+_STEP = typer.Option("15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval).")
+_JSON = typer.Option(None, "--json", help="Also write the diagnosis as JSON ('-': stdout).")
+_THRESHOLDS = typer.Option(
+    None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
+)
+_COST_MODEL = typer.Option(
+    None,
+    "--cost-model",
+    help="Broker cost model: a JSON file from `kbt forecast --save-model` or a results directory to fit.",
+)
+_TOP_TOPICS = typer.Option(5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate.")
+_END = typer.Option(
+    None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
+)
+
+
 def diagnose(
-    prometheus: str | None = typer.Option(
-        None, "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090 (or --target)."
-    ),
-    target_file: Path | None = typer.Option(
-        None,
-        "--target",
-        help="A target file (docs/targets.md): its Prometheus, auth, broker selectors and metric dialect.",
-    ),
+    prometheus: str | None = _PROMETHEUS,
+    target_file: Path | None = _TARGET,
     bootstrap: str | None = bootstrap_option(),
     command_config: Path | None = command_config_option(),
-    window: str = typer.Option("5m", "--window", help=WINDOW_HELP),
-    step: str = typer.Option(
-        "15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval)."
-    ),
-    json_path: Path | None = typer.Option(
-        None, "--json", help="Also write the diagnosis as JSON ('-': stdout)."
-    ),
-    thresholds: Path | None = typer.Option(
-        None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
-    ),
-    cost_model: Path | None = typer.Option(
-        None,
-        "--cost-model",
-        help="Broker cost model: a JSON file from `kbt forecast --save-model` or a results directory to fit.",
-    ),
-    top_topics: int = typer.Option(
-        5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate."
-    ),
-    end: str | None = typer.Option(
-        None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
-    ),
+    window: str = _WINDOW,
+    step: str = _STEP,
+    json_path: Path | None = _JSON,
+    thresholds: Path | None = _THRESHOLDS,
+    cost_model: Path | None = _COST_MODEL,
+    top_topics: int = _TOP_TOPICS,
+    end: str | None = _END,
 ) -> None:
     """Diagnose a live cluster's produce-request pressure from its Prometheus.
 
@@ -139,20 +143,10 @@ def diagnose(
     from tuner.measure.cluster_snapshot import take_snapshot
     from tuner.measure.prometheus import Prometheus, PrometheusError
     from tuner.model.diagnosis import diagnose as classify
-    from tuner.model.diagnosis_config import load_thresholds
-    from tuner.render.diagnosis import diagnosis_view
+    from tuner.runner.diagnose_inputs import load_cost_model, load_thresholds
     from tuner.store.snapshot import ClusterSnapshot
 
-    source = target_source(target_file, bootstrap, command_config, prometheus, prometheus_alone=True)
-    if isinstance(source, ClusterFlags):
-        if prometheus is None:
-            raise BadInput(
-                "--bootstrap-server: diagnose reads the brokers' Prometheus: give --prometheus URL too"
-            )
-    elif (prometheus is None) == (target_file is None):
-        raise BadInput("give --prometheus URL or --target FILE (one of them)")
-    if prometheus is not None:
-        prometheus_url(prometheus)
+    source = _source(prometheus, target_file, bootstrap, command_config)
     window_s = seconds(window, "--window")
     step_s = seconds(step, "--step")
     if step_s > window_s:
@@ -173,6 +167,32 @@ def diagnose(
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
     result = classify(snap, limits, model)
     unavailable_notes(prom)
+    _show(result, json_path)
+    raise typer.Exit(int(result.exit_status))
+
+
+def _source(
+    prometheus: str | None, target_file: Path | None, bootstrap: str | None, command_config: Path | None
+) -> TargetSource | None:
+    """The target named by --target or the Kafka-tool flags (with --prometheus), or None for a bare
+    --prometheus URL; BadInput for a combination diagnose cannot read."""
+    source = target_source(target_file, bootstrap, command_config, prometheus, prometheus_alone=True)
+    if isinstance(source, ClusterFlags):
+        if prometheus is None:
+            raise BadInput(
+                "--bootstrap-server: diagnose reads the brokers' Prometheus: give --prometheus URL too"
+            )
+    elif (prometheus is None) == (target_file is None):
+        raise BadInput("give --prometheus URL or --target FILE (one of them)")
+    if prometheus is not None:
+        prometheus_url(prometheus)
+    return source
+
+
+def _show(result: Diagnosis, json_path: Path | None) -> None:
+    """The diagnosis as a table, and as JSON to a file or ('-') to stdout instead of the table."""
+    from tuner.render.diagnosis import diagnosis_view
+
     text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
@@ -181,7 +201,6 @@ def diagnose(
         show(console, diagnosis_view(result))
         if json_path is not None:
             atomic_write(json_path, text, "diagnosis")
-    raise typer.Exit(int(result.exit_status))
 
 
 def target_prometheus(target_file: TargetSource | None) -> Prometheus:
@@ -203,34 +222,3 @@ def unavailable_notes(prom: Prometheus) -> None:
         sys.stderr.write(
             f"kbt: note: figures from {series} cannot be made on the {dialect} dialect: {reason}\n"
         )
-
-
-def load_records(path: Path) -> list[RunRecord]:
-    """Every run record under a results directory, or in one sweep's directory of it."""
-    from tuner.store.results import ResultsStore
-
-    if not path.is_dir():
-        raise BadInput(f"{path}: not a results directory")
-    records = ResultsStore(path).records() or ResultsStore(path.parent).records(path.name)
-    if not records:
-        raise BadInput(f"{path}: no run records (expected <sweep>/<run>.json files from kbt sweep)")
-    return records
-
-
-def load_cost_model(path: Path) -> BrokerCostModel:
-    """A BrokerCostModel from its JSON file, or fitted from a results directory's run records."""
-    from pydantic import ValidationError
-
-    from tuner.model.cost import BrokerCostModel, fit_cost_model
-
-    if path.is_dir():
-        return fit_cost_model(load_records(path))
-    from tuner.core.inputs import read_json
-
-    data = read_json(path, "cost model")  # a regular file within the cap, finite numbers
-    try:
-        return BrokerCostModel.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top)"
-        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {str(err['msg'])[:200]}") from None

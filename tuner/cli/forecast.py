@@ -12,16 +12,19 @@ import typer
 
 from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.diagnose import load_cost_model, load_records, seconds
+from tuner.cli.diagnose import seconds
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
+from tuner.runner.diagnose_inputs import load_cost_model, load_records
 from tuner.target import TargetSource
 
 if TYPE_CHECKING:
+    from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
+    from tuner.store.record import RunRecord
 
 _PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)
 
@@ -42,7 +45,7 @@ def live_diagnosis(target_file: TargetSource, window_s: float) -> Diagnosis:
     from tuner.measure.cluster_snapshot import take_snapshot
     from tuner.measure.prometheus import PrometheusError
     from tuner.model.diagnosis import diagnose as classify
-    from tuner.model.diagnosis_config import load_thresholds
+    from tuner.runner.diagnose_inputs import load_thresholds
     from tuner.store.snapshot import ClusterSnapshot
 
     try:
@@ -61,47 +64,50 @@ def prom_scrape(target_file: TargetSource) -> float:
     return resolve_target(None, target_file).scrape_interval_s
 
 
+_PEAK_OPT = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x.")
+_SWEEP = typer.Option(None, "--sweep", help="Sweep whose runs are the baseline (default: newest).")
+_CURRENT = typer.Option(None, "--current", help="Run with today's settings (default: most requests).")
+_RECOMMENDED = typer.Option(
+    None,
+    "--recommended",
+    help="Run with the recommended settings (default: fewest requests meeting the SLO).",
+)
+_DIAGNOSIS = typer.Option(
+    None, "--diagnosis", help="Baseline from `kbt diagnose --json` of a live cluster instead of runs."
+)
+_TARGET = typer.Option(
+    None,
+    "--target",
+    help="Baseline from a live diagnosis of a target file's cluster (its Prometheus, auth, dialect).",
+)
+_WINDOW = typer.Option("5m", "--window", help="With --target: the window to average over (ends now).")
+_COST_MODEL = typer.Option(
+    None, "--cost-model", help="Cost model JSON or results directory (default: fitted from RESULTS)."
+)
+_MIN_IDLE = typer.Option(0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak.")
+_SAVE_MODEL = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON.")
+_JSON = typer.Option(None, "--json", help="Also write the forecast as JSON ('-': stdout).")
+
+
 def forecast(
     results_arg: Path | None = positional_results(),
     results_opt: Path | None = results_option(
         None, "Results directory (run records of kbt sweep): baseline runs and the cost model's data."
     ),
-    peak: str = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x."),
-    sweep: str | None = typer.Option(
-        None, "--sweep", help="Sweep whose runs are the baseline (default: newest)."
-    ),
-    current: str | None = typer.Option(
-        None, "--current", help="Run with today's settings (default: most requests)."
-    ),
-    recommended: str | None = typer.Option(
-        None,
-        "--recommended",
-        help="Run with the recommended settings (default: fewest requests meeting the SLO).",
-    ),
-    diagnosis: Path | None = typer.Option(
-        None, "--diagnosis", help="Baseline from `kbt diagnose --json` of a live cluster instead of runs."
-    ),
-    target_file: Path | None = typer.Option(
-        None,
-        "--target",
-        help="Baseline from a live diagnosis of a target file's cluster (its Prometheus, auth, dialect).",
-    ),
+    peak: str = _PEAK_OPT,
+    sweep: str | None = _SWEEP,
+    current: str | None = _CURRENT,
+    recommended: str | None = _RECOMMENDED,
+    diagnosis: Path | None = _DIAGNOSIS,
+    target_file: Path | None = _TARGET,
     bootstrap: str | None = bootstrap_option(),
     command_config: Path | None = command_config_option(),
     prom_flag: str | None = prometheus_option("With --bootstrap-server: the Prometheus to diagnose it from."),
-    window: str = typer.Option(
-        "5m", "--window", help="With --target: the window to average over (ends now)."
-    ),
-    cost_model: Path | None = typer.Option(
-        None, "--cost-model", help="Cost model JSON or results directory (default: fitted from RESULTS)."
-    ),
-    min_idle: float = typer.Option(
-        0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak."
-    ),
-    save_model: Path | None = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON."),
-    json_path: Path | None = typer.Option(
-        None, "--json", help="Also write the forecast as JSON ('-': stdout)."
-    ),
+    window: str = _WINDOW,
+    cost_model: Path | None = _COST_MODEL,
+    min_idle: float = _MIN_IDLE,
+    save_model: Path | None = _SAVE_MODEL,
+    json_path: Path | None = _JSON,
 ) -> None:
     """Forecast a traffic peak's broker load and brokers needed, current vs recommended.
 
@@ -109,9 +115,6 @@ def forecast(
     the produce requests, the busiest broker's network and handler idle on today's brokers, and the
     brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS,
     a live cluster's `kbt diagnose --json`, or a target file's cluster diagnosed now (--target)."""
-    from pydantic import ValidationError
-
-    from tuner.model.diagnosis import Diagnosis
     from tuner.model.forecast import forecast as run_forecast
     from tuner.model.forecast_baseline import diagnosis_baselines, records_baselines
     from tuner.render.diagnosis_forecast import forecast_view
@@ -128,28 +131,24 @@ def forecast(
         raise BadInput("give --results DIR, or --diagnosis FILE (or --target FILE) with --cost-model")
     window_s = seconds(window, "--window")
     records = load_records(results) if results is not None else []
-    if cost_model is not None:
-        model = load_cost_model(cost_model)
-    else:
-        from tuner.model.cost import fit_cost_model
-
-        model = fit_cost_model(records)
+    model = _model(cost_model, records)
     if diagnosis is not None:
-        from tuner.core.inputs import read_json
-
-        raw = read_json(diagnosis, "diagnosis")
-        try:
-            diag = Diagnosis.model_validate(raw)
-        except ValidationError:
-            raise BadInput(f"--diagnosis {diagnosis}: not a `kbt diagnose --json` file") from None
-        baselines = diagnosis_baselines(diag)
+        baselines = diagnosis_baselines(_read_diagnosis(diagnosis))
     elif source is not None:
         baselines = diagnosis_baselines(live_diagnosis(source, window_s))
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle)
     text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
-    # --save-model and --json: written together once every input was read, all or none
+    if _write_outputs(model, text, save_model, json_path):
+        return
+    console = console_for(None, min_width=160)
+    show(console, forecast_view(result))
+
+
+def _write_outputs(model: BrokerCostModel, text: str, save_model: Path | None, json_path: Path | None) -> bool:
+    """--save-model and --json written together once every input was read, all or none; True when
+    the forecast went to stdout as JSON ('-')."""
     outputs: dict[Path, str | bytes] = {}
     if save_model is not None:
         outputs[save_model] = json.dumps(model.model_dump(mode="json"), indent=2) + "\n"
@@ -158,6 +157,30 @@ def forecast(
     atomic_write_all(outputs, "forecast")
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
-        return
-    console = console_for(None, min_width=160)
-    show(console, forecast_view(result))
+        return True
+    return False
+
+
+def _model(cost_model: Path | None, records: list[RunRecord]) -> BrokerCostModel:
+    """The --cost-model given, else fitted from the run records."""
+    if cost_model is not None:
+        model = load_cost_model(cost_model)
+    else:
+        from tuner.model.cost import fit_cost_model
+
+        model = fit_cost_model(records)
+    return model
+
+
+def _read_diagnosis(path: Path) -> Diagnosis:
+    """A `kbt diagnose --json` file; BadInput when it is not one."""
+    from pydantic import ValidationError
+
+    from tuner.core.inputs import read_json
+    from tuner.model.diagnosis import Diagnosis
+
+    raw = read_json(path, "diagnosis")
+    try:
+        return Diagnosis.model_validate(raw)
+    except ValidationError:
+        raise BadInput(f"--diagnosis {path}: not a `kbt diagnose --json` file") from None

@@ -59,6 +59,45 @@ def _print_endpoints(state: LabState) -> None:
         )
 
 
+_SECURITY = typer.Option(
+    "plaintext",
+    "--security",
+    help="plaintext, or sasl_ssl for a SCRAM-over-TLS listener per broker. The listener is"
+    " SCRAM-SHA-512 over TLS with a CA made per lab; the password comes from"
+    " KBT_LAB_SASL_PASSWORD or is generated into the lab directory.",
+)
+_VIA_TOXIPROXY = typer.Option(
+    False,
+    "--via-toxiproxy",
+    help="Clients reach each broker through its own Toxiproxy proxy (network faults for kbt chaos);"
+    " replication stays direct.",
+)
+_JMX_RULES = typer.Option(
+    "kbt",
+    "--jmx-rules",
+    help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream / confluent to export in"
+    " that metric dialect's naming (docs/targets.md); kbt's own commands then need a target"
+    " file naming it.",
+)
+_KUBERNETES_JOB = typer.Option(
+    False,
+    "--kubernetes-job",
+    help="Also scrape the brokers as job kafka, pod my-cluster-kafka-N (docs/targets.md).",
+)
+_LISTEN_ADDRESS = typer.Option(
+    None,
+    "--listen-address",
+    help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
+    " For load machines or network namespaces that cannot reach loopback; default loopback only.",
+)
+_PROFILE = typer.Option(
+    None,
+    "--profile",
+    help="A named preset: pressure = 1 broker, 1 network and 1 handler thread, request queue 16,"
+    " 2.5 ms per produce request (Qunar's regime on 2 cores; docs/benchmarks.md). Flags win.",
+)
+
+
 @app.command()
 def up(
     ctx: typer.Context,
@@ -78,43 +117,12 @@ def up(
         64, "--client-exporters", min=0, max=100, help="Client exporter ports scraped from base+100."
     ),
     timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the lab to be healthy."),
-    security: str = typer.Option(
-        "plaintext",
-        "--security",
-        help="plaintext, or sasl_ssl for a SCRAM-over-TLS listener per broker. The listener is"
-        " SCRAM-SHA-512 over TLS with a CA made per lab; the password comes from"
-        " KBT_LAB_SASL_PASSWORD or is generated into the lab directory.",
-    ),
-    via_toxiproxy: bool = typer.Option(
-        False,
-        "--via-toxiproxy",
-        help="Clients reach each broker through its own Toxiproxy proxy (network faults for kbt chaos);"
-        " replication stays direct.",
-    ),
-    jmx_rules: str = typer.Option(
-        "kbt",
-        "--jmx-rules",
-        help="The brokers' jmx_exporter rules: kbt, or strimzi / upstream / confluent to export in"
-        " that metric dialect's naming (docs/targets.md); kbt's own commands then need a target"
-        " file naming it.",
-    ),
-    kubernetes_job: bool = typer.Option(
-        False,
-        "--kubernetes-job",
-        help="Also scrape the brokers as job kafka, pod my-cluster-kafka-N (docs/targets.md).",
-    ),
-    listen_address: str | None = typer.Option(
-        None,
-        "--listen-address",
-        help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
-        " For load machines or network namespaces that cannot reach loopback; default loopback only.",
-    ),
-    profile: str | None = typer.Option(
-        None,
-        "--profile",
-        help="A named preset: pressure = 1 broker, 1 network and 1 handler thread, request queue 16,"
-        " 2.5 ms per produce request (Qunar's regime on 2 cores; docs/benchmarks.md). Flags win.",
-    ),
+    security: str = _SECURITY,
+    via_toxiproxy: bool = _VIA_TOXIPROXY,
+    jmx_rules: str = _JMX_RULES,
+    kubernetes_job: bool = _KUBERNETES_JOB,
+    listen_address: str | None = _LISTEN_ADDRESS,
+    profile: str | None = _PROFILE,
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
     settings = {

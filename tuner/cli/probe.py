@@ -14,31 +14,34 @@ from tuner.spec.probe import DEFAULT_BATCHES
 
 app = typer.Typer(help="Measure things offline, without a broker.", no_args_is_help=True)
 
+_LEVELS = typer.Option(
+    [],
+    "--levels",
+    help="Levels: 'zstd=1,3,9' for one codec, or '1,3' for every chosen codec that has levels;"
+    " repeatable. Defaults: gzip 6, lz4 0, zstd 3 (snappy has none). Ranges: gzip 1-9, lz4 0-16,"
+    " zstd 1-22.",
+)
+_BATCH_SIZES = typer.Option(
+    "1,2,4,...,4096", "--batch-sizes", help="Messages per batch; '...' continues a doubling series."
+)
+_EVENT_BYTES = typer.Option(
+    None, "--event-bytes", help="Join consecutive lines into events of about N bytes."
+)
+_MARKDOWN = typer.Option(None, "--markdown", help="Write the table and advice as Markdown here.")
+
 
 @app.command()
 def compression(
     files: list[Path] = typer.Argument(..., help="Log files: one message per line (or see --event-bytes)."),
     codecs: str = typer.Option("gzip,snappy,lz4,zstd", "--codecs", help="Codecs, comma-separated."),
-    levels: list[str] = typer.Option(
-        [],
-        "--levels",
-        help="Levels: 'zstd=1,3,9' for one codec, or '1,3' for every chosen codec that has levels;"
-        " repeatable. Defaults: gzip 6, lz4 0, zstd 3 (snappy has none). Ranges: gzip 1-9, lz4 0-16,"
-        " zstd 1-22.",
-    ),
-    batch_sizes: str = typer.Option(
-        "1,2,4,...,4096", "--batch-sizes", help="Messages per batch; '...' continues a doubling series."
-    ),
-    event_bytes: int | None = typer.Option(
-        None, "--event-bytes", help="Join consecutive lines into events of about N bytes."
-    ),
+    levels: list[str] = _LEVELS,
+    batch_sizes: str = _BATCH_SIZES,
+    event_bytes: int | None = _EVENT_BYTES,
     batches: int = typer.Option(DEFAULT_BATCHES, "--batches", help="Batches measured per point (spread)."),
     seed: int = typer.Option(1, "--seed", help="Seed for the batches' random start positions."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the probe record (JSON) here."),
     plot_path: Path | None = typer.Option(None, "--plot", help="Write a PNG plot (ratio vs batch) here."),
-    markdown_path: Path | None = typer.Option(
-        None, "--markdown", help="Write the table and advice as Markdown here."
-    ),
+    markdown_path: Path | None = _MARKDOWN,
 ) -> None:
     """Measure compression ratio and CPU per codec, level and batch size on real log lines.
 

@@ -48,46 +48,55 @@ def _codecs(values: list[str]) -> dict[str, list[str]]:
     return out
 
 
+_LIVE = typer.Option(
+    None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
+)
+_SLO_P99 = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms.")
+_SLO_MEMORY = typer.Option(None, "--slo-memory", help="Producer memory bound, MB.")
+_MIN_NETWORK_IDLE = typer.Option(
+    None,
+    "--min-network-idle",
+    help="Capacity bound beside p99: the busiest broker's network idle at the offered load after "
+    "the change, at least (default: the spec's slo.min_network_idle, else 0.7; 0 turns it off).",
+)
+_CLIENT = typer.Option(
+    list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
+)
+_CODECS = typer.Option([], "--codecs", help="Codecs a client may use, e.g. filebeat=lz4,snappy.")
+_PROBE = typer.Option(None, "--probe", help="Compression probe JSON (kbt probe compression).")
+_BASELINE = typer.Option(None, "--baseline", help="Profile name to compare against.")
+_WORKLOAD = typer.Option(None, "--workload", help="Workload name (default: newest run's).")
+_SWEEP = typer.Option([], "--sweep", help="Only records of these sweeps (repeat or comma list).")
+_OUT = typer.Option(DEFAULT_OUT, "--out", help="Directory for the record and rendered files.")
+_MAX_TRIALS = typer.Option(6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live).")
+_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (--live).")
+_TARGET = typer.Option(
+    None, "--target", help="A target file (docs/targets.md): run the --live trials on that cluster."
+)
+_YES = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking.")
+
+
 def recommend(
     results_arg: Path | None = positional_results(),
     results_opt: Path | None = results_option(DEFAULT_RESULTS_DIR, "Results directory with run records."),
-    live: Path | None = typer.Option(
-        None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
-    ),
-    slo_p99: float | None = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms."),
-    slo_memory: float | None = typer.Option(None, "--slo-memory", help="Producer memory bound, MB."),
-    min_network_idle: float | None = typer.Option(
-        None,
-        "--min-network-idle",
-        help="Capacity bound beside p99: the busiest broker's network idle at the offered load after "
-        "the change, at least (default: the spec's slo.min_network_idle, else 0.7; 0 turns it off).",
-    ),
-    client: list[str] = typer.Option(
-        list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
-    ),
-    codecs: list[str] = typer.Option(
-        [], "--codecs", help="Codecs a client may use, e.g. filebeat=lz4,snappy."
-    ),
-    probe: Path | None = typer.Option(
-        None, "--probe", help="Compression probe JSON (kbt probe compression)."
-    ),
-    baseline: str | None = typer.Option(None, "--baseline", help="Profile name to compare against."),
-    workload: str | None = typer.Option(None, "--workload", help="Workload name (default: newest run's)."),
-    sweep: list[str] = typer.Option(
-        [], "--sweep", help="Only records of these sweeps (repeat or comma list)."
-    ),
-    out: Path = typer.Option(DEFAULT_OUT, "--out", help="Directory for the record and rendered files."),
-    max_trials: int = typer.Option(
-        6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live)."
-    ),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (--live)."),
-    target_file: Path | None = typer.Option(
-        None, "--target", help="A target file (docs/targets.md): run the --live trials on that cluster."
-    ),
+    live: Path | None = _LIVE,
+    slo_p99: float | None = _SLO_P99,
+    slo_memory: float | None = _SLO_MEMORY,
+    min_network_idle: float | None = _MIN_NETWORK_IDLE,
+    client: list[str] = _CLIENT,
+    codecs: list[str] = _CODECS,
+    probe: Path | None = _PROBE,
+    baseline: str | None = _BASELINE,
+    workload: str | None = _WORKLOAD,
+    sweep: list[str] = _SWEEP,
+    out: Path = _OUT,
+    max_trials: int = _MAX_TRIALS,
+    lab_dir: Path | None = _LAB_DIR,
+    target_file: Path | None = _TARGET,
     bootstrap: str | None = bootstrap_option(),
     command_config: Path | None = command_config_option(),
     prom_flag: str | None = prometheus_option(),
-    yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
+    yes: bool = _YES,
     json_path: Path | None = json_option("the recommendation and the files written"),
 ) -> None:
     """Recommend batch settings per client kind and write their config files.
@@ -97,23 +106,12 @@ def recommend(
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties (the Java one
     also as Logstash kafka output options); exits 3 when no setting meets the SLO."""
     from tuner.model.recommend import recommend as run_recommend
-    from tuner.render.recommendation import recommendation_table, render_files, summary_lines
     from tuner.runner.recommend_inputs import gather
-    from tuner.store.recommendation import recommendation_text
 
     results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
-    client, sweep = list_values(client), list_values(sweep)
-    unknown = [c for c in client if c not in CLIENTS]
-    if unknown:
-        raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
-    if not client:
-        raise BadInput(f"--client names no client kind: expected one of {', '.join(CLIENTS)}")
+    clients = _clients(client)
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     if source is not None:
-        if live is None:
-            raise BadInput(
-                "--target or --bootstrap-server runs trials on a cluster: give it with --live SPEC"
-            )
         _check_target(source, live, max_trials, yes)
     console = console_for(json_path, min_width=180)
     options = dict(
@@ -122,12 +120,12 @@ def recommend(
         slo_p99=slo_p99,
         slo_memory=slo_memory,
         min_network_idle=min_network_idle,
-        clients=list(dict.fromkeys(client)),
+        clients=clients,
         codecs=_codecs(codecs),
         probe=probe,
         baseline=baseline,
         workload=workload,
-        sweeps=sweep,
+        sweeps=list_values(sweep),
         max_trials=max_trials,
         lab_dir=lab_dir,
         target_file=source,
@@ -137,6 +135,34 @@ def recommend(
             rec = run_recommend(gather(**options))  # type: ignore[arg-type]
     else:
         rec = _live(console, options)
+    _write(console, rec, out, json_path)
+
+
+def _clients(values: list[str]) -> list[str]:
+    clients = list_values(values)
+    unknown = [c for c in clients if c not in CLIENTS]
+    if unknown:
+        raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
+    if not clients:
+        raise BadInput(f"--client names no client kind: expected one of {', '.join(CLIENTS)}")
+    return list(dict.fromkeys(clients))
+
+
+def _check_target(target_file: TargetSource, live: Path | None, max_trials: int, yes: bool) -> None:
+    """As `kbt sweep --target` does before anything is created (tuner.runner.preflight)."""
+    from tuner.runner.preflight import recommend_preflight
+    from tuner.spec.loader import load_sweep
+
+    if live is None:
+        raise BadInput("--target or --bootstrap-server runs trials on a cluster: give it with --live SPEC")
+    recommend_preflight(target_file, load_sweep(live), max_trials, yes)
+
+
+def _write(console: Console, rec: Recommendation, out: Path, json_path: Path | None) -> None:
+    """The table and summary, then the recommendation JSON and the rendered client files."""
+    from tuner.render.recommendation import recommendation_table, render_files, summary_lines
+    from tuner.store.recommendation import recommendation_text
+
     show(console, recommendation_table(rec))
     for line in summary_lines(rec):
         console.print(line, highlight=False)
@@ -157,21 +183,6 @@ def recommend(
         files=[target / name for name in files],
         recommendation=rec,
     )
-
-
-def _check_target(target_file: TargetSource, live: Path, max_trials: int, yes: bool) -> None:
-    """As `kbt sweep --target` does before anything is created: the target file, its caps against
-    the spec's offered load, the confirmation off loopback, then a connection with its credentials."""
-    from tuner.cli.target import cluster_facts
-    from tuner.spec.loader import load_sweep
-    from tuner.target import resolve_target
-    from tuner.target.safety import check_caps, confirm_load, offered
-
-    target = resolve_target(None, target_file)
-    spec = load_sweep(live).spec
-    check_caps(target, spec.name, offered(spec.workload))
-    confirm_load(target, f"up to {max_trials} trial runs per client kind of {spec.name}", yes)
-    cluster_facts(target)
 
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:

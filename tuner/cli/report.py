@@ -14,41 +14,48 @@ from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
 from tuner.core.writes import atomic_write_all, check_target
-from tuner.target import ClusterFlags
+from tuner.target import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
     from tuner.render.report_data import ReportInput
 
 
+_OUT = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write.")
+_RECOMMENDATION = typer.Option(
+    None,
+    "--recommendation",
+    help="Recommendation JSON (default: the newest one at the top of RESULTS, if any).",
+)
+_PNG_DIR = typer.Option(None, "--png-dir", help="Also write every plot as a PNG file into this directory.")
+_PROMETHEUS = typer.Option(
+    None,
+    "--prometheus",
+    help="Prometheus URL to fetch time series for records saved without them (kept beside them).",
+)
+_LAB_DIR = typer.Option(
+    None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
+)
+_TARGET = typer.Option(
+    None,
+    "--target",
+    help="Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect).",
+)
+_TITLE = typer.Option("kbt report", "--title", help="Page title.")
+
+
 def report(
     results_arg: Path | None = positional_results(),
     results_opt: Path | None = results_option(None, "Results directory (or one sweep's directory in it)."),
-    out: Path = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write."),
-    recommendation: Path | None = typer.Option(
-        None,
-        "--recommendation",
-        help="Recommendation JSON (default: the newest one at the top of RESULTS, if any).",
-    ),
-    png_dir: Path | None = typer.Option(
-        None, "--png-dir", help="Also write every plot as a PNG file into this directory."
-    ),
-    prometheus: str | None = typer.Option(
-        None,
-        "--prometheus",
-        help="Prometheus URL to fetch time series for records saved without them (kept beside them).",
-    ),
-    lab_dir: Path | None = typer.Option(
-        None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
-    ),
-    target_file: Path | None = typer.Option(
-        None,
-        "--target",
-        help="Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect).",
-    ),
+    out: Path = _OUT,
+    recommendation: Path | None = _RECOMMENDATION,
+    png_dir: Path | None = _PNG_DIR,
+    prometheus: str | None = _PROMETHEUS,
+    lab_dir: Path | None = _LAB_DIR,
+    target_file: Path | None = _TARGET,
     bootstrap: str | None = bootstrap_option(),
     command_config: Path | None = command_config_option(),
-    title: str = typer.Option("kbt report", "--title", help="Page title."),
+    title: str = _TITLE,
     json_path: Path | None = json_option("what the report holds and where it went"),
 ) -> None:
     """Write an HTML report of a results directory.
@@ -74,26 +81,9 @@ def report(
         prometheus = None  # the target's Prometheus, its dialect detected
     elif sum(x is not None for x in (prometheus, lab_dir, target_file)) > 1:
         raise BadInput("give one of --prometheus, --lab-dir and --target")
-    if source is not None:  # a bad target file is one line before anything is read or written
-        from tuner.cli.diagnose import target_prometheus
-        from tuner.measure.prometheus import PrometheusError
-
-        try:
-            prom: Prometheus | None = target_prometheus(source)
-        except PrometheusError as exc:
-            raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
-    else:
-        prom = None
+    prom = _target_prometheus(source)  # a bad target file is one line before anything is read or written
     data = load_report_input(results, recommendation)
-    url = prometheus_url(prometheus) if prometheus is not None else None
-    if url is None and lab_dir is not None:
-        from tuner.target import resolve_target
-
-        url = resolve_target(lab_dir).prometheus_url
-    if url is not None:
-        from tuner.measure.prometheus import Prometheus
-
-        prom = Prometheus(url, timeout_s=30, deadline_s=600)
+    prom = _url_prometheus(prometheus, lab_dir) or prom
     if prom is not None:
         _backfill(data, prom)
     built = build_report(data, title=title)
@@ -103,11 +93,46 @@ def report(
     if json_path is not None and not to_stdout(json_path):
         check_target(json_path, "JSON document")  # before any file is written
     atomic_write_all(outputs, "report")  # the page and its plots: all or none
+    _summary(json_path, out, png_dir, built.pngs, data)
+
+
+def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
+    if source is None:
+        return None
+    from tuner.cli.diagnose import target_prometheus
+    from tuner.measure.prometheus import PrometheusError
+
+    try:
+        return target_prometheus(source)
+    except PrometheusError as exc:
+        raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
+
+
+def _url_prometheus(prometheus: str | None, lab_dir: Path | None) -> Prometheus | None:
+    """The Prometheus at --prometheus URL, or the lab's (--lab-dir)."""
+    from tuner.cli.diagnose import prometheus_url
+
+    url = prometheus_url(prometheus) if prometheus is not None else None
+    if url is None and lab_dir is not None:
+        from tuner.target import resolve_target
+
+        url = resolve_target(lab_dir).prometheus_url
+    if url is None:
+        return None
+    from tuner.measure.prometheus import Prometheus
+
+    return Prometheus(url, timeout_s=30, deadline_s=600)
+
+
+def _summary(
+    json_path: Path | None, out: Path, png_dir: Path | None, pngs: dict[str, bytes], data: ReportInput
+) -> None:
+    """The JSON and the one line of what was written; exit 1 when a record was left out."""
     write_json(
         json_path,
         "report",
         out=out,
-        plots=sorted(built.pngs),
+        plots=sorted(pngs),
         png_dir=png_dir,
         runs=[
             {"name": e.record.name, "run_id": e.record.run_id, "status": e.record.status} for e in data.runs
@@ -115,7 +140,7 @@ def report(
         recommendation=data.recommendation is not None,
         problems=list(data.problems),
     )
-    typer.echo(f"wrote {out} ({len(built.pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
+    typer.echo(f"wrote {out} ({len(pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
     left_out = [p for p in data.problems if p.startswith("left out ")]
     if left_out:  # the report says so too; a skipped record is never silent
         more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""

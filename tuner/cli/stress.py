@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -25,6 +25,7 @@ from tuner.runner.stress import StressInterrupted, StressObserver, StressOutcome
 from tuner.runner.stress_gates import describe, failed_gates
 from tuner.runner.stress_records import ProfileOutcome
 from tuner.spec.stress import Stage
+from tuner.spec.stress_load import LoadedStress
 from tuner.store.results import DEFAULT_RESULTS_DIR
 from tuner.store.stress import GateCheck
 from tuner.target import TargetSource
@@ -105,26 +106,6 @@ def _short(check: GateCheck) -> str:
     )
 
 
-def _check_target(
-    target_file: TargetSource, lab_dir: Path | None, loaded: Any, yes: bool, dry_run: bool
-) -> None:
-    """A target's caps (the highest stage's rate), its reachability and the confirmation, before
-    anything is created."""
-    from tuner.target import resolve_target
-    from tuner.target.safety import Offered, check_caps, confirm_load, record_bytes
-
-    target = resolve_target(lab_dir, target_file)
-    peak = loaded.baseline_msgs_per_s * max(max(s.multiplier, s.multiplier_end) for s in loaded.stages)
-    size = record_bytes(loaded.spec.workload)
-    check_caps(target, "the stress test's highest step", Offered(peak, peak * size if size else None))
-    if dry_run:
-        return
-    from tuner.cli.target import cluster_facts
-
-    confirm_load(target, f"a stress test peaking at {peak:.0f} msgs/s", yes)
-    cluster_facts(target)
-
-
 @contextmanager
 def _closing(observer: ConsoleObserver) -> Iterator[None]:
     """The live figures stop with the run, however it ends."""
@@ -135,56 +116,84 @@ def _closing(observer: ConsoleObserver) -> Iterator[None]:
             observer.live.close()
 
 
+_SPEC = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml.")
+_PROFILES = typer.Option(
+    [],
+    "--profile",
+    "--profiles",
+    help="Profiles to run back to back, by label (repeat or comma list; default: all, in spec order).",
+)
+_BASELINE_FROM = typer.Option(
+    None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
+)
+_RESULTS = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records.")
+_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own).")
+_WORKERS = typer.Option(
+    0, "--workers", min=0, max=32, help="Local locust workers under a master (0: one locust process)."
+)
+_REMOTE_WORKERS = typer.Option(
+    0,
+    "--remote-workers",
+    min=0,
+    max=256,
+    help="Workers from other machines the master waits for. Each load machine (kbt installed, the"
+    " target's bootstrap servers reachable) runs 'kbt stress-worker --master HOST:PORT' with this"
+    " run's --master-host and --master-port; it gets the plan from the master (docs/targets.md).",
+)
+_JOIN_TIMEOUT = typer.Option(
+    60.0,
+    "--join-timeout",
+    min=0.0,
+    max=3600.0,
+    help="Seconds remote workers have to join before the first stage. The run stops if they have not.",
+)
+_MASTER_HOST = typer.Option(
+    "127.0.0.1", "--master-host", help="Address the locust master binds (0.0.0.0 for other machines)."
+)
+_MASTER_PORT = typer.Option(None, "--master-port", help="Locust master port (default lab base+180).")
+_WEB_UI = typer.Option(
+    False, "--web-ui", help="Serve locust's web UI while the test runs (headless otherwise)."
+)
+_WEB_PORT = typer.Option(None, "--web-port", help="Web UI port (default lab base+185).")
+_DRY_RUN = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing.")
+_TARGET = typer.Option(
+    None, "--target", help="A target file (docs/targets.md): stress that cluster, not the lab."
+)
+_YES = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking.")
+
+
+@dataclass(frozen=True)
+class _Locust:
+    """Where locust runs: local and remote workers, the master's address, the web UI."""
+
+    workers: int
+    remote_workers: int
+    join_timeout_s: float
+    master_host: str
+    master_port: int | None
+    web_ui: bool
+    web_port: int | None
+
+
 def stress(
-    spec: Path = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml."),
-    profiles: list[str] = typer.Option(
-        [],
-        "--profile",
-        "--profiles",
-        help="Profiles to run back to back, by label (repeat or comma list; default: all, in spec order).",
-    ),
-    baseline_from: Path | None = typer.Option(
-        None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
-    ),
-    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
-    workers: int = typer.Option(
-        0, "--workers", min=0, max=32, help="Local locust workers under a master (0: one locust process)."
-    ),
-    remote_workers: int = typer.Option(
-        0,
-        "--remote-workers",
-        min=0,
-        max=256,
-        help="Workers from other machines the master waits for. Each load machine (kbt installed, the"
-        " target's bootstrap servers reachable) runs 'kbt stress-worker --master HOST:PORT' with this"
-        " run's --master-host and --master-port; it gets the plan from the master (docs/targets.md).",
-    ),
-    join_timeout: float = typer.Option(
-        60.0,
-        "--join-timeout",
-        min=0.0,
-        max=3600.0,
-        help="Seconds remote workers have to join before the first stage. The run stops if they have not.",
-    ),
-    master_host: str = typer.Option(
-        "127.0.0.1", "--master-host", help="Address the locust master binds (0.0.0.0 for other machines)."
-    ),
-    master_port: int | None = typer.Option(
-        None, "--master-port", help="Locust master port (default lab base+180)."
-    ),
-    web_ui: bool = typer.Option(
-        False, "--web-ui", help="Serve locust's web UI while the test runs (headless otherwise)."
-    ),
-    web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing."),
-    target_file: Path | None = typer.Option(
-        None, "--target", help="A target file (docs/targets.md): stress that cluster, not the lab."
-    ),
+    spec: Path = _SPEC,
+    profiles: list[str] = _PROFILES,
+    baseline_from: Path | None = _BASELINE_FROM,
+    results: Path = _RESULTS,
+    lab_dir: Path | None = _LAB_DIR,
+    workers: int = _WORKERS,
+    remote_workers: int = _REMOTE_WORKERS,
+    join_timeout: float = _JOIN_TIMEOUT,
+    master_host: str = _MASTER_HOST,
+    master_port: int | None = _MASTER_PORT,
+    web_ui: bool = _WEB_UI,
+    web_port: int | None = _WEB_PORT,
+    dry_run: bool = _DRY_RUN,
+    target_file: Path | None = _TARGET,
     bootstrap: str | None = bootstrap_option(),
     command_config: Path | None = command_config_option(),
     prom_flag: str | None = prometheus_option(),
-    yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
+    yes: bool = _YES,
     json_path: Path | None = json_option("each profile's stages and verdicts (with --dry-run: the stages)"),
 ) -> None:
     """Ramp the lab through a stress spec's stages per profile, gates judged per step.
@@ -192,6 +201,7 @@ def stress(
     Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
     on locust, real-time and lagging consumer groups, gates judged per step, one record per stage.
     Ends with the highest step each profile held. Exits 1 when acked records were lost."""
+    from tuner.runner.preflight import stress_preflight
     from tuner.spec.stress_load import load_stress
 
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
@@ -204,69 +214,13 @@ def stress(
     )
     for note in loaded.spec.notes():
         console.print(f"[yellow]note: {note}[/yellow]")
-    if source is not None:
-        _check_target(source, lab_dir, loaded, yes and not dry_run, dry_run)
+    if source is not None:  # caps, confirmation and reachability before anything is created
+        stress_preflight(lab_dir, source, loaded, yes and not dry_run, dry_run)
     if dry_run:
-        write_json(
-            json_path,
-            "stress --dry-run",
-            spec=loaded.spec.name,
-            baseline_msgs_per_s=loaded.baseline_msgs_per_s,
-            profiles=labels,
-            stages=[
-                {
-                    "label": st.label,
-                    "kind": st.kind,
-                    "start_s": st.start_s,
-                    "duration_s": st.duration_s,
-                    "users": st.users,
-                    "users_end": st.users_end,
-                    "multiplier": st.multiplier,
-                    "lagging": st.lagging,
-                    "judged": st.judged,
-                }
-                for st in loaded.stages
-            ],
-        )
-        for stage in loaded.stages:
-            users = (
-                f"{stage.users}" if stage.users == stage.users_end else f"{stage.users}->{stage.users_end}"
-            )
-            rate = loaded.baseline_msgs_per_s * stage.multiplier
-            console.print(
-                f"{stage.label}: {stage.kind}, {stage.duration_s:g} s from {stage.start_s:g} s,"
-                f" {users} producers (x{stage.multiplier:g} = {rate:.0f} msgs/s),"
-                f" lagging readers {stage.lagging},"
-                f" {'judged' if stage.judged else 'not judged'}"
-            )
+        _dry_run(console, json_path, loaded, labels)
         return
-    from tuner.runner.stress_wiring import stress_runner
-
-    observer = ConsoleObserver(console)
-    with interruptible(), _closing(observer):
-        runner = stress_runner(
-            lab_dir=lab_dir,
-            results=results,
-            workers=workers,
-            remote_workers=remote_workers,
-            master_host=master_host,
-            master_port=master_port,
-            web_ui=web_ui,
-            web_port=web_port,
-            observer=observer,
-            target_file=source,
-            join_timeout_s=join_timeout,
-        )
-        observer.live = LiveFigures(
-            console, runner.target.prometheus_url, runner.target.scrape_interval_s, target_file
-        )
-        try:
-            outcome = runner.run(loaded, labels)
-        except StressInterrupted as exc:
-            _report(console, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
-            _write_json(json_path, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
-            kept = sum(len(p.records) for p in exc.outcome.profiles)
-            raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
+    locust = _Locust(workers, remote_workers, join_timeout, master_host, master_port, web_ui, web_port)
+    outcome = _run(console, loaded, labels, lab_dir, results, locust, source, target_file, json_path)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
     _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
     lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)
@@ -275,6 +229,63 @@ def stress(
         raise KbtError(f"{lost} acked records lost", ExitStatus.FAILURE)
     if unverified:
         raise KbtError(f"delivery not verified for {', '.join(unverified)}", ExitStatus.FAILURE)
+
+
+def _dry_run(console: Console, json_path: Path | None, loaded: LoadedStress, labels: list[str]) -> None:
+    from tuner.render.dry_run import stress_dry_run
+
+    stages, lines = stress_dry_run(loaded)
+    write_json(
+        json_path,
+        "stress --dry-run",
+        spec=loaded.spec.name,
+        baseline_msgs_per_s=loaded.baseline_msgs_per_s,
+        profiles=labels,
+        stages=stages,
+    )
+    for line in lines:
+        console.print(line)
+
+
+def _run(
+    console: Console,
+    loaded: LoadedStress,
+    labels: list[str],
+    lab_dir: Path | None,
+    results: Path,
+    locust: _Locust,
+    source: TargetSource | None,
+    target_file: Path | None,
+    json_path: Path | None,
+) -> StressOutcome:
+    """The profiles on locust with live figures; Ctrl-C keeps the stage records already written."""
+    from tuner.runner.stress_wiring import stress_runner
+
+    observer = ConsoleObserver(console)
+    with interruptible(), _closing(observer):
+        runner = stress_runner(
+            lab_dir=lab_dir,
+            results=results,
+            workers=locust.workers,
+            remote_workers=locust.remote_workers,
+            master_host=locust.master_host,
+            master_port=locust.master_port,
+            web_ui=locust.web_ui,
+            web_port=locust.web_port,
+            observer=observer,
+            target_file=source,
+            join_timeout_s=locust.join_timeout_s,
+        )
+        observer.live = LiveFigures(
+            console, runner.target.prometheus_url, runner.target.scrape_interval_s, target_file
+        )
+        try:
+            return runner.run(loaded, labels)
+        except StressInterrupted as exc:
+            _report(console, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
+            _write_json(json_path, exc.outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
+            kept = sum(len(p.records) for p in exc.outcome.profiles)
+            raise Interrupted(f"interrupted: {kept} stage records written under {results}") from None
 
 
 def _write_json(path: Path | None, outcome: StressOutcome, baseline: float, name: str, results: Path) -> None:

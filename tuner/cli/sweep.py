@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -24,15 +23,16 @@ from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
 from tuner.core.errors import ExitStatus, Interrupted, KbtError
-from tuner.core.redact import redact
 from tuner.render.fit import bar_width, label
 from tuner.render.plain import show
 from tuner.render.sweep_table import STATUS_STYLE, sweep_rows, sweep_table
 from tuner.runner.sweep import Observer, SweepOutcome
+from tuner.spec.loader import LoadedSweep
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
+from tuner.target import TargetSource
 
 
 class ProgressObserver(Observer):
@@ -110,33 +110,28 @@ class ProgressObserver(Observer):
             self._ticker = None
 
 
-def _planned(plan: RunPlan, prefix: str) -> dict[str, Any]:
-    w = plan.workload
-    return {
-        "topics": [f"{prefix}{t.name}-r{plan.index}-<stamp> ({t.partitions} partitions)" for t in w.topics],
-        "name": plan.name,
-        "producers": w.producers,
-        "rate_per_producer": w.rate_per_producer,
-        "duration_s": w.duration_s,
-        "warmup_s": w.warmup_s,
-        "profile": plan.profile.name,
-        "client_config": {k: str(v) for k, v in redact(plan.profile.client_settings()).items()},
-    }
+_SPEC = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml.")
+_RESULTS = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records.")
+_RESUME = typer.Option(False, "--resume", help="Skip runs that already have a record.")
+_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own).")
+_DRY_RUN = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing.")
+_TARGET = typer.Option(
+    None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
+)
+_YES = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking.")
 
 
 def sweep(
-    spec: Path = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml."),
-    results: Path = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records."),
-    resume: bool = typer.Option(False, "--resume", help="Skip runs that already have a record."),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing."),
-    target_file: Path | None = typer.Option(
-        None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
-    ),
+    spec: Path = _SPEC,
+    results: Path = _RESULTS,
+    resume: bool = _RESUME,
+    lab_dir: Path | None = _LAB_DIR,
+    dry_run: bool = _DRY_RUN,
+    target_file: Path | None = _TARGET,
     bootstrap: str | None = bootstrap_option(),
     command_config: Path | None = command_config_option(),
     prom_flag: str | None = prometheus_option(),
-    yes: bool = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking."),
+    yes: bool = _YES,
     json_path: Path | None = json_option("the runs (with --dry-run: the plan)"),
 ) -> None:
     """Run every named run of a sweep spec against the lab and record each one.
@@ -144,6 +139,7 @@ def sweep(
     Run a sweep: each named run gets fresh topics, the load, broker measurement, delivery
     verification and one JSON record. Ends with a table sorted by produce request rate; exits 1
     when any run lost records."""
+    from tuner.runner.preflight import sweep_preflight
     from tuner.spec.loader import load_sweep
 
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
@@ -151,41 +147,44 @@ def sweep(
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.raw_properties, f"{spec}: profile {plan.profile.name}")
     console = console_for(json_path, min_width=180)
-    target = None
-    if source is not None:  # caps and the target's own checks before anything is created
-        from tuner.target import resolve_target
-        from tuner.target.safety import check_caps, offered
-
-        target = resolve_target(lab_dir, source)
-        for plan in loaded.runs:
-            check_caps(target, plan.name, offered(plan.workload))
+    # caps, confirmation and the target's own checks before anything is created
+    target = sweep_preflight(lab_dir, source, loaded, yes, dry_run)
     if dry_run:
-        prefix = target.topic_prefix if target is not None else "kbt-"
-        plan_rows = [_planned(plan, prefix) for plan in loaded.runs]
-        write_json(json_path, "sweep --dry-run", spec=loaded.spec.name, runs=plan_rows)
-        for plan, row in zip(loaded.runs, plan_rows, strict=True):
-            w = plan.workload
-            rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
-            settings = " ".join(f"{k}={v}" for k, v in row["client_config"].items())
-            console.print(
-                f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-                f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}: {settings or '(defaults)'};"
-                f" topics {', '.join(row['topics'])}",
-                highlight=False,
-                markup=False,
-                soft_wrap=True,
-            )
-        return
-    if target is not None:
-        from tuner.cli.target import cluster_facts
-        from tuner.target.safety import confirm_load
+        from tuner.render.dry_run import sweep_dry_run
 
-        confirm_load(target, f"{len(loaded.runs)} sweep runs", yes)
-        cluster_facts(target)  # reachable, credentials accepted: a one-line error before anything is made
+        rows, lines = sweep_dry_run(loaded, target.topic_prefix if target is not None else "kbt-")
+        write_json(json_path, "sweep --dry-run", spec=loaded.spec.name, runs=rows)
+        for line in lines:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        return
+    outcome = _run(console, loaded, lab_dir, results, source, target_file, resume)
+    show(console, sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
+    write_json(
+        json_path,
+        "sweep",
+        spec=loaded.spec.name,
+        results=results,
+        runs=sweep_rows(outcome.all_records),
+        failed=[r.name for r in outcome.failed],
+        unverified=[r.name for r in outcome.unverified],
+        problems=list(outcome.problems),
+    )
+    _verdict(console, outcome)
+
+
+def _run(
+    console: Console,
+    loaded: LoadedSweep,
+    lab_dir: Path | None,
+    results: Path,
+    source: TargetSource | None,
+    target_file: Path | None,
+    resume: bool,
+) -> SweepOutcome:
+    """The runs with a progress bar and live figures; Ctrl-C keeps the runs already recorded."""
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
-    outcome: SweepOutcome | None = None
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(bar_width=bar_width(console.width)),
@@ -201,7 +200,7 @@ def sweep(
             found = runner.target
             observer.live = LiveFigures(console, found.prometheus_url, found.scrape_interval_s, target_file)
             try:
-                outcome = runner.run(loaded, resume=resume)
+                return runner.run(loaded, resume=resume)
             except (KeyboardInterrupt, Interrupted):
                 observer._finish_ticker()
                 done = runner.store.latest(loaded.spec.name)
@@ -214,18 +213,10 @@ def sweep(
     finally:
         if observer.live is not None:
             observer.live.close()
-    assert outcome is not None
-    show(console, sweep_table(outcome.all_records, title=f"sweep {loaded.spec.name}"))
-    write_json(
-        json_path,
-        "sweep",
-        spec=loaded.spec.name,
-        results=results,
-        runs=sweep_rows(outcome.all_records),
-        failed=[r.name for r in outcome.failed],
-        unverified=[r.name for r in outcome.unverified],
-        problems=list(outcome.problems),
-    )
+
+
+def _verdict(console: Console, outcome: SweepOutcome) -> None:
+    """Warnings, then exit 1 when a run failed or its delivery could not be verified."""
     for problem in outcome.problems:
         console.print(f"[yellow]warning: {problem}[/yellow]")
     if outcome.unclean:

@@ -1,12 +1,13 @@
 """The client exporter: one prometheus-client endpoint per driver process on a lab client port,
 scraped by the lab's Prometheus (job kbt-client), so client and broker views sit side by side.
 
-Series (labels run, producer, client; broker where meaningful), as the metric contract lists them:
-kbt_client_produce_requests_total, kbt_client_records_sent_total, kbt_client_bytes_sent_total,
+Series (labels run, producer, client; broker where meaningful) in base units, as the metric
+contract (tuner.measure.catalog CLIENT_SERIES, which a unit test holds this exporter to) lists them:
+kbt_client_produce_requests_total, kbt_client_records_acked_total, kbt_client_bytes_acked_total,
 kbt_client_offered_records_total, kbt_client_delivery_errors_total, kbt_client_records_per_request,
-kbt_client_batch_bytes, kbt_client_queue_latency_ms{quantile}, kbt_client_rtt_ms{quantile},
-kbt_client_delivery_latency_ms{quantile}, kbt_client_produce_throttle_time_max_ms. The Java engine
-serves the same contract from its own JVM (loadtests/java-engine, ClientExporter.java).
+kbt_client_batch_bytes, kbt_client_queue_latency_seconds{quantile}, kbt_client_rtt_seconds{quantile},
+kbt_client_produce_throttle_time_max_seconds and the histogram kbt_client_delivery_latency_seconds.
+The Java engine serves the same contract from its own JVM (loadtests/java-engine, ClientExporter.java).
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
-from prometheus_client.metrics_core import Metric
+from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 
 LOOPBACK = "127.0.0.1"
+# Upper bounds (seconds) of kbt_client_delivery_latency_seconds' buckets, +Inf implied: the metric
+# contract's (tuner.measure.catalog DELIVERY_BUCKETS_S, which drivers cannot import; a unit test holds
+# the two equal, and the Java engine's ClientExporter.java to them).
+DELIVERY_BUCKETS_S = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+)  # fmt: skip
 # After the drain, how long an engine waits for one more scrape of its client exporter so the run's
 # final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
 # Every engine's exporter waits the same (the Java engine gets it in its plan).
@@ -86,8 +93,8 @@ class ClientExporter(Exporter):
         self.requests = Counter(
             "kbt_client_produce_requests", "Produce requests sent", [*labels, "broker"], registry=r
         )
-        self.records = Counter("kbt_client_records_sent", "Records acked by the brokers", labels, registry=r)
-        self.bytes = Counter("kbt_client_bytes_sent", "Payload bytes acked", labels, registry=r)
+        self.records = Counter("kbt_client_records_acked", "Records the brokers acked", labels, registry=r)
+        self.bytes = Counter("kbt_client_bytes_acked", "Payload bytes the brokers acked", labels, registry=r)
         self.offered = Counter(
             "kbt_client_offered_records", "Records the schedule offered", labels, registry=r
         )
@@ -95,16 +102,18 @@ class ClientExporter(Exporter):
         self.per_request = Gauge("kbt_client_records_per_request", "Records per batch", labels, registry=r)
         self.batch_bytes = Gauge("kbt_client_batch_bytes", "Batch size on the wire", labels, registry=r)
         self.queue_latency = Gauge(
-            "kbt_client_queue_latency_ms", "librdkafka int_latency", [*labels, "quantile"], registry=r
+            "kbt_client_queue_latency_seconds", "librdkafka int_latency", [*labels, "quantile"], registry=r
         )
         self.rtt = Gauge(
-            "kbt_client_rtt_ms", "Broker round trip", [*labels, "broker", "quantile"], registry=r
+            "kbt_client_rtt_seconds", "Broker round trip", [*labels, "broker", "quantile"], registry=r
         )
-        self.delivery_latency = Gauge(
-            "kbt_client_delivery_latency_ms", "From intended send to ack", [*labels, "quantile"], registry=r
-        )
+        self.delivery = _DeliveryHistogram()
+        r.register(self.delivery)
         self.throttle_max = Gauge(
-            "kbt_client_produce_throttle_time_max_ms", "Longest broker quota throttle", labels, registry=r
+            "kbt_client_produce_throttle_time_max_seconds",
+            "Longest broker quota throttle",
+            labels,
+            registry=r,
         )
         self._last_requests: dict[tuple[str, str], int] = {}
 
@@ -130,13 +139,13 @@ class ClientExporter(Exporter):
             queued = broker.get("int_latency", {})
             if queued.get("cnt"):
                 for q in ("p50", "p99"):
-                    self.queue_latency.labels(**labels, quantile=_q(q)).set(queued[q] / 1000)
+                    self.queue_latency.labels(**labels, quantile=_q(q)).set(queued[q] / 1e6)  # us
             rtt = broker.get("rtt", {})
             if rtt.get("cnt"):
                 for q in ("p50", "p99"):
-                    self.rtt.labels(**labels, broker=node, quantile=_q(q)).set(rtt[q] / 1000)
+                    self.rtt.labels(**labels, broker=node, quantile=_q(q)).set(rtt[q] / 1e6)  # us
         if throttled:
-            self.throttle_max.labels(**labels).set(max(throttled))
+            self.throttle_max.labels(**labels).set(max(throttled) / 1000)  # ms
         for topic in data.get("topics", {}).values():
             count, size = topic.get("batchcnt", {}), topic.get("batchsize", {})
             if count.get("cnt"):
@@ -150,10 +159,55 @@ class ClientExporter(Exporter):
         self.errors.labels(**labels).inc(failed)
         self.offered.labels(**labels).inc(offered)
 
-    def on_latency(self, producer: str, p50_ms: float, p99_ms: float) -> None:
-        labels = self._l(producer)
-        self.delivery_latency.labels(**labels, quantile="0.5").set(p50_ms)
-        self.delivery_latency.labels(**labels, quantile="0.99").set(p99_ms)
+    def on_latency(self, producer: str, counts: list[tuple[int, int]]) -> None:
+        """The delivery latencies so far, as (microseconds, count) pairs of the process's histogram
+        (cumulative: each call replaces the last)."""
+        self.delivery.set(self._l(producer), counts)
+
+
+class _DeliveryHistogram:
+    """kbt_client_delivery_latency_seconds: a Prometheus histogram (buckets DELIVERY_BUCKETS_S) read
+    from each producer's own HdrHistogram when Prometheus scrapes, so nothing is observed twice."""
+
+    NAME = "kbt_client_delivery_latency_seconds"
+
+    def __init__(self) -> None:
+        self._by_labels: dict[tuple[tuple[str, str], ...], list[tuple[int, int]]] = {}
+        self._lock = threading.Lock()
+
+    def set(self, labels: dict[str, str], counts: list[tuple[int, int]]) -> None:
+        with self._lock:
+            self._by_labels[tuple(labels.items())] = list(counts)
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            items = list(self._by_labels.items())
+        if not items:
+            return
+        family = HistogramMetricFamily(
+            self.NAME, "From intended send to ack", labels=[k for k, _ in items[0][0]]
+        )
+        for key, counts in items:
+            family.add_metric([v for _, v in key], *histogram_buckets(counts))
+        yield family
+
+
+def histogram_buckets(counts: list[tuple[int, int]]) -> tuple[list[tuple[str, float]], float]:
+    """(cumulative buckets with +Inf, sum in seconds) of (microseconds, count) pairs."""
+    buckets: list[tuple[str, float]] = []
+    total = 0
+    ordered = sorted(counts)
+    i = 0
+    for bound in DELIVERY_BUCKETS_S:
+        while i < len(ordered) and ordered[i][0] <= bound * 1e6:
+            total += ordered[i][1]
+            i += 1
+        buckets.append((repr(bound), float(total)))
+    buckets.append(("+Inf", float(sum(c for _, c in ordered))))
+    return buckets, sum(us * c for us, c in ordered) / 1e6
 
 
 def _q(name: str) -> str:

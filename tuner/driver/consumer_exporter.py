@@ -5,7 +5,7 @@ kbt_client_* series), so consumer lag sits beside the broker series on the stres
 Series (labels run, group, mode = realtime|lagging; consumer where per member):
 kbt_consumer_records_total{consumer}, kbt_consumer_bytes_total{consumer},
 kbt_consumer_lag_records{consumer} (records behind the high watermark, from librdkafka statistics),
-kbt_consumer_e2e_latency_ms{quantile="0.5"|"0.99"} (real-time groups: now - record timestamp over
+kbt_consumer_e2e_latency_seconds{quantile="0.5"|"0.99"} (real-time groups: now - record timestamp over
 the last few seconds), kbt_consumer_data_age_seconds (age of the records read last; lagging groups
 read minutes-old data from the remote tier), kbt_consumer_lagging_active (1 while a lagging group
 reads), kbt_consumer_rewinds_total (a lagging reader caught up and went back lag_s).
@@ -29,7 +29,7 @@ class ConsumerExporter(Exporter):
         self.bytes = Counter("kbt_consumer_bytes", "Value bytes consumed", member, registry=r)
         self.lag = Gauge("kbt_consumer_lag_records", "Records behind the high watermark", member, registry=r)
         self.e2e = Gauge(
-            "kbt_consumer_e2e_latency_ms",
+            "kbt_consumer_e2e_latency_seconds",
             "Record timestamp to consumption",
             [*labels, "quantile"],
             registry=r,
@@ -46,8 +46,8 @@ class ConsumerExporter(Exporter):
         self.lag.labels(**self.base, consumer=consumer).set(lag)
 
     def set_e2e(self, p50_ms: float, p99_ms: float) -> None:
-        self.e2e.labels(**self.base, quantile="0.5").set(p50_ms)
-        self.e2e.labels(**self.base, quantile="0.99").set(p99_ms)
+        self.e2e.labels(**self.base, quantile="0.5").set(p50_ms / 1000)
+        self.e2e.labels(**self.base, quantile="0.99").set(p99_ms / 1000)
 
     def set_age(self, seconds: float) -> None:
         self.age.labels(**self.base).set(seconds)

@@ -143,22 +143,6 @@ class LatencyBuckets:
     def total(self) -> int:
         return sum(self.counts.values())
 
-    def quantiles_ms(self, *qs: float) -> list[float]:
-        """The given quantiles (0..1) in milliseconds; zeros when empty."""
-        total = self.total
-        found = [0.0] * len(qs)
-        if total == 0:
-            return found
-        marks = [q * total for q in qs]
-        seen, pending = 0, sorted(range(len(qs)), key=lambda i: qs[i])
-        for us in sorted(self.counts):
-            seen += self.counts[us]
-            while pending and seen >= marks[pending[0]]:
-                found[pending.pop(0)] = us / 1000
-            if not pending:
-                break
-        return found
-
     def histogram(self) -> HdrHistogram:
         hist = HdrHistogram(1, LATENCY_MAX_US, 3)
         for us, count in self.counts.items():

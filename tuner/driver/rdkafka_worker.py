@@ -228,9 +228,8 @@ class Worker:
             exporter.on_delivery(pod.name, acked, acked_bytes, failed, offered - pod.offered_exported)
             pod.unexported = [0, 0, 0]
             pod.offered_exported = offered
-        p50, p99 = self.latency.quantiles_ms(0.5, 0.99)
         if self.latency.counts:
-            exporter.on_latency(f"process-{self.task.index}", p50, p99)
+            exporter.on_latency(f"process-{self.task.index}", list(self.latency.counts.items()))
 
     # ---- the loop -----------------------------------------------------------------------------
 

@@ -201,6 +201,3 @@ class Tally:
             },
         )
         self.merge(other)
-
-    def acked_in_stage(self, stage: int) -> int:
-        return sum(count_ranges(per.get(stage, [])) for per in self.acked.values())

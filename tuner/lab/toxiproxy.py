@@ -96,9 +96,6 @@ class Toxiproxy:
             return ""
         return resp.text.strip() if resp.status_code == 200 else ""
 
-    def proxy_names(self) -> list[str]:
-        return sorted(self._call("GET", "/proxies") or {})
-
     def add_toxic(
         self, proxy: str, name: str, kind: str, stream: str, attributes: dict[str, Any], toxicity: float = 1.0
     ) -> None:

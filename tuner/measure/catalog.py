@@ -4,6 +4,10 @@ The series come from exporters/jmx/kafka-broker.yml (one rule each) plus the jmx
 process collector. A unit test runs the rules over real broker MBean names and checks that they
 produce exactly these names; docs/metrics.md is generated from this module. Every series also carries
 the Prometheus target labels job="kafka-broker" and broker="<node id>".
+
+CLIENT_SERIES are the series kbt's own load exporters serve (tuner/driver/client_exporter.py,
+tuner/driver/consumer_exporter.py, the Java engine's ClientExporter.java): this is their one
+definition; tests compare what each exporter serves with it.
 """
 
 from __future__ import annotations
@@ -319,6 +323,176 @@ SERIES: tuple[Series, ...] = (
 )
 
 
+class ClientKind(StrEnum):
+    COUNTER = "counter"
+    GAUGE = "gauge"
+    HISTOGRAM = "histogram"
+
+
+@dataclass(frozen=True)
+class ClientSeries:
+    """A series kbt's own load exporters serve (job kbt-client): base units (seconds, bytes),
+    counters for counts, a histogram for delivery latency."""
+
+    name: str  # as scraped: counters end in _total; a histogram's _bucket/_sum/_count follow it
+    kind: ClientKind
+    labels: tuple[str, ...]
+    meaning: str
+    engines: str = "librdkafka, java"  # which exporters serve it
+
+
+PRODUCER_LABELS = ("run", "producer", "client")
+CONSUMER_LABELS = ("run", "group", "mode")
+# Upper bounds (seconds) of the delivery latency histogram's buckets, +Inf implied; the Java
+# engine's exporter (ClientExporter.java) serves the same bounds (a test compares them).
+DELIVERY_BUCKETS_S = (
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+)  # fmt: skip
+
+CLIENT_SERIES: tuple[ClientSeries, ...] = (
+    ClientSeries(
+        "kbt_client_produce_requests_total",
+        ClientKind.COUNTER,
+        (*PRODUCER_LABELS, "broker"),
+        "Produce requests sent, per broker (Java: produce responses per broker; acks=0: every "
+        'request, broker="").',
+    ),
+    ClientSeries(
+        "kbt_client_records_acked_total", ClientKind.COUNTER, PRODUCER_LABELS, "Records the brokers acked."
+    ),
+    ClientSeries(
+        "kbt_client_bytes_acked_total",
+        ClientKind.COUNTER,
+        PRODUCER_LABELS,
+        "Payload bytes (record values) the brokers acked.",
+    ),
+    ClientSeries(
+        "kbt_client_offered_records_total",
+        ClientKind.COUNTER,
+        PRODUCER_LABELS,
+        "Records the load schedule offered (warm-up included).",
+    ),
+    ClientSeries(
+        "kbt_client_delivery_errors_total", ClientKind.COUNTER, PRODUCER_LABELS, "Failed deliveries."
+    ),
+    ClientSeries(
+        "kbt_client_records_per_request",
+        ClientKind.GAUGE,
+        PRODUCER_LABELS,
+        "Records per produce request, last statistics window (Java records-per-request-avg).",
+    ),
+    ClientSeries(
+        "kbt_client_batch_bytes",
+        ClientKind.GAUGE,
+        PRODUCER_LABELS,
+        "Bytes per partition batch on the wire, last statistics window (Java batch-size-avg).",
+    ),
+    ClientSeries(
+        "kbt_client_compression_ratio",
+        ClientKind.GAUGE,
+        PRODUCER_LABELS,
+        "Uncompressed over compressed batch bytes (1 / compression-rate-avg).",
+        engines="java",
+    ),
+    ClientSeries(
+        "kbt_client_queue_latency_seconds",
+        ClientKind.GAUGE,
+        (*PRODUCER_LABELS, "quantile"),
+        "Time records waited in the producer queue, quantile 0.5 / 0.99 of the client's last "
+        "statistics window (librdkafka int_latency; Java queue-time per batch).",
+    ),
+    ClientSeries(
+        "kbt_client_queue_latency_avg_seconds",
+        ClientKind.GAUGE,
+        PRODUCER_LABELS,
+        "Java record-queue-time-avg.",
+        engines="java",
+    ),
+    ClientSeries(
+        "kbt_client_rtt_seconds",
+        ClientKind.GAUGE,
+        (*PRODUCER_LABELS, "broker", "quantile"),
+        "Produce round trip per broker, quantile 0.5 / 0.99 of the client's last statistics window.",
+    ),
+    ClientSeries(
+        "kbt_client_requests_total",
+        ClientKind.COUNTER,
+        PRODUCER_LABELS,
+        "Requests of every kind sent (Java request-total).",
+        engines="java",
+    ),
+    ClientSeries(
+        "kbt_client_produce_throttle_time_avg_seconds",
+        ClientKind.GAUGE,
+        PRODUCER_LABELS,
+        "Broker quota throttle per produce response (Java produce-throttle-time-avg).",
+        engines="java",
+    ),
+    ClientSeries(
+        "kbt_client_produce_throttle_time_max_seconds",
+        ClientKind.GAUGE,
+        PRODUCER_LABELS,
+        "Longest broker quota throttle a response asked for, last statistics window.",
+    ),
+    ClientSeries(
+        "kbt_client_delivery_latency_seconds",
+        ClientKind.HISTOGRAM,
+        PRODUCER_LABELS,
+        'From the intended send time to the ack, per engine process (producer="process-N"): '
+        "aggregate across producers with sum by (le).",
+    ),
+    ClientSeries(
+        "kbt_consumer_records_total",
+        ClientKind.COUNTER,
+        (*CONSUMER_LABELS, "consumer"),
+        "Records consumed.",
+        engines="stress consumers",
+    ),
+    ClientSeries(
+        "kbt_consumer_bytes_total",
+        ClientKind.COUNTER,
+        (*CONSUMER_LABELS, "consumer"),
+        "Value bytes consumed.",
+        engines="stress consumers",
+    ),
+    ClientSeries(
+        "kbt_consumer_lag_records",
+        ClientKind.GAUGE,
+        (*CONSUMER_LABELS, "consumer"),
+        "Records behind the high watermark.",
+        engines="stress consumers",
+    ),
+    ClientSeries(
+        "kbt_consumer_e2e_latency_seconds",
+        ClientKind.GAUGE,
+        (*CONSUMER_LABELS, "quantile"),
+        "Record timestamp to consumption over the last few seconds, quantile 0.5 / 0.99.",
+        engines="stress consumers",
+    ),
+    ClientSeries(
+        "kbt_consumer_data_age_seconds",
+        ClientKind.GAUGE,
+        CONSUMER_LABELS,
+        "Age of the records read last.",
+        engines="stress consumers",
+    ),
+    ClientSeries(
+        "kbt_consumer_lagging_active",
+        ClientKind.GAUGE,
+        CONSUMER_LABELS,
+        "1 while lagging readers read.",
+        engines="stress consumers",
+    ),
+    ClientSeries(
+        "kbt_consumer_rewinds_total",
+        ClientKind.COUNTER,
+        CONSUMER_LABELS,
+        "A lagging reader caught up and went back lag_s.",
+        engines="stress consumers",
+    ),
+)
+
+
 def series(name: str) -> Series:
     for s in SERIES:
         if s.name == name:
@@ -326,4 +500,14 @@ def series(name: str) -> Series:
     raise KeyError(name)
 
 
-__all__ = ["SERIES", "Kind", "Needs", "Series", "series"]
+__all__ = [
+    "CLIENT_SERIES",
+    "DELIVERY_BUCKETS_S",
+    "SERIES",
+    "ClientKind",
+    "ClientSeries",
+    "Kind",
+    "Needs",
+    "Series",
+    "series",
+]

@@ -36,8 +36,10 @@ def _queries(window_s: float) -> dict[str, str]:
     return {
         "client_requests_per_s": f"sum(rate(kbt_client_produce_requests_total[{w}]))",
         "broker_requests_per_s": f'sum(rate(kafka_network_requests_total{{request="Produce"}}[{w}]))',
-        "p99_ms": 'max(kbt_client_delivery_latency_ms{quantile="0.99"})',
-        "acked": "sum(kbt_client_records_sent_total)",
+        # the delivery histogram of every producer together over the window (NaN without deliveries)
+        "p99_ms": "histogram_quantile(0.99, sum by (le)"
+        f"(rate(kbt_client_delivery_latency_seconds_bucket[{w}]))) * 1000",
+        "acked": "sum(kbt_client_records_acked_total)",
         "lost": "sum(kbt_client_delivery_errors_total)",
     }
 

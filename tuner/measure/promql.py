@@ -8,12 +8,13 @@ Broker-wide BrokerTopicMetrics series are selected with topic="" (the per-topic 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tuner.core.errors import BadInput, did_you_mean
+from tuner.measure.promql_query import RATE_INTERVAL as RATE_INTERVAL  # re-exported for the catalog users
+from tuner.measure.promql_query import Query as Query
+from tuner.measure.promql_views import BREAKDOWN_QUERIES, CLIENT_QUERIES
 from tuner.measure.series_names import NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES, REQUESTS_SERIES
 
-RATE_INTERVAL = "$__rate_interval"
 _SELECTOR = re.compile(r"\b((?:kafka|kbt|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
 
 
@@ -29,14 +30,6 @@ def label_string(value: str) -> str:
 def label_matchers(labels: dict[str, str]) -> str:
     """`k="v",...` for equality matchers, every value escaped (the one builder of matcher text)."""
     return ",".join(f"{k}={label_string(v)}" for k, v in labels.items())
-
-
-@dataclass(frozen=True)
-class Query:
-    name: str
-    expr: str
-    unit: str
-    meaning: str
 
 
 def _rate(selector: str) -> str:
@@ -306,7 +299,5 @@ def rate_window(scrape_interval_s: float) -> str:
 
 
 # Breakdowns (by request, phase, topic) and the client/consumer series live in promql_views.
-from tuner.measure.promql_views import BREAKDOWN_QUERIES, CLIENT_QUERIES  # noqa: E402
-
 ALL_QUERIES = QUERIES + BREAKDOWN_QUERIES + CLIENT_QUERIES
 _BY_NAME = {q.name: q for q in ALL_QUERIES}

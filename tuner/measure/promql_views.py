@@ -14,7 +14,7 @@ while these group by request, phase, topic, producer or consumer group, and most
 
 from __future__ import annotations
 
-from tuner.measure.promql import RATE_INTERVAL, Query
+from tuner.measure.promql_query import RATE_INTERVAL, Query
 from tuner.measure.series_names import REQUESTS_SERIES
 
 PHASE_BREAKDOWN = "request_queue|local|remote|response_queue|response_send"
@@ -101,8 +101,8 @@ BREAKDOWN_QUERIES: tuple[Query, ...] = (
 )
 
 _PRODUCER = "run, producer"
-_CLIENT_BYTES = _rate_by(_PRODUCER, "kbt_client_bytes_sent_total")
-_CLIENT_RECORDS = _rate_by(_PRODUCER, "kbt_client_records_sent_total")
+_CLIENT_BYTES = _rate_by(_PRODUCER, "kbt_client_bytes_acked_total")
+_CLIENT_RECORDS = _rate_by(_PRODUCER, "kbt_client_records_acked_total")
 _CLIENT_PER_REQUEST = f"avg by ({_PRODUCER})(kbt_client_records_per_request)"
 _CLIENT_BATCH_BYTES = f"avg by ({_PRODUCER})(kbt_client_batch_bytes)"
 # A client that measures its compression itself (Java: per partition batch) exports the ratio; for
@@ -110,8 +110,16 @@ _CLIENT_BATCH_BYTES = f"avg by ({_PRODUCER})(kbt_client_batch_bytes)"
 _CLIENT_COMPRESSION = f"avg by ({_PRODUCER})(kbt_client_compression_ratio)"
 
 
-def _client_quantile(name: str, by: str, q: str) -> str:
-    return f'max by ({by})({name}{{quantile="{q}"}})'
+def _client_quantile_ms(name: str, by: str, q: str) -> str:
+    """A quantile a client computes itself (a gauge in seconds), in milliseconds."""
+    return f'max by ({by})({name}{{quantile="{q}"}}) * 1000'
+
+
+def _delivery_quantile_ms(by: str, q: str) -> str:
+    """A quantile of the delivery latency histogram over the rate window, per producer (the engine
+    process), worst of `by`, in milliseconds."""
+    buckets = f"sum by ({_PRODUCER}, le)(rate(kbt_client_delivery_latency_seconds_bucket[{RATE_INTERVAL}]))"
+    return f"max by ({by})(histogram_quantile({q}, {buckets})) * 1000"
 
 
 CLIENT_QUERIES: tuple[Query, ...] = (
@@ -154,27 +162,28 @@ CLIENT_QUERIES: tuple[Query, ...] = (
     ),
     Query(
         "CLIENT_QUEUE_LATENCY_P99_MS",
-        _client_quantile("kbt_client_queue_latency_ms", _PRODUCER, "0.99"),
+        _client_quantile_ms("kbt_client_queue_latency_seconds", _PRODUCER, "0.99"),
         "ms",
         "Time records waited in the producer queue before a request took them, p99 (librdkafka "
         "int_latency; Java: a batch's first record, queue-time): linger shows here.",
     ),
     Query(
         "CLIENT_RTT_P99_MS",
-        _client_quantile("kbt_client_rtt_ms", _PRODUCER, "0.99"),
+        _client_quantile_ms("kbt_client_rtt_seconds", _PRODUCER, "0.99"),
         "ms",
         "Produce request round trip as the producer sees it, p99 (worst broker).",
     ),
     Query(
         "CLIENT_DELIVERY_P99_MS",
-        _client_quantile("kbt_client_delivery_latency_ms", _PRODUCER, "0.99"),
+        _delivery_quantile_ms(_PRODUCER, "0.99"),
         "ms",
-        "From the intended send time to the ack, p99 (open loop: includes time behind schedule). The "
-        'sweep engine reports it per driver process (producer="process-N").',
+        "From the intended send time to the ack, p99 over the rate window of the delivery histogram "
+        "(open loop: includes time behind schedule). The sweep engine reports it per driver process "
+        '(producer="process-N").',
     ),
     Query(
         "CLIENT_PRODUCE_THROTTLE_MAX_MS",
-        f"max by ({_PRODUCER})(kbt_client_produce_throttle_time_max_ms)",
+        f"max by ({_PRODUCER})(kbt_client_produce_throttle_time_max_seconds) * 1000",
         "ms",
         "Longest broker quota throttle a response asked for (librdkafka throttle, Java "
         "produce-throttle-time-max), last statistics window: above 0 the cluster's quotas slow the "
@@ -194,13 +203,13 @@ CLIENT_QUERIES: tuple[Query, ...] = (
     ),
     Query(
         "ACKED_RECORDS_RATE",
-        _rate_by("run", "kbt_client_records_sent_total"),
+        _rate_by("run", "kbt_client_records_acked_total"),
         "records/s",
         "Records per second the brokers acked, per run: below OFFERED_RECORDS_RATE the cluster falls behind.",
     ),
     Query(
         "DELIVERY_P99_MS_WORST",
-        _client_quantile("kbt_client_delivery_latency_ms", "run", "0.99"),
+        _delivery_quantile_ms("run", "0.99"),
         "ms",
         "Delivery latency p99 of the slowest producer, per run.",
     ),
@@ -224,7 +233,7 @@ CLIENT_QUERIES: tuple[Query, ...] = (
     ),
     Query(
         "CONSUMER_E2E_P99_MS",
-        'max by (run, group)(kbt_consumer_e2e_latency_ms{mode="realtime",quantile="0.99"})',
+        'max by (run, group)(kbt_consumer_e2e_latency_seconds{mode="realtime",quantile="0.99"}) * 1000',
         "ms",
         "Record timestamp to consumption, p99, real-time groups.",
     ),

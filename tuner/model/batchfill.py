@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 
-from tuner.model.traffic import Traffic
-
 
 def mean_batch_size(mu: float, linger_s: float, cap: int) -> float:
     """E[1 + min(Poisson(mu * linger_s), cap - 1)] = 1 + sum over k < cap - 1 of P(X > k)."""
@@ -32,18 +30,6 @@ def mean_batch_size(mu: float, linger_s: float, cap: int) -> float:
         term *= mean / (k + 1)
         cdf += term
     return 1.0 + total
-
-
-def random_partition_requests(traffic: Traffic, linger_s: float, cap: int) -> float:
-    """Produce requests/s of a one-partition-per-request client (librdkafka) whose records go to a
-    uniformly random partition each (keyed, or keyless with sticky partitioning off), under
-    Poisson arrivals."""
-    topics = len(traffic.partitions)
-    total = 0.0
-    for partitions in traffic.partitions:
-        mu = traffic.rate / topics / partitions  # one producer, one partition
-        total += partitions * mu / mean_batch_size(mu, linger_s, cap)
-    return total * traffic.producers
 
 
 def floor_requests(producers: int, brokers: int, allowed_linger_s: float) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 The recommender breaks ties between settings with the same request rate on bytes on the wire, then
 codec CPU. Figures come from a compression probe record (`kbt probe compression --json`) when one is
-given, read as plain JSON so an older or newer probe only loses what it lacks; otherwise from the
+given, read with the typed probe reader (tuner.store.probe_record); otherwise from the
 loghub medians of the compression probe (zstd-3 ~1.1 at 1 message, ~4.5 at 16, ~7.3 at 64, ~9.9 at
 256; gzip-4 8.6 and snappy 5.3 at 256) and rough single-core CPU costs.
 """
@@ -13,10 +13,10 @@ import itertools
 import math
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.spec.clients import KINDS
+from tuner.store.probe_record import ProbeRecord
 
 CLIENT_CODECS: dict[str, tuple[str, ...]] = {name: kind.codecs for name, kind in KINDS.items()}
 
@@ -74,32 +74,25 @@ def default_table() -> CodecTable:
 
 
 def table_from_probe(
-    data: Any, path: str, message_bytes: float | None = None, levels: dict[str, int] | None = None
+    record: ProbeRecord, path: str, message_bytes: float | None = None, levels: dict[str, int] | None = None
 ) -> CodecTable:
-    """Curves from a compression probe record's JSON `data` (read from `path`, named in errors):
-    the sample whose mean message size is closest to `message_bytes`, one curve per codec (the
-    level in `levels`, else the first level probed)."""
-    if not isinstance(data, dict) or data.get("kind") != "compression-probe" or not data.get("samples"):
-        raise BadInput(f"{path}: not a compression probe record (kind compression-probe with samples)")
-    samples: list[dict[str, Any]] = data["samples"]
+    """Curves from a compression probe record (read from `path`, named in errors): the sample
+    whose mean message size is closest to `message_bytes`, one curve per codec (the level in
+    `levels`, else the first level probed)."""
+    if not record.samples:
+        raise BadInput(f"{path}: the compression probe record holds no sample")
     if message_bytes is not None:
-        sample = min(samples, key=lambda s: abs(float(s.get("mean_message_bytes", 0)) - message_bytes))
+        sample = min(record.samples, key=lambda s: abs(s.mean_message_bytes - message_bytes))
     else:
-        sample = samples[0]
+        sample = record.samples[0]
     curves: dict[str, CodecCurve] = {}
-    try:
-        for curve in sample.get("curves", []):
-            codec = str(curve["codec"])
-            wanted = (levels or {}).get(codec)
-            if codec in curves and curve.get("level") != wanted:
-                continue
-            points = sorted(
-                (float(p["batch_messages"]), float(p["ratio"]["p50"])) for p in curve.get("points", [])
-            )
-            if not points:
-                continue
-            cpu = [float(p["compress_cpu_ms_per_mb"]) for p in curve["points"]]
-            curves[codec] = CodecCurve(codec, tuple(points), sorted(cpu)[len(cpu) // 2])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BadInput(f"{path}: unexpected compression probe layout ({exc})") from None
+    for curve in sample.curves:
+        wanted = (levels or {}).get(curve.codec)
+        if curve.codec in curves and curve.level != wanted:
+            continue
+        points = sorted((float(p.batch_messages), p.ratio.p50) for p in curve.points)
+        if not points:
+            continue
+        cpu = sorted(p.compress_cpu_ms_per_mb for p in curve.points)
+        curves[curve.codec] = CodecCurve(curve.codec, tuple(points), cpu[len(cpu) // 2])
     return CodecTable(curves, PurePath(path).name)

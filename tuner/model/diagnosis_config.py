@@ -1,4 +1,5 @@
-"""The thresholds `kbt diagnose` classifies with (YAML via `--thresholds FILE`; unknown keys fail).
+"""The thresholds `kbt diagnose` classifies with (YAML via `--thresholds FILE`, read by
+tuner.runner.diagnose_inputs; unknown keys fail).
 
     # diagnose-thresholds.yaml: only the keys you change
     warning_idle: 0.4
@@ -39,12 +40,9 @@ The rule (docs/diagnose.md tells it with examples):
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
-from tuner.spec.loader import load_model
 from tuner.spec.thresholds import THRESHOLDS
 
 
@@ -118,7 +116,3 @@ class DiagnoseThresholds(StrictModel):
         if self.small_request_bytes_cap < self.small_request_bytes_floor:
             raise ValueError("small_request_bytes_cap must be >= small_request_bytes_floor")
         return self
-
-
-def load_thresholds(path: Path | None) -> DiagnoseThresholds:
-    return DiagnoseThresholds() if path is None else load_model(DiagnoseThresholds, path)

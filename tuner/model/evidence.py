@@ -40,10 +40,6 @@ def workload_key(workload: WorkloadSpec, brokers: int) -> str:
     return json.dumps([data, brokers], sort_keys=True)
 
 
-def slo_ok(measured: Measured) -> bool:
-    return measured.meets_slo
-
-
 def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     client, delivery, broker = record.client, record.delivery, record.broker
     window = client.window_s

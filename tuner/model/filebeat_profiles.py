@@ -301,10 +301,3 @@ PROFILES: tuple[FilebeatProfile, ...] = (
         ),
     ),
 )
-
-
-def profile(name: str) -> FilebeatProfile:
-    for p in PROFILES:
-        if p.name == name:
-            return p
-    raise KeyError(name)

@@ -1,8 +1,17 @@
-"""docs/metrics.md: every broker series and every named query, generated from tuner.measure."""
+"""docs/metrics.md: every broker series, every client series and every named query, generated from
+tuner.measure."""
 
 from __future__ import annotations
 
-from tuner.measure.catalog import BROKER_JOB, QUANTILES, SERIES, TIMED_REQUESTS, Series
+from tuner.measure.catalog import (
+    BROKER_JOB,
+    CLIENT_SERIES,
+    DELIVERY_BUCKETS_S,
+    QUANTILES,
+    SERIES,
+    TIMED_REQUESTS,
+    Series,
+)
 from tuner.measure.promql import ALL_QUERIES
 
 
@@ -49,6 +58,22 @@ def metrics_markdown() -> str:
     for s in SERIES:
         cells = [f"`{s.name}`", s.kind.value, _labels(s), _source(s), s.needs.value, _cell(s.meaning)]
         out.append("| " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "# Client series",
+        "",
+        "kbt's own load exporters (the librdkafka driver, the Java engine, `kbt stress`'s consumers)"
+        " serve these, scraped as job `kbt-client`. Base units: seconds and bytes; counts are counters"
+        " (`*_total`); the delivery latency is a histogram (`_bucket{le}`, `_sum`, `_count`; bucket"
+        f" bounds {', '.join(f'{b:g}' for b in DELIVERY_BUCKETS_S)} s), so producers aggregate with"
+        " `sum by (le)`. Quantile gauges are the clients' own windowed statistics.",
+        "",
+        "| series | type | labels | served by | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for c in CLIENT_SERIES:
+        labels = ", ".join(f"`{label}`" for label in c.labels)
+        out.append(f"| `{c.name}` | {c.kind.value} | {labels} | {c.engines} | {_cell(c.meaning)} |")
     out += [
         "",
         "# Named queries",

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_json
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
@@ -17,6 +16,7 @@ from tuner.spec.clients import ClientProfile
 from tuner.spec.sweep import SLO
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.probe_record import load_probe_record
 from tuner.store.recommendation import SLOBounds
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
@@ -160,8 +160,8 @@ def _table(probe: Path | None, records: Sequence[RunRecord]) -> CodecTable:
     if probe is None:
         return default_table()
     sizes = [r.client.bytes_acked / r.client.records_acked for r in records if r.client.records_acked]
-    data = read_json(probe, "compression probe record")
-    return table_from_probe(data, str(probe), sorted(sizes)[len(sizes) // 2] if sizes else None)
+    record = load_probe_record(probe)
+    return table_from_probe(record, str(probe), sorted(sizes)[len(sizes) // 2] if sizes else None)
 
 
 def _live(

@@ -250,7 +250,7 @@ TOPIC_VAR = variable(
 RUN_VAR = variable(
     "run",
     "Run",
-    'label_values(kbt_client_records_sent_total{cluster=~"$cluster"}, run)',
+    'label_values(kbt_client_records_acked_total{cluster=~"$cluster"}, run)',
     sort=dm.VariableSort.ALPHABETICAL_ASC,
 )
 

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tuner.measure.promql import RATE_INTERVAL
-from tuner.render.dashboards.common import GENERATED_KEY
 
 _VAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
-_LABEL_VALUES = re.compile(r"^label_values\((.*),\s*(\w+)\)$")
 _LEGEND = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
@@ -79,10 +77,6 @@ def query_variables(data: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def used_variables(expr: str) -> set[str]:
-    return {a or b for a, b in _VAR.findall(expr)} - {RATE_INTERVAL.lstrip("$")}
-
-
 def fill(expr: str, values: dict[str, str], rate_interval: str) -> str:
     """`expr` as Grafana sends it: $__rate_interval and every $var / ${var} replaced.
 
@@ -98,21 +92,7 @@ def fill(expr: str, values: dict[str, str], rate_interval: str) -> str:
     return _VAR.sub(sub, expr)
 
 
-def variable_promql(definition: str, values: dict[str, str]) -> tuple[str, str]:
-    """A `label_values(selector, label)` variable as PromQL: (expression, label)."""
-    m = _LABEL_VALUES.match(definition.strip())
-    if not m:
-        raise ValueError(f"not a label_values() variable: {definition}")
-    selector, label = m.group(1).strip(), m.group(2)
-    return f"group by ({label})({fill(selector, values, '1m')})", label
-
-
 def legend(template: str, labels: dict[str, str]) -> str:
     """Grafana's legend format: {{label}} replaced by the series' label value."""
     text = _LEGEND.sub(lambda m: labels.get(m.group(1), ""), template).strip()
     return text or ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "value"
-
-
-def without_marker(data: dict[str, Any]) -> dict[str, Any]:
-    """The dashboard minus the do-not-edit field (which is not part of Grafana's model)."""
-    return {k: v for k, v in data.items() if k != GENERATED_KEY}

@@ -7,6 +7,9 @@ import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot.CounterDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot.HistogramDataPointSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
@@ -17,22 +20,31 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
+import org.HdrHistogram.HistogramIterationValue;
 
 /**
  * The client exporter of one engine process: kbt's metric contract (docs/dashboards.md, the series
- * tuner/driver/client_exporter.py serves for librdkafka) on the port the lab assigned to this
+ * tuner/driver/client_exporter.py serves for librdkafka; their one definition is CLIENT_SERIES in
+ * tuner/measure/catalog.py) in base units (seconds, bytes) on the port the lab assigned to this
  * process, scraped by the lab's Prometheus as job kbt-client. Labels run, producer ("p<pod>", or
  * "process-N" for the process's delivery latency), client="java", broker where meaningful.
  *
  * <p>Everything is read when Prometheus scrapes (one collector, so one scrape reads one moment): the
  * counters from the pods' own tallies and the producers' sensors (RequestCounter), the gauges from the
  * producers' windowed metrics (records-per-request-avg, batch-size-avg, compression-rate-avg,
- * record-queue-time-avg, request-rate, produce-throttle-time-avg/-max). Nothing is recorded on the
- * produce path.
+ * record-queue-time-avg, produce-throttle-time-avg/-max; request-total is a counter), the delivery
+ * latency histogram from the pods' HdrHistograms. Nothing is recorded on the produce path.
  */
 final class ClientExporter implements AutoCloseable {
     static final String CLIENT = "java";
     private static final String[] QUANTILES = {"0.5", "0.99"};
+    /**
+     * Upper bounds (seconds) of kbt_client_delivery_latency_seconds' buckets, +Inf implied: the
+     * contract's DELIVERY_BUCKETS_S (tuner/measure/catalog.py; a test compares what this serves).
+     */
+    static final double[] DELIVERY_BUCKETS_S = {
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    };
 
     private final HTTPServer server;
     /** Scrapes begun (Series.collect counts each one before reading anything). */
@@ -104,8 +116,8 @@ final class ClientExporter implements AutoCloseable {
             scrapes.incrementAndGet();
             Counter requests = new Counter("kbt_client_produce_requests",
                     "Produce requests sent (Java: produce responses per broker; acks=0: every request, no broker)");
-            Counter records = new Counter("kbt_client_records_sent", "Records acked by the brokers");
-            Counter bytes = new Counter("kbt_client_bytes_sent", "Payload bytes acked");
+            Counter records = new Counter("kbt_client_records_acked", "Records the brokers acked");
+            Counter bytes = new Counter("kbt_client_bytes_acked", "Payload bytes the brokers acked");
             Counter offered = new Counter("kbt_client_offered_records", "Records the schedule offered");
             Counter errors = new Counter("kbt_client_delivery_errors", "Failed deliveries");
             Gauge perRequest = new Gauge("kbt_client_records_per_request",
@@ -114,17 +126,17 @@ final class ClientExporter implements AutoCloseable {
                     "Partition batch size on the wire (Java batch-size-avg)");
             Gauge compression = new Gauge("kbt_client_compression_ratio",
                     "Uncompressed over compressed batch bytes (Java: 1 / compression-rate-avg)");
-            Gauge queue = new Gauge("kbt_client_queue_latency_ms",
+            Gauge queue = new Gauge("kbt_client_queue_latency_seconds",
                     "Time a batch's first record waited before a request took it (Java queue-time)");
-            Gauge queueAvg = new Gauge("kbt_client_queue_latency_avg_ms", "Java record-queue-time-avg");
-            Gauge rtt = new Gauge("kbt_client_rtt_ms", "Produce round trip per broker");
-            Gauge requestRate = new Gauge("kbt_client_request_rate",
-                    "Requests per second of every kind (Java request-rate)");
-            Gauge throttleAvg = new Gauge("kbt_client_produce_throttle_time_avg_ms",
+            Gauge queueAvg = new Gauge("kbt_client_queue_latency_avg_seconds", "Java record-queue-time-avg");
+            Gauge rtt = new Gauge("kbt_client_rtt_seconds", "Produce round trip per broker");
+            Counter requestsAll = new Counter("kbt_client_requests",
+                    "Requests of every kind sent (Java request-total)");
+            Gauge throttleAvg = new Gauge("kbt_client_produce_throttle_time_avg_seconds",
                     "Broker quota throttle per produce response (Java produce-throttle-time-avg)");
-            Gauge throttleMax = new Gauge("kbt_client_produce_throttle_time_max_ms",
+            Gauge throttleMax = new Gauge("kbt_client_produce_throttle_time_max_seconds",
                     "Java produce-throttle-time-max");
-            Gauge delivery = new Gauge("kbt_client_delivery_latency_ms", "From intended send to ack");
+            Delivery delivery = new Delivery("kbt_client_delivery_latency_seconds", "From intended send to ack");
             Histogram latency = new Histogram(1, Pod.LATENCY_MAX_US, 3);
             for (Pod pod : pods) {
                 String[] labels = {"run", run, "producer", "p" + pod.index, "client", CLIENT};
@@ -144,29 +156,27 @@ final class ClientExporter implements AutoCloseable {
                 perRequest.add(Main.metric(pod, "records-per-request-avg"), labels);
                 batchBytes.add(Main.metric(pod, "batch-size-avg"), labels);
                 compression.add(1.0 / Main.metric(pod, "compression-rate-avg"), labels);
-                queueAvg.add(Main.metric(pod, "record-queue-time-avg"), labels);
-                requestRate.add(Main.metric(pod, "request-rate"), labels);
-                throttleAvg.add(Main.metric(pod, "produce-throttle-time-avg"), labels);
-                throttleMax.add(Main.metric(pod, "produce-throttle-time-max"), labels);
+                queueAvg.add(Main.metric(pod, "record-queue-time-avg") / 1000.0, labels);
+                requestsAll.add(Main.metric(pod, "request-total"), labels);
+                throttleAvg.add(Main.metric(pod, "produce-throttle-time-avg") / 1000.0, labels);
+                throttleMax.add(Main.metric(pod, "produce-throttle-time-max") / 1000.0, labels);
                 double[] queued = pod.counter.queueTimeMs();
                 for (int q = 0; q < QUANTILES.length; q++) {
-                    queue.add(queued[q], labels, "quantile", QUANTILES[q]);
+                    queue.add(queued[q] / 1000.0, labels, "quantile", QUANTILES[q]);
                 }
                 pod.counter.rttMs().forEach((broker, ms) -> {
                     for (int q = 0; q < QUANTILES.length; q++) {
-                        rtt.add(ms[q], labels, "broker", broker, "quantile", QUANTILES[q]);
+                        rtt.add(ms[q] / 1000.0, labels, "broker", broker, "quantile", QUANTILES[q]);
                     }
                 });
                 pod.addLatencyTo(latency);
             }
             if (latency.getTotalCount() > 0) {
-                String[] labels = {"run", run, "producer", process, "client", CLIENT};
-                delivery.add(latency.getValueAtPercentile(50) / 1000.0, labels, "quantile", "0.5");
-                delivery.add(latency.getValueAtPercentile(99) / 1000.0, labels, "quantile", "0.99");
+                delivery.set(latency, Labels.of("run", run, "producer", process, "client", CLIENT));
             }
             List<MetricSnapshot> out = new ArrayList<>();
             for (Family f : List.of(requests, records, bytes, offered, errors, perRequest, batchBytes,
-                    compression, queue, queueAvg, rtt, requestRate, throttleAvg, throttleMax, delivery)) {
+                    compression, queue, queueAvg, rtt, requestsAll, throttleAvg, throttleMax, delivery)) {
                 if (!f.isEmpty()) {
                     out.add(f.snapshot());
                 }
@@ -206,6 +216,10 @@ final class ClientExporter implements AutoCloseable {
             empty = false;
         }
 
+        final void markUsed() {
+            empty = false;
+        }
+
         final boolean isEmpty() {
             return empty;
         }
@@ -226,6 +240,53 @@ final class ClientExporter implements AutoCloseable {
         @Override
         void addPoint(double value, Labels labels) {
             builder.dataPoint(CounterDataPointSnapshot.builder().value(value).labels(labels).build());
+        }
+
+        @Override
+        MetricSnapshot snapshot() {
+            return builder.build();
+        }
+    }
+
+    /**
+     * The delivery latency of the process's pods (one HdrHistogram of microseconds) as a Prometheus
+     * histogram: buckets DELIVERY_BUCKETS_S and +Inf, the sum in seconds.
+     */
+    static final class Delivery extends Family {
+        private final HistogramSnapshot.Builder builder;
+
+        Delivery(String name, String help) {
+            super(name, help);
+            builder = HistogramSnapshot.builder().name(name).help(help);
+        }
+
+        void set(Histogram us, Labels labels) {
+            double[] bounds = new double[DELIVERY_BUCKETS_S.length + 1];
+            System.arraycopy(DELIVERY_BUCKETS_S, 0, bounds, 0, DELIVERY_BUCKETS_S.length);
+            bounds[DELIVERY_BUCKETS_S.length] = Double.POSITIVE_INFINITY;
+            long[] counts = new long[bounds.length];  // per bucket, not cumulative
+            double sumUs = 0;
+            for (HistogramIterationValue v : us.recordedValues()) {
+                long value = us.highestEquivalentValue(v.getValueIteratedTo());
+                long n = v.getCountAtValueIteratedTo();
+                int i = 0;
+                while (i < DELIVERY_BUCKETS_S.length && value > DELIVERY_BUCKETS_S[i] * 1e6) {
+                    i++;
+                }
+                counts[i] += n;
+                sumUs += (double) value * n;
+            }
+            builder.dataPoint(HistogramDataPointSnapshot.builder()
+                    .classicHistogramBuckets(ClassicHistogramBuckets.of(bounds, counts))
+                    .sum(sumUs / 1e6)
+                    .labels(labels)
+                    .build());
+            markUsed();
+        }
+
+        @Override
+        void addPoint(double value, Labels labels) {
+            throw new UnsupportedOperationException("a histogram takes set()");
         }
 
         @Override

@@ -1,0 +1,73 @@
+"""`kbt recommend --probe FILE` reads the compression probe record through the typed reader
+(tuner.store.probe_record) and builds its codec curves from it: a real probe of a small log sample,
+written and read back the way the command does."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from tuner.core.errors import BadInput
+from tuner.runner.probe import load_samples, probe_samples
+from tuner.runner.recommend_inputs import _table
+from tuner.spec.probe import build_options
+from tuner.store.probe_record import ProbeRecord, write_probe_record
+
+WORDS = ("GET", "POST", "/api/v1/orders", "/health", "200", "404", "500", "user", "session", "timeout")
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[ProbeRecord, Path]:
+    root = tmp_path_factory.mktemp("probe")
+    rng = random.Random(7)
+    sample = root / "access.log"
+    sample.write_text(
+        "".join(
+            f"2026-01-01T00:00:{i % 60:02d}Z host-{rng.randrange(8)} "
+            + " ".join(rng.choice(WORDS) for _ in range(12))
+            + f" {rng.randrange(10**6)}\n"
+            for i in range(600)
+        )
+    )
+    options = build_options("gzip,zstd", ["zstd=1,3"], "1,4,16,64", None, 5, 1)
+    record = probe_samples(load_samples([sample], options), options, min_cpu_s=0.001)
+    return record, write_probe_record(record, root / "probe.json")
+
+
+def test_curves_come_from_the_probe_record(probed: tuple[ProbeRecord, Path]) -> None:
+    record, path = probed
+    table = _table(path, [])
+    assert table.source == "probe.json"
+    assert set(table.curves) == {"gzip", "zstd"}
+    (sample,) = record.samples
+    first_zstd = next(c for c in sample.curves if c.codec == "zstd")  # no level asked: the first probed
+    assert first_zstd.level == 1
+    assert table.curves["zstd"].points == tuple(
+        (float(p.batch_messages), p.ratio.p50) for p in first_zstd.points
+    )
+    assert table.ratio("zstd", 64) > table.ratio("zstd", 1) > 0
+    assert table.ratio("none", 64) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (lambda d: d.update(schema_version=d["schema_version"] + 1), "version"),
+        (lambda d: d.update(kind="run-record"), "compression probe record"),
+        (lambda d: d["samples"][0]["curves"][0]["points"][0].pop("ratio"), "ratio"),
+    ],
+    ids=["newer-version", "other-kind", "point-without-ratio"],
+)
+def test_a_record_the_typed_reader_refuses_is_one_bad_input_line(
+    probed: tuple[ProbeRecord, Path], tmp_path: Path, change: object, needle: str
+) -> None:
+    data = json.loads(probed[1].read_text())
+    change(data)  # type: ignore[operator]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(BadInput, match=needle) as info:
+        _table(bad, [])
+    assert "\n" not in info.value.message

@@ -1,0 +1,55 @@
+"""What `kbt diagnose` and `kbt forecast` read before they classify: the thresholds file, and a
+broker cost model (its JSON file, or fitted from run records).
+
+The model (tuner.model.diagnosis_config) defines the thresholds and reads no file; they are loaded
+here and passed in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tuner.core.errors import BadInput
+from tuner.model.cost import BrokerCostModel
+from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.spec.loader import load_model
+
+if TYPE_CHECKING:
+    from tuner.store.record import RunRecord
+
+
+def load_thresholds(path: Path | None) -> DiagnoseThresholds:
+    """The defaults, or a `--thresholds FILE` (only the keys it changes; unknown keys fail)."""
+    return DiagnoseThresholds() if path is None else load_model(DiagnoseThresholds, path)
+
+
+def load_records(path: Path) -> list[RunRecord]:
+    """Every run record under a results directory, or in one sweep's directory of it."""
+    from tuner.store.results import ResultsStore
+
+    if not path.is_dir():
+        raise BadInput(f"{path}: not a results directory")
+    records = ResultsStore(path).records() or ResultsStore(path.parent).records(path.name)
+    if not records:
+        raise BadInput(f"{path}: no run records (expected <sweep>/<run>.json files from kbt sweep)")
+    return records
+
+
+def load_cost_model(path: Path) -> BrokerCostModel:
+    """A BrokerCostModel from its JSON file, or fitted from a results directory's run records."""
+    from pydantic import ValidationError
+
+    from tuner.model.cost import fit_cost_model
+
+    if path.is_dir():
+        return fit_cost_model(load_records(path))
+    from tuner.core.inputs import read_json
+
+    data = read_json(path, "cost model")  # a regular file within the cap, finite numbers
+    try:
+        return BrokerCostModel.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top)"
+        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {str(err['msg'])[:200]}") from None

@@ -1,0 +1,131 @@
+"""What a target's cluster and Prometheus say about themselves: brokers, controller, Kafka
+version, the metric dialect and which of kbt's series are present. Connects, sends no load,
+creates nothing (`kbt target check`, and every command's preflight before load)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from tuner.core.errors import Unreachable
+
+ADMIN_TIMEOUT_S = 10.0
+
+
+class _Captured(logging.Handler):
+    """librdkafka log lines kept (the last failure explains an unreachable cluster), not printed."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.last = ""
+        self.api_lines: list[str] = []  # the brokers' ApiVersions answers (debug "feature")
+        self.logger = logging.getLogger(f"kbt.target.check.{id(self)}")
+        self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)  # librdkafka's debug lines are DEBUG records
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if text.startswith("APIVERSION"):
+            self.api_lines.append(text)
+            return
+        if record.levelno < logging.WARNING:  # other debug lines explain nothing
+            return
+        if "FAIL" in text or "error" in text.lower():
+            # "...: sasl_ssl://h:p/bootstrap: SASL authentication error: ... (after 312ms ...)"
+            self.last = text.rsplit("/bootstrap: ", 1)[-1].split(" (after ", 1)[0].strip()
+
+
+def cluster_facts(target: Any) -> dict[str, Any]:
+    """Brokers, controller and Kafka version through the admin API (no topic is created)."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    from tuner.target.security import librdkafka_config, resolve
+
+    security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
+    errors: list[str] = []
+    logs = _Captured()
+    conf: dict[str, Any] = {
+        "bootstrap.servers": target.bootstrap_servers,
+        "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
+        "logger": logs.logger,  # librdkafka's log lines feed the one-line error, not stderr
+        "debug": "feature",  # and the brokers' ApiVersions answers (the version when nothing says it)
+        "error_cb": lambda err: errors.append(str(err.str())),
+        **security,
+    }
+    admin = AdminClient(conf)
+    try:
+        described = admin.describe_cluster(request_timeout=ADMIN_TIMEOUT_S).result(
+            timeout=ADMIN_TIMEOUT_S + 2
+        )
+    except (KafkaException, TimeoutError) as exc:
+        admin.poll(0.2)  # a Python logger gets librdkafka's queued log lines on poll
+        detail = logs.last or (errors[-1] if errors else str(exc.args[0] if exc.args else exc))
+        raise Unreachable(f"{target.name}: cannot reach {target.bootstrap_servers} ({detail})") from None
+    brokers = sorted(
+        ({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"]
+    )
+    from tuner.measure.kafka_version import PROTOCOL_KEYS, api_versions
+
+    protocol: dict[str, str | None] | None = None  # None: the configs could not be described
+    if brokers:
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(brokers[0]["id"]))
+        try:
+            configs = admin.describe_configs([resource], request_timeout=ADMIN_TIMEOUT_S)[resource].result(
+                timeout=ADMIN_TIMEOUT_S + 2
+            )
+            protocol = {k: configs[k].value for k in PROTOCOL_KEYS if k in configs}
+        except (KafkaException, TimeoutError):  # not allowed to describe configs: say so, not fail
+            protocol = None
+    admin.poll(0.2)  # the queued log lines (the ApiVersions answers) reach the logger on poll
+    return {
+        "cluster_id": described.cluster_id,
+        "controller": described.controller.id if described.controller is not None else None,
+        "brokers": brokers,
+        "protocol_configs": protocol,
+        "api_versions": api_versions(logs.api_lines),
+    }
+
+
+def metric_facts(target: Any) -> dict[str, Any]:
+    """The dialect detected (or named) and which of kbt's series the target's Prometheus holds."""
+    from tuner.measure.catalog import SERIES
+    from tuner.measure.dialects import DIALECTS, MissingSeries, Source, assess, detect, scope_matchers
+    from tuner.measure.kafka_version import version_query
+    from tuner.measure.prometheus import Prometheus
+
+    if target.prometheus is None:
+        return {"prometheus": None}
+    prom = Prometheus(target.prometheus)
+    sel = target.selectors
+    present = prom.series_names(scope_matchers(sel.job, sel.matchers))
+    detection = detect(present) if present else None
+    detected = detection.dialect if detection else None
+    chosen = DIALECTS[target.dialect] if target.dialect != "auto" else detected
+    series: dict[str, str] = {}
+    notes: dict[str, str] = {}
+    if chosen is not None:
+        for s in SERIES:
+            src = chosen.source(s.name)
+            if not isinstance(src, Source):
+                series[s.name] = f"not exported: {src.reason}"
+                continue
+            names = set(src.names) | {n for ns in src.by_value.values() for n in ns}
+            series[s.name] = "present" if names & present else "absent"
+            if src.note:
+                notes[s.name] = src.note
+    brokers = prom.instant(f"count by ({sel.broker_label})({{{scope_matchers(sel.job, sel.matchers)}}})")
+    _ = MissingSeries  # the same reasons diagnose gives
+    versions = prom.instant(version_query(scope_matchers(sel.job, sel.matchers)))
+    return {
+        "version_series": [dict(s.labels) for s in versions],
+        "prometheus": prom.url,
+        "dialect": chosen.name if chosen else None,
+        "dialect_detected": detected.name if detected else None,
+        "dialect_scores": dict(detection.scores) if detection else {},
+        "dialect_statement": assess(chosen, present).statement() if chosen else None,
+        "broker_label_values": sorted(s.labels.get(sel.broker_label, "") for s in brokers),
+        "series": series,
+        "notes": notes,
+    }
