@@ -146,7 +146,9 @@ def forecast(
     show(console, forecast_view(result))
 
 
-def _write_outputs(model: BrokerCostModel, text: str, save_model: Path | None, json_path: Path | None) -> bool:
+def _write_outputs(
+    model: BrokerCostModel, text: str, save_model: Path | None, json_path: Path | None
+) -> bool:
     """--save-model and --json written together once every input was read, all or none; True when
     the forecast went to stdout as JSON ('-')."""
     outputs: dict[Path, str | bytes] = {}
