@@ -64,7 +64,7 @@ def _first_plan(spec: str) -> RunPlan:
 def test_a_secure_placement_is_refused_by_an_engine_that_does_not_declare_it(
     security: dict[str, str],
 ) -> None:
-    plan = _first_plan("java-grid.yaml")
+    plan = _first_plan("otelcol-sweep.yaml")  # the collector's engine takes no SASL_SSL yet
     assert not engine_of(plan).capabilities.secure
     with pytest.raises(BadInput, match="does not take SASL_SSL"):
         drive(plan, Placement("r", ("t",), "127.0.0.1:1", security=security))
