@@ -17,6 +17,7 @@ from tests.unit.test_filebeat_real_parts import _config, _yml
 from tuner.core.errors import BadInput
 from tuner.core.redact import scrub
 from tuner.driver.engines import ENGINES
+from tuner.spec.engine_id import EngineId
 from tuner.target.engine_security import (
     AUTOMATIC_PROVIDERS_PROPERTY,
     ENV_CONFIG_PROVIDER,
@@ -173,13 +174,15 @@ def test_bad_security_values_are_refused_in_one_line() -> None:
 
 
 def test_the_engines_take_secure_targets() -> None:
-    assert {name for name, engine in ENGINES.items() if engine.security} >= {"librdkafka", "java", "filebeat"}
+    secure = {engine_id for engine_id, engine in ENGINES.items() if engine.capabilities.secure}
+    assert secure >= {EngineId.LIBRDKAFKA, EngineId.JAVA, EngineId.FILEBEAT}
 
 
 def test_the_sarama_emulation_refuses_a_secure_connection(tmp_path: Path) -> None:
     """Filebeat takes a secure target through real Filebeat only: the emulation says so in one line
     before it starts anything."""
-    from tuner.driver.filebeat_dispatch import run_filebeat
+    from tuner.driver.engine import Placement
+    from tuner.driver.engines import drive
     from tuner.spec.loader import load_sweep
 
     workload: dict[str, Any] = {"name": "w", "topics": [{"name": "t", "partitions": 1}]}
@@ -190,4 +193,4 @@ def test_the_sarama_emulation_refuses_a_secure_connection(tmp_path: Path) -> Non
     spec.write_text(json.dumps({"name": "s", "workload": workload, "profiles": [profile]}))
     plan = load_sweep(spec).runs[0]
     with pytest.raises(BadInput, match="profile fb-emulated: a secure connection needs real Filebeat"):
-        run_filebeat(plan, ["t"], "127.0.0.1:1", "r", security=_lab_like("Pw-emulated"))
+        drive(plan, Placement("r", ("t",), "127.0.0.1:1", security=_lab_like("Pw-emulated")))

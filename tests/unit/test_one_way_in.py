@@ -160,6 +160,7 @@ PROMQL_ALLOWED = {
     "measure/dialects.py": "a message naming a matcher, not a query",
     "render/report.py": "HTML attributes, escaped by the report's esc()",
     "target/security.py": "a JAAS option rewritten with its resolved value, not PromQL",
+    "target/engine_security.py": "a JAAS line for the Java producer (a password reference), not PromQL",
 }
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import typer
@@ -48,17 +49,7 @@ def filebeat(
 
     builds = filebeat_builds()
     if filebeat_version is not None:
-        try:
-            modelled = line_of(filebeat_version)
-        except ValueError as exc:
-            sys.stderr.write(f"kbt: error: --filebeat-version: {exc}\n")
-            raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
-        if filebeat_version not in builds:
-            sys.stderr.write(
-                f"kbt: note: no Filebeat {filebeat_version} build (built: {', '.join(builds) or 'none'}):"
-                f" checked against the {modelled.name} line's defaults and rules, without"
-                " `filebeat test config`\n"
-            )
+        _note_unbuilt(filebeat_version, builds)
     run_binary = bool(builds) and (filebeat_version is None or filebeat_version in builds)
     version = filebeat_version or (list(builds)[-1] if builds else None)
     failed = 0
@@ -93,6 +84,21 @@ def filebeat(
     write_json(json_path, "check filebeat", strict=strict, files=checked)
     if failed:
         raise typer.Exit(int(ExitStatus.BAD_INPUT))
+
+
+def _note_unbuilt(filebeat_version: str, builds: Collection[str]) -> None:
+    """Exit 2 on a version no line models; a note when it is modelled but not built."""
+    try:
+        modelled = line_of(filebeat_version)
+    except ValueError as exc:
+        sys.stderr.write(f"kbt: error: --filebeat-version: {exc}\n")
+        raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
+    if filebeat_version not in builds:
+        sys.stderr.write(
+            f"kbt: note: no Filebeat {filebeat_version} build (built: {', '.join(builds) or 'none'}):"
+            f" checked against the {modelled.name} line's defaults and rules, without"
+            " `filebeat test config`\n"
+        )
 
 
 @app.command()

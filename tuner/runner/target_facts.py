@@ -39,22 +39,21 @@ class _Captured(logging.Handler):
 def cluster_facts(target: Any) -> dict[str, Any]:
     """Brokers, controller and Kafka version through the admin API (no topic is created)."""
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient, ConfigResource
+    from confluent_kafka.admin import ConfigResource
 
+    from tuner.core.kafka_clients import Connection, admin_client
     from tuner.target.security import librdkafka_config, resolve
 
     security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
     errors: list[str] = []
     logs = _Captured()
-    conf: dict[str, Any] = {
-        "bootstrap.servers": target.bootstrap_servers,
+    settings: dict[str, Any] = {
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
         "logger": logs.logger,  # librdkafka's log lines feed the one-line error, not stderr
         "debug": "feature",  # and the brokers' ApiVersions answers (the version when nothing says it)
         "error_cb": lambda err: errors.append(str(err.str())),
-        **security,
     }
-    admin = AdminClient(conf)
+    admin = admin_client(Connection(target.bootstrap_servers, security), settings)
     try:
         described = admin.describe_cluster(request_timeout=ADMIN_TIMEOUT_S).result(
             timeout=ADMIN_TIMEOUT_S + 2
