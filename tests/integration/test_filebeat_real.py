@@ -17,7 +17,8 @@ from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_builds import filebeat_binary, filebeat_builds
 from tuner.driver.filebeat_dispatch import FilebeatEngine
-from tuner.driver.filebeat_real import _Pod, _wait_started, run_real
+from tuner.driver.filebeat_real import START_TIMEOUT_S, _Pod, run_real
+from tuner.driver.tailed_pods import wait_started
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.clients.filebeat import config_of
@@ -120,7 +121,7 @@ def test_a_pod_whose_stats_port_was_taken_starts_again_on_another(lab: Any, tmp_
         taken = pod.port
         pod.start(filebeat_binary(None), config_of(plan.profile), lab.bootstrap_servers, "kbt-port-taken")
         try:
-            _wait_started([pod])
+            wait_started([pod], "real Filebeat", START_TIMEOUT_S)
             assert pod.port_retries >= 1 and pod.port != taken
             assert pod.stats() is not None
         finally:

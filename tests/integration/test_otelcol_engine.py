@@ -18,7 +18,8 @@ from tests.integration.test_filebeat_real import _wait_requests
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.otelcol.build import collector_binary
-from tuner.driver.otelcol.engine import OtelcolEngine, Pod, _wait_started, run_otelcol
+from tuner.driver.otelcol.engine import START_TIMEOUT_S, OtelcolEngine, Pod, run_otelcol
+from tuner.driver.tailed_pods import wait_started
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.loader import load_sweep
@@ -79,7 +80,7 @@ def test_a_pod_whose_telemetry_port_was_taken_starts_again_on_another(lab: LabSt
         taken = pod.port
         pod.start(binary, OtelcolConfig(), lab.bootstrap_servers, "kbt-otelcol-port-taken")
         try:
-            _wait_started([pod])
+            wait_started([pod], "the collector", START_TIMEOUT_S)
             assert pod.port_retries >= 1 and pod.port != taken
             assert pod.counters() is not None
         finally:

@@ -14,25 +14,20 @@ output batches) is read from each pod's loopback monitoring endpoint before it s
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
-from tuner.core.kafka_clients import Connection, admin_client
+from tuner.core.kafka_clients import Connection
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_builds import build_for, build_version, filebeat_binary
@@ -43,6 +38,16 @@ from tuner.driver.filebeat_yml import EVENT_OVERHEAD_BYTES, pod_config
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.driver.tailed_pods import (
+    RestartsOnTakenPort,
+    free_port,
+    log_append_time,
+    sigterm_interrupts,
+    start_writers,
+    wait_started,
+    wait_writers,
+    written_in_window,
+)
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
@@ -51,8 +56,6 @@ from tuner.target.engine_security import SecretEnv, filebeat_security, librdkafk
 START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
 START_SLACK_S = 1.0  # then the writers start together
 STOP_WAIT_S = 10.0
-PORT_TAKEN = "address already in use"  # Filebeat's stats endpoint lost its port to another process
-PORT_RETRIES = 3
 # The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
 _PREFIX_BYTES = 28
 
@@ -82,8 +85,8 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = filebeat_binary(version) if version else build_for(config.filebeat_version)
     rate = float(workload.rate_per_producer)
-    _log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
-    with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
+    log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
+    with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work, connection) for i in range(workload.producers)]
         payloads = _payloads(plan, work, pods[0].log_file)
@@ -93,18 +96,18 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         try:
             for pod in pods:
                 pod.start(binary, config, bootstrap, topics[0])
-            _wait_started(pods)
+            wait_started(pods, "real Filebeat", START_TIMEOUT_S)
             started_at = time.time()
             start_at = started_at + START_SLACK_S
             window = (start_at + workload.warmup_s, start_at + workload.duration_s)
             readback = ReadBack(
                 bootstrap, topics[0], workload.topics[0].partitions, window, security=connection.librdkafka
             )
-            writers = _start_writers(
+            writers = start_writers(
                 pods, workload.processes, rate, start_at, workload.duration_s, payloads, work
             )
             procs += writers
-            written = _wait_writers(writers, workload.duration_s + 30.0)
+            written = wait_writers(writers, workload.duration_s + 30.0)
             total_written = sum(written.values())
             drain = drain_s(config) + float(config.input.effective("max_backoff"))
             drained = readback.wait_for(total_written, time.time() + drain)
@@ -131,7 +134,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     # before that it is unread (the run is then unverified, not failed).
     caught_up = readback is not None and readback.caught_up
     duplicates = sum(n - 1 for n in seen.values() if n > 1)
-    in_window = _in_window(written, rate, start_at, pods, window)
+    in_window = written_in_window(written, rate, start_at, pods, window)
     client = ClientResult(
         engine="filebeat-real",
         producers=workload.producers,
@@ -168,23 +171,6 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     )
 
 
-@contextlib.contextmanager
-def _sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM ends the run like Ctrl-C: the pods and writers are stopped and the files removed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(_sig: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 @dataclass(frozen=True)
 class _Connection:
     """A run's client security: output.kafka keys, the pods' secret environment, and the same
@@ -205,36 +191,6 @@ class _Connection:
         return cls(output, secrets.values, librdkafka_security(security))
 
 
-C = TypeVar("C")
-
-
-class RestartsOnTakenPort(Generic[C]):
-    """A pod process serving on a loopback port kbt picked free: started again on a fresh port when
-    the port was taken between picking it and the process binding it (any process on the host may
-    take an ephemeral port in that gap). Real Filebeat's pods and the collector's."""
-
-    port: int
-    port_retries: int
-    args: tuple[Path, C, str, str] | None
-
-    def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
-        raise NotImplementedError
-
-    def failure(self) -> str | None:
-        raise NotImplementedError
-
-    def retry_on_new_port(self) -> bool:
-        failure = self.failure()
-        if self.args is None or failure is None or PORT_TAKEN not in failure:
-            return False
-        if self.port_retries >= PORT_RETRIES:
-            return False
-        self.port_retries += 1
-        self.port = _free_port()
-        self.start(*self.args)
-        return True
-
-
 class _Pod(RestartsOnTakenPort[FilebeatConfig]):
     def __init__(self, index: int, work: Path, connection: _Connection | None = None) -> None:
         self.index = index
@@ -243,7 +199,7 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
         self.dir.mkdir()
         self.log_file = self.dir / "pod.log"
         self.log_file.touch()
-        self.port = _free_port()
+        self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.args: tuple[Path, FilebeatConfig, str, str] | None = None
         self.port_retries = 0
@@ -275,6 +231,9 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
             preexec_fn=die_with_parent,  # a killed kbt leaves no Filebeat behind
         )
 
+    def answers(self) -> bool:
+        return self.stats() is not None
+
     def stats(self) -> dict[str, Any] | None:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=2) as resp:
@@ -293,25 +252,6 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
         return f"pod {self.index}: {last}"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _log_append_time(conn: Connection, topic: str) -> None:
-    """The record timestamp becomes the broker's append time (the topic is the run's own)."""
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
-
-    admin = admin_client(conn, {"log_level": 3})  # no purge notice on exit
-    entry = ConfigEntry(
-        "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
-    )
-    resource = ConfigResource("topic", topic, incremental_configs=[entry])
-    for future in admin.incremental_alter_configs([resource]).values():
-        future.result(timeout=30)
-
-
 def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
     """Payload texts sized so the Kafka record (Filebeat's JSON event) has the workload's size."""
     corpus = work / "corpus.jsonl"
@@ -327,102 +267,6 @@ def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
             text = (text * (want // max(1, len(text)) + 1))[:want]
         out.append(text)
     return out
-
-
-def _wait_started(pods: list[_Pod]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    pending = list(pods)
-    while pending:
-        for pod in list(pending):
-            if pod.retry_on_new_port():
-                continue
-            if pod.failure():
-                raise KbtError(f"real Filebeat did not start: {pod.failure()}")
-            if pod.stats() is not None:
-                pending.remove(pod)
-        if pending and time.monotonic() > deadline:
-            raise KbtError(f"real Filebeat pod {pending[0].index} did not start within {START_TIMEOUT_S:g} s")
-        time.sleep(0.2)
-
-
-class PodFile(Protocol):
-    """A pod's log file, as the writers fill it (real Filebeat's pods and the collector's)."""
-
-    index: int
-    log_file: Path
-
-
-def _start_writers(
-    pods: Sequence[PodFile],
-    processes: int,
-    rate: float,
-    start_at: float,
-    duration: float,
-    payloads: list[str],
-    work: Path,
-) -> list[subprocess.Popen[bytes]]:
-    writers: list[subprocess.Popen[bytes]] = []
-    for index in range(processes):
-        mine = pods[index::processes]
-        if not mine:
-            continue
-        plan = {
-            "rate_per_pod": rate,
-            "start_at": start_at,
-            "duration_s": duration,
-            "payloads": payloads,
-            # Pods start out of step, as independent services do.
-            "pods": [
-                {"pod": p.index, "file": str(p.log_file), "phase_s": (p.index * 0.618) % 1 / rate}
-                for p in mine
-            ],
-        }
-        path = work / f"writer-{index}.json"
-        path.write_text(json.dumps(plan), encoding="utf-8")
-        writers.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tuner.driver.filebeat_writer", str(path)],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
-                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
-            )
-        )
-    return writers
-
-
-def _wait_writers(writers: list[subprocess.Popen[bytes]], budget_s: float) -> dict[int, int]:
-    written: dict[int, int] = {}
-    deadline = time.monotonic() + budget_s
-    for proc in writers:
-        try:
-            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            raise KbtError(f"a log writer did not finish within {budget_s:g} s") from None
-        if proc.returncode != 0 or not out.strip():
-            last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-            raise KbtError(f"a log writer failed: {last}")
-        for pod, n in json.loads(out.decode().strip().splitlines()[-1])["written"].items():
-            written[int(pod)] = int(n)
-    return written
-
-
-def _in_window(
-    written: dict[int, int],
-    rate: float,
-    start_at: float,
-    pods: Sequence[PodFile],
-    window: tuple[float, float],
-) -> int:
-    count = 0
-    for pod in pods:
-        phase = (pod.index * 0.618) % 1 / rate
-        for seq in range(written.get(pod.index, 0)):
-            # The writer's own arithmetic (whole microseconds), as the read-back compares them.
-            if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:
-                count += 1
-    return count
 
 
 _STATS = {

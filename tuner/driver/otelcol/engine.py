@@ -27,20 +27,21 @@ from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_readback import LINES, ReadBack
-from tuner.driver.filebeat_real import (
-    RestartsOnTakenPort,
-    _free_port,
-    _in_window,
-    _log_append_time,
-    _sigterm_interrupts,
-    _start_writers,
-    _wait_writers,
-)
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.tailed_pods import (
+    RestartsOnTakenPort,
+    free_port,
+    log_append_time,
+    sigterm_interrupts,
+    start_writers,
+    wait_started,
+    wait_writers,
+    written_in_window,
+)
 from tuner.spec.clients.otelcol import config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig
@@ -69,7 +70,7 @@ class Pod(RestartsOnTakenPort[OtelcolConfig]):
         self.dir.mkdir()
         self.log_file = self.dir / "pod.log"
         self.log_file.touch()
-        self.port = _free_port()
+        self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.args: tuple[Path, OtelcolConfig, str, str] | None = None
         self.port_retries = 0
@@ -95,6 +96,9 @@ class Pod(RestartsOnTakenPort[OtelcolConfig]):
             start_new_session=True,
             preexec_fn=die_with_parent,
         )
+
+    def answers(self) -> bool:
+        return self.counters() is not None
 
     def counters(self) -> dict[str, float] | None:
         """The pod's own counters from its telemetry endpoint (None while it does not answer)."""
@@ -180,8 +184,8 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
         raise BadInput("rate_per_producer max: collector pods tail files written at a set rate")
     binary = require_collector()
     rate = float(workload.rate_per_producer)
-    _log_append_time(Connection(bootstrap_servers, placement.security), topics[0])
-    with _sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
+    log_append_time(Connection(bootstrap_servers, placement.security), topics[0])
+    with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
         work = Path(tmp)
         pods = [Pod(i, work) for i in range(workload.producers)]
         texts = payloads(plan, work)
@@ -192,15 +196,15 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
         try:
             for pod in pods:
                 pod.start(binary, config, bootstrap_servers, topics[0])
-            _wait_started(pods)
+            wait_started(pods, "the collector", START_TIMEOUT_S)
             started_at = time.time()
             start_at = started_at + START_SLACK_S
             window = (start_at + workload.warmup_s, start_at + workload.duration_s)
             readback = ReadBack(bootstrap_servers, topics[0], workload.topics[0].partitions, window, LINES)
-            writers = _start_writers(
+            writers = start_writers(
                 pods, workload.processes, rate, start_at, workload.duration_s, texts, work
             )
-            written = _wait_writers(writers, workload.duration_s + 30.0)
+            written = wait_writers(writers, workload.duration_s + 30.0)
             total = sum(written.values())
             drained = readback.wait_for(total, time.time() + drain_s(config))
             counters = _sum(pods)
@@ -223,7 +227,7 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
     delivered = len(expected & set(seen))
     missing = len(expected) - delivered
     caught_up = readback.caught_up
-    in_window = _in_window(written, rate, start_at, pods, window)
+    in_window = written_in_window(written, rate, start_at, pods, window)
     client = ClientResult(
         engine="otelcol",
         producers=workload.producers,
@@ -252,22 +256,6 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
     )
     result = DriverResult(client=client, delivery=delivery, topics=list(topics))
     return OtelcolRun(result=result, counters=counters, written=len(expected))
-
-
-def _wait_started(pods: list[Pod]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    pending = list(pods)
-    while pending:
-        for pod in list(pending):
-            if pod.retry_on_new_port():
-                continue
-            if pod.failure():
-                raise KbtError(f"the collector did not start: {pod.failure()}")
-            if pod.counters() is not None:
-                pending.remove(pod)
-        if pending and time.monotonic() > deadline:
-            raise KbtError(f"collector pod {pending[0].index} did not start within {START_TIMEOUT_S:g} s")
-        time.sleep(0.2)
 
 
 def _sum(pods: list[Pod]) -> dict[str, float]:
