@@ -90,7 +90,7 @@ if [ ! -f "$libs/.complete-$pom_id" ]; then
   begin "fetching Kafka $kafka_version jars into the cache"
   fresh="$libs.new.$$"
   rm -rf "$fresh" && mkdir -p "$fresh"
-  mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
+  mvn -q -B -Dstyle.color=never -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
     -DoutputDirectory="$fresh" -DincludeScope=runtime
   ls "$fresh"/kafka_2.13-"$kafka_version".jar "$fresh"/kafka-storage-"$kafka_version"-test.jar >/dev/null
   touch "$fresh/.complete-$pom_id"
@@ -106,7 +106,7 @@ fi
 agent="$cache/jmx/jmx_prometheus_javaagent-$jmx_version.jar"
 if [ ! -f "$agent" ]; then
   begin "fetching jmx_prometheus_javaagent $jmx_version"
-  mvn -q -B -f "$here/scripts/maven/pom.xml" dependency:copy \
+  mvn -q -B -Dstyle.color=never -f "$here/scripts/maven/pom.xml" dependency:copy \
     -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$jmx_version" -DoutputDirectory="$cache/jmx"
   end
 else
@@ -166,7 +166,7 @@ jengine_id=$( (cat "$jengine_src/pom.xml"; find "$jengine_src/src" -type f -name
 if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
   begin "building the Java engine into the cache"
   build=$(mktemp -d)
-  mvn -q -B -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
+  mvn -q -B -Dstyle.color=never -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
     -DoutputDirectory="$build/lib" -DincludeScope=runtime
   cp "$jengine_src/target/kbt-java-engine.jar" "$build/lib/"
   rm -rf "$jengine_src/target" "$jengine_dir"
