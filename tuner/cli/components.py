@@ -88,6 +88,14 @@ def filebeat() -> str | None:
     return ", ".join(builds) if builds else None
 
 
+def otel_collector() -> str | None:
+    """The OpenTelemetry Collector kbt builds (loadtests/otelcol-engine), by the release it reports."""
+    from tuner.driver.otelcol.build import collector_binary, collector_version
+
+    binary = collector_binary()
+    return f"built ({collector_version(binary)})" if binary is not None else None
+
+
 def prometheus() -> str | None:
     line = _run_first_line(["prometheus", "--version"])
     match = re.search(r"version (\S+)", line or "")
@@ -100,6 +108,7 @@ COMPONENTS: list[tuple[str, Callable[[], str | None]]] = [
     ("jmx_exporter", jmx_exporter),
     ("Sarama engine", sarama_engine),
     ("Filebeat builds", filebeat),
+    ("OTel Collector", otel_collector),
     ("Prometheus", prometheus),
     ("toxiproxy", toxiproxy),
 ]
