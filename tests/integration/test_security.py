@@ -21,6 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from tests.integration.conftest import TEST_BASE_PORT
 from tests.integration.test_targets import CLIENT
+from tuner.driver.otelcol.build import collector_binary
 from tuner.lab import Lab, LabConfig, LabState
 from tuner.lab.security import PASSWORD_ENV, SecurityFiles, client_properties, read_secret
 
@@ -194,7 +195,12 @@ ENGINES = {
         "{name: fb-tls, client: filebeat, security: sasl_ssl, filebeat: {input.engine: real}}",
         "${KBT_CLIENT_SECRET_SASL_PASSWORD}",
     ),
+    "otelcol": (
+        "{name: otel-tls, client: otelcol, security: sasl_ssl}",
+        "${env:KBT_CLIENT_SECRET_SASL_PASSWORD}",
+    ),
 }
+CONFIG_FILES = ("plan-0.json", "filebeat.yml", "collector.yaml")  # where each engine's reference is
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
@@ -203,6 +209,8 @@ def test_engine_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pa
     password is in no output, record, lab log, command line or file of the run's work directories
     (read while the run goes on); those files hold the reference the client resolves instead."""
     profile, reference = ENGINES[engine]
+    if engine == "otelcol" and collector_binary() is None:
+        pytest.skip("no OpenTelemetry Collector build in the kbt cache (make install builds it)")
     (tmp_path / "spec.yaml").write_text(ENGINE_SPEC.format(engine=engine, profile=profile))
     work = tmp_path / "work"
     work.mkdir()
@@ -231,10 +239,13 @@ def test_engine_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pa
     # On a shared machine the client may fall behind its schedule ("unclean" for that reason alone):
     # delivered, measured loosely; what this test is about is delivery and the password.
     assert record["status"] in ("ok", "unclean"), record["problems"]
-    assert record["client"]["engine"] == {"java": "java", "filebeat": "filebeat-real"}[engine]
+    assert (
+        record["client"]["engine"]
+        == {"java": "java", "filebeat": "filebeat-real", "otelcol": "otelcol"}[engine]
+    )
     assert record["delivery"]["acked"] > 0 and record["delivery"]["lost"] == 0, record["delivery"]
     # The work files were seen, and they hold the reference the client resolves, not the value.
-    config_files = [t for name, t in watcher.seen.items() if name.endswith(("plan-0.json", "filebeat.yml"))]
+    config_files = [t for name, t in watcher.seen.items() if name.endswith(CONFIG_FILES)]
     assert config_files and all(reference in text for text in config_files), sorted(watcher.seen)
     assert watcher.hits == [], f"the password appears in {sorted(set(watcher.hits))}"
     texts = [proc.stdout, proc.stderr, *(p.read_text(errors="replace") for p in written)]

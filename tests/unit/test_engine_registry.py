@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
-from tuner.driver.engine import Capabilities, Placement
+from tuner.driver import engines
+from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engines import _REGISTERED, ENGINES, drive, engine_of
+from tuner.driver.result import DriverResult
 from tuner.spec import load_sweep
 from tuner.spec.clients import KINDS
 from tuner.spec.engine_id import EngineId
@@ -53,6 +55,19 @@ def _first_plan(spec: str) -> RunPlan:
     return load_sweep(repo_root() / "loadtests" / spec).spec.expand()[0]
 
 
+def _plaintext_only(eid: EngineId) -> RunFunctionEngine:
+    """A stand-in for an engine that takes no SASL_SSL (every registered kind's engine takes it now,
+    and the refusal must hold for the next one that does not): it fails the test if it is run."""
+
+    def runs(plan: RunPlan, placement: Placement) -> DriverResult:
+        raise AssertionError("a run the engine cannot take was started")
+
+    caps = Capabilities(
+        secure=False, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
+    )
+    return RunFunctionEngine(eid, caps, runs)
+
+
 @settings(deadline=None)
 @given(
     st.dictionaries(
@@ -64,10 +79,12 @@ def _first_plan(spec: str) -> RunPlan:
 def test_a_secure_placement_is_refused_by_an_engine_that_does_not_declare_it(
     security: dict[str, str],
 ) -> None:
-    plan = _first_plan("otelcol-sweep.yaml")  # the collector's engine takes no SASL_SSL yet
-    assert not engine_of(plan).capabilities.secure
-    with pytest.raises(BadInput, match="does not take SASL_SSL"):
-        drive(plan, Placement("r", ("t",), "127.0.0.1:1", security=security))
+    plan = _first_plan("otelcol-sweep.yaml")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(engines.ENGINES, EngineId.OTELCOL, _plaintext_only(EngineId.OTELCOL))
+        assert not engine_of(plan).capabilities.secure
+        with pytest.raises(BadInput, match="does not take SASL_SSL"):
+            drive(plan, Placement("r", ("t",), "127.0.0.1:1", security=security))
 
 
 def test_a_held_load_is_refused_by_an_engine_that_cannot_hold_it() -> None:

@@ -17,7 +17,9 @@ from tests.unit.test_filebeat_real_parts import _config, _yml
 from tuner.core.errors import BadInput
 from tuner.core.redact import scrub
 from tuner.driver.engines import ENGINES
+from tuner.driver.otelcol.pod_config import pod_config
 from tuner.spec.engine_id import EngineId
+from tuner.spec.otelcol import OtelcolConfig
 from tuner.target.engine_security import (
     AUTOMATIC_PROVIDERS_PROPERTY,
     ENV_CONFIG_PROVIDER,
@@ -26,6 +28,7 @@ from tuner.target.engine_security import (
     java_security,
     java_system_properties,
     librdkafka_security,
+    otelcol_security,
     split_security,
 )
 from tuner.target.security import ClientSecurity, librdkafka_config, parse_properties, resolve
@@ -95,6 +98,46 @@ def test_filebeat_holds_the_password_as_an_env_reference(password: str) -> None:
         "verification_mode": "full",
     }
     assert kafka["hosts"] == ["127.0.0.1:9092"] and kafka["topic"] == "t1"
+
+
+@given(password=passwords, mechanism=st.sampled_from(["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]))
+def test_the_collector_holds_the_password_as_an_env_provider_reference(password: str, mechanism: str) -> None:
+    sec, _ = split_security(_lab_like(password, mechanism))
+    env = SecretEnv()
+    exporter = otelcol_security(sec, env)
+    doc = pod_config(
+        OtelcolConfig(), log_file=Path("/p/pod.log"), brokers=["127.0.0.1:9093"], topic="t",
+        metrics_port=1, workdir=Path("/p"), client=exporter,
+    )  # fmt: skip
+    assert password not in json.dumps(doc)
+    kafka = doc["exporters"]["kafka"]
+    assert kafka["auth"] == {
+        "sasl": {
+            "username": "svc-kbt",
+            "password": "${env:KBT_CLIENT_SECRET_SASL_PASSWORD}",
+            "mechanism": mechanism,
+        }
+    }
+    assert kafka["tls"] == {"insecure": False, "ca_file": "/etc/kbt/ca.pem"}
+    # the collector keeps a string field's variable text as it is: the value is the password itself
+    assert env.values == {"KBT_CLIENT_SECRET_SASL_PASSWORD": password}
+    assert scrub(password) != password  # registered for redaction
+    assert otelcol_security(None, SecretEnv()) == {}
+
+
+@pytest.mark.parametrize(
+    ("sec", "words"),
+    [
+        (ClientSecurity("SSL", keystore=("/k.p12", "PKCS12", "x")), "PEM files only"),
+        (ClientSecurity("SSL", truststore=("/t.jks", "JKS", "x")), "PEM files only"),
+        (ClientSecurity("SSL", ca_file="/ca.pem", key_password="k"), "unencrypted PEM"),
+        (ClientSecurity("SSL", ca_file="/ca.pem", verify_hostname=False), "host name"),
+        (ClientSecurity("SASL_SSL", mechanism="GSSAPI", username="u", password="p"), "PLAIN or SCRAM"),
+    ],
+)
+def test_what_the_collector_cannot_take_is_one_clear_refusal(sec: ClientSecurity, words: str) -> None:
+    with pytest.raises(BadInput, match=words):
+        otelcol_security(sec, SecretEnv())
 
 
 def test_a_target_file_reaches_every_engine_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,7 +218,7 @@ def test_bad_security_values_are_refused_in_one_line() -> None:
 
 def test_the_engines_take_secure_targets() -> None:
     secure = {engine_id for engine_id, engine in ENGINES.items() if engine.capabilities.secure}
-    assert secure >= {EngineId.LIBRDKAFKA, EngineId.JAVA, EngineId.FILEBEAT}
+    assert secure >= {EngineId.LIBRDKAFKA, EngineId.JAVA, EngineId.FILEBEAT, EngineId.OTELCOL}
 
 
 def test_the_sarama_emulation_refuses_a_secure_connection(tmp_path: Path) -> None:

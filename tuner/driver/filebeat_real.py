@@ -21,7 +21,6 @@ import subprocess
 import tempfile
 import time
 import urllib.request
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +50,7 @@ from tuner.driver.tailed_pods import (
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
-from tuner.target.engine_security import SecretEnv, filebeat_security, librdkafka_security, split_security
+from tuner.target.engine_security import SecureClient, filebeat_security
 
 START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
 START_SLACK_S = 1.0  # then the writers start together
@@ -77,7 +76,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
     read-back) use it in librdkafka terms."""
     config = config_of(plan.profile)
-    connection = _Connection.of(plan.profile.name, placement.security)
+    connection = SecureClient.of(plan.profile.name, placement.security, filebeat_security)
     workload = plan.workload
     topics, bootstrap = list(placement.topics), placement.bootstrap_servers
     placement.single_topic("filebeat")
@@ -171,30 +170,10 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     )
 
 
-@dataclass(frozen=True)
-class _Connection:
-    """A run's client security: output.kafka keys, the pods' secret environment, and the same
-    security in librdkafka terms for kbt's own clients (topic config, read-back)."""
-
-    output: dict[str, Any] = field(default_factory=dict)
-    env: dict[str, str] = field(default_factory=dict)
-    librdkafka: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, profile: str, security: Mapping[str, str]) -> _Connection:
-        sec, _ = split_security(security)  # a filebeat profile has no overrides
-        secrets = SecretEnv()
-        try:
-            output = filebeat_security(sec, secrets)
-        except BadInput as exc:
-            raise BadInput(f"profile {profile}: {exc}") from None
-        return cls(output, secrets.values, librdkafka_security(security))
-
-
 class _Pod(RestartsOnTakenPort[FilebeatConfig]):
-    def __init__(self, index: int, work: Path, connection: _Connection | None = None) -> None:
+    def __init__(self, index: int, work: Path, connection: SecureClient | None = None) -> None:
         self.index = index
-        self.connection = connection or _Connection()  # none: a PLAINTEXT listener
+        self.connection = connection or SecureClient()  # none: a PLAINTEXT listener
         self.dir = work / f"pod-{index}"
         self.dir.mkdir()
         self.log_file = self.dir / "pod.log"
@@ -215,7 +194,7 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
             topic=topic,
             http_port=self.port,
             workdir=self.dir,
-            output_security=connection.output,
+            output_security=connection.config,
         )
         cfg = self.dir / "filebeat.yml"
         # JSON is YAML: no YAML writer needed, and every value keeps its type.

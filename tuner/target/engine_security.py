@@ -1,5 +1,5 @@
-"""A connection's client security for the engines that are not librdkafka: Kafka's Java producer
-and Filebeat (`output.kafka`).
+"""A connection's client security for the engines that are not librdkafka: Kafka's Java producer,
+Filebeat (`output.kafka`) and the OpenTelemetry Collector's kafka exporter.
 
 Every engine is handed the run's connection properties in librdkafka terms (what
 `tuner.target.security.librdkafka_config` makes of a target file, and the lab's SASL_SSL
@@ -10,7 +10,8 @@ every secret as a *reference the client resolves itself*, and return the values 
 - Java: `${env:KBT_CLIENT_SECRET_...}` through Kafka's own EnvVarConfigProvider
   (`config.providers=env`, restricted to kbt's variable names);
 - Filebeat: `${KBT_CLIENT_SECRET_...}`, which Filebeat (7.x, 8.x, 9.x alike) expands from its
-  environment when it loads filebeat.yml.
+  environment when it loads filebeat.yml;
+- the collector: `${env:KBT_CLIENT_SECRET_...}`, its own env config provider.
 
 The values go into the child process's environment only (`SecretEnv`), never into a plan, a
 filebeat.yml, a record or a log; they are registered with the redaction layer.
@@ -19,7 +20,7 @@ filebeat.yml, a record or a log; they are registered with the redaction layer.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,3 +220,68 @@ def filebeat_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, A
         ssl["verification_mode"] = "full" if sec.verify_hostname else "certificate"
         out["ssl"] = ssl
     return out
+
+
+def otelcol_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, Any]:
+    """The kafka exporter's `auth` and `tls` for `sec` (pkg/kafka/configkafka of the collector
+    release kbt builds): the password an `${env:NAME}` reference the collector's env provider
+    resolves, its value in `env`. A string field keeps the variable's text as it is."""
+    if sec is None or sec.protocol == "PLAINTEXT":
+        return {}
+    out: dict[str, Any] = {}
+    if sec.sasl:
+        mechanism = sec.mechanism or ""
+        if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+            raise BadInput(f"the collector's kafka exporter takes SASL PLAIN or SCRAM, not {mechanism!r}")
+        password = "${env:" + env.hold("sasl_password", sec.password or "") + "}"
+        out["auth"] = {"sasl": {"username": sec.username or "", "password": password, "mechanism": mechanism}}
+    if sec.tls:
+        if sec.keystore is not None or (sec.truststore is not None and not sec.ca_file):
+            raise BadInput(
+                "the collector reads PEM files only: give ssl.ca.location (and ssl.certificate.location /"
+                " ssl.key.location for a client certificate), not a keystore or truststore"
+            )
+        if sec.key_password:
+            raise BadInput("the collector takes an unencrypted PEM client key (no ssl.key.password)")
+        if not sec.verify_hostname:
+            raise BadInput(
+                "the collector always checks the broker's host name: ssl.endpoint.identification.algorithm"
+                " none has no equivalent there"
+            )
+        tls: dict[str, Any] = {"insecure": False}
+        if sec.ca_file:
+            tls["ca_file"] = sec.ca_file
+        if sec.certificate_file:
+            tls["cert_file"] = sec.certificate_file
+        if sec.key_file:
+            tls["key_file"] = sec.key_file
+        out["tls"] = tls
+    return out
+
+
+@dataclass(frozen=True)
+class SecureClient:
+    """A run's client security for a shipper kbt starts: the keys of the client's own config
+    (secrets as references it resolves), the secret environment its processes alone get, and the
+    same security in librdkafka terms for kbt's own clients of the run (topic config, read-back)."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    librdkafka: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        profile: str,
+        security: Mapping[str, str],
+        write: Callable[[ClientSecurity | None, SecretEnv], dict[str, Any]],
+    ) -> SecureClient:
+        """`security` (the placement's, librdkafka terms) written by `write` (filebeat_security,
+        otelcol_security); a shipper profile has no properties overrides."""
+        sec, _ = split_security(security)
+        secrets = SecretEnv()
+        try:
+            config = write(sec, secrets)
+        except BadInput as exc:
+            raise BadInput(f"profile {profile}: {exc}") from None
+        return cls(config, secrets.values, librdkafka_security(security))

@@ -12,6 +12,7 @@ window); the pods' own counters (records sent, send failures) come from their te
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -46,6 +47,7 @@ from tuner.spec.clients.otelcol import config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig
 from tuner.spec.sweep import RunPlan
+from tuner.target.engine_security import SecureClient, otelcol_security
 
 START_TIMEOUT_S = 30.0
 START_SLACK_S = 1.0
@@ -64,8 +66,9 @@ COUNTERS = {
 
 
 class Pod(RestartsOnTakenPort[OtelcolConfig]):
-    def __init__(self, index: int, work: Path) -> None:
+    def __init__(self, index: int, work: Path, secure: SecureClient | None = None) -> None:
         self.index = index
+        self.secure = secure or SecureClient()
         self.dir = work / f"pod-{index}"
         self.dir.mkdir()
         self.log_file = self.dir / "pod.log"
@@ -84,6 +87,7 @@ class Pod(RestartsOnTakenPort[OtelcolConfig]):
             topic=topic,
             metrics_port=self.port,
             workdir=self.dir,
+            client=self.secure.config,
         )
         cfg = self.dir / "collector.yaml"
         cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")  # JSON is YAML
@@ -93,6 +97,7 @@ class Pod(RestartsOnTakenPort[OtelcolConfig]):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             cwd=self.dir,
+            env={**os.environ, **self.secure.env} if self.secure.env else None,  # its secrets alone
             start_new_session=True,
             preexec_fn=die_with_parent,
         )
@@ -158,7 +163,7 @@ class OtelcolEngine:
 
     id = EngineId.OTELCOL
     capabilities = Capabilities(
-        secure=False, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
+        secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
     )
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
@@ -182,12 +187,13 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
     bootstrap_servers = placement.bootstrap_servers
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: collector pods tail files written at a set rate")
+    secure = SecureClient.of(plan.profile.name, placement.security, otelcol_security)
     binary = require_collector()
     rate = float(workload.rate_per_producer)
-    log_append_time(Connection(bootstrap_servers, placement.security), topics[0])
+    log_append_time(Connection(bootstrap_servers, secure.librdkafka), topics[0])
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
         work = Path(tmp)
-        pods = [Pod(i, work) for i in range(workload.producers)]
+        pods = [Pod(i, work, secure) for i in range(workload.producers)]
         texts = payloads(plan, work)
         writers: list[subprocess.Popen[bytes]] = []
         readback: ReadBack | None = None
@@ -200,7 +206,14 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
             started_at = time.time()
             start_at = started_at + START_SLACK_S
             window = (start_at + workload.warmup_s, start_at + workload.duration_s)
-            readback = ReadBack(bootstrap_servers, topics[0], workload.topics[0].partitions, window, LINES)
+            readback = ReadBack(
+                bootstrap_servers,
+                topics[0],
+                workload.topics[0].partitions,
+                window,
+                LINES,
+                security=secure.librdkafka,
+            )
             writers = start_writers(
                 pods, workload.processes, rate, start_at, workload.duration_s, texts, work
             )
