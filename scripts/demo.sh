@@ -4,7 +4,7 @@
 #   2. sweep the Qunar-like workload: Filebeat-like defaults vs batched, same offered load
 #   3. kbt recommend on those run records; the model's best settings per client kind are confirmed
 #      by lab runs (--live, at most $KBT_DEMO_TRIALS runs per client kind)
-#   4. print the rendered Filebeat profile and client properties
+#   4. print the rendered Filebeat profile, client properties and collector config fragment
 #   5. kbt report: one self-contained HTML page
 #   6. bring the lab down (a lab that was already running is reused and left running)
 #   7. the pressure lab (`kbt lab up --profile pressure`: one broker in Qunar's regime): the Filebeat-like
@@ -60,7 +60,7 @@ if [ "$status" -ne 0 ] && [ "$status" -ne 3 ]; then exit "$status"; fi
 
 step "4/7: the rendered settings (beside the recommendation)"
 rec_dir=$(ls -td "$out"/recommend/*/ | head -n 1)
-for f in filebeat.yml librdkafka.properties java.properties; do
+for f in filebeat.yml librdkafka.properties java.properties otelcol.yaml; do
   if [ -f "$rec_dir$f" ]; then
     printf -- '--- %s\n' "$f"
     cat "$rec_dir$f"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tuner.core.paths import repo_root
 from tuner.lab import LabState
+from tuner.spec.clients import KINDS
 from tuner.store import ResultsStore
 
 ROOT = repo_root()
@@ -46,9 +47,8 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     swept = sorted(r.name for r in records if r.sweep == "demo-quick")
     assert swept == ["batched-zstd", "filebeat-7x-default", "filebeat-like"], output[-2000:]
     confirmations = [r for r in records if r.sweep.endswith("-recommend")]  # kbt recommend --live
-    assert {r.plan.profile.client for r in confirmations} == {"librdkafka", "filebeat", "java"}, output[
-        -3000:
-    ]
+    kinds = set(KINDS)  # every registered client kind is recommended and confirmed
+    assert {r.plan.profile.client for r in confirmations} == kinds, output[-3000:]
     for record in records:
         assert record.delivery.verified and record.delivery.acked > 0 and record.delivery.lost == 0, (
             record.run_id
@@ -62,8 +62,8 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     (rec_file,) = (out / "recommend").glob("*/recommendation.json")
     recommendation = json.loads(rec_file.read_text())
     status = {c["client"]: c["status"] for c in recommendation["clients"]}
-    assert status == {"librdkafka": "confirmed", "filebeat": "confirmed", "java": "confirmed"}, status
-    for name in ("filebeat.yml", "librdkafka.properties", "java.properties"):
+    assert status == dict.fromkeys(kinds, "confirmed"), status
+    for name in ("filebeat.yml", "librdkafka.properties", "java.properties", "otelcol.yaml"):
         text = (rec_file.parent / name).read_text()
         assert text.strip() and text.splitlines()[-1] in output, name
     check = subprocess.run(
