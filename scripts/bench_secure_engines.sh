@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A SASL_SSL run per engine (librdkafka, Kafka's Java producer, real Filebeat) with a planted
+# A SASL_SSL run per engine (librdkafka, Kafka's Java producer, real Filebeat, the collector) with a planted
 # password, then a search for that password everywhere kbt and its engines write:
 #
 #   scripts/bench_secure_engines.sh BASE_PORT [OUT_DIR]
@@ -28,7 +28,7 @@ trap '"$kbt" lab down --lab-dir "$lab" > /dev/null 2>&1 || true' EXIT
   while sleep 0.2; do
     grep -rlF -- "$password" "$out/work" 2>/dev/null || true
     for f in /proc/[0-9]*/cmdline; do grep -qaF -- "$password" "$f" 2>/dev/null && echo "$f"; done
-    find "$out/work" \( -name filebeat.yml -o -name 'plan-*.json' \) 2>/dev/null >> "$out/work-files.txt"
+    find "$out/work" \( -name filebeat.yml -o -name 'plan-*.json' -o -name collector.yaml \) 2>/dev/null >> "$out/work-files.txt"
   done > "$out/hits-while-running.txt"
 ) &
 watcher=$!
