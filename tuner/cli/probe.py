@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tuner.cli.json_out import console_for
-from tuner.core.writes import atomic_write, check_target
+from tuner.core.writes import atomic_write_all, check_target
 from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
 
@@ -55,7 +55,7 @@ def compression(
     from tuner.render.probe_table import probe_markdown, probe_table
     from tuner.runner.probe import load_samples, probe_samples
     from tuner.spec.probe import build_options
-    from tuner.store.probe_record import write_probe_record
+    from tuner.store.probe_record import probe_record_text
 
     options = build_options(codecs, levels, batch_sizes, event_bytes, batches, seed)
     for out, what in ((json_path, "probe record"), (plot_path, "plot"), (markdown_path, "markdown table")):
@@ -79,10 +79,13 @@ def compression(
     show(console, probe_table(record))
     for sample in record.samples:
         console.print(sample.advice, soft_wrap=not console.is_terminal)
+    outputs: dict[Path, str | bytes] = {}  # the record, plot and table: all or none
     if json_path is not None:
-        typer.echo(f"wrote {write_probe_record(record, json_path)}")
+        outputs[json_path] = probe_record_text(record)
     if plot_path is not None:
-        typer.echo(f"wrote {plot_probe(record, plot_path)}")
+        plotted, png = plot_probe(record, plot_path)
+        outputs[plotted] = png
     if markdown_path is not None:
-        atomic_write(markdown_path, probe_markdown(record), "markdown table")
-        typer.echo(f"wrote {markdown_path}")
+        outputs[markdown_path] = probe_markdown(record)
+    for path in atomic_write_all(outputs, "probe output"):
+        typer.echo(f"wrote {path}")

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from tuner.core.errors import BadInput
-from tuner.core.writes import atomic_write, check_target
+from tuner.core.writes import check_target
 from tuner.store.probe_record import ProbeRecord
 
 MAX_COLUMNS = 4
@@ -29,7 +29,8 @@ def plot_target(path: Path) -> Path:
     return path
 
 
-def plot_probe(record: ProbeRecord, path: Path) -> Path:
+def plot_probe(record: ProbeRecord, path: Path) -> tuple[Path, bytes]:
+    """The plot's bytes and the path they are for (the extension names the format; none: PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -78,4 +79,4 @@ def plot_probe(record: ProbeRecord, path: Path) -> Path:
         fig.savefig(buf, format=fmt, dpi=110)
     finally:
         plt.close(fig)
-    return atomic_write(path, buf.getvalue(), "plot")
+    return path, buf.getvalue()

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.core.writes import atomic_write_json
+from tuner.core.writes import atomic_write, json_text
 from tuner.spec.probe import Codec, ProbeOptions
 from tuner.store.document import read_document, validated
 
@@ -141,7 +141,12 @@ class ProbeRecord(Frozen):
 
 def write_probe_record(record: ProbeRecord, path: Path) -> Path:
     """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
-    return atomic_write_json(path, record.model_dump(mode="json"), "probe record")
+    return atomic_write(path, probe_record_text(record), "probe record")
+
+
+def probe_record_text(record: ProbeRecord) -> str:
+    """The probe record as the JSON document it is stored as."""
+    return json_text(record.model_dump(mode="json"))
 
 
 def load_probe_record(path: Path) -> ProbeRecord:
