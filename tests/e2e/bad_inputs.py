@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from tuner.core.errors import ExitStatus
+from tuner.spec.clients import KINDS
 from tuner.store.record_upgrade import SCHEMA_VERSION
 
 GOOD_SPEC = """\
@@ -1460,7 +1461,7 @@ LEFTOVER_CASES: list[Case] = [
     key_pattern_case("regex-key-no-group", "keys.pattern without a capture group", "uid=\\w+"),
 ]
 LEFTOVER_LINES = {
-    "exit-client-comma": "--client names no client kind: expected one of librdkafka, filebeat, java",
+    "exit-client-comma": f"--client names no client kind: expected one of {', '.join(KINDS)}",
     "exit-render-out-under-file": "afile/sub/README.md: afile is not a directory",
     "writes-render-out-is-file": "afile/README.md: afile is not a directory",
     "writes-forecast-model-then-bad-diagnosis": "--diagnosis bad.json: not a `kbt diagnose --json` file",
