@@ -112,45 +112,30 @@ if [ ! -f "$agent" ]; then
 else
   ready "jmx_prometheus_javaagent $jmx_version"
 fi
-# The Filebeat engine (Go, Sarama from the Go module proxy): built into the cache, rebuilt when its
-# sources change. go.mod asks for a recent Go; Go >= 1.21 fetches that toolchain by itself.
-engine_src="$here/loadtests/sarama-engine"
-engine_bin="$cache/bin/sarama-engine"
-engine_id=$(cat "$engine_src"/go.mod "$engine_src"/go.sum "$engine_src"/*.go | sha1sum | cut -c1-12)
-if [ ! -x "$engine_bin" ] || [ ! -f "$cache/bin/.sarama-engine-$engine_id" ]; then
-  begin "building sarama-engine into the cache"
+# A Go program of loadtests/NAME built into the cache's bin/, rebuilt when its go.mod, go.sum or
+# sources change (the stamp names their hash). go.mod asks for a recent Go; Go >= 1.21 fetches that
+# toolchain by itself.
+go_engine() {
+  local name=$1 what=$2 ldflags=$3
+  local src="$here/loadtests/$name" bin="$cache/bin/$name" id
+  id=$(cat "$src"/go.mod "$src"/go.sum "$src"/*.go | sha1sum | cut -c1-12)
+  if [ -x "$bin" ] && [ -f "$cache/bin/.$name-$id" ]; then ready "$name"; return 0; fi
+  begin "building $name$what into the cache"
   mkdir -p "$cache/bin"
-  if ! (cd "$engine_src" && GOFLAGS=-mod=readonly go build -trimpath -o "$engine_bin.tmp" .); then
-    log "go build failed in loadtests/sarama-engine (found: $(go version 2>&1))"
+  if ! (cd "$src" && GOFLAGS=-mod=readonly go build -trimpath ${ldflags:+-ldflags=$ldflags} -o "$bin.tmp" .); then
+    log "go build failed in loadtests/$name (found: $(go version 2>&1))"
     exit 1
   fi
-  mv "$engine_bin.tmp" "$engine_bin"
-  rm -f "$cache"/bin/.sarama-engine-*
-  touch "$cache/bin/.sarama-engine-$engine_id"
+  mv "$bin.tmp" "$bin"
+  rm -f "$cache"/bin/."$name"-*
+  touch "$cache/bin/.$name-$id"
   end
-else
-  ready "sarama-engine"
-fi
-# The OpenTelemetry Collector (loadtests/otelcol-engine: filelog receiver, kafka exporter, one pinned
-# release of the collector modules from the Go module proxy, checksums in its go.sum): built into
-# the cache's bin/, rebuilt when its go.mod, go.sum or main.go change.
-otel_src="$here/loadtests/otelcol-engine"
-otel_bin="$cache/bin/otelcol-engine"
-otel_id=$(cat "$otel_src"/go.mod "$otel_src"/go.sum "$otel_src"/*.go | sha1sum | cut -c1-12)
-if [ ! -x "$otel_bin" ] || [ ! -f "$cache/bin/.otelcol-engine-$otel_id" ]; then
-  begin "building otelcol-engine (OpenTelemetry Collector) into the cache"
-  mkdir -p "$cache/bin"
-  if ! (cd "$otel_src" && GOFLAGS=-mod=readonly go build -trimpath -ldflags=-s -o "$otel_bin.tmp" .); then
-    log "go build failed in loadtests/otelcol-engine (found: $(go version 2>&1))"
-    exit 1
-  fi
-  mv "$otel_bin.tmp" "$otel_bin"
-  rm -f "$cache"/bin/.otelcol-engine-*
-  touch "$cache/bin/.otelcol-engine-$otel_id"
-  end
-else
-  ready "otelcol-engine"
-fi
+}
+# The Filebeat engine (Sarama from the Go module proxy).
+go_engine sarama-engine "" ""
+# The OpenTelemetry Collector (filelog receiver, kafka exporter: one pinned release of the collector
+# modules from the Go module proxy, checksums in its go.sum).
+go_engine otelcol-engine " (OpenTelemetry Collector)" "-s"
 # The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
 # into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
 if ! command -v javac >/dev/null 2>&1; then
