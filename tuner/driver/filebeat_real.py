@@ -36,16 +36,17 @@ from tuner.driver.filebeat_readback import ReadBack
 from tuner.driver.filebeat_yml import EVENT_OVERHEAD_BYTES, pod_config
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.driver.result import DriverResult, LatencyMs
 from tuner.driver.tailed_pods import (
     RestartsOnTakenPort,
+    TailedRun,
     free_port,
     log_append_time,
     sigterm_interrupts,
     start_writers,
+    tailed_result,
     wait_started,
     wait_writers,
-    written_in_window,
 )
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
@@ -123,50 +124,19 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         if readback is not None and readback.error:
             raise KbtError(f"reading the topic back failed: {readback.error}")
         assert tally is not None
-        problems = [p.failure() for p in pods if p.failure()]
+        problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
         if problems and not drained:
             raise KbtError(f"real Filebeat failed: {problems[0]}")
-    expected = {(pod, seq) for pod, n in written.items() for seq in range(n)}
-    seen = tally.seen
-    missing = len(expected - set(seen))
-    # A written line missing from the topic is lost only when the read-back reached the topic's end;
-    # before that it is unread (the run is then unverified, not failed).
     caught_up = readback is not None and readback.caught_up
-    duplicates = sum(n - 1 for n in seen.values() if n > 1)
-    in_window = written_in_window(written, rate, start_at, pods, window)
-    client = ClientResult(
-        engine="filebeat-real",
-        producers=workload.producers,
-        processes=workload.processes,
-        started_at=started_at,
-        window_start=window[0],
-        window_end=window[1],
-        finished_at=finished_at,
-        offered_records=in_window,
-        records_sent=in_window,
-        records_acked=tally.events_in_window,
-        records_failed=stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0),
-        bytes_acked=tally.bytes_in_window,
-        records_acked_total=len(expected & set(seen)),
-        delivery_latency_ms=latency_ms(tally.ack_us),
-    )
-    delivery = DeliveryResult(
-        acked=len(expected),
-        consumed=len(expected & set(seen)),
-        lost=missing if caught_up else 0,
-        duplicates=duplicates,
-        out_of_order=tally.out_of_order,
-        failed=0,
-        verified=caught_up or missing == 0,  # every written line read, or the topic read to its end
-        unread=0 if caught_up else missing,
-    )
-    result = DriverResult(client=client, delivery=delivery, topics=list(topics))
+    failed = stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0)
+    judged = TailedRun(written, tally, caught_up, rate, start_at, started_at, finished_at, window)
+    result = tailed_result("filebeat-real", workload, judged, pods, failed, topics)
     return RealRun(
         result=result,
         version=build_version(binary),
         filebeat_stats=stats,
         readback_latency_ms=latency_ms(tally.readback_us),
-        written=len(expected),
+        written=sum(written.values()),
     )
 
 

@@ -15,13 +15,18 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Generic, Protocol, TypeVar
 
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
+from tuner.driver.filebeat_readback import Tally
+from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.spec.workload import WorkloadSpec
 
 PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
 PORT_RETRIES = 3
@@ -197,3 +202,63 @@ def written_in_window(
             if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:
                 count += 1
     return count
+
+
+@dataclass(frozen=True)
+class TailedRun:
+    """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
+    tally, whether that read reached the topic's end, and the run's schedule."""
+
+    written: dict[int, int]
+    tally: Tally
+    caught_up: bool
+    rate: float
+    start_at: float
+    started_at: float
+    finished_at: float
+    window: tuple[float, float]
+
+
+def tailed_result(
+    engine: str,
+    workload: WorkloadSpec,
+    run: TailedRun,
+    pods: Sequence[PodFile],
+    failed: int,
+    topics: Sequence[str],
+) -> DriverResult:
+    """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
+    missing from the topic is lost only when the read-back reached the topic's end, before that it
+    is unread (the run is then unverified, not failed)."""
+    expected = {(pod, seq) for pod, n in run.written.items() for seq in range(n)}
+    seen = run.tally.seen
+    delivered = len(expected & set(seen))
+    missing = len(expected) - delivered
+    in_window = written_in_window(run.written, run.rate, run.start_at, pods, run.window)
+    client = ClientResult(
+        engine=engine,
+        producers=workload.producers,
+        processes=workload.processes,
+        started_at=run.started_at,
+        window_start=run.window[0],
+        window_end=run.window[1],
+        finished_at=run.finished_at,
+        offered_records=in_window,
+        records_sent=in_window,
+        records_acked=run.tally.events_in_window,
+        records_failed=failed,
+        bytes_acked=run.tally.bytes_in_window,
+        records_acked_total=delivered,
+        delivery_latency_ms=latency_ms(run.tally.ack_us),
+    )
+    delivery = DeliveryResult(
+        acked=len(expected),
+        consumed=delivered,
+        lost=missing if run.caught_up else 0,
+        duplicates=sum(n - 1 for n in seen.values() if n > 1),
+        out_of_order=run.tally.out_of_order,
+        failed=0,
+        verified=run.caught_up or missing == 0,  # every written line read, or the topic read to its end
+        unread=0 if run.caught_up else missing,
+    )
+    return DriverResult(client=client, delivery=delivery, topics=list(topics))

@@ -28,20 +28,20 @@ from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.filebeat_readback import LINES, ReadBack
-from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.result import DriverResult
 from tuner.driver.tailed_pods import (
     RestartsOnTakenPort,
+    TailedRun,
     free_port,
     log_append_time,
     sigterm_interrupts,
     start_writers,
+    tailed_result,
     wait_started,
     wait_writers,
-    written_in_window,
 )
 from tuner.spec.clients.otelcol import config_of
 from tuner.spec.engine_id import EngineId
@@ -232,43 +232,13 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
         if readback is not None and readback.error:
             raise KbtError(f"reading the topic back failed: {readback.error}")
         assert tally is not None and readback is not None
-        problems = [p.failure() for p in pods if p.failure()]
+        problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
         if problems and not drained:
             raise KbtError(f"the collector failed: {problems[0]}")
-    expected = {(pod, seq) for pod, n in written.items() for seq in range(n)}
-    seen = tally.seen
-    delivered = len(expected & set(seen))
-    missing = len(expected) - delivered
-    caught_up = readback.caught_up
-    in_window = written_in_window(written, rate, start_at, pods, window)
-    client = ClientResult(
-        engine="otelcol",
-        producers=workload.producers,
-        processes=workload.processes,
-        started_at=started_at,
-        window_start=window[0],
-        window_end=window[1],
-        finished_at=finished_at,
-        offered_records=in_window,
-        records_sent=in_window,
-        records_acked=tally.events_in_window,
-        records_failed=round(counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0)),
-        bytes_acked=tally.bytes_in_window,
-        records_acked_total=delivered,
-        delivery_latency_ms=latency_ms(tally.ack_us),
-    )
-    delivery = DeliveryResult(
-        acked=len(expected),
-        consumed=delivered,
-        lost=missing if caught_up else 0,
-        duplicates=sum(n - 1 for n in seen.values() if n > 1),
-        out_of_order=tally.out_of_order,
-        failed=0,
-        verified=caught_up or missing == 0,
-        unread=0 if caught_up else missing,
-    )
-    result = DriverResult(client=client, delivery=delivery, topics=list(topics))
-    return OtelcolRun(result=result, counters=counters, written=len(expected))
+    failed = round(counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0))
+    judged = TailedRun(written, tally, readback.caught_up, rate, start_at, started_at, finished_at, window)
+    result = tailed_result("otelcol", workload, judged, pods, failed, topics)
+    return OtelcolRun(result=result, counters=counters, written=sum(written.values()))
 
 
 def _sum(pods: list[Pod]) -> dict[str, float]:
