@@ -40,7 +40,6 @@ from tuner.driver.result import DriverResult, LatencyMs
 from tuner.driver.tailed_pods import (
     RestartsOnTakenPort,
     TailedRun,
-    free_port,
     log_append_time,
     sigterm_interrupts,
     start_writers,
@@ -141,21 +140,9 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
 
 
 class _Pod(RestartsOnTakenPort[FilebeatConfig]):
-    def __init__(self, index: int, work: Path, connection: SecureClient | None = None) -> None:
-        self.index = index
-        self.connection = connection or SecureClient()  # none: a PLAINTEXT listener
-        self.dir = work / f"pod-{index}"
-        self.dir.mkdir()
-        self.log_file = self.dir / "pod.log"
-        self.log_file.touch()
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.args: tuple[Path, FilebeatConfig, str, str] | None = None
-        self.port_retries = 0
-
     def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
         self.args = (binary, config, bootstrap, topic)
-        connection = self.connection
+        connection = self.secure
         doc = pod_config(
             config,
             pod=self.index,

@@ -27,6 +27,7 @@ from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
 from tuner.spec.workload import WorkloadSpec
+from tuner.target.engine_security import SecureClient
 
 PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
 PORT_RETRIES = 3
@@ -55,12 +56,20 @@ C = TypeVar("C")
 class RestartsOnTakenPort(Generic[C]):
     """A pod process serving on a loopback port kbt picked free: started again on a fresh port when
     the port was taken between picking it and the process binding it (any process on the host may
-    take an ephemeral port in that gap). Real Filebeat's pods and the collector's."""
+    take an ephemeral port in that gap). Real Filebeat's pods and the collector's: each has its own
+    directory under the run's work directory, its (empty) log file, and the client's security."""
 
-    index: int
-    port: int
-    port_retries: int
-    args: tuple[Path, C, str, str] | None
+    def __init__(self, index: int, work: Path, secure: SecureClient | None = None) -> None:
+        self.index = index
+        self.secure = secure or SecureClient()  # none: a PLAINTEXT listener
+        self.dir = work / f"pod-{index}"
+        self.dir.mkdir()
+        self.log_file = self.dir / "pod.log"
+        self.log_file.touch()
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.args: tuple[Path, C, str, str] | None = None
+        self.port_retries = 0
 
     def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
         raise NotImplementedError

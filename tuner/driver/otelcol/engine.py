@@ -35,7 +35,6 @@ from tuner.driver.result import DriverResult
 from tuner.driver.tailed_pods import (
     RestartsOnTakenPort,
     TailedRun,
-    free_port,
     log_append_time,
     sigterm_interrupts,
     start_writers,
@@ -66,18 +65,6 @@ COUNTERS = {
 
 
 class Pod(RestartsOnTakenPort[OtelcolConfig]):
-    def __init__(self, index: int, work: Path, secure: SecureClient | None = None) -> None:
-        self.index = index
-        self.secure = secure or SecureClient()
-        self.dir = work / f"pod-{index}"
-        self.dir.mkdir()
-        self.log_file = self.dir / "pod.log"
-        self.log_file.touch()
-        self.port = free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.args: tuple[Path, OtelcolConfig, str, str] | None = None
-        self.port_retries = 0
-
     def start(self, binary: Path, config: OtelcolConfig, bootstrap: str, topic: str) -> None:
         self.args = (binary, config, bootstrap, topic)
         doc = pod_config(
