@@ -59,3 +59,22 @@ def test_json_to_a_file_keeps_the_human_output(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "plan.json").read_text())
     assert doc["kbt"] == "stress --dry-run"
     assert doc["stages"][0]["kind"] == "prefill"
+
+
+def test_recommend_json_is_part_of_the_recommendation_batch(tmp_path: Path) -> None:
+    """`recommend --json` is written with the record and rendered files, all or none: a JSON path
+    under a file leaves no recommendation directory; `--json -` prints the same document."""
+    from tests.unit.test_results_store import _plans, _record
+    from tuner.store import ResultsStore
+
+    store = ResultsStore(tmp_path / "results")
+    for i, plan in enumerate(_plans()):
+        store.write(_record(plan, 1_700_000_000.0 + 100 * i))
+    (tmp_path / "afile").write_text("x")
+    proc = _kbt("recommend", "--results", "results", "--out", "recs", "--json", "afile/r.json", cwd=tmp_path)
+    assert proc.returncode == 2 and "afile is not a directory" in proc.stderr, proc.stderr
+    assert not (tmp_path / "recs").exists()
+    proc = _kbt("recommend", "--results", "results", "--out", "recs", "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["kbt"] == "recommend" and Path(tmp_path / doc["recommendation_file"]).is_file()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,32 @@ def test_page_from_records(tmp_path: Path) -> None:
     assert "<title>Holiday &lt;peak&gt;</title>" in html
     assert html.count("data:image/png;base64,") == 3 == len(list((tmp_path / "png").glob("*.png")))
     assert "No pair of runs to compare" in html  # equal request rates: no run is the "after"
+
+
+def test_json_is_written_with_the_page_or_not_at_all(tmp_path: Path) -> None:
+    """`--json` is one more file of the page's batch: written beside it, and when the page cannot
+    be placed (its path runs under a file) no JSON, page or plot is left."""
+    store = ResultsStore(tmp_path / "results")
+    for i, plan in enumerate(_plans()):
+        store.write(_record(plan, 1_700_000_000.0 + 100 * i))
+    (tmp_path / "afile").write_text("x")
+    proc = _kbt(
+        "--results",
+        "results",
+        "--out",
+        "afile/r.html",
+        "--png-dir",
+        "png",
+        "--json",
+        "j/r.json",
+        cwd=tmp_path,
+    )
+    _one_line(proc, "afile is not a directory")
+    assert not (tmp_path / "j").exists() and not (tmp_path / "png").exists()
+    proc = _kbt("--results", "results", "--out", "r.html", "--json", "j/r.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads((tmp_path / "j" / "r.json").read_text())
+    assert document["kbt"] == "report" and len(document["runs"]) == 3 and (tmp_path / "r.html").is_file()
 
 
 def test_positional_results_still_works_with_a_note(tmp_path: Path) -> None:

@@ -61,13 +61,27 @@ def document(command: str, **fields: Any) -> dict[str, Any]:
     return {"kbt": command, "schema_version": SCHEMA_VERSION, **{k: plain(v) for k, v in fields.items()}}
 
 
+def document_text(command: str, **fields: Any) -> str:
+    """The document as written: secrets by policy, finite numbers only."""
+    return json_text(redact(document(command, **fields)))
+
+
 def write_json(path: Path | None, command: str, **fields: Any) -> None:
     if path is None:
         return
-    # Secrets by policy and finite numbers, to stdout or through the one atomic writer.
-    text = json_text(redact(document(command, **fields)))
+    text = document_text(command, **fields)
     if to_stdout(path):
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        print_json(text)
         return
     atomic_write(path, text, "JSON document")
+
+
+def print_json(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def json_file(path: Path | None, text: str) -> dict[Path, str | bytes]:
+    """`--json PATH` as one more file of a command's all-or-nothing batch (nothing for stdout or
+    no --json: stdout is printed after the batch is in place)."""
+    return {} if path is None or to_stdout(path) else {path: text}

@@ -12,9 +12,9 @@ from rich.console import Console
 
 from tuner.cli.args import list_values, positional_results, results_dir, results_option
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.json_out import console_for, json_option, to_stdout, write_json
+from tuner.cli.json_out import console_for, document_text, json_file, json_option, print_json, to_stdout
 from tuner.core.errors import BadInput, Interrupted
-from tuner.core.writes import atomic_write_all, check_target
+from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
 from tuner.spec.clients import KINDS
 from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
@@ -169,20 +169,19 @@ def _write(console: Console, rec: Recommendation, out: Path, json_path: Path | N
     target = out / f"{rec.workload.name}--{run_stamp(time.time())}"
     path = target / "recommendation.json"
     files = render_files(rec)
-    if json_path is not None and not to_stdout(json_path):
-        check_target(json_path, "JSON document")  # before any file is written
-    # the record and its rendered files: all or none
-    written = {path: recommendation_text(rec), **{target / name: text for name, text in files.items()}}
-    atomic_write_all(written, "recommendation")
-    console.print(f"wrote {', '.join(files)} beside", highlight=False)
-    console.print(str(path), highlight=False, markup=False, soft_wrap=True)  # a path is never folded
-    write_json(
-        json_path,
+    document = document_text(
         "recommend",
         recommendation_file=path,
         files=[target / name for name in files],
         recommendation=rec,
     )
+    # the record, its rendered files and the --json document: all or none
+    written = {path: recommendation_text(rec), **{target / name: text for name, text in files.items()}}
+    atomic_write_all(written | json_file(json_path, document), "recommendation")
+    console.print(f"wrote {', '.join(files)} beside", highlight=False)
+    console.print(str(path), highlight=False, markup=False, soft_wrap=True)  # a path is never folded
+    if to_stdout(json_path):
+        print_json(document)
 
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:

@@ -10,10 +10,10 @@ import typer
 
 from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
-from tuner.cli.json_out import json_option, to_stdout, write_json
+from tuner.cli.json_out import document_text, json_file, json_option, print_json, to_stdout
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
-from tuner.core.writes import atomic_write_all, check_target
+from tuner.core.writes import atomic_write_all
 from tuner.target import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
@@ -90,10 +90,9 @@ def report(
     outputs: dict[Path, str | bytes] = {out: scrub(built.html)}
     if png_dir is not None:
         outputs |= {png_dir / name: png for name, png in built.pngs.items()}
-    if json_path is not None and not to_stdout(json_path):
-        check_target(json_path, "JSON document")  # before any file is written
-    atomic_write_all(outputs, "report")  # the page and its plots: all or none
-    _summary(json_path, out, png_dir, built.pngs, data)
+    document = _document(out, png_dir, built.pngs, data)
+    atomic_write_all(outputs | json_file(json_path, document), "report")  # page, plots, --json: all or none
+    _summary(json_path, document, out, built.pngs, data)
 
 
 def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
@@ -124,12 +123,8 @@ def _url_prometheus(prometheus: str | None, lab_dir: Path | None) -> Prometheus 
     return Prometheus(url, timeout_s=30, deadline_s=600)
 
 
-def _summary(
-    json_path: Path | None, out: Path, png_dir: Path | None, pngs: dict[str, bytes], data: ReportInput
-) -> None:
-    """The JSON and the one line of what was written; exit 1 when a record was left out."""
-    write_json(
-        json_path,
+def _document(out: Path, png_dir: Path | None, pngs: dict[str, bytes], data: ReportInput) -> str:
+    return document_text(
         "report",
         out=out,
         plots=sorted(pngs),
@@ -140,6 +135,15 @@ def _summary(
         recommendation=data.recommendation is not None,
         problems=list(data.problems),
     )
+
+
+def _summary(
+    json_path: Path | None, document: str, out: Path, pngs: dict[str, bytes], data: ReportInput
+) -> None:
+    """The JSON on stdout (when asked) and the one line of what was written; exit 1 when a record
+    was left out."""
+    if to_stdout(json_path):
+        print_json(document)
     typer.echo(f"wrote {out} ({len(pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
     left_out = [p for p in data.problems if p.startswith("left out ")]
     if left_out:  # the report says so too; a skipped record is never silent

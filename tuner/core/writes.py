@@ -8,7 +8,8 @@
   when an existing file must not be replaced): a reader sees the old file or the new one, and a
   failed write leaves nothing behind;
 - several files written together (`atomic_write_all`) are all checked and staged first, then
-  renamed into place: a failure part-way leaves none of them;
+  renamed into place: a failure part-way leaves none of them, and a rename that fails after others
+  succeeded puts the replaced files back (each was kept as a hard link until the last rename);
 - JSON is written with finite numbers only (a non-finite float becomes null: JSON has no NaN).
 """
 
@@ -136,26 +137,60 @@ def atomic_write_all(files: Mapping[Path, str | bytes], what: str = "file") -> l
         check_target(path, what)
     made: list[Path] = []
     staged: list[tuple[str, Path]] = []
+    kept: dict[Path, str] = {}  # target -> a hard link to the file it replaces, for the undo
+    placed: list[Path] = []
     done = False
     current = targets[0][0] if targets else Path()
     try:
         for current, data in targets:
             made += _make_dirs(current.parent)
             staged.append((_stage(current, data), current))
+        for _, current in staged:
+            if current.exists():
+                kept[current] = _keep(current)
         for tmp, current in staged:
             os.replace(tmp, current)
+            placed.append(current)
         done = True
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write {shown_path(current)}: {exc.strerror or exc}") from None
     finally:
         if not done:
+            _undo(placed, kept)
             for tmp, _ in staged:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
             for directory in reversed(made):
                 with contextlib.suppress(OSError):
                     directory.rmdir()
+        for link in kept.values():  # after the undo used them, or once all are in place
+            with contextlib.suppress(OSError):
+                os.unlink(link)
     return [path for path, _ in targets]
+
+
+def _keep(path: Path) -> str:
+    """A hard link to the file at `path` under a fresh name beside it (no bytes copied), so a
+    rename that fails after this one can put the old file back."""
+    for attempt in range(100):
+        link = str(path.parent / f".{path.name[:40]}.{os.getpid()}.{attempt}.old")
+        try:
+            os.link(path, link)
+            return link
+        except FileExistsError:
+            continue
+    raise FileExistsError(path)
+
+
+def _undo(placed: list[Path], kept: Mapping[Path, str]) -> None:
+    """Put back what the renames so far replaced, and remove the files they created: a failure
+    part-way through the renames leaves every target as it was."""
+    for path in reversed(placed):
+        with contextlib.suppress(OSError):
+            if path in kept:
+                os.replace(kept[path], path)
+            else:
+                os.unlink(path)
 
 
 def finite(value: Any) -> Any:
