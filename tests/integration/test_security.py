@@ -28,8 +28,10 @@ from tuner.lab.security import PASSWORD_ENV, SecurityFiles, client_properties, r
 pytestmark = pytest.mark.integration
 
 # Planted: unique to this session, with characters Filebeat's config library would parse as a list
-# or an object if kbt handed the value over unquoted.
-SASL_PASSWORD = f"kbt-canary,sasl:{{{secrets.token_hex(8)}}}"
+# or an object if kbt handed the value over unquoted, and a quote and a backslash that a JAAS line
+# must escape.
+SASL_PASSWORD = f'kbt-canary,sasl:{{{secrets.token_hex(8)}}}"q\\b'
+
 OVERRIDE_SECRET = "kbt-canary-override-a9b8c7"
 
 SPEC = """\

@@ -237,3 +237,27 @@ def test_the_sarama_emulation_refuses_a_secure_connection(tmp_path: Path) -> Non
     plan = load_sweep(spec).runs[0]
     with pytest.raises(BadInput, match="profile fb-emulated: a secure connection needs real Filebeat"):
         drive(plan, Placement("r", ("t",), "127.0.0.1:1", security=_lab_like("Pw-emulated")))
+
+
+@given(
+    password=passwords,
+    username=st.text(
+        st.characters(min_codepoint=0x21, max_codepoint=0x7E, blacklist_characters="$"), max_size=20
+    ).map(lambda t: f"u{t}"),
+)
+def test_a_jaas_line_reads_quotes_and_backslashes_whole(password: str, username: str) -> None:
+    """A target file's `sasl.jaas.config`: a `${VAR}` password holding `"` or `\\` is read whole
+    (it was cut at its first quote), and a literal username written with JAAS escapes reads as the
+    text it stands for."""
+    import os
+
+    escaped = username.replace("\\", "\\\\").replace('"', '\\"')
+    module = "org.apache.kafka.common.security.plain.PlainLoginModule"
+    line = f'{module} required username="{escaped}" password="${{KBT_T_PW}}";'
+    props = {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": line}
+    os.environ["KBT_T_PW"] = password
+    try:
+        sec = resolve(props, "target.yaml")
+    finally:
+        del os.environ["KBT_T_PW"]
+    assert (sec.username, sec.password) == (username, password)

@@ -26,7 +26,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.redact import is_secret_name, register_secret
-from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity
+from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity, jaas_quoted
 
 SECRET_ENV_PREFIX = "KBT_CLIENT_SECRET_"
 # The librdkafka properties a connection's security is written in (librdkafka_config's keys).
@@ -107,11 +107,6 @@ def librdkafka_security(props: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in props.items() if k in LIBRDKAFKA_SECURITY_KEYS}
 
 
-def _jaas_quoted(text: str) -> str:
-    """A JAAS option value's text between double quotes (Kafka's parser reads \\ escapes)."""
-    return text.replace("\\", "\\\\").replace('"', '\\"')
-
-
 def java_security(sec: ClientSecurity | None, extra: Mapping[str, str], env: SecretEnv) -> dict[str, str]:
     """Java producer properties for `sec` plus `extra` (a profile's resolved overrides, Java
     names): every secret a `${env:NAME}` reference resolved by EnvVarConfigProvider, its value in
@@ -127,9 +122,9 @@ def java_security(sec: ClientSecurity | None, extra: Mapping[str, str], env: Sec
             mechanism = sec.mechanism or ""
             props["sasl.mechanism"] = mechanism
             # The password's JAAS-escaped text is what the provider substitutes into the quotes.
-            password = ref("sasl_password", _jaas_quoted(sec.password or ""))
+            password = ref("sasl_password", jaas_quoted(sec.password or ""))
             props["sasl.jaas.config"] = (
-                f'{_JAAS_MODULES[mechanism]} required username="{_jaas_quoted(sec.username or "")}"'
+                f'{_JAAS_MODULES[mechanism]} required username="{jaas_quoted(sec.username or "")}"'
                 f' password="{password}";'
             )
         if sec.tls:

@@ -196,14 +196,28 @@ def _resolve_all(props: Mapping[str, str], where: str) -> dict[str, str]:
     if jaas is not None:  # ${VAR} references inside the JAAS options
 
         def expand(m: re.Match[str]) -> str:
-            value = expand_references({f"sasl.jaas.config {m.group(1)}": m.group(2)}, where)
-            text = value.get(f"sasl.jaas.config {m.group(1)}", m.group(2))
+            raw = jaas_unquoted(m.group(2))
+            value = expand_references({f"sasl.jaas.config {m.group(1)}": raw}, where)
+            text = value.get(f"sasl.jaas.config {m.group(1)}", raw)
             if m.group(1).lower() == "password":
                 register_secret(text)
-            return f'{m.group(1)}="{text}"'
+                register_secret(jaas_quoted(text))  # the form the JAAS line holds
+            return f'{m.group(1)}="{jaas_quoted(text)}"'
 
         resolved["sasl.jaas.config"] = _JAAS_OPTION.sub(expand, jaas)
     return resolved
+
+
+def jaas_quoted(text: str) -> str:
+    """A value inside a JAAS "double-quoted" option. The login config's tokenizer reads a
+    backslash as an escape, so a password holding a double quote or a backslash is escaped here,
+    not cut short at its first quote."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def jaas_unquoted(text: str) -> str:
+    """The value a JAAS "double-quoted" option stands for (the inverse of `jaas_quoted`)."""
+    return re.sub(r"\\(.)", r"\1", text, flags=re.S)
 
 
 def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
@@ -222,7 +236,7 @@ def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
                 f"{where}: sasl.jaas.config must use PlainLoginModule or ScramLoginModule with"
                 ' username="..." password="..."'
             )
-        options = {k.lower(): v for k, v in _JAAS_OPTION.findall(match.group("options"))}
+        options = {k.lower(): jaas_unquoted(v) for k, v in _JAAS_OPTION.findall(match.group("options"))}
         username, password = options.get("username", username), options.get("password", password)
         if mechanism is None:
             mechanism = "PLAIN" if _MODULES[match.group("module")] == "PLAIN" else None
