@@ -26,7 +26,8 @@ LOOPBACK = "127.0.0.1"
 # contract's (tuner.measure.catalog DELIVERY_BUCKETS_S, which drivers cannot import; a unit test holds
 # the two equal, and the Java engine's ClientExporter.java to them).
 DELIVERY_BUCKETS_S = (
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75,
+    1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 30.0, 60.0,
 )  # fmt: skip
 # After the drain, how long an engine waits for one more scrape of its client exporter so the run's
 # final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.

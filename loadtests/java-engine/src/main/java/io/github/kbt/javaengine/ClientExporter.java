@@ -43,7 +43,7 @@ final class ClientExporter implements AutoCloseable {
      * contract's DELIVERY_BUCKETS_S (tuner/measure/catalog.py; a test compares what this serves).
      */
     static final double[] DELIVERY_BUCKETS_S = {
-        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 30.0, 60.0,
     };
 
     private final HTTPServer server;
