@@ -855,6 +855,19 @@ CASES: list[Case] = [
         files={"c.properties": "security.protocol=PLAINTEXT\nlinger.ms=5\n"},
     ),
     Case(
+        "flags-truststore-not-a-store",
+        "Kafka-tool flags",
+        "a JKS truststore that is not one (read as PEM for kbt's own clients)",
+        ("target", "check", "--bootstrap-server", "127.0.0.1:9", "--command-config", "c.properties"),
+        ExitStatus.BAD_INPUT,
+        E + "127.0.0.1:9: t.jks: not a JKS store this ssl.truststore.password opens (wrong password, not JKS,"
+        " or no certificate in it)",
+        files={
+            "c.properties": "security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location=t.jks\n",
+            "t.jks": "not a store\n",
+        },
+    ),
+    Case(
         "flags-bad-server",
         "Kafka-tool flags",
         "--bootstrap-server without a port",

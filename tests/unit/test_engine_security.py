@@ -129,7 +129,6 @@ def test_the_collector_holds_the_password_as_an_env_provider_reference(password:
     ("sec", "words"),
     [
         (ClientSecurity("SSL", keystore=("/k.p12", "PKCS12", "x")), "PEM files only"),
-        (ClientSecurity("SSL", truststore=("/t.jks", "JKS", "x")), "PEM files only"),
         (ClientSecurity("SSL", ca_file="/ca.pem", key_password="k"), "unencrypted PEM"),
         (ClientSecurity("SSL", ca_file="/ca.pem", verify_hostname=False), "host name"),
         (ClientSecurity("SASL_SSL", mechanism="GSSAPI", username="u", password="p"), "PLAIN or SCRAM"),
@@ -184,7 +183,6 @@ def test_secret_named_overrides_go_through_the_environment_too() -> None:
     [
         (ClientSecurity("SSL", certificate_file="/c.pem", key_file="/k.pem"), "java", "keystore"),
         (ClientSecurity("SSL", keystore=("/k.p12", "PKCS12", "x")), "filebeat", "PEM files"),
-        (ClientSecurity("SSL", truststore=("/t.jks", "JKS", "x")), "filebeat", "JKS truststore"),
     ],
 )
 def test_what_a_client_cannot_read_is_one_clear_refusal(sec: ClientSecurity, engine: str, words: str) -> None:

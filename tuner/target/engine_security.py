@@ -26,7 +26,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.redact import is_secret_name, register_secret
-from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity, jaas_quoted
+from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity, jaas_quoted, pem_ca_file
 
 SECRET_ENV_PREFIX = "KBT_CLIENT_SECRET_"
 # The librdkafka properties a connection's security is written in (librdkafka_config's keys).
@@ -198,13 +198,9 @@ def filebeat_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, A
                 " ssl.key.location), not a keystore"
             )
         ssl: dict[str, Any] = {"enabled": True}
-        if sec.ca_file:
-            ssl["certificate_authorities"] = [sec.ca_file]
-        elif sec.truststore is not None:
-            raise BadInput(
-                f"Filebeat cannot read a {sec.truststore[1]} truststore: give ssl.ca.location"
-                " (a PEM file) or ssl.truststore.type=PEM"
-            )
+        ca_file = pem_ca_file(sec, "Filebeat")
+        if ca_file:
+            ssl["certificate_authorities"] = [ca_file]
         if sec.certificate_file:
             ssl["certificate"] = sec.certificate_file
         if sec.key_file:
@@ -231,10 +227,10 @@ def otelcol_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, An
         password = "${env:" + env.hold("sasl_password", sec.password or "") + "}"
         out["auth"] = {"sasl": {"username": sec.username or "", "password": password, "mechanism": mechanism}}
     if sec.tls:
-        if sec.keystore is not None or (sec.truststore is not None and not sec.ca_file):
+        if sec.keystore is not None:
             raise BadInput(
-                "the collector reads PEM files only: give ssl.ca.location (and ssl.certificate.location /"
-                " ssl.key.location for a client certificate), not a keystore or truststore"
+                "the collector reads PEM files only: give its client certificate as ssl.certificate.location"
+                " and ssl.key.location, not a keystore"
             )
         if sec.key_password:
             raise BadInput("the collector takes an unencrypted PEM client key (no ssl.key.password)")
@@ -244,8 +240,9 @@ def otelcol_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, An
                 " none has no equivalent there"
             )
         tls: dict[str, Any] = {"insecure": False}
-        if sec.ca_file:
-            tls["ca_file"] = sec.ca_file
+        ca_file = pem_ca_file(sec, "the collector")
+        if ca_file:
+            tls["ca_file"] = ca_file
         if sec.certificate_file:
             tls["cert_file"] = sec.certificate_file
         if sec.key_file:

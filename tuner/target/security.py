@@ -3,10 +3,11 @@
 A target's security is written once, the way `kafka-producer-perf-test --producer.config` or
 `kcat -F` take it (security.protocol, sasl.mechanism, sasl.jaas.config or sasl.username/password,
 ssl.truststore.* or ssl.ca.location, ssl.keystore.*). `ClientSecurity` is what it means; it is
-rendered for librdkafka, the one engine that takes a secure target (the runner refuses the other
-engines one). Values may be `${VAR}` references: they stay references in everything that is shown
-or stored, and are resolved (and registered with the redaction layer) only by `resolve`, when a
-client is built.
+rendered here for librdkafka (kbt's own clients and the librdkafka engine) and for the other
+engines in `engine_security`; a JKS or PKCS12 truststore is read as a PEM CA file for the clients
+that take PEM only (`truststore`). Values may be `${VAR}` references: they stay references in
+everything that is shown or stored, and are resolved (and registered with the redaction layer) only
+by `resolve`, when a client is built.
 """
 
 from __future__ import annotations
@@ -274,6 +275,16 @@ def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
     )
 
 
+def pem_ca_file(sec: ClientSecurity, where: str = "target") -> str | None:
+    """The CA file in PEM: ssl.ca.location, or a JKS/PKCS12 truststore's certificates as PEM."""
+    if sec.ca_file or sec.truststore is None:
+        return sec.ca_file
+    from tuner.target.truststore import truststore_ca_file
+
+    location, kind, password = sec.truststore
+    return truststore_ca_file(location, kind, password, where)
+
+
 def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, str]:
     """librdkafka (confluent-kafka) properties."""
     out = {"security.protocol": sec.protocol}
@@ -281,13 +292,9 @@ def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, s
         out.update({"sasl.mechanisms": sec.mechanism or "", "sasl.username": sec.username or ""})
         out["sasl.password"] = sec.password or ""
     if sec.tls:
-        if sec.truststore is not None and sec.ca_file is None:
-            raise BadInput(
-                f"{where}: librdkafka cannot read a {sec.truststore[1]} truststore: give ssl.ca.location"
-                " (a PEM file) or ssl.truststore.type=PEM"
-            )
-        if sec.ca_file:
-            out["ssl.ca.location"] = sec.ca_file
+        ca_file = pem_ca_file(sec, where)
+        if ca_file:
+            out["ssl.ca.location"] = ca_file
         if sec.keystore is not None:
             if sec.keystore[1] != "PKCS12":
                 raise BadInput(f"{where}: librdkafka reads PKCS12 keystores only, not {sec.keystore[1]}")
