@@ -74,6 +74,7 @@ class RealRun:
     filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
     readback_latency_ms: LatencyMs = field(default_factory=LatencyMs)
     written: int = 0
+    foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
 
 
 def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
@@ -142,6 +143,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         version=build_version(binary),
         filebeat_stats=stats,
         readback_latency_ms=latency_ms(tally.readback_us),
+        foreign=tally.foreign,
         written=sum(written.values()),
     )
 
