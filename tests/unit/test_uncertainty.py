@@ -157,7 +157,7 @@ def test_the_committed_table_is_from_held_out_runs_only() -> None:
     assert not any(f.startswith("truth-") for f in table.fitting_set)
     assert all(r.startswith("truth-") for b in table.bands for r in b.runs)
     records = repo_root() / "loadtests" / "truth" / "records"
-    names = {f"{p.parent.name}/{json.loads(p.read_text())['name']}" for p in records.glob("*/*.json")}
+    names = {json.loads(p.read_text())["run_id"] for p in records.glob("*/*.json")}
     assert {r for b in table.bands for r in b.runs} <= names
 
 

@@ -224,7 +224,7 @@ def held_out_errors(records: Iterable[RunRecord], calibration: Calibration) -> l
         HeldOutError(
             kind=row.record.plan.profile.client,
             regime=row.regime,
-            run=f"{row.record.sweep}/{row.record.name}",
+            run=row.record.run_id,
             requests_error=row.error,
             p99_error=row.p99_error,
         )

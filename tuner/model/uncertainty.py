@@ -114,7 +114,7 @@ class HeldOutError:
 
     kind: str
     regime: str
-    run: str  # sweep/run name
+    run: str  # the run id (sweep/name-time)
     requests_error: float
     p99_error: float | None
 

@@ -27,7 +27,7 @@ class ErrorBand(StrictModel):
 
     kind: str
     regime: str = Field(description=f"The regime, or {ALL_REGIMES!r}: every held-out run of the kind.")
-    runs: list[str] = Field(min_length=1, description="The held-out runs (sweep/run name) it comes from.")
+    runs: list[str] = Field(min_length=1, description="The held-out runs (run ids) it comes from.")
     requests_error: tuple[float, float] = Field(description="Produce requests/s: lowest, highest error.")
     p99_error: tuple[float, float] | None = Field(default=None, description="p99: lowest, highest error.")
 
@@ -42,7 +42,7 @@ class ErrorBand(StrictModel):
 class ErrorBands(StrictModel):
     """Every band, with what it was generated from."""
 
-    fitting_set: list[str] = Field(description="Run records the calibration was fitted on (sweep/run).")
+    fitting_set: list[str] = Field(description="Run records the calibration was fitted on (run ids).")
     bands: list[ErrorBand] = Field(default_factory=list)
 
     def of(self, kind: str, regime: str) -> ErrorBand | None:
