@@ -35,9 +35,7 @@ def error_bands_json(root: Path | None = None) -> str:
     if leaked:
         raise ValueError(f"{FITTING_SET}: held-out runs in the fitting set: {', '.join(leaked)}")
     held_out = [r for r in _records(base / HELD_OUT_RECORDS) if r.sweep.startswith(HELD_OUT_PREFIX)]
-    table = bands_from(
-        held_out_errors(held_out, calibrate(fitting)), [r.run_id for r in fitting]
-    )
+    table = bands_from(held_out_errors(held_out, calibrate(fitting)), [r.run_id for r in fitting])
     return json.dumps(table.model_dump(mode="json"), indent=2) + "\n"
 
 
