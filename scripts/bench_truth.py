@@ -22,11 +22,10 @@ from pathlib import Path
 
 from bench_steps import ROOT, lab, loadavg, timed_step
 
-from tuner.model.evidence import calibrate, measured_of, traffic_of_record
-from tuner.model.predict import Calibration, predict
+from tuner.model.evidence import calibrate, held_out_errors, truth_rows
+from tuner.model.predict import Calibration
+from tuner.model.uncertainty import bands_from
 from tuner.spec.loader import load_sweep
-from tuner.spec.slo import SLO
-from tuner.store.recommendation import SLOBounds
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 
@@ -59,10 +58,6 @@ def fitting_set(dirs: list[Path]) -> list[RunRecord]:
     return records
 
 
-def _err(predicted: float | None, measured: float | None) -> float | None:
-    return None if not predicted or not measured else predicted / measured - 1
-
-
 def _num(value: float | None, fmt: str = ".1f") -> str:
     return "-" if value is None else format(value, fmt)
 
@@ -79,42 +74,46 @@ def _pct(values: list[float], how: str) -> str:
 
 def report(records: list[RunRecord], calibration: Calibration) -> list[str]:
     lines = [
-        "| run | client | shape | req/s predicted | measured | error | p99 predicted | measured | error |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| run | client | regime | shape | req/s predicted | measured | error"
+        " | p99 predicted | measured | error |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    apart: list[str] = []
+    apart = [
+        f"- {r.name} ({r.plan.profile.client}): {r.status}: {'; '.join(r.problems) or '-'}"
+        for r in records
+        if r.status != "ok"
+    ]
     req_err: dict[str, list[float]] = {}
     p99_err: dict[str, list[float]] = {}
-    for record in records:
+    for row in truth_rows(records, calibration):
+        record, kind = row.record, row.record.plan.profile.client
         w = record.plan.workload
-        kind = record.plan.profile.client
         keys = "keyless" if w.keys.kind == "none" else f"{w.keys.kind} keys"
         shape = (
             f"{w.producers} x {w.rate_per_producer:g}/s, {_event_bytes(record)} B, {keys},"
             f" {sum(t.partitions for t in w.topics)} partitions"
         )
-        if record.status != "ok":
-            apart.append(f"- {record.name} ({kind}): {record.status}: {'; '.join(record.problems) or '-'}")
-            continue
-        predicted = predict(traffic_of_record(record), record.plan.profile, calibration)
-        measured = measured_of(record, SLOBounds(**SLO().model_dump()))
-        p99 = record.client.delivery_latency_ms.p99
-        e_req, e_p99 = _err(predicted.requests_per_s, measured.requests_per_s), _err(predicted.p99_ms, p99)
-        if e_req is not None:
-            req_err.setdefault(kind, []).append(abs(e_req))
-        if e_p99 is not None:
-            p99_err.setdefault(kind, []).append(abs(e_p99))
+        req_err.setdefault(kind, []).append(abs(row.error))
+        if row.p99_error is not None:
+            p99_err.setdefault(kind, []).append(abs(row.p99_error))
         lines.append(
-            f"| {record.name} | {kind} | {shape} | {predicted.requests_per_s:.1f} |"
-            f" {_num(measured.requests_per_s)} | {_num(e_req, '+.1%')} | {predicted.p99_ms:.0f} |"
-            f" {_num(p99, '.0f')} | {_num(e_p99, '+.1%')} |"
+            f"| {record.name} | {kind} | {row.regime} | {shape} | {row.predicted:.1f} | {row.measured:.1f} |"
+            f" {row.error:+.1%} | {_num(row.predicted_p99_ms, '.0f')} |"
+            f" {_num(record.client.delivery_latency_ms.p99, '.0f')} | {_num(row.p99_error, '+.1%')} |"
         )
     lines.append("")
-    for kind in sorted(set(req_err) | set(p99_err)):
-        r, p = req_err.get(kind, []), p99_err.get(kind, [])
+    for name in sorted(set(req_err) | set(p99_err)):
+        r, p = req_err.get(name, []), p99_err.get(name, [])
         lines.append(
-            f"{kind}: {len(r)} ok runs; produce requests/s median |error| {_pct(r, 'median')},"
+            f"{name}: {len(r)} ok runs; produce requests/s median |error| {_pct(r, 'median')},"
             f" max {_pct(r, 'max')}; p99 median |error| {_pct(p, 'median')}"
+        )
+    lines += ["", "Error bands (signed predicted / measured - 1, lowest..highest):"]
+    for band in bands_from(held_out_errors(records, calibration), []).bands:
+        p99 = "-" if band.p99_error is None else f"{band.p99_error[0]:+.1%}..{band.p99_error[1]:+.1%}"
+        lines.append(
+            f"- {band.kind}, {band.regime}: {len(band.runs)} runs, requests/s"
+            f" {band.requests_error[0]:+.1%}..{band.requests_error[1]:+.1%}, p99 {p99}"
         )
     if apart:
         lines += ["", "Not ok (listed apart, not in the figures):", *apart]

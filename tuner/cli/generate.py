@@ -56,6 +56,12 @@ def _dialect_rules() -> dict[str, str]:
     return render_all()
 
 
+def _error_bands() -> dict[str, str]:
+    from tuner.render.error_bands import render_all
+
+    return render_all()
+
+
 GENERATORS: list[tuple[str, Generator]] = [
     ("CLI reference", _cli_reference),
     ("metrics catalog", _metrics_catalog),
@@ -64,6 +70,7 @@ GENERATORS: list[tuple[str, Generator]] = [
     ("compression probe record", _probe_record_doc),
     ("Java producer property names", _java_producer_config),
     ("metric dialect recording rules", _dialect_rules),
+    ("held-out error bands of the model", _error_bands),
 ]
 
 

@@ -11,6 +11,7 @@ from typing import Literal
 
 from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.model.uncertainty import HeldOutError
 from tuner.spec.clients import kind_of, rules_of
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
@@ -184,10 +185,17 @@ class TruthRow:
     record: RunRecord
     predicted: float
     measured: float
+    regime: str = ""  # the model's regime of the setting (tuner/model/uncertainty.py)
+    predicted_p99_ms: float | None = None
 
     @property
     def error(self) -> float:
         return (self.predicted - self.measured) / self.measured
+
+    @property
+    def p99_error(self) -> float | None:
+        p99 = self.record.client.delivery_latency_ms.p99
+        return None if not p99 or self.predicted_p99_ms is None else self.predicted_p99_ms / p99 - 1
 
 
 def truth_rows(records: Iterable[RunRecord], calibration: Calibration | None = None) -> list[TruthRow]:
@@ -204,8 +212,24 @@ def truth_rows(records: Iterable[RunRecord], calibration: Calibration | None = N
             predicted = predict(traffic_of_record(record), record.plan.profile, calibration)
         except Exception:  # closed-loop or unreadable records have no prediction
             continue
-        rows.append(TruthRow(record, predicted.requests_per_s, measured))
+        rows.append(
+            TruthRow(record, predicted.requests_per_s, measured, predicted.regime or "", predicted.p99_ms)
+        )
     return rows
+
+
+def held_out_errors(records: Iterable[RunRecord], calibration: Calibration) -> list[HeldOutError]:
+    """The signed errors of each ok held-out run, the input of the error table (bands_from)."""
+    return [
+        HeldOutError(
+            kind=row.record.plan.profile.client,
+            regime=row.regime,
+            run=row.record.run_id,
+            requests_error=row.error,
+            p99_error=row.p99_error,
+        )
+        for row in truth_rows(records, calibration)
+    ]
 
 
 def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = None) -> list[ModelTruth]:

@@ -15,8 +15,10 @@ from typing import Protocol
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.simulate import DEFAULT_RTT_S, SimResult, java_estimated, simulate
 from tuner.model.traffic import Traffic
+from tuner.model.uncertainty import regime_of, with_band
 from tuner.spec.clients import ClientProfile, rules_of
 from tuner.spec.clients.rules import FilebeatRules, JavaRules, Rules
+from tuner.spec.error_bands import ErrorBands
 from tuner.store.recommendation import Prediction
 
 # Used until run records of the client kind calibrate them.
@@ -65,9 +67,10 @@ def predict(
     calibration: Calibration | None = None,
     codecs: CodecTable | None = None,
     cost: IdleModel | None = None,
+    bands: ErrorBands | None = None,
 ) -> Prediction:
     rules = rules_of(profile)
-    return predict_rules(traffic, rules, (calibration or Calibration()).of(rules.kind), codecs, cost)
+    return predict_rules(traffic, rules, (calibration or Calibration()).of(rules.kind), codecs, cost, bands)
 
 
 def predict_rules(
@@ -76,7 +79,10 @@ def predict_rules(
     calib: ClientCalibration | None = None,
     codecs: CodecTable | None = None,
     cost: IdleModel | None = None,
+    bands: ErrorBands | None = None,
 ) -> Prediction:
+    """The prediction; with `bands` (the held-out error table) it carries the band of its kind and
+    regime (tuner/model/uncertainty.py)."""
     calib = calib or ClientCalibration()
     table = codecs or default_table()
     sim = simulated(traffic, rules, table)
@@ -96,7 +102,7 @@ def predict_rules(
     network_idle = handler_idle = None
     if cost is not None and traffic.brokers > 0:
         network_idle, handler_idle = cost.predict_idle(busiest, wire / traffic.brokers)
-    return Prediction(
+    prediction = Prediction(
         requests_per_s=total,
         busiest_broker_requests_per_s=busiest,
         requests_per_s_by_broker={str(b + 1): v for b, v in enumerate(by_broker)},
@@ -109,3 +115,6 @@ def predict_rules(
         network_idle_ratio=network_idle,
         handler_idle_ratio=handler_idle,
     )
+    # By the records' own bytes against batch.size: a compressed Java batch that fills only through
+    # the compression estimate counts as batch-bound (where that estimate can miss).
+    return with_band(prediction, rules.kind, regime_of(rules, per_batch, traffic.message_bytes), bands)

@@ -15,10 +15,12 @@ from tuner.model.batchfill import floor_requests
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.confirm import Confirmation, Trials, confirm, fewest_requests, runner_up
 from tuner.model.evidence import calibrate, measured_of, model_truth
-from tuner.model.predict import IdleModel, predict_rules
+from tuner.model.predict import IdleModel
 from tuner.model.search import Searcher, SearchResult, families
 from tuner.model.traffic import Traffic, traffic_of
+from tuner.model.uncertainty import ranking_doubt
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of, rules_of, same_kind
+from tuner.spec.error_bands import ErrorBands
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
     ClientKind,
@@ -50,6 +52,7 @@ class Request:
     results_dir: str = "results"
     sweeps: Sequence[str] = ()
     live_spec: str | None = None
+    bands: ErrorBands | None = None  # the held-out error table (tuner/spec/error_bands.json)
 
 
 def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
@@ -101,7 +104,7 @@ def recommend(req: Request) -> Recommendation:
     failures: list[str] = []
     live_records: list[RunRecord] = []  # written by confirmation runs in this call
     for kind in req.clients:
-        searcher = Searcher(traffic, req.slo, calibration.of(kind), codecs, cost)
+        searcher = Searcher(traffic, req.slo, calibration.of(kind), codecs, cost, bands=req.bands)
         base = req.baselines.get(kind)
         try:
             result = searcher.search(kind, base)
@@ -129,6 +132,7 @@ def recommend(req: Request) -> Recommendation:
         baseline=req.baseline or next(iter(req.baselines.values()), profile_of({"name": "client-defaults"})),
         clients=clients,
         model_truth=model_truth([*records, *live_records], calibration),
+        error_bands_from=None if req.bands is None else len({r for b in req.bands.bands for r in b.runs}),
         notes=notes,
     )
 
@@ -161,6 +165,7 @@ def _recommend_kind(
     status: Status = "predicted"
     evidence: list[str] = []
     own_base = base is not None and kind_of(base).name == kind
+    doubt = ranking_doubt(result.ranked, slo)
     if live:
         assert req.trials is not None
         fams = families(kind, traffic, slo, req.baselines.get(kind))
@@ -169,6 +174,8 @@ def _recommend_kind(
         budget = _search_budget(req, base, own_base)
         done = confirm(searcher, family, codec, best, req.trials, budget)
         runner = runner_up(result.ranked, done.trials, {family.name})
+        if runner is None and doubt is not None and doubt[0] is not None and doubt[0].family != family.name:
+            runner = doubt[0], doubt[1]  # the bands could put the rival first: measure it too
         if runner is not None and len(done.trials) < budget:
             other, why = runner
             again = next(f for f in fams if f.name == other.family)
@@ -197,7 +204,7 @@ def _recommend_kind(
             close = _busiest(m) <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
             if close or status == "rejected":
                 profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
-                predicted = predict_rules(traffic, rules_of(profile), searcher.calib, codecs, cost)
+                predicted = searcher.predict(profile)
             else:
                 notes.append(
                     f"the best measured setting meeting the SLO ({record.run_id}) makes"
@@ -206,9 +213,11 @@ def _recommend_kind(
                 )
         elif status == "predicted":
             notes.append("no run of this setting yet: confirm it with --live")
+        if doubt is not None:
+            notes.append(f"{doubt[1]}: the ranking could change, confirm it with --live")
     base_pred = base_meas = None
     if base is not None and own_base:
-        base_pred = predict_rules(traffic, rules_of(base), searcher.calib, codecs, cost)
+        base_pred = searcher.predict(base)
         base_record = _newest([*records, *live_records], base)
         if base_record is None and live and req.trials is not None:
             if len(trials) < req.max_trials:
@@ -241,6 +250,7 @@ def _recommend_kind(
         evidence=evidence,
         trials=trials,
         floor=floor,
+        band_doubt=doubt[1] if doubt is not None else None,
         notes=notes,
     )
 

@@ -17,6 +17,7 @@ from tuner.model.codecs import CodecTable
 from tuner.model.predict import ClientCalibration, IdleModel, predict_rules
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import ClientProfile, Family, SearchContext, kind_named, kind_of, rules_of
+from tuner.spec.error_bands import ErrorBands
 from tuner.store.recommendation import Prediction, SLOBounds
 
 # Model-side safety: a setting qualifies when its predicted p99 is within this share of the budget.
@@ -73,11 +74,12 @@ class Searcher:
     codecs: CodecTable
     cost: IdleModel | None = None
     margin: float = P99_MARGIN
+    bands: ErrorBands | None = None  # the held-out error table: predictions carry their band
     evaluated: int = field(default=0, init=False)
 
     def predict(self, profile: ClientProfile) -> Prediction:
         self.evaluated += 1
-        return predict_rules(self.traffic, rules_of(profile), self.calib, self.codecs, self.cost)
+        return predict_rules(self.traffic, rules_of(profile), self.calib, self.codecs, self.cost, self.bands)
 
     def fits(self, p: Prediction, p99_budget: float | None = None) -> bool:
         slo = self.slo

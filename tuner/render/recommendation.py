@@ -90,10 +90,25 @@ def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     ]
 
 
+def band_text(p: Prediction) -> str:
+    """The prediction's held-out error band in one phrase (what it could measure, and from what)."""
+    if p.band is None:
+        regime = f" ({p.regime})" if p.regime else ""
+        return f"regime{regime} has no held-out band: the model's error here is unknown"
+    b = p.band
+    p99 = f", p99 {_ms(b.p99_ms[0])}-{_ms(b.p99_ms[1])}" if b.p99_ms is not None else ""
+    return (
+        f"held-out band ({b.basis}; {b.runs} run{'s' if b.runs != 1 else ''}): regime {b.regime},"
+        f" {b.requests_per_s[0]:.1f}-{b.requests_per_s[1]:.1f} req/s{p99}"
+    )
+
+
 def summary_lines(rec: Recommendation) -> list[str]:
-    """Floor, trials, model truth and notes, one line each."""
+    """Floor, error band, trials, model truth and notes, one line each."""
     out: list[str] = []
     for c in rec.clients:
+        if rec.error_bands_from is not None:
+            out.append(f"{c.client}: {band_text(c.predicted)}")
         if c.floor is not None:
             got = c.measured.requests_per_s if c.measured else c.predicted.requests_per_s
             which = "measured" if c.measured else "predicted"

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from tuner import __version__
 from tuner.render import report_plots as plots
+from tuner.render.recommendation import band_text
 from tuner.render.report_data import (
     ReportInput,
     RunEntry,
@@ -170,6 +171,10 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
         if reduction:
             kind = "measured" if client.reduction_measured else "predicted"
             out.append(f"<p>Produce requests: {reduction:.1f}x fewer than the baseline ({kind}).</p>")
+        if rec.error_bands_from is not None:
+            out.append(f"<p>Model uncertainty: {esc(band_text(p))}.</p>")
+        if client.band_doubt:
+            out.append(f"<p>The bands could change the ranking: {esc(client.band_doubt)}.</p>")
         if client.evidence:
             links = ", ".join(esc(r) for r in client.evidence)
             out.append(f"<p>Evidence (run ids): {links}</p>")

@@ -13,6 +13,7 @@ from tuner.model.recommend import Request
 from tuner.runner.sweep import Observer
 from tuner.runner.trials import LabTrials
 from tuner.spec.clients import ClientProfile
+from tuner.spec.error_bands import load_error_bands
 from tuner.spec.sweep import SLO
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
@@ -153,6 +154,7 @@ def gather(
         codecs=_table(probe, group),
         results_dir=str(results),
         sweeps=sorted({r.sweep for r in group}),
+        bands=load_error_bands(),
     )
 
 
@@ -221,4 +223,5 @@ def _live(
         results_dir=str(results),
         sweeps=sorted({r.sweep for r in group} | {trials.sweep}),
         live_spec=str(spec_path),
+        bands=load_error_bands(),
     )

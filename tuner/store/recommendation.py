@@ -47,6 +47,19 @@ class SLOBounds(SLO):
     )
 
 
+class PredictionBand(Frozen):
+    """What a prediction could measure, from the held-out error band of its client kind and regime
+    (tuner/spec/error_bands.json): the measured value lies in [low, high] when this setting misses
+    like the held-out runs did."""
+
+    regime: str = Field(description="The client kind's regime the prediction falls in.")
+    basis: str = Field(description="Whose held-out runs the band comes from (the regime's, or the kind's).")
+    runs: int = Field(description="Held-out runs behind the band.")
+    requests_per_s: tuple[float, float] = Field(description="Produce requests/s, all brokers: low, high.")
+    busiest_broker_requests_per_s: tuple[float, float] = Field(description="The busiest broker: low, high.")
+    p99_ms: tuple[float, float] | None = Field(default=None, description="p99 delivery latency: low, high.")
+
+
 class Prediction(Frozen):
     """What the model predicts for one setting on one workload."""
 
@@ -61,6 +74,10 @@ class Prediction(Frozen):
     codec_cpu_ms_per_s: float | None = Field(default=None, description="Client CPU ms/s spent compressing.")
     network_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
     handler_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
+    regime: str | None = Field(default=None, description="The client kind's regime (held-out bands).")
+    band: PredictionBand | None = Field(
+        default=None, description="The held-out error band applied (None: no held-out run of the kind)."
+    )
 
 
 class Measured(Frozen):
@@ -125,6 +142,10 @@ class ClientRecommendation(Frozen):
     evidence: list[str] = Field(default_factory=list, description="Run ids that prove it.")
     trials: list[Trial] = Field(default_factory=list)
     floor: Floor | None = None
+    band_doubt: str | None = Field(
+        default=None,
+        description="Why the held-out error bands could change the ranking (then confirmed live), else None.",
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -152,6 +173,9 @@ class Recommendation(Frozen):
     baseline: ClientProfile = Field(description="The current/default profile compared against.")
     clients: list[ClientRecommendation]
     model_truth: list[ModelTruth] = Field(default_factory=list)
+    error_bands_from: int | None = Field(
+        default=None, description="Held-out runs behind the predictions' error bands (None: no bands)."
+    )
     notes: list[str] = Field(default_factory=list)
 
 

@@ -172,6 +172,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
             read_backoff_ms=0.0 if emulated else inp.effective("backoff") * 1000,
             read_max_backoff_ms=0.0 if emulated else inp.effective("max_backoff") * 1000,
             read_backoff_factor=1.0 if emulated else float(inp.effective("backoff_factor")),
+            reader="" if emulated else inp.type,
             in_flight=EMULATED_IN_FLIGHT if emulated else RUNNING_IN_FLIGHT,
             entry_spacing_s=EMULATED_ENTRY_SPACING_S if emulated else RUNNING_ENTRY_SPACING_S,
         )

@@ -70,6 +70,7 @@ class FilebeatRules:
     read_backoff_ms: float = 0.0
     read_max_backoff_ms: float = 0.0
     read_backoff_factor: float = 1.0
+    reader: str = ""  # the input type reading the file ("log", "filestream"; "": no harvester stage)
     # Produce requests in flight per broker: 1 in Filebeat 7.17 (its Sarama fork's broker bridge
     # calls Produce synchronously), Net.MaxOpenRequests 5 + 1 handed over in current Sarama.
     in_flight: int = 1

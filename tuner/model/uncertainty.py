@@ -1,0 +1,147 @@
+"""The model's own uncertainty: the regime a setting falls in, the held-out error band that applies to
+its prediction, and whether those bands could change the recommender's ranking.
+
+A band holds the signed errors e = predicted / measured - 1 of the held-out runs of one client kind
+and regime (tuner/spec/error_bands.py, generated from real runs). A prediction p then measures
+within [p / (1 + e_high), p / (1 + e_low)], widened to take in p itself. The recommender confirms
+live when the top candidate's band overlaps a rival family's, or its p99 band reaches past the SLO.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, Rules
+from tuner.spec.error_bands import ALL_REGIMES, ErrorBand, ErrorBands
+from tuner.store.recommendation import Prediction, PredictionBand, SLOBounds
+
+if TYPE_CHECKING:
+    from tuner.model.search import Candidate
+
+# A partition batch this full (of its batch.size / batch.num.messages cap) left because it was full,
+# not because its linger ran out.
+BATCH_BOUND_FILL = 0.9
+ANY_REGIME = "any"  # a kind with one regime (the collector)
+
+
+def regime_of(rules: Rules, per_batch: float, message_bytes: float) -> str:
+    """The regime of a setting: Filebeat's queue hands over at once (`sync flush`: flush.timeout 0s
+    or min_events <= 1) or on its timer (`timed flush`), by input; a linger client's partition
+    batches leave full (`batch-bound`) or at linger.ms (`linger-bound`). `per_batch`: the predicted
+    records per partition batch."""
+    if isinstance(rules, FilebeatRules):
+        flush = "sync flush" if rules.queue_timeout_ms <= 0 else "timed flush"
+        return f"{flush}, {rules.reader}" if rules.reader else flush
+    if isinstance(rules, LibrdkafkaRules | JavaRules):
+        fill = per_batch * message_bytes / max(rules.batch_bytes, 1)
+        if isinstance(rules, LibrdkafkaRules):
+            fill = max(fill, per_batch / max(rules.batch_messages, 1))
+        return "batch-bound" if fill >= BATCH_BOUND_FILL else "linger-bound"
+    return ANY_REGIME
+
+
+def measured_range(predicted: float, errors: tuple[float, float]) -> tuple[float, float]:
+    """Where a measurement of `predicted` lies when its error is within `errors` (low <= high, both
+    > -1): [predicted / (1 + high), predicted / (1 + low)], widened to take in `predicted`."""
+    low, high = errors
+    return min(predicted, predicted / (1 + high)), max(predicted, predicted / (1 + low))
+
+
+def with_band(prediction: Prediction, kind: str, regime: str, bands: ErrorBands | None) -> Prediction:
+    """The prediction with its regime and, when the table has one for `kind`, its band."""
+    band = None
+    if bands is not None:
+        found = bands.of(kind, regime)
+        band = None if found is None else _band(prediction, regime, found)
+    return prediction.model_copy(update={"regime": regime, "band": band})
+
+
+def _band(p: Prediction, regime: str, band: ErrorBand) -> PredictionBand:
+    basis = f"{band.kind}, all regimes" if band.regime == ALL_REGIMES else f"{band.kind}, {band.regime}"
+    return PredictionBand(
+        regime=regime,
+        basis=basis,
+        runs=len(band.runs),
+        requests_per_s=measured_range(p.requests_per_s, band.requests_error),
+        busiest_broker_requests_per_s=measured_range(p.busiest_broker_requests_per_s, band.requests_error),
+        p99_ms=None if band.p99_error is None else measured_range(p.p99_ms, band.p99_error),
+    )
+
+
+def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _busiest(p: Prediction) -> tuple[float, float]:
+    if p.band is None:
+        return p.busiest_broker_requests_per_s, p.busiest_broker_requests_per_s
+    return p.band.busiest_broker_requests_per_s
+
+
+def ranking_doubt(ranked: Sequence[Candidate], slo: SLOBounds) -> tuple[Candidate | None, str] | None:
+    """Whether the bands could change the ranking: the best-ranked candidate of another family whose
+    busiest-broker band overlaps the top one's (that rival, and why), or the top one's p99 band
+    reaching past the SLO's p99 (no rival, and why). None when the bands cannot change it (or the
+    candidates carry none)."""
+    if not ranked:
+        return None
+    top = ranked[0]
+    mine = _busiest(top.prediction)
+    for other in ranked[1:]:
+        if other.family == top.family:
+            continue
+        theirs = _busiest(other.prediction)
+        if (top.prediction.band or other.prediction.band) and overlaps(mine, theirs):
+            return other, (
+                f"held-out bands overlap: {top.family} {mine[0]:.1f}-{mine[1]:.1f} and {other.family}"
+                f" {theirs[0]:.1f}-{theirs[1]:.1f} requests/s on the busiest broker"
+            )
+        break  # the best of the other families is the only rival that matters
+    band = top.prediction.band
+    p99 = None if band is None else band.p99_ms
+    if slo.p99_ms is not None and band is not None and p99 is not None and p99[1] > slo.p99_ms:
+        return None, (
+            f"held-out p99 band {p99[0]:.0f}-{p99[1]:.0f} ms reaches past the SLO's {slo.p99_ms:g} ms"
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class HeldOutError:
+    """One held-out run: predicted / measured - 1 for produce requests/s and p99."""
+
+    kind: str
+    regime: str
+    run: str  # the run id (sweep/name-time)
+    requests_error: float
+    p99_error: float | None
+
+
+def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> ErrorBands:
+    """The error table: per kind and regime, and per kind over all its regimes (ALL_REGIMES), the
+    lowest and highest signed error of its held-out runs (rounded to 0.1%, so the committed table
+    does not move with float noise)."""
+    groups: dict[tuple[str, str], list[HeldOutError]] = {}
+    for e in errors:
+        groups.setdefault((e.kind, e.regime), []).append(e)
+        groups.setdefault((e.kind, ALL_REGIMES), []).append(e)
+    bands = []
+    for (kind, regime), group in sorted(groups.items()):
+        req = [e.requests_error for e in group]
+        p99 = [e.p99_error for e in group if e.p99_error is not None]
+        bands.append(
+            ErrorBand(
+                kind=kind,
+                regime=regime,
+                runs=sorted(e.run for e in group),
+                requests_error=(_round(min(req)), _round(max(req))),
+                p99_error=(_round(min(p99)), _round(max(p99))) if p99 else None,
+            )
+        )
+    return ErrorBands(fitting_set=sorted(fitting_set), bands=bands)
+
+
+def _round(x: float) -> float:
+    return round(x, 3)
