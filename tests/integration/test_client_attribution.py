@@ -1,0 +1,119 @@
+"""Which clients send the small requests, on the shared lab: three librdkafka producers (the real
+client) with linger 0, 20 and 500 ms offer the same records; Kafka's per-client quota sensors are
+turned on for the test (`kbt lab client-sensors on`, restored after) and `kbt diagnose` must rank
+the clients by their request rates and estimate each rate from the sensors.
+
+Kafka counts no requests per client: diagnose splits each broker's measured produce requests by the
+clients' shares of request-time (tuner.model.clients). A request's thread time grows with its size,
+so the estimate is not exact; the figures of this test (docs/benchmarks.md) are printed with -s.
+The test asserts the ranking and that every estimate is within a factor of two of the client's own
+count (librdkafka's statistics: Produce requests sent, over the same window).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import TopicFactory
+from tests.integration.labhelp import diagnose_json
+from tuner.core.kafka_clients import Connection, new_producer
+from tuner.lab import LabState
+from tuner.lab.client_sensors import set_client_sensors
+
+pytestmark = [pytest.mark.integration]
+
+LINGERS_MS = (0, 20, 500)
+RECORDS_PER_S = 300  # per client
+RUN_S = 34.0
+WINDOW_S = 20  # the last seconds of the run; the sensors' own Rate spans ~11 s
+
+
+@pytest.fixture
+def sensors(lab: LabState) -> Iterator[None]:
+    set_client_sensors(lab.bootstrap_servers, True)
+    try:
+        yield
+    finally:
+        set_client_sensors(lab.bootstrap_servers, False)
+
+
+def _produce_requests(stats: dict[str, Any]) -> int:
+    return sum(int(b.get("req", {}).get("Produce", 0)) for b in stats.get("brokers", {}).values())
+
+
+def _client(
+    lab: LabState, topic: str, linger: int, marks: dict[str, list[tuple[float, int]]], stop: float
+) -> None:
+    name = f"attr-linger-{linger}"
+    counts = marks.setdefault(name, [])
+
+    def on_stats(raw: str) -> None:
+        counts.append((time.time(), _produce_requests(json.loads(raw))))
+
+    producer = new_producer(
+        Connection(lab.bootstrap_servers),
+        {"client.id": name, "linger.ms": linger, "statistics.interval.ms": 1000, "stats_cb": on_stats},
+    )
+    payload, sent, start = b"r" * 200, 0, time.time()
+    while (now := time.time()) < stop:
+        while sent < (now - start) * RECORDS_PER_S:
+            producer.produce(topic, payload)
+            sent += 1
+        producer.poll(0.005)
+    producer.flush(15)
+
+
+def _rate(points: list[tuple[float, int]], start: float, end: float) -> float:
+    inside = [(t, n) for t, n in points if start <= t <= end]
+    assert len(inside) >= 2, points
+    (t1, n1), (t2, n2) = inside[0], inside[-1]
+    return (n2 - n1) / (t2 - t1)
+
+
+def test_diagnose_names_and_ranks_the_clients(
+    lab: LabState, sensors: None, make_topic: TopicFactory, tmp_path: Path
+) -> None:
+    replication = min(3, len(lab.brokers))
+    topic = make_topic(partitions=len(lab.brokers), replication=replication)
+    marks: dict[str, list[tuple[float, int]]] = {}
+    stop = time.time() + RUN_S
+    threads = [threading.Thread(target=_client, args=(lab, topic, lg, marks, stop)) for lg in LINGERS_MS]
+    for t in threads:
+        t.start()
+    time.sleep(RUN_S - 1.5)
+    end = time.time()
+    for t in threads:
+        t.join(30)
+    thresholds = tmp_path / "thresholds.yaml"
+    thresholds.write_text("request_queue_p99_ms: 5000\nflush_p99_ms: 5000\n")
+    step = lab.config.scrape_interval_s
+    _, found = diagnose_json(lab.prometheus_url, end, WINDOW_S, step, thresholds)
+    clients = {c["client_id"]: c for c in found["clients"] if c["client_id"].startswith("attr-linger-")}
+    names = [f"attr-linger-{lg}" for lg in LINGERS_MS]
+    assert set(clients) == set(names), found["clients"]
+    truth = {n: _rate(marks[n], end - WINDOW_S, end + 1.0) for n in names}
+    for n in names:
+        est = clients[n]["produce_requests_per_s"]
+        print(
+            f"{n}: estimated {est:.1f} req/s, the client's count {truth[n]:.1f} req/s "
+            f"({est / truth[n] - 1:+.0%}); share of request time {clients[n]['time_share']:.0%}"
+        )
+    # linger 0 sends the most requests, linger 500 the fewest: ranked the same by the estimate and
+    # by the share of thread time, and by the clients' own counts
+    assert truth[names[0]] > truth[names[1]] > truth[names[2]], truth
+    ranked = [c["client_id"] for c in found["clients"] if c["client_id"] in clients]
+    assert ranked == names
+    shares = [clients[n]["time_share"] for n in names]
+    assert shares == sorted(shares, reverse=True)
+    for n in names:
+        assert 0.5 < clients[n]["produce_requests_per_s"] / truth[n] < 2.0, (n, clients[n], truth[n])
+    # the smallest-request client carries the batching gain; the batched one has none to offer
+    assert clients[names[0]]["requests_cut"] is not None and clients[names[0]]["requests_cut"] > 1
+    assert clients[names[0]]["bytes_per_request"] < clients[names[2]]["bytes_per_request"]
