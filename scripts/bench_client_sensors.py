@@ -1,10 +1,10 @@
-"""The cost of Kafka's per-client quota sensors, side by side: the same produce load (librdkafka,
-linger 0, small records) on a freshly started 1-broker lab with no client quota, then with the
-sensors on (`kbt lab client-sensors on`), and the broker JVM's CPU per produce request each time
-(docs/benchmarks.md). Kafka never turns the sensors off again until the broker restarts, so every
-round starts its own lab.
+"""The cost of Kafka's per-client quota sensors, side by side: two 1-broker labs at the same time
+under the same produce load (librdkafka, linger 0, small records), one with the sensors on (`kbt lab
+client-sensors on`), and each broker JVM's CPU per produce request over the same window
+(docs/benchmarks.md). Kafka keeps the sensors until a broker restarts, so every round starts two
+fresh labs, and the sensors alternate between them from round to round.
 
-    python scripts/bench_client_sensors.py --base-port 32100 --rounds 3 --seconds 30
+    python scripts/bench_client_sensors.py --base-port 32100 --rounds 3 --seconds 40
 """
 
 from __future__ import annotations
@@ -12,85 +12,107 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import threading
 import time
-from pathlib import Path
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tuner.lab import Lab, LabConfig
 from tuner.lab.client_sensors import set_client_sensors
+from tuner.lab.state import LabState
+
+TOPIC = "bench-client-sensors"
+PORTS_PER_LAB = 50
 
 
 def _query(prom: str, expr: str, at: float) -> float:
     url = f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr, "time": at})
-    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (the lab's Prometheus)
+    with urllib.request.urlopen(url, timeout=10) as answer:
         result = json.load(answer)["data"]["result"]
     return sum(float(r["value"][1]) for r in result)
 
 
-def _load(bootstrap: str, topic: str, seconds: float, rate: float) -> None:
+def _load(bootstrap: str, seconds: float, rate: float) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "client.id": "bench-sensors"})
     start, sent = time.time(), 0
     while (now := time.time()) - start < seconds:
         while sent < (now - start) * rate:
-            producer.produce(topic, b"x" * 200)
+            producer.produce(TOPIC, b"x" * 200)
             sent += 1
-        producer.poll(0)
-        time.sleep(0.002)
+        producer.poll(0.002)
     producer.flush(10)
 
 
-def _round(lab: Lab, args: argparse.Namespace, rows: list[tuple[bool, float, float, float]]) -> None:
-    state = lab.up()
-    try:
-        bootstrap, prom = state.bootstrap_servers, state.prometheus_url
-        topic = "bench-client-sensors"
-        admin = AdminClient({"bootstrap.servers": bootstrap})  # kept: its futures need the handle
-        for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
-            future.result(30)
-        _load(bootstrap, topic, 15.0, args.rate)  # the JIT warms up before either measurement
-        for on in (False, True):
-            if on:
-                set_client_sensors(bootstrap, True)
-            _load(bootstrap, topic, args.seconds, args.rate)
-            end = time.time()
-            w = f"{int(args.seconds - 8)}s"
-            cpu = _query(prom, f"rate(process_cpu_seconds_total{{job='kafka-broker'}}[{w}])", end)
-            reqs = _query(prom, f"rate(kafka_network_requests_total{{request='Produce'}}[{w}])", end)
-            idle = _query(prom, f"avg_over_time(kafka_network_processor_avg_idle_ratio[{w}])", end)
-            rows.append((on, reqs, cpu, idle))
-            print(
-                f"sensors {'on ' if on else 'off'}: {reqs:7.1f} produce req/s, broker CPU {cpu:.3f} cores"
-                f" = {cpu / reqs * 1e6:6.1f} us/request, network idle {idle:.3f}",
-                flush=True,
-            )
-    finally:
-        lab.down()
+def _both(states: list[LabState], seconds: float, rate: float) -> None:
+    threads = [threading.Thread(target=_load, args=(s.bootstrap_servers, seconds, rate)) for s in states]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _figures(state: LabState, window_s: int, end: float) -> tuple[float, float]:
+    w = f"{window_s}s"
+    cpu = _query(state.prometheus_url, f"rate(process_cpu_seconds_total{{job='kafka-broker'}}[{w}])", end)
+    reqs = _query(state.prometheus_url, f"rate(kafka_network_requests_total{{request='Produce'}}[{w}])", end)
+    return reqs, cpu
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base-port", type=int, required=True)
+    parser.add_argument("--base-port", type=int, required=True, help="the first lab's; the second's is 50 up")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--rate", type=float, default=1500.0, help="records/s offered")
+    parser.add_argument("--seconds", type=float, default=40.0)
+    parser.add_argument("--rate", type=float, default=800.0, help="records/s offered to each lab")
     args = parser.parse_args()
-    rows: list[tuple[bool, float, float, float]] = []
+    per_request: dict[bool, list[float]] = {False: [], True: []}
     with tempfile.TemporaryDirectory(prefix="kbt-sensors-") as tmp:
         for index in range(args.rounds):
-            cfg = LabConfig(
-                brokers=1, base_port=args.base_port, lab_dir=Path(tmp) / f"lab-{index}", tiered=False,
-                scrape_interval_s=2.0, client_exporter_count=0,
-            )  # fmt: skip
-            _round(Lab(cfg), args, rows)
-    for label, on in (("off", False), ("on", True)):
-        per = [cpu / reqs * 1e6 for o, reqs, cpu, _ in rows if o == on and reqs > 0]
-        print(
-            f"sensors {label}: mean {sum(per) / len(per):.1f} us broker CPU per produce request over {len(per)} runs"
-        )
+            labs = [
+                Lab(
+                    LabConfig(
+                        brokers=1,
+                        base_port=args.base_port + k * PORTS_PER_LAB,
+                        lab_dir=Path(tmp) / f"round-{index}-lab-{k}",
+                        tiered=False,
+                        scrape_interval_s=2.0,
+                        client_exporter_count=0,
+                    )
+                )
+                for k in (0, 1)
+            ]
+            try:
+                states = [lab.up() for lab in labs]
+                for s in states:
+                    admin = AdminClient({"bootstrap.servers": s.bootstrap_servers})  # kept for its futures
+                    for future in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
+                        future.result(30)
+                on = index % 2  # the lab with the sensors alternates
+                set_client_sensors(states[on].bootstrap_servers, True)
+                _both(states, 15.0, args.rate)  # both JITs warm up
+                _both(states, args.seconds, args.rate)
+                end = time.time()
+                for k, s in enumerate(states):
+                    reqs, cpu = _figures(s, int(args.seconds - 8), end)
+                    per_request[k == on].append(cpu / reqs * 1e6)
+                    print(
+                        f"round {index + 1} lab {k} sensors {'on ' if k == on else 'off'}: {reqs:6.1f}"
+                        f" produce req/s, broker CPU {cpu:.3f} cores = {cpu / reqs * 1e6:6.1f} us/request",
+                        flush=True,
+                    )
+            finally:
+                for lab in labs:
+                    lab.down()
+    off, on_ = per_request[False], per_request[True]
+    ratios = [b / a for a, b in zip(off, on_, strict=True)]
+    print(
+        f"broker CPU per produce request: sensors off {sum(off) / len(off):.1f} us,"
+        f" on {sum(on_) / len(on_):.1f} us; on/off per round {', '.join(f'{r:.3f}' for r in ratios)}"
+    )
 
 
 if __name__ == "__main__":

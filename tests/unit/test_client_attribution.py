@@ -119,6 +119,7 @@ def test_no_sensors_no_clients_and_the_table_names_them() -> None:
     assert [c.client for c in d.clients] == ["filebeat (user logs)", "batched"]
     filebeat = d.clients[0]
     assert filebeat.produce_requests_per_s == pytest.approx(300 * 0.06 / 0.064)
+    assert filebeat.bytes_per_request is not None
     assert filebeat.requests_cut == pytest.approx(
         d.thresholds.target_request_bytes / filebeat.bytes_per_request
     )

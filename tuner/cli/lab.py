@@ -181,7 +181,8 @@ def client_sensors(
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
 ) -> None:
     """Turn Kafka's per-client sensors (which clients send the small requests) on or off on the lab:
-    default client quotas no client can reach (docs/diagnose.md)."""
+    default client quotas no client can reach (docs/diagnose.md). Off deletes them; Kafka keeps
+    recording until the broker restarts."""
     from tuner.lab.client_sensors import set_client_sensors
 
     if state not in ("on", "off"):
