@@ -2,12 +2,12 @@
 
 Kafka records per user / client-id thread time (type=Request request-time) and produce bytes
 (type=Produce byte-rate) only while a client quota of that kind is set (ClientQuotaManager keeps no
-sensors without one). `on` sets default client quotas no client can reach (a million threads' worth
-of request time, a petabyte per second of produce bytes), so the sensors exist and nobody is
+sensors without one). `on` sets default client quotas no client can reach (ten million threads'
+worth of request time, a petabyte per second of produce bytes), so the sensors exist and nobody is
 throttled; `off` deletes exactly those two defaults. Kafka never clears its "quotas enabled" flag:
-after `off` the sensors keep recording (unthrottled) until the broker restarts. Kafka's own ConfigCommand from the lab's jars
-does it (confluent-kafka has no AlterClientQuotas). Against a cluster of your own, docs/diagnose.md
-gives the same kafka-configs lines; kbt changes no quota there.
+after `off` the sensors keep recording (unthrottled) until the broker restarts. Kafka's own
+ConfigCommand from the lab's jars does it (confluent-kafka has no AlterClientQuotas). Against a
+cluster of your own, docs/diagnose.md gives the same kafka-configs lines; kbt changes no quota there.
 """
 
 from __future__ import annotations
