@@ -15,10 +15,9 @@ request-time there, summed over the brokers:
     n(client, broker) = N(broker) x T(client, broker) / sum of T over the broker's producing clients
 
 That is exact when every produce request costs the same thread time. It does not: a request's time
-grows with its size (kbt's lab: ~140 us at 0.4 KB, ~200 us at 1.4 KB, ~260 us at 31 KB), so the
-split understates the clients sending the smallest requests and overstates the ones that batch
-(docs/diagnose.md gives the measured accuracy). The ranking by request-time share does not depend
-on it. Pure: no I/O.
+grows with its size, so the split understates the clients sending the smallest requests and
+overstates the ones that batch (docs/diagnose.md "Which clients" gives the measured accuracy). The
+ranking by request-time share does not depend on it. Pure: no I/O.
 """
 
 from __future__ import annotations
