@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tuner.lab import Lab, LabConfig  # noqa: E402
+from tuner.lab.client_sensors import set_client_sensors  # noqa: E402
 
 RAW_RULES = """\
 lowercaseOutputName: false
@@ -78,14 +79,23 @@ def traffic(bootstrap: str, state_dirs: tuple[list[Path], Path]) -> None:
     ]
     for fut in admin.create_topics(topics).values():
         fut.result(30)
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    # Kafka's per-client quota sensors exist only while a client quota is set (kbt lab client-sensors)
+    set_client_sensors(bootstrap, True)
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "client.id": "corpus-producer"})
     for round_ in range(3):
         for i in range(5000):
             producer.produce("corpus-tiered", f"tiered-{round_}-{i}".encode() * 10)
             producer.produce("corpus-plain", f"plain-{round_}-{i}".encode() * 10)
         producer.flush(30)
         time.sleep(2)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "corpus", "enable.auto.commit": False})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "corpus",
+            "enable.auto.commit": False,
+            "client.id": "corpus-consumer",
+        }
+    )
     wait_for_remote_tier(state_dirs)
     consumer.assign([TopicPartition("corpus-tiered", 0, 0), TopicPartition("corpus-plain", 0, 0)])
     got = 0

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stderr
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tuner.cli.app import main
 from tuner.core.errors import ExitStatus, did_you_mean
@@ -21,3 +26,14 @@ def test_unknown_command_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) 
 def test_did_you_mean_suggests_closest() -> None:
     assert did_you_mean("lingr_ms", ["linger_ms", "batch_bytes"]) == ' (did you mean "linger_ms"?)'
     assert did_you_mean("zzz", ["linger_ms"]) == ""
+
+
+@given(st.text(min_size=1, max_size=60).filter(lambda s: s not in ("on", "off") and not s.startswith("-")))
+@settings(max_examples=15, deadline=None)
+def test_client_sensors_takes_on_or_off_only(state: str) -> None:
+    """Anything but on/off is one clear line and exit 2, before any lab is looked at."""
+    with pytest.raises(SystemExit) as exc, redirect_stderr(io.StringIO()) as err:
+        main(["lab", "client-sensors", state, "--lab-dir", "/nonexistent-kbt-lab"])
+    assert exc.value.code == ExitStatus.BAD_INPUT
+    text = err.getvalue()
+    assert text.count("\n") == 1 and text.startswith("kbt: error:") and "Traceback" not in text

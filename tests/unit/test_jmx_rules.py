@@ -37,6 +37,18 @@ OUTPUTS = _outputs()
 
 GOLDEN = [
     (
+        "kafka.server<type=Request, client-id=corpus-producer><>request-time",
+        "kafka_server_client_request_time_percent",
+        {"client_id": "corpus-producer"},
+    ),
+    (
+        "kafka.server<type=Produce, user=alice, client-id=corpus-producer><>byte-rate",
+        "kafka_server_client_byte_rate",
+        {"quota": "Produce", "user": "alice", "client_id": "corpus-producer"},
+    ),
+    ("kafka.server<type=Produce><>queue-size", None, {}),
+    ("kafka.server<type=Request><>exempt-request-time", None, {}),
+    (
         "kafka.network<type=RequestChannel, name=RequestQueueSize><>Value",
         "kafka_network_request_queue_size",
         {},
@@ -236,6 +248,8 @@ def test_labels_match_the_catalog() -> None:
         expected = {frozenset(s.labels)}
         if s.per_topic:
             expected.add(frozenset({*s.labels, "topic"}))
+        for left_out in s.optional_labels:  # e.g. the quota sensors' user or client-id
+            expected.add(frozenset(s.labels) - {left_out})
         assert labels_by_name[s.name] <= expected, s.name
         assert frozenset(s.labels) in labels_by_name[s.name], f"{s.name}: no series with labels {s.labels}"
 

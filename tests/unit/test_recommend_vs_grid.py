@@ -26,7 +26,7 @@ from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.sweep import SweepSpec
 from tuner.store import RunRecord, capture_environment, make_run_id
 from tuner.store.figures import ClientResult, DeliveryResult, LatencyMs
-from tuner.store.recommendation import Measured, SLOBounds, Trial
+from tuner.store.recommendation import Measured, Prediction, SLOBounds, Trial
 
 GRID = load_sweep(repo_root() / "loadtests" / "recommend-grid.yaml")
 SLO = SLOBounds(p99_ms=1000.0)
@@ -72,10 +72,7 @@ class StandInLab:
             records_acked=records,
             bytes_acked=int(records * traffic.message_bytes),
             produce_requests=int(rps * WINDOW_S),
-            produce_requests_by_broker={
-                b: int(v / pred.requests_per_s * rps * WINDOW_S)
-                for b, v in pred.requests_per_s_by_broker.items()
-            },
+            produce_requests_by_broker=_split(pred, rps * WINDOW_S),
             delivery_latency_ms=LatencyMs(
                 count=records, p50=batching_p99 / 2 + 5, p99=batching_p99 + self.service_p99_ms
             ),
@@ -217,6 +214,15 @@ class MispredictedFamilyLab(StandInLab):
         )
         self.runs[-1] = record.model_copy(update={"client": scaled})
         return self.runs[-1]
+
+
+def _split(pred: Prediction, requests: float) -> dict[str, int]:
+    """The run's requests over the brokers as predicted: the busiest broker (broker 1 here) takes the
+    predicted busiest share (the partitioner's imbalance included), the others the rest evenly."""
+    brokers = sorted(pred.requests_per_s_by_broker)
+    busiest = pred.busiest_broker_requests_per_s / pred.requests_per_s * requests
+    rest = (requests - busiest) / max(len(brokers) - 1, 1)
+    return {b: int(busiest if i == 0 else rest) for i, b in enumerate(brokers)}
 
 
 @pytest.mark.parametrize("miss", [1.0, 1.5])

@@ -11,11 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from tuner.cli.json_out import json_option, to_stdout, write_json
-from tuner.core.errors import ExitStatus
+from tuner.core.errors import BadInput, ExitStatus
 from tuner.lab import Lab, LabConfig
 from tuner.lab.config import MAX_BROKERS, default_base_port, default_lab_dir
 from tuner.lab.security import USERNAME, SecurityFiles
-from tuner.lab.state import LabState
+from tuner.lab.state import LabState, load_state
 from tuner.render.plain import show
 
 app = typer.Typer(
@@ -173,6 +173,23 @@ def down(
         console.print(f"stopped {', '.join(stopped)}")
     else:
         console.print(f"no lab running in {root}")
+
+
+@app.command("client-sensors")
+def client_sensors(
+    state: str = typer.Argument(..., help="on: set the harmless default client quotas; off: delete them."),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+) -> None:
+    """Turn Kafka's per-client sensors (which clients send the small requests) on or off on the lab:
+    default client quotas no client can reach (docs/diagnose.md). Off deletes them; Kafka keeps
+    recording until the broker restarts."""
+    from tuner.lab.client_sensors import set_client_sensors
+
+    if state not in ("on", "off"):
+        raise BadInput(f"client-sensors: expected on or off, got {state[:40]!r}")
+    lab = load_state(_lab_dir(lab_dir))
+    set_client_sensors(lab.bootstrap_servers, state == "on")
+    _err().print(f"client sensors {state} ({lab.bootstrap_servers})")
 
 
 @app.command()

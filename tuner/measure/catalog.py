@@ -17,6 +17,8 @@ from enum import StrEnum
 
 from tuner.measure.series_names import (
     BROKER_JOB,
+    CLIENT_BYTE_RATE_SERIES,
+    CLIENT_REQUEST_TIME_SERIES,
     NETWORK_IDLE_SERIES,
     NETWORK_THREAD_IDLE_SERIES,
     REQUESTS_SERIES,
@@ -25,6 +27,8 @@ from tuner.measure.series_names import (
 
 __all__ = [
     "BROKER_JOB",
+    "CLIENT_BYTE_RATE_SERIES",
+    "CLIENT_REQUEST_TIME_SERIES",
     "NETWORK_IDLE_SERIES",
     "NETWORK_THREAD_IDLE_SERIES",
     "REQUESTS_SERIES",
@@ -58,6 +62,7 @@ class Needs(StrEnum):
     REMOTE_COPY = "remote copy"  # a tiered topic's segment was copied to the remote tier
     REMOTE_FETCH = "remote fetch"  # a consumer read from the remote tier
     ERRORS = "errors"  # only grows on failures (stays 0 on a healthy lab)
+    QUOTA = "client quota"  # exists once any client quota is set (kbt lab client-sensors on)
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class Series:
     needs: Needs = Needs.NOTHING
     per_topic: bool = False  # also exported with {topic="T"}; without topic = broker-wide
     from_rules: bool = True  # False: the jmx agent's built-in collectors
+    # labels a series may lack (Kafka leaves an empty user or client-id out of the MBean name)
+    optional_labels: tuple[str, ...] = ()
 
 
 def _btm(name: str, bean: str, meaning: str, needs: Needs, kind: Kind = Kind.COUNTER) -> Series:
@@ -299,6 +306,42 @@ SERIES: tuple[Series, ...] = (
         "org.apache.kafka.storage.internals.log:type=RemoteStorageThreadPool,name=RemoteLogReaderAvgIdlePercent",
         "Value",
         "Idle fraction (0-1) of the remote log reader threads.",
+    ),
+    # ---- per client: Kafka's quota sensors (they exist once any client quota is set) ----
+    Series(
+        CLIENT_REQUEST_TIME_SERIES,
+        Kind.GAUGE,
+        "kafka.server:type=Request[,user=U][,client-id=C]",
+        "request-time",
+        "Network and request handler thread time the client's requests used, in percent of one "
+        "thread (100 = one thread all the time): the time from a handler taking the request to its "
+        "local completion, plus the network thread's time reading it and sending the response; "
+        "a Rate over the quota window (11 x 1 s). No request count: see docs/diagnose.md.",
+        labels=("user", "client_id"),
+        optional_labels=("user", "client_id"),
+        needs=Needs.QUOTA,
+    ),
+    Series(
+        CLIENT_BYTE_RATE_SERIES,
+        Kind.GAUGE,
+        "kafka.server:type=Produce|Fetch[,user=U][,client-id=C]",
+        "byte-rate",
+        "Bytes per second of the client's produce requests (whole request size, quota=Produce) or "
+        "fetch responses (quota=Fetch), a Rate over the quota window.",
+        labels=("quota", "user", "client_id"),
+        optional_labels=("user", "client_id"),
+        needs=Needs.QUOTA,
+    ),
+    Series(
+        "kafka_server_client_throttle_time_ms",
+        Kind.GAUGE,
+        "kafka.server:type=Produce|Fetch|Request[,user=U][,client-id=C]",
+        "throttle-time",
+        "Mean throttle time (ms) of the client's throttled responses, by quota; NaN while never "
+        "throttled (recorded only when a quota was exceeded).",
+        labels=("quota", "user", "client_id"),
+        optional_labels=("user", "client_id"),
+        needs=Needs.QUOTA,
     ),
     # ---- the broker's release ----
     Series(

@@ -18,6 +18,7 @@ from typing import Any
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
 from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
+from tuner.measure.dialects import MissingSeries
 from tuner.measure.promql import label_matchers
 from tuner.measure.series_names import BROKER_START_SERIES
 from tuner.spec.thresholds import THRESHOLDS
@@ -54,6 +55,12 @@ TOPIC_FIELDS: dict[str, tuple[str, str]] = {
     "partition_appends_per_s": ("PRODUCE_REQUESTS_RATE_BY_TOPIC", "rate"),
     "bytes_in_per_s": ("BYTES_IN_RATE_BY_TOPIC", "rate"),
 }
+# Per client and broker, from Kafka's quota sensors (absent until a client quota is set; a dialect
+# without them gives no clients).
+CLIENT_FIELDS: dict[str, tuple[str, str]] = {
+    "request_threads": ("CLIENT_REQUEST_THREADS", "avg"),
+    "produce_bytes_per_s": ("CLIENT_PRODUCE_BYTES_RATE", "avg"),
+}
 # The per-thread idle series: its series count per broker is the broker's network thread count.
 THREAD_SERIES = NETWORK_THREAD_IDLE_SERIES
 # Without this series nobody scrapes brokers with our rules.
@@ -63,6 +70,7 @@ PRESENCE_SERIES = NETWORK_IDLE_SERIES
 def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:
     fields = {f: window_query(n, a, window_s, step_s) for f, (n, a) in SNAPSHOT_FIELDS.items()}
     fields |= {f"topic.{f}": window_query(n, a, window_s, step_s) for f, (n, a) in TOPIC_FIELDS.items()}
+    fields |= {f"client.{f}": window_query(n, a, window_s, step_s) for f, (n, a) in CLIENT_FIELDS.items()}
     return fields
 
 
@@ -106,6 +114,15 @@ def unmeasured(health: dict[str, float]) -> bool:
     )
 
 
+def _client_sample(
+    by_client: dict[tuple[str, str, str], dict[str, float]], field: str, labels: dict[str, str], value: float
+) -> None:
+    broker = labels.get("broker")
+    if broker is not None:
+        key = (broker, labels.get("client_id", ""), labels.get("user", ""))
+        by_client.setdefault(key, {})[field] = max(value, 0.0)
+
+
 def take_snapshot(
     prom: PrometheusReader,
     window_s: float,
@@ -137,9 +154,19 @@ def take_snapshot(
     queries = snapshot_queries(window_s, step_s)
     by_broker: dict[str, dict[str, float | int | bool]] = {}
     by_topic: dict[str, dict[str, float]] = {}
+    by_client: dict[tuple[str, str, str], dict[str, float]] = {}
     for field, expr in queries.items():
-        for sample in prom.instant(expr, end):
+        try:
+            samples = prom.instant(expr, end)
+        except MissingSeries:
+            if field.startswith("client."):
+                continue  # the dialect's rules do not export the quota sensors
+            raise
+        for sample in samples:
             if not math.isfinite(sample.value):
+                continue
+            if field.startswith("client."):
+                _client_sample(by_client, field.removeprefix("client."), sample.labels, sample.value)
                 continue
             if field.startswith("topic."):
                 topic = sample.labels.get("topic")
@@ -178,6 +205,12 @@ def take_snapshot(
         key=lambda item: (-item[1].get("partition_appends_per_s", 0.0), item[0]),
     )
     topics = [{"topic": t, **f} for t, f in busy]
+    unmeasured_brokers = {b for b, f in by_broker.items() if f.get("measured") is False}
+    clients = [
+        {"broker": b, "client_id": c, "user": u, **f}
+        for (b, c, u), f in sorted(by_client.items())
+        if b not in unmeasured_brokers
+    ]
     return {
         "prometheus": url,
         "end": end,
@@ -185,5 +218,6 @@ def take_snapshot(
         "step_s": step_s,
         "brokers": brokers,
         "topics": topics[:top_topics],
+        "clients": clients,
         "queries": queries,
     }

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
-from tuner.measure.catalog import PHASES, SERIES
+from tuner.measure.catalog import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES, PHASES, SERIES
 from tuner.measure.promql import label_matchers
 
 if TYPE_CHECKING:
@@ -129,6 +129,7 @@ def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | 
     flavour spells the processors' idle-percent attribute ("_percent" or "percent")."""
     return {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
+        **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
         **_btm_sources(flavour),
         **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
@@ -145,6 +146,29 @@ def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | 
         "kafka_log_flush_total": Source(_FLUSH_COUNT),
         "kafka_log_flush_time_ms": Source(
             ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
+        ),
+    }
+
+
+_NO_QUOTA_RULE = Missing("its rules have no pattern for the per-client quota sensors (type=Request, ..)")
+_QUOTA_TYPES = ("Produce", "Fetch", "Request")
+_CLIENT_SERIES = (CLIENT_REQUEST_TIME_SERIES, CLIENT_BYTE_RATE_SERIES, "kafka_server_client_throttle_time_ms")
+
+
+def _confluent_clients() -> dict[str, Source | Missing]:
+    """The quota sensors by Confluent's generic rule: kafka_server_<type>_<attribute>, the key labels
+    as they are (client-id sanitized to client_id)."""
+    return {
+        CLIENT_REQUEST_TIME_SERIES: Source(("kafka_server_request_request_time",)),
+        CLIENT_BYTE_RATE_SERIES: Source(
+            (),
+            by_label="quota",
+            by_value={q: (f"kafka_server_{q.lower()}_byte_rate",) for q in ("Produce", "Fetch")},
+        ),
+        "kafka_server_client_throttle_time_ms": Source(
+            (),
+            by_label="quota",
+            by_value={q: (f"kafka_server_{q.lower()}_throttle_time",) for q in _QUOTA_TYPES},
         ),
     }
 
@@ -195,6 +219,7 @@ CONFLUENT = Dialect(
     "Confluent jmx-monitoring-stacks kafka_broker.yml",
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
+        **_confluent_clients(),
         **_btm_sources("confluent"),
         **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),

@@ -13,7 +13,13 @@ from tuner.core.errors import BadInput, did_you_mean
 from tuner.measure.promql_query import RATE_INTERVAL as RATE_INTERVAL  # re-exported for the catalog users
 from tuner.measure.promql_query import Query as Query
 from tuner.measure.promql_views import BREAKDOWN_QUERIES, CLIENT_QUERIES
-from tuner.measure.series_names import NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES, REQUESTS_SERIES
+from tuner.measure.series_names import (
+    CLIENT_BYTE_RATE_SERIES,
+    CLIENT_REQUEST_TIME_SERIES,
+    NETWORK_IDLE_SERIES,
+    NETWORK_THREAD_IDLE_SERIES,
+    REQUESTS_SERIES,
+)
 
 _SELECTOR = re.compile(r"\b((?:kafka|kbt|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
 
@@ -97,6 +103,20 @@ QUERIES: tuple[Query, ...] = (
         _rate(REQUESTS_SERIES),
         "req/s",
         "Requests of every API per second per broker.",
+    ),
+    Query(
+        "CLIENT_REQUEST_THREADS",
+        f"sum by (broker, user, client_id)({CLIENT_REQUEST_TIME_SERIES}) / 100",
+        "threads",
+        "Network + handler thread time each client's requests use per broker, in threads (Kafka's "
+        "request-time quota sensor; present once a client quota is set).",
+    ),
+    Query(
+        "CLIENT_PRODUCE_BYTES_RATE",
+        f'sum by (broker, user, client_id)({CLIENT_BYTE_RATE_SERIES}{{quota="Produce"}})',
+        "B/s",
+        "Produce request bytes per second of each client per broker (Kafka's produce byte-rate quota"
+        " sensor; present once a client quota is set).",
     ),
     Query("BYTES_IN_RATE", _BYTES_IN, "B/s", "Bytes produced per second per broker."),
     Query(

@@ -9,3 +9,6 @@ NETWORK_THREAD_IDLE_SERIES = "kafka_network_processor_idle_ratio"  # per network
 REQUESTS_SERIES = "kafka_network_requests_total"  # RequestsPerSec{request}: once per request
 TOPIC_PRODUCE_REQUESTS_SERIES = "kafka_server_produce_requests_total"  # once per partition batch
 BROKER_START_SERIES = "process_start_time_seconds"  # the jmx agent's process collector: JVM start
+# Kafka's per-client quota sensors (present once any client quota is set)
+CLIENT_REQUEST_TIME_SERIES = "kafka_server_client_request_time_percent"  # type=Request request-time
+CLIENT_BYTE_RATE_SERIES = "kafka_server_client_byte_rate"  # type=Produce|Fetch byte-rate

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from tuner.core.errors import ExitStatus
 from tuner.core.frozen import Frozen
+from tuner.model.clients import ClientEstimate, attribute_clients
 from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.diagnosis_scrape import unmeasured_broker
@@ -97,6 +98,8 @@ class Diagnosis(Frozen):
     small_request_source: Literal["thresholds", "cost model", "default"]
     thresholds: DiagnoseThresholds
     cost_model: ModelSummary | None = None
+    # the clients the per-client quota sensors saw, busiest first (tuner.model.clients)
+    clients: list[ClientEstimate] = Field(default_factory=list)
     snapshot: ClusterSnapshot
 
     @property
@@ -458,6 +461,7 @@ def diagnose(
         small_request_source=source,
         thresholds=thresholds,
         cost_model=summary,
+        clients=attribute_clients(snapshot, max(thresholds.target_request_bytes, limit)),
         snapshot=snapshot,
     )
 

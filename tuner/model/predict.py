@@ -8,6 +8,7 @@ ratio at the predicted messages per partition batch.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
@@ -61,6 +62,44 @@ def _simulated(traffic: Traffic, rules: Rules) -> SimResult:
     return simulate(traffic, rules, rtt_s=DEFAULT_RTT_S)
 
 
+def _normal_cdf(x: float) -> float:
+    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
+
+
+@lru_cache(maxsize=256)
+def _expected_max(means: tuple[float, ...], sds: tuple[float, ...]) -> float:
+    """E[max] of independent normals N(mean, sd^2): lo + the integral of 1 - prod CDF over [lo, hi]."""
+    lo = min(m - 8 * s for m, s in zip(means, sds, strict=True))
+    hi = max(m + 8 * s for m, s in zip(means, sds, strict=True))
+    steps = 2000
+    width = (hi - lo) / steps
+    area = 0.0
+    for i in range(steps):
+        x = lo + (i + 0.5) * width
+        cdf = 1.0
+        for m, s in zip(means, sds, strict=True):
+            cdf *= _normal_cdf((x - m) / s) if s > 0 else float(x >= m)
+        area += (1.0 - cdf) * width
+    return lo + area
+
+
+def busiest_share(led: list[int], picks: float | None) -> float:
+    """The busiest broker's expected share of a window's produce requests. Without random partition
+    choices (round robin, keys, or no window) each broker takes the share of partitions it leads.
+    A keyless sticky partitioner sends a stretch of records to one random partition, then picks
+    again: with k picks in the window broker b's share is a binomial proportion around p_b (sd
+    sqrt(p_b (1 - p_b) / k)), and the busiest share is the expected maximum of those (normal
+    approximation, the brokers taken as independent)."""
+    total = sum(led)
+    if total <= 0:
+        return 0.0
+    shares = tuple(n / total for n in led if n > 0)
+    if not picks or picks <= 0 or len(shares) < 2:
+        return max(shares)
+    sds = tuple(math.sqrt(p * (1 - p) / picks) for p in shares)
+    return min(1.0, max(max(shares), _expected_max(shares, sds)))
+
+
 def predict(
     traffic: Traffic,
     profile: ClientProfile,
@@ -91,7 +130,10 @@ def predict_rules(
     total = sum(sim.per_producer_rps()) * traffic.producers
     led = [traffic.partitions_led(b) for b in range(traffic.brokers)]
     by_broker = [total * n / max(sum(led), 1) for n in led]
-    busiest = max(by_broker) if by_broker else 0.0
+    picks = None
+    if traffic.window_s and sim.random_picks:
+        picks = sim.random_picks / (sim.horizon_s * sim.producers) * traffic.producers * traffic.window_s
+    busiest = total * busiest_share(led, picks) if by_broker else 0.0
     per_batch = sim.messages / max(sim.partition_batches, 1)
     payload = traffic.total_rate * traffic.message_bytes
     wire = payload / table.ratio(rules.compression, per_batch)

@@ -7,6 +7,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from tuner import __version__
 from tuner.core.errors import KbtError, NoSolution
@@ -27,6 +28,7 @@ from tuner.store.recommendation import (
     ClientRecommendation,
     Floor,
     Measured,
+    Prediction,
     Recommendation,
     SLOBounds,
     Status,
@@ -234,6 +236,7 @@ def _recommend_kind(
     if slo.p99_ms is not None:
         both, one = floor_requests(traffic.producers, traffic.brokers, slo.p99_ms / 1000)
         floor = Floor(allowed_linger_ms=slo.p99_ms, producer_broker_rps=both, producer_rps=one)
+    relief = busiest_relief(base_pred, predicted, base_meas, measured)
     return ClientRecommendation(
         client=kind,
         status=status,
@@ -247,12 +250,36 @@ def _recommend_kind(
         reduction_measured=_ratio(
             base_meas.requests_per_s if base_meas else None, measured.requests_per_s if measured else None
         ),
+        busiest_before=relief[0] if relief else None,
+        busiest_after=relief[1] if relief else None,
+        busiest_relief_on=relief[2] if relief else None,
         evidence=evidence,
         trials=trials,
         floor=floor,
         band_doubt=doubt[1] if doubt is not None else None,
         notes=notes,
     )
+
+
+def busiest_relief(
+    base_pred: Prediction | None,
+    predicted: Prediction,
+    base_meas: Measured | None,
+    measured: Measured | None,
+) -> tuple[float, float, Literal["measured", "predicted"]] | None:
+    """The busiest broker's produce requests/s before and after: measured when both runs counted
+    per broker the same way (the client's own split, or the brokers' counters), else predicted."""
+    if (
+        base_meas is not None
+        and measured is not None
+        and base_meas.busiest_broker_requests_per_s is not None
+        and measured.busiest_broker_requests_per_s
+        and base_meas.busiest_broker_measured_on == measured.busiest_broker_measured_on
+    ):
+        return base_meas.busiest_broker_requests_per_s, measured.busiest_broker_requests_per_s, "measured"
+    if base_pred is not None and predicted.busiest_broker_requests_per_s > 0:
+        return base_pred.busiest_broker_requests_per_s, predicted.busiest_broker_requests_per_s, "predicted"
+    return None
 
 
 def _search_budget(req: Request, base: ClientProfile | None, own_base: bool) -> int:

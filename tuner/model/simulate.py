@@ -59,6 +59,9 @@ class SimResult:
     requests_by_broker: list[int] = field(default_factory=list)
     partition_batches: int = 0
     waits_s: list[float] = field(default_factory=list)
+    # random partition choices (a keyless sticky partitioner's switches; every record for "random"):
+    # how unevenly a window's requests may fall on the brokers (tuner.model.predict.busiest_share)
+    random_picks: int = 0
 
     @property
     def requests(self) -> int:
@@ -114,11 +117,13 @@ class _Chooser:
         self.since = [0.0] * topics
         self.used = [0.0] * topics  # events or bytes on the current partition
         self.salt = rng.getrandbits(32)
+        self.picks = 0  # random partition choices made (each a stretch of records on one partition)
 
     def pick(self, topic: int, t: float, size: float) -> int:
         n = self.traffic.partitions[topic]
         mode, rng = self.mode, self.rng
         if mode == "random":
+            self.picks += 1
             return rng.randrange(n)
         if mode == "hash":
             key = rng.randrange(self.traffic.key_cardinality or 1)
@@ -127,13 +132,16 @@ class _Chooser:
         if mode == "sticky_time":
             if cur < 0 or t - self.since[topic] >= self.part.sticky_ms / 1000:
                 cur, self.since[topic] = rng.randrange(n), t
+                self.picks += 1
         elif mode == "sticky_bytes":
             if cur < 0 or self.used[topic] >= self.part.sticky_bytes:
                 cur, self.used[topic] = rng.randrange(n), 0.0
+                self.picks += 1
             self.used[topic] += size
         else:  # sticky_events, round_robin
             if cur < 0 or self.used[topic] >= self.part.sticky_events:
                 cur = rng.randrange(n) if mode == "sticky_events" or cur < 0 else (cur + 1) % n
+                self.picks += mode == "sticky_events"
                 self.used[topic] = 0.0
             self.used[topic] += 1
         self.current[topic] = cur
@@ -213,6 +221,7 @@ def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAU
             result.partition_batches += batches
         else:
             _filebeat(traffic, rules, times, chooser, result, rtt_s)
+        result.random_picks += chooser.picks
     return result
 
 

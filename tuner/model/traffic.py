@@ -32,6 +32,9 @@ class Traffic:
     brokers: int
     key_cardinality: int | None = None  # None: keyless
     arrivals: Arrivals = "periodic"
+    # The window a busiest broker is measured over (a run's duration less its warm-up): the fewer
+    # partition choices fall in it, the more unevenly they load the brokers. None: the mean share.
+    window_s: float | None = None
 
     @property
     def total_rate(self) -> float:
@@ -92,4 +95,5 @@ def traffic_of(
         brokers=brokers,
         key_cardinality=cardinality,
         arrivals=arrivals,
+        window_s=workload.duration_s - workload.warmup_s,
     )

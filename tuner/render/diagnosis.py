@@ -89,6 +89,36 @@ def topic_table(d: Diagnosis) -> Table | None:
     return table
 
 
+TOP_CLIENTS = 10
+
+
+def client_table(d: Diagnosis) -> Table | None:
+    """The clients Kafka's quota sensors saw (docs/diagnose.md: which clients), busiest first."""
+    if not d.clients:
+        return None
+    table = Table(
+        title="top clients (Kafka's per-client sensors; req/s estimated: the brokers' produce requests"
+        " split by request-time share)",
+        title_justify="left",
+    )
+    for col in ("client", "thread time", "share", "produce KB/s", "~req/s", "~B/request", "batching gain"):
+        table.add_column(col, justify="left" if col == "client" else "right")
+    for c in d.clients[:TOP_CLIENTS]:
+        gain = "-"
+        if c.requests_cut is not None and c.threads_freed is not None:
+            gain = f"~{c.requests_cut:.0f}x fewer, up to {c.threads_freed * 1000:.0f} ms/s freed"
+        table.add_row(
+            c.client,
+            f"{c.request_threads * 1000:.1f} ms/s",
+            f"{c.time_share:.0%}",
+            f"{c.produce_bytes_per_s / 1000:.1f}",
+            _num(c.produce_requests_per_s, "{:.1f}"),
+            _bytes(c.bytes_per_request),
+            gain,
+        )
+    return table
+
+
 def findings_text(d: Diagnosis) -> Text:
     text = Text()
     for b in d.brokers:
@@ -121,6 +151,9 @@ def diagnosis_view(d: Diagnosis) -> RenderableType:
     topics = topic_table(d)
     if topics is not None:
         parts.append(topics)
+    clients = client_table(d)
+    if clients is not None:
+        parts.append(clients)
     parts.append(findings_text(d))
     parts.append(Text(d.headline, style=f"bold {STYLE[d.status]}"))
     return Group(*parts)

@@ -153,6 +153,11 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     if c.reduction_measured is not None or c.reduction_predicted is not None:
         r = c.reduction_measured if c.reduction_measured is not None else c.reduction_predicted
         lines.append(f"{r:.1f}x fewer produce requests than {rec.baseline.name}.")
+    if (relief := c.busiest_relief) is not None:
+        lines.append(
+            f"Busiest broker: {c.busiest_before:.1f} -> {c.busiest_after:.1f} produce requests/s,"
+            f" {relief:.1f}x fewer ({c.busiest_relief_on})."
+        )
     return lines
 
 

@@ -139,6 +139,11 @@ class ClientRecommendation(Frozen):
     baseline_measured: Measured | None = None
     reduction_predicted: float | None = Field(default=None, description="Baseline / recommended requests/s.")
     reduction_measured: float | None = None
+    # The relief the busiest broker gets (baseline / recommended produce requests/s there): measured
+    # where both runs counted per broker, else predicted. A total's cut can overstate it.
+    busiest_before: float | None = Field(default=None, description="Baseline req/s, busiest broker.")
+    busiest_after: float | None = Field(default=None, description="Recommended req/s, busiest broker.")
+    busiest_relief_on: Literal["measured", "predicted"] | None = None
     evidence: list[str] = Field(default_factory=list, description="Run ids that prove it.")
     trials: list[Trial] = Field(default_factory=list)
     floor: Floor | None = None
@@ -147,6 +152,13 @@ class ClientRecommendation(Frozen):
         description="Why the held-out error bands could change the ranking (then confirmed live), else None.",
     )
     notes: list[str] = Field(default_factory=list)
+
+    @property
+    def busiest_relief(self) -> float | None:
+        """Baseline / recommended produce requests/s on the busiest broker."""
+        if self.busiest_before is None or not self.busiest_after:
+            return None
+        return self.busiest_before / self.busiest_after
 
 
 class ModelTruth(Frozen):

@@ -83,6 +83,26 @@ class TopicSnapshot(Frozen):
         return _ratio(self.bytes_in_per_s, self.partition_appends_per_s)
 
 
+class ClientSnapshot(Frozen):
+    """One client (user and/or client-id) on one broker, from Kafka's quota sensors (present once any
+    client quota is set): the thread time its requests used and its produce bytes. Kafka keeps no
+    request count per client (docs/diagnose.md: which clients)."""
+
+    broker: str
+    client_id: str = ""
+    user: str = ""
+    request_threads: float = 0.0  # network + handler thread time, in threads (1.0 = one thread)
+    produce_bytes_per_s: float = 0.0  # produce request bytes per second
+
+    @property
+    def name(self) -> str:
+        if self.user and self.client_id:
+            return f"{self.client_id} (user {self.user})"
+        if self.user:
+            return f"user {self.user}"
+        return self.client_id or "(no client-id)"
+
+
 class ClusterSnapshot(Frozen):
     """Every broker (and the busiest topics) over [end - window_s, end]."""
 
@@ -92,6 +112,7 @@ class ClusterSnapshot(Frozen):
     step_s: float
     brokers: list[BrokerSnapshot] = Field(default_factory=list)
     topics: list[TopicSnapshot] = Field(default_factory=list)  # by partition appends/s, busiest first
+    clients: list[ClientSnapshot] = Field(default_factory=list)  # empty without the quota sensors
     queries: dict[str, str] = Field(default_factory=dict)
 
     @property

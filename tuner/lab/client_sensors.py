@@ -1,0 +1,60 @@
+"""Kafka's per-client quota sensors on a lab (`kbt lab client-sensors on|off`).
+
+Kafka records per user / client-id thread time (type=Request request-time) and produce bytes
+(type=Produce byte-rate) only while a client quota of that kind is set (ClientQuotaManager keeps no
+sensors without one). `on` sets default client quotas no client can reach (ten million threads'
+worth of request time, a petabyte per second of produce bytes), so the sensors exist and nobody is
+throttled; `off` deletes exactly those two defaults. Kafka never clears its "quotas enabled" flag:
+after `off` the sensors keep recording (unthrottled) until the broker restarts. Kafka's own
+ConfigCommand from the lab's jars does it (confluent-kafka has no AlterClientQuotas). Against a
+cluster of your own, docs/diagnose.md gives the same kafka-configs lines; kbt changes no quota there.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.lab.node_config import classpath
+
+# Values no client can reach: request_percentage is percent of one thread per quota window.
+SENSOR_QUOTAS = {"request_percentage": "1000000000", "producer_byte_rate": "1000000000000000"}
+CONFIG_COMMAND_TIMEOUT_S = 60.0
+
+
+def config_command(bootstrap: str, on: bool) -> list[str]:
+    """kafka-configs' arguments that set (on) or delete (off) the default client quotas."""
+    change = (
+        ["--add-config", ",".join(f"{k}={v}" for k, v in SENSOR_QUOTAS.items())]
+        if on
+        else ["--delete-config", ",".join(SENSOR_QUOTAS)]
+    )
+    return [
+        "--bootstrap-server",
+        bootstrap,
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-default",
+        *change,
+    ]
+
+
+def set_client_sensors(bootstrap: str, on: bool) -> None:
+    """Set or delete the lab's default client quotas; EnvironmentProblem when Kafka refuses."""
+    java = shutil.which("java")
+    if java is None:
+        raise EnvironmentProblem("java is not on PATH (kbt lab needs it)")
+    argv = [java, "-Xmx128m", "-cp", classpath(), "kafka.admin.ConfigCommand", *config_command(bootstrap, on)]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=CONFIG_COMMAND_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(
+            f"kafka-configs did not answer in {CONFIG_COMMAND_TIMEOUT_S:.0f} s ({bootstrap})"
+        ) from None
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1][:300]
+        raise EnvironmentProblem(f"kafka-configs failed ({bootstrap}): {last}")

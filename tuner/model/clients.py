@@ -1,0 +1,107 @@
+"""Which clients send the small produce requests: Kafka's per-client quota sensors, turned into each
+client's share of the brokers' thread time, its bytes, an estimated produce request rate and the
+gain from batching it.
+
+    estimates = attribute_clients(snapshot, target_bytes=16384)   # busiest first
+
+Kafka keeps, per user / client-id once any client quota is set (ClientQuotaManager and
+ClientRequestQuotaManager, Kafka 4.1), a Rate of the thread time the client's requests used
+(request-time: the handler's time from taking the request to its local completion, plus the network
+thread's time reading it and sending the response) and a Rate of its produce request bytes
+(byte-rate). Neither counts requests. The request rate is estimated per broker as the broker's
+measured produce request rate (RequestMetrics) split by the producing clients' shares of
+request-time there, summed over the brokers:
+
+    n(client, broker) = N(broker) x T(client, broker) / sum of T over the broker's producing clients
+
+That is exact when every produce request costs the same thread time. It does not: a request's time
+grows with its size, so the split understates the clients sending the smallest requests and
+overstates the ones that batch (docs/diagnose.md "Which clients" gives the measured accuracy). The
+ranking by request-time share does not depend on it. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
+from tuner.store.snapshot import ClientSnapshot, ClusterSnapshot
+
+
+class ClientEstimate(Frozen):
+    """One client over the window, summed over the brokers."""
+
+    client: str  # client-id (and user) as Kafka keys its sensors
+    client_id: str = ""
+    user: str = ""
+    request_threads: float  # network + handler thread time its requests used, in threads
+    time_share: float  # of the thread time of every client the sensors saw
+    produce_bytes_per_s: float
+    # estimated from the brokers' produce request rates, split by request-time share (module doc)
+    produce_requests_per_s: float | None = None
+    bytes_per_request: float | None = None
+    requests_cut: float | None = None  # batching to target_bytes would cut its requests ~Nx
+    threads_freed: float | None = None  # thread time that cut frees, at most (per-request cost)
+    by_broker: dict[str, float] = Field(default_factory=dict)  # estimated produce req/s per broker
+
+
+def attribute_clients(snapshot: ClusterSnapshot, target_bytes: float) -> list[ClientEstimate]:
+    """Every client the sensors saw, by estimated produce request rate then thread time, busiest
+    first; empty without the sensors."""
+    if not snapshot.clients:
+        return []
+    rates = {b.broker: b.produce_requests_per_s for b in snapshot.brokers if b.measured}
+    total_threads = sum(c.request_threads for c in snapshot.clients)
+    per_broker: dict[str, dict[tuple[str, str], float]] = {}
+    for broker, rate in rates.items():
+        producers = [c for c in snapshot.clients if c.broker == broker and c.produce_bytes_per_s > 0]
+        spent = sum(c.request_threads for c in producers)
+        if rate is None or spent <= 0:
+            continue
+        per_broker[broker] = {(c.client_id, c.user): rate * (c.request_threads / spent) for c in producers}
+    grouped: dict[tuple[str, str], list[ClientSnapshot]] = {}
+    for c in snapshot.clients:
+        grouped.setdefault((c.client_id, c.user), []).append(c)
+    out = [_estimate(key, rows, total_threads, per_broker, target_bytes) for key, rows in grouped.items()]
+    return sorted(out, key=lambda e: (-(e.produce_requests_per_s or 0.0), -e.request_threads, e.client))
+
+
+def _estimate(
+    key: tuple[str, str],
+    rows: list[ClientSnapshot],
+    total_threads: float,
+    per_broker: dict[str, dict[tuple[str, str], float]],
+    target_bytes: float,
+) -> ClientEstimate:
+    threads = sum(r.request_threads for r in rows)
+    produced = sum(r.produce_bytes_per_s for r in rows)
+    by_broker = {b: split[key] for b, split in per_broker.items() if key in split}
+    requests = sum(by_broker.values()) if by_broker else None
+    size = _ratio(produced, requests)
+    cut = freed = None
+    if size is not None and 1.0 <= size < target_bytes:
+        cut = target_bytes / size
+        freed = threads * (1.0 - 1.0 / cut)
+    return ClientEstimate(
+        client=rows[0].name,
+        client_id=key[0],
+        user=key[1],
+        request_threads=threads,
+        time_share=threads / total_threads if total_threads > 0 else 0.0,
+        produce_bytes_per_s=produced,
+        produce_requests_per_s=requests,
+        bytes_per_request=size,
+        requests_cut=cut,
+        threads_freed=freed,
+        by_broker=by_broker,
+    )
+
+
+def _ratio(num: float, den: float | None) -> float | None:
+    """num / den, None for a vanishing or unknown denominator (a vanishing rate is no rate)."""
+    if not den or den <= 0:
+        return None
+    ratio = num / den
+    return ratio if math.isfinite(ratio) else None
