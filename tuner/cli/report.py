@@ -151,7 +151,7 @@ def _backfill(data: ReportInput, prom: Prometheus) -> None:
     """Fetch and save time series for the records that have none (while Prometheus has the data)."""
     from dataclasses import replace
 
-    from tuner.runner.run_series import save_series
+    from tuner.runner.series_store import save_series
     from tuner.store.run_series import load_run_series
 
     if any(entry.series is None for entry in data.runs):

@@ -6,7 +6,7 @@ produce exactly these names; docs/metrics.md is generated from this module. Ever
 the Prometheus target labels job="kafka-broker" and broker="<node id>".
 
 CLIENT_SERIES are the series kbt's own load exporters serve (tuner/driver/client_exporter.py,
-tuner/driver/consumer_exporter.py, the Java engine's ClientExporter.java): this is their one
+tuner/driver/stress/consumer_exporter.py, the Java engine's ClientExporter.java): this is their one
 definition; tests compare what each exporter serves with it.
 """
 

@@ -1,7 +1,7 @@
 """Client kind `filebeat` with real Filebeat: one Filebeat process per pod, each tailing a log file
 that a writer process fills at the workload's rate with the workload's payloads.
 
-Every line carries its record id and intended write time (tuner/driver/filebeat_writer.py), so
+Every line carries its record id and intended write time (tuner/driver/tailed/writer.py), so
 delivery verification is exact: Filebeat retries until delivered, so lost = written - read back;
 duplicates and per-partition order come from the same read-back. The run's topic is switched to
 LogAppendTime so a record's timestamp is the leader's append time: write time -> that is the
@@ -27,17 +27,16 @@ from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.kafka_clients import Connection
+from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
-from tuner.driver.filebeat_builds import build_for, build_version, filebeat_binary
-from tuner.driver.filebeat_corpus import write_corpus
-from tuner.driver.filebeat_plan import drain_s
-from tuner.driver.filebeat_readback import ReadBack
-from tuner.driver.filebeat_yml import EVENT_OVERHEAD_BYTES, pod_config
+from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
+from tuner.driver.filebeat.plan import drain_s
+from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, pod_config
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import DriverResult, LatencyMs
-from tuner.driver.tailed_pods import (
+from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
     TailedRun,
     log_append_time,
@@ -47,6 +46,7 @@ from tuner.driver.tailed_pods import (
     wait_started,
     wait_writers,
 )
+from tuner.driver.tailed.readback import ReadBack
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan

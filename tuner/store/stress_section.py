@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.spec.stress import Stage
+from tuner.spec.stress_spec import Stage
 
 Verdict = Literal["held", "failed", "not judged", "aborted", "interrupted"]
 GateName = Literal["network_idle", "request_queue", "p99", "e2e_p99", "failed", "lost", "verified"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.core.paths import repo_root
-from tuner.driver.stress_plan import StressPlan
+from tuner.driver.stress.plan import StressPlan
 
 LOCUSTFILE = Path("loadtests") / "stress_locustfile.py"
 STOP_GRACE_S = 10.0

@@ -3,7 +3,7 @@
 Each stage is measured in two halves (0 = first, 1 = second) because lagging readers may read in
 the second half only (`lagging_readers: split`): the real-time groups' end-to-end latency in half 0
 is "without lagging readers", in half 1 "with". Records are attributed to the stage (and half) in
-which they were *consumed*. Latencies in HdrHistograms, as in stress_tally.
+which they were *consumed*. Latencies in HdrHistograms, as in the producers' tally (tally.py).
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from tuner.core.kafka_clients import Connection, new_consumer
-from tuner.driver.consumer_exporter import ConsumerExporter
-from tuner.driver.consumer_tally import GroupTally
 from tuner.driver.latency_hist import Latency
-from tuner.driver.stress_plan import StressPlan, lagging_active, second_half
+from tuner.driver.stress.consumer_exporter import ConsumerExporter
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan, lagging_active, second_half
 from tuner.spec.workload import ConsumerGroupSpec
 
 STATS_INTERVAL_MS = 1000

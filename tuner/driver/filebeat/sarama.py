@@ -10,7 +10,7 @@ from typing import Any
 from tuner.driver.acked_verify import filebeat_event_id
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
-from tuner.driver.filebeat_plan import (
+from tuner.driver.filebeat.plan import (
     RESULT_SCHEMA,
     START_SLACK_S,
     check_emulated,

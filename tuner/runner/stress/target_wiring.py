@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tuner.core.paths import KAFKA_VERSION
-from tuner.runner.run_series import SeriesStore
-from tuner.runner.stress import StressObserver, StressRunner, StressTarget
-from tuner.runner.stress_locust import LocustOptions
+from tuner.runner.series_store import SeriesStore
+from tuner.runner.stress.locust_processes import LocustOptions
+from tuner.runner.stress.run_stages import StressObserver, StressRunner, StressTarget
 from tuner.target.base import TargetSource
 
 # Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.core.errors import BadInput, Unreachable
-from tuner.driver.stress_plan import WORKER_REPORT_ENV
+from tuner.driver.stress.plan import WORKER_REPORT_ENV
 
 STOP_GRACE_S = 15.0
 

@@ -1,4 +1,5 @@
-"""A Kafka producer as a locust User, built on the librdkafka driver's parts.
+"""A Kafka producer as a locust User for a plain locust run of a kbt spec (the open loop of
+tuner.driver.locust.producer, the librdkafka driver's delivery check).
 
 Import it only inside locust processes (importing locust monkey-patches the process for gevent);
 `loadtests/locustfile.py` subclasses it. The API, for locust files and tools built on it:
@@ -30,7 +31,6 @@ Import it only inside locust processes (importing locust monkey-patches the proc
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import random
@@ -40,29 +40,27 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from confluent_kafka import KafkaError, KafkaException, Message, Producer
-from locust import User, events, task
+from confluent_kafka import KafkaError, Message, Producer
+from locust import events
 from locust.env import Environment
 from locust.runners import STATE_INIT, STATE_STOPPED, STATE_STOPPING, LocalRunner, MasterRunner, WorkerRunner
 
 from tuner.core.kafka_clients import Connection, new_producer
-from tuner.driver.delivery_log import ID_HEX, DeliveryLog
+from tuner.driver.delivery_log import DeliveryLog
 from tuner.driver.librdkafka_engine import verify_delivery
-from tuner.driver.locust_load import (
+from tuner.driver.locust.producer import OpenLoopProducer, ProcessShare, drain
+from tuner.driver.locust.spec_load import (
     LocustLoad,
     create_load_topics,
     delete_load_topics,
     load_from_spec,
     summarize,
 )
-from tuner.driver.payload import Payloads, build_pool
-from tuner.driver.rdkafka_worker import ID_SHIFT, SEQ_MASK, WorkerResult
+from tuner.driver.payload import SEQ_MASK
+from tuner.driver.rdkafka_worker import WorkerResult
 
 log = logging.getLogger("kbt.locust")
 
-WORKER_SHIFT = 12  # producer id = worker index << 12 | the user's number in its process
-BURST = 100  # rate max: records between polls
-MAX_SLEEP_S = 0.005
 DRAIN_S = 30.0
 # Schedules start LEAD_S after the test starts (the topics exist, the first users are spawned) and,
 # with --run-time, end END_MARGIN_S before it, so the last records are acked (and their request
@@ -73,16 +71,15 @@ REPORT_WAIT_S = 180.0
 MSG_HELLO, MSG_FINISH, MSG_DELIVERY = "kbt_locust_hello", "kbt_locust_finish", "kbt_locust_delivery"
 
 
-class _Process:
+class _Process(ProcessShare):
     """This locust process's share: the load, its producers, the delivery log, the reports."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.load: LocustLoad | None = None
-        self.pool: list[bytes] | None = None
         self.log = DeliveryLog("open")
         self.producers: list[Producer] = []
         self.sent = 0
-        self.counter = itertools.count()
         self.workers: set[str] = set()  # master: workers that started the test
         self.reports: dict[str, dict[str, Any]] = {}
 
@@ -108,7 +105,7 @@ def _options(parser: Any) -> None:
     parser.add_argument("--kbt-load", default="", help="(set by the master)", include_in_web_ui=False)
 
 
-class KafkaProducerUser(User):
+class KafkaProducerUser(OpenLoopProducer):
     """One producer ("pod") offering the workload's per-producer rate."""
 
     abstract = True
@@ -116,92 +113,48 @@ class KafkaProducerUser(User):
     def on_start(self) -> None:
         env = self.environment
         load = STATE.load_of(env)
-        runner = env.runner
-        worker = max(0, int(getattr(runner, "worker_index", 0))) if isinstance(runner, WorkerRunner) else 0
-        if STATE.pool is None:
-            STATE.pool = build_pool(load.source_workload(), seed=worker + 1)
+        worker = STATE.worker_index(env)
+        pool = STATE.payload_pool(load.source_workload(), worker)
         self.load = load
-        self.pid = (worker << WORKER_SHIFT) | (next(STATE.counter) & ((1 << WORKER_SHIFT) - 1))
-        self.payloads = Payloads(STATE.pool, load.plan.workload.keys, random.Random(self.pid))
-        self.prefixes = self.payloads.prefixes()
-        self.offset = random.randrange(len(self.prefixes))  # users start at different pool events
+        pid = STATE.next_pid(worker)
         rate = load.plan.workload.rate_per_producer
-        self.interval = 0.0 if rate == "max" else 1.0 / float(rate)
+        interval = 0.0 if rate == "max" else 1.0 / float(rate)
         now = time.time()
         # The first users (spawned by t0 + LEAD_S) keep the shared schedule, catching up when late
         # (the delay shows as latency); users added later start from their own start.
         start = load.t0 if now < load.t0 + LEAD_S else now
-        self.start_at = start + random.random() * self.interval
-        self.seq = 0
-        self.topics = load.topics
         self.names = [self.request_name(i) for i in range(len(load.topics))]
         settings: dict[str, Any] = {
-            "client.id": f"kbt-locust-{load.plan.profile.name}-{self.pid}",
+            "client.id": f"kbt-locust-{load.plan.profile.name}-{pid}",
             **load.plan.profile.client_settings(),
             "on_delivery": self._delivered,
         }
-        self.producer = new_producer(Connection(load.bootstrap_servers), settings)
-        STATE.producers.append(self.producer)
+        producer = new_producer(Connection(load.bootstrap_servers), settings)
+        STATE.producers.append(producer)
+        self.schedule(
+            producer, pid, pool, load.plan.workload, load.topics, interval,
+            start + random.random() * interval, load.t_end or float("inf"),
+        )  # fmt: skip
 
     def request_name(self, topic_index: int) -> str:
         """The locust request name of records sent to the load's `topic_index`th topic."""
         return f"{self.load.plan.profile.name}/{self.load.plan.workload.topics[topic_index].name}"
 
+    def on_sent(self, due: float, now: float) -> None:
+        STATE.sent += 1
+
     def _delivered(self, err: KafkaError | None, msg: Message) -> None:
-        value = msg.value()
-        if value is None:
+        record = self.record_of(msg)
+        if record is None:
             return
-        rid = int(value[-ID_HEX:], 16)
-        seq = rid & SEQ_MASK
-        if self.interval > 0:
-            latency = time.time() - (self.start_at + seq * self.interval)
-        else:
-            latency = msg.latency() or 0.0
+        rid, intended = record
+        latency = time.time() - intended if self.interval > 0 else (msg.latency() or 0.0)
         if err is None:
             offset = msg.offset()
             STATE.log.add_acked(rid, msg.partition() or 0, -1 if offset is None else offset)
-            exception: Exception | None = None
         else:
             STATE.log.add_failed(rid, err.name())
-            exception = KafkaException(err)
-        self.environment.events.request.fire(
-            request_type="produce", name=self.names[seq % len(self.names)], response_time=latency * 1000,
-            response_length=len(value) if err is None else 0, exception=exception, context={},
-        )  # fmt: skip
-
-    def _send(self, seq: int) -> bool:
-        at = (self.offset + seq) % len(self.prefixes)
-        value = self.prefixes[at] + b"%016x" % (self.pid << ID_SHIFT | seq)
-        key = None if self.payloads.keyless else self.payloads.key_for(self.payloads.pool[at])
-        try:
-            self.producer.produce(self.topics[seq % len(self.topics)], value, key)
-        except BufferError:  # local queue full: serve callbacks, retry on the next turn
-            return False
-        STATE.sent += 1
-        return True
-
-    @task
-    def produce(self) -> None:
-        producer, interval, end = self.producer, self.interval, self.load.t_end or float("inf")
-        while True:
-            now = time.time()
-            due = self.start_at + self.seq * interval if interval > 0 else now
-            if due >= end:  # the schedule is over: serve the last delivery reports until stopped
-                producer.poll(0)
-                gevent.sleep(0.05)
-            elif interval > 0:  # every record due by now (and before the end), late ones too
-                while due <= now and due < end and self._send(self.seq):
-                    self.seq += 1
-                    due = self.start_at + self.seq * interval
-                producer.poll(0)
-                gevent.sleep(min(MAX_SLEEP_S, max(0.0, due - time.time())))
-            else:
-                for _ in range(BURST):
-                    if not self._send(self.seq):
-                        break
-                    self.seq += 1
-                producer.poll(0)
-                gevent.sleep(0)
+        self.fire(self.names[(rid & SEQ_MASK) % len(self.names)], latency, len(msg.value() or b""), err)
 
 
 # ---- lifecycle -----------------------------------------------------------------------------------
@@ -304,10 +257,7 @@ def _finish(load: LocustLoad) -> dict[str, Any]:
         # statistics events waiting for poll(), which would mark a clean run indeterminate.
         return max(0, STATE.sent - STATE.log.acked_total - STATE.log.failed_total)
 
-    while unreported() and time.time() < deadline:
-        for producer in producers:
-            producer.poll(0)
-        gevent.sleep(0.01)
+    drain(producers, unreported, deadline)
     indeterminate = unreported()
     for producer in producers:
         producer.purge()

@@ -1,4 +1,5 @@
-"""Write the pods' log files for real Filebeat: `python -m tuner.driver.filebeat_writer PLAN.json`.
+"""Write the tailed pods' log files (real Filebeat, the collector):
+`python -m tuner.driver.tailed.writer PLAN.json`.
 
 One writer process per workload process, each writing its pods' files on an open-loop schedule
 (line k of a pod is due at start_at + phase + k / rate). Every line starts with its intended write

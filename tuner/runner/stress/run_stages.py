@@ -19,10 +19,10 @@ from confluent_kafka.admin import AdminClient
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
 from tuner.core.kafka_clients import Connection, admin_client
-from tuner.driver.consumer_pool import ConsumerPool
-from tuner.driver.stress_plan import StressPlan
-from tuner.driver.stress_tally import Tally
-from tuner.driver.stress_verify import StressDelivery, verify_stress
+from tuner.driver.stress.consumer_pool import ConsumerPool
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import Tally
+from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.broker_window import measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.measure.prometheus import Prometheus
@@ -33,17 +33,17 @@ from tuner.measure.stress_window import (
     topic_rate,
 )
 from tuner.runner.lifecycle import new_ids, topic_names
-from tuner.runner.stress_gates import broker_gates, failed_gates, generator_note, producer_gates
-from tuner.runner.stress_locust import LocustOptions, LocustProcesses, remote_worker_command
-from tuner.runner.stress_records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
+from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
+from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
+from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
 from tuner.runner.topics import broker_count, check_fits_cluster, create_topics, delete_topics
-from tuner.spec.stress import Stage
 from tuner.spec.stress_load import LoadedStress
+from tuner.spec.stress_spec import Stage
 from tuner.store.environment import capture_environment
 from tuner.store.figures import BrokerWindow
 from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
-from tuner.store.stress import GateCheck, RemoteTier, Verdict
+from tuner.store.stress_section import GateCheck, RemoteTier, Verdict
 from tuner.target.ledger import TopicLedger
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0

@@ -7,10 +7,11 @@ another machine needs only kbt installed and `kbt stress-worker --master HOST:PO
 `locust -f - --worker`).
 
 - `StressProducer`: one producer ("pod") per locust user, with the profile's librdkafka settings.
-  Open loop at the plan's rate from its own start; latency is measured from the intended send
-  time, and how late each produce() call was (send lag: the generator behind its own schedule);
-  only `poll(0)` on the hot path. Each delivery fires a locust request event named after
-  the stage (so locust's own statistics split by stage) and is tallied for kbt (stress_tally).
+  Open loop at the plan's rate from its own start (tuner.driver.locust.producer); latency is
+  measured from the intended send time, and how late each produce() call was (send lag: the
+  generator behind its own schedule); only `poll(0)` on the hot path. Each delivery fires a locust
+  request event named after the stage (so locust's own statistics split by stage) and is tallied
+  for kbt (tuner.driver.stress.tally).
 - `StressShape`: the plan's stages as a locust LoadTestShape (users = producers), on the wall
   clock from the plan's t0; a file `abort` in the master's out dir ends the ramp early (drain).
 - Workers ship their tally deltas with every locust report; the master (or a local runner) merges
@@ -21,7 +22,6 @@ another machine needs only kbt installed and `kbt stress-worker --master HOST:PO
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import random
@@ -30,24 +30,24 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from confluent_kafka import KafkaError, KafkaException, Message
-from locust import LoadTestShape, User, events, task
+from confluent_kafka import KafkaError, Message
+from locust import LoadTestShape, events
 from locust.env import Environment
 from locust.runners import LocalRunner, MasterRunner, WorkerRunner
 
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
-from tuner.driver.payload import Payloads, build_pool, id_of
-from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK, WORKER_REPORT_ENV, WORKER_SHIFT, StressPlan
-from tuner.driver.stress_tally import Tally
-from tuner.spec.stress import users_at
+from tuner.driver.locust.producer import OpenLoopProducer, ProcessShare, drain
+from tuner.driver.payload import SEQ_MASK
+from tuner.driver.stress.plan import WORKER_REPORT_ENV, StressPlan
+from tuner.driver.stress.tally import Tally
+from tuner.spec.stress_spec import users_at
 
 STATS_INTERVAL_MS = 2000
 STATUS_EVERY_S = 1.0
 SPAWN_RATE = 100.0
 LEAD_USERS_S = 3.0  # spawn the first stage's producers this long before t0 (connections warm)
-MAX_SLEEP_S = 0.005
 FLUSH_LIMIT_S = 30.0
 FLUSH_MARGIN_S = 4.0  # a locust report (every 3 s) must still fit between the flush and the end
 STATUS_FILE = "status.json"
@@ -56,16 +56,15 @@ STATUS_KEY = "kbt_stress"
 COUNTS = ("sent", "acked", "failed")
 
 
-class _Process:
+class _Process(ProcessShare):
     """This locust process's share of the run: plan, tally, exporter, pool, producer numbering."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.plan: StressPlan | None = None
         self.tally = Tally()  # worker: since the last report; local/master: everything
         self.merged = Tally()  # master: everything received
         self.exporter: ClientExporter | None = None
-        self.pool: list[bytes] | None = None
-        self.counter = itertools.count()
         self.writer: Any = None
         self.last_report: dict[str, float] = {}
         self.shipped = dict.fromkeys(COUNTS, 0)  # worker: totals reported to the master so far
@@ -80,15 +79,6 @@ class _Process:
                 raise RuntimeError("no stress plan: run through 'kbt stress' (option --kbt-plan)")
             self.plan = StressPlan.from_json(raw)
         return self.plan
-
-    def worker_index(self, environment: Environment) -> int:
-        runner = environment.runner
-        return max(0, int(getattr(runner, "worker_index", 0))) if isinstance(runner, WorkerRunner) else 0
-
-    def payload_pool(self, plan: StressPlan, worker: int) -> list[bytes]:
-        if self.pool is None:
-            self.pool = build_pool(plan.source_workload(), seed=worker + 1)
-        return self.pool
 
     def exporter_for(self, plan: StressPlan, worker: int) -> ClientExporter | None:
         if self.exporter is None and worker < len(plan.producer_ports):
@@ -108,7 +98,7 @@ def _options(parser: Any) -> None:
     )
 
 
-class StressProducer(User):
+class StressProducer(OpenLoopProducer):
     """One producer ("pod") offering the plan's per-producer rate."""
 
     def on_start(self) -> None:
@@ -116,62 +106,49 @@ class StressProducer(User):
         plan = STATE.plan_of(env)
         worker = STATE.worker_index(env)
         self.plan = plan
-        self.pid = (worker << WORKER_SHIFT) | (next(STATE.counter) & ((1 << WORKER_SHIFT) - 1))
-        self.name = f"p{self.pid}"
-        self.interval = 1.0 / plan.rate_per_producer
-        self.start_at = max(plan.t0, time.time()) + random.random() * self.interval
-        self.seq = 0
-        self.topics = plan.topics
-        pool = STATE.payload_pool(plan, worker)
-        self.payloads = Payloads(pool, plan.workload.keys, random.Random(self.pid))
-        self.payloads._next = random.randrange(len(pool))
+        pid = STATE.next_pid(worker)
+        self.name = f"p{pid}"
+        interval = 1.0 / plan.rate_per_producer
+        start_at = max(plan.t0, time.time()) + random.random() * interval
+        pool = STATE.payload_pool(plan.source_workload(), worker)
         self.exporter = STATE.exporter_for(plan, worker)
         self.last_requests: dict[str, int] = {}
         self.last_stats_at = time.time()
         self.unexported = [0, 0, 0, 0]
         settings: dict[str, Any] = {
-            "client.id": f"kbt-stress-{plan.profile_label}-{self.pid}",
+            "client.id": f"kbt-stress-{plan.profile_label}-{pid}",
             "statistics.interval.ms": STATS_INTERVAL_MS,
             **plan.profile.client_settings(),
             "stats_cb": self._on_stats,
             "on_delivery": self._on_delivery,
         }
-        self.producer = new_producer(Connection(plan.bootstrap_servers, plan.security_config()), settings)
+        producer = new_producer(Connection(plan.bootstrap_servers, plan.security_config()), settings)
+        self.schedule(producer, pid, pool, plan.workload, plan.topics, interval, start_at)
 
     # ---- callbacks (from poll(0) on this greenlet) -------------------------------------------------
 
     def _on_delivery(self, err: KafkaError | None, msg: Message) -> None:
-        value = msg.value() or b""
-        ident = id_of(value)
-        if ident is None:
+        record = self.record_of(msg)
+        if record is None:
             return
-        seq = int(ident, 16) & SEQ_MASK
-        intended = self.start_at + seq * self.interval
+        rid, intended = record
         now = time.time()
         stage = self.plan.stage_index_at(intended)
         tally = STATE.tally.stage(stage)
-        label = self.plan.stages[stage].label
+        size = len(msg.value() or b"")
+        self.fire(self.plan.stages[stage].label, now - intended, size, err)
         if err is not None:
             tally.failed += 1
             self.unexported[2] += 1
-            self.environment.events.request.fire(
-                request_type="produce", name=label, response_time=(now - intended) * 1000,
-                response_length=0, exception=KafkaException(err), context={},
-            )  # fmt: skip
             return
-        size = len(value)
         tally.acked += 1
         tally.bytes_acked += size
         tally.latency.add_s(now - intended)
         STATE.tally.record_ack(
-            self.pid, stage, seq, msg.topic() or "", msg.partition() or 0, msg.offset() or 0
+            self.pid, stage, rid & SEQ_MASK, msg.topic() or "", msg.partition() or 0, msg.offset() or 0
         )
         self.unexported[0] += 1
         self.unexported[1] += size
-        self.environment.events.request.fire(
-            request_type="produce", name=label, response_time=(now - intended) * 1000,
-            response_length=size, exception=None, context={},
-        )  # fmt: skip
 
     def _on_stats(self, raw: str) -> None:
         now = time.time()
@@ -199,31 +176,13 @@ class StressProducer(User):
             self.exporter.on_delivery(self.name, *self.unexported)
             self.unexported = [0, 0, 0, 0]
 
-    # ---- the loop ----------------------------------------------------------------------------------
-
-    @task
-    def produce(self) -> None:
-        producer, topics, interval = self.producer, self.topics, self.interval
-        while True:
-            now = time.time()
-            due = self.start_at + self.seq * interval
-            while due <= now:
-                seq = self.seq
-                key, value = self.payloads.next(self.pid << ID_SHIFT | seq)
-                try:
-                    producer.produce(topics[seq % len(topics)], value, key)
-                except BufferError:  # local queue full: serve callbacks, retry on the next turn
-                    break
-                stage = STATE.tally.stage(self.plan.stage_index_at(due))
-                stage.sent += 1
-                stage.send_lag.add_s(now - due)  # how far behind its schedule this process is
-                if due > stage.last_due:  # the latest intended send time in this stage
-                    stage.last_due = due
-                self.unexported[3] += 1
-                self.seq += 1
-                due = self.start_at + self.seq * interval
-            producer.poll(0)
-            gevent.sleep(min(MAX_SLEEP_S, max(0.0, due - time.time())))
+    def on_sent(self, due: float, now: float) -> None:
+        stage = STATE.tally.stage(self.plan.stage_index_at(due))
+        stage.sent += 1
+        stage.send_lag.add_s(now - due)  # how far behind its schedule this process is
+        if due > stage.last_due:  # the latest intended send time in this stage
+            stage.last_due = due
+        self.unexported[3] += 1
 
     def on_stop(self) -> None:
         """Flush without blocking the other greenlets (poll(0) + sleep), bounded so that it ends
@@ -231,11 +190,9 @@ class StressProducer(User):
         producer = getattr(self, "producer", None)
         if producer is None:
             return
-        drain = self.plan.stages[-1].duration_s if self.plan.stages else 10.0
-        deadline = time.time() + min(FLUSH_LIMIT_S, max(1.0, drain - FLUSH_MARGIN_S))
-        while len(producer) > 0 and time.time() < deadline:
-            producer.poll(0)
-            gevent.sleep(0.01)
+        drain_s = self.plan.stages[-1].duration_s if self.plan.stages else 10.0
+        deadline = time.time() + min(FLUSH_LIMIT_S, max(1.0, drain_s - FLUSH_MARGIN_S))
+        drain([producer], lambda: len(producer), deadline)
         producer.poll(0)
 
 

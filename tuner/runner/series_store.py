@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tuner.core.errors import KbtError
 from tuner.measure.prometheus import Prometheus
-from tuner.measure.run_series import fetch_run_series
+from tuner.measure.series_fetch import fetch_run_series
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.store.run_series import RunSeries, write_run_series

@@ -1,5 +1,5 @@
-"""Which Filebeat runs a `client: filebeat` profile: real Filebeat (filebeat_real) or the Sarama
-emulation (filebeat_engine). The profile's `input.engine` decides; `auto` (the default) is real
+"""Which Filebeat runs a `client: filebeat` profile: real Filebeat (`real`) or the Sarama
+emulation (`sarama`). The profile's `input.engine` decides; `auto` (the default) is real
 Filebeat whenever a build is installed (`make install` builds one)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Literal
 
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Capabilities, Hold, Placement
-from tuner.driver.filebeat_builds import filebeat_builds
+from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.driver.result import DriverResult
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.engine_id import EngineId
@@ -40,7 +40,7 @@ class FilebeatEngine:
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
         if filebeat_engine_name(plan) == "real":
-            from tuner.driver.filebeat_real import run_real
+            from tuner.driver.filebeat.real import run_real
 
             return run_real(plan, placement).result
         if placement.security:  # the emulation speaks PLAINTEXT only
@@ -48,6 +48,6 @@ class FilebeatEngine:
                 f"profile {plan.profile.name}: a secure connection needs real Filebeat (input.engine real"
                 " or auto with a Filebeat build installed); the Sarama emulation is PLAINTEXT only"
             )
-        from tuner.driver.filebeat_engine import run_filebeat_load
+        from tuner.driver.filebeat.sarama import run_filebeat_load
 
         return run_filebeat_load(plan, placement)

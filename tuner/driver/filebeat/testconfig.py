@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tuner.driver.filebeat_builds import build_version, filebeat_binary
+from tuner.driver.filebeat.builds import build_version, filebeat_binary
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)")
 _HAS_INPUTS = re.compile(r"^\s*(filebeat\.(inputs|modules|config)|inputs\s*:)", re.MULTILINE)

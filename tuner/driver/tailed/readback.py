@@ -1,4 +1,5 @@
-"""Read a real-Filebeat run's topic back while it runs: every event's id, its intended write time,
+"""Read a tailed-pods run's topic back while it runs (real Filebeat, the collector): every event's
+id, its intended write time,
 the broker's append time (the topic uses LogAppendTime, so the record timestamp is when the leader
 appended it, which with acks 1 or all is the moment Filebeat's batch was acknowledged) and the time
 it was read back. Exact delivery verification: lost = written - read back, duplicates, order.

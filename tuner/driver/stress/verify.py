@@ -1,7 +1,7 @@
 """Delivery verification for a stress run: read the topics back (most of it from the remote tier by
 then) up to the highest acked offsets and find every acked record, by id, per stage.
 
-Acked records come as sequence runs per producer and stage (stress_tally.Tally); a bitmap per
+Acked records come as sequence runs per producer and stage (tally.Tally); a bitmap per
 producer marks what was read, so millions of records need a few MB.
 """
 
@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tuner.driver.payload import id_of
+from tuner.driver.payload import ID_SHIFT, SEQ_MASK, id_of
 from tuner.driver.read_back import ReadDeadline, consume, verify_consumer
-from tuner.driver.stress_plan import ID_SHIFT, SEQ_MASK
-from tuner.driver.stress_tally import Tally
+from tuner.driver.stress.tally import Tally
 
 
 @dataclass

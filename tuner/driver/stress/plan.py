@@ -14,14 +14,9 @@ from pydantic import Field
 from tuner.core.frozen import Frozen
 from tuner.core.writes import atomic_write
 from tuner.spec.clients import ClientProfile
-from tuner.spec.stress import Stage, stage_at
+from tuner.spec.stress_spec import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
-# Record ids are producer << ID_SHIFT | sequence (as in the sweep driver); a producer id is
-# worker index << WORKER_SHIFT | the producer's number on that worker.
-ID_SHIFT = 40
-SEQ_MASK = (1 << ID_SHIFT) - 1
-WORKER_SHIFT = 12
 # A worker started by `kbt stress-worker` writes its summary to the file this variable names.
 WORKER_REPORT_ENV = "KBT_STRESS_WORKER_REPORT"
 

@@ -25,9 +25,9 @@ from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
-from tuner.runner.chaos_faults import FaultContext, Stopped
-from tuner.runner.chaos_netem import netem_status
-from tuner.runner.chaos_scenarios import Scenario
+from tuner.runner.chaos.faults import FaultContext, Stopped
+from tuner.runner.chaos.netem import netem_status
+from tuner.runner.chaos.scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
 from tuner.runner.topics import delete_topics
 from tuner.spec.clients import profile_of

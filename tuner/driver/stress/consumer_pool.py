@@ -9,9 +9,9 @@ import time
 from typing import Any
 
 from tuner.core.errors import KbtError
-from tuner.driver.consumer import ConsumerTask, consumer_main
-from tuner.driver.consumer_tally import GroupTally
-from tuner.driver.stress_plan import StressPlan
+from tuner.driver.stress.consumer import ConsumerTask, consumer_main
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan
 
 READY_TIMEOUT_S = 60.0
 STOP_GRACE_S = 10.0

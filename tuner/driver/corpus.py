@@ -1,4 +1,5 @@
-"""The message corpus the Sarama engine ships as Filebeat events.
+"""The message corpus: the text every engine sends (the Sarama, Java and tailed-pod engines read
+this file; the librdkafka and locust producers build their pools from the same lines, payload.py).
 
 One JSON object per line: `message` (log text), `key` (the record key or null) and `bytes` (the size
 of the whole JSON event on the wire; 0 = the message as it is plus Filebeat's fields). The engine

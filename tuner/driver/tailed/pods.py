@@ -22,10 +22,10 @@ from typing import Generic, Protocol, TypeVar
 
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
-from tuner.driver.filebeat_readback import Tally
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.tailed.readback import Tally
 from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import SecureClient
 
@@ -167,7 +167,7 @@ def start_writers(
         path.write_text(json.dumps(plan), encoding="utf-8")
         writers.append(
             subprocess.Popen(
-                [sys.executable, "-m", "tuner.driver.filebeat_writer", str(path)],
+                [sys.executable, "-m", "tuner.driver.tailed.writer", str(path)],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,

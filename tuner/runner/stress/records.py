@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tuner.driver.consumer_tally import GroupTally
-from tuner.driver.stress_plan import StressPlan
-from tuner.driver.stress_tally import StageTally
-from tuner.driver.stress_verify import StressDelivery
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import StageTally
+from tuner.driver.stress.verify import StressDelivery
 from tuner.runner.lifecycle import build_record
-from tuner.runner.stress_gates import (
+from tuner.runner.stress.gates import (
     broker_gates,
     consumer_stage,
     describe,
@@ -20,11 +20,11 @@ from tuner.runner.stress_gates import (
     loss_gates,
     producer_gates,
 )
-from tuner.spec.stress import Gates, Stage, StressSpec
+from tuner.spec.stress_spec import Gates, Stage, StressSpec
 from tuner.spec.sweep import SLO, RunPlan
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
-from tuner.store.stress import GateCheck, RemoteTier, StressStep, Verdict
+from tuner.store.stress_section import GateCheck, RemoteTier, StressStep, Verdict
 
 
 @dataclass

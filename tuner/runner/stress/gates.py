@@ -18,13 +18,13 @@ CPU), not in the client's queue or the brokers.
 
 from __future__ import annotations
 
-from tuner.driver.consumer_tally import GroupTally, HalfTally
-from tuner.driver.stress_tally import StageTally
-from tuner.spec.stress import Gates, Stage
+from tuner.driver.stress.consumer_tally import GroupTally, HalfTally
+from tuner.driver.stress.tally import StageTally
+from tuner.spec.stress_spec import Gates, Stage
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec
 from tuner.store.figures import BrokerWindow
-from tuner.store.stress import ConsumerHalf, ConsumerStage, GateCheck
+from tuner.store.stress_section import ConsumerHalf, ConsumerStage, GateCheck
 
 
 def broker_gates(gates: Gates, broker: BrokerWindow | None) -> list[GateCheck]:

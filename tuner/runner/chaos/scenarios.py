@@ -17,8 +17,8 @@ from functools import partial
 from typing import Any
 
 from tuner.core.kafka_clients import new_consumer
-from tuner.runner.chaos_faults import FaultContext
-from tuner.runner.chaos_netem import netem_loss
+from tuner.runner.chaos.faults import FaultContext
+from tuner.runner.chaos.netem import netem_loss
 from tuner.store.fault import Expectation
 
 Script = Callable[[FaultContext], None]
