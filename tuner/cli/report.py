@@ -99,8 +99,8 @@ def report(
 def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
     if source is None:
         return None
-    from tuner.cli.diagnose import target_prometheus
     from tuner.measure.prometheus import PrometheusError
+    from tuner.runner.live_diagnosis import target_prometheus
 
     try:
         return target_prometheus(source)

@@ -23,13 +23,6 @@ from tuner.measure.series_names import (
     TOPIC_PRODUCE_REQUESTS_SERIES,
 )
 
-__all__ = [
-    "BROKER_JOB",
-    "NETWORK_IDLE_SERIES",
-    "NETWORK_THREAD_IDLE_SERIES",
-    "REQUESTS_SERIES",
-    "TOPIC_PRODUCE_REQUESTS_SERIES",
-]
 QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
 TIMED_REQUESTS = ("Produce", "FetchConsumer", "FetchFollower", "Metadata")
 PHASES = {
@@ -501,9 +494,14 @@ def series(name: str) -> Series:
 
 
 __all__ = [
+    "BROKER_JOB",
     "CLIENT_SERIES",
     "DELIVERY_BUCKETS_S",
+    "NETWORK_IDLE_SERIES",
+    "NETWORK_THREAD_IDLE_SERIES",
+    "REQUESTS_SERIES",
     "SERIES",
+    "TOPIC_PRODUCE_REQUESTS_SERIES",
     "ClientKind",
     "ClientSeries",
     "Kind",

@@ -71,11 +71,9 @@ class StressPlan(Frozen):
 
     def security_config(self) -> dict[str, str]:
         """librdkafka properties for the plan's client security (empty for PLAINTEXT)."""
-        if not self.client_properties:
-            return {}
-        from tuner.target.security import librdkafka_config, resolve
+        from tuner.target.security import client_config
 
-        return librdkafka_config(resolve(self.client_properties, "stress plan: client"), "stress plan")
+        return client_config(self, "stress plan")
 
     def to_json(self) -> str:
         return self.model_dump_json()

@@ -45,6 +45,7 @@ from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, RemoteTier, Verdict
 from tuner.target.ledger import TopicLedger
+from tuner.target.security import client_config
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
@@ -69,14 +70,6 @@ class StressTarget:
     # A target file's topic ledger: topics are listed before they are created and removed once
     # deleted, so a crashed run's topics go on the next run (None: kbt's lab).
     ledger: Path | None = None
-
-    def security_config(self) -> dict[str, str]:
-        """The same security as librdkafka properties, for this process's own clients."""
-        if not self.client_properties:
-            return {}
-        from tuner.target.security import librdkafka_config, resolve
-
-        return librdkafka_config(resolve(self.client_properties, "target: client"), "target")
 
 
 class StressObserver:
@@ -122,7 +115,7 @@ class StressRunner:
         self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
-        admin = admin_client(Connection(self.target.bootstrap_servers, self.target.security_config()))
+        admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
         brokers = broker_count(admin)
         workload = loaded.spec.topics_with_configs()
         check_fits_cluster(workload.topics, brokers)
@@ -266,7 +259,7 @@ class _ProfileRun:
             pool.stop()
             self.runner.observer.phase(self.label, "verifying delivery")
             delivery = verify_stress(
-                plan.bootstrap_servers, self.tally, security=self.runner.target.security_config()
+                plan.bootstrap_servers, self.tally, security=client_config(self.runner.target)
             )
             self.outcome.delivery = delivery
             self.runner.observer.phase(self.label, "measuring")
