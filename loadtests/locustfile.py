@@ -13,10 +13,10 @@ Distributed (scales past one machine; workers need kbt installed, not the spec):
 Each user offers the workload's `rate_per_producer` with the run's profile settings; requests are
 named `<profile>/<topic>`, their response time counts from the intended send time. At the end every
 process verifies delivery of its records and the master prints the verdict (and writes
-`delivery.json` to --kbt-out); the topics are created fresh and deleted. See tuner/driver/locust_user.py.
+`delivery.json` to --kbt-out); the topics are created fresh and deleted. See tuner/driver/locust/spec_user.py.
 """
 
-from tuner.driver.locust_user import KafkaProducerUser
+from tuner.driver.locust.spec_user import KafkaProducerUser
 
 
 class KafkaProducer(KafkaProducerUser):

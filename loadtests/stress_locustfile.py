@@ -8,9 +8,9 @@ on each of them (kbt installed, the target's brokers reachable):
 
 which runs a locust worker that fetches this file and the plan from the master (docs/targets.md).
 
-The producer, the shape and the per-stage accounting live in tuner/driver/stress_user.py.
+The producer, the shape and the per-stage accounting live in tuner/driver/locust/stress_user.py.
 """
 
-from tuner.driver.stress_user import StressProducer, StressShape
+from tuner.driver.locust.stress_user import StressProducer, StressShape
 
 __all__ = ["StressProducer", "StressShape"]

@@ -21,7 +21,7 @@ import (
 	"github.com/rcrowley/go-metrics"
 )
 
-// ResultSchema is the version of the result document (parsed by tuner/driver/filebeat_engine.py).
+// ResultSchema is the version of the result document (parsed by tuner/driver/filebeat/sarama.py).
 const ResultSchema = 1
 
 // How long closing the producers may take before the result is written anyway.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// PlanSchema is the version of the plan format the Python driver writes (tuner/driver/filebeat_plan.py).
+// PlanSchema is the version of the plan format the Python driver writes (tuner/driver/filebeat/plan.py).
 const PlanSchema = 1
 
 // Plan is one engine process's share of a run: the Filebeat settings and the workload for its pods.

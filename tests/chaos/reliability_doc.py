@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tuner.runner.chaos import OVERRUN_FACTOR, OVERRUN_MIN_S, load_cap_s
-from tuner.runner.chaos_scenarios import MATRIX, Scenario
+from tuner.runner.chaos.run_matrix import OVERRUN_FACTOR, OVERRUN_MIN_S, load_cap_s
+from tuner.runner.chaos.scenarios import MATRIX, Scenario
 from tuner.store import ResultsStore, RunRecord
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"

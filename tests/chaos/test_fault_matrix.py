@@ -30,9 +30,9 @@ from tuner.core.paths import repo_root
 from tuner.lab import LabState, load_state
 from tuner.lab.faults import JOURNAL
 from tuner.lab.toxiproxy import Toxiproxy, proxies
-from tuner.runner.chaos import READY_WAIT_S, load_cap_s, wait_cluster_ready
-from tuner.runner.chaos_netem import netem_status
-from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
+from tuner.runner.chaos.netem import netem_status
+from tuner.runner.chaos.run_matrix import READY_WAIT_S, load_cap_s, wait_cluster_ready
+from tuner.runner.chaos.scenarios import BY_NAME, MATRIX, Scenario
 from tuner.store import ResultsStore, RunRecord
 
 # A test may take its load's cap, the wait for a whole cluster before it, driver start and read-back.

@@ -14,7 +14,7 @@ import pytest
 
 from tests.unit.filebeat_cases import GOOD, MALFORMED
 from tuner.core.paths import repo_root
-from tuner.driver.filebeat_builds import filebeat_builds
+from tuner.driver.filebeat.builds import filebeat_builds
 
 pytestmark = pytest.mark.e2e
 

@@ -30,7 +30,7 @@ from confluent_kafka.admin import AdminClient
 
 from tests.integration.conftest import TEST_BASE_PORT
 from tuner.core.paths import repo_root
-from tuner.driver.stress_tally import Tally
+from tuner.driver.stress.tally import Tally
 from tuner.lab import Lab, LabConfig, LabState
 from tuner.store.results import ResultsStore
 

@@ -20,7 +20,7 @@ import pytest
 
 from tuner.core.paths import cache_dir
 from tuner.driver.engine import Placement
-from tuner.driver.filebeat_engine import run_filebeat_load
+from tuner.driver.filebeat.sarama import run_filebeat_load
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus

@@ -15,10 +15,10 @@ import pytest
 
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
-from tuner.driver.filebeat_builds import filebeat_binary, filebeat_builds
-from tuner.driver.filebeat_dispatch import FilebeatEngine
-from tuner.driver.filebeat_real import START_TIMEOUT_S, _Pod, run_real
-from tuner.driver.tailed_pods import wait_started
+from tuner.driver.filebeat.builds import filebeat_binary, filebeat_builds
+from tuner.driver.filebeat.engine import FilebeatEngine
+from tuner.driver.filebeat.real import START_TIMEOUT_S, _Pod, run_real
+from tuner.driver.tailed.pods import wait_started
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.clients.filebeat import config_of

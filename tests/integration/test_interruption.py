@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.integration.proctree import cmdline, descendants, wait_gone
-from tuner.driver.filebeat_builds import filebeat_builds
+from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.lab import load_state
 from tuner.lab.processes import is_ours
 from tuner.store import ResultsStore

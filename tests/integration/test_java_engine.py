@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from tuner.driver.acked_verify import verify_acked
+from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
-from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.driver.payload import id_of
 from tuner.lab import LabState

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
-from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.lab import LabState
 from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind

@@ -19,7 +19,7 @@ from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.engine import START_TIMEOUT_S, OtelcolEngine, Pod, run_otelcol
-from tuner.driver.tailed_pods import wait_started
+from tuner.driver.tailed.pods import wait_started
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.loader import load_sweep

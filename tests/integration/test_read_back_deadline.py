@@ -12,8 +12,8 @@ import pytest
 from confluent_kafka import Producer
 
 from tuner.driver.acked_verify import verify_acked
-from tuner.driver.payload import id_of, with_id
-from tuner.driver.range_verify import ID_SHIFT, RangeFile, verify_ranges
+from tuner.driver.payload import ID_SHIFT, id_of, with_id
+from tuner.driver.range_verify import RangeFile, verify_ranges
 from tuner.driver.read_back import ReadDeadline
 
 pytestmark = pytest.mark.integration

@@ -21,7 +21,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from tuner.lab import LabState
-from tuner.runner.stress_wiring import stress_runner
+from tuner.runner.stress.target_wiring import stress_runner
 from tuner.spec.stress_load import load_stress
 from tuner.store.results import ResultsStore
 

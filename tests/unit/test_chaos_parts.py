@@ -12,9 +12,14 @@ from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
 from tuner.driver.order_check import PartitionOrder, librdkafka_order
 from tuner.render.chaos_table import chaos_markdown
-from tuner.runner.chaos import chaos_plans, degraded_reasons, expectation_verdict, missing_requirement
-from tuner.runner.chaos_netem import UNKNOWN_QDISC, netem_commands, netem_status
-from tuner.runner.chaos_scenarios import BY_NAME, MATRIX
+from tuner.runner.chaos.netem import UNKNOWN_QDISC, netem_commands, netem_status
+from tuner.runner.chaos.run_matrix import (
+    chaos_plans,
+    degraded_reasons,
+    expectation_verdict,
+    missing_requirement,
+)
+from tuner.runner.chaos.scenarios import BY_NAME, MATRIX
 from tuner.spec import load_sweep
 from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
 from tuner.store.fault import FaultRun
@@ -201,9 +206,9 @@ def test_requirements_name_the_lab_option(tmp_path: Path) -> None:
 
 def test_a_script_cut_short_fails_the_run() -> None:
     """A fault script stopped before its end (the load reached its cap) did not do the whole fault."""
-    from tuner.runner.chaos import _run_script
-    from tuner.runner.chaos_faults import Stopped
-    from tuner.runner.chaos_scenarios import Scenario
+    from tuner.runner.chaos.faults import Stopped
+    from tuner.runner.chaos.run_matrix import _run_script
+    from tuner.runner.chaos.scenarios import Scenario
 
     class Hands:  # the three calls _run_script makes around the script
         def __init__(self) -> None:
@@ -339,7 +344,7 @@ def test_the_chaos_hold_follows_the_fault_script() -> None:
     import threading
     import time
 
-    from tuner.runner.chaos import RESTORE_WAIT_S, SCRIPT_MARGIN_S, LoadHold, load_cap_s
+    from tuner.runner.chaos.run_matrix import RESTORE_WAIT_S, SCRIPT_MARGIN_S, LoadHold, load_cap_s
 
     class Ctx:
         def __init__(self) -> None:

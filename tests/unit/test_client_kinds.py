@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 
 from tuner.driver.engines import ENGINES
-from tuner.driver.filebeat_plan import output_section, queue_section
+from tuner.driver.filebeat.plan import output_section, queue_section
 from tuner.spec.clients import KINDS, kind_of, profile_of
 from tuner.spec.clients import rules_of as rules_for
 from tuner.spec.clients.filebeat import FilebeatProfile, config_of

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tuner.driver import client_exporter
 from tuner.driver.client_exporter import ClientExporter, histogram_buckets
-from tuner.driver.consumer_exporter import ConsumerExporter
+from tuner.driver.stress.consumer_exporter import ConsumerExporter
 from tuner.measure import live
 from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind
 from tuner.measure.promql import ALL_QUERIES

@@ -12,11 +12,11 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import BadInput
 from tuner.driver.acked_verify import filebeat_event_id, read_acked
+from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
-from tuner.driver.filebeat_corpus import write_corpus
-from tuner.driver.filebeat_engine import aggregate
-from tuner.driver.filebeat_plan import check_emulated, drain_s, output_section, process_plans, queue_section
+from tuner.driver.filebeat.plan import check_emulated, drain_s, output_section, process_plans, queue_section
+from tuner.driver.filebeat.sarama import aggregate
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
 from tuner.spec.clients.filebeat import config_of

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
-from tuner.driver.filebeat_plan import check_emulated
-from tuner.driver.filebeat_readback import Tally
-from tuner.driver.filebeat_writer import line_text
-from tuner.driver.filebeat_yml import pod_config
+from tuner.driver.filebeat.plan import check_emulated
+from tuner.driver.filebeat.yml import pod_config
+from tuner.driver.tailed.readback import Tally
+from tuner.driver.tailed.writer import line_text
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients.filebeat import KIND, config_of
 from tuner.spec.filebeat_input import FilebeatInput

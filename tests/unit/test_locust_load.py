@@ -9,7 +9,7 @@ import pytest
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
-from tuner.driver.locust_load import LocustLoad, load_from_spec, summarize
+from tuner.driver.locust.spec_load import LocustLoad, load_from_spec, summarize
 from tuner.spec import load_sweep
 
 QUNAR = repo_root() / "loadtests" / "qunar-logs.yaml"

@@ -72,7 +72,7 @@ HTTP_HOMES = {
     "measure/prometheus.py": "Prometheus, through core/net.get_bounded",
     "lab/health.py": "the lab's own Prometheus on 127.0.0.1",
     "lab/toxiproxy.py": "the lab's own Toxiproxy API on 127.0.0.1",
-    "driver/filebeat_real.py": "the stats port of the Filebeat kbt started",
+    "driver/filebeat/real.py": "the stats port of the Filebeat kbt started",
     "driver/otelcol/engine.py": "the telemetry port of the collector kbt started (core/net.get_bounded)",
 }
 

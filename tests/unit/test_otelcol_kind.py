@@ -17,10 +17,10 @@ from ruamel.yaml import YAML
 from tuner.cli.app import main
 from tuner.core.errors import ExitStatus
 from tuner.driver.engines import ENGINES
-from tuner.driver.filebeat_readback import LINES, Tally
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.check import check_fragment
 from tuner.driver.otelcol.pod_config import pod_config
+from tuner.driver.tailed.readback import LINES, Tally
 from tuner.model.otelcol_sim import exports, merged, reads
 from tuner.model.predict import predict
 from tuner.model.traffic import Traffic

@@ -6,19 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.unit.test_stress_spec import SPEC
-from tuner.driver.consumer_tally import GroupTally
 from tuner.driver.latency_hist import Latency
-from tuner.driver.stress_plan import StressPlan
-from tuner.driver.stress_tally import StageTally
-from tuner.driver.stress_verify import StressDelivery
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import StageTally
+from tuner.driver.stress.verify import StressDelivery
 from tuner.render.report import build_report
 from tuner.render.report_data import comparisons, load_report_input, stress_summaries
-from tuner.runner.stress_records import RunContext, StageMeasure, stage_record
+from tuner.runner.stress.records import RunContext, StageMeasure, stage_record
 from tuner.spec.stress_load import load_stress
 from tuner.store import ResultsStore
 from tuner.store.environment import capture_environment
 from tuner.store.figures import BrokerStats, BrokerWindow
-from tuner.store.stress import Verdict
+from tuner.store.stress_section import Verdict
 
 T0 = 1_800_000_000.0
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_stress_spec import SPEC
-from tuner.driver.consumer_tally import GroupTally
 from tuner.driver.latency_hist import Latency
-from tuner.driver.stress_plan import StressPlan
-from tuner.driver.stress_tally import StageTally
-from tuner.driver.stress_verify import StressDelivery
-from tuner.runner.stress_gates import describe, failed_gates
-from tuner.runner.stress_records import (
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import StageTally
+from tuner.driver.stress.verify import StressDelivery
+from tuner.runner.stress.gates import describe, failed_gates
+from tuner.runner.stress.records import (
     ProfileOutcome,
     RunContext,
     StageMeasure,

@@ -16,16 +16,16 @@ from hypothesis import strategies as st
 
 from tests.unit.test_stress_runner import SPEC, FakePool
 from tuner.core.errors import BadInput, Unreachable
-from tuner.driver.stress_plan import StressPlan
+from tuner.driver.stress.plan import StressPlan
 from tuner.lab.config import LabConfig
 from tuner.lab.layout import LabLayout
 from tuner.lab.node_config import broker_properties
 from tuner.lab.state import new_state
-from tuner.runner import stress as runner_module
-from tuner.runner import stress_worker
-from tuner.runner.stress import StressRunner, StressTarget, _ProfileRun
-from tuner.runner.stress_locust import LocustOptions, remote_worker_command
-from tuner.runner.stress_worker import WorkerSummary, parse_master, serve
+from tuner.runner.stress import run_stages as runner_module
+from tuner.runner.stress import worker as stress_worker
+from tuner.runner.stress.locust_processes import LocustOptions, remote_worker_command
+from tuner.runner.stress.run_stages import StressRunner, StressTarget, _ProfileRun
+from tuner.runner.stress.worker import WorkerSummary, parse_master, serve
 from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore

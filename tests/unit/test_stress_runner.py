@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tuner.driver.stress_plan import StressPlan
-from tuner.driver.stress_verify import StressDelivery
-from tuner.runner import stress as runner_module
-from tuner.runner.stress import StressRunner, StressTarget, _ProfileRun
-from tuner.runner.stress_locust import LocustOptions
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.verify import StressDelivery
+from tuner.runner.stress import run_stages as runner_module
+from tuner.runner.stress.locust_processes import LocustOptions
+from tuner.runner.stress.run_stages import StressRunner, StressTarget, _ProfileRun
 from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore

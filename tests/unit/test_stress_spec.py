@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tuner.core.errors import BadInput, ExitStatus
-from tuner.spec.stress import first_lagging_start, stage_at, users_at
 from tuner.spec.stress_load import baseline_from_diagnose, load_stress
+from tuner.spec.stress_spec import first_lagging_start, stage_at, users_at
 
 SPEC = """\
 name: peak

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from tuner.driver.consumer_tally import GroupTally, HalfTally
 from tuner.driver.latency_hist import Latency
-from tuner.driver.stress_tally import StageTally, Tally, count_ranges, merge_ranges, ranges_of
+from tuner.driver.stress.consumer_tally import GroupTally, HalfTally
+from tuner.driver.stress.tally import StageTally, Tally, count_ranges, merge_ranges, ranges_of
 
 
 def test_ranges() -> None:

@@ -14,8 +14,8 @@ from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_y
 from tuner.core.writes import atomic_write
 from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
 from tuner.render.plain import show
-from tuner.runner.chaos import ChaosObserver, ChaosOutcome, ChaosRun
-from tuner.runner.chaos_scenarios import BY_NAME, MATRIX, Scenario
+from tuner.runner.chaos.run_matrix import ChaosObserver, ChaosOutcome, ChaosRun
+from tuner.runner.chaos.scenarios import BY_NAME, MATRIX, Scenario
 from tuner.store.record import RunRecord
 from tuner.store.results import DEFAULT_RESULTS_DIR
 
@@ -110,7 +110,7 @@ def chaos(
     if spec is None:
         raise BadInput("give a sweep spec (e.g. loadtests/chaos.yaml), or --list")
     from tuner.lab.config import default_lab_dir
-    from tuner.runner.chaos import ChaosRunner, chaos_plans
+    from tuner.runner.chaos.run_matrix import ChaosRunner, chaos_plans
     from tuner.runner.wiring import DriverEngine
     from tuner.spec.loader import load_sweep
     from tuner.store.results import ResultsStore

@@ -45,7 +45,7 @@ def filebeat(
     Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
     warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events.
     When a real Filebeat build is installed, it also runs `filebeat test config` on each file."""
-    from tuner.driver.filebeat_builds import filebeat_builds
+    from tuner.driver.filebeat.builds import filebeat_builds
 
     builds = filebeat_builds()
     if filebeat_version is not None:
@@ -63,7 +63,7 @@ def filebeat(
             failed += 1
             continue
         if run_binary:
-            from tuner.driver.filebeat_testconfig import test_config
+            from tuner.driver.filebeat.testconfig import test_config
 
             tested, problem = test_config(path, filebeat_version)
             if problem is not None:

@@ -82,7 +82,7 @@ def toxiproxy() -> str | None:
 
 def filebeat() -> str | None:
     """The real Filebeat builds in the cache (scripts/build_filebeat.sh), oldest first."""
-    from tuner.driver.filebeat_builds import filebeat_builds
+    from tuner.driver.filebeat.builds import filebeat_builds
 
     builds = filebeat_builds()
     return ", ".join(builds) if builds else None

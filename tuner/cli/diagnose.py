@@ -11,18 +11,15 @@ import typer
 
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
 from tuner.cli.json_out import console_for
-from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
 from tuner.target import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
-    from tuner.measure.prometheus import Prometheus
     from tuner.model.diagnosis import Diagnosis
 
-# Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
-DEADLINE_S = 60.0
 WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
 
 
@@ -140,11 +137,8 @@ def diagnose(
     fetches, network bytes, healthy) with its evidence. Exit 0 healthy, 10 warning, 11 critical
     (an idle ratio below 0.3); 5 when Prometheus cannot be reached or does not answer like
     Prometheus, 4 when it holds no kbt broker metrics."""
-    from tuner.measure.cluster_snapshot import take_snapshot
-    from tuner.measure.prometheus import Prometheus, PrometheusError
-    from tuner.model.diagnosis import diagnose as classify
     from tuner.runner.diagnose_inputs import load_cost_model, load_thresholds
-    from tuner.store.snapshot import ClusterSnapshot
+    from tuner.runner.live_diagnosis import diagnose_live
 
     source = _source(prometheus, target_file, bootstrap, command_config)
     window_s = seconds(window, "--window")
@@ -154,21 +148,10 @@ def diagnose(
     end_s = end_time(end) if end is not None else None
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
-    try:
-        prom = (
-            Prometheus(prometheus, deadline_s=DEADLINE_S)
-            if prometheus is not None and source is None
-            else target_prometheus(source)
-        )
-        snap = ClusterSnapshot.model_validate(
-            take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
-        )
-    except PrometheusError as exc:
-        raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
-    result = classify(snap, limits, model)
-    unavailable_notes(prom)
-    _show(result, json_path)
-    raise typer.Exit(int(result.exit_status))
+    live = diagnose_live(prometheus, source, window_s, step_s, limits, model, end_s, top_topics)
+    write_notes(live.notes)
+    _show(live.diagnosis, json_path)
+    raise typer.Exit(int(live.diagnosis.exit_status))
 
 
 def _source(
@@ -203,22 +186,7 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
             atomic_write(json_path, text, "diagnosis")
 
 
-def target_prometheus(target_file: TargetSource | None) -> Prometheus:
-    """The Prometheus of a target file, its metric dialect resolved."""
-    from tuner.measure.prometheus import Prometheus
-    from tuner.target import resolve_target
-
-    return Prometheus.for_target(resolve_target(None, target_file), timeout_s=30, deadline_s=DEADLINE_S)
-
-
-def unavailable_notes(prom: Prometheus) -> None:
-    """One stderr line per series the target's dialect lacks: the findings that need it were not
-    made (never guessed)."""
-    dialect = prom.translator.dialect.name if prom.translator is not None else "kbt"
-    detection = prom.translator.detection if prom.translator is not None else None
-    if detection is not None and not prom.translator.identity:  # type: ignore[union-attr]
-        sys.stderr.write(f"kbt: note: {detection.statement()}\n")
-    for series, reason in sorted(prom.unavailable.items()):
-        sys.stderr.write(
-            f"kbt: note: figures from {series} cannot be made on the {dialect} dialect: {reason}\n"
-        )
+def write_notes(notes: list[str]) -> None:
+    """One stderr line per note of a live diagnosis (a series the target's dialect lacks)."""
+    for note in notes:
+        sys.stderr.write(f"kbt: note: {note}\n")

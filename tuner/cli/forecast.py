@@ -14,7 +14,7 @@ from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.diagnose import seconds
 from tuner.cli.json_out import console_for
-from tuner.core.errors import BadInput, ExitStatus, KbtError
+from tuner.core.errors import BadInput
 from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
@@ -37,31 +37,6 @@ def parse_peak(value: str) -> float:
             f"--peak {cut_value(value)}: give a positive multiple of today's traffic such as 3x or 1.5"
         )
     return peak
-
-
-def live_diagnosis(target_file: TargetSource, window_s: float) -> Diagnosis:
-    """The target's brokers now, as `kbt diagnose --target FILE --window W` sees them."""
-    from tuner.cli.diagnose import target_prometheus, unavailable_notes
-    from tuner.measure.cluster_snapshot import take_snapshot
-    from tuner.measure.prometheus import PrometheusError
-    from tuner.model.diagnosis import diagnose as classify
-    from tuner.runner.diagnose_inputs import load_thresholds
-    from tuner.store.snapshot import ClusterSnapshot
-
-    try:
-        prom = target_prometheus(target_file)
-        step_s = min(window_s, max(15.0, prom_scrape(target_file)))
-        snap = ClusterSnapshot.model_validate(take_snapshot(prom, window_s=window_s, step_s=step_s))
-    except PrometheusError as exc:
-        raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
-    unavailable_notes(prom)
-    return classify(snap, load_thresholds(None), None)
-
-
-def prom_scrape(target_file: TargetSource) -> float:
-    from tuner.target import resolve_target
-
-    return resolve_target(None, target_file).scrape_interval_s
 
 
 _PEAK_OPT = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x.")
@@ -135,7 +110,7 @@ def forecast(
     if diagnosis is not None:
         baselines = diagnosis_baselines(_read_diagnosis(diagnosis))
     elif source is not None:
-        baselines = diagnosis_baselines(live_diagnosis(source, window_s))
+        baselines = diagnosis_baselines(_live_diagnosis(source, window_s))
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle)
@@ -144,6 +119,15 @@ def forecast(
         return
     console = console_for(None, min_width=160)
     show(console, forecast_view(result))
+
+
+def _live_diagnosis(source: TargetSource, window_s: float) -> Diagnosis:
+    from tuner.cli.diagnose import write_notes
+    from tuner.runner.live_diagnosis import target_diagnosis
+
+    live = target_diagnosis(source, window_s)
+    write_notes(live.notes)
+    return live.diagnosis
 
 
 def _write_outputs(

@@ -98,8 +98,8 @@ def report(
 def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
     if source is None:
         return None
-    from tuner.cli.diagnose import target_prometheus
     from tuner.measure.prometheus import PrometheusError
+    from tuner.runner.live_diagnosis import target_prometheus
 
     try:
         return target_prometheus(source)
@@ -155,7 +155,7 @@ def _backfill(data: ReportInput, prom: Prometheus) -> None:
     """Fetch and save time series for the records that have none (while Prometheus has the data)."""
     from dataclasses import replace
 
-    from tuner.runner.run_series import save_series
+    from tuner.runner.series_store import save_series
     from tuner.store.run_series import load_run_series
 
     if any(entry.series is None for entry in data.runs):

@@ -16,18 +16,18 @@ from tuner.cli.json_out import console_for, json_option, write_json
 from tuner.cli.live import LiveFigures
 from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
-from tuner.driver.stress_plan import StressPlan
-from tuner.driver.stress_tally import Tally
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import Tally
 from tuner.measure.live import LiveSample
 from tuner.render.plain import show
 from tuner.render.stress_table import highest_held_line, stress_table
-from tuner.runner.stress import StressInterrupted, StressObserver, StressOutcome
-from tuner.runner.stress_gates import describe, failed_gates
-from tuner.runner.stress_records import ProfileOutcome
-from tuner.spec.stress import Stage
+from tuner.runner.stress.gates import describe, failed_gates
+from tuner.runner.stress.records import ProfileOutcome
+from tuner.runner.stress.run_stages import StressInterrupted, StressObserver, StressOutcome
 from tuner.spec.stress_load import LoadedStress
+from tuner.spec.stress_spec import Stage
 from tuner.store.results import DEFAULT_RESULTS_DIR
-from tuner.store.stress import GateCheck
+from tuner.store.stress_section import GateCheck
 from tuner.target import TargetSource
 
 
@@ -259,7 +259,7 @@ def _run(
     json_path: Path | None,
 ) -> StressOutcome:
     """The profiles on locust with live figures; Ctrl-C keeps the stage records already written."""
-    from tuner.runner.stress_wiring import stress_runner
+    from tuner.runner.stress.target_wiring import stress_runner
 
     observer = ConsoleObserver(console)
     with interruptible(), _closing(observer):

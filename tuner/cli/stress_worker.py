@@ -21,7 +21,7 @@ def stress_worker(
     security) from it, produces to the target directly and reports to the master, profile after
     profile, then exits. The target's brokers must be reachable from here; `${VAR}` credentials of
     the target's client properties are read from this machine's environment."""
-    from tuner.runner.stress_worker import parse_master, serve
+    from tuner.runner.stress.worker import parse_master, serve
 
     host, port = parse_master(master)
     with interruptible():

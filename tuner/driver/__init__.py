@@ -2,6 +2,6 @@
 
 The interface every engine implements is `engine.Engine`; the engines by `EngineId` are in
 `engines.ENGINES`: `librdkafka_engine.LibrdkafkaEngine` (confluent-kafka), `java_engine.JAVA_ENGINE`
-(Kafka's Java producer), `filebeat_dispatch.FilebeatEngine` (real Filebeat, else the Sarama
-emulation `filebeat_engine.SARAMA_ENGINE`).
+(Kafka's Java producer), `filebeat.engine.FilebeatEngine` (real Filebeat, else the Sarama
+emulation `filebeat.sarama.SARAMA_ENGINE`).
 """

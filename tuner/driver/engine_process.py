@@ -22,8 +22,8 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import Interrupted, KbtError
 from tuner.driver.acked_verify import IdOf, verify_read_back
+from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
-from tuner.driver.filebeat_corpus import write_corpus
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.order_check import OrderOf

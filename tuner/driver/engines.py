@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Engine, Hold, Placement
-from tuner.driver.filebeat_dispatch import FilebeatEngine
-from tuner.driver.filebeat_engine import SARAMA_ENGINE
+from tuner.driver.filebeat.engine import FilebeatEngine
+from tuner.driver.filebeat.sarama import SARAMA_ENGINE
 from tuner.driver.java_engine import JAVA_ENGINE
 from tuner.driver.librdkafka_engine import LibrdkafkaEngine
 from tuner.driver.otelcol.engine import OtelcolEngine

@@ -12,12 +12,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tuner.driver.rdkafka_worker import ID_SHIFT
+from tuner.driver.payload import ID_SHIFT, SEQ_MASK
 
 OrderOf = Callable[[str], tuple[int, int] | None]  # record id -> (producer, sequence)
 
 HIGH_WATERMARK_WAIT_S = 10.0
-SEQ_MASK = (1 << ID_SHIFT) - 1  # the librdkafka engine's record id: producer << ID_SHIFT | sequence
 
 
 def librdkafka_order(ident: str) -> tuple[int, int] | None:

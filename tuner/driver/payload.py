@@ -12,10 +12,15 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from tuner.driver.filebeat_corpus import _entry_sizes, _source_lines, _text_of
+from tuner.driver.corpus import _entry_sizes, _source_lines, _text_of
 from tuner.spec.workload import KeySpec, WorkloadSpec
 
 ID_MARK = b" kbtid="
+# A record id is producer << ID_SHIFT | sequence (every engine kbt drives); a locust producer's id
+# is its worker index << WORKER_SHIFT | its number in that worker's process.
+ID_SHIFT = 40
+SEQ_MASK = (1 << ID_SHIFT) - 1
+WORKER_SHIFT = 12
 ID_BYTES = len(ID_MARK) + 16
 POOL_BYTES = 48 * 1024 * 1024
 
@@ -77,6 +82,10 @@ class Payloads:
     def next(self, record_id: int) -> tuple[bytes | None, bytes]:
         event = self.pool[self._next % len(self.pool)]
         self._next += 1
+        return self.stamped(event, record_id)
+
+    def stamped(self, event: bytes, record_id: int) -> tuple[bytes | None, bytes]:
+        """The key and value of `event` sent as record `record_id`."""
         return self.key_for(event), with_id(event, record_id)
 
     def key_for(self, event: bytes) -> bytes | None:

@@ -23,11 +23,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tuner.driver.payload import ID_SHIFT, SEQ_MASK
 from tuner.driver.read_back import ReadDeadline, consume, verify_consumer
 from tuner.driver.result import DeliveryResult
 
-ID_SHIFT = 40
-SEQ_MASK = (1 << ID_SHIFT) - 1
 ID_HEX = 16
 STABLE_CHECKS = 3  # the high watermarks stopped moving for this many checks: nothing more will come
 CHECK_PAUSE_S = 1.0

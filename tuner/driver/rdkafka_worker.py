@@ -33,7 +33,7 @@ from typing import Any
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.delivery_log import CLOSED, ID_HEX, LATENCY_MAX_US, OPEN, DeliveryLog, LatencyBuckets
-from tuner.driver.payload import Payloads
+from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads
 from tuner.driver.range_verify import RangeFile
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
 from tuner.spec.sweep import RunPlan
@@ -44,8 +44,6 @@ STATS_INTERVAL_MS = 1000
 FLUSH_TIMEOUT_S = 60.0
 BURST = 500  # closed loop: records per producer between polls
 FULL_PAUSE_S = 0.0005  # closed loop: every local queue full, let librdkafka's threads catch up
-ID_SHIFT = 40  # record id = producer << 40 | sequence
-SEQ_MASK = (1 << ID_SHIFT) - 1
 NOT_YET = 1 << 62  # closed loop: window-start sequence before the window starts
 
 

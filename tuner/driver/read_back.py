@@ -1,4 +1,4 @@
-"""Reading a run's topic back for delivery verification (acked_verify, range_verify, stress_verify):
+"""Reading a run's topic back for delivery verification (acked_verify, range_verify, stress.verify):
 the consumer, and the deadline that follows the volume and the read rate."""
 
 from __future__ import annotations

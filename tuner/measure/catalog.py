@@ -6,7 +6,7 @@ produce exactly these names; docs/metrics.md is generated from this module. Ever
 the Prometheus target labels job="kafka-broker" and broker="<node id>".
 
 CLIENT_SERIES are the series kbt's own load exporters serve (tuner/driver/client_exporter.py,
-tuner/driver/consumer_exporter.py, the Java engine's ClientExporter.java): this is their one
+tuner/driver/stress/consumer_exporter.py, the Java engine's ClientExporter.java): this is their one
 definition; tests compare what each exporter serves with it.
 """
 
@@ -25,15 +25,6 @@ from tuner.measure.series_names import (
     TOPIC_PRODUCE_REQUESTS_SERIES,
 )
 
-__all__ = [
-    "BROKER_JOB",
-    "CLIENT_BYTE_RATE_SERIES",
-    "CLIENT_REQUEST_TIME_SERIES",
-    "NETWORK_IDLE_SERIES",
-    "NETWORK_THREAD_IDLE_SERIES",
-    "REQUESTS_SERIES",
-    "TOPIC_PRODUCE_REQUESTS_SERIES",
-]
 QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
 TIMED_REQUESTS = ("Produce", "FetchConsumer", "FetchFollower", "Metadata")
 PHASES = {
@@ -546,9 +537,16 @@ def series(name: str) -> Series:
 
 
 __all__ = [
+    "BROKER_JOB",
+    "CLIENT_BYTE_RATE_SERIES",
+    "CLIENT_REQUEST_TIME_SERIES",
     "CLIENT_SERIES",
     "DELIVERY_BUCKETS_S",
+    "NETWORK_IDLE_SERIES",
+    "NETWORK_THREAD_IDLE_SERIES",
+    "REQUESTS_SERIES",
     "SERIES",
+    "TOPIC_PRODUCE_REQUESTS_SERIES",
     "ClientKind",
     "ClientSeries",
     "Kind",

@@ -13,7 +13,9 @@ import heapq
 import math
 import random
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any, Generic, TypeVar
 
 from tuner.model.codecs import CodecTable
 from tuner.model.otelcol_sim import simulate_otelcol
@@ -201,38 +203,46 @@ def java_estimate(table: CodecTable, codec: str, messages: float, position: floa
 
 def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAULT_RTT_S) -> SimResult:
     """Simulate a few producers of `traffic` under `rules` (Java rules with their batch sizes in
-    uncompressed bytes: java_estimated)."""
-    horizon = horizon_for(traffic, _timescale_s(rules))
+    uncompressed bytes: java_estimated), with the simulator of their rule shape (SIMULATORS)."""
+    simulator = simulator_for(rules)
+    horizon = horizon_for(traffic, simulator.timescale_s(rules))
     producers = min(traffic.producers, SIM_PRODUCERS)
     result = SimResult(producers=producers, horizon_s=horizon, requests_by_broker=[0] * traffic.brokers)
     for index in range(producers):
         rng = random.Random(seed * 1_000_003 + index)
         times = arrival_times(traffic, horizon, rng)
-        chooser = _Chooser(traffic, rules.partitioning, rng)
         result.messages += len(times)
-        if isinstance(rules, LibrdkafkaRules):
-            _librdkafka(traffic, rules, times, chooser, result)
-        elif isinstance(rules, JavaRules):
-            _java(traffic, rules, times, chooser, result)
-        elif isinstance(rules, OtelcolRules):
-            batches = simulate_otelcol(
-                traffic, rules, times, rng, result.requests_by_broker, result.waits_s, rtt_s
-            )
-            result.partition_batches += batches
-        else:
-            _filebeat(traffic, rules, times, chooser, result, rtt_s)
+        chooser = _Chooser(traffic, rules.partitioning, rng)
+        simulator.run(traffic, rules, times, SimProducer(chooser, rng, result, rtt_s))
         result.random_picks += chooser.picks
     return result
 
 
-def _timescale_s(rules: Rules) -> float:
-    if isinstance(rules, OtelcolRules):
-        return max(rules.poll_ms, rules.batch_timeout_ms, rules.linger_ms) / 1000
-    if isinstance(rules, FilebeatRules):
-        return max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000
-    if isinstance(rules, LibrdkafkaRules):
-        return max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000
-    return rules.linger_ms / 1000
+@dataclass
+class SimProducer:
+    """One simulated producer's partitioner, random stream, the counts it adds to, the round trip."""
+
+    chooser: _Chooser
+    rng: random.Random
+    out: SimResult
+    rtt_s: float
+
+
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Simulator(Generic[R]):
+    """How one rule shape forms requests: `run` follows one producer's messages into requests,
+    `timescale_s` is the slowest batching timescale (the horizon spans dozens of it)."""
+
+    run: Callable[[Traffic, R, list[float], SimProducer], None]
+    timescale_s: Callable[[R], float]
+
+
+def simulator_for(rules: Rules) -> Simulator[Any]:
+    """The simulator registered for `rules`'s shape (exactly its type: SIMULATORS)."""
+    return SIMULATORS[type(rules)]
 
 
 def _librdkafka(
@@ -437,3 +447,36 @@ def batch_cap(rules: LibrdkafkaRules, message_bytes: float) -> int:
     batch.size (uncompressed, with record framing)."""
     fit = int((rules.batch_bytes - BATCH_HEADER_BYTES) // (message_bytes + RECORD_OVERHEAD_BYTES))
     return max(1, min(rules.batch_messages, fit))
+
+
+def _otelcol(traffic: Traffic, rules: OtelcolRules, times: list[float], sim: SimProducer) -> None:
+    out = sim.out
+    out.partition_batches += simulate_otelcol(
+        traffic, rules, times, sim.rng, out.requests_by_broker, out.waits_s, sim.rtt_s
+    )
+
+
+LIBRDKAFKA = Simulator[LibrdkafkaRules](
+    lambda traffic, rules, times, sim: _librdkafka(traffic, rules, times, sim.chooser, sim.out),
+    lambda rules: max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000,
+)
+JAVA = Simulator[JavaRules](
+    lambda traffic, rules, times, sim: _java(traffic, rules, times, sim.chooser, sim.out),
+    lambda rules: rules.linger_ms / 1000,
+)
+FILEBEAT = Simulator[FilebeatRules](
+    lambda traffic, rules, times, sim: _filebeat(traffic, rules, times, sim.chooser, sim.out, sim.rtt_s),
+    lambda rules: max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000,
+)
+OTELCOL = Simulator[OtelcolRules](
+    _otelcol, lambda rules: max(rules.poll_ms, rules.batch_timeout_ms, rules.linger_ms) / 1000
+)
+
+# The simulator of each rule shape in `Rules` (tuner/spec/clients/rules.py), one line per shape
+# (tests/unit/test_model_requests.py holds this to the union: every shape exactly once).
+SIMULATORS: dict[type, Simulator[Any]] = {
+    LibrdkafkaRules: LIBRDKAFKA,
+    JavaRules: JAVA,
+    FilebeatRules: FILEBEAT,
+    OtelcolRules: OTELCOL,
+}

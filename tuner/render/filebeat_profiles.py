@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.core.yaml_block import block_yaml
 from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, latency_text
 from tuner.spec.clients.filebeat import filebeat_yaml
 
@@ -37,30 +38,12 @@ def render_filebeat_yaml(p: FilebeatProfile, generated_by: str = GENERATED) -> s
 def render_sweep_profile(p: FilebeatProfile) -> str:
     """The profile as a `client: filebeat` ClientProfile YAML for sweeps."""
     profile = p.profile
-    out = [f"# {line}" for line in p.purpose]
-    out += [f"# {GENERATED}", f"name: {profile.name}", f"description: {_yaml_str(profile.description)}"]
-    out.append(f"client: {profile.client}")
+    doc: dict[str, Any] = {"name": profile.name, "description": profile.description, "client": profile.client}
     if p.settings:
-        out.append("filebeat:")
-        out += _yaml_lines(p.settings, "  ")
+        doc["filebeat"] = p.settings
+    out = [f"# {line}" for line in p.purpose]
+    out += [f"# {GENERATED}", *block_yaml(doc)]
     return "\n".join(out) + "\n"
-
-
-def _yaml_lines(node: dict[str, Any], indent: str) -> list[str]:
-    out: list[str] = []
-    for key, value in node.items():
-        if isinstance(value, dict):
-            out.append(f"{indent}{key}:")
-            out += _yaml_lines(value, indent + "  ")
-        else:
-            out.append(f"{indent}{key}: {value if isinstance(value, int) else _yaml_str(str(value))}")
-    return out
-
-
-def _yaml_str(text: str) -> str:
-    if text and all(c.isalnum() or c in " ._-/" for c in text) and text[0] not in "0123456789":
-        return text
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def render_readme() -> str:

@@ -28,7 +28,7 @@ from tuner.render.report_html import Section, esc, img, num, page, table
 from tuner.render.report_summary import build_summary
 from tuner.render.sweep_table import lost_cell
 from tuner.store.recommendation import ClientRecommendation, Measured, Recommendation
-from tuner.store.stress import StressStep
+from tuner.store.stress_section import StressStep
 
 
 @dataclass

@@ -17,7 +17,7 @@ from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.store.run_series import RunSeries, load_run_series
-from tuner.store.stress import StressStep
+from tuner.store.stress_section import StressStep
 
 
 @dataclass(frozen=True)

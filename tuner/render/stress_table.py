@@ -8,7 +8,7 @@ from rich.table import Table
 
 from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
-from tuner.store.stress import StressStep
+from tuner.store.stress_section import StressStep
 
 VERDICT_STYLE = {"held": "green", "failed": "red", "aborted": "yellow", "interrupted": "yellow"}
 

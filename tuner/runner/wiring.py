@@ -15,7 +15,7 @@ from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.threads import ThreadSampler
 from tuner.runner.lifecycle import Observer
-from tuner.runner.run_series import SeriesStore
+from tuner.runner.series_store import SeriesStore
 from tuner.runner.sweep import SweepRunner
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan

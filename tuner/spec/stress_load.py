@@ -22,7 +22,7 @@ from tuner.spec.loader import (
     load_workload,
     read_yaml,
 )
-from tuner.spec.stress import Stage, StressSpec, build_stages
+from tuner.spec.stress_spec import Stage, StressSpec, build_stages
 from tuner.spec.workload import WorkloadSpec
 
 # The per-broker records/s in `kbt diagnose --json` output (snapshot.brokers[]).

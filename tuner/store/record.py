@@ -11,7 +11,7 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.fault import FaultRun
 from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record_upgrade import SCHEMA_VERSION
-from tuner.store.stress import StressStep
+from tuner.store.stress_section import StressStep
 
 # "unclean": delivered, but not a clean measurement (runner/verdict.py): kept, shown, never used to
 # calibrate the model or back a recommendation. "unverified": nothing found lost, but the read-back

@@ -317,10 +317,12 @@ def connection(target: Target) -> Connection:
     return Connection(target.bootstrap_servers, client_config(target))
 
 
-def client_config(target: object) -> dict[str, str]:
-    """A target's client security as librdkafka properties (empty for a PLAINTEXT target)."""
+def client_config(target: object, name: str | None = None) -> dict[str, str]:
+    """The client security of a target (or of anything carrying its `client_properties`: a stress
+    target, a stress plan) as librdkafka properties, `${VAR}` references resolved; empty for a
+    PLAINTEXT target. `name` (default: the target's) heads an error about a missing variable."""
     props = getattr(target, "client_properties", None) or {}
     if not props:
         return {}
-    name = getattr(target, "name", "target")
-    return librdkafka_config(resolve(props, f"{name}: client"), name)
+    label = name or str(getattr(target, "name", "target"))
+    return librdkafka_config(resolve(props, f"{label}: client"), label)

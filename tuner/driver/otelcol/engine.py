@@ -1,6 +1,6 @@
 """Client kind `otelcol`: one real OpenTelemetry Collector per pod, each tailing a log file that a
 writer process fills at the workload's rate, exactly as the real-Filebeat pods do
-(tuner/driver/filebeat_real.py: the same corpus, writer, record ids and read-back).
+(tuner/driver/filebeat/real.py: the same corpus, writer, record ids and read-back).
 
 A Kafka record carries one line (encoding raw) or one export of many lines (OTLP): the read-back
 finds every line's id in every record, so delivery is verified per line: lost = written - read
@@ -24,15 +24,14 @@ from pathlib import Path
 from tuner.core.errors import BadInput, Interrupted, KbtError
 from tuner.core.kafka_clients import Connection
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
+from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.engine_process import stop
-from tuner.driver.filebeat_corpus import write_corpus
-from tuner.driver.filebeat_readback import LINES, ReadBack
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
 from tuner.driver.result import DriverResult
-from tuner.driver.tailed_pods import (
+from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
     TailedRun,
     log_append_time,
@@ -42,6 +41,7 @@ from tuner.driver.tailed_pods import (
     wait_started,
     wait_writers,
 )
+from tuner.driver.tailed.readback import LINES, ReadBack
 from tuner.spec.clients.otelcol import config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig

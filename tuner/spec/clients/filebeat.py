@@ -133,7 +133,7 @@ def config_of(profile: ProfileBase) -> FilebeatConfig:
 class Filebeat(ClientKind[FilebeatProfile]):
     name = "filebeat"
     title = "Filebeat"
-    engine = EngineId.FILEBEAT  # real Filebeat or the Sarama emulation (tuner/driver/filebeat_dispatch.py)
+    engine = EngineId.FILEBEAT  # real Filebeat or the Sarama emulation (tuner/driver/filebeat/engine.py)
     model = FilebeatProfile
     hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from tuner.core.redact import redact
+from tuner.core.yaml_block import block_yaml
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import OtelcolRules, Partitioning
 from tuner.spec.engine_id import EngineId
@@ -88,21 +89,6 @@ def _flatten(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
             out.update(_flatten(value, path + "."))
         else:
             out[path] = json.dumps(value) if isinstance(value, Mapping | list | bool) else str(value)
-    return out
-
-
-def _yaml(node: Mapping[str, Any], indent: int) -> list[str]:
-    """Block YAML of a nested mapping of scalars (JSON scalars are YAML scalars)."""
-    out: list[str] = []
-    pad = "  " * indent
-    for key, value in node.items():
-        if isinstance(value, Mapping) and value:
-            out += [f"{pad}{key}:", *_yaml(value, indent + 1)]
-        elif isinstance(value, Mapping):
-            out.append(f"{pad}{key}: {{}}")
-        else:
-            text = json.dumps(value) if isinstance(value, str) and not value.isidentifier() else value
-            out.append(f"{pad}{key}: {json.dumps(text) if isinstance(text, bool) else text}")
     return out
 
 
@@ -198,9 +184,10 @@ class Otelcol(ClientKind[OtelcolProfile]):
         ]
         exporter = redact(_flatten(data.get("kafka", {}), ""))  # no secret reaches a fragment
         kafka = expand_dotted({k: _scalar(v) for k, v in exporter.items()})
-        out += ["exporters:", "  kafka:", *(_yaml(kafka, 2) if kafka else ["    {}"])]
+        doc: dict[str, Any] = {"exporters": {"kafka": kafka}}
         if data.get("filelog"):
-            out += ["receivers:", "  file_log:", *_yaml(data["filelog"], 2)]
+            doc["receivers"] = {"file_log": data["filelog"]}
+        out += block_yaml(doc)
         return Rendered(f"{self.name}.yaml", "\n".join(out) + "\n")
 
     def describe(self, profile: OtelcolProfile) -> str:

@@ -11,7 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The payloads: the corpus kbt writes for every engine (tuner/driver/filebeat_corpus.py), each
+ * The payloads: the corpus kbt writes for every engine (tuner/driver/corpus.py), each
  * message cut or extended to its `bytes`, its tail replaced by " kbtid=" + 16 hex digits at send
  * time (tuner/driver/payload.py: same length, so sizes stay exact and delivery verification finds
  * the id the way it does for the librdkafka engine).

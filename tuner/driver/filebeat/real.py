@@ -1,0 +1,237 @@
+"""Client kind `filebeat` with real Filebeat: one Filebeat process per pod, each tailing a log file
+that a writer process fills at the workload's rate with the workload's payloads.
+
+Every line carries its record id and intended write time (tuner/driver/tailed/writer.py), so
+delivery verification is exact: Filebeat retries until delivered, so lost = written - read back;
+duplicates and per-partition order come from the same read-back. The run's topic is switched to
+LogAppendTime so a record's timestamp is the leader's append time: write time -> that is the
+delivery latency (the ack follows the append; acks 1 by default). Read-back latency is measured too.
+
+Filebeat cannot count produce requests (it turns Sarama's metrics into no-ops): the brokers' Produce
+request counter is the count (the sweep's broker window). Filebeat's own `/stats` (events acked,
+output batches) is read from each pod's loopback monitoring endpoint before it stops.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.kafka_clients import Connection
+from tuner.driver.corpus import write_corpus
+from tuner.driver.engine import Placement
+from tuner.driver.engine_process import stop
+from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
+from tuner.driver.filebeat.plan import drain_s
+from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, pod_config
+from tuner.driver.latency_hist import latency_ms
+from tuner.driver.lifeline import die_with_parent
+from tuner.driver.result import DriverResult, LatencyMs
+from tuner.driver.tailed.pods import (
+    RestartsOnTakenPort,
+    TailedRun,
+    log_append_time,
+    sigterm_interrupts,
+    start_writers,
+    tailed_result,
+    wait_started,
+    wait_writers,
+)
+from tuner.driver.tailed.readback import ReadBack
+from tuner.spec.clients.filebeat import config_of
+from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.sweep import RunPlan
+from tuner.target.engine_security import SecureClient, filebeat_security
+
+START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
+START_SLACK_S = 1.0  # then the writers start together
+# Each pod's log file holds this line (no record id: the read-back counts it as foreign) before its
+# Filebeat starts, as a running host's log does. 7.17's `filestream` skips an empty new file and
+# looks again only at its next scan (prospector.scanner.check_interval, 10 s): from an empty file
+# its harvester started 4-9 s into a run, and the lines of the measured window waited for it
+# (docs/benchmarks.md, "filestream's reader timing"). The `log` input harvests either at once.
+PRIMER_LINE = "kbt: the pod's log, opened before its Filebeat starts\n"
+STOP_WAIT_S = 10.0
+# The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
+_PREFIX_BYTES = 28
+
+
+@dataclass
+class RealRun:
+    """A real-Filebeat run: the driver result and what only this engine knows."""
+
+    result: DriverResult
+    version: str
+    filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
+    readback_latency_ms: LatencyMs = field(default_factory=LatencyMs)
+    written: int = 0
+    foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
+
+
+def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
+    """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
+    `placement.security` is written into output.kafka with the password as a `${NAME}` reference
+    that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
+    read-back) use it in librdkafka terms."""
+    config = config_of(plan.profile)
+    connection = SecureClient.of(plan.profile.name, placement.security, filebeat_security)
+    workload = plan.workload
+    topics, bootstrap = list(placement.topics), placement.bootstrap_servers
+    placement.single_topic("filebeat")
+    if workload.rate_per_producer == "max":
+        raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
+    binary = filebeat_binary(version) if version else build_for(config.filebeat_version)
+    rate = float(workload.rate_per_producer)
+    log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
+    with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
+        work = Path(tmp)
+        pods = [_Pod(i, work, connection) for i in range(workload.producers)]
+        payloads = _payloads(plan, work, pods[0].log_file)
+        procs: list[subprocess.Popen[bytes]] = []  # the writers; the pods' own are read at the stop
+        readback: ReadBack | None = None
+        drained, total_written = False, 0
+        try:
+            for pod in pods:
+                pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
+                pod.start(binary, config, bootstrap, topics[0])
+            wait_started(pods, "real Filebeat", START_TIMEOUT_S)
+            started_at = time.time()
+            start_at = started_at + START_SLACK_S
+            window = (start_at + workload.warmup_s, start_at + workload.duration_s)
+            readback = ReadBack(
+                bootstrap, topics[0], workload.topics[0].partitions, window, security=connection.librdkafka
+            )
+            writers = start_writers(
+                pods, workload.processes, rate, start_at, workload.duration_s, payloads, work
+            )
+            procs += writers
+            written = wait_writers(writers, workload.duration_s + 30.0)
+            total_written = sum(written.values())
+            drain = drain_s(config) + float(config.input.effective("max_backoff"))
+            drained = readback.wait_for(total_written, time.time() + drain)
+            stats = _sum_stats(pods)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+        finally:
+            # A pod restarted on a new port has a new process: stop whichever each pod has now.
+            stop([*(pod.proc for pod in pods if pod.proc is not None), *procs], STOP_WAIT_S)
+            if readback is not None and not drained and total_written:
+                readback.wait_for(total_written, time.time() + 3.0)  # what the stop flushed
+            tally = readback.close() if readback is not None else None
+        finished_at = time.time()
+        if readback is not None and readback.error:
+            raise KbtError(f"reading the topic back failed: {readback.error}")
+        assert tally is not None
+        problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
+        if problems and not drained:
+            raise KbtError(f"real Filebeat failed: {problems[0]}")
+    caught_up = readback is not None and readback.caught_up
+    failed = stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0)
+    judged = TailedRun(written, tally, caught_up, rate, start_at, started_at, finished_at, window)
+    result = tailed_result("filebeat-real", workload, judged, pods, failed, topics)
+    return RealRun(
+        result=result,
+        version=build_version(binary),
+        filebeat_stats=stats,
+        readback_latency_ms=latency_ms(tally.readback_us),
+        foreign=tally.foreign,
+        written=sum(written.values()),
+    )
+
+
+class _Pod(RestartsOnTakenPort[FilebeatConfig]):
+    def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
+        self.args = (binary, config, bootstrap, topic)
+        connection = self.secure
+        doc = pod_config(
+            config,
+            pod=self.index,
+            log_file=self.log_file,
+            hosts=bootstrap.split(","),
+            topic=topic,
+            http_port=self.port,
+            workdir=self.dir,
+            output_security=connection.config,
+        )
+        cfg = self.dir / "filebeat.yml"
+        # JSON is YAML: no YAML writer needed, and every value keeps its type.
+        cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        self.proc = subprocess.Popen(
+            [str(binary), "-c", str(cfg), "--path.home", str(self.dir), "--strict.perms=false"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.dir,
+            env={**os.environ, **connection.env} if connection.env else None,  # its secrets
+            start_new_session=True,
+            preexec_fn=die_with_parent,  # a killed kbt leaves no Filebeat behind
+        )
+
+    def answers(self) -> bool:
+        return self.stats() is not None
+
+    def stats(self) -> dict[str, Any] | None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=2) as resp:
+                data: dict[str, Any] = json.load(resp)
+                return data
+        except (OSError, ValueError):
+            return None
+
+    def failure(self) -> str | None:
+        if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
+            return None
+        lines: list[str] = []
+        for log in sorted((self.dir / "logs").glob("filebeat*")):
+            lines += [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln]
+        last = lines[-1].split("\t")[-1] if lines else f"exit status {self.proc.returncode}"
+        return f"pod {self.index}: {last}"
+
+
+def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
+    """Payload texts sized so the Kafka record (Filebeat's JSON event) has the workload's size."""
+    corpus = work / "corpus.jsonl"
+    write_corpus(plan.workload, corpus, seed=plan.index + 1)
+    overhead = EVENT_OVERHEAD_BYTES + len(str(sample_log)) + _PREFIX_BYTES
+    out: list[str] = []
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        text = str(entry["message"]).replace("\\", "/").replace('"', "'")
+        size = int(entry["bytes"])
+        if size > 0:
+            want = max(16, size - overhead)
+            text = (text * (want // max(1, len(text)) + 1))[:want]
+        out.append(text)
+    return out
+
+
+_STATS = {
+    "output.events.acked": ("libbeat", "output", "events", "acked"),
+    "output.events.batches": ("libbeat", "output", "events", "batches"),
+    "output.events.failed": ("libbeat", "output", "events", "failed"),
+    "output.events.dropped": ("libbeat", "output", "events", "dropped"),
+    "pipeline.events.retry": ("libbeat", "pipeline", "events", "retry"),
+    "filebeat.events.done": ("filebeat", "events", "done"),
+    "harvester.started": ("filebeat", "harvester", "started"),
+}
+
+
+def _sum_stats(pods: list[_Pod]) -> dict[str, int]:
+    total = dict.fromkeys(_STATS, 0)
+    for pod in pods:
+        data = pod.stats() or {}
+        for name, path in _STATS.items():
+            node: Any = data
+            for part in path:
+                node = node.get(part, {}) if isinstance(node, dict) else {}
+            total[name] += int(node) if isinstance(node, int) else 0
+    return total

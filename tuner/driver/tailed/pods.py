@@ -1,0 +1,273 @@
+"""Pods that tail a log file written at the workload's rate, shared by the engines that run a real
+shipper per pod (real Filebeat, the OpenTelemetry Collector): the writer processes that fill the
+files, the pods' loopback ports and their start, SIGTERM as Ctrl-C, and the run topic's append
+time. Each engine keeps what is its shipper's own (config, counters, read-back pattern)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Generic, Protocol, TypeVar
+
+from tuner.core.errors import KbtError
+from tuner.core.kafka_clients import Connection, admin_client
+from tuner.driver.latency_hist import latency_ms
+from tuner.driver.lifeline import die_with_parent
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.tailed.readback import Tally
+from tuner.spec.workload import WorkloadSpec
+from tuner.target.engine_security import SecureClient
+
+PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
+PORT_RETRIES = 3
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM ends the run like Ctrl-C: the pods and writers are stopped and the files removed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_sig: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+C = TypeVar("C")
+
+
+class RestartsOnTakenPort(Generic[C]):
+    """A pod process serving on a loopback port kbt picked free: started again on a fresh port when
+    the port was taken between picking it and the process binding it (any process on the host may
+    take an ephemeral port in that gap). Real Filebeat's pods and the collector's: each has its own
+    directory under the run's work directory, its (empty) log file, and the client's security."""
+
+    def __init__(self, index: int, work: Path, secure: SecureClient | None = None) -> None:
+        self.index = index
+        self.secure = secure or SecureClient()  # none: a PLAINTEXT listener
+        self.dir = work / f"pod-{index}"
+        self.dir.mkdir()
+        self.log_file = self.dir / "pod.log"
+        self.log_file.touch()
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.args: tuple[Path, C, str, str] | None = None
+        self.port_retries = 0
+
+    def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
+        raise NotImplementedError
+
+    def failure(self) -> str | None:
+        raise NotImplementedError
+
+    def answers(self) -> bool:
+        """The process serves on its port (its monitoring or telemetry endpoint)."""
+        raise NotImplementedError
+
+    def retry_on_new_port(self) -> bool:
+        failure = self.failure()
+        if self.args is None or failure is None or PORT_TAKEN not in failure:
+            return False
+        if self.port_retries >= PORT_RETRIES:
+            return False
+        self.port_retries += 1
+        self.port = free_port()
+        self.start(*self.args)
+        return True
+
+
+def wait_started(pods: Sequence[RestartsOnTakenPort[C]], what: str, timeout_s: float) -> None:
+    """Until every pod answers on its port; a pod whose port was taken starts again on another.
+    `what` names the shipper in the one-line error ("real Filebeat", "the collector")."""
+    deadline = time.monotonic() + timeout_s
+    pending = list(pods)
+    while pending:
+        for pod in list(pending):
+            if pod.retry_on_new_port():
+                continue
+            failure = pod.failure()
+            if failure:
+                raise KbtError(f"{what} did not start: {failure}")
+            if pod.answers():
+                pending.remove(pod)
+        if pending and time.monotonic() > deadline:
+            raise KbtError(f"{what} pod {pending[0].index} did not start within {timeout_s:g} s")
+        time.sleep(0.2)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def log_append_time(conn: Connection, topic: str) -> None:
+    """The record timestamp becomes the broker's append time (the topic is the run's own)."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
+
+    admin = admin_client(conn, {"log_level": 3})  # no purge notice on exit
+    entry = ConfigEntry(
+        "message.timestamp.type", "LogAppendTime", incremental_operation=AlterConfigOpType.SET
+    )
+    resource = ConfigResource("topic", topic, incremental_configs=[entry])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=30)
+
+
+class PodFile(Protocol):
+    """A pod's log file, as the writers fill it (real Filebeat's pods and the collector's)."""
+
+    index: int
+    log_file: Path
+
+
+def start_writers(
+    pods: Sequence[PodFile],
+    processes: int,
+    rate: float,
+    start_at: float,
+    duration: float,
+    payloads: list[str],
+    work: Path,
+) -> list[subprocess.Popen[bytes]]:
+    writers: list[subprocess.Popen[bytes]] = []
+    for index in range(processes):
+        mine = pods[index::processes]
+        if not mine:
+            continue
+        plan = {
+            "rate_per_pod": rate,
+            "start_at": start_at,
+            "duration_s": duration,
+            "payloads": payloads,
+            # Pods start out of step, as independent services do.
+            "pods": [
+                {"pod": p.index, "file": str(p.log_file), "phase_s": (p.index * 0.618) % 1 / rate}
+                for p in mine
+            ],
+        }
+        path = work / f"writer-{index}.json"
+        path.write_text(json.dumps(plan), encoding="utf-8")
+        writers.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tuner.driver.tailed.writer", str(path)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+            )
+        )
+    return writers
+
+
+def wait_writers(writers: list[subprocess.Popen[bytes]], budget_s: float) -> dict[int, int]:
+    """Each pod's count of lines written, once every writer has finished."""
+    written: dict[int, int] = {}
+    deadline = time.monotonic() + budget_s
+    for proc in writers:
+        try:
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise KbtError(f"a log writer did not finish within {budget_s:g} s") from None
+        if proc.returncode != 0 or not out.strip():
+            last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            raise KbtError(f"a log writer failed: {last}")
+        for pod, n in json.loads(out.decode().strip().splitlines()[-1])["written"].items():
+            written[int(pod)] = int(n)
+    return written
+
+
+def written_in_window(
+    written: dict[int, int],
+    rate: float,
+    start_at: float,
+    pods: Sequence[PodFile],
+    window: tuple[float, float],
+) -> int:
+    """How many of the lines the writers wrote were meant to be written inside `window`."""
+    count = 0
+    for pod in pods:
+        phase = (pod.index * 0.618) % 1 / rate
+        for seq in range(written.get(pod.index, 0)):
+            # The writer's own arithmetic (whole microseconds), as the read-back compares them.
+            if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:
+                count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class TailedRun:
+    """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
+    tally, whether that read reached the topic's end, and the run's schedule."""
+
+    written: dict[int, int]
+    tally: Tally
+    caught_up: bool
+    rate: float
+    start_at: float
+    started_at: float
+    finished_at: float
+    window: tuple[float, float]
+
+
+def tailed_result(
+    engine: str,
+    workload: WorkloadSpec,
+    run: TailedRun,
+    pods: Sequence[PodFile],
+    failed: int,
+    topics: Sequence[str],
+) -> DriverResult:
+    """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
+    missing from the topic is lost only when the read-back reached the topic's end, before that it
+    is unread (the run is then unverified, not failed)."""
+    expected = {(pod, seq) for pod, n in run.written.items() for seq in range(n)}
+    seen = run.tally.seen
+    delivered = len(expected & set(seen))
+    missing = len(expected) - delivered
+    in_window = written_in_window(run.written, run.rate, run.start_at, pods, run.window)
+    client = ClientResult(
+        engine=engine,
+        producers=workload.producers,
+        processes=workload.processes,
+        started_at=run.started_at,
+        window_start=run.window[0],
+        window_end=run.window[1],
+        finished_at=run.finished_at,
+        offered_records=in_window,
+        records_sent=in_window,
+        records_acked=run.tally.events_in_window,
+        records_failed=failed,
+        bytes_acked=run.tally.bytes_in_window,
+        records_acked_total=delivered,
+        delivery_latency_ms=latency_ms(run.tally.ack_us),
+    )
+    delivery = DeliveryResult(
+        acked=len(expected),
+        consumed=delivered,
+        lost=missing if run.caught_up else 0,
+        duplicates=sum(n - 1 for n in seen.values() if n > 1),
+        out_of_order=run.tally.out_of_order,
+        failed=0,
+        verified=run.caught_up or missing == 0,  # every written line read, or the topic read to its end
+        unread=0 if run.caught_up else missing,
+    )
+    return DriverResult(client=client, delivery=delivery, topics=list(topics))

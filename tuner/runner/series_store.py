@@ -1,0 +1,68 @@
+"""Write each run record's time series beside it (tuner.store.run_series), fetched from the lab's
+Prometheus right after the record: a ResultsStore that does both. Optional by design: when
+Prometheus cannot answer, the record stands alone and the problem goes to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from tuner.core.errors import KbtError
+from tuner.measure.prometheus import Prometheus
+from tuner.measure.series_fetch import fetch_run_series
+from tuner.store.record import RunRecord
+from tuner.store.results import ResultsStore
+from tuner.store.run_series import RunSeries, write_run_series
+
+PROMETHEUS_TIMEOUT_S = 30.0
+
+
+def run_window(record: RunRecord, scrape_interval_s: float) -> tuple[float, float]:
+    """The span to capture: a stress stage's window, else the run from start to drain; padded by
+    two scrapes before (rates need history) and one after (the last scrape lands late)."""
+    if record.stress is not None:
+        start, end = record.stress.start, record.stress.end
+    else:
+        start, end = record.client.started_at, record.client.finished_at
+    return start - 2 * scrape_interval_s, end + scrape_interval_s
+
+
+def capture_series(prom: Prometheus, record: RunRecord, scrape_interval_s: float) -> RunSeries:
+    start, end = run_window(record, scrape_interval_s)
+    end = min(end, time.time())
+    problems: list[str] = []
+    step, queries, ranges = fetch_run_series(
+        prom, record.run_id, start, end, scrape_interval_s,
+        on_error=lambda name, exc: problems.append(f"{name}: {exc}"),
+    )  # fmt: skip
+    return RunSeries.from_ranges(record.run_id, start, end, step, time.time(), queries, ranges, problems)
+
+
+def save_series(prom: Prometheus, record: RunRecord, record_path: Path, scrape_s: float) -> str | None:
+    """Capture and write; the problem as one line instead of an exception."""
+    try:
+        write_run_series(record_path, capture_series(prom, record, scrape_s))
+    except KbtError as exc:
+        return f"{record.run_id}: no time series saved: {exc.message}"
+    return None
+
+
+class SeriesStore(ResultsStore):
+    """A ResultsStore that also saves each written record's time series from Prometheus."""
+
+    def __init__(self, root: Path, prometheus_url: str | None, scrape_interval_s: float) -> None:
+        super().__init__(root)
+        self.prometheus = (
+            Prometheus(prometheus_url, timeout_s=PROMETHEUS_TIMEOUT_S) if prometheus_url else None
+        )
+        self.scrape_interval_s = scrape_interval_s
+
+    def write(self, record: RunRecord) -> Path:
+        path = super().write(record)
+        if self.prometheus is not None:
+            problem = save_series(self.prometheus, record, path, self.scrape_interval_s)
+            if problem:
+                sys.stderr.write(f"kbt: warning: {problem}\n")
+        return path

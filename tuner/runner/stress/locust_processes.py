@@ -1,0 +1,156 @@
+"""The locust processes of one stress run: one process (locust's local runner), or a master and
+local workers; more workers may join from other machines (`--expect-workers` counts them).
+
+Each process runs in its own session, so a Ctrl-C in the terminal reaches kbt only: kbt stops
+locust itself (SIGTERM: locust quits cleanly; SIGKILL after a grace), and nothing outlives it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.core.paths import repo_root
+from tuner.driver.stress.plan import StressPlan
+
+LOCUSTFILE = Path("loadtests") / "stress_locustfile.py"
+STOP_GRACE_S = 10.0
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class LocustOptions:
+    workers: int = 0  # 0: one locust process; N: a master and N local workers
+    remote_workers: int = 0  # more workers expected from other machines
+    master_host: str = LOOPBACK  # the master binds here (0.0.0.0 to accept other machines)
+    master_port: int = 5557
+    web_ui: bool = False
+    web_port: int = 8089
+    locustfile: Path | None = None
+    join_timeout_s: float = 60.0  # remote workers: from start to the first stage, to join
+
+    @property
+    def distributed(self) -> bool:
+        return self.workers > 0 or self.remote_workers > 0
+
+    @property
+    def total_workers(self) -> int:
+        return self.workers + self.remote_workers
+
+
+def locustfile_path(options: LocustOptions) -> Path:
+    path = options.locustfile or repo_root() / LOCUSTFILE
+    if not path.is_file():
+        raise EnvironmentProblem(f"locust file {path} not found (kbt stress runs from a kbt checkout)")
+    return path
+
+
+def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "locust", "-f", str(locustfile_path(options)),
+        "--kbt-plan", plan.to_json(), "--loglevel", "WARNING", "--csv", str(out_dir / "locust"),
+    ]  # fmt: skip
+    if options.web_ui:
+        cmd += ["--autostart", "--autoquit", "2", "--web-host", LOOPBACK, "--web-port", str(options.web_port)]
+    else:
+        cmd += ["--headless"]
+    if options.distributed:
+        cmd += [
+            "--master", "--master-bind-host", options.master_host,
+            "--master-bind-port", str(options.master_port), "--expect-workers", str(options.total_workers),
+        ]  # fmt: skip
+    return cmd
+
+
+def remote_worker_command(options: LocustOptions) -> str:
+    """The one command a load machine runs to join (docs/targets.md, "Distributed stress")."""
+    host = options.master_host
+    if host in ("0.0.0.0", "::", ""):
+        host = "<this machine's address>"
+    return f"kbt stress-worker --master {host}:{options.master_port}"
+
+
+def worker_command(options: LocustOptions) -> list[str]:
+    """A local worker: it gets the plan from the master (as a worker on another machine would)."""
+    return [
+        sys.executable, "-m", "locust", "-f", str(locustfile_path(options)), "--worker",
+        "--master-host", LOOPBACK, "--master-port", str(options.master_port), "--loglevel", "WARNING",
+    ]  # fmt: skip
+
+
+class LocustProcesses:
+    def __init__(self, options: LocustOptions, plan: StressPlan, out_dir: Path) -> None:
+        self.options = options
+        self.plan = plan
+        self.out_dir = out_dir
+        self.procs: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        commands = [("master", master_command(self.options, self.plan, self.out_dir))]
+        commands += [(f"worker-{i}", worker_command(self.options)) for i in range(self.options.workers)]
+        for name, cmd in commands:
+            log = (self.out_dir / f"locust-{name}.log").open("wb")
+            try:
+                proc = subprocess.Popen(
+                    cmd,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,
+                )
+            finally:
+                log.close()
+            self.procs.append((name, proc))
+
+    @property
+    def master(self) -> subprocess.Popen[bytes]:
+        return self.procs[0][1]
+
+    def running(self) -> bool:
+        return self.master.poll() is None
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait for every process to exit by itself; True when they all did."""
+        deadline = time.monotonic() + timeout_s
+        for _, proc in self.procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                return False
+        return True
+
+    def stop(self) -> None:
+        """SIGTERM (locust quits and reports), then SIGKILL whatever is left after a grace."""
+        for _, proc in self.procs:
+            if proc.poll() is None:
+                _signal(proc, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for _, proc in self.procs:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal(proc, signal.SIGKILL)
+                proc.wait(timeout=5)
+
+    def log_tail(self, name: str = "master", lines: int = 3) -> str:
+        path = self.out_dir / f"locust-{name}.log"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        interesting = [line for line in text if "Error" in line or "error" in line] or text
+        return " | ".join(interesting[-lines:])
+
+
+def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)  # the process and anything it started (its own session)

@@ -1,0 +1,266 @@
+"""Turn one stress run's tallies and measurements into run records (one per stage), and find the
+highest step that held."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import StageTally
+from tuner.driver.stress.verify import StressDelivery
+from tuner.runner.lifecycle import build_record
+from tuner.runner.stress.gates import (
+    broker_gates,
+    consumer_stage,
+    describe,
+    e2e_gate,
+    failed_gates,
+    generator_note,
+    loss_gates,
+    producer_gates,
+)
+from tuner.spec.stress_spec import Gates, Stage, StressSpec
+from tuner.spec.sweep import SLO, RunPlan
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
+from tuner.store.record import Environment, RunRecord
+from tuner.store.stress_section import GateCheck, RemoteTier, StressStep, Verdict
+
+
+@dataclass
+class StageMeasure:
+    """What was measured of one stage on the brokers."""
+
+    broker: BrokerWindow | None = None
+    remote: RemoteTier | None = None
+
+
+@dataclass
+class RunContext:
+    spec: StressSpec
+    plan: StressPlan
+    baseline_msgs_per_s: float
+    environment: Environment
+    workers: int
+    run_stamp: str  # shared by the run's records: <label>-<stage>--<stamp>
+
+
+@dataclass
+class StageOutcome:
+    stage: Stage
+    record: RunRecord
+
+
+@dataclass
+class ProfileOutcome:
+    label: str
+    stages: list[StageOutcome] = field(default_factory=list)
+    aborted_at: Stage | None = None
+    interrupted: bool = False
+    problems: list[str] = field(default_factory=list)
+    delivery: StressDelivery | None = None
+
+    @property
+    def records(self) -> list[RunRecord]:
+        return [s.record for s in self.stages]
+
+    @property
+    def highest_held(self) -> Stage | None:
+        """The last ramp step (or hold) before the first judged step that did not hold."""
+        best: Stage | None = None
+        for outcome in self.stages:
+            stress = outcome.record.stress
+            if stress is None or outcome.stage.kind not in ("step", "hold"):
+                continue
+            if stress.verdict != "held":
+                break
+            best = outcome.stage
+        return best
+
+    @property
+    def spike_held(self) -> bool | None:
+        for outcome in self.stages:
+            if outcome.stage.kind == "spike" and outcome.record.stress is not None:
+                return outcome.record.stress.verdict == "held"
+        return None
+
+
+def latency_of(tally: StageTally) -> LatencyMs:
+    count = tally.latency.count
+    if count == 0:
+        return LatencyMs()
+    mean = tally.latency.mean_ms()
+    return LatencyMs(
+        count=count,
+        mean=mean,
+        p50=tally.p_ms(50),
+        p90=tally.p_ms(90),
+        p99=tally.p_ms(99),
+        p999=tally.p_ms(99.9),
+        max=tally.latency.max_ms(),
+    )
+
+
+def stage_window(ctx: RunContext, stage: Stage, until: float | None = None) -> tuple[float, float]:
+    """The stage's [start, end] on the wall clock; an aborted stage ends when the ramp stopped."""
+    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
+    if until is not None and start < until < end:
+        end = until
+    return start, end
+
+
+def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | None = None) -> ClientResult:
+    start, end = stage_window(ctx, stage, until)
+    users = max(stage.users, stage.users_end, 1)
+    batches = tally.batches
+    mean_payload = tally.bytes_acked / tally.acked if tally.acked else 0.0
+    requests = sum(tally.requests.values())
+    return ClientResult(
+        engine="locust",
+        producers=users,
+        processes=max(1, min(ctx.workers, users)),
+        started_at=start,
+        window_start=start,
+        window_end=end,
+        finished_at=end,
+        offered_records=round(
+            (stage.users + stage.users_end) / 2 * ctx.plan.rate_per_producer * (end - start)
+        ),
+        records_sent=tally.sent,
+        records_acked=tally.acked,
+        records_failed=tally.failed,
+        bytes_acked=tally.bytes_acked,
+        produce_requests=requests,
+        produce_requests_by_broker=dict(sorted(tally.requests.items())),
+        records_acked_total=tally.acked,
+        produce_requests_total=requests,
+        records_per_request=tally.batch_records / batches if batches else None,
+        batch_bytes=tally.batch_bytes / batches if batches else None,
+        compression_ratio=tally.batch_records * mean_payload / tally.batch_bytes
+        if tally.batch_bytes
+        else None,
+        delivery_latency_ms=latency_of(tally),
+    )
+
+
+def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
+    label = ctx.plan.profile_label
+    workload = ctx.plan.workload
+    users = max(stage.users, stage.users_end, 1)
+    data = workload.model_dump(mode="json")
+    data.update(
+        producers=users,
+        processes=max(1, min(ctx.workers, users)),
+        rate_per_producer=ctx.plan.rate_per_producer,
+        duration_s=stage.duration_s,
+        warmup_s=min(ctx.spec.shape.settle_s, stage.duration_s / 2),
+    )
+    resolved = getattr(workload.message, "resolved_path", None)
+    if resolved is not None:
+        data["message"]["resolved_path"] = str(resolved)
+    stage_workload = type(workload).model_validate(data)
+    return RunPlan(
+        index=stage.index,
+        name=f"{label}-{stage.label}",
+        sweep=ctx.spec.name,
+        workload=stage_workload,
+        profile=ctx.plan.profile,
+        assignments={"profile": label, "stage": stage.name, "multiplier": stage.multiplier},
+        slo=SLO(p99_ms=ctx.spec.gates.p99_ms),
+    )
+
+
+def check_gates(
+    gates: Gates,
+    stage: Stage,
+    tally: StageTally,
+    measure: StageMeasure,
+    groups: dict[str, GroupTally],
+    realtime: list[str],
+    loss: list[GateCheck],
+) -> list[GateCheck]:
+    """Every gate of a judged stage."""
+    halves = [groups[name].stage(stage.index) for name in realtime if name in groups]
+    return [
+        *broker_gates(gates, measure.broker),
+        *producer_gates(gates, tally),
+        *e2e_gate(gates, halves),
+        *loss,
+    ]
+
+
+def stage_record(
+    ctx: RunContext,
+    stage: Stage,
+    tally: StageTally,
+    measure: StageMeasure,
+    groups: dict[str, GroupTally],
+    delivery: StressDelivery | None,
+    verdict_override: Verdict | None = None,
+    until: float | None = None,
+) -> RunRecord:
+    """One stage's record; `until` (epoch s) ends a stage the ramp left part way (an abort)."""
+    gates = ctx.spec.gates
+    realtime = [g.name for g in ctx.plan.groups if g.mode == "realtime"]
+    lost = delivery.lost_by_stage.get(stage.index, 0) if delivery is not None else None
+    verified = delivery is not None and delivery.verified
+    loss = loss_gates(lost, verified)
+    checks = check_gates(gates, stage, tally, measure, groups, realtime, loss) if stage.judged else loss
+    failing = failed_gates(checks)
+    verdict: Verdict
+    if verdict_override == "interrupted" and any(c.gate != "verified" for c in failing):
+        verdict = "failed"
+    elif verdict_override is not None:
+        verdict = verdict_override
+    elif not stage.judged:
+        verdict = "not judged"
+    else:
+        verdict = "failed" if failing else "held"
+    plan = run_plan_of(ctx, stage)
+    start, end = stage_window(ctx, stage, until)
+    settle = min(ctx.spec.shape.settle_s, stage.duration_s / 2)
+    consumers = [consumer_stage(g, groups.get(g.name, GroupTally()), stage) for g in ctx.plan.groups]
+    step = StressStep(
+        stress=ctx.spec.name,
+        profile_label=ctx.plan.profile_label,
+        stage=stage,
+        t0=ctx.plan.t0,
+        start=start,
+        end=end,
+        judged_from=start + settle,
+        baseline_msgs_per_s=ctx.baseline_msgs_per_s,
+        offered_msgs_per_s=stage.users * ctx.plan.rate_per_producer,
+        verdict=verdict,
+        gates=checks,
+        consumers=consumers,
+        remote=measure.remote,
+        locust_workers=ctx.workers,
+    )
+    acked = delivery.acked_by_stage.get(stage.index, 0) if delivery is not None else tally.acked
+    delivery_result = DeliveryResult(
+        acked=acked,
+        consumed=max(0, acked - (lost or 0)),
+        lost=lost or 0,
+        failed=tally.failed,
+        indeterminate=tally.unacked,
+        verified=verified,
+    )
+    problems = [describe(c) for c in failing]
+    note = generator_note(gates, tally)
+    if note is not None:
+        problems.append(note)
+    if delivery is not None and delivery.detail:
+        problems.append(delivery.detail)
+    status = "failed" if (lost or verdict == "failed") else "ok"
+    return build_record(
+        plan,
+        f"{ctx.spec.name}/{plan.name}--{ctx.run_stamp}",
+        ctx.environment,
+        list(ctx.plan.topics),
+        client_of(ctx, stage, tally, until),
+        delivery_result,
+        measure.broker,
+        status,
+        problems,
+        stress=step,
+    )

@@ -1,0 +1,439 @@
+"""Run a stress test: for each profile (current, recommended, ... back to back) create fresh
+topics, start the consumer groups and locust, follow the stage timeline, judge every held stage
+against the gates as soon as its measurements are in (abort the ramp at the first failure when
+`on_fail: abort`), verify delivery after the ramp, write one record per stage, delete the topics.
+
+Ctrl-C stops locust and the consumers (all within seconds) and writes the records of the stages
+already judged, marked interrupted (delivery not verified), before re-raising.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.inputs import read_json
+from tuner.core.kafka_clients import Connection, admin_client
+from tuner.driver.stress.consumer_pool import ConsumerPool
+from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.tally import Tally
+from tuner.driver.stress.verify import StressDelivery, verify_stress
+from tuner.measure.broker_window import measure_window
+from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
+from tuner.measure.prometheus import Prometheus
+from tuner.measure.stress_window import (
+    REMOTE_COPY_BYTES,
+    REMOTE_FETCH_BYTES,
+    REMOTE_FETCH_REQUESTS,
+    topic_rate,
+)
+from tuner.runner.lifecycle import new_ids, topic_names
+from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
+from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
+from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
+from tuner.runner.topics import broker_count, check_fits_cluster, create_topics, delete_topics
+from tuner.spec.stress_load import LoadedStress
+from tuner.spec.stress_spec import Stage
+from tuner.store.environment import capture_environment
+from tuner.store.figures import BrokerWindow
+from tuner.store.record import Environment
+from tuner.store.results import ResultsStore
+from tuner.store.stress_section import GateCheck, RemoteTier, Verdict
+from tuner.target.ledger import TopicLedger
+from tuner.target.security import client_config
+
+LEAD_S = 20.0  # consumers subscribe and locust starts before t0
+JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
+TICK_S = 0.5
+END_SLACK_S = 60.0
+STATUS_FILE = "status.json"
+ABORT_FILE = "abort"
+
+
+@dataclass(frozen=True)
+class StressTarget:
+    bootstrap_servers: str
+    prometheus_url: str | None
+    producer_ports: Sequence[int] = ()
+    consumer_ports: Sequence[int] = ()
+    kafka_version: str | None = None
+    scrape_interval_s: float = 5.0
+    topic_prefix: str = "kbt-"
+    # Client security in Kafka's properties format (`${VAR}` references unresolved): handed to
+    # every process in the plan, resolved by each when it builds a client.
+    client_properties: Mapping[str, str] = field(default_factory=dict)
+    # A target file's topic ledger: topics are listed before they are created and removed once
+    # deleted, so a crashed run's topics go on the next run (None: kbt's lab).
+    ledger: Path | None = None
+
+
+class StressObserver:
+    """Progress hooks; the CLI renders them. All no-ops by default."""
+
+    def profile_started(self, label: str, plan: StressPlan) -> None: ...
+
+    def tick(self, label: str, plan: StressPlan, tally: Tally) -> None: ...
+
+    def stage_judged(self, label: str, stage: Stage, checks: list[GateCheck]) -> None: ...
+
+    def phase(self, label: str, text: str) -> None: ...
+
+    def profile_finished(self, outcome: ProfileOutcome) -> None: ...
+
+
+@dataclass
+class StressOutcome:
+    profiles: list[ProfileOutcome] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class StressInterrupted(KbtError):
+    """Ctrl-C during a stress run; `outcome` holds what was recorded."""
+
+    def __init__(self, outcome: StressOutcome) -> None:
+        super().__init__("interrupted")
+        self.outcome = outcome
+
+
+class StressRunner:
+    def __init__(
+        self,
+        target: StressTarget,
+        store: ResultsStore,
+        locust: LocustOptions,
+        observer: StressObserver | None = None,
+    ) -> None:
+        self.target = target
+        self.store = store
+        self.locust = locust
+        self.observer = observer or StressObserver()
+        self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
+
+    def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
+        admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
+        brokers = broker_count(admin)
+        workload = loaded.spec.topics_with_configs()
+        check_fits_cluster(workload.topics, brokers)
+        environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
+        outcome = StressOutcome()
+        if self.target.ledger is not None:  # topics a crashed run left on this target
+            outcome.problems += TopicLedger(self.target.ledger).clean(
+                admin, self.target.topic_prefix, delete_topics
+            )
+        for i, label in enumerate(labels):
+            profile = _ProfileRun(self, loaded, label, i, environment, admin, len(labels) - 1 - i)
+            try:
+                result = profile.run()
+            except KeyboardInterrupt:
+                outcome.profiles.append(profile.outcome)
+                outcome.problems += profile.cleanup_problems
+                raise StressInterrupted(outcome) from None
+            outcome.profiles.append(result)
+            outcome.problems += profile.cleanup_problems
+            self.observer.profile_finished(result)
+        return outcome
+
+
+class _ProfileRun:
+    """One profile's run through the whole timeline."""
+
+    def __init__(
+        self,
+        runner: StressRunner,
+        loaded: LoadedStress,
+        label: str,
+        index: int,
+        env: Environment,
+        admin: AdminClient,
+        profiles_after: int = 0,
+    ) -> None:
+        self.runner = runner
+        self.profiles_after = profiles_after
+        self.loaded = loaded
+        self.label = label
+        self.index = index
+        self.environment = env
+        self.admin = admin
+        self.outcome = ProfileOutcome(label=label)
+        self.cleanup_problems: list[str] = []
+        self.measures: dict[int, StageMeasure] = {}
+        self.judged: set[int] = set()
+        self.abort_at: float | None = None
+        self.tally = Tally()
+
+    # ---- setup ---------------------------------------------------------------------------------
+
+    def _await_settled_meters(self) -> None:
+        """Brokers started moments ago (a fresh lab) report low idle ratios while Kafka pads their
+        meters' window: the first judged stage must start past that, or its idle gate is wrong."""
+        prometheus = self.runner.prometheus
+        first = next((s.start_s for s in self.loaded.stages if s.judged), None)
+        if prometheus is None or first is None:
+            return
+        settled = idle_meters_settled_at(prometheus)
+        wait_until_settled(
+            settled, self._lead_s + first, lambda text: self.runner.observer.phase(self.label, text)
+        )
+
+    @property
+    def _lead_s(self) -> float:
+        """From the plan to t0: consumers subscribe, locust starts and remote workers join."""
+        locust = self.runner.locust
+        return max(LEAD_S, locust.join_timeout_s) if locust.remote_workers else LEAD_S
+
+    def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
+        spec, target = self.loaded.spec, self.runner.target
+        workload = spec.topics_with_configs()
+        resolved = getattr(workload.message, "resolved_path", None)
+        return StressPlan(
+            run_id=new_ids(spec.name, self.label, started).run_id,
+            stress=spec.name,
+            profile_label=self.label,
+            profile=spec.profiles[self.label],
+            workload=workload,
+            topics=topics,
+            bootstrap_servers=target.bootstrap_servers,
+            rate_per_producer=self.loaded.baseline_msgs_per_s / spec.workload.producers,
+            stages=self.loaded.stages,
+            t0=time.time() + self._lead_s,
+            groups=spec.groups,
+            lagging_max_msgs_per_s=spec.lagging_max_msgs_per_s,
+            producer_ports=list(target.producer_ports),
+            consumer_ports=list(target.consumer_ports),
+            out_dir=str(out_dir),
+            message_path=str(resolved) if resolved is not None else None,
+            client_properties=dict(target.client_properties),
+            profiles_after=self.profiles_after,
+        )
+
+    def run(self) -> ProfileOutcome:
+        spec = self.loaded.spec
+        ids = new_ids(spec.name, self.label)
+        started, stamp = ids.started, ids.stamp
+        workload = spec.topics_with_configs()
+        topics = topic_names(self.runner.target.topic_prefix, workload.topics, self.index, ids, tag="s")
+        out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        self.runner.observer.phase(self.label, "creating topics")
+        ledger = TopicLedger(self.runner.target.ledger) if self.runner.target.ledger is not None else None
+        if ledger is not None:
+            ledger.add(topics)
+        create_topics(self.admin, workload.topics, topics)
+        self._await_settled_meters()
+        pool: ConsumerPool | None = None
+        locust: LocustProcesses | None = None
+        try:
+            plan = self.plan = self._plan(topics, out_dir, started)
+            (out_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+            self.ctx = RunContext(
+                spec=spec,
+                plan=plan,
+                baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
+                environment=self.environment,
+                workers=max(1, self.runner.locust.total_workers),
+                run_stamp=stamp,
+            )
+            self.runner.observer.phase(self.label, "starting consumers and locust")
+            pool = ConsumerPool(plan)
+            pool.start()
+            locust = LocustProcesses(self.runner.locust, plan, out_dir)
+            locust.start()
+            if self.runner.locust.remote_workers:
+                self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
+            self.runner.observer.profile_started(self.label, plan)
+            try:
+                self._follow(plan, pool, locust, out_dir)
+            except KeyboardInterrupt:
+                self._interrupted(plan, pool, locust, out_dir)
+                raise
+            locust.wait(10)
+            self._read_status(out_dir)
+            if self.abort_at is None:  # after an abort the stages left have nothing to read for
+                self.runner.observer.phase(self.label, "consumers finishing")
+                pool.wait(max(1.0, plan.end + 5 - time.time()))
+            pool.stop()
+            self.runner.observer.phase(self.label, "verifying delivery")
+            delivery = verify_stress(
+                plan.bootstrap_servers, self.tally, security=client_config(self.runner.target)
+            )
+            self.outcome.delivery = delivery
+            self.runner.observer.phase(self.label, "measuring")
+            self._write(plan, pool, delivery, interrupted=False)
+        finally:
+            if locust is not None:
+                locust.stop()
+            if pool is not None:
+                pool.stop()
+            cleanup = delete_topics(self.admin, topics)
+            self.cleanup_problems += cleanup
+            if ledger is not None and not cleanup:
+                ledger.remove(topics)
+        return self.outcome
+
+    # ---- following the timeline ------------------------------------------------------------------
+
+    def _grace_s(self) -> float:
+        scrape = self.runner.target.scrape_interval_s + 1.0
+        slo = (self.loaded.spec.gates.p99_ms or 0) / 1000 + 1.0
+        return max(scrape, 4.5, slo)
+
+    def _waiting_for_workers(self, plan: StressPlan) -> str:
+        options = self.runner.locust
+        return (
+            f"waiting up to {plan.t0 - time.time():.0f} s for {options.remote_workers} remote"
+            f" worker(s); on each load machine run: {remote_worker_command(options)}"
+        )
+
+    def _check_joined(self, plan: StressPlan, out_dir: Path, now: float) -> None:
+        """The master starts the shape (and writes its status) only once every expected worker
+        has joined: no status past t0 means some never came."""
+        if now < plan.t0 + JOIN_GRACE_S or (out_dir / STATUS_FILE).exists():
+            return
+        options = self.runner.locust
+        raise Unreachable(
+            f"not all {options.total_workers} locust workers joined by the first stage"
+            f" ({options.remote_workers} remote expected; start each with:"
+            f" {remote_worker_command(options)}, or give them longer with --join-timeout)"
+        )
+
+    def _follow(self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path) -> None:
+        grace = self._grace_s()
+        deadline = plan.end + END_SLACK_S
+        while locust.running():
+            now = time.time()
+            if self.runner.locust.remote_workers:
+                self._check_joined(plan, out_dir, now)
+            pool.poll()
+            self._read_status(out_dir)
+            if self.abort_at is None:  # after an abort no further stage starts
+                self.runner.observer.tick(self.label, plan, self.tally)
+            for stage in plan.stages:
+                end = plan.t0 + stage.end_s
+                if stage.judged and stage.index not in self.judged and now >= end + grace:
+                    if self.abort_at is not None and end > self.abort_at:
+                        continue
+                    self._judge_now(plan, stage, pool, out_dir)
+            if now > deadline:
+                self.outcome.problems.append("locust did not finish on time: stopped")
+                break
+            time.sleep(TICK_S)
+        master = locust.master.returncode
+        if master not in (None, 0, 1) and not (out_dir / STATUS_FILE).exists():
+            raise KbtError(f"locust exited with {master}: {locust.log_tail()}")
+
+    def _judge_now(self, plan: StressPlan, stage: Stage, pool: ConsumerPool, out_dir: Path) -> None:
+        self.judged.add(stage.index)
+        measure = self._measure(plan, stage)
+        self.measures[stage.index] = measure
+        gates = self.loaded.spec.gates
+        tally = self.tally.stage(stage.index)
+        checks = [*broker_gates(gates, measure.broker), *producer_gates(gates, tally)]
+        self.runner.observer.stage_judged(self.label, stage, checks)
+        note = generator_note(gates, tally)
+        if note is not None:
+            self.runner.observer.phase(self.label, f"{stage.name}: {note}")
+        if failed_gates(checks) and gates.on_fail == "abort" and self.abort_at is None:
+            self.abort_at = time.time()
+            self.outcome.aborted_at = stage
+            (out_dir / ABORT_FILE).write_text(stage.label, encoding="utf-8")
+            self.runner.observer.phase(self.label, f"{stage.name} failed: ramp aborted")
+
+    def _measure(self, plan: StressPlan, stage: Stage, until: float | None = None) -> StageMeasure:
+        """The brokers over the stage's judged part (up to `until` when the ramp stopped in it)."""
+        prom = self.runner.prometheus
+        if prom is None:
+            return StageMeasure()
+        start = plan.t0 + stage.start_s
+        end = plan.t0 + stage.end_s if until is None else min(plan.t0 + stage.end_s, until)
+        settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2, (end - start) / 2)
+        step = self.runner.target.scrape_interval_s
+        broker = measure_window(prom, settled, end, plan.topics, step, time.time(), plan.t0)
+        mid = min(start + stage.duration_s / 2, end)
+        remote = RemoteTier(
+            fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, end),
+            fetch_bytes_per_s=topic_rate(prom, REMOTE_FETCH_BYTES, plan.topics, settled, end),
+            copy_bytes_per_s=topic_rate(prom, REMOTE_COPY_BYTES, plan.topics, settled, end),
+            first_half_fetch_requests_per_s=topic_rate(
+                prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, mid
+            ),
+            second_half_fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, mid, end),
+        )
+        return StageMeasure(broker=BrokerWindow.model_validate(broker.model_dump()), remote=remote)
+
+    def _read_status(self, out_dir: Path) -> None:
+        path = out_dir / STATUS_FILE
+        try:
+            data = read_json(path, "stress status")
+        except BadInput:  # not written yet, or caught mid-write by an older worker
+            return
+        if not isinstance(data, dict):
+            return
+        self.tally = Tally.from_wire(data.get("tally", {}))
+
+    # ---- records -------------------------------------------------------------------------------
+
+    def _ran(self, plan: StressPlan, stage: Stage, until: float) -> bool:
+        """Did the stage run to its end before `until` (an abort or an interrupt)?"""
+        return plan.t0 + stage.end_s <= until
+
+    def _write(
+        self, plan: StressPlan, pool: ConsumerPool, delivery: StressDelivery, interrupted: bool
+    ) -> None:
+        until = self.abort_at if self.abort_at is not None else float("inf")
+        for stage in plan.stages:
+            if stage.kind == "drain":
+                continue
+            started = plan.t0 + stage.start_s < until
+            if not started:
+                break
+            aborted = not self._ran(plan, stage, until)
+            cut = self._cut_at(stage, until) if aborted else None  # the ramp stopped part way
+            if stage.index not in self.measures or aborted:
+                self.measures[stage.index] = self._measure(plan, stage, cut)
+            override: Verdict | None = "aborted" if aborted else None
+            record = stage_record(
+                self.ctx,
+                stage,
+                self.tally.stage(stage.index),
+                self.measures[stage.index],
+                pool.tallies,
+                delivery,
+                verdict_override=override,
+                until=cut,
+            )
+            self.runner.store.write(record)
+            self.outcome.stages.append(StageOutcome(stage, record))
+
+    def _cut_at(self, stage: Stage, abort_at: float) -> float:
+        """Where a stage the ramp left part way ended: the last record the producers were due to
+        send in it (they stop a moment after the abort), else the abort itself."""
+        last_due = self.tally.stage(stage.index).last_due
+        return last_due if last_due > 0 else abort_at
+
+    def _interrupted(
+        self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path
+    ) -> None:
+        """Ctrl-C: stop everything now, keep the stages already judged (delivery not verified)."""
+        self.outcome.interrupted = True
+        locust.stop()
+        pool.stop()
+        self._read_status(out_dir)
+        for stage in plan.stages:
+            if stage.index not in self.judged:
+                continue
+            record = stage_record(
+                self.ctx,
+                stage,
+                self.tally.stage(stage.index),
+                self.measures.get(stage.index, StageMeasure()),
+                pool.tallies,
+                None,
+                verdict_override="interrupted",
+            )
+            self.runner.store.write(record)
+            self.outcome.stages.append(StageOutcome(stage, record))

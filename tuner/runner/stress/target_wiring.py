@@ -1,0 +1,69 @@
+"""Build a StressRunner for a target (the running lab by default): its cluster, its Prometheus,
+local ports from the lab's range."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tuner.core.paths import KAFKA_VERSION
+from tuner.runner.series_store import SeriesStore
+from tuner.runner.stress.locust_processes import LocustOptions
+from tuner.runner.stress.run_stages import StressObserver, StressRunner, StressTarget
+from tuner.target.base import TargetSource
+
+# Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past
+# its client exporter range (base+100 ..): the locust master and its web UI.
+MASTER_PORT_OFFSET = 180
+WEB_PORT_OFFSET = 185
+# Client exporter ports (scraped as job kbt-client): producers (one per locust process) from the
+# start of the range, consumer groups from its end.
+MAX_PRODUCER_PORTS = 32
+MAX_CONSUMER_PORTS = 16
+
+
+def stress_runner(
+    lab_dir: Path | None,
+    results: Path,
+    workers: int = 0,
+    remote_workers: int = 0,
+    master_host: str = "127.0.0.1",
+    master_port: int | None = None,
+    web_ui: bool = False,
+    web_port: int | None = None,
+    observer: StressObserver | None = None,
+    target_file: TargetSource | None = None,
+    join_timeout_s: float = 60.0,
+) -> StressRunner:
+    from tuner.target import resolve_target
+
+    found = resolve_target(lab_dir, target_file)
+    ports = list(found.client_exporter_ports)
+    consumer_ports = ports[-MAX_CONSUMER_PORTS:] if len(ports) > MAX_CONSUMER_PORTS else []
+    producer_ports = ports[: min(MAX_PRODUCER_PORTS, max(0, len(ports) - len(consumer_ports)))]
+    base = found.local_port_base
+    if base is None and (master_port is None or web_port is None):
+        from tuner.core.errors import BadInput
+
+        raise BadInput(f"{found.name}: give --master-port and --web-port (no local port block is known)")
+    target = StressTarget(
+        bootstrap_servers=found.bootstrap_servers,
+        prometheus_url=found.prometheus_url,
+        producer_ports=tuple(producer_ports),
+        consumer_ports=tuple(consumer_ports),
+        kafka_version=found.kafka_version or KAFKA_VERSION,
+        scrape_interval_s=found.scrape_interval_s,
+        topic_prefix=found.topic_prefix,
+        client_properties=dict(found.client_properties),
+        ledger=found.topic_ledger,
+    )
+    locust = LocustOptions(
+        workers=workers,
+        remote_workers=remote_workers,
+        master_host=master_host,
+        master_port=master_port or (base or 0) + MASTER_PORT_OFFSET,
+        web_ui=web_ui,
+        web_port=web_port or (base or 0) + WEB_PORT_OFFSET,
+        join_timeout_s=join_timeout_s,
+    )
+    store = SeriesStore(results, found.prometheus_url, found.scrape_interval_s)  # + time series
+    return StressRunner(target=target, store=store, locust=locust, observer=observer)

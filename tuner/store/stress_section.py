@@ -1,0 +1,93 @@
+"""The stress section of a run record: one record per stage of a `kbt stress` run.
+
+The record's `client`, `delivery` and `broker` describe the stage like a sweep run (the stage's
+window, its producers, its records); `stress` adds what only a stress test has: the stage on the
+timeline, the gates and their verdict, the consumer groups (each stage half apart: without and
+with lagging readers under `lagging_readers: split`) and the remote tier.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
+from tuner.spec.stress_spec import Stage
+
+Verdict = Literal["held", "failed", "not judged", "aborted", "interrupted"]
+GateName = Literal["network_idle", "request_queue", "p99", "e2e_p99", "failed", "lost", "verified"]
+
+
+class GateCheck(Frozen):
+    gate: GateName
+    limit: float | None = None
+    value: float | None = None  # None: no data (detail says why)
+    passed: bool
+    detail: str = ""
+
+
+class ConsumerHalf(Frozen):
+    """One consumer group over one part of a stage."""
+
+    seconds: float = 0.0
+    records: int = 0
+    records_per_s: float = 0.0
+    e2e_p50_ms: float | None = None  # real-time groups: record timestamp -> consumed
+    e2e_p99_ms: float | None = None
+    mean_age_s: float | None = None  # lagging groups: how old the records they read were
+    lag_mean: float | None = None  # records behind the high watermark (librdkafka statistics)
+    lag_max: float | None = None
+    rewinds: int = 0
+    active_s: float = 0.0  # lagging groups: seconds spent reading
+    lagging_readers: bool = False  # were the lagging groups reading during this part
+
+
+class ConsumerStage(Frozen):
+    group: str
+    mode: Literal["realtime", "lagging"]
+    whole: ConsumerHalf
+    first_half: ConsumerHalf
+    second_half: ConsumerHalf
+
+
+class RemoteTier(Frozen):
+    """Tiered storage traffic of the run's topics (broker kafka_server_remote_* series)."""
+
+    fetch_requests_per_s: float | None = None
+    fetch_bytes_per_s: float | None = None
+    copy_bytes_per_s: float | None = None
+    first_half_fetch_requests_per_s: float | None = None
+    second_half_fetch_requests_per_s: float | None = None
+
+
+class StressStep(Frozen):
+    stress: str  # the stress spec's name
+    profile_label: str  # current, recommended, ...
+    stage: Stage
+    t0: float  # the run's timeline origin (epoch s)
+    start: float  # epoch s: the stage's window (the judged part starts after settle_s)
+    end: float
+    judged_from: float
+    baseline_msgs_per_s: float
+    offered_msgs_per_s: float  # at the stage start (the ramp down moves)
+    verdict: Verdict
+    gates: list[GateCheck] = Field(default_factory=list)
+    consumers: list[ConsumerStage] = Field(default_factory=list)
+    remote: RemoteTier | None = None
+    locust_workers: int = 1
+
+    @property
+    def held(self) -> bool:
+        return self.verdict == "held"
+
+    def realtime_e2e_p99_ms(self, with_lagging: bool) -> float | None:
+        """Worst real-time group's p99 in the stage part without (or with) lagging readers."""
+        values = []
+        for c in self.consumers:
+            if c.mode != "realtime":
+                continue
+            for part in (c.first_half, c.second_half):
+                if part.lagging_readers == with_lagging and part.e2e_p99_ms is not None:
+                    values.append(part.e2e_p99_ms)
+        return max(values) if values else None
