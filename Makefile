@@ -34,7 +34,7 @@ test-integration: ## Integration tests (real lab cluster)
 test-e2e: ## End-to-end tests (kbt as a subprocess)
 	@$(PYTEST) tests/e2e
 
-test-chaos: ## The fault matrix on a lab of its own (~25 min, not in `make test`; see docs/reliability.md)
+test-chaos: ## The fault matrix on a lab of its own (~20 min, not in `make test`; CI runs it beside the e2e tier; see docs/reliability.md)
 	@rm -rf build/chaos; KBT_CHAOS_RESULTS=build/chaos $(PYTEST) tests/chaos; status=$$?; \
 	$(PY) -m tests.chaos.reliability_doc --results build/chaos; exit $$status
 

@@ -134,8 +134,15 @@ go_engine() {
 # The Filebeat engine (Sarama from the Go module proxy).
 go_engine sarama-engine "" ""
 # The OpenTelemetry Collector (filelog receiver, kafka exporter: one pinned release of the collector
-# modules from the Go module proxy, checksums in its go.sum).
-go_engine otelcol-engine " (OpenTelemetry Collector)" "-s"
+# modules from the Go module proxy, checksums in its go.sum). The longest step by far on a cold cache
+# (~10 min on 2 cores, much of it fetching ~512 MB of modules), so it runs in the background beside
+# the steps below (the Go caches take concurrent builds); the install waits for it before it ends.
+# Its own process group (set -m), so an install failing below stops the whole build with it.
+set -m
+go_engine otelcol-engine " (OpenTelemetry Collector)" "-s" &
+otelcol_pid=$!
+set +m
+trap 'kill -- -"$otelcol_pid" 2>/dev/null || true' EXIT
 # The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
 # into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
 if ! command -v javac >/dev/null 2>&1; then
@@ -204,4 +211,9 @@ fi
 # Real Filebeat (elastic/beats from the Go module proxy, checksum-verified, pinned): built into the
 # cache's filebeat/<version>/, rebuilt only when its pin line changes.
 KBT_CACHE="$cache" bash "$here/scripts/build_filebeat.sh"
+if ! wait "$otelcol_pid"; then
+  log "building otelcol-engine failed (see above)"
+  exit 1
+fi
+trap - EXIT
 log "ready in $(secs "$install_start") (virtual environment: $venv; cache: $cache)"

@@ -20,7 +20,10 @@ from tuner.store import ResultsStore, RunRecord
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
 CI_BUDGET_MIN = 90
-MAKE_TEST_MIN = 25  # `make test` (install, lint, unit, integration, e2e) on a 2-core machine: 24-28 min
+# `.ci/run` on a 2-core machine (estimates, tests/README.md "CI time"): install, lint and the unit and
+# integration tiers come first, then this suite runs beside the e2e tier.
+CI_BEFORE_MIN = 38
+CI_E2E_MIN = 20
 HIDDEN_EVENTS = ("records are flowing",)
 CAP_FACTOR = 1 + OVERRUN_FACTOR
 
@@ -234,16 +237,13 @@ def timelines(records: list[RunRecord]) -> list[str]:
 
 
 def ci_budget(wall_min: float, load: dict[str, float]) -> list[str]:
-    """The measured wall time beside `make test` against the CI budget; what sets the length."""
+    """The measured wall time beside the e2e tier against the CI budget; what sets the length."""
     floor_min = sum(s.duration_s for s in MATRIX) / 60
     cap_min = sum(load_cap_s(s) for s in MATRIX) / 60
-    total = wall_min + MAKE_TEST_MIN
+    total = CI_BEFORE_MIN + max(wall_min, CI_E2E_MIN)
     longest = max(MATRIX, key=lambda s: s.duration_s)
     if total <= CI_BUDGET_MIN * 0.8:
-        verdict = (
-            f"that fits the {CI_BUDGET_MIN}-minute CI budget with room to spare, so CI runs it right after"
-            " `make test` (`.ci/run`)."
-        )
+        verdict = f"that fits the {CI_BUDGET_MIN}-minute CI budget with room to spare."
     else:
         verdict = (
             f"too close to the {CI_BUDGET_MIN}-minute CI budget: run `make test-chaos` on its own"
@@ -251,9 +251,11 @@ def ci_budget(wall_min: float, load: dict[str, float]) -> list[str]:
         )
     return [
         f"The suite took {wall_min:.0f} min here, with the 1-minute load average at"
-        f" {load.get('mean', 0):.0f} on average. `make test` (lint, unit, integration, e2e) takes about"
-        f" {MAKE_TEST_MIN} min on the 2-core CI machine, so the two together take about {total:.0f} min:"
-        f" {verdict}",
+        f" {load.get('mean', 0):.0f} on average. CI (`.ci/run`) runs it in the background beside the"
+        f" e2e tier (about {CI_E2E_MIN} min), once install, lint and the unit and integration tiers are"
+        f" done (about {CI_BEFORE_MIN} min on the 2-core CI machine; their lab figures are"
+        " timing-sensitive, so nothing runs beside them), so CI takes about"
+        f" {CI_BEFORE_MIN} + {max(wall_min, CI_E2E_MIN):.0f} = {total:.0f} min: {verdict}",
         "",
         f"Most of that is load the scenarios must run: their set durations alone add up to"
         f" {floor_min:.0f} min ({longest.name} is {longest.duration_s:g} s), so a faster machine barely"
