@@ -262,8 +262,8 @@ def ci_budget(wall_min: float, load: dict[str, float]) -> list[str]:
         " shortens the suite. A slower one lengthens the loads whose fault script waits for a restarted"
         f" broker to rejoin the ISR; each load is capped at {CAP_FACTOR:g} times its duration (at least"
         f" {OVERRUN_MIN_S:.0f} s more), which bounds all the loads together at {cap_min:.0f} min. It"
-        " is a target of its own, not part of `make test`: it needs a lab of its own (Toxiproxy in"
-        " front of the brokers) and kills and pauses brokers.",
+        " needs a lab of its own (Toxiproxy in front of the brokers) and kills and pauses brokers:"
+        " `make test` runs it beside the e2e tier, `make test-chaos` alone.",
     ]
 
 
