@@ -20,7 +20,7 @@ demo: install ## Install, then run the main job on the embedded lab cluster
 	@PYTHON=$(PY) bash scripts/demo.sh
 
 # The report's browser test needs headless Chromium (Debian chromium): `make test` installs it too.
-test: ## Install (with Chromium), then lint, the generated-files check, every tier and the fault matrix beside the e2e tier (what CI runs; ~60 min on 2 cores)
+test: ## Install (with Chromium), then lint, the generated-files check, every tier and the fault matrix beside the e2e tier (what CI runs; ~64 min on 2 cores, warm caches)
 	@bash scripts/test_all.sh
 
 test-unit: ## Unit tests only (no network)

@@ -14,8 +14,8 @@
 #
 # Every step runs to the end and CI fails if any of them failed (pytest's exit 5, no test collected,
 # too). The fault matrix's output is kept in build/ci/chaos.log and printed, each line prefixed
-# `chaos| `, once it is done. About 60 min warm; serial, the same work took 75 min (tests/README.md,
-# CI time: what was measured and what is estimated).
+# `chaos| `, once it is done. 63.5 min warm in its last rehearsal; serial, the same work takes ~84
+# min (tests/README.md, CI time: what was measured and what is estimated).
 # Everything runs in the checkout's virtual environment (.venv, made by `make install`): nothing is
 # pip-installed into the system Python.
 set -euo pipefail
