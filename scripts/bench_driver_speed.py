@@ -45,7 +45,8 @@ from tuner.driver.java_engine import run_java_load
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
 from tuner.lab import Lab, LabConfig, load_state
-from tuner.runner.topics import admin_client, create_topics, delete_topics
+from tuner.core.kafka_clients import Connection, admin_client
+from tuner.runner.topics import create_topics, delete_topics
 from tuner.spec.sweep import RunPlan, SweepSpec
 
 WARMUP_S = 3.0
@@ -234,7 +235,7 @@ def main() -> int:
 
 def bench(bootstrap: str, args: argparse.Namespace) -> list[tuple[float, float, float]]:
     run = plan(args.seconds, args.record_bytes, args.engine)
-    admin = admin_client(bootstrap)
+    admin = admin_client(Connection(bootstrap))
     ratios: list[tuple[float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="kbt-speed-") as tmp:
         payload_file = Path(tmp) / "payloads.txt"
