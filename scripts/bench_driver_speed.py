@@ -40,12 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import KbtError
+from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.paths import kafka_libs_dir
+from tuner.driver.engine import Placement
 from tuner.driver.java_engine import run_java_load
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
 from tuner.lab import Lab, LabConfig, load_state
-from tuner.core.kafka_clients import Connection, admin_client
 from tuner.runner.topics import create_topics, delete_topics
 from tuner.spec.sweep import RunPlan, SweepSpec
 
@@ -123,7 +124,7 @@ def plan(seconds: float, record_bytes: int, engine: str = "librdkafka") -> RunPl
 def run_kbt(run: RunPlan, bootstrap: str, topic: str) -> Figures:
     cpu = children_cpu_s()
     engine = run_java_load if run.profile.client == "java" else run_load
-    result = engine(run, [topic], bootstrap, run_id="driver-speed")
+    result = engine(run, Placement("driver-speed", (topic,), bootstrap))
     cpu = children_cpu_s() - cpu
     delivery = result.delivery
     if delivery.lost:
