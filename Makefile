@@ -37,14 +37,14 @@ test-chaos: ## The fault matrix alone, on a lab of its own (~20 min; `make test`
 	$(PY) -m tests.chaos.reliability_doc --results build/chaos; exit $$status
 
 lint: ## ruff (lint and format), mypy and the layer contract
-	@$(PY) -m ruff check tuner tests loadtests
-	@$(PY) -m ruff format --check --quiet tuner tests loadtests
+	@$(PY) -m ruff check tuner tests loadtests scripts
+	@$(PY) -m ruff format --check --quiet tuner tests loadtests scripts
 	@$(PY) -m mypy
 	@$(PY) -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 
 format: ## Apply ruff's formatter and import order (lint fails on unformatted code)
-	@$(PY) -m ruff format tuner tests loadtests
-	@$(PY) -m ruff check --select I --fix tuner tests loadtests
+	@$(PY) -m ruff format tuner tests loadtests scripts
+	@$(PY) -m ruff check --select I --fix tuner tests loadtests scripts
 
 typecheck: ## mypy only
 	@$(PY) -m mypy

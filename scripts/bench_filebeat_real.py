@@ -59,7 +59,7 @@ def main(argv: list[str]) -> int:
         emulated = rows.get((profile, "emulated"))
         ratio = ""
         if engine != "emulated" and emulated and emulated["requests_per_s"] and r["requests_per_s"]:
-            ratio = f"{float(emulated['requests_per_s']) / float(r['requests_per_s']):.1f}x"  # type: ignore[arg-type]
+            ratio = f"{float(emulated['requests_per_s']) / float(r['requests_per_s']):.1f}x"
         epr, rps, p99 = r["events_per_request"], r["requests_per_s"], r["p99_ms"]
         print(
             f"| {profile} | {engine} | {epr:.1f} | {rps:.1f} | {p99:.0f} | {r['lost']} | {ratio} |"

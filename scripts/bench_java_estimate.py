@@ -56,7 +56,8 @@ def main() -> None:
         for plan in load_sweep(repo_root() / "loadtests" / spec).runs:
             if plan.name in GRID:
                 predicted = predict(traffic_of(plan.workload, BROKERS), plan.profile).requests_per_s
-                rows.append((plan.name, plan.profile.compression or "none", GRID[plan.name], predicted))
+                codec = getattr(plan.profile, "compression", None) or "none"  # Java and librdkafka profiles
+                rows.append((plan.name, codec, GRID[plan.name], predicted))
     base = load_sweep(repo_root() / "loadtests" / "java-zstd-long.yaml").runs[0]
     traffic = traffic_of(base.workload, BROKERS)
     for label, codec, linger, measured in SIXTEEN_KB:

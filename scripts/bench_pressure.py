@@ -92,6 +92,11 @@ def knee_of(records: list[RunRecord]) -> RunRecord | None:
     return min(full, key=offered) if full else None
 
 
+def _drawn(value: float | None) -> float:
+    """A missing figure as NaN, which matplotlib leaves out of the plot."""
+    return float("nan") if value is None else value
+
+
 def plot(records: list[RunRecord], knee: RunRecord | None, path: Path) -> None:
     import matplotlib
 
@@ -103,11 +108,12 @@ def plot(records: list[RunRecord], knee: RunRecord | None, path: Path) -> None:
     for profile, marker in (("filebeat-like", "o"), ("batched", "s")):
         mine = sorted((r for r in records if r.plan.profile.name == profile), key=offered)
         xs = [requests(r) for r in mine]
-        idles = [r.broker.network_idle_ratio if r.broker else None for r in mine]
+        idles = [_drawn(r.broker.network_idle_ratio if r.broker else None) for r in mine]
         idle_ax.plot(xs, idles, marker=marker, linestyle="none", color="tab:blue",
                      label=f"network idle, {profile}")  # fmt: skip
-        queue_ax.plot(xs, [r.broker.brokers[0].request_queue_size if r.broker and r.broker.brokers else None
-                           for r in mine], marker=marker, linestyle="none", color="tab:red",
+        queues = [_drawn(r.broker.brokers[0].request_queue_size if r.broker and r.broker.brokers else None)
+                  for r in mine]  # fmt: skip
+        queue_ax.plot(xs, queues, marker=marker, linestyle="none", color="tab:red",
                       label=f"request queue (mean), {profile}")  # fmt: skip
         for r, x, y in zip(mine, xs, idles, strict=True):  # each point's offered load
             idle_ax.annotate(f"{offered(r):,.0f}/s", (x, y or 0), fontsize=6, xytext=(4, 3),

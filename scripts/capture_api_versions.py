@@ -35,7 +35,8 @@ def main() -> None:
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
     logger.addHandler(Keep())
-    admin = AdminClient({"bootstrap.servers": args.bootstrap, "debug": "feature", "logger": logger})
+    conf: dict[str, object] = {"bootstrap.servers": args.bootstrap, "debug": "feature", "logger": logger}
+    admin = AdminClient(conf)  # type: ignore[arg-type]  # "logger" takes a Logger; the stubs omit it
     admin.describe_cluster(request_timeout=10).result(timeout=12)
     admin.poll(0.5)
     tables = api_versions(lines)

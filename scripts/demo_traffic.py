@@ -18,7 +18,7 @@ from tuner.lab import load_state
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.promql import promql
 
-PHASES = [
+PHASES: list[tuple[str, dict[str, object]]] = [
     ("unbatched (linger.ms=0)", {"linger.ms": 0}),
     ("batched (linger.ms=100, lz4)", {"linger.ms": 100, "compression.type": "lz4"}),
 ]

@@ -18,9 +18,9 @@ from pathlib import Path
 from tuner.core.errors import BadInput
 from tuner.model.predict import predict
 from tuner.model.traffic import traffic_of
+from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.loader import load_sweep
-from tuner.spec.clients import ClientProfile, profile_of
 
 
 def on_version(profile: ClientProfile, version: str) -> ClientProfile:

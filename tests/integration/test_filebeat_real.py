@@ -17,8 +17,9 @@ from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat.builds import filebeat_binary, filebeat_builds
 from tuner.driver.filebeat.engine import FilebeatEngine
-from tuner.driver.filebeat.real import START_TIMEOUT_S, _Pod, run_real
+from tuner.driver.filebeat.real import _Pod, run_real
 from tuner.driver.tailed.pods import wait_started
+from tuner.driver.tailed.session import START_TIMEOUT_S
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.clients.filebeat import config_of

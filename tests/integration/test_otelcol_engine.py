@@ -18,8 +18,9 @@ from tests.integration.test_filebeat_real import _wait_requests
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.otelcol.build import collector_binary
-from tuner.driver.otelcol.engine import START_TIMEOUT_S, OtelcolEngine, Pod, run_otelcol
+from tuner.driver.otelcol.engine import OtelcolEngine, Pod, run_otelcol
 from tuner.driver.tailed.pods import wait_started
+from tuner.driver.tailed.session import START_TIMEOUT_S
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.spec.loader import load_sweep

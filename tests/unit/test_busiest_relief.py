@@ -39,8 +39,9 @@ def test_the_busiest_share_follows_random_partition_choices(led: list[int], pick
     assert mean_share <= got <= 1.0
     # the normal approximation against the sampled multinomial: within 4 points of share
     assert got == pytest.approx(_monte_carlo(led, picks), abs=0.04)
-    # more choices in the window, a more even split
-    assert busiest_share(led, picks * 4) <= got
+    # more choices in the window, a more even split (equal when one broker leads every partition
+    # the others do not share: the sums then differ in their last bits)
+    assert busiest_share(led, picks * 4) <= got + 1e-9
 
 
 def test_without_random_choices_each_broker_takes_its_partitions_share() -> None:

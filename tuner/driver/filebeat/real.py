@@ -19,17 +19,15 @@ import os
 import signal
 import subprocess
 import tempfile
-import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
-from tuner.driver.engine_process import stop
 from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
 from tuner.driver.filebeat.plan import drain_s
 from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, pod_config
@@ -38,22 +36,18 @@ from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import DriverResult, LatencyMs
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
-    TailedRun,
     log_append_time,
     sigterm_interrupts,
-    start_writers,
     tailed_result,
-    wait_started,
-    wait_writers,
 )
 from tuner.driver.tailed.readback import ReadBack
+from tuner.driver.tailed.session import run_pods
+from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import SecureClient, filebeat_security
 
-START_TIMEOUT_S = 30.0  # every pod's monitoring endpoint answers
-START_SLACK_S = 1.0  # then the writers start together
 # Each pod's log file holds this line (no record id: the read-back counts it as foreign) before its
 # Filebeat starts, as a running host's log does. 7.17's `filestream` skips an empty new file and
 # looks again only at its next scan (prospector.scanner.check_interval, 10 s): from an empty file
@@ -61,8 +55,6 @@ START_SLACK_S = 1.0  # then the writers start together
 # (docs/benchmarks.md, "filestream's reader timing"). The `log` input harvests either at once.
 PRIMER_LINE = "kbt: the pod's log, opened before its Filebeat starts\n"
 STOP_WAIT_S = 10.0
-# The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
-_PREFIX_BYTES = 28
 
 
 @dataclass
@@ -96,55 +88,37 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         work = Path(tmp)
         pods = [_Pod(i, work, connection) for i in range(workload.producers)]
         payloads = _payloads(plan, work, pods[0].log_file)
-        procs: list[subprocess.Popen[bytes]] = []  # the writers; the pods' own are read at the stop
-        readback: ReadBack | None = None
-        drained, total_written = False, 0
-        try:
-            for pod in pods:
-                pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
-                pod.start(binary, config, bootstrap, topics[0])
-            wait_started(pods, "real Filebeat", START_TIMEOUT_S)
-            started_at = time.time()
-            start_at = started_at + START_SLACK_S
-            window = (start_at + workload.warmup_s, start_at + workload.duration_s)
-            readback = ReadBack(
+
+        def start(pod: _Pod) -> None:
+            pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
+            pod.start(binary, config, bootstrap, topics[0])
+
+        run = run_pods(
+            pods,
+            start,
+            lambda: _sum_stats(pods),
+            shipper="real Filebeat",
+            workload=workload,
+            rate=rate,
+            payloads=payloads,
+            work=work,
+            read_back=lambda window: ReadBack(
                 bootstrap, topics[0], workload.topics[0].partitions, window, security=connection.librdkafka
-            )
-            writers = start_writers(
-                pods, workload.processes, rate, start_at, workload.duration_s, payloads, work
-            )
-            procs += writers
-            written = wait_writers(writers, workload.duration_s + 30.0)
-            total_written = sum(written.values())
-            drain = drain_s(config) + float(config.input.effective("max_backoff"))
-            drained = readback.wait_for(total_written, time.time() + drain)
-            stats = _sum_stats(pods)
-        except KeyboardInterrupt:
-            raise Interrupted("interrupted") from None
-        finally:
-            # A pod restarted on a new port has a new process: stop whichever each pod has now.
-            stop([*(pod.proc for pod in pods if pod.proc is not None), *procs], STOP_WAIT_S)
-            if readback is not None and not drained and total_written:
-                readback.wait_for(total_written, time.time() + 3.0)  # what the stop flushed
-            tally = readback.close() if readback is not None else None
-        finished_at = time.time()
-        if readback is not None and readback.error:
-            raise KbtError(f"reading the topic back failed: {readback.error}")
-        assert tally is not None
-        problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
-        if problems and not drained:
-            raise KbtError(f"real Filebeat failed: {problems[0]}")
-    caught_up = readback is not None and readback.caught_up
+            ),
+            drain_s=drain_s(config) + float(config.input.effective("max_backoff")),
+            stop_wait_s=STOP_WAIT_S,
+        )
+    stats = run.counters
     failed = stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0)
-    judged = TailedRun(written, tally, caught_up, rate, start_at, started_at, finished_at, window)
-    result = tailed_result("filebeat-real", workload, judged, pods, failed, topics)
+    result = tailed_result("filebeat-real", workload, run.judged, pods, failed, topics)
+    tally = run.judged.tally
     return RealRun(
         result=result,
         version=build_version(binary),
         filebeat_stats=stats,
         readback_latency_ms=latency_ms(tally.readback_us),
         foreign=tally.foreign,
-        written=sum(written.values()),
+        written=sum(run.judged.written.values()),
     )
 
 
@@ -201,7 +175,7 @@ def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
     """Payload texts sized so the Kafka record (Filebeat's JSON event) has the workload's size."""
     corpus = work / "corpus.jsonl"
     write_corpus(plan.workload, corpus, seed=plan.index + 1)
-    overhead = EVENT_OVERHEAD_BYTES + len(str(sample_log)) + _PREFIX_BYTES
+    overhead = EVENT_OVERHEAD_BYTES + len(str(sample_log)) + PREFIX_BYTES
     out: list[str] = []
     for line in corpus.read_text(encoding="utf-8").splitlines():
         entry = json.loads(line)

@@ -17,43 +17,35 @@ import re
 import signal
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Capabilities, Hold, Placement
-from tuner.driver.engine_process import stop
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
 from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
-    TailedRun,
     log_append_time,
     sigterm_interrupts,
-    start_writers,
     tailed_result,
-    wait_started,
-    wait_writers,
 )
 from tuner.driver.tailed.readback import LINES, ReadBack
+from tuner.driver.tailed.session import run_pods
+from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.otelcol import config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import SecureClient, otelcol_security
 
-START_TIMEOUT_S = 30.0
-START_SLACK_S = 1.0
 STOP_WAIT_S = 15.0  # the collector drains its queue on shutdown
 DRAIN_SLACK_S = 30.0  # the read-back of a loaded machine trails; it returns once every line is read
-# The write time and id prefix of every line: "<16 digits> <pod>-<seq> ".
-PREFIX_BYTES = 28
 _METRIC = re.compile(r"^(otelcol_[a-z_]+?)(?:_total)?(?:\{[^}]*\})? ([0-9.e+]+)$", re.MULTILINE)
 _ERROR_FIELD = re.compile(r'"error": "((?:[^"\\]|\\.)*)"')
 COUNTERS = {
@@ -181,51 +173,30 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
         work = Path(tmp)
         pods = [Pod(i, work, secure) for i in range(workload.producers)]
-        texts = payloads(plan, work)
-        writers: list[subprocess.Popen[bytes]] = []
-        readback: ReadBack | None = None
-        drained, total, written = False, 0, {}
-        counters: dict[str, float] = {}
-        try:
-            for pod in pods:
-                pod.start(binary, config, bootstrap_servers, topics[0])
-            wait_started(pods, "the collector", START_TIMEOUT_S)
-            started_at = time.time()
-            start_at = started_at + START_SLACK_S
-            window = (start_at + workload.warmup_s, start_at + workload.duration_s)
-            readback = ReadBack(
+        run = run_pods(
+            pods,
+            lambda pod: pod.start(binary, config, bootstrap_servers, topics[0]),
+            lambda: _sum(pods),
+            shipper="the collector",
+            workload=workload,
+            rate=rate,
+            payloads=payloads(plan, work),
+            work=work,
+            read_back=lambda window: ReadBack(
                 bootstrap_servers,
                 topics[0],
                 workload.topics[0].partitions,
                 window,
                 LINES,
                 security=secure.librdkafka,
-            )
-            writers = start_writers(
-                pods, workload.processes, rate, start_at, workload.duration_s, texts, work
-            )
-            written = wait_writers(writers, workload.duration_s + 30.0)
-            total = sum(written.values())
-            drained = readback.wait_for(total, time.time() + drain_s(config))
-            counters = _sum(pods)
-        except KeyboardInterrupt:
-            raise Interrupted("interrupted") from None
-        finally:
-            stop([*(pod.proc for pod in pods if pod.proc is not None), *writers], STOP_WAIT_S)
-            if readback is not None and not drained and total:
-                readback.wait_for(total, time.time() + 3.0)  # what the shutdown drained
-            tally = readback.close() if readback is not None else None
-        finished_at = time.time()
-        if readback is not None and readback.error:
-            raise KbtError(f"reading the topic back failed: {readback.error}")
-        assert tally is not None and readback is not None
-        problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
-        if problems and not drained:
-            raise KbtError(f"the collector failed: {problems[0]}")
+            ),
+            drain_s=drain_s(config),
+            stop_wait_s=STOP_WAIT_S,
+        )
+    counters = run.counters
     failed = round(counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0))
-    judged = TailedRun(written, tally, readback.caught_up, rate, start_at, started_at, finished_at, window)
-    result = tailed_result("otelcol", workload, judged, pods, failed, topics)
-    return OtelcolRun(result=result, counters=counters, written=sum(written.values()))
+    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics)
+    return OtelcolRun(result=result, counters=counters, written=sum(run.judged.written.values()))
 
 
 def _sum(pods: list[Pod]) -> dict[str, float]:
