@@ -1,11 +1,11 @@
-"""Block YAML of nested mappings of scalars, for the YAML files kbt writes (profiles, config
-fragments). ruamel.yaml's emitter quotes a string only where YAML would read it as something else
+"""Block YAML for the YAML files kbt writes (profiles, config fragments, Prometheus configs and rule
+files). ruamel.yaml's emitter quotes a string only where YAML would read it as something else
 (a number, a bool, a `key: value`), keeps the mappings' order and never folds a long value."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -15,16 +15,24 @@ WIDTH = 4096  # one value per line, however long
 _SCALARS = (str, int, float, bool, type(None))
 
 
-def block_yaml(node: Mapping[str, Any], indent: int = 0) -> list[str]:
-    """The lines of `node` in block style, indented by `indent` levels of two spaces. An empty
-    mapping is `{}`; a value that is not a YAML scalar (a typed duration) is written as its text."""
+def yaml_document(node: Mapping[str, Any], header: Sequence[str] = ()) -> str:
+    """A whole file: each `header` line as a `# ` comment, then `node` (mappings, lists and scalars)
+    in block style."""
     yaml = YAML(typ="rt")
     yaml.default_flow_style = False
     yaml.width = WIDTH
     out = io.StringIO()
+    for line in header:
+        out.write(f"# {line}\n")
     yaml.dump(_plain(node), out)
+    return out.getvalue()
+
+
+def block_yaml(node: Mapping[str, Any], indent: int = 0) -> list[str]:
+    """The lines of `node` in block style, indented by `indent` levels of two spaces. An empty
+    mapping is `{}`; a value that is not a YAML scalar (a typed duration) is written as its text."""
     pad = "  " * indent
-    return [pad + line for line in out.getvalue().removesuffix("\n").split("\n")]
+    return [pad + line for line in yaml_document(node).removesuffix("\n").split("\n")]
 
 
 def yaml_scalar(value: Any) -> str:
@@ -36,6 +44,8 @@ def yaml_scalar(value: Any) -> str:
 def _plain(node: Any) -> Any:
     if isinstance(node, Mapping):
         return {_text(str(key)): _plain(value) for key, value in node.items()}
+    if isinstance(node, list | tuple):
+        return [_plain(item) for item in node]
     if isinstance(node, str):
         return _text(node)
     return node if isinstance(node, _SCALARS) else _text(str(node))

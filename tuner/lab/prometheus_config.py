@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from tuner.core.paths import repo_root
+from tuner.core.yaml_block import yaml_document
 from tuner.lab.config import LOOPBACK, LabConfig
 from tuner.lab.layout import LabLayout
 
@@ -69,12 +67,7 @@ def kubernetes_scrape_config(cfg: LabConfig, cluster: list[dict[str, str]]) -> l
 
 
 def render_prometheus_config(cfg: LabConfig) -> str:
-    yaml = YAML()
-    yaml.default_flow_style = False
-    out = io.StringIO()
-    out.write("# Written by kbt lab up on every fresh start.\n")
-    yaml.dump(prometheus_config(cfg), out)
-    return out.getvalue()
+    return yaml_document(prometheus_config(cfg), ["Written by kbt lab up on every fresh start."])
 
 
 def prometheus_command(cfg: LabConfig, layout: LabLayout, binary: str = "prometheus") -> list[str]:
