@@ -110,10 +110,10 @@ class LiveFigures:
         target's Prometheus cannot be asked now (the sampler then reads what it can)."""
         if self.target_file is None:
             return None
-        from tuner.target import resolve_target
+        from tuner.runner.live_diagnosis import live_prometheus
 
         try:
-            return Prometheus.for_target(resolve_target(None, self.target_file), timeout_s=4.0)
+            return live_prometheus(self.target_file)
         except KbtError:
             return None
 

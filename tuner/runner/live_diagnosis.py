@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
 DEADLINE_S = 60.0
 TARGET_TIMEOUT_S = 30.0
+LIVE_TIMEOUT_S = 4.0  # a live figure's queries answer within its 5 s step, or that reading shows "-"
 MIN_STEP_S = 15.0  # a target diagnosed for a forecast: idle averaged over at least this step
 TOP_TOPICS = 5
 
@@ -32,10 +33,20 @@ class LiveDiagnosis:
 
 
 def target_prometheus(source: TargetSource | None) -> Prometheus:
-    """The Prometheus of a target (its auth, selectors and metric dialect resolved)."""
+    """The Prometheus of a target (its auth, selectors and metric dialect resolved), for one
+    diagnosis: every call within DEADLINE_S."""
     from tuner.target import resolve_target
 
     return _prometheus_of(resolve_target(None, source))
+
+
+def live_prometheus(source: TargetSource) -> Prometheus:
+    """A target's Prometheus for live figures during a run: each reading's queries within
+    LIVE_TIMEOUT_S, and no deadline over the run."""
+    from tuner.measure.prometheus import Prometheus
+    from tuner.target import resolve_target
+
+    return Prometheus.for_target(resolve_target(None, source), timeout_s=LIVE_TIMEOUT_S)
 
 
 def diagnose_live(
