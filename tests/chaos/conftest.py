@@ -38,18 +38,15 @@ def chaos_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabState]:
         if len(state.brokers) != 3 or not state.tiered or not state.config.via_toxiproxy:
             pytest.fail(
                 "KBT_TEST_CHAOS_LAB_DIR must be a 3-broker lab with tiered storage behind Toxiproxy"
-                " (kbt lab up --brokers 3 --tiered --via-toxiproxy)"
+                " (kbt lab up --profile chaos)"
             )
         _SUITE["lab"] = "reused"
         yield state
         return
     config = LabConfig(
-        brokers=3,
+        profile="chaos",
         base_port=int(os.environ.get("KBT_TEST_CHAOS_BASE_PORT", CHAOS_BASE_PORT)),
         lab_dir=tmp_path_factory.mktemp("chaos-lab"),
-        tiered=True,
-        via_toxiproxy=True,
-        scrape_interval_s=1.0,
     )
     running = Lab(config)
     started = time.monotonic()

@@ -26,7 +26,7 @@ from tuner.lab.node_config import (
     format_command,
 )
 from tuner.lab.processes import is_alive, is_ours, port_in_use, spawn, stop, tail
-from tuner.lab.profiles import PRESSURE
+from tuner.lab.profiles import PRESSURE, PROFILES
 from tuner.lab.prometheus_config import prometheus_config, render_prometheus_config
 from tuner.lab.state import Phase, new_state, read_state, save_state
 from tuner.measure.catalog import SERIES
@@ -128,6 +128,17 @@ def test_pressure_profile(tmp_path: Path) -> None:
     plain = broker_properties(cfg(tmp_path), LabLayout(c.lab_dir), 1)
     assert plain["queued.max.requests"] == "500" and "log.flush.interval.messages" not in plain
     assert "authorizer.class.name" not in plain and "metrics.sample.window.ms" not in plain
+
+
+def test_chaos_profile_is_the_lab_the_fault_matrix_needs(tmp_path: Path) -> None:
+    """Three brokers (RF 3, one may go down), clients through Toxiproxy (the network faults), and
+    every profile's knob is a LabConfig field with its reason."""
+    c = cfg(tmp_path, profile="chaos")
+    assert (c.brokers, c.via_toxiproxy, c.tiered) == (3, True, True)
+    assert cfg(tmp_path, profile="chaos", brokers=4).brokers == 4  # a flag beside it wins
+    for profile in PROFILES.values():
+        assert set(profile.knobs) <= set(LabConfig.model_fields), profile.name
+        assert all(knob.why for knob in profile.knobs.values()), profile.name
 
 
 @settings(max_examples=40, deadline=None)

@@ -101,7 +101,8 @@ def chaos(
     past the spec's duration until the fault script is done (for at most twice the duration more, or
     120 s if that is longer; a script still running then fails the run). Exits 1 when any run did
     not come out as its fault expects. Needs a 3-broker lab; network faults need 'kbt lab up
-    --via-toxiproxy'; faults the lab cannot do are skipped with the reason."""
+    --via-toxiproxy' ('kbt lab up --profile chaos' gives both); faults the lab cannot do are skipped
+    with the reason."""
     if list_faults:
         for s in MATRIX:
             needs = f" [needs {', '.join(s.needs)}]" if s.needs else ""

@@ -94,7 +94,8 @@ _PROFILE = typer.Option(
     None,
     "--profile",
     help="A named preset: pressure = 1 broker, 1 network and 1 handler thread, request queue 16,"
-    " 2.5 ms per produce request (Qunar's regime on 2 cores; docs/benchmarks.md). Flags win.",
+    " 2.5 ms per produce request (Qunar's regime on 2 cores; docs/benchmarks.md); chaos = 3 brokers"
+    " behind Toxiproxy, tiered, 1 s scrapes (kbt chaos's faults). Flags win.",
 )
 
 

@@ -80,4 +80,25 @@ PRESSURE = LabProfile(
     },
 )
 
-PROFILES: dict[str, LabProfile] = {PRESSURE.name: PRESSURE}
+CHAOS = LabProfile(
+    name="chaos",
+    summary="three brokers behind Toxiproxy with tiered storage, for kbt chaos's fault matrix",
+    knobs={
+        "brokers": Knob(
+            3,
+            "three brokers: RF 3 with min.insync.replicas 2 survives one broker down, and the matrix"
+            " kills, pauses and bounces one (two-down is the negative control)",
+        ),
+        "via_toxiproxy": Knob(
+            True,
+            "clients reach each broker through its own Toxiproxy proxy, so latency, bandwidth,"
+            " blackhole and reset faults cut the client's path while replication stays direct",
+        ),
+        "tiered": Knob(True, "tiered storage on, as the lab's default: faults hit the copier too"),
+        "scrape_interval_s": Knob(
+            1.0, "1 s scrapes: a fault of a few seconds shows in the broker series of its run"
+        ),
+    },
+)
+
+PROFILES: dict[str, LabProfile] = {p.name: p for p in (PRESSURE, CHAOS)}
