@@ -85,12 +85,15 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 libs="$cache/kafka-$kafka_version/libs"
 # The stamp names the pom it was resolved from: a changed pom re-resolves into a fresh directory
 # that then replaces the old one (running brokers keep finding their jars under the same names).
+# Maven in batch mode, its output without colour codes: Maven 3.9 still writes colour resets at
+# exit with style.color=never, which a CI log shows as "[0m" (pipefail keeps mvn's status).
+mvn_plain() { mvn -q -B -Dstyle.color=never "$@" 2>&1 | sed 's/\x1b\[[0-9;]*m//g'; }
 pom_id=$(sha1sum "$here/scripts/maven/pom.xml" | cut -c1-12)
 if [ ! -f "$libs/.complete-$pom_id" ]; then
   begin "fetching Kafka $kafka_version jars into the cache"
   fresh="$libs.new.$$"
   rm -rf "$fresh" && mkdir -p "$fresh"
-  mvn -q -B -Dstyle.color=never -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
+  mvn_plain -f "$here/scripts/maven/pom.xml" dependency:copy-dependencies \
     -DoutputDirectory="$fresh" -DincludeScope=runtime
   ls "$fresh"/kafka_2.13-"$kafka_version".jar "$fresh"/kafka-storage-"$kafka_version"-test.jar >/dev/null
   touch "$fresh/.complete-$pom_id"
@@ -106,7 +109,7 @@ fi
 agent="$cache/jmx/jmx_prometheus_javaagent-$jmx_version.jar"
 if [ ! -f "$agent" ]; then
   begin "fetching jmx_prometheus_javaagent $jmx_version"
-  mvn -q -B -Dstyle.color=never -f "$here/scripts/maven/pom.xml" dependency:copy \
+  mvn_plain -f "$here/scripts/maven/pom.xml" dependency:copy \
     -Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$jmx_version" -DoutputDirectory="$cache/jmx"
   end
 else
@@ -158,7 +161,7 @@ jengine_id=$( (cat "$jengine_src/pom.xml"; find "$jengine_src/src" -type f -name
 if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
   begin "building the Java engine into the cache"
   build=$(mktemp -d)
-  mvn -q -B -Dstyle.color=never -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
+  mvn_plain -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
     -DoutputDirectory="$build/lib" -DincludeScope=runtime
   cp "$jengine_src/target/kbt-java-engine.jar" "$build/lib/"
   rm -rf "$jengine_src/target" "$jengine_dir"

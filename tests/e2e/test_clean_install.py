@@ -59,6 +59,8 @@ def test_make_install_on_a_clean_clone(clone: Path) -> None:
     # Its own steps and times, not its tools' warnings (setuptools had a screen of them).
     noise = [line for line in install.stderr.splitlines() if not line.startswith("install: ")]
     assert noise == [], noise[:20]
+    # A log, not a terminal: no colour codes (Maven wrote resets at exit despite style.color=never).
+    assert "\x1b[" not in install.stdout + install.stderr, install.stdout[-2000:]
 
     python = venv / "bin" / "python"
     where = _run([str(python), "-c", "import tuner; print(tuner.__file__)"], Path("/"), env, timeout=60)
