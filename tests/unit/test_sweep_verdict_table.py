@@ -253,3 +253,34 @@ def test_multi_partition_requests_are_checked_against_the_per_request_counter() 
     # the per-request counter disagreeing is reported for the Filebeat run too
     off = window.model_copy(update={"produce_requests_total": 1.2 * total})
     assert any("differ by" in p for p in judge(filebeat, *result, off)[1])
+
+
+def _uncounted(record: RunRecord) -> RunRecord:
+    """The same run from a client that counts no produce requests (real Filebeat, the collector)."""
+    client = record.client.model_copy(update={"produce_requests": 0, "produce_requests_total": 0})
+    return record.model_copy(update={"client": client})
+
+
+def test_a_client_that_counts_no_requests_shows_none_not_zero() -> None:
+    """Its record says 0 requests while it acked records: the table shows "-" for the client and
+    sorts it by the brokers' count; a report compares such runs on the brokers' counts only."""
+    from tuner.render.report_data import request_rates
+
+    a, b, c = _plans()
+    counted = [_record(a, _result(2400)), _record(b, _result(24000)), _record(c, _result(240))]
+    records = [_uncounted(counted[0]), counted[1], counted[2]]
+    assert records[0].client.requests_per_s is None and counted[0].client.requests_per_s == 48.0
+    rows = sweep_rows(records)
+    assert [r.name for r in rows] == [b.name, a.name, c.name]  # a by its broker rate, between
+    assert rows[1].client_requests_per_s is None
+    console = Console(record=True, width=200)
+    console.print(sweep_table(records))
+    line = next(row for row in console.export_text().splitlines() if f" {a.name} " in row)
+    assert [cell.strip() for cell in line.split("│")][3] == "-", line
+    # One source for every run of a comparison: the brokers' when any client counted none.
+    assert request_rates(counted) == [r.client.requests_per_s for r in counted]
+    brokers = [r.broker.run_produce_requests_per_s(False) for r in records if r.broker]
+    assert request_rates(records) == pytest.approx(brokers)
+    # A run that acked nothing has sent nothing: its 0 is a count.
+    idle = _result(0, sent=0)
+    assert idle.client.requests_per_s == 0.0

@@ -64,7 +64,7 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
         wire = client.records_per_s / client.records_per_request * client.batch_bytes
     requests_per_s = client.requests_per_s
     records_per_request = client.records_per_request
-    if client.produce_requests == 0 and broker_rate:
+    if not client.counts_requests and broker_rate:
         # Real Filebeat cannot count its requests (it turns Sarama's metrics into no-ops): the
         # brokers' count of the run's requests stands in.
         requests_per_s = broker_rate

@@ -7,6 +7,7 @@ be read is left out with a one-line note in the report, never a crash.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def load_report_input(results: Path, recommendation: Path | None = None) -> Repo
 class RunFigures:
     offered_per_s: float
     acked_per_s: float
-    client_requests_per_s: float
+    client_requests_per_s: float | None  # None: the client does not count them (real Filebeat)
     broker_requests_per_s: float | None
     records_per_request: float | None
     p50_ms: float | None
@@ -142,6 +143,16 @@ class RunFigures:
     duplicates: int
     verified: bool
     unread: int  # a read-back cut short: acked records not reached (never counted lost)
+
+
+def request_rates(records: Sequence[RunRecord]) -> list[float | None]:
+    """One produce request rate per run, all from one source so they compare: the clients' own
+    counts when every client counted, else the brokers' count of each run's requests (real
+    Filebeat and the collector count none)."""
+    figs = [figures(r) for r in records]
+    if all(f.client_requests_per_s is not None for f in figs):
+        return [f.client_requests_per_s for f in figs]
+    return [f.broker_requests_per_s for f in figs]
 
 
 def figures(record: RunRecord) -> RunFigures:
@@ -239,7 +250,9 @@ def comparisons(report: ReportInput) -> list[Comparison]:
         sweep = [e for e in healthy if e.record.stress is None]
         if len(sweep) >= 2:
             first = min(sweep, key=lambda e: e.record.index)
-            best = min(sweep, key=lambda e: e.record.client.requests_per_s)
+            rates = request_rates([e.record for e in sweep])
+            rated = [(rate, e) for rate, e in zip(rates, sweep, strict=True) if rate is not None]
+            best = min(rated, key=lambda x: x[0])[1] if rated else first
             if best is not first:
                 why = f"{group}: first run vs the run with the fewest produce requests/s"
                 out.append(Comparison(first, best, why))

@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front
+from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front, request_rates
 from tuner.spec.thresholds import THRESHOLDS
 
 DPI = 100
@@ -211,10 +211,16 @@ def latency_percentiles(entries: Sequence[RunEntry]) -> bytes:
 
 def pareto(entries: Sequence[RunEntry]) -> bytes | None:
     """Produce requests/s vs p99 across a sweep, the non-dominated runs joined."""
-    usable = [e for e in entries if figures(e.record).p99_ms is not None]
+    timed = [e for e in entries if figures(e.record).p99_ms is not None]
+    rates = request_rates([e.record for e in timed])
+    usable = [e for e, rate in zip(timed, rates, strict=True) if rate is not None]
     if len(usable) < 2:
         return None
-    points = [(figures(e.record).client_requests_per_s, figures(e.record).p99_ms or 0.0) for e in usable]
+    points = [
+        (rate, figures(e.record).p99_ms or 0.0)
+        for e, rate in zip(timed, rates, strict=True)
+        if rate is not None
+    ]
     front = pareto_front(points)
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     ax.scatter([p[0] for p in points], [p[1] for p in points], color="tab:grey", label="runs")
@@ -224,7 +230,7 @@ def pareto(entries: Sequence[RunEntry]) -> bytes | None:
         ax.annotate(_short(e.label, 26), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("produce requests/s (client, measured window)")
+    ax.set_xlabel("produce requests/s (measured window)")
     ax.set_ylabel("p99 delivery latency, ms")
     ax.set_title("Produce requests/s vs p99")
     ax.legend(fontsize=8)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tuner.model.search import describe_profile
-from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures
+from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures, request_rates
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ def _fewer_in_sweeps(report: ReportInput) -> list[Line]:
     out = []
     for group, entries in report.groups().items():
         healthy = [e for e in entries if e.record.tuning_result and e.record.status == "ok"]
-        rated = [(figures(e.record).client_requests_per_s, e) for e in healthy]
-        rated = [(rate, e) for rate, e in rated if rate and rate > 0]
+        rates = request_rates([e.record for e in healthy])
+        rated = [(rate, e) for rate, e in zip(rates, healthy, strict=True) if rate and rate > 0]
         if len(rated) < 2:
             continue
         low, best = min(rated, key=lambda x: x[0])

@@ -14,7 +14,7 @@ from tuner.store.record import RunRecord
 class SweepRow:
     name: str
     status: str
-    client_requests_per_s: float
+    client_requests_per_s: float | None  # None: the client does not count them (real Filebeat)
     broker_requests_per_s: float | None
     msgs_per_s: float
     mb_per_s: float
@@ -52,7 +52,13 @@ def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
                 problems=list(r.problems),
             )
         )
-    return sorted(rows, key=lambda row: row.client_requests_per_s, reverse=True)
+    return sorted(rows, key=_rate, reverse=True)
+
+
+def _rate(row: SweepRow) -> float:
+    """The client's count, else the broker's (a client that counts none still sent requests)."""
+    rate = row.client_requests_per_s if row.client_requests_per_s is not None else row.broker_requests_per_s
+    return rate or 0.0
 
 
 def _broker_rate(record: RunRecord) -> float | None:

@@ -100,8 +100,15 @@ class ClientResult(Frozen):
         return max(self.window_end - self.window_start, 1e-9)
 
     @property
-    def requests_per_s(self) -> float:
-        return self.produce_requests / self.window_s
+    def counts_requests(self) -> bool:
+        """Whether the client counted its produce requests: real Filebeat and the collector do not
+        (their records say 0), which a run that acked records tells apart, since it sent requests."""
+        return self.produce_requests > 0 or self.records_acked == 0
+
+    @property
+    def requests_per_s(self) -> float | None:
+        """The client's own produce request rate; None when it does not count them."""
+        return self.produce_requests / self.window_s if self.counts_requests else None
 
     @property
     def records_per_s(self) -> float:
