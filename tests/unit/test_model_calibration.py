@@ -37,6 +37,28 @@ def test_an_overloaded_run_calibrates_when_it_is_all_there_is() -> None:
     assert only.runs == 1 and only.service_p99_ms > 40_000 > DEFAULT_SERVICE_P99_MS
 
 
+def test_a_run_whose_brokers_queued_requests_does_not_calibrate_beside_a_calm_one() -> None:
+    """make demo on a loaded host: the linger-0 baseline's handlers were 0.64-0.80 idle, but each
+    broker held ~11 requests in its queue and the p99 was 4.8 s; blended into the service latency
+    it pushed every batched setting past a 1 s SLO."""
+    baseline = _run(0, handler_idle=0.7, p99_ms=4776.0, created=1000.0)
+    queued = baseline.model_copy(
+        update={
+            "broker": baseline.broker.model_copy(
+                update={
+                    "brokers": [
+                        b.model_copy(update={"request_queue_size": 11.25}) for b in baseline.broker.brokers
+                    ]
+                }
+            )
+        }
+    )
+    calm = _run(2, handler_idle=0.99, p99_ms=507.0, created=2000.0)
+    assert not saturated(baseline) and saturated(queued) and not saturated(calm)
+    assert calibrate([queued, calm]).of("librdkafka") == calibrate([calm]).of("librdkafka")
+    assert calibrate([baseline, calm]).of("librdkafka").service_p99_ms > 1000  # blended, before
+
+
 def test_a_client_that_could_not_keep_up_counts_as_saturated() -> None:
     calm = _run(2, handler_idle=0.9, p99_ms=600.0, created=1000.0)
     short = calm.model_copy(

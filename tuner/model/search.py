@@ -3,9 +3,11 @@
 Per client kind the search walks a few setting families (for librdkafka: sticky partitioning with a
 linger; for Filebeat: Sarama's flush frequency with the queue handing events over at once, or the
 queue's own flush timeout; for Java: a linger per batch.size). Within a family the request rate
-falls and the latency rises with the linger, so the model bisects for the longest linger whose
-predicted p99 fits the budget. Codecs do not change the request count; they are ranked by bytes on
-the wire, then codec CPU (from the compression probe when given).
+falls with the linger and the latency rises with it, except at the shortest lingers under a heavy
+load, where the requests themselves overload the broker (its capacity bound) or queue up in the
+client: the lingers that fit form an interval, and the model bisects for its top, the longest
+linger whose predicted p99 fits the budget. Codecs do not change the request count; they are ranked
+by bytes on the wire, then codec CPU (from the compression probe when given).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ P99_MARGIN = 0.95
 # Without a p99 budget, lingers stop here.
 MAX_LINGER_MS = 5000.0
 BISECT_STEPS = 7
+# When a family's longest knob does not fit, lingers down from it by this factor are tried, longest
+# first, for one inside the fitting interval; the bisection then runs between it and the one above.
+GRID_RATIO = 0.7
+GRID_POINTS = 20  # down to ~1/1250 of the top
 TIE = 0.02  # request rates within 2% tie, then bytes on the wire decide
 LIBRDKAFKA_BATCH_BYTES = 1_000_000
 
@@ -101,19 +107,20 @@ class Searcher:
     def longest(
         self, family: Family, codec: str, p99_budget: float | None = None, hi: float | None = None
     ) -> Candidate | None:
-        """The longest knob in [0, hi] whose prediction fits (bisection; None when 0 does not)."""
+        """The longest knob in [0, hi] whose prediction fits (bisection; None when none does)."""
         top = family.knob_max if hi is None else hi
-        lo_profile = family.make(0.0, codec)
-        lo_pred = self.predict(lo_profile)
-        if not self.fits(lo_pred, p99_budget):
-            return None
-        best = Candidate(lo_profile, lo_pred, family.name, 0.0)
         hi_profile = family.make(top, codec)
         hi_pred = self.predict(hi_profile)
         if self.fits(hi_pred, p99_budget):
             return Candidate(hi_profile, hi_pred, family.name, top)
-        lo, up = 0.0, top
+        inside = self._inside(family, codec, top, p99_budget)
+        if inside is None:
+            return None
+        best, up = inside
+        lo = best.knob
         for _ in range(BISECT_STEPS):
+            if up - lo < max(1.0, 0.01 * up):
+                break
             mid = (lo + up) / 2
             profile = family.make(mid, codec)
             pred = self.predict(profile)
@@ -121,9 +128,25 @@ class Searcher:
                 lo, best = mid, Candidate(profile, pred, family.name, mid)
             else:
                 up = mid
-            if up - lo < max(1.0, 0.01 * up):
-                break
         return best
+
+    def _inside(
+        self, family: Family, codec: str, top: float, p99_budget: float | None
+    ) -> tuple[Candidate, float] | None:
+        """A knob that fits and the shortest knob above it known not to: the longest fitting point
+        of a geometric grid below `top`, else 0. (Not 0 first: a heavy load makes the shortest
+        lingers fail too, so 0 failing does not mean every linger does.)"""
+        above = top
+        for step in range(1, GRID_POINTS + 1):
+            knob = top * GRID_RATIO**step
+            profile = family.make(knob, codec)
+            pred = self.predict(profile)
+            if self.fits(pred, p99_budget):
+                return Candidate(profile, pred, family.name, knob), above
+            above = knob
+        zero = family.make(0.0, codec)
+        pred = self.predict(zero)
+        return (Candidate(zero, pred, family.name, 0.0), above) if self.fits(pred, p99_budget) else None
 
     def search(self, client: str, base: ClientProfile | None = None) -> SearchResult:
         """The best setting for `client`; NoSolution naming the closest when none fits."""

@@ -33,6 +33,7 @@ class Thresholds(StrictModel):
     remote_copy_lag_floor_bytes: int = Field(gt=0)
     request_count_tolerance: float = Field(gt=0, lt=1)
     offered_shortfall: float = Field(gt=0, lt=1)
+    request_queue_queueing: float = Field(gt=0)
     send_lag_p99_ms: float = Field(gt=0)
     read_back_min_s: float = Field(gt=0)
     read_back_floor_per_s: float = Field(gt=0)
