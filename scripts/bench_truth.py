@@ -130,7 +130,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lab-dir", type=Path, help="a running lab to use (else one of its own)")
     parser.add_argument("--base-port", type=int, default=19590, help="base port of its own lab")
     parser.add_argument("--report-only", action="store_true", help="print the figures of --out, run nothing")
+    parser.add_argument(
+        "--records",
+        type=Path,
+        help="print the figures of any results directory's runs and run nothing (make demo's:"
+        " out/demo/results with --fit out/demo/results, the calibration its model truth lines use)",
+    )
     args = parser.parse_args(argv)
+    if args.records is not None:
+        args.report_only = True
     specs = held_out_specs(args.only)
     calibration = calibrate(fitting_set(args.fit))
     log: list[str] = []
@@ -142,20 +150,22 @@ def main(argv: list[str] | None = None) -> int:
                 timed_step(
                     log, spec.stem, "sweep", str(spec), "--results", str(results), *lab_args, ok=(0, 1)
                 )
-    records = (
-        [r for spec in specs for r in ResultsStore(args.out / spec.stem).records()]
-        if args.out.is_dir()
-        else []
-    )
+    if args.records is not None:
+        records = list(ResultsStore(args.records).records()) if args.records.is_dir() else []
+    elif args.out.is_dir():
+        records = [r for spec in specs for r in ResultsStore(args.out / spec.stem).records()]
+    else:
+        records = []
     if not records:
-        print("bench_truth: no held-out run records", file=sys.stderr)
+        print(f"bench_truth: no run records in {args.records or args.out}", file=sys.stderr)
         return 2
     fitted = (
         f"{sum(c.runs for c in calibration.clients.values())} fitting records"
         if args.fit
         else "no fitting records (defaults)"
     )
-    print(f"held-out runs: {len(records)}; calibration: {fitted}; load average now {loadavg():.1f}")
+    what = "runs" if args.records is not None else "held-out runs"
+    print(f"{what}: {len(records)}; calibration: {fitted}; load average now {loadavg():.1f}")
     print("\n".join(report(records, calibration)))
     if log:
         print("\n" + "\n".join(log))
