@@ -25,6 +25,7 @@ and the script fails only when no pair could be measured or a delivery check fin
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import re
@@ -219,6 +220,9 @@ def main() -> int:
     try:
         ratios = bench(state.bootstrap_servers, args)
     finally:
+        # The admin client's futures keep it in a reference cycle: free it before the lab stops, or
+        # it logs every broker's disconnect and refused reconnects after the figures.
+        gc.collect()
         if own is not None:
             own.down()
             shutil.rmtree(own.config.lab_dir, ignore_errors=True)
