@@ -388,17 +388,33 @@ def harvested(times: list[float], rules: FilebeatRules) -> list[float]:
     return out
 
 
+def sarama_cycles(rules: FilebeatRules, rtt_s: float, rng: random.Random) -> Callable[[], float]:
+    """How long each request keeps its slot: the fixed round trip `rtt_s`, or with `cycle_s` set
+    (real Filebeat) a draw per request, lognormal around `cycle_s` with log-sd `cycle_spread`,
+    from a stream of its own seeded by `rng` (the same inputs give the same draws)."""
+    if rules.cycle_s <= 0:
+        return lambda: rtt_s
+    if rules.cycle_spread <= 0:
+        return lambda: rules.cycle_s
+    draws = random.Random(rng.getrandbits(64))
+    return lambda: rules.cycle_s * math.exp(rules.cycle_spread * draws.gauss(0.0, 1.0))
+
+
 def _filebeat(
     traffic: Traffic,
     rules: FilebeatRules,
     times: list[float],
     chooser: _Chooser,
     out: SimResult,
-    rtt_s: float,
+    cycle: Callable[[], float],
 ) -> None:
     """Harvester bursts, queue batches, then Sarama: one request per broker per flush (a
     flush-frequency timer started by the first buffered event, or as soon as one of its
-    `in_flight` request slots is free). Latency counts from the line's write time."""
+    `in_flight` request slots is free: each request holds its slot for one `cycle()`). With one
+    request in flight (7.17) the first event of a burst goes alone and the rest wait for its cycle;
+    whether a burst takes two requests or more depends on how its entry time compares with the
+    cycles, so a cycle that varies gives the fractional counts real pods show. Latency counts
+    from the line's write time."""
     flush = rules.flush_ms / 1000
     topics = len(traffic.partitions)
     brokers = traffic.brokers
@@ -406,6 +422,7 @@ def _filebeat(
     due: list[float] = [math.inf] * brokers  # when the buffered events go
     slots: list[list[float]] = [[0.0] * max(1, rules.in_flight) for _ in range(brokers)]
     queued = harvested(times, rules)
+    entered = -math.inf  # when the output worker handed the last event to Sarama
 
     def send(b: int, at: float) -> None:
         buf = buffers[b]
@@ -415,7 +432,8 @@ def _filebeat(
         buffers[b] = []
         due[b] = math.inf
         if flush <= 0:
-            heapq.heapreplace(slots[b], at + rtt_s)
+            build = rules.build_s_per_byte * len(buf) * traffic.message_bytes
+            heapq.heapreplace(slots[b], at + build + cycle())
 
     def settle(upto: float) -> None:
         # Flush every broker whose buffer is due before `upto`, in time order.
@@ -429,7 +447,9 @@ def _filebeat(
         queued, rules.queue_batch, rules.queue_timeout_ms / 1000, rules.queue_fill
     ):
         for j in range(start, end):
-            t = max(release + (j - start) * rules.entry_spacing_s, queued[j])
+            # One output worker publishes the batches one after another, event by event.
+            t = max(release, queued[j], entered + rules.entry_spacing_s)
+            entered = t
             settle(t)
             topic = j % topics
             p = chooser.pick(topic, t, traffic.message_bytes)
@@ -465,7 +485,9 @@ JAVA = Simulator[JavaRules](
     lambda rules: rules.linger_ms / 1000,
 )
 FILEBEAT = Simulator[FilebeatRules](
-    lambda traffic, rules, times, sim: _filebeat(traffic, rules, times, sim.chooser, sim.out, sim.rtt_s),
+    lambda traffic, rules, times, sim: _filebeat(
+        traffic, rules, times, sim.chooser, sim.out, sarama_cycles(rules, sim.rtt_s, sim.rng)
+    ),
     lambda rules: max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000,
 )
 OTELCOL = Simulator[OtelcolRules](

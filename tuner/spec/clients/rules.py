@@ -81,6 +81,15 @@ class FilebeatRules:
     # flush.min_events buffer and hands it over in pieces of queue_batch; 8.13+ waits for one
     # batch. 0: the batch itself.
     queue_fill: int = 0
+    # Sarama's cycle per broker with one request in flight: from a request's write to the moment
+    # its broker producer can write the next (the broker's round trip, then the successes handed
+    # back one by one and the next request built and gzip-compressed). It varies from request to
+    # request: a median and the standard deviation of its logarithm (real Filebeat: measured on
+    # the lab, docs/benchmarks.md "The Filebeat sync-flush path"). 0: the simulator's fixed round trip.
+    cycle_s: float = 0.0
+    cycle_spread: float = 0.0
+    # Building a request (gzip of its events) before its write, per uncompressed event byte.
+    build_s_per_byte: float = 0.0
 
 
 @dataclass(frozen=True)
