@@ -5,7 +5,8 @@ runs scripts/java/BatchFraction.java with the Java engine's kafka-clients jars.
 
     python scripts/java_batch_fraction.py loadtests/truth/truth-java.yaml lz4,zstd
 
-Prints one line per codec: `records:fraction` at 1-100 records per batch (median of 40 batches).
+Prints one line per codec: `records:p10/p50/p90` of the fraction at 1-100 records per batch (40
+batches each).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 // (MemoryRecordsBuilder.compressionRatio(): compressed record bytes / uncompressed record bytes, the
 // figure its CompressionRatioEstimator follows), on the records kbt's Java engine sends for a
 // workload: each corpus entry cut or extended to its size, ending in the engine's " kbtid=" and 16
-// hex digits. Median over 40 batches from random starting entries.
+// hex digits. p10/p50/p90 over 40 batches from random starting entries.
 //
 //     python scripts/java_batch_fraction.py <sweep.yaml> lz4,zstd
 //
@@ -70,7 +70,7 @@ public class BatchFraction {
                     fractions[b] = builder.compressionRatio();
                 }
                 Arrays.sort(fractions);
-                out.append(String.format(" %d:%.3f", n, fractions[BATCHES / 2]));
+                out.append(String.format(" %d:%.3f/%.3f/%.3f", n, fractions[4], fractions[BATCHES / 2], fractions[35]));
             }
             System.out.println(out);
         }

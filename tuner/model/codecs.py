@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from tuner.core.errors import BadInput
@@ -33,8 +33,12 @@ _EVENT_POINTS = {
     "lz4": ((1, 2.33), (2, 3.38), (4, 4.83), (8, 5.95), (16, 6.60), (32, 6.73)),
 }
 _EVENT_BYTES = 1130.0
+# The spread of one-event batches' ratios in that probe: ln(p90 / p10) / 2.56 at 1 event, the
+# median over the samples and codecs (0.14-0.15; HDFS 0.11, Linux 0.27-0.31).
+_EVENT_SPREAD = 0.15
 # The line probe's mean line sizes span 84-296 B: the default curves stand for ~158 B (their middle).
 _LINE_BYTES = 158.0
+_P10_TO_P90_SIGMAS = 2.563  # a normal's p90 - p10 in standard deviations
 _BLEND_AT = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # Compressing CPU, ms per MB of uncompressed records, one core (order of magnitude only).
 _CPU_MS_PER_MB = {"none": 0.0, "lz4": 2.0, "snappy": 2.5, "zstd": 3.5, "gzip": 20.0}
@@ -45,6 +49,9 @@ class CodecCurve:
     codec: str
     points: tuple[tuple[float, float], ...]  # (messages per batch, ratio), ascending
     cpu_ms_per_mb: float
+    # How much one-message batches differ: the standard deviation of ln(ratio) over them (an
+    # n-message batch's is spread / sqrt(n)). 0: every batch at the curve.
+    spread: float = 0.0
 
     def ratio(self, messages: float) -> float:
         """Uncompressed / compressed bytes of a batch of `messages`, log-linear between points and
@@ -94,11 +101,11 @@ def default_curve(codec: str, message_bytes: float) -> CodecCurve:
     lines = default_table().curve(codec)
     events = _EVENT_POINTS.get(codec)
     if events is None or message_bytes <= _LINE_BYTES:
-        return lines
+        return replace(lines, spread=_EVENT_SPREAD)
     weight = min(1.0, math.log(message_bytes / _LINE_BYTES) / math.log(_EVENT_BYTES / _LINE_BYTES))
     joined = CodecCurve(codec, events, lines.cpu_ms_per_mb)
     points = tuple((n, lines.ratio(n) ** (1 - weight) * joined.ratio(n) ** weight) for n in _BLEND_AT)
-    return CodecCurve(codec, points, lines.cpu_ms_per_mb)
+    return CodecCurve(codec, points, lines.cpu_ms_per_mb, _EVENT_SPREAD)
 
 
 def table_from_probe(
@@ -122,5 +129,7 @@ def table_from_probe(
         if not points:
             continue
         cpu = sorted(p.compress_cpu_ms_per_mb for p in curve.points)
-        curves[curve.codec] = CodecCurve(curve.codec, tuple(points), cpu[len(cpu) // 2])
+        single = [p.ratio for p in curve.points if p.batch_messages == 1 and p.ratio.p10 > 0]
+        spread = math.log(single[0].p90 / single[0].p10) / _P10_TO_P90_SIGMAS if single else 0.0
+        curves[curve.codec] = CodecCurve(curve.codec, tuple(points), cpu[len(cpu) // 2], max(0.0, spread))
     return CodecTable(curves, PurePath(path).name)

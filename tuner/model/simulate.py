@@ -270,7 +270,7 @@ def _java(
     linger = rules.linger_ms / 1000
     size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
     topics = len(traffic.partitions)
-    estimator = _JavaEstimator(None if rules.compression == "none" else curve)
+    estimator = _JavaEstimator(None if rules.compression == "none" else curve, sim.rng)
     queues: dict[tuple[int, int], list[_JavaBatch]] = {}
     led: list[set[tuple[int, int]]] = [set() for _ in range(traffic.brokers)]
     deadlines: list[tuple[float, int, int, int]] = []  # (created + linger, serial, topic, partition)
@@ -379,11 +379,14 @@ class _JavaBatch:
 class _JavaEstimator:
     """CompressionRatioEstimator for one topic and codec: starts at 1.0; a batch that compressed
     worse than the estimate raises it to its own fraction (at least +0.05), a better one lowers it
-    by 0.005 (not below its own fraction). `curve` gives a batch's compressed fraction by its
-    record count (None: no compression, the estimate plays no part)."""
+    by 0.005 (not below its own fraction). A batch's compressed fraction: `curve`'s by its record
+    count, spread as batches of that many records differ (the curve's spread / sqrt(records),
+    lognormal): a raise follows any one batch, so the estimate sits in the upper tail of the small
+    batches' fractions, not at their median. `curve` None: no compression, no estimate."""
 
-    def __init__(self, curve: CodecCurve | None) -> None:
+    def __init__(self, curve: CodecCurve | None, rng: random.Random) -> None:
         self.curve = curve
+        self.rng = rng
         self.value = 1.0
 
     def padded(self) -> float:
@@ -391,7 +394,10 @@ class _JavaEstimator:
 
     def update(self, records: int) -> None:
         if self.curve is not None:
-            self.value = java_estimate_step(self.value, 1.0 / self.curve.ratio(records))
+            fraction = 1.0 / self.curve.ratio(records)
+            if self.curve.spread > 0:
+                fraction *= math.exp(self.rng.gauss(0.0, self.curve.spread / math.sqrt(records)))
+            self.value = java_estimate_step(self.value, fraction)
 
 
 def java_estimate_step(current: float, observed: float) -> float:
