@@ -354,7 +354,7 @@ def _java(
             drain(traffic.leader(tp, p), due)
 
 
-@dataclass
+@dataclass(slots=True)
 class _JavaBatch:
     """One ProducerBatch: the records it holds, counted at the estimate taken when it was created
     (MemoryRecordsBuilder: batch header + uncompressed records x estimate x 1.05)."""
@@ -369,11 +369,15 @@ class _JavaBatch:
         return BATCH_HEADER_BYTES + int(len(self.arrivals) * self.record_bytes * self.estimate)
 
     def has_room(self, record: float, limit: int) -> bool:
-        """hasRoomFor: the next record counted uncompressed, on top of the estimate so far."""
-        return not self.full(limit) and limit >= self.estimated_bytes() + record
+        """hasRoomFor: not full, and the next record counted uncompressed on top of the estimate."""
+        if self.closed:
+            return False
+        estimated = self.estimated_bytes()
+        return limit > estimated and limit >= estimated + record
 
     def full(self, limit: int) -> bool:
-        return self.closed or (bool(self.arrivals) and limit <= self.estimated_bytes())
+        """isFull (a batch holds at least the record it was created with)."""
+        return self.closed or limit <= self.estimated_bytes()
 
 
 class _JavaEstimator:
@@ -388,13 +392,16 @@ class _JavaEstimator:
         self.curve = curve
         self.rng = rng
         self.value = 1.0
+        self.medians: dict[int, float] = {}  # the curve's fraction by record count
 
     def padded(self) -> float:
         return 1.0 if self.curve is None else self.value * JAVA_ESTIMATE_PAD
 
     def update(self, records: int) -> None:
         if self.curve is not None:
-            fraction = 1.0 / self.curve.ratio(records)
+            fraction = self.medians.get(records) or self.medians.setdefault(
+                records, 1.0 / self.curve.ratio(records)
+            )
             if self.curve.spread > 0:
                 fraction *= math.exp(self.rng.gauss(0.0, self.curve.spread / math.sqrt(records)))
             self.value = java_estimate_step(self.value, fraction)
