@@ -71,3 +71,18 @@ def test_a_record_the_typed_reader_refuses_is_one_bad_input_line(
     with pytest.raises(BadInput, match=needle) as info:
         _table(bad, [])
     assert "\n" not in info.value.message
+
+
+def test_one_message_batches_spread_comes_from_the_probe(probed: tuple[ProbeRecord, Path]) -> None:
+    """How much one-message batches differ (the Java estimator follows their upper tail): the
+    probe's p10..p90 of the ratio at 1 message, as a lognormal's standard deviation."""
+    import math
+
+    record, path = probed
+    table = _table(path, [])
+    (sample,) = record.samples
+    for codec in ("gzip", "zstd"):
+        curve = next(c for c in sample.curves if c.codec == codec)
+        one = next(p for p in curve.points if p.batch_messages == 1).ratio
+        assert table.curves[codec].spread == pytest.approx(math.log(one.p90 / one.p10) / 2.563)
+        assert table.curves[codec].spread >= 0

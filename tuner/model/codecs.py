@@ -11,17 +11,35 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePath
 
 from tuner.core.errors import BadInput
 from tuner.spec.clients import KINDS
 from tuner.store.probe_record import ProbeRecord
 
+DEFAULTS = "defaults"  # the source of the built-in table
 CLIENT_CODECS: dict[str, tuple[str, ...]] = {name: kind.codecs for name, kind in KINDS.items()}
 
 _ZSTD_POINTS = ((1, 1.1), (16, 4.5), (64, 7.3), (256, 9.9))
 _AT_256 = {"zstd": 9.9, "gzip": 8.6, "snappy": 5.3, "lz4": 5.5, "none": 1.0}
+# ~1 KB events (loghub lines joined into events of >= 1,024 B, mean ~1,130 B): the median ratio over
+# the eight loghub samples at 1-32 events per batch (docs/benchmarks.md, "Compression probe"). One
+# such event compresses like a few lines together, so a batch's ratio depends on its events' size.
+_EVENT_POINTS = {
+    "zstd": ((1, 2.84), (2, 4.29), (4, 6.48), (8, 8.97), (16, 10.43), (32, 11.84)),
+    "gzip": ((1, 2.88), (2, 4.44), (4, 6.62), (8, 8.77), (16, 10.07), (32, 10.67)),
+    "snappy": ((1, 2.38), (2, 3.35), (4, 4.76), (8, 5.81), (16, 6.18), (32, 6.58)),
+    "lz4": ((1, 2.33), (2, 3.38), (4, 4.83), (8, 5.95), (16, 6.60), (32, 6.73)),
+}
+_EVENT_BYTES = 1130.0
+# The spread of one-event batches' ratios in that probe: ln(p90 / p10) / 2.56 at 1 event, the
+# median over the samples and codecs (0.14-0.15; HDFS 0.11, Linux 0.27-0.31).
+_EVENT_SPREAD = 0.15
+# The line probe's mean line sizes span 84-296 B: the default curves stand for ~158 B (their middle).
+_LINE_BYTES = 158.0
+_P10_TO_P90_SIGMAS = 2.563  # a normal's p90 - p10 in standard deviations
+_BLEND_AT = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # Compressing CPU, ms per MB of uncompressed records, one core (order of magnitude only).
 _CPU_MS_PER_MB = {"none": 0.0, "lz4": 2.0, "snappy": 2.5, "zstd": 3.5, "gzip": 20.0}
 
@@ -31,6 +49,9 @@ class CodecCurve:
     codec: str
     points: tuple[tuple[float, float], ...]  # (messages per batch, ratio), ascending
     cpu_ms_per_mb: float
+    # How much one-message batches differ: the standard deviation of ln(ratio) over them (an
+    # n-message batch's is spread / sqrt(n)). 0: every batch at the curve.
+    spread: float = 0.0
 
     def ratio(self, messages: float) -> float:
         """Uncompressed / compressed bytes of a batch of `messages`, log-linear between points and
@@ -51,7 +72,7 @@ class CodecCurve:
 @dataclass(frozen=True)
 class CodecTable:
     curves: dict[str, CodecCurve]
-    source: str  # "defaults" or the probe file name
+    source: str  # DEFAULTS or the probe file name
 
     def curve(self, codec: str) -> CodecCurve:
         found = self.curves.get(codec) or default_table().curves.get(codec)
@@ -70,7 +91,21 @@ def default_table() -> CodecTable:
         scale = (at_256 - 1) / (_AT_256["zstd"] - 1)
         points = tuple((n, 1 + (r - 1) * scale) for n, r in _ZSTD_POINTS)
         curves[codec] = CodecCurve(codec, points, _CPU_MS_PER_MB[codec])
-    return CodecTable(curves, "defaults")
+    return CodecTable(curves, DEFAULTS)
+
+
+def default_curve(codec: str, message_bytes: float) -> CodecCurve:
+    """The default curve of `codec` for events of `message_bytes`: the line curve (default_table)
+    up to ~158 B events, the ~1 KB event probe's medians from ~1,130 B, and between the two a
+    geometric blend by the log of the event size (no extrapolation past either)."""
+    lines = default_table().curve(codec)
+    events = _EVENT_POINTS.get(codec)
+    if events is None or message_bytes <= _LINE_BYTES:
+        return replace(lines, spread=_EVENT_SPREAD)
+    weight = min(1.0, math.log(message_bytes / _LINE_BYTES) / math.log(_EVENT_BYTES / _LINE_BYTES))
+    joined = CodecCurve(codec, events, lines.cpu_ms_per_mb)
+    points = tuple((n, lines.ratio(n) ** (1 - weight) * joined.ratio(n) ** weight) for n in _BLEND_AT)
+    return CodecCurve(codec, points, lines.cpu_ms_per_mb, _EVENT_SPREAD)
 
 
 def table_from_probe(
@@ -94,5 +129,7 @@ def table_from_probe(
         if not points:
             continue
         cpu = sorted(p.compress_cpu_ms_per_mb for p in curve.points)
-        curves[curve.codec] = CodecCurve(curve.codec, tuple(points), cpu[len(cpu) // 2])
+        single = [p.ratio for p in curve.points if p.batch_messages == 1 and p.ratio.p10 > 0]
+        spread = math.log(single[0].p90 / single[0].p10) / _P10_TO_P90_SIGMAS if single else 0.0
+        curves[curve.codec] = CodecCurve(curve.codec, tuple(points), cpu[len(cpu) // 2], max(0.0, spread))
     return CodecTable(curves, PurePath(path).name)

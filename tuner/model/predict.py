@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from tuner.model.codecs import CodecTable, default_table
-from tuner.model.simulate import DEFAULT_RTT_S, SimResult, java_estimated, simulate
+from tuner.model.codecs import DEFAULTS, CodecCurve, CodecTable, default_curve, default_table
+from tuner.model.simulate import DEFAULT_RTT_S, SimResult, simulate
 from tuner.model.traffic import Traffic
 from tuner.model.uncertainty import regime_of, with_band
 from tuner.spec.clients import ClientProfile, rules_of
@@ -51,15 +51,21 @@ class IdleModel(Protocol):
 
 
 def simulated(traffic: Traffic, rules: Rules, codecs: CodecTable | None = None) -> SimResult:
-    """The simulation of `rules`, Java's compressed batch sizes estimated with `codecs`' ratios."""
-    if isinstance(rules, JavaRules):
-        rules = java_estimated(rules, traffic, codecs or default_table())
-    return _simulated(traffic, rules)
+    """The simulation of `rules`; Java's batches sized by its compression estimate, which follows
+    the compressed fraction of each batch sent by `codecs`' curve for the rules' codec (without a
+    probe: the default curve for the traffic's event size)."""
+    curve = None
+    if isinstance(rules, JavaRules) and rules.compression != "none":
+        if codecs is None or codecs.source == DEFAULTS:
+            curve = default_curve(rules.compression, traffic.message_bytes)
+        else:
+            curve = codecs.curve(rules.compression)
+    return _simulated(traffic, rules, curve)
 
 
 @lru_cache(maxsize=4096)
-def _simulated(traffic: Traffic, rules: Rules) -> SimResult:
-    return simulate(traffic, rules, rtt_s=DEFAULT_RTT_S)
+def _simulated(traffic: Traffic, rules: Rules, codec: CodecCurve | None) -> SimResult:
+    return simulate(traffic, rules, rtt_s=DEFAULT_RTT_S, codec=codec)
 
 
 def _normal_cdf(x: float) -> float:
@@ -159,4 +165,6 @@ def predict_rules(
     )
     # By the records' own bytes against batch.size: a compressed Java batch that fills only through
     # the compression estimate counts as batch-bound (where that estimate can miss).
-    return with_band(prediction, rules.kind, regime_of(rules, per_batch, traffic.message_bytes), bands)
+    # the regime by the batch a record travels in (Java's full batches, not the one-record ones)
+    travels_in = sim.batch_records_sq / sim.messages if sim.batch_records_sq and sim.messages else per_batch
+    return with_band(prediction, rules.kind, regime_of(rules, travels_in, traffic.message_bytes), bands)

@@ -14,10 +14,10 @@ import math
 import random
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from tuner.model.codecs import CodecTable
+from tuner.model.codecs import CodecCurve
 from tuner.model.otelcol_sim import simulate_otelcol
 from tuner.model.traffic import Traffic
 from tuner.spec.clients.rules import (
@@ -31,13 +31,12 @@ from tuner.spec.clients.rules import (
 
 # Per-record framing inside a v2 record batch (varints, attributes, offsets) and the batch header.
 RECORD_OVERHEAD_BYTES = 12
-# The Java producer's compressed-size estimate (java_estimate): its 5% pad, and where its per-topic
-# estimator sits between a full batch's compressed fraction and a one-record batch's. 0.22 from the
-# 16 KB runs at linger 1000 ms (docs/benchmarks.md, "Java model truth"): lz4 and zstd, fitted apart,
-# both give 0.22 (Java counted a compressed byte as ~0.5 of an uncompressed one with lz4, ~0.36 with
-# zstd, where a full batch's own ratios are ~0.34 and ~0.18).
+# kafka-clients' compression-ratio estimate (_JavaEstimator, _JavaBatch): MemoryRecordsBuilder pads
+# it by 5% (COMPRESSION_RATE_ESTIMATION_FACTOR); CompressionRatioEstimator moves it by at least
+# +0.05 after a batch that compressed worse than estimated, -0.005 after a better one.
 JAVA_ESTIMATE_PAD = 1.05
-JAVA_ESTIMATOR_POSITION = 0.22
+JAVA_ESTIMATE_WORSE_STEP = 0.05
+JAVA_ESTIMATE_BETTER_STEP = 0.005
 BATCH_HEADER_BYTES = 61
 
 TARGET_MESSAGES = 12_000  # per simulated producer
@@ -64,6 +63,10 @@ class SimResult:
     # random partition choices (a keyless sticky partitioner's switches; every record for "random"):
     # how unevenly a window's requests may fall on the brokers (tuner.model.predict.busiest_share)
     random_picks: int = 0
+    # sum over partition batches of (records in it)^2, where a simulator keeps it (Java): divided by
+    # `messages`, the batch the mean record travels in, which the few-record batches beside full
+    # ones do not pull down
+    batch_records_sq: int = 0
 
     @property
     def requests(self) -> int:
@@ -150,60 +153,16 @@ class _Chooser:
         return cur
 
 
-def java_estimated(rules: JavaRules, traffic: Traffic, table: CodecTable) -> JavaRules:
-    """The Java producer counts a compressed batch's bytes by its estimated compressed size, both
-    for batch.size (when a batch is full) and for the sticky partitioner's switch (KIP-794): in
-    uncompressed bytes, both come at batch.size over the estimated compressed fraction (the codec's
-    ratios from `table`, the one the prediction's wire bytes use, at its level). The estimator stays
-    at a full batch's fraction while every batch is alike; it is pushed up (java_estimate) only when
-    sticky batches fill before linger.ms, because then the partition switch leaves small batches
-    that requests carry beside the full ones."""
-    if rules.compression == "none":
-        return rules
-    size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
-    # A fresh topic's estimate starts at 1 (no compression) and only creeps down. Sticky batches that
-    # fill before linger.ms even at the raised estimate keep leaving small batches, which keep it
-    # raised; batches that reach linger.ms first are all alike and let it fall to a full batch's.
-    scale = _java_scale(rules, table, size, JAVA_ESTIMATOR_POSITION)
-    sticky = traffic.keyless and rules.partitioning.keyless == "sticky_bytes"
-    per_linger = traffic.rate * rules.linger_ms / 1000 * size  # a sticky batch's bytes at linger.ms
-    if not sticky or per_linger <= rules.batch_bytes * scale:
-        scale = _java_scale(rules, table, size, 0.0)
-    part = rules.partitioning
-    return replace(
-        rules,
-        batch_bytes=int(rules.batch_bytes * scale),
-        partitioning=replace(part, sticky_bytes=int(part.sticky_bytes * scale)),
-    )
-
-
-def _java_scale(rules: JavaRules, table: CodecTable, size: float, position: float) -> float:
-    """Uncompressed bytes per estimated byte of a full batch. The fraction depends on the records a
-    batch holds, and a batch holds more the better they compress: settle the two (a few rounds
-    reach the fixed point)."""
-    scale = 1.0
-    for _ in range(8):
-        held = max(1.0, rules.batch_bytes * scale / size)
-        scale = 1.0 / java_estimate(table, rules.compression, held, position)
-    return scale
-
-
-def java_estimate(table: CodecTable, codec: str, messages: float, position: float) -> float:
-    """The compressed fraction the Java producer counts a batch of `messages` at when it fills
-    batch.size: its per-topic estimator (kafka-clients CompressionRatioEstimator) jumps to the
-    fraction of any batch that compressed worse than it expected and creeps back only 0.005 per
-    better batch, and the builder pads it by 5% (COMPRESSION_RATE_ESTIMATION_FACTOR). The small
-    batches a request carries beside a full one (one request per broker takes the head batch of
-    every partition it leads) keep it well above a full batch's fraction: `position` of the way up
-    to a one-record batch's (JAVA_ESTIMATOR_POSITION when there are such batches, else 0)."""
-    full = 1.0 / table.ratio(codec, messages)
-    single = 1.0 / table.ratio(codec, 1.0)
-    return JAVA_ESTIMATE_PAD * (full + position * max(0.0, single - full))
-
-
-def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAULT_RTT_S) -> SimResult:
-    """Simulate a few producers of `traffic` under `rules` (Java rules with their batch sizes in
-    uncompressed bytes: java_estimated), with the simulator of their rule shape (SIMULATORS)."""
+def simulate(
+    traffic: Traffic,
+    rules: Rules,
+    seed: int = 1,
+    rtt_s: float = DEFAULT_RTT_S,
+    codec: CodecCurve | None = None,
+) -> SimResult:
+    """Simulate a few producers of `traffic` under `rules`, with the simulator of their rule shape
+    (SIMULATORS). `codec`: the compression curve of the rules' codec at its level, where the client
+    sizes batches by their estimated compressed bytes (Java; None: no compression)."""
     simulator = simulator_for(rules)
     horizon = horizon_for(traffic, simulator.timescale_s(rules))
     producers = min(traffic.producers, SIM_PRODUCERS)
@@ -213,7 +172,7 @@ def simulate(traffic: Traffic, rules: Rules, seed: int = 1, rtt_s: float = DEFAU
         times = arrival_times(traffic, horizon, rng)
         result.messages += len(times)
         chooser = _Chooser(traffic, rules.partitioning, rng)
-        simulator.run(traffic, rules, times, SimProducer(chooser, rng, result, rtt_s))
+        simulator.run(traffic, rules, times, SimProducer(chooser, rng, result, rtt_s, codec))
         result.random_picks += chooser.picks
     return result
 
@@ -226,6 +185,7 @@ class SimProducer:
     rng: random.Random
     out: SimResult
     rtt_s: float
+    codec: CodecCurve | None = None
 
 
 R = TypeVar("R")
@@ -293,44 +253,168 @@ def _librdkafka(
             close((tp, p), due)
 
 
-def _java(traffic: Traffic, rules: JavaRules, times: list[float], chooser: _Chooser, out: SimResult) -> None:
-    """One request per broker: when any partition batch on a broker is full or waited linger, the
-    broker's every non-empty partition batch goes in one request (split at max.request.size)."""
+def _java(
+    traffic: Traffic, rules: JavaRules, times: list[float], sim: SimProducer, curve: CodecCurve | None
+) -> None:
+    """kafka-clients' accumulator, sender and built-in sticky partitioner, record by record.
+
+    A partition holds a queue of batches; a record goes into the last one while it has room by
+    the batch's estimated size (`_JavaBatch`), else that batch closes for appends and a new one
+    starts. A broker is ready when any partition it leads has a batch behind its head batch, a
+    head batch full by the estimate, or one that waited linger.ms since it was created; then one
+    request takes the head batch of every partition it leads (split at max.request.size). Each
+    batch sent moves the compression estimator (`_JavaEstimator`). Keyless sticky records switch
+    partition as BuiltInPartitioner does: after batch.size estimated bytes when the partition's
+    last batch is full, or after twice that regardless."""
+    out, chooser = sim.out, sim.chooser
     linger = rules.linger_ms / 1000
     size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
     topics = len(traffic.partitions)
-    nodes: list[dict[tuple[int, int], list[float]]] = [{} for _ in range(traffic.brokers)]
-    node_open: list[float | None] = [None] * traffic.brokers
-    deadlines: list[tuple[float, int, float]] = []
+    estimator = _JavaEstimator(None if rules.compression == "none" else curve, sim.rng)
+    queues: dict[tuple[int, int], list[_JavaBatch]] = {}
+    led: list[set[tuple[int, int]]] = [set() for _ in range(traffic.brokers)]
+    deadlines: list[tuple[float, int, int, int]] = []  # (created + linger, serial, topic, partition)
+    sticky = traffic.keyless and rules.partitioning.keyless == "sticky_bytes"
+    current = [-1] * topics
+    produced = [0.0] * topics
+    serial = 0
 
     def drain(b: int, at: float) -> None:
-        batches = nodes[b]
-        total = sum(len(m) for m in batches.values()) * size
-        out.requests_by_broker[b] += max(1, math.ceil(total / rules.max_request_bytes))
-        out.partition_batches += len(batches)
-        for m in batches.values():
-            out.waits_s.extend(at - a for a in m)
-        nodes[b] = {}
-        node_open[b] = None
+        sent = 0
+        if not led[b]:
+            return
+        for key in sorted(led[b]):
+            queue = queues[key]
+            batch = queue.pop(0)
+            if not queue:
+                led[b].discard(key)
+            out.waits_s.extend(at - a for a in batch.arrivals)
+            out.partition_batches += 1
+            out.batch_records_sq += len(batch.arrivals) ** 2
+            sent += len(batch.arrivals)
+            estimator.update(len(batch.arrivals))
+        out.requests_by_broker[b] += max(1, math.ceil(sent * size / rules.max_request_bytes))
+
+    def full(queue: list[_JavaBatch]) -> bool:
+        return queue[-1].full(rules.batch_bytes)
+
+    def switch(topic: int) -> None:
+        current[topic] = chooser.rng.randrange(traffic.partitions[topic])
+        produced[topic] = 0.0
+        chooser.picks += 1
 
     for k, t in enumerate(times):
         while deadlines and deadlines[0][0] <= t:
-            due, b, opened = heapq.heappop(deadlines)
-            if node_open[b] == opened:
-                drain(b, due)
+            due, number, tp, p = heapq.heappop(deadlines)
+            queue = queues.get((tp, p))
+            if queue and queue[0].serial == number:
+                drain(traffic.leader(tp, p), due)
         topic = k % topics
-        p = chooser.pick(topic, t, traffic.message_bytes)
-        b = traffic.leader(topic, p)
-        batch = nodes[b].setdefault((topic, p), [])
-        if node_open[b] is None:
-            node_open[b] = t
-            heapq.heappush(deadlines, (t + linger, b, t))
-        batch.append(t)
-        if len(batch) * size >= rules.batch_bytes:
+        if sticky and current[topic] < 0:
+            switch(topic)
+        p = current[topic] if sticky else chooser.pick(topic, t, traffic.message_bytes)
+        ready: set[int] = set()
+        while True:
+            queue = queues.setdefault((topic, p), [])
+            # RecordAccumulator.partitionChanged: a switch held back while the last batch was not
+            # full goes ahead once it is (closed for appends, or the queue drained).
+            if sticky and produced[topic] >= rules.batch_bytes and (not queue or full(queue)):
+                switch(topic)
+                p = current[topic]
+                continue
+            last = queue[-1] if queue else None
+            if last is not None and last.has_room(size, rules.batch_bytes):
+                before = last.estimated_bytes()
+                last.arrivals.append(t)
+                appended = last.estimated_bytes() - before
+                break
+            if last is not None and not last.closed:
+                last.closed = True  # full: sendable, and (sticky) the partition switches
+                ready.add(traffic.leader(topic, p))
+                continue
+            serial += 1
+            queue.append(_JavaBatch(serial, size, estimator.padded(), [t]))
+            led[traffic.leader(topic, p)].add((topic, p))
+            heapq.heappush(deadlines, (t + linger, serial, topic, p))
+            appended = queue[-1].estimated_bytes()
+            break
+        if sticky:
+            produced[topic] += appended
+            if produced[topic] >= 2 * rules.batch_bytes or (
+                produced[topic] >= rules.batch_bytes and full(queue)
+            ):
+                switch(topic)
+        if len(queue) > 1 or full(queue):
+            ready.add(traffic.leader(topic, p))
+        for b in sorted(ready):
             drain(b, t)
-    for due, b, opened in sorted(deadlines):
-        if node_open[b] == opened:
-            drain(b, due)
+    for due, number, tp, p in sorted(deadlines):
+        queue = queues.get((tp, p))
+        if queue and queue[0].serial == number:
+            drain(traffic.leader(tp, p), due)
+
+
+@dataclass(slots=True)
+class _JavaBatch:
+    """One ProducerBatch: the records it holds, counted at the estimate taken when it was created
+    (MemoryRecordsBuilder: batch header + uncompressed records x estimate x 1.05)."""
+
+    serial: int
+    record_bytes: float
+    estimate: float  # compressed fraction with its pad (1.0 for no compression)
+    arrivals: list[float]
+    closed: bool = False
+
+    def estimated_bytes(self) -> int:
+        return BATCH_HEADER_BYTES + int(len(self.arrivals) * self.record_bytes * self.estimate)
+
+    def has_room(self, record: float, limit: int) -> bool:
+        """hasRoomFor: not full, and the next record counted uncompressed on top of the estimate."""
+        if self.closed:
+            return False
+        estimated = self.estimated_bytes()
+        return limit > estimated and limit >= estimated + record
+
+    def full(self, limit: int) -> bool:
+        """isFull (a batch holds at least the record it was created with)."""
+        return self.closed or limit <= self.estimated_bytes()
+
+
+class _JavaEstimator:
+    """CompressionRatioEstimator for one topic and codec: starts at 1.0; a batch that compressed
+    worse than the estimate raises it to its own fraction (at least +0.05), a better one lowers it
+    by 0.005 (not below its own fraction). A batch's compressed fraction: `curve`'s by its record
+    count, spread as batches of that many records differ (the curve's spread / sqrt(records),
+    lognormal): a raise follows any one batch, so the estimate sits in the upper tail of the small
+    batches' fractions, not at their median. `curve` None: no compression, no estimate."""
+
+    def __init__(self, curve: CodecCurve | None, rng: random.Random) -> None:
+        self.curve = curve
+        self.rng = rng
+        self.value = 1.0
+        self.medians: dict[int, float] = {}  # the curve's fraction by record count
+
+    def padded(self) -> float:
+        return 1.0 if self.curve is None else self.value * JAVA_ESTIMATE_PAD
+
+    def update(self, records: int) -> None:
+        if self.curve is not None:
+            fraction = self.medians.get(records) or self.medians.setdefault(
+                records, 1.0 / self.curve.ratio(records)
+            )
+            if self.curve.spread > 0:
+                fraction *= math.exp(self.rng.gauss(0.0, self.curve.spread / math.sqrt(records)))
+            self.value = java_estimate_step(self.value, fraction)
+
+
+def java_estimate_step(current: float, observed: float) -> float:
+    """CompressionRatioEstimator.updateEstimation: the estimate after a batch whose compressed
+    fraction was `observed`."""
+    if observed > current:
+        return max(current + JAVA_ESTIMATE_WORSE_STEP, observed)
+    if observed < current:
+        return max(current - JAVA_ESTIMATE_BETTER_STEP, observed)
+    return current
 
 
 def queue_batches(
@@ -481,7 +565,7 @@ LIBRDKAFKA = Simulator[LibrdkafkaRules](
     lambda rules: max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000,
 )
 JAVA = Simulator[JavaRules](
-    lambda traffic, rules, times, sim: _java(traffic, rules, times, sim.chooser, sim.out),
+    lambda traffic, rules, times, sim: _java(traffic, rules, times, sim, sim.codec),
     lambda rules: rules.linger_ms / 1000,
 )
 FILEBEAT = Simulator[FilebeatRules](

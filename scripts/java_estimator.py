@@ -1,0 +1,77 @@
+"""The Java producer's compression-ratio estimate, measured on kafka-clients itself (docs/benchmarks.md,
+"Java model: the estimator followed"). Both commands write a sweep's workload corpus as kbt's Java
+engine reads it and run scripts/java/Estimator.java with the Java engine's jars.
+
+    python scripts/java_estimator.py fractions <sweep.yaml> lz4,zstd
+        the compressed fraction kafka-clients computes for a batch of 1-100 of the workload's
+        records (MemoryRecordsBuilder.compressionRatio(), what the estimator follows): p10/p50/p90
+        over 40 batches (scripts/java/Estimator.java)
+    python scripts/java_estimator.py watch <sweep.yaml> <profile> <bootstrap> [seconds]
+        a real run of the workload's producers (one JVM, as the engine) with the profile's codec,
+        linger.ms and batch.size against a lab: the estimate and records per request every 0.5 s,
+        and every rise of the estimate (scripts/java/Estimator.java)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tuner.core.paths import repo_root
+from tuner.driver.corpus import write_corpus
+from tuner.spec import load_sweep
+
+JARS = Path.home() / ".cache" / "kbt" / "java-engine"
+USAGE = (
+    "usage: java_estimator.py fractions <sweep.yaml> <codec>[,<codec>...]\n"
+    "       java_estimator.py watch <sweep.yaml> <profile> <bootstrap> [seconds]"
+)
+
+
+def _java(mode: str, corpus_args: list[str], sweep: str, run_name: str | None) -> int:
+    jars = sorted(JARS.glob("*.jar"))
+    if not jars:
+        print(f"java_estimator: no jars in {JARS} (make install builds the Java engine)", file=sys.stderr)
+        return 2
+    runs = load_sweep(Path(sweep)).runs
+    plan = next((r for r in runs if run_name in (None, r.name, r.profile.name)), None)
+    if plan is None:
+        print(f"java_estimator: {sweep}: no run or profile named {run_name}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = Path(tmp) / "corpus.jsonl"
+        write_corpus(plan.workload, corpus)
+        args = [a.format(corpus=corpus) for a in corpus_args]
+        if run_name is not None:  # watch: the workload's and profile's settings before the corpus
+            w, p = plan.workload, plan.profile
+            settings = [
+                f"kbt-estimate-watch-{int(time.time())}",
+                str(sum(t.partitions for t in w.topics)),
+                str(w.producers),
+                f"{w.rate_per_producer:g}",
+                args.pop(1),  # seconds
+                p.compression or "none",
+                str(round(p.linger_ms if p.linger_ms is not None else 5)),  # kafka-clients 4.x defaults
+                str(p.batch_bytes if p.batch_bytes is not None else 16384),
+            ]
+            args = [args[0], *settings, *args[1:]]
+        classpath = ":".join(str(j) for j in jars)
+        source = str(repo_root() / "scripts" / "java" / "Estimator.java")
+        return subprocess.run(["java", "-cp", classpath, source, mode, *args], check=False).returncode
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[0] == "fractions":
+        return _java("fractions", ["{corpus}", argv[2]], argv[1], None)
+    if len(argv) in (4, 5) and argv[0] == "watch":
+        seconds = argv[4] if len(argv) == 5 else "20"
+        return _java("watch", [argv[3], seconds, "{corpus}"], argv[1], argv[2])
+    print(USAGE, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
