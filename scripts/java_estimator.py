@@ -23,6 +23,7 @@ from pathlib import Path
 from tuner.core.paths import repo_root
 from tuner.driver.corpus import write_corpus
 from tuner.spec import load_sweep
+from tuner.spec.clients.java import JavaProfile
 
 JARS = Path.home() / ".cache" / "kbt" / "java-engine"
 USAGE = (
@@ -47,6 +48,9 @@ def _java(mode: str, corpus_args: list[str], sweep: str, run_name: str | None) -
         args = [a.format(corpus=corpus) for a in corpus_args]
         if run_name is not None:  # watch: the workload's and profile's settings before the corpus
             w, p = plan.workload, plan.profile
+            if not isinstance(p, JavaProfile):
+                print(f"java_estimator: {p.name} is a {p.client} profile, not java", file=sys.stderr)
+                return 2
             settings = [
                 f"kbt-estimate-watch-{int(time.time())}",
                 str(sum(t.partitions for t in w.topics)),
