@@ -16,10 +16,11 @@ request-time there, summed over the brokers:
 
 That is exact when every produce request costs the same thread time. It does not: a request's time
 grows with its size, by how much changes from one window to the next (a 17 KB request cost 1.0x to
-2.7x a 350 B one on the same lab), so the split overstates the clients whose requests are larger
-than the broker's average and understates those whose requests are smaller. Which side a client
-is on is known for the clients of the largest and of the smallest requests, so their estimates say
-they are bounds: `rate_bound` "at_most" and "at_least". A size term (thread time =
+2.7x a 350 B one on the same lab), so the split overstates the clients whose requests cost more
+than the broker's average request and understates the others. Which side a client is on is known
+for the clients of the largest and of the smallest requests (while a request's cost is a fixed part
+plus a part growing no faster than its size, as measured), so their estimates say they are bounds:
+`rate_bound` "at_most" and "at_least". A size term (thread time =
 n x a + bytes x b, the brokers' request and byte counts as constraints) was tried and is not used:
 no fixed per-byte cost, nor one fitted per window by least squares, beat the plain split
 (docs/benchmarks.md "Which clients" has the figures). The ranking by request-time share does not
