@@ -4,13 +4,14 @@ client-sensors on`), and each broker JVM's CPU per produce request over the same
 (docs/benchmarks.md). Kafka keeps the sensors until a broker restarts, so every round starts two
 fresh labs, and the sensors alternate between them from round to round.
 
-    python scripts/bench_client_sensors.py --base-port 32100 --rounds 3 --seconds 40
+    python scripts/bench_client_sensors.py --base-port 32100 --rounds 6 --seconds 40
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import tempfile
 import threading
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tuner.core.kafka_clients import produce_steadily
 from tuner.lab import Lab, LabConfig
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.lab.state import LabState
@@ -38,13 +40,7 @@ def _query(prom: str, expr: str, at: float) -> float:
 
 def _load(bootstrap: str, seconds: float, rate: float) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "client.id": "bench-sensors"})
-    start, sent = time.time(), 0
-    while (now := time.time()) - start < seconds:
-        while sent < (now - start) * rate:
-            producer.produce(TOPIC, b"x" * 200)
-            sent += 1
-        producer.poll(0.002)
-    producer.flush(10)
+    produce_steadily(producer, TOPIC, b"x" * 200, rate, time.time() + seconds)
 
 
 def _both(states: list[LabState], seconds: float, rate: float) -> None:
@@ -91,6 +87,7 @@ def main() -> None:
                     admin = AdminClient({"bootstrap.servers": s.bootstrap_servers})  # kept for its futures
                     for future in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
                         future.result(30)
+                    del admin  # it would go on reconnecting to the lab after the lab is down
                 on = index % 2  # the lab with the sensors alternates
                 set_client_sensors(states[on].bootstrap_servers, True)
                 _both(states, 15.0, args.rate)  # both JITs warm up
@@ -112,6 +109,12 @@ def main() -> None:
     print(
         f"broker CPU per produce request: sensors off {sum(off) / len(off):.1f} us,"
         f" on {sum(on_) / len(on_):.1f} us; on/off per round {', '.join(f'{r:.3f}' for r in ratios)}"
+    )
+    spread = statistics.stdev(ratios) if len(ratios) > 1 else float("nan")
+    middle, geo = statistics.median(ratios), statistics.geometric_mean(ratios)
+    print(
+        f"on/off: median {middle:.3f}, geometric mean {geo:.3f}, range {min(ratios):.3f}-{max(ratios):.3f},"
+        f" standard deviation {spread:.3f} over {len(ratios)} pairs"
     )
 
 

@@ -1,9 +1,10 @@
 """Real targets, on loopback only: the SASL_SSL lab used as an external cluster through a target file
 and a Kafka-format client properties file (sweep and diagnose through --target, every acked record
 verified, topics cleaned up, a crashed run's leftover deleted); bad and misconfigured targets fail in
-one line with nothing created; and brokers exporting in the Strimzi-style and upstream-example
-dialects give the same diagnosis, and the produce request rate within 5%, as kbt's own rules under
-the same load. The same cluster named by Kafka-tool flags (--bootstrap-server, --command-config with
+one line with nothing created; and brokers exporting with Strimzi's and Confluent's naming, under
+real Filebeat and under librdkafka, read the produce request rate, bytes per request and network
+idle within 5% of RequestMetrics' truth, with the same diagnosis as kbt's own rules under the Java
+producer. The same cluster named by Kafka-tool flags (--bootstrap-server, --command-config with
 a literal password, --prometheus) sweeps the same way. One module, labs shared and small (1 broker,
 no tiering)."""
 
@@ -309,24 +310,57 @@ def test_bad_and_misconfigured_targets_fail_in_one_line(secure_lab: LabState, ta
 WINDOW_S = 20.0
 STALL_S = 20.0
 SCRAPE_S = 3.0
-# Kafka's Java producer, records spread round-robin over 6 partitions and lingering 5 ms: each
-# produce request carries several partition batches, so BrokerTopicMetrics' TotalProduceRequests
-# (once per partition) reads well above the request count. The client counts its own requests.
-JAVA_SPEC = """\
+# Each dialect lab runs one client, spread over 6 partitions: kbt's rules Kafka's Java producer
+# (round-robin, lingering 5 ms: several partition batches per request), the Strimzi naming real
+# Filebeat 7.17 reading every 10-20 ms, its queue flushed at once, Sarama flushing every 10 ms (every
+# event to a random partition: each request carries several; small requests, as the Java load),
+# the Confluent naming librdkafka (one partition per request). BrokerTopicMetrics' TotalProduceRequests
+# (once per partition) reads well above the request count for the first two.
+DIALECT_SPEC = """\
 name: dl
 workload:
   name: dl
-  topics: [{name: dl, partitions: 6}]
+  topics: [{{name: dl, partitions: 6}}]
   producers: 2
   processes: 1
   rate_per_producer: 200
-  message: {kind: generated, bytes: 300}
+  message: {{kind: generated, bytes: 300}}
   duration_s: 30
   warmup_s: 5
 profiles:
-  - {name: java-rr, client: java, linger_ms: 5,
-     overrides: {partitioner.class: org.apache.kafka.clients.producer.RoundRobinPartitioner}}
+  - {profile}
 """
+LOADS = {
+    "kbt": "{name: java-rr, client: java, linger_ms: 5,"
+    " overrides: {partitioner.class: org.apache.kafka.clients.producer.RoundRobinPartitioner}}",
+    "strimzi": "{name: filebeat, client: filebeat,"
+    " filebeat: {input.engine: real, input.backoff: 10ms, input.max_backoff: 20ms,"
+    " queue.mem.flush.timeout: 0s, output.kafka.bulk_flush_frequency: 10ms}}",
+    "confluent": "{name: librdkafka, client: librdkafka, linger_ms: 5}",
+}
+# The truth, read from the broker's own series as each rules file names them (not through kbt's
+# translation), on the lab's scrape job: RequestMetrics' produce requests, bytes in, network idle.
+_JOB = 'job="kafka-broker"'
+RAW = {
+    "kbt": (f'kafka_network_requests_total{{{_JOB},request="Produce"}}',
+            f'kafka_server_bytes_in_total{{{_JOB},topic=""}}',
+            f"kafka_network_processor_avg_idle_ratio{{{_JOB}}}"),
+    "strimzi": (f'kafka_network_requestmetrics_requests_total{{{_JOB},request="Produce"}}',
+                f'kafka_server_brokertopicmetrics_bytesin_total{{{_JOB},topic=""}}',
+                f"kafka_network_socketserver_networkprocessoravgidle_percent{{{_JOB}}}"),
+    "confluent": (f'kafka_network_requestmetrics_requestspersec{{{_JOB},request="Produce"}}',
+                  f'kafka_server_brokertopicmetrics_bytesinpersec{{{_JOB},topic=""}}',
+                  f"kafka_network_socketserver_networkprocessoravgidlepercent{{{_JOB}}}"),
+}  # fmt: skip
+
+
+def _raw(prom: Prometheus, dialect: str, start: float, end: float) -> tuple[float, float, float]:
+    """RequestMetrics' produce requests and the bytes in over [start, end], and the mean network idle."""
+    span, (requests, bytes_in, idle) = f"{int((end - start) * 1000)}ms", RAW[dialect]
+    queries = (f"sum(increase({requests}[{span}]))", f"sum(increase({bytes_in}[{span}]))",
+               f"avg(avg_over_time({idle}[{span}]))")  # fmt: skip
+    (r,), (b,), (i,) = (prom.instant(q, end) for q in queries)
+    return r.value, b.value, i.value
 
 
 class ExporterStall:
@@ -389,8 +423,8 @@ def _diagnose(target: Path, start: float, end: float) -> tuple[int, dict[str, An
 
 
 def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> dict[str, Any]:
-    """A Java sweep run through a target file on the lab, then diagnose over the run's window, read
-    through the lab's scrape job and its Kubernetes-style one."""
+    """The dialect's load (LOADS) swept through a target file on the lab, then diagnose over the run's
+    window, read through the lab's scrape job and its Kubernetes-style one, and the truth read raw."""
     (directory / "k8s").mkdir()
     bootstrap, url = state.bootstrap_servers, state.prometheus_url
     target = _target_file(directory, bootstrap, url, SCRAPE_S, dialect="auto")
@@ -405,7 +439,7 @@ def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> dic
     assert settled is not None, "idle meters never settled"
     time.sleep(max(0.0, settled - time.time()))
     spec = directory / "spec.yaml"
-    spec.write_text(JAVA_SPEC)
+    spec.write_text(DIALECT_SPEC.format(profile=LOADS[dialect]))
     run = _kbt("sweep", str(spec), "--target", str(target), "--results", str(directory / "results"))
     assert run.returncode == 0, run.stdout + run.stderr
     # The live progress line reads the brokers through the target's dialect ("-" before).
@@ -429,19 +463,24 @@ def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> dic
     k8s_snap = k8s_out["snapshot"]["brokers"][0]
     health = [{k: v for k, v in b.items() if k.startswith(("scrape", "measured"))} for b in (snap, k8s_snap)]
     assert snap["measured"] and k8s_snap["measured"], health  # enough scrapes answered
-    truth = client["produce_requests"] / (client["finished_at"] - start)  # the client's own count
+    requests, bytes_in, idle = _raw(prom, dialect, start, end)
+    run_requests, _, _ = _raw(prom, dialect, start, client["finished_at"])  # the sweep record's span
     return {
         "dialect": dialect,
+        "engine": client["engine"],
         "status": broker["status"],
         "cause": broker["cause"],
         "exit": status,
-        "client_produce_requests_per_s": truth,
+        # the client's own count where it keeps one (Java, librdkafka; Filebeat does not)
+        "client_produce_requests_per_s": client["produce_requests"] / (client["finished_at"] - start),
+        "requestmetrics_produce_requests_per_s": requests / (end - start),
         "produce_requests_per_s": snap["produce_requests_per_s"],
-        "sweep_record_requests_vs_client": window["produce_requests"] / client["produce_requests"],
+        "sweep_record_requests_vs_requestmetrics": window["produce_requests"] / run_requests,
         "partition_appends_per_request": appends[0].value / snap["produce_requests_per_s"],
         "bytes_per_request": snap["bytes_in_per_s"] / snap["produce_requests_per_s"],
-        "bytes_per_client_request": snap["bytes_in_per_s"] / truth,
+        "requestmetrics_bytes_per_request": bytes_in / requests,
         "network_idle_ratio": snap["network_idle_ratio"],
+        "requestmetrics_network_idle_ratio": idle,
         "request_handler_idle_ratio": snap["request_handler_idle_ratio"],
         "scrape_coverage": snap["scrape_coverage"],
         "scrape_duration_max_s": snap["scrape_duration_max_s"],
@@ -469,10 +508,11 @@ DIALECT_PORT_STEP = 110  # a 1-broker lab with 4 client exporters spans base .. 
 def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) -> None:
     """Three labs of one configuration, differing only in their jmx rules; each scraped also
     Kubernetes-style. The labs boot together (their boot and the minute their idle meters need
-    overlap), the loads run one after another and each lab goes down once read. The truth is the
-    Java client's own Produce request count; its requests carry several partitions, so
-    BrokerTopicMetrics' count is well above it. On the Confluent-style lab the exporter is then
-    stalled: the broker is reported unmeasured."""
+    overlap), the loads (Java, real Filebeat, librdkafka) run one after another and each lab goes
+    down once read. The truth is RequestMetrics read raw (and the client's own count where it keeps
+    one); Java's and Filebeat's requests carry several partitions, so BrokerTopicMetrics' count is
+    well above it. On the Confluent-style lab the exporter is then stalled: the broker is reported
+    unmeasured."""
     labs = []
     for i, rules in enumerate(DIALECTS):
         (tmp_path / rules).mkdir()
@@ -509,10 +549,17 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
     assert stalled["snapshot"]["network_idle_ratio"] is None
     kbt = figures[0]
     for f in figures:
-        assert f["partition_appends_per_request"] > 1.5, figures  # multi-partition requests
-        assert _close(f["produce_requests_per_s"], f["client_produce_requests_per_s"]), figures
-        assert _close(f["sweep_record_requests_vs_client"], 1.0), figures
-        assert _close(f["bytes_per_request"], f["bytes_per_client_request"]), figures
+        if f["engine"] == "librdkafka":  # one partition per request: both counters agree
+            assert _close(f["partition_appends_per_request"], 1.0), figures
+        else:  # multi-partition requests (Java, Sarama)
+            assert f["partition_appends_per_request"] > 1.5, figures
+        truth = f["requestmetrics_produce_requests_per_s"]
+        assert _close(f["produce_requests_per_s"], truth), figures
+        if not f["engine"].startswith("filebeat"):
+            assert _close(f["client_produce_requests_per_s"], truth), figures
+        assert _close(f["sweep_record_requests_vs_requestmetrics"], 1.0), figures
+        assert _close(f["bytes_per_request"], f["requestmetrics_bytes_per_request"]), figures
+        assert _close(f["network_idle_ratio"], f["requestmetrics_network_idle_ratio"]), figures
         k8s = f["k8s"]
         assert k8s["broker"] == "my-cluster-kafka-1" and k8s["status"] == f["status"], figures
         assert k8s["exit"] == f["exit"], figures

@@ -6,10 +6,12 @@ rates and estimate each rate from the sensors.
 
 Kafka counts no requests per client: diagnose splits each broker's measured produce requests by the
 clients' shares of request-time (tuner.model.clients). A request's thread time grows with its size,
-so the estimate is not exact; the figures of this test (docs/benchmarks.md) are printed with -s.
-The test asserts the ranking, and that the busiest client's estimated part of the brokers' produce
-requests is within 35% of its part of the requests the clients counted (librdkafka's statistics:
-Produce responses received, over the same window).
+so the estimate is not exact, but its side is known: at most for the client of the largest
+requests, at least for the one of the smallest. The figures of this test (docs/benchmarks.md) are
+printed with -s. The test asserts the ranking, and each client's estimated part of the brokers'
+produce requests against its part of the requests the clients counted (librdkafka's statistics:
+Produce responses received, over the same window): the smallest requests' client within 35% below
+and 5% above, the largest requests' client at most 5% below (or 4 requests in the window).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pytest
 
 from tests.integration.conftest import TopicFactory
 from tests.integration.labhelp import diagnose_json
-from tuner.core.kafka_clients import Connection, new_producer
+from tuner.core.kafka_clients import Connection, new_producer, produce_steadily
 from tuner.lab import LabState
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.measure.catalog import SERIES, Needs
@@ -74,13 +76,7 @@ def _client(
         Connection(lab.bootstrap_servers),
         {"client.id": name, "linger.ms": linger, "statistics.interval.ms": 1000, "stats_cb": on_stats},
     )
-    payload, sent, start = b"r" * 200, 0, time.time()
-    while (now := time.time()) < stop:
-        while sent < (now - start) * RECORDS_PER_S:
-            producer.produce(topic, payload)
-            sent += 1
-        producer.poll(0.005)
-    producer.flush(15)
+    produce_steadily(producer, topic, b"r" * 200, RECORDS_PER_S, stop)
 
 
 def _rates(points: list[tuple[float, int, int]], start: float, end: float) -> tuple[float, float]:
@@ -125,7 +121,8 @@ def test_diagnose_names_and_ranks_the_clients(
     estimated = {n: clients[n]["produce_requests_per_s"] for n in names}
     for n in names:
         print(
-            f"{n}: estimated {estimated[n]:.1f} req/s, the client's count {truth[n]:.1f} req/s answered"
+            f"{n}: estimated {estimated[n]:.1f} req/s ({clients[n]['rate_bound']}),"
+            f" the client's count {truth[n]:.1f} req/s answered"
             f" ({estimated[n] / truth[n] - 1:+.0%}); share of request time {clients[n]['time_share']:.0%};"
             f" {clients[n]['request_threads'] / truth[n] * 1e6:.0f} us of thread time and"
             f" {clients[n]['produce_bytes_per_s'] / truth[n]:.0f} B per request answered"
@@ -142,12 +139,14 @@ def test_diagnose_names_and_ranks_the_clients(
             assert truth[a] >= truth[b] / 1.25, (ranked, truth)
     shares = {n: clients[n]["time_share"] for n in names}
     assert shares[names[0]] > shares[names[2]] and shares[names[1]] > shares[names[2]], shares
-    # The client that matters, the one whose requests the brokers answered most: its part of the
-    # brokers' requests against its part of the answered ones (the split is what is estimated). The
-    # batching clients' rates are overstated (their requests cost more thread time each): ranked.
-    top = max(names, key=lambda n: truth[n])
-    part = (estimated[top] / sum(estimated.values())) / (truth[top] / sent)
-    assert 0.65 < part < 1.35, (top, clients[top], truth)
+    # Each client's part of the brokers' requests against its part of the answered ones (the split is
+    # what is estimated), on the side its estimate names: 5% for the host's noise, or 4 requests (the
+    # windows' edges) where that is more.
+    part = {n: (estimated[n] / sum(estimated.values())) / (truth[n] / sent) for n in names}
+    slack = {n: max(0.05, 4 / (truth[n] * WINDOW_S)) for n in names}
+    assert [clients[n]["rate_bound"] for n in names] == ["at_least", None, "at_most"], clients
+    assert 0.65 < part[names[0]] <= 1 + slack[names[0]], (part, clients, truth)
+    assert part[names[2]] >= 1 - slack[names[2]], (part, clients, truth)
     # every broker exports the catalog's quota series while the sensors are on
     brokers_up = {str(b.id) for b in lab.brokers}
     for series in (s.name for s in SERIES if s.needs is Needs.QUOTA):

@@ -4,13 +4,14 @@ requests split by the producing clients' shares of Kafka's request-time sensor, 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from tuner.model.clients import attribute_clients
+from tuner.model.clients import ClientEstimate, attribute_clients
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.render.diagnosis import client_table
@@ -29,20 +30,28 @@ def _snapshot(brokers: list[BrokerSnapshot], clients: list[ClientSnapshot]) -> C
 _client = st.tuples(st.floats(0.5, 5000), st.floats(50, 200_000))
 
 
-@given(st.lists(_client, min_size=1, max_size=6), st.floats(1e-6, 1e-3))
-def test_exact_when_every_request_costs_the_same(clients: list[tuple[float, float]], cost_s: float) -> None:
-    """The method's premise: with a fixed thread time per request the split gives each client's
-    rate back, and the estimates add up to the broker's count."""
+def _on_one_broker(
+    clients: list[tuple[float, float]], cost_s: Callable[[float], float]
+) -> list[ClientEstimate]:
+    """The estimates for clients (requests/s, bytes per request) on one broker whose requests each
+    cost cost_s(bytes) seconds of thread time."""
     rows = [
         ClientSnapshot(
-            broker="1", client_id=f"c{i}", request_threads=n * cost_s, produce_bytes_per_s=n * size
+            broker="1", client_id=f"c{i}", request_threads=n * cost_s(size), produce_bytes_per_s=n * size
         )
         for i, (n, size) in enumerate(clients)
     ]
     total = sum(n for n, _ in clients)
-    found = attribute_clients(
+    return attribute_clients(
         _snapshot([BrokerSnapshot(broker="1", produce_requests_per_s=total)], rows), TARGET
     )
+
+
+@given(st.lists(_client, min_size=1, max_size=6), st.floats(1e-6, 1e-3))
+def test_exact_when_every_request_costs_the_same(clients: list[tuple[float, float]], cost_s: float) -> None:
+    """The method's premise: with a fixed thread time per request the split gives each client's
+    rate back, and the estimates add up to the broker's count."""
+    found = _on_one_broker(clients, lambda _: cost_s)
     by_id = {e.client_id: e for e in found}
     for i, (n, size) in enumerate(clients):
         e = by_id[f"c{i}"]
@@ -130,3 +139,31 @@ def test_no_sensors_no_clients_and_the_table_names_them() -> None:
     out = console.export_text()
     assert "filebeat (user logs)" in out and "94%" in out
     assert math.isfinite(filebeat.threads_freed or math.nan)
+
+
+@given(
+    st.lists(_client, min_size=1, max_size=6),
+    st.floats(1e-5, 1e-3),
+    st.floats(0, 1e-6),
+    st.floats(0.05, 1.0),
+)
+def test_each_estimate_is_the_bound_it_says(
+    clients: list[tuple[float, float]], fixed_s: float, scale: float, power: float
+) -> None:
+    """A request's thread time grows with its size (here fixed + scale x size^power, linear or
+    concave as measured): the split overstates the client of the largest requests and understates
+    the client of the smallest, and their estimates say so."""
+    found = _on_one_broker(clients, lambda size: fixed_s + scale * size**power)
+    by_id = {e.client_id: e for e in found}
+    for i, (n, size) in enumerate(clients):
+        e = by_id[f"c{i}"]
+        assert e.produce_requests_per_s is not None
+        sizes = [s for _, s in clients]
+        if max(sizes) > min(sizes) * 1.01:  # the clients of the largest and the smallest requests say so
+            assert e.rate_bound == (
+                "at_most" if size == max(sizes) else "at_least" if size == min(sizes) else None
+            )
+        if e.rate_bound == "at_most":
+            assert e.produce_requests_per_s >= n * (1 - 1e-9)
+        elif e.rate_bound == "at_least":
+            assert e.produce_requests_per_s <= n * (1 + 1e-9)

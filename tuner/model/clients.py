@@ -15,19 +15,29 @@ request-time there, summed over the brokers:
     n(client, broker) = N(broker) x T(client, broker) / sum of T over the broker's producing clients
 
 That is exact when every produce request costs the same thread time. It does not: a request's time
-grows with its size, so the split understates the clients sending the smallest requests and
-overstates the ones that batch (docs/diagnose.md "Which clients" gives the measured accuracy). The
-ranking by request-time share does not depend on it. Pure: no I/O.
+grows with its size, by how much changes from one window to the next (a 17 KB request cost 1.0x to
+2.7x a 350 B one on the same lab), so the split overstates the clients whose requests cost more
+than the broker's average request and understates the others. Which side a client is on is known
+for the clients of the largest and of the smallest requests (while a request's cost is a fixed part
+plus a part growing no faster than its size, as measured), so their estimates say they are bounds:
+`rate_bound` "at_most" and "at_least". A size term (thread time =
+n x a + bytes x b, the brokers' request and byte counts as constraints) was tried and is not used:
+no fixed per-byte cost, nor one fitted per window by least squares, beat the plain split
+(docs/benchmarks.md "Which clients" has the figures). The ranking by request-time share does not
+depend on it. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.store.snapshot import ClientSnapshot, ClusterSnapshot
+
+SIZE_TIE = 1e-6  # request sizes this close (relative) are one size: no client is above the other
 
 
 class ClientEstimate(Frozen):
@@ -45,6 +55,9 @@ class ClientEstimate(Frozen):
     requests_cut: float | None = None  # batching to target_bytes would cut its requests ~Nx
     threads_freed: float | None = None  # thread time that cut frees, at most (per-request cost)
     by_broker: dict[str, float] = Field(default_factory=dict)  # estimated produce req/s per broker
+    # the largest requests of all clients: the split overstates the rate (at most); the smallest: it
+    # understates it (at least); None in between or without an estimate
+    rate_bound: Literal["at_most", "at_least"] | None = None
 
 
 def attribute_clients(snapshot: ClusterSnapshot, target_bytes: float) -> list[ClientEstimate]:
@@ -65,6 +78,9 @@ def attribute_clients(snapshot: ClusterSnapshot, target_bytes: float) -> list[Cl
     for c in snapshot.clients:
         grouped.setdefault((c.client_id, c.user), []).append(c)
     out = [_estimate(key, rows, total_threads, per_broker, target_bytes) for key, rows in grouped.items()]
+    sizes = [e.bytes_per_request for e in out if e.bytes_per_request is not None]
+    if sizes and max(sizes) > min(sizes) * (1 + SIZE_TIE):
+        out = [e.model_copy(update={"rate_bound": _bound(e.bytes_per_request, sizes)}) for e in out]
     return sorted(out, key=lambda e: (-(e.produce_requests_per_s or 0.0), -e.request_threads, e.client))
 
 
@@ -97,6 +113,18 @@ def _estimate(
         threads_freed=freed,
         by_broker=by_broker,
     )
+
+
+def _bound(size: float | None, sizes: list[float]) -> Literal["at_most", "at_least"] | None:
+    """The client of the largest requests spends the most thread time per request, more than the
+    average: the split overstates its rate; the client of the smallest requests, the other way.
+    (A client in between may be either side of the average cost.) The estimated sizes keep the
+    true sizes' order while a request's cost grows no faster than its size (measured: slower)."""
+    if size is None:
+        return None
+    if size >= max(sizes) / (1 + SIZE_TIE):
+        return "at_most"
+    return "at_least" if size <= min(sizes) * (1 + SIZE_TIE) else None
 
 
 def _ratio(num: float, den: float | None) -> float | None:

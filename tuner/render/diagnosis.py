@@ -98,7 +98,7 @@ def client_table(d: Diagnosis) -> Table | None:
         return None
     table = Table(
         title="top clients (Kafka's per-client sensors; req/s estimated: the brokers' produce requests"
-        " split by request-time share)",
+        " split by request-time share: at most for the largest requests, at least for the smallest)",
         title_justify="left",
     )
     for col in ("client", "thread time", "share", "produce KB/s", "~req/s", "~B/request", "batching gain"):
@@ -112,7 +112,8 @@ def client_table(d: Diagnosis) -> Table | None:
             f"{c.request_threads * 1000:.1f} ms/s",
             f"{c.time_share:.0%}",
             f"{c.produce_bytes_per_s / 1000:.1f}",
-            _num(c.produce_requests_per_s, "{:.1f}"),
+            {"at_most": "<= ", "at_least": ">= "}.get(c.rate_bound or "", "")
+            + _num(c.produce_requests_per_s, "{:.1f}"),
             _bytes(c.bytes_per_request),
             gain,
         )
