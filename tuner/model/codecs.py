@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import PurePath
 
 from tuner.core.errors import BadInput
@@ -94,6 +95,7 @@ def default_table() -> CodecTable:
     return CodecTable(curves, DEFAULTS)
 
 
+@lru_cache(maxsize=256)
 def default_curve(codec: str, message_bytes: float) -> CodecCurve:
     """The default curve of `codec` for events of `message_bytes`: the line curve (default_table)
     up to ~158 B events, the ~1 KB event probe's medians from ~1,130 B, and between the two a

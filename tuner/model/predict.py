@@ -163,8 +163,7 @@ def predict_rules(
         network_idle_ratio=network_idle,
         handler_idle_ratio=handler_idle,
     )
-    # By the records' own bytes against batch.size: a compressed Java batch that fills only through
-    # the compression estimate counts as batch-bound (where that estimate can miss).
-    # the regime by the batch a record travels in (Java's full batches, not the one-record ones)
+    # The regime by the records' own bytes, in the batch a record travels in (Java: its full batches,
+    # not the one-record ones a partition switch leaves beside them).
     travels_in = sim.batch_records_sq / sim.messages if sim.batch_records_sq and sim.messages else per_batch
     return with_band(prediction, rules.kind, regime_of(rules, travels_in, traffic.message_bytes), bands)

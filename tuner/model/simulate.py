@@ -399,9 +399,9 @@ class _JavaEstimator:
 
     def update(self, records: int) -> None:
         if self.curve is not None:
-            fraction = self.medians.get(records) or self.medians.setdefault(
-                records, 1.0 / self.curve.ratio(records)
-            )
+            fraction = self.medians.get(records)
+            if fraction is None:
+                fraction = self.medians[records] = 1.0 / self.curve.ratio(records)
             if self.curve.spread > 0:
                 fraction *= math.exp(self.rng.gauss(0.0, self.curve.spread / math.sqrt(records)))
             self.value = java_estimate_step(self.value, fraction)
