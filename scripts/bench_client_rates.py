@@ -21,7 +21,8 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tuner.core.kafka_clients import Connection, new_producer, produce_steadily
+from tuner.core.kafka_clients import Connection, new_producer
+from tuner.driver.steady_load import produce_steadily
 from tuner.lab import load_state
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.measure.prometheus import Prometheus

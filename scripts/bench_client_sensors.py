@@ -22,7 +22,7 @@ from pathlib import Path
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tuner.core.kafka_clients import produce_steadily
+from tuner.driver.steady_load import produce_steadily
 from tuner.lab import Lab, LabConfig
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.lab.state import LabState

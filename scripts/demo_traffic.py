@@ -14,6 +14,7 @@ import uuid
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from tuner.driver.steady_load import produce_steadily
 from tuner.lab import load_state
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.promql import promql
@@ -37,15 +38,7 @@ SHOWN = [
 def produce(bootstrap: str, topic: str, extra: dict[str, object]) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", **extra})
     payload = b'{"level":"INFO","service":"checkout","msg":"order accepted","latency_ms":12}' * 3
-    start = time.monotonic()
-    sent = 0
-    while (elapsed := time.monotonic() - start) < SECONDS:
-        while sent < elapsed * RATE:
-            producer.produce(topic, payload)
-            sent += 1
-        producer.poll(0)
-        time.sleep(0.005)
-    producer.flush(30)
+    produce_steadily(producer, topic, payload, RATE, time.time() + SECONDS, flush_s=30)
 
 
 def main() -> int:

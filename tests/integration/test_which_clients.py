@@ -27,7 +27,8 @@ import pytest
 
 from tests.integration.conftest import TopicFactory
 from tests.integration.labhelp import diagnose_json
-from tuner.core.kafka_clients import Connection, new_producer, produce_steadily
+from tuner.core.kafka_clients import Connection, new_producer
+from tuner.driver.steady_load import produce_steadily
 from tuner.lab import LabState
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.measure.catalog import SERIES, Needs

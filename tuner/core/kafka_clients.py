@@ -9,7 +9,6 @@ lab too) builds its clients here; confluent-kafka is imported when a client is b
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,20 +44,6 @@ def new_producer(conn: Connection, settings: Mapping[str, Any] | None = None) ->
     from confluent_kafka import Producer
 
     return Producer(conn.conf(settings))
-
-
-def produce_steadily(
-    producer: Producer, topic: str, payload: bytes, rate_per_s: float, stop_at: float
-) -> None:
-    """Hand `producer` `rate_per_s` records a second until the epoch second `stop_at`, then flush
-    (a steady small load for lab benchmarks and tests)."""
-    sent, start = 0, time.time()
-    while (now := time.time()) < stop_at:
-        while sent < (now - start) * rate_per_s:
-            producer.produce(topic, payload)
-            sent += 1
-        producer.poll(0.005)
-    producer.flush(15)
 
 
 def new_consumer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Consumer:
