@@ -52,19 +52,53 @@ def test_an_exporter_that_is_not_serving_waits_for_no_scrape() -> None:
     assert exporter.await_scrape(30.0) is False  # at once: nothing can scrape it
 
 
-def test_a_scrape_after_the_wait_began_ends_it() -> None:
-    """What Prometheus does to a served exporter, without the socket: the registry is collected."""
+def _scrape(exporter: ClientExporter, write_fails: bool = False) -> bytes:
+    """What wsgiref does with one Prometheus scrape, without the socket: call the app, write the
+    body, close it (inside the except clause when a write failed)."""
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/metrics", "QUERY_STRING": "", "wsgi.input": None}
+    body = exporter._app(environ, lambda status, headers: None)
+    written = b"".join(body)
+    if write_fails:
+        try:
+            raise BrokenPipeError
+        except BrokenPipeError:
+            body.close()  # type: ignore[attr-defined]
+    else:
+        body.close()  # type: ignore[attr-defined]
+    return written
+
+
+def test_a_scrape_delivered_after_the_wait_began_ends_it() -> None:
     import threading
     import time
 
     exporter = ClientExporter("run-1", "librdkafka")
     exporter.serving = True
     exporter.on_delivery("p0", 5, 500, 0, 5)
-    list(exporter.registry.collect())  # a scrape before the wait does not count
-    timer = threading.Timer(0.2, lambda: list(exporter.registry.collect()))
+    _scrape(exporter)  # a scrape before the wait does not count
+    timer = threading.Timer(0.2, lambda: _scrape(exporter))
     started = time.monotonic()
     timer.start()
     assert exporter.await_scrape(20.0) is True
     assert time.monotonic() - started < 10.0
     timer.join()
     assert exporter.await_scrape(0.3) is False  # no scrape came
+
+
+def test_a_scrape_read_but_not_delivered_does_not_end_the_wait() -> None:
+    """The final figures were read but the response never got out (the process ended mid-write, or
+    the write failed): the wait goes on for a scrape that is delivered."""
+    import threading
+
+    exporter = ClientExporter("run-1", "librdkafka")
+    exporter.serving = True
+    exporter.on_delivery("p0", 7, 700, 0, 7)
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/metrics", "QUERY_STRING": "", "wsgi.input": None}
+    threading.Timer(0.1, lambda: b"".join(exporter._app(environ, lambda s, h: None))).start()
+    assert exporter.await_scrape(0.5) is False  # read, never closed: not delivered
+    threading.Timer(0.1, lambda: _scrape(exporter, write_fails=True)).start()
+    assert exporter.await_scrape(0.5) is False
+    body: list[bytes] = []
+    threading.Timer(0.1, lambda: body.append(_scrape(exporter))).start()
+    assert exporter.await_scrape(20.0) is True
+    assert b'kbt_client_records_acked_total{client="librdkafka",producer="p0",run="run-1"} 7.0' in body[0]

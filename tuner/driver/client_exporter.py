@@ -13,12 +13,15 @@ The Java engine serves the same contract from its own JVM (loadtests/java-engine
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 
 LOOPBACK = "127.0.0.1"
@@ -35,54 +38,79 @@ DELIVERY_BUCKETS_S = (
 FINAL_SCRAPE_S = 6.0
 
 
-class _Scrapes:
-    """A collector that only counts scrapes. Registered before every series, so a scrape counted
-    after the final figures were set reads them (Exporter.await_scrape)."""
+class _Served:
+    """A scrape's response body: close() after the whole body was written tells the exporter that
+    scrape reached Prometheus (wsgiref closes the body on success and, inside its except clause, on a
+    failed write; only the first counts)."""
 
-    def __init__(self) -> None:
-        self.count = 0
-        self.changed = threading.Condition()
+    def __init__(self, body: Iterable[bytes], done: Callable[[], None]) -> None:
+        self._body, self._done = body, done
 
-    def describe(self) -> list[Metric]:
-        return []
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._body)
 
-    def collect(self) -> Iterator[Metric]:
-        with self.changed:
-            self.count += 1
-            self.changed.notify_all()
-        return iter(())
+    def close(self) -> None:
+        if sys.exc_info()[0] is None:  # no write failed
+            self._done()
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
 
 
 class Exporter:
-    """A prometheus-client registry of its own, served on one loopback port."""
+    """A prometheus-client registry of its own, served on one loopback port.
+
+    Scrapes are numbered as they arrive and reported when their response was written whole, so the
+    engine can wait, before its process ends, for one scrape that read the final figures and was
+    delivered (a process ending right after the metrics were read cut the response off)."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self._scrapes = _Scrapes()
-        self.registry.register(self._scrapes)
         self.serving = False
+        self._metrics = make_wsgi_app(self.registry)
+        self._scrapes = threading.Condition()
+        self._arrived = 0  # scrapes begun
+        self._delivered = 0  # the latest scrape number whose response was written whole
 
     def await_scrape(self, seconds: float = FINAL_SCRAPE_S) -> bool:
-        """Wait (at most `seconds`) for one scrape that starts after this call, so the final figures
-        reach Prometheus before the process ends. True when one came; False at once when not serving."""
+        """Wait (at most `seconds`) for one scrape that begins after this call and is delivered, so
+        the final figures reach Prometheus before the process ends. True when one was; False at once
+        when not serving."""
         if not self.serving:
             return False
-        scrapes = self._scrapes
         end = time.monotonic() + seconds
-        with scrapes.changed:
-            seen = scrapes.count
-            while scrapes.count == seen and (left := end - time.monotonic()) > 0:
-                scrapes.changed.wait(left)
-            return scrapes.count != seen
+        with self._scrapes:
+            seen = self._arrived
+            while self._delivered <= seen and (left := end - time.monotonic()) > 0:
+                self._scrapes.wait(left)
+            return self._delivered > seen
 
     def serve(self, port: int) -> bool:
         """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
         try:
-            start_http_server(port, addr=LOOPBACK, registry=self.registry)
+            server = make_server(LOOPBACK, port, self._app, _ThreadingServer, _QuietHandler)
         except OSError:
             return False
+        threading.Thread(target=server.serve_forever, name="client-exporter", daemon=True).start()
         self.serving = True
         return True
+
+    def _app(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        with self._scrapes:
+            self._arrived += 1
+            number = self._arrived
+        return _Served(self._metrics(environ, start_response), lambda: self._deliver(number))
+
+    def _deliver(self, number: int) -> None:
+        with self._scrapes:
+            self._delivered = max(self._delivered, number)
+            self._scrapes.notify_all()
 
 
 class ClientExporter(Exporter):

@@ -18,6 +18,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.HistogramIterationValue;
@@ -47,10 +50,9 @@ final class ClientExporter implements AutoCloseable {
     };
 
     private final HTTPServer server;
-    /** Scrapes begun (Series.collect counts each one before reading anything). */
-    private final AtomicLong scrapes;
+    private final Scrapes scrapes;
 
-    private ClientExporter(HTTPServer server, AtomicLong scrapes) {
+    private ClientExporter(HTTPServer server, Scrapes scrapes) {
         this.server = server;
         this.scrapes = scrapes;
     }
@@ -63,27 +65,61 @@ final class ClientExporter implements AutoCloseable {
     static ClientExporter start(Plan.Exporter exporter, String run, List<Pod> pods, Set<String> brokers,
             boolean acksZero) throws IOException {
         PrometheusRegistry registry = new PrometheusRegistry();
-        AtomicLong scrapes = new AtomicLong();
+        Scrapes scrapes = new Scrapes();
         registry.register(new Series(run, exporter.process(), pods, brokers, acksZero, scrapes));
         HTTPServer server = HTTPServer.builder()
                 .hostname(exporter.host())
                 .port(exporter.port())
                 .registry(registry)
+                .executorService(scrapes)
                 .buildAndStart();
         return new ClientExporter(server, scrapes);
     }
 
     /**
-     * Wait (at most {@code seconds}) for one scrape that starts after this call, so the run's final
-     * counts reach Prometheus before the process ends. True when one came.
+     * Wait (at most {@code seconds}) for one scrape that begins after this call and is delivered, so
+     * the run's final counts reach Prometheus before the process ends. True when one was.
      */
     boolean awaitScrape(double seconds) throws InterruptedException {
-        long seen = scrapes.get();
+        long seen = scrapes.begun.get();
         long deadline = System.nanoTime() + (long) (seconds * 1e9);
-        while (scrapes.get() == seen && System.nanoTime() - deadline < 0) {
+        while (scrapes.delivered.get() <= seen && System.nanoTime() - deadline < 0) {
             Thread.sleep(20);
         }
-        return scrapes.get() != seen;
+        return scrapes.delivered.get() > seen;
+    }
+
+    /**
+     * The HTTP server's exchange threads, numbering scrapes: Series.collect numbers its scrape as it
+     * begins reading (in the exchange's own thread); when that exchange's handler has returned, the
+     * response was written whole and the number counts as delivered. (Counting at collect alone let
+     * the process end while the response carrying the final counts was still being written.)
+     */
+    static final class Scrapes extends ThreadPoolExecutor {
+        final AtomicLong begun = new AtomicLong();
+        final AtomicLong delivered = new AtomicLong();
+        private final ThreadLocal<Long> current = new ThreadLocal<>();
+
+        Scrapes() {
+            super(1, 1, 0, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+                Thread t = new Thread(r, "client-exporter");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+
+        void begin() {
+            current.set(begun.incrementAndGet());
+        }
+
+        @Override
+        protected void afterExecute(Runnable r, Throwable t) {
+            Long number = current.get();
+            current.remove();
+            if (t == null && number != null) {
+                delivered.accumulateAndGet(number, Math::max);
+            }
+        }
     }
 
     @Override
@@ -97,10 +133,10 @@ final class ClientExporter implements AutoCloseable {
         private final List<Pod> pods;
         private final Set<String> brokers;
         private final boolean acksZero;
-        private final AtomicLong scrapes;
+        private final Scrapes scrapes;
 
         Series(String run, String process, List<Pod> pods, Set<String> brokers, boolean acksZero,
-                AtomicLong scrapes) {
+                Scrapes scrapes) {
             this.run = run;
             this.process = process;
             this.pods = pods;
@@ -111,9 +147,9 @@ final class ClientExporter implements AutoCloseable {
 
         @Override
         public MetricSnapshots collect() {
-            // Counted first: every value below is read after this, so a scrape counted after the final
-            // counts were reached carries them (awaitScrape).
-            scrapes.incrementAndGet();
+            // Numbered first: every value below is read after this, so a scrape numbered after the
+            // final counts were reached carries them (awaitScrape).
+            scrapes.begin();
             Counter requests = new Counter("kbt_client_produce_requests",
                     "Produce requests sent (Java: produce responses per broker; acks=0: every request, no broker)");
             Counter records = new Counter("kbt_client_records_acked", "Records the brokers acked");
