@@ -1,10 +1,12 @@
-"""The cost of Kafka's per-client quota sensors, side by side: two 1-broker labs at the same time
-under the same produce load (librdkafka, linger 0, small records), one with the sensors on (`kbt lab
-client-sensors on`), and each broker JVM's CPU per produce request over the same window
-(docs/benchmarks.md). Kafka keeps the sensors until a broker restarts, so every round starts two
-fresh labs, and the sensors alternate between them from round to round.
+"""The cost of what tells the clients apart, side by side: Kafka's per-client quota sensors (`kbt lab
+client-sensors on`) or its request log (`kbt lab request-log on`). Two 1-broker labs at the same time
+under the same produce load (librdkafka, linger 0, small records), one with the switch on, and each
+broker JVM's CPU per produce request over the same window (docs/benchmarks.md). Kafka keeps the
+sensors until a broker restarts, so every round starts two fresh labs, and the switch alternates
+between them from round to round.
 
     python scripts/bench_client_sensors.py --base-port 32100 --rounds 6 --seconds 40
+    python scripts/bench_client_sensors.py --switch request-log --base-port 32100 --rounds 6 --seconds 40
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tuner.driver.steady_load import produce_steadily
 from tuner.lab import Lab, LabConfig
 from tuner.lab.client_sensors import set_client_sensors
+from tuner.lab.request_log import set_request_log
 from tuner.lab.state import LabState
 
 TOPIC = "bench-client-sensors"
@@ -64,6 +67,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=40.0)
     parser.add_argument("--rate", type=float, default=800.0, help="records/s offered to each lab")
+    parser.add_argument("--switch", choices=("sensors", "request-log"), default="sensors")
     args = parser.parse_args()
     per_request: dict[bool, list[float]] = {False: [], True: []}
     with tempfile.TemporaryDirectory(prefix="kbt-sensors-") as tmp:
@@ -89,7 +93,10 @@ def main() -> None:
                         future.result(30)
                     del admin  # it would go on reconnecting to the lab after the lab is down
                 on = index % 2  # the lab with the sensors alternates
-                set_client_sensors(states[on].bootstrap_servers, True)
+                if args.switch == "sensors":
+                    set_client_sensors(states[on].bootstrap_servers, True)
+                else:
+                    set_request_log(states[on].bootstrap_servers, [b.id for b in states[on].brokers], True)
                 _both(states, 15.0, args.rate)  # both JITs warm up
                 _both(states, args.seconds, args.rate)
                 end = time.time()
@@ -97,7 +104,7 @@ def main() -> None:
                     reqs, cpu = _figures(s, int(args.seconds - 8), end)
                     per_request[k == on].append(cpu / reqs * 1e6)
                     print(
-                        f"round {index + 1} lab {k} sensors {'on ' if k == on else 'off'}: {reqs:6.1f}"
+                        f"round {index + 1} lab {k} {args.switch} {'on ' if k == on else 'off'}: {reqs:6.1f}"
                         f" produce req/s, broker CPU {cpu:.3f} cores = {cpu / reqs * 1e6:6.1f} us/request",
                         flush=True,
                     )
@@ -107,7 +114,7 @@ def main() -> None:
     off, on_ = per_request[False], per_request[True]
     ratios = [b / a for a, b in zip(off, on_, strict=True)]
     print(
-        f"broker CPU per produce request: sensors off {sum(off) / len(off):.1f} us,"
+        f"broker CPU per produce request: {args.switch} off {sum(off) / len(off):.1f} us,"
         f" on {sum(on_) / len(on_):.1f} us; on/off per round {', '.join(f'{r:.3f}' for r in ratios)}"
     )
     spread = statistics.stdev(ratios) if len(ratios) > 1 else float("nan")

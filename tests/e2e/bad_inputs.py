@@ -661,6 +661,14 @@ CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + "--end 'yesterday': give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z",
     ),
+    Case(
+        "diagnose-request-log-missing",
+        "CLI",
+        "--request-log names no file",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--request-log", "broker-1.log"),
+        ExitStatus.BAD_INPUT,
+        E + "broker-1.log: no such request log",
+    ),
     # ---- kbt probe ---------------------------------------------------------------------------
     Case(
         "probe-missing-file",

@@ -12,6 +12,10 @@ printed with -s. The test asserts the ranking, and each client's estimated part 
 produce requests against its part of the requests the clients counted (librdkafka's statistics:
 Produce responses received, over the same window): the smallest requests' client within 35% below
 and 5% above, the largest requests' client at most 5% below (or 4 requests in the window).
+
+The brokers' request logs are on for the same run (`kbt lab request-log on`): diagnose given them
+(`--request-log`, one file per broker) counts each client's produce requests, and must rank the
+clients as their own counts do, each within 5% of them.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.steady_load import produce_steadily
 from tuner.lab import LabState
 from tuner.lab.client_sensors import set_client_sensors
+from tuner.lab.request_log import set_request_log
 from tuner.measure.catalog import SERIES, Needs
 from tuner.measure.prometheus import Prometheus
 
@@ -49,6 +54,17 @@ def sensors(lab: LabState) -> Iterator[None]:
         yield
     finally:
         set_client_sensors(lab.bootstrap_servers, False)
+
+
+@pytest.fixture
+def request_log(lab: LabState) -> Iterator[list[str]]:
+    """The brokers log every request while the test runs; diagnose's arguments that read them."""
+    brokers = [b.id for b in lab.brokers]
+    set_request_log(lab.bootstrap_servers, brokers, True)
+    try:
+        yield [arg for b in lab.brokers for arg in ("--request-log", str(b.log_file))]
+    finally:
+        set_request_log(lab.bootstrap_servers, brokers, False)
 
 
 def _produce_requests(stats: dict[str, Any]) -> int:
@@ -90,7 +106,7 @@ def _rates(points: list[tuple[float, int, int]], start: float, end: float) -> tu
 
 
 def test_diagnose_names_and_ranks_the_clients(
-    lab: LabState, sensors: None, make_topic: TopicFactory, tmp_path: Path
+    lab: LabState, sensors: None, request_log: list[str], make_topic: TopicFactory, tmp_path: Path
 ) -> None:
     replication = min(3, len(lab.brokers))
     topic = make_topic(partitions=len(lab.brokers), replication=replication)
@@ -159,3 +175,21 @@ def test_diagnose_names_and_ranks_the_clients(
     # the smallest-request client carries the batching gain; the batched one has none to offer
     assert clients[names[0]]["requests_cut"] is not None and clients[names[0]]["requests_cut"] > 1
     assert clients[names[0]]["bytes_per_request"] < clients[names[2]]["bytes_per_request"]
+    # The request logs count every client's produce requests: the ranking and each rate as the
+    # clients' own counts (answered: what the brokers completed and logged), within 5%.
+    _, counted = diagnose_json(lab.prometheus_url, end, WINDOW_S, step, thresholds, *request_log)
+    logged = {c["client_id"]: c for c in counted["clients"] if c["client_id"] in clients}
+    assert set(logged) == set(names), counted["clients"]
+    for n in names:
+        c = logged[n]
+        print(
+            f"{n}: counted {c['produce_requests_per_s']:.1f} req/s from the request logs, the client's"
+            f" count {truth[n]:.1f} ({c['produce_requests_per_s'] / truth[n] - 1:+.1%});"
+            f" {c['bytes_per_request']:.0f} B and {c['partitions_per_request']:.2f} partitions per request;"
+            f" {c['software']}"
+        )
+        assert c["counted"] and c["rate_bound"] is None, c
+        assert c["produce_requests_per_s"] == pytest.approx(truth[n], rel=0.05), (n, c, truth)
+        assert c["software"].startswith("confluent-kafka-python"), c
+    order = [c["client_id"] for c in counted["clients"] if c["client_id"] in logged]
+    assert order == sorted(names, key=lambda n: -truth[n]), (order, truth)

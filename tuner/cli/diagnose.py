@@ -12,6 +12,7 @@ import typer
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput
+from tuner.core.inputs import check_regular
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 from tuner.render.plain import show
@@ -111,6 +112,12 @@ _COST_MODEL = typer.Option(
     help="Broker cost model: a JSON file from `kbt forecast --save-model` or a results directory to fit.",
 )
 _TOP_TOPICS = typer.Option(5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate.")
+_REQUEST_LOG = typer.Option(
+    None,
+    "--request-log",
+    help="A broker's request log (kafka.request.logger at DEBUG; repeat per broker): each client's"
+    " produce requests counted, not estimated (docs/diagnose.md: which clients).",
+)
 _END = typer.Option(
     None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
 )
@@ -128,6 +135,7 @@ def diagnose(
     cost_model: Path | None = _COST_MODEL,
     top_topics: int = _TOP_TOPICS,
     end: str | None = _END,
+    request_log: list[Path] | None = _REQUEST_LOG,
 ) -> None:
     """Diagnose a live cluster's produce-request pressure from its Prometheus.
 
@@ -148,7 +156,10 @@ def diagnose(
     end_s = end_time(end) if end is not None else None
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
-    live = diagnose_live(prometheus, source, window_s, step_s, limits, model, end_s, top_topics)
+    logs = list(request_log or [])
+    for path in logs:
+        check_regular(path, "request log", None)
+    live = diagnose_live(prometheus, source, window_s, step_s, limits, model, end_s, top_topics, logs)
     write_notes(live.notes)
     _show(live.diagnosis, json_path)
     raise typer.Exit(int(live.diagnosis.exit_status))

@@ -193,6 +193,26 @@ def client_sensors(
     _err().print(f"client sensors {state} ({lab.bootstrap_servers})")
 
 
+@app.command("request-log")
+def request_log(
+    state: str = typer.Argument(..., help="on: the brokers log every request (DEBUG); off: back to WARN."),
+    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+) -> None:
+    """Turn Kafka's request log (each client's requests counted) on or off on the lab's brokers.
+
+    Prints the `kbt diagnose --request-log` arguments that read the brokers' log files
+    (docs/diagnose.md, which clients)."""
+    from tuner.lab.request_log import set_request_log
+
+    if state not in ("on", "off"):
+        raise BadInput(f"request-log: expected on or off, got {state[:40]!r}")
+    lab = load_state(_lab_dir(lab_dir))
+    set_request_log(lab.bootstrap_servers, [b.id for b in lab.brokers], state == "on")
+    _err().print(f"request log {state} ({lab.bootstrap_servers})")
+    if state == "on":
+        typer.echo(" ".join(f"--request-log {b.log_file}" for b in lab.brokers))
+
+
 @app.command()
 def status(
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),

@@ -18,7 +18,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,9 +95,8 @@ def check_regular(path: Path | str, what: str = "file", max_bytes: int | None = 
     return st.st_size
 
 
-def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of a regular file of at most `max_bytes` (checked again while reading: a file that
-    grows or a /proc file that reports size 0 cannot exceed the cap)."""
+def _open_regular(path: Path | str, what: str, max_bytes: int | None) -> int:
+    """A read-only descriptor of a regular file (checked before and after opening); BadInput otherwise."""
     check_regular(path, what, max_bytes)
     shown = shown_path(path)
     try:
@@ -106,9 +105,23 @@ def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX
     except OSError as exc:
         raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
     try:
+        mode = os.fstat(fd).st_mode
+    except OSError as exc:
+        os.close(fd)
+        raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise BadInput(f"{shown}: is {file_kind(mode)}, not a {what}")
+    return fd
+
+
+def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (checked again while reading: a file that
+    grows or a /proc file that reports size 0 cannot exceed the cap)."""
+    shown = shown_path(path)
+    fd = _open_regular(path, what, max_bytes)
+    try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise BadInput(f"{shown}: is {file_kind(st.st_mode)}, not a {what}")
         limit = (max_bytes if max_bytes is not None else st.st_size) + 1
         chunks: list[bytes] = []
         total = 0
@@ -125,6 +138,26 @@ def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX
     if max_bytes is not None and total > max_bytes:
         raise BadInput(f"{shown}: more than the {_size(max_bytes)} kbt reads for a {what}")
     return b"".join(chunks)
+
+
+def read_lines(path: Path | str, what: str = "file", max_line_bytes: int = MiB) -> Iterator[bytes | None]:
+    """The lines of a regular file of any size, streamed (a broker's log); None in place of a line
+    longer than `max_line_bytes`, which is read past in bounded pieces. BadInput when it cannot be read."""
+    shown = shown_path(path)
+    fd = _open_regular(path, what, None)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            while line := f.readline(max_line_bytes):
+                if len(line) >= max_line_bytes and not line.endswith(b"\n"):
+                    while (piece := f.readline(max_line_bytes)) and not piece.endswith(b"\n"):
+                        pass
+                    yield None
+                    continue
+                yield line
+    except OSError as exc:
+        raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
+    finally:
+        os.close(fd)
 
 
 def decode(data: bytes, shown: str) -> str:

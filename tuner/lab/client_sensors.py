@@ -12,15 +12,10 @@ cluster of your own, docs/diagnose.md gives the same kafka-configs lines; kbt ch
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
-from tuner.core.errors import EnvironmentProblem
-from tuner.lab.node_config import classpath
+from tuner.lab.config_command import run_config_command
 
 # Values no client can reach: request_percentage is percent of one thread per quota window.
 SENSOR_QUOTAS = {"request_percentage": "1000000000", "producer_byte_rate": "1000000000000000"}
-CONFIG_COMMAND_TIMEOUT_S = 60.0
 
 
 def config_command(bootstrap: str, on: bool) -> list[str]:
@@ -43,18 +38,4 @@ def config_command(bootstrap: str, on: bool) -> list[str]:
 
 def set_client_sensors(bootstrap: str, on: bool) -> None:
     """Set or delete the lab's default client quotas; EnvironmentProblem when Kafka refuses."""
-    java = shutil.which("java")
-    if java is None:
-        raise EnvironmentProblem("java is not on PATH (kbt lab needs it)")
-    argv = [java, "-Xmx128m", "-cp", classpath(), "kafka.admin.ConfigCommand", *config_command(bootstrap, on)]
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=CONFIG_COMMAND_TIMEOUT_S, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise EnvironmentProblem(
-            f"kafka-configs did not answer in {CONFIG_COMMAND_TIMEOUT_S:.0f} s ({bootstrap})"
-        ) from None
-    if done.returncode != 0:
-        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1][:300]
-        raise EnvironmentProblem(f"kafka-configs failed ({bootstrap}): {last}")
+    run_config_command(config_command(bootstrap, on))

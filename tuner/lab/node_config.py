@@ -163,6 +163,11 @@ def render_properties(props: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Kafka's per-request logger, quiet unless `kbt lab request-log on` raises it (tuner.lab.request_log).
+REQUEST_LOGGER = "kafka.request.logger"
+REQUEST_LOGGER_LEVEL = "WARN"
+
+
 def log4j2_properties() -> str:
     """Node logging: INFO to stdout (the supervisor sends stdout to logs/<component>.log)."""
     return "\n".join(
@@ -177,8 +182,8 @@ def log4j2_properties() -> str:
             # Loggers that print per request or dump whole configs.
             "logger.state.name = state.change.logger",
             "logger.state.level = WARN",
-            "logger.request.name = kafka.request.logger",
-            "logger.request.level = WARN",
+            f"logger.request.name = {REQUEST_LOGGER}",
+            f"logger.request.level = {REQUEST_LOGGER_LEVEL}",
             "logger.config.name = org.apache.kafka.common.config.AbstractConfig",
             "logger.config.level = WARN",
             "",

@@ -24,18 +24,23 @@ plus a part growing no faster than its size, as measured), so their estimates sa
 n x a + bytes x b, the brokers' request and byte counts as constraints) was tried and is not used:
 no fixed per-byte cost, nor one fitted per window by least squares, beat the plain split
 (docs/benchmarks.md "Which clients" has the figures). The ranking by request-time share does not
-depend on it. Pure: no I/O.
+depend on it.
+
+The brokers' request logs (kafka.request.logger at DEBUG, `kbt diagnose --request-log`) count each
+client's produce requests exactly: where a client has those counts, its rate, bytes per request and
+partitions per request are the log's (`counted`, no bound), and a client the sensors did not see is
+listed from the log alone (no thread time). Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.store.snapshot import ClientSnapshot, ClusterSnapshot
+from tuner.store.snapshot import ClientRequests, ClientSnapshot, ClusterSnapshot
 
 SIZE_TIE = 1e-6  # request sizes this close (relative) are one size: no client is above the other
 
@@ -46,8 +51,9 @@ class ClientEstimate(Frozen):
     client: str  # client-id (and user) as Kafka keys its sensors
     client_id: str = ""
     user: str = ""
-    request_threads: float  # network + handler thread time its requests used, in threads
-    time_share: float  # of the thread time of every client the sensors saw
+    # network + handler thread time its requests used, in threads; None: the sensors did not see it
+    request_threads: float | None = None
+    time_share: float | None = None  # of the thread time of every client the sensors saw
     produce_bytes_per_s: float
     # estimated from the brokers' produce request rates, split by request-time share (module doc)
     produce_requests_per_s: float | None = None
@@ -58,13 +64,22 @@ class ClientEstimate(Frozen):
     # the largest requests of all clients: the split overstates the rate (at most); the smallest: it
     # understates it (at least); None in between or without an estimate
     rate_bound: Literal["at_most", "at_least"] | None = None
+    counted: bool = False  # the rate is the request logs' count, not an estimate
+    software: str = ""  # the client's own name and version, from the request logs
+    partitions_per_request: float | None = None  # from the request logs
 
 
 def attribute_clients(snapshot: ClusterSnapshot, target_bytes: float) -> list[ClientEstimate]:
-    """Every client the sensors saw, by estimated produce request rate then thread time, busiest
-    first; empty without the sensors."""
-    if not snapshot.clients:
-        return []
+    """Every client the sensors or the request logs saw, by produce request rate (counted or
+    estimated) then thread time, busiest first; empty without either."""
+    sensed = _from_sensors(snapshot, target_bytes) if snapshot.clients else []
+    out = _counted(sensed, snapshot.client_requests, target_bytes) if snapshot.client_requests else sensed
+    return sorted(
+        out, key=lambda e: (-(e.produce_requests_per_s or 0.0), -(e.request_threads or 0.0), e.client)
+    )
+
+
+def _from_sensors(snapshot: ClusterSnapshot, target_bytes: float) -> list[ClientEstimate]:
     rates = {b.broker: b.produce_requests_per_s for b in snapshot.brokers if b.measured}
     total_threads = sum(c.request_threads for c in snapshot.clients)
     per_broker: dict[str, dict[tuple[str, str], float]] = {}
@@ -81,7 +96,64 @@ def attribute_clients(snapshot: ClusterSnapshot, target_bytes: float) -> list[Cl
     sizes = [e.bytes_per_request for e in out if e.bytes_per_request is not None]
     if sizes and max(sizes) > min(sizes) * (1 + SIZE_TIE):
         out = [e.model_copy(update={"rate_bound": _bound(e.bytes_per_request, sizes)}) for e in out]
-    return sorted(out, key=lambda e: (-(e.produce_requests_per_s or 0.0), -e.request_threads, e.client))
+    return out
+
+
+def _counted(
+    sensed: list[ClientEstimate], logged: list[ClientRequests], target_bytes: float
+) -> list[ClientEstimate]:
+    """The sensors' clients with the request logs' counts where the logs have them, and the clients
+    only the logs saw. A log row joins the sensors' client of its client-id and user (the principal;
+    a client-id quota's sensors have no user, so they take every principal of the id)."""
+    rows: dict[tuple[str, str], list[ClientRequests]] = {}
+    for c in logged:
+        user = "" if c.principal == "ANONYMOUS" else c.principal
+        match = next(
+            (e for e in sensed if e.client_id == c.client_id and e.user in ("", user)),
+            None,
+        )
+        key = (match.client_id, match.user) if match is not None else (c.client_id, user)
+        rows.setdefault(key, []).append(c)
+    out = [e for e in sensed if (e.client_id, e.user) not in rows]
+    for (client_id, user), counts in rows.items():
+        match = next((e for e in sensed if (e.client_id, e.user) == (client_id, user)), None)
+        out.append(_with_counts(match, client_id, user, counts, target_bytes))
+    return out
+
+
+def _with_counts(
+    sensed: ClientEstimate | None,
+    client_id: str,
+    user: str,
+    counts: list[ClientRequests],
+    target_bytes: float,
+) -> ClientEstimate:
+    requests = sum(c.produce_requests_per_s for c in counts)
+    produced = sum(c.produce_bytes_per_s for c in counts)
+    parts = sum((c.partitions_per_request or 0.0) * c.produce_requests_per_s for c in counts)
+    size = _ratio(produced, requests)
+    threads = sensed.request_threads if sensed is not None else None
+    cut = freed = None
+    if size is not None and 1.0 <= size < target_bytes:
+        cut = target_bytes / size
+        freed = threads * (1.0 - 1.0 / cut) if threads is not None else None
+    software = sorted({c.software for c in counts if c.software})
+    figures: dict[str, Any] = {
+        "produce_requests_per_s": requests,
+        "produce_bytes_per_s": produced,
+        "bytes_per_request": size,
+        "requests_cut": cut,
+        "threads_freed": freed,
+        "by_broker": {},
+        "rate_bound": None,
+        "counted": True,
+        "software": ", ".join(software),
+        "partitions_per_request": _ratio(parts, requests),
+    }
+    if sensed is not None:
+        return sensed.model_copy(update=figures)
+    name = ClientSnapshot(broker="", client_id=client_id, user=user).name
+    return ClientEstimate(client=name, client_id=client_id, user=user, **figures)
 
 
 def _estimate(

@@ -93,30 +93,41 @@ TOP_CLIENTS = 10
 
 
 def client_table(d: Diagnosis) -> Table | None:
-    """The clients Kafka's quota sensors saw (docs/diagnose.md: which clients), busiest first."""
+    """The clients Kafka's quota sensors or the brokers' request logs saw (docs/diagnose.md: which
+    clients), busiest first."""
     if not d.clients:
         return None
-    table = Table(
-        title="top clients (Kafka's per-client sensors; req/s estimated: the brokers' produce requests"
-        " split by request-time share: at most for the largest requests, at least for the smallest)",
-        title_justify="left",
-    )
-    for col in ("client", "thread time", "share", "produce KB/s", "~req/s", "~B/request", "batching gain"):
-        table.add_column(col, justify="left" if col == "client" else "right")
+    counted = any(c.counted for c in d.clients)
+    sensed = any(c.request_threads is not None for c in d.clients)
+    sources = [s for s, on in (("the brokers' request logs: req/s counted", counted),) if on]
+    if sensed:
+        sources.append(
+            "Kafka's per-client sensors; ~req/s estimated: the brokers' produce requests split by"
+            " request-time share: at most for the largest requests, at least for the smallest"
+        )
+    table = Table(title=f"top clients ({'; '.join(sources)})", title_justify="left")
+    columns = ["client", *(["software"] if counted else []), "thread time", "share", "produce KB/s"]
+    columns += ["req/s", "B/request", *(["partitions/request"] if counted else []), "batching gain"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("client", "software") else "right")
     for c in d.clients[:TOP_CLIENTS]:
         gain = "-"
-        if c.requests_cut is not None and c.threads_freed is not None:
-            gain = f"~{c.requests_cut:.0f}x fewer, up to {c.threads_freed * 1000:.0f} ms/s freed"
-        table.add_row(
-            c.client,
-            f"{c.request_threads * 1000:.1f} ms/s",
-            f"{c.time_share:.0%}",
+        if c.requests_cut is not None:
+            gain = f"~{c.requests_cut:.0f}x fewer"
+            if c.threads_freed is not None:
+                gain += f", up to {c.threads_freed * 1000:.0f} ms/s freed"
+        mark = "" if c.counted else "~" + {"at_most": "<= ", "at_least": ">= "}.get(c.rate_bound or "", "")
+        row = [c.client, *([c.software or "-"] if counted else [])]
+        row += [
+            _num(c.request_threads * 1000 if c.request_threads is not None else None, "{:.1f} ms/s"),
+            _num(c.time_share * 100 if c.time_share is not None else None, "{:.0f}%"),
             f"{c.produce_bytes_per_s / 1000:.1f}",
-            {"at_most": "<= ", "at_least": ">= "}.get(c.rate_bound or "", "")
-            + _num(c.produce_requests_per_s, "{:.1f}"),
+            mark + _num(c.produce_requests_per_s, "{:.1f}"),
             _bytes(c.bytes_per_request),
+            *([_num(c.partitions_per_request, "{:.1f}")] if counted else []),
             gain,
-        )
+        ]
+        table.add_row(*row)
     return table
 
 

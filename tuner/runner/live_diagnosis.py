@@ -5,7 +5,8 @@ same Prometheus. The CLI prints the diagnosis and the notes."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import ExitStatus, KbtError
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
     from tuner.model.diagnosis_config import DiagnoseThresholds
+    from tuner.store.snapshot import ClusterSnapshot
     from tuner.target import Target, TargetSource
 
 # Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
@@ -58,9 +60,11 @@ def diagnose_live(
     cost_model: BrokerCostModel | None = None,
     end_s: float | None = None,
     top_topics: int = TOP_TOPICS,
+    request_logs: list[Path] | None = None,
 ) -> LiveDiagnosis:
     """Diagnose the window ending at `end_s` (default now) from a bare Prometheus URL (no target) or
-    the target's Prometheus. KbtError UNREACHABLE when Prometheus cannot answer."""
+    the target's Prometheus, with each client's produce requests counted from the brokers' request
+    logs when given. KbtError UNREACHABLE when Prometheus cannot answer."""
     from tuner.measure.prometheus import Prometheus, PrometheusError
 
     try:
@@ -69,7 +73,7 @@ def diagnose_live(
             if prometheus_url is not None and source is None
             else target_prometheus(source)
         )
-        return _classified(prom, window_s, step_s, thresholds, cost_model, end_s, top_topics)
+        return _classified(prom, window_s, step_s, thresholds, cost_model, end_s, top_topics, request_logs)
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
 
@@ -104,15 +108,41 @@ def _classified(
     cost_model: BrokerCostModel | None,
     end_s: float | None,
     top_topics: int,
+    request_logs: list[Path] | None = None,
 ) -> LiveDiagnosis:
     from tuner.measure.cluster_snapshot import take_snapshot
     from tuner.model.diagnosis import diagnose as classify
     from tuner.store.snapshot import ClusterSnapshot
 
-    snap = ClusterSnapshot.model_validate(
-        take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
-    )
-    return LiveDiagnosis(classify(snap, thresholds, cost_model), unavailable_notes(prom))
+    figures = take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
+    if request_logs:
+        figures = {**figures, **request_log_figures(request_logs, figures["end"] - window_s, figures["end"])}
+    snap = ClusterSnapshot.model_validate(figures)
+    notes = unavailable_notes(prom) + request_log_notes(snap)
+    return LiveDiagnosis(classify(snap, thresholds, cost_model), notes)
+
+
+def request_log_figures(paths: list[Path], start: float, end: float) -> dict[str, Any]:
+    """The snapshot's client_requests and request_logs fields from the files; BadInput for a file
+    that cannot be read."""
+    from tuner.measure.request_log import read_request_logs
+
+    clients, coverage = read_request_logs(paths, start, end)
+    return {"client_requests": clients, "request_logs": coverage}
+
+
+def request_log_notes(snap: ClusterSnapshot) -> list[str]:
+    """A line per request log that counted nothing in the window, and per one with unreadable lines."""
+    notes = []
+    for c in snap.request_logs:
+        if c.span_s <= 0:
+            notes.append(
+                f"request log {c.file}: too few requests logged in the window to count a rate"
+                " (kafka.request.logger at DEBUG? its time stamps are read as this machine's local time)"
+            )
+        if c.unreadable_lines:
+            notes.append(f"request log {c.file}: {c.unreadable_lines} request line(s) could not be read")
+    return notes
 
 
 def unavailable_notes(prom: Prometheus) -> list[str]:

@@ -103,6 +103,30 @@ class ClientSnapshot(Frozen):
         return self.client_id or "(no client-id)"
 
 
+class ClientRequests(Frozen):
+    """One client's produce requests as the brokers' request logs count them (Kafka's
+    kafka.request.logger at DEBUG writes one line per completed request, with its client-id): exact
+    where the quota sensors only allow an estimate (docs/diagnose.md: which clients)."""
+
+    client_id: str
+    principal: str = ""  # Kafka's principal without "User:" ("ANONYMOUS" without authentication)
+    software: str = ""  # the client's own name and version (ApiVersions v3+), e.g. sarama 1.43
+    produce_requests_per_s: float
+    produce_bytes_per_s: float  # record batch bytes in its produce requests
+    partitions_per_request: float | None = None
+
+
+class RequestLogCoverage(Frozen):
+    """What the request logs held for the window: per file the span the counts are rates over (from
+    the first to the last logged request of any kind, widened to the window's edge where the file
+    logged before or after it) and its produce requests."""
+
+    file: str
+    span_s: float
+    produce_requests: int
+    unreadable_lines: int = 0
+
+
 class ClusterSnapshot(Frozen):
     """Every broker (and the busiest topics) over [end - window_s, end]."""
 
@@ -113,6 +137,9 @@ class ClusterSnapshot(Frozen):
     brokers: list[BrokerSnapshot] = Field(default_factory=list)
     topics: list[TopicSnapshot] = Field(default_factory=list)  # by partition appends/s, busiest first
     clients: list[ClientSnapshot] = Field(default_factory=list)  # empty without the quota sensors
+    # from the brokers' request logs (`kbt diagnose --request-log`), busiest first; empty without
+    client_requests: list[ClientRequests] = Field(default_factory=list)
+    request_logs: list[RequestLogCoverage] = Field(default_factory=list)
     queries: dict[str, str] = Field(default_factory=dict)
 
     @property

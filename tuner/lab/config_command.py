@@ -1,0 +1,33 @@
+"""Kafka's own ConfigCommand (kafka-configs) from the lab's jars, for the settings confluent-kafka
+cannot change (client quotas, broker loggers)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from tuner.core.errors import EnvironmentProblem
+from tuner.lab.node_config import classpath
+
+CONFIG_COMMAND_TIMEOUT_S = 60.0
+
+
+def run_config_command(args: list[str]) -> None:
+    """Run kafka-configs with `args` (which start with --bootstrap-server B); EnvironmentProblem
+    when it fails or does not answer in time."""
+    bootstrap = args[args.index("--bootstrap-server") + 1] if "--bootstrap-server" in args else "?"
+    java = shutil.which("java")
+    if java is None:
+        raise EnvironmentProblem("java is not on PATH (kbt lab needs it)")
+    argv = [java, "-Xmx128m", "-cp", classpath(), "kafka.admin.ConfigCommand", *args]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=CONFIG_COMMAND_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(
+            f"kafka-configs did not answer in {CONFIG_COMMAND_TIMEOUT_S:.0f} s ({bootstrap})"
+        ) from None
+    if done.returncode != 0:
+        last = (done.stderr.strip() or done.stdout.strip() or "no output").splitlines()[-1][:300]
+        raise EnvironmentProblem(f"kafka-configs failed ({bootstrap}): {last}")

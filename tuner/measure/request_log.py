@@ -1,0 +1,207 @@
+"""Each client's produce requests counted from the brokers' request logs, exactly (Kafka keeps no
+request count per client in its metrics; docs/diagnose.md: which clients).
+
+    clients, coverage = read_request_logs([Path("kafka-request.log")], start, end)
+
+With the logger kafka.request.logger at DEBUG (a broker-logger setting, changeable at run time),
+Kafka writes a line per completed request:
+
+    [2026-11-26 22:46:08,982] DEBUG Completed request:{...} (kafka.request.logger)
+
+whose JSON carries requestHeader.clientId and requestApiKey (0 is Produce), the principal, the
+client's software (clientInformation, ApiVersions v3+) and, for a produce request, each partition's
+recordsSizeInBytes. The time stamp is log4j's default date (the broker's local time); kbt reads it in
+the local time zone of the machine it runs on. Lines of other loggers or layouts are passed over.
+
+A file's counts become rates over the span it evidently logged requests in: the window, narrowed to
+its first and last logged request where no request was logged shortly before or after the window
+(logging turned on or off inside the window). Rates of the files (one per broker) add up. Memory is
+bounded: lines past MAX_LINE_BYTES are skipped and clients past MAX_CLIENTS are counted as one row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tuner.core.inputs import read_lines
+from tuner.core.numbers import parse_int
+
+MARKER = b"Completed request:"
+PRODUCE_API_KEY = 0
+MAX_LINE_BYTES = 1 << 20  # one request of thousands of partitions fits
+MAX_CLIENTS = 10_000
+OTHER_CLIENTS = "(other clients)"
+# A request logged this close before (after) the window means the log was on at its start (end).
+LOGGING_GAP_S = 10.0
+
+
+@dataclass
+class _Tally:
+    requests: int = 0
+    record_bytes: int = 0
+    partitions: int = 0
+
+
+@dataclass
+class _FileReading:
+    inside: dict[tuple[str, str, str], _Tally] = field(default_factory=dict)
+    first: float | None = None  # first and last request logged inside the window
+    last: float | None = None
+    last_before: float | None = None  # the latest request logged before the window
+    first_after: float | None = None  # the earliest after it
+    unreadable: int = 0
+
+
+_STAMP = re.compile(rb"\[([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}),([0-9]{3})\]")
+
+
+class _Stamps:
+    """log4j's default date at a line's start, in local time; the seconds part parsed once per second."""
+
+    def __init__(self) -> None:
+        self._seconds: dict[bytes, float] = {}
+
+    def read(self, line: bytes) -> float | None:
+        match = _STAMP.match(line)
+        if match is None:
+            return None
+        whole, millis = match.groups()
+        seconds = self._seconds.get(whole)
+        if seconds is None:
+            try:
+                seconds = datetime.strptime(whole.decode("ascii"), "%Y-%m-%d %H:%M:%S").timestamp()
+            except ValueError:  # a 31st of February
+                return None
+            if len(self._seconds) > 100_000:
+                self._seconds.clear()
+            self._seconds[whole] = seconds
+        return seconds + parse_int(millis.decode("ascii"), "milliseconds") / 1000
+
+
+def read_request_logs(
+    paths: list[Path], start: float, end: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(each client's produce request and byte rates over [start, end], busiest first; each file's
+    coverage), as dicts of tuner.store.snapshot's ClientRequests and RequestLogCoverage. BadInput
+    when a file cannot be read."""
+    rates: dict[tuple[str, str, str], list[float]] = {}  # requests/s, bytes/s, partitions/s
+    coverage = []
+    for path in paths:
+        reading = _read(path, start, end)
+        span = _span(reading, start, end)
+        produce = sum(t.requests for t in reading.inside.values())
+        coverage.append(
+            {
+                "file": str(path),
+                "span_s": span,
+                "produce_requests": produce,
+                "unreadable_lines": reading.unreadable,
+            }
+        )
+        if span <= 0:
+            continue
+        for key, tally in reading.inside.items():
+            row = rates.setdefault(key, [0.0, 0.0, 0.0])
+            row[0] += tally.requests / span
+            row[1] += tally.record_bytes / span
+            row[2] += tally.partitions / span
+    ordered = sorted(rates.items(), key=lambda kv: (-kv[1][0], kv[0][0]))
+    clients: list[dict[str, Any]] = [
+        {
+            "client_id": client_id,
+            "principal": principal,
+            "software": software,
+            "produce_requests_per_s": r[0],
+            "produce_bytes_per_s": r[1],
+            "partitions_per_request": r[2] / r[0] if r[0] > 0 else None,
+        }
+        for (client_id, principal, software), r in ordered
+    ]
+    return clients, coverage
+
+
+def _span(reading: _FileReading, start: float, end: float) -> float:
+    if reading.first is None or reading.last is None:
+        return 0.0
+    on_before = reading.last_before is not None and start - reading.last_before <= LOGGING_GAP_S
+    on_after = reading.first_after is not None and reading.first_after - end <= LOGGING_GAP_S
+    return (end if on_after else reading.last) - (start if on_before else reading.first)
+
+
+def _read(path: Path, start: float, end: float) -> _FileReading:
+    reading = _FileReading()
+    stamps = _Stamps()
+    for line in read_lines(path, "request log", MAX_LINE_BYTES):
+        if line is None:
+            reading.unreadable += 1
+            continue
+        at = line.find(MARKER)
+        if at < 0:
+            continue
+        stamp = stamps.read(line)
+        if stamp is None:
+            reading.unreadable += 1
+            continue
+        if stamp < start:
+            reading.last_before = stamp if reading.last_before is None else max(stamp, reading.last_before)
+            continue
+        if stamp > end:
+            reading.first_after = stamp if reading.first_after is None else min(stamp, reading.first_after)
+            continue
+        request = _request(line, at + len(MARKER))
+        if request is None:
+            reading.unreadable += 1
+            continue
+        reading.first = stamp if reading.first is None else min(stamp, reading.first)
+        reading.last = stamp if reading.last is None else max(stamp, reading.last)
+        _count(reading, request)
+    return reading
+
+
+def _request(line: bytes, at: int) -> dict[str, Any] | None:
+    try:
+        text = line[at:].decode("utf-8")
+        value, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _count(reading: _FileReading, request: dict[str, Any]) -> None:
+    header = request.get("requestHeader")
+    if not isinstance(header, dict) or header.get("requestApiKey") != PRODUCE_API_KEY:
+        return
+    client_id = header.get("clientId")
+    principal = request.get("principal")
+    info = request.get("clientInformation")
+    key = (
+        client_id if isinstance(client_id, str) else "",
+        principal.removeprefix("User:") if isinstance(principal, str) else "",
+        _software(info),
+    )
+    if key not in reading.inside and len(reading.inside) >= MAX_CLIENTS:
+        key = (OTHER_CLIENTS, "", "")
+    tally = reading.inside.setdefault(key, _Tally())
+    tally.requests += 1
+    body = request.get("request")
+    topics = body.get("topicData") if isinstance(body, dict) else None
+    for topic in topics if isinstance(topics, list) else []:
+        parts = topic.get("partitionData") if isinstance(topic, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
+            tally.partitions += 1
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                tally.record_bytes += size
+
+
+def _software(info: Any) -> str:
+    if not isinstance(info, dict):
+        return ""
+    name, version = info.get("softwareName"), info.get("softwareVersion")
+    parts = [p for p in (name, version) if isinstance(p, str) and p and p != "unknown"]
+    return " ".join(parts)[:120]
