@@ -179,3 +179,19 @@ def test_counts_replace_the_sensors_estimate_and_add_the_unsensed_clients() -> N
     console.print(table)
     text = console.export_text()
     assert "request logs: req/s counted" in text and "sarama 1.43" in text and "100.0" in text
+
+
+def test_a_client_id_is_shown_as_written_not_as_markup_or_control_codes() -> None:
+    counted = [
+        ClientRequests(
+            client_id="[bold red]x\x1b[2J", software="[link=http://e]s", produce_requests_per_s=5,
+            produce_bytes_per_s=500,
+        )
+    ]  # fmt: skip
+    d = diagnose(_snapshot([], counted), DiagnoseThresholds())
+    table = client_table(d)
+    assert table is not None
+    console = Console(width=250, record=True)
+    console.print(table)
+    text = console.export_text()
+    assert "[bold red]x\\x1b[2J" in text and "[link=http://e]s" in text

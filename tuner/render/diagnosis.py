@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tuner.core.text import escape_controls
 from tuner.model.diagnosis import Diagnosis, fmt_bytes
 from tuner.store.snapshot import BrokerSnapshot
 
@@ -117,7 +118,9 @@ def client_table(d: Diagnosis) -> Table | None:
             if c.threads_freed is not None:
                 gain += f", up to {c.threads_freed * 1000:.0f} ms/s freed"
         mark = "" if c.counted else "~" + {"at_most": "<= ", "at_least": ">= "}.get(c.rate_bound or "", "")
-        row = [c.client, *([c.software or "-"] if counted else [])]
+        # client ids and software names are the clients' own strings: no markup, no control codes
+        row: list[str | Text] = [Text(escape_controls(c.client))]
+        row += [Text(escape_controls(c.software or "-"))] if counted else []
         row += [
             _num(c.request_threads * 1000 if c.request_threads is not None else None, "{:.1f} ms/s"),
             _num(c.time_share * 100 if c.time_share is not None else None, "{:.0f}%"),
