@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rich.console import Console
 
+from tests.unit.rendered import as_text
 from tuner.model.clients import SIZE_TIE, ClientEstimate, attribute_clients
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
@@ -134,9 +134,7 @@ def test_no_sensors_no_clients_and_the_table_names_them() -> None:
     )
     table = client_table(d)
     assert table is not None
-    console = Console(width=200, record=True)
-    console.print(table)
-    out = console.export_text()
+    out = as_text(table, width=200)
     assert "filebeat (user logs)" in out and "94%" in out
     assert math.isfinite(filebeat.threads_freed or math.nan)
 

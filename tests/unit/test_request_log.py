@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 
+from tests.unit.rendered import as_text
 from tuner.core.errors import BadInput
 from tuner.measure import request_log
 from tuner.measure.request_log import read_request_logs
@@ -175,9 +175,7 @@ def test_counts_replace_the_sensors_estimate_and_add_the_unsensed_clients() -> N
     d = diagnose(_snapshot(sensed, counted), DiagnoseThresholds())
     table = client_table(d)
     assert table is not None
-    console = Console(width=250, record=True)
-    console.print(table)
-    text = console.export_text()
+    text = as_text(table)
     assert "request logs: req/s counted" in text and "sarama 1.43" in text and "100.0" in text
 
 
@@ -191,7 +189,5 @@ def test_a_client_id_is_shown_as_written_not_as_markup_or_control_codes() -> Non
     d = diagnose(_snapshot([], counted), DiagnoseThresholds())
     table = client_table(d)
     assert table is not None
-    console = Console(width=250, record=True)
-    console.print(table)
-    text = console.export_text()
+    text = as_text(table)
     assert "[bold red]x\\x1b[2J" in text and "[link=http://e]s" in text
