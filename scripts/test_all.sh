@@ -3,8 +3,8 @@
 # matrix (`make test-chaos`), scheduled so they overlap where they can without disturbing each other.
 # CI has a clean clone, 2 cores and 90 minutes (target: under 70):
 #
-#   1. install (with Chromium), lint, the generated-files check   ~3 min (a cold cache: +11-13 min)
-#   2. unit + integration tiers, alone: their lab figures are timing-sensitive          ~35 min
+#   1. install (with Chromium), lint, the generated-files check   ~1 min (empty caches: +3-4 min)
+#   2. unit + integration tiers, alone: their lab figures are timing-sensitive          ~41 min
 #   3. e2e tier (~20 min), with the fault matrix (`make test-chaos`, a lab of its own on ports
 #      19500-19700, ~22 min beside it) running in the background                         ~22 min
 #
