@@ -97,6 +97,14 @@ def test_a_missing_file_is_one_line_of_bad_input(tmp_path: Path) -> None:
         read_request_logs([tmp_path / "none.log"], T0, T0 + 10)
 
 
+def test_a_request_nested_too_deeply_is_an_unreadable_line_not_an_error(tmp_path: Path) -> None:
+    deep = _line(T0 + 1, "c").replace("Completed request:", "Completed request:" + "[" * 100_000, 1)
+    lines = [_line(T0 - 1, "f", api=1), deep, _line(T0 + 2, "c"), _line(T0 + 11, "f", api=1)]
+    clients, coverage = read_request_logs([_log(tmp_path, lines)], T0, T0 + 10)
+    assert coverage[0]["unreadable_lines"] == 1 and coverage[0]["produce_requests"] == 1
+    assert [c["client_id"] for c in clients] == ["c"]
+
+
 def test_over_long_lines_and_too_many_clients_stay_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -21,14 +21,14 @@ bounded: lines past MAX_LINE_BYTES are skipped and clients past MAX_CLIENTS are 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tuner.core.inputs import read_lines
+from tuner.core.errors import BadInput
+from tuner.core.inputs import parse_json, read_lines
 from tuner.core.numbers import parse_int
 
 MARKER = b"Completed request:"
@@ -164,10 +164,11 @@ def _read(path: Path, start: float, end: float) -> _FileReading:
 
 
 def _request(line: bytes, at: int) -> dict[str, Any] | None:
+    """The request's JSON: from the marker to the line's last brace (the layout's logger name
+    follows it), through kbt's bounded parser (depth, values, numbers); None when it is not one."""
     try:
-        text = line[at:].decode("utf-8")
-        value, _ = json.JSONDecoder().raw_decode(text.lstrip())
-    except (UnicodeDecodeError, ValueError):
+        value = parse_json(line[at : line.rfind(b"}") + 1], "request log line")
+    except BadInput:
         return None
     return value if isinstance(value, dict) else None
 
