@@ -40,7 +40,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.store.snapshot import ClientRequests, ClientSnapshot, ClusterSnapshot
+from tuner.store.snapshot import ClientRequests, ClientSnapshot, ClusterSnapshot, client_name
 
 SIZE_TIE = 1e-6  # request sizes this close (relative) are one size: no client is above the other
 
@@ -105,28 +105,19 @@ def _counted(
     """The sensors' clients with the request logs' counts where the logs have them, and the clients
     only the logs saw. A log row joins the sensors' client of its client-id and user (the principal;
     a client-id quota's sensors have no user, so they take every principal of the id)."""
-    rows: dict[tuple[str, str], list[ClientRequests]] = {}
+    joined: dict[tuple[str, str], tuple[ClientEstimate | None, list[ClientRequests]]] = {}
     for c in logged:
         user = "" if c.principal == "ANONYMOUS" else c.principal
-        match = next(
-            (e for e in sensed if e.client_id == c.client_id and e.user in ("", user)),
-            None,
-        )
+        match = next((e for e in sensed if e.client_id == c.client_id and e.user in ("", user)), None)
         key = (match.client_id, match.user) if match is not None else (c.client_id, user)
-        rows.setdefault(key, []).append(c)
-    out = [e for e in sensed if (e.client_id, e.user) not in rows]
-    for (client_id, user), counts in rows.items():
-        match = next((e for e in sensed if (e.client_id, e.user) == (client_id, user)), None)
-        out.append(_with_counts(match, client_id, user, counts, target_bytes))
+        joined.setdefault(key, (match, []))[1].append(c)
+    out = [e for e in sensed if (e.client_id, e.user) not in joined]
+    out += [_with_counts(match, key, rows, target_bytes) for key, (match, rows) in joined.items()]
     return out
 
 
 def _with_counts(
-    sensed: ClientEstimate | None,
-    client_id: str,
-    user: str,
-    counts: list[ClientRequests],
-    target_bytes: float,
+    sensed: ClientEstimate | None, key: tuple[str, str], counts: list[ClientRequests], target_bytes: float
 ) -> ClientEstimate:
     requests = sum(c.produce_requests_per_s for c in counts)
     produced = sum(c.produce_bytes_per_s for c in counts)
@@ -152,8 +143,8 @@ def _with_counts(
     }
     if sensed is not None:
         return sensed.model_copy(update=figures)
-    name = ClientSnapshot(broker="", client_id=client_id, user=user).name
-    return ClientEstimate(client=name, client_id=client_id, user=user, **figures)
+    client_id, user = key
+    return ClientEstimate(client=client_name(client_id, user), client_id=client_id, user=user, **figures)
 
 
 def _estimate(

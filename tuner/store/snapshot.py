@@ -96,11 +96,16 @@ class ClientSnapshot(Frozen):
 
     @property
     def name(self) -> str:
-        if self.user and self.client_id:
-            return f"{self.client_id} (user {self.user})"
-        if self.user:
-            return f"user {self.user}"
-        return self.client_id or "(no client-id)"
+        return client_name(self.client_id, self.user)
+
+
+def client_name(client_id: str, user: str) -> str:
+    """How diagnose names a client: its client-id, and its user where Kafka keys one."""
+    if user and client_id:
+        return f"{client_id} (user {user})"
+    if user:
+        return f"user {user}"
+    return client_id or "(no client-id)"
 
 
 class ClientRequests(Frozen):
@@ -137,7 +142,7 @@ class ClusterSnapshot(Frozen):
     brokers: list[BrokerSnapshot] = Field(default_factory=list)
     topics: list[TopicSnapshot] = Field(default_factory=list)  # by partition appends/s, busiest first
     clients: list[ClientSnapshot] = Field(default_factory=list)  # empty without the quota sensors
-    # from the brokers' request logs (`kbt diagnose --request-log`), busiest first; empty without
+    # from the brokers' request logs (`kbt diagnose --request-log`), busiest first; empty without them
     client_requests: list[ClientRequests] = Field(default_factory=list)
     request_logs: list[RequestLogCoverage] = Field(default_factory=list)
     queries: dict[str, str] = Field(default_factory=dict)
