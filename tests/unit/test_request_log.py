@@ -35,7 +35,7 @@ def _line(at: float, client: str, api: int = 0, sizes: tuple[int, ...] = (1000,)
         ]}]},
         "totalTimeMs": 1.5,
         "principal": "User:ANONYMOUS",
-        "clientInformation": {"softwareName": "sarama", "softwareVersion": "1.43.3"},
+        "clientInformation": {"softwareName": "apache-kafka-java", "softwareVersion": "4.1.1"},
         **extra,
     }  # fmt: skip
     return f"[{stamp}] DEBUG Completed request:{json.dumps(request)} (kafka.request.logger)\n"
@@ -60,7 +60,7 @@ def test_counts_produce_requests_per_client_over_the_window(tmp_path: Path) -> N
     assert rows["busy"]["produce_bytes_per_s"] == pytest.approx(3000.0)
     assert rows["busy"]["partitions_per_request"] == pytest.approx(2.0)
     assert rows["batched"]["produce_requests_per_s"] == pytest.approx(1.0)
-    assert rows["busy"]["software"] == "sarama 1.43.3" and rows["busy"]["principal"] == "ANONYMOUS"
+    assert rows["busy"]["software"] == "apache-kafka-java 4.1.1" and rows["busy"]["principal"] == "ANONYMOUS"
     assert coverage == [
         {
             "file": str(tmp_path / "broker-1.log"),
@@ -69,6 +69,14 @@ def test_counts_produce_requests_per_client_over_the_window(tmp_path: Path) -> N
             "unreadable_lines": 0,
         }
     ]
+
+
+def test_a_client_that_announces_no_software_has_none(tmp_path: Path) -> None:
+    """Filebeat 7.17's Sarama sends ApiVersions without its name: Kafka logs "unknown"."""
+    line = _line(T0 + 1, "beats").replace('"apache-kafka-java"', '"unknown"').replace('"4.1.1"', '"unknown"')
+    lines = [_line(T0 - 1, "f", api=1), line, _line(T0 + 11, "f", api=1)]
+    clients, _ = read_request_logs([_log(tmp_path, lines)], T0, T0 + 10)
+    assert [(c["client_id"], c["software"]) for c in clients] == [("beats", "")]
 
 
 def test_a_log_turned_on_inside_the_window_is_a_rate_over_its_own_span(tmp_path: Path) -> None:
@@ -163,7 +171,7 @@ def test_counts_replace_the_sensors_estimate_and_add_the_unsensed_clients() -> N
         ClientSnapshot(broker="1", client_id="batched", request_threads=0.02, produce_bytes_per_s=16_000),
     ]
     counted = [
-        ClientRequests(client_id="filebeat", principal="logs", software="sarama 1.43",
+        ClientRequests(client_id="filebeat", principal="logs", software="kgo v1.22.2",
                        produce_requests_per_s=100, produce_bytes_per_s=30_000, partitions_per_request=2.5),
         ClientRequests(client_id="new", principal="ANONYMOUS", produce_requests_per_s=9,
                        produce_bytes_per_s=900),
@@ -172,7 +180,7 @@ def test_counts_replace_the_sensors_estimate_and_add_the_unsensed_clients() -> N
     fb = found["filebeat"]
     assert fb.counted and fb.rate_bound is None and fb.produce_requests_per_s == 100
     assert fb.bytes_per_request == pytest.approx(300) and fb.partitions_per_request == 2.5
-    assert fb.request_threads == 0.05 and fb.software == "sarama 1.43"
+    assert fb.request_threads == 0.05 and fb.software == "kgo v1.22.2"
     assert fb.threads_freed is not None and fb.requests_cut == pytest.approx(16384 / 300)
     assert not found["batched"].counted  # the logs did not see it: the sensors' estimate stays
     new = found["new"]
@@ -184,7 +192,7 @@ def test_counts_replace_the_sensors_estimate_and_add_the_unsensed_clients() -> N
     table = client_table(d)
     assert table is not None
     text = as_text(table)
-    assert "request logs: req/s counted" in text and "sarama 1.43" in text and "100.0" in text
+    assert "request logs: req/s counted" in text and "kgo v1.22.2" in text and "100.0" in text
 
 
 def test_a_client_id_is_shown_as_written_not_as_markup_or_control_codes() -> None:

@@ -115,7 +115,7 @@ class ClientRequests(Frozen):
 
     client_id: str
     principal: str = ""  # Kafka's principal without "User:" ("ANONYMOUS" without authentication)
-    software: str = ""  # the client's own name and version (ApiVersions v3+), e.g. sarama 1.43
+    software: str = ""  # the client's own name and version (ApiVersions v3+), e.g. apache-kafka-java 4.1.1
     produce_requests_per_s: float
     produce_bytes_per_s: float  # record batch bytes in its produce requests
     partitions_per_request: float | None = None
