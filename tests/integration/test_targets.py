@@ -316,8 +316,7 @@ SCRAPE_S = 3.0
 # partitions. Filebeat reads every 10-20 ms, its queue flushed at once, Sarama flushing every 10 ms
 # (every event to a random partition: each request carries several; small requests); librdkafka one
 # partition per request. BrokerTopicMetrics' TotalProduceRequests (once per partition) reads well
-# above the request count for Filebeat. (30 s runs: the truth is Prometheus' increase() over the
-# run, whose edges read Filebeat's ~1 s off the record's interpolation; 4.5% of a 20 s run.)
+# above the request count for Filebeat.
 DIALECT_SPEC = """\
 name: dl
 workload:
@@ -327,7 +326,7 @@ workload:
   processes: 1
   rate_per_producer: 200
   message: {{kind: generated, bytes: 300}}
-  duration_s: 30
+  duration_s: 20
   warmup_s: 5
 profiles:
 {profiles}
