@@ -13,9 +13,11 @@ produce requests against its part of the requests the clients counted (librdkafk
 Produce responses received, over the same window): the smallest requests' client within 35% below
 and 5% above, the largest requests' client at most 5% below (or 4 requests in the window).
 
-The brokers' request logs are on for the same run (`kbt lab request-log on`): diagnose given them
-(`--request-log`, one file per broker) counts each client's produce requests, and must rank the
-clients as their own counts do, each within 5% of them.
+Then, the same clients going on, the brokers' request logs are turned on (`kbt lab request-log on`)
+for a second window of their own (logging every request adds broker work per request, which is not
+what the sensors' window should measure): diagnose given them (`--request-log`, one file per
+broker) counts each client's produce requests, and must rank the clients as their own counts do,
+each within 5% of them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ LINGERS_MS = (0, 20, 500)
 RECORDS_PER_S = 150  # per client: a loaded 2-core lab still answers every request
 RUN_S = 36.0
 WINDOW_S = 20  # the last seconds of the run; the sensors' own Rate spans ~11 s
+LOGGED_S = 40.0  # after RUN_S: the request logs turned on (kafka-configs per broker), then a window
 
 
 @pytest.fixture
@@ -57,12 +60,17 @@ def sensors(lab: LabState) -> Iterator[None]:
 
 
 @pytest.fixture
-def request_log(lab: LabState) -> Iterator[list[str]]:
-    """The brokers log every request while the test runs; diagnose's arguments that read them."""
+def request_log(lab: LabState) -> Iterator[Callable[[], list[str]]]:
+    """Turns the brokers' request logs on when called (off after the test); the call returns
+    diagnose's arguments that read them."""
     brokers = [b.id for b in lab.brokers]
-    set_request_log(lab.bootstrap_servers, brokers, True)
+
+    def switch_on() -> list[str]:
+        set_request_log(lab.bootstrap_servers, brokers, True)
+        return [arg for b in lab.brokers for arg in ("--request-log", str(b.log_file))]
+
     try:
-        yield [arg for b in lab.brokers for arg in ("--request-log", str(b.log_file))]
+        yield switch_on
     finally:
         set_request_log(lab.bootstrap_servers, brokers, False)
 
@@ -106,17 +114,27 @@ def _rates(points: list[tuple[float, int, int]], start: float, end: float) -> tu
 
 
 def test_diagnose_names_and_ranks_the_clients(
-    lab: LabState, sensors: None, request_log: list[str], make_topic: TopicFactory, tmp_path: Path
+    lab: LabState,
+    sensors: None,
+    request_log: Callable[[], list[str]],
+    make_topic: TopicFactory,
+    tmp_path: Path,
 ) -> None:
     replication = min(3, len(lab.brokers))
     topic = make_topic(partitions=len(lab.brokers), replication=replication)
     marks: dict[str, list[tuple[float, int, int]]] = {}
-    stop = time.time() + RUN_S
+    stop = time.time() + RUN_S + LOGGED_S
     threads = [threading.Thread(target=_client, args=(lab, topic, lg, marks, stop)) for lg in LINGERS_MS]
     for t in threads:
         t.start()
     time.sleep(RUN_S - 1.5)
-    end = time.time()
+    end = time.time()  # the sensors' window: the request logs off
+    logs = request_log()
+    logged_from = time.time() + 1.0
+    logged_end = min(logged_from + WINDOW_S, stop - 1.5)
+    time.sleep(max(0.0, logged_end - time.time()))
+    logged_s = logged_end - logged_from
+    assert logged_s >= WINDOW_S / 2, f"kafka-configs took {logged_from - end:.0f} s"
     for t in threads:
         t.join(30)
     thresholds = tmp_path / "thresholds.yaml"
@@ -177,7 +195,8 @@ def test_diagnose_names_and_ranks_the_clients(
     assert clients[names[0]]["bytes_per_request"] < clients[names[2]]["bytes_per_request"]
     # The request logs count every client's produce requests: the ranking and each rate as the
     # clients' own counts (answered: what the brokers completed and logged), within 5%.
-    _, counted = diagnose_json(lab.prometheus_url, end, WINDOW_S, step, thresholds, *request_log)
+    _, counted = diagnose_json(lab.prometheus_url, logged_end, logged_s, step, thresholds, *logs)
+    truth = {n: _rates(marks[n], logged_from, logged_end + 1.0)[1] for n in names}
     logged = {c["client_id"]: c for c in counted["clients"] if c["client_id"] in clients}
     assert set(logged) == set(names), counted["clients"]
     for n in names:
