@@ -14,7 +14,9 @@ Three shapes, one per way of forming requests (a kind maps its settings onto one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import random
+from dataclasses import dataclass, field
 from typing import Literal
 
 PartitionMode = Literal[
@@ -34,6 +36,28 @@ class Partitioning:
 
 
 @dataclass(frozen=True)
+class LateTimer:
+    """How late a client's linger timer fires: a batch opened at t leaves at t + linger.ms + a
+    draw, lognormal around `median_ms` with log-sd `spread`. A thread's timed wait wakes after its
+    deadline, so a record arriving just past linger.ms still makes the batch; on a fixed schedule
+    whose interval divides the linger (200/s at 5 ms) every batch takes the record at the deadline
+    (measured per kind: docs/benchmarks.md "Linger timers: the record at the deadline")."""
+
+    median_ms: float
+    spread: float
+    # The share of batches whose timer fires up to 1 ms early instead (a clock of whole
+    # milliseconds: Java reads System.currentTimeMillis and polls with millisecond timeouts).
+    early_share: float = 0.0
+
+    def draw_s(self, rng: random.Random) -> float:
+        if self.median_ms <= 0:
+            return 0.0
+        if self.early_share > 0 and rng.random() < self.early_share:
+            return -rng.random() / 1000
+        return self.median_ms / 1000 * math.exp(self.spread * rng.gauss(0.0, 1.0))
+
+
+@dataclass(frozen=True)
 class LibrdkafkaRules:
     kind: str
     linger_ms: float
@@ -41,6 +65,7 @@ class LibrdkafkaRules:
     batch_bytes: int  # cap from batch.size and message.max.bytes
     partitioning: Partitioning
     compression: str
+    linger_timer: LateTimer = field(default_factory=lambda: LateTimer(0.0, 0.0))
 
 
 @dataclass(frozen=True)
@@ -51,6 +76,7 @@ class JavaRules:
     max_request_bytes: int
     partitioning: Partitioning
     compression: str
+    linger_timer: LateTimer = field(default_factory=lambda: LateTimer(0.0, 0.0))
 
 
 @dataclass(frozen=True)
