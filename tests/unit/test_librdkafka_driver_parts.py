@@ -12,7 +12,8 @@ from confluent_kafka import KafkaError, Message
 
 from tuner.core.paths import repo_root
 from tuner.driver.acked_verify import read_acked
-from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog, LatencyBuckets
+from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog
+from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.librdkafka_engine import _send_lag, split_producers
 from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
 from tuner.driver.range_verify import RangeFile, _missing, _Tally, _unread

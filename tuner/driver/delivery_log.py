@@ -13,9 +13,7 @@ The time figure (`marks`) depends on the schedule:
   omission);
 - `CLOSED` (max rate): librdkafka's per-record latency, from the produce() call to this report.
 
-`LatencyBuckets` keeps latencies as counts per bucket of 11 significant bits (relative error below
-2^-10, the resolution of a 3-significant-digit HdrHistogram), which is cheaper than recording every
-value into the histogram; `histogram()` turns them into one at the end.
+Latencies are kept in `LatencyBuckets` (tuner.driver.latency_buckets).
 """
 
 from __future__ import annotations
@@ -26,12 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from confluent_kafka import KafkaError, Message
-from hdrh.histogram import HdrHistogram
 
 OPEN, CLOSED = "open", "closed"
 ID_HEX = 16  # a record value ends with its id as 16 hex digits (tuner.driver.payload)
-LATENCY_MAX_US = 3_600_000_000
-LATENCY_BITS = 11
 
 DeliveryCallback = Callable[[KafkaError | None, Message], None]
 
@@ -122,29 +117,3 @@ class DeliveryLog:
             path.write_text("".join(rows), encoding="utf-8")
             files[topic] = str(path)
         return files
-
-
-class LatencyBuckets:
-    """Latency counts per bucket of `LATENCY_BITS` significant bits of microseconds."""
-
-    def __init__(self) -> None:
-        self.counts: dict[int, int] = {}
-
-    def add_s(self, seconds: float, n: int = 1) -> None:
-        us = int(seconds * 1e6)
-        if us < 1:
-            us = 1
-        shift = us.bit_length() - LATENCY_BITS
-        if shift > 0:
-            us = (us >> shift) << shift
-        self.counts[us] = self.counts.get(us, 0) + n
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def histogram(self) -> HdrHistogram:
-        hist = HdrHistogram(1, LATENCY_MAX_US, 3)
-        for us, count in self.counts.items():
-            hist.record_value(min(us, LATENCY_MAX_US), count)
-        return hist

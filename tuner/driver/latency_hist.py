@@ -9,7 +9,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from tuner.driver.delivery_log import LATENCY_MAX_US
+from tuner.driver.latency_buckets import LATENCY_MAX_US
 from tuner.driver.result import LatencyMs
 
 

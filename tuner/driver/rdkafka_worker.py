@@ -32,7 +32,8 @@ from typing import Any
 
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.client_exporter import ClientExporter
-from tuner.driver.delivery_log import CLOSED, ID_HEX, LATENCY_MAX_US, OPEN, DeliveryLog, LatencyBuckets
+from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
+from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads
 from tuner.driver.range_verify import RangeFile
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats

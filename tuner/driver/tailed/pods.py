@@ -22,6 +22,7 @@ from typing import Generic, Protocol, TypeVar
 
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
+from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
@@ -178,9 +179,12 @@ def start_writers(
     return writers
 
 
-def wait_writers(writers: list[subprocess.Popen[bytes]], budget_s: float) -> dict[int, int]:
-    """Each pod's count of lines written, once every writer has finished."""
+def wait_writers(
+    writers: list[subprocess.Popen[bytes]], budget_s: float
+) -> tuple[dict[int, int], LatencyBuckets]:
+    """Each pod's count of lines written, once every writer has finished, and the writers' send lag."""
     written: dict[int, int] = {}
+    send_lag = LatencyBuckets()
     deadline = time.monotonic() + budget_s
     for proc in writers:
         try:
@@ -190,9 +194,12 @@ def wait_writers(writers: list[subprocess.Popen[bytes]], budget_s: float) -> dic
         if proc.returncode != 0 or not out.strip():
             last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             raise KbtError(f"a log writer failed: {last}")
-        for pod, n in json.loads(out.decode().strip().splitlines()[-1])["written"].items():
+        result = json.loads(out.decode().strip().splitlines()[-1])
+        for pod, n in result["written"].items():
             written[int(pod)] = int(n)
-    return written
+        for us, n in result.get("send_lag_us", {}).items():
+            send_lag.counts[int(us)] = send_lag.counts.get(int(us), 0) + int(n)
+    return written, send_lag
 
 
 def written_in_window(
@@ -226,6 +233,7 @@ class TailedRun:
     started_at: float
     finished_at: float
     window: tuple[float, float]
+    send_lag: LatencyBuckets | None = None  # the writers': how far behind their schedule they wrote
 
 
 def tailed_result(
@@ -259,6 +267,7 @@ def tailed_result(
         bytes_acked=run.tally.bytes_in_window,
         records_acked_total=delivered,
         delivery_latency_ms=latency_ms(run.tally.ack_us),
+        send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag and run.send_lag.total else None,
     )
     delivery = DeliveryResult(
         acked=len(expected),

@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from tuner.core.errors import Interrupted, KbtError
 from tuner.driver.engine_process import stop
+from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
     TailedRun,
@@ -69,6 +70,7 @@ def run_pods(
     reader: ReadBack | None = None
     drained, total = False, 0
     written: dict[int, int] = {}
+    send_lag: LatencyBuckets | None = None
     counted: S | None = None
     try:
         for pod in pods:
@@ -79,7 +81,7 @@ def run_pods(
         window = (start_at + workload.warmup_s, start_at + workload.duration_s)
         reader = read_back(window)
         writers = start_writers(pods, workload.processes, rate, start_at, workload.duration_s, payloads, work)
-        written = wait_writers(writers, workload.duration_s + 30.0)
+        written, send_lag = wait_writers(writers, workload.duration_s + 30.0)
         total = sum(written.values())
         drained = reader.wait_for(total, time.time() + drain_s)
         counted = counters()
@@ -98,5 +100,7 @@ def run_pods(
     problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
     if problems and not drained:
         raise KbtError(f"{shipper} failed: {problems[0]}")
-    judged = TailedRun(written, tally, reader.caught_up, rate, start_at, started_at, finished_at, window)
+    judged = TailedRun(
+        written, tally, reader.caught_up, rate, start_at, started_at, finished_at, window, send_lag
+    )
     return PodsRun(judged=judged, counters=counted, drained=drained)
