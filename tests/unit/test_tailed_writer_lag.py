@@ -17,7 +17,9 @@ class _Pod:
     log_file: Path
 
 
-def _run(tmp_path: Path, start_in_s: float, duration_s: float, rate: float) -> tuple[dict[int, int], float, int]:
+def _run(
+    tmp_path: Path, start_in_s: float, duration_s: float, rate: float
+) -> tuple[dict[int, int], float, int]:
     pods = [_Pod(i, tmp_path / f"pod-{i}.log") for i in range(2)]
     writers = start_writers(pods, 1, rate, time.time() + start_in_s, duration_s, ["payload"], tmp_path)
     written, lag = wait_writers(writers, duration_s + 30)

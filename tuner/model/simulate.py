@@ -248,7 +248,7 @@ def _librdkafka(
         if key not in open_at:
             open_at[key] = t
             members[key] = []
-            heapq.heappush(deadlines, (t + linger + late(chooser.rng), key[0], key[1], t))
+            heapq.heappush(deadlines, (t + max(0.0, linger + late(chooser.rng)), key[0], key[1], t))
         members[key].append(t)
         count = len(members[key])
         if count >= rules.batch_messages or count * size >= full:
@@ -340,7 +340,8 @@ def _java(
             serial += 1
             queue.append(_JavaBatch(serial, size, estimator.padded(), [t]))
             led[traffic.leader(topic, p)].add((topic, p))
-            heapq.heappush(deadlines, (t + linger + rules.linger_timer.draw_s(sim.rng), serial, topic, p))
+            due = t + max(0.0, linger + rules.linger_timer.draw_s(sim.rng))  # never before the batch opened
+            heapq.heappush(deadlines, (due, serial, topic, p))
             appended = queue[-1].estimated_bytes()
             break
         if sticky:
