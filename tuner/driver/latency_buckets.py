@@ -27,6 +27,11 @@ class LatencyBuckets:
             us = (us >> shift) << shift
         self.counts[us] = self.counts.get(us, 0) + n
 
+    def add_counts(self, counts: dict[int, int]) -> None:
+        """Merge another set of bucket counts (microseconds -> count), e.g. another process's."""
+        for us, n in counts.items():
+            self.counts[us] = self.counts.get(us, 0) + n
+
     @property
     def total(self) -> int:
         return sum(self.counts.values())
@@ -34,5 +39,5 @@ class LatencyBuckets:
     def histogram(self) -> HdrHistogram:
         hist = HdrHistogram(1, LATENCY_MAX_US, 3)
         for us, count in self.counts.items():
-            hist.record_value(min(us, LATENCY_MAX_US), count)
+            hist.record_value(min(max(us, 1), LATENCY_MAX_US), count)
         return hist

@@ -17,6 +17,7 @@ from hdrh.histogram import HdrHistogram
 from tuner.core.errors import KbtError
 from tuner.driver.acked_verify import verify_acked
 from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.order_check import librdkafka_order
@@ -262,11 +263,10 @@ def _verify_ranges(
 
 
 def _send_lag(outs: list[WorkerResult]) -> LatencyMs:
-    hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+    merged = LatencyBuckets()
     for out in outs:
-        for us, count in out.send_lag_us.items():
-            hist.record_value(min(max(us, 1), LATENCY_MAX_US), count)
-    return latency_ms(hist)
+        merged.add_counts(out.send_lag_us)
+    return latency_ms(merged.histogram())
 
 
 def _from_stats(queue: LatencyMs | None, rtt: LatencyMs | None, count: int) -> LatencyMs:

@@ -197,8 +197,7 @@ def wait_writers(
         result = json.loads(out.decode().strip().splitlines()[-1])
         for pod, n in result["written"].items():
             written[int(pod)] = int(n)
-        for us, n in result.get("send_lag_us", {}).items():
-            send_lag.counts[int(us)] = send_lag.counts.get(int(us), 0) + int(n)
+        send_lag.add_counts({int(us): int(n) for us, n in result["send_lag_us"].items()})
     return written, send_lag
 
 
@@ -233,7 +232,7 @@ class TailedRun:
     started_at: float
     finished_at: float
     window: tuple[float, float]
-    send_lag: LatencyBuckets | None = None  # the writers': how far behind their schedule they wrote
+    send_lag: LatencyBuckets  # the writers': how far behind their schedule they wrote
 
 
 def tailed_result(
@@ -267,7 +266,7 @@ def tailed_result(
         bytes_acked=run.tally.bytes_in_window,
         records_acked_total=delivered,
         delivery_latency_ms=latency_ms(run.tally.ack_us),
-        send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag and run.send_lag.total else None,
+        send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
     )
     delivery = DeliveryResult(
         acked=len(expected),

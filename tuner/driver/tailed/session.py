@@ -70,7 +70,7 @@ def run_pods(
     reader: ReadBack | None = None
     drained, total = False, 0
     written: dict[int, int] = {}
-    send_lag: LatencyBuckets | None = None
+    send_lag = LatencyBuckets()
     counted: S | None = None
     try:
         for pod in pods:
