@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 PartitionMode = Literal[
@@ -57,6 +57,9 @@ class LateTimer:
         return self.median_ms / 1000 * math.exp(self.spread * rng.gauss(0.0, 1.0))
 
 
+ON_TIME = LateTimer(0.0, 0.0)  # a timer that fires at its deadline (rules built without a measured one)
+
+
 @dataclass(frozen=True)
 class LibrdkafkaRules:
     kind: str
@@ -65,7 +68,7 @@ class LibrdkafkaRules:
     batch_bytes: int  # cap from batch.size and message.max.bytes
     partitioning: Partitioning
     compression: str
-    linger_timer: LateTimer = field(default_factory=lambda: LateTimer(0.0, 0.0))
+    linger_timer: LateTimer = ON_TIME
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,7 @@ class JavaRules:
     max_request_bytes: int
     partitioning: Partitioning
     compression: str
-    linger_timer: LateTimer = field(default_factory=lambda: LateTimer(0.0, 0.0))
+    linger_timer: LateTimer = ON_TIME
 
 
 @dataclass(frozen=True)
