@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuner.model.simulate import DEFAULT_RTT_S, HARVEST_SPACING_S, sarama_cycles, simulate
+from tuner.model.simulate import DEFAULT_RTT_S, sarama_cycles, simulate
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import profile_of, rules_of
 from tuner.spec.clients.rules import FilebeatRules
@@ -68,7 +68,7 @@ def test_the_output_worker_hands_events_over_one_after_another() -> None:
     quick, slow = simulate(ONE_BROKER, base), simulate(ONE_BROKER, spaced)
     assert quick.requests == quick.messages == slow.requests  # one request per event either way
     grown = statistics.fmean(slow.waits_s) - statistics.fmean(quick.waits_s)
-    assert grown == pytest.approx(29.5 * (200e-6 - HARVEST_SPACING_S), rel=0.1)
+    assert grown == pytest.approx(29.5 * (200e-6 - base.harvest_spacing_s), rel=0.1)
 
 
 def test_building_a_request_holds_the_slot_longer_for_larger_requests() -> None:

@@ -6,13 +6,22 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
-from tuner.model.predict import Calibration, ClientCalibration, predict, simulated
+from tuner.model.predict import (
+    Calibration,
+    ClientCalibration,
+    calibrated_rules,
+    predict,
+    predict_rules,
+    simulated,
+)
 from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import HeldOutError
 from tuner.spec.clients import kind_of, rules_of
+from tuner.spec.clients.filebeat import REAL_ENGINE_NAME
+from tuner.spec.clients.rules import FilebeatRules
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
@@ -127,11 +136,85 @@ def saturated(record: RunRecord) -> bool:
 def calibrate(records: Iterable[RunRecord]) -> Calibration:
     """Service latency and memory base per client kind: medians over ok runs of (measured -
     simulated batching delay) and (measured memory - bytes held while batching). Runs that
-    saturated the cluster or the client are left out while unsaturated runs of the kind exist."""
+    saturated the cluster or the client are left out while unsaturated runs of the kind exist.
+    Real Filebeat's per-line pipeline cost is refitted from its synchronous flush runs among them
+    (fitted_harvest_spacing) and used for its batching delay."""
     usable = [r for r in records if _calibrates(r)]
     calm_kinds = {_kind(r) for r in usable if not saturated(r)}
     usable = [r for r in usable if not saturated(r) or _kind(r) not in calm_kinds]
-    return _calibrate(usable)
+    spacing = fitted_harvest_spacing(usable)
+    calibration = _calibrate(usable, spacing)
+    if not spacing:
+        return calibration
+    clients = dict(calibration.clients)
+    for kind, (value, runs) in spacing.items():
+        fitted = clients.get(kind, ClientCalibration())
+        clients[kind] = replace(fitted, harvest_spacing_s=value, spacing_runs=runs)
+    return Calibration(clients)
+
+
+# Real Filebeat's per-line pipeline cost follows the host's speed, and on the synchronous flush path
+# (flush.timeout 0s) a read's requests follow it: the time its lines take to enter Sarama over
+# Sarama's cycle (docs/benchmarks.md "Real Filebeat's pipeline cost, fitted per host"). Each such
+# run implies the cost that makes the model meet its measured rate, searched in this range (the
+# rate grows about linearly with the cost: regula falsi, Illinois variant, to SPACING_TOLERANCE of
+# the rate or SPACING_STEPS steps); a run whose prediction the whole range moves by less than
+# SPACING_SENSITIVE of its rate does not depend on it and fits nothing.
+SPACING_RANGE_S = (5e-6, 400e-6)
+SPACING_STEPS = 8
+SPACING_TOLERANCE = 0.005
+SPACING_SENSITIVE = 0.10
+
+
+def fitted_harvest_spacing(records: Iterable[RunRecord]) -> dict[str, tuple[float, int]]:
+    """Per client kind with a harvester on the synchronous flush path: the median per-line cost
+    its runs imply, and how many runs implied one (kinds without such runs: absent)."""
+    implied: dict[str, list[float]] = {}
+    for record in records:
+        if record.status != "ok" or off_schedule(record) is not None:
+            continue
+        try:
+            traffic = traffic_of_record(record)
+            rules = rules_of(record.plan.profile)
+        except Exception:  # a record the model cannot read fits nothing
+            continue
+        if not isinstance(rules, FilebeatRules) or rules.harvest_spacing_s <= 0 or rules.queue_timeout_ms > 0:
+            continue
+        if record.client.engine != REAL_ENGINE_NAME:  # the pipeline of real pods, nothing else
+            continue
+        measured = measured_of(record, SLOBounds()).requests_per_s
+        value = _implied_spacing(traffic, rules, measured) if measured else None
+        if value is not None:
+            implied.setdefault(rules.kind, []).append(value)
+    return {kind: (statistics.median(v), len(v)) for kind, v in implied.items()}
+
+
+def _implied_spacing(traffic: Traffic, rules: FilebeatRules, measured: float) -> float | None:
+    def gap(spacing: float) -> float:
+        return predict_rules(traffic, replace(rules, harvest_spacing_s=spacing)).requests_per_s - measured
+
+    lo, hi = SPACING_RANGE_S
+    g_lo, g_hi = gap(lo), gap(hi)
+    if g_hi - g_lo < SPACING_SENSITIVE * measured or not g_lo <= 0 <= g_hi:
+        return None
+    side = 0  # which end the last steps kept (Illinois: halve the other end's weight on a repeat)
+    at = lo
+    for _ in range(SPACING_STEPS):
+        at = hi - g_hi * (hi - lo) / (g_hi - g_lo) if g_hi != g_lo else (lo + hi) / 2
+        g = gap(at)
+        if abs(g) <= SPACING_TOLERANCE * measured:
+            return at
+        if g < 0:
+            lo, g_lo = at, g
+            if side == -1:
+                g_hi /= 2
+            side = -1
+        else:
+            hi, g_hi = at, g
+            if side == 1:
+                g_lo /= 2
+            side = 1
+    return at
 
 
 def _kind(record: RunRecord) -> str | None:
@@ -146,7 +229,7 @@ def _calibrates(record: RunRecord) -> bool:
     return record.status == "ok" and client.delivery_latency_ms.p99 is not None and client.records_acked > 0
 
 
-def _calibrate(records: Iterable[RunRecord]) -> Calibration:
+def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int]]) -> Calibration:
     p50s: dict[str, list[float]] = {}  # per client kind
     p99s: dict[str, list[float]] = {}
     bases: dict[str, list[float]] = {}
@@ -160,8 +243,10 @@ def _calibrate(records: Iterable[RunRecord]) -> Calibration:
             rules = rules_of(record.plan.profile)
         except Exception:  # a record the model cannot read (closed loop, unknown client) calibrates nothing
             continue
-        sim = simulated(traffic, rules)
         kind: str = rules.kind
+        if kind in spacing:
+            rules = calibrated_rules(rules, ClientCalibration(harvest_spacing_s=spacing[kind][0]))
+        sim = simulated(traffic, rules)
         p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
         if client.delivery_latency_ms.p50 is not None:
             p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
@@ -204,12 +289,36 @@ class TruthRow:
         return None if not p99 or self.predicted_p99_ms is None else self.predicted_p99_ms / p99 - 1
 
 
+# More than one record in ten sent after the next one was due: the client saw bursts, not the
+# plan's schedule (thresholds.yml, send_lag_p90_intervals).
+OFF_SCHEDULE_INTERVALS = THRESHOLDS.send_lag_p90_intervals
+
+
+def off_schedule(record: RunRecord) -> str | None:
+    """Why an open-loop run's arrivals were not its plan's, or None. The model predicts from the
+    schedule; when the load generator fell behind (a starved host, a stalled JVM) by more than a
+    schedule interval for over a tenth of its records, the client batched bursts instead, and the
+    run tests no prediction. (A Java run on a host at load ~59: send lag p90 9.5 ms against a 4 ms
+    interval, the sender's own queue time up to 372 ms, 19% fewer requests than its quiet repeats.)"""
+    rate = record.plan.workload.rate_per_producer
+    lag = record.client.send_lag_ms
+    if rate == "max" or lag is None or lag.p90 is None or float(rate) <= 0:
+        return None
+    interval_ms = 1000 / float(rate)
+    if lag.p90 <= OFF_SCHEDULE_INTERVALS * interval_ms:
+        return None
+    return (
+        f"off its schedule: send lag p90 {lag.p90:.1f} ms above"
+        f" {OFF_SCHEDULE_INTERVALS:g} x its {interval_ms:.1f} ms interval"
+    )
+
+
 def truth_rows(records: Iterable[RunRecord], calibration: Calibration | None = None) -> list[TruthRow]:
     """The model against each ok run with a measured request rate (unreadable or closed-loop runs
-    have no prediction and are left out)."""
+    have no prediction, and runs off their schedule test none: both are left out)."""
     rows: list[TruthRow] = []
     for record in records:
-        if record.status != "ok":
+        if record.status != "ok" or off_schedule(record) is not None:
             continue
         measured = measured_of(record, SLOBounds()).requests_per_s
         if not measured:
@@ -239,11 +348,22 @@ def held_out_errors(records: Iterable[RunRecord], calibration: Calibration) -> l
 
 
 def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = None) -> list[ModelTruth]:
-    """Median and largest |error| of truth_rows, per client kind."""
+    """Median and largest |error| of truth_rows, per client kind, with the count of ok runs left
+    out as off their schedule."""
     errors: dict[ClientKind, list[float]] = {}
     for row in truth_rows(records, calibration):
         errors.setdefault(row.record.plan.profile.client, []).append(abs(row.error))
+    apart: dict[ClientKind, int] = {}
+    for record in records:
+        if record.status == "ok" and off_schedule(record) is not None:
+            apart[record.plan.profile.client] = apart.get(record.plan.profile.client, 0) + 1
     return [
-        ModelTruth(client=kind, runs=len(v), median_abs_error=statistics.median(v), max_abs_error=max(v))
+        ModelTruth(
+            client=kind,
+            runs=len(v),
+            median_abs_error=statistics.median(v),
+            max_abs_error=max(v),
+            off_schedule=apart.get(kind, 0),
+        )
         for kind, v in sorted(errors.items())
     ]

@@ -9,7 +9,7 @@ ratio at the predicted messages per partition batch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Protocol
 
@@ -34,6 +34,10 @@ class ClientCalibration:
     service_p99_ms: float = DEFAULT_SERVICE_P99_MS
     memory_base_mb: float = DEFAULT_MEMORY_BASE_MB
     runs: int = 0  # records it was fitted from (0: defaults)
+    # Real Filebeat's per-line pipeline cost on the host its records ran on (FilebeatRules'
+    # harvest_spacing_s), when records of its synchronous flush path fitted one; None: the kind's own.
+    harvest_spacing_s: float | None = None
+    spacing_runs: int = 0  # records that fitted it
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,14 @@ def busiest_share(led: list[int], picks: float | None) -> float:
     return min(1.0, max(max(shares), _expected_max(shares, sds)))
 
 
+def calibrated_rules(rules: Rules, calib: ClientCalibration) -> Rules:
+    """`rules` with what the calibration fitted in place of the kind's constants (real Filebeat's
+    per-line pipeline cost)."""
+    if isinstance(rules, FilebeatRules) and rules.harvest_spacing_s > 0 and calib.harvest_spacing_s:
+        return replace(rules, harvest_spacing_s=calib.harvest_spacing_s)
+    return rules
+
+
 def predict(
     traffic: Traffic,
     profile: ClientProfile,
@@ -129,6 +141,7 @@ def predict_rules(
     """The prediction; with `bands` (the held-out error table) it carries the band of its kind and
     regime (tuner/model/uncertainty.py)."""
     calib = calib or ClientCalibration()
+    rules = calibrated_rules(rules, calib)
     table = codecs or default_table()
     sim = simulated(traffic, rules, table)
     # Producers pick partitions alike, so over many producers each broker's share is the share of

@@ -49,9 +49,6 @@ MIN_PERIODS = 40  # the horizon spans at least this many of the slowest batching
 SIM_PRODUCERS = 3
 # A Sarama (Filebeat) request comes back after this long (a local broker, acks 1).
 DEFAULT_RTT_S = 0.003
-# Filebeat's harvester publishes the lines of one read through the pipeline into the queue this
-# fast (fitted to real Filebeat 7.17 runs, docs/benchmarks.md "Filebeat model").
-HARVEST_SPACING_S = 50e-6
 
 
 @dataclass
@@ -454,7 +451,8 @@ def queue_batches(
 def harvested(times: list[float], rules: FilebeatRules) -> list[float]:
     """When each line written at `times` reaches the queue: the harvester reads everything new at
     once, then sleeps `backoff` at EOF (growing by the factor up to `max_backoff` while reads find
-    nothing) before it looks again; the lines of a read enter the queue one after another."""
+    nothing) before it looks again; the lines of a read enter the queue one after another,
+    `harvest_spacing_s` apart."""
     if rules.read_backoff_ms <= 0 or not times:
         return times
     backoff, ceiling = (
@@ -472,7 +470,7 @@ def harvested(times: list[float], rules: FilebeatRules) -> list[float]:
         at = read
         for _ in range(i, end):
             out.append(at)
-            at += HARVEST_SPACING_S
+            at += rules.harvest_spacing_s
         i, wait = end, backoff
         read = at + wait
     return out

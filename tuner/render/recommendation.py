@@ -129,9 +129,10 @@ def summary_lines(rec: Recommendation) -> list[str]:
             )
         out += [f"{c.client}: {note}" for note in c.notes]
     for truth in rec.model_truth:
+        apart = f"; {truth.off_schedule} off their schedule left out" if truth.off_schedule else ""
         out.append(
-            f"model truth ({truth.client}, {truth.runs} runs): median |error| of produce requests/s"
-            f" {truth.median_abs_error:.1%}, max {truth.max_abs_error:.1%}"
+            f"model truth ({truth.client}, {truth.runs} runs{apart}): median |error| of produce"
+            f" requests/s {truth.median_abs_error:.1%}, max {truth.max_abs_error:.1%}"
         )
     out += rec.notes
     return out

@@ -186,11 +186,12 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
                 str(t.runs),
                 num(100 * t.median_abs_error, 1, "%"),
                 num(100 * t.max_abs_error, 1, "%"),
+                str(t.off_schedule),
             ]
             for t in rec.model_truth
         ]
         out.append("<h3>Model vs measurement (produce requests/s)</h3>")
-        out.append(table(["client", "runs", "median error", "max error"], rows))
+        out.append(table(["client", "runs", "median error", "max error", "off schedule, left out"], rows))
     out.extend(f'<p class="note">{esc(n)}</p>' for n in rec.notes)
     return out
 

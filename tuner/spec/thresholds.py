@@ -35,6 +35,7 @@ class Thresholds(StrictModel):
     offered_shortfall: float = Field(gt=0, lt=1)
     request_queue_queueing: float = Field(gt=0)
     send_lag_p99_ms: float = Field(gt=0)
+    send_lag_p90_intervals: float = Field(gt=0)
     read_back_min_s: float = Field(gt=0)
     read_back_floor_per_s: float = Field(gt=0)
     read_back_stall_s: float = Field(gt=0)

@@ -168,6 +168,9 @@ class ModelTruth(Frozen):
     runs: int
     median_abs_error: float = Field(description="Median of |predicted - measured| / measured.")
     max_abs_error: float
+    off_schedule: int = Field(
+        default=0, description="Ok runs left out: their client fell behind its schedule (they test nothing)."
+    )
 
 
 class Recommendation(Frozen):

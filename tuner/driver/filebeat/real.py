@@ -43,7 +43,7 @@ from tuner.driver.tailed.pods import (
 from tuner.driver.tailed.readback import ReadBack
 from tuner.driver.tailed.session import run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
-from tuner.spec.clients.filebeat import config_of
+from tuner.spec.clients.filebeat import REAL_ENGINE_NAME, config_of
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import SecureClient, filebeat_security
@@ -110,7 +110,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         )
     stats = run.counters
     failed = stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0)
-    result = tailed_result("filebeat-real", workload, run.judged, pods, failed, topics)
+    result = tailed_result(REAL_ENGINE_NAME, workload, run.judged, pods, failed, topics)
     tally = run.judged.tally
     return RealRun(
         result=result,

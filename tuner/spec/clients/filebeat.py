@@ -46,6 +46,8 @@ INPUT_BACKOFF = Duration.of_ms(100)
 INPUT_MAX_BACKOFF = Duration.of_ms(200)
 # The Filebeat build kbt runs (7.17.29): its Sarama fork's one request in flight per broker.
 RUNNING_IN_FLIGHT = 1
+# A run record's client engine when real Filebeat pods ran (not the Sarama emulation).
+REAL_ENGINE_NAME = "filebeat-real"
 EMULATED_IN_FLIGHT = 6  # the Sarama engine: Net.MaxOpenRequests 5, plus the set being handed over
 # Per event, from the queue into Sarama through its one output worker: real Filebeat JSON-encodes
 # each event on the way, the Sarama engine hands over ready-made values. Real: fitted on the real
@@ -62,6 +64,10 @@ EMULATED_ENTRY_SPACING_S = 5e-6
 RUNNING_CYCLE_S = 4.8e-3
 RUNNING_CYCLE_SPREAD = 0.86
 RUNNING_BUILD_S_PER_BYTE = 8.5e-9
+# The harvester hands the lines of one read into the pipeline this far apart (fitted on the real
+# 7.17 runs of docs/benchmarks.md "Filebeat model", a loaded host). It follows the host's speed:
+# run records of the synchronous flush path refit it (tuner/model/evidence.py, calibrate).
+RUNNING_HARVEST_SPACING_S = 50e-6
 _HINTS = {
     "linger_ms": " (set filebeat: output.kafka.bulk_flush_frequency)",
     "batch_messages": " (set filebeat: output.kafka.bulk_max_size)",
@@ -189,6 +195,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
             cycle_s=0.0 if emulated else RUNNING_CYCLE_S,
             cycle_spread=0.0 if emulated else RUNNING_CYCLE_SPREAD,
             build_s_per_byte=0.0 if emulated else RUNNING_BUILD_S_PER_BYTE,
+            harvest_spacing_s=0.0 if emulated else RUNNING_HARVEST_SPACING_S,
         )
 
     def render(self, profile: FilebeatProfile, header: Sequence[str]) -> Rendered:

@@ -119,6 +119,9 @@ class FilebeatRules:
     cycle_spread: float = 0.0
     # Building a request (gzip of its events) before its write, per uncompressed event byte.
     build_s_per_byte: float = 0.0
+    # The lines of one read enter the queue one after another, this far apart: the pipeline's
+    # per-event cost (processors, encoding), which follows the host's speed. 0: all at once.
+    harvest_spacing_s: float = 0.0
 
 
 @dataclass(frozen=True)
