@@ -60,3 +60,16 @@ def test_a_closed_loop_run_has_no_schedule_to_fall_behind() -> None:
     workload = record.plan.workload.model_copy(update={"rate_per_producer": "max"})
     closed = record.model_copy(update={"plan": record.plan.model_copy(update={"workload": workload})})
     assert off_schedule(closed) is None
+
+
+def test_the_verdict_notes_it_and_keeps_the_status() -> None:
+    from tuner.runner.verdict import judge
+
+    [lagged] = [r for r in _linger20() if r.run_id.endswith(LAGGED)]
+    status, problems = judge(lagged.plan, lagged.client, lagged.delivery, lagged.broker)
+    assert status == lagged.status == "ok"
+    assert any(p.startswith("off its schedule") and "model truth leaves it out" in p for p in problems)
+    quiet = _linger20()[-1]
+    assert quiet.run_id != lagged.run_id
+    _, problems = judge(quiet.plan, quiet.client, quiet.delivery, quiet.broker)
+    assert not any(p.startswith("off its schedule") for p in problems)

@@ -24,6 +24,7 @@ from tuner.spec.clients.filebeat import REAL_ENGINE_NAME
 from tuner.spec.clients.rules import FilebeatRules
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.figures import LatencyMs
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
 from tuner.store.record import RunRecord
 
@@ -300,8 +301,11 @@ def off_schedule(record: RunRecord) -> str | None:
     schedule interval for over a tenth of its records, the client batched bursts instead, and the
     run tests no prediction. (A Java run on a host at load ~59: send lag p90 9.5 ms against a 4 ms
     interval, the sender's own queue time up to 372 ms, 19% fewer requests than its quiet repeats.)"""
-    rate = record.plan.workload.rate_per_producer
-    lag = record.client.send_lag_ms
+    return schedule_slip(record.plan.workload.rate_per_producer, record.client.send_lag_ms)
+
+
+def schedule_slip(rate: float | Literal["max"], lag: LatencyMs | None) -> str | None:
+    """off_schedule from a run's planned rate per producer and its client's send lag."""
     if rate == "max" or lag is None or lag.p90 is None or float(rate) <= 0:
         return None
     interval_ms = 1000 / float(rate)
