@@ -59,3 +59,18 @@ def test_the_bench_refuses_a_held_out_record_in_the_fitting_set(tmp_path: Path) 
         bench_truth.fitting_set([tmp_path / "absent"])
     with pytest.raises(SystemExit, match="no held-out spec named nope"):
         bench_truth.held_out_specs(["nope"])
+
+
+def test_the_bench_runs_a_fitting_sweep_only_beside_held_out_sweeps_of_its_kinds() -> None:
+    sys.path.insert(0, str(repo_root() / "scripts"))
+    try:
+        import bench_truth
+    finally:
+        sys.path.pop(0)
+    for spec in bench_truth.FITTING_SPECS:
+        assert not load_sweep(spec).spec.name.startswith("truth-")  # never a held-out sweep
+    every = bench_truth.held_out_specs([])
+    assert bench_truth.fitting_specs(every) == list(bench_truth.FITTING_SPECS)
+    assert bench_truth.fitting_specs(bench_truth.held_out_specs(["truth-java"])) == []
+    filebeat = bench_truth.fitting_specs(bench_truth.held_out_specs(["truth-filebeat-busy"]))
+    assert [s.stem for s in filebeat] == ["filebeat-pipeline-fit"]
