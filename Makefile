@@ -80,5 +80,5 @@ bench-recommend: ## P1: recommender vs Filebeat-like defaults, Filebeat model tr
 bench-p2: ## P2: the recommender vs an exhaustive grid, 3 passes (CLIENT=librdkafka|java|filebeat, ~30 min; BASE_PORT=..., LAB_DIR=..., OUT=...)
 	@$(PY) scripts/bench_p2.py --client $(or $(CLIENT),librdkafka) --passes 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
 
-bench-truth: ## Model truth on held-out shapes (loadtests/truth/): fit on FIT=dir[,dir], predict, run for real, predicted vs measured req/s and p99 (BASE_PORT=..., LAB_DIR=..., ONLY=spec, OUT=...)
+bench-truth: ## Model truth on held-out shapes (loadtests/truth/): fit on FIT=dir[,dir] and its own fitting sweeps run on the same lab, predict, run for real, predicted vs measured req/s and p99 (BASE_PORT=..., LAB_DIR=..., ONLY=spec, OUT=...)
 	@$(PY) scripts/bench_truth.py --base-port $(or $(BASE_PORT),19590) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(foreach d,$(subst $(comma), ,$(FIT)),--fit $(d)) $(foreach o,$(ONLY),--only $(o)) $(if $(OUT),--out $(OUT))
