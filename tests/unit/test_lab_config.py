@@ -312,3 +312,20 @@ def test_window_substitution() -> None:
     assert rate_window(1) == "4s" and rate_window(5) == "20s"
     with pytest.raises(BadInput, match='did you mean "NETWORK_IDLE"'):
         query("NETWORK_IDEL")
+
+
+def test_a_taken_port_in_the_ephemeral_range_says_so(tmp_path: Path) -> None:
+    from tuner.core.errors import EnvironmentProblem
+    from tuner.lab.preflight import check_ports, ephemeral_ports
+
+    span = ephemeral_ports()
+    if span is None:
+        pytest.skip("no ephemeral port range to read on this system")
+    with socket.socket() as blocker:  # the kernel picks a port from its ephemeral range
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        taken = blocker.getsockname()[1]
+        assert span[0] <= taken <= span[1]
+        cfg = LabConfig(brokers=1, base_port=taken - 1, client_exporter_count=0, lab_dir=tmp_path / "lab")
+        with pytest.raises(EnvironmentProblem, match=f"port {taken} .*below the ephemeral ports"):
+            check_ports(cfg)

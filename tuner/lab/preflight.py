@@ -9,7 +9,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.inputs import is_file, read_text
 from tuner.core.paths import KAFKA_VERSION, broker_plugin_jar, jmx_agent_jar, kafka_libs_dir
 from tuner.lab.config import LabConfig
 from tuner.lab.node_config import jmx_rules_file
@@ -77,15 +78,37 @@ def check_listen_address(address: str) -> None:
             ) from None
 
 
+# Linux hands out outgoing connections' local ports from here (net.ipv4.ip_local_port_range).
+EPHEMERAL_PORTS_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def ephemeral_ports() -> tuple[int, int] | None:
+    """The system's ephemeral port range, or None where it cannot be read."""
+    if not is_file(EPHEMERAL_PORTS_FILE):
+        return None
+    try:
+        low, high = (int(x) for x in read_text(EPHEMERAL_PORTS_FILE, "port range", 4096).split()[:2])
+    except (BadInput, ValueError):
+        return None
+    return low, high
+
+
 def check_ports(cfg: LabConfig) -> None:
     if cfg.listen_address is not None:
         check_listen_address(cfg.listen_address)
     for what, port in cfg.named_ports():
         host = cfg.host_of(port)
         if port_in_use(port, host):
+            # A port in the ephemeral range can be held for a moment by any outgoing connection.
+            span = ephemeral_ports()
+            hint = (
+                f" below the ephemeral ports {span[0]}-{span[1]} that outgoing connections take"
+                if span is not None and span[0] <= port <= span[1]
+                else ""
+            )
             raise EnvironmentProblem(
                 f"port {port} ({what}) is already in use on {host}; stop what uses it or pick"
-                " another --base-port"
+                f" another --base-port{hint}"
             )
 
 
