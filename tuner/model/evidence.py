@@ -143,15 +143,7 @@ def calibrate(records: Iterable[RunRecord]) -> Calibration:
     usable = [r for r in records if _calibrates(r)]
     calm_kinds = {_kind(r) for r in usable if not saturated(r)}
     usable = [r for r in usable if not saturated(r) or _kind(r) not in calm_kinds]
-    spacing = fitted_harvest_spacing(usable)
-    calibration = _calibrate(usable, spacing)
-    if not spacing:
-        return calibration
-    clients = dict(calibration.clients)
-    for kind, (value, runs) in spacing.items():
-        fitted = clients.get(kind, ClientCalibration())
-        clients[kind] = replace(fitted, harvest_spacing_s=value, spacing_runs=runs)
-    return Calibration(clients)
+    return _calibrate(usable, fitted_harvest_spacing(usable))
 
 
 # Real Filebeat's per-line pipeline cost follows the host's speed, and on the synchronous flush path
@@ -179,7 +171,7 @@ def fitted_harvest_spacing(records: Iterable[RunRecord]) -> dict[str, tuple[floa
             rules = rules_of(record.plan.profile)
         except Exception:  # a record the model cannot read fits nothing
             continue
-        if not isinstance(rules, FilebeatRules) or rules.harvest_spacing_s <= 0 or rules.queue_timeout_ms > 0:
+        if not isinstance(rules, FilebeatRules) or rules.harvest_spacing_s <= 0 or not rules.sync_flush:
             continue
         if record.client.engine != REAL_ENGINE_NAME:  # the pipeline of real pods, nothing else
             continue
@@ -245,9 +237,10 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
         except Exception:  # a record the model cannot read (closed loop, unknown client) calibrates nothing
             continue
         kind: str = rules.kind
-        if kind in spacing:
-            rules = calibrated_rules(rules, ClientCalibration(harvest_spacing_s=spacing[kind][0]))
-        sim = simulated(traffic, rules)
+        harvest_spacing, _ = spacing.get(kind, (None, 0))
+        sim = simulated(
+            traffic, calibrated_rules(rules, ClientCalibration(harvest_spacing_s=harvest_spacing))
+        )
         p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
         if client.delivery_latency_ms.p50 is not None:
             p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
@@ -265,6 +258,8 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
             service_p99_ms=max(1.0, statistics.median(values)),
             memory_base_mb=base,
             runs=len(values),
+            harvest_spacing_s=spacing[kind][0] if kind in spacing else None,
+            spacing_runs=spacing[kind][1] if kind in spacing else 0,
         )
     return Calibration(out)
 

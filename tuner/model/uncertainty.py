@@ -32,7 +32,7 @@ def regime_of(rules: Rules, per_batch: float, message_bytes: float) -> str:
     batches leave full (`batch-bound`) or at linger.ms (`linger-bound`). `per_batch`: the predicted
     records per partition batch."""
     if isinstance(rules, FilebeatRules):
-        flush = "sync flush" if rules.queue_timeout_ms <= 0 else "timed flush"
+        flush = "sync flush" if rules.sync_flush else "timed flush"
         return f"{flush}, {rules.reader}" if rules.reader else flush
     if isinstance(rules, LibrdkafkaRules | JavaRules):
         fill = per_batch * message_bytes / max(rules.batch_bytes, 1)

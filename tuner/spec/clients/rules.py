@@ -123,6 +123,11 @@ class FilebeatRules:
     # per-event cost (processors, encoding), which follows the host's speed. 0: all at once.
     harvest_spacing_s: float = 0.0
 
+    @property
+    def sync_flush(self) -> bool:
+        """The queue hands events over at once (flush.timeout 0s, or min_events <= 1)."""
+        return self.queue_timeout_ms <= 0
+
 
 @dataclass(frozen=True)
 class OtelcolRules:
