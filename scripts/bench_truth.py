@@ -75,6 +75,12 @@ def fit(specs: list[Path], when: str, out: Path, lab_args: list[str], log: list[
     return dirs
 
 
+def fit_results(out: Path) -> list[Path]:
+    """The results directories `fit` left under `out` (one per fitting sweep and end of a pass)."""
+    fits = out / FIT_DIR
+    return sorted(p for p in fits.iterdir() if p.is_dir()) if fits.is_dir() else []
+
+
 def fitting_set(dirs: list[Path]) -> list[RunRecord]:
     records: list[RunRecord] = []
     for directory in dirs:
@@ -188,8 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                     log, spec.stem, "sweep", str(spec), "--results", str(results), *lab_args, ok=(0, 1)
                 )
             fit_dirs += fit(fitting, "after", args.out, lab_args, log)
-    if args.report_only and (args.out / FIT_DIR).is_dir() and args.records is None:
-        fit_dirs.append(args.out / FIT_DIR)
+    if args.report_only and args.records is None:
+        fit_dirs += fit_results(args.out)
     calibration = calibrate(fitting_set(fit_dirs))
     if args.records is not None:
         records = list(ResultsStore(args.records).records()) if args.records.is_dir() else []

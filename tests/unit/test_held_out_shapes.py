@@ -74,3 +74,23 @@ def test_the_bench_runs_a_fitting_sweep_only_beside_held_out_sweeps_of_its_kinds
     assert bench_truth.fitting_specs(bench_truth.held_out_specs(["truth-java"])) == []
     filebeat = bench_truth.fitting_specs(bench_truth.held_out_specs(["truth-filebeat-busy"]))
     assert [s.stem for s in filebeat] == ["filebeat-pipeline-fit"]
+
+
+def test_a_report_of_an_earlier_pass_fits_on_its_fitting_runs(tmp_path: Path) -> None:
+    sys.path.insert(0, str(repo_root() / "scripts"))
+    try:
+        import bench_truth
+    finally:
+        sys.path.pop(0)
+    from tuner.store.results import ResultsStore
+
+    assert bench_truth.fit_results(tmp_path) == []
+    committed = repo_root() / "loadtests" / "fitting" / "records"
+    records = ResultsStore(committed).records()
+    assert len(records) >= 2
+    # As `fit` leaves them: <out>/fit/<spec>-before and -after, each a results directory.
+    for when, record in zip(("before", "after"), records[:2], strict=True):
+        ResultsStore(tmp_path / bench_truth.FIT_DIR / f"filebeat-pipeline-fit-{when}").write(record)
+    found = bench_truth.fit_results(tmp_path)
+    assert [p.name for p in found] == ["filebeat-pipeline-fit-after", "filebeat-pipeline-fit-before"]
+    assert {r.run_id for r in bench_truth.fitting_set(found)} == {r.run_id for r in records[:2]}
