@@ -14,6 +14,14 @@ from pydantic import Field
 from tuner.core.frozen import Frozen
 
 
+class ArtifactRef(Frozen):
+    """The rendered client file a run's client was started from: its file name and the SHA-256 of
+    its text (the file a recommendation writes is this text under `#` header lines)."""
+
+    filename: str
+    sha256: str
+
+
 class LatencyMs(Frozen):
     """A latency distribution in milliseconds (HdrHistogram percentiles)."""
 
@@ -94,6 +102,8 @@ class ClientResult(Frozen):
     # The client's own metrics by their names (Java: producer-metrics such as request-rate,
     # records-per-request-avg, produce-throttle-time-max), summed or averaged over its producers.
     client_metrics: dict[str, float] | None = None
+    # The rendered file the client ran from (None: an engine that does not run one, e.g. stress).
+    artifact: ArtifactRef | None = None
 
     @property
     def window_s(self) -> float:

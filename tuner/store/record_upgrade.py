@@ -11,7 +11,9 @@ read_back_s and read_back_limit_s (a read-back cut short: unread records, never 
 status "unverified", and the optional BrokerStats.request_queue_at_cap_share,
 BrokerWindow.request_queue_cap and RunRecord.attribution (where a local broker's network threads
 spent their busy time); a version-4 document read every record it did not call lost and has no
-attribution, so it only changes its number. A step that
+attribution, so it only changes its number. Version 6 adds the optional ClientResult.artifact (the
+rendered client file the run's client started from, by name and SHA-256); older runs built their
+client settings in memory and have none, so a version-5 document only changes its number. A step that
 renames or reshapes fields goes here, never into the readers.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 
 from tuner.spec.clients import KINDS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class UpgradeError(ValueError):
@@ -45,11 +47,16 @@ def _from_4(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 5}
 
 
+def _from_5(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schema_version": 6}
+
+
 STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _from_1,
     2: _from_2,
     3: _from_3,
     4: _from_4,
+    5: _from_5,
 }
 
 

@@ -10,6 +10,7 @@ tuner/spec/clients/producer.py.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -51,6 +52,11 @@ class Rendered:
     filename: str
     text: str
 
+    @property
+    def sha256(self) -> str:
+        """The hash a run record names its client's file by (store/figures.py ArtifactRef)."""
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
 
 class ClientKind(Generic[P]):
     name: str  # the `client:` value
@@ -80,6 +86,12 @@ class ClientKind(Generic[P]):
     def render(self, profile: P, header: Sequence[str]) -> Rendered:
         """The client's config file for the profile, under `#` comment lines, secrets redacted."""
         raise NotImplementedError
+
+    def artifact(self, profile: P) -> Rendered:
+        """The deployable file itself: `render` with no header. A run's client is started from this
+        text (the engines load it as the client would), and `render(profile, header)` is the same
+        text under the header's `#` lines, so the file a user receives is the file that ran."""
+        return self.render(profile, ())
 
     def also_rendered(self, profile: P, header: Sequence[str]) -> tuple[Rendered, ...]:
         """Other tools' config files that run this client with the same settings (none by default)."""
