@@ -59,6 +59,14 @@ _WINDOW = typer.Option("5m", "--window", help="With --target: the window to aver
 _COST_MODEL = typer.Option(
     None, "--cost-model", help="Cost model JSON or results directory (default: fitted from RESULTS)."
 )
+_RF = typer.Option(
+    None,
+    "--replication-factor",
+    min=1,
+    max=64,
+    help="With --diagnosis/--target: the largest replication factor of the cluster's topics, the fewest "
+    "brokers a forecast may need (default: 3, or today's broker count when smaller).",
+)
 _MIN_IDLE = typer.Option(0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak.")
 _SAVE_MODEL = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON.")
 _JSON = typer.Option(None, "--json", help="Also write the forecast as JSON ('-': stdout).")
@@ -80,6 +88,7 @@ def forecast(
     prom_flag: str | None = prometheus_option("With --bootstrap-server: the Prometheus to diagnose it from."),
     window: str = _WINDOW,
     cost_model: Path | None = _COST_MODEL,
+    replication_factor: int | None = _RF,
     min_idle: float = _MIN_IDLE,
     save_model: Path | None = _SAVE_MODEL,
     json_path: Path | None = _JSON,
@@ -89,7 +98,11 @@ def forecast(
     Forecast a traffic peak from the fitted broker cost model: per settings (current vs recommended)
     the produce requests, the busiest broker's network and handler idle on today's brokers, and the
     brokers needed to keep both idle ratios >= --min-idle. The baseline is a sweep's runs in RESULTS,
-    a live cluster's `kbt diagnose --json`, or a target file's cluster diagnosed now (--target)."""
+    a live cluster's `kbt diagnose --json`, or a target file's cluster diagnosed now (--target).
+
+    The model's figures for today's traffic are checked against what the brokers measured first:
+    calibrated to them past a tolerance (the factor is said), or refused (exit 2) when the fit is too
+    poor or nothing was measured."""
     from tuner.model.forecast import forecast as run_forecast
     from tuner.model.forecast_baseline import diagnosis_baselines, records_baselines
     from tuner.render.diagnosis_forecast import forecast_view
@@ -107,13 +120,17 @@ def forecast(
     window_s = seconds(window, "--window")
     records = load_records(results) if results is not None else []
     model = _model(cost_model, records)
+    if replication_factor is not None and not live:
+        raise BadInput(
+            "--replication-factor goes with --diagnosis or --target: a run's workload names its topics"
+        )
     if diagnosis is not None:
-        baselines = diagnosis_baselines(_read_diagnosis(diagnosis))
+        baselines = diagnosis_baselines(_read_diagnosis(diagnosis), replication_factor)
     elif source is not None:
-        baselines = diagnosis_baselines(_live_diagnosis(source, window_s))
+        baselines = diagnosis_baselines(_live_diagnosis(source, window_s), replication_factor)
     else:
         baselines = records_baselines(records, sweep, current, recommended)
-    result = run_forecast(model, baselines, k, min_idle)
+    result = run_forecast(model, baselines, k, min_idle, require_measured=True)
     text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
     if _write_outputs(model, text, save_model, json_path):
         return

@@ -5,6 +5,13 @@ produce requests/s), the recommended ones a named run (default: the fewest produ
 runs that lost nothing and met their SLO's p99). From `kbt diagnose --json` of a live cluster: the
 current settings are what the brokers see; the recommended ones the same bytes with each broker's
 produce requests cut by the diagnosis' "batching can cut requests ~Nx".
+
+Each baseline also carries what its brokers measured (the forecast reproduces it first), the
+replication factor that bounds the broker count from below and the partition placement that bounds
+the busiest broker's relief, each with where it comes from: a run's workload names its topics'
+partitions and replication factor (leaders round-robin, as Kafka places them); a diagnosis holds
+neither, so the replication factor is given (--replication-factor) or assumed, and the busiest
+broker is taken to carry its measured share.
 """
 
 from __future__ import annotations
@@ -14,8 +21,16 @@ from typing import Literal
 
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.model.diagnosis import Diagnosis
-from tuner.model.forecast import Baseline, baseline_from_brokers
+from tuner.model.evidence import traffic_of_record
+from tuner.model.forecast import Baseline, BrokerToday, baseline_from_brokers
+from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
+from tuner.store.snapshot import BrokerSnapshot
+
+# A diagnosis does not say its topics' replication factor: without --replication-factor the floor
+# is this (Kafka's usual production setting, so that min.insync.replicas 2 survives a broker's loss),
+# or today's broker count when that is smaller.
+ASSUMED_REPLICATION_FACTOR = 3
 
 
 def _per_broker(record: RunRecord) -> list[tuple[float, float]]:
@@ -40,9 +55,48 @@ def meets_slo(record: RunRecord) -> bool:
 
 def record_baseline(record: RunRecord, role: Literal["current", "recommended"]) -> Baseline:
     per_broker = _per_broker(record)
-    if not per_broker:
+    if not per_broker or record.broker is None:
         raise BadInput(f"run {record.run_id} has no broker produce figures to forecast from")
-    return baseline_from_brokers(f"{role}: {record.name}", role, per_broker, record.run_id)
+    base = baseline_from_brokers(f"{role}: {record.name}", role, per_broker, record.run_id)
+    stats = [b for b in record.broker.brokers if b.produce_requests_per_s is not None]
+    today = [
+        BrokerToday(
+            broker=b.broker,
+            requests_per_s=b.produce_requests_per_s or 0.0,
+            bytes_per_s=b.bytes_in_per_s or 0.0,
+            network_idle=b.network_idle_ratio,
+            handler_idle=b.request_handler_idle_ratio,
+            request_queue=b.request_queue_size,
+        )
+        for b in stats
+    ]
+    busiest = max(stats, key=lambda b: b.produce_requests_per_s or 0.0)
+    ppr = 1.0
+    if kind_of(record.plan.profile).multi_partition_requests and busiest.produce_requests_per_s:
+        # the run's own partition appends on the busiest broker over all its produce requests
+        ppr = max(1.0, (busiest.topic_produce_requests_per_s or 0.0) / busiest.produce_requests_per_s)
+    topics = record.plan.workload.topics
+    traffic = traffic_of_record(record)
+    led = [traffic.partitions_led(b) for b in range(traffic.brokers)]
+    rf = max(t.replication_factor for t in topics)
+    partitions = sum(t.partitions for t in topics)
+    return base.model_copy(
+        update={
+            "today": today,
+            "partitions_per_request": ppr,
+            "partitions": partitions,
+            "busiest_leaders": max(led) if led else None,
+            "min_brokers": rf,
+            "min_brokers_from": (
+                f"replication factor {rf}: the largest of workload {record.plan.workload.name}'s topics"
+            ),
+            "placement_from": (
+                f"placement from workload {record.plan.workload.name}: {partitions} partitions led "
+                f"round-robin by {traffic.brokers} brokers, the busiest broker keeps at least its share "
+                f"of them; {ppr:.1f} partition batches per produce request (run {record.name})"
+            ),
+        }
+    )
 
 
 def pick_runs(
@@ -96,9 +150,21 @@ def records_baselines(
     return [record_baseline(cur, "current"), record_baseline(rec, "recommended")]
 
 
-def diagnosis_baselines(d: Diagnosis) -> list[Baseline]:
-    """Current: the live brokers; recommended: requests cut per broker as the diagnosis estimated."""
-    snaps = {b.broker: b for b in d.snapshot.brokers if b.produce_requests_per_s is not None}
+def _today(s: BrokerSnapshot) -> BrokerToday:
+    return BrokerToday(
+        broker=s.broker,
+        requests_per_s=s.produce_requests_per_s or 0.0,
+        bytes_per_s=s.bytes_in_per_s or 0.0,
+        network_idle=s.network_idle_ratio,
+        handler_idle=s.request_handler_idle_ratio,
+        request_queue=s.request_queue_size,
+    )
+
+
+def diagnosis_baselines(d: Diagnosis, replication_factor: int | None = None) -> list[Baseline]:
+    """Current: the live brokers; recommended: requests cut per broker as the diagnosis estimated.
+    `replication_factor`: the largest of the cluster's topics (None: assumed, and said)."""
+    snaps = {b.broker: b for b in d.snapshot.brokers if b.measured and b.produce_requests_per_s is not None}
     if not snaps:
         raise BadInput("the diagnosis has no broker produce figures to forecast from")
     source = f"diagnose {d.snapshot.prometheus}"
@@ -109,7 +175,40 @@ def diagnosis_baselines(d: Diagnosis) -> list[Baseline]:
     if any(c > 1 for c in cuts.values()):
         target = max(d.thresholds.target_request_bytes, *(b.small_request_bytes for b in d.brokers))
         label = f"recommended: batched to ~{target / 1e3:.0f} KB requests"
+    busiest = max(snaps.values(), key=lambda s: s.produce_requests_per_s or 0.0)
+    ppr = busiest.partitions_per_produce_request
+    if replication_factor is not None:
+        rf, rf_from = (
+            replication_factor,
+            f"replication factor {replication_factor}: given (--replication-factor)",
+        )
+    else:
+        rf = min(ASSUMED_REPLICATION_FACTOR, len(snaps))
+        rf_from = (
+            f"replication factor {rf}: assumed (a diagnosis does not hold the topics' replication factor; "
+            f"the usual {ASSUMED_REPLICATION_FACTOR}, at most today's {len(snaps)} brokers): "
+            "give --replication-factor"
+        )
+    placement = (
+        "partition placement not in a diagnosis: the busiest broker keeps its measured share of the bytes "
+        "and of one-partition requests as brokers are added"
+    )
+    if ppr is not None and ppr > 1:
+        placement += (
+            f"; its produce requests carry {ppr:.1f} partition batches each (one request per producer "
+            "flush per broker), so their count per broker falls only once a request would carry less "
+            "than one partition"
+        )
+    elif ppr is None:
+        placement += "; partition batches per produce request not measured: taken as one"
+    extra = {
+        "partitions_per_request": max(ppr or 1.0, 1.0),
+        "min_brokers": rf,
+        "min_brokers_from": rf_from,
+        "placement_from": placement,
+    }
+    current = baseline_from_brokers("current: live cluster", "current", cur, source)
     return [
-        baseline_from_brokers("current: live cluster", "current", cur, source),
-        baseline_from_brokers(label, "recommended", rec, source),
+        current.model_copy(update={**extra, "today": [_today(s) for s in snaps.values()]}),
+        baseline_from_brokers(label, "recommended", rec, source).model_copy(update=extra),
     ]

@@ -1,4 +1,5 @@
-"""What `kbt forecast` prints: current vs recommended settings at the peak, and brokers needed."""
+"""What `kbt forecast` prints: today reproduced (the model against the brokers' measurement, and any
+calibration), then current vs recommended settings at the peak, and brokers needed."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tuner.model.forecast import Forecast
+from tuner.model.forecast import Forecast, ForecastRow
+from tuner.model.forecast_today import PoolCheck, TodayCheck
 
 
 def _idle(value: float, min_idle: float) -> Text:
@@ -31,9 +33,7 @@ def forecast_table(f: Forecast) -> Table:
     if knee:
         table.add_column("headroom to knee (queue at peak)", justify="right")
     for r in f.rows:
-        needed = "unreachable" if r.brokers_needed is None else str(r.brokers_needed)
-        if r.limited_by != "none":
-            needed += f" ({r.limited_by})"
+        needed = _needed(r)
         net = Text(f"{r.today_network_idle:.3f} -> ").append_text(_idle(r.network_idle, f.min_idle))
         hnd = Text(f"{r.today_handler_idle:.3f} -> ").append_text(_idle(r.handler_idle, f.min_idle))
         cells: list[str | Text] = [
@@ -50,6 +50,76 @@ def forecast_table(f: Forecast) -> Table:
             cells.append(_headroom(r.headroom_to_knee, r.request_queue))
         table.add_row(*cells)
     return table
+
+
+def _needed(r: ForecastRow) -> str:
+    needed = "unreachable" if r.brokers_needed is None else str(r.brokers_needed)
+    if r.limited_by == "replication":
+        return f"{needed} (replication factor; the load alone {_n(r.brokers_needed_by_load)})"
+    if r.limited_by == "placement":
+        return f"{needed} (placement: more brokers do not relieve the busiest one)"
+    return needed if r.limited_by == "none" else f"{needed} ({r.limited_by})"
+
+
+def _opt(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def today_table(check: TodayCheck) -> Table:
+    """Per broker: the fitted model at its own traffic today beside what the broker measured."""
+    table = Table(title=f"today, {check.label}: cost model vs measured", title_justify="left")
+    for col in ("broker", "produce req/s", "net idle model / measured", "handler idle model / measured"):
+        table.add_column(col, justify="left" if col == "broker" else "right")
+    queues = any(b.request_queue_measured is not None for b in check.brokers)
+    if queues:
+        table.add_column("request queue model / measured", justify="right")
+    for b in check.brokers:
+        cells = [
+            b.broker,
+            f"{b.requests_per_s:,.0f}",
+            f"{b.network_idle_model:.3f} / {_opt(b.network_idle_measured, '.3f')}",
+            f"{b.handler_idle_model:.3f} / {_opt(b.handler_idle_measured, '.3f')}",
+        ]
+        if queues:
+            cells.append(f"{_opt(b.request_queue_model, '.1f')} / {_opt(b.request_queue_measured, '.1f')}")
+        table.add_row(*cells)
+    return table
+
+
+def pool_line(p: PoolCheck, tolerance: float) -> str:
+    """How one pool's busiest broker today was reproduced, or calibrated and by what factor."""
+    seen = (
+        f"{p.pool} idle today on the busiest broker: model {p.model_idle:.3f}, lowest measured "
+        f"{p.measured_idle:.3f} (broker {p.broker})"
+    )
+    if p.action == "reproduced":
+        return f"{seen}: reproduced (at most {tolerance:g} below, never above)"
+    return (
+        f"{seen}: calibrated, the model's {p.pool} cost per request and per byte x{p.factor:.3g}, so the "
+        f"forecast starts from {p.forecast_idle:.3f}"
+    )
+
+
+def today_text(f: Forecast) -> Text:
+    text = Text()
+    for check in f.today:
+        text.append(f"{check.label}:\n", style="bold")
+        for p in check.pools:
+            style = "yellow" if p.action == "calibrated" else ""
+            text.append(f"  {pool_line(p, check.tolerance)}\n", style=style)
+        for note in check.notes:
+            text.append(f"  note: {note}\n", style="yellow")
+    for r in f.rows:
+        if r.calibration.from_label:
+            c = r.calibration
+            text.append(
+                f"{r.label}: not measured; calibrated as {c.from_label} (network x{c.network_factor:.3g}, "
+                f"handler x{c.handler_factor:.3g})\n",
+                style="dim",
+            )
+    for w in f.warnings:
+        text.append(f"warning: {w}\n", style="bold yellow")
+    return text
 
 
 def _headroom(headroom: float | None, queue: float | None) -> Text:
@@ -83,4 +153,4 @@ def _n(value: int | None) -> str:
 
 
 def forecast_view(f: Forecast) -> RenderableType:
-    return Group(forecast_table(f), summary_text(f))
+    return Group(*(today_table(c) for c in f.today), today_text(f), forecast_table(f), summary_text(f))
