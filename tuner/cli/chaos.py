@@ -3,54 +3,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 from tuner.cli.args import list_values
 from tuner.cli.json_out import console_for, json_option, write_json
-from tuner.cli.signals import interruptible
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
-from tuner.core.writes import atomic_write
-from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
-from tuner.render.plain import show
-from tuner.runner.chaos.run_matrix import ChaosObserver, ChaosOutcome, ChaosRun
-from tuner.runner.chaos.scenarios import BY_NAME, MATRIX, Scenario
-from tuner.store.record import RunRecord
-from tuner.store.results import DEFAULT_RESULTS_DIR
+from tuner.core.paths import DEFAULT_RESULTS_DIR
 
+if TYPE_CHECKING:  # the fault machinery and its clients are imported when the matrix runs
+    from rich.console import Console
 
-class PrintObserver(ChaosObserver):
-    def __init__(self, console: Console, total: int) -> None:
-        self.console = console
-        self.total = total
-        self.done = 0
-
-    def run_started(self, run: ChaosRun) -> None:
-        s = run.scenario
-        self.console.print(
-            f"[bold]{run.plan.name}[/bold] ({self.done + 1}/{self.total}, {s.duration_s:g} s of load or"
-            f" until the fault is done, expect {s.expect}): {s.summary}"
-        )
-
-    def event(self, run: ChaosRun, at_s: float, what: str) -> None:
-        self.console.print(f"  [dim]{at_s:+7.1f}s[/dim] {what}")
-
-    def run_failed(self, run: ChaosRun, message: str) -> None:
-        self.done += 1
-        self.console.print(f"  [red]error[/red] {message}")
-
-    def run_finished(self, run: ChaosRun, record: RunRecord, path: str) -> None:
-        self.done += 1
-        fault = record.fault
-        verdict = fault.verdict if fault else "?"
-        colour = "green" if verdict == "pass" else "red"
-        self.console.print(f"  [{colour}]{verdict}[/{colour}] -> {path}")
-        for reason in fault.reasons if fault else []:
-            self.console.print(f"       {reason}")
+    from tuner.runner.chaos.run_matrix import ChaosOutcome
+    from tuner.runner.chaos.scenarios import Scenario
 
 
 def pick_scenarios(names: list[str]) -> list[Scenario]:
+    from tuner.runner.chaos.scenarios import BY_NAME, MATRIX
+
     if names == ["all"]:
         return list(MATRIX)
     for name in names:
@@ -104,12 +75,16 @@ def chaos(
     --via-toxiproxy' ('kbt lab up --profile chaos' gives both); faults the lab cannot do are skipped
     with the reason."""
     if list_faults:
+        from tuner.runner.chaos.scenarios import MATRIX
+
         for s in MATRIX:
             needs = f" [needs {', '.join(s.needs)}]" if s.needs else ""
             typer.echo(f"{s.name:30} {s.expect:13} {s.summary}{needs}")
         return
     if spec is None:
         raise BadInput("give a sweep spec (e.g. loadtests/chaos.yaml), or --list")
+    from tuner.cli.chaos_progress import PrintObserver
+    from tuner.cli.signals import interruptible
     from tuner.lab.config import default_lab_dir
     from tuner.runner.chaos.run_matrix import ChaosRunner, chaos_plans
     from tuner.runner.wiring import DriverEngine
@@ -146,6 +121,10 @@ def _report(
     json_path: Path | None,
 ) -> None:
     """The table (and its markdown), the JSON, then exit 1 when a run did not come out as expected."""
+    from tuner.core.writes import atomic_write
+    from tuner.render.chaos_table import chaos_markdown, chaos_rows, chaos_table
+    from tuner.render.plain import show
+
     skipped = [(s.scenario.name, s.profile, "skipped", s.reason) for s in outcome.skipped]
     skipped += [(s.scenario.name, s.profile, "error", s.reason) for s in outcome.errors]
     show(console, chaos_table(outcome.all_records, skipped, title=f"kbt chaos {name}"))

@@ -12,8 +12,7 @@ from rich.table import Table
 
 from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus
-from tuner.lab import Lab, LabConfig
-from tuner.lab.config import MAX_BROKERS, default_base_port, default_lab_dir
+from tuner.lab.config import MAX_BROKERS, LabConfig, default_base_port, default_lab_dir
 from tuner.lab.security import USERNAME, SecurityFiles
 from tuner.lab.state import LabState, load_state
 from tuner.render.plain import show
@@ -151,6 +150,8 @@ def up(
     console = _err()
     started, started_at = time.monotonic(), time.time()
     with console.status("starting the lab", spinner="dots") as status:
+        from tuner.lab.lab import Lab  # its process control pulls in HTTP clients: only when used
+
         lab = Lab(config, progress=lambda msg: status.update(msg))
         state = lab.up(timeout_s=timeout)
     if state.started_at < started_at:
@@ -169,6 +170,8 @@ def down(
     root = _lab_dir(lab_dir)
     console = _err()
     with console.status("stopping the lab", spinner="dots"):
+        from tuner.lab.lab import Lab
+
         stopped = Lab.at(root).down(timeout_s=timeout)
     if stopped:
         console.print(f"stopped {', '.join(stopped)}")
@@ -220,6 +223,8 @@ def status(
 ) -> None:
     """Show each component healthy or not, the bootstrap servers and the Prometheus URL."""
     root = _lab_dir(lab_dir)
+    from tuner.lab.lab import Lab
+
     state, health = Lab.at(root).status()
     if state is None or not health:
         write_json(json_path, "lab status", lab_dir=root, running=False, healthy=False, components=[])
@@ -265,5 +270,7 @@ def logs(
     lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
 ) -> None:
     """Print the tail of a component's log."""
+    from tuner.lab.lab import Lab
+
     text = Lab.at(_lab_dir(lab_dir)).logs(component, lines)
     sys.stdout.write(text + ("\n" if text else ""))

@@ -14,10 +14,10 @@ from tuner.cli.args import list_values, positional_results, results_dir, results
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.json_out import console_for, document_text, json_file, json_option, print_json, to_stdout
 from tuner.core.errors import BadInput, Interrupted
+from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
 from tuner.spec.clients import KINDS
-from tuner.store.results import DEFAULT_RESULTS_DIR, run_stamp
 from tuner.target import TargetSource
 
 if TYPE_CHECKING:
@@ -162,6 +162,7 @@ def _write(console: Console, rec: Recommendation, out: Path, json_path: Path | N
     """The table and summary, then the recommendation JSON and the rendered client files."""
     from tuner.render.recommendation import recommendation_table, render_files, summary_lines
     from tuner.store.recommendation import recommendation_text
+    from tuner.store.results import run_stamp
 
     show(console, recommendation_table(rec))
     for line in summary_lines(rec):
@@ -188,7 +189,7 @@ def _live(console: Console, options: dict[str, Any]) -> Recommendation:
     """Search on the lab with the sweep's progress bar; Ctrl-C keeps the trials already recorded."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from tuner.cli.sweep import ProgressObserver
+    from tuner.cli.sweep_progress import ProgressObserver
     from tuner.model.recommend import recommend as run_recommend
     from tuner.render.fit import bar_width
     from tuner.runner.recommend_inputs import gather

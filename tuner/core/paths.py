@@ -7,6 +7,9 @@ from pathlib import Path
 
 KAFKA_VERSION = "4.1.1"
 JMX_EXPORTER_VERSION = "1.0.1"
+# Where run records go unless --results says otherwise (here, not in the store: a command's --help
+# shows it without importing the record models).
+DEFAULT_RESULTS_DIR = Path("results")
 
 
 def cache_dir() -> Path:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner.core.errors import BadInput
-from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.spec.loader import load_model
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the cost model brings numpy and scipy: imported when one is loaded or fitted
+    from tuner.model.cost import BrokerCostModel
     from tuner.store.record import RunRecord
 
 
@@ -40,7 +40,7 @@ def load_cost_model(path: Path) -> BrokerCostModel:
     """A BrokerCostModel from its JSON file, or fitted from a results directory's run records."""
     from pydantic import ValidationError
 
-    from tuner.model.cost import fit_cost_model
+    from tuner.model.cost import BrokerCostModel, fit_cost_model
 
     if path.is_dir():
         return fit_cost_model(load_records(path))

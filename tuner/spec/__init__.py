@@ -1,17 +1,44 @@
-"""spec layer: workload, client profile and sweep specs (pydantic, loaded from YAML)."""
+"""spec layer: workload, client profile and sweep specs (pydantic, loaded from YAML).
 
-from tuner.spec.clients import ClientProfile
-from tuner.spec.loader import LoadedSweep, load_profile, load_sweep, load_workload
-from tuner.spec.sweep import SLO, RunPlan, SweepSpec, spec_hash
-from tuner.spec.workload import (
-    ConsumerGroupSpec,
-    GeneratedSource,
-    KeySpec,
-    LogFileSource,
-    SizeDistributionSource,
-    TopicSpec,
-    WorkloadSpec,
-)
+The names are imported on first use (tuner/core/lazy.py): reading one spec module (the thresholds,
+a constant) does not build every model of the layer.
+"""
+
+from typing import TYPE_CHECKING
+
+from tuner.core.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from tuner.spec.clients import ClientProfile
+    from tuner.spec.loader import LoadedSweep, load_profile, load_sweep, load_workload
+    from tuner.spec.sweep import SLO, RunPlan, SweepSpec, spec_hash
+    from tuner.spec.workload import (
+        ConsumerGroupSpec,
+        GeneratedSource,
+        KeySpec,
+        LogFileSource,
+        SizeDistributionSource,
+        TopicSpec,
+        WorkloadSpec,
+    )
+
+_HOME = {
+    "ClientProfile": "tuner.spec.clients",
+    **dict.fromkeys(("LoadedSweep", "load_profile", "load_sweep", "load_workload"), "tuner.spec.loader"),
+    **dict.fromkeys(("SLO", "RunPlan", "SweepSpec", "spec_hash"), "tuner.spec.sweep"),
+    **dict.fromkeys(
+        (
+            "ConsumerGroupSpec",
+            "GeneratedSource",
+            "KeySpec",
+            "LogFileSource",
+            "SizeDistributionSource",
+            "TopicSpec",
+            "WorkloadSpec",
+        ),
+        "tuner.spec.workload",
+    ),
+}
 
 __all__ = [
     "SLO",
@@ -31,3 +58,5 @@ __all__ = [
     "load_workload",
     "spec_hash",
 ]
+
+__getattr__ = lazy_exports(__name__, _HOME)

@@ -15,12 +15,11 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json, shown_path, type_name
+from tuner.core.paths import DEFAULT_RESULTS_DIR as DEFAULT_RESULTS_DIR  # its home is core
 from tuner.core.writes import atomic_write_json
 from tuner.store.document import validated
 from tuner.store.record import SCHEMA_VERSION, RunRecord
 from tuner.store.record_upgrade import UpgradeError, readable, upgrade
-
-DEFAULT_RESULTS_DIR = Path("results")
 
 
 def run_stamp(epoch_s: float) -> str:
