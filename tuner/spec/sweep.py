@@ -8,7 +8,20 @@
       - {profile: batched-zstd, profile.linger_ms: 500}
     name_format: "{profile}-linger{linger_ms}"
 
-Keys are `profile` (a profile name) or dotted paths `profile.<knob>` / `workload.<field>`.
+Keys are `profile` (a profile name) or dotted paths: `workload.<field>`, `profile.<knob>` (a
+top-level knob such as linger_ms) or any setting of a kind by its path in the profile, e.g.
+`profile.filebeat.output.kafka.bulk_max_size` (typed and validated like the profile; a dict of raw
+properties takes the rest of the path as its key, `profile.overrides.queue.buffering.max.ms`).
+
+An axis whose steps set different settings is a plain name with labelled steps; the label is what
+run names read:
+
+    vary:
+      wait:
+        freq-200: {profile.filebeat.output.kafka.bulk_flush_frequency: 200ms}
+        queue-200: {profile.filebeat.queue.mem.flush.timeout: 200ms}
+      profile.filebeat.output.kafka.compression: [lz4, gzip]
+    name_format: "{wait}-{compression}"
 """
 
 from __future__ import annotations
@@ -22,7 +35,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.spec.base import StrictModel
@@ -32,6 +45,8 @@ from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 
 Scalar = str | int | float | bool | None
+# An axis of `vary`: the values of one setting, or labelled steps that each set a few settings.
+Axis = list[Scalar] | dict[str, dict[str, Scalar]]
 MAX_RUNS = 500
 _VARIABLE_FIELDS = {
     "profile": set(PROFILE_FIELDS) - {"name", "description", "client"},
@@ -73,7 +88,7 @@ class SweepSpec(StrictModel):
     description: str = ""
     workload: WorkloadSpec
     profiles: list[ClientProfile] = Field(min_length=1)
-    vary: dict[str, list[Scalar]] = Field(default_factory=dict)
+    vary: dict[str, Axis] = Field(default_factory=dict)
     runs: list[dict[str, Scalar]] | None = None
     name_format: str | None = None
     slo: SLO = Field(default_factory=SLO)
@@ -95,9 +110,17 @@ class SweepSpec(StrictModel):
         if self.name_format is not None:
             _check_name_format(self.name_format)
         for key, values in self.vary.items():
-            _check_key(key, where="vary")
             if key == "profile":
                 raise ValueError('vary: list profiles under "profiles", not vary.profile')
+            if isinstance(values, dict) and "." not in key:
+                _check_axis(key, values)
+                continue
+            _check_key(key, where="vary")
+            if isinstance(values, dict):
+                raise ValueError(
+                    f"vary.{key}: a setting takes a list of values (labelled steps go under a plain"
+                    " axis name, e.g. vary.wait)"
+                )
             if not values:
                 raise ValueError(f"vary.{key}: needs at least one value")
         for i, run in enumerate(self.runs or []):
@@ -119,8 +142,17 @@ class SweepSpec(StrictModel):
         if self.runs is not None:
             return [{"profile": run.get("profile", names[0]), **run} for run in self.runs]
         keys = list(self.vary)
-        combos = itertools.product(names, *(self.vary[k] for k in keys))
-        return [dict(zip(["profile", *keys], combo, strict=True)) for combo in combos]
+        steps = [list(v) if isinstance(v, dict) else v for v in (self.vary[k] for k in keys)]
+        out = []
+        for combo in itertools.product(names, *steps):
+            choice: dict[str, Scalar] = {"profile": combo[0]}
+            for key, value in zip(keys, combo[1:], strict=True):
+                axis = self.vary[key]
+                choice[key] = value
+                if isinstance(axis, dict):
+                    choice.update(axis[str(value)])  # the step's settings beside its label
+            out.append(choice)
+        return out
 
     def expand(self, base_dir: Path | None = None) -> list[RunPlan]:
         """The named runs, validated: raises ValueError naming the offending key and value."""
@@ -135,7 +167,7 @@ class SweepSpec(StrictModel):
             profile_over = {k.split(".", 1)[1]: v for k, v in choice.items() if k.startswith("profile.")}
             workload_over = {k.split(".", 1)[1]: v for k, v in choice.items() if k.startswith("workload.")}
             where = _describe(choice)
-            profile = _revalidate(profile, profile_over, where, base_dir)
+            profile = _revalidate(profile, _nested(profile, profile_over, where), where, base_dir)
             workload = _revalidate(self.workload, workload_over, where, base_dir)
             check_fits(workload, profile, where)
             name = self.run_name(choice, workload, profile)
@@ -169,8 +201,13 @@ class SweepSpec(StrictModel):
         fields.update({k.split(".")[-1]: _fmt(v) for k, v in choice.items()})
         fields.update(profile=profile.name, workload=workload.name, sweep=self.name)
         if self.name_format is None:
+            # An axis's step reads as its label; the settings it sets are not named again.
+            named = [k for k in choice if k != "profile" and (self.runs is not None or k in self.vary)]
             parts = [str(choice["profile"])] + [
-                f"{k.split('.')[-1]}{_fmt(v)}" for k, v in choice.items() if k != "profile"
+                _fmt(choice[k])
+                if isinstance(self.vary.get(k), dict)
+                else f"{k.split('.')[-1]}{_fmt(choice[k])}"
+                for k in named
             ]
             raw = "-".join(parts)
         else:
@@ -229,8 +266,116 @@ def _check_key(key: str, where: str) -> None:
             f'{where}: unknown key "{key}" (use profile, profile.<knob> or workload.<field>)'
             f"{did_you_mean(key, _all_keys())}"
         )
+    if head == "profile" and "." in field:
+        found = [_path_in(kind.model, field) for kind in _kinds()]
+        if any(isinstance(f, list) for f in found):
+            return
+        # The kind that got furthest along the path says what is wrong there.
+        depth, why = max((f for f in found if isinstance(f, tuple)), key=lambda f: f[0])
+        if depth == 0:
+            first = "profile." + field.split(".")[0]
+            why = f'unknown key "{key}"{did_you_mean(first, _all_keys())}'
+        raise ValueError(f"{where}: {why}")
     if field not in _VARIABLE_FIELDS[head]:
         raise ValueError(f'{where}: unknown key "{key}"{did_you_mean(key, _all_keys())}')
+
+
+def _check_axis(name: str, steps: dict[str, dict[str, Scalar]]) -> None:
+    """A named axis: labelled steps, each setting dotted paths (no profile choice, no nesting)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f'vary: axis name "{name}" must be a plain name (letters, digits, _)')
+    if not steps:
+        raise ValueError(f"vary.{name}: needs at least one step")
+    for label, settings in steps.items():
+        if not label or not re.fullmatch(r"[A-Za-z0-9._-]+", label):
+            raise ValueError(f'vary.{name}: step label "{label}" must be letters, digits, ".", "_" or "-"')
+        if not settings:
+            raise ValueError(f"vary.{name}.{label}: sets nothing")
+        for key in settings:
+            if key == "profile" or "." not in key:
+                raise ValueError(
+                    f'vary.{name}.{label}: "{key}" is not a setting (use profile.<path> or workload.<field>)'
+                )
+            _check_key(key, where=f"vary.{name}.{label}")
+
+
+def _kinds() -> list[Any]:
+    from tuner.spec.clients import KINDS
+
+    return list(KINDS.values())
+
+
+def _section(annotation: Any) -> type[BaseModel] | type[dict[str, Any]] | None:
+    """The settings model (or raw-property dict) a field holds, unwrapping Optional and Annotated;
+    None for a plain value."""
+    from typing import Annotated, get_args, get_origin
+
+    if get_origin(annotation) is Annotated:
+        return _section(get_args(annotation)[0])
+    if get_origin(annotation) is dict:
+        return dict
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _section(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _path_in(model: type[BaseModel], path: str) -> list[str] | tuple[int, str]:
+    """The keys `path` sets in a `model` dump, or how deep it got and why it names no setting."""
+    parts = path.split(".")
+    done: list[str] = []
+    node = model
+    for i, part in enumerate(parts):
+        fields = {k: f for k, f in node.model_fields.items() if k not in ("name", "description", "client")}
+        here = ".".join(["profile", *done])
+        if part not in fields:
+            choices = [f"{here}.{f}" for f in fields]
+            return i, f'unknown key "profile.{path}"{did_you_mean(f"{here}.{part}", choices)}'
+        done.append(part)
+        inner = _section(fields[part].annotation)
+        rest = parts[i + 1 :]
+        if inner is dict:
+            if not rest:
+                return i + 1, f'"profile.{path}" is a set of properties: name one, profile.{path}.<property>'
+            return [*done, ".".join(rest)]  # a raw property's name keeps its dots
+        if inner is None:
+            if rest:
+                where = ".".join(done)
+                return i + 1, f'unknown key "profile.{path}": profile.{where} is a setting, not a section'
+            return done
+        assert issubclass(inner, BaseModel)
+        if not rest:
+            return i + 1, f'"profile.{path}" is a section: name a setting in it{_first_of(inner, path)}'
+        node = inner
+    return done
+
+
+def _first_of(model: type[BaseModel], path: str) -> str:
+    names = list(model.model_fields)
+    return f" (e.g. profile.{path}.{names[0]})" if names else ""
+
+
+def _nested(profile: ClientProfile, updates: dict[str, Scalar], where: str) -> dict[str, Any]:
+    """`updates` keyed by the profile's own dump: a top-level knob as is, a dotted path as nested
+    keys (checked against this profile's kind)."""
+    from tuner.spec.clients import kind_of
+
+    out: dict[str, Any] = {}
+    for path, value in updates.items():
+        if "." not in path:
+            out[path] = value
+            continue
+        keys = _path_in(kind_of(profile).model, path)
+        if isinstance(keys, tuple):
+            raise ValueError(f"run ({where}): {keys[1]} (not a {profile.client} setting)")
+        node = out
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+    return out
 
 
 def _all_keys() -> list[str]:
@@ -253,7 +398,7 @@ def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Pa
     if not updates:
         return model
     data = model.model_dump(mode="json")
-    data.update(updates)
+    _merge_into(data, updates)
     resolved = getattr(getattr(model, "message", None), "resolved_path", None)
     if resolved is not None and isinstance(data.get("message"), dict):
         data["message"]["resolved_path"] = str(resolved)  # keep the spec file's base
@@ -264,6 +409,17 @@ def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Pa
         loc = ".".join(str(p) for p in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         raise ValueError(f"run ({where}): {loc + ': ' if loc else ''}{msg}") from None
+
+
+def _merge_into(data: dict[str, Any], updates: dict[str, Any]) -> None:
+    """Nested updates over a dump: a section the dump leaves out (or null) is started empty."""
+    for key, value in updates.items():
+        if isinstance(value, dict):
+            if not isinstance(data.get(key), dict):
+                data[key] = {}
+            _merge_into(data[key], value)
+        else:
+            data[key] = value
 
 
 def check_fits(workload: WorkloadSpec, profile: ClientProfile, where: str = "") -> None:
