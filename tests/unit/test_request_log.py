@@ -131,12 +131,14 @@ def test_over_long_lines_and_too_many_clients_stay_bounded(
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(
-        st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: b.decode("latin-1"))),
+        st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda b: b.decode("latin-1"))).map(
+            lambda t: t.replace("\x00", "")  # a NUL makes it binary: refused (the test below)
+        ),
         max_size=30,
     )
 )
 def test_any_text_around_a_request_line_leaves_its_count_alone(junk: list[str]) -> None:
-    """A file of anything with one produce request line among it: no exception, that one request
+    """A file of any text with one produce request line among it: no exception, that one request
     counted, nothing else."""
     import tempfile
 

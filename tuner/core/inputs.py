@@ -13,6 +13,7 @@ files, lab state, cost models) comes through here, so each bad file is one clear
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -24,6 +25,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.numbers import MAX_MAGNITUDE
+from tuner.core.redact import register_input_secrets
 from tuner.core.text import cut
 
 MiB = 1 << 20
@@ -140,13 +142,26 @@ def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX
     return b"".join(chunks)
 
 
+# Magic numbers of what a log may be saved as but kbt reads only unpacked: gzip, bzip2, xz, zstd, zip.
+_PACKED = {
+    b"\x1f\x8b\x08": "gzip", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd", b"PK\x03\x04": "zip",
+}  # fmt: skip
+
+
 def read_lines(path: Path | str, what: str = "file", max_line_bytes: int = MiB) -> Iterator[bytes | None]:
-    """The lines of a regular file of any size, streamed (a broker's log); None in place of a line
-    longer than `max_line_bytes`, which is read past in bounded pieces. BadInput when it cannot be read."""
+    """The lines of a regular text file of any size, streamed (a broker's log); None in place of a
+    line longer than `max_line_bytes`, which is read past in bounded pieces. BadInput when it cannot
+    be read, or when it starts as compressed or binary data (a NUL byte in its first 64 KiB)."""
     shown = shown_path(path)
     fd = _open_regular(path, what, None)
     try:
-        with os.fdopen(fd, "rb", closefd=False) as f:
+        with io.BufferedReader(io.FileIO(fd, "rb", closefd=False), buffer_size=65536) as f:
+            head = f.peek(65536)[:65536]
+            for magic, name in (*_PACKED.items(), (b"BZh", "bzip2")):
+                if head.startswith(magic) and (name != "bzip2" or re.match(rb"BZh[1-9]1AY&SY", head)):
+                    raise BadInput(f"{shown}: {name}-compressed data, not a {what}: unpack it first")
+            if b"\x00" in head:
+                raise BadInput(f"{shown}: binary data, not a {what} (a NUL byte at offset {head.index(0)})")
             while line := f.readline(max_line_bytes):
                 if len(line) >= max_line_bytes and not line.endswith(b"\n"):
                     while (piece := f.readline(max_line_bytes)) and not piece.endswith(b"\n"):
@@ -223,12 +238,29 @@ def _yaml_limits(text: str, shown: str) -> None:
             raise BadInput(f"{shown}:{line}: aliases expand to more than {what}")
 
 
+def _yaml_problem(exc: Exception) -> str:
+    """ruamel's complaint in kbt's words; a duplicate key is named without its values (ruamel
+    quotes both, and either may be a pasted secret)."""
+    from ruamel.yaml.constructor import DuplicateKeyError
+
+    problem = str(getattr(exc, "problem", None) or str(exc).splitlines()[0])
+    if isinstance(exc, DuplicateKeyError):
+        key = re.match(r'found duplicate key "(.{0,200}?)" with value', problem, re.S)
+        first = getattr(exc, "context_mark", None)
+        where = f" (first given on line {first.line + 1})" if first is not None else ""
+        name = f'"{key.group(1)}" ' if key else ""
+        return f"the key {name}is given twice{where}; give each key once"
+    return problem
+
+
 def parse_yaml(text: str, shown: str) -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) within the limits above; every float
-    finite. One-line BadInput on any problem."""
+    finite. One-line BadInput on any problem. The text's secrets are registered with the scrubber
+    first, so no message (ruamel's, a validator's) can print one."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    register_input_secrets(text)
     try:
         _yaml_limits(text, shown)
         data = YAML(typ="rt").load(text)
@@ -237,8 +269,7 @@ def parse_yaml(text: str, shown: str) -> Any:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise BadInput(f"{shown}{line}: not valid YAML: {cut(str(problem), 200)}") from None
+        raise BadInput(f"{shown}{line}: not valid YAML: {cut(_yaml_problem(exc), 200)}") from None
     except RecursionError:
         raise BadInput(f"{shown}: nested too deeply") from None
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
@@ -299,6 +330,22 @@ def parse_json(text: str | bytes, shown: str) -> Any:
         raise BadInput(f"{shown}: not valid JSON: {cut(reason, 120)}") from None
     check_tree(data, shown)
     return data
+
+
+def parse_json_line(data: bytes, shown: str, max_values: int) -> Any:
+    """One JSON line of a log (a broker's request log), bounded in time as well as memory: its
+    values are counted before it is parsed (a 1 MB array of numbers is refused, not built: parsing
+    and walking it took 1.6 s a line), then C's parser alone builds it; finite numbers, no constants.
+    BadInput on any problem."""
+    values = data.count(b",") + data.count(b"[") + data.count(b"{")
+    if values > max_values:
+        raise BadInput(f"{shown}: more than {max_values:,} values")
+    try:
+        return json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise BadInput(f"{shown}: nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise BadInput(f"{shown}: not valid JSON ({type(exc).__name__})") from None
 
 
 def read_json(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> Any:

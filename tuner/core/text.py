@@ -10,18 +10,35 @@ from __future__ import annotations
 import re
 
 MAX_MESSAGE = 400  # characters of one error line
-# C0 controls but tab, DEL, C1 controls, and the Unicode line/paragraph separators and bidi
-# overrides (which reorder what the terminal shows).
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0 controls but tab, DEL, C1 controls, the Unicode line/paragraph separators and bidi
+# overrides (which reorder what the terminal shows), and lone surrogates: an undecodable byte of a
+# path or an argument (Python keeps byte 0x9b as U+DC9B) that a surrogateescape stream would write
+# back raw, and 0x9b alone is an 8-bit CSI to a terminal.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def escape_controls(text: str) -> str:
     def _esc(match: re.Match[str]) -> str:
         c = match.group(0)
         named = {"\n": "\\n", "\r": "\\r"}.get(c)
-        return named or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        return named or _code(c)
 
     return _CONTROL.sub(_esc, text)
+
+
+def _code(c: str) -> str:
+    """How an escaped character is shown: \\xNN (a surrogate standing for an undecodable byte is
+    shown as that byte), else \\uNNNN."""
+    n = ord(c)
+    if 0xDC80 <= n <= 0xDCFF:
+        n -= 0xDC00
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
+
+
+def value(text: object, limit: int = 200) -> str:
+    """A value from outside (a label, a path, a name a user or a server chose) as kbt prints it
+    anywhere, tables and notes included: on one line, controls escaped, cut to `limit`."""
+    return cut(escape_controls(str(text)), limit)
 
 
 def cut(text: str, limit: int) -> str:
@@ -40,7 +57,9 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
 # (SGR), its cursor hiding and line erasing for live status lines, and carriage returns. Anything
 # else (OSC title/clipboard sequences, screen clears, BEL, a CR/LF a value carried) is escaped.
 _TTY_ALLOWED = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[[0-9]*[AK]|\x1b\[[0-9]*G|\r")
-_GATE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_GATE_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def gate(text: str, tty: bool) -> str:
@@ -48,8 +67,7 @@ def gate(text: str, tty: bool) -> str:
     the sequences kbt's own formatting uses; every other control character shown escaped."""
 
     def _esc(match: re.Match[str]) -> str:
-        c = match.group(0)
-        return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+        return _code(match.group(0))
 
     if not tty:
         return _GATE_CONTROL.sub(_esc, text)

@@ -15,12 +15,16 @@ the local time zone of the machine it runs on. Lines of other loggers or layouts
 
 A file's counts become rates over the span it evidently logged requests in: the window, narrowed to
 its first and last logged request where no request was logged shortly before or after the window
-(logging turned on or off inside the window). Rates of the files (one per broker) add up. Memory is
-bounded: lines past MAX_LINE_BYTES are skipped and clients past MAX_CLIENTS are counted as one row.
+(logging turned on or off inside the window). Rates of the files (one per broker) add up, so one
+file given twice (or by two names) is refused. Memory and time are bounded: lines past
+MAX_LINE_BYTES are skipped, a request's values are counted before it is parsed (past
+MAX_REQUEST_VALUES it is unreadable, never built), only produce requests are parsed at all, and
+clients past MAX_CLIENTS are counted as one row. A compressed or binary file is refused.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,12 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import parse_json, read_lines
+from tuner.core.inputs import parse_json_line, read_lines, shown_path
 from tuner.core.numbers import parse_int
 
 MARKER = b"Completed request:"
 PRODUCE_API_KEY = 0
 MAX_LINE_BYTES = 1 << 20  # one request of thousands of partitions fits
+# A produce request's values: about 3 per partition, so a request of 30,000 partitions fits; a line
+# of more (a 1 MB array of numbers) is unreadable without being built.
+MAX_REQUEST_VALUES = 100_000
+# The request's API key, read without parsing: only produce requests are parsed.
+_API_KEY = re.compile(rb'"requestApiKey"\s{0,8}:\s{0,8}(-?[0-9]{1,6}|true|false|null|")')
 MAX_CLIENTS = 10_000
 OTHER_CLIENTS = "(other clients)"
 # A request logged this close before (after) the window means the log was on at its start (end).
@@ -89,6 +98,7 @@ def read_request_logs(
     """(each client's produce request and byte rates over [start, end], busiest first; each file's
     coverage), as dicts of tuner.store.snapshot's ClientRequests and RequestLogCoverage. BadInput
     when a file cannot be read."""
+    _once_each(paths)
     rates: dict[tuple[str, str, str], list[float]] = {}  # requests/s, bytes/s, partitions/s
     coverage = []
     for path in paths:
@@ -125,6 +135,23 @@ def read_request_logs(
     return clients, coverage
 
 
+def _once_each(paths: list[Path]) -> None:
+    """BadInput when two of `paths` are one file (the same name twice, a link, another spelling):
+    its requests would be counted twice."""
+    seen: dict[tuple[int, int], Path] = {}
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            continue  # the reader names what is wrong with it
+        first = seen.setdefault((st.st_dev, st.st_ino), path)
+        if first is not path:
+            raise BadInput(
+                f"{shown_path(path)}: the same request log as {shown_path(first)}:"
+                " give each broker's log once"
+            )
+
+
 def _span(reading: _FileReading, start: float, end: float) -> float:
     if reading.first is None or reading.last is None:
         return 0.0
@@ -153,21 +180,24 @@ def _read(path: Path, start: float, end: float) -> _FileReading:
         if stamp > end:
             reading.first_after = stamp if reading.first_after is None else min(stamp, reading.first_after)
             continue
-        request = _request(line, at + len(MARKER))
-        if request is None:
+        key = _API_KEY.search(line, at, at + 4096)
+        produce = key is not None and key.group(1) in (b"0", b"-0")
+        request = _request(line, at + len(MARKER)) if produce else None
+        if key is None or (produce and request is None):
             reading.unreadable += 1
             continue
         reading.first = stamp if reading.first is None else min(stamp, reading.first)
         reading.last = stamp if reading.last is None else max(stamp, reading.last)
-        _count(reading, request)
+        if request is not None:
+            _count(reading, request)
     return reading
 
 
 def _request(line: bytes, at: int) -> dict[str, Any] | None:
     """The request's JSON: from the marker to the line's last brace (the layout's logger name
-    follows it), through kbt's bounded parser (depth, values, numbers); None when it is not one."""
+    follows it), through kbt's bounded line parser (values counted first); None when it is not one."""
     try:
-        value = parse_json(line[at : line.rfind(b"}") + 1], "request log line")
+        value = parse_json_line(line[at : line.rfind(b"}") + 1], "request log line", MAX_REQUEST_VALUES)
     except BadInput:
         return None
     return value if isinstance(value, dict) else None
@@ -175,7 +205,9 @@ def _request(line: bytes, at: int) -> dict[str, Any] | None:
 
 def _count(reading: _FileReading, request: dict[str, Any]) -> None:
     header = request.get("requestHeader")
-    if not isinstance(header, dict) or header.get("requestApiKey") != PRODUCE_API_KEY:
+    api_key = header.get("requestApiKey") if isinstance(header, dict) else None
+    # `false == 0` in Python: only the integer 0 is Produce.
+    if type(api_key) is not int or api_key != PRODUCE_API_KEY or not isinstance(header, dict):
         return
     client_id = header.get("clientId")
     principal = request.get("principal")
