@@ -45,6 +45,9 @@ def test_librdkafka_round_trip() -> None:
     assert props == {
         "linger.ms": "50", "batch.num.messages": "500", "compression.type": "zstd",
         "partitioner": "consistent_random", "sticky.partitioning.linger.ms": "100",
+        # durability is always stated: librdkafka's own defaults here
+        "acks": "-1", "enable.idempotence": "false", "retries": "2147483647",
+        "max.in.flight.requests.per.connection": "1000000",
     }  # fmt: skip
     rules = rules_for(profile)
     assert (rules.kind, rules.linger_ms, rules.partitioning.sticky_ms) == ("librdkafka", 50, 100)

@@ -37,6 +37,7 @@ def test_recommended_settings_become_output_options() -> None:
     assert text.startswith("# recommended by kbt\n")
     assert _options(text) == {
         "acks": '"all"', "batch_size": "131072", "compression_type": '"zstd"', "linger_ms": "900",
+        "retries": "2147483647",  # durability stated as the client ran it
     }  # fmt: skip
     # no output option sets a codec level: said, not silently dropped
     assert "# compression.zstd.level: no kafka output option" in text

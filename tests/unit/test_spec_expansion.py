@@ -101,8 +101,13 @@ def test_librdkafka_mapping() -> None:
         "sticky.partitioning.linger.ms": "400",
         "max.in.flight.requests.per.connection": "5",
         "queue.buffering.max.kbytes": "65536",
+        "retries": "2147483647",  # durability is always stated: librdkafka's default
     }
-    assert LibrdkafkaProfile(name="d").client_settings() == {}
+    # a profile that sets nothing states librdkafka's durability defaults, and nothing else
+    assert LibrdkafkaProfile(name="d").client_settings() == {
+        "acks": "-1", "enable.idempotence": "false", "retries": "2147483647",
+        "max.in.flight.requests.per.connection": "1000000",
+    }  # fmt: skip
 
 
 def test_acks_spellings() -> None:

@@ -79,7 +79,7 @@ def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
         return (
             same_kind(a, b)
             and rules_of(a) == rules_of(b)
-            and kind_of(a).kept(a).get("acks") == kind_of(b).kept(b).get("acks")
+            and kind_of(a).durability(a) == kind_of(b).durability(b)
         )
     except ValueError:
         return False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from tuner.core.numbers import parse_number
 from tuner.spec.clients.rules import Rules
@@ -113,6 +113,11 @@ class ClientKind(Generic[P]):
             for f in ("acks", "idempotence")
             if f in self.model.model_fields and getattr(base, f) is not None
         }
+
+    def durability(self, profile: P) -> dict[str, str]:
+        """The durability settings the profile's client runs with, by the client's names (a
+        recommendation never changes them; kinds configured by properties state every one)."""
+        return {k: str(v) for k, v in self.kept(cast("ClientProfile", profile)).items()}
 
     def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
         """A profile as version-1 records stored it, in today's shape."""

@@ -7,7 +7,8 @@ partition until batch.size bytes went to it (KIP-794). Its load runs on the `jav
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Literal
 
@@ -28,6 +29,11 @@ BATCH_BYTES = 16_384
 MAX_REQUEST_BYTES = 1_048_576
 ACKS = "all"
 COMPRESSION = "none"
+# Durability defaults (Kafka 3+): acks all, retries without bound, 5 requests in flight, and
+# idempotence on unless acks, retries or in-flight conflict with it (then off, silently, since 3.2).
+RETRIES = "2147483647"
+MAX_IN_FLIGHT = "5"
+ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 # The sender thread's linger timer, on a clock of whole milliseconds: it fires ~0.3 ms past a
 # batch's deadline with a long tail, and in about one batch in ten up to 1 ms early. Over 24 runs
 # at linger 5 and 20 ms, a record due 0.2 ms past the deadline made the batch 54-81% of the time,
@@ -56,6 +62,35 @@ class Java(ProducerKind[JavaProfile]):
     model = JavaProfile
     hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
     multi_partition_requests = True
+    environment = (
+        "bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id", "key/value serializers",
+    )  # fmt: skip
+    measurement = ("a per-producer suffix on client.id",)
+    secrets_hint = (
+        "Secrets only as ${env:VAR} references, which Kafka's EnvVarConfigProvider resolves from the",
+        "environment (config.providers=env, Kafka 3.5+).",
+    )
+
+    def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
+        acks = conf.get("acks", ACKS).lower()
+        in_flight = conf.get("max.in.flight.requests.per.connection", MAX_IN_FLIGHT)
+        retries = conf.get("retries", RETRIES)
+        idempotent = acks in ("all", "-1") and _at_most(in_flight, 5) and retries.strip() != "0"
+        return {
+            "acks": ACKS,
+            "enable.idempotence": "true" if idempotent else "false",
+            "retries": RETRIES,
+            "max.in.flight.requests.per.connection": MAX_IN_FLIGHT,
+        }
+
+    def file_settings(self, conf: Mapping[str, str]) -> dict[str, str]:
+        """Every `${VAR}` reference as `${env:VAR}`, resolved by the client's own EnvVarConfigProvider,
+        which the file then names."""
+        out = {k: _ENV_REF.sub(r"${env:\1}", v) for k, v in conf.items()}
+        if out != dict(conf) and "config.providers" not in out:
+            out["config.providers"] = "env"
+            out["config.providers.env.class"] = ENV_CONFIG_PROVIDER
+        return out
 
     def client_settings(self, profile: JavaProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
@@ -76,19 +111,26 @@ class Java(ProducerKind[JavaProfile]):
         if profile.partitioner == "random":
             conf["partitioner.class"] = _ROUND_ROBIN
         conf.update(profile.overrides)
-        return conf
+        return self.with_durability(conf)
 
     def also_rendered(self, profile: JavaProfile, header: Sequence[str]) -> tuple[Rendered, ...]:
         # Logstash's Kafka output sets linger 0 and acks 1 itself: give it the defaults the
-        # measured client ran with, so the rendered options mean the same batching.
+        # measured client ran with, so the rendered options mean the same batching and durability.
         defaults = {
             "linger.ms": str(round(LINGER_MS)),
             "batch.size": str(BATCH_BYTES),
-            "acks": ACKS,
             "compression.type": COMPRESSION,
         }
         settings = {**defaults, **redact(self.client_settings(profile))}
-        return (Rendered(LOGSTASH_FILENAME, logstash_output(settings, header)),)
+        # Idempotence has no output option: under Logstash the client derives it from the rest.
+        ran = settings["enable.idempotence"]
+        derived = self.durability_defaults({k: v for k, v in settings.items() if k != "enable.idempotence"})
+        under = derived["enable.idempotence"]
+        same = "as the measured run" if under == ran else f"NOT as the measured run: {ran}"
+        notes = [
+            f"enable.idempotence: no kafka output option; the client derives {under} from these ({same})"
+        ]
+        return (Rendered(LOGSTASH_FILENAME, logstash_output(settings, header, notes)),)
 
     def rules(self, profile: JavaProfile) -> JavaRules:
         conf = self.client_settings(profile)
@@ -125,5 +167,14 @@ class Java(ProducerKind[JavaProfile]):
             out.append(Family(f"batch.size {size}, linger", make, ctx.budget_ms))
         return out
 
+
+def _at_most(text: str, bound: int) -> bool:
+    try:
+        return int(text.strip()) <= bound
+    except ValueError:
+        return False
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 KIND = Java()

@@ -9,6 +9,7 @@ when many partitions of one broker are ready together (librdkafka issue #1700 is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
@@ -25,6 +26,12 @@ LINGER_MS = 5.0
 BATCH_MESSAGES = 10_000
 BATCH_BYTES = 1_000_000
 MESSAGE_MAX_BYTES = 1_000_000
+# Durability defaults (CONFIGURATION.md): acks all, no idempotence, retries without bound, and up to
+# 1,000,000 requests in flight (5 with idempotence, which librdkafka then enforces).
+ACKS = "-1"
+RETRIES = "2147483647"
+MAX_IN_FLIGHT = "1000000"
+MAX_IN_FLIGHT_IDEMPOTENT = "5"
 # The broker thread wakes ~0.2 ms past a batch's linger deadline (a record due 0.1 ms past it made
 # the batch 77% of the time, 0.2 ms past 51%, 0.5 ms past 3%; docs/benchmarks.md "Linger timers").
 LINGER_TIMER = LateTimer(median_ms=0.2, spread=0.6)
@@ -45,6 +52,28 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     model = LibrdkafkaProfile
     hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
     multi_partition_requests = False
+    DURABILITY = (
+        ("acks", ("request.required.acks",)),
+        ("enable.idempotence", ()),
+        ("retries", ("message.send.max.retries",)),
+        ("max.in.flight.requests.per.connection", ("max.in.flight",)),
+    )
+    measurement = ("statistics.interval.ms", "delivery report callbacks")
+    secrets_hint = (
+        "librdkafka expands no variables: your application reads this file and adds sasl.password",
+        "(or ssl.key.password) from its secret store or environment to the configuration it builds.",
+    )
+
+    def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
+        idempotent = conf.get("enable.idempotence", "false").lower() == "true"
+        return {
+            "acks": ACKS,
+            "enable.idempotence": "false",
+            "retries": RETRIES,
+            "max.in.flight.requests.per.connection": MAX_IN_FLIGHT_IDEMPOTENT
+            if idempotent
+            else MAX_IN_FLIGHT,
+        }
 
     def client_settings(self, profile: LibrdkafkaProfile) -> dict[str, str]:
         conf: dict[str, str] = {}
@@ -70,7 +99,7 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         if profile.max_in_flight is not None:
             conf["max.in.flight.requests.per.connection"] = str(profile.max_in_flight)
         conf.update(profile.overrides)
-        return conf
+        return self.with_durability(conf)
 
     def rules(self, profile: LibrdkafkaProfile) -> LibrdkafkaRules:
         conf = self.client_settings(profile)

@@ -64,8 +64,9 @@ def _value(option: str, value: str) -> str:
     return value
 
 
-def logstash_output(settings: Mapping[str, str], header: Sequence[str]) -> str:
-    """A Logstash pipeline `output { kafka { ... } }` block for these Java producer properties."""
+def logstash_output(settings: Mapping[str, str], header: Sequence[str], notes: Sequence[str] = ()) -> str:
+    """A Logstash pipeline `output { kafka { ... } }` block for these Java producer properties; `notes`
+    are comments about settings the output cannot carry."""
     lines = [f"# {line}" if line else "#" for line in header]
     lines += [
         "# The recommended Java producer settings as Logstash kafka output options (bootstrap_servers",
@@ -82,7 +83,13 @@ def logstash_output(settings: Mapping[str, str], header: Sequence[str]) -> str:
             options.append((OPTIONS[key], value))
         else:
             unmapped.append(key)
+    explained = {note.split(":", 1)[0] for note in notes}
+    lines += [f"# {note}" for note in notes]
     for key in unmapped:
-        lines.append(f"# {key}: no kafka output option; the client default applies under Logstash")
+        if key not in explained:
+            lines.append(
+                f"# {key}: no kafka output option; the client default applies under Logstash"
+                f" (the measured run: {settings[key]})"
+            )
     body = [f"    {name} => {_value(name, value)}" for name, value in options]
     return "\n".join([*lines, "output {", "  kafka {", *body, "  }", "}"]) + "\n"

@@ -3,12 +3,18 @@
 `ProducerProfile` holds the client-neutral knobs (`None` = the client's own default) plus raw
 `overrides` properties; a kind configured by properties subclasses it (adding knobs only it has)
 and `ProducerKind` (rendering a .properties file, describing the knobs, checking batch bytes).
+
+Durability (acks, idempotence, retries, requests in flight) is the user's, never tuned: a kind's
+settings always state it, the client's real default where the profile sets none (`DURABILITY`,
+`durability_defaults`), so the file a user deploys says what the run that confirmed it used; a
+recommendation keeps the baseline's (`kept`). What a deployment sets outside the file (the brokers,
+security, the client id) is the kind's `environment`: its engine layers exactly those on top.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -19,6 +25,9 @@ from tuner.spec.base import ConfigMap
 from tuner.spec.clients.base import ClientKind, Rendered
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS
 from tuner.spec.profile import ProfileBase
+
+if TYPE_CHECKING:
+    from tuner.spec.clients import ClientProfile
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 Acks = Literal["0", "1", "all"]
@@ -121,17 +130,92 @@ P = TypeVar("P", bound=ProducerProfile)
 class ProducerKind(ClientKind[P]):
     """A kind configured by properties: a .properties file, batches bounded by batch_bytes."""
 
+    # The durability properties, each with the aliases the client also takes for it.
+    DURABILITY: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("acks", ()),
+        ("enable.idempotence", ()),
+        ("retries", ()),
+        ("max.in.flight.requests.per.connection", ()),
+    )
+    # What a deployment sets outside the file; the kind's engine layers these (and its own
+    # measurement hooks, `measurement`) on top of the file, nothing else.
+    environment: tuple[str, ...] = ("bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id")
+    measurement: tuple[str, ...] = ()
+    secrets_hint: tuple[str, ...] = ()  # how a deployment gives this client its secrets (comment lines)
+
+    def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
+        """The client's own default of each durability property, given the settings in `conf`."""
+        raise NotImplementedError
+
+    def with_durability(self, conf: dict[str, str]) -> dict[str, str]:
+        """`conf` with every durability property stated: the client's default where neither the
+        property nor one of its aliases is set (the same behaviour, written down)."""
+        defaults = self.durability_defaults(conf)
+        for key, aliases in self.DURABILITY:
+            if key not in conf and not any(a in conf for a in aliases):
+                conf[key] = defaults[key]
+        return conf
+
+    def durability(self, profile: P) -> dict[str, str]:
+        """The durability properties the profile's client runs with (aliases under their own name)."""
+        conf = self.client_settings(profile)
+        out = {}
+        for key, aliases in self.DURABILITY:
+            found = [k for k in (key, *aliases) if k in conf]
+            out[key] = conf[found[-1]] if found else ""
+        return out
+
+    def kept(self, base: ClientProfile | None) -> dict[str, Any]:
+        """The baseline's durability, if of this kind: its knobs and any durability override (else
+        nothing, and the client's defaults apply, stated in the file all the same)."""
+        keep = super().kept(base)
+        if base is None or base.client != self.name or not isinstance(base, ProducerProfile):
+            return keep
+        if base.max_in_flight is not None:
+            keep["max_in_flight"] = base.max_in_flight
+        names = {k for key, aliases in self.DURABILITY for k in (key, *aliases)}
+        durable = {k: v for k, v in base.overrides.items() if k in names}
+        if durable:
+            keep["overrides"] = durable
+        return keep
+
     def render(self, profile: P, header: Sequence[str]) -> Rendered:
-        """The client's config file for the profile, under `#` comment lines, secrets redacted."""
+        """The client's config file for the profile, under `#` comment lines, secrets redacted.
+        Without a header it is the artifact a run's client starts from (`artifact`)."""
         out = [f"# {line}" if line else "#" for line in header]
-        out += [
-            "# bootstrap.servers and security settings come from your deployment; give credentials only as",
-            "# ${VAR} references resolved from the environment.",
-        ]
-        for key, value in redact(self.client_settings(profile)).items():
+        out += self._preamble(profile)
+        for key, value in self.file_settings(redact(self.client_settings(profile))).items():
             text = str(value).replace("\\", "\\\\")  # java.util.Properties escapes; keep leading spaces
             out.append(f"{key}=" + ("\\" + text if text.startswith(" ") else text))
         return Rendered(f"{self.name}.properties", "\n".join(out) + "\n")
+
+    def file_settings(self, conf: Mapping[str, str]) -> dict[str, str]:
+        """The properties as the file holds them (a kind may spell `${VAR}` references its way)."""
+        return dict(conf)
+
+    def _preamble(self, profile: P) -> list[str]:
+        lines = [
+            "# Set by your environment, not in this file: " + ", ".join(self.environment) + ".",
+            *(f"# {line}" for line in self.secrets_hint),
+        ]
+        if self.measurement:
+            lines.append(
+                f"# kbt's runs layer the same on top of this file, plus {', '.join(self.measurement)}."
+            )
+        lines += [
+            "# Durability is yours (kbt tunes batching only): acks, enable.idempotence, retries and",
+            "# max.in.flight.requests.per.connection are stated below as the baseline had them (the",
+            "# client's defaults where it set none).",
+        ]
+        defaults = self.durability_defaults({})
+        changed = [
+            f"{k}={v} (default {defaults[k]})"
+            for k, v in self.durability(profile).items()
+            if v != defaults[k] and k != "enable.idempotence"  # idempotence's default follows acks
+        ]
+        if changed:
+            lines.append(f"# Not the {self.title} client's default: {', '.join(changed)}.")
+        return lines
 
     def check_fits(self, profile: P, topic_max_bytes: int, event_bytes: int | None) -> None:
         if profile.batch_bytes is not None and profile.batch_bytes > topic_max_bytes:

@@ -1,0 +1,124 @@
+"""Durability is the user's (issue 39): a recommendation changes batching, linger, compression and
+partitioning, never acks, idempotence, retries or requests in flight. The demo's sweep
+(loadtests/qunar-logs-short.yaml, baseline filebeat-like: acks 1, no idempotence) recommended on a
+stand-in lab: every rendered file states the durability of the runs that confirmed it, and a kind
+whose baseline is another client's states its own client's defaults."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.unit.test_recommend_vs_grid import BROKERS, SLO, StandInLab
+from tuner.core.paths import repo_root
+from tuner.model.recommend import Request, recommend
+from tuner.render.recommendation import render_files
+from tuner.spec import RunPlan, load_sweep
+from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of
+from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
+from tuner.spec.sweep import SweepSpec
+from tuner.store import RunRecord
+from tuner.target.security import parse_properties
+
+DEMO = load_sweep(repo_root() / "loadtests" / "qunar-logs-short.yaml")
+DURABLE = ("acks", "enable.idempotence", "retries", "max.in.flight.requests.per.connection")
+
+
+class DemoLab(StandInLab):
+    """The stand-in lab running the demo's workload, for both properties-configured kinds."""
+
+    def __init__(self) -> None:
+        super().__init__(60.0, request_error=0.03)
+        self.engines = frozenset({"librdkafka", "java"})
+
+    def run(self, profile: ClientProfile, reason: str) -> RunRecord:
+        spec = SweepSpec(
+            name="qunar-logs-short-recommend", workload=DEMO.spec.workload, profiles=[profile],
+            name_format="{profile}",
+        )  # fmt: skip
+        plan: RunPlan = spec.expand()[0].model_copy(update={"index": len(self.runs)})
+        return self.record(plan)
+
+
+def _demo_recommendation() -> tuple[dict[str, str], DemoLab, dict[str, list[RunRecord]]]:
+    baseline = next(p for p in DEMO.spec.profiles if p.name == "filebeat-like")
+    lab = DemoLab()
+    rec = recommend(
+        Request(
+            workload=DEMO.spec.workload, brokers=BROKERS, slo=SLO, clients=["librdkafka", "java"],
+            baselines={"librdkafka": baseline}, baseline=baseline, trials=lab, max_trials=2,
+        )
+    )  # fmt: skip
+    runs = {r.run_id: r for r in lab.runs}
+    confirming = {c.client: [runs[i] for i in c.evidence] for c in rec.clients}
+    assert {c.client for c in rec.clients} == {"librdkafka", "java"}
+    assert all(c.status == "confirmed" for c in rec.clients)
+    return render_files(rec), lab, confirming
+
+
+def test_the_demos_files_state_the_durability_their_confirming_runs_used() -> None:
+    files, lab, confirming = _demo_recommendation()
+    for client, filename in (("librdkafka", "librdkafka.properties"), ("java", "java.properties")):
+        stated = parse_properties(files[filename], filename)
+        assert all(key in stated for key in DURABLE), filename  # written out, never left to defaults
+        kind = kind_named(client)
+        for run in confirming[client]:
+            ran = kind.durability(run.plan.profile)
+            assert {k: stated[k] for k in DURABLE} == ran, (filename, run.run_id)
+    # Every trial of a kind ran its baseline's durability (librdkafka: filebeat-like's acks 1, no
+    # idempotence) or, without a baseline of its kind, its own client's defaults (Java).
+    by_kind = {
+        c: {str(kind_named(c).durability(r.plan.profile)) for r in lab.runs if r.plan.profile.client == c}
+        for c in ("librdkafka", "java")
+    }
+    assert by_kind["librdkafka"] == {
+        str({"acks": "1", "enable.idempotence": "false", "retries": "2147483647",
+             "max.in.flight.requests.per.connection": "1000000"})
+    }  # fmt: skip
+    assert by_kind["java"] == {
+        str({"acks": "all", "enable.idempotence": "true", "retries": "2147483647",
+             "max.in.flight.requests.per.connection": "5"})
+    }  # fmt: skip
+    # the file says where it departs from the client's default; the Logstash options agree with Java's
+    assert "# Not the librdkafka client's default: acks=1 (default -1)." in files["librdkafka.properties"]
+    assert "Not the Java client's default" not in files["java.properties"]
+    logstash = files["logstash-kafka-output.conf"]
+    assert 'acks => "all"' in logstash and "retries => 2147483647" in logstash
+    assert "derives true from these (as the measured run)" in logstash
+
+
+_DURABILITY = st.fixed_dictionaries(
+    {},
+    optional={
+        "acks": st.sampled_from(["0", "1", "all"]),
+        "idempotence": st.booleans(),
+        "max_in_flight": st.integers(1, 10),
+        "overrides": st.sampled_from([{}, {"retries": "3"}, {"message.send.max.retries": "7"}]),
+    },
+)
+
+
+@given(client=st.sampled_from(["librdkafka", "java"]), durability=_DURABILITY)
+def test_candidates_keep_a_baselines_durability(client: str, durability: dict[str, object]) -> None:
+    overrides = durability.get("overrides", {})
+    if client == "java" and "message.send.max.retries" in overrides:  # not a Java property
+        return
+    try:
+        base = profile_of({"name": "base", "client": client, **durability})
+    except ValueError:
+        return  # an inconsistent baseline (idempotence with acks 1) is refused where it is written
+    kind = kind_of(base)
+    keep = kind.kept(base)
+    model = LibrdkafkaProfile if client == "librdkafka" else JavaProfile
+    candidate = model(name="cand", linger_ms=500, batch_bytes=131_072, compression="zstd", **keep)
+    assert kind.durability(candidate) == kind.durability(base)
+    # and the file the candidate renders says so
+    assert _stated(client, kind.artifact(candidate).text) == kind.durability(base)
+
+
+def _stated(client: str, text: str) -> dict[str, str]:
+    """The durability a properties file states, each setting by its main name (aliases read too)."""
+    props = parse_properties(text, "artifact")
+    kind = kind_named(client)
+    return {key: next(props[k] for k in (key, *aliases) if k in props) for key, aliases in kind.DURABILITY}
