@@ -4,8 +4,11 @@ A Java shop's target file names `ssl.truststore.location`; kbt's own clients of 
 config, read-back) are librdkafka, and two of its shippers read PEM only. Rather than refuse the
 target, the store's trusted certificates are written once as PEM under kbt's cache, named by the
 store's hash (certificates are public; the store password is used to open it and never written).
-PKCS12 is read in-process (cryptography); JKS needs the JDK's keytool, the password handed over in
-its environment, never on its command line.
+PKCS12 is read by cryptography in a child process (a store's key derivation runs as many rounds as
+the store asks for, inside a library call no signal interrupts: a child is stopped by Ctrl-C,
+SIGTERM or the time limit); its MAC iteration count is read from the DER first and held to Java's
+own cap. JKS needs the JDK's keytool. The password goes to either in its environment, never on a
+command line.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from tuner.core.errors import BadInput
@@ -24,6 +28,9 @@ from tuner.core.writes import atomic_write
 
 MAX_TRUSTSTORE_BYTES = 4 * 1024 * 1024  # a store of thousands of CAs is still well under this
 KEYTOOL_TIMEOUT_S = 30.0
+PKCS12_TIMEOUT_S = 30.0
+# sun.security.pkcs12.PKCS12KeyStore's MAX_ITERATION_COUNT: a store Java would refuse is refused.
+MAX_PKCS12_ITERATIONS = 5_000_000
 _PEM_CERT = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+?-----END CERTIFICATE-----")
 _PASSWORD_ENV = "KBT_TRUSTSTORE_PASSWORD"
 
@@ -45,21 +52,108 @@ def truststore_ca_file(location: str, kind: str, password: str | None, where: st
     return str(path)
 
 
-def _pkcs12_certificates(data: bytes, password: str | None, shown: str) -> bytes:
-    from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
+def _der(data: bytes, at: int) -> tuple[int, int, int]:
+    """(tag, start of the contents, end of the contents) of the DER element at `at`; ValueError
+    when it runs past the data."""
+    if at + 2 > len(data):
+        raise ValueError("truncated")
+    tag, length = data[at], data[at + 1]
+    at += 2
+    if length & 0x80:
+        n = length & 0x7F
+        if n == 0 or n > 4 or at + n > len(data):
+            raise ValueError("bad length")
+        length = int.from_bytes(data[at : at + n], "big")
+        at += n
+    if at + length > len(data):
+        raise ValueError("truncated")
+    return tag, at, at + length
 
+
+def mac_iterations(data: bytes) -> int | None:
+    """The MAC iteration count of a PKCS12 store (PFX: version, authSafe, macData {mac, salt,
+    iterations DEFAULT 1}), read off its DER without deriving anything; None when it has no MAC or
+    is not that shape."""
     try:
-        store = pkcs12.load_pkcs12(data, password.encode() if password else None)
+        tag, start, end = _der(data, 0)
+        if tag != 0x30:
+            return None
+        parts = []
+        at = start
+        while at < end and len(parts) < 3:
+            tag, inner, after = _der(data, at)
+            parts.append((tag, inner, after))
+            at = after
+        if len(parts) < 3 or parts[2][0] != 0x30:
+            return None
+        _, at, mac_end = parts[2]
+        fields = []
+        while at < mac_end and len(fields) < 3:
+            tag, inner, after = _der(data, at)
+            fields.append((tag, inner, after))
+            at = after
+        if len(fields) < 3:
+            return 1
+        tag, inner, after = fields[2]
+        if tag != 0x02 or after - inner > 8:
+            return None if tag != 0x02 else 1 << 62
+        return int.from_bytes(data[inner:after], "big", signed=True)
     except ValueError:
+        return None
+
+
+# The child: the store on stdin, its password in the environment, the certificates' PEM on stdout;
+# exit 3: not a store this password opens, 4: no certificate in it.
+_CHILD = """
+import os, sys
+from cryptography.hazmat.primitives.serialization import Encoding, pkcs12
+password = os.environ.get("KBT_TRUSTSTORE_PASSWORD")
+try:
+    store = pkcs12.load_pkcs12(sys.stdin.buffer.read(), password.encode() if password else None)
+except ValueError:
+    sys.exit(3)
+certificates = [c.certificate for c in store.additional_certs]
+if store.cert is not None:
+    certificates.append(store.cert.certificate)
+if not certificates:
+    sys.exit(4)
+sys.stdout.buffer.write(b"".join(c.public_bytes(Encoding.PEM) for c in certificates))
+"""
+
+
+def _pkcs12_certificates(data: bytes, password: str | None, shown: str) -> bytes:
+    iterations = mac_iterations(data)
+    if iterations is not None and not 1 <= iterations <= MAX_PKCS12_ITERATIONS:
+        raise BadInput(
+            f"{shown}: a MAC iteration count of {iterations:,} (Java reads PKCS12 stores of 1 to"
+            f" {MAX_PKCS12_ITERATIONS:,}): not a store kbt opens"
+        )
+    env = {k: v for k, v in os.environ.items() if k != _PASSWORD_ENV}
+    if password:
+        env[_PASSWORD_ENV] = password
+    try:
+        # subprocess.run kills the child on any exception, KeyboardInterrupt (Ctrl-C, and SIGTERM
+        # as kbt's handler raises it) included.
+        proc = subprocess.run(
+            [sys.executable, "-I", "-c", _CHILD],
+            input=data,
+            env=env,
+            capture_output=True,
+            timeout=PKCS12_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise BadInput(
+            f"{shown}: the PKCS12 store did not open within {PKCS12_TIMEOUT_S:.0f} s"
+            " (its key derivation asks for too many rounds)"
+        ) from None
+    if proc.returncode == 4:
+        raise BadInput(f"{shown}: the truststore holds no certificate")
+    if proc.returncode != 0 or not proc.stdout:
         raise BadInput(
             f"{shown}: not a PKCS12 store this ssl.truststore.password opens (wrong password or not PKCS12)"
-        ) from None
-    certificates = [c.certificate for c in store.additional_certs]
-    if store.cert is not None:
-        certificates.append(store.cert.certificate)
-    if not certificates:
-        raise BadInput(f"{shown}: the truststore holds no certificate")
-    return b"".join(c.public_bytes(Encoding.PEM) for c in certificates)
+        )
+    return proc.stdout
 
 
 def _jks_certificates(location: str, password: str | None, shown: str) -> bytes:
