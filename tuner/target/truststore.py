@@ -78,7 +78,7 @@ def mac_iterations(data: bytes) -> int | None:
         tag, start, end = _der(data, 0)
         if tag != 0x30:
             return None
-        parts = []
+        parts: list[tuple[int, int, int]] = []
         at = start
         while at < end and len(parts) < 3:
             tag, inner, after = _der(data, at)
@@ -87,7 +87,7 @@ def mac_iterations(data: bytes) -> int | None:
         if len(parts) < 3 or parts[2][0] != 0x30:
             return None
         _, at, mac_end = parts[2]
-        fields = []
+        fields: list[tuple[int, int, int]] = []
         while at < mac_end and len(fields) < 3:
             tag, inner, after = _der(data, at)
             fields.append((tag, inner, after))
