@@ -129,9 +129,8 @@ def health(
     Go/no-go before and after load: under-replicated or offline partitions, consumer lag of the
     named groups, disk headroom (from node_exporter series in the target's Prometheus; said plainly
     when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
-    from confluent_kafka.admin import AdminClient
-
     from tuner.core.errors import ExitStatus
+    from tuner.core.kafka_clients import Connection, admin_client
     from tuner.measure.prometheus import Prometheus
     from tuner.target import resolve_target
     from tuner.target.health import as_dicts, consumer_lag, disk_headroom, under_replicated
@@ -139,9 +138,7 @@ def health(
 
     target = resolve_target(None, _source(file, bootstrap, command_config, prom_flag))
     cluster_facts(target)  # reachable, credentials accepted: one line (exit 5) otherwise
-    admin = AdminClient(
-        {**client_config(target), "bootstrap.servers": target.bootstrap_servers, "socket.timeout.ms": 10000}
-    )
+    admin = admin_client(Connection(target.bootstrap_servers, client_config(target)))
     checks = [under_replicated(admin), *consumer_lag(admin, group, max_lag)]
     selector = disk_selector
     if selector is None:

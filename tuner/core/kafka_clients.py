@@ -34,19 +34,36 @@ class Connection:
         return {**(settings or {}), **self.properties, "bootstrap.servers": self.bootstrap_servers}
 
 
+def _built(factory: Any, conf: dict[str, Any]) -> Any:
+    """`factory(conf)`, or one BadInput line when librdkafka refuses the configuration while
+    building the client (a truststore of another type than named, a key it does not know): its
+    constructor raises KafkaException, which escaped as a traceback."""
+    from confluent_kafka import KafkaException
+
+    from tuner.core.errors import BadInput
+
+    try:
+        return factory(conf)
+    except (KafkaException, ValueError, TypeError) as exc:
+        error = exc.args[0] if exc.args else exc
+        reason = error.str() if hasattr(error, "str") else str(error)
+        raise BadInput(f"the Kafka client refused its configuration: {reason}") from None
+
+
 def admin_client(conn: Connection, settings: Mapping[str, Any] | None = None) -> AdminClient:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient(conn.conf({"socket.timeout.ms": ADMIN_SOCKET_TIMEOUT_MS, **(settings or {})}))
+    conf = conn.conf({"socket.timeout.ms": ADMIN_SOCKET_TIMEOUT_MS, **(settings or {})})
+    return _built(AdminClient, conf)
 
 
 def new_producer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Producer:
     from confluent_kafka import Producer
 
-    return Producer(conn.conf(settings))
+    return _built(Producer, conn.conf(settings))
 
 
 def new_consumer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Consumer:
     from confluent_kafka import Consumer
 
-    return Consumer(conn.conf(settings))
+    return _built(Consumer, conn.conf(settings))
