@@ -120,14 +120,25 @@ def otelcol(
     if collector_binary() is None:
         sys.stderr.write("kbt: error: no OpenTelemetry Collector build: run 'make install'\n")
         raise typer.Exit(int(ExitStatus.ENVIRONMENT))
+    from tuner.core.errors import BadInput
+    from tuner.core.inputs import shown_path
+    from tuner.core.redact import scrub
+    from tuner.core.text import one_line, value
+
     checked: list[dict[str, object]] = []
     for path in files:
-        problem = check_fragment(path) if path.is_file() else "not a readable file"
+        try:
+            found = check_fragment(path)
+            problem = None if found is None else f"{value(shown_path(path))}: otelcol validate: {found}"
+        except BadInput as exc:  # not a regular file, too large, not YAML, a literal secret
+            found = problem = exc.message
         if problem is not None:
-            sys.stderr.write(f"kbt: error: {path}: otelcol validate: {problem}\n")
+            # the collector's complaint may quote the file: scrubbed of its secrets, on one line
+            sys.stderr.write(f"kbt: error: {one_line(scrub(problem))}\n")
+            found = one_line(scrub(str(found)))
         else:
-            typer.echo(f"{path}: ok", err=to_stdout(json_path))
-        checked.append({"file": path, "ok": problem is None, "errors": [problem] if problem else []})
+            typer.echo(f"{value(shown_path(path))}: ok", err=to_stdout(json_path))
+        checked.append({"file": path, "ok": problem is None, "errors": [found] if problem else []})
     write_json(json_path, "check otelcol", files=checked)
     if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))

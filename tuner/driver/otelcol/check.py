@@ -26,10 +26,48 @@ STUB = {
 }
 
 
+MAX_FRAGMENT_BYTES = 1 << 20  # a collector config is a few KB
+_PURE_ENV = re.compile(r"\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}")
+
+
+def _literal_secret(data: object, where: str = "") -> str | None:
+    """The dotted key of the first secret-named key holding a literal value (not `${env:VAR}`)."""
+    from tuner.core.redact import is_secret_name
+
+    stack: list[tuple[object, str]] = [(data, where)]
+    while stack:
+        node, at = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                name = f"{at}.{key}" if at else str(key)
+                literal = isinstance(value, str | int | float) and value != ""
+                reference = isinstance(value, str) and _PURE_ENV.fullmatch(value.strip()) is not None
+                if is_secret_name(str(key)) and literal and not reference:
+                    return name
+                stack.append((value, name))
+        elif isinstance(node, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
+    return None
+
+
 def check_fragment(path: Path) -> str | None:
-    """None when the collector accepts `path` merged over the stub, else its one-line complaint."""
+    """None when the collector accepts `path` merged over the stub, else its one-line complaint.
+    The file comes through the bounded reader and parser (BadInput: not a regular file, too large,
+    not YAML), which also registers its secrets with the scrubber: the collector's complaint may
+    quote a value. A secret written in it is refused before the collector runs, as `check filebeat`
+    refuses one."""
+    from tuner.core.errors import BadInput
+    from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path
+
+    text = read_text(path, "collector config", MAX_FRAGMENT_BYTES)
+    data = plain_data(parse_yaml(text, shown_path(path)))
+    key = _literal_secret(data)
+    if key is not None:
+        raise BadInput(
+            f'{shown_path(path)}: "{key}" must be an ${{env:VAR}} reference'
+            " (credentials are never written in a file)"
+        )
     binary = require_collector()
-    text = path.read_text(encoding="utf-8", errors="replace")
     env = {name: "kbt-placeholder" for name in _ENV.findall(text)}
     with tempfile.TemporaryDirectory(prefix="kbt-otelcheck-") as tmp:
         base = Path(tmp) / "base.yaml"
