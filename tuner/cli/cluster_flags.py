@@ -61,6 +61,6 @@ def target_source(
         return None
     if lab_dir is not None:
         raise BadInput("--lab-dir names kbt's lab: give --lab-dir or --bootstrap-server, not both")
-    flags = ClusterFlags(bootstrap.strip(), command_config, prometheus)
+    flags = ClusterFlags(bootstrap.strip(" \t"), command_config, prometheus)  # a line break is refused
     resolve_target(None, flags)  # a bad server list, properties file or URL: one line, before any work
     return flags

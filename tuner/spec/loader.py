@@ -184,6 +184,11 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
     return text
 
 
+def field_message(err: Any) -> str:
+    """One pydantic error in kbt's words (never pydantic's "String should have ...")."""
+    return _message(err)
+
+
 def _message(err: Any) -> str:
     kind, msg, value, ctx = err["type"], err["msg"], err.get("input"), err.get("ctx") or {}
     if kind == "missing":

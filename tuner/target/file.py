@@ -35,7 +35,8 @@ from tuner.target.security import check_properties, hold_literal_secrets, read_p
 
 DIALECTS = ("kbt", "strimzi", "upstream", "confluent", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_HOST_PORT = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.-]+):(\d{1,5})$")
+_HOST_PORT = re.compile(r"(\[[0-9a-fA-F:.]{2,45}\]|[A-Za-z0-9_.-]{1,253}):([0-9]{1,5})")
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
 _PREFIX = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
 _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
@@ -132,15 +133,26 @@ class TargetFile(StrictModel):
     @field_validator("bootstrap_servers", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        return [s.strip() for s in value.split(",") if s.strip()] if isinstance(value, str) else value
+        # blanks around a comma are dropped, a line break is not (it would end up in a client's config)
+        return [s.strip(" \t") for s in value.split(",") if s.strip()] if isinstance(value, str) else value
 
     @field_validator("bootstrap_servers")
     @classmethod
     def _servers(cls, value: list[str]) -> list[str]:
+        if len(value) > MAX_BOOTSTRAP_SERVERS:
+            raise ValueError(f"{len(value):,} servers: at most {MAX_BOOTSTRAP_SERVERS} are taken")
         for server in value:
-            match = _HOST_PORT.match(server)
-            if match is None or not 0 < parse_int(match.group(2), "port") < 65536:
-                raise ValueError(f"{server!r} is not host:port")
+            # fullmatch: `$` would let a value ending in a line break through
+            match = _HOST_PORT.fullmatch(server)
+            if (
+                match is None
+                or not _host(match.group(1))
+                or not 0 < parse_int(match.group(2), "port") < 65536
+            ):
+                raise ValueError(
+                    f"{server[:120]!r} is not host:port (a DNS name of at most 253 characters, an"
+                    " IPv4 address or a [bracketed] IPv6 address, and a port 1-65535)"
+                )
         return value
 
     @field_validator("topic_prefix")
@@ -149,6 +161,23 @@ class TargetFile(StrictModel):
         if not _PREFIX.match(value):
             raise ValueError(f"{value!r}: 1-40 characters of letters, digits, '.', '_' or '-'")
         return value
+
+
+MAX_BOOTSTRAP_SERVERS = 100
+
+
+def _host(host: str) -> bool:
+    """A host as DNS and the clients take it: a [bracketed] IPv6 address that is one, or a name of
+    at most 253 characters in labels of 1-63."""
+    if host.startswith("["):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return False
+        return True
+    return len(host) <= 253 and all(
+        _HOST_LABEL.fullmatch(label) for label in host.removesuffix(".").split(".")
+    )
 
 
 def is_loopback(server: str) -> bool:
@@ -162,10 +191,11 @@ def is_loopback(server: str) -> bool:
 
 
 def _error(path: Path, exc: ValidationError) -> BadInput:
+    from tuner.spec.loader import field_message
+
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(top)"
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    return BadInput(f"target file {path.name}: {loc}: {msg}")
+    return BadInput(f"target file {path.name}: {loc}: {field_message(err)}")
 
 
 def load_target_file(path: Path) -> TargetFile:
@@ -229,7 +259,13 @@ def flags_target(flags: ClusterFlags) -> Target:
         flag = {"bootstrap_servers": "--bootstrap-server", "prometheus": "--prometheus"}.get(
             str(err["loc"][0]), "--bootstrap-server"
         )
-        raise BadInput(f"{flag}: {str(err['msg']).removeprefix('Value error, ')}") from None
+        if err["type"] in ("too_short", "string_too_short") and flag == "--bootstrap-server":
+            raise BadInput(
+                "--bootstrap-server: give at least one host:port (a comma-separated list)"
+            ) from None
+        from tuner.spec.loader import field_message
+
+        raise BadInput(f"{flag}: {field_message(err)}") from None
     where = f"--command-config {flags.command_config.name}" if flags.command_config else "--command-config"
     return _target(spec, Path.cwd(), where, literal_secrets=True)
 
