@@ -47,7 +47,7 @@ profiles:
 
 GOOD_FILEBEAT = """\
 output.kafka:
-  hosts: ["${KAFKA_HOSTS}"]
+  hosts: "${KAFKA_HOSTS}"
   topic: "${KAFKA_TOPIC}"
   bulk_max_size: 1024
   bulk_flush_frequency: 0s
@@ -1102,7 +1102,7 @@ HARDENING_CASES: list[Case] = [
     filebeat_case(
         "secrets-filebeat-hosts",
         "credentials in Filebeat hosts",
-        '["${KAFKA_HOSTS}"]',
+        '"${KAFKA_HOSTS}"',
         f'["kbt:{SECRET}@broker:9092x"]',
         "",
     ),
@@ -1492,6 +1492,29 @@ LEFTOVER_LINES = {
     "regex-key-no-group": "spec.yaml:8: workload.keys: keys.pattern: needs a capture group (the key)",
 }
 CASES += [dataclasses.replace(c, line=E + LEFTOVER_LINES[c.id]) for c in LEFTOVER_CASES]
+
+# A forecast that cannot reproduce today: the committed saturated diagnosis (network idle 0.21 on its
+# busiest broker) against a cost model shaped like the lab demo's fit (network R^2 0.03).
+_FIT = '"bytes_coef": 0.0, "n": 9, "rmse": 0.02'
+POOR_COST_MODEL = (
+    f'{{"network": {{"requests_coef": 2e-05, "intercept": 0.0335, "r2": 0.03, {_FIT}}}, '
+    f'"handler": {{"requests_coef": 0.00109, "r2": 0.73, {_FIT}}}}}'
+)
+SATURATED = Path(__file__).resolve().parents[1] / "unit" / "data" / "forecast" / "saturated-diagnosis.json"
+CASES.append(
+    Case(
+        "forecast-refused-poor-fit",
+        "kbt forecast",
+        "a cost model that cannot reproduce the diagnosis' measured idle, on a fit too poor to calibrate",
+        ("forecast", "--diagnosis", "diagnosis.json", "--cost-model", "model.json"),
+        ExitStatus.BAD_INPUT,
+        E + "forecast refused: current: live cluster: the cost model gives the busiest broker network idle "
+        "0.918 for today's traffic where broker 1 measured 0.210 (+0.71, past 0.1) and its network fit is "
+        "too poor to calibrate (R^2 0.03 < 0.5): give --cost-model fitted on records of this cluster or one "
+        "set up like it",
+        files={"diagnosis.json": SATURATED.read_text(encoding="utf-8"), "model.json": POOR_COST_MODEL},
+    )
+)
 
 
 def render_doc() -> str:

@@ -88,7 +88,7 @@ def test_filebeat_version_9_checks_against_its_line(tmp_path: Path) -> None:
     queue defaults (the 10 s flush timeout trap, bulk_max_size capped at 1600), and a `log` input refused
     by line; an unmodelled version is one error line."""
     plain = tmp_path / "plain.yml"
-    plain.write_text('output.kafka:\n  hosts: ["${KAFKA_HOSTS}"]\n  topic: logs\n  version: "2.6.0"\n')
+    plain.write_text('output.kafka:\n  hosts: "${KAFKA_HOSTS}"\n  topic: logs\n  version: "2.6.0"\n')
     with_log = tmp_path / "log.yml"
     with_log.write_text(
         "filebeat.inputs:\n  - type: log\n    paths: [/var/log/app.log]\n" + plain.read_text()

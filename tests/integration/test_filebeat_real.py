@@ -22,7 +22,7 @@ from tuner.driver.tailed.pods import wait_started
 from tuner.driver.tailed.session import START_TIMEOUT_S
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
-from tuner.spec.clients.filebeat import config_of
+from tuner.spec.clients.filebeat import FilebeatProfile
 from tuner.spec.loader import load_sweep
 from tuner.spec.sweep import RunPlan
 
@@ -122,7 +122,9 @@ def test_a_pod_whose_stats_port_was_taken_starts_again_on_another(lab: Any, tmp_
         holder.bind(("127.0.0.1", pod.port))
         holder.listen()
         taken = pod.port
-        pod.start(filebeat_binary(None), config_of(plan.profile), lab.bootstrap_servers, "kbt-port-taken")
+        profile = plan.profile
+        assert isinstance(profile, FilebeatProfile)
+        pod.start(filebeat_binary(None), profile, lab.bootstrap_servers, "kbt-port-taken")
         try:
             wait_started([pod], "real Filebeat", START_TIMEOUT_S)
             assert pod.port_retries >= 1 and pod.port != taken

@@ -23,8 +23,8 @@ from tuner.driver.tailed.pods import wait_started
 from tuner.driver.tailed.session import START_TIMEOUT_S
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
+from tuner.spec.clients.otelcol import OtelcolProfile
 from tuner.spec.loader import load_sweep
-from tuner.spec.otelcol import OtelcolConfig
 
 pytestmark = [
     pytest.mark.integration,
@@ -79,7 +79,7 @@ def test_a_pod_whose_telemetry_port_was_taken_starts_again_on_another(lab: LabSt
         holder.bind(("127.0.0.1", pod.port))
         holder.listen()
         taken = pod.port
-        pod.start(binary, OtelcolConfig(), lab.bootstrap_servers, "kbt-otelcol-port-taken")
+        pod.start(binary, OtelcolProfile(name="p"), lab.bootstrap_servers, "kbt-otelcol-port-taken")
         try:
             wait_started([pod], "the collector", START_TIMEOUT_S)
             assert pod.port_retries >= 1 and pod.port != taken

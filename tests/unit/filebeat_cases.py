@@ -6,7 +6,7 @@ from __future__ import annotations
 GOOD = """\
 # a tuned profile
 output.kafka:
-  hosts: ["${KAFKA_HOSTS}"]
+  hosts: "${KAFKA_HOSTS}"
   topic: logs
   bulk_max_size: 4096
   bulk_flush_frequency: 500ms
@@ -102,7 +102,14 @@ MALFORMED = [
         ":5: output.kafka.bulk_max_size: must be a whole number such as 12, in ASCII digits (got 'lots')",
     ),
     ("no topic", ("  topic: logs\n", ""), ":2: output.kafka.topic: either topic or topics must be set"),
-    ("bad host", ('["${KAFKA_HOSTS}"]', '["kafka1"]'), ':3: output.kafka.hosts: "kafka1" is not host:port'),
+    ("bad host", ('"${KAFKA_HOSTS}"', '["kafka1"]'), ':3: output.kafka.hosts: "kafka1" is not host:port'),
+    (
+        "brokers variable in a list",
+        ('"${KAFKA_HOSTS}"', '["${KAFKA_HOSTS}"]'),
+        ":3: output.kafka.hosts: a ${KAFKA_HOSTS} list element makes Filebeat exit when the variable"
+        ' holds several brokers (h1:9092,h2:9092): write hosts: "${KAFKA_HOSTS}" (the variable alone,'
+        " not in a list)",
+    ),
     (
         "old version",
         ("topic: logs", "topic: logs\n  version: 3.6.0"),

@@ -1,5 +1,5 @@
-"""Real Filebeat, offline: the input-side settings, the generated filebeat.yml, the engine choice,
-the log line format and its read-back parsing."""
+"""Real Filebeat, offline: the input-side settings, the pod's side file beside the rendered
+filebeat.yml, the engine choice, the log line format and its read-back parsing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
 from tuner.driver.filebeat.plan import check_emulated
-from tuner.driver.filebeat.yml import pod_config
+from tuner.driver.filebeat.yml import deployment_env, pod_side
 from tuner.driver.tailed.readback import Tally
 from tuner.driver.tailed.writer import line_text
 from tuner.spec.clients import ClientProfile, profile_of
@@ -29,44 +29,43 @@ def _config(**settings: Any) -> Any:
 
 
 def _yml(config: Any, **extra: Any) -> dict[str, Any]:
-    return pod_config(
+    return pod_side(
         config,
         pod=3,
         log_file=Path("/tmp/x/pod.log"),
-        hosts=["127.0.0.1:9092"],
-        topic="t1",
         http_port=5066,
         workdir=Path("/tmp/x"),
         **extra,
     )
 
 
-def test_defaults_are_left_to_filebeat() -> None:
+def test_the_pod_side_file_holds_only_the_labs_part() -> None:
     doc = _yml(_config())
-    # Only hosts, topic and the protocol version: everything else is the running Filebeat's default.
-    assert doc["output.kafka"] == {"hosts": ["127.0.0.1:9092"], "topic": "t1", "version": "2.1.0"}
-    assert "queue.mem" not in doc
+    # The output and queue are the artifact's: the side file adds no output.kafka option.
+    assert "output.kafka" not in doc and "queue.mem" not in doc
     assert doc["filebeat.inputs"] == [{"type": "log", "paths": ["/tmp/x/pod.log"]}]
     assert doc["http"] == {"enabled": True, "host": "127.0.0.1", "port": 5066}
+    secure = _yml(_config(), output_security={"username": "u", "password": "${KBT_P}"})
+    assert secure["output.kafka"] == {"username": "u", "password": "${KBT_P}"}
+    assert deployment_env("h1:1,h2:2,h3:3", "t1") == {"KAFKA_HOSTS": "h1:1,h2:2,h3:3", "KAFKA_TOPIC": "t1"}
 
 
-def test_profile_settings_are_written_with_filebeat_names() -> None:
-    doc = _yml(
-        _config(
-            **{
-                "queue.mem.flush.timeout": "250ms",
-                "queue.mem.events": 8192,
-                "output.kafka.bulk_flush_frequency": "500ms",
-                "output.kafka.partition.random.group_events": 64,
-                "input.backoff": "100ms",
-                "input.check_interval": "1s",
-                "input.close_eof": "true",
-            }
-        )
-    )
-    assert doc["queue.mem"] == {"events": 8192, "flush": {"timeout": "250ms"}}
-    assert doc["output.kafka"]["bulk_flush_frequency"] == "500ms"
-    assert doc["output.kafka"]["partition"] == {"random": {"group_events": 64}}
+def test_profile_settings_reach_the_artifact_and_the_input() -> None:
+    settings = {
+        "queue.mem.flush.timeout": "250ms",
+        "queue.mem.events": 8192,
+        "output.kafka.bulk_flush_frequency": "500ms",
+        "output.kafka.partition.random.group_events": 64,
+        "input.backoff": "100ms",
+        "input.check_interval": "1s",
+        "input.close_eof": "true",
+    }
+    text = KIND.artifact(_profile(**settings)).text
+    assert "  bulk_flush_frequency: 500ms\n" in text
+    assert "  partition.random:\n    group_events: 64\n" in text
+    assert "queue.mem:\n" in text and "  events: 8192\n" in text and "  flush.timeout: 250ms\n" in text
+    assert "  flush.min_events:" not in text  # unset: Filebeat's default
+    doc = _yml(_config(**settings))
     [inp] = doc["filebeat.inputs"]
     assert inp == {
         "type": "log",

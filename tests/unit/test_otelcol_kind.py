@@ -19,7 +19,7 @@ from tuner.core.errors import ExitStatus
 from tuner.driver.engines import ENGINES
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.check import check_fragment
-from tuner.driver.otelcol.pod_config import pod_config
+from tuner.driver.otelcol.pod_config import base_config, deployment_env
 from tuner.driver.tailed.readback import LINES, Tally
 from tuner.model.otelcol_sim import exports, merged, reads
 from tuner.model.predict import predict
@@ -169,21 +169,13 @@ def test_render_is_a_collector_fragment_and_the_recommender_families_are_valid()
         assert rules_of(made).batch_min > 40 * 0.7  # the timer sends the batch, not its size
 
 
-def test_pod_config_holds_only_what_the_profile_sets(tmp_path: Path) -> None:
-    config = OtelcolConfig.model_validate(
-        {"kafka.producer.compression": "lz4", "filelog.poll_interval": "50ms"}
-    )
-    doc = pod_config(
-        config,
-        log_file=tmp_path / "a.log",
-        brokers=["127.0.0.1:1"],
-        topic="t",
-        metrics_port=9,
-        workdir=tmp_path,
-    )
+def test_the_pod_base_holds_none_of_the_profiles_settings(tmp_path: Path) -> None:
+    doc = base_config(log_file=tmp_path / "a.log", metrics_port=9, workdir=tmp_path)
     kafka = doc["exporters"]["kafka"]
-    assert kafka == {"brokers": ["127.0.0.1:1"], "logs": {"topic": "t"}, "producer": {"compression": "lz4"}}
-    assert doc["receivers"]["file_log"]["poll_interval"] == "50ms"
+    # The profile's settings come from its rendered fragment, merged over this base by the collector.
+    assert kafka == {"brokers": "${env:KAFKA_HOSTS}", "logs": {"topic": "${env:KAFKA_TOPIC}"}}
+    assert doc["receivers"]["file_log"] == {"include": [str(tmp_path / "a.log")], "start_at": "beginning"}
+    assert deployment_env("h1:1,h2:2", "t") == {"KAFKA_HOSTS": "h1:1,h2:2", "KAFKA_TOPIC": "t"}
     json.dumps(doc)  # written as JSON (which is YAML)
 
 

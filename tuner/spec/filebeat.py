@@ -241,6 +241,13 @@ class KafkaOutput(StrictModel):
     kerberos: Kerberos | None = None
     enable_krb5_fast: bool | None = None
 
+    @field_validator("hosts", mode="before")
+    @classmethod
+    def _hosts_string(cls, value: Any) -> Any:
+        # Filebeat takes one string for a list option: `hosts: "${KAFKA_HOSTS}"`, the form that
+        # holds several comma-separated brokers (go-ucfg splits the variable's value into a list).
+        return [value] if isinstance(value, str) else value
+
     @field_validator("compression", mode="before")
     @classmethod
     def _compression(cls, value: Any) -> Any:

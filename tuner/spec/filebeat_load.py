@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tuner.core.envref import is_pure_reference
+from tuner.core.envref import is_pure_reference, parse_reference
 from tuner.core.errors import BadInput
 from tuner.core.inputs import plain_data, shown_path
 from tuner.core.redact import is_secret_name
@@ -77,6 +77,7 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
         line = lines.get(exc.path)
         raise BadInput(f"{shown}{f':{line}' if line else ''}: {_dotted(exc.path)}: {exc}") from None
     whole = data
+    _hosts_not_listed_references(whole, lines, shown)
     data = _select_sections(data, lines, shown)
     if filebeat_version is not None:
         _inputs_exist(whole, filebeat_version, lines, shown)
@@ -87,6 +88,24 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
         raise BadInput(describe_filebeat_error(exc, lines, shown)) from None
     _no_literal_secrets(whole, (), lines, shown)  # after the schema, whose words are more precise
     return LoadedFilebeat(path=path, config=config, lines=lines)
+
+
+def _hosts_not_listed_references(data: dict[str, Any], lines: dict[Path_, int], shown: str) -> None:
+    """`hosts: ["${KAFKA_HOSTS}"]` checks fine with one broker in the variable, and stops Filebeat
+    7.17 when it holds several: go-ucfg reads "h1:9092,h2:9092" as a list, which becomes a list
+    inside the list ("can not convert 'object' into 'string' accessing 'output.kafka.hosts.0'")."""
+    output = data.get("output")
+    kafka = output.get("kafka") if isinstance(output, dict) else None
+    hosts = kafka.get("hosts") if isinstance(kafka, dict) else None
+    for i, item in enumerate(hosts if isinstance(hosts, list) else []):
+        ref = parse_reference(item)
+        if ref is not None:
+            line = lines.get(("output", "kafka", "hosts", i)) or lines.get(("output", "kafka", "hosts"))
+            raise BadInput(
+                f"{shown}{f':{line}' if line else ''}: output.kafka.hosts: a ${{{ref.name}}} list element"
+                " makes Filebeat exit when the variable holds several brokers (h1:9092,h2:9092): write"
+                f' hosts: "${{{ref.name}}}" (the variable alone, not in a list)'
+            )
 
 
 def _inputs_exist(data: dict[str, Any], version: str, lines: dict[Path_, int], shown: str) -> None:

@@ -131,9 +131,11 @@ class OtelcolConfig(StrictModel):
 
         return expand_dotted(data) if isinstance(data, Mapping) else data
 
-    def compact(self) -> dict[str, Any]:
-        """The settings the profile sets, nested as in the collector's config (JSON values)."""
-        return self.model_dump(mode="json", exclude_unset=True)
+    def compact(self, mode: str = "json") -> dict[str, Any]:
+        """The settings the profile sets, nested as in the collector's config (JSON values). An unset
+        option is left out, never written as null: the collector refuses a null where it expects a
+        value ("'sending_queue' unexpected type <nil> for 'enabled'")."""
+        return self.model_dump(mode=mode, exclude_unset=True, exclude_none=True)
 
     @property
     def linger(self) -> Duration:

@@ -15,9 +15,6 @@ output batches) is read from each pod's loopback monitoring endpoint before it s
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import tempfile
 import urllib.request
 from dataclasses import dataclass, field
@@ -26,13 +23,13 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
+from tuner.core.redact import scrub
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
 from tuner.driver.filebeat.plan import drain_s
-from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, pod_config
+from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, deployment_env, pod_side
 from tuner.driver.latency_hist import latency_ms
-from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import DriverResult, LatencyMs
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
@@ -43,8 +40,7 @@ from tuner.driver.tailed.pods import (
 from tuner.driver.tailed.readback import ReadBack
 from tuner.driver.tailed.session import run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
-from tuner.spec.clients.filebeat import REAL_ENGINE_NAME, config_of
-from tuner.spec.filebeat import FilebeatConfig
+from tuner.spec.clients.filebeat import KIND, REAL_ENGINE_NAME, FilebeatProfile, config_of
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import SecureClient, filebeat_security
 
@@ -74,7 +70,10 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     `placement.security` is written into output.kafka with the password as a `${NAME}` reference
     that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
     read-back) use it in librdkafka terms."""
-    config = config_of(plan.profile)
+    profile = plan.profile
+    if not isinstance(profile, FilebeatProfile):
+        raise BadInput(f"profile {profile.name} is a {profile.client} profile, not a filebeat one")
+    config = config_of(profile)
     connection = SecureClient.of(plan.profile.name, placement.security, filebeat_security)
     workload = plan.workload
     topics, bootstrap = list(placement.topics), placement.bootstrap_servers
@@ -91,7 +90,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
 
         def start(pod: _Pod) -> None:
             pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
-            pod.start(binary, config, bootstrap, topics[0])
+            pod.start(binary, profile, bootstrap, topics[0])
 
         run = run_pods(
             pods,
@@ -110,7 +109,9 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
         )
     stats = run.counters
     failed = stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0)
-    result = tailed_result(REAL_ENGINE_NAME, workload, run.judged, pods, failed, topics)
+    result = tailed_result(
+        REAL_ENGINE_NAME, workload, run.judged, pods, failed, topics, KIND.artifact(profile)
+    )
     tally = run.judged.tally
     return RealRun(
         result=result,
@@ -122,32 +123,32 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     )
 
 
-class _Pod(RestartsOnTakenPort[FilebeatConfig]):
-    def start(self, binary: Path, config: FilebeatConfig, bootstrap: str, topic: str) -> None:
-        self.args = (binary, config, bootstrap, topic)
+class _Pod(RestartsOnTakenPort[FilebeatProfile]):
+    def start(self, binary: Path, profile: FilebeatProfile, bootstrap: str, topic: str) -> None:
+        """Filebeat on the profile's rendered file as a user receives it, and the lab's side file
+        (tuner/driver/filebeat/yml.py), with the environment a deployment sets."""
+        self.args = (binary, profile, bootstrap, topic)
         connection = self.secure
-        doc = pod_config(
-            config,
+        artifact = KIND.artifact(profile)
+        deployed = self.dir / artifact.filename
+        deployed.write_text(artifact.text, encoding="utf-8")
+        side = pod_side(
+            config_of(profile),
             pod=self.index,
             log_file=self.log_file,
-            hosts=bootstrap.split(","),
-            topic=topic,
             http_port=self.port,
             workdir=self.dir,
             output_security=connection.config,
         )
-        cfg = self.dir / "filebeat.yml"
         # JSON is YAML: no YAML writer needed, and every value keeps its type.
-        cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        self.proc = subprocess.Popen(
-            [str(binary), "-c", str(cfg), "--path.home", str(self.dir), "--strict.perms=false"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=self.dir,
-            env={**os.environ, **connection.env} if connection.env else None,  # its secrets
-            start_new_session=True,
-            preexec_fn=die_with_parent,  # a killed kbt leaves no Filebeat behind
+        (self.dir / SIDE_FILE).write_text(json.dumps(side, indent=2), encoding="utf-8")
+        self.spawn(
+            [
+                str(binary),
+                *("-c", str(deployed), "-c", str(self.dir / SIDE_FILE)),
+                *("--path.home", str(self.dir), "--strict.perms=false"),
+            ],
+            {**deployment_env(bootstrap, topic), **connection.env},  # its secrets alone
         )
 
     def answers(self) -> bool:
@@ -162,13 +163,18 @@ class _Pod(RestartsOnTakenPort[FilebeatConfig]):
             return None
 
     def failure(self) -> str | None:
-        if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
+        """Why the pod's Filebeat exited: the last lines of its own output (a config it refuses is
+        said there) and its log's last error, or its exit status."""
+        if not self.exited() or self.proc is None:
             return None
-        lines: list[str] = []
+        errors: list[str] = []
         for log in sorted((self.dir / "logs").glob("filebeat*")):
-            lines += [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln]
-        last = lines[-1].split("\t")[-1] if lines else f"exit status {self.proc.returncode}"
-        return f"pod {self.index}: {last}"
+            errors += [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln]
+        said = [self.output_tail()]
+        if errors and errors[-1].split("\t")[-1] not in said[0]:
+            said.append(scrub(errors[-1].split("\t")[-1]))
+        text = " | ".join(s for s in said if s) or f"exit status {self.proc.returncode}"
+        return f"pod {self.index}: {text}"
 
 
 def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:

@@ -1,21 +1,33 @@
 """`filebeat test config` on a file, with an installed real Filebeat build.
 
 Filebeat validates values the way it will use them (kbt's schema catches misspelled keys, which
-Filebeat accepts silently). `${VAR}` references that are not set are given placeholders, so a
-profile with the engine's `${KAFKA_HOSTS}` / `${KAFKA_TOPIC}` checks as it will run.
+Filebeat accepts silently). Every `${VAR}` reference gets a value the way a deployment sets it,
+whatever the shell running the check holds: a variable under `hosts` three comma-separated brokers
+(the form that breaks `hosts: ["${VAR}"]`), credentials a placeholder, TLS options (certificate
+authorities, certificate, key) the paths of real PEM files made for the check, anything else a
+placeholder word.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from tuner.core.errors import BadInput
+from tuner.core.inputs import read_yaml
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)")
+# A multi-broker cluster as a deployment names it (nothing is contacted: `test config` connects to
+# no broker).
+THREE_HOSTS = "kafka-1.example:9092,kafka-2.example:9092,kafka-3.example:9092"
+_TLS_FILES = {"certificate_authorities": "ca.pem", "certificate": "cert.pem", "key": "key.pem"}
 _HAS_INPUTS = re.compile(r"^\s*(filebeat\.(inputs|modules|config)|inputs\s*:)", re.MULTILINE)
 TIMEOUT_S = 60.0
 
@@ -24,10 +36,8 @@ def test_config(path: Path, version: str | None = None) -> tuple[str, str | None
     """(version used, None when Filebeat accepts the file, else its one-line complaint)."""
     binary = filebeat_binary(version)
     text = path.read_text(encoding="utf-8", errors="replace")
-    env = dict(os.environ)
-    for name in _REFERENCE.findall(text):
-        env.setdefault(name, "127.0.0.1:9092" if "HOST" in name.upper() else "kbt-placeholder")
     with tempfile.TemporaryDirectory(prefix="kbt-fbtest-") as home:
+        env = {**os.environ, **substitutions(path, text, Path(home))}
         args = ["-c", str(path.resolve())]
         if not _HAS_INPUTS.search(text):
             # A profile fragment (output.kafka + queue.mem): Filebeat refuses a config without inputs,
@@ -69,3 +79,72 @@ def test_config(path: Path, version: str | None = None) -> tuple[str, str | None
     lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
     lines = [ln for ln in lines if "fetching V2 controller" not in ln]  # a cgroup notice, not the config
     return build_version(binary), (lines[-1] if lines else f"exit status {proc.returncode}")
+
+
+def substitutions(path: Path, text: str, tmp: Path) -> dict[str, str]:
+    """A deployment's value for every `${VAR}` the file names, chosen by the option it sits in."""
+    options: dict[str, str] = {}
+    # A file kbt cannot read: the schema check says why; the names alone get placeholders.
+    with contextlib.suppress(BadInput):
+        _options_of(read_yaml(path), "", options)
+    out: dict[str, str] = {}
+    for name in _REFERENCE.findall(text):
+        option = options.get(name, "")
+        if option == "hosts" or (not option and "HOST" in name.upper()):
+            out[name] = THREE_HOSTS
+        elif option in _TLS_FILES:
+            out[name] = str(_tls_files(tmp)[option])
+        else:
+            out[name] = "kbt-placeholder"
+    return out
+
+
+def _options_of(node: Any, option: str, out: dict[str, str]) -> None:
+    """The option (last key of its path; list items keep their list's) each reference sits in."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            _options_of(value, str(key).rsplit(".", 1)[-1], out)
+    elif isinstance(node, list):
+        for item in node:
+            _options_of(item, option, out)
+    elif isinstance(node, str):
+        for name in _REFERENCE.findall(node):
+            out.setdefault(name, option)
+
+
+def _tls_files(tmp: Path) -> dict[str, Path]:
+    """A self-signed certificate and its key as PEM files (the CA, certificate and key options
+    each get a real file: Filebeat reads them when it builds the output)."""
+    files = {option: tmp / name for option, name in _TLS_FILES.items()}
+    if files["key"].exists():
+        return files
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt check")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    files["certificate_authorities"].write_bytes(pem)
+    files["certificate"].write_bytes(pem)
+    files["key"].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return files

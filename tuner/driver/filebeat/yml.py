@@ -1,9 +1,18 @@
-"""filebeat.yml for one real-Filebeat pod: its input, and output.kafka / queue.mem from the profile.
+"""What a real-Filebeat pod runs besides the profile's own file: the lab's side of the config and
+the environment a deployment sets.
 
-Only what the profile sets is written: everything else stays at the running Filebeat's own defaults
-(7.17: queue 4096 / 2048 / 1s), so "shipped defaults" means Filebeat's, not kbt's model of them.
-Two exceptions: `output.kafka.version` is always written (7.17 defaults to 1.0.0, which Kafka 4.x
-brokers refuse), and the hosts and topic are the run's.
+A pod starts Filebeat with two config files, `-c filebeat.yml -c kbt-pod.yml`, merged by Filebeat
+in that order (checked with the real 7.17 build: nested sections merge key by key):
+
+- `filebeat.yml` is the kind's rendered artifact (tuner/spec/clients/filebeat.py), byte for byte
+  the file a user receives, with its `${KAFKA_HOSTS}` and `${KAFKA_TOPIC}` references;
+- `kbt-pod.yml` is the lab's own part, what a deployment writes beside the profile: the input on
+  the pod's log file (with the profile's input options), the loopback monitoring endpoint, paths,
+  logging, and for a secure target the connection's output.kafka keys (username, a `${NAME}`
+  password, sasl.mechanism, ssl.*) as a user would add them.
+
+The environment gives KAFKA_HOSTS (every bootstrap server, comma-separated) and KAFKA_TOPIC, as a
+DaemonSet's would. Nothing else of the output is set, so the file's settings are the run's.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ from tuner.spec.filebeat import FilebeatConfig
 # The record value is the event as JSON; Filebeat adds @timestamp, @metadata, log.offset,
 # log.file.path, input, ecs, host and agent: this many bytes besides the message and the path.
 EVENT_OVERHEAD_BYTES = 440
+SIDE_FILE = "kbt-pod.yml"
 
 
 def input_section(config: FilebeatConfig, pod: int, log_file: Path) -> dict[str, Any]:
@@ -28,32 +38,29 @@ def input_section(config: FilebeatConfig, pod: int, log_file: Path) -> dict[str,
     return section
 
 
-def pod_config(
+def deployment_env(bootstrap_servers: str, topic: str) -> dict[str, str]:
+    """The variables the rendered file names, as a deployment sets them."""
+    return {"KAFKA_HOSTS": bootstrap_servers, "KAFKA_TOPIC": topic}
+
+
+def pod_side(
     config: FilebeatConfig,
     *,
     pod: int,
     log_file: Path,
-    hosts: list[str],
-    topic: str,
     http_port: int,
     workdir: Path,
     output_security: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """`output_security`: the connection's output.kafka keys (username, `${NAME}` password,
-    sasl.mechanism, ssl.*; tuner/target/engine_security.py), written as given."""
-    # JSON mode writes durations as Filebeat spells them ("500ms").
-    kafka = config.kafka.model_dump(mode="json", exclude_unset=True, exclude_none=True)
-    kafka.update(hosts=hosts, topic=topic, version=config.kafka.version)
-    kafka.update(output_security or {})
-    queue = config.mem.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+    """The lab's config file beside the artifact. `output_security`: the connection's output.kafka
+    keys (tuner/target/engine_security.py), written as given."""
     out: dict[str, Any] = {
         "filebeat.inputs": [input_section(config, pod, log_file)],
-        "output.kafka": kafka,
         "http": {"enabled": True, "host": "127.0.0.1", "port": http_port},
         "path": {"home": str(workdir), "data": str(workdir / "data"), "logs": str(workdir / "logs")},
         "logging": {"level": "warning", "to_stderr": False, "to_files": True, "metrics": {"enabled": False}},
         "monitoring.enabled": False,
     }
-    if queue:
-        out["queue.mem"] = queue
+    if output_security:
+        out["output.kafka"] = dict(output_security)
     return out

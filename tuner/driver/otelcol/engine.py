@@ -12,10 +12,7 @@ window); the pods' own counters (records sent, send failures) come from their te
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +20,11 @@ from pathlib import Path
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
+from tuner.core.redact import scrub
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Capabilities, Hold, Placement
-from tuner.driver.lifeline import die_with_parent
 from tuner.driver.otelcol.build import require_collector
-from tuner.driver.otelcol.pod_config import LOG_NAME, pod_config
+from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config, deployment_env
 from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
@@ -38,7 +35,7 @@ from tuner.driver.tailed.pods import (
 from tuner.driver.tailed.readback import LINES, ReadBack
 from tuner.driver.tailed.session import run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
-from tuner.spec.clients.otelcol import config_of
+from tuner.spec.clients.otelcol import KIND, OtelcolProfile, config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig
 from tuner.spec.sweep import RunPlan
@@ -56,29 +53,26 @@ COUNTERS = {
 }
 
 
-class Pod(RestartsOnTakenPort[OtelcolConfig]):
-    def start(self, binary: Path, config: OtelcolConfig, bootstrap: str, topic: str) -> None:
-        self.args = (binary, config, bootstrap, topic)
-        doc = pod_config(
-            config,
-            log_file=self.log_file,
-            brokers=bootstrap.split(","),
-            topic=topic,
-            metrics_port=self.port,
-            workdir=self.dir,
-            client=self.secure.config,
+class Pod(RestartsOnTakenPort[OtelcolProfile]):
+    def start(self, binary: Path, profile: OtelcolProfile, bootstrap: str, topic: str) -> None:
+        """The collector on the lab's base config and the profile's rendered fragment as a user
+        receives it, merged by the collector (tuner/driver/otelcol/pod_config.py)."""
+        self.args = (binary, profile, bootstrap, topic)
+        base = base_config(
+            log_file=self.log_file, metrics_port=self.port, workdir=self.dir, client=self.secure.config
         )
-        cfg = self.dir / "collector.yaml"
-        cfg.write_text(json.dumps(doc, indent=2), encoding="utf-8")  # JSON is YAML
-        self.proc = subprocess.Popen(
-            [str(binary), "--config", str(cfg)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            cwd=self.dir,
-            env={**os.environ, **self.secure.env} if self.secure.env else None,  # its secrets alone
-            start_new_session=True,
-            preexec_fn=die_with_parent,
+        (self.dir / BASE_NAME).write_text(json.dumps(base, indent=2), encoding="utf-8")  # JSON is YAML
+        artifact = KIND.artifact(profile)
+        (self.dir / artifact.filename).write_text(artifact.text, encoding="utf-8")
+        self.spawn(
+            [
+                str(binary),
+                "--config",
+                str(self.dir / BASE_NAME),
+                "--config",
+                str(self.dir / artifact.filename),
+            ],
+            {**deployment_env(bootstrap, topic), **self.secure.env},  # its secrets alone
         )
 
     def answers(self) -> bool:
@@ -102,16 +96,20 @@ class Pod(RestartsOnTakenPort[OtelcolConfig]):
         return {key: found.get(metric, 0.0) for key, metric in COUNTERS.items()}
 
     def failure(self) -> str | None:
-        """Why the pod's collector exited: its log's last error (the error text itself, when the
-        line is the collector's JSON-fielded log line), or its exit status."""
-        if self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM):
+        """Why the pod's collector exited: the last lines of its own output (a config it refuses is
+        said there, before its log is set up), else its log's last error (the error text itself,
+        when the line is the collector's JSON-fielded log line), else its exit status."""
+        if not self.exited() or self.proc is None:
             return None
-        log = self.dir / LOG_NAME
-        lines = log.read_text(errors="replace").splitlines() if log.exists() else []
-        errors = [ln for ln in lines if "error" in ln.lower()]
-        last = (errors or lines or [f"exit status {self.proc.returncode}"])[-1]
-        found = _ERROR_FIELD.search(last)
-        return f"pod {self.index}: {(found.group(1) if found else last)[:300]}"
+        said = self.output_tail()
+        if not said:
+            log = self.dir / LOG_NAME
+            lines = log.read_text(errors="replace").splitlines() if log.exists() else []
+            errors = [ln for ln in lines if "error" in ln.lower()]
+            last = (errors or lines or [""])[-1]
+            found = _ERROR_FIELD.search(last)
+            said = scrub(found.group(1) if found else last)[:300]
+        return f"pod {self.index}: {said or f'exit status {self.proc.returncode}'}"
 
 
 def payloads(plan: RunPlan, work: Path) -> list[str]:
@@ -160,7 +158,10 @@ class OtelcolRun:
 
 def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
     """Drive one run of a `client: otelcol` profile through real collector pods; verify delivery."""
-    config = config_of(plan.profile)
+    profile = plan.profile
+    if not isinstance(profile, OtelcolProfile):
+        raise BadInput(f"profile {profile.name} is a {profile.client} profile, not an otelcol one")
+    config = config_of(profile)
     workload = plan.workload
     topics = [placement.single_topic("otelcol")]
     bootstrap_servers = placement.bootstrap_servers
@@ -175,7 +176,7 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
         pods = [Pod(i, work, secure) for i in range(workload.producers)]
         run = run_pods(
             pods,
-            lambda pod: pod.start(binary, config, bootstrap_servers, topics[0]),
+            lambda pod: pod.start(binary, profile, bootstrap_servers, topics[0]),
             lambda: _sum(pods),
             shipper="the collector",
             workload=workload,
@@ -195,7 +196,7 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
         )
     counters = run.counters
     failed = round(counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0))
-    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics)
+    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics, KIND.artifact(profile))
     return OtelcolRun(result=result, counters=counters, written=sum(run.judged.written.values()))
 
 

@@ -1,7 +1,13 @@
-"""The collector config of one pod: the filelog receiver on the pod's file, the kafka exporter to the
-run's brokers and topic, with exactly what the profile sets and nothing else (so "shipped defaults"
-means the collector's own). Its telemetry answers on a loopback port of its own (the pod's readiness
-and counters) and its log goes to the pod's directory.
+"""The lab's side of one collector pod's config; the profile's own settings come from the kind's
+rendered fragment (`otelcol.yaml`, tuner/spec/clients/otelcol.py), the file a user receives.
+
+A pod runs `--config base.yaml --config otelcol.yaml`: the collector merges the files in that order,
+map by map (checked with the real build), so the fragment's exporter and receiver options land on
+the base's components. The base is what a deployment already has: the filelog receiver on the pod's
+file, the kafka exporter to the brokers and topic of the environment (`KAFKA_HOSTS`, every broker
+comma-separated, and `KAFKA_TOPIC`), the connection's security settings, one logs pipeline, and the
+pod's telemetry on a loopback port of its own (its readiness and counters), its log in the pod's
+directory. Nothing of the profile is written here, so the fragment's settings are the run's.
 """
 
 from __future__ import annotations
@@ -9,29 +15,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tuner.spec.otelcol import OtelcolConfig
-
 LOG_NAME = "collector.log"
+BASE_NAME = "base.yaml"
 
 
-def pod_config(
-    config: OtelcolConfig,
-    *,
-    log_file: Path,
-    brokers: list[str],
-    topic: str,
-    metrics_port: int,
-    workdir: Path,
-    client: dict[str, Any] | None = None,
+def deployment_env(bootstrap_servers: str, topic: str) -> dict[str, str]:
+    """The variables the base names, as a deployment sets them."""
+    return {"KAFKA_HOSTS": bootstrap_servers, "KAFKA_TOPIC": topic}
+
+
+def base_config(
+    *, log_file: Path, metrics_port: int, workdir: Path, client: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The pod's config; `client` adds the exporter's connection settings (e.g. auth, tls)."""
-    settings = config.compact()
-    kafka: dict[str, Any] = dict(settings.get("kafka", {}))
-    logs = dict(kafka.pop("logs", {}))
-    logs["topic"] = topic
-    exporter = {"brokers": brokers, "logs": logs, **kafka, **(client or {})}
+    """The pod's base config; `client` adds the exporter's connection settings (e.g. auth, tls)."""
+    # The collector reads a comma-separated variable into the brokers list itself.
+    exporter = {"brokers": "${env:KAFKA_HOSTS}", "logs": {"topic": "${env:KAFKA_TOPIC}"}, **(client or {})}
     # The file exists (empty) before the pod starts: read it from its first line.
-    receiver = {"include": [str(log_file)], "start_at": "beginning", **settings.get("filelog", {})}
+    receiver = {"include": [str(log_file)], "start_at": "beginning"}
     log = str(workdir / LOG_NAME)
     return {
         "receivers": {"file_log": receiver},

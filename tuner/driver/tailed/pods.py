@@ -22,16 +22,21 @@ from typing import Generic, Protocol, TypeVar
 
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
+from tuner.core.redact import REDACTED, scrub
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.result import ArtifactRef, ClientResult, DeliveryResult, DriverResult
 from tuner.driver.tailed.readback import Tally
+from tuner.spec.clients.base import Rendered
 from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import SecureClient
 
 PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
 PORT_RETRIES = 3
+OUTPUT_NAME = "output.log"  # a pod process's own stdout and stderr, in its directory
+OUTPUT_TAIL_LINES = 3
+OUTPUT_TAIL_CHARS = 600
 
 
 @contextlib.contextmanager
@@ -74,6 +79,39 @@ class RestartsOnTakenPort(Generic[C]):
 
     def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
         raise NotImplementedError
+
+    def spawn(self, args: list[str], env: dict[str, str]) -> None:
+        """Start the pod's process in its directory with `env` added to kbt's environment, its
+        stdout and stderr kept in the pod's OUTPUT_NAME file (a shipper that refuses its config says
+        why there, before its own logging is set up)."""
+        with (self.dir / OUTPUT_NAME).open("ab") as output:
+            self.proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                cwd=self.dir,
+                env={**os.environ, **env},
+                start_new_session=True,
+                preexec_fn=die_with_parent,  # a killed kbt leaves no shipper behind
+            )
+
+    def output_tail(self) -> str:
+        """The last lines the pod's process wrote to its stdout and stderr (joined by " | "),
+        secrets redacted: the pod's own credentials and whatever the redaction layer finds."""
+        path = self.dir / OUTPUT_NAME
+        text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        for value in self.secure.env.values():
+            if value:
+                text = text.replace(value, REDACTED)
+        lines = [ln.strip() for ln in scrub(text).splitlines() if ln.strip()]
+        return " | ".join(lines[-OUTPUT_TAIL_LINES:])[-OUTPUT_TAIL_CHARS:]
+
+    def exited(self) -> bool:
+        """The process has ended other than by kbt's SIGTERM."""
+        return not (
+            self.proc is None or self.proc.poll() is None or self.proc.returncode in (0, -signal.SIGTERM)
+        )
 
     def failure(self) -> str | None:
         raise NotImplementedError
@@ -219,6 +257,10 @@ def written_in_window(
     return count
 
 
+def _ref(artifact: Rendered | None) -> ArtifactRef | None:
+    return None if artifact is None else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256)
+
+
 @dataclass(frozen=True)
 class TailedRun:
     """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
@@ -242,10 +284,11 @@ def tailed_result(
     pods: Sequence[PodFile],
     failed: int,
     topics: Sequence[str],
+    artifact: Rendered | None = None,
 ) -> DriverResult:
     """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
     missing from the topic is lost only when the read-back reached the topic's end, before that it
-    is unread (the run is then unverified, not failed)."""
+    is unread (the run is then unverified, not failed). `artifact`: the rendered file the pods ran."""
     expected = {(pod, seq) for pod, n in run.written.items() for seq in range(n)}
     seen = run.tally.seen
     delivered = len(expected & set(seen))
@@ -267,6 +310,9 @@ def tailed_result(
         records_acked_total=delivered,
         delivery_latency_ms=latency_ms(run.tally.ack_us),
         send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
+        artifact=None
+        if artifact is None
+        else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
     )
     delivery = DeliveryResult(
         acked=len(expected),

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import SerializationInfo, field_serializer, field_validator
 
 from tuner.core.numbers import cut_value, document_number, parse_int
+from tuner.core.yaml_block import block_yaml, yaml_scalar
 from tuner.spec.base import config_string
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
@@ -96,9 +97,10 @@ def as_fragment(value: Any) -> Any:
 
 
 def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
-    """The settings that differ from Filebeat's defaults, nested as filebeat.yml (the engine's
-    placeholder hosts and topic left out)."""
-    data = config.model_dump(mode=mode, exclude_defaults=True)
+    """The settings the profile sets, nested as filebeat.yml (the engine's placeholder hosts and
+    topic left out). A value set equal to a default stays: it is the user's choice, and another
+    Filebeat version's default may differ. An unset option is left out, never written as null."""
+    data = config.model_dump(mode=mode, exclude_unset=True, exclude_none=True)
     if config.line != line_of(DEFAULT_FILEBEAT):
         # The model's defaults are 7.17's: another line's queue is stated whole, so a value that
         # happens to equal 7.17's default is not lost (and the line's own defaults are not assumed).
@@ -340,12 +342,17 @@ def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:
 
 # ---- filebeat.yml -------------------------------------------------------------------------------
 
-# Options every rendered file states explicitly (even at their default), in this order.
+# The options a rendered file writes first, in this order, when the profile sets them; any other
+# option it sets follows. Options it leaves unset are not written: Filebeat's own defaults apply.
 _OUTPUT_OPTIONS = (
     "bulk_max_size", "bulk_flush_frequency", "compression", "compression_level", "required_acks",
     "max_message_bytes", "partition", "version",
 )  # fmt: skip
 _QUEUE_OPTIONS = ("events", "flush.min_events", "flush.timeout")
+# The brokers as one string: Filebeat (go-ucfg) reads a comma-separated variable into a list
+# itself, while a list element holding it (["${KAFKA_HOSTS}"]) becomes a list inside the list and
+# 7.17 exits ("can not convert 'object' into 'string' accessing 'output.kafka.hosts.0'").
+HOSTS_LINE = 'hosts: "${KAFKA_HOSTS}"'
 DEFAULT_NOTES = {
     "output.kafka.version": "the Kafka protocol version Sarama speaks: Kafka 4.x brokers refuse anything"
     " below 2.1.0, and Filebeat 7.17 defaults to 1.0.0, so it is always stated.",
@@ -366,11 +373,12 @@ DEFAULT_NOTES = {
 def filebeat_yaml(
     config: FilebeatConfig, header: Sequence[str], notes: Mapping[str, str] | None = None
 ) -> str:
-    """An output.kafka + queue.mem fragment of filebeat.yml under the `header` lines, each option
-    with its note (`notes` by option path, else the default note). Durations are written as the
-    typed value renders itself."""
+    """An output.kafka + queue.mem fragment of filebeat.yml under the `header` lines: the options
+    the profile sets (and `version`, which Kafka 4.x needs), each with its note (`notes` by option
+    path, else the default note); what it leaves unset stays Filebeat's default. Durations are
+    written as the typed value renders itself. The text is the same with or without a header
+    below the header's own lines (ClientKind.artifact)."""
     notes = notes or {}
-    kafka, mem = config.kafka, config.mem
     check = "kbt check filebeat <file>"
     if config.filebeat_version != DEFAULT_FILEBEAT:
         check = f"kbt check filebeat --filebeat-version {config.filebeat_version} <file>"
@@ -378,41 +386,57 @@ def filebeat_yaml(
             *header,
             f"# For Filebeat {config.filebeat_version} (queue rules of the {config.line.name} line).",
         ]
+    data = compact(config, "json")
+    kafka: dict[str, Any] = dict(data.get("output", {}).get("kafka", {}))
+    kafka["version"] = config.kafka.version  # always: 7.17's default (1.0.0) is refused by Kafka 4.x
     out = [
         *header,
         f"# Check edits with `{check}`. Credentials come from the environment only.",
+        "# Options not written here keep Filebeat's own defaults.",
         "output.kafka:",
-        '  hosts: ["${KAFKA_HOSTS}"]',
+        "  # KAFKA_HOSTS: every broker, comma-separated (h1:9092,h2:9092,h3:9092). Keep it one string:",
+        '  # as a list element (["${KAFKA_HOSTS}"]) several brokers make Filebeat exit.',
+        f"  {HOSTS_LINE}",
         '  topic: "${KAFKA_TOPIC}"',
-        "  # With SASL: username and password only as ${VAR} references.",
-        '  # username: "${KAFKA_USERNAME}"',
-        '  # password: "${KAFKA_PASSWORD}"',
-        "  # sasl.mechanism: SCRAM-SHA-512",
     ]
-    for option in _OUTPUT_OPTIONS:
+    if "username" not in kafka:
+        out += [
+            "  # With SASL: username and password only as ${VAR} references.",
+            '  # username: "${KAFKA_USERNAME}"',
+            '  # password: "${KAFKA_PASSWORD}"',
+            "  # sasl.mechanism: SCRAM-SHA-512",
+        ]
+    order = [o for o in _OUTPUT_OPTIONS if o in kafka] + [o for o in kafka if o not in _OUTPUT_OPTIONS]
+    for option in order:
         path = f"output.kafka.{option}"
-        if option == "compression_level" and kafka.compression != "gzip":
-            continue
         if option == "partition":
-            note = notes.get(f"{path}.{kafka.partition.strategy}.group_events")
-            out += _comment(note, "  ") if note else []
-            out += _partition_lines(config, "  ")
+            out += _partition_lines(config, kafka[option], notes, "  ")
             continue
         note = notes.get(path) or DEFAULT_NOTES.get(path)
         out += _comment(note, "  ") if note else []
-        out.append(f"  {option}: {getattr(kafka, option)}")
-    out.append("queue.mem:")
-    values = {
-        "events": mem.events,
-        "flush.min_events": mem.flush.min_events,
-        "flush.timeout": mem.flush.timeout,
-    }
-    for option in _QUEUE_OPTIONS:
-        path = f"queue.mem.{option}"
-        note = notes.get(path) or DEFAULT_NOTES.get(path)
-        out += _comment(note, "  ") if note else []
-        out.append(f"  {option}: {values[option]}")
+        out += _option_lines(option, kafka[option], "  ")
+    mem = _flatten(data.get("queue", {}).get("mem", {}), "")
+    if mem:
+        out.append("queue.mem:")
+        for option in [o for o in _QUEUE_OPTIONS if o in mem] + [o for o in mem if o not in _QUEUE_OPTIONS]:
+            path = f"queue.mem.{option}"
+            note = notes.get(path) or DEFAULT_NOTES.get(path)
+            out += _comment(note, "  ") if note else []
+            out.append(f"  {option}: {mem[option]}")
+    else:
+        line = config.line
+        out.append(
+            f"# queue.mem: Filebeat {line.name}'s defaults (events {line.queue_events}, flush.min_events"
+            f" {line.queue_min_events}, flush.timeout {line.queue_timeout})."
+        )
     return "\n".join(out + _input_lines(config)) + "\n"
+
+
+def _option_lines(option: str, value: Any, indent: str) -> list[str]:
+    """One output.kafka option as filebeat.yml lines (a section in block style)."""
+    if isinstance(value, dict | list):
+        return [indent + line for line in block_yaml({option: value})]
+    return [f"{indent}{option}: {yaml_scalar(value)}"]
 
 
 def _input_lines(config: FilebeatConfig) -> list[str]:
@@ -439,14 +463,18 @@ def _comment(text: str, indent: str) -> list[str]:
     return [f"{indent}# {line}" for line in textwrap.wrap(text, width=96 - len(indent))]
 
 
-def _partition_lines(config: FilebeatConfig, indent: str) -> list[str]:
+def _partition_lines(
+    config: FilebeatConfig, section: Mapping[str, Any], notes: Mapping[str, str], indent: str
+) -> list[str]:
+    """The partition strategy the profile sets, as `partition.<strategy>:` and its options."""
     partition = config.kafka.partition
-    if partition.strategy == "hash":
-        return [f"{indent}# Keyless events go to a random partition each (partition.hash, the default)."]
-    lines = [f"{indent}partition.{partition.strategy}:", f"{indent}  group_events: {partition.group_events}"]
-    if partition.reachable_only:
-        lines.append(f"{indent}  reachable_only: true")
-    return lines
+    note = notes.get(f"output.kafka.partition.{partition.strategy}.group_events")
+    out = _comment(note, indent) if note else []
+    for strategy, options in section.items():
+        out.append(f"{indent}partition.{strategy}:" + ("" if options else " {}"))
+        for name, value in (options or {}).items():
+            out += _option_lines(name, value, indent + "  ")
+    return out
 
 
 KIND = Filebeat()

@@ -29,6 +29,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from pydantic import SerializationInfo, field_serializer
+
 from tuner.core.redact import redact
 from tuner.core.yaml_block import block_yaml
 from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
@@ -71,6 +73,12 @@ class OtelcolProfile(ProfileBase):
 
     client: Literal["otelcol"] = "otelcol"
     otelcol: OtelcolConfig | None = None
+
+    @field_serializer("otelcol")
+    def _compact(self, value: OtelcolConfig | None, info: SerializationInfo) -> dict[str, Any] | None:
+        """Only what the profile sets: a dump read back (a sweep's profile files, records) sets
+        nothing more, so an option left to the collector's default stays unwritten."""
+        return None if value is None else value.compact(info.mode)
 
 
 def config_of(profile: ProfileBase) -> OtelcolConfig:
