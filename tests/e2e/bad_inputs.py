@@ -1509,7 +1509,7 @@ CASES.append(
         ("forecast", "--diagnosis", "diagnosis.json", "--cost-model", "model.json"),
         ExitStatus.BAD_INPUT,
         E + "forecast refused: current: live cluster: the cost model gives the busiest broker network idle "
-        "0.918 for today's traffic where broker 1 measured 0.210 (+0.71, past 0.1) and its network fit is "
+        "0.917 for today's traffic where broker 1 measured 0.210 (+0.71, past 0.1) and its network fit is "
         "too poor to calibrate (R^2 0.03 < 0.5): give --cost-model fitted on records of this cluster or one "
         "set up like it",
         files={"diagnosis.json": SATURATED.read_text(encoding="utf-8"), "model.json": POOR_COST_MODEL},
