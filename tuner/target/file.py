@@ -80,6 +80,14 @@ class PrometheusFile(StrictModel):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"{value!r} is not an http(s) URL with a host")
+        try:
+            port = parts.port
+        except ValueError:  # urllib raised it later, outside any check, as a traceback
+            port = -1
+        if port is not None and not 0 < port < 65536:
+            raise ValueError("the URL's port is not 1-65535")
+        if value != value.strip() or any(c in value for c in "\r\n\t"):
+            raise ValueError("the URL holds a line break or blanks")
         if parts.password:
             raise ValueError("the URL holds a password: use basic_auth with environment variables")
         return value
