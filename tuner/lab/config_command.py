@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.lab.node_config import classpath
@@ -21,9 +22,12 @@ def run_config_command(args: list[str]) -> None:
         raise EnvironmentProblem("java is not on PATH (kbt lab needs it)")
     argv = [java, "-Xmx128m", "-cp", classpath(), "kafka.admin.ConfigCommand", *args]
     try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=CONFIG_COMMAND_TIMEOUT_S, check=False
-        )
+        # In a directory of its own: the tool's logging may write files where it runs, never into
+        # the user's working directory. Ctrl-C or SIGTERM kills it (subprocess.run on any exception).
+        with tempfile.TemporaryDirectory(prefix="kbt-configs-") as cwd:
+            done = subprocess.run(
+                argv, capture_output=True, text=True, timeout=CONFIG_COMMAND_TIMEOUT_S, check=False, cwd=cwd
+            )
     except subprocess.TimeoutExpired:
         raise EnvironmentProblem(
             f"kafka-configs did not answer in {CONFIG_COMMAND_TIMEOUT_S:.0f} s ({bootstrap})"

@@ -31,7 +31,30 @@ def logger_command(bootstrap: str, broker: int, on: bool) -> list[str]:
     ]
 
 
+def _answering(bootstrap: str) -> None:
+    """Unreachable unless some broker of `bootstrap` takes a connection within a second: a lab whose
+    state says up but whose brokers are gone is said so at once (kafka-configs would wait a minute)."""
+    import socket
+
+    from tuner.core.errors import Unreachable
+
+    for server in bootstrap.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=1.0):
+                return
+        except (OSError, ValueError):
+            continue
+    raise Unreachable(f"no broker of the lab answers at {bootstrap}: is it up? (kbt lab status)")
+
+
 def set_request_log(bootstrap: str, brokers: list[int], on: bool) -> None:
-    """Turn every listed broker's request log on or off; EnvironmentProblem when Kafka refuses."""
+    """Turn every listed broker's request log on or off; EnvironmentProblem when the lab has no
+    brokers or Kafka refuses, Unreachable when none answers."""
+    from tuner.core.errors import EnvironmentProblem
+
+    if not brokers:
+        raise EnvironmentProblem("the lab's state names no brokers: bring it up again (kbt lab up)")
+    _answering(bootstrap)
     for broker in brokers:
         run_config_command(logger_command(bootstrap, broker, on))
