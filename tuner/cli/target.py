@@ -78,6 +78,8 @@ def _source(file: Path | None, bootstrap: str | None, config: Path | None, prom:
 
 
 def _print(r: dict[str, Any]) -> None:
+    from tuner.core.text import value
+
     out = typer.echo
     out(f"target {r['target']}: {r['bootstrap_servers']}" + ("" if r["loopback"] else " (not loopback)"))
     out(
@@ -100,7 +102,8 @@ def _print(r: dict[str, Any]) -> None:
     out(f"  prometheus {r['prometheus']}: dialect {r['dialect']} (detected {r['dialect_detected']})")
     if r.get("dialect_statement"):
         out(f"  {r['dialect_statement']}")
-    out(f"  brokers seen by Prometheus: {', '.join(r['broker_label_values']) or 'none'}")
+    labels = ", ".join(value(v, 80) for v in r["broker_label_values"])  # labels can hold anything
+    out(f"  brokers seen by Prometheus: {labels or 'none'}")
     for name, state in r["series"].items():
         note = f" ({r['notes'][name]})" if name in r["notes"] else ""
         out(f"    {name}: {state}{note}")

@@ -134,7 +134,8 @@ def take_snapshot(
     EnvironmentProblem when Prometheus holds no broker series of ours
     (Unreachable / PrometheusError come from the client as they are)."""
     end = time.time() if end is None else end
-    url = getattr(prom, "url", "?")
+    # what may be shown of the URL: never its user info or query (diagnose's header printed both)
+    url = getattr(prom, "shown", None) or getattr(prom, "url", "?")
     # Any sample in the window, not the one at its end: a failed scrape marks the series stale at
     # once, and a broker whose last scrape failed is still there (scrape health says how well).
     span = f"{max(1, int(window_s * 1000))}ms"

@@ -6,7 +6,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from tuner.core.text import escape_controls
+from tuner.core.net import without_secrets
+from tuner.core.text import escape_controls, value
 from tuner.model.diagnosis import Diagnosis, fmt_bytes
 from tuner.store.snapshot import BrokerSnapshot
 
@@ -23,7 +24,10 @@ def _bytes(value: float | None) -> str:
 
 def broker_table(d: Diagnosis) -> Table:
     window = f"{d.snapshot.window_s:g} s"
-    table = Table(title=f"brokers over the last {window} ({d.snapshot.prometheus})", title_justify="left")
+    # the URL without its user info or query (a record written before this held them whole); labels
+    # from Prometheus as Text (no rich markup) on one line: a label can hold anything
+    shown = value(without_secrets(d.snapshot.prometheus)) if "://" in d.snapshot.prometheus else "?"
+    table = Table(title=Text(f"brokers over the last {window} ({shown})"), title_justify="left")
     for col in (
         "broker",
         "status",
@@ -50,7 +54,7 @@ def broker_table(d: Diagnosis) -> Table:
         if (parts := s.partitions_per_produce_request) is not None:
             reqs += f" {parts:.1f} part/req"
         table.add_row(
-            b.broker,
+            Text(value(b.broker)),
             Text(b.status, style=STYLE[b.status]),
             b.cause,
             reqs,
@@ -82,7 +86,7 @@ def topic_table(d: Diagnosis) -> Table | None:
         table.add_column(col, justify="left" if col == "topic" else "right")
     for t in d.topics:
         table.add_row(
-            t.topic,
+            Text(value(t.topic)),
             f"{t.partition_appends_per_s:.1f}",
             _bytes(t.bytes_per_partition_append),
             Text("yes", style="yellow") if t.small else "no",
@@ -138,11 +142,11 @@ def findings_text(d: Diagnosis) -> Text:
     text = Text()
     for b in d.brokers:
         for f in b.findings:
-            text.append(f"broker {b.broker} ", style="bold")
+            text.append(f"broker {value(b.broker)} ", style="bold")
             text.append(f"{'note' if f.severity == 'healthy' else f.severity}: ", style=STYLE[f.severity])
-            text.append(f"{f.summary}\n")
+            text.append(f"{escape_controls(f.summary)}\n")  # a summary quotes labels
             if f.advice:
-                text.append(f"    -> {f.advice}\n", style="dim")
+                text.append(f"    -> {escape_controls(f.advice)}\n", style="dim")
     source = {
         "thresholds": "set in the thresholds",
         "cost model": "the cost model's break-even request size",

@@ -119,7 +119,7 @@ def metric_facts(target: Any) -> dict[str, Any]:
     versions = prom.instant(version_query(scope_matchers(sel.job, sel.matchers)))
     return {
         "version_series": [dict(s.labels) for s in versions],
-        "prometheus": prom.url,
+        "prometheus": prom.shown,  # never the user info or query
         "dialect": chosen.name if chosen else None,
         "dialect_detected": detected.name if detected else None,
         "dialect_scores": dict(detection.scores) if detection else {},
