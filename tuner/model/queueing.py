@@ -86,14 +86,19 @@ class QueuePoint(Frozen):
     network_idle: float
 
 
+MAX_QUEUE_CAP = 1_000_000
+
+
 class QueueModel(Frozen):
     """One broker's request path (see the module doc); rates per broker."""
 
     service_rate_per_s: float = Field(gt=0)  # mu: produce requests/s the handlers serve flat out
-    queue_cap: int = Field(ge=1)  # queued.max.requests
+    # queued.max.requests; bounded because predict builds arrays of cap + 3 (a saved model of 2^53
+    # asked numpy for 64 PiB): far above any broker's setting (Kafka's default is 500)
+    queue_cap: int = Field(ge=1, le=MAX_QUEUE_CAP)
     # The handler's time per request: squared coefficient of variation (0 constant, 1 exponential).
     service_scv: float = Field(1.0, ge=0, le=MAX_SCV)
-    network_threads: int = Field(1, ge=1)
+    network_threads: int = Field(1, ge=1, le=1024)
     network_base_busy: float = Field(0.0, ge=0)  # network thread-seconds per second with no produce traffic
     network_s_per_request: float = Field(0.0, ge=0)  # network thread-seconds of own work per request
     blocked_cap: float = Field(1.0, gt=0, le=1)  # the most of its time a network thread spends blocked
