@@ -107,7 +107,7 @@ def test_a_small_optimism_is_removed_even_on_a_poor_fit_and_the_fit_is_warned_ab
     assert "warning: the cost model's network fit is poor: R^2 0.20" in as_text(forecast_view(f))
 
 
-def test_nothing_measured_or_nothing_to_scale_is_refused() -> None:
+def test_nothing_measured_is_refused_and_nothing_to_scale_is_an_offset() -> None:
     bare = _diagnosis([0.5, 0.5, 0.5], handler=None).snapshot
     blind = bare.model_copy(
         update={"brokers": [b.model_copy(update={"network_idle_ratio": None}) for b in bare.brokers]}
@@ -116,9 +116,17 @@ def test_nothing_measured_or_nothing_to_scale_is_refused() -> None:
     with pytest.raises(ForecastRefused, match="measured no network or handler idle"):
         forecast(_model(), bases, peak=2.0, require_measured=True)
     assert forecast(_model(), bases, peak=2.0).today == []  # a model-only caller may go on
-    # the fitted fixed share alone (0.8 busy) is more than the brokers measured (0.5 busy)
-    with pytest.raises(ForecastRefused, match="fixed busy share alone"):
-        forecast(_model(a=1e-5, c=0.8), diagnosis_baselines(_diagnosis([0.5, 0.5, 0.5])), peak=2.0)
+    # the fitted fixed share alone (0.8 busy) is more than the brokers measured (0.5 busy): no factor
+    # on the traffic's cost reaches 0.5, so the difference is taken off the fixed share, and said
+    f = forecast(_model(a=1e-5, c=0.8), diagnosis_baselines(_diagnosis([0.5, 0.5, 0.5])), peak=2.0)
+    net = f.today[0].pools[0]
+    assert (net.action, net.factor) == ("calibrated", 1.0) and net.offset == pytest.approx(0.19 - 0.5)
+    assert f.rows[0].today_network_idle == pytest.approx(0.5)
+    assert "fixed network busy share -0.310" in as_text(forecast_view(f))
+    # an idle cluster measured busier than the model: no traffic to scale, the fixed share grows
+    quiet = forecast(_model(c=0.05), diagnosis_baselines(_diagnosis([0.8, 0.9, 0.9], requests=0.0)), peak=2.0)
+    assert quiet.today[0].pools[0].offset == pytest.approx(0.15)
+    assert quiet.rows[0].today_network_idle == pytest.approx(0.8) and quiet.rows[0].network_idle <= 0.8
 
 
 def test_the_request_queue_is_compared_where_measured() -> None:

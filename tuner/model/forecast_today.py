@@ -9,10 +9,11 @@ have one):
 - at most `forecast_today_idle_tolerance` below the measurement (pessimistic): kept as fitted;
 - above it (optimistic), or further off either way: calibrated. The pool's cost per produce request
   and per byte is scaled by one factor, so that the busiest broker's idle for today's traffic equals
-  the lowest idle any broker measured (the factor is said);
-- further off than the tolerance on a fit whose R^2 is below `forecast_fit_r2_min`, or when no
-  factor reaches the measurement, or (when asked) with nothing measured: refused (ForecastRefused,
-  one line, exit 2).
+  the lowest idle any broker measured (the factor is said). Where no factor can (no produce traffic
+  to scale, or the fitted fixed share alone is busier than measured) the difference is added as fixed
+  busy time instead (the offset is said);
+- further off than the tolerance on a fit whose R^2 is below `forecast_fit_r2_min`, or (when asked)
+  with nothing measured: refused (ForecastRefused, one line, exit 2).
 
 A forecast from a saturated cluster therefore never shows more idle today than the brokers measured,
 and every figure at a higher peak or on fewer brokers shows less.
@@ -116,16 +117,18 @@ class Calibration(Frozen):
 
     network_factor: float = Field(1.0, gt=0)
     handler_factor: float = Field(1.0, gt=0)
+    # busy share added where no factor reaches the measurement (an idle cluster has no traffic to scale)
+    network_offset: float = 0.0
+    handler_offset: float = 0.0
     from_label: str = ""  # a baseline nobody measured takes the factors of this measured one
 
     def predict_idle(
         self, model: BrokerCostModel, requests_per_s: float, bytes_per_s: float
     ) -> tuple[float, float]:
         fn, fh = self.network_factor, self.handler_factor
-        return (
-            model.predict_idle(requests_per_s * fn, bytes_per_s * fn)[0],
-            model.predict_idle(requests_per_s * fh, bytes_per_s * fh)[1],
-        )
+        net = model.predict_idle(requests_per_s * fn, bytes_per_s * fn)[0] - self.network_offset
+        hnd = model.predict_idle(requests_per_s * fh, bytes_per_s * fh)[1] - self.handler_offset
+        return min(1.0, max(0.0, net)), min(1.0, max(0.0, hnd))
 
 
 class PoolCheck(Frozen):
@@ -139,6 +142,7 @@ class PoolCheck(Frozen):
     r2: float | None  # the linear fit's (None: the queueing model sets this pool's idle)
     action: Literal["reproduced", "calibrated"]
     factor: float = 1.0
+    offset: float = 0.0  # busy share added to every figure, when no factor could calibrate
 
     @property
     def difference(self) -> float:
@@ -220,16 +224,11 @@ def _pool_check(model: BrokerCostModel, base: Baseline, pool: Pool) -> PoolCheck
             f"{MIN_R2:g}): give --cost-model fitted on records of this cluster or one set up like it"
         )
     factor = _solve(idle, meas)
-    if factor is None:
-        why = (
-            "no produce traffic to scale"
-            if requests <= 0 and bytes_ <= 0
-            else "no factor on its cost reaches it"
-        )
-        if idle(_FACTOR_RANGE[0]) < meas:
-            why = "its fixed busy share alone is more than the broker measured"
-        raise ForecastRefused(f"forecast refused: {where}, and it cannot be calibrated: {why}")
-    return PoolCheck(**common, forecast_idle=idle(factor), action="calibrated", factor=factor)
+    if factor is not None:
+        return PoolCheck(**common, forecast_idle=idle(factor), action="calibrated", factor=factor)
+    # No factor on the traffic's cost reaches it (no produce traffic to scale, or the fixed share alone
+    # is busier than measured): the difference is taken as fixed busy time instead.
+    return PoolCheck(**common, forecast_idle=meas, action="calibrated", offset=diff)
 
 
 def _broker_checks(model: BrokerCostModel, base: Baseline) -> list[BrokerCheck]:
@@ -274,7 +273,7 @@ def check_baseline(model: BrokerCostModel, base: Baseline) -> tuple[TodayCheck, 
     for pool in ("network", "handler"):
         if not any(p.pool == pool for p in pools):
             notes.append(f"no broker measured {pool} idle: the model's {pool} figures stand unchecked")
-    factors = {f"{p.pool}_factor": p.factor for p in pools}
+    factors = {f"{p.pool}_factor": p.factor for p in pools} | {f"{p.pool}_offset": p.offset for p in pools}
     check = TodayCheck(label=base.label, tolerance=TOLERANCE, brokers=checks, pools=pools, notes=notes)
     return check, Calibration(**factors)
 

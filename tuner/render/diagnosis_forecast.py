@@ -94,6 +94,11 @@ def pool_line(p: PoolCheck, tolerance: float) -> str:
     )
     if p.action == "reproduced":
         return f"{seen}: reproduced (at most {tolerance:g} below, never above)"
+    if p.offset:
+        return (
+            f"{seen}: calibrated, the model's fixed {p.pool} busy share {p.offset:+.3f} (no factor on its "
+            f"cost per request reaches the measurement), so the forecast starts from {p.forecast_idle:.3f}"
+        )
     return (
         f"{seen}: calibrated, the model's {p.pool} cost per request and per byte x{p.factor:.3g}, so the "
         f"forecast starts from {p.forecast_idle:.3f}"
@@ -112,9 +117,14 @@ def today_text(f: Forecast) -> Text:
     for r in f.rows:
         if r.calibration.from_label:
             c = r.calibration
+            offsets = "".join(
+                f", {pool} busy {off:+.3f}"
+                for pool, off in (("network", c.network_offset), ("handler", c.handler_offset))
+                if off
+            )
             text.append(
                 f"{r.label}: not measured; calibrated as {c.from_label} (network x{c.network_factor:.3g}, "
-                f"handler x{c.handler_factor:.3g})\n",
+                f"handler x{c.handler_factor:.3g}{offsets})\n",
                 style="dim",
             )
     for w in f.warnings:
