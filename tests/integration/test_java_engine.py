@@ -117,7 +117,7 @@ def test_sigterm_drains_and_reports(lab: LabState, make_topic: Any, tmp_path: Pa
     write_corpus(plan.workload, corpus)
     placement = Placement("it-sigterm", (topic,), lab.bootstrap_servers)
     site = ProcessSite(placement, topic, tmp_path, corpus, time.time() + 4)
-    [pp] = process_plans(plan.workload, {"linger.ms": "50", "acks": "all"}, site)
+    [pp] = process_plans(plan.workload, "linger.ms=50\nacks=all\n", site)
     pp.path.write_text(json.dumps(pp.plan))
     proc = subprocess.Popen([*engine_command(), "-plan", str(pp.path)], stdout=subprocess.PIPE, text=True)
     try:

@@ -131,7 +131,7 @@ def test_a_taken_port_leaves_the_run_unexported(lab: LabState, make_topic: Any, 
         port = taken.getsockname()[1]
         placement = Placement("it-taken", (topic,), lab.bootstrap_servers, exporter_ports=(port,))
         site = ProcessSite(placement, topic, tmp_path, corpus, time.time() + 3)
-        [pp] = process_plans(plan.workload, {}, site)
+        [pp] = process_plans(plan.workload, "", site)
         pp.path.write_text(json.dumps(pp.plan))
         out = subprocess.run(
             [*engine_command(), "-plan", str(pp.path)], capture_output=True, text=True, timeout=120

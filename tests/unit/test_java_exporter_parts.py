@@ -38,7 +38,7 @@ def _workload(processes: int) -> WorkloadSpec:
 
 def test_each_process_serves_on_its_own_port(tmp_path: Path) -> None:
     placement = Placement("r", ("t",), "b", exporter_ports=(25100, 25101))
-    plans = process_plans(_workload(3), {}, ProcessSite(placement, "t", tmp_path, tmp_path / "c", 0))
+    plans = process_plans(_workload(3), "", ProcessSite(placement, "t", tmp_path, tmp_path / "c", 0))
     exporters = [p.plan["exporter"] for p in plans]
     assert exporters[0] == {
         "host": "127.0.0.1",
@@ -89,9 +89,7 @@ def test_the_engine_reads_the_plan_with_its_exporter(tmp_path: Path) -> None:
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"message": "x" * 40, "key": None, "bytes": 63}) + "\n")
     placement = Placement("r", ("t",), f"127.0.0.1:{_free_port()}", exporter_ports=(_free_port(),))
-    [pp] = process_plans(
-        _workload(1), {"max.block.ms": "300"}, ProcessSite(placement, "t", tmp_path, corpus, 0)
-    )
+    [pp] = process_plans(_workload(1), "max.block.ms=300\n", ProcessSite(placement, "t", tmp_path, corpus, 0))
     out = _run_engine(pp.plan, tmp_path)
     assert out.returncode == 2
     # The client's own warnings (its network thread) may come after the engine's one line.
@@ -101,7 +99,7 @@ def test_the_engine_reads_the_plan_with_its_exporter(tmp_path: Path) -> None:
 
 def test_the_engine_rejects_a_bad_exporter_in_one_line(tmp_path: Path) -> None:
     placement = Placement("r", ("t",), "127.0.0.1:1", exporter_ports=(0,))
-    [pp] = process_plans(_workload(1), {}, ProcessSite(placement, "t", tmp_path, tmp_path / "c", 0))
+    [pp] = process_plans(_workload(1), "", ProcessSite(placement, "t", tmp_path, tmp_path / "c", 0))
     out = _run_engine(pp.plan, tmp_path)
     assert out.returncode == 2
     [line] = out.stderr.strip().splitlines()

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, KbtError
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, merged_latency, process_site, run_engines, summed_result
 from tuner.driver.java_plan import (
@@ -26,10 +26,12 @@ from tuner.driver.java_plan import (
     exporter_notes,
     heap_mb,
     process_plans,
+    unlike,
 )
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of
-from tuner.driver.result import ClientResult, DriverResult
+from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
+from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import (
@@ -39,6 +41,7 @@ from tuner.target.engine_security import (
     librdkafka_security,
     split_security,
 )
+from tuner.target.security import parse_properties
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
 _EXTRA_WAIT_S = 60.0
@@ -57,18 +60,20 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
         extra = java_security(connection, overrides, secrets)
     except BadInput as exc:
         raise BadInput(f"profile {plan.profile.name}: {exc}") from None
-    properties = {**plan.profile.client_settings(), **{k: v for k, v in extra.items() if k in overrides}}
+    # The producers load the file a user receives; the environment (the connection's security and
+    # the profile's resolved secrets, as Java names kbt wrote) is layered on top of it.
+    artifact = kind_of(plan.profile).artifact(plan.profile)
+    file_props = parse_properties(artifact.text, artifact.filename)
+    properties = {**file_props, **extra}
     workload = plan.workload
     pods = -(-workload.producers // workload.processes)  # the most pods one process runs
     command = engine_command(heap_mb(pods, properties))
-    command[1:1] = java_system_properties(extra)
+    command[1:1] = java_system_properties(properties)
     with process_site(plan, placement, "java", None) as site:  # start together once connected
         try:
-            plans = process_plans(workload, properties, site)
+            plans = process_plans(workload, artifact.text, site, extra, artifact.filename)
         except BadInput as exc:
             raise BadInput(f"profile {plan.profile.name}: {exc}") from None
-        for p in plans:  # the connection's security: Java names kbt wrote, not the profile's
-            p.plan["properties"].update(extra)
         budget = (
             READY_TIMEOUT_S + START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S
         )
@@ -83,12 +88,21 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
         )
         for note in exporter_notes(outcome[0]):
             sys.stderr.write(f"kbt: note: {note}\n")
+        for result in outcome[0]:  # the producers took the file's settings as it states them
+            differ = unlike(
+                {k: v for k, v in file_props.items() if k not in extra}, result.get("producer_config") or {}
+            )
+            if differ:
+                raise KbtError(f"the Java producer did not run {artifact.filename} as written: {differ[0]}")
+        ref = ArtifactRef(filename=artifact.filename, sha256=artifact.sha256)
         # The verifying consumer reads back through the same listener, as librdkafka.
         return finished_run(
             site,
             plans,
             outcome,
-            aggregate=lambda results: aggregate(results, workload.producers, workload.processes),
+            aggregate=lambda results: aggregate(results, workload.producers, workload.processes).model_copy(
+                update={"artifact": ref}
+            ),
             failed=lambda result: int(result["failed"]),
             event_id=id_of,
             order_of=librdkafka_order,

@@ -17,12 +17,14 @@ from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
 from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
 from tuner.spec.java_client import check_property_names
 from tuner.spec.workload import WorkloadSpec
+from tuner.target.security import parse_properties
 
 PLAN_SCHEMA = 1
 RESULT_SCHEMA = 1
 MAIN_CLASS = "io.github.kbt.javaengine.Main"
 # Seconds for every JVM to start and connect before the shared schedule starts.
 START_SLACK_S = 5.0
+ARTIFACT = "java.properties"  # the kind's rendered file, as the run's producers load it
 # The engine sets these itself.
 ENGINE_PROPERTIES = frozenset({"bootstrap.servers", "key.serializer", "value.serializer"})
 # Java's delivery.timeout.ms default (2 min): the drain waits at most that long.
@@ -141,16 +143,70 @@ def drain_s(properties: Mapping[str, str]) -> float:
 
 
 def process_plans(
-    workload: WorkloadSpec, properties: Mapping[str, str], site: ProcessSite
+    workload: WorkloadSpec,
+    file_text: str,
+    site: ProcessSite,
+    environment: Mapping[str, str] | None = None,
+    filename: str = ARTIFACT,
 ) -> list[ProcessPlan]:
-    """One plan per workload process, each with the producer properties. Process i serves its
-    client exporter on the placement's `exporter_ports[i]` (none when there are fewer ports)."""
-    props = producer_properties(properties)
+    """One plan per workload process. Every producer loads the rendered properties file `file_text`
+    (written into the run's work directory, loaded by the engine as Kafka's tools load one) with
+    `environment` (the security the target and the profile's secrets need) on top. Process i
+    serves its client exporter on the placement's `exporter_ports[i]` (none when there are fewer
+    ports)."""
+    environment = environment or {}
+    props = producer_properties({**parse_properties(file_text, filename), **environment})
+    path = site.workdir / filename
+    path.write_text(file_text)
     ports = site.placement.exporter_ports
     return engine_plans(
         workload,
-        lambda index: {"properties": props, "exporter": exporter_plan(ports, index)},
+        lambda index: {
+            "properties": dict(environment),
+            "properties_file": str(path),
+            "exporter": exporter_plan(ports, index),
+        },
         site,
         schema=PLAN_SCHEMA,
         drain_s=drain_s(props),
     )
+
+
+def unlike(file: Mapping[str, str], reported: Mapping[str, str]) -> list[str]:
+    """Where the producer's own reading of the file (`reported`: the engine's ProducerConfig values)
+    differs from what the file says, one `name: file X, producer Y` each; secrets and a config
+    provider's own settings are not compared."""
+    out = []
+    for key, value in sorted(file.items()):
+        if key not in reported or reported[key] in ("[hidden]", "[unresolved reference]"):
+            continue
+        if _normal(key, value) != _normal(key, reported[key]):
+            out.append(f"{key}: file {value}, producer {reported[key]}")
+    return out
+
+
+def _normal(key: str, value: str) -> str:
+    text = value.strip()
+    if key == "acks" and text.lower() == "all":
+        return "-1"  # the client's own spelling of acks all
+    return text.lower() if text.lower() in ("true", "false") else text
+
+
+def check_properties_file(path: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Java client's own reading of a producer properties file (ProducerConfig: names, types,
+    validators, config providers, idempotence's defaults), as the engine's `--check-config` prints
+    it; BadInput with the client's one-line reason when it refuses the file."""
+    import os
+
+    result = subprocess.run(
+        [*engine_command(), "--check-config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+    if result.returncode != 0:
+        reason = (result.stderr.strip().splitlines() or ["no reason given"])[-1].removeprefix("java-engine: ")
+        raise BadInput(f"{path.name}: the Java producer refuses it: {reason}")
+    settings: dict[str, str] = json.loads(result.stdout)["settings"]
+    return settings

@@ -25,7 +25,8 @@ from tuner.driver.payload import id_of
 from tuner.driver.range_verify import verify_ranges
 from tuner.driver.rdkafka_stats import WindowStats
 from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.driver.result import ArtifactRef, ClientResult, DeliveryResult, DriverResult, LatencyMs
+from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
@@ -68,6 +69,8 @@ def run_load(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> D
     start = ctx.Event()
     start_at = ctx.Value("d", 0.0)
     hold_until = ctx.Value("d", float("inf")) if hold is not None else None
+    # The producers start from the file a user receives (the kind's artifact), not from the profile.
+    artifact = kind_of(plan.profile).artifact(plan.profile)
     with tempfile.TemporaryDirectory(prefix="kbt-acked-") as acked_dir:
         tasks = [
             WorkerTask(
@@ -80,6 +83,7 @@ def run_load(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> D
                 exporter_port=exporter_ports[i] if i < len(exporter_ports) else None,
                 acked_dir=acked_dir,
                 security=dict(security),
+                artifact=artifact.text,
             )
             for i, ids in enumerate(groups)
         ]
@@ -105,7 +109,9 @@ def run_load(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> D
         except BaseException:
             _stop(procs)
             raise
-        client = _client_result(plan, outs, t0)
+        client = _client_result(plan, outs, t0).model_copy(
+            update={"artifact": ArtifactRef(filename=artifact.filename, sha256=artifact.sha256)}
+        )
         delivery = verify_delivery(bootstrap_servers, topics, outs, security)
     return DriverResult(client=client, delivery=delivery, topics=topics)
 

@@ -37,11 +37,14 @@ from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads
 from tuner.driver.range_verify import RangeFile
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
+from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
+from tuner.target.security import parse_properties
 
-__all__ = ["LATENCY_MAX_US", "Worker", "WorkerResult", "WorkerTask", "worker_main"]
+__all__ = ["LATENCY_MAX_US", "Worker", "WorkerResult", "WorkerTask", "producer_config", "worker_main"]
 
 STATS_INTERVAL_MS = 1000
+ARTIFACT = "librdkafka.properties"
 FLUSH_TIMEOUT_S = 60.0
 BURST = 500  # closed loop: records per producer between polls
 FULL_PAUSE_S = 0.0005  # closed loop: every local queue full, let librdkafka's threads catch up
@@ -60,6 +63,9 @@ class WorkerTask:
     acked_dir: str
     # Connection properties of a SASL_SSL listener and expanded secret references; applied last.
     security: dict[str, str] = field(default_factory=dict)
+    # The kind's rendered librdkafka.properties (ClientKind.artifact), the producers' settings;
+    # None: rendered here from the plan's profile (the same text).
+    artifact: str | None = None
 
 
 @dataclass
@@ -85,6 +91,20 @@ class WorkerResult:
     acked_files: dict[str, str] = field(default_factory=dict)
     ranges: bool = False  # acked_files hold RangeFiles (closed loop), not acked offsets
     final_scrape: bool | None = None  # a Prometheus scrape came after the final counts (None: unexported)
+
+
+def producer_config(artifact: str, client_id: str, error_reports_only: bool = False) -> dict[str, Any]:
+    """A producer's settings: the rendered file's properties, read as a deployment reads them (the
+    one properties reader), then what the file leaves to its environment, layered explicitly: a
+    client.id when the file names none, kbt's measurement hooks (statistics; error-only delivery
+    reports in the closed loop); the Connection adds the brokers and security when the producer is
+    built (Connection.conf), as a deployment's environment would."""
+    conf: dict[str, Any] = parse_properties(artifact, ARTIFACT)
+    conf.setdefault("client.id", client_id)
+    conf["statistics.interval.ms"] = STATS_INTERVAL_MS
+    if error_reports_only:
+        conf["delivery.report.only.error"] = True
+    return conf
 
 
 class _Pod:
@@ -129,17 +149,14 @@ class Worker:
         plan = task.plan
         self.workload = plan.workload
         self.connection = Connection(task.bootstrap_servers, task.security)
-        conf: dict[str, Any] = {
-            "client.id": f"kbt-{plan.name}-{task.index}",
-            "statistics.interval.ms": STATS_INTERVAL_MS,
-            **plan.profile.client_settings(),
-        }
         total = self.workload.producers
         rate = self.workload.rate_per_producer
         self.interval = 0.0 if rate == "max" else 1.0 / float(rate)
         self.ranges = self.interval <= 0  # closed loop: error reports only (module docstring)
-        if self.ranges:
-            conf["delivery.report.only.error"] = True
+        artifact = (
+            task.artifact if task.artifact is not None else kind_of(plan.profile).artifact(plan.profile).text
+        )
+        conf = producer_config(artifact, f"kbt-{plan.name}-{task.index}", self.ranges)
         self.log = DeliveryLog(OPEN if self.interval > 0 else CLOSED)
         self.on_delivery = self.log.callback()
         self.latency = LatencyBuckets()

@@ -69,7 +69,7 @@ def parse_properties(text: str, where: str) -> dict[str, str]:
     client properties: `--command-config` files and the rendered files a run's client starts from."""
     props: dict[str, str] = {}
     logical: list[str] = []
-    lines = text.splitlines()
+    lines = re.split(r"\r\n|\r|\n", text)  # Java's line ends only (a form feed is a blank)
     pending = ""
     for raw in lines:
         line = raw.lstrip()  # trailing blanks stay: a backslash before one escapes it

@@ -22,6 +22,7 @@ import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.AppInfoParser;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * kbt's Java load engine: N Kafka Java producers in this process on an open-loop schedule; reads one
@@ -55,12 +56,21 @@ public final class Main {
             new TreeSet<>(ProducerConfig.configNames()).forEach(System.out::println);
             return;
         }
+        if (args.length == 2 && args[0].equals("--check-config")) {
+            try {
+                System.out.println(new ObjectMapper().writeValueAsString(checkConfig(Path.of(args[1]))));
+                System.exit(0);
+            } catch (Exception e) {
+                String message = e.getMessage() == null ? e.toString() : e.getMessage();
+                fail(message.lines().findFirst().orElse(message));
+            }
+        }
         if (args.length == 1 && args[0].equals("--version")) {
             System.out.println("kafka-clients " + AppInfoParser.getVersion());
             return;
         }
         if (args.length != 2 || !args[0].equals("-plan")) {
-            fail("usage: java-engine -plan PLAN.json | --config-names | --version");
+            fail("usage: java-engine -plan PLAN.json | --check-config FILE | --config-names | --version");
         }
         try {
             Plan plan = Plan.load(Path.of(args[1]));
@@ -86,17 +96,17 @@ public final class Main {
                 || name.startsWith(AbstractConfig.CONFIG_PROVIDERS_CONFIG + ".");
     }
 
-    /** Producer properties: the plan's, checked against ProducerConfig, plus the engine's own. */
-    static Properties producerProperties(Plan plan, int pod) {
+    /**
+     * Producer properties: the plan's properties file as Kafka's tools load one, then the plan's
+     * properties on top (the environment's), each name checked against ProducerConfig, then the
+     * engine's own (brokers, serializers, a client.id per pod).
+     */
+    static Properties producerProperties(Plan plan, int pod) throws java.io.IOException {
         Properties props = new Properties();
-        for (Map.Entry<String, String> e : plan.properties().entrySet()) {
-            String name = e.getKey();
-            if (!ProducerConfig.configNames().contains(name) && !isConfigProvider(name)) {
-                throw new IllegalArgumentException("unknown producer property " + name
-                        + PropertyNames.suggestion(name, ProducerConfig.configNames()));
-            }
-            props.put(name, e.getValue());
+        if (plan.properties_file() != null) {
+            loadChecked(props, Utils.loadProps(plan.properties_file()));
         }
+        loadChecked(props, plan.properties());
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, plan.bootstrap());
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -107,10 +117,71 @@ public final class Main {
         return props;
     }
 
+    private static void loadChecked(Properties props, Map<?, ?> from) {
+        for (Map.Entry<?, ?> e : from.entrySet()) {
+            String name = String.valueOf(e.getKey());
+            if (!ProducerConfig.configNames().contains(name) && !isConfigProvider(name)) {
+                throw new IllegalArgumentException("unknown producer property " + name
+                        + PropertyNames.suggestion(name, ProducerConfig.configNames()));
+            }
+            props.put(name, String.valueOf(e.getValue()));
+        }
+    }
+
+    /**
+     * The producer's own reading of a properties file (the client's ConfigDef: types, validators,
+     * config providers, idempotence's defaults): each of the file's settings as the producer holds
+     * it, and the durability settings whether the file names them or not. A placeholder broker
+     * stands in when the file names none (a deployment sets them); nothing connects.
+     */
+    static Map<String, Object> checkConfig(Path file) throws java.io.IOException {
+        Properties loaded = Utils.loadProps(file.toString());
+        Properties props = new Properties();
+        loadChecked(props, loaded);
+        props.putIfAbsent(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:9092");
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("settings", effective(new ProducerConfig(props), loaded.stringPropertyNames()));
+        return out;
+    }
+
+    static final List<String> DURABILITY = List.of(ProducerConfig.ACKS_CONFIG,
+            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, ProducerConfig.RETRIES_CONFIG,
+            ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION);
+
+    /** The producer's parsed values of these names (and the durability settings), as text. */
+    static Map<String, String> effective(ProducerConfig config, Set<String> names) {
+        Set<String> wanted = new TreeSet<>(names);
+        wanted.addAll(DURABILITY);
+        Map<String, String> out = new TreeMap<>();
+        Map<String, ?> values = config.values();
+        for (String name : wanted) {
+            if (!values.containsKey(name)) {
+                continue; // a config provider's own setting
+            }
+            Object v = values.get(name);
+            String text;
+            if (v instanceof org.apache.kafka.common.config.types.Password pw) {
+                // never the secret; whether a config provider resolved its reference
+                text = pw.value().contains("${") ? "[unresolved reference]" : "[hidden]";
+            } else if (v instanceof Class<?> c) {
+                text = c.getName();
+            } else if (v instanceof List<?> l) {
+                text = String.join(",", l.stream().map(String::valueOf).toList());
+            } else {
+                text = String.valueOf(v);
+            }
+            out.put(name, text);
+        }
+        return out;
+    }
+
     static Map<String, Object> run(Plan plan) throws Exception {
         Corpus corpus = Corpus.load(Path.of(plan.corpus_file()));
         AckWriter acked = new AckWriter(plan.acked_file());
         List<Pod> pods = new ArrayList<>();
+        Properties first = producerProperties(plan, plan.pod_offset());
         try {
             for (int i = 0; i < plan.pods(); i++) {
                 int index = plan.pod_offset() + i;
@@ -134,7 +205,7 @@ public final class Main {
             }
         }
         Map<String, Object> exported = new LinkedHashMap<>();
-        ClientExporter exporter = startExporter(plan, pods, leaders, exported);
+        ClientExporter exporter = startExporter(plan, first, pods, leaders, exported);
         double startAt = plan.start_at();
         if (startAt < 0) {
             // The driver starts every JVM first, then hands all of them one start time: JVM start-up
@@ -163,6 +234,12 @@ public final class Main {
         res.put("started_at", startEpoch);
         res.put("window_start", startEpoch + plan.warmup_s());
         res.put("window_end", startEpoch + plan.duration_s());
+        // The settings the producers run with, as the client parsed them: the file's and durability's.
+        Set<String> named = new TreeSet<>(first.stringPropertyNames());
+        if (plan.properties_file() != null) {
+            named = Utils.loadProps(plan.properties_file()).stringPropertyNames();
+        }
+        res.put("producer_config", effective(new ProducerConfig(first), named));
 
         List<Thread> threads = new ArrayList<>();
         for (Pod p : pods) {
@@ -235,7 +312,7 @@ public final class Main {
      * The plan's client exporter, or null: none asked for, or its port taken (then {@code info} says
      * why and the run goes on unexported, as the librdkafka engine's does).
      */
-    private static ClientExporter startExporter(Plan plan, List<Pod> pods, Set<String> brokers,
+    private static ClientExporter startExporter(Plan plan, Properties props, List<Pod> pods, Set<String> brokers,
             Map<String, Object> info) {
         Plan.Exporter cfg = plan.exporter();
         if (cfg == null) {
@@ -244,7 +321,7 @@ public final class Main {
         info.put("port", cfg.port());
         try {
             ClientExporter exporter = ClientExporter.start(cfg, plan.run_id(), pods, brokers,
-                    "0".equals(plan.properties().get(ProducerConfig.ACKS_CONFIG)));
+                    "0".equals(props.getProperty(ProducerConfig.ACKS_CONFIG)));
             info.put("serving", true);
             return exporter;
         } catch (java.io.IOException | RuntimeException e) {

@@ -38,8 +38,12 @@ public record Plan(
         // Every acked record as "partition offset id" lines.
         String acked_file,
         long seed,
-        // Producer properties as the user tuned them (bootstrap.servers and serializers are the engine's).
+        // Producer properties layered on top of the file (the environment's: security); with no
+        // properties_file, every producer property (bootstrap.servers and serializers are the engine's).
         Map<String, String> properties,
+        // The rendered producer properties file a user deploys, loaded as Kafka's tools load one
+        // (Utils.loadProps: java.util.Properties); absent or null = none.
+        String properties_file,
         // The client exporter this process serves (ClientExporter.java); absent or null = none.
         Exporter exporter) {
 
