@@ -14,6 +14,7 @@ from tuner.core.redact import redact
 from tuner.driver.java_plan import unlike
 from tuner.driver.rdkafka_worker import STATS_INTERVAL_MS, producer_config
 from tuner.spec.clients import kind_of, profile_of
+from tuner.spec.clients.producer import ProducerKind
 from tuner.target.security import parse_properties
 
 _KNOBS = st.fixed_dictionaries(
@@ -58,6 +59,7 @@ def test_the_users_file_is_the_header_over_the_artifact_and_says_the_settings(
     if profile is None:
         return
     kind = kind_of(profile)
+    assert isinstance(kind, ProducerKind)
     artifact = kind.artifact(profile)
     header = [line.replace("\n", " ").replace("\r", " ") for line in header]
     users = kind.render(profile, header).text
