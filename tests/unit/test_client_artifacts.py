@@ -14,10 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from tuner.driver.filebeat import testconfig
+from tuner.driver.filebeat.builds import filebeat_builds
+from tuner.driver.otelcol.build import collector_binary
 from tuner.spec.clients import KINDS, profile_of
 from tuner.spec.clients.filebeat import HOSTS_LINE, config_of
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import expand_dotted, load_filebeat
+from tuner.spec.loader import load_profile
 
 _HEADERS = st.lists(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), max_size=30), max_size=4
@@ -146,3 +150,68 @@ def test_a_filebeat_profile_writes_its_one_option_and_filebeat_reads_the_same_se
             exclude={"hosts", "topic"}
         )
         assert read.mem == wanted.mem
+
+
+# ---- the real clients' own checks (skipped without the builds `make install` makes) -------------
+
+_FILEBEAT = bool(filebeat_builds())
+_COLLECTOR = collector_binary() is not None
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _shipped_profiles(client: str) -> list[Path]:
+    out = []
+    for path in sorted((ROOT / "loadtests" / "profiles").glob("*.yaml")):
+        if load_profile(path).client == client:
+            out.append(path)
+    return out
+
+
+@pytest.mark.skipif(not _FILEBEAT, reason="no real Filebeat build: run make install")
+def test_filebeat_test_config_passes_every_rendered_and_shipped_file(
+    tmp_path: Path,
+) -> None:
+    """`filebeat test config` with KAFKA_HOSTS naming three brokers (testconfig.THREE_HOSTS): the
+    published fragments, and every Filebeat profile of loadtests/profiles/ and a recommender
+    candidate as rendered (the file a user receives)."""
+    files = sorted((ROOT / "filebeat-profiles").glob("*.yml"))
+    kind = KINDS["filebeat"]
+    profiles = [load_profile(p) for p in _shipped_profiles("filebeat")]
+    assert len(files) >= 4 and len(profiles) >= 6
+    candidate = profile_of(
+        {"name": "rec", "client": "filebeat", "filebeat": {"output.kafka.partition.round_robin": None}}
+    )
+    for profile in [*profiles, candidate]:
+        path = tmp_path / f"{profile.name}.yml"
+        path.write_text(kind.render(profile, ["kbt test"]).text, encoding="utf-8")
+        files.append(path)
+    for path in files:
+        assert "${KAFKA_HOSTS}" in path.read_text(encoding="utf-8")
+        version, problem = testconfig.test_config(path)
+        assert problem is None, f"{path.name}: filebeat {version}: {problem}"
+
+
+@pytest.mark.skipif(not _FILEBEAT, reason="no real Filebeat build: run make install")
+def test_filebeat_test_config_sees_what_a_deployment_sets(tmp_path: Path) -> None:
+    """SASL variables and TLS files are given as a deployment gives them (the check passes), and the
+    hosts variable holds three brokers: the list form fails in the real binary as it does on a
+    multi-broker cluster (the check would pass it with one broker)."""
+    secure = tmp_path / "secure.yml"
+    secure.write_text(
+        "output.kafka:\n"
+        '  hosts: "${KAFKA_HOSTS}"\n'
+        '  topic: "${KAFKA_TOPIC}"\n'
+        '  username: "${KAFKA_USERNAME}"\n'
+        '  password: "${KAFKA_PASSWORD}"\n'
+        "  sasl.mechanism: SCRAM-SHA-512\n"
+        '  ssl.certificate_authorities: ["${KAFKA_CA}"]\n'
+        '  ssl.certificate: "${KAFKA_CERT}"\n'
+        '  ssl.key: "${KAFKA_KEY}"\n'
+        "  version: 2.1.0\n",
+        encoding="utf-8",
+    )
+    assert testconfig.test_config(secure)[1] is None
+    listed = tmp_path / "listed.yml"
+    listed.write_text(secure.read_text().replace('"${KAFKA_HOSTS}"', '["${KAFKA_HOSTS}"]'), encoding="utf-8")
+    problem = testconfig.test_config(listed)[1]
+    assert problem is not None and "output.kafka.hosts.0" in problem, problem
