@@ -13,7 +13,9 @@ here, naming the file and line.
   (tuner/measure/promql.py `label_string`/`label_matchers`), which escapes it.
 
 tuner/driver and tuner/runner read what kbt's own child processes write (their JSON lines, plans
-kbt wrote itself), which is not user input; they are scanned for the file and HTTP rules only.
+kbt wrote itself), which is not user input; they are scanned for the file and HTTP rules only, and
+each of their raw reads is on the reviewed list (a user's file there goes through the bounded
+reader like anywhere else). Opening a file to write or append is not a read.
 """
 
 from __future__ import annotations
@@ -66,6 +68,16 @@ READ_ALLOWED = {
     "lab/lab.py": "the lab's own lock and log files",
     "lab/security.py": "secrets the lab generated itself (mode 0600)",
     "render/dashboards/targets.py": "kbt's own committed dashboard file",
+    "driver/acked_verify.py": "the delivery log kbt's own producer wrote",
+    "driver/range_verify.py": "the ranges file kbt's own engine wrote",
+    "driver/filebeat/real.py": "the log and corpus of the Filebeat run kbt started",
+    "driver/otelcol/engine.py": "the log and corpus of the collector run kbt started",
+    "driver/tailed/writer.py": "the plan kbt wrote for its own log writer",
+    "driver/locust/stress_user.py": "the stress plan kbt wrote for its own workers",
+    "runner/stress/locust_processes.py": "the logs of the locust processes kbt started",
+    "runner/stress/worker.py": "the plan kbt wrote for its own worker",
+    "runner/simulation_cache.py": "kbt's own source files (a hash of the code a result came from)",
+    "driver/tailed/pods.py": "the output file of the shipper process kbt started",
 }
 HTTP_HOMES = {
     "core/net.py": "the bounded client",
@@ -117,11 +129,16 @@ def number_violations(sources: list[tuple[str, ast.Module]]) -> list[str]:
 def read_violations(sources: list[tuple[str, ast.Module]]) -> list[str]:
     found = []
     for name, tree in sources:
-        if name in READ_ALLOWED or name.split("/")[0] in _INTERNAL:
+        if name in READ_ALLOWED:
             continue
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
+            mode = (
+                node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            )
+            if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and mode.value[:1] in "wax":
+                continue  # a write
             func = node.func
             raw_read = isinstance(func, ast.Attribute) and func.attr in ("read_text", "read_bytes")
             raw_open = isinstance(func, ast.Name) and func.id == "open"

@@ -16,6 +16,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
+from tuner.core.inputs import read_bytes
 from tuner.spec.workload import (
     GeneratedSource,
     KeySpec,
@@ -68,10 +69,15 @@ def _entry_sizes(workload: WorkloadSpec) -> list[int]:
     return [source.event_bytes or 0] * MAX_ENTRIES
 
 
+MAX_LOG_FILE_BYTES = 64 * 1024 * 1024  # what the probe reads of a log file too
+
+
 def _source_lines(workload: WorkloadSpec, rng: random.Random) -> list[str]:
     source = workload.message
     if isinstance(source, LogFileSource) and source.available and source.resolved_path is not None:
-        text = source.resolved_path.read_text(encoding="utf-8", errors="replace")
+        # the bounded reader: a regular file within the cap (a FIFO or /dev/zero is one line)
+        data = read_bytes(source.resolved_path, "message log file", MAX_LOG_FILE_BYTES)
+        text = data.decode("utf-8", errors="replace")
         lines = [line for line in text.splitlines() if line.strip()]
         if lines:
             return lines

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_yaml
+from tuner.core.inputs import read_text, read_yaml
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
 
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)")
@@ -35,7 +35,7 @@ TIMEOUT_S = 60.0
 def test_config(path: Path, version: str | None = None) -> tuple[str, str | None]:
     """(version used, None when Filebeat accepts the file, else its one-line complaint)."""
     binary = filebeat_binary(version)
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = read_text(path, "Filebeat profile")  # the bounded reader: a swapped-in FIFO is one line
     with tempfile.TemporaryDirectory(prefix="kbt-fbtest-") as home:
         env = {**os.environ, **substitutions(path, text, Path(home))}
         args = ["-c", str(path.resolve())]
