@@ -12,9 +12,9 @@ import typer
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
 from tuner.cli.json_out import console_for
 from tuner.core.errors import BadInput
-from tuner.core.inputs import check_regular
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
+from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 from tuner.target import ClusterFlags, TargetSource
 
@@ -157,8 +157,7 @@ def diagnose(
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
     logs = list(request_log or [])
-    for path in logs:
-        check_regular(path, "request log", None)
+    check_request_logs(logs)  # regular files, not compressed or binary, each once
     live = diagnose_live(prometheus, source, window_s, step_s, limits, model, end_s, top_topics, logs)
     write_notes(live.notes)
     _show(live.diagnosis, json_path)

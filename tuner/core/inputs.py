@@ -19,7 +19,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,9 @@ _PACKED = {
 }  # fmt: skip
 
 
-def read_lines(path: Path | str, what: str = "file", max_line_bytes: int = MiB) -> Iterator[bytes | None]:
+def read_lines(
+    path: Path | str, what: str = "file", max_line_bytes: int = MiB
+) -> Generator[bytes | None, None, None]:
     """The lines of a regular text file of any size, streamed (a broker's log); None in place of a
     line longer than `max_line_bytes`, which is read past in bounded pieces. BadInput when it cannot
     be read, or when it starts as compressed or binary data (a NUL byte in its first 64 KiB)."""

@@ -135,6 +135,18 @@ def read_request_logs(
     return clients, coverage
 
 
+def check_request_logs(paths: list[Path]) -> None:
+    """BadInput, before anything else is asked of a cluster, for a request log kbt would refuse:
+    not a regular file, compressed or binary, or one file given twice."""
+    _once_each(paths)
+    for path in paths:
+        lines = read_lines(path, "request log", MAX_LINE_BYTES)
+        try:
+            next(lines, None)  # opening it checks what it is
+        finally:
+            lines.close()
+
+
 def _once_each(paths: list[Path]) -> None:
     """BadInput when two of `paths` are one file (the same name twice, a link, another spelling):
     its requests would be counted twice."""
@@ -145,6 +157,8 @@ def _once_each(paths: list[Path]) -> None:
         except (OSError, ValueError):
             continue  # the reader names what is wrong with it
         first = seen.setdefault((st.st_dev, st.st_ino), path)
+        if first is not path and shown_path(first) == shown_path(path):
+            raise BadInput(f"{shown_path(path)}: given twice as a request log: give each broker's log once")
         if first is not path:
             raise BadInput(
                 f"{shown_path(path)}: the same request log as {shown_path(first)}:"
