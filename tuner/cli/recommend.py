@@ -53,6 +53,13 @@ _LIVE = typer.Option(
 )
 _SLO_P99 = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms.")
 _SLO_MEMORY = typer.Option(None, "--slo-memory", help="Producer memory bound, MB.")
+_SLO_MARGIN = typer.Option(
+    None,
+    "--slo-margin",
+    help="Share of the p99 bound to keep free, in [0, 1): the search aims at p99 <= (1 - margin) x"
+    " bound, and a setting measured inside it is marked at the edge (default 0.1, the measured"
+    " run-to-run p99 spread).",
+)
 _MIN_NETWORK_IDLE = typer.Option(
     None,
     "--min-network-idle",
@@ -82,6 +89,7 @@ def recommend(
     live: Path | None = _LIVE,
     slo_p99: float | None = _SLO_P99,
     slo_memory: float | None = _SLO_MEMORY,
+    slo_margin: float | None = _SLO_MARGIN,
     min_network_idle: float | None = _MIN_NETWORK_IDLE,
     client: list[str] = _CLIENT,
     codecs: list[str] = _CODECS,
@@ -119,6 +127,7 @@ def recommend(
         live=live,
         slo_p99=slo_p99,
         slo_memory=slo_memory,
+        slo_margin=slo_margin,
         min_network_idle=min_network_idle,
         clients=clients,
         codecs=_codecs(codecs),

@@ -8,6 +8,10 @@ bounds (plain bisection when the corrected model has no answer there). It stops 
 within 5%, when the corrected model sees no room for a longer knob, or at the trial budget. Every
 run is a normal run record.
 
+The search aims at a margin below the p99 SLO (Searcher.margin): a run meeting the SLO inside the
+margin is a confirmed trial but bounds the knob from above, so the bisection settles on the longest
+knob that keeps the margin; the recommender marks a chosen setting inside it "at the edge".
+
 The model ranks families against each other by predicted requests; when the confirmed setting sends
 far more than predicted (MODEL_MISS), that ranking is in doubt and the best-ranked setting of another
 family that could still beat what was measured is confirmed too (`runner_up`).
@@ -23,7 +27,7 @@ from tuner.model.evidence import measured_of
 from tuner.model.search import Candidate, Family, Searcher
 from tuner.spec.clients import ClientProfile
 from tuner.spec.engine_id import EngineId
-from tuner.store.recommendation import Measured, Prediction, Trial
+from tuner.store.recommendation import Measured, Prediction, SLOBounds, Trial
 from tuner.store.record import RunRecord
 
 CLOSE_ENOUGH = 0.05
@@ -67,6 +71,16 @@ def _busiest(m: Measured | None) -> float:
     return busiest if busiest is not None else m.requests_per_s
 
 
+def at_edge(measured: Measured, slo: SLOBounds, aim: float) -> bool:
+    """Met the SLO, but its measured p99 lies above `aim` x the p99 bound (inside the margin)."""
+    return (
+        measured.meets_slo
+        and slo.p99_ms is not None
+        and measured.p99_ms is not None
+        and measured.p99_ms > slo.p99_ms * aim
+    )
+
+
 def fewest_requests(items: Sequence[T], measured: Callable[[T], Measured | None]) -> T | None:
     """The item whose run sent the fewest produce requests to the busiest broker; runs within
     MEASURED_TIE of that go by the fewest requests over all brokers."""
@@ -104,7 +118,9 @@ def confirm(
             Trial(profile=candidate.profile, predicted=candidate.prediction, measured=measured, reason=reason)
         )
         knob = candidate.knob
-        if measured.meets_slo:
+        # The search aims at the margin below the SLO: a run that met the SLO inside the margin is
+        # kept as a confirmed trial, but bounds the knob from above like a miss.
+        if measured.meets_slo and not at_edge(measured, slo, searcher.margin):
             ok_knob = knob if ok_knob is None else max(ok_knob, knob)
         else:
             bad_knob = knob if bad_knob is None else min(bad_knob, knob)
@@ -124,7 +140,7 @@ def confirm(
             reason = "bisection"
         else:
             reason = f"model corrected by the last run's p99 error ({error:+.0f} ms)"
-        if measured.meets_slo and nxt <= knob * NO_ROOM:
+        if measured.meets_slo and not at_edge(measured, slo, searcher.margin) and nxt <= knob * NO_ROOM:
             break
         if bad_knob is not None and ok_knob is None and nxt < 1.0:
             nxt = 0.0

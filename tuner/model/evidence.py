@@ -74,7 +74,9 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
         wire = client.records_per_s / client.records_per_request * client.batch_bytes
     requests_per_s = client.requests_per_s
     records_per_request = client.records_per_request
+    counted_by: Literal["client", "brokers"] = "client"
     if not client.counts_requests and broker_rate:
+        counted_by = "brokers"
         # Real Filebeat cannot count its requests (it turns Sarama's metrics into no-ops): the
         # brokers' count of the run's requests stands in.
         requests_per_s = broker_rate
@@ -88,6 +90,7 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
     return Measured(
         run_id=record.run_id,
         requests_per_s=requests_per_s,
+        requests_counted_by=counted_by,
         busiest_broker_requests_per_s=busiest,
         busiest_broker_measured_on=busiest_on,
         broker_requests_per_s=broker_rate,

@@ -14,14 +14,16 @@ from tuner.core.errors import KbtError, NoSolution
 from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.codecs import CodecTable, default_table
-from tuner.model.confirm import Confirmation, Trials, confirm, fewest_requests, runner_up
+from tuner.model.comparison import reduction
+from tuner.model.confirm import Confirmation, Trials, at_edge, confirm, fewest_requests, runner_up
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel
-from tuner.model.search import Searcher, SearchResult, families
+from tuner.model.search import Candidate, Searcher, SearchResult, describe_profile, families
 from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import ranking_doubt
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of, rules_of, same_kind
 from tuner.spec.error_bands import ErrorBands
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.recommendation import (
     ClientKind,
@@ -55,6 +57,7 @@ class Request:
     sweeps: Sequence[str] = ()
     live_spec: str | None = None
     bands: ErrorBands | None = None  # the held-out error table (tuner/spec/error_bands.json)
+    slo_margin: float = THRESHOLDS.slo_margin  # the share of the p99 SLO the search keeps free
 
 
 def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
@@ -106,7 +109,9 @@ def recommend(req: Request) -> Recommendation:
     failures: list[str] = []
     live_records: list[RunRecord] = []  # written by confirmation runs in this call
     for kind in req.clients:
-        searcher = Searcher(traffic, req.slo, calibration.of(kind), codecs, cost, bands=req.bands)
+        searcher = Searcher(
+            traffic, req.slo, calibration.of(kind), codecs, cost, margin=1 - req.slo_margin, bands=req.bands
+        )
         base = req.baselines.get(kind)
         try:
             result = searcher.search(kind, base)
@@ -132,6 +137,7 @@ def recommend(req: Request) -> Recommendation:
         brokers=req.brokers,
         slo=req.slo,
         baseline=req.baseline or next(iter(req.baselines.values()), profile_of({"name": "client-defaults"})),
+        slo_margin=req.slo_margin,
         clients=clients,
         model_truth=model_truth([*records, *live_records], calibration),
         error_bands_from=None if req.bands is None else len({r for b in req.bands.bands for r in b.runs}),
@@ -191,7 +197,9 @@ def _recommend_kind(
             return None
         profile, predicted, measured, status = chosen.profile, chosen.predicted, chosen.measured, "confirmed"
         evidence = [t.measured.run_id for t in trials if t.measured is not None]
+        safer_trials = [t for t in trials if t.measured is not None and t.profile != profile]
     else:
+        safer_trials = []
         exact = _newest(own, best.profile)
         if exact is not None:
             measured = measured_of(exact, slo)
@@ -218,6 +226,7 @@ def _recommend_kind(
         if doubt is not None:
             notes.append(f"{doubt[1]}: the ranking could change, confirm it with --live")
     base_pred = base_meas = None
+    base_record: RunRecord | None = None
     if base is not None and own_base:
         base_pred = searcher.predict(base)
         base_record = _newest([*records, *live_records], base)
@@ -237,6 +246,17 @@ def _recommend_kind(
         both, one = floor_requests(traffic.producers, traffic.brokers, slo.p99_ms / 1000)
         floor = Floor(allowed_linger_ms=slo.p99_ms, producer_broker_rps=both, producer_rps=one)
     relief = busiest_relief(base_pred, predicted, base_meas, measured)
+    cut = None
+    if base is not None and own_base:
+        name = base_record.name if base_record is not None else base.name
+        engine = base_record.client.engine if base_record is not None else None
+        cut = reduction(base, name, engine, base_meas, measured, base_pred, predicted)
+    edge = measured is not None and status == "confirmed" and at_edge(measured, slo, searcher.margin)
+    safer = None
+    if edge:
+        assert measured is not None
+        safer = _safer(searcher, result, profile, measured, own, safer_trials)
+        notes.append(_edge_note(slo, searcher.margin, measured, safer))
     return ClientRecommendation(
         client=kind,
         status=status,
@@ -247,9 +267,10 @@ def _recommend_kind(
         baseline_predicted=base_pred,
         baseline_measured=base_meas,
         reduction_predicted=_ratio(base_pred.requests_per_s if base_pred else None, predicted.requests_per_s),
-        reduction_measured=_ratio(
-            base_meas.requests_per_s if base_meas else None, measured.requests_per_s if measured else None
-        ),
+        reduction_measured=cut.ratio if cut is not None and cut.basis == "measured" else None,
+        reduction=cut,
+        at_edge=edge,
+        safer=safer,
         busiest_before=relief[0] if relief else None,
         busiest_after=relief[1] if relief else None,
         busiest_relief_on=relief[2] if relief else None,
@@ -259,6 +280,67 @@ def _recommend_kind(
         band_doubt=doubt[1] if doubt is not None else None,
         notes=notes,
     )
+
+
+def _safer(
+    searcher: Searcher,
+    result: SearchResult,
+    chosen: ClientProfile,
+    measured: Measured,
+    records: Sequence[RunRecord],
+    trials: Sequence[Trial],
+) -> Trial | None:
+    """The next setting that keeps the margin: the measured one with the fewest requests among the
+    trials and the kind's records, else the model's best for the margin corrected by the chosen
+    setting's p99 error (predicted only)."""
+    slo, aim = searcher.slo, searcher.margin
+    kept = [t for t in trials if t.measured is not None and t.measured.meets_slo]
+    for r in records:
+        if (
+            r.status == "ok"
+            and r.plan.profile != chosen
+            and not any(t.profile == r.plan.profile for t in kept)
+        ):
+            m = measured_of(r, slo)
+            if m.meets_slo:
+                kept.append(
+                    Trial(profile=r.plan.profile, predicted=searcher.predict(r.plan.profile), measured=m)
+                )
+    kept = [t for t in kept if t.measured is not None and not at_edge(t.measured, slo, aim)]
+    found = fewest_requests(kept, lambda t: t.measured)
+    if found is not None:
+        return found.model_copy(update={"reason": "the next measured setting keeping the SLO margin"})
+    if slo.p99_ms is None or measured.p99_ms is None:
+        return None
+    error = measured.p99_ms - searcher.predict(chosen).p99_ms
+    budget = slo.p99_ms * aim - max(error, 0.0)
+    fams = {c.family for c in result.ranked}
+    candidates: list[Candidate] = []
+    for family in families(chosen.client, searcher.traffic, slo, None):
+        if family.name in fams and budget > 0:
+            codec = rules_of(chosen).compression
+            found_c = searcher.longest(family, codec, p99_budget=budget)
+            if found_c is not None and found_c.profile != chosen:
+                candidates.append(found_c)
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda c: c.prediction.busiest_broker_requests_per_s)
+    why = f"the model's setting for the margin, corrected by the measured p99 error ({error:+.0f} ms)"
+    return Trial(profile=best.profile, predicted=best.prediction, reason=why)
+
+
+def _edge_note(slo: SLOBounds, aim: float, measured: Measured, safer: Trial | None) -> str:
+    assert slo.p99_ms is not None and measured.p99_ms is not None
+    text = (
+        f"at the edge: measured p99 {measured.p99_ms:.0f} ms is within the {1 - aim:.0%} margin below the"
+        f" {slo.p99_ms:g} ms SLO (aim {slo.p99_ms * aim:.0f} ms): a busier day can break it"
+    )
+    if safer is None:
+        return text + "; no safer setting found"
+    p99 = safer.measured.p99_ms if safer.measured is not None else safer.predicted.p99_ms
+    rps = safer.measured.requests_per_s if safer.measured is not None else safer.predicted.requests_per_s
+    which = "measured" if safer.measured is not None else "predicted"
+    return f"{text}; safer: {describe_profile(safer.profile)} ({which} p99 {p99:.0f} ms, {rps:.1f} req/s)"
 
 
 def busiest_relief(

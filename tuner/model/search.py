@@ -20,10 +20,12 @@ from tuner.model.predict import ClientCalibration, IdleModel, predict_rules
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import ClientProfile, Family, SearchContext, kind_named, kind_of, rules_of
 from tuner.spec.error_bands import ErrorBands
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.recommendation import Prediction, SLOBounds
 
-# Model-side safety: a setting qualifies when its predicted p99 is within this share of the budget.
-P99_MARGIN = 0.95
+# The search aims below the p99 SLO by the stated margin (tuner/spec/thresholds.yml slo_margin,
+# `kbt recommend --slo-margin`): a setting qualifies when its predicted p99 is within this share.
+P99_MARGIN = 1 - THRESHOLDS.slo_margin
 # Without a p99 budget, lingers stop here.
 MAX_LINGER_MS = 5000.0
 BISECT_STEPS = 7

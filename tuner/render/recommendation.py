@@ -7,11 +7,13 @@ same client (the Java kind: Logstash's kafka output options).
 
 from __future__ import annotations
 
+import textwrap
+
 from rich.table import Table
 
 from tuner.model.search import describe_profile
 from tuner.spec.clients import kind_of
-from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation
+from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation, Trial
 
 
 def _num(value: float | None, fmt: str = "{:.1f}") -> str:
@@ -36,6 +38,8 @@ def _idle(p: Prediction | None, m: Measured | None) -> str:
 def _slo_text(rec: Recommendation) -> str:
     """The bounds a recommended setting meets: p99, and the capacity bound beside it."""
     slo = f"p99 <= {_ms(rec.slo.p99_ms)}" if rec.slo.p99_ms is not None else "no latency bound"
+    if rec.slo.p99_ms is not None and rec.slo_margin:
+        slo += f" (aiming {rec.slo_margin:.0%} below: {_ms(rec.slo.p99_ms * (1 - rec.slo_margin))})"
     if rec.slo.min_network_idle is not None:
         slo += f", busiest broker's network idle >= {rec.slo.min_network_idle:g}"
     return slo
@@ -46,36 +50,70 @@ def recommendation_table(rec: Recommendation) -> Table:
     table = Table(
         title=f"kbt recommend: {rec.workload.name} on {rec.brokers} brokers, {slo}",
         caption="req/s: produce requests/s (predicted / measured); busiest: on the busiest broker;"
-        " idle: network/handler idle ratio (predicted, else measured); x fewer: baseline / recommended",
+        " idle: network/handler idle ratio (predicted, else measured); x fewer: baseline / recommended,"
+        " from one count (the baseline row names it); at the edge: measured p99 inside the SLO margin",
     )
     for col in ("client", "setting", "status", "req/s", "busiest", "p99", "idle", "x fewer", "runs"):
         table.add_column(col, overflow="fold")
     for c in rec.clients:
         table.add_row(*_row(c))
+        if c.safer is not None:
+            table.add_row(*_safer_row(c.safer))
         if c.baseline_predicted is not None or c.baseline_measured is not None:
             table.add_row(*_baseline_row(rec, c), style="dim")
     return table
 
 
-def _row(c: ClientRecommendation) -> list[str]:
-    p, m = c.predicted, c.measured
+def _status(c: ClientRecommendation) -> str:
     colour = {"confirmed": "green", "predicted": "yellow", "rejected": "red"}[c.status]
+    if c.at_edge:
+        return f"[{colour}]{c.status}[/{colour}], [yellow]at the edge[/yellow]"
+    return f"[{colour}]{c.status}[/{colour}]"
+
+
+def _safer_row(t: Trial) -> list[str]:
+    p, m = t.predicted, t.measured
     return [
-        c.client,
-        describe_profile(c.profile),
-        f"[{colour}]{c.status}[/{colour}]",
+        "  safer",
+        describe_profile(t.profile),
+        "measured" if m is not None else "predicted",
         f"{p.requests_per_s:.1f} / {_num(m.requests_per_s if m else None)}",
         f"{p.busiest_broker_requests_per_s:.1f} / {_num(m.busiest_broker_requests_per_s if m else None)}",
         f"{_ms(p.p99_ms)} / {_ms(m.p99_ms if m else None)}",
         _idle(p, m),
-        f"{_num(c.reduction_predicted)} / {_num(c.reduction_measured)}",
+        "",
+        m.run_id if m else "-",
+    ]
+
+
+def _row(c: ClientRecommendation) -> list[str]:
+    p, m = c.predicted, c.measured
+    return [
+        c.client,
+        describe_profile(c.profile),
+        _status(c),
+        f"{p.requests_per_s:.1f} / {_num(m.requests_per_s if m else None)}",
+        f"{p.busiest_broker_requests_per_s:.1f} / {_num(m.busiest_broker_requests_per_s if m else None)}",
+        f"{_ms(p.p99_ms)} / {_ms(m.p99_ms if m else None)}",
+        _idle(p, m),
+        _fewer(c),
         "\n".join(c.evidence) or "-",
     ]
+
+
+def _fewer(c: ClientRecommendation) -> str:
+    """The comparison's one figure, and whether it was measured or predicted."""
+    r = c.reduction
+    if r is None:
+        return "-"
+    return f"{r.ratio:.1f}x ({r.basis})"
 
 
 def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.baseline_predicted, c.baseline_measured
     name = rec.baseline.name if kind_of(rec.baseline) is kind_of(c.profile) else f"{c.client} baseline"
+    if c.reduction is not None:
+        name = f"{c.reduction.baseline} ({c.reduction.baseline_is})"
     return [
         "  baseline",
         name,
@@ -151,9 +189,12 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
             f"Measured: {m.requests_per_s:.1f} produce requests/s, p99 {_ms(m.p99_ms)}, {m.lost} lost,"
         )
         lines.append(f"  in run {m.run_id}.")  # a line of its own: the file stays within 120 columns
-    if c.reduction_measured is not None or c.reduction_predicted is not None:
-        r = c.reduction_measured if c.reduction_measured is not None else c.reduction_predicted
-        lines.append(f"{r:.1f}x fewer produce requests than {rec.baseline.name}.")
+    if c.at_edge:
+        note = next((n for n in c.notes if n.startswith("at the edge")), "at the edge of the SLO")
+        lines += textwrap.wrap(note[0].upper() + note[1:] + ".", width=100, subsequent_indent="  ")
+    if c.reduction is not None:
+        # wrapped: the file stays within 120 columns
+        lines += textwrap.wrap(c.reduction.sentence() + ".", width=100, subsequent_indent="  ")
     if (relief := c.busiest_relief) is not None:
         lines.append(
             f"Busiest broker: {c.busiest_before:.1f} -> {c.busiest_after:.1f} produce requests/s,"

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from tuner import __version__
+from tuner.model.search import describe_profile
 from tuner.render import report_plots as plots
 from tuner.render.recommendation import band_text
 from tuner.render.report_data import (
@@ -146,14 +147,16 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
         f" {esc(rec.objective)}, {rec.brokers} brokers, workload {esc(rec.workload.name)}</p>"
     ]
     slo = rec.slo
+    margin = f" (aiming {rec.slo_margin:.0%} below)" if rec.slo_margin else ""
     out.append(
-        f"<p>SLO: p99 &le; {num(slo.p99_ms)} ms,"
+        f"<p>SLO: p99 &le; {num(slo.p99_ms)} ms{margin},"
         f" producer memory &le; {num(slo.max_producer_memory_mb)} MB</p>"
     )
     client: ClientRecommendation
     for client in rec.clients:
         out.append(
-            f"<h3>{esc(client.client)}: {esc(client.status)} &mdash; profile {esc(client.profile.name)}</h3>"
+            f"<h3>{esc(client.client)}: {esc(client.status)}{', at the edge' if client.at_edge else ''}"
+            f" &mdash; profile {esc(client.profile.name)}</h3>"
         )
         props = [[f"<code>{esc(k)}</code>", f"<code>{esc(v)}</code>"] for k, v in client.properties.items()]
         out.append(table(["setting", "value"], props, left=2))
@@ -167,10 +170,22 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
                  _measured_cells(client.baseline_measured)[0]],
             ],
         ))  # fmt: skip
-        reduction = client.reduction_measured or client.reduction_predicted
-        if reduction:
-            kind = "measured" if client.reduction_measured else "predicted"
-            out.append(f"<p>Produce requests: {reduction:.1f}x fewer than the baseline ({kind}).</p>")
+        if client.reduction is not None:
+            out.append(f"<p>Produce requests: {esc(client.reduction.sentence())}.</p>")
+        if client.safer is not None:
+            t = client.safer
+            out.append(
+                f"<p>At the edge: the next safer setting is {esc(describe_profile(t.profile))}"
+                f" ({esc(t.reason)}).</p>"
+            )
+            out.append(table(
+                ["", "produce req/s", "p99 ms", "network idle", "meets SLO", "run"],
+                [
+                    ["safer, predicted", num(t.predicted.requests_per_s), num(t.predicted.p99_ms),
+                     num(t.predicted.network_idle_ratio, 3), "", ""],
+                    ["safer, measured", *_measured_cells(t.measured)[1:], _measured_cells(t.measured)[0]],
+                ],
+            ))  # fmt: skip
         if rec.error_bands_from is not None:
             out.append(f"<p>Model uncertainty: {esc(band_text(p))}.</p>")
         if client.band_doubt:

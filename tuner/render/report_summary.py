@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tuner.model.comparison import comparable_rates
 from tuner.model.search import describe_profile
 from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures, request_rates
 
@@ -77,14 +78,13 @@ def before_after(pair: Comparison) -> BeforeAfter:
         text, good = _change(x, y, lower, digits)
         rows.append(Change(metric, _fmt(x, digits), _fmt(y, digits), text, good))
 
-    broker = b.broker_requests_per_s is not None and a.broker_requests_per_s is not None
-    add(
-        "produce requests/s" + (" (broker)" if broker else " (client)"),
-        b.broker_requests_per_s if broker else b.client_requests_per_s,
-        a.broker_requests_per_s if broker else a.client_requests_per_s,
-        1,
-        True,
+    # The same count as the recommendation's comparison (tuner/model/comparison.py): the clients'
+    # when both counted, else the brokers'; never a ratio of one over the other.
+    rates = comparable_rates(
+        b.client_requests_per_s, b.broker_requests_per_s, a.client_requests_per_s, a.broker_requests_per_s
     )
+    counted = {"client": " (client)", "brokers": " (broker)", None: ""}[rates and rates[2]]
+    add("produce requests/s" + counted, rates and rates[0], rates and rates[1], 1, True)
     idle_b, idle_a = b.network_idle, a.network_idle
     text, good = _change(idle_b, idle_a, None, 3)
     if idle_b is not None and idle_a is not None and idle_a != idle_b:
@@ -147,17 +147,15 @@ def build_summary(report: ReportInput) -> Summary:
     if rec is not None:
         for c in rec.clients:
             settings = describe_profile(c.profile)
-            lines.append(Line(f"recommended ({c.status})", settings, c.status != "rejected"))
-            reduction = c.reduction_measured or c.reduction_predicted
-            if reduction:
-                kind = "measured" if c.reduction_measured else "predicted"
-                lines.append(
-                    Line(
-                        f"{c.client}",
-                        f"{reduction:.1f}x fewer produce requests than {rec.baseline.name} ({kind})",
-                        True,
-                    )
-                )
+            edge = ", at the edge" if c.at_edge else ""
+            lines.append(
+                Line(f"recommended ({c.status}{edge})", settings, c.status != "rejected" and not c.at_edge)
+            )
+            if c.at_edge:
+                note = next((n for n in c.notes if n.startswith("at the edge")), "")
+                lines.append(Line(f"{c.client} margin", note.removeprefix("at the edge: "), False))
+            if c.reduction is not None:
+                lines.append(Line(f"{c.client}", c.reduction.sentence(), True))
     lines += _fewer_in_sweeps(report) if rec is None else []
     unread = sum(e.record.delivery.unread for e in unverified)
     unclean = [e.label for e in entries if e.record.stress is None and e.record.status == "unclean"]

@@ -4,6 +4,7 @@ the baseline profiles, the SLO and the codec table."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from tuner.core.errors import BadInput
@@ -96,7 +97,13 @@ def gather(
     lab_dir: Path | None,
     observer: Observer | None = None,
     target_file: TargetSource | None = None,
+    slo_margin: float | None = None,
 ) -> Request:
+    if slo_margin is not None and not 0 <= slo_margin < 1:
+        raise BadInput(
+            f"--slo-margin must lie in [0, 1) (got {slo_margin:g}; 0.1 keeps 10% of the p99 bound free)"
+        )
+    margin = THRESHOLDS.slo_margin if slo_margin is None else slo_margin
     for value, flag in ((slo_p99, "--slo-p99"), (slo_memory, "--slo-memory")):
         if value is not None and value <= 0:
             raise BadInput(f"{flag} must be positive (got {value:g})")
@@ -104,21 +111,24 @@ def gather(
         raise BadInput(f"--min-network-idle must lie in [0, 1) (got {min_network_idle:g}; 0 turns it off)")
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:
-        return _live(
-            results,
-            live,
-            records,
-            slo_p99,
-            slo_memory,
-            clients,
-            codecs,
-            min_network_idle,
-            probe,
-            baseline,
-            max_trials,
-            lab_dir,
-            observer,
-            target_file,
+        return replace(
+            _live(
+                results,
+                live,
+                records,
+                slo_p99,
+                slo_memory,
+                clients,
+                codecs,
+                min_network_idle,
+                probe,
+                baseline,
+                max_trials,
+                lab_dir,
+                observer,
+                target_file,
+            ),
+            slo_margin=margin,
         )
     if not records:
         raise BadInput(
@@ -155,6 +165,7 @@ def gather(
         results_dir=str(results),
         sweeps=sorted({r.sweep for r in group}),
         bands=load_error_bands(),
+        slo_margin=margin,
     )
 
 

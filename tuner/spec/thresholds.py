@@ -23,6 +23,7 @@ class Thresholds(StrictModel):
     quiet_requests_per_thread_s: float = Field(ge=0)
     quiet_bytes_per_thread_s: float = Field(ge=0)
     capacity_network_idle_min: float = Field(gt=0, lt=1)
+    slo_margin: float = Field(ge=0, lt=1)
     produce_p999_slo_ms: float = Field(gt=0)
     delivery_p99_slo_ms: float = Field(gt=0)
     e2e_p99_slo_ms: float = Field(gt=0)

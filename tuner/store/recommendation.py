@@ -104,6 +104,11 @@ class Measured(Frozen):
     producer_memory_mb: float | None = None
     wire_bytes_per_s: float | None = None
     meets_slo: bool
+    requests_counted_by: Literal["client", "brokers"] | None = Field(
+        default=None,
+        description="Whose count requests_per_s is: the client's own, or the brokers' count of the run's"
+        " requests standing in for a client that counts none (None: documents written before).",
+    )
 
 
 class Trial(Frozen):
@@ -125,6 +130,32 @@ class Floor(Frozen):
     )
 
 
+class Reduction(Frozen):
+    """One comparison, the same figure wherever it is shown: the baseline as it ran (its run's name
+    and what it is), its produce requests/s, the recommendation's, and the ratio, all from one count
+    (tuner/model/comparison.py)."""
+
+    baseline: str = Field(description="The baseline's run name as it ran (its profile's name when not run).")
+    baseline_is: str = Field(description='What the baseline is, e.g. "real Filebeat 7.17 as shipped".')
+    baseline_run_id: str | None = Field(default=None, description="The baseline's run (None: predicted).")
+    basis: Literal["measured", "predicted"]
+    counted_by: Literal["client", "brokers", "model"] = Field(
+        description="Whose count both rates are: the clients' own, the brokers', or the model's prediction."
+    )
+    before_requests_per_s: float
+    after_requests_per_s: float
+    ratio: float = Field(description="before / after.")
+
+    def sentence(self) -> str:
+        """The comparison in one sentence, as every surface prints it."""
+        counted = {"client": "the clients' counts", "brokers": "the brokers' counts", "model": "the model"}
+        return (
+            f"{self.ratio:.1f}x fewer produce requests than {self.baseline} ({self.baseline_is}):"
+            f" {self.before_requests_per_s:,.1f} -> {self.after_requests_per_s:,.1f} req/s,"
+            f" {self.basis} ({counted[self.counted_by]})"
+        )
+
+
 class ClientRecommendation(Frozen):
     client: ClientKind
     status: Status
@@ -139,6 +170,19 @@ class ClientRecommendation(Frozen):
     baseline_measured: Measured | None = None
     reduction_predicted: float | None = Field(default=None, description="Baseline / recommended requests/s.")
     reduction_measured: float | None = None
+    reduction: Reduction | None = Field(
+        default=None,
+        description="The comparison every surface shows: measured when both runs were, else predicted.",
+    )
+    at_edge: bool = Field(
+        default=False,
+        description="Confirmed, but its measured p99 lies within the SLO margin (slo_margin): a busier day"
+        " can break it.",
+    )
+    safer: Trial | None = Field(
+        default=None,
+        description="With at_edge: the next setting whose p99 keeps the margin (measured if it ran).",
+    )
     # The relief the busiest broker gets (baseline / recommended produce requests/s there): measured
     # where both runs counted per broker, else predicted. A total's cut can overstate it.
     busiest_before: float | None = Field(default=None, description="Baseline req/s, busiest broker.")
@@ -186,6 +230,11 @@ class Recommendation(Frozen):
     slo: SLOBounds
     objective: str = "busiest broker produce requests/s"
     baseline: ClientProfile = Field(description="The current/default profile compared against.")
+    slo_margin: float | None = Field(
+        default=None,
+        description="Share of the p99 SLO the search keeps free (aims at p99 <= (1 - margin) x SLO);"
+        " None: documents written before.",
+    )
     clients: list[ClientRecommendation]
     model_truth: list[ModelTruth] = Field(default_factory=list)
     error_bands_from: int | None = Field(
