@@ -73,8 +73,8 @@ def _recommendation(margin: float | None = None) -> Recommendation:
         slo=SLO,
         clients=["librdkafka"],
         records=records,
-        baselines={"librdkafka": FILEBEAT_LIKE},  # type: ignore[dict-item]
-        baseline=FILEBEAT_LIKE,  # type: ignore[arg-type]
+        baselines={"librdkafka": FILEBEAT_LIKE},
+        baseline=FILEBEAT_LIKE,
         slo_margin=THRESHOLDS.slo_margin if margin is None else margin,
     )
     return recommend(req)
