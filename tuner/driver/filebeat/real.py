@@ -23,7 +23,6 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
-from tuner.core.redact import scrub
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
@@ -171,8 +170,9 @@ class _Pod(RestartsOnTakenPort[FilebeatProfile]):
         for log in sorted((self.dir / "logs").glob("filebeat*")):
             errors += [ln for ln in log.read_text(errors="replace").splitlines() if "ERROR" in ln]
         said = [self.output_tail()]
-        if errors and errors[-1].split("\t")[-1] not in said[0]:
-            said.append(scrub(errors[-1].split("\t")[-1]))
+        last = self.redacted(errors[-1].split("\t")[-1]) if errors else ""
+        if last and last not in said[0]:
+            said.append(last)
         text = " | ".join(s for s in said if s) or f"exit status {self.proc.returncode}"
         return f"pod {self.index}: {text}"
 

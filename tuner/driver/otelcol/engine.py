@@ -20,7 +20,6 @@ from pathlib import Path
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
-from tuner.core.redact import scrub
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.otelcol.build import require_collector
@@ -108,7 +107,7 @@ class Pod(RestartsOnTakenPort[OtelcolProfile]):
             errors = [ln for ln in lines if "error" in ln.lower()]
             last = (errors or lines or [""])[-1]
             found = _ERROR_FIELD.search(last)
-            said = scrub(found.group(1) if found else last)[:300]
+            said = self.redacted(found.group(1) if found else last)[:300]
         return f"pod {self.index}: {said or f'exit status {self.proc.returncode}'}"
 
 

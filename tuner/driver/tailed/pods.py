@@ -101,11 +101,15 @@ class RestartsOnTakenPort(Generic[C]):
         secrets redacted: the pod's own credentials and whatever the redaction layer finds."""
         path = self.dir / OUTPUT_NAME
         text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        lines = [ln.strip() for ln in self.redacted(text).splitlines() if ln.strip()]
+        return " | ".join(lines[-OUTPUT_TAIL_LINES:])[-OUTPUT_TAIL_CHARS:]
+
+    def redacted(self, text: str) -> str:
+        """`text` without the pod's own secret values or anything the redaction layer finds."""
         for value in self.secure.env.values():
             if value:
                 text = text.replace(value, REDACTED)
-        lines = [ln.strip() for ln in scrub(text).splitlines() if ln.strip()]
-        return " | ".join(lines[-OUTPUT_TAIL_LINES:])[-OUTPUT_TAIL_CHARS:]
+        return scrub(text)
 
     def exited(self) -> bool:
         """The process has ended other than by kbt's SIGTERM."""
