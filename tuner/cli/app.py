@@ -88,6 +88,9 @@ def _register() -> None:
     from tuner.cli import diagnose
 
     app.command(name="diagnose")(diagnose.diagnose)
+    from tuner.cli import capture
+
+    app.command(name="capture")(capture.capture)
     from tuner.cli import forecast
 
     app.command(name="forecast")(forecast.forecast)
@@ -169,8 +172,11 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("KBT_DEBUG") == "1":
             _debug_traceback()
         fail(exc.message, exc.status)
-    except click_exc.NoArgsIsHelpError:
-        sys.exit(int(ExitStatus.OK))
+    except click_exc.NoArgsIsHelpError as exc:
+        # `kbt lab` names a group, not a command: its help, as a usage error (stderr, exit 2), so a
+        # script that forgot the subcommand does not pass
+        sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
+        sys.exit(int(ExitStatus.BAD_INPUT))
     except click_exc.UsageError as exc:
         ctx = exc.ctx
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""

@@ -1,0 +1,257 @@
+"""A capture shaped into client groups (tuner.model.capture): the groups, their rates, sizes, keys
+and acks, the lab scale, and the files `kbt sweep` loads (tuner.render.capture)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuner.core.writes import atomic_write_all
+from tuner.measure.capture_log import read_produce_traffic
+from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
+from tuner.render.capture import capture_files
+from tuner.spec.loader import load_sweep
+from tuner.store.capture import CaptureRecord
+
+JAVA = "apache-kafka-java 4.1.1"
+RDKAFKA = "confluent-kafka-python 2.16.1-rdkafka-2.16.0"
+
+
+def _client(
+    client_id: str, software: str, broker: str, requests: int, topic: str, **kw: Any
+) -> dict[str, Any]:
+    record_bytes = kw.pop("record_bytes", requests * 1000)
+    return {
+        "client_id": client_id,
+        "software": software,
+        "broker": broker,
+        "requests": requests,
+        "record_bytes": record_bytes,
+        "partitions": kw.pop("partitions", requests),
+        "acks": kw.pop("acks", {"-1": requests}),
+        "topic_bytes": {topic: record_bytes},
+        "connections": kw.pop("connections", 1),
+        **kw,
+    }
+
+
+def _record(
+    clients: list[dict[str, Any]], topics: list[dict[str, Any]], samples: list[dict[str, Any]]
+) -> CaptureRecord:
+    return CaptureRecord(
+        start=0.0,
+        end=100.0,
+        bootstrap_servers="127.0.0.1:1",
+        brokers=3,
+        topics=topics,
+        clients=clients,
+        samples=samples,
+    )
+
+
+def _mix() -> CaptureRecord:
+    clients = [
+        # 4 Java producers (client ids producer-1..4) on each of 3 brokers, keyless, acks all
+        *[_client(f"producer-{i}", JAVA, f"b{b}", 500, "orders") for i in range(1, 5) for b in range(3)],
+        # 2 librdkafka producers sharing one client id, 2 connections per broker, acks 1
+        *[
+            _client("shipper", RDKAFKA, f"b{b}", 3000, "logs", connections=2, acks={"1": 3000})
+            for b in range(3)
+        ],
+    ]
+    topics = [
+        {"name": "orders", "partitions": 6, "replication_factor": 3, "records": 240_000},
+        {"name": "logs", "partitions": 12, "replication_factor": 3, "records": 90_000},
+    ]
+    samples = [
+        {"topic": "orders", "value_bytes": [400] * 100, "key_bytes": [], "keyless": 100},
+        {
+            "topic": "logs",
+            "value_bytes": [800] * 50 + [1600] * 50,
+            "key_bytes": [8] * 100,
+            "distinct_keys": 40,
+        },
+    ]
+    return _record(clients, topics, samples)
+
+
+def test_groups_rates_sizes_keys_and_acks() -> None:
+    plan = shape(_mix())
+    groups = {g.name: g for g in plan.groups}
+    assert set(groups) == {"producer-apache-kafka-java", "shipper-confluent-kafka-python"}
+    java, shipper = groups["producer-apache-kafka-java"], groups["shipper-confluent-kafka-python"]
+    assert (java.kind, java.producers, java.acks, java.key_cardinality) == ("java", 4, "all", None)
+    assert java.records_per_s == pytest.approx(2400.0)
+    assert java.requests_per_s == pytest.approx(60.0)
+    assert java.workload["rate_per_producer"] == pytest.approx(600.0)
+    assert (shipper.kind, shipper.producers, shipper.acks, shipper.key_cardinality) == (
+        "librdkafka",
+        2,
+        "1",
+        40,
+    )
+    assert shipper.records_per_s == pytest.approx(900.0)
+    assert shipper.workload["message"]["kind"] == "size_distribution"
+    assert shipper.record_bytes == pytest.approx(1208.0)  # 800/1600 values and their 8-byte keys
+    assert plan.scale == 1.0
+    assert plan.worst_offender == "shipper-confluent-kafka-python"
+
+
+def test_lab_scale_keeps_each_producer_and_states_the_factor() -> None:
+    plan = shape(_mix(), ShapeOptions(lab_producers=3))
+    assert plan.scale == pytest.approx(0.5)
+    java = next(g for g in plan.groups if g.kind == "java")
+    assert (java.producers, java.lab_producers) == (4, 2)
+    assert java.workload["rate_per_producer"] == pytest.approx(600.0)  # per producer unchanged
+    assert "scale 0.5" in java.workload["description"]
+
+
+def test_linger_is_inferred_from_the_request_rate() -> None:
+    """One keyless librdkafka producer at 1000 records/s to 1 partition: linger 0 sends about one
+    request per record, linger 100 ms about 10 per second; the inference tells them apart."""
+    topics = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 100_000}]
+    samples = [{"topic": "t", "value_bytes": [200] * 100, "keyless": 100}]
+    fast = shape(_record([_client("a", RDKAFKA, "b0", 90_000, "t")], topics, samples)).groups[0]
+    slow = shape(_record([_client("a", RDKAFKA, "b0", 1_000, "t")], topics, samples)).groups[0]
+    assert fast.linger_ms is not None and slow.linger_ms is not None
+    assert fast.linger_ms < slow.linger_ms
+    assert slow.linger_ms >= 50
+
+
+def test_written_specs_load_as_sweeps(tmp_path: Path) -> None:
+    plan = shape(_mix())
+    atomic_write_all(capture_files(tmp_path, _mix(), plan))
+    for group in plan.groups:
+        loaded = load_sweep(tmp_path / group.name / "sweep.yaml")
+        (run,) = loaded.spec.expand(tmp_path / group.name)
+        assert run.profile.client == group.kind
+        assert run.workload.producers == group.lab_producers
+
+
+def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
+    import json
+    from datetime import datetime
+
+    def line(at: float, client: str, port: int, acks: int) -> str:
+        stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
+        body = {
+            "requestHeader": {"requestApiKey": 0, "clientId": client},
+            "request": {
+                "acks": acks,
+                "topicData": [{"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
+            },
+            "connection": f"127.0.0.1:9092-127.0.0.1:{port}-0-1",
+            "totalTimeMs": 2.5,
+            "clientInformation": {"softwareName": "apache-kafka-java", "softwareVersion": "4.1.1"},
+        }
+        return f"[{stamp}] DEBUG Completed request:{json.dumps(body)} (kafka.request.logger)\n"
+
+    t0 = 1_795_000_000.0
+    lines = [line(t0 + i * 0.1, "app-1", 40000 + i % 3, -1) for i in range(30)]
+    lines += [line(t0 + 50, "late", 41000, 1)]  # outside the window
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    (row,) = read_produce_traffic([path], t0, t0 + 10).rows
+    assert (row["client_id"], row["broker"], row["requests"], row["connections"]) == (
+        "app-1",
+        "127.0.0.1:9092",
+        30,
+        3,
+    )
+    assert row["acks"] == {"-1": 30} and row["topic_bytes"] == {"t": 15000}
+    assert row["software"] == "apache-kafka-java 4.1.1"
+
+
+@pytest.mark.parametrize(
+    ("software", "client_id", "kind"),
+    [
+        (JAVA, "producer-1", "java"),
+        (RDKAFKA, "x", "librdkafka"),
+        ("sarama 1.43", "beats", "filebeat"),
+        ("", "beats", "filebeat"),
+        ("kgo 1.18", "otel", "otelcol"),
+        ("something-else 1", "x", "librdkafka"),
+    ],
+)
+def test_kind_of_software(software: str, client_id: str, kind: str) -> None:
+    assert kind_of_software(software, client_id)[0] == kind
+
+
+def test_group_key_strips_the_instance_number() -> None:
+    assert [group_key(c) for c in ("producer-12", "kbt-java-3", "beats", "7", "app_2")] == [
+        "producer", "kbt-java", "beats", "7", "app"
+    ]  # fmt: skip
+
+
+_IDS = st.sampled_from(["producer-1", "producer-2", "beats", "app", "svc-9", ""])
+_SOFT = st.sampled_from([JAVA, RDKAFKA, "", "sarama 1.0", "weird-client 0.1"])
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> CaptureRecord:
+    ints = st.integers
+    chosen = draw(st.lists(st.sampled_from(["a", "b", "c.d", "e_f"]), min_size=1, max_size=4, unique=True))
+    topics = [
+        {
+            "name": n,
+            "partitions": draw(ints(1, 50)),
+            "replication_factor": draw(ints(1, 5)),
+            "records": draw(ints(0, 10**9)),
+        }
+        for n in chosen
+    ]
+    names: list[str] = [*chosen, "unlisted"]
+    acks = st.dictionaries(st.sampled_from(["-1", "0", "1", "7"]), ints(1, 100), max_size=3)
+    clients = [
+        _client(
+            draw(_IDS),
+            draw(_SOFT),
+            f"b{draw(ints(0, 4))}",
+            draw(ints(1, 10**7)),
+            draw(st.sampled_from(names)),
+            record_bytes=draw(ints(0, 10**10)),
+            connections=draw(ints(0, 5000)),
+            acks=draw(acks),
+            total_time_ms=draw(st.lists(st.floats(0, 1e5), max_size=5)),
+        )
+        for _ in range(draw(ints(0, 8)))
+    ]
+    samples = [
+        {
+            "topic": draw(st.sampled_from(names)),
+            "value_bytes": draw(st.lists(ints(0, 10**6), max_size=30)),
+            "key_bytes": draw(st.lists(ints(0, 100), max_size=30)),
+            "keyless": draw(ints(0, 30)),
+            "distinct_keys": draw(ints(0, 30)),
+        }
+        for _ in range(draw(ints(0, 4)))
+    ]
+    return _record(clients, topics, samples)
+
+
+@settings(max_examples=15, deadline=None)
+@given(_records(), st.integers(1, 512))
+def test_any_capture_shapes_into_specs_that_load(
+    tmp_path_factory: pytest.TempPathFactory, record: CaptureRecord, lab: int
+) -> None:
+    plan = shape(record, ShapeOptions(lab_producers=lab, infer_linger=False))
+    assert 0 < plan.scale <= 1
+    assert len({g.name for g in plan.groups}) == len(plan.groups)
+    out = tmp_path_factory.mktemp("capture")
+    atomic_write_all(capture_files(out, record, plan))
+    for group in plan.groups:
+        assert group.lab_producers <= max(group.producers, 1)
+        (run,) = load_sweep(out / group.name / "sweep.yaml").spec.expand(out / group.name)
+        assert run.workload.rate_per_producer == pytest.approx(group.workload["rate_per_producer"])
+
+
+def test_size_buckets_keep_the_mean() -> None:
+    sizes = [100] * 70 + [5000] * 30
+    buckets = size_buckets(sizes)
+    mean = sum(b["bytes"] * b["weight"] for b in buckets) / sum(b["weight"] for b in buckets)
+    assert mean == pytest.approx(sum(sizes) / len(sizes), rel=0.01)
+    assert size_buckets([]) == []

@@ -1,0 +1,89 @@
+"""`kbt capture`: a live cluster's produce traffic as a workload and a client profile per group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
+from tuner.cli.diagnose import seconds
+from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.core.errors import BadInput
+from tuner.core.inputs import check_regular
+from tuner.core.writes import atomic_write_all
+from tuner.render.plain import show
+
+_OUT = typer.Option(
+    ..., "--out", metavar="DIR", help="Directory for capture.json and a folder per client group."
+)
+_WINDOW = typer.Option("60s", "--window", help="How long to watch the cluster (5s..1h), e.g. 60s, 5m.")
+_TARGET = typer.Option(None, "--target", help="A target file (docs/targets.md): the cluster to capture.")
+_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory, when capturing kbt's lab.")
+_REQUEST_LOG = typer.Option(
+    None,
+    "--request-log",
+    help="A broker's request log (kafka.request.logger at DEBUG; repeat per broker): the client groups.",
+)
+_SAMPLE = typer.Option(
+    200, "--sample", min=0, max=10_000, help="Newest records read per partition for sizes and keys (0: none)."
+)
+_PAYLOADS = typer.Option(False, "--payloads", help="Keep the sampled records' values (hex) in capture.json.")
+_LAB_PRODUCERS = typer.Option(
+    48, "--lab-producers", min=1, max=512, help="Producers the lab runs at most, all groups together."
+)
+_LAB_BROKERS = typer.Option(3, "--lab-brokers", min=1, max=16, help="Brokers of the lab that replays it.")
+_DURATION = typer.Option("60s", "--duration", help="Each replay run's length, e.g. 60s.")
+_WARMUP = typer.Option("20s", "--warmup", help="Each replay run's unmeasured start.")
+
+
+def capture(
+    out: Path = _OUT,
+    window: str = _WINDOW,
+    request_log: list[Path] | None = _REQUEST_LOG,
+    target_file: Path | None = _TARGET,
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    prometheus: str | None = prometheus_option(),
+    lab_dir: Path | None = _LAB_DIR,
+    sample: int = _SAMPLE,
+    payloads: bool = _PAYLOADS,
+    lab_producers: int = _LAB_PRODUCERS,
+    lab_brokers: int = _LAB_BROKERS,
+    duration: str = _DURATION,
+    warmup: str = _WARMUP,
+    json_path: Path | None = json_option("the capture and its client groups"),
+) -> None:
+    """Capture a live cluster's produce traffic as a workload and a profile per client group.
+
+    Watches the cluster for --window (read only: admin metadata, end offsets, the newest records
+    through a consumer with no group and no commits; nothing is created or changed) and reads each
+    client's produce requests from the brokers' request logs. Writes, per client group, a workload,
+    a client profile and a one-run sweep that `kbt sweep` replays (real producer counts kept, the
+    lab's scaled to --lab-producers with the factor stated), and capture.json."""
+    from tuner.model.capture import ShapeOptions
+    from tuner.render.capture import capture_files, summary_lines
+    from tuner.runner.capture import CaptureRequest
+    from tuner.runner.capture import capture as run_capture
+
+    source = target_source(target_file, bootstrap, command_config, prometheus, lab_dir=lab_dir)
+    logs = list(request_log or [])
+    for path in logs:
+        check_regular(path, "request log", None)
+    window_s = seconds(window, "--window")
+    duration_s = seconds(duration, "--duration")
+    if not 10 <= duration_s <= 3600:
+        raise BadInput(f"--duration {duration}: between 10s and 1h")
+    warmup_s = 0.0 if warmup.strip() in ("0", "0s") else seconds(warmup, "--warmup")
+    options = ShapeOptions(
+        lab_producers=lab_producers, lab_brokers=lab_brokers, duration_s=duration_s, warmup_s=warmup_s
+    )
+    console = console_for(json_path)
+    request = CaptureRequest(source, lab_dir, window_s, logs, sample, payloads, options)
+    console.print(f"capturing for {window_s:.0f} s ...", highlight=False)
+    record, plan = run_capture(request)
+    written = atomic_write_all(capture_files(out, record, plan), "capture file")
+    show(console, "\n".join(summary_lines(out, plan, record.window_s)))
+    for note in plan.notes:
+        console.print(f"kbt: note: {note}", markup=False, highlight=False)
+    write_json(json_path, "capture", plan=plan, files=[str(p) for p in written])

@@ -1,0 +1,153 @@
+"""Each client's produce traffic per broker from the brokers' request logs, in the detail a capture
+needs (tuner.measure.request_log counts rates for diagnose; this keeps what a workload is shaped
+from): acks as sent, bytes per topic, the client connections it produced on and request times.
+
+    rows = read_produce_traffic([Path("broker-1.log")], start, end)
+
+The broker of a line is the local end of its `connection` ("broker:port-client:port-..."), so a
+file that holds several brokers' lines is read right; a line without one counts for its file.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tuner.core.inputs import read_lines
+from tuner.measure.request_log import (
+    MARKER,
+    MAX_CLIENTS,
+    MAX_LINE_BYTES,
+    OTHER_CLIENTS,
+    PRODUCE_API_KEY,
+    _request,
+    _software,
+    _Stamps,
+)
+
+MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
+MAX_CONNECTIONS = 100_000
+
+
+@dataclass
+class _Tally:
+    requests: int = 0
+    record_bytes: int = 0
+    partitions: int = 0
+    acks: dict[str, int] = field(default_factory=dict)
+    topic_bytes: dict[str, int] = field(default_factory=dict)
+    connections: set[str] = field(default_factory=set)
+    times: list[float] = field(default_factory=list)
+
+
+@dataclass
+class ProduceTraffic:
+    rows: list[dict[str, Any]]  # tuner.store.capture.ClientTraffic fields
+    unreadable: int  # request lines that could not be read
+
+
+def read_produce_traffic(paths: list[Path], start: float, end: float, seed: int = 0) -> ProduceTraffic:
+    """Per (client, broker) produce tallies over [start, end]; BadInput when a file cannot be read."""
+    tallies: dict[tuple[str, str, str, str], _Tally] = {}
+    rng = random.Random(seed)
+    unreadable = 0
+    for path in paths:
+        stamps = _Stamps()
+        for line in read_lines(path, "request log", MAX_LINE_BYTES):
+            if line is None:
+                unreadable += 1
+                continue
+            at = line.find(MARKER)
+            if at < 0:
+                continue
+            stamp = stamps.read(line)
+            if stamp is None or not start <= stamp <= end:
+                unreadable += stamp is None
+                continue
+            request = _request(line, at + len(MARKER))
+            if request is None:
+                unreadable += 1
+                continue
+            _count(tallies, request, path.name, rng)
+    rows = [_row(key, t) for key, t in sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))]
+    return ProduceTraffic(rows, unreadable)
+
+
+def _count(
+    tallies: dict[tuple[str, str, str, str], _Tally], request: dict[str, Any], file: str, rng: random.Random
+) -> None:
+    header = request.get("requestHeader")
+    if not isinstance(header, dict) or header.get("requestApiKey") != PRODUCE_API_KEY:
+        return
+    client_id = header.get("clientId")
+    principal = request.get("principal")
+    local, remote = _ends(request.get("connection"))
+    key = (
+        client_id if isinstance(client_id, str) else "",
+        _software(request.get("clientInformation")),
+        principal.removeprefix("User:") if isinstance(principal, str) else "",
+        local or file,
+    )
+    if key not in tallies and len(tallies) >= MAX_CLIENTS:
+        key = (OTHER_CLIENTS, "", "", key[3])
+    tally = tallies.setdefault(key, _Tally())
+    tally.requests += 1
+    if remote and len(tally.connections) < MAX_CONNECTIONS:
+        tally.connections.add(remote)
+    body = request.get("request")
+    body = body if isinstance(body, dict) else {}
+    acks = body.get("acks")
+    if isinstance(acks, int) and not isinstance(acks, bool):
+        tally.acks[str(acks)] = tally.acks.get(str(acks), 0) + 1
+    _time(tally, request.get("totalTimeMs"), rng)
+    topics = body.get("topicData")
+    for topic in topics if isinstance(topics, list) else []:
+        name = topic.get("name") if isinstance(topic, dict) else None
+        parts = topic.get("partitionData") if isinstance(topic, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
+            tally.partitions += 1
+            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+                tally.record_bytes += size
+                if isinstance(name, str):
+                    tally.topic_bytes[name] = tally.topic_bytes.get(name, 0) + size
+
+
+def _time(tally: _Tally, value: Any, rng: random.Random) -> None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < 1e9:
+        return
+    if len(tally.times) < MAX_TIMES:
+        tally.times.append(float(value))
+    else:  # reservoir: every request equally likely to be kept
+        slot = rng.randrange(tally.requests)
+        if slot < MAX_TIMES:
+            tally.times[slot] = float(value)
+
+
+def _ends(connection: Any) -> tuple[str, str]:
+    """(broker end, client end) of Kafka's connection id "local-remote-processor-index"."""
+    if not isinstance(connection, str):
+        return "", ""
+    parts = connection.split("-")
+    if len(parts) < 2:
+        return "", ""
+    return parts[0][:200], parts[1][:200]
+
+
+def _row(key: tuple[str, str, str, str], t: _Tally) -> dict[str, Any]:
+    client_id, software, principal, broker = key
+    return {
+        "client_id": client_id,
+        "software": software,
+        "principal": principal,
+        "broker": broker,
+        "requests": t.requests,
+        "record_bytes": t.record_bytes,
+        "partitions": t.partitions,
+        "acks": t.acks,
+        "topic_bytes": t.topic_bytes,
+        "connections": len(t.connections),
+        "total_time_ms": t.times,
+    }

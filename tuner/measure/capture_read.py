@@ -1,0 +1,153 @@
+"""A live cluster read for `kbt capture`, and nothing written to it: topics and their partition
+leaders (admin metadata), each partition's end offset (ListOffsets), and the newest records of a
+topic read by a consumer that is assign()ed its partitions (no subscribe, so no group is joined;
+no commits, no stored offsets): sizes and keys kept, values only when asked.
+
+    topics = describe_topics(conn)
+    ends = end_offsets(conn, topics)
+    sample = sample_topic(conn, topic, per_partition=200, timeout_s=5)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from tuner.core.errors import Unreachable
+from tuner.core.kafka_clients import Connection, admin_client, new_consumer
+
+if TYPE_CHECKING:
+    from confluent_kafka import Consumer
+
+METADATA_TIMEOUT_S = 15.0
+MAX_SAMPLE_PARTITIONS = 64  # partitions a topic's sample reads (its first ones)
+MAX_PAYLOAD_BYTES = 4096  # a kept payload is cut to this many bytes
+# The consumer that samples: no group is joined (assign only), nothing is committed or stored;
+# librdkafka still wants a group.id to build a consumer at all.
+_SAMPLER = {
+    "group.id": "kbt-capture-sample",
+    "enable.auto.commit": False,
+    "enable.auto.offset.store": False,
+    "auto.offset.reset": "latest",
+    "enable.partition.eof": True,
+    "log_level": 3,
+}
+# librdkafka's informational lines (a purged background queue at close) are not the user's concern.
+_QUIET = {"log_level": 3}
+
+
+def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], int]:
+    """(each topic that is not internal: name, partitions, replication factor, leaders; brokers in
+    the cluster); Unreachable when the cluster does not answer."""
+    from confluent_kafka import KafkaException
+
+    try:
+        metadata = admin_client(conn, _QUIET).list_topics(timeout=METADATA_TIMEOUT_S)
+    except KafkaException as exc:
+        raise Unreachable(f"{conn.bootstrap_servers}: no cluster metadata ({_reason(exc)})") from None
+    topics = []
+    for name, topic in sorted(metadata.topics.items()):
+        if name.startswith("__") or topic.error is not None or not topic.partitions:
+            continue
+        parts = [topic.partitions[p] for p in sorted(topic.partitions)]
+        topics.append(
+            {
+                "name": name,
+                "partitions": len(parts),
+                "replication_factor": max(len(p.replicas) for p in parts),
+                "leaders": [p.leader for p in parts],
+            }
+        )
+    return topics, len(metadata.brokers)
+
+
+def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, int]:
+    """Each topic's end offsets summed over its partitions (a partition that does not answer
+    counts 0 at both edges of the window, so it adds nothing)."""
+    from confluent_kafka import KafkaException, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    wanted = {
+        TopicPartition(t["name"], p): OffsetSpec.latest() for t in topics for p in range(t["partitions"])
+    }
+    if not wanted:
+        return {}
+    sums: dict[str, int] = {t["name"]: 0 for t in topics}
+    admin = admin_client(conn, _QUIET)  # held while its futures resolve: a collected client never answers
+    futures = admin.list_offsets(wanted, request_timeout=METADATA_TIMEOUT_S)
+    for tp, future in futures.items():
+        try:
+            sums[tp.topic] += max(0, future.result(timeout=METADATA_TIMEOUT_S * 2).offset)
+        except (KafkaException, TimeoutError):
+            continue
+    return sums
+
+
+def sample_topic(
+    conn: Connection, topic: str, partitions: int, per_partition: int, timeout_s: float, payloads: bool
+) -> dict[str, Any]:
+    """The newest `per_partition` records of each of the topic's first partitions, read within
+    `timeout_s`: a tuner.store.capture.TopicSample's fields."""
+    from confluent_kafka import TopicPartition
+
+    consumer = new_consumer(conn, _SAMPLER)
+    sample: dict[str, Any] = {
+        "topic": topic,
+        "value_bytes": [],
+        "key_bytes": [],
+        "keyless": 0,
+        "payloads": [],
+    }
+    keys: set[bytes] = set()
+    try:
+        starts = []
+        for p in range(min(partitions, MAX_SAMPLE_PARTITIONS)):
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=METADATA_TIMEOUT_S)
+            if high > low:
+                starts.append(TopicPartition(topic, p, max(low, high - per_partition)))
+        if starts:
+            consumer.assign(starts)
+            _read(consumer, sample, keys, len(starts), len(starts) * per_partition, timeout_s, payloads)
+    finally:
+        consumer.close()
+    sample["distinct_keys"] = len(keys)
+    return sample
+
+
+def _read(
+    consumer: Consumer,
+    sample: dict[str, Any],
+    keys: set[bytes],
+    partitions: int,
+    limit: int,
+    timeout_s: float,
+    payloads: bool,
+) -> None:
+    from confluent_kafka import KafkaError
+
+    deadline = time.monotonic() + timeout_s
+    ended = 0
+    read = 0
+    while read < limit and ended < partitions and time.monotonic() < deadline:
+        for msg in consumer.consume(500, timeout=min(1.0, max(0.05, deadline - time.monotonic()))):
+            error = msg.error()
+            if error is not None:
+                ended += error.code() == KafkaError._PARTITION_EOF
+                continue
+            read += 1
+            value, key = msg.value() or b"", msg.key()
+            sample["value_bytes"].append(len(value))
+            if key is None:
+                sample["keyless"] += 1
+            else:
+                sample["key_bytes"].append(len(key))
+                if len(keys) < 1_000_000:
+                    keys.add(bytes(key))
+            if payloads:
+                sample["payloads"].append(value[:MAX_PAYLOAD_BYTES].hex())
+
+
+def _reason(exc: Exception) -> str:
+    err = exc.args[0] if exc.args else exc
+    text = err.str() if hasattr(err, "str") else str(err)
+    return str(text)[:200]

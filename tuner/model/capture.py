@@ -1,0 +1,443 @@
+"""A captured cluster's produce traffic shaped into client groups, each a workload and a client
+profile `kbt sweep` runs (pure: a tuner.store.capture.CaptureRecord in, specs as data out).
+
+A group is one kind of producer: the clients whose id differs only by a trailing instance number
+(`producer-1`, `producer-2`), with the same software and principal. Per group:
+
+- producers: the most client connections it produced on at any one broker (a producer keeps one
+  connection per broker it sends to), the real count, kept;
+- records/s: each topic's appended records (end offsets over the window) shared among the groups
+  writing it by their record-batch bytes;
+- record sizes and keys: the sampled newest records of its topics;
+- acks as its requests carried them; requests/s, bytes and partitions per request from the logs;
+- linger: the value whose simulated requests/s (tuner.model.predict) lies nearest the observed,
+  among the kind's usual values (the batching evidence, stated beside it).
+
+The lab cannot always run the real producer count: `scale` = lab producers / real producers (the
+same for every group, at most 1), per-producer behaviour unchanged, so the lab's broker load is the
+source's times `scale` and a forecast divides by it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+from typing import Any, Literal
+
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
+from tuner.model.predict import simulated
+from tuner.model.traffic import Traffic
+from tuner.spec.clients import ClientProfile, profile_of, rules_of
+from tuner.spec.limits import MAX_PARTITIONS, MAX_PRODUCERS, MIN_RATE_PER_PRODUCER
+from tuner.store.capture import CaptureRecord, ClientTraffic
+
+Kind = Literal["librdkafka", "java", "filebeat", "otelcol"]
+LINGERS_MS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
+SIZE_BUCKETS = 8  # equal-count size buckets a sampled distribution is cut into
+KEYED_SHARE = 0.5  # a group whose sampled records are mostly keyed is replayed keyed
+COMPRESSED_RATIO = 1.3  # record bytes over wire bytes above this: the batches were compressed
+RECORD_OVERHEAD_BYTES = 10  # a v2 record's framing beside key and value (varints, attributes)
+MAX_TOPICS = 16
+DEFAULT_LAB_PRODUCERS = 48
+_INSTANCE = re.compile(r"[-_.]?[0-9]+$")
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ShapeOptions(Frozen):
+    lab_producers: int = Field(default=DEFAULT_LAB_PRODUCERS, gt=0, le=MAX_PRODUCERS)
+    lab_brokers: int = Field(default=3, gt=0, le=16)
+    duration_s: float = Field(default=60.0, ge=10, le=3600)
+    warmup_s: float = Field(default=20.0, ge=0)
+    # the model's simulation per group (a few simulations each); off, no linger is inferred
+    infer_linger: bool = True
+
+
+class CapturedGroup(Frozen):
+    """One client group as captured, and the specs that replay it (plain data: the workload and
+    the profile as their YAML would hold them)."""
+
+    name: str
+    client_ids: list[str]
+    software: str
+    principal: str
+    kind: Kind
+    producers: int  # on the source cluster
+    lab_producers: int
+    requests_per_s: float
+    requests_per_s_by_broker: dict[str, float]
+    bytes_per_request: float
+    partitions_per_request: float
+    records_per_s: float
+    record_bytes: float  # sampled mean value + key size
+    keyed_share: float | None  # of its sampled records; None: nothing sampled
+    key_cardinality: int | None
+    acks: str
+    compression_ratio: float | None  # record bytes / wire bytes
+    linger_ms: float | None  # inferred; None for kinds configured otherwise
+    predicted_requests_per_s: float | None
+    produce_p99_ms: float | None
+    topics: list[str]
+    evidence: list[str]
+    workload: dict[str, Any]
+    profile: dict[str, Any]
+
+
+class CapturePlan(Frozen):
+    scale: float
+    producers: int
+    lab_producers: int
+    groups: list[CapturedGroup]
+    busiest_broker: str | None
+    worst_offender: str | None  # the group with the most produce requests on the busiest broker
+    notes: list[str]
+
+
+def group_key(client_id: str) -> str:
+    """A client id without its trailing instance number: `producer-3` -> `producer`."""
+    base = _INSTANCE.sub("", client_id)
+    return base or client_id or "no-client-id"
+
+
+def kind_of_software(software: str, client_id: str) -> tuple[Kind, str | None]:
+    """The client kind a client's software names (and a note when it is a guess)."""
+    name = software.lower()
+    if "apache-kafka-java" in name:
+        return "java", None
+    if "rdkafka" in name or name.startswith("confluent-kafka"):
+        return "librdkafka", None
+    if "sarama" in name or client_id == "beats":
+        return "filebeat", None
+    if "kgo" in name or "franz" in name:
+        return "otelcol", "franz-go clients are replayed as the OpenTelemetry Collector kind (franz-go)"
+    shown = software or "no software name"
+    return "librdkafka", f"{shown} is not a client kind kbt runs: replayed by librdkafka"
+
+
+def spec_name(text: str) -> str:
+    """A name the specs accept (letters, digits, . _ -), at most 60 characters."""
+    name = _NAME_CHARS.sub("-", text).strip("-.") or "group"
+    return name[:60]
+
+
+def size_buckets(sizes: list[int], buckets: int = SIZE_BUCKETS) -> list[dict[str, float]]:
+    """Equal-count buckets of the sorted sizes, each its mean size (equal sizes merged)."""
+    ordered = sorted(s for s in sizes if s > 0)
+    if not ordered:
+        return []
+    n = min(buckets, len(ordered))
+    merged: dict[int, float] = {}
+    for i in range(n):
+        chunk = ordered[i * len(ordered) // n : (i + 1) * len(ordered) // n]
+        if chunk:
+            size = max(1, round(sum(chunk) / len(chunk)))
+            merged[size] = merged.get(size, 0.0) + len(chunk) / len(ordered)
+    return [{"bytes": b, "weight": round(w, 6)} for b, w in sorted(merged.items())]
+
+
+def p99(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(0.99 * len(ordered)) - 1))]
+
+
+def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> CapturePlan:
+    """The record's client groups, each with its workload and profile, and the lab scale."""
+    options = options or ShapeOptions()
+    window = max(record.window_s, 1e-9)
+    grouped: dict[tuple[str, str, str], list[ClientTraffic]] = {}
+    for row in record.clients:
+        grouped.setdefault(
+            (group_key(row.client_id), _software_name(row.software), row.principal), []
+        ).append(row)
+    topic_bytes: dict[str, int] = {}
+    for row in record.clients:
+        for topic, size in row.topic_bytes.items():
+            topic_bytes[topic] = topic_bytes.get(topic, 0) + size
+    producers = {key: _producers(rows) for key, rows in grouped.items()}
+    total = sum(producers.values())
+    scale = min(1.0, options.lab_producers / total) if total else 1.0
+    names: set[str] = set()
+    groups = []
+    notes = list(record.notes)
+    for key, rows in sorted(grouped.items(), key=lambda kv: -sum(r.requests for r in kv[1])):
+        name = _unique(spec_name(f"{key[0]}-{key[1]}" if key[1] else key[0]), names)
+        group, group_notes = _group(record, options, name, rows, producers[key], scale, topic_bytes, window)
+        notes += group_notes
+        if group is not None:
+            groups.append(group)
+    busiest, offender = _worst_offender(groups)
+    lab_total = sum(g.lab_producers for g in groups)
+    return CapturePlan(
+        scale=scale,
+        producers=total,
+        lab_producers=lab_total,
+        groups=groups,
+        busiest_broker=busiest,
+        worst_offender=offender,
+        notes=notes,
+    )
+
+
+def _software_name(software: str) -> str:
+    return software.split(" ")[0] if software else ""
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 2
+    while candidate in taken:
+        candidate = f"{name[:56]}-{n}"
+        n += 1
+    taken.add(candidate)
+    return candidate
+
+
+def _producers(rows: list[ClientTraffic]) -> int:
+    by_broker: dict[str, int] = {}
+    for row in rows:
+        by_broker[row.broker] = by_broker.get(row.broker, 0) + max(row.connections, 1)
+    return max(by_broker.values(), default=1)
+
+
+def _group(
+    record: CaptureRecord,
+    options: ShapeOptions,
+    name: str,
+    rows: list[ClientTraffic],
+    producers: int,
+    scale: float,
+    topic_bytes: dict[str, int],
+    window: float,
+) -> tuple[CapturedGroup | None, list[str]]:
+    notes: list[str] = []
+    kind, kind_note = kind_of_software(rows[0].software, rows[0].client_id)
+    if kind_note:
+        notes.append(f"group {name}: {kind_note}")
+    requests = sum(r.requests for r in rows)
+    wire = sum(r.record_bytes for r in rows)
+    bytes_by_topic: dict[str, int] = {}
+    for row in rows:
+        for topic, size in row.topic_bytes.items():
+            bytes_by_topic[topic] = bytes_by_topic.get(topic, 0) + size
+    facts = {t.name: t for t in record.topics}
+    topics = [t for t, _ in sorted(bytes_by_topic.items(), key=lambda kv: -kv[1]) if t in facts][:MAX_TOPICS]
+    if not topics or requests == 0:
+        notes.append(f"group {name}: produced to no topic the admin API listed; left out")
+        return None, notes
+    records = sum(facts[t].records * bytes_by_topic[t] / topic_bytes[t] for t in topics if topic_bytes.get(t))
+    rate = records / window / producers
+    if rate < MIN_RATE_PER_PRODUCER:
+        notes.append(
+            f"group {name}: {rate:.3g} records/s per producer is below what a workload offers; left out"
+        )
+        return None, notes
+    shared = [t for t in topics if bytes_by_topic[t] < topic_bytes.get(t, 0)]
+    if shared:
+        notes.append(
+            f"group {name}: topics {', '.join(shared)} are written by other groups too:"
+            " their sampled sizes and keys are the topics' mix"
+        )
+    sizes, keyed, keyless, distinct = _sampled(record, topics)
+    message, record_bytes = _message(sizes, wire, records)
+    keyed_share = keyed / (keyed + keyless) if keyed + keyless else None
+    key_cardinality = max(1, distinct) if keyed_share is not None and keyed_share > KEYED_SHARE else None
+    ratio = records * record_bytes / wire if wire and sizes else None
+    acks = _acks(rows)
+    lab_producers = max(1, min(MAX_PRODUCERS, round(producers * scale)))
+    partitions = tuple(min(MAX_PARTITIONS, facts[t].partitions) for t in topics)
+    traffic = Traffic(producers, rate, record_bytes, partitions, record.brokers, key_cardinality)
+    profile, linger, predicted, evidence = _profile(
+        name, kind, acks, ratio, traffic, requests / window, options.infer_linger
+    )
+    by_broker: dict[str, float] = {}
+    for row in rows:
+        by_broker[row.broker] = by_broker.get(row.broker, 0.0) + row.requests / window
+    workload = {
+        "name": name,
+        "description": (
+            f"captured: {producers} producers x {rate:.4g} records/s of ~{record_bytes:.0f} B;"
+            f" lab {lab_producers} producers (scale {scale:.4g})"
+        ),
+        "topics": [
+            {
+                "name": spec_name(t),
+                "partitions": facts[t].partitions,
+                "replication_factor": max(1, min(facts[t].replication_factor, options.lab_brokers)),
+            }
+            for t in topics
+        ],
+        "producers": lab_producers,
+        "processes": min(lab_producers, 1 + lab_producers // 16),
+        "rate_per_producer": round(rate, 4),
+        "message": message,
+        "keys": {"kind": "random", "cardinality": key_cardinality} if key_cardinality else {"kind": "none"},
+        "duration_s": options.duration_s,
+        "warmup_s": min(options.warmup_s, options.duration_s / 2),
+    }
+    group = CapturedGroup(
+        name=name,
+        client_ids=sorted({r.client_id for r in rows})[:20],
+        software=rows[0].software,
+        principal=rows[0].principal,
+        kind=kind,
+        producers=producers,
+        lab_producers=lab_producers,
+        requests_per_s=requests / window,
+        requests_per_s_by_broker=by_broker,
+        bytes_per_request=wire / requests,
+        partitions_per_request=sum(r.partitions for r in rows) / requests,
+        records_per_s=records / window,
+        record_bytes=record_bytes,
+        keyed_share=keyed_share,
+        key_cardinality=key_cardinality,
+        acks=acks,
+        compression_ratio=ratio,
+        linger_ms=linger,
+        predicted_requests_per_s=predicted,
+        produce_p99_ms=p99([t for r in rows for t in r.total_time_ms]),
+        topics=topics,
+        evidence=evidence,
+        workload=workload,
+        profile=profile,
+    )
+    return group, notes
+
+
+def _sampled(record: CaptureRecord, topics: list[str]) -> tuple[list[int], int, int, int]:
+    sizes: list[int] = []
+    keyed = keyless = distinct = 0
+    for sample in record.samples:
+        if sample.topic not in topics:
+            continue
+        n_keyed = len(sample.key_bytes)
+        # a record's bytes: its value plus, spread over the sample, the mean key size
+        mean_key = sum(sample.key_bytes) / n_keyed if n_keyed else 0.0
+        share = n_keyed / len(sample.value_bytes) if sample.value_bytes else 0.0
+        sizes += [max(1, round(v + mean_key * share)) for v in sample.value_bytes]
+        keyed += n_keyed
+        keyless += sample.keyless
+        distinct += sample.distinct_keys
+    return sizes, keyed, keyless, distinct
+
+
+def _message(sizes: list[int], wire: int, records: float) -> tuple[dict[str, Any], float]:
+    """The message source (the sampled size distribution, or without a sample the wire bytes per
+    record less the framing) and the mean record size."""
+    buckets = size_buckets(sizes)
+    if buckets:
+        mean = sum(b["bytes"] * b["weight"] for b in buckets) / sum(b["weight"] for b in buckets)
+        if len(buckets) == 1:
+            return {"kind": "generated", "bytes": int(buckets[0]["bytes"])}, mean
+        return {"kind": "size_distribution", "buckets": buckets}, mean
+    size = max(1, round(wire / records) - RECORD_OVERHEAD_BYTES) if records else 100
+    return {"kind": "generated", "bytes": size}, float(size)
+
+
+def _acks(rows: list[ClientTraffic]) -> str:
+    counts: dict[str, int] = {}
+    for row in rows:
+        for value, n in row.acks.items():
+            counts[value] = counts.get(value, 0) + n
+    top = max(counts.items(), key=lambda kv: kv[1])[0] if counts else "-1"
+    return {"-1": "all", "0": "0", "1": "1"}.get(top, "all")
+
+
+def _profile(
+    name: str, kind: Kind, acks: str, ratio: float | None, traffic: Traffic, observed: float, infer: bool
+) -> tuple[dict[str, Any], float | None, float | None, list[str]]:
+    """The group's profile, the linger inferred, the requests/s it is predicted to send, evidence."""
+    evidence = [f"observed {observed:.4g} produce requests/s"]
+    compressed = ratio is not None and ratio > COMPRESSED_RATIO
+    if ratio is not None:
+        evidence.append(
+            f"record bytes / wire bytes {ratio:.2f}: "
+            + (
+                "compressed (the codec is not visible to a reading consumer)"
+                if compressed
+                else "not compressed"
+            )
+        )
+    base: dict[str, Any] = {"name": name, "description": f"captured from {name}", "client": kind}
+    if kind == "filebeat":
+        base["filebeat"] = {"output.kafka": {"required_acks": {"all": -1, "0": 0, "1": 1}[acks]}}
+        if not compressed:
+            base["filebeat"]["output.kafka"]["compression"] = "none"
+        return _predicted(base, traffic, evidence, infer)
+    if kind == "otelcol":
+        return _predicted(base, traffic, evidence, infer)
+    base["acks"] = acks
+    base["idempotence"] = acks == "all"
+    base["compression"] = "zstd" if compressed else "none"
+    best = _nearest_linger(base, traffic, observed) if infer else None
+    if best is None:
+        return base, None, None, evidence
+    base["linger_ms"] = best[0]
+    evidence.append(
+        f"linger {best[0]:g} ms: the model predicts {best[1]:.4g} requests/s at it"
+        f" (the nearest of {len(LINGERS_MS)} lingers)"
+    )
+    return base, best[0], best[1], evidence
+
+
+def _nearest_linger(base: dict[str, Any], traffic: Traffic, observed: float) -> tuple[float, float] | None:
+    """(linger, its predicted requests/s) nearest the observed rate: fewer requests the longer the
+    linger, so a bisection over LINGERS_MS (a handful of simulations, not one per value)."""
+    if observed <= 0:
+        return None
+    one = replace(traffic, producers=1)  # producers batch independently: one stands for all
+
+    def predicted(i: int) -> float | None:
+        value = _requests(profile_of({**base, "linger_ms": LINGERS_MS[i]}), one)
+        return None if value is None or value <= 0 else value * traffic.producers
+
+    lo, hi = 0, len(LINGERS_MS) - 1
+    seen: dict[int, float | None] = {}
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        seen[mid] = predicted(mid)
+        value = seen[mid]
+        if value is None:
+            return None
+        lo, hi = (mid, hi) if value > observed else (lo, mid)
+    candidates = [(i, seen[i] if i in seen else predicted(i)) for i in (lo, hi)]
+    scored = [(abs(math.log(v / observed)), i, v) for i, v in candidates if v is not None]
+    if not scored:
+        return None
+    _, i, value = min(scored)
+    return LINGERS_MS[i], value
+
+
+def _predicted(
+    base: dict[str, Any], traffic: Traffic, evidence: list[str], infer: bool
+) -> tuple[dict[str, Any], float | None, float | None, list[str]]:
+    """A kind configured otherwise than by a linger: its defaults' predicted requests/s."""
+    if not infer:
+        return base, None, None, evidence
+    value = _requests(profile_of(base), replace(traffic, producers=1))
+    predicted = None if value is None else value * traffic.producers
+    if predicted is not None:
+        evidence.append(f"the kind's defaults: the model predicts {predicted:.4g} requests/s")
+    return base, None, predicted, evidence
+
+
+def _requests(profile: ClientProfile, traffic: Traffic) -> float | None:
+    try:
+        result = simulated(traffic, rules_of(profile))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return sum(result.per_producer_rps()) * traffic.producers
+
+
+def _worst_offender(groups: list[CapturedGroup]) -> tuple[str | None, str | None]:
+    load: dict[str, float] = {}
+    for g in groups:
+        for broker, rate in g.requests_per_s_by_broker.items():
+            load[broker] = load.get(broker, 0.0) + rate
+    if not load:
+        return None, None
+    busiest = max(load.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    offender = max(groups, key=lambda g: g.requests_per_s_by_broker.get(busiest, 0.0))
+    return busiest, offender.name

@@ -1,0 +1,109 @@
+"""`kbt capture`: read a live cluster's produce traffic over a bounded window and shape it into a
+workload and a client profile per client group (tuner.model.capture), written for `kbt sweep`.
+
+It creates nothing on the cluster: metadata and end offsets through the admin API, the newest
+records through an assign()ed consumer (no group joined, nothing committed), the clients from the
+brokers' request logs (files the operator hands over; kbt turns no logger on), the brokers' own
+figures from their Prometheus when the target has one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tuner.core.errors import BadInput
+
+if TYPE_CHECKING:
+    from tuner.model.capture import CapturePlan, ShapeOptions
+    from tuner.store.capture import CaptureRecord
+    from tuner.target import TargetSource
+
+MAX_WINDOW_S = 3600.0
+MIN_WINDOW_S = 5.0
+SAMPLE_TIMEOUT_S = 10.0  # per topic
+MAX_SAMPLED_TOPICS = 64
+
+
+@dataclass(frozen=True)
+class CaptureRequest:
+    source: TargetSource | None
+    lab_dir: Path | None
+    window_s: float
+    request_logs: list[Path]
+    sample_per_partition: int
+    payloads: bool
+    options: ShapeOptions
+
+
+def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecord, CapturePlan]:
+    """Read the cluster over the window and shape it; BadInput / Unreachable in one line."""
+    from tuner.measure.capture_log import read_produce_traffic
+    from tuner.measure.capture_read import describe_topics, end_offsets
+    from tuner.model.capture import shape
+    from tuner.store.capture import CaptureRecord
+    from tuner.target import resolve_target
+    from tuner.target.security import connection
+
+    if not request.request_logs:
+        raise BadInput(
+            "--request-log: give each broker's request log (kafka.request.logger at DEBUG):"
+            " the client groups are read from it (docs/diagnose.md: which clients)"
+        )
+    if not MIN_WINDOW_S <= request.window_s <= MAX_WINDOW_S:
+        raise BadInput(f"--window: between {MIN_WINDOW_S:g} s and {MAX_WINDOW_S:g} s")
+    target = resolve_target(request.lab_dir, request.source)
+    conn = connection(target)
+    topics, brokers = describe_topics(conn)
+    start = time.time()
+    first = end_offsets(conn, topics)
+    _wait(request.window_s, progress)
+    end = time.time()
+    last = end_offsets(conn, topics)
+    for t in topics:
+        t["records"] = max(0, last.get(t["name"], 0) - first.get(t["name"], 0))
+    traffic = read_produce_traffic(request.request_logs, start, end)
+    notes = []
+    if traffic.unreadable:
+        notes.append(f"{traffic.unreadable} request log line(s) could not be read")
+    if not traffic.rows:
+        notes.append("the request logs hold no produce request in the window (is the logger at DEBUG?)")
+    written = {topic for row in traffic.rows for topic in row["topic_bytes"]}
+    samples = _samples(conn, [t for t in topics if t["name"] in written and t["records"]], request)
+    record = CaptureRecord(
+        start=start,
+        end=end,
+        bootstrap_servers=conn.bootstrap_servers,
+        brokers=brokers,
+        topics=topics,
+        clients=traffic.rows,
+        samples=samples,
+        request_logs=[str(p) for p in request.request_logs],
+        notes=notes,
+    )
+    return record, shape(record, request.options)
+
+
+def _samples(conn: Any, topics: list[dict[str, Any]], request: CaptureRequest) -> list[dict[str, Any]]:
+    from tuner.measure.capture_read import sample_topic
+
+    if request.sample_per_partition <= 0:
+        return []
+    busiest = sorted(topics, key=lambda t: -t["records"])[:MAX_SAMPLED_TOPICS]
+    return [
+        sample_topic(
+            conn, t["name"], t["partitions"], request.sample_per_partition, SAMPLE_TIMEOUT_S, request.payloads
+        )
+        for t in busiest
+    ]
+
+
+def _wait(window_s: float, progress: Any) -> None:
+    """Sleep through the window (Ctrl-C ends it: the caller's signal handling says interrupted)."""
+    deadline = time.monotonic() + window_s
+    while (left := deadline - time.monotonic()) > 0:
+        if progress is not None:
+            progress(left)
+        time.sleep(min(5.0, left))
