@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tuner.spec.clients import ClientProfile, kind_of, profile_of, rules_of
+from tuner.spec.clients import ClientProfile, kind_of, profile_of, rules_of, same_kind
 from tuner.spec.clients.filebeat import REAL_ENGINE_NAME, config_of
 from tuner.spec.engine_id import EngineId
-from tuner.store.recommendation import Measured, Prediction, Reduction
+from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation, Reduction
 
 Counted = Literal["client", "brokers"]
 
@@ -103,3 +103,21 @@ def reduction(
             ratio=base_predicted.requests_per_s / predicted.requests_per_s,
         )
     return None
+
+
+def reduction_of(rec: Recommendation, c: ClientRecommendation) -> Reduction | None:
+    """The client's comparison: as the document holds it, or, for a document written before it held
+    one, computed the same way from its stored figures against its baseline (same kind only)."""
+    if c.reduction is not None:
+        return c.reduction
+    if not same_kind(rec.baseline, c.profile):
+        return None
+    return reduction(
+        rec.baseline,
+        rec.baseline.name,
+        None,
+        c.baseline_measured,
+        c.measured,
+        c.baseline_predicted,
+        c.predicted,
+    )

@@ -11,9 +11,17 @@ import textwrap
 
 from rich.table import Table
 
+from tuner.model.comparison import reduction_of
 from tuner.model.search import describe_profile
 from tuner.spec.clients import kind_of
-from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation, Trial
+from tuner.store.recommendation import (
+    ClientRecommendation,
+    Measured,
+    Prediction,
+    Recommendation,
+    Reduction,
+    Trial,
+)
 
 
 def _num(value: float | None, fmt: str = "{:.1f}") -> str:
@@ -56,7 +64,7 @@ def recommendation_table(rec: Recommendation) -> Table:
     for col in ("client", "setting", "status", "req/s", "busiest", "p99", "idle", "x fewer", "runs"):
         table.add_column(col, overflow="fold")
     for c in rec.clients:
-        table.add_row(*_row(c))
+        table.add_row(*_row(rec, c))
         if c.safer is not None:
             table.add_row(*_safer_row(c.safer))
         if c.baseline_predicted is not None or c.baseline_measured is not None:
@@ -86,7 +94,7 @@ def _safer_row(t: Trial) -> list[str]:
     ]
 
 
-def _row(c: ClientRecommendation) -> list[str]:
+def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.predicted, c.measured
     return [
         c.client,
@@ -96,14 +104,13 @@ def _row(c: ClientRecommendation) -> list[str]:
         f"{p.busiest_broker_requests_per_s:.1f} / {_num(m.busiest_broker_requests_per_s if m else None)}",
         f"{_ms(p.p99_ms)} / {_ms(m.p99_ms if m else None)}",
         _idle(p, m),
-        _fewer(c),
+        _fewer(reduction_of(rec, c)),
         "\n".join(c.evidence) or "-",
     ]
 
 
-def _fewer(c: ClientRecommendation) -> str:
+def _fewer(r: Reduction | None) -> str:
     """The comparison's one figure, and whether it was measured or predicted."""
-    r = c.reduction
     if r is None:
         return "-"
     return f"{r.ratio:.1f}x ({r.basis})"
@@ -112,8 +119,8 @@ def _fewer(c: ClientRecommendation) -> str:
 def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.baseline_predicted, c.baseline_measured
     name = rec.baseline.name if kind_of(rec.baseline) is kind_of(c.profile) else f"{c.client} baseline"
-    if c.reduction is not None:
-        name = f"{c.reduction.baseline} ({c.reduction.baseline_is})"
+    if (cut := reduction_of(rec, c)) is not None:
+        name = f"{cut.baseline} ({cut.baseline_is})"
     return [
         "  baseline",
         name,
@@ -192,9 +199,9 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     if c.at_edge:
         note = next((n for n in c.notes if n.startswith("at the edge")), "at the edge of the SLO")
         lines += textwrap.wrap(note[0].upper() + note[1:] + ".", width=100, subsequent_indent="  ")
-    if c.reduction is not None:
+    if (cut := reduction_of(rec, c)) is not None:
         # wrapped: the file stays within 120 columns
-        lines += textwrap.wrap(c.reduction.sentence() + ".", width=100, subsequent_indent="  ")
+        lines += textwrap.wrap(cut.sentence() + ".", width=100, subsequent_indent="  ")
     if (relief := c.busiest_relief) is not None:
         lines.append(
             f"Busiest broker: {c.busiest_before:.1f} -> {c.busiest_after:.1f} produce requests/s,"

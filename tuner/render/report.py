@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from tuner import __version__
+from tuner.model.comparison import reduction_of
 from tuner.model.search import describe_profile
 from tuner.render import report_plots as plots
 from tuner.render.recommendation import band_text
@@ -170,8 +171,8 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
                  _measured_cells(client.baseline_measured)[0]],
             ],
         ))  # fmt: skip
-        if client.reduction is not None:
-            out.append(f"<p>Produce requests: {esc(client.reduction.sentence())}.</p>")
+        if (cut := reduction_of(rec, client)) is not None:
+            out.append(f"<p>Produce requests: {esc(cut.sentence())}.</p>")
         if client.safer is not None:
             t = client.safer
             out.append(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tuner.model.comparison import comparable_rates
+from tuner.model.comparison import comparable_rates, reduction_of
 from tuner.model.search import describe_profile
 from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures, request_rates
 
@@ -154,8 +154,8 @@ def build_summary(report: ReportInput) -> Summary:
             if c.at_edge:
                 note = next((n for n in c.notes if n.startswith("at the edge")), "")
                 lines.append(Line(f"{c.client} margin", note.removeprefix("at the edge: "), False))
-            if c.reduction is not None:
-                lines.append(Line(f"{c.client}", c.reduction.sentence(), True))
+            if (cut := reduction_of(rec, c)) is not None:
+                lines.append(Line(f"{c.client}", cut.sentence(), True))
     lines += _fewer_in_sweeps(report) if rec is None else []
     unread = sum(e.record.delivery.unread for e in unverified)
     unclean = [e.label for e in entries if e.record.stress is None and e.record.status == "unclean"]
