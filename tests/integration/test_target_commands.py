@@ -87,6 +87,13 @@ def test_recommend_forecast_report_through_a_target_file(lab: LabState, tmp_path
     assert fc.returncode == 0, fc.stderr
     forecast = json.loads(fc.stdout)
     assert forecast["rows"] and forecast["rows"][0]["brokers"] == 3, forecast["rows"]
+    # today reproduced against the lab's measurement first; the replication factor read from the
+    # cluster's metadata bounds brokers needed
+    assert forecast["today"] and forecast["today"][0]["pools"], forecast["today"]
+    assert any("lab-as-target's metadata" in a for a in forecast["assumptions"]), forecast["assumptions"]
+    for row in forecast["rows"]:
+        assert 1 <= row["min_brokers"] <= 3
+        assert row["brokers_needed"] is None or row["brokers_needed"] >= row["min_brokers"], row
 
     # Drop the series saved with the records: report fetches them again through the target.
     for path in results.rglob("series/*.json"):

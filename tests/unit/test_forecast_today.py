@@ -18,7 +18,7 @@ from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import Diagnosis, diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.forecast import Baseline, BrokerToday, forecast
-from tuner.model.forecast_baseline import diagnosis_baselines, record_baseline
+from tuner.model.forecast_baseline import Placement, diagnosis_baselines, record_baseline
 from tuner.model.forecast_today import TOLERANCE, ForecastRefused, busiest_traffic
 from tuner.render.diagnosis_forecast import forecast_view
 from tuner.spec.thresholds import THRESHOLDS
@@ -173,6 +173,23 @@ def test_brokers_needed_never_fall_below_the_replication_factor() -> None:
     assert diagnosis_baselines(one)[0].min_brokers == 1
     text = as_text(forecast_view(f))
     assert "3 (replication factor; the load alone 1)" in text
+
+
+def test_a_live_clusters_metadata_gives_replication_factor_and_the_busiest_brokers_partitions() -> None:
+    d = _diagnosis([0.5, 0.6, 0.7])
+    meta = Placement(
+        replication_factor=2, partitions=6, leaders={"1": 3, "2": 2, "3": 1}, source="prod's metadata"
+    )
+    cur, rec = diagnosis_baselines(d, placement=meta)
+    assert (cur.min_brokers, cur.partitions, cur.busiest_leaders) == (2, 6, 3)
+    assert rec.min_brokers == 2 and rec.partitions == 6
+    assert cur.min_brokers_from == "replication factor 2: the largest in prod's metadata"
+    assert "broker 1 (the busiest) leads 3 of them" in cur.placement_from
+    # the flag wins over the metadata; past 9 brokers the busiest one keeps one of its 3 partitions
+    assert diagnosis_baselines(d, replication_factor=3, placement=meta)[0].min_brokers == 3
+    assert busiest_traffic(cur, 1.0, 6)[0] == pytest.approx(500.0)
+    assert busiest_traffic(cur, 1.0, 12)[0] == pytest.approx(1000.0 / 3)
+    assert busiest_traffic(cur, 1.0, 30)[0] == pytest.approx(1000.0 / 3)
 
 
 def test_a_runs_workload_gives_its_replication_factor_and_partitions() -> None:

@@ -24,6 +24,7 @@ from tuner.target import TargetSource
 if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
+    from tuner.model.forecast_baseline import Placement
     from tuner.store.record import RunRecord
 
 _PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)
@@ -65,7 +66,8 @@ _RF = typer.Option(
     min=1,
     max=64,
     help="With --diagnosis/--target: the largest replication factor of the cluster's topics, the fewest "
-    "brokers a forecast may need (default: 3, or today's broker count when smaller).",
+    "brokers a forecast may need (default: --target reads it from the cluster's metadata; a --diagnosis "
+    "file assumes 3, or today's broker count when smaller).",
 )
 _MIN_IDLE = typer.Option(0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak.")
 _SAVE_MODEL = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON.")
@@ -127,7 +129,9 @@ def forecast(
     if diagnosis is not None:
         baselines = diagnosis_baselines(_read_diagnosis(diagnosis), replication_factor)
     elif source is not None:
-        baselines = diagnosis_baselines(_live_diagnosis(source, window_s), replication_factor)
+        live_diagnosis = _live_diagnosis(source, window_s)
+        placement = _placement(source, live_diagnosis) if replication_factor is None else None
+        baselines = diagnosis_baselines(live_diagnosis, replication_factor, placement)
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle, require_measured=True)
@@ -145,6 +149,20 @@ def _live_diagnosis(source: TargetSource, window_s: float) -> Diagnosis:
     live = target_diagnosis(source, window_s)
     write_notes(live.notes)
     return live.diagnosis
+
+
+def _placement(source: TargetSource, diagnosis: Diagnosis) -> Placement | None:
+    """The diagnosed topics' replication factor and leaders from the cluster's metadata; a cluster
+    whose metadata cannot be read leaves them assumed, with a note."""
+    from tuner.cli.diagnose import write_notes
+    from tuner.core.errors import Unreachable
+    from tuner.runner.topic_placement import topic_placement
+
+    try:
+        return topic_placement(source, [t.topic for t in diagnosis.snapshot.topics])
+    except Unreachable as exc:
+        write_notes([f"{exc.message}: the replication factor is assumed (give --replication-factor)"])
+        return None
 
 
 def _write_outputs(

@@ -19,7 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from pydantic import Field
+
 from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.frozen import Frozen
 from tuner.model.diagnosis import Diagnosis
 from tuner.model.evidence import traffic_of_record
 from tuner.model.forecast import Baseline, BrokerToday, baseline_from_brokers
@@ -31,6 +34,15 @@ from tuner.store.snapshot import BrokerSnapshot
 # is this (Kafka's usual production setting, so that min.insync.replicas 2 survives a broker's loss),
 # or today's broker count when that is smaller.
 ASSUMED_REPLICATION_FACTOR = 3
+
+
+class Placement(Frozen):
+    """Where a live cluster's produced topics sit (tuner.runner.topic_placement reads it)."""
+
+    replication_factor: int = Field(ge=1)  # the largest of the topics'
+    partitions: int = Field(ge=1)
+    leaders: dict[str, int] = Field(default_factory=dict)  # broker id -> partitions it leads
+    source: str  # "<target>'s metadata, topic(s) a, b"
 
 
 def _per_broker(record: RunRecord) -> list[tuple[float, float]]:
@@ -161,9 +173,12 @@ def _today(s: BrokerSnapshot) -> BrokerToday:
     )
 
 
-def diagnosis_baselines(d: Diagnosis, replication_factor: int | None = None) -> list[Baseline]:
+def diagnosis_baselines(
+    d: Diagnosis, replication_factor: int | None = None, placement: Placement | None = None
+) -> list[Baseline]:
     """Current: the live brokers; recommended: requests cut per broker as the diagnosis estimated.
-    `replication_factor`: the largest of the cluster's topics (None: assumed, and said)."""
+    `replication_factor`: the largest of the cluster's topics (None: from `placement`, the cluster's
+    metadata, else assumed and said); `placement` also gives partitions and leaders."""
     snaps = {b.broker: b for b in d.snapshot.brokers if b.measured and b.produce_requests_per_s is not None}
     if not snaps:
         raise BadInput("the diagnosis has no broker produce figures to forecast from")
@@ -177,38 +192,51 @@ def diagnosis_baselines(d: Diagnosis, replication_factor: int | None = None) -> 
         label = f"recommended: batched to ~{target / 1e3:.0f} KB requests"
     busiest = max(snaps.values(), key=lambda s: s.produce_requests_per_s or 0.0)
     ppr = busiest.partitions_per_produce_request
-    if replication_factor is not None:
-        rf, rf_from = (
-            replication_factor,
-            f"replication factor {replication_factor}: given (--replication-factor)",
+    rf, rf_from = _replication_floor(replication_factor, placement, len(snaps))
+    extra: dict[str, object] = {
+        "partitions_per_request": max(ppr or 1.0, 1.0),
+        "min_brokers": rf,
+        "min_brokers_from": rf_from,
+    }
+    if placement is not None:
+        led = placement.leaders.get(busiest.broker)  # Prometheus' broker label is the node id
+        where = (
+            f"placement from {placement.source}: {placement.partitions} partitions, broker {busiest.broker} "
+            f"(the busiest) leads {led if led is not None else 'an unknown number'} of them and keeps at "
+            "least that share"
         )
+        extra |= {"partitions": placement.partitions, "busiest_leaders": led}
     else:
-        rf = min(ASSUMED_REPLICATION_FACTOR, len(snaps))
-        rf_from = (
-            f"replication factor {rf}: assumed (a diagnosis does not hold the topics' replication factor; "
-            f"the usual {ASSUMED_REPLICATION_FACTOR}, at most today's {len(snaps)} brokers): "
-            "give --replication-factor"
+        where = (
+            "partition placement not in a diagnosis: the busiest broker keeps its measured share of the "
+            "bytes and of one-partition requests as brokers are added"
         )
-    placement = (
-        "partition placement not in a diagnosis: the busiest broker keeps its measured share of the bytes "
-        "and of one-partition requests as brokers are added"
-    )
     if ppr is not None and ppr > 1:
-        placement += (
+        where += (
             f"; its produce requests carry {ppr:.1f} partition batches each (one request per producer "
             "flush per broker), so their count per broker falls only once a request would carry less "
             "than one partition"
         )
     elif ppr is None:
-        placement += "; partition batches per produce request not measured: taken as one"
-    extra = {
-        "partitions_per_request": max(ppr or 1.0, 1.0),
-        "min_brokers": rf,
-        "min_brokers_from": rf_from,
-        "placement_from": placement,
-    }
+        where += "; partition batches per produce request not measured: taken as one"
+    extra["placement_from"] = where
     current = baseline_from_brokers("current: live cluster", "current", cur, source)
     return [
         current.model_copy(update={**extra, "today": [_today(s) for s in snaps.values()]}),
         baseline_from_brokers(label, "recommended", rec, source).model_copy(update=extra),
     ]
+
+
+def _replication_floor(given: int | None, placement: Placement | None, brokers: int) -> tuple[int, str]:
+    """The fewest brokers the topics' replicas need, and where that comes from."""
+    if given is not None:
+        return given, f"replication factor {given}: given (--replication-factor)"
+    if placement is not None:
+        rf = placement.replication_factor
+        return rf, f"replication factor {rf}: the largest in {placement.source}"
+    rf = min(ASSUMED_REPLICATION_FACTOR, brokers)
+    return rf, (
+        f"replication factor {rf}: assumed (a diagnosis does not hold the topics' replication factor; "
+        f"the usual {ASSUMED_REPLICATION_FACTOR}, at most today's {brokers} brokers): "
+        "give --replication-factor"
+    )
