@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuner.core.redact import redact
-from tuner.driver.java_plan import unlike
+from tuner.driver.file_check import unlike
 from tuner.driver.rdkafka_worker import STATS_INTERVAL_MS, producer_config
 from tuner.spec.clients import kind_of, profile_of
 from tuner.spec.clients.producer import ProducerKind
@@ -101,5 +101,5 @@ def test_a_java_producer_that_read_the_file_otherwise_is_named() -> None:
         "sasl.jaas.config": "[hidden]",
     }
     assert unlike(file, reported) == []  # the client's own spelling of acks all; secrets never compared
-    assert unlike(file, {**reported, "linger.ms": "0"}) == ["linger.ms: file 500, producer 0"]
-    assert unlike({"acks": "1"}, {"acks": "-1"}) == ["acks: file 1, producer -1"]
+    assert unlike(file, {**reported, "linger.ms": "0"}) == ["linger.ms: file 500, client 0"]
+    assert unlike({"acks": "1"}, {"acks": "-1"}) == ["acks: file 1, client -1"]

@@ -19,6 +19,7 @@ from typing import Any
 from tuner.core.errors import BadInput, KbtError
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, merged_latency, process_site, run_engines, summed_result
+from tuner.driver.file_check import unlike
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
     START_SLACK_S,
@@ -26,7 +27,6 @@ from tuner.driver.java_plan import (
     exporter_notes,
     heap_mb,
     process_plans,
-    unlike,
 )
 from tuner.driver.order_check import librdkafka_order
 from tuner.driver.payload import id_of

@@ -172,26 +172,6 @@ def process_plans(
     )
 
 
-def unlike(file: Mapping[str, str], reported: Mapping[str, str]) -> list[str]:
-    """Where the producer's own reading of the file (`reported`: the engine's ProducerConfig values)
-    differs from what the file says, one `name: file X, producer Y` each; secrets and a config
-    provider's own settings are not compared."""
-    out = []
-    for key, value in sorted(file.items()):
-        if key not in reported or reported[key] in ("[hidden]", "[unresolved reference]"):
-            continue
-        if _normal(key, value) != _normal(key, reported[key]):
-            out.append(f"{key}: file {value}, producer {reported[key]}")
-    return out
-
-
-def _normal(key: str, value: str) -> str:
-    text = value.strip()
-    if key == "acks" and text.lower() == "all":
-        return "-1"  # the client's own spelling of acks all
-    return text.lower() if text.lower() in ("true", "false") else text
-
-
 def check_properties_file(path: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The Java client's own reading of a producer properties file (ProducerConfig: names, types,
     validators, config providers, idempotence's defaults), as the engine's `--check-config` prints

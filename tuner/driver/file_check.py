@@ -1,0 +1,82 @@
+"""How a client reads a rendered properties file, in its own words, and where that differs from it.
+
+The Java producer reports its parsed values through the engine (`java-engine --check-config`, and
+each run's `producer_config`: tuner/driver/java_plan.py); librdkafka logs every property it was given,
+under its own canonical names, when built with `debug=conf` (`librdkafka_reading`). `unlike` names
+the settings a client took otherwise than the file says. A client that refuses the file (a bad value,
+idempotence with acks 1) says why in one line (BadInput).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+
+from tuner.core.errors import BadInput
+from tuner.core.kafka_clients import Connection, new_producer
+
+# librdkafka's canonical name of each alias its files may use (CONFIGURATION.md).
+LIBRDKAFKA_CANONICAL: Mapping[str, str] = {
+    "acks": "request.required.acks",
+    "linger.ms": "queue.buffering.max.ms",
+    "retries": "message.send.max.retries",
+    "compression.type": "compression.codec",
+    "max.in.flight": "max.in.flight.requests.per.connection",
+    "bootstrap.servers": "metadata.broker.list",
+    "sasl.mechanism": "sasl.mechanisms",
+}
+HIDDEN = ("[hidden]", "[redacted]", "[unresolved reference]")  # a secret: never compared
+_CONF_LINE = re.compile(r"^CONF \[[^\]]*\] \[[^\]]*\]:\s{2,}(\S+) = (.*)$")
+
+
+def unlike(
+    file: Mapping[str, str], reported: Mapping[str, str], canonical: Mapping[str, str] | None = None
+) -> list[str]:
+    """Each setting of `file` the client reports otherwise (`name: file X, client Y`); a setting it
+    does not report (a config provider's own) or a secret is not compared. `canonical` maps the
+    file's names to the client's."""
+    out = []
+    names = canonical or {}
+    for key, value in sorted(file.items()):
+        name = names.get(key, key)
+        if name not in reported or reported[name] in HIDDEN:
+            continue
+        if _normal(key, value) != _normal(key, reported[name]):
+            out.append(f"{key}: file {value}, client {reported[name]}")
+    return out
+
+
+def _normal(key: str, value: str) -> str:
+    text = value.strip()
+    if key in ("acks", "request.required.acks") and text.lower() == "all":
+        return "-1"  # the clients' own spelling of acks all
+    return text.lower() if text.lower() in ("true", "false") or key == "security.protocol" else text
+
+
+def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[str, str]:
+    """librdkafka's own account of a producer built from `file` with `connection` (the brokers and
+    security a deployment adds) on top: every property it was given, by its canonical name, secrets
+    as `[redacted]`. Nothing is sent; BadInput with librdkafka's reason when it refuses the file."""
+    lines: list[str] = []
+
+    class _Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    logger = logging.getLogger(f"kbt.librdkafka-reading.{id(lines)}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(_Lines())
+    try:
+        producer = new_producer(connection, {**file, "debug": "conf", "logger": logger})
+    except BadInput as exc:  # librdkafka's reason, in core's one line
+        raise BadInput(f"librdkafka refuses the file: {exc.message.split(': ', 1)[-1]}") from None
+    producer.poll(0.2)  # the configuration's log lines are served by poll
+    producer.flush(0)
+    reported: dict[str, str] = {}
+    for line in lines:
+        match = _CONF_LINE.match(line)
+        if match is not None:
+            reported[match.group(1)] = match.group(2)
+    return reported
