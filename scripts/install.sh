@@ -115,6 +115,16 @@ if [ ! -f "$agent" ]; then
 else
   ready "jmx_prometheus_javaagent $jmx_version"
 fi
+# The standalone exporter: a lab's extra_dialects read each broker's JMX port with it.
+httpserver="$cache/jmx/jmx_prometheus_httpserver-$jmx_version.jar"
+if [ ! -f "$httpserver" ]; then
+  begin "fetching jmx_prometheus_httpserver $jmx_version"
+  mvn_plain -f "$here/scripts/maven/pom.xml" dependency:copy \
+    -Dartifact="io.prometheus.jmx:jmx_prometheus_httpserver:$jmx_version" -DoutputDirectory="$cache/jmx"
+  end
+else
+  ready "jmx_prometheus_httpserver $jmx_version"
+fi
 # A Go program of loadtests/NAME built into the cache's bin/, rebuilt when its go.mod, go.sum or
 # sources change (the stamp names their hash). go.mod asks for a recent Go; Go >= 1.21 fetches that
 # toolchain by itself.

@@ -28,6 +28,11 @@ def jmx_agent_jar() -> Path:
     return cache_dir() / "jmx" / f"jmx_prometheus_javaagent-{JMX_EXPORTER_VERSION}.jar"
 
 
+def jmx_httpserver_jar() -> Path:
+    """The standalone jmx_exporter (reads a JVM's JMX port): a lab's extra_dialects run it."""
+    return cache_dir() / "jmx" / f"jmx_prometheus_httpserver-{JMX_EXPORTER_VERSION}.jar"
+
+
 def broker_plugin_jar() -> Path:
     """The lab's broker plugin (loadtests/broker-plugin), built by `make install`."""
     return cache_dir() / "broker-plugin" / "kbt-broker-plugin.jar"

@@ -33,6 +33,11 @@ from tuner.spec.thresholds import THRESHOLDS
 DEFAULT_BASE_PORT = 19090
 MAX_BROKERS = 5
 CLIENT_EXPORTER_OFFSET = 100
+# The metric namings a lab's brokers can export (exporters/jmx/, tuner.lab.node_config).
+JmxDialect = Literal["kbt", "strimzi", "upstream", "confluent", "strimzi-reporter", "exporter-default"]
+JMX_REMOTE_OFFSET = 70  # base+70+N: broker N's JMX (RMI) port, when extra_dialects read it
+DIALECT_EXPORTER_OFFSET = 80  # base+80..99: the extra dialects' standalone exporters
+DIALECT_EXPORTER_PORTS = 20
 LOOPBACK = "127.0.0.1"
 CONTROLLER_NODE_ID = 0
 
@@ -102,8 +107,14 @@ class LabConfig(Frozen):
         "plaintext", description="add a SASL_SSL (SCRAM-SHA-512 over TLS) listener per broker"
     )
     via_toxiproxy: bool = Field(False, description="clients reach each broker through a Toxiproxy proxy")
-    jmx_rules: Literal["kbt", "strimzi", "upstream", "confluent"] = Field(
+    jmx_rules: JmxDialect = Field(
         "kbt", description="the brokers' jmx_exporter rules: kbt's, or another metric dialect's naming"
+    )
+    extra_dialects: list[JmxDialect] = Field(
+        default_factory=list,
+        description="also export every broker in these dialects' naming, each by a standalone jmx_exporter"
+        " reading the broker's JMX port, scraped as job kafka-broker-<dialect> (one load read in several"
+        " namings at once)",
     )
     kubernetes_job: bool = Field(
         False,
@@ -126,6 +137,16 @@ class LabConfig(Frozen):
                 raise ValueError(f"unknown lab profile {name!r}{did_you_mean(str(name), PROFILES)}")
             data = {**PROFILES[name].settings(), **data}
         return data
+
+    @model_validator(mode="after")
+    def _extra_dialects_fit(self) -> LabConfig:
+        if len(set(self.extra_dialects)) != len(self.extra_dialects) or self.jmx_rules in self.extra_dialects:
+            raise ValueError("extra_dialects must name each dialect once, and not the jmx_rules one")
+        if len(self.extra_dialects) * self.brokers > DIALECT_EXPORTER_PORTS:
+            raise ValueError(
+                f"extra_dialects x brokers must be at most {DIALECT_EXPORTER_PORTS} (the ports base+80..99)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _timeout_within_interval(self) -> LabConfig:
@@ -203,6 +224,13 @@ class LabConfig(Frozen):
     def jmx_port(self, node_id: int) -> int:
         return self.base_port + 20 + node_id
 
+    def jmx_remote_port(self, node_id: int) -> int:
+        return self.base_port + JMX_REMOTE_OFFSET + node_id
+
+    def dialect_exporter_port(self, dialect: str, node_id: int) -> int:
+        index = self.extra_dialects.index(dialect)  # type: ignore[arg-type]
+        return self.base_port + DIALECT_EXPORTER_OFFSET + index * self.brokers + node_id - 1
+
     @property
     def client_exporter_ports(self) -> list[int]:
         first = self.base_port + CLIENT_EXPORTER_OFFSET
@@ -220,6 +248,10 @@ class LabConfig(Frozen):
                 ports.append((f"broker {node} SASL_SSL listener", self.secure_port(node)))
             if self.listen_address is not None:
                 ports.append((f"broker {node} listener on {self.listen_address}", self.external_port(node)))
+            if self.extra_dialects:
+                ports.append((f"broker {node} JMX", self.jmx_remote_port(node)))
+            for dialect in self.extra_dialects:
+                ports.append((f"broker {node} {dialect} exporter", self.dialect_exporter_port(dialect, node)))
             if self.via_toxiproxy:
                 ports.append((f"broker {node} proxy", self.proxy_port(node)))
                 ports.append((f"broker {node} internal listener", self.internal_port(node)))

@@ -160,6 +160,10 @@ class Lab:
         layout.prometheus_config.write_text(prometheus_config.render_prometheus_config(cfg))
         if cfg.via_toxiproxy:
             toxiproxy.write_config(cfg, layout)
+        for dialect in cfg.extra_dialects:
+            for node in cfg.node_ids:
+                path = node_config.dialect_exporter_file(layout, dialect, node)
+                path.write_text(node_config.dialect_exporter_config(cfg, dialect, node))
 
     def _components(self) -> list[str]:
         return [COMPONENT_CONTROLLER] + [broker_component(n) for n in self.config.node_ids]
@@ -209,6 +213,15 @@ class Lab:
                 node_config.broker_command(cfg, layout, node, java),
                 marker=str(layout.node_properties(component)),
             )
+        for dialect in cfg.extra_dialects:  # each reads its broker's JMX port once it listens
+            for node in cfg.node_ids:
+                path = node_config.dialect_exporter_file(layout, dialect, node)
+                self._start(
+                    state,
+                    f"{dialect}-exporter-{node}",
+                    node_config.dialect_exporter_command(cfg, layout, dialect, node, java),
+                    marker=str(path),
+                )
 
     # ---- down -------------------------------------------------------------------------------
     def down(self, timeout_s: float = 30.0) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tuner.core.paths import broker_plugin_jar, jmx_agent_jar, kafka_libs_dir, repo_root
+from tuner.core.paths import broker_plugin_jar, jmx_agent_jar, jmx_httpserver_jar, kafka_libs_dir, repo_root
 from tuner.lab import security
 from tuner.lab.config import CONTROLLER_NODE_ID, LOOPBACK, LabConfig
 from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
@@ -18,6 +18,9 @@ JMX_DIALECT_RULES = {
     "strimzi": Path("exporters") / "jmx" / "strimzi-style.yml",
     "upstream": Path("exporters") / "jmx" / "upstream-example.yml",
     "confluent": Path("exporters") / "jmx" / "confluent-style.yml",
+    # A rendition of Strimzi Metrics Reporter's naming (its jar is not at hand; the file says so).
+    "strimzi-reporter": Path("exporters") / "jmx" / "strimzi-reporter-rendition.yml",
+    "exporter-default": Path("exporters") / "jmx" / "exporter-default.yml",  # no rules
 }
 INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
 EXTERNAL_LISTENER = "EXTERNAL"  # PLAINTEXT on the lab's listen address (load from other hosts)
@@ -220,10 +223,54 @@ def broker_command(cfg: LabConfig, layout: LabLayout, node_id: int, java: str = 
         java,
         *_jvm(cfg.heap, layout, component),
         agent,
+        *_jmx_remote(cfg, node_id),
         "-cp",
         classpath(),
         "kafka.Kafka",
         str(layout.node_properties(component)),
+    ]
+
+
+def _jmx_remote(cfg: LabConfig, node_id: int) -> list[str]:
+    """The broker's JMX on loopback (registry and RMI on one port, no auth: loopback only), for
+    the extra dialects' standalone exporters."""
+    if not cfg.extra_dialects:
+        return []
+    port = cfg.jmx_remote_port(node_id)
+    return [
+        f"-Dcom.sun.management.jmxremote.port={port}",
+        f"-Dcom.sun.management.jmxremote.rmi.port={port}",
+        f"-Dcom.sun.management.jmxremote.host={LOOPBACK}",
+        f"-Djava.rmi.server.hostname={LOOPBACK}",
+        "-Dcom.sun.management.jmxremote.authenticate=false",
+        "-Dcom.sun.management.jmxremote.ssl=false",
+        "-Dcom.sun.management.jmxremote.local.only=true",
+    ]
+
+
+def dialect_exporter_file(layout: LabLayout, dialect: str, node_id: int) -> Path:
+    return layout.node_dir(broker_component(node_id)) / f"jmx-{dialect}.yml"
+
+
+def dialect_exporter_config(cfg: LabConfig, dialect: str, node_id: int) -> str:
+    """The dialect's rules file with the broker's JMX port to read (the standalone exporter's)."""
+    rules = jmx_rules_file(dialect).read_text()
+    return f"hostPort: {LOOPBACK}:{cfg.jmx_remote_port(node_id)}\n{rules}"
+
+
+def dialect_exporter_command(
+    cfg: LabConfig, layout: LabLayout, dialect: str, node_id: int, java: str = "java"
+) -> list[str]:
+    return [
+        java,
+        "-Xmx96m",
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-XX:CICompilerCount=1",
+        "-jar",
+        str(jmx_httpserver_jar()),
+        f"{LOOPBACK}:{cfg.dialect_exporter_port(dialect, node_id)}",
+        str(dialect_exporter_file(layout, dialect, node_id)),
     ]
 
 

@@ -11,7 +11,13 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import is_file, read_text
-from tuner.core.paths import KAFKA_VERSION, broker_plugin_jar, jmx_agent_jar, kafka_libs_dir
+from tuner.core.paths import (
+    KAFKA_VERSION,
+    broker_plugin_jar,
+    jmx_agent_jar,
+    jmx_httpserver_jar,
+    kafka_libs_dir,
+)
 from tuner.lab.config import LabConfig
 from tuner.lab.node_config import jmx_rules_file
 from tuner.lab.processes import port_in_use
@@ -39,8 +45,9 @@ def find_prometheus() -> str:
     return prom
 
 
-def check_runtime(broker_plugin: bool = False) -> None:
-    """The Kafka jars, the jmx agent and the broker rules exist (and the broker plugin, if used)."""
+def check_runtime(broker_plugin: bool = False, standalone_exporter: bool = False) -> None:
+    """The Kafka jars, the jmx agent and the broker rules exist (and the broker plugin and the
+    standalone exporter, if used)."""
     broker_jar = kafka_libs_dir() / f"kafka_2.13-{KAFKA_VERSION}.jar"
     needed = [
         (broker_jar, f"Kafka {KAFKA_VERSION} jars"),
@@ -49,6 +56,8 @@ def check_runtime(broker_plugin: bool = False) -> None:
     ]
     if broker_plugin:
         needed.append((broker_plugin_jar(), "the lab's broker plugin"))
+    if standalone_exporter:
+        needed.append((jmx_httpserver_jar(), "the jmx_prometheus_httpserver jar"))
     for path, what in needed:
         if not path.is_file():
             raise EnvironmentProblem(f"{what} not found at {path} (run 'make install')")
@@ -116,7 +125,7 @@ def preflight(cfg: LabConfig) -> tuple[str, str]:
     """Run every check; return the java and prometheus binaries to use."""
     java = find_java()
     prometheus = find_prometheus()
-    check_runtime(broker_plugin=cfg.produce_service_time_us > 0)
+    check_runtime(broker_plugin=cfg.produce_service_time_us > 0, standalone_exporter=bool(cfg.extra_dialects))
     check_lab_dir(cfg.lab_dir)
     check_ports(cfg)
     return java, prometheus

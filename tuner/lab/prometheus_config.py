@@ -37,6 +37,14 @@ def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
         "rule_files": [str(repo_root() / RULE_FILES)],
         "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers, "relabel_configs": cluster}],
     }
+    for dialect in cfg.extra_dialects:  # the same brokers in another naming, read over JMX
+        targets = [
+            {"targets": [f"{LOOPBACK}:{cfg.dialect_exporter_port(dialect, n)}"], "labels": {"broker": str(n)}}
+            for n in cfg.node_ids
+        ]
+        config["scrape_configs"].append(
+            {"job_name": dialect_job(dialect), "static_configs": targets, "relabel_configs": cluster}
+        )
     config["scrape_configs"] += kubernetes_scrape_config(cfg, cluster)
     if cfg.client_exporter_ports:
         clients = [{"targets": [f"{LOOPBACK}:{port}" for port in cfg.client_exporter_ports]}]
@@ -53,17 +61,55 @@ KUBERNETES_POD = "my-cluster-kafka-{node}"
 KUBERNETES_NAMESPACE = "kafka"
 
 
+KUBERNETES_CLUSTER = "my-cluster"
+
+
+def dialect_job(dialect: str) -> str:
+    """The scrape job of a lab's extra dialect (LabConfig.extra_dialects)."""
+    return f"{BROKER_JOB}-{dialect}"
+
+
+def kubernetes_job(dialect: str | None = None) -> str:
+    """The Kubernetes-style job of the brokers' exporter (of an extra dialect's, when named)."""
+    return KUBERNETES_JOB if dialect is None else f"{KUBERNETES_JOB}-{dialect}"
+
+
+# The labels Strimzi's example PodMonitor gives a broker, made by relabelling as it makes them from
+# the pod's metadata: its name as `kubernetes_pod_name` (and `pod`, as the Prometheus Operator adds),
+# its strimzi.io/* labels as strimzi_io_*, the Kubernetes node as `node_name` (one per broker here).
+_STRIMZI_RELABEL: list[dict[str, Any]] = [
+    {"source_labels": ["pod"], "target_label": "kubernetes_pod_name"},
+    {"source_labels": ["pod"], "target_label": "strimzi_io_pod_name"},
+    {"target_label": "strimzi_io_cluster", "replacement": KUBERNETES_CLUSTER},
+    {"target_label": "strimzi_io_kind", "replacement": "Kafka"},
+    {"target_label": "strimzi_io_name", "replacement": f"{KUBERNETES_CLUSTER}-kafka"},
+    {"source_labels": ["pod"], "regex": ".*-(\\d+)", "target_label": "node_name", "replacement": "node-$1"},
+]
+
+
 def kubernetes_scrape_config(cfg: LabConfig, cluster: list[dict[str, str]]) -> list[dict[str, Any]]:
     if not cfg.kubernetes_job:
         return []
-    targets = [
-        {
-            "targets": [f"{LOOPBACK}:{cfg.jmx_port(n)}"],
-            "labels": {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE},
-        }
-        for n in cfg.node_ids
-    ]
-    return [{"job_name": KUBERNETES_JOB, "static_configs": targets, "relabel_configs": cluster}]
+    ports: dict[str | None, Any] = {None: cfg.jmx_port}
+    for dialect in cfg.extra_dialects:
+        ports[dialect] = lambda n, d=dialect: cfg.dialect_exporter_port(d, n)
+    jobs = []
+    for named, port in ports.items():
+        targets = [
+            {
+                "targets": [f"{LOOPBACK}:{port(n)}"],
+                "labels": {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE},
+            }
+            for n in cfg.node_ids
+        ]
+        jobs.append(
+            {
+                "job_name": kubernetes_job(named),
+                "static_configs": targets,
+                "relabel_configs": cluster + _STRIMZI_RELABEL,
+            }
+        )
+    return jobs
 
 
 def render_prometheus_config(cfg: LabConfig) -> str:

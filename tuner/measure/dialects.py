@@ -1,9 +1,11 @@
-"""Metric dialects: the names other jmx_exporter rule files give the broker series kbt reads.
+"""Metric dialects: the names other exporters give the broker series kbt reads.
 
 kbt's queries (tuner.measure.promql) are written once, in kbt's own names (exporters/jmx/
-kafka-broker.yml). A dialect maps each of those series to the series another rule file exports for
+kafka-broker.yml). A dialect maps each of those series to the series another setup exports for
 the same MBean attribute: Strimzi's `kafka-metrics.yaml`, the upstream jmx_exporter Kafka example
-(`kafka-2_0_0.yml`), Confluent's jmx-monitoring-stacks (`kafka_broker.yml`). `translate` rewrites
+(`kafka-2_0_0.yml`), Confluent's jmx-monitoring-stacks (`kafka_broker.yml`), Strimzi's Metrics
+Reporter (no jmx_exporter at all), and jmx_exporter run without rules (its default naming, which
+is what MSK's open monitoring serves on port 11001). `translate` rewrites
 an expression's selectors (name, label names and values, the target's job and matchers) so the
 same query reads the same MBean values, hence the same figures, on any of them. A series a dialect
 does not export is `Missing` with the reason; a query that needs it cannot be answered there.
@@ -26,6 +28,23 @@ if TYPE_CHECKING:
 
 class PrometheusReaderWithNames(Protocol):
     def series_names(self, matchers: str) -> set[str]: ...
+
+    def labels_present(self, matchers: str, labels: tuple[str, ...]) -> set[str]: ...
+
+
+# Labels that name a broker where no `broker` label does, in the order they are tried: the pod
+# labels a Kubernetes Prometheus puts on a Strimzi cluster's brokers (`kubernetes_pod_name` from
+# Strimzi's example PodMonitor, `pod` from most others, `strimzi_io_pod_name` from its pod labels),
+# `node_name` (the Kubernetes node: one broker per node), then the scrape target itself
+# (`instance`: MSK's brokers are b-N....:11001), which every scraped series carries.
+BROKER_LABELS: tuple[str, ...] = (
+    "broker",
+    "kubernetes_pod_name",
+    "pod",
+    "strimzi_io_pod_name",
+    "node_name",
+    "instance",
+)
 
 
 _SELECTOR = re.compile(r"\b((?:kafka|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")
@@ -254,8 +273,198 @@ CONFLUENT = Dialect(
     },
 )
 
+# ---- Strimzi's Metrics Reporter (metricsConfig.type: strimziMetricsReporter) ----
+# Its Yammer collector names a metric lower-cased `<group>_<type>_<name>` and labels it only with the
+# MBean's scope keys (request, version, topic, networkProcessor: never type or name). A Meter is a
+# counter of its Count (`_total`), a Gauge a gauge, a Histogram or Timer a summary (quantiles
+# 0.5 .. 0.999 as written, `_count`, `_sum`). So RequestHandlerAvgIdlePercent is a counter of the
+# nanoseconds idle per handler thread (its rate / 1e9 is the idle ratio) and no meter rate exists.
+REPORTER_QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
+# KIP-1207 (Kafka 4.2+): the broker's own handler pool has a meter of its own; the older aggregate
+# also counts a combined-mode node's controller pool (it read ~2 there before the fix). The first
+# name present is read.
+_REPORTER_HANDLER = (
+    "kafka_server_kafkarequesthandlerpool_brokerrequesthandleravgidlepercent_total",
+    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
+)
+
+
+def _reporter_btm() -> dict[str, Source | Missing]:
+    out: dict[str, Source | Missing] = {}
+    for s in SERIES:
+        if "type=BrokerTopicMetrics" not in s.mbean:
+            continue
+        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0].lower()
+        suffix = "_total" if bean.endswith("persec") else ""
+        out[s.name] = Source((f"kafka_server_brokertopicmetrics_{bean}{suffix}",))
+    return out
+
+
+STRIMZI_REPORTER = Dialect(
+    "strimzi-reporter",
+    "Strimzi Metrics Reporter",
+    {
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
+        **dict.fromkeys(
+            _CLIENT_SERIES,
+            Missing(
+                "the quota sensors' names under the reporter's Kafka-metrics collector are not established"
+            ),
+        ),
+        **_reporter_btm(),
+        **_remote_missing(),
+        # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
+        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
+        "kafka_network_response_queue_size": Source(
+            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
+        ),
+        "kafka_network_processor_avg_idle_ratio": Source(
+            ("kafka_network_socketserver_networkprocessoravgidlepercent",)
+        ),
+        "kafka_network_processor_idle_ratio": Source(
+            ("kafka_network_processor_idlepercent",), labels={"network_processor": "networkProcessor"}
+        ),
+        "kafka_server_request_handler_idle_ns_total": Source(_REPORTER_HANDLER),
+        "kafka_server_request_handler_avg_idle_ratio": Missing(
+            "the reporter exports a meter's Count alone (no one-minute rate)"
+        ),
+        "kafka_log_flush_total": Source(("kafka_log_logflushstats_logflushrateandtimems_count",)),
+        "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",)),
+        "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec_total",)),
+        "kafka_network_request_time_ms": Source(
+            (),
+            by_label="phase",
+            by_value={p: (f"kafka_network_requestmetrics_{bean.lower()}",) for p, bean in PHASES.items()},
+        ),
+        "kafka_network_request_bytes": Source(("kafka_network_requestmetrics_requestbytes",)),
+    },
+)
+
+
+# ---- jmx_exporter without rules: its default naming (MSK open monitoring serves this) ----
+# `<domain>_<type>_<attribute>`, case kept; every other key of the ObjectName is a label (`name`
+# among them); percentiles are separate names (`..._99thPercentile`), not a quantile label. Checked
+# by running the real agent without rules on the lab (tests/integration/test_targets.py).
+def _percentile_attribute(quantile: str) -> str:
+    digits = quantile.removeprefix("0.")
+    return f"{digits}0thPercentile" if len(digits) == 1 else f"{digits}thPercentile"
+
+
+def _by_quantile(prefix: str) -> dict[str, tuple[str, ...]]:
+    return {q: (f"{prefix}_{_percentile_attribute(q)}",) for q in REPORTER_QUANTILES}
+
+
+def _default_btm() -> dict[str, Source | Missing]:
+    out: dict[str, Source | Missing] = {}
+    for s in SERIES:
+        if "type=BrokerTopicMetrics" not in s.mbean:
+            continue
+        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0]
+        attribute = "Count" if bean.endswith("PerSec") else "Value"
+        out[s.name] = Source((f"kafka_server_BrokerTopicMetrics_{attribute}",), extra={"name": bean})
+    return out
+
+
+def _default_remote() -> dict[str, Source | Missing]:
+    manager = "kafka_log_remote_RemoteLogManager"
+    pool = "org_apache_kafka_storage_internals_log_RemoteStorageThreadPool_Value"
+    fetch = {"name": "RemoteLogReaderFetchRateAndTimeMs"}
+    return {
+        "kafka_log_remote_manager_tasks_avg_idle_ratio": Source(
+            (f"{manager}_Value",), extra={"name": "RemoteLogManagerTasksAvgIdlePercent"}
+        ),
+        "kafka_log_remote_reader_fetch_total": Source((f"{manager}_Count",), extra=fetch),
+        "kafka_log_remote_reader_fetch_time_ms": Source(
+            (), extra=fetch, by_label="quantile", by_value=_by_quantile(manager)
+        ),
+        "kafka_storage_remote_thread_pool_reader_task_queue_size": Source(
+            (pool,), extra={"name": "RemoteLogReaderTaskQueueSize"}
+        ),
+        "kafka_storage_remote_thread_pool_reader_avg_idle_ratio": Source(
+            (pool,), extra={"name": "RemoteLogReaderAvgIdlePercent"}
+        ),
+    }
+
+
+_HANDLER_POOL = "kafka_server_KafkaRequestHandlerPool"
+_REQUEST_METRICS = "kafka_network_RequestMetrics"
+
+
+EXPORTER_DEFAULT = Dialect(
+    "exporter-default",
+    "jmx_exporter without rules (its default naming; MSK open monitoring)",
+    {
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
+        CLIENT_REQUEST_TIME_SERIES: Source(("kafka_server_Request_request_time",)),
+        CLIENT_BYTE_RATE_SERIES: Source(
+            (),
+            by_label="quota",
+            by_value={q: (f"kafka_server_{q}_byte_rate",) for q in ("Produce", "Fetch")},
+        ),
+        "kafka_server_client_throttle_time_ms": Source(
+            (), by_label="quota", by_value={q: (f"kafka_server_{q}_throttle_time",) for q in _QUOTA_TYPES}
+        ),
+        **_default_btm(),
+        **_default_remote(),
+        "kafka_network_request_queue_size": Source(
+            ("kafka_network_RequestChannel_Value",), extra={"name": "RequestQueueSize"}
+        ),
+        "kafka_network_response_queue_size": Source(
+            ("kafka_network_RequestChannel_Value",), extra={"name": "ResponseQueueSize", "processor": ""}
+        ),
+        "kafka_network_processor_avg_idle_ratio": Source(
+            ("kafka_network_SocketServer_Value",), extra={"name": "NetworkProcessorAvgIdlePercent"}
+        ),
+        "kafka_network_processor_idle_ratio": Source(
+            ("kafka_network_Processor_Value",),
+            labels={"network_processor": "networkProcessor"},
+            extra={"name": "IdlePercent"},
+        ),
+        # The aggregate meter (KIP-1207's per-pool one shares its name, `name` tells them apart):
+        # on Kafka 4.2+ it averages every pool of the node, the broker's alone on a broker-only node.
+        "kafka_server_request_handler_idle_ns_total": Source(
+            (f"{_HANDLER_POOL}_Count",), extra={"name": "RequestHandlerAvgIdlePercent"}
+        ),
+        "kafka_server_request_handler_avg_idle_ratio": Source(
+            (f"{_HANDLER_POOL}_OneMinuteRate",), extra={"name": "RequestHandlerAvgIdlePercent"}
+        ),
+        "kafka_log_flush_total": Source(
+            ("kafka_log_LogFlushStats_Count",), extra={"name": "LogFlushRateAndTimeMs"}
+        ),
+        "kafka_log_flush_time_ms": Source(
+            (),
+            extra={"name": "LogFlushRateAndTimeMs"},
+            by_label="quantile",
+            by_value=_by_quantile("kafka_log_LogFlushStats"),
+        ),
+        "kafka_network_requests_total": Source(
+            (f"{_REQUEST_METRICS}_Count",), extra={"name": "RequestsPerSec"}
+        ),
+        # The phase is the `name` label (TotalTimeMs, ..); the quantile picks the attribute's name.
+        "kafka_network_request_time_ms": Source(
+            (),
+            labels={"phase": "name"},
+            values={"phase": dict(PHASES)},
+            by_label="quantile",
+            by_value=_by_quantile(_REQUEST_METRICS),
+        ),
+        "kafka_network_request_bytes": Source(
+            (), extra={"name": "RequestBytes"}, by_label="quantile", by_value=_by_quantile(_REQUEST_METRICS)
+        ),
+    },
+)
+# MSK's open monitoring: its JMX Exporter on port 11001 runs without rules, so its names are the
+# exporter's default naming (docs/targets.md says where that was established). The same table
+# under the name users know; detection reports exporter-default, which it cannot tell apart.
+MSK = Dialect(
+    "msk", "Amazon MSK open monitoring (jmx_exporter default naming, port 11001)", EXPORTER_DEFAULT.series
+)
+
 KBT = Dialect("kbt", "kbt exporters/jmx/kafka-broker.yml", {})
-DIALECTS: dict[str, Dialect] = {d.name: d for d in (KBT, STRIMZI, UPSTREAM, CONFLUENT)}
+# Detection weighs them in this order on a tie (msk last: it is exporter-default under another name).
+DIALECTS: dict[str, Dialect] = {
+    d.name: d for d in (KBT, STRIMZI, UPSTREAM, CONFLUENT, STRIMZI_REPORTER, EXPORTER_DEFAULT, MSK)
+}
 
 
 def dialect(name: str) -> Dialect:
@@ -387,8 +596,15 @@ class Translator:
         for src in self.dialect.series.values():
             if isinstance(src, Source):
                 for kbt_label, theirs in src.labels.items():
-                    if theirs in out and kbt_label not in out:
+                    if theirs not in out or kbt_label in out:
+                        continue
+                    mapping = src.values.get(kbt_label)
+                    if mapping is None:
                         out[kbt_label] = out[theirs]
+                    else:  # a label whose values are renamed too (`name` TotalTimeMs -> phase total)
+                        back = {v: k for k, v in mapping.items()}
+                        if out[theirs] in back:
+                            out[kbt_label] = back[out[theirs]]
         quantile = out.get("quantile")
         if quantile == "0.50":
             out["quantile"] = "0.5"
@@ -453,7 +669,7 @@ def detect(present: set[str] | frozenset[str]) -> Detection:
     best = max(DIALECTS, key=lambda n: (scores[n], overall[n], n == "kbt"))
     if scores[best] == 0:
         raise EnvironmentProblem(
-            "no broker series of any known dialect (kbt, strimzi, upstream, confluent) under the"
+            f"no broker series of any known dialect ({', '.join(DIALECTS)}) under the"
             " target's job and matchers"
         )
     chosen = assess(DIALECTS[best], present)
@@ -468,6 +684,54 @@ def resolve_translator(prom: PrometheusReaderWithNames, target: Target) -> Trans
     """The translator for a target: its dialect (`auto`: detected from the series present under
     its job and matchers), its selectors, and the names present (to pick among candidates)."""
     sel = target.selectors
-    present = prom.series_names(scope_matchers(sel.job, sel.matchers))
+    scope = scope_matchers(sel.job, sel.matchers)
+    present = prom.series_names(scope)
     found = detect(present) if target.dialect == "auto" else assess(dialect(target.dialect), present)
-    return Translator(found.dialect, sel.job, dict(sel.matchers), sel.broker_label, frozenset(present), found)
+    broker_label = sel.broker_label
+    if broker_label == "broker":  # the default: a pod label names brokers where `broker` does not
+        broker_label = pick_broker_label(prom.labels_present(scope, BROKER_LABELS))
+    return Translator(found.dialect, sel.job, dict(sel.matchers), broker_label, frozenset(present), found)
+
+
+def with_broker_label(expr: str) -> str:
+    """`expr` with a `broker` label on every series: its own, else the first of the pod labels
+    (BROKER_LABELS) it carries, so rules grouping by broker never average a cluster's pods
+    together. (label_join puts them side by side; the regex takes the first non-empty one.)"""
+    sources = ", ".join(f'"{label}"' for label in BROKER_LABELS)
+    joined = f'label_join({expr}, "kbt_broker", ";", {sources})'
+    picked = f'label_replace({joined}, "broker", "$1", "kbt_broker", ";*([^;]+).*")'
+    return f'label_replace({picked}, "kbt_broker", "", "", "")'
+
+
+def pick_broker_label(labels: set[str]) -> str:
+    """The first of BROKER_LABELS the series carry (`broker` when none does)."""
+    return next((label for label in BROKER_LABELS if label in labels), "broker")
+
+
+# The reporter's allowlist (prometheus.metrics.reporter.allowlist; Strimzi: metricsConfig.values.
+# allowList) is a list of regexes each matched against a whole series name; Strimzi's default one
+# leaves out the request queue and the per-thread network idle.
+def allowlist_advice(detection: Detection) -> list[str]:
+    """For each series diagnose needs that the target lacks, the exact change to its setup that
+    exports it (Strimzi Metrics Reporter: the allowlist entry; jmx_exporter dialects: the MBean)."""
+    d = detection.dialect
+    out = []
+    for series in detection.missing:
+        src = d.source(series)
+        if isinstance(src, Missing):
+            continue
+        names = sorted(set(src.names) | {n for ns in src.by_value.values() for n in ns})
+        name = src.names[-1] if src.names else names[0]
+        if d.name == "strimzi-reporter":
+            out.append(
+                f'{series} is not exported: add "{name}" to the Strimzi Metrics Reporter\'s allowlist'
+                f" (Strimzi: spec.kafka.metricsConfig.values.allowList; a broker property:"
+                f" prometheus.metrics.reporter.allowlist)"
+            )
+        elif d.name != "kbt":
+            mbean = next(s.mbean for s in SERIES if s.name == series)
+            out.append(
+                f"{series} is not exported ({' / '.join(names)}): the exporter must read the MBean"
+                f" {mbean} (its includeObjectNames / whitelistObjectNames and rules)"
+            )
+    return out

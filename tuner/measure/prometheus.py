@@ -286,6 +286,14 @@ class Prometheus:
         except (KeyError, TypeError, AttributeError):
             raise PrometheusError("Prometheus answer has an unexpected shape") from None
 
+    def labels_present(self, matchers: str, labels: tuple[str, ...]) -> set[str]:
+        """Which of `labels` the series matching `matchers` carry now (which one names a broker)."""
+        data = self._get("/api/v1/query", {"query": f"group by ({', '.join(labels)})({{{matchers}}})"})
+        try:
+            return {k for r in data["result"] for k, v in r["metric"].items() if v and k in labels}
+        except (KeyError, TypeError, AttributeError):
+            raise PrometheusError("Prometheus answer has an unexpected shape") from None
+
     def value(self, expr: str, at: float | None = None) -> float | None:
         """The single value of `expr` (None when it has no series, the sum when it has several)."""
         samples = [s.value for s in self.instant(expr, at) if not math.isnan(s.value)]

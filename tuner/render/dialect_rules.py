@@ -10,21 +10,34 @@ from __future__ import annotations
 
 from tuner.core.yaml_block import yaml_document
 from tuner.measure.catalog import SERIES
-from tuner.measure.dialects import DIALECTS, Dialect, Missing, Source
+from tuner.measure.dialects import DIALECTS, Dialect, Missing, Source, with_broker_label
 from tuner.measure.promql import label_matchers
 
 RULES_DIR = "exporters/prometheus/dialects"
 
 
-def _selector(name: str, extra: dict[str, str]) -> str:
-    body = label_matchers(extra)
+def _selector(name: str, extra: dict[str, str], known: dict[str, tuple[str, ...]] | None = None) -> str:
+    parts = [label_matchers(extra)] if extra else []
+    parts += [f'{label}=~"{"|".join(values)}"' for label, values in (known or {}).items()]
+    body = ",".join(parts)
     return f"{name}{{{body}}}" if body else name
 
 
+def _known_values(src: Source) -> dict[str, tuple[str, ...]]:
+    """A renamed label whose values are renamed too (the exporter's `name` -> kbt's phase): only
+    the values kbt knows are recorded (RequestMetrics' `name` has more than its phases)."""
+    return {
+        theirs: tuple(src.values[kbt_label].values())
+        for kbt_label, theirs in src.labels.items()
+        if kbt_label in src.values
+    }
+
+
 def _expr(names: tuple[str, ...], src: Source) -> str:
-    """The source series (any of its candidate names), with kbt's label names and values."""
+    """The source series (any of its candidate names), with kbt's label names and values and a
+    broker label (from a pod label where the series has none)."""
     extra = dict(src.extra)
-    parts = [_selector(n, extra) for n in names]
+    parts = [_selector(n, extra, _known_values(src)) for n in names]
     expr = parts[0] if len(parts) == 1 else "(" + " or ".join(parts) + ")"
     for kbt_label, theirs in src.labels.items():
         expr = f'label_replace({expr}, "{kbt_label}", "$1", "{theirs}", "(.*)")'
@@ -32,7 +45,7 @@ def _expr(names: tuple[str, ...], src: Source) -> str:
         for kbt_value, theirs_value in mapping.items():
             pattern = theirs_value.replace(".", "\\\\.")  # an RE2 regex inside a PromQL string
             expr = f'label_replace({expr}, "{label}", "{kbt_value}", "{label}", "{pattern}")'
-    return expr
+    return with_broker_label(expr)
 
 
 def dialect_rules(d: Dialect) -> tuple[list[dict[str, object]], list[str]]:
@@ -70,4 +83,9 @@ def rules_yaml(d: Dialect) -> str:
 
 
 def render_all() -> dict[str, str]:
-    return {f"{RULES_DIR}/{d.name}.rules.yml": rules_yaml(d) for d in DIALECTS.values() if d.name != "kbt"}
+    # msk is exporter-default under another name: one file serves both.
+    return {
+        f"{RULES_DIR}/{d.name}.rules.yml": rules_yaml(d)
+        for d in DIALECTS.values()
+        if d.name not in ("kbt", "msk")
+    }

@@ -147,11 +147,15 @@ def request_log_notes(snap: ClusterSnapshot) -> list[str]:
 
 def unavailable_notes(prom: Prometheus) -> list[str]:
     """How the target's dialect was detected (when it is not kbt's), and each series it lacks."""
+    from tuner.measure.dialects import allowlist_advice
+
     translator = prom.translator
     dialect = translator.dialect.name if translator is not None else "kbt"
     notes = []
     if translator is not None and translator.detection is not None and not translator.identity:
         notes.append(translator.detection.statement())
+        # Each series diagnose needs that the setup leaves out, and the change that exports it.
+        notes += allowlist_advice(translator.detection)
     for series, reason in sorted(prom.unavailable.items()):
         notes.append(f"figures from {series} cannot be made on the {dialect} dialect: {reason}")
     return notes

@@ -9,12 +9,12 @@ and not firing).
 
 from __future__ import annotations
 
-import io
+import re
 from dataclasses import dataclass
 from typing import Any
 
-
 from tuner.core.yaml_block import yaml_document
+from tuner.measure.dialects import BROKER_LABELS, with_broker_label
 from tuner.measure.promql import promql
 from tuner.spec.thresholds import THRESHOLDS as lim
 
@@ -30,11 +30,34 @@ class Recording:
 
 
 def per_cluster_broker(name: str) -> str:
-    """The catalog query with a concrete window, grouped by (cluster, broker)."""
+    """The catalog query with a concrete window, grouped by (cluster, broker). Where a series has
+    no broker label (a Kubernetes scrape names pods: BROKER_LABELS), each aggregation first groups
+    by the pod labels too and takes the broker from them, so pods are never averaged together."""
     expr = promql(name, WINDOW)
     if "by (broker)" not in expr:
         raise ValueError(f"{name} is not a per-broker query: {expr}")
-    return expr.replace("by (broker)", "by (cluster, broker)")
+    return _by_broker_or_pod(expr)
+
+
+_AGGREGATION = re.compile(r"\b(sum|avg|max|min) by \(broker\)\(")
+
+
+def _by_broker_or_pod(expr: str) -> str:
+    """`AGG by (broker)(X)` -> `AGG by (cluster, broker)(broker-labelled AGG by (cluster, <labels>)(X))`."""
+    out, pos = [], 0
+    for m in _AGGREGATION.finditer(expr):
+        if m.start() < pos:
+            continue
+        depth, end = 1, m.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(expr[end], 0)
+            end += 1
+        inner = expr[m.end() : end - 1]
+        agg = m.group(1)
+        grouped = f"{agg} by (cluster, {', '.join(BROKER_LABELS)})({inner})"
+        out.append(expr[pos : m.start()] + f"{agg} by (cluster, broker)({with_broker_label(grouped)})")
+        pos = end
+    return "".join(out) + expr[pos:]
 
 
 NET_IDLE = "cluster_broker:kafka_network_processor_avg_idle_ratio:avg"
