@@ -156,10 +156,12 @@ def _once_each(paths: list[Path]) -> None:
             st = os.stat(path)
         except (OSError, ValueError):
             continue  # the reader names what is wrong with it
-        first = seen.setdefault((st.st_dev, st.st_ino), path)
-        if first is not path and shown_path(first) == shown_path(path):
+        first = seen.get((st.st_dev, st.st_ino))
+        if first is None:
+            seen[(st.st_dev, st.st_ino)] = path
+        elif shown_path(first) == shown_path(path):
             raise BadInput(f"{shown_path(path)}: given twice as a request log: give each broker's log once")
-        if first is not path:
+        else:
             raise BadInput(
                 f"{shown_path(path)}: the same request log as {shown_path(first)}:"
                 " give each broker's log once"
