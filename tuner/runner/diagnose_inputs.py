@@ -50,6 +50,8 @@ def load_cost_model(path: Path) -> BrokerCostModel:
     try:
         return BrokerCostModel.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top)"
-        raise BadInput(f"--cost-model {path}: not a cost model: {loc}: {str(err['msg'])[:200]}") from None
+        from tuner.core.text import value
+        from tuner.store.document import field_problem
+
+        # kbt's words for the failed bound (pydantic's "Input should be ..." is not ours)
+        raise BadInput(f"--cost-model {value(path)}: not a cost model: {field_problem(exc)}") from None
