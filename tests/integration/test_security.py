@@ -141,7 +141,7 @@ def test_sweep_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pat
 
 
 class _WorkFiles(threading.Thread):
-    """Reads every file under `root` (the engines' temporary work directories: plans, filebeat.yml,
+    """Reads every file under `root` (the engines' temporary work directories: plans, config files,
     corpora, Filebeat's own logs) and every process's command line, again and again while a run
     goes on: the work directories are removed when a run ends."""
 
@@ -208,7 +208,9 @@ JKS_CLIENT = CLIENT.replace(
     "ssl.truststore.type=JKS\nssl.truststore.location=trust.jks\n"
     "ssl.truststore.password=${KBT_TEST_TRUSTSTORE_PASSWORD}\n",
 )
-CONFIG_FILES = ("plan-0.json", "filebeat.yml", "collector.yaml")  # where each engine's reference is
+# Where each engine's reference is: the Java plan, and beside the shippers' rendered files (which
+# carry no credentials) the lab's side files, Filebeat's kbt-pod.yml and the collector's base.yaml.
+CONFIG_FILES = ("plan-0.json", "kbt-pod.yml", "base.yaml")
 
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
