@@ -3,9 +3,12 @@
 Logstash's Kafka output is the Java producer behind a fixed set of options: it sets `linger_ms` 0,
 `batch_size` 16384, `acks` "1" and `compression_type` "none" explicitly, so Kafka 4.0's 5 ms linger
 default never applies: the caller passes every batching setting the measured run used, defaults
-included, so the same behaviour carries over. A Java property with no output option (e.g. a compression level,
-`enable.idempotence`) cannot be set from Logstash; the rendered file lists those as comments so a
-reader knows the client default applies there.
+included, so the same behaviour carries over; its durability too (`acks`, `retries`: the Java kind
+states them always). A Java property with no output option (a compression level,
+`enable.idempotence`, `max.in.flight.requests.per.connection`) cannot be set from Logstash; the
+rendered file lists those as comments with the measured run's value, and for idempotence what the
+client derives from the options written (the caller's `notes`). This is the one mapping from Java
+producer properties to the output's options.
 
 Security the profile sets (`security.protocol`, `sasl.*`, `ssl.*` overrides) becomes the output's
 own security options; a secret there is a `${VAR}` reference (the profile refuses any other form)
