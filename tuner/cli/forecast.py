@@ -24,6 +24,7 @@ from tuner.target import TargetSource
 if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
+    from tuner.model.forecast import Baseline
     from tuner.model.forecast_baseline import Placement
     from tuner.store.record import RunRecord
 
@@ -65,9 +66,7 @@ _RF = typer.Option(
     "--replication-factor",
     min=1,
     max=64,
-    help="With --diagnosis/--target: the largest replication factor of the cluster's topics, the fewest "
-    "brokers a forecast may need (default: --target reads it from the cluster's metadata; a --diagnosis "
-    "file assumes 3, or today's broker count when smaller).",
+    help="Largest replication factor of the topics: the fewest brokers needed (default: metadata, or 3).",
 )
 _MIN_IDLE = typer.Option(0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak.")
 _SAVE_MODEL = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON.")
@@ -106,32 +105,18 @@ def forecast(
     calibrated to them past a tolerance (the factor is said), or refused (exit 2) when the fit is too
     poor or nothing was measured."""
     from tuner.model.forecast import forecast as run_forecast
-    from tuner.model.forecast_baseline import diagnosis_baselines, records_baselines
+    from tuner.model.forecast_baseline import records_baselines
     from tuner.render.diagnosis_forecast import forecast_view
 
     k = parse_peak(peak)
     results = results_dir(results_opt, results_arg)
     source = target_source(target_file, bootstrap, command_config, prom_flag)
-    if diagnosis is not None and source is not None:
-        raise BadInput(
-            "give --diagnosis FILE or --target FILE (or --bootstrap-server) as the baseline, not both"
-        )
-    live = diagnosis is not None or source is not None
-    if results is None and (not live or cost_model is None):
-        raise BadInput("give --results DIR, or --diagnosis FILE (or --target FILE) with --cost-model")
+    live = _check_baseline(results, diagnosis, source, cost_model, replication_factor)
     window_s = seconds(window, "--window")
     records = load_records(results) if results is not None else []
     model = _model(cost_model, records)
-    if replication_factor is not None and not live:
-        raise BadInput(
-            "--replication-factor goes with --diagnosis or --target: a run's workload names its topics"
-        )
-    if diagnosis is not None:
-        baselines = diagnosis_baselines(_read_diagnosis(diagnosis), replication_factor)
-    elif source is not None:
-        live_diagnosis = _live_diagnosis(source, window_s)
-        placement = _placement(source, live_diagnosis) if replication_factor is None else None
-        baselines = diagnosis_baselines(live_diagnosis, replication_factor, placement)
+    if live:
+        baselines = _live_baselines(diagnosis, source, window_s, replication_factor)
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle, require_measured=True)
@@ -140,6 +125,43 @@ def forecast(
         return
     console = console_for(None, min_width=160)
     show(console, forecast_view(result))
+
+
+def _check_baseline(
+    results: Path | None,
+    diagnosis: Path | None,
+    source: TargetSource | None,
+    cost_model: Path | None,
+    replication_factor: int | None,
+) -> bool:
+    """One baseline named, and the flags that go with it; True for a live cluster's."""
+    if diagnosis is not None and source is not None:
+        raise BadInput(
+            "give --diagnosis FILE or --target FILE (or --bootstrap-server) as the baseline, not both"
+        )
+    live = diagnosis is not None or source is not None
+    if results is None and (not live or cost_model is None):
+        raise BadInput("give --results DIR, or --diagnosis FILE (or --target FILE) with --cost-model")
+    if replication_factor is not None and not live:
+        raise BadInput(
+            "--replication-factor goes with --diagnosis or --target: a run's workload names its topics"
+        )
+    return live
+
+
+def _live_baselines(
+    diagnosis: Path | None, source: TargetSource | None, window_s: float, replication_factor: int | None
+) -> list[Baseline]:
+    """Current and recommended from a diagnosis file, or from the target diagnosed now (with its
+    topics' placement read from the cluster's metadata unless --replication-factor says it)."""
+    from tuner.model.forecast_baseline import diagnosis_baselines
+
+    if diagnosis is not None:
+        return diagnosis_baselines(_read_diagnosis(diagnosis), replication_factor)
+    assert source is not None  # one of the two, checked by the caller
+    live = _live_diagnosis(source, window_s)
+    placement = _placement(source, live) if replication_factor is None else None
+    return diagnosis_baselines(live, replication_factor, placement)
 
 
 def _live_diagnosis(source: TargetSource, window_s: float) -> Diagnosis:
