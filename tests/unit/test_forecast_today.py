@@ -18,7 +18,7 @@ from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import Diagnosis, diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.forecast import Baseline, BrokerToday, forecast
-from tuner.model.forecast_baseline import Placement, diagnosis_baselines, record_baseline
+from tuner.model.forecast_baseline import TopicPlacement, diagnosis_baselines, record_baseline
 from tuner.model.forecast_today import TOLERANCE, ForecastRefused, busiest_traffic
 from tuner.render.diagnosis_forecast import forecast_view
 from tuner.spec.thresholds import THRESHOLDS
@@ -177,7 +177,7 @@ def test_brokers_needed_never_fall_below_the_replication_factor() -> None:
 
 def test_a_live_clusters_metadata_gives_replication_factor_and_the_busiest_brokers_partitions() -> None:
     d = _diagnosis([0.5, 0.6, 0.7])
-    meta = Placement(
+    meta = TopicPlacement(
         replication_factor=2, partitions=6, leaders={"1": 3, "2": 2, "3": 1}, source="prod's metadata"
     )
     cur, rec = diagnosis_baselines(d, placement=meta)

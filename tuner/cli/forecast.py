@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
     from tuner.model.forecast import Baseline
-    from tuner.model.forecast_baseline import Placement
+    from tuner.model.forecast_baseline import TopicPlacement
     from tuner.store.record import RunRecord
 
 _PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)
@@ -173,7 +173,7 @@ def _live_diagnosis(source: TargetSource, window_s: float) -> Diagnosis:
     return live.diagnosis
 
 
-def _placement(source: TargetSource, diagnosis: Diagnosis) -> Placement | None:
+def _placement(source: TargetSource, diagnosis: Diagnosis) -> TopicPlacement | None:
     """The diagnosed topics' replication factor and leaders from the cluster's metadata; a cluster
     whose metadata cannot be read leaves them assumed, with a note."""
     from tuner.cli.diagnose import write_notes

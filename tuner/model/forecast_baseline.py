@@ -36,7 +36,7 @@ from tuner.store.snapshot import BrokerSnapshot
 ASSUMED_REPLICATION_FACTOR = 3
 
 
-class Placement(Frozen):
+class TopicPlacement(Frozen):
     """Where a live cluster's produced topics sit (tuner.runner.topic_placement reads it)."""
 
     replication_factor: int = Field(ge=1)  # the largest of the topics'
@@ -174,7 +174,7 @@ def _today(s: BrokerSnapshot) -> BrokerToday:
 
 
 def diagnosis_baselines(
-    d: Diagnosis, replication_factor: int | None = None, placement: Placement | None = None
+    d: Diagnosis, replication_factor: int | None = None, placement: TopicPlacement | None = None
 ) -> list[Baseline]:
     """Current: the live brokers; recommended: requests cut per broker as the diagnosis estimated.
     `replication_factor`: the largest of the cluster's topics (None: from `placement`, the cluster's
@@ -227,7 +227,7 @@ def diagnosis_baselines(
     ]
 
 
-def _replication_floor(given: int | None, placement: Placement | None, brokers: int) -> tuple[int, str]:
+def _replication_floor(given: int | None, placement: TopicPlacement | None, brokers: int) -> tuple[int, str]:
     """The fewest brokers the topics' replicas need, and where that comes from."""
     if given is not None:
         return given, f"replication factor {given}: given (--replication-factor)"

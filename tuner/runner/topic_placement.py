@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tuner.core.errors import Unreachable
-from tuner.model.forecast_baseline import Placement
+from tuner.model.forecast_baseline import TopicPlacement
 
 if TYPE_CHECKING:
     from tuner.target import TargetSource
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 METADATA_TIMEOUT_S = 10.0
 
 
-def topic_placement(source: TargetSource, topics: Sequence[str]) -> Placement | None:
+def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlacement | None:
     """The placement of `topics` (the diagnosis' busiest; none of them there: every topic but Kafka's
     internal ones); None when the cluster has no such topic."""
     from confluent_kafka import KafkaException
@@ -45,7 +45,7 @@ def topic_placement(source: TargetSource, topics: Sequence[str]) -> Placement | 
             replication_factor = max(replication_factor, len(p.replicas))
             if p.leader >= 0:
                 leaders[str(p.leader)] = leaders.get(str(p.leader), 0) + 1
-    return Placement(
+    return TopicPlacement(
         replication_factor=max(replication_factor, 1),
         partitions=partitions,
         leaders=leaders,
