@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gzip
 import http.server
 import os
 import socket
@@ -1515,6 +1516,211 @@ CASES.append(
         files={"diagnosis.json": SATURATED.read_text(encoding="utf-8"), "model.json": POOR_COST_MODEL},
     )
 )
+
+
+# ---- issue 41: the new surfaces (request logs, truststores, command-config, collector files) ----
+
+
+def _pkcs12_store(mac_iterations: int) -> str:
+    """A PKCS12 truststore (one CA, password hunter2-store) whose MAC iteration count is
+    `mac_iterations`, as the LATIN1 body of a case's file."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+    from cryptography.x509.oid import NameOID
+
+    from tests.unit.test_hostile_inputs import _with_mac_iterations
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt bad-input CA")])
+    now = datetime.datetime.now(datetime.UTC)
+    ca = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    store = pkcs12.serialize_key_and_certificates(
+        None, None, None, [ca], serialization.BestAvailableEncryption(b"hunter2-store")
+    )
+    return LATIN1 + _with_mac_iterations(store, mac_iterations).decode("latin-1")
+
+
+def _request_log_case(id: str, what: str, files: dict[str, str], logs: tuple[str, ...], line: str) -> Case:
+    """`kbt diagnose` with request logs: they are checked before Prometheus is asked (none here)."""
+    argv = (
+        "diagnose",
+        "--prometheus",
+        "http://127.0.0.1:9",
+        *(a for log in logs for a in ("--request-log", log)),
+    )
+    return Case(id, "request logs", what, argv, ExitStatus.BAD_INPUT, E + line, files=files)
+
+
+_REQUEST_LINE = (
+    '[2026-11-26 22:46:08,982] DEBUG Completed request:{"requestHeader":{"requestApiKey":0}} (x)\n'
+)
+_TRUSTSTORE_TARGET = (
+    "name: t\nbootstrap_servers: [127.0.0.1:9]\nclient:\n  properties:\n    security.protocol: SSL\n"
+    "    ssl.truststore.location: trust.p12\n    ssl.truststore.type: PKCS12\n"
+    "    ssl.truststore.password: ${KBT_TS_PW}\n"
+)
+ISSUE_41_CASES: list[Case] = [
+    Case(
+        "secrets-yaml-key-twice",
+        "secrets",
+        "a target file giving sasl.password twice, the second a literal (the parser quoted both)",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + 't.yaml:6: not valid YAML: the key "sasl.password" is given twice (first given on line 5);'
+        " give each key once",
+        files={
+            "t.yaml": "name: t\nbootstrap_servers: [127.0.0.1:9]\nclient:\n  properties:\n"
+            '    sasl.password: "${KBT_PW}"\n    sasl.password: "hunter2-pasted"\n'
+        },
+    ),
+    Case(
+        "secrets-header-twice",
+        "secrets",
+        "a Prometheus Authorization header given twice",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + 't.yaml:6: not valid YAML: the key "Authorization" is given twice (first given on line 5);'
+        " give each key once",
+        files={
+            "t.yaml": "name: t\nbootstrap_servers: [127.0.0.1:9]\nprometheus:\n  url: http://127.0.0.1:9\n"
+            '  headers: {Authorization: "Bearer hunter2-a",\n    Authorization: "Bearer hunter2-b"}\n'
+        },
+    ),
+    _request_log_case(
+        "request-log-gzip",
+        "a gzip'd request log",
+        {"r.log.gz": LATIN1 + gzip.compress(_REQUEST_LINE.encode(), mtime=0).decode("latin-1")},
+        ("r.log.gz",),
+        "r.log.gz: gzip-compressed data, not a request log: unpack it first",
+    ),
+    _request_log_case(
+        "request-log-binary",
+        "a request log holding NUL bytes",
+        {"r.log": "\x00" + _REQUEST_LINE},
+        ("r.log",),
+        "r.log: binary data, not a request log (a NUL byte at offset 0)",
+    ),
+    _request_log_case(
+        "request-log-twice",
+        "one request log given twice (its requests would count twice)",
+        {"r.log": _REQUEST_LINE},
+        ("r.log", "./r.log"),
+        "r.log: given twice as a request log: give each broker's log once",
+    ),
+    _request_log_case(
+        "request-log-fifo",
+        "a request log that is a FIFO",
+        {"r.log": FIFO},
+        ("r.log",),
+        "r.log: is a FIFO, not a request log",
+    ),
+    Case(
+        "truststore-pkcs12-iterations",
+        "truststores",
+        "a PKCS12 truststore with a MAC iteration count of 2^31-1 (hours of key derivation, deaf to Ctrl-C)",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "t: trust.p12: a MAC iteration count of 2,147,483,647 (Java reads PKCS12 stores of 1 to"
+        " 5,000,000): not a store kbt opens",
+        files={"t.yaml": _TRUSTSTORE_TARGET, "trust.p12": _pkcs12_store(2**31 - 1)},
+        env={"KBT_TS_PW": "hunter2-store"},
+    ),
+    Case(
+        "truststore-pem-naming-pkcs12",
+        "truststores",
+        "ssl.truststore.type PEM naming a PKCS12 file (librdkafka's constructor raised)",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "the Kafka client refused its configuration: Failed to create admin client: ssl.ca.location"
+        " failed: x509 certificate routines::no certificate or crl found",
+        files={
+            "t.yaml": _TRUSTSTORE_TARGET.replace("PKCS12", "PEM").replace(
+                "    ssl.truststore.password: ${KBT_TS_PW}\n", ""
+            ),
+            "trust.p12": _pkcs12_store(2048),
+        },
+    ),
+    Case(
+        "bootstrap-bad-ipv6",
+        "bounds",
+        "--bootstrap-server [:::::]:9092",
+        ("target", "check", "--bootstrap-server", "[:::::]:9092"),
+        ExitStatus.BAD_INPUT,
+        E
+        + "--bootstrap-server: '[:::::]:9092' is not host:port (a DNS name of at most 253 characters, an IPv4"
+        " address or a [bracketed] IPv6 address, and a port 1-65535)",
+    ),
+    Case(
+        "bootstrap-line-break",
+        "bounds",
+        "--bootstrap-server ending in a line break",
+        ("target", "check", "--bootstrap-server", "broker:9092\n"),
+        ExitStatus.BAD_INPUT,
+        E + "--bootstrap-server: 'broker:9092\\n' is not host:port (a DNS name of at most 253 characters,"
+        " an IPv4 address or a [bracketed] IPv6 address, and a port 1-65535)",
+    ),
+    Case(
+        "bootstrap-long-host",
+        "bounds",
+        "--bootstrap-server with a host of 100,000 characters",
+        ("target", "check", "--bootstrap-server", "h" * 100_000 + ":9092"),
+        ExitStatus.BAD_INPUT,
+        E + "--bootstrap-server: '" + "h" * 120 + "' is not host:port (a DNS name of at most 253 characters,"
+        " an IPv4 address or a [bracketed] IPv6 address, and a port 1-65535)",
+    ),
+    Case(
+        "bootstrap-empty",
+        "library wording",
+        "an empty --bootstrap-server",
+        ("target", "check", "--bootstrap-server", ""),
+        ExitStatus.BAD_INPUT,
+        E + "--bootstrap-server: give at least one host:port (a comma-separated list)",
+    ),
+    Case(
+        "bounds-cost-model-queue-cap",
+        "bounds",
+        "a cost model whose queue_cap is 2^53 (numpy asked for 64 PiB)",
+        ("forecast", "--diagnosis", "diagnosis.json", "--cost-model", "model.json"),
+        ExitStatus.BAD_INPUT,
+        E + "--cost-model model.json: not a cost model: queue.queue_cap: must be less than or equal to"
+        " 1000000 (got 9007199254740992)",
+        files={
+            "diagnosis.json": SATURATED.read_text(encoding="utf-8"),
+            "model.json": POOR_COST_MODEL[:-1]
+            + ', "queue": {"service_rate_per_s": 1000, "queue_cap": 9007199254740992}}',
+        },
+    ),
+    Case(
+        "otelcol-literal-password",
+        "secrets",
+        "check otelcol of a fragment holding a literal password (check filebeat refuses one too)",
+        ("check", "otelcol", "otelcol.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + 'otelcol.yaml: "exporters.kafka.auth.sasl.password" must be an ${env:VAR} reference'
+        " (credentials are never written in a file)",
+        files={
+            "otelcol.yaml": "exporters:\n  kafka:\n    auth:\n      sasl:\n        password: hunter2-otel\n"
+        },
+    ),
+    Case(
+        "otelcol-fifo",
+        "files",
+        "check otelcol of a FIFO (it was read without a cap)",
+        ("check", "otelcol", "otelcol.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "otelcol.yaml: is a FIFO, not a collector config",
+        files={"otelcol.yaml": FIFO},
+    ),
+]
+CASES += ISSUE_41_CASES
 
 
 def render_doc() -> str:

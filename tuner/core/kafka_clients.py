@@ -9,6 +9,7 @@ lab too) builds its clients here; confluent-kafka is imported when a client is b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,8 @@ def _built(factory: Any, conf: dict[str, Any]) -> Any:
     except (KafkaException, ValueError, TypeError) as exc:
         error = exc.args[0] if exc.args else exc
         reason = error.str() if hasattr(error, "str") else str(error)
+        # OpenSSL's source file and error code say nothing to a user and change between versions
+        reason = re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", reason)
         raise BadInput(f"the Kafka client refused its configuration: {reason}") from None
 
 
