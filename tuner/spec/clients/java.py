@@ -75,7 +75,9 @@ class Java(ProducerKind[JavaProfile]):
         acks = conf.get("acks", ACKS).lower()
         in_flight = conf.get("max.in.flight.requests.per.connection", MAX_IN_FLIGHT)
         retries = conf.get("retries", RETRIES)
-        idempotent = acks in ("all", "-1") and _at_most(in_flight, 5) and retries.strip() != "0"
+        idempotent = bool(conf.get("transactional.id")) or (
+            acks in ("all", "-1") and _at_most(in_flight, 5) and retries.strip() != "0"
+        )
         return {
             "acks": ACKS,
             "enable.idempotence": "true" if idempotent else "false",

@@ -65,10 +65,12 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     )
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
-        idempotent = conf.get("enable.idempotence", "false").lower() == "true"
+        # a transactional producer is idempotent whatever the setting says
+        transactional = bool(conf.get("transactional.id"))
+        idempotent = conf.get("enable.idempotence", "false").lower() == "true" or transactional
         return {
             "acks": ACKS,
-            "enable.idempotence": "false",
+            "enable.idempotence": "true" if transactional else "false",
             "retries": RETRIES,
             "max.in.flight.requests.per.connection": MAX_IN_FLIGHT_IDEMPOTENT
             if idempotent
