@@ -20,6 +20,7 @@ from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.forecast import Baseline, BrokerToday, forecast
 from tuner.model.forecast_baseline import TopicPlacement, diagnosis_baselines, record_baseline
 from tuner.model.forecast_today import TOLERANCE, ForecastRefused, busiest_traffic
+from tuner.model.queueing import QueueModel
 from tuner.render.diagnosis_forecast import forecast_view
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.figures import BrokerStats
@@ -256,6 +257,17 @@ _FIT = st.builds(
     rmse=st.just(0.01),
 )
 
+_QUEUE = st.builds(
+    QueueModel,
+    service_rate_per_s=st.floats(50.0, 5000.0),
+    queue_cap=st.integers(1, 500),
+    service_scv=st.floats(0.0, 1.0),
+    network_threads=st.integers(1, 8),
+    network_base_busy=st.floats(0.0, 0.5),
+    network_s_per_request=st.floats(0.0, 1e-3),
+    blocked_cap=st.floats(0.1, 1.0),
+)
+
 
 @settings(deadline=None, max_examples=150)
 @given(
@@ -267,6 +279,7 @@ _FIT = st.builds(
     saturated=st.floats(0.0, THRESHOLDS.network_idle_critical, exclude_max=True),
     network=_FIT,
     handler=_FIT,
+    queue=st.one_of(st.none(), _QUEUE),
     peak=st.floats(1.0, 10.0),
 )
 def test_a_saturated_clusters_forecast_never_shows_more_headroom_than_measured(
@@ -274,6 +287,7 @@ def test_a_saturated_clusters_forecast_never_shows_more_headroom_than_measured(
     saturated: float,
     network: LinearFit,
     handler: LinearFit,
+    queue: QueueModel | None,
     peak: float,
 ) -> None:
     today = [
@@ -289,7 +303,8 @@ def test_a_saturated_clusters_forecast_never_shows_more_headroom_than_measured(
         today=today,
     )  # fmt: skip
     try:
-        f = forecast(BrokerCostModel(network=network, handler=handler), [base], peak, require_measured=True)
+        model = BrokerCostModel(network=network, handler=handler, queue=queue)
+        f = forecast(model, [base], peak, require_measured=True)
     except ForecastRefused as refused:
         assert "\n" not in refused.message and refused.message.startswith("forecast refused: ")
         return
