@@ -29,7 +29,7 @@ from tuner.store.figures import BrokerStats
 from tuner.store.recommendation import Measured, Recommendation, SLOBounds
 from tuner.store.record import RunRecord
 
-SLO = SLOBounds(p99_ms=1000.0)
+SLO = SLOBounds(p99_ms=1000.0, codecs={"librdkafka": ["zstd"]})  # one codec: fewer simulations
 FILEBEAT_LIKE = load_profile(Path(__file__).parents[2] / "loadtests" / "profiles" / "filebeat-like.yaml")
 
 
@@ -154,6 +154,9 @@ def test_one_figure_and_one_baseline_on_every_surface(tmp_path: Path) -> None:
     summary = build_summary(report)
     screen = "\n".join(line.text for line in summary.lines)
     assert _fewer(screen) == [expected]
+    # ... and it says the setting is at the edge, with the safer one beside it
+    labels = [line.label for line in summary.lines]
+    assert "recommended (confirmed, at the edge)" in labels and "safer: librdkafka linger 800 ms" in screen
     assert summary.before_after is not None
     (row,) = [x for x in summary.before_after.rows if x.metric.startswith("produce requests/s")]
     before, after = float(row.before.replace(",", "")), float(row.after.replace(",", ""))
@@ -161,6 +164,7 @@ def test_one_figure_and_one_baseline_on_every_surface(tmp_path: Path) -> None:
     # the report's recommendation section
     html = build_report(report).html
     assert set(_fewer(html)) == {expected}
+    assert "confirmed, at the edge" in html and "safer, measured" in html
     # the CLI table's column and baseline row
     console = Console(width=250, record=True)
     console.print(recommendation_table(rec))
