@@ -260,7 +260,7 @@ _FIT = st.builds(
 _QUEUE = st.builds(
     QueueModel,
     service_rate_per_s=st.floats(50.0, 5000.0),
-    queue_cap=st.integers(1, 500),
+    queue_cap=st.integers(1, 64),  # the lab's 16 and the knee's shape; 500 only makes it slower
     service_scv=st.floats(0.0, 1.0),
     network_threads=st.integers(1, 8),
     network_base_busy=st.floats(0.0, 0.5),
@@ -269,7 +269,7 @@ _QUEUE = st.builds(
 )
 
 
-@settings(deadline=None, max_examples=150)
+@settings(deadline=None, max_examples=100)
 @given(
     brokers=st.lists(
         st.tuples(st.floats(0.0, 5000.0), st.floats(0.0, 5e6), _IDLE, st.one_of(st.none(), _IDLE)),
