@@ -1,10 +1,11 @@
 """`kbt check filebeat FILE...`: validate Filebeat `output.kafka` + `queue.mem` profiles offline;
-`kbt check otelcol FILE...`: OpenTelemetry Collector configs, by the collector's own `validate`."""
+`kbt check otelcol FILE...`: OpenTelemetry Collector configs, by the collector's own `validate`;
+`kbt check librdkafka|java FILE...`: producer properties files, by the client's own parser."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import typer
@@ -140,5 +141,87 @@ def otelcol(
             typer.echo(f"{value(shown_path(path))}: ok", err=to_stdout(json_path))
         checked.append({"file": path, "ok": problem is None, "errors": [found] if problem else []})
     write_json(json_path, "check otelcol", files=checked)
+    if any(not c["ok"] for c in checked):
+        raise typer.Exit(int(ExitStatus.BAD_INPUT))
+
+
+_PROPERTIES_FILES = typer.Argument(..., help="Producer properties files (kbt recommend's, or your own).")
+
+
+@app.command()
+def librdkafka(
+    files: list[Path] = _PROPERTIES_FILES,
+    json_path: Path | None = json_option("each file's errors and durability"),
+) -> None:
+    """Check librdkafka producer properties files with librdkafka itself.
+
+    Each file builds a producer (three placeholder brokers; nothing connects), as an application
+    builds one from it: a property librdkafka does not know, a bad value or a conflict (idempotence
+    with acks 1) is one line (exit 2); else the durability it runs with (acks, idempotence, retries,
+    requests in flight)."""
+    from tuner.driver.file_check import check_librdkafka_file
+    from tuner.target.security import MAX_PROPERTIES_BYTES
+
+    def check(path: Path, where: str) -> dict[str, str]:
+        from tuner.core.inputs import read_text
+
+        return check_librdkafka_file(read_text(path, "properties file", MAX_PROPERTIES_BYTES), where)
+
+    _check_properties(files, "librdkafka", check, json_path)
+
+
+@app.command()
+def java(
+    files: list[Path] = _PROPERTIES_FILES,
+    json_path: Path | None = json_option("each file's errors and durability"),
+) -> None:
+    """Check Java producer properties files with the Java client's own parser (ProducerConfig).
+
+    Each file is loaded as Kafka's tools load --producer.config and parsed by the producer's config
+    (names, types, validators, config providers such as ${env:VAR}, idempotence's defaults; a
+    placeholder broker when the file names none; nothing connects): a refused file is one line
+    (exit 2); else the durability it runs with. A secret whose ${env:VAR} is not set here is a
+    warning."""
+    from tuner.driver.java_plan import check_properties_file
+
+    def check(path: Path, where: str) -> dict[str, str]:
+        from tuner.core.inputs import read_text
+        from tuner.target.security import MAX_PROPERTIES_BYTES
+
+        read_text(path, "properties file", MAX_PROPERTIES_BYTES)  # a FIFO or a directory named, not read
+        reported = check_properties_file(path)
+        for key, text in sorted(reported.items()):
+            if text == "[unresolved reference]":
+                sys.stderr.write(
+                    f"kbt: warning: {where}: {key}: its ${{env:...}} reference is not set here\n"
+                )
+        return {
+            k: reported[k]
+            for k in ("acks", "enable.idempotence", "retries", "max.in.flight.requests.per.connection")
+        }
+
+    _check_properties(files, "java", check, json_path)
+
+
+def _check_properties(
+    files: list[Path], client: str, check: Callable[[Path, str], dict[str, str]], json_path: Path | None
+) -> None:
+    from tuner.core.inputs import shown_path
+    from tuner.core.text import one_line, value
+
+    checked: list[dict[str, object]] = []
+    for path in files:
+        where = value(shown_path(path))
+        try:
+            durability = check(path, where)
+        except BadInput as exc:
+            message = one_line(exc.message if exc.message.startswith(where) else f"{where}: {exc.message}")
+            sys.stderr.write(f"kbt: error: {message}\n")
+            checked.append({"file": path, "ok": False, "errors": [message], "durability": None})
+            continue
+        said = ", ".join(f"{k} {v}" for k, v in durability.items())
+        typer.echo(f"{where}: ok ({said})", err=to_stdout(json_path))
+        checked.append({"file": path, "ok": True, "errors": [], "durability": durability})
+    write_json(json_path, f"check {client}", files=checked)
     if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))

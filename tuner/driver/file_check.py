@@ -80,3 +80,27 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
         if match is not None:
             reported[match.group(1)] = match.group(2)
     return reported
+
+
+# Brokers a file is checked against when nothing connects: several, as a deployment names them.
+PLACEHOLDER_BROKERS = "kbt-check-1:9092,kbt-check-2:9092,kbt-check-3:9092"
+DURABILITY = ("acks", "enable.idempotence", "retries", "max.in.flight.requests.per.connection")
+
+
+def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
+    """A librdkafka.properties file as librdkafka takes it, with three placeholder brokers (nothing
+    connects): BadInput naming the first setting it refuses or takes otherwise; else the durability
+    it runs with (a setting the file leaves out: `default`)."""
+    from tuner.target.security import parse_properties
+
+    file = parse_properties(text, where)
+    if "bootstrap.servers" in file or "metadata.broker.list" in file:
+        file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}
+    try:
+        reported = librdkafka_reading(file, Connection(PLACEHOLDER_BROKERS))
+    except BadInput as exc:
+        raise BadInput(f"{where}: {exc.message}") from None
+    differ = unlike(file, reported, LIBRDKAFKA_CANONICAL)
+    if differ:
+        raise BadInput(f"{where}: librdkafka takes it otherwise: {differ[0]}")
+    return {k: reported.get(LIBRDKAFKA_CANONICAL.get(k, k), "default") for k in DURABILITY}

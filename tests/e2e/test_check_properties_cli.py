@@ -1,0 +1,81 @@
+"""`kbt check librdkafka` and `kbt check java` as a subprocess: the rendered file of every librdkafka
+and Java profile under loadtests/profiles/ (as `kbt recommend` writes one: a header over the
+artifact) passes the client's own parser, each line naming the durability the client runs with;
+a file the client refuses is one line on stderr, exit 2, no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tuner.core.paths import repo_root
+from tuner.driver.java_plan import engine_dir
+from tuner.spec.clients import kind_of
+from tuner.spec.loader import load_profile
+
+pytestmark = pytest.mark.e2e
+
+
+def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
+    env["COLUMNS"] = "200"
+    return subprocess.run(
+        [sys.executable, "-m", "tuner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+    )
+
+
+def _rendered(client: str, tmp_path: Path) -> dict[str, str]:
+    """File name -> the durability its profile states, for every profile of `client`."""
+    out = {}
+    for path in sorted((repo_root() / "loadtests" / "profiles").glob("*.yaml")):
+        profile = load_profile(path)
+        if profile.client != client:
+            continue
+        kind = kind_of(profile)
+        name = f"{path.stem}.properties"
+        (tmp_path / name).write_text(kind.render(profile, ["Recommended by kbt", ""]).text)
+        out[name] = ", ".join(f"{k} {v}" for k, v in kind.durability(profile).items())
+    return out
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_every_rendered_profile_passes_and_says_its_durability(client: str, tmp_path: Path) -> None:
+    if client == "java" and not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.fail("the Java engine is not built: run 'make install'")
+    files = _rendered(client, tmp_path)
+    assert len(files) >= 3
+    proc = _kbt("check", client, *files, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    said = dict(line.split(": ok (", 1) for line in proc.stdout.splitlines())
+    assert set(said) == set(files)
+    for name, durability in files.items():
+        # the client's own words: Java spells acks all -1, as librdkafka does
+        assert said[name].rstrip(")") == durability.replace("acks all", "acks -1"), name
+
+
+@pytest.mark.parametrize(
+    ("client", "text", "line"),
+    [
+        (
+            "librdkafka",
+            "acks=1\nenable.idempotence=true\n",
+            "kbt: error: bad.properties: librdkafka refuses the file: Failed to create producer:"
+            " `acks` must be set to `all` when `enable.idempotence` is true",
+        ),
+        (
+            "java",
+            "linger.ms=soon\n",
+            "kbt: error: bad.properties: the Java producer refuses it: Invalid value soon for configuration"
+            " linger.ms: Not a number of type LONG",
+        ),
+    ],
+)
+def test_a_file_the_client_refuses_is_one_line(client: str, text: str, line: str, tmp_path: Path) -> None:
+    (tmp_path / "bad.properties").write_text(text)
+    proc = _kbt("check", client, "bad.properties", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [line]
