@@ -474,3 +474,177 @@ def test_fuzz_hostile_prometheus(hostile_prometheus: str, fault: str, credential
             ["diagnose", "--prometheus", f"http://{userinfo}{hostile_prometheus}/{fault}{query}"], d
         )
         assert proc.returncode in (int(ExitStatus.UNREACHABLE), int(ExitStatus.BAD_INPUT)), proc.stderr
+
+
+# ---- issue 41: request logs, truststores, command-config, collector fragments -------------------
+
+
+def _request_line(api: object, extra: str = "") -> str:
+    body = json.dumps({"requestHeader": {"requestApiKey": api, "clientId": "c"}, "principal": "User:u"})
+    return f"[2026-11-26 22:46:08,982] DEBUG Completed request:{body[:-1]}{extra}}} (kafka.request.logger)\n"
+
+
+REQUEST_LOG_BODIES = st.one_of(
+    st.sampled_from([0, 1, False, None, "0"]).map(lambda api: _request_line(api).encode()),
+    st.just(_request_line(0, f', "password": "{SECRET}"').encode()),
+    st.just(_request_line(0, ', "pad": [' + ",".join(["1"] * 300_000) + "]").encode()),
+    st.binary(max_size=300),
+    st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
+
+
+@SETTINGS
+@given(
+    bodies=st.lists(REQUEST_LOG_BODIES, min_size=1, max_size=5),
+    pack=st.sampled_from(["", "gzip", "twice", "fifo"]),
+)
+def test_fuzz_request_logs(bodies: list[bytes], pack: str) -> None:
+    """Request logs are checked before Prometheus is asked: a packed, binary, repeated or special
+    file is one line (exit 2); a readable one meets the refusing Prometheus (exit 5)."""
+    import gzip
+
+    for d in workdir():
+        path = d / "broker.log"
+        data = b"".join(bodies)
+        logs = ["broker.log"]
+        if pack == "gzip":
+            path.write_bytes(gzip.compress(data))
+        elif pack == "fifo":
+            os.mkfifo(path)
+        else:
+            path.write_bytes(data)
+            logs += ["./broker.log"] if pack == "twice" else []
+        args = ["diagnose", "--prometheus", "http://127.0.0.1:9"]
+        proc = run_kbt([*args, *(a for log in logs for a in ("--request-log", log))], d)
+        assert proc.returncode in (int(ExitStatus.BAD_INPUT), int(ExitStatus.UNREACHABLE)), proc.stderr
+        if pack in ("gzip", "twice", "fifo") or b"\x00" in data[:65536]:
+            assert proc.returncode == int(ExitStatus.BAD_INPUT), proc.stderr
+
+
+PROPERTIES_LINES = st.sampled_from(
+    [
+        f"sasl.password={SECRET}",
+        f"sasl.username=u\\\\\\\nsasl.password={SECRET}",  # an odd run of backslashes: Java joins
+        f"sasl.username=u\\\\\nsasl.password={SECRET}",  # an even run: it does not
+        f'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="{SECRET}";',  # noqa: E501
+        f"ssl.key.password={SECRET}\\",
+        "sasl.mechanism=\u202eNIALP",
+        "bogus.property=1",
+        "security.protocol=SASL_SSL\x1b]0;title\x07",
+        "\\u00zz=1",
+        "x" * 5000,
+    ]
+)
+
+
+@SETTINGS
+@given(lines=st.lists(PROPERTIES_LINES, min_size=1, max_size=5))
+def test_fuzz_command_config(lines: list[str]) -> None:
+    """Kafka's client properties as `--command-config` takes them (a secret may be written in it):
+    read as Java reads them, whatever is wrong is one line without the secret."""
+    for d in workdir():
+        (d / "c.properties").write_text(
+            "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n" + "\n".join(lines)
+        )
+        args = ["target", "check", "--bootstrap-server", "127.0.0.1:9", "--command-config", "c.properties"]
+        proc = run_kbt(args, d)
+        assert proc.returncode in (int(ExitStatus.BAD_INPUT), int(ExitStatus.UNREACHABLE)), proc.stderr
+
+
+def _pkcs12(password: str) -> bytes:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt fuzz CA")])
+    now = datetime.datetime.now(datetime.UTC)
+    ca = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )  # fmt: skip
+    return pkcs12.serialize_key_and_certificates(
+        None, None, None, [ca], serialization.BestAvailableEncryption(password.encode())
+    )
+
+
+STORE = _pkcs12(SECRET)
+
+
+@settings(SETTINGS, max_examples=EXAMPLES)
+@given(
+    mutation=st.one_of(
+        st.sampled_from([2**31 - 1, 0, 10]).map(lambda n: ("mac", n)),
+        st.integers(0, len(STORE) - 1).map(lambda i: ("flip", i)),
+        st.integers(0, len(STORE) - 1).map(lambda i: ("cut", i)),
+        st.binary(max_size=100).map(lambda b: ("bytes", b)),
+    ),
+    kind=st.sampled_from(["PKCS12", "PEM", "JKS"]),
+)
+def test_fuzz_truststore(mutation: tuple[str, Any], kind: str) -> None:
+    """A truststore named by a target's client properties, broken in any way: one line (exit 2), or
+    the refusing cluster (exit 5); its password (planted) never printed; a 2^31-1 round store never
+    runs past the time cap."""
+    from tests.unit.test_hostile_inputs import _with_mac_iterations
+
+    what, arg = mutation
+    if what == "mac":
+        data = _with_mac_iterations(STORE, arg)
+    elif what == "flip":
+        data = STORE[:arg] + bytes([STORE[arg] ^ 0xFF]) + STORE[arg + 1 :]
+    elif what == "cut":
+        data = STORE[:arg]
+    else:
+        data = arg
+    for d in workdir():
+        (d / "trust.p12").write_bytes(data)
+        (d / "t.yaml").write_text(
+            "name: t\nbootstrap_servers: [127.0.0.1:9]\nclient:\n  properties:\n    security.protocol: SSL\n"
+            f"    ssl.truststore.location: trust.p12\n    ssl.truststore.type: {kind}\n"
+            "    ssl.truststore.password: ${KBT_TS_PW}\n"
+        )
+        proc = run_kbt(["target", "check", "t.yaml"], d, env={"KBT_TS_PW": SECRET})
+        assert proc.returncode in (int(ExitStatus.BAD_INPUT), int(ExitStatus.UNREACHABLE)), proc.stderr
+
+
+FRAGMENT_VALUES = st.sampled_from(
+    [
+        f'"{SECRET}"', '"${env:KPW}"', "${KPW}", "[1, 2]", "{}", ".nan", '"\\e[31m"', '"line\\nbreak"',
+        '"' + "x" * 5000 + '"', "&a [*a]", "[" * 100 + "]" * 100,
+    ]
+)  # fmt: skip
+FRAGMENT_KEYS = st.sampled_from(
+    [
+        "exporters.kafka.auth.sasl.password", "exporters.kafka.producer.max_message_bytes",
+        "exporters.kafka.client_id", "exporters.kafka.brokers", "exporters.kafka.auth.tls.key_pem",
+        "processors.batch.send_batch_size", "exporters.kafka.timeout",
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.skipif(
+    __import__("tuner.driver.otelcol.build", fromlist=["collector_binary"]).collector_binary() is None,
+    reason="the OpenTelemetry Collector is built by make install",
+)
+@SETTINGS
+@given(entries=st.lists(st.tuples(FRAGMENT_KEYS, FRAGMENT_VALUES), min_size=1, max_size=4), dup=st.booleans())
+def test_fuzz_collector_fragment(entries: list[tuple[str, str]], dup: bool) -> None:
+    """`kbt check otelcol` of a hostile fragment: read through the bounded reader and parser, a
+    literal secret refused before the collector runs, the collector's complaint scrubbed of the
+    fragment's secrets and on one line."""
+    lines = []
+    for key, raw in entries:
+        parts = key.split(".")
+        lines.append("".join(f"{'  ' * i}{p}:\n" for i, p in enumerate(parts[:-1])))
+        lines.append(f"{'  ' * (len(parts) - 1)}{parts[-1]}: {raw}\n")
+        if dup:
+            lines.append(f"{'  ' * (len(parts) - 1)}{parts[-1]}: {raw}\n")
+    for d in workdir():
+        (d / "otelcol.yaml").write_text("".join(lines))
+        proc = run_kbt(["check", "otelcol", "otelcol.yaml"], d)
+        assert proc.returncode in (0, int(ExitStatus.BAD_INPUT)), proc.stderr
