@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
 from tuner.spec import load_sweep
-from tuner.spec.clients.filebeat import config_of
+from tuner.spec.clients import rules_of
+from tuner.spec.clients.filebeat import FilebeatProfile, config_of
 from tuner.spec.sweep import SweepSpec
 
 WORKLOAD: dict[str, Any] = {
@@ -205,3 +206,56 @@ def test_out_of_range_values_are_refused_through_the_loader(value: int) -> None:
     with pytest.raises(BadInput) as exc:
         _load(spec)
     assert "bulk_max_size" in exc.value.message and "\n" not in exc.value.message
+
+
+def _leaf_paths(model: Any, prefix: str) -> list[str]:
+    """Every setting path under a settings model (raw-property dicts left out)."""
+    from pydantic import BaseModel
+
+    from tuner.spec.sweep import _section
+
+    out = []
+    for name, field in model.model_fields.items():
+        if name in ("name", "description", "client"):
+            continue
+        inner = _section(field.annotation)
+        if inner is None:
+            out.append(f"{prefix}.{name}")
+        elif inner is not dict and issubclass(inner, BaseModel):
+            out += _leaf_paths(inner, f"{prefix}.{name}")
+    return out
+
+
+SET_FILEBEAT = {
+    "name": "fb",
+    "client": "filebeat",
+    "filebeat": {
+        "output.kafka": {"compression": "lz4", "bulk_max_size": 4096, "partition.random.group_events": 64},
+        "queue.mem": {"events": 8192, "flush.min_events": 2048, "flush.timeout": "250ms"},
+    },
+}
+FILEBEAT_LEAVES = _leaf_paths(FilebeatProfile, "profile")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(FILEBEAT_LEAVES))
+def test_setting_any_path_to_its_current_value_changes_nothing(path: str) -> None:
+    """The path -> nested keys mapping, over every leaf of the Filebeat settings: a run that sets a
+    setting to the value the profile already has runs the same settings (the setting lands where
+    its path says, and nothing else moves)."""
+    base = _spec({}, [SET_FILEBEAT]).expand()[0]
+    node: Any = base.profile
+    for part in path.split(".")[1:]:
+        node = getattr(node, part, None)
+        if node is None:
+            return  # an unset optional section (ssl, kerberos, ...): nothing to compare with
+    if isinstance(node, list | dict):
+        return  # vary takes scalars: a list setting is not varied element by element
+    value = node if isinstance(node, str | int | float | bool) else str(node)  # a Duration: its text
+    (plan,) = _spec({path: [value]}, [SET_FILEBEAT]).expand()
+    got: Any = plan.profile
+    for part in path.split(".")[1:]:
+        got = getattr(got, part)
+    assert got == node
+    assert config_of(plan.profile) == config_of(base.profile)
+    assert rules_of(plan.profile) == rules_of(base.profile)

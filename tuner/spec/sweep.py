@@ -314,6 +314,8 @@ def _section(annotation: Any) -> type[BaseModel] | type[dict[str, Any]] | None:
         return _section(get_args(annotation)[0])
     if get_origin(annotation) is dict:
         return dict
+    if get_origin(annotation) in (list, tuple, set, frozenset):
+        return None  # a list is one value: its items have no path
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in get_args(annotation):
