@@ -114,7 +114,7 @@ def recommend(
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties (the Java one
     also as Logstash kafka output options); exits 3 when no setting meets the SLO."""
     from tuner.model.recommend import recommend as run_recommend
-    from tuner.runner.recommend_inputs import gather
+    from tuner.runner.simulation_cache import gather  # simulations kept between runs
 
     results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
     clients = _clients(client)

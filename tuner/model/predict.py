@@ -67,9 +67,36 @@ def simulated(traffic: Traffic, rules: Rules, codecs: CodecTable | None = None) 
     return _simulated(traffic, rules, curve)
 
 
+class SimulationStore(Protocol):
+    """Simulations kept across processes, by key (the runner's, on disk: the model does no I/O)."""
+
+    def get(self, key: str) -> SimResult | None: ...
+
+    def put(self, key: str, result: SimResult) -> None: ...
+
+
+_STORES: list[SimulationStore] = []
+
+
+def keep_simulations(store: SimulationStore | None) -> None:
+    """Look simulations up in `store` before running them, and put new ones there (None: stop).
+    A simulation is a pure function of its key (the same inputs give the same draws), and an
+    offline recommend runs the same ones each time: the calibration's fits and the search."""
+    _STORES[:] = [store] if store is not None else []
+
+
 @lru_cache(maxsize=4096)
 def _simulated(traffic: Traffic, rules: Rules, codec: CodecCurve | None) -> SimResult:
-    return simulate(traffic, rules, rtt_s=DEFAULT_RTT_S, codec=codec)
+    # every field of the three frozen dataclasses is in its repr, floats exactly
+    key = repr((traffic, rules, codec, DEFAULT_RTT_S))
+    for store in _STORES:
+        found = store.get(key)
+        if found is not None:
+            return found
+    result = simulate(traffic, rules, rtt_s=DEFAULT_RTT_S, codec=codec)
+    for store in _STORES:
+        store.put(key, result)
+    return result
 
 
 def _normal_cdf(x: float) -> float:

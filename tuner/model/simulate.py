@@ -68,6 +68,9 @@ class SimResult:
     # `messages`, the batch the mean record travels in, which the few-record batches beside full
     # ones do not pull down
     batch_records_sq: int = 0
+    # waits_s sorted, kept for the quantiles: the search asks each result for several, and a
+    # result kept on disk is read many times (None, or the count it was sorted at)
+    _ordered: tuple[int, list[float]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def requests(self) -> int:
@@ -81,7 +84,9 @@ class SimResult:
     def wait_quantile(self, q: float) -> float:
         if not self.waits_s:
             return 0.0
-        ordered = sorted(self.waits_s)
+        if self._ordered is None or self._ordered[0] != len(self.waits_s):
+            self._ordered = (len(self.waits_s), sorted(self.waits_s))
+        ordered = self._ordered[1]
         return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
