@@ -116,9 +116,86 @@ COVERED = [
     ("TLS + SCRAM-SHA-512 lab, secrets only from env vars or files, redaction grep of every output",
      "tests/integration/test_security.py, docs/security.md"),
     ("TLS cost (broker CPU per MB, throughput, p99)", "docs/benchmarks.md, `## TLS cost`"),
+    ("hostile request logs, truststores, command-config files and collector fragments (property tests)",
+     "tests/unit/test_hostile_inputs.py, tests/e2e/test_fuzz_inputs.py"),
 ]  # fmt: skip
 OUTRO_HEAD = ["## What the rest of the reliability work covers (normal test suite)", ""]
 OUTRO = "\n".join([*OUTRO_HEAD, "| item | where |", "|---|---|", *(f"| {i} | {w} |" for i, w in COVERED)])
+
+HOSTILE_HEAD = """\
+## Hostile inputs: each class closed where it is born
+
+A bad input is one line, `kbt: error: ...`, with a documented exit code (docs/errors.md), no secret,
+in bounded time and memory, and nothing written. Each class of failure is closed at the one place
+every input of that class passes, so a new surface inherits the rule instead of needing its own
+case; the property tests generate hostile inputs per surface rather than list examples.
+"""
+HOSTILE_ROWS = [
+    (
+        "secrets in error text",
+        "`tuner/core/redact.py`, `tuner/core/inputs.py`",
+        "before a YAML text is parsed, the scrubber learns its secrets from its lines (values of secret-"
+        "named keys, `Authorization`/`Cookie` headers, `Bearer` tokens, URL user info), so any message "
+        "quoting the input (the YAML parser's, a validator's, the collector's `validate`) is scrubbed of "
+        "them; every error line passes the scrubber (`KbtError.message`); the YAML parser's duplicate-key"
+        " message is replaced by kbt's, naming the key and not its values; a Prometheus URL is shown "
+        "without user info or query (`without_secrets`), the diagnose header included; `check otelcol` "
+        "refuses a literal secret as `check filebeat` does; Kafka client properties are read as "
+        "`java.util.Properties` reads them (an odd run of backslashes joins the next line)",
+    ),
+    (
+        "unbounded reads and parses",
+        "`tuner/core/inputs.py`",
+        "every file kbt reads, in every package, goes through the bounded reader (a regular file, not a "
+        "FIFO or a device, within its size cap; the source scan in tests/unit/test_one_way_in.py keeps it"
+        " so, `driver/` and `runner/` included); a request log that is gzip, bzip2, xz, zstd or zip data,"
+        " or holds a NUL byte, is refused; a JSON log line's values are counted before it is parsed (a 1 "
+        "MB array is unreadable, never built); YAML depth and aliases are counted on parser events",
+    ),
+    (
+        "calls that ignore signals",
+        "`tuner/target/truststore.py`, `tuner/lab/config_command.py`",
+        "a PKCS12 store's MAC iteration count is read off its DER and held to Java's cap (5,000,000); the"
+        " store is opened in a child process that Ctrl-C, SIGTERM or a 30 s limit stops; kafka-configs "
+        "and keytool run as children with a time limit, killed on an interruption, in a directory of "
+        "their own",
+    ),
+    (
+        "values that forge lines or reach the terminal",
+        "`tuner/core/text.py`",
+        "every error line passes `one_line`, every value printed in tables and notes `value` (labels from"
+        " Prometheus as plain text, not markup), and every byte written to stdout or stderr the output "
+        "gate: line breaks and control characters escaped, and a lone surrogate (an undecodable byte of a"
+        " path or an argument) shown as `\\xNN`, never written raw (0x9b alone is an 8-bit CSI)",
+    ),
+    (
+        "values accepted that should be refused",
+        "the input models (`tuner/target/file.py`, `tuner/model/queueing.py`, ...)",
+        "every numeric and structural field has its bound: a host is a DNS name of at most 253 characters"
+        " or a real bracketed IPv6 address, matched whole (a value ending in a line break is refused), a "
+        "cost model's `queue_cap` at most 1,000,000; `requestApiKey` is Produce only as the integer 0; "
+        "one request log given twice is refused; a lab with no brokers, or whose brokers are gone, is one"
+        " line",
+    ),
+    (
+        "library wording",
+        "`tuner/spec/loader.py`, `tuner/store/document.py`, `tuner/core/kafka_clients.py`",
+        "pydantic's errors are reworded (the failed bound named, an empty `--bootstrap-server` says what "
+        "it needs); librdkafka refusing a client's configuration is one line without OpenSSL's source "
+        "file and error code",
+    ),
+]
+HOSTILE_INPUTS = (
+    "\n".join(
+        [
+            HOSTILE_HEAD,
+            "| class | closed where | how |",
+            "|---|---|---|",
+            *(f"| {c} | {w} | {h} |" for c, w, h in HOSTILE_ROWS),
+        ]
+    )
+    + "\n"
+)
 
 
 def _latest(records: list[RunRecord]) -> dict[str, RunRecord]:
@@ -298,6 +375,7 @@ def render(results: Path) -> str:
         "",
         OUTRO,
         "",
+        HOSTILE_INPUTS,
     ]
     return "\n".join(out)
 
