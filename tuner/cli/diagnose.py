@@ -198,5 +198,8 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
 
 def write_notes(notes: list[str]) -> None:
     """One stderr line per note of a live diagnosis (a series the target's dialect lacks)."""
-    for note in notes:
-        sys.stderr.write(f"kbt: note: {note}\n")
+    from tuner.core.redact import scrub
+    from tuner.core.text import one_line
+
+    for note in notes:  # a note can quote a label or an answer: one line, scrubbed
+        sys.stderr.write(f"kbt: note: {one_line(scrub(note), 1000)}\n")
