@@ -138,11 +138,13 @@ def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
 
     def line(at: float, client: str, port: int, acks: int) -> str:
         stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
+        # produce v13+ (the Java client 4.x) names the topic by its id, older versions by its name
+        topic = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 else {"name": "t"}
         body = {
             "requestHeader": {"requestApiKey": 0, "clientId": client},
             "request": {
                 "acks": acks,
-                "topicData": [{"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
+                "topicData": [{**topic, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
             },
             "connection": f"127.0.0.1:9092-127.0.0.1:{port}-0-1",
             "totalTimeMs": 2.5,
@@ -155,7 +157,7 @@ def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
     lines += [line(t0 + 50, "late", 41000, 1)]  # outside the window
     path = tmp_path / "broker.log"
     path.write_text("".join(lines))
-    (row,) = read_produce_traffic([path], t0, t0 + 10).rows
+    (row,) = read_produce_traffic([path], t0, t0 + 10, {"Mp3W20wRRhKG1b0IXmBLIA": "t"}).rows
     assert (row["client_id"], row["broker"], row["requests"], row["connections"]) == (
         "app-1",
         "127.0.0.1:9092",

@@ -91,6 +91,9 @@ def _register() -> None:
     from tuner.cli import capture
 
     app.command(name="capture")(capture.capture)
+    from tuner.cli import compare
+
+    app.command(name="compare")(compare.compare)
     from tuner.cli import forecast
 
     app.command(name="forecast")(forecast.forecast)

@@ -48,8 +48,12 @@ class ProduceTraffic:
     unreadable: int  # request lines that could not be read
 
 
-def read_produce_traffic(paths: list[Path], start: float, end: float, seed: int = 0) -> ProduceTraffic:
-    """Per (client, broker) produce tallies over [start, end]; BadInput when a file cannot be read."""
+def read_produce_traffic(
+    paths: list[Path], start: float, end: float, topic_names: dict[str, str] | None = None, seed: int = 0
+) -> ProduceTraffic:
+    """Per (client, broker) produce tallies over [start, end]; `topic_names` maps topic ids to names
+    (produce v13+ names a topic by its id). BadInput when a file cannot be read."""
+    names = topic_names or {}
     tallies: dict[tuple[str, str, str, str], _Tally] = {}
     rng = random.Random(seed)
     unreadable = 0
@@ -70,13 +74,17 @@ def read_produce_traffic(paths: list[Path], start: float, end: float, seed: int 
             if request is None:
                 unreadable += 1
                 continue
-            _count(tallies, request, path.name, rng)
+            _count(tallies, request, path.name, rng, names)
     rows = [_row(key, t) for key, t in sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))]
     return ProduceTraffic(rows, unreadable)
 
 
 def _count(
-    tallies: dict[tuple[str, str, str, str], _Tally], request: dict[str, Any], file: str, rng: random.Random
+    tallies: dict[tuple[str, str, str, str], _Tally],
+    request: dict[str, Any],
+    file: str,
+    rng: random.Random,
+    names: dict[str, str],
 ) -> None:
     header = request.get("requestHeader")
     if not isinstance(header, dict) or header.get("requestApiKey") != PRODUCE_API_KEY:
@@ -105,6 +113,8 @@ def _count(
     topics = body.get("topicData")
     for topic in topics if isinstance(topics, list) else []:
         name = topic.get("name") if isinstance(topic, dict) else None
+        if name is None and isinstance(topic, dict):
+            name = names.get(str(topic.get("topicId")))
         parts = topic.get("partitionData") if isinstance(topic, dict) else None
         for part in parts if isinstance(parts, list) else []:
             size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None

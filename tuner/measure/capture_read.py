@@ -30,10 +30,10 @@ _SAMPLER = {
     "enable.auto.offset.store": False,
     "auto.offset.reset": "latest",
     "enable.partition.eof": True,
-    "log_level": 3,
+    "log_level": 0,
 }
-# librdkafka's informational lines (a purged background queue at close) are not the user's concern.
-_QUIET = {"log_level": 3}
+# librdkafka logs every failed connect and a purged queue at close: the one-line error says what matters.
+_QUIET = {"log_level": 0}
 
 
 def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], int]:
@@ -45,7 +45,7 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], int]:
         metadata = admin_client(conn, _QUIET).list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as exc:
         raise Unreachable(f"{conn.bootstrap_servers}: no cluster metadata ({_reason(exc)})") from None
-    topics = []
+    topics: list[dict[str, Any]] = []
     for name, topic in sorted(metadata.topics.items()):
         if name.startswith("__") or topic.error is not None or not topic.partitions:
             continue
@@ -58,7 +58,29 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], int]:
                 "leaders": [p.leader for p in parts],
             }
         )
+    ids = _topic_ids(conn, [str(t["name"]) for t in topics])
+    for t in topics:
+        t["topic_id"] = ids.get(str(t["name"]), "")
     return topics, len(metadata.brokers)
+
+
+def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
+    """Each topic's id as Kafka prints it (produce requests v13+ name topics by id, KIP-516); a
+    topic that does not answer has none (its requests then count under no topic)."""
+    from confluent_kafka import KafkaException, TopicCollection
+
+    if not names:
+        return {}
+    admin = admin_client(conn, _QUIET)  # held while its futures resolve
+    ids = {}
+    for name, future in admin.describe_topics(
+        TopicCollection(names), request_timeout=METADATA_TIMEOUT_S
+    ).items():
+        try:
+            ids[name] = str(future.result(timeout=METADATA_TIMEOUT_S * 2).topic_id)
+        except (KafkaException, TimeoutError):
+            continue
+    return ids
 
 
 def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, int]:

@@ -64,7 +64,8 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
     last = end_offsets(conn, topics)
     for t in topics:
         t["records"] = max(0, last.get(t["name"], 0) - first.get(t["name"], 0))
-    traffic = read_produce_traffic(request.request_logs, start, end)
+    ids = {t["topic_id"]: t["name"] for t in topics if t.get("topic_id")}
+    traffic = read_produce_traffic(request.request_logs, start, end, ids)
     notes = []
     if traffic.unreadable:
         notes.append(f"{traffic.unreadable} request log line(s) could not be read")

@@ -19,6 +19,7 @@ class TopicFacts(Frozen):
     name: str
     partitions: int
     replication_factor: int
+    topic_id: str = ""  # as Kafka prints it (produce requests v13+ name topics by id)
     leaders: list[int] = Field(default_factory=list)  # leader broker id of each partition
     records: int = 0  # end offsets at the window's end less those at its start, all partitions
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Capture and replay, the acceptance measurement (docs/benchmarks.md "Capture and replay"):
+#   1. a source lab (3 brokers) runs a client mix `kbt capture` is not told about
+#      (loadtests/capture-source/: keyed librdkafka, keyless Java, real Filebeat 7.17);
+#   2. `kbt capture` reads it for a window; `kbt diagnose` reads the brokers over the same window;
+#   3. the source lab goes down, a fresh one comes up, every captured group's sweep runs at once;
+#   4. `kbt diagnose` reads the replay's brokers, `kbt capture` reads the replay's groups;
+#   5. per broker produce requests/s, bytes per request and records/s, source vs replay, and the
+#      groups of both captures.
+# Usage: scripts/bench_capture.sh [OUT]   (default out/bench-capture; base port KBT_BENCH_BASE_PORT)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:-out/bench-capture}
+BASE=${KBT_BENCH_BASE_PORT:-25000}
+WINDOW=${KBT_BENCH_CAPTURE_WINDOW:-90}
+KBT=${KBT:-.venv/bin/kbt}
+PY=${PY:-.venv/bin/python}
+SRC=$OUT/source-lab
+REP=$OUT/replay-lab
+mkdir -p "$OUT"
+# kafka-configs may not answer in time on a busy machine: try again before giving up
+request_log_on() { for _ in 1 2 3; do $KBT lab request-log on --lab-dir "$1" && return 0; sleep 10; done; return 1; }
+logs() { for b in 1 2 3; do printf -- '--request-log %s/logs/broker-%s.log ' "$1" "$b"; done; }
+down() { $KBT lab down --lab-dir "$SRC" >/dev/null 2>&1 || true; $KBT lab down --lab-dir "$REP" >/dev/null 2>&1 || true; }
+trap 'kill $(jobs -p) 2>/dev/null || true; down' EXIT
+
+echo "bench-capture: source lab"
+$KBT lab up --base-port "$BASE" --lab-dir "$SRC" --brokers 3 --no-tiered
+request_log_on "$SRC"
+for spec in rdkafka-keyed java-keyless filebeat-real; do
+  $KBT sweep "loadtests/capture-source/$spec.yaml" --lab-dir "$SRC" --results "$OUT/source-results" \
+    >"$OUT/source-$spec.log" 2>&1 &
+done
+sleep 75  # every group producing past its warm-up
+echo "bench-capture: capture ${WINDOW}s"
+# shellcheck disable=SC2046
+$KBT capture --lab-dir "$SRC" --window "${WINDOW}s" $(logs "$SRC") --out "$OUT/capture" \
+  --lab-brokers 3 --duration 200s --warmup 30s | tee "$OUT/capture.txt"
+END=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['record']['end'])" "$OUT/capture/capture.json")
+$KBT diagnose --prometheus "http://127.0.0.1:$BASE" --window "${WINDOW}s" --end "$END" \
+  --json "$OUT/source-diagnosis.json" >/dev/null || true
+wait
+$KBT lab down --lab-dir "$SRC"
+
+echo "bench-capture: replay on a fresh lab"
+$KBT lab up --base-port "$BASE" --lab-dir "$REP" --brokers 3 --no-tiered
+request_log_on "$REP"
+for sweep in "$OUT"/capture/*/sweep.yaml; do
+  group=$(basename "$(dirname "$sweep")")
+  $KBT sweep "$sweep" --lab-dir "$REP" --results "$OUT/replay-results" >"$OUT/replay-$group.log" 2>&1 &
+done
+sleep 75
+# shellcheck disable=SC2046
+$KBT capture --lab-dir "$REP" --window "${WINDOW}s" $(logs "$REP") --out "$OUT/replay-capture" \
+  --lab-brokers 3 | tee "$OUT/replay-capture.txt"
+END=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['record']['end'])" "$OUT/replay-capture/capture.json")
+$KBT diagnose --prometheus "http://127.0.0.1:$BASE" --window "${WINDOW}s" --end "$END" \
+  --json "$OUT/replay-diagnosis.json" >/dev/null || true
+wait
+$KBT lab down --lab-dir "$REP"
+$PY -m tuner.render.capture_check "$OUT" | tee "$OUT/acceptance.txt"

@@ -1,0 +1,77 @@
+"""`kbt compare`: a live cluster before -> after a change, per broker and per client group."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from tuner.cli.cluster_flags import bootstrap_option, command_config_option
+from tuner.cli.diagnose import _source, end_time, seconds, write_notes
+from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.core.errors import BadInput
+from tuner.core.inputs import check_regular
+from tuner.render.plain import show
+
+_BEFORE = typer.Option(
+    ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
+)
+_AFTER = typer.Option("now", "--after", metavar="TIME", help="End of the window after the change (or now).")
+_WINDOW = typer.Option("5m", "--window", help="Length of each window, e.g. 5m, 300s.")
+_STEP = typer.Option("15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval).")
+_PROMETHEUS = typer.Option(
+    None, "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090 (or --target)."
+)
+_TARGET = typer.Option(None, "--target", help="A target file (docs/targets.md): its Prometheus and dialect.")
+_REQUEST_LOG = typer.Option(
+    None,
+    "--request-log",
+    help="A broker's request log (kafka.request.logger at DEBUG; repeat per broker): client groups compared.",
+)
+
+
+def _when(value: str, flag: str) -> float:
+    import time
+
+    if value.strip() == "now":
+        return time.time()
+    try:
+        return end_time(value)
+    except BadInput as exc:
+        raise BadInput(exc.message.replace("--end", flag, 1)) from None
+
+
+def compare(
+    before: str = _BEFORE,
+    after: str = _AFTER,
+    window: str = _WINDOW,
+    step: str = _STEP,
+    prometheus: str | None = _PROMETHEUS,
+    target_file: Path | None = _TARGET,
+    bootstrap: str | None = bootstrap_option(),
+    command_config: Path | None = command_config_option(),
+    request_log: list[Path] | None = _REQUEST_LOG,
+    json_path: Path | None = json_option("the comparison"),
+) -> None:
+    """Compare a live cluster before and after a change (a rollout), per broker and client group.
+
+    Reads two windows of --window ending at --before and --after from the brokers' Prometheus, as
+    `kbt diagnose` does: per broker network idle, request queue, handler idle, produce requests/s,
+    bytes per request and produce p99 (TotalTimeMs); with --request-log, each client group's produce
+    requests/s, bytes per request and p99, before -> after."""
+    from tuner.render.compare import compare_lines
+    from tuner.runner.compare import compare_windows
+
+    source = _source(prometheus, target_file, bootstrap, command_config)
+    window_s = seconds(window, "--window")
+    step_s = seconds(step, "--step")
+    if step_s > window_s:
+        raise BadInput(f"--step {step} is longer than --window {window}")
+    before_end, after_end = _when(before, "--before"), _when(after, "--after")
+    logs = list(request_log or [])
+    for path in logs:
+        check_regular(path, "request log", None)
+    result, notes = compare_windows(prometheus, source, before_end, after_end, window_s, step_s, logs)
+    write_notes(notes)
+    show(console_for(json_path), "\n".join(compare_lines(result)))
+    write_json(json_path, "compare", comparison=result)
