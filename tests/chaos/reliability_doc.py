@@ -148,7 +148,8 @@ HOSTILE_ROWS = [
         "`tuner/core/inputs.py`",
         "every file kbt reads, in every package, goes through the bounded reader (a regular file, not a "
         "FIFO or a device, within its size cap; the source scan in tests/unit/test_one_way_in.py keeps it"
-        " so, `driver/` and `runner/` included); a request log that is gzip, bzip2, xz, zstd or zip data,"
+        " so, `driver/` and `runner/` included, with a reviewed list of files kbt or its own child "
+        "processes wrote); a request log that is gzip, bzip2, xz, zstd or zip data,"
         " or holds a NUL byte, is refused; a JSON log line's values are counted before it is parsed (a 1 "
         "MB array is unreadable, never built); YAML depth and aliases are counted on parser events",
     ),
@@ -157,14 +158,14 @@ HOSTILE_ROWS = [
         "`tuner/target/truststore.py`, `tuner/lab/config_command.py`",
         "a PKCS12 store's MAC iteration count is read off its DER and held to Java's cap (5,000,000); the"
         " store is opened in a child process that Ctrl-C, SIGTERM or a 30 s limit stops; kafka-configs "
-        "and keytool run as children with a time limit, killed on an interruption, in a directory of "
-        "their own",
+        "and keytool run as children with a time limit, killed on an interruption (kafka-configs in a "
+        "directory of its own, never writing into the working directory)",
     ),
     (
         "values that forge lines or reach the terminal",
         "`tuner/core/text.py`",
-        "every error line passes `one_line`, every value printed in tables and notes `value` (labels from"
-        " Prometheus as plain text, not markup), and every byte written to stdout or stderr the output "
+        "every error line and note passes `one_line`, every value from outside in a table `value` "
+        "(Prometheus labels as plain text, not markup), and every byte written to stdout or stderr the output "
         "gate: line breaks and control characters escaped, and a lone surrogate (an undecodable byte of a"
         " path or an argument) shown as `\\xNN`, never written raw (0x9b alone is an 8-bit CSI)",
     ),
