@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tuner.model import predict
-from tuner.model.simulate import simulate
+from tuner.model.simulate import SimResult, simulate
 from tuner.model.traffic import Traffic
 from tuner.runner.simulation_cache import DiskSimulations
 from tuner.spec.clients import KINDS, profile_of, rules_of
@@ -48,11 +48,11 @@ def test_the_model_uses_the_store_it_is_given(tmp_path: Path) -> None:
     class Counting(DiskSimulations):
         gets = puts = 0
 
-        def get(self, key: str):  # type: ignore[no-untyped-def]
+        def get(self, key: str) -> SimResult | None:
             Counting.gets += 1
             return super().get(key)
 
-        def put(self, key: str, result):  # type: ignore[no-untyped-def]
+        def put(self, key: str, result: SimResult) -> None:
             Counting.puts += 1
             super().put(key, result)
 
