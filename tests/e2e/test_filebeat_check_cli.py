@@ -52,7 +52,8 @@ def test_recommended_profiles_have_no_no_op_settings() -> None:
     assert proc.returncode == 2
     [line] = proc.stderr.splitlines()
     assert re.fullmatch(
-        rf"kbt: warning: {DEFAULTS}:\d+: output\.kafka\.bulk_max_size 2048 has no effect beyond 1600: the"
+        rf"kbt: warning: {DEFAULTS}: output\.kafka\.bulk_max_size 2048 \(unset: the default\) has no effect"
+        r" beyond 1600: the"
         r" memory queue hands the output at most 1600 events per batch \(raise queue\.mem\.flush\.min_events"
         r" and queue\.mem\.events with it\)",
         line,

@@ -150,9 +150,11 @@ def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | Non
     kafka, mem = cfg.kafka, cfg.mem
     out: list[str] = []
     if kafka.bulk_max_size > mem.max_get_events:
+        unset = "" if loaded.line_of("output", "kafka", "bulk_max_size") else " (unset: the default)"
         out.append(
             f"{loaded.where('output', 'kafka', 'bulk_max_size')}: output.kafka.bulk_max_size"
-            f" {kafka.bulk_max_size} has no effect beyond {mem.max_get_events}: the memory queue hands the"
+            f" {kafka.bulk_max_size}{unset}"
+            f" has no effect beyond {mem.max_get_events}: the memory queue hands the"
             f" output at most {mem.max_get_events} events per batch (raise queue.mem.flush.min_events and"
             " queue.mem.events with it)"
         )
