@@ -167,7 +167,8 @@ HOSTILE_ROWS = [
         "every error line and note passes `one_line`, every value from outside in a table `value` "
         "(Prometheus labels as plain text, not markup), and every byte written to stdout or stderr "
         "the output gate: line breaks and control characters escaped, and a lone surrogate (an "
-        "undecodable byte of a path or an argument) shown as `\\xNN`, never written raw (0x9b alone is an 8-bit CSI)",
+        "undecodable byte of a path or an argument) shown as `\\xNN`, never written raw (0x9b alone is "
+        "an 8-bit CSI)",
     ),
     (
         "values accepted that should be refused",
