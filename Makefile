@@ -6,7 +6,7 @@ export KBT_VENV := $(abspath $(VENV))
 PY ?= $(VENV)/bin/python
 PYTEST ?= $(PY) -m pytest
 
-.PHONY: help install demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend bench-p2 bench-truth
+.PHONY: help install install-light demo test test-unit test-integration test-e2e lint format typecheck generate check-generated snapshot bench-lab bench-probe bench-driver bench-pressure test-chaos bench-tls bench-recommend bench-p2 bench-truth
 
 comma := ,
 
@@ -15,6 +15,11 @@ help: ## List the targets
 
 install: ## Install everything: Debian packages, a venv with the Python package (.venv), a recent Go, Kafka jars, jmx agent, engines
 	@bash scripts/install.sh
+
+# PIP_DISABLE_PIP_VERSION_CHECK: pip's own upgrade notice is not this install's news.
+install-light: ## Only kbt in a venv (.venv): diagnose, capture, compare, forecast, render; no Java, Go or Kafka build
+	@python3 -m venv $(VENV) && PIP_DISABLE_PIP_VERSION_CHECK=1 $(VENV)/bin/pip install --quiet -e . \
+	  && echo "install-light: ready: $(VENV)/bin/kbt (no lab: sweeps need make install)"
 
 demo: install ## Install, then run the main job on the embedded lab cluster
 	@PYTHON=$(PY) bash scripts/demo.sh
