@@ -86,7 +86,11 @@ def report(
     prom = _url_prometheus(prometheus, lab_dir) or prom
     if prom is not None:
         _backfill(data, prom)
-    built = build_report(data, title=title)
+    from tuner.core.text import decoded
+
+    built = build_report(
+        data, title=decoded(title)
+    )  # a title is text (an undecodable byte escaped as a traceback)
     outputs: dict[Path, str | bytes] = {out: scrub(built.html)}
     if png_dir is not None:
         outputs |= {png_dir / name: png for name, png in built.pngs.items()}

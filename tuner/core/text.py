@@ -35,6 +35,18 @@ def _code(c: str) -> str:
     return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}"
 
 
+def decoded(text: str) -> str:
+    """An argument as text: an undecodable byte the OS handed over (kept by Python as a lone
+    surrogate, which no UTF-8 writer can encode) becomes U+FFFD."""
+    if not _SURROGATE.search(text):
+        return text
+    text = _SURROGATE.sub(lambda m: m.group() if 0xDC80 <= ord(m.group()) <= 0xDCFF else "\ufffd", text)
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def value(text: object, limit: int = 200) -> str:
     """A value from outside (a label, a path, a name a user or a server chose) as kbt prints it
     anywhere, tables and notes included: on one line, controls escaped, cut to `limit`."""
