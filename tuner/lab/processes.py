@@ -134,14 +134,24 @@ def port_listening(port: int, host: str = LOOPBACK, timeout_s: float = 0.5) -> b
         return sock.connect_ex((host, port)) == 0
 
 
+TAIL_BYTES = 256 * 1024
+
+
 def tail(path: Path, lines: int) -> str:
-    """The last `lines` lines of a log file ('' when it does not exist)."""
+    """The last `lines` lines of a log file ('' when it does not exist). A log that is not a regular
+    file is one BadInput line: a FIFO would block the reader, /dev/zero never end."""
+    from tuner.core.inputs import check_regular
+
+    if not path.exists() and not path.is_symlink():
+        return ""
+    check_regular(path, "lab log", None)
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - 256 * 1024))
-            data = f.read().decode(errors="replace")
+        # O_NONBLOCK: a path swapped for a FIFO since the check does not block the open
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read(TAIL_BYTES).decode(errors="replace")  # at most TAIL_BYTES, whatever it is
     except FileNotFoundError:
         return ""
     return "\n".join(data.splitlines()[-lines:]) if lines > 0 else ""
