@@ -200,6 +200,8 @@ _STATS = {
     "output.events.failed": ("libbeat", "output", "events", "failed"),
     "output.events.dropped": ("libbeat", "output", "events", "dropped"),
     "pipeline.events.retry": ("libbeat", "pipeline", "events", "retry"),
+    # The memory queue's size in force (queue.mem.events, set or Filebeat's default), summed.
+    "pipeline.queue.max_events": ("libbeat", "pipeline", "queue", "max_events"),
     "filebeat.events.done": ("filebeat", "events", "done"),
     "harvester.started": ("filebeat", "harvester", "started"),
 }
