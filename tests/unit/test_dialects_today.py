@@ -19,7 +19,9 @@ from tuner.measure.dialects import (
     pick_broker_label,
     resolve_translator,
 )
+from tuner.measure.prometheus import Sample
 from tuner.measure.promql import QUERIES, promql
+from tuner.runner.live_diagnosis import handler_idle_notes
 from tuner.target.base import BrokerSelectors, Target
 
 TODAY = ("strimzi-reporter", "exporter-default", "msk")
@@ -171,3 +173,25 @@ def test_diagnose_tells_pods_apart_without_a_broker_label() -> None:
 def test_diagnose_needs_are_all_mapped_on_todays_dialects() -> None:
     for name in TODAY:
         assert assess(DIALECTS[name], dialect_names(DIALECTS[name])).found == DIAGNOSE_NEEDS
+
+
+class _Rates:
+    """A Prometheus answering the handler idle query with fixed per-broker readings."""
+
+    def __init__(self, readings: dict[str, float]) -> None:
+        self.readings = readings
+        self.asked: list[str] = []
+
+    def instant(self, expr: str, at: float | None = None) -> list[Sample]:
+        self.asked.append(expr)
+        return [Sample({"broker": b}, v) for b, v in self.readings.items()]
+
+
+def test_combined_mode_handler_idle_above_one_is_said() -> None:
+    """A KRaft combined-mode node before KIP-1207's fix reads up to ~2: kbt clamps it and says why."""
+    prom = _Rates({"1": 1.93, "2": 0.71, "3": 1.01})
+    notes = handler_idle_notes(prom, 60.0, 1000.0)  # type: ignore[arg-type]
+    assert len(notes) == 1 and notes[0].startswith("broker 1: request handler idle reads 1.93 (above 1)")
+    assert "combined-mode" in notes[0] and "clamped" in notes[0]
+    assert "[60000ms]" in prom.asked[0] and "/ 1e9" in prom.asked[0]
+    assert handler_idle_notes(_Rates({"1": 0.5}), 60.0, 1000.0) == []  # type: ignore[arg-type]

@@ -26,6 +26,10 @@ Progress = Callable[[str], None]
 FORMAT_TIMEOUT_S = 120.0
 
 
+# The component name of an extra dialect's standalone exporter: exporter-<dialect>-<node>.
+EXPORTER_COMPONENT = "exporter-"
+
+
 def _quiet(_: str) -> None:
     pass
 
@@ -218,7 +222,7 @@ class Lab:
                 path = node_config.dialect_exporter_file(layout, dialect, node)
                 self._start(
                     state,
-                    f"{dialect}-exporter-{node}",
+                    f"{EXPORTER_COMPONENT}{dialect}-{node}",
                     node_config.dialect_exporter_command(cfg, layout, dialect, node, java),
                     marker=str(path),
                 )
@@ -245,6 +249,8 @@ class Lab:
         first = (COMPONENT_PROMETHEUS, toxiproxy.COMPONENT_TOXIPROXY)
         groups = [
             [p for p in state.processes if p.component in first],
+            # The extra dialects' exporters (they only read the brokers).
+            [p for p in state.processes if p.component.startswith(EXPORTER_COMPONENT)],
             [p for p in state.processes if p.component.startswith("broker-")],
             [p for p in state.processes if p.component == COMPONENT_CONTROLLER],
         ]

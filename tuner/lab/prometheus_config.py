@@ -39,7 +39,10 @@ def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
     }
     for dialect in cfg.extra_dialects:  # the same brokers in another naming, read over JMX
         targets = [
-            {"targets": [f"{LOOPBACK}:{cfg.dialect_exporter_port(dialect, n)}"], "labels": {"broker": str(n)}}
+            {
+                "targets": [f"{LOOPBACK}:{cfg.dialect_exporter_port(dialect, n)}"],
+                "labels": {} if dialect in BROKERS_BY_INSTANCE else {"broker": str(n)},
+            }
             for n in cfg.node_ids
         ]
         config["scrape_configs"].append(
@@ -52,6 +55,11 @@ def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
             {"job_name": CLIENT_JOB, "static_configs": clients, "relabel_configs": cluster}
         )
     return config
+
+
+# Extra dialects scraped as MSK's open monitoring is: each broker a target (`instance`), no label
+# naming it.
+BROKERS_BY_INSTANCE = frozenset({"exporter-default"})
 
 
 # LabConfig.kubernetes_job: the brokers' exporters scraped a second time the way a Kubernetes

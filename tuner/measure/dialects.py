@@ -300,6 +300,26 @@ def _reporter_btm() -> dict[str, Source | Missing]:
     return out
 
 
+def _reporter_remote() -> dict[str, Source | Missing]:
+    """Tiered storage's Yammer metrics, named from their group (dots become underscores)."""
+    manager = "kafka_log_remote_remotelogmanager"
+    pool = "org_apache_kafka_storage_internals_log_remotestoragethreadpool"
+    fetch = f"{manager}_remotelogreaderfetchrateandtimems"
+    return {
+        "kafka_log_remote_manager_tasks_avg_idle_ratio": Source(
+            (f"{manager}_remotelogmanagertasksavgidlepercent",)
+        ),
+        "kafka_log_remote_reader_fetch_total": Source((f"{fetch}_count",)),
+        "kafka_log_remote_reader_fetch_time_ms": Source((fetch,)),
+        "kafka_storage_remote_thread_pool_reader_task_queue_size": Source(
+            (f"{pool}_remotelogreadertaskqueuesize",)
+        ),
+        "kafka_storage_remote_thread_pool_reader_avg_idle_ratio": Source(
+            (f"{pool}_remotelogreaderavgidlepercent",)
+        ),
+    }
+
+
 STRIMZI_REPORTER = Dialect(
     "strimzi-reporter",
     "Strimzi Metrics Reporter",
@@ -307,12 +327,10 @@ STRIMZI_REPORTER = Dialect(
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **dict.fromkeys(
             _CLIENT_SERIES,
-            Missing(
-                "the quota sensors' names under the reporter's Kafka-metrics collector are not established"
-            ),
+            Missing("the quota sensors' names under the reporter's Kafka-metrics collector are not known"),
         ),
         **_reporter_btm(),
-        **_remote_missing(),
+        **_reporter_remote(),
         # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
         "kafka_network_response_queue_size": Source(

@@ -9,7 +9,8 @@
       bearer_token_file: prom-token
       ca_file: ca.pem
     brokers: {job: kafka, matchers: {cluster: staging}, broker_label: pod}
-    dialect: auto                            # kbt | strimzi | upstream | confluent | auto
+    dialect: auto                            # kbt | strimzi | upstream | confluent | strimzi-reporter |
+                                             # exporter-default | msk | auto
     limits: {max_msgs_per_s: 20000, max_bytes_per_s: 20000000}
     topic_prefix: kbt-
 
@@ -134,7 +135,9 @@ class TargetFile(StrictModel):
     client: ClientFile = Field(default_factory=ClientFile)
     prometheus: PrometheusFile | None = None
     brokers: BrokersFile = Field(default_factory=BrokersFile)
-    dialect: Literal["kbt", "strimzi", "upstream", "confluent", "auto"] = "auto"
+    dialect: Literal[
+        "kbt", "strimzi", "upstream", "confluent", "strimzi-reporter", "exporter-default", "msk", "auto"
+    ] = "auto"
     limits: LimitsFile = Field(default_factory=LimitsFile)
     topic_prefix: str = "kbt-"
 
