@@ -15,7 +15,7 @@ from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.comparison import reduction
-from tuner.model.confirm import Confirmation, Trials, at_edge, confirm, fewest_requests, runner_up
+from tuner.model.confirm import MODEL_MISS, Confirmation, Trials, at_edge, confirm, fewest_requests, runner_up
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel
 from tuner.model.search import Candidate, Searcher, SearchResult, describe_profile, families
@@ -255,7 +255,7 @@ def _recommend_kind(
     safer = None
     if edge:
         assert measured is not None
-        safer = _safer(searcher, result, profile, measured, own, safer_trials)
+        safer = _safer(searcher, result, profile, measured, base, own, safer_trials)
         notes.append(_edge_note(slo, searcher.margin, measured, safer))
     return ClientRecommendation(
         client=kind,
@@ -287,41 +287,60 @@ def _safer(
     result: SearchResult,
     chosen: ClientProfile,
     measured: Measured,
+    base: ClientProfile | None,
     records: Sequence[RunRecord],
     trials: Sequence[Trial],
 ) -> Trial | None:
-    """The next setting that keeps the margin: the measured one with the fewest requests among the
-    trials and the kind's records, else the model's best for the margin corrected by the chosen
-    setting's p99 error (predicted only)."""
+    """The next setting that keeps the margin: the model's longest for the margin (corrected by the
+    chosen setting's p99 error), or a measured one keeping it (trials, the kind's records; never the
+    baseline) when that sends no more requests than the model's (within MODEL_MISS) and so is the
+    better-known choice."""
     slo, aim = searcher.slo, searcher.margin
-    kept = [t for t in trials if t.measured is not None and t.measured.meets_slo]
+    pool: dict[str, tuple[ClientProfile, Measured, Prediction | None]] = {}
+    for t in trials:
+        if t.measured is not None and t.profile not in (chosen, base):
+            pool.setdefault(t.profile.model_dump_json(), (t.profile, t.measured, t.predicted))
     for r in records:
-        if (
-            r.status == "ok"
-            and r.plan.profile != chosen
-            and not any(t.profile == r.plan.profile for t in kept)
-        ):
-            m = measured_of(r, slo)
-            if m.meets_slo:
-                kept.append(
-                    Trial(profile=r.plan.profile, predicted=searcher.predict(r.plan.profile), measured=m)
-                )
-    kept = [t for t in kept if t.measured is not None and not at_edge(t.measured, slo, aim)]
-    found = fewest_requests(kept, lambda t: t.measured)
-    if found is not None:
-        return found.model_copy(update={"reason": "the next measured setting keeping the SLO margin"})
+        if r.status == "ok" and r.plan.profile not in (chosen, base):
+            pool.setdefault(r.plan.profile.model_dump_json(), (r.plan.profile, measured_of(r, slo), None))
+    keeping = [p for p in pool.values() if p[1].meets_slo and not at_edge(p[1], slo, aim)]
+    found = fewest_requests(keeping, lambda p: p[1])
+    model = _margin_setting(searcher, result, chosen, measured)
+    if found is not None and (
+        model is None or _busiest(found[1]) <= _model_busiest(model) * (1 + MODEL_MISS)
+    ):
+        profile, m, predicted = found
+        why = "the measured setting with the fewest requests keeping the SLO margin"
+        return Trial(
+            profile=profile, predicted=predicted or searcher.predict(profile), measured=m, reason=why
+        )
+    return model
+
+
+def _model_busiest(t: Trial) -> float:
+    return t.predicted.busiest_broker_requests_per_s
+
+
+def _margin_setting(
+    searcher: Searcher, result: SearchResult, chosen: ClientProfile, measured: Measured
+) -> Trial | None:
+    """The model's longest setting of the searched families under the margin, the budget lowered by
+    how far the chosen setting's measured p99 overshot its prediction."""
+    slo, aim = searcher.slo, searcher.margin
     if slo.p99_ms is None or measured.p99_ms is None:
         return None
     error = measured.p99_ms - searcher.predict(chosen).p99_ms
     budget = slo.p99_ms * aim - max(error, 0.0)
-    fams = {c.family for c in result.ranked}
+    if budget <= 0:
+        return None
+    searched = {c.family for c in result.ranked}
+    codec = rules_of(chosen).compression
     candidates: list[Candidate] = []
     for family in families(chosen.client, searcher.traffic, slo, None):
-        if family.name in fams and budget > 0:
-            codec = rules_of(chosen).compression
-            found_c = searcher.longest(family, codec, p99_budget=budget)
-            if found_c is not None and found_c.profile != chosen:
-                candidates.append(found_c)
+        if family.name in searched:
+            found = searcher.longest(family, codec, p99_budget=budget)
+            if found is not None and found.profile != chosen:
+                candidates.append(found)
     if not candidates:
         return None
     best = min(candidates, key=lambda c: c.prediction.busiest_broker_requests_per_s)
