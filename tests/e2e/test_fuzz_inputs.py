@@ -648,3 +648,26 @@ def test_fuzz_collector_fragment(entries: list[tuple[str, str]], dup: bool) -> N
         (d / "otelcol.yaml").write_text("".join(lines))
         proc = run_kbt(["check", "otelcol", "otelcol.yaml"], d)
         assert proc.returncode in (0, int(ExitStatus.BAD_INPUT)), proc.stderr
+
+
+@pytest.mark.parametrize("brokers", ["gone", "none"])
+def test_request_log_on_a_lab_that_is_not_there(tmp_path: Path, brokers: str) -> None:
+    """A lab whose state says up but whose brokers are gone (nothing listens on its ports, 28000 and
+    up: this module's range) is one line at once, not a minute's wait; a state with no brokers is
+    an error, never "request log on ()" and exit 0. Nothing is written where kbt runs."""
+    from tuner.lab.config import LabConfig
+    from tuner.lab.state import Phase, new_state, save_state
+
+    lab = tmp_path / "lab"
+    state = new_state(LabConfig(brokers=1, base_port=28_000, lab_dir=lab), "kbt-test", time.time())
+    state = state.model_copy(update={"phase": Phase.UP, **({"brokers": []} if brokers == "none" else {})})
+    lab.mkdir()
+    save_state(state)
+    work = tmp_path / "work"
+    work.mkdir()
+    started = time.monotonic()
+    proc = run_kbt(["lab", "request-log", "on", "--lab-dir", str(lab)], work)
+    assert time.monotonic() - started < 20
+    expected = ExitStatus.UNREACHABLE if brokers == "gone" else ExitStatus.ENVIRONMENT
+    assert proc.returncode == int(expected), proc.stderr
+    assert list(work.iterdir()) == [], "kbt wrote into the working directory"
