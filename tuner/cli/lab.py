@@ -211,9 +211,14 @@ def request_log(
         raise BadInput(f"request-log: expected on or off, got {state[:40]!r}")
     lab = load_state(_lab_dir(lab_dir))
     set_request_log(lab.bootstrap_servers, [b.id for b in lab.brokers], state == "on")
-    _err().print(f"request log {state} ({lab.bootstrap_servers})")
+    _err().print(f"request log {state} ({lab.bootstrap_servers})", markup=False, highlight=False)
     if state == "on":
-        typer.echo(" ".join(f"--request-log {b.log_file}" for b in lab.brokers))
+        import shlex
+
+        from tuner.core.text import value
+
+        # flags to paste: quoted for a shell, and on one line whatever the lab directory holds
+        typer.echo(" ".join(f"--request-log {shlex.quote(value(b.log_file, 4096))}" for b in lab.brokers))
 
 
 @app.command()
