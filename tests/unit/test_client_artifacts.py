@@ -215,3 +215,18 @@ def test_filebeat_test_config_sees_what_a_deployment_sets(tmp_path: Path) -> Non
     listed.write_text(secure.read_text().replace('"${KAFKA_HOSTS}"', '["${KAFKA_HOSTS}"]'), encoding="utf-8")
     problem = testconfig.test_config(listed)[1]
     assert problem is not None and "output.kafka.hosts.0" in problem, problem
+
+
+def test_a_filebeat_profile_naming_hosts_and_topic_still_gets_the_deployments_variables() -> None:
+    profile = profile_of(
+        {
+            "name": "p",
+            "client": "filebeat",
+            "filebeat": {"output.kafka": {"hosts": ["a:9092"], "topic": "logs"}},
+        }
+    )
+    doc = expand_dotted(_yaml(KINDS["filebeat"].artifact(profile).text))  # a duplicate key would raise
+    assert (
+        doc["output"]["kafka"]["hosts"] == "${KAFKA_HOSTS}"
+        and doc["output"]["kafka"]["topic"] == "${KAFKA_TOPIC}"
+    )

@@ -388,6 +388,8 @@ def filebeat_yaml(
         ]
     data = compact(config, "json")
     kafka: dict[str, Any] = dict(data.get("output", {}).get("kafka", {}))
+    for own in ("hosts", "topic"):  # the deployment's, from its environment (the lines below)
+        kafka.pop(own, None)
     kafka["version"] = config.kafka.version  # always: 7.17's default (1.0.0) is refused by Kafka 4.x
     out = [
         *header,
