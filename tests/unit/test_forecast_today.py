@@ -157,6 +157,21 @@ def test_the_issue_fixture_is_refused_where_it_printed_idle_0_98() -> None:
         forecast(lab, diagnosis_baselines(d), peak=3.0)
 
 
+def test_the_issue_fixture_with_a_good_fit_is_calibrated_to_its_busiest_broker() -> None:
+    """docs/benchmarks.md's second case: the same saturated diagnosis, a cost model of R^2 0.90."""
+    d = Diagnosis.model_validate(json.loads(FIXTURE.read_text(encoding="utf-8")))
+    good = BrokerCostModel.model_validate_json(FIXTURE.with_name("cost-model-good-fit.json").read_text())
+    f = forecast(good, diagnosis_baselines(d), peak=3.0, require_measured=True)
+    net, hnd = f.today[0].pools
+    assert (net.broker, net.model_idle, net.action) == ("1", pytest.approx(0.735), "calibrated")
+    assert net.factor == pytest.approx((1 - 0.21 - 0.02) / (2450 * 1e-4), rel=1e-6)  # x3.14
+    assert hnd.factor == pytest.approx(0.54 / 0.49, rel=1e-6)
+    cur, rec = f.rows
+    assert cur.today_network_idle == pytest.approx(0.21) and cur.network_idle == 0.0
+    assert (cur.brokers_needed, rec.brokers_needed, rec.limited_by) == (33, 3, "replication")
+    assert f.warnings == []
+
+
 # ---- replication factor and placement ---------------------------------------------------------
 
 
