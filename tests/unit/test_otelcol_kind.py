@@ -225,4 +225,4 @@ def test_kbt_check_otelcol_says_ok_or_one_line_per_refused_file(
     assert exc.value.code == ExitStatus.BAD_INPUT
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all(line.startswith("kbt: error: ") for line in err)
-    assert "flush_timeot" in err[0] and "not a readable file" in err[1]
+    assert "flush_timeot" in err[0] and "missing.yaml: no such collector config" in err[1]

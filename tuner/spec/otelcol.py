@@ -129,7 +129,15 @@ class OtelcolConfig(StrictModel):
     def _dotted(cls, data: Any) -> Any:
         from tuner.spec.filebeat_load import expand_dotted  # it imports the loader, which imports us
 
-        return expand_dotted(data) if isinstance(data, Mapping) else data
+        if not isinstance(data, Mapping):
+            return data
+        for key in data:
+            # a dotted key is named as written: its first part alone ("producer") says too little
+            head = str(key).split(".", 1)[0]
+            if "." in str(key) and head not in cls.model_fields:
+                hint = f' (did you mean "kafka.{key}"?)' if head in Kafka.model_fields else ""
+                raise ValueError(f'unknown key "{key}"{hint}')
+        return expand_dotted(data)
 
     def compact(self, mode: str = "json") -> dict[str, Any]:
         """The settings the profile sets, nested as in the collector's config (JSON values). An unset
