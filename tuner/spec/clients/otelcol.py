@@ -187,8 +187,9 @@ class Otelcol(ClientKind[OtelcolProfile]):
         out = [f"# {line}" if line else "#" for line in header]
         out += [
             f"# OpenTelemetry Collector {RELEASE} (contrib kafka exporter, filelog receiver): merge into",
-            "# your config; brokers, topic and credentials stay your deployment's (a password only as",
-            "# ${env:VAR}).",
+            "# your config (--config base.yaml --config this.yaml); brokers, topic and credentials stay",
+            "# your deployment's (brokers: ${env:KAFKA_HOSTS} takes every broker comma-separated; a",
+            "# password only as ${env:VAR}).",
         ]
         exporter = redact(_flatten(data.get("kafka", {}), ""))  # no secret reaches a fragment
         kafka = expand_dotted({k: _scalar(v) for k, v in exporter.items()})
