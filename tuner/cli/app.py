@@ -53,7 +53,15 @@ def _root(
     """kafka-batch-tuner."""
 
 
+_registered = False
+
+
 def _register() -> None:
+    # Once per process (typer appends, so a second call would list every command twice).
+    global _registered
+    if _registered:
+        return
+    _registered = True
     # One line per stage; keep the order the pipeline runs in.
     from tuner.cli import lab
 

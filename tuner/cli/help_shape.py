@@ -1,8 +1,11 @@
 """One-line help on the terminal, the details in docs/cli.md.
 
 A command's docstring is a one-line summary, a blank line, then details; a flag's help is one
-sentence, optionally followed by more. `kbt ... --help` shows the summary and each flag's first
-sentence; docs/cli.md (tuner/cli/reference.py) shows everything. Boolean flags show no value
+sentence, optionally followed by more. `kbt ... --help` shows the summary, the exit codes the
+details state (after the flags), and each flag's first sentence whole: a clause after ':' or ';'
+carries its default or its unit, so a sentence ends only at a full stop. docs/cli.md
+(tuner/cli/reference.py) shows everything. Help fits 100 columns: a pipe or a log gets click's
+plain layout wrapped there, a terminal rich's layout at its width. Boolean flags show no value
 placeholder: `--resume`, not `--resume <bool>`.
 """
 
@@ -15,8 +18,12 @@ from typing import Any
 # typer >= 0.20 vendors its own click, so the click objects are typed loosely and told apart by
 # their `param_type_name` rather than by class.
 
-# A sentence ends at '.', ';' or ':' followed by a space; abbreviations such as "e.g." do not end one.
+# A sentence ends at '.' followed by a space; abbreviations such as "e.g." do not end one.
 _ABBREVIATION = re.compile(r"\b(e\.g|i\.e|vs|etc)\.$")
+# A sentence of a docstring that states exit codes: "Exits 1 when ...", "Exit 0 healthy, 10 ...".
+_EXITS = re.compile(r"^(exits?|exit status|exit code)\b[^.]*\d", re.IGNORECASE)
+# The width help is laid out for in a pipe or a log.
+HELP_WIDTH = 100
 
 
 @dataclass(frozen=True)
@@ -27,16 +34,40 @@ class Details:
     details: str
 
 
-def first_sentence(text: str) -> str:
-    """Up to the first '.', ';' or ':' that is followed by a space and not inside parentheses."""
+def first_sentence(text: str, stops: str = ".") -> str:
+    """Up to the first of `stops` that is followed by a space and not inside parentheses (a
+    command's long summary also stops at ':' or ';': its details keep the rest)."""
     flat = " ".join(text.split())
     depth = 0
     for i, ch in enumerate(flat):
         depth += (ch == "(") - (ch == ")")
-        ends = depth == 0 and ch in ".;:" and i + 1 < len(flat) and flat[i + 1] == " "
+        ends = depth == 0 and ch in stops and i + 1 < len(flat) and flat[i + 1] == " "
         if ends and not _ABBREVIATION.search(flat[: i + 1]):
-            return flat[:i] + ("." if ch == "." else "")
+            return flat[: i + (ch == ".")]
     return flat
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences (first_sentence, repeatedly)."""
+    out: list[str] = []
+    rest = " ".join(text.split())
+    while rest:
+        head = first_sentence(rest)
+        out.append(head)
+        rest = rest[len(head) :].strip()
+    return out
+
+
+def exit_codes(text: str) -> str:
+    """The sentences of a docstring that state its command's exit codes, or ''. A clause after ';'
+    counts too ("...; exits 3 when no setting meets the SLO.")."""
+    found: list[str] = []
+    for sentence in sentences(text):
+        for clause in [sentence, *sentence.split("; ")[1:]]:
+            if _EXITS.search(clause):
+                found.append(clause[0].upper() + clause[1:])
+                break
+    return " ".join(found)
 
 
 def split_doc(text: str | None) -> Details:
@@ -46,7 +77,7 @@ def split_doc(text: str | None) -> Details:
         return Details("", "")
     head, rest = paragraphs[0], paragraphs[1:]
     if len(head) > 100:
-        short = first_sentence(head)
+        short = first_sentence(head, ".;:")
         rest = [head, *rest] if short != head else rest
         head = short
     return Details(head, "\n\n".join(rest))
@@ -59,11 +90,14 @@ def shape(cmd: Any) -> Any:
         cmd.kbt_details = d
         cmd.help = d.summary
         cmd.short_help = d.summary
+        exits = exit_codes(f"{d.summary} {d.details}")
+        if exits and exits not in d.summary:
+            cmd.epilog = f"{exits} {cmd.epilog or ''}".strip()
         for param in cmd.params:
             if getattr(param, "param_type_name", "") == "option":
                 full = param.help or ""
                 param.kbt_help = " ".join(full.split())
-                param.help = first_sentence(full) if len(full) > 80 else param.kbt_help
+                param.help = first_sentence(full)
                 _no_placeholder(param)
         _shape_help_option(cmd)
     for sub in getattr(cmd, "commands", {}).values():
@@ -88,12 +122,50 @@ def _shape_help_option(cmd: Any) -> None:
     cmd.get_help_option = get_help_option
 
 
+# Kept on one line when help is wrapped: a bracket click adds ("[default: 5m]", "[required]") and
+# a number with its unit ("30 s", "0.7 default" is two words, "100 ms" one).
+_GLUED = re.compile(r"\[[^\]\n]{1,60}\]|\d (?:ms|s|min|h|MB|MiB|KB|KiB|GB|B|%|msgs/s|req/s)\b")
+_NBSP = "\u00a0"
+
+
+def _glued_wrapper() -> Any:
+    """click's TextWrapper that never cuts a word, a URL or a hyphenated name, nor the pieces above."""
+    from typer._click._textwrap import TextWrapper
+
+    class Wrapper(TextWrapper):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.break_long_words = False
+            self.break_on_hyphens = False
+
+        def wrap(self, text: str) -> list[str]:
+            glued = _GLUED.sub(lambda m: m.group(0).replace(" ", _NBSP), text)
+            return [line.replace(_NBSP, " ") for line in super().wrap(glued)]
+
+    return Wrapper
+
+
+_wrapper_installed = False
+
+
+def _install_wrapper() -> None:
+    global _wrapper_installed
+    if _wrapper_installed:
+        return
+    _wrapper_installed = True
+    import typer._click._textwrap as textwrap_module
+
+    textwrap_module.TextWrapper = _glued_wrapper()  # type: ignore[misc]  # click reads it per call
+
+
 def plain_help(cmd: Any) -> Any:
-    """Help for a pipe or a log: click's plain layout (no boxes), each flag on one line (the
-    summaries are short already; nothing is wrapped mid-phrase)."""
+    """Help for a pipe or a log: click's plain layout (no boxes) at HELP_WIDTH columns, wrapped
+    between words (a flag's help continues under itself)."""
+    _install_wrapper()
     if hasattr(cmd, "rich_markup_mode"):
         cmd.rich_markup_mode = None
-    cmd.context_settings = {**(cmd.context_settings or {}), "max_content_width": 400, "terminal_width": 400}
+    width = {"max_content_width": HELP_WIDTH, "terminal_width": HELP_WIDTH}
+    cmd.context_settings = {**(cmd.context_settings or {}), **width}
     for sub in getattr(cmd, "commands", {}).values():
         plain_help(sub)
     return cmd
