@@ -119,7 +119,7 @@ def test_java_runs_the_file_a_user_receives(lab: LabState, tmp_path: Path) -> No
         pytest.fail("the Java engine is not built: run 'make install'")
     profile_yaml = (
         "{name: deployed-java, client: java, linger_ms: 40, batch_bytes: 65536, compression: zstd,"
-        ' compression_level: 3, acks: "1", idempotence: false}'
+        ' compression_level: 3, acks: "1", idempotence: false, overrides: {client.id: app-logs}}'
     )
     record = _run(lab, tmp_path, "deployedjava", profile_yaml)
     path, artifact = _users_file(record.plan.profile, tmp_path)
