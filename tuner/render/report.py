@@ -172,7 +172,7 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
             ],
         ))  # fmt: skip
         if (cut := reduction_of(rec, client)) is not None:
-            out.append(f"<p>Produce requests: {esc(cut.sentence())}.</p>")
+            out.append(f"<p>{esc(cut.sentence())}.</p>")
         if client.safer is not None:
             t = client.safer
             out.append(
