@@ -171,10 +171,24 @@ class Searcher:
             raise NoSolution(self._closest(client, fams, allowed[0]))
         return SearchResult(best=rank(found)[0], ranked=rank(found), evaluated=self.evaluated)
 
+    def _failed(self, p: Prediction) -> list[str]:
+        """The SLO's bounds `p` fails, as a user set them: the message names the one that failed
+        (it said "p99" when the bound missed was network idle)."""
+        slo, failed = self.slo, []
+        if slo.p99_ms is not None and p.p99_ms > slo.p99_ms * self.margin:
+            failed.append(f"p99 <= {slo.p99_ms:g} ms")
+        idle = p.network_idle_ratio
+        if slo.min_network_idle is not None and idle is not None and idle < slo.min_network_idle:
+            failed.append(f"network idle >= {slo.min_network_idle:g} (predicted {idle:.2f})")
+        mb = p.producer_memory_mb
+        if slo.max_producer_memory_mb is not None and mb is not None and mb > slo.max_producer_memory_mb:
+            failed.append(f"producer memory <= {slo.max_producer_memory_mb:g} MB")
+        return failed
+
     def _closest(self, client: str, fams: list[Family], codec: str) -> str:
         options = [(self.predict(f.make(0.0, codec)), f.make(0.0, codec)) for f in fams]
         pred, profile = min(options, key=lambda o: o[0].p99_ms)
-        bound = f"p99 <= {self.slo.p99_ms:g} ms" if self.slo.p99_ms is not None else "the SLO"
+        bound = " and ".join(self._failed(pred)) or "the SLO"
         mb = pred.producer_memory_mb
         memory = f", producer memory {mb:.0f} MB" if mb is not None else ""
         return (
