@@ -161,8 +161,9 @@ def main(argv: list[str] | None = None) -> None:
         from typer.main import get_command
 
         from tuner.cli.help_shape import shape
+        from tuner.cli.outputs import install
 
-        command = shape(get_command(app))
+        command = install(shape(get_command(app)))
         if not sys.stdout.isatty():
             from tuner.cli.help_shape import plain_help
 

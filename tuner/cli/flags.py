@@ -54,6 +54,9 @@ def install() -> None:
     def coerce(self: Any, value: Any, param: Any, ctx: Any) -> Any:
         from typer._click.exceptions import BadParameter
 
+        if ctx is not None and isinstance(value, str) and param is not None:
+            # as typed: a Path drops a trailing '/', which the outputs check must see (tuner/cli/outputs.py)
+            ctx.meta.setdefault("kbt_raw", {})[param.name] = value
         try:
             result = original(self, value, param, ctx)
         except BadParameter as exc:

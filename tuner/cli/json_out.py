@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 
 from tuner.core.redact import redact
-from tuner.core.writes import atomic_write, json_text
+from tuner.core.writes import atomic_write, json_text, stdout_claimed
 
 SCHEMA_VERSION = 1
 
@@ -36,7 +36,7 @@ def console_for(path: Path | None, min_width: int | None = None) -> Console:
     (tuner/render/plain.py); `min_width` is kept for callers and no longer widens a log."""
     from tuner.render.fit import PIPE_WIDTH
 
-    console = Console(stderr=to_stdout(path))
+    console = Console(stderr=to_stdout(path) or stdout_claimed())
     if not console.is_terminal:
         console.width = PIPE_WIDTH
     return console

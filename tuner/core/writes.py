@@ -10,7 +10,13 @@
 - several files written together (`atomic_write_all`) are all checked and staged first, then
   renamed into place: a failure part-way leaves none of them, and a rename that fails after others
   succeeded puts the replaced files back (each was kept as a hard link until the last rename);
-- JSON is written with finite numbers only (a non-finite float becomes null: JSON has no NaN).
+- JSON is written with finite numbers only (a non-finite float becomes null: JSON has no NaN);
+- `-` is stdout, for every output: the files of a batch are placed first, then stdout gets its
+  text; a symbolic link is written through to the file it names (the link stays), and one that
+  names nothing is refused;
+- a command's outputs are judged together before it reads or writes anything (`check_outputs`):
+  two at one file, two on stdout, a file path ending in '/', a dangling link or a path that cannot
+  be written are exit 2 with a line naming the flag.
 """
 
 from __future__ import annotations
@@ -20,13 +26,108 @@ import json
 import math
 import os
 import stat
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem, ExitStatus
 from tuner.core.inputs import file_kind, shown_path
+
+STDOUT = "-"
+_stdout: list[bool] = [False]  # claimed by a declared output of this process's command
+
+
+def is_stdout(path: Path | str | None) -> bool:
+    return path is not None and str(path) == STDOUT
+
+
+def stdout_claimed() -> bool:
+    """Does an output of this command go to stdout? Its human output then goes to stderr."""
+    return _stdout[0]
+
+
+def through(path: Path) -> Path:
+    """`path`, or the file a symbolic link at `path` names (writes go through a link, never replace
+    it). BadInput for a link that names nothing or loops."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        target = os.readlink(path)
+        raise BadInput(
+            f"{shown_path(path)}: a symbolic link to {shown_path(target)}, which does not exist (kbt writes"
+            " through a link to its file)"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Output:
+    """One output flag of a command as given: its flag, its value as typed (a trailing '/' is
+    gone once it is a Path), and whether it names a file or a directory."""
+
+    flag: str
+    value: str | None
+    kind: Literal["file", "directory"] = "file"
+
+
+def check_outputs(outputs: Sequence[Output]) -> None:
+    """Judge a command's outputs together before it does anything: BadInput (exit 2) naming the
+    flag for two outputs on stdout or at one file, a directory given for a file ('out/', or an
+    existing directory), a dangling link, or a path that cannot be written. Marks stdout claimed."""
+    on_stdout = [o for o in outputs if o.value is not None and is_stdout(o.value)]
+    if len(on_stdout) > 1:
+        flags = " and ".join(f"{o.flag} -" for o in on_stdout)
+        raise BadInput(f"{flags}: both to stdout; give one of them a file")
+    seen: dict[str, Output] = {}
+    for out in outputs:
+        if out.value is None or is_stdout(out.value):
+            continue
+        if out.kind == "directory":
+            continue  # a directory's files are checked where they are written
+        real = _judged(out)
+        other = seen.get(real)
+        if other is not None:
+            raise BadInput(
+                f"{other.flag} {shown_path(other.value or '')} and {out.flag} {shown_path(out.value)}:"
+                " one file for two outputs; give each its own"
+            )
+        seen[real] = out
+    for out in on_stdout:
+        if out.kind == "directory":
+            raise BadInput(f"{out.flag} -: names a directory, which cannot be stdout")
+    _stdout[0] = bool(on_stdout)
+
+
+def _judged(out: Output) -> str:
+    """The real path an output file will be written at; BadInput naming its flag when it cannot."""
+    value = out.value or ""
+    if value.endswith(("/", os.sep)) or value in (".", ".."):
+        raise BadInput(f"{out.flag} {shown_path(value)}: names a directory; give a file path")
+    path = Path(value)
+    try:
+        target = through(path)
+        if target.is_dir():
+            raise BadInput(f"{shown_path(value)}: is a directory; give a file path")
+        check_target(target)
+    except BadInput as exc:
+        raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
+    except EnvironmentProblem as exc:
+        raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
+    return os.path.realpath(target)
+
+
+def _to_stdout(data: str | bytes) -> None:
+    if isinstance(data, bytes):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        sys.stdout.write(data)
+        sys.stdout.flush()
 
 
 def check_target(path: Path | str, what: str = "file") -> None:
@@ -71,7 +172,10 @@ def atomic_write(
 ) -> Path:
     """Write `data` to `path` atomically. `replace=False`: fail if `path` exists (FileExistsError
     passes through for the caller to word). `mode`: permissions of the new file (e.g. 0o600)."""
-    path = Path(path)
+    if is_stdout(path):
+        _to_stdout(data)
+        return Path(STDOUT)
+    path = through(Path(path))
     check_target(path, what)
     tmp: str | None = None
     try:
@@ -132,7 +236,8 @@ def atomic_write_all(files: Mapping[Path, str | bytes], what: str = "file") -> l
     target is checked before anything is written, every file is staged beside its target, and only
     when all are staged are they renamed into place. A failure before that leaves no new file and
     no directory it made."""
-    targets = [(Path(path), data) for path, data in files.items()]
+    printed = [data for path, data in files.items() if is_stdout(path)]
+    targets = [(through(Path(path)), data) for path, data in files.items() if not is_stdout(path)]
     for path, _ in targets:
         check_target(path, what)
     made: list[Path] = []
@@ -166,6 +271,8 @@ def atomic_write_all(files: Mapping[Path, str | bytes], what: str = "file") -> l
         for link in kept.values():  # after the undo used them, or once all are in place
             with contextlib.suppress(OSError):
                 os.unlink(link)
+    for data in printed:  # stdout last: what it shows is in place
+        _to_stdout(data)
     return [path for path, _ in targets]
 
 
