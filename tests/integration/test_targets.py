@@ -30,6 +30,7 @@ from tests.integration.conftest import TEST_BASE_PORT
 from tuner.core.errors import EnvironmentProblem
 from tuner.core.paths import repo_root
 from tuner.lab import Lab, LabConfig, LabState
+from tuner.lab.prometheus_config import BROKERS_BY_INSTANCE, dialect_job, kubernetes_job
 from tuner.lab.security import PASSWORD_ENV, SecurityFiles
 from tuner.measure.broker_window import interpolate
 from tuner.measure.meter_warmup import idle_meters_settled_at
@@ -426,15 +427,34 @@ def _diagnose(target: Path, start: float, end: float) -> tuple[int, dict[str, An
     return result.returncode, json.loads(result.stdout), result.stderr
 
 
+def _extra_targets(state: LabState, directory: Path) -> dict[str, tuple[Path, Path | None]]:
+    """Target files reading the lab's extra dialects (EXTRA_DIALECTS): their own scrape job, and
+    their Kubernetes-style one with no broker label named (diagnose takes it from the pod labels)."""
+    out: dict[str, tuple[Path, Path | None]] = {}
+    for dialect in state.config.extra_dialects:
+        direct, k8s = directory / dialect, directory / dialect / "k8s"
+        job = f"{{job: {dialect_job(dialect)}}}"
+        k8s.mkdir(parents=True)
+        bootstrap, url = state.bootstrap_servers, state.prometheus_url
+        out[dialect] = (
+            _target_file(direct, bootstrap, url, SCRAPE_S, dialect="auto", brokers=job),
+            None if dialect in BROKERS_BY_INSTANCE else  # MSK's naming: no Kubernetes job
+            _target_file(k8s, bootstrap, url, SCRAPE_S, dialect="auto",
+                         brokers=f"{{job: {kubernetes_job(dialect)}, matchers: {{namespace: kafka}}}}"),
+        )  # fmt: skip
+    return out
+
+
 def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> list[dict[str, Any]]:
     """The dialect's loads (LOADS) swept through a target file on the lab, then diagnose over each
-    run's window, read through the lab's scrape job and its Kubernetes-style one, and the truth read
-    raw: a dict of figures per run."""
+    run's window, read through the lab's scrape job and its Kubernetes-style one (and through each
+    extra dialect's jobs), and the truth read raw: a dict of figures per run."""
     (directory / "k8s").mkdir()
     bootstrap, url = state.bootstrap_servers, state.prometheus_url
     target = _target_file(directory, bootstrap, url, SCRAPE_S, dialect="auto")
     k8s = _target_file(directory / "k8s", bootstrap, url, SCRAPE_S, dialect="auto",
                        brokers="{job: kafka, broker_label: pod, matchers: {namespace: kafka}}")  # fmt: skip
+    extra = _extra_targets(state, directory)
     # Until Prometheus holds the brokers' series and their idle meters are past start-up.
     deadline, settled = time.time() + 150, None
     while settled is None and time.time() < deadline:
@@ -458,7 +478,7 @@ def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> lis
     # The next run's start bounds each run's whole count (the lab serves nothing in between).
     until = [r["client"]["started_at"] for r in records[1:]] + [time.time()]
     return [
-        _run_figures(record, target, k8s, dialect, live_broker, bound)
+        _run_figures(record, target, k8s, dialect, live_broker, bound, extra)
         for record, bound in zip(records, until, strict=True)
     ]
 
@@ -475,14 +495,59 @@ def _raw_since(prom: Prometheus, dialect: str, start: float, until: float) -> fl
     return total
 
 
+def _extra_figures(targets: dict[str, tuple[Path, Path | None]], start: float, end: float) -> dict[str, Any]:
+    """Diagnose over the same window through each extra dialect's jobs: the same load, read in
+    another naming by another exporter of the same broker."""
+    out = {}
+    for dialect, (direct, k8s) in targets.items():
+        status, answer, stderr = _diagnose(direct, start, end)
+        snap = answer["snapshot"]["brokers"][0]
+        health = {k: v for k, v in snap.items() if k.startswith(("scrape", "measured"))}
+        assert snap["measured"], (dialect, health)  # its exporter answered enough scrapes
+        prom = Prometheus.for_target(resolve_target(None, direct))
+        assert prom.translator is not None
+        out[dialect] = {
+            "detected": prom.translator.dialect.name,
+            "broker_label": prom.translator.broker_label,
+            "exit": status,
+            "status": answer["brokers"][0]["status"],
+            "cause": answer["brokers"][0]["cause"],
+            "broker": snap["broker"],
+            "produce_requests_per_s": snap["produce_requests_per_s"],
+            "network_idle_ratio": snap["network_idle_ratio"],
+            "request_handler_idle_ratio": snap["request_handler_idle_ratio"],
+            "bytes_per_request": snap["bytes_in_per_s"] / snap["produce_requests_per_s"],
+            "scrape_duration_max_s": snap["scrape_duration_max_s"],
+            "notes": [line for line in stderr.splitlines() if "kbt: note" in line],
+        }
+        if k8s is not None:
+            k8s_status, k8s_answer, _ = _diagnose(k8s, start, end)
+            k8s_snap = k8s_answer["snapshot"]["brokers"][0]
+            out[dialect]["k8s"] = {
+                "exit": k8s_status,
+                "status": k8s_answer["brokers"][0]["status"],
+                "broker": k8s_snap["broker"],
+                "produce_requests_per_s": k8s_snap["produce_requests_per_s"],
+                "network_idle_ratio": k8s_snap["network_idle_ratio"],
+            }
+    return out
+
+
 def _run_figures(
-    record: dict[str, Any], target: Path, k8s: Path, dialect: str, live_broker: list[str], until: float
+    record: dict[str, Any],
+    target: Path,
+    k8s: Path,
+    dialect: str,
+    live_broker: list[str],
+    until: float,
+    extra: dict[str, tuple[Path, Path | None]],
 ) -> dict[str, Any]:
     """One run's figures: diagnose over its window, direct and Kubernetes-style, and the truth raw."""
     client, window = record["client"], record["broker"]
     start, end = client["window_start"], client["window_end"]
     status, out, stderr = _diagnose(target, start, end)
     k8s_status, k8s_out, _ = _diagnose(k8s, start, end)
+    extra_figures = _extra_figures(extra, start, end)
     prom = Prometheus.for_target(resolve_target(None, target))
     assert prom.translator is not None and prom.translator.dialect.name == dialect
     # BrokerTopicMetrics' TotalProduceRequests: once per partition batch a request carries.
@@ -525,6 +590,7 @@ def _run_figures(
         },
         "notes": [line for line in stderr.splitlines() if "kbt: note" in line],
         "live_broker_req_per_s": live_broker,
+        "extra_dialects": extra_figures,
     }
 
 
@@ -533,6 +599,9 @@ def _close(a: float, b: float, within: float = 0.05) -> bool:
 
 
 DIALECTS = ("kbt", "strimzi", "confluent")
+# Read on the kbt lab beside kbt's rules, by standalone exporters of the same brokers (one load,
+# several namings): Strimzi Metrics Reporter's (a rendition) and the exporter's default (MSK's).
+EXTRA_DIALECTS = ["strimzi-reporter", "exporter-default"]
 DIALECT_PORT_STEP = 110  # a 1-broker lab with 4 client exporters spans base .. base+103
 
 
@@ -548,8 +617,9 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
     for i, rules in enumerate(DIALECTS):
         (tmp_path / rules).mkdir()
         # 3 s scrapes (and timeouts): scrapes took up to 1.75 s on a busy 2-core machine.
+        extra = EXTRA_DIALECTS if rules == "kbt" else []
         config = _config(DIALECT_BASE + i * DIALECT_PORT_STEP, tmp_path / rules / "lab", jmx_rules=rules,
-                         kubernetes_job=True, scrape_interval_s=SCRAPE_S)  # fmt: skip
+                         kubernetes_job=True, scrape_interval_s=SCRAPE_S, extra_dialects=extra)  # fmt: skip
         labs.append(Lab(config))
     figures = []
     with ThreadPoolExecutor(len(labs)) as pool:
@@ -606,3 +676,27 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
     for f in (f for f in figures if f["dialect"] != "kbt"):
         assert any(f"metric dialect {f['dialect']}: 9 of the 9" in n for n in f["notes"]), f
         assert any(v != "-" for v in f["live_broker_req_per_s"]), f
+    # Today's setups on the kbt lab's load: RequestMetrics' produce requests within 5%, kbt's
+    # verdict, the broker told apart by its pod labels (Kubernetes-style) or its scrape target (MSK).
+    for f in kbt.values():
+        truth = f["requestmetrics_produce_requests_per_s"]
+        assert set(f["extra_dialects"]) == set(EXTRA_DIALECTS), f
+        for name, x in f["extra_dialects"].items():
+            assert x["detected"] == name, x
+            assert _close(x["produce_requests_per_s"], truth), (name, x, truth)
+            assert _close(x["network_idle_ratio"], f["network_idle_ratio"], 0.1), (name, x, f)
+            assert _close(x["bytes_per_request"], f["bytes_per_request"]), (name, x, f)
+            assert (x["status"], x["cause"], x["exit"]) == (f["status"], f["cause"], f["exit"]), (name, x, f)
+            if name in BROKERS_BY_INSTANCE:
+                continue
+            k8s = x["k8s"]  # no broker label named: the pod labels name it
+            assert k8s["broker"] == "my-cluster-kafka-1" and k8s["status"] == x["status"], (name, x)
+            assert _close(k8s["produce_requests_per_s"], x["produce_requests_per_s"]), (name, x)
+        # Strimzi's default allowlist: the doctor names the two series it leaves out and the entry.
+        reporter = f["extra_dialects"]["strimzi-reporter"]
+        assert any("strimzi-reporter: 7 of the 9" in n for n in reporter["notes"]), reporter
+        assert any('"kafka_network_requestchannel_requestqueuesize"' in n and "allowList" in n
+                   for n in reporter["notes"]), reporter  # fmt: skip
+        default = f["extra_dialects"]["exporter-default"]
+        assert default["broker_label"] == "instance" and default["broker"].startswith("127.0.0.1:"), default
+        assert any("exporter-default: 9 of the 9" in n for n in default["notes"]), default

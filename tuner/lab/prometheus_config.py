@@ -99,8 +99,9 @@ def kubernetes_scrape_config(cfg: LabConfig, cluster: list[dict[str, str]]) -> l
     if not cfg.kubernetes_job:
         return []
     ports: dict[str | None, Any] = {None: cfg.jmx_port}
-    for dialect in cfg.extra_dialects:
-        ports[dialect] = lambda n, d=dialect: cfg.dialect_exporter_port(d, n)
+    for dialect in cfg.extra_dialects:  # not MSK's naming: MSK is no Kubernetes cluster
+        if dialect not in BROKERS_BY_INSTANCE:
+            ports[dialect] = lambda n, d=dialect: cfg.dialect_exporter_port(d, n)
     jobs = []
     for named, port in ports.items():
         targets = [
