@@ -120,7 +120,9 @@ def test_with_no_safer_run_the_models_setting_for_the_margin_is_beside_it() -> N
     assert c.at_edge and c.safer is not None and c.safer.measured is None
     assert "corrected by the measured p99 error" in c.safer.reason
     # aimed at 900 ms less the chosen setting's p99 error: a shorter linger than the edge's 930 ms
-    assert c.safer.predicted.p99_ms <= 900 and c.safer.profile.linger_ms < 930  # type: ignore[union-attr]
+    safer = c.safer.profile
+    assert c.safer.predicted.p99_ms <= 900
+    assert isinstance(safer, LibrdkafkaProfile) and (safer.linger_ms or 0) < 930
 
 
 def test_without_a_margin_the_same_setting_is_not_at_the_edge() -> None:
