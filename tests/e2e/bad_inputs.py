@@ -1510,7 +1510,7 @@ CASES.append(
         "kbt forecast",
         "a cost model that cannot reproduce the diagnosis' measured idle, on a fit too poor to calibrate",
         ("forecast", "--diagnosis", "diagnosis.json", "--cost-model", "model.json"),
-        ExitStatus.BAD_INPUT,
+        ExitStatus.REFUSED,
         E + "forecast refused: current: live cluster: the cost model gives the busiest broker network idle "
         "0.917 for today's traffic where broker 1 measured 0.210 (+0.71, past 0.1) and its network fit is "
         "too poor to calibrate (R^2 0.03 < 0.5): give --cost-model fitted on records of this cluster or one "
@@ -1750,6 +1750,8 @@ def render_doc() -> str:
         ExitStatus.NO_SOLUTION: "no setting meets the SLO",
         ExitStatus.ENVIRONMENT: "the machine is not ready: no lab running, port taken, tool missing",
         ExitStatus.UNREACHABLE: "a broker or Prometheus could not be reached, or answered garbage",
+        ExitStatus.REFUSED: "`kbt forecast`: the cost model cannot reproduce today's measured idle (a fit "
+        "too poor to calibrate) or nothing was measured: fit the model on records of this cluster",
         ExitStatus.WARNING: "`kbt diagnose`: warning",
         ExitStatus.CRITICAL: "`kbt diagnose`: critical",
         ExitStatus.INTERRUPTED: "interrupted (Ctrl-C / SIGTERM / SIGHUP); completed records are kept",

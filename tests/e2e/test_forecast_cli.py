@@ -23,7 +23,7 @@ def test_the_saturated_diagnosis_with_the_labs_cost_model_is_refused_in_one_line
     proc = kbt("forecast", "--diagnosis", SATURATED, "--cost-model", RECORDS, "--peak", "3x", "--json", "-")
     _one_line_error(
         proc,
-        ExitStatus.BAD_INPUT,
+        ExitStatus.REFUSED,
         "forecast refused: current: live cluster",
         "broker 1 measured 0.210",
         "R^2 0.03 < 0.5",

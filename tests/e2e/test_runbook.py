@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +131,18 @@ name_format: "{{profile}}"
 """
 
 
+def _check_forecast(forecast: dict[str, Any]) -> None:
+    """The current settings show no more idle today than the baseline measured, and no row needs
+    fewer brokers than the topics' replication factor (3, given with --replication-factor)."""
+    (today,) = forecast["today"]  # the diagnosis measured the current settings only
+    lowest = min(b["network_idle_measured"] for b in today["brokers"])
+    assert any(p["pool"] == "network" for p in today["pools"]), today
+    current = next(r for r in forecast["rows"] if r["role"] == "current")
+    assert current["today_network_idle"] <= lowest + 1e-9, (current, lowest)
+    for row in forecast["rows"]:
+        assert row["brokers_needed"] is None or row["brokers_needed"] >= 3, row
+
+
 @pytest.mark.slow
 def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path, runbook_lab_dir: Path) -> None:
     """Its `kbt lab up` finds the lab tests/e2e/conftest.py began booting with the e2e tier."""
@@ -174,19 +187,15 @@ def test_the_runbook_runs_as_written_against_a_lab(tmp_path: Path, runbook_lab_d
     assert proc.returncode == 0, tail
     assert "== rollback: block" in proc.stdout
     reh = work / "rehearsal"
-    for produced in ("baseline.json", "forecast.json", "report.html", "before.json", "after.json"):
+    for produced in ("baseline.json", "report.html", "before.json", "after.json"):
         assert (reh / produced).is_file(), f"{produced} missing\n{tail}"
     assert (reh / "target.yaml").is_file()  # the commands went through the target file written for the lab
-    # the capacity step reproduced today first: the current settings show no more idle than the
-    # baseline measured, and no row needs fewer brokers than the topics' replication factor
-    forecast = json.loads((reh / "forecast.json").read_text())
-    (today,) = forecast["today"]  # the diagnosis measured the current settings only
-    lowest = min(b["network_idle_measured"] for b in today["brokers"])
-    assert any(p["pool"] == "network" for p in today["pools"]), today
-    current = next(r for r in forecast["rows"] if r["role"] == "current")
-    assert current["today_network_idle"] <= lowest + 1e-9, (current, lowest)
-    for row in forecast["rows"]:
-        assert row["brokers_needed"] is None or row["brokers_needed"] >= 3, row
+    # the capacity step reproduced today first, or refused in one line (exit 6) and wrote no
+    # forecast, as the lab's own poor fit may make it
+    if (reh / "forecast.json").is_file():
+        _check_forecast(json.loads((reh / "forecast.json").read_text()))
+    else:
+        assert "kbt: error: forecast refused: " in proc.stderr, tail
     health = json.loads((reh / "health-after.json").read_text())
     assert health["go"] is True, health
     assert list((reh / "results" / "rehearsal-peak").glob("recommended-*.json"))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.unit.rendered import as_text
 from tests.unit.synthetic_records import qunar_plans, record_with_brokers
+from tuner.core.errors import ExitStatus
 from tuner.core.paths import repo_root
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import Diagnosis, diagnose
@@ -80,7 +81,7 @@ def test_measured_idle_03_below_the_model_on_a_poor_fit_is_refused_in_one_line()
     with pytest.raises(ForecastRefused) as err:
         forecast(_model(r2=0.03), diagnosis_baselines(_diagnosis([0.3, 0.35, 0.4])), peak=3.0)
     message = err.value.message
-    assert "\n" not in message and err.value.status == 2
+    assert "\n" not in message and err.value.status == ExitStatus.REFUSED == 6
     assert "network idle 0.600" in message and "broker 1 measured 0.300" in message
     assert "R^2 0.03 < 0.5" in message and "--cost-model" in message
 

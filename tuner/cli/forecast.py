@@ -102,7 +102,7 @@ def forecast(
     a live cluster's `kbt diagnose --json`, or a target file's cluster diagnosed now (--target).
 
     The model's figures for today's traffic are checked against what the brokers measured first:
-    calibrated to them past a tolerance (the factor is said), or refused (exit 2) when the fit is too
+    calibrated to them past a tolerance (the factor is said), or refused (exit 6) when the fit is too
     poor or nothing was measured."""
     from tuner.model.forecast import forecast as run_forecast
     from tuner.model.forecast_baseline import records_baselines

@@ -16,6 +16,7 @@ class ExitStatus(IntEnum):
     NO_SOLUTION = 3  # no setting meets the SLO
     ENVIRONMENT = 4  # missing Java/Prometheus, occupied port, unwritable directory
     UNREACHABLE = 5  # a broker or Prometheus could not be reached
+    REFUSED = 6  # forecast: the cost model cannot reproduce today's measurement (or nothing was measured)
     WARNING = 10  # diagnose: warning
     CRITICAL = 11  # diagnose: critical
     INTERRUPTED = 130  # Ctrl-C / SIGTERM / SIGHUP

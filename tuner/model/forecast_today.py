@@ -13,7 +13,7 @@ have one):
   to scale, or the fitted fixed share alone is busier than measured) the difference is added as fixed
   busy time instead (the offset is said);
 - further off than the tolerance on a fit whose R^2 is below `forecast_fit_r2_min`, or (when asked)
-  with nothing measured: refused (ForecastRefused, one line, exit 2).
+  with nothing measured: refused (ForecastRefused, one line, exit 6).
 
 A forecast from a saturated cluster therefore never shows more idle today than the brokers measured,
 and every figure at a higher peak or on fewer brokers shows less.
@@ -34,7 +34,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import ExitStatus, KbtError
 from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.spec.thresholds import THRESHOLDS
@@ -49,9 +49,11 @@ _FACTOR_RANGE = (1e-6, 1e6)  # calibration factors outside it are no calibration
 Pool = Literal["network", "handler"]
 
 
-class ForecastRefused(BadInput):
-    """The forecast cannot reproduce today (exit 2, BAD_INPUT: the cost model does not describe the
-    cluster it was given)."""
+class ForecastRefused(KbtError):
+    """The forecast cannot reproduce today: the cost model does not describe the cluster it was given
+    (exit 6, REFUSED: a script tells it from a typo's exit 2 and can go on to measure instead)."""
+
+    status = ExitStatus.REFUSED
 
 
 class BrokerToday(Frozen):
