@@ -6,6 +6,8 @@ for every output; a link is written through to its file. Generated paths, not a 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +120,26 @@ def test_a_command_refuses_two_outputs_at_one_path_before_it_reads(
         == "kbt: error: --save-model m.json and --json m.json: one file for two outputs; give each its own\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def _kbt(args: list[str], **streams: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tuner", *args], text=True, timeout=120, **streams)
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["--version"], ["lab", "status", "--lab-dir", "/nonexistent/lab"]]
+)
+def test_a_full_stdout_is_one_line_and_exit_4(args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        out = _kbt(args, stdout=full, stderr=subprocess.PIPE)
+    assert out.returncode == 4, out.stderr
+    assert out.stderr == "kbt: error: cannot write to stdout: No space left on device\n"
+
+
+def test_a_closed_stdout_or_stderr_is_no_traceback() -> None:
+    closed_out = _kbt(["--help"], stdout=None, stderr=subprocess.PIPE, pass_fds=(), close_fds=True,
+                      preexec_fn=lambda: os.close(1))  # fmt: skip
+    assert closed_out.returncode == 4
+    assert closed_out.stderr == "kbt: error: cannot write to stdout: stdout is closed\n"
+    closed_err = _kbt(["lab"], stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2))
+    assert closed_err.returncode == 2 and closed_err.stdout == ""  # the usage went nowhere, quietly

@@ -111,10 +111,11 @@ def _register() -> None:
 
 
 def fail(message: str, status: ExitStatus) -> None:
+    from tuner.cli.streams import say
     from tuner.core.redact import scrub
     from tuner.core.text import one_line
 
-    sys.stderr.write(f"kbt: error: {one_line(scrub(message))}\n")
+    say(f"kbt: error: {one_line(scrub(message))}\n")
     sys.exit(int(status))
 
 
@@ -139,8 +140,10 @@ def _broken_pipe() -> None:
 
 
 def _gate_output() -> None:
+    from tuner.cli.streams import guard
     from tuner.core.text import OutputGate
 
+    guard()  # a full disk or a closed descriptor: one line, not the interpreter's exit 120
     # The one way out for text: every write to stdout/stderr passes the control-character gate.
     sys.stdout = OutputGate(sys.stdout)
     sys.stderr = OutputGate(sys.stderr)
@@ -152,6 +155,7 @@ def _gate_output() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     from tuner.cli import flags, signals
+    from tuner.cli.streams import flush_stdout
 
     flags.install()
     signals.install()
@@ -168,7 +172,10 @@ def main(argv: list[str] | None = None) -> None:
             from tuner.cli.help_shape import plain_help
 
             plain_help(command)
-        code = command.main(args=argv, prog_name="kbt", standalone_mode=False)
+        try:
+            code = command.main(args=argv, prog_name="kbt", standalone_mode=False)
+        finally:
+            flush_stdout()  # a full disk is seen here, as one line, not at the interpreter's exit
         if code == ExitStatus.INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
             raise KeyboardInterrupt
         if isinstance(code, int) and code != 0:  # typer.Exit(n) is returned, not raised, here
