@@ -6,22 +6,30 @@ whose baseline is another client's states its own client's defaults."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.unit.test_recommend_vs_grid import BROKERS, SLO, StandInLab
+from tests.unit.test_recommend_vs_grid import BROKERS, StandInLab
 from tuner.core.paths import repo_root
+from tuner.model.confirm import Trials
 from tuner.model.recommend import Request, recommend
 from tuner.render.recommendation import render_files
 from tuner.spec import RunPlan, load_sweep
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of
 from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
+from tuner.spec.clients.producer import ProducerKind
+from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import SweepSpec
 from tuner.store import RunRecord
+from tuner.store.recommendation import SLOBounds
 from tuner.target.security import parse_properties
 
 DEMO = load_sweep(repo_root() / "loadtests" / "qunar-logs-short.yaml")
+# One codec per kind: the durability does not depend on it, and each codec is a search of its own.
+SLO = SLOBounds(p99_ms=1000.0, codecs={"librdkafka": ["zstd"], "java": ["zstd"]})
 DURABLE = ("acks", "enable.idempotence", "retries", "max.in.flight.requests.per.connection")
 
 
@@ -30,7 +38,7 @@ class DemoLab(StandInLab):
 
     def __init__(self) -> None:
         super().__init__(60.0, request_error=0.03)
-        self.engines = frozenset({"librdkafka", "java"})
+        self.engines = frozenset({EngineId.LIBRDKAFKA, EngineId.JAVA})
 
     def run(self, profile: ClientProfile, reason: str) -> RunRecord:
         spec = SweepSpec(
@@ -47,7 +55,7 @@ def _demo_recommendation() -> tuple[dict[str, str], DemoLab, dict[str, list[RunR
     rec = recommend(
         Request(
             workload=DEMO.spec.workload, brokers=BROKERS, slo=SLO, clients=["librdkafka", "java"],
-            baselines={"librdkafka": baseline}, baseline=baseline, trials=lab, max_trials=2,
+            baselines={"librdkafka": baseline}, baseline=baseline, trials=cast(Trials, lab), max_trials=2,
         )
     )  # fmt: skip
     runs = {r.run_id: r for r in lab.runs}
@@ -83,6 +91,12 @@ def test_the_demos_files_state_the_durability_their_confirming_runs_used() -> No
     # the file says where it departs from the client's default; the Logstash options agree with Java's
     assert "# Not the librdkafka client's default: acks=1 (default -1)." in files["librdkafka.properties"]
     assert "Not the Java client's default" not in files["java.properties"]
+    # the header says where the durability came from (the recommendation's own lines)
+    assert (
+        "# Durability as baseline filebeat-like had it: acks=1, enable.idempotence=false,"
+        in (files["librdkafka.properties"])
+    )
+    assert "# Durability (never tuned): acks=all, enable.idempotence=true," in files["java.properties"]
     logstash = files["logstash-kafka-output.conf"]
     assert 'acks => "all"' in logstash and "retries => 2147483647" in logstash
     assert "derives true from these (as the measured run)" in logstash
@@ -100,8 +114,8 @@ _DURABILITY = st.fixed_dictionaries(
 
 
 @given(client=st.sampled_from(["librdkafka", "java"]), durability=_DURABILITY)
-def test_candidates_keep_a_baselines_durability(client: str, durability: dict[str, object]) -> None:
-    overrides = durability.get("overrides", {})
+def test_candidates_keep_a_baselines_durability(client: str, durability: dict[str, Any]) -> None:
+    overrides: dict[str, str] = durability.get("overrides", {})
     if client == "java" and "message.send.max.retries" in overrides:  # not a Java property
         return
     try:
@@ -121,4 +135,5 @@ def _stated(client: str, text: str) -> dict[str, str]:
     """The durability a properties file states, each setting by its main name (aliases read too)."""
     props = parse_properties(text, "artifact")
     kind = kind_named(client)
+    assert isinstance(kind, ProducerKind)
     return {key: next(props[k] for k in (key, *aliases) if k in props) for key, aliases in kind.DURABILITY}

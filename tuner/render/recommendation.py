@@ -173,6 +173,8 @@ def summary_lines(rec: Recommendation) -> list[str]:
                 f" lost {m.lost if m else '-'}: {verdict}"
             )
         out += [f"{c.client}: {note}" for note in c.notes]
+        if (durability := kind_of(c.profile).durability_note(c.profile, rec.baseline)) is not None:
+            out.append(f"{c.client}: {durability}")
     for truth in rec.model_truth:
         apart = f"; {truth.off_schedule} off their schedule left out" if truth.off_schedule else ""
         out.append(
@@ -207,6 +209,9 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
             f"Busiest broker: {c.busiest_before:.1f} -> {c.busiest_after:.1f} produce requests/s,"
             f" {relief:.1f}x fewer ({c.busiest_relief_on})."
         )
+    if (durability := kind_of(c.profile).durability_note(c.profile, rec.baseline)) is not None:
+        # durability is the user's: where the file's came from (wrapped: the file stays narrow)
+        lines += textwrap.wrap(durability, 100, subsequent_indent="  ", break_on_hyphens=False)
     return lines
 
 

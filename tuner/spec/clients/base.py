@@ -119,6 +119,11 @@ class ClientKind(Generic[P]):
         recommendation never changes them; kinds configured by properties state every one)."""
         return {k: str(v) for k, v in self.kept(cast("ClientProfile", profile)).items()}
 
+    def durability_note(self, profile: P, base: ClientProfile | None) -> str | None:
+        """A sentence for a recommendation: the durability the profile runs with and where it came
+        from (None for a kind whose files state none of it)."""
+        return None
+
     def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
         """A profile as version-1 records stored it, in today's shape."""
         return data

@@ -13,8 +13,9 @@ security, the client id) is the kind's `environment`: its engine layers exactly 
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import Field, field_validator, model_validator
 
@@ -179,6 +180,15 @@ class ProducerKind(ClientKind[P]):
             keep["overrides"] = durable
         return keep
 
+    def durability_note(self, profile: P, base: ClientProfile | None) -> str | None:
+        ran = self.durability(profile)
+        text = ", ".join(f"{k}={v}" for k, v in ran.items())
+        if base is None or base.client != self.name:
+            return f"Durability (never tuned): {text}: a {self.title} baseline's, else the client's defaults."
+        if ran != self.durability(cast(P, base)):
+            return f"Durability CHANGED from baseline {base.name}: {text}."
+        return f"Durability as baseline {base.name} had it: {text}."
+
     def render(self, profile: P, header: Sequence[str]) -> Rendered:
         """The client's config file for the profile, under `#` comment lines, secrets redacted.
         Without a header it is the artifact a run's client starts from (`artifact`)."""
@@ -194,10 +204,9 @@ class ProducerKind(ClientKind[P]):
         return dict(conf)
 
     def _preamble(self, profile: P) -> list[str]:
-        lines = [
-            "# Set by your environment, not in this file: " + ", ".join(self.environment) + ".",
-            *(f"# {line}" for line in self.secrets_hint),
-        ]
+        env = "Set by your environment, not in this file: " + ", ".join(self.environment) + "."
+        lines = [f"# {line}" for line in textwrap.wrap(env, 98, break_on_hyphens=False)]
+        lines += [f"# {line}" for line in self.secrets_hint]
         if self.measurement:
             lines.append(
                 f"# kbt's runs layer the same on top of this file, plus {', '.join(self.measurement)}."
