@@ -19,6 +19,7 @@ import math
 import os
 import re
 import stat
+import warnings
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -265,7 +266,11 @@ def parse_yaml(text: str, shown: str) -> Any:
     register_input_secrets(text)
     try:
         _yaml_limits(text, shown)
-        data = YAML(typ="rt").load(text)
+        # ruamel warns (an anchor defined twice) on stderr as lines of its own that quote the
+        # input: the document is read as YAML says (the later anchor wins), the warning dropped
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = YAML(typ="rt").load(text)
     except BadInput:
         raise
     except YAMLError as exc:
