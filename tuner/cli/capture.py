@@ -83,7 +83,7 @@ def capture(
     console.print(f"capturing for {window_s:.0f} s ...", highlight=False)
     record, plan = run_capture(request)
     written = atomic_write_all(capture_files(out, record, plan), "capture file")
-    show(console, "\n".join(summary_lines(out, plan, record.window_s)))
+    show(console, "\n".join(summary_lines(out, record, plan)))
     for note in plan.notes:
         console.print(f"kbt: note: {note}", markup=False, highlight=False)
     write_json(json_path, "capture", plan=plan, files=[str(p) for p in written])

@@ -51,12 +51,19 @@ def _header(group: CapturedGroup, plan: CapturePlan) -> list[str]:
     ]
 
 
-def summary_lines(out: Path, plan: CapturePlan, window_s: float) -> list[str]:
+def summary_lines(out: Path, record: CaptureRecord, plan: CapturePlan) -> list[str]:
     """What the capture found, group by group, and the commands that replay and recommend it."""
     lines = [
-        f"captured {window_s:.0f} s: {len(plan.groups)} client group(s), {plan.producers} producers;"
+        f"captured {record.window_s:.0f} s: {len(plan.groups)} client group(s), {plan.producers} producers;"
         f" lab scale {plan.scale:.4g} ({plan.lab_producers} producers in the lab, each as on the source)"
     ]
+    for b in record.brokers_snapshot.brokers if record.brokers_snapshot else []:
+        idle, per = b.network_idle_ratio, b.bytes_per_produce_request
+        lines.append(
+            f"  broker {b.broker}: network idle {'-' if idle is None else f'{idle:.2f}'},"
+            f" {b.produce_requests_per_s or 0:.4g} produce requests/s"
+            f" of {'-' if per is None else f'{per:.0f}'} B"
+        )
     for g in plan.groups:
         linger = "-" if g.linger_ms is None else f"{g.linger_ms:g} ms"
         keys = f"keyed ({g.key_cardinality} keys)" if g.key_cardinality else "keyless"

@@ -19,12 +19,15 @@ from tuner.core.errors import BadInput
 if TYPE_CHECKING:
     from tuner.model.capture import CapturePlan, ShapeOptions
     from tuner.store.capture import CaptureRecord
-    from tuner.target import TargetSource
+    from tuner.store.snapshot import ClusterSnapshot
+    from tuner.target import Target, TargetSource
 
 MAX_WINDOW_S = 3600.0
 MIN_WINDOW_S = 5.0
 SAMPLE_TIMEOUT_S = 10.0  # per topic
 MAX_SAMPLED_TOPICS = 64
+PROMETHEUS_TIMEOUT_S = 30.0
+PROMETHEUS_DEADLINE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
         notes.append("the request logs hold no produce request in the window (is the logger at DEBUG?)")
     written = {topic for row in traffic.rows for topic in row["topic_bytes"]}
     samples = _samples(conn, [t for t in topics if t["name"] in written and t["records"]], request)
+    snapshot = _brokers(target, start, end, notes)
     record = CaptureRecord(
         start=start,
         end=end,
@@ -82,9 +86,30 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
         clients=traffic.rows,
         samples=samples,
         request_logs=[str(p) for p in request.request_logs],
+        brokers_snapshot=snapshot,
         notes=notes,
     )
     return record, shape(record, request.options)
+
+
+def _brokers(target: Target, start: float, end: float, notes: list[str]) -> ClusterSnapshot | None:
+    """The brokers over the window from the target's Prometheus, as diagnose reads them (None,
+    noted, when it has none or cannot answer: the capture stands without them)."""
+    from tuner.core.errors import KbtError
+    from tuner.measure.cluster_snapshot import take_snapshot
+    from tuner.measure.prometheus import Prometheus
+    from tuner.store.snapshot import ClusterSnapshot
+
+    if target.prometheus_url is None:
+        return None
+    window = end - start
+    try:
+        prom = Prometheus.for_target(target, timeout_s=PROMETHEUS_TIMEOUT_S, deadline_s=PROMETHEUS_DEADLINE_S)
+        figures = take_snapshot(prom, window_s=window, step_s=min(15.0, window / 4), end=end, top_topics=0)
+    except KbtError as exc:  # Prometheus unreachable, answering oddly, or without broker series
+        notes.append(f"the brokers' figures were not read: {exc.message}")
+        return None
+    return ClusterSnapshot.model_validate(figures)
 
 
 def _samples(conn: Any, topics: list[dict[str, Any]], request: CaptureRequest) -> list[dict[str, Any]]:

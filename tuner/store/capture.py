@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.store.snapshot import ClusterSnapshot
 
 CAPTURE_VERSION = 1
 
@@ -65,6 +66,8 @@ class CaptureRecord(Frozen):
     clients: list[ClientTraffic] = Field(default_factory=list)
     samples: list[TopicSample] = Field(default_factory=list)
     request_logs: list[str] = Field(default_factory=list)
+    # the brokers over the same window, as `kbt diagnose` reads them, when the target has a Prometheus
+    brokers_snapshot: ClusterSnapshot | None = None
     notes: list[str] = Field(default_factory=list)
 
     @property
