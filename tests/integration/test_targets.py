@@ -30,7 +30,7 @@ from tests.integration.conftest import TEST_BASE_PORT
 from tuner.core.errors import EnvironmentProblem
 from tuner.core.paths import repo_root
 from tuner.lab import Lab, LabConfig, LabState
-from tuner.lab.prometheus_config import BROKERS_BY_INSTANCE, dialect_job, kubernetes_job
+from tuner.lab.prometheus_config import dialect_job
 from tuner.lab.security import PASSWORD_ENV, SecurityFiles
 from tuner.measure.broker_window import interpolate
 from tuner.measure.meter_warmup import idle_meters_settled_at
@@ -427,21 +427,16 @@ def _diagnose(target: Path, start: float, end: float) -> tuple[int, dict[str, An
     return result.returncode, json.loads(result.stdout), result.stderr
 
 
-def _extra_targets(state: LabState, directory: Path) -> dict[str, tuple[Path, Path | None]]:
-    """Target files reading the lab's extra dialects (EXTRA_DIALECTS): their own scrape job, and
-    their Kubernetes-style one with no broker label named (diagnose takes it from the pod labels)."""
-    out: dict[str, tuple[Path, Path | None]] = {}
+def _extra_targets(state: LabState, directory: Path) -> dict[str, Path]:
+    """Target files reading the lab's extra dialects (EXTRA_DIALECTS) through their scrape jobs."""
+    out: dict[str, Path] = {}
     for dialect in state.config.extra_dialects:
-        direct, k8s = directory / dialect, directory / dialect / "k8s"
+        (directory / dialect).mkdir()
         job = f"{{job: {dialect_job(dialect)}}}"
-        k8s.mkdir(parents=True)
         bootstrap, url = state.bootstrap_servers, state.prometheus_url
-        out[dialect] = (
-            _target_file(direct, bootstrap, url, SCRAPE_S, dialect="auto", brokers=job),
-            None if dialect in BROKERS_BY_INSTANCE else  # MSK's naming: no Kubernetes job
-            _target_file(k8s, bootstrap, url, SCRAPE_S, dialect="auto",
-                         brokers=f"{{job: {kubernetes_job(dialect)}, matchers: {{namespace: kafka}}}}"),
-        )  # fmt: skip
+        out[dialect] = _target_file(
+            directory / dialect, bootstrap, url, SCRAPE_S, dialect="auto", brokers=job
+        )
     return out
 
 
@@ -452,8 +447,11 @@ def _read_through_dialect(state: LabState, directory: Path, dialect: str) -> lis
     (directory / "k8s").mkdir()
     bootstrap, url = state.bootstrap_servers, state.prometheus_url
     target = _target_file(directory, bootstrap, url, SCRAPE_S, dialect="auto")
+    # Kubernetes-style: Strimzi's pod labels, no broker label. The kbt lab's target names none
+    # either: diagnose takes the broker from the pod labels (kubernetes_pod_name).
+    broker_label = "" if state.config.extra_dialects else " broker_label: pod,"
     k8s = _target_file(directory / "k8s", bootstrap, url, SCRAPE_S, dialect="auto",
-                       brokers="{job: kafka, broker_label: pod, matchers: {namespace: kafka}}")  # fmt: skip
+                       brokers=f"{{job: kafka,{broker_label} matchers: {{namespace: kafka}}}}")  # fmt: skip
     extra = _extra_targets(state, directory)
     # Until Prometheus holds the brokers' series and their idle meters are past start-up.
     deadline, settled = time.time() + 150, None
@@ -495,11 +493,11 @@ def _raw_since(prom: Prometheus, dialect: str, start: float, until: float) -> fl
     return total
 
 
-def _extra_figures(targets: dict[str, tuple[Path, Path | None]], start: float, end: float) -> dict[str, Any]:
+def _extra_figures(targets: dict[str, Path], start: float, end: float) -> dict[str, Any]:
     """Diagnose over the same window through each extra dialect's jobs: the same load, read in
     another naming by another exporter of the same broker."""
     out = {}
-    for dialect, (direct, k8s) in targets.items():
+    for dialect, direct in targets.items():
         status, answer, stderr = _diagnose(direct, start, end)
         snap = answer["snapshot"]["brokers"][0]
         health = {k: v for k, v in snap.items() if k.startswith(("scrape", "measured"))}
@@ -520,16 +518,6 @@ def _extra_figures(targets: dict[str, tuple[Path, Path | None]], start: float, e
             "scrape_duration_max_s": snap["scrape_duration_max_s"],
             "notes": [line for line in stderr.splitlines() if "kbt: note" in line],
         }
-        if k8s is not None:
-            k8s_status, k8s_answer, _ = _diagnose(k8s, start, end)
-            k8s_snap = k8s_answer["snapshot"]["brokers"][0]
-            out[dialect]["k8s"] = {
-                "exit": k8s_status,
-                "status": k8s_answer["brokers"][0]["status"],
-                "broker": k8s_snap["broker"],
-                "produce_requests_per_s": k8s_snap["produce_requests_per_s"],
-                "network_idle_ratio": k8s_snap["network_idle_ratio"],
-            }
     return out
 
 
@@ -540,7 +528,7 @@ def _run_figures(
     dialect: str,
     live_broker: list[str],
     until: float,
-    extra: dict[str, tuple[Path, Path | None]],
+    extra: dict[str, Path],
 ) -> dict[str, Any]:
     """One run's figures: diagnose over its window, direct and Kubernetes-style, and the truth raw."""
     client, window = record["client"], record["broker"]
@@ -677,7 +665,8 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
         assert any(f"metric dialect {f['dialect']}: 9 of the 9" in n for n in f["notes"]), f
         assert any(v != "-" for v in f["live_broker_req_per_s"]), f
     # Today's setups on the kbt lab's load: RequestMetrics' produce requests within 5%, kbt's
-    # verdict, the broker told apart by its pod labels (Kubernetes-style) or its scrape target (MSK).
+    # verdict; MSK's naming tells the broker by its scrape target (the Kubernetes-style reading
+    # above, with no broker label named, by its pod labels).
     for f in kbt.values():
         truth = f["requestmetrics_produce_requests_per_s"]
         assert set(f["extra_dialects"]) == set(EXTRA_DIALECTS), f
@@ -687,11 +676,6 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
             assert _close(x["network_idle_ratio"], f["network_idle_ratio"], 0.1), (name, x, f)
             assert _close(x["bytes_per_request"], f["bytes_per_request"]), (name, x, f)
             assert (x["status"], x["cause"], x["exit"]) == (f["status"], f["cause"], f["exit"]), (name, x, f)
-            if name in BROKERS_BY_INSTANCE:
-                continue
-            k8s = x["k8s"]  # no broker label named: the pod labels name it
-            assert k8s["broker"] == "my-cluster-kafka-1" and k8s["status"] == x["status"], (name, x)
-            assert _close(k8s["produce_requests_per_s"], x["produce_requests_per_s"]), (name, x)
         # Strimzi's default allowlist: the doctor names the two series it leaves out and the entry.
         reporter = f["extra_dialects"]["strimzi-reporter"]
         assert any("strimzi-reporter: 7 of the 9" in n for n in reporter["notes"]), reporter

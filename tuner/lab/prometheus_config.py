@@ -77,11 +77,6 @@ def dialect_job(dialect: str) -> str:
     return f"{BROKER_JOB}-{dialect}"
 
 
-def kubernetes_job(dialect: str | None = None) -> str:
-    """The Kubernetes-style job of the brokers' exporter (of an extra dialect's, when named)."""
-    return KUBERNETES_JOB if dialect is None else f"{KUBERNETES_JOB}-{dialect}"
-
-
 # The labels Strimzi's example PodMonitor gives a broker, made by relabelling as it makes them from
 # the pod's metadata: its name as `kubernetes_pod_name` (and `pod`, as the Prometheus Operator adds),
 # its strimzi.io/* labels as strimzi_io_*, the Kubernetes node as `node_name` (one per broker here).
@@ -96,29 +91,20 @@ _STRIMZI_RELABEL: list[dict[str, Any]] = [
 
 
 def kubernetes_scrape_config(cfg: LabConfig, cluster: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """The brokers' own exporter only: an extra dialect's exporter reads the broker over JMX, which
+    costs the broker more per scrape than its in-process agent (the pod labels are the same)."""
     if not cfg.kubernetes_job:
         return []
-    ports: dict[str | None, Any] = {None: cfg.jmx_port}
-    for dialect in cfg.extra_dialects:  # not MSK's naming: MSK is no Kubernetes cluster
-        if dialect not in BROKERS_BY_INSTANCE:
-            ports[dialect] = lambda n, d=dialect: cfg.dialect_exporter_port(d, n)
-    jobs = []
-    for named, port in ports.items():
-        targets = [
-            {
-                "targets": [f"{LOOPBACK}:{port(n)}"],
-                "labels": {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE},
-            }
-            for n in cfg.node_ids
-        ]
-        jobs.append(
-            {
-                "job_name": kubernetes_job(named),
-                "static_configs": targets,
-                "relabel_configs": cluster + _STRIMZI_RELABEL,
-            }
-        )
-    return jobs
+    targets = [
+        {
+            "targets": [f"{LOOPBACK}:{cfg.jmx_port(n)}"],
+            "labels": {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE},
+        }
+        for n in cfg.node_ids
+    ]
+    return [
+        {"job_name": KUBERNETES_JOB, "static_configs": targets, "relabel_configs": cluster + _STRIMZI_RELABEL}
+    ]
 
 
 def render_prometheus_config(cfg: LabConfig) -> str:
