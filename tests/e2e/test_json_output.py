@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tuner import __version__
 from tuner.cli.json_out import SCHEMA_VERSION
 from tuner.core.paths import repo_root
 
@@ -26,8 +27,9 @@ def test_lab_status_without_a_lab(tmp_path: Path) -> None:
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     assert doc == {
-        "kbt": "lab status",
+        "kbt": __version__,
         "schema_version": SCHEMA_VERSION,
+        "command": "lab status",
         "lab_dir": str(tmp_path / "none"),
         "running": False,
         "healthy": False,
@@ -44,7 +46,7 @@ def test_check_filebeat_reports_each_file(tmp_path: Path) -> None:
     proc = _kbt("check", "filebeat", str(profile), str(bad), "--json", "-", cwd=tmp_path)
     assert proc.returncode == 2
     doc = json.loads(proc.stdout)
-    assert doc["kbt"] == "check filebeat" and doc["schema_version"] == SCHEMA_VERSION
+    assert doc["command"] == "check filebeat" and doc["schema_version"] == SCHEMA_VERSION
     by_file = {Path(f["file"]).name: f for f in doc["files"]}
     assert by_file[profile.name]["ok"] is True
     assert by_file["bad.yml"]["ok"] is False
@@ -57,7 +59,7 @@ def test_json_to_a_file_keeps_the_human_output(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "prefill" in proc.stdout
     doc = json.loads((tmp_path / "plan.json").read_text())
-    assert doc["kbt"] == "stress --dry-run"
+    assert doc["command"] == "stress --dry-run"
     assert doc["stages"][0]["kind"] == "prefill"
 
 
@@ -77,4 +79,4 @@ def test_recommend_json_is_part_of_the_recommendation_batch(tmp_path: Path) -> N
     proc = _kbt("recommend", "--results", "results", "--out", "recs", "--json", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["kbt"] == "recommend" and Path(tmp_path / doc["recommendation_file"]).is_file()
+    assert doc["command"] == "recommend" and Path(tmp_path / doc["recommendation_file"]).is_file()

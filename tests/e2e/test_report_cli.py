@@ -83,7 +83,7 @@ def test_json_is_written_with_the_page_or_not_at_all(tmp_path: Path) -> None:
     proc = _kbt("--results", "results", "--out", "r.html", "--json", "j/r.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     document = json.loads((tmp_path / "j" / "r.json").read_text())
-    assert document["kbt"] == "report" and len(document["runs"]) == 3 and (tmp_path / "r.html").is_file()
+    assert document["command"] == "report" and len(document["runs"]) == 3 and (tmp_path / "r.html").is_file()
 
 
 def test_positional_results_still_works_with_a_note(tmp_path: Path) -> None:

@@ -75,9 +75,12 @@ def test_dry_run_json_is_one_document(tmp_path: Path) -> None:
     proc = _kbt("sweep", "spec.yaml", "--dry-run", "--json", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["kbt"] == "sweep --dry-run" and doc["schema_version"] == 1
+    assert doc["command"] == "sweep --dry-run" and doc["schema_version"] == 2
     batched = next(r for r in doc["runs"] if r["name"] == "batched")
     assert batched["producers"] == 2 and batched["client_config"]["compression.type"] == "lz4"
+    assert batched["client"] == "librdkafka"  # the kind, and each topic's fields apart
+    assert [set(t) for t in batched["topics"]] == [{"name", "partitions"}] * len(batched["topics"])
+    assert all(isinstance(t["partitions"], int) for t in batched["topics"])
     assert "batched: 2 producers" in proc.stderr  # the human lines moved to stderr
 
 

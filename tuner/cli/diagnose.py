@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
-from tuner.cli.json_out import console_for
+from tuner.cli.json_out import console_for, document_text
 from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
@@ -186,7 +185,7 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
     """The diagnosis as a table, and as JSON to a file or ('-') to stdout instead of the table."""
     from tuner.render.diagnosis import diagnosis_view
 
-    text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
+    text = document_text("diagnose", **result.model_dump(mode="json"))
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
     else:

@@ -13,7 +13,7 @@ import typer
 from tuner.cli.args import positional_results, results_dir, results_option
 from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
 from tuner.cli.diagnose import seconds
-from tuner.cli.json_out import console_for
+from tuner.cli.json_out import console_for, document_text, unwrap
 from tuner.core.errors import BadInput
 from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write_all
@@ -120,7 +120,7 @@ def forecast(
     else:
         baselines = records_baselines(records, sweep, current, recommended)
     result = run_forecast(model, baselines, k, min_idle, require_measured=True)
-    text = json.dumps(result.model_dump(mode="json"), indent=2) + "\n"
+    text = document_text("forecast", **result.model_dump(mode="json"))
     if _write_outputs(model, text, save_model, json_path):
         return
     console = console_for(None, min_width=160)
@@ -224,6 +224,6 @@ def _read_diagnosis(path: Path) -> Diagnosis:
 
     raw = read_json(path, "diagnosis")
     try:
-        return Diagnosis.model_validate(raw)
+        return Diagnosis.model_validate(unwrap(raw))  # with or without the envelope
     except ValidationError:
         raise BadInput(f"--diagnosis {path}: not a `kbt diagnose --json` file") from None

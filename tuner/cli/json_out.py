@@ -1,9 +1,11 @@
 """`--json PATH` ('-': stdout) on every command that reports, in one documented shape.
 
-Each document is an object with `kbt` (the command, e.g. "lab status"), `schema_version` (this
-module's; raised when a field changes meaning or goes away, never for an added field) and the
-command's own fields (docs/cli.md#json-output). With `--json -` the human output moves to stderr,
-so stdout is exactly one JSON document.
+Each document is an object with the same envelope, `kbt` (the version of kbt that wrote it),
+`schema_version` (this module's; raised when a field changes meaning or goes away, never for an
+added field) and `command` (e.g. "lab status"), beside the command's own fields
+(docs/cli.md#json-output). With `--json -` the human output moves to stderr, so stdout is exactly
+one JSON document. A reader of a document kbt wrote (`forecast --diagnosis`) takes it with or
+without the envelope (`unwrap`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from rich.console import Console
 from tuner.core.redact import redact
 from tuner.core.writes import atomic_write, json_text, stdout_claimed
 
-SCHEMA_VERSION = 1
+# 2: `kbt` is the version (it was the command, now `command`); diagnose's and forecast's documents
+# carry the envelope; a dry run's topics are {name, partitions} and its runs name their client
+SCHEMA_VERSION = 2
+ENVELOPE = ("kbt", "schema_version", "command")
 
 
 def json_option(what: str) -> Any:
@@ -58,7 +63,17 @@ def plain(value: Any) -> Any:
 
 
 def document(command: str, **fields: Any) -> dict[str, Any]:
-    return {"kbt": command, "schema_version": SCHEMA_VERSION, **{k: plain(v) for k, v in fields.items()}}
+    from tuner import __version__
+
+    head = {"kbt": __version__, "schema_version": SCHEMA_VERSION, "command": command}
+    return {**head, **{k: plain(v) for k, v in fields.items() if k not in head}}
+
+
+def unwrap(data: Any) -> Any:
+    """A document's own fields without the envelope (as they were before it had one)."""
+    if isinstance(data, dict) and "command" in data and "schema_version" in data:
+        return {k: v for k, v in data.items() if k not in ENVELOPE}
+    return data
 
 
 def document_text(command: str, **fields: Any) -> str:

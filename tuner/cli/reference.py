@@ -49,20 +49,40 @@ def _with_json(cmd: Any, path: list[str]) -> list[str]:
     return found
 
 
+# What each field of the envelope means (the fields themselves: tuner/cli/json_out.py ENVELOPE).
+_ENVELOPE_HELP = {
+    "kbt": "string: the version of kbt that wrote the document",
+    "schema_version": "integer: raised when a field changes meaning or goes away, never for an added field",
+    "command": 'string: the command, e.g. "lab status" or "sweep --dry-run"',
+}
+
+
 def _json_section(root: Any) -> list[str]:
-    from tuner.cli.json_out import SCHEMA_VERSION
+    from tuner.cli.json_out import ENVELOPE, SCHEMA_VERSION
+    from tuner.cli.outputs import OUTPUTS
 
     commands = ", ".join(f"`{c}`" for c in _with_json(root, ["kbt"]))
+    stdout = ", ".join(
+        f"`kbt {c} {f} -`" for c, flags in sorted(OUTPUTS.items()) for f in flags if f != "--out"
+    )
     return [
         "\n## JSON output\n",
         f"{commands} take `--json PATH` and write one JSON document there (`--json -`: to stdout, with the"
-        " human output moved to stderr, so `kbt ... --json - | jq` reads it). Documents of `lab status`,"
-        " `sweep`, `stress`, `chaos`, `recommend`, `report` and `check filebeat` are objects with `kbt`"
-        f' (the command, e.g. `"lab status"` or `"sweep --dry-run"`), `schema_version` (now'
-        f" {SCHEMA_VERSION}; raised when a field changes meaning or goes away, never for an added field)"
-        " and the command's fields; `diagnose` and `forecast` write their models as they are,"
-        " `probe compression` its record (docs/probe-record.md). Example:"
-        " `kbt lab status --json - | jq -r .prometheus_url`.",
+        " human output moved to stderr, so `kbt ... --json - | jq` reads it). Every document is one object:"
+        f" the envelope below (schema version {SCHEMA_VERSION}), then the command's own fields, each a value"
+        " of its own (a dry run's topic is `{name, partitions}`, its run names its `client` kind)."
+        " `probe compression` writes its probe record (docs/probe-record.md), which has its own"
+        " `schema_version` and `kind`. Example: `kbt lab status --json - | jq -r .prometheus_url`.\n",
+        "| field | meaning |",
+        "|---|---|",
+        *(f"| `{name}` | {_cell(_ENVELOPE_HELP[name])} |" for name in ENVELOPE),
+        "",
+        "## Outputs\n",
+        "Each command's output flags are declared once (tuner/cli/outputs.py) and judged together before"
+        " the command reads or writes anything: two flags naming one file, two on stdout, a file path"
+        " ending in `/`, a symbolic link to nothing or a path that cannot be written is exit 2 with a"
+        " line naming the flag. A symbolic link to a file is written through (the link stays). `-` is"
+        f" stdout for each of them: {stdout}.",
     ]
 
 
@@ -106,4 +126,24 @@ def cli_reference_markdown() -> str:
 
     walk(root, ["kbt"], None)
     out += _json_section(root)
-    return "\n".join(out).rstrip("\n") + "\n"
+    return _wrapped("\n".join(out).rstrip("\n") + "\n")
+
+
+def _wrapped(markdown: str, width: int = 100) -> str:
+    """Paragraph lines wrapped at `width` between words (a table row or a code block stays one
+    line: Markdown needs it so)."""
+    import textwrap
+
+    out: list[str] = []
+    code = False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            code = not code
+        if code or line.startswith(("|", "#", "```")) or len(line) <= width:
+            out.append(line)
+            continue
+        indent = "  " if line.startswith("- ") else ""
+        out += textwrap.wrap(
+            line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+        )
+    return "\n".join(out)

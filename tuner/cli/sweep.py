@@ -65,7 +65,8 @@ def sweep(
     if dry_run:
         from tuner.render.dry_run import sweep_dry_run
 
-        rows, lines = sweep_dry_run(loaded, target.topic_prefix if target is not None else "kbt-")
+        prefix = target.topic_prefix if target is not None else "kbt-"
+        rows, lines = sweep_dry_run(loaded, prefix, console.width)
         write_json(json_path, "sweep --dry-run", spec=loaded.spec.name, runs=rows)
         for line in lines:
             console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -6,39 +6,54 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.core.redact import redact
+from tuner.render.fit import PIPE_WIDTH, wrap_list
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.sweep import RunPlan
 
 
 def planned_run(plan: RunPlan, prefix: str) -> dict[str, Any]:
-    """One run of a sweep as it would go: topics (named with the target's prefix), load, profile."""
+    """One run of a sweep as it would go: topics (named with the target's prefix), load, profile
+    and its client kind. Every field is a value of its own (a topic's name and partitions apart)."""
     w = plan.workload
     return {
-        "topics": [f"{prefix}{t.name}-r{plan.index}-<stamp> ({t.partitions} partitions)" for t in w.topics],
         "name": plan.name,
+        "topics": [
+            {"name": f"{prefix}{t.name}-r{plan.index}-<stamp>", "partitions": t.partitions} for t in w.topics
+        ],
         "producers": w.producers,
         "rate_per_producer": w.rate_per_producer,
         "duration_s": w.duration_s,
         "warmup_s": w.warmup_s,
         "profile": plan.profile.name,
+        "client": plan.profile.client,
         "client_config": {k: str(v) for k, v in redact(plan.profile.client_settings()).items()},
     }
 
 
-def sweep_dry_run(loaded: LoadedSweep, prefix: str) -> tuple[list[dict[str, Any]], list[str]]:
-    """(the runs as JSON rows, one text line per run)."""
+def sweep_dry_run(
+    loaded: LoadedSweep, prefix: str, width: int = PIPE_WIDTH
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """(the runs as JSON rows, text lines of at most `width` columns: a run's head, then its
+    settings and its topics, each list broken only between its items)."""
     rows = [planned_run(plan, prefix) for plan in loaded.runs]
     lines = []
     for plan, row in zip(loaded.runs, rows, strict=True):
         w = plan.workload
         rate = "max" if w.rate_per_producer == "max" else f"{w.rate_per_producer:g}/s"
-        settings = " ".join(f"{k}={v}" for k, v in row["client_config"].items())
-        lines.append(
-            f"{plan.name}: {w.producers} producers x {rate}, {w.duration_s:g} s"
-            f" (warm-up {w.warmup_s:g} s), profile {plan.profile.name}: {settings or '(defaults)'};"
-            f" topics {', '.join(row['topics'])}"
+        lines += wrap_list(
+            "",
+            [
+                f"{plan.name}: {w.producers} producers x {rate}",
+                f"{w.duration_s:g} s (warm-up {w.warmup_s:g} s)",
+                f"profile {plan.profile.name} ({row['client']})",
+            ],
+            width,
         )
+        settings = [f"{k}={v}" for k, v in row["client_config"].items()] or ["(defaults)"]
+        lines += wrap_list("  settings:", settings, width)
+        topics = [f"{t['name']} ({t['partitions']} partitions)" for t in row["topics"]]
+        lines += wrap_list("  topics:", topics, width)
     return rows, lines
 
 

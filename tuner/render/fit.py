@@ -18,7 +18,7 @@ from rich.errors import MarkupError
 from rich.table import Table
 from rich.text import Text
 
-PIPE_WIDTH = 120
+PIPE_WIDTH = 100  # a pipe or a log is read at 100 columns (an editor's, a CI log's width)
 GAP = 2  # spaces between plain columns
 INDENT = "  "
 MIN_ID_WIDTH = 16  # an id column is never shortened below this
@@ -51,6 +51,23 @@ def wrap(text: str, width: int = PIPE_WIDTH, indent: str = "") -> list[str]:
             break_on_hyphens=False,
         ) or [""]
     return out
+
+
+def wrap_list(head: str, items: list[str], width: int = PIPE_WIDTH, indent: str = "    ") -> list[str]:
+    """`head` then `items` joined by ", ", broken only after a comma: an item (a setting, a topic)
+    is never cut, and continuation lines start at `indent`. An item longer than a line stands whole
+    on a line of its own."""
+    lines: list[str] = []
+    line, fresh = head, True  # fresh: nothing after the head or the indent yet
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        sep = "" if fresh and (not line or line.endswith(" ")) else " "
+        if not fresh and len(line) + len(sep) + len(piece) > width:
+            lines.append(line)
+            line, sep = indent, ""
+        line, fresh = f"{line}{sep}{piece}", False
+    lines.append(line)
+    return lines
 
 
 @dataclass(frozen=True)
