@@ -20,6 +20,7 @@ import http.server
 import os
 import socket
 import sys
+import textwrap
 import threading
 import time
 import urllib.parse
@@ -1231,9 +1232,9 @@ HARDENING_LINES = {
     "secrets-oauthbearer-config": 'spec.yaml:11: profiles[0].overrides: "sasl.oauthbearer.config" holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
     "secrets-key-whitespace": 'spec.yaml:11: profiles[0].overrides: " sasl.password " holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
     "secrets-reference-default": 'spec.yaml:11: profiles[0].overrides: "sasl.password" holds a secret: give it as a ${VAR} reference to an environment variable, not literally',  # noqa: E501
-    "writes-json-device": "/dev/full: is a device; kbt writes a probe record only to a regular file or a new path",  # noqa: E501
-    "writes-parent-not-directory": "sample.log/out.json: sample.log is not a directory",
-    "writes-markdown-fifo": "out.md: is a FIFO; kbt writes a markdown table only to a regular file or a new path",  # noqa: E501
+    "writes-json-device": "--json /dev/full: is a device; kbt writes a file only to a regular file or a new path",  # noqa: E501
+    "writes-parent-not-directory": "--json sample.log/out.json: sample.log is not a directory",
+    "writes-markdown-fifo": "--markdown out.md: is a FIFO; kbt writes a file only to a regular file or a new path",  # noqa: E501
     "writes-plot-format": "out.xyz: unknown plot format 'xyz' (use one of avif, eps, gif, jpeg, jpg, pdf, pgf, png, ps, raw, rgba, svg, svgz, tif, tiff, webp)",  # noqa: E501
     "messages-long-value": "spec.yaml:4: workload.topics[0].name: must match pattern '^[A-Za-z0-9._-]{1,200}$' (got 'ttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt... (199,721 more characters)",  # noqa: E501
     "messages-control-chars": 'spec.yaml:11: profiles[0]: unknown key "\\x1b[2Jx"',
@@ -1486,8 +1487,8 @@ LEFTOVER_CASES: list[Case] = [
 ]
 LEFTOVER_LINES = {
     "exit-client-comma": f"--client names no client kind: expected one of {', '.join(KINDS)}",
-    "exit-render-out-under-file": "afile/sub/README.md: afile is not a directory",
-    "writes-render-out-is-file": "afile/README.md: afile is not a directory",
+    "exit-render-out-under-file": "--out afile/sub: is under afile, which is not a directory",
+    "writes-render-out-is-file": "--out afile: is not a directory",
     "writes-forecast-model-then-bad-diagnosis": "--diagnosis bad.json: not a `kbt diagnose --json` file",
     "regex-key-backreference": "spec.yaml:8: workload.keys: keys.pattern: not a regex kbt can match in linear time (invalid escape sequence: \\1); RE2 syntax: no backreferences or lookaround",  # noqa: E501
     "regex-key-lookahead": "spec.yaml:8: workload.keys: keys.pattern: not a regex kbt can match in linear time (invalid perl operator: (?=); RE2 syntax: no backreferences or lookaround",  # noqa: E501
@@ -1735,10 +1736,17 @@ def render_doc() -> str:
         "",
         "kbt reports an expected problem as one line on stderr, `kbt: error: ...`, and exits with a",
         "code from the table below; it never prints a traceback for bad input. Each row of the second",
-        "table is run by the test suite as written, and the message is checked word for word.",
-        f"`{DOC_PROM}` is a local endpoint the test opens for the case: a port that refuses"
-        " connections, an HTTP server that answers with an HTML page, or a fake Prometheus that makes a"
-        " transport fault (bad gzip, truncation, a bad chunk, a redirect elsewhere, echoed credentials).",
+        "table is run by the test suite as written, and the message is checked word for word (a value",
+        f"longer than {MAX_CELL} characters is shown cut here, with its length).",
+        *textwrap.wrap(
+            f"`{DOC_PROM}` is a local endpoint the test opens for the case: a port that refuses"
+            " connections, an HTTP server that answers with an HTML page, or a fake Prometheus that makes"
+            " a transport fault (bad gzip, truncation, a bad chunk, a redirect elsewhere, echoed"
+            " credentials).",
+            100,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ),
         "",
         "| exit code | name | meaning |",
         "|---|---|---|",
@@ -1769,10 +1777,21 @@ def render_doc() -> str:
     for n, case in enumerate(CASES, 1):
         env = " ".join(f"{k}={v}" for k, v in case.env.items())
         # a line break in an argument would end the table's row: shown escaped
-        command = escape_controls(" ".join(filter(None, [env, "kbt", *case.command(DOC_PROM)])))
-        message = case.expected(DOC_PROM).replace("|", "\\|")
+        command = _cell(escape_controls(" ".join(filter(None, [env, "kbt", *case.command(DOC_PROM)]))))
+        message = _cell(case.expected(DOC_PROM)).replace("|", "\\|")
         out.append(f"| {n} | {case.area} | {case.what} | `{command}` | {int(case.status)} | `{message}` |")
     return "\n".join(out) + "\n"
+
+
+# A cell longer than this (a case of 20,000 query parameters) is shown cut, with its length: the
+# test runs the whole value, the page stays readable
+MAX_CELL = 240
+
+
+def _cell(text: str) -> str:
+    if len(text) <= MAX_CELL:
+        return text
+    return f"{text[: MAX_CELL - 40]}... ({len(text):,} characters in all)"
 
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "errors.md"

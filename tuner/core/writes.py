@@ -87,7 +87,8 @@ def check_outputs(outputs: Sequence[Output]) -> None:
         if out.value is None or is_stdout(out.value):
             continue
         if out.kind == "directory":
-            continue  # a directory's files are checked where they are written
+            _judged_directory(out)  # its files are checked again where they are written
+            continue
         real = _judged(out)
         other = seen.get(real)
         if other is not None:
@@ -118,6 +119,22 @@ def _judged(out: Output) -> str:
     except EnvironmentProblem as exc:
         raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
     return os.path.realpath(target)
+
+
+def _judged_directory(out: Output) -> None:
+    """BadInput naming the flag when a directory output is a file, or sits under one."""
+    path = Path(out.value or "")
+    for candidate in (path, *path.absolute().parents):
+        try:
+            st = os.stat(through(candidate) if candidate == path else candidate)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise BadInput(f"{out.flag} {shown_path(path)}: {exc.strerror or exc}") from None
+        if not stat.S_ISDIR(st.st_mode):
+            where = "is" if candidate == path else f"is under {shown_path(candidate)}, which is"
+            raise BadInput(f"{out.flag} {shown_path(path)}: {where} not a directory")
+        return
 
 
 def _to_stdout(data: str | bytes) -> None:
