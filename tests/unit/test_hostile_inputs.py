@@ -388,3 +388,57 @@ def test_no_raw_control_or_undecodable_byte_reaches_the_terminal(text: str) -> N
     assert not any(c in line for c in "\n\r\x1b")
     for shown in (line, gate(text, tty=True), gate(text, tty=False)):
         assert not any(0x80 <= ord(c) <= 0x9F or 0xD800 <= ord(c) <= 0xDFFF for c in shown), repr(shown)
+
+
+# ---- bounds of the input models ------------------------------------------------------------------
+
+
+LONGEST_HOST = ".".join(["h" * 63] * 3 + ["h" * 61])  # 253 characters, labels of at most 63
+
+
+@pytest.mark.parametrize(
+    "servers",
+    ["[:::::]:9092", "broker:9092\n", "h" * 254 + ":9092", "a." + "b" * 64 + ":9092", "broker:0",
+     "broker:65536", "broker", "", "," * 3, ",".join(["b:9092"] * 101), "[::1:9092"],
+)  # fmt: skip
+def test_bootstrap_servers_out_of_bounds_are_one_line(servers: str) -> None:
+    _fresh()
+    with pytest.raises(BadInput) as caught:
+        flags_target(ClusterFlags(servers, None, None))
+    assert caught.value.message.startswith("--bootstrap-server: "), caught.value.message
+    _refused(caught.value, SECRET)
+
+
+@pytest.mark.parametrize(
+    "servers", ["broker-0.kafka.svc:9092", "[::1]:9092", "10.0.0.1:9093,b:1", LONGEST_HOST + ":1"]
+)
+def test_bootstrap_servers_within_bounds_are_taken(servers: str) -> None:
+    assert flags_target(ClusterFlags(servers, None, None)).bootstrap_servers == servers
+
+
+def test_a_lab_log_that_is_not_a_file_is_one_line(scratch: Path) -> None:
+    import os
+
+    from tuner.lab.processes import tail
+
+    fifo = scratch / "broker-1.log"
+    os.mkfifo(fifo)
+    zero = scratch / "controller.log"
+    zero.symlink_to("/dev/zero")
+    for path, kind in ((fifo, "a FIFO"), (zero, "a device")):
+        started = time.monotonic()
+        with pytest.raises(BadInput, match=f"is {kind}, not a lab log"):
+            tail(path, 10)
+        assert time.monotonic() - started < 2.0
+    assert tail(scratch / "none.log", 10) == ""
+
+
+def test_an_unnamed_os_error_says_it_was_standard_output() -> None:
+    import errno
+
+    from tuner.core.errors import os_error_words
+
+    assert "standard output" in os_error_words(OSError(errno.ENOSPC, "No space left on device"))
+    assert os_error_words(OSError(errno.ENOSPC, "No space left on device", "out.json")).startswith(
+        "out.json: "
+    )
