@@ -110,7 +110,7 @@ def sample_topic(
 ) -> dict[str, Any]:
     """The newest `per_partition` records of each of the topic's first partitions, read within
     `timeout_s`: a tuner.store.capture.TopicSample's fields."""
-    from confluent_kafka import TopicPartition
+    from confluent_kafka import KafkaException, TopicPartition
 
     consumer = new_consumer(conn, _SAMPLER)
     sample: dict[str, Any] = {
@@ -124,7 +124,11 @@ def sample_topic(
     try:
         starts = []
         for p in range(min(partitions, MAX_SAMPLE_PARTITIONS)):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=METADATA_TIMEOUT_S)
+            try:
+                tp = TopicPartition(topic, p)
+                low, high = consumer.get_watermark_offsets(tp, timeout=METADATA_TIMEOUT_S)
+            except KafkaException:  # deleted or moved since the metadata was read: nothing to sample
+                continue
             if high > low:
                 starts.append(TopicPartition(topic, p, max(low, high - per_partition)))
         if starts:
