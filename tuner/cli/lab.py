@@ -9,9 +9,11 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tuner.cli.json_out import json_option, to_stdout, write_json
 from tuner.core.errors import BadInput, ExitStatus
+from tuner.core.text import value
 from tuner.lab.config import MAX_BROKERS, LabConfig, default_base_port, default_lab_dir
 from tuner.lab.security import USERNAME, SecurityFiles
 from tuner.lab.state import LabState, load_state
@@ -176,7 +178,7 @@ def down(
     if stopped:
         console.print(f"stopped {', '.join(stopped)}")
     else:
-        console.print(f"no lab running in {root}")
+        console.print(f"no lab running in {value(root, 400)}", markup=False, highlight=False)
 
 
 @app.command("client-sensors")
@@ -215,8 +217,6 @@ def request_log(
     if state == "on":
         import shlex
 
-        from tuner.core.text import value
-
         # flags to paste: quoted for a shell, and on one line whatever the lab directory holds
         typer.echo(" ".join(f"--request-log {shlex.quote(value(b.log_file, 4096))}" for b in lab.brokers))
 
@@ -233,7 +233,7 @@ def status(
     state, health = Lab.at(root).status()
     if state is None or not health:
         write_json(json_path, "lab status", lab_dir=root, running=False, healthy=False, components=[])
-        msg = f"no lab running in {root} (run 'kbt lab up')"
+        msg = f"no lab running in {value(root, 400)} (run 'kbt lab up')"  # a path on one line
         if to_stdout(json_path):
             typer.echo(msg, err=True)
         else:
@@ -256,7 +256,7 @@ def status(
         ),
     )
     if not to_stdout(json_path):
-        table = Table(title=f"kbt lab ({root})")
+        table = Table(title=Text(f"kbt lab ({value(root, 400)})"))
         table.add_column("component")
         table.add_column("state")
         table.add_column("detail")
