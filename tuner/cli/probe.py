@@ -8,7 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tuner.cli.json_out import console_for
-from tuner.core.writes import atomic_write_all, check_target
+from tuner.core.writes import atomic_write_all, check_target, stdout_claimed
 from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
 
@@ -88,4 +88,4 @@ def compression(
     if markdown_path is not None:
         outputs[markdown_path] = probe_markdown(record)
     for path in atomic_write_all(outputs, "probe output"):
-        typer.echo(f"wrote {path}")
+        typer.echo(f"wrote {path}", err=stdout_claimed())  # stdout may be the record's ('-')
