@@ -134,9 +134,10 @@ def read_violations(sources: list[tuple[str, ast.Module]]) -> list[str]:
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
-            mode = (
-                node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "mode"), None)
-            )
+            # the mode: open(path, mode) takes it second, Path.open(mode) first
+            at = 1 if isinstance(node.func, ast.Name) else 0
+            mode = node.args[at] if len(node.args) > at else None
+            mode = next((k.value for k in node.keywords if k.arg == "mode"), mode)
             if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and mode.value[:1] in "wax":
                 continue  # a write
             func = node.func
