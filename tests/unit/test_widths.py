@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from tests.unit.test_diagnosis import T, _broker, _snap
 from tuner.core.paths import repo_root
+from tuner.model.diagnosis import Diagnosis
 from tuner.render.dry_run import sweep_dry_run
 from tuner.render.plain import show
 from tuner.render.sweep_table import sweep_table
@@ -59,3 +61,28 @@ def test_the_sweep_table_fits_without_cutting_a_number(width: int, terminal: boo
     text = "\n".join(lines)
     for number in numbers:
         assert number in text, number  # a figure is never split over two lines
+
+
+def _diagnosis() -> Diagnosis:
+    """A Qunar-like critical broker beside a healthy one (the classification's own test inputs)."""
+    from tuner.model.diagnosis import diagnose
+
+    busy = _broker("1", produce_requests_per_s=9000.0, bytes_in_per_s=9000 * 1600.0, network_idle_ratio=0.25,
+                   request_handler_idle_ratio=0.4, request_queue_size=40)  # fmt: skip
+    return diagnose(_snap(busy, _broker("2", network_idle_ratio=0.6)), T)
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["pipe", "terminal"])
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_diagnosis_fits_without_cutting_a_word_or_number(width: int, terminal: bool) -> None:
+    from tuner.render.diagnosis import diagnosis_view
+
+    def printed(w: int, term: bool) -> str:
+        out = io.StringIO()
+        show(Console(file=out, width=w, force_terminal=term, color_system=None), diagnosis_view(_diagnosis()))
+        return out.getvalue()
+
+    text = printed(width, terminal)
+    assert max(len(line) for line in text.splitlines()) <= width
+    for token in set(printed(400, False).split()):
+        assert token in text.split(), token  # wrapped between words only
