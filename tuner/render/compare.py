@@ -38,11 +38,8 @@ def _block(head: str, row: Row, figures: tuple[tuple[str, str, int], ...], width
 
 def compare_lines(result: Comparison) -> list[str]:
     width = max(len(label) for label, _, _ in BROKER_FIGURES)
-    minutes = result.window_s / 60
-    lines = [
-        f"before: {minutes:g} min to {_when(result.before_end)};"
-        f" after: {minutes:g} min to {_when(result.after_end)}"
-    ]
+    span = f"{result.window_s:.0f} s" if result.window_s < 120 else f"{result.window_s / 60:.3g} min"
+    lines = [f"before: {span} to {_when(result.before_end)}; after: {span} to {_when(result.after_end)}"]
     for row in result.brokers:
         worst = " (lowest network idle before)" if row.name == result.worst_broker else ""
         lines += _block(f"broker {row.name}{worst}, before -> after:", row, BROKER_FIGURES, width)
