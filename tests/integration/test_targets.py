@@ -493,11 +493,24 @@ def _raw_since(prom: Prometheus, dialect: str, start: float, until: float) -> fl
     return total
 
 
-def _extra_figures(targets: dict[str, Path], start: float, end: float) -> dict[str, Any]:
+# RequestMetrics' produce requests as each extra dialect names them, on its own job (its exporter
+# scrapes the broker at other moments than kbt's agent: under Filebeat's bursts a window's count
+# differs by a burst between the two, so each reading is held to its own exporter's raw count).
+EXTRA_RAW = {
+    "strimzi-reporter": "kafka_network_requestmetrics_requestspersec_total"
+    '{job="kafka-broker-strimzi-reporter",request="Produce"}',
+    "exporter-default": 'kafka_network_RequestMetrics_Count{job="kafka-broker-exporter-default",'
+    'name="RequestsPerSec",request="Produce"}',
+}
+
+
+def _extra_figures(targets: dict[str, Path], start: float, end: float, raw: Prometheus) -> dict[str, Any]:
     """Diagnose over the same window through each extra dialect's jobs: the same load, read in
     another naming by another exporter of the same broker."""
     out = {}
+    span = f"{int((end - start) * 1000)}ms"
     for dialect, direct in targets.items():
+        (truth,) = raw.instant(f"sum(increase({EXTRA_RAW[dialect]}[{span}]))", end)
         status, answer, stderr = _diagnose(direct, start, end)
         snap = answer["snapshot"]["brokers"][0]
         health = {k: v for k, v in snap.items() if k.startswith(("scrape", "measured"))}
@@ -512,6 +525,7 @@ def _extra_figures(targets: dict[str, Path], start: float, end: float) -> dict[s
             "cause": answer["brokers"][0]["cause"],
             "broker": snap["broker"],
             "produce_requests_per_s": snap["produce_requests_per_s"],
+            "requestmetrics_produce_requests_per_s": truth.value / (end - start),
             "network_idle_ratio": snap["network_idle_ratio"],
             "request_handler_idle_ratio": snap["request_handler_idle_ratio"],
             "bytes_per_request": snap["bytes_in_per_s"] / snap["produce_requests_per_s"],
@@ -535,7 +549,7 @@ def _run_figures(
     start, end = client["window_start"], client["window_end"]
     status, out, stderr = _diagnose(target, start, end)
     k8s_status, k8s_out, _ = _diagnose(k8s, start, end)
-    extra_figures = _extra_figures(extra, start, end)
+    extra_figures = _extra_figures(extra, start, end, Prometheus.for_target(resolve_target(None, target)))
     prom = Prometheus.for_target(resolve_target(None, target))
     assert prom.translator is not None and prom.translator.dialect.name == dialect
     # BrokerTopicMetrics' TotalProduceRequests: once per partition batch a request carries.
@@ -672,9 +686,10 @@ def test_dialects_read_the_truth_under_a_multi_partition_load(tmp_path: Path) ->
         assert set(f["extra_dialects"]) == set(EXTRA_DIALECTS), f
         for name, x in f["extra_dialects"].items():
             assert x["detected"] == name, x
-            assert _close(x["produce_requests_per_s"], truth), (name, x, truth)
+            assert _close(x["produce_requests_per_s"], x["requestmetrics_produce_requests_per_s"]), (name, x)
+            assert _close(x["produce_requests_per_s"], truth, 0.1), (name, x, truth)  # another exporter
             assert _close(x["network_idle_ratio"], f["network_idle_ratio"], 0.1), (name, x, f)
-            assert _close(x["bytes_per_request"], f["bytes_per_request"]), (name, x, f)
+            assert _close(x["bytes_per_request"], f["bytes_per_request"], 0.1), (name, x, f)
             assert (x["status"], x["cause"], x["exit"]) == (f["status"], f["cause"], f["exit"]), (name, x, f)
         # Strimzi's default allowlist: the doctor names the two series it leaves out and the entry.
         reporter = f["extra_dialects"]["strimzi-reporter"]
