@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -153,9 +154,17 @@ def _gate_output() -> None:
     rich.console.Console.on_broken_pipe = lambda self: _broken_pipe()  # type: ignore[method-assign]
 
 
+def _run(command: Any, argv: list[str] | None) -> Any:
+    from tuner.cli.streams import flush_stdout
+
+    try:
+        return command.main(args=argv, prog_name="kbt", standalone_mode=False)
+    finally:
+        flush_stdout()  # a full disk is seen here, as one line, not at the interpreter's exit
+
+
 def main(argv: list[str] | None = None) -> None:
     from tuner.cli import flags, signals
-    from tuner.cli.streams import flush_stdout
 
     flags.install()
     signals.install()
@@ -172,10 +181,7 @@ def main(argv: list[str] | None = None) -> None:
             from tuner.cli.help_shape import plain_help
 
             plain_help(command)
-        try:
-            code = command.main(args=argv, prog_name="kbt", standalone_mode=False)
-        finally:
-            flush_stdout()  # a full disk is seen here, as one line, not at the interpreter's exit
+        code = _run(command, argv)
         if code == ExitStatus.INTERRUPTED:  # typer turns a KeyboardInterrupt into a silent Exit(130)
             raise KeyboardInterrupt
         if isinstance(code, int) and code != 0:  # typer.Exit(n) is returned, not raised, here

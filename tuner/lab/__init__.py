@@ -7,13 +7,11 @@ Public API used by the other stages::
     state.bootstrap_servers         # "127.0.0.1:19091,127.0.0.1:19092,127.0.0.1:19093"
     state.prometheus_url            # "http://127.0.0.1:19090"
 
-The names are imported on first use (tuner/core/lazy.py): `Lab` brings process control and HTTP
-clients that reading the lab's config does not need.
+The names are imported on first use (PEP 562): `Lab` brings process control and HTTP clients that
+reading the lab's config, or a command's --help, does not need.
 """
 
-from typing import TYPE_CHECKING
-
-from tuner.core.lazy import lazy_exports
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tuner.lab.config import LabConfig, default_lab_dir
@@ -22,14 +20,18 @@ if TYPE_CHECKING:
 
 __all__ = ["BrokerState", "Lab", "LabConfig", "LabState", "default_lab_dir", "load_state"]
 
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "BrokerState": "tuner.lab.state",
-        "Lab": "tuner.lab.lab",
-        "LabConfig": "tuner.lab.config",
-        "LabState": "tuner.lab.state",
-        "default_lab_dir": "tuner.lab.config",
-        "load_state": "tuner.lab.state",
-    },
-)
+
+def __getattr__(name: str) -> Any:
+    if name == "Lab":
+        from tuner.lab import lab
+
+        return lab.Lab
+    if name in ("LabConfig", "default_lab_dir"):
+        from tuner.lab import config
+
+        return getattr(config, name)
+    if name in ("BrokerState", "LabState", "load_state"):
+        from tuner.lab import state
+
+        return getattr(state, name)
+    raise AttributeError(f"module 'tuner.lab' has no attribute {name!r}")

@@ -1,12 +1,10 @@
 """spec layer: workload, client profile and sweep specs (pydantic, loaded from YAML).
 
-The names are imported on first use (tuner/core/lazy.py): reading one spec module (the thresholds,
-a constant) does not build every model of the layer.
+The names are imported on first use (PEP 562): reading one spec module (the thresholds, a
+constant) does not build every model of the layer.
 """
 
-from typing import TYPE_CHECKING
-
-from tuner.core.lazy import lazy_exports
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tuner.spec.clients import ClientProfile
@@ -21,24 +19,6 @@ if TYPE_CHECKING:
         TopicSpec,
         WorkloadSpec,
     )
-
-_HOME = {
-    "ClientProfile": "tuner.spec.clients",
-    **dict.fromkeys(("LoadedSweep", "load_profile", "load_sweep", "load_workload"), "tuner.spec.loader"),
-    **dict.fromkeys(("SLO", "RunPlan", "SweepSpec", "spec_hash"), "tuner.spec.sweep"),
-    **dict.fromkeys(
-        (
-            "ConsumerGroupSpec",
-            "GeneratedSource",
-            "KeySpec",
-            "LogFileSource",
-            "SizeDistributionSource",
-            "TopicSpec",
-            "WorkloadSpec",
-        ),
-        "tuner.spec.workload",
-    ),
-}
 
 __all__ = [
     "SLO",
@@ -59,4 +39,22 @@ __all__ = [
     "spec_hash",
 ]
 
-__getattr__ = lazy_exports(__name__, _HOME)
+
+def __getattr__(name: str) -> Any:
+    if name == "ClientProfile":
+        from tuner.spec import clients
+
+        return clients.ClientProfile
+    if name in ("LoadedSweep", "load_profile", "load_sweep", "load_workload"):
+        from tuner.spec import loader
+
+        return getattr(loader, name)
+    if name in ("SLO", "RunPlan", "SweepSpec", "spec_hash"):
+        from tuner.spec import sweep
+
+        return getattr(sweep, name)
+    if name in __all__:
+        from tuner.spec import workload
+
+        return getattr(workload, name)
+    raise AttributeError(f"module 'tuner.spec' has no attribute {name!r}")

@@ -1,12 +1,10 @@
 """store layer: one immutable JSON run record per run under a results directory.
 
-The names are imported on first use (tuner/core/lazy.py): a constant such as DEFAULT_RESULTS_DIR
-does not build the run record's models.
+The names are imported on first use (PEP 562): a constant such as DEFAULT_RESULTS_DIR does not
+build the run record's models.
 """
 
-from typing import TYPE_CHECKING
-
-from tuner.core.lazy import lazy_exports
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tuner.store.environment import capture_environment
@@ -23,15 +21,18 @@ __all__ = [
     "make_run_id",
 ]
 
-__getattr__ = lazy_exports(
-    __name__,
-    {
-        "capture_environment": "tuner.store.environment",
-        "SCHEMA_VERSION": "tuner.store.record",
-        "Environment": "tuner.store.record",
-        "RunRecord": "tuner.store.record",
-        "DEFAULT_RESULTS_DIR": "tuner.store.results",
-        "ResultsStore": "tuner.store.results",
-        "make_run_id": "tuner.store.results",
-    },
-)
+
+def __getattr__(name: str) -> Any:
+    if name == "capture_environment":
+        from tuner.store import environment
+
+        return environment.capture_environment
+    if name in ("SCHEMA_VERSION", "Environment", "RunRecord"):
+        from tuner.store import record
+
+        return getattr(record, name)
+    if name in ("DEFAULT_RESULTS_DIR", "ResultsStore", "make_run_id"):
+        from tuner.store import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'tuner.store' has no attribute {name!r}")
