@@ -64,6 +64,9 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
     first = end_offsets(conn, topics)
     _wait(request.window_s, progress)
     end = time.time()
+    # a topic created inside the window (its producers start then) began at offset 0
+    known = {t["name"] for t in topics}
+    topics += [t for t in describe_topics(conn)[0] if t["name"] not in known]
     last = end_offsets(conn, topics)
     for t in topics:
         t["records"] = max(0, last.get(t["name"], 0) - first.get(t["name"], 0))
