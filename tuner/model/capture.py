@@ -31,7 +31,12 @@ from tuner.core.frozen import Frozen
 from tuner.model.predict import simulated
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import ClientProfile, profile_of, rules_of
-from tuner.spec.limits import MAX_PARTITIONS, MAX_PRODUCERS, MIN_RATE_PER_PRODUCER
+from tuner.spec.limits import (
+    MAX_PARTITIONS,
+    MAX_PRODUCERS,
+    MIN_RATE_PER_PRODUCER,
+    TOPIC_MAX_MESSAGE_BYTES_KEY,
+)
 from tuner.store.capture import CaptureRecord, ClientTraffic
 
 Kind = Literal["librdkafka", "java", "filebeat", "otelcol"]
@@ -40,6 +45,8 @@ SIZE_BUCKETS = 8  # equal-count size buckets a sampled distribution is cut into
 KEYED_SHARE = 0.5  # a group whose sampled records are mostly keyed is replayed keyed
 COMPRESSED_RATIO = 1.3  # record bytes over wire bytes above this: the batches were compressed
 RECORD_OVERHEAD_BYTES = 10  # a v2 record's framing beside key and value (varints, attributes)
+RECORD_LIMIT_MARGIN = 1024  # a batch's header and a record's framing beside its largest record
+FILEBEAT_MAX_MESSAGE_BYTES = 1_000_000  # Filebeat's default, below Kafka's
 MAX_TOPICS = 16
 DEFAULT_LAB_PRODUCERS = 48
 _INSTANCE = re.compile(r"[-_.]?[0-9]+$")
@@ -255,6 +262,9 @@ def _group(
     by_broker: dict[str, float] = {}
     for row in rows:
         by_broker[row.broker] = by_broker.get(row.broker, 0.0) + row.requests / window
+    limit = _record_limit(message)
+    if limit is not None and kind == "filebeat":
+        profile["filebeat"]["output.kafka"]["max_message_bytes"] = limit
     workload = {
         "name": name,
         "description": (
@@ -266,6 +276,7 @@ def _group(
                 "name": spec_name(t),
                 "partitions": facts[t].partitions,
                 "replication_factor": max(1, min(facts[t].replication_factor, options.lab_brokers)),
+                **({"configs": {TOPIC_MAX_MESSAGE_BYTES_KEY: str(limit)}} if limit is not None else {}),
             }
             for t in topics
         ],
@@ -334,6 +345,15 @@ def _message(sizes: list[int], wire: int, records: float) -> tuple[dict[str, Any
         return {"kind": "size_distribution", "buckets": buckets}, mean
     size = max(1, round(wire / records) - RECORD_OVERHEAD_BYTES) if records else 100
     return {"kind": "generated", "bytes": size}, float(size)
+
+
+def _record_limit(message: dict[str, Any]) -> int | None:
+    """A record limit that lets the largest sampled record through, where Kafka's and Filebeat's
+    defaults would not (the source's topics must have been raised the same way); None otherwise."""
+    largest = max([b["bytes"] for b in message.get("buckets", [])] or [message.get("bytes", 0)])
+    if largest + RECORD_LIMIT_MARGIN <= FILEBEAT_MAX_MESSAGE_BYTES:
+        return None
+    return int(largest + RECORD_LIMIT_MARGIN)
 
 
 def _acks(rows: list[ClientTraffic]) -> str:
