@@ -22,10 +22,11 @@ from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
 from tuner.measure.broker_window import measure_window
 from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.spec.clients import ClientProfile
-from tuner.spec.clients.java import JavaProfile
+from tuner.spec.clients.java import KIND, JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.java_client import check_property_names, producer_config_names, unknown_property
 from tuner.spec.workload import WorkloadSpec
+from tuner.target.security import parse_properties
 
 ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 
@@ -71,19 +72,26 @@ def _workload(**kw: Any) -> WorkloadSpec:
 def test_every_tuned_setting_passes_through_to_the_plan(tmp_path: Path) -> None:
     profile = JavaProfile(name="p", overrides=TUNED)
     props = java_properties(profile)
-    assert props == TUNED
+    # Every tuned setting as given, and the durability the file states explicitly (retries at the
+    # client's default: the overrides leave it unset).
+    assert props == {**TUNED, "retries": "2147483647"}
+    artifact = KIND.artifact(profile)
     site = ProcessSite(Placement("r", ("t",), "127.0.0.1:1"), "t", tmp_path, tmp_path / "c.jsonl", 1.0)
-    plans = process_plans(_workload(), props, site)
+    plans = process_plans(_workload(), artifact.text, site)
     assert [p.plan["pods"] for p in plans] == [3, 2]
     assert [p.plan["pod_offset"] for p in plans] == [0, 3]
-    assert all(p.plan["properties"] == TUNED for p in plans)
+    # The producers load the rendered file itself; nothing else is layered on without a target.
+    files = {p.plan["properties_file"] for p in plans}
+    assert len(files) == 1 and all(p.plan["properties"] == {} for p in plans)
+    written = Path(files.pop()).read_text()
+    assert written == artifact.text and parse_properties(written, "java.properties") == props
     assert plans[0].plan["rate_per_pod"] == 100.0 and plans[0].plan["start_at"] == 1.0
     assert plans[0].plan["drain_s"] == 125.0  # delivery.timeout.ms default 120 s + 5 s
 
 
 def test_rate_max_is_a_closed_loop_and_drain_follows_the_delivery_timeout(tmp_path: Path) -> None:
     [plan] = process_plans(
-        _workload(producers=1, processes=1, rate_per_producer="max"), {"delivery.timeout.ms": "30000"},
+        _workload(producers=1, processes=1, rate_per_producer="max"), "delivery.timeout.ms=30000\n",
         ProcessSite(Placement("r", ("t",), "b"), "t", tmp_path, tmp_path / "c", 0),
     )  # fmt: skip
     assert plan.plan["rate_per_pod"] == 0.0 and plan.plan["drain_s"] == 35.0
@@ -102,6 +110,7 @@ def test_profile_knobs_map_to_java_names() -> None:
         "acks": "1",
         "enable.idempotence": "false",
         "max.in.flight.requests.per.connection": "3",
+        "retries": "2147483647",  # durability stated explicitly, at the client's default
         "partitioner.class": ROUND_ROBIN,
     }
 
@@ -121,7 +130,7 @@ def test_misspelled_property_fails_at_spec_load_with_a_suggestion() -> None:
 def test_engine_owned_properties_are_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="set by the Java engine"):
         process_plans(
-            _workload(), {"bootstrap.servers": "x:1"},
+            _workload(), "bootstrap.servers=x:1\n",
             ProcessSite(Placement("r", ("t",), "b"), "t", tmp_path, tmp_path / "c", 0),
         )  # fmt: skip
 
