@@ -37,7 +37,13 @@ def test_unknown_run_and_missing_spec_are_bad_input() -> None:
 def test_a_workload_spec_runs_with_client_defaults() -> None:
     load = load_from_spec(str(WORKLOAD), bootstrap="x:1")
     assert load.plan.profile.name == "client-defaults"
-    assert load.plan.profile.client_settings() == {}
+    # Nothing but the durability every file states, at librdkafka's own defaults.
+    assert load.plan.profile.client_settings() == {
+        "acks": "-1",
+        "enable.idempotence": "false",
+        "max.in.flight.requests.per.connection": "1000000",
+        "retries": "2147483647",
+    }
     assert len(load.topics) == len(load.plan.workload.topics)
 
 

@@ -113,9 +113,6 @@ def recommend(
     on the busiest broker within the SLO, run records (or --live lab runs) confirm it. Writes a
     recommendation JSON plus filebeat.yml / librdkafka.properties / java.properties (the Java one
     also as Logstash kafka output options); exits 3 when no setting meets the SLO."""
-    from tuner.model.recommend import recommend as run_recommend
-    from tuner.runner.simulation_cache import gather  # simulations kept between runs
-
     results = results_dir(results_opt, results_arg, DEFAULT_RESULTS_DIR)
     clients = _clients(client)
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
@@ -139,12 +136,18 @@ def recommend(
         lab_dir=lab_dir,
         target_file=source,
     )
-    if live is None:
-        with console.status("searching with the model"):
-            rec = run_recommend(gather(**options))  # type: ignore[arg-type]
-    else:
-        rec = _live(console, options)
-    _write(console, rec, out, json_path)
+    _write(console, _answer(console, live, options), out, json_path)
+
+
+def _answer(console: Console, live: Path | None, options: dict[str, Any]) -> Recommendation:
+    """The model's answer from the records, or the live trials' (--live)."""
+    if live is not None:
+        return _live(console, options)
+    from tuner.model.recommend import recommend as run_recommend
+    from tuner.runner.simulation_cache import gather  # simulations kept between runs
+
+    with console.status("searching with the model"):
+        return run_recommend(gather(**options))
 
 
 def _clients(values: list[str]) -> list[str]:

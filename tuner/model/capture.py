@@ -341,7 +341,7 @@ def _message(sizes: list[int], wire: int, records: float) -> tuple[dict[str, Any
     if buckets:
         mean = sum(b["bytes"] * b["weight"] for b in buckets) / sum(b["weight"] for b in buckets)
         if len(buckets) == 1:
-            return {"kind": "generated", "bytes": int(buckets[0]["bytes"])}, mean
+            return {"kind": "generated", "bytes": round(buckets[0]["bytes"])}, mean
         return {"kind": "size_distribution", "buckets": buckets}, mean
     size = max(1, round(wire / records) - RECORD_OVERHEAD_BYTES) if records else 100
     return {"kind": "generated", "bytes": size}, float(size)

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
+from tuner.core.numbers import parse_int
 from tuner.core.redact import redact
 from tuner.spec.clients.base import Family, Rendered, SearchContext, name_of, num
 from tuner.spec.clients.logstash_output import FILENAME as LOGSTASH_FILENAME
@@ -172,7 +173,7 @@ class Java(ProducerKind[JavaProfile]):
 
 def _at_most(text: str, bound: int) -> bool:
     try:
-        return int(text.strip()) <= bound
+        return parse_int(text, "max.in.flight.requests.per.connection") <= bound
     except ValueError:
         return False
 
