@@ -18,6 +18,7 @@ from tuner.model.recommend import Request, recommend
 from tuner.render.recommendation import render_files
 from tuner.spec import RunPlan, load_sweep
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of
+from tuner.spec.clients.base import SearchContext
 from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.clients.producer import ProducerKind
@@ -137,3 +138,21 @@ def _stated(client: str, text: str) -> dict[str, str]:
     kind = kind_named(client)
     assert isinstance(kind, ProducerKind)
     return {key: next(props[k] for k in (key, *aliases) if k in props) for key, aliases in kind.DURABILITY}
+
+
+@given(acks=st.sampled_from([-1, 0, 1, None]), keyless=st.booleans(), budget=st.floats(50, 2000))
+def test_filebeat_candidates_keep_the_baselines_required_acks(
+    acks: int | None, keyless: bool, budget: float
+) -> None:
+    """Filebeat spells durability as output.kafka.required_acks: a baseline that sets it (-1: every
+    in-sync replica) gets it in every candidate's filebeat.yml; one that leaves it unset leaves the
+    candidates at Filebeat's own default too (nothing written)."""
+    kafka: dict[str, Any] = {} if acks is None else {"required_acks": acks}
+    base = profile_of({"name": "base", "client": "filebeat", "filebeat": {"output": {"kafka": kafka}}})
+    kind = kind_of(base)
+    ctx = SearchContext(budget, 200.0, keyless, 1_048_576, None, base)
+    for family in kind.families(ctx):
+        for codec in ("none", "lz4"):
+            text = kind.artifact(family.make(min(100.0, family.knob_max), codec)).text
+            stated = [line.strip() for line in text.splitlines() if line.strip().startswith("required_acks:")]
+            assert stated == ([] if acks is None else [f"required_acks: {acks}"])

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import SerializationInfo, field_serializer, field_validator
 
@@ -37,6 +37,9 @@ from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, line_of
 from tuner.spec.filebeat_load import expand_dotted
 from tuner.spec.profile import ProfileBase
+
+if TYPE_CHECKING:
+    from tuner.spec.clients import ClientProfile
 
 # Placeholders: the engine targets the lab's bootstrap servers and the run's topic.
 PLACEHOLDER_HOSTS = ["${KAFKA_HOSTS}"]
@@ -220,6 +223,15 @@ class Filebeat(ClientKind[FilebeatProfile]):
                 f"{where} is below the workload's {event_bytes}-byte events: Filebeat would drop them"
             )
 
+    def kept(self, base: ClientProfile | None) -> dict[str, Any]:
+        """The baseline's `output.kafka.required_acks` when it sets one: Filebeat spells durability
+        in its own section, so the base class's producer fields never find it, and a candidate
+        without it would run Filebeat's default (1) under a baseline that asked for -1."""
+        if not isinstance(base, FilebeatProfile):
+            return {}
+        kafka = config_of(base).kafka
+        return {"acks": str(kafka.required_acks)} if "required_acks" in kafka.model_fields_set else {}
+
     def describe(self, profile: FilebeatProfile) -> str:
         config = config_of(profile)
         parts = [
@@ -254,7 +266,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
             if group is not None:
                 kafka["partition"] = {"random": {"group_events": group}}
             if acks is not None:
-                kafka["required_acks"] = -1 if acks == "all" else int(acks)
+                kafka["required_acks"] = -1 if acks == "all" else parse_int(acks, "required_acks")
             section = {
                 "output": {"kafka": kafka},
                 "queue": {"mem": {"events": 2 * bulk, "flush": {"min_events": bulk, "timeout": timeout}}},
