@@ -3,7 +3,7 @@ library directly on the same bytes, side by side in one run (rounds interleaved,
 
     python scripts/bench_probe_overhead.py [--sample PATH] [--rounds 7] [--min-cpu-s 0.2]
 
-The input is fixed: batches of a loghub sample (../shared/data/loghub/OpenStack_2k.log beside the
+The input is fixed: batches of a loghub sample (loadtests/data/loghub/OpenStack_2k.log beside the
 checkout, or $KBT_LOGHUB_DIR) framed as v2 records, at 1, 16 and 256 messages per batch. Prints a
 Markdown table; throughput is MB (10^6 B) of uncompressed records per CPU second of the thread.
 """

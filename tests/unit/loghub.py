@@ -1,5 +1,6 @@
-"""Where the real loghub log samples are: $KBT_LOGHUB_DIR, else ../shared/data/loghub beside the
-checkout. Tests that need them skip with this reason when they are absent."""
+"""Where the real loghub log samples are: $KBT_LOGHUB_DIR, else the copies the repository ships in
+loadtests/data/loghub (with Loghub's licence). Tests that need them skip with this reason when they
+are absent."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ SAMPLE_NAMES = (
 
 def loghub_dir() -> Path:
     env = os.environ.get("KBT_LOGHUB_DIR")
-    return Path(env) if env else REPO.parent / "shared" / "data" / "loghub"
+    return Path(env) if env else REPO / "loadtests" / "data" / "loghub"
 
 
 def loghub_samples() -> list[Path]:
@@ -28,6 +29,6 @@ def loghub_samples() -> list[Path]:
     if missing:
         pytest.skip(
             f"loghub samples not found in {base} (missing {', '.join(missing)}); set KBT_LOGHUB_DIR"
-            " or put the samples at ../shared/data/loghub beside the checkout"
+            " or restore loadtests/data/loghub"
         )
     return paths
