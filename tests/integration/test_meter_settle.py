@@ -31,8 +31,11 @@ def test_settled_time_is_past_the_padding(lab: LabState, prometheus: Prometheus)
     assert all(lab.started_at - 5 <= t <= time.time() for t in starts), (lab.started_at, starts)
     settled = idle_meters_settled_at(prometheus)
     assert settled is not None
-    # A full first window after the processors first recorded, and no later than the allowance.
-    assert min(starts) + AFTER_FIRST_READING_S <= settled <= max(starts) + SETTLE_AFTER_START_S
+    # A full first window after the processors first recorded. The first reading is looked for within
+    # the allowance from a JVM's start (a slow start-up on a loaded host may take most of it), so the
+    # settled time is at most one window past the allowance.
+    assert min(starts) + AFTER_FIRST_READING_S <= settled
+    assert settled <= max(starts) + SETTLE_AFTER_START_S + AFTER_FIRST_READING_S
     pause = settled + 5 - time.time()
     if pause > 0:
         time.sleep(pause)

@@ -24,7 +24,13 @@ from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.spec.clients import ClientProfile
 from tuner.spec.clients.java import KIND, JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
-from tuner.spec.java_client import check_property_names, producer_config_names, unknown_property
+from tuner.spec.java_client import (
+    COMMON_NAMES,
+    COMMON_PREFIXES,
+    check_property_names,
+    producer_config_names,
+    unknown_property,
+)
 from tuner.spec.workload import WorkloadSpec
 from tuner.target.security import parse_properties
 
@@ -143,7 +149,7 @@ def test_one_typo_in_a_real_name_is_caught_and_named(name: str, data: st.DataObj
     at = data.draw(st.integers(0, len(name) - 1))
     char = data.draw(st.sampled_from(string.ascii_lowercase + "._-"))
     typo = name[:at] + char + name[at + 1 :]
-    if typo in producer_config_names():
+    if typo in producer_config_names() or typo.startswith(COMMON_PREFIXES):
         assert unknown_property(typo) is None
         return
     problem = unknown_property(typo)
@@ -158,10 +164,23 @@ def test_any_real_names_pass(props: dict[str, str]) -> None:
 
 @given(st.text(string.ascii_letters + "._", min_size=1, max_size=40))
 def test_unknown_names_never_pass(name: str) -> None:
-    if name in producer_config_names():
+    if name in producer_config_names() or name in COMMON_NAMES or name.startswith(COMMON_PREFIXES):
         return
     with pytest.raises(ValueError, match="unknown Java producer property"):
         check_property_names([name])
+
+
+def test_every_client_reads_config_providers_and_metrics_context() -> None:
+    """AbstractConfig's names, outside ProducerConfig's: a team's `${env:VAR}` secrets come through
+    `config.providers` (and the engine's own env provider), labels through `metrics.context.*`."""
+    check_property_names({
+        "config.providers": "env",
+        "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+        "config.providers.env.param.allowlist.pattern": "^KBT_.*$",
+        "metrics.context.team": "logs",
+    })  # fmt: skip
+    problem = unknown_property("config.provider")
+    assert problem is not None and 'did you mean "config.providers"' in problem
 
 
 def _hist(*values_us: int) -> str:

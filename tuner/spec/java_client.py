@@ -15,6 +15,10 @@ from typing import Any
 from tuner.core.errors import did_you_mean
 
 CONFIG_NAMES_FILE = "java_producer_config.json"
+# Names every Kafka client reads beyond its ConfigDef: AbstractConfig's config providers (a team's
+# `${env:VAR}` secrets, KIP-297/KIP-421) and the metrics context labels (KIP-606).
+COMMON_NAMES = frozenset({"config.providers"})
+COMMON_PREFIXES = ("config.providers.", "metrics.context.")
 
 
 @cache
@@ -33,10 +37,11 @@ def producer_config_names() -> frozenset[str]:
 def unknown_property(name: str) -> str | None:
     """One line naming `name` as unknown with the closest real name, or None when it is known."""
     names = producer_config_names()
-    if name in names:
+    if name in names or name in COMMON_NAMES or name.startswith(COMMON_PREFIXES):
         return None
     version = config_names_document()["kafka_clients"]
-    return f'unknown Java producer property "{name}" (kafka-clients {version}){did_you_mean(name, names)}'
+    hint = did_you_mean(name, names | COMMON_NAMES)
+    return f'unknown Java producer property "{name}" (kafka-clients {version}){hint}'
 
 
 def check_property_names(names: list[str] | set[str] | dict[str, str]) -> None:
