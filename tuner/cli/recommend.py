@@ -172,13 +172,11 @@ def _check_target(target_file: TargetSource, live: Path | None, max_trials: int,
 
 def _write(console: Console, rec: Recommendation, out: Path, json_path: Path | None) -> None:
     """The table and summary, then the recommendation JSON and the rendered client files."""
-    from tuner.render.recommendation import recommendation_table, render_files, summary_lines
+    from tuner.render.recommendation import recommendation_view, render_files
     from tuner.store.recommendation import recommendation_text
     from tuner.store.results import run_stamp
 
-    show(console, recommendation_table(rec))
-    for line in summary_lines(rec):
-        console.print(line, highlight=False)
+    show(console, recommendation_view(rec))
     target = out / f"{rec.workload.name}--{run_stamp(time.time())}"
     path = target / "recommendation.json"
     files = render_files(rec)

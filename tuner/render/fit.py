@@ -1,12 +1,14 @@
 """Tables that fit where they are printed.
 
 - On a terminal: the table keeps its box and fits the terminal's width. Numbers and short words
-  never wrap; a column of ids (run ids, run names: one long word per line) that would push the
-  table past the width gets its long ids shortened in the middle with a mark, `qunar-logs…735.623Z
-  [1]`, and every shortened id is listed in full below the table.
+  never wrap, and a text column never narrows below its longest word; a column of ids (run ids,
+  run names: one long word per line) that would push the table past the width gets its long ids
+  shortened in the middle with a mark, `qunar-logs…735.623Z [1]`, and every shortened id is listed
+  in full below the table.
 - In a pipe or a log: plain lines, no box, at most `PIPE_WIDTH` columns, never a word cut in two.
   A table too wide for one line per row puts its first column (the run) on a line of its own and
-  the other columns, in groups that fit, indented below it.
+  the other columns, in groups that fit, indented below it; a cell wider than a whole line (a long
+  setting) wraps between its words on lines of its own.
 """
 
 from __future__ import annotations
@@ -112,6 +114,20 @@ def _groups(widths: list[int], width: int) -> list[list[int]]:
     return groups
 
 
+def _rewrapped(grid: _Grid, groups: list[list[int]], width: int) -> _Grid:
+    """A column alone on its line and still wider than it (a long setting) wrapped between words."""
+    cells, headers = [list(row) for row in grid.cells], list(grid.headers)
+    widths = grid.widths
+    for g, columns in enumerate(groups):
+        room = width - (len(INDENT) if g > 0 else 0)
+        if len(columns) == 1 and widths[columns[0]] > room:
+            c = columns[0]
+            headers[c] = "\n".join(wrap(headers[c], room))
+            for row in cells:
+                row[c] = "\n".join(line for part in row[c].split("\n") for line in wrap(part, room))
+    return _Grid(headers, cells, grid.right)
+
+
 def _line(grid: _Grid, widths: list[int], columns: list[int], values: list[str], indent: str) -> str:
     parts = [values[i].rjust(widths[i]) if grid.right[i] else values[i].ljust(widths[i]) for i in columns]
     return (indent + (" " * GAP).join(parts)).rstrip()
@@ -122,9 +138,11 @@ def plain_lines(table: Table, width: int = PIPE_WIDTH) -> list[str]:
     grid = _grid(table)
     if not grid.headers:
         return []
-    widths = grid.widths
-    groups = _groups(widths, width)
+    groups = _groups(grid.widths, width)
     stacked = len(groups) > 1
+    if stacked:
+        grid = _rewrapped(grid, groups, width)
+    widths = grid.widths
 
     def block(values: list[str]) -> list[str]:
         split = [v.split("\n") for v in values]
@@ -182,6 +200,18 @@ def _longest_word(text: str) -> int:
     return max((len(w) for w in text.split()), default=0)
 
 
+def _narrowed(widths: list[int], least: list[int], room: int) -> list[int]:
+    """Text columns narrowed, the widest first, into `room` and never below their longest word: rich
+    narrows the widest ones alone and would fold a word (a setting's name) in two."""
+    out = list(widths)
+    while sum(out) > room:
+        narrowable = [i for i in range(len(out)) if out[i] > least[i]]
+        if not narrowable:
+            break
+        out[max(narrowable, key=lambda i: out[i])] -= 1
+    return out
+
+
 def fit_table(table: Table, width: int) -> list[str] | None:
     """Fit a table to a terminal `width` in place; returns the footnote lines (full ids), or None
     when even a borderless table with shortened ids is wider: then print `plain_lines` instead."""
@@ -206,12 +236,18 @@ def fit_table(table: Table, width: int) -> list[str] | None:
     room = width - _overhead(table) - fixed
     if room < MIN_ID_WIDTH * len(ids) or fixed + _overhead(table) > width:
         return None
-    for i, column in enumerate(table.columns):
-        if i not in ids and all(" " not in x for x in lines[i]):
-            column.width = least[i]  # rigid: numbers and single words never break
+    rigid = [i for i in range(len(widths)) if i not in ids and all(" " not in x for x in lines[i])]
+    for i in rigid:
+        table.columns[i].width = least[i]  # rigid: numbers and single words never break
+    budget = max(MIN_ID_WIDTH, room // len(ids)) if ids else 0
+    flexible = [i for i in range(len(widths)) if i not in ids and i not in rigid]
+    spare = room + sum(least[i] for i in flexible) - sum(min(budget, widths[i]) for i in ids)
+    for i, w in zip(
+        flexible, _narrowed([widths[i] for i in flexible], [least[i] for i in flexible], spare), strict=True
+    ):
+        table.columns[i].width = w
     if not ids:
         return []
-    budget = max(MIN_ID_WIDTH, room // len(ids))
     marks: dict[str, int] = {}
     for i in ids:
         column = table.columns[i]

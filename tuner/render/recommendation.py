@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import textwrap
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
 from tuner.model.comparison import reduction_of
 from tuner.model.search import describe_profile
@@ -183,6 +185,13 @@ def summary_lines(rec: Recommendation) -> list[str]:
         )
     out += rec.notes
     return out
+
+
+def recommendation_view(rec: Recommendation) -> Group:
+    """What `kbt recommend` prints before the files it wrote: the table, then the summary lines (as
+    plain text: a note's brackets are not markup)."""
+    lines = summary_lines(rec)
+    return Group(recommendation_table(rec), *([Text("\n".join(lines))] if lines else []))
 
 
 def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
