@@ -166,7 +166,7 @@ def test_missing_diagnose_file(tmp_path: Path) -> None:
         ),
         ("gates: {", "gate: {", 'unknown key "gate" (did you mean "gates"?)'),
         ("steps: [1, 2, 3]", "steps: [1, 3, 2]", "steps must increase"),
-        ("steps: [1, 2, 3]", "steps: [0, 2, 3]", "steps[0]: multiplier 0 must be in"),
+        ("steps: [1, 2, 3]", "steps: [0, 2, 3]", "shape.steps[0]: must be greater than 0 (got 0)"),
         ("  settle_s: 2", "  settle_s: 10", "settle_s (10) must be under half of step_s (20)"),
         ("rate_per_producer: 25", "rate_per_producer: max", 'not "max"'),
         (

@@ -30,21 +30,34 @@ from pydantic import Field
 
 from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
-from tuner.model.queueing import QueueModel, curve_points, fit_queue_model, saturated_curve
+from tuner.model.queueing import (
+    MAX_FITTED_RUNS,
+    Label,
+    QueueModel,
+    curve_points,
+    fit_queue_model,
+    saturated_curve,
+)
+from tuner.spec.limits import MAX_COUNT, MAX_ITEMS, MAX_THREADS
 from tuner.store.record import RunRecord
 
+# A fit's bounds: a coefficient is seconds of thread (or CPU) time per request or per byte, and a
+# second per request is no broker; busy fractions are at most 1 and the CPU fit counts cores.
+MAX_COEF = 1.0
+MAX_CORES = float(MAX_THREADS)
 MIN_OBSERVATIONS = 3  # two slopes need at least three points to say anything about their fit
 
 
 class LinearFit(Frozen):
     """busy = requests_coef * requests/s + bytes_coef * bytes/s + intercept, all >= 0."""
 
-    requests_coef: float  # busy fraction per produce request/s (seconds of thread time per request)
-    bytes_coef: float  # busy fraction per byte/s
-    intercept: float = 0.0
-    r2: float  # 1 - SS_res/SS_tot (about the mean)
-    n: int  # observations (broker windows)
-    rmse: float  # root mean square residual, busy fraction
+    # busy fraction per produce request/s (seconds of thread time per request)
+    requests_coef: float = Field(le=MAX_COEF)
+    bytes_coef: float = Field(le=MAX_COEF)  # busy fraction per byte/s
+    intercept: float = Field(0.0, le=MAX_CORES)
+    r2: float = Field(le=1)  # 1 - SS_res/SS_tot (about the mean)
+    n: int = Field(le=MAX_COUNT)  # observations (broker windows)
+    rmse: float = Field(le=MAX_CORES)  # root mean square residual, busy fraction (cores for cpu)
 
     def predict(self, requests_per_s: float, bytes_per_s: float) -> float:
         return self.requests_coef * requests_per_s + self.bytes_coef * bytes_per_s + self.intercept
@@ -67,8 +80,10 @@ class BrokerCostModel(Frozen):
     # The request path as a finite queue (tuner.model.queueing), when the records hold a capacity
     # curve: one broker run past its knee. It then sets both idle ratios: the knee is in it.
     queue: QueueModel | None = None
-    runs: list[str] = Field(default_factory=list)  # run ids of the records it was fitted from
-    brokers: list[str] = Field(default_factory=list)
+    runs: list[Label] = Field(
+        default_factory=list, max_length=MAX_FITTED_RUNS
+    )  # run ids of the records it was fitted from
+    brokers: list[Label] = Field(default_factory=list, max_length=MAX_ITEMS)  # broker ids
 
     def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]:
         """(network idle, handler idle) of a broker taking this produce traffic, each in [0, 1]."""

@@ -43,6 +43,15 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
+from tuner.spec.duration import MAX_SPEC_MS, MAX_SPEC_SECONDS
+from tuner.spec.limits import (
+    MAX_BYTES_PER_S,
+    MAX_KAFKA_BYTES,
+    MAX_QUEUE_CAP,
+    MAX_RATE_PER_S,
+    MAX_RATIO,
+    MAX_THREADS,
+)
 from tuner.spec.thresholds import THRESHOLDS
 
 
@@ -57,31 +66,54 @@ class DiagnoseThresholds(StrictModel):
         THRESHOLDS.network_idle_warning, gt=0, lt=1, description="idle ratio below which a broker warns"
     )
     small_request_bytes: float | None = Field(
-        None, gt=0, description="average produce request size below which requests count as small"
+        None,
+        gt=0,
+        le=MAX_KAFKA_BYTES,
+        description="average produce request size below which requests count as small",
     )
-    small_request_bytes_default: float = Field(4096, gt=0, description="the size limit without a cost model")
-    small_request_bytes_floor: float = Field(1024, gt=0, description="lowest size limit a cost model may set")
-    small_request_bytes_cap: float = Field(16384, gt=0, description="highest size limit a cost model may set")
+    small_request_bytes_default: float = Field(
+        4096, gt=0, le=MAX_KAFKA_BYTES, description="the size limit without a cost model"
+    )
+    small_request_bytes_floor: float = Field(
+        1024, gt=0, le=MAX_KAFKA_BYTES, description="lowest size limit a cost model may set"
+    )
+    small_request_bytes_cap: float = Field(
+        16384, gt=0, le=MAX_KAFKA_BYTES, description="highest size limit a cost model may set"
+    )
     target_request_bytes: float = Field(
-        16384, gt=0, description="request size batching should reach (the 'cut requests ~Nx' estimate)"
+        16384,
+        gt=0,
+        le=MAX_KAFKA_BYTES,
+        description="request size batching should reach (the 'cut requests ~Nx' estimate)",
     )
     min_requests_per_thread_s: float = Field(
-        10, ge=0, description="produce requests/s per network thread below which request size does not matter"
+        10,
+        ge=0,
+        le=MAX_RATE_PER_S,
+        description="produce requests/s per network thread below which request size does not matter",
     )
-    flush_p99_ms: float = Field(200, gt=0, description="log flush p99 that counts as a slow disk")
-    request_queue: float = Field(10, gt=0, description="mean request queue that says handlers are short")
+    flush_p99_ms: float = Field(
+        200, gt=0, le=MAX_SPEC_MS, description="log flush p99 that counts as a slow disk"
+    )
+    request_queue: float = Field(
+        10, gt=0, le=MAX_QUEUE_CAP, description="mean request queue that says handlers are short"
+    )
     request_queue_p99_ms: float = Field(
-        50, gt=0, description="request-queue time p99 (ms) of produce requests that is too long"
+        50,
+        gt=0,
+        le=MAX_SPEC_MS,
+        description="request-queue time p99 (ms) of produce requests that is too long",
     )
     large_fetch_bytes: float = Field(
-        1 << 20, gt=0, description="consumer bytes per fetch request that count as large"
+        1 << 20, gt=0, le=MAX_KAFKA_BYTES, description="consumer bytes per fetch request that count as large"
     )
     fetch_out_in_ratio: float = Field(
-        2.0, gt=0, description="bytes out / bytes in above which fetches dominate"
+        2.0, gt=0, le=MAX_RATIO, description="bytes out / bytes in above which fetches dominate"
     )
     queued_max_requests: int = Field(
         THRESHOLDS.queued_max_requests,
         ge=1,
+        le=MAX_QUEUE_CAP,
         description="the brokers' queued.max.requests (request queue cap)",
     )
     request_queue_near_fraction: float = Field(
@@ -93,20 +125,23 @@ class DiagnoseThresholds(StrictModel):
     idle_meter_warmup_s: float = Field(
         THRESHOLDS.idle_meter_warmup_s,
         ge=0,
+        le=MAX_SPEC_SECONDS,
         description="seconds after a broker's start its network idle is not trusted",
     )
     quiet_requests_per_thread_s: float = Field(
         THRESHOLDS.quiet_requests_per_thread_s,
         ge=0,
+        le=MAX_RATE_PER_S,
         description="produce requests/s per network thread below which traffic cannot explain a low idle",
     )
     quiet_bytes_per_thread_s: float = Field(
         THRESHOLDS.quiet_bytes_per_thread_s,
         ge=0,
+        le=MAX_BYTES_PER_S,
         description="bytes/s (in + out) per network thread below which traffic cannot explain a low idle",
     )
     default_network_threads: int = Field(
-        3, ge=1, description="network threads assumed when the series is absent"
+        3, ge=1, le=MAX_THREADS, description="network threads assumed when the series is absent"
     )
 
     @model_validator(mode="after")

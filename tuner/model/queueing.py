@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 import scipy.optimize
@@ -51,6 +52,7 @@ from pydantic import Field
 
 from tuner.core.errors import BadInput
 from tuner.core.frozen import Frozen
+from tuner.spec.limits import MAX_QUEUE_CAP, MAX_RATE_PER_S, MAX_TEXT_CHARS, MAX_THREADS
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.figures import BrokerStats
 from tuner.store.record import RunRecord
@@ -86,24 +88,30 @@ class QueuePoint(Frozen):
     network_idle: float
 
 
-MAX_QUEUE_CAP = 1_000_000
+# Run ids a fitted model names (a results directory of more runs than this is no one's), and a
+# run or broker id.
+MAX_FITTED_RUNS = 100_000
+Label = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
 class QueueModel(Frozen):
     """One broker's request path (see the module doc); rates per broker."""
 
-    service_rate_per_s: float = Field(gt=0)  # mu: produce requests/s the handlers serve flat out
-    # queued.max.requests; bounded because predict builds arrays of cap + 3 (a saved model of 2^53
-    # asked numpy for 64 PiB): far above any broker's setting (Kafka's default is 500)
+    service_rate_per_s: float = Field(
+        gt=0, le=MAX_RATE_PER_S
+    )  # mu: produce requests/s the handlers serve flat out
+    # queued.max.requests; predict builds arrays of cap + 3
     queue_cap: int = Field(ge=1, le=MAX_QUEUE_CAP)
     # The handler's time per request: squared coefficient of variation (0 constant, 1 exponential).
     service_scv: float = Field(1.0, ge=0, le=MAX_SCV)
-    network_threads: int = Field(1, ge=1, le=1024)
-    network_base_busy: float = Field(0.0, ge=0)  # network thread-seconds per second with no produce traffic
-    network_s_per_request: float = Field(0.0, ge=0)  # network thread-seconds of own work per request
+    network_threads: int = Field(1, ge=1, le=MAX_THREADS)
+    network_base_busy: float = Field(
+        0.0, ge=0, le=MAX_THREADS
+    )  # network thread-seconds per second with no produce traffic
+    network_s_per_request: float = Field(0.0, ge=0, le=1)  # network thread-seconds of own work per request
     blocked_cap: float = Field(1.0, gt=0, le=1)  # the most of its time a network thread spends blocked
-    rmse_idle: float | None = None  # fit residual over network and handler idle
-    runs: list[str] = Field(default_factory=list)
+    rmse_idle: float | None = Field(None, le=1)  # fit residual over network and handler idle
+    runs: list[Label] = Field(default_factory=list, max_length=MAX_FITTED_RUNS)
 
     @property
     def knee_requests_per_s(self) -> float:

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, ConfigDict, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.frozen import Frozen
 from tuner.core.numbers import check_config_value
+from tuner.spec.limits import MAX_ITEMS, MAX_TEXT_CHARS
 
 
 class StrictModel(Frozen):
     """A frozen pydantic model whose unknown keys fail with `unknown key "x" (did you mean "y"?)`."""
 
     # Every number a user writes is finite: pydantic would read "nan"/"inf" into a float field.
-    model_config = ConfigDict(allow_inf_nan=False)
+    # Every string, a dict key too, has a bound (no field of a spec needs a mebibyte).
+    model_config = ConfigDict(allow_inf_nan=False, str_max_length=MAX_TEXT_CHARS)
 
     @model_validator(mode="before")
     @classmethod
@@ -42,4 +44,4 @@ def _config_strings(value: Any) -> Any:
 
 
 # Raw client or topic configs: YAML may write `true` or `10000`, the wire takes strings.
-ConfigMap = Annotated[dict[str, str], BeforeValidator(_config_strings)]
+ConfigMap = Annotated[dict[str, str], BeforeValidator(_config_strings), Field(max_length=MAX_ITEMS)]

@@ -23,6 +23,10 @@ _NS = {**dict(_UNITS), "µs": 10**3, "μs": 10**3}
 # then its unit. Terms are matched one after another from where the last ended (linear time).
 _TERM = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)", re.ASCII)
 MAX_DURATION_TEXT = 64  # "1h2m3s4ms5us6ns" is 15 characters; longer text is not a duration
+# The longest time a spec, threshold or gate may name: a week (a run, lag or latency longer than
+# that is a typo; parsing alone allows a year, tuner.core.numbers.MAX_DURATION_S).
+MAX_SPEC_SECONDS = 7 * 24 * 3600.0
+MAX_SPEC_MS = MAX_SPEC_SECONDS * 1000
 
 
 def _terms(text: str) -> list[tuple[str, str]] | None:

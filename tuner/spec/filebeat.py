@@ -21,6 +21,7 @@ from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration, positive
 from tuner.spec.filebeat_input import FilebeatInput
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, FilebeatLine, has_log_input, line_of
+from tuner.spec.limits import MAX_COUNT, MAX_ITEMS, MAX_KAFKA_BYTES, MAX_MEMORY_BYTES, MAX_PRODUCERS
 
 # ---- durations ----------------------------------------------------------------------------------
 
@@ -77,14 +78,14 @@ def version_tuple(text: str) -> tuple[int, ...]:
 class PartitionGroup(StrictModel):
     """`partition.random` / `partition.round_robin`: switch partition every `group_events` events."""
 
-    group_events: int = Field(default=1, ge=1)
+    group_events: int = Field(default=1, ge=1, le=MAX_COUNT)
     reachable_only: bool = False
 
 
 class PartitionHash(StrictModel):
     """`partition.hash`: hash the key (or `hash` fields); no key and `random` -> a random partition."""
 
-    hash: list[str] = Field(default_factory=list)
+    hash: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
     random: bool = True
     reachable_only: bool = False
 
@@ -146,16 +147,18 @@ class Ssl(StrictModel):
 
     enabled: bool | None = None
     verification_mode: Literal["full", "strict", "certificate", "none"] | None = None
-    supported_protocols: list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]] | None = None
-    cipher_suites: list[str] | None = None
-    curve_types: list[str] | None = None
-    certificate_authorities: list[str] | None = None
+    supported_protocols: list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]] | None = Field(
+        None, max_length=4
+    )
+    cipher_suites: list[str] | None = Field(None, max_length=MAX_ITEMS)
+    curve_types: list[str] | None = Field(None, max_length=MAX_ITEMS)
+    certificate_authorities: list[str] | None = Field(None, max_length=MAX_ITEMS)
     certificate: str | None = None
     key: str | None = None
     key_passphrase: SecretRef = None
     key_passphrase_path: str | None = None
     ca_trusted_fingerprint: str | None = None
-    ca_sha256: list[str] | str | None = None
+    ca_sha256: Annotated[list[str], Field(max_length=MAX_ITEMS)] | str | None = None
     renegotiation: Literal["never", "once", "freely"] | None = None
 
     @field_validator("key")
@@ -179,7 +182,7 @@ class Kerberos(StrictModel):
 
 
 class MetadataRetry(StrictModel):
-    max: int = Field(default=3, ge=0)
+    max: int = Field(default=3, ge=0, le=MAX_COUNT)
     backoff: Duration = Duration.parse("250ms")
 
 
@@ -201,37 +204,37 @@ class Header(StrictModel):
 
 class TopicRule(StrictModel):
     topic: str | None = None
-    mappings: dict[str, str] | None = None
+    mappings: dict[str, str] | None = Field(None, max_length=MAX_ITEMS)
     default: str | None = None
-    when: dict[str, Any] | None = None
+    when: dict[str, Any] | None = Field(None, max_length=MAX_ITEMS)
 
 
 class KafkaOutput(StrictModel):
     """`output.kafka` with libbeat's defaults (docs/architecture.md, "Facts kbt relies on")."""
 
     enabled: bool = True
-    hosts: list[str] = Field(min_length=1)
+    hosts: list[str] = Field(min_length=1, max_length=MAX_ITEMS)
     topic: str | None = None
-    topics: list[TopicRule] | None = None
+    topics: list[TopicRule] | None = Field(None, max_length=MAX_ITEMS)
     key: str | None = None
     partition: Partition = Field(default_factory=Partition)
-    headers: list[Header] | None = None
+    headers: list[Header] | None = Field(None, max_length=MAX_ITEMS)
     client_id: str = Field(default="beats", min_length=1)
-    worker: int = Field(default=1, ge=1)
-    workers: int | None = Field(default=None, ge=1)
-    codec: dict[str, Any] | None = None
+    worker: int = Field(default=1, ge=1, le=MAX_PRODUCERS)
+    workers: int | None = Field(default=None, ge=1, le=MAX_PRODUCERS)
+    codec: dict[str, Any] | None = Field(None, max_length=MAX_ITEMS)
     metadata: Metadata = Field(default_factory=Metadata)
-    max_retries: int = Field(default=3, ge=-1)
+    max_retries: int = Field(default=3, ge=-1, le=MAX_COUNT)
     backoff: Backoff = Field(default_factory=Backoff)
-    bulk_max_size: int = Field(default=2048, ge=0)
+    bulk_max_size: int = Field(default=2048, ge=0, le=MAX_COUNT)
     bulk_flush_frequency: Duration = Duration(0)
     timeout: PositiveDuration = Duration.parse("30s")
     broker_timeout: PositiveDuration = Duration.parse("10s")
-    channel_buffer_size: int = Field(default=256, ge=1)
+    channel_buffer_size: int = Field(default=256, ge=1, le=MAX_COUNT)
     keep_alive: Duration = Duration(0)
     compression: Compression = "gzip"
-    compression_level: int = 4
-    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
+    compression_level: int = Field(default=4, ge=GZIP_LEVELS[0], le=GZIP_LEVELS[1])  # used by gzip only
+    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1, le=MAX_KAFKA_BYTES)
     required_acks: Literal[-1, 0, 1] = 1
     version: str = DEFAULT_VERSION
     username: SecretRef = None
@@ -315,7 +318,7 @@ class KafkaOutput(StrictModel):
 
 
 class MemQueueFlush(StrictModel):
-    min_events: int = Field(default=2048, ge=0)
+    min_events: int = Field(default=2048, ge=0, le=MAX_COUNT)
     timeout: Duration = Duration.parse("1s")
 
 
@@ -325,8 +328,8 @@ class MemQueue(StrictModel):
     8.13+ and 9.x ship 3200 / 1600 / 10s: FilebeatConfig fills those in for a profile whose
     `filebeat_version` is of that line."""
 
-    events: int = Field(default=4096, ge=32)
-    bytes: int | None = Field(default=None, ge=32768)
+    events: int = Field(default=4096, ge=32, le=MAX_COUNT)
+    bytes: int | None = Field(default=None, ge=32768, le=MAX_MEMORY_BYTES)
     flush: MemQueueFlush = Field(default_factory=MemQueueFlush)
 
     @model_validator(mode="after")

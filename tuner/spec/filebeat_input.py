@@ -33,6 +33,7 @@ from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration
+from tuner.spec.limits import MAX_KAFKA_BYTES
 
 InputType = Literal["log", "filestream"]
 Engine = Literal["auto", "real", "emulated"]
@@ -51,10 +52,12 @@ class FilebeatInput(StrictModel):
     type: InputType = "log"
     backoff: Duration | None = None
     max_backoff: Duration | None = None
-    backoff_factor: int | None = Field(default=None, ge=1)
+    backoff_factor: int | None = Field(
+        default=None, ge=1, le=1000
+    )  # each wait times this: 1000 reaches max_backoff at once
     check_interval: Duration | None = None
     close_eof: bool | None = None
-    harvester_buffer_size: int | None = Field(default=None, ge=1024)
+    harvester_buffer_size: int | None = Field(default=None, ge=1024, le=MAX_KAFKA_BYTES)
 
     @model_validator(mode="after")
     def _check(self) -> FilebeatInput:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.numbers import cut_value
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec
@@ -212,6 +213,8 @@ def _message(err: Any) -> str:
         return "unknown key"
     text = str(msg).replace("Input should be", "must be").replace("String should", "must")
     text = text.replace("List should", "must").replace("Dictionary should", "must")
+    if kind == "string_too_long":
+        return text  # the value is long by definition, and may be a secret: not echoed
     if isinstance(value, str | int | float) and not isinstance(value, bool):
-        text += f" (got {value!r})" if isinstance(value, str) else f" (got {value})"
+        text += f" (got {cut_value(value)})" if isinstance(value, str) else f" (got {value})"
     return text

@@ -9,13 +9,14 @@ Pure data and its parsing. Every problem is one `BadInput` line (exit 2), e.g.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.numbers import cut_value, parse_int
 from tuner.spec.base import StrictModel
+from tuner.spec.limits import MAX_SEED
 
 Codec = Literal["gzip", "snappy", "lz4", "zstd"]
 CODECS: tuple[Codec, ...] = ("gzip", "snappy", "lz4", "zstd")
@@ -38,6 +39,10 @@ CLIENT_CODECS: dict[str, tuple[Codec, ...]] = {
 DEFAULT_BATCH_SIZES: tuple[int, ...] = tuple(2**i for i in range(13))  # 1 .. 4096
 MAX_BATCH_MESSAGES = 1_000_000  # librdkafka's batch.num.messages ceiling
 MAX_EVENT_BYTES = 16 * 1024 * 1024
+# Points on one curve: 1 to 10^6 doubling is 21; each point costs a pass over the sample.
+MAX_BATCH_SIZES = 64
+# Every level of every codec once: 9 gzip + 17 lz4 + 22 zstd + snappy.
+MAX_CODEC_LEVELS = 49
 DEFAULT_BATCHES = 40
 
 
@@ -45,7 +50,12 @@ class CodecLevel(StrictModel):
     """One codec at one level (`None` for snappy, which has none)."""
 
     codec: Codec = Field(description="gzip, snappy, lz4 or zstd.")
-    level: int | None = Field(default=None, description="Compression level; null for snappy.")
+    level: int | None = Field(
+        default=None,
+        ge=0,
+        le=max(high for _, high in LEVEL_RANGES.values()),
+        description="Compression level; null for snappy.",
+    )
 
     @property
     def label(self) -> str:
@@ -59,15 +69,19 @@ class CodecLevel(StrictModel):
 class ProbeOptions(StrictModel):
     """What to measure. Files are probed one by one; each is a sample of its own."""
 
-    codecs: tuple[CodecLevel, ...] = Field(min_length=1, description="Codec/level pairs measured.")
-    batch_sizes: tuple[int, ...] = Field(min_length=1, description="Messages per batch asked for, ascending.")
+    codecs: tuple[CodecLevel, ...] = Field(
+        min_length=1, max_length=MAX_CODEC_LEVELS, description="Codec/level pairs measured."
+    )
+    batch_sizes: tuple[Annotated[int, Field(ge=1, le=MAX_BATCH_MESSAGES)], ...] = Field(
+        min_length=1, max_length=MAX_BATCH_SIZES, description="Messages per batch asked for, ascending."
+    )
     event_bytes: int | None = Field(
         default=None, gt=0, le=MAX_EVENT_BYTES, description="Lines joined into events of about N bytes."
     )
     batches: int = Field(
         default=DEFAULT_BATCHES, ge=1, le=10_000, description="Batches (random starts) measured per point."
     )
-    seed: int = Field(default=1, description="Seed for the start positions.")
+    seed: int = Field(default=1, ge=0, le=MAX_SEED, description="Seed for the start positions.")
 
 
 def _split(text: str) -> list[str]:
@@ -159,6 +173,10 @@ def parse_batch_sizes(text: str) -> tuple[int, ...]:
                 sizes.append(value)
                 value *= step
         sizes.append(size)
+    if len(set(sizes)) > MAX_BATCH_SIZES:
+        raise BadInput(
+            f"--batch-sizes: {len(set(sizes))} sizes; at most {MAX_BATCH_SIZES} are measured in one probe"
+        )
     return tuple(sorted(set(sizes)))
 
 
@@ -185,6 +203,8 @@ def build_options(
         raise BadInput(f"--event-bytes: {event_bytes} is outside 1..{MAX_EVENT_BYTES}")
     if not 1 <= batches <= 10_000:
         raise BadInput(f"--batches: {batches} is outside 1..10000")
+    if not 0 <= seed <= MAX_SEED:
+        raise BadInput(f"--seed: {seed} is outside 0..{MAX_SEED}")
     return ProbeOptions(
         codecs=tuple(pairs), batch_sizes=sizes, event_bytes=event_bytes, batches=batches, seed=seed
     )

@@ -17,14 +17,15 @@ at baseline / producers msgs/s (more pods at the peak, each as busy as on an ord
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.clients import ClientProfile, kind_of
+from tuner.spec.duration import MAX_SPEC_MS
 from tuner.spec.engine_id import EngineId
-from tuner.spec.limits import TOPIC_NAME_PATTERN
+from tuner.spec.limits import MAX_CONSUMER_GROUPS, MAX_COUNT, MAX_ITEMS, MAX_RATE_PER_S, TOPIC_NAME_PATTERN
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
@@ -45,7 +46,7 @@ class Baseline(StrictModel):
     read from `kbt diagnose --json` output of the production cluster (`from_diagnose`, a path
     relative to the spec). Neither: the workload's producers x rate_per_producer."""
 
-    msgs_per_s: float | None = Field(default=None, gt=0)
+    msgs_per_s: float | None = Field(default=None, gt=0, le=MAX_RATE_PER_S)
     from_diagnose: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
@@ -66,7 +67,7 @@ class Shape(StrictModel):
     `ramp_down_to` x baseline, and a drain (no load: producers flush, consumers catch up)."""
 
     prefill_s: float = Field(default=0, ge=0, le=MAX_STAGE_S)
-    steps: list[float] = Field(min_length=1, max_length=50)
+    steps: list[Annotated[float, Field(gt=0, le=MAX_MULTIPLIER)]] = Field(min_length=1, max_length=50)
     step_s: float = Field(gt=0, le=MAX_STAGE_S)
     hold_s: float = Field(default=0, ge=0, le=MAX_STAGE_S)
     spike: Spike | None = None
@@ -78,9 +79,6 @@ class Shape(StrictModel):
 
     @model_validator(mode="after")
     def _check(self) -> Shape:
-        for i, k in enumerate(self.steps):
-            if not 0 < k <= MAX_MULTIPLIER:
-                raise ValueError(f"steps[{i}]: multiplier {k:g} must be in (0, {MAX_MULTIPLIER:g}]")
         if any(b <= a for a, b in zip(self.steps, self.steps[1:], strict=False)):
             raise ValueError(f"steps must increase (got {[f'{k:g}' for k in self.steps]})")
         if self.settle_s >= self.step_s / 2:
@@ -97,9 +95,11 @@ class Gates(StrictModel):
 
     # NetworkProcessorAvgIdlePercent, mean over the stage, worst broker
     network_idle_min: float | None = Field(default=THRESHOLDS.network_idle_critical, gt=0, le=1)
-    request_queue_max: float | None = Field(default=None, gt=0)  # mean RequestQueueSize: saturated
-    p99_ms: float | None = Field(default=None, gt=0)  # producer delivery latency p99 (SLO)
-    e2e_p99_ms: float | None = Field(default=None, gt=0)  # real-time consumer end-to-end p99
+    request_queue_max: float | None = Field(
+        default=None, gt=0, le=MAX_COUNT
+    )  # mean RequestQueueSize: saturated
+    p99_ms: float | None = Field(default=None, gt=0, le=MAX_SPEC_MS)  # producer delivery latency p99 (SLO)
+    e2e_p99_ms: float | None = Field(default=None, gt=0, le=MAX_SPEC_MS)  # real-time consumer end-to-end p99
     on_fail: Literal["abort", "continue"] = "abort"
 
 
@@ -138,13 +138,15 @@ class StressSpec(StrictModel):
     # Merged into every topic's configs (e.g. tiering so lagging readers hit the remote tier).
     topic_configs: ConfigMap = Field(default_factory=dict)
     baseline: Baseline = Field(default_factory=Baseline)
-    profiles: dict[str, ClientProfile] = Field(min_length=1)
+    profiles: dict[str, ClientProfile] = Field(min_length=1, max_length=MAX_ITEMS)
     shape: Shape
     # None: the workload's own consumer_groups.
-    consumer_groups: list[ConsumerGroupSpec] | None = None
+    consumer_groups: list[ConsumerGroupSpec] | None = Field(None, max_length=MAX_CONSUMER_GROUPS)
     # When lagging groups read: split = the second half of every stage (each half measured apart).
     lagging_readers: Lagging = "split"
-    lagging_max_msgs_per_s: float | None = Field(default=None, gt=0)  # per lagging consumer
+    lagging_max_msgs_per_s: float | None = Field(
+        default=None, gt=0, le=MAX_RATE_PER_S
+    )  # per lagging consumer
     gates: Gates = Field(default_factory=Gates)
 
     @model_validator(mode="after")

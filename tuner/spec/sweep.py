@@ -33,21 +33,27 @@ import math
 import re
 import string
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.spec.base import StrictModel
 from tuner.spec.clients import PROFILE_FIELDS, ClientProfile
-from tuner.spec.limits import TOPIC_NAME_PATTERN
+from tuner.spec.limits import MAX_ITEMS, TOPIC_NAME_PATTERN
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 
 Scalar = str | int | float | bool | None
-# An axis of `vary`: the values of one setting, or labelled steps that each set a few settings.
-Axis = list[Scalar] | dict[str, dict[str, Scalar]]
 MAX_RUNS = 500
+# The settings one run or one labelled step sets.
+Settings = Annotated[dict[str, Scalar], Field(max_length=MAX_ITEMS)]
+# An axis of `vary`: the values of one setting, or labelled steps that each set a few settings
+# (no more of either than the runs a sweep may expand to).
+Axis = (
+    Annotated[list[Scalar], Field(max_length=MAX_RUNS)]
+    | Annotated[dict[str, Settings], Field(max_length=MAX_RUNS)]
+)
 _VARIABLE_FIELDS = {
     "profile": set(PROFILE_FIELDS) - {"name", "description", "client"},
     "workload": set(WorkloadSpec.model_fields) - {"name", "description", "topics", "message", "keys"},
@@ -87,9 +93,9 @@ class SweepSpec(StrictModel):
     name: str = Field(pattern=TOPIC_NAME_PATTERN)
     description: str = ""
     workload: WorkloadSpec
-    profiles: list[ClientProfile] = Field(min_length=1)
-    vary: dict[str, Axis] = Field(default_factory=dict)
-    runs: list[dict[str, Scalar]] | None = None
+    profiles: list[ClientProfile] = Field(min_length=1, max_length=MAX_RUNS)
+    vary: dict[str, Axis] = Field(default_factory=dict, max_length=MAX_ITEMS)
+    runs: list[Settings] | None = Field(None, max_length=MAX_RUNS)
     name_format: str | None = None
     slo: SLO = Field(default_factory=SLO)
 

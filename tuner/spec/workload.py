@@ -12,12 +12,19 @@ from tuner.core import inputs
 from tuner.core.numbers import parse_int
 from tuner.core.text import one_line
 from tuner.spec.base import ConfigMap, StrictModel
+from tuner.spec.duration import MAX_SPEC_SECONDS
 from tuner.spec.limits import (
     BROKER_MESSAGE_MAX_BYTES,
     KEY_PATTERN_MAX_CHARS,
+    MAX_CONSUMER_GROUPS,
+    MAX_COUNT,
+    MAX_ITEMS,
     MAX_PARTITIONS,
     MAX_PROCESSES,
     MAX_PRODUCERS,
+    MAX_RATE_PER_S,
+    MAX_RATIO,
+    MAX_RUN_S,
     MIN_DURATION_S,
     MIN_INSYNC_REPLICAS_KEY,
     MIN_RATE_PER_PRODUCER,
@@ -127,7 +134,7 @@ class GeneratedSource(StrictModel):
 
 class SizeBucket(StrictModel):
     bytes: int = Field(gt=0, le=MAX_EVENT_BYTES)
-    weight: float = Field(gt=0)
+    weight: float = Field(gt=0, le=MAX_RATIO)
 
 
 class SizeDistributionSource(StrictModel):
@@ -135,7 +142,7 @@ class SizeDistributionSource(StrictModel):
     5% 600 KB."""
 
     kind: Literal["size_distribution"]
-    buckets: list[SizeBucket] = Field(min_length=1)
+    buckets: list[SizeBucket] = Field(min_length=1, max_length=MAX_ITEMS)
 
     @property
     def nominal_bytes(self) -> int:
@@ -181,7 +188,7 @@ class KeySpec(StrictModel):
     keys) or `field` (the first group of `pattern` matched against the event)."""
 
     kind: Literal["none", "random", "field"] = "none"
-    cardinality: int | None = Field(default=None, gt=0)
+    cardinality: int | None = Field(default=None, gt=0, le=MAX_COUNT)
     pattern: str | None = None
 
     @model_validator(mode="before")
@@ -222,7 +229,7 @@ class ConsumerGroupSpec(StrictModel):
     name: str = Field(pattern=TOPIC_NAME_PATTERN)
     mode: Literal["realtime", "lagging"]
     consumers: int = Field(default=1, gt=0, le=64)
-    lag_s: float | None = Field(default=None, gt=0)
+    lag_s: float | None = Field(default=None, gt=0, le=MAX_SPEC_SECONDS)
 
     @model_validator(mode="after")
     def _check(self) -> ConsumerGroupSpec:
@@ -233,7 +240,7 @@ class ConsumerGroupSpec(StrictModel):
         return self
 
 
-Rate = float | Literal["max"]
+Rate = Annotated[float, Field(le=MAX_RATE_PER_S)] | Literal["max"]
 
 
 class WorkloadSpec(StrictModel):
@@ -250,9 +257,9 @@ class WorkloadSpec(StrictModel):
     rate_per_producer: Rate
     message: MessageSource
     keys: KeySpec = Field(default_factory=KeySpec)
-    duration_s: float = Field(ge=MIN_DURATION_S, le=24 * 3600)
-    warmup_s: float = Field(default=0, ge=0)
-    consumer_groups: list[ConsumerGroupSpec] = Field(default_factory=list)
+    duration_s: float = Field(ge=MIN_DURATION_S, le=MAX_RUN_S)
+    warmup_s: float = Field(default=0, ge=0, le=MAX_RUN_S)  # and shorter than duration_s
+    consumer_groups: list[ConsumerGroupSpec] = Field(default_factory=list, max_length=MAX_CONSUMER_GROUPS)
 
     @field_validator("rate_per_producer", mode="before")
     @classmethod
@@ -265,6 +272,8 @@ class WorkloadSpec(StrictModel):
             raise ValueError(f'must be a positive number of msgs/s per producer or "max" (got {value})')
         if value < MIN_RATE_PER_PRODUCER:
             raise ValueError(f"must be at least {MIN_RATE_PER_PRODUCER} msgs/s per producer (got {value:g})")
+        if value > MAX_RATE_PER_S:
+            raise ValueError(f"must be at most {MAX_RATE_PER_S:g} msgs/s per producer (got {value:g})")
         return float(value)
 
     @model_validator(mode="after")

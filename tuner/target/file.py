@@ -31,6 +31,7 @@ from tuner.core.errors import BadInput
 from tuner.core.numbers import parse_int
 from tuner.core.redact import is_reference, is_secret_name
 from tuner.spec.base import StrictModel
+from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
 from tuner.target.security import check_properties, hold_literal_secrets, read_properties_file
 
@@ -44,7 +45,7 @@ _LABEL = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 
 class ClientFile(StrictModel):
     properties_file: str | None = None
-    properties: dict[str, str] = Field(default_factory=dict)
+    properties: dict[str, str] = Field(default_factory=dict, max_length=MAX_ITEMS)
 
     @model_validator(mode="after")
     def _one_source(self) -> ClientFile:
@@ -70,7 +71,7 @@ class PrometheusFile(StrictModel):
     bearer_token_file: str | None = None
     basic_auth: BasicAuthFile | None = None
     ca_file: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict, max_length=MAX_ITEMS)
     scrape_interval_s: float = Field(15.0, gt=0, le=600)
 
     @field_validator("url")
@@ -105,7 +106,7 @@ class PrometheusFile(StrictModel):
 
 class BrokersFile(StrictModel):
     job: str = "kafka-broker"
-    matchers: dict[str, str] = Field(default_factory=dict)
+    matchers: dict[str, str] = Field(default_factory=dict, max_length=MAX_ITEMS)
     broker_label: str = "broker"
 
     @field_validator("broker_label")
@@ -125,13 +126,13 @@ class BrokersFile(StrictModel):
 
 
 class LimitsFile(StrictModel):
-    max_msgs_per_s: float | None = Field(None, gt=0)
-    max_bytes_per_s: float | None = Field(None, gt=0)
+    max_msgs_per_s: float | None = Field(None, gt=0, le=MAX_RATE_PER_S)
+    max_bytes_per_s: float | None = Field(None, gt=0, le=MAX_BYTES_PER_S)
 
 
 class TargetFile(StrictModel):
     name: str = Field(min_length=1, max_length=80)
-    bootstrap_servers: list[str] = Field(min_length=1)
+    bootstrap_servers: list[str] = Field(min_length=1, max_length=MAX_ITEMS)
     client: ClientFile = Field(default_factory=ClientFile)
     prometheus: PrometheusFile | None = None
     brokers: BrokersFile = Field(default_factory=BrokersFile)

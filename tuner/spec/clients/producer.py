@@ -24,7 +24,7 @@ from tuner.core.numbers import parse_number
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import ConfigMap
 from tuner.spec.clients.base import ClientKind, Rendered
-from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MESSAGE_TIMEOUT_KEYS
+from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MAX_KAFKA_BYTES, MESSAGE_TIMEOUT_KEYS
 from tuner.spec.profile import ProfileBase
 
 if TYPE_CHECKING:
@@ -52,9 +52,12 @@ class ProducerProfile(ProfileBase):
     """A producer configured by properties: the shared knobs, mapped to property names by its kind."""
 
     linger_ms: float | None = Field(default=None, ge=0, le=900_000)
-    batch_bytes: int | None = Field(default=None, gt=0)
+    batch_bytes: int | None = Field(default=None, gt=0, le=MAX_KAFKA_BYTES)
     compression: Compression | None = None
-    compression_level: int | None = None
+    # each codec's own range is checked below; this is the widest of them
+    compression_level: int | None = Field(
+        default=None, ge=-1, le=max(high for _, high in COMPRESSION_LEVELS.values())
+    )
     acks: Acks | None = None
     idempotence: bool | None = None
     partitioner: Partitioner = "default"
