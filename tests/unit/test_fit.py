@@ -80,3 +80,40 @@ def test_the_sweep_table_in_a_log() -> None:
     assert all(len(line) <= PIPE_WIDTH for line in out)
     for plan in plans:
         assert plan.name in [line.strip() for line in out]  # on a line of its own, whole
+
+
+_WORD = st.text(string.ascii_lowercase + "_.=", min_size=1, max_size=20)
+_PHRASE = st.lists(_WORD, min_size=1, max_size=12).map(" ".join)  # a setting, a note
+
+
+@st.composite
+def _text_tables(draw: st.DrawFn) -> tuple[Table, list[str]]:
+    """Run ids beside columns of phrases (settings such as `filebeat bulk_flush_frequency 800ms`)."""
+    table = Table(title="recommend")
+    columns = draw(st.integers(1, 5))
+    for h in ["run", *(f"text {i}" for i in range(columns))]:
+        table.add_column(h)
+    cells: list[str] = []
+    for name in draw(st.lists(_ID, min_size=1, max_size=4)):
+        row = [draw(_PHRASE) for _ in range(columns)]
+        cells += row
+        table.add_row(name, *row)
+    return table, [w for cell in cells for w in cell.split()]
+
+
+@settings(max_examples=40, deadline=None)
+@given(_text_tables(), st.integers(60, 220), st.booleans())
+def test_a_word_of_a_text_column_is_never_folded(
+    made: tuple[Table, list[str]], width: int, terminal: bool
+) -> None:
+    """Rich narrows a table's widest columns and folds what no longer fits, a setting's name in two;
+    fitted, a text column keeps its longest word, and a plain cell wider than its line wraps between
+    words."""
+    table, words = made
+    console = _console(width, terminal)
+    show(console, table)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    tokens = set(out.translate({ord(c): " " for c in BOX + "┓┳┛┩┗┴┘┐┌┬├┼┤"}).split())
+    for word in words:
+        assert word in tokens, (word, out)
+    assert all(len(line) <= width for line in out.splitlines() if " " in line.strip()), out
