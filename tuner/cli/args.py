@@ -16,12 +16,6 @@ import typer
 
 from tuner.core.errors import BadInput
 
-RESULTS_HELP = "Results directory (run records)."
-
-
-def results_option(default: Path | None, help: str = RESULTS_HELP) -> Path | None:
-    return typer.Option(default, "--results", help=help)
-
 
 def positional_results() -> Path | None:
     return typer.Argument(

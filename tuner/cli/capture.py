@@ -6,25 +6,20 @@ from pathlib import Path
 
 import typer
 
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
+from tuner.cli.cluster_flags import target_source
 from tuner.cli.diagnose import seconds
-from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.json_out import console_for, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.inputs import check_regular
 from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
 
-_OUT = typer.Option(
-    ..., "--out", metavar="DIR", help="Directory for capture.json and a folder per client group."
-)
-_WINDOW = typer.Option("60s", "--window", help="How long to watch the cluster (5s..1h), e.g. 60s, 5m.")
-_TARGET = typer.Option(None, "--target", help="A target file (docs/targets.md): the cluster to capture.")
-_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory, when capturing kbt's lab.")
-_REQUEST_LOG = typer.Option(
-    None,
-    "--request-log",
-    help="A broker's request log (kafka.request.logger at DEBUG; repeat per broker): the client groups.",
-)
+_OUT = option("--out", "capture")
+_WINDOW = option("--window", "capture")
+_TARGET = option("--target", what="the cluster to capture")
+_LAB_DIR = option("--lab-dir", "capture")
+_REQUEST_LOG = option("--request-log", what="the client groups")
 _SAMPLE = typer.Option(
     200, "--sample", min=0, max=10_000, help="Newest records read per partition for sizes and keys (0: none)."
 )
@@ -42,9 +37,9 @@ def capture(
     window: str = _WINDOW,
     request_log: list[Path] | None = _REQUEST_LOG,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prometheus: str | None = prometheus_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prometheus: str | None = option("--prometheus"),
     lab_dir: Path | None = _LAB_DIR,
     sample: int = _SAMPLE,
     payloads: bool = _PAYLOADS,
@@ -52,7 +47,7 @@ def capture(
     lab_brokers: int = _LAB_BROKERS,
     duration: str = _DURATION,
     warmup: str = _WARMUP,
-    json_path: Path | None = json_option("the capture and its client groups"),
+    json_path: Path | None = option("--json", what="the capture and its client groups"),
 ) -> None:
     """Capture a live cluster's produce traffic as a workload and a profile per client group.
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.args import list_values
-from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.json_out import console_for, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
-from tuner.core.paths import DEFAULT_RESULTS_DIR
 
 if TYPE_CHECKING:  # the fault machinery and its clients are imported when the matrix runs
     from rich.console import Console
@@ -40,15 +40,11 @@ _FAULTS = typer.Option(
     "--faults",
     help="Faults from --list, or all (repeat or comma list; negative controls included).",
 )
-_PROFILE = typer.Option(
-    [],
-    "--profile",
-    help="Only these profiles of the spec (repeat or comma list; default: every profile).",
-)
-_RESULTS = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records.")
-_RESUME = typer.Option(False, "--resume", help="Skip runs that already have a record.")
-_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own).")
-_MARKDOWN = typer.Option(None, "--markdown", help="Also write the results table here.")
+_PROFILE = option("--profile")
+_RESULTS = option("--results")
+_RESUME = option("--resume")
+_LAB_DIR = option("--lab-dir")
+_MARKDOWN = option("--markdown")
 _LIST = typer.Option(False, "--list", help="List the fault matrix and exit.")
 
 
@@ -61,7 +57,7 @@ def chaos(
     lab_dir: Path | None = _LAB_DIR,
     markdown: Path | None = _MARKDOWN,
     list_faults: bool = _LIST,
-    json_path: Path | None = json_option("each fault run's verdict and delivery counts"),
+    json_path: Path | None = option("--json", what="each fault run's verdict and delivery counts"),
 ) -> None:
     """Run the fault matrix beside a spec's load and verify every acked record.
 

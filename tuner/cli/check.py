@@ -10,7 +10,8 @@ from pathlib import Path
 
 import typer
 
-from tuner.cli.json_out import json_option, to_stdout, write_json
+from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.spec.filebeat_lines import line_of
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
@@ -39,7 +40,7 @@ def filebeat(
     topic_max_message_bytes: int | None = _TOPIC_MAX_MESSAGE_BYTES,
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
     filebeat_version: str | None = _FILEBEAT_VERSION,
-    json_path: Path | None = json_option("each file's errors and warnings"),
+    json_path: Path | None = option("--json", what="each file's errors and warnings"),
 ) -> None:
     """Check Filebeat configuration files: unknown keys, bad values, settings without effect.
 
@@ -107,7 +108,7 @@ def otelcol(
     files: list[Path] = typer.Argument(
         ..., help="OpenTelemetry Collector config files or fragments (kbt recommend's otelcol.yaml)."
     ),
-    json_path: Path | None = json_option("each file's errors"),
+    json_path: Path | None = option("--json", what="each file's errors"),
 ) -> None:
     """Check OpenTelemetry Collector configs with the collector's own `validate`.
 
@@ -151,7 +152,7 @@ _PROPERTIES_FILES = typer.Argument(..., help="Producer properties files (kbt rec
 @app.command()
 def librdkafka(
     files: list[Path] = _PROPERTIES_FILES,
-    json_path: Path | None = json_option("each file's errors and durability"),
+    json_path: Path | None = option("--json", what="each file's errors and durability"),
 ) -> None:
     """Check librdkafka producer properties files with librdkafka itself.
 
@@ -173,7 +174,7 @@ def librdkafka(
 @app.command()
 def java(
     files: list[Path] = _PROPERTIES_FILES,
-    json_path: Path | None = json_option("each file's errors and durability"),
+    json_path: Path | None = option("--json", what="each file's errors and durability"),
 ) -> None:
     """Check Java producer properties files with the Java client's own parser (ProducerConfig).
 

@@ -1,38 +1,14 @@
 """Kafka-tool flags beside `--target`: `--bootstrap-server`, `--command-config FILE` (Kafka's client
 properties) and `--prometheus URL` build the same target a target file holding those three would
-(tuner/target/file.py), on every command that takes `--target`."""
+(tuner/target/file.py), on every command that takes `--target`. The flags are declared in
+tuner/cli/options.py; this is their one check."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import typer
-
 from tuner.core.errors import BadInput
 from tuner.target import ClusterFlags, TargetSource, resolve_target
-
-
-def bootstrap_option() -> str | None:
-    return typer.Option(
-        None,
-        "--bootstrap-server",
-        metavar="HOST:PORT[,...]",
-        help="The cluster's brokers, as Kafka's tools take them (instead of --target FILE).",
-    )
-
-
-def command_config_option() -> Path | None:
-    return typer.Option(
-        None,
-        "--command-config",
-        metavar="FILE",
-        help="Client security in Kafka's properties format (security.protocol, sasl.*, ssl.*);"
-        " with --bootstrap-server.",
-    )
-
-
-def prometheus_option(help: str = "Prometheus scraping the brokers; with --bootstrap-server.") -> str | None:
-    return typer.Option(None, "--prometheus", metavar="URL", help=help)
 
 
 def target_source(

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option
 from tuner.cli.diagnose import _source, end_time, seconds, write_notes
-from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.json_out import console_for, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.inputs import check_regular
 from tuner.render.plain import show
@@ -17,17 +17,11 @@ _BEFORE = typer.Option(
     ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
 )
 _AFTER = typer.Option("now", "--after", metavar="TIME", help="End of the window after the change (or now).")
-_WINDOW = typer.Option("5m", "--window", help="Length of each window, e.g. 5m, 300s.")
-_STEP = typer.Option("15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval).")
-_PROMETHEUS = typer.Option(
-    None, "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090 (or --target)."
-)
-_TARGET = typer.Option(None, "--target", help="A target file (docs/targets.md): its Prometheus and dialect.")
-_REQUEST_LOG = typer.Option(
-    None,
-    "--request-log",
-    help="A broker's request log (kafka.request.logger at DEBUG; repeat per broker): client groups compared.",
-)
+_WINDOW = option("--window", "compare")
+_STEP = option("--step")
+_PROMETHEUS = option("--prometheus", "source")
+_TARGET = option("--target", what="its Prometheus and dialect")
+_REQUEST_LOG = option("--request-log", what="client groups compared")
 
 
 def _when(value: str, flag: str) -> float:
@@ -48,10 +42,10 @@ def compare(
     step: str = _STEP,
     prometheus: str | None = _PROMETHEUS,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
     request_log: list[Path] | None = _REQUEST_LOG,
-    json_path: Path | None = json_option("the comparison"),
+    json_path: Path | None = option("--json", what="the comparison"),
 ) -> None:
     """Compare a live cluster before and after a change (a rollout), per broker and client group.
 

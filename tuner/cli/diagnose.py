@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
+from tuner.cli.cluster_flags import target_source
 from tuner.cli.json_out import console_for, document_text
+from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
@@ -19,8 +20,6 @@ from tuner.target import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
     from tuner.model.diagnosis import Diagnosis
-
-WINDOW_HELP = "Window to average over, e.g. 5m, 300s, 1h (ends now)."
 
 
 def seconds(value: str, what: str) -> float:
@@ -91,31 +90,19 @@ def end_time(value: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-_PROMETHEUS = typer.Option(
-    None, "--prometheus", help="Prometheus base URL, e.g. http://127.0.0.1:19090 (or --target)."
-)
-_TARGET = typer.Option(
-    None,
-    "--target",
-    help="A target file (docs/targets.md): its Prometheus, auth, broker selectors and metric dialect.",
-)
-_WINDOW = typer.Option("5m", "--window", help=WINDOW_HELP)
-_STEP = typer.Option("15s", "--step", help="Resolution of the idle and queue averages (>= scrape interval).")
-_JSON = typer.Option(None, "--json", help="Also write the diagnosis as JSON ('-': stdout).")
+_PROMETHEUS = option("--prometheus", "source")
+_TARGET = option("--target", what="its Prometheus, auth, broker selectors and metric dialect")
+_WINDOW = option("--window")
+_STEP = option("--step")
+_JSON = option("--json", "bare", what="the diagnosis")
 _THRESHOLDS = typer.Option(
     None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
 )
-_COST_MODEL = typer.Option(
-    None,
-    "--cost-model",
-    help="Broker cost model: a JSON file from `kbt forecast --save-model` or a results directory to fit.",
-)
+_COST_MODEL = option("--cost-model")
 _TOP_TOPICS = typer.Option(5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate.")
-_REQUEST_LOG = typer.Option(
-    None,
+_REQUEST_LOG = option(
     "--request-log",
-    help="A broker's request log (kafka.request.logger at DEBUG; repeat per broker): each client's"
-    " produce requests counted, not estimated (docs/diagnose.md: which clients).",
+    what="each client's produce requests counted, not estimated (docs/diagnose.md: which clients)",
 )
 _END = typer.Option(
     None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
@@ -125,8 +112,8 @@ _END = typer.Option(
 def diagnose(
     prometheus: str | None = _PROMETHEUS,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
     window: str = _WINDOW,
     step: str = _STEP,
     json_path: Path | None = _JSON,

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.cli.args import positional_results, results_dir, results_option
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
+from tuner.cli.args import positional_results, results_dir
+from tuner.cli.cluster_flags import target_source
 from tuner.cli.diagnose import seconds
 from tuner.cli.json_out import console_for, document_text, unwrap
+from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write_all
@@ -42,7 +43,7 @@ def parse_peak(value: str) -> float:
 
 
 _PEAK_OPT = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x.")
-_SWEEP = typer.Option(None, "--sweep", help="Sweep whose runs are the baseline (default: newest).")
+_SWEEP = option("--sweep", "forecast")
 _CURRENT = typer.Option(None, "--current", help="Run with today's settings (default: most requests).")
 _RECOMMENDED = typer.Option(
     None,
@@ -52,15 +53,9 @@ _RECOMMENDED = typer.Option(
 _DIAGNOSIS = typer.Option(
     None, "--diagnosis", help="Baseline from `kbt diagnose --json` of a live cluster instead of runs."
 )
-_TARGET = typer.Option(
-    None,
-    "--target",
-    help="Baseline from a live diagnosis of a target file's cluster (its Prometheus, auth, dialect).",
-)
-_WINDOW = typer.Option("5m", "--window", help="With --target: the window to average over (ends now).")
-_COST_MODEL = typer.Option(
-    None, "--cost-model", help="Cost model JSON or results directory (default: fitted from RESULTS)."
-)
+_TARGET = option("--target", "forecast")
+_WINDOW = option("--window", "forecast")
+_COST_MODEL = option("--cost-model", "forecast")
 _RF = typer.Option(
     None,
     "--replication-factor",
@@ -70,23 +65,21 @@ _RF = typer.Option(
 )
 _MIN_IDLE = typer.Option(0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak.")
 _SAVE_MODEL = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON.")
-_JSON = typer.Option(None, "--json", help="Also write the forecast as JSON ('-': stdout).")
+_JSON = option("--json", "bare", what="the forecast")
 
 
 def forecast(
     results_arg: Path | None = positional_results(),
-    results_opt: Path | None = results_option(
-        None, "Results directory (run records of kbt sweep): baseline runs and the cost model's data."
-    ),
+    results_opt: Path | None = option("--results", "forecast"),
     peak: str = _PEAK_OPT,
     sweep: str | None = _SWEEP,
     current: str | None = _CURRENT,
     recommended: str | None = _RECOMMENDED,
     diagnosis: Path | None = _DIAGNOSIS,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prom_flag: str | None = prometheus_option("With --bootstrap-server: the Prometheus to diagnose it from."),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prom_flag: str | None = option("--prometheus", "forecast"),
     window: str = _WINDOW,
     cost_model: Path | None = _COST_MODEL,
     replication_factor: int | None = _RF,

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 
 from tuner.core.redact import redact
@@ -25,10 +24,6 @@ from tuner.core.writes import atomic_write, json_text, stdout_claimed
 # carry the envelope; a dry run's topics are {name, partitions} and its runs name their client
 SCHEMA_VERSION = 2
 ENVELOPE = ("kbt", "schema_version", "command")
-
-
-def json_option(what: str) -> Any:
-    return typer.Option(None, "--json", metavar="PATH", help=f"Also write {what} as JSON ('-': stdout).")
 
 
 def to_stdout(path: Path | None) -> bool:

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tuner.cli.json_out import json_option, to_stdout, write_json
+from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.text import value
 from tuner.lab.config import MAX_BROKERS, LabConfig, default_base_port, default_lab_dir
@@ -22,8 +23,6 @@ from tuner.render.plain import show
 app = typer.Typer(
     help="Run a local tiered Kafka cluster with jmx_exporter and Prometheus.", no_args_is_help=True
 )
-
-LAB_DIR_HELP = "Lab directory (env KBT_LAB_DIR; default ~/.local/state/kbt/lab)."
 
 
 def _err() -> Console:
@@ -91,13 +90,7 @@ _LISTEN_ADDRESS = typer.Option(
     help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
     " For load machines or network namespaces that cannot reach loopback; default loopback only.",
 )
-_PROFILE = typer.Option(
-    None,
-    "--profile",
-    help="A named preset: pressure = 1 broker, 1 network and 1 handler thread, request queue 16,"
-    " 2.5 ms per produce request (Qunar's regime on 2 cores; docs/benchmarks.md); chaos = 3 brokers"
-    " behind Toxiproxy, tiered, 1 s scrapes (kbt chaos's faults). Flags win.",
-)
+_PROFILE = option("--profile", "lab")
 
 
 @app.command()
@@ -107,7 +100,7 @@ def up(
     base_port: int | None = typer.Option(
         None, "--base-port", help="First loopback port (env KBT_LAB_BASE_PORT; default 19090)."
     ),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    lab_dir: Path | None = option("--lab-dir", "lab"),
     tiered: bool = typer.Option(
         True, "--tiered/--no-tiered", help="KIP-405 tiered storage (LocalTieredStorage)."
     ),
@@ -118,7 +111,7 @@ def up(
     client_exporters: int = typer.Option(
         64, "--client-exporters", min=0, max=100, help="Client exporter ports scraped from base+100."
     ),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds to wait for the lab to be healthy."),
+    timeout: float = option("--timeout", "up"),
     security: str = _SECURITY,
     via_toxiproxy: bool = _VIA_TOXIPROXY,
     jmx_rules: str = _JMX_RULES,
@@ -165,8 +158,8 @@ def up(
 
 @app.command()
 def down(
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
-    timeout: float = typer.Option(30.0, "--timeout", help="Seconds to wait after SIGTERM before SIGKILL."),
+    lab_dir: Path | None = option("--lab-dir", "lab"),
+    timeout: float = option("--timeout", "down"),
 ) -> None:
     """Stop the lab's processes (only the PIDs it recorded) and check that its ports are free."""
     root = _lab_dir(lab_dir)
@@ -184,7 +177,7 @@ def down(
 @app.command("client-sensors")
 def client_sensors(
     state: str = typer.Argument(..., help="on: set the harmless default client quotas; off: delete them."),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    lab_dir: Path | None = option("--lab-dir", "lab"),
 ) -> None:
     """Turn Kafka's per-client sensors (which clients send the small requests) on or off on the lab:
     default client quotas no client can reach (docs/diagnose.md). Off deletes them; Kafka keeps
@@ -201,7 +194,7 @@ def client_sensors(
 @app.command("request-log")
 def request_log(
     state: str = typer.Argument(..., help="on: the brokers log every request (DEBUG); off: back to WARN."),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    lab_dir: Path | None = option("--lab-dir", "lab"),
 ) -> None:
     """Turn Kafka's request log (each client's requests counted) on or off on the lab's brokers.
 
@@ -223,8 +216,8 @@ def request_log(
 
 @app.command()
 def status(
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
-    json_path: Path | None = json_option("each component's health and the endpoints"),
+    lab_dir: Path | None = option("--lab-dir", "lab"),
+    json_path: Path | None = option("--json", what="each component's health and the endpoints"),
 ) -> None:
     """Show each component healthy or not, the bootstrap servers and the Prometheus URL."""
     root = _lab_dir(lab_dir)
@@ -272,7 +265,7 @@ def status(
 def logs(
     component: str = typer.Argument(..., help="controller, broker-N or prometheus."),
     lines: int = typer.Option(50, "--lines", "-n", min=1, help="How many lines from the end."),
-    lab_dir: Path | None = typer.Option(None, "--lab-dir", help=LAB_DIR_HELP),
+    lab_dir: Path | None = option("--lab-dir", "lab"),
 ) -> None:
     """Print the tail of a component's log."""
     from tuner.lab.lab import Lab

@@ -8,6 +8,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tuner.cli.json_out import console_for
+from tuner.cli.options import option
 from tuner.core.writes import atomic_write_all, check_target, stdout_claimed
 from tuner.render.plain import show
 from tuner.spec.probe import DEFAULT_BATCHES
@@ -27,19 +28,19 @@ _BATCH_SIZES = typer.Option(
 _EVENT_BYTES = typer.Option(
     None, "--event-bytes", help="Join consecutive lines into events of about N bytes."
 )
-_MARKDOWN = typer.Option(None, "--markdown", help="Write the table and advice as Markdown here.")
+_MARKDOWN = option("--markdown", "probe")
 
 
 @app.command()
 def compression(
     files: list[Path] = typer.Argument(..., help="Log files: one message per line (or see --event-bytes)."),
-    codecs: str = typer.Option("gzip,snappy,lz4,zstd", "--codecs", help="Codecs, comma-separated."),
+    codecs: str = option("--codecs", "probe"),
     levels: list[str] = _LEVELS,
     batch_sizes: str = _BATCH_SIZES,
     event_bytes: int | None = _EVENT_BYTES,
     batches: int = typer.Option(DEFAULT_BATCHES, "--batches", help="Batches measured per point (spread)."),
     seed: int = typer.Option(1, "--seed", help="Seed for the batches' random start positions."),
-    json_path: Path | None = typer.Option(None, "--json", help="Write the probe record (JSON) here."),
+    json_path: Path | None = option("--json", "probe"),
     plot_path: Path | None = typer.Option(None, "--plot", help="Write a PNG plot (ratio vs batch) here."),
     markdown_path: Path | None = _MARKDOWN,
 ) -> None:

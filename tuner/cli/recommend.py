@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
-from tuner.cli.args import list_values, positional_results, results_dir, results_option
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.json_out import console_for, document_text, json_file, json_option, print_json, to_stdout
+from tuner.cli.args import list_values, positional_results, results_dir
+from tuner.cli.cluster_flags import target_source
+from tuner.cli.json_out import console_for, document_text, json_file, print_json, to_stdout
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, Interrupted
 from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_all
@@ -23,7 +24,6 @@ from tuner.target import TargetSource
 if TYPE_CHECKING:
     from tuner.store.recommendation import Recommendation
 
-DEFAULT_OUT = Path("out") / "recommend"
 CLIENTS = tuple(KINDS)
 
 
@@ -69,23 +69,21 @@ _MIN_NETWORK_IDLE = typer.Option(
 _CLIENT = typer.Option(
     list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
 )
-_CODECS = typer.Option([], "--codecs", help="Codecs a client may use, e.g. filebeat=lz4,snappy.")
+_CODECS = option("--codecs")
 _PROBE = typer.Option(None, "--probe", help="Compression probe JSON (kbt probe compression).")
 _BASELINE = typer.Option(None, "--baseline", help="Profile name to compare against.")
 _WORKLOAD = typer.Option(None, "--workload", help="Workload name (default: newest run's).")
-_SWEEP = typer.Option([], "--sweep", help="Only records of these sweeps (repeat or comma list).")
-_OUT = typer.Option(DEFAULT_OUT, "--out", help="Directory for the record and rendered files.")
+_SWEEP = option("--sweep")
+_OUT = option("--out", "recommend")
 _MAX_TRIALS = typer.Option(6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live).")
-_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (--live).")
-_TARGET = typer.Option(
-    None, "--target", help="A target file (docs/targets.md): run the --live trials on that cluster."
-)
-_YES = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking.")
+_LAB_DIR = option("--lab-dir", "live")
+_TARGET = option("--target", what="run the --live trials on that cluster")
+_YES = option("--yes")
 
 
 def recommend(
     results_arg: Path | None = positional_results(),
-    results_opt: Path | None = results_option(DEFAULT_RESULTS_DIR, "Results directory with run records."),
+    results_opt: Path | None = option("--results", "recommend"),
     live: Path | None = _LIVE,
     slo_p99: float | None = _SLO_P99,
     slo_memory: float | None = _SLO_MEMORY,
@@ -101,11 +99,11 @@ def recommend(
     max_trials: int = _MAX_TRIALS,
     lab_dir: Path | None = _LAB_DIR,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prom_flag: str | None = prometheus_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prom_flag: str | None = option("--prometheus"),
     yes: bool = _YES,
-    json_path: Path | None = json_option("the recommendation and the files written"),
+    json_path: Path | None = option("--json", what="the recommendation and the files written"),
 ) -> None:
     """Recommend batch settings per client kind and write their config files.
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from tuner.cli.options import option
 from tuner.core.errors import ExitStatus
 from tuner.core.paths import repo_root
 from tuner.core.writes import atomic_write_all
@@ -15,11 +16,7 @@ app = typer.Typer(help="Write generated client configuration files.", no_args_is
 
 @app.command()
 def filebeat(
-    out: Path | None = typer.Option(
-        None,
-        "--out",
-        help="Directory for the Filebeat profiles (default: filebeat-profiles/ in the checkout).",
-    ),
+    out: Path | None = option("--out", "render"),
     check: bool = typer.Option(
         False, "--check", help="Write nothing; exit 1 when a file is missing or stale."
     ),

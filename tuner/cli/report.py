@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.cli.args import positional_results, results_dir, results_option
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, target_source
-from tuner.cli.json_out import document_text, json_file, json_option, print_json, to_stdout
+from tuner.cli.args import positional_results, results_dir
+from tuner.cli.cluster_flags import target_source
+from tuner.cli.json_out import document_text, json_file, print_json, to_stdout
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
 from tuner.core.writes import atomic_write_all
@@ -21,42 +22,32 @@ if TYPE_CHECKING:
     from tuner.render.report_data import ReportInput
 
 
-_OUT = typer.Option(Path("report.html"), "--out", "-o", help="The HTML file to write.")
+_OUT = option("--out", "report")
 _RECOMMENDATION = typer.Option(
     None,
     "--recommendation",
     help="Recommendation JSON (default: the newest one at the top of RESULTS, if any).",
 )
 _PNG_DIR = typer.Option(None, "--png-dir", help="Also write every plot as a PNG file into this directory.")
-_PROMETHEUS = typer.Option(
-    None,
-    "--prometheus",
-    help="Prometheus URL to fetch time series for records saved without them (kept beside them).",
-)
-_LAB_DIR = typer.Option(
-    None, "--lab-dir", help="Like --prometheus, with the Prometheus of the lab in this directory."
-)
-_TARGET = typer.Option(
-    None,
-    "--target",
-    help="Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect).",
-)
+_PROMETHEUS = option("--prometheus", "report")
+_LAB_DIR = option("--lab-dir", "report")
+_TARGET = option("--target", "report")
 _TITLE = typer.Option("kbt report", "--title", help="Page title.")
 
 
 def report(
     results_arg: Path | None = positional_results(),
-    results_opt: Path | None = results_option(None, "Results directory (or one sweep's directory in it)."),
+    results_opt: Path | None = option("--results", "report"),
     out: Path = _OUT,
     recommendation: Path | None = _RECOMMENDATION,
     png_dir: Path | None = _PNG_DIR,
     prometheus: str | None = _PROMETHEUS,
     lab_dir: Path | None = _LAB_DIR,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
     title: str = _TITLE,
-    json_path: Path | None = json_option("what the report holds and where it went"),
+    json_path: Path | None = option("--json", what="what the report holds and where it went"),
 ) -> None:
     """Write an HTML report of a results directory.
 

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.args import list_values
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.cluster_flags import target_source
+from tuner.cli.json_out import console_for, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_you_mean
-from tuner.core.paths import DEFAULT_RESULTS_DIR
 
 if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stress test runs
     from rich.console import Console
@@ -22,17 +22,12 @@ if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stre
     from tuner.target import TargetSource
 
 _SPEC = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml.")
-_PROFILES = typer.Option(
-    [],
-    "--profile",
-    "--profiles",
-    help="Profiles to run back to back, by label (repeat or comma list; default: all, in spec order).",
-)
+_PROFILES = option("--profile", "stress")
 _BASELINE_FROM = typer.Option(
     None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
 )
-_RESULTS = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records.")
-_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own).")
+_RESULTS = option("--results")
+_LAB_DIR = option("--lab-dir")
 _WORKERS = typer.Option(
     0, "--workers", min=0, max=32, help="Local locust workers under a master (0: one locust process)."
 )
@@ -60,11 +55,9 @@ _WEB_UI = typer.Option(
     False, "--web-ui", help="Serve locust's web UI while the test runs (headless otherwise)."
 )
 _WEB_PORT = typer.Option(None, "--web-port", help="Web UI port (default lab base+185).")
-_DRY_RUN = typer.Option(False, "--dry-run", help="Validate and print the stages; touch nothing.")
-_TARGET = typer.Option(
-    None, "--target", help="A target file (docs/targets.md): stress that cluster, not the lab."
-)
-_YES = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking.")
+_DRY_RUN = option("--dry-run", what="print the stages")
+_TARGET = option("--target", what="stress that cluster, not the lab")
+_YES = option("--yes")
 
 
 @dataclass(frozen=True)
@@ -95,11 +88,13 @@ def stress(
     web_port: int | None = _WEB_PORT,
     dry_run: bool = _DRY_RUN,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prom_flag: str | None = prometheus_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prom_flag: str | None = option("--prometheus"),
     yes: bool = _YES,
-    json_path: Path | None = json_option("each profile's stages and verdicts (with --dry-run: the stages)"),
+    json_path: Path | None = option(
+        "--json", what="each profile's stages and verdicts (with --dry-run: the stages)"
+    ),
 ) -> None:
     """Ramp the lab through a stress spec's stages per profile, gates judged per step.
 

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.json_out import console_for, json_option, write_json
+from tuner.cli.cluster_flags import target_source
+from tuner.cli.json_out import console_for, write_json
+from tuner.cli.options import option
 from tuner.core.errors import ExitStatus, KbtError
-from tuner.core.paths import DEFAULT_RESULTS_DIR
 
 if TYPE_CHECKING:  # the runner and its clients are imported when a sweep runs, not for --help
     from rich.console import Console
@@ -21,14 +21,12 @@ if TYPE_CHECKING:  # the runner and its clients are imported when a sweep runs, 
 
 
 _SPEC = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml.")
-_RESULTS = typer.Option(DEFAULT_RESULTS_DIR, "--results", help="Directory for run records.")
-_RESUME = typer.Option(False, "--resume", help="Skip runs that already have a record.")
-_LAB_DIR = typer.Option(None, "--lab-dir", help="Lab directory (default: the lab's own).")
-_DRY_RUN = typer.Option(False, "--dry-run", help="Validate and list the runs; touch nothing.")
-_TARGET = typer.Option(
-    None, "--target", help="A target file (docs/targets.md): run against that cluster, not the lab."
-)
-_YES = typer.Option(False, "--yes", help="Send to a target that is not on loopback without asking.")
+_RESULTS = option("--results")
+_RESUME = option("--resume")
+_LAB_DIR = option("--lab-dir")
+_DRY_RUN = option("--dry-run", what="list the runs")
+_TARGET = option("--target", what="run against that cluster, not the lab")
+_YES = option("--yes")
 
 
 def sweep(
@@ -38,11 +36,11 @@ def sweep(
     lab_dir: Path | None = _LAB_DIR,
     dry_run: bool = _DRY_RUN,
     target_file: Path | None = _TARGET,
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prom_flag: str | None = prometheus_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prom_flag: str | None = option("--prometheus"),
     yes: bool = _YES,
-    json_path: Path | None = json_option("the runs (with --dry-run: the plan)"),
+    json_path: Path | None = option("--json", what="the runs (with --dry-run: the plan)"),
 ) -> None:
     """Run every named run of a sweep spec against the lab and record each one.
 

@@ -8,8 +8,9 @@ from typing import Any
 
 import typer
 
-from tuner.cli.cluster_flags import bootstrap_option, command_config_option, prometheus_option, target_source
-from tuner.cli.json_out import json_option, to_stdout, write_json
+from tuner.cli.cluster_flags import target_source
+from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.options import option
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.runner.target_facts import cluster_facts, metric_facts
 from tuner.target import TargetSource
@@ -20,10 +21,10 @@ app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than 
 @app.command("check")
 def check(
     file: Path | None = typer.Argument(None, help="The target file (YAML, docs/targets.md)."),
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prom_flag: str | None = prometheus_option(),
-    json_path: Path | None = json_option("the report"),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prom_flag: str | None = option("--prometheus"),
+    json_path: Path | None = option("--json", what="the report"),
 ) -> None:
     """Check that kbt can reach a target's cluster and Prometheus; sends no load.
 
@@ -112,9 +113,9 @@ def _print(r: dict[str, Any]) -> None:
 @app.command("health")
 def health(
     file: Path | None = typer.Argument(None, help="The target file (YAML, docs/targets.md)."),
-    bootstrap: str | None = bootstrap_option(),
-    command_config: Path | None = command_config_option(),
-    prom_flag: str | None = prometheus_option(),
+    bootstrap: str | None = option("--bootstrap-server"),
+    command_config: Path | None = option("--command-config"),
+    prom_flag: str | None = option("--prometheus"),
     group: list[str] = typer.Option([], "--group", help="A consumer group whose lag to check (repeat)."),
     max_lag: int = typer.Option(10000, "--max-lag", min=0, help="Most records a group may be behind."),
     min_disk_free: float = typer.Option(
@@ -125,7 +126,7 @@ def health(
         "--disk-selector",
         help="PromQL label matchers of the brokers' node_exporter series (default: brokers.matchers).",
     ),
-    json_path: Path | None = json_option("the checks and the verdict"),
+    json_path: Path | None = option("--json", what="the checks and the verdict"),
 ) -> None:
     """Go/no-go of a target's cluster: replication, consumer lag, disk headroom.
 

@@ -1,0 +1,136 @@
+"""Flags defined once: a long option two commands take has one definition (tuner/cli/options.py).
+
+Two commands whose help text or default for one long option differ fail here unless each form is
+a role of that option in the one table; a command that declares such an option with its own
+typer.Option fails too, even with the same words, so a copy cannot come back and drift later.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.main import get_command
+
+from tuner.cli.app import _register, app
+from tuner.cli.options import FLAGS, REQUIRED, Flag, option
+
+CLI = Path(__file__).resolve().parents[2] / "tuner" / "cli"
+
+
+def _leaves(root: Any) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    def walk(cmd: Any, path: list[str]) -> None:
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, [*path, name])
+        elif path:
+            found[" ".join(path)] = cmd
+
+    walk(root, [])
+    return found
+
+
+def _matches(flag: Flag, name: str, param: Any) -> bool:
+    pattern = re.escape(flag.help).replace(re.escape("{what}"), ".+")
+    if not re.fullmatch(pattern, param.help or ""):
+        return False
+    if flag.default is REQUIRED:
+        default_ok = bool(param.required)
+    else:
+        default_ok = not param.required and param.default == flag.default
+    return default_ok and param.metavar == flag.metavar and set(param.opts) == {name, *flag.aliases}
+
+
+def _problems(root: Any) -> list[str]:
+    """Each long option taken by two or more commands, checked against its one definition."""
+    uses: dict[str, list[tuple[str, Any]]] = defaultdict(list)
+    for path, cmd in _leaves(root).items():
+        for param in cmd.params:
+            for name in getattr(param, "opts", []):
+                if name.startswith("--"):
+                    uses[name].append((path, param))
+    problems = []
+    for name, taken in sorted(uses.items()):
+        if len(taken) < 2:
+            continue
+        roles = FLAGS.get(name)
+        if roles is None:
+            forms = {(p.help, repr(p.default)) for _, p in taken}
+            if len(forms) > 1:
+                commands = ", ".join(path for path, _ in taken)
+                problems.append(f"{name}: {commands} differ in help or default and it has no definition")
+            else:
+                commands = ", ".join(path for path, _ in taken)
+                problems.append(f"{name}: taken by {commands}; define it once in tuner/cli/options.py")
+            continue
+        for path, param in taken:
+            if not any(_matches(flag, name, param) for flag in roles.values()):
+                problems.append(
+                    f"{name} of `{path}`: help {param.help!r}, default {param.default!r}: none of its roles"
+                )
+    return problems
+
+
+def test_every_option_two_commands_take_is_its_one_definition() -> None:
+    _register()
+    assert _problems(get_command(app)) == []
+
+
+def test_two_commands_with_one_option_worded_differently_fail() -> None:
+    # The check itself can fail: a repeat that drifted, and a repeat of a name with no definition.
+    bad = typer.Typer()
+
+    @bad.command()
+    def one(
+        json_path: Path | None = option("--json", what="one thing"),
+        colour: str = typer.Option("red", "--colour", help="Colour."),
+    ) -> None: ...
+
+    @bad.command()
+    def two(
+        json_path: Path | None = typer.Option(None, "--json", help="Write JSON here."),
+        colour: str = typer.Option("blue", "--colour", help="Colour."),
+    ) -> None: ...
+
+    problems = _problems(get_command(bad))
+    assert any(p.startswith("--json of `two`") for p in problems), problems
+    assert any(p.startswith("--colour: one, two differ") for p in problems), problems
+    assert not any(p.startswith("--json of `one`") for p in problems), problems
+
+
+def _own_declarations(source: str) -> list[tuple[int, str]]:
+    """typer.Option calls naming an option of the table: each a second home."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("typer.Option", "Option"):
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and arg.value in FLAGS:
+                    found.append((node.lineno, arg.value))
+    return found
+
+
+def test_no_command_declares_an_option_of_the_table_itself() -> None:
+    seen = []
+    for path in sorted(CLI.glob("*.py")):
+        if path.name != "options.py":
+            seen += [f"{path.name}:{line}: {name}" for line, name in _own_declarations(path.read_text())]
+    assert seen == []
+    assert _own_declarations('x = typer.Option(None, "--json", help="Write JSON here.")') == [(1, "--json")]
+
+
+def test_every_role_of_the_table_is_taken_by_some_command() -> None:
+    _register()
+    leaves = _leaves(get_command(app))
+    for name, roles in FLAGS.items():
+        params = [p for cmd in leaves.values() for p in cmd.params if name in getattr(p, "opts", [])]
+        for role, flag in roles.items():
+            assert any(_matches(flag, name, p) for p in params), (
+                f"{name} role {role!r} is taken by no command"
+            )
