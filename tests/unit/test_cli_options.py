@@ -13,10 +13,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer
 from typer.main import get_command
 
-from tuner.cli.app import _register, app
+from tuner.cli.app import _register, app, main
 from tuner.cli.options import FLAGS, REQUIRED, Flag, option
 
 CLI = Path(__file__).resolve().parents[2] / "tuner" / "cli"
@@ -134,3 +135,34 @@ def test_every_role_of_the_table_is_taken_by_some_command() -> None:
             assert any(_matches(flag, name, p) for p in params), (
                 f"{name} role {role!r} is taken by no command"
             )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["diagnose", "--prometheus", "http://127.0.0.1:9"],
+        ["compare", "--before", "0", "--prometheus", "http://127.0.0.1:9"],
+        ["capture", "--out", "captured"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_one_option_is_checked_alike_on_every_command(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --request-log: a compressed log, and one log given twice (its requests would count twice), are
+    # refused before any cluster is asked, whichever command takes it
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r.log.gz").write_bytes(b"\x1f\x8b\x08\x00" + bytes(16))
+    (tmp_path / "r.log").write_text("[2026-01-01 00:00:00,000] DEBUG Completed request\n")
+    for logs, said in (
+        (["r.log.gz"], "kbt: error: r.log.gz: gzip-compressed data, not a request log: unpack it first"),
+        (
+            ["r.log", "./r.log"],
+            "kbt: error: r.log: given twice as a request log: give each broker's log once",
+        ),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*command, *(a for log in logs for a in ("--request-log", log))])
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.strip() == said
+    assert not (tmp_path / "captured").exists()

@@ -11,8 +11,8 @@ from tuner.cli.diagnose import seconds
 from tuner.cli.json_out import console_for, write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
-from tuner.core.inputs import check_regular
 from tuner.core.writes import atomic_write_all
+from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 
 _OUT = option("--out", "capture")
@@ -63,8 +63,7 @@ def capture(
 
     source = target_source(target_file, bootstrap, command_config, prometheus, lab_dir=lab_dir)
     logs = list(request_log or [])
-    for path in logs:
-        check_regular(path, "request log", None)
+    check_request_logs(logs)  # the one check of --request-log, as diagnose does it
     window_s = seconds(window, "--window")
     duration_s = seconds(duration, "--duration")
     if not 10 <= duration_s <= 3600:

@@ -10,7 +10,7 @@ from tuner.cli.diagnose import _source, end_time, seconds, write_notes
 from tuner.cli.json_out import console_for, write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
-from tuner.core.inputs import check_regular
+from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 
 _BEFORE = typer.Option(
@@ -63,8 +63,7 @@ def compare(
         raise BadInput(f"--step {step} is longer than --window {window}")
     before_end, after_end = _when(before, "--before"), _when(after, "--after")
     logs = list(request_log or [])
-    for path in logs:
-        check_regular(path, "request log", None)
+    check_request_logs(logs)  # the one check of --request-log, as diagnose does it
     result, notes = compare_windows(prometheus, source, before_end, after_end, window_s, step_s, logs)
     write_notes(notes)
     show(console_for(json_path), "\n".join(compare_lines(result)))
