@@ -26,6 +26,7 @@ from tuner.core.errors import BadInput
 from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.spec.clients import ClientProfile
+from tuner.spec.duration import MAX_SPEC_SECONDS, Duration
 from tuner.spec.loader import load_model, load_profile, load_workload
 from tuner.spec.probe import ProbeOptions
 from tuner.spec.slo import SLO
@@ -86,6 +87,8 @@ def _walk(
                 _walk(arm, meta, where, owner, found, seen)
     elif isinstance(tp, type) and issubclass(tp, BaseModel):
         _model(tp, found, seen)
+    elif tp is Duration:
+        pass  # its schema holds it to MAX_SPEC_SECONDS (test_a_duration_past_a_week_is_one_line)
     elif tp in (int, float):
         if not _bounded(meta, upper=True) and where not in ALLOWED:
             found.append(f"{where} ({tp.__name__}: no upper bound)")
@@ -249,3 +252,47 @@ def _number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    key=st.sampled_from(
+        ["output.kafka.timeout", "output.kafka.bulk_flush_frequency", "queue.mem.flush.timeout"]
+    ),
+    hours=st.integers(min_value=int(MAX_SPEC_SECONDS // 3600) + 1, max_value=366 * 24),
+)
+def test_a_duration_past_a_week_is_one_line(
+    tmp_path_factory: pytest.TempPathFactory, key: str, hours: int
+) -> None:
+    extra = _nest(f"filebeat.{key}", f"{hours}h")
+    extra["filebeat"].setdefault("output", {}).setdefault("kafka", {}).setdefault("topic", "t")
+    file = tmp_path_factory.mktemp("d") / "p.yaml"
+    file.write_text(f"name: p\nclient: filebeat\n{_yaml(extra)}\n", encoding="utf-8")
+    with pytest.raises(BadInput) as err:
+        load_profile(file)
+    text = str(err.value)
+    assert "\n" not in text
+    assert f"filebeat.{key}: must be at most 168h (got {hours}h)" in text, text
+
+
+def test_a_week_itself_is_taken(tmp_path: Path) -> None:
+    file = tmp_path / "p.yaml"
+    file.write_text(
+        "name: p\nclient: filebeat\nfilebeat:\n  output:\n    kafka:\n      topic: t\n      timeout: 168h\n"
+    )
+    assert load_profile(file) is not None
+
+
+def test_a_long_string_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    from tuner.spec.limits import MAX_TEXT_CHARS
+    from tuner.spec.loader import read_yaml
+
+    secret = "s3cr3t" * (MAX_TEXT_CHARS // 6 + 1)
+    file = tmp_path / "w.yaml"
+    file.write_text(_WORKLOAD, encoding="utf-8")
+    raw = read_yaml(file)  # the parsed document, with the long value put in (YAML-parsing MiBs is slow)
+    raw["description"] = secret
+    with pytest.raises(BadInput) as err:
+        load_model(WorkloadSpec, file, raw)
+    text = str(err.value)
+    assert "description: must have at most" in text and "s3cr3t" not in text and "\n" not in text, text[:300]

@@ -82,6 +82,15 @@ class Duration:
         return cls(round(check_duration(ns / 10**9, "") * 10**9))
 
     @classmethod
+    def field(cls, value: Any) -> Duration:
+        """A duration a spec names: parsed, and at most MAX_SPEC_SECONDS (a flag's duration is only
+        held to parse's year)."""
+        parsed = cls.parse(value)
+        if parsed.seconds > MAX_SPEC_SECONDS:
+            raise ValueError(f"must be at most {Duration(round(MAX_SPEC_SECONDS * 10**9))} (got {parsed})")
+        return parsed
+
+    @classmethod
     def of_ms(cls, ms: float) -> Duration:
         return cls(round(ms * 10**6))
 
@@ -112,7 +121,7 @@ class Duration:
         cls, source: Any, handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(
-            cls.parse, serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json")
+            cls.field, serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="json")
         )
 
 

@@ -21,7 +21,14 @@ from tuner.spec.base import StrictModel
 from tuner.spec.duration import Duration, positive
 from tuner.spec.filebeat_input import FilebeatInput
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, FilebeatLine, has_log_input, line_of
-from tuner.spec.limits import MAX_COUNT, MAX_ITEMS, MAX_KAFKA_BYTES, MAX_MEMORY_BYTES, MAX_PRODUCERS
+from tuner.spec.limits import (
+    MAX_COMPRESSION_LEVEL,
+    MAX_COUNT,
+    MAX_ITEMS,
+    MAX_KAFKA_BYTES,
+    MAX_MEMORY_BYTES,
+    MAX_PRODUCERS,
+)
 
 # ---- durations ----------------------------------------------------------------------------------
 
@@ -233,7 +240,8 @@ class KafkaOutput(StrictModel):
     channel_buffer_size: int = Field(default=256, ge=1, le=MAX_COUNT)
     keep_alive: Duration = Duration(0)
     compression: Compression = "gzip"
-    compression_level: int = Field(default=4, ge=GZIP_LEVELS[0], le=GZIP_LEVELS[1])  # used by gzip only
+    # Filebeat reads it for gzip only (its range is checked below); no codec has a level past zstd's
+    compression_level: int = Field(default=4, le=MAX_COMPRESSION_LEVEL)
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1, le=MAX_KAFKA_BYTES)
     required_acks: Literal[-1, 0, 1] = 1
     version: str = DEFAULT_VERSION

@@ -52,6 +52,7 @@ MAX_SEED = 2**32 - 1  # numpy's seed range
 # one list or mapping: far past any real spec, and they keep a hostile file's cost linear and small.
 MAX_TEXT_CHARS = 1 << 20
 MAX_ITEMS = 1000
+MAX_COMPRESSION_LEVEL = 22  # zstd's highest level: no codec goes past it
 # Consumer groups read alongside one workload (each up to 64 consumers, every one a process).
 MAX_CONSUMER_GROUPS = 16
 MAX_RATIO = 1e6  # a ratio of two like quantities (bytes out per byte in, a bucket's weight)
