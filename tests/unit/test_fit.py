@@ -82,8 +82,9 @@ def test_the_sweep_table_in_a_log() -> None:
         assert plan.name in [line.strip() for line in out]  # on a line of its own, whole
 
 
-# shorter than LONG_WORD: a single word that long makes its column one of ids (shortened, not wrapped)
-_WORD = st.text(string.ascii_lowercase + "_.=", min_size=1, max_size=LONG_WORD - 1)
+# up to LONG_WORD: a cell of one word that long makes its column one of ids, whose phrases wrap
+# and whose long words are shortened with the full word listed below the table
+_WORD = st.text(string.ascii_lowercase + "_.=", min_size=1, max_size=LONG_WORD)
 _PHRASE = st.lists(_WORD, min_size=1, max_size=12).map(" ".join)  # a setting, a note
 
 

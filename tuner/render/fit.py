@@ -257,7 +257,14 @@ def fit_table(table: Table, width: int) -> list[str] | None:
             if all(len(line) <= budget for line in text.split("\n")):
                 continue
             shown = []
-            for line in text.split("\n"):
+            # a phrase beside the ids wraps between its words (the column no longer wraps: it would
+            # be cut off with an ellipsis), and a word of it longer than the column is an id too
+            pieces = [
+                p
+                for line in text.split("\n")
+                for p in (wrap(line, budget) if " " in line and len(line) > budget else [line])
+            ]
+            for line in pieces:
                 if len(line) <= budget or " " in line:
                     shown.append(line)
                     continue
