@@ -58,6 +58,10 @@ ALLOWED = {
     "SweepSpec.vary[][]",
     "SweepSpec.vary[][][]",
     "SweepSpec.runs[][]",
+    # Held to its codec's range (COMPRESSION_LEVELS, at most zstd's 22) by ProducerProfile._check,
+    # whose message names the codec and its range; a field bound would answer first, in less.
+    "LibrdkafkaProfile.compression_level",
+    "JavaProfile.compression_level",
 }
 
 
@@ -296,3 +300,29 @@ def test_a_long_string_is_refused_without_echoing_it(tmp_path: Path) -> None:
         load_model(WorkloadSpec, file, raw)
     text = str(err.value)
     assert "description: must have at most" in text and "s3cr3t" not in text and "\n" not in text, text[:300]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ({"seed": -1}, "--seed: -1 is outside 0..4294967295"),
+        ({"seed": 2**32}, "--seed: 4294967296 is outside 0..4294967295"),
+        ({"batch_sizes": ",".join(str(n) for n in range(1, 66))}, "--batch-sizes: 65 sizes; at most 64"),
+    ],
+)
+def test_probe_flags_past_their_bounds_are_one_line(flags: dict[str, Any], expected: str) -> None:
+    from tuner.spec.probe import build_options
+
+    args: dict[str, Any] = {"codecs": "zstd", "levels": [], "batch_sizes": None, "event_bytes": None}
+    with pytest.raises(BadInput, match=re.escape(expected)):
+        build_options(**{**args, "batches": 40, "seed": 1, **flags})
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_a_producer_compression_level_is_held_to_its_codec(tmp_path: Path, client: str) -> None:
+    file = tmp_path / "p.yaml"
+    file.write_text(
+        f"name: p\nclient: {client}\ncompression: zstd\ncompression_level: 23\n", encoding="utf-8"
+    )
+    with pytest.raises(BadInput, match=re.escape("compression_level 23 is outside -1..22 for zstd")):
+        load_profile(file)

@@ -18,7 +18,6 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.core.numbers import cut_value
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec
@@ -216,5 +215,5 @@ def _message(err: Any) -> str:
     if kind == "string_too_long":
         return text  # the value is long by definition, and may be a secret: not echoed
     if isinstance(value, str | int | float) and not isinstance(value, bool):
-        text += f" (got {cut_value(value)})" if isinstance(value, str) else f" (got {value})"
+        text += f" (got {value!r})" if isinstance(value, str) else f" (got {value})"
     return text

@@ -54,10 +54,7 @@ class ProducerProfile(ProfileBase):
     linger_ms: float | None = Field(default=None, ge=0, le=900_000)
     batch_bytes: int | None = Field(default=None, gt=0, le=MAX_KAFKA_BYTES)
     compression: Compression | None = None
-    # each codec's own range is checked below; this is the widest of them
-    compression_level: int | None = Field(
-        default=None, ge=-1, le=max(high for _, high in COMPRESSION_LEVELS.values())
-    )
+    compression_level: int | None = None  # bounded by its codec's range in _check
     acks: Acks | None = None
     idempotence: bool | None = None
     partitioner: Partitioner = "default"
