@@ -41,9 +41,9 @@ from tuner.model.queueing import (
 from tuner.spec.limits import MAX_COUNT, MAX_ITEMS, MAX_THREADS
 from tuner.store.record import RunRecord
 
-# A fit's bounds: a coefficient is seconds of thread (or CPU) time per request or per byte, and a
-# second per request is no broker; busy fractions are at most 1 and the CPU fit counts cores.
-MAX_COEF = 1.0
+# A fit's bounds: busy fractions are at most 1 and the CPU fit counts cores, so no term passes a
+# broker's every thread; a coefficient is held to that at one request (or byte) a second, which a
+# fit from runs of a few requests a second still stays under.
 MAX_CORES = float(MAX_THREADS)
 MIN_OBSERVATIONS = 3  # two slopes need at least three points to say anything about their fit
 
@@ -52,8 +52,8 @@ class LinearFit(Frozen):
     """busy = requests_coef * requests/s + bytes_coef * bytes/s + intercept, all >= 0."""
 
     # busy fraction per produce request/s (seconds of thread time per request)
-    requests_coef: float = Field(le=MAX_COEF)
-    bytes_coef: float = Field(le=MAX_COEF)  # busy fraction per byte/s
+    requests_coef: float = Field(le=MAX_CORES)
+    bytes_coef: float = Field(le=MAX_CORES)  # busy fraction per byte/s
     intercept: float = Field(0.0, le=MAX_CORES)
     r2: float = Field(le=1)  # 1 - SS_res/SS_tot (about the mean)
     n: int = Field(le=MAX_COUNT)  # observations (broker windows)
