@@ -32,7 +32,7 @@ from tuner.lab.faults import JOURNAL
 from tuner.lab.toxiproxy import Toxiproxy, proxies
 from tuner.runner.chaos.netem import netem_status
 from tuner.runner.chaos.run_matrix import READY_WAIT_S, load_cap_s, wait_cluster_ready
-from tuner.runner.chaos.scenarios import BY_NAME, MATRIX, Scenario
+from tuner.runner.chaos.scenarios import BY_NAME, CLEAN_BOUNCES, HARD_BOUNCES, MATRIX, Scenario
 from tuner.store import ResultsStore, RunRecord
 
 # A test may take its load's cap, the wait for a whole cluster before it, driver start and read-back.
@@ -44,8 +44,12 @@ SPEC = repo_root() / "loadtests" / "chaos.yaml"
 # What the events of each scenario must show: (text, at least how many times).
 FAULT_DONE: dict[str, list[tuple[str, int]]] = {
     "leader-kill": [("SIGKILL broker", 1), ("started again", 1)],
-    "clean-bounce": [("shut down cleanly", 5), ("partition 0 led by broker", 5), ("started again", 5)],
-    "hard-bounce": [("SIGKILL broker", 3), ("partition 0 led by broker", 3), ("started again", 3)],
+    "clean-bounce": [
+        (what, CLEAN_BOUNCES) for what in ("shut down cleanly", "partition 0 led by broker", "started again")
+    ],
+    "hard-bounce": [
+        (what, HARD_BOUNCES) for what in ("SIGKILL broker", "partition 0 led by broker", "started again")
+    ],
     "leader-pause": [("SIGSTOP broker", 1), ("replica.lag.time.max.ms", 1), ("SIGCONT broker", 1)],
     "two-down": [("SIGKILL broker", 2), ("started again", 2)],
     "latency": [("toxic latency", 1), ("toxics removed", 1)],
