@@ -22,6 +22,13 @@ kafka_version=4.1.1
 jmx_version=1.0.1
 py=${PYTHON:-python3}  # the interpreter the virtual environment is made from
 venv=${KBT_VENV:-$here/.venv}
+# KBT_INSTALL_STAGE=base installs what a lab and librdkafka runs need (packages, the venv, Kafka's
+# jars, the jmx agent and exporter, the broker plugin) and stops there: `make demo` shows a first
+# result from it, then installs the rest (the Go shippers, the Java engine, toxiproxy) before the
+# runs that need them, never beside a measured run. Anything else: everything.
+stage=${KBT_INSTALL_STAGE:-all}
+case "$stage" in base|all) ;; *) printf 'install: KBT_INSTALL_STAGE must be base or all (got %s)\n' "$stage" >&2; exit 2;; esac
+engines() { [ "$stage" = all ]; }
 
 log() { printf 'install: %s\n' "$*" >&2; }
 # Every step says what it does, then how long it took; a step with nothing to do says so in one line.
@@ -78,9 +85,11 @@ else
 fi
 
 # Go: the engines' go.mod names the Go they need; an old system Go gets that toolchain first on PATH.
-go_bin=$(bash "$here/scripts/go_toolchain.sh" "$here/loadtests/sarama-engine/go.mod" "$cache")
-if [ -n "$go_bin" ]; then export PATH="$go_bin:$PATH"; fi
-export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+if engines; then
+  go_bin=$(bash "$here/scripts/go_toolchain.sh" "$here/loadtests/sarama-engine/go.mod" "$cache")
+  if [ -n "$go_bin" ]; then export PATH="$go_bin:$PATH"; fi
+  export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+fi
 
 libs="$cache/kafka-$kafka_version/libs"
 # The stamp names the pom it was resolved from: a changed pom re-resolves into a fresh directory
@@ -145,17 +154,20 @@ go_engine() {
   end
 }
 # The Filebeat engine (Sarama from the Go module proxy).
-go_engine sarama-engine "" ""
+if engines; then go_engine sarama-engine "" ""; fi
 # The OpenTelemetry Collector (filelog receiver, kafka exporter: one pinned release of the collector
 # modules from the Go module proxy, checksums in its go.sum). The longest step by far on a cold cache
 # (~10 min on 2 cores, much of it fetching ~512 MB of modules), so it runs in the background beside
 # the steps below (the Go caches take concurrent builds); the install waits for it before it ends.
 # Its own process group (set -m), so an install failing below stops the whole build with it.
-set -m
-go_engine otelcol-engine " (OpenTelemetry Collector)" "-s" &
-otelcol_pid=$!
-set +m
-trap 'kill -- -"$otelcol_pid" 2>/dev/null || true' EXIT
+otelcol_pid=""
+if engines; then
+  set -m
+  go_engine otelcol-engine " (OpenTelemetry Collector)" "-s" &
+  otelcol_pid=$!
+  set +m
+  trap 'kill -- -"$otelcol_pid" 2>/dev/null || true' EXIT
+fi
 # The Java load engine (Maven, kafka-clients of the lab's version): its jar and runtime classpath
 # into the cache's java-engine/, rebuilt when its pom or sources change. javac comes from a JDK.
 if ! command -v javac >/dev/null 2>&1; then
@@ -168,7 +180,9 @@ fi
 jengine_src="$here/loadtests/java-engine"
 jengine_dir="$cache/java-engine"
 jengine_id=$( (cat "$jengine_src/pom.xml"; find "$jengine_src/src" -type f -name '*.java' | sort | xargs cat) | sha1sum | cut -c1-12)
-if [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
+if ! engines; then
+  :
+elif [ ! -f "$jengine_dir/.complete-$jengine_id" ]; then
   begin "building the Java engine into the cache"
   build=$(mktemp -d)
   mvn_plain -f "$jengine_src/pom.xml" package dependency:copy-dependencies \
@@ -205,7 +219,9 @@ fi
 # the cache's bin/ as toxiproxy-server, pinned to one release.
 toxiproxy_version=v2.5.0
 toxiproxy_bin="$cache/bin/toxiproxy-server"
-if [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version" ]; then
+if ! engines; then
+  :
+elif [ ! -x "$toxiproxy_bin" ] || [ ! -f "$cache/bin/.toxiproxy-$toxiproxy_version" ]; then
   begin "building toxiproxy-server $toxiproxy_version into the cache"
   gobin=$(mktemp -d)
   if ! GOBIN="$gobin" GOFLAGS=-mod=mod go install -trimpath "github.com/Shopify/toxiproxy/v2/cmd/server@$toxiproxy_version"; then
@@ -223,10 +239,14 @@ else
 fi
 # Real Filebeat (elastic/beats from the Go module proxy, checksum-verified, pinned): built into the
 # cache's filebeat/<version>/, rebuilt only when its pin line changes.
-KBT_CACHE="$cache" bash "$here/scripts/build_filebeat.sh"
-if ! wait "$otelcol_pid"; then
+if engines; then KBT_CACHE="$cache" bash "$here/scripts/build_filebeat.sh"; fi
+if [ -n "$otelcol_pid" ] && ! wait "$otelcol_pid"; then
   log "building otelcol-engine failed (see above)"
   exit 1
 fi
 trap - EXIT
-log "ready in $(secs "$install_start") (virtual environment: $venv; cache: $cache)"
+if engines; then
+  log "ready in $(secs "$install_start") (virtual environment: $venv; cache: $cache)"
+else
+  log "base ready in $(secs "$install_start") (the lab and librdkafka runs; the shippers, Java and toxiproxy come with a full install)"
+fi

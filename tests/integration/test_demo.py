@@ -26,6 +26,10 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     # the demo's job on a 12 s-run copy of its spec (same traffic and profiles), to keep the suite short
     env["KBT_DEMO_SPEC"] = "tests/integration/data/demo-quick.yaml"
     env["KBT_DEMO_TRIALS"] = "2"
+    # staged as `make demo` runs it: the librdkafka runs first, then the install's rest (up to date
+    # here), then the runs that needed it (--resume)
+    env["KBT_DEMO_STAGED"] = "1"
+    env["KBT_DEMO_FIRST_RUNS"] = "filebeat-like,batched-zstd"
     # the pressure step on the shared pressure lab, in 12 s runs (the closing lines, not the regime:
     # tests/integration/test_pressure_regime.py checks that)
     env["KBT_DEMO_PRESSURE_LAB_DIR"] = str(pressure_lab.lab_dir)
@@ -41,6 +45,7 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     assert "reusing the running lab" in output and "left running" in output
+    assert "first result " in result.stdout and "the rest of the install" in result.stdout, output[-3000:]
 
     # one record per run of the sweep, every acked record read back
     records = ResultsStore(out / "results").records()

@@ -27,6 +27,12 @@ _LAB_DIR = option("--lab-dir")
 _DRY_RUN = option("--dry-run", what="list the runs")
 _TARGET = option("--target", what="run against that cluster, not the lab")
 _YES = option("--yes")
+_ONLY = typer.Option(
+    None,
+    "--only",
+    metavar="NAME[,NAME...]",
+    help="Only these runs of the spec (their names, as --dry-run lists them).",
+)
 
 
 def sweep(
@@ -41,6 +47,7 @@ def sweep(
     prom_flag: str | None = option("--prometheus"),
     yes: bool = _YES,
     json_path: Path | None = option("--json", what="the runs (with --dry-run: the plan)"),
+    only: str | None = _ONLY,
 ) -> None:
     """Run every named run of a sweep spec against the lab and record each one.
 
@@ -50,11 +57,13 @@ def sweep(
     from tuner.render.plain import show
     from tuner.render.sweep_table import sweep_rows, sweep_table
     from tuner.runner.preflight import sweep_preflight
-    from tuner.spec.loader import load_sweep
+    from tuner.spec.loader import load_sweep, select_runs
     from tuner.spec.references import expand_references
 
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_sweep(spec)
+    if only is not None:
+        loaded = select_runs(loaded, only)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.raw_properties, f"{spec}: profile {plan.profile.name}")
     console = console_for(json_path, min_width=180)

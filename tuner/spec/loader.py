@@ -88,6 +88,22 @@ def load_sweep(path: Path) -> LoadedSweep:
     return LoadedSweep(path=path, spec=spec, runs=runs)
 
 
+def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
+    """The sweep cut to the runs named (comma-separated), in the spec's order; one line for a name
+    the spec does not have. A run keeps its plan, so `--resume` over the whole spec later finds it."""
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    if not wanted:
+        raise BadInput("--only: name at least one run (comma-separated)")
+    known = [plan.name for plan in loaded.runs]
+    for name in wanted:
+        if name not in known:
+            raise BadInput(
+                f'--only: {inputs.shown_path(loaded.path)} has no run "{name}"{did_you_mean(name, known)}'
+                f" (its runs: {', '.join(known)})"
+            )
+    return LoadedSweep(loaded.path, loaded.spec, [plan for plan in loaded.runs if plan.name in wanted])
+
+
 def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
     target = (base / ref).resolve()
     if not inputs.is_file(target):
