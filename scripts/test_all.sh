@@ -3,20 +3,24 @@
 # matrix (`make test-chaos`), scheduled so they overlap where they can without disturbing each other.
 # CI has a clean clone, 2 cores and 90 minutes (target: under 70):
 #
-#   1. install (with Chromium), lint, the generated-files check        ~1 min (empty caches: +4 min)
-#   2. the integration tier, alone: its lab figures are timing-sensitive
-#   3. two lanes side by side: the e2e tier; and the unit tier then the fault matrix (`make
-#      test-chaos`, a lab of its own on ports 19500-19700)
+#   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
+#   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
+#      generated-files check and the unit tier but its `wall_clock` tests                  ~45 min
+#   3. the e2e tier; beside it the unit tier's `wall_clock` tests, then the fault matrix
+#      (`make test-chaos`, a lab of its own on ports 19500-19700)                          ~23 min
 #
-# Why the unit tier and the fault matrix beside the e2e tier: none of them asserts a lab figure that
-# another job's CPU would change (the e2e tier is mostly `kbt` run as a subprocess and checked for
-# its output; the unit tier has no network; the fault matrix judges delivery, not speed), and the two
-# lanes take about as long. The integration tier's labs are down by then (its secure lab, base port +
-# 400 = 19690, would also collide with the fault matrix's ports).
+# Why this way: the integration tier's lab figures (idle meters, request-queue shares, a producer's
+# send lag) are timing-sensitive on 2 cores, so only work that yields the CPU at once runs beside
+# it: lint and the unit tier are pure CPU (hypothesis runs without its deadline), and at nice 19
+# they take what the labs leave idle; the unit tests that bound a wall-clock time (marked
+# `wall_clock`, tests/unit/test_wall_clock_marked.py keeps the mark honest) wait for step 3. The e2e tier is mostly `kbt` run as
+# a subprocess and checked for its output; the fault matrix judges delivery, not speed; the
+# integration tier's labs are down by then (its secure lab, base port + 400 = 19690, would also
+# collide with the fault matrix's ports).
 #
 # Every step runs to the end and CI fails if any of them failed (pytest's exit 5, no test collected,
-# too). The second lane's output is kept in build/ci/lane.log and printed, each line prefixed
-# `lane| `, once it is done. tests/README.md (CI time) has what was measured.
+# too). Background output is kept in build/ci/ and printed, each line prefixed, once it is done.
+# tests/README.md (CI time) has what was measured.
 # Everything runs in the checkout's virtual environment (.venv, made by `make install`): nothing is
 # pip-installed into the system Python.
 set -euo pipefail
@@ -24,46 +28,64 @@ cd "$(dirname "$0")/.."  # the checkout
 export KBT_WITH_CHROMIUM=1  # the report's browser test needs headless Chromium, as in `make test`
 py="${KBT_VENV:-.venv}/bin/python"
 mkdir -p build/ci
-lane_log=build/ci/lane.log
-lane_status=build/ci/lane.status
+beside_log=build/ci/beside-integration.log
+beside_status=build/ci/beside-integration.status
+chaos_log=build/ci/chaos.log
 chaos_pid=""
 
 step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 
-stop_chaos() {  # an early exit (a failed step, a cancelled job): Ctrl-C the second lane, show its log
-  if [ -n "$chaos_pid" ] && kill -0 "$chaos_pid" 2>/dev/null; then
-    kill -INT -- "-$chaos_pid" 2>/dev/null || true
-    wait "$chaos_pid" 2>/dev/null || true
-    sed 's/^/lane| /' "$lane_log" || true
-  fi
+beside_pid=""
+stop_background() {  # an early exit (a failed step, a cancelled job): Ctrl-C what runs beside, show its log
+  local pid log prefix
+  for pid_log in "$beside_pid:$beside_log:beside" "$chaos_pid:$chaos_log:chaos"; do
+    IFS=: read -r pid log prefix <<<"$pid_log"
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill -INT -- "-$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      sed "s/^/$prefix| /" "$log" || true
+    fi
+  done
 }
-trap stop_chaos EXIT
+trap stop_background EXIT
 
-step "install, lint, generated files"
+step "install"
 make --no-print-directory install
-make --no-print-directory lint check-generated
 
-step "integration tier"
+step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier"
+rm -f "$beside_status"
+setsid nice -n 19 bash -c '
+  lint=0; make --no-print-directory lint check-generated || lint=$?
+  printf "\n==== unit tier (%s)\n" "$(date -u +%H:%M:%S)"
+  unit=0; "$1" -m pytest --durations=15 -m "not wall_clock" tests/unit || unit=$?
+  echo "$lint $unit" >"$2"' beside "$py" "$beside_status" >"$beside_log" 2>&1 &
+beside_pid=$!
 integration=0
 "$py" -m pytest --durations=40 tests/integration || integration=$?
 
-step "in the background (> $lane_log): the unit tier, then the fault matrix; the e2e tier"
-rm -f "$lane_status"
-# The lane writes each job's status, so a failed unit tier still lets the fault matrix run.
+step "waiting for lint and the unit tier"
+wait "$beside_pid" || true
+beside_pid=""
+sed 's/^/beside| /' "$beside_log"
+read -r lint unit <"$beside_status" 2>/dev/null || { lint=1; unit=1; }
+
+step "in the background (> $chaos_log): the wall_clock unit tests, then the fault matrix; e2e tier"
+chaos_status=build/ci/chaos.status
+rm -f "$chaos_status"
 setsid bash -c '
-  unit=0; "$1" -m pytest --durations=15 tests/unit || unit=$?
+  timed=0; "$1" -m pytest -m wall_clock tests/unit || timed=$?
   printf "\n==== fault matrix (%s)\n" "$(date -u +%H:%M:%S)"
   chaos=0; make --no-print-directory test-chaos || chaos=$?
-  echo "$unit $chaos" >"$2"' lane "$py" "$lane_status" >"$lane_log" 2>&1 &
+  echo "$timed $chaos" >"$2"' chaos "$py" "$chaos_status" >"$chaos_log" 2>&1 &
 chaos_pid=$!
 e2e=0
 "$py" -m pytest --durations=25 tests/e2e || e2e=$?
 
-step "waiting for the unit tier and the fault matrix"
+step "waiting for the fault matrix"
 wait "$chaos_pid" || true
 chaos_pid=""
-sed 's/^/lane| /' "$lane_log"
-read -r unit chaos <"$lane_status" 2>/dev/null || { unit=1; chaos=1; }
+sed 's/^/chaos| /' "$chaos_log"
+read -r timed chaos <"$chaos_status" 2>/dev/null || { timed=1; chaos=1; }
 
-step "exit statuses: integration $integration, e2e $e2e, unit $unit, fault matrix $chaos"
-[ "$integration" -eq 0 ] && [ "$e2e" -eq 0 ] && [ "$unit" -eq 0 ] && [ "$chaos" -eq 0 ]
+step "exit statuses: lint+generated $lint, unit $unit (wall_clock $timed), integration $integration, e2e $e2e, fault matrix $chaos"
+for status in "$lint" "$unit" "$timed" "$integration" "$e2e" "$chaos"; do [ "$status" -eq 0 ] || exit 1; done

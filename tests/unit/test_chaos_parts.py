@@ -25,6 +25,8 @@ from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_i
 from tuner.store.fault import FaultRun
 from tuner.store.figures import ClientResult, DeliveryResult
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 CHAOS_SPEC = repo_root() / "loadtests" / "chaos.yaml"
 
 

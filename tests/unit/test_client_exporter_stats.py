@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tuner.driver.client_exporter import ClientExporter
+
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
 
 
 def _stats(produce: int, throttle_max: int, throttle_cnt: int = 3) -> str:

@@ -34,6 +34,8 @@ from tuner.target.base import ClusterFlags
 from tuner.target.file import flags_target
 from tuner.target.truststore import MAX_PKCS12_ITERATIONS, mac_iterations, truststore_ca_file
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 # One planted secret per surface: the scrubber's registry lives as long as the process, so a
 # secret one test registered would be scrubbed in the next test's messages too.
 SECRET = "hostile-S3cret-yaml"

@@ -25,6 +25,8 @@ from tuner.core.redact import REDACTED, is_secret_name, redact, scrub
 from tuner.core.text import one_line
 from tuner.core.writes import atomic_write, atomic_write_all, atomic_write_json
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 
 def test_readers_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
     fifo = tmp_path / "fifo"

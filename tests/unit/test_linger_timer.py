@@ -18,6 +18,8 @@ from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.clients.rules import LateTimer
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 PROFILES: list[ClientProfile] = [
     LibrdkafkaProfile(name="r", linger_ms=5),
     JavaProfile(name="j", linger_ms=5),

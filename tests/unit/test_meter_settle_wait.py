@@ -10,6 +10,8 @@ import pytest
 
 from tuner.measure.meter_warmup import wait_until_settled
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 WARMUP_S = 2.0
 
 

@@ -30,6 +30,8 @@ from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 
 # ---- the lab's listen address ----------------------------------------------------------------
 def test_a_listen_address_adds_an_advertised_plaintext_listener(tmp_path: Path) -> None:

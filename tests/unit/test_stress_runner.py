@@ -20,6 +20,8 @@ from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 SPEC = """\
 name: fast
 workload:

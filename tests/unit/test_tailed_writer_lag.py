@@ -8,7 +8,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tuner.driver.tailed.pods import start_writers, wait_writers
+
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
 
 
 @dataclass(frozen=True)

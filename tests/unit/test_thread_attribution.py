@@ -18,6 +18,8 @@ from tuner.measure.broker_window import BrokerStats, BrokerWindow
 from tuner.measure.threads import NETWORK_THREAD, ThreadSampler, ThreadTime, ThreadWindow
 from tuner.spec.thresholds import THRESHOLDS
 
+pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
+
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="Linux /proc only")
 
 
