@@ -1,6 +1,7 @@
-"""`make demo`'s main job (scripts/demo.sh) on the session lab: sweep, recommend, rendered settings,
-report, then its pressure step on the shared pressure lab. Both labs were running before the demo,
-so the demo reuses them and leaves them running."""
+"""`make demo`'s main job (scripts/demo.sh) on the session lab, staged as `make demo` runs it: sweep,
+recommend, rendered settings, report. The lab was running before the demo, so the demo reuses it and
+leaves it running. Its pressure step's closing lines are checked in test_pressure_regime.py, on
+that test's own runs of the pressure lab."""
 
 from __future__ import annotations
 
@@ -18,9 +19,7 @@ from tuner.store import ResultsStore
 ROOT = repo_root()
 
 
-def test_demo_runs_the_whole_loop_on_a_running_lab(
-    lab: LabState, pressure_lab: LabState, tmp_path: Path
-) -> None:
+def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path) -> None:
     out = tmp_path / "demo"
     env = {**os.environ, "KBT_LAB_DIR": str(lab.lab_dir), "KBT_DEMO_OUT": str(out), "PYTHON": sys.executable}
     # the demo's job on a 12 s-run copy of its spec (same traffic and profiles), to keep the suite short
@@ -30,10 +29,9 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     # here), then the runs that needed it (--resume)
     env["KBT_DEMO_STAGED"] = "1"
     env["KBT_DEMO_FIRST_RUNS"] = "filebeat-like,batched-zstd"
-    # the pressure step on the shared pressure lab, in 12 s runs (the closing lines, not the regime:
-    # tests/integration/test_pressure_regime.py checks that)
-    env["KBT_DEMO_PRESSURE_LAB_DIR"] = str(pressure_lab.lab_dir)
-    env["KBT_DEMO_PRESSURE_SPEC"] = "tests/integration/data/demo-pressure-quick.yaml"
+    # The pressure step's closing lines are checked on the pressure lab's own sweep, printed as the
+    # demo prints them (tests/integration/test_pressure_regime.py): here they would repeat its runs.
+    env["KBT_DEMO_PRESSURE"] = "0"
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "demo.sh")],
         cwd=ROOT,
@@ -81,25 +79,7 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(
     assert "<img" in html and "filebeat-like" in html
     assert list((out / "report-png").glob("*.png"))
 
-    status = subprocess.run(
+    lab_status = subprocess.run(
         [sys.executable, "-m", "tuner", "lab", "status"], env=env, capture_output=True, text=True, timeout=120
     )
-    assert status.returncode == 0, status.stdout + status.stderr
-
-    # the closing lines: the pressure lab's before -> after, read from its run records
-    pressure = {r.name: r for r in ResultsStore(out / "pressure").records()}
-    assert set(pressure) == {"filebeat-like", "batched"}, output[-2000:]
-    last = result.stdout.strip().splitlines()[-7:]
-    assert last[0].startswith("pressure lab, filebeat-like -> batched"), last
-    labels = [line.split("  ")[1].strip() if line.startswith("  ") else "" for line in last[1:]]
-    assert [lbl.split(" (")[0] for lbl in labels] == [
-        "network idle", "request queue", "broker CPU", "produce requests/s", "lost", "cause"
-    ], last  # fmt: skip
-    before, after = pressure["filebeat-like"], pressure["batched"]
-    assert before.broker is not None and after.broker is not None
-    assert (
-        f"{before.broker.produce_requests_per_s:,.0f} -> {after.broker.produce_requests_per_s:,.0f}"
-        in last[4]
-    )
-    assert last[5].split()[3:] == ["0", "(of", f"{before.delivery.acked:,})", "->", "0", "(of",
-                                   f"{after.delivery.acked:,})"]  # fmt: skip
+    assert lab_status.returncode == 0, lab_status.stdout + lab_status.stderr

@@ -5,6 +5,8 @@ short sweep of both profiles, shared by the assertions (about two minutes)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,16 +15,22 @@ from tuner.lab import LabState
 from tuner.runner.wiring import sweep_runner
 from tuner.spec import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
+from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
 SPEC = Path(__file__).parent / "data" / "pressure-quick.yaml"
 
 
 @pytest.fixture(scope="module")
-def pressure_runs(pressure_lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunRecord]:
+def pressure_results(pressure_lab: LabState, tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = tmp_path_factory.mktemp("pressure-results")
-    records = sweep_runner(lab_dir=pressure_lab.lab_dir, results=results).run(load_sweep(SPEC)).records
-    return {r.name: r for r in records}
+    sweep_runner(lab_dir=pressure_lab.lab_dir, results=results).run(load_sweep(SPEC))
+    return results
+
+
+@pytest.fixture(scope="module")
+def pressure_runs(pressure_results: Path) -> dict[str, RunRecord]:
+    return {r.name: r for r in ResultsStore(pressure_results).records()}
 
 
 def test_both_profiles_deliver_every_acked_record(pressure_runs: dict[str, RunRecord]) -> None:
@@ -58,3 +66,28 @@ def test_batched_keeps_the_queue_below_its_cap(pressure_runs: dict[str, RunRecor
     assert (batched.broker.produce_requests_per_s or 0) < (base.broker.produce_requests_per_s or 0)
     assert (batched.broker.network_idle_ratio or 0) > (base.broker.network_idle_ratio or 1)
     assert batched.attribution is not None and batched.attribution.cause != "request queue full"
+
+
+def test_the_demos_closing_lines_say_before_and_after(
+    pressure_results: Path, pressure_runs: dict[str, RunRecord]
+) -> None:
+    """`make demo` ends with these lines, printed from the pressure lab's run records."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "tuner.render.pressure_summary", str(pressure_results)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    last = shown.stdout.strip().splitlines()[-7:]
+    assert last[0].startswith("pressure lab, filebeat-like -> batched"), last
+    labels = [line.split("  ")[1].strip() if line.startswith("  ") else "" for line in last[1:]]
+    assert [lbl.split(" (")[0] for lbl in labels] == [
+        "network idle", "request queue", "broker CPU", "produce requests/s", "lost", "cause"
+    ], last  # fmt: skip
+    before, after = pressure_runs["filebeat-like"], pressure_runs["batched"]
+    assert before.broker is not None and after.broker is not None
+    assert (
+        f"{before.broker.produce_requests_per_s:,.0f} -> {after.broker.produce_requests_per_s:,.0f}"
+        in last[4]
+    )
+    assert last[5].split()[3:] == ["0", "(of", f"{before.delivery.acked:,})", "->", "0", "(of",
+                                   f"{after.delivery.acked:,})"]  # fmt: skip
