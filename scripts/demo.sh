@@ -11,7 +11,7 @@
 #      baseline vs batched at the same offered load; the closing lines say before -> after: network
 #      idle, request queue, broker CPU, produce requests/s, lost, and the attribution's cause
 #      (KBT_DEMO_PRESSURE=0 skips it; KBT_DEMO_PRESSURE_LAB_DIR reuses a running pressure lab)
-# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 11 minutes on 2 cores (8 + 3).
+# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 10 minutes on 2 cores, the install included (docs/benchmarks.md).
 # `make demo` runs it after the base install (KBT_DEMO_STAGED=1): step 2 first sweeps the runs that
 # need nothing built ($KBT_DEMO_FIRST_RUNS, the librdkafka ones), shows that first result, then
 # completes the install (the Go shippers, the Java engine) while the lab idles, and sweeps the rest.
