@@ -20,10 +20,11 @@ from tuner.store import ResultsStore, RunRecord
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "reliability.md"
 CI_BUDGET_MIN = 90
+CI_TARGET_MIN = 70  # what CI should take, leaving the budget's rest for a slower machine
 # `.ci/run` on a 2-core machine (estimates, tests/README.md "CI time"): install, lint and the unit and
 # integration tiers come first, then this suite runs beside the e2e tier.
-CI_BEFORE_MIN = 38
-CI_E2E_MIN = 20
+CI_BEFORE_MIN = 47  # install and the integration tier (lint and the unit tier beside it), tests/README.md
+CI_E2E_MIN = 26  # the e2e tier beside the fault matrix, tests/README.md
 HIDDEN_EVENTS = ("records are flowing",)
 CAP_FACTOR = 1 + OVERRUN_FACTOR
 
@@ -321,8 +322,13 @@ def ci_budget(wall_min: float, load: dict[str, float]) -> list[str]:
     cap_min = sum(load_cap_s(s) for s in MATRIX) / 60
     total = CI_BEFORE_MIN + max(wall_min, CI_E2E_MIN)
     longest = max(MATRIX, key=lambda s: s.duration_s)
-    if total <= CI_BUDGET_MIN * 0.8:
+    if total <= CI_TARGET_MIN:
         verdict = f"that fits the {CI_BUDGET_MIN}-minute CI budget with room to spare."
+    elif total <= CI_BUDGET_MIN * 0.85:
+        verdict = (
+            f"within the {CI_BUDGET_MIN}-minute CI budget but over its {CI_TARGET_MIN}-minute target"
+            " (tests/README.md, CI time, lists the next cuts)."
+        )
     else:
         verdict = (
             f"too close to the {CI_BUDGET_MIN}-minute CI budget: run `make test-chaos` on its own"
@@ -331,9 +337,10 @@ def ci_budget(wall_min: float, load: dict[str, float]) -> list[str]:
     return [
         f"The suite took {wall_min:.0f} min here, with the 1-minute load average at"
         f" {load.get('mean', 0):.0f} on average. CI (`.ci/run`) runs it in the background beside the"
-        f" e2e tier (about {CI_E2E_MIN} min), once install, lint and the unit and integration tiers are"
-        f" done (about {CI_BEFORE_MIN} min on the 2-core CI machine; their lab figures are"
-        " timing-sensitive, so nothing runs beside them), so CI takes about"
+        f" e2e tier (about {CI_E2E_MIN} min), once install and the integration tier (with lint and the"
+        f" unit tier beside it at the lowest CPU priority) are done (about {CI_BEFORE_MIN} min on 2"
+        " cores; their lab figures are timing-sensitive, so nothing else runs beside them), so CI"
+        " takes about"
         f" {CI_BEFORE_MIN} + {max(wall_min, CI_E2E_MIN):.0f} = {total:.0f} min: {verdict}",
         "",
         f"Most of that is load the scenarios must run: their set durations alone add up to"
