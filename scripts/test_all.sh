@@ -6,8 +6,9 @@
 #   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
 #      generated-files check and the unit tier but its `wall_clock` tests                  ~45 min
-#   3. the e2e tier; beside it the unit tier's `wall_clock` tests, then the fault matrix
-#      (`make test-chaos`, a lab of its own on ports 19500-19700)                          ~23 min
+#   3. the e2e tier; beside it the unit tier's `wall_clock` tests, the e2e tier's clean-clone install
+#      and lab lifecycle tests (to even the two lanes out), then the fault matrix (`make
+#      test-chaos`, a lab of its own on ports 19500-19700)                                 ~24 min
 #
 # Why this way: the integration tier's lab figures (idle meters, request-queue shares, a producer's
 # send lag) are timing-sensitive on 2 cores, so only work that yields the CPU at once runs beside
@@ -69,23 +70,28 @@ beside_pid=""
 sed 's/^/beside| /' "$beside_log"
 read -r lint unit <"$beside_status" 2>/dev/null || { lint=1; unit=1; }
 
-step "in the background (> $chaos_log): the wall_clock unit tests, then the fault matrix; e2e tier"
+# The e2e modules that run in the second lane (their own ports: 19200-19221; no runbook lab).
+lane_e2e=(tests/e2e/test_clean_install.py tests/e2e/test_lab_cli.py)
+step "in the background (> $chaos_log): the wall_clock unit tests, ${lane_e2e[*]}, then the fault matrix; the rest of the e2e tier"
 chaos_status=build/ci/chaos.status
 rm -f "$chaos_status"
 setsid bash -c '
-  timed=0; "$1" -m pytest -m wall_clock tests/unit || timed=$?
+  py=$1 status=$2; shift 2
+  timed=0; "$py" -m pytest -m wall_clock tests/unit || timed=$?
+  printf "\n==== %s (%s)\n" "$*" "$(date -u +%H:%M:%S)"
+  lane_e2e=0; "$py" -m pytest --durations=5 "$@" || lane_e2e=$?
   printf "\n==== fault matrix (%s)\n" "$(date -u +%H:%M:%S)"
   chaos=0; make --no-print-directory test-chaos || chaos=$?
-  echo "$timed $chaos" >"$2"' chaos "$py" "$chaos_status" >"$chaos_log" 2>&1 &
+  echo "$timed $lane_e2e $chaos" >"$status"' chaos "$py" "$chaos_status" "${lane_e2e[@]}" >"$chaos_log" 2>&1 &
 chaos_pid=$!
 e2e=0
-"$py" -m pytest --durations=25 tests/e2e || e2e=$?
+"$py" -m pytest --durations=25 "${lane_e2e[@]/#/--ignore=}" tests/e2e || e2e=$?
 
 step "waiting for the fault matrix"
 wait "$chaos_pid" || true
 chaos_pid=""
 sed 's/^/chaos| /' "$chaos_log"
-read -r timed chaos <"$chaos_status" 2>/dev/null || { timed=1; chaos=1; }
+read -r timed lane_e2e chaos <"$chaos_status" 2>/dev/null || { timed=1; lane_e2e=1; chaos=1; }
 
-step "exit statuses: lint+generated $lint, unit $unit (wall_clock $timed), integration $integration, e2e $e2e, fault matrix $chaos"
-for status in "$lint" "$unit" "$timed" "$integration" "$e2e" "$chaos"; do [ "$status" -eq 0 ] || exit 1; done
+step "exit statuses: lint+generated $lint, unit $unit (wall_clock $timed), integration $integration, e2e $e2e (and $lane_e2e), fault matrix $chaos"
+for status in "$lint" "$unit" "$timed" "$integration" "$e2e" "$lane_e2e" "$chaos"; do [ "$status" -eq 0 ] || exit 1; done
