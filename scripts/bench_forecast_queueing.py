@@ -11,7 +11,8 @@ put beside the measured ones, fitted on all runs and again with that run left ou
 then forecast with itself left out of the fit, and the runs past the knee (request queue near its
 cap) once more from a fit on the runs below it only.
 
-Qunar (../shared/seeds/002_*): network idle 0.72 (lowest) -> 0.93 after cutting produce requests
+Qunar (its published write-up of the Filebeat batching change): network idle 0.72 (lowest) ->
+0.93 after cutting produce requests
 2.6x (cluster) and 10x (the representative topics). The article has no per-broker rates: the check
 puts a broker with the lab's fitted shape (own work per request at the knee, the blocked time past
 it) at the utilisation where it reads 0.72, with Kafka's default queue cap (500) and a blocked cap

@@ -2,7 +2,7 @@
 
     python scripts/bench_qunar_forecast.py RESULTS [RESULTS ...] [--request-bytes 500 1620 5000]
 
-Qunar's log cluster (../shared/seeds/002_*) reported, a week after batching Filebeat:
+Qunar's log cluster (its published write-up) reported, a week after batching Filebeat:
 client produce requests 600 M -> 230 M (2.6x fewer; 10x on the representative topics tried
 first), network traffic 2.5 G -> 2.0 G, and NetworkProcessorAvgIdlePercent from its lowest 0.72 to
 0.93. The article gives no per-broker rates, so this check is in ratios: the broker cost model
