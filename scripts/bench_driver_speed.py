@@ -48,8 +48,8 @@ from tuner.driver.java_engine import run_java_load
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
 from tuner.lab import Lab, LabConfig, load_state
-from tuner.runner.topics import create_topics, delete_topics
 from tuner.spec.sweep import RunPlan, SweepSpec
+from tuner.target.topics import create_topics, delete_topics
 
 WARMUP_S = 3.0
 # client-neutral setting: (ClientProfile knob or librdkafka property, Java producer property, value)

@@ -3,7 +3,7 @@ leaders (admin metadata), each partition's end offset (ListOffsets), and the new
 topic read by a consumer that is assign()ed its partitions (no subscribe, so no group is joined;
 no commits, no stored offsets): sizes and keys kept, values only when asked.
 
-    topics = describe_topics(conn)
+    topics, broker_ids = describe_topics(conn)
     ends = end_offsets(conn, topics)
     sample = sample_topic(conn, topic, per_partition=200, timeout_s=5)
 """
@@ -36,9 +36,9 @@ _SAMPLER = {
 _QUIET = {"log_level": 0}
 
 
-def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], int]:
-    """(each topic that is not internal: name, partitions, replication factor, leaders; brokers in
-    the cluster); Unreachable when the cluster does not answer."""
+def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
+    """(each topic that is not internal: name, partitions, replication factor, leaders; the
+    cluster's broker ids, sorted); Unreachable when the cluster does not answer."""
     from confluent_kafka import KafkaException
 
     try:
@@ -61,7 +61,7 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], int]:
     ids = _topic_ids(conn, [str(t["name"]) for t in topics])
     for t in topics:
         t["topic_id"] = ids.get(str(t["name"]), "")
-    return topics, len(metadata.brokers)
+    return topics, sorted(metadata.brokers)
 
 
 def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
@@ -83,26 +83,34 @@ def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
     return ids
 
 
-def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, int]:
-    """Each topic's end offsets summed over its partitions (a partition that does not answer
-    counts 0 at both edges of the window, so it adds nothing)."""
+def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, list[int | None]]:
+    """Each topic's end offset per partition (None for a partition that does not answer: it then
+    counts 0 over the window, see appended)."""
     from confluent_kafka import KafkaException, TopicPartition
     from confluent_kafka.admin import OffsetSpec
 
     wanted = {
         TopicPartition(t["name"], p): OffsetSpec.latest() for t in topics for p in range(t["partitions"])
     }
+    ends: dict[str, list[int | None]] = {t["name"]: [None] * t["partitions"] for t in topics}
     if not wanted:
-        return {}
-    sums: dict[str, int] = {t["name"]: 0 for t in topics}
+        return ends
     admin = admin_client(conn, _QUIET)  # held while its futures resolve: a collected client never answers
     futures = admin.list_offsets(wanted, request_timeout=METADATA_TIMEOUT_S)
     for tp, future in futures.items():
         try:
-            sums[tp.topic] += max(0, future.result(timeout=METADATA_TIMEOUT_S * 2).offset)
+            ends[tp.topic][tp.partition] = max(0, future.result(timeout=METADATA_TIMEOUT_S * 2).offset)
         except (KafkaException, TimeoutError):
             continue
-    return sums
+    return ends
+
+
+def appended(first: list[int | None] | None, last: list[int | None]) -> list[int]:
+    """Records each partition took between two end-offset reads; a topic absent from the first
+    (created inside the window) starts at 0; a partition either read missed counts 0."""
+    start: list[int | None] = list(first) if first is not None else [0] * len(last)
+    start += [0] * (len(last) - len(start))  # partitions added inside the window start at 0
+    return [0 if a is None or b is None else max(0, b - a) for a, b in zip(start, last, strict=False)]
 
 
 def sample_topic(

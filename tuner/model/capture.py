@@ -11,7 +11,10 @@ A group is one kind of producer: the clients whose id differs only by a trailing
 - record sizes and keys: the sampled newest records of its topics;
 - acks as its requests carried them; requests/s, bytes and partitions per request from the logs;
 - linger: the value whose simulated requests/s (tuner.model.predict) lies nearest the observed,
-  among the kind's usual values (the batching evidence, stated beside it).
+  among the kind's usual values (the batching evidence, stated beside it);
+- each topic's partition leaders: the source's, its broker ids in sorted order mapped onto the
+  lab's brokers 1..N (modulo N when the lab has fewer), so each lab broker leads the partitions
+  (and takes the load) its source broker did.
 
 The lab cannot always run the real producer count: `scale` = lab producers / real producers (the
 same for every group, at most 1), per-producer behaviour unchanged, so the lab's broker load is the
@@ -94,6 +97,7 @@ class CapturedGroup(Frozen):
 
 class CapturePlan(Frozen):
     scale: float
+    broker_map: dict[str, int] = Field(default_factory=dict)  # source broker id -> lab broker id
     producers: int
     lab_producers: int
     groups: list[CapturedGroup]
@@ -170,9 +174,18 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
     names: set[str] = set()
     groups = []
     notes = list(record.notes)
+    brokers = broker_map(record, options.lab_brokers)
+    if len(brokers) > options.lab_brokers:
+        notes.append(
+            f"the source's {len(brokers)} brokers are mapped onto the lab's {options.lab_brokers} by"
+            f" modulo (source broker ids in sorted order onto 1..{options.lab_brokers}): a lab broker"
+            " leads the partitions of several source brokers"
+        )
     for key, rows in sorted(grouped.items(), key=lambda kv: -sum(r.requests for r in kv[1])):
         name = _unique(spec_name(f"{key[0]}-{key[1]}" if key[1] else key[0]), names)
-        group, group_notes = _group(record, options, name, rows, producers[key], scale, topic_bytes, window)
+        group, group_notes = _group(
+            record, options, name, rows, producers[key], scale, topic_bytes, window, brokers
+        )
         notes += group_notes
         if group is not None:
             groups.append(group)
@@ -180,6 +193,7 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
     lab_total = sum(g.lab_producers for g in groups)
     return CapturePlan(
         scale=scale,
+        broker_map={str(k): v for k, v in brokers.items()},
         producers=total,
         lab_producers=lab_total,
         groups=groups,
@@ -187,6 +201,22 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
         worst_offender=offender,
         notes=notes,
     )
+
+
+def broker_map(record: CaptureRecord, lab: int) -> dict[int, int]:
+    """Each source broker id -> the lab broker (1..lab) that replays it: the ids in sorted order,
+    modulo `lab` when the lab has fewer (a capture made before broker ids were kept: the ids
+    leading some partition)."""
+    ids = record.broker_ids or sorted({b for t in record.topics for b in t.leaders if b >= 0})
+    return {broker: i % lab + 1 for i, broker in enumerate(sorted(ids))}
+
+
+def _leaders(leaders: list[int], partitions: int, brokers: dict[int, int]) -> dict[str, list[int]]:
+    """The topic's `leaders` field on the lab's brokers; none when a partition had no leader (or
+    the metadata was short): Kafka then places them."""
+    if len(leaders) != partitions or any(b not in brokers for b in leaders):
+        return {}
+    return {"leaders": [brokers[b] for b in leaders]}
 
 
 def _software_name(software: str) -> str:
@@ -218,6 +248,7 @@ def _group(
     scale: float,
     topic_bytes: dict[str, int],
     window: float,
+    brokers: dict[int, int],
 ) -> tuple[CapturedGroup | None, list[str]]:
     notes: list[str] = []
     kind, kind_note = kind_of_software(rows[0].software, rows[0].client_id)
@@ -277,6 +308,7 @@ def _group(
                 "partitions": facts[t].partitions,
                 "replication_factor": max(1, min(facts[t].replication_factor, options.lab_brokers)),
                 **({"configs": {TOPIC_MAX_MESSAGE_BYTES_KEY: str(limit)}} if limit is not None else {}),
+                **_leaders(facts[t].leaders, facts[t].partitions, brokers),
             }
             for t in topics
         ],

@@ -44,7 +44,7 @@ class CaptureRequest:
 def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecord, CapturePlan]:
     """Read the cluster over the window and shape it; BadInput / Unreachable in one line."""
     from tuner.measure.capture_log import read_produce_traffic
-    from tuner.measure.capture_read import describe_topics, end_offsets
+    from tuner.measure.capture_read import appended, describe_topics, end_offsets
     from tuner.model.capture import shape
     from tuner.store.capture import CaptureRecord
     from tuner.target import resolve_target
@@ -59,7 +59,7 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
         raise BadInput(f"--window: between {MIN_WINDOW_S:g} s and {MAX_WINDOW_S:g} s")
     target = resolve_target(request.lab_dir, request.source)
     conn = connection(target)
-    topics, brokers = describe_topics(conn)
+    topics, broker_ids = describe_topics(conn)
     start = time.time()
     first = end_offsets(conn, topics)
     _wait(request.window_s, progress)
@@ -69,7 +69,8 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
     topics += [t for t in describe_topics(conn)[0] if t["name"] not in known]
     last = end_offsets(conn, topics)
     for t in topics:
-        t["records"] = max(0, last.get(t["name"], 0) - first.get(t["name"], 0))
+        t["partition_records"] = appended(first.get(t["name"]), last.get(t["name"], []))
+        t["records"] = sum(t["partition_records"])
     ids = {t["topic_id"]: t["name"] for t in topics if t.get("topic_id")}
     traffic = read_produce_traffic(request.request_logs, start, end, ids)
     notes = []
@@ -84,7 +85,8 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
         start=start,
         end=end,
         bootstrap_servers=conn.bootstrap_servers,
-        brokers=brokers,
+        brokers=len(broker_ids),
+        broker_ids=broker_ids,
         topics=topics,
         clients=traffic.rows,
         samples=samples,

@@ -24,7 +24,6 @@ from tuner.measure.attribution import attribute
 from tuner.measure.broker_window import BrokerWindow as MeasuredWindow
 from tuner.measure.meter_warmup import wait_until_settled
 from tuner.measure.threads import ThreadSampler
-from tuner.runner.topics import create_topics, delete_topics, run_topic_name
 from tuner.runner.verdict import judge
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import TopicSpec
@@ -33,6 +32,7 @@ from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
 from tuner.target import Target
 from tuner.target.ledger import TopicLedger
+from tuner.target.topics import create_topics, delete_topics, run_topic_name
 
 
 @dataclass(frozen=True)

@@ -194,10 +194,10 @@ def _live(
     target_file: TargetSource | None = None,
 ) -> Request:
     from tuner.core.kafka_clients import admin_client
-    from tuner.runner.topics import broker_count
     from tuner.spec.loader import load_sweep
     from tuner.target import resolve_target
     from tuner.target.security import connection
+    from tuner.target.topics import broker_count
 
     loaded = load_sweep(spec_path)
     spec = loaded.spec

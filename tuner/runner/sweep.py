@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from tuner.core.kafka_clients import admin_client
 from tuner.runner.lifecycle import Engine, Measurer, Observer, RunLifecycle, RunPolicy
-from tuner.runner.topics import broker_count, check_fits_cluster
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
@@ -17,6 +16,7 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target import Target
 from tuner.target.security import connection
+from tuner.target.topics import broker_ids, check_fits_cluster
 
 __all__ = ["Engine", "Measurer", "Observer", "SweepOutcome", "SweepRunner"]
 
@@ -62,15 +62,16 @@ class SweepRunner:
             else:
                 todo.append(plan)
         admin = admin_client(connection(self.target))
-        brokers = broker_count(admin)
+        ids = broker_ids(admin)
+        brokers = len(ids)
         ledger = self.target.topic_ledger
         if ledger is not None:  # topics a crashed run left on this target
-            from tuner.runner.topics import delete_topics
             from tuner.target.ledger import TopicLedger
+            from tuner.target.topics import delete_topics
 
             outcome.problems += TopicLedger(ledger).clean(admin, self.target.topic_prefix, delete_topics)
         for plan in todo:
-            check_fits_cluster(plan.workload.topics, brokers)
+            check_fits_cluster(plan.workload.topics, brokers, ids)
         self.observer.sweep_started(todo, [p for p in loaded.runs if p not in todo])
         for record in outcome.skipped:
             plan = next(p for p in loaded.runs if p.name == record.name)

@@ -33,6 +33,9 @@ from tuner.spec.limits import (
 )
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
+MAX_BROKER_ID = 2**31 - 1  # Kafka's node.id is a Java int
+
+BrokerId = Annotated[int, Field(ge=0, le=MAX_BROKER_ID)]
 
 
 def _positive_int(text: str) -> int | None:
@@ -51,12 +54,28 @@ class TopicSpec(StrictModel):
     replication_factor: int = Field(default=1, gt=0, le=16)
     # Raw topic configs, e.g. {"remote.storage.enable": "true", "local.retention.ms": "60000"}.
     configs: ConfigMap = Field(default_factory=dict)
+    # The broker leading each partition, one id per partition (a captured cluster's placement):
+    # the run creates the topic with an explicit replica assignment, this leader first. Without
+    # it Kafka places leaders round-robin. Left out of the dump when unset, so the run hashes of
+    # specs without it stay as they were.
+    leaders: list[BrokerId] | None = Field(
+        default=None, max_length=MAX_PARTITIONS, exclude_if=lambda value: value is None
+    )
 
     @property
     def max_message_bytes(self) -> int:
         """The largest record batch the broker accepts for this topic."""
         raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
         return parse_int(raw, TOPIC_MAX_MESSAGE_BYTES_KEY) if raw is not None else BROKER_MESSAGE_MAX_BYTES
+
+    @model_validator(mode="after")
+    def _check_leaders(self) -> TopicSpec:
+        if self.leaders is not None and len(self.leaders) != self.partitions:
+            raise ValueError(
+                f"leaders: {len(self.leaders)} broker id(s) for {self.partitions} partition(s);"
+                " give one per partition"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_max_message_bytes(self) -> TopicSpec:

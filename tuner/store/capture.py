@@ -23,6 +23,7 @@ class TopicFacts(Frozen):
     topic_id: str = ""  # as Kafka prints it (produce requests v13+ name topics by id)
     leaders: list[int] = Field(default_factory=list)  # leader broker id of each partition
     records: int = 0  # end offsets at the window's end less those at its start, all partitions
+    partition_records: list[int] = Field(default_factory=list)  # the same, each partition
 
 
 class TopicSample(Frozen):
@@ -62,6 +63,7 @@ class CaptureRecord(Frozen):
     end: float
     bootstrap_servers: str
     brokers: int
+    broker_ids: list[int] = Field(default_factory=list)  # sorted; empty in captures made before
     topics: list[TopicFacts] = Field(default_factory=list)
     clients: list[ClientTraffic] = Field(default_factory=list)
     samples: list[TopicSample] = Field(default_factory=list)

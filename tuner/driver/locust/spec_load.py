@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput, Unreachable, did_you_mean
+from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.spec import RunPlan, WorkloadSpec, load_sweep, load_workload
@@ -20,7 +20,6 @@ from tuner.spec.clients import profile_of
 from tuner.spec.loader import read_yaml
 from tuner.target import resolve_target
 
-ADMIN_TIMEOUT_S = 30.0
 TOTALS = (
     "producers", "sent", "acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate",
 )  # fmt: skip
@@ -92,46 +91,17 @@ def _admin(load: LocustLoad) -> Any:
 
 
 def create_load_topics(load: LocustLoad) -> None:
-    """Create the load's topics and wait until every partition has a leader."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import NewTopic
+    """Create the load's topics (pinned leaders too) and wait until every partition has a leader."""
+    from tuner.target.topics import create_topics
 
-    admin = _admin(load)
-    specs = load.plan.workload.topics
-    new = [
-        NewTopic(name, s.partitions, s.replication_factor, config=dict(s.configs))
-        for s, name in zip(specs, load.topics, strict=True)
-    ]
-    for name, future in admin.create_topics(new, operation_timeout=ADMIN_TIMEOUT_S).items():
-        try:
-            future.result(timeout=ADMIN_TIMEOUT_S)
-        except KafkaException as exc:
-            raise BadInput(f"cannot create topic {name}: {exc.args[0]}") from None
-    deadline = time.monotonic() + ADMIN_TIMEOUT_S
-    while True:
-        meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S).topics
-        if all(
-            name in meta and len(meta[name].partitions) == s.partitions
-            and all(p.leader >= 0 for p in meta[name].partitions.values())
-            for s, name in zip(specs, load.topics, strict=True)
-        ):  # fmt: skip
-            return
-        if time.monotonic() > deadline:
-            raise Unreachable(f"topics {', '.join(load.topics)} have no leader after {ADMIN_TIMEOUT_S:g} s")
-        time.sleep(0.2)
+    create_topics(_admin(load), load.plan.workload.topics, load.topics)
 
 
 def delete_load_topics(load: LocustLoad, names: list[str]) -> list[str]:
     """Delete topics; the problems, if any (cleanup reports, never raises)."""
-    problems = []
-    admin = _admin(load)  # kept until the futures resolve
-    futures = admin.delete_topics(list(names), operation_timeout=ADMIN_TIMEOUT_S)
-    for name, future in futures.items():
-        try:
-            future.result(timeout=ADMIN_TIMEOUT_S)
-        except Exception as exc:
-            problems.append(f"topic {name} not deleted: {exc}")
-    return problems
+    from tuner.target.topics import delete_topics
+
+    return delete_topics(_admin(load), names)
 
 
 def summarize(reports: dict[str, dict[str, Any]], expected: set[str], topics: list[str]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from tuner.runner.chaos.faults import FaultContext, Stopped
 from tuner.runner.chaos.netem import netem_status
 from tuner.runner.chaos.scenarios import Scenario
 from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
-from tuner.runner.topics import delete_topics
 from tuner.spec.clients import profile_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
@@ -40,6 +39,7 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target import Target
 from tuner.target.lab import lab_state
+from tuner.target.topics import delete_topics
 
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2

@@ -36,7 +36,6 @@ from tuner.runner.lifecycle import new_ids, topic_names
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
-from tuner.runner.topics import broker_count, check_fits_cluster, create_topics, delete_topics
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage
 from tuner.store.environment import capture_environment
@@ -46,6 +45,7 @@ from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, RemoteTier, Verdict
 from tuner.target.ledger import TopicLedger
 from tuner.target.security import client_config
+from tuner.target.topics import broker_count, check_fits_cluster, create_topics, delete_topics
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
