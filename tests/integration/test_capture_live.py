@@ -115,7 +115,11 @@ def test_capture_finds_the_groups_and_diagnose_needs_no_java(
         got = sum(1 for at, cid in acked if start <= at <= end and cid.startswith(prefix)) / (end - start)
         print(f"{group['name']}: captured {group['records_per_s']:.1f} records/s, acknowledged {got:.1f}")
         assert group["records_per_s"] == pytest.approx(got, rel=0.10)
-        load_sweep(out / group["name"] / "sweep.yaml")
+        loaded = load_sweep(out / group["name"] / "sweep.yaml")
+        # the source's leaders, on a lab of the same brokers 1..3: the same ids
+        facts = next(t for t in record["record"]["topics"] if t["name"] in group["topics"])
+        assert loaded.spec.workload.topics[0].leaders == facts["leaders"]
+        assert sum(facts["partition_records"]) == facts["records"]
     assert (keyed["producers"], keyed["acks"], keyed["kind"]) == (2, "all", "librdkafka")
     assert keyed["key_cardinality"] == 40
     assert keyed["record_bytes"] == pytest.approx(301, abs=2)  # 300 B values, 1-2 B keys
