@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tuner.core.inputs import read_bytes
+from tuner.driver.key_shares import KeyTable
 from tuner.spec.workload import (
     GeneratedSource,
     KeySpec,
@@ -35,17 +36,20 @@ _WORDS = (
 )  # fmt: skip
 
 
-def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1) -> int:
-    """Write the corpus for `workload` to `path`; returns the number of entries."""
+def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1, keys: KeyTable | None = None) -> int:
+    """Write the corpus for `workload` to `path`; returns the number of entries. `keys`: the
+    topic's key_shares table, its keys allotted to the entries (an engine cycling through the
+    corpus then puts each partition's share on it)."""
     rng = random.Random(seed)
     lines = _source_lines(workload, rng)
-    keys = workload.keys
-    key_pattern = keys if keys.kind == "field" and keys.pattern else None
+    key_pattern = workload.keys if workload.keys.kind == "field" and workload.keys.pattern else None
+    sizes = _entry_sizes(workload)
+    allotted = keys.allotted(len(sizes), random.Random(seed)) if keys is not None else None
     count, total = 0, 0
     with path.open("w", encoding="utf-8") as out:
-        for size in _entry_sizes(workload):
+        for size in sizes:
             text = _text_of(lines, rng, size) if size > 0 else lines[count % len(lines)]
-            key = _key(workload.keys, key_pattern, text)
+            key = allotted[count].decode() if allotted is not None else _key(workload.keys, key_pattern, text)
             out.write(json.dumps({"message": text, "key": key, "bytes": size}) + "\n")
             count += 1
             total += max(size, len(text))

@@ -24,6 +24,7 @@ from tuner.core.errors import Interrupted, KbtError
 from tuner.driver.acked_verify import IdOf, verify_read_back
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
+from tuner.driver.key_shares import KeyTable
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
 from tuner.driver.order_check import OrderOf
@@ -60,16 +61,21 @@ class ProcessSite:
 
 @contextlib.contextmanager
 def process_site(
-    plan: RunPlan, placement: Placement, client: str, start_slack_s: float | None
+    plan: RunPlan,
+    placement: Placement,
+    client: str,
+    start_slack_s: float | None,
+    keys: KeyTable | None = None,
 ) -> Iterator[ProcessSite]:
     """A work directory holding the run's corpus (removed afterwards) and the site the engine
     processes share. `start_slack_s`: the schedule starts that long after the corpus is written;
-    None: the engines start together once ready."""
+    None: the engines start together once ready. `keys`: the topic's key_shares table, its keys
+    written into the corpus (an engine that takes a corpus entry's key keeps the shares)."""
     topic = placement.single_topic(client)
     with tempfile.TemporaryDirectory(prefix=f"kbt-{client}-") as tmp:
         workdir = Path(tmp)
         corpus = workdir / "corpus.jsonl"
-        write_corpus(plan.workload, corpus, seed=plan.index + 1)
+        write_corpus(plan.workload, corpus, seed=plan.index + 1, keys=keys)
         start_at = -1.0 if start_slack_s is None else time.time() + start_slack_s
         yield ProcessSite(placement, topic, workdir, corpus, start_at)
 

@@ -28,12 +28,14 @@ from tuner.driver.java_plan import (
     heap_mb,
     process_plans,
 )
+from tuner.driver.key_shares import KeyTable, partitioner
 from tuner.driver.order_check import librdkafka_order
-from tuner.driver.payload import id_of
+from tuner.driver.payload import id_of, key_tables
 from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
+from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import (
     SecretEnv,
     java_security,
@@ -69,7 +71,8 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
     pods = -(-workload.producers // workload.processes)  # the most pods one process runs
     command = engine_command(heap_mb(pods, properties))
     command[1:1] = java_system_properties(properties)
-    with process_site(plan, placement, "java", None) as site:  # start together once connected
+    keys = _key_table(workload, properties)
+    with process_site(plan, placement, "java", None, keys) as site:  # start together once connected
         try:
             plans = process_plans(workload, artifact.text, site, extra, artifact.filename)
         except BadInput as exc:
@@ -109,6 +112,15 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
             order_of=librdkafka_order,
             security=librdkafka_security(placement.security),
         )
+
+
+def _key_table(workload: WorkloadSpec, properties: Mapping[str, str]) -> KeyTable | None:
+    """The topic's key_shares table under the Java producer's keyed default (murmur2), its keys
+    named as the engine names random keys; None with a partitioner.class of the profile's own."""
+    if "partitioner.class" in properties:
+        return None
+    tables = key_tables(workload, partitioner("murmur2"), lambda i: b"key-%d" % i)
+    return tables[0] if tables else None
 
 
 def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> ClientResult:

@@ -10,9 +10,11 @@ and the size stays exact.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from tuner.driver.corpus import _entry_sizes, _source_lines, _text_of
+from tuner.driver.key_shares import KeyTable, PartitionOf
 from tuner.spec.workload import KeySpec, WorkloadSpec
 
 ID_MARK = b" kbtid="
@@ -23,6 +25,7 @@ SEQ_MASK = (1 << ID_SHIFT) - 1
 WORKER_SHIFT = 12
 ID_BYTES = len(ID_MARK) + 16
 POOL_BYTES = 48 * 1024 * 1024
+MAX_TABLE_KEYS = 100_000  # keys a key_shares table holds (hashed once per process)
 
 
 def with_id(event: bytes, record_id: int) -> bytes:
@@ -67,10 +70,16 @@ class Payloads:
     keys: KeySpec
     rng: random.Random
     _next: int = 0
+    # per workload topic, the keys that land on its partitions in its key_shares (None: uniform)
+    tables: list[KeyTable | None] = field(default_factory=list)
 
     @classmethod
-    def for_workload(cls, workload: WorkloadSpec, seed: int) -> Payloads:
-        return cls(build_pool(workload, seed), workload.keys, random.Random(seed ^ 0x5EED))
+    def for_workload(
+        cls, workload: WorkloadSpec, seed: int, tables: list[KeyTable | None] | None = None
+    ) -> Payloads:
+        """`tables`: key_tables(workload, the client's partitioner), built once per process."""
+        pool = build_pool(workload, seed)
+        return cls(pool, workload.keys, random.Random(seed ^ 0x5EED), tables=tables or [])
 
     @property
     def keyless(self) -> bool:
@@ -88,11 +97,31 @@ class Payloads:
         """The key and value of `event` sent as record `record_id`."""
         return self.key_for(event), with_id(event, record_id)
 
-    def key_for(self, event: bytes) -> bytes | None:
+    def key_for(self, event: bytes, topic: int = 0) -> bytes | None:
+        """The key of `event` sent to the workload's `topic`-th topic."""
         if self.keys.kind == "none":
             return None
         if self.keys.kind == "random":
+            table = self.tables[topic] if topic < len(self.tables) else None
+            if table is not None:
+                return table.draw(self.rng)
             cardinality = self.keys.cardinality or 1_000_000
             return str(self.rng.randrange(cardinality)).encode()
         key = self.keys.key_of(event.decode("utf-8", "replace"))
         return key.encode() if key is not None else None
+
+
+def key_tables(
+    workload: WorkloadSpec,
+    partition_of: PartitionOf | None,
+    name: Callable[[int], bytes] = lambda i: str(i).encode(),
+) -> list[KeyTable | None]:
+    """Each topic's key table where it has key_shares and the client's partitioner hashes keys
+    (keys named name(0), name(1), ...: the engine's own naming of random keys)."""
+    if partition_of is None or workload.keys.kind != "random":
+        return []
+    cardinality = min(workload.keys.cardinality or MAX_TABLE_KEYS, MAX_TABLE_KEYS)
+    return [
+        None if t.key_shares is None else KeyTable.build(t.key_shares, cardinality, partition_of, name)
+        for t in workload.topics
+    ]

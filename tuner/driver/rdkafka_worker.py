@@ -33,8 +33,9 @@ from typing import Any
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
+from tuner.driver.key_shares import partitioner
 from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
-from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads
+from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads, key_tables
 from tuner.driver.range_verify import RangeFile
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
 from tuner.spec.clients import kind_of
@@ -124,6 +125,7 @@ class _Pod:
         self.prefixes = payloads.prefixes()  # value = prefixes[seq % n] + 16 hex digits of the id
         self.sizes = [len(p) + ID_HEX for p in self.prefixes]
         self.keyless = payloads.keyless
+        self.topics = len(worker.task.topics)
         self.phase = phase
         self.seq = 0
         self.window_seq = NOT_YET  # closed loop: first sequence produced inside the window
@@ -132,7 +134,9 @@ class _Pod:
         self.offered_exported = 0
 
     def key(self, seq: int) -> bytes | None:
-        return None if self.keyless else self.payloads.key_for(self.pool[seq % len(self.pool)])
+        if self.keyless:
+            return None
+        return self.payloads.key_for(self.pool[seq % len(self.pool)], seq % self.topics)
 
     def _on_stats(self, raw: str) -> None:
         self.track.add(raw, time.time())
@@ -162,8 +166,10 @@ class Worker:
         self.latency = LatencyBuckets()
         self.send_lag = LatencyBuckets()
         self.exporter: ClientExporter | None = None
+        # librdkafka's default partitioner hashes keys by CRC32 (consistent_random)
+        tables = key_tables(self.workload, partitioner(str(conf.get("partitioner", "consistent_random"))))
         self.pods = [
-            _Pod(self, pid, conf, Payloads.for_workload(self.workload, seed=pid + 1), phase)
+            _Pod(self, pid, conf, Payloads.for_workload(self.workload, seed=pid + 1, tables=tables), phase)
             for pid, phase in ((p, self.interval * p / total) for p in task.producer_ids)
         ]
         self.by_pid = {pod.pid: pod for pod in self.pods}

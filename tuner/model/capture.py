@@ -14,7 +14,9 @@ A group is one kind of producer: the clients whose id differs only by a trailing
   among the kind's usual values (the batching evidence, stated beside it);
 - each topic's partition leaders: the source's, its broker ids in sorted order mapped onto the
   lab's brokers 1..N (modulo N when the lab has fewer), so each lab broker leads the partitions
-  (and takes the load) its source broker did.
+  (and takes the load) its source broker did;
+- a keyed group's topic written by it alone: each partition's share of the records appended
+  (`key_shares`), so the replay's keys land on the partitions in the source's shares.
 
 The lab cannot always run the real producer count: `scale` = lab producers / real producers (the
 same for every group, at most 1), per-producer behaviour unchanged, so the lab's broker load is the
@@ -40,7 +42,7 @@ from tuner.spec.limits import (
     MIN_RATE_PER_PRODUCER,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
 )
-from tuner.store.capture import CaptureRecord, ClientTraffic
+from tuner.store.capture import CaptureRecord, ClientTraffic, TopicFacts
 
 Kind = Literal["librdkafka", "java", "filebeat", "otelcol"]
 LINGERS_MS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
@@ -219,6 +221,16 @@ def _leaders(leaders: list[int], partitions: int, brokers: dict[int, int]) -> di
     return {"leaders": [brokers[b] for b in leaders]}
 
 
+def _key_shares(topic: TopicFacts) -> dict[str, list[float]]:
+    """A keyed topic's `key_shares`: each partition's share of the records appended over the
+    window (the replay's keys then land where the source's did); none without the counts."""
+    counts = topic.partition_records
+    total = sum(counts)
+    if len(counts) != topic.partitions or total <= 0:
+        return {}
+    return {"key_shares": [round(n / total, 6) for n in counts]}
+
+
 def _software_name(software: str) -> str:
     return software.split(" ")[0] if software else ""
 
@@ -309,6 +321,7 @@ def _group(
                 "replication_factor": max(1, min(facts[t].replication_factor, options.lab_brokers)),
                 **({"configs": {TOPIC_MAX_MESSAGE_BYTES_KEY: str(limit)}} if limit is not None else {}),
                 **_leaders(facts[t].leaders, facts[t].partitions, brokers),
+                **(_key_shares(facts[t]) if key_cardinality and t not in shared else {}),
             }
             for t in topics
         ],

@@ -61,6 +61,12 @@ class TopicSpec(StrictModel):
     leaders: list[BrokerId] | None = Field(
         default=None, max_length=MAX_PARTITIONS, exclude_if=lambda value: value is None
     )
+    # Each partition's share of the keyed records, one per partition (a captured topic's records
+    # per partition): with `keys: random` the engine draws keys its client's partitioner puts on
+    # each partition in these shares, instead of keys that fall where their hashes put them.
+    key_shares: list[Annotated[float, Field(ge=0, le=MAX_RATIO)]] | None = Field(
+        default=None, max_length=MAX_PARTITIONS, exclude_if=lambda value: value is None
+    )
 
     @property
     def max_message_bytes(self) -> int:
@@ -69,12 +75,16 @@ class TopicSpec(StrictModel):
         return parse_int(raw, TOPIC_MAX_MESSAGE_BYTES_KEY) if raw is not None else BROKER_MESSAGE_MAX_BYTES
 
     @model_validator(mode="after")
-    def _check_leaders(self) -> TopicSpec:
-        if self.leaders is not None and len(self.leaders) != self.partitions:
-            raise ValueError(
-                f"leaders: {len(self.leaders)} broker id(s) for {self.partitions} partition(s);"
-                " give one per partition"
-            )
+    def _check_per_partition(self) -> TopicSpec:
+        for field, values in (("leaders", self.leaders), ("key_shares", self.key_shares)):
+            if values is not None and len(values) != self.partitions:
+                what = "broker id(s)" if field == "leaders" else "share(s)"
+                raise ValueError(
+                    f"{field}: {len(values)} {what} for {self.partitions} partition(s);"
+                    " give one per partition"
+                )
+        if self.key_shares is not None and not sum(self.key_shares) > 0:
+            raise ValueError("key_shares: all zero; at least one partition takes records")
         return self
 
     @model_validator(mode="after")
@@ -306,6 +316,12 @@ class WorkloadSpec(StrictModel):
         names = [t.name for t in self.topics]
         if len(set(names)) != len(names):
             raise ValueError(f"topic names must be unique (got {names})")
+        shared = [i for i, t in enumerate(self.topics) if t.key_shares is not None]
+        if shared and self.keys.kind != "random":
+            raise ValueError(
+                f"topics[{shared[0]}].key_shares needs keys: random (the engine picks the keys that"
+                f" land on each partition; keys are {self.keys.kind})"
+            )
         groups = [g.name for g in self.consumer_groups]
         if len(set(groups)) != len(groups):
             raise ValueError(f"consumer group names must be unique (got {groups})")
