@@ -27,7 +27,13 @@ _PAYLOADS = typer.Option(False, "--payloads", help="Keep the sampled records' va
 _LAB_PRODUCERS = typer.Option(
     48, "--lab-producers", min=1, max=512, help="Producers the lab runs at most, all groups together."
 )
-_LAB_BROKERS = typer.Option(3, "--lab-brokers", min=1, max=16, help="Brokers of the lab that replays it.")
+_LAB_BROKERS = typer.Option(
+    3,
+    "--lab-brokers",
+    min=1,
+    max=16,
+    help="Brokers of the lab that replays it: the source's, in id order, lead as its 1..N (modulo N).",
+)
 _DURATION = typer.Option("60s", "--duration", help="Each replay run's length, e.g. 60s.")
 _WARMUP = typer.Option("20s", "--warmup", help="Each replay run's unmeasured start.")
 
