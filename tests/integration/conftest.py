@@ -2,7 +2,8 @@
 
 Tests that need a broker in Qunar's pressure regime take `pressure_lab` instead: a second, one-broker
 lab on the pressure profile, started in the background the same way (KBT_TEST_PRESSURE_LAB_DIR
-reuses a running one).
+reuses a running one). The one-saturated-broker alert test takes `saturation_lab`: three
+brokers on the pressure profile's knobs, scraped also Kubernetes-style (KBT_TEST_SATURATION_LAB_DIR).
 
 KBT_TEST_LAB_DIR=<dir> reuses a lab already brought up with `kbt lab up --lab-dir <dir>` (it is left
 running). Otherwise the session starts its own: 3 brokers, tiered storage, 2 s scrapes, base port
@@ -89,8 +90,31 @@ class _LabInBackground:
         shutil.rmtree(self.lab.config.lab_dir, ignore_errors=True)
 
 
-_background: _LabInBackground | None = None
-_pressure: _LabInBackground | None = None
+def _saturation_lab_config() -> LabConfig:
+    """Three brokers on the pressure profile's knobs, scraped also the way a Kubernetes Prometheus
+    labels Strimzi's pods (job kafka, pod labels, no broker label): a test saturates one broker of
+    them alone (test_alert_one_broker.py). Ports from KBT_TEST_SATURATION_LAB_BASE_PORT, else 700
+    above the session lab's (no client exporter ports: the distributed stress lab starts at +800)."""
+    base = os.environ.get("KBT_TEST_SATURATION_LAB_BASE_PORT")
+    session = int(os.environ.get("KBT_TEST_LAB_BASE_PORT", TEST_BASE_PORT))
+    return LabConfig(
+        profile="pressure",
+        brokers=3,
+        kubernetes_job=True,
+        base_port=int(base) if base else session + 700,
+        lab_dir=Path(tempfile.mkdtemp(prefix="kbt-test-saturation-lab-")),
+        client_exporter_count=0,
+    )
+
+
+# Labs started in the background at collection when a selected test asks for their fixture:
+# fixture name -> (the variable naming a running lab to reuse instead, its config, what it is).
+_LABS: dict[str, tuple[str, Callable[[], LabConfig], str]] = {
+    "lab": ("KBT_TEST_LAB_DIR", _session_lab_config, "session lab"),
+    "pressure_lab": ("KBT_TEST_PRESSURE_LAB_DIR", _pressure_lab_config, "pressure lab"),
+    "saturation_lab": ("KBT_TEST_SATURATION_LAB_DIR", _saturation_lab_config, "saturation lab"),
+}
+_started: dict[str, _LabInBackground] = {}
 
 
 def _wanted(items: list[pytest.Item], fixture: str) -> bool:
@@ -98,42 +122,43 @@ def _wanted(items: list[pytest.Item], fixture: str) -> bool:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    global _background, _pressure
-    if _wanted(items, "lab") and _background is None and not os.environ.get("KBT_TEST_LAB_DIR"):
-        _background = _LabInBackground(_session_lab_config())
-    if (
-        _wanted(items, "pressure_lab")
-        and _pressure is None
-        and not os.environ.get("KBT_TEST_PRESSURE_LAB_DIR")
-    ):
-        _pressure = _LabInBackground(_pressure_lab_config())
+    for fixture, (reuse_env, config, _) in _LABS.items():
+        if _wanted(items, fixture) and fixture not in _started and not os.environ.get(reuse_env):
+            _started[fixture] = _LabInBackground(config())
 
 
 def pytest_sessionfinish() -> None:
-    for started in (_background, _pressure):
-        if started is not None:  # also when no selected test asked for it after all
-            started.down()
+    for started in _started.values():  # also when no selected test asked for it after all
+        started.down()
 
 
-def _state(reuse_env: str, started: _LabInBackground | None, what: str) -> LabState:
+def _state(fixture: str) -> LabState:
+    reuse_env, _, what = _LABS[fixture]
     reuse = os.environ.get(reuse_env)
     if reuse:
         return load_state(Path(reuse))
-    if started is None:
+    if fixture not in _started:
         raise RuntimeError(f"the {what} was not started at collection")
-    return started.state()
+    return _started[fixture].state()
 
 
 @pytest.fixture(scope="session")
 def lab() -> LabState:
-    return _state("KBT_TEST_LAB_DIR", _background, "session lab")
+    return _state("lab")
 
 
 @pytest.fixture(scope="session")
 def pressure_lab() -> LabState:
     """A lab on the pressure profile (`kbt lab up --profile pressure`), shared by every test that
     needs the broker in Qunar's regime; KBT_TEST_PRESSURE_LAB_DIR reuses a running one."""
-    return _state("KBT_TEST_PRESSURE_LAB_DIR", _pressure, "pressure lab")
+    return _state("pressure_lab")
+
+
+@pytest.fixture(scope="session")
+def saturation_lab() -> LabState:
+    """Three pressure-profile brokers with Strimzi-style pod labels (KBT_TEST_SATURATION_LAB_DIR
+    reuses a running one)."""
+    return _state("saturation_lab")
 
 
 @pytest.fixture(scope="session")

@@ -149,11 +149,16 @@ class _Prom:
 
     def __init__(self, names: set[str], labels: set[str]) -> None:
         self.names, self.labels = names, labels
+        self.windows: list[tuple[float, float] | None] = []
 
-    def series_names(self, matchers: str) -> set[str]:
+    def series_names(self, matchers: str, window: tuple[float, float] | None = None) -> set[str]:
+        self.windows.append(window)
         return self.names
 
-    def labels_present(self, matchers: str, labels: tuple[str, ...]) -> set[str]:
+    def labels_present(
+        self, matchers: str, labels: tuple[str, ...], window: tuple[float, float] | None = None
+    ) -> set[str]:
+        self.windows.append(window)
         return self.labels & set(labels)
 
 

@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 
 
 class PrometheusReaderWithNames(Protocol):
-    def series_names(self, matchers: str) -> set[str]: ...
+    def series_names(self, matchers: str, window: tuple[float, float] | None = None) -> set[str]: ...
 
-    def labels_present(self, matchers: str, labels: tuple[str, ...]) -> set[str]: ...
+    def labels_present(
+        self, matchers: str, labels: tuple[str, ...], window: tuple[float, float] | None = None
+    ) -> set[str]: ...
 
 
 # Labels that name a broker where no `broker` label does, in the order they are tried: the pod
@@ -698,16 +700,20 @@ def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
     return label_matchers({"job": job, **matchers})
 
 
-def resolve_translator(prom: PrometheusReaderWithNames, target: Target) -> Translator:
+def resolve_translator(
+    prom: PrometheusReaderWithNames, target: Target, window: tuple[float, float] | None = None
+) -> Translator:
     """The translator for a target: its dialect (`auto`: detected from the series present under
-    its job and matchers), its selectors, and the names present (to pick among candidates)."""
+    its job and matchers), its selectors, and the names present (to pick among candidates). With
+    `window` (start, end), the series of that window are read, not those present now: a window
+    before a rollout or an upgrade may have had other names, labels or brokers."""
     sel = target.selectors
     scope = scope_matchers(sel.job, sel.matchers)
-    present = prom.series_names(scope)
+    present = prom.series_names(scope, window)
     found = detect(present) if target.dialect == "auto" else assess(dialect(target.dialect), present)
     broker_label = sel.broker_label
     if broker_label == "broker":  # the default: a pod label names brokers where `broker` does not
-        broker_label = pick_broker_label(prom.labels_present(scope, BROKER_LABELS))
+        broker_label = pick_broker_label(prom.labels_present(scope, BROKER_LABELS, window))
     return Translator(found.dialect, sel.job, dict(sel.matchers), broker_label, frozenset(present), found)
 
 

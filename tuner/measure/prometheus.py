@@ -105,6 +105,14 @@ def _check_ca_file(path: Any) -> None:
         ) from None
 
 
+# A time window as (start, end) epoch seconds.
+Window = tuple[float, float]
+# Prometheus' names APIs (/api/v1/labels, /api/v1/label/<name>/values): lists of names, of at
+# most MAX_NAMES here (a broker exports a few thousand series names at most).
+NAMES_API = "/api/v1/label"
+MAX_NAMES = 100_000
+
+
 @dataclass(frozen=True)
 class Sample:
     labels: dict[str, str]
@@ -163,15 +171,20 @@ class Prometheus:
 
     @classmethod
     def for_target(
-        cls, target: Target, timeout_s: float = 10.0, deadline_s: float | None = None
+        cls,
+        target: Target,
+        timeout_s: float = 10.0,
+        deadline_s: float | None = None,
+        window: Window | None = None,
     ) -> Prometheus:
-        """The target's Prometheus, its dialect resolved (`auto`: detected from the series present)."""
+        """The target's Prometheus, its dialect resolved (`auto`: detected from the series present
+        now, or within `window` when the figures are a past window's)."""
         from tuner.measure.dialects import resolve_translator
 
         if target.prometheus is None:
             raise BadInput(f"{target.name}: the target names no Prometheus")
         prom = cls(target.prometheus, timeout_s=timeout_s, deadline_s=deadline_s)
-        prom.translator = resolve_translator(prom, target)
+        prom.translator = resolve_translator(prom, target, window)
         return prom
 
     def _get(self, path: str, params: dict[str, str]) -> Any:
@@ -219,6 +232,10 @@ class Prometheus:
                 f" {cut(str(body.get('error', '?')), 200)})"
             )
         data = body.get("data")
+        if path.startswith(NAMES_API):  # a list of names, not a query's result
+            if not isinstance(data, list) or len(data) > MAX_NAMES:
+                raise PrometheusError(f"{where} answered without a list of at most {MAX_NAMES} names")
+            return data
         if not isinstance(data, dict) or not isinstance(data.get("result"), list | str | int | float):
             raise PrometheusError(f"{where} answered without data.result")
         return data
@@ -278,21 +295,36 @@ class Prometheus:
         labels = _labels(metric)  # label values of odd types from a server are text
         return self.translator.labels(labels) if self.translator is not None else labels
 
-    def series_names(self, matchers: str) -> set[str]:
-        """The names of the series matching `matchers` (e.g. 'job="kafka"') now: one query."""
-        data = self._get("/api/v1/query", {"query": f"count by (__name__)({{{matchers}}})"})
-        try:
-            return {str(r["metric"].get("__name__", "")) for r in data["result"]} - {""}
-        except (KeyError, TypeError, AttributeError):
-            raise PrometheusError("Prometheus answer has an unexpected shape") from None
+    def series_names(self, matchers: str, window: Window | None = None) -> set[str]:
+        """The names of the series matching `matchers` (e.g. 'job="kafka"'): now, or any that had a
+        sample within `window` (start, end epoch seconds: a past window's series may be gone now)."""
+        if window is None:
+            data = self._get("/api/v1/query", {"query": f"count by (__name__)({{{matchers}}})"})
+            try:
+                return {str(r["metric"].get("__name__", "")) for r in data["result"]} - {""}
+            except (KeyError, TypeError, AttributeError):
+                raise PrometheusError("Prometheus answer has an unexpected shape") from None
+        return self._names(f"{NAMES_API}/__name__/values", matchers, window) - {""}
 
-    def labels_present(self, matchers: str, labels: tuple[str, ...]) -> set[str]:
-        """Which of `labels` the series matching `matchers` carry now (which one names a broker)."""
+    def labels_present(
+        self, matchers: str, labels: tuple[str, ...], window: Window | None = None
+    ) -> set[str]:
+        """Which of `labels` the series matching `matchers` carry (which one names a broker): now, or
+        within `window`."""
+        if window is not None:
+            return self._names(f"{NAMES_API}s", matchers, window) & set(labels)
         data = self._get("/api/v1/query", {"query": f"group by ({', '.join(labels)})({{{matchers}}})"})
         try:
             return {k for r in data["result"] for k, v in r["metric"].items() if v and k in labels}
         except (KeyError, TypeError, AttributeError):
             raise PrometheusError("Prometheus answer has an unexpected shape") from None
+
+    def _names(self, path: str, matchers: str, window: Window) -> set[str]:
+        """A names API's answer (label names, or one label's values) over the series matching
+        `matchers` within `window`."""
+        start, end = window
+        data = self._get(path, {"match[]": f"{{{matchers}}}", "start": f"{start:.3f}", "end": f"{end:.3f}"})
+        return {str(name) for name in data}
 
     def value(self, expr: str, at: float | None = None) -> float | None:
         """The single value of `expr` (None when it has no series, the sum when it has several)."""

@@ -41,7 +41,7 @@ def compare_windows(
         prom = (
             Prometheus(prometheus_url, deadline_s=DEADLINE_S)
             if prometheus_url is not None and source is None
-            else target_prometheus(source)
+            else target_prometheus(source, (before_end - window_s, after_end))
         )
         p99_before, p99_after = (_p99(prom, window_s, step_s, end) for end in (before_end, after_end))
     except PrometheusError as exc:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tuner.core.errors import ExitStatus, KbtError
 
 if TYPE_CHECKING:
-    from tuner.measure.prometheus import Prometheus
+    from tuner.measure.prometheus import Prometheus, Window
     from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
     from tuner.model.diagnosis_config import DiagnoseThresholds
@@ -34,12 +34,12 @@ class LiveDiagnosis:
     notes: list[str]
 
 
-def target_prometheus(source: TargetSource | None) -> Prometheus:
-    """The Prometheus of a target (its auth, selectors and metric dialect resolved), for one
-    diagnosis: every call within DEADLINE_S."""
+def target_prometheus(source: TargetSource | None, window: Window | None = None) -> Prometheus:
+    """The Prometheus of a target (its auth, selectors and metric dialect resolved, from the series
+    of `window` when given, else of now), for one diagnosis: every call within DEADLINE_S."""
     from tuner.target import resolve_target
 
-    return _prometheus_of(resolve_target(None, source))
+    return _prometheus_of(resolve_target(None, source), window)
 
 
 def live_prometheus(source: TargetSource) -> Prometheus:
@@ -68,10 +68,13 @@ def diagnose_live(
     from tuner.measure.prometheus import Prometheus, PrometheusError
 
     try:
+        # A past window is read in the names and labels its series had then (a rollout or an
+        # upgrade between then and now may have changed them).
+        window = None if end_s is None else (end_s - window_s, end_s)
         prom = (
             Prometheus(prometheus_url, deadline_s=DEADLINE_S)
             if prometheus_url is not None and source is None
-            else target_prometheus(source)
+            else target_prometheus(source, window)
         )
         return _classified(prom, window_s, step_s, thresholds, cost_model, end_s, top_topics, request_logs)
     except PrometheusError as exc:
@@ -94,10 +97,10 @@ def target_diagnosis(source: TargetSource, window_s: float) -> LiveDiagnosis:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
 
 
-def _prometheus_of(target: Target) -> Prometheus:
+def _prometheus_of(target: Target, window: Window | None = None) -> Prometheus:
     from tuner.measure.prometheus import Prometheus
 
-    return Prometheus.for_target(target, timeout_s=TARGET_TIMEOUT_S, deadline_s=DEADLINE_S)
+    return Prometheus.for_target(target, timeout_s=TARGET_TIMEOUT_S, deadline_s=DEADLINE_S, window=window)
 
 
 def _classified(
