@@ -323,6 +323,22 @@ CASES: list[Case] = [
         " 1: every acks=all write would fail",
     ),
     spec_case(
+        "spec-leaders-per-partition",
+        "a topic's pinned leaders not one per partition",
+        "partitions: 3}",
+        "partitions: 3, leaders: [1, 2]}",
+        E + "spec.yaml:4: workload.topics[0]: leaders: 2 broker id(s) for 3 partition(s);"
+        " give one per partition",
+    ),
+    spec_case(
+        "spec-key-shares-keyless",
+        "a topic's key shares with keyless records",
+        "partitions: 3}",
+        "partitions: 3, key_shares: [1, 1, 2]}",
+        E + "spec.yaml:2: workload: topics[0].key_shares needs keys: random (the engine picks the keys that"
+        " land on each partition; keys are none)",
+    ),
+    spec_case(
         "spec-processes-above-producers",
         "more OS processes than producers",
         "producers: 2",
