@@ -187,3 +187,19 @@ def test_a_leaderless_partition_leaves_the_placement_to_kafka() -> None:
 def test_older_captures_map_the_brokers_that_lead() -> None:
     record = _capture([], [7, 9, 7])
     assert broker_map(record, 3) == {7: 1, 9: 2}
+
+
+def test_topic_ids_are_spelled_as_kafka_logs_them() -> None:
+    # The Python client prints a Uuid in standard base64; Kafka's request log in URL-safe base64
+    # without padding: an id with + or / matched no request and its group was left out.
+    import base64
+
+    from confluent_kafka import Uuid
+
+    from tuner.measure.capture_read import kafka_topic_id
+
+    logged = "WRBoPkUUSc-Gsd-2Pi_VAQ"  # a topic id as a broker's log printed it
+    raw = base64.urlsafe_b64decode(logged + "==")
+    uuid = Uuid(int.from_bytes(raw[:8], "big", signed=True), int.from_bytes(raw[8:], "big", signed=True))
+    assert str(uuid) != logged
+    assert kafka_topic_id(str(uuid)) == logged

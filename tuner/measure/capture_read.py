@@ -77,10 +77,16 @@ def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
         TopicCollection(names), request_timeout=METADATA_TIMEOUT_S
     ).items():
         try:
-            ids[name] = str(future.result(timeout=METADATA_TIMEOUT_S * 2).topic_id)
+            ids[name] = kafka_topic_id(str(future.result(timeout=METADATA_TIMEOUT_S * 2).topic_id))
         except (KafkaException, TimeoutError):
             continue
     return ids
+
+
+def kafka_topic_id(text: str) -> str:
+    """A topic id as Kafka prints it (Uuid.toString: URL-safe base64, no padding); the Python
+    client prints the standard alphabet, so an id with a `+` or `/` would match no logged request."""
+    return text.replace("+", "-").replace("/", "_").rstrip("=")
 
 
 def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, list[int | None]]:
