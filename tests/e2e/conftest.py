@@ -1,6 +1,7 @@
 """The runbook rehearsal's lab, booted ahead of it.
 
-The rehearsal (tests/e2e/test_runbook.py) starts with the runbook's own `kbt lab up`. The same
+The rehearsal (tests/e2e/test_runbook.py) starts with the runbook's own `kbt lab up`; the light
+install's test (test_light_install.py) reads the same lab as a team's cluster, before it. The same
 command, with the same environment, is run in the background as soon as the e2e tier starts, so the
 lab's boot and the minute its brokers' idle meters need to settle overlap the tier's earlier tests;
 the rehearsal's `kbt lab up` then finds it running and healthy (as a second `kbt lab up` of a user
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-RUNBOOK_TEST = "test_the_runbook_runs_as_written_against_a_lab"
+LAB_FIXTURE = "runbook_lab_dir"  # the rehearsal's, and the light install's cluster
 # clear of the integration tier's session lab (base) and secure lab (base + 400)
 RUNBOOK_PORT_OFFSET = 800
 
@@ -66,7 +67,7 @@ _lab: _RunbookLab | None = None
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     global _lab
-    if _lab is None and any(i.name == RUNBOOK_TEST for i in item.session.items):
+    if _lab is None and any(LAB_FIXTURE in getattr(i, "fixturenames", ()) for i in item.session.items):
         _lab = _RunbookLab()
 
 
