@@ -7,11 +7,14 @@
 #   4. print the rendered Filebeat profile, client properties and collector config fragment
 #   5. kbt report: one self-contained HTML page
 #   6. bring the lab down (a lab that was already running is reused and left running)
-#   7. the pressure lab (`kbt lab up --profile pressure`: one broker in Qunar's regime): the Filebeat-like
-#      baseline vs batched at the same offered load; the closing lines say before -> after: network
-#      idle, request queue, broker CPU, produce requests/s, lost, and the attribution's cause
+#   7. the pressure lab (`kbt lab up --profile pressure`: one broker in Qunar's regime), the loop on a
+#      team's own traffic (scripts/pressure_loop.sh): a client mix kbt is not told about loads it,
+#      kbt capture reads it, each captured group is replayed and recommended, the recommendations
+#      are rolled out to the same clients, and the closing lines are kbt compare's before -> after
+#      (network idle, request queue, produce requests/s, bytes per request, per client group) and
+#      what the clients saw (delivery p99 against the SLO, every acked record read back)
 #      (KBT_DEMO_PRESSURE=0 skips it; KBT_DEMO_PRESSURE_LAB_DIR reuses a running pressure lab)
-# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 10 minutes on 2 cores, the install included (docs/benchmarks.md).
+# Everything lands in $KBT_DEMO_OUT (default out/demo). Bounded: about 12 minutes on 2 cores, the install included (docs/benchmarks.md).
 # `make demo` runs it after the base install (KBT_DEMO_STAGED=1): step 2 first sweeps the runs that
 # need nothing built ($KBT_DEMO_FIRST_RUNS, the librdkafka ones), shows that first result, then
 # completes the install (the Go shippers, the Java engine) while the lab idles, and sweeps the rest.
@@ -22,7 +25,6 @@ out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
 trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation
 pressure=${KBT_DEMO_PRESSURE:-1}
-pressure_spec=${KBT_DEMO_PRESSURE_SPEC:-loadtests/pressure-demo.yaml}
 pressure_port=${KBT_DEMO_PRESSURE_BASE_PORT:-$(( ${KBT_LAB_BASE_PORT:-19090} + 600 ))}
 kbt() { "$py" -m tuner "$@"; }
 # Bold on a terminal; plain in a log (`make demo > demo.log`: no escape codes, no line over 120 columns).
@@ -35,7 +37,7 @@ if [ -z "$first_runs" ] && [ "$spec" = loadtests/qunar-logs-short.yaml ]; then
   first_runs=filebeat-like,batched-zstd  # librdkafka: a pip wheel, nothing to build
 fi
 elapsed() { printf '%d min %02d s' $(( ($(date +%s) - started) / 60 )) $(( ($(date +%s) - started) % 60 )); }
-rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png" "$out/pressure"
+rm -rf "$out/results" "$out/recommend" "$out/report.html" "$out/report-png" "$out/pressure-loop"
 mkdir -p "$out"
 
 started_here=0
@@ -96,14 +98,14 @@ else
   step "6/7: the lab was running before the demo: left running"
 fi
 if [ "$pressure" = 1 ]; then
-  step "7/7: the pressure lab (1 broker in Qunar's regime): $pressure_spec"
+  step "7/7: the pressure lab: a team's clients captured, recommended, rolled out, compared"
   plab=${KBT_DEMO_PRESSURE_LAB_DIR:-}
   if [ -z "$plab" ]; then
     plab="$out/pressure-lab"
     trap 'kbt lab down --lab-dir "$plab" || true' EXIT
     kbt lab up --profile pressure --lab-dir "$plab" --base-port "$pressure_port"
   fi
-  kbt sweep "$pressure_spec" --lab-dir "$plab" --results "$out/pressure"
+  PYTHON=$py bash scripts/pressure_loop.sh "$plab" "$out/pressure-loop"
   if [ -z "${KBT_DEMO_PRESSURE_LAB_DIR:-}" ]; then
     trap - EXIT
     kbt lab down --lab-dir "$plab"
@@ -112,7 +114,7 @@ fi
 printf '\ndemo done in %s:\n  records %s\n  recommendation %s\n  report %s\n' \
   "$(elapsed)" "$out/results" "$out/recommend" "$out/report.html"
 if [ "$pressure" = 1 ]; then
-  printf '\n'
-  "$py" -m tuner.render.pressure_summary "$out/pressure"
+  printf '\nthe pressure lab, before -> after the rollout of what kbt recommended from the capture:\n'
+  cat "$out/pressure-loop/loop.txt"
 fi
 exit "$status"

@@ -7,8 +7,9 @@
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
 #      generated-files check and the unit tier but its `wall_clock` tests                  ~45 min
 #   3. the e2e tier; beside it the unit tier's `wall_clock` tests, the e2e tier's clean-clone install
-#      and lab lifecycle tests (to even the two lanes out), then the fault matrix (`make
-#      test-chaos`, a lab of its own on ports 19500-19700)                                 ~24 min
+#      and lab lifecycle tests, `make demo`'s pressure loop (an integration module with a pressure
+#      lab of its own: to even the two lanes out), then the fault matrix (`make test-chaos`, a lab
+#      of its own on ports 19500-19700)                                                   ~29 min
 #
 # Why this way: the integration tier's lab figures (idle meters, request-queue shares, a producer's
 # send lag) are timing-sensitive on 2 cores, so only work that yields the CPU at once runs beside
@@ -53,6 +54,9 @@ trap stop_background EXIT
 step "install"
 make --no-print-directory install
 
+# The integration module that runs in step 3's second lane instead (its pressure lab of its own,
+# base port 19490, ends before the fault matrix starts on 19500): make demo's pressure loop, ~5 min.
+lane_integration=(tests/integration/test_pressure_loop.py)
 step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier"
 rm -f "$beside_status"
 setsid nice -n 19 bash -c '
@@ -62,7 +66,7 @@ setsid nice -n 19 bash -c '
   echo "$lint $unit" >"$2"' beside "$py" "$beside_status" >"$beside_log" 2>&1 &
 beside_pid=$!
 integration=0
-"$py" -m pytest --durations=40 tests/integration || integration=$?
+"$py" -m pytest --durations=40 "${lane_integration[@]/#/--ignore=}" tests/integration || integration=$?
 
 step "waiting for lint and the unit tier"
 wait "$beside_pid" || true
@@ -72,17 +76,19 @@ read -r lint unit <"$beside_status" 2>/dev/null || { lint=1; unit=1; }
 
 # The e2e modules that run in the second lane (their own ports: 19200-19221; no runbook lab).
 lane_e2e=(tests/e2e/test_clean_install.py tests/e2e/test_lab_cli.py)
-step "in the background (> $chaos_log): the wall_clock unit tests, ${lane_e2e[*]}, then the fault matrix; the rest of the e2e tier"
+step "in the background (> $chaos_log): the wall_clock unit tests, ${lane_e2e[*]}, ${lane_integration[*]}, then the fault matrix; the rest of the e2e tier"
 chaos_status=build/ci/chaos.status
 rm -f "$chaos_status"
 setsid bash -c '
-  py=$1 status=$2; shift 2
+  py=$1 status=$2 loop=$3; shift 3
   timed=0; "$py" -m pytest -m wall_clock tests/unit || timed=$?
   printf "\n==== %s (%s)\n" "$*" "$(date -u +%H:%M:%S)"
   lane_e2e=0; "$py" -m pytest --durations=5 "$@" || lane_e2e=$?
+  printf "\n==== %s (%s)\n" "$loop" "$(date -u +%H:%M:%S)"
+  "$py" -m pytest --durations=5 "$loop" || lane_e2e=1
   printf "\n==== fault matrix (%s)\n" "$(date -u +%H:%M:%S)"
   chaos=0; make --no-print-directory test-chaos || chaos=$?
-  echo "$timed $lane_e2e $chaos" >"$status"' chaos "$py" "$chaos_status" "${lane_e2e[@]}" >"$chaos_log" 2>&1 &
+  echo "$timed $lane_e2e $chaos" >"$status"' chaos "$py" "$chaos_status" "${lane_integration[0]}" "${lane_e2e[@]}" >"$chaos_log" 2>&1 &
 chaos_pid=$!
 e2e=0
 "$py" -m pytest --durations=25 "${lane_e2e[@]/#/--ignore=}" tests/e2e || e2e=$?

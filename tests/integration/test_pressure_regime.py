@@ -68,10 +68,11 @@ def test_batched_keeps_the_queue_below_its_cap(pressure_runs: dict[str, RunRecor
     assert batched.attribution is not None and batched.attribution.cause != "request queue full"
 
 
-def test_the_demos_closing_lines_say_before_and_after(
+def test_the_closing_lines_say_before_and_after(
     pressure_results: Path, pressure_runs: dict[str, RunRecord]
 ) -> None:
-    """`make demo` ends with these lines, printed from the pressure lab's run records."""
+    """A pressure sweep's before -> after lines (python -m tuner.render.pressure_summary), printed
+    from the pressure lab's run records."""
     shown = subprocess.run(
         [sys.executable, "-m", "tuner.render.pressure_summary", str(pressure_results)],
         capture_output=True, text=True, timeout=120,

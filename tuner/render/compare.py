@@ -1,5 +1,6 @@
 """`kbt compare`'s lines: per broker, then per client group, each figure before -> after, in the
-shape of the pressure demo's closing lines (tuner.render.pressure_summary)."""
+shape of a pressure sweep's closing lines (tuner.render.pressure_summary); `make demo` ends with
+them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pressure demo's closing lines: before -> after on the pressure lab, read at a glance.
+"""A pressure sweep's closing lines: before -> after on the pressure lab, read at a glance.
 
     python -m tuner.render.pressure_summary RESULTS_DIR   # the run records of one pressure sweep
 
