@@ -10,8 +10,8 @@ A group is one kind of producer: the clients whose id differs only by a trailing
   writing it by their record-batch bytes;
 - record sizes and keys: the sampled newest records of its topics;
 - acks as its requests carried them; requests/s, bytes and partitions per request from the logs;
-- linger: the value whose simulated requests/s (tuner.model.predict) lies nearest the observed,
-  among the kind's usual values (the batching evidence, stated beside it);
+- linger: the whole millisecond whose simulated requests/s (tuner.model.predict) lies nearest the
+  observed (the batching evidence, stated beside it);
 - each topic's partition leaders: the source's, its broker ids in sorted order mapped onto the
   lab's brokers 1..N (modulo N when the lab has fewer), so each lab broker leads the partitions
   (and takes the load) its source broker did;
@@ -442,37 +442,46 @@ def _profile(
     base["linger_ms"] = best[0]
     evidence.append(
         f"linger {best[0]:g} ms: the model predicts {best[1]:.4g} requests/s at it"
-        f" (the nearest of {len(LINGERS_MS)} lingers)"
+        " (the nearest whole millisecond)"
     )
     return base, best[0], best[1], evidence
 
 
 def _nearest_linger(base: dict[str, Any], traffic: Traffic, observed: float) -> tuple[float, float] | None:
     """(linger, its predicted requests/s) nearest the observed rate: fewer requests the longer the
-    linger, so a bisection over LINGERS_MS (a handful of simulations, not one per value)."""
+    linger, so a bisection, first over LINGERS_MS (a handful of simulations, not one per value),
+    then over the whole milliseconds between the two it lands between (a grid step is up to 2.5x
+    the last: its nearest point missed the observed rate by a quarter and the replay with it)."""
     if observed <= 0:
         return None
     one = replace(traffic, producers=1)  # producers batch independently: one stands for all
+    seen: dict[float, float | None] = {}
 
-    def predicted(i: int) -> float | None:
-        value = _requests(profile_of({**base, "linger_ms": LINGERS_MS[i]}), one)
-        return None if value is None or value <= 0 else value * traffic.producers
+    def predicted(linger: float) -> float | None:
+        if linger not in seen:
+            value = _requests(profile_of({**base, "linger_ms": linger}), one)
+            seen[linger] = None if value is None or value <= 0 else value * traffic.producers
+        return seen[linger]
 
     lo, hi = 0, len(LINGERS_MS) - 1
-    seen: dict[int, float | None] = {}
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        seen[mid] = predicted(mid)
-        value = seen[mid]
+        value = predicted(LINGERS_MS[mid])
         if value is None:
             return None
         lo, hi = (mid, hi) if value > observed else (lo, mid)
-    candidates = [(i, seen[i] if i in seen else predicted(i)) for i in (lo, hi)]
-    scored = [(abs(math.log(v / observed)), i, v) for i, v in candidates if v is not None]
+    low, high = LINGERS_MS[lo], LINGERS_MS[hi]
+    while high - low > 1:  # whole milliseconds, as the Java client takes linger.ms
+        between = float(math.floor((low + high) / 2))
+        value = predicted(between)
+        if value is None:
+            break
+        low, high = (between, high) if value > observed else (low, between)
+    scored = [(abs(math.log(v / observed)), linger, v) for linger in (low, high) if (v := predicted(linger))]
     if not scored:
         return None
-    _, i, value = min(scored)
-    return LINGERS_MS[i], value
+    _, linger, value = min(scored)
+    return linger, value
 
 
 def _predicted(
