@@ -79,41 +79,50 @@ def _bounded(meta: list[Any], upper: bool) -> bool:
 
 
 def _walk(
-    tp: Any, meta: list[Any], where: str, owner: type[BaseModel] | None, found: list[str], seen: set[type]
+    tp: Any,
+    meta: list[Any],
+    where: str,
+    owner: type[BaseModel] | None,
+    found: list[str],
+    seen: set[type],
+    allowed: frozenset[str] | set[str] = ALLOWED,
 ) -> None:
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
         first, *rest = typing.get_args(tp)
-        _walk(first, [*meta, *rest], where, owner, found, seen)
+        _walk(first, [*meta, *rest], where, owner, found, seen, allowed)
     elif origin in (typing.Union, types.UnionType):
         for arm in typing.get_args(tp):
             if arm is not type(None):
-                _walk(arm, meta, where, owner, found, seen)
+                _walk(arm, meta, where, owner, found, seen, allowed)
     elif isinstance(tp, type) and issubclass(tp, BaseModel):
-        _model(tp, found, seen)
+        _model(tp, found, seen, allowed)
     elif tp is Duration:
         pass  # its schema holds it to MAX_SPEC_SECONDS (test_a_duration_past_a_week_is_one_line)
     elif tp in (int, float):
-        if not _bounded(meta, upper=True) and where not in ALLOWED:
+        if not _bounded(meta, upper=True) and where not in allowed:
             found.append(f"{where} ({tp.__name__}: no upper bound)")
     elif tp is str:
         config_cap = owner is not None and owner.model_config.get("str_max_length") is not None
-        if not config_cap and not _bounded(meta, upper=False) and where not in ALLOWED:
+        if not config_cap and not _bounded(meta, upper=False) and where not in allowed:
             found.append(f"{where} (str: no max length)")
     elif origin in (list, tuple, dict, set, frozenset):
-        if not _bounded(meta, upper=False) and where not in ALLOWED:
+        fixed = origin is tuple and Ellipsis not in typing.get_args(tp)  # bounded by its arity
+        if not fixed and not _bounded(meta, upper=False) and where not in allowed:
             found.append(f"{where} ({origin.__name__}: no max length)")
         for arg in typing.get_args(tp):
             if arg is not Ellipsis:
-                _walk(arg, [], f"{where}[]", owner, found, seen)
+                _walk(arg, [], f"{where}[]", owner, found, seen, allowed)
 
 
-def _model(model: type[BaseModel], found: list[str], seen: set[type]) -> None:
+def _model(
+    model: type[BaseModel], found: list[str], seen: set[type], allowed: frozenset[str] | set[str] = ALLOWED
+) -> None:
     if model in seen:
         return
     seen.add(model)
     for name, field in model.model_fields.items():
-        _walk(field.annotation, list(field.metadata), f"{model.__name__}.{name}", model, found, seen)
+        _walk(field.annotation, list(field.metadata), f"{model.__name__}.{name}", model, found, seen, allowed)
 
 
 def _unbounded() -> tuple[list[str], set[type]]:

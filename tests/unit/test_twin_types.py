@@ -6,7 +6,11 @@ default a field its own type requires: older records lack it). A drift fails her
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
+import types
+import typing
 from typing import Any, Literal
 
 import pytest
@@ -33,8 +37,22 @@ _OPTIONAL_STR = re.compile(r"typing\.Optional\[str\]")
 _MODULE_PATH = re.compile(r"\btuner(?:\.\w+)+\.(?=[A-Z])")
 
 
+def _plain(annotation: Any) -> Any:
+    """The annotation without Annotated metadata: a bound by unit (tuner.core.units) is the record's,
+    which a document read back is held to, not part of the type the twins share."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _plain(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return functools.reduce(operator.or_, [_plain(a) for a in typing.get_args(annotation)])
+    if origin in (list, dict, tuple):
+        return origin[tuple(_plain(a) for a in typing.get_args(annotation))]
+    return annotation
+
+
 def _type_text(annotation: Any) -> str:
     """An annotation as text with the twins' module paths dropped (driver's LatencyMs == record's)."""
+    annotation = _plain(annotation)
     text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
     return _MODULE_PATH.sub("", text)
 

@@ -214,9 +214,14 @@ def _read_diagnosis(path: Path) -> Diagnosis:
 
     from tuner.core.inputs import read_json
     from tuner.model.diagnosis import Diagnosis
+    from tuner.store.document import OUT_OF_BOUNDS, field_problem
 
     raw = read_json(path, "diagnosis")
     try:
         return Diagnosis.model_validate(unwrap(raw))  # with or without the envelope
-    except ValidationError:
+    except ValidationError as exc:
+        if (
+            exc.errors(include_url=False)[0]["type"] in OUT_OF_BOUNDS
+        ):  # a diagnosis, one figure past its bound
+            raise BadInput(f"--diagnosis {path}: invalid diagnosis: {field_problem(exc)}") from None
         raise BadInput(f"--diagnosis {path}: not a `kbt diagnose --json` file") from None

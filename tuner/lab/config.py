@@ -21,12 +21,13 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
+from tuner.core.units import Count, Entries, Text
 from tuner.lab.profiles import PROFILES
 from tuner.spec.thresholds import THRESHOLDS
 
@@ -72,8 +73,8 @@ class LabConfig(Frozen):
     scrape_timeout_s: float | None = Field(
         None, ge=0.5, le=60.0, description="Prometheus scrape timeout, at most the interval (None: equal)"
     )
-    heap: str = Field("512m", pattern=r"^[1-9][0-9]*[mMgG]$", description="-Xms/-Xmx per broker")
-    controller_heap: str = Field("256m", pattern=r"^[1-9][0-9]*[mMgG]$", description="controller heap")
+    heap: Text = Field("512m", pattern=r"^[1-9][0-9]*[mMgG]$", description="-Xms/-Xmx per broker")
+    controller_heap: Text = Field("256m", pattern=r"^[1-9][0-9]*[mMgG]$", description="controller heap")
     network_threads: int = Field(3, ge=1, le=16, description="num.network.threads")
     io_threads: int = Field(4, ge=1, le=32, description="num.io.threads")
     queued_max_requests: int = Field(
@@ -82,7 +83,7 @@ class LabConfig(Frozen):
         le=100_000,
         description="queued.max.requests: the request queue's cap (Kafka's default 500)",
     )
-    flush_interval_messages: int | None = Field(
+    flush_interval_messages: Count | None = Field(
         None, ge=1, description="log.flush.interval.messages (None: Kafka's default, the OS flushes)"
     )
     metrics_sample_window_ms: int | None = Field(
@@ -99,7 +100,7 @@ class LabConfig(Frozen):
         description="a fixed time (microseconds, not CPU) each produce request holds a request handler"
         " (the lab's broker plugin); 0: none",
     )
-    profile: str | None = Field(
+    profile: Text | None = Field(
         None, description="the lab profile these settings came from (tuner/lab/profiles.py), if any"
     )
     client_exporter_count: int = Field(64, ge=0, le=100, description="ports from base+100 for clients")
@@ -110,7 +111,7 @@ class LabConfig(Frozen):
     jmx_rules: JmxDialect = Field(
         "kbt", description="the brokers' jmx_exporter rules: kbt's, or another metric dialect's naming"
     )
-    extra_dialects: list[JmxDialect] = Field(
+    extra_dialects: Annotated[list[JmxDialect], Entries] = Field(
         default_factory=list,
         description="also export every broker in these dialects' naming, each by a standalone jmx_exporter"
         " reading the broker's JMX port, scraped as job kafka-broker-<dialect> (one load read in several"
@@ -121,7 +122,7 @@ class LabConfig(Frozen):
         description="also scrape every broker's exporter the way a Kubernetes Prometheus labels a Strimzi"
         " cluster (job kafka, pod my-cluster-kafka-<N>, namespace kafka, no broker label)",
     )
-    listen_address: str | None = Field(
+    listen_address: Text | None = Field(
         None,
         description="an IPv4 address of this machine the brokers also listen on and advertise"
         " (PLAINTEXT, ports base+61..; for load from other hosts or network namespaces)",

@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json
+from tuner.core.units import BrokerId, Count, Entries, Epoch, Pid, Port, Text
 from tuner.core.writes import atomic_write
 from tuner.lab.config import LOOPBACK, LabConfig
 from tuner.lab.layout import LabLayout
@@ -32,24 +34,24 @@ class ProcessRecord(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    component: str
-    pid: int
-    marker: str
+    component: Text
+    pid: Pid
+    marker: Text
     log_file: Path
 
 
 class BrokerState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: int
-    port: int
-    jmx_port: int
-    pid: int | None = None
+    id: BrokerId
+    port: Port
+    jmx_port: Port
+    pid: Pid | None = None
     log_dir: Path  # the broker's data directory (log.dirs)
     log_file: Path  # its stdout/stderr
     # A lab behind Toxiproxy: the proxy clients connect to, and the direct replication listener.
-    proxy_port: int | None = None
-    internal_port: int | None = None
+    proxy_port: Port | None = None
+    internal_port: Port | None = None
 
     @property
     def address(self) -> str:
@@ -65,20 +67,20 @@ class BrokerState(BaseModel):
 class LabState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    schema_version: int = STATE_SCHEMA_VERSION
+    schema_version: Count = STATE_SCHEMA_VERSION
     lab_dir: Path
     config: LabConfig
     phase: Phase
-    cluster_id: str
-    owner_pid: int
-    started_at: float
-    brokers: list[BrokerState]
-    controller_port: int
-    prometheus_port: int
-    client_exporter_ports: list[int]
+    cluster_id: Text
+    owner_pid: Pid
+    started_at: Epoch
+    brokers: Annotated[list[BrokerState], Entries]
+    controller_port: Port
+    prometheus_port: Port
+    client_exporter_ports: Annotated[list[Port], Entries]
     remote_storage_dir: Path
     tiered: bool
-    processes: list[ProcessRecord] = []
+    processes: Annotated[list[ProcessRecord], Entries] = []
 
     @property
     def bootstrap_servers(self) -> str:

@@ -35,11 +35,12 @@ listed from the log alone (no thread time). Pure: no I/O.
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import MAX_KAFKA_BYTES, ByteRate, Cores, Entries, PerRequest, Rate, Ratio, Size, Text
 from tuner.store.snapshot import ClientRequests, ClientSnapshot, ClusterSnapshot, client_name
 
 SIZE_TIE = 1e-6  # request sizes this close (relative) are one size: no client is above the other
@@ -48,25 +49,27 @@ SIZE_TIE = 1e-6  # request sizes this close (relative) are one size: no client i
 class ClientEstimate(Frozen):
     """One client over the window, summed over the brokers."""
 
-    client: str  # client-id (and user) as Kafka keys its sensors
-    client_id: str = ""
-    user: str = ""
+    client: Text  # client-id (and user) as Kafka keys its sensors
+    client_id: Text = ""
+    user: Text = ""
     # network + handler thread time its requests used, in threads; None: the sensors did not see it
-    request_threads: float | None = None
-    time_share: float | None = None  # of the thread time of every client the sensors saw
-    produce_bytes_per_s: float
+    request_threads: Cores | None = None
+    time_share: Ratio | None = None  # of the thread time of every client the sensors saw
+    produce_bytes_per_s: ByteRate
     # estimated from the brokers' produce request rates, split by request-time share (module doc)
-    produce_requests_per_s: float | None = None
-    bytes_per_request: float | None = None
-    requests_cut: float | None = None  # batching to target_bytes would cut its requests ~Nx
-    threads_freed: float | None = None  # thread time that cut frees, at most (per-request cost)
-    by_broker: dict[str, float] = Field(default_factory=dict)  # estimated produce req/s per broker
+    produce_requests_per_s: Rate | None = None
+    bytes_per_request: Size | None = None
+    requests_cut: Rate | None = None  # batching to target_bytes would cut its requests ~Nx
+    threads_freed: Cores | None = None  # thread time that cut frees, at most (per-request cost)
+    by_broker: Annotated[dict[Text, Rate], Entries] = Field(
+        default_factory=dict
+    )  # estimated produce req/s per broker
     # the largest requests of all clients: the split overstates the rate (at most); the smallest: it
     # understates it (at least); None in between or without an estimate
     rate_bound: Literal["at_most", "at_least"] | None = None
     counted: bool = False  # the rate is the request logs' count, not an estimate
-    software: str = ""  # the client's own name and version, from the request logs
-    partitions_per_request: float | None = None  # from the request logs
+    software: Text = ""  # the client's own name and version, from the request logs
+    partitions_per_request: PerRequest | None = None  # from the request logs
 
 
 def attribute_clients(snapshot: ClusterSnapshot, target_bytes: float) -> list[ClientEstimate]:
@@ -195,4 +198,5 @@ def _ratio(num: float, den: float | None) -> float | None:
     if not den or den <= 0:
         return None
     ratio = num / den
-    return ratio if math.isfinite(ratio) else None
+    # per request: none is larger than Kafka's largest request (past it the rate vanished)
+    return ratio if math.isfinite(ratio) and abs(ratio) <= MAX_KAFKA_BYTES else None

@@ -12,12 +12,13 @@ one sentence an operator can act on:
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.errors import ExitStatus
 from tuner.core.frozen import Frozen
+from tuner.core.units import Count, Entries, Figure, Rate, Ratio, Size, Text
 from tuner.model.clients import ClientEstimate, attribute_clients
 from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
@@ -61,45 +62,45 @@ QUEUE_FULL_CAUSE = "request queue full: the handlers cannot keep up with the pro
 class Finding(Frozen):
     kind: Kind
     severity: Status
-    summary: str  # one line, with the evidence in it
-    advice: str = ""
-    evidence: dict[str, float] = Field(default_factory=dict)
+    summary: Text  # one line, with the evidence in it
+    advice: Text = ""
+    evidence: Annotated[dict[Text, Figure], Entries] = Field(default_factory=dict)
 
 
 class BrokerDiagnosis(Frozen):
-    broker: str
+    broker: Text
     status: Status
-    cause: str  # "healthy" or the label of the leading finding
-    findings: list[Finding] = Field(default_factory=list)
-    small_request_bytes: float  # the size limit used for this broker
-    requests_cut: float | None = None  # "batching can cut requests ~Nx"
-    predicted_idle_after: tuple[float, float] | None = None  # cost model, after that cut
+    cause: Text  # "healthy" or the label of the leading finding
+    findings: Annotated[list[Finding], Entries] = Field(default_factory=list)
+    small_request_bytes: Size  # the size limit used for this broker
+    requests_cut: Rate | None = None  # "batching can cut requests ~Nx"
+    predicted_idle_after: tuple[Ratio, Ratio] | None = None  # cost model, after that cut
 
 
 class TopicNote(Frozen):
-    topic: str
-    partition_appends_per_s: float  # once per partition batch, not per request
-    bytes_per_partition_append: float | None
+    topic: Text
+    partition_appends_per_s: Rate  # once per partition batch, not per request
+    bytes_per_partition_append: Size | None
     small: bool
 
 
 class ModelSummary(Frozen):
-    network_r2: float
-    handler_r2: float
-    n: int
-    break_even_request_bytes: float | None
+    network_r2: Ratio
+    handler_r2: Ratio
+    n: Count
+    break_even_request_bytes: Size | None
 
 
 class Diagnosis(Frozen):
     status: Status
-    headline: str
-    brokers: list[BrokerDiagnosis]
-    topics: list[TopicNote] = Field(default_factory=list)
+    headline: Text
+    brokers: Annotated[list[BrokerDiagnosis], Entries]
+    topics: Annotated[list[TopicNote], Entries] = Field(default_factory=list)
     small_request_source: Literal["thresholds", "cost model", "default"]
     thresholds: DiagnoseThresholds
     cost_model: ModelSummary | None = None
     # the clients the per-client quota sensors saw, busiest first (tuner.model.clients)
-    clients: list[ClientEstimate] = Field(default_factory=list)
+    clients: Annotated[list[ClientEstimate], Entries] = Field(default_factory=list)
     snapshot: ClusterSnapshot
 
     @property

@@ -50,7 +50,10 @@ class Traffic:
         return (partition + topic) % self.brokers
 
     def partitions_led(self, broker: int) -> int:
-        return sum(1 for t, n in enumerate(self.partitions) for p in range(n) if self.leader(t, p) == broker)
+        # Counted per topic, not per partition: callers ask it of every broker, and brokers times
+        # partitions of a record's figures would be a long loop.
+        b = self.brokers
+        return sum(n // b + (1 if (broker - t) % b < n % b else 0) for t, n in enumerate(self.partitions))
 
 
 def message_bytes_of(workload: WorkloadSpec) -> float | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -26,14 +27,14 @@ MODELS: list[type[BaseModel]] = [
 
 def _type_name(annotation: object) -> str:
     """The type as a reader writes it: a bound (Annotated metadata) is the field's, not its type's."""
-    if get_origin(annotation) is Annotated:
+    origin = get_origin(annotation)
+    if origin is Annotated:
         return _type_name(get_args(annotation)[0])
-    if get_origin(annotation) is tuple:
-        return (
-            "tuple["
-            + ", ".join("..." if a is Ellipsis else _type_name(a) for a in get_args(annotation))
-            + "]"
-        )
+    if origin in (Union, UnionType):  # bounds sit inside Optional and containers too
+        return " | ".join("None" if a is type(None) else _type_name(a) for a in get_args(annotation))
+    if origin in (list, dict, tuple):
+        inner = ", ".join("..." if a is Ellipsis else _type_name(a) for a in get_args(annotation))
+        return f"{origin.__name__}[{inner}]"
     text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
     text = text or str(annotation)
     text = re.sub(r"\b(?:typing|tuner\.[\w.]+)\.", "", text)

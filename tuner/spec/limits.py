@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+# Bounds by unit have one home (tuner.core.units), shared with the documents kbt reads back;
+# the specs import them from here.
+from tuner.core.units import (  # noqa: F401
+    MAX_BYTES_PER_S,
+    MAX_COUNT,
+    MAX_KAFKA_BYTES,
+    MAX_MEMORY_BYTES,
+    MAX_QUEUE_CAP,
+    MAX_RATE_PER_S,
+    MAX_RATIO,
+    MAX_TEXT_CHARS,
+    MAX_THREADS,
+)
+
 # Kafka broker default `message.max.bytes` (1 MiB + record batch overhead); a topic may raise it
 # with the `max.message.bytes` topic config.
 BROKER_MESSAGE_MAX_BYTES = 1_048_588
@@ -35,24 +49,14 @@ MAX_RUN_S = 24 * 3600.0
 # no backreferences or lookaround), and no longer than this.
 KEY_PATTERN_MAX_CHARS = 512
 
-# Upper bounds of the numbers a user writes, far past anything a real Kafka operator asks for:
-# beyond them a value is a typo, and a 2**53 rate or size would overflow the arrays and arithmetic
-# built from it. Durations and latencies are bounded next to Duration (tuner.spec.duration).
-MAX_RATE_PER_S = 1e9  # messages or requests per second, per producer or per cluster
-MAX_BYTES_PER_S = 1e12  # a terabyte a second: past any cluster's network
-MAX_KAFKA_BYTES = 2**31 - 1  # Kafka's size configs (message.max.bytes, batch.size) are Java ints
-MAX_COUNT = 10**9  # counts of events, keys, retries and the like
-MAX_MEMORY_BYTES = 2**40  # a terabyte: more queue than any host has
-# queued.max.requests: far above any broker's setting (Kafka's default is 500); a model builds
-# arrays of this size (a saved model of 2^53 asked numpy for 64 PiB).
-MAX_QUEUE_CAP = 1_000_000
-MAX_THREADS = 1024  # a broker's network or request handler threads
+# Upper bounds of the numbers a user writes (the unit bounds imported above, and these), far past
+# anything a real Kafka operator asks for: beyond them a value is a typo, and a 2**53 rate or size
+# would overflow the arrays and arithmetic built from it. Durations and latencies are bounded next
+# to Duration (tuner.spec.duration).
 MAX_SEED = 2**32 - 1  # numpy's seed range
-# One string a user writes (a name, a path, a description, an inline PEM bundle) and the entries of
-# one list or mapping: far past any real spec, and they keep a hostile file's cost linear and small.
-MAX_TEXT_CHARS = 1 << 20
+# The entries of one list or mapping a user writes: far past any real spec, and they keep a hostile
+# file's cost linear and small.
 MAX_ITEMS = 1000
 MAX_COMPRESSION_LEVEL = 22  # zstd's highest level: no codec goes past it
 # Consumer groups read alongside one workload (each up to 64 consumers, every one a process).
 MAX_CONSUMER_GROUPS = 16
-MAX_RATIO = 1e6  # a ratio of two like quantities (bytes out per byte in, a bucket's weight)

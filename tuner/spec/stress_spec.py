@@ -21,6 +21,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from tuner.core.units import Count, Ratio, Seconds
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.clients import ClientProfile, kind_of
 from tuner.spec.duration import MAX_SPEC_MS
@@ -106,15 +107,15 @@ class Gates(StrictModel):
 class Stage(StrictModel):
     """One stretch of the timeline, `start_s` seconds after the run's t0."""
 
-    index: int
+    index: Count
     name: str
     kind: StageKind
-    multiplier: float  # of the baseline at the stage start
-    multiplier_end: float  # at its end (differs only for the ramp down)
-    users: int  # producers at the start
-    users_end: int
-    start_s: float
-    duration_s: float
+    multiplier: Ratio  # of the baseline at the stage start
+    multiplier_end: Ratio  # at its end (differs only for the ramp down)
+    users: Count  # producers at the start
+    users_end: Count
+    start_s: Seconds
+    duration_s: Seconds
     lagging: Lagging  # when the lagging groups read: off, on, or the second half only (split)
 
     @property

@@ -38,6 +38,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, model_validator
 
 from tuner.core.errors import did_you_mean
+from tuner.core.units import Count
 from tuner.spec.base import StrictModel
 from tuner.spec.clients import PROFILE_FIELDS, ClientProfile
 from tuner.spec.limits import MAX_ITEMS, TOPIC_NAME_PATTERN
@@ -63,12 +64,12 @@ _VARIABLE_FIELDS = {
 class RunPlan(StrictModel):
     """One fully resolved run of a sweep."""
 
-    index: int
+    index: Count
     name: str
     sweep: str
     workload: WorkloadSpec
     profile: ClientProfile
-    assignments: dict[str, Scalar] = Field(default_factory=dict)
+    assignments: Settings = Field(default_factory=dict)
     slo: SLO = Field(default_factory=SLO)
 
     @property

@@ -11,6 +11,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from tuner.core import inputs
 from tuner.core.numbers import parse_int
 from tuner.core.text import one_line
+from tuner.core.units import MAX_BROKER_ID
 from tuner.spec.base import ConfigMap, StrictModel
 from tuner.spec.duration import MAX_SPEC_SECONDS
 from tuner.spec.limits import (
@@ -33,8 +34,6 @@ from tuner.spec.limits import (
 )
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
-MAX_BROKER_ID = 2**31 - 1  # Kafka's node.id is a Java int
-
 BrokerId = Annotated[int, Field(ge=0, le=MAX_BROKER_ID)]
 
 

@@ -6,9 +6,24 @@ a workload and a client profile per client group."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import (
+    BrokerId,
+    Brokers,
+    Count,
+    Entries,
+    Epoch,
+    LeaderId,
+    Millis,
+    Partitions,
+    SizeInt,
+    TallyInt,
+    Text,
+)
 from tuner.store.snapshot import ClusterSnapshot
 
 CAPTURE_VERSION = 1
@@ -17,24 +32,30 @@ CAPTURE_VERSION = 1
 class TopicFacts(Frozen):
     """One topic as the admin API describes it, and the records appended over the window."""
 
-    name: str
-    partitions: int
-    replication_factor: int
-    topic_id: str = ""  # as Kafka prints it (produce requests v13+ name topics by id)
-    leaders: list[int] = Field(default_factory=list)  # leader broker id of each partition
-    records: int = 0  # end offsets at the window's end less those at its start, all partitions
-    partition_records: list[int] = Field(default_factory=list)  # the same, each partition
+    name: Text
+    partitions: Partitions
+    replication_factor: Brokers
+    topic_id: Text = ""  # as Kafka prints it (produce requests v13+ name topics by id)
+    leaders: Annotated[list[LeaderId], Entries] = Field(
+        default_factory=list
+    )  # leader broker id of each partition
+    records: TallyInt = 0  # end offsets at the window's end less those at its start, all partitions
+    partition_records: Annotated[list[TallyInt], Entries] = Field(
+        default_factory=list
+    )  # the same, each partition
 
 
 class TopicSample(Frozen):
     """The newest records of one topic, read by an assign()ed consumer (no group, no commits)."""
 
-    topic: str
-    value_bytes: list[int] = Field(default_factory=list)
-    key_bytes: list[int] = Field(default_factory=list)  # of keyed records only
-    keyless: int = 0
-    distinct_keys: int = 0
-    payloads: list[str] = Field(default_factory=list)  # only with --payloads (hex of the value)
+    topic: Text
+    value_bytes: Annotated[list[SizeInt], Entries] = Field(default_factory=list)
+    key_bytes: Annotated[list[SizeInt], Entries] = Field(default_factory=list)  # of keyed records only
+    keyless: Count = 0
+    distinct_keys: Count = 0
+    payloads: Annotated[list[Text], Entries] = Field(
+        default_factory=list
+    )  # only with --payloads (hex of the value)
 
 
 class ClientTraffic(Frozen):
@@ -42,35 +63,39 @@ class ClientTraffic(Frozen):
     log: produce requests, their record-batch bytes and partition batches, acks as sent, bytes per
     topic, the connections (client address and port) it produced on, and each request's total time."""
 
-    client_id: str
-    software: str = ""
-    principal: str = ""
-    broker: str
-    requests: int
-    record_bytes: int
-    partitions: int
-    acks: dict[str, int] = Field(default_factory=dict)  # "-1", "0", "1" -> requests
-    topic_bytes: dict[str, int] = Field(default_factory=dict)
-    connections: int = 0
-    total_time_ms: list[float] = Field(default_factory=list)  # a bounded sample of requests
+    client_id: Text
+    software: Text = ""
+    principal: Text = ""
+    broker: Text
+    requests: TallyInt
+    record_bytes: TallyInt
+    partitions: Partitions
+    acks: Annotated[dict[Text, TallyInt], Entries] = Field(default_factory=dict)  # "-1", "0", "1" -> requests
+    topic_bytes: Annotated[dict[Text, TallyInt], Entries] = Field(default_factory=dict)
+    connections: Count = 0
+    total_time_ms: Annotated[list[Millis], Entries] = Field(
+        default_factory=list
+    )  # a bounded sample of requests
 
 
 class CaptureRecord(Frozen):
     """Everything one capture read; written as capture.json beside the specs it shaped."""
 
-    version: int = CAPTURE_VERSION
-    start: float
-    end: float
-    bootstrap_servers: str
-    brokers: int
-    broker_ids: list[int] = Field(default_factory=list)  # sorted; empty in captures made before
-    topics: list[TopicFacts] = Field(default_factory=list)
-    clients: list[ClientTraffic] = Field(default_factory=list)
-    samples: list[TopicSample] = Field(default_factory=list)
-    request_logs: list[str] = Field(default_factory=list)
+    version: Count = CAPTURE_VERSION
+    start: Epoch
+    end: Epoch
+    bootstrap_servers: Text
+    brokers: Brokers
+    broker_ids: Annotated[list[BrokerId], Entries] = Field(
+        default_factory=list
+    )  # sorted; empty in captures made before
+    topics: Annotated[list[TopicFacts], Entries] = Field(default_factory=list)
+    clients: Annotated[list[ClientTraffic], Entries] = Field(default_factory=list)
+    samples: Annotated[list[TopicSample], Entries] = Field(default_factory=list)
+    request_logs: Annotated[list[Text], Entries] = Field(default_factory=list)
     # the brokers over the same window, as `kbt diagnose` reads them, when the target has a Prometheus
     brokers_snapshot: ClusterSnapshot | None = None
-    notes: list[str] = Field(default_factory=list)
+    notes: Annotated[list[Text], Entries] = Field(default_factory=list)
 
     @property
     def window_s(self) -> float:

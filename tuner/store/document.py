@@ -15,6 +15,12 @@ from tuner.core.numbers import cut_value
 
 M = TypeVar("M", bound=BaseModel)
 
+# pydantic's error types of a value past its field's bound (tuner.core.units): a number, a string
+# or a list or mapping too large.
+OUT_OF_BOUNDS = frozenset(
+    {"less_than", "less_than_equal", "greater_than", "greater_than_equal", "too_long", "string_too_long"}
+)
+
 
 def read_document(path: Path, what: str, kind: str, not_a: str, versions: tuple[int, ...]) -> dict[str, Any]:
     """The JSON object at `path` when it is a `kind` document (else "not `not_a`") of one of
@@ -44,9 +50,16 @@ def field_problem(exc: ValidationError) -> str:
     err = exc.errors(include_url=False)[0]
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
     msg = str(err["msg"]).removeprefix("Value error, ")
-    for theirs, ours in (("Input should be", "must be"), ("String should", "must"), ("List should", "must")):
+    for theirs, ours in (
+        ("Input should be", "must be"),
+        ("String should", "must"),
+        ("List should", "must"),
+        ("Dictionary should", "must"),
+        ("Tuple should", "must"),
+    ):
         msg = msg.replace(theirs, ours)
     value = err.get("input")
-    if isinstance(value, str | int | float) and not isinstance(value, bool) and "(got" not in msg:
+    echo = err["type"] != "string_too_long"  # long by definition, and may be anything: not echoed
+    if echo and isinstance(value, str | int | float) and not isinstance(value, bool) and "(got" not in msg:
         msg += f" (got {cut_value(value) if isinstance(value, str) else value})"
     return f"{loc}: {msg}" if loc else msg

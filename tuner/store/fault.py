@@ -5,11 +5,12 @@ Embedded in the RunRecord of a `kbt chaos` run (`RunRecord.fault`); sweep record
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import Entries, Seconds, Text
 
 # no-loss:      0 acked records lost, 0 duplicates, per-partition order kept, no send failed
 # detects-loss: a negative control; the verification MUST report loss or duplicates
@@ -18,14 +19,14 @@ Expectation = Literal["no-loss", "detects-loss", "degraded"]
 
 
 class FaultEvent(Frozen):
-    at_s: float  # seconds after the first record reached the topic
-    what: str
+    at_s: Seconds  # seconds after the first record reached the topic
+    what: Text
 
 
 class FaultRun(Frozen):
-    scenario: str
-    description: str
+    scenario: Text
+    description: Text
     expect: Expectation
-    events: list[FaultEvent] = Field(default_factory=list)
+    events: Annotated[list[FaultEvent], Entries] = Field(default_factory=list)
     verdict: Literal["pass", "fail"]
-    reasons: list[str] = Field(default_factory=list)  # why the verdict is what it is
+    reasons: Annotated[list[Text], Entries] = Field(default_factory=list)  # why the verdict is what it is

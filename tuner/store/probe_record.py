@@ -12,11 +12,24 @@ version, anything else bumps it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import (
+    CodecLevel,
+    Count,
+    Entries,
+    Epoch,
+    Figure,
+    MillisInt,
+    Ratio,
+    Size,
+    SizeInt,
+    TallyInt,
+    Text,
+)
 from tuner.core.writes import atomic_write, json_text
 from tuner.spec.probe import Codec, ProbeOptions
 from tuner.store.document import read_document, validated
@@ -28,16 +41,16 @@ PROBE_KIND: Literal["compression-probe"] = "compression-probe"
 class Quantiles(Frozen):
     """Spread over the batches measured at one point: 10th percentile, median, 90th percentile."""
 
-    p10: float = Field(description="10th percentile.")
-    p50: float = Field(description="Median.")
-    p90: float = Field(description="90th percentile.")
+    p10: Figure = Field(description="10th percentile.")
+    p50: Figure = Field(description="Median.")
+    p90: Figure = Field(description="90th percentile.")
 
 
 class ProbePoint(Frozen):
     """One codec/level at one batch size."""
 
-    batch_messages: int = Field(description="Messages per partition batch.")
-    batches: int = Field(description="How many batches (random starts in the sample) were measured.")
+    batch_messages: Count = Field(description="Messages per partition batch.")
+    batches: Count = Field(description="How many batches (random starts in the sample) were measured.")
     uncompressed_batch_bytes: Quantiles = Field(
         description="61-byte v2 batch header + framed records, before compression."
     )
@@ -45,10 +58,10 @@ class ProbePoint(Frozen):
         description="61-byte header + compressed records section: what the broker stores per batch."
     )
     ratio: Quantiles = Field(description="Uncompressed / compressed batch bytes, per batch.")
-    compress_cpu_ms_per_mb: float = Field(
+    compress_cpu_ms_per_mb: Ratio = Field(
         description="Compressing thread's CPU ms per MB (10^6 B) of uncompressed records."
     )
-    decompress_cpu_ms_per_mb: float = Field(
+    decompress_cpu_ms_per_mb: Ratio = Field(
         description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
     )
 
@@ -56,16 +69,16 @@ class ProbePoint(Frozen):
 class Knee(Frozen):
     """Where a curve stops paying: computed by tuner.model.knee from the median ratios."""
 
-    plateau_ratio: float = Field(description="Highest median ratio measured (the plateau).")
-    plateau_batch_messages: int = Field(description="Batch size of the plateau ratio.")
-    knee_batch_messages: int = Field(
+    plateau_ratio: Ratio = Field(description="Highest median ratio measured (the plateau).")
+    plateau_batch_messages: Count = Field(description="Batch size of the plateau ratio.")
+    knee_batch_messages: Count = Field(
         description="Smallest batch size whose median ratio reaches `knee_fraction` of the plateau."
     )
-    knee_fraction: float = Field(description="0.9: the knee is at 90% of the plateau.")
-    half_batch_messages: int = Field(
+    knee_fraction: Ratio = Field(description="0.9: the knee is at 90% of the plateau.")
+    half_batch_messages: Count = Field(
         description="Smallest batch size reaching half the plateau: below it more than half is lost."
     )
-    last_step_gain: float | None = Field(
+    last_step_gain: Ratio | None = Field(
         description="Median ratio at the largest batch / the best median ratio of all smaller ones,"
         " minus 1 (null with one batch size)."
     )
@@ -79,31 +92,35 @@ class ProbeCurve(Frozen):
     """One codec at one level on one sample, every batch size measured."""
 
     codec: Codec = Field(description="gzip, snappy, lz4 or zstd.")
-    level: int | None = Field(description="Compression level; null for snappy, which has none.")
-    label: str = Field(description='"zstd-3", "gzip-6", "snappy", ...')
-    clients: list[str] = Field(description="Producer clients that can send this codec.")
-    points: list[ProbePoint] = Field(description="One per batch size measured, ascending.")
+    level: CodecLevel | None = Field(description="Compression level; null for snappy, which has none.")
+    label: Text = Field(description='"zstd-3", "gzip-6", "snappy", ...')
+    clients: Annotated[list[Text], Entries] = Field(description="Producer clients that can send this codec.")
+    points: Annotated[list[ProbePoint], Entries] = Field(
+        description="One per batch size measured, ascending."
+    )
     knee: Knee | None = Field(default=None, description="Null only when no point was measured.")
 
 
 class ProbeSample(Frozen):
     """One log file, cut into messages."""
 
-    name: str = Field(description="The file's name (no directories).")
-    sha256: str = Field(description="Of the file's bytes: the same sample gives the same batches.")
-    file_bytes: int = Field(description="Size of the file.")
-    lines: int = Field(description="Non-blank lines in the file.")
-    messages: int = Field(description="Messages the lines were cut into.")
-    mean_message_bytes: float = Field(description="Mean message (record value) size.")
-    event_bytes: int | None = Field(
+    name: Text = Field(description="The file's name (no directories).")
+    sha256: Text = Field(description="Of the file's bytes: the same sample gives the same batches.")
+    file_bytes: TallyInt = Field(description="Size of the file.")
+    lines: Count = Field(description="Non-blank lines in the file.")
+    messages: Count = Field(description="Messages the lines were cut into.")
+    mean_message_bytes: Size = Field(description="Mean message (record value) size.")
+    event_bytes: SizeInt | None = Field(
         description="Target event size when lines were joined; null: one message per line."
     )
-    skipped_batch_sizes: list[int] = Field(
+    skipped_batch_sizes: Annotated[list[Count], Entries] = Field(
         default_factory=list,
         description="Requested batch sizes the sample holds fewer than 4 times over (not measured).",
     )
-    curves: list[ProbeCurve] = Field(description="One per codec/level, in --codecs order.")
-    advice: str = Field(
+    curves: Annotated[list[ProbeCurve], Entries] = Field(
+        description="One per codec/level, in --codecs order."
+    )
+    advice: Text = Field(
         default="", description="One sentence: best codec, its knee, which clients can use it."
     )
 
@@ -114,11 +131,15 @@ class Framing(Frozen):
     format: Literal["kafka-record-batch-v2"] = Field(
         default="kafka-record-batch-v2", description="Records framed as in a magic-2 batch."
     )
-    header_bytes: int = Field(default=61, description="Uncompressed batch header, counted in batch bytes.")
+    header_bytes: SizeInt = Field(
+        default=61, description="Uncompressed batch header, counted in batch bytes."
+    )
     compressed_part: Literal["records"] = Field(default="records", description="What the codec compresses.")
     keys: Literal["null"] = Field(default="null", description="Record keys (keyless, as log shippers send).")
-    headers: int = Field(default=0, description="Record headers per record.")
-    timestamp_step_ms: int = Field(default=1, description="Timestamp delta between consecutive records.")
+    headers: Count = Field(default=0, description="Record headers per record.")
+    timestamp_step_ms: MillisInt = Field(
+        default=1, description="Timestamp delta between consecutive records."
+    )
     cpu_clock: Literal["thread"] = Field(
         default="thread", description="CPU times are the measuring thread's CPU time, not wall clock."
     )
@@ -127,16 +148,16 @@ class Framing(Frozen):
 class ProbeRecord(Frozen):
     """A compression probe run."""
 
-    schema_version: int = Field(default=PROBE_SCHEMA_VERSION, description="Readers accept exactly one.")
+    schema_version: Count = Field(default=PROBE_SCHEMA_VERSION, description="Readers accept exactly one.")
     kind: Literal["compression-probe"] = Field(default=PROBE_KIND, description="What the document is.")
-    created_at: float = Field(description="Epoch seconds when the probe finished.")
-    kbt_version: str = Field(description="The kbt that measured.")
-    libraries: dict[str, str] = Field(
+    created_at: Epoch = Field(description="Epoch seconds when the probe finished.")
+    kbt_version: Text = Field(description="The kbt that measured.")
+    libraries: Annotated[dict[Text, Text], Entries] = Field(
         description="Codec library versions (zlib, python-snappy, lz4, zstandard)."
     )
     options: ProbeOptions = Field(description="What was asked for.")
     framing: Framing = Field(default=Framing(), description="How batches were formed.")
-    samples: list[ProbeSample] = Field(description="One per file, in the order given.")
+    samples: Annotated[list[ProbeSample], Entries] = Field(description="One per file, in the order given.")
 
 
 def write_probe_record(record: ProbeRecord, path: Path) -> Path:

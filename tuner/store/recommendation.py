@@ -13,12 +13,28 @@ the version, anything else bumps it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.core.redact import redact
+from tuner.core.units import (
+    Brokers,
+    ByteRate,
+    Cores,
+    Count,
+    Entries,
+    Epoch,
+    Megabytes,
+    Millis,
+    PerRequest,
+    Rate,
+    Ratio,
+    SizeInt,
+    TallyInt,
+    Text,
+)
 from tuner.core.writes import atomic_write, json_text
 from tuner.spec.clients import ClientProfile
 from tuner.spec.slo import SLO
@@ -29,7 +45,7 @@ from tuner.store.record_upgrade import upgrade_profiles
 RECOMMENDATION_SCHEMA_VERSION = 2  # 2: profiles in their client kind's own settings (version 1 read)
 RECOMMENDATION_KIND: Literal["recommendation"] = "recommendation"
 
-ClientKind = str  # a name in tuner.spec.clients.KINDS
+ClientKind = Text  # a name in tuner.spec.clients.KINDS
 # confirmed: a lab run of exactly these settings met the SLO with 0 lost;
 # predicted: the model's choice, not (yet) run; rejected: runs showed it misses the SLO.
 Status = Literal["confirmed", "predicted", "rejected"]
@@ -38,11 +54,11 @@ Status = Literal["confirmed", "predicted", "rejected"]
 class SLOBounds(SLO):
     """What a recommended setting must meet: the SLO and the cluster's limits."""
 
-    max_message_bytes: int | None = Field(
+    max_message_bytes: SizeInt | None = Field(
         default=None, description="Largest record batch the topic accepts (max.message.bytes)."
     )
-    max_request_bytes: int | None = Field(default=None, description="Client max.request.size, bytes.")
-    codecs: dict[str, list[str]] = Field(
+    max_request_bytes: SizeInt | None = Field(default=None, description="Client max.request.size, bytes.")
+    codecs: Annotated[dict[Text, Annotated[list[Text], Entries]], Entries] = Field(
         default_factory=dict, description="Client kind -> codecs it may use (empty: all it supports)."
     )
 
@@ -52,29 +68,29 @@ class PredictionBand(Frozen):
     (tuner/spec/error_bands.json): the measured value lies in [low, high] when this setting misses
     like the held-out runs did."""
 
-    regime: str = Field(description="The client kind's regime the prediction falls in.")
-    basis: str = Field(description="Whose held-out runs the band comes from (the regime's, or the kind's).")
-    runs: int = Field(description="Held-out runs behind the band.")
-    requests_per_s: tuple[float, float] = Field(description="Produce requests/s, all brokers: low, high.")
-    busiest_broker_requests_per_s: tuple[float, float] = Field(description="The busiest broker: low, high.")
-    p99_ms: tuple[float, float] | None = Field(default=None, description="p99 delivery latency: low, high.")
+    regime: Text = Field(description="The client kind's regime the prediction falls in.")
+    basis: Text = Field(description="Whose held-out runs the band comes from (the regime's, or the kind's).")
+    runs: Count = Field(description="Held-out runs behind the band.")
+    requests_per_s: tuple[Rate, Rate] = Field(description="Produce requests/s, all brokers: low, high.")
+    busiest_broker_requests_per_s: tuple[Rate, Rate] = Field(description="The busiest broker: low, high.")
+    p99_ms: tuple[Millis, Millis] | None = Field(default=None, description="p99 delivery latency: low, high.")
 
 
 class Prediction(Frozen):
     """What the model predicts for one setting on one workload."""
 
-    requests_per_s: float = Field(description="Produce requests/s, all brokers.")
-    busiest_broker_requests_per_s: float = Field(description="Produce requests/s on the busiest broker.")
-    requests_per_s_by_broker: dict[str, float] = Field(default_factory=dict)
-    records_per_request: float
-    p50_ms: float = Field(description="Median delivery latency, ms.")
-    p99_ms: float = Field(description="p99 delivery latency, ms.")
-    producer_memory_mb: float | None = Field(default=None, description="Per producer, MB.")
-    wire_bytes_per_s: float | None = Field(default=None, description="Compressed bytes/s on the wire.")
-    codec_cpu_ms_per_s: float | None = Field(default=None, description="Client CPU ms/s spent compressing.")
-    network_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
-    handler_idle_ratio: float | None = Field(default=None, description="From the fitted broker cost model.")
-    regime: str | None = Field(default=None, description="The client kind's regime (held-out bands).")
+    requests_per_s: Rate = Field(description="Produce requests/s, all brokers.")
+    busiest_broker_requests_per_s: Rate = Field(description="Produce requests/s on the busiest broker.")
+    requests_per_s_by_broker: Annotated[dict[Text, Rate], Entries] = Field(default_factory=dict)
+    records_per_request: PerRequest
+    p50_ms: Millis = Field(description="Median delivery latency, ms.")
+    p99_ms: Millis = Field(description="p99 delivery latency, ms.")
+    producer_memory_mb: Megabytes | None = Field(default=None, description="Per producer, MB.")
+    wire_bytes_per_s: ByteRate | None = Field(default=None, description="Compressed bytes/s on the wire.")
+    codec_cpu_ms_per_s: Ratio | None = Field(default=None, description="Client CPU ms/s spent compressing.")
+    network_idle_ratio: Ratio | None = Field(default=None, description="From the fitted broker cost model.")
+    handler_idle_ratio: Ratio | None = Field(default=None, description="From the fitted broker cost model.")
+    regime: Text | None = Field(default=None, description="The client kind's regime (held-out bands).")
     band: PredictionBand | None = Field(
         default=None, description="The held-out error band applied (None: no held-out run of the kind)."
     )
@@ -83,26 +99,26 @@ class Prediction(Frozen):
 class Measured(Frozen):
     """What one run record measured (the run id points into the results store)."""
 
-    run_id: str
-    requests_per_s: float = Field(description="Client produce requests/s in the measured window.")
-    busiest_broker_requests_per_s: float | None = None
+    run_id: Text
+    requests_per_s: Rate = Field(description="Client produce requests/s in the measured window.")
+    busiest_broker_requests_per_s: Rate | None = None
     busiest_broker_measured_on: Literal["client", "brokers"] | None = Field(
         default=None,
         description="Whose count the busiest broker's rate is: the client's own per-broker split, or"
         " the brokers' per-request counters (a client with no per-broker count, e.g. real Filebeat).",
     )
-    broker_requests_per_s: float | None = Field(default=None, description="Broker-side, the run's topics.")
-    records_per_s: float
-    records_per_request: float | None = None
-    p50_ms: float | None = None
-    p99_ms: float | None = None
-    lost: int
+    broker_requests_per_s: Rate | None = Field(default=None, description="Broker-side, the run's topics.")
+    records_per_s: Rate
+    records_per_request: PerRequest | None = None
+    p50_ms: Millis | None = None
+    p99_ms: Millis | None = None
+    lost: TallyInt
     verified: bool
-    network_idle_ratio: float | None = None
-    handler_idle_ratio: float | None = None
-    broker_cpu_cores: float | None = None
-    producer_memory_mb: float | None = None
-    wire_bytes_per_s: float | None = None
+    network_idle_ratio: Ratio | None = None
+    handler_idle_ratio: Ratio | None = None
+    broker_cpu_cores: Cores | None = None
+    producer_memory_mb: Megabytes | None = None
+    wire_bytes_per_s: ByteRate | None = None
     meets_slo: bool
     requests_counted_by: Literal["client", "brokers"] | None = Field(
         default=None,
@@ -117,15 +133,15 @@ class Trial(Frozen):
     profile: ClientProfile
     predicted: Prediction
     measured: Measured | None = None
-    reason: str = Field(default="", description="Why this setting was tried.")
+    reason: Text = Field(default="", description="Why this setting was tried.")
 
 
 class Floor(Frozen):
     """The physical floor of produce requests at the allowed linger (issue acceptance P1)."""
 
-    allowed_linger_ms: float
-    producer_broker_rps: float = Field(description="producers x brokers / allowed linger.")
-    producer_rps: float = Field(
+    allowed_linger_ms: Millis
+    producer_broker_rps: Rate = Field(description="producers x brokers / allowed linger.")
+    producer_rps: Rate = Field(
         description="producers / allowed linger (a keyless sticky producer needs only one broker at a time)."
     )
 
@@ -135,16 +151,16 @@ class Reduction(Frozen):
     and what it is), its produce requests/s, the recommendation's, and the ratio, all from one count
     (tuner/model/comparison.py)."""
 
-    baseline: str = Field(description="The baseline's run name as it ran (its profile's name when not run).")
-    baseline_is: str = Field(description='What the baseline is, e.g. "real Filebeat 7.17 as shipped".')
-    baseline_run_id: str | None = Field(default=None, description="The baseline's run (None: predicted).")
+    baseline: Text = Field(description="The baseline's run name as it ran (its profile's name when not run).")
+    baseline_is: Text = Field(description='What the baseline is, e.g. "real Filebeat 7.17 as shipped".')
+    baseline_run_id: Text | None = Field(default=None, description="The baseline's run (None: predicted).")
     basis: Literal["measured", "predicted"]
     counted_by: Literal["client", "brokers", "model"] = Field(
         description="Whose count both rates are: the clients' own, the brokers', or the model's prediction."
     )
-    before_requests_per_s: float
-    after_requests_per_s: float
-    ratio: float = Field(description="before / after.")
+    before_requests_per_s: Rate
+    after_requests_per_s: Rate
+    ratio: Ratio = Field(description="before / after.")
 
     def sentence(self) -> str:
         """The comparison in one sentence, as every surface prints it."""
@@ -160,7 +176,7 @@ class ClientRecommendation(Frozen):
     client: ClientKind
     status: Status
     profile: ClientProfile
-    properties: dict[str, str] = Field(
+    properties: Annotated[dict[Text, Text], Entries] = Field(
         description="The client's own settings (librdkafka/Java"
         " properties, Filebeat option paths); no secrets."
     )
@@ -168,8 +184,8 @@ class ClientRecommendation(Frozen):
     measured: Measured | None = None
     baseline_predicted: Prediction | None = None
     baseline_measured: Measured | None = None
-    reduction_predicted: float | None = Field(default=None, description="Baseline / recommended requests/s.")
-    reduction_measured: float | None = None
+    reduction_predicted: Ratio | None = Field(default=None, description="Baseline / recommended requests/s.")
+    reduction_measured: Ratio | None = None
     reduction: Reduction | None = Field(
         default=None,
         description="The comparison every surface shows: measured when both runs were, else predicted.",
@@ -185,17 +201,19 @@ class ClientRecommendation(Frozen):
     )
     # The relief the busiest broker gets (baseline / recommended produce requests/s there): measured
     # where both runs counted per broker, else predicted. A total's cut can overstate it.
-    busiest_before: float | None = Field(default=None, description="Baseline req/s, busiest broker.")
-    busiest_after: float | None = Field(default=None, description="Recommended req/s, busiest broker.")
+    busiest_before: Rate | None = Field(default=None, description="Baseline req/s, busiest broker.")
+    busiest_after: Rate | None = Field(default=None, description="Recommended req/s, busiest broker.")
     busiest_relief_on: Literal["measured", "predicted"] | None = None
-    evidence: list[str] = Field(default_factory=list, description="Run ids that prove it.")
-    trials: list[Trial] = Field(default_factory=list)
+    evidence: Annotated[list[Text], Entries] = Field(
+        default_factory=list, description="Run ids that prove it."
+    )
+    trials: Annotated[list[Trial], Entries] = Field(default_factory=list)
     floor: Floor | None = None
-    band_doubt: str | None = Field(
+    band_doubt: Text | None = Field(
         default=None,
         description="Why the held-out error bands could change the ranking (then confirmed live), else None.",
     )
-    notes: list[str] = Field(default_factory=list)
+    notes: Annotated[list[Text], Entries] = Field(default_factory=list)
 
     @property
     def busiest_relief(self) -> float | None:
@@ -209,38 +227,40 @@ class ModelTruth(Frozen):
     """Predicted vs measured produce requests/s over run records of one client kind."""
 
     client: ClientKind
-    runs: int
-    median_abs_error: float = Field(description="Median of |predicted - measured| / measured.")
-    max_abs_error: float
-    off_schedule: int = Field(
+    runs: Count
+    median_abs_error: Ratio = Field(description="Median of |predicted - measured| / measured.")
+    max_abs_error: Ratio
+    off_schedule: Count = Field(
         default=0, description="Ok runs left out: their client fell behind its schedule (they test nothing)."
     )
 
 
 class Recommendation(Frozen):
-    schema_version: int = RECOMMENDATION_SCHEMA_VERSION
+    schema_version: Count = RECOMMENDATION_SCHEMA_VERSION
     kind: Literal["recommendation"] = RECOMMENDATION_KIND
-    created_at: float
-    kbt_version: str
-    results_dir: str = Field(description="Where the run records live (as given on the command line).")
-    sweeps: list[str] = Field(default_factory=list, description="Sweeps whose records were read.")
-    live_spec: str | None = Field(default=None, description="The --live spec when the search ran runs.")
+    created_at: Epoch
+    kbt_version: Text
+    results_dir: Text = Field(description="Where the run records live (as given on the command line).")
+    sweeps: Annotated[list[Text], Entries] = Field(
+        default_factory=list, description="Sweeps whose records were read."
+    )
+    live_spec: Text | None = Field(default=None, description="The --live spec when the search ran runs.")
     workload: WorkloadSpec
-    brokers: int
+    brokers: Brokers
     slo: SLOBounds
-    objective: str = "busiest broker produce requests/s"
+    objective: Text = "busiest broker produce requests/s"
     baseline: ClientProfile = Field(description="The current/default profile compared against.")
-    slo_margin: float | None = Field(
+    slo_margin: Ratio | None = Field(
         default=None,
         description="Share of the p99 SLO the search keeps free (aims at p99 <= (1 - margin) x SLO);"
         " None: documents written before.",
     )
-    clients: list[ClientRecommendation]
-    model_truth: list[ModelTruth] = Field(default_factory=list)
-    error_bands_from: int | None = Field(
+    clients: Annotated[list[ClientRecommendation], Entries]
+    model_truth: Annotated[list[ModelTruth], Entries] = Field(default_factory=list)
+    error_bands_from: Count | None = Field(
         default=None, description="Held-out runs behind the predictions' error bands (None: no bands)."
     )
-    notes: list[str] = Field(default_factory=list)
+    notes: Annotated[list[Text], Entries] = Field(default_factory=list)
 
 
 def recommendation_text(record: Recommendation) -> str:

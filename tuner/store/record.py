@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import Brokers, CoresInt, Count, Entries, Epoch, Seconds, Text
 from tuner.spec.sweep import RunPlan
 from tuner.store.fault import FaultRun
 from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
@@ -22,33 +23,35 @@ Status = Literal["ok", "unclean", "unverified", "failed"]
 class Environment(Frozen):
     """Where the run happened: versions and sizes that change what the figures mean."""
 
-    kbt_version: str
-    python: str
-    platform: str
-    cpu_count: int
-    confluent_kafka: str | None = None
-    librdkafka: str | None = None
-    kafka_version: str | None = None
-    broker_count: int | None = None
-    prometheus_scrape_interval_s: float | None = None
+    kbt_version: Text
+    python: Text
+    platform: Text
+    cpu_count: CoresInt
+    confluent_kafka: Text | None = None
+    librdkafka: Text | None = None
+    kafka_version: Text | None = None
+    broker_count: Brokers | None = None
+    prometheus_scrape_interval_s: Seconds | None = None
 
 
 class RunRecord(Frozen):
-    schema_version: int = SCHEMA_VERSION
-    run_id: str  # <sweep>/<name>-<utc timestamp>: unique, sortable
-    name: str
-    sweep: str
-    index: int
-    spec_hash: str
+    schema_version: Count = SCHEMA_VERSION
+    run_id: Text  # <sweep>/<name>-<utc timestamp>: unique, sortable
+    name: Text
+    sweep: Text
+    index: Count
+    spec_hash: Text
     plan: RunPlan
     environment: Environment
-    created_at: float  # epoch s when the record was written
-    topics: list[str] = Field(default_factory=list)
+    created_at: Epoch  # epoch s when the record was written
+    topics: Annotated[list[Text], Entries] = Field(default_factory=list)
     client: ClientResult
     delivery: DeliveryResult
     broker: BrokerWindow | None = None
     status: Status
-    problems: list[str] = Field(default_factory=list)  # why the run failed / what is missing
+    problems: Annotated[list[Text], Entries] = Field(
+        default_factory=list
+    )  # why the run failed / what is missing
     stress: StressStep | None = None  # `kbt stress`: the stage, its gates, consumers, remote tier
     # The cluster could not take every write during the run (sends failed or timed out, partitions
     # under min.insync.replicas): the figures describe an outage, never a tuning result.

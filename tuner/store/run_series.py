@@ -14,11 +14,12 @@ version, anything else bumps it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import Count, Entries, Epoch, Figure, Seconds, Text
 from tuner.core.writes import atomic_write, json_text
 from tuner.measure.prometheus import RangeSeries
 from tuner.store.document import read_document, validated
@@ -31,22 +32,26 @@ SERIES_DIR = "series"
 class SeriesLine(Frozen):
     """One series of one catalog query: its labels (broker, run, ...) and (epoch s, value) points."""
 
-    query: str = Field(description="Catalog query name, e.g. PRODUCE_REQUESTS_RATE.")
-    labels: dict[str, str] = Field(default_factory=dict)
-    points: list[tuple[float, float]] = Field(default_factory=list)
+    query: Text = Field(description="Catalog query name, e.g. PRODUCE_REQUESTS_RATE.")
+    labels: Annotated[dict[Text, Text], Entries] = Field(default_factory=dict)
+    points: Annotated[list[tuple[Figure, Figure]], Entries] = Field(default_factory=list)
 
 
 class RunSeries(Frozen):
-    schema_version: int = SERIES_SCHEMA_VERSION
+    schema_version: Count = SERIES_SCHEMA_VERSION
     kind: Literal["run-series"] = SERIES_KIND
-    run_id: str
-    start: float = Field(description="Epoch s of the first evaluation.")
-    end: float
-    step_s: float
-    captured_at: float
-    queries: dict[str, str] = Field(default_factory=dict, description="Catalog name -> PromQL evaluated.")
-    lines: list[SeriesLine] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list, description="Queries that failed, and why.")
+    run_id: Text
+    start: Epoch = Field(description="Epoch s of the first evaluation.")
+    end: Epoch
+    step_s: Seconds
+    captured_at: Epoch
+    queries: Annotated[dict[Text, Text], Entries] = Field(
+        default_factory=dict, description="Catalog name -> PromQL evaluated."
+    )
+    lines: Annotated[list[SeriesLine], Entries] = Field(default_factory=list)
+    problems: Annotated[list[Text], Entries] = Field(
+        default_factory=list, description="Queries that failed, and why."
+    )
 
     def of(self, query: str) -> list[SeriesLine]:
         return [line for line in self.lines if line.query == query]

@@ -4,47 +4,67 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import (
+    MAX_KAFKA_BYTES,
+    ByteRate,
+    Cores,
+    Count,
+    Entries,
+    Epoch,
+    Millis,
+    PerRequest,
+    QueueLength,
+    Rate,
+    Ratio,
+    Seconds,
+    Size,
+    Tally,
+    TallyInt,
+    Text,
+    Threads,
+)
 
 
 class BrokerSnapshot(Frozen):
     """One broker over the window: rates per second, ratios 0-1, times in ms."""
 
-    broker: str
-    network_threads: int | None = None
-    produce_requests_per_s: float | None = None  # RequestMetrics: once per request
-    partition_appends_per_s: float | None = None  # TotalProduceRequests: once per partition batch
-    bytes_in_per_s: float | None = None
-    messages_in_per_s: float | None = None
-    network_idle_ratio: float | None = None
-    network_idle_ratio_min: float | None = None
-    busiest_network_thread_idle_ratio: float | None = None
-    request_handler_idle_ratio: float | None = None
-    request_queue_size: float | None = None
-    request_queue_size_max: float | None = None
-    response_queue_size_max: float | None = None
-    produce_total_p999_ms: float | None = None
-    produce_request_queue_p99_ms: float | None = None
-    produce_local_p99_ms: float | None = None
-    produce_response_queue_p99_ms: float | None = None
-    produce_request_bytes_p50: float | None = None
-    log_flush_per_s: float | None = None
-    log_flush_time_p99_ms: float | None = None
-    fetch_requests_per_s: float | None = None
-    bytes_out_per_s: float | None = None
-    fetch_consumer_p99_ms: float | None = None
-    cpu_cores: float | None = None
-    started_at: float | None = None  # the broker JVM's start, epoch seconds
+    broker: Text
+    network_threads: Threads | None = None
+    produce_requests_per_s: Rate | None = None  # RequestMetrics: once per request
+    partition_appends_per_s: Rate | None = None  # TotalProduceRequests: once per partition batch
+    bytes_in_per_s: ByteRate | None = None
+    messages_in_per_s: Rate | None = None
+    network_idle_ratio: Ratio | None = None
+    network_idle_ratio_min: Ratio | None = None
+    busiest_network_thread_idle_ratio: Ratio | None = None
+    request_handler_idle_ratio: Ratio | None = None
+    request_queue_size: QueueLength | None = None
+    request_queue_size_max: QueueLength | None = None
+    response_queue_size_max: QueueLength | None = None
+    produce_total_p999_ms: Millis | None = None
+    produce_request_queue_p99_ms: Millis | None = None
+    produce_local_p99_ms: Millis | None = None
+    produce_response_queue_p99_ms: Millis | None = None
+    produce_request_bytes_p50: Size | None = None
+    log_flush_per_s: Rate | None = None
+    log_flush_time_p99_ms: Millis | None = None
+    fetch_requests_per_s: Rate | None = None
+    bytes_out_per_s: ByteRate | None = None
+    fetch_consumer_p99_ms: Millis | None = None
+    cpu_cores: Cores | None = None
+    started_at: Epoch | None = None  # the broker JVM's start, epoch seconds
     # Scrape health over the window: scrapes Prometheus attempted and the broker's exporter answered,
     # their share, the slowest; `measured` False when too few answered (no figure above is kept).
     measured: bool = True
-    scrape_attempts: float | None = None
-    scrape_samples: float | None = None
-    scrape_coverage: float | None = None
-    scrape_duration_max_s: float | None = None
+    scrape_attempts: Tally | None = None
+    scrape_samples: Tally | None = None
+    scrape_coverage: Ratio | None = None
+    scrape_duration_max_s: Seconds | None = None
 
     @property
     def bytes_per_produce_request(self) -> float | None:
@@ -74,9 +94,9 @@ class BrokerSnapshot(Frozen):
 class TopicSnapshot(Frozen):
     """Per topic Kafka counts partition appends, not requests (TotalProduceRequests{topic})."""
 
-    topic: str
-    partition_appends_per_s: float = 0.0
-    bytes_in_per_s: float = 0.0
+    topic: Text
+    partition_appends_per_s: Rate = 0.0
+    bytes_in_per_s: ByteRate = 0.0
 
     @property
     def bytes_per_partition_append(self) -> float | None:
@@ -88,11 +108,11 @@ class ClientSnapshot(Frozen):
     client quota is set): the thread time its requests used and its produce bytes. Kafka keeps no
     request count per client (docs/diagnose.md: which clients)."""
 
-    broker: str
-    client_id: str = ""
-    user: str = ""
-    request_threads: float = 0.0  # network + handler thread time, in threads (1.0 = one thread)
-    produce_bytes_per_s: float = 0.0  # produce request bytes per second
+    broker: Text
+    client_id: Text = ""
+    user: Text = ""
+    request_threads: Cores = 0.0  # network + handler thread time, in threads (1.0 = one thread)
+    produce_bytes_per_s: ByteRate = 0.0  # produce request bytes per second
 
     @property
     def name(self) -> str:
@@ -113,12 +133,12 @@ class ClientRequests(Frozen):
     kafka.request.logger at DEBUG writes one line per completed request, with its client-id): exact
     where the quota sensors only allow an estimate (docs/diagnose.md: which clients)."""
 
-    client_id: str
-    principal: str = ""  # Kafka's principal without "User:" ("ANONYMOUS" without authentication)
-    software: str = ""  # the client's own name and version (ApiVersions v3+), e.g. apache-kafka-java 4.1.1
-    produce_requests_per_s: float
-    produce_bytes_per_s: float  # record batch bytes in its produce requests
-    partitions_per_request: float | None = None
+    client_id: Text
+    principal: Text = ""  # Kafka's principal without "User:" ("ANONYMOUS" without authentication)
+    software: Text = ""  # the client's own name and version (ApiVersions v3+), e.g. apache-kafka-java 4.1.1
+    produce_requests_per_s: Rate
+    produce_bytes_per_s: ByteRate  # record batch bytes in its produce requests
+    partitions_per_request: PerRequest | None = None
 
 
 class RequestLogCoverage(Frozen):
@@ -126,26 +146,30 @@ class RequestLogCoverage(Frozen):
     the first to the last logged request of any kind, widened to the window's edge where the file
     logged before or after it) and its produce requests."""
 
-    file: str
-    span_s: float
-    produce_requests: int
-    unreadable_lines: int = 0
+    file: Text
+    span_s: Seconds
+    produce_requests: TallyInt
+    unreadable_lines: Count = 0
 
 
 class ClusterSnapshot(Frozen):
     """Every broker (and the busiest topics) over [end - window_s, end]."""
 
-    prometheus: str
-    end: float
-    window_s: float
-    step_s: float
-    brokers: list[BrokerSnapshot] = Field(default_factory=list)
-    topics: list[TopicSnapshot] = Field(default_factory=list)  # by partition appends/s, busiest first
-    clients: list[ClientSnapshot] = Field(default_factory=list)  # empty without the quota sensors
+    prometheus: Text
+    end: Epoch
+    window_s: Seconds
+    step_s: Seconds
+    brokers: Annotated[list[BrokerSnapshot], Entries] = Field(default_factory=list)
+    topics: Annotated[list[TopicSnapshot], Entries] = Field(
+        default_factory=list
+    )  # by partition appends/s, busiest first
+    clients: Annotated[list[ClientSnapshot], Entries] = Field(
+        default_factory=list
+    )  # empty without the quota sensors
     # from the brokers' request logs (`kbt diagnose --request-log`), busiest first; empty without them
-    client_requests: list[ClientRequests] = Field(default_factory=list)
-    request_logs: list[RequestLogCoverage] = Field(default_factory=list)
-    queries: dict[str, str] = Field(default_factory=dict)
+    client_requests: Annotated[list[ClientRequests], Entries] = Field(default_factory=list)
+    request_logs: Annotated[list[RequestLogCoverage], Entries] = Field(default_factory=list)
+    queries: Annotated[dict[Text, Text], Entries] = Field(default_factory=dict)
 
     @property
     def produce_requests_per_s(self) -> float:
@@ -160,4 +184,6 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     if num is None or den is None or den <= 0:
         return None
     ratio = num / den
-    return ratio if math.isfinite(ratio) else None  # a vanishing rate is no rate to divide by
+    # A vanishing rate is no rate to divide by: every quotient here is per request or append, and
+    # none is larger than Kafka's largest request.
+    return ratio if math.isfinite(ratio) and abs(ratio) <= MAX_KAFKA_BYTES else None

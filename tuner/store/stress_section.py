@@ -8,11 +8,24 @@ with lagging readers under `lagging_readers: split`) and the remote tier.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.units import (
+    ByteRate,
+    Count,
+    Entries,
+    Epoch,
+    Figure,
+    Millis,
+    Rate,
+    Seconds,
+    Tally,
+    TallyInt,
+    Text,
+)
 from tuner.spec.stress_spec import Stage
 
 Verdict = Literal["held", "failed", "not judged", "aborted", "interrupted"]
@@ -21,30 +34,30 @@ GateName = Literal["network_idle", "request_queue", "p99", "e2e_p99", "failed", 
 
 class GateCheck(Frozen):
     gate: GateName
-    limit: float | None = None
-    value: float | None = None  # None: no data (detail says why)
+    limit: Figure | None = None
+    value: Figure | None = None  # None: no data (detail says why)
     passed: bool
-    detail: str = ""
+    detail: Text = ""
 
 
 class ConsumerHalf(Frozen):
     """One consumer group over one part of a stage."""
 
-    seconds: float = 0.0
-    records: int = 0
-    records_per_s: float = 0.0
-    e2e_p50_ms: float | None = None  # real-time groups: record timestamp -> consumed
-    e2e_p99_ms: float | None = None
-    mean_age_s: float | None = None  # lagging groups: how old the records they read were
-    lag_mean: float | None = None  # records behind the high watermark (librdkafka statistics)
-    lag_max: float | None = None
-    rewinds: int = 0
-    active_s: float = 0.0  # lagging groups: seconds spent reading
+    seconds: Seconds = 0.0
+    records: TallyInt = 0
+    records_per_s: Rate = 0.0
+    e2e_p50_ms: Millis | None = None  # real-time groups: record timestamp -> consumed
+    e2e_p99_ms: Millis | None = None
+    mean_age_s: Seconds | None = None  # lagging groups: how old the records they read were
+    lag_mean: Tally | None = None  # records behind the high watermark (librdkafka statistics)
+    lag_max: Tally | None = None
+    rewinds: Count = 0
+    active_s: Seconds = 0.0  # lagging groups: seconds spent reading
     lagging_readers: bool = False  # were the lagging groups reading during this part
 
 
 class ConsumerStage(Frozen):
-    group: str
+    group: Text
     mode: Literal["realtime", "lagging"]
     whole: ConsumerHalf
     first_half: ConsumerHalf
@@ -54,28 +67,28 @@ class ConsumerStage(Frozen):
 class RemoteTier(Frozen):
     """Tiered storage traffic of the run's topics (broker kafka_server_remote_* series)."""
 
-    fetch_requests_per_s: float | None = None
-    fetch_bytes_per_s: float | None = None
-    copy_bytes_per_s: float | None = None
-    first_half_fetch_requests_per_s: float | None = None
-    second_half_fetch_requests_per_s: float | None = None
+    fetch_requests_per_s: Rate | None = None
+    fetch_bytes_per_s: ByteRate | None = None
+    copy_bytes_per_s: ByteRate | None = None
+    first_half_fetch_requests_per_s: Rate | None = None
+    second_half_fetch_requests_per_s: Rate | None = None
 
 
 class StressStep(Frozen):
-    stress: str  # the stress spec's name
-    profile_label: str  # current, recommended, ...
+    stress: Text  # the stress spec's name
+    profile_label: Text  # current, recommended, ...
     stage: Stage
-    t0: float  # the run's timeline origin (epoch s)
-    start: float  # epoch s: the stage's window (the judged part starts after settle_s)
-    end: float
-    judged_from: float
-    baseline_msgs_per_s: float
-    offered_msgs_per_s: float  # at the stage start (the ramp down moves)
+    t0: Epoch  # the run's timeline origin (epoch s)
+    start: Epoch  # epoch s: the stage's window (the judged part starts after settle_s)
+    end: Epoch
+    judged_from: Epoch
+    baseline_msgs_per_s: Rate
+    offered_msgs_per_s: Rate  # at the stage start (the ramp down moves)
     verdict: Verdict
-    gates: list[GateCheck] = Field(default_factory=list)
-    consumers: list[ConsumerStage] = Field(default_factory=list)
+    gates: Annotated[list[GateCheck], Entries] = Field(default_factory=list)
+    consumers: Annotated[list[ConsumerStage], Entries] = Field(default_factory=list)
     remote: RemoteTier | None = None
-    locust_workers: int = 1
+    locust_workers: Count = 1
 
     @property
     def held(self) -> bool:
