@@ -6,9 +6,10 @@ target, the store's trusted certificates are written once as PEM under kbt's cac
 store's hash (certificates are public; the store password is used to open it and never written).
 PKCS12 is read by cryptography in a child process (a store's key derivation runs as many rounds as
 the store asks for, inside a library call no signal interrupts: a child is stopped by Ctrl-C,
-SIGTERM or the time limit); its MAC iteration count is read from the DER first and held to Java's
-own cap. JKS needs the JDK's keytool. The password goes to either in its environment, never on a
-command line.
+SIGTERM or the time limit); the iteration counts of its MAC and of every bag's encryption are read
+from the DER first and held to Java's own cap, each and together. Only derivations named inside an
+encrypted bag (or in a store written in BER) reach the child unread, under its limit. JKS needs
+the JDK's keytool. The password goes to either in its environment, never on a command line.
 """
 
 from __future__ import annotations
@@ -31,6 +32,19 @@ KEYTOOL_TIMEOUT_S = 30.0
 PKCS12_TIMEOUT_S = 30.0
 # sun.security.pkcs12.PKCS12KeyStore's MAX_ITERATION_COUNT: a store Java would refuse is refused.
 MAX_PKCS12_ITERATIONS = 5_000_000
+# Rounds of every derivation a store asks for together (its MAC and each encrypted bag): a store of
+# many bags each at Java's cap is still minutes of derivation; two at the cap take a few seconds.
+MAX_PKCS12_TOTAL_ITERATIONS = 2 * MAX_PKCS12_ITERATIONS
+# The DER walk that finds them: elements visited and nesting, far past any real store's.
+_MAX_DER_ELEMENTS = 200_000
+_MAX_DER_DEPTH = 32
+# Algorithm identifiers (the OID's DER contents) of password-based encryption with a salt and an
+# iteration count as the first two parameters: PKCS#12's own PBE schemes (1.2.840.113549.1.12.1.x),
+# PKCS#5 v1.5 (1.2.840.113549.1.5.1-11) and PBKDF2 (1.2.840.113549.1.5.12, inside PBES2).
+_PKCS12_PBE = bytes.fromhex("2a864886f70d010c01")  # and one byte more
+_PKCS5 = bytes.fromhex("2a864886f70d0105")  # and one byte more
+_PKCS5_WITH_ROUNDS = {1, 3, 4, 6, 10, 11, 12}
+_SCRYPT = bytes.fromhex("2b06010401da47040b")  # 1.3.6.1.4.1.11591.4.11: Java's PKCS12 never uses it
 _PEM_CERT = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+?-----END CERTIFICATE-----")
 _PASSWORD_ENV = "KBT_TRUSTSTORE_PASSWORD"
 
@@ -102,6 +116,100 @@ def mac_iterations(data: bytes) -> int | None:
         return None
 
 
+def key_derivations(data: bytes) -> list[tuple[str, int]] | None:
+    """Every key derivation a PKCS12 store names outside its encrypted parts (the MAC's is
+    mac_iterations'): the bags' PBE and PBKDF2 parameters, found by walking its DER, into every
+    OCTET STRING that holds DER, without deriving anything. Each is (scheme, rounds): "pbe", or
+    "scrypt" (whose cost is not rounds: 0). None when the store is not DER kbt can walk (BER's
+    indefinite lengths, a truncated file): the child opens it then, under its time limit and
+    interruptible."""
+    found: list[tuple[str, int]] = []
+    budget = [_MAX_DER_ELEMENTS]
+    try:
+        _walk_der(data, 0, len(data), 0, found, budget)
+    except ValueError:
+        return None
+    return found
+
+
+def _walk_der(
+    data: bytes, at: int, end: int, depth: int, found: list[tuple[str, int]], budget: list[int]
+) -> None:
+    while at < end:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > _MAX_DER_DEPTH:
+            raise ValueError("too many elements")
+        tag, inner, after = _der(data, at)
+        if after > end:
+            raise ValueError("overruns its parent")
+        if tag == 0x30:
+            _derivation(data, inner, after, found)
+        if tag & 0x20:  # constructed: SEQUENCE, SET, [n] EXPLICIT
+            _walk_der(data, inner, after, depth + 1, found, budget)
+        elif tag == 0x04 and after > inner and data[inner] == 0x30:  # an OCTET STRING wrapping DER
+            inside: list[tuple[str, int]] = []
+            try:
+                _walk_der(data, inner, after, depth + 1, inside, budget)
+            except ValueError:
+                inside = []  # opaque bytes that began like DER (ciphertext, a key)
+            found += inside
+        at = after
+
+
+def _derivation(data: bytes, at: int, end: int, found: list[tuple[str, int]]) -> None:
+    """An AlgorithmIdentifier {OID, params} of a password-based scheme: its iteration count."""
+    tag, inner, after = _der(data, at)
+    if tag != 0x06 or after >= end:
+        return
+    oid = data[inner:after]
+    if oid == _SCRYPT:
+        found.append(("scrypt", 0))
+        return
+    rounds = (oid[:-1] == _PKCS12_PBE and len(oid) == len(_PKCS12_PBE) + 1) or (
+        oid[:-1] == _PKCS5 and len(oid) == len(_PKCS5) + 1 and oid[-1] in _PKCS5_WITH_ROUNDS
+    )
+    if not rounds:
+        return
+    tag, params, params_end = _der(data, after)
+    if tag != 0x30:
+        raise ValueError("PBE parameters are not a SEQUENCE")
+    _, _, salt_end = _der(data, params)  # the salt (PBKDF2: its `specified` OCTET STRING)
+    tag, count, count_end = _der(data, salt_end)
+    if tag != 0x02 or count_end > params_end:
+        raise ValueError("PBE parameters without an iteration count")
+    wide = count_end - count > 8  # past any count a derivation could finish
+    found.append(("pbe", 1 << 62 if wide else int.from_bytes(data[count:count_end], "big", signed=True)))
+
+
+def check_derivations(data: bytes, shown: str) -> None:
+    """Refuse at once a store whose key derivation would run for minutes: a MAC or bag iteration
+    count past Java's cap, or all of them together past MAX_PKCS12_TOTAL_ITERATIONS."""
+    mac = mac_iterations(data)
+    if mac is not None and not 1 <= mac <= MAX_PKCS12_ITERATIONS:
+        raise BadInput(
+            f"{shown}: a MAC iteration count of {mac:,} (Java reads PKCS12 stores of 1 to"
+            f" {MAX_PKCS12_ITERATIONS:,}): not a store kbt opens"
+        )
+    derivations = key_derivations(data) or []
+    if any(scheme == "scrypt" for scheme, _ in derivations):
+        raise BadInput(
+            f"{shown}: a bag encrypted with an scrypt key (Java's PKCS12 uses PBKDF2): not a store kbt opens"
+        )
+    bags = [count for _, count in derivations]
+    for count in bags:
+        if not 1 <= count <= MAX_PKCS12_ITERATIONS:
+            raise BadInput(
+                f"{shown}: a bag's key derivation of {count:,} iterations (Java reads PKCS12 stores of 1"
+                f" to {MAX_PKCS12_ITERATIONS:,}): not a store kbt opens"
+            )
+    total = (mac or 0) + sum(bags)
+    if total > MAX_PKCS12_TOTAL_ITERATIONS:
+        raise BadInput(
+            f"{shown}: {len(bags) + (mac is not None)} key derivations of {total:,} iterations together"
+            f" (kbt opens stores of at most {MAX_PKCS12_TOTAL_ITERATIONS:,}): not a store kbt opens"
+        )
+
+
 # The child: the store on stdin, its password in the environment, the certificates' PEM on stdout;
 # exit 3: not a store this password opens, 4: no certificate in it.
 _CHILD = """
@@ -122,12 +230,7 @@ sys.stdout.buffer.write(b"".join(c.public_bytes(Encoding.PEM) for c in certifica
 
 
 def _pkcs12_certificates(data: bytes, password: str | None, shown: str) -> bytes:
-    iterations = mac_iterations(data)
-    if iterations is not None and not 1 <= iterations <= MAX_PKCS12_ITERATIONS:
-        raise BadInput(
-            f"{shown}: a MAC iteration count of {iterations:,} (Java reads PKCS12 stores of 1 to"
-            f" {MAX_PKCS12_ITERATIONS:,}): not a store kbt opens"
-        )
+    check_derivations(data, shown)
     env = {k: v for k, v in os.environ.items() if k != _PASSWORD_ENV}
     if password:
         env[_PASSWORD_ENV] = password
