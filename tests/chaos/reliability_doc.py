@@ -119,6 +119,8 @@ COVERED = [
     ("TLS cost (broker CPU per MB, throughput, p99)", "docs/benchmarks.md, `## TLS cost`"),
     ("hostile request logs, truststores, command-config files and collector fragments (property tests)",
      "tests/unit/test_hostile_inputs.py, tests/e2e/test_fuzz_inputs.py"),
+    ("read-back documents with a figure past its bound; PKCS12 bags of hostile rounds (property tests)",
+     "tests/unit/test_read_back_bounds.py, tests/unit/test_truststore_rounds.py"),
 ]  # fmt: skip
 OUTRO_HEAD = ["## What the rest of the reliability work covers (normal test suite)", ""]
 OUTRO = "\n".join([*OUTRO_HEAD, "| item | where |", "|---|---|", *(f"| {i} | {w} |" for i, w in COVERED)])
@@ -157,8 +159,11 @@ HOSTILE_ROWS = [
     (
         "calls that ignore signals",
         "`tuner/target/truststore.py`, `tuner/lab/config_command.py`",
-        "a PKCS12 store's MAC iteration count is read off its DER and held to Java's cap (5,000,000); the"
-        " store is opened in a child process that Ctrl-C, SIGTERM or a 30 s limit stops; kafka-configs "
+        "a PKCS12 store's MAC iteration count and every bag's PBE or PBKDF2 count are read off its DER"
+        " before any derivation and held to Java's cap (5,000,000) each and to twice it together (an "
+        "scrypt bag is refused); the store is opened in a child process that Ctrl-C, SIGTERM or a 30 s "
+        "limit stops (the only way to a long derivation left: counts inside an encrypted bag, or a store"
+        " in BER; tests/unit/test_truststore_rounds.py stops one with SIGTERM); kafka-configs "
         "and keytool run as children with a time limit, killed on an interruption (kafka-configs in a "
         "directory of its own, never writing into the working directory)",
     ),
@@ -173,12 +178,19 @@ HOSTILE_ROWS = [
     ),
     (
         "values accepted that should be refused",
-        "the input models (`tuner/target/file.py`, `tuner/model/queueing.py`, ...)",
+        "the input models (`tuner/target/file.py`, `tuner/model/queueing.py`, ...) and the documents "
+        "kbt reads back, by the bounds of `tuner/core/units.py`",
         "every numeric and structural field has its bound: a host is a DNS name of at most 253 characters"
         " or a real bracketed IPv6 address, matched whole (a value ending in a line break is refused), a "
         "cost model's `queue_cap` at most 1,000,000; `requestApiKey` is Produce only as the integer 0; "
         "one request log given twice is refused; a lab with no brokers, or whose brokers are gone, is one"
-        " line",
+        " line; the documents kbt writes and reads back (run records, recommendations, a diagnosis, "
+        "probe records, run series, capture.json, lab state: ~480 fields) hold each figure to a physical"
+        " bound by its unit (a rate, bytes, a ratio, milliseconds, brokers, a queue, a list), defined "
+        "once and shared with the specs, so a corrupted or hostile record is one line naming the field "
+        "and the bound before the model sizes an array or a loop by it (the walks in "
+        "tests/unit/test_input_bounds.py and test_read_back_bounds.py keep every field bounded; every "
+        "committed record still loads)",
     ),
     (
         "library wording",
