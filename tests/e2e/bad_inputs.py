@@ -1274,6 +1274,13 @@ def old_record(field: str, value: str) -> str:
     return text.replace(old, f'"{field}": {value}', 1)
 
 
+def old_record_figure(old: str, new: str) -> str:
+    """The committed version-1 record with one figure changed (as JSON text)."""
+    text = _V1_RECORD.read_text()
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
 TARGET = "name: t\nbootstrap_servers: [127.0.0.1:9092]\nclient: {properties_file: client.properties}\n"
 
 
@@ -1364,6 +1371,15 @@ ONE_WAY_IN_CASES: list[Case] = [
     properties_case("files-properties-fifo", "a client properties file that is a FIFO (would block)", FIFO),
     properties_case("files-properties-directory", "a client properties file that is a directory", None),
     properties_case("files-properties-binary", "a binary client properties file", "\x00\x01binary"),
+    Case(
+        "records-figure-past-its-bound",
+        "bounds",
+        "a run record whose broker count is 10^12 (the model keeps a list per broker)",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"results/s/r.json": old_record_figure('"broker_count": 1', '"broker_count": 1000000000000')},
+    ),
     record_case(
         "records-old-linger-text", "a version-1 record whose profile linger_ms is text", "linger_ms", '"soon"'
     ),
@@ -1440,6 +1456,7 @@ ONE_WAY_IN_LINES: dict[str, str] = {
     "files-properties-fifo": "client.properties: is a FIFO, not a client properties file",
     "files-properties-directory": "client.properties: is a directory, not a client properties file",
     "files-properties-binary": "client.properties: binary data, not text (a NUL byte at offset 0)",
+    "records-figure-past-its-bound": "results/s/r.json: invalid run record: environment.broker_count: must be less than or equal to 10000 (got 1000000000000)",  # noqa: E501
     "records-old-linger-text": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.linger_ms 'soon': must be a number",  # noqa: E501
     "records-old-batch-boolean": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.batch_messages: must be a number, not true",  # noqa: E501
     "records-old-acks-list": "results/s/r.json: invalid run record: cannot upgrade from schema_version 2: profile.acks: must be all, -1, 0 or 1 (got '[1]')",  # noqa: E501
@@ -1567,6 +1584,15 @@ def _pkcs12_store(mac_iterations: int) -> str:
     return LATIN1 + _with_mac_iterations(store, mac_iterations).decode("latin-1")
 
 
+def _pkcs12_bag_rounds(rounds: int) -> str:
+    """A PKCS12 truststore (one CA, password hunter2-store) whose bag's PBKDF2 runs `rounds` rounds,
+    with a valid MAC, as the LATIN1 body of a case's file."""
+    from tests.unit.test_truststore_rounds import _store, _with_rounds
+
+    store = _with_rounds(_store(password="hunter2-store"), [rounds], password="hunter2-store")
+    return LATIN1 + store.decode("latin-1")
+
+
 def _request_log_case(id: str, what: str, files: dict[str, str], logs: tuple[str, ...], line: str) -> Case:
     """`kbt diagnose` with request logs: they are checked before Prometheus is asked (none here)."""
     argv = (
@@ -1650,6 +1676,17 @@ ISSUE_41_CASES: list[Case] = [
         E + "t: trust.p12: a MAC iteration count of 2,147,483,647 (Java reads PKCS12 stores of 1 to"
         " 5,000,000): not a store kbt opens",
         files={"t.yaml": _TRUSTSTORE_TARGET, "trust.p12": _pkcs12_store(2**31 - 1)},
+        env={"KBT_TS_PW": "hunter2-store"},
+    ),
+    Case(
+        "truststore-pkcs12-bag-rounds",
+        "truststores",
+        "a PKCS12 truststore with a valid MAC whose certificate bag's PBKDF2 asks for 2^31-1 rounds",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "t: trust.p12: a bag's key derivation of 2,147,483,647 iterations (Java reads PKCS12 stores"
+        " of 1 to 5,000,000): not a store kbt opens",
+        files={"t.yaml": _TRUSTSTORE_TARGET, "trust.p12": _pkcs12_bag_rounds(2**31 - 1)},
         env={"KBT_TS_PW": "hunter2-store"},
     ),
     Case(

@@ -27,7 +27,7 @@ from pydantic.fields import FieldInfo
 
 from tests.unit.test_input_bounds import ALLOWED, _walk
 from tuner.cli.forecast import _read_diagnosis
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.numbers import MAX_MAGNITUDE
 from tuner.core.paths import repo_root
 from tuner.core.units import MAX_BROKERS, MAX_ENTRIES
@@ -308,6 +308,35 @@ def test_a_cluster_of_many_brokers_is_counted_per_topic() -> None:
     parts = [(t, p) for t, n in enumerate(small.partitions) for p in range(n)]
     by_partition = [sum(1 for t, p in parts if small.leader(t, p) == b) for b in range(3)]
     assert [small.partitions_led(b) for b in range(3)] == by_partition
+
+
+def test_a_lab_state_past_a_bound_names_the_field(tmp_path: Path) -> None:
+    from tuner.lab.config import LabConfig
+    from tuner.lab.layout import LabLayout
+    from tuner.lab.state import STATE_SCHEMA_VERSION, Phase, read_state
+
+    path = LabLayout(tmp_path).state_file
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = LabState(
+        lab_dir=tmp_path,
+        config=LabConfig(),
+        phase=Phase.UP,
+        cluster_id="c",
+        owner_pid=1,
+        started_at=0.0,
+        brokers=[],
+        controller_port=1,
+        prometheus_port=2,
+        client_exporter_ports=[],
+        remote_storage_dir=tmp_path,
+        tiered=False,
+    ).model_dump(mode="json")
+    assert state["schema_version"] == STATE_SCHEMA_VERSION
+    path.write_text(json.dumps({**state, "prometheus_port": 70_000}))
+    with pytest.raises(EnvironmentProblem) as err:
+        read_state(tmp_path)
+    text = str(err.value)
+    assert "prometheus_port: must be less than or equal to 65535" in text and "\n" not in text, text
 
 
 def test_the_lab_state_and_capture_hold_their_bounds() -> None:

@@ -74,8 +74,9 @@ def _integer(n: int) -> bytes:
     return _tlv(0x02, n.to_bytes((n.bit_length() + 8) // 8, "big", signed=True))
 
 
-def _with_rounds(data: bytes, rounds: list[int]) -> bytes:
-    """`data` with its PBKDF2 iteration counts set to `rounds`, in the order they appear."""
+def _with_rounds(data: bytes, rounds: list[int], password: str = PASSWORD) -> bytes:
+    """`data` with its PBKDF2 iteration counts set to `rounds`, in the order they appear, and its
+    MAC computed again with `password` (tests/e2e/bad_inputs.py builds its case with it too)."""
     left = list(rounds)
 
     def walk(buf: bytes) -> bytes:
@@ -97,7 +98,7 @@ def _with_rounds(data: bytes, rounds: list[int]) -> bytes:
 
     patched = walk(data)
     assert not left, "the store has fewer PBKDF2 derivations than rounds given"
-    return _with_valid_mac(patched)
+    return _with_valid_mac(patched, password)
 
 
 def _pkcs12_kdf(password: str, salt: bytes, purpose: int, iterations: int, size: int) -> bytes:
@@ -122,7 +123,7 @@ def _pkcs12_kdf(password: str, salt: bytes, purpose: int, iterations: int, size:
     return out[:size]
 
 
-def _with_valid_mac(pfx: bytes) -> bytes:
+def _with_valid_mac(pfx: bytes, password: str = PASSWORD) -> bytes:
     """The store's MAC computed again over its (changed) contents, at its own salt and count."""
     [(_, top)] = _parse(pfx)
     version, auth_safe, mac_data = _parse(top)
@@ -132,14 +133,14 @@ def _with_valid_mac(pfx: bytes) -> bytes:
     algorithm, _ = _parse(digest_info[1])
     assert _parse(algorithm[1])[0] == (0x06, _SHA256), "the test store's MAC is HMAC-SHA256"
     iterations = int.from_bytes(count[1], "big")
-    key = _pkcs12_kdf(PASSWORD, salt[1], 3, iterations, 32)
+    key = _pkcs12_kdf(password, salt[1], 3, iterations, 32)
     mac = hmac.new(key, content, hashlib.sha256).digest()
     new_digest = _tlv(0x30, _tlv(0x30, algorithm[1]) + _tlv(0x04, mac))
     new_mac = _tlv(0x30, new_digest + _tlv(0x04, salt[1]) + _tlv(0x02, count[1]))
     return _tlv(0x30, _tlv(*version) + _tlv(*auth_safe) + new_mac)
 
 
-def _store(with_key: bool = False) -> bytes:
+def _store(with_key: bool = False, password: str = PASSWORD) -> bytes:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt rounds CA")])
     now = datetime.datetime.now(datetime.UTC)
@@ -153,7 +154,7 @@ def _store(with_key: bool = False) -> bytes:
         .kdf_rounds(2048)
         .key_cert_algorithm(PBES.PBESv2SHA256AndAES256CBC)
         .hmac_hash(hashes.SHA256())
-        .build(PASSWORD.encode())
+        .build(password.encode())
     )
     if with_key:
         return pkcs12.serialize_key_and_certificates(b"k", key, ca, [ca], encryption)

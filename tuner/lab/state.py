@@ -177,7 +177,16 @@ def read_state(lab_dir: Path) -> LabState | None:
                 f" {STATE_SCHEMA_VERSION}; remove the lab directory and run 'kbt lab up'"
             )
         return LabState.model_validate(data)
-    except (ValueError, ValidationError):
+    except ValidationError as exc:
+        from tuner.spec.loader import field_message
+
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])  # the field, and the bound it is past
+        raise EnvironmentProblem(
+            f"lab state {path} is unreadable ({where}: {field_message(first)});"
+            " remove it and run 'kbt lab up'"
+        ) from None
+    except ValueError:
         raise EnvironmentProblem(f"lab state {path} is unreadable; remove it and run 'kbt lab up'") from None
 
 
