@@ -59,7 +59,7 @@ class ClientEstimate(Frozen):
     # estimated from the brokers' produce request rates, split by request-time share (module doc)
     produce_requests_per_s: Rate | None = None
     bytes_per_request: Size | None = None
-    requests_cut: Rate | None = None  # batching to target_bytes would cut its requests ~Nx
+    requests_cut: PerRequest | None = None  # batching to target_bytes would cut its requests ~Nx
     threads_freed: Cores | None = None  # thread time that cut frees, at most (per-request cost)
     by_broker: Annotated[dict[Text, Rate], Entries] = Field(
         default_factory=dict

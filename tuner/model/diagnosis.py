@@ -18,7 +18,7 @@ from pydantic import Field
 
 from tuner.core.errors import ExitStatus
 from tuner.core.frozen import Frozen
-from tuner.core.units import Count, Entries, Figure, Rate, Ratio, Size, Text
+from tuner.core.units import Count, Entries, Figure, PerRequest, Rate, Ratio, Size, Text
 from tuner.model.clients import ClientEstimate, attribute_clients
 from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis_config import DiagnoseThresholds
@@ -73,7 +73,7 @@ class BrokerDiagnosis(Frozen):
     cause: Text  # "healthy" or the label of the leading finding
     findings: Annotated[list[Finding], Entries] = Field(default_factory=list)
     small_request_bytes: Size  # the size limit used for this broker
-    requests_cut: Rate | None = None  # "batching can cut requests ~Nx"
+    requests_cut: PerRequest | None = None  # "batching can cut requests ~Nx": target bytes / 1 at most
     predicted_idle_after: tuple[Ratio, Ratio] | None = None  # cost model, after that cut
 
 

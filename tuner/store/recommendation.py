@@ -26,6 +26,7 @@ from tuner.core.units import (
     Count,
     Entries,
     Epoch,
+    Figure,
     Megabytes,
     Millis,
     PerRequest,
@@ -63,6 +64,12 @@ class SLOBounds(SLO):
     )
 
 
+# What the model predicts, and ratios of a prediction to a measurement, are held to the float's exact
+# range (Figure) rather than a physical bound: a spec may ask for any workload within its own bounds
+# (512 producers at 1e9 msgs/s each), and a recommendation must never fail on what the model says of
+# it; nothing sizes an array or a loop by these. Measured figures keep their units' bounds.
+
+
 class PredictionBand(Frozen):
     """What a prediction could measure, from the held-out error band of its client kind and regime
     (tuner/spec/error_bands.json): the measured value lies in [low, high] when this setting misses
@@ -71,25 +78,25 @@ class PredictionBand(Frozen):
     regime: Text = Field(description="The client kind's regime the prediction falls in.")
     basis: Text = Field(description="Whose held-out runs the band comes from (the regime's, or the kind's).")
     runs: Count = Field(description="Held-out runs behind the band.")
-    requests_per_s: tuple[Rate, Rate] = Field(description="Produce requests/s, all brokers: low, high.")
-    busiest_broker_requests_per_s: tuple[Rate, Rate] = Field(description="The busiest broker: low, high.")
+    requests_per_s: tuple[Figure, Figure] = Field(description="Produce requests/s, all brokers: low, high.")
+    busiest_broker_requests_per_s: tuple[Figure, Figure] = Field(description="The busiest broker: low, high.")
     p99_ms: tuple[Millis, Millis] | None = Field(default=None, description="p99 delivery latency: low, high.")
 
 
 class Prediction(Frozen):
     """What the model predicts for one setting on one workload."""
 
-    requests_per_s: Rate = Field(description="Produce requests/s, all brokers.")
-    busiest_broker_requests_per_s: Rate = Field(description="Produce requests/s on the busiest broker.")
-    requests_per_s_by_broker: Annotated[dict[Text, Rate], Entries] = Field(default_factory=dict)
+    requests_per_s: Figure = Field(description="Produce requests/s, all brokers.")
+    busiest_broker_requests_per_s: Figure = Field(description="Produce requests/s on the busiest broker.")
+    requests_per_s_by_broker: Annotated[dict[Text, Figure], Entries] = Field(default_factory=dict)
     records_per_request: PerRequest
     p50_ms: Millis = Field(description="Median delivery latency, ms.")
     p99_ms: Millis = Field(description="p99 delivery latency, ms.")
     producer_memory_mb: Megabytes | None = Field(default=None, description="Per producer, MB.")
-    wire_bytes_per_s: ByteRate | None = Field(default=None, description="Compressed bytes/s on the wire.")
-    codec_cpu_ms_per_s: Ratio | None = Field(default=None, description="Client CPU ms/s spent compressing.")
-    network_idle_ratio: Ratio | None = Field(default=None, description="From the fitted broker cost model.")
-    handler_idle_ratio: Ratio | None = Field(default=None, description="From the fitted broker cost model.")
+    wire_bytes_per_s: Figure | None = Field(default=None, description="Compressed bytes/s on the wire.")
+    codec_cpu_ms_per_s: Figure | None = Field(default=None, description="Client CPU ms/s spent compressing.")
+    network_idle_ratio: Figure | None = Field(default=None, description="From the fitted broker cost model.")
+    handler_idle_ratio: Figure | None = Field(default=None, description="From the fitted broker cost model.")
     regime: Text | None = Field(default=None, description="The client kind's regime (held-out bands).")
     band: PredictionBand | None = Field(
         default=None, description="The held-out error band applied (None: no held-out run of the kind)."
@@ -140,8 +147,8 @@ class Floor(Frozen):
     """The physical floor of produce requests at the allowed linger (issue acceptance P1)."""
 
     allowed_linger_ms: Millis
-    producer_broker_rps: Rate = Field(description="producers x brokers / allowed linger.")
-    producer_rps: Rate = Field(
+    producer_broker_rps: Figure = Field(description="producers x brokers / allowed linger.")
+    producer_rps: Figure = Field(
         description="producers / allowed linger (a keyless sticky producer needs only one broker at a time)."
     )
 
@@ -158,9 +165,9 @@ class Reduction(Frozen):
     counted_by: Literal["client", "brokers", "model"] = Field(
         description="Whose count both rates are: the clients' own, the brokers', or the model's prediction."
     )
-    before_requests_per_s: Rate
-    after_requests_per_s: Rate
-    ratio: Ratio = Field(description="before / after.")
+    before_requests_per_s: Figure
+    after_requests_per_s: Figure
+    ratio: Figure = Field(description="before / after.")
 
     def sentence(self) -> str:
         """The comparison in one sentence, as every surface prints it."""
@@ -184,8 +191,8 @@ class ClientRecommendation(Frozen):
     measured: Measured | None = None
     baseline_predicted: Prediction | None = None
     baseline_measured: Measured | None = None
-    reduction_predicted: Ratio | None = Field(default=None, description="Baseline / recommended requests/s.")
-    reduction_measured: Ratio | None = None
+    reduction_predicted: Figure | None = Field(default=None, description="Baseline / recommended requests/s.")
+    reduction_measured: Figure | None = None
     reduction: Reduction | None = Field(
         default=None,
         description="The comparison every surface shows: measured when both runs were, else predicted.",
@@ -201,8 +208,8 @@ class ClientRecommendation(Frozen):
     )
     # The relief the busiest broker gets (baseline / recommended produce requests/s there): measured
     # where both runs counted per broker, else predicted. A total's cut can overstate it.
-    busiest_before: Rate | None = Field(default=None, description="Baseline req/s, busiest broker.")
-    busiest_after: Rate | None = Field(default=None, description="Recommended req/s, busiest broker.")
+    busiest_before: Figure | None = Field(default=None, description="Baseline req/s, busiest broker.")
+    busiest_after: Figure | None = Field(default=None, description="Recommended req/s, busiest broker.")
     busiest_relief_on: Literal["measured", "predicted"] | None = None
     evidence: Annotated[list[Text], Entries] = Field(
         default_factory=list, description="Run ids that prove it."
@@ -228,8 +235,8 @@ class ModelTruth(Frozen):
 
     client: ClientKind
     runs: Count
-    median_abs_error: Ratio = Field(description="Median of |predicted - measured| / measured.")
-    max_abs_error: Ratio
+    median_abs_error: Figure = Field(description="Median of |predicted - measured| / measured.")
+    max_abs_error: Figure
     off_schedule: Count = Field(
         default=0, description="Ok runs left out: their client fell behind its schedule (they test nothing)."
     )
