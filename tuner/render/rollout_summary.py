@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.numbers import parse_number
 from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
@@ -54,9 +55,9 @@ def main(argv: list[str]) -> int:
     slo: float | None = None
     if len(argv) == 4 and argv[2] == "--slo-p99":
         try:
-            slo = float(argv[3])
-        except ValueError:
-            print(f"kbt: error: --slo-p99 {argv[3]!r} is not a number", file=sys.stderr)
+            slo = parse_number(argv[3], "--slo-p99")
+        except ValueError as exc:
+            print(f"kbt: error: {exc}", file=sys.stderr)
             return 2
         argv = argv[:2]
     if len(argv) != 2:
