@@ -4,12 +4,12 @@ and acks, the lab scale, and the files `kbt sweep` loads (tuner.render.capture).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.capture_records import JAVA, RDKAFKA, capture_record, client_row
 from tuner.core.writes import atomic_write_all
 from tuner.measure.capture_log import read_produce_traffic
 from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
@@ -17,49 +17,14 @@ from tuner.render.capture import capture_files
 from tuner.spec.loader import load_sweep
 from tuner.store.capture import CaptureRecord
 
-JAVA = "apache-kafka-java 4.1.1"
-RDKAFKA = "confluent-kafka-python 2.16.1-rdkafka-2.16.0"
-
-
-def _client(
-    client_id: str, software: str, broker: str, requests: int, topic: str, **kw: Any
-) -> dict[str, Any]:
-    record_bytes = kw.pop("record_bytes", requests * 1000)
-    return {
-        "client_id": client_id,
-        "software": software,
-        "broker": broker,
-        "requests": requests,
-        "record_bytes": record_bytes,
-        "partitions": kw.pop("partitions", requests),
-        "acks": kw.pop("acks", {"-1": requests}),
-        "topic_bytes": {topic: record_bytes},
-        "connections": kw.pop("connections", 1),
-        **kw,
-    }
-
-
-def _record(
-    clients: list[dict[str, Any]], topics: list[dict[str, Any]], samples: list[dict[str, Any]]
-) -> CaptureRecord:
-    return CaptureRecord(
-        start=0.0,
-        end=100.0,
-        bootstrap_servers="127.0.0.1:1",
-        brokers=3,
-        topics=topics,
-        clients=clients,
-        samples=samples,
-    )
-
 
 def _mix() -> CaptureRecord:
     clients = [
         # 4 Java producers (client ids producer-1..4) on each of 3 brokers, keyless, acks all
-        *[_client(f"producer-{i}", JAVA, f"b{b}", 500, "orders") for i in range(1, 5) for b in range(3)],
+        *[client_row(f"producer-{i}", JAVA, f"b{b}", 500, "orders") for i in range(1, 5) for b in range(3)],
         # 2 librdkafka producers sharing one client id, 2 connections per broker, acks 1
         *[
-            _client("shipper", RDKAFKA, f"b{b}", 3000, "logs", connections=2, acks={"1": 3000})
+            client_row("shipper", RDKAFKA, f"b{b}", 3000, "logs", connections=2, acks={"1": 3000})
             for b in range(3)
         ],
     ]
@@ -76,7 +41,7 @@ def _mix() -> CaptureRecord:
             "distinct_keys": 40,
         },
     ]
-    return _record(clients, topics, samples)
+    return capture_record(clients, topics, samples)
 
 
 def test_groups_rates_sizes_keys_and_acks() -> None:
@@ -115,8 +80,8 @@ def test_linger_is_inferred_from_the_request_rate() -> None:
     request per record, linger 100 ms about 10 per second; the inference tells them apart."""
     topics = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 100_000}]
     samples = [{"topic": "t", "value_bytes": [200] * 100, "keyless": 100}]
-    fast = shape(_record([_client("a", RDKAFKA, "b0", 90_000, "t")], topics, samples)).groups[0]
-    slow = shape(_record([_client("a", RDKAFKA, "b0", 1_000, "t")], topics, samples)).groups[0]
+    fast = shape(capture_record([client_row("a", RDKAFKA, "b0", 90_000, "t")], topics, samples)).groups[0]
+    slow = shape(capture_record([client_row("a", RDKAFKA, "b0", 1_000, "t")], topics, samples)).groups[0]
     assert fast.linger_ms is not None and slow.linger_ms is not None
     assert fast.linger_ms < slow.linger_ms
     assert slow.linger_ms >= 50
@@ -209,7 +174,7 @@ def _records(draw: st.DrawFn) -> CaptureRecord:
     names: list[str] = [*chosen, "unlisted"]
     acks = st.dictionaries(st.sampled_from(["-1", "0", "1", "7"]), ints(1, 100), max_size=3)
     clients = [
-        _client(
+        client_row(
             draw(_IDS),
             draw(_SOFT),
             f"b{draw(ints(0, 4))}",
@@ -232,7 +197,7 @@ def _records(draw: st.DrawFn) -> CaptureRecord:
         }
         for _ in range(draw(ints(0, 4)))
     ]
-    return _record(clients, topics, samples)
+    return capture_record(clients, topics, samples)
 
 
 @settings(max_examples=15, deadline=None)
@@ -268,7 +233,7 @@ def test_the_inferred_linger_reproduces_the_observed_rate(observed: float) -> No
     topics = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 100_000}]
     samples = [{"topic": "t", "value_bytes": [200] * 100, "keyless": 100}]
     for software in (RDKAFKA, JAVA):
-        client = _client("a", software, "b0", int(observed * 100), "t")
-        group = shape(_record([client], topics, samples)).groups[0]
+        client = client_row("a", software, "b0", int(observed * 100), "t")
+        group = shape(capture_record([client], topics, samples)).groups[0]
         assert group.linger_ms is not None and group.linger_ms == int(group.linger_ms), group.linger_ms
         assert group.predicted_requests_per_s == pytest.approx(observed, rel=0.1), (software, group.evidence)

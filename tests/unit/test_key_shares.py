@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.capture_records import RDKAFKA, capture_record, client_row
 from tuner.core.errors import BadInput
 from tuner.driver.corpus import write_corpus
 from tuner.driver.key_shares import KeyTable, fnv1a, murmur2, partitioner
@@ -174,16 +175,7 @@ def test_a_topic_without_key_shares_dumps_as_before() -> None:
 
 
 def _capture(keyed: bool, partition_records: list[int]) -> CaptureRecord:
-    client = {
-        "client_id": "svc-1",
-        "software": "confluent-kafka-python 2.16.1-rdkafka-2.16.0",
-        "broker": "1",
-        "requests": 1000,
-        "record_bytes": 1_000_000,
-        "partitions": 1000,
-        "acks": {"-1": 1000},
-        "topic_bytes": {"orders": 1_000_000},
-    }
+    client = client_row("svc-1", RDKAFKA, "1", 1000, "orders", connections=0)
     sample = {
         "topic": "orders",
         "value_bytes": [300] * 100,
@@ -199,16 +191,7 @@ def _capture(keyed: bool, partition_records: list[int]) -> CaptureRecord:
         "records": sum(partition_records),
         "partition_records": partition_records,
     }
-    return CaptureRecord(
-        start=0.0,
-        end=100.0,
-        bootstrap_servers="127.0.0.1:1",
-        brokers=3,
-        broker_ids=[1, 2, 3],
-        topics=[topic],
-        clients=[client],
-        samples=[sample],
-    )
+    return capture_record([client], [topic], [sample], broker_ids=[1, 2, 3])
 
 
 def test_capture_writes_a_keyed_topics_shares() -> None:

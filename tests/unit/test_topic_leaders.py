@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.capture_records import RDKAFKA, capture_record, client_row
 from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write_all
 from tuner.model.capture import broker_map, shape
@@ -126,34 +127,10 @@ def test_a_leader_the_cluster_lacks_is_refused_in_one_line() -> None:
 
 
 def _capture(broker_ids: list[int], leaders: list[int]) -> CaptureRecord:
-    client = {
-        "client_id": "svc-1",
-        "software": "confluent-kafka-python 2.16.1-rdkafka-2.16.0",
-        "broker": "1",
-        "requests": 1000,
-        "record_bytes": 1_000_000,
-        "partitions": 1000,
-        "acks": {"-1": 1000},
-        "topic_bytes": {"orders": 1_000_000},
-        "connections": 1,
-    }
-    topic = {
-        "name": "orders",
-        "partitions": len(leaders),
-        "replication_factor": 3,
-        "leaders": leaders,
-        "records": 10_000,
-    }
-    return CaptureRecord(
-        start=0.0,
-        end=100.0,
-        bootstrap_servers="127.0.0.1:1",
-        brokers=len(broker_ids),
-        broker_ids=broker_ids,
-        topics=[topic],
-        clients=[client],
-        samples=[],
-    )
+    client = client_row("svc-1", RDKAFKA, "1", 1000, "orders")
+    topic = {"name": "orders", "partitions": len(leaders), "replication_factor": 3, "leaders": leaders,
+             "records": 10_000}  # fmt: skip
+    return capture_record([client], [topic], [], brokers=len(broker_ids), broker_ids=broker_ids)
 
 
 def test_capture_pins_the_source_leaders(tmp_path: Path) -> None:
