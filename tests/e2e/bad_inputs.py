@@ -1560,27 +1560,10 @@ CASES.append(
 def _pkcs12_store(mac_iterations: int) -> str:
     """A PKCS12 truststore (one CA, password hunter2-store) whose MAC iteration count is
     `mac_iterations`, as the LATIN1 body of a case's file."""
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.hazmat.primitives.serialization import pkcs12
-    from cryptography.x509.oid import NameOID
-
+    from tests.unit.pkcs12_stores import ca_truststore
     from tests.unit.test_hostile_inputs import _with_mac_iterations
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt bad-input CA")])
-    now = datetime.datetime.now(datetime.UTC)
-    ca = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )  # fmt: skip
-    store = pkcs12.serialize_key_and_certificates(
-        None, None, None, [ca], serialization.BestAvailableEncryption(b"hunter2-store")
-    )
+    store = ca_truststore(b"hunter2-store", "kbt bad-input CA")
     return LATIN1 + _with_mac_iterations(store, mac_iterations).decode("latin-1")
 
 

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.bad_inputs import GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS, endpoint
+from tests.unit.pkcs12_stores import ca_truststore
 from tuner.core.errors import ExitStatus
 
 pytestmark = pytest.mark.e2e
@@ -552,25 +553,7 @@ def test_fuzz_command_config(lines: list[str]) -> None:
 
 
 def _pkcs12(password: str) -> bytes:
-    import datetime
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.hazmat.primitives.serialization import pkcs12
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt fuzz CA")])
-    now = datetime.datetime.now(datetime.UTC)
-    ca = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )  # fmt: skip
-    return pkcs12.serialize_key_and_certificates(
-        None, None, None, [ca], serialization.BestAvailableEncryption(password.encode())
-    )
+    return ca_truststore(password.encode(), "kbt fuzz CA")
 
 
 STORE = _pkcs12(SECRET)

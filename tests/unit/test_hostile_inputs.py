@@ -17,14 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.serialization import pkcs12
-from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.pkcs12_stores import ca_truststore
 from tuner.core.errors import BadInput, KbtError
 from tuner.core.inputs import parse_yaml
 from tuner.core.text import gate, one_line
@@ -210,17 +206,7 @@ def _with_mac_iterations(store: bytes, iterations: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def store() -> bytes:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt hostile CA")])
-    now = datetime.datetime.now(datetime.UTC)
-    ca = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )  # fmt: skip
-    return pkcs12.serialize_key_and_certificates(
-        None, None, None, [ca], serialization.BestAvailableEncryption(STORE_SECRET.encode())
-    )
+    return ca_truststore(STORE_SECRET.encode(), "kbt hostile CA")
 
 
 def test_the_mac_iteration_count_is_read_off_the_der(store: bytes) -> None:

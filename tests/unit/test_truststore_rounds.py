@@ -9,7 +9,6 @@ checked against the MAC cryptography wrote), so the MAC is valid and only the ro
 from __future__ import annotations
 
 import contextlib
-import datetime
 import hashlib
 import hmac
 import math
@@ -21,15 +20,13 @@ import time
 from pathlib import Path
 
 import pytest
-from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
 from cryptography.hazmat.primitives.serialization.pkcs12 import PBES
-from cryptography.x509.oid import NameOID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.pkcs12_stores import self_signed_ca
 from tuner.core.errors import BadInput
 from tuner.target.truststore import (
     MAX_PKCS12_ITERATIONS,
@@ -141,14 +138,7 @@ def _with_valid_mac(pfx: bytes, password: str = PASSWORD) -> bytes:
 
 
 def _store(with_key: bool = False, password: str = PASSWORD) -> bytes:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt rounds CA")])
-    now = datetime.datetime.now(datetime.UTC)
-    ca = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    key, ca = self_signed_ca("kbt rounds CA")
     encryption = (
         serialization.PrivateFormat.PKCS12.encryption_builder()
         .kdf_rounds(2048)
