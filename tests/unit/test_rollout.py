@@ -15,7 +15,7 @@ from tuner.core.paths import repo_root
 from tuner.render import rollout, rollout_summary
 from tuner.spec import load_sweep
 from tuner.store import ResultsStore
-from tuner.store.recommendation import load_recommendation
+from tuner.store.recommendation import load_recommendation, recommendation_text
 
 DATA = Path(__file__).parent / "data"
 REC = DATA / "recommend" / "demo-loaded.json"  # librdkafka, filebeat, java
@@ -99,3 +99,32 @@ def test_results_that_share_no_client_are_one_line(capsys: pytest.CaptureFixture
         rollout_summary.summary_lines(
             records[:1], [r.model_copy(update={"name": "other"}) for r in records], None
         )
+
+
+def test_two_differing_recommendations_of_one_kind_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rec = load_recommendation(REC)
+    # the same kinds, named otherwise and each with another linger
+    changed = [
+        c.model_copy(update={"profile": c.profile.model_copy(update={"name": "x", "linger_ms": 7.0})})
+        for c in rec.clients
+    ]
+    other = rec.model_copy(update={"clients": changed})
+    second = tmp_path / "other.json"
+    second.write_text(recommendation_text(other))
+    spec = MIX / "audit-java.yaml"
+    assert rollout.main([str(spec), str(REC), str(second), "--out", str(tmp_path / "r.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kbt: error: two recommendations for ") and err.count("\n") == 1, err
+    # the same recommendation given twice is one
+    assert rollout.main([str(spec), str(REC), str(REC), "--out", str(tmp_path / "r.yaml")]) == 0
+
+
+def test_the_clients_lines_fit_100_columns_whatever_the_settings() -> None:
+    records = ResultsStore(DATA / "demo-loaded").records()
+    for before in records:
+        for after in records:
+            renamed = after.model_copy(update={"name": before.name})
+            lines = rollout_summary.summary_lines([before], [renamed], 2000)
+            assert all(len(line) <= rollout_summary.WIDTH for line in lines), lines

@@ -33,7 +33,14 @@ def rolled_out(spec_path: Path, recommendations: list[Recommendation]) -> dict[s
     recommended: dict[str, ClientProfile] = {}
     for rec in recommendations:
         for client in rec.clients:
-            recommended.setdefault(client.profile.client, client.profile)
+            kind = client.profile.client
+            if kind in recommended and _settings(recommended[kind]) != _settings(client.profile):
+                # which of the team's profiles takes which is not for kbt to guess
+                raise BadInput(
+                    f"two recommendations for {kind} differ: give one per client kind"
+                    " (roll out each spec with its own group's)"
+                )
+            recommended[kind] = client.profile
     profiles: list[dict[str, Any]] = []
     for profile in loaded.spec.profiles:
         if profile.client not in recommended:
@@ -64,6 +71,10 @@ def rolled_out(spec_path: Path, recommendations: list[Recommendation]) -> dict[s
         "workload": workload,
         "profiles": profiles,
     }
+
+
+def _settings(profile: ClientProfile) -> dict[str, Any]:
+    return profile.model_dump(exclude={"name", "description"})
 
 
 def main(argv: list[str]) -> int:

@@ -16,6 +16,7 @@ from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
+WIDTH = 100  # columns a line may take in a pipe
 USAGE = "usage: python -m tuner.render.rollout_summary BEFORE_RESULTS AFTER_RESULTS [--slo-p99 MS]"
 
 
@@ -42,9 +43,12 @@ def summary_lines(before: list[RunRecord], after: list[RunRecord], slo_p99_ms: f
     for name in shared:
         b, a = old[name], new[name]
         was, now = (kind_of(r.plan.profile).describe(r.plan.profile) for r in (b, a))
+        settings = f"  settings       {was} -> {now}"
+        if len(settings) > WIDTH:  # the new settings on a line of their own, never a word cut
+            settings = f"  settings       {was}\n{'':17}-> {now}"
         lines += [
             f"client {name} ({a.plan.profile.client}), before -> after:",
-            f"  settings       {was} -> {now}",
+            *settings.split("\n"),
             f"  delivery p99   {_p99(b)} -> {_p99(a)}{slo}",
             f"  records        {_delivery(b)} -> {_delivery(a)}",
         ]
