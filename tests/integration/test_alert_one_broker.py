@@ -128,7 +128,9 @@ def _pods_average(prometheus: Prometheus, now: float) -> float | None:
 
 def _diagnose(state: LabState, directory: Path, window_s: int) -> dict[str, Any]:
     """`kbt diagnose` through a target file that reads the Kubernetes-style job and names no broker
-    label: the broker comes from the pod labels."""
+    label: the broker comes from the pod labels. The window is given its end (`--end`), so the
+    naming and the broker label are read from that window's series through Prometheus' names APIs
+    (a past window's way), here on a real Prometheus."""
     target, scrape_s = directory / "k8s-target.yaml", state.config.scrape_interval_s
     target.write_text(
         f"name: k8s\nbootstrap_servers: [{state.bootstrap_servers}]\n"
@@ -137,7 +139,7 @@ def _diagnose(state: LabState, directory: Path, window_s: int) -> dict[str, Any]
     )
     done = subprocess.run(
         [sys.executable, "-m", "tuner", "diagnose", "--target", str(target), "--window", f"{window_s}s",
-         "--json", "-"],
+         "--end", f"{time.time():.3f}", "--json", "-"],
         capture_output=True, text=True, timeout=180,
     )  # fmt: skip
     assert done.returncode in (0, 10, 11), done.stderr
