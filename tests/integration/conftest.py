@@ -132,6 +132,15 @@ def pytest_sessionfinish() -> None:
         started.down()
 
 
+def release(fixture: str) -> None:
+    """Take down a lab its only user is done with, rather than at the session's end: the saturation
+    lab's three brokers would otherwise idle beside every later lab measurement of the tier (a lab
+    reused from KBT_TEST_*_LAB_DIR was not started here and is left running)."""
+    started = _started.pop(fixture, None)
+    if started is not None:
+        started.down()
+
+
 def _state(fixture: str) -> LabState:
     reuse_env, _, what = _LABS[fixture]
     reuse = os.environ.get(reuse_env)
@@ -154,11 +163,12 @@ def pressure_lab() -> LabState:
     return _state("pressure_lab")
 
 
-@pytest.fixture(scope="session")
-def saturation_lab() -> LabState:
+@pytest.fixture(scope="module")
+def saturation_lab() -> Iterator[LabState]:
     """Three pressure-profile brokers with Strimzi-style pod labels (KBT_TEST_SATURATION_LAB_DIR
-    reuses a running one)."""
-    return _state("saturation_lab")
+    reuses a running one). Its one module is its only user: it goes down when that module ends."""
+    yield _state("saturation_lab")
+    release("saturation_lab")
 
 
 @pytest.fixture(scope="session")
