@@ -121,6 +121,10 @@ def test_capture_finds_the_groups_and_diagnose_needs_no_java(
         assert loaded.spec.workload.topics[0].leaders == facts["leaders"]
         assert sum(facts["partition_records"]) == facts["records"]
     assert (keyed["producers"], keyed["acks"], keyed["kind"]) == (2, "all", "librdkafka")
+    # 40 keys over 6 partitions, each partition's newest 200 records read while they are still written
+    # to (a partition reports its end again each time it catches up): every partition read, all keys
+    sample = next(s for s in record["record"]["samples"] if s["topic"] in keyed["topics"])
+    assert sample["partitions_read"] == 6
     assert keyed["key_cardinality"] == 40
     assert keyed["record_bytes"] == pytest.approx(301, abs=2)  # 300 B values, 1-2 B keys
     assert (plain["producers"], plain["acks"], plain["key_cardinality"]) == (1, "1", None)

@@ -66,6 +66,28 @@ def test_groups_rates_sizes_keys_and_acks() -> None:
     assert plan.worst_offender == "shipper-confluent-kafka-python"
 
 
+@pytest.mark.parametrize(
+    ("partitions_read", "written", "keys"),
+    [
+        (None, 12, 40),  # a capture before partitions_read was kept: the keys as seen
+        (12, 12, 40),  # every written partition read
+        (9, 12, 53),  # a read cut after 9 of 12 partitions: the 3 unread stand for their share
+        (6, 6, 40),  # half the partitions written in the window, all of them read
+    ],
+)
+def test_key_cardinality_counts_the_partitions_a_sample_did_not_read(
+    partitions_read: int | None, written: int, keys: int
+) -> None:
+    """A key hashes to one partition: a sample that read some of the written partitions saw their
+    share of the keys, not fewer keys."""
+    record = _mix().model_dump()
+    logs = next(t for t in record["topics"] if t["name"] == "logs")
+    logs["partition_records"] = [7_500] * written + [0] * (12 - written)
+    record["samples"][1]["partitions_read"] = partitions_read
+    groups = {g.name: g for g in shape(CaptureRecord.model_validate(record)).groups}
+    assert groups["shipper-confluent-kafka-python"].key_cardinality == keys
+
+
 def test_lab_scale_keeps_each_producer_and_states_the_factor() -> None:
     plan = shape(_mix(), ShapeOptions(lab_producers=3))
     assert plan.scale == pytest.approx(0.5)

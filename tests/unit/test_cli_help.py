@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.main import get_command
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.cli.app import _register, app, main
 from tuner.cli.help_shape import first_sentence, full_help, shape, split_doc
 
@@ -91,13 +92,18 @@ def test_help_loads_no_heavy_library() -> None:
         "    try:\n        main([*argv, '--help'])\n    except SystemExit:\n        pass\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=SUBPROCESS_CAP_S
+    )
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr[-2000:]
 
 
 def test_help_shows_flags_without_a_value_placeholder() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "tuner", "sweep", "--help"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "tuner", "sweep", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
     assert out.returncode == 0, out.stderr
     assert "--resume" in out.stdout and "--dry-run" in out.stdout

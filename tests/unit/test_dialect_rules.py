@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.paths import repo_root
 from tuner.render.dialect_rules import render_all
 
@@ -18,7 +19,9 @@ needs_promtool = pytest.mark.skipif(shutil.which("promtool") is None, reason="pr
 
 
 def _promtool(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["promtool", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        ["promtool", *args], capture_output=True, text=True, cwd=cwd, timeout=SUBPROCESS_CAP_S
+    )
 
 
 def test_rules_are_generated_and_current() -> None:

@@ -14,6 +14,7 @@ from hdrh.histogram import HdrHistogram
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
@@ -239,7 +240,9 @@ def test_engine_rejects_a_bad_plan_in_one_line(tmp_path: Path) -> None:
 
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"schema": 1, "pods": 0, "extra": 1}))
-    out = subprocess.run([*engine_command(), "-plan", str(plan)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [*engine_command(), "-plan", str(plan)], capture_output=True, text=True, timeout=SUBPROCESS_CAP_S
+    )
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("java-engine: ")
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_plan import FINAL_SCRAPE_S, engine_dir, exporter_notes, exporter_plan, process_plans
@@ -73,7 +74,9 @@ def _engine() -> list[str]:
 def _run_engine(plan: dict[str, Any], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
-    return subprocess.run([*_engine(), "-plan", str(path)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [*_engine(), "-plan", str(path)], capture_output=True, text=True, timeout=SUBPROCESS_CAP_S
+    )
 
 
 def _free_port() -> int:
@@ -149,6 +152,10 @@ def test_compression_panel_takes_the_clients_own_ratio_else_derives_it(tmp_path:
     path = tmp_path / "compression_test.yml"
     YAML().dump(test, path)
     out = subprocess.run(
-        ["promtool", "test", "rules", path.name], capture_output=True, text=True, cwd=tmp_path, timeout=60
+        ["promtool", "test", "rules", path.name],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=SUBPROCESS_CAP_S,
     )
     assert out.returncode == 0, out.stdout + out.stderr

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.main import get_command
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.cli.app import _register, app, main
 from tuner.cli.outputs import OUTPUT_LIKE, OUTPUTS
 from tuner.core.errors import BadInput
@@ -123,7 +124,9 @@ def test_a_command_refuses_two_outputs_at_one_path_before_it_reads(
 
 
 def _kbt(args: list[str], **streams: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tuner", *args], text=True, timeout=120, **streams)
+    return subprocess.run(
+        [sys.executable, "-m", "tuner", *args], text=True, timeout=SUBPROCESS_CAP_S, **streams
+    )
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.paths import repo_root
 from tuner.measure.promql import promql
 from tuner.render.dashboards.alert_rules import RECORDINGS, RULES_PATH, WINDOW, rules_yaml
@@ -29,7 +30,9 @@ def _load(path: Path) -> Any:
 
 
 def _promtool(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["promtool", *args], capture_output=True, text=True, cwd=RULES_DIR, timeout=120)
+    return subprocess.run(
+        ["promtool", *args], capture_output=True, text=True, cwd=RULES_DIR, timeout=SUBPROCESS_CAP_S
+    )
 
 
 def test_files_exist_and_rules_are_generated() -> None:
@@ -68,7 +71,7 @@ def test_promtool_unit_tests_can_fail(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
-        timeout=120,
+        timeout=SUBPROCESS_CAP_S,
     )
     assert result.returncode != 0 and "KafkaNetworkThreadsSaturated" in result.stdout + result.stderr
 

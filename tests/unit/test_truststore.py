@@ -18,6 +18,7 @@ from cryptography.x509.oid import NameOID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.errors import BadInput
 from tuner.target.engine_security import SecretEnv, filebeat_security, otelcol_security
 from tuner.target.security import ClientSecurity, librdkafka_config
@@ -91,7 +92,7 @@ def test_a_truststore_made_by_keytool_is_read(tmp_path: Path, kind: str) -> None
     subprocess.run(
         ["keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", str(tmp_path / "ca.pem"),
          "-keystore", str(store), "-storetype", kind, "-storepass", STORE_PASSWORD],
-        check=True, capture_output=True, timeout=60,
+        check=True, capture_output=True, timeout=SUBPROCESS_CAP_S,
     )  # fmt: skip
     sec = ClientSecurity("SSL", truststore=(str(store), kind, STORE_PASSWORD))
     (certificate,) = _pem_certificates(librdkafka_config(sec)["ssl.ca.location"])

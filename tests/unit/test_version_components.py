@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner import __version__
 from tuner.cli.components import COMPONENTS, MISSING, component_lines, components
 
@@ -24,7 +25,7 @@ def test_every_component_has_a_line() -> None:
 
 def test_version_flag_prints_the_lines() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "tuner", "--version"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "tuner", "--version"], capture_output=True, text=True, timeout=SUBPROCESS_CAP_S
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()

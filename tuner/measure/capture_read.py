@@ -135,6 +135,7 @@ def sample_topic(
         "payloads": [],
     }
     keys: set[bytes] = set()
+    read_from: set[int] = set()  # partitions that gave at least one record
     try:
         starts = []
         for p in range(min(partitions, MAX_SAMPLE_PARTITIONS)):
@@ -147,10 +148,20 @@ def sample_topic(
                 starts.append(TopicPartition(topic, p, max(low, high - per_partition)))
         if starts:
             consumer.assign(starts)
-            _read(consumer, sample, keys, len(starts), len(starts) * per_partition, timeout_s, payloads)
+            _read(
+                consumer,
+                sample,
+                keys,
+                read_from,
+                len(starts),
+                len(starts) * per_partition,
+                timeout_s,
+                payloads,
+            )
     finally:
         consumer.close()
     sample["distinct_keys"] = len(keys)
+    sample["partitions_read"] = len(read_from)
     return sample
 
 
@@ -158,6 +169,7 @@ def _read(
     consumer: Consumer,
     sample: dict[str, Any],
     keys: set[bytes],
+    read_from: set[int],
     partitions: int,
     limit: int,
     timeout_s: float,
@@ -166,15 +178,19 @@ def _read(
     from confluent_kafka import KafkaError
 
     deadline = time.monotonic() + timeout_s
-    ended = 0
+    # A partition reports its end each time it catches up: on a topic still written to, one
+    # partition can report it many times, so the ends are counted by partition, once each.
+    ended: set[int] = set()
     read = 0
-    while read < limit and ended < partitions and time.monotonic() < deadline:
+    while read < limit and len(ended) < partitions and time.monotonic() < deadline:
         for msg in consumer.consume(500, timeout=min(1.0, max(0.05, deadline - time.monotonic()))):
             error = msg.error()
             if error is not None:
-                ended += error.code() == KafkaError._PARTITION_EOF
+                if error.code() == KafkaError._PARTITION_EOF:
+                    ended.add(msg.partition() or 0)
                 continue
             read += 1
+            read_from.add(msg.partition() or 0)
             value, key = msg.value() or b"", msg.key()
             sample["value_bytes"].append(len(value))
             if key is None:

@@ -42,7 +42,7 @@ from tuner.spec.limits import (
     MIN_RATE_PER_PRODUCER,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
 )
-from tuner.store.capture import CaptureRecord, ClientTraffic, TopicFacts
+from tuner.store.capture import CaptureRecord, ClientTraffic, TopicFacts, TopicSample
 
 Kind = Literal["librdkafka", "java", "filebeat", "otelcol"]
 LINGERS_MS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
@@ -365,6 +365,7 @@ def _group(
 def _sampled(record: CaptureRecord, topics: list[str]) -> tuple[list[int], int, int, int]:
     sizes: list[int] = []
     keyed = keyless = distinct = 0
+    facts = {t.name: t for t in record.topics}
     for sample in record.samples:
         if sample.topic not in topics:
             continue
@@ -375,8 +376,18 @@ def _sampled(record: CaptureRecord, topics: list[str]) -> tuple[list[int], int, 
         sizes += [max(1, round(v + mean_key * share)) for v in sample.value_bytes]
         keyed += n_keyed
         keyless += sample.keyless
-        distinct += sample.distinct_keys
+        distinct += _keys_of_topic(sample, facts.get(sample.topic))
     return sizes, keyed, keyless, distinct
+
+
+def _keys_of_topic(sample: TopicSample, facts: TopicFacts | None) -> int:
+    """The distinct keys a topic's sample saw, scaled to the partitions written that it did not read
+    (a cut read, a topic of more partitions than a sample reads): a key hashes to one partition, so
+    the partitions' key sets are disjoint and each read partition stands for its share."""
+    if not sample.partitions_read or facts is None:
+        return sample.distinct_keys  # a capture before partitions_read was kept: as seen
+    written = sum(1 for n in facts.partition_records if n > 0) or facts.partitions
+    return round(sample.distinct_keys * max(1.0, written / sample.partitions_read))
 
 
 def _message(sizes: list[int], wire: int, records: float) -> tuple[dict[str, Any], float]:

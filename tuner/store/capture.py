@@ -53,6 +53,7 @@ class TopicSample(Frozen):
     key_bytes: Annotated[list[SizeInt], Entries] = Field(default_factory=list)  # of keyed records only
     keyless: Count = 0
     distinct_keys: Count = 0
+    partitions_read: Count | None = None  # partitions that gave a record (None: a capture before it was kept)
     payloads: Annotated[list[Text], Entries] = Field(
         default_factory=list
     )  # only with --payloads (hex of the value)
