@@ -17,7 +17,8 @@ def _n(value: float | None) -> str:
 
 def unmeasured_broker(s: BrokerSnapshot, limit: float) -> BrokerDiagnosis:
     """A warning that names the scrape health: no finding about the broker's load can be made."""
-    from tuner.model.diagnosis import BrokerDiagnosis, Finding
+    from tuner.model.diagnosis import BrokerDiagnosis
+    from tuner.model.finding import Finding
 
     slowest = "" if s.scrape_duration_max_s is None else f", slowest scrape {s.scrape_duration_max_s:.1f} s"
     coverage = 0.0 if s.scrape_coverage is None else s.scrape_coverage
