@@ -160,8 +160,8 @@ def test_the_lab_declares_what_it_is_and_its_clients_reach_its_secure_listener(s
     from tuner.target.lab import lab_target
 
     lab = lab_target(secure_lab.lab_dir)
-    assert lab.topic_ledger is None and not lab.translated_prometheus
-    secure = Connection(lab.secure_bootstrap_servers, lab.secure_client_properties)
+    assert lab.topic_ledger is None and not lab.translated_prometheus and lab.lab is not None
+    secure = Connection(lab.lab.secure_bootstrap_servers, lab.lab.secure_client_properties)
     assert len(admin_client(secure).list_topics(timeout=30).brokers) == len(secure_lab.brokers)
 
 

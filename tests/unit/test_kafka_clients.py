@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tuner.core.kafka_clients import Connection, admin_client, new_consumer, new_producer
 from tuner.core.paths import repo_root
 from tuner.target import Target, resolve_target
+from tuner.target.base import LabSide
 from tuner.target.security import connection
 
 KEYS = st.sampled_from(
@@ -74,7 +75,7 @@ def test_a_target_kind_that_declares_nothing_is_not_treated_like_the_lab() -> No
     assert other.translated_prometheus
     assert other.topic_ledger is not None and other.topic_ledger.name.endswith(".json")
     assert Target(name="other", kind="future", bootstrap_servers="k:9093").topic_ledger != other.topic_ledger
-    lab_like = Target(name="lab x", kind="lab", bootstrap_servers="k:9092", keeps_topic_ledger=False)
+    lab_like = Target(name="lab x", kind="lab", bootstrap_servers="k:9092", lab=LabSide(Path("/nonexistent")))
     assert lab_like.topic_ledger is None
 
 

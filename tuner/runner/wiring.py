@@ -82,15 +82,17 @@ def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> 
     security: dict[str, str] = client_config(target)  # a target file's client security
     bootstrap = target.bootstrap_servers
     if plan.profile.security == "sasl_ssl":
-        if not target.secure_bootstrap_servers:
+        lab = target.lab
+        if lab is None or not lab.secure_bootstrap_servers:
             raise BadInput(
                 f"profile {plan.profile.name} uses security sasl_ssl but the lab has no SASL_SSL"
                 " listener (kbt lab up --security sasl_ssl)"
             )
-        bootstrap = target.secure_bootstrap_servers
-        security.update(target.secure_client_properties)
+        bootstrap = lab.secure_bootstrap_servers
+        security.update(lab.secure_client_properties)
     security.update(expand_references(plan.profile.raw_properties, f"profile {plan.profile.name}"))
-    return Placement(run_id, tuple(topics), bootstrap, security, tuple(target.client_exporter_ports))
+    ports = target.lab.client_exporter_ports if target.lab is not None else ()
+    return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
 
 
 def _target_prometheus(target: Target) -> Prometheus | None:
@@ -111,7 +113,11 @@ def sweep_runner(
         target=target,
         engine=DriverEngine(),
         measurer=PrometheusMeasurer(
-            url, scrape, _target_prometheus(target), target.request_queue_cap, target.local_broker_pids
+            url,
+            scrape,
+            _target_prometheus(target),
+            target.lab.request_queue_cap if target.lab is not None else None,
+            target.lab.local_broker_pids if target.lab is not None else (),
         )
         if url
         else None,

@@ -45,6 +45,25 @@ class TargetLimits:
 
 
 @dataclass(frozen=True)
+class LabSide:
+    """What a target has when it is kbt's own lab, and no other cluster does."""
+
+    lab_dir: Path  # faults and lab-only stages need it
+    # Ports of kbt's client exporters that the lab's Prometheus scrapes.
+    client_exporter_ports: tuple[int, ...] = ()
+    # A second listener of the same cluster with SASL_SSL (`kbt lab up --security sasl_ssl`), and
+    # the client properties for it; profiles with `security: sasl_ssl` use it.
+    secure_bootstrap_servers: str = ""
+    secure_client_properties: Mapping[str, str] = field(default_factory=dict)
+    # The first of a block of local ports kbt's own listeners may use (locust master and web UI).
+    local_port_base: int | None = None
+    # queued.max.requests: records then carry the request queue's time at it.
+    request_queue_cap: int | None = None
+    # Process ids of the brokers, running on this machine: their threads can be sampled.
+    local_broker_pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Target:
     """Where a run's load goes and where its broker figures come from."""
 
@@ -66,25 +85,20 @@ class Target:
     # kbt creates, writes and deletes only topics under this prefix.
     topic_prefix: str = "kbt-"
     limits: TargetLimits = field(default_factory=TargetLimits)
-    # A second listener of the same cluster with SASL_SSL (the lab's `--security sasl_ssl`), and
-    # the client properties for it; profiles with `security: sasl_ssl` use it.
-    secure_bootstrap_servers: str = ""
-    secure_client_properties: Mapping[str, str] = field(default_factory=dict)
-    # The lab directory when the target is kbt's own lab (faults and lab-only stages need it).
-    lab_dir: Path | None = None
-    # The first of a block of local ports kbt's own listeners may use (locust master and web UI;
-    # the lab's base port), None: pick free ports.
-    local_port_base: int | None = None
-    # queued.max.requests when known (the lab's): records then carry the request queue's time at it.
-    request_queue_cap: int | None = None
-    # Process ids of brokers running on this machine (the lab's): their threads can be sampled.
-    local_broker_pids: tuple[int, ...] = ()
-    # kbt lists the topics it creates here in a ledger, so the next run deletes a crashed run's
-    # topics (target/ledger.py); kbt's own lab needs none (its topics go with it).
-    keeps_topic_ledger: bool = True
-    # Queries to the target's Prometheus go through its metric dialect and broker selectors, with
-    # the auth of `prometheus` (measure/dialects.py); the lab's own Prometheus is queried as is.
-    translated_prometheus: bool = True
+    # What only kbt's own lab has (None: any other cluster).
+    lab: LabSide | None = None
+
+    @property
+    def keeps_topic_ledger(self) -> bool:
+        """kbt lists the topics it creates on a cluster in a ledger, so the next run deletes a crashed
+        run's topics (target/ledger.py); its own lab needs none (its topics go with it)."""
+        return self.lab is None
+
+    @property
+    def translated_prometheus(self) -> bool:
+        """Queries to a cluster's Prometheus go through its metric dialect and broker selectors, with
+        the auth of `prometheus` (measure/dialects.py); the lab's own Prometheus is queried as is."""
+        return self.lab is None
 
     @property
     def prometheus_url(self) -> str | None:

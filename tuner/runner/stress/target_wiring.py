@@ -37,10 +37,10 @@ def stress_runner(
     from tuner.target import resolve_target
 
     found = resolve_target(lab_dir, target_file)
-    ports = list(found.client_exporter_ports)
+    ports = list(found.lab.client_exporter_ports) if found.lab is not None else []
     consumer_ports = ports[-MAX_CONSUMER_PORTS:] if len(ports) > MAX_CONSUMER_PORTS else []
     producer_ports = ports[: min(MAX_PRODUCER_PORTS, max(0, len(ports) - len(consumer_ports)))]
-    base = found.local_port_base
+    base = found.lab.local_port_base if found.lab is not None else None
     if base is None and (master_port is None or web_port is None):
         from tuner.core.errors import BadInput
 
