@@ -89,10 +89,11 @@ def fresh_topics(
 def record_figures(
     result: DriverResult, broker: MeasuredWindow | None
 ) -> tuple[ClientResult, DeliveryResult, BrokerWindow | None]:
-    """The driver's and measurement's figures in the record's own schema (tuner.store.figures)."""
+    """The driver's and measurement's figures in the record's own schema (tuner.store.figures; the
+    client's are the driver's own types)."""
     return (
-        ClientResult.model_validate(result.client.model_dump()),
-        DeliveryResult.model_validate(result.delivery.model_dump()),
+        result.client,
+        result.delivery,
         BrokerWindow.model_validate(broker.model_dump()) if broker is not None else None,
     )
 
