@@ -159,7 +159,7 @@ class Java(ProducerKind[JavaProfile]):
         for size in sorted({BATCH_BYTES, 131_072, min(MAX_REQUEST_BYTES, ctx.topic_max_bytes)}):
 
             def make(linger: float, codec: str, size: int = size) -> JavaProfile:
-                return JavaProfile(
+                return self.model(  # this kind's model: a kind built on this one searches as itself
                     name=name_of(self.name, codec, linger, f"b{size // 1024}k"),
                     linger_ms=round(linger),
                     batch_bytes=size,

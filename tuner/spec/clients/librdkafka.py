@@ -130,7 +130,7 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         keep = self.kept(ctx.base)
 
         def make(linger: float, codec: str) -> LibrdkafkaProfile:
-            return LibrdkafkaProfile(
+            return self.model(  # this kind's model: a kind built on this one searches as itself
                 name=name_of(self.name, codec, linger),
                 linger_ms=round(linger),
                 batch_messages=BATCH_MESSAGES,
