@@ -16,6 +16,8 @@ from tuner.store.probe_record import ProbeCurve, ProbeRecord
 
 CODECS = "gzip,snappy,lz4,zstd"
 
+SUMMARY = "librdkafka/Java/OpenTelemetry Collector: all four; Filebeat: gzip, snappy, lz4"  # codecs by kind
+
 
 def _probe(event_bytes: int | None) -> ProbeRecord:
     options = build_options(CODECS, [], None, event_bytes, 20, 1)
@@ -89,4 +91,4 @@ def test_single_messages_barely_compress(per_line: ProbeRecord) -> None:
 def test_record_carries_advice_for_every_sample(events_1k: ProbeRecord) -> None:
     for sample in events_1k.samples:
         assert sample.advice.startswith(sample.name + ": ")
-        assert "Filebeat: gzip, lz4, snappy; librdkafka/Java: all four" in sample.advice
+        assert SUMMARY in sample.advice

@@ -50,7 +50,7 @@ def compression(
     level: the compression ratio (median and p10/p90 over many batches), compressed batch bytes, and
     compress/decompress CPU time per MB. Prints a table, the knee of each curve (the smallest batch
     at 90% of the plateau ratio) and one sentence of advice per file, naming which codecs each
-    client can send (Filebeat: gzip, lz4, snappy; librdkafka/Java: all four)."""
+    client kind can send (each kind's own codecs: Filebeat's Kafka output has no zstd)."""
     from tuner.measure.compression import point_count
     from tuner.render.probe_plot import plot_probe, plot_target
     from tuner.render.probe_table import probe_markdown, probe_table

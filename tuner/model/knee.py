@@ -78,11 +78,18 @@ def clients_summary() -> str:
     return "; ".join(f"{'/'.join(names)}: {_codec_list(codecs)}" for codecs, names in groups.items())
 
 
+def _able(curve: ProbeCurve) -> list[str]:
+    """The client kinds that can send the curve's codec, by today's registry (a stored record's own
+    list is as old as the record: a kind added since is not in it)."""
+    return [c for c, codecs in CLIENT_CODECS.items() if curve.codec in codecs]
+
+
 def _clients_phrase(curve: ProbeCurve) -> str:
-    missing = [c for c in CLIENT_CODECS if c not in curve.clients]
+    able = _able(curve)
+    missing = [c for c in CLIENT_CODECS if c not in able]
     if not missing:
         return f"every client can send {curve.codec} ({clients_summary()})"
-    names = "/".join(CLIENT_NAMES.get(c, c) for c in curve.clients)
+    names = "/".join(CLIENT_NAMES.get(c, c) for c in able)
     cannot = "/".join(CLIENT_NAMES.get(c, c) for c in missing)
     return f"{names} can send {curve.codec}, {cannot} cannot ({clients_summary()})"
 
@@ -94,8 +101,8 @@ def advice(sample: ProbeSample) -> str:
     if best is None:
         return f"{sample.name}: nothing measured."
     sentence = f"{sample.name}: {_reach(best)}; {_clients_phrase(best)}"
-    for client in (c for c in CLIENT_CODECS if c not in best.clients):
-        own = _best([c for c in sample.curves if client in c.clients])
+    for client in (c for c in CLIENT_CODECS if c not in _able(best)):
+        own = _best([c for c in sample.curves if client in _able(c)])
         if own is not None:
             sentence += f"; for {CLIENT_NAMES.get(client, client)}, {_reach(own)}"
     return sentence + "."

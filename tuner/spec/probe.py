@@ -16,6 +16,7 @@ from pydantic import Field
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.numbers import cut_value, parse_int
 from tuner.spec.base import StrictModel
+from tuner.spec.clients import KINDS
 from tuner.spec.limits import MAX_SEED
 
 Codec = Literal["gzip", "snappy", "lz4", "zstd"]
@@ -28,12 +29,10 @@ LEVEL_RANGES: dict[str, tuple[int, int]] = {"gzip": (1, 9), "lz4": (0, 16), "zst
 # (librdkafka/Java gzip 6, librdkafka lz4 0 = fast, zstd 3).
 DEFAULT_LEVELS: dict[str, int] = {"gzip": 6, "lz4": 0, "zstd": 3}
 
-# Which producer clients can send each codec. Filebeat's Kafka output offers none, gzip, lz4 and
-# snappy (libbeat compressionModes); librdkafka and the Java producer offer all four.
+# Which client kinds can send each codec: each kind's own `codecs` (tuner/spec/clients/), so a kind
+# added to the registry takes part in the probe's advice (Filebeat's Kafka output offers no zstd).
 CLIENT_CODECS: dict[str, tuple[Codec, ...]] = {
-    "filebeat": ("gzip", "lz4", "snappy"),
-    "librdkafka": CODECS,
-    "java": CODECS,
+    name: tuple(c for c in CODECS if c in kind.codecs) for name, kind in KINDS.items()
 }
 
 DEFAULT_BATCH_SIZES: tuple[int, ...] = tuple(2**i for i in range(13))  # 1 .. 4096
