@@ -28,14 +28,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.model.predict import simulated
 from tuner.model.traffic import Traffic
-from tuner.spec.clients import ClientProfile, profile_of, rules_of
+from tuner.spec.clients import DEFAULT_KIND, KINDS, ClientProfile, kind_named, profile_of, rules_of
 from tuner.spec.limits import (
     MAX_PARTITIONS,
     MAX_PRODUCERS,
@@ -44,7 +44,6 @@ from tuner.spec.limits import (
 )
 from tuner.store.capture import CaptureRecord, ClientTraffic, TopicFacts, TopicSample
 
-Kind = Literal["librdkafka", "java", "filebeat", "otelcol"]
 LINGERS_MS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 SIZE_BUCKETS = 8  # equal-count size buckets a sampled distribution is cut into
 KEYED_SHARE = 0.5  # a group whose sampled records are mostly keyed is replayed keyed
@@ -75,7 +74,7 @@ class CapturedGroup(Frozen):
     client_ids: list[str]
     software: str
     principal: str
-    kind: Kind
+    kind: str  # a registered client kind (tuner.spec.clients.KINDS)
     producers: int  # on the source cluster
     lab_producers: int
     requests_per_s: float
@@ -114,19 +113,15 @@ def group_key(client_id: str) -> str:
     return base or client_id or "no-client-id"
 
 
-def kind_of_software(software: str, client_id: str) -> tuple[Kind, str | None]:
-    """The client kind a client's software names (and a note when it is a guess)."""
+def kind_of_software(software: str, client_id: str) -> tuple[str, str | None]:
+    """The client kind a client's software name or client id names (each kind says which, in the
+    registry), and a note when the kind only stands in for it or the name is unknown."""
     name = software.lower()
-    if "apache-kafka-java" in name:
-        return "java", None
-    if "rdkafka" in name or name.startswith("confluent-kafka"):
-        return "librdkafka", None
-    if "sarama" in name or client_id == "beats":
-        return "filebeat", None
-    if "kgo" in name or "franz" in name:
-        return "otelcol", "franz-go clients are replayed as the OpenTelemetry Collector kind (franz-go)"
+    for kind in KINDS.values():
+        if any(part in name for part in kind.software) or client_id in kind.client_ids:
+            return kind.name, kind.stands_in_for
     shown = software or "no software name"
-    return "librdkafka", f"{shown} is not a client kind kbt runs: replayed by librdkafka"
+    return DEFAULT_KIND, f"{shown} is not a client kind kbt runs: replayed by {DEFAULT_KIND}"
 
 
 def spec_name(text: str) -> str:
@@ -299,15 +294,13 @@ def _group(
     lab_producers = max(1, min(MAX_PRODUCERS, round(producers * scale)))
     partitions = tuple(min(MAX_PARTITIONS, facts[t].partitions) for t in topics)
     traffic = Traffic(producers, rate, record_bytes, partitions, record.brokers, key_cardinality)
+    limit = _record_limit(message)
     profile, linger, predicted, evidence = _profile(
-        name, kind, acks, ratio, traffic, requests / window, options.infer_linger
+        name, kind, acks, ratio, limit, traffic, requests / window, options.infer_linger
     )
     by_broker: dict[str, float] = {}
     for row in rows:
         by_broker[row.broker] = by_broker.get(row.broker, 0.0) + row.requests / window
-    limit = _record_limit(message)
-    if limit is not None and kind == "filebeat":
-        profile["filebeat"]["output.kafka"]["max_message_bytes"] = limit
     workload = {
         "name": name,
         "description": (
@@ -422,7 +415,14 @@ def _acks(rows: list[ClientTraffic]) -> str:
 
 
 def _profile(
-    name: str, kind: Kind, acks: str, ratio: float | None, traffic: Traffic, observed: float, infer: bool
+    name: str,
+    kind: str,
+    acks: str,
+    ratio: float | None,
+    record_limit: int | None,
+    traffic: Traffic,
+    observed: float,
+    infer: bool,
 ) -> tuple[dict[str, Any], float | None, float | None, list[str]]:
     """The group's profile, the linger inferred, the requests/s it is predicted to send, evidence."""
     evidence = [f"observed {observed:.4g} produce requests/s"]
@@ -436,17 +436,10 @@ def _profile(
                 else "not compressed"
             )
         )
-    base: dict[str, Any] = {"name": name, "description": f"captured from {name}", "client": kind}
-    if kind == "filebeat":
-        base["filebeat"] = {"output.kafka": {"required_acks": {"all": -1, "0": 0, "1": 1}[acks]}}
-        if not compressed:
-            base["filebeat"]["output.kafka"]["compression"] = "none"
-        return _predicted(base, traffic, evidence, infer)
-    if kind == "otelcol":
-        return _predicted(base, traffic, evidence, infer)
-    base["acks"] = acks
-    base["idempotence"] = acks == "all"
-    base["compression"] = "zstd" if compressed else "none"
+    settings = kind_named(kind).captured(acks, compressed, record_limit)
+    base: dict[str, Any] = {"name": name, "description": f"captured from {name}", "client": kind, **settings}
+    if "linger_ms" not in kind_named(kind).model.model_fields:
+        return _predicted(base, traffic, evidence, infer)  # no linger knob to infer: predicted as is
     best = _nearest_linger(base, traffic, observed) if infer else None
     if best is None:
         return base, None, None, evidence

@@ -67,6 +67,12 @@ class ClientKind(Generic[P]):
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4", "zstd")  # codecs the client sends
     # One produce request carries several partitions (per broker per flush), or one partition batch.
     multi_partition_requests: bool
+    # How a captured client is known as this kind (tuner/model/capture.py): a part of the software
+    # name it gives the brokers (KIP-511, lower case), or its default client id; and a note when
+    # the kind only stands in for that client.
+    software: tuple[str, ...] = ()
+    client_ids: tuple[str, ...] = ()
+    stands_in_for: str | None = None
 
     def __init__(self) -> None:
         _BY_MODEL[self.model] = self
@@ -123,6 +129,12 @@ class ClientKind(Generic[P]):
         """A sentence for a recommendation: the durability the profile runs with and where it came
         from (None for a kind whose files state none of it)."""
         return None
+
+    def captured(self, acks: str, compressed: bool, record_limit: int | None) -> dict[str, Any]:
+        """The settings of a profile that replays a captured group of this kind: the acks it sent
+        ("all", "1" or "0"), whether its batches were compressed, and a record limit when its
+        largest record passes the client's default (None: the default holds)."""
+        return {}
 
     def upgrade_v1(self, data: dict[str, Any]) -> dict[str, Any]:
         """A profile as version-1 records stored it, in today's shape."""

@@ -160,6 +160,8 @@ class Filebeat(ClientKind[FilebeatProfile]):
     hints = _HINTS
     codecs: tuple[str, ...] = ("none", "gzip", "snappy", "lz4")  # libbeat offers no zstd
     multi_partition_requests = True
+    software = ("sarama",)
+    client_ids = ("beats",)
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
@@ -231,6 +233,14 @@ class Filebeat(ClientKind[FilebeatProfile]):
             return {}
         kafka = config_of(base).kafka
         return {"acks": str(kafka.required_acks)} if "required_acks" in kafka.model_fields_set else {}
+
+    def captured(self, acks: str, compressed: bool, record_limit: int | None) -> dict[str, Any]:
+        kafka: dict[str, Any] = {"required_acks": {"all": -1, "0": 0, "1": 1}[acks]}
+        if not compressed:
+            kafka["compression"] = "none"  # else Filebeat's default codec (gzip)
+        if record_limit is not None:
+            kafka["max_message_bytes"] = record_limit
+        return {"filebeat": {"output.kafka": kafka}}
 
     def describe(self, profile: FilebeatProfile) -> str:
         config = config_of(profile)

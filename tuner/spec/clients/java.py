@@ -63,6 +63,7 @@ class Java(ProducerKind[JavaProfile]):
     model = JavaProfile
     hints = MappingProxyType({"batch_messages": " (the Java producer bounds batches by batch_bytes)"})
     multi_partition_requests = True
+    software = ("apache-kafka-java",)
     environment = (
         "bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id", "key/value serializers",
     )  # fmt: skip

@@ -52,6 +52,7 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     model = LibrdkafkaProfile
     hints = MappingProxyType({"filebeat": " (give librdkafka properties as knobs or overrides)"})
     multi_partition_requests = False
+    software = ("rdkafka", "confluent-kafka")
     DURABILITY = (
         ("acks", ("request.required.acks",)),
         ("enable.idempotence", ()),

@@ -107,6 +107,8 @@ class Otelcol(ClientKind[OtelcolProfile]):
     model = OtelcolProfile
     hints = _HINTS
     multi_partition_requests = True
+    software = ("kgo", "franz")
+    stands_in_for = "franz-go clients are replayed as the OpenTelemetry Collector kind (franz-go)"
 
     def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""

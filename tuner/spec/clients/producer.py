@@ -180,6 +180,11 @@ class ProducerKind(ClientKind[P]):
             keep["overrides"] = durable
         return keep
 
+    def captured(self, acks: str, compressed: bool, record_limit: int | None) -> dict[str, Any]:
+        # the acks it sent, idempotence as a producer at acks=all has it by default; the codec is not
+        # visible to a reading consumer, so a compressed group replays with zstd
+        return {"acks": acks, "idempotence": acks == "all", "compression": "zstd" if compressed else "none"}
+
     def durability_note(self, profile: P, base: ClientProfile | None) -> str | None:
         ran = self.durability(profile)
         text = ", ".join(f"{k}={v}" for k, v in ran.items())
