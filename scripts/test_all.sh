@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # `make test` (the README's test command; `.ci/run` runs it): install, lint, every tier and the fault
 # matrix (`make test-chaos`), scheduled so they overlap where they can without disturbing each other.
-# CI has a clean clone, 2 cores and 90 minutes (target: under 70):
+# CI has a clean clone, 2 cores and 90 minutes (target: under 60):
 #
 #   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
-#      generated-files check and the unit tier but its `wall_clock` tests                  ~45 min
-#   3. the e2e tier; beside it the unit tier's `wall_clock` tests, the e2e tier's clean-clone install
-#      and lab lifecycle tests, `make demo`'s pressure loop (an integration module with a pressure
-#      lab of its own: to even the two lanes out), then the fault matrix (`make test-chaos`, a lab
-#      of its own on ports 19500-19700)                                                   ~29 min
+#      generated-files check, the unit tier but its `wall_clock` tests, and the e2e tier but the
+#      modules of step 3                                                                   ~44 min
+#   3. the e2e modules that need a lab of their own or bound a wall-clock time (the runbook
+#      rehearsal, the installs, the lab lifecycle, the fuzzing, the exit paths, diagnose against a
+#      real Prometheus), then `make demo`'s pressure loop (an integration module with a pressure lab
+#      of its own, on ports from 21000 here, clear of the fault matrix's); beside them the unit
+#      tier's `wall_clock` tests, then the fault matrix (`make test-chaos`, a lab of its own on
+#      ports 19500-19700)                                                                   ~21 min
 #
 # Why this way: the integration tier's lab figures (idle meters, request-queue shares, a producer's
 # send lag) are timing-sensitive on 2 cores, so only work that yields the CPU at once runs beside
-# it: lint and the unit tier are pure CPU (hypothesis runs without its deadline), and at nice 19
-# they take what the labs leave idle; the unit tests that bound a wall-clock time (marked
-# `wall_clock`, tests/unit/test_wall_clock_marked.py keeps the mark honest) wait for step 3. The e2e tier is mostly `kbt` run as
-# a subprocess and checked for its output; the fault matrix judges delivery, not speed; the
-# integration tier's labs are down by then (its secure lab, base port + 400 = 19690, would also
-# collide with the fault matrix's ports).
+# it: lint, the unit tier and the e2e modules run beside it are `kbt` as a subprocess checked for
+# its output, with no lab and no bound on time (hypothesis runs without its deadline, a
+# subprocess's timeout is a generous cap), and at nice 19 they take what the labs leave idle; the
+# tests that bound a wall-clock time (unit tests marked `wall_clock`, tests/unit/test_wall_clock_marked.py
+# keeps the mark honest; the e2e modules listed below) wait for step 3, as do the e2e modules with
+# labs. The fault matrix judges delivery, not speed; the integration tier's labs are down by then
+# (its secure lab, base port + 400 = 19690, would also collide with the fault matrix's ports).
 #
 # Every step runs to the end and CI fails if any of them failed (pytest's exit 5, no test collected,
 # too). Background output is kept in build/ci/ and printed, each line prefixed, once it is done.
@@ -54,50 +58,56 @@ trap stop_background EXIT
 step "install"
 make --no-print-directory install
 
-# The integration module that runs in step 3's second lane instead (its pressure lab of its own,
-# base port 19490, ends before the fault matrix starts on 19500): make demo's pressure loop, ~5 min.
+# The integration module that runs in step 3 instead (make demo's pressure loop, ~5 min, with a
+# pressure lab of its own; its ports from 21000 there are clear of the fault matrix's).
 lane_integration=(tests/integration/test_pressure_loop.py)
-step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier"
+# The e2e modules that run in step 3, not beside the integration tier: labs of their own (the
+# runbook's, a clean clone's install, the lab lifecycle on ports 19200-19221), or a bound on time
+# (the fuzzing's per-run cap, a signal sent after the imports, a Prometheus started and waited for).
+lane_e2e=(tests/e2e/test_runbook.py tests/e2e/test_light_install.py tests/e2e/test_clean_install.py
+  tests/e2e/test_lab_cli.py tests/e2e/test_fuzz_inputs.py tests/e2e/test_exit_paths.py
+  tests/e2e/test_diagnose_cli.py)
+step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier, e2e tier but ${lane_e2e[*]}"
 rm -f "$beside_status"
 setsid nice -n 19 bash -c '
+  py=$1 status=$2; shift 2
   lint=0; make --no-print-directory lint check-generated || lint=$?
   printf "\n==== unit tier (%s)\n" "$(date -u +%H:%M:%S)"
-  unit=0; "$1" -m pytest --durations=15 -m "not wall_clock" tests/unit || unit=$?
-  echo "$lint $unit" >"$2"' beside "$py" "$beside_status" >"$beside_log" 2>&1 &
+  unit=0; "$py" -m pytest --durations=15 -m "not wall_clock" tests/unit || unit=$?
+  printf "\n==== e2e tier but its step-3 modules (%s)\n" "$(date -u +%H:%M:%S)"
+  e2e=0; "$py" -m pytest --durations=15 "$@" tests/e2e || e2e=$?
+  echo "$lint $unit $e2e" >"$status"' beside "$py" "$beside_status" "${lane_e2e[@]/#/--ignore=}" >"$beside_log" 2>&1 &
 beside_pid=$!
 integration=0
 "$py" -m pytest --durations=40 "${lane_integration[@]/#/--ignore=}" tests/integration || integration=$?
 
-step "waiting for lint and the unit tier"
+step "waiting for lint, the unit tier and the e2e modules beside"
 wait "$beside_pid" || true
 beside_pid=""
 sed 's/^/beside| /' "$beside_log"
-read -r lint unit <"$beside_status" 2>/dev/null || { lint=1; unit=1; }
+read -r lint unit e2e_beside <"$beside_status" 2>/dev/null || { lint=1; unit=1; e2e_beside=1; }
 
-# The e2e modules that run in the second lane (their own ports: 19200-19221; no runbook lab).
-lane_e2e=(tests/e2e/test_clean_install.py tests/e2e/test_lab_cli.py)
-step "in the background (> $chaos_log): the wall_clock unit tests, ${lane_e2e[*]}, ${lane_integration[*]}, then the fault matrix; the rest of the e2e tier"
+step "in the background (> $chaos_log): the wall_clock unit tests, then the fault matrix; ${lane_e2e[*]}, then ${lane_integration[*]}"
 chaos_status=build/ci/chaos.status
 rm -f "$chaos_status"
 setsid bash -c '
-  py=$1 status=$2 loop=$3; shift 3
+  py=$1 status=$2
   timed=0; "$py" -m pytest -m wall_clock tests/unit || timed=$?
-  printf "\n==== %s (%s)\n" "$*" "$(date -u +%H:%M:%S)"
-  lane_e2e=0; "$py" -m pytest --durations=5 "$@" || lane_e2e=$?
-  printf "\n==== %s (%s)\n" "$loop" "$(date -u +%H:%M:%S)"
-  "$py" -m pytest --durations=5 "$loop" || lane_e2e=1
   printf "\n==== fault matrix (%s)\n" "$(date -u +%H:%M:%S)"
   chaos=0; make --no-print-directory test-chaos || chaos=$?
-  echo "$timed $lane_e2e $chaos" >"$status"' chaos "$py" "$chaos_status" "${lane_integration[0]}" "${lane_e2e[@]}" >"$chaos_log" 2>&1 &
+  echo "$timed $chaos" >"$status"' chaos "$py" "$chaos_status" >"$chaos_log" 2>&1 &
 chaos_pid=$!
 e2e=0
-"$py" -m pytest --durations=25 "${lane_e2e[@]/#/--ignore=}" tests/e2e || e2e=$?
+"$py" -m pytest --durations=25 "${lane_e2e[@]}" || e2e=$?
+step "${lane_integration[*]} (its pressure lab on ports from 21000)"
+loop=0
+KBT_TEST_PRESSURE_LAB_BASE_PORT=21000 "$py" -m pytest --durations=5 "${lane_integration[@]}" || loop=$?
 
 step "waiting for the fault matrix"
 wait "$chaos_pid" || true
 chaos_pid=""
 sed 's/^/chaos| /' "$chaos_log"
-read -r timed lane_e2e chaos <"$chaos_status" 2>/dev/null || { timed=1; lane_e2e=1; chaos=1; }
+read -r timed chaos <"$chaos_status" 2>/dev/null || { timed=1; chaos=1; }
 
-step "exit statuses: lint+generated $lint, unit $unit (wall_clock $timed), integration $integration, e2e $e2e (and $lane_e2e), fault matrix $chaos"
-for status in "$lint" "$unit" "$timed" "$integration" "$e2e" "$lane_e2e" "$chaos"; do [ "$status" -eq 0 ] || exit 1; done
+step "exit statuses: lint+generated $lint, unit $unit (wall_clock $timed), integration $integration (pressure loop $loop), e2e $e2e (beside $e2e_beside), fault matrix $chaos"
+for status in "$lint" "$unit" "$timed" "$integration" "$loop" "$e2e" "$e2e_beside" "$chaos"; do [ "$status" -eq 0 ] || exit 1; done

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.bad_inputs import CASES, DOC, Case, endpoint, render_doc
+from tests.unit.caps import SUBPROCESS_CAP_S
 
 pytestmark = pytest.mark.e2e
 
@@ -27,7 +28,7 @@ def _run(case: Case, directory: Path, prom: str) -> subprocess.CompletedProcess[
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 

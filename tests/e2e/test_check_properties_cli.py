@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.paths import repo_root
 from tuner.driver.java_plan import engine_dir
 from tuner.spec.clients import kind_of
@@ -24,7 +25,12 @@ def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
     env["COLUMNS"] = "200"
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180
+        [sys.executable, "-m", "tuner", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 

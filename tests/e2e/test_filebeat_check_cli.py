@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tests.unit.filebeat_cases import GOOD, MALFORMED
 from tuner.core.paths import repo_root
 from tuner.driver.filebeat.builds import filebeat_builds
@@ -28,7 +29,12 @@ def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
     env["COLUMNS"] = "200"
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tuner", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner import __version__
 from tuner.cli.json_out import SCHEMA_VERSION
 from tuner.core.paths import repo_root
@@ -18,7 +19,11 @@ pytestmark = pytest.mark.e2e
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tuner", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 

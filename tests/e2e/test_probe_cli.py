@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.store.probe_record import PROBE_SCHEMA_VERSION, load_probe_record
 
 pytestmark = pytest.mark.e2e
@@ -23,7 +24,7 @@ SUMMARY = "librdkafka/Java/OpenTelemetry Collector: all four; Filebeat: gzip, sn
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tuner", "probe", "compression", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd, capture_output=True, text=True, timeout=SUBPROCESS_CAP_S,
     )  # fmt: skip
 
 

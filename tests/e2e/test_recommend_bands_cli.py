@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.paths import repo_root
 from tuner.spec.error_bands import load_error_bands
 
@@ -20,7 +21,11 @@ pytestmark = pytest.mark.e2e
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "tuner", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 

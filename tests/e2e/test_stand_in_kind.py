@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.paths import repo_root
 
 ROOT = repo_root()
@@ -46,7 +47,12 @@ def _package_with_the_stand_in(tmp_path: Path) -> Path:
 def _kbt(pkg: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(pkg), "KBT_LAB_DIR": str(cwd / "no-lab")}
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "tuner", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 
@@ -54,7 +60,8 @@ def test_the_worked_example_kind_sweeps_models_searches_and_renders(tmp_path: Pa
     pkg = _package_with_the_stand_in(tmp_path)
     which = subprocess.run(
         [sys.executable, "-c", "import tuner; print(tuner.__file__)"],
-        env={**os.environ, "PYTHONPATH": str(pkg)}, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(pkg)}, cwd=tmp_path, capture_output=True, text=True,
+        timeout=SUBPROCESS_CAP_S,
     )  # fmt: skip
     assert which.stdout.strip().startswith(str(pkg)), which.stdout + which.stderr
 
@@ -89,6 +96,6 @@ def test_the_worked_example_kind_sweeps_models_searches_and_renders(tmp_path: Pa
     # the installed package does not know the kind: it was the copy that ran
     plain = subprocess.run(
         [sys.executable, "-m", "tuner", "sweep", str(spec), "--dry-run"], cwd=tmp_path, capture_output=True,
-        text=True, timeout=120, env={**os.environ, "KBT_LAB_DIR": str(tmp_path / "no-lab")},
+        text=True, timeout=SUBPROCESS_CAP_S, env={**os.environ, "KBT_LAB_DIR": str(tmp_path / "no-lab")},
     )  # fmt: skip
     assert plain.returncode != 0 and 'unknown client kind "confluent-go"' in plain.stderr

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
+
 pytestmark = pytest.mark.e2e
 
 GOOD = """\
@@ -49,7 +51,11 @@ BAD = {
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tuner", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_CAP_S,
     )
 
 

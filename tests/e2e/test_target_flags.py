@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.errors import ExitStatus
 from tuner.model.cost import BrokerCostModel, LinearFit
 
@@ -45,7 +46,7 @@ def kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "tuner", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SUBPROCESS_CAP_S,
         stdin=subprocess.DEVNULL,
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
