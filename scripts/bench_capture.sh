@@ -5,8 +5,10 @@
 #   2. `kbt capture` reads it for a window; `kbt diagnose` reads the brokers over the same window;
 #   3. the source lab goes down, a fresh one comes up, every captured group's sweep runs at once;
 #   4. `kbt diagnose` reads the replay's brokers, `kbt capture` reads the replay's groups;
-#   5. per broker produce requests/s, bytes per request and records/s, source vs replay, and the
-#      groups of both captures.
+#   5. unless KBT_BENCH_CALIBRATE=0: the capture calibrated by that first replay (each group's
+#      linger inferred again for the rate the replay, not the model, sends), replayed again (3-4);
+#   6. per broker produce requests/s, bytes per request and records/s, source vs (last) replay, and
+#      the groups of both captures.
 # Usage: scripts/bench_capture.sh [OUT]   (default out/bench-capture; base port KBT_BENCH_BASE_PORT)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,20 +52,46 @@ wait
 $KBT lab down --lab-dir "$SRC"
 fi
 
-echo "bench-capture: replay on a fresh lab"
-$KBT lab up --base-port "$BASE" --lab-dir "$REP" --brokers 3 --no-tiered
-request_log_on "$REP"
-for sweep in "$OUT"/capture/*/sweep.yaml; do
-  group=$(basename "$(dirname "$sweep")")
-  $KBT sweep "$sweep" --lab-dir "$REP" --results "$OUT/replay-results" >"$OUT/replay-$group.log" 2>&1 &
-done
-sleep 75
-# shellcheck disable=SC2046
-$KBT capture --lab-dir "$REP" --window "${WINDOW}s" $(logs "$REP") --out "$OUT/replay-capture" \
-  --lab-brokers 3 | tee "$OUT/replay-capture.txt"
-END=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['record']['end'])" "$OUT/replay-capture/capture.json")
-$KBT diagnose --prometheus "http://127.0.0.1:$BASE" --window "${WINDOW}s" --end "$END" \
-  --json "$OUT/replay-diagnosis.json" >/dev/null || true
-wait
-$KBT lab down --lab-dir "$REP"
+# One replay of CAPTURE's sweeps on a fresh lab: its capture in $OUT/$2-capture, the brokers' figures
+# over its window in $OUT/$2-diagnosis.json.
+replay() {
+  local capture=$1 tag=$2 sweep group end
+  echo "bench-capture: $tag on a fresh lab ($capture)"
+  rm -rf "$OUT/$tag-results"
+  $KBT lab up --base-port "$BASE" --lab-dir "$REP" --brokers 3 --no-tiered
+  request_log_on "$REP"
+  for sweep in "$capture"/*/sweep.yaml; do
+    group=$(basename "$(dirname "$sweep")")
+    $KBT sweep "$sweep" --lab-dir "$REP" --results "$OUT/$tag-results" >"$OUT/$tag-$group.log" 2>&1 &
+  done
+  sleep 75
+  # shellcheck disable=SC2046
+  $KBT capture --lab-dir "$REP" --window "${WINDOW}s" $(logs "$REP") --out "$OUT/$tag-capture" \
+    --lab-brokers 3 | tee "$OUT/$tag-capture.txt"
+  end=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['record']['end'])" "$OUT/$tag-capture/capture.json")
+  $KBT diagnose --prometheus "http://127.0.0.1:$BASE" --window "${WINDOW}s" --end "$end" \
+    --json "$OUT/$tag-diagnosis.json" >/dev/null || true
+  wait
+  $KBT lab down --lab-dir "$REP"
+}
+
+# KBT_BENCH_CALIBRATE=0: one replay of the capture as shaped. Else (the default) a first replay
+# calibrates each group's linger (tuner/render/calibrate.py: the model's error at the inferred linger
+# taken as a factor) and the replay judged is the second, from the calibrated capture.
+if [ "${KBT_BENCH_CALIBRATE:-1}" = 0 ]; then
+  replay "$OUT/capture" replay
+else
+  replay "$OUT/capture" first-replay
+  mkdir -p "$OUT/first-round"
+  ln -sfn ../capture "$OUT/first-round/capture"
+  ln -sfn ../first-replay-capture "$OUT/first-round/replay-capture"
+  ln -sfn ../source-diagnosis.json "$OUT/first-round/source-diagnosis.json"
+  ln -sfn ../first-replay-diagnosis.json "$OUT/first-round/replay-diagnosis.json"
+  echo "bench-capture: the first replay, judged as the acceptance judges"
+  $PY -m tuner.render.capture_check "$OUT/first-round" | tee "$OUT/first-round/acceptance.txt" || true
+  rm -rf "$OUT/capture-calibrated"
+  $PY -m tuner.render.calibrate "$OUT/capture" "$OUT/first-replay-capture" "$OUT/capture-calibrated" \
+    | tee "$OUT/calibration.txt"
+  replay "$OUT/capture-calibrated" replay
+fi
 $PY -m tuner.render.capture_check "$OUT" | tee "$OUT/acceptance.txt"

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -64,6 +64,12 @@ class ShapeOptions(Frozen):
     warmup_s: float = Field(default=20.0, ge=0)
     # the model's simulation per group (a few simulations each); off, no linger is inferred
     infer_linger: bool = True
+    # A calibration (tuner/render/calibrate.py): per group name, the factor between what the model
+    # predicted at the inferred linger and what a replay at it sent; the linger is then inferred for
+    # the observed rate times that factor, so the replay, not the model, lands on the source's rate.
+    calibration: dict[str, Annotated[float, Field(gt=0.05, lt=20.0)]] = Field(
+        default_factory=dict, max_length=MAX_TOPICS * 16
+    )
 
 
 class CapturedGroup(Frozen):
@@ -105,6 +111,7 @@ class CapturePlan(Frozen):
     busiest_broker: str | None
     worst_offender: str | None  # the group with the most produce requests on the busiest broker
     notes: list[str]
+    options: ShapeOptions | None = None  # how it was shaped (None: a capture before they were kept)
 
 
 def group_key(client_id: str) -> str:
@@ -197,6 +204,7 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
         busiest_broker=busiest,
         worst_offender=offender,
         notes=notes,
+        options=options,
     )
 
 
@@ -295,8 +303,9 @@ def _group(
     partitions = tuple(min(MAX_PARTITIONS, facts[t].partitions) for t in topics)
     traffic = Traffic(producers, rate, record_bytes, partitions, record.brokers, key_cardinality)
     limit = _record_limit(message)
+    factor = options.calibration.get(name)
     profile, linger, predicted, evidence = _profile(
-        name, kind, acks, ratio, limit, traffic, requests / window, options.infer_linger
+        name, kind, acks, ratio, limit, traffic, requests / window, factor or 1.0, options.infer_linger
     )
     by_broker: dict[str, float] = {}
     for row in rows:
@@ -422,10 +431,17 @@ def _profile(
     record_limit: int | None,
     traffic: Traffic,
     observed: float,
+    factor: float,
     infer: bool,
 ) -> tuple[dict[str, Any], float | None, float | None, list[str]]:
     """The group's profile, the linger inferred, the requests/s it is predicted to send, evidence."""
     evidence = [f"observed {observed:.4g} produce requests/s"]
+    if factor != 1.0:
+        evidence.append(
+            f"calibrated: a replay sent {1 / factor:.3g}x what the model predicted, so the linger is"
+            f" inferred for {factor:.3g}x the observed rate ({observed * factor:.4g} requests/s)"
+        )
+        observed *= factor
     compressed = ratio is not None and ratio > COMPRESSED_RATIO
     if ratio is not None:
         evidence.append(

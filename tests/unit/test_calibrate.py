@@ -1,0 +1,88 @@
+"""A capture calibrated by its first replay (tuner/render/calibrate.py): a replay that sent more
+requests than the model predicted at the inferred linger gets a longer one, fewer a shorter one; a
+group the replay does not show is left as it was, and inputs that are not captures are one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.unit.capture_records import RDKAFKA, capture_record, client_row
+from tuner.core.errors import BadInput
+from tuner.core.writes import atomic_write_all
+from tuner.model.capture import ShapeOptions, shape
+from tuner.render.calibrate import calibrated, calibration, main
+from tuner.render.capture import capture_files
+from tuner.store.capture import CaptureRecord
+
+TOPICS = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 100_000}]
+SAMPLES = [{"topic": "t", "value_bytes": [200] * 100, "keyless": 100}]
+REPLAY_TOPIC = "kbt-t-r0-20261129T010203.456Z"
+
+
+def _source(tmp_path: Path) -> tuple[Path, CaptureRecord]:
+    """One librdkafka producer at 1,000 records/s sending 50 requests/s (a linger of some 20 ms)."""
+    record = capture_record([client_row("svc", RDKAFKA, "b0", 5_000, "t")], TOPICS, SAMPLES)
+    plan = shape(record, ShapeOptions(duration_s=60))
+    out = tmp_path / "capture"
+    atomic_write_all(capture_files(out, record, plan))
+    return out, record
+
+
+def _replay(tmp_path: Path, requests: int) -> Path:
+    """A capture of the replay: the same group on kbt's topic name, `requests` over the 100 s."""
+    topics = [{**TOPICS[0], "name": REPLAY_TOPIC}]
+    samples = [{**SAMPLES[0], "topic": REPLAY_TOPIC}]
+    record = capture_record([client_row("kbt-svc", RDKAFKA, "b0", requests, REPLAY_TOPIC)], topics, samples)
+    out = tmp_path / f"replay-{requests}"
+    atomic_write_all(capture_files(out, record, shape(record, ShapeOptions(infer_linger=False))))
+    return out
+
+
+def _linger(folder: Path) -> float:
+    import json
+
+    plan = json.loads((folder / "capture.json").read_text())["plan"]
+    (group,) = plan["groups"]
+    return float(group["linger_ms"])
+
+
+def test_a_replay_that_sent_more_gets_a_longer_linger_and_fewer_a_shorter(tmp_path: Path) -> None:
+    source, _ = _source(tmp_path)
+    first = _linger(source)
+    _, more, _ = calibrated(source, _replay(tmp_path, 7_000))  # 70 requests/s against ~50 predicted
+    _, fewer, _ = calibrated(source, _replay(tmp_path, 3_500))
+    assert more.groups[0].linger_ms is not None and fewer.groups[0].linger_ms is not None
+    assert more.groups[0].linger_ms > first > fewer.groups[0].linger_ms
+    assert any("calibrated: a replay sent" in e for e in more.groups[0].evidence)
+    assert more.options is not None and set(more.options.calibration) == {more.groups[0].name}
+
+
+def test_a_replay_without_the_group_calibrates_nothing(tmp_path: Path) -> None:
+    _, record = _source(tmp_path)
+    other_topics = [{**TOPICS[0], "name": "kbt-other-r0-x"}]
+    other = capture_record(
+        [client_row("kbt-svc", RDKAFKA, "b0", 6_000, "kbt-other-r0-x")],
+        other_topics,
+        [{**SAMPLES[0], "topic": "kbt-other-r0-x"}],
+    )
+    factors, lines = calibration(shape(record, ShapeOptions(duration_s=60)), shape(other))
+    assert factors == {} and "not found once in the replay" in lines[0]
+
+
+def test_the_command_writes_a_capture_and_refuses_what_is_not_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source, _ = _source(tmp_path)
+    out = tmp_path / "calibrated"
+    assert main([str(source), str(_replay(tmp_path, 7_000)), str(out)]) == 0
+    assert (out / "capture.json").is_file() and list(out.glob("*/sweep.yaml"))
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "capture.json").write_text("[1, 2]")
+    assert main([str(source), str(tmp_path / "junk"), str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a capture kbt wrote" in err[0]
+    assert main([str(source)]) == 2
+    with pytest.raises(BadInput, match="no such capture"):
+        calibrated(tmp_path / "nowhere", source)

@@ -1,0 +1,117 @@
+"""A capture calibrated by its first replay: each group's linger inferred again so that the replay,
+not the model, lands on the source's produce request rate (the model's error at the inferred linger
+taken as a factor near it). `scripts/bench_capture.sh` runs a second replay from the result.
+
+    python -m tuner.render.calibrate CAPTURE REPLAY_CAPTURE OUT
+
+CAPTURE is a `kbt capture --out` directory of the source; REPLAY_CAPTURE one of the replay of its
+sweeps (its groups' topics are the source's under kbt's `kbt-<topic>-r<i>-<stamp>` names); OUT gets
+the calibrated capture, laid out as `kbt capture` writes one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from tuner.core import inputs
+from tuner.core.errors import BadInput
+from tuner.core.writes import atomic_write_all
+from tuner.model.capture import CapturedGroup, CapturePlan, ShapeOptions, shape
+from tuner.render.capture import RECORD_FILE, capture_files
+from tuner.store.capture import CaptureRecord
+
+USAGE = "usage: python -m tuner.render.calibrate CAPTURE REPLAY_CAPTURE OUT"
+# A replay off by more than this factor either way is not a model's error near a setting: a replay
+# that did not run as planned (its notes say why) is not calibrated from.
+MAX_FACTOR = 10.0
+
+
+def _read(folder: Path) -> tuple[CaptureRecord, CapturePlan]:
+    path = folder / RECORD_FILE
+    try:
+        document = json.loads(inputs.read_text(path, "capture"))
+        return CaptureRecord.model_validate(document["record"]), CapturePlan.model_validate(document["plan"])
+    except (ValueError, KeyError, TypeError):
+        raise BadInput(f"{path}: not a capture kbt wrote") from None
+
+
+def _replayed(group: CapturedGroup, replay: CapturePlan) -> CapturedGroup | None:
+    """The replay's group of the same kind writing the source group's topics under kbt's names."""
+    names = [re.compile(rf"^kbt-{re.escape(t)}-r\d+-") for t in group.topics]
+    found = [
+        g for g in replay.groups if g.kind == group.kind and any(n.match(t) for n in names for t in g.topics)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def calibration(plan: CapturePlan, replay: CapturePlan) -> tuple[dict[str, float], list[str]]:
+    """Per group with an inferred linger: the model's prediction at it over what the replay sent
+    (both at the source's scale); and a line per group saying what was found."""
+    factors: dict[str, float] = {}
+    lines: list[str] = []
+    for group in plan.groups:
+        if group.linger_ms is None or not group.predicted_requests_per_s:
+            lines.append(f"{group.name}: no linger inferred, nothing to calibrate")
+            continue
+        other = _replayed(group, replay)
+        if other is None or other.requests_per_s <= 0:
+            lines.append(
+                f"{group.name}: not found once in the replay (kind {group.kind}, topics {group.topics})"
+            )
+            continue
+        sent = other.requests_per_s / replay.scale
+        factor = group.predicted_requests_per_s / sent
+        if not 1 / MAX_FACTOR <= factor <= MAX_FACTOR:
+            lines.append(
+                f"{group.name}: the replay sent {sent:.4g} requests/s, {1 / factor:.3g}x the model:"
+                " not calibrated from"
+            )
+            continue
+        factors[group.name] = factor
+        model = group.predicted_requests_per_s
+        lines.append(
+            f"{group.name}: source {group.requests_per_s:.4g} requests/s, model {model:.4g} at linger"
+            f" {group.linger_ms:g} ms, replay {sent:.4g} ({sent / group.requests_per_s - 1:+.1%})"
+        )
+    return factors, lines
+
+
+def calibrated(capture: Path, replay_capture: Path) -> tuple[CaptureRecord, CapturePlan, list[str]]:
+    record, plan = _read(capture)
+    _, replay = _read(replay_capture)
+    if plan.options is None:
+        raise BadInput(f"{capture / RECORD_FILE}: written before captures kept their options; capture again")
+    factors, lines = calibration(plan, replay)
+    new = shape(record, plan.options.model_copy(update={"calibration": factors}))
+    for group in new.groups:
+        if group.name in factors:
+            lines.append(
+                f"{group.name}: linger {group.linger_ms:g} ms for the replay to send the source's rate"
+            )
+    return record, new, lines
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(USAGE, file=sys.stderr)
+        return 2
+    capture, replay, out = (Path(a) for a in argv)
+    try:
+        record, plan, lines = calibrated(capture, replay)
+        atomic_write_all(capture_files(out, record, plan), "calibrated capture")
+    except BadInput as exc:
+        print(f"kbt: error: {exc.message}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    print(f"calibrated capture: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
+
+
+__all__ = ["ShapeOptions", "calibrated", "calibration"]
