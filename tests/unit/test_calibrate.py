@@ -86,3 +86,18 @@ def test_the_command_writes_a_capture_and_refuses_what_is_not_one(
     assert main([str(source)]) == 2
     with pytest.raises(BadInput, match="no such capture"):
         calibrated(tmp_path / "nowhere", source)
+
+
+def test_the_replay_is_read_at_the_sources_scale(tmp_path: Path) -> None:
+    """Two producers replayed as one (scale 0.5): a replay sending half the source's requests sent
+    the source's rate, so the linger stays about where it was."""
+    rows = [client_row(f"svc-{i}", RDKAFKA, "b0", 2_500, "t") for i in (1, 2)]
+    record = capture_record(rows, TOPICS, SAMPLES)
+    plan = shape(record, ShapeOptions(duration_s=60, lab_producers=1))
+    assert plan.scale == 0.5
+    source = tmp_path / "capture"
+    atomic_write_all(capture_files(source, record, plan))
+    first = _linger(source)
+    _, again, _ = calibrated(source, _replay(tmp_path, 2_500))
+    assert again.groups[0].linger_ms is not None
+    assert abs(again.groups[0].linger_ms - first) <= 0.2 * first

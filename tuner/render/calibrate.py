@@ -62,7 +62,7 @@ def calibration(plan: CapturePlan, replay: CapturePlan) -> tuple[dict[str, float
                 f"{group.name}: not found once in the replay (kind {group.kind}, topics {group.topics})"
             )
             continue
-        sent = other.requests_per_s / replay.scale
+        sent = other.requests_per_s / plan.scale  # the replay ran the source scaled by the plan
         factor = group.predicted_requests_per_s / sent
         if not 1 / MAX_FACTOR <= factor <= MAX_FACTOR:
             lines.append(
