@@ -64,7 +64,9 @@ lane_integration=(tests/integration/test_pressure_loop.py)
 # The e2e modules that run in step 3, not beside the integration tier: labs of their own (the
 # runbook's, a clean clone's install, the lab lifecycle on ports 19200-19221), or a bound on time
 # (the fuzzing's per-run cap, a signal sent after the imports, a Prometheus started and waited for).
-lane_e2e=(tests/e2e/test_runbook.py tests/e2e/test_light_install.py tests/e2e/test_clean_install.py
+# In this order: the light install reads the runbook's lab before the rehearsal, whose last phase
+# takes that lab down (pytest runs the modules in the order given).
+lane_e2e=(tests/e2e/test_light_install.py tests/e2e/test_runbook.py tests/e2e/test_clean_install.py
   tests/e2e/test_lab_cli.py tests/e2e/test_fuzz_inputs.py tests/e2e/test_exit_paths.py
   tests/e2e/test_diagnose_cli.py)
 step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier, e2e tier but ${lane_e2e[*]}"

@@ -80,4 +80,9 @@ def pytest_sessionfinish() -> None:
 def runbook_lab_dir() -> Path:
     """Where the rehearsal's lab runs (its boot started with the tier)."""
     assert _lab is not None, "the runbook lab was not started with the e2e tier"
-    return _lab.ready()
+    lab_dir = _lab.ready()
+    # Up whatever ran before: the rehearsal's last phase takes its lab down, and a test given the lab
+    # after it gets it again (`kbt lab up` on a running, healthy lab returns at once).
+    subprocess.run([sys.executable, "-m", "tuner", "lab", "up"], env=_lab.env, stdin=subprocess.DEVNULL,
+                   capture_output=True, timeout=600, check=True)  # fmt: skip
+    return lab_dir
