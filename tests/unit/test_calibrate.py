@@ -101,3 +101,22 @@ def test_the_replay_is_read_at_the_sources_scale(tmp_path: Path) -> None:
     _, again, _ = calibrated(source, _replay(tmp_path, 2_500))
     assert again.groups[0].linger_ms is not None
     assert abs(again.groups[0].linger_ms - first) <= 0.2 * first
+
+
+def test_a_source_topic_with_kbts_prefix_is_found_without_it_doubled(tmp_path: Path) -> None:
+    """A source that was itself kbt's runs (topic kbt-t-r0-1): its replay writes kbt-t-r0-1-r0-2."""
+    source_topic, replay_topic = "kbt-t-r0-1", "kbt-t-r0-1-r0-2"
+    record = capture_record(
+        [client_row("svc", RDKAFKA, "b0", 5_000, source_topic)],
+        [{**TOPICS[0], "name": source_topic}],
+        [{**SAMPLES[0], "topic": source_topic}],
+    )
+    replay = capture_record(
+        [client_row("kbt-svc", RDKAFKA, "b0", 7_000, replay_topic)],
+        [{**TOPICS[0], "name": replay_topic}],
+        [{**SAMPLES[0], "topic": replay_topic}],
+    )
+    factors, lines = calibration(shape(record, ShapeOptions(duration_s=60)), shape(replay))
+    assert list(factors) == ["svc-confluent-kafka-python"] and factors["svc-confluent-kafka-python"] < 1.0, (
+        lines
+    )

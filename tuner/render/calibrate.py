@@ -5,7 +5,8 @@ taken as a factor near it). `scripts/bench_capture.sh` runs a second replay from
     python -m tuner.render.calibrate CAPTURE REPLAY_CAPTURE OUT
 
 CAPTURE is a `kbt capture --out` directory of the source; REPLAY_CAPTURE one of the replay of its
-sweeps (its groups' topics are the source's under kbt's `kbt-<topic>-r<i>-<stamp>` names); OUT gets
+sweeps (its groups' topics are the source's under kbt's `kbt-<topic>-r<i>-<stamp>` names, the
+prefix not doubled); OUT gets
 the calibrated capture, laid out as `kbt capture` writes one.
 """
 
@@ -40,7 +41,9 @@ def _read(folder: Path) -> tuple[CaptureRecord, CapturePlan]:
 
 def _replayed(group: CapturedGroup, replay: CapturePlan) -> CapturedGroup | None:
     """The replay's group of the same kind writing the source group's topics under kbt's names."""
-    names = [re.compile(rf"^kbt-{re.escape(t)}-r\d+-") for t in group.topics]
+    # kbt adds its prefix to a topic's name unless the name has it already (a source that was
+    # itself kbt's runs), then the run's `-r<i>-<stamp>`
+    names = [re.compile(rf"^(?:kbt-)?{re.escape(t)}-r\d+-") for t in group.topics]
     found = [
         g for g in replay.groups if g.kind == group.kind and any(n.match(t) for n in names for t in g.topics)
     ]
