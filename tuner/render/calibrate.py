@@ -12,13 +12,12 @@ the calibrated capture, laid out as `kbt capture` writes one.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
-from tuner.core import inputs
 from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.core.writes import atomic_write_all
 from tuner.model.capture import CapturedGroup, CapturePlan, ShapeOptions, shape
 from tuner.render.capture import RECORD_FILE, capture_files
@@ -33,7 +32,7 @@ MAX_FACTOR = 10.0
 def _read(folder: Path) -> tuple[CaptureRecord, CapturePlan]:
     path = folder / RECORD_FILE
     try:
-        document = json.loads(inputs.read_text(path, "capture"))
+        document = read_json(path, "capture")
         return CaptureRecord.model_validate(document["record"]), CapturePlan.model_validate(document["plan"])
     except (ValueError, KeyError, TypeError):
         raise BadInput(f"{path}: not a capture kbt wrote") from None
