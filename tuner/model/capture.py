@@ -293,7 +293,7 @@ def _group(
             f"group {name}: topics {', '.join(shared)} are written by other groups too:"
             " their sampled sizes and keys are the topics' mix"
         )
-    sizes, keyed, keyless, distinct = _sampled(record, topics)
+    sizes, keyed, keyless, distinct = _sampled(record, topics, facts)
     message, record_bytes = _message(sizes, wire, records)
     keyed_share = keyed / (keyed + keyless) if keyed + keyless else None
     key_cardinality = max(1, distinct) if keyed_share is not None and keyed_share > KEYED_SHARE else None
@@ -364,10 +364,11 @@ def _group(
     return group, notes
 
 
-def _sampled(record: CaptureRecord, topics: list[str]) -> tuple[list[int], int, int, int]:
+def _sampled(
+    record: CaptureRecord, topics: list[str], facts: dict[str, TopicFacts]
+) -> tuple[list[int], int, int, int]:
     sizes: list[int] = []
     keyed = keyless = distinct = 0
-    facts = {t.name: t for t in record.topics}
     for sample in record.samples:
         if sample.topic not in topics:
             continue
@@ -452,9 +453,10 @@ def _profile(
                 else "not compressed"
             )
         )
-    settings = kind_named(kind).captured(acks, compressed, record_limit)
+    client = kind_named(kind)
+    settings = client.captured(acks, compressed, record_limit)
     base: dict[str, Any] = {"name": name, "description": f"captured from {name}", "client": kind, **settings}
-    if "linger_ms" not in kind_named(kind).model.model_fields:
+    if "linger_ms" not in client.model.model_fields:
         return _predicted(base, traffic, evidence, infer)  # no linger knob to infer: predicted as is
     best = _nearest_linger(base, traffic, observed) if infer else None
     if best is None:
