@@ -17,25 +17,15 @@ import sys
 from pathlib import Path
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_json
 from tuner.core.writes import atomic_write_all
-from tuner.model.capture import CapturedGroup, CapturePlan, ShapeOptions, shape
-from tuner.render.capture import RECORD_FILE, capture_files
+from tuner.model.capture import CapturedGroup, CapturePlan, shape
+from tuner.render.capture import RECORD_FILE, capture_files, read_capture
 from tuner.store.capture import CaptureRecord
 
 USAGE = "usage: python -m tuner.render.calibrate CAPTURE REPLAY_CAPTURE OUT"
 # A replay off by more than this factor either way is not a model's error near a setting: a replay
 # that did not run as planned (its notes say why) is not calibrated from.
 MAX_FACTOR = 10.0
-
-
-def _read(folder: Path) -> tuple[CaptureRecord, CapturePlan]:
-    path = folder / RECORD_FILE
-    try:
-        document = read_json(path, "capture")
-        return CaptureRecord.model_validate(document["record"]), CapturePlan.model_validate(document["plan"])
-    except (ValueError, KeyError, TypeError):
-        raise BadInput(f"{path}: not a capture kbt wrote") from None
 
 
 def _replayed(group: CapturedGroup, replay: CapturePlan) -> CapturedGroup | None:
@@ -82,8 +72,8 @@ def calibration(plan: CapturePlan, replay: CapturePlan) -> tuple[dict[str, float
 
 
 def calibrated(capture: Path, replay_capture: Path) -> tuple[CaptureRecord, CapturePlan, list[str]]:
-    record, plan = _read(capture)
-    _, replay = _read(replay_capture)
+    record, plan = read_capture(capture)
+    _, replay = read_capture(replay_capture)
     if plan.options is None:
         raise BadInput(f"{capture / RECORD_FILE}: written before captures kept their options; capture again")
     factors, lines = calibration(plan, replay)
@@ -115,5 +105,3 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
 
-
-__all__ = ["ShapeOptions", "calibrated", "calibration"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.core.writes import json_text
 from tuner.core.yaml_block import yaml_document
 from tuner.model.capture import CapturedGroup, CapturePlan
@@ -29,6 +31,16 @@ def capture_files(out: Path, record: CaptureRecord, plan: CapturePlan) -> dict[P
         files[folder / "profile.yaml"] = yaml_document(group.profile, head)
         files[folder / "sweep.yaml"] = yaml_document(_sweep(group), head)
     return files
+
+
+def read_capture(folder: Path) -> tuple[CaptureRecord, CapturePlan]:
+    """The record and the plan of a capture written by `capture_files` (BadInput: not one)."""
+    path = folder / RECORD_FILE
+    try:
+        document = read_json(path, "capture")
+        return CaptureRecord.model_validate(document["record"]), CapturePlan.model_validate(document["plan"])
+    except (ValueError, KeyError, TypeError):
+        raise BadInput(f"{path}: not a capture kbt wrote") from None
 
 
 def _sweep(group: CapturedGroup) -> dict[str, Any]:
