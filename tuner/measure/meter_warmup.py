@@ -35,6 +35,14 @@ IDLE_RATIO = NETWORK_IDLE_SERIES
 def idle_meters_settled_at(prometheus: Prometheus, now: float | None = None) -> float | None:
     """Epoch seconds from which every scraped broker's idle ratios are past their start-up
     padding; None when Prometheus has no broker process start time (or cannot be asked)."""
+    by_broker = idle_meters_settled_by_broker(prometheus, now)
+    return max(by_broker.values()) if by_broker else None
+
+
+def idle_meters_settled_by_broker(prometheus: Prometheus, now: float | None = None) -> dict[str, float]:
+    """Per broker instance, the epoch seconds from which its idle ratios are past their start-up
+    padding (brokers start and first record at different times); empty when Prometheus has no
+    broker process start time (or cannot be asked)."""
     now = time.time() if now is None else now
     try:
         starts = {
@@ -42,14 +50,14 @@ def idle_meters_settled_at(prometheus: Prometheus, now: float | None = None) -> 
             for s in prometheus.instant(f'{BROKER_START_SERIES}{{job="{BROKER_JOB}"}}', now)
         }
         if not starts:
-            return None
+            return {}
         first = _first_positive(prometheus, starts, now)
     except (PrometheusError, Unreachable):  # the run's own measurement reports it
-        return None
-    return max(
-        first[i] + AFTER_FIRST_READING_S if i in first else t + SETTLE_AFTER_START_S
+        return {}
+    return {
+        i: first[i] + AFTER_FIRST_READING_S if i in first else t + SETTLE_AFTER_START_S
         for i, t in starts.items()
-    )
+    }
 
 
 def _first_positive(prometheus: Prometheus, started: dict[str, float], now: float) -> dict[str, float]:
