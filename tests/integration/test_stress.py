@@ -136,6 +136,56 @@ def test_stress_run_records_every_stage(lab: LabState, admin: AdminClient, tmp_p
     assert _locust_procs(str(results)) == []
 
 
+ENGINE_SPEC = """\
+name: it-engines
+workload:
+  name: it
+  topics: [{name: it-engines, partitions: 4, replication_factor: 1}]
+  producers: 2
+  rate_per_producer: 20
+  message: {kind: generated, bytes: 300}
+  duration_s: 10
+profiles:
+  java: {name: java-batched, client: java, linger_ms: 20, compression: lz4}
+  filebeat: {name: fb, client: filebeat}
+shape: {steps: [1, 2], step_s: 8, drain_s: 4, settle_s: 2}
+consumer_groups: []
+gates: {network_idle_min: 0.01, request_queue_max: 1000, p99_ms: 60000, on_fail: continue}
+"""
+
+
+def test_a_teams_own_shipper_is_ramped_through_its_engine(
+    lab: LabState, admin: AdminClient, tmp_path: Path
+) -> None:
+    """The Java producer and real Filebeat pods (a build is installed) ramped stage by stage, each
+    stage a run of the kind's own engine: its records counted by that client, every acked (or
+    written) record read back, the brokers measured, the gates judged, no topic left."""
+    loaded = load_stress(_spec(tmp_path, ENGINE_SPEC))
+    results = tmp_path / "results"
+    outcome = stress_runner(lab_dir=lab.lab_dir, results=results).run(loaded, ["java", "filebeat"])
+    engines = {"java": "java", "filebeat": "filebeat"}
+    for profile in outcome.profiles:
+        assert not profile.interrupted and profile.aborted_at is None
+        assert profile.delivery is not None and profile.delivery.verified, profile.delivery
+        assert profile.delivery.lost == 0 and profile.delivery.acked > 0
+        assert [s.stage.name for s in profile.stages] == ["step1-x1", "step2-x2"]
+        for outcome_stage in profile.stages:
+            record, stage = outcome_stage.record, outcome_stage.stage
+            step = record.stress
+            assert step is not None and step.stage == stage and step.verdict == "held", record.problems
+            assert record.client.engine.startswith(engines[profile.label]), record.client.engine
+            assert record.client.producers == stage.users
+            # the stage's offered load reached the brokers (loosely: real Filebeat tails its files)
+            offered = stage.users * 20 * (record.client.window_end - record.client.window_start)
+            assert record.client.records_acked > 0.5 * offered, (record.client.records_acked, offered)
+            assert record.delivery.verified and record.delivery.lost == 0
+            assert record.broker is not None and record.broker.brokers, record.name
+            assert {"network_idle", "request_queue", "p99", "failed", "lost"} <= {c.gate for c in step.gates}
+    stored = ResultsStore(results).records("it-engines")
+    assert len(stored) == 4 and all(r.stress is not None for r in stored)
+    assert _topics_with(admin, "kbt-it-engines") == [] and _topics_with(admin, "it-engines") == []
+
+
 def test_two_local_workers_produce_the_same_totals(lab: LabState, tmp_path: Path) -> None:
     loaded = load_stress(_spec(tmp_path, TOTALS_SPEC))
     offered = 4 * 25 * 12  # producers x msgs/s x the one step's seconds

@@ -98,9 +98,11 @@ def stress(
 ) -> None:
     """Ramp the lab through a stress spec's stages per profile, gates judged per step.
 
-    Ramp the lab through the spec's stages with each profile (current, recommended, ...): producers
-    on locust, real-time and lagging consumer groups, gates judged per step, one record per stage.
-    Ends with the highest step each profile held. Exits 1 when acked records were lost."""
+    Ramp the lab through the spec's stages with each profile (current, recommended, ...): librdkafka
+    producers on locust with real-time and lagging consumer groups beside them; any other kind (real
+    Filebeat, the Java producer, the collector) stage by stage through its own engine, as a sweep
+    runs it. Gates judged per step, one record per stage. Ends with the highest step each profile
+    held. Exits 1 when acked records were lost."""
     from tuner.runner.preflight import stress_preflight
     from tuner.spec.stress_load import load_stress
 
@@ -132,7 +134,7 @@ def stress(
 
 
 def _dry_run(console: Console, json_path: Path | None, loaded: LoadedStress, labels: list[str]) -> None:
-    from tuner.render.dry_run import stress_dry_run
+    from tuner.render.dry_run import stress_driver_lines, stress_drivers, stress_dry_run
 
     stages, lines = stress_dry_run(loaded)
     write_json(
@@ -141,9 +143,10 @@ def _dry_run(console: Console, json_path: Path | None, loaded: LoadedStress, lab
         spec=loaded.spec.name,
         baseline_msgs_per_s=loaded.baseline_msgs_per_s,
         profiles=labels,
+        driven_by=stress_drivers(loaded, labels),
         stages=stages,
     )
-    for line in lines:
+    for line in [*stress_driver_lines(loaded, labels), *lines]:
         console.print(line)
 
 

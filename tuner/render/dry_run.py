@@ -9,6 +9,7 @@ from tuner.core.redact import redact
 from tuner.render.fit import PIPE_WIDTH, wrap_list
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.stress_load import LoadedStress
+from tuner.spec.stress_spec import on_locust
 from tuner.spec.sweep import RunPlan
 
 
@@ -55,6 +56,23 @@ def sweep_dry_run(
         topics = [f"{t['name']} ({t['partitions']} partitions)" for t in row["topics"]]
         lines += wrap_list("  topics:", topics, width)
     return rows, lines
+
+
+def stress_drivers(loaded: LoadedStress, labels: list[str]) -> dict[str, str]:
+    """How each profile's load is driven: "locust" (users along the timeline, consumer groups
+    beside them) or "engine" (each stage a run of the kind's own engine)."""
+    return {label: "locust" if on_locust(loaded.spec.profiles[label]) else "engine" for label in labels}
+
+
+def stress_driver_lines(loaded: LoadedStress, labels: list[str]) -> list[str]:
+    said = {
+        "locust": "locust users along the stage timeline",
+        "engine": "each stage a run of its own engine (no consumer groups)",
+    }
+    return [
+        f"profile {label}: client {loaded.spec.profiles[label].client}, {said[how]}"
+        for label, how in stress_drivers(loaded, labels).items()
+    ]
 
 
 def stress_dry_run(loaded: LoadedStress) -> tuple[list[dict[str, Any]], list[str]]:

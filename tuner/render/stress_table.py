@@ -56,7 +56,7 @@ def stress_table(records: Sequence[RunRecord], title: str) -> Table:
         table.add_row(
             step.profile_label,
             step.stage.name,
-            str(max(step.stage.users, step.stage.users_end)),
+            str(record.client.producers),  # locust's users at the stage's peak, or the engine's producers
             _f(step.offered_msgs_per_s),
             _f(record.client.records_per_s),
             _f(broker_req if broker_req is not None else record.client.requests_per_s),

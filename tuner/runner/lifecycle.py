@@ -5,9 +5,10 @@ cleanup, interruption.
     record = lifecycle.run(plan, RunPolicy())       # a sweep run
     record = lifecycle.run(plan, ChaosPolicy(...))  # the same run with a fault script beside it
 
-Sweeps, live recommend (a one-run sweep per trial) and chaos are policies on `RunLifecycle.run`.
-A stress run follows a stage timeline through locust, so it drives and judges its own way, but it
-takes its identity, topics, settle wait and records from here. This module is the one place that
+Sweeps, live recommend (a one-run sweep per trial), chaos and the stages of a stress test driven
+through a kind's engine are policies on `RunLifecycle.run`. A stress run on locust follows a stage
+timeline, so it drives and judges its own way, but it takes its identity, topics, settle wait and
+records from here. This module is the one place that
 builds a RunRecord.
 """
 
@@ -180,6 +181,15 @@ class Observer:
     def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class Figures:
+    """What a run measured, in the record's schema, as a policy judges it."""
+
+    client: ClientResult
+    delivery: DeliveryResult
+    broker: BrokerWindow | None
+
+
 @dataclass
 class Run:
     """One run in flight, as a policy sees it."""
@@ -204,8 +214,8 @@ class RunPolicy:
     def drive(self, run: Run, engine: Engine) -> DriverResult:
         return engine.run(run.plan, run.topics, run.ids.run_id, run.target)
 
-    def finish(self, run: Run, delivery: DeliveryResult, fields: dict[str, Any]) -> dict[str, Any]:
-        """The record's fields after judging; a policy may add or amend (fault, degraded)."""
+    def finish(self, run: Run, figures: Figures, fields: dict[str, Any]) -> dict[str, Any]:
+        """The record's fields after judging; a policy may add or amend (fault, degraded, stress)."""
         return fields
 
 
@@ -242,7 +252,7 @@ class RunLifecycle:
             measured = self._measure(plan, result, topics) if policy.measure_brokers else None
         client, delivery, broker = record_figures(result, measured)
         status, notes = judge(plan, client, delivery, broker)
-        fields = policy.finish(run, delivery, {"status": status, "problems": notes})
+        fields = policy.finish(run, Figures(client, delivery, broker), {"status": status, "problems": notes})
         if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:
             fields["attribution"] = found
         record = build_record(plan, ids.run_id, self.environment, topics, client, delivery, broker, **fields)

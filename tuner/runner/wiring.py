@@ -95,9 +95,24 @@ def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> 
     return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
 
 
-def _target_prometheus(target: Target) -> Prometheus | None:
+def target_prometheus(target: Target) -> Prometheus | None:
     """A target file's Prometheus with its auth and metric dialect (the lab's is plain)."""
     return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.translated_prometheus else None
+
+
+def measurer_of(target: Target) -> PrometheusMeasurer | None:
+    """The broker measurement through the target's Prometheus (None: the target has none)."""
+    url = target.prometheus_url
+    if not url:
+        return None
+    lab = target.lab
+    return PrometheusMeasurer(
+        url,
+        target.scrape_interval_s,
+        target_prometheus(target),
+        lab.request_queue_cap if lab is not None else None,
+        lab.local_broker_pids if lab is not None else (),
+    )
 
 
 def sweep_runner(
@@ -107,20 +122,10 @@ def sweep_runner(
     target_file: TargetSource | None = None,
 ) -> SweepRunner:
     target = resolve_target(lab_dir, target_file)
-    url = target.prometheus_url
-    scrape = target.scrape_interval_s
     return SweepRunner(
         target=target,
         engine=DriverEngine(),
-        measurer=PrometheusMeasurer(
-            url,
-            scrape,
-            _target_prometheus(target),
-            target.lab.request_queue_cap if target.lab is not None else None,
-            target.lab.local_broker_pids if target.lab is not None else (),
-        )
-        if url
-        else None,
-        store=SeriesStore(results, url, scrape),  # + each run's time series
+        measurer=measurer_of(target),
+        store=SeriesStore(results, target.prometheus_url, target.scrape_interval_s),
         observer=observer or Observer(),
     )

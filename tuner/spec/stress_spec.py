@@ -30,8 +30,10 @@ from tuner.spec.limits import MAX_CONSUMER_GROUPS, MAX_COUNT, MAX_ITEMS, MAX_RAT
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
-# kbt stress runs its load through Locust users of this engine.
-STRESS_ENGINE = EngineId.LIBRDKAFKA
+# Locust users drive this engine's profiles along the stage timeline (distributed too, with the
+# consumer groups reading beside them); a profile of any other kind runs stage by stage through its
+# own engine, the one a sweep uses (tuner/runner/stress/engine_stages.py).
+LOCUST_ENGINE = EngineId.LIBRDKAFKA
 MAX_MULTIPLIER = 100.0
 MAX_STAGE_S = 3600.0
 MAX_USERS = 2000  # producers (locust users) at any moment, over every worker
@@ -40,6 +42,11 @@ LOCAL_RETENTION_KEY = "local.retention.ms"
 
 StageKind = Literal["prefill", "step", "hold", "spike", "ramp_down", "drain"]
 Lagging = Literal["off", "on", "split"]
+
+
+def on_locust(profile: ClientProfile) -> bool:
+    """Whether locust users drive this profile (else its kind's engine runs each stage)."""
+    return kind_of(profile).engine == LOCUST_ENGINE
 
 
 class Baseline(StrictModel):
@@ -158,10 +165,11 @@ class StressSpec(StrictModel):
                 " (set msgs/s per producer, or baseline.msgs_per_s)"
             )
         for label, profile in self.profiles.items():
-            if kind_of(profile).engine != STRESS_ENGINE:
+            if self.groups and not on_locust(profile):
                 raise ValueError(
-                    f"profiles.{label}: kbt stress drives {STRESS_ENGINE} profiles"
-                    f" (got client {profile.client})"
+                    f"profiles.{label}: consumer groups read beside {LOCUST_ENGINE} profiles only;"
+                    f" client {profile.client} runs stage by stage through its own engine"
+                    " (give consumer_groups: [] to stress it)"
                 )
         peak = max([*self.shape.steps, self.shape.spike.multiplier if self.shape.spike else 0])
         if round(peak * self.workload.producers) > MAX_USERS:

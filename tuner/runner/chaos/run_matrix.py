@@ -28,7 +28,7 @@ from tuner.lab import LabState
 from tuner.runner.chaos.faults import FaultContext, Stopped
 from tuner.runner.chaos.netem import netem_status
 from tuner.runner.chaos.scenarios import Scenario
-from tuner.runner.lifecycle import Engine, Observer, Run, RunLifecycle, RunPolicy
+from tuner.runner.lifecycle import Engine, Figures, Observer, Run, RunLifecycle, RunPolicy
 from tuner.spec.clients import profile_of
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
@@ -303,8 +303,9 @@ class ChaosPolicy(RunPolicy):
             watch.join(timeout=10)
             self.under_min_isr_s = watch.under_s
 
-    def finish(self, run: Run, delivery: DeliveryResult, fields: dict[str, Any]) -> dict[str, Any]:
+    def finish(self, run: Run, figures: Figures, fields: dict[str, Any]) -> dict[str, Any]:
         assert self.ctx is not None
+        delivery = figures.delivery
         scenario = self.scenario
         reasons = degraded_reasons(delivery, self.under_min_isr_s)
         error = self.script_error[0] if self.script_error else None

@@ -18,12 +18,14 @@ CPU), not in the client's queue or the brokers.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tuner.driver.stress.consumer_tally import GroupTally, HalfTally
 from tuner.driver.stress.tally import StageTally
 from tuner.spec.stress_spec import Gates, Stage
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import ConsumerGroupSpec
-from tuner.store.figures import BrokerWindow
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.stress_section import ConsumerHalf, ConsumerStage, GateCheck
 
 
@@ -50,11 +52,34 @@ def broker_gates(gates: Gates, broker: BrokerWindow | None) -> list[GateCheck]:
     return out
 
 
-def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:
+@dataclass(frozen=True)
+class ProducerFigures:
+    """A stage's producer side as the gates read it, from locust's tally or an engine's result."""
+
+    sent: int
+    unacked: int  # sent, neither acked nor failed by the end
+    failed: int
+    p99_ms: float | None  # counting unacked records as slower than every acked one
+
+    @classmethod
+    def of_tally(cls, tally: StageTally) -> ProducerFigures:
+        return cls(tally.sent, tally.unacked, tally.failed, tally.p_ms(99, unacked_high=True))
+
+    @classmethod
+    def of_run(cls, client: ClientResult, delivery: DeliveryResult) -> ProducerFigures:
+        """An engine's run: the records whose outcome it never learned count as unacked (an
+        engine's latency histogram holds acked records only, so the p99 is then unknown)."""
+        unacked = delivery.indeterminate
+        p99 = client.delivery_latency_ms.p99 if unacked == 0 else None
+        return cls(client.records_sent, unacked, max(client.records_failed, delivery.failed), p99)
+
+
+def producer_gates(gates: Gates, producers: StageTally | ProducerFigures) -> list[GateCheck]:
+    figures = producers if isinstance(producers, ProducerFigures) else ProducerFigures.of_tally(producers)
     out: list[GateCheck] = []
     if gates.p99_ms is not None:
-        p99 = tally.p_ms(99, unacked_high=True)
-        if tally.sent == 0:
+        p99 = figures.p99_ms
+        if figures.sent == 0:
             out.append(GateCheck(gate="p99", limit=gates.p99_ms, passed=True, detail="no records"))
         elif p99 is None:
             out.append(
@@ -62,7 +87,7 @@ def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:
                     gate="p99",
                     limit=gates.p99_ms,
                     passed=False,
-                    detail=f"{tally.unacked} of {tally.sent} records not acked: p99 is above every ack",
+                    detail=f"{figures.unacked} of {figures.sent} records not acked: p99 is above every ack",
                 )
             )
         else:
@@ -71,9 +96,9 @@ def producer_gates(gates: Gates, tally: StageTally) -> list[GateCheck]:
         GateCheck(
             gate="failed",
             limit=0,
-            value=float(tally.failed),
-            passed=tally.failed == 0,
-            detail=f"{tally.failed} records failed delivery" if tally.failed else "",
+            value=float(figures.failed),
+            passed=figures.failed == 0,
+            detail=f"{figures.failed} records failed delivery" if figures.failed else "",
         )
     )
     return out

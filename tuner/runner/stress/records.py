@@ -22,6 +22,7 @@ from tuner.runner.stress.gates import (
 )
 from tuner.spec.stress_spec import Gates, Stage, StressSpec
 from tuner.spec.sweep import SLO, RunPlan
+from tuner.spec.workload import WorkloadSpec
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import GateCheck, RemoteTier, StressStep, Verdict
@@ -144,16 +145,32 @@ def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | N
 
 
 def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
-    label = ctx.plan.profile_label
-    workload = ctx.plan.workload
     users = max(stage.users, stage.users_end, 1)
+    processes = max(1, min(ctx.workers, users))
+    plan = ctx.plan
+    return stage_run_plan(
+        ctx.spec, plan.profile_label, plan.workload, stage, plan.rate_per_producer, users, processes
+    )
+
+
+def stage_run_plan(
+    spec: StressSpec,
+    label: str,
+    workload: WorkloadSpec,
+    stage: Stage,
+    rate: float,
+    producers: int,
+    processes: int,
+) -> RunPlan:
+    """One stage as a run: `producers` at `rate` msgs/s each (the baseline's share), for the
+    stage's duration, the spec's settle time as the warm-up and its p99 gate as the SLO."""
     data = workload.model_dump(mode="json")
     data.update(
-        producers=users,
-        processes=max(1, min(ctx.workers, users)),
-        rate_per_producer=ctx.plan.rate_per_producer,
+        producers=producers,
+        processes=processes,
+        rate_per_producer=rate,
         duration_s=stage.duration_s,
-        warmup_s=min(ctx.spec.shape.settle_s, stage.duration_s / 2),
+        warmup_s=min(spec.shape.settle_s, stage.duration_s / 2),
     )
     resolved = getattr(workload.message, "resolved_path", None)
     if resolved is not None:
@@ -162,11 +179,11 @@ def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
     return RunPlan(
         index=stage.index,
         name=f"{label}-{stage.label}",
-        sweep=ctx.spec.name,
+        sweep=spec.name,
         workload=stage_workload,
-        profile=ctx.plan.profile,
+        profile=spec.profiles[label],
         assignments={"profile": label, "stage": stage.name, "multiplier": stage.multiplier},
-        slo=SLO(p99_ms=ctx.spec.gates.p99_ms),
+        slo=SLO(p99_ms=spec.gates.p99_ms),
     )
 
 

@@ -3,6 +3,9 @@ topics, start the consumer groups and locust, follow the stage timeline, judge e
 against the gates as soon as its measurements are in (abort the ramp at the first failure when
 `on_fail: abort`), verify delivery after the ramp, write one record per stage, delete the topics.
 
+A profile of a kind locust does not drive runs stage by stage through its own engine instead
+(tuner/runner/stress/engine_stages.py).
+
 Ctrl-C stops locust and the consumers (all within seconds) and writes the records of the stages
 already judged, marked interrupted (delivery not verified), before re-raising.
 """
@@ -23,26 +26,20 @@ from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
-from tuner.measure.broker_window import measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.measure.prometheus import Prometheus
-from tuner.measure.stress_window import (
-    REMOTE_COPY_BYTES,
-    REMOTE_FETCH_BYTES,
-    REMOTE_FETCH_REQUESTS,
-    topic_rate,
-)
 from tuner.runner.lifecycle import new_ids, topic_names
+from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
+from tuner.runner.stress.stage_window import measure_stage
 from tuner.spec.stress_load import LoadedStress
-from tuner.spec.stress_spec import Stage
+from tuner.spec.stress_spec import Stage, on_locust
 from tuner.store.environment import capture_environment
-from tuner.store.figures import BrokerWindow
 from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
-from tuner.store.stress_section import GateCheck, RemoteTier, Verdict
+from tuner.store.stress_section import GateCheck, Verdict
 from tuner.target.ledger import TopicLedger
 from tuner.target.security import client_config
 from tuner.target.topics import broker_count, check_fits_cluster, create_topics, delete_topics
@@ -107,14 +104,17 @@ class StressRunner:
         store: ResultsStore,
         locust: LocustOptions,
         observer: StressObserver | None = None,
+        stages: StageParts | None = None,
     ) -> None:
         self.target = target
         self.store = store
         self.locust = locust
+        self.stages = stages  # a profile locust does not drive runs stage by stage through its engine
         self.observer = observer or StressObserver()
         self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
+        refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
         admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
         brokers = broker_count(admin)
         workload = loaded.spec.topics_with_configs()
@@ -126,7 +126,7 @@ class StressRunner:
                 admin, self.target.topic_prefix, delete_topics
             )
         for i, label in enumerate(labels):
-            profile = _ProfileRun(self, loaded, label, i, environment, admin, len(labels) - 1 - i)
+            profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
                 result = profile.run()
             except KeyboardInterrupt:
@@ -138,9 +138,21 @@ class StressRunner:
             self.observer.profile_finished(result)
         return outcome
 
+    def _profile_run(
+        self, loaded: LoadedStress, label: str, i: int, env: Environment, admin: AdminClient, after: int
+    ) -> _ProfileRun | EngineStages:
+        if on_locust(loaded.spec.profiles[label]):
+            return _ProfileRun(self, loaded, label, i, env, admin, after)
+        if self.stages is None:
+            raise BadInput(f"profile {label}: this runner drives librdkafka profiles only")
+        observer = self.observer
+        return EngineStages(
+            self.stages, self.store, loaded, label, env, admin, observer.phase, observer.stage_judged
+        )
+
 
 class _ProfileRun:
-    """One profile's run through the whole timeline."""
+    """One profile's run through the whole timeline on locust."""
 
     def __init__(
         self,
@@ -351,19 +363,10 @@ class _ProfileRun:
         start = plan.t0 + stage.start_s
         end = plan.t0 + stage.end_s if until is None else min(plan.t0 + stage.end_s, until)
         settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2, (end - start) / 2)
-        step = self.runner.target.scrape_interval_s
-        broker = measure_window(prom, settled, end, plan.topics, step, time.time(), plan.t0)
         mid = min(start + stage.duration_s / 2, end)
-        remote = RemoteTier(
-            fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, end),
-            fetch_bytes_per_s=topic_rate(prom, REMOTE_FETCH_BYTES, plan.topics, settled, end),
-            copy_bytes_per_s=topic_rate(prom, REMOTE_COPY_BYTES, plan.topics, settled, end),
-            first_half_fetch_requests_per_s=topic_rate(
-                prom, REMOTE_FETCH_REQUESTS, plan.topics, settled, mid
-            ),
-            second_half_fetch_requests_per_s=topic_rate(prom, REMOTE_FETCH_REQUESTS, plan.topics, mid, end),
+        return measure_stage(
+            prom, plan.topics, settled, end, mid, self.runner.target.scrape_interval_s, plan.t0
         )
-        return StageMeasure(broker=BrokerWindow.model_validate(broker.model_dump()), remote=remote)
 
     def _read_status(self, out_dir: Path) -> None:
         path = out_dir / STATUS_FILE

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from tuner.core.paths import KAFKA_VERSION
 from tuner.runner.series_store import SeriesStore
+from tuner.runner.stress.engine_stages import StageParts
 from tuner.runner.stress.locust_processes import LocustOptions
 from tuner.runner.stress.run_stages import StressObserver, StressRunner, StressTarget
-from tuner.target.base import TargetSource
+from tuner.runner.wiring import DriverEngine, measurer_of
+from tuner.target.base import Target, TargetSource
 
 # Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past
 # its client exporter range (base+100 ..): the locust master and its web UI.
@@ -66,4 +68,14 @@ def stress_runner(
         join_timeout_s=join_timeout_s,
     )
     store = SeriesStore(results, found.prometheus_url, found.scrape_interval_s)  # + time series
-    return StressRunner(target=target, store=store, locust=locust, observer=observer)
+    return StressRunner(
+        target=target, store=store, locust=locust, observer=observer, stages=stage_parts(found)
+    )
+
+
+def stage_parts(target: Target) -> StageParts:
+    """The engine, the broker measurement and the Prometheus a stage run through a kind's engine
+    uses: the sweep's own."""
+    measurer = measurer_of(target)
+    prometheus = measurer.prometheus if measurer is not None else None
+    return StageParts(target, DriverEngine(), measurer, prometheus)

@@ -1,0 +1,159 @@
+"""A stress profile of a kind locust does not drive: which profiles go through their engine, what a
+stage runs, how a stage run is judged against the gates, what the spec refuses."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from tests.unit.test_stress_spec import SPEC
+from tuner.core.errors import BadInput
+from tuner.render.dry_run import stress_driver_lines, stress_drivers
+from tuner.runner.lifecycle import Figures, Run, new_ids
+from tuner.runner.stress.engine_stages import StageGates, refuse_remote_workers, stage_producers
+from tuner.runner.stress.gates import ProducerFigures
+from tuner.runner.stress.records import stage_run_plan
+from tuner.spec.stress_load import LoadedStress, load_stress
+from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
+
+T0 = 1_800_000_000.0
+# The shared spec with a Java profile beside the librdkafka ones, and no consumer groups.
+ENGINE_SPEC = SPEC.replace(
+    "  recommended: {name: batched, linger_ms: 50, compression: lz4}",
+    "  recommended: {name: batched, linger_ms: 50, compression: lz4}\n"
+    "  java: {name: java-batched, client: java, linger_ms: 20, compression: lz4}",
+).replace(
+    "consumer_groups:\n  - {name: rt, mode: realtime}\n  - {name: replay, mode: lagging, lag_s: 20}",
+    "consumer_groups: []",
+)
+
+
+def _loaded(tmp_path: Path, text: str = ENGINE_SPEC) -> LoadedStress:
+    path = tmp_path / "stress.yaml"
+    path.write_text(text)
+    return load_stress(path)
+
+
+def _client(p99: float, sent: int = 500, acked: int = 500, failed: int = 0) -> ClientResult:
+    return ClientResult(
+        engine="java",
+        producers=4,
+        processes=1,
+        started_at=T0,
+        window_start=T0 + 2,
+        window_end=T0 + 22,
+        finished_at=T0 + 23,
+        records_sent=sent,
+        records_acked=acked,
+        records_failed=failed,
+        delivery_latency_ms=LatencyMs(count=acked, p99=p99),
+    )
+
+
+def _broker(idle: float) -> BrokerWindow:
+    stats = [BrokerStats(broker="1", network_idle_ratio=idle, request_queue_size=1.0)]
+    return BrokerWindow(start=T0 + 2, end=T0 + 22, step_s=1, brokers=stats)
+
+
+def _finish(loaded: LoadedStress, stage_name: str, figures: Figures) -> tuple[StageGates, dict[str, Any]]:
+    stage = next(s for s in loaded.stages if s.name == stage_name)
+    plan = stage_run_plan(loaded.spec, "java", loaded.spec.workload, stage, 25.0, stage_producers(stage), 1)
+    policy = StageGates(loaded, "java", stage, None)
+    run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), None, [])
+    return policy, policy.finish(run, figures, {"status": "ok", "problems": []})
+
+
+def test_only_librdkafka_goes_to_locust(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    drivers = stress_drivers(loaded, ["current", "java"])
+    assert drivers == {"current": "locust", "java": "engine"}
+    lines = stress_driver_lines(loaded, ["current", "java"])
+    assert lines[1].startswith("profile java: client java, each stage a run of its own engine")
+    assert all(len(line) <= 100 for line in lines)
+
+
+def test_a_stage_runs_its_producers_at_the_baselines_rate(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    by_name = {s.name: s for s in loaded.stages}
+    step = by_name["step3-x3"]
+    plan = stage_run_plan(loaded.spec, "java", loaded.spec.workload, step, 25.0, stage_producers(step), 2)
+    assert (plan.workload.producers, plan.workload.rate_per_producer) == (12, 25.0)
+    assert plan.workload.duration_s == step.duration_s
+    assert plan.workload.warmup_s == loaded.spec.shape.settle_s
+    assert plan.profile.client == "java" and plan.slo.p99_ms == 1500
+    # A ramp down (12 -> 4 producers) runs at its mean.
+    ramp = next(s for s in loaded.stages if s.kind == "ramp_down")
+    assert (ramp.users, ramp.users_end) == (12, 4)
+    assert stage_producers(ramp) == 8
+
+
+def test_a_stage_run_within_the_gates_holds(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    delivery = DeliveryResult(acked=500, consumed=500, verified=True)
+    policy, fields = _finish(loaded, "step2-x2", Figures(_client(900.0), delivery, _broker(0.8)))
+    step = fields["stress"]
+    assert step.verdict == "held" and fields["status"] == "ok" and fields["problems"] == []
+    assert {c.gate for c in policy.checks} == {"network_idle", "request_queue", "p99", "failed", "lost"}
+    assert step.offered_msgs_per_s == 8 * 25.0
+    assert (step.start, step.end, step.t0) == (T0 + 2, T0 + 22, T0)
+
+
+@pytest.mark.parametrize(
+    ("client", "delivery", "idle", "failing"),
+    [
+        (_client(2000.0), DeliveryResult(acked=500, consumed=500, verified=True), 0.8, "p99"),
+        (_client(900.0), DeliveryResult(acked=500, consumed=500, verified=True), 0.1, "network_idle"),
+        (_client(900.0, failed=3), DeliveryResult(acked=497, consumed=497, verified=True), 0.8, "failed"),
+        (_client(900.0), DeliveryResult(acked=500, consumed=498, lost=2, verified=True), 0.8, "lost"),
+        (_client(900.0), DeliveryResult(acked=500, verified=False), 0.8, "verified"),
+        # records whose outcome the engine never learned: the p99 is above every ack
+        (
+            _client(900.0),
+            DeliveryResult(acked=490, consumed=490, indeterminate=10, verified=True),
+            0.8,
+            "p99",
+        ),
+    ],
+)
+def test_a_stage_run_fails_on_the_gate_it_broke(
+    tmp_path: Path, client: ClientResult, delivery: DeliveryResult, idle: float, failing: str
+) -> None:
+    loaded = _loaded(tmp_path)
+    policy, fields = _finish(loaded, "step1-x1", Figures(client, delivery, _broker(idle)))
+    assert fields["stress"].verdict == "failed" and fields["status"] == "failed"
+    assert [c.gate for c in policy.checks if not c.passed] == [failing]
+    assert len(fields["problems"]) == 1
+
+
+def test_an_unjudged_stage_is_judged_on_delivery_alone(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    delivery = DeliveryResult(acked=500, consumed=500, verified=True)
+    policy, fields = _finish(loaded, "prefill", Figures(_client(9000.0), delivery, _broker(0.01)))
+    assert fields["stress"].verdict == "not judged" and fields["status"] == "ok"
+    assert [c.gate for c in policy.checks] == ["lost"]
+
+
+def test_producer_figures_of_a_run() -> None:
+    delivery = DeliveryResult(acked=500, failed=2, indeterminate=0, verified=True)
+    assert ProducerFigures.of_run(_client(12.0, failed=0), delivery) == ProducerFigures(500, 0, 2, 12.0)
+
+
+def test_consumer_groups_need_locust(tmp_path: Path) -> None:
+    text = SPEC.replace(
+        "  recommended: {name: batched, linger_ms: 50, compression: lz4}",
+        "  recommended: {name: fb, client: filebeat}",
+    )
+    with pytest.raises(
+        BadInput, match="consumer groups read beside librdkafka profiles only; client filebeat"
+    ):
+        _loaded(tmp_path, text)
+
+
+def test_remote_workers_are_locusts(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    refuse_remote_workers(loaded, ["current", "recommended"], 2)  # librdkafka alone: fine
+    refuse_remote_workers(loaded, ["java"], 0)
+    with pytest.raises(BadInput, match="--remote-workers: profile java"):
+        refuse_remote_workers(loaded, ["current", "java"], 1)

@@ -1,0 +1,226 @@
+"""A stress profile of a kind that locust does not drive (real Filebeat pods, the Java producer,
+the collector, Sarama), run stage by stage through its own engine: each stage is one run of the run
+lifecycle a sweep uses (fresh topics, settle wait, the engine's load and delivery check, the broker
+window, a record), judged against the spec's gates as soon as it ends.
+
+What differs from the locust timeline, and is said in each record: the stages do not follow each
+other without a gap (each starts its clients afresh and reads its topics back before the next), a
+ramp down runs as one stage at its mean load, and no consumer group reads beside it (the spec
+refuses groups for such a profile). The drain stage has nothing to do: every run flushes and
+verifies its own records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.core.errors import BadInput
+from tuner.driver.stress.verify import StressDelivery
+from tuner.measure.prometheus import Prometheus
+from tuner.runner.lifecycle import Engine, Figures, Measurer, Observer, Run, RunLifecycle, RunPolicy
+from tuner.runner.stress.gates import (
+    ProducerFigures,
+    broker_gates,
+    describe,
+    failed_gates,
+    loss_gates,
+    producer_gates,
+)
+from tuner.runner.stress.records import ProfileOutcome, StageOutcome, stage_run_plan
+from tuner.runner.stress.stage_window import remote_tier
+from tuner.spec.stress_load import LoadedStress
+from tuner.spec.stress_spec import Stage, on_locust
+from tuner.spec.sweep import RunPlan
+from tuner.store.record import Environment, RunRecord
+from tuner.store.stress_section import GateCheck, StressStep, Verdict
+from tuner.target import Target
+
+Phase = Callable[[str, str], None]  # (profile label, text)
+Judged = Callable[[str, Stage, list[GateCheck]], None]
+
+
+@dataclass(frozen=True)
+class StageParts:
+    """What a stage run needs from the target: the target itself, the engine that drives any
+    registered kind, the broker measurement."""
+
+    target: Target
+    engine: Engine
+    measurer: Measurer | None
+    prometheus: Prometheus | None
+
+
+def stage_producers(stage: Stage) -> int:
+    """The producers a stage runs: a ramp down (users -> users_end) at its mean."""
+    return max(1, round((stage.users + stage.users_end) / 2))
+
+
+class _Forward(Observer):
+    """The lifecycle's progress as the stress observer's phases of one profile."""
+
+    def __init__(self, phase: Phase, label: str, stage: Stage) -> None:
+        self.say, self.label, self.stage = phase, label, stage
+
+    def phase(self, plan: RunPlan, text: str) -> None:
+        self.say(self.label, f"{self.stage.name}: {text}")
+
+
+class StageGates(RunPolicy):
+    """A plain run whose record carries the stage and its gates' verdict."""
+
+    def __init__(self, loaded: LoadedStress, label: str, stage: Stage, prometheus: Prometheus | None) -> None:
+        self.loaded, self.label, self.stage, self.prometheus = loaded, label, stage, prometheus
+        self.checks: list[GateCheck] = []
+        self.t0: float | None = None  # the profile's first stage start (its timeline origin)
+
+    def finish(self, run: Run, figures: Figures, fields: dict[str, Any]) -> dict[str, Any]:
+        stage, gates = self.stage, self.loaded.spec.gates
+        client, delivery = figures.client, figures.delivery
+        loss = loss_gates(delivery.lost, delivery.verified)
+        checks = (
+            [
+                *broker_gates(gates, figures.broker),
+                *producer_gates(gates, ProducerFigures.of_run(client, delivery)),
+                *loss,
+            ]
+            if stage.judged
+            else loss
+        )
+        self.checks = checks
+        failing = failed_gates(checks)
+        verdict: Verdict = ("failed" if failing else "held") if stage.judged else "not judged"
+        start, end = client.window_start, client.window_end
+        remote = (
+            remote_tier(self.prometheus, run.topics, start, end, (start + end) / 2)
+            if self.prometheus is not None
+            else None
+        )
+        step = StressStep(
+            stress=self.loaded.spec.name,
+            profile_label=self.label,
+            stage=stage,
+            t0=self.t0 if self.t0 is not None else client.started_at,
+            start=start,
+            end=end,
+            judged_from=start,  # the run's warm-up (the spec's settle time) is before its window
+            baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
+            offered_msgs_per_s=run.plan.workload.producers * _rate(self.loaded),
+            verdict=verdict,
+            gates=checks,
+            remote=remote,
+            locust_workers=0,  # no locust: the record's client section names the engine
+        )
+        status = "failed" if (delivery.lost or verdict == "failed") else fields["status"]
+        problems = [*fields["problems"], *(describe(c) for c in failing)]
+        return {**fields, "status": status, "problems": problems, "stress": step}
+
+
+def _rate(loaded: LoadedStress) -> float:
+    return loaded.baseline_msgs_per_s / loaded.spec.workload.producers
+
+
+class EngineStages:
+    """One profile through every stage of the timeline, each a run of its kind's engine."""
+
+    def __init__(
+        self,
+        parts: StageParts,
+        store: Any,
+        loaded: LoadedStress,
+        label: str,
+        environment: Environment,
+        admin: Any,
+        phase: Phase,
+        judged: Judged,
+    ) -> None:
+        self.parts, self.store, self.loaded, self.label = parts, store, loaded, label
+        self.environment, self.admin = environment, admin
+        self.phase, self.judged = phase, judged  # the stress observer's hooks
+        self.outcome = ProfileOutcome(label=label)
+        self.cleanup_problems: list[str] = []
+
+    def run(self) -> ProfileOutcome:
+        spec = self.loaded.spec
+        workload = spec.topics_with_configs()
+        engine = spec.profiles[self.label].client
+        t0: float | None = None
+        try:
+            for stage in self.loaded.stages:
+                if stage.kind == "drain":
+                    continue
+                producers = stage_producers(stage)
+                plan = stage_run_plan(
+                    spec,
+                    self.label,
+                    workload,
+                    stage,
+                    _rate(self.loaded),
+                    producers,
+                    max(1, min(workload.processes, producers)),
+                )
+                self.phase(
+                    self.label,
+                    f"stage {stage.name}: {producers} {engine} producers at {_rate(self.loaded):g} msgs/s"
+                    f" each for {stage.duration_s:g} s",
+                )
+                policy = StageGates(self.loaded, self.label, stage, self.parts.prometheus)
+                policy.t0 = t0
+                record = self._run(plan, policy, stage)
+                if t0 is None:
+                    t0 = record.client.started_at
+                self.outcome.stages.append(StageOutcome(stage, record))
+                if stage.judged:
+                    self.judged(self.label, stage, policy.checks)
+                if stage.judged and failed_gates(policy.checks) and spec.gates.on_fail == "abort":
+                    self.outcome.aborted_at = stage
+                    self.phase(self.label, f"{stage.name} failed: ramp aborted")
+                    break
+        except KeyboardInterrupt:
+            self.outcome.interrupted = True
+            raise
+        finally:
+            self.outcome.delivery = _delivery(self.outcome.records)
+        return self.outcome
+
+    def _run(self, plan: RunPlan, policy: StageGates, stage: Stage) -> RunRecord:
+        parts = self.parts
+        lifecycle = RunLifecycle(
+            parts.target,
+            parts.engine,
+            parts.measurer,
+            self.store,
+            self.environment,
+            _Forward(self.phase, self.label, stage),
+            self.admin,
+        )
+        record, _ = lifecycle.run(plan, policy, self.cleanup_problems)
+        return record
+
+
+def _delivery(records: list[RunRecord]) -> StressDelivery | None:
+    """The profile's delivery over its stages, as the locust path reports it."""
+    if not records:
+        return None
+    unverified = [r.name for r in records if not r.delivery.verified]
+    return StressDelivery(
+        verified=not unverified,
+        acked=sum(r.delivery.acked for r in records),
+        consumed=sum(r.delivery.consumed for r in records),
+        duplicates=sum(r.delivery.duplicates for r in records),
+        lost_by_stage={r.index: r.delivery.lost for r in records},
+        acked_by_stage={r.index: r.delivery.acked for r in records},
+        detail=f"delivery not verified in {', '.join(unverified)}" if unverified else "",
+    )
+
+
+def refuse_remote_workers(loaded: LoadedStress, labels: list[str], remote_workers: int) -> None:
+    """Distributed load is locust's: a profile driven through its engine runs on this machine."""
+    staged = [label for label in labels if not on_locust(loaded.spec.profiles[label])]
+    if remote_workers and staged:
+        client = loaded.spec.profiles[staged[0]].client
+        raise BadInput(
+            f"--remote-workers: profile {staged[0]} (client {client}) runs through its own engine on"
+            " this machine; only librdkafka profiles run distributed on locust"
+        )
