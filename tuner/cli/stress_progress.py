@@ -38,6 +38,11 @@ class ConsoleObserver(StressObserver):
         if self.live is not None:
             self.live.start(label, fill=lambda s: self._fill(label, plan, s))
 
+    def engine_profile_started(self, label: str) -> None:
+        """The brokers' and the client's own series from Prometheus (no locust tally to add)."""
+        if self.live is not None:
+            self.live.start(label)
+
     def _fill(self, label: str, plan: StressPlan, s: LiveSample) -> LiveSample:
         """The locust producers export no latency quantiles: p99 of the current stage (and acked
         and failed so far) from the runner's own tally."""

@@ -74,6 +74,9 @@ class StressObserver:
 
     def profile_started(self, label: str, plan: StressPlan) -> None: ...
 
+    def engine_profile_started(self, label: str) -> None:
+        """A profile driven stage by stage through its engine begins (it has no locust plan)."""
+
     def tick(self, label: str, plan: StressPlan, tally: Tally) -> None: ...
 
     def stage_judged(self, label: str, stage: Stage, checks: list[GateCheck]) -> None: ...
