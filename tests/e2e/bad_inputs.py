@@ -79,6 +79,17 @@ consumer_groups: [{name: rt, mode: realtime}]
 gates: {p99_ms: 1000, request_queue_max: 20}
 """
 
+# A stress spec whose profiles run through their kinds' engines (no locust, so no consumer group).
+GOOD_ENGINE_STRESS = (
+    GOOD_STRESS.replace(
+        "  current: {name: filebeat-like, linger_ms: 0}", "  current: {name: fb, client: filebeat}"
+    )
+    .replace(
+        "{name: batched, linger_ms: 50, compression: lz4}", "{name: batched, client: java, linger_ms: 50}"
+    )
+    .replace("consumer_groups: [{name: rt, mode: realtime}]", "consumer_groups: []")
+)
+
 DRY = ("--dry-run",)
 NO_LAB = ("--lab-dir", "no-lab")
 
@@ -782,6 +793,26 @@ CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + 'stress.yaml:12: shape: unknown key "step_sec" (did you mean "step_s"?)',
         files={"stress.yaml": GOOD_STRESS.replace("step_s: 10", "step_sec: 10")},
+    ),
+    Case(
+        "stress-groups-beside-an-engine",
+        "stress spec",
+        "consumer groups beside a profile locust does not drive (a Filebeat profile)",
+        ("stress", "stress.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "stress.yaml: profiles.current: consumer groups read beside librdkafka profiles only;"
+        " client filebeat runs stage by stage through its own engine (give consumer_groups: [] to stress it)",
+        files={"stress.yaml": GOOD_ENGINE_STRESS.replace("[]", "[{name: rt, mode: realtime}]")},
+    ),
+    Case(
+        "stress-engine-stage-too-many",
+        "stress spec",
+        "more producers at a step than an engine's run takes",
+        ("stress", "stress.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "stress.yaml: profiles.current: stage step2-x2 needs 600 producers; client filebeat runs each"
+        " stage through its engine, at most 512 (use fewer producers with a higher baseline each)",
+        files={"stress.yaml": GOOD_ENGINE_STRESS.replace("  producers: 2", "  producers: 300")},
     ),
     Case(
         "stress-unknown-top-key",

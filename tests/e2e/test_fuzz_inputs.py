@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.e2e.bad_inputs import GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS, endpoint
+from tests.e2e.bad_inputs import GOOD_ENGINE_STRESS, GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS, endpoint
 from tests.unit.pkcs12_stores import ca_truststore
 from tuner.core.errors import ExitStatus
 
@@ -178,7 +178,8 @@ def test_fuzz_sweep_spec(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_fuzz_stress_spec(data: st.DataObject) -> None:
     for d in workdir():
-        (d / "stress.yaml").write_text(_mutate(GOOD_STRESS, data))
+        good = data.draw(st.sampled_from([GOOD_STRESS, GOOD_ENGINE_STRESS]))  # on locust, or engines
+        (d / "stress.yaml").write_text(_mutate(good, data))
         run_kbt(["stress", "stress.yaml", "--dry-run"], d)
 
 

@@ -12,10 +12,10 @@ from tests.unit.test_stress_spec import SPEC
 from tuner.core.errors import BadInput
 from tuner.render.dry_run import stress_driver_lines, stress_drivers
 from tuner.runner.lifecycle import Figures, Run, new_ids
-from tuner.runner.stress.engine_stages import StageGates, refuse_remote_workers, stage_producers
+from tuner.runner.stress.engine_stages import StageGates, refuse_remote_workers
 from tuner.runner.stress.gates import ProducerFigures
-from tuner.runner.stress.records import stage_run_plan
 from tuner.spec.stress_load import LoadedStress, load_stress
+from tuner.spec.stress_stage import engine_stage_plan, stage_producers, stage_run_plan
 from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 
 T0 = 1_800_000_000.0
@@ -157,3 +157,32 @@ def test_remote_workers_are_locusts(tmp_path: Path) -> None:
     refuse_remote_workers(loaded, ["java"], 0)
     with pytest.raises(BadInput, match="--remote-workers: profile java"):
         refuse_remote_workers(loaded, ["current", "java"], 1)
+
+
+def test_the_plan_an_engine_stage_runs(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    ramp = next(s for s in loaded.stages if s.kind == "ramp_down")
+    plan = engine_stage_plan(loaded.spec, "java", ramp, loaded.baseline_msgs_per_s)
+    assert plan.workload.producers == 8 and plan.workload.rate_per_producer == 25.0
+    assert plan.workload.topics[0].configs["remote.storage.enable"] == "true"  # the spec's topic configs
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # a sweep's bound on producers: the third step's 3 x 200
+        ("  producers: 4\n", "  producers: 200\n", "stage step3-x3 needs 600 producers; client java runs"),
+        # a run lasts a second at least
+        (
+            "spike: {multiplier: 4, duration_s: 8}",
+            "spike: {multiplier: 4, duration_s: 0.5}",
+            "stage spike-x4 as a run of client java's engine: duration_s: must be greater than or equal to 1",
+        ),
+    ],
+)
+def test_a_stage_no_engine_could_run_is_one_line(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    text = ENGINE_SPEC.replace(old, new)
+    assert text != ENGINE_SPEC
+    with pytest.raises(BadInput) as exc:
+        _loaded(tmp_path, text)
+    assert expected in exc.value.message and "\n" not in exc.value.message

@@ -16,13 +16,15 @@ from pydantic import ValidationError
 from tuner.core import inputs
 from tuner.core.errors import BadInput
 from tuner.core.inputs import plain_data, read_json, shown_path
+from tuner.spec.limits import MAX_PRODUCERS
 from tuner.spec.loader import (
     describe_error,
     load_profile,
     load_workload,
     read_yaml,
 )
-from tuner.spec.stress_spec import Stage, StressSpec, build_stages
+from tuner.spec.stress_spec import Stage, StressSpec, build_stages, on_locust
+from tuner.spec.stress_stage import engine_stage_plan, stage_producers
 from tuner.spec.workload import WorkloadSpec
 
 # The per-broker records/s in `kbt diagnose --json` output (snapshot.brokers[]).
@@ -71,9 +73,32 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
         offered = spec.workload.offered_msgs_per_s
         assert offered is not None  # StressSpec rejects rate "max"
         rate, source = offered, "workload"
-    return LoadedStress(
-        path=path, spec=spec, baseline_msgs_per_s=rate, baseline_source=source, stages=build_stages(spec)
-    )
+    stages = build_stages(spec)
+    _check_engine_stages(spec, stages, rate, shown_path(path))
+    return LoadedStress(path=path, spec=spec, baseline_msgs_per_s=rate, baseline_source=source, stages=stages)
+
+
+def _check_engine_stages(spec: StressSpec, stages: list[Stage], rate: float, shown: str) -> None:
+    """Every stage a profile runs through its kind's engine must be a run that engine can make (a
+    sweep's bounds: producers, rate per producer): one line now, not a failure half way up."""
+    for label, profile in spec.profiles.items():
+        if on_locust(profile):
+            continue
+        for stage in (s for s in stages if s.kind != "drain"):
+            producers = stage_producers(stage)
+            if producers > MAX_PRODUCERS:
+                raise BadInput(
+                    f"{shown}: profiles.{label}: stage {stage.name} needs {producers} producers; client"
+                    f" {profile.client} runs each stage through its engine, at most {MAX_PRODUCERS}"
+                    " (use fewer producers with a higher baseline each)"
+                )
+            try:
+                engine_stage_plan(spec, label, stage, rate)
+            except ValidationError as exc:
+                run = f"stage {stage.name} as a run of client {profile.client}'s engine"
+                key = ".".join(str(part) for part in exc.errors(include_url=False)[0]["loc"])
+                why = describe_error(exc, {}, "").removeprefix(": ")  # the bound, reworded
+                raise BadInput(f"{shown}: profiles.{label}: {run}: {key}: {why}") from None
 
 
 def _ref(base: Path, ref: str, path: Path, raw: Any, key: str) -> Path:

@@ -28,10 +28,11 @@ from tuner.runner.stress.gates import (
     loss_gates,
     producer_gates,
 )
-from tuner.runner.stress.records import ProfileOutcome, StageOutcome, stage_run_plan
+from tuner.runner.stress.records import ProfileOutcome, StageOutcome
 from tuner.runner.stress.stage_window import remote_tier
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
+from tuner.spec.stress_stage import engine_stage_plan
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import GateCheck, StressStep, Verdict
@@ -50,11 +51,6 @@ class StageParts:
     engine: Engine
     measurer: Measurer | None
     prometheus: Prometheus | None
-
-
-def stage_producers(stage: Stage) -> int:
-    """The producers a stage runs: a ramp down (users -> users_end) at its mean."""
-    return max(1, round((stage.users + stage.users_end) / 2))
 
 
 class _Forward(Observer):
@@ -106,7 +102,7 @@ class StageGates(RunPolicy):
             end=end,
             judged_from=start,  # the run's warm-up (the spec's settle time) is before its window
             baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
-            offered_msgs_per_s=run.plan.workload.producers * _rate(self.loaded),
+            offered_msgs_per_s=run.plan.workload.offered_msgs_per_s,
             verdict=verdict,
             gates=checks,
             remote=remote,
@@ -115,10 +111,6 @@ class StageGates(RunPolicy):
         status = "failed" if (delivery.lost or verdict == "failed") else fields["status"]
         problems = [*fields["problems"], *(describe(c) for c in failing)]
         return {**fields, "status": status, "problems": problems, "stress": step}
-
-
-def _rate(loaded: LoadedStress) -> float:
-    return loaded.baseline_msgs_per_s / loaded.spec.workload.producers
 
 
 class EngineStages:
@@ -143,27 +135,18 @@ class EngineStages:
 
     def run(self) -> ProfileOutcome:
         spec = self.loaded.spec
-        workload = spec.topics_with_configs()
         engine = spec.profiles[self.label].client
         t0: float | None = None
         try:
             for stage in self.loaded.stages:
                 if stage.kind == "drain":
                     continue
-                producers = stage_producers(stage)
-                plan = stage_run_plan(
-                    spec,
-                    self.label,
-                    workload,
-                    stage,
-                    _rate(self.loaded),
-                    producers,
-                    max(1, min(workload.processes, producers)),
-                )
+                plan = engine_stage_plan(spec, self.label, stage, self.loaded.baseline_msgs_per_s)
+                load = plan.workload
                 self.phase(
                     self.label,
-                    f"stage {stage.name}: {producers} {engine} producers at {_rate(self.loaded):g} msgs/s"
-                    f" each for {stage.duration_s:g} s",
+                    f"stage {stage.name}: {load.producers} {engine} producers at"
+                    f" {load.rate_per_producer:g} msgs/s each for {stage.duration_s:g} s",
                 )
                 policy = StageGates(self.loaded, self.label, stage, self.parts.prometheus)
                 policy.t0 = t0

@@ -21,8 +21,8 @@ from tuner.runner.stress.gates import (
     producer_gates,
 )
 from tuner.spec.stress_spec import Gates, Stage, StressSpec
-from tuner.spec.sweep import SLO, RunPlan
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.stress_stage import stage_run_plan
+from tuner.spec.sweep import RunPlan
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import GateCheck, RemoteTier, StressStep, Verdict
@@ -150,40 +150,6 @@ def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
     plan = ctx.plan
     return stage_run_plan(
         ctx.spec, plan.profile_label, plan.workload, stage, plan.rate_per_producer, users, processes
-    )
-
-
-def stage_run_plan(
-    spec: StressSpec,
-    label: str,
-    workload: WorkloadSpec,
-    stage: Stage,
-    rate: float,
-    producers: int,
-    processes: int,
-) -> RunPlan:
-    """One stage as a run: `producers` at `rate` msgs/s each (the baseline's share), for the
-    stage's duration, the spec's settle time as the warm-up and its p99 gate as the SLO."""
-    data = workload.model_dump(mode="json")
-    data.update(
-        producers=producers,
-        processes=processes,
-        rate_per_producer=rate,
-        duration_s=stage.duration_s,
-        warmup_s=min(spec.shape.settle_s, stage.duration_s / 2),
-    )
-    resolved = getattr(workload.message, "resolved_path", None)
-    if resolved is not None:
-        data["message"]["resolved_path"] = str(resolved)
-    stage_workload = type(workload).model_validate(data)
-    return RunPlan(
-        index=stage.index,
-        name=f"{label}-{stage.label}",
-        sweep=spec.name,
-        workload=stage_workload,
-        profile=spec.profiles[label],
-        assignments={"profile": label, "stage": stage.name, "multiplier": stage.multiplier},
-        slo=SLO(p99_ms=spec.gates.p99_ms),
     )
 
 
