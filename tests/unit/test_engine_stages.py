@@ -11,12 +11,16 @@ import pytest
 from tests.unit.test_stress_spec import SPEC
 from tuner.core.errors import BadInput
 from tuner.render.dry_run import stress_driver_lines, stress_drivers
-from tuner.runner.lifecycle import Figures, Run, new_ids
-from tuner.runner.stress.engine_stages import StageGates, refuse_remote_workers
+from tuner.runner.lifecycle import Figures, Run, build_record, new_ids
+from tuner.runner.stress.engine_stages import EngineStages, StageGates, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import ProducerFigures
 from tuner.spec.stress_load import LoadedStress, load_stress
+from tuner.spec.stress_spec import Stage
 from tuner.spec.stress_stage import engine_stage_plan, stage_producers, stage_run_plan
+from tuner.spec.sweep import RunPlan
+from tuner.store.environment import capture_environment
 from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
+from tuner.store.record import RunRecord
 
 T0 = 1_800_000_000.0
 # The shared spec with a Java profile beside the librdkafka ones, and no consumer groups.
@@ -186,3 +190,67 @@ def test_a_stage_no_engine_could_run_is_one_line(tmp_path: Path, old: str, new: 
     with pytest.raises(BadInput) as exc:
         _loaded(tmp_path, text)
     assert expected in exc.value.message and "\n" not in exc.value.message
+
+
+class _Stages(EngineStages):
+    """The profile's orchestration with each stage's run replaced: the run's figures by stage name
+    (the stage's producers the engine ran), judged by the real policy, recorded as the lifecycle does."""
+
+    def __init__(self, loaded: LoadedStress, idle_by_stage: dict[str, float], said: list[str]) -> None:
+        parts = StageParts(cast(Any, None), cast(Any, None), None, None)
+        super().__init__(
+            parts,
+            None,
+            loaded,
+            "java",
+            capture_environment(1),
+            None,
+            lambda label, text: said.append(text),
+            lambda label, stage, checks: said.append(f"judged {stage.name}"),
+        )
+        self.idle_by_stage = idle_by_stage
+
+    def _run(self, plan: RunPlan, policy: StageGates, stage: Stage) -> RunRecord:
+        producers = plan.workload.producers
+        client = _client(900.0, producers * 100, producers * 100).model_copy(update={"producers": producers})
+        delivery = DeliveryResult(acked=client.records_acked, consumed=client.records_acked, verified=True)
+        figures = Figures(client, delivery, _broker(self.idle_by_stage.get(stage.name, 0.9)))
+        run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), None, [])
+        fields = policy.finish(run, figures, {"status": "ok", "problems": []})
+        return build_record(
+            plan, run.ids.run_id, capture_environment(1), run.topics, client, delivery, None, **fields
+        )
+
+
+def test_a_profile_runs_every_stage_but_the_drain(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path)
+    said: list[str] = []
+    outcome = _Stages(loaded, {}, said).run()
+    kinds = [s.stage.kind for s in outcome.stages]
+    assert kinds == ["prefill", "step", "step", "step", "hold", "spike", "ramp_down"]
+    assert [r.stress.verdict for r in outcome.records if r.stress] == [
+        "not judged",
+        *["held"] * 5,
+        "not judged",
+    ]
+    assert [s for s in said if s.startswith("judged")] == [
+        f"judged {s.stage.name}" for s in outcome.stages[1:6]
+    ]
+    # every stage's producers at the baseline's share: x3 is 12 producers, the ramp down 12 -> 4 runs 8
+    assert [r.client.producers for r in outcome.records] == [4, 4, 8, 12, 12, 16, 8]
+    delivery = outcome.delivery
+    assert delivery is not None and delivery.verified and delivery.lost == 0
+    assert delivery.acked == sum(r.client.records_acked for r in outcome.records)
+    # one timeline origin for the profile: its first stage's start
+    assert {r.stress.t0 for r in outcome.records if r.stress} == {T0}
+    assert outcome.highest_held is not None and outcome.highest_held.kind == "hold"
+
+
+def test_abort_stops_the_ramp_at_the_first_failed_step(tmp_path: Path) -> None:
+    loaded = _loaded(tmp_path, ENGINE_SPEC.replace("p99_ms: 1500}", "p99_ms: 1500, on_fail: abort}"))
+    said: list[str] = []
+    outcome = _Stages(loaded, {"step2-x2": 0.1}, said).run()
+    assert [s.stage.name for s in outcome.stages] == ["prefill", "step1-x1", "step2-x2"]
+    assert outcome.aborted_at is not None and outcome.aborted_at.name == "step2-x2"
+    assert "step2-x2 failed: ramp aborted" in said
+    assert outcome.highest_held is not None and outcome.highest_held.name == "step1-x1"
