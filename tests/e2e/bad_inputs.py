@@ -795,14 +795,15 @@ CASES: list[Case] = [
         files={"stress.yaml": GOOD_STRESS.replace("step_s: 10", "step_sec: 10")},
     ),
     Case(
-        "stress-groups-beside-an-engine",
+        "stress-lagging-beside-an-engine",
         "stress spec",
-        "consumer groups beside a profile locust does not drive (a Filebeat profile)",
+        "a lagging consumer group beside a profile locust does not drive (a Filebeat profile)",
         ("stress", "stress.yaml", *DRY),
         ExitStatus.BAD_INPUT,
-        E + "stress.yaml: profiles.current: consumer groups read beside librdkafka profiles only;"
-        " client filebeat runs stage by stage through its own engine (give consumer_groups: [] to stress it)",
-        files={"stress.yaml": GOOD_ENGINE_STRESS.replace("[]", "[{name: rt, mode: realtime}]")},
+        E + "stress.yaml: profiles.current: lagging consumer groups (replay) read beside librdkafka profiles"
+        " only: client filebeat runs each stage on fresh topics through its own engine (keep the realtime"
+        " groups, drop the lagging ones)",
+        files={"stress.yaml": GOOD_ENGINE_STRESS.replace("[]", "[{name: replay, mode: lagging, lag_s: 9}]")},
     ),
     Case(
         "stress-engine-stage-too-many",

@@ -149,8 +149,8 @@ profiles:
   java: {name: java-batched, client: java, linger_ms: 20, compression: lz4}
   filebeat: {name: fb, client: filebeat}
 shape: {steps: [1, 2], step_s: 8, drain_s: 4, settle_s: 2}
-consumer_groups: []
-gates: {network_idle_min: 0.01, request_queue_max: 1000, p99_ms: 60000, on_fail: continue}
+consumer_groups: [{name: rt, mode: realtime}]
+gates: {network_idle_min: 0.01, request_queue_max: 1000, p99_ms: 60000, e2e_p99_ms: 60000, on_fail: continue}
 """
 
 
@@ -159,7 +159,8 @@ def test_a_teams_own_shipper_is_ramped_through_its_engine(
 ) -> None:
     """The Java producer and real Filebeat pods (a build is installed) ramped stage by stage, each
     stage a run of the kind's own engine: its records counted by that client, every acked (or
-    written) record read back, the brokers measured, the gates judged, no topic left."""
+    written) record read back, a real-time group reading beside it, the brokers measured, the gates
+    judged, no topic left."""
     loaded = load_stress(_spec(tmp_path, ENGINE_SPEC))
     results = tmp_path / "results"
     outcome = stress_runner(lab_dir=lab.lab_dir, results=results).run(loaded, ["java", "filebeat"])
@@ -180,7 +181,12 @@ def test_a_teams_own_shipper_is_ramped_through_its_engine(
             assert record.client.records_acked > 0.5 * offered, (record.client.records_acked, offered)
             assert record.delivery.verified and record.delivery.lost == 0
             assert record.broker is not None and record.broker.brokers, record.name
-            assert {"network_idle", "request_queue", "p99", "failed", "lost"} <= {c.gate for c in step.gates}
+            assert {"network_idle", "request_queue", "p99", "e2e_p99", "failed", "lost"} <= {
+                c.gate for c in step.gates
+            }
+            (reader,) = step.consumers  # the real-time group read the stage's records as they came
+            assert reader.whole.records >= record.client.records_acked, (reader, record.client)
+            assert step.realtime_e2e_p99_ms(with_lagging=False) is not None
     stored = ResultsStore(results).records("it-engines")
     assert len(stored) == 4 and all(r.stress is not None for r in stored)
     assert _topics_with(admin, "kbt-it-engines") == [] and _topics_with(admin, "it-engines") == []

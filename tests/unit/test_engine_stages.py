@@ -10,6 +10,8 @@ import pytest
 
 from tests.unit.test_stress_spec import SPEC
 from tuner.core.errors import BadInput
+from tuner.driver.latency_hist import Latency
+from tuner.driver.stress.consumer_tally import GroupTally
 from tuner.render.dry_run import stress_driver_lines, stress_drivers
 from tuner.runner.lifecycle import Figures, Run, build_record, new_ids
 from tuner.runner.stress.engine_stages import EngineStages, StageGates, StageParts, refuse_remote_workers
@@ -144,15 +146,41 @@ def test_producer_figures_of_a_run() -> None:
     assert ProducerFigures.of_run(_client(12.0, failed=0), delivery) == ProducerFigures(500, 0, 2, 12.0)
 
 
-def test_consumer_groups_need_locust(tmp_path: Path) -> None:
+def test_lagging_groups_need_locust(tmp_path: Path) -> None:
     text = SPEC.replace(
         "  recommended: {name: batched, linger_ms: 50, compression: lz4}",
         "  recommended: {name: fb, client: filebeat}",
     )
     with pytest.raises(
-        BadInput, match="consumer groups read beside librdkafka profiles only; client filebeat"
+        BadInput, match=r"lagging consumer groups \(replay\) read beside librdkafka profiles only"
     ):
         _loaded(tmp_path, text)
+    # real-time groups read beside it
+    realtime = text.replace("  - {name: replay, mode: lagging, lag_s: 20}\n", "")
+    assert [g.mode for g in _loaded(tmp_path, realtime).spec.groups] == ["realtime"]
+
+
+def test_real_time_readers_are_judged_on_the_whole_stage(tmp_path: Path) -> None:
+    text = ENGINE_SPEC.replace("consumer_groups: []", "consumer_groups: [{name: rt, mode: realtime}]")
+    loaded = _loaded(tmp_path, text.replace("p99_ms: 1500}", "p99_ms: 1500, e2e_p99_ms: 800}"))
+    delivery = DeliveryResult(acked=500, consumed=500, verified=True)
+    for e2e_ms, verdict in ((300, "held"), (2000, "failed")):
+        stage = next(s for s in loaded.stages if s.name == "step1-x1")
+        plan = stage_run_plan(loaded.spec, "java", loaded.spec.workload, stage, 25.0, 4, 1)
+        policy = StageGates(loaded, "java", stage, None)
+        tally = GroupTally()
+        tally.half(stage.index, 0).e2e = Latency.of_us({e2e_ms * 1000: 100})
+        tally.half(stage.index, 0).records = 100
+        policy.tallies = {"rt": tally}
+        run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), None, [])
+        fields = policy.finish(
+            run, Figures(_client(500.0), delivery, _broker(0.8)), {"status": "ok", "problems": []}
+        )
+        step = fields["stress"]
+        assert step.verdict == verdict, step.gates
+        assert step.realtime_e2e_p99_ms(with_lagging=False) == pytest.approx(e2e_ms, rel=0.01)
+        (reader,) = step.consumers
+        assert (reader.whole.records, reader.first_half.records, reader.second_half.records) == (100, 0, 0)
 
 
 def test_remote_workers_are_locusts(tmp_path: Path) -> None:

@@ -101,8 +101,8 @@ def stress(
     Ramp the lab through the spec's stages with each profile (current, recommended, ...): librdkafka
     producers on locust with real-time and lagging consumer groups beside them; any other kind (real
     Filebeat, the Java producer, the collector) stage by stage through its own engine, as a sweep
-    runs it. Gates judged per step, one record per stage. Ends with the highest step each profile
-    held. Exits 1 when acked records were lost."""
+    runs it, real-time groups beside it. Gates judged per step, one record per stage. Ends with the
+    highest step each profile held. Exits 1 when acked records were lost."""
     from tuner.runner.preflight import stress_preflight
     from tuner.spec.stress_load import load_stress
 

@@ -67,7 +67,7 @@ def stress_drivers(loaded: LoadedStress, labels: list[str]) -> dict[str, str]:
 def stress_driver_lines(loaded: LoadedStress, labels: list[str]) -> list[str]:
     said = {
         "locust": "locust users along the stage timeline",
-        "engine": "each stage a run of its own engine (no consumer groups)",
+        "engine": "each stage a run of its own engine (no lagging readers)",
     }
     return [
         f"profile {label}: client {loaded.spec.profiles[label].client}, {said[how]}"

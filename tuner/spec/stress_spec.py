@@ -165,11 +165,12 @@ class StressSpec(StrictModel):
                 " (set msgs/s per producer, or baseline.msgs_per_s)"
             )
         for label, profile in self.profiles.items():
-            if self.groups and not on_locust(profile):
+            lagging = [g.name for g in self.groups if g.mode == "lagging"]
+            if lagging and not on_locust(profile):
                 raise ValueError(
-                    f"profiles.{label}: consumer groups read beside {LOCUST_ENGINE} profiles only;"
-                    f" client {profile.client} runs stage by stage through its own engine"
-                    " (give consumer_groups: [] to stress it)"
+                    f"profiles.{label}: lagging consumer groups ({', '.join(lagging)}) read beside"
+                    f" {LOCUST_ENGINE} profiles only: client {profile.client} runs each stage on fresh"
+                    " topics through its own engine (keep the realtime groups, drop the lagging ones)"
                 )
         peak = max([*self.shape.steps, self.shape.spike.multiplier if self.shape.spike else 0])
         if round(peak * self.workload.producers) > MAX_USERS:

@@ -95,12 +95,14 @@ class StressStep(Frozen):
         return self.verdict == "held"
 
     def realtime_e2e_p99_ms(self, with_lagging: bool) -> float | None:
-        """Worst real-time group's p99 in the stage part without (or with) lagging readers."""
+        """Worst real-time group's p99 in the stage part without (or with) lagging readers. A stage
+        run through a kind's engine has no halves (and no lagging readers): its whole stage."""
         values = []
         for c in self.consumers:
             if c.mode != "realtime":
                 continue
-            for part in (c.first_half, c.second_half):
+            parts = (c.first_half, c.second_half) if self.locust_workers else (c.whole,)
+            for part in parts:
                 if part.lagging_readers == with_lagging and part.e2e_p99_ms is not None:
                     values.append(part.e2e_p99_ms)
         return max(values) if values else None

@@ -1,22 +1,28 @@
 """A stress profile of a kind that locust does not drive (real Filebeat pods, the Java producer,
 the collector, Sarama), run stage by stage through its own engine: each stage is one run of the run
 lifecycle a sweep uses (fresh topics, settle wait, the engine's load and delivery check, the broker
-window, a record), judged against the spec's gates as soon as it ends.
+window, a record), judged against the spec's gates as soon as it ends. The spec's real-time consumer
+groups read each stage's topics beside it (their end-to-end p99 is a gate, as on locust).
 
-What differs from the locust timeline, and is said in each record: the stages do not follow each
-other without a gap (each starts its clients afresh and reads its topics back before the next), a
-ramp down runs as one stage at its mean load, and no consumer group reads beside it (the spec
-refuses groups for such a profile). The drain stage has nothing to do: every run flushes and
-verifies its own records.
+What differs from the locust timeline: the stages do not follow each other without a gap (each
+starts its clients afresh and reads its topics back before the next), a ramp down runs as one stage
+at its mean load, a stage has no halves, and no lagging group reads (a stage's topics are fresh, so
+there is no minute-old data to replay; the spec refuses lagging groups for such a profile). The
+drain stage has nothing to do: every run flushes and verifies its own records.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tuner.core.errors import BadInput
+from tuner.driver.result import DriverResult
+from tuner.driver.stress.consumer_pool import ConsumerPool
+from tuner.driver.stress.consumer_tally import GroupTally
+from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.verify import StressDelivery
 from tuner.measure.prometheus import Prometheus
 from tuner.runner.lifecycle import Engine, Figures, Measurer, Observer, Run, RunLifecycle, RunPolicy
@@ -24,9 +30,11 @@ from tuner.runner.stress.gates import (
     ProducerFigures,
     broker_gates,
     describe,
+    e2e_gate,
     failed_gates,
     loss_gates,
     producer_gates,
+    whole_stage_consumer,
 )
 from tuner.runner.stress.records import ProfileOutcome, StageOutcome
 from tuner.runner.stress.stage_window import remote_tier
@@ -37,6 +45,9 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import GateCheck, StressStep, Verdict
 from tuner.target import Target
+
+# The readers' plan outlives any stage run (they are stopped when the run returns).
+READERS_HORIZON_S = 3600.0
 
 Phase = Callable[[str, str], None]  # (profile label, text)
 Judged = Callable[[str, Stage, list[GateCheck]], None]
@@ -64,21 +75,58 @@ class _Forward(Observer):
 
 
 class StageGates(RunPolicy):
-    """A plain run whose record carries the stage and its gates' verdict."""
+    """A plain run whose record carries the stage and its gates' verdict, the spec's real-time
+    consumer groups reading its topics while it runs."""
 
     def __init__(self, loaded: LoadedStress, label: str, stage: Stage, prometheus: Prometheus | None) -> None:
         self.loaded, self.label, self.stage, self.prometheus = loaded, label, stage, prometheus
         self.checks: list[GateCheck] = []
         self.t0: float | None = None  # the profile's first stage start (its timeline origin)
+        self.groups = [g for g in loaded.spec.groups if g.mode == "realtime"]  # the spec refuses lagging
+        self.tallies: dict[str, GroupTally] = {}
+
+    def drive(self, run: Run, engine: Engine) -> DriverResult:
+        if not self.groups:
+            return super().drive(run, engine)
+        pool = ConsumerPool(self._readers(run))
+        try:
+            pool.start()  # every group subscribed before the first record
+            return super().drive(run, engine)
+        finally:
+            pool.stop()
+            self.tallies = pool.tallies
+
+    def _readers(self, run: Run) -> StressPlan:
+        """The consumer groups' plan: the run's topics, one stage from now (they stop with the run)."""
+        stage = self.stage.model_copy(
+            update={"start_s": 0.0, "duration_s": READERS_HORIZON_S, "lagging": "off"}
+        )
+        workload = run.plan.workload
+        return StressPlan(
+            run_id=run.ids.run_id,
+            stress=self.loaded.spec.name,
+            profile_label=self.label,
+            profile=run.plan.profile,
+            workload=workload,
+            topics=run.topics,
+            bootstrap_servers=run.target.bootstrap_servers,
+            rate_per_producer=float(workload.rate_per_producer),
+            stages=[stage],
+            t0=time.time(),
+            groups=self.groups,
+            client_properties=dict(run.target.client_properties),
+        )
 
     def finish(self, run: Run, figures: Figures, fields: dict[str, Any]) -> dict[str, Any]:
         stage, gates = self.stage, self.loaded.spec.gates
         client, delivery = figures.client, figures.delivery
         loss = loss_gates(delivery.lost, delivery.verified)
+        readers = [self.tallies.get(g.name, GroupTally()).stage(stage.index) for g in self.groups]
         checks = (
             [
                 *broker_gates(gates, figures.broker),
                 *producer_gates(gates, ProducerFigures.of_run(client, delivery)),
+                *e2e_gate(gates, readers),
                 *loss,
             ]
             if stage.judged
@@ -93,6 +141,9 @@ class StageGates(RunPolicy):
             if self.prometheus is not None
             else None
         )
+        consumers = [
+            whole_stage_consumer(g, self.tallies.get(g.name, GroupTally()), stage) for g in self.groups
+        ]
         step = StressStep(
             stress=self.loaded.spec.name,
             profile_label=self.label,
@@ -105,6 +156,7 @@ class StageGates(RunPolicy):
             offered_msgs_per_s=run.plan.workload.offered_msgs_per_s,
             verdict=verdict,
             gates=checks,
+            consumers=consumers,
             remote=remote,
             locust_workers=0,  # no locust: the record's client section names the engine
         )

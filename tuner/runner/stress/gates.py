@@ -196,3 +196,11 @@ def consumer_stage(group: ConsumerGroupSpec, tally: GroupTally, stage: Stage) ->
         first_half=consumer_half(tally.half(stage.index, 0), half_s, first),
         second_half=consumer_half(tally.half(stage.index, 1), half_s, second),
     )
+
+
+def whole_stage_consumer(group: ConsumerGroupSpec, tally: GroupTally, stage: Stage) -> ConsumerStage:
+    """A stage run through a kind's engine has no halves (no lagging readers read beside it): the
+    whole stage, its halves left empty."""
+    empty = consumer_half(HalfTally(), stage.duration_s / 2, False)
+    whole = consumer_half(tally.stage(stage.index), stage.duration_s, False)
+    return ConsumerStage(group=group.name, mode=group.mode, whole=whole, first_half=empty, second_half=empty)
