@@ -3,7 +3,9 @@ stage runs, how a stage run is judged against the gates, what the spec refuses."
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -282,3 +284,22 @@ def test_abort_stops_the_ramp_at_the_first_failed_step(tmp_path: Path) -> None:
     assert outcome.aborted_at is not None and outcome.aborted_at.name == "step2-x2"
     assert "step2-x2 failed: ramp aborted" in said
     assert outcome.highest_held is not None and outcome.highest_held.name == "step1-x1"
+
+
+def test_the_readers_plan_covers_the_stage_run(tmp_path: Path) -> None:
+    text = ENGINE_SPEC.replace("consumer_groups: []", "consumer_groups: [{name: rt, mode: realtime}]")
+    loaded = _loaded(tmp_path, text)
+    stage = next(s for s in loaded.stages if s.name == "step2-x2")
+    plan = stage_run_plan(loaded.spec, "java", loaded.spec.workload, stage, 25.0, 8, 1)
+    target = cast(
+        Any, SimpleNamespace(bootstrap_servers="127.0.0.1:1", client_properties={"security.protocol": "SSL"})
+    )
+    run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], target, None, [])
+    before = time.time()
+    readers = StageGates(loaded, "java", stage, None)._readers(run)
+    assert readers.topics == ["kbt-logs-r1-x"] and [g.name for g in readers.groups] == ["rt"]
+    assert readers.t0 >= before and readers.client_properties == {"security.protocol": "SSL"}
+    # one stage, from now, long past the run: every record it consumes counts for this stage
+    (only,) = readers.stages
+    assert only.index == stage.index and only.start_s == 0 and only.lagging == "off"
+    assert readers.stage_index_at(readers.t0 + stage.duration_s * 3) == stage.index

@@ -46,8 +46,9 @@ from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import GateCheck, StressStep, Verdict
 from tuner.target import Target
 
-# The readers' plan outlives any stage run (they are stopped when the run returns).
-READERS_HORIZON_S = 3600.0
+# The readers' plan outlives the stage's run (clients' start, warm-up, read-back): they are stopped
+# when the run returns.
+READERS_SLACK_S = 3600.0
 
 Phase = Callable[[str, str], None]  # (profile label, text)
 Judged = Callable[[str, Stage, list[GateCheck]], None]
@@ -98,9 +99,8 @@ class StageGates(RunPolicy):
 
     def _readers(self, run: Run) -> StressPlan:
         """The consumer groups' plan: the run's topics, one stage from now (they stop with the run)."""
-        stage = self.stage.model_copy(
-            update={"start_s": 0.0, "duration_s": READERS_HORIZON_S, "lagging": "off"}
-        )
+        horizon = self.stage.duration_s + READERS_SLACK_S
+        stage = self.stage.model_copy(update={"start_s": 0.0, "duration_s": horizon, "lagging": "off"})
         workload = run.plan.workload
         return StressPlan(
             run_id=run.ids.run_id,
