@@ -40,7 +40,8 @@ def diagnose_json(
     prometheus_url: str, end: float, window_s: float, step_s: float, thresholds: Path, *extra: str
 ) -> tuple[int, dict[str, Any]]:
     """`kbt diagnose --json -` as a subprocess over [end - window_s, end]: (exit code, the JSON).
-    Nothing may reach stderr."""
+    Nothing but kbt's notes may reach stderr (no warning, no error, no traceback): a note states a
+    reading as it is (e.g. a combined-mode node's handler idle above 1, clamped)."""
     proc = subprocess.run(
         [
             sys.executable, "-m", "tuner", "diagnose",
@@ -56,5 +57,5 @@ def diagnose_json(
         text=True,
         timeout=180,
     )  # fmt: skip
-    assert proc.stderr == "", proc.stderr
+    assert all(line.startswith("kbt: note: ") for line in proc.stderr.splitlines()), proc.stderr
     return proc.returncode, json.loads(proc.stdout)

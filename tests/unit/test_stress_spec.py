@@ -172,7 +172,7 @@ def test_missing_diagnose_file(tmp_path: Path) -> None:
         (
             "{name: batched, linger_ms: 50",
             "{name: batched, client: java, linger_ms: 50",
-            "consumer groups read beside librdkafka profiles only",
+            "lagging consumer groups (replay) read beside librdkafka profiles only",
         ),
         (
             "p99_ms: 1500}",
