@@ -101,7 +101,8 @@ class StressStep(Frozen):
         for c in self.consumers:
             if c.mode != "realtime":
                 continue
-            parts = (c.first_half, c.second_half) if self.locust_workers else (c.whole,)
+            halves = (c.first_half, c.second_half)
+            parts = halves if any(h.records for h in halves) else (c.whole,)
             for part in parts:
                 if part.lagging_readers == with_lagging and part.e2e_p99_ms is not None:
                     values.append(part.e2e_p99_ms)

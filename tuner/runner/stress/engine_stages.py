@@ -79,10 +79,17 @@ class StageGates(RunPolicy):
     """A plain run whose record carries the stage and its gates' verdict, the spec's real-time
     consumer groups reading its topics while it runs."""
 
-    def __init__(self, loaded: LoadedStress, label: str, stage: Stage, prometheus: Prometheus | None) -> None:
+    def __init__(
+        self,
+        loaded: LoadedStress,
+        label: str,
+        stage: Stage,
+        prometheus: Prometheus | None,
+        t0: float | None = None,  # the profile's first stage start (its timeline origin)
+    ) -> None:
         self.loaded, self.label, self.stage, self.prometheus = loaded, label, stage, prometheus
         self.checks: list[GateCheck] = []
-        self.t0: float | None = None  # the profile's first stage start (its timeline origin)
+        self.t0 = t0
         self.groups = [g for g in loaded.spec.groups if g.mode == "realtime"]  # the spec refuses lagging
         self.tallies: dict[str, GroupTally] = {}
 
@@ -200,8 +207,7 @@ class EngineStages:
                     f"stage {stage.name}: {load.producers} {engine} producers at"
                     f" {load.rate_per_producer:g} msgs/s each for {stage.duration_s:g} s",
                 )
-                policy = StageGates(self.loaded, self.label, stage, self.parts.prometheus)
-                policy.t0 = t0
+                policy = StageGates(self.loaded, self.label, stage, self.parts.prometheus, t0)
                 record = self._run(plan, policy, stage)
                 if t0 is None:
                     t0 = record.client.started_at
