@@ -6,13 +6,15 @@
 #   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
 #      generated-files check, the unit tier but its `wall_clock` tests, and the e2e tier but the
-#      modules of step 3                                                                   ~44 min
-#   3. the e2e modules that need a lab of their own or bound a wall-clock time (the runbook
-#      rehearsal, the installs, the lab lifecycle, the fuzzing, the exit paths, diagnose against a
-#      real Prometheus), then `make demo`'s pressure loop (an integration module with a pressure lab
-#      of its own, on ports from 21000 here, clear of the fault matrix's); beside them the unit
-#      tier's `wall_clock` tests, then the fault matrix (`make test-chaos`, a lab of its own on
-#      ports 19500-19700)                                                                   ~21 min
+#      modules of step 3 (among them the clean clones' `make install` and `make install-light`) ~44 min
+#   3. two lanes of about the same length:                                                 ~22 min
+#      - the e2e modules that need a lab of their own or bound a wall-clock time: the fuzzing, the
+#        exit paths and diagnose against a real Prometheus while the runbook's lab boots, then the
+#        light install, the runbook rehearsal and the lab lifecycle (~16 min); then `make demo`'s
+#        pressure loop (an integration module with a pressure lab of its own, on ports from 21000
+#        here, clear of the fault matrix's; ~5 min)
+#      - in the background, the unit tier's `wall_clock` tests (~1.5 min), then the fault matrix
+#        (`make test-chaos`, a lab of its own on ports 19500-19700; ~21 min)
 #
 # Why this way: the integration tier's lab figures (idle meters, request-queue shares, a producer's
 # send lag) are timing-sensitive on 2 cores, so only work that yields the CPU at once runs beside
@@ -21,7 +23,10 @@
 # subprocess's timeout is a generous cap), and at nice 19 they take what the labs leave idle; the
 # tests that bound a wall-clock time (unit tests marked `wall_clock`, tests/unit/test_wall_clock_marked.py
 # keeps the mark honest; the e2e modules listed below) wait for step 3, as do the e2e modules with
-# labs. The fault matrix judges delivery, not speed; the integration tier's labs are down by then
+# labs. The clean clones' installs have neither, so they run beside the tier, off step 3's two
+# lanes: `make install` (~2.5 min, pip into a fresh venv; the engines and jars are the cache's) and
+# the light install's `make install-light` (~40 s), whose venv step 3 then diagnoses from. The
+# fault matrix judges delivery, not speed; the integration tier's labs are down by then
 # (its secure lab, base port + 400 = 19690, would also collide with the fault matrix's ports).
 #
 # Every step runs to the end and CI fails if any of them failed (pytest's exit 5, no test collected,
@@ -53,7 +58,12 @@ stop_background() {  # an early exit (a failed step, a cancelled job): Ctrl-C wh
     fi
   done
 }
-trap stop_background EXIT
+# The light install's venv (tests/e2e/light_install.py): `make install-light` on a clean clone, built
+# and checked beside the integration tier (test_light_install_build.py), then diagnosed from in step 3
+# (test_light_install.py, which reads the runbook's lab).
+KBT_TEST_LIGHT_DIR=$(mktemp -d -t kbt-light-XXXXXX)
+export KBT_TEST_LIGHT_DIR
+trap 'stop_background; rm -rf "$KBT_TEST_LIGHT_DIR"' EXIT
 
 step "install"
 make --no-print-directory install
@@ -62,13 +72,14 @@ make --no-print-directory install
 # pressure lab of its own; its ports from 21000 there are clear of the fault matrix's).
 lane_integration=(tests/integration/test_pressure_loop.py)
 # The e2e modules that run in step 3, not beside the integration tier: labs of their own (the
-# runbook's, a clean clone's install, the lab lifecycle on ports 19200-19221), or a bound on time
-# (the fuzzing's per-run cap, a signal sent after the imports, a Prometheus started and waited for).
-# In this order: the light install reads the runbook's lab before the rehearsal, whose last phase
-# takes that lab down (pytest runs the modules in the order given).
-lane_e2e=(tests/e2e/test_light_install.py tests/e2e/test_runbook.py tests/e2e/test_clean_install.py
-  tests/e2e/test_lab_cli.py tests/e2e/test_fuzz_inputs.py tests/e2e/test_exit_paths.py
-  tests/e2e/test_diagnose_cli.py)
+# runbook's, the lab lifecycle on ports 19200-19221), or a bound on time (the fuzzing's per-run cap,
+# a signal sent after the imports, a Prometheus started and waited for). In this order (pytest runs
+# the modules in the order given): the e2e conftest boots the runbook's lab in the background as the
+# first test starts, so the three modules without a lab go first and overlap its boot (about three
+# minutes, most of it waiting on the brokers' idle meters); the light install reads that lab before
+# the rehearsal, whose last phase takes it down; the lab lifecycle's own lab comes after.
+lane_e2e=(tests/e2e/test_fuzz_inputs.py tests/e2e/test_exit_paths.py tests/e2e/test_diagnose_cli.py
+  tests/e2e/test_light_install.py tests/e2e/test_runbook.py tests/e2e/test_lab_cli.py)
 step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier, e2e tier but ${lane_e2e[*]}"
 rm -f "$beside_status"
 setsid nice -n 19 bash -c '

@@ -5,6 +5,9 @@ and the unit tier collects. Bounded: it stops there (the demo and the suites hav
 A fresh OS image is out of reach here (no container engine), so the machine's caches stand in for
 the network: pip's cache, Maven's repository, the Go module cache and the kbt cache (jars, built
 engines) make a re-run take about half a minute. Debian packages are installed only when missing.
+
+No lab and no clock: CI runs this module at nice 19 beside the integration tier (scripts/test_all.sh),
+so a subprocess's timeout is a generous cap (tests/unit/caps.py), never a bound on its time.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.cli.components import MISSING
 from tuner.core.paths import repo_root
 
@@ -36,7 +40,7 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ["git", "clone", "--quiet", "--no-local", str(repo_root()), str(where)],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=SUBPROCESS_CAP_S,
     )
     assert proc.returncode == 0, proc.stderr
     return where
@@ -63,10 +67,10 @@ def test_make_install_on_a_clean_clone(clone: Path) -> None:
     assert "\x1b[" not in install.stdout + install.stderr, install.stdout[-2000:]
 
     python = venv / "bin" / "python"
-    where = _run([str(python), "-c", "import tuner; print(tuner.__file__)"], Path("/"), env, timeout=60)
+    where = _run([str(python), "-c", "import tuner; print(tuner.__file__)"], Path("/"), env, SUBPROCESS_CAP_S)
     assert where.stdout.strip().startswith(str(clone)), where.stdout  # the clone's code, not ours
 
-    version = _run([str(venv / "bin" / "kbt"), "--version"], clone, env, timeout=120)
+    version = _run([str(venv / "bin" / "kbt"), "--version"], clone, env, SUBPROCESS_CAP_S)
     assert version.returncode == 0, version.stderr
     lines = dict(line.split(None, 1) if " " in line else (line, "") for line in version.stdout.splitlines())
     assert version.stdout.startswith("kbt "), version.stdout
@@ -74,7 +78,9 @@ def test_make_install_on_a_clean_clone(clone: Path) -> None:
     assert not missing, f"make install left components missing: {missing}"
     assert lines, version.stdout
 
-    collect = _run([str(python), "-m", "pytest", "--collect-only", "-q", "tests/unit"], clone, env, 600)
+    collect = _run(
+        [str(python), "-m", "pytest", "--collect-only", "-q", "tests/unit"], clone, env, SUBPROCESS_CAP_S
+    )
     assert collect.returncode == 0, collect.stdout[-3000:] + collect.stderr[-2000:]
     collected = [line for line in collect.stdout.splitlines() if "::" in line]
     assert len(collected) > 100, collect.stdout[-2000:]
@@ -88,9 +94,11 @@ def test_old_go_gets_the_toolchain_go_mod_asks_for(tmp_path: Path) -> None:
     want = next(line.split()[1] for line in go_mod.read_text().splitlines() if line.startswith("go "))
     env = {**os.environ, "KBT_FORCE_GO_TOOLCHAIN": "1"}
     script = repo_root() / "scripts" / "go_toolchain.sh"
-    proc = _run(["bash", str(script), str(go_mod), str(tmp_path)], tmp_path, env, timeout=600)
+    proc = _run(["bash", str(script), str(go_mod), str(tmp_path)], tmp_path, env, SUBPROCESS_CAP_S)
     assert proc.returncode == 0, proc.stderr
     bin_dir = Path(proc.stdout.strip())
     assert bin_dir == tmp_path / f"go{want}" / "bin"
-    version = _run([str(bin_dir / "go"), "version"], tmp_path, {**env, "GOTOOLCHAIN": "local"}, timeout=60)
+    version = _run(
+        [str(bin_dir / "go"), "version"], tmp_path, {**env, "GOTOOLCHAIN": "local"}, SUBPROCESS_CAP_S
+    )
     assert version.stdout.startswith(f"go version go{want} "), version.stdout + version.stderr

@@ -2,20 +2,20 @@
 (kbt alone in a venv: no Java, Go or Kafka build) and `kbt diagnose --target FILE`. Run on a clean
 clone, then diagnose with nothing of the full install in reach: a PATH without java, go or Kafka's
 scripts, and an empty home and kbt cache (no Kafka jars, no engines). The cluster is the e2e tier's
-runbook lab, read as a team's cluster is: through a target file.
+runbook lab, read as a team's cluster is: through a target file. The venv's build and its checks are
+tests/e2e/light_install.py's (CI builds it beside the integration tier: test_light_install_build.py).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tuner.core.paths import repo_root
+from tests.e2e.light_install import build_light_venv, built_venv, light_dir
 from tuner.lab import load_state
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -25,19 +25,11 @@ FULL_INSTALL_ONLY = ("java", "go", "kafka-topics.sh", "filebeat", "otelcol-contr
 
 @pytest.fixture(scope="module")
 def light_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("git") is None or not (repo_root() / ".git").exists():
-        pytest.skip("needs git and a git checkout to clone from")
-    root = tmp_path_factory.mktemp("light")
-    clone, venv = root / "kbt", root / "venv"
-    cloned = subprocess.run(["git", "clone", "--quiet", "--no-local", str(repo_root()), str(clone)],
-                            capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert cloned.returncode == 0, cloned.stderr
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    installed = subprocess.run(["make", "install-light", f"VENV={venv}"], cwd=clone, env=env,
-                               capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert installed.returncode == 0, installed.stderr[-3000:]
-    assert f"install-light: ready: {venv}/bin/kbt" in installed.stdout, installed.stdout
-    return venv
+    """The venv test_light_install_build.py built and checked beside the integration tier (CI), else
+    one built and checked here."""
+    root = light_dir()
+    built = built_venv(root) if root is not None else None
+    return built or build_light_venv(tmp_path_factory.mktemp("light"))
 
 
 def test_a_light_install_diagnoses_a_cluster_with_no_java_go_or_kafka(
