@@ -6,7 +6,7 @@
 #   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
 #      generated-files check, the unit tier but its `wall_clock` tests, and the e2e tier but the
-#      modules of step 3 (among them the clean clones' `make install` and `make install-light`) ~44 min
+#      modules of step 3, the clean clones' `make install` and `make install-light` among them  ~44 min
 #   3. two lanes of about the same length:                                                 ~22 min
 #      - the e2e modules that need a lab of their own or bound a wall-clock time: the fuzzing, the
 #        exit paths and diagnose against a real Prometheus while the runbook's lab boots, then the
@@ -75,9 +75,9 @@ lane_integration=(tests/integration/test_pressure_loop.py)
 # runbook's, the lab lifecycle on ports 19200-19221), or a bound on time (the fuzzing's per-run cap,
 # a signal sent after the imports, a Prometheus started and waited for). In this order (pytest runs
 # the modules in the order given): the e2e conftest boots the runbook's lab in the background as the
-# first test starts, so the three modules without a lab go first and overlap its boot (about three
-# minutes, most of it waiting on the brokers' idle meters); the light install reads that lab before
-# the rehearsal, whose last phase takes it down; the lab lifecycle's own lab comes after.
+# first test starts, so the three modules without a lab go first and overlap its boot (half a
+# minute alone, minutes beside the fault matrix's); the light install reads that lab before the
+# rehearsal, whose last phase takes it down; the lab lifecycle's own lab comes after.
 lane_e2e=(tests/e2e/test_fuzz_inputs.py tests/e2e/test_exit_paths.py tests/e2e/test_diagnose_cli.py
   tests/e2e/test_light_install.py tests/e2e/test_runbook.py tests/e2e/test_lab_cli.py)
 step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier, e2e tier but ${lane_e2e[*]}"
