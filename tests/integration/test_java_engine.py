@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from tuner.driver.acked_verify import verify_acked
 from tuner.driver.corpus import write_corpus
+from tuner.driver.delivery.check import verify
+from tuner.driver.delivery.ledger import Ledger, tail_key
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
-from tuner.driver.payload import id_of
 from tuner.lab import LabState
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner
@@ -134,7 +134,8 @@ def test_sigterm_drains_and_reports(lab: LabState, make_topic: Any, tmp_path: Pa
     assert result["finished_at"] - result["started_at"] < 30  # well short of the 60 s schedule
     assert 0 < result["acked_total"] == result["acked_lines"]
     assert result["acked_total"] + result["failed"] + result["indeterminate"] == result["offered_total"]
-    delivery = verify_acked(lab.bootstrap_servers, topic, [pp.acked_file], id_of)
+    ledger = Ledger(topics=[topic]).read_acked_files(topic, [pp.acked_file])
+    delivery = verify(lab.bootstrap_servers, ledger, tail_key).result()
     assert delivery.verified and delivery.lost == 0 and delivery.acked == result["acked_total"], delivery
 
 

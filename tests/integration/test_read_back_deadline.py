@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Producer
 
-from tuner.driver.acked_verify import verify_acked
+from tuner.driver.delivery.check import verify
+from tuner.driver.delivery.ledger import Ledger, RangeFile, tail_key
+from tuner.driver.delivery.read import ReadDeadline
 from tuner.driver.payload import ID_SHIFT, id_of, with_id
-from tuner.driver.range_verify import RangeFile, verify_ranges
-from tuner.driver.read_back import ReadDeadline
 
 pytestmark = pytest.mark.integration
 
@@ -66,21 +66,29 @@ def test_a_read_back_cut_short_is_unverified_with_its_unread_count_never_lost(
     ranges, acked_file = _produce(lab.bootstrap_servers, topic, tmp_path)
 
     # The deadline that follows the volume and the read rate reaches a verdict.
-    whole = verify_ranges(lab.bootstrap_servers, topic, [ranges])
+    def ranges_read(deadline: ReadDeadline | None = None) -> Any:
+        ledger = Ledger(topics=[topic]).read_range_files([ranges])
+        return verify(lab.bootstrap_servers, ledger, tail_key, deadline).result()
+
+    def acked_read(deadline: ReadDeadline | None = None) -> Any:
+        ledger = Ledger(topics=[topic]).read_acked_files(topic, [acked_file])
+        return verify(lab.bootstrap_servers, ledger, tail_key, deadline).result()
+
+    whole = ranges_read()
     assert whole.verified and (whole.lost, whole.unread, whole.consumed) == (0, 0, RECORDS)
-    whole_acked = verify_acked(lab.bootstrap_servers, topic, [acked_file], id_of)
+    whole_acked = acked_read()
     assert whole_acked.verified and (whole_acked.lost, whole_acked.unread) == (0, 0)
     assert whole_acked.consumed == RECORDS
 
     # The same topic again with a deadline a quarter of what the whole read took.
     assert whole.read_back_s is not None and whole_acked.read_back_s is not None
-    cut = verify_ranges(lab.bootstrap_servers, topic, [ranges], deadline=_short(whole.read_back_s))
+    cut = ranges_read(_short(whole.read_back_s))
     assert not cut.verified
     assert cut.lost == 0 and cut.unread > 0
     assert cut.consumed + cut.unread == cut.acked == RECORDS
     assert cut.read_back_limit_s == pytest.approx(min(whole.read_back_s / 4, CUT_S), abs=1e-3)
 
     short = _short(whole_acked.read_back_s)
-    cut_acked = verify_acked(lab.bootstrap_servers, topic, [acked_file], id_of, deadline=short)
+    cut_acked = acked_read(short)
     assert not cut_acked.verified and cut_acked.lost == 0 and cut_acked.unread > 0
     assert cut_acked.consumed + cut_acked.unread == RECORDS

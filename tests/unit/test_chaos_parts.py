@@ -10,7 +10,6 @@ import pytest
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
-from tuner.driver.order_check import PartitionOrder, librdkafka_order
 from tuner.render.chaos_table import chaos_markdown
 from tuner.runner.chaos.netem import UNKNOWN_QDISC, netem_commands, netem_status
 from tuner.runner.chaos.run_matrix import (
@@ -118,18 +117,6 @@ def test_degraded_reasons() -> None:
     assert degraded_reasons(_delivery(), 12.4) == ["partitions under min.insync.replicas for ~12 s"]
     ok, why = expectation_verdict("no-loss", _delivery(), True, None, degraded_reasons(_delivery(), 12.4))
     assert ok and why[-1] == "degraded: partitions under min.insync.replicas for ~12 s"  # the real reason
-
-
-def test_per_partition_order() -> None:
-    order = PartitionOrder(librdkafka_order)
-    ident = lambda producer, seq: f"{producer << 40 | seq:016x}"  # noqa: E731
-    for partition, producer, seq in [(0, 1, 0), (0, 1, 1), (0, 2, 0), (1, 1, 2), (0, 1, 3), (0, 2, 1)]:
-        order.see(partition, ident(producer, seq))
-    assert order.out_of_order == 0  # interleaved producers and partitions are fine
-    order.see(0, ident(1, 2))  # producer 1's record 2 stored after its record 3
-    order.see(1, ident(1, 1))
-    assert order.out_of_order == 2
-    assert librdkafka_order("not-hex") is None
 
 
 def _record(tmp_path: Path, degraded: bool, fault: FaultRun | None) -> RunRecord:

@@ -11,8 +11,8 @@ import pytest
 from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import BadInput
-from tuner.driver.acked_verify import filebeat_event_id, read_acked
 from tuner.driver.corpus import write_corpus
+from tuner.driver.delivery.ledger import Ledger, event_key
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.filebeat.plan import check_emulated, drain_s, output_section, process_plans, queue_section
@@ -256,9 +256,15 @@ def test_aggregate_sums_processes_and_merges_latency() -> None:
 def test_read_acked_and_event_ids(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("0 5 0-1\n0 7 0-2\n3 2 1-1\n")
     (tmp_path / "b.txt").write_text("3 9 2-1\nbroken\n")
-    last, ids = read_acked([tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "absent.txt"])
-    assert last == {0: 7, 3: 9}
-    assert ids == {"0-1": 0, "0-2": 0, "1-1": 3, "2-1": 3}  # each acked id and its partition
+    ledger = Ledger(topics=["t"]).read_acked_files(
+        "t", [tmp_path / n for n in ("a.txt", "b.txt", "absent.txt")]
+    )
+    assert ledger.last_offsets == {("t", 0): 7, ("t", 3): 9}
+    assert {p: bytes(m) for p, m in ledger.acked.items()} == {
+        0: b"\x00\x01\x01",
+        1: b"\x00\x01",
+        2: b"\x00\x01",
+    }
     value = b'{"@timestamp":"x","message":"a \\"kbt\\" b","kbt":{"id":"12-345"}}'
-    assert filebeat_event_id(value) == "12-345"
-    assert filebeat_event_id(b'{"message":"no id"}') is None
+    assert event_key(value) == (12, 345)
+    assert event_key(b'{"message":"no id"}') is None

@@ -131,7 +131,7 @@ def test_a_written_line_is_read_back_from_the_event() -> None:
     tally = Tally(window=(1_700_000_000.0, 1_700_000_010.0))
     tally.add(4, value, (2, 1_700_000_001_600), now=1_700_000_001.7)
     tally.add(4, value, (2, 1_700_000_001_600), now=1_700_000_001.7)  # a duplicate
-    assert tally.seen[(2, 17)] == 2
+    assert tally.marks.seen[2][17] == 2
     assert tally.events_in_window == 1
     assert tally.ack_us.get_max_value() == pytest.approx(100_000, rel=0.01)
     tally.add(4, value.replace(b" 2-17 ", b" 2-9 "), (2, 1_700_000_001_600), now=1_700_000_001.7)

@@ -11,12 +11,11 @@ import pytest
 from confluent_kafka import KafkaError, Message
 
 from tuner.core.paths import repo_root
-from tuner.driver.acked_verify import read_acked
+from tuner.driver.delivery.ledger import Ledger, RangeFile
 from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.librdkafka_engine import _send_lag, split_producers
 from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
-from tuner.driver.range_verify import RangeFile, _missing, _Tally, _unread
 from tuner.driver.rdkafka_stats import StatsTrack
 from tuner.driver.rdkafka_worker import WorkerResult, _range_bytes
 from tuner.measure.broker_window import interpolate
@@ -124,9 +123,11 @@ def test_delivery_log_writes_acked_files_per_topic(tmp_path: Path) -> None:
         delivered(None, _report(rid, partition=rid % 2, offset=10 + rid))
     files = log.write_acked(tmp_path, 3, lambda rid: f"topic-{rid % 2}")
     assert sorted(files) == ["topic-0", "topic-1"]
-    last, ids = read_acked([Path(f) for f in files.values()])
-    assert last == {0: 12, 1: 13}
-    assert ids == {f"{rid:016x}": rid % 2 for rid in range(4)}
+    ledger = Ledger(topics=sorted(files))
+    for topic, path in files.items():
+        ledger.read_acked_files(topic, [Path(path)])
+    assert ledger.last_offsets == {("topic-0", 0): 12, ("topic-1", 1): 13}
+    assert bytes(ledger.acked[0]) == b"\x01" * 4  # ids 0..3: producer 0, sequences 0..3
 
 
 def test_latency_buckets_keep_three_significant_digits() -> None:
@@ -164,16 +165,12 @@ def test_range_bytes_sums_the_cycling_sizes() -> None:
             assert _range_bytes(sizes, first, end) == sum(sizes[s % 3] for s in range(first, end))
 
 
-def test_range_files_round_trip_and_tally_ids(tmp_path: Path) -> None:
+def test_range_files_round_trip_into_a_ledger(tmp_path: Path) -> None:
     ranges = RangeFile(topic_index=1, topics=2, produced={0: 10, 3: 4}, failed=[(3 << 40) | 3])
     ranges.write(tmp_path / "r.json")
     assert RangeFile.read(tmp_path / "r.json") == ranges
-    tally = _Tally(seen={0: bytearray(10), 3: bytearray(4)})
-    for seq in (1, 5, 3, 5):  # 3 after 5 in one partition: out of order; 5 twice: a duplicate
-        tally.see(0, b"payload" + b"%016x" % seq)
-    tally.see(0, b"%016x" % ((9 << 40) | 1))  # no producer 9 in this run
-    tally.see(0, b"not an id at all")
-    assert (tally.duplicates, tally.out_of_order, tally.foreign) == (1, 1, 2)
+    ledger = Ledger(topics=["t1"]).read_range_files([tmp_path / "r.json", tmp_path / "absent.json"])
     # topic 1 of 2: producer 0 sent 1, 3, 5, 7, 9 and producer 3 sent 1, 3 (3 failed)
-    assert _unread(tally, ranges.produced, 1, 2) == 2 + 2
-    assert _missing(tally, ranges.produced, set(ranges.failed), 1, 2) == 3
+    assert [i for i, b in enumerate(ledger.acked[0]) if b] == [1, 3, 5, 7, 9]
+    assert [i for i, b in enumerate(ledger.acked[3]) if b] == [1]
+    assert ledger.total == 6 and not ledger.last_offsets  # no offsets: read to the ends

@@ -1,4 +1,4 @@
-"""The read-back's deadline follows the volume and the measured read rate (driver/read_back.py): a
+"""The read-back's deadline follows the volume and the measured read rate (driver/delivery/read.py): a
 large run gets the time its reading needs, a stalled read ends, and nothing passes the cap."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuner.driver.read_back import ReadClock, ReadDeadline
+from tuner.driver.delivery.read import ReadClock, ReadDeadline
 
 
 class Ticks:

@@ -21,13 +21,13 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import Interrupted, KbtError
-from tuner.driver.acked_verify import IdOf, verify_read_back
 from tuner.driver.corpus import write_corpus
+from tuner.driver.delivery.check import KeyOf, verify
+from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.engine import Placement
 from tuner.driver.key_shares import KeyTable
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.order_check import OrderOf
 from tuner.driver.result import ClientResult, DriverResult, LatencyMs
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
@@ -192,8 +192,7 @@ def finished_run(
     *,
     aggregate: Callable[[list[dict[str, Any]]], ClientResult],
     failed: Callable[[dict[str, Any]], int],
-    event_id: IdOf,
-    order_of: OrderOf | None = None,
+    key_of: KeyOf,
     security: Mapping[str, str] | None = None,
 ) -> DriverResult:
     """The end every engine-process run shares: the processes' results aggregated, Interrupted on
@@ -203,15 +202,11 @@ def finished_run(
     client = aggregate(results)
     if interrupted:
         raise Interrupted("interrupted")
-    delivery = verify_read_back(
-        site.placement.bootstrap_servers,
-        site.topic,
-        [p.acked_file for p in plans],
-        event_id,
-        failed=sum(failed(r) for r in results),
-        indeterminate=sum(r["indeterminate"] for r in results),
-        order_of=order_of,
-        security=security,
+    topic = site.topic
+    ledger = Ledger(topics=[topic]).read_acked_files(topic, [p.acked_file for p in plans])
+    verdict = verify(site.placement.bootstrap_servers, ledger, key_of, security=security)
+    delivery = verdict.result(
+        failed=sum(failed(r) for r in results), indeterminate=sum(r["indeterminate"] for r in results)
     )
     return DriverResult(client=client, delivery=delivery, topics=list(site.placement.topics))
 

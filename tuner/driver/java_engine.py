@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tuner.core.errors import BadInput, KbtError
+from tuner.driver.delivery.ledger import tail_key
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, merged_latency, process_site, run_engines, summed_result
 from tuner.driver.file_check import unlike
@@ -29,8 +30,7 @@ from tuner.driver.java_plan import (
     process_plans,
 )
 from tuner.driver.key_shares import KeyTable, partitioner
-from tuner.driver.order_check import librdkafka_order
-from tuner.driver.payload import id_of, key_tables
+from tuner.driver.payload import key_tables
 from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId
@@ -108,8 +108,7 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
                 update={"artifact": ref}
             ),
             failed=lambda result: int(result["failed"]),
-            event_id=id_of,
-            order_of=librdkafka_order,
+            key_of=tail_key,
             security=librdkafka_security(placement.security),
         )
 

@@ -15,14 +15,12 @@ from typing import Any
 from hdrh.histogram import HdrHistogram
 
 from tuner.core.errors import KbtError
-from tuner.driver.acked_verify import verify_acked
+from tuner.driver.delivery.check import verify
+from tuner.driver.delivery.ledger import Ledger, tail_key
 from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
-from tuner.driver.order_check import librdkafka_order
-from tuner.driver.payload import id_of
-from tuner.driver.range_verify import verify_ranges
 from tuner.driver.rdkafka_stats import WindowStats
 from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
 from tuner.driver.result import ArtifactRef, ClientResult, DeliveryResult, DriverResult, LatencyMs
@@ -236,38 +234,6 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
     )
 
 
-def _verify_ranges(
-    bootstrap: str,
-    topics: list[str],
-    outs: list[WorkerResult],
-    indeterminate: int,
-    security: Mapping[str, str] | None,
-) -> DeliveryResult:
-    """Closed loop (error reports only): every topic read back against the ranges sent to it. The
-    indeterminate records (queued when a drain timed out) may be missing from any topic."""
-    parts = [
-        verify_ranges(
-            bootstrap,
-            topic,
-            [Path(o.acked_files[topic]) for o in outs if topic in o.acked_files],
-            security=security,
-        )
-        for topic in topics
-    ]
-    total = _summed(parts)
-    # Each topic was read without knowing which topic an indeterminate record went to: they come off
-    # what is missing, from the lost first, then from the unread.
-    unread_less = max(0, indeterminate - total.lost)
-    return total.model_copy(
-        update={
-            "acked": total.acked - indeterminate,
-            "lost": max(0, total.lost - indeterminate),
-            "unread": max(0, total.unread - unread_less),
-            "indeterminate": indeterminate,
-        }
-    )
-
-
 def _send_lag(outs: list[WorkerResult]) -> LatencyMs:
     merged = LatencyBuckets()
     for out in outs:
@@ -311,33 +277,17 @@ def verify_delivery(
     outs: list[WorkerResult],
     security: Mapping[str, str] | None = None,
 ) -> DeliveryResult:
-    """Read every topic back to the last acked offsets and compare ids with the acked ones."""
-    failed = sum(o.failed_total for o in outs)
+    """Every topic read back against what was acked: the acked offsets, or in the closed loop the
+    ranges sent less the failed records; its indeterminate records (queued when a drain timed out)
+    may be missing from any topic."""
     indeterminate = sum(o.indeterminate for o in outs)
-    if any(o.ranges for o in outs):
-        return _verify_ranges(bootstrap, topics, outs, indeterminate, security)
-    parts = [
-        verify_acked(
-            bootstrap,
-            topic,
-            [Path(o.acked_files[topic]) for o in outs if topic in o.acked_files],
-            id_of,
-            failed=failed if i == 0 else 0,
-            indeterminate=indeterminate if i == 0 else 0,
-            order_of=librdkafka_order,
-            security=security,
-        )
-        for i, topic in enumerate(topics)
-    ]
-    return _summed(parts)
-
-
-def _summed(parts: list[DeliveryResult]) -> DeliveryResult:
-    """The topics' verdicts added up: verified when every topic was."""
-    counts = ("acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate", "unread")
-    spans = ("read_back_s", "read_back_limit_s")  # the topics are read one after the other
-    return DeliveryResult(
-        **{name: sum(getattr(p, name) for p in parts) for name in counts},
-        **{name: sum(getattr(p, name) or 0.0 for p in parts) if parts else None for name in spans},
-        verified=all(p.verified for p in parts),
-    )
+    closed = any(o.ranges for o in outs)
+    ledger = Ledger(topics=list(topics), unknown=indeterminate if closed else 0)
+    for topic in topics:
+        files = [Path(o.acked_files[topic]) for o in outs if topic in o.acked_files]
+        if closed:
+            ledger.read_range_files(files)
+        else:
+            ledger.read_acked_files(topic, files)
+    verdict = verify(bootstrap, ledger, tail_key, security=security)
+    return verdict.result(failed=sum(o.failed_total for o in outs), indeterminate=indeterminate)

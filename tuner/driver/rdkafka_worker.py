@@ -14,8 +14,9 @@ producer, intended send time, size and whether it falls in the measured window.
 The closed loop asks for error reports only: a Python callback per acked record cost as much CPU as
 producing it (profiled: about 60% of the loop). A producer's sequences are dense, so its acked
 records are every sequence it produced less the failed (reported) and the indeterminate ones, and
-delivery is verified against those ranges (tuner.driver.range_verify). Its delivery latency comes
-from librdkafka's statistics (queue latency and broker round trip) instead of per-record reports.
+delivery is verified against those ranges (a RangeFile, tuner.driver.delivery.ledger). Its
+delivery latency comes from librdkafka's statistics (queue latency and broker round trip) instead of
+per-record reports.
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ from typing import Any
 
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.client_exporter import ClientExporter
+from tuner.driver.delivery.ledger import RangeFile
 from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
 from tuner.driver.key_shares import partitioner
 from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads, key_tables
-from tuner.driver.range_verify import RangeFile
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
 from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.driver.acked_verify import filebeat_event_id
+from tuner.driver.delivery.ledger import event_key
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
 from tuner.driver.filebeat.plan import (
@@ -47,7 +47,7 @@ def run_filebeat_load(plan: RunPlan, placement: Placement) -> DriverResult:
             outcome,
             aggregate=lambda results: aggregate(results, workload.producers, workload.processes),
             failed=_failed,
-            event_id=filebeat_event_id,
+            key_of=event_key,
         )
 
 

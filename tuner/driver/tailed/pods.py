@@ -23,10 +23,12 @@ from typing import Generic, Protocol, TypeVar
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.redact import REDACTED, scrub
+from tuner.driver.delivery.check import judge
+from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ArtifactRef, ClientResult, DeliveryResult, DriverResult
+from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.driver.tailed.readback import Tally
 from tuner.spec.clients.base import Rendered
 from tuner.spec.workload import WorkloadSpec
@@ -293,10 +295,9 @@ def tailed_result(
     """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
     missing from the topic is lost only when the read-back reached the topic's end, before that it
     is unread (the run is then unverified, not failed). `artifact`: the rendered file the pods ran."""
-    expected = {(pod, seq) for pod, n in run.written.items() for seq in range(n)}
-    seen = run.tally.seen
-    delivered = len(expected & set(seen))
-    missing = len(expected) - delivered
+    ledger = Ledger(topics=list(topics))
+    ledger.add_written(run.written)
+    verdict = judge(ledger, run.tally.marks, reached_end=run.caught_up)
     in_window = written_in_window(run.written, run.rate, run.start_at, pods, run.window)
     client = ClientResult(
         engine=engine,
@@ -311,21 +312,13 @@ def tailed_result(
         records_acked=run.tally.events_in_window,
         records_failed=failed,
         bytes_acked=run.tally.bytes_in_window,
-        records_acked_total=delivered,
+        records_acked_total=verdict.found,
         delivery_latency_ms=latency_ms(run.tally.ack_us),
         send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
         artifact=None
         if artifact is None
         else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
     )
-    delivery = DeliveryResult(
-        acked=len(expected),
-        consumed=delivered,
-        lost=missing if run.caught_up else 0,
-        duplicates=sum(n - 1 for n in seen.values() if n > 1),
-        out_of_order=run.tally.out_of_order,
-        failed=0,
-        verified=run.caught_up or missing == 0,  # every written line read, or the topic read to its end
-        unread=0 if run.caught_up else missing,
-    )
+    # every written line read, or the topic read to its end
+    delivery = verdict.result()
     return DriverResult(client=client, delivery=delivery, topics=list(topics))

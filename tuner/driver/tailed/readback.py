@@ -2,7 +2,8 @@
 id, its intended write time,
 the broker's append time (the topic uses LogAppendTime, so the record timestamp is when the leader
 appended it, which with acks 1 or all is the moment Filebeat's batch was acknowledged) and the time
-it was read back. Exact delivery verification: lost = written - read back, duplicates, order.
+it was read back. Delivery is judged by the one checker (tuner.driver.delivery.check): lost = written
+- read back, duplicates, order.
 """
 
 from __future__ import annotations
@@ -10,13 +11,13 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hdrh.histogram import HdrHistogram
 
 from tuner.core.kafka_clients import Connection, new_consumer
+from tuner.driver.delivery.check import Marks
 
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
@@ -30,22 +31,30 @@ def _hist() -> HdrHistogram:
 
 @dataclass
 class Tally:
+    """What the read-back saw (delivery: the one checker's Marks, keyed (pod, seq)) and, for the
+    events meant to be written inside the measured window, their bytes and latencies."""
+
     window: tuple[float, float]
-    seen: Counter[tuple[int, int]] = field(default_factory=Counter)
-    last_seq: dict[tuple[int, int], int] = field(default_factory=dict)
-    out_of_order: int = 0
+    marks: Marks = field(default_factory=Marks)
     bytes_in_window: int = 0
     events_in_window: int = 0
-    foreign: int = 0  # records without a kbt id (none expected)
     ack_us: HdrHistogram = field(default_factory=_hist)
     readback_us: HdrHistogram = field(default_factory=_hist)
     log_append_time: bool = True
     line: re.Pattern[bytes] = _MESSAGE  # finds a line's id in a record (LINES: every line in it)
 
+    @property
+    def foreign(self) -> int:  # records without a kbt id (none expected)
+        return self.marks.foreign
+
+    @property
+    def out_of_order(self) -> int:
+        return self.marks.out_of_order
+
     def add(self, partition: int, value: bytes, timestamp: tuple[int, int], now: float) -> None:
         found = list(self.line.finditer(value)) if self.line is LINES else [self.line.search(value)]
         if found == [None]:
-            self.foreign += 1
+            self.marks.see(partition, None)
             return
         for match in found:
             assert match is not None
@@ -55,15 +64,8 @@ class Tally:
         self, partition: int, match: re.Match[bytes], size: int, timestamp: tuple[int, int], now: float
     ) -> None:
         t_us, pod, seq = int(match.group(1)), int(match.group(2)), int(match.group(3))
-        key = (pod, seq)
-        self.seen[key] += 1
-        if self.seen[key] > 1:
+        if not self.marks.see(partition, (pod, seq)):
             return
-        last = self.last_seq.get((pod, partition), -1)
-        if seq < last:
-            self.out_of_order += 1
-        else:
-            self.last_seq[(pod, partition)] = seq
         start, end = self.window
         if not start * 1e6 <= t_us < end * 1e6:
             return
@@ -124,7 +126,7 @@ class ReadBack:
 
     def distinct(self) -> int:
         with self._lock:
-            return len(self.tally.seen)
+            return self.tally.marks.distinct
 
     def wait_for(self, count: int, deadline: float) -> bool:
         """Until `count` distinct events were read back or the deadline (epoch seconds)."""

@@ -1,5 +1,5 @@
-"""Reading a run's topic back for delivery verification (acked_verify, range_verify, stress.verify):
-the consumer, and the deadline that follows the volume and the read rate."""
+"""Reading a run's topics back for delivery verification (tuner.driver.delivery.check): the consumer,
+how far each partition is read, and the deadline that follows the volume and the read rate."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Any
 
 from tuner.core.kafka_clients import Connection, new_consumer
 from tuner.spec.thresholds import THRESHOLDS
+
+HIGH_WATERMARK_WAIT_S = 10.0
 
 
 def verify_consumer(bootstrap: str, security: Mapping[str, str] | None = None) -> Any:
@@ -94,3 +96,38 @@ class ReadClock:
     def limit_s(self) -> float:
         """The deadline as it stands, from the start."""
         return self.deadline - self.started
+
+
+def read_limits(consumer: Any, last_acked: Mapping[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    """The offset to read up to in each partition: its last acked offset, or the last offset the log
+    holds when that is lower (a log truncated behind acked records: acks=1 and a lost leader). -1
+    when the partition holds nothing to read. Waits a little for the high watermark to catch up
+    (acks=1 acknowledges before the followers have the records)."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    limits: dict[tuple[str, int], int] = {}
+    deadline = time.monotonic() + HIGH_WATERMARK_WAIT_S
+    for (topic, partition), last in last_acked.items():
+        while True:
+            try:  # a new leader answers OFFSET_NOT_AVAILABLE until its high watermark catches up
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+            except KafkaException:
+                low, high = -1, -1
+            if high > last or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if high < 0:  # no answer: read up to the last acked offset, as if nothing was truncated
+            limits[(topic, partition)] = last
+        else:
+            limits[(topic, partition)] = min(last, high - 1) if high > low else -1
+    return limits
+
+
+def high_watermarks(consumer: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    """Each partition's last offset a reader may see (-1: none)."""
+    from confluent_kafka import TopicPartition
+
+    return {
+        (t, p): int(consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]) - 1
+        for t, p in partitions
+    }
