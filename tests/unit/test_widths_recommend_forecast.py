@@ -98,6 +98,25 @@ def test_a_long_setting_takes_lines_of_its_own_in_a_narrow_pipe() -> None:
     assert all(len(line) <= 80 for line in lines[start : start + 2])
 
 
+def test_at_200_columns_a_setting_gets_the_room_before_a_long_run_id() -> None:
+    """On a wide terminal the settings column takes the room first (each setting on at most three
+    lines); a run id then shortened in the middle is listed whole below the table."""
+    rec = _recommendation()
+    lines = _printed(recommendation_view(rec), 200, True)
+    body = [line for line in lines if line.startswith("│")]
+    cells = [line.split("│")[2].strip() for line in body]  # the setting column
+    starts = [i for i, line in enumerate(body) if line.split("│")[1].strip()]  # a row's first line
+    heights = [b - a for a, b in zip(starts, [*starts[1:], len(body)], strict=True)]
+    assert max(heights) <= 3, "\n".join(lines)
+    assert any("bulk_max_size 2048" in cell for cell in cells)
+    footnotes = {line.split(" ", 1)[1] for line in lines if re.match(r"\[\d+\] ", line)}
+    wide = " ".join(_printed(recommendation_view(rec), 1000, False)).split()
+    runs = {word for word in wide if re.fullmatch(r"[\w.-]+/[\w.-]+--\d{8}T[\d.]+Z", word)}
+    assert runs and footnotes <= runs
+    for run in runs:  # every run id whole: in its cell or in a footnote
+        assert run in footnotes or any(run in line for line in body), run
+
+
 @functools.cache
 def _forecast_of_records() -> Forecast:
     records = ResultsStore(DATA / "demo-loaded").records()

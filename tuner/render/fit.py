@@ -212,6 +212,17 @@ def _narrowed(widths: list[int], least: list[int], room: int) -> list[int]:
     return out
 
 
+def _id_budget(room: int, id_widths: list[int], text_wants: int) -> int:
+    """Each id column's width out of `room` (what is left once every other column has its least):
+    ids keep MIN_BOXED_ID, the text columns take what they want of the rest, the ids what is left
+    (a setting wrapped over many lines reads worse than an id shortened with its footnote)."""
+    if not id_widths:
+        return 0
+    extra = room - sum(min(w, MIN_BOXED_ID) for w in id_widths)
+    text = min(text_wants, extra) if extra > 0 else 0
+    return max(MIN_ID_WIDTH, (room - text) // len(id_widths))
+
+
 def fit_table(table: Table, width: int) -> list[str] | None:
     """Fit a table to a terminal `width` in place; returns the footnote lines (full ids), or None
     when even a borderless table with shortened ids is wider: then print `plain_lines` instead."""
@@ -239,8 +250,8 @@ def fit_table(table: Table, width: int) -> list[str] | None:
     rigid = [i for i in range(len(widths)) if i not in ids and all(" " not in x for x in lines[i])]
     for i in rigid:
         table.columns[i].width = least[i]  # rigid: numbers and single words never break
-    budget = max(MIN_ID_WIDTH, room // len(ids)) if ids else 0
     flexible = [i for i in range(len(widths)) if i not in ids and i not in rigid]
+    budget = _id_budget(room, [widths[i] for i in ids], sum(widths[i] - least[i] for i in flexible))
     spare = room + sum(least[i] for i in flexible) - sum(min(budget, widths[i]) for i in ids)
     for i, w in zip(
         flexible, _narrowed([widths[i] for i in flexible], [least[i] for i in flexible], spare), strict=True
