@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.unit.synthetic_records import qunar_plans, record_with_brokers
-from tuner.render.fit import LONG_WORD, PIPE_WIDTH, plain_lines, wrap
+from tuner.render.fit import LONG_WORD, PIPE_WIDTH, plain_lines, wrap, wrap_fields
 from tuner.render.plain import show
 from tuner.render.sweep_table import sweep_table
 from tuner.store.figures import BrokerStats
@@ -61,6 +61,18 @@ def test_a_terminal_table_fits_its_width(made: tuple[Table, list[str]], width: i
     assert all(len(line) <= width or " " not in line.strip() for line in out), "\n".join(out)
     for name in ids:  # whole in the table, or whole in the list below it
         assert any(name in line for line in out) or any(line.endswith(f"] {name}") for line in out), out
+
+
+_FIELD = st.tuples(st.sampled_from(["t=", "client", "p99", "acked", "lost"]), _NUM).map(" ".join)
+
+
+@given(st.lists(_FIELD, min_size=1, max_size=12), st.integers(20, 120))
+def test_a_line_of_figures_breaks_between_fields_only(fields: list[str], width: int) -> None:
+    """A live reading in a log: a figure never leaves its name (`lost` / `0` on two lines)."""
+    lines = wrap_fields("live run-1  " + "  ".join(fields), width)
+    assert [f for line in lines for f in line.strip().split("  ")] == ["live run-1", *fields]
+    assert all(len(line) <= width or "  " not in line.strip() for line in lines)
+    assert all(line.startswith("    ") for line in lines[1:])
 
 
 @given(st.text(string.ascii_letters + " -/", max_size=400), st.integers(20, 120))

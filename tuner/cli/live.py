@@ -18,7 +18,7 @@ from rich.table import Table
 from tuner.core.errors import KbtError
 from tuner.measure.live import LiveSample, LiveSampler
 from tuner.measure.prometheus import Prometheus
-from tuner.render.fit import PIPE_WIDTH, wrap
+from tuner.render.fit import PIPE_WIDTH, wrap_fields
 from tuner.render.plain import fitted
 
 COLUMNS = ("run", "t", "client req/s", "broker req/s", "p99 ms", "acked", "lost so far")
@@ -86,7 +86,7 @@ class LiveFigures:
             if fill is not None:
                 s = fill(s)
             if not self.console.is_terminal:
-                for line in wrap(plain_line(label, started, s), PIPE_WIDTH, "    "):
+                for line in wrap_fields(plain_line(label, started, s), PIPE_WIDTH):
                     self.console.print(line, highlight=False, markup=False, soft_wrap=True)
                 return
             if self.on_row is not None:

@@ -72,6 +72,23 @@ def wrap_list(head: str, items: list[str], width: int = PIPE_WIDTH, indent: str 
     return lines
 
 
+def wrap_fields(text: str, width: int = PIPE_WIDTH, indent: str = "    ") -> list[str]:
+    """A line of figures, fields two spaces apart (`acked 23,264  lost 0`), broken between fields
+    only: a figure never leaves its name. Continuation lines start at `indent`."""
+    lines: list[str] = []
+    line = ""
+    for field in (f.strip() for f in text.split("  ")):
+        if not field:
+            continue
+        if line.strip() and len(line) + 2 + len(field) > width:
+            lines.append(line)
+            line = indent + field
+        else:
+            line = f"{line}  {field}" if line.strip() else line + field
+    lines.append(line)
+    return lines
+
+
 @dataclass(frozen=True)
 class _Grid:
     headers: list[str]
