@@ -11,15 +11,12 @@ import pytest
 from tuner.cli.app import main
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.paths import repo_root
-from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, from_recommendation
-from tuner.render.filebeat_profiles import render_all, render_filebeat_yaml
-from tuner.spec.clients import profile_of
+from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile
+from tuner.render.filebeat_profiles import render_all
 from tuner.spec.clients.filebeat import config_of
-from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import load_filebeat
 from tuner.spec.loader import load_profile, load_sweep
-from tuner.store.recommendation import ClientRecommendation, Measured, Prediction
 
 ROOT = repo_root()
 PUBLISHED = sorted((ROOT / "filebeat-profiles").glob("*.yml"))
@@ -129,36 +126,3 @@ def test_measured_effect_matches_docs_benchmarks(p: FilebeatProfile) -> None:
             f"{figures.requests_per_s:.1f} req/s ({figures.label}) not in docs/benchmarks.md"
         )
         assert f"| {figures.lost} " in row or f"| {figures.lost}/" in row, row
-
-
-def _measured(run_id: str, rps: float, p99: float) -> Measured:
-    return Measured(
-        run_id=run_id, requests_per_s=rps, records_per_s=960, p99_ms=p99, lost=0, verified=True,
-        network_idle_ratio=0.98, meets_slo=p99 <= 1000,
-    )  # fmt: skip
-
-
-def test_profile_from_a_recommendation_renders_its_measured_effect() -> None:
-    settings = {"output.kafka.bulk_flush_frequency": "400ms", "queue.mem.flush.timeout": "0s"}
-    profile = profile_of({"name": "rec", "client": "filebeat", "filebeat": settings})
-    prediction = Prediction(
-        requests_per_s=50, busiest_broker_requests_per_s=20, records_per_request=19, p50_ms=200, p99_ms=420
-    )
-    rec = ClientRecommendation(
-        client="filebeat", status="confirmed", profile=profile, properties=settings, predicted=prediction,
-        measured=_measured("r1", 48.0, 431.0), baseline_measured=_measured("r0", 960.0, 95.0),
-    )  # fmt: skip
-    p = from_recommendation("rec", ("Recommended.",), rec, "kbt sweep loadtests/x.yaml", "w")
-    assert p.settings == {
-        "output": {"kafka": {"bulk_flush_frequency": Duration.parse("400ms")}},
-        "queue": {"mem": {"flush": {"timeout": Duration(0)}}},
-    }
-    assert p.config.kafka.bulk_flush_frequency.ms == 400
-    text = render_filebeat_yaml(p)
-    assert "#   this profile: 48.0 produce requests/s, p99 431 ms, 0 lost, network idle 0.980" in text
-    assert "#   baseline: 960.0 produce requests/s, p99 95 ms, 0 lost, network idle 0.980 (20.0x the" in text
-    with pytest.raises(ValueError, match="librdkafka recommendation"):
-        other = LibrdkafkaProfile(name="x", linger_ms=5)
-        from_recommendation(
-            "x", ("x",), rec.model_copy(update={"client": "librdkafka", "profile": other}), "c", "w"
-        )

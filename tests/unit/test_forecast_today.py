@@ -89,7 +89,10 @@ def test_measured_idle_03_below_the_model_on_a_poor_fit_is_refused_in_one_line()
 def test_a_pessimistic_model_within_the_tolerance_stands_and_past_it_is_calibrated() -> None:
     within = forecast(_model(a=4.5e-4), diagnosis_baselines(_diagnosis([0.6, 0.7, 0.7])), peak=1.0)
     net = within.today[0].pools[0]
-    assert (net.action, net.factor) == ("reproduced", 1.0) and net.difference == pytest.approx(-0.05)
+    assert (net.action, net.factor) == (
+        "reproduced",
+        1.0,
+    ) and net.model_idle - net.measured_idle == pytest.approx(-0.05)
     assert within.rows[0].today_network_idle == pytest.approx(0.55)
     past = forecast(_model(a=7e-4), diagnosis_baselines(_diagnosis([0.6, 0.7, 0.7])), peak=1.0)
     net = past.today[0].pools[0]
@@ -100,7 +103,7 @@ def test_a_pessimistic_model_within_the_tolerance_stands_and_past_it_is_calibrat
 def test_a_small_optimism_is_removed_even_on_a_poor_fit_and_the_fit_is_warned_about() -> None:
     f = forecast(_model(a=3.9e-4, r2=0.2), diagnosis_baselines(_diagnosis([0.6, 0.65, 0.7])), peak=1.0)
     net = f.today[0].pools[0]
-    assert net.action == "calibrated" and 0 < net.difference <= TOLERANCE
+    assert net.action == "calibrated" and 0 < net.model_idle - net.measured_idle <= TOLERANCE
     assert f.rows[0].today_network_idle <= 0.6
     assert f.warnings == [
         "the cost model's network fit is poor: R^2 0.20 < 0.5 over 9 broker windows; its cost per request, "

@@ -419,14 +419,3 @@ def test_a_lab_log_that_is_not_a_file_is_one_line(scratch: Path) -> None:
             tail(path, 10)
         assert time.monotonic() - started < 2.0
     assert tail(scratch / "none.log", 10) == ""
-
-
-def test_an_unnamed_os_error_says_it_was_standard_output() -> None:
-    import errno
-
-    from tuner.core.errors import os_error_words
-
-    assert "standard output" in os_error_words(OSError(errno.ENOSPC, "No space left on device"))
-    assert os_error_words(OSError(errno.ENOSPC, "No space left on device", "out.json")).startswith(
-        "out.json: "
-    )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from tuner.model.batchfill import floor_requests, mean_batch_size
+from tuner.model.batchfill import floor_requests
 from tuner.model.predict import predict
 from tuner.model.simulate import batch_cap, queue_batches, simulate
 from tuner.model.traffic import Traffic, traffic_of
@@ -61,6 +63,29 @@ def test_a_librdkafka_batch_goes_on_bytes_not_on_the_count_that_fits() -> None:
     got = predict(fast, profile)
     assert got.requests_per_s == pytest.approx(50, rel=0.02)  # one event per request, no waiting
     assert got.p99_ms - 30 <= 25  # the next event (20 ms later) pushes the batch out
+
+
+def mean_batch_size(mu: float, linger_s: float, cap: int) -> float:
+    """E[1 + min(Poisson(mu * linger_s), cap - 1)] = 1 + sum over k < cap - 1 of P(X > k).
+
+    A partition receiving Poisson arrivals at `mu` msgs/s whose batch opens with a message and
+    closes after `linger_s` or at `cap` messages holds that many messages; every message lands in
+    exactly one batch, so the partition sends mu / E[size] batches per second."""
+    mean = mu * linger_s
+    if cap <= 1 or mean <= 0:
+        return 1.0
+    if mean > 50 * cap:  # the cap always binds
+        return float(cap)
+    term = math.exp(-mean)
+    cdf, total = term, 0.0
+    for k in range(cap - 1):
+        tail = 1.0 - cdf
+        if tail < 1e-12 and k > mean:
+            break
+        total += tail
+        term *= mean / (k + 1)
+        cdf += term
+    return 1.0 + total
 
 
 def test_truncated_poisson_closed_form() -> None:

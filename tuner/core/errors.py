@@ -68,20 +68,3 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean "x"?)' for the closest choice, or '' when nothing is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
-
-
-def os_error_words(exc: OSError) -> str:
-    """An OSError that reached the CLI in kbt's words. One that names no file came from a stream
-    kbt writes (every file kbt writes or reads is named by its own error): "[Errno 28] No space
-    left on device" becomes a line saying it was standard output."""
-    import errno
-
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    if exc.filename:
-        return f"{exc.filename}: {reason}"
-    words = {
-        errno.ENOSPC: "no space left on the device standard output writes to",
-        errno.EIO: "an I/O error writing standard output",
-        errno.EBADF: "standard output or standard error is closed",
-    }.get(exc.errno or 0)
-    return words or f"writing standard output: {reason}"

@@ -56,11 +56,6 @@ def cut_value(text: str, limit: int = 40) -> str:
 # ---- the one grammar for numbers in documents, flags and model fields ---------------------------
 
 
-def is_number(value: object) -> bool:
-    """A JSON/YAML number: int or float, never a boolean (YAML's `true` is not 1)."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def document_number(value: object, what: str, *, whole: bool = False) -> float:
     """A number from a parsed document or a server's answer: a real number (not a boolean), or a
     string in the ASCII grammar (Prometheus sends sample values as strings); finite and bounded."""

@@ -7,12 +7,6 @@ typed `filebeat:` section); anything not listed keeps Filebeat's default. A prof
 holds the figures of one side-by-side sweep (the command is in it; the same figures are in
 docs/benchmarks.md, section "Real Filebeat" (or "Filebeat engine" for emulation figures), and a
 unit test keeps the two equal).
-
-Hook for the recommender: `from_recommendation()` builds a profile from a `kbt recommend` record's
-Filebeat entry (its typed profile; its measured run and baseline become the effect). The profiles
-below are hand-chosen and measured; when recommendations for these workloads exist, a profile can be
-defined as
-`from_recommendation(name, purpose, load_recommendation(path).clients[i], ...)` instead.
 """
 
 from __future__ import annotations
@@ -21,10 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.spec.clients import ClientProfile, profile_of
-from tuner.spec.clients.filebeat import FilebeatProfile as FilebeatSettings
-from tuner.spec.clients.filebeat import compact, config_of
+from tuner.spec.clients.filebeat import config_of
 from tuner.spec.filebeat import FilebeatConfig
-from tuner.store.recommendation import ClientRecommendation, Measured
 
 
 @dataclass(frozen=True)
@@ -37,10 +29,6 @@ class Figures:
     p99_ms: float
     lost: int
     network_idle: float | None = None
-
-    @classmethod
-    def of(cls, label: str, m: Measured) -> Figures:
-        return cls(label, m.requests_per_s, m.p99_ms or 0.0, m.lost, m.network_idle_ratio)
 
     def text(self) -> str:
         idle = "" if self.network_idle is None else f", network idle {self.network_idle:.3f}"
@@ -103,25 +91,6 @@ class FilebeatProfile:
     @property
     def config(self) -> FilebeatConfig:
         return config_of(self.profile)
-
-
-def from_recommendation(
-    name: str,
-    purpose: tuple[str, ...],
-    rec: ClientRecommendation,
-    command: str,
-    workload: str,
-    why: dict[str, str] | None = None,
-) -> FilebeatProfile:
-    """A publishable profile from a recommendation's Filebeat entry (ValueError for another client
-    or settings Filebeat's schema rejects)."""
-    if not isinstance(rec.profile, FilebeatSettings) or rec.profile.filebeat is None:
-        raise ValueError(f"a {rec.client} recommendation is not a Filebeat profile")
-    effect = None
-    if rec.measured is not None:
-        baselines = () if rec.baseline_measured is None else (Figures.of("baseline", rec.baseline_measured),)
-        effect = Effect(command, workload, Figures.of("this profile", rec.measured), baselines)
-    return FilebeatProfile(name, purpose, compact(rec.profile.filebeat), dict(why or {}), effect)
 
 
 _SMALL_LOGS = "24 pods x 40 events/s of 1.6 KB, 3 brokers"

@@ -146,10 +146,6 @@ class PoolCheck(Frozen):
     factor: float = 1.0
     offset: float = 0.0  # busy share added to every figure, when no factor could calibrate
 
-    @property
-    def difference(self) -> float:
-        return self.model_idle - self.measured_idle
-
 
 class BrokerCheck(Frozen):
     """One broker today: the fitted model at its own traffic beside its measurement."""

@@ -43,10 +43,6 @@ def merge_ranges(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
     return out
 
 
-def count_ranges(runs: list[list[int]]) -> int:
-    return sum(hi - lo + 1 for lo, hi in runs)
-
-
 @dataclass
 class StageTally:
     sent: int = 0
