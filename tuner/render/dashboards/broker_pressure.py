@@ -16,9 +16,13 @@ from tuner.render.dashboards.common import (
     CLUSTER_VAR,
     TOPIC_SCOPE,
     TOPIC_VAR,
+    HANDLER_IDLE_BANDS,
+    NETWORK_IDLE_BANDS,
+    REQUEST_QUEUE_BANDS,
     Target,
     above_is_bad,
     below_is_bad,
+    idle_series,
     new_dashboard,
     series,
     single_stat,
@@ -27,11 +31,8 @@ from tuner.render.dashboards.common import (
 UID = "kbt-broker-pressure"
 TITLE = "kbt / Broker pressure"
 
-_NET = below_is_bad(lim.network_idle_critical, lim.network_idle_warning)
-_HANDLER = below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning)
 _TINY = below_is_bad(lim.tiny_produce_request_bytes)
 _PRODUCE_SLO = above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms)
-_QUEUE = above_is_bad(lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests)
 
 
 def dashboard() -> db.Dashboard:
@@ -49,7 +50,7 @@ def dashboard() -> db.Dashboard:
             "Network thread idle",
             Target("NETWORK_IDLE"),
             "Per broker, now. Red below 0.3: the network threads are the bottleneck.",
-            thresholds=_NET,
+            thresholds=NETWORK_IDLE_BANDS,
         ),
         single_stat("Produce requests/s", Target("PRODUCE_REQUESTS_RATE"), "Per broker, now."),
         single_stat(
@@ -68,20 +69,18 @@ def dashboard() -> db.Dashboard:
     add_row(
         d,
         "Threads and queues",
-        series(
+        idle_series(
             "Network thread idle (NetworkProcessorAvgIdlePercent)",
             [Target("NETWORK_IDLE"), Target("NETWORK_IDLE_MIN_THREAD", "{{broker}} busiest thread")],
+            NETWORK_IDLE_BANDS,
             f"Below {lim.network_idle_critical} (red line) the network threads are the bottleneck; below "
             f"{lim.network_idle_warning} (orange) they are busy. Many small produce requests drive it down.",
-            thresholds=_NET,
-            max_val=1,
         ),
-        series(
+        idle_series(
             "Request handler idle (RequestHandlerAvgIdlePercent)",
             [Target("REQUEST_HANDLER_IDLE")],
+            HANDLER_IDLE_BANDS,
             "From the idle-time counter over the panel's rate window (not the Meter's lifetime MeanRate).",
-            thresholds=_HANDLER,
-            max_val=1,
         ),
         series(
             "Request and response queues",
@@ -92,7 +91,7 @@ def dashboard() -> db.Dashboard:
             f"RequestQueueSize at queued.max.requests ({lim.queued_max_requests}) stops the network threads "
             "reading sockets; a growing queue means the handlers cannot keep up.",
             unit="short",
-            thresholds=_QUEUE,
+            thresholds=REQUEST_QUEUE_BANDS,
         ),
         series(
             "Broker CPU",

@@ -21,6 +21,7 @@ from tuner.render.dashboards.common import (
     above_is_bad,
     below_is_bad,
     new_dashboard,
+    objective_series,
     series,
 )
 
@@ -83,12 +84,8 @@ def dashboard() -> db.Dashboard:
             span=8,
         ),
         series("Request round trip p99", [_producer("CLIENT_RTT_P99_MS")], span=8),
-        series(
-            "Delivery p99",
-            [_producer("CLIENT_DELIVERY_P99_MS")],
-            f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
-            thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
-            span=8,
+        objective_series(
+            "Delivery p99", [_producer("CLIENT_DELIVERY_P99_MS")], lim.delivery_p99_slo_ms, "delivery"
         ),
     )
     add_row(

@@ -20,6 +20,7 @@ from grafana_foundation_sdk.models import dashboard as dm
 
 from tuner.measure.promql import query, scoped
 from tuner.measure.catalog import NETWORK_IDLE_SERIES
+from tuner.spec.thresholds import THRESHOLDS as lim
 
 DATASOURCE_UID = "kbt-prometheus"  # the provisioned datasource (dashboards/provisioning/datasources)
 DATASOURCE_NAME = "kbt Prometheus"
@@ -120,6 +121,13 @@ def _steps(steps: list[tuple[float | None, str]]) -> db.ThresholdsConfig:
     )
 
 
+NETWORK_IDLE_BANDS = below_is_bad(lim.network_idle_critical, lim.network_idle_warning)
+HANDLER_IDLE_BANDS = below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning)
+REQUEST_QUEUE_BANDS = above_is_bad(
+    lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests
+)
+
+
 def series(
     title: str,
     targets: Sequence[Target],
@@ -166,6 +174,21 @@ def series(
         panel.stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL)).fill_opacity(40)
     _targets(panel, targets)
     return panel
+
+
+def idle_series(
+    title: str, targets: Sequence[Target], bands: db.ThresholdsConfig, text: str = "", *, span: int = 12
+) -> timeseries.Panel:
+    """An idle ratio (0 to 1) against its bands."""
+    return series(title, targets, text, thresholds=bands, max_val=1, span=span)
+
+
+def objective_series(
+    title: str, targets: Sequence[Target], slo_ms: float, objective: str
+) -> timeseries.Panel:
+    """A latency at span 8 against an objective: the red line at it, orange from half of it."""
+    text = f"Red line: the {slo_ms:g} ms {objective} objective."
+    return series(title, targets, text, thresholds=above_is_bad(slo_ms / 2, slo_ms), span=8)
 
 
 def add_row(d: db.Dashboard, title: str, *panels: timeseries.Panel | stat.Panel) -> None:

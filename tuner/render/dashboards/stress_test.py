@@ -16,10 +16,13 @@ from tuner.render.dashboards.common import (
     CLIENT_SCOPE,
     CLUSTER_VAR,
     RUN_VAR,
+    HANDLER_IDLE_BANDS,
+    NETWORK_IDLE_BANDS,
+    REQUEST_QUEUE_BANDS,
     Target,
-    above_is_bad,
-    below_is_bad,
+    idle_series,
     new_dashboard,
+    objective_series,
     series,
 )
 
@@ -57,53 +60,38 @@ def dashboard() -> db.Dashboard:
     add_row(
         d,
         "Objectives",
-        series(
+        objective_series(
             "Delivery p99 (slowest producer)",
             [Target("DELIVERY_P99_MS_WORST", "{{run}}", CLIENT_SCOPE)],
-            f"Red line: the {lim.delivery_p99_slo_ms:g} ms delivery objective.",
-            thresholds=above_is_bad(lim.delivery_p99_slo_ms / 2, lim.delivery_p99_slo_ms),
-            span=8,
+            lim.delivery_p99_slo_ms,
+            "delivery",
         ),
-        series(
-            "Broker produce time p99.9",
-            [Target("PRODUCE_TOTAL_P999_MS")],
-            f"Red line: the {lim.produce_p999_slo_ms:g} ms broker objective.",
-            thresholds=above_is_bad(lim.produce_p999_slo_ms / 2, lim.produce_p999_slo_ms),
-            span=8,
+        objective_series(
+            "Broker produce time p99.9", [Target("PRODUCE_TOTAL_P999_MS")], lim.produce_p999_slo_ms, "broker"
         ),
-        series(
+        objective_series(
             "Real-time consumers: end-to-end p99",
             [Target("CONSUMER_E2E_P99_MS", _GROUP, CLIENT_SCOPE)],
-            f"Red line: the {lim.e2e_p99_slo_ms:g} ms end-to-end objective.",
-            thresholds=above_is_bad(lim.e2e_p99_slo_ms / 2, lim.e2e_p99_slo_ms),
-            span=8,
+            lim.e2e_p99_slo_ms,
+            "end-to-end",
         ),
     )
     add_row(
         d,
         "Broker headroom",
-        series(
+        idle_series(
             "Network thread idle",
             [Target("NETWORK_IDLE")],
+            NETWORK_IDLE_BANDS,
             f"The stress gate: below {lim.network_idle_critical} the stage fails.",
-            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
-            max_val=1,
             span=8,
         ),
-        series(
-            "Request handler idle",
-            [Target("REQUEST_HANDLER_IDLE")],
-            thresholds=below_is_bad(lim.handler_idle_critical, lim.handler_idle_warning),
-            max_val=1,
-            span=8,
-        ),
+        idle_series("Request handler idle", [Target("REQUEST_HANDLER_IDLE")], HANDLER_IDLE_BANDS, span=8),
         series(
             "Request queue",
             [Target("REQUEST_QUEUE_SIZE")],
             f"queued.max.requests is {lim.queued_max_requests}.",
-            thresholds=above_is_bad(
-                lim.queued_max_requests * lim.request_queue_near_fraction, lim.queued_max_requests
-            ),
+            thresholds=REQUEST_QUEUE_BANDS,
             span=8,
         ),
     )

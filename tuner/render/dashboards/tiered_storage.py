@@ -11,9 +11,10 @@ from tuner.render.dashboards.common import (
     CLUSTER_VAR,
     TOPIC_SCOPE,
     TOPIC_VAR,
+    NETWORK_IDLE_BANDS,
     Target,
     above_is_bad,
-    below_is_bad,
+    idle_series,
     new_dashboard,
     series,
 )
@@ -76,21 +77,14 @@ def dashboard() -> db.Dashboard:
     add_row(
         d,
         "Remote storage threads and errors",
-        series(
+        idle_series(
             "RemoteLogManager tasks idle",
             [Target("REMOTE_MANAGER_IDLE")],
+            NETWORK_IDLE_BANDS,
             "The copier/expiration threads; low idle means copies queue behind each other.",
-            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
-            max_val=1,
             span=8,
         ),
-        series(
-            "Remote reader thread idle",
-            [Target("REMOTE_READER_IDLE")],
-            thresholds=below_is_bad(lim.network_idle_critical, lim.network_idle_warning),
-            max_val=1,
-            span=8,
-        ),
+        idle_series("Remote reader thread idle", [Target("REMOTE_READER_IDLE")], NETWORK_IDLE_BANDS, span=8),
         series(
             "Remote reader queue",
             [Target("REMOTE_READER_QUEUE_SIZE")],
