@@ -45,14 +45,14 @@ test-chaos: ## The fault matrix alone, on a lab of its own (~20 min; `make test`
 	$(PY) -m tests.chaos.reliability_doc --results build/chaos; exit $$status
 
 lint: ## ruff (lint and format), mypy and the layer contract
-	@$(PY) -m ruff check tuner tests loadtests scripts
-	@$(PY) -m ruff format --check --quiet tuner tests loadtests scripts
+	@$(PY) -m ruff check tuner tests loadtests scripts bench
+	@$(PY) -m ruff format --check --quiet tuner tests loadtests scripts bench
 	@$(PY) -m mypy
 	@$(PY) -c "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
 
 format: ## Apply ruff's formatter and import order (lint fails on unformatted code)
-	@$(PY) -m ruff format tuner tests loadtests scripts
-	@$(PY) -m ruff check --select I --fix tuner tests loadtests scripts
+	@$(PY) -m ruff format tuner tests loadtests scripts bench
+	@$(PY) -m ruff check --select I --fix tuner tests loadtests scripts bench
 
 typecheck: ## mypy only
 	@$(PY) -m mypy
@@ -68,25 +68,25 @@ snapshot: ## PNG of the Broker pressure dashboard's main panels from a running l
 	@$(PY) -m tuner.render.dashboards.snapshot $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) --minutes $(or $(MINUTES),15) $(if $(RESULTS),--results $(RESULTS)) --out docs/broker-pressure.png
 
 bench-lab: ## Time `kbt lab up` to healthy (3 vs 1 broker, 5 runs each; see docs/benchmarks.md)
-	@$(PY) scripts/bench_lab_up.py --runs 5
+	@$(PY) -m bench.lab_up --runs 5
 
 bench-probe: ## Compression probe overhead vs calling the codecs directly (see docs/benchmarks.md)
-	@$(PY) scripts/bench_probe_overhead.py --rounds 7
+	@$(PY) -m bench.probe_overhead --rounds 7
 
 bench-driver: ## kbt's librdkafka driver vs Kafka's ProducerPerformance, max msgs/s (LAB_DIR=... reuses a lab)
-	@$(PY) scripts/bench_driver_speed.py --runs 5 --base-port $(or $(BASE_PORT),19490) $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
+	@$(PY) -m bench.driver_speed --runs 5 --base-port $(or $(BASE_PORT),19490) $(if $(LAB_DIR),--lab-dir $(LAB_DIR))
 
 bench-pressure: ## The pressure lab's capacity curve: offered rate x {Filebeat-like, batched}, knee marked, with attribution; writes docs/pressure-curve.md and .png (~15 min; BASE_PORT=..., LAB_DIR=..., RESULTS=...)
-	@$(PY) scripts/bench_pressure.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(RESULTS),--results $(RESULTS))
+	@$(PY) -m bench.pressure $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(RESULTS),--results $(RESULTS))
 
 bench-tls: ## TLS cost: PLAINTEXT vs SASL_SSL side by side on a 3-broker lab of its own (BASE_PORT=...; see docs/benchmarks.md)
-	@$(PY) scripts/bench_tls_cost.py --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
+	@$(PY) -m bench.tls_cost --brokers 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(OUT),--markdown $(OUT))
 
 bench-recommend: ## P1: recommender vs Filebeat-like defaults, Filebeat model truth (~20 min, lab of its own: BASE_PORT=..., or LAB_DIR=...; see docs/benchmarks.md)
-	@$(PY) scripts/bench_recommend.py $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
+	@$(PY) -m bench.recommend $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
 
 bench-p2: ## P2: the recommender vs an exhaustive grid, 3 passes (CLIENT=librdkafka|java|filebeat, ~30 min; BASE_PORT=..., LAB_DIR=..., OUT=...)
-	@$(PY) scripts/bench_p2.py --client $(or $(CLIENT),librdkafka) --passes 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
+	@$(PY) -m bench.p2 --client $(or $(CLIENT),librdkafka) --passes 3 $(if $(BASE_PORT),--base-port $(BASE_PORT)) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(if $(OUT),--markdown $(OUT))
 
 bench-truth: ## Model truth on held-out shapes (loadtests/truth/): fit on FIT=dir[,dir] and its own fitting sweeps run on the same lab, predict, run for real, predicted vs measured req/s and p99 (BASE_PORT=..., LAB_DIR=..., ONLY=spec, OUT=...)
-	@$(PY) scripts/bench_truth.py --base-port $(or $(BASE_PORT),19590) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(foreach d,$(subst $(comma), ,$(FIT)),--fit $(d)) $(foreach o,$(ONLY),--only $(o)) $(if $(OUT),--out $(OUT))
+	@$(PY) -m bench.truth --base-port $(or $(BASE_PORT),19590) $(if $(LAB_DIR),--lab-dir $(LAB_DIR)) $(foreach d,$(subst $(comma), ,$(FIT)),--fit $(d)) $(foreach o,$(ONLY),--only $(o)) $(if $(OUT),--out $(OUT))

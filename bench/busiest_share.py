@@ -6,12 +6,11 @@ statistics) give one draw of its busiest share; the mean over the producers is s
 model's expectation and the even split (docs/benchmarks.md).
 
     kbt lab up --brokers 3 --no-tiered --base-port 32000 --lab-dir /tmp/lab-3
-    python scripts/bench_busiest_share.py --lab-dir /tmp/lab-3 --producers 8 --seconds 60
+    python -m bench.busiest_share --lab-dir /tmp/lab-3 --producers 8 --seconds 60
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import threading
 import time
@@ -20,11 +19,14 @@ from pathlib import Path
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench._common import arguments
 from tuner.lab.state import load_state
 from tuner.model.predict import predict_rules
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import rules_of
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
+
+FEEDS = '"Recommend: the busiest broker under a sticky partitioner"'
 
 LINGER_MS = 1000
 RATE = 50.0  # records/s per producer
@@ -68,7 +70,7 @@ def _run(bootstrap: str, topic: str, seconds: float, out: list[dict[int, int]]) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--lab-dir", type=Path, required=True)
     parser.add_argument("--producers", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=60.0)

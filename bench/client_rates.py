@@ -6,12 +6,11 @@ run, so the estimates of tuner.model.clients can be judged on them (docs/benchma
 clients").
 
     kbt lab up --brokers 3 --no-tiered --scrape-interval 2 --base-port 32000 --lab-dir /tmp/lab-3
-    python scripts/bench_client_rates.py --lab-dir /tmp/lab-3 --runs 3 --out rates.jsonl
+    python -m bench.client_rates --lab-dir /tmp/lab-3 --runs 3 --out rates.jsonl
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 import uuid
@@ -21,12 +20,15 @@ from typing import Any
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench._common import arguments
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.driver.steady_load import produce_steadily
 from tuner.lab import load_state
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.promql import promql, rate_window
+
+FEEDS = '"A size correction, tried on measured data (not used)" ("Which clients")'
 
 
 def _answered(stats: dict[str, Any]) -> dict[str, int]:
@@ -103,7 +105,7 @@ def run_once(
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = arguments(__doc__, FEEDS)
     ap.add_argument("--lab-dir", type=Path, required=True)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=36.0)

@@ -5,13 +5,13 @@ broker JVM's CPU per produce request over the same window (docs/benchmarks.md). 
 sensors until a broker restarts, so every round starts two fresh labs, and the switch alternates
 between them from round to round.
 
-    python scripts/bench_client_sensors.py --base-port 32100 --rounds 6 --seconds 40
-    python scripts/bench_client_sensors.py --switch request-log --base-port 32100 --rounds 6 --seconds 40
+    python -m bench.client_sensors --base-port 32100 --rounds 6 --seconds 40
+    python -m bench.client_sensors --switch request-log --base-port 32100 --rounds 6 --seconds 40
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import json
 import statistics
 import tempfile
@@ -24,11 +24,13 @@ from pathlib import Path
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from bench._common import arguments, lab
 from tuner.driver.steady_load import produce_steadily
-from tuner.lab import Lab, LabConfig
 from tuner.lab.client_sensors import set_client_sensors
 from tuner.lab.request_log import set_request_log
 from tuner.lab.state import LabState
+
+FEEDS = '"What the sensors cost" (--switch sensors), "What the request log costs" (--switch request-log)'
 
 TOPIC = "bench-client-sensors"
 PORTS_PER_LAB = 50
@@ -62,7 +64,7 @@ def _figures(state: LabState, window_s: int, end: float) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--base-port", type=int, required=True, help="the first lab's; the second's is 50 up")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=40.0)
@@ -72,21 +74,19 @@ def main() -> None:
     per_request: dict[bool, list[float]] = {False: [], True: []}
     with tempfile.TemporaryDirectory(prefix="kbt-sensors-") as tmp:
         for index in range(args.rounds):
-            labs = [
-                Lab(
-                    LabConfig(
-                        brokers=1,
-                        base_port=args.base_port + k * PORTS_PER_LAB,
-                        lab_dir=Path(tmp) / f"round-{index}-lab-{k}",
-                        tiered=False,
-                        scrape_interval_s=2.0,
-                        client_exporter_count=0,
-                    )
-                )
-                for k in (0, 1)
-            ]
-            try:
-                states = [lab.up() for lab in labs]
+            up = ("--brokers", "1", "--no-tiered", "--scrape-interval", "2", "--client-exporters", "0")
+            with contextlib.ExitStack() as labs:
+                states = [
+                    labs.enter_context(
+                        lab(
+                            None,
+                            Path(tmp) / f"round-{index}-lab-{k}",
+                            args.base_port + k * PORTS_PER_LAB,
+                            *up,
+                        )
+                    ).state()
+                    for k in (0, 1)
+                ]
                 for s in states:
                     admin = AdminClient({"bootstrap.servers": s.bootstrap_servers})  # kept for its futures
                     for future in admin.create_topics([NewTopic(TOPIC, 1, 1)]).values():
@@ -108,9 +108,6 @@ def main() -> None:
                         f" produce req/s, broker CPU {cpu:.3f} cores = {cpu / reqs * 1e6:6.1f} us/request",
                         flush=True,
                     )
-            finally:
-                for lab in labs:
-                    lab.down()
     off, on_ = per_request[False], per_request[True]
     ratios = [b / a for a, b in zip(off, on_, strict=True)]
     print(

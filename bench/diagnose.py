@@ -3,7 +3,7 @@
     kbt lab up
     kbt sweep loadtests/qunar-logs.yaml --results results/bench-diagnose
     kbt sweep loadtests/cost-model.yaml --results results/bench-diagnose
-    python scripts/bench_diagnose.py results/bench-diagnose
+    python -m bench.diagnose results/bench-diagnose
 
 For every run of the baseline sweep (qunar-logs) it runs `kbt diagnose` over that run's measured
 window (--end/--window) against the lab's Prometheus, fits the broker cost model from every record
@@ -12,23 +12,25 @@ in the directory (`kbt forecast --save-model`), and runs `kbt forecast --peak 3x
 
 from __future__ import annotations
 
-import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+from bench._common import arguments, kbt_json
 from tuner.lab import load_state
 from tuner.model.cost import observations
 from tuner.store.results import ResultsStore
 
+FEEDS = (
+    '"Diagnose and forecast" (no longer a section of the file; nearest today:'
+    ' "Diagnose on the pressure lab", and docs/diagnose.md\'s cost model)'
+)
+
 
 def kbt(*args: str) -> tuple[int, Any]:
-    proc = subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=600)
-    if proc.returncode not in (0, 10, 11):
-        raise SystemExit(f"kbt {' '.join(args)}: {proc.stderr.strip()}")
-    return proc.returncode, json.loads(proc.stdout)
+    """`kbt *args --json -`; diagnose's findings (exit 10, 11) are answers too."""
+    return kbt_json(*args, ok=(0, 10, 11))
 
 
 def diagnose_runs(results: Path, sweep: str, prometheus: str, step_s: float) -> None:
@@ -41,7 +43,7 @@ def diagnose_runs(results: Path, sweep: str, prometheus: str, step_s: float) -> 
         window = record.client.window_end - record.client.window_start
         code, d = kbt(
             "diagnose", "--prometheus", prometheus, "--end", f"{record.client.window_end:.3f}",
-            "--window", f"{int(window)}s", "--step", f"{step_s:g}s", "--json", "-",
+            "--window", f"{int(window)}s", "--step", f"{step_s:g}s",
         )  # fmt: skip
         snaps = d["snapshot"]["brokers"]
         causes = ", ".join(sorted({b["cause"] for b in d["brokers"]}))
@@ -75,7 +77,7 @@ def fit(results: Path, model_path: Path) -> None:
 
 
 def forecast(results: Path, sweep: str, peak: str) -> None:
-    _, f = kbt("forecast", str(results), "--sweep", sweep, "--peak", peak, "--json", "-")
+    _, f = kbt("forecast", str(results), "--sweep", sweep, "--peak", peak)
     print(f"\n| settings ({peak}) | brokers | produce req/s | net idle today -> peak "
           f"| handler idle today -> peak | brokers for idle >= {f['min_idle']} |")  # fmt: skip
     print("|---|---|---|---|---|---|")
@@ -90,7 +92,7 @@ def forecast(results: Path, sweep: str, peak: str) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Diagnose and forecast figures from a results directory.")
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("results", type=Path)
     parser.add_argument("--sweep", default="qunar-logs", help="baseline sweep (current vs recommended runs)")
     parser.add_argument("--lab-dir", type=Path, default=None, help="lab whose Prometheus holds the runs")
@@ -99,7 +101,7 @@ def main() -> int:
     state = load_state(args.lab_dir)
     diagnose_runs(args.results, args.sweep, state.prometheus_url, max(state.config.scrape_interval_s, 1.0))
     model_path = args.results / "cost-model.json"
-    kbt("forecast", str(args.results), "--sweep", args.sweep, "--save-model", str(model_path), "--json", "-")
+    kbt("forecast", str(args.results), "--sweep", args.sweep, "--save-model", str(model_path))
     fit(args.results, model_path)
     forecast(args.results, args.sweep, args.peak)
     return 0

@@ -2,8 +2,8 @@
 same payload, alternating in one run. `--engine librdkafka` (default) or `--engine java` (kbt's Java
 engine: the same Java client library as ProducerPerformance, so the pair shows the engine's own cost).
 
-    make bench-driver          # or: python scripts/bench_driver_speed.py --runs 5 [--lab-dir DIR]
-    python scripts/bench_driver_speed.py --engine java --runs 4
+    make bench-driver          # or: python -m bench.driver_speed --runs 5 [--lab-dir DIR]
+    python -m bench.driver_speed --engine java --runs 4
 
 Without --lab-dir the script starts its own 3-broker lab (--base-port) and takes it down at the end.
 Both clients send the same generated log-like 1 KB records, keyless, from one producer in one
@@ -30,7 +30,6 @@ import math
 import os
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench._common import arguments, lab
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.paths import kafka_libs_dir
@@ -47,9 +47,13 @@ from tuner.driver.engine import Placement
 from tuner.driver.java_engine import run_java_load
 from tuner.driver.librdkafka_engine import run_load
 from tuner.driver.payload import build_pool
-from tuner.lab import Lab, LabConfig, load_state
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.target.topics import create_topics, delete_topics
+
+FEEDS = (
+    '"Driver speed" (--engine librdkafka), '
+    '"Driver speed: the Java engine beside ProducerPerformance" (--engine java)'
+)
 
 WARMUP_S = 3.0
 # client-neutral setting: (ClientProfile knob or librdkafka property, Java producer property, value)
@@ -199,7 +203,7 @@ def run_java_and_drop(admin: Any, bootstrap: str, topic: str, payload_file: Path
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="a kbt engine vs ProducerPerformance.")
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--engine", choices=("librdkafka", "java"), default="librdkafka")
     parser.add_argument("--runs", type=int, default=5, help="pairs of runs (kbt and Java)")
     parser.add_argument("--seconds", type=float, default=30.0, help="each client's run (>= 10)")
@@ -210,22 +214,17 @@ def main() -> int:
     if args.runs < 1 or args.seconds < 10:
         print("error: --runs must be >= 1 and --seconds >= 10", file=sys.stderr)
         return 2
-    own: Lab | None = None
-    if args.lab_dir is not None:
-        state = load_state(args.lab_dir)
-    else:
-        tmp_lab = tempfile.mkdtemp(prefix="kbt-speed-lab-")
-        own = Lab(LabConfig(brokers=3, base_port=args.base_port, lab_dir=Path(tmp_lab)))
-        state = own.up(timeout_s=180)
-    try:
-        ratios = bench(state.bootstrap_servers, args)
-    finally:
-        # The admin client's futures keep it in a reference cycle: free it before the lab stops, or
-        # it logs every broker's disconnect and refused reconnects after the figures.
-        gc.collect()
-        if own is not None:
-            own.down()
-            shutil.rmtree(own.config.lab_dir, ignore_errors=True)
+    up = ("--brokers", "3", "--timeout", "180")
+    with (
+        tempfile.TemporaryDirectory(prefix="kbt-speed-lab-") as tmp,
+        lab(args.lab_dir, Path(tmp) / "lab", args.base_port, *up) as at,
+    ):
+        try:
+            ratios = bench(at.state().bootstrap_servers, args)
+        finally:
+            # The admin client's futures keep it in a reference cycle: free it before the lab stops,
+            # or it logs every broker's disconnect and refused reconnects after the figures.
+            gc.collect()
     if not ratios:
         print("error: no pair could be measured (see the lines above)", file=sys.stderr)
         return 1

@@ -1,7 +1,7 @@
 """Summarise real-Filebeat vs emulation runs (docs/benchmarks.md "Real Filebeat") from sweep records.
 
     kbt sweep loadtests/filebeat-real-vs-emulated.yaml --results DIR
-    python scripts/bench_filebeat_real.py DIR [--sweep filebeat-real-vs-emulated]
+    python -m bench.filebeat_real DIR [--sweep filebeat-real-vs-emulated]
 
 Produce requests are the brokers' (RequestMetrics RequestsPerSec{request=Produce}, once per request,
 whole run); events per request = events delivered over the whole run / those requests. Profile
@@ -11,12 +11,18 @@ requests over real Filebeat's for the same profile and load.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from bench._common import arguments
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
+
+FEEDS = (
+    '"Real Filebeat vs kbt\'s Sarama emulation", '
+    '"P1 with real Filebeat: the Qunar-like workload", "The knobs, '
+    'swept with the real collector", "P1 with the real collector: the Qunar-like workload"'
+)
 
 ENGINES = ("-emulated", "-real-log", "-real-filestream", "-real")
 
@@ -43,13 +49,13 @@ def row(record: RunRecord) -> dict[str, float | str | None]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("results", type=Path)
     parser.add_argument("--sweep", default="filebeat-real-vs-emulated")
     args = parser.parse_args(argv)
     records = ResultsStore(args.results).records(args.sweep)
     if not records:
-        sys.stderr.write(f"bench_filebeat_real: no records of sweep {args.sweep} in {args.results}\n")
+        sys.stderr.write(f"bench.filebeat_real: no records of sweep {args.sweep} in {args.results}\n")
         return 2
     rows = {split(r.name): row(r) for r in records}
     head = "| profile | engine | events/request | produce req/s | p99 ms (write -> ack) | lost"

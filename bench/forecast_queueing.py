@@ -1,7 +1,7 @@
 """kbt's queueing forecast against the measured capacity curve and Qunar's published figures
 (issue 25 item 4, docs/benchmarks.md "Pressure regime (P5)" / "Forecast with queueing").
 
-    python scripts/bench_forecast_queueing.py RESULTS [RESULTS ...] [--queue-cap N]
+    python -m bench.forecast_queueing RESULTS [RESULTS ...] [--queue-cap N]
 
 RESULTS hold the run records of a capacity curve on the pressure lab (one broker, rising offered
 load; `make bench-pressure` or `kbt sweep`). The queueing model (tuner.model.queueing, what
@@ -23,14 +23,16 @@ so the table repeats the check at other shares.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import scipy.optimize
-from bench_qunar_forecast import QUNAR_IDLE_AFTER, QUNAR_IDLE_BEFORE, read_records
 
+from bench._common import arguments, read_records
+from bench.qunar_forecast import QUNAR_IDLE_AFTER, QUNAR_IDLE_BEFORE
 from tuner.model.queueing import CurvePoint, QueueModel, curve_points, fit_queue_model, pushed_back
+
+FEEDS = '"Forecast with queueing"'
 
 ACCEPT_IDLE = 0.05  # issue 25: the forecast within 0.05 absolute network idle at each point
 CUTS = [("cluster: requests 600 M -> 230 M", 600 / 230), ("representative topics: requests / 10", 10.0)]
@@ -39,18 +41,18 @@ OWN_AT_KNEE = (0.1, 0.2)  # network threads' own work at the knee, beside the la
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("results", nargs="+", type=Path, help="results directories (run records)")
     parser.add_argument(
         "--queue-cap", type=int, default=None, help="queued.max.requests (default: largest queue seen)"
     )
     args = parser.parse_args()
-    records = read_records(args.results, "bench_forecast_queueing")
+    records = read_records(args.results, "bench.forecast_queueing")
     if records is None:
         return 2
     points = curve_points(records)
     if len(points) < 3:
-        print(f"bench_forecast_queueing: {len(points)} usable one-broker runs; need 3", file=sys.stderr)
+        print(f"bench.forecast_queueing: {len(points)} usable one-broker runs; need 3", file=sys.stderr)
         return 2
     model = fit_queue_model(points, args.queue_cap)
     knee = model.knee_requests_per_s

@@ -2,7 +2,7 @@
 ("Java model truth", "P2 ... Java"): the model's produce requests/s for each run's setting and load
 beside the measured figure, then the median and largest |error| over the runs that compress.
 
-    python scripts/bench_java_estimate.py
+    python -m bench.java_estimate
 
 The measured figures are those the docs state (their run records are not in the repository); the
 prediction is today's model, so running this script on an older checkout gives that model's
@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import statistics
 
-from tuner.core.paths import repo_root
+from bench._common import ROOT, arguments
 from tuner.model.predict import predict
 from tuner.model.traffic import traffic_of
 from tuner.spec import load_sweep
+
+FEEDS = '"Java model: the compressed-batch estimate (issue 31)"'
 
 BROKERS = 3
 # run name -> measured client produce requests/s (docs/benchmarks.md).
@@ -50,15 +52,16 @@ SIXTEEN_KB = (
 )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    arguments(__doc__, FEEDS).parse_args(argv)  # no options: --help only
     rows: list[tuple[str, str, float, float]] = []
     for spec in ("java-grid.yaml", "java-keyed.yaml", "qunar-logs-java.yaml"):
-        for plan in load_sweep(repo_root() / "loadtests" / spec).runs:
+        for plan in load_sweep(ROOT / "loadtests" / spec).runs:
             if plan.name in GRID:
                 predicted = predict(traffic_of(plan.workload, BROKERS), plan.profile).requests_per_s
                 codec = getattr(plan.profile, "compression", None) or "none"  # Java and librdkafka profiles
                 rows.append((plan.name, codec, GRID[plan.name], predicted))
-    base = load_sweep(repo_root() / "loadtests" / "java-zstd-long.yaml").runs[0]
+    base = load_sweep(ROOT / "loadtests" / "java-zstd-long.yaml").runs[0]
     traffic = traffic_of(base.workload, BROKERS)
     for label, codec, linger, measured in SIXTEEN_KB:
         profile = base.profile.model_copy(update={"compression": codec, "linger_ms": linger})

@@ -1,15 +1,15 @@
 """The Java producer's compression-ratio estimate, measured on kafka-clients itself (docs/benchmarks.md,
 "Java model: the estimator followed"). Both commands write a sweep's workload corpus as kbt's Java
-engine reads it and run scripts/java/Estimator.java with the Java engine's jars.
+engine reads it and run bench/java/Estimator.java with the Java engine's jars.
 
-    python scripts/java_estimator.py fractions <sweep.yaml> lz4,zstd
+    python -m bench.java_estimator fractions <sweep.yaml> lz4,zstd
         the compressed fraction kafka-clients computes for a batch of 1-100 of the workload's
         records (MemoryRecordsBuilder.compressionRatio(), what the estimator follows): p10/p50/p90
-        over 40 batches (scripts/java/Estimator.java)
-    python scripts/java_estimator.py watch <sweep.yaml> <profile> <bootstrap> [seconds]
+        over 40 batches (bench/java/Estimator.java)
+    python -m bench.java_estimator watch <sweep.yaml> <profile> <bootstrap> [seconds]
         a real run of the workload's producers (one JVM, as the engine) with the profile's codec,
         linger.ms and batch.size against a lab: the estimate and records per request every 0.5 s,
-        and every rise of the estimate (scripts/java/Estimator.java)
+        and every rise of the estimate (bench/java/Estimator.java)
 """
 
 from __future__ import annotations
@@ -20,16 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from tuner.core.paths import repo_root
+from bench._common import ROOT, arguments
 from tuner.driver.corpus import write_corpus
 from tuner.spec import load_sweep
 from tuner.spec.clients.java import JavaProfile
 
+FEEDS = '"Java model: the estimator followed (issue 31, third pass)"'
+
 JARS = Path.home() / ".cache" / "kbt" / "java-engine"
-USAGE = (
-    "usage: java_estimator.py fractions <sweep.yaml> <codec>[,<codec>...]\n"
-    "       java_estimator.py watch <sweep.yaml> <profile> <bootstrap> [seconds]"
-)
 
 
 def _java(mode: str, corpus_args: list[str], sweep: str, run_name: str | None) -> int:
@@ -63,19 +61,26 @@ def _java(mode: str, corpus_args: list[str], sweep: str, run_name: str | None) -
             ]
             args = [args[0], *settings, *args[1:]]
         classpath = ":".join(str(j) for j in jars)
-        source = str(repo_root() / "scripts" / "java" / "Estimator.java")
+        source = str(ROOT / "bench" / "java" / "Estimator.java")
         return subprocess.run(["java", "-cp", classpath, source, mode, *args], check=False).returncode
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) == 3 and argv[0] == "fractions":
-        return _java("fractions", ["{corpus}", argv[2]], argv[1], None)
-    if len(argv) in (4, 5) and argv[0] == "watch":
-        seconds = argv[4] if len(argv) == 5 else "20"
-        return _java("watch", [argv[3], seconds, "{corpus}"], argv[1], argv[2])
-    print(USAGE, file=sys.stderr)
-    return 2
+def main(argv: list[str] | None = None) -> int:
+    parser = arguments(__doc__, FEEDS)
+    commands = parser.add_subparsers(dest="command", required=True)
+    fractions = commands.add_parser("fractions", help="the compressed fraction per batch size, per codec")
+    fractions.add_argument("sweep", help="sweep spec (its first run's workload)")
+    fractions.add_argument("codecs", help="comma list, e.g. lz4,zstd")
+    watch = commands.add_parser("watch", help="a real run against a lab: the estimate every 0.5 s")
+    watch.add_argument("sweep", help="sweep spec")
+    watch.add_argument("profile", help="a run or profile name of the sweep (a java profile)")
+    watch.add_argument("bootstrap", help="the lab's bootstrap servers")
+    watch.add_argument("seconds", nargs="?", default="20")
+    args = parser.parse_args(argv)
+    if args.command == "fractions":
+        return _java("fractions", ["{corpus}", args.codecs], args.sweep, None)
+    return _java("watch", [args.bootstrap, args.seconds, "{corpus}"], args.sweep, args.profile)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Time `kbt lab up` to healthy (3 brokers, and 1 broker side by side), several runs, median.
 
-    make bench-lab            # or: python scripts/bench_lab_up.py --runs 5
+    make bench-lab            # or: python -m bench.lab_up --runs 5
 
 Each run starts a fresh lab in a temporary directory with the CLI as a user would, times the
 command until it returns (every broker in the metadata, Prometheus has scraped each broker with
@@ -9,31 +9,32 @@ up == 1), then brings the lab down (not timed). Runs alternate 3 and 1 brokers.
 
 from __future__ import annotations
 
-import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench._common import ANY_EXIT, arguments, kbt
+
+FEEDS = '"Lab"'
+
 
 def timed_up(brokers: int, base_port: int, scrape: float) -> float:
     with tempfile.TemporaryDirectory(prefix="kbt-bench-") as tmp:
         lab = str(Path(tmp) / "lab")
-        cmd = [sys.executable, "-m", "tuner", "lab", "up", "--lab-dir", lab, "--brokers", str(brokers),
-               "--base-port", str(base_port), "--scrape-interval", str(scrape)]  # fmt: skip
+        up = ("--brokers", str(brokers), "--base-port", str(base_port), "--scrape-interval", str(scrape))
         start = time.monotonic()
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        elapsed = time.monotonic() - start
-        subprocess.run([sys.executable, "-m", "tuner", "lab", "down", "--lab-dir", lab], capture_output=True)
-        if result.returncode != 0:
-            raise SystemExit(f"kbt lab up failed: {result.stderr.strip()}")
+        try:
+            kbt("lab", "up", "--lab-dir", lab, *up, quiet=True)  # SystemExit with its stderr when it fails
+            elapsed = time.monotonic() - start
+        finally:
+            kbt("lab", "down", "--lab-dir", lab, quiet=True, ok=ANY_EXIT)
         return elapsed
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Time kbt lab up to healthy.")
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--base-port", type=int, default=19090)
     parser.add_argument("--scrape-interval", type=float, default=5.0)

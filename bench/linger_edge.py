@@ -1,6 +1,6 @@
 """Linger timers: the record due at a batch's deadline (docs/benchmarks.md, "Linger timers").
 
-    python scripts/bench_linger_edge.py [--linger MS ...] [--lab-dir DIR | --base-port N] [--out DIR]
+    python -m bench.linger_edge [--linger MS ...] [--lab-dir DIR | --base-port N] [--out DIR]
 
 On a fixed schedule whose interval divides linger.ms (200/s at linger 5 ms, 50/s at 20 ms) a record
 is due exactly when the batch before it is due to leave. Whether it makes that batch decides
@@ -12,15 +12,15 @@ batches that took the next record (measured: offered / requests - 1).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from bench_steps import ROOT, lab, loadavg, timed_step
-
+from bench._common import ROOT, arguments, lab, loadavg, timed_step
 from tuner.model.evidence import calibrate, truth_rows
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
+
+FEEDS = '"Linger timers: the record at the deadline (librdkafka and Java, found and fixed)"'
 
 # Arrival interval minus linger, in ms: before the deadline, at it, and past it by up to 1 ms.
 OFFSETS_MS = (-0.2, 0.0, 0.1, 0.2, 0.5, 1.0)
@@ -53,7 +53,7 @@ def _linger(record: RunRecord) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--linger", type=float, action="append", default=[], help="linger.ms (5 and 20)")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "bench-linger-edge")
     parser.add_argument("--lab-dir", type=Path, help="a running lab to use (else one of its own)")
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     log: list[str] = []
     if not args.report_only:
         args.out.mkdir(parents=True, exist_ok=True)
-        with lab(args.lab_dir, args.out / "lab", args.base_port) as lab_args:
+        with lab(args.lab_dir, args.out / "lab", args.base_port) as at:
+            lab_args = at.args
             for linger in lingers:
                 for offset in OFFSETS_MS:
                     name = f"edge-l{linger:g}-i{round((linger + offset) * 10)}".replace(".", "_")
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                     timed_step(log, name, "sweep", str(spec), "--results", str(results), *lab_args, ok=(0, 1))
     records = ResultsStore(results).records() if results.is_dir() else []
     if not records:
-        print(f"bench_linger_edge: no run records in {results}", file=sys.stderr)
+        print(f"bench.linger_edge: no run records in {results}", file=sys.stderr)
         return 2
     print(f"runs: {len(records)}; load average now {loadavg():.1f}")
     print(

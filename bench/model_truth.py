@@ -1,7 +1,7 @@
 """The model against run records, run by run (docs/benchmarks.md, "Filebeat model" and "Java model").
 
     kbt sweep loadtests/filebeat-model-check.yaml --results DIR
-    python scripts/bench_model_truth.py DIR [DIR ...] [--client filebeat]
+    python -m bench.model_truth DIR [DIR ...] [--client filebeat]
 
 For every ok run: the produce requests/s the model predicts for its setting and offered load, and
 what was measured (the client's own count, or the brokers' count of the run's requests where the
@@ -11,24 +11,30 @@ figure `kbt recommend` reports as "model truth".
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
 
+from bench._common import arguments
 from tuner.model.evidence import truth_rows
 from tuner.store.results import ResultsStore
 
+FEEDS = (
+    '"The published profiles, re-measured with real Filebeat", '
+    '"Filebeat model: fitted to real Filebeat", "Collector model: fitted on the sweep, '
+    'checked on the Qunar-like shape", "Java model truth"'
+)
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("results", nargs="+", type=Path, help="results directories (kbt sweep --results)")
     parser.add_argument("--client", help="only this client kind (librdkafka, filebeat, java)")
     args = parser.parse_args(argv)
     rows, errors = [], []
     for directory in args.results:
         if not directory.is_dir():
-            print(f"bench_model_truth: {directory}: not a directory", file=sys.stderr)
+            print(f"bench.model_truth: {directory}: not a directory", file=sys.stderr)
             return 2
         records = [
             r
@@ -43,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
             figures = f"{row.measured:.1f} | {row.predicted:.1f} | {row.error:+.1%}"
             rows.append(f"| {row.record.name} | {shape} | {figures} |")
     if not errors:
-        print("bench_model_truth: no ok run records with a measured request rate", file=sys.stderr)
+        print("bench.model_truth: no ok run records with a measured request rate", file=sys.stderr)
         return 2
     print("| run | load | measured req/s | predicted | error |")
     print("|---|---|---:|---:|---:|")

@@ -1,6 +1,6 @@
 """P2: the recommender against an exhaustive grid, in several passes, for one client kind.
 
-    make bench-p2 CLIENT=librdkafka   # python scripts/bench_p2.py --client librdkafka --passes 3
+    make bench-p2 CLIENT=librdkafka   # python -m bench.p2 --client librdkafka --passes 3
                                       #   [--lab-dir LAB | --base-port P] [--work DIR] [--markdown F]
 
 One grid sweep (every setting of the client's grid spec, below), then `--passes` independent
@@ -21,13 +21,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench_steps import ROOT, lab, timed_step
-
+from bench._common import ROOT, arguments, emit, lab, ms, newest_recommendation, timed_step
 from tuner.model.evidence import measured_of
 from tuner.model.search import describe_profile
-from tuner.store.recommendation import Measured, SLOBounds, load_recommendation
+from tuner.store.recommendation import Measured, SLOBounds
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
+
+FEEDS = '"P2: against an exhaustive grid"'
 
 GRIDS = {
     "librdkafka": "loadtests/recommend-grid.yaml",
@@ -37,10 +38,6 @@ GRIDS = {
 MAX_TRIALS = 6
 P2_WITHIN = 0.05
 P2_TRIAL_SHARE = 0.25
-
-
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.0f} ms"
 
 
 def run(args: argparse.Namespace, work: Path, lab_args: list[str], log: list[str]) -> None:
@@ -79,14 +76,14 @@ def report(work: Path, client: str) -> list[str]:
     if not rows:
         return [f"P2 ({client}): no grid records under {work / 'grid'}"]
     lines = [
-        f"Grid: {len(rows)} runs of {GRIDS[client]}, SLO p99 <= {_ms(slo.p99_ms)}, fewest requests first:",
+        f"Grid: {len(rows)} runs of {GRIDS[client]}, SLO p99 <= {ms(slo.p99_ms)}, fewest requests first:",
         "",
         "| run | status | produce req/s | p99 | lost | meets the SLO |",
         "|---|---|---|---|---|---|",
     ]
     for r, m in rows:
         lines.append(
-            f"| {r.name} | {r.status} | {m.requests_per_s:.1f} | {_ms(m.p99_ms)} | {m.lost} |"
+            f"| {r.name} | {r.status} | {m.requests_per_s:.1f} | {ms(m.p99_ms)} | {m.lost} |"
             f" {'yes' if m.meets_slo else 'no'} |"
         )
     meeting = [(r, m) for r, m in rows if m.meets_slo]
@@ -95,7 +92,7 @@ def report(work: Path, client: str) -> list[str]:
     best_r, best = meeting[0]
     lines += [
         "",
-        f"Grid's best under the SLO: {best_r.name}, {best.requests_per_s:.1f} req/s, p99 {_ms(best.p99_ms)}",
+        f"Grid's best under the SLO: {best_r.name}, {best.requests_per_s:.1f} req/s, p99 {ms(best.p99_ms)}",
         "",
     ]
     lines += ["| pass | recommended | status | produce req/s | p99 | lost | vs grid's best | lab runs | P2 |",
@@ -103,8 +100,7 @@ def report(work: Path, client: str) -> list[str]:
     passes = sorted((work / "out").glob("pass-*"), key=lambda p: int(p.name.split("-")[1]))
     met = 0
     for out in passes:
-        found = sorted(out.glob("*/recommendation.json"), key=lambda p: p.stat().st_mtime)
-        rec = load_recommendation(found[-1]) if found else None
+        rec = newest_recommendation(out)
         c = next((c for c in rec.clients if c.client == client), None) if rec else None
         got = c.measured if c else None
         if c is None or got is None:
@@ -118,7 +114,7 @@ def report(work: Path, client: str) -> list[str]:
         met += ok
         lines.append(
             f"| {out.name} | {describe_profile(c.profile)} | {c.status} | {got.requests_per_s:.1f} |"
-            f" {_ms(got.p99_ms)} | {got.lost} | {ratio:.3f}x | {runs} of {len(rows)}"
+            f" {ms(got.p99_ms)} | {got.lost} | {ratio:.3f}x | {runs} of {len(rows)}"
             f" ({runs / len(rows):.0%}) | {'met' if ok else 'NOT met'} |"
         )
     lines += [
@@ -130,7 +126,7 @@ def report(work: Path, client: str) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--client", choices=sorted(GRIDS), default="librdkafka")
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--work", type=Path, help="default: build/bench-p2/<client>")
@@ -147,13 +143,11 @@ def main() -> int:
         log = json.loads((work / "steps.json").read_text())
     if not args.report_only:
         work.mkdir(parents=True, exist_ok=True)
-        with lab(args.lab_dir, work / "lab", args.base_port) as lab_args:
+        with lab(args.lab_dir, work / "lab", args.base_port) as at:
+            lab_args = at.args
             run(args, work, lab_args, log)
     parts: list[Any] = [report(work, args.client), ["Steps:", "", *(f"- {line}" for line in log)]]
-    text = "\n\n".join("\n".join(p) for p in parts) + "\n"
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(parts, args.markdown)
     return 0
 
 

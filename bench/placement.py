@@ -6,12 +6,11 @@ First, librdkafka's own partitioners against tuner.driver.key_shares: 600 keys (
 produced to a 7-partition topic under each, the partition each landed on against the one computed.
 
     kbt lab up --brokers 3 --no-tiered --base-port 24000 --lab-dir /tmp/lab-3
-    python scripts/bench_placement.py --lab-dir /tmp/lab-3 --results /tmp/placement
+    python -m bench.placement --lab-dir /tmp/lab-3 --results /tmp/placement
 """
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import time
@@ -20,13 +19,18 @@ from pathlib import Path
 from confluent_kafka import KafkaException, Message, TopicPartition
 from confluent_kafka.admin import AdminClient
 
+from bench._common import KBT, ROOT, arguments
 from tuner.core.kafka_clients import Connection, admin_client, new_consumer, new_producer
 from tuner.driver.key_shares import partitioner
 from tuner.lab.state import load_state
 from tuner.spec.workload import TopicSpec
 from tuner.target.topics import create_topics, delete_topics
 
-SPEC = Path(__file__).resolve().parents[1] / "loadtests" / "pinned-placement.yaml"
+FEEDS = (
+    '"Replay placement: pinned leaders and key shares (since that run)"'  # the docs/benchmarks.md sections
+)
+
+SPEC = ROOT / "loadtests" / "pinned-placement.yaml"
 TIMEOUT_S = 600.0
 
 
@@ -62,7 +66,7 @@ def _partitioners(conn: Connection, admin: AdminClient) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--lab-dir", type=Path, required=True)
     parser.add_argument("--results", type=Path, required=True)
     args = parser.parse_args()
@@ -70,9 +74,8 @@ def main() -> None:
     admin = admin_client(conn)
     _partitioners(conn, admin)
     consumer = new_consumer(conn, {"group.id": "kbt-bench-placement", "enable.auto.commit": False})
-    kbt = Path(sys.executable).parent / "kbt"
     sweep = subprocess.Popen(
-        [str(kbt), "sweep", str(SPEC), "--lab-dir", str(args.lab_dir), "--results", str(args.results)],
+        [*KBT, "sweep", str(SPEC), "--lab-dir", str(args.lab_dir), "--results", str(args.results)],
         stdout=subprocess.DEVNULL,
     )
     seen: dict[str, tuple[list[int], list[int]]] = {}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What kbt's Filebeat model predicts for a sweep's Filebeat profiles on each Filebeat version line.
 
-    python scripts/predict_filebeat_lines.py loadtests/filebeat-real-p1.yaml --versions 7.17.29 9.5.5
+    python -m bench.predict_filebeat_lines loadtests/filebeat-real-p1.yaml --versions 7.17.29 9.5.5
 
 Each profile is predicted as written, once per version (its `filebeat_version` set to it: what it
 leaves unset takes that line's queue defaults and, from 9.0, the filestream input). A prediction,
@@ -11,16 +11,18 @@ broker count; the physical floor is one request per pod per p99 budget (the swee
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from bench._common import arguments
 from tuner.core.errors import BadInput
 from tuner.model.predict import predict
 from tuner.model.traffic import traffic_of
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.loader import load_sweep
+
+FEEDS = '"Filebeat version lines: 7.17 vs 8.13+ / 9.x (from the code, predicted)"'
 
 
 def on_version(profile: ClientProfile, version: str) -> ClientProfile:
@@ -33,9 +35,7 @@ def on_version(profile: ClientProfile, version: str) -> ClientProfile:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("sweep", type=Path)
     parser.add_argument("--versions", nargs="+", default=["7.17.29", "9.5.5"])
     parser.add_argument("--brokers", type=int, default=3)

@@ -1,6 +1,6 @@
 """The pressure lab's capacity curve: offered rate x {Filebeat-like, batched}, knee marked.
 
-    make bench-pressure        # or: python scripts/bench_pressure.py [--base-port P] [--lab-dir D]
+    make bench-pressure        # or: python -m bench.pressure [--base-port P] [--lab-dir D]
                                #     [--results DIR] [--markdown F] [--png F] [--spec S]
 
 Starts a pressure lab of its own (`kbt lab up --profile pressure`: one broker, one network and one
@@ -16,20 +16,20 @@ CPU, runqueue wait), what limited the handler, host CPU and the load average, an
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
-from tuner.core.paths import repo_root
-from tuner.lab import Lab, LabConfig
+from bench._common import ROOT, arguments, lab
 from tuner.runner.wiring import sweep_runner
 from tuner.spec import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
-SPEC = repo_root() / "loadtests" / "pressure-curve.yaml"
+FEEDS = '"The capacity curve" (docs/pressure-curve.md and .png)'
+
+SPEC = ROOT / "loadtests" / "pressure-curve.yaml"
 HEADER = (
     "| run | status | offered msgs/s | produce req/s (broker) | msgs/req | network idle | request queue"
     " mean / max (cap) | at cap | network thread: blocked / own CPU / runqueue wait (share of busy) |"
@@ -136,7 +136,7 @@ def plot(records: list[RunRecord], knee: RunRecord | None, path: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--base-port", type=int, default=22900)
     parser.add_argument("--lab-dir", type=Path, help="a running pressure lab to use instead of a new one")
     parser.add_argument("--spec", type=Path, default=SPEC)
@@ -144,24 +144,17 @@ def main() -> int:
     parser.add_argument(
         "--from-results", type=Path, help="write the table and plot from these run records (no lab, no load)"
     )
-    parser.add_argument("--markdown", type=Path, default=repo_root() / "docs" / "pressure-curve.md")
-    parser.add_argument("--png", type=Path, default=repo_root() / "docs" / "pressure-curve.png")
+    parser.add_argument("--markdown", type=Path, default=ROOT / "docs" / "pressure-curve.md")
+    parser.add_argument("--png", type=Path, default=ROOT / "docs" / "pressure-curve.png")
     args = parser.parse_args()
     if args.from_results is not None:
         return report(ResultsStore(args.from_results).records(), args.markdown, args.png)
     with tempfile.TemporaryDirectory(prefix="kbt-bench-pressure-") as tmp:
-        lab = None
-        lab_dir = args.lab_dir
-        if lab_dir is None:
-            lab_dir = Path(tmp) / "lab"
-            lab = Lab(LabConfig(profile="pressure", base_port=args.base_port, lab_dir=lab_dir))
-            lab.up(timeout_s=240)
-        try:
-            results = args.results or Path(tmp) / "results"
-            records = sweep_runner(lab_dir=lab_dir, results=results).run(load_sweep(args.spec)).records
-        finally:
-            if lab is not None:
-                lab.down()
+        results = args.results or Path(tmp) / "results"
+        with lab(
+            args.lab_dir, Path(tmp) / "lab", args.base_port, "--profile", "pressure", "--timeout", "240"
+        ) as at:
+            records = sweep_runner(lab_dir=at.dir, results=results).run(load_sweep(args.spec)).records
     return report(records, args.markdown, args.png)
 
 

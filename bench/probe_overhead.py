@@ -1,7 +1,7 @@
 """Probe overhead: the compress throughput `kbt probe compression` reports vs calling each codec
 library directly on the same bytes, side by side in one run (rounds interleaved, medians compared).
 
-    python scripts/bench_probe_overhead.py [--sample PATH] [--rounds 7] [--min-cpu-s 0.2]
+    python -m bench.probe_overhead [--sample PATH] [--rounds 7] [--min-cpu-s 0.2]
 
 The input is fixed: batches of a loghub sample (loadtests/data/loghub/OpenStack_2k.log beside the
 checkout, or $KBT_LOGHUB_DIR) framed as v2 records, at 1, 16 and 256 messages per batch. Prints a
@@ -10,7 +10,6 @@ Markdown table; throughput is MB (10^6 B) of uncompressed records per CPU second
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -23,12 +22,14 @@ import lz4.frame
 import snappy
 import zstandard
 
+from bench._common import ROOT, arguments
 from tuner.measure.codecs import bind
 from tuner.measure.compression import batch_starts, batches_of, measure_point
 from tuner.measure.log_sample import read_sample
 from tuner.spec.probe import CodecLevel
 
-REPO = Path(__file__).resolve().parents[1]
+FEEDS = '"Compression probe"'
+
 BATCH_SIZES = (1, 16, 256)
 BATCHES = 40
 MB = 1_000_000
@@ -86,14 +87,14 @@ def direct_mb_per_s(loop: Loop, inputs: Sequence[bytes], min_cpu_s: float) -> fl
 
 
 def main(argv: list[str]) -> int:
-    default = Path(os.environ.get("KBT_LOGHUB_DIR") or REPO.parent / "shared" / "data" / "loghub")
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = Path(os.environ.get("KBT_LOGHUB_DIR") or ROOT.parent / "shared" / "data" / "loghub")
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--sample", type=Path, default=default / "OpenStack_2k.log")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--min-cpu-s", type=float, default=0.2)
     args = parser.parse_args(argv)
     if not args.sample.is_file():
-        sys.stderr.write(f"bench_probe_overhead: no sample at {args.sample} (KBT_LOGHUB_DIR, --sample)\n")
+        sys.stderr.write(f"bench.probe_overhead: no sample at {args.sample} (KBT_LOGHUB_DIR, --sample)\n")
         return 2
     sample = read_sample(args.sample)
     starts = batch_starts(sample, BATCHES, seed=1)

@@ -1,6 +1,6 @@
 """kbt's forecast against Qunar's published figures (issue P5, docs/benchmarks.md "Pressure regime").
 
-    python scripts/bench_qunar_forecast.py RESULTS [RESULTS ...] [--request-bytes 500 1620 5000]
+    python -m bench.qunar_forecast RESULTS [RESULTS ...] [--request-bytes 500 1620 5000]
 
 Qunar's log cluster (its published write-up) reported, a week after batching Filebeat:
 client produce requests 600 M -> 230 M (2.6x fewer; 10x on the representative topics tried
@@ -16,14 +16,14 @@ bulk_flush_frequency 0).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from bench._common import arguments, read_records
 from tuner.model.cost import fit_cost_model
 from tuner.model.forecast import Baseline, forecast
-from tuner.store.record import RunRecord
-from tuner.store.results import ResultsStore
+
+FEEDS = '"`kbt forecast` against Qunar\'s published figures"'
 
 QUNAR_IDLE_BEFORE = 0.72
 QUNAR_IDLE_AFTER = 0.93
@@ -34,23 +34,12 @@ CUTS = [
 ]
 
 
-def read_records(directories: list[Path], prog: str) -> list[RunRecord] | None:
-    """Every run record under the directories; None (said on stderr) when one is not a directory."""
-    records: list[RunRecord] = []
-    for directory in directories:
-        if not directory.is_dir():
-            print(f"{prog}: {directory}: not a directory", file=sys.stderr)
-            return None
-        records += ResultsStore(directory).records()
-    return records
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("results", nargs="+", type=Path, help="results directories (kbt sweep --results)")
     parser.add_argument("--request-bytes", nargs="+", type=float, default=[500.0, 1620.0, 5000.0])
     args = parser.parse_args()
-    records = read_records(args.results, "bench_qunar_forecast")
+    records = read_records(args.results, "bench.qunar_forecast")
     if records is None:
         return 2
     records = [r for r in records if r.status == "ok"]

@@ -1,6 +1,6 @@
 """The recommender's P1 figures (docs/benchmarks.md "Recommender"), side by side on one lab.
 
-    make bench-recommend   # or: python scripts/bench_recommend.py [--base-port 21000] [--work DIR]
+    make bench-recommend   # or: python -m bench.recommend [--base-port 21000] [--work DIR]
 
 Starts a 3-broker lab of its own (or uses `--lab-dir`), then, each step into its own results
 directory under `--work` so no step calibrates on another's records:
@@ -13,7 +13,7 @@ directory under `--work` so no step calibrates on another's records:
 and prints the figures as Markdown (`--markdown FILE` also writes them). `--report-only` reads an
 existing `--work` directory and runs nothing. The 1-minute load average is logged before and after
 each step: the machine may be shared, so the figures are ratios of runs of one session.
-P2 (the recommender against an exhaustive grid, per client kind) is scripts/bench_p2.py.
+P2 (the recommender against an exhaustive grid, per client kind) is bench/p2.py.
 """
 
 from __future__ import annotations
@@ -26,21 +26,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench_steps import ROOT, lab, timed_step
-
+from bench._common import ROOT, arguments, emit, lab, ms, newest_recommendation, timed_step
 from tuner.model.evidence import truth_rows
-from tuner.store.recommendation import Measured, load_recommendation
+from tuner.store.recommendation import Measured
 from tuner.store.results import ResultsStore
+
+FEEDS = '"Recommender", "P1: recommended vs Filebeat-like defaults"'
 
 QUNAR = "loadtests/qunar-logs.yaml"
 FILEBEAT = "loadtests/filebeat-small-logs.yaml"
 SLO_P99_MS = 1000.0
 STEPS = ("p1", "filebeat", "truth")
-
-
-def newest_recommendation(out: Path) -> Any:
-    found = sorted(out.glob("*/recommendation.json"), key=lambda p: p.stat().st_mtime)
-    return load_recommendation(found[-1]) if found else None
 
 
 def run_steps(args: argparse.Namespace, work: Path, lab: list[str], log: list[str]) -> None:
@@ -69,10 +65,6 @@ def run_steps(args: argparse.Namespace, work: Path, lab: list[str], log: list[st
     )
 
 
-def _ms(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.0f} ms"
-
-
 def _f(v: float | None, fmt: str = "{:.1f}") -> str:
     return "-" if v is None else fmt.format(v)
 
@@ -86,7 +78,7 @@ def p1_report(work: Path) -> list[str]:
     if m is None or b is None:
         return ["P1: the recommendation has no measured run or baseline run"]
     lines = [
-        f"P1 ({rec.workload.name}, {rec.brokers} brokers, SLO p99 <= {_ms(rec.slo.p99_ms)}):",
+        f"P1 ({rec.workload.name}, {rec.brokers} brokers, SLO p99 <= {ms(rec.slo.p99_ms)}):",
         "",
         "| run | setting | produce req/s client | busiest broker | broker-side req/s | p99 delivery"
         " | lost | net idle | handler idle | broker CPU |",
@@ -98,7 +90,7 @@ def p1_report(work: Path) -> list[str]:
     ):
         lines.append(
             f"| {label} ({x.run_id.rsplit('/', 1)[-1]}) | {setting} | {x.requests_per_s:.1f}"
-            f" | {_f(x.busiest_broker_requests_per_s)} | {_f(x.broker_requests_per_s)} | {_ms(x.p99_ms)}"
+            f" | {_f(x.busiest_broker_requests_per_s)} | {_f(x.broker_requests_per_s)} | {ms(x.p99_ms)}"
             f" | {x.lost} | {_f(x.network_idle_ratio, '{:.3f}')} | {_f(x.handler_idle_ratio, '{:.3f}')}"
             f" | {_f(x.broker_cpu_cores, '{:.2f}')} |"
         )
@@ -106,7 +98,7 @@ def p1_report(work: Path) -> list[str]:
     lines.append(
         f"- reduction {b.requests_per_s / m.requests_per_s:.1f}x (client), busiest broker"
         f" {(b.busiest_broker_requests_per_s or 0) / (m.busiest_broker_requests_per_s or 1):.1f}x;"
-        f" p99 {_ms(m.p99_ms)}; lost {m.lost}; net idle {_f(b.network_idle_ratio, '{:.3f}')} ->"
+        f" p99 {ms(m.p99_ms)}; lost {m.lost}; net idle {_f(b.network_idle_ratio, '{:.3f}')} ->"
         f" {_f(m.network_idle_ratio, '{:.3f}')}"
     )
     if c.floor is not None:
@@ -132,8 +124,8 @@ def _trials(c: Any) -> list[str]:
         m: Measured | None = t.measured
         out.append(
             f"- trial {i} ({t.reason}): {_describe(t.profile)}: predicted {t.predicted.requests_per_s:.1f}"
-            f" req/s p99 {_ms(t.predicted.p99_ms)}; measured {_f(m.requests_per_s if m else None)} req/s"
-            f" p99 {_ms(m.p99_ms if m else None)}, lost {m.lost if m else '-'}"
+            f" req/s p99 {ms(t.predicted.p99_ms)}; measured {_f(m.requests_per_s if m else None)} req/s"
+            f" p99 {ms(m.p99_ms if m else None)}, lost {m.lost if m else '-'}"
             f" ({'meets' if m and m.meets_slo else 'misses'} the SLO)"
         )
     return out
@@ -164,7 +156,7 @@ def per_run_truth(results: Path) -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench-recommend")
     parser.add_argument("--lab-dir", type=Path, help="use this running lab instead of starting one")
     parser.add_argument("--base-port", type=int, default=int(os.environ.get("KBT_LAB_BASE_PORT", 21000)))
@@ -176,7 +168,8 @@ def main() -> int:
     log: list[str] = []
     if not args.report_only:
         work.mkdir(parents=True, exist_ok=True)
-        with lab(args.lab_dir, work / "lab", args.base_port) as lab_args:
+        with lab(args.lab_dir, work / "lab", args.base_port) as at:
+            lab_args = at.args
             run_steps(args, work, lab_args, log)
         (work / "steps.json").write_text(json.dumps(log, indent=1))
     elif (work / "steps.json").exists():
@@ -187,10 +180,7 @@ def main() -> int:
         ["Per Filebeat run:", "", *per_run_truth(work / "filebeat")],
         ["Steps:", "", *(f"- {line}" for line in log)],
     ]
-    text = "\n\n".join("\n".join(p) for p in parts) + "\n"
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    emit(parts, args.markdown)
     return 0
 
 

@@ -1,6 +1,6 @@
 """TLS cost: PLAINTEXT vs SASL_SSL at identical settings, side by side in one run on one lab.
 
-    make bench-tls        # or: python scripts/bench_tls_cost.py [--brokers 3] [--base-port 22700]
+    make bench-tls        # or: python -m bench.tls_cost [--brokers 3] [--base-port 22700]
 
 Starts a lab of its own with `--security sasl_ssl` (TLS + SCRAM-SHA-512 between clients and brokers,
 plain text between brokers, as in Walmart's measurement), runs `kbt sweep loadtests/tls-cost.yaml`
@@ -11,26 +11,21 @@ delivery latency and the TLS/plain ratios, as Markdown (`--markdown FILE` also w
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench._common import ROOT, arguments, kbt, lab
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 
-ROOT = Path(__file__).resolve().parents[1]
+FEEDS = '"TLS cost"'
+
 SPEC = ROOT / "loadtests" / "tls-cost.yaml"
 PAIRS = {"fixed": ["1000-linger5", "1000-linger10", "1000-linger20"], "max": ["max-linger5", "max-linger20"]}
 WALMART_PLAIN_MB_S, WALMART_TLS_MB_S = 580, 460
-
-
-def kbt(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "tuner", *args], check=True, cwd=ROOT)
 
 
 def mb_per_s(record: RunRecord) -> float:
@@ -101,20 +96,17 @@ def report(records: dict[str, RunRecord], load: tuple[float, float], minutes: fl
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument("--brokers", type=int, default=3)
     parser.add_argument("--base-port", type=int, default=22700)
     parser.add_argument("--markdown", type=Path, help="also write the tables and ratios here")
     args = parser.parse_args()
     started, load_before = time.monotonic(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="kbt-bench-tls-") as tmp:
-        lab_dir, results = Path(tmp) / "lab", Path(tmp) / "results"
-        kbt("lab", "up", "--security", "sasl_ssl", "--brokers", str(args.brokers), "--scrape-interval", "1",
-            "--base-port", str(args.base_port), "--lab-dir", str(lab_dir))  # fmt: skip
-        try:
-            kbt("sweep", str(SPEC), "--lab-dir", str(lab_dir), "--results", str(results))
-        finally:
-            kbt("lab", "down", "--lab-dir", str(lab_dir))
+        results = Path(tmp) / "results"
+        up = ("--security", "sasl_ssl", "--brokers", str(args.brokers), "--scrape-interval", "1")
+        with lab(None, Path(tmp) / "lab", args.base_port, *up) as at:
+            kbt("sweep", str(SPEC), *at.args, "--results", str(results))
         records = {r.name: r for r in ResultsStore(results).records()}
     text = report(records, (load_before, os.getloadavg()[0]), (time.monotonic() - started) / 60)
     print("\n" + text)

@@ -1,7 +1,7 @@
 """Model truth on held-out shapes (`make bench-truth`; docs/benchmarks.md, "Model truth on held-out
 shapes").
 
-    python scripts/bench_truth.py [--fit DIR ...] [--only NAME ...] [--lab-dir DIR | --base-port N]
+    python -m bench.truth [--fit DIR ...] [--only NAME ...] [--lab-dir DIR | --base-port N]
 
 1. Run the fitting sweeps (FITTING_SPECS: real Filebeat's per-line pipeline cost follows the host,
    so it is fitted on the lab the held-out runs use), then every held-out sweep in loadtests/truth/
@@ -17,19 +17,22 @@ shapes").
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
 
-from bench_steps import ROOT, lab, loadavg, timed_step
-
+from bench._common import ROOT, arguments, lab, loadavg, timed_step
 from tuner.model.evidence import calibrate, held_out_errors, off_schedule, truth_rows
 from tuner.model.predict import Calibration
 from tuner.model.uncertainty import bands_from
 from tuner.spec.loader import load_sweep
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
+
+FEEDS = (
+    '"Model truth on held-out shapes (issue 31)" and its later passes, '
+    '"`make demo`\'s model truth lines, from a fresh clone" (--records)'
+)
 
 HELD_OUT = ROOT / "loadtests" / "truth"
 PREFIX = "truth-"
@@ -45,10 +48,10 @@ def held_out_specs(only: list[str]) -> list[Path]:
         specs = [s for s in specs if s.stem in only]
         missing = sorted(set(only) - {s.stem for s in specs})
         if missing:
-            raise SystemExit(f"bench_truth: no held-out spec named {', '.join(missing)} in {HELD_OUT}")
+            raise SystemExit(f"bench.truth: no held-out spec named {', '.join(missing)} in {HELD_OUT}")
     for spec in specs:
         if not load_sweep(spec).spec.name.startswith(PREFIX):
-            raise SystemExit(f"bench_truth: {spec.name}: a held-out sweep's name starts with {PREFIX!r}")
+            raise SystemExit(f"bench.truth: {spec.name}: a held-out sweep's name starts with {PREFIX!r}")
     return specs
 
 
@@ -85,10 +88,10 @@ def fitting_set(dirs: list[Path]) -> list[RunRecord]:
     records: list[RunRecord] = []
     for directory in dirs:
         if not directory.is_dir():
-            raise SystemExit(f"bench_truth: --fit {directory}: not a directory")
+            raise SystemExit(f"bench.truth: --fit {directory}: not a directory")
         for record in ResultsStore(directory).records():
             if record.sweep.startswith(PREFIX):
-                raise SystemExit(f"bench_truth: --fit {directory}: {record.run_id} is a held-out run")
+                raise SystemExit(f"bench.truth: --fit {directory}: {record.run_id} is a held-out run")
             records.append(record)
     return records
 
@@ -162,7 +165,7 @@ def report(records: list[RunRecord], calibration: Calibration) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__, FEEDS)
     parser.add_argument(
         "--fit", type=Path, action="append", default=[], help="results directory of the fitting set"
     )
@@ -184,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     fit_dirs = list(args.fit)
     log: list[str] = []
     if not args.report_only:
-        with lab(args.lab_dir, args.out / "lab", args.base_port) as lab_args:
+        with lab(args.lab_dir, args.out / "lab", args.base_port) as at:
+            lab_args = at.args
             fitting = fitting_specs(specs)
             fit_dirs += fit(fitting, "before", args.out, lab_args, log)
             for spec in specs:
@@ -204,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         records = []
     if not records:
-        print(f"bench_truth: no run records in {args.records or args.out}", file=sys.stderr)
+        print(f"bench.truth: no run records in {args.records or args.out}", file=sys.stderr)
         return 2
     fitted = (
         f"{sum(c.runs for c in calibration.clients.values())} fitting records"

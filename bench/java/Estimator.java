@@ -1,5 +1,5 @@
 // The Java producer's compression-ratio estimate, measured on kafka-clients itself (run through
-// scripts/java_estimator.py, which writes a workload's corpus and passes its settings):
+// python -m bench.java_estimator, which writes a workload's corpus and passes its settings):
 //
 // fractions <corpus> <codec>[,<codec>...]
 //     the compressed fraction kafka-clients computes for a batch of n records

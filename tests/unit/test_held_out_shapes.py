@@ -4,11 +4,11 @@ refuses a fitting record from a held-out sweep."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench import truth as bench_truth
 from tuner.core.paths import repo_root
 from tuner.spec import load_sweep
 from tuner.spec.clients import KINDS
@@ -38,11 +38,6 @@ def test_every_held_out_spec_is_a_truth_sweep_and_no_other_sweep_is() -> None:
 
 
 def test_the_bench_refuses_a_held_out_record_in_the_fitting_set(tmp_path: Path) -> None:
-    sys.path.insert(0, str(repo_root() / "scripts"))
-    try:
-        import bench_truth
-    finally:
-        sys.path.pop(0)
     from tests.unit.synthetic_records import record_with_brokers
     from tuner.store.figures import BrokerStats
     from tuner.store.results import ResultsStore
@@ -62,11 +57,6 @@ def test_the_bench_refuses_a_held_out_record_in_the_fitting_set(tmp_path: Path) 
 
 
 def test_the_bench_runs_a_fitting_sweep_only_beside_held_out_sweeps_of_its_kinds() -> None:
-    sys.path.insert(0, str(repo_root() / "scripts"))
-    try:
-        import bench_truth
-    finally:
-        sys.path.pop(0)
     for spec in bench_truth.FITTING_SPECS:
         assert not load_sweep(spec).spec.name.startswith("truth-")  # never a held-out sweep
     every = bench_truth.held_out_specs([])
@@ -77,11 +67,6 @@ def test_the_bench_runs_a_fitting_sweep_only_beside_held_out_sweeps_of_its_kinds
 
 
 def test_a_report_of_an_earlier_pass_fits_on_its_fitting_runs(tmp_path: Path) -> None:
-    sys.path.insert(0, str(repo_root() / "scripts"))
-    try:
-        import bench_truth
-    finally:
-        sys.path.pop(0)
     from tuner.store.results import ResultsStore
 
     assert bench_truth.fit_results(tmp_path) == []
