@@ -40,6 +40,8 @@ The rule (docs/diagnose.md tells it with examples):
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
@@ -54,37 +56,26 @@ from tuner.spec.limits import (
 )
 from tuner.spec.thresholds import THRESHOLDS
 
+_Idle = Annotated[float, Field(gt=0, lt=1)]
+_Bytes = Annotated[float, Field(gt=0, le=MAX_KAFKA_BYTES)]
+_Ms = Annotated[float, Field(gt=0, le=MAX_SPEC_MS)]
+
 
 class DiagnoseThresholds(StrictModel):
-    critical_idle: float = Field(
-        THRESHOLDS.network_idle_critical,
-        gt=0,
-        lt=1,
-        description="idle ratio below which a broker is critical",
+    critical_idle: _Idle = Field(
+        THRESHOLDS.network_idle_critical, description="idle ratio below which a broker is critical"
     )
-    warning_idle: float = Field(
-        THRESHOLDS.network_idle_warning, gt=0, lt=1, description="idle ratio below which a broker warns"
+    warning_idle: _Idle = Field(
+        THRESHOLDS.network_idle_warning, description="idle ratio below which a broker warns"
     )
-    small_request_bytes: float | None = Field(
-        None,
-        gt=0,
-        le=MAX_KAFKA_BYTES,
-        description="average produce request size below which requests count as small",
+    small_request_bytes: _Bytes | None = Field(
+        None, description="average produce request size below which requests count as small"
     )
-    small_request_bytes_default: float = Field(
-        4096, gt=0, le=MAX_KAFKA_BYTES, description="the size limit without a cost model"
-    )
-    small_request_bytes_floor: float = Field(
-        1024, gt=0, le=MAX_KAFKA_BYTES, description="lowest size limit a cost model may set"
-    )
-    small_request_bytes_cap: float = Field(
-        16384, gt=0, le=MAX_KAFKA_BYTES, description="highest size limit a cost model may set"
-    )
-    target_request_bytes: float = Field(
-        16384,
-        gt=0,
-        le=MAX_KAFKA_BYTES,
-        description="request size batching should reach (the 'cut requests ~Nx' estimate)",
+    small_request_bytes_default: _Bytes = Field(4096, description="the size limit without a cost model")
+    small_request_bytes_floor: _Bytes = Field(1024, description="lowest size limit a cost model may set")
+    small_request_bytes_cap: _Bytes = Field(16384, description="highest size limit a cost model may set")
+    target_request_bytes: _Bytes = Field(
+        16384, description="request size batching should reach (the 'cut requests ~Nx' estimate)"
     )
     min_requests_per_thread_s: float = Field(
         10,
@@ -92,20 +83,15 @@ class DiagnoseThresholds(StrictModel):
         le=MAX_RATE_PER_S,
         description="produce requests/s per network thread below which request size does not matter",
     )
-    flush_p99_ms: float = Field(
-        200, gt=0, le=MAX_SPEC_MS, description="log flush p99 that counts as a slow disk"
-    )
+    flush_p99_ms: _Ms = Field(200, description="log flush p99 that counts as a slow disk")
     request_queue: float = Field(
         10, gt=0, le=MAX_QUEUE_CAP, description="mean request queue that says handlers are short"
     )
-    request_queue_p99_ms: float = Field(
-        50,
-        gt=0,
-        le=MAX_SPEC_MS,
-        description="request-queue time p99 (ms) of produce requests that is too long",
+    request_queue_p99_ms: _Ms = Field(
+        50, description="request-queue time p99 (ms) of produce requests that is too long"
     )
-    large_fetch_bytes: float = Field(
-        1 << 20, gt=0, le=MAX_KAFKA_BYTES, description="consumer bytes per fetch request that count as large"
+    large_fetch_bytes: _Bytes = Field(
+        1 << 20, description="consumer bytes per fetch request that count as large"
     )
     fetch_out_in_ratio: float = Field(
         2.0, gt=0, le=MAX_RATIO, description="bytes out / bytes in above which fetches dominate"

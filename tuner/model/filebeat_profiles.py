@@ -97,6 +97,12 @@ _SMALL_LOGS = "24 pods x 40 events/s of 1.6 KB, 3 brokers"
 REAL_BUILD = "7.17.29"  # the real Filebeat build the re-measured profiles ran on
 
 _QUEUE_IMMEDIATE = {"flush.timeout": "0s"}
+# small-logs and sidecars: a queue that hands over at once, flush.min_events = bulk_max_size, input options
+_SAME_ON_7_AND_9 = (
+    "Same advice on 7.17 and on 8.13+/9.x: with flush.timeout 0s both hand events over at once,",
+    "and flush.min_events = bulk_max_size caps the batch on both. 9.x has no log input: set the",
+    "input options on a filestream input (backoff.init / backoff.max). Measured on 7.17.29 only.",
+)
 
 PROFILES: tuple[FilebeatProfile, ...] = (
     FilebeatProfile(
@@ -171,11 +177,7 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "queue.mem.flush.min_events": "keep equal to bulk_max_size (a larger bulk_max_size would do"
             " nothing).",
         },
-        by_version=(
-            "Same advice on 7.17 and on 8.13+/9.x: with flush.timeout 0s both hand events over at once,",
-            "and flush.min_events = bulk_max_size caps the batch on both. 9.x has no log input: set the",
-            "input options on a filestream input (backoff.init / backoff.max). Measured on 7.17.29 only.",
-        ),
+        by_version=_SAME_ON_7_AND_9,
         effect=Effect(
             command="kbt sweep loadtests/filebeat-small-logs.yaml",
             workload=_SMALL_LOGS,
@@ -252,11 +254,7 @@ PROFILES: tuple[FilebeatProfile, ...] = (
             "queue.mem.events": "a small queue keeps each sidecar's memory low.",
             "queue.mem.flush.timeout": "hand events to the output at once; Sarama does the holding.",
         },
-        by_version=(
-            "Same advice on 7.17 and on 8.13+/9.x: with flush.timeout 0s both hand events over at once,",
-            "and flush.min_events = bulk_max_size caps the batch on both. 9.x has no log input: set the",
-            "input options on a filestream input (backoff.init / backoff.max). Measured on 7.17.29 only.",
-        ),
+        by_version=_SAME_ON_7_AND_9,
         effect=Effect(
             command="kbt sweep loadtests/filebeat-sidecars.yaml",
             workload="96 pods x 2 events/s of ~1 KB, 3 brokers",
