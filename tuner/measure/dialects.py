@@ -145,14 +145,11 @@ _FLUSH_COUNT = (
 )
 
 
-def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | Missing]:
-    """What Strimzi's rules and the upstream example export alike; `idle_percent` is how the
-    flavour spells the processors' idle-percent attribute ("_percent" or "percent")."""
+def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Source | Missing]:
+    """The request channel's queues and the network processors' idle as the JMX exporters' rules
+    name them: `idle_percent` is how the idle-percent attribute is spelled ("_percent" or
+    "percent"), `processor_label` how the processor's label is."""
     return {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
-        **_btm_sources(flavour),
-        **_remote_missing(),
         "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
         "kafka_network_response_queue_size": Source(
             ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
@@ -161,8 +158,20 @@ def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | 
             (f"kafka_network_socketserver_networkprocessoravgidle{idle_percent}",)
         ),
         "kafka_network_processor_idle_ratio": Source(
-            (f"kafka_network_processor_idle{idle_percent}",), labels={"network_processor": "networkProcessor"}
+            (f"kafka_network_processor_idle{idle_percent}",), labels={"network_processor": processor_label}
         ),
+    }
+
+
+def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | Missing]:
+    """What Strimzi's rules and the upstream example export alike; `idle_percent` is how the
+    flavour spells the processors' idle-percent attribute ("_percent" or "percent")."""
+    return {
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
+        **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
+        **_btm_sources(flavour),
+        **_remote_missing(),
+        **_network_sources(idle_percent, "networkProcessor"),
         "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
         "kafka_log_flush_total": Source(_FLUSH_COUNT),
         "kafka_log_flush_time_ms": Source(
@@ -243,16 +252,7 @@ CONFLUENT = Dialect(
         **_confluent_clients(),
         **_btm_sources("confluent"),
         **_remote_missing(),
-        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
-        "kafka_network_response_queue_size": Source(
-            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
-        ),
-        "kafka_network_processor_avg_idle_ratio": Source(
-            ("kafka_network_socketserver_networkprocessoravgidlepercent",)
-        ),
-        "kafka_network_processor_idle_ratio": Source(
-            ("kafka_network_processor_idlepercent",), labels={"network_processor": "networkprocessor"}
-        ),
+        **_network_sources("percent", "networkprocessor"),
         "kafka_server_request_handler_idle_ns_total": Source(
             ("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",)
         ),
@@ -334,16 +334,7 @@ STRIMZI_REPORTER = Dialect(
         **_reporter_btm(),
         **_reporter_remote(),
         # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
-        "kafka_network_request_queue_size": Source(("kafka_network_requestchannel_requestqueuesize",)),
-        "kafka_network_response_queue_size": Source(
-            ("kafka_network_requestchannel_responsequeuesize",), extra={"processor": ""}
-        ),
-        "kafka_network_processor_avg_idle_ratio": Source(
-            ("kafka_network_socketserver_networkprocessoravgidlepercent",)
-        ),
-        "kafka_network_processor_idle_ratio": Source(
-            ("kafka_network_processor_idlepercent",), labels={"network_processor": "networkProcessor"}
-        ),
+        **_network_sources("percent", "networkProcessor"),
         "kafka_server_request_handler_idle_ns_total": Source(_REPORTER_HANDLER),
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "the reporter exports a meter's Count alone (no one-minute rate)"
