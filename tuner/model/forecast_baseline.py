@@ -27,6 +27,7 @@ from tuner.model.diagnosis import Diagnosis
 from tuner.model.evidence import traffic_of_record
 from tuner.model.forecast import Baseline, BrokerToday, baseline_from_brokers
 from tuner.spec.clients import kind_of
+from tuner.store.figures import BrokerStats
 from tuner.store.record import RunRecord
 from tuner.store.snapshot import BrokerSnapshot
 
@@ -71,17 +72,7 @@ def record_baseline(record: RunRecord, role: Literal["current", "recommended"]) 
         raise BadInput(f"run {record.run_id} has no broker produce figures to forecast from")
     base = baseline_from_brokers(f"{role}: {record.name}", role, per_broker, record.run_id)
     stats = [b for b in record.broker.brokers if b.produce_requests_per_s is not None]
-    today = [
-        BrokerToday(
-            broker=b.broker,
-            requests_per_s=b.produce_requests_per_s or 0.0,
-            bytes_per_s=b.bytes_in_per_s or 0.0,
-            network_idle=b.network_idle_ratio,
-            handler_idle=b.request_handler_idle_ratio,
-            request_queue=b.request_queue_size,
-        )
-        for b in stats
-    ]
+    today = [_today(b) for b in stats]
     busiest = max(stats, key=lambda b: b.produce_requests_per_s or 0.0)
     ppr = 1.0
     if kind_of(record.plan.profile).multi_partition_requests and busiest.produce_requests_per_s:
@@ -162,7 +153,8 @@ def records_baselines(
     return [record_baseline(cur, "current"), record_baseline(rec, "recommended")]
 
 
-def _today(s: BrokerSnapshot) -> BrokerToday:
+def _today(s: BrokerSnapshot | BrokerStats) -> BrokerToday:
+    """A broker today from a diagnosis' snapshot or a run's broker figures (the same fields)."""
     return BrokerToday(
         broker=s.broker,
         requests_per_s=s.produce_requests_per_s or 0.0,
