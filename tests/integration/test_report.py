@@ -19,6 +19,7 @@ from PIL import Image
 
 from tests.e2e.chromium import load, screenshot
 from tuner import __version__
+from tuner.core.writes import atomic_write
 from tuner.runner.wiring import sweep_runner
 from tuner.spec import load_sweep
 from tuner.store import ResultsStore
@@ -28,7 +29,7 @@ from tuner.store.recommendation import (
     Prediction,
     Recommendation,
     SLOBounds,
-    write_recommendation,
+    recommendation_text,
 )
 from tuner.store.record import RunRecord
 from tuner.store.run_series import load_run_series
@@ -126,7 +127,7 @@ def _recommendation(results: Path) -> Path:
             )
         ],
     )  # fmt: skip
-    return write_recommendation(rec, results / "recommendation.json")
+    return atomic_write(results / "recommendation.json", recommendation_text(rec), "recommendation")
 
 
 def _boxes(dom: str) -> list[tuple[int, int, int, int]]:

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from tuner.core.errors import BadInput
+from tuner.core.writes import atomic_write
 from tuner.runner.probe import load_samples, probe_samples
 from tuner.runner.recommend_inputs import _table
 from tuner.spec.probe import build_options
-from tuner.store.probe_record import ProbeRecord, write_probe_record
+from tuner.store.probe_record import ProbeRecord, probe_record_text
 
 WORDS = ("GET", "POST", "/api/v1/orders", "/health", "200", "404", "500", "user", "session", "timeout")
 
@@ -34,7 +35,7 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> tuple[ProbeRecord, Path]
     )
     options = build_options("gzip,zstd", ["zstd=1,3"], "1,4,16,64", None, 5, 1)
     record = probe_samples(load_samples([sample], options), options, min_cpu_s=0.001)
-    return record, write_probe_record(record, root / "probe.json")
+    return record, atomic_write(root / "probe.json", probe_record_text(record), "probe record")
 
 
 def test_curves_come_from_the_probe_record(probed: tuple[ProbeRecord, Path]) -> None:

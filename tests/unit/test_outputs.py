@@ -18,9 +18,12 @@ from typer.main import get_command
 
 from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.cli.app import _register, app, main
-from tuner.cli.outputs import OUTPUT_LIKE, OUTPUTS
+from tuner.cli.outputs import OUTPUTS
 from tuner.core.errors import BadInput
 from tuner.core.writes import Output, atomic_write, atomic_write_all, check_outputs
+
+# option names that look like an output: each one a command has must be declared in OUTPUTS
+OUTPUT_LIKE = ("--json", "--out", "--save-model", "--markdown", "--plot")
 
 
 def _commands() -> dict[str, Any]:

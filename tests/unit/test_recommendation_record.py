@@ -9,6 +9,7 @@ import pytest
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
+from tuner.core.writes import atomic_write
 from tuner.spec.clients import profile_of
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.loader import load_workload
@@ -18,8 +19,12 @@ from tuner.store.recommendation import (
     Recommendation,
     SLOBounds,
     load_recommendation,
-    write_recommendation,
+    recommendation_text,
 )
+
+
+def write_recommendation(record: Recommendation, path: Path) -> Path:
+    return atomic_write(path, recommendation_text(record), "recommendation")
 
 
 def _record() -> Recommendation:

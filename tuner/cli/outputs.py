@@ -39,9 +39,6 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
     "target health": {"--json": FILE},
 }
 
-# option names that look like an output: each one a command has must be declared above
-OUTPUT_LIKE = ("--json", "--out", "--save-model", "--markdown", "--plot")
-
 
 def declared(ctx: Any) -> list[Output]:
     """The outputs of the command `ctx` runs, with their values as typed."""

@@ -30,7 +30,7 @@ from tuner.core.units import (
     TallyInt,
     Text,
 )
-from tuner.core.writes import atomic_write, json_text
+from tuner.core.writes import json_text
 from tuner.spec.probe import Codec, ProbeOptions
 from tuner.store.document import read_document, validated
 
@@ -158,11 +158,6 @@ class ProbeRecord(Frozen):
     options: ProbeOptions = Field(description="What was asked for.")
     framing: Framing = Field(default=Framing(), description="How batches were formed.")
     samples: Annotated[list[ProbeSample], Entries] = Field(description="One per file, in the order given.")
-
-
-def write_probe_record(record: ProbeRecord, path: Path) -> Path:
-    """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
-    return atomic_write(path, probe_record_text(record), "probe record")
 
 
 def probe_record_text(record: ProbeRecord) -> str:

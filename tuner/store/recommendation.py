@@ -36,7 +36,7 @@ from tuner.core.units import (
     TallyInt,
     Text,
 )
-from tuner.core.writes import atomic_write, json_text
+from tuner.core.writes import json_text
 from tuner.spec.clients import ClientProfile
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
@@ -274,11 +274,6 @@ def recommendation_text(record: Recommendation) -> str:
     """The record as written: JSON, through the redaction layer (a secret given by mistake in an
     override is never copied verbatim)."""
     return json_text(redact(record.model_dump(mode="json")))
-
-
-def write_recommendation(record: Recommendation, path: Path) -> Path:
-    """Write atomically (temp file + rename); EnvironmentProblem when the place is unwritable."""
-    return atomic_write(path, recommendation_text(record), "recommendation")
 
 
 def load_recommendation(path: Path) -> Recommendation:
