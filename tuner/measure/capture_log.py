@@ -22,6 +22,7 @@ from tuner.measure.request_log import (
     MAX_LINE_BYTES,
     OTHER_CLIENTS,
     PRODUCE_API_KEY,
+    _partitions,
     _request,
     _software,
     _Stamps,
@@ -110,19 +111,11 @@ def _count(
     if isinstance(acks, int) and not isinstance(acks, bool):
         tally.acks[str(acks)] = tally.acks.get(str(acks), 0) + 1
     _time(tally, request.get("totalTimeMs"), rng)
-    topics = body.get("topicData")
-    for topic in topics if isinstance(topics, list) else []:
-        name = topic.get("name") if isinstance(topic, dict) else None
-        if name is None and isinstance(topic, dict):
-            name = names.get(str(topic.get("topicId")))
-        parts = topic.get("partitionData") if isinstance(topic, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
-            tally.partitions += 1
-            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
-                tally.record_bytes += size
-                if isinstance(name, str):
-                    tally.topic_bytes[name] = tally.topic_bytes.get(name, 0) + size
+    for name, size in _partitions(body, names):
+        tally.partitions += 1
+        tally.record_bytes += size
+        if size and name is not None:
+            tally.topic_bytes[name] = tally.topic_bytes.get(name, 0) + size
 
 
 def _time(tally: _Tally, value: Any, rng: random.Random) -> None:

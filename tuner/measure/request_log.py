@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -237,15 +238,26 @@ def _count(reading: _FileReading, request: dict[str, Any]) -> None:
         key = (OTHER_CLIENTS, "", "")
     tally = reading.inside.setdefault(key, _Tally())
     tally.requests += 1
-    body = request.get("request")
+    for _, size in _partitions(request.get("request")):
+        tally.partitions += 1
+        tally.record_bytes += size
+
+
+def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[tuple[str | None, int]]:
+    """Every partition a Produce request's body carries: its topic (its name, else its id looked up
+    in `names`; None when neither is known) and its record bytes (0 unless a positive integer)."""
     topics = body.get("topicData") if isinstance(body, dict) else None
     for topic in topics if isinstance(topics, list) else []:
-        parts = topic.get("partitionData") if isinstance(topic, dict) else None
+        if not isinstance(topic, dict):
+            continue
+        name = topic.get("name")
+        if name is None and names is not None:
+            name = names.get(str(topic.get("topicId")))
+        named = name if isinstance(name, str) else None
+        parts = topic.get("partitionData")
         for part in parts if isinstance(parts, list) else []:
             size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
-            tally.partitions += 1
-            if isinstance(size, int) and not isinstance(size, bool) and size > 0:
-                tally.record_bytes += size
+            yield named, size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 0
 
 
 def _software(info: Any) -> str:
