@@ -21,6 +21,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from tuner.lab import LabState
+from tuner.runner.stress.run_stages import StressObserver
 from tuner.runner.stress.target_wiring import stress_runner
 from tuner.spec.stress_load import load_stress
 from tuner.store.results import ResultsStore
@@ -163,7 +164,15 @@ def test_a_teams_own_shipper_is_ramped_through_its_engine(
     judged, no topic left."""
     loaded = load_stress(_spec(tmp_path, ENGINE_SPEC))
     results = tmp_path / "results"
-    outcome = stress_runner(lab_dir=lab.lab_dir, results=results).run(loaded, ["java", "filebeat"])
+    started: list[str] = []
+
+    class Started(StressObserver):
+        def engine_profile_started(self, label: str) -> None:
+            started.append(label)  # where the CLI starts the profile's live figures
+
+    runner = stress_runner(lab_dir=lab.lab_dir, results=results, observer=Started())
+    outcome = runner.run(loaded, ["java", "filebeat"])
+    assert started == ["java", "filebeat"]
     engines = {"java": "java", "filebeat": "filebeat"}
     for profile in outcome.profiles:
         assert not profile.interrupted and profile.aborted_at is None

@@ -149,6 +149,7 @@ class StressRunner:
         if self.stages is None:
             raise BadInput(f"profile {label}: this runner drives librdkafka profiles only")
         observer = self.observer
+        observer.engine_profile_started(label)  # its live figures: the brokers' and the client's series
         return EngineStages(
             self.stages, self.store, loaded, label, env, admin, observer.phase, observer.stage_judged
         )
