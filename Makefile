@@ -28,7 +28,7 @@ demo: ## Install, then run the main job on the embedded lab cluster (a first res
 	  && KBT_DEMO_T0=$$t0 KBT_DEMO_STAGED=1 PYTHON=$(PY) bash scripts/demo.sh
 
 # The report's browser test needs headless Chromium (Debian chromium): `make test` installs it too.
-test: ## Install (with Chromium), then every tier: lint and the unit tier beside the integration tier, the fault matrix beside the e2e tier (what CI runs; about 58 min on CI's 2 cores, warm caches: tests/README.md, CI time)
+test: ## Install (with Chromium), then every tier: lint and the unit tier beside the integration tier, the fault matrix beside the e2e tier (what CI runs; about 60 min on CI's 2 cores, warm caches: tests/README.md, CI time)
 	@bash scripts/test_all.sh
 
 test-unit: ## Unit tests only (no network)

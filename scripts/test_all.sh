@@ -3,18 +3,18 @@
 # matrix (`make test-chaos`), scheduled so they overlap where they can without disturbing each other.
 # CI has a clean clone, 2 cores and 90 minutes (target: under 60):
 #
-#   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
+#   1. install (with Chromium)                                          ~1 min (empty caches: +8 min)
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19): lint, the
 #      generated-files check, the unit tier but its `wall_clock` tests, and the e2e tier but the
 #      modules of step 3, the clean clones' `make install` and `make install-light` among them  ~44 min
-#   3. two lanes of about the same length:                                                 ~22 min
+#   3. two lanes of about the same length:                                                 ~18 min
 #      - the e2e modules that need a lab of their own or bound a wall-clock time: the fuzzing, the
 #        exit paths and diagnose against a real Prometheus while the runbook's lab boots, then the
-#        light install, the runbook rehearsal and the lab lifecycle (~16 min); then `make demo`'s
+#        light install, the runbook rehearsal and the lab lifecycle (~13 min); then `make demo`'s
 #        pressure loop (an integration module with a pressure lab of its own, on ports from 21000
 #        here, clear of the fault matrix's; ~5 min)
 #      - in the background, the unit tier's `wall_clock` tests (~1.5 min), then the fault matrix
-#        (`make test-chaos`, a lab of its own on ports 19500-19700; ~21 min)
+#        (`make test-chaos`, a lab of its own on ports 19500-19700; ~18 min)
 #
 # Why this way: the integration tier's lab figures (idle meters, request-queue shares, a producer's
 # send lag) are timing-sensitive on 2 cores, so only work that yields the CPU at once runs beside
