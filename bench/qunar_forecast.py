@@ -49,8 +49,12 @@ def main() -> int:
     print(
         f"Cost model from {len(records)} ok runs ({net.n} broker windows): network busy ="
         f" {net.requests_coef * 1e6:.1f} us x requests/s + {net.bytes_coef * 1e9:.1f} ns x bytes/s"
-        f" + {net.intercept:.4f} (R^2 {net.r2:.2f}); break-even request {even:,.0f} B"
+        f" + {net.intercept:.4f} (R^2 {net.r2:.2f}); break-even request"
+        f" {'none' if even is None else format(even, ',.0f') + ' B'}"
     )
+    if net.requests_coef <= 0 and net.bytes_coef <= 0:
+        print("bench.qunar_forecast: these runs fit no cost per request or byte: nothing to forecast")
+        return 2
     print()
     print("| request before | per-request share of busy | Qunar's cut | forecast idle | Qunar reported |")
     print("|---|---|---|---|---|")
