@@ -14,7 +14,7 @@ judged here too.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from tuner.core.errors import Unreachable
@@ -43,14 +43,16 @@ class Marks:
     """What a read saw: per producer, the copies read of each sequence (capped at 255)."""
 
     seen: dict[int, bytearray] = field(default_factory=dict)
-    highest: dict[tuple[int, int], int] = field(default_factory=dict)  # (partition, producer) -> seq
+    # (partition, producer) -> highest sequence read; a partition is named with its topic when the
+    # read spans topics (a producer's sequences alternate between them)
+    highest: dict[tuple[Hashable, int], int] = field(default_factory=dict)
     distinct: int = 0
     duplicates: int = 0
     out_of_order: int = 0
     foreign: int = 0  # records that name no record of this run
 
-    def see(self, partition: int, key: Key | None) -> bool:
-        """A record read from `partition`: True for its first copy."""
+    def see(self, partition: Hashable, key: Key | None) -> bool:
+        """A record read from `partition` (its number, or (topic, number)): True for its first copy."""
         if key is None:
             self.foreign += 1
             return False
@@ -231,9 +233,9 @@ def _read_to(
             return False
         batch = consume(consumer, 2000)
         for msg in batch:
-            partition, value = msg.partition() or 0, msg.value()
+            where, value = (msg.topic() or "", msg.partition() or 0), msg.value()
             if value is not None:
-                marks.see(partition, key_of(value))
-            position[(msg.topic() or "", partition)] = msg.offset() or 0
+                marks.see(where, key_of(value))
+            position[where] = msg.offset() or 0
         clock.progress(clock.read + len(batch))
     return True
