@@ -124,10 +124,12 @@ def read_limits(consumer: Any, last_acked: Mapping[tuple[str, int], int]) -> dic
 
 
 def high_watermarks(consumer: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
-    """Each partition's last offset a reader may see (-1: none)."""
+    """Each partition's last offset a reader may see; -1 when it holds nothing to read, also a log
+    whose records were all deleted (its low watermark at its high one), as `read_limits` says."""
     from confluent_kafka import TopicPartition
 
-    return {
-        (t, p): int(consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]) - 1
-        for t, p in partitions
-    }
+    ends: dict[tuple[str, int], int] = {}
+    for t, p in partitions:
+        low, high = consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)
+        ends[(t, p)] = int(high) - 1 if high > low else -1
+    return ends
