@@ -53,7 +53,7 @@ def _produce(lab: LabState, topic: str, client_id: str, rate: float, size: int, 
 
 def _appended(lab: LabState, topic: str, start: float, end: float) -> float:
     """Records a second the brokers appended to `topic` in [start, end], by their append times."""
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+    from confluent_kafka import OFFSET_BEGINNING, KafkaError, TopicPartition
 
     consumer = new_consumer(
         Connection(lab.bootstrap_servers),
@@ -65,7 +65,8 @@ def _appended(lab: LabState, topic: str, start: float, end: float) -> float:
         left, count, deadline = set(partitions), 0, time.time() + 60
         while left and time.time() < deadline:
             for msg in consumer.consume(1000, timeout=1.0):
-                if msg.error() is not None:
+                if (err := msg.error()) is not None:
+                    assert err.code() == KafkaError._PARTITION_EOF, err
                     left.discard(msg.partition())  # the end of a partition
                     continue
                 kind, ms = msg.timestamp()
