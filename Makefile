@@ -28,7 +28,7 @@ demo: ## Install, then run the main job on the embedded lab cluster (a first res
 	  && KBT_DEMO_T0=$$t0 KBT_DEMO_STAGED=1 PYTHON=$(PY) bash scripts/demo.sh
 
 # The report's browser test needs headless Chromium (Debian chromium): `make test` installs it too.
-test: ## Install (with Chromium), then every tier: lint and the unit tier beside the integration tier, the fault matrix beside the e2e tier (what CI runs; about 60 min on CI's 2 cores, warm caches: tests/README.md, CI time)
+test: ## Install (with Chromium), then every tier: lint, the unit tier and then the fault matrix beside the integration tier, the e2e modules with labs last (what CI runs; under 60 min on CI's 2 cores, warm caches: tests/README.md, CI time)
 	@bash scripts/test_all.sh
 
 test-unit: ## Unit tests only (no network)
@@ -40,7 +40,7 @@ test-integration: ## Integration tests (real lab cluster)
 test-e2e: ## End-to-end tests (kbt as a subprocess)
 	@$(PYTEST) tests/e2e
 
-test-chaos: ## The fault matrix alone, on a lab of its own (~20 min; `make test` runs it beside the e2e tier; see docs/reliability.md)
+test-chaos: ## The fault matrix alone, on a lab of its own (~20 min; `make test` runs it beside the integration tier; see docs/reliability.md)
 	@rm -rf build/chaos; KBT_CHAOS_RESULTS=build/chaos $(PYTEST) tests/chaos; status=$$?; \
 	$(PY) -m tests.chaos.reliability_doc --results build/chaos; exit $$status
 
