@@ -114,9 +114,7 @@ def _judged(out: Output) -> str:
         if target.is_dir():
             raise BadInput(f"{shown_path(value)}: is a directory; give a file path")
         check_target(target)
-    except BadInput as exc:
-        raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
-    except EnvironmentProblem as exc:
+    except (BadInput, EnvironmentProblem) as exc:
         raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
     return os.path.realpath(target)
 
@@ -153,9 +151,7 @@ def check_target(path: Path | str, what: str = "file") -> None:
     path = Path(path)
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
+    except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
