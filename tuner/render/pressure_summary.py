@@ -14,15 +14,12 @@ import sys
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.text import fixed_or_dash
 from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
 BASELINE = "filebeat-like"
-
-
-def _num(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
 
 
 def _queue(record: RunRecord) -> str:
@@ -32,14 +29,14 @@ def _queue(record: RunRecord) -> str:
         return "-"
     share = stats.request_queue_at_cap_share
     at_cap = "" if share is None else f", at cap {share:.0%}"
-    return f"{_num(stats.request_queue_size, 1)} mean{at_cap}"
+    return f"{fixed_or_dash(stats.request_queue_size, 1)} mean{at_cap}"
 
 
 def _cause(record: RunRecord) -> str:
     a = record.attribution
     if a is None:
         return "-"
-    return f"{a.cause} (load {_num(a.threads.load_avg_1m, 1)})"
+    return f"{a.cause} (load {fixed_or_dash(a.threads.load_avg_1m, 1)})"
 
 
 def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
@@ -50,15 +47,19 @@ def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
     rows = [
         (
             "network idle",
-            _num(b.network_idle_ratio if b else None, 2),
-            _num(a.network_idle_ratio if a else None, 2),
+            fixed_or_dash(b.network_idle_ratio if b else None, 2),
+            fixed_or_dash(a.network_idle_ratio if a else None, 2),
         ),
         (f"request queue (cap {cap or '-'})", _queue(before), _queue(after)),
-        ("broker CPU (cores)", _num(b.cpu_cores if b else None, 2), _num(a.cpu_cores if a else None, 2)),
+        (
+            "broker CPU (cores)",
+            fixed_or_dash(b.cpu_cores if b else None, 2),
+            fixed_or_dash(a.cpu_cores if a else None, 2),
+        ),
         (
             "produce requests/s",
-            _num(b.produce_requests_per_s if b else None, 0),
-            _num(a.produce_requests_per_s if a else None, 0),
+            fixed_or_dash(b.produce_requests_per_s if b else None, 0),
+            fixed_or_dash(a.produce_requests_per_s if a else None, 0),
         ),
         (
             "lost (of acked)",
