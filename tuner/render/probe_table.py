@@ -27,6 +27,13 @@ class Row:
     compress: str
     decompress: str
 
+    @property
+    def cells(self) -> list[str]:
+        return [
+            self.sample, self.codec, *self.ratios, self.plateau, self.knee, self.half, self.knee_bytes,
+            self.compress, self.decompress,
+        ]  # fmt: skip
+
 
 def ratio_columns(record: ProbeRecord) -> list[int]:
     """Batch sizes to show: all when few, else every other one, always with the largest."""
@@ -88,10 +95,7 @@ def probe_table(record: ProbeRecord, title: str = "compression probe") -> Table:
         if last is not None and row.sample != last:
             table.add_section()
         last = row.sample
-        table.add_row(
-            shown, row.codec, *row.ratios, row.plateau, row.knee, row.half, row.knee_bytes, row.compress,
-            row.decompress,
-        )  # fmt: skip
+        table.add_row(shown, *row.cells[1:])
     return table
 
 
@@ -100,12 +104,7 @@ def probe_markdown(record: ProbeRecord) -> str:
     columns, table_rows = rows(record)
     head = ["sample", "codec", *(f"x{n}" for n in columns), *HEADINGS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in table_rows:
-        cells = [
-            row.sample, row.codec, *row.ratios, row.plateau, row.knee, row.half, row.knee_bytes,
-            row.compress, row.decompress,
-        ]  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["| " + " | ".join(row.cells) + " |" for row in table_rows]
     lines.append("")
     lines.extend(f"- {s.advice}" for s in record.samples if s.advice)
     return "\n".join(lines) + "\n"
