@@ -180,7 +180,6 @@ def atomic_write(
     what: str = "file",
     *,
     replace: bool = True,
-    make_parents: bool = True,
     mode: int | None = None,
 ) -> Path:
     """Write `data` to `path` atomically. `replace=False`: fail if `path` exists (FileExistsError
@@ -192,8 +191,7 @@ def atomic_write(
     check_target(path, what)
     tmp: str | None = None
     try:
-        if make_parents:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = _stage(path, data, mode)
         if replace:
             os.replace(tmp, path)
