@@ -44,23 +44,16 @@ def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
     b, a = before.broker, after.broker
     cap = b.request_queue_cap if b is not None else None
     offered = before.client.offered_records / before.client.window_s
+
+    def broker(field: str, digits: int) -> tuple[str, ...]:
+        """The brokers' figure `field`, before and after."""
+        return tuple(fixed_or_dash(getattr(x, field) if x else None, digits) for x in (b, a))
+
     rows = [
-        (
-            "network idle",
-            fixed_or_dash(b.network_idle_ratio if b else None, 2),
-            fixed_or_dash(a.network_idle_ratio if a else None, 2),
-        ),
+        ("network idle", *broker("network_idle_ratio", 2)),
         (f"request queue (cap {cap or '-'})", _queue(before), _queue(after)),
-        (
-            "broker CPU (cores)",
-            fixed_or_dash(b.cpu_cores if b else None, 2),
-            fixed_or_dash(a.cpu_cores if a else None, 2),
-        ),
-        (
-            "produce requests/s",
-            fixed_or_dash(b.produce_requests_per_s if b else None, 0),
-            fixed_or_dash(a.produce_requests_per_s if a else None, 0),
-        ),
+        ("broker CPU (cores)", *broker("cpu_cores", 2)),
+        ("produce requests/s", *broker("produce_requests_per_s", 0)),
         (
             "lost (of acked)",
             f"{before.delivery.lost} (of {before.delivery.acked:,})",
