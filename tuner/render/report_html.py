@@ -115,15 +115,12 @@ def page(
     sections: Sequence[Section] = (),
 ) -> str:
     """The page: title, the summary (when given), then `body` (HTML already escaped)."""
-    return (
-        _env()
-        .get_template("report.html.j2")
-        .render(
-            title=title,
-            css=Markup(CSS),
-            script=Markup(SCRIPT),
-            summary=summary,
-            sections=sections,
-            body=[Markup(part) for part in body],
-        )
+    template = _env().get_template("report.html.j2")
+    return template.render(
+        title=title,
+        css=Markup(CSS),
+        script=Markup(SCRIPT),
+        summary=summary,
+        sections=sections,
+        body=[Markup(part) for part in body],
     )
