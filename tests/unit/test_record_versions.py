@@ -22,7 +22,7 @@ def test_version_1_records_load_as_the_current_schema() -> None:
     assert {r.sweep for r in records} == {"qunar-logs", "filebeat-small-logs"}
     for record in records:
         assert record.schema_version == SCHEMA_VERSION
-        assert record.status == "ok" and record.delivery.ok
+        assert record.status == "ok" and record.delivery.verified and record.delivery.lost == 0
         assert record.client.requests_per_s > 0
     kinds = {r.plan.profile.client for r in records}
     assert kinds == {"librdkafka", "filebeat"}

@@ -70,10 +70,6 @@ class DeliveryResult(Frozen):
     read_back_limit_s: Seconds | None = None  # its deadline when it ended (follows volume and read rate)
 
     @property
-    def ok(self) -> bool:
-        return self.verified and self.lost == 0
-
-    @property
     def unfinished(self) -> bool:
         """The read-back ended before it reached every acked record: unverified, nothing counted lost."""
         return not self.verified and self.unread > 0

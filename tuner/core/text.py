@@ -61,6 +61,11 @@ def cut(text: str, limit: int) -> str:
     return f"{text[:keep]}... ({len(text) - keep:,} more characters)"
 
 
+def fixed_or_dash(value: float | None, digits: int) -> str:
+    """A figure as tables and lines print it: `digits` decimals, thousands separated; "-" for none."""
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
     return cut(escape_controls(text.strip()), limit)
 

@@ -114,9 +114,7 @@ def _judged(out: Output) -> str:
         if target.is_dir():
             raise BadInput(f"{shown_path(value)}: is a directory; give a file path")
         check_target(target)
-    except BadInput as exc:
-        raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
-    except EnvironmentProblem as exc:
+    except (BadInput, EnvironmentProblem) as exc:
         raise BadInput(f"{out.flag} {exc.message}", ExitStatus.BAD_INPUT) from None
     return os.path.realpath(target)
 
@@ -153,9 +151,7 @@ def check_target(path: Path | str, what: str = "file") -> None:
     path = Path(path)
     try:
         st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
+    except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
@@ -184,7 +180,6 @@ def atomic_write(
     what: str = "file",
     *,
     replace: bool = True,
-    make_parents: bool = True,
     mode: int | None = None,
 ) -> Path:
     """Write `data` to `path` atomically. `replace=False`: fail if `path` exists (FileExistsError
@@ -196,8 +191,7 @@ def atomic_write(
     check_target(path, what)
     tmp: str | None = None
     try:
-        if make_parents:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp = _stage(path, data, mode)
         if replace:
             os.replace(tmp, path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from tuner.core.text import fixed_or_dash
 from tuner.model.compare import Comparison, Figures, Row
 
 # (label, Figures field, digits); the groups show the request figures only (the rest is per broker)
@@ -20,10 +21,6 @@ BROKER_FIGURES = (
 GROUP_FIGURES = BROKER_FIGURES[3:]
 
 
-def _num(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
 def _when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
@@ -33,7 +30,7 @@ def _block(head: str, row: Row, figures: tuple[tuple[str, str, int], ...], width
     for label, field, digits in figures:
         before: Figures = row.before
         x, y = getattr(before, field), getattr(row.after, field)
-        lines.append(f"  {label:<{width}}  {_num(x, digits)} -> {_num(y, digits)}")
+        lines.append(f"  {label:<{width}}  {fixed_or_dash(x, digits)} -> {fixed_or_dash(y, digits)}")
     return lines
 
 

@@ -53,7 +53,7 @@ def forecast_table(f: Forecast) -> Table:
 
 
 def _needed(r: ForecastRow) -> str:
-    needed = "unreachable" if r.brokers_needed is None else str(r.brokers_needed)
+    needed = _n(r.brokers_needed)
     if r.limited_by == "replication":
         return f"{needed} (replication factor; the load alone {_n(r.brokers_needed_by_load)})"
     if r.limited_by == "placement":

@@ -14,15 +14,12 @@ import sys
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.text import fixed_or_dash
 from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
 BASELINE = "filebeat-like"
-
-
-def _num(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
 
 
 def _queue(record: RunRecord) -> str:
@@ -32,14 +29,14 @@ def _queue(record: RunRecord) -> str:
         return "-"
     share = stats.request_queue_at_cap_share
     at_cap = "" if share is None else f", at cap {share:.0%}"
-    return f"{_num(stats.request_queue_size, 1)} mean{at_cap}"
+    return f"{fixed_or_dash(stats.request_queue_size, 1)} mean{at_cap}"
 
 
 def _cause(record: RunRecord) -> str:
     a = record.attribution
     if a is None:
         return "-"
-    return f"{a.cause} (load {_num(a.threads.load_avg_1m, 1)})"
+    return f"{a.cause} (load {fixed_or_dash(a.threads.load_avg_1m, 1)})"
 
 
 def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
@@ -47,19 +44,16 @@ def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
     b, a = before.broker, after.broker
     cap = b.request_queue_cap if b is not None else None
     offered = before.client.offered_records / before.client.window_s
+
+    def broker(field: str, digits: int) -> tuple[str, ...]:
+        """The brokers' figure `field`, before and after."""
+        return tuple(fixed_or_dash(getattr(x, field) if x else None, digits) for x in (b, a))
+
     rows = [
-        (
-            "network idle",
-            _num(b.network_idle_ratio if b else None, 2),
-            _num(a.network_idle_ratio if a else None, 2),
-        ),
+        ("network idle", *broker("network_idle_ratio", 2)),
         (f"request queue (cap {cap or '-'})", _queue(before), _queue(after)),
-        ("broker CPU (cores)", _num(b.cpu_cores if b else None, 2), _num(a.cpu_cores if a else None, 2)),
-        (
-            "produce requests/s",
-            _num(b.produce_requests_per_s if b else None, 0),
-            _num(a.produce_requests_per_s if a else None, 0),
-        ),
+        ("broker CPU (cores)", *broker("cpu_cores", 2)),
+        ("produce requests/s", *broker("produce_requests_per_s", 0)),
         (
             "lost (of acked)",
             f"{before.delivery.lost} (of {before.delivery.acked:,})",

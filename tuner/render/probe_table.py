@@ -6,26 +6,12 @@ the plateau), the half point, and at the knee the compressed batch bytes and CPU
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.table import Table
 
 from tuner.store.probe_record import ProbeCurve, ProbeRecord
 
 MAX_RATIO_COLUMNS = 7
-
-
-@dataclass(frozen=True)
-class Row:
-    sample: str
-    codec: str
-    ratios: list[str]
-    plateau: str
-    knee: str
-    half: str
-    knee_bytes: str
-    compress: str
-    decompress: str
+HEADINGS = ["plateau", "knee", "half", "batch B @knee", "comp ms/MB", "decomp ms/MB"]
 
 
 def ratio_columns(record: ProbeRecord) -> list[int]:
@@ -40,33 +26,31 @@ def ratio_columns(record: ProbeRecord) -> list[int]:
     return picked
 
 
-def _row(sample: str, curve: ProbeCurve, columns: list[int]) -> Row:
+def _cells(sample: str, curve: ProbeCurve, columns: list[int]) -> list[str]:
+    """Sample, codec, the median ratio at each of `columns`, then a cell under each of HEADINGS."""
     by_size = {p.batch_messages: p for p in curve.points}
     ratios = [f"{by_size[n].ratio.p50:.2f}" if n in by_size else "-" for n in columns]
     knee = curve.knee
     if knee is None:
-        return Row(sample, curve.label, ratios, "-", "-", "-", "-", "-", "-")
+        return [sample, curve.label, *ratios, *["-"] * len(HEADINGS)]
     at = by_size[knee.knee_batch_messages]
-    return Row(
-        sample=sample,
-        codec=curve.label,
-        ratios=ratios,
-        plateau=f"{knee.plateau_ratio:.2f} @{knee.plateau_batch_messages}",
-        knee=f"{knee.knee_batch_messages}" + ("" if knee.plateau_reached else "+"),
-        half=str(knee.half_batch_messages),
-        knee_bytes=f"{at.compressed_batch_bytes.p50:,.0f}",
-        compress=f"{at.compress_cpu_ms_per_mb:.1f}",
-        decompress=f"{at.decompress_cpu_ms_per_mb:.1f}",
-    )
+    return [
+        sample,
+        curve.label,
+        *ratios,
+        f"{knee.plateau_ratio:.2f} @{knee.plateau_batch_messages}",
+        f"{knee.knee_batch_messages}" + ("" if knee.plateau_reached else "+"),
+        str(knee.half_batch_messages),
+        f"{at.compressed_batch_bytes.p50:,.0f}",
+        f"{at.compress_cpu_ms_per_mb:.1f}",
+        f"{at.decompress_cpu_ms_per_mb:.1f}",
+    ]
 
 
-def rows(record: ProbeRecord) -> tuple[list[int], list[Row]]:
+def rows(record: ProbeRecord) -> tuple[list[int], list[list[str]]]:
+    """The ratio columns' batch sizes, and each row's cells (_cells)."""
     columns = ratio_columns(record)
-    out = [_row(s.name, c, columns) for s in record.samples for c in s.curves]
-    return columns, out
-
-
-HEADINGS = ["plateau", "knee", "half", "batch B @knee", "comp ms/MB", "decomp ms/MB"]
+    return columns, [_cells(s.name, c, columns) for s in record.samples for c in s.curves]
 
 
 def probe_table(record: ProbeRecord, title: str = "compression probe") -> Table:
@@ -83,15 +67,11 @@ def probe_table(record: ProbeRecord, title: str = "compression probe") -> Table:
     for heading in HEADINGS:
         table.add_column(heading, justify="right")
     last = None
-    for row in table_rows:
-        shown = row.sample if row.sample != last else ""
-        if last is not None and row.sample != last:
+    for sample, *cells in table_rows:
+        if last is not None and sample != last:
             table.add_section()
-        last = row.sample
-        table.add_row(
-            shown, row.codec, *row.ratios, row.plateau, row.knee, row.half, row.knee_bytes, row.compress,
-            row.decompress,
-        )  # fmt: skip
+        table.add_row(sample if sample != last else "", *cells)
+        last = sample
     return table
 
 
@@ -100,12 +80,7 @@ def probe_markdown(record: ProbeRecord) -> str:
     columns, table_rows = rows(record)
     head = ["sample", "codec", *(f"x{n}" for n in columns), *HEADINGS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for row in table_rows:
-        cells = [
-            row.sample, row.codec, *row.ratios, row.plateau, row.knee, row.half, row.knee_bytes,
-            row.compress, row.decompress,
-        ]  # fmt: skip
-        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["| " + " | ".join(row) + " |" for row in table_rows]
     lines.append("")
     lines.extend(f"- {s.advice}" for s in record.samples if s.advice)
     return "\n".join(lines) + "\n"

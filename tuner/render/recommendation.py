@@ -45,6 +45,17 @@ def _idle(p: Prediction | None, m: Measured | None) -> str:
     return measured
 
 
+def _figures(p: Prediction | None, m: Measured | None) -> list[str]:
+    """The req/s, busiest, p99 and idle cells: predicted / measured."""
+    return [
+        f"{_num(p.requests_per_s if p else None)} / {_num(m.requests_per_s if m else None)}",
+        f"{_num(p.busiest_broker_requests_per_s if p else None)} / "
+        f"{_num(m.busiest_broker_requests_per_s if m else None)}",
+        f"{_ms(p.p99_ms if p else None)} / {_ms(m.p99_ms if m else None)}",
+        _idle(p, m),
+    ]
+
+
 def _slo_text(rec: Recommendation) -> str:
     """The bounds a recommended setting meets: p99, and the capacity bound beside it."""
     slo = f"p99 <= {_ms(rec.slo.p99_ms)}" if rec.slo.p99_ms is not None else "no latency bound"
@@ -87,10 +98,7 @@ def _safer_row(t: Trial) -> list[str]:
         "  safer",
         describe_profile(t.profile),
         "measured" if m is not None else "predicted",
-        f"{p.requests_per_s:.1f} / {_num(m.requests_per_s if m else None)}",
-        f"{p.busiest_broker_requests_per_s:.1f} / {_num(m.busiest_broker_requests_per_s if m else None)}",
-        f"{_ms(p.p99_ms)} / {_ms(m.p99_ms if m else None)}",
-        _idle(p, m),
+        *_figures(p, m),
         "",
         m.run_id if m else "-",
     ]
@@ -102,10 +110,7 @@ def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
         c.client,
         describe_profile(c.profile),
         _status(c),
-        f"{p.requests_per_s:.1f} / {_num(m.requests_per_s if m else None)}",
-        f"{p.busiest_broker_requests_per_s:.1f} / {_num(m.busiest_broker_requests_per_s if m else None)}",
-        f"{_ms(p.p99_ms)} / {_ms(m.p99_ms if m else None)}",
-        _idle(p, m),
+        *_figures(p, m),
         _fewer(reduction_of(rec, c)),
         "\n".join(c.evidence) or "-",
     ]
@@ -127,11 +132,7 @@ def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
         "  baseline",
         name,
         "",
-        f"{_num(p.requests_per_s if p else None)} / {_num(m.requests_per_s if m else None)}",
-        f"{_num(p.busiest_broker_requests_per_s if p else None)} / "
-        f"{_num(m.busiest_broker_requests_per_s if m else None)}",
-        f"{_ms(p.p99_ms if p else None)} / {_ms(m.p99_ms if m else None)}",
-        _idle(p, m),
+        *_figures(p, m),
         "",
         m.run_id if m else "-",
     ]

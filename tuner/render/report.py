@@ -24,6 +24,7 @@ from tuner.render.report_data import (
     achieved_offered,
     comparisons,
     figures,
+    run_anchor,
     stress_summaries,
 )
 from tuner.render.report_html import Section, esc, img, num, page, table
@@ -132,13 +133,12 @@ def _stress_table(entries: list[RunEntry]) -> str:
 def _measured_cells(m: Measured | None) -> list[str]:
     if m is None:
         return ["n/a"] * 5
-    link = f'<a href="#run-{"".join(c if c.isalnum() else "-" for c in m.run_id)}">{esc(m.run_id)}</a>'
     return [
-        link,
         num(m.requests_per_s),
         num(m.p99_ms),
         num(m.network_idle_ratio, 3),
         "yes" if m.meets_slo else "no",
+        f'<a href="#{run_anchor(m.run_id)}">{esc(m.run_id)}</a>',
     ]
 
 
@@ -166,9 +166,8 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
             ["", "produce req/s", "p99 ms", "network idle", "meets SLO", "run"],
             [
                 ["predicted", num(p.requests_per_s), num(p.p99_ms), num(p.network_idle_ratio, 3), "", ""],
-                ["measured", *_measured_cells(client.measured)[1:], _measured_cells(client.measured)[0]],
-                ["baseline measured", *_measured_cells(client.baseline_measured)[1:],
-                 _measured_cells(client.baseline_measured)[0]],
+                ["measured", *_measured_cells(client.measured)],
+                ["baseline measured", *_measured_cells(client.baseline_measured)],
             ],
         ))  # fmt: skip
         if (cut := reduction_of(rec, client)) is not None:
@@ -184,7 +183,7 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
                 [
                     ["safer, predicted", num(t.predicted.requests_per_s), num(t.predicted.p99_ms),
                      num(t.predicted.network_idle_ratio, 3), "", ""],
-                    ["safer, measured", *_measured_cells(t.measured)[1:], _measured_cells(t.measured)[0]],
+                    ["safer, measured", *_measured_cells(t.measured)],
                 ],
             ))  # fmt: skip
         if rec.error_bands_from is not None:

@@ -41,7 +41,12 @@ class RunEntry:
 
     @property
     def anchor(self) -> str:
-        return "run-" + "".join(c if c.isalnum() else "-" for c in self.record.run_id)
+        return run_anchor(self.record.run_id)
+
+
+def run_anchor(run_id: str) -> str:
+    """The id of a run's row in the report, for links to it."""
+    return "run-" + "".join(c if c.isalnum() else "-" for c in run_id)
 
 
 @dataclass

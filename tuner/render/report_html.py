@@ -102,10 +102,6 @@ def _env() -> jinja2.Environment:
     )
 
 
-def _template() -> jinja2.Template:
-    return _env().get_template("report.html.j2")
-
-
 @cache
 def _parts() -> Any:
     """The macros of templates/report_parts.html.j2 (table, img)."""
@@ -119,7 +115,8 @@ def page(
     sections: Sequence[Section] = (),
 ) -> str:
     """The page: title, the summary (when given), then `body` (HTML already escaped)."""
-    return _template().render(
+    template = _env().get_template("report.html.j2")
+    return template.render(
         title=title,
         css=Markup(CSS),
         script=Markup(SCRIPT),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tuner.core.text import fixed_or_dash
 from tuner.model.comparison import comparable_rates, reduction_of
 from tuner.model.search import describe_profile
 from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures, request_rates
@@ -48,10 +49,6 @@ class Summary:
     before_after: BeforeAfter | None = None
 
 
-def _fmt(value: float | None, digits: int) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
 def _change(
     before: float | None, after: float | None, lower_is_better: bool | None, digits: int = 2
 ) -> tuple[str, bool | None]:
@@ -76,7 +73,7 @@ def before_after(pair: Comparison) -> BeforeAfter:
 
     def add(metric: str, x: float | None, y: float | None, digits: int, lower: bool | None) -> None:
         text, good = _change(x, y, lower, digits)
-        rows.append(Change(metric, _fmt(x, digits), _fmt(y, digits), text, good))
+        rows.append(Change(metric, fixed_or_dash(x, digits), fixed_or_dash(y, digits), text, good))
 
     # The same count as the recommendation's comparison (tuner/model/comparison.py): the clients'
     # when both counted, else the brokers'; never a ratio of one over the other.
@@ -89,7 +86,7 @@ def before_after(pair: Comparison) -> BeforeAfter:
     text, good = _change(idle_b, idle_a, None, 3)
     if idle_b is not None and idle_a is not None and idle_a != idle_b:
         good = idle_a > idle_b
-    rows.append(Change("network thread idle", _fmt(idle_b, 3), _fmt(idle_a, 3), text, good))
+    rows.append(Change("network thread idle", fixed_or_dash(idle_b, 3), fixed_or_dash(idle_a, 3), text, good))
     add("request queue (busiest broker)", b.request_queue, a.request_queue, 1, True)
     add("broker CPU, cores", b.broker_cpu_cores, a.broker_cpu_cores, 2, True)
     add("p99 delivery latency, ms", b.p99_ms, a.p99_ms, 0, None)

@@ -18,10 +18,7 @@ def _f(value: float | None, fmt: str = "{:.0f}") -> str:
 
 
 def _gate(step: StressStep, gate: str) -> float | None:
-    for check in step.gates:
-        if check.gate == gate:
-            return check.value
-    return None
+    return next((check.value for check in step.gates if check.gate == gate), None)
 
 
 def stress_table(records: Sequence[RunRecord], title: str) -> Table:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from tuner.core.text import fixed_or_dash
 from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
 
@@ -70,10 +71,6 @@ def _broker_rate(record: RunRecord) -> float | None:
     return None if count is None else count / record.client.window_s
 
 
-def _num(value: float | None, digits: int = 0) -> str:
-    return "-" if value is None else f"{value:,.{digits}f}"
-
-
 # "unclean" runs delivered but are no clean measurement (the client fell behind its schedule or its
 # request count disagrees with the broker's): shown, in yellow, beside "ok" and "failed".
 # "unverified" runs lost nothing the read-back reached, but it was cut short (magenta).
@@ -107,15 +104,15 @@ def sweep_table(records: list[RunRecord], title: str = "") -> Table:
         table.add_row(
             row.name,
             row.status.upper() if row.status != "ok" else "ok",
-            _num(row.client_requests_per_s, 1),
-            _num(row.broker_requests_per_s, 1),
-            _num(row.msgs_per_s, 0),
-            _num(row.mb_per_s, 2),
-            _num(row.p99_ms, 1),
-            _num(row.msgs_per_request, 1),
-            _num(row.compression_ratio, 2),
-            _num(row.network_idle, 3),
-            _num(row.handler_idle, 3),
+            fixed_or_dash(row.client_requests_per_s, 1),
+            fixed_or_dash(row.broker_requests_per_s, 1),
+            fixed_or_dash(row.msgs_per_s, 0),
+            fixed_or_dash(row.mb_per_s, 2),
+            fixed_or_dash(row.p99_ms, 1),
+            fixed_or_dash(row.msgs_per_request, 1),
+            fixed_or_dash(row.compression_ratio, 2),
+            fixed_or_dash(row.network_idle, 3),
+            fixed_or_dash(row.handler_idle, 3),
             lost_cell(row.lost, row.duplicates, row.unread),
             style=style,
         )

@@ -137,7 +137,6 @@ def series(
     thresholds: db.ThresholdsConfig | None = None,
     span: int = 12,
     height: int = 8,
-    min_val: float | None = 0,
     max_val: float | None = None,
     stacked: bool = False,
 ) -> timeseries.Panel:
@@ -150,6 +149,7 @@ def series(
         .unit(unit or unit_of(targets))
         .span(span)
         .height(height)
+        .min(0)
         .line_width(1)
         .fill_opacity(10)
         .show_points(cm.VisibilityMode.NEVER)
@@ -162,8 +162,6 @@ def series(
         )
         .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING))
     )
-    if min_val is not None:
-        panel.min(min_val)
     if max_val is not None:
         panel.max(max_val)
     if thresholds is not None:
@@ -203,7 +201,6 @@ def single_stat(
     target: Target,
     text: str = "",
     *,
-    reducer: str = "lastNotNull",
     unit: str | None = None,
     thresholds: db.ThresholdsConfig | None = None,
     span: int = 6,
@@ -220,7 +217,7 @@ def single_stat(
         .height(height)
         .graph_mode(cm.BigValueGraphMode.AREA)
         .color_mode(cm.BigValueColorMode.VALUE)
-        .reduce_options(cb.ReduceDataOptions().calcs([reducer]).values(False))
+        .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).values(False))
     )
     panel.thresholds(thresholds or _steps([(None, GREEN)]))
     _targets(panel, [target])
