@@ -30,7 +30,6 @@ from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel
 from tuner.model.forecast_today import (
     Baseline,
-    BrokerToday,
     Calibration,
     TodayCheck,
     busiest_traffic,
@@ -38,8 +37,6 @@ from tuner.model.forecast_today import (
     fit_warnings,
 )
 from tuner.spec.thresholds import THRESHOLDS
-
-__all__ = ["Baseline", "BrokerToday", "Forecast", "ForecastRow", "baseline_from_brokers", "forecast"]
 
 MAX_BROKERS = 10_000
 MIN_IDLE = THRESHOLDS.network_idle_critical
