@@ -12,7 +12,7 @@ by bytes on the wire, then codec CPU (from the compression probe when given).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tuner.core.errors import NoSolution
 from tuner.model.codecs import CodecTable
@@ -68,7 +68,6 @@ def families(client: str, traffic: Traffic, slo: SLOBounds, base: ClientProfile 
 class SearchResult:
     best: Candidate
     ranked: list[Candidate]  # qualifying candidates, best first
-    evaluated: int  # model evaluations
 
 
 @dataclass(eq=False)
@@ -80,20 +79,16 @@ class Searcher:
     cost: IdleModel | None = None
     margin: float = P99_MARGIN
     bands: ErrorBands | None = None  # the held-out error table: predictions carry their band
-    evaluated: int = field(default=0, init=False)
 
     def predict(self, profile: ClientProfile) -> Prediction:
-        self.evaluated += 1
         return predict_rules(self.traffic, rules_of(profile), self.calib, self.codecs, self.cost, self.bands)
 
     def fits(self, p: Prediction, p99_budget: float | None = None) -> bool:
         return not self._failed(p, p99_budget)
 
-    def longest(
-        self, family: Family, codec: str, p99_budget: float | None = None, hi: float | None = None
-    ) -> Candidate | None:
-        """The longest knob in [0, hi] whose prediction fits (bisection; None when none does)."""
-        top = family.knob_max if hi is None else hi
+    def longest(self, family: Family, codec: str, p99_budget: float | None = None) -> Candidate | None:
+        """The longest knob in [0, knob_max] whose prediction fits (bisection; None when none does)."""
+        top = family.knob_max
         hi_profile = family.make(top, codec)
         hi_pred = self.predict(hi_profile)
         if self.fits(hi_pred, p99_budget):
@@ -152,7 +147,7 @@ class Searcher:
                 found.append(Candidate(profile, self.predict(profile), family.name, best.knob))
         if not found:
             raise NoSolution(self._closest(client, fams, allowed[0]))
-        return SearchResult(best=rank(found)[0], ranked=rank(found), evaluated=self.evaluated)
+        return SearchResult(best=rank(found)[0], ranked=rank(found))
 
     def _failed(self, p: Prediction, p99_budget: float | None = None) -> list[str]:
         """The SLO's bounds `p` fails, as a user set them (the p99 bound's margin, or `p99_budget` in
