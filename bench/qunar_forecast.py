@@ -21,7 +21,8 @@ from pathlib import Path
 
 from bench._common import arguments, read_records
 from tuner.model.cost import fit_cost_model
-from tuner.model.forecast import Baseline, forecast
+from tuner.model.forecast import forecast
+from tuner.model.forecast_today import Baseline
 
 FEEDS = '"`kbt forecast` against Qunar\'s published figures"'
 

@@ -36,7 +36,7 @@ from tuner.core.paths import repo_root
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.series_names import BROKER_JOB, BROKER_START_SERIES, NETWORK_IDLE_SERIES, REQUESTS_SERIES
-from tuner.model.diagnosis import QUEUE_FULL_CAUSE
+from tuner.model.diagnosis_rules import QUEUE_FULL_CAUSE
 from tuner.runner.wiring import sweep_runner
 from tuner.spec import load_sweep
 from tuner.spec.thresholds import THRESHOLDS

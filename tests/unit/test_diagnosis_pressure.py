@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuner.core.errors import ExitStatus
-from tuner.model.diagnosis import QUEUE_FULL_CAUSE, diagnose
+from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.model.diagnosis_rules import QUEUE_FULL_CAUSE
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot, TopicSnapshot
 
 T = DiagnoseThresholds()

@@ -11,8 +11,9 @@ from tuner.core.errors import BadInput
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
-from tuner.model.forecast import Baseline, brokers_needed, forecast
+from tuner.model.forecast import brokers_needed, forecast
 from tuner.model.forecast_baseline import diagnosis_baselines, pick_runs, records_baselines
+from tuner.model.forecast_today import Baseline
 from tuner.store.figures import BrokerStats
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 

@@ -18,9 +18,9 @@ from tuner.core.paths import repo_root
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import Diagnosis, diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
-from tuner.model.forecast import Baseline, BrokerToday, forecast
+from tuner.model.forecast import forecast
 from tuner.model.forecast_baseline import TopicPlacement, diagnosis_baselines, record_baseline
-from tuner.model.forecast_today import TOLERANCE, ForecastRefused, busiest_traffic
+from tuner.model.forecast_today import TOLERANCE, Baseline, BrokerToday, ForecastRefused, busiest_traffic
 from tuner.model.queueing import QueueModel
 from tuner.render.diagnosis_forecast import forecast_view
 from tuner.spec.thresholds import THRESHOLDS

@@ -204,7 +204,8 @@ def test_fit_needs_a_curve() -> None:
 
 def test_forecast_takes_idle_and_headroom_from_the_queue() -> None:
     from tuner.model.cost import BrokerCostModel, LinearFit
-    from tuner.model.forecast import Baseline, forecast
+    from tuner.model.forecast import forecast
+    from tuner.model.forecast_today import Baseline
     from tuner.render.diagnosis_forecast import forecast_table
 
     flat = LinearFit(requests_coef=1e-5, bytes_coef=0.0, r2=0.5, n=9, rmse=0.1)

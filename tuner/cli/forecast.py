@@ -25,8 +25,8 @@ from tuner.target import TargetSource
 if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel
     from tuner.model.diagnosis import Diagnosis
-    from tuner.model.forecast import Baseline
     from tuner.model.forecast_baseline import TopicPlacement
+    from tuner.model.forecast_today import Baseline
     from tuner.store.record import RunRecord
 
 _PEAK = re.compile(r"^\s*([0-9]{0,6}\.?[0-9]{1,6})\s*x?\s*$", re.IGNORECASE | re.ASCII)

@@ -28,20 +28,18 @@ CLIENTS = tuple(KINDS)
 
 
 def _codecs(values: list[str]) -> dict[str, list[str]]:
-    from tuner.model.codecs import CLIENT_CODECS
-
     out: dict[str, list[str]] = {}
     for value in values:
         client, sep, codecs = value.partition("=")
-        if not sep or client not in CLIENT_CODECS:
+        if not sep or client not in KINDS:
             raise BadInput(
                 f'--codecs "{value}": expected CLIENT=codec,... with CLIENT one of {", ".join(CLIENTS)}'
             )
         names = [c.strip() for c in codecs.split(",") if c.strip()]
-        bad = [c for c in names if c not in CLIENT_CODECS[client]]
+        bad = [c for c in names if c not in KINDS[client].codecs]
         if bad or not names:
             raise BadInput(
-                f'--codecs "{value}": {client} offers {", ".join(CLIENT_CODECS[client])}'
+                f'--codecs "{value}": {client} offers {", ".join(KINDS[client].codecs)}'
                 f" (got {codecs or 'nothing'})"
             )
         out[client] = names

@@ -137,12 +137,12 @@ def spec_name(text: str) -> str:
     return name[:60]
 
 
-def size_buckets(sizes: list[int], buckets: int = SIZE_BUCKETS) -> list[dict[str, float]]:
+def size_buckets(sizes: list[int]) -> list[dict[str, float]]:
     """Equal-count buckets of the sorted sizes, each its mean size (equal sizes merged)."""
     ordered = sorted(s for s in sizes if s > 0)
     if not ordered:
         return []
-    n = min(buckets, len(ordered))
+    n = min(SIZE_BUCKETS, len(ordered))
     merged: dict[int, float] = {}
     for i in range(n):
         chunk = ordered[i * len(ordered) // n : (i + 1) * len(ordered) // n]
@@ -165,9 +165,9 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
     window = max(record.window_s, 1e-9)
     grouped: dict[tuple[str, str, str], list[ClientTraffic]] = {}
     for row in record.clients:
-        grouped.setdefault(
-            (group_key(row.client_id), _software_name(row.software), row.principal), []
-        ).append(row)
+        grouped.setdefault((group_key(row.client_id), software_name(row.software), row.principal), []).append(
+            row
+        )
     topic_bytes: dict[str, int] = {}
     for row in record.clients:
         for topic, size in row.topic_bytes.items():
@@ -234,7 +234,8 @@ def _key_shares(topic: TopicFacts) -> dict[str, list[float]]:
     return {"key_shares": [round(n / total, 6) for n in counts]}
 
 
-def _software_name(software: str) -> str:
+def software_name(software: str) -> str:
+    """The software's name without its version (its first word)."""
     return software.split(" ")[0] if software else ""
 
 

@@ -16,11 +16,9 @@ from functools import lru_cache
 from pathlib import PurePath
 
 from tuner.core.errors import BadInput
-from tuner.spec.clients import KINDS
 from tuner.store.probe_record import ProbeRecord
 
 DEFAULTS = "defaults"  # the source of the built-in table
-CLIENT_CODECS: dict[str, tuple[str, ...]] = {name: kind.codecs for name, kind in KINDS.items()}
 
 _ZSTD_POINTS = ((1, 1.1), (16, 4.5), (64, 7.3), (256, 9.9))
 _AT_256 = {"zstd": 9.9, "gzip": 8.6, "snappy": 5.3, "lz4": 5.5, "none": 1.0}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.model.capture import group_key, p99
+from tuner.model.capture import group_key, p99, software_name
 from tuner.store.capture import ClientTraffic
 from tuner.store.snapshot import ClusterSnapshot
 
@@ -58,7 +58,7 @@ def group_figures(rows: list[ClientTraffic], window_s: float) -> dict[str, Figur
     the software): produce requests/s, record-batch bytes per request, p99 of the requests' time."""
     grouped: dict[str, list[ClientTraffic]] = {}
     for row in rows:
-        software = row.software.split(" ")[0] if row.software else ""
+        software = software_name(row.software)
         name = f"{group_key(row.client_id)} ({software})" if software else group_key(row.client_id)
         grouped.setdefault(name, []).append(row)
     out = {}
@@ -82,7 +82,8 @@ def compare(
 ) -> Comparison:
     b, a = broker_figures(before, p99_before), broker_figures(after, p99_after)
     empty = Figures()
-    brokers = [Row(name=n, before=b.get(n, empty), after=a.get(n, empty)) for n in _ordered(b, a)]
+    ordered = sorted({*b, *a}, key=lambda n: (len(n), n))  # broker ids in numeric order
+    brokers = [Row(name=n, before=b.get(n, empty), after=a.get(n, empty)) for n in ordered]
     busiest_first = sorted(
         set(groups_before) | set(groups_after),
         key=lambda n: (-(groups_before.get(n, empty).produce_requests_per_s or 0.0), n),
@@ -100,8 +101,3 @@ def compare(
         groups=groups,
         worst_broker=min(idles)[1] if idles else None,
     )
-
-
-def _ordered(*maps: dict[str, Figures]) -> list[str]:
-    names = {n for m in maps for n in m}
-    return sorted(names, key=lambda n: (len(n), n))

@@ -34,6 +34,7 @@ from tuner.model.queueing import (
     MAX_FITTED_RUNS,
     Label,
     QueueModel,
+    clip_ratio,
     curve_points,
     fit_queue_model,
     saturated_curve,
@@ -91,17 +92,13 @@ class BrokerCostModel(Frozen):
             point = self.queue.predict(requests_per_s)
             return point.network_idle, point.handler_idle
         return (
-            _idle(self.network.predict(requests_per_s, bytes_per_s)),
-            _idle(self.handler.predict(requests_per_s, bytes_per_s)),
+            clip_ratio(1.0 - self.network.predict(requests_per_s, bytes_per_s)),
+            clip_ratio(1.0 - self.handler.predict(requests_per_s, bytes_per_s)),
         )
 
     @property
     def n(self) -> int:
         return self.network.n
-
-
-def _idle(busy: float) -> float:
-    return min(1.0, max(0.0, 1.0 - busy))
 
 
 # ---- observations -------------------------------------------------------------------------------
@@ -128,8 +125,8 @@ def observations(records: Sequence[RunRecord]) -> list[Observation]:
         if record.broker is None or record.status == "unclean":
             continue
         for b in record.broker.brokers:
-            r, by = _finite(b.produce_requests_per_s), _finite(b.bytes_in_per_s)
-            net, hnd = _finite(b.network_idle_ratio), _finite(b.request_handler_idle_ratio)
+            r, by = finite(b.produce_requests_per_s), finite(b.bytes_in_per_s)
+            net, hnd = finite(b.network_idle_ratio), finite(b.request_handler_idle_ratio)
             if r is None or by is None or net is None or hnd is None:
                 continue
             out.append(
@@ -140,13 +137,13 @@ def observations(records: Sequence[RunRecord]) -> list[Observation]:
                     bytes_per_s=by,
                     network_busy=1.0 - min(1.0, net),
                     handler_busy=1.0 - min(1.0, hnd),
-                    cpu_cores=_finite(b.cpu_cores),
+                    cpu_cores=finite(b.cpu_cores),
                 )
             )
     return out
 
 
-def _finite(value: float | None) -> float | None:
+def finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 

@@ -20,15 +20,11 @@ from tuner.core.errors import ExitStatus
 from tuner.core.frozen import Frozen
 from tuner.core.units import Count, Entries, PerRequest, Rate, Ratio, Size, Text
 from tuner.model.clients import ClientEstimate, attribute_clients
-from tuner.model.cost import BrokerCostModel
+from tuner.model.cost import BrokerCostModel, finite
 from tuner.model.diagnosis_config import DiagnoseThresholds
-from tuner.model.diagnosis_rules import QUEUE_FULL_CAUSE, RULES, broker_facts
-from tuner.model.diagnosis_scrape import unmeasured_broker
-from tuner.model.finding import CAUSE_LABEL, EXIT, RANK, Finding, Status, fmt_bytes, worst
+from tuner.model.diagnosis_rules import RULES, BrokerFacts, broker_facts
+from tuner.model.finding import CAUSE_LABEL, EXIT, RANK, Finding, Status, fmt, worst
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
-
-# Named here too: the report, the CLI and the tests read them from the diagnosis.
-__all__ = ["QUEUE_FULL_CAUSE", "BrokerDiagnosis", "Diagnosis", "Finding", "diagnose", "fmt_bytes"]
 
 
 class BrokerDiagnosis(Frozen):
@@ -88,20 +84,9 @@ def small_request_limit(
     return thresholds.small_request_bytes_default, "default"
 
 
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
-
-
-def diagnose_broker(
-    s: BrokerSnapshot,
-    t: DiagnoseThresholds,
-    model: BrokerCostModel | None,
-    limit: float,
-    window_start: float | None = None,
-) -> BrokerDiagnosis:
+def diagnose_broker(facts: BrokerFacts) -> BrokerDiagnosis:
     """The broker's findings: each rule of tuner.model.diagnosis_rules applied in turn, the most
     severe first (a full request queue leading its severity)."""
-    facts = broker_facts(s, t, model, limit, window_start)
     findings: list[Finding] = []
     for rule in RULES:
         finding = rule.apply(facts, findings)
@@ -110,13 +95,34 @@ def diagnose_broker(
     status = worst(facts.net_status, facts.hnd_status, *(f.severity for f in findings))
     findings.sort(key=lambda f: (-RANK[f.severity], f.kind != "request_queue_full"))
     return BrokerDiagnosis(
-        broker=s.broker,
+        broker=facts.s.broker,
         status=status,
         cause=CAUSE_LABEL[findings[0].kind] if findings else "healthy",
         findings=findings,
-        small_request_bytes=limit,
+        small_request_bytes=facts.limit,
         requests_cut=facts.cut,
         predicted_idle_after=facts.after,
+    )
+
+
+def unmeasured_broker(s: BrokerSnapshot, limit: float) -> BrokerDiagnosis:
+    """A broker whose scrapes failed in the window: a warning that names the scrape health, never
+    rates computed from the few samples left (the measurement blanks them, see
+    tuner.measure.cluster_snapshot.unmeasured): no finding about its load can be made."""
+    slowest = "" if s.scrape_duration_max_s is None else f", slowest scrape {s.scrape_duration_max_s:.1f} s"
+    coverage = 0.0 if s.scrape_coverage is None else s.scrape_coverage
+    finding = Finding(
+        kind="no_data",
+        severity="warning",
+        summary=(
+            f"unmeasured: its exporter answered {fmt(s.scrape_samples, 0)} of {fmt(s.scrape_attempts, 0)}"
+            f" scrapes in the window (up {coverage:.2f}{slowest}); no rate is reported from so few samples"
+        ),
+        advice="compare the exporter's scrape_duration_seconds with the scrape timeout; check `up`",
+        evidence={"scrape_coverage": coverage, "scrape_samples": s.scrape_samples or 0.0},
+    )
+    return BrokerDiagnosis(
+        broker=s.broker, status="warning", cause="unmeasured", findings=[finding], small_request_bytes=limit
     )
 
 
@@ -126,7 +132,9 @@ def diagnose(
     limit, source = small_request_limit(thresholds, model)
     opened = snapshot.end - snapshot.window_s
     brokers = [
-        diagnose_broker(b, thresholds, model, limit, opened) if b.measured else unmeasured_broker(b, limit)
+        diagnose_broker(broker_facts(b, thresholds, model, limit, opened))
+        if b.measured
+        else unmeasured_broker(b, limit)
         for b in snapshot.brokers
     ]
     status = worst("healthy", *(b.status for b in brokers))
@@ -146,7 +154,7 @@ def diagnose(
             handler_r2=model.handler.r2,
             n=model.n,
             # bytes that cost nothing in the fit give no finite break-even (JSON holds no infinity)
-            break_even_request_bytes=_finite(model.network.break_even_request_bytes),
+            break_even_request_bytes=finite(model.network.break_even_request_bytes),
         )
     return Diagnosis(
         status=status,

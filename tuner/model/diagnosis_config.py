@@ -59,6 +59,7 @@ from tuner.spec.thresholds import THRESHOLDS
 _Idle = Annotated[float, Field(gt=0, lt=1)]
 _Bytes = Annotated[float, Field(gt=0, le=MAX_KAFKA_BYTES)]
 _Ms = Annotated[float, Field(gt=0, le=MAX_SPEC_MS)]
+_PerThread = Annotated[float, Field(ge=0, le=MAX_RATE_PER_S)]  # produce requests/s per network thread
 
 
 class DiagnoseThresholds(StrictModel):
@@ -77,11 +78,8 @@ class DiagnoseThresholds(StrictModel):
     target_request_bytes: _Bytes = Field(
         16384, description="request size batching should reach (the 'cut requests ~Nx' estimate)"
     )
-    min_requests_per_thread_s: float = Field(
-        10,
-        ge=0,
-        le=MAX_RATE_PER_S,
-        description="produce requests/s per network thread below which request size does not matter",
+    min_requests_per_thread_s: _PerThread = Field(
+        10, description="produce requests/s per network thread below which request size does not matter"
     )
     flush_p99_ms: _Ms = Field(200, description="log flush p99 that counts as a slow disk")
     request_queue: float = Field(
@@ -114,10 +112,8 @@ class DiagnoseThresholds(StrictModel):
         le=MAX_SPEC_SECONDS,
         description="seconds after a broker's start its network idle is not trusted",
     )
-    quiet_requests_per_thread_s: float = Field(
+    quiet_requests_per_thread_s: _PerThread = Field(
         THRESHOLDS.quiet_requests_per_thread_s,
-        ge=0,
-        le=MAX_RATE_PER_S,
         description="produce requests/s per network thread below which traffic cannot explain a low idle",
     )
     quiet_bytes_per_thread_s: float = Field(

@@ -84,7 +84,8 @@ def broker_facts(
     net_idle = None if warm is not None else s.network_idle_ratio
     hnd_idle = None if warm is not None else s.request_handler_idle_ratio
     net_status = idle_status(net_idle, t)
-    full = queue_full(s, t)
+    # the mean request queue sits at (near) its cap, queued.max.requests
+    full = (s.request_queue_size or 0.0) >= t.request_queue_near_fraction * t.queued_max_requests
     # A low network idle with too little traffic to cause it and no full queue is not a traffic
     # problem: it never leads to "critical", nor to a cause its own numbers contradict.
     unexplained = net_status != "healthy" and not full and quiet(s, t, threads)
@@ -128,11 +129,6 @@ def warming_up(s: BrokerSnapshot, t: DiagnoseThresholds, window_start: float | N
     return age if age < t.idle_meter_warmup_s else None
 
 
-def queue_full(s: BrokerSnapshot, t: DiagnoseThresholds) -> bool:
-    """The mean request queue sits at (near) its cap, queued.max.requests."""
-    return (s.request_queue_size or 0.0) >= t.request_queue_near_fraction * t.queued_max_requests
-
-
 def quiet(s: BrokerSnapshot, t: DiagnoseThresholds, threads: int) -> bool:
     """Traffic too small to keep a network thread busy."""
     reqs = (s.produce_requests_per_s or 0.0) + (s.fetch_requests_per_s or 0.0)
@@ -148,13 +144,6 @@ def idle_after_cut(idle: float | None, cut: float) -> float | None:
     if idle is None or cut <= 0:
         return None
     return min(1.0, 1.0 - (1.0 - idle) / cut)
-
-
-def _traffic_text(s: BrokerSnapshot) -> str:
-    return (
-        f"{s.produce_requests_per_s or 0:.0f} produce req/s, {fmt_bytes(s.bytes_in_per_s or 0)}/s in, "
-        f"{fmt_bytes(s.bytes_out_per_s or 0)}/s out"
-    )
 
 
 # The rules, in the order they are applied. Each gives one finding or none.
@@ -343,9 +332,10 @@ def unexplained_idle(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None
         kind="unexplained_idle",
         severity="warning",
         summary=(
-            f"low network idle {fmt(s.network_idle_ratio)} with {what} ({_traffic_text(s)}, request queue "
-            f"{fmt(s.request_queue_size, 1)}){cpu}: not network load. Kafka's idle meter counts a "
-            "network thread waiting for a CPU core as busy (a host busy with other work, GC pauses)"
+            f"low network idle {fmt(s.network_idle_ratio)} with {what} ({s.produce_requests_per_s or 0:.0f} "
+            f"produce req/s, {fmt_bytes(s.bytes_in_per_s or 0)}/s in, {fmt_bytes(s.bytes_out_per_s or 0)}/s "
+            f"out, request queue {fmt(s.request_queue_size, 1)}){cpu}: not network load. Kafka's idle meter "
+            "counts a network thread waiting for a CPU core as busy (a host busy with other work, GC pauses)"
         ),
         advice="check the host's CPU and load (other processes, steal) and the broker's GC pauses",
         evidence={

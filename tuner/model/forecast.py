@@ -30,7 +30,6 @@ from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel
 from tuner.model.forecast_today import (
     Baseline,
-    BrokerToday,
     Calibration,
     TodayCheck,
     busiest_traffic,
@@ -38,8 +37,6 @@ from tuner.model.forecast_today import (
     fit_warnings,
 )
 from tuner.spec.thresholds import THRESHOLDS
-
-__all__ = ["Baseline", "BrokerToday", "Forecast", "ForecastRow", "baseline_from_brokers", "forecast"]
 
 MAX_BROKERS = 10_000
 MIN_IDLE = THRESHOLDS.network_idle_critical
@@ -52,11 +49,9 @@ def baseline_from_brokers(
     role: Literal["current", "recommended"],
     per_broker: Sequence[tuple[float, float]],
     source: str,
-    requests_factor: float = 1.0,
 ) -> Baseline:
-    """A baseline from (produce requests/s, bytes in/s) per broker; `requests_factor` scales the
-    requests (e.g. 1/N for "batching cuts requests ~Nx")."""
-    reqs = [r * requests_factor for r, _ in per_broker]
+    """A baseline from (produce requests/s, bytes in/s) per broker."""
+    reqs = [r for r, _ in per_broker]
     mean = sum(reqs) / len(reqs) if reqs else 0.0
     return Baseline(
         label=label,

@@ -25,7 +25,8 @@ from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
 from tuner.model.diagnosis import Diagnosis
 from tuner.model.evidence import traffic_of_record
-from tuner.model.forecast import Baseline, BrokerToday, baseline_from_brokers
+from tuner.model.forecast import baseline_from_brokers
+from tuner.model.forecast_today import Baseline, BrokerToday
 from tuner.spec.clients import kind_of
 from tuner.store.figures import BrokerStats
 from tuner.store.record import RunRecord

@@ -37,6 +37,7 @@ from pydantic import Field
 from tuner.core.errors import ExitStatus, KbtError
 from tuner.core.frozen import Frozen
 from tuner.model.cost import BrokerCostModel, LinearFit
+from tuner.model.queueing import clip_ratio
 from tuner.spec.thresholds import THRESHOLDS
 
 TOLERANCE = THRESHOLDS.forecast_today_idle_tolerance
@@ -130,7 +131,7 @@ class Calibration(Frozen):
         fn, fh = self.network_factor, self.handler_factor
         net = model.predict_idle(requests_per_s * fn, bytes_per_s * fn)[0] - self.network_offset
         hnd = model.predict_idle(requests_per_s * fh, bytes_per_s * fh)[1] - self.handler_offset
-        return min(1.0, max(0.0, net)), min(1.0, max(0.0, hnd))
+        return clip_ratio(net), clip_ratio(hnd)
 
 
 class PoolCheck(Frozen):
@@ -249,7 +250,7 @@ def _broker_checks(model: BrokerCostModel, base: Baseline) -> list[BrokerCheck]:
     return out
 
 
-def _queue_notes(model: BrokerCostModel, checks: list[BrokerCheck]) -> list[str]:
+def _queue_notes(checks: list[BrokerCheck]) -> list[str]:
     queued = [c for c in checks if (c.request_queue_measured or 0.0) >= THRESHOLDS.request_queue_queueing]
     if not queued:
         return []
@@ -267,7 +268,7 @@ def _queue_notes(model: BrokerCostModel, checks: list[BrokerCheck]) -> list[str]
 def check_baseline(model: BrokerCostModel, base: Baseline) -> tuple[TodayCheck, Calibration]:
     pools = [p for p in (_pool_check(model, base, "network"), _pool_check(model, base, "handler")) if p]
     checks = _broker_checks(model, base)
-    notes = _queue_notes(model, checks)
+    notes = _queue_notes(checks)
     for pool in ("network", "handler"):
         if not any(p.pool == pool for p in pools):
             notes.append(f"no broker measured {pool} idle: the model's {pool} figures stand unchecked")

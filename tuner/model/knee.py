@@ -19,7 +19,7 @@ HALF_FRACTION = 0.5
 FLAT_GAIN = 0.05
 
 
-def find_knee(points: Sequence[ProbePoint], fraction: float = KNEE_FRACTION) -> Knee | None:
+def find_knee(points: Sequence[ProbePoint]) -> Knee | None:
     """The knee of one curve (None without points)."""
     if not points:
         return None
@@ -36,8 +36,8 @@ def find_knee(points: Sequence[ProbePoint], fraction: float = KNEE_FRACTION) -> 
     return Knee(
         plateau_ratio=plateau,
         plateau_batch_messages=best.batch_messages,
-        knee_batch_messages=first_reaching(fraction),
-        knee_fraction=fraction,
+        knee_batch_messages=first_reaching(KNEE_FRACTION),
+        knee_fraction=KNEE_FRACTION,
         half_batch_messages=first_reaching(HALF_FRACTION),
         last_step_gain=gain,
         plateau_reached=gain is not None and gain < FLAT_GAIN,
@@ -63,9 +63,6 @@ def _reach(curve: ProbeCurve) -> str:
     return text
 
 
-CLIENT_NAMES = {name: kind.title for name, kind in KINDS.items()}
-
-
 def _codec_list(codecs: Sequence[str]) -> str:
     return "all four" if len(CODECS) == 4 and set(codecs) == set(CODECS) else ", ".join(codecs)
 
@@ -74,7 +71,7 @@ def clients_summary() -> str:
     """`Filebeat: gzip, lz4, snappy; librdkafka/Java: all four`, from CLIENT_CODECS."""
     groups: dict[tuple[str, ...], list[str]] = {}
     for client, codecs in CLIENT_CODECS.items():
-        groups.setdefault(tuple(codecs), []).append(CLIENT_NAMES.get(client, client))
+        groups.setdefault(tuple(codecs), []).append(KINDS[client].title)
     return "; ".join(f"{'/'.join(names)}: {_codec_list(codecs)}" for codecs, names in groups.items())
 
 
@@ -89,8 +86,8 @@ def _clients_phrase(curve: ProbeCurve) -> str:
     missing = [c for c in CLIENT_CODECS if c not in able]
     if not missing:
         return f"every client can send {curve.codec} ({clients_summary()})"
-    names = "/".join(CLIENT_NAMES.get(c, c) for c in able)
-    cannot = "/".join(CLIENT_NAMES.get(c, c) for c in missing)
+    names = "/".join(KINDS[c].title for c in able)
+    cannot = "/".join(KINDS[c].title for c in missing)
     return f"{names} can send {curve.codec}, {cannot} cannot ({clients_summary()})"
 
 
@@ -104,7 +101,7 @@ def advice(sample: ProbeSample) -> str:
     for client in (c for c in CLIENT_CODECS if c not in _able(best)):
         own = _best([c for c in sample.curves if client in _able(c)])
         if own is not None:
-            sentence += f"; for {CLIENT_NAMES.get(client, client)}, {_reach(own)}"
+            sentence += f"; for {KINDS[client].title}, {_reach(own)}"
     return sentence + "."
 
 

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import heapq
 import math
-import random
 from bisect import bisect_left
+from typing import TYPE_CHECKING
 
 from tuner.model.traffic import Traffic
 from tuner.spec.clients.rules import OtelcolRules
+
+if TYPE_CHECKING:
+    from tuner.model.simulate import SimProducer
 
 # Per record (v2 record framing, attributes and OTLP envelope aside): what a batch adds per record.
 RECORD_OVERHEAD_BYTES = 12
@@ -89,16 +92,9 @@ def merged(
     return out
 
 
-def simulate_otelcol(
-    traffic: Traffic,
-    rules: OtelcolRules,
-    times: list[float],
-    rng: random.Random,
-    requests_by_broker: list[int],
-    waits: list[float],
-    rtt_s: float,
-) -> int:
-    """One pod: fills `requests_by_broker` and `waits` (write -> request); returns partition batches."""
+def simulate_otelcol(traffic: Traffic, rules: OtelcolRules, times: list[float], sim: SimProducer) -> None:
+    """One pod: adds its requests per broker, waits (write -> request) and partition batches to `sim.out`."""
+    rng, out = sim.rng, sim.out
     poll = rules.poll_ms / 1000
     mean_late = rules.timer_late_ms / 1000
     read_at = reads(times, poll, rng.random() * poll)
@@ -117,7 +113,6 @@ def simulate_otelcol(
     slots = [[0.0] * max(1, rules.in_flight) for _ in range(brokers)]
     current = [-1] * topics  # sticky partition per topic
     rr = [rng.randrange(max(n, 1)) for n in traffic.partitions]
-    batches = 0
     key_salt = rng.getrandbits(32)
 
     def ready(b: int) -> float:
@@ -125,15 +120,14 @@ def simulate_otelcol(
         return max(due[b], slots[b][0])
 
     def send(b: int, start: float) -> None:
-        nonlocal batches
-        requests_by_broker[b] += 1
-        batches += len(buffers[b])
+        out.requests_by_broker[b] += 1
+        out.partition_batches += len(buffers[b])
         for key, members in buffers[b].items():
-            waits.extend(start - times[i] for i in members)
+            out.waits_s.extend(start - times[i] for i in members)
             sizes.pop(key, None)
         buffers[b] = {}
         due[b] = math.inf
-        heapq.heapreplace(slots[b], start + rtt_s)
+        heapq.heapreplace(slots[b], start + sim.rtt_s)
 
     def settle(upto: float) -> None:
         while True:
@@ -175,4 +169,3 @@ def simulate_otelcol(
         else:
             add(at, list(range(start, end)), OTLP_EXPORT_BYTES + line * (end - start), k % topics)
     settle(math.inf)
-    return batches

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from statistics import NormalDist
 from typing import Protocol
 
 from tuner.model.codecs import DEFAULTS, CodecCurve, CodecTable, default_curve, default_table
@@ -99,10 +100,6 @@ def _simulated(traffic: Traffic, rules: Rules, codec: CodecCurve | None) -> SimR
     return result
 
 
-def _normal_cdf(x: float) -> float:
-    return 0.5 * (1 + math.erf(x / math.sqrt(2)))
-
-
 @lru_cache(maxsize=256)
 def _expected_max(means: tuple[float, ...], sds: tuple[float, ...]) -> float:
     """E[max] of independent normals N(mean, sd^2): lo + the integral of 1 - prod CDF over [lo, hi]."""
@@ -110,12 +107,13 @@ def _expected_max(means: tuple[float, ...], sds: tuple[float, ...]) -> float:
     hi = max(m + 8 * s for m, s in zip(means, sds, strict=True))
     steps = 2000
     width = (hi - lo) / steps
+    normal_cdf = NormalDist().cdf
     area = 0.0
     for i in range(steps):
         x = lo + (i + 0.5) * width
         cdf = 1.0
         for m, s in zip(means, sds, strict=True):
-            cdf *= _normal_cdf((x - m) / s) if s > 0 else float(x >= m)
+            cdf *= normal_cdf((x - m) / s) if s > 0 else float(x >= m)
         area += (1.0 - cdf) * width
     return lo + area
 
@@ -145,16 +143,9 @@ def calibrated_rules(rules: Rules, calib: ClientCalibration) -> Rules:
     return rules
 
 
-def predict(
-    traffic: Traffic,
-    profile: ClientProfile,
-    calibration: Calibration | None = None,
-    codecs: CodecTable | None = None,
-    cost: IdleModel | None = None,
-    bands: ErrorBands | None = None,
-) -> Prediction:
+def predict(traffic: Traffic, profile: ClientProfile, calibration: Calibration | None = None) -> Prediction:
     rules = rules_of(profile)
-    return predict_rules(traffic, rules, (calibration or Calibration()).of(rules.kind), codecs, cost, bands)
+    return predict_rules(traffic, rules, (calibration or Calibration()).of(rules.kind))
 
 
 def predict_rules(

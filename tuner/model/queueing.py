@@ -79,9 +79,7 @@ class CurvePoint:
 
 class QueuePoint(Frozen):
     offered_requests_per_s: float
-    utilisation: float  # rho = offered / knee
     served_requests_per_s: float
-    p_full: float  # the share of the time the queue is full and a network thread holds one more
     handler_idle: float
     request_queue: float  # mean requests waiting for a handler
     blocked: float  # per network thread, fraction of its time blocked on the full queue
@@ -124,19 +122,16 @@ class QueueModel(Frozen):
         cap = self.queue_cap
         probs = occupancy(rho, cap + 2, self.service_scv)  # N = 0..cap+1, then N >= cap+2
         waiting = np.minimum(np.maximum(np.arange(cap + 3) - 1, 0), cap)
-        full = float(probs[-1])
-        blocked = self.blocked_cap * full
+        blocked = self.blocked_cap * float(probs[-1])  # the queue full and a network thread holding one more
         served = min(lam, mu)
         own = (self.network_base_busy + self.network_s_per_request * served) / self.network_threads
         return QueuePoint(
             offered_requests_per_s=lam,
-            utilisation=rho,
             served_requests_per_s=served,
-            p_full=full,
-            handler_idle=_clip(1.0 - min(rho, 1.0)),
+            handler_idle=clip_ratio(1.0 - min(rho, 1.0)),
             request_queue=min(float(cap), max(0.0, float(np.dot(waiting, probs)))),
-            blocked=_clip(blocked),
-            network_idle=_clip(1.0 - own - blocked),
+            blocked=clip_ratio(blocked),
+            network_idle=clip_ratio(1.0 - own - blocked),
         )
 
     def headroom(self, requests_per_s: float) -> float | None:
@@ -187,7 +182,8 @@ def occupancy(rho: float, levels: int, scv: float = 1.0) -> np.ndarray:
     return out
 
 
-def _clip(x: float) -> float:
+def clip_ratio(x: float) -> float:
+    """`x` held to [0, 1]."""
     return min(1.0, max(0.0, x))
 
 

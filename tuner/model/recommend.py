@@ -119,7 +119,7 @@ def recommend(req: Request) -> Recommendation:
             failures.append(exc.message)
             continue
         live = req.trials is not None and kind_named(kind).engine in req.trials.engines
-        rec = _recommend_kind(req, traffic, searcher, result, records, live_records, live, cost, codecs)
+        rec = _recommend_kind(req, traffic, searcher, result, records, live_records, live)
         if rec is None:
             failures.append(_no_confirmed(req, result, kind))
             continue
@@ -147,7 +147,7 @@ def recommend(req: Request) -> Recommendation:
 
 def _no_confirmed(req: Request, result: SearchResult, kind: str) -> str:
     bound = f"p99 <= {req.slo.p99_ms:g} ms" if req.slo.p99_ms is not None else "the SLO"
-    return f"no {kind} setting met {bound} on the lab; closest is {result.best.describe()}"
+    return f"no {kind} setting met {bound} on the lab; closest is {describe_profile(result.best.profile)}"
 
 
 def _recommend_kind(
@@ -158,8 +158,6 @@ def _recommend_kind(
     records: list[RunRecord],
     live_records: list[RunRecord],
     live: bool,
-    cost: IdleModel | None,
-    codecs: CodecTable,
 ) -> ClientRecommendation | None:
     slo = req.slo
     kind: ClientKind = result.best.profile.client
@@ -266,7 +264,11 @@ def _recommend_kind(
         measured=measured,
         baseline_predicted=base_pred,
         baseline_measured=base_meas,
-        reduction_predicted=_ratio(base_pred.requests_per_s if base_pred else None, predicted.requests_per_s),
+        reduction_predicted=(
+            base_pred.requests_per_s / predicted.requests_per_s
+            if base_pred is not None and predicted.requests_per_s > 0
+            else None
+        ),
         reduction_measured=cut.ratio if cut is not None and cut.basis == "measured" else None,
         reduction=cut,
         at_edge=edge,
@@ -307,7 +309,8 @@ def _safer(
     found = fewest_requests(keeping, lambda p: p[1])
     model = _margin_setting(searcher, result, chosen, measured)
     if found is not None and (
-        model is None or _busiest(found[1]) <= _model_busiest(model) * (1 + MODEL_MISS)
+        model is None
+        or _busiest(found[1]) <= model.predicted.busiest_broker_requests_per_s * (1 + MODEL_MISS)
     ):
         profile, m, predicted = found
         why = "the measured setting with the fewest requests keeping the SLO margin"
@@ -315,10 +318,6 @@ def _safer(
             profile=profile, predicted=predicted or searcher.predict(profile), measured=m, reason=why
         )
     return model
-
-
-def _model_busiest(t: Trial) -> float:
-    return t.predicted.busiest_broker_requests_per_s
 
 
 def _margin_setting(
@@ -389,9 +388,3 @@ def _search_budget(req: Request, base: ClientProfile | None, own_base: bool) -> 
     if base is None or not own_base or req.max_trials < 2 or _newest(req.records, base) is not None:
         return req.max_trials
     return req.max_trials - 1
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or b <= 0:
-        return None
-    return a / b

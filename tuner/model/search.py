@@ -12,7 +12,7 @@ by bytes on the wire, then codec CPU (from the compression probe when given).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tuner.core.errors import NoSolution
 from tuner.model.codecs import CodecTable
@@ -44,9 +44,6 @@ class Candidate:
     family: str
     knob: float  # the linger-like knob bisected (ms)
 
-    def describe(self) -> str:
-        return describe_profile(self.profile)
-
 
 def describe_profile(profile: ClientProfile) -> str:
     """A short text of the batching settings, e.g. `librdkafka linger 850 ms sticky zstd`."""
@@ -71,7 +68,6 @@ def families(client: str, traffic: Traffic, slo: SLOBounds, base: ClientProfile 
 class SearchResult:
     best: Candidate
     ranked: list[Candidate]  # qualifying candidates, best first
-    evaluated: int  # model evaluations
 
 
 @dataclass(eq=False)
@@ -83,34 +79,16 @@ class Searcher:
     cost: IdleModel | None = None
     margin: float = P99_MARGIN
     bands: ErrorBands | None = None  # the held-out error table: predictions carry their band
-    evaluated: int = field(default=0, init=False)
 
     def predict(self, profile: ClientProfile) -> Prediction:
-        self.evaluated += 1
         return predict_rules(self.traffic, rules_of(profile), self.calib, self.codecs, self.cost, self.bands)
 
     def fits(self, p: Prediction, p99_budget: float | None = None) -> bool:
-        slo = self.slo
-        budget = p99_budget if p99_budget is not None else (slo.p99_ms * self.margin if slo.p99_ms else None)
-        if budget is not None and p.p99_ms > budget:
-            return False
-        if (
-            slo.min_network_idle is not None
-            and p.network_idle_ratio is not None
-            and p.network_idle_ratio < slo.min_network_idle
-        ):
-            return False  # the capacity bound: the broker's network threads at the offered load
-        return not (
-            slo.max_producer_memory_mb is not None
-            and p.producer_memory_mb is not None
-            and p.producer_memory_mb > slo.max_producer_memory_mb
-        )
+        return not self._failed(p, p99_budget)
 
-    def longest(
-        self, family: Family, codec: str, p99_budget: float | None = None, hi: float | None = None
-    ) -> Candidate | None:
-        """The longest knob in [0, hi] whose prediction fits (bisection; None when none does)."""
-        top = family.knob_max if hi is None else hi
+    def longest(self, family: Family, codec: str, p99_budget: float | None = None) -> Candidate | None:
+        """The longest knob in [0, knob_max] whose prediction fits (bisection; None when none does)."""
+        top = family.knob_max
         hi_profile = family.make(top, codec)
         hi_pred = self.predict(hi_profile)
         if self.fits(hi_pred, p99_budget):
@@ -169,15 +147,18 @@ class Searcher:
                 found.append(Candidate(profile, self.predict(profile), family.name, best.knob))
         if not found:
             raise NoSolution(self._closest(client, fams, allowed[0]))
-        return SearchResult(best=rank(found)[0], ranked=rank(found), evaluated=self.evaluated)
+        return SearchResult(best=rank(found)[0], ranked=rank(found))
 
-    def _failed(self, p: Prediction) -> list[str]:
-        """The SLO's bounds `p` fails, as a user set them: the message names the one that failed
-        (it said "p99" when the bound missed was network idle)."""
+    def _failed(self, p: Prediction, p99_budget: float | None = None) -> list[str]:
+        """The SLO's bounds `p` fails, as a user set them (the p99 bound's margin, or `p99_budget` in
+        its place): the message names the one that failed (it said "p99" when the bound missed was
+        network idle)."""
         slo, failed = self.slo, []
-        if slo.p99_ms is not None and p.p99_ms > slo.p99_ms * self.margin:
-            failed.append(f"p99 <= {slo.p99_ms:g} ms")
+        budget = p99_budget if p99_budget is not None else (slo.p99_ms * self.margin if slo.p99_ms else None)
+        if budget is not None and p.p99_ms > budget:
+            failed.append(f"p99 <= {slo.p99_ms if slo.p99_ms is not None else budget:g} ms")
         idle = p.network_idle_ratio
+        # the capacity bound: the broker's network threads at the offered load
         if slo.min_network_idle is not None and idle is not None and idle < slo.min_network_idle:
             failed.append(f"network idle >= {slo.min_network_idle:g} (predicted {idle:.2f})")
         mb = p.producer_memory_mb

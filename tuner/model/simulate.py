@@ -211,14 +211,13 @@ def simulator_for(rules: Rules) -> Simulator[Any]:
     return SIMULATORS[type(rules)]
 
 
-def _librdkafka(
-    traffic: Traffic, rules: LibrdkafkaRules, times: list[float], chooser: _Chooser, out: SimResult
-) -> None:
+def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], sim: SimProducer) -> None:
     """One partition per request: a partition batch goes when its queue reaches batch.size bytes or
     batch.num.messages, or linger after its first message. It carries at most `cap` messages: a
     message that does not fit pushes the queue past batch.size, so the batch goes on its arrival.
     (A batch that holds `cap` messages but less than batch.size waits: one 500 KB event in a 1 MB
     batch leaves at linger.ms, as librdkafka sends it; docs/benchmarks.md, "Model truth".)"""
+    chooser, out = sim.chooser, sim.out
     linger = rules.linger_ms / 1000
     late = rules.linger_timer.draw_s
     cap = batch_cap(rules, traffic.message_bytes)
@@ -260,9 +259,7 @@ def _librdkafka(
             close((tp, p), due)
 
 
-def _java(
-    traffic: Traffic, rules: JavaRules, times: list[float], sim: SimProducer, curve: CodecCurve | None
-) -> None:
+def _java(traffic: Traffic, rules: JavaRules, times: list[float], sim: SimProducer) -> None:
     """kafka-clients' accumulator, sender and built-in sticky partitioner, record by record.
 
     A partition holds a queue of batches; a record goes into the last one while it has room by
@@ -277,7 +274,7 @@ def _java(
     linger = rules.linger_ms / 1000
     size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
     topics = len(traffic.partitions)
-    estimator = _JavaEstimator(None if rules.compression == "none" else curve, sim.rng)
+    estimator = _JavaEstimator(None if rules.compression == "none" else sim.codec, sim.rng)
     queues: dict[tuple[int, int], list[_JavaBatch]] = {}
     led: list[set[tuple[int, int]]] = [set() for _ in range(traffic.brokers)]
     deadlines: list[tuple[float, int, int, int]] = []  # (created + linger, serial, topic, partition)
@@ -493,14 +490,7 @@ def sarama_cycles(rules: FilebeatRules, rtt_s: float, rng: random.Random) -> Cal
     return lambda: rules.cycle_s * math.exp(rules.cycle_spread * draws.gauss(0.0, 1.0))
 
 
-def _filebeat(
-    traffic: Traffic,
-    rules: FilebeatRules,
-    times: list[float],
-    chooser: _Chooser,
-    out: SimResult,
-    cycle: Callable[[], float],
-) -> None:
+def _filebeat(traffic: Traffic, rules: FilebeatRules, times: list[float], sim: SimProducer) -> None:
     """Harvester bursts, queue batches, then Sarama: one request per broker per flush (a
     flush-frequency timer started by the first buffered event, or as soon as one of its
     `in_flight` request slots is free: each request holds its slot for one `cycle()`). With one
@@ -508,6 +498,7 @@ def _filebeat(
     whether a burst takes two requests or more depends on how its entry time compares with the
     cycles, so a cycle that varies gives the fractional counts real pods show. Latency counts
     from the line's write time."""
+    chooser, out, cycle = sim.chooser, sim.out, sarama_cycles(rules, sim.rtt_s, sim.rng)
     flush = rules.flush_ms / 1000
     topics = len(traffic.partitions)
     brokers = traffic.brokers
@@ -562,29 +553,15 @@ def batch_cap(rules: LibrdkafkaRules, message_bytes: float) -> int:
     return max(1, min(rules.batch_messages, fit))
 
 
-def _otelcol(traffic: Traffic, rules: OtelcolRules, times: list[float], sim: SimProducer) -> None:
-    out = sim.out
-    out.partition_batches += simulate_otelcol(
-        traffic, rules, times, sim.rng, out.requests_by_broker, out.waits_s, sim.rtt_s
-    )
-
-
 LIBRDKAFKA = Simulator[LibrdkafkaRules](
-    lambda traffic, rules, times, sim: _librdkafka(traffic, rules, times, sim.chooser, sim.out),
-    lambda rules: max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000,
+    _librdkafka, lambda rules: max(rules.linger_ms, rules.partitioning.sticky_ms) / 1000
 )
-JAVA = Simulator[JavaRules](
-    lambda traffic, rules, times, sim: _java(traffic, rules, times, sim, sim.codec),
-    lambda rules: rules.linger_ms / 1000,
-)
+JAVA = Simulator[JavaRules](_java, lambda rules: rules.linger_ms / 1000)
 FILEBEAT = Simulator[FilebeatRules](
-    lambda traffic, rules, times, sim: _filebeat(
-        traffic, rules, times, sim.chooser, sim.out, sarama_cycles(rules, sim.rtt_s, sim.rng)
-    ),
-    lambda rules: max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000,
+    _filebeat, lambda rules: max(rules.flush_ms, rules.queue_timeout_ms, rules.read_max_backoff_ms) / 1000
 )
 OTELCOL = Simulator[OtelcolRules](
-    _otelcol, lambda rules: max(rules.poll_ms, rules.batch_timeout_ms, rules.linger_ms) / 1000
+    simulate_otelcol, lambda rules: max(rules.poll_ms, rules.batch_timeout_ms, rules.linger_ms) / 1000
 )
 
 # The simulator of each rule shape in `Rules` (tuner/spec/clients/rules.py), one line per shape

@@ -68,12 +68,7 @@ def message_bytes_of(workload: WorkloadSpec) -> float | None:
     return None
 
 
-def traffic_of(
-    workload: WorkloadSpec,
-    brokers: int,
-    message_bytes: float | None = None,
-    arrivals: Arrivals = "periodic",
-) -> Traffic:
+def traffic_of(workload: WorkloadSpec, brokers: int, message_bytes: float | None = None) -> Traffic:
     """The model's view of `workload` on `brokers` brokers (BadInput for a closed-loop workload:
     its rate is whatever the client achieves, so there is nothing to predict from)."""
     if workload.rate_per_producer == "max":
@@ -97,6 +92,5 @@ def traffic_of(
         partitions=tuple(t.partitions for t in workload.topics),
         brokers=brokers,
         key_cardinality=cardinality,
-        arrivals=arrivals,
         window_s=workload.duration_s - workload.warmup_s,
     )

@@ -8,7 +8,8 @@ from rich.text import Text
 
 from tuner.core.net import without_secrets
 from tuner.core.text import escape_controls, value
-from tuner.model.diagnosis import Diagnosis, fmt_bytes
+from tuner.model.diagnosis import Diagnosis
+from tuner.model.finding import fmt_bytes
 from tuner.store.snapshot import BrokerSnapshot
 
 STYLE = {"healthy": "green", "warning": "yellow", "critical": "red"}
