@@ -201,7 +201,7 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         1, sum(o.producers for o in outs)
     )
     batches = stats.batches
-    queue, rtt = _rolling(stats.queue_latency.as_ms()), _rolling(stats.rtt.as_ms())
+    queue, rtt = stats.queue_latency.as_ms(), stats.rtt.as_ms()
     return ClientResult(
         engine="librdkafka",
         producers=workload.producers,
@@ -256,18 +256,6 @@ def _from_stats(queue: LatencyMs | None, rtt: LatencyMs | None, count: int) -> L
         p50=add(queue.p50, rtt.p50),
         p99=add(queue.p99, rtt.p99),
         max=add(queue.max, rtt.max),
-    )
-
-
-def _rolling(values: dict[str, float] | None) -> LatencyMs | None:
-    if values is None:
-        return None
-    return LatencyMs(
-        count=int(values["count"]),
-        mean=values["mean"],
-        p50=values["p50"],
-        p99=values["p99"],
-        max=values["max"],
     )
 
 

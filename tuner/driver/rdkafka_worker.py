@@ -194,7 +194,7 @@ class Worker:
 
     def _digest(self) -> None:
         """Account the delivery reports logged since the last digest."""
-        rids, marks, failed, _ = self.log.take()
+        rids, marks, failed = self.log.take()
         result, latency, by_pid = self.result, self.latency, self.by_pid
         ws, we = self.window
         t0, interval = self.t0, self.interval
@@ -334,14 +334,8 @@ class Worker:
         interval, topics, nt = self.interval, self.task.topics, len(self.task.topics)
         ws, we = self.window
         sent = 0
-        end = t_end
         lag = self.send_lag.add_s
-        while True:
-            now = time.time()
-            if now >= t_end:  # past the window: go on while the parent holds the load
-                end = self._end(t_end)
-                if now >= end:
-                    break
+        while (now := time.time()) < (end := self._end(t_end, now)):
             next_due = end
             for pod in self.pods:
                 produce, prefixes, seq = pod.producer.produce, pod.prefixes, pod.seq
@@ -373,13 +367,7 @@ class Worker:
         topics, nt = self.task.topics, len(self.task.topics)
         ws = self.window[0]
         in_window = False
-        end = t_end
-        while True:
-            now = time.time()
-            if now >= t_end:  # past the window: go on while the parent holds the load
-                end = self._end(t_end)
-                if now >= end:
-                    break
+        while (now := time.time()) < self._end(t_end, now):
             if not in_window and now >= ws:
                 in_window = True
                 for pod in self.pods:
@@ -405,9 +393,11 @@ class Worker:
                 pod.window_seq = pod.seq
         self.result.sent = sum(pod.seq - pod.window_seq for pod in self.pods)
 
-    def _end(self, t_end: float) -> float:
-        """When the load ends: the window's end, or later while the parent holds it."""
-        return t_end if self.hold_until is None else max(t_end, float(self.hold_until.value))
+    def _end(self, t_end: float, now: float) -> float:
+        """When the load ends: the window's end, or, once past it, later while the parent holds it."""
+        if now < t_end or self.hold_until is None:
+            return t_end
+        return max(t_end, float(self.hold_until.value))
 
     def _drain(self) -> None:
         deadline = time.time() + FLUSH_TIMEOUT_S
