@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
 from tuner.driver.filebeat.plan import check_emulated
-from tuner.driver.filebeat.yml import deployment_env, pod_side
+from tuner.driver.filebeat.yml import pod_side
+from tuner.driver.tailed.pods import deployment_env
 from tuner.driver.tailed.readback import Tally
 from tuner.driver.tailed.writer import line_text
 from tuner.spec.clients import ClientProfile, profile_of

@@ -19,7 +19,8 @@ from tuner.core.errors import ExitStatus
 from tuner.driver.engines import ENGINES
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.check import check_fragment
-from tuner.driver.otelcol.pod_config import base_config, deployment_env
+from tuner.driver.otelcol.pod_config import base_config
+from tuner.driver.tailed.pods import deployment_env
 from tuner.driver.tailed.readback import LINES, Tally
 from tuner.model.otelcol_sim import exports, merged, reads
 from tuner.model.predict import predict

@@ -23,17 +23,18 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
-from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
 from tuner.driver.filebeat.plan import drain_s
-from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, deployment_env, pod_side
+from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.result import DriverResult, LatencyMs
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
+    deployment_env,
     log_append_time,
     sigterm_interrupts,
+    sized_payloads,
     tailed_result,
 )
 from tuner.driver.tailed.readback import ReadBack
@@ -85,7 +86,9 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work, connection) for i in range(workload.producers)]
-        payloads = _payloads(plan, work, pods[0].log_file)
+        # Sized so the Kafka record (Filebeat's JSON event) has the workload's size.
+        overhead = EVENT_OVERHEAD_BYTES + len(str(pods[0].log_file)) + PREFIX_BYTES
+        payloads = sized_payloads(plan, work, overhead, lambda t: t.replace("\\", "/").replace('"', "'"))
 
         def start(pod: _Pod) -> None:
             pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
@@ -175,23 +178,6 @@ class _Pod(RestartsOnTakenPort[FilebeatProfile]):
             said.append(last)
         text = " | ".join(s for s in said if s) or f"exit status {self.proc.returncode}"
         return f"pod {self.index}: {text}"
-
-
-def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
-    """Payload texts sized so the Kafka record (Filebeat's JSON event) has the workload's size."""
-    corpus = work / "corpus.jsonl"
-    write_corpus(plan.workload, corpus, seed=plan.index + 1)
-    overhead = EVENT_OVERHEAD_BYTES + len(str(sample_log)) + PREFIX_BYTES
-    out: list[str] = []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        text = str(entry["message"]).replace("\\", "/").replace('"', "'")
-        size = int(entry["bytes"])
-        if size > 0:
-            want = max(16, size - overhead)
-            text = (text * (want // max(1, len(text)) + 1))[:want]
-        out.append(text)
-    return out
 
 
 _STATS = {
