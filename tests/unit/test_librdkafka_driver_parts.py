@@ -35,7 +35,7 @@ def test_ids_keep_the_size_and_read_back() -> None:
 def test_payloads_have_the_workload_size(spec: str, size: int) -> None:
     workload = load_sweep(repo_root() / "loadtests" / f"{spec}.yaml").runs[0].workload
     payloads = Payloads.for_workload(workload, seed=1)
-    values = [payloads.next(i)[1] for i in range(5)]
+    values = [payloads.stamped(payloads.pool[i], i)[1] for i in range(5)]
     assert all(len(v) == size for v in values)
     assert len({id_of(v) for v in values}) == 5
     assert Payloads.for_workload(workload, seed=1).pool == payloads.pool  # reproducible

@@ -183,7 +183,7 @@ def test_the_pod_base_holds_none_of_the_profiles_settings(tmp_path: Path) -> Non
 def test_readback_finds_every_line_of_an_export() -> None:
     tally = Tally(window=(0.0, 2e9), line=LINES)
     body = b"".join(b"\x0a\x05" + f"1795543999{k:06d} 3-{k} text".encode() for k in range(5))
-    tally.add(0, body, (2, 1795543999500), 1795543999.6)
+    tally.add(0, body, (2, 1795543999500))
     assert bytes(tally.marks.seen[3]).rstrip(b"\x00") == b"\x01" * 5 and tally.marks.distinct == 5
     assert tally.events_in_window == 5
 

@@ -92,7 +92,6 @@ class WorkerResult:
     flushed_at: float = 0.0
     acked_files: dict[str, str] = field(default_factory=dict)
     ranges: bool = False  # acked_files hold RangeFiles (closed loop), not acked offsets
-    final_scrape: bool | None = None  # a Prometheus scrape came after the final counts (None: unexported)
 
 
 def producer_config(artifact: str, client_id: str, error_reports_only: bool = False) -> dict[str, Any]:
@@ -277,12 +276,10 @@ class Worker:
         self._drain()
         self._collect_stats()
         self._digest()
-        scraped: bool | None = None
         if self.exporter is not None:  # the final counts, then one scrape that carries them
             self.export(self.exporter)
-            scraped = self.exporter.await_scrape()
+            self.exporter.await_scrape()
         result = self.result
-        result.final_scrape = scraped
         result.offered = sum(self._offered(pod, t_end) for pod in self.pods)
         result.acked_total, result.failed_total = self.log.acked_total, self.log.failed_total
         result.latency_hist = self.latency.histogram().encode()

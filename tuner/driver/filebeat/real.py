@@ -5,7 +5,7 @@ Every line carries its record id and intended write time (tuner/driver/tailed/wr
 delivery verification is exact: Filebeat retries until delivered, so lost = written - read back;
 duplicates and per-partition order come from the same read-back. The run's topic is switched to
 LogAppendTime so a record's timestamp is the leader's append time: write time -> that is the
-delivery latency (the ack follows the append; acks 1 by default). Read-back latency is measured too.
+delivery latency (the ack follows the append; acks 1 by default).
 
 Filebeat cannot count produce requests (it turns Sarama's metrics into no-ops): the brokers' Produce
 request counter is the count (the sweep's broker window). Filebeat's own `/stats` (events acked,
@@ -27,8 +27,7 @@ from tuner.driver.engine import Placement
 from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
 from tuner.driver.filebeat.plan import drain_s
 from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
-from tuner.driver.latency_hist import latency_ms
-from tuner.driver.result import DriverResult, LatencyMs
+from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
     deployment_env,
@@ -60,7 +59,6 @@ class RealRun:
     result: DriverResult
     version: str
     filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
-    readback_latency_ms: LatencyMs = field(default_factory=LatencyMs)
     written: int = 0
     foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
 
@@ -114,13 +112,11 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     result = tailed_result(
         REAL_ENGINE_NAME, workload, run.judged, pods, failed, topics, KIND.artifact(profile)
     )
-    tally = run.judged.tally
     return RealRun(
         result=result,
         version=build_version(binary),
         filebeat_stats=stats,
-        readback_latency_ms=latency_ms(tally.readback_us),
-        foreign=tally.foreign,
+        foreign=run.judged.tally.marks.foreign,
         written=sum(run.judged.written.values()),
     )
 

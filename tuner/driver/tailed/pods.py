@@ -288,10 +288,6 @@ def written_in_window(
     return count
 
 
-def _ref(artifact: Rendered | None) -> ArtifactRef | None:
-    return None if artifact is None else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256)
-
-
 @dataclass(frozen=True)
 class TailedRun:
     """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
@@ -315,7 +311,7 @@ def tailed_result(
     pods: Sequence[PodFile],
     failed: int,
     topics: Sequence[str],
-    artifact: Rendered | None = None,
+    artifact: Rendered,
 ) -> DriverResult:
     """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
     missing from the topic is lost only when the read-back reached the topic's end, before that it
@@ -340,9 +336,7 @@ def tailed_result(
         records_acked_total=verdict.found,
         delivery_latency_ms=latency_ms(run.tally.ack_us),
         send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
-        artifact=None
-        if artifact is None
-        else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
+        artifact=ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
     )
     # every written line read, or the topic read to its end
     delivery = verdict.result()
