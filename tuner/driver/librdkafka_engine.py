@@ -18,11 +18,11 @@ from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
 from tuner.driver.engine import Capabilities, Hold, Placement
-from tuner.driver.latency_buckets import LatencyBuckets
+from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.rdkafka_stats import WindowStats
-from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
+from tuner.driver.rdkafka_worker import WorkerResult, WorkerTask, worker_main
 from tuner.driver.result import ArtifactRef, ClientResult, DeliveryResult, DriverResult, LatencyMs
 from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId

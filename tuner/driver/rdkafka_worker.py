@@ -36,14 +36,14 @@ from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.delivery.ledger import RangeFile
 from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
 from tuner.driver.key_shares import partitioner
-from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
+from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads, key_tables
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
 from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
 from tuner.target.security import parse_properties
 
-__all__ = ["LATENCY_MAX_US", "Worker", "WorkerResult", "WorkerTask", "producer_config", "worker_main"]
+__all__ = ["Worker", "WorkerResult", "WorkerTask", "producer_config", "worker_main"]
 
 STATS_INTERVAL_MS = 1000
 ARTIFACT = "librdkafka.properties"

@@ -24,7 +24,7 @@ from typing import Any
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.driver.engine import Placement
-from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
+from tuner.driver.filebeat.builds import build_for, build_version
 from tuner.driver.filebeat.plan import drain_s
 from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
 from tuner.driver.result import DriverResult
@@ -63,7 +63,7 @@ class RealRun:
     foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
 
 
-def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
+def run_real(plan: RunPlan, placement: Placement) -> RealRun:
     """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
     `placement.security` is written into output.kafka with the password as a `${NAME}` reference
     that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
@@ -78,7 +78,7 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     placement.single_topic("filebeat")
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
-    binary = filebeat_binary(version) if version else build_for(config.filebeat_version)
+    binary = build_for(config.filebeat_version)
     rate = float(workload.rate_per_producer)
     log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:

@@ -17,6 +17,7 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.kafka_clients import Connection, new_consumer
 from tuner.driver.delivery.check import Marks
+from tuner.driver.latency_buckets import LATENCY_MAX_US
 
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
@@ -25,7 +26,7 @@ LINES = re.compile(rb"(\d{16}) (\d+)-(\d+) ")
 
 
 def _hist() -> HdrHistogram:
-    return HdrHistogram(1, 3_600_000_000, 3)  # 1 us .. 1 h
+    return HdrHistogram(1, LATENCY_MAX_US, 3)  # 1 us .. 1 h
 
 
 @dataclass
