@@ -28,9 +28,6 @@ class HalfTally(Summed):
     rewinds: int = 0
     active_s: float = 0.0  # seconds the group was reading (lagging groups pause)
 
-    def e2e_ms(self, q: float) -> float | None:
-        return self.e2e.percentile_ms(q)
-
     @property
     def mean_age_s(self) -> float | None:
         return self.age_s_sum / self.records if self.records else None

@@ -60,10 +60,6 @@ class StageTally(Summed):
     def p_ms(self, q: float, unacked_high: bool = False) -> float | None:
         return self.latency.percentile_ms(q, self.unacked if unacked_high else 0)
 
-    def send_lag_ms(self, q: float) -> float | None:
-        """The q-th percentile of how late the generator called produce() (records sent)."""
-        return self.send_lag.percentile_ms(q)
-
 
 @dataclass
 class Tally:
