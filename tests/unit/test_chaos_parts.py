@@ -255,11 +255,11 @@ def test_a_worker_ends_at_the_window_or_the_hold(tmp_path: Path) -> None:
     [run] = chaos_plans(load_sweep(CHAOS_SPEC), [BY_NAME["leader-kill"]])
     task = WorkerTask(0, run.plan, ["t"], "127.0.0.1:1", "r", [0, 1], None, str(tmp_path))
     worker = Worker(task)
-    assert worker._end(100.0) == 100.0
+    assert worker._end(100.0, 100.0) == 100.0
     worker.hold_until = _Shared(250.0)
-    assert worker._end(100.0) == 250.0
+    assert worker._end(100.0, 100.0) == 250.0
     worker.hold_until = _Shared(90.0)  # released before the window's end
-    assert worker._end(100.0) == 100.0
+    assert worker._end(100.0, 100.0) == 100.0
 
 
 @pytest.mark.timeout(30)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
 from tuner.driver.filebeat.plan import check_emulated
-from tuner.driver.filebeat.yml import deployment_env, pod_side
+from tuner.driver.filebeat.yml import pod_side
+from tuner.driver.tailed.pods import deployment_env
 from tuner.driver.tailed.readback import Tally
 from tuner.driver.tailed.writer import line_text
 from tuner.spec.clients import ClientProfile, profile_of
@@ -129,12 +130,12 @@ def test_a_written_line_is_read_back_from_the_event() -> None:
         + b'","input":{"type":"log"}}'
     )
     tally = Tally(window=(1_700_000_000.0, 1_700_000_010.0))
-    tally.add(4, value, (2, 1_700_000_001_600), now=1_700_000_001.7)
-    tally.add(4, value, (2, 1_700_000_001_600), now=1_700_000_001.7)  # a duplicate
+    tally.add(4, value, (2, 1_700_000_001_600))
+    tally.add(4, value, (2, 1_700_000_001_600))  # a duplicate
     assert tally.marks.seen[2][17] == 2
     assert tally.events_in_window == 1
     assert tally.ack_us.get_max_value() == pytest.approx(100_000, rel=0.01)
-    tally.add(4, value.replace(b" 2-17 ", b" 2-9 "), (2, 1_700_000_001_600), now=1_700_000_001.7)
-    assert tally.out_of_order == 1
-    tally.add(4, b'{"message":"no id"}', (2, 0), now=0)
-    assert tally.foreign == 1
+    tally.add(4, value.replace(b" 2-17 ", b" 2-9 "), (2, 1_700_000_001_600))
+    assert tally.marks.out_of_order == 1
+    tally.add(4, b'{"message":"no id"}', (2, 0))
+    assert tally.marks.foreign == 1

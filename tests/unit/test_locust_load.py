@@ -57,7 +57,7 @@ def test_the_load_survives_its_json_hand_over(tmp_path: Path) -> None:
     )
     load = load_from_spec(str(spec), bootstrap="x:1").model_copy(update={"t0": 12.5, "t_end": 30.0})
     assert load.message_path == str(log.resolve())
-    back = LocustLoad.from_json(load.to_json())
+    back = LocustLoad.model_validate_json(load.model_dump_json())
     assert (back.t0, back.t_end, back.topics) == (12.5, 30.0, load.topics)
     source = back.source_workload().message
     assert getattr(source, "resolved_path", None) == log.resolve()  # restored on the worker

@@ -19,7 +19,8 @@ from tuner.core.errors import ExitStatus
 from tuner.driver.engines import ENGINES
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.check import check_fragment
-from tuner.driver.otelcol.pod_config import base_config, deployment_env
+from tuner.driver.otelcol.pod_config import base_config
+from tuner.driver.tailed.pods import deployment_env
 from tuner.driver.tailed.readback import LINES, Tally
 from tuner.model.otelcol_sim import exports, merged, reads
 from tuner.model.predict import predict
@@ -182,7 +183,7 @@ def test_the_pod_base_holds_none_of_the_profiles_settings(tmp_path: Path) -> Non
 def test_readback_finds_every_line_of_an_export() -> None:
     tally = Tally(window=(0.0, 2e9), line=LINES)
     body = b"".join(b"\x0a\x05" + f"1795543999{k:06d} 3-{k} text".encode() for k in range(5))
-    tally.add(0, body, (2, 1795543999500), 1795543999.6)
+    tally.add(0, body, (2, 1795543999500))
     assert bytes(tally.marks.seen[3]).rstrip(b"\x00") == b"\x01" * 5 and tally.marks.distinct == 5
     assert tally.events_in_window == 5
 

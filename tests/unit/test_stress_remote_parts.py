@@ -140,9 +140,9 @@ def test_the_plan_carries_references_and_each_process_resolves(
         rate_per_producer=10, stages=loaded.stages, t0=0.0, client_properties=props,
     )  # fmt: skip
     monkeypatch.setenv("KBT_UNIT_STRESS_PASSWORD", "unit-secret-4f3e2d")
-    text = plan.to_json()
+    text = plan.model_dump_json()
     assert "unit-secret-4f3e2d" not in text and "${KBT_UNIT_STRESS_PASSWORD}" in text
-    config = StressPlan.from_json(text).security_config()
+    config = StressPlan.model_validate_json(text).security_config()
     assert config["sasl.password"] == "unit-secret-4f3e2d" and config["sasl.username"] == "svc"
     assert config["sasl.mechanisms"] == "SCRAM-SHA-512" and config["ssl.ca.location"] == "/etc/kbt/ca.pem"
     monkeypatch.delenv("KBT_UNIT_STRESS_PASSWORD")

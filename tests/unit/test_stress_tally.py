@@ -94,7 +94,7 @@ def test_group_tally_halves_and_wire() -> None:
     back = GroupTally.from_wire(g.to_wire())
     whole = back.stage(3)
     assert whole.records == 15
-    assert whole.e2e_ms(50) == 1.0 and whole.e2e_ms(99) == pytest.approx(50.0, rel=1e-3)
+    assert whole.e2e.percentile_ms(50) == 1.0 and whole.e2e.percentile_ms(99) == pytest.approx(50.0, rel=1e-3)
     assert back.half(3, 1).mean_lag == 10.0 and back.half(3, 1).lag_max == 20.0
     merged = HalfTally()
     merged.merge(back.half(3, 0))
@@ -111,9 +111,11 @@ def test_send_lag_merges_and_survives_the_wire() -> None:
     assert a.send_lag == Latency.of_us({1000: 2, 500_000: 1})
     back = StageTally.from_wire(a.to_wire())
     assert back == a
-    assert back.send_lag_ms(50) == 1.0
-    assert back.send_lag_ms(99) == pytest.approx(500.0, rel=1e-3)
-    assert StageTally.from_wire({"sent": 3}).send_lag_ms(99) is None  # a tally from an older worker
+    assert back.send_lag.percentile_ms(50) == 1.0
+    assert back.send_lag.percentile_ms(99) == pytest.approx(500.0, rel=1e-3)
+    assert (
+        StageTally.from_wire({"sent": 3}).send_lag.percentile_ms(99) is None
+    )  # a tally from an older worker
 
 
 def test_last_due_is_the_latest_across_reports() -> None:

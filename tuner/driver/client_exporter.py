@@ -36,6 +36,7 @@ DELIVERY_BUCKETS_S = (
 # final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
 # Every engine's exporter waits the same (the Java engine gets it in its plan).
 FINAL_SCRAPE_S = 6.0
+_QUANTILES = {"p50": "0.5", "p99": "0.99"}  # librdkafka's window percentiles as quantile labels
 
 
 class _Served:
@@ -167,12 +168,12 @@ class ClientExporter(Exporter):
                 self._last_requests[(producer, node)] = count
             queued = broker.get("int_latency", {})
             if queued.get("cnt"):
-                for q in ("p50", "p99"):
-                    self.queue_latency.labels(**labels, quantile=_q(q)).set(queued[q] / 1e6)  # us
+                for q, quantile in _QUANTILES.items():
+                    self.queue_latency.labels(**labels, quantile=quantile).set(queued[q] / 1e6)  # us
             rtt = broker.get("rtt", {})
             if rtt.get("cnt"):
-                for q in ("p50", "p99"):
-                    self.rtt.labels(**labels, broker=node, quantile=_q(q)).set(rtt[q] / 1e6)  # us
+                for q, quantile in _QUANTILES.items():
+                    self.rtt.labels(**labels, broker=node, quantile=quantile).set(rtt[q] / 1e6)  # us
         if throttled:
             self.throttle_max.labels(**labels).set(max(throttled) / 1000)  # ms
         for topic in data.get("topics", {}).values():
@@ -237,7 +238,3 @@ def histogram_buckets(counts: list[tuple[int, int]]) -> tuple[list[tuple[str, fl
         buckets.append((repr(bound), float(total)))
     buckets.append(("+Inf", float(sum(c for _, c in ordered))))
     return buckets, sum(us * c for us, c in ordered) / 1e6
-
-
-def _q(name: str) -> str:
-    return {"p50": "0.5", "p99": "0.99"}[name]

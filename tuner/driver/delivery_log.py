@@ -43,7 +43,6 @@ class DeliveryLog:
         self.offsets = array("q")
         self.marks = array("d")  # time figure of the acked records not yet digested
         self.failed_rids = array("Q")
-        self.failed_marks = array("d")
         self.failed_errors: dict[str, int] = {}  # error name -> count
         self.digested = 0  # acked records already digested (marks holds the rest)
         self.failed_digested = 0
@@ -52,8 +51,7 @@ class DeliveryLog:
         """The `on_delivery` callback for every producer of the process (one closure, no per-record
         allocation beyond the report itself)."""
         rids, partitions, offsets = self.rids.append, self.partitions.append, self.offsets.append
-        marks, failed_rids = self.marks.append, self.failed_rids.append
-        failed_marks, errors = self.failed_marks.append, self.failed_errors
+        marks, failed_rids, errors = self.marks.append, self.failed_rids.append, self.failed_errors
         now = time.time
         open_loop = self.mode == OPEN
 
@@ -61,16 +59,14 @@ class DeliveryLog:
             value = msg.value()
             if value is None:  # not one of ours
                 return
-            mark = now() if open_loop else (msg.latency() or 0.0)
             if err is None:
                 rids(int(value[-ID_HEX:], 16))
                 partitions(msg.partition() or 0)
                 offset = msg.offset()
                 offsets(-1 if offset is None else offset)
-                marks(mark)
+                marks(now() if open_loop else (msg.latency() or 0.0))
             else:
                 failed_rids(int(value[-ID_HEX:], 16))
-                failed_marks(mark)
                 name = err.name()
                 errors[name] = errors.get(name, 0) + 1
 
@@ -89,14 +85,12 @@ class DeliveryLog:
         self.failed_errors[error] = self.failed_errors.get(error, 0) + 1
         self.failed_digested = len(self.failed_rids)
 
-    def take(self) -> tuple[Sequence[int], Sequence[float], Sequence[int], Sequence[float]]:
-        """The acked (ids, marks) and failed (ids, marks) not yet digested; marks are then dropped."""
-        acked = self.rids[self.digested :], self.marks[:]
-        failed = self.failed_rids[self.failed_digested :], self.failed_marks[:]
+    def take(self) -> tuple[Sequence[int], Sequence[float], Sequence[int]]:
+        """The acked ids and marks and the failed ids not yet digested; marks are then dropped."""
+        taken = self.rids[self.digested :], self.marks[:], self.failed_rids[self.failed_digested :]
         self.digested, self.failed_digested = len(self.rids), len(self.failed_rids)
         del self.marks[:]
-        del self.failed_marks[:]
-        return acked[0], acked[1], failed[0], failed[1]
+        return taken
 
     @property
     def acked_total(self) -> int:

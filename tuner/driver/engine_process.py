@@ -49,14 +49,13 @@ class ProcessPlan:
 class ProcessSite:
     """What every engine process's plan points at: where the run goes (its one topic), the run's
     work directory and corpus, the shared start time (-1: the engines start together once every one
-    is connected) and the first process's seed."""
+    is connected)."""
 
     placement: Placement
     topic: str
     workdir: Path
     corpus_file: Path
     start_at: float
-    seed: int = 1
 
 
 @contextlib.contextmanager
@@ -114,7 +113,7 @@ def engine_plans(
             "keys": keys,
             "key_cardinality": workload.keys.cardinality or 0,
             "acked_file": str(acked),
-            "seed": site.seed + index,
+            "seed": index + 1,
             **client(index),
         }
         plans.append(

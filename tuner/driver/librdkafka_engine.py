@@ -18,11 +18,11 @@ from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
 from tuner.driver.engine import Capabilities, Hold, Placement
-from tuner.driver.latency_buckets import LatencyBuckets
+from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.rdkafka_stats import WindowStats
-from tuner.driver.rdkafka_worker import LATENCY_MAX_US, WorkerResult, WorkerTask, worker_main
+from tuner.driver.rdkafka_worker import WorkerResult, WorkerTask, worker_main
 from tuner.driver.result import ArtifactRef, ClientResult, DeliveryResult, DriverResult, LatencyMs
 from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId
@@ -201,7 +201,7 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         1, sum(o.producers for o in outs)
     )
     batches = stats.batches
-    queue, rtt = _rolling(stats.queue_latency.as_ms()), _rolling(stats.rtt.as_ms())
+    queue, rtt = stats.queue_latency.as_ms(), stats.rtt.as_ms()
     return ClientResult(
         engine="librdkafka",
         producers=workload.producers,
@@ -256,18 +256,6 @@ def _from_stats(queue: LatencyMs | None, rtt: LatencyMs | None, count: int) -> L
         p50=add(queue.p50, rtt.p50),
         p99=add(queue.p99, rtt.p99),
         max=add(queue.max, rtt.max),
-    )
-
-
-def _rolling(values: dict[str, float] | None) -> LatencyMs | None:
-    if values is None:
-        return None
-    return LatencyMs(
-        count=int(values["count"]),
-        mean=values["mean"],
-        p50=values["p50"],
-        p99=values["p99"],
-        max=values["max"],
     )
 
 

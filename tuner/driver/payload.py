@@ -69,7 +69,6 @@ class Payloads:
     pool: list[bytes]
     keys: KeySpec
     rng: random.Random
-    _next: int = 0
     # per workload topic, the keys that land on its partitions in its key_shares (None: uniform)
     tables: list[KeyTable | None] = field(default_factory=list)
 
@@ -87,11 +86,6 @@ class Payloads:
 
     def prefixes(self) -> list[bytes]:
         return [stamp_prefix(e) for e in self.pool]
-
-    def next(self, record_id: int) -> tuple[bytes | None, bytes]:
-        event = self.pool[self._next % len(self.pool)]
-        self._next += 1
-        return self.stamped(event, record_id)
 
     def stamped(self, event: bytes, record_id: int) -> tuple[bytes | None, bytes]:
         """The key and value of `event` sent as record `record_id`."""

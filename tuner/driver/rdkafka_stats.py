@@ -14,12 +14,17 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
+from tuner.driver.result import LatencyMs
+from tuner.driver.summed import Summed
+
 US_PER_MS = 1000.0
 
 
 @dataclass
-class Rolling:
+class Rolling(Summed):
     """A latency/size window summed over emissions: cnt, sum, cnt-weighted p50/p99, max."""
+
+    maxima = ("max",)
 
     cnt: int = 0
     total: float = 0.0
@@ -37,28 +42,21 @@ class Rolling:
         self.p99_weighted += float(stats.get("p99", 0)) * cnt
         self.max = max(self.max, float(stats.get("max", 0)))
 
-    def merge(self, other: Rolling) -> None:
-        self.cnt += other.cnt
-        self.total += other.total
-        self.p50_weighted += other.p50_weighted
-        self.p99_weighted += other.p99_weighted
-        self.max = max(self.max, other.max)
-
-    def as_ms(self) -> dict[str, float] | None:
-        """{count, mean, p50, p99, max} in ms (librdkafka reports microseconds)."""
+    def as_ms(self) -> LatencyMs | None:
+        """Count, mean, p50, p99 and max in ms (librdkafka reports microseconds)."""
         if self.cnt == 0:
             return None
-        return {
-            "count": self.cnt,
-            "mean": self.total / self.cnt / US_PER_MS,
-            "p50": self.p50_weighted / self.cnt / US_PER_MS,
-            "p99": self.p99_weighted / self.cnt / US_PER_MS,
-            "max": self.max / US_PER_MS,
-        }
+        return LatencyMs(
+            count=self.cnt,
+            mean=self.total / self.cnt / US_PER_MS,
+            p50=self.p50_weighted / self.cnt / US_PER_MS,
+            p99=self.p99_weighted / self.cnt / US_PER_MS,
+            max=self.max / US_PER_MS,
+        )
 
 
 @dataclass
-class WindowStats:
+class WindowStats(Summed):
     """One producer's (or many producers' merged) client figures."""
 
     requests: dict[str, float] = field(default_factory=dict)  # node id -> produce requests in window
@@ -69,18 +67,6 @@ class WindowStats:
     batch_bytes: float = 0.0
     queue_latency: Rolling = field(default_factory=Rolling)  # int_latency
     rtt: Rolling = field(default_factory=Rolling)
-
-    def merge(self, other: WindowStats) -> None:
-        for node, n in other.requests.items():
-            self.requests[node] = self.requests.get(node, 0.0) + n
-        for node, m in other.requests_total.items():
-            self.requests_total[node] = self.requests_total.get(node, 0) + m
-        self.txbytes += other.txbytes
-        self.batches += other.batches
-        self.batch_records += other.batch_records
-        self.batch_bytes += other.batch_bytes
-        self.queue_latency.merge(other.queue_latency)
-        self.rtt.merge(other.rtt)
 
 
 @dataclass

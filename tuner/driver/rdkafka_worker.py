@@ -36,14 +36,14 @@ from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.delivery.ledger import RangeFile
 from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
 from tuner.driver.key_shares import partitioner
-from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
+from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads, key_tables
 from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
 from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
 from tuner.target.security import parse_properties
 
-__all__ = ["LATENCY_MAX_US", "Worker", "WorkerResult", "WorkerTask", "producer_config", "worker_main"]
+__all__ = ["Worker", "WorkerResult", "WorkerTask", "producer_config", "worker_main"]
 
 STATS_INTERVAL_MS = 1000
 ARTIFACT = "librdkafka.properties"
@@ -92,7 +92,6 @@ class WorkerResult:
     flushed_at: float = 0.0
     acked_files: dict[str, str] = field(default_factory=dict)
     ranges: bool = False  # acked_files hold RangeFiles (closed loop), not acked offsets
-    final_scrape: bool | None = None  # a Prometheus scrape came after the final counts (None: unexported)
 
 
 def producer_config(artifact: str, client_id: str, error_reports_only: bool = False) -> dict[str, Any]:
@@ -194,7 +193,7 @@ class Worker:
 
     def _digest(self) -> None:
         """Account the delivery reports logged since the last digest."""
-        rids, marks, failed, _ = self.log.take()
+        rids, marks, failed = self.log.take()
         result, latency, by_pid = self.result, self.latency, self.by_pid
         ws, we = self.window
         t0, interval = self.t0, self.interval
@@ -277,12 +276,10 @@ class Worker:
         self._drain()
         self._collect_stats()
         self._digest()
-        scraped: bool | None = None
         if self.exporter is not None:  # the final counts, then one scrape that carries them
             self.export(self.exporter)
-            scraped = self.exporter.await_scrape()
+            self.exporter.await_scrape()
         result = self.result
-        result.final_scrape = scraped
         result.offered = sum(self._offered(pod, t_end) for pod in self.pods)
         result.acked_total, result.failed_total = self.log.acked_total, self.log.failed_total
         result.latency_hist = self.latency.histogram().encode()
@@ -334,14 +331,8 @@ class Worker:
         interval, topics, nt = self.interval, self.task.topics, len(self.task.topics)
         ws, we = self.window
         sent = 0
-        end = t_end
         lag = self.send_lag.add_s
-        while True:
-            now = time.time()
-            if now >= t_end:  # past the window: go on while the parent holds the load
-                end = self._end(t_end)
-                if now >= end:
-                    break
+        while (now := time.time()) < (end := self._end(t_end, now)):
             next_due = end
             for pod in self.pods:
                 produce, prefixes, seq = pod.producer.produce, pod.prefixes, pod.seq
@@ -373,13 +364,7 @@ class Worker:
         topics, nt = self.task.topics, len(self.task.topics)
         ws = self.window[0]
         in_window = False
-        end = t_end
-        while True:
-            now = time.time()
-            if now >= t_end:  # past the window: go on while the parent holds the load
-                end = self._end(t_end)
-                if now >= end:
-                    break
+        while (now := time.time()) < self._end(t_end, now):
             if not in_window and now >= ws:
                 in_window = True
                 for pod in self.pods:
@@ -405,9 +390,11 @@ class Worker:
                 pod.window_seq = pod.seq
         self.result.sent = sum(pod.seq - pod.window_seq for pod in self.pods)
 
-    def _end(self, t_end: float) -> float:
-        """When the load ends: the window's end, or later while the parent holds it."""
-        return t_end if self.hold_until is None else max(t_end, float(self.hold_until.value))
+    def _end(self, t_end: float, now: float) -> float:
+        """When the load ends: the window's end, or, once past it, later while the parent holds it."""
+        if now < t_end or self.hold_until is None:
+            return t_end
+        return max(t_end, float(self.hold_until.value))
 
     def _drain(self) -> None:
         deadline = time.time() + FLUSH_TIMEOUT_S

@@ -5,7 +5,7 @@ Every line carries its record id and intended write time (tuner/driver/tailed/wr
 delivery verification is exact: Filebeat retries until delivered, so lost = written - read back;
 duplicates and per-partition order come from the same read-back. The run's topic is switched to
 LogAppendTime so a record's timestamp is the leader's append time: write time -> that is the
-delivery latency (the ack follows the append; acks 1 by default). Read-back latency is measured too.
+delivery latency (the ack follows the append; acks 1 by default).
 
 Filebeat cannot count produce requests (it turns Sarama's metrics into no-ops): the brokers' Produce
 request counter is the count (the sweep's broker window). Filebeat's own `/stats` (events acked,
@@ -23,17 +23,17 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
-from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
-from tuner.driver.filebeat.builds import build_for, build_version, filebeat_binary
+from tuner.driver.filebeat.builds import build_for, build_version
 from tuner.driver.filebeat.plan import drain_s
-from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, deployment_env, pod_side
-from tuner.driver.latency_hist import latency_ms
-from tuner.driver.result import DriverResult, LatencyMs
+from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
+from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
+    deployment_env,
     log_append_time,
     sigterm_interrupts,
+    sized_payloads,
     tailed_result,
 )
 from tuner.driver.tailed.readback import ReadBack
@@ -59,12 +59,11 @@ class RealRun:
     result: DriverResult
     version: str
     filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
-    readback_latency_ms: LatencyMs = field(default_factory=LatencyMs)
     written: int = 0
     foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
 
 
-def run_real(plan: RunPlan, placement: Placement, version: str | None = None) -> RealRun:
+def run_real(plan: RunPlan, placement: Placement) -> RealRun:
     """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
     `placement.security` is written into output.kafka with the password as a `${NAME}` reference
     that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
@@ -79,13 +78,15 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     placement.single_topic("filebeat")
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
-    binary = filebeat_binary(version) if version else build_for(config.filebeat_version)
+    binary = build_for(config.filebeat_version)
     rate = float(workload.rate_per_producer)
     log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
         work = Path(tmp)
         pods = [_Pod(i, work, connection) for i in range(workload.producers)]
-        payloads = _payloads(plan, work, pods[0].log_file)
+        # Sized so the Kafka record (Filebeat's JSON event) has the workload's size.
+        overhead = EVENT_OVERHEAD_BYTES + len(str(pods[0].log_file)) + PREFIX_BYTES
+        payloads = sized_payloads(plan, work, overhead, lambda t: t.replace("\\", "/").replace('"', "'"))
 
         def start(pod: _Pod) -> None:
             pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
@@ -111,13 +112,11 @@ def run_real(plan: RunPlan, placement: Placement, version: str | None = None) ->
     result = tailed_result(
         REAL_ENGINE_NAME, workload, run.judged, pods, failed, topics, KIND.artifact(profile)
     )
-    tally = run.judged.tally
     return RealRun(
         result=result,
         version=build_version(binary),
         filebeat_stats=stats,
-        readback_latency_ms=latency_ms(tally.readback_us),
-        foreign=tally.foreign,
+        foreign=run.judged.tally.marks.foreign,
         written=sum(run.judged.written.values()),
     )
 
@@ -175,23 +174,6 @@ class _Pod(RestartsOnTakenPort[FilebeatProfile]):
             said.append(last)
         text = " | ".join(s for s in said if s) or f"exit status {self.proc.returncode}"
         return f"pod {self.index}: {text}"
-
-
-def _payloads(plan: RunPlan, work: Path, sample_log: Path) -> list[str]:
-    """Payload texts sized so the Kafka record (Filebeat's JSON event) has the workload's size."""
-    corpus = work / "corpus.jsonl"
-    write_corpus(plan.workload, corpus, seed=plan.index + 1)
-    overhead = EVENT_OVERHEAD_BYTES + len(str(sample_log)) + PREFIX_BYTES
-    out: list[str] = []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        text = str(entry["message"]).replace("\\", "/").replace('"', "'")
-        size = int(entry["bytes"])
-        if size > 0:
-            want = max(16, size - overhead)
-            text = (text * (want // max(1, len(text)) + 1))[:want]
-        out.append(text)
-    return out
 
 
 _STATS = {

@@ -17,7 +17,7 @@ from tuner.driver.filebeat.plan import (
     engine_binary,
     process_plans,
 )
-from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.driver.result import ClientResult, DriverResult
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
@@ -81,4 +81,4 @@ SARAMA_ENGINE = RunFunctionEngine(
     run_filebeat_load,
 )
 
-__all__ = ["SARAMA_ENGINE", "DeliveryResult", "aggregate", "run_filebeat_load"]
+__all__ = ["SARAMA_ENGINE", "aggregate", "run_filebeat_load"]

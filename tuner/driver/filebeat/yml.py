@@ -12,7 +12,8 @@ in that order (checked with the real 7.17 build: nested sections merge key by ke
   password, sasl.mechanism, ssl.*) as a user would add them.
 
 The environment gives KAFKA_HOSTS (every bootstrap server, comma-separated) and KAFKA_TOPIC, as a
-DaemonSet's would. Nothing else of the output is set, so the file's settings are the run's.
+DaemonSet's would (tuner/driver/tailed/pods.py, deployment_env). Nothing else of the output is
+set, so the file's settings are the run's.
 """
 
 from __future__ import annotations
@@ -36,11 +37,6 @@ def input_section(config: FilebeatConfig, pod: int, log_file: Path) -> dict[str,
         section["id"] = f"kbt-pod-{pod}"  # 7.17 warns without one; the registry keys on it
     section.update(inp.input_options())
     return section
-
-
-def deployment_env(bootstrap_servers: str, topic: str) -> dict[str, str]:
-    """The variables the rendered file names, as a deployment sets them."""
-    return {"KAFKA_HOSTS": bootstrap_servers, "KAFKA_TOPIC": topic}
 
 
 def pod_side(

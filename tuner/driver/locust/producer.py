@@ -71,13 +71,11 @@ class OpenLoopProducer(User):
     ) -> None:  # fmt: skip
         """Produce `workload`'s events from `pool` to `topics` (round robin by sequence), one record
         every `interval` seconds from `start_at` (0: bursts) until `end`."""
-        self.producer, self.pid, self.interval, self.start_at, self.end = (
-            producer,
-            pid,
-            interval,
-            start_at,
-            end,
-        )
+        self.producer = producer
+        self.pid = pid
+        self.interval = interval
+        self.start_at = start_at
+        self.end = end
         self.topics = list(topics)
         self.payloads = Payloads(pool, workload.keys, random.Random(pid))
         self.offset = random.randrange(len(pool))  # users start at different pool events

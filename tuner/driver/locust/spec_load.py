@@ -44,13 +44,6 @@ class LocustLoad(Frozen):
             object.__setattr__(message, "resolved_path", Path(self.message_path))
         return self.plan.workload
 
-    def to_json(self) -> str:
-        return self.model_dump_json()
-
-    @classmethod
-    def from_json(cls, text: str) -> LocustLoad:
-        return cls.model_validate_json(text)
-
 
 def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str = "") -> LocustLoad:
     """The load of `spec` (a sweep spec: its run named `run`, else the first; or a workload spec,

@@ -88,7 +88,7 @@ class _Process(ProcessShare):
             raw = getattr(environment.parsed_options, "kbt_load", "") or ""
             if not raw:
                 raise RuntimeError("no kbt load: start locust with --kbt-spec (or KBT_LOCUST_SPEC)")
-            self.load = LocustLoad.from_json(raw)
+            self.load = LocustLoad.model_validate_json(raw)
         return self.load
 
 
@@ -198,7 +198,7 @@ def _test_start(environment: Environment, **_: Any) -> None:
         t_end = started + options.run_time - END_MARGIN_S if options.run_time else None
         load = load.model_copy(update={"t0": t0, "t_end": t_end})
         STATE.load = load
-        options.kbt_load = load.to_json()  # forwarded to the workers with the spawn message
+        options.kbt_load = load.model_dump_json()  # forwarded to the workers with the spawn message
         log.info("kbt: producing to %s at %s", ", ".join(load.topics), load.bootstrap_servers)
     elif isinstance(runner, WorkerRunner):
         STATE.load = None  # a new test: the master's load

@@ -77,7 +77,7 @@ class _Process(ProcessShare):
                 raw = Path(raw[1:]).read_text(encoding="utf-8")
             if not raw:
                 raise RuntimeError("no stress plan: run through 'kbt stress' (option --kbt-plan)")
-            self.plan = StressPlan.from_json(raw)
+            self.plan = StressPlan.model_validate_json(raw)
         return self.plan
 
     def exporter_for(self, plan: StressPlan, worker: int) -> ClientExporter | None:

@@ -20,15 +20,16 @@ from pathlib import Path
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
-from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Capabilities, Hold, Placement
 from tuner.driver.otelcol.build import require_collector
-from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config, deployment_env
+from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config
 from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
+    deployment_env,
     log_append_time,
     sigterm_interrupts,
+    sized_payloads,
     tailed_result,
 )
 from tuner.driver.tailed.readback import LINES, ReadBack
@@ -111,22 +112,6 @@ class Pod(RestartsOnTakenPort[OtelcolProfile]):
         return f"pod {self.index}: {said or f'exit status {self.proc.returncode}'}"
 
 
-def payloads(plan: RunPlan, work: Path) -> list[str]:
-    """Payload texts sized so each written line (id prefix included) has the workload's event size."""
-    corpus = work / "corpus.jsonl"
-    write_corpus(plan.workload, corpus, seed=plan.index + 1)
-    out: list[str] = []
-    for line in corpus.read_text(encoding="utf-8").splitlines():
-        entry = json.loads(line)
-        text = str(entry["message"]).replace("\n", " ")
-        size = int(entry["bytes"])
-        if size > 0:
-            want = max(16, size - PREFIX_BYTES)
-            text = (text * (want // max(1, len(text)) + 1))[:want]
-        out.append(text)
-    return out
-
-
 def drain_s(config: OtelcolConfig) -> float:
     """How long delivery may trail the last line: a poll, an emitter tick, a batch, a linger."""
     batch = config.batching
@@ -180,7 +165,8 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
             shipper="the collector",
             workload=workload,
             rate=rate,
-            payloads=payloads(plan, work),
+            # Each written line (id prefix included) has the workload's event size.
+            payloads=sized_payloads(plan, work, PREFIX_BYTES, lambda t: t.replace("\n", " ")),
             work=work,
             read_back=lambda window: ReadBack(
                 bootstrap_servers,

@@ -19,11 +19,6 @@ LOG_NAME = "collector.log"
 BASE_NAME = "base.yaml"
 
 
-def deployment_env(bootstrap_servers: str, topic: str) -> dict[str, str]:
-    """The variables the base names, as a deployment sets them."""
-    return {"KAFKA_HOSTS": bootstrap_servers, "KAFKA_TOPIC": topic}
-
-
 def base_config(
     *, log_file: Path, metrics_port: int, workdir: Path, client: dict[str, Any] | None = None
 ) -> dict[str, Any]:

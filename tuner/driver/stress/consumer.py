@@ -96,9 +96,9 @@ class _Member:
 
 
 class GroupLoop:
-    def __init__(self, task: ConsumerTask, updates: Queue[Any] | None) -> None:
+    def __init__(self, task: ConsumerTask, updates: Queue[Any]) -> None:
         self.task = task
-        self.plan = StressPlan.from_json(task.plan_json)
+        self.plan = StressPlan.model_validate_json(task.plan_json)
         self.group = task.group
         self.updates = updates
         self.tally = GroupTally()
@@ -181,12 +181,11 @@ class GroupLoop:
 
     # ---- the loop ------------------------------------------------------------------------------
 
-    def run(self, stop: Event | None) -> GroupTally:
-        final = GroupTally()
+    def run(self, stop: Event) -> None:
         next_report = time.time() + REPORT_EVERY_S
         end = self.plan.end + END_GRACE_S
         last = time.time()
-        while time.time() < end and not (stop is not None and stop.is_set()):
+        while time.time() < end and not stop.is_set():
             now = time.time()
             stage, half, lagging = self.position(now)
             if self.group.mode == "lagging":
@@ -200,15 +199,14 @@ class GroupLoop:
                     break
                 got += self._consume(member, stage, half)
             if now >= next_report:
-                self._report(final)
+                self._report()
                 next_report = now + REPORT_EVERY_S
             if got == 0:
                 time.sleep(IDLE_SLEEP_S)
-        self._report(final)
+        self._report()
         for member in self.members:
             with contextlib.suppress(KafkaException, RuntimeError):
                 member.consumer.close()
-        return final
 
     def _consume(self, member: _Member, stage: int, half: int) -> int:
         msgs = member.consumer.consume(num_messages=BATCH, timeout=0)
@@ -246,16 +244,13 @@ class GroupLoop:
                 self.exporter.set_age(age)
         return count
 
-    def _report(self, final: GroupTally) -> None:
+    def _report(self) -> None:
         if self.exporter is not None and self.recent:
             recent = Latency()
             for age_s in self.recent:
                 recent.add_s(age_s)
             self.exporter.set_e2e(recent.percentile_ms(50) or 0.0, recent.percentile_ms(99) or 0.0)
-        delta = self.tally.take_delta()
-        final.merge(GroupTally.from_wire(delta))
-        if self.updates is not None:
-            self.updates.put(("update", self.task.index, delta))
+        self.updates.put(("update", self.task.index, self.tally.take_delta()))
 
 
 def consumer_main(task: ConsumerTask, updates: Queue[Any], ready: Queue[Any], stop: Event) -> None:

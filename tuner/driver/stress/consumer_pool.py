@@ -30,7 +30,7 @@ class ConsumerPool:
             ConsumerTask(
                 index=i,
                 group=group,
-                plan_json=plan.to_json(),
+                plan_json=plan.model_dump_json(),
                 exporter_port=plan.consumer_ports[i] if i < len(plan.consumer_ports) else None,
             )
             for i, group in enumerate(plan.groups)

@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.driver.latency_hist import Latency
+from tuner.driver.summed import Summed
 
 
 @dataclass
-class HalfTally:
+class HalfTally(Summed):
+    maxima = ("lag_max",)
     records: int = 0
     bytes: int = 0
     e2e: Latency = field(default_factory=Latency)  # real-time: now - record timestamp
@@ -25,47 +27,6 @@ class HalfTally:
     lag_max: float = 0.0
     rewinds: int = 0
     active_s: float = 0.0  # seconds the group was reading (lagging groups pause)
-
-    def merge(self, other: HalfTally) -> None:
-        self.records += other.records
-        self.bytes += other.bytes
-        self.e2e.merge(other.e2e)
-        self.age_s_sum += other.age_s_sum
-        self.lag_sum += other.lag_sum
-        self.lag_samples += other.lag_samples
-        self.lag_max = max(self.lag_max, other.lag_max)
-        self.rewinds += other.rewinds
-        self.active_s += other.active_s
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "records": self.records,
-            "bytes": self.bytes,
-            "e2e": self.e2e.to_wire(),
-            "age_s_sum": self.age_s_sum,
-            "lag_sum": self.lag_sum,
-            "lag_samples": self.lag_samples,
-            "lag_max": self.lag_max,
-            "rewinds": self.rewinds,
-            "active_s": self.active_s,
-        }
-
-    @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> HalfTally:
-        return cls(
-            records=int(data.get("records", 0)),
-            bytes=int(data.get("bytes", 0)),
-            e2e=Latency.from_wire(data.get("e2e", data.get("e2e_us", ""))),
-            age_s_sum=float(data.get("age_s_sum", 0.0)),
-            lag_sum=float(data.get("lag_sum", 0.0)),
-            lag_samples=int(data.get("lag_samples", 0)),
-            lag_max=float(data.get("lag_max", 0.0)),
-            rewinds=int(data.get("rewinds", 0)),
-            active_s=float(data.get("active_s", 0.0)),
-        )
-
-    def e2e_ms(self, q: float) -> float | None:
-        return self.e2e.percentile_ms(q)
 
     @property
     def mean_age_s(self) -> float | None:

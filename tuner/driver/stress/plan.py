@@ -75,15 +75,8 @@ class StressPlan(Frozen):
 
         return client_config(self, "stress plan")
 
-    def to_json(self) -> str:
-        return self.model_dump_json()
-
-    @classmethod
-    def from_json(cls, text: str) -> StressPlan:
-        return cls.model_validate_json(text)
-
     def write(self, path: Path) -> Path:
-        return atomic_write(path, self.to_json(), "stress plan")
+        return atomic_write(path, self.model_dump_json(), "stress plan")
 
 
 def second_half(stage: Stage, t_in_stage: float) -> bool:

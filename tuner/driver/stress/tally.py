@@ -19,17 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.driver.latency_hist import Latency
+from tuner.driver.summed import Summed
 
 
 def ranges_of(values: Iterable[int]) -> list[list[int]]:
     """Sorted distinct ints as inclusive [lo, hi] runs."""
-    out: list[list[int]] = []
-    for v in sorted(set(values)):
-        if out and v == out[-1][1] + 1:
-            out[-1][1] = v
-        else:
-            out.append([v, v])
-    return out
+    return merge_ranges([[v, v] for v in set(values)], [])
 
 
 def merge_ranges(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
@@ -44,7 +39,8 @@ def merge_ranges(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
 
 
 @dataclass
-class StageTally:
+class StageTally(Summed):
+    maxima = ("last_due",)
     sent: int = 0
     acked: int = 0
     failed: int = 0
@@ -57,61 +53,12 @@ class StageTally:
     batch_records: int = 0
     batch_bytes: int = 0
 
-    def merge(self, other: StageTally) -> None:
-        self.sent += other.sent
-        self.acked += other.acked
-        self.failed += other.failed
-        self.bytes_acked += other.bytes_acked
-        self.latency.merge(other.latency)
-        self.send_lag.merge(other.send_lag)
-        self.last_due = max(self.last_due, other.last_due)
-        for node, n in other.requests.items():
-            self.requests[node] = self.requests.get(node, 0) + n
-        self.batches += other.batches
-        self.batch_records += other.batch_records
-        self.batch_bytes += other.batch_bytes
-
     @property
     def unacked(self) -> int:
         return max(0, self.sent - self.acked - self.failed)
 
     def p_ms(self, q: float, unacked_high: bool = False) -> float | None:
         return self.latency.percentile_ms(q, self.unacked if unacked_high else 0)
-
-    def send_lag_ms(self, q: float) -> float | None:
-        """The q-th percentile of how late the generator called produce() (records sent)."""
-        return self.send_lag.percentile_ms(q)
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "sent": self.sent,
-            "acked": self.acked,
-            "failed": self.failed,
-            "bytes_acked": self.bytes_acked,
-            "latency": self.latency.to_wire(),
-            "send_lag": self.send_lag.to_wire(),
-            "last_due": self.last_due,
-            "requests": dict(self.requests),
-            "batches": self.batches,
-            "batch_records": self.batch_records,
-            "batch_bytes": self.batch_bytes,
-        }
-
-    @classmethod
-    def from_wire(cls, data: dict[str, Any]) -> StageTally:
-        return cls(
-            sent=int(data.get("sent", 0)),
-            acked=int(data.get("acked", 0)),
-            failed=int(data.get("failed", 0)),
-            bytes_acked=int(data.get("bytes_acked", 0)),
-            latency=Latency.from_wire(data.get("latency", data.get("latency_us", ""))),
-            send_lag=Latency.from_wire(data.get("send_lag", data.get("send_lag_us", ""))),
-            last_due=float(data.get("last_due", 0.0)),
-            requests={str(k): int(v) for k, v in data.get("requests", {}).items()},
-            batches=int(data.get("batches", 0)),
-            batch_records=int(data.get("batch_records", 0)),
-            batch_bytes=int(data.get("batch_bytes", 0)),
-        )
 
 
 @dataclass

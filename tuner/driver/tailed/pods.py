@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -23,6 +23,7 @@ from typing import Generic, Protocol, TypeVar
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.redact import REDACTED, scrub
+from tuner.driver.corpus import write_corpus
 from tuner.driver.delivery.check import judge
 from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.latency_buckets import LatencyBuckets
@@ -31,6 +32,7 @@ from tuner.driver.lifeline import die_with_parent
 from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.driver.tailed.readback import Tally
 from tuner.spec.clients.base import Rendered
+from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import SecureClient
 
@@ -163,6 +165,12 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def deployment_env(bootstrap_servers: str, topic: str) -> dict[str, str]:
+    """The variables a pod's config names (the rendered file, the collector's base), as a
+    deployment sets them."""
+    return {"KAFKA_HOSTS": bootstrap_servers, "KAFKA_TOPIC": topic}
+
+
 def log_append_time(conn: Connection, topic: str) -> None:
     """The record timestamp becomes the broker's append time (the topic is the run's own)."""
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
@@ -181,6 +189,23 @@ class PodFile(Protocol):
 
     index: int
     log_file: Path
+
+
+def sized_payloads(plan: RunPlan, work: Path, overhead: int, clean: Callable[[str], str]) -> list[str]:
+    """The run's corpus texts for the writers, `clean`ed of what the shipper's line may not hold,
+    each sized so the record has its entry's size with the `overhead` the line or event adds."""
+    corpus = work / "corpus.jsonl"
+    write_corpus(plan.workload, corpus, seed=plan.index + 1)
+    out: list[str] = []
+    for line in corpus.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        text = clean(str(entry["message"]))
+        size = int(entry["bytes"])
+        if size > 0:
+            want = max(16, size - overhead)
+            text = (text * (want // max(1, len(text)) + 1))[:want]
+        out.append(text)
+    return out
 
 
 def start_writers(
@@ -263,10 +288,6 @@ def written_in_window(
     return count
 
 
-def _ref(artifact: Rendered | None) -> ArtifactRef | None:
-    return None if artifact is None else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256)
-
-
 @dataclass(frozen=True)
 class TailedRun:
     """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
@@ -290,7 +311,7 @@ def tailed_result(
     pods: Sequence[PodFile],
     failed: int,
     topics: Sequence[str],
-    artifact: Rendered | None = None,
+    artifact: Rendered,
 ) -> DriverResult:
     """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
     missing from the topic is lost only when the read-back reached the topic's end, before that it
@@ -315,9 +336,7 @@ def tailed_result(
         records_acked_total=verdict.found,
         delivery_latency_ms=latency_ms(run.tally.ack_us),
         send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
-        artifact=None
-        if artifact is None
-        else ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
+        artifact=ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
     )
     # every written line read, or the topic read to its end
     delivery = verdict.result()

@@ -1,9 +1,8 @@
 """Read a tailed-pods run's topic back while it runs (real Filebeat, the collector): every event's
-id, its intended write time,
-the broker's append time (the topic uses LogAppendTime, so the record timestamp is when the leader
-appended it, which with acks 1 or all is the moment Filebeat's batch was acknowledged) and the time
-it was read back. Delivery is judged by the one checker (tuner.driver.delivery.check): lost = written
-- read back, duplicates, order.
+id, its intended write time and the broker's append time (the topic uses LogAppendTime, so the
+record timestamp is when the leader appended it, which with acks 1 or all is the moment Filebeat's
+batch was acknowledged). Delivery is judged by the one checker (tuner.driver.delivery.check): lost =
+written - read back, duplicates, order.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.kafka_clients import Connection, new_consumer
 from tuner.driver.delivery.check import Marks
+from tuner.driver.latency_buckets import LATENCY_MAX_US
 
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 _MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
@@ -26,7 +26,7 @@ LINES = re.compile(rb"(\d{16}) (\d+)-(\d+) ")
 
 
 def _hist() -> HdrHistogram:
-    return HdrHistogram(1, 3_600_000_000, 3)  # 1 us .. 1 h
+    return HdrHistogram(1, LATENCY_MAX_US, 3)  # 1 us .. 1 h
 
 
 @dataclass
@@ -39,30 +39,18 @@ class Tally:
     bytes_in_window: int = 0
     events_in_window: int = 0
     ack_us: HdrHistogram = field(default_factory=_hist)
-    readback_us: HdrHistogram = field(default_factory=_hist)
-    log_append_time: bool = True
     line: re.Pattern[bytes] = _MESSAGE  # finds a line's id in a record (LINES: every line in it)
 
-    @property
-    def foreign(self) -> int:  # records without a kbt id (none expected)
-        return self.marks.foreign
-
-    @property
-    def out_of_order(self) -> int:
-        return self.marks.out_of_order
-
-    def add(self, partition: int, value: bytes, timestamp: tuple[int, int], now: float) -> None:
+    def add(self, partition: int, value: bytes, timestamp: tuple[int, int]) -> None:
         found = list(self.line.finditer(value)) if self.line is LINES else [self.line.search(value)]
         if found == [None]:
             self.marks.see(partition, None)
             return
         for match in found:
             assert match is not None
-            self._add_line(partition, match, len(value) // len(found), timestamp, now)
+            self._add_line(partition, match, len(value) // len(found), timestamp[1])
 
-    def _add_line(
-        self, partition: int, match: re.Match[bytes], size: int, timestamp: tuple[int, int], now: float
-    ) -> None:
+    def _add_line(self, partition: int, match: re.Match[bytes], size: int, ts_ms: int) -> None:
         t_us, pod, seq = int(match.group(1)), int(match.group(2)), int(match.group(3))
         if not self.marks.see(partition, (pod, seq)):
             return
@@ -71,11 +59,7 @@ class Tally:
             return
         self.events_in_window += 1
         self.bytes_in_window += size
-        kind, ts_ms = timestamp
-        if kind != 2:  # TIMESTAMP_LOG_APPEND_TIME
-            self.log_append_time = False
         self.ack_us.record_value(max(1, ts_ms * 1000 - t_us))
-        self.readback_us.record_value(max(1, int(now * 1e6) - t_us))
 
 
 class ReadBack:
@@ -115,12 +99,11 @@ class ReadBack:
         try:
             while not self._stop.is_set():
                 batch = self._consumer.consume(num_messages=1000, timeout=0.2)
-                now = time.time()
                 with self._lock:
                     for msg in batch:
                         if msg.error() is not None or msg.value() is None:
                             continue
-                        self.tally.add(msg.partition() or 0, msg.value() or b"", msg.timestamp(), now)
+                        self.tally.add(msg.partition() or 0, msg.value() or b"", msg.timestamp())
         except Exception as exc:  # reported by the driver, never a thread traceback
             self.error = str(exc)
 

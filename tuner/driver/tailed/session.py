@@ -2,7 +2,7 @@
 real shipper per pod (real Filebeat, the OpenTelemetry Collector):
 
     run = run_pods(pods, start, counters, shipper="the collector", ...)
-    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics)
+    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics, artifact)
 
 The pods start and answer, the writers fill their files on one schedule, the read-back counts the
 topic until it holds every written line or the shipper's drain time has passed, and whatever
@@ -45,7 +45,6 @@ class PodsRun(Generic[S]):
 
     judged: TailedRun
     counters: S
-    drained: bool  # the read-back held every written line before the pods were stopped
 
 
 def run_pods(
@@ -103,4 +102,4 @@ def run_pods(
     judged = TailedRun(
         written, tally, reader.caught_up, rate, start_at, started_at, finished_at, window, send_lag
     )
-    return PodsRun(judged=judged, counters=counted, drained=drained)
+    return PodsRun(judged=judged, counters=counted)

@@ -106,7 +106,7 @@ def producer_gates(gates: Gates, producers: StageTally | ProducerFigures) -> lis
 
 def generator_note(gates: Gates, tally: StageTally) -> str | None:
     """A note when the load generator fell behind its schedule in this stage, else None."""
-    lag = tally.send_lag_ms(99)
+    lag = tally.send_lag.percentile_ms(99)
     if lag is None or lag <= THRESHOLDS.send_lag_p99_ms:
         return None
     return (
@@ -121,7 +121,7 @@ def e2e_gate(gates: Gates, realtime: list[HalfTally]) -> list[GateCheck]:
     merged = HalfTally()
     for half in realtime:
         merged.merge(half)
-    p99 = merged.e2e_ms(99)
+    p99 = merged.e2e.percentile_ms(99)
     return [
         GateCheck(
             gate="e2e_p99",
@@ -174,8 +174,8 @@ def consumer_half(tally: HalfTally, seconds: float, lagging_readers: bool) -> Co
         seconds=seconds,
         records=tally.records,
         records_per_s=tally.records / seconds if seconds > 0 else 0.0,
-        e2e_p50_ms=tally.e2e_ms(50),
-        e2e_p99_ms=tally.e2e_ms(99),
+        e2e_p50_ms=tally.e2e.percentile_ms(50),
+        e2e_p99_ms=tally.e2e.percentile_ms(99),
         mean_age_s=tally.mean_age_s,
         lag_mean=tally.mean_lag,
         lag_max=tally.lag_max if tally.lag_samples else None,

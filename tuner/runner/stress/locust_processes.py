@@ -55,7 +55,7 @@ def locustfile_path(options: LocustOptions) -> Path:
 def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> list[str]:
     cmd = [
         sys.executable, "-m", "locust", "-f", str(locustfile_path(options)),
-        "--kbt-plan", plan.to_json(), "--loglevel", "WARNING", "--csv", str(out_dir / "locust"),
+        "--kbt-plan", plan.model_dump_json(), "--loglevel", "WARNING", "--csv", str(out_dir / "locust"),
     ]  # fmt: skip
     if options.web_ui:
         cmd += ["--autostart", "--autoquit", "2", "--web-host", LOOPBACK, "--web-port", str(options.web_port)]

@@ -245,7 +245,7 @@ class _ProfileRun:
         locust: LocustProcesses | None = None
         try:
             plan = self.plan = self._plan(topics, out_dir, started)
-            (out_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+            (out_dir / "plan.json").write_text(plan.model_dump_json(), encoding="utf-8")
             self.ctx = RunContext(
                 spec=spec,
                 plan=plan,
