@@ -4,12 +4,13 @@ joined to the sensors' clients (tuner.model.clients); files written here in the 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.rendered import as_text
@@ -146,10 +147,21 @@ def test_any_text_around_a_request_line_leaves_its_count_alone(junk: list[str]) 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "x.log"
         text = "\n".join([*junk[: len(junk) // 2], valid.rstrip("\n"), *junk[len(junk) // 2 :]])
+        # a file that opens with zip's signature (plain ASCII) or bzip2's header is refused as packed
+        assume(not re.match(r"PK\x03\x04|BZh[1-9]1AY&SY", text))
         path.write_bytes(text.encode("utf-8", "surrogateescape"))
         clients, coverage = read_request_logs([path], T0, T0 + 10)
     assert coverage[0]["produce_requests"] == 1
     assert [(c["client_id"], c["produce_requests_per_s"]) for c in clients] == [("the-client", 0.1)]
+
+
+def test_a_text_that_opens_as_a_zip_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Zip's signature is plain ASCII: a log that opens with it is taken for a packed file (what the
+    property above leaves out)."""
+    path = tmp_path / "x.log"
+    path.write_bytes(b"PK\x03\x04\n" + _line(T0 + 5, "the-client").encode())
+    with pytest.raises(BadInput, match="zip-compressed data, not a request log: unpack it first"):
+        read_request_logs([path], T0, T0 + 10)
 
 
 def _snapshot(clients: list[ClientSnapshot], counted: list[ClientRequests]) -> ClusterSnapshot:
