@@ -14,7 +14,7 @@ does not export is `Missing` with the reason; a query that needs it cannot be an
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -185,20 +185,21 @@ _QUOTA_TYPES = ("Produce", "Fetch", "Request")
 _CLIENT_SERIES = (CLIENT_REQUEST_TIME_SERIES, CLIENT_BYTE_RATE_SERIES, "kafka_server_client_throttle_time_ms")
 
 
-def _confluent_clients() -> dict[str, Source | Missing]:
-    """The quota sensors by Confluent's generic rule: kafka_server_<type>_<attribute>, the key labels
+def _quota_clients(spell: Callable[[str], str]) -> dict[str, Source | Missing]:
+    """The quota sensors by a generic rule: kafka_server_<type>_<attribute>, the type spelled by
+    `spell` (Confluent's rule lowercases it, the exporter's default naming keeps it), the key labels
     as they are (client-id sanitized to client_id)."""
     return {
-        CLIENT_REQUEST_TIME_SERIES: Source(("kafka_server_request_request_time",)),
+        CLIENT_REQUEST_TIME_SERIES: Source((f"kafka_server_{spell('Request')}_request_time",)),
         CLIENT_BYTE_RATE_SERIES: Source(
             (),
             by_label="quota",
-            by_value={q: (f"kafka_server_{q.lower()}_byte_rate",) for q in ("Produce", "Fetch")},
+            by_value={q: (f"kafka_server_{spell(q)}_byte_rate",) for q in ("Produce", "Fetch")},
         ),
         "kafka_server_client_throttle_time_ms": Source(
             (),
             by_label="quota",
-            by_value={q: (f"kafka_server_{q.lower()}_throttle_time",) for q in _QUOTA_TYPES},
+            by_value={q: (f"kafka_server_{spell(q)}_throttle_time",) for q in _QUOTA_TYPES},
         ),
     }
 
@@ -249,7 +250,7 @@ CONFLUENT = Dialect(
     "Confluent jmx-monitoring-stacks kafka_broker.yml",
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **_confluent_clients(),
+        **_quota_clients(str.lower),
         **_btm_sources("confluent"),
         **_remote_missing(),
         **_network_sources("percent", "networkprocessor"),
@@ -406,15 +407,7 @@ EXPORTER_DEFAULT = Dialect(
     "jmx_exporter without rules (its default naming; MSK open monitoring)",
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        CLIENT_REQUEST_TIME_SERIES: Source(("kafka_server_Request_request_time",)),
-        CLIENT_BYTE_RATE_SERIES: Source(
-            (),
-            by_label="quota",
-            by_value={q: (f"kafka_server_{q}_byte_rate",) for q in ("Produce", "Fetch")},
-        ),
-        "kafka_server_client_throttle_time_ms": Source(
-            (), by_label="quota", by_value={q: (f"kafka_server_{q}_throttle_time",) for q in _QUOTA_TYPES}
-        ),
+        **_quota_clients(str),
         **_default_btm(),
         **_default_remote(),
         "kafka_network_request_queue_size": Source(
