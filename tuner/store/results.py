@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json, shown_path, type_name
-from tuner.core.paths import DEFAULT_RESULTS_DIR as DEFAULT_RESULTS_DIR  # its home is core
+from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_json
 from tuner.store.document import validated
 from tuner.store.record import SCHEMA_VERSION, RunRecord
@@ -98,15 +98,9 @@ class ResultsStore:
 
     def latest(self, sweep: str) -> dict[str, RunRecord]:
         """The newest record of each run name in a sweep."""
-        out: dict[str, RunRecord] = {}
-        for record in self.records(sweep):
-            out[record.name] = record
-        return out
+        return {record.name: record for record in self.records(sweep)}
 
     def completed(self, sweep: str, name: str, spec_hash: str) -> RunRecord | None:
         """The newest record of this exact run (same name and spec hash), if any: what --resume skips."""
-        found = None
-        for record in self.records(sweep):
-            if record.name == name and record.spec_hash == spec_hash:
-                found = record
-        return found
+        found = (r for r in reversed(self.records(sweep)) if r.name == name and r.spec_hash == spec_hash)
+        return next(found, None)
