@@ -94,27 +94,33 @@ class MissingSeries(EnvironmentProblem):
         self.series, self.dialect, self.reason = series, dialect, reason
 
 
+def _btm(source: Callable[[str], Source]) -> dict[str, Source | Missing]:
+    """BrokerTopicMetrics: one MBean name each (e.g. BytesInPerSec), its source by `source`."""
+    return {
+        s.name: source(s.mbean.split("name=", 1)[1].split("[", 1)[0])
+        for s in SERIES
+        if "type=BrokerTopicMetrics" in s.mbean
+    }
+
+
 def _btm_sources(style: str) -> dict[str, Source | Missing]:
-    """BrokerTopicMetrics: one MBean name each, named by the generic PerSec/Value rules."""
-    out: dict[str, Source | Missing] = {}
-    for s in SERIES:
-        if "type=BrokerTopicMetrics" not in s.mbean:
-            continue
-        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0]
-        if style == "confluent":
-            name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
-        elif bean.endswith("PerSec"):
-            name = f"kafka_server_brokertopicmetrics_{bean.removesuffix('PerSec').lower()}_total"
-        else:
-            name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
-        out[s.name] = Source((name,))
-    return out
+    """BrokerTopicMetrics lower-cased by a rule file's generic PerSec/Value rules (a meter's name
+    without PerSec, `_total`) or Confluent's (as it is), or by the Metrics Reporter (`_total` added)."""
+
+    def source(bean: str) -> Source:
+        name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
+        if bean.endswith("PerSec") and style != "confluent":
+            name = f"{name}_total" if style == "reporter" else f"{name.removesuffix('persec')}_total"
+        return Source((name,))
+
+    return _btm(source)
 
 
-def _phases() -> Source:
+def _phases(quantiles: Mapping[str, Mapping[str, str]] = _QUANTILES) -> Source:
+    """RequestMetrics' phases, each its own MBean; `quantiles` maps kbt's quantile label values."""
     return Source(
         (),
-        values=_QUANTILES,
+        values=quantiles,
         by_label="phase",
         by_value={p: (f"kafka_network_requestmetrics_{bean.lower()}",) for p, bean in PHASES.items()},
     )
@@ -292,17 +298,6 @@ _REPORTER_HANDLER = (
 )
 
 
-def _reporter_btm() -> dict[str, Source | Missing]:
-    out: dict[str, Source | Missing] = {}
-    for s in SERIES:
-        if "type=BrokerTopicMetrics" not in s.mbean:
-            continue
-        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0].lower()
-        suffix = "_total" if bean.endswith("persec") else ""
-        out[s.name] = Source((f"kafka_server_brokertopicmetrics_{bean}{suffix}",))
-    return out
-
-
 def _reporter_remote() -> dict[str, Source | Missing]:
     """Tiered storage's Yammer metrics, named from their group (dots become underscores)."""
     manager = "kafka_log_remote_remotelogmanager"
@@ -332,7 +327,7 @@ STRIMZI_REPORTER = Dialect(
             _CLIENT_SERIES,
             Missing("the quota sensors' names under the reporter's Kafka-metrics collector are not known"),
         ),
-        **_reporter_btm(),
+        **_btm_sources("reporter"),
         **_reporter_remote(),
         # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
         **_network_sources("percent", "networkProcessor"),
@@ -343,11 +338,7 @@ STRIMZI_REPORTER = Dialect(
         "kafka_log_flush_total": Source(("kafka_log_logflushstats_logflushrateandtimems_count",)),
         "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",)),
         "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec_total",)),
-        "kafka_network_request_time_ms": Source(
-            (),
-            by_label="phase",
-            by_value={p: (f"kafka_network_requestmetrics_{bean.lower()}",) for p, bean in PHASES.items()},
-        ),
+        "kafka_network_request_time_ms": _phases({}),  # quantiles as written
         "kafka_network_request_bytes": Source(("kafka_network_requestmetrics_requestbytes",)),
     },
 )
@@ -364,17 +355,6 @@ def _percentile_attribute(quantile: str) -> str:
 
 def _by_quantile(prefix: str) -> dict[str, tuple[str, ...]]:
     return {q: (f"{prefix}_{_percentile_attribute(q)}",) for q in REPORTER_QUANTILES}
-
-
-def _default_btm() -> dict[str, Source | Missing]:
-    out: dict[str, Source | Missing] = {}
-    for s in SERIES:
-        if "type=BrokerTopicMetrics" not in s.mbean:
-            continue
-        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0]
-        attribute = "Count" if bean.endswith("PerSec") else "Value"
-        out[s.name] = Source((f"kafka_server_BrokerTopicMetrics_{attribute}",), extra={"name": bean})
-    return out
 
 
 def _default_remote() -> dict[str, Source | Missing]:
@@ -408,7 +388,12 @@ EXPORTER_DEFAULT = Dialect(
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **_quota_clients(str),
-        **_default_btm(),
+        **_btm(
+            lambda bean: Source(
+                (f"kafka_server_BrokerTopicMetrics_{'Count' if bean.endswith('PerSec') else 'Value'}",),
+                extra={"name": bean},
+            )
+        ),
         **_default_remote(),
         "kafka_network_request_queue_size": Source(
             ("kafka_network_RequestChannel_Value",), extra={"name": "RequestQueueSize"}
