@@ -12,9 +12,9 @@ import re
 from typing import Protocol
 
 from tuner.core.broker_figures import BrokerStats, BrokerWindow
-from tuner.measure.catalog import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
 from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.measure.promql import promql
+from tuner.measure.series_names import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
 
 # ---- measuring ----------------------------------------------------------------------------------
 

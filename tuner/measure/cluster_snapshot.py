@@ -17,10 +17,14 @@ from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
-from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
 from tuner.measure.dialects import MissingSeries
 from tuner.measure.promql import label_matchers
-from tuner.measure.series_names import BROKER_START_SERIES
+from tuner.measure.series_names import (
+    BROKER_JOB,
+    BROKER_START_SERIES,
+    NETWORK_IDLE_SERIES,
+    NETWORK_THREAD_IDLE_SERIES,
+)
 from tuner.spec.thresholds import THRESHOLDS
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
-from tuner.measure.catalog import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES, PHASES, SERIES
+from tuner.measure.catalog import PHASES, SERIES
 from tuner.measure.promql import label_matchers
+from tuner.measure.series_names import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES
 
 if TYPE_CHECKING:
     from tuner.target.base import Target

@@ -19,9 +19,8 @@ import time
 from collections.abc import Callable
 
 from tuner.core.errors import Unreachable
-from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES
 from tuner.measure.prometheus import Prometheus, PrometheusError
-from tuner.measure.series_names import BROKER_START_SERIES
+from tuner.measure.series_names import BROKER_JOB, BROKER_START_SERIES, NETWORK_IDLE_SERIES
 from tuner.spec.thresholds import THRESHOLDS
 
 FIRST_WINDOW_S = 30.0  # metrics.sample.window.ms
