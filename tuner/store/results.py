@@ -8,8 +8,6 @@ the recommender) go through `ResultsStore` only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,12 +28,6 @@ def run_stamp(epoch_s: float) -> str:
 
 def make_run_id(sweep: str, name: str, epoch_s: float) -> str:
     return f"{sweep}/{name}--{run_stamp(epoch_s)}"
-
-
-@dataclass(frozen=True)
-class StoredRecord:
-    path: Path
-    record: RunRecord
 
 
 class ResultsStore:
@@ -83,13 +75,9 @@ class ResultsStore:
             raise BadInput(f"{shown_path(path)}: invalid run record: {exc}") from None
         return validated(RunRecord, current, path, "run record")
 
-    def iter_records(self, sweep: str | None = None) -> Iterator[StoredRecord]:
-        for path in self.paths(sweep):
-            yield StoredRecord(path, self.load(path))
-
     def records(self, sweep: str | None = None) -> list[RunRecord]:
         """Every record (of one sweep), oldest first."""
-        return sorted((s.record for s in self.iter_records(sweep)), key=lambda r: r.created_at)
+        return sorted((self.load(path) for path in self.paths(sweep)), key=lambda r: r.created_at)
 
     def sweeps(self) -> list[str]:
         if not self.root.is_dir():
