@@ -52,26 +52,18 @@ class Attribution(Frozen):
     why: str
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
 def attribute(threads: ThreadWindow, broker: BrokerWindow | None) -> Attribution | None:
     """The cause of the network threads' busy time, None without network thread samples."""
     if not threads.network:
         return None
-    idle = _mean([v for b in broker.brokers if (v := b.network_idle_ratio) is not None]) if broker else None
+    idle = broker.network_idle_ratio if broker else None
     in_select = threads.network_mean("in_select") or 0.0
     busy = 1.0 - (idle if idle is not None else in_select)
     span = max(busy, 1e-9)
     blocked = min((threads.network_mean("blocked") or 0.0) / span, 1.0)
     own_cpu = min((threads.network_mean("cpu") or 0.0) / span, 1.0)
     waiting = min((threads.network_mean("runqueue_wait") or 0.0) / span, 1.0)
-    at_cap = (
-        _mean([v for b in broker.brokers if (v := b.request_queue_at_cap_share) is not None])
-        if broker
-        else None
-    )
+    at_cap = broker.request_queue_at_cap_share if broker else None
     host = threads.host_cpu_busy or 0.0
     handlers = _handlers(threads, broker)
     contended = host >= THRESHOLDS.host_busy_contended
@@ -111,11 +103,7 @@ def _handlers(threads: ThreadWindow, broker: BrokerWindow | None) -> dict[str, A
     split into own CPU, runqueue wait and disk wait, and the largest of the three."""
     if not threads.handlers:
         return {}
-    idle = (
-        _mean([v for b in broker.brokers if (v := b.request_handler_idle_ratio) is not None])
-        if broker
-        else None
-    )
+    idle = broker.request_handler_idle_ratio if broker else None
     busy = 1.0 - (idle if idle is not None else threads.handler_mean("blocked") or 0.0)
     span = max(busy, 1e-9)
     parts = {

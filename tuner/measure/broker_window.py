@@ -11,52 +11,10 @@ import math
 import re
 from typing import Protocol
 
-from pydantic import Field
-
-from tuner.core.frozen import Frozen
-from tuner.measure.catalog import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
+from tuner.core.broker_figures import BrokerStats, BrokerWindow
 from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.measure.promql import promql
-
-
-class BrokerStats(Frozen):
-    """One broker over the window: rates are per second, ratios 0-1, averaged over the window."""
-
-    broker: str
-    produce_requests_per_s: float | None = None
-    topic_produce_requests_per_s: float | None = None  # the run's own topics only, [start, end]
-    bytes_in_per_s: float | None = None
-    messages_in_per_s: float | None = None
-    network_idle_ratio: float | None = None  # NetworkProcessorAvgIdlePercent, mean over the window
-    network_idle_ratio_min: float | None = None
-    request_handler_idle_ratio: float | None = None  # rate(idle ns)/1e9
-    request_queue_size: float | None = None  # mean
-    request_queue_size_max: float | None = None
-    request_queue_at_cap_share: float | None = None  # share of the window the queue was at its cap
-    produce_total_time_p999_ms: float | None = None  # Produce TotalTimeMs 99.9th percentile, max
-    log_flush_per_s: float | None = None
-    log_flush_time_p99_ms: float | None = None
-    cpu_cores: float | None = None  # rate(process_cpu_seconds_total)
-
-
-class BrokerWindow(Frozen):
-    """All brokers over [start, end] plus cluster totals."""
-
-    start: float
-    end: float
-    step_s: float
-    brokers: list[BrokerStats] = Field(default_factory=list)
-    # The run's topics (fresh per run): TotalProduceRequests from the window start through the
-    # client's final drain (the client's produce_requests spans the same), and the whole-run count.
-    topic_produce_requests: float | None = None
-    topic_produce_requests_total: float | None = None
-    # RequestMetrics RequestsPerSec{request=Produce} over the same spans: every produce request the
-    # brokers received (any topic), counted once per request however many partitions it carries.
-    produce_requests: float | None = None
-    produce_requests_total: float | None = None
-    request_queue_cap: int | None = None  # queued.max.requests, when the target knows it
-    queries: dict[str, str] = Field(default_factory=dict)  # catalog name -> PromQL used
-
+from tuner.measure.series_names import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
 
 # ---- measuring ----------------------------------------------------------------------------------
 
@@ -88,12 +46,6 @@ WINDOW_FIELDS: dict[str, tuple[str, str]] = {
     "cpu_cores": ("BROKER_CPU_CORES", "rate"),
 }
 
-# The run's own topics (fresh per run). TotalProduceRequestsPerSec{topic} is marked once per
-# partition batch a request carries: for librdkafka (one partition per request) that is exactly
-# the client's request count.
-TOPIC_SERIES = TOPIC_PRODUCE_REQUESTS_SERIES
-# Every produce request once, whatever it carries (Sarama and Java put a broker's partitions in one).
-REQUEST_SERIES = REQUESTS_SERIES
 _NODE_ID = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
@@ -102,7 +54,8 @@ def topic_regex(topics: list[str]) -> str:
     return "|".join(re.escape(t) for t in topics).replace("\\", "\\\\")
 
 
-def _range(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """A PromQL range of `seconds`, in whole milliseconds, at least 1 s."""
     return f"{max(int(seconds * 1000), 1000)}ms"
 
 
@@ -117,7 +70,7 @@ def window_queries(
             "REQUEST_QUEUE_SIZE", "avg", window_s, step_s, f" >= bool {queue_cap}"
         )
     out["topic_produce_requests_per_s"] = (
-        f"sum by (broker)(rate({topic_selector(topics)}[{_range(window_s)}]))"
+        f"sum by (broker)(rate({topic_selector(topics)}[{duration(window_s)}]))"
     )
     return out
 
@@ -127,20 +80,23 @@ def window_query(name: str, agg: str, window_s: float, step_s: float, compare: s
     its rate window to the whole window; "avg"/"min"/"max" take <agg>_over_time of it (with
     `compare` appended, e.g. " >= bool 16": the share of time at a level), sampled every `step_s` (a
     subquery; its own rate window spans 4 steps); "last" is the query as it is."""
-    w = _range(window_s)
+    w = duration(window_s)
     if agg == "rate":
         return promql(name, w)
     if agg == "last":
-        return promql(name, _range(4 * step_s))
+        return promql(name, duration(4 * step_s))
     # A window shorter than a few scrape steps (a 10 s run window on a target scraped every 15 s)
     # must still hold evaluation points: a [10s:15s] subquery often holds none, and the field is lost.
     sample = min(step_s, window_s / 4)
-    step = _range(sample) if sample >= 1 else f"{max(int(sample * 1000), 100)}ms"
-    return f"{agg}_over_time(({promql(name, _range(4 * step_s))}{compare})[{w}:{step}])"
+    step = duration(sample) if sample >= 1 else f"{max(int(sample * 1000), 100)}ms"
+    return f"{agg}_over_time(({promql(name, duration(4 * step_s))}{compare})[{w}:{step}])"
 
 
-def topic_selector(topics: list[str]) -> str:
-    return f'{TOPIC_SERIES}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
+def topic_selector(topics: list[str], series: str = TOPIC_PRODUCE_REQUESTS_SERIES) -> str:
+    """A per-topic broker series of the run's own topics (fresh per run). By default
+    TotalProduceRequestsPerSec{topic}, marked once per partition batch a request carries: for
+    librdkafka (one partition per request) that is exactly the client's request count."""
+    return f'{series}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
 
 
 def interpolate(points: list[tuple[float, float]], t: float) -> float:
@@ -230,7 +186,9 @@ def measure_window(
 
 
 def request_selector() -> str:
-    return f'{REQUEST_SERIES}{{job="{BROKER_JOB}",request="Produce"}}'
+    """Every produce request once, whatever it carries (Sarama and Java put a broker's partitions
+    in one)."""
+    return f'{REQUESTS_SERIES}{{job="{BROKER_JOB}",request="Produce"}}'
 
 
 def broker_order(name: str) -> tuple[int, str]:

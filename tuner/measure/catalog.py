@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tuner.measure.series_names import (
-    BROKER_JOB,
     CLIENT_BYTE_RATE_SERIES,
     CLIENT_REQUEST_TIME_SERIES,
     NETWORK_IDLE_SERIES,
@@ -534,23 +533,3 @@ def series(name: str) -> Series:
         if s.name == name:
             return s
     raise KeyError(name)
-
-
-__all__ = [
-    "BROKER_JOB",
-    "CLIENT_BYTE_RATE_SERIES",
-    "CLIENT_REQUEST_TIME_SERIES",
-    "CLIENT_SERIES",
-    "DELIVERY_BUCKETS_S",
-    "NETWORK_IDLE_SERIES",
-    "NETWORK_THREAD_IDLE_SERIES",
-    "REQUESTS_SERIES",
-    "SERIES",
-    "TOPIC_PRODUCE_REQUESTS_SERIES",
-    "ClientKind",
-    "ClientSeries",
-    "Kind",
-    "Needs",
-    "Series",
-    "series",
-]

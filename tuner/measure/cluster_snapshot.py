@@ -17,10 +17,14 @@ from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
-from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES, NETWORK_THREAD_IDLE_SERIES
 from tuner.measure.dialects import MissingSeries
 from tuner.measure.promql import label_matchers
-from tuner.measure.series_names import BROKER_START_SERIES
+from tuner.measure.series_names import (
+    BROKER_JOB,
+    BROKER_START_SERIES,
+    NETWORK_IDLE_SERIES,
+    NETWORK_THREAD_IDLE_SERIES,
+)
 from tuner.spec.thresholds import THRESHOLDS
 
 # BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
@@ -61,10 +65,6 @@ CLIENT_FIELDS: dict[str, tuple[str, str]] = {
     "request_threads": ("CLIENT_REQUEST_THREADS", "avg"),
     "produce_bytes_per_s": ("CLIENT_PRODUCE_BYTES_RATE", "avg"),
 }
-# The per-thread idle series: its series count per broker is the broker's network thread count.
-THREAD_SERIES = NETWORK_THREAD_IDLE_SERIES
-# Without this series nobody scrapes brokers with our rules.
-PRESENCE_SERIES = NETWORK_IDLE_SERIES
 
 
 def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:
@@ -139,7 +139,8 @@ def take_snapshot(
     # Any sample in the window, not the one at its end: a failed scrape marks the series stale at
     # once, and a broker whose last scrape failed is still there (scrape health says how well).
     span = f"{max(1, int(window_s * 1000))}ms"
-    present = prom.instant(f'last_over_time({PRESENCE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
+    # Without this series nobody scrapes brokers with our rules.
+    present = prom.instant(f'last_over_time({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
     health = scrape_health(prom, window_s, end)
     if not any("broker" in s.labels for s in present) and not health:
         translator = getattr(prom, "translator", None)
@@ -149,7 +150,7 @@ def take_snapshot(
                 f" ({translator.detection.statement()})"
             )
         raise EnvironmentProblem(
-            f'Prometheus at {url} has no kbt broker metrics ({PRESENCE_SERIES}{{job="{BROKER_JOB}"}} '
+            f'Prometheus at {url} has no kbt broker metrics ({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}} '
             "with a broker label): is it scraping brokers with exporters/jmx/kafka-broker.yml?"
         )
     queries = snapshot_queries(window_s, step_s)
@@ -179,7 +180,9 @@ def take_snapshot(
             broker = sample.labels.get("broker")
             if broker is not None:
                 by_broker.setdefault(broker, {})[field] = sample.value
-    for sample in prom.instant(f'last_over_time({THREAD_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end):
+    # The per-thread idle series: its series count per broker is the broker's network thread count.
+    threads = f'last_over_time({NETWORK_THREAD_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])'
+    for sample in prom.instant(threads, end):
         broker = sample.labels.get("broker")
         if broker is not None:
             row = by_broker.setdefault(broker, {})

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tuner.core.errors import BadInput
+from tuner.core.probe_figures import ProbePoint, Quantiles
 from tuner.measure.codecs import BoundCodec, Transform, bind
 from tuner.measure.log_sample import LogSample
 from tuner.measure.record_batch import BATCH_HEADER_BYTES, records_section
@@ -38,35 +39,18 @@ MIN_DISJOINT_BATCHES = 4
 MB = 1_000_000
 
 
-@dataclass(frozen=True)
-class Spread:
-    p10: float
-    p50: float
-    p90: float
-
-    @classmethod
-    def of(cls, values: Sequence[float]) -> Spread:
-        if len(values) == 1:
-            return cls(values[0], values[0], values[0])
-        deciles = statistics.quantiles(values, n=10, method="inclusive")
-        return cls(deciles[0], statistics.median(values), deciles[-1])
-
-
-@dataclass(frozen=True)
-class PointMeasurement:
-    batch_messages: int
-    batches: int
-    uncompressed_batch_bytes: Spread
-    compressed_batch_bytes: Spread
-    ratio: Spread
-    compress_cpu_ms_per_mb: float
-    decompress_cpu_ms_per_mb: float
+def spread(values: Sequence[float]) -> Quantiles:
+    """10th percentile, median and 90th percentile of the batches measured at one point."""
+    if len(values) == 1:
+        return Quantiles(p10=values[0], p50=values[0], p90=values[0])
+    deciles = statistics.quantiles(values, n=10, method="inclusive")
+    return Quantiles(p10=deciles[0], p50=statistics.median(values), p90=deciles[-1])
 
 
 @dataclass(frozen=True)
 class CurveMeasurement:
     codec: CodecLevel
-    points: list[PointMeasurement]
+    points: list[ProbePoint]
 
 
 @dataclass(frozen=True)
@@ -109,7 +93,7 @@ def timed_passes(fn: Transform, inputs: Sequence[bytes], min_cpu_s: float = MIN_
 
 def measure_point(
     codec: BoundCodec, sections: Sequence[bytes], n: int, min_cpu_s: float = MIN_CPU_S
-) -> PointMeasurement:
+) -> ProbePoint:
     compressed = [codec.compress(s) for s in sections]
     for original, packed in zip(sections, compressed, strict=True):
         if codec.decompress(packed) != original:  # pragma: no cover - a broken codec library
@@ -119,12 +103,12 @@ def measure_point(
     d_s, d_passes = timed_passes(codec.decompress, compressed, min_cpu_s)
     raw = [BATCH_HEADER_BYTES + len(s) for s in sections]
     sizes = [BATCH_HEADER_BYTES + len(c) for c in compressed]
-    return PointMeasurement(
+    return ProbePoint(
         batch_messages=n,
         batches=len(sections),
-        uncompressed_batch_bytes=Spread.of(raw),
-        compressed_batch_bytes=Spread.of(sizes),
-        ratio=Spread.of([r / p for r, p in zip(raw, sizes, strict=True)]),
+        uncompressed_batch_bytes=spread(raw),
+        compressed_batch_bytes=spread(sizes),
+        ratio=spread([r / p for r, p in zip(raw, sizes, strict=True)]),
         compress_cpu_ms_per_mb=1000 * c_s / (raw_mb * c_passes),
         decompress_cpu_ms_per_mb=1000 * d_s / (raw_mb * d_passes),
     )
@@ -140,7 +124,7 @@ def probe_sample(
     codecs = [bind(c) for c in options.codecs]
     sizes = measurable_sizes(sample, options)
     skipped = [n for n in options.batch_sizes if n not in sizes]
-    points: dict[str, list[PointMeasurement]] = {c.spec.label: [] for c in codecs}
+    points: dict[str, list[ProbePoint]] = {c.spec.label: [] for c in codecs}
     starts = batch_starts(sample, options.batches, options.seed)
     for n in sizes:
         sections = batches_of(sample, n, starts)

@@ -14,13 +14,14 @@ does not export is `Missing` with the reason; a query that needs it cannot be an
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
-from tuner.measure.catalog import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES, PHASES, SERIES
+from tuner.measure.catalog import PHASES, SERIES
 from tuner.measure.promql import label_matchers
+from tuner.measure.series_names import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES
 
 if TYPE_CHECKING:
     from tuner.target.base import Target
@@ -94,27 +95,33 @@ class MissingSeries(EnvironmentProblem):
         self.series, self.dialect, self.reason = series, dialect, reason
 
 
+def _btm(source: Callable[[str], Source]) -> dict[str, Source | Missing]:
+    """BrokerTopicMetrics: one MBean name each (e.g. BytesInPerSec), its source by `source`."""
+    return {
+        s.name: source(s.mbean.split("name=", 1)[1].split("[", 1)[0])
+        for s in SERIES
+        if "type=BrokerTopicMetrics" in s.mbean
+    }
+
+
 def _btm_sources(style: str) -> dict[str, Source | Missing]:
-    """BrokerTopicMetrics: one MBean name each, named by the generic PerSec/Value rules."""
-    out: dict[str, Source | Missing] = {}
-    for s in SERIES:
-        if "type=BrokerTopicMetrics" not in s.mbean:
-            continue
-        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0]
-        if style == "confluent":
-            name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
-        elif bean.endswith("PerSec"):
-            name = f"kafka_server_brokertopicmetrics_{bean.removesuffix('PerSec').lower()}_total"
-        else:
-            name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
-        out[s.name] = Source((name,))
-    return out
+    """BrokerTopicMetrics lower-cased by a rule file's generic PerSec/Value rules (a meter's name
+    without PerSec, `_total`) or Confluent's (as it is), or by the Metrics Reporter (`_total` added)."""
+
+    def source(bean: str) -> Source:
+        name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
+        if bean.endswith("PerSec") and style != "confluent":
+            name = f"{name}_total" if style == "reporter" else f"{name.removesuffix('persec')}_total"
+        return Source((name,))
+
+    return _btm(source)
 
 
-def _phases() -> Source:
+def _phases(quantiles: Mapping[str, Mapping[str, str]] = _QUANTILES) -> Source:
+    """RequestMetrics' phases, each its own MBean; `quantiles` maps kbt's quantile label values."""
     return Source(
         (),
-        values=_QUANTILES,
+        values=quantiles,
         by_label="phase",
         by_value={p: (f"kafka_network_requestmetrics_{bean.lower()}",) for p, bean in PHASES.items()},
     )
@@ -185,20 +192,21 @@ _QUOTA_TYPES = ("Produce", "Fetch", "Request")
 _CLIENT_SERIES = (CLIENT_REQUEST_TIME_SERIES, CLIENT_BYTE_RATE_SERIES, "kafka_server_client_throttle_time_ms")
 
 
-def _confluent_clients() -> dict[str, Source | Missing]:
-    """The quota sensors by Confluent's generic rule: kafka_server_<type>_<attribute>, the key labels
+def _quota_clients(spell: Callable[[str], str]) -> dict[str, Source | Missing]:
+    """The quota sensors by a generic rule: kafka_server_<type>_<attribute>, the type spelled by
+    `spell` (Confluent's rule lowercases it, the exporter's default naming keeps it), the key labels
     as they are (client-id sanitized to client_id)."""
     return {
-        CLIENT_REQUEST_TIME_SERIES: Source(("kafka_server_request_request_time",)),
+        CLIENT_REQUEST_TIME_SERIES: Source((f"kafka_server_{spell('Request')}_request_time",)),
         CLIENT_BYTE_RATE_SERIES: Source(
             (),
             by_label="quota",
-            by_value={q: (f"kafka_server_{q.lower()}_byte_rate",) for q in ("Produce", "Fetch")},
+            by_value={q: (f"kafka_server_{spell(q)}_byte_rate",) for q in ("Produce", "Fetch")},
         ),
         "kafka_server_client_throttle_time_ms": Source(
             (),
             by_label="quota",
-            by_value={q: (f"kafka_server_{q.lower()}_throttle_time",) for q in _QUOTA_TYPES},
+            by_value={q: (f"kafka_server_{spell(q)}_throttle_time",) for q in _QUOTA_TYPES},
         ),
     }
 
@@ -249,7 +257,7 @@ CONFLUENT = Dialect(
     "Confluent jmx-monitoring-stacks kafka_broker.yml",
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **_confluent_clients(),
+        **_quota_clients(str.lower),
         **_btm_sources("confluent"),
         **_remote_missing(),
         **_network_sources("percent", "networkprocessor"),
@@ -291,17 +299,6 @@ _REPORTER_HANDLER = (
 )
 
 
-def _reporter_btm() -> dict[str, Source | Missing]:
-    out: dict[str, Source | Missing] = {}
-    for s in SERIES:
-        if "type=BrokerTopicMetrics" not in s.mbean:
-            continue
-        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0].lower()
-        suffix = "_total" if bean.endswith("persec") else ""
-        out[s.name] = Source((f"kafka_server_brokertopicmetrics_{bean}{suffix}",))
-    return out
-
-
 def _reporter_remote() -> dict[str, Source | Missing]:
     """Tiered storage's Yammer metrics, named from their group (dots become underscores)."""
     manager = "kafka_log_remote_remotelogmanager"
@@ -331,7 +328,7 @@ STRIMZI_REPORTER = Dialect(
             _CLIENT_SERIES,
             Missing("the quota sensors' names under the reporter's Kafka-metrics collector are not known"),
         ),
-        **_reporter_btm(),
+        **_btm_sources("reporter"),
         **_reporter_remote(),
         # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
         **_network_sources("percent", "networkProcessor"),
@@ -342,11 +339,7 @@ STRIMZI_REPORTER = Dialect(
         "kafka_log_flush_total": Source(("kafka_log_logflushstats_logflushrateandtimems_count",)),
         "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",)),
         "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec_total",)),
-        "kafka_network_request_time_ms": Source(
-            (),
-            by_label="phase",
-            by_value={p: (f"kafka_network_requestmetrics_{bean.lower()}",) for p, bean in PHASES.items()},
-        ),
+        "kafka_network_request_time_ms": _phases({}),  # quantiles as written
         "kafka_network_request_bytes": Source(("kafka_network_requestmetrics_requestbytes",)),
     },
 )
@@ -363,17 +356,6 @@ def _percentile_attribute(quantile: str) -> str:
 
 def _by_quantile(prefix: str) -> dict[str, tuple[str, ...]]:
     return {q: (f"{prefix}_{_percentile_attribute(q)}",) for q in REPORTER_QUANTILES}
-
-
-def _default_btm() -> dict[str, Source | Missing]:
-    out: dict[str, Source | Missing] = {}
-    for s in SERIES:
-        if "type=BrokerTopicMetrics" not in s.mbean:
-            continue
-        bean = s.mbean.split("name=", 1)[1].split("[", 1)[0]
-        attribute = "Count" if bean.endswith("PerSec") else "Value"
-        out[s.name] = Source((f"kafka_server_BrokerTopicMetrics_{attribute}",), extra={"name": bean})
-    return out
 
 
 def _default_remote() -> dict[str, Source | Missing]:
@@ -406,16 +388,13 @@ EXPORTER_DEFAULT = Dialect(
     "jmx_exporter without rules (its default naming; MSK open monitoring)",
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        CLIENT_REQUEST_TIME_SERIES: Source(("kafka_server_Request_request_time",)),
-        CLIENT_BYTE_RATE_SERIES: Source(
-            (),
-            by_label="quota",
-            by_value={q: (f"kafka_server_{q}_byte_rate",) for q in ("Produce", "Fetch")},
+        **_quota_clients(str),
+        **_btm(
+            lambda bean: Source(
+                (f"kafka_server_BrokerTopicMetrics_{'Count' if bean.endswith('PerSec') else 'Value'}",),
+                extra={"name": bean},
+            )
         ),
-        "kafka_server_client_throttle_time_ms": Source(
-            (), by_label="quota", by_value={q: (f"kafka_server_{q}_throttle_time",) for q in _QUOTA_TYPES}
-        ),
-        **_default_btm(),
         **_default_remote(),
         "kafka_network_request_queue_size": Source(
             ("kafka_network_RequestChannel_Value",), extra={"name": "RequestQueueSize"}

@@ -19,17 +19,14 @@ import time
 from collections.abc import Callable
 
 from tuner.core.errors import Unreachable
-from tuner.measure.catalog import BROKER_JOB, NETWORK_IDLE_SERIES
 from tuner.measure.prometheus import Prometheus, PrometheusError
-from tuner.measure.series_names import BROKER_START_SERIES
+from tuner.measure.series_names import BROKER_JOB, BROKER_START_SERIES, NETWORK_IDLE_SERIES
 from tuner.spec.thresholds import THRESHOLDS
 
 FIRST_WINDOW_S = 30.0  # metrics.sample.window.ms
 AFTER_FIRST_READING_S = FIRST_WINDOW_S + 2.0  # and the scrape that shows it
-SETTLE_AFTER_START_S = (
-    THRESHOLDS.idle_meter_warmup_s
-)  # without a reading: JVM start to processors up (~10 s) on a busy host, plus the window
-IDLE_RATIO = NETWORK_IDLE_SERIES
+# Without a reading: JVM start to processors up (~10 s) on a busy host, plus the window.
+SETTLE_AFTER_START_S = THRESHOLDS.idle_meter_warmup_s
 
 
 def idle_meters_settled_at(prometheus: Prometheus, now: float | None = None) -> float | None:
@@ -68,7 +65,7 @@ def _first_positive(prometheus: Prometheus, started: dict[str, float], now: floa
     until = min(now, max(started.values()) + SETTLE_AFTER_START_S)
     if until <= since:
         return found
-    for series in prometheus.samples(f'{IDLE_RATIO}{{job="{BROKER_JOB}"}}', since, until):
+    for series in prometheus.samples(f'{NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}}', since, until):
         instance = series.labels.get("instance", "")
         if instance not in started:
             continue

@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.measure.promql_query import RATE_INTERVAL as RATE_INTERVAL  # re-exported for the catalog users
-from tuner.measure.promql_query import Query as Query
+from tuner.measure.promql_query import RATE_INTERVAL, Query
 from tuner.measure.promql_views import BREAKDOWN_QUERIES, CLIENT_QUERIES
 from tuner.measure.series_names import (
     CLIENT_BYTE_RATE_SERIES,

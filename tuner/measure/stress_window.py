@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import math
 
-from tuner.measure.broker_window import PrometheusReader, topic_regex
-from tuner.measure.catalog import BROKER_JOB, series
+from tuner.measure.broker_window import PrometheusReader, duration, topic_selector
+from tuner.measure.catalog import series
 
 REMOTE_FETCH_REQUESTS = series("kafka_server_remote_fetch_requests_total").name
 REMOTE_FETCH_BYTES = series("kafka_server_remote_fetch_bytes_total").name
 REMOTE_COPY_BYTES = series("kafka_server_remote_copy_bytes_total").name
-
-
-def topic_rate_query(name: str, topics: list[str], window_s: float) -> str:
-    w = f"{max(int(window_s * 1000), 1000)}ms"
-    return f'sum(rate({name}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}[{w}]))'
 
 
 def topic_rate(
@@ -27,6 +22,7 @@ def topic_rate(
     """Per-second rate of a per-topic counter summed over the run's topics and brokers."""
     if end <= start:
         return None
-    samples = prom.instant(topic_rate_query(name, topics, end - start), end)
+    expr = f"sum(rate({topic_selector(topics, name)}[{duration(end - start)}]))"
+    samples = prom.instant(expr, end)
     values = [s.value for s in samples if math.isfinite(s.value)]
     return sum(values) if values else None

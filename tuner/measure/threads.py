@@ -32,52 +32,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import Field
-
-from tuner.core.frozen import Frozen
+from tuner.core.broker_figures import ThreadTime, ThreadWindow
 
 NETWORK_THREAD = "data-plane-kafka-network-thread-"
 HANDLER_THREAD = "data-plane-kafka-request-handler-"
 _DUMP_LINE = re.compile(r'^"([^"]+)".*?nid=0x([0-9a-f]+)', re.MULTILINE)
 SCHEDSTAT_EVERY_S = 1.0
 TICK_S = 0.05
-
-
-class ThreadTime(Frozen):
-    """One thread over a window: seconds per second (0-1) and shares of state samples (0-1)."""
-
-    name: str
-    cpu: float  # own CPU time per second
-    runqueue_wait: float  # runnable, waiting for a core, per second
-    in_select: float  # share of samples asleep in epoll/select (Kafka's "idle")
-    blocked: float  # share asleep on a futex (a network thread: the put into a full request queue)
-    disk: float = 0.0  # share in uninterruptible sleep (D: waiting for the disk, an fsync)
-    running: float  # share runnable (on a core or waiting for one)
-    samples: int
-
-
-class ThreadWindow(Frozen):
-    """A broker's network and request-handler threads and the host over one window."""
-
-    start: float
-    end: float
-    network: list[ThreadTime] = Field(default_factory=list)
-    handlers: list[ThreadTime] = Field(default_factory=list)
-    host_cpu_busy: float | None = None  # share of all cores busy (/proc/stat)
-    host_cores: int | None = None
-    load_avg_1m: float | None = None  # mean of the 1-minute load average sampled over the window
-
-    def network_mean(self, attr: str) -> float | None:
-        """A ThreadTime figure averaged over the network threads (None: none sampled)."""
-        return _mean([getattr(t, attr) for t in self.network])
-
-    def handler_mean(self, attr: str) -> float | None:
-        """A ThreadTime figure averaged over the request handler threads."""
-        return _mean([getattr(t, attr) for t in self.handlers])
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
 
 
 def thread_ids(pid: int, prefixes: tuple[str, ...] = (NETWORK_THREAD, HANDLER_THREAD)) -> dict[str, int]:

@@ -4,7 +4,6 @@ tuner.measure."""
 from __future__ import annotations
 
 from tuner.measure.catalog import (
-    BROKER_JOB,
     CLIENT_SERIES,
     DELIVERY_BUCKETS_S,
     QUANTILES,
@@ -13,6 +12,7 @@ from tuner.measure.catalog import (
     Series,
 )
 from tuner.measure.promql import ALL_QUERIES
+from tuner.measure.series_names import BROKER_JOB
 
 
 def _cell(text: str) -> str:

@@ -11,16 +11,14 @@ from tuner import __version__
 from tuner.measure.codecs import library_versions
 from tuner.measure.compression import (
     MIN_CPU_S,
-    PointMeasurement,
     SampleMeasurement,
-    Spread,
     check_measurable,
     probe_sample,
 )
 from tuner.measure.log_sample import LogSample, read_sample
 from tuner.model.knee import analyse
 from tuner.spec.probe import ProbeOptions
-from tuner.store.probe_record import ProbeCurve, ProbePoint, ProbeRecord, ProbeSample, Quantiles
+from tuner.store.probe_record import ProbeCurve, ProbeRecord, ProbeSample
 
 
 def load_samples(files: Sequence[Path], options: ProbeOptions) -> list[LogSample]:
@@ -55,25 +53,6 @@ def probe_samples(
     return analyse(record)
 
 
-# The measurement's figures in the probe record's own schema (tuner.store.probe_record).
-
-
-def _quantiles(spread: Spread) -> Quantiles:
-    return Quantiles(p10=spread.p10, p50=spread.p50, p90=spread.p90)
-
-
-def _point(point: PointMeasurement) -> ProbePoint:
-    return ProbePoint(
-        batch_messages=point.batch_messages,
-        batches=point.batches,
-        uncompressed_batch_bytes=_quantiles(point.uncompressed_batch_bytes),
-        compressed_batch_bytes=_quantiles(point.compressed_batch_bytes),
-        ratio=_quantiles(point.ratio),
-        compress_cpu_ms_per_mb=point.compress_cpu_ms_per_mb,
-        decompress_cpu_ms_per_mb=point.decompress_cpu_ms_per_mb,
-    )
-
-
 def sample_of(m: SampleMeasurement) -> ProbeSample:
     s = m.sample
     return ProbeSample(
@@ -91,7 +70,7 @@ def sample_of(m: SampleMeasurement) -> ProbeSample:
                 level=c.codec.level,
                 label=c.codec.label,
                 clients=c.codec.clients(),
-                points=[_point(p) for p in c.points],
+                points=c.points,
             )
             for c in m.curves
         ],

@@ -17,12 +17,12 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
+from tuner.core.probe_figures import ProbePoint, Quantiles
 from tuner.core.units import (
     CodecLevel,
     Count,
     Entries,
     Epoch,
-    Figure,
     MillisInt,
     Ratio,
     Size,
@@ -37,33 +37,8 @@ from tuner.store.document import read_document, validated
 PROBE_SCHEMA_VERSION = 1
 PROBE_KIND: Literal["compression-probe"] = "compression-probe"
 
-
-class Quantiles(Frozen):
-    """Spread over the batches measured at one point: 10th percentile, median, 90th percentile."""
-
-    p10: Figure = Field(description="10th percentile.")
-    p50: Figure = Field(description="Median.")
-    p90: Figure = Field(description="90th percentile.")
-
-
-class ProbePoint(Frozen):
-    """One codec/level at one batch size."""
-
-    batch_messages: Count = Field(description="Messages per partition batch.")
-    batches: Count = Field(description="How many batches (random starts in the sample) were measured.")
-    uncompressed_batch_bytes: Quantiles = Field(
-        description="61-byte v2 batch header + framed records, before compression."
-    )
-    compressed_batch_bytes: Quantiles = Field(
-        description="61-byte header + compressed records section: what the broker stores per batch."
-    )
-    ratio: Quantiles = Field(description="Uncompressed / compressed batch bytes, per batch.")
-    compress_cpu_ms_per_mb: Ratio = Field(
-        description="Compressing thread's CPU ms per MB (10^6 B) of uncompressed records."
-    )
-    decompress_cpu_ms_per_mb: Ratio = Field(
-        description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
-    )
+# A curve's points, defined once in tuner.core.probe_figures: the record's schema names them here.
+__all__ = ["ProbePoint", "Quantiles"]
 
 
 class Knee(Frozen):

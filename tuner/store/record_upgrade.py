@@ -31,32 +31,21 @@ class UpgradeError(ValueError):
     """An old record whose fields the upgrade cannot read."""
 
 
-def _from_1(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "schema_version": 2}
+def _renumbered(data: dict[str, Any]) -> dict[str, Any]:
+    """A step whose version only added optional fields: the document changes its number only."""
+    return {**data, "schema_version": data["schema_version"] + 1}
 
 
 def _from_2(data: dict[str, Any]) -> dict[str, Any]:
     return {**upgrade_profiles(data), "schema_version": 3}
 
 
-def _from_3(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "schema_version": 4}
-
-
-def _from_4(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "schema_version": 5}
-
-
-def _from_5(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "schema_version": 6}
-
-
 STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    1: _from_1,
+    1: _renumbered,
     2: _from_2,
-    3: _from_3,
-    4: _from_4,
-    5: _from_5,
+    3: _renumbered,
+    4: _renumbered,
+    5: _renumbered,
 }
 
 

@@ -8,14 +8,12 @@ the recommender) go through `ResultsStore` only.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json, shown_path, type_name
-from tuner.core.paths import DEFAULT_RESULTS_DIR as DEFAULT_RESULTS_DIR  # its home is core
+from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_json
 from tuner.store.document import validated
 from tuner.store.record import SCHEMA_VERSION, RunRecord
@@ -30,12 +28,6 @@ def run_stamp(epoch_s: float) -> str:
 
 def make_run_id(sweep: str, name: str, epoch_s: float) -> str:
     return f"{sweep}/{name}--{run_stamp(epoch_s)}"
-
-
-@dataclass(frozen=True)
-class StoredRecord:
-    path: Path
-    record: RunRecord
 
 
 class ResultsStore:
@@ -83,13 +75,9 @@ class ResultsStore:
             raise BadInput(f"{shown_path(path)}: invalid run record: {exc}") from None
         return validated(RunRecord, current, path, "run record")
 
-    def iter_records(self, sweep: str | None = None) -> Iterator[StoredRecord]:
-        for path in self.paths(sweep):
-            yield StoredRecord(path, self.load(path))
-
     def records(self, sweep: str | None = None) -> list[RunRecord]:
         """Every record (of one sweep), oldest first."""
-        return sorted((s.record for s in self.iter_records(sweep)), key=lambda r: r.created_at)
+        return sorted((self.load(path) for path in self.paths(sweep)), key=lambda r: r.created_at)
 
     def sweeps(self) -> list[str]:
         if not self.root.is_dir():
@@ -98,15 +86,9 @@ class ResultsStore:
 
     def latest(self, sweep: str) -> dict[str, RunRecord]:
         """The newest record of each run name in a sweep."""
-        out: dict[str, RunRecord] = {}
-        for record in self.records(sweep):
-            out[record.name] = record
-        return out
+        return {record.name: record for record in self.records(sweep)}
 
     def completed(self, sweep: str, name: str, spec_hash: str) -> RunRecord | None:
         """The newest record of this exact run (same name and spec hash), if any: what --resume skips."""
-        found = None
-        for record in self.records(sweep):
-            if record.name == name and record.spec_hash == spec_hash:
-                found = record
-        return found
+        found = (r for r in reversed(self.records(sweep)) if r.name == name and r.spec_hash == spec_hash)
+        return next(found, None)

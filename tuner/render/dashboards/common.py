@@ -19,7 +19,7 @@ from grafana_foundation_sdk.models import common as cm
 from grafana_foundation_sdk.models import dashboard as dm
 
 from tuner.measure.promql import query, scoped
-from tuner.measure.catalog import NETWORK_IDLE_SERIES
+from tuner.measure.series_names import NETWORK_IDLE_SERIES
 from tuner.spec.thresholds import THRESHOLDS as lim
 
 DATASOURCE_UID = "kbt-prometheus"  # the provisioned datasource (dashboards/provisioning/datasources)

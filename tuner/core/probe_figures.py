@@ -1,0 +1,40 @@
+"""One point of a compression probe's curve, as the probe measures it and a probe record keeps it:
+a codec/level at one batch size, the batch bytes and ratios spread over the batches measured, and
+the CPU per MB. One definition for both (tuner.measure.compression measures it,
+tuner.store.probe_record keeps it; docs/probe-record.md is generated from the field descriptions).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from tuner.core.frozen import Frozen
+from tuner.core.units import Count, Figure, Ratio
+
+
+class Quantiles(Frozen):
+    """Spread over the batches measured at one point: 10th percentile, median, 90th percentile."""
+
+    p10: Figure = Field(description="10th percentile.")
+    p50: Figure = Field(description="Median.")
+    p90: Figure = Field(description="90th percentile.")
+
+
+class ProbePoint(Frozen):
+    """One codec/level at one batch size."""
+
+    batch_messages: Count = Field(description="Messages per partition batch.")
+    batches: Count = Field(description="How many batches (random starts in the sample) were measured.")
+    uncompressed_batch_bytes: Quantiles = Field(
+        description="61-byte v2 batch header + framed records, before compression."
+    )
+    compressed_batch_bytes: Quantiles = Field(
+        description="61-byte header + compressed records section: what the broker stores per batch."
+    )
+    ratio: Quantiles = Field(description="Uncompressed / compressed batch bytes, per batch.")
+    compress_cpu_ms_per_mb: Ratio = Field(
+        description="Compressing thread's CPU ms per MB (10^6 B) of uncompressed records."
+    )
+    decompress_cpu_ms_per_mb: Ratio = Field(
+        description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
+    )
