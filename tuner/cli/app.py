@@ -7,6 +7,7 @@ Ctrl-C exits 130. No traceback reaches the user unless KBT_DEBUG=1.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 from typing import Any
@@ -56,6 +57,26 @@ def _root(
 
 _registered = False
 
+# The stage commands, in the order the pipeline runs them: a group (its module's `app`) or one
+# command (its module's function of the command's name).
+_COMMANDS = (
+    ("lab", "group"),
+    ("sweep", "command"),
+    ("chaos", "command"),
+    ("check", "group"),
+    ("render", "group"),
+    ("stress", "command"),
+    ("stress-worker", "command"),
+    ("probe", "group"),
+    ("recommend", "command"),
+    ("report", "command"),
+    ("diagnose", "command"),
+    ("capture", "command"),
+    ("compare", "command"),
+    ("forecast", "command"),
+    ("target", "group"),
+)
+
 
 def _register() -> None:
     # Once per process (typer appends, so a second call would list every command twice).
@@ -63,52 +84,12 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    # One line per stage; keep the order the pipeline runs in.
-    from tuner.cli import lab
-
-    app.add_typer(lab.app, name="lab")
-    from tuner.cli import sweep
-
-    app.command(name="sweep")(sweep.sweep)
-    from tuner.cli import chaos
-
-    app.command(name="chaos")(chaos.chaos)
-    from tuner.cli import check
-
-    app.add_typer(check.app, name="check")
-    from tuner.cli import render
-
-    app.add_typer(render.app, name="render")
-    from tuner.cli import stress
-
-    app.command(name="stress")(stress.stress)
-    from tuner.cli import stress_worker
-
-    app.command(name="stress-worker")(stress_worker.stress_worker)
-    from tuner.cli import probe
-
-    app.add_typer(probe.app, name="probe")
-    from tuner.cli import recommend
-
-    app.command(name="recommend")(recommend.recommend)
-    from tuner.cli import report
-
-    app.command(name="report")(report.report)
-    from tuner.cli import diagnose
-
-    app.command(name="diagnose")(diagnose.diagnose)
-    from tuner.cli import capture
-
-    app.command(name="capture")(capture.capture)
-    from tuner.cli import compare
-
-    app.command(name="compare")(compare.compare)
-    from tuner.cli import forecast
-
-    app.command(name="forecast")(forecast.forecast)
-    from tuner.cli import target
-
-    app.add_typer(target.app, name="target")
+    for name, kind in _COMMANDS:
+        module = importlib.import_module(f"tuner.cli.{name.replace('-', '_')}")
+        if kind == "group":
+            app.add_typer(module.app, name=name)
+        else:
+            app.command(name=name)(getattr(module, name.replace("-", "_")))
 
 
 def fail(message: str, status: ExitStatus) -> None:
