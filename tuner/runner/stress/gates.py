@@ -147,6 +147,21 @@ def loss_gates(lost: int | None, verified: bool) -> list[GateCheck]:
     ]
 
 
+def stage_gates(
+    gates: Gates,
+    stage: Stage,
+    broker: BrokerWindow | None,
+    producers: StageTally | ProducerFigures,
+    readers: list[HalfTally],
+    loss: list[GateCheck],
+) -> list[GateCheck]:
+    """Every gate of a judged stage (`readers`: the real-time groups' tallies); a stage not judged
+    has its loss gates only."""
+    if not stage.judged:
+        return loss
+    return [*broker_gates(gates, broker), *producer_gates(gates, producers), *e2e_gate(gates, readers), *loss]
+
+
 def failed_gates(checks: list[GateCheck]) -> list[GateCheck]:
     return [c for c in checks if not c.passed]
 

@@ -11,21 +11,19 @@ from tuner.driver.stress.tally import StageTally
 from tuner.driver.stress.verify import StressDelivery
 from tuner.runner.lifecycle import build_record
 from tuner.runner.stress.gates import (
-    broker_gates,
     consumer_stage,
     describe,
-    e2e_gate,
     failed_gates,
     generator_note,
     loss_gates,
-    producer_gates,
+    stage_gates,
 )
-from tuner.spec.stress_spec import Gates, Stage, StressSpec
+from tuner.spec.stress_spec import Stage, StressSpec
 from tuner.spec.stress_stage import stage_run_plan
 from tuner.spec.sweep import RunPlan
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
-from tuner.store.stress_section import GateCheck, RemoteTier, StressStep, Verdict
+from tuner.store.stress_section import RemoteTier, StressStep, Verdict
 
 
 @dataclass
@@ -153,25 +151,6 @@ def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
     )
 
 
-def check_gates(
-    gates: Gates,
-    stage: Stage,
-    tally: StageTally,
-    measure: StageMeasure,
-    groups: dict[str, GroupTally],
-    realtime: list[str],
-    loss: list[GateCheck],
-) -> list[GateCheck]:
-    """Every gate of a judged stage."""
-    halves = [groups[name].stage(stage.index) for name in realtime if name in groups]
-    return [
-        *broker_gates(gates, measure.broker),
-        *producer_gates(gates, tally),
-        *e2e_gate(gates, halves),
-        *loss,
-    ]
-
-
 def stage_record(
     ctx: RunContext,
     stage: Stage,
@@ -187,8 +166,8 @@ def stage_record(
     realtime = [g.name for g in ctx.plan.groups if g.mode == "realtime"]
     lost = delivery.lost_by_stage.get(stage.index, 0) if delivery is not None else None
     verified = delivery is not None and delivery.verified
-    loss = loss_gates(lost, verified)
-    checks = check_gates(gates, stage, tally, measure, groups, realtime, loss) if stage.judged else loss
+    readers = [groups[name].stage(stage.index) for name in realtime if name in groups]
+    checks = stage_gates(gates, stage, measure.broker, tally, readers, loss_gates(lost, verified))
     failing = failed_gates(checks)
     verdict: Verdict
     if verdict_override == "interrupted" and any(c.gate != "verified" for c in failing):

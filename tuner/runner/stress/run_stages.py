@@ -28,7 +28,7 @@ from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.measure.prometheus import Prometheus
-from tuner.runner.lifecycle import new_ids, topic_names
+from tuner.runner.lifecycle import fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
@@ -42,7 +42,7 @@ from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
 from tuner.target.ledger import TopicLedger
 from tuner.target.security import client_config
-from tuner.target.topics import broker_count, check_fits_cluster, create_topics, delete_topics
+from tuner.target.topics import broker_count, check_fits_cluster, delete_topics
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
@@ -237,58 +237,52 @@ class _ProfileRun:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
         ledger = TopicLedger(self.runner.target.ledger) if self.runner.target.ledger is not None else None
-        if ledger is not None:
-            ledger.add(topics)
-        create_topics(self.admin, workload.topics, topics)
-        self._await_settled_meters()
-        pool: ConsumerPool | None = None
-        locust: LocustProcesses | None = None
-        try:
-            plan = self.plan = self._plan(topics, out_dir, started)
-            (out_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
-            self.ctx = RunContext(
-                spec=spec,
-                plan=plan,
-                baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
-                environment=self.environment,
-                workers=max(1, self.runner.locust.total_workers),
-                run_stamp=stamp,
-            )
-            self.runner.observer.phase(self.label, "starting consumers and locust")
-            pool = ConsumerPool(plan)
-            pool.start()
-            locust = LocustProcesses(self.runner.locust, plan, out_dir)
-            locust.start()
-            if self.runner.locust.remote_workers:
-                self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
-            self.runner.observer.profile_started(self.label, plan)
+        with fresh_topics(self.admin, workload.topics, topics, self.cleanup_problems, delete_topics, ledger):
+            self._await_settled_meters()
+            pool: ConsumerPool | None = None
+            locust: LocustProcesses | None = None
             try:
-                self._follow(plan, pool, locust, out_dir)
-            except KeyboardInterrupt:
-                self._interrupted(plan, pool, locust, out_dir)
-                raise
-            locust.wait(10)
-            self._read_status(out_dir)
-            if self.abort_at is None:  # after an abort the stages left have nothing to read for
-                self.runner.observer.phase(self.label, "consumers finishing")
-                pool.wait(max(1.0, plan.end + 5 - time.time()))
-            pool.stop()
-            self.runner.observer.phase(self.label, "verifying delivery")
-            delivery = verify_stress(
-                plan.bootstrap_servers, self.tally, security=client_config(self.runner.target)
-            )
-            self.outcome.delivery = delivery
-            self.runner.observer.phase(self.label, "measuring")
-            self._write(plan, pool, delivery, interrupted=False)
-        finally:
-            if locust is not None:
-                locust.stop()
-            if pool is not None:
+                plan = self.plan = self._plan(topics, out_dir, started)
+                (out_dir / "plan.json").write_text(plan.to_json(), encoding="utf-8")
+                self.ctx = RunContext(
+                    spec=spec,
+                    plan=plan,
+                    baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
+                    environment=self.environment,
+                    workers=max(1, self.runner.locust.total_workers),
+                    run_stamp=stamp,
+                )
+                self.runner.observer.phase(self.label, "starting consumers and locust")
+                pool = ConsumerPool(plan)
+                pool.start()
+                locust = LocustProcesses(self.runner.locust, plan, out_dir)
+                locust.start()
+                if self.runner.locust.remote_workers:
+                    self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
+                self.runner.observer.profile_started(self.label, plan)
+                try:
+                    self._follow(plan, pool, locust, out_dir)
+                except KeyboardInterrupt:
+                    self._interrupted(plan, pool, locust, out_dir)
+                    raise
+                locust.wait(10)
+                self._read_status(out_dir)
+                if self.abort_at is None:  # after an abort the stages left have nothing to read for
+                    self.runner.observer.phase(self.label, "consumers finishing")
+                    pool.wait(max(1.0, plan.end + 5 - time.time()))
                 pool.stop()
-            cleanup = delete_topics(self.admin, topics)
-            self.cleanup_problems += cleanup
-            if ledger is not None and not cleanup:
-                ledger.remove(topics)
+                self.runner.observer.phase(self.label, "verifying delivery")
+                delivery = verify_stress(
+                    plan.bootstrap_servers, self.tally, security=client_config(self.runner.target)
+                )
+                self.outcome.delivery = delivery
+                self.runner.observer.phase(self.label, "measuring")
+                self._write(plan, pool, delivery, interrupted=False)
+            finally:
+                if locust is not None:
+                    locust.stop()
+                if pool is not None:
+                    pool.stop()
         return self.outcome
 
     # ---- following the timeline ------------------------------------------------------------------
