@@ -176,7 +176,7 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
     if json_path is not None and str(json_path) == "-":
         sys.stdout.write(text)
     else:
-        console = console_for(None, min_width=200)
+        console = console_for(None)
         show(console, diagnosis_view(result))
         if json_path is not None:
             atomic_write(json_path, text, "diagnosis")

@@ -116,7 +116,7 @@ def forecast(
     text = document_text("forecast", **result.model_dump(mode="json"))
     if _write_outputs(model, text, save_model, json_path):
         return
-    console = console_for(None, min_width=160)
+    console = console_for(None)
     show(console, forecast_view(result))
 
 

@@ -116,7 +116,7 @@ def recommend(
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     if source is not None:
         _check_target(source, live, max_trials, yes)
-    console = console_for(json_path, min_width=180)
+    console = console_for(json_path)
     options = dict(
         results=results,
         live=live,

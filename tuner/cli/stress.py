@@ -109,7 +109,7 @@ def stress(
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_stress(spec, baseline_from=baseline_from)
     labels = _labels(list_values(profiles) if profiles else None, loaded.profile_labels())
-    console = console_for(json_path, min_width=200)
+    console = console_for(json_path)
     console.print(
         f"baseline {loaded.baseline_msgs_per_s:g} msgs/s (from {loaded.baseline_source}),"
         f" {loaded.spec.workload.producers} producers; profiles {', '.join(labels)}"

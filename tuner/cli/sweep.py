@@ -66,7 +66,7 @@ def sweep(
         loaded = select_runs(loaded, only)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.raw_properties, f"{spec}: profile {plan.profile.name}")
-    console = console_for(json_path, min_width=180)
+    console = console_for(json_path)
     # caps, confirmation and the target's own checks before anything is created
     target = sweep_preflight(lab_dir, source, loaded, yes, dry_run)
     if dry_run:

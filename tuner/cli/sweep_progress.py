@@ -13,7 +13,7 @@ from rich.progress import Progress, TaskID
 from tuner.cli.live import LiveFigures
 from tuner.render.fit import label
 from tuner.render.sweep_table import STATUS_STYLE
-from tuner.runner.sweep import Observer
+from tuner.runner.lifecycle import Observer
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 

@@ -11,7 +11,7 @@ from tuner.core.errors import BadInput
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
-from tuner.runner.sweep import Observer
+from tuner.runner.lifecycle import Observer
 from tuner.runner.trials import LabTrials
 from tuner.spec.clients import ClientProfile
 from tuner.spec.error_bands import load_error_bands
