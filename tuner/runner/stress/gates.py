@@ -104,7 +104,7 @@ def producer_gates(gates: Gates, producers: StageTally | ProducerFigures) -> lis
     return out
 
 
-def generator_note(gates: Gates, tally: StageTally) -> str | None:
+def generator_note(tally: StageTally) -> str | None:
     """A note when the load generator fell behind its schedule in this stage, else None."""
     lag = tally.send_lag_ms(99)
     if lag is None or lag <= THRESHOLDS.send_lag_p99_ms:

@@ -208,7 +208,7 @@ def stage_record(
         verified=verified,
     )
     problems = [describe(c) for c in failing]
-    note = generator_note(gates, tally)
+    note = generator_note(tally)
     if note is not None:
         problems.append(note)
     if delivery is not None and delivery.detail:

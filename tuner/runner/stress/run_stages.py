@@ -277,7 +277,7 @@ class _ProfileRun:
                 )
                 self.outcome.delivery = delivery
                 self.runner.observer.phase(self.label, "measuring")
-                self._write(plan, pool, delivery, interrupted=False)
+                self._write(plan, pool, delivery)
             finally:
                 if locust is not None:
                     locust.stop()
@@ -327,7 +327,7 @@ class _ProfileRun:
                 if stage.judged and stage.index not in self.judged and now >= end + grace:
                     if self.abort_at is not None and end > self.abort_at:
                         continue
-                    self._judge_now(plan, stage, pool, out_dir)
+                    self._judge_now(plan, stage, out_dir)
             if now > deadline:
                 self.outcome.problems.append("locust did not finish on time: stopped")
                 break
@@ -336,7 +336,7 @@ class _ProfileRun:
         if master not in (None, 0, 1) and not (out_dir / STATUS_FILE).exists():
             raise KbtError(f"locust exited with {master}: {locust.log_tail()}")
 
-    def _judge_now(self, plan: StressPlan, stage: Stage, pool: ConsumerPool, out_dir: Path) -> None:
+    def _judge_now(self, plan: StressPlan, stage: Stage, out_dir: Path) -> None:
         self.judged.add(stage.index)
         measure = self._measure(plan, stage)
         self.measures[stage.index] = measure
@@ -344,7 +344,7 @@ class _ProfileRun:
         tally = self.tally.stage(stage.index)
         checks = [*broker_gates(gates, measure.broker), *producer_gates(gates, tally)]
         self.runner.observer.stage_judged(self.label, stage, checks)
-        note = generator_note(gates, tally)
+        note = generator_note(tally)
         if note is not None:
             self.runner.observer.phase(self.label, f"{stage.name}: {note}")
         if failed_gates(checks) and gates.on_fail == "abort" and self.abort_at is None:
@@ -378,13 +378,7 @@ class _ProfileRun:
 
     # ---- records -------------------------------------------------------------------------------
 
-    def _ran(self, plan: StressPlan, stage: Stage, until: float) -> bool:
-        """Did the stage run to its end before `until` (an abort or an interrupt)?"""
-        return plan.t0 + stage.end_s <= until
-
-    def _write(
-        self, plan: StressPlan, pool: ConsumerPool, delivery: StressDelivery, interrupted: bool
-    ) -> None:
+    def _write(self, plan: StressPlan, pool: ConsumerPool, delivery: StressDelivery) -> None:
         until = self.abort_at if self.abort_at is not None else float("inf")
         for stage in plan.stages:
             if stage.kind == "drain":
@@ -392,23 +386,28 @@ class _ProfileRun:
             started = plan.t0 + stage.start_s < until
             if not started:
                 break
-            aborted = not self._ran(plan, stage, until)
+            aborted = plan.t0 + stage.end_s > until  # the stage did not run to its end
             cut = self._cut_at(stage, until) if aborted else None  # the ramp stopped part way
             if stage.index not in self.measures or aborted:
                 self.measures[stage.index] = self._measure(plan, stage, cut)
-            override: Verdict | None = "aborted" if aborted else None
-            record = stage_record(
-                self.ctx,
-                stage,
-                self.tally.stage(stage.index),
-                self.measures[stage.index],
-                pool.tallies,
-                delivery,
-                verdict_override=override,
-                until=cut,
+            self._record(
+                stage, self.measures[stage.index], pool, delivery, "aborted" if aborted else None, cut
             )
-            self.runner.store.write(record)
-            self.outcome.stages.append(StageOutcome(stage, record))
+
+    def _record(
+        self,
+        stage: Stage,
+        measure: StageMeasure,
+        pool: ConsumerPool,
+        delivery: StressDelivery | None,
+        verdict: Verdict | None,
+        until: float | None = None,
+    ) -> None:
+        """Write the stage's record (`verdict`: aborted or interrupted, else judged from its gates)."""
+        tally = self.tally.stage(stage.index)
+        record = stage_record(self.ctx, stage, tally, measure, pool.tallies, delivery, verdict, until)
+        self.runner.store.write(record)
+        self.outcome.stages.append(StageOutcome(stage, record))
 
     def _cut_at(self, stage: Stage, abort_at: float) -> float:
         """Where a stage the ramp left part way ended: the last record the producers were due to
@@ -427,14 +426,4 @@ class _ProfileRun:
         for stage in plan.stages:
             if stage.index not in self.judged:
                 continue
-            record = stage_record(
-                self.ctx,
-                stage,
-                self.tally.stage(stage.index),
-                self.measures.get(stage.index, StageMeasure()),
-                pool.tallies,
-                None,
-                verdict_override="interrupted",
-            )
-            self.runner.store.write(record)
-            self.outcome.stages.append(StageOutcome(stage, record))
+            self._record(stage, self.measures.get(stage.index, StageMeasure()), pool, None, "interrupted")
