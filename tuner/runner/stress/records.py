@@ -20,7 +20,6 @@ from tuner.runner.stress.gates import (
 )
 from tuner.spec.stress_spec import Stage, StressSpec
 from tuner.spec.stress_stage import stage_run_plan
-from tuner.spec.sweep import RunPlan
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import RemoteTier, StressStep, Verdict
@@ -108,16 +107,17 @@ def stage_window(ctx: RunContext, stage: Stage, until: float | None = None) -> t
     return start, end
 
 
-def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | None = None) -> ClientResult:
-    start, end = stage_window(ctx, stage, until)
-    users = max(stage.users, stage.users_end, 1)
+def client_of(
+    ctx: RunContext, stage: Stage, tally: StageTally, window: tuple[float, float], users: int, processes: int
+) -> ClientResult:
+    start, end = window
     batches = tally.batches
     mean_payload = tally.bytes_acked / tally.acked if tally.acked else 0.0
     requests = sum(tally.requests.values())
     return ClientResult(
         engine="locust",
         producers=users,
-        processes=max(1, min(ctx.workers, users)),
+        processes=processes,
         started_at=start,
         window_start=start,
         window_end=end,
@@ -139,15 +139,6 @@ def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | N
         if tally.batch_bytes
         else None,
         delivery_latency_ms=latency_of(tally),
-    )
-
-
-def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
-    users = max(stage.users, stage.users_end, 1)
-    processes = max(1, min(ctx.workers, users))
-    plan = ctx.plan
-    return stage_run_plan(
-        ctx.spec, plan.profile_label, plan.workload, stage, plan.rate_per_producer, users, processes
     )
 
 
@@ -178,7 +169,10 @@ def stage_record(
         verdict = "not judged"
     else:
         verdict = "failed" if failing else "held"
-    plan = run_plan_of(ctx, stage)
+    users = max(stage.users, stage.users_end, 1)
+    processes = max(1, min(ctx.workers, users))
+    rate = ctx.plan.rate_per_producer
+    plan = stage_run_plan(ctx.spec, ctx.plan.profile_label, ctx.plan.workload, stage, rate, users, processes)
     start, end = stage_window(ctx, stage, until)
     settle = min(ctx.spec.shape.settle_s, stage.duration_s / 2)
     consumers = [consumer_stage(g, groups.get(g.name, GroupTally()), stage) for g in ctx.plan.groups]
@@ -219,7 +213,7 @@ def stage_record(
         f"{ctx.spec.name}/{plan.name}--{ctx.run_stamp}",
         ctx.environment,
         list(ctx.plan.topics),
-        client_of(ctx, stage, tally, until),
+        client_of(ctx, stage, tally, (start, end), users, processes),
         delivery_result,
         measure.broker,
         status,
