@@ -7,7 +7,6 @@ Ctrl-C exits 130. No traceback reaches the user unless KBT_DEBUG=1.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import sys
 from typing import Any
@@ -57,26 +56,6 @@ def _root(
 
 _registered = False
 
-# The stage commands, in the order the pipeline runs them: a group (its module's `app`) or one
-# command (its module's function of the command's name).
-_COMMANDS = (
-    ("lab", "group"),
-    ("sweep", "command"),
-    ("chaos", "command"),
-    ("check", "group"),
-    ("render", "group"),
-    ("stress", "command"),
-    ("stress-worker", "command"),
-    ("probe", "group"),
-    ("recommend", "command"),
-    ("report", "command"),
-    ("diagnose", "command"),
-    ("capture", "command"),
-    ("compare", "command"),
-    ("forecast", "command"),
-    ("target", "group"),
-)
-
 
 def _register() -> None:
     # Once per process (typer appends, so a second call would list every command twice).
@@ -84,12 +63,42 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    for name, kind in _COMMANDS:
-        module = importlib.import_module(f"tuner.cli.{name.replace('-', '_')}")
-        if kind == "group":
-            app.add_typer(module.app, name=name)
-        else:
-            app.command(name=name)(getattr(module, name.replace("-", "_")))
+    from tuner.cli import (
+        capture,
+        chaos,
+        check,
+        compare,
+        diagnose,
+        forecast,
+        lab,
+        probe,
+        recommend,
+        render,
+        report,
+        stress,
+        stress_worker,
+        sweep,
+        target,
+    )
+
+    # In the order the pipeline runs (help lists the commands, then the groups): each command is
+    # named by its function, each group by its module.
+    commands = (
+        sweep.sweep,
+        chaos.chaos,
+        stress.stress,
+        stress_worker.stress_worker,
+        recommend.recommend,
+        report.report,
+        diagnose.diagnose,
+        capture.capture,
+        compare.compare,
+        forecast.forecast,
+    )
+    for command in commands:
+        app.command(name=command.__name__.replace("_", "-"))(command)
+    for group in (lab, check, render, probe, target):
+        app.add_typer(group.app, name=group.__name__.rsplit(".", 1)[-1])
 
 
 def fail(message: str, status: ExitStatus) -> None:

@@ -1,44 +1,83 @@
 """Generated artifacts: produced by code, committed, and checked for staleness.
 
 `python -m tuner.cli.generate write` rewrites them; `... check` exits 1 naming every stale file.
-A generator returns its file's content or {repo-relative path: content}; add yours to GENERATORS.
+Each generator returns {repo-relative path: content}; add yours to GENERATORS.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
+from collections.abc import Callable
 
 from tuner.core.paths import repo_root
 
-# (what, module, its function, the file it writes; None: the function returns {path: content})
-GENERATORS: list[tuple[str, str, str, str | None]] = [
-    ("CLI reference", "tuner.cli.reference", "cli_reference_markdown", "docs/cli.md"),
-    ("metrics catalog", "tuner.render.metrics_doc", "metrics_markdown", "docs/metrics.md"),
-    ("Filebeat profiles", "tuner.render.filebeat_profiles", "render_all", None),
-    ("Grafana dashboards, provisioning and Prometheus rules", "tuner.render.dashboards", "render_all", None),
-    (
-        "compression probe record",
-        "tuner.render.probe_schema_doc",
-        "probe_record_markdown",
-        "docs/probe-record.md",
-    ),
-    (
-        "Java producer property names",
-        "tuner.driver.java_plan",
-        "config_names_json",
-        "tuner/spec/java_producer_config.json",
-    ),
-    ("metric dialect recording rules", "tuner.render.dialect_rules", "render_all", None),
-    ("held-out error bands of the model", "tuner.render.error_bands", "render_all", None),
+Generator = Callable[[], dict[str, str]]
+
+
+def _cli_reference() -> dict[str, str]:
+    from tuner.cli.reference import cli_reference_markdown
+
+    return {"docs/cli.md": cli_reference_markdown()}
+
+
+def _metrics_catalog() -> dict[str, str]:
+    from tuner.render.metrics_doc import metrics_markdown
+
+    return {"docs/metrics.md": metrics_markdown()}
+
+
+def _filebeat_profiles() -> dict[str, str]:
+    from tuner.render.filebeat_profiles import render_all
+
+    return render_all()
+
+
+def _probe_record_doc() -> dict[str, str]:
+    from tuner.render.probe_schema_doc import probe_record_markdown
+
+    return {"docs/probe-record.md": probe_record_markdown()}
+
+
+def _dashboards() -> dict[str, str]:
+    from tuner.render.dashboards import render_all
+
+    return render_all()
+
+
+def _java_producer_config() -> dict[str, str]:
+    from tuner.driver.java_plan import config_names_json
+
+    return {"tuner/spec/java_producer_config.json": config_names_json()}
+
+
+def _dialect_rules() -> dict[str, str]:
+    from tuner.render.dialect_rules import render_all
+
+    return render_all()
+
+
+def _error_bands() -> dict[str, str]:
+    from tuner.render.error_bands import render_all
+
+    return render_all()
+
+
+GENERATORS: list[tuple[str, Generator]] = [
+    ("CLI reference", _cli_reference),
+    ("metrics catalog", _metrics_catalog),
+    ("Filebeat profiles", _filebeat_profiles),
+    ("Grafana dashboards, provisioning and Prometheus rules", _dashboards),
+    ("compression probe record", _probe_record_doc),
+    ("Java producer property names", _java_producer_config),
+    ("metric dialect recording rules", _dialect_rules),
+    ("held-out error bands of the model", _error_bands),
 ]
 
 
 def render_all() -> dict[str, str]:
     out: dict[str, str] = {}
-    for _what, module, function, path in GENERATORS:  # imported only when generating
-        made = getattr(importlib.import_module(module), function)()
-        out.update(made if path is None else {path: made})
+    for _name, gen in GENERATORS:
+        out.update(gen())
     return out
 
 
