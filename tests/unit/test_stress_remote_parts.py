@@ -21,6 +21,7 @@ from tuner.lab.config import LabConfig
 from tuner.lab.layout import LabLayout
 from tuner.lab.node_config import broker_properties
 from tuner.lab.state import new_state
+from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress import worker as stress_worker
 from tuner.runner.stress.locust_processes import LocustOptions, remote_worker_command
@@ -182,7 +183,7 @@ def test_remote_workers_that_never_join_stop_the_run(tmp_path: Path, monkeypatch
     monkeypatch.setattr(runner_module, "TICK_S", 0.05)
     monkeypatch.setattr(runner_module, "ConsumerPool", FakePool)
     monkeypatch.setattr(runner_module, "LocustProcesses", SilentLocust)
-    monkeypatch.setattr(runner_module, "create_topics", lambda *a: None)
+    monkeypatch.setattr(lifecycle, "create_topics", lambda *a: None)
     monkeypatch.setattr(runner_module, "delete_topics", lambda admin, topics: deleted.append(topics) or [])
     spec = tmp_path / "fast.yaml"
     spec.write_text(SPEC)

@@ -13,6 +13,7 @@ import pytest
 
 from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.verify import StressDelivery
+from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress.locust_processes import LocustOptions
 from tuner.runner.stress.run_stages import StressRunner, StressTarget, _ProfileRun
@@ -89,7 +90,7 @@ def test_an_aborted_ramp_does_not_wait_for_the_rest_of_the_timeline(
     monkeypatch.setattr(runner_module, "TICK_S", 0.05)
     monkeypatch.setattr(runner_module, "ConsumerPool", FakePool)
     monkeypatch.setattr(runner_module, "LocustProcesses", FakeLocust)
-    monkeypatch.setattr(runner_module, "create_topics", lambda *a: None)
+    monkeypatch.setattr(lifecycle, "create_topics", lambda *a: None)
     monkeypatch.setattr(runner_module, "delete_topics", lambda *a: [])
     delivery = StressDelivery(verified=True, acked=9, consumed=9, acked_by_stage={0: 9})
     monkeypatch.setattr(runner_module, "verify_stress", lambda *a, **k: delivery)

@@ -63,52 +63,42 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    # One line per stage; keep the order the pipeline runs in.
-    from tuner.cli import lab
+    from tuner.cli import (
+        capture,
+        chaos,
+        check,
+        compare,
+        diagnose,
+        forecast,
+        lab,
+        probe,
+        recommend,
+        render,
+        report,
+        stress,
+        stress_worker,
+        sweep,
+        target,
+    )
 
-    app.add_typer(lab.app, name="lab")
-    from tuner.cli import sweep
-
-    app.command(name="sweep")(sweep.sweep)
-    from tuner.cli import chaos
-
-    app.command(name="chaos")(chaos.chaos)
-    from tuner.cli import check
-
-    app.add_typer(check.app, name="check")
-    from tuner.cli import render
-
-    app.add_typer(render.app, name="render")
-    from tuner.cli import stress
-
-    app.command(name="stress")(stress.stress)
-    from tuner.cli import stress_worker
-
-    app.command(name="stress-worker")(stress_worker.stress_worker)
-    from tuner.cli import probe
-
-    app.add_typer(probe.app, name="probe")
-    from tuner.cli import recommend
-
-    app.command(name="recommend")(recommend.recommend)
-    from tuner.cli import report
-
-    app.command(name="report")(report.report)
-    from tuner.cli import diagnose
-
-    app.command(name="diagnose")(diagnose.diagnose)
-    from tuner.cli import capture
-
-    app.command(name="capture")(capture.capture)
-    from tuner.cli import compare
-
-    app.command(name="compare")(compare.compare)
-    from tuner.cli import forecast
-
-    app.command(name="forecast")(forecast.forecast)
-    from tuner.cli import target
-
-    app.add_typer(target.app, name="target")
+    # In the order the pipeline runs (help lists the commands, then the groups): each command is
+    # named by its function, each group by its module.
+    commands = (
+        sweep.sweep,
+        chaos.chaos,
+        stress.stress,
+        stress_worker.stress_worker,
+        recommend.recommend,
+        report.report,
+        diagnose.diagnose,
+        capture.capture,
+        compare.compare,
+        forecast.forecast,
+    )
+    for command in commands:
+        app.command(name=command.__name__.replace("_", "-"))(command)
+    for group in (lab, check, render, probe, target):
+        app.add_typer(group.app, name=group.__name__.rsplit(".", 1)[-1])
 
 
 def fail(message: str, status: ExitStatus) -> None:

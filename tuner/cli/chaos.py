@@ -90,7 +90,7 @@ def chaos(
 
     loaded = load_sweep(spec)
     runs = chaos_plans(loaded, pick_scenarios(list_values(faults)), list_values(profile) or None)
-    console = console_for(json_path, min_width=200)
+    console = console_for(json_path)
     store = ResultsStore(results)
     observer = PrintObserver(console, len(runs))
     runner = ChaosRunner(resolve_target(lab_dir or default_lab_dir()), DriverEngine(), store, observer)

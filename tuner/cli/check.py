@@ -161,14 +161,10 @@ def librdkafka(
     with acks 1) is one line (exit 2); else the durability it runs with (acks, idempotence, retries,
     requests in flight)."""
     from tuner.driver.file_check import check_librdkafka_file
-    from tuner.target.security import MAX_PROPERTIES_BYTES
 
-    def check(path: Path, where: str) -> dict[str, str]:
-        from tuner.core.inputs import read_text
-
-        return check_librdkafka_file(read_text(path, "properties file", MAX_PROPERTIES_BYTES), where)
-
-    _check_properties(files, "librdkafka", check, json_path)
+    _check_properties(
+        files, "librdkafka", lambda path, text, where: check_librdkafka_file(text, where), json_path
+    )
 
 
 @app.command()
@@ -185,12 +181,8 @@ def java(
     warning."""
     from tuner.driver.java_plan import check_properties_file
 
-    def check(path: Path, where: str) -> dict[str, str]:
-        from tuner.core.inputs import read_text
-        from tuner.target.security import MAX_PROPERTIES_BYTES
-
-        read_text(path, "properties file", MAX_PROPERTIES_BYTES)  # a FIFO or a directory named, not read
-        reported = check_properties_file(path)
+    def check(path: Path, _text: str, where: str) -> dict[str, str]:
+        reported = check_properties_file(path)  # read first: a FIFO or a directory named is refused
         for key, text in sorted(reported.items()):
             if text == "[unresolved reference]":
                 sys.stderr.write(
@@ -205,16 +197,18 @@ def java(
 
 
 def _check_properties(
-    files: list[Path], client: str, check: Callable[[Path, str], dict[str, str]], json_path: Path | None
+    files: list[Path], client: str, check: Callable[[Path, str, str], dict[str, str]], json_path: Path | None
 ) -> None:
-    from tuner.core.inputs import shown_path
+    """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
+    from tuner.core.inputs import read_text, shown_path
     from tuner.core.text import one_line, value
+    from tuner.target.security import MAX_PROPERTIES_BYTES
 
     checked: list[dict[str, object]] = []
     for path in files:
         where = value(shown_path(path))
         try:
-            durability = check(path, where)
+            durability = check(path, read_text(path, "properties file", MAX_PROPERTIES_BYTES), where)
         except BadInput as exc:
             message = one_line(exc.message if exc.message.startswith(where) else f"{where}: {exc.message}")
             sys.stderr.write(f"kbt: error: {message}\n")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import console_for, document_text
+from tuner.cli.json_out import console_for, document_text, to_stdout
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
@@ -173,11 +173,10 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
     from tuner.render.diagnosis import diagnosis_view
 
     text = document_text("diagnose", **result.model_dump(mode="json"))
-    if json_path is not None and str(json_path) == "-":
+    if to_stdout(json_path):
         sys.stdout.write(text)
     else:
-        console = console_for(None, min_width=200)
-        show(console, diagnosis_view(result))
+        show(console_for(None), diagnosis_view(result))
         if json_path is not None:
             atomic_write(json_path, text, "diagnosis")
 

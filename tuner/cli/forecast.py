@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,7 +12,7 @@ import typer
 from tuner.cli.args import positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
 from tuner.cli.diagnose import seconds
-from tuner.cli.json_out import console_for, document_text, unwrap
+from tuner.cli.json_out import console_for, document_text, json_file, print_json, to_stdout, unwrap
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import cut_value, parse_number
@@ -116,7 +115,7 @@ def forecast(
     text = document_text("forecast", **result.model_dump(mode="json"))
     if _write_outputs(model, text, save_model, json_path):
         return
-    console = console_for(None, min_width=160)
+    console = console_for(None)
     show(console, forecast_view(result))
 
 
@@ -188,24 +187,19 @@ def _write_outputs(
     outputs: dict[Path, str | bytes] = {}
     if save_model is not None:
         outputs[save_model] = json.dumps(model.model_dump(mode="json"), indent=2) + "\n"
-    if json_path is not None and str(json_path) != "-":
-        outputs[json_path] = text
-    atomic_write_all(outputs, "forecast")
-    if json_path is not None and str(json_path) == "-":
-        sys.stdout.write(text)
-        return True
-    return False
+    atomic_write_all(outputs | json_file(json_path, text), "forecast")
+    if to_stdout(json_path):
+        print_json(text)
+    return to_stdout(json_path)
 
 
 def _model(cost_model: Path | None, records: list[RunRecord]) -> BrokerCostModel:
     """The --cost-model given, else fitted from the run records."""
     if cost_model is not None:
-        model = load_cost_model(cost_model)
-    else:
-        from tuner.model.cost import fit_cost_model
+        return load_cost_model(cost_model)
+    from tuner.model.cost import fit_cost_model
 
-        model = fit_cost_model(records)
-    return model
+    return fit_cost_model(records)
 
 
 def _read_diagnosis(path: Path) -> Diagnosis:
@@ -220,8 +214,6 @@ def _read_diagnosis(path: Path) -> Diagnosis:
     try:
         return Diagnosis.model_validate(unwrap(raw))  # with or without the envelope
     except ValidationError as exc:
-        if (
-            exc.errors(include_url=False)[0]["type"] in OUT_OF_BOUNDS
-        ):  # a diagnosis, one figure past its bound
+        if exc.errors(include_url=False)[0]["type"] in OUT_OF_BOUNDS:  # one figure past its bound
             raise BadInput(f"--diagnosis {path}: invalid diagnosis: {field_problem(exc)}") from None
         raise BadInput(f"--diagnosis {path}: not a `kbt diagnose --json` file") from None

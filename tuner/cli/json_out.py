@@ -30,10 +30,10 @@ def to_stdout(path: Path | None) -> bool:
     return path is not None and str(path) == "-"
 
 
-def console_for(path: Path | None, min_width: int | None = None) -> Console:
+def console_for(path: Path | None) -> Console:
     """The human output's console: stderr when the JSON document takes stdout. Logs and pipes get
     `PIPE_WIDTH` columns: text wraps between words there, and tables print as plain lines that fit
-    (tuner/render/plain.py); `min_width` is kept for callers and no longer widens a log."""
+    (tuner/render/plain.py)."""
     from tuner.render.fit import PIPE_WIDTH
 
     console = Console(stderr=to_stdout(path) or stdout_claimed())

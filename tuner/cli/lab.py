@@ -174,6 +174,13 @@ def down(
         console.print(f"no lab running in {value(root, 400)}", markup=False, highlight=False)
 
 
+def _switched_lab(command: str, state: str, lab_dir: Path | None) -> LabState:
+    """The lab whose `command` is turned `state` (on or off)."""
+    if state not in ("on", "off"):
+        raise BadInput(f"{command}: expected on or off, got {state[:40]!r}")
+    return load_state(_lab_dir(lab_dir))
+
+
 @app.command("client-sensors")
 def client_sensors(
     state: str = typer.Argument(..., help="on: set the harmless default client quotas; off: delete them."),
@@ -184,9 +191,7 @@ def client_sensors(
     recording until the broker restarts."""
     from tuner.lab.client_sensors import set_client_sensors
 
-    if state not in ("on", "off"):
-        raise BadInput(f"client-sensors: expected on or off, got {state[:40]!r}")
-    lab = load_state(_lab_dir(lab_dir))
+    lab = _switched_lab("client-sensors", state, lab_dir)
     set_client_sensors(lab.bootstrap_servers, state == "on")
     _err().print(f"client sensors {state} ({lab.bootstrap_servers})")
 
@@ -202,9 +207,7 @@ def request_log(
     (docs/diagnose.md, which clients)."""
     from tuner.lab.request_log import set_request_log
 
-    if state not in ("on", "off"):
-        raise BadInput(f"request-log: expected on or off, got {state[:40]!r}")
-    lab = load_state(_lab_dir(lab_dir))
+    lab = _switched_lab("request-log", state, lab_dir)
     set_request_log(lab.bootstrap_servers, [b.id for b in lab.brokers], state == "on")
     _err().print(f"request log {state} ({lab.bootstrap_servers})", markup=False, highlight=False)
     if state == "on":
@@ -227,10 +230,7 @@ def status(
     if state is None or not health:
         write_json(json_path, "lab status", lab_dir=root, running=False, healthy=False, components=[])
         msg = f"no lab running in {value(root, 400)} (run 'kbt lab up')"  # a path on one line
-        if to_stdout(json_path):
-            typer.echo(msg, err=True)
-        else:
-            typer.echo(msg)
+        typer.echo(msg, err=to_stdout(json_path))
         raise typer.Exit(int(ExitStatus.FAILURE))
     healthy = all(h.healthy for h in health)
     write_json(

@@ -64,7 +64,7 @@ def compression(
             check_target(out, what)
     if plot_path is not None:
         plot_target(plot_path)
-    console = console_for(None, min_width=200)
+    console = console_for(None)
     samples = load_samples(files, options)
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

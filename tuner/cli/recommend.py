@@ -114,7 +114,7 @@ def recommend(
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     if source is not None:
         _check_target(source, live, max_trials, yes)
-    console = console_for(json_path, min_width=180)
+    console = console_for(json_path)
     options = dict(
         results=results,
         live=live,
@@ -193,21 +193,11 @@ def _write(console: Console, rec: Recommendation, out: Path, json_path: Path | N
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:
     """Search on the lab with the sweep's progress bar; Ctrl-C keeps the trials already recorded."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from tuner.cli.sweep_progress import ProgressObserver
+    from tuner.cli.sweep_progress import ProgressObserver, progress_bar
     from tuner.model.recommend import recommend as run_recommend
-    from tuner.render.fit import bar_width
     from tuner.runner.recommend_inputs import gather
 
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(bar_width=bar_width(console.width)),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    with progress:
+    with progress_bar(console) as progress:
         observer = ProgressObserver(progress, console)
         request = gather(**options, observer=observer)
         try:

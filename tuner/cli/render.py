@@ -28,7 +28,6 @@ def filebeat(
     from tuner.render.filebeat_profiles import PROFILE_DIR, render_all
 
     root = repo_root()
-    stale: list[str] = []
     rendered: dict[Path, str] = {}
     for rel, content in sorted(render_all().items()):
         path = root / rel
@@ -39,16 +38,15 @@ def filebeat(
         rendered[path] = content
     changed = {path: content for path, content in rendered.items() if _current(path) != content}
     if check:
-        stale = [str(path) for path in changed]
-    else:
-        _validate(rendered)  # every definition checked before any file is written
-        atomic_write_all(changed, "rendered file")
         for path in changed:
-            typer.echo(f"wrote {path}")
-    if stale:
-        for name in stale:
-            typer.echo(f"stale: {name} (run 'kbt render filebeat')", err=True)
-        raise typer.Exit(int(ExitStatus.FAILURE))
+            typer.echo(f"stale: {path} (run 'kbt render filebeat')", err=True)
+        if changed:
+            raise typer.Exit(int(ExitStatus.FAILURE))
+        return
+    _validate(rendered)  # every definition checked before any file is written
+    atomic_write_all(changed, "rendered file")
+    for path in changed:
+        typer.echo(f"wrote {path}")
 
 
 def _validate(files: dict[Path, str]) -> None:

@@ -79,9 +79,8 @@ def report(
         _backfill(data, prom)
     from tuner.core.text import decoded
 
-    built = build_report(
-        data, title=decoded(title)
-    )  # a title is text (an undecodable byte escaped as a traceback)
+    # a title is text (an undecodable byte escaped as a traceback)
+    built = build_report(data, title=decoded(title))
     outputs: dict[Path, str | bytes] = {out: scrub(built.html)}
     if png_dir is not None:
         outputs |= {png_dir / name: png for name, png in built.pngs.items()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stre
     from rich.console import Console
 
     from tuner.runner.stress.run_stages import StressOutcome
+    from tuner.runner.stress.target_wiring import LocustFlags
     from tuner.spec.stress_load import LoadedStress
     from tuner.target import TargetSource
 
@@ -60,19 +60,6 @@ _TARGET = option("--target", what="stress that cluster, not the lab")
 _YES = option("--yes")
 
 
-@dataclass(frozen=True)
-class _Locust:
-    """Where locust runs: local and remote workers, the master's address, the web UI."""
-
-    workers: int
-    remote_workers: int
-    join_timeout_s: float
-    master_host: str
-    master_port: int | None
-    web_ui: bool
-    web_port: int | None
-
-
 def stress(
     spec: Path = _SPEC,
     profiles: list[str] = _PROFILES,
@@ -109,7 +96,7 @@ def stress(
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_stress(spec, baseline_from=baseline_from)
     labels = _labels(list_values(profiles) if profiles else None, loaded.profile_labels())
-    console = console_for(json_path, min_width=200)
+    console = console_for(json_path)
     console.print(
         f"baseline {loaded.baseline_msgs_per_s:g} msgs/s (from {loaded.baseline_source}),"
         f" {loaded.spec.workload.producers} producers; profiles {', '.join(labels)}"
@@ -121,7 +108,9 @@ def stress(
     if dry_run:
         _dry_run(console, json_path, loaded, labels)
         return
-    locust = _Locust(workers, remote_workers, join_timeout, master_host, master_port, web_ui, web_port)
+    from tuner.runner.stress.target_wiring import LocustFlags
+
+    locust = LocustFlags(workers, remote_workers, join_timeout, master_host, master_port, web_ui, web_port)
     outcome = _run(console, loaded, labels, lab_dir, results, locust, source, target_file, json_path)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
     _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
@@ -156,7 +145,7 @@ def _run(
     labels: list[str],
     lab_dir: Path | None,
     results: Path,
-    locust: _Locust,
+    locust: LocustFlags,
     source: TargetSource | None,
     target_file: Path | None,
     json_path: Path | None,
@@ -170,19 +159,7 @@ def _run(
 
     observer = ConsoleObserver(console)
     with interruptible(), closing(observer):
-        runner = stress_runner(
-            lab_dir=lab_dir,
-            results=results,
-            workers=locust.workers,
-            remote_workers=locust.remote_workers,
-            master_host=locust.master_host,
-            master_port=locust.master_port,
-            web_ui=locust.web_ui,
-            web_port=locust.web_port,
-            observer=observer,
-            target_file=source,
-            join_timeout_s=locust.join_timeout_s,
-        )
+        runner = stress_runner(lab_dir, results, locust, observer, source)
         observer.live = LiveFigures(
             console, runner.target.prometheus_url, runner.target.scrape_interval_s, target_file
         )

@@ -66,7 +66,7 @@ def sweep(
         loaded = select_runs(loaded, only)
     for plan in loaded.runs:  # an unset ${VAR} is bad input before anything starts
         expand_references(plan.profile.raw_properties, f"{spec}: profile {plan.profile.name}")
-    console = console_for(json_path, min_width=180)
+    console = console_for(json_path)
     # caps, confirmation and the target's own checks before anything is created
     target = sweep_preflight(lab_dir, source, loaded, yes, dry_run)
     if dry_run:
@@ -103,24 +103,16 @@ def _run(
     resume: bool,
 ) -> SweepOutcome:
     """The runs with a progress bar and live figures; Ctrl-C keeps the runs already recorded."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import MofNCompleteColumn
 
     from tuner.cli.live import LiveFigures
     from tuner.cli.signals import interruptible
-    from tuner.cli.sweep_progress import ProgressObserver
+    from tuner.cli.sweep_progress import ProgressObserver, progress_bar
     from tuner.core.errors import Interrupted
-    from tuner.render.fit import bar_width
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(bar_width=bar_width(console.width)),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
+    progress = progress_bar(console, MofNCompleteColumn())
     observer = ProgressObserver(progress, console)
     try:
         with interruptible(), progress:

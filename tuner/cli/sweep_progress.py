@@ -8,14 +8,26 @@ import time
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, TaskID
+from rich.progress import BarColumn, Progress, ProgressColumn, TaskID, TextColumn, TimeElapsedColumn
 
 from tuner.cli.live import LiveFigures
-from tuner.render.fit import label
+from tuner.render.fit import bar_width, label
 from tuner.render.sweep_table import STATUS_STYLE
-from tuner.runner.sweep import Observer
+from tuner.runner.lifecycle import Observer
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
+
+
+def progress_bar(console: Console, *counts: ProgressColumn) -> Progress:
+    """A transient bar at the console's width: the task, its bar, `counts`, the time elapsed."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(bar_width=bar_width(console.width)),
+        *counts,
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
 
 
 class ProgressObserver(Observer):

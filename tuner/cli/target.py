@@ -13,7 +13,7 @@ from tuner.cli.json_out import to_stdout, write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.runner.target_facts import cluster_facts, metric_facts
-from tuner.target import TargetSource
+from tuner.target import Target
 
 app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than kbt's lab (docs/targets.md).")
 
@@ -33,9 +33,8 @@ def check(
     Exit 0 when both answer, 5 when the cluster or Prometheus cannot be reached, 2 for a bad file."""
     from tuner.core.redact import redact
     from tuner.measure.kafka_version import read_version
-    from tuner.target import resolve_target
 
-    target = resolve_target(None, _source(file, bootstrap, command_config, prom_flag))
+    target = _target(file, bootstrap, command_config, prom_flag)
     report: dict[str, Any] = {
         "target": target.name,
         "bootstrap_servers": target.bootstrap_servers,
@@ -69,13 +68,15 @@ def check(
         raise typer.Exit(int(Unreachable.status))
 
 
-def _source(file: Path | None, bootstrap: str | None, config: Path | None, prom: str | None) -> TargetSource:
+def _target(file: Path | None, bootstrap: str | None, config: Path | None, prom: str | None) -> Target:
+    from tuner.target import resolve_target
+
     source = target_source(file, bootstrap, config, prom)
     if source is None:
         raise BadInput(
             "give a target FILE or --bootstrap-server HOST:PORT (with --command-config, --prometheus)"
         )
-    return source
+    return resolve_target(None, source)
 
 
 def _print(r: dict[str, Any]) -> None:
@@ -136,11 +137,10 @@ def health(
     from tuner.core.errors import ExitStatus
     from tuner.core.kafka_clients import Connection, admin_client
     from tuner.measure.prometheus import Prometheus
-    from tuner.target import resolve_target
     from tuner.target.health import as_dicts, consumer_lag, disk_headroom, under_replicated
     from tuner.target.security import client_config
 
-    target = resolve_target(None, _source(file, bootstrap, command_config, prom_flag))
+    target = _target(file, bootstrap, command_config, prom_flag)
     cluster_facts(target)  # reachable, credentials accepted: one line (exit 5) otherwise
     admin = admin_client(Connection(target.bootstrap_servers, client_config(target)))
     checks = [under_replicated(admin), *consumer_lag(admin, group, max_lag)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ def brokers_in_metadata(bootstrap_servers: str, timeout_s: float = 5.0) -> set[i
     settings: dict[str, Any] = {
         "socket.timeout.ms": int(timeout_s * 1000),
         "log_level": 0,
-        "logger": _silent_logger(),
+        "logger": silent_logger(),
     }
     admin = admin_client(Connection(bootstrap_servers), settings)
     try:
@@ -38,10 +39,9 @@ def brokers_in_metadata(bootstrap_servers: str, timeout_s: float = 5.0) -> set[i
     return {node.id for node in cluster.nodes}
 
 
-def _silent_logger() -> object:
-    import logging
-
-    logger = logging.getLogger("kbt.lab.admin")
+def silent_logger(name: str = "kbt.lab.admin") -> logging.Logger:
+    """A librdkafka client's logger that says nothing (its errors are read from its answers)."""
+    logger = logging.getLogger(name)
     logger.addHandler(logging.NullHandler())
     logger.propagate = False
     return logger

@@ -203,20 +203,11 @@ class Lab:
     def _start_nodes(self, state: LabState, java: str) -> None:
         cfg, layout = self.config, self.layout
         self.progress(f"starting the controller and {cfg.brokers} broker(s)")
-        self._start(
-            state,
-            COMPONENT_CONTROLLER,
-            node_config.controller_command(cfg, layout, java),
-            marker=str(layout.node_properties(COMPONENT_CONTROLLER)),
-        )
+        commands = {COMPONENT_CONTROLLER: node_config.controller_command(cfg, layout, java)}
         for node in cfg.node_ids:
-            component = broker_component(node)
-            self._start(
-                state,
-                component,
-                node_config.broker_command(cfg, layout, node, java),
-                marker=str(layout.node_properties(component)),
-            )
+            commands[broker_component(node)] = node_config.broker_command(cfg, layout, node, java)
+        for component, command in commands.items():
+            self._start(state, component, command, marker=str(layout.node_properties(component)))
         for dialect in cfg.extra_dialects:  # each reads its broker's JMX port once it listens
             for node in cfg.node_ids:
                 path = node_config.dialect_exporter_file(layout, dialect, node)

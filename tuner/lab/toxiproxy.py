@@ -96,10 +96,8 @@ class Toxiproxy:
             return ""
         return resp.text.strip() if resp.status_code == 200 else ""
 
-    def add_toxic(
-        self, proxy: str, name: str, kind: str, stream: str, attributes: dict[str, Any], toxicity: float = 1.0
-    ) -> None:
-        body = {"name": name, "type": kind, "stream": stream, "toxicity": toxicity, "attributes": attributes}
+    def add_toxic(self, proxy: str, name: str, kind: str, stream: str, attributes: dict[str, Any]) -> None:
+        body = {"name": name, "type": kind, "stream": stream, "toxicity": 1.0, "attributes": attributes}
         self._call("POST", f"/proxies/{proxy}/toxics", body)
 
     def remove_toxic(self, proxy: str, name: str) -> None:

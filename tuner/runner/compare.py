@@ -27,10 +27,10 @@ def compare_windows(
     request_logs: list[Path],
 ) -> tuple[Comparison, list[str]]:
     """The comparison and the notes of both diagnoses (a series the dialect lacks, once)."""
-    from tuner.measure.prometheus import Prometheus, PrometheusError
+    from tuner.measure.prometheus import PrometheusError
     from tuner.model.compare import compare
     from tuner.runner.diagnose_inputs import load_thresholds
-    from tuner.runner.live_diagnosis import DEADLINE_S, diagnose_live, target_prometheus
+    from tuner.runner.live_diagnosis import diagnose_live, window_prometheus
 
     if after_end - before_end < window_s:
         raise BadInput("--after must end at least one --window after --before (the windows may not overlap)")
@@ -38,11 +38,7 @@ def compare_windows(
     before = diagnose_live(prometheus_url, source, window_s, step_s, limits, end_s=before_end)
     after = diagnose_live(prometheus_url, source, window_s, step_s, limits, end_s=after_end)
     try:
-        prom = (
-            Prometheus(prometheus_url, deadline_s=DEADLINE_S)
-            if prometheus_url is not None and source is None
-            else target_prometheus(source, (before_end - window_s, after_end))
-        )
+        prom = window_prometheus(prometheus_url, source, (before_end - window_s, after_end))
         p99_before, p99_after = (_p99(prom, window_s, step_s, end) for end in (before_end, after_end))
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None

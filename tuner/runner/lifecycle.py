@@ -87,18 +87,6 @@ def fresh_topics(
             ledger.remove(names)
 
 
-def record_figures(
-    result: DriverResult, broker: MeasuredWindow | None
-) -> tuple[ClientResult, DeliveryResult, BrokerWindow | None]:
-    """The driver's and measurement's figures in the record's own schema (tuner.store.figures; the
-    client's are the driver's own types)."""
-    return (
-        result.client,
-        result.delivery,
-        BrokerWindow.model_validate(broker.model_dump()) if broker is not None else None,
-    )
-
-
 def build_record(
     plan: RunPlan,
     run_id: str,
@@ -250,7 +238,9 @@ class RunLifecycle:
                 if sampler is not None:
                     sampler.stop()
             measured = self._measure(plan, result, topics) if policy.measure_brokers else None
-        client, delivery, broker = record_figures(result, measured)
+        # the measurement's figures in the record's own schema (the client's are the driver's own types)
+        client, delivery = result.client, result.delivery
+        broker = BrokerWindow.model_validate(measured.model_dump()) if measured is not None else None
         status, notes = judge(plan, client, delivery, broker)
         fields = policy.finish(run, Figures(client, delivery, broker), {"status": status, "problems": notes})
         if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:

@@ -42,6 +42,17 @@ def target_prometheus(source: TargetSource | None, window: Window | None = None)
     return _prometheus_of(resolve_target(None, source), window)
 
 
+def window_prometheus(
+    prometheus_url: str | None, source: TargetSource | None, window: Window | None
+) -> Prometheus:
+    """A bare --prometheus URL's Prometheus (no target), else the target's, for one diagnosis."""
+    from tuner.measure.prometheus import Prometheus
+
+    if prometheus_url is not None and source is None:
+        return Prometheus(prometheus_url, deadline_s=DEADLINE_S)
+    return target_prometheus(source, window)
+
+
 def live_prometheus(source: TargetSource) -> Prometheus:
     """A target's Prometheus for live figures during a run: each reading's queries within
     LIVE_TIMEOUT_S, and no deadline over the run."""
@@ -65,17 +76,13 @@ def diagnose_live(
     """Diagnose the window ending at `end_s` (default now) from a bare Prometheus URL (no target) or
     the target's Prometheus, with each client's produce requests counted from the brokers' request
     logs when given. KbtError UNREACHABLE when Prometheus cannot answer."""
-    from tuner.measure.prometheus import Prometheus, PrometheusError
+    from tuner.measure.prometheus import PrometheusError
 
     try:
         # A past window is read in the names and labels its series had then (a rollout or an
         # upgrade between then and now may have changed them).
         window = None if end_s is None else (end_s - window_s, end_s)
-        prom = (
-            Prometheus(prometheus_url, deadline_s=DEADLINE_S)
-            if prometheus_url is not None and source is None
-            else target_prometheus(source, window)
-        )
+        prom = window_prometheus(prometheus_url, source, window)
         return _classified(prom, window_s, step_s, thresholds, cost_model, end_s, top_topics, request_logs)
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None

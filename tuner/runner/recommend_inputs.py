@@ -4,14 +4,14 @@ the baseline profiles, the SLO and the codec table."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
-from tuner.runner.sweep import Observer
+from tuner.runner.lifecycle import Observer
 from tuner.runner.trials import LabTrials
 from tuner.spec.clients import ClientProfile
 from tuner.spec.error_bands import load_error_bands
@@ -110,26 +110,59 @@ def gather(
     if min_network_idle is not None and not 0 <= min_network_idle < 1:
         raise BadInput(f"--min-network-idle must lie in [0, 1) (got {min_network_idle:g}; 0 turns it off)")
     records = load_records(results, sweeps) if results.is_dir() else []
+    if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
+        from tuner.core.kafka_clients import admin_client
+        from tuner.spec.loader import load_sweep
+        from tuner.target import resolve_target
+        from tuner.target.security import connection
+        from tuner.target.topics import broker_count
+
+        spec = load_sweep(live).spec
+        brokers = broker_count(admin_client(connection(resolve_target(lab_dir, target_file))))
+        key = workload_key(spec.workload, brokers)
+        group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
+        workload_spec, spec_slo, profiles = spec.workload, spec.slo, list(spec.profiles)
+    else:
+        newest, group = _newest_group(records, workload, results)
+        brokers, workload_spec, spec_slo = brokers_of(newest), newest.plan.workload, newest.plan.slo
+        order = sorted(group, key=lambda r: (r.sweep != newest.sweep, r.index, -r.created_at))
+        profiles = list({r.plan.profile.name: r.plan.profile for r in reversed(order)}.values())[::-1]
+    base, per_kind = _baselines(profiles, baseline)
+    slo = _slo(spec_slo, slo_p99, slo_memory, workload_spec, codecs, min_network_idle)
+    found = {r.sweep for r in group}
+    live_fields: dict[str, Any] = {}
     if live is not None:
-        return replace(
-            _live(
-                results,
-                live,
-                records,
-                slo_p99,
-                slo_memory,
-                clients,
-                codecs,
-                min_network_idle,
-                probe,
-                baseline,
-                max_trials,
-                lab_dir,
-                observer,
-                target_file,
-            ),
-            slo_margin=margin,
+        trials_slo = SLO(
+            p99_ms=slo.p99_ms,
+            max_producer_memory_mb=slo.max_producer_memory_mb,
+            min_network_idle=slo.min_network_idle,
         )
+        trials = LabTrials(
+            workload_spec, trials_slo, results, lab_dir, live, observer, target_file=target_file
+        )
+        found.add(trials.sweep)
+        live_fields = {"trials": trials, "max_trials": max_trials, "live_spec": str(live)}
+    return Request(
+        workload=workload_spec,
+        brokers=brokers,
+        slo=slo,
+        clients=clients,
+        records=group,
+        baselines=per_kind,
+        baseline=base,
+        codecs=_table(probe, group),
+        results_dir=str(results),
+        sweeps=sorted(found),
+        bands=load_error_bands(),
+        slo_margin=margin,
+        **live_fields,
+    )
+
+
+def _newest_group(
+    records: list[RunRecord], workload: str | None, results: Path
+) -> tuple[RunRecord, list[RunRecord]]:
+    """The newest record (of --workload) and every record of its workload on as many brokers."""
     if not records:
         raise BadInput(
             f"no run records under {results}: run `kbt sweep SPEC` first,"
@@ -148,25 +181,7 @@ def gather(
         records = chosen
     newest = max(records, key=lambda r: r.created_at)
     key = workload_key(newest.plan.workload, brokers_of(newest))
-    group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
-    order = sorted(group, key=lambda r: (r.sweep != newest.sweep, r.index, -r.created_at))
-    profiles = list({r.plan.profile.name: r.plan.profile for r in reversed(order)}.values())[::-1]
-    base, per_kind = _baselines(profiles, baseline)
-    spec = newest.plan.workload
-    return Request(
-        workload=spec,
-        brokers=brokers_of(newest),
-        slo=_slo(newest.plan.slo, slo_p99, slo_memory, spec, codecs, min_network_idle),
-        clients=clients,
-        records=group,
-        baselines=per_kind,
-        baseline=base,
-        codecs=_table(probe, group),
-        results_dir=str(results),
-        sweeps=sorted({r.sweep for r in group}),
-        bands=load_error_bands(),
-        slo_margin=margin,
-    )
+    return newest, [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
 
 
 def _table(probe: Path | None, records: Sequence[RunRecord]) -> CodecTable:
@@ -175,64 +190,3 @@ def _table(probe: Path | None, records: Sequence[RunRecord]) -> CodecTable:
     sizes = [r.client.bytes_acked / r.client.records_acked for r in records if r.client.records_acked]
     record = load_probe_record(probe)
     return table_from_probe(record, str(probe), sorted(sizes)[len(sizes) // 2] if sizes else None)
-
-
-def _live(
-    results: Path,
-    spec_path: Path,
-    records: list[RunRecord],
-    slo_p99: float | None,
-    slo_memory: float | None,
-    clients: list[str],
-    codecs: dict[str, list[str]],
-    min_network_idle: float | None,
-    probe: Path | None,
-    baseline: str | None,
-    max_trials: int,
-    lab_dir: Path | None,
-    observer: Observer | None,
-    target_file: TargetSource | None = None,
-) -> Request:
-    from tuner.core.kafka_clients import admin_client
-    from tuner.spec.loader import load_sweep
-    from tuner.target import resolve_target
-    from tuner.target.security import connection
-    from tuner.target.topics import broker_count
-
-    loaded = load_sweep(spec_path)
-    spec = loaded.spec
-    target = resolve_target(lab_dir, target_file)
-    brokers = broker_count(admin_client(connection(target)))
-    key = workload_key(spec.workload, brokers)
-    group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
-    base, per_kind = _baselines(spec.profiles, baseline)
-    slo = _slo(spec.slo, slo_p99, slo_memory, spec.workload, codecs, min_network_idle)
-    trials = LabTrials(
-        spec.workload,
-        SLO(
-            p99_ms=slo.p99_ms,
-            max_producer_memory_mb=slo.max_producer_memory_mb,
-            min_network_idle=slo.min_network_idle,
-        ),
-        results,
-        lab_dir,
-        spec_path,
-        observer,
-        target_file=target_file,
-    )
-    return Request(
-        workload=spec.workload,
-        brokers=brokers,
-        slo=slo,
-        clients=clients,
-        records=group,
-        baselines=per_kind,
-        baseline=base,
-        codecs=_table(probe, group),
-        trials=trials,
-        max_trials=max_trials,
-        results_dir=str(results),
-        sweeps=sorted({r.sweep for r in group} | {trials.sweep}),
-        live_spec=str(spec_path),
-        bands=load_error_bands(),
-    )

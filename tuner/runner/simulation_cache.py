@@ -97,10 +97,6 @@ def _doubles(text: str) -> array[float]:
     return values
 
 
-def keep_simulations_on_disk(root: Path | None = None) -> None:
-    keep_simulations(DiskSimulations(root))
-
-
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -108,7 +104,7 @@ R = TypeVar("R")
 def _keeping(fn: Callable[P, R]) -> Callable[P, R]:
     @wraps(fn)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        keep_simulations_on_disk()
+        keep_simulations(DiskSimulations())
         return fn(*args, **kwargs)
 
     return call

@@ -18,8 +18,6 @@ from tuner.target import Target
 from tuner.target.security import connection
 from tuner.target.topics import broker_ids, check_fits_cluster
 
-__all__ = ["Engine", "Measurer", "Observer", "SweepOutcome", "SweepRunner"]
-
 
 @dataclass
 class SweepOutcome:

@@ -90,7 +90,7 @@ def cluster_facts(target: Any) -> dict[str, Any]:
 def metric_facts(target: Any) -> dict[str, Any]:
     """The dialect detected (or named) and which of kbt's series the target's Prometheus holds."""
     from tuner.measure.catalog import SERIES
-    from tuner.measure.dialects import DIALECTS, MissingSeries, Source, assess, detect, scope_matchers
+    from tuner.measure.dialects import DIALECTS, Source, assess, detect, scope_matchers
     from tuner.measure.kafka_version import version_query
     from tuner.measure.prometheus import Prometheus
 
@@ -115,7 +115,6 @@ def metric_facts(target: Any) -> dict[str, Any]:
             if src.note:
                 notes[s.name] = src.note
     brokers = prom.instant(f"count by ({sel.broker_label})({{{scope_matchers(sel.job, sel.matchers)}}})")
-    _ = MissingSeries  # the same reasons diagnose gives
     versions = prom.instant(version_query(scope_matchers(sel.job, sel.matchers)))
     return {
         "version_series": [dict(s.labels) for s in versions],

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from tuner.core.errors import KbtError
 from tuner.driver.engines import ENGINES
-from tuner.runner.sweep import Observer, SweepRunner
+from tuner.runner.lifecycle import Observer
+from tuner.runner.sweep import SweepRunner
 from tuner.spec.clients import ClientProfile
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import SLO, SweepSpec

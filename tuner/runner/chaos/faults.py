@@ -10,7 +10,6 @@ a network fault never blinds the script.
 
 from __future__ import annotations
 
-import logging
 import signal
 import threading
 import time
@@ -26,6 +25,7 @@ from confluent_kafka.admin import ConfigResource
 from tuner.core.kafka_clients import Connection, admin_client, new_consumer
 from tuner.lab import Lab, LabState, load_state
 from tuner.lab import faults as lab_faults
+from tuner.lab.health import silent_logger
 from tuner.lab.toxiproxy import STREAMS, Toxiproxy, proxy_name
 from tuner.store.fault import FaultEvent
 
@@ -39,13 +39,6 @@ class Stopped(Exception):
     def __init__(self, why: str = "stopped") -> None:
         super().__init__(why)
         self.why = why
-
-
-def _quiet_logger() -> logging.Logger:
-    logger = logging.getLogger("kbt.chaos.client")
-    logger.addHandler(logging.NullHandler())
-    logger.propagate = False
-    return logger
 
 
 class FaultContext:
@@ -76,7 +69,7 @@ class FaultContext:
         return Connection(self.state.direct_bootstrap_servers)
 
     def _conf(self, extra: dict[str, Any]) -> dict[str, Any]:
-        return {"logger": _quiet_logger(), **extra}
+        return {"logger": silent_logger("kbt.chaos.client"), **extra}
 
     # ---- time ----------------------------------------------------------------------------------
     def now(self) -> float:

@@ -270,7 +270,6 @@ class ChaosPolicy(RunPolicy):
     ) -> None:
         self.scenario = scenario
         self.state = state
-        self.lab_dir = state.lab_dir
         self.observer = observer
         self.chaos_run = chaos_run
         self.script_error: list[str] = []
@@ -278,12 +277,29 @@ class ChaosPolicy(RunPolicy):
         self.ctx: FaultContext | None = None
 
     def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
-        return _delete_topics(admin, self.state, topics)
+        """Delete the run's topics, retrying once the cluster is whole again: a topic left behind (the
+        controller timed out right after a fault) would weigh on every later broker restart."""
+        problems: list[str] = []
+        for attempt in range(DELETE_ATTEMPTS):
+            problems = delete_topics(admin, topics)
+            if not problems:
+                return []
+            if attempt + 1 < DELETE_ATTEMPTS:
+                wait_cluster_ready(self.state, READY_WAIT_S)
+                time.sleep(5)
+                try:
+                    existing = admin.list_topics(timeout=10).topics
+                except Exception:  # cleanup reports, never raises: try every topic again
+                    continue
+                topics = [t for t in topics if t in existing]
+                if not topics:
+                    return []
+        return problems
 
     def drive(self, run: Run, engine: Engine) -> DriverResult:
         stop = threading.Event()
         done = threading.Event()
-        ctx = self.ctx = FaultContext(self.lab_dir, run.topics, MIN_INSYNC_REPLICAS, stop)
+        ctx = self.ctx = FaultContext(self.state.lab_dir, run.topics, MIN_INSYNC_REPLICAS, stop)
         ctx.on_note = lambda at, what: self.observer.event(self.chaos_run, at, what)
         watch = IsrWatch(ctx, stop)
         script = threading.Thread(
@@ -404,27 +420,6 @@ class LoadHold:
         if not held and self.past_window:
             self.ctx.note(f"load ended after {self.ctx.now():.0f} s")
         return held
-
-
-def _delete_topics(admin: Any, state: LabState, topics: list[str]) -> list[str]:
-    """Delete the run's topics, retrying once the cluster is whole again: a topic left behind (the
-    controller timed out right after a fault) would weigh on every later broker restart."""
-    problems: list[str] = []
-    for attempt in range(DELETE_ATTEMPTS):
-        problems = delete_topics(admin, topics)
-        if not problems:
-            return []
-        if attempt + 1 < DELETE_ATTEMPTS:
-            wait_cluster_ready(state, READY_WAIT_S)
-            time.sleep(5)
-            try:
-                existing = admin.list_topics(timeout=10).topics
-            except Exception:  # cleanup reports, never raises: try every topic again
-                continue
-            topics = [t for t in topics if t in existing]
-            if not topics:
-                return []
-    return problems
 
 
 def wait_cluster_ready(state: LabState, timeout_s: float) -> list[str]:

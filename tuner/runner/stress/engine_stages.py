@@ -28,12 +28,10 @@ from tuner.measure.prometheus import Prometheus
 from tuner.runner.lifecycle import Engine, Figures, Measurer, Observer, Run, RunLifecycle, RunPolicy
 from tuner.runner.stress.gates import (
     ProducerFigures,
-    broker_gates,
     describe,
-    e2e_gate,
     failed_gates,
     loss_gates,
-    producer_gates,
+    stage_gates,
     whole_stage_consumer,
 )
 from tuner.runner.stress.records import ProfileOutcome, StageOutcome
@@ -129,17 +127,8 @@ class StageGates(RunPolicy):
         client, delivery = figures.client, figures.delivery
         loss = loss_gates(delivery.lost, delivery.verified)
         readers = [self.tallies.get(g.name, GroupTally()).stage(stage.index) for g in self.groups]
-        checks = (
-            [
-                *broker_gates(gates, figures.broker),
-                *producer_gates(gates, ProducerFigures.of_run(client, delivery)),
-                *e2e_gate(gates, readers),
-                *loss,
-            ]
-            if stage.judged
-            else loss
-        )
-        self.checks = checks
+        producers = ProducerFigures.of_run(client, delivery)
+        checks = self.checks = stage_gates(gates, stage, figures.broker, producers, readers, loss)
         failing = failed_gates(checks)
         verdict: Verdict = ("failed" if failing else "held") if stage.judged else "not judged"
         start, end = client.window_start, client.window_end

@@ -104,7 +104,7 @@ def producer_gates(gates: Gates, producers: StageTally | ProducerFigures) -> lis
     return out
 
 
-def generator_note(gates: Gates, tally: StageTally) -> str | None:
+def generator_note(tally: StageTally) -> str | None:
     """A note when the load generator fell behind its schedule in this stage, else None."""
     lag = tally.send_lag.percentile_ms(99)
     if lag is None or lag <= THRESHOLDS.send_lag_p99_ms:
@@ -145,6 +145,21 @@ def loss_gates(lost: int | None, verified: bool) -> list[GateCheck]:
             detail=f"{lost} acked records lost" if lost else "",
         )
     ]
+
+
+def stage_gates(
+    gates: Gates,
+    stage: Stage,
+    broker: BrokerWindow | None,
+    producers: StageTally | ProducerFigures,
+    readers: list[HalfTally],
+    loss: list[GateCheck],
+) -> list[GateCheck]:
+    """Every gate of a judged stage (`readers`: the real-time groups' tallies); a stage not judged
+    has its loss gates only."""
+    if not stage.judged:
+        return loss
+    return [*broker_gates(gates, broker), *producer_gates(gates, producers), *e2e_gate(gates, readers), *loss]
 
 
 def failed_gates(checks: list[GateCheck]) -> list[GateCheck]:

@@ -11,21 +11,18 @@ from tuner.driver.stress.tally import StageTally
 from tuner.driver.stress.verify import StressDelivery
 from tuner.runner.lifecycle import build_record
 from tuner.runner.stress.gates import (
-    broker_gates,
     consumer_stage,
     describe,
-    e2e_gate,
     failed_gates,
     generator_note,
     loss_gates,
-    producer_gates,
+    stage_gates,
 )
-from tuner.spec.stress_spec import Gates, Stage, StressSpec
+from tuner.spec.stress_spec import Stage, StressSpec
 from tuner.spec.stress_stage import stage_run_plan
-from tuner.spec.sweep import RunPlan
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import Environment, RunRecord
-from tuner.store.stress_section import GateCheck, RemoteTier, StressStep, Verdict
+from tuner.store.stress_section import RemoteTier, StressStep, Verdict
 
 
 @dataclass
@@ -110,16 +107,17 @@ def stage_window(ctx: RunContext, stage: Stage, until: float | None = None) -> t
     return start, end
 
 
-def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | None = None) -> ClientResult:
-    start, end = stage_window(ctx, stage, until)
-    users = max(stage.users, stage.users_end, 1)
+def client_of(
+    ctx: RunContext, stage: Stage, tally: StageTally, window: tuple[float, float], users: int, processes: int
+) -> ClientResult:
+    start, end = window
     batches = tally.batches
     mean_payload = tally.bytes_acked / tally.acked if tally.acked else 0.0
     requests = sum(tally.requests.values())
     return ClientResult(
         engine="locust",
         producers=users,
-        processes=max(1, min(ctx.workers, users)),
+        processes=processes,
         started_at=start,
         window_start=start,
         window_end=end,
@@ -144,34 +142,6 @@ def client_of(ctx: RunContext, stage: Stage, tally: StageTally, until: float | N
     )
 
 
-def run_plan_of(ctx: RunContext, stage: Stage) -> RunPlan:
-    users = max(stage.users, stage.users_end, 1)
-    processes = max(1, min(ctx.workers, users))
-    plan = ctx.plan
-    return stage_run_plan(
-        ctx.spec, plan.profile_label, plan.workload, stage, plan.rate_per_producer, users, processes
-    )
-
-
-def check_gates(
-    gates: Gates,
-    stage: Stage,
-    tally: StageTally,
-    measure: StageMeasure,
-    groups: dict[str, GroupTally],
-    realtime: list[str],
-    loss: list[GateCheck],
-) -> list[GateCheck]:
-    """Every gate of a judged stage."""
-    halves = [groups[name].stage(stage.index) for name in realtime if name in groups]
-    return [
-        *broker_gates(gates, measure.broker),
-        *producer_gates(gates, tally),
-        *e2e_gate(gates, halves),
-        *loss,
-    ]
-
-
 def stage_record(
     ctx: RunContext,
     stage: Stage,
@@ -187,8 +157,8 @@ def stage_record(
     realtime = [g.name for g in ctx.plan.groups if g.mode == "realtime"]
     lost = delivery.lost_by_stage.get(stage.index, 0) if delivery is not None else None
     verified = delivery is not None and delivery.verified
-    loss = loss_gates(lost, verified)
-    checks = check_gates(gates, stage, tally, measure, groups, realtime, loss) if stage.judged else loss
+    readers = [groups[name].stage(stage.index) for name in realtime if name in groups]
+    checks = stage_gates(gates, stage, measure.broker, tally, readers, loss_gates(lost, verified))
     failing = failed_gates(checks)
     verdict: Verdict
     if verdict_override == "interrupted" and any(c.gate != "verified" for c in failing):
@@ -199,7 +169,10 @@ def stage_record(
         verdict = "not judged"
     else:
         verdict = "failed" if failing else "held"
-    plan = run_plan_of(ctx, stage)
+    users = max(stage.users, stage.users_end, 1)
+    processes = max(1, min(ctx.workers, users))
+    rate = ctx.plan.rate_per_producer
+    plan = stage_run_plan(ctx.spec, ctx.plan.profile_label, ctx.plan.workload, stage, rate, users, processes)
     start, end = stage_window(ctx, stage, until)
     settle = min(ctx.spec.shape.settle_s, stage.duration_s / 2)
     consumers = [consumer_stage(g, groups.get(g.name, GroupTally()), stage) for g in ctx.plan.groups]
@@ -229,7 +202,7 @@ def stage_record(
         verified=verified,
     )
     problems = [describe(c) for c in failing]
-    note = generator_note(gates, tally)
+    note = generator_note(tally)
     if note is not None:
         problems.append(note)
     if delivery is not None and delivery.detail:
@@ -240,7 +213,7 @@ def stage_record(
         f"{ctx.spec.name}/{plan.name}--{ctx.run_stamp}",
         ctx.environment,
         list(ctx.plan.topics),
-        client_of(ctx, stage, tally, until),
+        client_of(ctx, stage, tally, (start, end), users, processes),
         delivery_result,
         measure.broker,
         status,

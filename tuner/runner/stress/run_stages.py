@@ -28,7 +28,7 @@ from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.measure.prometheus import Prometheus
-from tuner.runner.lifecycle import new_ids, topic_names
+from tuner.runner.lifecycle import fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
@@ -42,7 +42,7 @@ from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
 from tuner.target.ledger import TopicLedger
 from tuner.target.security import client_config
-from tuner.target.topics import broker_count, check_fits_cluster, create_topics, delete_topics
+from tuner.target.topics import broker_count, check_fits_cluster, delete_topics
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
@@ -237,58 +237,52 @@ class _ProfileRun:
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
         ledger = TopicLedger(self.runner.target.ledger) if self.runner.target.ledger is not None else None
-        if ledger is not None:
-            ledger.add(topics)
-        create_topics(self.admin, workload.topics, topics)
-        self._await_settled_meters()
-        pool: ConsumerPool | None = None
-        locust: LocustProcesses | None = None
-        try:
-            plan = self.plan = self._plan(topics, out_dir, started)
-            (out_dir / "plan.json").write_text(plan.model_dump_json(), encoding="utf-8")
-            self.ctx = RunContext(
-                spec=spec,
-                plan=plan,
-                baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
-                environment=self.environment,
-                workers=max(1, self.runner.locust.total_workers),
-                run_stamp=stamp,
-            )
-            self.runner.observer.phase(self.label, "starting consumers and locust")
-            pool = ConsumerPool(plan)
-            pool.start()
-            locust = LocustProcesses(self.runner.locust, plan, out_dir)
-            locust.start()
-            if self.runner.locust.remote_workers:
-                self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
-            self.runner.observer.profile_started(self.label, plan)
+        with fresh_topics(self.admin, workload.topics, topics, self.cleanup_problems, delete_topics, ledger):
+            self._await_settled_meters()
+            pool: ConsumerPool | None = None
+            locust: LocustProcesses | None = None
             try:
-                self._follow(plan, pool, locust, out_dir)
-            except KeyboardInterrupt:
-                self._interrupted(plan, pool, locust, out_dir)
-                raise
-            locust.wait(10)
-            self._read_status(out_dir)
-            if self.abort_at is None:  # after an abort the stages left have nothing to read for
-                self.runner.observer.phase(self.label, "consumers finishing")
-                pool.wait(max(1.0, plan.end + 5 - time.time()))
-            pool.stop()
-            self.runner.observer.phase(self.label, "verifying delivery")
-            delivery = verify_stress(
-                plan.bootstrap_servers, self.tally, security=client_config(self.runner.target)
-            )
-            self.outcome.delivery = delivery
-            self.runner.observer.phase(self.label, "measuring")
-            self._write(plan, pool, delivery, interrupted=False)
-        finally:
-            if locust is not None:
-                locust.stop()
-            if pool is not None:
+                plan = self.plan = self._plan(topics, out_dir, started)
+                (out_dir / "plan.json").write_text(plan.model_dump_json(), encoding="utf-8")
+                self.ctx = RunContext(
+                    spec=spec,
+                    plan=plan,
+                    baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
+                    environment=self.environment,
+                    workers=max(1, self.runner.locust.total_workers),
+                    run_stamp=stamp,
+                )
+                self.runner.observer.phase(self.label, "starting consumers and locust")
+                pool = ConsumerPool(plan)
+                pool.start()
+                locust = LocustProcesses(self.runner.locust, plan, out_dir)
+                locust.start()
+                if self.runner.locust.remote_workers:
+                    self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
+                self.runner.observer.profile_started(self.label, plan)
+                try:
+                    self._follow(plan, pool, locust, out_dir)
+                except KeyboardInterrupt:
+                    self._interrupted(plan, pool, locust, out_dir)
+                    raise
+                locust.wait(10)
+                self._read_status(out_dir)
+                if self.abort_at is None:  # after an abort the stages left have nothing to read for
+                    self.runner.observer.phase(self.label, "consumers finishing")
+                    pool.wait(max(1.0, plan.end + 5 - time.time()))
                 pool.stop()
-            cleanup = delete_topics(self.admin, topics)
-            self.cleanup_problems += cleanup
-            if ledger is not None and not cleanup:
-                ledger.remove(topics)
+                self.runner.observer.phase(self.label, "verifying delivery")
+                delivery = verify_stress(
+                    plan.bootstrap_servers, self.tally, security=client_config(self.runner.target)
+                )
+                self.outcome.delivery = delivery
+                self.runner.observer.phase(self.label, "measuring")
+                self._write(plan, pool, delivery)
+            finally:
+                if locust is not None:
+                    locust.stop()
+                if pool is not None:
+                    pool.stop()
         return self.outcome
 
     # ---- following the timeline ------------------------------------------------------------------
@@ -333,7 +327,7 @@ class _ProfileRun:
                 if stage.judged and stage.index not in self.judged and now >= end + grace:
                     if self.abort_at is not None and end > self.abort_at:
                         continue
-                    self._judge_now(plan, stage, pool, out_dir)
+                    self._judge_now(plan, stage, out_dir)
             if now > deadline:
                 self.outcome.problems.append("locust did not finish on time: stopped")
                 break
@@ -342,7 +336,7 @@ class _ProfileRun:
         if master not in (None, 0, 1) and not (out_dir / STATUS_FILE).exists():
             raise KbtError(f"locust exited with {master}: {locust.log_tail()}")
 
-    def _judge_now(self, plan: StressPlan, stage: Stage, pool: ConsumerPool, out_dir: Path) -> None:
+    def _judge_now(self, plan: StressPlan, stage: Stage, out_dir: Path) -> None:
         self.judged.add(stage.index)
         measure = self._measure(plan, stage)
         self.measures[stage.index] = measure
@@ -350,7 +344,7 @@ class _ProfileRun:
         tally = self.tally.stage(stage.index)
         checks = [*broker_gates(gates, measure.broker), *producer_gates(gates, tally)]
         self.runner.observer.stage_judged(self.label, stage, checks)
-        note = generator_note(gates, tally)
+        note = generator_note(tally)
         if note is not None:
             self.runner.observer.phase(self.label, f"{stage.name}: {note}")
         if failed_gates(checks) and gates.on_fail == "abort" and self.abort_at is None:
@@ -384,13 +378,7 @@ class _ProfileRun:
 
     # ---- records -------------------------------------------------------------------------------
 
-    def _ran(self, plan: StressPlan, stage: Stage, until: float) -> bool:
-        """Did the stage run to its end before `until` (an abort or an interrupt)?"""
-        return plan.t0 + stage.end_s <= until
-
-    def _write(
-        self, plan: StressPlan, pool: ConsumerPool, delivery: StressDelivery, interrupted: bool
-    ) -> None:
+    def _write(self, plan: StressPlan, pool: ConsumerPool, delivery: StressDelivery) -> None:
         until = self.abort_at if self.abort_at is not None else float("inf")
         for stage in plan.stages:
             if stage.kind == "drain":
@@ -398,23 +386,28 @@ class _ProfileRun:
             started = plan.t0 + stage.start_s < until
             if not started:
                 break
-            aborted = not self._ran(plan, stage, until)
+            aborted = plan.t0 + stage.end_s > until  # the stage did not run to its end
             cut = self._cut_at(stage, until) if aborted else None  # the ramp stopped part way
             if stage.index not in self.measures or aborted:
                 self.measures[stage.index] = self._measure(plan, stage, cut)
-            override: Verdict | None = "aborted" if aborted else None
-            record = stage_record(
-                self.ctx,
-                stage,
-                self.tally.stage(stage.index),
-                self.measures[stage.index],
-                pool.tallies,
-                delivery,
-                verdict_override=override,
-                until=cut,
+            self._record(
+                stage, self.measures[stage.index], pool, delivery, "aborted" if aborted else None, cut
             )
-            self.runner.store.write(record)
-            self.outcome.stages.append(StageOutcome(stage, record))
+
+    def _record(
+        self,
+        stage: Stage,
+        measure: StageMeasure,
+        pool: ConsumerPool,
+        delivery: StressDelivery | None,
+        verdict: Verdict | None,
+        until: float | None = None,
+    ) -> None:
+        """Write the stage's record (`verdict`: aborted or interrupted, else judged from its gates)."""
+        tally = self.tally.stage(stage.index)
+        record = stage_record(self.ctx, stage, tally, measure, pool.tallies, delivery, verdict, until)
+        self.runner.store.write(record)
+        self.outcome.stages.append(StageOutcome(stage, record))
 
     def _cut_at(self, stage: Stage, abort_at: float) -> float:
         """Where a stage the ramp left part way ended: the last record the producers were due to
@@ -433,14 +426,4 @@ class _ProfileRun:
         for stage in plan.stages:
             if stage.index not in self.judged:
                 continue
-            record = stage_record(
-                self.ctx,
-                stage,
-                self.tally.stage(stage.index),
-                self.measures.get(stage.index, StageMeasure()),
-                pool.tallies,
-                None,
-                verdict_override="interrupted",
-            )
-            self.runner.store.write(record)
-            self.outcome.stages.append(StageOutcome(stage, record))
+            self._record(stage, self.measures.get(stage.index, StageMeasure()), pool, None, "interrupted")

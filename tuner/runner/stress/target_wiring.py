@@ -3,6 +3,7 @@ local ports from the lab's range."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.core.paths import KAFKA_VERSION
@@ -23,18 +24,26 @@ MAX_PRODUCER_PORTS = 32
 MAX_CONSUMER_PORTS = 16
 
 
+@dataclass(frozen=True)
+class LocustFlags:
+    """Where locust runs, as `kbt stress` was told: local and remote workers, the master's address
+    (its ports None: from the target's local port block), the web UI."""
+
+    workers: int = 0
+    remote_workers: int = 0
+    join_timeout_s: float = 60.0
+    master_host: str = "127.0.0.1"
+    master_port: int | None = None
+    web_ui: bool = False
+    web_port: int | None = None
+
+
 def stress_runner(
     lab_dir: Path | None,
     results: Path,
-    workers: int = 0,
-    remote_workers: int = 0,
-    master_host: str = "127.0.0.1",
-    master_port: int | None = None,
-    web_ui: bool = False,
-    web_port: int | None = None,
+    flags: LocustFlags = LocustFlags(),
     observer: StressObserver | None = None,
     target_file: TargetSource | None = None,
-    join_timeout_s: float = 60.0,
 ) -> StressRunner:
     from tuner.target import resolve_target
 
@@ -43,7 +52,7 @@ def stress_runner(
     consumer_ports = ports[-MAX_CONSUMER_PORTS:] if len(ports) > MAX_CONSUMER_PORTS else []
     producer_ports = ports[: min(MAX_PRODUCER_PORTS, max(0, len(ports) - len(consumer_ports)))]
     base = found.lab.local_port_base if found.lab is not None else None
-    if base is None and (master_port is None or web_port is None):
+    if base is None and (flags.master_port is None or flags.web_port is None):
         from tuner.core.errors import BadInput
 
         raise BadInput(f"{found.name}: give --master-port and --web-port (no local port block is known)")
@@ -59,13 +68,13 @@ def stress_runner(
         ledger=found.topic_ledger,
     )
     locust = LocustOptions(
-        workers=workers,
-        remote_workers=remote_workers,
-        master_host=master_host,
-        master_port=master_port or (base or 0) + MASTER_PORT_OFFSET,
-        web_ui=web_ui,
-        web_port=web_port or (base or 0) + WEB_PORT_OFFSET,
-        join_timeout_s=join_timeout_s,
+        workers=flags.workers,
+        remote_workers=flags.remote_workers,
+        master_host=flags.master_host,
+        master_port=flags.master_port or (base or 0) + MASTER_PORT_OFFSET,
+        web_ui=flags.web_ui,
+        web_port=flags.web_port or (base or 0) + WEB_PORT_OFFSET,
+        join_timeout_s=flags.join_timeout_s,
     )
     store = SeriesStore(results, found.prometheus_url, found.scrape_interval_s)  # + time series
     return StressRunner(

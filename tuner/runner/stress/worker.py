@@ -11,6 +11,7 @@ profile follows, for which a fresh worker joins the next master on the same addr
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -64,14 +65,8 @@ def worker_command(host: str, port: int) -> list[str]:
 def _read_summary(path: Path) -> WorkerSummary | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return WorkerSummary(
-            profile=str(data["profile"]),
-            profiles_after=int(data["profiles_after"]),
-            worker_index=int(data["worker_index"]),
-            sent=int(data["sent"]),
-            acked=int(data["acked"]),
-            failed=int(data["failed"]),
-        )
+        counts = {f.name: int(data[f.name]) for f in dataclasses.fields(WorkerSummary) if f.name != "profile"}
+        return WorkerSummary(profile=str(data["profile"]), **counts)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
