@@ -20,7 +20,7 @@ from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import WorkloadSpec, dump_keeping_path
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -69,10 +69,12 @@ def load_sweep(path: Path) -> LoadedSweep:
     data = inputs.plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
-        data["workload"] = _dump(load_workload(_ref(base, data["workload"], path, raw, ("workload",))))
+        data["workload"] = dump_keeping_path(
+            load_workload(_ref(base, data["workload"], path, raw, ("workload",)))
+        )
     if isinstance(data.get("profiles"), list):
         data["profiles"] = [
-            _dump(load_profile(_ref(base, item, path, raw, ("profiles", i))))
+            dump_keeping_path(load_profile(_ref(base, item, path, raw, ("profiles", i))))
             if isinstance(item, str)
             else item
             for i, item in enumerate(data["profiles"])
@@ -114,15 +116,6 @@ def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...])
     return target
 
 
-def _dump(model: BaseModel) -> dict[str, Any]:
-    data = model.model_dump(mode="json")
-    message = getattr(model, "message", None)
-    resolved = getattr(message, "resolved_path", None)
-    if resolved is not None:
-        data["message"]["resolved_path"] = str(resolved)
-    return data
-
-
 # ---- error formatting -------------------------------------------------------------------------
 
 
@@ -131,7 +124,7 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     errors = exc.errors(include_url=False)
     first = errors[0]
     loc, line = _located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
-    text = _message(first)
+    text = field_message(first)
     # point at the offending key's own line: an unknown key, or another client kind's setting
     unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
     if unknown:
@@ -202,10 +195,6 @@ def _loc_text(loc: tuple[Any, ...]) -> str:
 
 def field_message(err: Any) -> str:
     """One pydantic error in kbt's words (never pydantic's "String should have ...")."""
-    return _message(err)
-
-
-def _message(err: Any) -> str:
     kind, msg, value, ctx = err["type"], err["msg"], err.get("input"), err.get("ctx") or {}
     if kind == "missing":
         return "missing required key"

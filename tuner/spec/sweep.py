@@ -43,7 +43,7 @@ from tuner.spec.base import StrictModel
 from tuner.spec.clients import PROFILE_FIELDS, ClientProfile
 from tuner.spec.limits import MAX_ITEMS, TOPIC_NAME_PATTERN
 from tuner.spec.slo import SLO
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import WorkloadSpec, dump_keeping_path
 
 Scalar = str | int | float | bool | None
 MAX_RUNS = 500
@@ -406,11 +406,8 @@ def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Pa
 
     if not updates:
         return model
-    data = model.model_dump(mode="json")
+    data = dump_keeping_path(model)  # the spec file's base kept
     _merge_into(data, updates)
-    resolved = getattr(getattr(model, "message", None), "resolved_path", None)
-    if resolved is not None and isinstance(data.get("message"), dict):
-        data["message"]["resolved_path"] = str(resolved)  # keep the spec file's base
     try:
         return type(model).model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:

@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from tuner.core import inputs
 from tuner.core.numbers import parse_int
@@ -325,7 +325,7 @@ class WorkloadSpec(StrictModel):
         if len(set(groups)) != len(groups):
             raise ValueError(f"consumer group names must be unique (got {groups})")
         size = self.message.nominal_bytes
-        limit = min(t.max_message_bytes for t in self.topics)
+        limit = self.max_message_bytes
         if size is not None and size > limit:
             raise ValueError(
                 f"message: events of {size} bytes exceed the topic limit of {limit} bytes"
@@ -344,3 +344,13 @@ class WorkloadSpec(StrictModel):
     def max_message_bytes(self) -> int:
         """The smallest per-topic record batch limit across the workload's topics."""
         return min(t.max_message_bytes for t in self.topics)
+
+
+def dump_keeping_path(model: BaseModel) -> dict[str, Any]:
+    """`model`'s JSON dump with its log file source's resolved path (a dump leaves it out), so the
+    spec validated again from it reads the file its spec file named."""
+    data = model.model_dump(mode="json")
+    resolved = getattr(getattr(model, "message", None), "resolved_path", None)
+    if resolved is not None:
+        data["message"]["resolved_path"] = str(resolved)
+    return data
