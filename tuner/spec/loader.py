@@ -21,6 +21,7 @@ from tuner.core.errors import BadInput, did_you_mean
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec, dump_keeping_path
+from tuner.spec.yaml_places import dotted_path, node_line
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -70,11 +71,11 @@ def load_sweep(path: Path) -> LoadedSweep:
     base = path.parent
     if isinstance(data.get("workload"), str):
         data["workload"] = dump_keeping_path(
-            load_workload(_ref(base, data["workload"], path, raw, ("workload",)))
+            load_workload(referenced_file(base, data["workload"], path, raw, ("workload",)))
         )
     if isinstance(data.get("profiles"), list):
         data["profiles"] = [
-            dump_keeping_path(load_profile(_ref(base, item, path, raw, ("profiles", i))))
+            dump_keeping_path(load_profile(referenced_file(base, item, path, raw, ("profiles", i))))
             if isinstance(item, str)
             else item
             for i, item in enumerate(data["profiles"])
@@ -106,12 +107,13 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
     return LoadedSweep(loaded.path, loaded.spec, [plan for plan in loaded.runs if plan.name in wanted])
 
 
-def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
+def referenced_file(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
+    """The file a spec names at `loc` (relative to `base`); one line naming the key when it is absent."""
     target = (base / ref).resolve()
     if not inputs.is_file(target):
         line = _line_of(raw, loc)
         where = f":{line}" if line else ""
-        key = _loc_text(loc)
+        key = dotted_path(loc)
         raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
     return target
 
@@ -130,7 +132,7 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     if unknown:
         line = _line_of(raw, (*loc, unknown.group(1) or unknown.group(2))) or line
     where = f"{shown}:{line}" if line else shown
-    key = _loc_text(loc)
+    key = dotted_path(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return f"{where}: {key + ': ' if key else ''}{text}{more}"
 
@@ -147,7 +149,7 @@ def _located(raw: Any, loc: tuple[Any, ...], keep_last: bool) -> tuple[tuple[Any
             if keep_last and i == len(loc) - 1:
                 kept.append(part)
             continue
-        line = _node_line(node, part) or line
+        line = node_line(node, part) or line
         kept.append(part)
         node = child
     return tuple(kept), line
@@ -164,33 +166,15 @@ def _child(node: Any, part: Any) -> Any:
     return _MISSING
 
 
-def _node_line(node: Any, part: Any) -> int | None:
-    lc = getattr(node, "lc", None)
-    if lc is None:
-        return None
-    try:
-        pos = lc.key(part) if isinstance(node, Mapping) else lc.item(part)
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return None
-    return int(pos[0]) + 1 if pos else None
-
-
 def _line_of(raw: Any, loc: tuple[Any, ...]) -> int | None:
     node, line = raw, None
     for part in loc:
         child = _child(node, part)
         if child is _MISSING:
             break
-        line = _node_line(node, part) or line
+        line = node_line(node, part) or line
         node = child
     return line
-
-
-def _loc_text(loc: tuple[Any, ...]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def field_message(err: Any) -> str:
