@@ -197,12 +197,12 @@ def _live(
     from tuner.spec.loader import load_sweep
     from tuner.target import resolve_target
     from tuner.target.security import connection
-    from tuner.target.topics import broker_count
+    from tuner.target.topics import broker_ids
 
     loaded = load_sweep(spec_path)
     spec = loaded.spec
     target = resolve_target(lab_dir, target_file)
-    brokers = broker_count(admin_client(connection(target)))
+    brokers = len(broker_ids(admin_client(connection(target))))
     key = workload_key(spec.workload, brokers)
     group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
     base, per_kind = _baselines(spec.profiles, baseline)
