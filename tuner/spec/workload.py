@@ -88,24 +88,17 @@ class TopicSpec(StrictModel):
 
     @model_validator(mode="after")
     def _check_max_message_bytes(self) -> TopicSpec:
-        raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
-        if raw is not None and _positive_int(raw) is None:
+        for key in (TOPIC_MAX_MESSAGE_BYTES_KEY, MIN_INSYNC_REPLICAS_KEY):
+            raw = self.configs.get(key)
+            if raw is not None and _positive_int(raw) is None:
+                raise ValueError(f'configs."{key}" must be a positive integer (got "{raw}")')
+        isr = _positive_int(self.configs.get(MIN_INSYNC_REPLICAS_KEY) or "")
+        if isr is not None and isr > self.replication_factor:
+            # Kafka creates such a topic, then refuses every acks=all write (NOT_ENOUGH_REPLICAS).
             raise ValueError(
-                f'configs."{TOPIC_MAX_MESSAGE_BYTES_KEY}" must be a positive integer (got "{raw}")'
+                f'configs."{MIN_INSYNC_REPLICAS_KEY}" {isr} exceeds replication_factor'
+                f" {self.replication_factor}: every acks=all write would fail"
             )
-        isr_text = self.configs.get(MIN_INSYNC_REPLICAS_KEY)
-        if isr_text is not None:
-            isr = _positive_int(isr_text)
-            if isr is None:
-                raise ValueError(
-                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" must be a positive integer (got "{isr_text}")'
-                )
-            if isr > self.replication_factor:
-                # Kafka creates such a topic, then refuses every acks=all write (NOT_ENOUGH_REPLICAS).
-                raise ValueError(
-                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" {isr} exceeds replication_factor'
-                    f" {self.replication_factor}: every acks=all write would fail"
-                )
         return self
 
 
