@@ -16,7 +16,7 @@ import statistics
 from bench._common import ROOT, arguments
 from tuner.model.predict import predict
 from tuner.model.traffic import traffic_of
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 
 FEEDS = '"Java model: the compressed-batch estimate (issue 31)"'
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from bench._common import ROOT, arguments
 from tuner.driver.corpus import write_corpus
-from tuner.spec import load_sweep
 from tuner.spec.clients.java import JavaProfile
+from tuner.spec.loader import load_sweep
 
 FEEDS = '"Java model: the estimator followed (issue 31, third pass)"'
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from bench._common import ROOT, arguments, lab
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord

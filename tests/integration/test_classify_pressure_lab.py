@@ -38,7 +38,7 @@ from tuner.measure.prometheus import Prometheus
 from tuner.measure.series_names import BROKER_JOB, BROKER_START_SERIES, NETWORK_IDLE_SERIES, REQUESTS_SERIES
 from tuner.model.diagnosis_rules import QUEUE_FULL_CAUSE
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.record import RunRecord
 

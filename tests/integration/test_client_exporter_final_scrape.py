@@ -12,7 +12,7 @@ import pytest
 from tuner.lab import LabState
 from tuner.measure.prometheus import Prometheus
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 
 pytestmark = pytest.mark.integration
 

@@ -68,7 +68,7 @@ def _topic_sum(prom: Prometheus, name: str, topic: str) -> float:
 
 def _smoke_sweep(lab: LabState, out: Path) -> None:
     from tuner.runner.wiring import sweep_runner
-    from tuner.spec import load_sweep
+    from tuner.spec.loader import load_sweep
 
     outcome = sweep_runner(lab_dir=lab.lab_dir, results=out).run(
         load_sweep(repo_root() / "loadtests/smoke.yaml")

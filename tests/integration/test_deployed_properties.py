@@ -26,8 +26,8 @@ from tuner.driver.java_plan import check_properties_file, engine_dir
 from tuner.driver.rdkafka_worker import producer_config
 from tuner.lab import LabState
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
 from tuner.spec.clients import ClientProfile, kind_of, profile_of
+from tuner.spec.loader import load_sweep
 from tuner.store import RunRecord
 from tuner.target.security import parse_properties
 

@@ -21,7 +21,7 @@ from tuner.core.paths import repo_root
 from tuner.lab import LabState
 from tuner.model.cost import fit_cost_model
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.store.record import RunRecord
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

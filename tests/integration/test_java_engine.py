@@ -29,7 +29,7 @@ from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.lab import LabState
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 
 pytestmark = pytest.mark.integration
 

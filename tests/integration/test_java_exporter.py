@@ -28,7 +28,7 @@ from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind
 from tuner.measure.prometheus import Prometheus, Sample
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 
 pytestmark = pytest.mark.integration
 

@@ -14,7 +14,8 @@ from hdrh.histogram import HdrHistogram
 from tuner.driver.engine import Placement
 from tuner.driver.librdkafka_engine import run_load, verify_delivery
 from tuner.driver.rdkafka_worker import Worker, WorkerTask
-from tuner.spec import RunPlan, load_sweep
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,7 @@ import pytest
 
 from tuner.lab import LabState
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord

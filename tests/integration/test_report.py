@@ -21,7 +21,7 @@ from tests.e2e.chromium import load, screenshot
 from tuner import __version__
 from tuner.core.writes import atomic_write
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.store import ResultsStore
 from tuner.store.recommendation import (
     ClientRecommendation,

@@ -18,7 +18,7 @@ import pytest
 
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.store import ResultsStore
 
 pytestmark = pytest.mark.integration

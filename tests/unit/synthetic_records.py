@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from tuner.core.paths import repo_root
-from tuner.spec import RunPlan, load_sweep
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan
 from tuner.store import RunRecord, capture_environment, make_run_id
 from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 

@@ -19,7 +19,7 @@ from tuner.runner.chaos.run_matrix import (
     missing_requirement,
 )
 from tuner.runner.chaos.scenarios import BY_NAME, MATRIX
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
 from tuner.store.fault import FaultRun
 from tuner.store.figures import ClientResult, DeliveryResult

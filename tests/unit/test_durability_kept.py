@@ -16,14 +16,14 @@ from tuner.core.paths import repo_root
 from tuner.model.confirm import Trials
 from tuner.model.recommend import Request, recommend
 from tuner.render.recommendation import render_files
-from tuner.spec import RunPlan, load_sweep
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of
 from tuner.spec.clients.base import SearchContext
 from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.clients.producer import ProducerKind
 from tuner.spec.engine_id import EngineId
-from tuner.spec.sweep import SweepSpec
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.store import RunRecord
 from tuner.store.recommendation import SLOBounds
 from tuner.target.security import parse_properties

@@ -16,9 +16,9 @@ from tuner.driver import engines
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engines import _REGISTERED, ENGINES, drive, engine_of
 from tuner.driver.result import DriverResult
-from tuner.spec import load_sweep
 from tuner.spec.clients import KINDS
 from tuner.spec.engine_id import EngineId
+from tuner.spec.loader import load_sweep
 from tuner.spec.sweep import RunPlan
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from bench import truth as bench_truth
 from tuner.core.paths import repo_root
-from tuner.spec import load_sweep
 from tuner.spec.clients import KINDS
+from tuner.spec.loader import load_sweep
 
 LOADTESTS = repo_root() / "loadtests"
 

@@ -19,7 +19,7 @@ from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
 from tuner.driver.rdkafka_stats import StatsTrack
 from tuner.driver.rdkafka_worker import WorkerResult, _range_bytes
 from tuner.measure.broker_window import interpolate
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 
 
 def test_ids_keep_the_size_and_read_back() -> None:

@@ -10,7 +10,7 @@ import pytest
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
 from tuner.driver.locust.spec_load import LocustLoad, load_from_spec, summarize
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 
 QUNAR = repo_root() / "loadtests" / "qunar-logs.yaml"
 WORKLOAD = repo_root() / "loadtests" / "workloads" / "qunar-logs.yaml"

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.unit.synthetic_records import qunar_plans, record_with_brokers
 from tuner.render.pressure_summary import closing_lines, main
-from tuner.spec import RunPlan
+from tuner.spec.sweep import RunPlan
 from tuner.store import ResultsStore
 from tuner.store.figures import BrokerStats
 from tuner.store.record import RunRecord

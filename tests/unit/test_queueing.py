@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.unit.synthetic_records import qunar_plans, record_with_brokers
 from tuner.core.errors import BadInput
 from tuner.model.queueing import CurvePoint, QueueModel, curve_points, fit_queue_model, occupancy
-from tuner.spec import RunPlan
+from tuner.spec.sweep import RunPlan
 from tuner.store import RunRecord
 from tuner.store.figures import BrokerStats
 

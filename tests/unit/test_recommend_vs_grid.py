@@ -19,11 +19,11 @@ from tuner.model.predict import predict
 from tuner.model.recommend import Request, recommend
 from tuner.model.search import Candidate
 from tuner.model.traffic import traffic_of
-from tuner.spec import RunPlan, load_sweep
 from tuner.spec.clients import ClientProfile
 from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
-from tuner.spec.sweep import SweepSpec
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.store import RunRecord, capture_environment, make_run_id
 from tuner.store.figures import ClientResult, DeliveryResult, LatencyMs
 from tuner.store.recommendation import Measured, Prediction, SLOBounds, Trial

@@ -9,7 +9,8 @@ import pytest
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import repo_root
-from tuner.spec import RunPlan, load_sweep
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan
 from tuner.store import ResultsStore, RunRecord, capture_environment, make_run_id
 from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 from tuner.store.record import SCHEMA_VERSION

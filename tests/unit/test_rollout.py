@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tuner.core.inputs import read_yaml
 from tuner.core.paths import repo_root
 from tuner.render import rollout, rollout_summary
-from tuner.spec import load_sweep
+from tuner.spec.loader import load_sweep
 from tuner.store import ResultsStore
 from tuner.store.recommendation import load_recommendation, recommendation_text
 

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from tuner.core.paths import repo_root
-from tuner.spec import load_sweep
 from tuner.spec.clients import profile_of
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
-from tuner.spec.loader import read_yaml
+from tuner.spec.loader import load_sweep, read_yaml
 from tuner.spec.stress_load import load_stress
 from tuner.spec.sweep import spec_hash
 

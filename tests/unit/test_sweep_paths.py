@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
-from tuner.spec import load_sweep
 from tuner.spec.clients import rules_of
 from tuner.spec.clients.filebeat import FilebeatProfile, config_of
+from tuner.spec.loader import load_sweep
 from tuner.spec.sweep import SweepSpec
 
 WORKLOAD: dict[str, Any] = {

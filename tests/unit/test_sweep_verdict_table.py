@@ -11,8 +11,9 @@ from rich.console import Console
 from tuner.core.paths import repo_root
 from tuner.render.sweep_table import sweep_rows, sweep_table
 from tuner.runner.verdict import judge, request_count_mismatch
-from tuner.spec import RunPlan, load_sweep
 from tuner.spec.clients import kind_of
+from tuner.spec.loader import load_sweep
+from tuner.spec.sweep import RunPlan
 from tuner.store import RunRecord, capture_environment, make_run_id
 from tuner.store.figures import BrokerStats, BrokerWindow, ClientResult, DeliveryResult, LatencyMs
 

@@ -134,10 +134,12 @@ def health(
     Go/no-go before and after load: under-replicated or offline partitions, consumer lag of the
     named groups, disk headroom (from node_exporter series in the target's Prometheus; said plainly
     when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
+    from dataclasses import asdict
+
     from tuner.core.errors import ExitStatus
     from tuner.core.kafka_clients import Connection, admin_client
     from tuner.measure.prometheus import Prometheus
-    from tuner.target.health import as_dicts, consumer_lag, disk_headroom, under_replicated
+    from tuner.target.health import consumer_lag, disk_headroom, under_replicated
     from tuner.target.security import client_config
 
     target = _target(file, bootstrap, command_config, prom_flag)
@@ -155,7 +157,7 @@ def health(
     except KbtError as exc:
         raise Unreachable(exc.message) from None
     go = all(c.ok is not False for c in checks)
-    write_json(json_path, "target health", target=target.name, go=go, checks=as_dicts(checks))
+    write_json(json_path, "target health", target=target.name, go=go, checks=[asdict(c) for c in checks])
     if not to_stdout(json_path):
         for c in checks:
             verdict = {True: "ok", False: "NO-GO", None: "not measured"}[c.ok]

@@ -18,8 +18,8 @@ from tuner.core import inputs
 from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write
 from tuner.core.yaml_block import yaml_document
-from tuner.spec import load_sweep
 from tuner.spec.clients import ClientProfile
+from tuner.spec.loader import load_sweep
 from tuner.store.recommendation import Recommendation, load_recommendation
 
 USAGE = "usage: python -m tuner.render.rollout SPEC RECOMMENDATION.json [RECOMMENDATION.json ...] --out FILE"

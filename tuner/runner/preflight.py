@@ -12,7 +12,7 @@ from tuner.runner.target_facts import cluster_facts
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.stress_load import LoadedStress
 from tuner.target import Target, TargetSource, resolve_target
-from tuner.target.safety import Offered, check_caps, confirm_load, offered, record_bytes
+from tuner.target.safety import Offered, check_caps, confirm_load, offered
 
 
 def _capped(lab_dir: Path | None, source: TargetSource, loads: Iterable[tuple[str, Offered]]) -> Target:
@@ -44,7 +44,7 @@ def stress_preflight(
 ) -> None:
     """Caps against the highest stage's rate, then (not on a dry run) confirmation and reachability."""
     peak = loaded.baseline_msgs_per_s * max(max(s.multiplier, s.multiplier_end) for s in loaded.stages)
-    size = record_bytes(loaded.spec.workload)
+    size = loaded.spec.workload.message.nominal_bytes
     load = Offered(peak, peak * size if size else None)
     target = _capped(lab_dir, source, [("the stress test's highest step", load)])
     if not dry_run:

@@ -115,10 +115,10 @@ def gather(
         from tuner.spec.loader import load_sweep
         from tuner.target import resolve_target
         from tuner.target.security import connection
-        from tuner.target.topics import broker_count
+        from tuner.target.topics import broker_ids
 
         spec = load_sweep(live).spec
-        brokers = broker_count(admin_client(connection(resolve_target(lab_dir, target_file))))
+        brokers = len(broker_ids(admin_client(connection(resolve_target(lab_dir, target_file)))))
         key = workload_key(spec.workload, brokers)
         group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
         workload_spec, spec_slo, profiles = spec.workload, spec.slo, list(spec.profiles)

@@ -31,6 +31,7 @@ from tuner.spec.filebeat import (
     version_tuple,
 )
 from tuner.spec.filebeat_lines import has_log_input
+from tuner.spec.yaml_places import dotted_path, node_line
 
 Path_ = tuple[str | int, ...]
 
@@ -75,7 +76,7 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
         _expand_into(data, raw, (), lines)
     except _ExpandError as exc:
         line = lines.get(exc.path)
-        raise BadInput(f"{shown}{f':{line}' if line else ''}: {_dotted(exc.path)}: {exc}") from None
+        raise BadInput(f"{shown}{f':{line}' if line else ''}: {dotted_path(exc.path)}: {exc}") from None
     whole = data
     _hosts_not_listed_references(whole, lines, shown)
     data = _select_sections(data, lines, shown)
@@ -139,7 +140,7 @@ def _no_literal_secrets(node: Any, path: Path_, lines: dict[Path_, int], shown: 
     if secret and node not in (None, "") and not is_pure_reference(node):
         line = lines.get(path)
         raise BadInput(
-            f"{shown}{f':{line}' if line else ''}: {_dotted(path)}: literal credentials are not allowed:"
+            f"{shown}{f':{line}' if line else ''}: {dotted_path(path)}: literal credentials are not allowed:"
             " use an environment reference like ${KAFKA_PASSWORD}"
         )
 
@@ -240,7 +241,7 @@ def _expand_into(
         parts = (str(key),) if prefix and prefix[-1] in _OPAQUE else tuple(str(key).split("."))
         if any(not p for p in parts):
             raise _ExpandError(f'bad option name "{key}"', prefix)
-        line = _key_line(node, key)
+        line = node_line(node, key)
         here = target
         for i, part in enumerate(parts[:-1]):
             sub_path = prefix + parts[: i + 1]
@@ -269,7 +270,7 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         items: list[Any] = []
         for i, item in enumerate(value):
-            line = _item_line(value, i)
+            line = node_line(value, i)
             if line:
                 lines[(*path, i)] = line
             if isinstance(item, Mapping):
@@ -280,20 +281,6 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
                 items.append(plain_data(item))
         return items
     return plain_data(value)
-
-
-def _key_line(node: Any, key: Any) -> int | None:
-    try:
-        return int(node.lc.key(key)[0]) + 1
-    except (AttributeError, KeyError, TypeError, IndexError):
-        return None
-
-
-def _item_line(node: Any, index: int) -> int | None:
-    try:
-        return int(node.lc.item(index)[0]) + 1
-    except (AttributeError, KeyError, TypeError, IndexError):
-        return None
 
 
 def _select_sections(data: dict[str, Any], lines: dict[Path_, int], shown: str) -> dict[str, Any]:
@@ -345,18 +332,11 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 
 def _unknown_message(shown: str, parent: Path_, key: str, lines: dict[Path_, int]) -> str:
-    full = _dotted((*parent, key))
+    full = dotted_path((*parent, key))
     line = lines.get((*parent, key)) or lines.get(parent)
     close = difflib.get_close_matches(full, known_options(), n=1, cutoff=0.6)
     hint = f' (did you mean "{close[0]}"?)' if close else ""
     return f"{shown}{f':{line}' if line else ''}: {full}: unknown option{hint}"
-
-
-def _dotted(path: Path_) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown: str) -> str:
@@ -368,12 +348,12 @@ def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown
     if unknown:
         return _unknown_message(shown, loc, unknown.group(1), lines)
     named = re.match(r"^([a-z_][a-z0-9_.]*): (.*)$", msg)
-    if kind == "value_error" and named and f"{_dotted(loc)}.{named.group(1)}" in known_options():
+    if kind == "value_error" and named and f"{dotted_path(loc)}.{named.group(1)}" in known_options():
         loc = (*loc, *named.group(1).split("."))
         msg = named.group(2)
     line = next((lines[loc[:i]] for i in range(len(loc), -1, -1) if loc[:i] in lines), None)
     text = _message(kind, msg, err.get("input"), err.get("ctx") or {}, secret=_is_secret(loc))
-    return f"{shown}{f':{line}' if line else ''}: {_dotted(loc) or 'config'}: {text}"
+    return f"{shown}{f':{line}' if line else ''}: {dotted_path(loc) or 'config'}: {text}"
 
 
 def _is_secret(loc: Path_) -> bool:

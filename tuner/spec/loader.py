@@ -20,7 +20,8 @@ from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import WorkloadSpec, dump_keeping_path
+from tuner.spec.yaml_places import dotted_path, node_line
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -69,10 +70,12 @@ def load_sweep(path: Path) -> LoadedSweep:
     data = inputs.plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
-        data["workload"] = _dump(load_workload(_ref(base, data["workload"], path, raw, ("workload",))))
+        data["workload"] = dump_keeping_path(
+            load_workload(referenced_file(base, data["workload"], path, raw, ("workload",)))
+        )
     if isinstance(data.get("profiles"), list):
         data["profiles"] = [
-            _dump(load_profile(_ref(base, item, path, raw, ("profiles", i))))
+            dump_keeping_path(load_profile(referenced_file(base, item, path, raw, ("profiles", i))))
             if isinstance(item, str)
             else item
             for i, item in enumerate(data["profiles"])
@@ -104,23 +107,15 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
     return LoadedSweep(loaded.path, loaded.spec, [plan for plan in loaded.runs if plan.name in wanted])
 
 
-def _ref(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
+def referenced_file(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
+    """The file a spec names at `loc` (relative to `base`); one line naming the key when it is absent."""
     target = (base / ref).resolve()
     if not inputs.is_file(target):
         line = _line_of(raw, loc)
         where = f":{line}" if line else ""
-        key = _loc_text(loc)
+        key = dotted_path(loc)
         raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
     return target
-
-
-def _dump(model: BaseModel) -> dict[str, Any]:
-    data = model.model_dump(mode="json")
-    message = getattr(model, "message", None)
-    resolved = getattr(message, "resolved_path", None)
-    if resolved is not None:
-        data["message"]["resolved_path"] = str(resolved)
-    return data
 
 
 # ---- error formatting -------------------------------------------------------------------------
@@ -131,13 +126,13 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     errors = exc.errors(include_url=False)
     first = errors[0]
     loc, line = _located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
-    text = _message(first)
+    text = field_message(first)
     # point at the offending key's own line: an unknown key, or another client kind's setting
     unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
     if unknown:
         line = _line_of(raw, (*loc, unknown.group(1) or unknown.group(2))) or line
     where = f"{shown}:{line}" if line else shown
-    key = _loc_text(loc)
+    key = dotted_path(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return f"{where}: {key + ': ' if key else ''}{text}{more}"
 
@@ -154,7 +149,7 @@ def _located(raw: Any, loc: tuple[Any, ...], keep_last: bool) -> tuple[tuple[Any
             if keep_last and i == len(loc) - 1:
                 kept.append(part)
             continue
-        line = _node_line(node, part) or line
+        line = node_line(node, part) or line
         kept.append(part)
         node = child
     return tuple(kept), line
@@ -171,41 +166,19 @@ def _child(node: Any, part: Any) -> Any:
     return _MISSING
 
 
-def _node_line(node: Any, part: Any) -> int | None:
-    lc = getattr(node, "lc", None)
-    if lc is None:
-        return None
-    try:
-        pos = lc.key(part) if isinstance(node, Mapping) else lc.item(part)
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return None
-    return int(pos[0]) + 1 if pos else None
-
-
 def _line_of(raw: Any, loc: tuple[Any, ...]) -> int | None:
     node, line = raw, None
     for part in loc:
         child = _child(node, part)
         if child is _MISSING:
             break
-        line = _node_line(node, part) or line
+        line = node_line(node, part) or line
         node = child
     return line
 
 
-def _loc_text(loc: tuple[Any, ...]) -> str:
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
-
-
 def field_message(err: Any) -> str:
     """One pydantic error in kbt's words (never pydantic's "String should have ...")."""
-    return _message(err)
-
-
-def _message(err: Any) -> str:
     kind, msg, value, ctx = err["type"], err["msg"], err.get("input"), err.get("ctx") or {}
     if kind == "missing":
         return "missing required key"

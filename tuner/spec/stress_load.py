@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -22,10 +21,11 @@ from tuner.spec.loader import (
     load_profile,
     load_workload,
     read_yaml,
+    referenced_file,
 )
 from tuner.spec.stress_spec import Stage, StressSpec, build_stages, on_locust
 from tuner.spec.stress_stage import engine_stage_plan, stage_producers
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import dump_keeping_path
 
 # The per-broker records/s in `kbt diagnose --json` output (snapshot.brokers[]).
 DIAGNOSE_RATE_KEY = "messages_in_per_s"
@@ -50,10 +50,11 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
     data = plain_data(raw)
     base = path.parent
     if isinstance(data.get("workload"), str):
-        data["workload"] = _dump_workload(load_workload(_ref(base, data["workload"], path, raw, "workload")))
+        workload = load_workload(referenced_file(base, data["workload"], path, raw, ("workload",)))
+        data["workload"] = dump_keeping_path(workload)
     if isinstance(data.get("profiles"), dict):
         data["profiles"] = {
-            label: load_profile(_ref(base, ref, path, raw, f"profiles.{label}")).model_dump(mode="json")
+            label: dump_keeping_path(load_profile(referenced_file(base, ref, path, raw, ("profiles", label))))
             if isinstance(ref, str)
             else ref
             for label, ref in data["profiles"].items()
@@ -99,29 +100,6 @@ def _check_engine_stages(spec: StressSpec, stages: list[Stage], rate: float, sho
                 key = ".".join(str(part) for part in exc.errors(include_url=False)[0]["loc"])
                 why = describe_error(exc, {}, "").removeprefix(": ")  # the bound, reworded
                 raise BadInput(f"{shown}: profiles.{label}: {run}: {key}: {why}") from None
-
-
-def _ref(base: Path, ref: str, path: Path, raw: Any, key: str) -> Path:
-    target = (base / ref).resolve()
-    if not inputs.is_file(target):
-        node: Any = raw
-        line = None
-        for part in key.split("."):
-            lc = getattr(node, "lc", None)
-            if lc is not None and part in node:
-                line = lc.key(part)[0] + 1
-                node = node[part]
-        where = f":{line}" if line else ""
-        raise BadInput(f'{shown_path(path)}{where}: {key}: no such file "{ref}"')
-    return target
-
-
-def _dump_workload(workload: WorkloadSpec) -> dict[str, Any]:
-    data = workload.model_dump(mode="json")
-    resolved = getattr(workload.message, "resolved_path", None)
-    if resolved is not None:
-        data["message"]["resolved_path"] = str(resolved)
-    return data
 
 
 def baseline_from_diagnose(path: Path) -> float:

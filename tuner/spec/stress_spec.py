@@ -28,7 +28,7 @@ from tuner.spec.duration import MAX_SPEC_MS
 from tuner.spec.engine_id import EngineId
 from tuner.spec.limits import MAX_CONSUMER_GROUPS, MAX_COUNT, MAX_ITEMS, MAX_RATE_PER_S, TOPIC_NAME_PATTERN
 from tuner.spec.thresholds import THRESHOLDS
-from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
+from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec, dump_keeping_path
 
 # Locust users drive this engine's profiles along the stage timeline (distributed too, with the
 # consumer groups reading beside them); a profile of any other kind runs stage by stage through its
@@ -192,11 +192,8 @@ class StressSpec(StrictModel):
         """The workload with `topic_configs` merged into each topic (topic's own keys win)."""
         if not self.topic_configs:
             return self.workload
-        data = self.workload.model_dump(mode="json")
+        data = dump_keeping_path(self.workload)
         data["topics"] = [{**t, "configs": {**self.topic_configs, **t["configs"]}} for t in data["topics"]]
-        resolved = getattr(self.workload.message, "resolved_path", None)
-        if resolved is not None:
-            data["message"]["resolved_path"] = str(resolved)
         return WorkloadSpec.model_validate(data)
 
     def notes(self) -> list[str]:

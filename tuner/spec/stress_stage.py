@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tuner.spec.stress_spec import Stage, StressSpec
 from tuner.spec.sweep import SLO, RunPlan
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import WorkloadSpec, dump_keeping_path
 
 
 def stage_producers(stage: Stage) -> int:
@@ -25,7 +25,7 @@ def stage_run_plan(
 ) -> RunPlan:
     """One stage as a run: `producers` at `rate` msgs/s each (the baseline's share), for the
     stage's duration, the spec's settle time as the warm-up and its p99 gate as the SLO."""
-    data = workload.model_dump(mode="json")
+    data = dump_keeping_path(workload)
     data.update(
         producers=producers,
         processes=processes,
@@ -33,9 +33,6 @@ def stage_run_plan(
         duration_s=stage.duration_s,
         warmup_s=min(spec.shape.settle_s, stage.duration_s / 2),
     )
-    resolved = getattr(workload.message, "resolved_path", None)
-    if resolved is not None:
-        data["message"]["resolved_path"] = str(resolved)
     stage_workload = type(workload).model_validate(data)
     return RunPlan(
         index=stage.index,

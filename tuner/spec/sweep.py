@@ -33,17 +33,17 @@ import math
 import re
 import string
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.units import Count
 from tuner.spec.base import StrictModel
-from tuner.spec.clients import PROFILE_FIELDS, ClientProfile
+from tuner.spec.clients import KINDS, PROFILE_FIELDS, ClientProfile, kind_of
 from tuner.spec.limits import MAX_ITEMS, TOPIC_NAME_PATTERN
 from tuner.spec.slo import SLO
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import WorkloadSpec, dump_keeping_path
 
 Scalar = str | int | float | bool | None
 MAX_RUNS = 500
@@ -274,7 +274,7 @@ def _check_key(key: str, where: str) -> None:
             f"{did_you_mean(key, _all_keys())}"
         )
     if head == "profile" and "." in field:
-        found = [_path_in(kind.model, field) for kind in _kinds()]
+        found = [_path_in(kind.model, field) for kind in KINDS.values()]
         if any(isinstance(f, list) for f in found):
             return
         # The kind that got furthest along the path says what is wrong there.
@@ -306,17 +306,9 @@ def _check_axis(name: str, steps: dict[str, dict[str, Scalar]]) -> None:
             _check_key(key, where=f"vary.{name}.{label}")
 
 
-def _kinds() -> list[Any]:
-    from tuner.spec.clients import KINDS
-
-    return list(KINDS.values())
-
-
 def _section(annotation: Any) -> type[BaseModel] | type[dict[str, Any]] | None:
     """The settings model (or raw-property dict) a field holds, unwrapping Optional and Annotated;
     None for a plain value."""
-    from typing import Annotated, get_args, get_origin
-
     if get_origin(annotation) is Annotated:
         return _section(get_args(annotation)[0])
     if get_origin(annotation) is dict:
@@ -370,8 +362,6 @@ def _first_of(model: type[BaseModel], path: str) -> str:
 def _nested(profile: ClientProfile, updates: dict[str, Scalar], where: str) -> dict[str, Any]:
     """`updates` keyed by the profile's own dump: a top-level knob as is, a dotted path as nested
     keys (checked against this profile's kind)."""
-    from tuner.spec.clients import kind_of
-
     out: dict[str, Any] = {}
     for path, value in updates.items():
         if "." not in path:
@@ -402,15 +392,10 @@ def _describe(choice: dict[str, Scalar]) -> str:
 
 
 def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Path | None) -> Any:
-    from pydantic import ValidationError
-
     if not updates:
         return model
-    data = model.model_dump(mode="json")
+    data = dump_keeping_path(model)  # the spec file's base kept
     _merge_into(data, updates)
-    resolved = getattr(getattr(model, "message", None), "resolved_path", None)
-    if resolved is not None and isinstance(data.get("message"), dict):
-        data["message"]["resolved_path"] = str(resolved)  # keep the spec file's base
     try:
         return type(model).model_validate(data, context={"base_dir": base_dir})
     except ValidationError as exc:
@@ -434,8 +419,6 @@ def _merge_into(data: dict[str, Any], updates: dict[str, Any]) -> None:
 def check_fits(workload: WorkloadSpec, profile: ClientProfile, where: str = "") -> None:
     """Cross-checks between a workload and a profile (the broker's record batch limit), by the
     profile's kind."""
-    from tuner.spec.clients import kind_of
-
     prefix = f"{where}." if where.startswith("profiles[") else f"run ({where}): " if where else ""
     try:
         kind_of(profile).check_fits(profile, workload.max_message_bytes, workload.message.nominal_bytes)

@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from tuner.core import inputs
 from tuner.core.numbers import parse_int
@@ -88,24 +88,17 @@ class TopicSpec(StrictModel):
 
     @model_validator(mode="after")
     def _check_max_message_bytes(self) -> TopicSpec:
-        raw = self.configs.get(TOPIC_MAX_MESSAGE_BYTES_KEY)
-        if raw is not None and _positive_int(raw) is None:
+        for key in (TOPIC_MAX_MESSAGE_BYTES_KEY, MIN_INSYNC_REPLICAS_KEY):
+            raw = self.configs.get(key)
+            if raw is not None and _positive_int(raw) is None:
+                raise ValueError(f'configs."{key}" must be a positive integer (got "{raw}")')
+        isr = _positive_int(self.configs.get(MIN_INSYNC_REPLICAS_KEY) or "")
+        if isr is not None and isr > self.replication_factor:
+            # Kafka creates such a topic, then refuses every acks=all write (NOT_ENOUGH_REPLICAS).
             raise ValueError(
-                f'configs."{TOPIC_MAX_MESSAGE_BYTES_KEY}" must be a positive integer (got "{raw}")'
+                f'configs."{MIN_INSYNC_REPLICAS_KEY}" {isr} exceeds replication_factor'
+                f" {self.replication_factor}: every acks=all write would fail"
             )
-        isr_text = self.configs.get(MIN_INSYNC_REPLICAS_KEY)
-        if isr_text is not None:
-            isr = _positive_int(isr_text)
-            if isr is None:
-                raise ValueError(
-                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" must be a positive integer (got "{isr_text}")'
-                )
-            if isr > self.replication_factor:
-                # Kafka creates such a topic, then refuses every acks=all write (NOT_ENOUGH_REPLICAS).
-                raise ValueError(
-                    f'configs."{MIN_INSYNC_REPLICAS_KEY}" {isr} exceeds replication_factor'
-                    f" {self.replication_factor}: every acks=all write would fail"
-                )
         return self
 
 
@@ -325,7 +318,7 @@ class WorkloadSpec(StrictModel):
         if len(set(groups)) != len(groups):
             raise ValueError(f"consumer group names must be unique (got {groups})")
         size = self.message.nominal_bytes
-        limit = min(t.max_message_bytes for t in self.topics)
+        limit = self.max_message_bytes
         if size is not None and size > limit:
             raise ValueError(
                 f"message: events of {size} bytes exceed the topic limit of {limit} bytes"
@@ -344,3 +337,13 @@ class WorkloadSpec(StrictModel):
     def max_message_bytes(self) -> int:
         """The smallest per-topic record batch limit across the workload's topics."""
         return min(t.max_message_bytes for t in self.topics)
+
+
+def dump_keeping_path(model: BaseModel) -> dict[str, Any]:
+    """`model`'s JSON dump with its log file source's resolved path (a dump leaves it out), so the
+    spec validated again from it reads the file its spec file named."""
+    data = model.model_dump(mode="json")
+    resolved = getattr(getattr(model, "message", None), "resolved_path", None)
+    if resolved is not None:
+        data["message"]["resolved_path"] = str(resolved)
+    return data

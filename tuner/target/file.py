@@ -24,10 +24,12 @@ import ipaddress
 import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import plain_data, read_yaml
 from tuner.core.numbers import parse_int
 from tuner.core.redact import is_reference, is_secret_name
 from tuner.spec.base import StrictModel
@@ -77,8 +79,6 @@ class PrometheusFile(StrictModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        from urllib.parse import urlsplit
-
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"{value!r} is not an http(s) URL with a host")
@@ -211,8 +211,6 @@ def _error(path: Path, exc: ValidationError) -> BadInput:
 
 
 def load_target_file(path: Path) -> TargetFile:
-    from tuner.core.inputs import plain_data, read_yaml
-
     # The input boundary: a regular file within the cap, depth and alias limits, finite numbers.
     raw = plain_data(read_yaml(path, "target file"))
     if not isinstance(raw, dict):

@@ -5,7 +5,7 @@ disk headroom where it can be measured. Read-only: nothing is created, no group 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
@@ -88,8 +88,7 @@ def disk_headroom(prom: Any, selector: str, min_free: float) -> Check:
     name = "disk_headroom"
     if prom is None:
         return Check(name, None, None, "cannot be measured: the target names no Prometheus")
-    sel = selector
-    result = prom.instant(DISK_QUERY.format(m=sel))
+    result = prom.instant(DISK_QUERY.format(m=selector))
     if not result:
         return Check(
             name,
@@ -97,12 +96,8 @@ def disk_headroom(prom: Any, selector: str, min_free: float) -> Check:
             None,
             "cannot be measured: Kafka's JMX exports no free disk space, confluent-kafka has no"
             " DescribeLogDirs, and Prometheus holds no node_filesystem_avail_bytes"
-            + (f" for {sel}" if sel else ""),
+            + (f" for {selector}" if selector else ""),
         )
     free = float(result[0].value)
     reason = f"{free:.1%} free on the fullest filesystem (min {min_free:.0%})"
     return Check(name, free >= min_free, free, reason)
-
-
-def as_dicts(checks: Sequence[Check]) -> list[dict[str, Any]]:
-    return [asdict(c) for c in checks]

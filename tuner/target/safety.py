@@ -19,21 +19,11 @@ class Offered:
     bytes_per_s: float | None
 
 
-def record_bytes(workload: Workload) -> int | None:
-    """The largest record a workload sends, when the spec bounds it."""
-    message = workload.message
-    buckets = getattr(message, "buckets", None)
-    if buckets:
-        return max(b.bytes for b in buckets)
-    size = getattr(message, "bytes", None) or getattr(message, "event_bytes", None)
-    return int(size) if size else None
-
-
 def offered(workload: Workload) -> Offered:
     if workload.rate_per_producer == "max":
         return Offered(None, None)
     msgs = workload.producers * float(workload.rate_per_producer)
-    size = record_bytes(workload)
+    size = workload.message.nominal_bytes  # the largest record, when the spec bounds it
     return Offered(msgs, msgs * size if size is not None else None)
 
 

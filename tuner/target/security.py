@@ -12,13 +12,14 @@ by `resolve`, when a client is built.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.core.envref import is_pure_reference
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
 from tuner.core.redact import is_secret_name, register_secret
@@ -135,8 +136,6 @@ def read_properties_file(path: Path, where: str) -> dict[str, str]:
 
 def check_properties(props: Mapping[str, str], where: str) -> None:
     """Known keys only, secrets only as `${VAR}` references, a known protocol and mechanism."""
-    from tuner.core.errors import did_you_mean
-
     for key, value in props.items():
         if key not in KNOWN_KEYS:
             raise BadInput(f'{where}: unknown client property "{key}"{did_you_mean(key, KNOWN_KEYS)}')
@@ -165,8 +164,6 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
     it; nothing else sees it), registered with the redaction layer, and the property becomes the
     `${VAR}` reference a target file would hold: from here on the secret is handled, shown and
     stored exactly like a target file's."""
-    import os
-
     held: dict[str, str] = {}
     for key, value in props.items():
         name = SECRET_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", key).upper()

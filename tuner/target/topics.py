@@ -32,10 +32,6 @@ def broker_ids(admin: AdminClient) -> list[int]:
     return sorted(meta.brokers)
 
 
-def broker_count(admin: AdminClient) -> int:
-    return len(broker_ids(admin))
-
-
 def replica_assignment(
     spec: TopicSpec, brokers: Sequence[int], where: str = "topic"
 ) -> list[list[int]] | None:

@@ -15,9 +15,10 @@ from typing import Any
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
 from tuner.core.kafka_clients import Connection, admin_client
-from tuner.spec import RunPlan, WorkloadSpec, load_sweep, load_workload
 from tuner.spec.clients import profile_of
-from tuner.spec.loader import read_yaml
+from tuner.spec.loader import load_sweep, load_workload, read_yaml
+from tuner.spec.sweep import RunPlan
+from tuner.spec.workload import WorkloadSpec
 from tuner.target import resolve_target
 
 TOTALS = (

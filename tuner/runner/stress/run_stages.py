@@ -42,7 +42,7 @@ from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
 from tuner.target.ledger import TopicLedger
 from tuner.target.security import client_config
-from tuner.target.topics import broker_count, check_fits_cluster, delete_topics
+from tuner.target.topics import broker_ids, check_fits_cluster, delete_topics
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
@@ -119,7 +119,7 @@ class StressRunner:
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
         admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
-        brokers = broker_count(admin)
+        brokers = len(broker_ids(admin))
         workload = loaded.spec.topics_with_configs()
         check_fits_cluster(workload.topics, brokers)
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)

@@ -436,16 +436,14 @@ def filebeat_yaml(
         if option == "partition":
             out += _partition_lines(config, kafka[option], notes, "  ")
             continue
-        note = notes.get(path) or DEFAULT_NOTES.get(path)
-        out += _comment(note, "  ") if note else []
+        out += _comment(notes.get(path) or DEFAULT_NOTES.get(path), "  ")
         out += _option_lines(option, kafka[option], "  ")
     mem = _flatten(data.get("queue", {}).get("mem", {}), "")
     if mem:
         out.append("queue.mem:")
         for option in [o for o in _QUEUE_OPTIONS if o in mem] + [o for o in mem if o not in _QUEUE_OPTIONS]:
             path = f"queue.mem.{option}"
-            note = notes.get(path) or DEFAULT_NOTES.get(path)
-            out += _comment(note, "  ") if note else []
+            out += _comment(notes.get(path) or DEFAULT_NOTES.get(path), "  ")
             out.append(f"  {option}: {mem[option]}")
     else:
         line = config.line
@@ -482,7 +480,9 @@ def _input_lines(config: FilebeatConfig) -> list[str]:
     return out
 
 
-def _comment(text: str, indent: str) -> list[str]:
+def _comment(text: str | None, indent: str) -> list[str]:
+    if not text:
+        return []
     text = text[:1].upper() + text[1:]
     return [f"{indent}# {line}" for line in textwrap.wrap(text, width=96 - len(indent))]
 
@@ -492,8 +492,7 @@ def _partition_lines(
 ) -> list[str]:
     """The partition strategy the profile sets, as `partition.<strategy>:` and its options."""
     partition = config.kafka.partition
-    note = notes.get(f"output.kafka.partition.{partition.strategy}.group_events")
-    out = _comment(note, indent) if note else []
+    out = _comment(notes.get(f"output.kafka.partition.{partition.strategy}.group_events"), indent)
     for strategy, options in section.items():
         out.append(f"{indent}partition.{strategy}:" + ("" if options else " {}"))
         for name, value in (options or {}).items():

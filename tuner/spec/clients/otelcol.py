@@ -113,12 +113,10 @@ class Otelcol(ClientKind[OtelcolProfile]):
     def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""
         data = config_of(profile).compact()
-        out = {}
-        for path, value in _flatten(data.get("kafka", {}), "exporters.kafka.").items():
-            out[path] = value
-        for path, value in _flatten(data.get("filelog", {}), "receivers.file_log.").items():
-            out[path] = value
-        return out
+        return {
+            **_flatten(data.get("kafka", {}), "exporters.kafka."),
+            **_flatten(data.get("filelog", {}), "receivers.file_log."),
+        }
 
     def rules(self, profile: OtelcolProfile) -> OtelcolRules:
         config = config_of(profile)
