@@ -9,10 +9,10 @@
 #      tier but the modules of step 3, the clean clones' `make install` and `make install-light`
 #      among them (~11 min); then the fault matrix (`make test-chaos`, a lab of its own on ports
 #      from 22000, clear of the tier's; ~20 min)                                             ~44 min
-#   3. two lanes:                                                                           ~13 min
+#   3. two lanes:                                                                            ~9 min
 #      - the e2e modules that need a lab of their own or bound a wall-clock time: the fuzzing, the
 #        exit paths and diagnose against a real Prometheus while the runbook's lab boots, then the
-#        light install, the runbook rehearsal and the lab lifecycle (~13 min)
+#        light install, the runbook rehearsal and the lab lifecycle (~9 min)
 #      - in the background, the unit tier's `wall_clock` tests (~1 min), then `make demo`'s pressure
 #        loop (an integration module with a pressure lab of its own, on ports from 21000; ~5 min)
 #      and, should it not be done yet, the fault matrix goes on beside them.
@@ -54,13 +54,15 @@ step() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
 beside_pid=""  # lint, the unit and e2e modules, then the fault matrix
 lane_pid=""    # step 3's background lane
 stop_background() {  # an early exit (a failed step, a cancelled job): Ctrl-C what runs beside, show its logs
-  local pid
+  local pid stopped=""
   for pid in "$beside_pid" "$lane_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill -INT -- "-$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
+      stopped=1
     fi
   done
+  [ -n "$stopped" ] || return 0  # a normal end: every log was printed once its step was done
   for log in "$beside_log:beside" "$chaos_log:chaos" "$lane_log:lane"; do
     [ -s "${log%%:*}" ] && sed "s/^/${log##*:}| /" "${log%%:*}" || true
   done
