@@ -22,7 +22,6 @@ from typing import Any, Protocol
 
 from tuner.driver.result import DriverResult
 from tuner.measure.attribution import attribute
-from tuner.measure.broker_window import BrokerWindow as MeasuredWindow
 from tuner.measure.meter_warmup import wait_until_settled
 from tuner.measure.threads import ThreadSampler
 from tuner.runner.verdict import judge
@@ -120,7 +119,7 @@ def build_record(
 
 
 def _attribution(
-    sampler: ThreadSampler, client: ClientResult, measured: MeasuredWindow | None
+    sampler: ThreadSampler, client: ClientResult, measured: BrokerWindow | None
 ) -> Attribution | None:
     """The network threads' busy time over the run's window, in the record's schema."""
     threads = sampler.figures(client.window_start, client.window_end)
@@ -144,7 +143,7 @@ class Engine(Protocol):
 class Measurer(Protocol):
     """Broker-side measurement of one run's window."""
 
-    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> MeasuredWindow: ...
+    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow: ...
 
     def settled_at(self) -> float | None:
         """Epoch seconds from which the brokers' idle ratios are trustworthy (None: unknown)."""
@@ -238,9 +237,8 @@ class RunLifecycle:
                 if sampler is not None:
                     sampler.stop()
             measured = self._measure(plan, result, topics) if policy.measure_brokers else None
-        # the measurement's figures in the record's own schema (the client's are the driver's own types)
-        client, delivery = result.client, result.delivery
-        broker = BrokerWindow.model_validate(measured.model_dump()) if measured is not None else None
+        # the measured figures are the record's own types (tuner/core): they go into it as they are
+        client, delivery, broker = result.client, result.delivery, measured
         status, notes = judge(plan, client, delivery, broker)
         fields = policy.finish(run, Figures(client, delivery, broker), {"status": status, "problems": notes})
         if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:
@@ -256,7 +254,7 @@ class RunLifecycle:
         settled = self.measurer.settled_at() if self.measurer is not None else None
         wait_until_settled(settled, plan.workload.warmup_s, lambda text: self.observer.phase(plan, text))
 
-    def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> MeasuredWindow | None:
+    def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> BrokerWindow | None:
         if self.measurer is None:
             return None
         # The last scrape of the window lands up to one interval after it ends: wait for it.

@@ -15,7 +15,6 @@ from tuner.measure.stress_window import (
     topic_rate,
 )
 from tuner.runner.stress.records import StageMeasure
-from tuner.store.figures import BrokerWindow
 from tuner.store.stress_section import RemoteTier
 
 
@@ -30,9 +29,8 @@ def measure_stage(
 ) -> StageMeasure:
     """The stage from `settled` (past its settle time) to `end`, halves split at `mid`; `origin`:
     when the load that this window belongs to started."""
-    broker = measure_window(prometheus, settled, end, topics, step_s, time.time(), origin)
     return StageMeasure(
-        broker=BrokerWindow.model_validate(broker.model_dump()),
+        broker=measure_window(prometheus, settled, end, topics, step_s, time.time(), origin),
         remote=remote_tier(prometheus, topics, settled, end, mid),
     )
 
