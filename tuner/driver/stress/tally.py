@@ -23,8 +23,15 @@ from tuner.driver.summed import Summed
 
 
 def ranges_of(values: Iterable[int]) -> list[list[int]]:
-    """Sorted distinct ints as inclusive [lo, hi] runs."""
-    return merge_ranges([[v, v] for v in set(values)], [])
+    """Sorted distinct ints as inclusive [lo, hi] runs (one pass over sorted ints: a worker's report
+    carries every sequence it saw acked, so no list per value)."""
+    out: list[list[int]] = []
+    for v in sorted(set(values)):
+        if out and v == out[-1][1] + 1:
+            out[-1][1] = v
+        else:
+            out.append([v, v])
+    return out
 
 
 def merge_ranges(a: list[list[int]], b: list[list[int]]) -> list[list[int]]:
