@@ -42,7 +42,7 @@ class Summed:
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Self:
-        hints = get_type_hints(cls)
+        hints = _hints(cls)
         values: dict[str, Any] = {}
         for f in fields(cls):  # type: ignore[arg-type]
             name, kind = f.name, hints[f.name]
@@ -54,3 +54,13 @@ class Summed:
             else:
                 values[name] = kind(data.get(name, 0))
         return cls(**values)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """A class's field types, resolved once (from_wire runs on every worker report)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = get_type_hints(cls)
+    return _HINTS[cls]
