@@ -91,7 +91,9 @@ lane_e2e=(tests/e2e/test_fuzz_inputs.py tests/e2e/test_exit_paths.py tests/e2e/t
   tests/e2e/test_light_install.py tests/e2e/test_runbook.py tests/e2e/test_lab_cli.py)
 step "integration tier; beside it at nice 19 (> $beside_log): lint, generated files, unit tier, e2e tier but ${lane_e2e[*]}; then (> $chaos_log) the fault matrix"
 rm -f "$beside_status" "$chaos_status" "$lane_status"
-setsid nice -n 19 ionice -c 2 -n 7 bash -c '
+lowest_io=()  # best-effort I/O at its lowest, where util-linux's ionice is installed
+if command -v ionice >/dev/null; then lowest_io=(ionice -c 2 -n 7); fi
+setsid nice -n 19 "${lowest_io[@]}" bash -c '
   py=$1 status=$2 chaos_log=$3 chaos_status=$4; shift 4
   lint=0; make --no-print-directory lint check-generated || lint=$?
   printf "\n==== unit tier (%s)\n" "$(date -u +%H:%M:%S)"
