@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -55,6 +56,7 @@ MAX_TOPICS = 16
 DEFAULT_LAB_PRODUCERS = 48
 _INSTANCE = re.compile(r"[-_.]?[0-9]+$")
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+N = TypeVar("N", int, float)
 
 
 class ShapeOptions(Frozen):
@@ -168,10 +170,7 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
         grouped.setdefault((group_key(row.client_id), software_name(row.software), row.principal), []).append(
             row
         )
-    topic_bytes: dict[str, int] = {}
-    for row in record.clients:
-        for topic, size in row.topic_bytes.items():
-            topic_bytes[topic] = topic_bytes.get(topic, 0) + size
+    topic_bytes = _topic_bytes(record.clients)
     producers = {key: _producers(rows) for key, rows in grouped.items()}
     total = sum(producers.values())
     scale = min(1.0, options.lab_producers / total) if total else 1.0
@@ -248,11 +247,20 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
+def _totals(pairs: Iterable[tuple[str, N]]) -> dict[str, N]:
+    """The values summed per key (keys in the order first seen)."""
+    out: dict[str, N] = {}
+    for key, value in pairs:
+        out[key] = out.get(key, 0) + value
+    return out
+
+
+def _topic_bytes(rows: list[ClientTraffic]) -> dict[str, int]:
+    return _totals(kv for row in rows for kv in row.topic_bytes.items())
+
+
 def _producers(rows: list[ClientTraffic]) -> int:
-    by_broker: dict[str, int] = {}
-    for row in rows:
-        by_broker[row.broker] = by_broker.get(row.broker, 0) + max(row.connections, 1)
-    return max(by_broker.values(), default=1)
+    return max(_totals((row.broker, max(row.connections, 1)) for row in rows).values(), default=1)
 
 
 def _group(
@@ -272,10 +280,7 @@ def _group(
         notes.append(f"group {name}: {kind_note}")
     requests = sum(r.requests for r in rows)
     wire = sum(r.record_bytes for r in rows)
-    bytes_by_topic: dict[str, int] = {}
-    for row in rows:
-        for topic, size in row.topic_bytes.items():
-            bytes_by_topic[topic] = bytes_by_topic.get(topic, 0) + size
+    bytes_by_topic = _topic_bytes(rows)
     facts = {t.name: t for t in record.topics}
     topics = [t for t, _ in sorted(bytes_by_topic.items(), key=lambda kv: -kv[1]) if t in facts][:MAX_TOPICS]
     if not topics or requests == 0:
@@ -308,9 +313,7 @@ def _group(
     profile, linger, predicted, evidence = _profile(
         name, kind, acks, ratio, limit, traffic, requests / window, factor or 1.0, options.infer_linger
     )
-    by_broker: dict[str, float] = {}
-    for row in rows:
-        by_broker[row.broker] = by_broker.get(row.broker, 0.0) + row.requests / window
+    by_broker = _totals((row.broker, row.requests / window) for row in rows)
     workload = {
         "name": name,
         "description": (
@@ -417,10 +420,7 @@ def _record_limit(message: dict[str, Any]) -> int | None:
 
 
 def _acks(rows: list[ClientTraffic]) -> str:
-    counts: dict[str, int] = {}
-    for row in rows:
-        for value, n in row.acks.items():
-            counts[value] = counts.get(value, 0) + n
+    counts = _totals(kv for row in rows for kv in row.acks.items())
     top = max(counts.items(), key=lambda kv: kv[1])[0] if counts else "-1"
     return {"-1": "all", "0": "0", "1": "1"}.get(top, "all")
 
@@ -529,10 +529,7 @@ def _requests(profile: ClientProfile, traffic: Traffic) -> float | None:
 
 
 def _worst_offender(groups: list[CapturedGroup]) -> tuple[str | None, str | None]:
-    load: dict[str, float] = {}
-    for g in groups:
-        for broker, rate in g.requests_per_s_by_broker.items():
-            load[broker] = load.get(broker, 0.0) + rate
+    load = _totals(kv for g in groups for kv in g.requests_per_s_by_broker.items())
     if not load:
         return None, None
     busiest = max(load.items(), key=lambda kv: (kv[1], kv[0]))[0]

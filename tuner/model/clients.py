@@ -34,14 +34,13 @@ listed from the log alone (no thread time). Pure: no I/O.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.core.units import MAX_KAFKA_BYTES, ByteRate, Cores, Entries, PerRequest, Rate, Ratio, Size, Text
-from tuner.store.snapshot import ClientRequests, ClientSnapshot, ClusterSnapshot, client_name
+from tuner.core.units import ByteRate, Cores, Entries, PerRequest, Rate, Ratio, Size, Text
+from tuner.store.snapshot import ClientRequests, ClientSnapshot, ClusterSnapshot, bounded_ratio, client_name
 
 SIZE_TIE = 1e-6  # request sizes this close (relative) are one size: no client is above the other
 
@@ -61,9 +60,8 @@ class ClientEstimate(Frozen):
     bytes_per_request: Size | None = None
     requests_cut: PerRequest | None = None  # batching to target_bytes would cut its requests ~Nx
     threads_freed: Cores | None = None  # thread time that cut frees, at most (per-request cost)
-    by_broker: Annotated[dict[Text, Rate], Entries] = Field(
-        default_factory=dict
-    )  # estimated produce req/s per broker
+    # estimated produce req/s per broker
+    by_broker: Annotated[dict[Text, Rate], Entries] = Field(default_factory=dict)
     # the largest requests of all clients: the split overstates the rate (at most); the smallest: it
     # understates it (at least); None in between or without an estimate
     rate_bound: Literal["at_most", "at_least"] | None = None
@@ -125,12 +123,8 @@ def _with_counts(
     requests = sum(c.produce_requests_per_s for c in counts)
     produced = sum(c.produce_bytes_per_s for c in counts)
     parts = sum((c.partitions_per_request or 0.0) * c.produce_requests_per_s for c in counts)
-    size = _ratio(produced, requests)
-    threads = sensed.request_threads if sensed is not None else None
-    cut = freed = None
-    if size is not None and 1.0 <= size < target_bytes:
-        cut = target_bytes / size
-        freed = threads * (1.0 - 1.0 / cut) if threads is not None else None
+    size = bounded_ratio(produced, requests)
+    cut, freed = _cut(size, sensed.request_threads if sensed is not None else None, target_bytes)
     software = sorted({c.software for c in counts if c.software})
     figures: dict[str, Any] = {
         "produce_requests_per_s": requests,
@@ -142,7 +136,7 @@ def _with_counts(
         "rate_bound": None,
         "counted": True,
         "software": ", ".join(software),
-        "partitions_per_request": _ratio(parts, requests),
+        "partitions_per_request": bounded_ratio(parts, requests),
     }
     if sensed is not None:
         return sensed.model_copy(update=figures)
@@ -161,11 +155,8 @@ def _estimate(
     produced = sum(r.produce_bytes_per_s for r in rows)
     by_broker = {b: split[key] for b, split in per_broker.items() if key in split}
     requests = sum(by_broker.values()) if by_broker else None
-    size = _ratio(produced, requests)
-    cut = freed = None
-    if size is not None and 1.0 <= size < target_bytes:
-        cut = target_bytes / size
-        freed = threads * (1.0 - 1.0 / cut)
+    size = bounded_ratio(produced, requests)
+    cut, freed = _cut(size, threads, target_bytes)
     return ClientEstimate(
         client=rows[0].name,
         client_id=key[0],
@@ -181,6 +172,15 @@ def _estimate(
     )
 
 
+def _cut(size: float | None, threads: float | None, target_bytes: float) -> tuple[float | None, float | None]:
+    """How many times batching to target_bytes cuts requests of `size` (None under one byte or at
+    the target already), and the thread time that frees at most (None without thread time)."""
+    if size is None or not 1.0 <= size < target_bytes:
+        return None, None
+    cut = target_bytes / size
+    return cut, threads * (1.0 - 1.0 / cut) if threads is not None else None
+
+
 def _bound(size: float | None, sizes: list[float]) -> Literal["at_most", "at_least"] | None:
     """The client of the largest requests spends the most thread time per request, more than the
     average: the split overstates its rate; the client of the smallest requests, the other way.
@@ -191,12 +191,3 @@ def _bound(size: float | None, sizes: list[float]) -> Literal["at_most", "at_lea
     if size >= max(sizes) / (1 + SIZE_TIE):
         return "at_most"
     return "at_least" if size <= min(sizes) * (1 + SIZE_TIE) else None
-
-
-def _ratio(num: float, den: float | None) -> float | None:
-    """num / den, None for a vanishing or unknown denominator (a vanishing rate is no rate)."""
-    if not den or den <= 0:
-        return None
-    ratio = num / den
-    # per request: none is larger than Kafka's largest request (past it the rate vanished)
-    return ratio if math.isfinite(ratio) and abs(ratio) <= MAX_KAFKA_BYTES else None

@@ -73,6 +73,7 @@ def reduction(
     """The comparison: measured when both the baseline and the recommendation ran (from one count),
     else predicted by the model for both; None when neither is possible."""
     what = ran_as(baseline, baseline_engine)
+    rates, run_id = None, None
     if base_measured is not None and measured is not None:
         rates = comparable_rates(
             _client_count(base_measured),
@@ -80,29 +81,25 @@ def reduction(
             _client_count(measured),
             measured.broker_requests_per_s,
         )
-        if rates is not None and rates[1] > 0:
-            before, after, counted = rates
-            return Reduction(
-                baseline=baseline_name,
-                baseline_is=what,
-                baseline_run_id=base_measured.run_id,
-                basis="measured",
-                counted_by=counted,
-                before_requests_per_s=before,
-                after_requests_per_s=after,
-                ratio=before / after,
-            )
-    if base_predicted is not None and predicted.requests_per_s > 0:
-        return Reduction(
-            baseline=baseline_name,
-            baseline_is=what,
-            basis="predicted",
-            counted_by="model",
-            before_requests_per_s=base_predicted.requests_per_s,
-            after_requests_per_s=predicted.requests_per_s,
-            ratio=base_predicted.requests_per_s / predicted.requests_per_s,
-        )
-    return None
+        run_id = base_measured.run_id
+    counted: Counted | Literal["model"]
+    if rates is not None and rates[1] > 0:
+        before, after, counted = rates
+    elif base_predicted is not None and predicted.requests_per_s > 0:
+        before, after, counted = base_predicted.requests_per_s, predicted.requests_per_s, "model"
+        run_id = None
+    else:
+        return None
+    return Reduction(
+        baseline=baseline_name,
+        baseline_is=what,
+        baseline_run_id=run_id,
+        basis="predicted" if counted == "model" else "measured",
+        counted_by=counted,
+        before_requests_per_s=before,
+        after_requests_per_s=after,
+        ratio=before / after,
+    )
 
 
 def reduction_of(rec: Recommendation, c: ClientRecommendation) -> Reduction | None:

@@ -144,9 +144,8 @@ def confirm(
             break
         if bad_knob is not None and ok_knob is None and nxt < 1.0:
             nxt = 0.0
-        profile = family.make(nxt, codec)
-        candidate = Candidate(profile, searcher.predict(profile), family.name, nxt)
-        if any(t.profile == profile for t in out.trials):
+        candidate = searcher.at(family, nxt, codec)
+        if any(t.profile == candidate.profile for t in out.trials):
             break
     return out
 

@@ -81,9 +81,8 @@ class BrokerCostModel(Frozen):
     # The request path as a finite queue (tuner.model.queueing), when the records hold a capacity
     # curve: one broker run past its knee. It then sets both idle ratios: the knee is in it.
     queue: QueueModel | None = None
-    runs: list[Label] = Field(
-        default_factory=list, max_length=MAX_FITTED_RUNS
-    )  # run ids of the records it was fitted from
+    # run ids of the records it was fitted from
+    runs: list[Label] = Field(default_factory=list, max_length=MAX_FITTED_RUNS)
     brokers: list[Label] = Field(default_factory=list, max_length=MAX_ITEMS)  # broker ids
 
     def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]:

@@ -297,7 +297,7 @@ def cpu_or_pauses(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None:
 def large_fetches(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None:
     s, t = f.s, f.t
     per_fetch = s.bytes_per_fetch_request
-    # bytes out per byte in; a vanishing bytes-in rate gives no ratio (as in store.snapshot._ratio)
+    # bytes out per byte in; a vanishing bytes-in rate gives no ratio (as in store.snapshot.bounded_ratio)
     bytes_in = s.bytes_in_per_s or 0.0
     out_in = (s.bytes_out_per_s or 0.0) / bytes_in if bytes_in >= 1.0 else None
     if (

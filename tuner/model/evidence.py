@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -355,17 +356,16 @@ def model_truth(records: Sequence[RunRecord], calibration: Calibration | None = 
     errors: dict[ClientKind, list[float]] = {}
     for row in truth_rows(records, calibration):
         errors.setdefault(row.record.plan.profile.client, []).append(abs(row.error))
-    apart: dict[ClientKind, int] = {}
-    for record in records:
-        if record.status == "ok" and off_schedule(record) is not None:
-            apart[record.plan.profile.client] = apart.get(record.plan.profile.client, 0) + 1
+    apart: Counter[str] = Counter(
+        r.plan.profile.client for r in records if r.status == "ok" and off_schedule(r) is not None
+    )
     return [
         ModelTruth(
             client=kind,
             runs=len(v),
             median_abs_error=statistics.median(v),
             max_abs_error=max(v),
-            off_schedule=apart.get(kind, 0),
+            off_schedule=apart[kind],
         )
         for kind, v in sorted(errors.items())
     ]

@@ -193,11 +193,7 @@ def _solve(idle: Callable[[float], float], measured: float) -> float | None:
 
 def _pool_check(model: BrokerCostModel, base: Baseline, pool: Pool) -> PoolCheck | None:
     index = 0 if pool == "network" else 1
-    measured = [
-        (b.broker, v)
-        for b in base.today
-        if (v := (b.network_idle if pool == "network" else b.handler_idle)) is not None
-    ]
+    measured = [(b.broker, v) for b in base.today if (v := getattr(b, f"{pool}_idle")) is not None]
     if not measured:
         return None
     broker, meas = min(measured, key=lambda m: m[1])

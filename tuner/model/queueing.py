@@ -95,17 +95,15 @@ Label = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 class QueueModel(Frozen):
     """One broker's request path (see the module doc); rates per broker."""
 
-    service_rate_per_s: float = Field(
-        gt=0, le=MAX_RATE_PER_S
-    )  # mu: produce requests/s the handlers serve flat out
+    # mu: produce requests/s the handlers serve flat out
+    service_rate_per_s: float = Field(gt=0, le=MAX_RATE_PER_S)
     # queued.max.requests; predict builds arrays of cap + 3
     queue_cap: int = Field(ge=1, le=MAX_QUEUE_CAP)
     # The handler's time per request: squared coefficient of variation (0 constant, 1 exponential).
     service_scv: float = Field(1.0, ge=0, le=MAX_SCV)
     network_threads: int = Field(1, ge=1, le=MAX_THREADS)
-    network_base_busy: float = Field(
-        0.0, ge=0, le=MAX_THREADS
-    )  # network thread-seconds per second with no produce traffic
+    # network thread-seconds per second with no produce traffic
+    network_base_busy: float = Field(0.0, ge=0, le=MAX_THREADS)
     network_s_per_request: float = Field(0.0, ge=0, le=1)  # network thread-seconds of own work per request
     blocked_cap: float = Field(1.0, gt=0, le=1)  # the most of its time a network thread spends blocked
     rmse_idle: float | None = Field(None, le=1)  # fit residual over network and handler idle
@@ -254,9 +252,7 @@ def saturated_curve(points: Sequence[CurvePoint]) -> bool:
     return any(p.request_queue is not None and p.request_queue >= near for p in points)
 
 
-def fit_queue_model(
-    points: Sequence[CurvePoint], queue_cap: int | None = None, network_threads: int = 1
-) -> QueueModel:
+def fit_queue_model(points: Sequence[CurvePoint], queue_cap: int | None = None) -> QueueModel:
     """mu, scv, base, own and the blocked cap by robust least squares on network and handler idle
     (see the module doc); mu is at least the most produce requests/s any run served."""
     if len(points) < MIN_POINTS:
@@ -284,7 +280,6 @@ def fit_queue_model(
             service_rate_per_s=float(x[0]) * scale,
             queue_cap=queue_cap,
             service_scv=float(x[4]),
-            network_threads=network_threads,
             network_base_busy=float(x[1]),
             network_s_per_request=float(x[2]) / scale,
             blocked_cap=float(x[3]),

@@ -86,14 +86,17 @@ class Searcher:
     def fits(self, p: Prediction, p99_budget: float | None = None) -> bool:
         return not self._failed(p, p99_budget)
 
+    def at(self, family: Family, knob: float, codec: str) -> Candidate:
+        """The family's setting at `knob` with `codec`, and its prediction."""
+        profile = family.make(knob, codec)
+        return Candidate(profile, self.predict(profile), family.name, knob)
+
     def longest(self, family: Family, codec: str, p99_budget: float | None = None) -> Candidate | None:
         """The longest knob in [0, knob_max] whose prediction fits (bisection; None when none does)."""
-        top = family.knob_max
-        hi_profile = family.make(top, codec)
-        hi_pred = self.predict(hi_profile)
-        if self.fits(hi_pred, p99_budget):
-            return Candidate(hi_profile, hi_pred, family.name, top)
-        inside = self._inside(family, codec, top, p99_budget)
+        top = self.at(family, family.knob_max, codec)
+        if self.fits(top.prediction, p99_budget):
+            return top
+        inside = self._inside(family, codec, top.knob, p99_budget)
         if inside is None:
             return None
         best, up = inside
@@ -102,10 +105,9 @@ class Searcher:
             if up - lo < max(1.0, 0.01 * up):
                 break
             mid = (lo + up) / 2
-            profile = family.make(mid, codec)
-            pred = self.predict(profile)
-            if self.fits(pred, p99_budget):
-                lo, best = mid, Candidate(profile, pred, family.name, mid)
+            candidate = self.at(family, mid, codec)
+            if self.fits(candidate.prediction, p99_budget):
+                lo, best = mid, candidate
             else:
                 up = mid
         return best
@@ -118,15 +120,12 @@ class Searcher:
         lingers fail too, so 0 failing does not mean every linger does.)"""
         above = top
         for step in range(1, GRID_POINTS + 1):
-            knob = top * GRID_RATIO**step
-            profile = family.make(knob, codec)
-            pred = self.predict(profile)
-            if self.fits(pred, p99_budget):
-                return Candidate(profile, pred, family.name, knob), above
-            above = knob
-        zero = family.make(0.0, codec)
-        pred = self.predict(zero)
-        return (Candidate(zero, pred, family.name, 0.0), above) if self.fits(pred, p99_budget) else None
+            candidate = self.at(family, top * GRID_RATIO**step, codec)
+            if self.fits(candidate.prediction, p99_budget):
+                return candidate, above
+            above = candidate.knob
+        zero = self.at(family, 0.0, codec)
+        return (zero, above) if self.fits(zero.prediction, p99_budget) else None
 
     def search(self, client: str, base: ClientProfile | None = None) -> SearchResult:
         """The best setting for `client`; NoSolution naming the closest when none fits."""
@@ -142,9 +141,7 @@ class Searcher:
             best = self.longest(family, probe_codec)
             if best is None:
                 continue
-            for codec in allowed:
-                profile = family.make(best.knob, codec)
-                found.append(Candidate(profile, self.predict(profile), family.name, best.knob))
+            found += [self.at(family, best.knob, codec) for codec in allowed]
         if not found:
             raise NoSolution(self._closest(client, fams, allowed[0]))
         return SearchResult(best=rank(found)[0], ranked=rank(found))

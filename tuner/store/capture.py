@@ -36,13 +36,11 @@ class TopicFacts(Frozen):
     partitions: Partitions
     replication_factor: Brokers
     topic_id: Text = ""  # as Kafka prints it (produce requests v13+ name topics by id)
-    leaders: Annotated[list[LeaderId], Entries] = Field(
-        default_factory=list
-    )  # leader broker id of each partition
+    # leader broker id of each partition
+    leaders: Annotated[list[LeaderId], Entries] = Field(default_factory=list)
     records: TallyInt = 0  # end offsets at the window's end less those at its start, all partitions
-    partition_records: Annotated[list[TallyInt], Entries] = Field(
-        default_factory=list
-    )  # the same, each partition
+    # the same, each partition
+    partition_records: Annotated[list[TallyInt], Entries] = Field(default_factory=list)
 
 
 class TopicSample(Frozen):
@@ -54,9 +52,8 @@ class TopicSample(Frozen):
     keyless: Count = 0
     distinct_keys: Count = 0
     partitions_read: Count | None = None  # partitions that gave a record (None: a capture before it was kept)
-    payloads: Annotated[list[Text], Entries] = Field(
-        default_factory=list
-    )  # only with --payloads (hex of the value)
+    # only with --payloads (hex of the value)
+    payloads: Annotated[list[Text], Entries] = Field(default_factory=list)
 
 
 class ClientTraffic(Frozen):
@@ -74,9 +71,8 @@ class ClientTraffic(Frozen):
     acks: Annotated[dict[Text, TallyInt], Entries] = Field(default_factory=dict)  # "-1", "0", "1" -> requests
     topic_bytes: Annotated[dict[Text, TallyInt], Entries] = Field(default_factory=dict)
     connections: Count = 0
-    total_time_ms: Annotated[list[Millis], Entries] = Field(
-        default_factory=list
-    )  # a bounded sample of requests
+    # a bounded sample of requests
+    total_time_ms: Annotated[list[Millis], Entries] = Field(default_factory=list)
 
 
 class CaptureRecord(Frozen):
@@ -87,9 +83,8 @@ class CaptureRecord(Frozen):
     end: Epoch
     bootstrap_servers: Text
     brokers: Brokers
-    broker_ids: Annotated[list[BrokerId], Entries] = Field(
-        default_factory=list
-    )  # sorted; empty in captures made before
+    # sorted; empty in captures made before
+    broker_ids: Annotated[list[BrokerId], Entries] = Field(default_factory=list)
     topics: Annotated[list[TopicFacts], Entries] = Field(default_factory=list)
     clients: Annotated[list[ClientTraffic], Entries] = Field(default_factory=list)
     samples: Annotated[list[TopicSample], Entries] = Field(default_factory=list)

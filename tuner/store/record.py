@@ -49,9 +49,8 @@ class RunRecord(Frozen):
     delivery: DeliveryResult
     broker: BrokerWindow | None = None
     status: Status
-    problems: Annotated[list[Text], Entries] = Field(
-        default_factory=list
-    )  # why the run failed / what is missing
+    # why the run failed / what is missing
+    problems: Annotated[list[Text], Entries] = Field(default_factory=list)
     stress: StressStep | None = None  # `kbt stress`: the stage, its gates, consumers, remote tier
     # The cluster could not take every write during the run (sends failed or timed out, partitions
     # under min.insync.replicas): the figures describe an outage, never a tuning result.

@@ -68,21 +68,21 @@ class BrokerSnapshot(Frozen):
 
     @property
     def bytes_per_produce_request(self) -> float | None:
-        return _ratio(self.bytes_in_per_s, self.produce_requests_per_s)
+        return bounded_ratio(self.bytes_in_per_s, self.produce_requests_per_s)
 
     @property
     def records_per_produce_request(self) -> float | None:
-        return _ratio(self.messages_in_per_s, self.produce_requests_per_s)
+        return bounded_ratio(self.messages_in_per_s, self.produce_requests_per_s)
 
     @property
     def partitions_per_produce_request(self) -> float | None:
         """Partition batches a produce request carries on average (1 for librdkafka; more for
         Sarama / Filebeat, the Java producer, franz-go)."""
-        return _ratio(self.partition_appends_per_s, self.produce_requests_per_s)
+        return bounded_ratio(self.partition_appends_per_s, self.produce_requests_per_s)
 
     @property
     def bytes_per_fetch_request(self) -> float | None:
-        return _ratio(self.bytes_out_per_s, self.fetch_requests_per_s)
+        return bounded_ratio(self.bytes_out_per_s, self.fetch_requests_per_s)
 
     @property
     def produce_requests_per_network_thread(self) -> float | None:
@@ -100,7 +100,7 @@ class TopicSnapshot(Frozen):
 
     @property
     def bytes_per_partition_append(self) -> float | None:
-        return _ratio(self.bytes_in_per_s, self.partition_appends_per_s)
+        return bounded_ratio(self.bytes_in_per_s, self.partition_appends_per_s)
 
 
 class ClientSnapshot(Frozen):
@@ -160,12 +160,10 @@ class ClusterSnapshot(Frozen):
     window_s: Seconds
     step_s: Seconds
     brokers: Annotated[list[BrokerSnapshot], Entries] = Field(default_factory=list)
-    topics: Annotated[list[TopicSnapshot], Entries] = Field(
-        default_factory=list
-    )  # by partition appends/s, busiest first
-    clients: Annotated[list[ClientSnapshot], Entries] = Field(
-        default_factory=list
-    )  # empty without the quota sensors
+    # by partition appends/s, busiest first
+    topics: Annotated[list[TopicSnapshot], Entries] = Field(default_factory=list)
+    # empty without the quota sensors
+    clients: Annotated[list[ClientSnapshot], Entries] = Field(default_factory=list)
     # from the brokers' request logs (`kbt diagnose --request-log`), busiest first; empty without them
     client_requests: Annotated[list[ClientRequests], Entries] = Field(default_factory=list)
     request_logs: Annotated[list[RequestLogCoverage], Entries] = Field(default_factory=list)
@@ -180,7 +178,8 @@ class ClusterSnapshot(Frozen):
         return sum(b.bytes_in_per_s or 0.0 for b in self.brokers)
 
 
-def _ratio(num: float | None, den: float | None) -> float | None:
+def bounded_ratio(num: float | None, den: float | None) -> float | None:
+    """num / den, None for an unknown, vanishing or negative denominator."""
     if num is None or den is None or den <= 0:
         return None
     ratio = num / den
