@@ -167,9 +167,8 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
     window = max(record.window_s, 1e-9)
     grouped: dict[tuple[str, str, str], list[ClientTraffic]] = {}
     for row in record.clients:
-        grouped.setdefault((group_key(row.client_id), software_name(row.software), row.principal), []).append(
-            row
-        )
+        key = (group_key(row.client_id), software_name(row.software), row.principal)
+        grouped.setdefault(key, []).append(row)
     topic_bytes = _topic_bytes(record.clients)
     producers = {key: _producers(rows) for key, rows in grouped.items()}
     total = sum(producers.values())
@@ -446,14 +445,10 @@ def _profile(
         observed *= factor
     compressed = ratio is not None and ratio > COMPRESSED_RATIO
     if ratio is not None:
-        evidence.append(
-            f"record bytes / wire bytes {ratio:.2f}: "
-            + (
-                "compressed (the codec is not visible to a reading consumer)"
-                if compressed
-                else "not compressed"
-            )
+        how = (
+            "compressed (the codec is not visible to a reading consumer)" if compressed else "not compressed"
         )
+        evidence.append(f"record bytes / wire bytes {ratio:.2f}: {how}")
     client = kind_named(kind)
     settings = client.captured(acks, compressed, record_limit)
     base: dict[str, Any] = {"name": name, "description": f"captured from {name}", "client": kind, **settings}

@@ -73,7 +73,6 @@ def record_baseline(record: RunRecord, role: Literal["current", "recommended"]) 
         raise BadInput(f"run {record.run_id} has no broker produce figures to forecast from")
     base = baseline_from_brokers(f"{role}: {record.name}", role, per_broker, record.run_id)
     stats = [b for b in record.broker.brokers if b.produce_requests_per_s is not None]
-    today = [_today(b) for b in stats]
     busiest = max(stats, key=lambda b: b.produce_requests_per_s or 0.0)
     ppr = 1.0
     if kind_of(record.plan.profile).multi_partition_requests and busiest.produce_requests_per_s:
@@ -86,7 +85,7 @@ def record_baseline(record: RunRecord, role: Literal["current", "recommended"]) 
     partitions = sum(t.partitions for t in topics)
     return base.model_copy(
         update={
-            "today": today,
+            "today": [_today(b) for b in stats],
             "partitions_per_request": ppr,
             "partitions": partitions,
             "busiest_leaders": max(led) if led else None,

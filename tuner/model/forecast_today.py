@@ -289,18 +289,12 @@ def check_today(
             "forecast refused: the baseline measured no network or handler idle on any broker, so the "
             "cost model cannot be checked against today"
         )
-    donor = next((i for i, b in enumerate(baselines) if i in cals and b.role == "current"), None)
-    if donor is None:
-        donor = next(iter(cals), None)
-    out = []
-    for i in range(len(baselines)):
-        if i in cals:
-            out.append(cals[i])
-        elif donor is not None:
-            out.append(cals[donor].model_copy(update={"from_label": baselines[donor].label}))
-        else:
-            out.append(Calibration())
-    return checks, out
+    current = [i for i, b in enumerate(baselines) if i in cals and b.role == "current"]
+    donor = next(iter(current or cals), None)
+    lent = Calibration()
+    if donor is not None:
+        lent = cals[donor].model_copy(update={"from_label": baselines[donor].label})
+    return checks, [cals.get(i, lent) for i in range(len(baselines))]
 
 
 def fit_warnings(model: BrokerCostModel) -> list[str]:

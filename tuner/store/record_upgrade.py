@@ -36,13 +36,9 @@ def _renumbered(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": data["schema_version"] + 1}
 
 
-def _from_2(data: dict[str, Any]) -> dict[str, Any]:
-    return {**upgrade_profiles(data), "schema_version": 3}
-
-
 STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     1: _renumbered,
-    2: _from_2,
+    2: lambda data: {**upgrade_profiles(data), "schema_version": 3},
     3: _renumbered,
     4: _renumbered,
     5: _renumbered,
