@@ -116,16 +116,6 @@ def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
     return data
 
 
-def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
-    for key, value in more.items():
-        if isinstance(into.get(key), dict) and isinstance(value, dict):
-            _merge(into[key], value, f"{where}.{key}")
-        elif key in into:
-            raise ValueError(f'"{where}.{key}" is set twice')
-        else:
-            into[key] = value
-
-
 class FilebeatProfile(ProfileBase):
     """Filebeat's settings: an output.kafka + queue.mem (+ input) fragment spelled as in filebeat.yml
     (hosts and topic are the engine's)."""
