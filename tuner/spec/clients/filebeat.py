@@ -163,13 +163,10 @@ class Filebeat(ClientKind[FilebeatProfile]):
         emulated = inp.engine == "emulated"
         mem = config.mem
         part = kafka.partition
-        keyless: PartitionMode
-        if part.strategy == "random":
-            keyless = "sticky_events" if part.group_events > 1 else "random"
-        elif part.strategy == "round_robin":
-            keyless = "round_robin"
-        else:
-            keyless = "random"  # partition.hash without a key: a random partition per event
+        # partition.hash without a key: a random partition per event, as partition.random's default
+        keyless: PartitionMode = "round_robin" if part.strategy == "round_robin" else "random"
+        if part.strategy == "random" and part.group_events > 1:
+            keyless = "sticky_events"
         keyed: PartitionMode = "hash" if part.strategy == "hash" else keyless
         batch = config.batch_events
         return FilebeatRules(
