@@ -460,10 +460,7 @@ def _input_lines(config: FilebeatConfig) -> list[str]:
         "# filebeat.inputs:",
         f"#   - type: {config.input.type}",
     ]
-    out += [
-        f"#     {name}: {str(value).lower() if isinstance(value, bool) else value}"
-        for name, value in options.items()
-    ]
+    out += [f"#     {name}: {config_string(value)}" for name, value in options.items()]
     return out
 
 
