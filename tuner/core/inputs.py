@@ -412,12 +412,7 @@ def plain_data(data: Any) -> Any:
         return {str(k): plain_data(v) for k, v in data.items()}
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
         return [plain_data(v) for v in data]
-    if isinstance(data, bool) or data is None:
-        return data
-    if isinstance(data, int):
-        return int(data)
-    if isinstance(data, float):
-        return float(data)
-    if isinstance(data, str):
-        return str(data)
+    for kind in (bool, int, float, str):  # bool first: a bool is an int
+        if isinstance(data, kind):
+            return kind(data)
     return data

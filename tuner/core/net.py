@@ -92,9 +92,7 @@ def without_secrets(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def get_bounded(
-    session: Any, url: str, deadline_s: float, max_bytes: int = MAX_BODY_BYTES
-) -> tuple[int, bytes, str]:
+def get_bounded(session: Any, url: str, deadline_s: float) -> tuple[int, bytes, str]:
     """(status, body, content type) of a GET that ends within `deadline_s` seconds overall.
     Raises requests' exceptions for connection problems, DeadlineExceeded, BodyTooLarge."""
     end = time.monotonic() + deadline_s
@@ -119,7 +117,7 @@ def get_bounded(
                 break
             left()
             total += len(chunk)
-            if total > max_bytes:
+            if total > MAX_BODY_BYTES:
                 raise BodyTooLarge
             chunks.append(chunk)
         left()

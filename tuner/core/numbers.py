@@ -48,9 +48,9 @@ def check_duration(seconds: float, what: str) -> float:
     return seconds
 
 
-def cut_value(text: str, limit: int = 40) -> str:
-    shown = text if len(text) <= limit else text[:limit] + "..."
-    return repr(shown)
+def cut_value(text: str) -> str:
+    """`text` quoted, its first 40 characters only."""
+    return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
 # ---- the one grammar for numbers in documents, flags and model fields ---------------------------

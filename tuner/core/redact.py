@@ -255,8 +255,6 @@ def redact_value(name: str, value: Any) -> Any:
         if ref.holds_literal:  # ${VAR:literal-secret}
             return f"${{{ref.name}:{REDACTED}}}"
         return value
-    if isinstance(value, str):
-        return scrub(value)
     return redact(value)
 
 

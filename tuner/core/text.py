@@ -15,15 +15,11 @@ MAX_MESSAGE = 400  # characters of one error line
 # path or an argument (Python keeps byte 0x9b as U+DC9B) that a surrogateescape stream would write
 # back raw, and 0x9b alone is an 8-bit CSI to a terminal.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}  # the line breaks escape_controls shows by name
 
 
 def escape_controls(text: str) -> str:
-    def _esc(match: re.Match[str]) -> str:
-        c = match.group(0)
-        named = {"\n": "\\n", "\r": "\\r"}.get(c)
-        return named or _code(c)
-
-    return _CONTROL.sub(_esc, text)
+    return _CONTROL.sub(lambda m: _NAMED.get(m.group(0)) or _code(m.group(0)), text)
 
 
 def _code(c: str) -> str:

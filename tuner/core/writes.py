@@ -322,8 +322,8 @@ def finite(value: Any) -> Any:
     return value
 
 
-def json_text(data: Any, indent: int | None = 2, sort_keys: bool = False) -> str:
-    return json.dumps(finite(data), indent=indent, sort_keys=sort_keys, allow_nan=False) + "\n"
+def json_text(data: Any, indent: int | None = 2) -> str:
+    return json.dumps(finite(data), indent=indent, allow_nan=False) + "\n"
 
 
 def atomic_write_json(path: Path | str, data: Any, what: str = "file", **kwargs: Any) -> Path:

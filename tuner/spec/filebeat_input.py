@@ -97,13 +97,9 @@ class FilebeatInput(StrictModel):
         }
 
 
-_LOG_NAMES = {
-    "backoff": "backoff",
-    "max_backoff": "max_backoff",
-    "backoff_factor": "backoff_factor",
-    "check_interval": "scan_frequency",
-    "close_eof": "close_eof",
-    "harvester_buffer_size": "harvester_buffer_size",
+# The log input's options are the kbt knobs' names but for check_interval.
+_LOG_NAMES = {k: k for k in FilebeatInput.model_fields if k not in ("engine", "type")} | {
+    "check_interval": "scan_frequency"
 }
 _FILESTREAM_NAMES = {
     "backoff": "backoff.init",

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tuner.core.envref import is_pure_reference, parse_reference
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.inputs import plain_data, shown_path
 from tuner.core.redact import is_secret_name
 from tuner.spec.filebeat import (
@@ -57,8 +57,7 @@ class LoadedFilebeat:
         return self.lines.get(tuple(option))
 
     def where(self, *option: str) -> str:
-        line = self.line_of(*option)
-        return f"{shown_path(self.path)}:{line}" if line else shown_path(self.path)
+        return _at(shown_path(self.path), self.lines, option)
 
 
 def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFilebeat:
@@ -75,8 +74,7 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
     try:
         _expand_into(data, raw, (), lines)
     except _ExpandError as exc:
-        line = lines.get(exc.path)
-        raise BadInput(f"{shown}{f':{line}' if line else ''}: {dotted_path(exc.path)}: {exc}") from None
+        raise BadInput(f"{_at(shown, lines, exc.path)}: {dotted_path(exc.path)}: {exc}") from None
     whole = data
     _hosts_not_listed_references(whole, lines, shown)
     data = _select_sections(data, lines, shown)
@@ -91,6 +89,12 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
     return LoadedFilebeat(path=path, config=config, lines=lines)
 
 
+def _at(shown: str, lines: Mapping[Path_, int], *options: Path_) -> str:
+    """`file:line` of the first of `options` the file gives a line for (the file alone for none)."""
+    line = next((lines[option] for option in options if option in lines), None)
+    return f"{shown}:{line}" if line else shown
+
+
 def _hosts_not_listed_references(data: dict[str, Any], lines: dict[Path_, int], shown: str) -> None:
     """`hosts: ["${KAFKA_HOSTS}"]` checks fine with one broker in the variable, and stops Filebeat
     7.17 when it holds several: go-ucfg reads "h1:9092,h2:9092" as a list, which becomes a list
@@ -101,9 +105,9 @@ def _hosts_not_listed_references(data: dict[str, Any], lines: dict[Path_, int], 
     for i, item in enumerate(hosts if isinstance(hosts, list) else []):
         ref = parse_reference(item)
         if ref is not None:
-            line = lines.get(("output", "kafka", "hosts", i)) or lines.get(("output", "kafka", "hosts"))
+            where = _at(shown, lines, ("output", "kafka", "hosts", i), ("output", "kafka", "hosts"))
             raise BadInput(
-                f"{shown}{f':{line}' if line else ''}: output.kafka.hosts: a ${{{ref.name}}} list element"
+                f"{where}: output.kafka.hosts: a ${{{ref.name}}} list element"
                 " makes Filebeat exit when the variable holds several brokers (h1:9092,h2:9092): write"
                 f' hosts: "${{{ref.name}}}" (the variable alone, not in a list)'
             )
@@ -117,10 +121,9 @@ def _inputs_exist(data: dict[str, Any], version: str, lines: dict[Path_, int], s
     inputs = section.get("inputs") if isinstance(section, dict) else None
     for entry in inputs if isinstance(inputs, list) else []:
         if isinstance(entry, dict) and entry.get("type", "log") == "log":
-            line = lines.get(("filebeat", "inputs"))
             raise BadInput(
-                f"{shown}{f':{line}' if line else ''}: filebeat.inputs: a log input: Filebeat {version}"
-                " has none (disabled since 9.0); use type: filestream"
+                f"{_at(shown, lines, ('filebeat', 'inputs'))}: filebeat.inputs: a log input: Filebeat"
+                f" {version} has none (disabled since 9.0); use type: filestream"
             )
 
 
@@ -138,9 +141,8 @@ def _no_literal_secrets(node: Any, path: Path_, lines: dict[Path_, int], shown: 
         return
     secret = bool(path) and is_secret_name(".".join(map(str, path)))
     if secret and node not in (None, "") and not is_pure_reference(node):
-        line = lines.get(path)
         raise BadInput(
-            f"{shown}{f':{line}' if line else ''}: {dotted_path(path)}: literal credentials are not allowed:"
+            f"{_at(shown, lines, path)}: {dotted_path(path)}: literal credentials are not allowed:"
             " use an environment reference like ${KAFKA_PASSWORD}"
         )
 
@@ -149,43 +151,35 @@ def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | Non
     """Settings that are valid but do not do what they seem to (each a one-line message)."""
     cfg = loaded.config
     kafka, mem = cfg.kafka, cfg.mem
+
+    def option(name: str) -> str:  # `file:line: output.kafka.<name>`
+        return f"{loaded.where('output', 'kafka', *name.split('.'))}: output.kafka.{name}"
+
     out: list[str] = []
     if kafka.bulk_max_size > mem.max_get_events:
         unset = "" if loaded.line_of("output", "kafka", "bulk_max_size") else " (unset: the default)"
         out.append(
-            f"{loaded.where('output', 'kafka', 'bulk_max_size')}: output.kafka.bulk_max_size"
-            f" {kafka.bulk_max_size}{unset}"
-            f" has no effect beyond {mem.max_get_events}: the memory queue hands the"
-            f" output at most {mem.max_get_events} events per batch (raise queue.mem.flush.min_events and"
-            " queue.mem.events with it)"
+            f"{option('bulk_max_size')} {kafka.bulk_max_size}{unset} has no effect beyond"
+            f" {mem.max_get_events}: the memory queue hands the output at most {mem.max_get_events}"
+            " events per batch (raise queue.mem.flush.min_events and queue.mem.events with it)"
         )
     out += _line_warnings(loaded)
     if topic_max_message_bytes is not None and kafka.max_message_bytes > topic_max_message_bytes:
         out.append(
-            f"{loaded.where('output', 'kafka', 'max_message_bytes')}: output.kafka.max_message_bytes"
-            f" {kafka.max_message_bytes} exceeds the topic's max.message.bytes {topic_max_message_bytes}:"
-            " the broker rejects larger batches and Filebeat drops their events"
+            f"{option('max_message_bytes')} {kafka.max_message_bytes} exceeds the topic's"
+            f" max.message.bytes {topic_max_message_bytes}: the broker rejects larger batches and"
+            " Filebeat drops their events"
         )
     if version_tuple(kafka.version) < KAFKA4_MIN_VERSION:
         out.append(
-            f"{loaded.where('output', 'kafka', 'version')}: output.kafka.version {kafka.version} is too old"
-            " for Kafka 4.x brokers (use 2.1.0 or newer)"
+            f"{option('version')} {kafka.version} is too old for Kafka 4.x brokers (use 2.1.0 or newer)"
         )
     if kafka.compression != "gzip" and loaded.line_of("output", "kafka", "compression_level"):
-        out.append(
-            f"{loaded.where('output', 'kafka', 'compression_level')}: output.kafka.compression_level only"
-            f" applies to gzip (compression is {kafka.compression})"
-        )
+        out.append(f"{option('compression_level')} only applies to gzip (compression is {kafka.compression})")
     if kafka.required_acks == 0:
-        out.append(
-            f"{loaded.where('output', 'kafka', 'required_acks')}: output.kafka.required_acks 0: the broker"
-            " never answers, so lost events go unnoticed"
-        )
+        out.append(f"{option('required_acks')} 0: the broker never answers, so lost events go unnoticed")
     if kafka.sasl.mechanism is not None and kafka.username is None:
-        out.append(
-            f"{loaded.where('output', 'kafka', 'sasl', 'mechanism')}: output.kafka.sasl.mechanism has no"
-            " effect without username and password"
-        )
+        out.append(f"{option('sasl.mechanism')} has no effect without username and password")
     return out
 
 
@@ -292,16 +286,11 @@ def _select_sections(data: dict[str, Any], lines: dict[Path_, int], shown: str) 
     for section, only in (("output", "kafka"), ("queue", "mem")):
         value = data.get(section)
         if isinstance(value, dict):
-            for key in value:
-                if key != only:
-                    close = difflib.get_close_matches(key, [only], n=1, cutoff=0.6)
-                    if close:
-                        raise BadInput(_unknown_message(shown, (section,), key, lines))
-                    line = lines.get((section, key))
-                    raise BadInput(
-                        f"{shown}{f':{line}' if line else ''}: {section}.{key}: only {section}.{only} is"
-                        " supported"
-                    )
+            for key in (k for k in value if k != only):
+                if did_you_mean(key, [only]):
+                    raise BadInput(_unknown_message(shown, (section,), key, lines))
+                where = _at(shown, lines, (section, key))
+                raise BadInput(f"{where}: {section}.{key}: only {section}.{only} is supported")
     if "output" not in data:
         raise BadInput(f"{shown}: output.kafka: missing (the profile must configure the Kafka output)")
     return {k: v for k, v in data.items() if k in checked}
@@ -333,10 +322,8 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 def _unknown_message(shown: str, parent: Path_, key: str, lines: dict[Path_, int]) -> str:
     full = dotted_path((*parent, key))
-    line = lines.get((*parent, key)) or lines.get(parent)
-    close = difflib.get_close_matches(full, known_options(), n=1, cutoff=0.6)
-    hint = f' (did you mean "{close[0]}"?)' if close else ""
-    return f"{shown}{f':{line}' if line else ''}: {full}: unknown option{hint}"
+    hint = did_you_mean(full, known_options())
+    return f"{_at(shown, lines, (*parent, key), parent)}: {full}: unknown option{hint}"
 
 
 def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown: str) -> str:
@@ -351,9 +338,9 @@ def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown
     if kind == "value_error" and named and f"{dotted_path(loc)}.{named.group(1)}" in known_options():
         loc = (*loc, *named.group(1).split("."))
         msg = named.group(2)
-    line = next((lines[loc[:i]] for i in range(len(loc), -1, -1) if loc[:i] in lines), None)
+    where = _at(shown, lines, *(loc[:i] for i in range(len(loc), -1, -1)))
     text = _message(kind, msg, err.get("input"), err.get("ctx") or {}, secret=_is_secret(loc))
-    return f"{shown}{f':{line}' if line else ''}: {dotted_path(loc) or 'config'}: {text}"
+    return f"{where}: {dotted_path(loc) or 'config'}: {text}"
 
 
 def _is_secret(loc: Path_) -> bool:

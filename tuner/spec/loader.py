@@ -9,7 +9,7 @@ file paths in a message source are relative to the file that names them.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +24,7 @@ from tuner.spec.workload import WorkloadSpec, dump_keeping_path
 from tuner.spec.yaml_places import dotted_path, node_line
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,19 @@ def read_yaml(path: Path) -> Any:
     return data
 
 
+def validated(validate: Callable[..., T], data: Any, raw: Any, path: Path) -> T:
+    """`data` read from `path` (`raw`: its YAML, which keeps the lines) through `validate`, with
+    the file's directory as the base of relative paths; one BadInput line on any problem."""
+    try:
+        return validate(data, context={"base_dir": path.parent})
+    except ValidationError as exc:
+        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
+
+
 def load_model(model: type[M], path: Path, raw: Any | None = None) -> M:
     """Validate one YAML file (or its already-read mapping) against `model`."""
     raw = read_yaml(path) if raw is None else raw
-    try:
-        return model.model_validate(inputs.plain_data(raw), context={"base_dir": path.parent})
-    except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
+    return validated(model.model_validate, inputs.plain_data(raw), raw, path)
 
 
 def load_workload(path: Path) -> WorkloadSpec:
@@ -57,10 +64,21 @@ def load_workload(path: Path) -> WorkloadSpec:
 
 def load_profile(path: Path) -> ClientProfile:
     raw = read_yaml(path)
-    try:
-        return profile_of(inputs.plain_data(raw), context={"base_dir": path.parent})
-    except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
+    return validated(profile_of, inputs.plain_data(raw), raw, path)
+
+
+def read_references(data: dict[str, Any], raw: Any, path: Path, profiles: type[Any]) -> None:
+    """Read in, each validated against its own file, the workload and the profiles (a `profiles`
+    list or mapping) that the spec at `path` names by file (relative to it)."""
+    if isinstance(data.get("workload"), str):
+        workload = load_workload(referenced_file(data["workload"], path, raw, ("workload",)))
+        data["workload"] = dump_keeping_path(workload)
+    items = data.get("profiles")
+    if isinstance(items, profiles):
+        for key in items if isinstance(items, dict) else range(len(items)):
+            if isinstance(items[key], str):
+                profile = load_profile(referenced_file(items[key], path, raw, ("profiles", key)))
+                items[key] = dump_keeping_path(profile)
 
 
 def load_sweep(path: Path) -> LoadedSweep:
@@ -68,24 +86,10 @@ def load_sweep(path: Path) -> LoadedSweep:
     path = Path(path)
     raw = read_yaml(path)
     data = inputs.plain_data(raw)
-    base = path.parent
-    if isinstance(data.get("workload"), str):
-        data["workload"] = dump_keeping_path(
-            load_workload(referenced_file(base, data["workload"], path, raw, ("workload",)))
-        )
-    if isinstance(data.get("profiles"), list):
-        data["profiles"] = [
-            dump_keeping_path(load_profile(referenced_file(base, item, path, raw, ("profiles", i))))
-            if isinstance(item, str)
-            else item
-            for i, item in enumerate(data["profiles"])
-        ]
+    read_references(data, raw, path, list)
+    spec = validated(SweepSpec.model_validate, data, raw, path)
     try:
-        spec = SweepSpec.model_validate(data, context={"base_dir": base})
-    except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
-    try:
-        runs = spec.expand(base_dir=base)
+        runs = spec.expand(base_dir=path.parent)
     except ValueError as exc:
         raise BadInput(f"{inputs.shown_path(path)}: {exc}") from None
     return LoadedSweep(path=path, spec=spec, runs=runs)
@@ -107,11 +111,12 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
     return LoadedSweep(loaded.path, loaded.spec, [plan for plan in loaded.runs if plan.name in wanted])
 
 
-def referenced_file(base: Path, ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
-    """The file a spec names at `loc` (relative to `base`); one line naming the key when it is absent."""
-    target = (base / ref).resolve()
+def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
+    """The file the spec at `path` names at `loc` (relative to the spec); one line naming the key
+    when it is absent."""
+    target = (path.parent / ref).resolve()
     if not inputs.is_file(target):
-        line = _line_of(raw, loc)
+        line = _located(raw, loc)[1]
         where = f":{line}" if line else ""
         key = dotted_path(loc)
         raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
@@ -130,19 +135,19 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     # point at the offending key's own line: an unknown key, or another client kind's setting
     unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
     if unknown:
-        line = _line_of(raw, (*loc, unknown.group(1) or unknown.group(2))) or line
+        line = _located(raw, (*loc, unknown.group(1) or unknown.group(2)))[1] or line
     where = f"{shown}:{line}" if line else shown
     key = dotted_path(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return f"{where}: {key + ': ' if key else ''}{text}{more}"
 
 
-def _located(raw: Any, loc: tuple[Any, ...], keep_last: bool) -> tuple[tuple[Any, ...], int | None]:
+def _located(raw: Any, loc: tuple[Any, ...], keep_last: bool = False) -> tuple[tuple[Any, ...], int | None]:
     """Drop pydantic's internal loc parts (union tags, validator names) by walking the YAML data;
     return the key path as the user wrote it and the line of its deepest existing node."""
     node = raw
     kept: list[Any] = []
-    line: int | None = _line_of(raw, ())
+    line: int | None = None
     for i, part in enumerate(loc):
         child = _child(node, part)
         if child is _MISSING:
@@ -164,17 +169,6 @@ def _child(node: Any, part: Any) -> Any:
     if isinstance(node, Sequence) and not isinstance(node, str) and isinstance(part, int):
         return node[part] if 0 <= part < len(node) else _MISSING
     return _MISSING
-
-
-def _line_of(raw: Any, loc: tuple[Any, ...]) -> int | None:
-    node, line = raw, None
-    for part in loc:
-        child = _child(node, part)
-        if child is _MISSING:
-            break
-        line = node_line(node, part) or line
-        node = child
-    return line
 
 
 def field_message(err: Any) -> str:

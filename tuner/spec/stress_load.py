@@ -16,16 +16,9 @@ from tuner.core import inputs
 from tuner.core.errors import BadInput
 from tuner.core.inputs import plain_data, read_json, shown_path
 from tuner.spec.limits import MAX_PRODUCERS
-from tuner.spec.loader import (
-    describe_error,
-    load_profile,
-    load_workload,
-    read_yaml,
-    referenced_file,
-)
+from tuner.spec.loader import describe_error, read_references, read_yaml, validated
 from tuner.spec.stress_spec import Stage, StressSpec, build_stages, on_locust
 from tuner.spec.stress_stage import engine_stage_plan, stage_producers
-from tuner.spec.workload import dump_keeping_path
 
 # The per-broker records/s in `kbt diagnose --json` output (snapshot.brokers[]).
 DIAGNOSE_RATE_KEY = "messages_in_per_s"
@@ -48,25 +41,12 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
     path = Path(path)
     raw = read_yaml(path)
     data = plain_data(raw)
-    base = path.parent
-    if isinstance(data.get("workload"), str):
-        workload = load_workload(referenced_file(base, data["workload"], path, raw, ("workload",)))
-        data["workload"] = dump_keeping_path(workload)
-    if isinstance(data.get("profiles"), dict):
-        data["profiles"] = {
-            label: dump_keeping_path(load_profile(referenced_file(base, ref, path, raw, ("profiles", label))))
-            if isinstance(ref, str)
-            else ref
-            for label, ref in data["profiles"].items()
-        }
-    try:
-        spec = StressSpec.model_validate(data, context={"base_dir": base})
-    except ValidationError as exc:
-        raise BadInput(describe_error(exc, raw, shown_path(path))) from None
+    read_references(data, raw, path, dict)
+    spec = validated(StressSpec.model_validate, data, raw, path)
     if baseline_from is not None:
         rate, source = baseline_from_diagnose(Path(baseline_from)), shown_path(Path(baseline_from))
     elif spec.baseline.from_diagnose is not None:
-        target = base / spec.baseline.from_diagnose
+        target = path.parent / spec.baseline.from_diagnose
         rate, source = baseline_from_diagnose(target), shown_path(target)
     elif spec.baseline.msgs_per_s is not None:
         rate, source = spec.baseline.msgs_per_s, "spec"

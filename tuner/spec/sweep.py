@@ -163,9 +163,7 @@ class SweepSpec(StrictModel):
 
     def expand(self, base_dir: Path | None = None) -> list[RunPlan]:
         """The named runs, validated: raises ValueError naming the offending key and value."""
-        choices = self.assignments()
-        if len(choices) > MAX_RUNS:
-            raise ValueError(f"the sweep expands to {len(choices)} runs (more than {MAX_RUNS})")
+        choices = self.assignments()  # at most MAX_RUNS: counted when the spec was validated
         by_name = {p.name: p for p in self.profiles}
         plans: list[RunPlan] = []
         seen: dict[str, int] = {}
@@ -349,14 +347,10 @@ def _path_in(model: type[BaseModel], path: str) -> list[str] | tuple[int, str]:
             return done
         assert issubclass(inner, BaseModel)
         if not rest:
-            return i + 1, f'"profile.{path}" is a section: name a setting in it{_first_of(inner, path)}'
+            first = f" (e.g. profile.{path}.{next(iter(inner.model_fields))})" if inner.model_fields else ""
+            return i + 1, f'"profile.{path}" is a section: name a setting in it{first}'
         node = inner
     return done
-
-
-def _first_of(model: type[BaseModel], path: str) -> str:
-    names = list(model.model_fields)
-    return f" (e.g. profile.{path}.{names[0]})" if names else ""
 
 
 def _nested(profile: ClientProfile, updates: dict[str, Scalar], where: str) -> dict[str, Any]:

@@ -225,17 +225,13 @@ class KeySpec(StrictModel):
         if self.kind == "field":
             if not self.pattern:
                 raise ValueError("keys: kind field needs a pattern (a regex whose first group is the key)")
-            if self.groups(self.pattern) < 1:
+            if key_matcher(self.pattern).groups < 1:
                 raise ValueError("keys.pattern: needs a capture group (the key)")
         elif self.pattern is not None:
             raise ValueError(f"keys.pattern only applies to kind field (kind is {self.kind})")
         if self.kind != "random" and self.cardinality is not None:
             raise ValueError(f"keys.cardinality only applies to kind random (kind is {self.kind})")
         return self
-
-    @staticmethod
-    def groups(pattern: str) -> int:
-        return int(key_matcher(pattern).groups)
 
     def key_of(self, text: str) -> str | None:
         """The key of one event (kind field): the pattern's first group, or None without a match."""

@@ -116,16 +116,6 @@ def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
     return data
 
 
-def _merge(into: dict[str, Any], more: dict[str, Any], where: str) -> None:
-    for key, value in more.items():
-        if isinstance(into.get(key), dict) and isinstance(value, dict):
-            _merge(into[key], value, f"{where}.{key}")
-        elif key in into:
-            raise ValueError(f'"{where}.{key}" is set twice')
-        else:
-            into[key] = value
-
-
 class FilebeatProfile(ProfileBase):
     """Filebeat's settings: an output.kafka + queue.mem (+ input) fragment spelled as in filebeat.yml
     (hosts and topic are the engine's)."""
@@ -173,13 +163,10 @@ class Filebeat(ClientKind[FilebeatProfile]):
         emulated = inp.engine == "emulated"
         mem = config.mem
         part = kafka.partition
-        keyless: PartitionMode
-        if part.strategy == "random":
-            keyless = "sticky_events" if part.group_events > 1 else "random"
-        elif part.strategy == "round_robin":
-            keyless = "round_robin"
-        else:
-            keyless = "random"  # partition.hash without a key: a random partition per event
+        # partition.hash without a key: a random partition per event, as partition.random's default
+        keyless: PartitionMode = "round_robin" if part.strategy == "round_robin" else "random"
+        if part.strategy == "random" and part.group_events > 1:
+            keyless = "sticky_events"
         keyed: PartitionMode = "hash" if part.strategy == "hash" else keyless
         batch = config.batch_events
         return FilebeatRules(
@@ -473,10 +460,7 @@ def _input_lines(config: FilebeatConfig) -> list[str]:
         "# filebeat.inputs:",
         f"#   - type: {config.input.type}",
     ]
-    out += [
-        f"#     {name}: {str(value).lower() if isinstance(value, bool) else value}"
-        for name, value in options.items()
-    ]
+    out += [f"#     {name}: {config_string(value)}" for name, value in options.items()]
     return out
 
 

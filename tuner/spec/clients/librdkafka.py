@@ -19,7 +19,6 @@ from tuner.spec.clients.base import Family, SearchContext, name_of, num
 from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
-from tuner.spec.profile import ProfileBase
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
 LINGER_MS = 5.0
@@ -125,8 +124,10 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         )
 
     def families(self, ctx: SearchContext) -> list[Family]:
+        # keyless: sticky; else the baseline's partitioner (the client default for a kind without one)
         base = ctx.base
-        partitioner = "sticky" if ctx.keyless else (_partitioner(base) if base is not None else "hash")
+        partitioner: Partitioner = base.partitioner if isinstance(base, ProducerProfile) else "default"
+        partitioner = "sticky" if ctx.keyless else "hash" if base is None else partitioner
         batch_bytes = min(BATCH_BYTES, ctx.topic_max_bytes, ctx.max_request_bytes or BATCH_BYTES)
         keep = self.kept(ctx.base)
 
@@ -142,11 +143,6 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
             )
 
         return [Family(f"{partitioner} partitioning, linger", make, ctx.budget_ms)]
-
-
-def _partitioner(base: ProfileBase) -> Partitioner:
-    """The baseline's partitioner (the client default for a kind without one)."""
-    return base.partitioner if isinstance(base, ProducerProfile) else "default"
 
 
 KIND = Librdkafka()
