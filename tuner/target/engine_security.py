@@ -217,7 +217,7 @@ def otelcol_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, An
     out: dict[str, Any] = {}
     if sec.sasl:
         mechanism = sec.mechanism or ""
-        if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        if mechanism not in MECHANISMS:
             raise BadInput(f"the collector's kafka exporter takes SASL PLAIN or SCRAM, not {mechanism!r}")
         password = "${env:" + env.hold("sasl_password", sec.password or "") + "}"
         out["auth"] = {"sasl": {"username": sec.username or "", "password": password, "mechanism": mechanism}}
