@@ -64,8 +64,6 @@ BROKERS_BY_INSTANCE = frozenset({"exporter-default"})
 KUBERNETES_JOB = "kafka"
 KUBERNETES_POD = "my-cluster-kafka-{node}"
 KUBERNETES_NAMESPACE = "kafka"
-
-
 KUBERNETES_CLUSTER = "my-cluster"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
@@ -654,8 +654,7 @@ def detect(present: set[str] | frozenset[str]) -> Detection:
             f"no broker series of any known dialect ({', '.join(DIALECTS)}) under the"
             " target's job and matchers"
         )
-    chosen = assess(DIALECTS[best], present)
-    return Detection(chosen.dialect, chosen.found, chosen.missing, scores)
+    return replace(assess(DIALECTS[best], present), scores=scores)
 
 
 def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
