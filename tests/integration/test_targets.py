@@ -35,7 +35,7 @@ from tuner.lab.security import PASSWORD_ENV, SecurityFiles
 from tuner.measure.broker_window import interpolate
 from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import Prometheus
-from tuner.target import resolve_target
+from tuner.target.registry import resolve_target
 
 pytestmark = pytest.mark.integration
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tuner.cli.cluster_flags import target_source
 from tuner.core.errors import BadInput
 from tuner.core.redact import is_reference, redact, scrub
-from tuner.target import ClusterFlags, resolve_target
+from tuner.target.base import ClusterFlags
+from tuner.target.registry import resolve_target
 from tuner.target.security import (
     SECRET_ENV_PREFIX,
     hold_literal_secrets,

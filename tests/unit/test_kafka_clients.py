@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from tuner.core.kafka_clients import Connection, admin_client, new_consumer, new_producer
 from tuner.core.paths import repo_root
-from tuner.target import Target, resolve_target
-from tuner.target.base import LabSide
+from tuner.target.base import LabSide, Target
+from tuner.target.registry import resolve_target
 from tuner.target.security import connection
 
 KEYS = st.sampled_from(

@@ -20,8 +20,8 @@ from tuner.measure.dialects import (
     dialect_names,
 )
 from tuner.measure.promql import QUERIES, promql
-from tuner.target import TargetLimits, resolve_target
-from tuner.target.base import Target
+from tuner.target.base import Target, TargetLimits
+from tuner.target.registry import resolve_target
 from tuner.target.safety import Offered, check_caps
 from tuner.target.security import (
     librdkafka_config,

@@ -86,7 +86,7 @@ def chaos(
     from tuner.runner.wiring import DriverEngine
     from tuner.spec.loader import load_sweep
     from tuner.store.results import ResultsStore
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     loaded = load_sweep(spec)
     runs = chaos_plans(loaded, pick_scenarios(list_values(faults)), list_values(profile) or None)

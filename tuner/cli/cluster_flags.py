@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tuner.core.errors import BadInput
-from tuner.target import ClusterFlags, TargetSource, resolve_target
+from tuner.target.base import ClusterFlags, TargetSource
+from tuner.target.registry import resolve_target
 
 
 def target_source(

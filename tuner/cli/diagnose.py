@@ -16,7 +16,7 @@ from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
 from tuner.core.writes import atomic_write
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
-from tuner.target import ClusterFlags, TargetSource
+from tuner.target.base import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
     from tuner.model.diagnosis import Diagnosis

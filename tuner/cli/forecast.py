@@ -19,7 +19,7 @@ from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
 from tuner.runner.diagnose_inputs import load_cost_model, load_records
-from tuner.target import TargetSource
+from tuner.target.base import TargetSource
 
 if TYPE_CHECKING:
     from tuner.model.cost import BrokerCostModel

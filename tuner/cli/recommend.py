@@ -19,7 +19,7 @@ from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_all
 from tuner.render.plain import show
 from tuner.spec.clients import KINDS
-from tuner.target import TargetSource
+from tuner.target.base import TargetSource
 
 if TYPE_CHECKING:
     from tuner.store.recommendation import Recommendation

@@ -15,7 +15,7 @@ from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
 from tuner.core.writes import atomic_write_all
-from tuner.target import ClusterFlags, TargetSource
+from tuner.target.base import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
@@ -107,7 +107,7 @@ def _url_prometheus(prometheus: str | None, lab_dir: Path | None) -> Prometheus 
 
     url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
-        from tuner.target import resolve_target
+        from tuner.target.registry import resolve_target
 
         url = resolve_target(lab_dir).prometheus_url
     if url is None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stre
     from tuner.runner.stress.run_stages import StressOutcome
     from tuner.runner.stress.target_wiring import LocustFlags
     from tuner.spec.stress_load import LoadedStress
-    from tuner.target import TargetSource
+    from tuner.target.base import TargetSource
 
 _SPEC = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml.")
 _PROFILES = option("--profile", "stress")

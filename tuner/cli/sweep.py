@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # the runner and its clients are imported when a sweep runs, 
 
     from tuner.runner.sweep import SweepOutcome
     from tuner.spec.loader import LoadedSweep
-    from tuner.target import TargetSource
+    from tuner.target.base import TargetSource
 
 
 _SPEC = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml.")

@@ -13,7 +13,7 @@ from tuner.cli.json_out import to_stdout, write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.runner.target_facts import cluster_facts, metric_facts
-from tuner.target import Target
+from tuner.target.base import Target
 
 app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than kbt's lab (docs/targets.md).")
 
@@ -69,7 +69,7 @@ def check(
 
 
 def _target(file: Path | None, bootstrap: str | None, config: Path | None, prom: str | None) -> Target:
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     source = target_source(file, bootstrap, config, prom)
     if source is None:

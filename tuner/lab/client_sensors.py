@@ -18,24 +18,11 @@ from tuner.lab.config_command import run_config_command
 SENSOR_QUOTAS = {"request_percentage": "1000000000", "producer_byte_rate": "1000000000000000"}
 
 
-def config_command(bootstrap: str, on: bool) -> list[str]:
-    """kafka-configs' arguments that set (on) or delete (off) the default client quotas."""
+def set_client_sensors(bootstrap: str, on: bool) -> None:
+    """Set (on) or delete (off) the lab's default client quotas; EnvironmentProblem when Kafka refuses."""
     change = (
         ["--add-config", ",".join(f"{k}={v}" for k, v in SENSOR_QUOTAS.items())]
         if on
         else ["--delete-config", ",".join(SENSOR_QUOTAS)]
     )
-    return [
-        "--bootstrap-server",
-        bootstrap,
-        "--alter",
-        "--entity-type",
-        "clients",
-        "--entity-default",
-        *change,
-    ]
-
-
-def set_client_sensors(bootstrap: str, on: bool) -> None:
-    """Set or delete the lab's default client quotas; EnvironmentProblem when Kafka refuses."""
-    run_config_command(config_command(bootstrap, on))
+    run_config_command(bootstrap, "--entity-type", "clients", "--entity-default", *change)

@@ -13,14 +13,14 @@ from tuner.lab.node_config import classpath
 CONFIG_COMMAND_TIMEOUT_S = 60.0
 
 
-def run_config_command(args: list[str]) -> None:
-    """Run kafka-configs with `args` (which start with --bootstrap-server B); EnvironmentProblem
-    when it fails or does not answer in time."""
-    bootstrap = args[args.index("--bootstrap-server") + 1] if "--bootstrap-server" in args else "?"
+def run_config_command(bootstrap: str, *change: str) -> None:
+    """Run `kafka-configs --bootstrap-server B --alter` with `change` (the entity and its configs);
+    EnvironmentProblem when it fails or does not answer in time."""
     java = shutil.which("java")
     if java is None:
         raise EnvironmentProblem("java is not on PATH (kbt lab needs it)")
-    argv = [java, "-Xmx128m", "-cp", classpath(), "kafka.admin.ConfigCommand", *args]
+    argv = [java, "-Xmx128m", "-cp", classpath(), "kafka.admin.ConfigCommand"]
+    argv += ["--bootstrap-server", bootstrap, "--alter", *change]
     try:
         # In a directory of its own: the tool's logging may write files where it runs, never into
         # the user's working directory. Ctrl-C or SIGTERM kills it (subprocess.run on any exception).

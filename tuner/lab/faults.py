@@ -35,9 +35,8 @@ def _read(lab_dir: Path) -> dict[str, list[dict[str, Any]]]:
     try:
         data = read_json(_journal_path(lab_dir), "fault journal")
     except BadInput:
-        return {"paused": [], "locked": []}
-    if not isinstance(data, dict):
-        return {"paused": [], "locked": []}
+        data = None
+    data = data if isinstance(data, dict) else {}  # none yet, or unreadable: nothing to undo
     return {"paused": list(data.get("paused", [])), "locked": list(data.get("locked", []))}
 
 

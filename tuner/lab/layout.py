@@ -68,6 +68,4 @@ class LabLayout:
     def generated_dirs(self) -> list[Path]:
         """Directories a fresh `up` recreates (everything except state and logs)."""
         dirs = [self.remote_storage_dir, self.prometheus_dir, self.node_dir(COMPONENT_CONTROLLER)]
-        dirs.append(self.security_dir)
-        dirs += sorted(p for p in self.root.glob("broker-*") if p.is_dir())
-        return dirs
+        return [*dirs, self.security_dir, *sorted(p for p in self.root.glob("broker-*") if p.is_dir())]

@@ -109,21 +109,22 @@ def broker_properties(cfg: LabConfig, layout: LabLayout, node_id: int) -> dict[s
     if cfg.tiered:
         props.update(tiered_properties(cfg, layout))
     if cfg.security == "sasl_ssl":
-        secure = f"{security.LISTENER}://{LOOPBACK}:{cfg.secure_port(node_id)}"
-        props["listeners"] += f",{secure}"
-        props["advertised.listeners"] += f",{secure}"
-        props["listener.security.protocol.map"] += f",{security.LISTENER}:SASL_SSL"
+        _add_listener(props, security.LISTENER, f"{LOOPBACK}:{cfg.secure_port(node_id)}", "SASL_SSL")
         props.update(security.broker_listener_properties(security.SecurityFiles(layout.security_dir)))
     if cfg.listen_address is not None:
         # Clients that bootstrap here are told these addresses (Kafka answers metadata with the
         # listener a client came in on), so hosts that cannot reach loopback can produce.
-        external = f"{EXTERNAL_LISTENER}://{cfg.listen_address}:{cfg.external_port(node_id)}"
-        props["listeners"] += f",{external}"
-        props["advertised.listeners"] += f",{external}"
-        props["listener.security.protocol.map"] += f",{EXTERNAL_LISTENER}:PLAINTEXT"
+        _add_listener(props, EXTERNAL_LISTENER, f"{cfg.listen_address}:{cfg.external_port(node_id)}")
     if cfg.via_toxiproxy:
         _behind_toxiproxy(cfg, node_id, props)
     return props
+
+
+def _add_listener(props: dict[str, str], name: str, address: str, protocol: str = "PLAINTEXT") -> None:
+    """A listener `name` on `address`, advertised as it is."""
+    props["listeners"] += f",{name}://{address}"
+    props["advertised.listeners"] += f",{name}://{address}"
+    props["listener.security.protocol.map"] += f",{name}:{protocol}"
 
 
 def _behind_toxiproxy(cfg: LabConfig, node_id: int, props: dict[str, str]) -> None:
@@ -131,10 +132,8 @@ def _behind_toxiproxy(cfg: LabConfig, node_id: int, props: dict[str, str]) -> No
     clients use a direct INTERNAL listener, so a network fault hits the producers only."""
     direct = f"PLAINTEXT://{LOOPBACK}:{cfg.broker_port(node_id)}"
     proxied = f"PLAINTEXT://{LOOPBACK}:{cfg.proxy_port(node_id)}"
-    internal = f"{INTERNAL_LISTENER}://{LOOPBACK}:{cfg.internal_port(node_id)}"
-    props["listeners"] += f",{internal}"
-    props["advertised.listeners"] = props["advertised.listeners"].replace(direct, proxied) + f",{internal}"
-    props["listener.security.protocol.map"] += f",{INTERNAL_LISTENER}:PLAINTEXT"
+    _add_listener(props, INTERNAL_LISTENER, f"{LOOPBACK}:{cfg.internal_port(node_id)}")
+    props["advertised.listeners"] = props["advertised.listeners"].replace(direct, proxied)
     props["inter.broker.listener.name"] = INTERNAL_LISTENER
     if "remote.log.metadata.manager.listener.name" in props:
         props["remote.log.metadata.manager.listener.name"] = INTERNAL_LISTENER

@@ -23,37 +23,34 @@ def _seconds(value: float) -> str:
     return f"{int(value * 1000)}ms"
 
 
+def _target(port: int, labels: dict[str, str]) -> dict[str, Any]:
+    return {"targets": [f"{LOOPBACK}:{port}"], "labels": labels}
+
+
+def _job(name: str, targets: list[dict[str, Any]], relabel: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"job_name": name, "static_configs": targets, "relabel_configs": relabel}
+
+
 def prometheus_config(cfg: LabConfig) -> dict[str, Any]:
     """Scrape every broker's jmx agent (label broker="<node id>") and the client exporter range."""
     interval = _seconds(cfg.scrape_interval_s)
     timeout = _seconds(cfg.scrape_timeout_s or cfg.scrape_interval_s)
-    brokers = [
-        {"targets": [f"{LOOPBACK}:{cfg.jmx_port(node)}"], "labels": {"broker": str(node)}}
-        for node in cfg.node_ids
-    ]
+    brokers = [_target(cfg.jmx_port(n), {"broker": str(n)}) for n in cfg.node_ids]
     cluster = [{"target_label": "cluster", "replacement": CLUSTER}]
     config: dict[str, Any] = {
         "global": {"scrape_interval": interval, "evaluation_interval": interval, "scrape_timeout": timeout},
         "rule_files": [str(repo_root() / RULE_FILES)],
-        "scrape_configs": [{"job_name": BROKER_JOB, "static_configs": brokers, "relabel_configs": cluster}],
+        "scrape_configs": [_job(BROKER_JOB, brokers, cluster)],
     }
     for dialect in cfg.extra_dialects:  # the same brokers in another naming, read over JMX
-        targets = [
-            {
-                "targets": [f"{LOOPBACK}:{cfg.dialect_exporter_port(dialect, n)}"],
-                "labels": {} if dialect in BROKERS_BY_INSTANCE else {"broker": str(n)},
-            }
-            for n in cfg.node_ids
-        ]
-        config["scrape_configs"].append(
-            {"job_name": dialect_job(dialect), "static_configs": targets, "relabel_configs": cluster}
-        )
+        by_instance = dialect in BROKERS_BY_INSTANCE
+        ports = {n: cfg.dialect_exporter_port(dialect, n) for n in cfg.node_ids}
+        targets = [_target(port, {} if by_instance else {"broker": str(n)}) for n, port in ports.items()]
+        config["scrape_configs"].append(_job(dialect_job(dialect), targets, cluster))
     config["scrape_configs"] += kubernetes_scrape_config(cfg, cluster)
     if cfg.client_exporter_ports:
         clients = [{"targets": [f"{LOOPBACK}:{port}" for port in cfg.client_exporter_ports]}]
-        config["scrape_configs"].append(
-            {"job_name": CLIENT_JOB, "static_configs": clients, "relabel_configs": cluster}
-        )
+        config["scrape_configs"].append(_job(CLIENT_JOB, clients, cluster))
     return config
 
 
@@ -67,8 +64,6 @@ BROKERS_BY_INSTANCE = frozenset({"exporter-default"})
 KUBERNETES_JOB = "kafka"
 KUBERNETES_POD = "my-cluster-kafka-{node}"
 KUBERNETES_NAMESPACE = "kafka"
-
-
 KUBERNETES_CLUSTER = "my-cluster"
 
 
@@ -96,15 +91,10 @@ def kubernetes_scrape_config(cfg: LabConfig, cluster: list[dict[str, str]]) -> l
     if not cfg.kubernetes_job:
         return []
     targets = [
-        {
-            "targets": [f"{LOOPBACK}:{cfg.jmx_port(n)}"],
-            "labels": {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE},
-        }
+        _target(cfg.jmx_port(n), {"pod": KUBERNETES_POD.format(node=n), "namespace": KUBERNETES_NAMESPACE})
         for n in cfg.node_ids
     ]
-    return [
-        {"job_name": KUBERNETES_JOB, "static_configs": targets, "relabel_configs": cluster + _STRIMZI_RELABEL}
-    ]
+    return [_job(KUBERNETES_JOB, targets, cluster + _STRIMZI_RELABEL)]
 
 
 def render_prometheus_config(cfg: LabConfig) -> str:

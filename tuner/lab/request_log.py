@@ -16,21 +16,6 @@ from tuner.lab.node_config import REQUEST_LOGGER, REQUEST_LOGGER_LEVEL
 LEVELS = {True: "DEBUG", False: REQUEST_LOGGER_LEVEL}  # off: the level of the lab's log4j2 file
 
 
-def logger_command(bootstrap: str, broker: int, on: bool) -> list[str]:
-    """kafka-configs' arguments that set one broker's request logger on (DEBUG) or off (WARN)."""
-    return [
-        "--bootstrap-server",
-        bootstrap,
-        "--alter",
-        "--entity-type",
-        "broker-loggers",
-        "--entity-name",
-        str(broker),
-        "--add-config",
-        f"{REQUEST_LOGGER}={LEVELS[on]}",
-    ]
-
-
 def _answering(bootstrap: str) -> None:
     """Unreachable unless some broker of `bootstrap` takes a connection within a second: a lab whose
     state says up but whose brokers are gone is said so at once (kafka-configs would wait a minute)."""
@@ -56,5 +41,6 @@ def set_request_log(bootstrap: str, brokers: list[int], on: bool) -> None:
     if not brokers:
         raise EnvironmentProblem("the lab's state names no brokers: bring it up again (kbt lab up)")
     _answering(bootstrap)
-    for broker in brokers:
-        run_config_command(logger_command(bootstrap, broker, on))
+    for broker in brokers:  # DEBUG (on) or WARN (off), one broker's logger at a time
+        change = ["--entity-name", str(broker), "--add-config", f"{REQUEST_LOGGER}={LEVELS[on]}"]
+        run_config_command(bootstrap, "--entity-type", "broker-loggers", *change)

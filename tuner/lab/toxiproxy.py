@@ -23,12 +23,8 @@ API_TIMEOUT_S = 5.0
 STREAMS = ("upstream", "downstream")  # client -> broker, broker -> client
 
 
-def toxiproxy_binary() -> Path:
-    return cache_dir() / "bin" / "toxiproxy-server"
-
-
 def find_toxiproxy() -> str:
-    binary = toxiproxy_binary()
+    binary = cache_dir() / "bin" / "toxiproxy-server"
     if not binary.is_file():
         raise EnvironmentProblem(f"toxiproxy-server not found at {binary} (run 'make install')")
     return str(binary)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.inputs import read_lines
+from tuner.measure import request_log
 from tuner.measure.request_log import (
     MARKER,
     MAX_CLIENTS,
@@ -33,10 +34,7 @@ MAX_CONNECTIONS = 100_000
 
 
 @dataclass
-class _Tally:
-    requests: int = 0
-    record_bytes: int = 0
-    partitions: int = 0
+class _Tally(request_log._Tally):
     acks: dict[str, int] = field(default_factory=dict)
     topic_bytes: dict[str, int] = field(default_factory=dict)
     connections: set[str] = field(default_factory=set)

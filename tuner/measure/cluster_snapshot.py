@@ -17,8 +17,7 @@ from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
-from tuner.measure.dialects import MissingSeries
-from tuner.measure.promql import label_matchers
+from tuner.measure.dialects import MissingSeries, scope_matchers
 from tuner.measure.series_names import (
     BROKER_JOB,
     BROKER_START_SERIES,
@@ -84,10 +83,8 @@ SCRAPE_FIELDS: dict[str, str] = {
 
 def _scope(prom: PrometheusReader) -> str:
     """The matchers of the target's broker scrapes (`up` carries the job and target labels only)."""
-    translator = getattr(prom, "translator", None)
-    if translator is None:
-        return label_matchers({"job": BROKER_JOB})
-    return label_matchers({"job": translator.job, **translator.matchers})
+    t = getattr(prom, "translator", None)
+    return scope_matchers(t.job, t.matchers) if t is not None else scope_matchers(BROKER_JOB, {})
 
 
 def scrape_health(prom: PrometheusReader, window_s: float, end: float) -> dict[str, dict[str, float]]:

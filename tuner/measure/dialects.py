@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
@@ -70,6 +70,11 @@ class Source:
     by_label: str | None = None
     by_value: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     note: str = ""  # how the figure differs, shown by `kbt target check`
+
+    @property
+    def all_names(self) -> set[str]:
+        """Every name the series may have: its candidates and those picked by `by_label`."""
+        return set(self.names) | {n for names in self.by_value.values() for n in names}
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,7 @@ _FLUSH_COUNT = (
     "kafka_log_logflushstats_logflushrateandtimems_count",
     "kafka_log_logflushstats_logflushrateandtimems_count_total",
 )
+_FLUSH_TIME = Source(("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES)
 
 
 def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Source | Missing]:
@@ -172,7 +178,10 @@ def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Sourc
 
 def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | Missing]:
     """What Strimzi's rules and the upstream example export alike; `idle_percent` is how the
-    flavour spells the processors' idle-percent attribute ("_percent" or "percent")."""
+    flavour spells the processors' idle-percent attribute ("_percent" or "percent"). Their generic
+    PerSec and percentile rules keep RequestMetrics; a copy whose rules exclude it leaves those
+    absent: detection then names them missing, and BrokerTopicMetrics' per-partition counts never
+    stand in for requests."""
     return {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
@@ -181,9 +190,8 @@ def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | 
         **_network_sources(idle_percent, "networkProcessor"),
         "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
         "kafka_log_flush_total": Source(_FLUSH_COUNT),
-        "kafka_log_flush_time_ms": Source(
-            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
-        ),
+        "kafka_log_flush_time_ms": _FLUSH_TIME,
+        **_request_metrics("kafka_network_requestmetrics_requests_total"),
     }
 
 
@@ -233,10 +241,6 @@ STRIMZI = Dialect(
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
         ),
-        # Strimzi's generic PerSec and percentile rules keep RequestMetrics. A copy whose rules
-        # exclude RequestMetrics leaves these absent: detection then names them missing, and
-        # BrokerTopicMetrics' per-partition counts never stand in for requests.
-        **_request_metrics("kafka_network_requestmetrics_requests_total"),
     },
 )
 
@@ -248,7 +252,6 @@ UPSTREAM = Dialect(
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "the example rules export only the handler meter's Count"
         ),
-        **_request_metrics("kafka_network_requestmetrics_requests_total"),
     },
 )
 
@@ -275,9 +278,7 @@ CONFLUENT = Dialect(
         "kafka_log_flush_total": Source(
             ("kafka_log_logflushstats_logflushrateandtimems",), extra={"quantile": ""}
         ),
-        "kafka_log_flush_time_ms": Source(
-            ("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES
-        ),
+        "kafka_log_flush_time_ms": _FLUSH_TIME,
         # Its generic two-key (Count|Value) rule comes before the RequestsPerSec rule of its own.
         **_request_metrics("kafka_network_requestmetrics_requestspersec"),
     },
@@ -466,14 +467,7 @@ def dialect(name: str) -> Dialect:
 
 def dialect_names(d: Dialect) -> set[str]:
     """Every series name the dialect may export for kbt's series (all candidates)."""
-    out: set[str] = set()
-    for s in SERIES:
-        src = d.source(s.name)
-        if isinstance(src, Source):
-            out.update(src.names)
-            for names in src.by_value.values():
-                out.update(names)
-    return out
+    return {n for s in SERIES for n in _candidates(d, s.name)}
 
 
 def _parse(matchers: str) -> list[tuple[str, str, str]]:
@@ -618,9 +612,7 @@ DIAGNOSE_NEEDS: tuple[str, ...] = (
 
 def _candidates(d: Dialect, series: str) -> set[str]:
     src = d.source(series)
-    if isinstance(src, Missing):
-        return set()
-    return set(src.names) | {n for names in src.by_value.values() for n in names}
+    return src.all_names if isinstance(src, Source) else set()
 
 
 @dataclass(frozen=True)
@@ -662,8 +654,7 @@ def detect(present: set[str] | frozenset[str]) -> Detection:
             f"no broker series of any known dialect ({', '.join(DIALECTS)}) under the"
             " target's job and matchers"
         )
-    chosen = assess(DIALECTS[best], present)
-    return Detection(chosen.dialect, chosen.found, chosen.missing, scores)
+    return replace(assess(DIALECTS[best], present), scores=scores)
 
 
 def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
@@ -714,7 +705,7 @@ def allowlist_advice(detection: Detection) -> list[str]:
         src = d.source(series)
         if isinstance(src, Missing):
             continue
-        names = sorted(set(src.names) | {n for ns in src.by_value.values() for n in ns})
+        names = sorted(src.all_names)
         name = src.names[-1] if src.names else names[0]
         if d.name == "strimzi-reporter":
             out.append(

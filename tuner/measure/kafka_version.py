@@ -90,9 +90,8 @@ def api_versions(lines: Iterable[str]) -> dict[str, dict[int, int]]:
     for line in lines:
         m = _API_LINE.match(line.strip())
         if m is not None:
-            tables.setdefault(m.group("broker"), {})[parse_int(m.group("key"), "key")] = parse_int(
-                m.group("max"), "max"
-            )
+            key, highest = parse_int(m.group("key"), "key"), parse_int(m.group("max"), "max")
+            tables.setdefault(m.group("broker"), {})[key] = highest
     return tables
 
 

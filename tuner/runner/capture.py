@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tuner.model.capture import CapturePlan, ShapeOptions
     from tuner.store.capture import CaptureRecord
     from tuner.store.snapshot import ClusterSnapshot
-    from tuner.target import Target, TargetSource
+    from tuner.target.base import Target, TargetSource
 
 MAX_WINDOW_S = 3600.0
 MIN_WINDOW_S = 5.0
@@ -47,7 +47,7 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
     from tuner.measure.capture_read import appended, describe_topics, end_offsets
     from tuner.model.capture import shape
     from tuner.store.capture import CaptureRecord
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
     from tuner.target.security import connection
 
     if not request.request_logs:

@@ -14,7 +14,7 @@ from tuner.core.errors import BadInput, ExitStatus, KbtError
 if TYPE_CHECKING:
     from tuner.measure.prometheus import Prometheus
     from tuner.model.compare import Comparison, Figures
-    from tuner.target import TargetSource
+    from tuner.target.base import TargetSource
 
 
 def compare_windows(

@@ -30,7 +30,7 @@ from tuner.spec.workload import TopicSpec
 from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
-from tuner.target import Target
+from tuner.target.base import Target
 from tuner.target.ledger import TopicLedger
 from tuner.target.topics import create_topics, delete_topics, run_topic_name
 

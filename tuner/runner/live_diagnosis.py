@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tuner.model.diagnosis import Diagnosis
     from tuner.model.diagnosis_config import DiagnoseThresholds
     from tuner.store.snapshot import ClusterSnapshot
-    from tuner.target import Target, TargetSource
+    from tuner.target.base import Target, TargetSource
 
 # Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
 DEADLINE_S = 60.0
@@ -37,7 +37,7 @@ class LiveDiagnosis:
 def target_prometheus(source: TargetSource | None, window: Window | None = None) -> Prometheus:
     """The Prometheus of a target (its auth, selectors and metric dialect resolved, from the series
     of `window` when given, else of now), for one diagnosis: every call within DEADLINE_S."""
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     return _prometheus_of(resolve_target(None, source), window)
 
@@ -57,7 +57,7 @@ def live_prometheus(source: TargetSource) -> Prometheus:
     """A target's Prometheus for live figures during a run: each reading's queries within
     LIVE_TIMEOUT_S, and no deadline over the run."""
     from tuner.measure.prometheus import Prometheus
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     return Prometheus.for_target(resolve_target(None, source), timeout_s=LIVE_TIMEOUT_S)
 
@@ -93,7 +93,7 @@ def target_diagnosis(source: TargetSource, window_s: float) -> LiveDiagnosis:
     thresholds; the step follows the target's scrape interval)."""
     from tuner.measure.prometheus import PrometheusError
     from tuner.runner.diagnose_inputs import load_thresholds
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     target = resolve_target(None, source)
     step_s = min(window_s, max(MIN_STEP_S, target.scrape_interval_s))

@@ -11,7 +11,8 @@ from pathlib import Path
 from tuner.runner.target_facts import cluster_facts
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.stress_load import LoadedStress
-from tuner.target import Target, TargetSource, resolve_target
+from tuner.target.base import Target, TargetSource
+from tuner.target.registry import resolve_target
 from tuner.target.safety import Offered, check_caps, confirm_load, offered
 
 

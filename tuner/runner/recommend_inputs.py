@@ -113,7 +113,7 @@ def gather(
     if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
         from tuner.core.kafka_clients import admin_client
         from tuner.spec.loader import load_sweep
-        from tuner.target import resolve_target
+        from tuner.target.registry import resolve_target
         from tuner.target.security import connection
         from tuner.target.topics import broker_ids
 

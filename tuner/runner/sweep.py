@@ -14,7 +14,7 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
-from tuner.target import Target
+from tuner.target.base import Target
 from tuner.target.security import connection
 from tuner.target.topics import broker_ids, check_fits_cluster
 

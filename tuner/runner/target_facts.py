@@ -110,8 +110,7 @@ def metric_facts(target: Any) -> dict[str, Any]:
             if not isinstance(src, Source):
                 series[s.name] = f"not exported: {src.reason}"
                 continue
-            names = set(src.names) | {n for ns in src.by_value.values() for n in ns}
-            series[s.name] = "present" if names & present else "absent"
+            series[s.name] = "present" if src.all_names & present else "absent"
             if src.note:
                 notes[s.name] = src.note
     brokers = prom.instant(f"count by ({sel.broker_label})({{{scope_matchers(sel.job, sel.matchers)}}})")

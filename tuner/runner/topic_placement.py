@@ -11,7 +11,7 @@ from tuner.core.errors import Unreachable
 from tuner.model.forecast_baseline import TopicPlacement
 
 if TYPE_CHECKING:
-    from tuner.target import TargetSource
+    from tuner.target.base import TargetSource
 
 METADATA_TIMEOUT_S = 10.0
 
@@ -22,7 +22,7 @@ def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlaceme
     from confluent_kafka import KafkaException
 
     from tuner.core.kafka_clients import admin_client
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
     from tuner.target.security import connection
 
     target = resolve_target(None, source)

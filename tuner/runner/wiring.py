@@ -19,7 +19,8 @@ from tuner.runner.series_store import SeriesStore
 from tuner.runner.sweep import SweepRunner
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
-from tuner.target import Target, TargetSource, resolve_target
+from tuner.target.base import Target, TargetSource
+from tuner.target.registry import resolve_target
 
 PROMETHEUS_TIMEOUT_S = 30.0
 

@@ -2,27 +2,8 @@
 
     target = resolve_target(lab_dir=None, target_file=None)   # the embedded lab by default
 
-A target kind is one module here (`lab`: kbt's own lab; `file`: any cluster named by a target
-file, or by Kafka-tool flags: `ClusterFlags`) registered in `KINDS`. Runners take a `Target` and
-never read the lab's state file.
+The interface is `tuner.target.base` (Target and what it is built from), `resolve_target` is in
+`tuner.target.registry`. A target kind is one module here (`lab`: kbt's own lab; `file`: any
+cluster named by a target file, or by Kafka-tool flags: `ClusterFlags`). Runners take a `Target`
+and never read the lab's state file.
 """
-
-from tuner.target.base import (
-    BrokerSelectors,
-    ClusterFlags,
-    PrometheusAccess,
-    Target,
-    TargetLimits,
-    TargetSource,
-)
-from tuner.target.registry import resolve_target
-
-__all__ = [
-    "BrokerSelectors",
-    "ClusterFlags",
-    "PrometheusAccess",
-    "Target",
-    "TargetLimits",
-    "TargetSource",
-    "resolve_target",
-]

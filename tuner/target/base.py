@@ -78,8 +78,6 @@ class Target:
     dialect: str = "kbt"  # the metric naming its brokers export (or "auto": detect)
     kafka_version: str | None = None
     scrape_interval_s: float = 5.0
-    # Ports of kbt's client exporters that this target's Prometheus scrapes (the lab's only).
-    client_exporter_ports: tuple[int, ...] = ()
     # Every bootstrap address is on loopback (no confirmation needed before sending load).
     loopback: bool = True
     # kbt creates, writes and deletes only topics under this prefix.

@@ -26,7 +26,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.redact import is_secret_name, register_secret
-from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity, jaas_quoted, pem_ca_file
+from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity, given, jaas_quoted, pem_ca_file
 
 SECRET_ENV_PREFIX = "KBT_CLIENT_SECRET_"
 # The librdkafka properties a connection's security is written in (librdkafka_config's keys).
@@ -197,14 +197,9 @@ def filebeat_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, A
                 "Filebeat takes a client certificate as PEM files (ssl.certificate.location and"
                 " ssl.key.location), not a keystore"
             )
-        ssl: dict[str, Any] = {"enabled": True}
         ca_file = pem_ca_file(sec, "Filebeat")
-        if ca_file:
-            ssl["certificate_authorities"] = [ca_file]
-        if sec.certificate_file:
-            ssl["certificate"] = sec.certificate_file
-        if sec.key_file:
-            ssl["key"] = sec.key_file
+        pem = {"certificate_authorities": [ca_file] if ca_file else None, "certificate": sec.certificate_file}
+        ssl: dict[str, Any] = {"enabled": True} | given(pem | {"key": sec.key_file})
         if sec.key_password:
             ssl["key_passphrase"] = "${" + env.hold("ssl_key_password", _ucfg_quoted(sec.key_password)) + "}"
         # "certificate" checks the chain but not the host name (librdkafka's algorithm none).
@@ -222,7 +217,7 @@ def otelcol_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, An
     out: dict[str, Any] = {}
     if sec.sasl:
         mechanism = sec.mechanism or ""
-        if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        if mechanism not in MECHANISMS:
             raise BadInput(f"the collector's kafka exporter takes SASL PLAIN or SCRAM, not {mechanism!r}")
         password = "${env:" + env.hold("sasl_password", sec.password or "") + "}"
         out["auth"] = {"sasl": {"username": sec.username or "", "password": password, "mechanism": mechanism}}
@@ -239,15 +234,8 @@ def otelcol_security(sec: ClientSecurity | None, env: SecretEnv) -> dict[str, An
                 "the collector always checks the broker's host name: ssl.endpoint.identification.algorithm"
                 " none has no equivalent there"
             )
-        tls: dict[str, Any] = {"insecure": False}
-        ca_file = pem_ca_file(sec, "the collector")
-        if ca_file:
-            tls["ca_file"] = ca_file
-        if sec.certificate_file:
-            tls["cert_file"] = sec.certificate_file
-        if sec.key_file:
-            tls["key_file"] = sec.key_file
-        out["tls"] = tls
+        files = {"ca_file": pem_ca_file(sec, "the collector"), "cert_file": sec.certificate_file}
+        out["tls"] = {"insecure": False} | given(files | {"key_file": sec.key_file})
     return out
 
 

@@ -37,7 +37,6 @@ from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
 from tuner.target.security import check_properties, hold_literal_secrets, read_properties_file
 
-DIALECTS = ("kbt", "strimzi", "upstream", "confluent", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HOST_PORT = re.compile(r"(\[[0-9a-fA-F:.]{2,45}\]|[A-Za-z0-9_.-]{1,253}):([0-9]{1,5})")
 _HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")

@@ -29,28 +29,15 @@ def offered(workload: Workload) -> Offered:
 
 def check_caps(target: Target, name: str, load: Offered) -> None:
     """BadInput (before anything is created) when a run would exceed the target's caps."""
-    caps = target.limits
-    if caps.max_msgs_per_s is not None:
-        if load.msgs_per_s is None:
-            raise BadInput(
-                f"{name}: rate 'max' is unbounded; {target.name} caps {caps.max_msgs_per_s:g} msgs/s"
-            )
-        if load.msgs_per_s > caps.max_msgs_per_s:
-            raise BadInput(
-                f"{name}: offers {load.msgs_per_s:g} msgs/s,"
-                f" over {target.name}'s cap of {caps.max_msgs_per_s:g}"
-            )
-    if caps.max_bytes_per_s is not None:
-        if load.bytes_per_s is None:
-            raise BadInput(
-                f"{name}: its bytes/s is not bounded (rate max or records of unknown size);"
-                f" {target.name} caps {caps.max_bytes_per_s:g} B/s"
-            )
-        if load.bytes_per_s > caps.max_bytes_per_s:
-            raise BadInput(
-                f"{name}: offers {load.bytes_per_s:g} B/s,"
-                f" over {target.name}'s cap of {caps.max_bytes_per_s:g}"
-            )
+    caps, unsized = target.limits, "its bytes/s is not bounded (rate max or records of unknown size)"
+    for cap, offers, unit, unbounded in (
+        (caps.max_msgs_per_s, load.msgs_per_s, "msgs/s", "rate 'max' is unbounded"),
+        (caps.max_bytes_per_s, load.bytes_per_s, "B/s", unsized),
+    ):
+        if cap is not None and offers is None:
+            raise BadInput(f"{name}: {unbounded}; {target.name} caps {cap:g} {unit}")
+        if cap is not None and offers is not None and offers > cap:
+            raise BadInput(f"{name}: offers {offers:g} {unit}, over {target.name}'s cap of {cap:g}")
 
 
 def confirm_load(target: Target, summary: str, yes: bool) -> None:

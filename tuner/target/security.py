@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
@@ -26,6 +27,7 @@ from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
 
+T = TypeVar("T")
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 # Keys a target's client properties may hold: security only (batching is the profile's business).
@@ -318,6 +320,11 @@ def pem_ca_file(sec: ClientSecurity, where: str = "target") -> str | None:
     return truststore_ca_file(location, kind, password, where)
 
 
+def given(values: Mapping[str, T | None]) -> dict[str, T]:
+    """The entries of `values` that are set (a client's config leaves an unset file out)."""
+    return {k: v for k, v in values.items() if v}
+
+
 def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, str]:
     """librdkafka (confluent-kafka) properties."""
     out = {"security.protocol": sec.protocol}
@@ -325,21 +332,15 @@ def librdkafka_config(sec: ClientSecurity, where: str = "target") -> dict[str, s
         out.update({"sasl.mechanisms": sec.mechanism or "", "sasl.username": sec.username or ""})
         out["sasl.password"] = sec.password or ""
     if sec.tls:
-        ca_file = pem_ca_file(sec, where)
-        if ca_file:
-            out["ssl.ca.location"] = ca_file
+        out |= given({"ssl.ca.location": pem_ca_file(sec, where)})
         if sec.keystore is not None:
             if sec.keystore[1] != "PKCS12":
                 raise BadInput(f"{where}: librdkafka reads PKCS12 keystores only, not {sec.keystore[1]}")
             out["ssl.keystore.location"] = sec.keystore[0]
             if sec.keystore[2]:
                 out["ssl.keystore.password"] = sec.keystore[2]
-        if sec.certificate_file:
-            out["ssl.certificate.location"] = sec.certificate_file
-        if sec.key_file:
-            out["ssl.key.location"] = sec.key_file
-        if sec.key_password:
-            out["ssl.key.password"] = sec.key_password
+        out |= given({"ssl.certificate.location": sec.certificate_file, "ssl.key.location": sec.key_file})
+        out |= given({"ssl.key.password": sec.key_password})
         out["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else "none"
     return out
 

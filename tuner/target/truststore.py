@@ -84,6 +84,15 @@ def _der(data: bytes, at: int) -> tuple[int, int, int]:
     return tag, at, at + length
 
 
+def _children(data: bytes, at: int, end: int, most: int) -> list[tuple[int, int, int]]:
+    """The first `most` elements of a constructed element's contents [at, end), as `_der` reads them."""
+    out: list[tuple[int, int, int]] = []
+    while at < end and len(out) < most:
+        out.append(_der(data, at))
+        at = out[-1][2]
+    return out
+
+
 def mac_iterations(data: bytes) -> int | None:
     """The MAC iteration count of a PKCS12 store (PFX: version, authSafe, macData {mac, salt,
     iterations DEFAULT 1}), read off its DER without deriving anything; None when it has no MAC or
@@ -92,20 +101,10 @@ def mac_iterations(data: bytes) -> int | None:
         tag, start, end = _der(data, 0)
         if tag != 0x30:
             return None
-        parts: list[tuple[int, int, int]] = []
-        at = start
-        while at < end and len(parts) < 3:
-            tag, inner, after = _der(data, at)
-            parts.append((tag, inner, after))
-            at = after
+        parts = _children(data, start, end, 3)
         if len(parts) < 3 or parts[2][0] != 0x30:
             return None
-        _, at, mac_end = parts[2]
-        fields: list[tuple[int, int, int]] = []
-        while at < mac_end and len(fields) < 3:
-            tag, inner, after = _der(data, at)
-            fields.append((tag, inner, after))
-            at = after
+        fields = _children(data, parts[2][1], parts[2][2], 3)
         if len(fields) < 3:
             return 1
         tag, inner, after = fields[2]

@@ -19,7 +19,7 @@ from tuner.spec.clients import profile_of
 from tuner.spec.loader import load_sweep, load_workload, read_yaml
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
-from tuner.target import resolve_target
+from tuner.target.registry import resolve_target
 
 TOTALS = (
     "producers", "sent", "acked", "consumed", "lost", "duplicates", "out_of_order", "failed", "indeterminate",

@@ -187,7 +187,7 @@ def _stamp(t: float) -> str:
 def _prometheus_url(lab_dir: str | None, url: str | None) -> str:
     if url:
         return url
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     found = resolve_target(Path(lab_dir) if lab_dir else None).prometheus_url
     if found is None:

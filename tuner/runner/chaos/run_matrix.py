@@ -37,7 +37,7 @@ from tuner.store.fault import Expectation, FaultRun
 from tuner.store.figures import DeliveryResult
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
-from tuner.target import Target
+from tuner.target.base import Target
 from tuner.target.lab import lab_state
 from tuner.target.topics import delete_topics
 

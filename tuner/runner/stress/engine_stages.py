@@ -42,7 +42,7 @@ from tuner.spec.stress_stage import engine_stage_plan
 from tuner.spec.sweep import RunPlan
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import GateCheck, StressStep, Verdict
-from tuner.target import Target
+from tuner.target.base import Target
 
 # The readers' plan outlives the stage's run (clients' start, warm-up, read-back): they are stopped
 # when the run returns.

@@ -45,7 +45,7 @@ def stress_runner(
     observer: StressObserver | None = None,
     target_file: TargetSource | None = None,
 ) -> StressRunner:
-    from tuner.target import resolve_target
+    from tuner.target.registry import resolve_target
 
     found = resolve_target(lab_dir, target_file)
     ports = list(found.lab.client_exporter_ports) if found.lab is not None else []
