@@ -90,15 +90,10 @@ def end_time(value: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-_PROMETHEUS = option("--prometheus", "source")
 _TARGET = option("--target", what="its Prometheus, auth, broker selectors and metric dialect")
-_WINDOW = option("--window")
-_STEP = option("--step")
-_JSON = option("--json", "bare", what="the diagnosis")
 _THRESHOLDS = typer.Option(
     None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
 )
-_COST_MODEL = option("--cost-model")
 _TOP_TOPICS = typer.Option(5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate.")
 _REQUEST_LOG = option(
     "--request-log",
@@ -110,15 +105,15 @@ _END = typer.Option(
 
 
 def diagnose(
-    prometheus: str | None = _PROMETHEUS,
+    prometheus: str | None = option("--prometheus", "source"),
     target_file: Path | None = _TARGET,
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
-    window: str = _WINDOW,
-    step: str = _STEP,
-    json_path: Path | None = _JSON,
+    window: str = option("--window"),
+    step: str = option("--step"),
+    json_path: Path | None = option("--json", "bare", what="the diagnosis"),
     thresholds: Path | None = _THRESHOLDS,
-    cost_model: Path | None = _COST_MODEL,
+    cost_model: Path | None = option("--cost-model"),
     top_topics: int = _TOP_TOPICS,
     end: str | None = _END,
     request_log: list[Path] | None = _REQUEST_LOG,
