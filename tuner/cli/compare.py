@@ -13,11 +13,6 @@ from tuner.core.errors import BadInput
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 
-_BEFORE = typer.Option(
-    ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
-)
-_AFTER = typer.Option("now", "--after", metavar="TIME", help="End of the window after the change (or now).")
-
 
 def _when(value: str, flag: str) -> float:
     import time
@@ -31,8 +26,12 @@ def _when(value: str, flag: str) -> float:
 
 
 def compare(
-    before: str = _BEFORE,
-    after: str = _AFTER,
+    before: str = typer.Option(
+        ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
+    ),
+    after: str = typer.Option(
+        "now", "--after", metavar="TIME", help="End of the window after the change (or now)."
+    ),
     window: str = option("--window", "compare"),
     step: str = option("--step"),
     prometheus: str | None = option("--prometheus", "source"),
