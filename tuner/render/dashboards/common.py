@@ -86,9 +86,7 @@ def _targets(panel: timeseries.Panel | stat.Panel, targets: Sequence[Target]) ->
 def describe(text: str, targets: Sequence[Target]) -> str:
     """The panel text plus what each query means (from the catalog)."""
     lines = [text.strip()] if text.strip() else []
-    for t in targets:
-        lines.append(f"{t.name}: {query(t.name).meaning}")
-    return "\n\n".join(lines)
+    return "\n\n".join(lines + [f"{t.name}: {query(t.name).meaning}" for t in targets])
 
 
 def unit_of(targets: Sequence[Target]) -> str:
