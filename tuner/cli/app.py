@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from functools import cache
 from typing import Any
 
 import typer
@@ -54,15 +55,8 @@ def _root(
     """kafka-batch-tuner."""
 
 
-_registered = False
-
-
+@cache  # once per process: typer appends, so a second call would list every command twice
 def _register() -> None:
-    # Once per process (typer appends, so a second call would list every command twice).
-    global _registered
-    if _registered:
-        return
-    _registered = True
     from tuner.cli import (
         capture,
         chaos,

@@ -15,11 +15,6 @@ from tuner.core.writes import atomic_write_all
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 
-_OUT = option("--out", "capture")
-_WINDOW = option("--window", "capture")
-_TARGET = option("--target", what="the cluster to capture")
-_LAB_DIR = option("--lab-dir", "capture")
-_REQUEST_LOG = option("--request-log", what="the client groups")
 _SAMPLE = typer.Option(
     200, "--sample", min=0, max=10_000, help="Newest records read per partition for sizes and keys (0: none)."
 )
@@ -34,25 +29,23 @@ _LAB_BROKERS = typer.Option(
     max=16,
     help="Brokers of the lab that replays it: the source's, in id order, lead as its 1..N (modulo N).",
 )
-_DURATION = typer.Option("60s", "--duration", help="Each replay run's length, e.g. 60s.")
-_WARMUP = typer.Option("20s", "--warmup", help="Each replay run's unmeasured start.")
 
 
 def capture(
-    out: Path = _OUT,
-    window: str = _WINDOW,
-    request_log: list[Path] | None = _REQUEST_LOG,
-    target_file: Path | None = _TARGET,
+    out: Path = option("--out", "capture"),
+    window: str = option("--window", "capture"),
+    request_log: list[Path] | None = option("--request-log", what="the client groups"),
+    target_file: Path | None = option("--target", what="the cluster to capture"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
     prometheus: str | None = option("--prometheus"),
-    lab_dir: Path | None = _LAB_DIR,
+    lab_dir: Path | None = option("--lab-dir", "capture"),
     sample: int = _SAMPLE,
     payloads: bool = _PAYLOADS,
     lab_producers: int = _LAB_PRODUCERS,
     lab_brokers: int = _LAB_BROKERS,
-    duration: str = _DURATION,
-    warmup: str = _WARMUP,
+    duration: str = typer.Option("60s", "--duration", help="Each replay run's length, e.g. 60s."),
+    warmup: str = typer.Option("20s", "--warmup", help="Each replay run's unmeasured start."),
     json_path: Path | None = option("--json", what="the capture and its client groups"),
 ) -> None:
     """Capture a live cluster's produce traffic as a workload and a profile per client group.

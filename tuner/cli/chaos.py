@@ -40,23 +40,17 @@ _FAULTS = typer.Option(
     "--faults",
     help="Faults from --list, or all (repeat or comma list; negative controls included).",
 )
-_PROFILE = option("--profile")
-_RESULTS = option("--results")
-_RESUME = option("--resume")
-_LAB_DIR = option("--lab-dir")
-_MARKDOWN = option("--markdown")
-_LIST = typer.Option(False, "--list", help="List the fault matrix and exit.")
 
 
 def chaos(
     spec: Path | None = _SPEC,
     faults: list[str] = _FAULTS,
-    profile: list[str] = _PROFILE,
-    results: Path = _RESULTS,
-    resume: bool = _RESUME,
-    lab_dir: Path | None = _LAB_DIR,
-    markdown: Path | None = _MARKDOWN,
-    list_faults: bool = _LIST,
+    profile: list[str] = option("--profile"),
+    results: Path = option("--results"),
+    resume: bool = option("--resume"),
+    lab_dir: Path | None = option("--lab-dir"),
+    markdown: Path | None = option("--markdown"),
+    list_faults: bool = typer.Option(False, "--list", help="List the fault matrix and exit."),
     json_path: Path | None = option("--json", what="each fault run's verdict and delivery counts"),
 ) -> None:
     """Run the fault matrix beside a spec's load and verify every acked record.

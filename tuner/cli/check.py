@@ -19,27 +19,23 @@ from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 app = typer.Typer(help="Check client configuration files without touching a broker.", no_args_is_help=True)
 
 
-_TOPIC_MAX_MESSAGE_BYTES = typer.Option(
-    None,
-    "--topic-max-message-bytes",
-    min=1,
-    help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
-)
-_FILEBEAT_VERSION = typer.Option(
-    None,
-    "--filebeat-version",
-    help="The Filebeat version the files are for: its queue defaults and rules (7.17, or 8.13 and"
-    " later incl. 9.x), and that build's `filebeat test config` when it is installed (see kbt"
-    " --version). Default: the newest build.",
-)
-
-
 @app.command()
 def filebeat(
     files: list[Path] = typer.Argument(..., help="Filebeat YAML files (output.kafka and queue.mem)."),
-    topic_max_message_bytes: int | None = _TOPIC_MAX_MESSAGE_BYTES,
+    topic_max_message_bytes: int | None = typer.Option(
+        None,
+        "--topic-max-message-bytes",
+        min=1,
+        help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
+    ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
-    filebeat_version: str | None = _FILEBEAT_VERSION,
+    filebeat_version: str | None = typer.Option(
+        None,
+        "--filebeat-version",
+        help="The Filebeat version the files are for: its queue defaults and rules (7.17, or 8.13 and"
+        " later incl. 9.x), and that build's `filebeat test config` when it is installed (see kbt"
+        " --version). Default: the newest build.",
+    ),
     json_path: Path | None = option("--json", what="each file's errors and warnings"),
 ) -> None:
     """Check Filebeat configuration files: unknown keys, bad values, settings without effect.
@@ -54,7 +50,6 @@ def filebeat(
         _note_unbuilt(filebeat_version, builds)
     run_binary = bool(builds) and (filebeat_version is None or filebeat_version in builds)
     version = filebeat_version or (list(builds)[-1] if builds else None)
-    failed = 0
     checked: list[dict[str, object]] = []
     for path in files:
         try:
@@ -62,7 +57,6 @@ def filebeat(
         except BadInput as exc:
             sys.stderr.write(f"kbt: error: {exc.message}\n")
             checked.append({"file": path, "ok": False, "errors": [exc.message], "warnings": []})
-            failed += 1
             continue
         if run_binary:
             from tuner.driver.filebeat.testconfig import test_config
@@ -72,19 +66,16 @@ def filebeat(
                 message = f"{path}: filebeat {tested} test config: {problem}"
                 sys.stderr.write(f"kbt: error: {message}\n")
                 checked.append({"file": path, "ok": False, "errors": [message], "warnings": []})
-                failed += 1
                 continue
         warnings = filebeat_warnings(loaded, topic_max_message_bytes)
         for line in warnings:
             sys.stderr.write(f"kbt: warning: {line}\n")
         ok = not (strict and warnings)
         checked.append({"file": path, "ok": ok, "errors": [], "warnings": list(warnings)})
-        if not ok:
-            failed += 1
-        elif not warnings:
+        if ok and not warnings:
             typer.echo(f"{path}: ok", err=to_stdout(json_path))
     write_json(json_path, "check filebeat", strict=strict, files=checked)
-    if failed:
+    if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))
 
 

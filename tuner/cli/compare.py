@@ -13,16 +13,6 @@ from tuner.core.errors import BadInput
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 
-_BEFORE = typer.Option(
-    ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
-)
-_AFTER = typer.Option("now", "--after", metavar="TIME", help="End of the window after the change (or now).")
-_WINDOW = option("--window", "compare")
-_STEP = option("--step")
-_PROMETHEUS = option("--prometheus", "source")
-_TARGET = option("--target", what="its Prometheus and dialect")
-_REQUEST_LOG = option("--request-log", what="client groups compared")
-
 
 def _when(value: str, flag: str) -> float:
     import time
@@ -36,15 +26,19 @@ def _when(value: str, flag: str) -> float:
 
 
 def compare(
-    before: str = _BEFORE,
-    after: str = _AFTER,
-    window: str = _WINDOW,
-    step: str = _STEP,
-    prometheus: str | None = _PROMETHEUS,
-    target_file: Path | None = _TARGET,
+    before: str = typer.Option(
+        ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
+    ),
+    after: str = typer.Option(
+        "now", "--after", metavar="TIME", help="End of the window after the change (or now)."
+    ),
+    window: str = option("--window", "compare"),
+    step: str = option("--step"),
+    prometheus: str | None = option("--prometheus", "source"),
+    target_file: Path | None = option("--target", what="its Prometheus and dialect"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
-    request_log: list[Path] | None = _REQUEST_LOG,
+    request_log: list[Path] | None = option("--request-log", what="client groups compared"),
     json_path: Path | None = option("--json", what="the comparison"),
 ) -> None:
     """Compare a live cluster before and after a change (a rollout), per broker and client group.

@@ -90,38 +90,30 @@ def end_time(value: str) -> float:
     return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
 
 
-_PROMETHEUS = option("--prometheus", "source")
-_TARGET = option("--target", what="its Prometheus, auth, broker selectors and metric dialect")
-_WINDOW = option("--window")
-_STEP = option("--step")
-_JSON = option("--json", "bare", what="the diagnosis")
-_THRESHOLDS = typer.Option(
-    None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
-)
-_COST_MODEL = option("--cost-model")
-_TOP_TOPICS = typer.Option(5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate.")
-_REQUEST_LOG = option(
-    "--request-log",
-    what="each client's produce requests counted, not estimated (docs/diagnose.md: which clients)",
-)
-_END = typer.Option(
-    None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
-)
-
-
 def diagnose(
-    prometheus: str | None = _PROMETHEUS,
-    target_file: Path | None = _TARGET,
+    prometheus: str | None = option("--prometheus", "source"),
+    target_file: Path | None = option(
+        "--target", what="its Prometheus, auth, broker selectors and metric dialect"
+    ),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
-    window: str = _WINDOW,
-    step: str = _STEP,
-    json_path: Path | None = _JSON,
-    thresholds: Path | None = _THRESHOLDS,
-    cost_model: Path | None = _COST_MODEL,
-    top_topics: int = _TOP_TOPICS,
-    end: str | None = _END,
-    request_log: list[Path] | None = _REQUEST_LOG,
+    window: str = option("--window"),
+    step: str = option("--step"),
+    json_path: Path | None = option("--json", "bare", what="the diagnosis"),
+    thresholds: Path | None = typer.Option(
+        None, "--thresholds", help="YAML overriding classification thresholds (see docs/diagnose.md)."
+    ),
+    cost_model: Path | None = option("--cost-model"),
+    top_topics: int = typer.Option(
+        5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate."
+    ),
+    end: str | None = typer.Option(
+        None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
+    ),
+    request_log: list[Path] | None = option(
+        "--request-log",
+        what="each client's produce requests counted, not estimated (docs/diagnose.md: which clients)",
+    ),
 ) -> None:
     """Diagnose a live cluster's produce-request pressure from its Prometheus.
 

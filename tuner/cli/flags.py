@@ -9,11 +9,10 @@ says "is not a number" where the library would say "unable to parse string as a 
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 from tuner.core.numbers import MAX_MAGNITUDE, parse_number
-
-_installed = False
 
 
 def _bad(value: Any, result: Any) -> str | None:
@@ -39,11 +38,8 @@ def _shown(raw: Any) -> str:
     return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
+@cache  # once: a second wrapper would wrap the first
 def install() -> None:
-    global _installed
-    if _installed:
-        return
-    _installed = True
     try:
         from typer._coercion import AdapterRuntimeParam
         from typer._typing import is_number_type

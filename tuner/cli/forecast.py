@@ -41,8 +41,6 @@ def parse_peak(value: str) -> float:
     return peak
 
 
-_PEAK_OPT = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x.")
-_SWEEP = option("--sweep", "forecast")
 _CURRENT = typer.Option(None, "--current", help="Run with today's settings (default: most requests).")
 _RECOMMENDED = typer.Option(
     None,
@@ -52,9 +50,6 @@ _RECOMMENDED = typer.Option(
 _DIAGNOSIS = typer.Option(
     None, "--diagnosis", help="Baseline from `kbt diagnose --json` of a live cluster instead of runs."
 )
-_TARGET = option("--target", "forecast")
-_WINDOW = option("--window", "forecast")
-_COST_MODEL = option("--cost-model", "forecast")
 _RF = typer.Option(
     None,
     "--replication-factor",
@@ -63,28 +58,26 @@ _RF = typer.Option(
     help="Largest replication factor of the topics: the fewest brokers needed (default: metadata, or 3).",
 )
 _MIN_IDLE = typer.Option(0.3, "--min-idle", min=0.01, max=0.99, help="Idle ratio to keep at the peak.")
-_SAVE_MODEL = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON.")
-_JSON = option("--json", "bare", what="the forecast")
 
 
 def forecast(
     results_arg: Path | None = positional_results(),
     results_opt: Path | None = option("--results", "forecast"),
-    peak: str = _PEAK_OPT,
-    sweep: str | None = _SWEEP,
+    peak: str = typer.Option("3x", "--peak", help="Peak traffic as a multiple of today's, e.g. 3x."),
+    sweep: str | None = option("--sweep", "forecast"),
     current: str | None = _CURRENT,
     recommended: str | None = _RECOMMENDED,
     diagnosis: Path | None = _DIAGNOSIS,
-    target_file: Path | None = _TARGET,
+    target_file: Path | None = option("--target", "forecast"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
     prom_flag: str | None = option("--prometheus", "forecast"),
-    window: str = _WINDOW,
-    cost_model: Path | None = _COST_MODEL,
+    window: str = option("--window", "forecast"),
+    cost_model: Path | None = option("--cost-model", "forecast"),
     replication_factor: int | None = _RF,
     min_idle: float = _MIN_IDLE,
-    save_model: Path | None = _SAVE_MODEL,
-    json_path: Path | None = _JSON,
+    save_model: Path | None = typer.Option(None, "--save-model", help="Write the fitted cost model as JSON."),
+    json_path: Path | None = option("--json", "bare", what="the forecast"),
 ) -> None:
     """Forecast a traffic peak's broker load and brokers needed, current vs recommended.
 

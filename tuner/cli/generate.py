@@ -1,84 +1,36 @@
 """Generated artifacts: produced by code, committed, and checked for staleness.
 
 `python -m tuner.cli.generate write` rewrites them; `... check` exits 1 naming every stale file.
-Each generator returns {repo-relative path: content}; add yours to GENERATORS.
+Each generator gives {repo-relative path: content}; add yours to render_all.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
+from tuner.cli.reference import cli_reference_markdown
 from tuner.core.paths import repo_root
-
-Generator = Callable[[], dict[str, str]]
-
-
-def _cli_reference() -> dict[str, str]:
-    from tuner.cli.reference import cli_reference_markdown
-
-    return {"docs/cli.md": cli_reference_markdown()}
-
-
-def _metrics_catalog() -> dict[str, str]:
-    from tuner.render.metrics_doc import metrics_markdown
-
-    return {"docs/metrics.md": metrics_markdown()}
-
-
-def _filebeat_profiles() -> dict[str, str]:
-    from tuner.render.filebeat_profiles import render_all
-
-    return render_all()
-
-
-def _probe_record_doc() -> dict[str, str]:
-    from tuner.render.probe_schema_doc import probe_record_markdown
-
-    return {"docs/probe-record.md": probe_record_markdown()}
-
-
-def _dashboards() -> dict[str, str]:
-    from tuner.render.dashboards import render_all
-
-    return render_all()
-
-
-def _java_producer_config() -> dict[str, str]:
-    from tuner.driver.java_plan import config_names_json
-
-    return {"tuner/spec/java_producer_config.json": config_names_json()}
-
-
-def _dialect_rules() -> dict[str, str]:
-    from tuner.render.dialect_rules import render_all
-
-    return render_all()
-
-
-def _error_bands() -> dict[str, str]:
-    from tuner.render.error_bands import render_all
-
-    return render_all()
-
-
-GENERATORS: list[tuple[str, Generator]] = [
-    ("CLI reference", _cli_reference),
-    ("metrics catalog", _metrics_catalog),
-    ("Filebeat profiles", _filebeat_profiles),
-    ("Grafana dashboards, provisioning and Prometheus rules", _dashboards),
-    ("compression probe record", _probe_record_doc),
-    ("Java producer property names", _java_producer_config),
-    ("metric dialect recording rules", _dialect_rules),
-    ("held-out error bands of the model", _error_bands),
-]
+from tuner.driver.java_plan import config_names_json
+from tuner.render import dashboards, dialect_rules, error_bands, filebeat_profiles
+from tuner.render.metrics_doc import metrics_markdown
+from tuner.render.probe_schema_doc import probe_record_markdown
 
 
 def render_all() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for _name, gen in GENERATORS:
-        out.update(gen())
-    return out
+    """Every generated file: the CLI reference, the metrics catalog, the Filebeat profiles, the
+    Grafana dashboards (their provisioning and Prometheus rules), the compression probe record, the
+    Java producer's property names, the metric dialects' recording rules and the model's held-out
+    error bands."""
+    return {
+        "docs/cli.md": cli_reference_markdown(),
+        "docs/metrics.md": metrics_markdown(),
+        **filebeat_profiles.render_all(),
+        **dashboards.render_all(),
+        "docs/probe-record.md": probe_record_markdown(),
+        "tuner/spec/java_producer_config.json": config_names_json(),
+        **dialect_rules.render_all(),
+        **error_bands.render_all(),
+    }
 
 
 def main(argv: list[str]) -> int:

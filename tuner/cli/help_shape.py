@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 # typer >= 0.20 vendors its own click, so the click objects are typed loosely and told apart by
@@ -145,14 +146,8 @@ def _glued_wrapper() -> Any:
     return Wrapper
 
 
-_wrapper_installed = False
-
-
+@cache  # once per process
 def _install_wrapper() -> None:
-    global _wrapper_installed
-    if _wrapper_installed:
-        return
-    _wrapper_installed = True
     import typer._click._textwrap as textwrap_module
 
     textwrap_module.TextWrapper = _glued_wrapper()  # type: ignore[misc]  # click reads it per call

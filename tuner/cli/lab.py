@@ -90,7 +90,6 @@ _LISTEN_ADDRESS = typer.Option(
     help="Also listen on and advertise this IPv4 address of the machine (PLAINTEXT, base+61..)."
     " For load machines or network namespaces that cannot reach loopback; default loopback only.",
 )
-_PROFILE = option("--profile", "lab")
 
 
 @app.command()
@@ -117,7 +116,7 @@ def up(
     jmx_rules: str = _JMX_RULES,
     kubernetes_job: bool = _KUBERNETES_JOB,
     listen_address: str | None = _LISTEN_ADDRESS,
-    profile: str | None = _PROFILE,
+    profile: str | None = option("--profile", "lab"),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
     settings = {

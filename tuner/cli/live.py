@@ -16,6 +16,7 @@ from rich.live import Live
 from rich.table import Table
 
 from tuner.core.errors import KbtError
+from tuner.core.text import or_dash
 from tuner.measure.live import LiveSample, LiveSampler
 from tuner.measure.prometheus import Prometheus
 from tuner.render.fit import PIPE_WIDTH, wrap_fields
@@ -24,19 +25,15 @@ from tuner.render.plain import fitted
 COLUMNS = ("run", "t", "client req/s", "broker req/s", "p99 ms", "acked", "lost so far")
 
 
-def _num(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
 def cells(label: str, started: float, s: LiveSample) -> list[str]:
     return [
         label,
         f"{s.at - started:.0f}s",
-        _num(s.client_requests_per_s, ",.1f"),
-        _num(s.broker_requests_per_s, ",.1f"),
-        _num(s.p99_ms, ",.0f"),
-        _num(s.acked, ",.0f"),
-        _num(s.lost, ",.0f"),
+        or_dash(s.client_requests_per_s, "{:,.1f}"),
+        or_dash(s.broker_requests_per_s, "{:,.1f}"),
+        or_dash(s.p99_ms, "{:,.0f}"),
+        or_dash(s.acked, "{:,.0f}"),
+        or_dash(s.lost, "{:,.0f}"),
     ]
 
 

@@ -28,7 +28,6 @@ _BATCH_SIZES = typer.Option(
 _EVENT_BYTES = typer.Option(
     None, "--event-bytes", help="Join consecutive lines into events of about N bytes."
 )
-_MARKDOWN = option("--markdown", "probe")
 
 
 @app.command()
@@ -42,7 +41,7 @@ def compression(
     seed: int = typer.Option(1, "--seed", help="Seed for the batches' random start positions."),
     json_path: Path | None = option("--json", "probe"),
     plot_path: Path | None = typer.Option(None, "--plot", help="Write a PNG plot (ratio vs batch) here."),
-    markdown_path: Path | None = _MARKDOWN,
+    markdown_path: Path | None = option("--markdown", "probe"),
 ) -> None:
     """Measure compression ratio and CPU per codec, level and batch size on real log lines.
 

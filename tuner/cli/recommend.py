@@ -49,8 +49,6 @@ def _codecs(values: list[str]) -> dict[str, list[str]]:
 _LIVE = typer.Option(
     None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
 )
-_SLO_P99 = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms.")
-_SLO_MEMORY = typer.Option(None, "--slo-memory", help="Producer memory bound, MB.")
 _SLO_MARGIN = typer.Option(
     None,
     "--slo-margin",
@@ -67,40 +65,32 @@ _MIN_NETWORK_IDLE = typer.Option(
 _CLIENT = typer.Option(
     list(CLIENTS), "--client", help="Client kinds to recommend for (repeat or comma list; default all)."
 )
-_CODECS = option("--codecs")
 _PROBE = typer.Option(None, "--probe", help="Compression probe JSON (kbt probe compression).")
-_BASELINE = typer.Option(None, "--baseline", help="Profile name to compare against.")
-_WORKLOAD = typer.Option(None, "--workload", help="Workload name (default: newest run's).")
-_SWEEP = option("--sweep")
-_OUT = option("--out", "recommend")
 _MAX_TRIALS = typer.Option(6, "--max-trials", min=1, max=50, help="Lab runs per client kind (--live).")
-_LAB_DIR = option("--lab-dir", "live")
-_TARGET = option("--target", what="run the --live trials on that cluster")
-_YES = option("--yes")
 
 
 def recommend(
     results_arg: Path | None = positional_results(),
     results_opt: Path | None = option("--results", "recommend"),
     live: Path | None = _LIVE,
-    slo_p99: float | None = _SLO_P99,
-    slo_memory: float | None = _SLO_MEMORY,
+    slo_p99: float | None = typer.Option(None, "--slo-p99", help="p99 delivery latency bound, ms."),
+    slo_memory: float | None = typer.Option(None, "--slo-memory", help="Producer memory bound, MB."),
     slo_margin: float | None = _SLO_MARGIN,
     min_network_idle: float | None = _MIN_NETWORK_IDLE,
     client: list[str] = _CLIENT,
-    codecs: list[str] = _CODECS,
+    codecs: list[str] = option("--codecs"),
     probe: Path | None = _PROBE,
-    baseline: str | None = _BASELINE,
-    workload: str | None = _WORKLOAD,
-    sweep: list[str] = _SWEEP,
-    out: Path = _OUT,
+    baseline: str | None = typer.Option(None, "--baseline", help="Profile name to compare against."),
+    workload: str | None = typer.Option(None, "--workload", help="Workload name (default: newest run's)."),
+    sweep: list[str] = option("--sweep"),
+    out: Path = option("--out", "recommend"),
     max_trials: int = _MAX_TRIALS,
-    lab_dir: Path | None = _LAB_DIR,
-    target_file: Path | None = _TARGET,
+    lab_dir: Path | None = option("--lab-dir", "live"),
+    target_file: Path | None = option("--target", what="run the --live trials on that cluster"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
     prom_flag: str | None = option("--prometheus"),
-    yes: bool = _YES,
+    yes: bool = option("--yes"),
     json_path: Path | None = option("--json", what="the recommendation and the files written"),
 ) -> None:
     """Recommend batch settings per client kind and write their config files.

@@ -22,31 +22,26 @@ if TYPE_CHECKING:
     from tuner.render.report_data import ReportInput
 
 
-_OUT = option("--out", "report")
 _RECOMMENDATION = typer.Option(
     None,
     "--recommendation",
     help="Recommendation JSON (default: the newest one at the top of RESULTS, if any).",
 )
 _PNG_DIR = typer.Option(None, "--png-dir", help="Also write every plot as a PNG file into this directory.")
-_PROMETHEUS = option("--prometheus", "report")
-_LAB_DIR = option("--lab-dir", "report")
-_TARGET = option("--target", "report")
-_TITLE = typer.Option("kbt report", "--title", help="Page title.")
 
 
 def report(
     results_arg: Path | None = positional_results(),
     results_opt: Path | None = option("--results", "report"),
-    out: Path = _OUT,
+    out: Path = option("--out", "report"),
     recommendation: Path | None = _RECOMMENDATION,
     png_dir: Path | None = _PNG_DIR,
-    prometheus: str | None = _PROMETHEUS,
-    lab_dir: Path | None = _LAB_DIR,
-    target_file: Path | None = _TARGET,
+    prometheus: str | None = option("--prometheus", "report"),
+    lab_dir: Path | None = option("--lab-dir", "report"),
+    target_file: Path | None = option("--target", "report"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
-    title: str = _TITLE,
+    title: str = typer.Option("kbt report", "--title", help="Page title."),
     json_path: Path | None = option("--json", what="what the report holds and where it went"),
 ) -> None:
     """Write an HTML report of a results directory.

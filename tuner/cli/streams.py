@@ -44,16 +44,14 @@ class Guarded:
         self._name = name
 
     def write(self, text: str) -> int:
-        try:
-            return int(self._stream.write(text))
-        except BrokenPipeError:
-            raise
-        except OSError as exc:
-            raise _failed(self._name, exc) from None
+        return int(self._guarded(self._stream.write, text))
 
     def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def _guarded(self, call: Any, *args: Any) -> Any:
         try:
-            self._stream.flush()
+            return call(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:

@@ -21,13 +21,9 @@ if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stre
     from tuner.spec.stress_load import LoadedStress
     from tuner.target.base import TargetSource
 
-_SPEC = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml.")
-_PROFILES = option("--profile", "stress")
 _BASELINE_FROM = typer.Option(
     None, "--baseline-from", help="Baseline load from 'kbt diagnose --json' output (overrides the spec)."
 )
-_RESULTS = option("--results")
-_LAB_DIR = option("--lab-dir")
 _WORKERS = typer.Option(
     0, "--workers", min=0, max=32, help="Local locust workers under a master (0: one locust process)."
 )
@@ -54,31 +50,27 @@ _MASTER_PORT = typer.Option(None, "--master-port", help="Locust master port (def
 _WEB_UI = typer.Option(
     False, "--web-ui", help="Serve locust's web UI while the test runs (headless otherwise)."
 )
-_WEB_PORT = typer.Option(None, "--web-port", help="Web UI port (default lab base+185).")
-_DRY_RUN = option("--dry-run", what="print the stages")
-_TARGET = option("--target", what="stress that cluster, not the lab")
-_YES = option("--yes")
 
 
 def stress(
-    spec: Path = _SPEC,
-    profiles: list[str] = _PROFILES,
+    spec: Path = typer.Argument(..., help="Stress spec (YAML), e.g. loadtests/holiday-peak.yaml."),
+    profiles: list[str] = option("--profile", "stress"),
     baseline_from: Path | None = _BASELINE_FROM,
-    results: Path = _RESULTS,
-    lab_dir: Path | None = _LAB_DIR,
+    results: Path = option("--results"),
+    lab_dir: Path | None = option("--lab-dir"),
     workers: int = _WORKERS,
     remote_workers: int = _REMOTE_WORKERS,
     join_timeout: float = _JOIN_TIMEOUT,
     master_host: str = _MASTER_HOST,
     master_port: int | None = _MASTER_PORT,
     web_ui: bool = _WEB_UI,
-    web_port: int | None = _WEB_PORT,
-    dry_run: bool = _DRY_RUN,
-    target_file: Path | None = _TARGET,
+    web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
+    dry_run: bool = option("--dry-run", what="print the stages"),
+    target_file: Path | None = option("--target", what="stress that cluster, not the lab"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
     prom_flag: str | None = option("--prometheus"),
-    yes: bool = _YES,
+    yes: bool = option("--yes"),
     json_path: Path | None = option(
         "--json", what="each profile's stages and verdicts (with --dry-run: the stages)"
     ),

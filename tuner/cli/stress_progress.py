@@ -92,11 +92,8 @@ class ConsoleObserver(StressObserver):
 def _short(check: GateCheck) -> str:
     unit = {"p99": " ms", "e2e_p99": " ms"}.get(check.gate, "")
     value = check.value if check.value is not None else 0.0
-    return (
-        f"{check.gate} {value:.2f}{unit}"
-        if check.gate == "network_idle"
-        else f"{check.gate} {value:.0f}{unit}"
-    )
+    digits = 2 if check.gate == "network_idle" else 0
+    return f"{check.gate} {value:.{digits}f}{unit}"
 
 
 @contextmanager

@@ -20,13 +20,6 @@ if TYPE_CHECKING:  # the runner and its clients are imported when a sweep runs, 
     from tuner.target.base import TargetSource
 
 
-_SPEC = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml.")
-_RESULTS = option("--results")
-_RESUME = option("--resume")
-_LAB_DIR = option("--lab-dir")
-_DRY_RUN = option("--dry-run", what="list the runs")
-_TARGET = option("--target", what="run against that cluster, not the lab")
-_YES = option("--yes")
 _ONLY = typer.Option(
     None,
     "--only",
@@ -36,16 +29,16 @@ _ONLY = typer.Option(
 
 
 def sweep(
-    spec: Path = _SPEC,
-    results: Path = _RESULTS,
-    resume: bool = _RESUME,
-    lab_dir: Path | None = _LAB_DIR,
-    dry_run: bool = _DRY_RUN,
-    target_file: Path | None = _TARGET,
+    spec: Path = typer.Argument(..., help="Sweep spec (YAML), e.g. loadtests/qunar-logs.yaml."),
+    results: Path = option("--results"),
+    resume: bool = option("--resume"),
+    lab_dir: Path | None = option("--lab-dir"),
+    dry_run: bool = option("--dry-run", what="list the runs"),
+    target_file: Path | None = option("--target", what="run against that cluster, not the lab"),
     bootstrap: str | None = option("--bootstrap-server"),
     command_config: Path | None = option("--command-config"),
     prom_flag: str | None = option("--prometheus"),
-    yes: bool = _YES,
+    yes: bool = option("--yes"),
     json_path: Path | None = option("--json", what="the runs (with --dry-run: the plan)"),
     only: str | None = _ONLY,
 ) -> None:

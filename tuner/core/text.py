@@ -57,6 +57,11 @@ def cut(text: str, limit: int) -> str:
     return f"{text[:keep]}... ({len(text) - keep:,} more characters)"
 
 
+def or_dash(value: float | None, fmt: str = "{:.0f}") -> str:
+    """A figure formatted by `fmt` (a str.format template), or "-" for none."""
+    return "-" if value is None else fmt.format(value)
+
+
 def fixed_or_dash(value: float | None, digits: int) -> str:
     """A figure as tables and lines print it: `digits` decimals, thousands separated; "-" for none."""
     return "-" if value is None else f"{value:,.{digits}f}"

@@ -9,6 +9,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_json
+from tuner.core.text import or_dash
 from tuner.core.writes import json_text
 from tuner.core.yaml_block import yaml_document
 from tuner.model.capture import CapturedGroup, CapturePlan
@@ -70,14 +71,13 @@ def summary_lines(out: Path, record: CaptureRecord, plan: CapturePlan) -> list[s
         f" lab scale {plan.scale:.4g} ({plan.lab_producers} producers in the lab, each as on the source)"
     ]
     for b in record.brokers_snapshot.brokers if record.brokers_snapshot else []:
-        idle, per = b.network_idle_ratio, b.bytes_per_produce_request
+        idle, per = or_dash(b.network_idle_ratio, "{:.2f}"), or_dash(b.bytes_per_produce_request)
         lines.append(
-            f"  broker {b.broker}: network idle {'-' if idle is None else f'{idle:.2f}'},"
-            f" {b.produce_requests_per_s or 0:.4g} produce requests/s"
-            f" of {'-' if per is None else f'{per:.0f}'} B"
+            f"  broker {b.broker}: network idle {idle},"
+            f" {b.produce_requests_per_s or 0:.4g} produce requests/s of {per} B"
         )
     for g in plan.groups:
-        linger = "-" if g.linger_ms is None else f"{g.linger_ms:g} ms"
+        linger = or_dash(g.linger_ms, "{:g} ms")
         keys = f"keyed ({g.key_cardinality} keys)" if g.key_cardinality else "keyless"
         lines.append(
             f"  {g.name}: {g.kind}, {g.producers} producers x {g.records_per_s / g.producers:.4g} records/s"

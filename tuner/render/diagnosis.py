@@ -7,16 +7,12 @@ from rich.table import Table
 from rich.text import Text
 
 from tuner.core.net import without_secrets
-from tuner.core.text import escape_controls, value
+from tuner.core.text import escape_controls, or_dash, value
 from tuner.model.diagnosis import Diagnosis
 from tuner.model.finding import fmt_bytes
 from tuner.store.snapshot import BrokerSnapshot
 
 STYLE = {"healthy": "green", "warning": "yellow", "critical": "red"}
-
-
-def _num(value: float | None, fmt: str = "{:.0f}") -> str:
-    return "-" if value is None else fmt.format(value)
 
 
 def _bytes(value: float | None) -> str:
@@ -49,7 +45,7 @@ def broker_table(d: Diagnosis) -> Table:
     for b in d.brokers:
         s = snaps[b.broker]
         per_thread = s.produce_requests_per_network_thread
-        reqs = _num(s.produce_requests_per_s, "{:.1f}")
+        reqs = or_dash(s.produce_requests_per_s, "{:.1f}")
         if per_thread is not None:
             reqs += f" ({per_thread:.0f}/thr)"
         if (parts := s.partitions_per_produce_request) is not None:
@@ -60,14 +56,14 @@ def broker_table(d: Diagnosis) -> Table:
             b.cause,
             reqs,
             _bytes(s.bytes_per_produce_request),
-            _num(s.network_idle_ratio, "{:.3f}"),
-            _num(s.busiest_network_thread_idle_ratio, "{:.3f}"),
-            _num(s.request_handler_idle_ratio, "{:.3f}"),
-            f"{_num(s.request_queue_size, '{:.1f}')} (max {_num(s.request_queue_size_max)})",
-            _num(s.produce_total_p999_ms, "{:.0f} ms"),
-            _num(s.log_flush_time_p99_ms, "{:.0f} ms"),
-            _num(s.fetch_requests_per_s, "{:.1f}"),
-            f"{_num(_mb(s.bytes_in_per_s), '{:.2f}')}/{_num(_mb(s.bytes_out_per_s), '{:.2f}')}",
+            or_dash(s.network_idle_ratio, "{:.3f}"),
+            or_dash(s.busiest_network_thread_idle_ratio, "{:.3f}"),
+            or_dash(s.request_handler_idle_ratio, "{:.3f}"),
+            f"{or_dash(s.request_queue_size, '{:.1f}')} (max {or_dash(s.request_queue_size_max)})",
+            or_dash(s.produce_total_p999_ms, "{:.0f} ms"),
+            or_dash(s.log_flush_time_p99_ms, "{:.0f} ms"),
+            or_dash(s.fetch_requests_per_s, "{:.1f}"),
+            f"{or_dash(_mb(s.bytes_in_per_s), '{:.2f}')}/{or_dash(_mb(s.bytes_out_per_s), '{:.2f}')}",
         )
     return table
 
@@ -127,12 +123,12 @@ def client_table(d: Diagnosis) -> Table | None:
         row: list[str | Text] = [Text(escape_controls(c.client))]
         row += [Text(escape_controls(c.software or "-"))] if counted else []
         row += [
-            _num(c.request_threads * 1000 if c.request_threads is not None else None, "{:.1f} ms/s"),
-            _num(c.time_share * 100 if c.time_share is not None else None, "{:.0f}%"),
+            or_dash(c.request_threads * 1000 if c.request_threads is not None else None, "{:.1f} ms/s"),
+            or_dash(c.time_share * 100 if c.time_share is not None else None, "{:.0f}%"),
             f"{c.produce_bytes_per_s / 1000:.1f}",
-            mark + _num(c.produce_requests_per_s, "{:.1f}"),
+            mark + or_dash(c.produce_requests_per_s, "{:.1f}"),
             _bytes(c.bytes_per_request),
-            *([_num(c.partitions_per_request, "{:.1f}")] if counted else []),
+            *([or_dash(c.partitions_per_request, "{:.1f}")] if counted else []),
             gain,
         ]
         table.add_row(*row)

@@ -7,6 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tuner.core.text import or_dash
 from tuner.model.forecast import Forecast, ForecastRow
 from tuner.model.forecast_today import PoolCheck, TodayCheck
 
@@ -61,10 +62,6 @@ def _needed(r: ForecastRow) -> str:
     return needed if r.limited_by == "none" else f"{needed} ({r.limited_by})"
 
 
-def _opt(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
-
-
 def today_table(check: TodayCheck) -> Table:
     """Per broker: the fitted model at its own traffic today beside what the broker measured."""
     table = Table(title=f"today, {check.label}: cost model vs measured", title_justify="left")
@@ -77,11 +74,13 @@ def today_table(check: TodayCheck) -> Table:
         cells = [
             b.broker,
             f"{b.requests_per_s:,.0f}",
-            f"{b.network_idle_model:.3f} / {_opt(b.network_idle_measured, '.3f')}",
-            f"{b.handler_idle_model:.3f} / {_opt(b.handler_idle_measured, '.3f')}",
+            f"{b.network_idle_model:.3f} / {or_dash(b.network_idle_measured, '{:.3f}')}",
+            f"{b.handler_idle_model:.3f} / {or_dash(b.handler_idle_measured, '{:.3f}')}",
         ]
         if queues:
-            cells.append(f"{_opt(b.request_queue_model, '.1f')} / {_opt(b.request_queue_measured, '.1f')}")
+            cells.append(
+                f"{or_dash(b.request_queue_model, '{:.1f}')} / {or_dash(b.request_queue_measured, '{:.1f}')}"
+            )
         table.add_row(*cells)
     return table
 

@@ -75,22 +75,15 @@ def stress_driver_lines(loaded: LoadedStress, labels: list[str]) -> list[str]:
     ]
 
 
+# a stage's JSON row, in this order
+STAGE_FIELDS = (
+    "label", "kind", "start_s", "duration_s", "users", "users_end", "multiplier", "lagging", "judged",
+)  # fmt: skip
+
+
 def stress_dry_run(loaded: LoadedStress) -> tuple[list[dict[str, Any]], list[str]]:
     """(the stages as JSON rows, one text line per stage)."""
-    rows = [
-        {
-            "label": st.label,
-            "kind": st.kind,
-            "start_s": st.start_s,
-            "duration_s": st.duration_s,
-            "users": st.users,
-            "users_end": st.users_end,
-            "multiplier": st.multiplier,
-            "lagging": st.lagging,
-            "judged": st.judged,
-        }
-        for st in loaded.stages
-    ]
+    rows = [{name: getattr(st, name) for name in STAGE_FIELDS} for st in loaded.stages]
     lines = []
     for stage in loaded.stages:
         users = f"{stage.users}" if stage.users == stage.users_end else f"{stage.users}->{stage.users_end}"

@@ -13,6 +13,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from tuner.core.text import or_dash
 from tuner.model.comparison import reduction_of
 from tuner.model.search import describe_profile
 from tuner.spec.clients import kind_of
@@ -26,10 +27,6 @@ from tuner.store.recommendation import (
 )
 
 
-def _num(value: float | None, fmt: str = "{:.1f}") -> str:
-    return "-" if value is None else fmt.format(value)
-
-
 def _ms(value: float | None) -> str:
     if value is None:
         return "-"
@@ -38,19 +35,25 @@ def _ms(value: float | None) -> str:
 
 def _idle(p: Prediction | None, m: Measured | None) -> str:
     measured = (
-        "-" if m is None else f"{_num(m.network_idle_ratio, '{:.3f}')}/{_num(m.handler_idle_ratio, '{:.3f}')}"
+        "-"
+        if m is None
+        else f"{or_dash(m.network_idle_ratio, '{:.3f}')}/{or_dash(m.handler_idle_ratio, '{:.3f}')}"
     )
     if p is not None and p.network_idle_ratio is not None:
-        return f"{p.network_idle_ratio:.3f}/{_num(p.handler_idle_ratio, '{:.3f}')} ({measured})"
+        return f"{p.network_idle_ratio:.3f}/{or_dash(p.handler_idle_ratio, '{:.3f}')} ({measured})"
     return measured
 
 
 def _figures(p: Prediction | None, m: Measured | None) -> list[str]:
     """The req/s, busiest, p99 and idle cells: predicted / measured."""
+    # getattr: a side not there (None) shows "-"
+    rate, busiest = (
+        " / ".join(or_dash(getattr(x, name, None), "{:.1f}") for x in (p, m))
+        for name in ("requests_per_s", "busiest_broker_requests_per_s")
+    )
     return [
-        f"{_num(p.requests_per_s if p else None)} / {_num(m.requests_per_s if m else None)}",
-        f"{_num(p.busiest_broker_requests_per_s if p else None)} / "
-        f"{_num(m.busiest_broker_requests_per_s if m else None)}",
+        rate,
+        busiest,
         f"{_ms(p.p99_ms if p else None)} / {_ms(m.p99_ms if m else None)}",
         _idle(p, m),
     ]
@@ -172,7 +175,8 @@ def summary_lines(rec: Recommendation) -> list[str]:
             out.append(
                 f"{c.client} trial {i} ({t.reason}): {describe_profile(t.profile)}: predicted"
                 f" {t.predicted.requests_per_s:.1f} req/s p99 {_ms(t.predicted.p99_ms)}; measured"
-                f" {_num(m.requests_per_s if m else None)} req/s p99 {_ms(m.p99_ms if m else None)}"
+                f" {or_dash(getattr(m, 'requests_per_s', None), '{:.1f}')} req/s"
+                f" p99 {_ms(m.p99_ms if m else None)}"
                 f" lost {m.lost if m else '-'}: {verdict}"
             )
         out += [f"{c.client}: {note}" for note in c.notes]

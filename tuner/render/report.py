@@ -30,7 +30,7 @@ from tuner.render.report_data import (
 from tuner.render.report_html import Section, esc, img, num, page, table
 from tuner.render.report_summary import build_summary
 from tuner.render.sweep_table import lost_cell
-from tuner.store.recommendation import ClientRecommendation, Measured, Recommendation
+from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation
 from tuner.store.stress_section import StressStep
 
 
@@ -130,6 +130,13 @@ def _stress_table(entries: list[RunEntry]) -> str:
     return "".join(summary) + table(head, rows, left=3) + note
 
 
+_FIGURES_HEAD = ["", "produce req/s", "p99 ms", "network idle", "meets SLO", "run"]
+
+
+def _predicted_cells(p: Prediction) -> list[str]:
+    return [num(p.requests_per_s), num(p.p99_ms), num(p.network_idle_ratio, 3), "", ""]
+
+
 def _measured_cells(m: Measured | None) -> list[str]:
     if m is None:
         return ["n/a"] * 5
@@ -162,14 +169,10 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
         props = [[f"<code>{esc(k)}</code>", f"<code>{esc(v)}</code>"] for k, v in client.properties.items()]
         out.append(table(["setting", "value"], props, left=2))
         p = client.predicted
-        out.append(table(
-            ["", "produce req/s", "p99 ms", "network idle", "meets SLO", "run"],
-            [
-                ["predicted", num(p.requests_per_s), num(p.p99_ms), num(p.network_idle_ratio, 3), "", ""],
-                ["measured", *_measured_cells(client.measured)],
-                ["baseline measured", *_measured_cells(client.baseline_measured)],
-            ],
-        ))  # fmt: skip
+        out.append(table(_FIGURES_HEAD, [
+            ["predicted", *_predicted_cells(p)], ["measured", *_measured_cells(client.measured)],
+            ["baseline measured", *_measured_cells(client.baseline_measured)],
+        ]))  # fmt: skip
         if (cut := reduction_of(rec, client)) is not None:
             out.append(f"<p>{esc(cut.sentence())}.</p>")
         if client.safer is not None:
@@ -178,14 +181,10 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
                 f"<p>At the edge: the next safer setting is {esc(describe_profile(t.profile))}"
                 f" ({esc(t.reason)}).</p>"
             )
-            out.append(table(
-                ["", "produce req/s", "p99 ms", "network idle", "meets SLO", "run"],
-                [
-                    ["safer, predicted", num(t.predicted.requests_per_s), num(t.predicted.p99_ms),
-                     num(t.predicted.network_idle_ratio, 3), "", ""],
-                    ["safer, measured", *_measured_cells(t.measured)],
-                ],
-            ))  # fmt: skip
+            out.append(table(_FIGURES_HEAD, [
+                ["safer, predicted", *_predicted_cells(t.predicted)],
+                ["safer, measured", *_measured_cells(t.measured)],
+            ]))  # fmt: skip
         if rec.error_bands_from is not None:
             out.append(f"<p>Model uncertainty: {esc(band_text(p))}.</p>")
         if client.band_doubt:

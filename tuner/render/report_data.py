@@ -160,6 +160,12 @@ def request_rates(records: Sequence[RunRecord]) -> list[float | None]:
     return [f.broker_requests_per_s for f in figs]
 
 
+def rated(entries: Sequence[RunEntry]) -> list[tuple[float, RunEntry]]:
+    """(produce request rate, run) of the runs that have one (request_rates), in order."""
+    rates = request_rates([e.record for e in entries])
+    return [(rate, e) for rate, e in zip(rates, entries, strict=True) if rate is not None]
+
+
 def figures(record: RunRecord) -> RunFigures:
     c, b, d = record.client, record.broker, record.delivery
     multi = kind_of(record.plan.profile).multi_partition_requests
@@ -255,9 +261,8 @@ def comparisons(report: ReportInput) -> list[Comparison]:
         sweep = [e for e in healthy if e.record.stress is None]
         if len(sweep) >= 2:
             first = min(sweep, key=lambda e: e.record.index)
-            rates = request_rates([e.record for e in sweep])
-            rated = [(rate, e) for rate, e in zip(rates, sweep, strict=True) if rate is not None]
-            best = min(rated, key=lambda x: x[0])[1] if rated else first
+            rates = rated(sweep)
+            best = min(rates, key=lambda x: x[0])[1] if rates else first
             if best is not first:
                 why = f"{group}: first run vs the run with the fewest produce requests/s"
                 out.append(Comparison(first, best, why))

@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front, request_rates
+from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front, rated
 from tuner.spec.thresholds import THRESHOLDS
 
 DPI = 100
@@ -211,22 +211,16 @@ def latency_percentiles(entries: Sequence[RunEntry]) -> bytes:
 
 def pareto(entries: Sequence[RunEntry]) -> bytes | None:
     """Produce requests/s vs p99 across a sweep, the non-dominated runs joined."""
-    timed = [e for e in entries if figures(e.record).p99_ms is not None]
-    rates = request_rates([e.record for e in timed])
-    usable = [e for e, rate in zip(timed, rates, strict=True) if rate is not None]
+    usable = rated([e for e in entries if figures(e.record).p99_ms is not None])
     if len(usable) < 2:
         return None
-    points = [
-        (rate, figures(e.record).p99_ms or 0.0)
-        for e, rate in zip(timed, rates, strict=True)
-        if rate is not None
-    ]
+    points = [(rate, figures(e.record).p99_ms or 0.0) for rate, e in usable]
     front = pareto_front(points)
     fig, ax = plt.subplots(figsize=(7, 4.5), layout="constrained")
     ax.scatter([p[0] for p in points], [p[1] for p in points], color="tab:grey", label="runs")
     ax.plot([points[i][0] for i in front], [points[i][1] for i in front], marker="o", color="tab:red",
             label="Pareto front (fewer requests and lower p99)")  # fmt: skip
-    for e, (x, y) in zip(usable, points, strict=True):
+    for (_, e), (x, y) in zip(usable, points, strict=True):
         ax.annotate(_short(e.label, 26), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")

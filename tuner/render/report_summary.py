@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from tuner.core.text import fixed_or_dash
 from tuner.model.comparison import comparable_rates, reduction_of
 from tuner.model.search import describe_profile
-from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures, request_rates
+from tuner.render.report_data import Comparison, ReportInput, RunEntry, comparisons, figures, rated
 
 
 @dataclass(frozen=True)
@@ -107,12 +107,11 @@ def _fewer_in_sweeps(report: ReportInput) -> list[Line]:
     out = []
     for group, entries in report.groups().items():
         healthy = [e for e in entries if e.record.tuning_result and e.record.status == "ok"]
-        rates = request_rates([e.record for e in healthy])
-        rated = [(rate, e) for rate, e in zip(rates, healthy, strict=True) if rate and rate > 0]
-        if len(rated) < 2:
+        rates = [(rate, e) for rate, e in rated(healthy) if rate > 0]
+        if len(rates) < 2:
             continue
-        low, best = min(rated, key=lambda x: x[0])
-        high, worst = max(rated, key=lambda x: x[0])
+        low, best = min(rates, key=lambda x: x[0])
+        high, worst = max(rates, key=lambda x: x[0])
         if high <= low:
             continue
         out.append(

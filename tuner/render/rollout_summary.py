@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.core.numbers import parse_number
+from tuner.core.text import or_dash
 from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
@@ -21,8 +22,7 @@ USAGE = "usage: python -m tuner.render.rollout_summary BEFORE_RESULTS AFTER_RESU
 
 
 def _p99(record: RunRecord) -> str:
-    p99 = record.client.delivery_latency_ms.p99
-    return "-" if p99 is None else f"{p99:,.0f} ms"
+    return or_dash(record.client.delivery_latency_ms.p99, "{:,.0f} ms")
 
 
 def _delivery(record: RunRecord) -> str:

@@ -6,15 +6,12 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
+from tuner.core.text import or_dash
 from tuner.spec.clients import kind_of
 from tuner.store.record import RunRecord
 from tuner.store.stress_section import StressStep
 
 VERDICT_STYLE = {"held": "green", "failed": "red", "aborted": "yellow", "interrupted": "yellow"}
-
-
-def _f(value: float | None, fmt: str = "{:.0f}") -> str:
-    return "-" if value is None else fmt.format(value)
 
 
 def _gate(step: StressStep, gate: str) -> float | None:
@@ -49,19 +46,19 @@ def stress_table(records: Sequence[RunRecord], title: str) -> Table:
         verdict = step.verdict
         style = VERDICT_STYLE.get(verdict, "dim")
         problems = "; ".join(record.problems)
-        e2e = f"{_f(step.realtime_e2e_p99_ms(False))} / {_f(step.realtime_e2e_p99_ms(True))}"
+        e2e = f"{or_dash(step.realtime_e2e_p99_ms(False))} / {or_dash(step.realtime_e2e_p99_ms(True))}"
         table.add_row(
             step.profile_label,
             step.stage.name,
             str(record.client.producers),  # locust's users at the stage's peak, or the engine's producers
-            _f(step.offered_msgs_per_s),
-            _f(record.client.records_per_s),
-            _f(broker_req if broker_req is not None else record.client.requests_per_s),
-            _f(record.client.delivery_latency_ms.p99),
-            _f(_gate(step, "network_idle"), "{:.2f}"),
-            _f(_gate(step, "request_queue"), "{:.1f}"),
+            or_dash(step.offered_msgs_per_s),
+            or_dash(record.client.records_per_s),
+            or_dash(broker_req if broker_req is not None else record.client.requests_per_s),
+            or_dash(record.client.delivery_latency_ms.p99),
+            or_dash(_gate(step, "network_idle"), "{:.2f}"),
+            or_dash(_gate(step, "request_queue"), "{:.1f}"),
             e2e,
-            _f(step.remote.fetch_requests_per_s if step.remote else None, "{:.1f}"),
+            or_dash(step.remote.fetch_requests_per_s if step.remote else None, "{:.1f}"),
             str(record.delivery.lost) if record.delivery.verified else "?",
             f"[{style}]{verdict}[/{style}]" + (f" ({problems})" if problems else ""),
         )

@@ -82,38 +82,29 @@ def lost_cell(lost: int, duplicates: int, unread: int) -> str:
     return f"{lost}/{duplicates}" + (f" ({unread:,} unread)" if unread else "")
 
 
+# (header, SweepRow field, digits) of the figure columns between the status and lost/dup
+FIGURES = (
+    ("req/s client", "client_requests_per_s", 1),
+    ("req/s broker", "broker_requests_per_s", 1),
+    ("msgs/s", "msgs_per_s", 0),
+    ("MB/s", "mb_per_s", 2),
+    ("p99 ms", "p99_ms", 1),
+    ("msgs/req", "msgs_per_request", 1),
+    ("compr", "compression_ratio", 2),
+    ("net idle", "network_idle", 3),
+    ("handler idle", "handler_idle", 3),
+)
+
+
 def sweep_table(records: list[RunRecord], title: str = "") -> Table:
     table = Table(title=title or None, header_style="bold", title_justify="left")
-    for header in (
-        "run",
-        "status",
-        "req/s client",
-        "req/s broker",
-        "msgs/s",
-        "MB/s",
-        "p99 ms",
-        "msgs/req",
-        "compr",
-        "net idle",
-        "handler idle",
-        "lost/dup",
-    ):
+    for header in ("run", "status", *(header for header, _, _ in FIGURES), "lost/dup"):
         table.add_column(header, justify="left" if header in ("run", "status") else "right")
     for row in sweep_rows(records):
         style = STATUS_STYLE.get(row.status) if row.status != "ok" else None
+        figures = [fixed_or_dash(getattr(row, field), digits) for _, field, digits in FIGURES]
+        status = row.status.upper() if row.status != "ok" else "ok"
         table.add_row(
-            row.name,
-            row.status.upper() if row.status != "ok" else "ok",
-            fixed_or_dash(row.client_requests_per_s, 1),
-            fixed_or_dash(row.broker_requests_per_s, 1),
-            fixed_or_dash(row.msgs_per_s, 0),
-            fixed_or_dash(row.mb_per_s, 2),
-            fixed_or_dash(row.p99_ms, 1),
-            fixed_or_dash(row.msgs_per_request, 1),
-            fixed_or_dash(row.compression_ratio, 2),
-            fixed_or_dash(row.network_idle, 3),
-            fixed_or_dash(row.handler_idle, 3),
-            lost_cell(row.lost, row.duplicates, row.unread),
-            style=style,
+            row.name, status, *figures, lost_cell(row.lost, row.duplicates, row.unread), style=style
         )
     return table

@@ -48,10 +48,7 @@ BOARDS: tuple[Board, ...] = tuple(
 
 
 def board(uid: str) -> Board:
-    for b in BOARDS:
-        if b.uid == uid:
-            return b
-    raise KeyError(uid)
+    return {b.uid: b for b in BOARDS}[uid]  # KeyError: no such dashboard
 
 
 def render_all() -> dict[str, str]:

@@ -86,9 +86,7 @@ def _targets(panel: timeseries.Panel | stat.Panel, targets: Sequence[Target]) ->
 def describe(text: str, targets: Sequence[Target]) -> str:
     """The panel text plus what each query means (from the catalog)."""
     lines = [text.strip()] if text.strip() else []
-    for t in targets:
-        lines.append(f"{t.name}: {query(t.name).meaning}")
-    return "\n\n".join(lines)
+    return "\n\n".join(lines + [f"{t.name}: {query(t.name).meaning}" for t in targets])
 
 
 def unit_of(targets: Sequence[Target]) -> str:
@@ -136,9 +134,7 @@ def series(
     unit: str | None = None,
     thresholds: db.ThresholdsConfig | None = None,
     span: int = 12,
-    height: int = 8,
     max_val: float | None = None,
-    stacked: bool = False,
 ) -> timeseries.Panel:
     """A time series panel with the house defaults: table legend with last/max, dashed threshold lines."""
     panel = (
@@ -148,7 +144,7 @@ def series(
         .datasource(DS)
         .unit(unit or unit_of(targets))
         .span(span)
-        .height(height)
+        .height(8)
         .min(0)
         .line_width(1)
         .fill_opacity(10)
@@ -168,8 +164,6 @@ def series(
         panel.thresholds(thresholds).thresholds_style(
             cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED)
         )
-    if stacked:
-        panel.stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL)).fill_opacity(40)
     _targets(panel, targets)
     return panel
 
@@ -201,10 +195,7 @@ def single_stat(
     target: Target,
     text: str = "",
     *,
-    unit: str | None = None,
     thresholds: db.ThresholdsConfig | None = None,
-    span: int = 6,
-    height: int = 4,
 ) -> stat.Panel:
     """A stat panel: one value per series, coloured by the thresholds, with a sparkline."""
     panel = (
@@ -212,9 +203,9 @@ def single_stat(
         .title(title)
         .description(describe(text, [target]))
         .datasource(DS)
-        .unit(unit or unit_of([target]))
-        .span(span)
-        .height(height)
+        .unit(unit_of([target]))
+        .span(6)
+        .height(4)
         .graph_mode(cm.BigValueGraphMode.AREA)
         .color_mode(cm.BigValueColorMode.VALUE)
         .reduce_options(cb.ReduceDataOptions().calcs(["lastNotNull"]).values(False))

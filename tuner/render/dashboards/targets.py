@@ -6,10 +6,8 @@ query against the lab's Prometheus, so both see exactly what Grafana would send.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tuner.measure.promql import RATE_INTERVAL
@@ -31,11 +29,6 @@ class PanelQuery:
     @property
     def where(self) -> str:
         return f"{self.dashboard} / {self.panel} [{self.ref}]"
-
-
-def load(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text())
-    return data
 
 
 def panels(data: dict[str, Any]) -> list[dict[str, Any]]:
