@@ -7,10 +7,12 @@ linger, since the measured run met the SLO."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from tuner.model.evidence import calibrate, saturated
 from tuner.model.recommend import recommend
+from tuner.model.search import MAX_LINGER_MS
 from tuner.runner.recommend_inputs import gather
 from tuner.spec.clients import rules_of
 
@@ -40,3 +42,14 @@ def test_a_librdkafka_setting_meeting_the_slo_is_recommended() -> None:
     measured = next(r for r in req.records if r.name == "batched-zstd")
     assert rules_of(client.profile).linger_ms >= rules_of(measured.plan.profile).linger_ms
     assert client.predicted.busiest_broker_requests_per_s < 50
+
+
+def test_a_missing_p99_slo_is_said_with_the_ceiling_the_search_used() -> None:
+    """The records' sweep states a 1 s SLO; without one the search's linger ceiling is named."""
+    req = _request()
+    assert not any("no p99 SLO given" in n for n in recommend(req).notes)
+    unbounded = replace(req, slo=req.slo.model_copy(update={"p99_ms": None}))
+    rec = recommend(unbounded)
+    (note,) = [n for n in rec.notes if "no p99 SLO given" in n]
+    assert f"{MAX_LINGER_MS:g} ms" in note and "--slo-p99" in note
+    assert all(rules_of(c.profile).linger_ms <= MAX_LINGER_MS for c in rec.clients)

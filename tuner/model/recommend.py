@@ -18,7 +18,7 @@ from tuner.model.comparison import reduction
 from tuner.model.confirm import MODEL_MISS, Confirmation, Trials, at_edge, confirm, fewest_requests, runner_up
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel
-from tuner.model.search import Candidate, Searcher, SearchResult, describe_profile, families
+from tuner.model.search import MAX_LINGER_MS, Candidate, Searcher, SearchResult, describe_profile, families
 from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import ranking_doubt
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of, rules_of, same_kind
@@ -127,6 +127,11 @@ def recommend(req: Request) -> Recommendation:
     if not clients:
         raise NoSolution(failures[0] if failures else "no client kind to recommend for")
     notes += failures
+    if req.slo.p99_ms is None:  # a silent 5 s ceiling would surprise a team that forgot the flag
+        notes.append(
+            f"no p99 SLO given: lingers were searched up to {MAX_LINGER_MS:g} ms;"
+            " bound them with --slo-p99 or the spec's slo.p99_ms"
+        )
     return Recommendation(
         created_at=time.time(),
         kbt_version=__version__,
