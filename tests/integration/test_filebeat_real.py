@@ -16,7 +16,7 @@ import pytest
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat.builds import filebeat_binary, filebeat_builds
-from tuner.driver.filebeat.engine import FilebeatEngine
+from tuner.driver.filebeat.engine import FILEBEAT_ENGINE
 from tuner.driver.filebeat.real import _Pod, run_real
 from tuner.driver.tailed.pods import wait_started
 from tuner.driver.tailed.session import START_TIMEOUT_S
@@ -105,7 +105,7 @@ def test_every_line_is_read_back_and_the_brokers_count_the_requests(
     assert client.delivery_latency_ms.p50 is not None and client.delivery_latency_ms.p50 > 0
     requests = after - before
     # Filebeat counts no produce requests, as its engine declares: the brokers' counter is the count.
-    assert not FilebeatEngine.capabilities.counts_requests and client.produce_requests_total == 0
+    assert not FILEBEAT_ENGINE.capabilities.counts_requests and client.produce_requests_total == 0
     # Filebeat batches: fewer requests than events, and at least one per output batch it reported.
     assert 0 < requests < run.written
     assert requests >= run.filebeat_stats["output.events.batches"]

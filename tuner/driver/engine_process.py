@@ -231,18 +231,18 @@ def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, na
 
 
 def stop(procs: Sequence[subprocess.Popen[Any]], wait_s: float = TERM_WAIT_S) -> None:
-    """SIGTERM every process group still running (an engine ends its run and reports), then wait,
-    then kill."""
+    """SIGTERM every process group still running (an engine ends its run and reports; each process
+    was started in its own session), then wait, then kill (the engines', the tailed pods', locust's)."""
     for proc in procs:
         if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGTERM)
     end = time.monotonic() + wait_s
     for proc in procs:
         try:
             proc.wait(timeout=max(0.1, end - time.monotonic()))
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 

@@ -102,15 +102,11 @@ class StressProducer(OpenLoopProducer):
     """One producer ("pod") offering the plan's per-producer rate."""
 
     def on_start(self) -> None:
-        env = self.environment
-        plan = STATE.plan_of(env)
-        worker = STATE.worker_index(env)
-        self.plan = plan
-        pid = STATE.next_pid(worker)
-        self.name = f"p{pid}"
+        plan = self.plan = STATE.plan_of(self.environment)
         interval = 1.0 / plan.rate_per_producer
         start_at = max(plan.t0, time.time()) + random.random() * interval
-        pool = STATE.payload_pool(plan.source_workload(), worker)
+        worker, pid, pool = STATE.slot(self.environment, plan.source_workload())
+        self.name = f"p{pid}"
         self.exporter = STATE.exporter_for(plan, worker)
         self.last_requests: dict[str, int] = {}
         self.last_stats_at = time.time()

@@ -7,9 +7,7 @@ locust itself (SIGTERM: locust quits cleanly; SIGKILL after a grace), and nothin
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ from pathlib import Path
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.core.paths import repo_root
+from tuner.driver.engine_process import stop
 from tuner.driver.stress.plan import StressPlan
 
 LOCUSTFILE = Path("loadtests") / "stress_locustfile.py"
@@ -130,16 +129,7 @@ class LocustProcesses:
 
     def stop(self) -> None:
         """SIGTERM (locust quits and reports), then SIGKILL whatever is left after a grace."""
-        for _, proc in self.procs:
-            if proc.poll() is None:
-                _signal(proc, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for _, proc in self.procs:
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal(proc, signal.SIGKILL)
-                proc.wait(timeout=5)
+        stop([proc for _, proc in self.procs], STOP_GRACE_S)
 
     def log_tail(self, name: str = "master", lines: int = 3) -> str:
         path = self.out_dir / f"locust-{name}.log"
@@ -149,8 +139,3 @@ class LocustProcesses:
             return ""
         interesting = [line for line in text if "Error" in line or "error" in line] or text
         return " | ".join(interesting[-lines:])
-
-
-def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)  # the process and anything it started (its own session)
