@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Placement
-from tuner.driver.filebeat.builds import build_for, build_version
+from tuner.driver.filebeat.builds import build_for
 from tuner.driver.filebeat.plan import drain_s
 from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
-from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
-from tuner.driver.tailed.session import run_pods
+from tuner.driver.tailed.session import PodsRun, run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.filebeat import KIND, REAL_ENGINE_NAME, FilebeatProfile, config_of
 from tuner.spec.sweep import RunPlan
@@ -42,18 +40,7 @@ PRIMER_LINE = "kbt: the pod's log, opened before its Filebeat starts\n"
 STOP_WAIT_S = 10.0
 
 
-@dataclass
-class RealRun:
-    """A real-Filebeat run: the driver result and what only this engine knows."""
-
-    result: DriverResult
-    version: str
-    filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
-    written: int = 0
-    foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
-
-
-def run_real(plan: RunPlan, placement: Placement) -> RealRun:
+def run_real(plan: RunPlan, placement: Placement) -> PodsRun[dict[str, int]]:
     """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
     `placement.security` is written into output.kafka with the password as a `${NAME}` reference
     that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
@@ -64,8 +51,7 @@ def run_real(plan: RunPlan, placement: Placement) -> RealRun:
     config = config_of(profile)
     connection = SecureClient.of(plan.profile.name, placement.security, filebeat_security)
     workload = plan.workload
-    topics, bootstrap = list(placement.topics), placement.bootstrap_servers
-    placement.single_topic("filebeat")
+    topic, bootstrap = placement.single_topic("filebeat"), placement.bootstrap_servers
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = build_for(config.filebeat_version)
@@ -77,9 +63,9 @@ def run_real(plan: RunPlan, placement: Placement) -> RealRun:
 
     def start(pod: _Pod) -> None:
         pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
-        pod.start(binary, profile, bootstrap, topics[0])
+        pod.start(binary, profile, bootstrap, topic)
 
-    run = run_pods(
+    return run_pods(
         lambda i, work: _Pod(i, work, connection),
         start,
         _sum_stats,
@@ -93,13 +79,6 @@ def run_real(plan: RunPlan, placement: Placement) -> RealRun:
         payloads=payloads,
         drain_s=drain_s(config) + float(config.input.effective("max_backoff")),
         stop_wait_s=STOP_WAIT_S,
-    )
-    return RealRun(
-        result=run.result,
-        version=build_version(binary),
-        filebeat_stats=run.counters,
-        foreign=run.judged.tally.marks.foreign,
-        written=sum(run.judged.written.values()),
     )
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput
@@ -21,10 +20,9 @@ from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config
-from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
 from tuner.driver.tailed.readback import LINES
-from tuner.driver.tailed.session import run_pods
+from tuner.driver.tailed.session import PodsRun, run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.otelcol import KIND, OtelcolProfile, config_of
 from tuner.spec.engine_id import EngineId
@@ -110,31 +108,21 @@ def drain_s(config: OtelcolConfig) -> float:
     return waits + (batch.flush_timeout.seconds if batch else 0.0) + DRAIN_SLACK_S
 
 
-@dataclass
-class OtelcolRun:
-    """A collector run: the driver result and the pods' own counters (summed)."""
-
-    result: DriverResult
-    counters: dict[str, float] = field(default_factory=dict)
-    written: int = 0
-
-
-def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
+def run_otelcol(plan: RunPlan, placement: Placement) -> PodsRun[dict[str, float]]:
     """Drive one run of a `client: otelcol` profile through real collector pods; verify delivery."""
     profile = plan.profile
     if not isinstance(profile, OtelcolProfile):
         raise BadInput(f"profile {profile.name} is a {profile.client} profile, not an otelcol one")
     config = config_of(profile)
     workload = plan.workload
-    topics = [placement.single_topic("otelcol")]
-    bootstrap_servers = placement.bootstrap_servers
+    topic, bootstrap = placement.single_topic("otelcol"), placement.bootstrap_servers
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: collector pods tail files written at a set rate")
     secure = SecureClient.of(plan.profile.name, placement.security, otelcol_security)
     binary = require_collector()
-    run = run_pods(
+    return run_pods(
         lambda i, work: Pod(i, work, secure),
-        lambda pod: pod.start(binary, profile, bootstrap_servers, topics[0]),
+        lambda pod: pod.start(binary, profile, bootstrap, topic),
         _sum,
         lambda counters: round(
             counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0)
@@ -151,7 +139,6 @@ def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
         drain_s=drain_s(config),
         stop_wait_s=STOP_WAIT_S,
     )
-    return OtelcolRun(result=run.result, counters=run.counters, written=sum(run.judged.written.values()))
 
 
 def _sum(pods: list[Pod]) -> dict[str, float]:

@@ -12,7 +12,6 @@ from pathlib import Path
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.core.writes import atomic_write
 from tuner.spec.clients import ClientProfile
 from tuner.spec.stress_spec import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
@@ -74,9 +73,6 @@ class StressPlan(Frozen):
         from tuner.target.security import client_config
 
         return client_config(self, "stress plan")
-
-    def write(self, path: Path) -> Path:
-        return atomic_write(path, self.model_dump_json(), "stress plan")
 
 
 def second_half(stage: Stage, t_in_stage: float) -> bool:

@@ -56,6 +56,16 @@ class PodsRun(Generic[S]):
     judged: TailedRun
     counters: S
 
+    @property
+    def written(self) -> int:
+        """Lines the writers wrote."""
+        return sum(self.judged.written.values())
+
+    @property
+    def foreign(self) -> int:
+        """Records read back without a record id (real Filebeat: each pod's PRIMER_LINE)."""
+        return self.judged.tally.marks.foreign
+
 
 def run_pods(
     pod_of: Callable[[int, Path], P],
