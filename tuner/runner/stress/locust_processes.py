@@ -32,7 +32,6 @@ class LocustOptions:
     master_port: int = 5557
     web_ui: bool = False
     web_port: int = 8089
-    locustfile: Path | None = None
     join_timeout_s: float = 60.0  # remote workers: from start to the first stage, to join
 
     @property
@@ -44,8 +43,8 @@ class LocustOptions:
         return self.workers + self.remote_workers
 
 
-def locustfile_path(options: LocustOptions) -> Path:
-    path = options.locustfile or repo_root() / LOCUSTFILE
+def locustfile_path() -> Path:
+    path = repo_root() / LOCUSTFILE
     if not path.is_file():
         raise EnvironmentProblem(f"locust file {path} not found (kbt stress runs from a kbt checkout)")
     return path
@@ -53,7 +52,7 @@ def locustfile_path(options: LocustOptions) -> Path:
 
 def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> list[str]:
     cmd = [
-        sys.executable, "-m", "locust", "-f", str(locustfile_path(options)),
+        sys.executable, "-m", "locust", "-f", str(locustfile_path()),
         "--kbt-plan", plan.model_dump_json(), "--loglevel", "WARNING", "--csv", str(out_dir / "locust"),
     ]  # fmt: skip
     if options.web_ui:
@@ -79,7 +78,7 @@ def remote_worker_command(options: LocustOptions) -> str:
 def worker_command(options: LocustOptions) -> list[str]:
     """A local worker: it gets the plan from the master (as a worker on another machine would)."""
     return [
-        sys.executable, "-m", "locust", "-f", str(locustfile_path(options)), "--worker",
+        sys.executable, "-m", "locust", "-f", str(locustfile_path()), "--worker",
         "--master-host", LOOPBACK, "--master-port", str(options.master_port), "--loglevel", "WARNING",
     ]  # fmt: skip
 
