@@ -82,9 +82,7 @@ class _Process(ProcessShare):
 
     def exporter_for(self, plan: StressPlan, worker: int) -> ClientExporter | None:
         if self.exporter is None and worker < len(plan.producer_ports):
-            exporter = ClientExporter(plan.run_id, "librdkafka")
-            if exporter.serve(plan.producer_ports[worker]):
-                self.exporter = exporter
+            self.exporter = ClientExporter(plan.run_id, "librdkafka").served(plan.producer_ports[worker])
         return self.exporter
 
 
