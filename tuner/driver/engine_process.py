@@ -39,7 +39,6 @@ START_AFTER_READY_S = 1.0
 
 @dataclass(frozen=True)
 class ProcessPlan:
-    index: int
     plan: dict[str, Any]
     path: Path
     acked_file: Path
@@ -116,9 +115,7 @@ def engine_plans(
             "seed": index + 1,
             **client(index),
         }
-        plans.append(
-            ProcessPlan(index=index, plan=plan, path=site.workdir / f"plan-{index}.json", acked_file=acked)
-        )
+        plans.append(ProcessPlan(plan=plan, path=site.workdir / f"plan-{index}.json", acked_file=acked))
         offset += pods
     return plans
 

@@ -75,11 +75,12 @@ def remote_worker_command(options: LocustOptions) -> str:
     return f"kbt stress-worker --master {host}:{options.master_port}"
 
 
-def worker_command(options: LocustOptions) -> list[str]:
-    """A local worker: it gets the plan from the master (as a worker on another machine would)."""
+def worker_command(locustfile: str, host: str, port: int) -> list[str]:
+    """A locust worker of `locustfile` (`-`: fetched from the master) joining the master at host:port;
+    it gets the plan from the master, a local worker as one on another machine does."""
     return [
-        sys.executable, "-m", "locust", "-f", str(locustfile_path()), "--worker",
-        "--master-host", LOOPBACK, "--master-port", str(options.master_port), "--loglevel", "WARNING",
+        sys.executable, "-m", "locust", "-f", locustfile, "--worker",
+        "--master-host", host, "--master-port", str(port), "--loglevel", "WARNING",
     ]  # fmt: skip
 
 
@@ -93,7 +94,8 @@ class LocustProcesses:
     def start(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         commands = [("master", master_command(self.options, self.plan, self.out_dir))]
-        commands += [(f"worker-{i}", worker_command(self.options)) for i in range(self.options.workers)]
+        local = worker_command(str(locustfile_path()), LOOPBACK, self.options.master_port)
+        commands += [(f"worker-{i}", local) for i in range(self.options.workers)]
         for name, cmd in commands:
             log = (self.out_dir / f"locust-{name}.log").open("wb")
             try:
