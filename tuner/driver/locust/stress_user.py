@@ -40,7 +40,7 @@ from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.locust.producer import OpenLoopProducer, ProcessShare, drain
 from tuner.driver.payload import SEQ_MASK
-from tuner.driver.stress.plan import WORKER_REPORT_ENV, StressPlan
+from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, WORKER_REPORT_ENV, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.spec.stress_spec import users_at
 
@@ -50,8 +50,6 @@ SPAWN_RATE = 100.0
 LEAD_USERS_S = 3.0  # spawn the first stage's producers this long before t0 (connections warm)
 FLUSH_LIMIT_S = 30.0
 FLUSH_MARGIN_S = 4.0  # a locust report (every 3 s) must still fit between the flush and the end
-STATUS_FILE = "status.json"
-ABORT_FILE = "abort"
 STATUS_KEY = "kbt_stress"
 COUNTS = ("sent", "acked", "failed")
 

@@ -18,6 +18,9 @@ from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
 # A worker started by `kbt stress-worker` writes its summary to the file this variable names.
 WORKER_REPORT_ENV = "KBT_STRESS_WORKER_REPORT"
+# In the plan's out_dir: the locust master's status, and the runner's request to end the ramp.
+STATUS_FILE = "status.json"
+ABORT_FILE = "abort"
 
 
 class StressPlan(Frozen):
