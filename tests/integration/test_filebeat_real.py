@@ -16,7 +16,7 @@ import pytest
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.filebeat.builds import filebeat_binary, filebeat_builds
-from tuner.driver.filebeat.engine import FilebeatEngine
+from tuner.driver.filebeat.engine import FILEBEAT_ENGINE
 from tuner.driver.filebeat.real import _Pod, run_real
 from tuner.driver.tailed.pods import wait_started
 from tuner.driver.tailed.session import START_TIMEOUT_S
@@ -91,7 +91,7 @@ def test_every_line_is_read_back_and_the_brokers_count_the_requests(
     after = _wait_requests(prometheus, max(time.time(), run.result.client.finished_at))
     client, delivery = run.result.client, run.result.delivery
     print(
-        f"{version} {input_type}: written {run.written}, stats {run.filebeat_stats},"
+        f"{version} {input_type}: written {run.written}, stats {run.counters},"
         f" broker requests {after - before}"
     )
     assert run.written == 3 * 40 * 12
@@ -99,16 +99,16 @@ def test_every_line_is_read_back_and_the_brokers_count_the_requests(
     assert delivery.consumed == delivery.acked == run.written
     assert delivery.out_of_order == 0
     # Filebeat also shipped each pod's primer line (PRIMER_LINE: no record id, not read back).
-    assert run.filebeat_stats["output.events.acked"] == run.written + plan.workload.producers
+    assert run.counters["output.events.acked"] == run.written + plan.workload.producers
     assert run.foreign == plan.workload.producers
     assert client.records_acked == client.offered_records > 0  # the measured window, all delivered
     assert client.delivery_latency_ms.p50 is not None and client.delivery_latency_ms.p50 > 0
     requests = after - before
     # Filebeat counts no produce requests, as its engine declares: the brokers' counter is the count.
-    assert not FilebeatEngine.capabilities.counts_requests and client.produce_requests_total == 0
+    assert not FILEBEAT_ENGINE.capabilities.counts_requests and client.produce_requests_total == 0
     # Filebeat batches: fewer requests than events, and at least one per output batch it reported.
     assert 0 < requests < run.written
-    assert requests >= run.filebeat_stats["output.events.batches"]
+    assert requests >= run.counters["output.events.batches"]
 
 
 def test_a_pod_whose_stats_port_was_taken_starts_again_on_another(lab: Any, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from tests.integration.test_filebeat_real import _wait_requests
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.otelcol.build import collector_binary
-from tuner.driver.otelcol.engine import OtelcolEngine, Pod, run_otelcol
+from tuner.driver.otelcol.engine import OTELCOL_ENGINE, Pod, run_otelcol
 from tuner.driver.tailed.pods import wait_started
 from tuner.driver.tailed.session import START_TIMEOUT_S
 from tuner.lab import LabState
@@ -64,7 +64,7 @@ def test_every_line_is_read_back_and_the_collectors_and_brokers_agree(
     assert client.records_acked == client.offered_records > 0
     assert client.delivery_latency_ms.p50 is not None and client.delivery_latency_ms.p50 > 0
     # The brokers count the requests (the engine declares it counts none); OTLP exports batch lines.
-    assert not OtelcolEngine.capabilities.counts_requests and client.produce_requests_total == 0
+    assert not OTELCOL_ENGINE.capabilities.counts_requests and client.produce_requests_total == 0
     assert 0 < requests < run.written
 
 

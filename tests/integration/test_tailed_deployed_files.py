@@ -114,13 +114,13 @@ def test_real_filebeat_runs_the_rendered_file_against_three_brokers(
     before = _wait_per_broker(prometheus, time.time())
     run = run_real(plan, Placement("it-deployed-filebeat", (topic,), lab.bootstrap_servers))
     after = _wait_per_broker(prometheus, max(time.time(), run.result.client.finished_at))
-    print(f"written {run.written}, stats {run.filebeat_stats}, per broker {before} -> {after}")
+    print(f"written {run.written}, stats {run.counters}, per broker {before} -> {after}")
     _check_common(lab, plan, run.result, before, after)
-    acked, batches = run.filebeat_stats["output.events.acked"], run.filebeat_stats["output.events.batches"]
-    assert batches >= acked / 7, run.filebeat_stats  # the file's bulk_max_size is the run's
+    acked, batches = run.counters["output.events.acked"], run.counters["output.events.batches"]
+    assert batches >= acked / 7, run.counters  # the file's bulk_max_size is the run's
     # The file leaves queue.mem unset: each pod's queue is Filebeat 7.17's own (its comment says 4096).
     assert "\nqueue.mem:" not in _the_users_file(plan)
-    assert run.filebeat_stats["pipeline.queue.max_events"] == 3 * 4096, run.filebeat_stats
+    assert run.counters["pipeline.queue.max_events"] == 3 * 4096, run.counters
 
 
 @pytest.mark.skipif(collector_binary() is None, reason="no OpenTelemetry Collector build: run 'make install'")

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import Any, Self
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
@@ -101,6 +101,10 @@ class Exporter:
         threading.Thread(target=server.serve_forever, name="client-exporter", daemon=True).start()
         self.serving = True
         return True
+
+    def served(self, port: int) -> Self | None:
+        """This exporter once it listens on `port`; None when the port is taken."""
+        return self if self.serve(port) else None
 
     def _app(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         with self._scrapes:

@@ -65,11 +65,12 @@ class Engine(Protocol):
 
 @dataclass(frozen=True)
 class RunFunctionEngine:
-    """An engine that is one run function and cannot hold its load (the Sarama and Java engines)."""
+    """An engine that is one run function `runs(plan, placement)`, or `runs(plan, placement, hold)`
+    when a load is held (`drive` gives `hold` only to an engine whose capabilities say `holds_load`)."""
 
     id: EngineId
     capabilities: Capabilities
-    runs: Callable[[RunPlan, Placement], DriverResult]
+    runs: Callable[..., DriverResult]
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return self.runs(plan, placement)
+        return self.runs(plan, placement) if hold is None else self.runs(plan, placement, hold)

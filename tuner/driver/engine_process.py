@@ -39,7 +39,6 @@ START_AFTER_READY_S = 1.0
 
 @dataclass(frozen=True)
 class ProcessPlan:
-    index: int
     plan: dict[str, Any]
     path: Path
     acked_file: Path
@@ -116,9 +115,7 @@ def engine_plans(
             "seed": index + 1,
             **client(index),
         }
-        plans.append(
-            ProcessPlan(index=index, plan=plan, path=site.workdir / f"plan-{index}.json", acked_file=acked)
-        )
+        plans.append(ProcessPlan(plan=plan, path=site.workdir / f"plan-{index}.json", acked_file=acked))
         offset += pods
     return plans
 
@@ -231,18 +228,18 @@ def _start_together(procs: Sequence[subprocess.Popen[str]], timeout_s: float, na
 
 
 def stop(procs: Sequence[subprocess.Popen[Any]], wait_s: float = TERM_WAIT_S) -> None:
-    """SIGTERM every process group still running (an engine ends its run and reports), then wait,
-    then kill."""
+    """SIGTERM every process group still running (an engine ends its run and reports; each process
+    was started in its own session), then wait, then kill (the engines', the tailed pods', locust's)."""
     for proc in procs:
         if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGTERM)
     end = time.monotonic() + wait_s
     for proc in procs:
         try:
             proc.wait(timeout=max(0.1, end - time.monotonic()))
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
 

@@ -12,18 +12,18 @@ from dataclasses import replace
 
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Engine, Hold, Placement
-from tuner.driver.filebeat.engine import FilebeatEngine
+from tuner.driver.filebeat.engine import FILEBEAT_ENGINE
 from tuner.driver.filebeat.sarama import SARAMA_ENGINE
 from tuner.driver.java_engine import JAVA_ENGINE
-from tuner.driver.librdkafka_engine import LibrdkafkaEngine
-from tuner.driver.otelcol.engine import OtelcolEngine
+from tuner.driver.librdkafka_engine import LIBRDKAFKA_ENGINE
+from tuner.driver.otelcol.engine import OTELCOL_ENGINE
 from tuner.driver.result import DriverResult
 from tuner.spec.clients import kind_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 _REGISTERED: tuple[Engine, ...] = (
-    LibrdkafkaEngine(), SARAMA_ENGINE, FilebeatEngine(), JAVA_ENGINE, OtelcolEngine()
+    LIBRDKAFKA_ENGINE, SARAMA_ENGINE, FILEBEAT_ENGINE, JAVA_ENGINE, OTELCOL_ENGINE
 )  # fmt: skip
 ENGINES: Mapping[EngineId, Engine] = {engine.id: engine for engine in _REGISTERED}
 

@@ -1,5 +1,5 @@
 """Client kind `librdkafka`: N confluent-kafka producers across M OS processes, then delivery
-verification. `LibrdkafkaEngine` is the engine the registry (tuner/driver/engines.py) holds."""
+verification. `LIBRDKAFKA_ENGINE` is the engine the registry (tuner/driver/engines.py) holds."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from hdrh.histogram import HdrHistogram
 from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
-from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine import Capabilities, Hold, Placement, RunFunctionEngine
 from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
@@ -37,18 +37,6 @@ RESULT_SLACK_S = 150.0  # drain (60 s) + final statistics + writing the acked re
 def split_producers(producers: int, processes: int) -> list[list[int]]:
     """Producer ids spread as evenly as possible: process i hosts ids i, i+M, i+2M, ..."""
     return [list(range(i, producers, processes)) for i in range(processes)]
-
-
-class LibrdkafkaEngine:
-    """confluent-kafka (librdkafka) producers across worker processes."""
-
-    id = EngineId.LIBRDKAFKA
-    capabilities = Capabilities(
-        secure=True, holds_load=True, live_trials=True, counts_requests=True, live_exporter=True
-    )
-
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return run_load(plan, placement, hold)
 
 
 def run_load(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
@@ -279,3 +267,11 @@ def verify_delivery(
             ledger.read_acked_files(topic, files)
     verdict = verify(bootstrap, ledger, tail_key, security=security)
     return verdict.result(failed=sum(o.failed_total for o in outs), indeterminate=indeterminate)
+
+
+# confluent-kafka (librdkafka) producers across worker processes; the one engine that holds its load.
+LIBRDKAFKA_ENGINE = RunFunctionEngine(
+    EngineId.LIBRDKAFKA,
+    Capabilities(secure=True, holds_load=True, live_trials=True, counts_requests=True, live_exporter=True),
+    run_load,
+)

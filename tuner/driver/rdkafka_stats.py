@@ -1,6 +1,6 @@
 """librdkafka statistics (`statistics.interval.ms` JSON) turned into per-run client figures.
 
-Cumulative counters (`brokers.*.req.Produce`, `txbytes`) are interpolated linearly to the measured
+Cumulative counters (`brokers.*.req.Produce`) are interpolated linearly to the measured
 window's start and read after the final drain. Rolling windows (`topics.*.batchcnt` / `batchsize`,
 `brokers.*.int_latency` / `rtt`, reset at every emission) are summed over the emissions after the
 window's start. librdkafka puts one
@@ -61,7 +61,6 @@ class WindowStats(Summed):
 
     requests: dict[str, float] = field(default_factory=dict)  # node id -> produce requests in window
     requests_total: dict[str, int] = field(default_factory=dict)  # node id -> whole run
-    txbytes: float = 0.0  # bytes sent to brokers in the window
     batches: int = 0
     batch_records: int = 0
     batch_bytes: float = 0.0
@@ -73,7 +72,6 @@ class WindowStats(Summed):
 class _Emission:
     t: float
     requests: dict[str, int]
-    txbytes: int
     batches: int
     batch_records: int
     batch_bytes: float
@@ -90,14 +88,12 @@ class StatsTrack:
     def add(self, raw: str, now: float) -> None:
         data = json.loads(raw)
         requests: dict[str, int] = {}
-        txbytes = 0
         queue_latency, rtt = Rolling(), Rolling()
         for broker in data.get("brokers", {}).values():
             node = int(broker.get("nodeid", -1))
             if node < 0:  # bootstrap placeholders carry only Metadata requests
                 continue
             requests[str(node)] = int(broker.get("req", {}).get("Produce", 0))
-            txbytes += int(broker.get("txbytes", 0))
             queue_latency.add(broker.get("int_latency", {}))
             rtt.add(broker.get("rtt", {}))
         batches = batch_records = 0
@@ -109,7 +105,7 @@ class StatsTrack:
             batch_records += int(count.get("sum", 0))
             batch_bytes += float(size.get("sum", 0))
         self.emissions.append(
-            _Emission(now, requests, txbytes, batches, batch_records, batch_bytes, queue_latency, rtt)
+            _Emission(now, requests, batches, batch_records, batch_bytes, queue_latency, rtt)
         )
 
     def _at(self, t: float, get: Any) -> float:
@@ -139,7 +135,6 @@ class StatsTrack:
                 start, lambda e, n=node: e.requests.get(n, 0)
             )
             out.requests_total[node] = last.requests.get(node, 0)
-        out.txbytes = last.txbytes - self._at(start, lambda e: e.txbytes)
         for e in self.emissions:
             if e.t > start:  # a rolling window covers the interval ending at its emission
                 out.batches += e.batches

@@ -182,9 +182,7 @@ class Worker:
             ranges=self.ranges,
         )
         if task.exporter_port is not None:
-            exporter = ClientExporter(task.run_id, "librdkafka")
-            if exporter.serve(task.exporter_port):
-                self.exporter = exporter
+            self.exporter = ClientExporter(task.run_id, "librdkafka").served(task.exporter_port)
         self.t0 = 0.0
         self.window = (0.0, 0.0)
         self.hold_until: Any = None
@@ -401,14 +399,12 @@ class Worker:
         left = 0
         for pod in self.pods:
             left += pod.producer.flush(max(0.1, deadline - time.time()))
-        if self.ranges:  # no success reports: what the timed-out flush left queued
-            self.result.indeterminate = left
-            self.result.flushed_at = time.time()
-            return
-        # Records produced that never got a delivery report. Not len(producer): that also counts
+        # Closed loop (no success reports): what the timed-out flush left queued. Open loop: records
+        # produced that never got a delivery report. Not len(producer): that also counts
         # statistics and error events waiting for poll(), which made clean runs "indeterminate".
         reported = self.log.acked_total + self.log.failed_total
-        self.result.indeterminate = max(0, sum(pod.seq for pod in self.pods) - reported)
+        unreported = max(0, sum(pod.seq for pod in self.pods) - reported)
+        self.result.indeterminate = left if self.ranges else unreported
         self.result.flushed_at = time.time()
 
     def _collect_stats(self) -> None:

@@ -1,6 +1,5 @@
 """What a driver run returns: client aggregates and the delivery verdict (defined once, for the
-drivers and the run records alike, in tuner.core.client_figures), the topics and whether it was
-interrupted."""
+drivers and the run records alike, in tuner.core.client_figures) and the topics."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ class DriverResult(Frozen):
     client: ClientResult
     delivery: DeliveryResult
     topics: list[str] = Field(default_factory=list)
-    interrupted: bool = False
 
 
 __all__ = ["ArtifactRef", "ClientResult", "DeliveryResult", "DriverResult", "LatencyMs"]

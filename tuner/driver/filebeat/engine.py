@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from tuner.core.errors import BadInput
-from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.driver.result import DriverResult
 from tuner.spec.clients.filebeat import config_of
@@ -28,26 +28,26 @@ def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
     return engine
 
 
-class FilebeatEngine:
-    """Client kind filebeat's engine: real Filebeat or the Sarama emulation, as the profile says.
-    Its capabilities hold for both (real Filebeat counts no produce requests; the brokers do), but
-    a secure connection: real Filebeat only, the emulation refuses it."""
+def run_filebeat(plan: RunPlan, placement: Placement) -> DriverResult:
+    """A run on real Filebeat or the Sarama emulation, as the profile says."""
+    if filebeat_engine_name(plan) == "real":
+        from tuner.driver.filebeat.real import run_real
 
-    id = EngineId.FILEBEAT
-    capabilities = Capabilities(
-        secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
-    )
+        return run_real(plan, placement).result
+    if placement.security:  # the emulation speaks PLAINTEXT only
+        raise BadInput(
+            f"profile {plan.profile.name}: a secure connection needs real Filebeat (input.engine real"
+            " or auto with a Filebeat build installed); the Sarama emulation is PLAINTEXT only"
+        )
+    from tuner.driver.filebeat.sarama import run_filebeat_load
 
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        if filebeat_engine_name(plan) == "real":
-            from tuner.driver.filebeat.real import run_real
+    return run_filebeat_load(plan, placement)
 
-            return run_real(plan, placement).result
-        if placement.security:  # the emulation speaks PLAINTEXT only
-            raise BadInput(
-                f"profile {plan.profile.name}: a secure connection needs real Filebeat (input.engine real"
-                " or auto with a Filebeat build installed); the Sarama emulation is PLAINTEXT only"
-            )
-        from tuner.driver.filebeat.sarama import run_filebeat_load
 
-        return run_filebeat_load(plan, placement)
+# Client kind filebeat's engine. Its capabilities hold for both (real Filebeat counts no produce
+# requests; the brokers do), but a secure connection: real Filebeat only, the emulation refuses it.
+FILEBEAT_ENGINE = RunFunctionEngine(
+    EngineId.FILEBEAT,
+    Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
+    run_filebeat,
+)

@@ -15,29 +15,17 @@ output batches) is read from each pod's loopback monitoring endpoint before it s
 from __future__ import annotations
 
 import json
-import tempfile
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.core.kafka_clients import Connection
 from tuner.driver.engine import Placement
-from tuner.driver.filebeat.builds import build_for, build_version
+from tuner.driver.filebeat.builds import build_for
 from tuner.driver.filebeat.plan import drain_s
 from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
-from tuner.driver.result import DriverResult
-from tuner.driver.tailed.pods import (
-    RestartsOnTakenPort,
-    deployment_env,
-    log_append_time,
-    sigterm_interrupts,
-    sized_payloads,
-    tailed_result,
-)
-from tuner.driver.tailed.readback import ReadBack
-from tuner.driver.tailed.session import run_pods
+from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
+from tuner.driver.tailed.session import PodsRun, run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.filebeat import KIND, REAL_ENGINE_NAME, FilebeatProfile, config_of
 from tuner.spec.sweep import RunPlan
@@ -52,18 +40,7 @@ PRIMER_LINE = "kbt: the pod's log, opened before its Filebeat starts\n"
 STOP_WAIT_S = 10.0
 
 
-@dataclass
-class RealRun:
-    """A real-Filebeat run: the driver result and what only this engine knows."""
-
-    result: DriverResult
-    version: str
-    filebeat_stats: dict[str, int] = field(default_factory=dict)  # summed over the pods
-    written: int = 0
-    foreign: int = 0  # records read back without a record id (each pod's PRIMER_LINE)
-
-
-def run_real(plan: RunPlan, placement: Placement) -> RealRun:
+def run_real(plan: RunPlan, placement: Placement) -> PodsRun[dict[str, int]]:
     """Drive one run of a `client: filebeat` profile through real Filebeat and verify delivery.
     `placement.security` is written into output.kafka with the password as a `${NAME}` reference
     that Filebeat expands from its environment (the pods' alone); kbt's own clients (topic config,
@@ -74,50 +51,34 @@ def run_real(plan: RunPlan, placement: Placement) -> RealRun:
     config = config_of(profile)
     connection = SecureClient.of(plan.profile.name, placement.security, filebeat_security)
     workload = plan.workload
-    topics, bootstrap = list(placement.topics), placement.bootstrap_servers
-    placement.single_topic("filebeat")
+    topic, bootstrap = placement.single_topic("filebeat"), placement.bootstrap_servers
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: real Filebeat pods tail files written at a set rate")
     binary = build_for(config.filebeat_version)
-    rate = float(workload.rate_per_producer)
-    log_append_time(Connection(bootstrap, connection.librdkafka), topics[0])
-    with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-fbreal-") as tmp:
-        work = Path(tmp)
-        pods = [_Pod(i, work, connection) for i in range(workload.producers)]
+
+    def payloads(work: Path, pods: list[_Pod]) -> list[str]:
         # Sized so the Kafka record (Filebeat's JSON event) has the workload's size.
         overhead = EVENT_OVERHEAD_BYTES + len(str(pods[0].log_file)) + PREFIX_BYTES
-        payloads = sized_payloads(plan, work, overhead, lambda t: t.replace("\\", "/").replace('"', "'"))
+        return sized_payloads(plan, work, overhead, lambda t: t.replace("\\", "/").replace('"', "'"))
 
-        def start(pod: _Pod) -> None:
-            pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
-            pod.start(binary, profile, bootstrap, topics[0])
+    def start(pod: _Pod) -> None:
+        pod.log_file.write_text(PRIMER_LINE, encoding="utf-8")
+        pod.start(binary, profile, bootstrap, topic)
 
-        run = run_pods(
-            pods,
-            start,
-            lambda: _sum_stats(pods),
-            shipper="real Filebeat",
-            workload=workload,
-            rate=rate,
-            payloads=payloads,
-            work=work,
-            read_back=lambda window: ReadBack(
-                bootstrap, topics[0], workload.topics[0].partitions, window, security=connection.librdkafka
-            ),
-            drain_s=drain_s(config) + float(config.input.effective("max_backoff")),
-            stop_wait_s=STOP_WAIT_S,
-        )
-    stats = run.counters
-    failed = stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0)
-    result = tailed_result(
-        REAL_ENGINE_NAME, workload, run.judged, pods, failed, topics, KIND.artifact(profile)
-    )
-    return RealRun(
-        result=result,
-        version=build_version(binary),
-        filebeat_stats=stats,
-        foreign=run.judged.tally.marks.foreign,
-        written=sum(run.judged.written.values()),
+    return run_pods(
+        lambda i, work: _Pod(i, work, connection),
+        start,
+        _sum_stats,
+        lambda stats: stats.get("output.events.failed", 0) + stats.get("output.events.dropped", 0),
+        shipper="real Filebeat",
+        engine=REAL_ENGINE_NAME,
+        artifact=KIND.artifact(profile),
+        plan=plan,
+        placement=placement,
+        security=connection.librdkafka,
+        payloads=payloads,
+        drain_s=drain_s(config) + float(config.input.effective("max_backoff")),
+        stop_wait_s=STOP_WAIT_S,
     )
 
 

@@ -47,13 +47,12 @@ class ProcessShare:
         runner = environment.runner
         return max(0, int(getattr(runner, "worker_index", 0))) if isinstance(runner, WorkerRunner) else 0
 
-    def payload_pool(self, workload: WorkloadSpec, worker: int) -> list[bytes]:
+    def slot(self, environment: Environment, workload: WorkloadSpec) -> tuple[int, int, list[bytes]]:
+        """A new user's worker index, producer id and the process's payload pool (built once)."""
+        worker = self.worker_index(environment)
         if self.pool is None:
             self.pool = build_pool(workload, seed=worker + 1)
-        return self.pool
-
-    def next_pid(self, worker: int) -> int:
-        return (worker << WORKER_SHIFT) | (next(self.counter) & ((1 << WORKER_SHIFT) - 1))
+        return worker, (worker << WORKER_SHIFT) | (next(self.counter) & ((1 << WORKER_SHIFT) - 1)), self.pool
 
 
 class OpenLoopProducer(User):

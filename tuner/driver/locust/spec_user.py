@@ -111,12 +111,8 @@ class KafkaProducerUser(OpenLoopProducer):
     abstract = True
 
     def on_start(self) -> None:
-        env = self.environment
-        load = STATE.load_of(env)
-        worker = STATE.worker_index(env)
-        pool = STATE.payload_pool(load.source_workload(), worker)
-        self.load = load
-        pid = STATE.next_pid(worker)
+        load = self.load = STATE.load_of(self.environment)
+        _, pid, pool = STATE.slot(self.environment, load.source_workload())
         rate = load.plan.workload.rate_per_producer
         interval = 0.0 if rate == "max" else 1.0 / float(rate)
         now = time.time()

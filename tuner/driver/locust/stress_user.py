@@ -40,7 +40,7 @@ from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.locust.producer import OpenLoopProducer, ProcessShare, drain
 from tuner.driver.payload import SEQ_MASK
-from tuner.driver.stress.plan import WORKER_REPORT_ENV, StressPlan
+from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, WORKER_REPORT_ENV, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.spec.stress_spec import users_at
 
@@ -50,8 +50,6 @@ SPAWN_RATE = 100.0
 LEAD_USERS_S = 3.0  # spawn the first stage's producers this long before t0 (connections warm)
 FLUSH_LIMIT_S = 30.0
 FLUSH_MARGIN_S = 4.0  # a locust report (every 3 s) must still fit between the flush and the end
-STATUS_FILE = "status.json"
-ABORT_FILE = "abort"
 STATUS_KEY = "kbt_stress"
 COUNTS = ("sent", "acked", "failed")
 
@@ -82,9 +80,7 @@ class _Process(ProcessShare):
 
     def exporter_for(self, plan: StressPlan, worker: int) -> ClientExporter | None:
         if self.exporter is None and worker < len(plan.producer_ports):
-            exporter = ClientExporter(plan.run_id, "librdkafka")
-            if exporter.serve(plan.producer_ports[worker]):
-                self.exporter = exporter
+            self.exporter = ClientExporter(plan.run_id, "librdkafka").served(plan.producer_ports[worker])
         return self.exporter
 
 
@@ -102,15 +98,11 @@ class StressProducer(OpenLoopProducer):
     """One producer ("pod") offering the plan's per-producer rate."""
 
     def on_start(self) -> None:
-        env = self.environment
-        plan = STATE.plan_of(env)
-        worker = STATE.worker_index(env)
-        self.plan = plan
-        pid = STATE.next_pid(worker)
-        self.name = f"p{pid}"
+        plan = self.plan = STATE.plan_of(self.environment)
         interval = 1.0 / plan.rate_per_producer
         start_at = max(plan.t0, time.time()) + random.random() * interval
-        pool = STATE.payload_pool(plan.source_workload(), worker)
+        worker, pid, pool = STATE.slot(self.environment, plan.source_workload())
+        self.name = f"p{pid}"
         self.exporter = STATE.exporter_for(plan, worker)
         self.last_requests: dict[str, int] = {}
         self.last_stats_at = time.time()

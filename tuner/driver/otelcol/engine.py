@@ -13,27 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput
-from tuner.core.kafka_clients import Connection
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
-from tuner.driver.engine import Capabilities, Hold, Placement
+from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config
-from tuner.driver.result import DriverResult
-from tuner.driver.tailed.pods import (
-    RestartsOnTakenPort,
-    deployment_env,
-    log_append_time,
-    sigterm_interrupts,
-    sized_payloads,
-    tailed_result,
-)
-from tuner.driver.tailed.readback import LINES, ReadBack
-from tuner.driver.tailed.session import run_pods
+from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
+from tuner.driver.tailed.readback import LINES
+from tuner.driver.tailed.session import PodsRun, run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.otelcol import KIND, OtelcolProfile, config_of
 from tuner.spec.engine_id import EngineId
@@ -119,70 +108,37 @@ def drain_s(config: OtelcolConfig) -> float:
     return waits + (batch.flush_timeout.seconds if batch else 0.0) + DRAIN_SLACK_S
 
 
-class OtelcolEngine:
-    """Client kind otelcol's engine: real collector pods; the brokers count its requests."""
-
-    id = EngineId.OTELCOL
-    capabilities = Capabilities(
-        secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
-    )
-
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return run_otelcol(plan, placement).result
-
-
-@dataclass
-class OtelcolRun:
-    """A collector run: the driver result and the pods' own counters (summed)."""
-
-    result: DriverResult
-    counters: dict[str, float] = field(default_factory=dict)
-    written: int = 0
-
-
-def run_otelcol(plan: RunPlan, placement: Placement) -> OtelcolRun:
+def run_otelcol(plan: RunPlan, placement: Placement) -> PodsRun[dict[str, float]]:
     """Drive one run of a `client: otelcol` profile through real collector pods; verify delivery."""
     profile = plan.profile
     if not isinstance(profile, OtelcolProfile):
         raise BadInput(f"profile {profile.name} is a {profile.client} profile, not an otelcol one")
     config = config_of(profile)
     workload = plan.workload
-    topics = [placement.single_topic("otelcol")]
-    bootstrap_servers = placement.bootstrap_servers
+    topic, bootstrap = placement.single_topic("otelcol"), placement.bootstrap_servers
     if workload.rate_per_producer == "max":
         raise BadInput("rate_per_producer max: collector pods tail files written at a set rate")
     secure = SecureClient.of(plan.profile.name, placement.security, otelcol_security)
     binary = require_collector()
-    rate = float(workload.rate_per_producer)
-    log_append_time(Connection(bootstrap_servers, secure.librdkafka), topics[0])
-    with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix="kbt-otelcol-") as tmp:
-        work = Path(tmp)
-        pods = [Pod(i, work, secure) for i in range(workload.producers)]
-        run = run_pods(
-            pods,
-            lambda pod: pod.start(binary, profile, bootstrap_servers, topics[0]),
-            lambda: _sum(pods),
-            shipper="the collector",
-            workload=workload,
-            rate=rate,
-            # Each written line (id prefix included) has the workload's event size.
-            payloads=sized_payloads(plan, work, PREFIX_BYTES, lambda t: t.replace("\n", " ")),
-            work=work,
-            read_back=lambda window: ReadBack(
-                bootstrap_servers,
-                topics[0],
-                workload.topics[0].partitions,
-                window,
-                LINES,
-                security=secure.librdkafka,
-            ),
-            drain_s=drain_s(config),
-            stop_wait_s=STOP_WAIT_S,
-        )
-    counters = run.counters
-    failed = round(counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0))
-    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics, KIND.artifact(profile))
-    return OtelcolRun(result=result, counters=counters, written=sum(run.judged.written.values()))
+    return run_pods(
+        lambda i, work: Pod(i, work, secure),
+        lambda pod: pod.start(binary, profile, bootstrap, topic),
+        _sum,
+        lambda counters: round(
+            counters.get("exporter.failed", 0) + counters.get("exporter.enqueue_failed", 0)
+        ),
+        shipper="the collector",
+        engine="otelcol",
+        artifact=KIND.artifact(profile),
+        plan=plan,
+        placement=placement,
+        security=secure.librdkafka,
+        # Each written line (id prefix included) has the workload's event size.
+        payloads=lambda work, _pods: sized_payloads(plan, work, PREFIX_BYTES, lambda t: t.replace("\n", " ")),
+        line=LINES,
+        drain_s=drain_s(config),
+        stop_wait_s=STOP_WAIT_S,
+    )
 
 
 def _sum(pods: list[Pod]) -> dict[str, float]:
@@ -191,3 +147,11 @@ def _sum(pods: list[Pod]) -> dict[str, float]:
         for key, value in (pod.counters() or {}).items():
             total[key] += value
     return total
+
+
+# Client kind otelcol's engine: real collector pods; the brokers count its requests.
+OTELCOL_ENGINE = RunFunctionEngine(
+    EngineId.OTELCOL,
+    Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
+    lambda plan, placement: run_otelcol(plan, placement).result,
+)

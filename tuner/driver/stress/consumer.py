@@ -106,8 +106,7 @@ class GroupLoop:
         self.exporter: ConsumerExporter | None = None
         if task.exporter_port is not None:
             exporter = ConsumerExporter(self.plan.run_id, self.group.name, self.group.mode)
-            if exporter.serve(task.exporter_port):
-                self.exporter = exporter
+            self.exporter = exporter.served(task.exporter_port)
         self.members = [_Member(self, n) for n in range(self.group.consumers)]
         self.recent: deque[float] = deque(maxlen=E2E_WINDOW)
         self.budget_at = time.time()

@@ -12,13 +12,15 @@ from pathlib import Path
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
-from tuner.core.writes import atomic_write
 from tuner.spec.clients import ClientProfile
 from tuner.spec.stress_spec import Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
 # A worker started by `kbt stress-worker` writes its summary to the file this variable names.
 WORKER_REPORT_ENV = "KBT_STRESS_WORKER_REPORT"
+# In the plan's out_dir: the locust master's status, and the runner's request to end the ramp.
+STATUS_FILE = "status.json"
+ABORT_FILE = "abort"
 
 
 class StressPlan(Frozen):
@@ -74,9 +76,6 @@ class StressPlan(Frozen):
         from tuner.target.security import client_config
 
         return client_config(self, "stress plan")
-
-    def write(self, path: Path) -> Path:
-        return atomic_write(path, self.model_dump_json(), "stress plan")
 
 
 def second_half(stage: Stage, t_in_stage: float) -> bool:

@@ -112,8 +112,7 @@ class Tally:
 
     def take_delta(self) -> dict[str, Any]:
         """Everything tallied since the last call, as wire data; the tally starts again empty."""
-        self.flush_acked()
-        wire = self.to_wire()
+        wire = self.to_wire()  # pending acks flushed first
         self.stages.clear()
         self.acked.clear()
         self.max_offsets.clear()

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
-from tuner.driver.delivery.read import ReadDeadline
 from tuner.driver.stress.tally import Tally
 
 
@@ -28,12 +27,7 @@ class StressDelivery:
         return sum(self.lost_by_stage.values())
 
 
-def verify_stress(
-    bootstrap: str,
-    tally: Tally,
-    deadline: ReadDeadline | None = None,
-    security: Mapping[str, str] | None = None,
-) -> StressDelivery:
+def verify_stress(bootstrap: str, tally: Tally, security: Mapping[str, str] | None = None) -> StressDelivery:
     """Every acked record looked for, by stage (`security`: the target's librdkafka client
     security). Records the read had not reached by its deadline are unread, not lost."""
     tally.flush_acked()
@@ -44,7 +38,7 @@ def verify_stress(
     for topic, parts in tally.max_offsets.items():
         for partition, offset in parts.items():
             ledger.offset(topic, partition, offset)
-    verdict = verify(bootstrap, ledger, tail_key, deadline, security)
+    verdict = verify(bootstrap, ledger, tail_key, security=security)
     return StressDelivery(
         verified=verdict.complete,
         acked=verdict.acked,

@@ -20,7 +20,7 @@ from tuner.driver.delivery.check import Marks
 from tuner.driver.latency_buckets import LATENCY_MAX_US
 
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
-_MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
+MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
 # The same line anywhere in a record that carries several (an OTLP export: the line is its body).
 LINES = re.compile(rb"(\d{16}) (\d+)-(\d+) ")
 
@@ -39,7 +39,7 @@ class Tally:
     bytes_in_window: int = 0
     events_in_window: int = 0
     ack_us: HdrHistogram = field(default_factory=_hist)
-    line: re.Pattern[bytes] = _MESSAGE  # finds a line's id in a record (LINES: every line in it)
+    line: re.Pattern[bytes] = MESSAGE  # finds a line's id in a record (LINES: every line in it)
 
     def add(self, partition: int, value: bytes, timestamp: tuple[int, int]) -> None:
         found = list(self.line.finditer(value)) if self.line is LINES else [self.line.search(value)]
@@ -71,7 +71,7 @@ class ReadBack:
         topic: str,
         partitions: int,
         window: tuple[float, float],
-        line: re.Pattern[bytes] = _MESSAGE,
+        line: re.Pattern[bytes] = MESSAGE,
         security: Mapping[str, str] | None = None,  # the run's client security (librdkafka)
     ) -> None:
         from confluent_kafka import TopicPartition

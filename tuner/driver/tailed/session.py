@@ -1,35 +1,44 @@
-"""One tailed-pod run from the pods' start to the read-back's count, shared by the engines that run a
+"""One tailed-pod run from the pods' start to its DriverResult, shared by the engines that run a
 real shipper per pod (real Filebeat, the OpenTelemetry Collector):
 
-    run = run_pods(pods, start, counters, shipper="the collector", ...)
-    result = tailed_result("otelcol", workload, run.judged, pods, failed, topics, artifact)
+    run = run_pods(lambda i, work: Pod(i, work, secure), start, counters, failed, shipper=..., ...)
 
-The pods start and answer, the writers fill their files on one schedule, the read-back counts the
-topic until it holds every written line or the shipper's drain time has passed, and whatever
-happens the pods and writers are stopped before the read-back's tally is taken. What stays with
-each engine is its shipper's own: how a pod starts, its counters, its drain time."""
+The run topic takes the broker's append time, the pods start and answer, the writers fill their
+files on one schedule, the read-back counts the topic until it holds every written line or the
+shipper's drain time has passed, and whatever happens the pods and writers are stopped before the
+read-back's tally is taken. What stays with each engine is its shipper's own: how a pod starts, its
+counters, its drain time."""
 
 from __future__ import annotations
 
+import re
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from tuner.core.errors import Interrupted, KbtError
+from tuner.core.kafka_clients import Connection
+from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.latency_buckets import LatencyBuckets
+from tuner.driver.result import DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
     TailedRun,
+    log_append_time,
+    sigterm_interrupts,
     start_writers,
+    tailed_result,
     wait_started,
     wait_writers,
 )
-from tuner.driver.tailed.readback import ReadBack
-from tuner.spec.workload import WorkloadSpec
+from tuner.driver.tailed.readback import MESSAGE, ReadBack
+from tuner.spec.clients.base import Rendered
+from tuner.spec.sweep import RunPlan
 
 START_TIMEOUT_S = 30.0  # every pod answers on its port
 START_SLACK_S = 1.0  # then the writers start together, this long after
@@ -41,65 +50,92 @@ S = TypeVar("S")
 
 @dataclass(frozen=True)
 class PodsRun(Generic[S]):
-    """A finished tailed-pod run: what to judge it by and the pods' own counters."""
+    """A finished tailed-pod run: its result, what it was judged by and the pods' own counters."""
 
+    result: DriverResult
     judged: TailedRun
     counters: S
 
+    @property
+    def written(self) -> int:
+        """Lines the writers wrote."""
+        return sum(self.judged.written.values())
+
+    @property
+    def foreign(self) -> int:
+        """Records read back without a record id (real Filebeat: each pod's PRIMER_LINE)."""
+        return self.judged.tally.marks.foreign
+
 
 def run_pods(
-    pods: Sequence[P],
+    pod_of: Callable[[int, Path], P],
     start: Callable[[P], None],
-    counters: Callable[[], S],
+    counters: Callable[[list[P]], S],
+    failed: Callable[[S], int],
     *,
     shipper: str,
-    workload: WorkloadSpec,
-    rate: float,
-    payloads: list[str],
-    work: Path,
-    read_back: Callable[[tuple[float, float]], ReadBack],
+    engine: str,
+    artifact: Rendered,
+    plan: RunPlan,
+    placement: Placement,
+    security: Mapping[str, str],
+    payloads: Callable[[Path, list[P]], list[str]],
+    line: re.Pattern[bytes] = MESSAGE,
     drain_s: float,
     stop_wait_s: float,
 ) -> PodsRun[S]:
-    """Run `pods` through the workload's schedule. `shipper` names it in one-line errors ("real
-    Filebeat", "the collector"); `read_back` opens the topic's reader for the measured window;
-    `drain_s` is how long after the last write the shipper may take to send what it holds,
-    `stop_wait_s` how long a stopping pod may take to exit."""
+    """Run one `pod_of(index, work directory)` per producer through the workload's schedule on the
+    placement's one topic. `shipper` names it in one-line errors ("real Filebeat", "the
+    collector"); `security`: kbt's own clients' (librdkafka terms); `payloads(work, pods)`: the
+    writers' texts; `line`: the read-back's pattern of a line (default one per record); `drain_s`
+    is how long after the last write the shipper may take to send what it holds, `stop_wait_s`
+    how long a stopping pod may take to exit; `failed(counters)`: the records it gave up on."""
+    workload, topic = plan.workload, placement.topics[0]
+    rate = float(workload.rate_per_producer)
+    log_append_time(Connection(placement.bootstrap_servers, security), topic)
     writers: list[subprocess.Popen[bytes]] = []
     reader: ReadBack | None = None
     drained, total = False, 0
     written: dict[int, int] = {}
     send_lag = LatencyBuckets()
     counted: S | None = None
-    try:
-        for pod in pods:
-            start(pod)
-        wait_started(pods, shipper, START_TIMEOUT_S)
-        started_at = time.time()
-        start_at = started_at + START_SLACK_S
-        window = (start_at + workload.warmup_s, start_at + workload.duration_s)
-        reader = read_back(window)
-        writers = start_writers(pods, workload.processes, rate, start_at, workload.duration_s, payloads, work)
-        written, send_lag = wait_writers(writers, workload.duration_s + 30.0)
-        total = sum(written.values())
-        drained = reader.wait_for(total, time.time() + drain_s)
-        counted = counters()
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted") from None
-    finally:
-        # A pod restarted on a new port has a new process: stop whichever each pod has now.
-        stop([*(pod.proc for pod in pods if pod.proc is not None), *writers], stop_wait_s)
-        if reader is not None and not drained and total:
-            reader.wait_for(total, time.time() + AFTER_STOP_S)
-        tally = reader.close() if reader is not None else None
-    finished_at = time.time()
-    assert reader is not None and tally is not None and counted is not None
-    if reader.error:
-        raise KbtError(f"reading the topic back failed: {reader.error}")
-    problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
-    if problems and not drained:
-        raise KbtError(f"{shipper} failed: {problems[0]}")
+    with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix=f"kbt-{engine}-") as tmp:
+        work = Path(tmp)
+        pods = [pod_of(i, work) for i in range(workload.producers)]
+        texts = payloads(work, pods)  # the corpus is written before any pod starts
+        try:
+            for each in pods:
+                start(each)
+            wait_started(pods, shipper, START_TIMEOUT_S)
+            started_at = time.time()
+            start_at = started_at + START_SLACK_S
+            window = (start_at + workload.warmup_s, start_at + workload.duration_s)
+            partitions = workload.topics[0].partitions
+            reader = ReadBack(placement.bootstrap_servers, topic, partitions, window, line, security=security)
+            writers = start_writers(
+                pods, workload.processes, rate, start_at, workload.duration_s, texts, work
+            )
+            written, send_lag = wait_writers(writers, workload.duration_s + 30.0)
+            total = sum(written.values())
+            drained = reader.wait_for(total, time.time() + drain_s)
+            counted = counters(pods)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+        finally:
+            # A pod restarted on a new port has a new process: stop whichever each pod has now.
+            stop([*(pod.proc for pod in pods if pod.proc is not None), *writers], stop_wait_s)
+            if reader is not None and not drained and total:
+                reader.wait_for(total, time.time() + AFTER_STOP_S)
+            tally = reader.close() if reader is not None else None
+        finished_at = time.time()
+        assert reader is not None and tally is not None and counted is not None
+        if reader.error:
+            raise KbtError(f"reading the topic back failed: {reader.error}")
+        problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
+        if problems and not drained:
+            raise KbtError(f"{shipper} failed: {problems[0]}")
     judged = TailedRun(
         written, tally, reader.caught_up, rate, start_at, started_at, finished_at, window, send_lag
     )
-    return PodsRun(judged=judged, counters=counted)
+    result = tailed_result(engine, workload, judged, pods, failed(counted), [topic], artifact)
+    return PodsRun(result=result, judged=judged, counters=counted)

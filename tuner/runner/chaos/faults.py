@@ -90,8 +90,8 @@ class FaultContext:
         if time.time() >= self.deadline:
             raise Stopped("cut short: the load reached its longest allowed duration")
 
-    def wait_until(self, predicate: Callable[[], Any], timeout_s: float, every_s: float = 1.0) -> Any:
-        """Poll `predicate` until truthy; returns its value, or None after `timeout_s`."""
+    def wait_until(self, predicate: Callable[[], Any], timeout_s: float) -> Any:
+        """Poll `predicate` (every second) until truthy; returns its value, or None after `timeout_s`."""
         end = time.time() + timeout_s
         while True:
             value = predicate()
@@ -99,7 +99,7 @@ class FaultContext:
                 return value
             if time.time() >= end:
                 return None
-            self.wait(min(every_s, max(0.05, end - time.time())))
+            self.wait(min(1.0, max(0.05, end - time.time())))
 
     def wait_for_load(self, timeout_s: float, duration_s: float) -> None:
         """Block until records reach the topic; from then on times are relative to that moment."""

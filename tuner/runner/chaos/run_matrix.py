@@ -147,7 +147,6 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
             "topics": topics,
             "duration_s": scenario.duration_s,
             "warmup_s": min(workload.warmup_s, scenario.duration_s / 4),
-            "rate_per_producer": "max" if scenario.closed_loop else workload.rate_per_producer,
         }
     )
     data = base.profile.model_dump(mode="json")
@@ -265,10 +264,8 @@ class ChaosPolicy(RunPolicy):
     measure_brokers = False
     wait_settled = False
 
-    def __init__(
-        self, scenario: Scenario, state: LabState, observer: ChaosObserver, chaos_run: ChaosRun
-    ) -> None:
-        self.scenario = scenario
+    def __init__(self, chaos_run: ChaosRun, state: LabState, observer: ChaosObserver) -> None:
+        self.scenario = chaos_run.scenario
         self.state = state
         self.observer = observer
         self.chaos_run = chaos_run
@@ -375,7 +372,7 @@ class ChaosRunner:
             self.observer.run_started(run)
             outcome.problems += wait_cluster_ready(state, READY_WAIT_S)
             outcome.problems += wait_replicas_in_sync(state, READY_WAIT_S)
-            policy = ChaosPolicy(run.scenario, state, self.observer, run)
+            policy = ChaosPolicy(run, state, self.observer)
             try:
                 record, path = lifecycle.run(plan, policy, outcome.problems)
             except Interrupted:

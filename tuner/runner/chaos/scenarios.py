@@ -1,5 +1,5 @@
 """The fault matrix of `kbt chaos`: each scenario's fault script, its expectation and what it changes
-in the run (delivery settings, loop, duration, topic configs).
+in the run (delivery settings, duration, topic configs).
 
 Positive scenarios run with the no-loss settings (RF 3, min.insync.replicas 2, acks all,
 idempotence on) and expect 0 acked records lost, 0 duplicates and per-partition order kept. The
@@ -39,7 +39,6 @@ class Scenario:
     needs: tuple[str, ...] = ()  # "toxiproxy", "tiered", "netem"
     profile: dict[str, Any] = field(default_factory=lambda: dict(NO_LOSS))
     overrides: dict[str, str] = field(default_factory=dict)  # raw librdkafka properties
-    closed_loop: bool = False
     topic_configs: dict[str, str] = field(default_factory=dict)
 
 

@@ -131,12 +131,8 @@ class StageGates(RunPolicy):
         checks = self.checks = stage_gates(gates, stage, figures.broker, producers, readers, loss)
         failing = failed_gates(checks)
         verdict: Verdict = ("failed" if failing else "held") if stage.judged else "not judged"
-        start, end = client.window_start, client.window_end
-        remote = (
-            remote_tier(self.prometheus, run.topics, start, end, (start + end) / 2)
-            if self.prometheus is not None
-            else None
-        )
+        start, end, prom = client.window_start, client.window_end, self.prometheus
+        remote = remote_tier(prom, run.topics, start, end, (start + end) / 2) if prom is not None else None
         consumers = [
             whole_stage_consumer(g, self.tallies.get(g.name, GroupTally()), stage) for g in self.groups
         ]

@@ -7,9 +7,7 @@ locust itself (SIGTERM: locust quits cleanly; SIGKILL after a grace), and nothin
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ from pathlib import Path
 
 from tuner.core.errors import EnvironmentProblem
 from tuner.core.paths import repo_root
+from tuner.driver.engine_process import stop
 from tuner.driver.stress.plan import StressPlan
 
 LOCUSTFILE = Path("loadtests") / "stress_locustfile.py"
@@ -33,7 +32,6 @@ class LocustOptions:
     master_port: int = 5557
     web_ui: bool = False
     web_port: int = 8089
-    locustfile: Path | None = None
     join_timeout_s: float = 60.0  # remote workers: from start to the first stage, to join
 
     @property
@@ -45,8 +43,8 @@ class LocustOptions:
         return self.workers + self.remote_workers
 
 
-def locustfile_path(options: LocustOptions) -> Path:
-    path = options.locustfile or repo_root() / LOCUSTFILE
+def locustfile_path() -> Path:
+    path = repo_root() / LOCUSTFILE
     if not path.is_file():
         raise EnvironmentProblem(f"locust file {path} not found (kbt stress runs from a kbt checkout)")
     return path
@@ -54,7 +52,7 @@ def locustfile_path(options: LocustOptions) -> Path:
 
 def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> list[str]:
     cmd = [
-        sys.executable, "-m", "locust", "-f", str(locustfile_path(options)),
+        sys.executable, "-m", "locust", "-f", str(locustfile_path()),
         "--kbt-plan", plan.model_dump_json(), "--loglevel", "WARNING", "--csv", str(out_dir / "locust"),
     ]  # fmt: skip
     if options.web_ui:
@@ -77,11 +75,12 @@ def remote_worker_command(options: LocustOptions) -> str:
     return f"kbt stress-worker --master {host}:{options.master_port}"
 
 
-def worker_command(options: LocustOptions) -> list[str]:
-    """A local worker: it gets the plan from the master (as a worker on another machine would)."""
+def worker_command(locustfile: str, host: str, port: int) -> list[str]:
+    """A locust worker of `locustfile` (`-`: fetched from the master) joining the master at host:port;
+    it gets the plan from the master, a local worker as one on another machine does."""
     return [
-        sys.executable, "-m", "locust", "-f", str(locustfile_path(options)), "--worker",
-        "--master-host", LOOPBACK, "--master-port", str(options.master_port), "--loglevel", "WARNING",
+        sys.executable, "-m", "locust", "-f", locustfile, "--worker",
+        "--master-host", host, "--master-port", str(port), "--loglevel", "WARNING",
     ]  # fmt: skip
 
 
@@ -95,7 +94,8 @@ class LocustProcesses:
     def start(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         commands = [("master", master_command(self.options, self.plan, self.out_dir))]
-        commands += [(f"worker-{i}", worker_command(self.options)) for i in range(self.options.workers)]
+        local = worker_command(str(locustfile_path()), LOOPBACK, self.options.master_port)
+        commands += [(f"worker-{i}", local) for i in range(self.options.workers)]
         for name, cmd in commands:
             log = (self.out_dir / f"locust-{name}.log").open("wb")
             try:
@@ -130,16 +130,7 @@ class LocustProcesses:
 
     def stop(self) -> None:
         """SIGTERM (locust quits and reports), then SIGKILL whatever is left after a grace."""
-        for _, proc in self.procs:
-            if proc.poll() is None:
-                _signal(proc, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
-        for _, proc in self.procs:
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                _signal(proc, signal.SIGKILL)
-                proc.wait(timeout=5)
+        stop([proc for _, proc in self.procs], STOP_GRACE_S)
 
     def log_tail(self, name: str = "master", lines: int = 3) -> str:
         path = self.out_dir / f"locust-{name}.log"
@@ -149,8 +140,3 @@ class LocustProcesses:
             return ""
         interesting = [line for line in text if "Error" in line or "error" in line] or text
         return " | ".join(interesting[-lines:])
-
-
-def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, sig)  # the process and anything it started (its own session)

@@ -23,7 +23,7 @@ from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.driver.stress.consumer_pool import ConsumerPool
-from tuner.driver.stress.plan import StressPlan
+from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
@@ -48,8 +48,6 @@ LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
 TICK_S = 0.5
 END_SLACK_S = 60.0
-STATUS_FILE = "status.json"
-ABORT_FILE = "abort"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, Unreachable
 from tuner.driver.stress.plan import WORKER_REPORT_ENV
+from tuner.runner.stress.locust_processes import worker_command
 
 STOP_GRACE_S = 15.0
 
@@ -55,13 +55,6 @@ def parse_master(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def worker_command(host: str, port: int) -> list[str]:
-    return [
-        sys.executable, "-m", "locust", "-f", "-", "--worker", "--master-host", host,
-        "--master-port", str(port), "--loglevel", "WARNING",
-    ]  # fmt: skip
-
-
 def _read_summary(path: Path) -> WorkerSummary | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -77,7 +70,7 @@ def run_one(host: str, port: int) -> tuple[int, WorkerSummary | None]:
         report = Path(tmp) / "report.json"
         # TMPDIR: the locust file fetched from the master lands here, not shared with other workers.
         env = {**os.environ, WORKER_REPORT_ENV: str(report), "TMPDIR": tmp, "PYTHONUNBUFFERED": "1"}
-        proc = subprocess.Popen(worker_command(host, port), env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(worker_command("-", host, port), env=env, stdin=subprocess.DEVNULL)
         try:
             code = proc.wait()
         except KeyboardInterrupt:
