@@ -33,6 +33,7 @@ from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
 
 TERM_WAIT_S = 15.0
+KILL_WAIT_S = 5.0  # after SIGKILL
 # From the last engine's "ready" to the shared start.
 START_AFTER_READY_S = 1.0
 
@@ -241,7 +242,8 @@ def stop(procs: Sequence[subprocess.Popen[Any]], wait_s: float = TERM_WAIT_S) ->
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=KILL_WAIT_S)  # bounded: one stuck in the kernel is left, not waited on
 
 
 def merged_latency(results: Sequence[dict[str, Any]], key: str = "latency_histogram") -> LatencyMs:
