@@ -65,12 +65,24 @@ class Engine(Protocol):
 
 @dataclass(frozen=True)
 class RunFunctionEngine:
-    """An engine that is one run function `runs(plan, placement)`, or `runs(plan, placement, hold)`
-    when a load is held (`drive` gives `hold` only to an engine whose capabilities say `holds_load`)."""
+    """An engine that is one run function and cannot hold its load (Sarama, Java, Filebeat, the
+    collector)."""
 
     id: EngineId
     capabilities: Capabilities
-    runs: Callable[..., DriverResult]
+    runs: Callable[[RunPlan, Placement], DriverResult]
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return self.runs(plan, placement) if hold is None else self.runs(plan, placement, hold)
+        return self.runs(plan, placement)
+
+
+@dataclass(frozen=True)
+class HeldRunFunctionEngine:
+    """An engine that is one run function taking the hold too (librdkafka's: `holds_load`)."""
+
+    id: EngineId
+    capabilities: Capabilities
+    runs: Callable[[RunPlan, Placement, Hold | None], DriverResult]
+
+    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        return self.runs(plan, placement, hold)

@@ -17,7 +17,7 @@ from hdrh.histogram import HdrHistogram
 from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
-from tuner.driver.engine import Capabilities, Hold, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, HeldRunFunctionEngine, Hold, Placement
 from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import orphan_safe
@@ -270,7 +270,7 @@ def verify_delivery(
 
 
 # confluent-kafka (librdkafka) producers across worker processes; the one engine that holds its load.
-LIBRDKAFKA_ENGINE = RunFunctionEngine(
+LIBRDKAFKA_ENGINE = HeldRunFunctionEngine(
     EngineId.LIBRDKAFKA,
     Capabilities(secure=True, holds_load=True, live_trials=True, counts_requests=True, live_exporter=True),
     run_load,
