@@ -140,5 +140,9 @@ def test_open_loop_latency_counts_from_the_intended_send_time(
     # 2 producers x 200 msgs/s were due during the stall: 400 of ~1200 window records waited for it
     assert hist.get_max_value() >= 900_000  # us
     assert hist.get_value_at_percentile(75) >= 100_000
-    assert result.acked == result.offered == hist.get_total_count()
+    # Every record sent was acked and timed; the stall's 400 due records were sent late, not
+    # skipped. The last few due at the window's end may stay unsent on a busy machine (the open loop
+    # stops at the end; `offered - sent` is that shortfall): allow 100 ms of schedule, 1/10 the stall.
+    assert result.acked == result.sent == hist.get_total_count()
+    assert 0 <= result.offered - result.sent <= 40, (result.offered, result.sent)
     assert verify_delivery(lab.bootstrap_servers, [topic], [result]).lost == 0
