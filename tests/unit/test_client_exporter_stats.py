@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from tuner.driver.client_exporter import ClientExporter
+from tuner.driver.rdkafka_stats import Emission
 
 pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
 
 
-def _stats(produce: int, throttle_max: int, throttle_cnt: int = 3) -> str:
+def _stats(produce: int, throttle_max: int, throttle_cnt: int = 3) -> Emission:
     broker: dict[str, Any] = {
         "nodeid": 2,
         "req": {"Produce": produce},
@@ -23,7 +24,7 @@ def _stats(produce: int, throttle_max: int, throttle_cnt: int = 3) -> str:
     }
     bootstrap = {"nodeid": -1, "req": {"Produce": 0}}
     topics = {"t": {"batchcnt": {"cnt": 4, "sum": 40}, "batchsize": {"sum": 4000}}}
-    return json.dumps({"brokers": {"b2": broker, "boot": bootstrap}, "topics": topics})
+    return Emission.parse(json.dumps({"brokers": {"b2": broker, "boot": bootstrap}, "topics": topics}))
 
 
 def test_stats_map_onto_the_contract() -> None:

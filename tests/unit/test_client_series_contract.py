@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tuner.driver import client_exporter
 from tuner.driver.client_exporter import ClientExporter, histogram_buckets
+from tuner.driver.rdkafka_stats import Emission
 from tuner.driver.stress.consumer_exporter import ConsumerExporter
 from tuner.measure import live
 from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind
@@ -40,7 +41,7 @@ def _contract(engine: str) -> dict[str, tuple[ClientKind, frozenset[str]]]:
     return {s.name: (s.kind, frozenset(s.labels)) for s in CLIENT_SERIES if engine in s.engines}
 
 
-def _stats() -> str:
+def _stats() -> Emission:
     broker = {
         "nodeid": 1,
         "req": {"Produce": 3},
@@ -49,7 +50,7 @@ def _stats() -> str:
         "throttle": {"cnt": 1, "max": 5},
     }
     topics = {"t": {"batchcnt": {"cnt": 1, "sum": 4}, "batchsize": {"sum": 400}}}
-    return json.dumps({"brokers": {"b1": broker}, "topics": topics})
+    return Emission.parse(json.dumps({"brokers": {"b1": broker}, "topics": topics}))
 
 
 def test_the_librdkafka_exporter_serves_the_contract() -> None:

@@ -16,7 +16,7 @@ from tuner.driver.delivery_log import CLOSED, OPEN, DeliveryLog
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.librdkafka_engine import _send_lag, split_producers
 from tuner.driver.payload import ID_BYTES, Payloads, id_of, with_id
-from tuner.driver.rdkafka_stats import StatsTrack
+from tuner.driver.rdkafka_stats import Emission, StatsTrack
 from tuner.driver.rdkafka_worker import WorkerResult, _range_bytes
 from tuner.measure.broker_window import interpolate
 from tuner.spec.loader import load_sweep
@@ -43,7 +43,7 @@ def test_payloads_have_the_workload_size(spec: str, size: int) -> None:
     assert [p + b"%016x" % i for i, p in enumerate(payloads.prefixes()[:5])] == values
 
 
-def _stats(requests: dict[int, int], batches: int = 0, records: int = 0, size: int = 0) -> str:
+def _stats(requests: dict[int, int], batches: int = 0, records: int = 0, size: int = 0) -> Emission:
     brokers = {
         "bootstrap": {"nodeid": -1, "req": {"Produce": 0}, "txbytes": 5},
         **{
@@ -57,7 +57,7 @@ def _stats(requests: dict[int, int], batches: int = 0, records: int = 0, size: i
         },
     }
     topics = {"t": {"batchcnt": {"cnt": batches, "sum": records}, "batchsize": {"cnt": batches, "sum": size}}}
-    return json.dumps({"brokers": brokers, "topics": topics})
+    return Emission.parse(json.dumps({"brokers": brokers, "topics": topics}))
 
 
 def test_stats_window_interpolates_the_start_and_reads_after_the_drain() -> None:

@@ -12,7 +12,6 @@ The Java engine serves the same contract from its own JVM (loadtests/java-engine
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
@@ -23,6 +22,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
+
+from tuner.driver.rdkafka_stats import Emission, Window
 
 LOOPBACK = "127.0.0.1"
 # Upper bounds (seconds) of kbt_client_delivery_latency_seconds' buckets, +Inf implied: the metric
@@ -36,7 +37,6 @@ DELIVERY_BUCKETS_S = (
 # final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
 # Every engine's exporter waits the same (the Java engine gets it in its plan).
 FINAL_SCRAPE_S = 6.0
-_QUANTILES = {"p50": "0.5", "p99": "0.99"}  # librdkafka's window percentiles as quantile labels
 
 
 class _Served:
@@ -149,42 +149,30 @@ class ClientExporter(Exporter):
             labels,
             registry=r,
         )
-        self._last_requests: dict[tuple[str, str], int] = {}
+        self._last_requests: dict[str, dict[str, int]] = {}  # producer -> node -> cumulative count
 
     def _l(self, producer: str) -> dict[str, str]:
         return {"run": self.run, "producer": producer, "client": self.client}
 
-    def on_stats(self, producer: str, raw: str) -> None:
-        data: dict[str, Any] = json.loads(raw)
+    def on_stats(self, producer: str, emission: Emission) -> None:
         labels = self._l(producer)
-        throttled: list[float] = []
-        for broker in data.get("brokers", {}).values():
-            node = str(broker.get("nodeid", -1))
-            if node.startswith("-"):
-                continue
-            throttle = broker.get("throttle")  # ms, statistics window; counts only throttled responses
-            if throttle is not None:
-                throttled.append(float(throttle.get("max", 0)) if throttle.get("cnt") else 0.0)
-            count = int(broker.get("req", {}).get("Produce", 0))
-            last = self._last_requests.get((producer, node), 0)
-            if count > last:
-                self.requests.labels(**labels, broker=node).inc(count - last)
-                self._last_requests[(producer, node)] = count
-            queued = broker.get("int_latency", {})
-            if queued.get("cnt"):
-                for q, quantile in _QUANTILES.items():
-                    self.queue_latency.labels(**labels, quantile=quantile).set(queued[q] / 1e6)  # us
-            rtt = broker.get("rtt", {})
-            if rtt.get("cnt"):
-                for q, quantile in _QUANTILES.items():
-                    self.rtt.labels(**labels, broker=node, quantile=quantile).set(rtt[q] / 1e6)  # us
+        last = self._last_requests.setdefault(producer, {})
+        for node, delta in emission.new_requests(last).items():
+            self.requests.labels(**labels, broker=node).inc(delta)
+        for broker in emission.brokers:
+            if broker.int_latency.cnt:
+                for quantile, seconds in _quantiles(broker.int_latency):
+                    self.queue_latency.labels(**labels, quantile=quantile).set(seconds)
+            if broker.rtt.cnt:
+                for quantile, seconds in _quantiles(broker.rtt):
+                    self.rtt.labels(**labels, broker=broker.node, quantile=quantile).set(seconds)
+        throttled = [b.throttle_max for b in emission.brokers if b.throttle_max is not None]
         if throttled:
             self.throttle_max.labels(**labels).set(max(throttled) / 1000)  # ms
-        for topic in data.get("topics", {}).values():
-            count, size = topic.get("batchcnt", {}), topic.get("batchsize", {})
-            if count.get("cnt"):
-                self.per_request.labels(**labels).set(count["sum"] / count["cnt"])
-                self.batch_bytes.labels(**labels).set(size.get("sum", 0) / count["cnt"])
+        for topic in emission.topics:
+            if topic.batches:
+                self.per_request.labels(**labels).set(topic.records / topic.batches)
+                self.batch_bytes.labels(**labels).set(topic.bytes / topic.batches)
 
     def on_delivery(self, producer: str, acked: int, acked_bytes: int, failed: int, offered: int) -> None:
         labels = self._l(producer)
@@ -197,6 +185,11 @@ class ClientExporter(Exporter):
         """The delivery latencies so far, as (microseconds, count) pairs of the process's histogram
         (cumulative: each call replaces the last)."""
         self.delivery.set(self._l(producer), counts)
+
+
+def _quantiles(window: Window) -> tuple[tuple[str, float], ...]:
+    """librdkafka's window percentiles (microseconds) as quantile labels and seconds."""
+    return ("0.5", window.p50 / 1e6), ("0.99", window.p99 / 1e6)
 
 
 class _DeliveryHistogram:

@@ -1,4 +1,5 @@
-"""librdkafka statistics (`statistics.interval.ms` JSON) turned into per-run client figures.
+"""librdkafka statistics (`statistics.interval.ms` JSON): one emission parsed once (`Emission`,
+read by the engine's window, the client exporter and the stress tally), and per-run client figures.
 
 Cumulative counters (`brokers.*.req.Produce`) are interpolated linearly to the measured
 window's start and read after the final drain. Rolling windows (`topics.*.batchcnt` / `batchsize`,
@@ -20,6 +21,86 @@ from tuner.driver.summed import Summed
 US_PER_MS = 1000.0
 
 
+@dataclass(frozen=True)
+class Window:
+    """One emission's rolling latency window (microseconds)."""
+
+    cnt: int
+    sum: float
+    p50: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Window:
+        return cls(int(raw.get("cnt", 0)), *(float(raw.get(k, 0)) for k in ("sum", "p50", "p99", "max")))
+
+
+@dataclass(frozen=True)
+class Broker:
+    node: str  # librdkafka's nodeid
+    produce_requests: int  # cumulative
+    int_latency: Window
+    rtt: Window
+    throttle_max: float | None  # ms, the window's longest; None when the emission has no window
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Broker:
+        throttle_max = None
+        if (throttle := raw.get("throttle")) is not None:  # counts only throttled responses: none is 0
+            throttle_max = float(throttle.get("max", 0)) if throttle.get("cnt") else 0.0
+        return cls(
+            str(int(raw["nodeid"])),
+            int(raw.get("req", {}).get("Produce", 0)),
+            Window.of(raw.get("int_latency", {})),
+            Window.of(raw.get("rtt", {})),
+            throttle_max,
+        )
+
+
+@dataclass(frozen=True)
+class TopicBatches:
+    batches: int  # batchcnt.cnt
+    records: int  # batchcnt.sum
+    bytes: int  # batchsize.sum
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> TopicBatches:
+        count = raw.get("batchcnt", {})
+        return cls(
+            int(count.get("cnt", 0)), int(count.get("sum", 0)), int(raw.get("batchsize", {}).get("sum", 0))
+        )
+
+
+@dataclass(frozen=True)
+class Emission:
+    """One statistics emission's producer figures, parsed once for all its readers."""
+
+    brokers: tuple[Broker, ...]
+    topics: tuple[TopicBatches, ...]
+
+    @classmethod
+    def parse(cls, raw: str) -> Emission:
+        data = json.loads(raw)
+        brokers = data.get("brokers", {}).values()
+        return cls(
+            # bootstrap placeholders (nodeid -1) carry only Metadata requests
+            tuple(Broker.of(b) for b in brokers if int(b.get("nodeid", -1)) >= 0),
+            tuple(TopicBatches.of(t) for t in data.get("topics", {}).values()),
+        )
+
+    def new_requests(self, last: dict[str, int]) -> dict[str, int]:
+        """Produce requests per node since the cumulative counts in `last` (node -> count), which
+        this updates; only nodes whose count grew."""
+        grown: dict[str, int] = {}
+        for broker in self.brokers:
+            delta = broker.produce_requests - last.get(broker.node, 0)
+            if delta > 0:
+                grown[broker.node] = delta
+                last[broker.node] = broker.produce_requests
+        return grown
+
+
 @dataclass
 class Rolling(Summed):
     """A latency/size window summed over emissions: cnt, sum, cnt-weighted p50/p99, max."""
@@ -32,15 +113,15 @@ class Rolling(Summed):
     p99_weighted: float = 0.0
     max: float = 0.0
 
-    def add(self, stats: dict[str, Any]) -> None:
-        cnt = int(stats.get("cnt", 0))
+    def add(self, window: Window) -> None:
+        cnt = window.cnt
         if cnt <= 0:
             return
         self.cnt += cnt
-        self.total += float(stats.get("sum", 0))
-        self.p50_weighted += float(stats.get("p50", 0)) * cnt
-        self.p99_weighted += float(stats.get("p99", 0)) * cnt
-        self.max = max(self.max, float(stats.get("max", 0)))
+        self.total += window.sum
+        self.p50_weighted += window.p50 * cnt
+        self.p99_weighted += window.p99 * cnt
+        self.max = max(self.max, window.max)
 
     def as_ms(self) -> LatencyMs | None:
         """Count, mean, p50, p99 and max in ms (librdkafka reports microseconds)."""
@@ -69,7 +150,7 @@ class WindowStats(Summed):
 
 
 @dataclass
-class _Emission:
+class _Kept:
     t: float
     requests: dict[str, int]
     batches: int
@@ -83,30 +164,22 @@ class StatsTrack:
     """Every statistics emission of one producer, kept small."""
 
     def __init__(self) -> None:
-        self.emissions: list[_Emission] = []
+        self.emissions: list[_Kept] = []
 
-    def add(self, raw: str, now: float) -> None:
-        data = json.loads(raw)
+    def add(self, emission: Emission, now: float) -> None:
         requests: dict[str, int] = {}
         queue_latency, rtt = Rolling(), Rolling()
-        for broker in data.get("brokers", {}).values():
-            node = int(broker.get("nodeid", -1))
-            if node < 0:  # bootstrap placeholders carry only Metadata requests
-                continue
-            requests[str(node)] = int(broker.get("req", {}).get("Produce", 0))
-            queue_latency.add(broker.get("int_latency", {}))
-            rtt.add(broker.get("rtt", {}))
+        for broker in emission.brokers:
+            requests[broker.node] = broker.produce_requests
+            queue_latency.add(broker.int_latency)
+            rtt.add(broker.rtt)
         batches = batch_records = 0
         batch_bytes = 0.0
-        for topic in data.get("topics", {}).values():
-            count = topic.get("batchcnt", {})
-            size = topic.get("batchsize", {})
-            batches += int(count.get("cnt", 0))
-            batch_records += int(count.get("sum", 0))
-            batch_bytes += float(size.get("sum", 0))
-        self.emissions.append(
-            _Emission(now, requests, batches, batch_records, batch_bytes, queue_latency, rtt)
-        )
+        for topic in emission.topics:
+            batches += topic.batches
+            batch_records += topic.records
+            batch_bytes += topic.bytes
+        self.emissions.append(_Kept(now, requests, batches, batch_records, batch_bytes, queue_latency, rtt))
 
     def _at(self, t: float, get: Any) -> float:
         """A cumulative counter at time t, linear between the emissions around it."""

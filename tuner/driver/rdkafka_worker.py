@@ -38,7 +38,7 @@ from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
 from tuner.driver.key_shares import partitioner
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads, key_tables
-from tuner.driver.rdkafka_stats import StatsTrack, WindowStats
+from tuner.driver.rdkafka_stats import Emission, StatsTrack, WindowStats
 from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
 from tuner.target.security import parse_properties
@@ -139,10 +139,12 @@ class _Pod:
         return self.payloads.key_for(self.pool[seq % len(self.pool)], seq % self.topics)
 
     def _on_stats(self, raw: str) -> None:
-        self.track.add(raw, time.time())
+        now = time.time()
+        emission = Emission.parse(raw)
+        self.track.add(emission, now)
         exporter = self.worker.exporter
         if exporter is not None:
-            exporter.on_stats(self.name, raw)
+            exporter.on_stats(self.name, emission)
             if self is self.worker.pods[0]:
                 self.worker.export(exporter)
 

@@ -40,6 +40,7 @@ from tuner.core.writes import atomic_write
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.locust.producer import OpenLoopProducer, ProcessShare, drain
 from tuner.driver.payload import SEQ_MASK
+from tuner.driver.rdkafka_stats import Emission
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, WORKER_REPORT_ENV, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.spec.stress_spec import users_at
@@ -144,27 +145,19 @@ class StressProducer(OpenLoopProducer):
 
     def _on_stats(self, raw: str) -> None:
         now = time.time()
-        data = json.loads(raw)
+        emission = Emission.parse(raw)
         stage = self.plan.stage_index_at((now + self.last_stats_at) / 2)
         tally = STATE.tally.stage(stage)
-        for broker in data.get("brokers", {}).values():
-            node = str(broker.get("nodeid", -1))
-            if node.startswith("-"):
-                continue
-            count = int(broker.get("req", {}).get("Produce", 0))
-            delta = count - self.last_requests.get(node, 0)
-            if delta > 0:
-                tally.requests[node] = tally.requests.get(node, 0) + delta
-                self.last_requests[node] = count
-        for topic in data.get("topics", {}).values():
-            cnt, size = topic.get("batchcnt", {}), topic.get("batchsize", {})
-            if cnt.get("cnt"):
-                tally.batches += int(cnt["cnt"])
-                tally.batch_records += int(cnt.get("sum", 0))
-                tally.batch_bytes += int(size.get("sum", 0))
+        for node, delta in emission.new_requests(self.last_requests).items():
+            tally.requests[node] = tally.requests.get(node, 0) + delta
+        for topic in emission.topics:
+            if topic.batches:
+                tally.batches += topic.batches
+                tally.batch_records += topic.records
+                tally.batch_bytes += topic.bytes
         self.last_stats_at = now
         if self.exporter is not None:
-            self.exporter.on_stats(self.name, raw)
+            self.exporter.on_stats(self.name, emission)
             self.exporter.on_delivery(self.name, *self.unexported)
             self.unexported = [0, 0, 0, 0]
 
