@@ -398,15 +398,15 @@ class Worker:
 
     def _drain(self) -> None:
         deadline = time.time() + FLUSH_TIMEOUT_S
-        left = 0
-        for pod in self.pods:
-            left += pod.producer.flush(max(0.1, deadline - time.time()))
+        left = sum(pod.producer.flush(max(0.1, deadline - time.time())) for pod in self.pods)
         # Closed loop (no success reports): what the timed-out flush left queued. Open loop: records
         # produced that never got a delivery report. Not len(producer): that also counts
         # statistics and error events waiting for poll(), which made clean runs "indeterminate".
-        reported = self.log.acked_total + self.log.failed_total
-        unreported = max(0, sum(pod.seq for pod in self.pods) - reported)
-        self.result.indeterminate = left if self.ranges else unreported
+        if self.ranges:
+            self.result.indeterminate = left
+        else:
+            reported = self.log.acked_total + self.log.failed_total
+            self.result.indeterminate = max(0, sum(pod.seq for pod in self.pods) - reported)
         self.result.flushed_at = time.time()
 
     def _collect_stats(self) -> None:
