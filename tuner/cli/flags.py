@@ -12,7 +12,7 @@ import math
 from functools import cache
 from typing import Any
 
-from tuner.core.numbers import MAX_MAGNITUDE, parse_number
+from tuner.core.numbers import MAX_MAGNITUDE, cut_value, parse_number
 
 
 def _bad(value: Any, result: Any) -> str | None:
@@ -22,20 +22,15 @@ def _bad(value: Any, result: Any) -> str | None:
         if isinstance(item, bool) or not isinstance(item, int | float):
             continue
         if isinstance(item, float) and not math.isfinite(item):
-            return f"{_shown(raw)} is not a finite number"
+            return f"{cut_value(str(raw))} is not a finite number"
         if abs(item) > MAX_MAGNITUDE:
-            return f"{_shown(raw)} is too large"
+            return f"{cut_value(str(raw))} is too large"
         if isinstance(raw, str):
             try:
                 parse_number(raw, "")
             except ValueError:
-                return f"{_shown(raw)} is not a number written in ASCII digits"
+                return f"{cut_value(str(raw))} is not a number written in ASCII digits"
     return None
-
-
-def _shown(raw: Any) -> str:
-    text = str(raw)
-    return repr(text if len(text) <= 40 else text[:40] + "...")
 
 
 @cache  # once: a second wrapper would wrap the first
@@ -59,7 +54,7 @@ def install() -> None:
             annotation = getattr(self, "annotation", None)
             unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
             if unparsed and annotation is not None and _is_number(annotation, is_number_type):
-                raise BadParameter(f"{_shown(value)} is not a number", ctx=ctx, param=param) from None
+                raise BadParameter(f"{cut_value(str(value))} is not a number", ctx=ctx, param=param) from None
             raise
         problem = _bad(value, result)
         if problem is not None:

@@ -20,9 +20,9 @@ from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write_all
 from tuner.model.capture import CapturedGroup, CapturePlan, shape
 from tuner.render.capture import RECORD_FILE, capture_files, read_capture
+from tuner.render.script import run_script
 from tuner.store.capture import CaptureRecord
 
-USAGE = "usage: python -m tuner.render.calibrate CAPTURE REPLAY_CAPTURE OUT"
 # A replay off by more than this factor either way is not a model's error near a setting: a replay
 # that did not run as planned (its notes say why) is not calibrated from.
 MAX_FACTOR = 10.0
@@ -87,19 +87,15 @@ def calibrated(capture: Path, replay_capture: Path) -> tuple[CaptureRecord, Capt
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print(USAGE, file=sys.stderr)
-        return 2
-    capture, replay, out = (Path(a) for a in argv)
-    try:
+    def work() -> int:
+        capture, replay, out = (Path(a) for a in argv)
         record, plan, lines = calibrated(capture, replay)
         atomic_write_all(capture_files(out, record, plan), "calibrated capture")
-    except BadInput as exc:
-        print(f"kbt: error: {exc.message}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    print(f"calibrated capture: {out}")
-    return 0
+        print("\n".join(lines))
+        print(f"calibrated capture: {out}")
+        return 0
+
+    return run_script(len(argv) == 3, "python -m tuner.render.calibrate CAPTURE REPLAY_CAPTURE OUT", work)
 
 
 if __name__ == "__main__":

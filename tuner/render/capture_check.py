@@ -16,6 +16,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text
+from tuner.render.script import run_script
 
 REQUESTS_TOLERANCE = 0.10
 RECORDS_TOLERANCE = 0.05
@@ -88,16 +89,15 @@ def check_lines(out: Path) -> tuple[list[str], bool]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m tuner.render.capture_check OUT", file=sys.stderr)
-        return 2
-    try:
-        lines, ok = check_lines(Path(argv[0]))
-    except (BadInput, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return 0 if ok else 1
+    def work() -> int:
+        try:
+            lines, ok = check_lines(Path(argv[0]))
+        except KeyError as exc:  # a file without a figure kbt writes
+            raise BadInput(str(exc)) from None
+        print("\n".join(lines))
+        return 0 if ok else 1
+
+    return run_script(len(argv) == 1, "python -m tuner.render.capture_check OUT", work)
 
 
 if __name__ == "__main__":

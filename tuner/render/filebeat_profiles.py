@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.core.yaml_block import block_yaml
-from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile, latency_text
+from tuner.model.filebeat_profiles import PROFILES, FilebeatProfile
 from tuner.spec.clients.filebeat import filebeat_yaml
 
 PROFILE_DIR = "filebeat-profiles"
@@ -77,7 +77,7 @@ def _summary(p: FilebeatProfile) -> str:
     if effect is None:
         return "not measured yet"
     f = effect.profile
-    text = f"{f.requests_per_s:.1f} produce requests/s, p99 {latency_text(f.p99_ms)}, {f.lost} lost"
+    text = f.text()
     for b in effect.baselines:
         text += f"; {b.label}: {b.requests_per_s / f.requests_per_s:.1f}x the requests"
     return f"{text} (`{effect.command}`, on {effect.measured_on})"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.core.text import fixed_or_dash
+from tuner.render.script import run_script
 from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
@@ -70,21 +71,16 @@ def closing_lines(before: RunRecord, after: RunRecord) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m tuner.render.pressure_summary RESULTS_DIR", file=sys.stderr)
-        return 2
-    try:
+    def work() -> int:
         records = ResultsStore(Path(argv[0])).records()
-    except BadInput as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
-    before = [r for r in records if r.name == BASELINE]
-    after = [r for r in records if r.name != BASELINE]
-    if not before or not after:
-        print(f"error: {argv[0]} needs a {BASELINE!r} run and one other run", file=sys.stderr)
-        return 2
-    print("\n".join(closing_lines(before[-1], after[-1])))
-    return 0
+        before = [r for r in records if r.name == BASELINE]
+        after = [r for r in records if r.name != BASELINE]
+        if not before or not after:
+            raise BadInput(f"{argv[0]} needs a {BASELINE!r} run and one other run")
+        print("\n".join(closing_lines(before[-1], after[-1])))
+        return 0
+
+    return run_script(len(argv) == 1, "python -m tuner.render.pressure_summary RESULTS_DIR", work)
 
 
 if __name__ == "__main__":

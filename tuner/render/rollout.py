@@ -18,11 +18,12 @@ from tuner.core import inputs
 from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write
 from tuner.core.yaml_block import yaml_document
+from tuner.render.script import run_script
 from tuner.spec.clients import ClientProfile
 from tuner.spec.loader import load_sweep
 from tuner.store.recommendation import Recommendation, load_recommendation
 
-USAGE = "usage: python -m tuner.render.rollout SPEC RECOMMENDATION.json [RECOMMENDATION.json ...] --out FILE"
+USAGE = "python -m tuner.render.rollout SPEC RECOMMENDATION.json [RECOMMENDATION.json ...] --out FILE"
 
 
 def rolled_out(spec_path: Path, recommendations: list[Recommendation]) -> dict[str, Any]:
@@ -78,21 +79,18 @@ def _settings(profile: ClientProfile) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    if "--out" not in argv or argv.index("--out") != len(argv) - 2 or len(argv) < 4:
-        print(USAGE, file=sys.stderr)
-        return 2
-    out = Path(argv[-1])
-    spec, *recs = (Path(a) for a in argv[:-2])
-    try:
+    def work() -> int:
+        out = Path(argv[-1])
+        spec, *recs = (Path(a) for a in argv[:-2])
         document = rolled_out(spec, [load_recommendation(p) for p in recs])
         atomic_write(
             out, yaml_document(document, [f"Written by kbt: {spec.name} rolled out"]), "rollout spec"
         )
-    except BadInput as exc:
-        print(f"kbt: error: {exc.message}", file=sys.stderr)
-        return 2
-    print(f"rollout: {out}")
-    return 0
+        print(f"rollout: {out}")
+        return 0
+
+    fits = "--out" in argv and argv.index("--out") == len(argv) - 2 and len(argv) >= 4
+    return run_script(fits, USAGE, work)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,13 @@ from pathlib import Path
 from tuner.core.errors import BadInput
 from tuner.core.numbers import parse_number
 from tuner.core.text import or_dash
+from tuner.render.script import run_script
 from tuner.spec.clients import kind_of
 from tuner.store import ResultsStore
 from tuner.store.record import RunRecord
 
 WIDTH = 100  # columns a line may take in a pipe
-USAGE = "usage: python -m tuner.render.rollout_summary BEFORE_RESULTS AFTER_RESULTS [--slo-p99 MS]"
+USAGE = "python -m tuner.render.rollout_summary BEFORE_RESULTS AFTER_RESULTS [--slo-p99 MS]"
 
 
 def _p99(record: RunRecord) -> str:
@@ -56,24 +57,17 @@ def summary_lines(before: list[RunRecord], after: list[RunRecord], slo_p99_ms: f
 
 
 def main(argv: list[str]) -> int:
-    slo: float | None = None
-    if len(argv) == 4 and argv[2] == "--slo-p99":
+    def work() -> int:
         try:
-            slo = parse_number(argv[3], "--slo-p99")
+            slo = parse_number(argv[3], "--slo-p99") if len(argv) == 4 else None
         except ValueError as exc:
-            print(f"kbt: error: {exc}", file=sys.stderr)
-            return 2
-        argv = argv[:2]
-    if len(argv) != 2:
-        print(USAGE, file=sys.stderr)
-        return 2
-    try:
-        before, after = (ResultsStore(Path(a)).records() for a in argv)
+            raise BadInput(str(exc)) from None
+        before, after = (ResultsStore(Path(a)).records() for a in argv[:2])
         print("\n".join(summary_lines(before, after, slo)))
-    except BadInput as exc:
-        print(f"kbt: error: {exc.message}", file=sys.stderr)
-        return 2
-    return 0
+        return 0
+
+    fits = len(argv) == 2 or (len(argv) == 4 and argv[2] == "--slo-p99")
+    return run_script(fits, USAGE, work)
 
 
 if __name__ == "__main__":
