@@ -13,7 +13,7 @@ import statistics
 import pytest
 
 from tuner.core.paths import repo_root
-from tuner.model.confirm import Confirmation, fewest_requests, runner_up
+from tuner.model.confirm import Confirmation, busiest_requests, fewest_requests, runner_up
 from tuner.model.evidence import measured_of, model_truth
 from tuner.model.predict import predict
 from tuner.model.recommend import Request, recommend
@@ -278,6 +278,15 @@ def test_busiest_broker_noise_does_not_pick_the_shorter_linger() -> None:
     ]
     best = Confirmation(trials, []).best
     assert best is not None and best.measured is longer
+
+
+def test_a_busiest_broker_measured_at_0_ranks_by_the_total() -> None:
+    # A run that delivered records but counted 0 on its busiest broker lost its per-broker split: it
+    # ranks by its total, not as the least loaded busiest broker of all.
+    uncounted = _measured("uncounted", total=40.0, busiest=0.0)
+    counted = _measured("counted", total=29.0, busiest=10.0)
+    assert busiest_requests(uncounted) == 40.0
+    assert fewest_requests([uncounted, counted], lambda m: m) is counted
 
 
 @pytest.mark.parametrize(("miss", "switches"), [(1.02, False), (1.5, True)])

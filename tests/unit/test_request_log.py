@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.unit.rendered import as_text
 from tuner.core.errors import BadInput
 from tuner.measure import request_log
+from tuner.measure.capture_log import read_produce_traffic
 from tuner.measure.request_log import read_request_logs
 from tuner.model.clients import attribute_clients
 from tuner.model.diagnosis import diagnose
@@ -70,6 +71,16 @@ def test_counts_produce_requests_per_client_over_the_window(tmp_path: Path) -> N
             "unreadable_lines": 0,
         }
     ]
+
+
+def test_only_the_integer_0_is_produce_to_both_readers(tmp_path: Path) -> None:
+    """JSON's false and 0.0 equal 0 in Python: neither the counts nor a capture's rows take them for
+    Produce (one test of the identity both read, request_log.produce_client)."""
+    lines = [_line(T0 + 1, "produce"), _line(T0 + 2, "false", api=False), _line(T0 + 3, "float", api=0.0)]
+    path = _log(tmp_path, lines)
+    clients, _ = read_request_logs([path], T0, T0 + 10)
+    assert [c["client_id"] for c in clients] == ["produce"]
+    assert [r["client_id"] for r in read_produce_traffic([path], T0, T0 + 10).rows] == ["produce"]
 
 
 def test_a_client_that_announces_no_software_has_none(tmp_path: Path) -> None:

@@ -107,8 +107,7 @@ def _print(r: dict[str, Any]) -> None:
     labels = ", ".join(value(v, 80) for v in r["broker_label_values"])  # labels can hold anything
     out(f"  brokers seen by Prometheus: {labels or 'none'}")
     for name, state in r["series"].items():
-        note = f" ({r['notes'][name]})" if name in r["notes"] else ""
-        out(f"    {name}: {state}{note}")
+        out(f"    {name}: {state}")
 
 
 @app.command("health")

@@ -1,9 +1,9 @@
 """What the brokers did over one run's window, as measurement reports it and a run record keeps it:
 each broker's rates, idle ratios and request queue from Prometheus (tuner.measure.broker_window), and
-a local broker's network and handler threads from the kernel (tuner.measure.threads). One definition
-for both (each figure bounded by its unit, tuner/core/units.py): a field measurement adds reaches the
-record's schema at once, and tests/unit/test_record_schema_pinned.py fails until the record's schema
-version says so.
+a local broker's network and handler threads from the kernel (tuner.measure.threads) and where their
+busy time went (tuner.measure.attribution). One definition for both (each figure bounded by its unit,
+tuner/core/units.py): a field measurement adds reaches the record's schema at once, and
+tests/unit/test_record_schema_pinned.py fails until the record's schema version says so.
 """
 
 from __future__ import annotations
@@ -160,6 +160,31 @@ class ThreadWindow(Frozen):
     def handler_mean(self, attr: str) -> float | None:
         """A ThreadTime figure averaged over the request handler threads."""
         return _mean([getattr(t, attr) for t in self.handlers])
+
+
+class Attribution(Frozen):
+    """Where the network threads' busy time went over the window and the cause it points to
+    (tuner/measure/attribution.py): request queue full, host contention, own work, ... The cause and
+    the handlers' limit are held as any text, so a record naming one a later kbt no longer does still
+    loads."""
+
+    threads: ThreadWindow
+    network_idle: Ratio | None = None  # Kafka's meter, mean over the window
+    busy: Ratio  # 1 - idle (Kafka's, else the share of samples not in select)
+    blocked: Ratio  # share of the busy time the network threads were blocked (futex)
+    own_cpu: Ratio  # share of the busy time that was their own CPU
+    runqueue_wait: Ratio  # share of the busy time spent runnable without a core
+    # The request handlers, per second of their busy time (1 - their idle): what limited them.
+    handler_busy: Ratio | None = None
+    handler_own_cpu: Ratio | None = None
+    handler_runqueue_wait: Ratio | None = None
+    handler_disk: Ratio | None = None  # share of samples waiting for the disk (D state)
+    # the rest of their busy time, off CPU and not on the disk: parked inside a request (the
+    # pressure lab's stated service time; a lock)
+    handler_off_cpu: Ratio | None = None
+    handler_limit: Text | None = None  # own CPU | runqueue wait | disk wait | off-CPU wait
+    cause: Text  # a tuner.measure.attribution.Cause
+    why: Text
 
 
 def _mean(values: list[float]) -> float | None:

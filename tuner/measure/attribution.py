@@ -22,34 +22,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tuner.core.frozen import Frozen
+from tuner.core.broker_figures import Attribution
 from tuner.measure.broker_window import BrokerWindow
 from tuner.measure.threads import ThreadWindow
 from tuner.spec.thresholds import THRESHOLDS
 
 Cause = Literal["not under pressure", "request queue full", "host contention", "own work", "unclear"]
-
-
-class Attribution(Frozen):
-    """The threads' window and the cause it points to, with the figures behind it in one line."""
-
-    threads: ThreadWindow
-    network_idle: float | None  # Kafka's meter, mean over the window
-    busy: float  # 1 - idle (Kafka's, else the share of samples not in select)
-    blocked: float  # share of the busy time the network threads were blocked (futex)
-    own_cpu: float  # share of the busy time that was their own CPU
-    runqueue_wait: float  # share of the busy time spent runnable without a core
-    # The request handlers, per second of their busy time (1 - their idle): what limited them.
-    handler_busy: float | None = None
-    handler_own_cpu: float | None = None
-    handler_runqueue_wait: float | None = None
-    handler_disk: float | None = None  # share of samples waiting for the disk (D state)
-    # the rest of their busy time, off CPU and not on the disk: parked inside a request (the
-    # pressure lab's stated service time; a lock)
-    handler_off_cpu: float | None = None
-    handler_limit: Literal["own CPU", "runqueue wait", "disk wait", "off-CPU wait"] | None = None
-    cause: Cause
-    why: str
 
 
 def attribute(threads: ThreadWindow, broker: BrokerWindow | None) -> Attribution | None:

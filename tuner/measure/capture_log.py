@@ -22,11 +22,10 @@ from tuner.measure.request_log import (
     MAX_CLIENTS,
     MAX_LINE_BYTES,
     OTHER_CLIENTS,
-    PRODUCE_API_KEY,
     _partitions,
     _request,
-    _software,
     _Stamps,
+    produce_client,
 )
 
 MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
@@ -85,18 +84,12 @@ def _count(
     rng: random.Random,
     names: dict[str, str],
 ) -> None:
-    header = request.get("requestHeader")
-    if not isinstance(header, dict) or header.get("requestApiKey") != PRODUCE_API_KEY:
+    client = produce_client(request)
+    if client is None:
         return
-    client_id = header.get("clientId")
-    principal = request.get("principal")
+    client_id, principal, software = client
     local, remote = _ends(request.get("connection"))
-    key = (
-        client_id if isinstance(client_id, str) else "",
-        _software(request.get("clientInformation")),
-        principal.removeprefix("User:") if isinstance(principal, str) else "",
-        local or file,
-    )
+    key = (client_id, software, principal, local or file)
     if key not in tallies and len(tallies) >= MAX_CLIENTS:
         key = (OTHER_CLIENTS, "", "", key[3])
     tally = tallies.setdefault(key, _Tally())

@@ -69,7 +69,6 @@ class Source:
     # A kbt label whose value picks the dialect series (RequestMetrics phases are separate MBeans).
     by_label: str | None = None
     by_value: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    note: str = ""  # how the figure differs, shown by `kbt target check`
 
     @property
     def all_names(self) -> set[str]:

@@ -220,20 +220,26 @@ def _request(line: bytes, at: int) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _count(reading: _FileReading, request: dict[str, Any]) -> None:
+def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(client id, principal, software) of a logged produce request; None for any other API."""
     header = request.get("requestHeader")
     api_key = header.get("requestApiKey") if isinstance(header, dict) else None
     # `false == 0` in Python: only the integer 0 is Produce.
     if type(api_key) is not int or api_key != PRODUCE_API_KEY or not isinstance(header, dict):
-        return
+        return None
     client_id = header.get("clientId")
     principal = request.get("principal")
-    info = request.get("clientInformation")
-    key = (
+    return (
         client_id if isinstance(client_id, str) else "",
         principal.removeprefix("User:") if isinstance(principal, str) else "",
-        _software(info),
+        _software(request.get("clientInformation")),
     )
+
+
+def _count(reading: _FileReading, request: dict[str, Any]) -> None:
+    key = produce_client(request)
+    if key is None:
+        return
     if key not in reading.inside and len(reading.inside) >= MAX_CLIENTS:
         key = (OTHER_CLIENTS, "", "")
     tally = reading.inside.setdefault(key, _Tally())

@@ -64,11 +64,11 @@ class Confirmation:
         return fewest_requests(ok, lambda t: t.measured)
 
 
-def _busiest(m: Measured | None) -> float:
-    if m is None:
-        return float("inf")
-    busiest = m.busiest_broker_requests_per_s
-    return busiest if busiest is not None else m.requests_per_s
+def busiest_requests(m: Measured) -> float:
+    """Produce requests/s on the busiest broker, else over all brokers. A busiest broker at 0 counts
+    as no per-broker figure: a run that delivered records sent requests somewhere, so 0 means the
+    split went uncounted, and taken as 0 it would rank that run the best of all."""
+    return m.busiest_broker_requests_per_s or m.requests_per_s
 
 
 def at_edge(measured: Measured, slo: SLOBounds, aim: float) -> bool:
@@ -86,13 +86,17 @@ def fewest_requests(items: Sequence[T], measured: Callable[[T], Measured | None]
     MEASURED_TIE of that go by the fewest requests over all brokers."""
     if not items:
         return None
-    low = min(_busiest(measured(i)) for i in items)
-    tied = [i for i in items if _busiest(measured(i)) <= low * (1 + MEASURED_TIE)]
+
+    def busiest(i: T) -> float:
+        m = measured(i)
+        return busiest_requests(m) if m is not None else float("inf")
 
     def total(i: T) -> tuple[float, float]:
         m = measured(i)
-        return (m.requests_per_s if m is not None else float("inf"), _busiest(m))
+        return (m.requests_per_s if m is not None else float("inf"), busiest(i))
 
+    low = min(busiest(i) for i in items)
+    tied = [i for i in items if busiest(i) <= low * (1 + MEASURED_TIE)]
     return min(tied, key=total)
 
 
@@ -161,12 +165,12 @@ def runner_up(
         return None
     # Like with like: the busiest broker when the client counted per broker, else the total (real
     # Filebeat's requests are the brokers' count, with no per-broker split of its own).
-    per_broker = best.measured.busiest_broker_requests_per_s is not None
+    per_broker = bool(best.measured.busiest_broker_requests_per_s)  # as busiest_requests counts it
 
     def requests(p: Prediction) -> float:
         return p.busiest_broker_requests_per_s if per_broker else p.requests_per_s
 
-    got = _busiest(best.measured) if per_broker else best.measured.requests_per_s
+    got = busiest_requests(best.measured)
     predicted = requests(best.predicted)
     if got <= predicted * (1 + MODEL_MISS):
         return None

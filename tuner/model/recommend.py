@@ -15,7 +15,16 @@ from tuner.core.redact import redact
 from tuner.model.batchfill import floor_requests
 from tuner.model.codecs import CodecTable, default_table
 from tuner.model.comparison import reduction
-from tuner.model.confirm import MODEL_MISS, Confirmation, Trials, at_edge, confirm, fewest_requests, runner_up
+from tuner.model.confirm import (
+    MODEL_MISS,
+    Confirmation,
+    Trials,
+    at_edge,
+    busiest_requests,
+    confirm,
+    fewest_requests,
+    runner_up,
+)
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import IdleModel
 from tuner.model.search import MAX_LINGER_MS, Candidate, Searcher, SearchResult, describe_profile, families
@@ -91,10 +100,6 @@ def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
 def _newest(records: Sequence[RunRecord], profile: ClientProfile) -> RunRecord | None:
     found = [r for r in records if _same_rules(r.plan.profile, profile)]
     return max(found, key=lambda r: r.created_at, default=None)
-
-
-def _busiest(m: Measured) -> float:
-    return m.busiest_broker_requests_per_s or m.requests_per_s
 
 
 def recommend(req: Request) -> Recommendation:
@@ -214,14 +219,15 @@ def _recommend_kind(
             chosen_rm = fewest_requests(meeting, lambda rm: rm[1])
             assert chosen_rm is not None
             record, m = chosen_rm
-            close = _busiest(m) <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
+            rate = busiest_requests(m)
+            close = rate <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
             if close or status == "rejected":
                 profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
                 predicted = searcher.predict(profile)
             else:
                 notes.append(
                     f"the best measured setting meeting the SLO ({record.run_id}) makes"
-                    f" {_busiest(m):.1f} requests/s on the busiest broker; the model's choice predicts"
+                    f" {rate:.1f} requests/s on the busiest broker; the model's choice predicts"
                     f" {best.prediction.busiest_broker_requests_per_s:.1f}: confirm it with --live"
                 )
         elif status == "predicted":
@@ -315,7 +321,7 @@ def _safer(
     model = _margin_setting(searcher, result, chosen, measured)
     if found is not None and (
         model is None
-        or _busiest(found[1]) <= model.predicted.busiest_broker_requests_per_s * (1 + MODEL_MISS)
+        or busiest_requests(found[1]) <= model.predicted.busiest_broker_requests_per_s * (1 + MODEL_MISS)
     ):
         profile, m, predicted = found
         why = "the measured setting with the fewest requests keeping the SLO margin"

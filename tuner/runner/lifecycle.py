@@ -121,10 +121,9 @@ def build_record(
 def _attribution(
     sampler: ThreadSampler, client: ClientResult, measured: BrokerWindow | None
 ) -> Attribution | None:
-    """The network threads' busy time over the run's window, in the record's schema."""
+    """The network threads' busy time over the run's window."""
     threads = sampler.figures(client.window_start, client.window_end)
-    found = attribute(threads, measured) if threads is not None else None
-    return Attribution.model_validate(found.model_dump()) if found is not None else None
+    return attribute(threads, measured) if threads is not None else None
 
 
 class Engine(Protocol):
