@@ -196,12 +196,12 @@ class _ProfileRun:
         locust = self.runner.locust
         return max(LEAD_S, locust.join_timeout_s) if locust.remote_workers else LEAD_S
 
-    def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
+    def _plan(self, topics: list[str], out_dir: Path, run_id: str) -> StressPlan:
         spec, target = self.loaded.spec, self.runner.target
         workload = spec.topics_with_configs()
         resolved = getattr(workload.message, "resolved_path", None)
         return StressPlan(
-            run_id=new_ids(spec.name, self.label, started).run_id,
+            run_id=run_id,
             stress=spec.name,
             profile_label=self.label,
             profile=spec.profiles[self.label],
@@ -224,10 +224,9 @@ class _ProfileRun:
     def run(self) -> ProfileOutcome:
         spec = self.loaded.spec
         ids = new_ids(spec.name, self.label)
-        started, stamp = ids.started, ids.stamp
         workload = spec.topics_with_configs()
         topics = topic_names(self.runner.target.topic_prefix, workload.topics, self.index, ids, tag="s")
-        out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
+        out_dir = self.runner.store.root / spec.name / f"{self.label}--{ids.stamp}.locust"
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
         ledger = self.runner.target.ledger
@@ -236,7 +235,7 @@ class _ProfileRun:
             pool: ConsumerPool | None = None
             locust: LocustProcesses | None = None
             try:
-                plan = self.plan = self._plan(topics, out_dir, started)
+                plan = self._plan(topics, out_dir, ids.run_id)
                 (out_dir / "plan.json").write_text(plan.model_dump_json(), encoding="utf-8")
                 self.ctx = RunContext(
                     spec=spec,
@@ -244,7 +243,7 @@ class _ProfileRun:
                     baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
                     environment=self.environment,
                     workers=max(1, self.runner.locust.total_workers),
-                    run_stamp=stamp,
+                    run_stamp=ids.stamp,
                 )
                 self.runner.observer.phase(self.label, "starting consumers and locust")
                 pool = ConsumerPool(plan)
