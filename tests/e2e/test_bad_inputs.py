@@ -4,32 +4,20 @@ Prometheus talk to a real endpoint opened on 127.0.0.1 for them (refusing, or an
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.bad_inputs import CASES, DOC, Case, endpoint, render_doc
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt, user_env
 
 pytestmark = pytest.mark.e2e
 
 
 def _run(case: Case, directory: Path, prom: str) -> subprocess.CompletedProcess[str]:
     case.materialise(directory)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
-    env.update(case.env)
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *case.command(prom)],
-        cwd=directory,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
+    return kbt(*case.command(prom), cwd=directory, env=user_env(**case.env))
 
 
 def test_catalog_is_large_and_ids_unique() -> None:

@@ -5,14 +5,12 @@ a file the client refuses is one line on stderr, exit 2, no traceback."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt, user_env
 from tuner.core.paths import repo_root
 from tuner.driver.java_plan import engine_dir
 from tuner.spec.clients import kind_of
@@ -22,16 +20,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
+    return kbt(*args, cwd=cwd, env=user_env())
 
 
 def _rendered(client: str, tmp_path: Path) -> dict[str, str]:

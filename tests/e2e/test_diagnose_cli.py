@@ -10,7 +10,6 @@ import http.server
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,15 +18,14 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.e2e import kbt_process
 from tuner.core.errors import ExitStatus
 
 pytestmark = pytest.mark.e2e
 
 
 def kbt(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=timeout
-    )
+    return kbt_process.kbt(*args, timeout=timeout)
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str], status: ExitStatus, *needles: str) -> None:

@@ -14,15 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.bad_inputs import GOOD_SPEC, SECRET, endpoint
+from tests.e2e.kbt_process import kbt, user_env
 from tuner.core.errors import ExitStatus
 
 pytestmark = pytest.mark.e2e
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
-    env["COLUMNS"] = "200"
-    return env
 
 
 @pytest.mark.parametrize("args", [["--help"], ["sweep", "spec.yaml", "--dry-run"]])
@@ -34,7 +29,7 @@ def test_a_reader_that_goes_away_is_exit_141_and_silent(args: list[str], tmp_pat
         proc = subprocess.run(
             [sys.executable, "-m", "tuner", *args],
             cwd=tmp_path,
-            env=_env(),
+            env=user_env(),
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
@@ -51,7 +46,7 @@ def test_sighup_stops_like_ctrl_c(tmp_path: Path) -> None:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tuner", "diagnose", "--prometheus", prom],
             cwd=tmp_path,
-            env=_env(),
+            env=user_env(),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -64,17 +59,11 @@ def test_sighup_stops_like_ctrl_c(tmp_path: Path) -> None:
 
 
 def test_debug_tracebacks_pass_the_scrubber(tmp_path: Path) -> None:
-    env = {**_env(), "KBT_DEBUG": "1"}
+    env = user_env(KBT_DEBUG="1")
     with endpoint("hostile") as prom:
         host = prom.removeprefix("http://")
-        proc = subprocess.run(
-            [sys.executable, "-m", "tuner", "diagnose", "--prometheus", f"http://kbt:{SECRET}@{host}/echo"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        url = f"http://kbt:{SECRET}@{host}/echo"
+        proc = kbt("diagnose", "--prometheus", url, cwd=tmp_path, env=env, timeout=60)
     assert "Traceback" in proc.stderr  # the debug path ran
     assert proc.returncode == int(ExitStatus.UNREACHABLE), proc.stderr
     assert SECRET not in proc.stdout + proc.stderr
@@ -88,14 +77,7 @@ def test_terminal_sequences_from_a_spec_are_escaped_on_stdout(tmp_path: Path) ->
         "linger_ms: 50", 'linger_ms: 50, overrides: {client.id: "a\\e]0;pwned\\ax\\e[2J"}'
     )
     (tmp_path / "spec.yaml").write_text(spec)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tuner", "sweep", "spec.yaml", "--dry-run"],
-        cwd=tmp_path,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = kbt("sweep", "spec.yaml", "--dry-run", cwd=tmp_path, env=user_env(), timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout + proc.stderr
     assert "client.id=a\\x1b]0;pwned" in proc.stdout

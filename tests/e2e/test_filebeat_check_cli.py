@@ -4,15 +4,13 @@ no secret echoed."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt, user_env
 from tests.unit.filebeat_cases import GOOD, MALFORMED
 from tuner.core.paths import repo_root
 from tuner.driver.filebeat.builds import filebeat_builds
@@ -26,16 +24,7 @@ DEFAULTS = "default.yml"
 
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KBT_")}
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
+    return kbt(*args, cwd=cwd, env=user_env())
 
 
 def test_every_published_profile_passes() -> None:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt
 from tuner import __version__
 from tuner.cli.json_out import SCHEMA_VERSION
 from tuner.core.paths import repo_root
@@ -17,18 +15,8 @@ from tuner.core.paths import repo_root
 pytestmark = pytest.mark.e2e
 
 
-def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
-
-
 def test_lab_status_without_a_lab(tmp_path: Path) -> None:
-    proc = _kbt("lab", "status", "--lab-dir", str(tmp_path / "none"), "--json", "-", cwd=tmp_path)
+    proc = kbt("lab", "status", "--lab-dir", str(tmp_path / "none"), "--json", "-", cwd=tmp_path)
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     assert doc == {
@@ -48,7 +36,7 @@ def test_check_filebeat_reports_each_file(tmp_path: Path) -> None:
     profile = sorted(good.glob("*.yml"))[0]
     bad = tmp_path / "bad.yml"
     bad.write_text("output.kafka:\n  bulk_max_sise: 10\n")
-    proc = _kbt("check", "filebeat", str(profile), str(bad), "--json", "-", cwd=tmp_path)
+    proc = kbt("check", "filebeat", str(profile), str(bad), "--json", "-", cwd=tmp_path)
     assert proc.returncode == 2
     doc = json.loads(proc.stdout)
     assert doc["command"] == "check filebeat" and doc["schema_version"] == SCHEMA_VERSION
@@ -60,7 +48,7 @@ def test_check_filebeat_reports_each_file(tmp_path: Path) -> None:
 
 def test_json_to_a_file_keeps_the_human_output(tmp_path: Path) -> None:
     spec = repo_root() / "loadtests" / "holiday-peak.yaml"
-    proc = _kbt("stress", str(spec), "--dry-run", "--json", "plan.json", cwd=tmp_path)
+    proc = kbt("stress", str(spec), "--dry-run", "--json", "plan.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "prefill" in proc.stdout
     doc = json.loads((tmp_path / "plan.json").read_text())
@@ -78,10 +66,10 @@ def test_recommend_json_is_part_of_the_recommendation_batch(tmp_path: Path) -> N
     for i, plan in enumerate(_plans()):
         store.write(_record(plan, 1_700_000_000.0 + 100 * i))
     (tmp_path / "afile").write_text("x")
-    proc = _kbt("recommend", "--results", "results", "--out", "recs", "--json", "afile/r.json", cwd=tmp_path)
+    proc = kbt("recommend", "--results", "results", "--out", "recs", "--json", "afile/r.json", cwd=tmp_path)
     assert proc.returncode == 2 and "afile is not a directory" in proc.stderr, proc.stderr
     assert not (tmp_path / "recs").exists()
-    proc = _kbt("recommend", "--results", "results", "--out", "recs", "--json", "-", cwd=tmp_path)
+    proc = kbt("recommend", "--results", "results", "--out", "recs", "--json", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["command"] == "recommend" and Path(tmp_path / doc["recommendation_file"]).is_file()

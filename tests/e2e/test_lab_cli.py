@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e import kbt_process
 from tuner.core.errors import ExitStatus
 
 pytestmark = pytest.mark.e2e
@@ -29,13 +30,7 @@ LAB_PORTS = (BASE, BASE + 1, BASE + 10, BASE + 21)
 def kbt(
     *args: str, env: dict[str, str] | None = None, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
+    return kbt_process.kbt(*args, env=env, timeout=timeout)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess[str], status: ExitStatus, text: str) -> None:

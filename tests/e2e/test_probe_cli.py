@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt
 from tuner.store.probe_record import PROBE_SCHEMA_VERSION, load_probe_record
 
 pytestmark = pytest.mark.e2e
@@ -22,10 +21,7 @@ SUMMARY = "librdkafka/Java/OpenTelemetry Collector: all four; Filebeat: gzip, sn
 
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", "probe", "compression", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=SUBPROCESS_CAP_S,
-    )  # fmt: skip
+    return kbt("probe", "compression", *args, cwd=cwd)
 
 
 def _log(path: Path, lines: int = 400) -> Path:

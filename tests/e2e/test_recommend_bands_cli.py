@@ -6,33 +6,21 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt
 from tuner.core.paths import repo_root
 from tuner.spec.error_bands import load_error_bands
 
 pytestmark = pytest.mark.e2e
 
 
-def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
-
-
 def test_recommend_shows_the_band_in_output_record_and_report(tmp_path: Path) -> None:
     results = tmp_path / "results"
     shutil.copytree(repo_root() / "loadtests" / "truth" / "records" / "truth-java", results / "truth-java")
-    proc = _kbt("recommend", "--results", "results", "--client", "java", "--out", "out", cwd=tmp_path)
+    proc = kbt("recommend", "--results", "results", "--client", "java", "--out", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     [path] = (tmp_path / "out").glob("*/recommendation.json")
     rec = json.loads(path.read_text())
@@ -49,7 +37,7 @@ def test_recommend_shows_the_band_in_output_record_and_report(tmp_path: Path) ->
     assert f"{low:.1f}-{high:.1f} req/s" in proc.stdout
     if java["band_doubt"] is not None:  # a doubt is said, with what to do about it
         assert "confirm it with --live" in proc.stdout
-    report = _kbt(
+    report = kbt(
         "report", "--results", "results", "--recommendation", str(path), "-o", "r.html", cwd=tmp_path
     )
     assert report.returncode == 0, report.stderr

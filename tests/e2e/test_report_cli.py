@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.kbt_process import kbt
 from tests.unit.test_results_store import _plans, _record
 from tuner.store import ResultsStore
 
@@ -16,9 +16,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", "report", *args], cwd=cwd, capture_output=True, text=True, timeout=600
-    )
+    return kbt("report", *args, cwd=cwd, timeout=600)
 
 
 def _one_line(proc: subprocess.CompletedProcess[str], expected: str) -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.e2e.kbt_process import kbt
 from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.paths import repo_root
 
@@ -46,14 +47,7 @@ def _package_with_the_stand_in(tmp_path: Path) -> Path:
 
 def _kbt(pkg: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(pkg), "KBT_LAB_DIR": str(cwd / "no-lab")}
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
+    return kbt(*args, cwd=cwd, env=env)
 
 
 def test_the_worked_example_kind_sweeps_models_searches_and_renders(tmp_path: Path) -> None:
@@ -94,8 +88,6 @@ def test_the_worked_example_kind_sweeps_models_searches_and_renders(tmp_path: Pa
     )
     assert "confluent-go linger" in rec.stdout  # searched as its own kind, not as librdkafka
     # the installed package does not know the kind: it was the copy that ran
-    plain = subprocess.run(
-        [sys.executable, "-m", "tuner", "sweep", str(spec), "--dry-run"], cwd=tmp_path, capture_output=True,
-        text=True, timeout=SUBPROCESS_CAP_S, env={**os.environ, "KBT_LAB_DIR": str(tmp_path / "no-lab")},
-    )  # fmt: skip
+    env = {**os.environ, "KBT_LAB_DIR": str(tmp_path / "no-lab")}
+    plain = kbt("sweep", str(spec), "--dry-run", cwd=tmp_path, env=env)
     assert plain.returncode != 0 and 'unknown client kind "confluent-go"' in plain.stderr

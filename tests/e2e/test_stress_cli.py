@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt
 
 pytestmark = pytest.mark.e2e
 
@@ -49,21 +47,11 @@ BAD = {
 }
 
 
-def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
-
-
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_stress_spec_is_one_line_exit_2(case: str, tmp_path: Path) -> None:
     text, expected = BAD[case]
     (tmp_path / "stress.yaml").write_text(text)
-    proc = _kbt("stress", "stress.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
+    proc = kbt("stress", "stress.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip("\n").splitlines()
     assert len(lines) == 1 and lines[0].startswith("kbt: error: stress.yaml"), proc.stderr
@@ -73,7 +61,7 @@ def test_bad_stress_spec_is_one_line_exit_2(case: str, tmp_path: Path) -> None:
 
 def test_unknown_profile_label_suggests(tmp_path: Path) -> None:
     (tmp_path / "stress.yaml").write_text(GOOD)
-    proc = _kbt("stress", "stress.yaml", "--profiles", "current,recomended", "--dry-run", cwd=tmp_path)
+    proc = kbt("stress", "stress.yaml", "--profiles", "current,recomended", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         'kbt: error: --profiles: no profile "recomended" in the spec (did you mean "recommended"?)'
@@ -83,7 +71,7 @@ def test_unknown_profile_label_suggests(tmp_path: Path) -> None:
 
 def test_missing_diagnose_file(tmp_path: Path) -> None:
     (tmp_path / "stress.yaml").write_text(GOOD)
-    proc = _kbt("stress", "stress.yaml", "--baseline-from", "diag.json", "--dry-run", cwd=tmp_path)
+    proc = kbt("stress", "stress.yaml", "--baseline-from", "diag.json", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 2
     assert "diag.json: no such diagnose file" in proc.stderr
 
@@ -91,7 +79,7 @@ def test_missing_diagnose_file(tmp_path: Path) -> None:
 def test_dry_run_prints_the_timeline(tmp_path: Path) -> None:
     (tmp_path / "stress.yaml").write_text(GOOD)
     (tmp_path / "diag.json").write_text('{"snapshot": {"brokers": [{"messages_in_per_s": 40}]}}')
-    proc = _kbt("stress", "stress.yaml", "--dry-run", "--baseline-from", "diag.json", cwd=tmp_path)
+    proc = kbt("stress", "stress.yaml", "--dry-run", "--baseline-from", "diag.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "baseline 40 msgs/s (from diag.json), 2 producers; profiles current, recommended" in out
@@ -103,6 +91,6 @@ def test_dry_run_prints_the_timeline(tmp_path: Path) -> None:
 
 def test_no_lab_is_an_environment_problem(tmp_path: Path) -> None:
     (tmp_path / "stress.yaml").write_text(GOOD)
-    proc = _kbt("stress", "stress.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
+    proc = kbt("stress", "stress.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
     assert proc.returncode == 4, proc.stderr
     assert proc.stderr.strip().startswith("kbt: error: no running lab in")

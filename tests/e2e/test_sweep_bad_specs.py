@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.e2e.kbt_process import kbt
 
 pytestmark = pytest.mark.e2e
 
@@ -43,21 +41,11 @@ BAD = {
 }
 
 
-def _kbt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_CAP_S,
-    )
-
-
 @pytest.mark.parametrize("case", sorted(BAD))
 def test_bad_spec_is_one_line_exit_2(case: str, tmp_path: Path) -> None:
     text, expected = BAD[case]
     (tmp_path / "spec.yaml").write_text(text)
-    proc = _kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
+    proc = kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip("\n").splitlines()
     assert len(lines) == 1, proc.stderr
@@ -69,7 +57,7 @@ def test_bad_spec_is_one_line_exit_2(case: str, tmp_path: Path) -> None:
 
 def test_dry_run_lists_runs(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(GOOD)
-    proc = _kbt("sweep", "spec.yaml", "--dry-run", cwd=tmp_path)
+    proc = kbt("sweep", "spec.yaml", "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "batched: 2 producers x 10/s" in proc.stdout
     assert "compression.type=lz4" in proc.stdout
@@ -78,7 +66,7 @@ def test_dry_run_lists_runs(tmp_path: Path) -> None:
 
 def test_dry_run_json_is_one_document(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(GOOD)
-    proc = _kbt("sweep", "spec.yaml", "--dry-run", "--json", "-", cwd=tmp_path)
+    proc = kbt("sweep", "spec.yaml", "--dry-run", "--json", "-", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["command"] == "sweep --dry-run" and doc["schema_version"] == 2
@@ -92,7 +80,7 @@ def test_dry_run_json_is_one_document(tmp_path: Path) -> None:
 
 def test_missing_lab_is_an_environment_problem(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(GOOD)
-    proc = _kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
+    proc = kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)
     assert proc.returncode == 4, proc.stderr
     assert proc.stderr.startswith("kbt: error: no running lab in")
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -26,8 +26,6 @@ MAX_WINDOW_S = 3600.0
 MIN_WINDOW_S = 5.0
 SAMPLE_TIMEOUT_S = 10.0  # per topic
 MAX_SAMPLED_TOPICS = 64
-PROMETHEUS_TIMEOUT_S = 30.0
-PROMETHEUS_DEADLINE_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -102,14 +100,14 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     noted, when it has none or cannot answer: the capture stands without them)."""
     from tuner.core.errors import KbtError
     from tuner.measure.cluster_snapshot import take_snapshot
-    from tuner.measure.prometheus import Prometheus
+    from tuner.runner.live_diagnosis import diagnosis_prometheus
     from tuner.store.snapshot import ClusterSnapshot
 
     if target.prometheus_url is None:
         return None
     window = end - start
     try:
-        prom = Prometheus.for_target(target, timeout_s=PROMETHEUS_TIMEOUT_S, deadline_s=PROMETHEUS_DEADLINE_S)
+        prom = diagnosis_prometheus(target)
         figures = take_snapshot(prom, window_s=window, step_s=min(15.0, window / 4), end=end, top_topics=0)
     except KbtError as exc:  # Prometheus unreachable, answering oddly, or without broker series
         notes.append(f"the brokers' figures were not read: {exc.message}")

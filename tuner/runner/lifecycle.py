@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from tuner.driver.result import DriverResult
@@ -69,11 +70,12 @@ def fresh_topics(
     names: list[str],
     problems: list[str],
     delete: Callable[[Any, list[str]], list[str]] = delete_topics,
-    ledger: TopicLedger | None = None,
+    ledger_path: Path | None = None,
 ) -> Iterator[list[str]]:
     """Create the run's topics; delete them however the run ends (Ctrl-C too): an interrupted run
     leaves no topics behind. Cleanup problems are appended to `problems`, never raised. A target's
-    `ledger` remembers them until deleted (a crashed run's topics go on the next run)."""
+    ledger remembers them until deleted (a crashed run's topics go on the next run)."""
+    ledger = TopicLedger(ledger_path) if ledger_path is not None else None
     if ledger is not None:
         ledger.add(names)
     create_topics(admin, specs, names)
@@ -84,6 +86,12 @@ def fresh_topics(
         problems += cleanup
         if ledger is not None and not cleanup:
             ledger.remove(names)
+
+
+def clean_leftovers(admin: Any, ledger_path: Path | None, prefix: str) -> list[str]:
+    """Delete the topics under `prefix` that runs which crashed left in a target's ledger (None: the
+    target keeps none), before a run makes its own; returns the problems."""
+    return TopicLedger(ledger_path).clean(admin, prefix, delete_topics) if ledger_path is not None else []
 
 
 def build_record(
@@ -223,8 +231,7 @@ class RunLifecycle:
         run = Run(plan, ids, topics, self.target, self.admin, problems)
         self.observer.run_started(plan)
         self.observer.phase(plan, "creating topics")
-        path = self.target.topic_ledger
-        ledger = TopicLedger(path) if path is not None else None
+        ledger = self.target.topic_ledger
         with fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger):
             if policy.wait_settled:
                 self._await_settled_meters(plan)

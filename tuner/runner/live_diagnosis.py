@@ -39,7 +39,7 @@ def target_prometheus(source: TargetSource | None, window: Window | None = None)
     of `window` when given, else of now), for one diagnosis: every call within DEADLINE_S."""
     from tuner.target.registry import resolve_target
 
-    return _prometheus_of(resolve_target(None, source), window)
+    return diagnosis_prometheus(resolve_target(None, source), window)
 
 
 def window_prometheus(
@@ -98,13 +98,14 @@ def target_diagnosis(source: TargetSource, window_s: float) -> LiveDiagnosis:
     target = resolve_target(None, source)
     step_s = min(window_s, max(MIN_STEP_S, target.scrape_interval_s))
     try:
-        prom = _prometheus_of(target)
+        prom = diagnosis_prometheus(target)
         return _classified(prom, window_s, step_s, load_thresholds(None), None, None, TOP_TOPICS)
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
 
 
-def _prometheus_of(target: Target, window: Window | None = None) -> Prometheus:
+def diagnosis_prometheus(target: Target, window: Window | None = None) -> Prometheus:
+    """A resolved target's Prometheus for one diagnosis (every call within DEADLINE_S)."""
     from tuner.measure.prometheus import Prometheus
 
     return Prometheus.for_target(target, timeout_s=TARGET_TIMEOUT_S, deadline_s=DEADLINE_S, window=window)

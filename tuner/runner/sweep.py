@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tuner.core.kafka_clients import admin_client
-from tuner.runner.lifecycle import Engine, Measurer, Observer, RunLifecycle, RunPolicy
+from tuner.runner.lifecycle import Engine, Measurer, Observer, RunLifecycle, RunPolicy, clean_leftovers
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
 from tuner.store.environment import capture_environment
@@ -62,12 +62,7 @@ class SweepRunner:
         admin = admin_client(connection(self.target))
         ids = broker_ids(admin)
         brokers = len(ids)
-        ledger = self.target.topic_ledger
-        if ledger is not None:  # topics a crashed run left on this target
-            from tuner.target.ledger import TopicLedger
-            from tuner.target.topics import delete_topics
-
-            outcome.problems += TopicLedger(ledger).clean(admin, self.target.topic_prefix, delete_topics)
+        outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)
         for plan in todo:
             check_fits_cluster(plan.workload.topics, brokers, ids)
         self.observer.sweep_started(todo, [p for p in loaded.runs if p not in todo])

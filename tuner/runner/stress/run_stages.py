@@ -28,7 +28,7 @@ from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.measure.prometheus import Prometheus
-from tuner.runner.lifecycle import fresh_topics, new_ids, topic_names
+from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
@@ -40,7 +40,6 @@ from tuner.store.environment import capture_environment
 from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
-from tuner.target.ledger import TopicLedger
 from tuner.target.security import client_config
 from tuner.target.topics import broker_ids, check_fits_cluster, delete_topics
 
@@ -122,10 +121,7 @@ class StressRunner:
         check_fits_cluster(workload.topics, brokers)
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
-        if self.target.ledger is not None:  # topics a crashed run left on this target
-            outcome.problems += TopicLedger(self.target.ledger).clean(
-                admin, self.target.topic_prefix, delete_topics
-            )
+        outcome.problems += clean_leftovers(admin, self.target.ledger, self.target.topic_prefix)
         for i, label in enumerate(labels):
             profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
@@ -200,12 +196,12 @@ class _ProfileRun:
         locust = self.runner.locust
         return max(LEAD_S, locust.join_timeout_s) if locust.remote_workers else LEAD_S
 
-    def _plan(self, topics: list[str], out_dir: Path, started: float) -> StressPlan:
+    def _plan(self, topics: list[str], out_dir: Path, run_id: str) -> StressPlan:
         spec, target = self.loaded.spec, self.runner.target
         workload = spec.topics_with_configs()
         resolved = getattr(workload.message, "resolved_path", None)
         return StressPlan(
-            run_id=new_ids(spec.name, self.label, started).run_id,
+            run_id=run_id,
             stress=spec.name,
             profile_label=self.label,
             profile=spec.profiles[self.label],
@@ -228,19 +224,18 @@ class _ProfileRun:
     def run(self) -> ProfileOutcome:
         spec = self.loaded.spec
         ids = new_ids(spec.name, self.label)
-        started, stamp = ids.started, ids.stamp
         workload = spec.topics_with_configs()
         topics = topic_names(self.runner.target.topic_prefix, workload.topics, self.index, ids, tag="s")
-        out_dir = self.runner.store.root / spec.name / f"{self.label}--{stamp}.locust"
+        out_dir = self.runner.store.root / spec.name / f"{self.label}--{ids.stamp}.locust"
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
-        ledger = TopicLedger(self.runner.target.ledger) if self.runner.target.ledger is not None else None
+        ledger = self.runner.target.ledger
         with fresh_topics(self.admin, workload.topics, topics, self.cleanup_problems, delete_topics, ledger):
             self._await_settled_meters()
             pool: ConsumerPool | None = None
             locust: LocustProcesses | None = None
             try:
-                plan = self.plan = self._plan(topics, out_dir, started)
+                plan = self._plan(topics, out_dir, ids.run_id)
                 (out_dir / "plan.json").write_text(plan.model_dump_json(), encoding="utf-8")
                 self.ctx = RunContext(
                     spec=spec,
@@ -248,7 +243,7 @@ class _ProfileRun:
                     baseline_msgs_per_s=self.loaded.baseline_msgs_per_s,
                     environment=self.environment,
                     workers=max(1, self.runner.locust.total_workers),
-                    run_stamp=stamp,
+                    run_stamp=ids.stamp,
                 )
                 self.runner.observer.phase(self.label, "starting consumers and locust")
                 pool = ConsumerPool(plan)
