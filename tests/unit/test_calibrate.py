@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.unit.capture_records import RDKAFKA, capture_record, client_row
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, EnvironmentProblem, KbtError
 from tuner.core.writes import atomic_write_all
 from tuner.model.capture import ShapeOptions, shape
 from tuner.render.calibrate import calibrated, calibration, main
 from tuner.render.capture import capture_files
+from tuner.render.script import run_script
 from tuner.store.capture import CaptureRecord
 
 TOPICS = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 100_000}]
@@ -120,3 +121,14 @@ def test_a_source_topic_with_kbts_prefix_is_found_without_it_doubled(tmp_path: P
     assert list(factors) == ["svc-confluent-kafka-python"] and factors["svc-confluent-kafka-python"] < 1.0, (
         lines
     )
+
+
+@pytest.mark.parametrize("error", [BadInput("bad file"), EnvironmentProblem("cannot write out/")])
+def test_a_script_shows_any_kbt_error_as_one_line_with_its_status(
+    error: KbtError, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def work() -> int:
+        raise error
+
+    assert run_script(True, "x", work) == error.status != 0
+    assert capsys.readouterr().err.splitlines() == [f"kbt: error: {error.message}"]

@@ -16,8 +16,6 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.store.run_series import RunSeries, write_run_series
 
-PROMETHEUS_TIMEOUT_S = 30.0
-
 
 def run_window(record: RunRecord, scrape_interval_s: float) -> tuple[float, float]:
     """The span to capture: a stress stage's window, else the run from start to drain; padded by
@@ -52,11 +50,11 @@ def save_series(prom: Prometheus, record: RunRecord, record_path: Path, scrape_s
 class SeriesStore(ResultsStore):
     """A ResultsStore that also saves each written record's time series from Prometheus."""
 
-    def __init__(self, root: Path, prometheus_url: str | None, scrape_interval_s: float) -> None:
+    def __init__(self, root: Path, prometheus: Prometheus | None, scrape_interval_s: float) -> None:
+        """`prometheus`: the target's, as its broker measurement queries it (a target file's with
+        its auth and metric dialect), so the saved series are the ones the record's figures read."""
         super().__init__(root)
-        self.prometheus = (
-            Prometheus(prometheus_url, timeout_s=PROMETHEUS_TIMEOUT_S) if prometheus_url else None
-        )
+        self.prometheus = prometheus
         self.scrape_interval_s = scrape_interval_s
 
     def write(self, record: RunRecord) -> Path:

@@ -123,10 +123,11 @@ def sweep_runner(
     target_file: TargetSource | None = None,
 ) -> SweepRunner:
     target = resolve_target(lab_dir, target_file)
+    measurer = measurer_of(target)
     return SweepRunner(
         target=target,
         engine=DriverEngine(),
-        measurer=measurer_of(target),
-        store=SeriesStore(results, target.prometheus_url, target.scrape_interval_s),
+        measurer=measurer,
+        store=SeriesStore(results, measurer.prometheus if measurer else None, target.scrape_interval_s),
         observer=observer or Observer(),
     )

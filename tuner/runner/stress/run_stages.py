@@ -111,14 +111,20 @@ class StressRunner:
         self.locust = locust
         self.stages = stages  # a profile locust does not drive runs stage by stage through its engine
         self.observer = observer or StressObserver()
-        self.prometheus = Prometheus(target.prometheus_url, timeout_s=30) if target.prometheus_url else None
+        # The stages' Prometheus (a target file's with its auth and metric dialect) judges the
+        # locust timeline's broker gates too; without stages, the target's URL queried as is.
+        url = target.prometheus_url
+        self.prometheus = Prometheus(url, timeout_s=30) if url else None
+        if stages is not None:
+            self.prometheus = stages.prometheus
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
         admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
-        brokers = len(broker_ids(admin))
+        ids = broker_ids(admin)
+        brokers = len(ids)
         workload = loaded.spec.topics_with_configs()
-        check_fits_cluster(workload.topics, brokers)
+        check_fits_cluster(workload.topics, brokers, ids)  # before any load, as a sweep checks
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
         outcome.problems += clean_leftovers(admin, self.target.ledger, self.target.topic_prefix)

@@ -76,10 +76,9 @@ def stress_runner(
         web_port=flags.web_port or (base or 0) + WEB_PORT_OFFSET,
         join_timeout_s=flags.join_timeout_s,
     )
-    store = SeriesStore(results, found.prometheus_url, found.scrape_interval_s)  # + time series
-    return StressRunner(
-        target=target, store=store, locust=locust, observer=observer, stages=stage_parts(found)
-    )
+    parts = stage_parts(found)
+    store = SeriesStore(results, parts.prometheus, found.scrape_interval_s)  # + time series
+    return StressRunner(target=target, store=store, locust=locust, observer=observer, stages=parts)
 
 
 def stage_parts(target: Target) -> StageParts:
