@@ -1,10 +1,12 @@
-"""Exit codes and the one exception type the CLI turns into a one-line error."""
+"""Exit codes, the one exception type the CLI turns into a one-line error, and its wording."""
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from enum import IntEnum
+from typing import Any
 
 
 class ExitStatus(IntEnum):
@@ -68,3 +70,47 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ' (did you mean "x"?)' for the closest choice, or '' when nothing is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
+    """One pydantic error in kbt's words (never pydantic's "String should have ..."): `noun` is what
+    the file calls a setting (Filebeat: option); a `secret` setting's value is never shown."""
+    kind, msg, value, ctx = err["type"], str(err["msg"]), err.get("input"), err.get("ctx") or {}
+    if kind == "missing":
+        return f"missing required {noun}"
+    if kind == "value_error":
+        return msg.removeprefix("Value error, ")
+    if kind == "literal_error":  # pydantic quotes a string choice, not an integer one
+        expected = [a or b for a, b in re.findall(r"'([^']*)'|(-?\d+)", str(ctx.get("expected", "")))]
+        hint = "" if secret else did_you_mean(str(value), expected).strip(" ()")
+        shown = "a secret" if secret else f'"{value}"'
+        return f"unknown value {shown} (expected one of {', '.join(expected)}{'; ' + hint if hint else ''})"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
+        if kind == "union_tag_not_found":
+            return f'missing "{ctx.get("discriminator", "kind")}" (one of {", ".join(expected)})'
+        hint = did_you_mean(str(ctx.get("tag")), expected).strip(" ()")
+        return (
+            f'unknown kind "{ctx.get("tag")}" (expected one of {", ".join(expected)}'
+            f"{'; ' + hint if hint else ''})"
+        )
+    if kind == "extra_forbidden":  # normally caught earlier by StrictModel with a hint
+        return f"unknown {noun}"
+    # the value is echoed when it is a plain scalar; for a yes/no or number setting, whatever it is
+    echo = isinstance(value, str | int | float) and not isinstance(value, bool)
+    if kind in ("model_type", "dict_type"):
+        text = f"must be a mapping of {noun}s"
+    elif kind == "list_type":
+        text = "must be a list"
+    elif kind == "too_short" and ctx.get("min_length") == 1:
+        text = "must not be empty"
+    elif kind.startswith("bool"):
+        text, echo = "must be true or false", True
+    elif kind.startswith(("int_", "float_")):
+        text, echo = f"must be {'an integer' if kind.startswith('int') else 'a number'}", True
+    else:
+        text = msg.replace("Input should be", "must be").replace("String should", "must")
+        text = text.replace("List should", "must").replace("Dictionary should", "must")
+    if kind == "string_too_long" or secret or not echo:
+        return text  # a long string is long by definition, and may be a secret: not echoed
+    return f"{text} (got {value!r})"

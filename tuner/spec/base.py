@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
@@ -45,3 +45,16 @@ def _config_strings(value: Any) -> Any:
 
 # Raw client or topic configs: YAML may write `true` or `10000`, the wire takes strings.
 ConfigMap = Annotated[dict[str, str], BeforeValidator(_config_strings), Field(max_length=MAX_ITEMS)]
+
+
+# A producer's acks as kbt spells it (Filebeat's required_acks is its own integer: spec/filebeat.py).
+Acks = Literal["0", "1", "all"]
+
+
+def normal_acks(value: Any) -> Any:
+    """A model's before-validator for an `Acks | None` field: -1 (Kafka's own spelling of all) and
+    any case of all as "all"; what is not 0, 1 or all is left for the Literal to refuse."""
+    if value is None:
+        return None
+    text = str(value).strip().lower()
+    return "all" if text == "-1" else text

@@ -8,7 +8,6 @@ first, remembering the line each option came from:
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import types
@@ -21,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tuner.core.envref import is_pure_reference, parse_reference
-from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.core.inputs import plain_data, shown_path
 from tuner.core.redact import is_secret_name
 from tuner.spec.filebeat import (
@@ -339,40 +338,9 @@ def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown
         loc = (*loc, *named.group(1).split("."))
         msg = named.group(2)
     where = _at(shown, lines, *(loc[:i] for i in range(len(loc), -1, -1)))
-    text = _message(kind, msg, err.get("input"), err.get("ctx") or {}, secret=_is_secret(loc))
+    text = field_message({**err, "msg": msg}, noun="option", secret=_is_secret(loc))
     return f"{where}: {dotted_path(loc) or 'config'}: {text}"
 
 
 def _is_secret(loc: Path_) -> bool:
     return any(str(p) in SECRET_OPTIONS for p in loc)
-
-
-def _message(kind: str, msg: str, value: Any, ctx: dict[str, Any], secret: bool) -> str:
-    if kind == "missing":
-        return "missing required option"
-    if kind == "value_error":
-        return msg
-    if kind == "literal_error":
-        expected = re.findall(r"'([^']*)'|(-?\d+)", str(ctx.get("expected", "")))
-        choices = [a or b for a, b in expected]
-        hint = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-        shown = "a secret" if secret else f'"{value}"'
-        return (
-            f"unknown value {shown} (expected one of {', '.join(choices)}"
-            f"{f'; did you mean {hint[0]}?' if hint and not secret else ''})"
-        )
-    if kind in ("model_type", "dict_type"):
-        return "must be a mapping of options"
-    if kind == "list_type":
-        return "must be a list"
-    if kind == "too_short":
-        return "must not be empty"
-    if kind.startswith("bool"):
-        return "must be true or false" + ("" if secret else f" (got {value!r})")
-    if kind.startswith(("int_", "float_")):
-        noun = "an integer" if kind.startswith("int") else "a number"
-        return f"must be {noun}" + ("" if secret else f" (got {value!r})")
-    text = msg.replace("Input should be", "must be")
-    if not secret and isinstance(value, str | int | float) and not isinstance(value, bool):
-        text += f" (got {value!r})"
-    return text

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from tuner.core import inputs
-from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec, dump_keeping_path
@@ -169,34 +169,3 @@ def _child(node: Any, part: Any) -> Any:
     if isinstance(node, Sequence) and not isinstance(node, str) and isinstance(part, int):
         return node[part] if 0 <= part < len(node) else _MISSING
     return _MISSING
-
-
-def field_message(err: Any) -> str:
-    """One pydantic error in kbt's words (never pydantic's "String should have ...")."""
-    kind, msg, value, ctx = err["type"], err["msg"], err.get("input"), err.get("ctx") or {}
-    if kind == "missing":
-        return "missing required key"
-    if kind == "value_error":
-        return str(msg).removeprefix("Value error, ")
-    if kind == "literal_error":
-        expected = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
-        hint = did_you_mean(str(value), expected).strip(" ()")
-        return f'unknown value "{value}" (expected one of {", ".join(expected)}{"; " + hint if hint else ""})'
-    if kind in ("union_tag_invalid", "union_tag_not_found"):
-        expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
-        if kind == "union_tag_not_found":
-            return f'missing "{ctx.get("discriminator", "kind")}" (one of {", ".join(expected)})'
-        hint = did_you_mean(str(ctx.get("tag")), expected).strip(" ()")
-        return (
-            f'unknown kind "{ctx.get("tag")}" (expected one of {", ".join(expected)}'
-            f"{'; ' + hint if hint else ''})"
-        )
-    if kind == "extra_forbidden":  # normally caught earlier by StrictModel with a hint
-        return "unknown key"
-    text = str(msg).replace("Input should be", "must be").replace("String should", "must")
-    text = text.replace("List should", "must").replace("Dictionary should", "must")
-    if kind == "string_too_long":
-        return text  # the value is long by definition, and may be a secret: not echoed
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        text += f" (got {value!r})" if isinstance(value, str) else f" (got {value})"
-    return text

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tuner.spec.base import StrictModel
+from tuner.spec.base import Acks, StrictModel, normal_acks
 from tuner.spec.duration import Duration
 
 # The collector release kbt builds (loadtests/otelcol-engine/go.mod) and whose defaults these are.
@@ -36,14 +36,10 @@ class Producer(StrictModel):
     flush_max_messages: int | None = Field(default=None, gt=0, le=10_000_000)
     max_message_bytes: int | None = Field(default=None, gt=0, le=104_857_600)
     compression: Codec | None = None
-    required_acks: Literal["0", "1", "all"] | None = None
+    required_acks: Acks | None = None
     max_inflight_requests_per_broker: int | None = Field(default=None, gt=0, le=1000)
 
-    @field_validator("required_acks", mode="before")
-    @classmethod
-    def _acks(cls, value: Any) -> Any:
-        text = None if value is None else str(value).strip().lower()
-        return "all" if text == "-1" else text
+    _acks = field_validator("required_acks", mode="before")(normal_acks)
 
 
 class Batch(StrictModel):

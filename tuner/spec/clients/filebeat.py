@@ -263,7 +263,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
             if group is not None:
                 kafka["partition"] = {"random": {"group_events": group}}
             if acks is not None:
-                kafka["required_acks"] = -1 if acks == "all" else parse_int(acks, "required_acks")
+                kafka["required_acks"] = int(acks)  # kept(): the baseline's own -1, 0 or 1
             section = {
                 "output": {"kafka": kafka},
                 "queue": {"mem": {"events": 2 * bulk, "flush": {"min_events": bulk, "timeout": timeout}}},

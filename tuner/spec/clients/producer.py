@@ -22,7 +22,7 @@ from pydantic import Field, field_validator, model_validator
 from tuner.core.envref import is_pure_reference
 from tuner.core.numbers import parse_number
 from tuner.core.redact import is_secret_name, redact
-from tuner.spec.base import ConfigMap
+from tuner.spec.base import Acks, ConfigMap, normal_acks
 from tuner.spec.clients.base import ClientKind, Rendered
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MAX_KAFKA_BYTES, MESSAGE_TIMEOUT_KEYS
 from tuner.spec.profile import ProfileBase
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from tuner.spec.clients import ClientProfile
 
 Compression = Literal["none", "gzip", "snappy", "lz4", "zstd"]
-Acks = Literal["0", "1", "all"]
 # Client-neutral partitioners:
 #   default: the client's own default
 #   random:  a random partition per keyless record (Filebeat's `partition.hash` without a key)
@@ -62,15 +61,7 @@ class ProducerProfile(ProfileBase):
     # Raw client properties applied last, e.g. {"queue.buffering.max.kbytes": "65536"}.
     overrides: ConfigMap = Field(default_factory=dict)
 
-    @field_validator("acks", mode="before")
-    @classmethod
-    def _acks(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        text = str(value).strip().lower()
-        if text in ("-1", "all"):
-            return "all"
-        return text
+    _acks = field_validator("acks", mode="before")(normal_acks)
 
     @field_validator("overrides", mode="after")
     @classmethod
