@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from tuner.core.errors import BadInput, did_you_mean
+from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.core.frozen import Frozen
 from tuner.core.units import Count, Entries, Text
 from tuner.lab.profiles import PROFILES
@@ -274,8 +274,7 @@ class LabConfig(Frozen):
 
 
 def validation_message(exc: ValidationError) -> str:
+    """The first problem, worded as kbt words every other setting's (core/errors.field_message)."""
     err = exc.errors()[0]
-    field = ".".join(str(p) for p in err.get("loc", ())) or "value"
-    got = err.get("input")
-    suffix = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
-    return f"invalid lab setting {field}: {err.get('msg', 'invalid')}{suffix}"
+    field = ".".join(str(p) for p in err.get("loc", ()))  # none: a whole-model check names its own
+    return f"invalid lab setting{' ' + field if field else ''}: {field_message(err, noun='setting')}"
