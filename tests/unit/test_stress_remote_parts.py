@@ -150,6 +150,10 @@ def test_the_plan_carries_references_and_each_process_resolves(
     with pytest.raises(BadInput, match="KBT_UNIT_STRESS_PASSWORD"):
         plan.security_config()
     assert plan.model_copy(update={"client_properties": {}}).security_config() == {}
+    # The producers' flush and an aborted ramp end within the drain: the last stage, or the spec's
+    # default drain when a plan has no stages.
+    assert loaded.stages[-1].kind == "drain" and plan.drain_s == loaded.stages[-1].duration_s
+    assert plan.model_copy(update={"stages": []}).drain_s == 10.0
 
 
 # ---- remote workers that never come ------------------------------------------------------------

@@ -175,8 +175,7 @@ class StressProducer(OpenLoopProducer):
         producer = getattr(self, "producer", None)
         if producer is None:
             return
-        drain_s = self.plan.stages[-1].duration_s if self.plan.stages else 10.0
-        deadline = time.time() + min(FLUSH_LIMIT_S, max(1.0, drain_s - FLUSH_MARGIN_S))
+        deadline = time.time() + min(FLUSH_LIMIT_S, max(1.0, self.plan.drain_s - FLUSH_MARGIN_S))
         drain([producer], lambda: len(producer), deadline)
         producer.poll(0)
 
@@ -192,11 +191,10 @@ class StressShape(LoadTestShape):
         if plan is None:
             return None
         now = time.time()
-        drain = plan.stages[-1].duration_s if plan.stages else 10.0
         if self.abort_seen is None and plan.out_dir and (Path(plan.out_dir) / ABORT_FILE).exists():
             self.abort_seen = now
         if self.abort_seen is not None:
-            return None if now >= self.abort_seen + drain else (0, SPAWN_RATE)
+            return None if now >= self.abort_seen + plan.drain_s else (0, SPAWN_RATE)
         if now >= plan.end:
             return None
         if now < plan.t0:

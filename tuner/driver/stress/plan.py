@@ -13,7 +13,7 @@ from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.spec.clients import ClientProfile
-from tuner.spec.stress_spec import Stage, stage_at
+from tuner.spec.stress_spec import Shape, Stage, stage_at
 from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
 
 # A worker started by `kbt stress-worker` writes its summary to the file this variable names.
@@ -53,6 +53,12 @@ class StressPlan(Frozen):
     @property
     def end(self) -> float:
         return self.t0 + (self.stages[-1].end_s if self.stages else 0.0)
+
+    @property
+    def drain_s(self) -> float:
+        """The last stage's length (the drain; the spec's default drain for a plan without stages):
+        producers flush and the orchestrator stops within it."""
+        return self.stages[-1].duration_s if self.stages else float(Shape.model_fields["drain_s"].default)
 
     def stage_at(self, epoch_s: float) -> Stage | None:
         return stage_at(self.stages, epoch_s - self.t0)
