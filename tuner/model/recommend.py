@@ -47,7 +47,7 @@ from tuner.store.recommendation import (
 )
 from tuner.store.record import RunRecord
 
-MEASURED_TIE = 0.05  # a measured setting this close to the model's best is recommended as is
+CLOSE_TO_BEST = 0.05  # a measured setting this close to the model's best is recommended as is
 
 
 @dataclass
@@ -220,7 +220,7 @@ def _recommend_kind(
             assert chosen_rm is not None
             record, m = chosen_rm
             rate = busiest_requests(m)
-            close = rate <= best.prediction.busiest_broker_requests_per_s * (1 + MEASURED_TIE)
+            close = rate <= best.prediction.busiest_broker_requests_per_s * (1 + CLOSE_TO_BEST)
             if close or status == "rejected":
                 profile, measured, status, evidence = record.plan.profile, m, "confirmed", [record.run_id]
                 predicted = searcher.predict(profile)
