@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference, is_reference
 from tuner.core.numbers import parse_int
 from tuner.spec.base import StrictModel
-from tuner.spec.duration import Duration, positive
+from tuner.spec.duration import Duration, PositiveDuration
 from tuner.spec.filebeat_input import FilebeatInput
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, FilebeatLine, has_log_input, line_of
 from tuner.spec.limits import (
@@ -31,8 +31,6 @@ from tuner.spec.limits import (
 )
 
 # ---- durations ----------------------------------------------------------------------------------
-
-PositiveDuration = Annotated[Duration, AfterValidator(positive)]
 
 # ---- secrets ------------------------------------------------------------------------------------
 
