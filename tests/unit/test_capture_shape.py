@@ -259,3 +259,23 @@ def test_the_inferred_linger_reproduces_the_observed_rate(observed: float) -> No
         group = shape(capture_record([client], topics, samples)).groups[0]
         assert group.linger_ms is not None and group.linger_ms == int(group.linger_ms), group.linger_ms
         assert group.predicted_requests_per_s == pytest.approx(observed, rel=0.1), (software, group.evidence)
+
+
+def test_the_capture_reader_parses_only_produce_lines(tmp_path: Path) -> None:
+    """Fetch lines (most of a broker's request log) are recognised by their API key and skipped,
+    even when their JSON would not parse; a logged request without an API key is unreadable."""
+    import json
+
+    stamp = "[2026-11-29 10:00:00,000] DEBUG Completed request:"
+    produce = {"requestHeader": {"requestApiKey": 0, "clientId": "app"}, "request": {"acks": 1},
+               "connection": "127.0.0.1:9092-127.0.0.1:40000-0-1"}  # fmt: skip
+    lines = [
+        f"{stamp}{json.dumps(produce)} (kafka.request.logger)",
+        *[f'{stamp}{{"requestHeader":{{"requestApiKey":1,"clientId":"f"}},"request":{{"topics":[ (k)'] * 2,
+        f'{stamp}{{"requestHeader":{{"clientId":"x"}}}} (kafka.request.logger)',
+    ]
+    path = tmp_path / "broker.log"
+    path.write_text("\n".join(lines) + "\n")
+    traffic = read_produce_traffic([path], 0, 2e9)
+    assert [(r["client_id"], r["requests"]) for r in traffic.rows] == [("app", 1)]
+    assert traffic.unreadable == 1

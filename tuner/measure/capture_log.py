@@ -23,9 +23,9 @@ from tuner.measure.request_log import (
     MAX_LINE_BYTES,
     OTHER_CLIENTS,
     _partitions,
-    _request,
     _Stamps,
     produce_client,
+    produce_request,
 )
 
 MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
@@ -68,11 +68,10 @@ def read_produce_traffic(
             if stamp is None or not start <= stamp <= end:
                 unreadable += stamp is None
                 continue
-            request = _request(line, at + len(MARKER))
-            if request is None:
-                unreadable += 1
-                continue
-            _count(tallies, request, path.name, rng, names)
+            readable, request = produce_request(line, at)
+            unreadable += not readable
+            if request is not None:
+                _count(tallies, request, path.name, rng, names)
     rows = [_row(key, t) for key, t in sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))]
     return ProduceTraffic(rows, unreadable)
 

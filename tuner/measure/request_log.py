@@ -197,10 +197,8 @@ def _read(path: Path, start: float, end: float) -> _FileReading:
         if stamp > end:
             reading.first_after = stamp if reading.first_after is None else min(stamp, reading.first_after)
             continue
-        key = _API_KEY.search(line, at, at + 4096)
-        produce = key is not None and key.group(1) in (b"0", b"-0")
-        request = _request(line, at + len(MARKER)) if produce else None
-        if key is None or (produce and request is None):
+        readable, request = produce_request(line, at)
+        if not readable:
             reading.unreadable += 1
             continue
         reading.first = stamp if reading.first is None else min(stamp, reading.first)
@@ -208,6 +206,19 @@ def _read(path: Path, start: float, end: float) -> _FileReading:
         if request is not None:
             _count(reading, request)
     return reading
+
+
+def produce_request(line: bytes, at: int) -> tuple[bool, dict[str, Any] | None]:
+    """Whether the request logged at `at` (its marker) is readable, and its JSON when it is a
+    Produce. The API key is found first, so the far more numerous Fetch and Metadata lines are
+    never parsed whole."""
+    key = _API_KEY.search(line, at, at + 4096)
+    if key is None:
+        return False, None
+    if key.group(1) not in (b"0", b"-0"):
+        return True, None
+    request = _request(line, at + len(MARKER))
+    return request is not None, request
 
 
 def _request(line: bytes, at: int) -> dict[str, Any] | None:
