@@ -533,7 +533,7 @@ CASES: list[Case] = [
         "--heap not a JVM size",
         ("lab", "up", "--heap", "2x", *NO_LAB),
         ExitStatus.BAD_INPUT,
-        E + "invalid lab setting heap: must match pattern '^[1-9][0-9]*[mMgG]$' (got '2x')",
+        E + "invalid lab setting heap: must be a JVM heap size such as 512m or 2g (got '2x')",
     ),
     Case(
         "lab-fast-scrape",

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.core.frozen import Frozen
+from tuner.core.numbers import cut_value
 from tuner.core.units import Count, Entries, Text
 from tuner.lab.profiles import PROFILES
 from tuner.spec.thresholds import THRESHOLDS
@@ -41,6 +43,16 @@ DIALECT_EXPORTER_OFFSET = 80  # base+80..99: the extra dialects' standalone expo
 DIALECT_EXPORTER_PORTS = 20
 LOOPBACK = "127.0.0.1"
 CONTROLLER_NODE_ID = 0
+
+
+def _jvm_size(value: str) -> str:
+    """-Xmx's form in megabytes or gigabytes, matched whole (a trailing line break is refused)."""
+    if re.fullmatch(r"[1-9][0-9]*[mMgG]", value) is None:
+        raise ValueError(f"must be a JVM heap size such as 512m or 2g (got {cut_value(value)})")
+    return value
+
+
+JvmSize = Annotated[Text, AfterValidator(_jvm_size)]
 
 
 def default_lab_dir() -> Path:
@@ -73,8 +85,8 @@ class LabConfig(Frozen):
     scrape_timeout_s: float | None = Field(
         None, ge=0.5, le=60.0, description="Prometheus scrape timeout, at most the interval (None: equal)"
     )
-    heap: Text = Field("512m", pattern=r"^[1-9][0-9]*[mMgG]$", description="-Xms/-Xmx per broker")
-    controller_heap: Text = Field("256m", pattern=r"^[1-9][0-9]*[mMgG]$", description="controller heap")
+    heap: JvmSize = Field("512m", description="-Xms/-Xmx per broker")
+    controller_heap: JvmSize = Field("256m", description="controller heap")
     network_threads: int = Field(3, ge=1, le=16, description="num.network.threads")
     io_threads: int = Field(4, ge=1, le=32, description="num.io.threads")
     queued_max_requests: int = Field(
