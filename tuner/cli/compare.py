@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from tuner.cli.diagnose import _source, end_time, seconds, write_notes
+from tuner.cli.diagnose import _source, end_time, window_and_step, write_notes
 from tuner.cli.json_out import console_for, write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
@@ -51,10 +51,7 @@ def compare(
     from tuner.runner.compare import compare_windows
 
     source = _source(prometheus, target_file, bootstrap, command_config)
-    window_s = seconds(window, "--window")
-    step_s = seconds(step, "--step")
-    if step_s > window_s:
-        raise BadInput(f"--step {step} is longer than --window {window}")
+    window_s, step_s = window_and_step(window, step)
     before_end, after_end = _when(before, "--before"), _when(after, "--after")
     logs = list(request_log or [])
     check_request_logs(logs)  # the one check of --request-log, as diagnose does it

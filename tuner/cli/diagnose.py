@@ -39,6 +39,14 @@ def seconds(value: str, what: str) -> float:
     return result
 
 
+def window_and_step(window: str, step: str) -> tuple[float, float]:
+    """--window and --step in seconds, the step no longer than the window."""
+    window_s, step_s = seconds(window, "--window"), seconds(step, "--step")
+    if step_s > window_s:
+        raise BadInput(f"--step {step} is longer than --window {window}")
+    return window_s, step_s
+
+
 def prometheus_url(value: str) -> str:
     """A --prometheus URL with a host and, if any, a valid port; BadInput otherwise."""
     from urllib.parse import urlsplit
@@ -127,10 +135,7 @@ def diagnose(
     from tuner.runner.live_diagnosis import diagnose_live
 
     source = _source(prometheus, target_file, bootstrap, command_config)
-    window_s = seconds(window, "--window")
-    step_s = seconds(step, "--step")
-    if step_s > window_s:
-        raise BadInput(f"--step {step} is longer than --window {window}")
+    window_s, step_s = window_and_step(window, step)
     end_s = end_time(end) if end is not None else None
     limits = load_thresholds(thresholds)
     model = load_cost_model(cost_model) if cost_model is not None else None
