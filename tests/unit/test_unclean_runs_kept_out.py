@@ -36,3 +36,11 @@ def test_unclean_runs_never_meet_the_slo_nor_serve_as_a_tuning_result() -> None:
     assert measured_of(clean, slo).meets_slo and not measured_of(unclean, slo).meets_slo
     assert clean.tuning_result and not unclean.tuning_result
     assert meets_slo(clean) and not meets_slo(unclean)  # forecast baselines
+
+
+def test_a_forecast_baseline_needs_the_delivery_verified() -> None:
+    """A run whose read-back never finished lost "nothing" only because nothing was checked: it
+    cannot stand for the recommended setting, in the forecast as in the recommender."""
+    clean, _ = _pair()
+    unverified = clean.model_copy(update={"delivery": clean.delivery.model_copy(update={"verified": False})})
+    assert meets_slo(clean) and not meets_slo(unverified)

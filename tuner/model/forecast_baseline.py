@@ -2,9 +2,10 @@
 
 From a sweep's run records: the current settings are a named run (default: the run with the most
 produce requests/s), the recommended ones a named run (default: the fewest produce requests/s among
-runs that lost nothing and met their SLO's p99). From `kbt diagnose --json` of a live cluster: the
-current settings are what the brokers see; the recommended ones the same bytes with each broker's
-produce requests cut by the diagnosis' "batching can cut requests ~Nx".
+runs that met their SLO: clean, delivery verified with nothing lost, within p99, memory and idle).
+From `kbt diagnose --json` of a live cluster: the current settings are what the brokers see; the
+recommended ones the same bytes with each broker's produce requests cut by the diagnosis'
+"batching can cut requests ~Nx".
 
 Each baseline also carries what its brokers measured (the forecast reproduces it first), the
 replication factor that bounds the broker count from below and the partition placement that bounds
@@ -24,11 +25,12 @@ from pydantic import Field
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
 from tuner.model.diagnosis import Diagnosis
-from tuner.model.evidence import traffic_of_record
+from tuner.model.evidence import measured_of, traffic_of_record
 from tuner.model.forecast import baseline_from_brokers
 from tuner.model.forecast_today import Baseline, BrokerToday
 from tuner.spec.clients import kind_of
 from tuner.store.figures import BrokerStats
+from tuner.store.recommendation import SLOBounds
 from tuner.store.record import RunRecord
 from tuner.store.snapshot import BrokerSnapshot
 
@@ -62,9 +64,9 @@ def _requests(record: RunRecord) -> float:
 
 
 def meets_slo(record: RunRecord) -> bool:
-    p99, limit = record.client.delivery_latency_ms.p99, record.plan.slo.p99_ms
-    slo_ok = limit is None or (p99 is not None and p99 <= limit)
-    return record.status == "ok" and record.delivery.lost == 0 and slo_ok
+    """The run met its own SLO as the recommender judges a run (evidence.measured_of): clean, its
+    delivery verified with nothing lost, and within the plan's p99, memory and network idle."""
+    return measured_of(record, SLOBounds.model_validate(record.plan.slo.model_dump())).meets_slo
 
 
 def record_baseline(record: RunRecord, role: Literal["current", "recommended"]) -> Baseline:
@@ -137,7 +139,8 @@ def pick_runs(
         good = [r for r in latest.values() if meets_slo(r)]
         if not good:
             raise BadInput(
-                f"no run of sweep {sweep!r} lost nothing and met its p99 SLO; name one with --recommended"
+                f"no run of sweep {sweep!r} met its SLO (clean, delivery verified with nothing lost, within"
+                " its p99, memory and network idle bounds); name one with --recommended"
             )
         rec = min(good, key=_requests)
     return cur, rec
