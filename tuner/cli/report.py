@@ -107,9 +107,9 @@ def _url_prometheus(prometheus: str | None, lab_dir: Path | None) -> Prometheus 
         url = resolve_target(lab_dir).prometheus_url
     if url is None:
         return None
-    from tuner.measure.prometheus import Prometheus
+    from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
 
-    return Prometheus(url, timeout_s=30, deadline_s=600)
+    return Prometheus(url, timeout_s=QUERY_TIMEOUT_S, deadline_s=600)
 
 
 def _document(out: Path, png_dir: Path | None, pngs: dict[str, bytes], data: ReportInput) -> str:

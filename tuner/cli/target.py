@@ -137,7 +137,7 @@ def health(
 
     from tuner.core.errors import ExitStatus
     from tuner.core.kafka_clients import Connection, admin_client
-    from tuner.measure.prometheus import Prometheus
+    from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
     from tuner.target.health import consumer_lag, disk_headroom, under_replicated
     from tuner.target.security import client_config
 
@@ -150,7 +150,7 @@ def health(
         from tuner.measure.promql import label_matchers
 
         selector = label_matchers(dict(sorted(target.selectors.matchers.items())))
-    prom = Prometheus(target.prometheus, timeout_s=30) if target.prometheus is not None else None
+    prom = Prometheus(target.prometheus, timeout_s=QUERY_TIMEOUT_S) if target.prometheus is not None else None
     try:
         checks.append(disk_headroom(prom, selector, min_disk_free))
     except KbtError as exc:

@@ -111,6 +111,9 @@ Window = tuple[float, float]
 # most MAX_NAMES here (a broker exports a few thousand series names at most).
 NAMES_API = "/api/v1/label"
 MAX_NAMES = 100_000
+# A query of a run's or a cluster's window (range queries over minutes, a remote Prometheus): longer
+# than the constructor's default, which serves the lab's quick checks.
+QUERY_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 # Every query of one diagnose together: a slow or trickling Prometheus cannot hold it longer.
 DEADLINE_S = 60.0
-TARGET_TIMEOUT_S = 30.0
 LIVE_TIMEOUT_S = 4.0  # a live figure's queries answer within its 5 s step, or that reading shows "-"
 MIN_STEP_S = 15.0  # a target diagnosed for a forecast: idle averaged over at least this step
 TOP_TOPICS = 5
@@ -106,9 +105,9 @@ def target_diagnosis(source: TargetSource, window_s: float) -> LiveDiagnosis:
 
 def diagnosis_prometheus(target: Target, window: Window | None = None) -> Prometheus:
     """A resolved target's Prometheus for one diagnosis (every call within DEADLINE_S)."""
-    from tuner.measure.prometheus import Prometheus
+    from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
 
-    return Prometheus.for_target(target, timeout_s=TARGET_TIMEOUT_S, deadline_s=DEADLINE_S, window=window)
+    return Prometheus.for_target(target, timeout_s=QUERY_TIMEOUT_S, deadline_s=DEADLINE_S, window=window)
 
 
 def _classified(

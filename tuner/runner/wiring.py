@@ -12,7 +12,7 @@ from tuner.driver.engines import drive
 from tuner.driver.result import DriverResult
 from tuner.measure.broker_window import BrokerWindow, measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at
-from tuner.measure.prometheus import Prometheus
+from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
 from tuner.measure.threads import ThreadSampler
 from tuner.runner.lifecycle import Observer
 from tuner.runner.series_store import SeriesStore
@@ -21,8 +21,6 @@ from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.target.base import Target, TargetSource
 from tuner.target.registry import resolve_target
-
-PROMETHEUS_TIMEOUT_S = 30.0
 
 
 class PrometheusMeasurer:
@@ -37,7 +35,7 @@ class PrometheusMeasurer:
         queue_cap: int | None = None,
         broker_pids: tuple[int, ...] = (),
     ) -> None:
-        self.prometheus = prometheus or Prometheus(url, timeout_s=PROMETHEUS_TIMEOUT_S)
+        self.prometheus = prometheus or Prometheus(url, timeout_s=QUERY_TIMEOUT_S)
         self.step_s = step_s
         self.queue_cap = queue_cap
         self.broker_pids = broker_pids
@@ -98,7 +96,7 @@ def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> 
 
 def target_prometheus(target: Target) -> Prometheus | None:
     """A target file's Prometheus with its auth and metric dialect (the lab's is plain)."""
-    return Prometheus.for_target(target, PROMETHEUS_TIMEOUT_S) if target.translated_prometheus else None
+    return Prometheus.for_target(target, QUERY_TIMEOUT_S) if target.translated_prometheus else None
 
 
 def measurer_of(target: Target) -> PrometheusMeasurer | None:

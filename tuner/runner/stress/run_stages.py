@@ -27,7 +27,7 @@ from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
-from tuner.measure.prometheus import Prometheus
+from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
 from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
@@ -114,7 +114,7 @@ class StressRunner:
         # The stages' Prometheus (a target file's with its auth and metric dialect) judges the
         # locust timeline's broker gates too; without stages, the target's URL queried as is.
         url = target.prometheus_url
-        self.prometheus = Prometheus(url, timeout_s=30) if url else None
+        self.prometheus = Prometheus(url, timeout_s=QUERY_TIMEOUT_S) if url else None
         if stages is not None:
             self.prometheus = stages.prometheus
 
