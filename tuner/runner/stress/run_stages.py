@@ -114,9 +114,10 @@ class StressRunner:
         # The stages' Prometheus (a target file's with its auth and metric dialect) judges the
         # locust timeline's broker gates too; without stages, the target's URL queried as is.
         url = target.prometheus_url
-        self.prometheus = Prometheus(url, timeout_s=QUERY_TIMEOUT_S) if url else None
         if stages is not None:
             self.prometheus = stages.prometheus
+        else:
+            self.prometheus = Prometheus(url, timeout_s=QUERY_TIMEOUT_S) if url else None
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
