@@ -108,6 +108,28 @@ def test_recommend_forecast_report_through_a_target_file(lab: LabState, tmp_path
     assert len(list(results.rglob("series/*.json"))) == len(records), rep.stdout + rep.stderr
 
 
+def test_sweeps_and_stresses_read_a_target_files_prometheus_through_its_dialect(
+    lab: LabState, tmp_path: Path
+) -> None:
+    """The saved time series of a sweep or a stress, and the locust timeline's broker gates, query
+    the target's Prometheus as its broker measurement does (its auth and metric dialect, detected
+    here from the lab's real series), not its bare URL."""
+    from tuner.runner.stress.target_wiring import LocustFlags, stress_runner
+    from tuner.runner.wiring import sweep_runner
+
+    target = tmp_path / "target.yaml"
+    target.write_text(
+        f"name: lab-as-target\nbootstrap_servers: [{lab.bootstrap_servers}]\n"
+        f'prometheus: {{url: "{lab.prometheus_url}"}}\ndialect: auto\n'
+    )
+    sweep = sweep_runner(None, tmp_path / "results", target_file=target)
+    ports = LocustFlags(master_port=1, web_port=2)
+    stress = stress_runner(None, tmp_path / "results", ports, target_file=target)
+    for prom in (sweep.store.prometheus, stress.store.prometheus, stress.prometheus):  # type: ignore[attr-defined]
+        assert prom is not None and prom.translator is not None
+        assert prom.translator.dialect.name == "kbt"
+
+
 def test_target_check_reads_the_kafka_version(lab: LabState, tmp_path: Path) -> None:
     """kbt's jmx rules export app-info's Version: the check reports the lab's release exactly."""
     target = tmp_path / "target.yaml"

@@ -8,7 +8,6 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -82,30 +81,3 @@ def test_a_names_answer_that_is_not_a_bounded_list_is_refused(
     handler.answers = {"/api/v1/label/__name__/values": answer}
     with pytest.raises(PrometheusError, match="list of at most"):
         Prometheus(url).series_names('job="kafka"', (0.0, 60.0))
-
-
-def test_sweeps_and_stresses_read_a_target_files_prometheus_through_its_dialect(
-    names_server: tuple[str, type[_Names]], tmp_path: Path
-) -> None:
-    """The saved time series of a sweep or a stress, and the locust timeline's broker gates, query
-    the target's Prometheus as its broker measurement does: with its metric dialect, not bare."""
-    from tuner.runner.stress.target_wiring import LocustFlags, stress_runner
-    from tuner.runner.wiring import sweep_runner
-
-    url, handler = names_server
-    handler.answers = {
-        "/api/v1/label/__name__/values": sorted(dialect_names(DIALECTS["strimzi-reporter"])),
-        "/api/v1/query": {"resultType": "vector", "result": []},
-    }
-    target = tmp_path / "target.yaml"
-    target.write_text(
-        f'name: t\nbootstrap_servers: ["127.0.0.1:1"]\nprometheus: {{url: "{url}"}}\n'
-        "brokers: {job: kafka}\ndialect: strimzi-reporter\n"
-    )
-    sweep = sweep_runner(None, tmp_path / "results", target_file=target)
-    stress = stress_runner(
-        None, tmp_path / "results", LocustFlags(master_port=1, web_port=2), target_file=target
-    )
-    for prom in (sweep.store.prometheus, stress.store.prometheus, stress.prometheus):  # type: ignore[attr-defined]
-        assert prom is not None and prom.translator is not None
-        assert prom.translator.dialect.name == "strimzi-reporter"
