@@ -23,7 +23,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 
-from tuner.driver.rdkafka_stats import Emission, Window
+from tuner.driver.rdkafka_stats import Emission, LatencyWindow
 
 LOOPBACK = "127.0.0.1"
 # Upper bounds (seconds) of kbt_client_delivery_latency_seconds' buckets, +Inf implied: the metric
@@ -187,7 +187,7 @@ class ClientExporter(Exporter):
         self.delivery.set(self._l(producer), counts)
 
 
-def _quantiles(window: Window) -> tuple[tuple[str, float], ...]:
+def _quantiles(window: LatencyWindow) -> tuple[tuple[str, float], ...]:
     """librdkafka's window percentiles (microseconds) as quantile labels and seconds."""
     return ("0.5", window.p50 / 1e6), ("0.99", window.p99 / 1e6)
 

@@ -22,7 +22,7 @@ US_PER_MS = 1000.0
 
 
 @dataclass(frozen=True)
-class Window:
+class LatencyWindow:
     """One emission's rolling latency window (microseconds)."""
 
     cnt: int
@@ -32,7 +32,7 @@ class Window:
     max: float
 
     @classmethod
-    def of(cls, raw: dict[str, Any]) -> Window:
+    def of(cls, raw: dict[str, Any]) -> LatencyWindow:
         return cls(int(raw.get("cnt", 0)), *(float(raw.get(k, 0)) for k in ("sum", "p50", "p99", "max")))
 
 
@@ -40,8 +40,8 @@ class Window:
 class Broker:
     node: str  # librdkafka's nodeid
     produce_requests: int  # cumulative
-    int_latency: Window
-    rtt: Window
+    int_latency: LatencyWindow
+    rtt: LatencyWindow
     throttle_max: float | None  # ms, the window's longest; None when the emission has no window
 
     @classmethod
@@ -52,8 +52,8 @@ class Broker:
         return cls(
             str(int(raw["nodeid"])),
             int(raw.get("req", {}).get("Produce", 0)),
-            Window.of(raw.get("int_latency", {})),
-            Window.of(raw.get("rtt", {})),
+            LatencyWindow.of(raw.get("int_latency", {})),
+            LatencyWindow.of(raw.get("rtt", {})),
             throttle_max,
         )
 
@@ -113,7 +113,7 @@ class Rolling(Summed):
     p99_weighted: float = 0.0
     max: float = 0.0
 
-    def add(self, window: Window) -> None:
+    def add(self, window: LatencyWindow) -> None:
         cnt = window.cnt
         if cnt <= 0:
             return
