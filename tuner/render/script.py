@@ -1,7 +1,7 @@
 """The entry of a render module run as a script (`python -m tuner.render.<name>`, as scripts/ and
-docs/ run them): its arguments checked against its usage line, and a BadInput shown as one line on
-stderr with the prefix kbt's own commands use, never a traceback (any KbtError: an unwritable
-output directory too)."""
+docs/ run them): its arguments checked against its usage line, and any KbtError (a bad input, an
+unwritable output directory) shown as one line on stderr with the prefix kbt's own commands use,
+never a traceback."""
 
 from __future__ import annotations
 
