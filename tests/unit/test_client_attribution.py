@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.unit.rendered import as_text
@@ -145,6 +145,9 @@ def test_no_sensors_no_clients_and_the_table_names_them() -> None:
     st.floats(0, 1e-6),
     st.floats(0.05, 1.0),
 )
+@example(  # two sizes 0.16% apart, costs nearly all size term: their estimates tie
+    clients=[(1.0, 50.0), (1.0, 171845.0), (1.0, 172127.0)], fixed_s=7.78e-05, scale=9.53e-07, power=1.0
+)
 def test_each_estimate_is_the_bound_it_says(
     clients: list[tuple[float, float]], fixed_s: float, scale: float, power: float
 ) -> None:
@@ -160,7 +163,12 @@ def test_each_estimate_is_the_bound_it_says(
         if max(sizes) > min(sizes) * 1.01:  # the clients of the largest and the smallest requests say so
             # sizes within SIZE_TIE of the largest (smallest) are that size
             largest, smallest = size >= max(sizes) / (1 + SIZE_TIE), size <= min(sizes) * (1 + SIZE_TIE)
-            assert e.rate_bound == ("at_most" if largest else "at_least" if smallest else None)
+            # A size within 1% of the largest (smallest) but not it may estimate as tied with it (the
+            # split compresses sizes whose cost is nearly all size term): either label is true then,
+            # and the bound itself is checked below.
+            near = size >= max(sizes) / 1.01 or size <= min(sizes) * 1.01
+            if largest or smallest or not near:
+                assert e.rate_bound == ("at_most" if largest else "at_least" if smallest else None)
         if e.rate_bound == "at_most":
             assert e.produce_requests_per_s >= n * (1 - 1e-9)
         elif e.rate_bound == "at_least":
