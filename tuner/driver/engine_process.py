@@ -18,17 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hdrh.histogram import HdrHistogram
-
 from tuner.core.errors import Interrupted, KbtError
 from tuner.driver.corpus import write_corpus
 from tuner.driver.delivery.check import KeyOf, verify
 from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.engine import Placement
 from tuner.driver.key_shares import KeyTable
-from tuner.driver.latency_hist import latency_ms
+from tuner.driver.latency_hist import merged_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ClientResult, DriverResult, LatencyMs
+from tuner.driver.result import ClientResult, DriverResult
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
 
@@ -246,16 +244,6 @@ def stop(procs: Sequence[subprocess.Popen[Any]], wait_s: float = TERM_WAIT_S) ->
                 proc.wait(timeout=KILL_WAIT_S)  # bounded: one stuck in the kernel is left, not waited on
 
 
-def merged_latency(results: Sequence[dict[str, Any]], key: str = "latency_histogram") -> LatencyMs:
-    """The processes' HdrHistograms under `key` (microseconds, base64 V2 compressed) merged exactly."""
-    hists = [HdrHistogram.decode(r[key]) for r in results if r.get(key)]
-    if not hists:
-        return LatencyMs()
-    for hist in hists[1:]:
-        hists[0].add(hist)
-    return latency_ms(hists[0])
-
-
 def summed_result(
     results: Sequence[dict[str, Any]],
     engine: str,
@@ -291,7 +279,7 @@ def summed_result(
         records_per_request=records_sent_total / total_requests if total_requests else None,
         batch_bytes=_weighted(results, "batch_bytes", weight),
         compression_ratio=_weighted(results, "compression_ratio", weight),
-        delivery_latency_ms=merged_latency(results),
+        delivery_latency_ms=merged_ms(r.get("latency_histogram") for r in results),
         **{"produce_requests": sum(by_broker.values()), **fields},
     )
 

@@ -19,7 +19,7 @@ from typing import Any
 from tuner.core.errors import BadInput, KbtError
 from tuner.driver.delivery.ledger import tail_key
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
-from tuner.driver.engine_process import finished_run, merged_latency, process_site, run_engines, summed_result
+from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
 from tuner.driver.file_check import unlike
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
@@ -30,6 +30,7 @@ from tuner.driver.java_plan import (
     process_plans,
 )
 from tuner.driver.key_shares import KeyTable, partitioner
+from tuner.driver.latency_hist import merged_ms
 from tuner.driver.payload import key_tables
 from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.spec.clients import kind_of
@@ -135,7 +136,7 @@ def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> 
         produce_requests=sum(int(r["window"]["requests"]) for r in results),
         client_metrics=merge_client_metrics([r.get("client_metrics") or {} for r in results]) or None,
         # Open loop: how late send() began against the schedule (the verdict's send-lag check).
-        send_lag_ms=merged_latency(results, "send_lag_histogram")
+        send_lag_ms=merged_ms(r.get("send_lag_histogram") for r in results)
         if any(r.get("send_lag_histogram") for r in results)
         else None,
     )

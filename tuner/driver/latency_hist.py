@@ -5,6 +5,7 @@ workers, shipped over their RPC as the histogram's own compressed base64 encodin
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from hdrh.histogram import HdrHistogram
@@ -27,6 +28,17 @@ def latency_ms(hist: HdrHistogram) -> LatencyMs:
         p999=us(99.9) / 1000,
         max=hist.get_max_value() / 1000,
     )
+
+
+def merged_ms(encoded: Iterable[bytes | str | None]) -> LatencyMs:
+    """Processes' encoded HdrHistograms (microseconds, base64 V2 compressed; empty or None: none)
+    merged exactly, as the millisecond figures a run reports."""
+    hists = [HdrHistogram.decode(data) for data in encoded if data]
+    if not hists:
+        return LatencyMs()
+    for hist in hists[1:]:
+        hists[0].add(hist)
+    return latency_ms(hists[0])
 
 
 class Latency:

@@ -12,14 +12,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hdrh.histogram import HdrHistogram
-
 from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
 from tuner.driver.engine import Capabilities, HeldRunFunctionEngine, Hold, Placement
-from tuner.driver.latency_buckets import LATENCY_MAX_US, LatencyBuckets
-from tuner.driver.latency_hist import latency_ms
+from tuner.driver.latency_buckets import LatencyBuckets
+from tuner.driver.latency_hist import latency_ms, merged_ms
 from tuner.driver.lifeline import orphan_safe
 from tuner.driver.rdkafka_stats import WindowStats
 from tuner.driver.rdkafka_worker import WorkerResult, WorkerTask, worker_main
@@ -180,11 +178,8 @@ def _stop(procs: list[Any]) -> None:
 def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> ClientResult:
     workload = plan.workload
     stats = WindowStats()
-    hist = HdrHistogram(1, LATENCY_MAX_US, 3)
     for out in outs:
         stats.merge(out.stats)
-        if out.latency_hist:
-            hist.add(HdrHistogram.decode(out.latency_hist))
     mean_payload = sum(o.mean_payload_bytes * o.producers for o in outs) / max(
         1, sum(o.producers for o in outs)
     )
@@ -214,7 +209,7 @@ def _client_result(plan: RunPlan, outs: list[WorkerResult], t0: float) -> Client
         else None,
         delivery_latency_ms=_from_stats(queue, rtt, sum(o.acked for o in outs))
         if any(o.ranges for o in outs)
-        else latency_ms(hist),
+        else merged_ms(o.latency_hist for o in outs),
         queue_latency_ms=queue,
         rtt_ms=rtt,
         send_lag_ms=_send_lag(outs) if workload.rate_per_producer != "max" else None,
