@@ -152,12 +152,8 @@ class WindowStats(Summed):
 @dataclass
 class _Kept:
     t: float
-    requests: dict[str, int]
-    batches: int
-    batch_records: int
-    batch_bytes: float
-    queue_latency: Rolling
-    rtt: Rolling
+    requests: dict[str, int]  # node id -> cumulative produce requests
+    rolling: WindowStats  # this emission's rolling windows (no requests)
 
 
 class StatsTrack:
@@ -167,19 +163,15 @@ class StatsTrack:
         self.emissions: list[_Kept] = []
 
     def add(self, emission: Emission, now: float) -> None:
-        requests: dict[str, int] = {}
-        queue_latency, rtt = Rolling(), Rolling()
+        rolling = WindowStats()
         for broker in emission.brokers:
-            requests[broker.node] = broker.produce_requests
-            queue_latency.add(broker.int_latency)
-            rtt.add(broker.rtt)
-        batches = batch_records = 0
-        batch_bytes = 0.0
+            rolling.queue_latency.add(broker.int_latency)
+            rolling.rtt.add(broker.rtt)
         for topic in emission.topics:
-            batches += topic.batches
-            batch_records += topic.records
-            batch_bytes += topic.bytes
-        self.emissions.append(_Kept(now, requests, batches, batch_records, batch_bytes, queue_latency, rtt))
+            rolling.batches += topic.batches
+            rolling.batch_records += topic.records
+            rolling.batch_bytes += topic.bytes
+        self.emissions.append(_Kept(now, {b.node: b.produce_requests for b in emission.brokers}, rolling))
 
     def _at(self, t: float, get: Any) -> float:
         """A cumulative counter at time t, linear between the emissions around it."""
@@ -210,9 +202,5 @@ class StatsTrack:
             out.requests_total[node] = last.requests.get(node, 0)
         for e in self.emissions:
             if e.t > start:  # a rolling window covers the interval ending at its emission
-                out.batches += e.batches
-                out.batch_records += e.batch_records
-                out.batch_bytes += e.batch_bytes
-                out.queue_latency.merge(e.queue_latency)
-                out.rtt.merge(e.rtt)
+                out.merge(e.rolling)
         return out
