@@ -92,19 +92,16 @@ class Exporter:
                 self._scrapes.wait(left)
             return self._delivered > seen
 
-    def serve(self, port: int) -> bool:
-        """Listen on 127.0.0.1:port; False when the port is taken (the run goes on unexported)."""
+    def served(self, port: int) -> Self | None:
+        """This exporter once it listens on 127.0.0.1:port; None when the port is taken (the run goes
+        on unexported)."""
         try:
             server = make_server(LOOPBACK, port, self._app, _ThreadingServer, _QuietHandler)
         except OSError:
-            return False
+            return None
         threading.Thread(target=server.serve_forever, name="client-exporter", daemon=True).start()
         self.serving = True
-        return True
-
-    def served(self, port: int) -> Self | None:
-        """This exporter once it listens on `port`; None when the port is taken."""
-        return self if self.serve(port) else None
+        return self
 
     def _app(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         with self._scrapes:
