@@ -20,7 +20,6 @@ from tuner.core.inputs import read_bytes
 from tuner.driver.key_shares import KeyTable
 from tuner.spec.workload import (
     GeneratedSource,
-    KeySpec,
     LogFileSource,
     SizeDistributionSource,
     WorkloadSpec,
@@ -42,6 +41,7 @@ def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1, keys: KeyTab
     corpus then puts each partition's share on it)."""
     rng = random.Random(seed)
     lines = _source_lines(workload, rng)
+    # none: keyless; random: the engine draws keys itself
     key_pattern = workload.keys if workload.keys.kind == "field" and workload.keys.pattern else None
     sizes = _entry_sizes(workload)
     allotted = keys.allotted(len(sizes), random.Random(seed)) if keys is not None else None
@@ -49,7 +49,10 @@ def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1, keys: KeyTab
     with path.open("w", encoding="utf-8") as out:
         for size in sizes:
             text = _text_of(lines, rng, size) if size > 0 else lines[count % len(lines)]
-            key = allotted[count].decode() if allotted is not None else _key(workload.keys, key_pattern, text)
+            if allotted is not None:
+                key: str | None = allotted[count].decode()
+            else:
+                key = key_pattern.key_of(text) if key_pattern is not None else None
             out.write(json.dumps({"message": text, "key": key, "bytes": size}) + "\n")
             count += 1
             total += max(size, len(text))
@@ -108,9 +111,3 @@ def _text_of(lines: list[str], rng: random.Random, size: int) -> str:
         length += len(line) + 1
         i += 1
     return " ".join(parts)[:size]
-
-
-def _key(keys: KeySpec, pattern: KeySpec | None, text: str) -> str | None:
-    if pattern is None:
-        return None  # none: keyless; random: the engine draws keys itself
-    return pattern.key_of(text)
