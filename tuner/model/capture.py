@@ -472,13 +472,12 @@ def _nearest_linger(base: dict[str, Any], traffic: Traffic, observed: float) -> 
     the last: its nearest point missed the observed rate by a quarter and the replay with it)."""
     if observed <= 0:
         return None
-    one = replace(traffic, producers=1)  # producers batch independently: one stands for all
     seen: dict[float, float | None] = {}
 
     def predicted(linger: float) -> float | None:
         if linger not in seen:
-            value = _requests(profile_of({**base, "linger_ms": linger}), one)
-            seen[linger] = None if value is None or value <= 0 else value * traffic.producers
+            value = _requests(profile_of({**base, "linger_ms": linger}), traffic)
+            seen[linger] = None if value is None or value <= 0 else value
         return seen[linger]
 
     lo, hi = 0, len(LINGERS_MS) - 1
@@ -508,16 +507,15 @@ def _predicted(
     """A kind configured otherwise than by a linger: its defaults' predicted requests/s."""
     if not infer:
         return base, None, None, evidence
-    value = _requests(profile_of(base), replace(traffic, producers=1))
-    predicted = None if value is None else value * traffic.producers
+    predicted = _requests(profile_of(base), traffic)
     if predicted is not None:
         evidence.append(f"the kind's defaults: the model predicts {predicted:.4g} requests/s")
     return base, None, predicted, evidence
 
 
 def _requests(profile: ClientProfile, traffic: Traffic) -> float | None:
-    try:
-        result = simulated(traffic, rules_of(profile))
+    try:  # all the producers' requests/s: they batch independently, so one stands for all
+        result = simulated(replace(traffic, producers=1), rules_of(profile))
     except (ValueError, ZeroDivisionError):
         return None
     return sum(result.per_producer_rps()) * traffic.producers

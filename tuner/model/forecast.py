@@ -44,26 +44,6 @@ MIN_IDLE = THRESHOLDS.network_idle_critical
 Limit = Literal["network", "handler", "replication", "placement", "none"]
 
 
-def baseline_from_brokers(
-    label: str,
-    role: Literal["current", "recommended"],
-    per_broker: Sequence[tuple[float, float]],
-    source: str,
-) -> Baseline:
-    """A baseline from (produce requests/s, bytes in/s) per broker."""
-    reqs = [r for r, _ in per_broker]
-    mean = sum(reqs) / len(reqs) if reqs else 0.0
-    return Baseline(
-        label=label,
-        role=role,
-        brokers=max(len(per_broker), 1),
-        requests_per_s=sum(reqs),
-        bytes_per_s=sum(b for _, b in per_broker),
-        skew=max(reqs) / mean if mean > 0 else 1.0,
-        source=source,
-    )
-
-
 class ForecastRow(Frozen):
     label: str
     role: Literal["current", "recommended"]

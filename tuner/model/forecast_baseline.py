@@ -26,7 +26,6 @@ from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
 from tuner.model.diagnosis import Diagnosis
 from tuner.model.evidence import measured_of, traffic_of_record
-from tuner.model.forecast import baseline_from_brokers
 from tuner.model.forecast_today import Baseline, BrokerToday
 from tuner.spec.clients import kind_of
 from tuner.store.figures import BrokerStats
@@ -47,6 +46,26 @@ class TopicPlacement(Frozen):
     partitions: int = Field(ge=1)
     leaders: dict[str, int] = Field(default_factory=dict)  # broker id -> partitions it leads
     source: str  # "<target>'s metadata, topic(s) a, b"
+
+
+def baseline_from_brokers(
+    label: str,
+    role: Literal["current", "recommended"],
+    per_broker: Sequence[tuple[float, float]],
+    source: str,
+) -> Baseline:
+    """A baseline from (produce requests/s, bytes in/s) per broker."""
+    reqs = [r for r, _ in per_broker]
+    mean = sum(reqs) / len(reqs) if reqs else 0.0
+    return Baseline(
+        label=label,
+        role=role,
+        brokers=max(len(per_broker), 1),
+        requests_per_s=sum(reqs),
+        bytes_per_s=sum(b for _, b in per_broker),
+        skew=max(reqs) / mean if mean > 0 else 1.0,
+        source=source,
+    )
 
 
 def _per_broker(record: RunRecord) -> list[tuple[float, float]]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tuner.model.traffic import Traffic
@@ -129,13 +130,6 @@ def simulate_otelcol(traffic: Traffic, rules: OtelcolRules, times: list[float], 
         due[b] = math.inf
         heapq.heapreplace(slots[b], start + sim.rtt_s)
 
-    def settle(upto: float) -> None:
-        while True:
-            b = min(range(brokers), key=ready)
-            if due[b] == math.inf or ready(b) > upto:
-                return
-            send(b, ready(b))
-
     def partition(topic: int) -> int:
         n = traffic.partitions[topic]
         if not traffic.keyless:
@@ -162,10 +156,20 @@ def simulate_otelcol(traffic: Traffic, rules: OtelcolRules, times: list[float], 
             due[b] = at + linger
 
     for k, (at, start, end) in enumerate(handed):
-        settle(at)
+        settle(brokers, ready, send, at)
         if rules.record_per_line:
             for j in range(start, end):
                 add(at, [j], line, j % topics)
         else:
             add(at, list(range(start, end)), OTLP_EXPORT_BYTES + line * (end - start), k % topics)
-    settle(math.inf)
+    settle(brokers, ready, send, math.inf)
+
+
+def settle(n: int, ready: Callable[[int], float], send: Callable[[int, float], None], upto: float) -> None:
+    """Send the buffered request of each of brokers 0..n-1 that leaves (`ready`: inf with nothing
+    buffered) by `upto`, in time order (the collector's and Sarama's per-broker buffers alike)."""
+    while True:
+        b = min(range(n), key=ready)
+        if ready(b) > upto or ready(b) == math.inf:
+            return
+        send(b, ready(b))

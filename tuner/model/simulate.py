@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from tuner.model.codecs import CodecCurve
-from tuner.model.otelcol_sim import simulate_otelcol
+from tuner.model.otelcol_sim import settle, simulate_otelcol
 from tuner.model.traffic import Traffic
 from tuner.spec.clients.rules import (
     FilebeatRules,
@@ -519,14 +519,6 @@ def _filebeat(traffic: Traffic, rules: FilebeatRules, times: list[float], sim: S
             build = rules.build_s_per_byte * len(buf) * traffic.message_bytes
             heapq.heapreplace(slots[b], at + build + cycle())
 
-    def settle(upto: float) -> None:
-        # Flush every broker whose buffer is due before `upto`, in time order.
-        while True:
-            b = min(range(brokers), key=due.__getitem__)
-            if due[b] > upto or due[b] == math.inf:
-                return
-            send(b, due[b])
-
     for release, start, end in queue_batches(
         queued, rules.queue_batch, rules.queue_timeout_ms / 1000, rules.queue_fill
     ):
@@ -534,7 +526,7 @@ def _filebeat(traffic: Traffic, rules: FilebeatRules, times: list[float], sim: S
             # One output worker publishes the batches one after another, event by event.
             t = max(release, queued[j], entered + rules.entry_spacing_s)
             entered = t
-            settle(t)
+            settle(brokers, due.__getitem__, send, t)
             topic = j % topics
             p = chooser.pick(topic, t, traffic.message_bytes)
             b = traffic.leader(topic, p)
@@ -543,7 +535,7 @@ def _filebeat(traffic: Traffic, rules: FilebeatRules, times: list[float], sim: S
             buffers[b].append((j, p))
             if due[b] == math.inf:
                 due[b] = t + flush if flush > 0 else max(t, slots[b][0])
-    settle(math.inf)
+    settle(brokers, due.__getitem__, send, math.inf)
 
 
 def batch_cap(rules: LibrdkafkaRules, message_bytes: float) -> int:
