@@ -113,7 +113,6 @@ def otelcol(
     if collector_binary() is None:
         sys.stderr.write("kbt: error: no OpenTelemetry Collector build: run 'make install'\n")
         raise typer.Exit(int(ExitStatus.ENVIRONMENT))
-    from tuner.core.errors import BadInput
     from tuner.core.inputs import shown_path
     from tuner.core.redact import scrub
     from tuner.core.text import one_line, value

@@ -78,16 +78,15 @@ def end_time(value: str) -> float:
     """Unix seconds or an ISO 8601 time (UTC when it names no zone)."""
     from datetime import UTC, datetime
 
+    out_of_range = BadInput(f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000")
     try:
         when_s = parse_number(value, "--end")
     except ValueError as exc:
         if "finite" in str(exc) or "too large" in str(exc):
-            raise BadInput(
-                f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000"
-            ) from None
+            raise out_of_range from None
     else:
         if not 0 <= when_s <= 32503680000:  # the year 3000
-            raise BadInput(f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000")
+            raise out_of_range
         return when_s
     try:
         when = datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -163,13 +163,6 @@ def findings_text(d: Diagnosis) -> Text:
 
 
 def diagnosis_view(d: Diagnosis) -> RenderableType:
-    parts: list[RenderableType] = [broker_table(d)]
-    topics = topic_table(d)
-    if topics is not None:
-        parts.append(topics)
-    clients = client_table(d)
-    if clients is not None:
-        parts.append(clients)
-    parts.append(findings_text(d))
-    parts.append(Text(d.headline, style=f"bold {STYLE[d.status]}"))
-    return Group(*parts)
+    tables = [broker_table(d), topic_table(d), client_table(d)]  # the last two only when there is data
+    headline = Text(d.headline, style=f"bold {STYLE[d.status]}")
+    return Group(*(t for t in tables if t is not None), findings_text(d), headline)

@@ -20,22 +20,11 @@ def _gate(step: StressStep, gate: str) -> float | None:
 
 def stress_table(records: Sequence[RunRecord], title: str) -> Table:
     table = Table(title=title, show_lines=False)
-    for name, justify in (
-        ("profile", "left"),
-        ("stage", "left"),
-        ("producers", "right"),
-        ("offered/s", "right"),
-        ("acked/s", "right"),
-        ("req/s", "right"),
-        ("p99 ms", "right"),
-        ("net idle", "right"),
-        ("req queue", "right"),
-        ("rt e2e p99 ms (no lag / lag)", "right"),
-        ("remote fetch/s", "right"),
-        ("lost", "right"),
-        ("verdict", "left"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for name in (
+        "profile", "stage", "producers", "offered/s", "acked/s", "req/s", "p99 ms", "net idle", "req queue",
+        "rt e2e p99 ms (no lag / lag)", "remote fetch/s", "lost", "verdict",
+    ):  # fmt: skip
+        table.add_column(name, justify="left" if name in ("profile", "stage", "verdict") else "right")
     for record in records:
         step = record.stress
         if step is None:

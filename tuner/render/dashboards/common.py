@@ -8,7 +8,7 @@ the dashboards, the measurement code and docs/metrics.md cannot drift apart.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from grafana_foundation_sdk.builders import common as cb
@@ -57,6 +57,7 @@ UNITS = {
 }
 
 RED, ORANGE, GREEN = "red", "orange", "green"
+Panel = timeseries.Panel | stat.Panel
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Target:
         return scoped(query(self.name).expr, ",".join(self.scope))
 
 
-def _targets(panel: timeseries.Panel | stat.Panel, targets: Sequence[Target]) -> None:
+def _targets(panel: Panel, targets: Sequence[Target]) -> None:
     for i, t in enumerate(targets):
         panel.with_target(
             prometheus.Dataquery()
@@ -183,13 +184,6 @@ def objective_series(
     return series(title, targets, text, thresholds=above_is_bad(slo_ms / 2, slo_ms), span=8)
 
 
-def add_row(d: db.Dashboard, title: str, *panels: timeseries.Panel | stat.Panel) -> None:
-    """A row and, under it, its panels in order."""
-    d.with_row(db.Row(title))
-    for panel in panels:
-        d.with_panel(panel)
-
-
 def single_stat(
     title: str,
     target: Target,
@@ -270,9 +264,15 @@ RUN_VAR = variable(
 
 
 def new_dashboard(
-    uid: str, title: str, text: str, variables: Sequence[db.QueryVariable], tags: Sequence[str] = ()
+    uid: str,
+    title: str,
+    text: str,
+    variables: Sequence[db.QueryVariable],
+    rows: Mapping[str, Sequence[Panel]],
+    tags: Sequence[str] = (),
 ) -> db.Dashboard:
-    """A read-only dashboard with the datasource variable first, linked to the other kbt dashboards."""
+    """A read-only dashboard with the datasource variable first, linked to the other kbt dashboards;
+    each of `rows` (title: panels) a row with its panels under it, in order."""
     dash = (
         db.Dashboard(title)
         .uid(uid)
@@ -295,6 +295,10 @@ def new_dashboard(
     )
     for v in variables:
         dash.with_variable(v)
+    for row, panels in rows.items():
+        dash.with_row(db.Row(row))
+        for panel in panels:
+            dash.with_panel(panel)
     return dash
 
 
