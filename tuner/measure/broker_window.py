@@ -12,6 +12,7 @@ import re
 from typing import Protocol
 
 from tuner.core.broker_figures import BrokerStats, BrokerWindow
+from tuner.measure import catalog
 from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.measure.promql import promql
 from tuner.measure.series_names import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
@@ -97,6 +98,25 @@ def topic_selector(topics: list[str], series: str = TOPIC_PRODUCE_REQUESTS_SERIE
     TotalProduceRequestsPerSec{topic}, marked once per partition batch a request carries: for
     librdkafka (one partition per request) that is exactly the client's request count."""
     return f'{series}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
+
+
+# The remote tier's per-topic counters a stress stage reads (tuner.runner.stress.stage_window).
+REMOTE_FETCH_REQUESTS = catalog.series("kafka_server_remote_fetch_requests_total").name
+REMOTE_FETCH_BYTES = catalog.series("kafka_server_remote_fetch_bytes_total").name
+REMOTE_COPY_BYTES = catalog.series("kafka_server_remote_copy_bytes_total").name
+
+
+def topic_rate(
+    prom: PrometheusReader, name: str, topics: list[str], start: float, end: float
+) -> float | None:
+    """Per-second rate of a per-topic counter summed over the run's topics and brokers, taken over
+    exactly [start, end] and evaluated at its end."""
+    if end <= start:
+        return None
+    expr = f"sum(rate({topic_selector(topics, name)}[{duration(end - start)}]))"
+    samples = prom.instant(expr, end)
+    values = [s.value for s in samples if math.isfinite(s.value)]
+    return sum(values) if values else None
 
 
 def interpolate(points: list[tuple[float, float]], t: float) -> float:

@@ -15,15 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tuner.core.inputs import read_lines
 from tuner.measure import request_log
 from tuner.measure.request_log import (
-    MARKER,
     MAX_CLIENTS,
-    MAX_LINE_BYTES,
     OTHER_CLIENTS,
     _partitions,
-    _Stamps,
+    logged_requests,
     produce_client,
     produce_request,
 )
@@ -56,17 +53,12 @@ def read_produce_traffic(
     rng = random.Random(seed)
     unreadable = 0
     for path in paths:
-        stamps = _Stamps()
-        for line in read_lines(path, "request log", MAX_LINE_BYTES):
-            if line is None:
+        for logged in logged_requests(path):
+            if logged is None:
                 unreadable += 1
                 continue
-            at = line.find(MARKER)
-            if at < 0:
-                continue
-            stamp = stamps.read(line)
-            if stamp is None or not start <= stamp <= end:
-                unreadable += stamp is None
+            line, at, stamp = logged
+            if not start <= stamp <= end:
                 continue
             readable, request = produce_request(line, at)
             unreadable += not readable

@@ -177,20 +177,27 @@ def _span(reading: _FileReading, start: float, end: float) -> float:
     return (end if on_after else reading.last) - (start if on_before else reading.first)
 
 
-def _read(path: Path, start: float, end: float) -> _FileReading:
-    reading = _FileReading()
+def logged_requests(path: Path) -> Iterator[tuple[bytes, int, float] | None]:
+    """Each request a request log logged: (its line, the marker's offset, its time stamp); None for
+    a line that cannot be read (too long, or no log4j date). Other loggers' lines are passed over."""
     stamps = _Stamps()
     for line in read_lines(path, "request log", MAX_LINE_BYTES):
         if line is None:
-            reading.unreadable += 1
+            yield None
             continue
         at = line.find(MARKER)
-        if at < 0:
-            continue
-        stamp = stamps.read(line)
-        if stamp is None:
+        if at >= 0:
+            stamp = stamps.read(line)
+            yield None if stamp is None else (line, at, stamp)
+
+
+def _read(path: Path, start: float, end: float) -> _FileReading:
+    reading = _FileReading()
+    for logged in logged_requests(path):
+        if logged is None:
             reading.unreadable += 1
             continue
+        line, at, stamp = logged
         if stamp < start:
             reading.last_before = stamp if reading.last_before is None else max(stamp, reading.last_before)
             continue

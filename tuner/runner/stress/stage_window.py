@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import time
 
-from tuner.measure.broker_window import measure_window
-from tuner.measure.prometheus import Prometheus
-from tuner.measure.stress_window import (
+from tuner.measure.broker_window import (
     REMOTE_COPY_BYTES,
     REMOTE_FETCH_BYTES,
     REMOTE_FETCH_REQUESTS,
+    measure_window,
     topic_rate,
 )
+from tuner.measure.prometheus import Prometheus
 from tuner.runner.stress.records import StageMeasure
 from tuner.store.stress_section import RemoteTier
 
