@@ -15,6 +15,7 @@ from tuner.measure.capture_log import read_produce_traffic
 from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
 from tuner.render.capture import capture_files
 from tuner.spec.loader import load_sweep
+from tuner.spec.workload import MAX_EVENT_BYTES
 from tuner.store.capture import CaptureRecord
 
 
@@ -236,6 +237,24 @@ def test_any_capture_shapes_into_specs_that_load(
         assert group.lab_producers <= max(group.producers, 1)
         (run,) = load_sweep(out / group.name / "sweep.yaml").spec.expand(out / group.name)
         assert run.workload.rate_per_producer == pytest.approx(group.workload["rate_per_producer"])
+
+
+@pytest.mark.parametrize("sampled", [False, True])
+def test_records_above_the_largest_generated_are_replayed_at_it(tmp_path: Path, sampled: bool) -> None:
+    """Wire bytes over few records (no sample), or a sampled record of a broker whose limit was
+    raised: the replay's records are the largest kbt generates, and its spec loads."""
+    topics = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 10}]
+    huge = MAX_EVENT_BYTES + 1
+    samples = [{"topic": "t", "value_bytes": [100, huge], "keyless": 2}] if sampled else []
+    client = client_row("a", JAVA, "b0", 10, "t", record_bytes=10 * huge + 10_000)
+    record = capture_record([client], topics, samples)
+    plan = shape(record, ShapeOptions(infer_linger=False))
+    atomic_write_all(capture_files(tmp_path, record, plan))
+    (group,) = plan.groups
+    (run,) = load_sweep(tmp_path / group.name / "sweep.yaml").spec.expand(tmp_path / group.name)
+    message = run.workload.message.model_dump()
+    largest = max([b["bytes"] for b in message.get("buckets", [])] or [message.get("bytes", 0)])
+    assert largest == MAX_EVENT_BYTES
 
 
 def test_size_buckets_keep_the_mean() -> None:

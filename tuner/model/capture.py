@@ -43,6 +43,7 @@ from tuner.spec.limits import (
     MIN_RATE_PER_PRODUCER,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
 )
+from tuner.spec.workload import MAX_EVENT_BYTES
 from tuner.store.capture import CaptureRecord, ClientTraffic, TopicFacts, TopicSample
 
 LINGERS_MS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
@@ -398,14 +399,15 @@ def _keys_of_topic(sample: TopicSample, facts: TopicFacts | None) -> int:
 
 def _message(sizes: list[int], wire: int, records: float) -> tuple[dict[str, Any], float]:
     """The message source (the sampled size distribution, or without a sample the wire bytes per
-    record less the framing) and the mean record size."""
-    buckets = size_buckets(sizes)
+    record less the framing) and the mean record size. A record above the largest kbt generates
+    (a broker's raised limit, or wire bytes over too few records) is replayed at that largest."""
+    buckets = size_buckets([min(s, MAX_EVENT_BYTES) for s in sizes])
     if buckets:
         mean = sum(b["bytes"] * b["weight"] for b in buckets) / sum(b["weight"] for b in buckets)
         if len(buckets) == 1:
             return {"kind": "generated", "bytes": round(buckets[0]["bytes"])}, mean
         return {"kind": "size_distribution", "buckets": buckets}, mean
-    size = max(1, round(wire / records) - RECORD_OVERHEAD_BYTES) if records else 100
+    size = min(MAX_EVENT_BYTES, max(1, round(wire / records) - RECORD_OVERHEAD_BYTES)) if records else 100
     return {"kind": "generated", "bytes": size}, float(size)
 
 
