@@ -62,30 +62,35 @@ def _pressure_lab_config() -> LabConfig:
 
 
 class _LabInBackground:
-    """`Lab.up` on a thread of its own; `state()` waits for it."""
+    """`Lab.up` on a thread of its own; `state()` waits for it. Waits are on an event, not
+    `Thread.join`: a join interrupted by Ctrl-C or SIGTERM (tests/conftest.py) returns at once
+    when called again, and `down` then raced the lab still coming up (its lock refused the stop
+    and the brokers were left running)."""
 
     def __init__(self, config: LabConfig) -> None:
         self.lab = Lab(config)
         self._state: LabState | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._up, name="kbt-test-lab-up", daemon=True)
-        self._thread.start()
+        self._done = threading.Event()
+        threading.Thread(target=self._up, name="kbt-test-lab-up", daemon=True).start()
 
     def _up(self) -> None:
         try:
             self._state = self.lab.up(timeout_s=180)
         except BaseException as exc:  # re-raised in the test that asks for the lab
             self._error = exc
+        finally:
+            self._done.set()
 
     def state(self) -> LabState:
-        self._thread.join()
+        self._done.wait()
         if self._error is not None:
             raise self._error
         assert self._state is not None
         return self._state
 
     def down(self) -> None:
-        self._thread.join()
+        self._done.wait()
         self.lab.down()
         shutil.rmtree(self.lab.config.lab_dir, ignore_errors=True)
 
