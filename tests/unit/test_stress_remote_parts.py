@@ -25,11 +25,12 @@ from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress import worker as stress_worker
 from tuner.runner.stress.locust_processes import LocustOptions, remote_worker_command
-from tuner.runner.stress.run_stages import StressRunner, StressTarget, _ProfileRun
+from tuner.runner.stress.run_stages import StressRunner, _ProfileRun
 from tuner.runner.stress.worker import WorkerSummary, parse_master, serve
 from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore
+from tuner.target.base import Target
 
 pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
 
@@ -191,10 +192,10 @@ def test_remote_workers_that_never_join_stop_the_run(tmp_path: Path, monkeypatch
     monkeypatch.setattr(runner_module, "delete_topics", lambda admin, topics: deleted.append(topics) or [])
     spec = tmp_path / "fast.yaml"
     spec.write_text(SPEC)
-    ledger = tmp_path / "ledger.json"
-    target = StressTarget(
-        bootstrap_servers="10.0.0.5:9092", prometheus_url=None, scrape_interval_s=1.0, ledger=ledger
-    )
+    monkeypatch.setenv("KBT_CACHE", str(tmp_path))
+    target = Target(name="remote", kind="file", bootstrap_servers="10.0.0.5:9092", scrape_interval_s=1.0)
+    ledger = target.topic_ledger
+    assert ledger is not None
     options = LocustOptions(remote_workers=2, master_host="10.0.0.1", master_port=24980, join_timeout_s=0.0)
     runner = StressRunner(target, ResultsStore(tmp_path / "results"), options)
     run = _ProfileRun(runner, load_stress(spec), "current", 0, capture_environment(1), admin=None)  # type: ignore[arg-type]

@@ -16,10 +16,11 @@ from tuner.driver.stress.verify import StressDelivery
 from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress.locust_processes import LocustOptions
-from tuner.runner.stress.run_stages import StressRunner, StressTarget, _ProfileRun
+from tuner.runner.stress.run_stages import StressRunner, _ProfileRun
 from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore
+from tuner.target.base import LabSide, Target
 
 pytestmark = pytest.mark.wall_clock  # asserts a wall-clock bound: CI runs it at normal priority
 
@@ -97,7 +98,9 @@ def test_an_aborted_ramp_does_not_wait_for_the_rest_of_the_timeline(
     FakePool.waits = []
     spec = tmp_path / "fast.yaml"
     spec.write_text(SPEC)
-    target = StressTarget(bootstrap_servers="127.0.0.1:1", prometheus_url=None, scrape_interval_s=1.0)
+    target = Target(
+        name="lab", kind="lab", bootstrap_servers="127.0.0.1:1", scrape_interval_s=1.0, lab=LabSide(tmp_path)
+    )
     runner = StressRunner(target, ResultsStore(tmp_path / "results"), LocustOptions())
     run = _ProfileRun(runner, load_stress(spec), "current", 0, capture_environment(1), admin=None)  # type: ignore[arg-type]
 

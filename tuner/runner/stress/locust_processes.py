@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,9 @@ class LocustOptions:
     web_ui: bool = False
     web_port: int = 8089
     join_timeout_s: float = 60.0  # remote workers: from start to the first stage, to join
+    # Client exporter ports (scraped as job kbt-client): one per locust process, one per consumer group.
+    producer_ports: Sequence[int] = ()
+    consumer_ports: Sequence[int] = ()
 
     @property
     def distributed(self) -> bool:

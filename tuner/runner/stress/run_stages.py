@@ -13,7 +13,7 @@ already judged, marked interrupted (delivery not verified), before re-raising.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +40,7 @@ from tuner.store.environment import capture_environment
 from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
+from tuner.target.base import Target
 from tuner.target.security import client_config
 from tuner.target.topics import broker_ids, check_fits_cluster, delete_topics
 
@@ -47,23 +48,6 @@ LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
 TICK_S = 0.5
 END_SLACK_S = 60.0
-
-
-@dataclass(frozen=True)
-class StressTarget:
-    bootstrap_servers: str
-    prometheus_url: str | None
-    producer_ports: Sequence[int] = ()
-    consumer_ports: Sequence[int] = ()
-    kafka_version: str | None = None
-    scrape_interval_s: float = 5.0
-    topic_prefix: str = "kbt-"
-    # Client security in Kafka's properties format (`${VAR}` references unresolved): handed to
-    # every process in the plan, resolved by each when it builds a client.
-    client_properties: Mapping[str, str] = field(default_factory=dict)
-    # A target file's topic ledger: topics are listed before they are created and removed once
-    # deleted, so a crashed run's topics go on the next run (None: kbt's lab).
-    ledger: Path | None = None
 
 
 class StressObserver:
@@ -100,7 +84,7 @@ class StressInterrupted(KbtError):
 class StressRunner:
     def __init__(
         self,
-        target: StressTarget,
+        target: Target,
         store: ResultsStore,
         locust: LocustOptions,
         observer: StressObserver | None = None,
@@ -128,7 +112,7 @@ class StressRunner:
         check_fits_cluster(workload.topics, brokers, ids)  # before any load, as a sweep checks
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
-        outcome.problems += clean_leftovers(admin, self.target.ledger, self.target.topic_prefix)
+        outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)
         for i, label in enumerate(labels):
             profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
@@ -204,7 +188,7 @@ class _ProfileRun:
         return max(LEAD_S, locust.join_timeout_s) if locust.remote_workers else LEAD_S
 
     def _plan(self, topics: list[str], out_dir: Path, run_id: str) -> StressPlan:
-        spec, target = self.loaded.spec, self.runner.target
+        spec, target, locust = self.loaded.spec, self.runner.target, self.runner.locust
         workload = spec.topics_with_configs()
         resolved = getattr(workload.message, "resolved_path", None)
         return StressPlan(
@@ -220,8 +204,8 @@ class _ProfileRun:
             t0=time.time() + self._lead_s,
             groups=spec.groups,
             lagging_max_msgs_per_s=spec.lagging_max_msgs_per_s,
-            producer_ports=list(target.producer_ports),
-            consumer_ports=list(target.consumer_ports),
+            producer_ports=list(locust.producer_ports),
+            consumer_ports=list(locust.consumer_ports),
             out_dir=str(out_dir),
             message_path=str(resolved) if resolved is not None else None,
             client_properties=dict(target.client_properties),
@@ -236,7 +220,7 @@ class _ProfileRun:
         out_dir = self.runner.store.root / spec.name / f"{self.label}--{ids.stamp}.locust"
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runner.observer.phase(self.label, "creating topics")
-        ledger = self.runner.target.ledger
+        ledger = self.runner.target.topic_ledger
         with fresh_topics(self.admin, workload.topics, topics, self.cleanup_problems, delete_topics, ledger):
             self._await_settled_meters()
             pool: ConsumerPool | None = None

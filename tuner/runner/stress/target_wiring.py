@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tuner.core.paths import KAFKA_VERSION
 from tuner.runner.series_store import SeriesStore
 from tuner.runner.stress.engine_stages import StageParts
 from tuner.runner.stress.locust_processes import LocustOptions
-from tuner.runner.stress.run_stages import StressObserver, StressRunner, StressTarget
+from tuner.runner.stress.run_stages import StressObserver, StressRunner
 from tuner.runner.wiring import DriverEngine, measurer_of
 from tuner.target.base import Target, TargetSource
 
@@ -56,17 +55,6 @@ def stress_runner(
         from tuner.core.errors import BadInput
 
         raise BadInput(f"{found.name}: give --master-port and --web-port (no local port block is known)")
-    target = StressTarget(
-        bootstrap_servers=found.bootstrap_servers,
-        prometheus_url=found.prometheus_url,
-        producer_ports=tuple(producer_ports),
-        consumer_ports=tuple(consumer_ports),
-        kafka_version=found.kafka_version or KAFKA_VERSION,
-        scrape_interval_s=found.scrape_interval_s,
-        topic_prefix=found.topic_prefix,
-        client_properties=dict(found.client_properties),
-        ledger=found.topic_ledger,
-    )
     locust = LocustOptions(
         workers=flags.workers,
         remote_workers=flags.remote_workers,
@@ -75,10 +63,12 @@ def stress_runner(
         web_ui=flags.web_ui,
         web_port=flags.web_port or (base or 0) + WEB_PORT_OFFSET,
         join_timeout_s=flags.join_timeout_s,
+        producer_ports=tuple(producer_ports),
+        consumer_ports=tuple(consumer_ports),
     )
     parts = stage_parts(found)
     store = SeriesStore(results, parts.prometheus, found.scrape_interval_s)  # + time series
-    return StressRunner(target=target, store=store, locust=locust, observer=observer, stages=parts)
+    return StressRunner(target=found, store=store, locust=locust, observer=observer, stages=parts)
 
 
 def stage_parts(target: Target) -> StageParts:
