@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from tuner.spec.base import Acks, StrictModel, normal_acks
-from tuner.spec.duration import Duration, PositiveDuration
+from tuner.spec.duration import Duration, positive
 
 # The collector release kbt builds (loadtests/otelcol-engine/go.mod) and whose defaults these are.
 RELEASE = "0.165"
@@ -104,7 +104,12 @@ class Kafka(StrictModel):
 
 
 class Filelog(StrictModel):
-    poll_interval: PositiveDuration | None = None
+    poll_interval: Duration | None = None
+
+    @field_validator("poll_interval")
+    @classmethod
+    def _positive(cls, value: Duration | None) -> Duration | None:
+        return value if value is None else positive(value)
 
 
 class OtelcolConfig(StrictModel):
