@@ -30,6 +30,12 @@ class StrictModel(Frozen):
         return data
 
 
+def check_unique(what: str, names: list[str]) -> None:
+    """A spec's names of one kind (topics, profiles, consumer groups) each given once."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what} names must be unique (got {names})")
+
+
 def config_string(value: Any) -> str:
     """A config value as Kafka and Filebeat spell it: YAML's true/false as "true"/"false"."""
     if isinstance(value, bool):

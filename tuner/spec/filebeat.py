@@ -30,23 +30,20 @@ from tuner.spec.limits import (
     MAX_PRODUCERS,
 )
 
-# ---- durations ----------------------------------------------------------------------------------
-
 # ---- secrets ------------------------------------------------------------------------------------
 
 # ${VAR} or ${VAR:?error message} (tuner.core.envref); a ${VAR:default} would carry a literal
 # secret as its default.
 SECRET_OPTIONS = ("username", "password", "key_passphrase")
+# A profile's or a checked file's secret that is not such a reference (its value never echoed).
+LITERAL_SECRET = "literal credentials are not allowed: use an environment reference like ${KAFKA_PASSWORD}"
 
 
 def _secret_reference(value: Any) -> Any:
     if value is None:
         return None
     if not isinstance(value, str) or not is_pure_reference(value):
-        # Never echo the value: it may be the secret itself.
-        raise ValueError(
-            "literal credentials are not allowed: use an environment reference like ${KAFKA_PASSWORD}"
-        )
+        raise ValueError(LITERAL_SECRET)  # never the value: it may be the secret itself
     return value.strip()
 
 

@@ -25,6 +25,7 @@ from tuner.core.inputs import plain_data, shown_path
 from tuner.core.redact import is_secret_name
 from tuner.spec.filebeat import (
     KAFKA4_MIN_VERSION,
+    LITERAL_SECRET,
     SECRET_OPTIONS,
     FilebeatConfig,
     version_tuple,
@@ -140,10 +141,7 @@ def _no_literal_secrets(node: Any, path: Path_, lines: dict[Path_, int], shown: 
         return
     secret = bool(path) and is_secret_name(".".join(map(str, path)))
     if secret and node not in (None, "") and not is_pure_reference(node):
-        raise BadInput(
-            f"{_at(shown, lines, path)}: {dotted_path(path)}: literal credentials are not allowed:"
-            " use an environment reference like ${KAFKA_PASSWORD}"
-        )
+        raise BadInput(f"{_at(shown, lines, path)}: {dotted_path(path)}: {LITERAL_SECRET}")
 
 
 def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | None = None) -> list[str]:

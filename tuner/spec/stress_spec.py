@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from tuner.core.units import Count, Ratio, Seconds
-from tuner.spec.base import ConfigMap, StrictModel
+from tuner.spec.base import ConfigMap, StrictModel, check_unique
 from tuner.spec.clients import ClientProfile, kind_of
 from tuner.spec.duration import MAX_SPEC_MS
 from tuner.spec.engine_id import EngineId
@@ -178,9 +178,7 @@ class StressSpec(StrictModel):
                 f"shape: the peak x{peak:g} needs {round(peak * self.workload.producers)} producers"
                 f" (at most {MAX_USERS}); use fewer producers with a higher baseline each"
             )
-        groups = [g.name for g in self.groups]
-        if len(set(groups)) != len(groups):
-            raise ValueError(f"consumer group names must be unique (got {groups})")
+        check_unique("consumer group", [g.name for g in self.groups])
         self.topics_with_configs()  # merged topic configs must still be valid (e.g. max.message.bytes)
         return self
 

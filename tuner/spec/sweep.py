@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.units import Count
-from tuner.spec.base import StrictModel
+from tuner.spec.base import StrictModel, check_unique
 from tuner.spec.clients import KINDS, PROFILE_FIELDS, ClientProfile, kind_of
 from tuner.spec.limits import MAX_ITEMS, TOPIC_NAME_PATTERN
 from tuner.spec.slo import SLO
@@ -103,8 +103,7 @@ class SweepSpec(StrictModel):
     @model_validator(mode="after")
     def _check(self) -> SweepSpec:
         names = [p.name for p in self.profiles]
-        if len(set(names)) != len(names):
-            raise ValueError(f"profile names must be unique (got {names})")
+        check_unique("profile", names)
         if self.runs is not None and self.vary:
             raise ValueError("give either vary (cross product) or runs (a listed subset), not both")
         # Counted before anything is built: a cross product of a few long lists is astronomically

@@ -12,7 +12,7 @@ from tuner.core import inputs
 from tuner.core.numbers import parse_int
 from tuner.core.text import one_line
 from tuner.core.units import MAX_BROKER_ID
-from tuner.spec.base import ConfigMap, StrictModel
+from tuner.spec.base import ConfigMap, StrictModel, check_unique
 from tuner.spec.duration import MAX_SPEC_SECONDS
 from tuner.spec.limits import (
     BROKER_MESSAGE_MAX_BYTES,
@@ -301,18 +301,14 @@ class WorkloadSpec(StrictModel):
             )
         if self.processes > self.producers:
             raise ValueError(f"processes ({self.processes}) cannot exceed producers ({self.producers})")
-        names = [t.name for t in self.topics]
-        if len(set(names)) != len(names):
-            raise ValueError(f"topic names must be unique (got {names})")
+        check_unique("topic", [t.name for t in self.topics])
         shared = [i for i, t in enumerate(self.topics) if t.key_shares is not None]
         if shared and self.keys.kind != "random":
             raise ValueError(
                 f"topics[{shared[0]}].key_shares needs keys: random (the engine picks the keys that"
                 f" land on each partition; keys are {self.keys.kind})"
             )
-        groups = [g.name for g in self.consumer_groups]
-        if len(set(groups)) != len(groups):
-            raise ValueError(f"consumer group names must be unique (got {groups})")
+        check_unique("consumer group", [g.name for g in self.consumer_groups])
         size = self.message.nominal_bytes
         limit = self.max_message_bytes
         if size is not None and size > limit:

@@ -133,18 +133,14 @@ def java_security(sec: ClientSecurity | None, extra: Mapping[str, str], env: Sec
                     "the Java producer takes a client certificate as a keystore (ssl.keystore.*),"
                     " not ssl.certificate.location / ssl.key.location"
                 )
-            if sec.ca_file:
-                props.update({"ssl.truststore.type": "PEM", "ssl.truststore.location": sec.ca_file})
-            elif sec.truststore is not None:
-                location, kind, store_password = sec.truststore
-                props.update({"ssl.truststore.type": kind, "ssl.truststore.location": location})
-                if store_password:
-                    props["ssl.truststore.password"] = ref("ssl_truststore_password", store_password)
-            if sec.keystore is not None:
-                location, kind, key_store_password = sec.keystore
-                props.update({"ssl.keystore.type": kind, "ssl.keystore.location": location})
-                if key_store_password:
-                    props["ssl.keystore.password"] = ref("ssl_keystore_password", key_store_password)
+            # the Java client reads a PEM CA file as a truststore of type PEM
+            truststore = (sec.ca_file, "PEM", None) if sec.ca_file else sec.truststore
+            for store, entry in (("truststore", truststore), ("keystore", sec.keystore)):
+                if entry is not None:
+                    location, kind, store_password = entry
+                    props.update({f"ssl.{store}.type": kind, f"ssl.{store}.location": location})
+                    if store_password:
+                        props[f"ssl.{store}.password"] = ref(f"ssl_{store}_password", store_password)
             if sec.key_password:
                 props["ssl.key.password"] = ref("ssl_key_password", sec.key_password)
             props["ssl.endpoint.identification.algorithm"] = "https" if sec.verify_hostname else ""

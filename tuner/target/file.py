@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, field_message
 from tuner.core.inputs import plain_data, read_yaml
 from tuner.core.numbers import parse_int
 from tuner.core.redact import is_reference, is_secret_name
@@ -108,17 +108,10 @@ class BrokersFile(StrictModel):
     matchers: dict[str, str] = Field(default_factory=dict, max_length=MAX_ITEMS)
     broker_label: str = "broker"
 
-    @field_validator("broker_label")
+    @field_validator("broker_label", "matchers")
     @classmethod
-    def _label(cls, value: str) -> str:
-        if not _LABEL.match(value):
-            raise ValueError(f"{value!r} is not a Prometheus label name")
-        return value
-
-    @field_validator("matchers")
-    @classmethod
-    def _matchers(cls, value: dict[str, str]) -> dict[str, str]:
-        for name in value:
+    def _labels(cls, value: str | dict[str, str]) -> str | dict[str, str]:
+        for name in [value] if isinstance(value, str) else value:  # a matcher's label is its key
             if not _LABEL.match(name):
                 raise ValueError(f"{name!r} is not a Prometheus label name")
         return value
@@ -202,8 +195,6 @@ def is_loopback(server: str) -> bool:
 
 
 def _error(path: Path, exc: ValidationError) -> BadInput:
-    from tuner.spec.loader import field_message
-
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(top)"
     return BadInput(f"target file {path.name}: {loc}: {field_message(err)}")
@@ -272,8 +263,6 @@ def flags_target(flags: ClusterFlags) -> Target:
             raise BadInput(
                 "--bootstrap-server: give at least one host:port (a comma-separated list)"
             ) from None
-        from tuner.spec.loader import field_message
-
         raise BadInput(f"{flag}: {field_message(err)}") from None
     where = f"--command-config {flags.command_config.name}" if flags.command_config else "--command-config"
     return _target(spec, Path.cwd(), where, literal_secrets=True)

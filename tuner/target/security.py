@@ -281,33 +281,28 @@ def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
             raise BadInput(f"{where}: {protocol} needs sasl.mechanism ({', '.join(MECHANISMS)})")
         if not username or password is None:
             raise BadInput(f"{where}: {protocol} needs a username and password (sasl.jaas.config)")
-    truststore = None
-    ca_file = p.get("ssl.ca.location")
-    if "ssl.truststore.location" in p:
-        kind = p.get("ssl.truststore.type", "JKS").upper()
-        if kind == "PEM":
-            ca_file = p["ssl.truststore.location"]
-        truststore = (p["ssl.truststore.location"], kind, p.get("ssl.truststore.password"))
-    keystore = None
-    if "ssl.keystore.location" in p:
-        keystore = (
-            p["ssl.keystore.location"],
-            p.get("ssl.keystore.type", "JKS").upper(),
-            p.get("ssl.keystore.password"),
-        )
+    truststore = _store(p, "truststore")
     return ClientSecurity(
         protocol=protocol,
         mechanism=mechanism,
         username=username,
         password=register_secret(password) if password else password,
-        ca_file=ca_file,
+        ca_file=truststore[0] if truststore and truststore[1] == "PEM" else p.get("ssl.ca.location"),
         truststore=truststore,
-        keystore=keystore,
+        keystore=_store(p, "keystore"),
         certificate_file=p.get("ssl.certificate.location"),
         key_file=p.get("ssl.key.location"),
         key_password=p.get("ssl.key.password"),
         verify_hostname=p.get("ssl.endpoint.identification.algorithm", "https").lower() == "https",
     )
+
+
+def _store(p: Mapping[str, str], store: str) -> tuple[str, str, str | None] | None:
+    """`ssl.<store>.*` as (location, type, password), the type JKS when unset; None without a location."""
+    location = p.get(f"ssl.{store}.location")
+    if location is None:
+        return None
+    return location, p.get(f"ssl.{store}.type", "JKS").upper(), p.get(f"ssl.{store}.password")
 
 
 def pem_ca_file(sec: ClientSecurity, where: str = "target") -> str | None:
