@@ -14,16 +14,15 @@ from hypothesis import strategies as st
 from tuner.model.codecs import default_curve, default_table
 from tuner.model.predict import predict
 from tuner.model.simulate import (
-    BATCH_HEADER_BYTES,
     JAVA_ESTIMATE_BETTER_STEP,
     JAVA_ESTIMATE_WORSE_STEP,
-    RECORD_OVERHEAD_BYTES,
     java_estimate_step,
     simulate,
 )
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import rules_of
 from tuner.spec.clients.java import JavaProfile
+from tuner.spec.limits import BATCH_HEADER_BYTES, RECORD_OVERHEAD_BYTES
 
 QUNAR = Traffic(producers=24, rate=40, message_bytes=1620, partitions=(24,), brokers=3)
 # loadtests/truth/truth-java.yaml: 4 producers x 250/s of 400 B, 6 partitions, a 1-broker lab.

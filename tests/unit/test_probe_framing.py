@@ -10,7 +10,8 @@ from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchB
 from kafka.record.util import calc_crc32c
 
 from tuner.measure.codecs import bind
-from tuner.measure.record_batch import BATCH_HEADER_BYTES, records_section, zigzag_varint
+from tuner.measure.record_batch import records_section, zigzag_varint
+from tuner.spec.limits import BATCH_HEADER_BYTES
 from tuner.spec.probe import CODECS, DEFAULT_LEVELS, CodecLevel
 
 VALUES = [b"", b"x", b"2015-10-18 18:01:47,978 INFO [main] MRAppMaster: Created", b"y" * 300, b"z" * 20_000]

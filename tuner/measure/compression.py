@@ -31,7 +31,8 @@ from tuner.core.errors import BadInput
 from tuner.core.probe_figures import ProbePoint, Quantiles
 from tuner.measure.codecs import BoundCodec, Transform, bind
 from tuner.measure.log_sample import LogSample
-from tuner.measure.record_batch import BATCH_HEADER_BYTES, records_section
+from tuner.measure.record_batch import records_section
+from tuner.spec.limits import BATCH_HEADER_BYTES
 from tuner.spec.probe import CodecLevel, ProbeOptions
 
 MIN_CPU_S = 0.02

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-BATCH_HEADER_BYTES = 61  # baseOffset 8, length 4, leaderEpoch 4, magic 1, crc 4, attributes 2,
-# lastOffsetDelta 4, firstTimestamp 8, maxTimestamp 8, producerId 8, producerEpoch 2,
-# baseSequence 4, records count 4
 TIMESTAMP_STEP_MS = 1
 
 

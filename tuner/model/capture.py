@@ -41,6 +41,7 @@ from tuner.spec.limits import (
     MAX_PARTITIONS,
     MAX_PRODUCERS,
     MIN_RATE_PER_PRODUCER,
+    RECORD_OVERHEAD_BYTES,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
 )
 from tuner.spec.workload import MAX_EVENT_BYTES
@@ -50,7 +51,6 @@ LINGERS_MS = (0.0, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0)
 SIZE_BUCKETS = 8  # equal-count size buckets a sampled distribution is cut into
 KEYED_SHARE = 0.5  # a group whose sampled records are mostly keyed is replayed keyed
 COMPRESSED_RATIO = 1.3  # record bytes over wire bytes above this: the batches were compressed
-RECORD_OVERHEAD_BYTES = 10  # a v2 record's framing beside key and value (varints, attributes)
 RECORD_LIMIT_MARGIN = 1024  # a batch's header and a record's framing beside its largest record
 FILEBEAT_MAX_MESSAGE_BYTES = 1_000_000  # Filebeat's default, below Kafka's
 MAX_TOPICS = 16

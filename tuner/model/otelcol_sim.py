@@ -26,12 +26,11 @@ from typing import TYPE_CHECKING
 
 from tuner.model.traffic import Traffic
 from tuner.spec.clients.rules import OtelcolRules
+from tuner.spec.limits import RECORD_OVERHEAD_BYTES
 
 if TYPE_CHECKING:
     from tuner.model.simulate import SimProducer
 
-# Per record (v2 record framing, attributes and OTLP envelope aside): what a batch adds per record.
-RECORD_OVERHEAD_BYTES = 12
 # An export's OTLP envelope around its lines (resource, scope), and per line (timestamps, attributes).
 OTLP_EXPORT_BYTES = 60
 OTLP_LINE_BYTES = 70

@@ -28,16 +28,14 @@ from tuner.spec.clients.rules import (
     Partitioning,
     Rules,
 )
+from tuner.spec.limits import BATCH_HEADER_BYTES, RECORD_OVERHEAD_BYTES
 
-# Per-record framing inside a v2 record batch (varints, attributes, offsets) and the batch header.
-RECORD_OVERHEAD_BYTES = 12
 # kafka-clients' compression-ratio estimate (_JavaEstimator, _JavaBatch): MemoryRecordsBuilder pads
 # it by 5% (COMPRESSION_RATE_ESTIMATION_FACTOR); CompressionRatioEstimator moves it by at least
 # +0.05 after a batch that compressed worse than estimated, -0.005 after a better one.
 JAVA_ESTIMATE_PAD = 1.05
 JAVA_ESTIMATE_WORSE_STEP = 0.05
 JAVA_ESTIMATE_BETTER_STEP = 0.005
-BATCH_HEADER_BYTES = 61
 
 # How far a driver's send falls from its schedule, one record to the next (the spread of kbt's
 # drivers' send lag on a quiet machine: p50 ~0.10 ms, p90 ~0.13 ms). Kept this small because it

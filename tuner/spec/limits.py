@@ -16,6 +16,13 @@ from tuner.core.units import (  # noqa: F401
     MAX_THREADS,
 )
 
+# A v2 record batch's header: baseOffset 8, length 4, leaderEpoch 4, magic 1, crc 4, attributes 2,
+# lastOffsetDelta 4, firstTimestamp 8, maxTimestamp 8, producerId 8, producerEpoch 2, baseSequence 4,
+# records count 4; and a record's framing beside its key and value (length, attributes, timestamp and
+# offset deltas, key and value lengths, header count: varints of a few bytes each).
+BATCH_HEADER_BYTES = 61
+RECORD_OVERHEAD_BYTES = 12
+
 # Kafka broker default `message.max.bytes` (1 MiB + record batch overhead); a topic may raise it
 # with the `max.message.bytes` topic config.
 BROKER_MESSAGE_MAX_BYTES = 1_048_588
