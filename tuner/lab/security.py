@@ -10,13 +10,13 @@ they never appear on a command line, in `kbt lab status`, in run records or in l
 
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from tuner.core.certs import new_ca
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.redact import register_secret
 from tuner.lab.config import LOOPBACK
@@ -88,32 +88,16 @@ def create_material(files: SecurityFiles) -> None:
     from cryptography.hazmat.primitives.serialization import pkcs12
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    now = datetime.datetime.now(datetime.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt lab CA")])
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=CERT_DAYS))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca_key, ca_cert = new_ca("kbt lab CA", CERT_DAYS)
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name)
+        .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=CERT_DAYS))
+        .not_valid_before(ca_cert.not_valid_before_utc)
+        .not_valid_after(ca_cert.not_valid_after_utc)
         .add_extension(
             x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address(LOOPBACK))]

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tuner.core.certs import new_ca
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text, read_yaml
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
@@ -118,27 +119,9 @@ def _tls_files(tmp: Path) -> dict[str, Path]:
     files = {option: tmp / name for option, name in _TLS_FILES.items()}
     if files["key"].exists():
         return files
-    import datetime
+    from cryptography.hazmat.primitives import serialization
 
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kbt check")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
+    key, cert = new_ca("kbt check", days=1)
     pem = cert.public_bytes(serialization.Encoding.PEM)
     files["certificate_authorities"].write_bytes(pem)
     files["certificate"].write_bytes(pem)
