@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.unit.test_filebeat_real_parts import _config, _yml
+from tuner.core.envref import ENV_CONFIG_PROVIDER
 from tuner.core.errors import BadInput
 from tuner.core.redact import scrub
 from tuner.driver.engines import ENGINES
@@ -21,7 +22,6 @@ from tuner.driver.otelcol.pod_config import base_config
 from tuner.spec.engine_id import EngineId
 from tuner.target.engine_security import (
     AUTOMATIC_PROVIDERS_PROPERTY,
-    ENV_CONFIG_PROVIDER,
     SecretEnv,
     filebeat_security,
     java_security,

@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# The Kafka Java client's provider of `${env:NAME}` references (KIP-887): how a Java client reads
+# its secrets from the environment.
+ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 _GRAMMAR = re.compile(r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_.]*)(?::(?P<rest>[^}]*))?\}$")
 
 

@@ -12,6 +12,11 @@ LATENCY_MAX_US = 3_600_000_000
 LATENCY_BITS = 11
 
 
+def new_histogram() -> HdrHistogram:
+    """Every latency histogram kbt keeps: 1 us to 1 h, 3 significant digits."""
+    return HdrHistogram(1, LATENCY_MAX_US, 3)
+
+
 class LatencyBuckets:
     """Latency counts per bucket of `LATENCY_BITS` significant bits of microseconds."""
 
@@ -37,7 +42,7 @@ class LatencyBuckets:
         return sum(self.counts.values())
 
     def histogram(self) -> HdrHistogram:
-        hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+        hist = new_histogram()
         for us, count in self.counts.items():
             hist.record_value(min(max(us, 1), LATENCY_MAX_US), count)
         return hist

@@ -10,7 +10,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from tuner.driver.latency_buckets import LATENCY_MAX_US
+from tuner.driver.latency_buckets import LATENCY_MAX_US, new_histogram
 from tuner.driver.result import LatencyMs
 
 
@@ -43,7 +43,7 @@ def merged_ms(encoded: Iterable[bytes | str | None]) -> LatencyMs:
 
 class Latency:
     def __init__(self) -> None:
-        self.hist = HdrHistogram(1, LATENCY_MAX_US, 3)
+        self.hist = new_histogram()
 
     def add_us(self, us: int, count: int = 1) -> None:
         self.hist.record_value(min(max(1, int(us)), LATENCY_MAX_US), count)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tuner.core.envref import ENV_CONFIG_PROVIDER
 from tuner.core.errors import BadInput
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.target.security import MECHANISMS, PROTOCOLS, ClientSecurity, given, jaas_quoted, pem_ca_file
@@ -46,7 +47,6 @@ LIBRDKAFKA_SECURITY_KEYS = frozenset(
         "ssl.endpoint.identification.algorithm",
     }
 )
-ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 # The JVM system property that limits which config providers a client may instantiate.
 AUTOMATIC_PROVIDERS_PROPERTY = "org.apache.kafka.automatic.config.providers"
 _JAAS_MODULES = {

@@ -191,6 +191,11 @@ class PodFile(Protocol):
     log_file: Path
 
 
+def _phase_s(pod: int, rate: float) -> float:
+    """Where in its send interval a pod starts: pods start out of step, as independent services do."""
+    return (pod * 0.618) % 1 / rate
+
+
 def sized_payloads(plan: RunPlan, work: Path, overhead: int, clean: Callable[[str], str]) -> list[str]:
     """The run's corpus texts for the writers, `clean`ed of what the shipper's line may not hold,
     each sized so the record has its entry's size with the `overhead` the line or event adds."""
@@ -229,8 +234,7 @@ def start_writers(
             "payloads": payloads,
             # Pods start out of step, as independent services do.
             "pods": [
-                {"pod": p.index, "file": str(p.log_file), "phase_s": (p.index * 0.618) % 1 / rate}
-                for p in mine
+                {"pod": p.index, "file": str(p.log_file), "phase_s": _phase_s(p.index, rate)} for p in mine
             ],
         }
         path = work / f"writer-{index}.json"
@@ -280,7 +284,7 @@ def written_in_window(
     """How many of the lines the writers wrote were meant to be written inside `window`."""
     count = 0
     for pod in pods:
-        phase = (pod.index * 0.618) % 1 / rate
+        phase = _phase_s(pod.index, rate)
         for seq in range(written.get(pod.index, 0)):
             # The writer's own arithmetic (whole microseconds), as the read-back compares them.
             if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:

@@ -17,16 +17,12 @@ from hdrh.histogram import HdrHistogram
 
 from tuner.core.kafka_clients import Connection, new_consumer
 from tuner.driver.delivery.check import Marks
-from tuner.driver.latency_buckets import LATENCY_MAX_US
+from tuner.driver.latency_buckets import new_histogram
 
 # The line the writer wrote: `<t_us> <pod>-<seq> ...`, as the event's `message` (JSON codec).
 MESSAGE = re.compile(rb'"message":"(\d+) (\d+)-(\d+) ')
 # The same line anywhere in a record that carries several (an OTLP export: the line is its body).
 LINES = re.compile(rb"(\d{16}) (\d+)-(\d+) ")
-
-
-def _hist() -> HdrHistogram:
-    return HdrHistogram(1, LATENCY_MAX_US, 3)  # 1 us .. 1 h
 
 
 @dataclass
@@ -38,7 +34,7 @@ class Tally:
     marks: Marks = field(default_factory=Marks)
     bytes_in_window: int = 0
     events_in_window: int = 0
-    ack_us: HdrHistogram = field(default_factory=_hist)
+    ack_us: HdrHistogram = field(default_factory=new_histogram)
     line: re.Pattern[bytes] = MESSAGE  # finds a line's id in a record (LINES: every line in it)
 
     def add(self, partition: int, value: bytes, timestamp: tuple[int, int]) -> None:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
+from tuner.core.envref import ENV_CONFIG_PROVIDER
 from tuner.core.numbers import parse_int
 from tuner.core.redact import redact
 from tuner.spec.clients.base import Family, Rendered, SearchContext, name_of, num
@@ -34,7 +35,6 @@ COMPRESSION = "none"
 # idempotence on unless acks, retries or in-flight conflict with it (then off, silently, since 3.2).
 RETRIES = "2147483647"
 MAX_IN_FLIGHT = "5"
-ENV_CONFIG_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 # The sender thread's linger timer, on a clock of whole milliseconds: it fires ~0.3 ms past a
 # batch's deadline with a long tail, and in about one batch in ten up to 1 ms early. Over 24 runs
 # at linger 5 and 20 ms, a record due 0.2 ms past the deadline made the batch 54-81% of the time,
