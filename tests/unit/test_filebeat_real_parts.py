@@ -93,6 +93,7 @@ def test_filestream_names_and_id() -> None:
         ({"input.type": "journald"}, "'log' or 'filestream'"),
         ({"input.backof": "1s"}, 'unknown key "backof" (did you mean "backoff"?)'),
         ({"input.engine": "fake"}, "'auto', 'real' or 'emulated'"),
+        ({"input.check_interval": "0s"}, "check_interval: must be greater than 0 (got 0s)"),
     ],
 )
 def test_bad_input_settings(overrides: dict[str, Any], message: str) -> None:

@@ -63,6 +63,7 @@ def test_dotted_and_nested_settings_are_one_config() -> None:
         ({"kafka.record_partitioner": {"round_robin": {}, "least_backup": {}}}, "exactly one"),
         ({"kafka.sending_queue.batch": {"min_size": 10, "max_size": 5}}, "below min_size"),
         ({"filelog.poll_interval": "0s"}, "greater than 0"),
+        ({"kafka.sending_queue.batch": {"flush_timeout": "0s"}}, r"flush_timeout: must be greater than 0"),
     ],
 )
 def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:

@@ -66,7 +66,7 @@ class FilebeatInput(StrictModel):
         for knob in DURATION_KNOBS:
             value = getattr(self, knob)
             if value is not None and value.seconds <= 0:
-                raise ValueError(f"{knob}: must be above 0s (got {value})")
+                raise ValueError(f"{knob}: must be greater than 0 (got {value})")
         if self.effective("backoff") > self.effective("max_backoff"):
             raise ValueError(
                 f"backoff: {self.effective('backoff'):g}s must not exceed max_backoff"

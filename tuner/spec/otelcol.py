@@ -55,7 +55,7 @@ class Batch(StrictModel):
         if self.max_size and self.max_size < self.min_size:
             raise ValueError(f"max_size {self.max_size} is below min_size {self.min_size}")
         if self.flush_timeout.ns <= 0:
-            raise ValueError("flush_timeout must be greater than 0")
+            raise ValueError(f"flush_timeout: must be greater than 0 (got {self.flush_timeout})")
         return self
 
 
