@@ -285,14 +285,19 @@ class ProfileSummary:
     spike: str | None  # the spike's verdict, if the run got that far
 
 
-def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
-    """Per profile run (label and t0), in run order: the same highest step held as the CLI's."""
+def profile_runs(entries: Sequence[RunEntry]) -> dict[tuple[str, float], list[RunEntry]]:
+    """A stress test's stage records by profile run (label and t0), in run order."""
     runs: dict[tuple[str, float], list[RunEntry]] = {}
     for e in entries:
         if e.record.stress is not None:
             runs.setdefault((e.record.stress.profile_label, e.record.stress.t0), []).append(e)
+    return runs
+
+
+def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
+    """Per profile run (label and t0), in run order: the same highest step held as the CLI's."""
     out = []
-    for (label, t0), stages in runs.items():
+    for (label, t0), stages in profile_runs(entries).items():
         stages = sorted(stages, key=lambda e: e.record.index)
         held: StressStep | None = None
         failed: RunEntry | None = None

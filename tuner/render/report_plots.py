@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front, rated
+from tuner.render.report_data import Comparison, RunEntry, figures, pareto_front, profile_runs, rated
 from tuner.spec.thresholds import THRESHOLDS
 
 DPI = 100
@@ -99,10 +99,7 @@ def stress_timeline(entries: Sequence[RunEntry]) -> bytes | None:
     """A stress run's broker pressure, one column per profile run side by side on the same stage
     timeline (seconds since the profile's t0) and the same y scale, each stage shaded and named,
     failed stages in red."""
-    runs: dict[tuple[str, float], list[RunEntry]] = {}
-    for e in entries:
-        if e.record.stress is not None and e.series is not None:
-            runs.setdefault((e.record.stress.profile_label, e.record.stress.t0), []).append(e)
+    runs = profile_runs([e for e in entries if e.series is not None])
     if not runs:
         return None
     keys = list(runs)[:MAX_PROFILE_COLUMNS]
