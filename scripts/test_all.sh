@@ -3,7 +3,7 @@
 # matrix (`make test-chaos`), scheduled so they overlap where they can without disturbing each other.
 # CI has a clean clone, 2 cores and 90 minutes (target: under 60):
 #
-#   1. install (with Chromium)                                          ~1 min (empty caches: +8 min)
+#   1. install (with Chromium)                                          ~1 min (empty caches: +4 min)
 #   2. the integration tier; beside it, at the lowest CPU priority (nice 19, best-effort I/O at its
 #      lowest): lint, the generated-files check, the unit tier but its `wall_clock` tests, and the e2e
 #      tier but the modules of step 3, the clean clones' `make install` and `make install-light`
