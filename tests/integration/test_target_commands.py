@@ -114,8 +114,11 @@ def test_sweeps_and_stresses_read_a_target_files_prometheus_through_its_dialect(
     """The saved time series of a sweep or a stress, and the locust timeline's broker gates, query
     the target's Prometheus as its broker measurement does (its auth and metric dialect, detected
     here from the lab's real series), not its bare URL."""
+    from tuner.runner.stress.locust_processes import LocustOptions
+    from tuner.runner.stress.run_stages import StressRunner
     from tuner.runner.stress.target_wiring import LocustFlags, stress_runner
     from tuner.runner.wiring import sweep_runner
+    from tuner.target.registry import resolve_target
 
     target = tmp_path / "target.yaml"
     target.write_text(
@@ -125,7 +128,8 @@ def test_sweeps_and_stresses_read_a_target_files_prometheus_through_its_dialect(
     sweep = sweep_runner(None, tmp_path / "results", target_file=target)
     ports = LocustFlags(master_port=1, web_port=2)
     stress = stress_runner(None, tmp_path / "results", ports, target_file=target)
-    for prom in (sweep.store.prometheus, stress.store.prometheus, stress.prometheus):  # type: ignore[attr-defined]
+    alone = StressRunner(resolve_target(None, target), stress.store, LocustOptions())  # no stage parts
+    for prom in (sweep.store.prometheus, stress.store.prometheus, stress.prometheus, alone.prometheus):  # type: ignore[attr-defined]
         assert prom is not None and prom.translator is not None
         assert prom.translator.dialect.name == "kbt"
 

@@ -27,13 +27,13 @@ from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
-from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
 from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
 from tuner.runner.stress.stage_window import measure_stage
+from tuner.runner.wiring import measurer_of
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
 from tuner.store.environment import capture_environment
@@ -95,13 +95,13 @@ class StressRunner:
         self.locust = locust
         self.stages = stages  # a profile locust does not drive runs stage by stage through its engine
         self.observer = observer or StressObserver()
-        # The stages' Prometheus (a target file's with its auth and metric dialect) judges the
-        # locust timeline's broker gates too; without stages, the target's URL queried as is.
-        url = target.prometheus_url
+        # The locust timeline's broker gates query the Prometheus the broker measurement uses (a
+        # target file's with its auth and metric dialect): the stages' own when there are stages.
         if stages is not None:
             self.prometheus = stages.prometheus
         else:
-            self.prometheus = Prometheus(url, timeout_s=QUERY_TIMEOUT_S) if url else None
+            measurer = measurer_of(target)
+            self.prometheus = measurer.prometheus if measurer is not None else None
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
