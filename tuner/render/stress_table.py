@@ -18,13 +18,28 @@ def _gate(step: StressStep, gate: str) -> float | None:
     return next((check.value for check in step.gates if check.gate == gate), None)
 
 
+COLUMNS = (
+    "profile",
+    "stage",
+    "producers",
+    "offered/s",
+    "acked/s",
+    "req/s",
+    "p99 ms",
+    "net idle",
+    "req queue",
+    "rt e2e p99 ms (no lag / lag)",
+    "remote fetch/s",
+    "lost",
+    "verdict",
+)
+TEXT_COLUMNS = ("profile", "stage", "verdict")  # left-aligned; the figures right
+
+
 def stress_table(records: Sequence[RunRecord], title: str) -> Table:
     table = Table(title=title, show_lines=False)
-    for name in (
-        "profile", "stage", "producers", "offered/s", "acked/s", "req/s", "p99 ms", "net idle", "req queue",
-        "rt e2e p99 ms (no lag / lag)", "remote fetch/s", "lost", "verdict",
-    ):  # fmt: skip
-        table.add_column(name, justify="left" if name in ("profile", "stage", "verdict") else "right")
+    for name in COLUMNS:
+        table.add_column(name, justify="left" if name in TEXT_COLUMNS else "right")
     for record in records:
         step = record.stress
         if step is None:
