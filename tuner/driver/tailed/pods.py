@@ -232,7 +232,6 @@ def start_writers(
             "start_at": start_at,
             "duration_s": duration,
             "payloads": payloads,
-            # Pods start out of step, as independent services do.
             "pods": [
                 {"pod": p.index, "file": str(p.log_file), "phase_s": _phase_s(p.index, rate)} for p in mine
             ],
