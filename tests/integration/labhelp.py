@@ -59,3 +59,20 @@ def diagnose_json(
     )  # fmt: skip
     assert all(line.startswith("kbt: note: ") for line in proc.stderr.splitlines()), proc.stderr
     return proc.returncode, json.loads(proc.stdout)
+
+
+# The verdict's reasons for "unclean" that judge the machine, not what ran: on a 2-core host busy
+# with other labs the driver can fall behind its schedule. Any other reason (client and broker
+# request counts that differ) is a defect and never tolerated.
+BUSY_HOST = ("client behind schedule", "the driver offered", "client sent")
+
+
+def busy_host_only(status: str, problems: list[str]) -> bool:
+    """True when a run is ok, or unclean only because its driver could not keep its schedule."""
+    if status == "ok":
+        return True
+    return (
+        status == "unclean"
+        and not any("request counts differ" in p for p in problems)
+        and any(p.startswith(BUSY_HOST) for p in problems)
+    )

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.labhelp import busy_host_only
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
 from tuner.driver.file_check import LIBRDKAFKA_CANONICAL, librdkafka_reading, unlike
@@ -55,10 +56,8 @@ def _run(lab: LabState, tmp_path: Path, name: str, profile: str) -> RunRecord:
     spec = tmp_path / f"{name}.yaml"
     spec.write_text(SPEC.format(name=name, profile=profile))
     [record] = sweep_runner(lab_dir=lab.lab_dir, results=tmp_path / "results").run(load_sweep(spec)).records
-    # a 2-core machine busy with other work may leave the client behind its schedule ("unclean"):
-    # that judges the machine, not the file; anything else must be ok
-    behind = ("client behind schedule", "off its schedule")
-    assert record.status == "ok" or all(p.startswith(behind) for p in record.problems), record.problems
+    # a busy 2-core machine may leave the client behind its schedule: that judges the machine, not the file
+    assert busy_host_only(record.status, record.problems), record.problems
     delivery = record.delivery
     assert delivery.verified and delivery.lost == 0 and delivery.failed == 0, delivery
     assert delivery.acked == record.client.records_acked_total > 0

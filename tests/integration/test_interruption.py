@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.labhelp import busy_host_only
 from tests.integration.proctree import cmdline, descendants, wait_gone
 from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.lab import load_state
@@ -117,7 +118,7 @@ def test_sigterm_to_kbt_alone_leaves_no_process_and_resume_finishes(
     assert "interrupted: 1 of 2 runs recorded" in err and "--resume" in err
     assert "Traceback" not in err
     [first] = store.records(name)
-    assert first.name == "first" and first.status == "ok", first.problems
+    assert first.name == "first" and busy_host_only(first.status, first.problems), first.problems
 
     again = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=400)
     assert again.returncode == 0, again.stderr[-2000:]

@@ -20,6 +20,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from tests.integration.conftest import TEST_BASE_PORT
+from tests.integration.labhelp import busy_host_only
 from tests.integration.test_targets import CLIENT
 from tuner.driver.otelcol.build import collector_binary
 from tuner.lab import Lab, LabConfig, LabState
@@ -257,7 +258,7 @@ def test_engine_over_sasl_ssl_leaks_no_secret(secure_lab: LabState, tmp_path: Pa
     record = json.loads(records[0].read_text())
     # On a shared machine the client may fall behind its schedule ("unclean" for that reason alone):
     # delivered, measured loosely; what this test is about is delivery and the password.
-    assert record["status"] in ("ok", "unclean"), record["problems"]
+    assert busy_host_only(record["status"], record["problems"]), record["problems"]
     assert (
         record["client"]["engine"]
         == {"java": "java", "filebeat": "filebeat-real", "otelcol": "otelcol"}[engine]

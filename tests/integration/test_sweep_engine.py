@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.labhelp import busy_host_only
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner
 from tuner.spec.loader import load_sweep
@@ -57,8 +58,7 @@ def test_client_and_broker_request_counts_agree(lab: Any, tmp_path: Path) -> Non
     [record] = outcome.records
     # On a shared machine the client may fall behind its schedule ("unclean" for that reason alone);
     # the request counts must agree either way.
-    assert record.status in ("ok", "unclean"), record.problems
-    assert not [p for p in record.problems if "request counts differ" in p], record.problems
+    assert busy_host_only(record.status, record.problems), record.problems
     assert record.delivery.verified and record.delivery.lost == 0
     assert record.broker is not None
     client, broker = record.client, record.broker
@@ -153,4 +153,4 @@ def test_ctrl_c_keeps_completed_records_and_resume_finishes(lab: Any, tmp_path: 
     records = store.records("resume")
     assert sorted(r.name for r in records) == ["batched", "batched-more", "unbatched"]
     assert [r.run_id for r in records if r.name == "unbatched"] == [first.run_id]
-    assert all(r.status in ("ok", "unclean") for r in records), [r.problems for r in records]
+    assert all(busy_host_only(r.status, r.problems) for r in records), [r.problems for r in records]
