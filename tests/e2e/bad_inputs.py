@@ -516,7 +516,7 @@ CASES: list[Case] = [
         "--brokers out of range",
         ("lab", "up", "--brokers", "0", *NO_LAB),
         ExitStatus.BAD_INPUT,
-        E + "Invalid value for '--brokers': Input should be greater than or equal to 1"
+        E + "Invalid value for '--brokers': must be greater than or equal to 1 (got 0)"
         " (see 'kbt lab up --help')",
     ),
     Case(

@@ -83,7 +83,8 @@ def test_invalid_field_is_one_line(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     data["clients"][0]["status"] = "maybe"
     path.write_text(json.dumps(data))
-    with pytest.raises(BadInput, match=r"clients\[0\]\.status: must be") as info:
+    expected = r"clients\[0\]\.status: unknown value \"maybe\" \(expected one of confirmed,"
+    with pytest.raises(BadInput, match=expected) as info:
         load_recommendation(path)
     assert "\n" not in info.value.message
 

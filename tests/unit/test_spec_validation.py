@@ -173,6 +173,21 @@ def test_vary_value_validated(tmp_path: Path) -> None:
     assert "compression" in msg
 
 
+def test_a_varied_value_out_of_bounds_is_named_in_kbts_words(tmp_path: Path) -> None:
+    msg = _error(tmp_path, SWEEP + "vary:\n  profile.linger_ms: [5, -1]\n")
+    assert "linger_ms: must be greater than or equal to 0 (got -1)" in msg, msg
+    assert "Input should" not in msg
+
+
+def test_a_long_value_is_echoed_cut(tmp_path: Path) -> None:
+    msg = _error(
+        tmp_path,
+        SWEEP.replace("profiles:", "profiles:\n  - {name: long, linger_ms: [" + "1, " * 3000 + "1]}", 1),
+    )
+    assert "linger_ms: must be a number (got [1, 1, 1," in msg and msg.endswith("...)"), msg
+    assert len(msg) < 200
+
+
 def test_vary_and_runs_are_exclusive(tmp_path: Path) -> None:
     text = SWEEP + "vary:\n  profile.linger_ms: [1]\nruns:\n  - {profile: base}\n"
     assert "either vary" in _error(tmp_path, text)

@@ -55,6 +55,10 @@ def install() -> None:
             unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
             if unparsed and annotation is not None and _is_number(annotation, is_number_type):
                 raise BadParameter(f"{cut_value(str(value))} is not a number", ctx=ctx, param=param) from None
+            if "Input should be" in exc.message:  # pydantic's words for a bound, in kbt's (core/errors)
+                worded = exc.message.replace("Input should be", "must be")
+                got = str(value) if len(str(value)) <= 40 else f"{str(value)[:40]}..."
+                raise BadParameter(f"{worded} (got {got})", ctx=ctx, param=param) from None
             raise
         problem = _bad(value, result)
         if problem is not None:

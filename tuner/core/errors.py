@@ -83,7 +83,7 @@ def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
     if kind == "literal_error":  # pydantic quotes a string choice, not an integer one
         expected = [a or b for a, b in re.findall(r"'([^']*)'|(-?\d+)", str(ctx.get("expected", "")))]
         hint = "" if secret else did_you_mean(str(value), expected).strip(" ()")
-        shown = "a secret" if secret else f'"{value}"'
+        shown = "a secret" if secret else f'"{value}"' if len(str(value)) <= 40 else f'"{str(value)[:40]}..."'
         return f"unknown value {shown} (expected one of {', '.join(expected)}{'; ' + hint if hint else ''})"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
@@ -111,6 +111,12 @@ def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
     else:
         text = msg.replace("Input should be", "must be").replace("String should", "must")
         text = text.replace("List should", "must").replace("Dictionary should", "must")
-    if kind == "string_too_long" or secret or not echo:
+    if kind == "string_too_long" or secret or not echo or "(got " in text:
         return text  # a long string is long by definition, and may be a secret: not echoed
-    return f"{text} (got {value!r})"
+    return f"{text} (got {shown_value(value)})"
+
+
+def shown_value(value: object) -> str:
+    """A value as an error echoes it: a string quoted, anything cut to its first 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 42 else text[:40] + "..."

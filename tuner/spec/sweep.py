@@ -37,7 +37,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from tuner.core.errors import did_you_mean
+from tuner.core.errors import did_you_mean, field_message
 from tuner.core.units import Count
 from tuner.spec.base import StrictModel, check_unique
 from tuner.spec.clients import KINDS, PROFILE_FIELDS, ClientProfile, kind_of
@@ -394,8 +394,7 @@ def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Pa
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        raise ValueError(f"run ({where}): {loc + ': ' if loc else ''}{msg}") from None
+        raise ValueError(f"run ({where}): {loc + ': ' if loc else ''}{field_message(err)}") from None
 
 
 def _merge_into(data: dict[str, Any], updates: dict[str, Any]) -> None:

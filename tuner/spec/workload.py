@@ -339,3 +339,12 @@ def dump_keeping_path(model: BaseModel) -> dict[str, Any]:
     if resolved is not None:
         data["message"]["resolved_path"] = str(resolved)
     return data
+
+
+def with_message_path(workload: WorkloadSpec, message_path: str | None) -> WorkloadSpec:
+    """`workload` with its log file source's path restored after a JSON trip that dropped it (on
+    another machine: when the file is there too)."""
+    message = workload.message
+    if message_path is not None and getattr(message, "resolved_path", "absent") is None:
+        object.__setattr__(message, "resolved_path", Path(message_path))
+    return workload

@@ -9,9 +9,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, field_message
 from tuner.core.inputs import read_json, shown_path
-from tuner.core.numbers import cut_value
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,17 +48,5 @@ def field_problem(exc: ValidationError) -> str:
     """The first problem of a validation error in kbt's words: `field.path: what is wrong (got x)`."""
     err = exc.errors(include_url=False)[0]
     loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    for theirs, ours in (
-        ("Input should be", "must be"),
-        ("String should", "must"),
-        ("List should", "must"),
-        ("Dictionary should", "must"),
-        ("Tuple should", "must"),
-    ):
-        msg = msg.replace(theirs, ours)
-    value = err.get("input")
-    echo = err["type"] != "string_too_long"  # long by definition, and may be anything: not echoed
-    if echo and isinstance(value, str | int | float) and not isinstance(value, bool) and "(got" not in msg:
-        msg += f" (got {cut_value(value) if isinstance(value, str) else value})"
+    msg = field_message(err)
     return f"{loc}: {msg}" if loc else msg

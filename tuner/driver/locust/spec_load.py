@@ -18,7 +18,7 @@ from tuner.core.kafka_clients import Connection, admin_client
 from tuner.spec.clients import profile_of
 from tuner.spec.loader import load_sweep, load_workload, read_yaml
 from tuner.spec.sweep import RunPlan
-from tuner.spec.workload import WorkloadSpec
+from tuner.spec.workload import WorkloadSpec, with_message_path
 from tuner.target.registry import resolve_target
 
 TOTALS = (
@@ -39,11 +39,7 @@ class LocustLoad(Frozen):
     message_path: str | None = None
 
     def source_workload(self) -> WorkloadSpec:
-        """The workload with its log file path restored (elsewhere: when the file is there too)."""
-        message = self.plan.workload.message
-        if self.message_path is not None and getattr(message, "resolved_path", "absent") is None:
-            object.__setattr__(message, "resolved_path", Path(self.message_path))
-        return self.plan.workload
+        return with_message_path(self.plan.workload, self.message_path)
 
 
 def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str = "") -> LocustLoad:

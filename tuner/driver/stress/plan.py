@@ -7,14 +7,12 @@ epoch time: stage i runs over [t0 + start_s, t0 + end_s), on every machine (cloc
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field
 
 from tuner.core.frozen import Frozen
 from tuner.spec.clients import ClientProfile
 from tuner.spec.stress_spec import Shape, Stage, stage_at
-from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec
+from tuner.spec.workload import ConsumerGroupSpec, WorkloadSpec, with_message_path
 
 # A worker started by `kbt stress-worker` writes its summary to the file this variable names.
 WORKER_REPORT_ENV = "KBT_STRESS_WORKER_REPORT"
@@ -71,11 +69,7 @@ class StressPlan(Frozen):
         return 0 if epoch_s < self.t0 else len(self.stages) - 1
 
     def source_workload(self) -> WorkloadSpec:
-        """The workload with its log file path restored (on another machine: when present there)."""
-        message = self.workload.message
-        if self.message_path is not None and getattr(message, "resolved_path", "absent") is None:
-            object.__setattr__(message, "resolved_path", Path(self.message_path))
-        return self.workload
+        return with_message_path(self.workload, self.message_path)
 
     def security_config(self) -> dict[str, str]:
         """librdkafka properties for the plan's client security (empty for PLAINTEXT)."""
