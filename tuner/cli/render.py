@@ -47,6 +47,8 @@ def filebeat(
     atomic_write_all(changed, "rendered file")
     for path in changed:
         typer.echo(f"wrote {path}")
+    if not changed:  # silence would read as "did nothing"
+        typer.echo(f"{len(rendered)} files up to date")
 
 
 def _validate(files: dict[Path, str]) -> None:
