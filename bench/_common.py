@@ -1,7 +1,8 @@
 """What the benchmarks share: their `--help` (what a figure is, which docs/benchmarks.md section it
 feeds), running kbt as a subprocess (the CLI a user runs), logging each step's minutes beside the
-machine's load, a lab of their own unless one is given (`kbt lab up` / `kbt lab down`), run
-records read from results directories, and the Markdown a report is printed and written as."""
+machine's load, a line per run of a sweep driven in-process, a lab of their own unless one is given
+(`kbt lab up` / `kbt lab down`), run records read from results directories, and the Markdown a
+report is printed and written as."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from typing import Any
 from tuner.core.paths import repo_root
 from tuner.lab import load_state
 from tuner.lab.state import LabState
+from tuner.runner.lifecycle import Observer
+from tuner.spec.sweep import RunPlan
 from tuner.store.recommendation import load_recommendation
 from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
@@ -129,3 +132,22 @@ def emit(parts: Sequence[Sequence[str]], markdown: Path | None) -> None:
     print(text)
     if markdown is not None:
         markdown.write_text(text)
+
+
+class RunLines(Observer):
+    """One line per run on stderr for a sweep a benchmark drives in-process: it runs for minutes."""
+
+    def __init__(self) -> None:
+        self.total, self.done, self.started = 0, 0, time.monotonic()
+
+    def sweep_started(self, runs: list[RunPlan], skipped: list[RunPlan]) -> None:
+        self.total = len(runs)
+
+    def run_started(self, plan: RunPlan) -> None:
+        print(f"[{self.done + 1}/{self.total}] {plan.name} ...", file=sys.stderr, flush=True)
+
+    def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None:
+        self.done += 1
+        minutes = (time.monotonic() - self.started) / 60
+        line = f"[{self.done}/{self.total}] {plan.name}: {record.status} ({minutes:.1f} min in)"
+        print(line, file=sys.stderr, flush=True)

@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench._common import ROOT, arguments, lab
+from bench._common import ROOT, RunLines, arguments, lab
 from tuner.runner.wiring import sweep_runner
 from tuner.spec.loader import load_sweep
 from tuner.spec.thresholds import THRESHOLDS
@@ -154,7 +154,8 @@ def main() -> int:
         with lab(
             args.lab_dir, Path(tmp) / "lab", args.base_port, "--profile", "pressure", "--timeout", "240"
         ) as at:
-            records = sweep_runner(lab_dir=at.dir, results=results).run(load_sweep(args.spec)).records
+            runner = sweep_runner(lab_dir=at.dir, results=results, observer=RunLines())
+            records = runner.run(load_sweep(args.spec)).records
     return report(records, args.markdown, args.png)
 
 
