@@ -1284,7 +1284,7 @@ HARDENING_LINES = {
     "writes-parent-not-directory": "--json sample.log/out.json: sample.log is not a directory",
     "writes-markdown-fifo": "--markdown out.md: is a FIFO; kbt writes a file only to a regular file or a new path",  # noqa: E501
     "writes-plot-format": "out.xyz: unknown plot format 'xyz' (use one of avif, eps, gif, jpeg, jpg, pdf, pgf, png, ps, raw, rgba, svg, svgz, tif, tiff, webp)",  # noqa: E501
-    "messages-long-value": "spec.yaml:4: workload.topics[0].name: must match pattern '^[A-Za-z0-9._-]{1,200}$' (got 'ttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttttt... (199,721 more characters)",  # noqa: E501
+    "messages-long-value": "spec.yaml:4: workload.topics[0].name: must match pattern '^[A-Za-z0-9._-]{1,200}$' (got 'tttttttttttttttttttttttttttttttttttttttt...')",  # noqa: E501
     "messages-control-chars": 'spec.yaml:11: profiles[0]: unknown key "\\x1b[2Jx"',
     "messages-python-wording": "--levels: 'high' is not a whole number",
 }

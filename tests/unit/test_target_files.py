@@ -81,6 +81,10 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
             "name: a\nbootstrap_server: h:1\n",
             'unknown key "bootstrap_server" (did you mean "bootstrap_servers"?)',
         ),
+        (  # no close spelling: a small section's keys are listed
+            "name: a\nbootstrap_servers: [h:1]\nclient: {security: x}\n",
+            'client: unknown key "security" (known keys: properties, properties_file)',
+        ),
         ("name: a\nbootstrap_servers: [h]\n", "'h' is not host:port"),
         ("name: a\nbootstrap_servers: [h:1]\ndialect: strimsi\n", "dialect"),
         ("name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://u:pw@h:9090'}\n", "holds a password"),

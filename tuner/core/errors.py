@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
+from tuner.core.numbers import cut_value
+
 
 class ExitStatus(IntEnum):
     """Every exit code kbt uses. Documented in docs/errors.md."""
@@ -118,5 +120,7 @@ def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
 
 def shown_value(value: object) -> str:
     """A value as an error echoes it: a string quoted, anything cut to its first 40 characters."""
+    if isinstance(value, str):
+        return cut_value(value)
     text = repr(value)
-    return text if len(text) <= 42 else text[:40] + "..."
+    return text if len(text) <= 40 else text[:40] + "..."

@@ -11,6 +11,8 @@ from tuner.core.frozen import Frozen
 from tuner.core.numbers import check_config_value
 from tuner.spec.limits import MAX_ITEMS, MAX_TEXT_CHARS
 
+MAX_KEYS_LISTED = 12  # an unknown key's message lists a section's keys when there are this few
+
 
 class StrictModel(Frozen):
     """A frozen pydantic model whose unknown keys fail with `unknown key "x" (did you mean "y"?)`."""
@@ -26,7 +28,11 @@ class StrictModel(Frozen):
             known = set(cls.model_fields)
             for key in data:
                 if key not in known:
-                    raise ValueError(f'unknown key "{key}"{did_you_mean(str(key), sorted(known))}')
+                    # no close spelling: the few keys there are, so the next try needs no manual
+                    listed = len(known) <= MAX_KEYS_LISTED
+                    few = f" (known keys: {', '.join(sorted(known))})" if listed else ""
+                    shown = str(key) if len(str(key)) <= 40 else f"{str(key)[:40]}..."
+                    raise ValueError(f'unknown key "{shown}"{did_you_mean(str(key), sorted(known)) or few}')
         return data
 
 
