@@ -32,6 +32,7 @@ from tuner.spec.loader import load_sweep
 pytestmark = [pytest.mark.integration]
 
 WINDOW_S = 15
+SILENT_PROMETHEUS = "http://127.0.0.1:1"  # nothing listens on port 1 of loopback
 RUN_S = WINDOW_S + 25.0  # the capture's start-up and its end offsets fall inside the load
 
 
@@ -113,10 +114,13 @@ def test_capture_finds_the_groups_and_diagnose_needs_no_java(
         kbt = str(Path(sys.executable).parent / "kbt")
         proc = subprocess.run(
             [kbt, "capture", "--bootstrap-server", lab.bootstrap_servers, "--window", f"{WINDOW_S}s",
-             *logs, "--out", str(out), "--json", "-"],
+             "--prometheus", SILENT_PROMETHEUS, *logs, "--out", str(out), "--json", "-"],
             capture_output=True, text=True, timeout=180, env=env,
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
+        # a Prometheus that does not answer is said before the window, and the capture goes on
+        silent = proc.stderr.find(f"kbt: note: Prometheus at {SILENT_PROMETHEUS} is unreachable")
+        assert 0 <= silent < proc.stderr.find("window over: reading record samples"), proc.stderr
         diagnosis = subprocess.run(
             [kbt, "diagnose", "--prometheus", lab.prometheus_url, "--window", "30s", "--step", "5s",
              "--json", "-"],
@@ -129,6 +133,7 @@ def test_capture_finds_the_groups_and_diagnose_needs_no_java(
     assert diagnosis.returncode in (0, 10, 11), diagnosis.stderr
     assert len(json.loads(diagnosis.stdout)["snapshot"]["brokers"]) == len(lab.brokers)
     record = json.loads((out / "capture.json").read_text())
+    assert any(n.startswith("the brokers' figures were not read") for n in record["record"]["notes"])
     start, end = record["record"]["start"], record["record"]["end"]
     groups = {g["name"]: g for g in json.loads(proc.stdout)["plan"]["groups"]}
     keyed, plain = groups["capt-keyed-confluent-kafka-python"], groups["capt-logs-confluent-kafka-python"]

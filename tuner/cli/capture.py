@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -14,6 +17,9 @@ from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write_all
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _SAMPLE = typer.Option(
     200, "--sample", min=0, max=10_000, help="Newest records read per partition for sizes and keys (0: none)."
@@ -74,9 +80,43 @@ def capture(
     console = console_for(json_path)
     request = CaptureRequest(source, lab_dir, window_s, logs, sample, payloads, options)
     console.print(f"capturing for {window_s:.0f} s ...", highlight=False)
-    record, plan = run_capture(request)
+    with _countdown(console, window_s) as progress:
+        record, plan = run_capture(
+            request, progress, lambda text: console.print(f"kbt: note: {text}", markup=False, highlight=False)
+        )
     written = atomic_write_all(capture_files(out, record, plan), "capture file")
     show(console, "\n".join(summary_lines(out, record, plan)))
     for note in plan.notes:
         console.print(f"kbt: note: {note}", markup=False, highlight=False)
     write_json(json_path, "capture", plan=plan, files=[str(p) for p in written])
+
+
+PLAIN_EVERY_S = 30.0  # a piped capture's countdown line: often enough to see it is alive
+
+
+@contextmanager
+def _countdown(console: Console, window_s: float) -> Iterator[Callable[[float], None]]:
+    """The window's countdown: a bar on a terminal, a plain line every PLAIN_EVERY_S in a pipe or
+    log; at the window's end, what is still to read."""
+    from tuner.cli.sweep_progress import progress_bar
+
+    after = "window over: reading record samples and the brokers' figures ..."
+    if not console.is_terminal:
+        last = [window_s]
+
+        def line(left: float) -> None:
+            if left <= 0:
+                console.print(after, highlight=False)
+            elif last[0] - left >= PLAIN_EVERY_S:
+                last[0] = left
+                console.print(f"capturing: {left:.0f} s left", highlight=False)
+
+        yield line
+        return
+    with progress_bar(console) as bar:
+        task = bar.add_task("capturing", total=window_s)
+
+        def tick(left: float) -> None:
+            bar.update(task, completed=window_s - left, description=after if left <= 0 else "capturing")
+
+        yield tick

@@ -10,6 +10,7 @@ figures from their Prometheus when the target has one.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,8 +40,14 @@ class CaptureRequest:
     options: ShapeOptions
 
 
-def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecord, CapturePlan]:
-    """Read the cluster over the window and shape it; BadInput / Unreachable in one line."""
+def capture(
+    request: CaptureRequest,
+    progress: Callable[[float], None] | None = None,
+    note: Callable[[str], None] | None = None,
+) -> tuple[CaptureRecord, CapturePlan]:
+    """Read the cluster over the window and shape it; BadInput / Unreachable in one line.
+    `progress(seconds left)` every few seconds of the window and once at its end (0); `note(text)`
+    for what the operator should know before the window rather than after it."""
     from tuner.measure.capture_log import read_produce_traffic
     from tuner.measure.capture_read import appended, describe_topics, end_offsets
     from tuner.model.capture import shape
@@ -58,6 +65,9 @@ def capture(request: CaptureRequest, progress: Any = None) -> tuple[CaptureRecor
     target = resolve_target(request.lab_dir, request.source)
     conn = connection(target)
     topics, broker_ids = describe_topics(conn)
+    silent = _prometheus_silent(target)
+    if silent is not None and note is not None:  # said now, not after an hour's window
+        note(f"{silent}: the capture goes on without the brokers' figures unless it answers by the end")
     start = time.time()
     first = end_offsets(conn, topics)
     _wait(request.window_s, progress)
@@ -115,6 +125,20 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     return ClusterSnapshot.model_validate(figures)
 
 
+def _prometheus_silent(target: Target) -> str | None:
+    """Why the target's Prometheus does not answer a query, or None (it answers, or there is none)."""
+    from tuner.core.errors import KbtError
+    from tuner.runner.live_diagnosis import diagnosis_prometheus
+
+    if target.prometheus_url is None:
+        return None
+    try:
+        diagnosis_prometheus(target).instant("vector(1)")
+    except KbtError as exc:
+        return exc.message
+    return None
+
+
 def _samples(conn: Any, topics: list[dict[str, Any]], request: CaptureRequest) -> list[dict[str, Any]]:
     from tuner.measure.capture_read import sample_topic
 
@@ -129,10 +153,12 @@ def _samples(conn: Any, topics: list[dict[str, Any]], request: CaptureRequest) -
     ]
 
 
-def _wait(window_s: float, progress: Any) -> None:
+def _wait(window_s: float, progress: Callable[[float], None] | None) -> None:
     """Sleep through the window (Ctrl-C ends it: the caller's signal handling says interrupted)."""
     deadline = time.monotonic() + window_s
     while (left := deadline - time.monotonic()) > 0:
         if progress is not None:
             progress(left)
         time.sleep(min(5.0, left))
+    if progress is not None:
+        progress(0.0)
