@@ -784,6 +784,19 @@ CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + ".: no run records (run 'kbt sweep' or 'kbt stress' first)",
     ),
+    Case(
+        "report-only-unreadable-records",
+        "kbt report",
+        "results directory whose records are all unreadable: the first reason is named",
+        ("report", "--results", "res"),
+        ExitStatus.BAD_INPUT,
+        E + "res: no readable run records: res/s/a--20260101T000000.000Z.json: run record schema_version 99,"
+        " this kbt reads 1 to 6 (and 1 more)",
+        files={
+            "res/s/a--20260101T000000.000Z.json": '{"schema_version": 99}',
+            "res/s/b--20260101T000000.000Z.json": "[",
+        },
+    ),
     # ---- kbt stress --------------------------------------------------------------------------
     Case(
         "stress-unknown-key",

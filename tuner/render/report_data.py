@@ -111,6 +111,10 @@ def load_report_input(results: Path, recommendation: Path | None = None) -> Repo
             series = None
         report.runs.append(RunEntry(record, path, series))
     report.runs.sort(key=lambda e: (e.record.client.started_at, e.record.index))
+    if not report.runs and report.problems:  # say why, not "none": the files are there
+        more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+        first = report.problems[0].split(": ", 1)[-1]  # the reader's message names the file
+        raise BadInput(f"{results}: no readable run records: {first}{more}")
     if not report.runs:
         raise BadInput(f"{results}: no run records (run 'kbt sweep' or 'kbt stress' first)")
     found = recommendation or _find_recommendation(results)
