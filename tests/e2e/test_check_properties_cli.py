@@ -61,6 +61,12 @@ def test_every_rendered_profile_passes_and_says_its_durability(client: str, tmp_
             "kbt: error: bad.properties: librdkafka refuses the file: Failed to create producer:"
             " `acks` must be set to `all` when `enable.idempotence` is true",
         ),
+        (  # librdkafka names its own alias of the property: the file's name is given beside it
+            "librdkafka",
+            "linger.ms=soon\n",
+            "kbt: error: bad.properties: librdkafka refuses the file: Invalid value for configuration"
+            ' property "queue.buffering.max.ms" (linger.ms in the file)',
+        ),
         (
             "java",
             "linger.ms=soon\n",

@@ -71,7 +71,11 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
     try:
         producer = new_producer(connection, {**file, "debug": "conf", "logger": logger})
     except BadInput as exc:  # librdkafka's reason, in core's one line
-        raise BadInput(f"librdkafka refuses the file: {exc.message.split(': ', 1)[-1]}") from None
+        reason = exc.message.split(": ", 1)[-1]
+        for alias, canonical in LIBRDKAFKA_CANONICAL.items():  # the name the file used, beside librdkafka's
+            if alias in file and f'"{canonical}"' in reason:
+                reason = reason.replace(f'"{canonical}"', f'"{canonical}" ({alias} in the file)')
+        raise BadInput(f"librdkafka refuses the file: {reason}") from None
     producer.poll(0.2)  # the configuration's log lines are served by poll
     producer.flush(0)
     reported: dict[str, str] = {}
