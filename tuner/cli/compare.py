@@ -9,25 +9,16 @@ import typer
 from tuner.cli.diagnose import _source, end_time, window_and_step, write_notes
 from tuner.cli.json_out import console_for, write_json
 from tuner.cli.options import option
-from tuner.core.errors import BadInput
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 
 
-def _when(value: str, flag: str) -> float:
-    import time
-
-    if value.strip() == "now":
-        return time.time()
-    try:
-        return end_time(value)
-    except BadInput as exc:
-        raise BadInput(exc.message.replace("--end", flag, 1)) from None
-
-
 def compare(
     before: str = typer.Option(
-        ..., "--before", metavar="TIME", help="End of the window before the change: unix seconds or ISO 8601."
+        ...,
+        "--before",
+        metavar="TIME",
+        help="End of the window before the change: now-1h, unix seconds or ISO 8601.",
     ),
     after: str = typer.Option(
         "now", "--after", metavar="TIME", help="End of the window after the change (or now)."
@@ -52,7 +43,7 @@ def compare(
 
     source = _source(prometheus, target_file, bootstrap, command_config)
     window_s, step_s = window_and_step(window, step)
-    before_end, after_end = _when(before, "--before"), _when(after, "--after")
+    before_end, after_end = end_time(before, "--before"), end_time(after, "--after")
     logs = list(request_log or [])
     check_request_logs(logs)  # the one check of --request-log, as diagnose does it
     result, notes = compare_windows(prometheus, source, before_end, after_end, window_s, step_s, logs)

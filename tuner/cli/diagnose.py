@@ -74,27 +74,40 @@ def prometheus_url(value: str) -> str:
     return value
 
 
-def end_time(value: str) -> float:
-    """Unix seconds or an ISO 8601 time (UTC when it names no zone)."""
+YEAR_3000_S = 32503680000.0  # a time past this is a typo, not a window
+
+
+def end_time(value: str, flag: str = "--end") -> float:
+    """A window's end: now, now-<duration> (as Grafana writes it), unix seconds or an ISO 8601 time
+    (UTC when it names no zone)."""
+    import time
     from datetime import UTC, datetime
 
-    out_of_range = BadInput(f"--end {cut_value(value)}: unix seconds must lie between 0 and the year 3000")
+    text, shown = value.strip(), f"{flag} {cut_value(value)}"
+    if text == "now":
+        return time.time()
+    if text.startswith("now-"):
+        try:
+            return time.time() - seconds(text.removeprefix("now-"), flag)
+        except BadInput:
+            raise BadInput(f"{shown}: now-<duration> takes a duration like 5m, 300s or 1h") from None
+    when_s: float | None = None
     try:
-        when_s = parse_number(value, "--end")
+        when_s = parse_number(value, flag)
     except ValueError as exc:
         if "finite" in str(exc) or "too large" in str(exc):
-            raise out_of_range from None
-    else:
-        if not 0 <= when_s <= 32503680000:  # the year 3000
-            raise out_of_range
-        return when_s
-    try:
-        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadInput(
-            f"--end {cut_value(value)}: give unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
-        ) from None
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+            when_s = -1.0  # a number, out of range
+    if when_s is None:
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise BadInput(
+                f"{shown}: give now, now-1h, unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
+            ) from None
+        when_s = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    if not 0 <= when_s <= YEAR_3000_S:  # an ISO time as much as unix seconds
+        raise BadInput(f"{shown}: must lie between 1970 and the year 3000")
+    return when_s
 
 
 def diagnose(
@@ -115,7 +128,9 @@ def diagnose(
         5, "--top-topics", min=0, max=100, help="Topics to list by produce request rate."
     ),
     end: str | None = typer.Option(
-        None, "--end", help="Window end: unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now."
+        None,
+        "--end",
+        help="Window end: now, now-1h, unix seconds or ISO 8601 (e.g. 2026-01-01T20:00:00Z); default now.",
     ),
     request_log: list[Path] | None = option(
         "--request-log",
