@@ -689,7 +689,8 @@ CASES: list[Case] = [
         "--end neither unix seconds nor ISO 8601",
         ("diagnose", "--prometheus", "http://127.0.0.1:9090", "--end", "yesterday"),
         ExitStatus.BAD_INPUT,
-        E + "--end 'yesterday': give now, now-1h, unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z",
+        E + "--end 'yesterday': give now, now-1h, unix seconds or an ISO 8601 time"
+        " such as 2026-01-01T20:00:00Z",
     ),
     Case(
         "diagnose-request-log-missing",
