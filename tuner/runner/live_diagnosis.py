@@ -33,7 +33,7 @@ class LiveDiagnosis:
     notes: list[str]
 
 
-def target_prometheus(source: TargetSource | None, window: Window | None = None) -> Prometheus:
+def source_prometheus(source: TargetSource | None, window: Window | None = None) -> Prometheus:
     """The Prometheus of a target (its auth, selectors and metric dialect resolved, from the series
     of `window` when given, else of now), for one diagnosis: every call within DEADLINE_S."""
     from tuner.target.registry import resolve_target
@@ -49,7 +49,7 @@ def window_prometheus(
 
     if prometheus_url is not None and source is None:
         return Prometheus(prometheus_url, deadline_s=DEADLINE_S)
-    return target_prometheus(source, window)
+    return source_prometheus(source, window)
 
 
 def live_prometheus(source: TargetSource) -> Prometheus:

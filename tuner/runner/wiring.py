@@ -94,21 +94,18 @@ def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> 
     return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
 
 
-def target_prometheus(target: Target) -> Prometheus | None:
-    """A target file's Prometheus with its auth and metric dialect (the lab's is plain)."""
-    return Prometheus.for_target(target, QUERY_TIMEOUT_S) if target.translated_prometheus else None
-
-
 def measurer_of(target: Target) -> PrometheusMeasurer | None:
     """The broker measurement through the target's Prometheus (None: the target has none)."""
     url = target.prometheus_url
     if not url:
         return None
     lab = target.lab
+    # a target file's Prometheus with its auth and metric dialect; the lab's is read plain
+    translated = Prometheus.for_target(target, QUERY_TIMEOUT_S) if target.translated_prometheus else None
     return PrometheusMeasurer(
         url,
         target.scrape_interval_s,
-        target_prometheus(target),
+        translated,
         lab.request_queue_cap if lab is not None else None,
         lab.local_broker_pids if lab is not None else (),
     )
