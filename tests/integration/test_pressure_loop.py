@@ -5,8 +5,9 @@ each is replayed and recommended within the p99 SLO; the recommendations are rol
 clients; `kbt compare` shows the broker and each group before -> after, and the clients' own records
 show the SLO kept and every acked record read back. About four minutes.
 
-CI runs this module beside the e2e tier (scripts/test_all.sh), not in the integration tier's lane:
-its pressure lab is its own there."""
+CI runs this module alone, last (scripts/test_all.sh, step 4), not in the integration tier: its
+pressure lab is its own, and its replays' p99 decides whether a setting meets the SLO, which other
+labs on the 2-core host would push up."""
 
 from __future__ import annotations
 
