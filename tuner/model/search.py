@@ -169,10 +169,20 @@ class Searcher:
         bound = " and ".join(self._failed(pred)) or "the SLO"
         mb = pred.producer_memory_mb
         memory = f", producer memory {mb:.0f} MB" if mb is not None else ""
+        # The service part of every prediction is the baseline's measured p99 less the client's own
+        # wait: on a saturated broker mostly queueing, which fewer requests would relieve; the model
+        # does not see that, so say it rather than let "no setting" read as a verdict on batching.
+        service, slo_p99 = self.calib.service_p99_ms, self.slo.p99_ms
+        queued = (
+            f"; the baseline's p99 beyond the client's wait, {service:.0f} ms, is past the SLO before any"
+            " batching: broker queueing the model keeps for every setting (measure one with --live)"
+            if self.calib.runs and slo_p99 is not None and service >= slo_p99 * self.margin
+            else ""
+        )
         return (
             f"no {client} setting meets {bound}; closest is {describe_profile(profile)}"
             f" (predicted p99 {pred.p99_ms:.0f} ms{memory}, {pred.busiest_broker_requests_per_s:.1f} produce"
-            " requests/s on the busiest broker)"
+            f" requests/s on the busiest broker){queued}"
         )
 
 
