@@ -23,6 +23,7 @@ from tuner.core.envref import is_pure_reference, parse_reference
 from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.core.inputs import plain_data, shown_path
 from tuner.core.redact import is_secret_name
+from tuner.core.text import value as shown_value
 from tuner.spec.filebeat import (
     KAFKA4_MIN_VERSION,
     LITERAL_SECRET,
@@ -320,7 +321,8 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 def _unknown_message(shown: str, parent: Path_, key: str, lines: dict[Path_, int]) -> str:
     full = dotted_path((*parent, key))
     hint = did_you_mean(full, known_options())
-    return f"{_at(shown, lines, (*parent, key), parent)}: {full}: unknown option{hint}"
+    # cut: a file that is not a Filebeat config (a line of it parsed as a key) is not echoed whole
+    return f"{_at(shown, lines, (*parent, key), parent)}: {shown_value(full, 80)}: unknown option{hint}"
 
 
 def describe_filebeat_error(exc: ValidationError, lines: dict[Path_, int], shown: str) -> str:
