@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -91,20 +92,20 @@ def end_time(value: str, flag: str = "--end") -> float:
             return time.time() - seconds(text.removeprefix("now-"), flag)
         except BadInput:
             raise BadInput(f"{shown}: now-<duration> takes a duration like 5m, 300s or 1h") from None
-    when_s: float | None = None
     try:
         when_s = parse_number(value, flag)
     except ValueError as exc:
         if "finite" in str(exc) or "too large" in str(exc):
-            when_s = -1.0  # a number, out of range
-    if when_s is None:
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise BadInput(
-                f"{shown}: give now, now-1h, unix seconds or an ISO 8601 time such as 2026-01-01T20:00:00Z"
-            ) from None
-        when_s = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+            when_s = math.inf  # a number, out of range
+        else:
+            try:
+                when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                raise BadInput(
+                    f"{shown}: give now, now-1h, unix seconds or an ISO 8601 time"
+                    " such as 2026-01-01T20:00:00Z"
+                ) from None
+            when_s = (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
     if not 0 <= when_s <= YEAR_3000_S:  # an ISO time as much as unix seconds
         raise BadInput(f"{shown}: must lie between 1970 and the year 3000")
     return when_s

@@ -12,7 +12,8 @@ import math
 from functools import cache
 from typing import Any
 
-from tuner.core.numbers import MAX_MAGNITUDE, cut_value, parse_number
+from tuner.core.errors import reworded
+from tuner.core.numbers import MAX_MAGNITUDE, cut_text, cut_value, parse_number
 
 
 def _bad(value: Any, result: Any) -> str | None:
@@ -55,10 +56,9 @@ def install() -> None:
             unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
             if unparsed and annotation is not None and _is_number(annotation, is_number_type):
                 raise BadParameter(f"{cut_value(str(value))} is not a number", ctx=ctx, param=param) from None
-            if "Input should be" in exc.message:  # pydantic's words for a bound, in kbt's (core/errors)
-                worded = exc.message.replace("Input should be", "must be")
-                got = str(value) if len(str(value)) <= 40 else f"{str(value)[:40]}..."
-                raise BadParameter(f"{worded} (got {got})", ctx=ctx, param=param) from None
+            if "Input should be" in exc.message:  # pydantic's words for a bound, in kbt's
+                worded = f"{reworded(exc.message)} (got {cut_text(str(value))})"
+                raise BadParameter(worded, ctx=ctx, param=param) from None
             raise
         problem = _bad(value, result)
         if problem is not None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from enum import IntEnum
 from typing import Any
 
-from tuner.core.numbers import cut_value
+from tuner.core.numbers import cut_text, cut_value
 
 
 class ExitStatus(IntEnum):
@@ -85,7 +85,7 @@ def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
     if kind == "literal_error":  # pydantic quotes a string choice, not an integer one
         expected = [a or b for a, b in re.findall(r"'([^']*)'|(-?\d+)", str(ctx.get("expected", "")))]
         hint = "" if secret else did_you_mean(str(value), expected).strip(" ()")
-        shown = "a secret" if secret else f'"{value}"' if len(str(value)) <= 40 else f'"{str(value)[:40]}..."'
+        shown = "a secret" if secret else f'"{cut_text(str(value))}"'
         return f"unknown value {shown} (expected one of {', '.join(expected)}{'; ' + hint if hint else ''})"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
@@ -111,16 +111,19 @@ def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
     elif kind.startswith(("int_", "float_")):
         text, echo = f"must be {'an integer' if kind.startswith('int') else 'a number'}", True
     else:
-        text = msg.replace("Input should be", "must be").replace("String should", "must")
-        text = text.replace("List should", "must").replace("Dictionary should", "must")
+        text = reworded(msg)
     if kind == "string_too_long" or secret or not echo or "(got " in text:
         return text  # a long string is long by definition, and may be a secret: not echoed
     return f"{text} (got {shown_value(value)})"
 
 
+def reworded(msg: str) -> str:
+    """pydantic's "Input should be ..." (and its kin) in kbt's words: "must be ..."."""
+    for theirs in ("Input should", "String should", "List should", "Dictionary should", "Tuple should"):
+        msg = msg.replace(theirs, "must")
+    return msg
+
+
 def shown_value(value: object) -> str:
     """A value as an error echoes it: a string quoted, anything cut to its first 40 characters."""
-    if isinstance(value, str):
-        return cut_value(value)
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "..."
+    return cut_value(value) if isinstance(value, str) else cut_text(repr(value))

@@ -48,9 +48,17 @@ def check_duration(seconds: float, what: str) -> float:
     return seconds
 
 
+ECHO_CHARS = 40  # of a value an error message echoes
+
+
+def cut_text(text: str) -> str:
+    """`text`'s first ECHO_CHARS characters, "..." when there were more."""
+    return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "..."
+
+
 def cut_value(text: str) -> str:
-    """`text` quoted, its first 40 characters only."""
-    return repr(text if len(text) <= 40 else text[:40] + "...")
+    """`text` quoted, its first ECHO_CHARS characters only."""
+    return repr(cut_text(text))
 
 
 # ---- the one grammar for numbers in documents, flags and model fields ---------------------------

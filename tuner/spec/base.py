@@ -8,7 +8,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.frozen import Frozen
-from tuner.core.numbers import check_config_value
+from tuner.core.numbers import check_config_value, cut_text
 from tuner.spec.limits import MAX_ITEMS, MAX_TEXT_CHARS
 
 MAX_KEYS_LISTED = 12  # an unknown key's message lists a section's keys when there are this few
@@ -31,8 +31,8 @@ class StrictModel(Frozen):
                     # no close spelling: the few keys there are, so the next try needs no manual
                     listed = len(known) <= MAX_KEYS_LISTED
                     few = f" (known keys: {', '.join(sorted(known))})" if listed else ""
-                    shown = str(key) if len(str(key)) <= 40 else f"{str(key)[:40]}..."
-                    raise ValueError(f'unknown key "{shown}"{did_you_mean(str(key), sorted(known)) or few}')
+                    hint = did_you_mean(str(key), sorted(known)) or few
+                    raise ValueError(f'unknown key "{cut_text(str(key))}"{hint}')
         return data
 
 
