@@ -102,13 +102,14 @@ def _countdown(console: Console, window_s: float) -> Iterator[Callable[[float], 
 
     after = "window over: reading record samples and the brokers' figures ..."
     if not console.is_terminal:
-        last = [window_s]
+        last = window_s  # seconds left at the last line printed
 
         def line(left: float) -> None:
+            nonlocal last
             if left <= 0:
                 console.print(after, highlight=False)
-            elif last[0] - left >= PLAIN_EVERY_S:
-                last[0] = left
+            elif last - left >= PLAIN_EVERY_S:
+                last = left
                 console.print(f"capturing: {left:.0f} s left", highlight=False)
 
         yield line
