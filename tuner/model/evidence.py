@@ -22,7 +22,7 @@ from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import HeldOutError
 from tuner.spec.clients import kind_of, rules_of
 from tuner.spec.clients.filebeat import REAL_ENGINE_NAME
-from tuner.spec.clients.rules import FilebeatRules
+from tuner.spec.clients.rules import FilebeatRules, Rules
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.figures import LatencyMs
@@ -230,6 +230,7 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
     p50s: dict[str, list[float]] = {}  # per client kind
     p99s: dict[str, list[float]] = {}
     bases: dict[str, list[float]] = {}
+    loads: dict[str, list[tuple[float, float]]] = {}  # (busy share, predicted busiest requests/s)
     for record in records:
         client = record.client
         p99 = client.delivery_latency_ms.p99
@@ -246,6 +247,8 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
             traffic, calibrated_rules(rules, ClientCalibration(harvest_spacing_s=harvest_spacing))
         )
         p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
+        if (busy := busiest_busy(record)) is not None:
+            loads.setdefault(kind, []).append((busy, _own_busiest(traffic, rules, harvest_spacing)))
         if client.delivery_latency_ms.p50 is not None:
             p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
         if client.max_producer_rss_mb is not None:
@@ -264,8 +267,42 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
             runs=len(values),
             harvest_spacing_s=spacing[kind][0] if kind in spacing else None,
             spacing_runs=spacing[kind][1] if kind in spacing else 0,
+            **_load_of(loads.get(kind, []), len(values)),
         )
     return Calibration(out)
+
+
+# A kind's service times carry the broker's queueing when the busiest broker of the runs that
+# calibrate them was at least this busy (network or handler idle below the warning band): they are
+# then scaled to each setting's request rate (ClientCalibration.service_at). Below it, queueing
+# is a small part of the service time and the times hold at any load, as before.
+LOADED_BUSY = 1 - THRESHOLDS.network_idle_warning
+
+
+def busiest_busy(record: RunRecord) -> float | None:
+    """The busy share of the run's busiest broker: 1 - its lowest network or handler idle."""
+    broker = record.broker
+    if broker is None:
+        return None
+    idles = [*broker.values("network_idle_ratio"), *broker.values("request_handler_idle_ratio")]
+    return 1 - min(idles) if idles else None
+
+
+def _own_busiest(traffic: Traffic, rules: Rules, harvest_spacing: float | None) -> float:
+    calib = ClientCalibration(harvest_spacing_s=harvest_spacing)
+    return predict_rules(traffic, rules, calib).busiest_broker_requests_per_s
+
+
+def _load_of(loads: list[tuple[float, float]], runs: int) -> dict[str, float]:
+    """The load fields of a kind's calibration: only when every run that calibrated it measured its
+    brokers and their median busy share is LOADED_BUSY or more."""
+    if len(loads) < runs or not loads:
+        return {}
+    busy = statistics.median(b for b, _ in loads)
+    rate = statistics.median(r for _, r in loads)
+    if busy < LOADED_BUSY or rate <= 0:
+        return {}
+    return {"load_busy": busy, "load_requests_per_s": rate}
 
 
 @dataclass(frozen=True)

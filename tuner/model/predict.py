@@ -1,7 +1,8 @@
 """Predict produce requests/s per broker, latency, memory and wire bytes for one setting.
 
 Requests and the batching delay come from the simulator; delivery latency adds the service time
-(request round trip and broker work) calibrated from run records of the same client kind; memory is
+(request round trip and broker work) calibrated from run records of the same client kind, scaled
+to the setting's own request rate when those records measured a busy broker; memory is
 a calibrated base plus the bytes a producer holds while batching; wire bytes follow the codec's
 ratio at the predicted messages per partition batch.
 """
@@ -27,6 +28,10 @@ from tuner.store.recommendation import Prediction
 DEFAULT_SERVICE_P50_MS = 3.0
 DEFAULT_SERVICE_P99_MS = 30.0
 DEFAULT_MEMORY_BASE_MB = 20.0
+# The busiest broker's busy share is held below this when service time is scaled to a load: a
+# saturated broker's measured queue is finite (clients wait, the queue has a room), busy / (1 - busy)
+# is not.
+BUSY_CAP = 0.95
 
 
 @dataclass(frozen=True)
@@ -39,6 +44,34 @@ class ClientCalibration:
     # harvest_spacing_s), when records of its synchronous flush path fitted one; None: the kind's own.
     harvest_spacing_s: float | None = None
     spacing_runs: int = 0  # records that fitted it
+    # The load the service times were measured at, when the records' busiest broker was busy
+    # (evidence.LOADED_BUSY): its busy share and its produce requests/s as the model predicts them
+    # for the records' own settings. 0: the service times hold at any load.
+    load_busy: float = 0.0
+    load_requests_per_s: float = 0.0
+
+    def service_at(self, busiest_requests_per_s: float) -> tuple[float, float]:
+        """The service p50 and p99 (ms) at a setting's produce request rate on the busiest broker.
+        Measured on busy brokers they are an unloaded part (at most the kind's defaults, a request's
+        round trip and broker work) and the brokers' queueing, which follows the M/M/1 waiting time
+        busy / (1 - busy) with the busy share moving with the request rate (the small-request regime
+        this tool is for: request count, not bytes, fills the network threads). A setting at the
+        calibrating runs' rate gets their times back (the model reproduces today); one with fewer
+        requests gets the relief fewer requests give; one with more queues longer."""
+        if self.load_busy <= 0 or self.load_requests_per_s <= 0:
+            return self.service_p50_ms, self.service_p99_ms
+        busy = min(BUSY_CAP, self.load_busy)
+        busy_at = min(BUSY_CAP, busy * busiest_requests_per_s / self.load_requests_per_s)
+        queueing = busy_at / (1 - busy_at) / (busy / (1 - busy))
+
+        def scaled(measured: float, unloaded: float) -> float:
+            base = min(measured, unloaded)
+            return base + (measured - base) * queueing
+
+        return (
+            scaled(self.service_p50_ms, DEFAULT_SERVICE_P50_MS),
+            scaled(self.service_p99_ms, DEFAULT_SERVICE_P99_MS),
+        )
 
 
 @dataclass(frozen=True)
@@ -175,7 +208,8 @@ def predict_rules(
     payload = traffic.total_rate * traffic.message_bytes
     wire = payload / table.ratio(rules.compression, per_batch)
     mean_wait = sum(sim.waits_s) / max(len(sim.waits_s), 1)
-    held = traffic.rate * (mean_wait + calib.service_p50_ms / 1000) * traffic.message_bytes
+    service_p50, service_p99 = calib.service_at(busiest)
+    held = traffic.rate * (mean_wait + service_p50 / 1000) * traffic.message_bytes
     if isinstance(rules, FilebeatRules):
         held = max(held, min(rules.queue_batch, rules.queue_events) * traffic.message_bytes / 2)
     network_idle = handler_idle = None
@@ -186,8 +220,8 @@ def predict_rules(
         busiest_broker_requests_per_s=busiest,
         requests_per_s_by_broker={str(b + 1): v for b, v in enumerate(by_broker)},
         records_per_request=traffic.total_rate / total if total > 0 else 0.0,
-        p50_ms=sim.wait_quantile(0.5) * 1000 + calib.service_p50_ms,
-        p99_ms=sim.wait_quantile(0.99) * 1000 + calib.service_p99_ms,
+        p50_ms=sim.wait_quantile(0.5) * 1000 + service_p50,
+        p99_ms=sim.wait_quantile(0.99) * 1000 + service_p99,
         producer_memory_mb=calib.memory_base_mb + held / 1e6,
         wire_bytes_per_s=wire,
         codec_cpu_ms_per_s=payload / 1e6 * table.cpu_ms_per_mb(rules.compression),

@@ -170,13 +170,18 @@ class Searcher:
         mb = pred.producer_memory_mb
         memory = f", producer memory {mb:.0f} MB" if mb is not None else ""
         # The service part of every prediction is the baseline's measured p99 less the client's own
-        # wait: on a saturated broker mostly queueing, which fewer requests would relieve; the model
-        # does not see that, so say it rather than let "no setting" read as a verdict on batching.
+        # wait. Measured on brokers that were not busy it holds for every setting; when it is past
+        # the SLO already, something besides batching (not the brokers' request load) sets the
+        # latency, so say it rather than let "no setting" read as a verdict on batching.
         service, slo_p99 = self.calib.service_p99_ms, self.slo.p99_ms
         queued = (
             f"; the baseline's p99 beyond the client's wait, {service:.0f} ms, is past the SLO before any"
-            " batching: broker queueing the model keeps for every setting (measure one with --live)"
-            if self.calib.runs and slo_p99 is not None and service >= slo_p99 * self.margin
+            " batching, and its brokers were not busy enough for fewer requests to relieve it"
+            " (measure one with --live)"
+            if self.calib.runs
+            and not self.calib.load_requests_per_s
+            and slo_p99 is not None
+            and service >= slo_p99 * self.margin
             else ""
         )
         return (
