@@ -33,7 +33,9 @@ SLO = SLOBounds(p99_ms=1000.0, codecs={"librdkafka": ["zstd"]})  # one codec: fe
 FILEBEAT_LIKE = load_profile(Path(__file__).parents[2] / "loadtests" / "profiles" / "filebeat-like.yaml")
 
 
-def _record(profile: LibrdkafkaProfile, per_broker: float, p99_ms: float, at: float) -> RunRecord:
+def _record(
+    profile: LibrdkafkaProfile, per_broker: float, p99_ms: float, at: float, network_idle: float = 0.97
+) -> RunRecord:
     base = qunar_plans()[0]
     plan = base.model_copy(update={"profile": profile, "name": profile.name})
     brokers = [
@@ -42,7 +44,7 @@ def _record(profile: LibrdkafkaProfile, per_broker: float, p99_ms: float, at: fl
             produce_requests_per_s=per_broker,
             topic_produce_requests_per_s=per_broker,
             messages_in_per_s=320.0,
-            network_idle_ratio=0.97,
+            network_idle_ratio=network_idle,
         )
         for i in (1, 2, 3)
     ]

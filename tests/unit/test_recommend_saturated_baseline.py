@@ -10,31 +10,19 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.synthetic_records import qunar_plans, record_with_brokers
 from tests.unit.test_recommend_margin import FILEBEAT_LIKE, SLO
+from tests.unit.test_recommend_margin import _record as margin_record
 from tuner.core.errors import KbtError
 from tuner.model.evidence import calibrate, traffic_of_record
 from tuner.model.predict import DEFAULT_SERVICE_P99_MS, predict
 from tuner.model.recommend import Request, recommend
-from tuner.store.figures import BrokerStats
 from tuner.store.record import RunRecord
 
 PER_BROKER = 320.0  # the Filebeat-like baseline's produce requests/s on each broker
 
 
 def _record(p99_ms: float, network_idle: float) -> RunRecord:
-    plan = qunar_plans()[0].model_copy(update={"profile": FILEBEAT_LIKE, "name": FILEBEAT_LIKE.name})
-    brokers = [
-        BrokerStats(
-            broker=str(i),
-            produce_requests_per_s=PER_BROKER,
-            topic_produce_requests_per_s=PER_BROKER,
-            messages_in_per_s=320.0,
-            network_idle_ratio=network_idle,
-        )
-        for i in (1, 2, 3)
-    ]
-    return record_with_brokers(brokers, 1_700_000_000.0, plan=plan, p99_ms=p99_ms)
+    return margin_record(FILEBEAT_LIKE, PER_BROKER, p99_ms, 1_700_000_000.0, network_idle)  # type: ignore[arg-type]
 
 
 def _request(record: RunRecord) -> Request:
