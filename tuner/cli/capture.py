@@ -79,7 +79,6 @@ def capture(
     )
     console = console_for(json_path)
     request = CaptureRequest(source, lab_dir, window_s, logs, sample, payloads, options)
-    console.print(f"capturing for {window_s:.0f} s ...", highlight=False)
     with _countdown(console, window_s) as progress:
         record, plan = run_capture(
             request, progress, lambda text: console.print(f"kbt: note: {text}", markup=False, highlight=False)
@@ -97,15 +96,25 @@ PLAIN_EVERY_S = 30.0  # a piped capture's countdown line: often enough to see it
 @contextmanager
 def _countdown(console: Console, window_s: float) -> Iterator[Callable[[float], None]]:
     """The window's countdown: a bar on a terminal, a plain line every PLAIN_EVERY_S in a pipe or
-    log; at the window's end, what is still to read."""
+    log; at the window's end, what is still to read. The window starts with the first call, once
+    the cluster's metadata answered: an unreachable cluster is not said to be captured first."""
     from tuner.cli.sweep_progress import progress_bar
 
     after = "window over: reading record samples and the brokers' figures ..."
+    started = False
+
+    def start() -> None:
+        nonlocal started
+        if not started:
+            started = True
+            console.print(f"capturing for {window_s:.0f} s ...", highlight=False)
+
     if not console.is_terminal:
         last = window_s  # seconds left at the last line printed
 
         def line(left: float) -> None:
             nonlocal last
+            start()
             if left <= 0:
                 console.print(after, highlight=False)
             elif last - left >= PLAIN_EVERY_S:
@@ -115,9 +124,10 @@ def _countdown(console: Console, window_s: float) -> Iterator[Callable[[float], 
         yield line
         return
     with progress_bar(console) as bar:
-        task = bar.add_task("capturing", total=window_s)
+        task = bar.add_task("reading the cluster's metadata", total=window_s)
 
         def tick(left: float) -> None:
+            start()
             bar.update(task, completed=window_s - left, description=after if left <= 0 else "capturing")
 
         yield tick
