@@ -36,6 +36,7 @@ from tuner.runner.stress.gates import (
 )
 from tuner.runner.stress.records import ProfileOutcome, StageOutcome
 from tuner.runner.stress.stage_window import remote_tier
+from tuner.runner.wiring import DriverEngine, measurer_of
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
 from tuner.spec.stress_stage import engine_stage_plan
@@ -61,6 +62,14 @@ class StageParts:
     engine: Engine
     measurer: Measurer | None
     prometheus: Prometheus | None
+
+
+def stage_parts(target: Target) -> StageParts:
+    """The engine, the broker measurement and the Prometheus a stage run through a kind's engine
+    uses: the sweep's own."""
+    measurer = measurer_of(target)
+    prometheus = measurer.prometheus if measurer is not None else None
+    return StageParts(target, DriverEngine(), measurer, prometheus)
 
 
 class _Forward(Observer):

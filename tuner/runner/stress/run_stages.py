@@ -28,12 +28,11 @@ from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
-from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers
+from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers, stage_parts
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
 from tuner.runner.stress.stage_window import measure_stage
-from tuner.runner.wiring import measurer_of
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
 from tuner.store.environment import capture_environment
@@ -97,11 +96,7 @@ class StressRunner:
         self.observer = observer or StressObserver()
         # The locust timeline's broker gates query the Prometheus the broker measurement uses (a
         # target file's with its auth and metric dialect): the stages' own when there are stages.
-        if stages is not None:
-            self.prometheus = stages.prometheus
-        else:
-            measurer = measurer_of(target)
-            self.prometheus = measurer.prometheus if measurer is not None else None
+        self.prometheus = (stages if stages is not None else stage_parts(target)).prometheus
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.runner.series_store import SeriesStore
-from tuner.runner.stress.engine_stages import StageParts
+from tuner.runner.stress.engine_stages import stage_parts
 from tuner.runner.stress.locust_processes import LocustOptions
 from tuner.runner.stress.run_stages import StressObserver, StressRunner
-from tuner.runner.wiring import DriverEngine, measurer_of
-from tuner.target.base import Target, TargetSource
+from tuner.target.base import TargetSource
 
 # Offsets from the lab's base port, inside the block a lab reserves (base .. base+200) and past
 # its client exporter range (base+100 ..): the locust master and its web UI.
@@ -69,11 +68,3 @@ def stress_runner(
     parts = stage_parts(found)
     store = SeriesStore(results, parts.prometheus, found.scrape_interval_s)  # + time series
     return StressRunner(target=found, store=store, locust=locust, observer=observer, stages=parts)
-
-
-def stage_parts(target: Target) -> StageParts:
-    """The engine, the broker measurement and the Prometheus a stage run through a kind's engine
-    uses: the sweep's own."""
-    measurer = measurer_of(target)
-    prometheus = measurer.prometheus if measurer is not None else None
-    return StageParts(target, DriverEngine(), measurer, prometheus)
