@@ -69,3 +69,17 @@ def test_more_requests_than_the_baseline_queue_longer() -> None:
     assert calib.service_at(rate * 2)[1] > today
     idle = calibrate([_record(800.0, network_idle=0.9)]).of("librdkafka")
     assert idle.load_busy == 0 and idle.service_at(1.0) == (idle.service_p50_ms, idle.service_p99_ms)
+
+
+def test_only_the_runs_own_share_of_a_busy_broker_follows_the_setting() -> None:
+    # Another client (or a group replayed beside it) sends half of the busiest broker's requests:
+    # batching this one relieves only its half.
+    record = _record(800.0, network_idle=0.2)
+    alone = calibrate([record]).of("librdkafka")
+    (broker, *_) = record.broker.brokers if record.broker else []
+    shared_broker = broker.model_copy(update={"produce_requests_per_s": 2 * PER_BROKER})
+    window = record.broker.model_copy(update={"brokers": [shared_broker]}) if record.broker else None
+    shared = calibrate([record.model_copy(update={"broker": window})]).of("librdkafka")
+    assert shared.load_share == pytest.approx(0.5) and alone.load_share == pytest.approx(1.0)
+    fewer = alone.load_requests_per_s / 10
+    assert alone.service_at(fewer)[1] < shared.service_at(fewer)[1] < shared.service_p99_ms

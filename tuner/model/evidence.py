@@ -25,7 +25,7 @@ from tuner.spec.clients.filebeat import REAL_ENGINE_NAME
 from tuner.spec.clients.rules import FilebeatRules, Rules
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
-from tuner.store.figures import LatencyMs
+from tuner.store.figures import BrokerStats, LatencyMs
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
 from tuner.store.record import RunRecord
 
@@ -230,7 +230,8 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
     p50s: dict[str, list[float]] = {}  # per client kind
     p99s: dict[str, list[float]] = {}
     bases: dict[str, list[float]] = {}
-    loads: dict[str, list[tuple[float, float]]] = {}  # (busy share, predicted busiest requests/s)
+    # (busy share, the run's share of it, its predicted busiest-broker requests/s)
+    loads: dict[str, list[tuple[float, float, float]]] = {}
     for record in records:
         client = record.client
         p99 = client.delivery_latency_ms.p99
@@ -248,7 +249,8 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
         )
         p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
         if (busy := busiest_busy(record)) is not None:
-            loads.setdefault(kind, []).append((busy, _own_busiest(traffic, rules, harvest_spacing)))
+            own = _own_busiest(traffic, rules, harvest_spacing)
+            loads.setdefault(kind, []).append((busy, own_share(record), own))
         if client.delivery_latency_ms.p50 is not None:
             p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
         if client.max_producer_rss_mb is not None:
@@ -282,10 +284,36 @@ LOADED_BUSY = 1 - THRESHOLDS.network_idle_warning
 def busiest_busy(record: RunRecord) -> float | None:
     """The busy share of the run's busiest broker: 1 - its lowest network or handler idle."""
     broker = record.broker
-    if broker is None:
-        return None
-    idles = [*broker.values("network_idle_ratio"), *broker.values("request_handler_idle_ratio")]
+    idles = [_idle_of(b) for b in broker.brokers if _measured(b)] if broker is not None else []
     return 1 - min(idles) if idles else None
+
+
+def own_share(record: RunRecord) -> float:
+    """The run's share of the produce requests its busiest broker took: the rest (other clients on
+    the cluster, another group replayed beside it) keeps the broker as busy whatever this setting
+    sends. Known for clients whose requests carry one partition (their topics' counter counts each
+    once); 1 for the others, whose requests only the all-topic counter counts."""
+    broker = record.broker
+    if broker is None or not broker.brokers or kind_of(record.plan.profile).multi_partition_requests:
+        return 1.0
+    busiest = min((b for b in broker.brokers if _measured(b)), key=_idle_of, default=None)
+    if busiest is None:
+        return 1.0
+    own, total = busiest.topic_produce_requests_per_s, busiest.produce_requests_per_s
+    return min(1.0, own / total) if own and total else 1.0
+
+
+def _idles(stats: BrokerStats) -> list[float]:
+    return [v for v in (stats.network_idle_ratio, stats.request_handler_idle_ratio) if v is not None]
+
+
+def _measured(stats: BrokerStats) -> bool:
+    return bool(_idles(stats))
+
+
+def _idle_of(stats: BrokerStats) -> float:
+    """A broker's lowest idle, network or request handlers (what fills first)."""
+    return min(_idles(stats))
 
 
 def _own_busiest(traffic: Traffic, rules: Rules, harvest_spacing: float | None) -> float:
@@ -293,16 +321,17 @@ def _own_busiest(traffic: Traffic, rules: Rules, harvest_spacing: float | None) 
     return predict_rules(traffic, rules, calib).busiest_broker_requests_per_s
 
 
-def _load_of(loads: list[tuple[float, float]], runs: int) -> dict[str, float]:
+def _load_of(loads: list[tuple[float, float, float]], runs: int) -> dict[str, float]:
     """The load fields of a kind's calibration: only when every run that calibrated it measured its
     brokers and their median busy share is LOADED_BUSY or more."""
     if len(loads) < runs or not loads:
         return {}
-    busy = statistics.median(b for b, _ in loads)
-    rate = statistics.median(r for _, r in loads)
+    busy = statistics.median(b for b, _, _ in loads)
+    rate = statistics.median(r for _, _, r in loads)
     if busy < LOADED_BUSY or rate <= 0:
         return {}
-    return {"load_busy": busy, "load_requests_per_s": rate}
+    share = statistics.median(s for _, s, _ in loads)
+    return {"load_busy": busy, "load_share": share, "load_requests_per_s": rate}
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ class ClientCalibration:
     # for the records' own settings. 0: the service times hold at any load.
     load_busy: float = 0.0
     load_requests_per_s: float = 0.0
+    load_share: float = 1.0  # the records' share of their busiest broker's produce requests
 
     def service_at(self, busiest_requests_per_s: float) -> tuple[float, float]:
         """The service p50 and p99 (ms) at a setting's produce request rate on the busiest broker.
@@ -61,7 +62,10 @@ class ClientCalibration:
         if self.load_busy <= 0 or self.load_requests_per_s <= 0:
             return self.service_p50_ms, self.service_p99_ms
         busy = min(BUSY_CAP, self.load_busy)
-        busy_at = min(BUSY_CAP, busy * busiest_requests_per_s / self.load_requests_per_s)
+        # only the records' own share of the requests follows the setting; the rest stays
+        share = min(1.0, max(0.0, self.load_share))
+        moved = 1 - share + share * busiest_requests_per_s / self.load_requests_per_s
+        busy_at = min(BUSY_CAP, busy * moved)
         queueing = busy_at / (1 - busy_at) / (busy / (1 - busy))
 
         def scaled(measured: float, unloaded: float) -> float:
