@@ -117,11 +117,13 @@ def gather(
         from tuner.target.security import connection
         from tuner.target.topics import broker_ids
 
-        spec = load_sweep(live).spec
+        sweep = load_sweep(live)
+        spec = sweep.spec
         brokers = len(broker_ids(admin_client(connection(resolve_target(lab_dir, target_file)))))
-        key = workload_key(spec.workload, brokers)
+        workload_spec = _one_workload(live, [run.workload for run in sweep.runs], brokers)
+        key = workload_key(workload_spec, brokers)
         group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]
-        workload_spec, spec_slo, profiles = spec.workload, spec.slo, list(spec.profiles)
+        spec_slo, profiles = spec.slo, list(spec.profiles)
     else:
         newest, group = _newest_group(records, workload, results)
         brokers, workload_spec, spec_slo = brokers_of(newest), newest.plan.workload, newest.plan.slo
@@ -157,6 +159,18 @@ def gather(
         slo_margin=margin,
         **live_fields,
     )
+
+
+def _one_workload(live: Path, workloads: list[WorkloadSpec], brokers: int) -> WorkloadSpec:
+    """The one workload the --live spec's runs share (its `vary:` may set workload fields: the
+    search is on what its runs offer, not on the spec's workload before the variation)."""
+    distinct = {workload_key(w, brokers): w for w in workloads}
+    if len(distinct) != 1:
+        raise BadInput(
+            f"--live {live}: its runs offer {len(distinct)} different workloads (a vary: of workload"
+            " fields); the search needs one: give a spec whose runs share their workload"
+        )
+    return next(iter(distinct.values()))
 
 
 def _newest_group(
