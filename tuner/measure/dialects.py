@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
-from tuner.measure.catalog import PHASES, SERIES
+from tuner.measure.catalog import PERCENTILES, PHASES, QUANTILES, SERIES, Series
 from tuner.measure.promql import label_matchers
 from tuner.measure.series_names import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES
 
@@ -99,26 +99,25 @@ class MissingSeries(EnvironmentProblem):
         self.series, self.dialect, self.reason = series, dialect, reason
 
 
-def _btm(source: Callable[[str], Source]) -> dict[str, Source | Missing]:
-    """BrokerTopicMetrics: one MBean name each (e.g. BytesInPerSec), its source by `source`."""
-    return {
-        s.name: source(s.mbean.split("name=", 1)[1].split("[", 1)[0])
-        for s in SERIES
-        if "type=BrokerTopicMetrics" in s.mbean
-    }
+def _mbean(s: Series) -> tuple[str, dict[str, str]]:
+    """A catalog series' MBean: its domain, dots as underscores, and its keys (optional ones, in
+    brackets, left out)."""
+    domain, keys = s.mbean.split(":", 1)
+    pairs = re.sub(r"\[[^]]*\]", "", keys).split(",")
+    return domain.replace(".", "_"), dict(pair.split("=", 1) for pair in pairs)
 
 
-def _btm_sources(style: str) -> dict[str, Source | Missing]:
+def _btm_sources(confluent: bool) -> dict[str, Source | Missing]:
     """BrokerTopicMetrics lower-cased by a rule file's generic PerSec/Value rules (a meter's name
-    without PerSec, `_total`) or Confluent's (as it is), or by the Metrics Reporter (`_total` added)."""
-
-    def source(bean: str) -> Source:
+    without PerSec, `_total`) or Confluent's (as it is)."""
+    out: dict[str, Source | Missing] = {}
+    for s in (s for s in SERIES if "type=BrokerTopicMetrics" in s.mbean):
+        bean = _mbean(s)[1]["name"]
         name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
-        if bean.endswith("PerSec") and style != "confluent":
-            name = f"{name}_total" if style == "reporter" else f"{name.removesuffix('persec')}_total"
-        return Source((name,))
-
-    return _btm(source)
+        if bean.endswith("PerSec") and not confluent:
+            name = f"{name.removesuffix('persec')}_total"
+        out[s.name] = Source((name,))
+    return out
 
 
 def _phases(quantiles: Mapping[str, Mapping[str, str]] = _QUANTILES) -> Source:
@@ -175,7 +174,7 @@ def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Sourc
     }
 
 
-def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | Missing]:
+def _jmx_example_sources(idle_percent: str) -> dict[str, Source | Missing]:
     """What Strimzi's rules and the upstream example export alike; `idle_percent` is how the
     flavour spells the processors' idle-percent attribute ("_percent" or "percent"). Their generic
     PerSec and percentile rules keep RequestMetrics; a copy whose rules exclude it leaves those
@@ -184,7 +183,7 @@ def _jmx_example_sources(flavour: str, idle_percent: str) -> dict[str, Source | 
     return {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
-        **_btm_sources(flavour),
+        **_btm_sources(confluent=False),
         **_remote_missing(),
         **_network_sources(idle_percent, "networkProcessor"),
         "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
@@ -236,7 +235,7 @@ STRIMZI = Dialect(
     "strimzi",
     "Strimzi kafka-metrics.yaml",
     {
-        **_jmx_example_sources("strimzi", "_percent"),
+        **_jmx_example_sources("_percent"),
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
         ),
@@ -247,7 +246,7 @@ UPSTREAM = Dialect(
     "upstream",
     "jmx_exporter example kafka-2_0_0.yml",
     {
-        **_jmx_example_sources("upstream", "percent"),
+        **_jmx_example_sources("percent"),
         "kafka_server_request_handler_avg_idle_ratio": Missing(
             "the example rules export only the handler meter's Count"
         ),
@@ -260,7 +259,7 @@ CONFLUENT = Dialect(
     {
         "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **_quota_clients(str.lower),
-        **_btm_sources("confluent"),
+        **_btm_sources(confluent=True),
         **_remote_missing(),
         **_network_sources("percent", "networkprocessor"),
         "kafka_server_request_handler_idle_ns_total": Source(
@@ -289,7 +288,6 @@ CONFLUENT = Dialect(
 # counter of its Count (`_total`), a Gauge a gauge, a Histogram or Timer a summary (quantiles
 # 0.5 .. 0.999 as written, `_count`, `_sum`). So RequestHandlerAvgIdlePercent is a counter of the
 # nanoseconds idle per handler thread (its rate / 1e9 is the idle ratio) and no meter rate exists.
-REPORTER_QUANTILES = ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
 # KIP-1207 (Kafka 4.2+): the broker's own handler pool has a meter of its own; the older aggregate
 # also counts a combined-mode node's controller pool (it read ~2 there before the fix). The first
 # name present is read.
@@ -299,49 +297,42 @@ _REPORTER_HANDLER = (
 )
 
 
-def _reporter_remote() -> dict[str, Source | Missing]:
-    """Tiered storage's Yammer metrics, named from their group (dots become underscores)."""
-    manager = "kafka_log_remote_remotelogmanager"
-    pool = "org_apache_kafka_storage_internals_log_remotestoragethreadpool"
-    fetch = f"{manager}_remotelogreaderfetchrateandtimems"
-    return {
-        "kafka_log_remote_manager_tasks_avg_idle_ratio": Source(
-            (f"{manager}_remotelogmanagertasksavgidlepercent",)
-        ),
-        "kafka_log_remote_reader_fetch_total": Source((f"{fetch}_count",)),
-        "kafka_log_remote_reader_fetch_time_ms": Source((fetch,)),
-        "kafka_storage_remote_thread_pool_reader_task_queue_size": Source(
-            (f"{pool}_remotelogreadertaskqueuesize",)
-        ),
-        "kafka_storage_remote_thread_pool_reader_avg_idle_ratio": Source(
-            (f"{pool}_remotelogreaderavgidlepercent",)
-        ),
-    }
+def _reporter_naming(s: Series) -> Source:
+    """A series by the reporter's naming (above), from its MBean (the group's dots become
+    underscores): a Meter's Count (the PerSec beans) `_total`, a Timer's `_count`, a Gauge's value
+    or a Timer's percentiles under the name itself."""
+    domain, keys = _mbean(s)
+    name = f"{domain}_{keys['type']}_{keys['name']}".lower()
+    if s.attribute == "Count":
+        name += "_total" if keys["name"].endswith("PerSec") else "_count"
+    return Source((name,))
+
+
+_REPORTER_BY_HAND: dict[str, Source | Missing] = {
+    "kafka_server_app_version": _VERSION_NOT_MAPPED,
+    **dict.fromkeys(
+        _CLIENT_SERIES,
+        Missing("the quota sensors' names under the reporter's Kafka-metrics collector are not known"),
+    ),
+    # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
+    **_network_sources("percent", "networkProcessor"),
+    "kafka_server_request_handler_idle_ns_total": Source(_REPORTER_HANDLER),
+    "kafka_server_request_handler_avg_idle_ratio": Missing(
+        "the reporter exports a meter's Count alone (no one-minute rate)"
+    ),
+    "kafka_network_request_time_ms": _phases({}),  # quantiles as written
+}
+
+
+def _by_naming(
+    naming: Callable[[Series], Source], by_hand: Mapping[str, Source | Missing]
+) -> dict[str, Source | Missing]:
+    """Every series the rules export, by `naming` from its MBean unless `by_hand` has it."""
+    return {s.name: by_hand.get(s.name) or naming(s) for s in SERIES if s.from_rules}
 
 
 STRIMZI_REPORTER = Dialect(
-    "strimzi-reporter",
-    "Strimzi Metrics Reporter",
-    {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **dict.fromkeys(
-            _CLIENT_SERIES,
-            Missing("the quota sensors' names under the reporter's Kafka-metrics collector are not known"),
-        ),
-        **_btm_sources("reporter"),
-        **_reporter_remote(),
-        # Not in Strimzi's default allowlist: `allowlist_advice` names the entry to add.
-        **_network_sources("percent", "networkProcessor"),
-        "kafka_server_request_handler_idle_ns_total": Source(_REPORTER_HANDLER),
-        "kafka_server_request_handler_avg_idle_ratio": Missing(
-            "the reporter exports a meter's Count alone (no one-minute rate)"
-        ),
-        "kafka_log_flush_total": Source(("kafka_log_logflushstats_logflushrateandtimems_count",)),
-        "kafka_log_flush_time_ms": Source(("kafka_log_logflushstats_logflushrateandtimems",)),
-        "kafka_network_requests_total": Source(("kafka_network_requestmetrics_requestspersec_total",)),
-        "kafka_network_request_time_ms": _phases({}),  # quantiles as written
-        "kafka_network_request_bytes": Source(("kafka_network_requestmetrics_requestbytes",)),
-    },
+    "strimzi-reporter", "Strimzi Metrics Reporter", _by_naming(_reporter_naming, _REPORTER_BY_HAND)
 )
 
 
@@ -355,93 +346,46 @@ def _percentile_attribute(quantile: str) -> str:
 
 
 def _by_quantile(prefix: str) -> dict[str, tuple[str, ...]]:
-    return {q: (f"{prefix}_{_percentile_attribute(q)}",) for q in REPORTER_QUANTILES}
+    return {q: (f"{prefix}_{_percentile_attribute(q)}",) for q in QUANTILES}
 
 
-def _default_remote() -> dict[str, Source | Missing]:
-    manager = "kafka_log_remote_RemoteLogManager"
-    pool = "org_apache_kafka_storage_internals_log_RemoteStorageThreadPool_Value"
-    fetch = {"name": "RemoteLogReaderFetchRateAndTimeMs"}
-    return {
-        "kafka_log_remote_manager_tasks_avg_idle_ratio": Source(
-            (f"{manager}_Value",), extra={"name": "RemoteLogManagerTasksAvgIdlePercent"}
-        ),
-        "kafka_log_remote_reader_fetch_total": Source((f"{manager}_Count",), extra=fetch),
-        "kafka_log_remote_reader_fetch_time_ms": Source(
-            (), extra=fetch, by_label="quantile", by_value=_by_quantile(manager)
-        ),
-        "kafka_storage_remote_thread_pool_reader_task_queue_size": Source(
-            (pool,), extra={"name": "RemoteLogReaderTaskQueueSize"}
-        ),
-        "kafka_storage_remote_thread_pool_reader_avg_idle_ratio": Source(
-            (pool,), extra={"name": "RemoteLogReaderAvgIdlePercent"}
-        ),
-    }
+def _default_naming(s: Series) -> Source:
+    """A series by the exporter's default naming (above), from its MBean: the attribute in the
+    name, the MBean's `name` a label, each percentile a name of its own. The handler meter is the
+    aggregate one (KIP-1207's per-pool one shares its name, `name` tells them apart): on Kafka 4.2+
+    it averages every pool of the node, the broker's alone on a broker-only node."""
+    domain, keys = _mbean(s)
+    prefix, extra = f"{domain}_{keys['type']}", {"name": keys["name"]}
+    if s.attribute == PERCENTILES:
+        return Source((), extra=extra, by_label="quantile", by_value=_by_quantile(prefix))
+    return Source((f"{prefix}_{s.attribute}",), extra=extra)
 
 
-_HANDLER_POOL = "kafka_server_KafkaRequestHandlerPool"
-_REQUEST_METRICS = "kafka_network_RequestMetrics"
-
+_DEFAULT_BY_HAND: dict[str, Source | Missing] = {
+    "kafka_server_app_version": _VERSION_NOT_MAPPED,
+    **_quota_clients(str),
+    "kafka_network_response_queue_size": Source(
+        ("kafka_network_RequestChannel_Value",), extra={"name": "ResponseQueueSize", "processor": ""}
+    ),
+    "kafka_network_processor_idle_ratio": Source(
+        ("kafka_network_Processor_Value",),
+        labels={"network_processor": "networkProcessor"},
+        extra={"name": "IdlePercent"},
+    ),
+    # The phase is the `name` label (TotalTimeMs, ..); the quantile picks the attribute's name.
+    "kafka_network_request_time_ms": Source(
+        (),
+        labels={"phase": "name"},
+        values={"phase": dict(PHASES)},
+        by_label="quantile",
+        by_value=_by_quantile("kafka_network_RequestMetrics"),
+    ),
+}
 
 EXPORTER_DEFAULT = Dialect(
     "exporter-default",
     "jmx_exporter without rules (its default naming; MSK open monitoring)",
-    {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **_quota_clients(str),
-        **_btm(
-            lambda bean: Source(
-                (f"kafka_server_BrokerTopicMetrics_{'Count' if bean.endswith('PerSec') else 'Value'}",),
-                extra={"name": bean},
-            )
-        ),
-        **_default_remote(),
-        "kafka_network_request_queue_size": Source(
-            ("kafka_network_RequestChannel_Value",), extra={"name": "RequestQueueSize"}
-        ),
-        "kafka_network_response_queue_size": Source(
-            ("kafka_network_RequestChannel_Value",), extra={"name": "ResponseQueueSize", "processor": ""}
-        ),
-        "kafka_network_processor_avg_idle_ratio": Source(
-            ("kafka_network_SocketServer_Value",), extra={"name": "NetworkProcessorAvgIdlePercent"}
-        ),
-        "kafka_network_processor_idle_ratio": Source(
-            ("kafka_network_Processor_Value",),
-            labels={"network_processor": "networkProcessor"},
-            extra={"name": "IdlePercent"},
-        ),
-        # The aggregate meter (KIP-1207's per-pool one shares its name, `name` tells them apart):
-        # on Kafka 4.2+ it averages every pool of the node, the broker's alone on a broker-only node.
-        "kafka_server_request_handler_idle_ns_total": Source(
-            (f"{_HANDLER_POOL}_Count",), extra={"name": "RequestHandlerAvgIdlePercent"}
-        ),
-        "kafka_server_request_handler_avg_idle_ratio": Source(
-            (f"{_HANDLER_POOL}_OneMinuteRate",), extra={"name": "RequestHandlerAvgIdlePercent"}
-        ),
-        "kafka_log_flush_total": Source(
-            ("kafka_log_LogFlushStats_Count",), extra={"name": "LogFlushRateAndTimeMs"}
-        ),
-        "kafka_log_flush_time_ms": Source(
-            (),
-            extra={"name": "LogFlushRateAndTimeMs"},
-            by_label="quantile",
-            by_value=_by_quantile("kafka_log_LogFlushStats"),
-        ),
-        "kafka_network_requests_total": Source(
-            (f"{_REQUEST_METRICS}_Count",), extra={"name": "RequestsPerSec"}
-        ),
-        # The phase is the `name` label (TotalTimeMs, ..); the quantile picks the attribute's name.
-        "kafka_network_request_time_ms": Source(
-            (),
-            labels={"phase": "name"},
-            values={"phase": dict(PHASES)},
-            by_label="quantile",
-            by_value=_by_quantile(_REQUEST_METRICS),
-        ),
-        "kafka_network_request_bytes": Source(
-            (), extra={"name": "RequestBytes"}, by_label="quantile", by_value=_by_quantile(_REQUEST_METRICS)
-        ),
-    },
+    _by_naming(_default_naming, _DEFAULT_BY_HAND),
 )
 # MSK's open monitoring: its JMX Exporter on port 11001 runs without rules, so its names are the
 # exporter's default naming (docs/targets.md says where that was established). The same table
