@@ -107,19 +107,6 @@ def _mbean(s: Series) -> tuple[str, dict[str, str]]:
     return domain.replace(".", "_"), dict(pair.split("=", 1) for pair in pairs)
 
 
-def _btm_sources(confluent: bool) -> dict[str, Source | Missing]:
-    """BrokerTopicMetrics lower-cased by a rule file's generic PerSec/Value rules (a meter's name
-    without PerSec, `_total`) or Confluent's (as it is)."""
-    out: dict[str, Source | Missing] = {}
-    for s in (s for s in SERIES if "type=BrokerTopicMetrics" in s.mbean):
-        bean = _mbean(s)[1]["name"]
-        name = f"kafka_server_brokertopicmetrics_{bean.lower()}"
-        if bean.endswith("PerSec") and not confluent:
-            name = f"{name.removesuffix('persec')}_total"
-        out[s.name] = Source((name,))
-    return out
-
-
 def _phases(quantiles: Mapping[str, Mapping[str, str]] = _QUANTILES) -> Source:
     """RequestMetrics' phases, each its own MBean; `quantiles` maps kbt's quantile label values."""
     return Source(
@@ -145,15 +132,6 @@ def _remote_missing() -> dict[str, Source | Missing]:
 _VERSION_NOT_MAPPED = Missing(
     "app-info's Version is a label, read as found (kbt target check), not translated"
 )
-_HANDLER_COUNT = (
-    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count",
-    "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total",
-)
-_FLUSH_COUNT = (
-    "kafka_log_logflushstats_logflushrateandtimems_count",
-    "kafka_log_logflushstats_logflushrateandtimems_count_total",
-)
-_FLUSH_TIME = Source(("kafka_log_logflushstats_logflushrateandtimems",), values=_QUANTILES)
 
 
 def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Source | Missing]:
@@ -171,25 +149,6 @@ def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Sourc
         "kafka_network_processor_idle_ratio": Source(
             (f"kafka_network_processor_idle{idle_percent}",), labels={"network_processor": processor_label}
         ),
-    }
-
-
-def _jmx_example_sources(idle_percent: str) -> dict[str, Source | Missing]:
-    """What Strimzi's rules and the upstream example export alike; `idle_percent` is how the
-    flavour spells the processors' idle-percent attribute ("_percent" or "percent"). Their generic
-    PerSec and percentile rules keep RequestMetrics; a copy whose rules exclude it leaves those
-    absent: detection then names them missing, and BrokerTopicMetrics' per-partition counts never
-    stand in for requests."""
-    return {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
-        **_btm_sources(confluent=False),
-        **_remote_missing(),
-        **_network_sources(idle_percent, "networkProcessor"),
-        "kafka_server_request_handler_idle_ns_total": Source(_HANDLER_COUNT),
-        "kafka_log_flush_total": Source(_FLUSH_COUNT),
-        "kafka_log_flush_time_ms": _FLUSH_TIME,
-        **_request_metrics("kafka_network_requestmetrics_requests_total"),
     }
 
 
@@ -217,69 +176,106 @@ def _quota_clients(spell: Callable[[str], str]) -> dict[str, Source | Missing]:
     }
 
 
-# RequestMetrics as the jmx_exporter Kafka example and Strimzi's kafka-metrics.yaml name them: the
-# RequestsPerSec meter by its two-key PerSec rule (request, version), the histograms' percentiles by
-# their one-key percentile rule (request, quantile "0.<N>"). Counted once per request, whatever the
-# number of partitions the request carries (BrokerTopicMetrics counts once per partition).
-def _request_metrics(requests: str) -> dict[str, Source | Missing]:
+def _lowered(s: Series) -> str:
+    """`<domain>_<type>_<name>` of a series' MBean, lower-cased: its name by the rule files' generic
+    rules and by the Metrics Reporter, before their suffixes."""
+    domain, keys = _mbean(s)
+    return f"{domain}_{keys['type']}_{keys['name']}".lower()
+
+
+def _example_naming(s: Series) -> Source:
+    """A series by the generic rules Strimzi's kafka-metrics.yaml and the upstream example share:
+    a meter's Count by the PerSec rule (the name without PerSec, `_total`; BrokerTopicMetrics, and
+    RequestsPerSec by its two-key rule: request, version), another Count by the Count rule
+    (`_count`, `_count_total` from a newer agent), a Value as it is, a histogram's percentiles by
+    the one-key percentile rule (request, quantile "0.<N>"). RequestMetrics are counted once per
+    request, whatever the number of partitions the request carries (BrokerTopicMetrics counts once
+    per partition)."""
+    name = _lowered(s)
+    if s.attribute == PERCENTILES:
+        return Source((name,), values=_QUANTILES)
+    if s.attribute != "Count":
+        return Source((name,))
+    if name.endswith("persec"):
+        return Source((f"{name.removesuffix('persec')}_total",))
+    return Source((f"{name}_count", f"{name}_count_total"))
+
+
+def _example_by_hand(idle_percent: str, no_rate: str) -> dict[str, Source | Missing]:
+    """What Strimzi's rules and the upstream example export alike beyond their generic naming;
+    `idle_percent` is how the flavour spells the processors' idle-percent attribute ("_percent" or
+    "percent"), `no_rate` why it has no handler meter rate. Their generic PerSec and percentile
+    rules keep RequestMetrics; a copy whose rules exclude it leaves those absent: detection then
+    names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
     return {
-        "kafka_network_requests_total": Source((requests,)),
+        "kafka_server_app_version": _VERSION_NOT_MAPPED,
+        **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
+        **_remote_missing(),
+        **_network_sources(idle_percent, "networkProcessor"),
+        "kafka_server_request_handler_avg_idle_ratio": Missing(no_rate),
         "kafka_network_request_time_ms": _phases(),
-        "kafka_network_request_bytes": Source(
-            ("kafka_network_requestmetrics_requestbytes",), values=_QUANTILES
-        ),
     }
+
+
+def _by_naming(
+    naming: Callable[[Series], Source], by_hand: Mapping[str, Source | Missing]
+) -> dict[str, Source | Missing]:
+    """Every series the rules export, by `naming` from its MBean unless `by_hand` has it."""
+    return {s.name: by_hand.get(s.name) or naming(s) for s in SERIES if s.from_rules}
 
 
 STRIMZI = Dialect(
     "strimzi",
     "Strimzi kafka-metrics.yaml",
-    {
-        **_jmx_example_sources("_percent"),
-        "kafka_server_request_handler_avg_idle_ratio": Missing(
-            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
+    _by_naming(
+        _example_naming,
+        _example_by_hand(
+            "_percent",
+            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate",
         ),
-    },
+    ),
 )
 
 UPSTREAM = Dialect(
     "upstream",
     "jmx_exporter example kafka-2_0_0.yml",
-    {
-        **_jmx_example_sources("percent"),
-        "kafka_server_request_handler_avg_idle_ratio": Missing(
-            "the example rules export only the handler meter's Count"
-        ),
-    },
+    _by_naming(
+        _example_naming,
+        _example_by_hand("percent", "the example rules export only the handler meter's Count"),
+    ),
 )
+
+
+def _confluent_naming(s: Series) -> Source:
+    """A series by Confluent's generic rules: its name as it is (no suffix: a meter's Count by the
+    generic two-key (Count|Value) rule, which comes before the RequestsPerSec rule of its own), a
+    histogram's percentiles by quantile "0.<N>"."""
+    return Source((_lowered(s),), values=_QUANTILES if s.attribute == PERCENTILES else {})
+
+
+_CONFLUENT_BY_HAND: dict[str, Source | Missing] = {
+    "kafka_server_app_version": _VERSION_NOT_MAPPED,
+    **_quota_clients(str.lower),
+    **_remote_missing(),
+    **_network_sources("percent", "networkprocessor"),
+    # The handler meter's OneMinuteRate by its own rule: `_oneminuterate` in the current file,
+    # `_total` (typed GAUGE) before 2025.
+    "kafka_server_request_handler_avg_idle_ratio": Source(
+        (
+            "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_oneminuterate",
+            "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
+        )
+    ),
+    "kafka_log_flush_total": Source(
+        ("kafka_log_logflushstats_logflushrateandtimems",), extra={"quantile": ""}
+    ),
+    "kafka_network_request_time_ms": _phases(),
+}
 
 CONFLUENT = Dialect(
     "confluent",
     "Confluent jmx-monitoring-stacks kafka_broker.yml",
-    {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
-        **_quota_clients(str.lower),
-        **_btm_sources(confluent=True),
-        **_remote_missing(),
-        **_network_sources("percent", "networkprocessor"),
-        "kafka_server_request_handler_idle_ns_total": Source(
-            ("kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent",)
-        ),
-        # The handler meter's OneMinuteRate by its own rule: `_oneminuterate` in the current file,
-        # `_total` (typed GAUGE) before 2025.
-        "kafka_server_request_handler_avg_idle_ratio": Source(
-            (
-                "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_oneminuterate",
-                "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_total",
-            )
-        ),
-        "kafka_log_flush_total": Source(
-            ("kafka_log_logflushstats_logflushrateandtimems",), extra={"quantile": ""}
-        ),
-        "kafka_log_flush_time_ms": _FLUSH_TIME,
-        # Its generic two-key (Count|Value) rule comes before the RequestsPerSec rule of its own.
-        **_request_metrics("kafka_network_requestmetrics_requestspersec"),
-    },
+    _by_naming(_confluent_naming, _CONFLUENT_BY_HAND),
 )
 
 # ---- Strimzi's Metrics Reporter (metricsConfig.type: strimziMetricsReporter) ----
@@ -301,10 +297,9 @@ def _reporter_naming(s: Series) -> Source:
     """A series by the reporter's naming (above), from its MBean (the group's dots become
     underscores): a Meter's Count (the PerSec beans) `_total`, a Timer's `_count`, a Gauge's value
     or a Timer's percentiles under the name itself."""
-    domain, keys = _mbean(s)
-    name = f"{domain}_{keys['type']}_{keys['name']}".lower()
+    name = _lowered(s)
     if s.attribute == "Count":
-        name += "_total" if keys["name"].endswith("PerSec") else "_count"
+        name += "_total" if name.endswith("persec") else "_count"
     return Source((name,))
 
 
@@ -322,13 +317,6 @@ _REPORTER_BY_HAND: dict[str, Source | Missing] = {
     ),
     "kafka_network_request_time_ms": _phases({}),  # quantiles as written
 }
-
-
-def _by_naming(
-    naming: Callable[[Series], Source], by_hand: Mapping[str, Source | Missing]
-) -> dict[str, Source | Missing]:
-    """Every series the rules export, by `naming` from its MBean unless `by_hand` has it."""
-    return {s.name: by_hand.get(s.name) or naming(s) for s in SERIES if s.from_rules}
 
 
 STRIMZI_REPORTER = Dialect(
