@@ -95,16 +95,14 @@ def _status(c: ClientRecommendation) -> str:
     return f"[{colour}]{c.status}[/{colour}]"
 
 
+def _side_row(label: str, name: str, status: str, p: Prediction | None, m: Measured | None) -> list[str]:
+    """A row under a client's (its safer setting, its baseline): the figures and the run measured."""
+    return [label, name, status, *_figures(p, m), "", m.run_id if m else "-"]
+
+
 def _safer_row(t: Trial) -> list[str]:
-    p, m = t.predicted, t.measured
-    return [
-        "  safer",
-        describe_profile(t.profile),
-        "measured" if m is not None else "predicted",
-        *_figures(p, m),
-        "",
-        m.run_id if m else "-",
-    ]
+    status = "measured" if t.measured is not None else "predicted"
+    return _side_row("  safer", describe_profile(t.profile), status, t.predicted, t.measured)
 
 
 def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
@@ -131,14 +129,7 @@ def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     name = rec.baseline.name if kind_of(rec.baseline) is kind_of(c.profile) else f"{c.client} baseline"
     if (cut := reduction_of(rec, c)) is not None:
         name = f"{cut.baseline} ({cut.baseline_is})"
-    return [
-        "  baseline",
-        name,
-        "",
-        *_figures(p, m),
-        "",
-        m.run_id if m else "-",
-    ]
+    return _side_row("  baseline", name, "", p, m)
 
 
 def band_text(p: Prediction) -> str:
