@@ -80,12 +80,10 @@ def window_query(name: str, agg: str, window_s: float, step_s: float, compare: s
     """The named catalog query aggregated over a window ending at the evaluation time: "rate" widens
     its rate window to the whole window; "avg"/"min"/"max" take <agg>_over_time of it (with
     `compare` appended, e.g. " >= bool 16": the share of time at a level), sampled every `step_s` (a
-    subquery; its own rate window spans 4 steps); "last" is the query as it is."""
+    subquery; its own rate window spans 4 steps)."""
     w = duration(window_s)
     if agg == "rate":
         return promql(name, w)
-    if agg == "last":
-        return promql(name, duration(4 * step_s))
     # A window shorter than a few scrape steps (a 10 s run window on a target scraped every 15 s)
     # must still hold evaluation points: a [10s:15s] subquery often holds none, and the field is lost.
     sample = min(step_s, window_s / 4)
