@@ -28,23 +28,41 @@ class PrometheusReader(Protocol):
     def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]: ...
 
 
-# BrokerStats field -> (named query in tuner.measure.promql, how the window aggregates it).
+# Each broker's figures over a window, as a diagnosis snapshot names them (tuner.store.snapshot
+# BrokerSnapshot) -> (named query in tuner.measure.promql, how the window aggregates it).
 # "rate": the query's own rate window becomes the whole measured window (evaluated at its end);
 # "avg"/"min"/"max": <agg>_over_time of the query over the window (a subquery at scrape resolution).
-WINDOW_FIELDS: dict[str, tuple[str, str]] = {
+BROKER_FIELDS: dict[str, tuple[str, str]] = {
     "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE", "rate"),
+    "partition_appends_per_s": ("PARTITION_APPENDS_RATE", "rate"),
     "bytes_in_per_s": ("BYTES_IN_RATE", "rate"),
     "messages_in_per_s": ("MESSAGES_IN_RATE", "rate"),
     "network_idle_ratio": ("NETWORK_IDLE", "avg"),
     "network_idle_ratio_min": ("NETWORK_IDLE", "min"),
+    "busiest_network_thread_idle_ratio": ("NETWORK_IDLE_MIN_THREAD", "avg"),
     "request_handler_idle_ratio": ("REQUEST_HANDLER_IDLE", "rate"),
     "request_queue_size": ("REQUEST_QUEUE_SIZE", "avg"),
     "request_queue_size_max": ("REQUEST_QUEUE_SIZE", "max"),
+    "response_queue_size_max": ("RESPONSE_QUEUE_SIZE", "max"),
     # Yammer histograms decay over ~5 minutes: the window's max is the closest bound we have.
-    "produce_total_time_p999_ms": ("PRODUCE_TOTAL_P999_MS", "max"),
+    "produce_total_p999_ms": ("PRODUCE_TOTAL_P999_MS", "max"),
+    "produce_request_queue_p99_ms": ("PRODUCE_REQUEST_QUEUE_P99_MS", "avg"),
+    "produce_local_p99_ms": ("PRODUCE_LOCAL_P99_MS", "max"),
+    "produce_response_queue_p99_ms": ("PRODUCE_RESPONSE_QUEUE_P99_MS", "max"),
+    "produce_request_bytes_p50": ("PRODUCE_REQUEST_BYTES_P50", "avg"),
     "log_flush_per_s": ("LOG_FLUSH_RATE", "rate"),
     "log_flush_time_p99_ms": ("LOG_FLUSH_TIME_P99_MS", "max"),
+    "fetch_requests_per_s": ("FETCH_REQUESTS_RATE", "rate"),
+    "bytes_out_per_s": ("BYTES_OUT_RATE", "rate"),
+    "fetch_consumer_p99_ms": ("FETCH_CONSUMER_TOTAL_P99_MS", "max"),
     "cpu_cores": ("BROKER_CPU_CORES", "rate"),
+}
+# A run record's BrokerStats: the figures it shares with the snapshot (its p99.9 under its own name).
+_RECORD_NAMES = {"produce_total_p999_ms": "produce_total_time_p999_ms"}
+WINDOW_FIELDS: dict[str, tuple[str, str]] = {
+    _RECORD_NAMES.get(f, f): q
+    for f, q in BROKER_FIELDS.items()
+    if _RECORD_NAMES.get(f, f) in BrokerStats.model_fields
 }
 
 _NODE_ID = re.compile(r"[0-9]{1,9}", re.ASCII)

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from tuner.core.errors import EnvironmentProblem
-from tuner.measure.broker_window import PrometheusReader, broker_order, window_query
+from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, window_query
 from tuner.measure.dialects import MissingSeries, scope_matchers
 from tuner.measure.series_names import (
     BROKER_JOB,
@@ -26,31 +26,6 @@ from tuner.measure.series_names import (
 )
 from tuner.spec.thresholds import THRESHOLDS
 
-# BrokerSnapshot field -> (named query, aggregation over the window; see window_query).
-SNAPSHOT_FIELDS: dict[str, tuple[str, str]] = {
-    "produce_requests_per_s": ("PRODUCE_REQUESTS_RATE", "rate"),
-    "partition_appends_per_s": ("PARTITION_APPENDS_RATE", "rate"),
-    "bytes_in_per_s": ("BYTES_IN_RATE", "rate"),
-    "messages_in_per_s": ("MESSAGES_IN_RATE", "rate"),
-    "network_idle_ratio": ("NETWORK_IDLE", "avg"),
-    "network_idle_ratio_min": ("NETWORK_IDLE", "min"),
-    "busiest_network_thread_idle_ratio": ("NETWORK_IDLE_MIN_THREAD", "avg"),
-    "request_handler_idle_ratio": ("REQUEST_HANDLER_IDLE", "rate"),
-    "request_queue_size": ("REQUEST_QUEUE_SIZE", "avg"),
-    "request_queue_size_max": ("REQUEST_QUEUE_SIZE", "max"),
-    "response_queue_size_max": ("RESPONSE_QUEUE_SIZE", "max"),
-    "produce_total_p999_ms": ("PRODUCE_TOTAL_P999_MS", "max"),
-    "produce_request_queue_p99_ms": ("PRODUCE_REQUEST_QUEUE_P99_MS", "avg"),
-    "produce_local_p99_ms": ("PRODUCE_LOCAL_P99_MS", "max"),
-    "produce_response_queue_p99_ms": ("PRODUCE_RESPONSE_QUEUE_P99_MS", "max"),
-    "produce_request_bytes_p50": ("PRODUCE_REQUEST_BYTES_P50", "avg"),
-    "log_flush_per_s": ("LOG_FLUSH_RATE", "rate"),
-    "log_flush_time_p99_ms": ("LOG_FLUSH_TIME_P99_MS", "max"),
-    "fetch_requests_per_s": ("FETCH_REQUESTS_RATE", "rate"),
-    "bytes_out_per_s": ("BYTES_OUT_RATE", "rate"),
-    "fetch_consumer_p99_ms": ("FETCH_CONSUMER_TOTAL_P99_MS", "max"),
-    "cpu_cores": ("BROKER_CPU_CORES", "rate"),
-}
 # Topic figures, summed over the brokers (queries grouped by topic). Per topic Kafka counts partition
 # appends (TotalProduceRequests{topic}), never requests: a request carrying three partitions of a
 # topic counts three times there.
@@ -67,7 +42,7 @@ CLIENT_FIELDS: dict[str, tuple[str, str]] = {
 
 
 def snapshot_queries(window_s: float, step_s: float) -> dict[str, str]:
-    fields = {f: window_query(n, a, window_s, step_s) for f, (n, a) in SNAPSHOT_FIELDS.items()}
+    fields = {f: window_query(n, a, window_s, step_s) for f, (n, a) in BROKER_FIELDS.items()}
     fields |= {f"topic.{f}": window_query(n, a, window_s, step_s) for f, (n, a) in TOPIC_FIELDS.items()}
     fields |= {f"client.{f}": window_query(n, a, window_s, step_s) for f, (n, a) in CLIENT_FIELDS.items()}
     return fields
