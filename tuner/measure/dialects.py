@@ -19,9 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
-from tuner.measure.catalog import PERCENTILES, PHASES, QUANTILES, SERIES, Series
+from tuner.measure.catalog import PERCENTILES, PHASES, QUANTILES, SERIES, Needs, Series
 from tuner.measure.promql import label_matchers
-from tuner.measure.series_names import CLIENT_BYTE_RATE_SERIES, CLIENT_REQUEST_TIME_SERIES
 
 if TYPE_CHECKING:
     from tuner.target.base import Target
@@ -153,27 +152,21 @@ def _network_sources(idle_percent: str, processor_label: str) -> dict[str, Sourc
 
 
 _NO_QUOTA_RULE = Missing("its rules have no pattern for the per-client quota sensors (type=Request, ..)")
-_QUOTA_TYPES = ("Produce", "Fetch", "Request")
-_CLIENT_SERIES = (CLIENT_REQUEST_TIME_SERIES, CLIENT_BYTE_RATE_SERIES, "kafka_server_client_throttle_time_ms")
+_QUOTA_SERIES = tuple(s for s in SERIES if s.needs is Needs.QUOTA)
+_CLIENT_SERIES = tuple(s.name for s in _QUOTA_SERIES)
 
 
 def _quota_clients(spell: Callable[[str], str]) -> dict[str, Source | Missing]:
     """The quota sensors by a generic rule: kafka_server_<type>_<attribute>, the type spelled by
     `spell` (Confluent's rule lowercases it, the exporter's default naming keeps it), the key labels
-    as they are (client-id sanitized to client_id)."""
-    return {
-        CLIENT_REQUEST_TIME_SERIES: Source((f"kafka_server_{spell('Request')}_request_time",)),
-        CLIENT_BYTE_RATE_SERIES: Source(
-            (),
-            by_label="quota",
-            by_value={q: (f"kafka_server_{spell(q)}_byte_rate",) for q in ("Produce", "Fetch")},
-        ),
-        "kafka_server_client_throttle_time_ms": Source(
-            (),
-            by_label="quota",
-            by_value={q: (f"kafka_server_{spell(q)}_throttle_time",) for q in _QUOTA_TYPES},
-        ),
-    }
+    as they are (client-id sanitized to client_id); a series of several types picks one by `quota`."""
+    out: dict[str, Source | Missing] = {}
+    for s in _QUOTA_SERIES:
+        types = _mbean(s)[1]["type"].split("|")
+        names = {t: (f"kafka_server_{spell(t)}_{s.attribute.replace('-', '_')}",) for t in types}
+        one = len(types) == 1
+        out[s.name] = Source(names[types[0]]) if one else Source((), by_label="quota", by_value=names)
+    return out
 
 
 def _lowered(s: Series) -> str:
@@ -208,7 +201,6 @@ def _example_by_hand(idle_percent: str, no_rate: str) -> dict[str, Source | Miss
     rules keep RequestMetrics; a copy whose rules exclude it leaves those absent: detection then
     names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
     return {
-        "kafka_server_app_version": _VERSION_NOT_MAPPED,
         **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
         **_remote_missing(),
         **_network_sources(idle_percent, "networkProcessor"),
@@ -220,7 +212,9 @@ def _example_by_hand(idle_percent: str, no_rate: str) -> dict[str, Source | Miss
 def _by_naming(
     naming: Callable[[Series], Source], by_hand: Mapping[str, Source | Missing]
 ) -> dict[str, Source | Missing]:
-    """Every series the rules export, by `naming` from its MBean unless `by_hand` has it."""
+    """Every series the rules export, by `naming` from its MBean unless `by_hand` has it; app-info's
+    Version, a label, is never translated."""
+    by_hand = {"kafka_server_app_version": _VERSION_NOT_MAPPED, **by_hand}
     return {s.name: by_hand.get(s.name) or naming(s) for s in SERIES if s.from_rules}
 
 
@@ -254,7 +248,6 @@ def _confluent_naming(s: Series) -> Source:
 
 
 _CONFLUENT_BY_HAND: dict[str, Source | Missing] = {
-    "kafka_server_app_version": _VERSION_NOT_MAPPED,
     **_quota_clients(str.lower),
     **_remote_missing(),
     **_network_sources("percent", "networkprocessor"),
@@ -304,7 +297,6 @@ def _reporter_naming(s: Series) -> Source:
 
 
 _REPORTER_BY_HAND: dict[str, Source | Missing] = {
-    "kafka_server_app_version": _VERSION_NOT_MAPPED,
     **dict.fromkeys(
         _CLIENT_SERIES,
         Missing("the quota sensors' names under the reporter's Kafka-metrics collector are not known"),
@@ -350,7 +342,6 @@ def _default_naming(s: Series) -> Source:
 
 
 _DEFAULT_BY_HAND: dict[str, Source | Missing] = {
-    "kafka_server_app_version": _VERSION_NOT_MAPPED,
     **_quota_clients(str),
     "kafka_network_response_queue_size": Source(
         ("kafka_network_RequestChannel_Value",), extra={"name": "ResponseQueueSize", "processor": ""}
