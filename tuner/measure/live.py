@@ -9,7 +9,6 @@ clients report them; the run's final lost count comes from reading every acked r
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
@@ -53,11 +52,9 @@ def sample(prom: Prometheus, scrape_interval_s: float = 5.0, since: float | None
         window = min(window, time.time() - since)
     for name, expr in _queries(window).items():
         try:
-            found = prom.instant(expr)
+            values[name] = prom.value(expr)
         except KbtError:
-            found = []
-        value = found[0].value if found else None
-        values[name] = None if value is None or math.isnan(value) else value
+            values[name] = None
     return LiveSample(at=time.time(), **values)
 
 
