@@ -20,21 +20,25 @@ def _run(plan_index: int, handler_idle: float, p99_ms: float, created: float) ->
     return record_with_brokers(brokers, created, plan=plan, p99_ms=p99_ms)
 
 
-def test_an_overloaded_run_does_not_calibrate_while_a_calm_one_exists() -> None:
+def test_an_overloaded_run_does_not_set_the_unloaded_service_time_while_a_calm_one_exists() -> None:
     overloaded = _run(0, handler_idle=0.006, p99_ms=50_987.0, created=1000.0)  # the broker drowned
     calm = _run(2, handler_idle=0.835, p99_ms=697.0, created=2000.0)
     assert saturated(overloaded) and not saturated(calm)
     both = calibrate([overloaded, calm]).of("librdkafka")
     alone = calibrate([calm]).of("librdkafka")
-    assert both.runs == 1 and both.service_p99_ms == alone.service_p99_ms
+    assert both.service_p99_ms == alone.service_p99_ms and alone.loaded_p99_ms == 0
     # with only the calm run, the service time is its p99 less the simulated linger wait: ~200 ms
     assert 100 < alone.service_p99_ms < 400
+    # the overloaded run's p99 is the service time at its own load, apart (ClientCalibration.service_at)
+    assert both.runs == 2 and both.loaded_p99_ms > 40_000 and both.load_busy > 0.99
 
 
-def test_an_overloaded_run_calibrates_when_it_is_all_there_is() -> None:
+def test_an_overloaded_run_calibrates_at_its_load_when_it_is_all_there_is() -> None:
     overloaded = _run(0, handler_idle=0.006, p99_ms=50_987.0, created=1000.0)
     only = calibrate([overloaded]).of("librdkafka")
-    assert only.runs == 1 and only.service_p99_ms > 40_000 > DEFAULT_SERVICE_P99_MS
+    assert only.runs == 1 and only.loaded_p99_ms > 40_000 > DEFAULT_SERVICE_P99_MS
+    assert only.service_p99_ms == DEFAULT_SERVICE_P99_MS  # unloaded: a round trip, not the queue
+    assert only.service_at(only.load_requests_per_s)[1] == only.loaded_p99_ms
 
 
 def test_a_run_whose_brokers_queued_requests_does_not_calibrate_beside_a_calm_one() -> None:

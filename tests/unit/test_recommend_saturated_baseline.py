@@ -16,9 +16,11 @@ from tuner.core.errors import KbtError
 from tuner.model.evidence import calibrate, traffic_of_record
 from tuner.model.predict import DEFAULT_SERVICE_P99_MS, predict
 from tuner.model.recommend import Request, recommend
+from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.store.record import RunRecord
 
 PER_BROKER = 320.0  # the Filebeat-like baseline's produce requests/s on each broker
+BATCHED = LibrdkafkaProfile(name="linger-800", linger_ms=800, partitioner="sticky", compression="zstd")
 
 
 def _record(p99_ms: float, network_idle: float) -> RunRecord:
@@ -62,7 +64,8 @@ def test_more_requests_than_the_baseline_queue_longer() -> None:
     record = _record(800.0, network_idle=0.2)
     calib = calibrate([record]).of("librdkafka")
     assert calib.load_busy == pytest.approx(0.8)
-    rate, today = calib.load_requests_per_s, calib.service_p99_ms
+    rate, today = calib.load_requests_per_s, calib.loaded_p99_ms
+    assert calib.service_p99_ms == DEFAULT_SERVICE_P99_MS  # no calm run: the defaults stand unloaded
     assert calib.service_at(rate)[1] == pytest.approx(today)
     assert calib.service_at(rate / 10)[1] < today / 10
     assert calib.service_at(rate / 1000)[1] >= DEFAULT_SERVICE_P99_MS  # never below a round trip
@@ -82,4 +85,18 @@ def test_only_the_runs_own_share_of_a_busy_broker_follows_the_setting() -> None:
     shared = calibrate([record.model_copy(update={"broker": window})]).of("librdkafka")
     assert shared.load_share == pytest.approx(0.5) and alone.load_share == pytest.approx(1.0)
     fewer = alone.load_requests_per_s / 10
-    assert alone.service_at(fewer)[1] < shared.service_at(fewer)[1] < shared.service_p99_ms
+    assert alone.service_at(fewer)[1] < shared.service_at(fewer)[1] < shared.loaded_p99_ms
+
+
+def test_calm_runs_give_the_unloaded_times_and_the_busy_baseline_its_own() -> None:
+    # A batched run on a calm broker beside the saturated baseline: each setting's p99 is predicted
+    # from its own load, the baseline's 25 s and the batched run's own p99 both reproduced (the calm
+    # run used to set the service time of both: 31 ms predicted for a baseline measured at 66 s).
+    baseline = _record(25_000.0, network_idle=0.003)
+    batched = margin_record(BATCHED, 10.2, 850.0, 1_700_000_100.0, 0.97)
+    calibration = calibrate([baseline, batched])
+    calib = calibration.of("librdkafka")
+    assert calib.runs == 2 and calib.loaded_p99_ms > 20_000 > 100 > calib.service_p99_ms
+    for record, measured in ((baseline, 25_000.0), (batched, 850.0)):
+        predicted = predict(traffic_of_record(record), record.plan.profile, calibration)
+        assert predicted.p99_ms == pytest.approx(measured, rel=0.05), record.name

@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from tuner.model.predict import (
+    DEFAULT_SERVICE_P50_MS,
+    DEFAULT_SERVICE_P99_MS,
     Calibration,
     ClientCalibration,
     calibrated_rules,
@@ -141,13 +143,42 @@ def saturated(record: RunRecord) -> bool:
 def calibrate(records: Iterable[RunRecord]) -> Calibration:
     """Service latency and memory base per client kind: medians over ok runs of (measured -
     simulated batching delay) and (measured memory - bytes held while batching). Runs that
-    saturated the cluster or the client are left out while unsaturated runs of the kind exist.
-    Real Filebeat's per-line pipeline cost is refitted from its synchronous flush runs among them
-    (fitted_harvest_spacing) and used for its batching delay."""
-    usable = [r for r in records if _calibrates(r)]
-    calm_kinds = {_kind(r) for r in usable if not saturated(r)}
-    usable = [r for r in usable if not saturated(r) or _kind(r) not in calm_kinds]
-    return _calibrate(usable, fitted_harvest_spacing(usable))
+    saturated the cluster or the client are left out while unsaturated runs of the kind exist;
+    runs on busy brokers (LOADED_BUSY) calibrate the service times at their load apart
+    (_with_load). Real Filebeat's per-line pipeline cost is refitted from its synchronous flush runs
+    among them (fitted_harvest_spacing) and used for its batching delay."""
+    ok = [r for r in records if _calibrates(r)]
+    calm_kinds = {_kind(r) for r in ok if not saturated(r)}
+    kept = [r for r in ok if not saturated(r) or _kind(r) not in calm_kinds]
+    spacing = fitted_harvest_spacing(kept)
+    calm = [r for r in kept if not on_busy_brokers(r)]
+    loaded = [r for r in ok if on_busy_brokers(r)]  # saturated or not: their load is known
+    unloaded, at_load = _calibrate(calm, spacing).clients, _calibrate(loaded, spacing).clients
+    kinds = sorted({*unloaded, *at_load})
+    return Calibration({kind: _with_load(unloaded.get(kind), at_load.get(kind)) for kind in kinds})
+
+
+def _with_load(calm: ClientCalibration | None, loaded: ClientCalibration | None) -> ClientCalibration:
+    """A kind's calibration from its calm runs and its runs on busy brokers: the calm runs' service
+    times unloaded (without any, the loaded ones' cut to the kind's defaults), the loaded ones' and
+    their load beside them (ClientCalibration.service_at)."""
+    if loaded is None:
+        assert calm is not None
+        return calm
+    unloaded = calm or replace(
+        loaded,
+        service_p50_ms=min(loaded.service_p50_ms, DEFAULT_SERVICE_P50_MS),
+        service_p99_ms=min(loaded.service_p99_ms, DEFAULT_SERVICE_P99_MS),
+    )
+    return replace(
+        unloaded,
+        runs=unloaded.runs + loaded.runs if calm is not None else loaded.runs,
+        loaded_p50_ms=loaded.service_p50_ms,
+        loaded_p99_ms=loaded.service_p99_ms,
+        load_busy=loaded.load_busy,
+        load_share=loaded.load_share,
+        load_requests_per_s=loaded.load_requests_per_s,
+    )
 
 
 # Real Filebeat's per-line pipeline cost follows the host's speed, and on the synchronous flush path
@@ -274,11 +305,16 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
     return Calibration(out)
 
 
-# A kind's service times carry the broker's queueing when the busiest broker of the runs that
-# calibrate them was at least this busy (network or handler idle below the warning band): they are
-# then scaled to each setting's request rate (ClientCalibration.service_at). Below it, queueing
-# is a small part of the service time and the times hold at any load, as before.
+# A run's service times carry its brokers' queueing when its busiest broker was at least this busy
+# (network or handler idle below the warning band): they are scaled to each setting's request rate
+# (ClientCalibration.service_at), apart from calm runs' unloaded times. Below it, queueing is a small
+# part of the service time and the times hold at any load.
 LOADED_BUSY = 1 - THRESHOLDS.network_idle_warning
+
+
+def on_busy_brokers(record: RunRecord) -> bool:
+    busy = busiest_busy(record)
+    return busy is not None and busy >= LOADED_BUSY
 
 
 def busiest_busy(record: RunRecord) -> float | None:
@@ -322,8 +358,8 @@ def _own_busiest(traffic: Traffic, rules: Rules, harvest_spacing: float | None) 
 
 
 def _load_of(loads: list[tuple[float, float, float]], runs: int) -> dict[str, float]:
-    """The load fields of a kind's calibration: only when every run that calibrated it measured its
-    brokers and their median busy share is LOADED_BUSY or more."""
+    """The load of a kind's runs on busy brokers (every one measured its brokers at LOADED_BUSY or
+    more: calibrate sorts them out)."""
     if len(loads) < runs or not loads:
         return {}
     busy = statistics.median(b for b, _, _ in loads)

@@ -44,21 +44,25 @@ class ClientCalibration:
     # harvest_spacing_s), when records of its synchronous flush path fitted one; None: the kind's own.
     harvest_spacing_s: float | None = None
     spacing_runs: int = 0  # records that fitted it
-    # The load the service times were measured at, when the records' busiest broker was busy
-    # (evidence.LOADED_BUSY): its busy share and its produce requests/s as the model predicts them
-    # for the records' own settings. 0: the service times hold at any load.
+    # Service times measured on busy brokers (evidence.LOADED_BUSY), when records did: the load they
+    # were measured at (the busiest broker's busy share, the records' share of its produce requests,
+    # their busiest-broker requests/s as the model predicts them for the records' own settings) and
+    # the times then. 0: the service times above hold at any load.
+    loaded_p50_ms: float = 0.0
+    loaded_p99_ms: float = 0.0
     load_busy: float = 0.0
     load_requests_per_s: float = 0.0
-    load_share: float = 1.0  # the records' share of their busiest broker's produce requests
+    load_share: float = 1.0
 
     def service_at(self, busiest_requests_per_s: float) -> tuple[float, float]:
         """The service p50 and p99 (ms) at a setting's produce request rate on the busiest broker.
-        Measured on busy brokers they are an unloaded part (at most the kind's defaults, a request's
-        round trip and broker work) and the brokers' queueing, which follows the M/M/1 waiting time
-        busy / (1 - busy) with the busy share moving with the request rate (the small-request regime
-        this tool is for: request count, not bytes, fills the network threads). A setting at the
-        calibrating runs' rate gets their times back (the model reproduces today); one with fewer
-        requests gets the relief fewer requests give; one with more queues longer."""
+        Past the unloaded times (calm runs' own, else at most the kind's defaults: a request's round
+        trip and broker work), times measured on busy brokers are the brokers' queueing, which
+        follows the M/M/1 waiting time busy / (1 - busy) with the busy share moving with the request
+        rate (the small-request regime this tool is for: request count, not bytes, fills the network
+        threads). A setting at the loaded runs' rate gets their times back (the model reproduces
+        today); one with fewer requests gets the relief fewer requests give; one with more queues
+        longer."""
         if self.load_busy <= 0 or self.load_requests_per_s <= 0:
             return self.service_p50_ms, self.service_p99_ms
         busy = min(BUSY_CAP, self.load_busy)
@@ -68,14 +72,11 @@ class ClientCalibration:
         busy_at = min(BUSY_CAP, busy * moved)
         queueing = busy_at / (1 - busy_at) / (busy / (1 - busy))
 
-        def scaled(measured: float, unloaded: float) -> float:
-            base = min(measured, unloaded)
-            return base + (measured - base) * queueing
+        def scaled(unloaded: float, loaded: float) -> float:
+            return unloaded + max(0.0, loaded - unloaded) * queueing
 
-        return (
-            scaled(self.service_p50_ms, DEFAULT_SERVICE_P50_MS),
-            scaled(self.service_p99_ms, DEFAULT_SERVICE_P99_MS),
-        )
+        p50 = scaled(self.service_p50_ms, self.loaded_p50_ms)
+        return p50, scaled(self.service_p99_ms, self.loaded_p99_ms)
 
 
 @dataclass(frozen=True)
