@@ -8,13 +8,17 @@ says so instead of reading as a verdict on batching, and points at a live measur
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.unit.test_recommend_margin import FILEBEAT_LIKE, SLO
 from tests.unit.test_recommend_margin import _record as margin_record
 from tuner.core.errors import KbtError
 from tuner.model.evidence import calibrate, traffic_of_record
-from tuner.model.predict import DEFAULT_SERVICE_P99_MS, predict
+from tuner.model.predict import DEFAULT_SERVICE_P99_MS, ClientCalibration, predict
 from tuner.model.recommend import Request, recommend
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.store.record import RunRecord
@@ -100,3 +104,27 @@ def test_calm_runs_give_the_unloaded_times_and_the_busy_baseline_its_own() -> No
     for record, measured in ((baseline, 25_000.0), (batched, 850.0)):
         predicted = predict(traffic_of_record(record), record.plan.profile, calibration)
         assert predicted.p99_ms == pytest.approx(measured, rel=0.05), record.name
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    busy=st.floats(0.5, 1.0),
+    share=st.floats(0.0, 1.0),
+    rate=st.floats(1.0, 1e6),
+    unloaded=st.floats(0.5, 100.0),
+    extra=st.floats(0.0, 1e6),
+    a=st.floats(0.0, 1e7),
+    b=st.floats(0.0, 1e7),
+)
+def test_service_time_grows_with_requests_between_unloaded_and_the_cap(
+    busy: float, share: float, rate: float, unloaded: float, extra: float, a: float, b: float
+) -> None:
+    calib = ClientCalibration(
+        service_p50_ms=unloaded, service_p99_ms=unloaded, loaded_p50_ms=unloaded + extra,
+        loaded_p99_ms=unloaded + extra, load_busy=busy, load_share=share, load_requests_per_s=rate,
+    )  # fmt: skip
+    low, high = sorted((a, b))
+    at_low, at_high = calib.service_at(low)[1], calib.service_at(high)[1]
+    assert unloaded <= at_low <= at_high * (1 + 1e-9) + 1e-9
+    assert calib.service_at(rate)[1] == pytest.approx(unloaded + extra, rel=1e-6)
+    assert math.isfinite(at_high)
