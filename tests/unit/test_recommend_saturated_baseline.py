@@ -62,6 +62,8 @@ def test_busy_brokers_queueing_is_relieved_by_fewer_requests(network_idle: float
     assert predicted.p99_ms <= 1000.0 * (1 - rec.slo_margin), predicted
     assert predicted.busiest_broker_requests_per_s < today.busiest_broker_requests_per_s / 3
     assert "past the SLO" not in " ".join(rec.notes)
+    (load,) = [n for n in client.notes if n.startswith("service times measured on a busy broker")]
+    assert f"{1 - network_idle:.0%} busy" in load and "ms at that load" in load, load
 
 
 def test_more_requests_than_the_baseline_queue_longer() -> None:

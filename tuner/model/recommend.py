@@ -26,7 +26,7 @@ from tuner.model.confirm import (
     runner_up,
 )
 from tuner.model.evidence import calibrate, measured_of, model_truth
-from tuner.model.predict import IdleModel
+from tuner.model.predict import ClientCalibration, IdleModel
 from tuner.model.search import MAX_LINGER_MS, Candidate, Searcher, SearchResult, describe_profile, families
 from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import ranking_doubt
@@ -260,6 +260,8 @@ def _recommend_kind(
         name = base_record.name if base_record is not None else base.name
         engine = base_record.client.engine if base_record is not None else None
         cut = reduction(base, name, engine, base_meas, measured, base_pred, predicted)
+    if searcher.calib.load_requests_per_s:
+        notes.append(_load_note(searcher.calib))
     edge = measured is not None and status == "confirmed" and at_edge(measured, slo, searcher.margin)
     safer = None
     if edge:
@@ -292,6 +294,17 @@ def _recommend_kind(
         floor=floor,
         band_doubt=doubt[1] if doubt is not None else None,
         notes=notes,
+    )
+
+
+def _load_note(calib: ClientCalibration) -> str:
+    """Why the predicted p99 can drop far below the baseline's: the queueing that follows requests."""
+    share = f", {calib.load_share:.0%} of them this client's" if calib.load_share < 1 else ""
+    return (
+        f"service times measured on a busy broker ({calib.load_busy:.0%} busy at"
+        f" {calib.load_requests_per_s:.0f} produce requests/s{share}): each setting's broker queueing"
+        f" follows its own request rate (p99 beyond the client's wait {calib.service_p99_ms:.0f} ms"
+        f" unloaded, {calib.loaded_p99_ms:.0f} ms at that load)"
     )
 
 
