@@ -47,7 +47,10 @@ def _codecs(values: list[str]) -> dict[str, list[str]]:
 
 
 _LIVE = typer.Option(
-    None, "--live", help="Sweep spec whose workload to search on the lab: each trial is a run record."
+    None,
+    "--live",
+    help="Sweep spec whose runs' workload (its vary: applied) to search on the lab: each trial is a"
+    " run record.",
 )
 _SLO_MARGIN = typer.Option(
     None,
