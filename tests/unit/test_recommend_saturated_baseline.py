@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.unit.test_recommend_margin import FILEBEAT_LIKE, SLO
 from tests.unit.test_recommend_margin import _record as margin_record
 from tuner.core.errors import KbtError
-from tuner.model.evidence import calibrate, traffic_of_record
+from tuner.model.evidence import calibrate, own_share, traffic_of_record
 from tuner.model.predict import DEFAULT_SERVICE_P99_MS, ClientCalibration, predict
 from tuner.model.recommend import Request, recommend
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
@@ -130,3 +130,23 @@ def test_service_time_grows_with_requests_between_unloaded_and_the_cap(
     assert unloaded <= at_low <= at_high * (1 + 1e-9) + 1e-9
     assert calib.service_at(rate)[1] == pytest.approx(unloaded + extra, rel=1e-6)
     assert math.isfinite(at_high)
+
+
+def test_the_clients_own_count_gives_its_share_where_it_keeps_one() -> None:
+    # A client that counts its requests per broker (librdkafka, the Java producer) is measured by
+    # its own count, once per request as the broker's counter: no topic counter needed, so a
+    # multi-partition client beside other traffic gets its share too.
+    record = _record(800.0, network_idle=0.2)
+    assert record.broker is not None
+    brokers = [
+        b.model_copy(update={"produce_requests_per_s": 4 * PER_BROKER, "topic_produce_requests_per_s": None})
+        for b in record.broker.brokers
+    ]
+    window = record.broker.model_copy(update={"brokers": brokers})
+    own = int(PER_BROKER * record.client.window_s)
+    client = record.client.model_copy(update={"produce_requests_by_broker": {b.broker: own for b in brokers}})
+    counted = record.model_copy(update={"broker": window, "client": client})
+    assert own_share(counted) == pytest.approx(0.25, rel=0.01)
+    silent = record.client.model_copy(update={"produce_requests": 0})  # real Filebeat counts none
+    uncounted = counted.model_copy(update={"client": silent})
+    assert own_share(uncounted) == 1.0  # neither count tells it apart: all of it, as before

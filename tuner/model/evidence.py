@@ -327,16 +327,22 @@ def busiest_busy(record: RunRecord) -> float | None:
 def own_share(record: RunRecord) -> float:
     """The run's share of the produce requests its busiest broker took: the rest (other clients on
     the cluster, another group replayed beside it) keeps the broker as busy whatever this setting
-    sends. Known for clients whose requests carry one partition (their topics' counter counts each
-    once); 1 for the others, whose requests only the all-topic counter counts."""
+    sends. The client's own count on that broker where it keeps one (once per request, as the
+    broker's counter), else its topics' count for clients whose requests carry one partition; 1
+    when neither can tell it from other traffic."""
     broker = record.broker
-    if broker is None or not broker.brokers or kind_of(record.plan.profile).multi_partition_requests:
+    busiest = min((b for b in broker.brokers if _measured(b)), key=_idle_of, default=None) if broker else None
+    if busiest is None or not busiest.produce_requests_per_s:
         return 1.0
-    busiest = min((b for b in broker.brokers if _measured(b)), key=_idle_of, default=None)
-    if busiest is None:
+    client = record.client
+    counted = client.produce_requests_by_broker.get(busiest.broker) if client.counts_requests else None
+    if counted:
+        own: float | None = counted / client.window_s
+    elif not kind_of(record.plan.profile).multi_partition_requests:
+        own = busiest.topic_produce_requests_per_s
+    else:
         return 1.0
-    own, total = busiest.topic_produce_requests_per_s, busiest.produce_requests_per_s
-    return min(1.0, own / total) if own and total else 1.0
+    return min(1.0, own / busiest.produce_requests_per_s) if own else 1.0
 
 
 def _idles(stats: BrokerStats) -> list[float]:
