@@ -59,10 +59,10 @@ class ClientCalibration:
         Past the unloaded times (calm runs' own, else at most the kind's defaults: a request's round
         trip and broker work), times measured on busy brokers are the brokers' queueing, which
         follows the M/M/1 waiting time busy / (1 - busy) with the busy share moving with the request
-        rate (the small-request regime this tool is for: request count, not bytes, fills the network
-        threads). A setting at the loaded runs' rate gets their times back (the model reproduces
-        today); one with fewer requests gets the relief fewer requests give; one with more queues
-        longer."""
+        rate (the small-request regime this tool is for: the number of requests, not their bytes,
+        keeps the broker's network and handler threads busy). A setting at the loaded runs' rate
+        gets their times back (the model reproduces today); one with fewer requests gets the relief
+        fewer requests give; one with more queues longer."""
         if self.load_busy <= 0 or self.load_requests_per_s <= 0:
             return self.service_p50_ms, self.service_p99_ms
         busy = min(BUSY_CAP, self.load_busy)
