@@ -319,9 +319,15 @@ def on_busy_brokers(record: RunRecord) -> bool:
 
 def busiest_busy(record: RunRecord) -> float | None:
     """The busy share of the run's busiest broker: 1 - its lowest network or handler idle."""
+    busiest = _busiest(record)
+    return None if busiest is None else 1 - _idle_of(busiest)
+
+
+def _busiest(record: RunRecord) -> BrokerStats | None:
+    """The run's broker with the lowest network or handler idle (None: no broker measured one)."""
     broker = record.broker
-    idles = [_idle_of(b) for b in broker.brokers if _measured(b)] if broker is not None else []
-    return 1 - min(idles) if idles else None
+    measured = [b for b in broker.brokers if _measured(b)] if broker is not None else []
+    return min(measured, key=_idle_of, default=None)
 
 
 def own_share(record: RunRecord) -> float:
@@ -330,8 +336,7 @@ def own_share(record: RunRecord) -> float:
     sends. The client's own count on that broker where it keeps one (once per request, as the
     broker's counter), else its topics' count for clients whose requests carry one partition; 1
     when neither can tell it from other traffic."""
-    broker = record.broker
-    busiest = min((b for b in broker.brokers if _measured(b)), key=_idle_of, default=None) if broker else None
+    busiest = _busiest(record)
     if busiest is None or not busiest.produce_requests_per_s:
         return 1.0
     client = record.client
