@@ -279,7 +279,8 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
             traffic, calibrated_rules(rules, ClientCalibration(harvest_spacing_s=harvest_spacing))
         )
         p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
-        if (busy := busiest_busy(record)) is not None:
+        if on_busy_brokers(record):  # a calm run's load scales nothing: its rate is not predicted
+            busy = busiest_busy(record) or 0.0
             own = _own_busiest(traffic, rules, harvest_spacing)
             loads.setdefault(kind, []).append((busy, own_share(record), own))
         if client.delivery_latency_ms.p50 is not None:
