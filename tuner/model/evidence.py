@@ -459,6 +459,7 @@ def held_out_errors(records: Iterable[RunRecord], calibration: Calibration) -> l
             run=row.record.run_id,
             requests_error=row.error,
             p99_error=row.p99_error,
+            shape=f"{row.record.sweep}/{row.record.name}",
         )
         for row in truth_rows(records, calibration)
     ]

@@ -1,15 +1,17 @@
 """The model's own uncertainty: the regime a setting falls in, the held-out error band that applies to
 its prediction, and whether those bands could change the recommender's ranking.
 
-A band holds the signed errors e = predicted / measured - 1 of the held-out runs of one client kind
-and regime (tuner/spec/error_bands.py, generated from real runs). A prediction p then measures
-within [p / (1 + e_high), p / (1 + e_low)], widened to take in p itself. The recommender confirms
-live when the top candidate's band overlaps a rival family's, or its p99 band reaches past the SLO.
+A band holds the signed errors e = predicted / measured - 1 of the held-out shapes of one client
+kind and regime, each the median of its passes (tuner/spec/error_bands.py, generated from real
+runs). A prediction p then measures within [p / (1 + e_high), p / (1 + e_low)], widened to take in
+p itself. The recommender confirms live when the top candidate's band overlaps a rival family's,
+or its p99 band reaches past the SLO.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -117,20 +119,27 @@ class HeldOutError:
     run: str  # the run id (sweep/name-time)
     requests_error: float
     p99_error: float | None
+    shape: str = ""  # the held-out shape (sweep/name) whose pass this run is; "" = the run alone
+
+    @property
+    def shape_key(self) -> str:
+        return self.shape or self.run
 
 
 def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> ErrorBands:
     """The error table: per kind and regime, and per kind over all its regimes (ALL_REGIMES), the
-    lowest and highest signed error of its held-out runs (rounded to 0.1%, so the committed table
-    does not move with float noise)."""
+    lowest and highest error of its held-out shapes (rounded to 0.1%, so the committed table does
+    not move with float noise). A shape's error is the median of its passes' signed errors: the
+    passes repeat a shape so that one host hiccup (a 2.7 s p99 where its other passes measured 23
+    and 115 ms) is outvoted instead of widening every band of the kind a hundredfold."""
     groups: dict[tuple[str, str], list[HeldOutError]] = {}
     for e in errors:
         groups.setdefault((e.kind, e.regime), []).append(e)
         groups.setdefault((e.kind, ALL_REGIMES), []).append(e)
     bands = []
     for (kind, regime), group in sorted(groups.items()):
-        req = [e.requests_error for e in group]
-        p99 = [e.p99_error for e in group if e.p99_error is not None]
+        req = _shape_medians(group, lambda e: e.requests_error)
+        p99 = _shape_medians(group, lambda e: e.p99_error)
         bands.append(
             ErrorBand(
                 kind=kind,
@@ -141,6 +150,19 @@ def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> Er
             )
         )
     return ErrorBands(fitting_set=sorted(fitting_set), bands=bands)
+
+
+Error = Callable[[HeldOutError], float | None]
+
+
+def _shape_medians(group: Sequence[HeldOutError], error: Error) -> list[float]:
+    """Per held-out shape in `group`, the median of its passes' errors (passes without one left out)."""
+    passes: dict[str, list[float]] = {}
+    for e in group:
+        value = error(e)
+        if value is not None:
+            passes.setdefault(e.shape_key, []).append(value)
+    return [statistics.median(v) for v in passes.values()]
 
 
 def _round(x: float) -> float:

@@ -3,7 +3,8 @@ per client kind and regime (tuner/model/uncertainty.py names the regimes).
 
 The table is generated, never typed: `make generate` predicts every committed held-out run record
 (`loadtests/truth/records/`, made by `make bench-truth`) with a calibration fitted on the fitting set
-and writes the signed errors' range per kind and regime to `error_bands.json` here; `make
+and writes the signed errors' range per kind and regime (over held-out shapes, each the median of
+its passes) to `error_bands.json` here; `make
 check-generated` fails when a model change leaves it stale. The model receives the table as input
 (`tuner.model.predict.predict_rules(..., bands=...)`) and stays free of files.
 """
@@ -23,7 +24,8 @@ ALL_REGIMES = "*"  # a kind's band over all its held-out runs, used for a regime
 
 
 class ErrorBand(StrictModel):
-    """The range of signed errors (predicted / measured - 1) of one kind and regime's held-out runs."""
+    """The range of signed errors (predicted / measured - 1) of one kind and regime's held-out shapes,
+    each shape's error the median of its passes (tuner/model/uncertainty.py, bands_from)."""
 
     kind: str
     regime: str = Field(description=f"The regime, or {ALL_REGIMES!r}: every held-out run of the kind.")
