@@ -20,12 +20,13 @@ from typing import Any
 import pytest
 
 from tests.integration.labhelp import busy_host_only
+from tuner.core.client_figures import DELIVERY_BUCKETS_S
 from tuner.driver.corpus import write_corpus
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_plan import engine_command, engine_dir, process_plans
 from tuner.lab import LabState
-from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind
+from tuner.measure.catalog import CLIENT_SERIES, ClientKind
 from tuner.measure.prometheus import Prometheus, Sample
 from tuner.runner.verdict import request_count_mismatch
 from tuner.runner.wiring import sweep_runner

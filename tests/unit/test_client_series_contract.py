@@ -12,12 +12,12 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuner.driver import client_exporter
+from tuner.core.client_figures import DELIVERY_BUCKETS_S
 from tuner.driver.client_exporter import ClientExporter, histogram_buckets
 from tuner.driver.rdkafka_stats import Emission
 from tuner.driver.stress.consumer_exporter import ConsumerExporter
 from tuner.measure import live
-from tuner.measure.catalog import CLIENT_SERIES, DELIVERY_BUCKETS_S, ClientKind
+from tuner.measure.catalog import CLIENT_SERIES, ClientKind
 from tuner.measure.promql import ALL_QUERIES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +77,6 @@ def test_the_consumer_exporter_serves_the_contract() -> None:
 
 
 def test_every_engine_serves_the_same_delivery_buckets() -> None:
-    assert client_exporter.DELIVERY_BUCKETS_S == DELIVERY_BUCKETS_S
     array = re.search(r"DELIVERY_BUCKETS_S = \{([^}]*)\}", JAVA.read_text())
     assert array is not None, "ClientExporter.java declares DELIVERY_BUCKETS_S"
     java = tuple(float(v) for v in array.group(1).replace("\n", " ").split(",") if v.strip())

@@ -7,19 +7,16 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import FrameType
 
-
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+from tuner.core.signals import sigterm_as_interrupt, sigterm_interrupts
 
 
 def install() -> None:
-    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    signal.signal(signal.SIGTERM, sigterm_as_interrupt)
     # A closed terminal (SIGHUP) stops kbt like SIGTERM: one line, exit 130, runners clean up
     # (the default would kill kbt without cleaning up the lab's topics or its child processes).
     if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, _sigterm_as_interrupt)
+        signal.signal(signal.SIGHUP, sigterm_as_interrupt)
 
 
 def quiet() -> None:
@@ -36,10 +33,9 @@ def interruptible() -> Iterator[None]:
     """Within the block SIGTERM raises KeyboardInterrupt, and so does Ctrl-C even when the command
     was started with SIGINT ignored (a background job): runners clean up on either and the CLI
     reports what was kept. The previous handlers come back afterwards."""
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        yield
+        with sigterm_interrupts():
+            yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
         signal.signal(signal.SIGINT, previous_int)

@@ -23,16 +23,10 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry, Counter, Gauge, make_wsgi_app
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 
+from tuner.core.client_figures import DELIVERY_BUCKETS_S
 from tuner.driver.rdkafka_stats import Emission, LatencyWindow
 
 LOOPBACK = "127.0.0.1"
-# Upper bounds (seconds) of kbt_client_delivery_latency_seconds' buckets, +Inf implied: the metric
-# contract's (tuner.measure.catalog DELIVERY_BUCKETS_S, which drivers cannot import; a unit test holds
-# the two equal, and the Java engine's ClientExporter.java to them).
-DELIVERY_BUCKETS_S = (
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75,
-    1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 30.0, 60.0,
-)  # fmt: skip
 # After the drain, how long an engine waits for one more scrape of its client exporter so the run's
 # final counts reach Prometheus: past the lab's default scrape interval (5 s); a 1 s lab waits ~1 s.
 # Every engine's exporter waits the same (the Java engine gets it in its plan).

@@ -3,9 +3,9 @@ tuner.measure."""
 
 from __future__ import annotations
 
+from tuner.core.client_figures import DELIVERY_BUCKETS_S
 from tuner.measure.catalog import (
     CLIENT_SERIES,
-    DELIVERY_BUCKETS_S,
     QUANTILES,
     SERIES,
     TIMED_REQUESTS,

@@ -5,19 +5,16 @@ time. Each engine keeps what is its shipper's own (config, counters, read-back p
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Generic, Protocol, TypeVar
 
 from tuner.core.errors import KbtError
@@ -41,23 +38,6 @@ PORT_RETRIES = 3
 OUTPUT_NAME = "output.log"  # a pod process's own stdout and stderr, in its directory
 OUTPUT_TAIL_LINES = 3
 OUTPUT_TAIL_CHARS = 600
-
-
-@contextlib.contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM ends the run like Ctrl-C: the pods and writers are stopped and the files removed."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(_sig: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 C = TypeVar("C")

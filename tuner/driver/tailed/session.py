@@ -22,6 +22,7 @@ from typing import Any, Generic, TypeVar
 
 from tuner.core.errors import Interrupted, KbtError
 from tuner.core.kafka_clients import Connection
+from tuner.core.signals import sigterm_interrupts
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.latency_buckets import LatencyBuckets
@@ -30,7 +31,6 @@ from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
     TailedRun,
     log_append_time,
-    sigterm_interrupts,
     start_writers,
     tailed_result,
     wait_started,
