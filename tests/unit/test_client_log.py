@@ -15,8 +15,14 @@ import hypothesis
 import hypothesis.strategies as st
 import pytest
 
+from tests.unit.synthetic_records import qunar_plans
 from tuner.core.client_log import ENV, ERROR_LEVEL, client_logger, kept_in, line_of, summary, tally
 from tuner.core.kafka_clients import Connection, new_producer
+from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
+from tuner.runner.lifecycle import Observer, RunLifecycle, RunPolicy
+from tuner.store import capture_environment
+from tuner.store.results import ResultsStore
+from tuner.target.base import LabSide, Target
 
 LINES_WITHIN_S = 8.0  # librdkafka retries a refused connection within a second; generous on a busy host
 
@@ -87,6 +93,50 @@ def test_a_logger_in_the_settings_wins(tmp_path: Path) -> None:
         refused_producer(lambda: bool(got), {"logger": own})
     assert got and not log.exists()
     assert got[0].args is not None and got[0].args[0] == "FAIL"  # type: ignore[index]
+
+
+class _RefusedEngine:
+    """A run's load as a driver does it, cut to one real producer whose brokers refuse it."""
+
+    def run(self, plan: Any, topics: list[str], run_id: str, target: Any, hold: Any = None) -> DriverResult:
+        refused_producer(lambda: bool(os.environ.get(ENV)) and Path(os.environ[ENV]).exists())
+        now = time.time()
+        workload = plan.workload
+        client = ClientResult(
+            engine="librdkafka", producers=workload.producers, processes=workload.processes,
+            started_at=now - 2, window_start=now - 1, window_end=now, finished_at=now,
+        )  # fmt: skip
+        return DriverResult(client=client, delivery=DeliveryResult(), topics=topics)
+
+
+class _NoTopics(RunPolicy):
+    """No broker to make topics on: the run's topics are neither made nor deleted."""
+
+    measure_brokers = False
+    wait_settled = False
+
+    def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
+        return []
+
+
+def test_a_runs_summary_is_in_its_record_and_its_lines_beside_it(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tuner.runner import lifecycle
+
+    monkeypatch.setattr(lifecycle, "create_topics", lambda *a: None)  # no broker to make them on
+    monkeypatch.chdir(tmp_path)
+    target = Target(name="lab", kind="lab", bootstrap_servers="127.0.0.1:1", lab=LabSide(tmp_path))
+    store = ResultsStore(Path("results"))
+    run = RunLifecycle(target, _RefusedEngine(), None, store, capture_environment(1), Observer())  # type: ignore[arg-type]
+    record, path = run.run(qunar_plans()[0], _NoTopics(), [])
+    log = Path(path.removesuffix(".json") + ".librdkafka.log")
+    assert log == store.client_log_path(record.run_id) and log.is_file()
+    said = record.problems[-1]
+    assert said.startswith("librdkafka logged ") and "FAIL " in said
+    assert said.endswith(f"; the lines are in {log}")  # relative: the results directory as given
+    assert capfd.readouterr().err == ""
+    assert ENV not in os.environ
 
 
 LEVELS = st.sampled_from([0, 5, logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, 50, 99])
