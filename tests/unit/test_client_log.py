@@ -95,6 +95,26 @@ def test_a_logger_in_the_settings_wins(tmp_path: Path) -> None:
     assert got[0].args is not None and got[0].args[0] == "FAIL"  # type: ignore[index]
 
 
+def test_a_commands_lines_outside_a_run_are_summarised_once_at_its_end(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    import click
+
+    from tuner.cli.app import _run
+
+    def body() -> None:
+        refused_producer(lambda: bool(os.environ.get(ENV)) and Path(os.environ[ENV]).exists())
+
+    _run(click.Command("unit", callback=body), [])
+    err = capfd.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("librdkafka logged ") and "(FAIL " in err
+    log = Path(err.rstrip("\n").rsplit("; the lines are in ", 1)[1])
+    try:
+        assert log.is_file() and "|FAIL|kbt-unit#producer-" in log.read_text()
+    finally:
+        log.unlink()
+
+
 class _RefusedEngine:
     """A run's load as a driver does it, cut to one real producer whose brokers refuse it."""
 
