@@ -43,9 +43,9 @@ FACILITY_MEANING = {
 # confluent-kafka maps librdkafka's syslog levels onto logging's (0-2 CRITICAL, 3 ERROR, 4 WARNING,
 # 5-6 INFO, 7 DEBUG); the file gets a syslog level back (notice and info both come as INFO: 5)
 _SYSLOG = ((logging.CRITICAL, 2), (logging.ERROR, 3), (logging.WARNING, 4), (logging.INFO, 5))
-ERROR_LEVEL = 3  # librdkafka's LOG_ERR: lines at this level or below are errors
+ERROR_LEVELS = "0123"  # syslog's emergency to error (LOG_ERR, 3): a line at one is an error
 # `%<level>|<epoch>|<FACILITY>|<client name>| <text>`, as librdkafka writes to stderr
-_LINE = re.compile(r"%(\d)\|[^|]*\|([^|]*)\|")
+_LINE = re.compile(r"%([0-7])\|[^|]*\|([^|]*)\|")
 _BREAKS = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")  # whatever str.splitlines splits on
 
 
@@ -138,8 +138,7 @@ class Tally:
         match = _LINE.match(line)
         self.lines += 1
         # a line of another shape (a torn write) is still counted, and as an error: never hidden
-        level = int(match.group(1)) if match else ERROR_LEVEL
-        self.errors += level <= ERROR_LEVEL
+        self.errors += match is None or match.group(1) in ERROR_LEVELS
         self.by_facility[(match.group(2).strip() if match else "") or "other"] += 1
 
     def said(self, where: str) -> str | None:
