@@ -1,8 +1,9 @@
 """The results store: run records as JSON files under a results directory.
 
 Layout: `<results>/<sweep>/<run name>--<UTC timestamp>.json`, and beside a record the lines its
-run's Kafka clients logged, if any (`... .librdkafka.log`). Files are written atomically (temp file,
-fsync, hard link) and never overwritten; a rerun of the same run adds a new file. Readers (reports,
+run's Kafka clients logged, if any (`... .librdkafka.log`, appended while the run lasts). Records
+are written atomically (temp file, fsync, hard link) and never overwritten; a rerun of the same run
+adds a new file. Readers (reports,
 the recommender) go through `ResultsStore` only.
 """
 
