@@ -77,6 +77,7 @@ READ_ALLOWED = {
     "runner/stress/worker.py": "the plan kbt wrote for its own worker",
     "runner/simulation_cache.py": "kbt's own source files (a hash of the code a result came from)",
     "driver/tailed/pods.py": "the output file of the shipper process kbt started",
+    "core/client_log.py": "the librdkafka log file kbt's own clients appended to (a run's or a command's)",
 }
 HTTP_HOMES = {
     "core/net.py": "the bounded client",

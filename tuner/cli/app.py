@@ -139,11 +139,16 @@ def _gate_output() -> None:
 
 
 def _run(command: Any, argv: list[str] | None) -> Any:
-    from tuner.cli.streams import flush_stdout
+    from tuner.cli.streams import flush_stdout, say
+    from tuner.core.client_log import command_log, kept_in, summary
 
+    log = command_log()  # librdkafka's lines outside a run (a run keeps its own beside its record)
     try:
-        return command.main(args=argv, prog_name="kbt", standalone_mode=False)
+        with kept_in(log):
+            return command.main(args=argv, prog_name="kbt", standalone_mode=False)
     finally:
+        if (logged := summary(log)) is not None:
+            say(logged + "\n")
         flush_stdout()  # a full disk is seen here, as one line, not at the interpreter's exit
 
 

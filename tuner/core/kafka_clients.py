@@ -5,6 +5,11 @@ with, one `Connection` (a target's: `tuner.target.security.connection`, its secu
 run's, from its Placement; the lab's own listeners): a client is never built with the bootstrap
 servers alone when the cluster wants more. It sits in core so every layer that talks to Kafka (the
 lab too) builds its clients here; confluent-kafka is imported when a client is built.
+
+Producers and consumers log through `tuner.core.client_log` unless their settings name a logger: a
+run's librdkafka lines go to a file and one summary line, not the terminal. An admin client keeps
+librdkafka's own stderr: a logger's lines are served only by poll(), which admin calls do not need,
+so they would wait there unseen.
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from tuner.core.client_log import client_logger
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, Producer
@@ -63,10 +70,10 @@ def admin_client(conn: Connection, settings: Mapping[str, Any] | None = None) ->
 def new_producer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Producer:
     from confluent_kafka import Producer
 
-    return _built(Producer, conn.conf(settings))
+    return _built(Producer, conn.conf({"logger": client_logger(), **(settings or {})}))
 
 
 def new_consumer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Consumer:
     from confluent_kafka import Consumer
 
-    return _built(Consumer, conn.conf(settings))
+    return _built(Consumer, conn.conf({"logger": client_logger(), **(settings or {})}))

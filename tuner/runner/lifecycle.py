@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from tuner.core.client_log import kept_in, summary
+from tuner.core.inputs import shown_path
 from tuner.driver.result import DriverResult
 from tuner.measure.attribution import attribute
 from tuner.measure.meter_warmup import wait_until_settled
@@ -232,7 +234,11 @@ class RunLifecycle:
         self.observer.run_started(plan)
         self.observer.phase(plan, "creating topics")
         ledger = self.target.topic_ledger
-        with fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger):
+        client_log = self.store.client_log_path(ids.run_id)
+        with (
+            kept_in(client_log),  # librdkafka's lines: into a file beside the record, not the terminal
+            fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger),
+        ):
             if policy.wait_settled:
                 self._await_settled_meters(plan)
             self.observer.phase(plan, "producing")
@@ -246,6 +252,8 @@ class RunLifecycle:
         # the measured figures are the record's own types (tuner/core): they go into it as they are
         client, delivery, broker = result.client, result.delivery, measured
         status, notes = judge(plan, client, delivery, broker)
+        if (logged := summary(client_log, shown_path(client_log))) is not None:
+            notes = [*notes, logged]  # shown with the run's outcome and kept in its record
         fields = policy.finish(run, Figures(client, delivery, broker), {"status": status, "problems": notes})
         if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:
             fields["attribution"] = found

@@ -1,7 +1,9 @@
 """The results store: run records as JSON files under a results directory.
 
-Layout: `<results>/<sweep>/<run name>--<UTC timestamp>.json`. Files are written atomically (temp file,
-fsync, hard link) and never overwritten; a rerun of the same run adds a new file. Readers (reports,
+Layout: `<results>/<sweep>/<run name>--<UTC timestamp>.json`, and beside a record the lines its
+run's Kafka clients logged, if any (`... .librdkafka.log`, appended while the run lasts). Records
+are written atomically (temp file, fsync, hard link) and never overwritten; a rerun of the same run
+adds a new file. Readers (reports,
 the recommender) go through `ResultsStore` only.
 """
 
@@ -37,8 +39,15 @@ class ResultsStore:
     # ---- writing ---------------------------------------------------------------------------------
 
     def path_for(self, record: RunRecord) -> Path:
-        sweep, _, leaf = record.run_id.partition("/")
-        return self.root / sweep / f"{leaf}.json"
+        return self._beside(record.run_id, ".json")
+
+    def client_log_path(self, run_id: str) -> Path:
+        """Where the lines a run's Kafka clients log go (tuner.core.client_log): beside its record."""
+        return self._beside(run_id, ".librdkafka.log")
+
+    def _beside(self, run_id: str, suffix: str) -> Path:
+        sweep, _, leaf = run_id.partition("/")
+        return self.root / sweep / f"{leaf}{suffix}"
 
     def write(self, record: RunRecord) -> Path:
         """Write `record` atomically; refuse to replace an existing file."""
