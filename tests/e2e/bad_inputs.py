@@ -610,7 +610,7 @@ CASES: list[Case] = [
         "file does not exist",
         ("check", "filebeat", "nope.yml"),
         ExitStatus.BAD_INPUT,
-        E + "nope.yml: no such spec file",
+        E + "nope.yml: no such Filebeat configuration",
     ),
     # ---- kbt diagnose: Prometheus ------------------------------------------------------------
     Case(
@@ -1806,6 +1806,20 @@ ISSUE_41_CASES: list[Case] = [
     ),
 ]
 CASES += ISSUE_41_CASES
+
+# A file named as what it is (not "spec file" for every YAML file kbt reads).
+NAMED_FILE_CASES: list[Case] = [
+    Case(
+        "files-thresholds-directory",
+        "files",
+        "a directory given as the thresholds file",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9", "--thresholds", "thresholds"),
+        ExitStatus.BAD_INPUT,
+        E + "thresholds: is a directory, not a thresholds file",
+        files={"thresholds/keep.txt": "x"},
+    ),
+]
+CASES += NAMED_FILE_CASES
 
 
 def render_doc() -> str:
