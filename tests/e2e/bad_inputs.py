@@ -1807,8 +1807,9 @@ ISSUE_41_CASES: list[Case] = [
 ]
 CASES += ISSUE_41_CASES
 
-# A file named as what it is (not "spec file" for every YAML file kbt reads).
-NAMED_FILE_CASES: list[Case] = [
+# Files named as what they are (not "spec file" for every YAML file kbt reads); flags held to their
+# range where they are parsed, so --dry-run refuses them too.
+LATE_CASES: list[Case] = [
     Case(
         "files-thresholds-directory",
         "files",
@@ -1818,8 +1819,18 @@ NAMED_FILE_CASES: list[Case] = [
         E + "thresholds: is a directory, not a thresholds file",
         files={"thresholds/keep.txt": "x"},
     ),
+    Case(
+        "stress-master-port-range",
+        "CLI",
+        "--master-port past 65535 (locust would have refused it once the lab had ramped)",
+        ("stress", "stress.yaml", *DRY, "--master-port", "99999"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--master-port': must be less than or equal to 65535 (got 99999)"
+        " (see 'kbt stress --help')",
+        files={"stress.yaml": "{stress}"},
+    ),
 ]
-CASES += NAMED_FILE_CASES
+CASES += LATE_CASES
 
 
 def render_doc() -> str:
