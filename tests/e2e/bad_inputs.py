@@ -610,7 +610,7 @@ CASES: list[Case] = [
         "file does not exist",
         ("check", "filebeat", "nope.yml"),
         ExitStatus.BAD_INPUT,
-        E + "nope.yml: no such spec file",
+        E + "nope.yml: no such Filebeat configuration",
     ),
     # ---- kbt diagnose: Prometheus ------------------------------------------------------------
     Case(
@@ -1806,6 +1806,31 @@ ISSUE_41_CASES: list[Case] = [
     ),
 ]
 CASES += ISSUE_41_CASES
+
+# Files named as what they are (not "spec file" for every YAML file kbt reads); flags held to their
+# range where they are parsed, so --dry-run refuses them too.
+LATE_CASES: list[Case] = [
+    Case(
+        "files-thresholds-directory",
+        "files",
+        "a directory given as the thresholds file",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9", "--thresholds", "thresholds"),
+        ExitStatus.BAD_INPUT,
+        E + "thresholds: is a directory, not a thresholds file",
+        files={"thresholds/keep.txt": "x"},
+    ),
+    Case(
+        "stress-master-port-range",
+        "CLI",
+        "--master-port past 65535 (locust would have refused it once the lab had ramped)",
+        ("stress", "stress.yaml", *DRY, "--master-port", "99999"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--master-port': must be less than or equal to 65535 (got 99999)"
+        " (see 'kbt stress --help')",
+        files={"stress.yaml": "{stress}"},
+    ),
+]
+CASES += LATE_CASES
 
 
 def render_doc() -> str:

@@ -655,3 +655,70 @@ def test_request_log_on_a_lab_that_is_not_there(tmp_path: Path, brokers: str) ->
     expected = ExitStatus.UNREACHABLE if brokers == "gone" else ExitStatus.ENVIRONMENT
     assert proc.returncode == int(expected), proc.stderr
     assert list(work.iterdir()) == [], "kbt wrote into the working directory"
+
+
+# ---- hand-edited documents: one value of a good run record or probe record changed ----------------
+
+DEMO_RECORDS = Path(__file__).resolve().parents[1] / "unit" / "data" / "demo-loaded" / "qunar-logs-short"
+EDITED_VALUES = st.sampled_from([None, -1, 0, 1e-300, 1e300, 9 * 10**15, "x", [], {}, True])
+
+
+def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in a JSON document a value sits (the first two items of each list)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield (*path, key)
+            yield from _leaves(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node[:2]):
+            yield (*path, i)
+            yield from _leaves(value, (*path, i))
+
+
+def _edited(doc: Any, data: st.DataObject) -> Any:
+    doc = json.loads(json.dumps(doc))
+    *parents, last = data.draw(st.sampled_from(sorted(_leaves(doc), key=repr)))
+    node = doc
+    for key in parents:
+        node = node[key]
+    node[last] = data.draw(EDITED_VALUES)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def probe_record() -> Iterator[Any]:
+    for d in workdir():
+        (d / "s.log").write_text("".join(f"GET /api/v1/orders/{i} 200 user-{i % 7}\n" for i in range(200)))
+        args = ["probe", "compression", "s.log", "--codecs", "gzip,lz4", "--batch-sizes", "1,4"]
+        run_kbt([*args, "--batches", "4", "--json", "p.json"], d)
+        yield json.loads((d / "p.json").read_text())
+
+
+@SETTINGS
+@given(data=st.data(), kind=st.sampled_from(["record", "probe"]))
+def test_fuzz_hand_edited_documents(probe_record: Any, data: st.DataObject, kind: str) -> None:
+    """A good run record or probe record with one value changed (a count past any rate, a ratio of
+    0, a window that ends before it starts, a wrong type): read, or refused in one line; never a
+    math error or a validation error of a figure derived from it."""
+    for d in workdir():
+        results = d / "results" / "s"
+        results.mkdir(parents=True)
+        records = sorted(DEMO_RECORDS.glob("*.json"))
+        for path in records[1:]:
+            (results / path.name).write_text(path.read_text())
+        if kind == "record":
+            edited = _edited(json.loads(records[0].read_text()), data)
+            (results / records[0].name).write_text(json.dumps(edited))
+            command = data.draw(
+                st.sampled_from(
+                    [
+                        ["forecast", "--results", "results", "--peak", "2"],
+                        ["recommend", "--results", "results", "--client", "librdkafka", "--out", "o"],
+                    ]
+                )
+            )
+        else:
+            (results / records[0].name).write_text(records[0].read_text())
+            (d / "p.json").write_text(json.dumps(_edited(probe_record, data)))
+            command = ["recommend", "--results", "results", "--client", "filebeat", "--probe", "p.json"]
+        run_kbt(command, d)

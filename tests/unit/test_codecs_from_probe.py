@@ -5,10 +5,14 @@ written and read back the way the command does."""
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write
@@ -53,14 +57,22 @@ def test_curves_come_from_the_probe_record(probed: tuple[ProbeRecord, Path]) -> 
     assert table.ratio("none", 64) == 1.0
 
 
+def _first_point(data: dict[str, Any]) -> dict[str, Any]:
+    return data["samples"][0]["curves"][0]["points"][0]  # type: ignore[no-any-return]
+
+
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
         (lambda d: d.update(schema_version=d["schema_version"] + 1), "version"),
         (lambda d: d.update(kind="run-record"), "compression probe record"),
         (lambda d: d["samples"][0]["curves"][0]["points"][0].pop("ratio"), "ratio"),
+        # values the typed reader once let through to a math error (log of 0, division by 0)
+        (lambda d: _first_point(d).update(batch_messages=0), "batch_messages"),
+        (lambda d: _first_point(d)["ratio"].update(p50=0), "ratio: must be positive"),
+        (lambda d: _first_point(d)["ratio"].update(p90=-1), "ratio: must be positive"),
     ],
-    ids=["newer-version", "other-kind", "point-without-ratio"],
+    ids=["newer-version", "other-kind", "point-without-ratio", "zero-batch", "zero-ratio", "negative-ratio"],
 )
 def test_a_record_the_typed_reader_refuses_is_one_bad_input_line(
     probed: tuple[ProbeRecord, Path], tmp_path: Path, change: object, needle: str
@@ -87,3 +99,42 @@ def test_one_message_batches_spread_comes_from_the_probe(probed: tuple[ProbeReco
         one = next(p for p in curve.points if p.batch_messages == 1).ratio
         assert table.curves[codec].spread == pytest.approx(math.log(one.p90 / one.p10) / 2.563)
         assert table.curves[codec].spread >= 0
+
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False, width=64),
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.sampled_from([0, -1, 1e-300, 5e-324, 1e6, 1e6 + 1]),
+)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batch=NUMBERS, p10=NUMBERS, p50=NUMBERS, p90=NUMBERS, at=st.integers(0, 3))
+def test_any_point_of_a_hand_edited_record_is_read_or_refused_in_one_line(
+    probed: tuple[ProbeRecord, Path],
+    tmp_path: Path,
+    batch: float,
+    p10: float,
+    p50: float,
+    p90: float,
+    at: int,
+) -> None:
+    """Whatever numbers a point holds, the record is refused in one line, or every codec's curve
+    gives a finite, positive ratio and spread at any batch size: never a math error later."""
+    data = json.loads(probed[1].read_text())
+    points = data["samples"][0]["curves"][0]["points"]
+    point = points[at % len(points)]
+    point["batch_messages"] = batch
+    point["ratio"] = {"p10": p10, "p50": p50, "p90": p90}
+    bad = tmp_path / "edited.json"
+    bad.write_text(json.dumps(data))
+    try:
+        table = _table(bad, [])
+    except BadInput as exc:
+        assert "\n" not in exc.message
+        return
+    for curve in table.curves.values():
+        assert math.isfinite(curve.spread) and curve.spread >= 0
+        for n in (0.5, 1, 3, 64, 1e7):
+            ratio = table.ratio(curve.codec, n)
+            assert math.isfinite(ratio) and ratio > 0

@@ -46,7 +46,12 @@ _JOIN_TIMEOUT = typer.Option(
 _MASTER_HOST = typer.Option(
     "127.0.0.1", "--master-host", help="Address the locust master binds (0.0.0.0 for other machines)."
 )
-_MASTER_PORT = typer.Option(None, "--master-port", help="Locust master port (default lab base+180).")
+# A port the master and its web UI bind: refused here, in --dry-run too, not by locust once the lab
+# has ramped (0 would silently mean the default)
+_MASTER_PORT = typer.Option(
+    None, "--master-port", min=1, max=65535, help="Locust master port (default lab base+180)."
+)
+_WEB_PORT = typer.Option(None, "--web-port", min=1, max=65535, help="Web UI port (default lab base+185).")
 _WEB_UI = typer.Option(
     False, "--web-ui", help="Serve locust's web UI while the test runs (headless otherwise)."
 )
@@ -64,7 +69,7 @@ def stress(
     master_host: str = _MASTER_HOST,
     master_port: int | None = _MASTER_PORT,
     web_ui: bool = _WEB_UI,
-    web_port: int | None = typer.Option(None, "--web-port", help="Web UI port (default lab base+185)."),
+    web_port: int | None = _WEB_PORT,
     dry_run: bool = option("--dry-run", what="print the stages"),
     target_file: Path | None = option("--target", what="stress that cluster, not the lab"),
     bootstrap: str | None = option("--bootstrap-server"),

@@ -6,10 +6,12 @@ tuner.store.probe_record keeps it; docs/probe-record.md is generated from the fi
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Annotated
+
+from pydantic import Field, field_validator
 
 from tuner.core.frozen import Frozen
-from tuner.core.units import Count, Figure, Ratio
+from tuner.core.units import MAX_COUNT, Count, Figure, Ratio
 
 
 class Quantiles(Frozen):
@@ -23,7 +25,9 @@ class Quantiles(Frozen):
 class ProbePoint(Frozen):
     """One codec/level at one batch size."""
 
-    batch_messages: Count = Field(description="Messages per partition batch.")
+    batch_messages: Annotated[int, Field(ge=1, le=MAX_COUNT)] = Field(  # the curve's x: its log is taken
+        description="Messages per partition batch."
+    )
     batches: Count = Field(description="How many batches (random starts in the sample) were measured.")
     uncompressed_batch_bytes: Quantiles = Field(
         description="61-byte v2 batch header + framed records, before compression."
@@ -38,3 +42,13 @@ class ProbePoint(Frozen):
     decompress_cpu_ms_per_mb: Ratio = Field(
         description="Decompressing thread's CPU ms per MB (10^6 B) of uncompressed records."
     )
+
+    @field_validator("ratio")
+    @classmethod
+    def _ratio_positive(cls, ratio: Quantiles) -> Quantiles:
+        # bytes over bytes, each at least a batch header: the recommender divides by it and takes
+        # its logarithm, so a hand-edited 0 or -1 must stop here, not as a math error there
+        if min(ratio.p10, ratio.p50, ratio.p90) <= 0:
+            got = f"p10 {ratio.p10:g}, p50 {ratio.p50:g}, p90 {ratio.p90:g}"
+            raise ValueError(f"must be positive (got {got})")
+        return ratio

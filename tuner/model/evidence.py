@@ -10,6 +10,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from pydantic import ValidationError
+
+from tuner.core.errors import BadInput
 from tuner.model.predict import (
     DEFAULT_SERVICE_P50_MS,
     DEFAULT_SERVICE_P99_MS,
@@ -27,6 +30,7 @@ from tuner.spec.clients.filebeat import REAL_ENGINE_NAME
 from tuner.spec.clients.rules import FilebeatRules, Rules
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
+from tuner.store.document import field_problem
 from tuner.store.figures import BrokerStats, LatencyMs
 from tuner.store.recommendation import ClientKind, Measured, ModelTruth, SLOBounds
 from tuner.store.record import RunRecord
@@ -90,26 +94,34 @@ def measured_of(record: RunRecord, slo: SLOBounds) -> Measured:
         field = "produce_requests_per_s" if multi else "topic_produce_requests_per_s"
         if rates := broker.values(field):
             busiest, busiest_on = max(rates), "brokers"
-    return Measured(
-        run_id=record.run_id,
-        requests_per_s=requests_per_s,
-        requests_counted_by=counted_by,
-        busiest_broker_requests_per_s=busiest,
-        busiest_broker_measured_on=busiest_on,
-        broker_requests_per_s=broker_rate,
-        records_per_s=client.records_per_s,
-        records_per_request=records_per_request,
-        p50_ms=client.delivery_latency_ms.p50,
-        p99_ms=p99,
-        lost=delivery.lost,
-        verified=delivery.verified,
-        network_idle_ratio=broker.network_idle_ratio if broker else None,
-        handler_idle_ratio=broker.request_handler_idle_ratio if broker else None,
-        broker_cpu_cores=broker.cpu_cores if broker else None,
-        producer_memory_mb=memory,
-        wire_bytes_per_s=wire,
-        meets_slo=meets,
-    )
+    try:
+        return Measured(
+            run_id=record.run_id,
+            requests_per_s=requests_per_s,
+            requests_counted_by=counted_by,
+            busiest_broker_requests_per_s=busiest,
+            busiest_broker_measured_on=busiest_on,
+            broker_requests_per_s=broker_rate,
+            records_per_s=client.records_per_s,
+            records_per_request=records_per_request,
+            p50_ms=client.delivery_latency_ms.p50,
+            p99_ms=p99,
+            lost=delivery.lost,
+            verified=delivery.verified,
+            network_idle_ratio=broker.network_idle_ratio if broker else None,
+            handler_idle_ratio=broker.request_handler_idle_ratio if broker else None,
+            broker_cpu_cores=broker.cpu_cores if broker else None,
+            producer_memory_mb=memory,
+            wire_bytes_per_s=wire,
+            meets_slo=meets,
+        )
+    except ValidationError as exc:
+        # Each count is within its unit, yet a foreign or hand-edited record can divide a large one
+        # by a window of a millisecond (or one that ends before it starts, kept at 1 ns)
+        raise BadInput(
+            f"run record {record.run_id}: {field_problem(exc)}, from its counts over a measured"
+            f" window of {window:.3g} s: not a measurement kbt can use"
+        ) from None
 
 
 # A run whose brokers' request handlers were idle less than this, whose busiest broker kept requests

@@ -21,7 +21,9 @@ if TYPE_CHECKING:  # the cost model brings numpy and scipy: imported when one is
 
 def load_thresholds(path: Path | None) -> DiagnoseThresholds:
     """The defaults, or a `--thresholds FILE` (only the keys it changes; unknown keys fail)."""
-    return DiagnoseThresholds() if path is None else load_model(DiagnoseThresholds, path)
+    if path is None:
+        return DiagnoseThresholds()
+    return load_model(DiagnoseThresholds, path, what="thresholds file")
 
 
 def load_records(path: Path) -> list[RunRecord]:

@@ -68,7 +68,7 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
     from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
 
     path = Path(path)
-    raw = read_yaml(path)
+    raw = read_yaml(path, "Filebeat configuration")
     shown = shown_path(path)
     lines: dict[Path_, int] = {}
     data: dict[str, Any] = {}

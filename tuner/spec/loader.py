@@ -34,10 +34,11 @@ class LoadedSweep:
     runs: list[RunPlan]
 
 
-def read_yaml(path: Path) -> Any:
+def read_yaml(path: Path, what: str = "spec file") -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) through the input boundary (regular
-    file, size, depth and alias limits, finite numbers); one-line BadInput on any problem."""
-    data = inputs.read_yaml(path, "spec file")
+    file, size, depth and alias limits, finite numbers); one-line BadInput on any problem. `what`
+    is how a message calls the file ("no such Filebeat configuration")."""
+    data = inputs.read_yaml(path, what)
     if not isinstance(data, Mapping):
         raise BadInput(f"{inputs.shown_path(path)}: expected a mapping of keys at the top level")
     return data
@@ -52,9 +53,9 @@ def validated(validate: Callable[..., T], data: Any, raw: Any, path: Path) -> T:
         raise BadInput(describe_error(exc, raw, inputs.shown_path(path))) from None
 
 
-def load_model(model: type[M], path: Path, raw: Any | None = None) -> M:
+def load_model(model: type[M], path: Path, raw: Any | None = None, what: str = "spec file") -> M:
     """Validate one YAML file (or its already-read mapping) against `model`."""
-    raw = read_yaml(path) if raw is None else raw
+    raw = read_yaml(path, what) if raw is None else raw
     return validated(model.model_validate, inputs.plain_data(raw), raw, path)
 
 
