@@ -472,6 +472,7 @@ def held_out_errors(records: Iterable[RunRecord], calibration: Calibration) -> l
             requests_error=row.error,
             p99_error=row.p99_error,
             shape=f"{row.record.sweep}/{row.record.name}",
+            predicted_p99_ms=row.predicted_p99_ms,
         )
         for row in truth_rows(records, calibration)
     ]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tuner.spec.clients.rules import FilebeatRules, JavaRules, LibrdkafkaRules, Rules
-from tuner.spec.error_bands import ALL_REGIMES, ErrorBand, ErrorBands
+from tuner.spec.error_bands import ALL_REGIMES, ErrorBand, ErrorBands, P99Shape
 from tuner.store.recommendation import Prediction, PredictionBand, SLOBounds
 
 if TYPE_CHECKING:
@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 # not because its linger ran out.
 BATCH_BOUND_FILL = 0.9
 ANY_REGIME = "any"  # a kind with one regime (the collector)
+# A p99's band comes from the held-out shapes whose predicted p99 lies within this factor of it: a
+# host's jitter of tens of ms is most of a 22 ms p99's error and nothing of a 1.8 s one (the shapes
+# near a 2 s SLO missed by 0-2%, the 22 ms one by -81%). With no shape that near, all of them.
+P99_SCALE = 4.0
 
 
 def regime_of(rules: Rules, per_batch: float, message_bytes: float) -> str:
@@ -60,15 +64,30 @@ def with_band(prediction: Prediction, kind: str, regime: str, bands: ErrorBands 
     return prediction.model_copy(update={"regime": regime, "band": band})
 
 
+def p99_errors(band: ErrorBand, predicted_ms: float) -> tuple[tuple[float, float] | None, int]:
+    """The p99 errors a prediction of `predicted_ms` takes from `band`: the range of its shapes within
+    P99_SCALE of it, else the band's whole range; and how many shapes that range comes from (0: the
+    whole range)."""
+    near = [
+        s.error
+        for s in band.p99_shapes
+        if predicted_ms / P99_SCALE <= s.predicted_ms <= predicted_ms * P99_SCALE
+    ]
+    return ((min(near), max(near)), len(near)) if near else (band.p99_error, 0)
+
+
 def _band(p: Prediction, regime: str, band: ErrorBand) -> PredictionBand:
     basis = f"{band.kind}, all regimes" if band.regime == ALL_REGIMES else f"{band.kind}, {band.regime}"
+    p99, near = p99_errors(band, p.p99_ms)
+    if near:
+        basis += f"; p99 from the {near} of {len(band.p99_shapes)} shapes within {P99_SCALE:g}x of it"
     return PredictionBand(
         regime=regime,
         basis=basis,
         runs=len(band.runs),
         requests_per_s=measured_range(p.requests_per_s, band.requests_error),
         busiest_broker_requests_per_s=measured_range(p.busiest_broker_requests_per_s, band.requests_error),
-        p99_ms=None if band.p99_error is None else measured_range(p.p99_ms, band.p99_error),
+        p99_ms=None if p99 is None else measured_range(p.p99_ms, p99),
     )
 
 
@@ -120,6 +139,7 @@ class HeldOutError:
     requests_error: float
     p99_error: float | None
     shape: str = ""  # the held-out shape (sweep/name) whose pass this run is; "" = the run alone
+    predicted_p99_ms: float | None = None  # what the model predicted for it
 
     @property
     def shape_key(self) -> str:
@@ -147,6 +167,7 @@ def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> Er
                 runs=sorted(e.run for e in group),
                 requests_error=(_round(min(req)), _round(max(req))),
                 p99_error=(_round(min(p99)), _round(max(p99))) if p99 else None,
+                p99_shapes=_p99_shapes(group),
             )
         )
     return ErrorBands(fitting_set=sorted(fitting_set), bands=bands)
@@ -163,6 +184,22 @@ def _shape_medians(group: Sequence[HeldOutError], error: Error) -> list[float]:
         if value is not None:
             passes.setdefault(e.shape_key, []).append(value)
     return [statistics.median(v) for v in passes.values()]
+
+
+def _p99_shapes(group: Sequence[HeldOutError]) -> list[P99Shape]:
+    """Each shape of `group` with a p99: its predicted p99 and its passes' median error."""
+    passes: dict[str, list[HeldOutError]] = {}
+    for e in group:
+        if e.p99_error is not None and e.predicted_p99_ms:
+            passes.setdefault(e.shape_key, []).append(e)
+    return [
+        P99Shape(
+            shape=shape,
+            predicted_ms=_round(statistics.median(e.predicted_p99_ms or 0.0 for e in v)),
+            error=_round(statistics.median(e.p99_error or 0.0 for e in v)),
+        )
+        for shape, v in sorted(passes.items())
+    ]
 
 
 def _round(x: float) -> float:

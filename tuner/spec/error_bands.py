@@ -23,6 +23,14 @@ ERROR_BANDS_FILE = "error_bands.json"
 ALL_REGIMES = "*"  # a kind's band over all its held-out runs, used for a regime without runs
 
 
+class P99Shape(StrictModel):
+    """One held-out shape's p99: what the model predicted for it and its passes' median error."""
+
+    shape: str = Field(description="The held-out shape (sweep/name).")
+    predicted_ms: float = Field(gt=0, description="The model's p99 for the shape, ms.")
+    error: float = Field(gt=-1, description="The median of its passes' p99 errors.")
+
+
 class ErrorBand(StrictModel):
     """The range of signed errors (predicted / measured - 1) of one kind and regime's held-out shapes,
     each shape's error the median of its passes (tuner/model/uncertainty.py, bands_from)."""
@@ -32,6 +40,10 @@ class ErrorBand(StrictModel):
     runs: list[str] = Field(min_length=1, description="The held-out runs (run ids) it comes from.")
     requests_error: tuple[float, float] = Field(description="Produce requests/s: lowest, highest error.")
     p99_error: tuple[float, float] | None = Field(default=None, description="p99: lowest, highest error.")
+    p99_shapes: list[P99Shape] = Field(
+        default_factory=list,
+        description="Each held-out shape's p99 (a prediction's band takes those near it).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ErrorBand:
