@@ -62,6 +62,7 @@ ssl.truststore.location=ca.pem
 
 def test_target_file_reads_every_part(tmp_path: Path) -> None:
     _write(tmp_path, CLIENT, "client.properties")
+    _write(tmp_path, "a-token\n", "token")
     target = resolve_target(None, _write(tmp_path, GOOD))
     assert target.kind == "file" and target.name == "staging"
     assert target.bootstrap_servers == "kafka-0.example:9093,kafka-1.example:9093"
@@ -102,6 +103,14 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
         ),
         ("- just a list\n", "expected a mapping"),
         ("name: a\nbootstrap_servers: [h:1]\ntopic_prefix: 'a b'\n", "topic_prefix"),
+        (  # said when the target is read, before a command waits on the cluster
+            "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://h', bearer_token_file: gone}\n",
+            "target file target.yaml: prometheus.bearer_token_file gone: no such file",
+        ),
+        (
+            "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'https://h', ca_file: .}\n",
+            "prometheus.ca_file",
+        ),
     ],
 )
 def test_bad_target_files_are_one_line_errors(tmp_path: Path, text: str, message: str) -> None:

@@ -218,6 +218,16 @@ def _path(base: Path, value: str | None) -> Path | None:
     return p if p.is_absolute() else (base / p)
 
 
+def _local_file(base: Path, value: str | None, field: str, source: str) -> Path | None:
+    """A file the target names for kbt to read: said missing when the target is read, before any
+    command waits on the cluster (a missing token file was said after 11 s of metadata retries)."""
+    path = _path(base, value)
+    if path is not None and not path.is_file():
+        what = "not a regular file" if path.exists() else "no such file"
+        raise BadInput(f"{source}: {field} {path.name}: {what}")
+    return path
+
+
 def _client_properties(
     base: Path, client: ClientFile, where: str, literal_secrets: bool = False
 ) -> dict[str, str]:
@@ -237,7 +247,8 @@ def _client_properties(
 
 def file_target(path: Path) -> Target:
     """The cluster a target file names (BadInput, one line, for anything wrong in it)."""
-    return _target(load_target_file(path), path.resolve().parent, f"target file {path.name}: client")
+    source = f"target file {path.name}"
+    return _target(load_target_file(path), path.resolve().parent, f"{source}: client", source=source)
 
 
 def flags_target(flags: ClusterFlags) -> Target:
@@ -273,16 +284,18 @@ def _flags_name(servers: str) -> str:
     return first[:80]
 
 
-def _target(spec: TargetFile, base: Path, where: str, literal_secrets: bool = False) -> Target:
+def _target(
+    spec: TargetFile, base: Path, where: str, literal_secrets: bool = False, source: str = "the target"
+) -> Target:
     prometheus = None
     if spec.prometheus is not None:
         p = spec.prometheus
         prometheus = PrometheusAccess(
             url=p.url,
-            bearer_token_file=_path(base, p.bearer_token_file),
+            bearer_token_file=_local_file(base, p.bearer_token_file, "prometheus.bearer_token_file", source),
             basic_auth_user_env=p.basic_auth.username_env if p.basic_auth else None,
             basic_auth_password_env=p.basic_auth.password_env if p.basic_auth else None,
-            ca_file=_path(base, p.ca_file),
+            ca_file=_local_file(base, p.ca_file, "prometheus.ca_file", source),
             headers=dict(p.headers),
         )
     return Target(
