@@ -612,6 +612,16 @@ CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + "nope.yml: no such Filebeat configuration",
     ),
+    Case(
+        "filebeat-topic-max-message-bytes-range",
+        "CLI",
+        "--topic-max-message-bytes past Kafka's largest size (a Java int)",
+        ("check", "filebeat", "f.yml", "--topic-max-message-bytes", "99999999999"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--topic-max-message-bytes': must be less than or equal to 2147483647"
+        " (got 99999999999) (see 'kbt check filebeat --help')",
+        files={"f.yml": "output.kafka: {hosts: ['h:9092'], topic: t}\n"},
+    ),
     # ---- kbt diagnose: Prometheus ------------------------------------------------------------
     Case(
         "diagnose-prometheus-down",

@@ -13,6 +13,7 @@ import typer
 from tuner.cli.json_out import to_stdout, write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
+from tuner.core.units import MAX_KAFKA_BYTES
 from tuner.spec.filebeat_lines import line_of
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
@@ -26,6 +27,7 @@ def filebeat(
         None,
         "--topic-max-message-bytes",
         min=1,
+        max=MAX_KAFKA_BYTES,
         help="The target topic's max.message.bytes: warn when output.kafka.max_message_bytes exceeds it.",
     ),
     strict: bool = typer.Option(False, "--strict", help="Treat warnings as errors (exit 2)."),
