@@ -51,7 +51,12 @@ def capture(
     lab_producers: int = _LAB_PRODUCERS,
     lab_brokers: int = _LAB_BROKERS,
     duration: str = typer.Option("60s", "--duration", help="Each replay run's length, e.g. 60s."),
-    warmup: str = typer.Option("20s", "--warmup", help="Each replay run's unmeasured start."),
+    warmup: str | None = typer.Option(
+        None,
+        "--warmup",
+        help="Each replay run's unmeasured start, at most half of --duration (default 20s, or half a"
+        " shorter run).",
+    ),
     json_path: Path | None = option("--json", what="the capture and its client groups"),
 ) -> None:
     """Capture a live cluster's produce traffic as a workload and a profile per client group.
@@ -73,9 +78,11 @@ def capture(
     duration_s = seconds(duration, "--duration")
     if not 10 <= duration_s <= 3600:
         raise BadInput(f"--duration {duration}: between 10s and 1h")
-    warmup_s = 0.0 if warmup.strip() in ("0", "0s") else seconds(warmup, "--warmup")
     options = ShapeOptions(
-        lab_producers=lab_producers, lab_brokers=lab_brokers, duration_s=duration_s, warmup_s=warmup_s
+        lab_producers=lab_producers,
+        lab_brokers=lab_brokers,
+        duration_s=duration_s,
+        warmup_s=_warmup_s(warmup, duration_s),
     )
     console = console_for(json_path)
     request = CaptureRequest(source, lab_dir, window_s, logs, sample, payloads, options)
@@ -88,6 +95,19 @@ def capture(
     for note in plan.notes:
         console.print(f"kbt: note: {note}", markup=False, highlight=False)
     write_json(json_path, "capture", plan=plan, files=[str(p) for p in written])
+
+
+def _warmup_s(warmup: str | None, duration_s: float) -> float:
+    """--warmup in seconds: the default is cut to half a short replay, a value given is refused past
+    half (the replay measures what is left; it was cut without a word)."""
+    from tuner.model.capture import DEFAULT_WARMUP_S
+
+    if warmup is None:
+        return min(DEFAULT_WARMUP_S, duration_s / 2)
+    warmup_s = 0.0 if warmup.strip() in ("0", "0s") else seconds(warmup, "--warmup")
+    if warmup_s > duration_s / 2:
+        raise BadInput(f"--warmup {warmup}: at most half of the replay's --duration ({duration_s:g} s)")
+    return warmup_s
 
 
 PLAIN_EVERY_S = 30.0  # a piped capture's countdown line: often enough to see it is alive

@@ -60,11 +60,14 @@ _NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 N = TypeVar("N", int, float)
 
 
+DEFAULT_WARMUP_S = 20.0  # a replay run's unmeasured start, cut to half a shorter run
+
+
 class ShapeOptions(Frozen):
     lab_producers: int = Field(default=DEFAULT_LAB_PRODUCERS, gt=0, le=MAX_PRODUCERS)
     lab_brokers: int = Field(default=3, gt=0, le=16)
     duration_s: float = Field(default=60.0, ge=10, le=3600)
-    warmup_s: float = Field(default=20.0, ge=0)
+    warmup_s: float = Field(default=DEFAULT_WARMUP_S, ge=0)
     # the model's simulation per group (a few simulations each); off, no linger is inferred
     infer_linger: bool = True
     # A calibration (tuner/render/calibrate.py): per group name, the factor between what the model
