@@ -217,3 +217,14 @@ def test_the_client_logger_is_set_up_once_and_keeps_off_the_root() -> None:
     logger = client_logger()
     assert client_logger() is logger and not logger.propagate
     assert [type(h).__name__ for h in logger.handlers].count("_Lines") == 1
+
+
+def test_a_line_goes_through_the_redaction_layer() -> None:
+    """A connection error may echo a URL with its credentials: the file never keeps them."""
+    text = "Failed to connect to https://svc:hunter22@proxy.example:8443/ (sasl.password=hunter22)"
+    record = logging.LogRecord(
+        "kbt.librdkafka", logging.ERROR, __file__, 1, "%s [%s] %s", ("FAIL", "p#1", text), None
+    )
+    line = line_of(record)
+    assert "hunter22" not in line and "[redacted]" in line
+    assert tally([line]).by_facility == {"FAIL": 1}

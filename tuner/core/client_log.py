@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tuner.core.redact import scrub
+
 ENV = "KBT_LIBRDKAFKA_LOG"
 SHOWN_FACILITIES = 5  # the summary names the busiest facilities, then counts the rest
 
@@ -64,8 +66,10 @@ def line_of(record: logging.LogRecord) -> str:
     # one line per record (a multi-line text, a certificate chain, stays one line of the file), and
     # the facility and name never take the field separator
     facility, name = (_BREAKS.sub(" ", part).replace("|", "/") for part in (facility, name))
-    # the time poll served it: librdkafka's own time of the line is not handed over
-    return f"%{_syslog(record.levelno)}|{record.created:.3f}|{facility}|{name}| {_BREAKS.sub(' ', text)}\n"
+    # the time poll served it: librdkafka's own time of the line is not handed over; the text through
+    # the redaction layer, as every other line kbt writes (a connection error may echo a URL)
+    text = scrub(_BREAKS.sub(" ", text))
+    return f"%{_syslog(record.levelno)}|{record.created:.3f}|{facility}|{name}| {text}\n"
 
 
 def _message(record: logging.LogRecord) -> str:
