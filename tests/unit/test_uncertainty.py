@@ -80,6 +80,9 @@ held_out = st.builds(
 )
 
 
+ROUNDING = 6e-4  # the table rounds to 0.1%: half of it, and a float's noise on top (0.4375 -> 0.438)
+
+
 def _medians(rows: list[HeldOutError], error: str) -> dict[str, float]:
     passes: dict[str, list[float]] = {}
     for row in rows:
@@ -103,11 +106,11 @@ def test_every_held_out_shape_lies_in_its_band_and_its_kinds(rows: list[HeldOutE
                     continue
                 assert pair is not None
                 # The band is the shapes' medians' range: each shape inside, both ends reached...
-                assert pair[0] == pytest.approx(min(medians.values()), abs=5e-4)
-                assert pair[1] == pytest.approx(max(medians.values()), abs=5e-4)
+                assert pair[0] == pytest.approx(min(medians.values()), abs=ROUNDING)
+                assert pair[1] == pytest.approx(max(medians.values()), abs=ROUNDING)
                 # ...never wider than its runs' own errors.
                 raw = [getattr(r, name) for r in group if getattr(r, name) is not None]
-                assert min(raw) - 5e-4 <= pair[0] <= pair[1] <= max(raw) + 5e-4
+                assert min(raw) - ROUNDING <= pair[0] <= pair[1] <= max(raw) + ROUNDING
     # A regime with no held-out run falls back to the kind's band; a kind with none has no band.
     kind = rows[0].kind
     assert table.of(kind, "no such regime") == table.of(kind, ALL_REGIMES)
