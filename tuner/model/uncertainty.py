@@ -158,8 +158,9 @@ def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> Er
         groups.setdefault((e.kind, ALL_REGIMES), []).append(e)
     bands = []
     for (kind, regime), group in sorted(groups.items()):
-        req = _shape_medians(group, lambda e: e.requests_error)
-        p99 = _shape_medians(group, lambda e: e.p99_error)
+        shapes = _by_shape(group)
+        req = _medians(shapes, lambda e: e.requests_error)
+        p99 = _medians(shapes, lambda e: e.p99_error)
         bands.append(
             ErrorBand(
                 kind=kind,
@@ -167,39 +168,46 @@ def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> Er
                 runs=sorted(e.run for e in group),
                 requests_error=(_round(min(req)), _round(max(req))),
                 p99_error=(_round(min(p99)), _round(max(p99))) if p99 else None,
-                p99_shapes=_p99_shapes(group),
+                p99_shapes=_p99_shapes(shapes),
             )
         )
     return ErrorBands(fitting_set=sorted(fitting_set), bands=bands)
 
 
-Error = Callable[[HeldOutError], float | None]
+Value = Callable[[HeldOutError], float | None]
 
 
-def _shape_medians(group: Sequence[HeldOutError], error: Error) -> list[float]:
-    """Per held-out shape in `group`, the median of its passes' errors (passes without one left out)."""
-    passes: dict[str, list[float]] = {}
-    for e in group:
-        value = error(e)
-        if value is not None:
-            passes.setdefault(e.shape_key, []).append(value)
-    return [statistics.median(v) for v in passes.values()]
-
-
-def _p99_shapes(group: Sequence[HeldOutError]) -> list[P99Shape]:
-    """Each shape of `group` with a p99: its predicted p99 and its passes' median error."""
+def _by_shape(group: Sequence[HeldOutError]) -> dict[str, list[HeldOutError]]:
+    """The held-out runs of `group` by their shape: a shape's passes."""
     passes: dict[str, list[HeldOutError]] = {}
     for e in group:
-        if e.p99_error is not None and e.predicted_p99_ms:
-            passes.setdefault(e.shape_key, []).append(e)
-    return [
-        P99Shape(
-            shape=shape,
-            predicted_ms=_round(statistics.median(e.predicted_p99_ms or 0.0 for e in v)),
-            error=_round(statistics.median(e.p99_error or 0.0 for e in v)),
+        passes.setdefault(e.shape_key, []).append(e)
+    return dict(sorted(passes.items()))
+
+
+def _median(passes: Sequence[HeldOutError], value: Value) -> float | None:
+    """The median of the passes' `value` (those without one left out; None: none has one)."""
+    values = [v for v in map(value, passes) if v is not None]
+    return statistics.median(values) if values else None
+
+
+def _medians(shapes: dict[str, list[HeldOutError]], value: Value) -> list[float]:
+    """Per shape, the median of its passes' `value` (shapes without one left out)."""
+    return [m for passes in shapes.values() if (m := _median(passes, value)) is not None]
+
+
+def _p99_shapes(shapes: dict[str, list[HeldOutError]]) -> list[P99Shape]:
+    """Each shape with a predicted p99 and a measured one: that prediction and its passes' median error."""
+    found = []
+    for shape, passes in shapes.items():
+        measured = [e for e in passes if e.p99_error is not None and e.predicted_p99_ms]
+        predicted, error = (
+            _median(measured, lambda e: e.predicted_p99_ms),
+            _median(measured, lambda e: e.p99_error),
         )
-        for shape, v in sorted(passes.items())
-    ]
+        if predicted is not None and error is not None:
+            found.append(P99Shape(shape=shape, predicted_ms=_round(predicted), error=_round(error)))
+    return found
 
 
 def _round(x: float) -> float:
