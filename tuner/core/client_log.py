@@ -89,15 +89,24 @@ class _Lines(logging.Handler):
             path = os.environ.get(ENV)
             if path:
                 try:
-                    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-                    with open(path, "a", encoding="utf-8") as out:  # one write: workers append beside
-                        out.write(line)
+                    _append(path, line)
                     return
                 except OSError:
                     pass
             sys.stderr.write(line)
         except Exception:  # a handler never raises into the client's poll
             self.handleError(record)
+
+
+def _append(path: str, line: str) -> None:
+    """One write (the workers append beside); the directory is made by the first line, not each."""
+    try:
+        out = open(path, "a", encoding="utf-8")  # noqa: SIM115 (closed by the with below)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        out = open(path, "a", encoding="utf-8")  # noqa: SIM115
+    with out:
+        out.write(line)
 
 
 def client_logger() -> logging.Logger:
