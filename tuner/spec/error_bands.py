@@ -4,8 +4,8 @@ per client kind and regime (tuner/model/uncertainty.py names the regimes).
 The table is generated, never typed: `make generate` predicts every committed held-out run record
 (`loadtests/truth/records/`, made by `make bench-truth`) with a calibration fitted on the fitting set
 and writes the signed errors' range per kind and regime (over held-out shapes, each the median of
-its passes) to `error_bands.json` here; `make
-check-generated` fails when a model change leaves it stale. The model receives the table as input
+its passes) to `error_bands.json` here; `make check-generated` fails when a model change leaves it
+stale. The model receives the table as input
 (`tuner.model.predict.predict_rules(..., bands=...)`) and stays free of files.
 """
 

@@ -3,8 +3,7 @@
 Layout: `<results>/<sweep>/<run name>--<UTC timestamp>.json`, and beside a record the lines its
 run's Kafka clients logged, if any (`... .librdkafka.log`, appended while the run lasts). Records
 are written atomically (temp file, fsync, hard link) and never overwritten; a rerun of the same run
-adds a new file. Readers (reports,
-the recommender) go through `ResultsStore` only.
+adds a new file. Readers (reports, the recommender) go through `ResultsStore` only.
 """
 
 from __future__ import annotations
