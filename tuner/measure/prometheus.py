@@ -85,12 +85,11 @@ def _session(access: PrometheusAccess) -> requests.Session:
 
 
 def _check_ca_file(path: Any) -> None:
-    """A CA bundle that TLS can load: a missing file, a FIFO, or a file that is not PEM is named as
-    a TLS file problem here (it used to surface as "unreachable" at the first query)."""
+    """A CA bundle that TLS can load: a FIFO or a file that is not PEM is named as a TLS file problem
+    here (it used to surface as "unreachable" at the first query); a missing one was said when the
+    target was read (tuner.target.file)."""
     import ssl
 
-    if not path.exists():
-        raise BadInput(f"Prometheus CA file {path.name} does not exist")
     data = read_bytes(path, "CA file", 4 << 20)
     if b"-----BEGIN CERTIFICATE-----" not in data:
         raise BadInput(
