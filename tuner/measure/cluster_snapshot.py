@@ -15,9 +15,10 @@ import math
 import time
 from typing import Any
 
-from tuner.core.errors import EnvironmentProblem
-from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, window_query
-from tuner.measure.dialects import MissingSeries, scope_matchers
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, duration, window_query
+from tuner.measure.dialects import CLUSTER_LABELS, MissingSeries, scope_matchers
+from tuner.measure.prometheus import Sample
 from tuner.measure.series_names import (
     BROKER_JOB,
     BROKER_START_SERIES,
@@ -86,6 +87,66 @@ def unmeasured(health: dict[str, float]) -> bool:
     )
 
 
+_SELECT_ONE = "select one with brokers.matchers in a target file"
+
+
+def one_cluster(present: list[Sample]) -> None:
+    """BadInput when the brokers' network idle series name several clusters (CLUSTER_LABELS)."""
+    for label in CLUSTER_LABELS:
+        values = sorted({s.labels[label] for s in present if "broker" in s.labels and label in s.labels})
+        if len(values) > 1:
+            raise BadInput(
+                f"the selected brokers belong to {len(values)} clusters ({label}: {', '.join(values)}):"
+                f" kbt diagnoses one; {_SELECT_ONE} (e.g. {label}: {values[0]})"
+            )
+
+
+def one_series_per_broker(
+    prom: PrometheusReader, present: list[Sample], span: str, step_s: float, end: float
+) -> None:
+    """BadInput when a broker has several network idle series at once: the broker scraped twice (two
+    scrape configs under one job, or Prometheus replicas behind one URL) or brokers of two clusters
+    under one name. Its rates would be added up. Series one after the other (a pod rescheduled
+    with a new `instance` in the window) are one broker and are read as such."""
+    seen: dict[str, list[dict[str, str]]] = {}
+    for s in present:
+        if "broker" in s.labels:
+            seen.setdefault(s.labels["broker"], []).append(s.labels)
+    if all(len(series) < 2 for series in seen.values()):
+        return
+    count = f'count by (broker)({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}})'
+    at_once = f"max_over_time({count}[{span}:{duration(step_s)}])"
+    for sample in prom.instant(at_once, end):
+        series = seen.get(sample.labels.get("broker", ""), [])
+        if sample.value > 1 and series:
+            differ = sorted(
+                k for k in set().union(*series) - {"broker"} if len({s.get(k) for s in series}) > 1
+            )
+            told = "; ".join(
+                f"{k}: {', '.join(sorted({s.get(k) or '(none)' for s in series}))}" for k in differ
+            )
+            raise BadInput(
+                f"broker {sample.labels['broker']} has {sample.value:.0f} network idle series at once"
+                f" ({told}):"
+                f" one broker scraped twice (two jobs or Prometheus replicas under one name) or two"
+                f" clusters' brokers under one name, whose rates kbt would add up; {_SELECT_ONE}"
+            )
+
+
+def scaled_idle(by_broker: dict[str, dict[str, float | int | bool]]) -> None:
+    """EnvironmentProblem when a network idle ratio reads above 1: the exporter's rules or a
+    recording rule scale Kafka's 0-1 gauge (to percent?), and every verdict would read it as idle."""
+    for broker, row in by_broker.items():
+        for field in ("network_idle_ratio", "busiest_network_thread_idle_ratio"):
+            value = row.get(field)
+            if isinstance(value, float) and value > THRESHOLDS.idle_ratio_max:
+                raise EnvironmentProblem(
+                    f"broker {broker}: network idle reads {value:.3g}, above 1: kbt reads Kafka's 0-1"
+                    f" ratio ({NETWORK_IDLE_SERIES}, {NETWORK_THREAD_IDLE_SERIES}), and this setup"
+                    " scales it (to percent?): export the MBean value unscaled"
+                )
+
+
 def _client_sample(
     by_client: dict[tuple[str, str, str], dict[str, float]], field: str, labels: dict[str, str], value: float
 ) -> None:
@@ -125,6 +186,8 @@ def take_snapshot(
             f'Prometheus at {url} has no kbt broker metrics ({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}} '
             "with a broker label): is it scraping brokers with exporters/jmx/kafka-broker.yml?"
         )
+    one_cluster(present)
+    one_series_per_broker(prom, present, span, step_s, end)
     queries = snapshot_queries(window_s, step_s)
     by_broker: dict[str, dict[str, float | int | bool]] = {}
     by_topic: dict[str, dict[str, float]] = {}
@@ -152,13 +215,18 @@ def take_snapshot(
             broker = sample.labels.get("broker")
             if broker is not None:
                 by_broker.setdefault(broker, {})[field] = sample.value
-    # The per-thread idle series: its series count per broker is the broker's network thread count.
+    # The per-thread idle series: the processors a broker has are its network thread count, each
+    # counted once (a pod rescheduled in the window has every processor's series twice).
     threads = f'last_over_time({NETWORK_THREAD_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])'
+    processors: dict[str, set[str]] = {}
     for sample in prom.instant(threads, end):
         broker = sample.labels.get("broker")
         if broker is not None:
-            row = by_broker.setdefault(broker, {})
-            row["network_threads"] = int(row.get("network_threads", 0)) + 1
+            processor = sample.labels.get("network_processor") or str(sorted(sample.labels.items()))
+            processors.setdefault(broker, set()).add(processor)
+    for broker, ids in processors.items():
+        by_broker.setdefault(broker, {})["network_threads"] = len(ids)
+    scaled_idle(by_broker)
     # JVM start: whether the window holds the idle meters' start-up padding (tuner.measure.meter_warmup).
     for sample in prom.instant(f'max by (broker)({BROKER_START_SERIES}{{job="{BROKER_JOB}"}})', end):
         broker = sample.labels.get("broker")

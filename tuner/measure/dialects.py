@@ -47,6 +47,11 @@ BROKER_LABELS: tuple[str, ...] = (
     "node_name",
     "instance",
 )
+# Labels that tell clusters apart where one Prometheus holds several: a scrape config's or an
+# external `cluster` label (kbt's lab sets one), a Strimzi pod's `strimzi.io/cluster`, and the
+# Kubernetes namespace (a Strimzi cluster's pods share one). Brokers of several under one selection
+# would be diagnosed as one cluster, or, where their broker names collide, added up.
+CLUSTER_LABELS: tuple[str, ...] = ("cluster", "strimzi_io_cluster", "namespace")
 
 
 _SELECTOR = re.compile(r"\b((?:kafka|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")

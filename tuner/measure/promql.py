@@ -64,9 +64,11 @@ QUERIES: tuple[Query, ...] = (
         "ratio",
         "Idle fraction of the busiest network thread per broker.",
     ),
+    # Summed, not averaged: a broker has one handler meter, and a pod rescheduled within the window
+    # (a new `instance`) leaves two series each covering part of it; their mean read half the idle.
     Query(
         "REQUEST_HANDLER_IDLE",
-        "clamp_max(avg by (broker)(rate(kafka_server_request_handler_idle_ns_total"
+        "clamp_max(sum by (broker)(rate(kafka_server_request_handler_idle_ns_total"
         f"[{RATE_INTERVAL}])) / 1e9, 1)",
         "ratio",
         "Request handler idle fraction per broker over the window (capped at 1, see the series).",

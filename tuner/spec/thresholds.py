@@ -45,6 +45,7 @@ class Thresholds(StrictModel):
     host_busy_contended: float = Field(gt=0, le=1)
     scrape_coverage_min: float = Field(gt=0, le=1)
     scrape_samples_min: int = Field(ge=2)
+    idle_ratio_max: float = Field(gt=1)
     forecast_today_idle_tolerance: float = Field(gt=0, lt=1)
     forecast_fit_r2_min: float = Field(gt=0, lt=1)
 
