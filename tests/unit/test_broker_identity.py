@@ -142,6 +142,17 @@ def test_a_network_idle_in_percent_is_refused(api: tuple[Prometheus, type[_Queri
         take_snapshot(prom, window_s=600, step_s=15, end=END)
 
 
+def test_a_window_shorter_than_the_scrape_interval_is_said(api: tuple[Prometheus, type[_Queries]]) -> None:
+    """Scraped every 60 s, diagnosed over 30 s: no sample in the window, though the series are there
+    (it used to say Prometheus had no broker series at all)."""
+    prom, handler = api
+    handler.vectors = [(f"count by (pod)({IDLE}", [{"metric": {"pod": POD}, "value": [END, "1"]}])]
+    with pytest.raises(
+        BadInput, match="no sample of them within the 30 s window: it is shorter than their scrape"
+    ):
+        take_snapshot(prom, window_s=30, step_s=15, end=END)
+
+
 @given(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=6), st.sampled_from(CLUSTER_LABELS))
 def test_one_cluster_refuses_exactly_several(clusters: list[str], label: str) -> None:
     present = [Sample({"broker": str(i), label: c}, 0.9) for i, c in enumerate(clusters)]

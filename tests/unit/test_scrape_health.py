@@ -72,3 +72,18 @@ def test_diagnose_reports_an_unmeasured_broker_without_rates() -> None:
     summary = by["2"].findings[0].summary
     assert "4 of 20 scrapes" in summary and "up 0.20" in summary and "2.0 s" in summary
     assert result.status == "warning" and "2" in result.headline
+
+
+def test_a_window_of_too_few_scrapes_says_widen_it() -> None:
+    """Every scrape answered, but the window held 2 (scraped every 60 s, diagnosed over 2 min)."""
+    few = BrokerSnapshot(broker="1", measured=False, scrape_attempts=2, scrape_samples=2, scrape_coverage=1.0)
+    snap = ClusterSnapshot(prometheus="http://p", end=1.0, window_s=120, step_s=15, brokers=[few])
+    finding = diagnose(snap, DiagnoseThresholds()).brokers[0].findings[0]
+    assert "2 of 2 scrapes" in finding.summary
+    assert finding.advice.startswith("Prometheus attempted 2 scrape(s) of it in the window: widen --window")
+    # A window of many scrapes, few answered: the exporter is the problem, as before.
+    stalled = BrokerSnapshot(
+        broker="1", measured=False, scrape_attempts=20, scrape_samples=4, scrape_coverage=0.2
+    )
+    snap = ClusterSnapshot(prometheus="http://p", end=1.0, window_s=300, step_s=15, brokers=[stalled])
+    assert "scrape timeout" in diagnose(snap, DiagnoseThresholds()).brokers[0].findings[0].advice

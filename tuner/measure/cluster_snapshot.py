@@ -176,6 +176,14 @@ def take_snapshot(
     present = prom.instant(f'last_over_time({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
     health = scrape_health(prom, window_s, end)
     if not any("broker" in s.labels for s in present) and not health:
+        # Series at the window's end (Prometheus' 5 minute lookback) but no sample within it: the
+        # window is shorter than the scrape interval, not a Prometheus without brokers.
+        lookback = f'count by (broker)({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}})'
+        if any("broker" in s.labels for s in prom.instant(lookback, end)):
+            raise BadInput(
+                f"Prometheus at {url} holds the brokers' series but no sample of them within the"
+                f" {window_s:g} s window: it is shorter than their scrape interval; widen --window"
+            )
         translator = getattr(prom, "translator", None)
         if translator is not None and translator.detection is not None and not translator.identity:
             raise EnvironmentProblem(

@@ -24,6 +24,7 @@ from tuner.model.cost import BrokerCostModel, finite
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.diagnosis_rules import RULES, BrokerFacts, broker_facts
 from tuner.model.finding import CAUSE_LABEL, EXIT, RANK, Finding, Status, fmt, worst
+from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
 
@@ -111,6 +112,12 @@ def unmeasured_broker(s: BrokerSnapshot, limit: float) -> BrokerDiagnosis:
     tuner.measure.cluster_snapshot.unmeasured): no finding about its load can be made."""
     slowest = "" if s.scrape_duration_max_s is None else f", slowest scrape {s.scrape_duration_max_s:.1f} s"
     coverage = 0.0 if s.scrape_coverage is None else s.scrape_coverage
+    advice = "compare the exporter's scrape_duration_seconds with the scrape timeout; check `up`"
+    if (s.scrape_attempts or 0) < THRESHOLDS.scrape_samples_min:  # the exporter is fine, the window short
+        advice = (
+            f"Prometheus attempted {fmt(s.scrape_attempts, 0)} scrape(s) of it in the window: widen"
+            f" --window to at least {THRESHOLDS.scrape_samples_min} scrape intervals (or it is new in it)"
+        )
     finding = Finding(
         kind="no_data",
         severity="warning",
@@ -118,7 +125,7 @@ def unmeasured_broker(s: BrokerSnapshot, limit: float) -> BrokerDiagnosis:
             f"unmeasured: its exporter answered {fmt(s.scrape_samples, 0)} of {fmt(s.scrape_attempts, 0)}"
             f" scrapes in the window (up {coverage:.2f}{slowest}); no rate is reported from so few samples"
         ),
-        advice="compare the exporter's scrape_duration_seconds with the scrape timeout; check `up`",
+        advice=advice,
         evidence={"scrape_coverage": coverage, "scrape_samples": s.scrape_samples or 0.0},
     )
     return BrokerDiagnosis(
