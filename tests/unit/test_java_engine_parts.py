@@ -20,8 +20,6 @@ from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_engine import aggregate, merge_client_metrics
 from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
-from tuner.measure.broker_window import measure_window
-from tuner.measure.prometheus import RangeSeries, Sample
 from tuner.spec.clients import ClientProfile
 from tuner.spec.clients.java import KIND, JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
@@ -245,26 +243,6 @@ def test_engine_rejects_a_bad_plan_in_one_line(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("java-engine: ")
-
-
-class _Prom:
-    def __init__(self, points: list[tuple[float, float]]) -> None:
-        self.points = points
-
-    def instant(self, expr: str, at: float | None = None) -> list[Sample]:
-        return []
-
-    def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]:
-        if "kafka_network_requests_total" not in selector:
-            return []
-        return [RangeSeries(labels={"broker": "1"}, points=self.points)]
-
-
-def test_run_count_starts_at_the_last_scrape_before_the_run() -> None:
-    """A run's first requests between two scrapes all belong to it (the counter is flat before)."""
-    prom = _Prom([(95.0, 1000.0), (100.0, 1000.0), (105.0, 1300.0), (140.0, 1600.0)])
-    window = measure_window(prom, 105.0, 130.0, ["t"], 5.0, 141.0, run_started=102.0)
-    assert window.produce_requests_total == 600.0
 
 
 def test_the_heap_holds_every_pods_buffer_memory() -> None:

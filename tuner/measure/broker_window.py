@@ -145,6 +145,18 @@ def interpolate(points: list[tuple[float, float]], t: float) -> float:
     return points[-1][1]
 
 
+def without_resets(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """A counter's samples, in time order, with each reset added back as Prometheus' rate() reads it
+    (a broker restarted: its count starts again from 0): from the first sample, only ever up."""
+    out, offset, previous = [], 0.0, -math.inf
+    for t, v in points:
+        if v < previous:
+            offset += previous
+        out.append((t, v + offset))
+        previous = v
+    return out
+
+
 def measure_window(
     prom: PrometheusReader,
     start: float,
@@ -175,7 +187,7 @@ def measure_window(
         if broker is None or not series.points:
             continue
         # Fresh topics: the counter was 0 when the run started producing.
-        points = [(run_started, 0.0), *sorted(p for p in series.points if p[0] > run_started)]
+        points = without_resets([(run_started, 0.0), *sorted(p for p in series.points if p[0] > run_started)])
         at_start, at_end, last = interpolate(points, start), interpolate(points, end), points[-1][1]
         fields = by_broker.setdefault(broker, {})
         fields["topic_produce_requests_per_s"] = fields.get("topic_produce_requests_per_s", 0.0) + (
@@ -191,7 +203,7 @@ def measure_window(
             continue
         # A cluster-wide counter: what it gained since the run started (read just before it). A
         # series first seen during the run (a request version nobody used before) started at 0.
-        points = sorted(series.points)
+        points = without_resets(sorted(series.points))
         if points[0][0] > run_started:
             points = [(run_started, 0.0), *points]
         # The last scrape before the run, not an interpolation: no run produces before it starts,
