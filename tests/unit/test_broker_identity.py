@@ -24,6 +24,9 @@ from tuner.measure.broker_window import window_query
 from tuner.measure.cluster_snapshot import one_cluster, take_snapshot
 from tuner.measure.dialects import CLUSTER_LABELS, DIALECTS, Translator, dialect_names
 from tuner.measure.prometheus import Prometheus, Sample
+from tuner.model.diagnosis import diagnose
+from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.store.snapshot import ClusterSnapshot
 
 END = 1_800_000_000.0
 POD = "my-cluster-kafka-1"
@@ -151,6 +154,52 @@ def test_a_window_shorter_than_the_scrape_interval_is_said(api: tuple[Prometheus
         BadInput, match="no sample of them within the 30 s window: it is shorter than their scrape"
     ):
         take_snapshot(prom, window_s=30, step_s=15, end=END)
+
+
+def _scrapes(answered: dict[str, int], attempted: int = 40) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Scrape health: `attempted` scrapes of each pod, `answered[pod]` of them answered."""
+
+    def per_pod(values: dict[str, float]) -> list[dict[str, Any]]:
+        return [{"metric": {"pod": pod}, "value": [END, f"{v}"]} for pod, v in values.items()]
+
+    return [
+        ("count_over_time(up", per_pod(dict.fromkeys(answered, attempted))),
+        ("sum_over_time(up", per_pod({pod: float(n) for pod, n in answered.items()})),
+    ]
+
+
+def test_a_broker_scraped_without_its_network_idle_is_unmeasured(
+    api: tuple[Prometheus, type[_Queries]],
+) -> None:
+    """kafka-1 still exports another naming (a rolling change of its metrics setup): it is not called
+    healthy for want of figures."""
+    prom, handler = api
+    handler.vectors = [
+        *_scrapes({"my-cluster-kafka-0": 40, POD: 40}),
+        (
+            f"avg_over_time((avg by (pod)({IDLE}",
+            [{"metric": {"pod": "my-cluster-kafka-0"}, "value": [END, "0.9"]}],
+        ),
+        (f"last_over_time({IDLE}", [_series(0.9, pod="my-cluster-kafka-0")]),
+    ]
+    snap = ClusterSnapshot.model_validate(take_snapshot(prom, window_s=600, step_s=15, end=END))
+    by = {b.broker: b for b in diagnose(snap, DiagnoseThresholds()).brokers}
+    assert by["my-cluster-kafka-0"].status == "healthy"
+    assert by[POD].status == "warning" and by[POD].cause == "unmeasured"
+    assert "answered 40 of 40 scrapes, but none held its network idle" in by[POD].findings[0].summary
+
+
+def test_no_network_idle_for_any_answering_broker_is_refused(api: tuple[Prometheus, type[_Queries]]) -> None:
+    """A dialect named wrong in the target file: every broker answered, none has the series. It read
+    healthy, exit 0, with no figure at all."""
+    prom, handler = api
+    handler.vectors = _scrapes({"my-cluster-kafka-0": 40, POD: 40})
+    with pytest.raises(EnvironmentProblem, match="has no kbt broker metrics"):
+        take_snapshot(prom, window_s=600, step_s=15, end=END)
+    # Brokers whose every scrape failed have no series either: they are reported unmeasured.
+    handler.vectors = _scrapes({"my-cluster-kafka-0": 0, POD: 0})
+    snap = take_snapshot(prom, window_s=600, step_s=15, end=END)
+    assert [b["measured"] for b in snap["brokers"]] == [False, False]
 
 
 @given(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=6), st.sampled_from(CLUSTER_LABELS))

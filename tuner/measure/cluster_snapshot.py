@@ -25,7 +25,7 @@ from tuner.measure.series_names import (
     NETWORK_IDLE_SERIES,
     NETWORK_THREAD_IDLE_SERIES,
 )
-from tuner.spec.thresholds import THRESHOLDS
+from tuner.spec.thresholds import THRESHOLDS, too_few_scrapes
 
 # Topic figures, summed over the brokers (queries grouped by topic). Per topic Kafka counts partition
 # appends (TotalProduceRequests{topic}), never requests: a request carrying three partitions of a
@@ -81,10 +81,7 @@ def scrape_health(prom: PrometheusReader, window_s: float, end: float) -> dict[s
 
 def unmeasured(health: dict[str, float]) -> bool:
     """Too few answered scrapes in the window for any rate: the broker is reported unmeasured."""
-    return (
-        health.get("scrape_samples", 0.0) < THRESHOLDS.scrape_samples_min
-        or health.get("scrape_coverage", 0.0) < THRESHOLDS.scrape_coverage_min
-    )
+    return too_few_scrapes(health.get("scrape_samples", 0.0), health.get("scrape_coverage", 0.0))
 
 
 _SELECT_ONE = "select one with brokers.matchers in a target file"
@@ -175,7 +172,10 @@ def take_snapshot(
     # Without this series nobody scrapes brokers with our rules.
     present = prom.instant(f'last_over_time({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
     health = scrape_health(prom, window_s, end)
-    if not any("broker" in s.labels for s in present) and not health:
+    named = {s.labels["broker"] for s in present if "broker" in s.labels}
+    # No network idle series at all, though brokers answered their scrapes: the series are not there
+    # under these names (brokers whose every scrape failed are reported unmeasured below).
+    if not named and all(not unmeasured(h) for h in health.values()):
         # Series at the window's end (Prometheus' 5 minute lookback) but no sample within it: the
         # window is shorter than the scrape interval, not a Prometheus without brokers.
         lookback = f'count by (broker)({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}})'
@@ -244,10 +244,11 @@ def take_snapshot(
         if "broker" in s.labels:
             by_broker.setdefault(s.labels["broker"], {})
     # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
-    # from the few samples left is never reported.
+    # from the few samples left is never reported. So does one scraped without a network idle series
+    # (another naming on it, or its rules leave the MBean out): no verdict is made without it.
     for broker, figures in health.items():
         row = by_broker.setdefault(broker, {})
-        if unmeasured(figures):
+        if unmeasured(figures) or broker not in named:
             row.clear()
             row["measured"] = False
         row.update(figures)

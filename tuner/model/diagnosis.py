@@ -24,7 +24,7 @@ from tuner.model.cost import BrokerCostModel, finite
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.model.diagnosis_rules import RULES, BrokerFacts, broker_facts
 from tuner.model.finding import CAUSE_LABEL, EXIT, RANK, Finding, Status, fmt, worst
-from tuner.spec.thresholds import THRESHOLDS
+from tuner.spec.thresholds import THRESHOLDS, too_few_scrapes
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
 
@@ -107,13 +107,24 @@ def diagnose_broker(facts: BrokerFacts) -> BrokerDiagnosis:
 
 
 def unmeasured_broker(s: BrokerSnapshot, limit: float) -> BrokerDiagnosis:
-    """A broker whose scrapes failed in the window: a warning that names the scrape health, never
-    rates computed from the few samples left (the measurement blanks them, see
-    tuner.measure.cluster_snapshot.unmeasured): no finding about its load can be made."""
+    """A broker the window holds too little of (tuner.measure.cluster_snapshot marks it): its scrapes
+    failed, or it was scraped without a network idle series. A warning that names which, never rates
+    computed from the few samples left: no finding about its load can be made."""
     slowest = "" if s.scrape_duration_max_s is None else f", slowest scrape {s.scrape_duration_max_s:.1f} s"
     coverage = 0.0 if s.scrape_coverage is None else s.scrape_coverage
+    answered = f"its exporter answered {fmt(s.scrape_samples, 0)} of {fmt(s.scrape_attempts, 0)} scrapes"
+    summary = (
+        f"unmeasured: {answered} in the window (up {coverage:.2f}{slowest}); no rate is reported from"
+        " so few samples"
+    )
     advice = "compare the exporter's scrape_duration_seconds with the scrape timeout; check `up`"
-    if (s.scrape_attempts or 0) < THRESHOLDS.scrape_samples_min:  # the exporter is fine, the window short
+    if not too_few_scrapes(s.scrape_samples or 0.0, coverage):
+        summary = (
+            f"unmeasured: {answered}, but none held its network idle (NetworkProcessorAvgIdlePercent)"
+            " under the names the other brokers' series have"
+        )
+        advice = "export this broker's metrics as the others' (the same exporter rules or reporter allowlist)"
+    elif (s.scrape_attempts or 0) < THRESHOLDS.scrape_samples_min:  # the exporter is fine, the window short
         advice = (
             f"Prometheus attempted {fmt(s.scrape_attempts, 0)} scrape(s) of it in the window: widen"
             f" --window to at least {THRESHOLDS.scrape_samples_min} scrape intervals (or it is new in it)"
@@ -121,10 +132,7 @@ def unmeasured_broker(s: BrokerSnapshot, limit: float) -> BrokerDiagnosis:
     finding = Finding(
         kind="no_data",
         severity="warning",
-        summary=(
-            f"unmeasured: its exporter answered {fmt(s.scrape_samples, 0)} of {fmt(s.scrape_attempts, 0)}"
-            f" scrapes in the window (up {coverage:.2f}{slowest}); no rate is reported from so few samples"
-        ),
+        summary=summary,
         advice=advice,
         evidence={"scrape_coverage": coverage, "scrape_samples": s.scrape_samples or 0.0},
     )

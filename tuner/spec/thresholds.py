@@ -55,3 +55,9 @@ def _load() -> Thresholds:
 
 
 THRESHOLDS = _load()
+
+
+def too_few_scrapes(samples: float, coverage: float) -> bool:
+    """Too few answered scrapes in a window for any rate: fewer than scrape_samples_min, or less than
+    scrape_coverage_min of those Prometheus attempted."""
+    return samples < THRESHOLDS.scrape_samples_min or coverage < THRESHOLDS.scrape_coverage_min
