@@ -190,8 +190,8 @@ def test_a_broker_scraped_without_its_network_idle_is_unmeasured(
 
 
 def test_no_network_idle_for_any_answering_broker_is_refused(api: tuple[Prometheus, type[_Queries]]) -> None:
-    """A dialect named wrong in the target file: every broker answered, none has the series. It read
-    healthy, exit 0, with no figure at all."""
+    """A dialect named wrong in the target file: every broker answered, none has the series. Each
+    broker read "no idle ratios" (or healthy, where a handler idle series matched), no cause named."""
     prom, handler = api
     handler.vectors = _scrapes({"my-cluster-kafka-0": 40, POD: 40})
     with pytest.raises(EnvironmentProblem, match="has no kbt broker metrics"):

@@ -124,6 +124,23 @@ def test_unexplained_idle_is_a_low_idle_without_traffic() -> None:
     assert not _fires("unexplained_idle", _facts(**BUSY))
 
 
+def test_busy_threads_without_a_request_count_are_not_blamed_on_bytes() -> None:
+    """RequestMetrics left out of the rules: bytes in, no produce request series. Neither "network
+    bytes" (average request "0 B") nor "too little traffic" (0 produce req/s) may be said."""
+    unmeasured = {"produce_requests_per_s": None, **BUSY}
+    facts = _facts(**unmeasured)
+    assert not _fires("network_bytes", facts) and not _fires("unexplained_idle", facts)
+    finding = _fires("no_data", facts)
+    assert finding is not None and finding.severity == "critical"
+    assert "no produce request count: small requests cannot be told from bytes" in finding.summary
+    # Little bytes in and no request series either: still no claim of quiet traffic.
+    assert not _fires("unexplained_idle", _facts(**unmeasured, bytes_in_per_s=100.0, bytes_out_per_s=0.0))
+    # A broker nobody produced to has no Produce series and no bytes in: its low idle is unexplained.
+    idle = {"produce_requests_per_s": None, "bytes_in_per_s": 0.0, "bytes_out_per_s": 0.0, **BUSY}
+    assert _fires("unexplained_idle", _facts(**idle, fetch_requests_per_s=1.0))
+    assert _fires("no_data", _facts(**idle, fetch_requests_per_s=1.0)) is None
+
+
 def test_network_bytes_speaks_only_when_nothing_before_explained_the_busy_threads() -> None:
     facts = _facts(**BUSY)
     assert _fires("network_bytes", facts)

@@ -129,8 +129,17 @@ def warming_up(s: BrokerSnapshot, t: DiagnoseThresholds, window_start: float | N
     return age if age < t.idle_meter_warmup_s else None
 
 
+def requests_unmeasured(s: BrokerSnapshot) -> bool:
+    """Bytes came in but no produce request was counted: the request series is missing (rules or an
+    allowlist leaving RequestMetrics out), not zero. (Kafka makes a request's series at its first
+    request: a broker nobody produced to has none, and no bytes in either.)"""
+    return s.produce_requests_per_s is None and (s.bytes_in_per_s or 0.0) > 0
+
+
 def quiet(s: BrokerSnapshot, t: DiagnoseThresholds, threads: int) -> bool:
-    """Traffic too small to keep a network thread busy."""
+    """Traffic too small to keep a network thread busy (never said while the request count is unknown)."""
+    if requests_unmeasured(s):
+        return False
     reqs = (s.produce_requests_per_s or 0.0) + (s.fetch_requests_per_s or 0.0)
     moved = (s.bytes_in_per_s or 0.0) + (s.bytes_out_per_s or 0.0)
     return reqs / threads < t.quiet_requests_per_thread_s and moved / threads < t.quiet_bytes_per_thread_s
@@ -150,9 +159,22 @@ def idle_after_cut(idle: float | None, cut: float) -> float | None:
 
 
 def no_data(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None:
-    if f.s.network_idle_ratio is not None or f.s.request_handler_idle_ratio is not None:
+    s = f.s
+    if s.network_idle_ratio is None and s.request_handler_idle_ratio is None:
+        return Finding(kind="no_data", severity="warning", summary="no idle ratios for this broker")
+    if not (f.net_busy and requests_unmeasured(s)):
         return None
-    return Finding(kind="no_data", severity="warning", summary="no idle ratios for this broker")
+    # Busy network threads with no request count: many small requests load them as bytes do.
+    return Finding(
+        kind="no_data",
+        severity=f.net_status,
+        summary=(
+            f"network threads busy (network idle {fmt(f.net_idle)}, {fmt_bytes(s.bytes_in_per_s or 0)}/s in),"
+            " but no produce request count: small requests cannot be told from bytes"
+        ),
+        advice="export the brokers' RequestMetrics RequestsPerSec (kbt's note names the series)",
+        evidence={"network_idle": f.net_idle or 0.0},
+    )
 
 
 def meter_warmup(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None:
@@ -349,7 +371,7 @@ def unexplained_idle(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None
 def network_bytes(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None:
     """Busy network threads that no rule before explained: the bytes they move."""
     explained = {"request_queue_full", "small_requests", "large_fetches"}
-    if not f.net_busy or any(x.kind in explained for x in found):
+    if not f.net_busy or requests_unmeasured(f.s) or any(x.kind in explained for x in found):
         return None
     s = f.s
     return Finding(
