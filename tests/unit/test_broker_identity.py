@@ -281,3 +281,13 @@ def test_handler_idle_and_requests_over_a_rescheduled_pod(tmp_path: Path) -> Non
         timeout=SUBPROCESS_CAP_S,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_live_broker_requests_read_the_brokers_job_alone() -> None:
+    """A lab with kubernetes_job scrapes each broker twice (jobs kafka-broker and kafka, kbt's names
+    both): the live figure summed both, twice the requests."""
+    from tuner.measure.live import _queries
+
+    expr = _queries(20.0)["broker_requests_per_s"]
+    assert 'job="kafka-broker"' in expr and 'request="Produce"' in expr
+    assert 'job="kafka"' in _translator().translate(expr)  # a target's own job

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tuner.core.errors import KbtError
+from tuner.measure.broker_window import request_selector
 from tuner.measure.prometheus import Prometheus
 
 INTERVAL_S = 5.0  # kafka-producer-perf-test prints a line every 5 s too
@@ -34,7 +35,8 @@ def _queries(window_s: float) -> dict[str, str]:
     w = f"{max(window_s, 10.0):.0f}s"
     return {
         "client_requests_per_s": f"sum(rate(kbt_client_produce_requests_total[{w}]))",
-        "broker_requests_per_s": f'sum(rate(kafka_network_requests_total{{request="Produce"}}[{w}]))',
+        # The brokers' job only: a lab with kubernetes_job scrapes each broker a second time.
+        "broker_requests_per_s": f"sum(rate({request_selector()}[{w}]))",
         # the delivery histogram of every producer together over the window (NaN without deliveries)
         "p99_ms": "histogram_quantile(0.99, sum by (le)"
         f"(rate(kbt_client_delivery_latency_seconds_bucket[{w}]))) * 1000",
