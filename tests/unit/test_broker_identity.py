@@ -283,6 +283,29 @@ def test_handler_idle_and_requests_over_a_rescheduled_pod(tmp_path: Path) -> Non
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+class _TwoJobs:
+    """A bare Prometheus (kbt's names) where a second job, `kafka-staging`, scrapes other brokers with
+    the same node ids. The figures' queries read every job: before, the brokers were found under
+    kafka-broker alone and each broker's rates were the two clusters' sum."""
+
+    def instant(self, expr: str, at: float | None = None) -> list[Sample]:
+        if expr.startswith("max_over_time(count by (broker)(kafka_network_processor_avg_idle_ratio)"):
+            return [Sample({"broker": "1"}, 2.0)]
+        if expr.startswith("last_over_time(kafka_network_processor_avg_idle_ratio["):
+            return [Sample({"broker": "1", "job": job}, 0.9) for job in ("kafka-broker", "kafka-staging")]
+        return []
+
+    def samples(self, selector: str, start: float, end: float) -> list[Any]:
+        return []
+
+
+def test_a_bare_prometheus_sees_a_second_job_s_brokers() -> None:
+    with pytest.raises(
+        BadInput, match=r"broker 1 has 2 network idle series at once \(job: kafka-broker, kafka-staging\)"
+    ):
+        take_snapshot(_TwoJobs(), window_s=600, step_s=15, end=END)
+
+
 def test_live_broker_requests_read_the_brokers_job_alone() -> None:
     """A lab with kubernetes_job scrapes each broker twice (jobs kafka-broker and kafka, kbt's names
     both): the live figure summed both, twice the requests."""

@@ -111,7 +111,7 @@ def one_series_per_broker(
             seen.setdefault(s.labels["broker"], []).append(s.labels)
     if all(len(series) < 2 for series in seen.values()):
         return
-    count = f'count by (broker)({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}})'
+    count = f"count by (broker)({NETWORK_IDLE_SERIES})"
     at_once = f"max_over_time({count}[{span}:{duration(step_s)}])"
     for sample in prom.instant(at_once, end):
         series = seen.get(sample.labels.get("broker", ""), [])
@@ -170,7 +170,10 @@ def take_snapshot(
     # once, and a broker whose last scrape failed is still there (scrape health says how well).
     span = f"{max(1, int(window_s * 1000))}ms"
     # Without this series nobody scrapes brokers with our rules.
-    present = prom.instant(f'last_over_time({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])', end)
+    # No job matcher, as in the figures' queries: a target's translator scopes every selector to its
+    # job; on a bare Prometheus the brokers are read as the figures read them, whatever the job (so a
+    # second job's copy of a broker, or another cluster's, is seen and refused, never added up).
+    present = prom.instant(f"last_over_time({NETWORK_IDLE_SERIES}[{span}])", end)
     health = scrape_health(prom, window_s, end)
     named = {s.labels["broker"] for s in present if "broker" in s.labels}
     # No network idle series at all, though brokers answered their scrapes: the series are not there
@@ -178,7 +181,7 @@ def take_snapshot(
     if not named and all(not unmeasured(h) for h in health.values()):
         # Series at the window's end (Prometheus' 5 minute lookback) but no sample within it: the
         # window is shorter than the scrape interval, not a Prometheus without brokers.
-        lookback = f'count by (broker)({NETWORK_IDLE_SERIES}{{job="{BROKER_JOB}"}})'
+        lookback = f"count by (broker)({NETWORK_IDLE_SERIES})"
         if any("broker" in s.labels for s in prom.instant(lookback, end)):
             raise BadInput(
                 f"Prometheus at {url} holds the brokers' series but no sample of them within the"
@@ -225,7 +228,7 @@ def take_snapshot(
                 by_broker.setdefault(broker, {})[field] = sample.value
     # The per-thread idle series: the processors a broker has are its network thread count, each
     # counted once (a pod rescheduled in the window has every processor's series twice).
-    threads = f'last_over_time({NETWORK_THREAD_IDLE_SERIES}{{job="{BROKER_JOB}"}}[{span}])'
+    threads = f"last_over_time({NETWORK_THREAD_IDLE_SERIES}[{span}])"
     processors: dict[str, set[str]] = {}
     for sample in prom.instant(threads, end):
         broker = sample.labels.get("broker")
@@ -236,7 +239,9 @@ def take_snapshot(
         by_broker.setdefault(broker, {})["network_threads"] = len(ids)
     scaled_idle(by_broker)
     # JVM start: whether the window holds the idle meters' start-up padding (tuner.measure.meter_warmup).
-    for sample in prom.instant(f'max by (broker)({BROKER_START_SERIES}{{job="{BROKER_JOB}"}})', end):
+    # Job-scoped on a bare Prometheus too: every exporter has a process_start_time_seconds.
+    start = f'max by (broker)({BROKER_START_SERIES}{{job="{BROKER_JOB}"}})'
+    for sample in prom.instant(start, end):
         broker = sample.labels.get("broker")
         if broker is not None and math.isfinite(sample.value):
             by_broker.setdefault(broker, {})["started_at"] = sample.value
