@@ -171,22 +171,34 @@ def _scrapes(answered: dict[str, int], attempted: int = 40) -> list[tuple[str, l
 def test_a_broker_scraped_without_its_network_idle_is_unmeasured(
     api: tuple[Prometheus, type[_Queries]],
 ) -> None:
-    """kafka-1 still exports another naming (a rolling change of its metrics setup): it is not called
-    healthy for want of figures."""
+    """kafka-1's rules leave the SocketServer MBean out: it is not called healthy for want of the
+    figure. A ZooKeeper pod under the same job (Strimzi's example PodMonitor) is no broker: it is
+    left out and named, not reported as one without figures (it read "no idle ratios", a warning)."""
     prom, handler = api
+    zookeeper = "my-cluster-zookeeper-0"
+
+    def per_pod(values: dict[str, float]) -> list[dict[str, Any]]:
+        return [{"metric": {"pod": pod}, "value": [END, f"{v}"]} for pod, v in values.items()]
+
     handler.vectors = [
-        *_scrapes({"my-cluster-kafka-0": 40, POD: 40}),
-        (
-            f"avg_over_time((avg by (pod)({IDLE}",
-            [{"metric": {"pod": "my-cluster-kafka-0"}, "value": [END, "0.9"]}],
-        ),
+        *_scrapes({"my-cluster-kafka-0": 40, POD: 40, zookeeper: 40}),
+        (f"avg_over_time((avg by (pod)({IDLE}", per_pod({"my-cluster-kafka-0": 0.9})),
+        ("kafka_server_brokertopicmetrics_bytesin_total", per_pod({"my-cluster-kafka-0": 1e6, POD: 1e6})),
+        ("process_cpu_seconds_total", per_pod({"my-cluster-kafka-0": 0.5, POD: 0.5, zookeeper: 0.1})),
         (f"last_over_time({IDLE}", [_series(0.9, pod="my-cluster-kafka-0")]),
     ]
-    snap = ClusterSnapshot.model_validate(take_snapshot(prom, window_s=600, step_s=15, end=END))
+    notes: list[str] = []
+    figures = take_snapshot(prom, window_s=600, step_s=15, end=END, notes=notes)
+    snap = ClusterSnapshot.model_validate(figures)
     by = {b.broker: b for b in diagnose(snap, DiagnoseThresholds()).brokers}
+    assert sorted(by) == ["my-cluster-kafka-0", POD]
     assert by["my-cluster-kafka-0"].status == "healthy"
     assert by[POD].status == "warning" and by[POD].cause == "unmeasured"
     assert "answered 40 of 40 scrapes, but none held its network idle" in by[POD].findings[0].summary
+    assert notes == [
+        "left out as not brokers (their scrapes hold no broker series in this naming; a broker exporting"
+        f" another naming would be among them): {zookeeper}"
+    ]
 
 
 def test_no_network_idle_for_any_answering_broker_is_refused(api: tuple[Prometheus, type[_Queries]]) -> None:

@@ -19,6 +19,7 @@ from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, duration, window_query
 from tuner.measure.dialects import CLUSTER_LABELS, MissingSeries, scope_matchers
 from tuner.measure.prometheus import Sample
+from tuner.measure.promql import query
 from tuner.measure.series_names import (
     BROKER_JOB,
     BROKER_START_SERIES,
@@ -84,6 +85,9 @@ def unmeasured(health: dict[str, float]) -> bool:
     return too_few_scrapes(health.get("scrape_samples", 0.0), health.get("scrape_coverage", 0.0))
 
 
+# The snapshot fields any JVM's exporter gives (its process collector), a ZooKeeper's or a Connect
+# worker's as much as a broker's.
+JVM_FIELDS = {f for f, (q, _) in BROKER_FIELDS.items() if "process_" in query(q).expr} | {"started_at"}
 _SELECT_ONE = "select one with brokers.matchers in a target file"
 
 
@@ -159,8 +163,10 @@ def take_snapshot(
     step_s: float = 15.0,
     end: float | None = None,
     top_topics: int = 5,
+    notes: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Query every snapshot field: the figures in the shape of tuner.store.snapshot.ClusterSnapshot.
+    """Query every snapshot field: the figures in the shape of tuner.store.snapshot.ClusterSnapshot;
+    a line for `notes` names the scrape targets left out as not brokers.
     EnvironmentProblem when Prometheus holds no broker series of ours
     (Unreachable / PrometheusError come from the client as they are)."""
     end = time.time() if end is None else end
@@ -251,12 +257,28 @@ def take_snapshot(
     # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
     # from the few samples left is never reported. So does one scraped without a network idle series
     # (another naming on it, or its rules leave the MBean out): no verdict is made without it.
+    others = []
     for broker, figures in health.items():
+        if (
+            broker not in named
+            and not unmeasured(figures)
+            and not set(by_broker.get(broker, {})) - JVM_FIELDS
+        ):
+            # It answered its scrapes with no broker series at all: not a broker (Strimzi's example
+            # PodMonitor scrapes ZooKeeper, Connect and Cruise Control pods under the brokers' job).
+            by_broker.pop(broker, None)
+            others.append(broker)
+            continue
         row = by_broker.setdefault(broker, {})
         if unmeasured(figures) or broker not in named:
             row.clear()
             row["measured"] = False
         row.update(figures)
+    if others and notes is not None:
+        notes.append(
+            f"left out as not brokers (their scrapes hold no broker series in this naming; a broker"
+            f" exporting another naming would be among them): {', '.join(sorted(others, key=broker_order))}"
+        )
     brokers = [{"broker": b, **f} for b, f in sorted(by_broker.items(), key=lambda i: broker_order(i[0]))]
     busy = sorted(
         ((t, f) for t, f in by_topic.items() if f.get("partition_appends_per_s", 0.0) > 0),

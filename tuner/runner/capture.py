@@ -118,7 +118,7 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     window = end - start
     try:
         prom = diagnosis_prometheus(target)
-        figures = take_snapshot(prom, window_s=window, step_s=min(15.0, window / 4), end=end, top_topics=0)
+        figures = take_snapshot(prom, window, min(15.0, window / 4), end, top_topics=0, notes=notes)
     except KbtError as exc:  # Prometheus unreachable, answering oddly, or without broker series
         notes.append(f"the brokers' figures were not read: {exc.message}")
         return None

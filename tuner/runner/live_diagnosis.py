@@ -124,11 +124,12 @@ def _classified(
     from tuner.model.diagnosis import diagnose as classify
     from tuner.store.snapshot import ClusterSnapshot
 
-    figures = take_snapshot(prom, window_s=window_s, step_s=step_s, end=end_s, top_topics=top_topics)
+    left_out: list[str] = []
+    figures = take_snapshot(prom, window_s, step_s, end_s, top_topics, notes=left_out)
     if request_logs:
         figures = {**figures, **request_log_figures(request_logs, figures["end"] - window_s, figures["end"])}
     snap = ClusterSnapshot.model_validate(figures)
-    notes = unavailable_notes(prom) + handler_idle_notes(prom, window_s, figures["end"])
+    notes = unavailable_notes(prom) + left_out + handler_idle_notes(prom, window_s, figures["end"])
     notes += request_log_notes(snap)
     return LiveDiagnosis(classify(snap, thresholds, cost_model), notes)
 
