@@ -22,11 +22,12 @@ from tests.unit.prometheus_api import Api, serving
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.measure.broker_window import window_query
 from tuner.measure.cluster_snapshot import one_cluster, take_snapshot
-from tuner.measure.dialects import CLUSTER_LABELS, DIALECTS, Translator, dialect_names
+from tuner.measure.dialects import CLUSTER_LABELS, DIALECTS, Translator, dialect_names, resolve_translator
 from tuner.measure.prometheus import Prometheus, Sample
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.store.snapshot import ClusterSnapshot
+from tuner.target.base import BrokerSelectors, Target
 
 END = 1_800_000_000.0
 POD = "my-cluster-kafka-1"
@@ -326,3 +327,25 @@ def test_live_broker_requests_read_the_brokers_job_alone() -> None:
     expr = _queries(20.0)["broker_requests_per_s"]
     assert 'job="kafka-broker"' in expr and 'request="Produce"' in expr
     assert 'job="kafka"' in _translator().translate(expr)  # a target's own job
+
+
+class _RecordedBeside:
+    """Strimzi's raw series (pod labels) beside kbt's dialect recording rules' copies of them, which
+    add a `broker` label: only the recorded series carry it."""
+
+    def series_names(self, matchers: str, window: tuple[float, float] | None = None) -> set[str]:
+        return dialect_names(DIALECTS["strimzi"]) | {"kafka_network_processor_avg_idle_ratio"}
+
+    def labels_present(
+        self, matchers: str, labels: tuple[str, ...], window: tuple[float, float] | None = None
+    ) -> set[str]:
+        raw = f'__name__=~"{IDLE}"' in matchers
+        return {"pod", "instance"} if raw else {"broker", "pod", "instance"}
+
+
+def test_the_broker_label_is_read_off_the_network_idle_series() -> None:
+    """It was read off every series of the job: `broker` (the recordings') named no raw series, and
+    diagnose found no broker at all."""
+    target = Target(name="t", kind="file", bootstrap_servers="h:1", selectors=BrokerSelectors(job="kafka"),
+                    dialect="strimzi")  # fmt: skip
+    assert resolve_translator(_RecordedBeside(), target).broker_label == "pod"

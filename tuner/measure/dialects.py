@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
 from tuner.measure.catalog import PERCENTILES, PHASES, QUANTILES, SERIES, Needs, Series
 from tuner.measure.promql import label_matchers
+from tuner.measure.series_names import NETWORK_IDLE_SERIES
 
 if TYPE_CHECKING:
     from tuner.target.base import Target
@@ -601,7 +602,12 @@ def resolve_translator(
     found = detect(present) if target.dialect == "auto" else assess(dialect(target.dialect), present)
     broker_label = sel.broker_label
     if broker_label == "broker":  # the default: a pod label names brokers where `broker` does not
-        broker_label = pick_broker_label(prom.labels_present(scope, BROKER_LABELS, window))
+        # Read off the network idle series, which make the brokers: another series of the job may
+        # carry a label they lack (kbt's dialect recording rules add `broker` beside the raw series).
+        idle = found.dialect.source(NETWORK_IDLE_SERIES)
+        names = "|".join(sorted(idle.all_names)) if isinstance(idle, Source) else ""
+        idle_scope = f'{scope},__name__=~"{names}"' if names else scope
+        broker_label = pick_broker_label(prom.labels_present(idle_scope, BROKER_LABELS, window))
     return Translator(found.dialect, sel.job, dict(sel.matchers), broker_label, frozenset(present), found)
 
 
