@@ -255,8 +255,8 @@ def take_snapshot(
         if "broker" in s.labels:
             by_broker.setdefault(s.labels["broker"], {})
     # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
-    # from the few samples left is never reported. So does one scraped without a network idle series
-    # (another naming on it, or its rules leave the MBean out): no verdict is made without it.
+    # from the few samples left is never reported. So does one with broker series but no network idle
+    # (its rules leave the MBean out): no verdict is made without it.
     others = []
     for broker, figures in health.items():
         if (
