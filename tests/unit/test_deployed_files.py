@@ -10,12 +10,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tuner.core.properties import parse_properties
 from tuner.core.redact import redact
 from tuner.driver.file_check import unlike
 from tuner.driver.rdkafka_worker import STATS_INTERVAL_MS, producer_config
 from tuner.spec.clients import kind_of, profile_of
 from tuner.spec.clients.producer import ProducerKind
-from tuner.target.security import parse_properties
 
 _KNOBS = st.fixed_dictionaries(
     {"name": st.just("p")},
@@ -31,6 +31,7 @@ _KNOBS = st.fixed_dictionaries(
             [
                 {},
                 {"client.id": "app 1"},
+                {"client.id": "Zürich\tapp "},  # written as ASCII escapes, read back as given
                 {"sasl.jaas.config": "${KBT_UNIT_JAAS}"},
                 {"buffer.memory": "1048576"},
             ]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.unit.test_recommend_vs_grid import BROKERS, StandInLab
 from tuner.core.paths import repo_root
+from tuner.core.properties import parse_properties
 from tuner.model.confirm import Trials
 from tuner.model.recommend import Request, recommend
 from tuner.render.recommendation import render_files
@@ -26,7 +27,6 @@ from tuner.spec.loader import load_sweep
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.store import RunRecord
 from tuner.store.recommendation import SLOBounds
-from tuner.target.security import parse_properties
 
 DEMO = load_sweep(repo_root() / "loadtests" / "qunar-logs-short.yaml")
 # One codec per kind: the durability does not depend on it, and each codec is a search of its own.

@@ -95,7 +95,7 @@ def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
     """A librdkafka.properties file as librdkafka takes it, with three placeholder brokers (nothing
     connects): BadInput naming the first setting it refuses or takes otherwise; else the durability
     it runs with (a setting the file leaves out: `default`)."""
-    from tuner.target.security import parse_properties
+    from tuner.core.properties import parse_properties
 
     file = parse_properties(text, where)
     if "bootstrap.servers" in file or "metadata.broker.list" in file:

@@ -23,6 +23,7 @@ from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
+from tuner.core.properties import parse_properties
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
@@ -64,67 +65,6 @@ _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
 }
-
-
-def parse_properties(text: str, where: str) -> dict[str, str]:
-    """A Java .properties text as java.util.Properties reads it (key=value or key: value, # and !
-    comments, \\ continuations, \\ escapes in values), with trailing blanks dropped. The one reader of
-    client properties: `--command-config` files and the rendered files a run's client starts from."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    lines = re.split(r"\r\n|\r|\n", text)  # Java's line ends only (a form feed is a blank)
-    pending = ""
-    for raw in lines:
-        line = raw.lstrip()  # trailing blanks stay: a backslash before one escapes it
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if _continues(line):
-            pending += line[:-1]
-            continue
-        logical.append(pending + line)
-        pending = ""
-    if pending:
-        logical.append(pending)
-    for number, line in enumerate(logical, 1):
-        match = re.match(r"^([^=:\s]+)(?:\s*[=:\s]\s*(.*))?$", line, re.S)  # a key alone: an empty value
-        if match is None:
-            raise BadInput(f"{where}: line {number} is not key=value")
-        props[match.group(1)] = _unescaped(match.group(2) or "")
-    return props
-
-
-def _continues(line: str) -> bool:
-    """An odd number of trailing backslashes: the last one joins the next line (Java's rule)."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescaped(value: str) -> str:
-    """java.util.Properties' value escapes: \\t \\n \\r \\f, \\uXXXX, any other \\c is c; trailing
-    blanks that no backslash escapes are dropped (a value never ends in a blank by accident)."""
-    out: list[str] = []
-    kept = 0  # length of `out` up to the last character that is not an unescaped blank
-    i = 0
-    while i < len(value):
-        c = value[i]
-        if c == "\\" and i + 1 < len(value):
-            nxt = value[i + 1]
-            if nxt == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", value[i + 2 : i + 6]):
-                out.append(chr(int(value[i + 2 : i + 6], 16)))
-                i += 6
-            else:
-                out.append(_ESCAPES.get(nxt, nxt))
-                i += 2
-            kept = len(out)
-            continue
-        if c != "\\":
-            out.append(c)
-            if not c.isspace():
-                kept = len(out)
-        i += 1
-    return "".join(out[:kept])
 
 
 MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes

@@ -21,6 +21,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.numbers import parse_number
+from tuner.core.properties import properties_line
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
 from tuner.spec.clients.base import ClientKind, Rendered
@@ -191,8 +192,7 @@ class ProducerKind(ClientKind[P]):
         out = [f"# {line}" if line else "#" for line in header]
         out += self._preamble(profile)
         for key, value in self.file_settings(redact(self.client_settings(profile))).items():
-            text = str(value).replace("\\", "\\\\")  # java.util.Properties escapes; keep leading spaces
-            out.append(f"{key}=" + ("\\" + text if text.startswith(" ") else text))
+            out.append(properties_line(key, str(value)))
         return Rendered(f"{self.name}.properties", "\n".join(out) + "\n")
 
     def file_settings(self, conf: Mapping[str, str]) -> dict[str, str]:
