@@ -174,13 +174,16 @@ _SECRET = st.text(string.ascii_letters + string.digits + "!#%&*+-/@^_~", min_siz
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(_SECRET, _SECRET)
-def test_held_secrets_resolve_back(monkeypatch: pytest.MonkeyPatch, jaas: str, plain: str) -> None:
+@given(_SECRET, _SECRET, st.sampled_from(['"', "'", ""]))
+def test_held_secrets_resolve_back(
+    monkeypatch: pytest.MonkeyPatch, jaas: str, plain: str, quote: str
+) -> None:
+    """Each JAAS quoting Kafka's JaasConfig accepts ("double", 'single', bare; checked on 4.1.1)."""
     props = {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "PLAIN",
         "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required"
-        f' username="u" password="{jaas}";',
+        f" username={quote}u{quote} password={quote}{jaas}{quote};",
         "ssl.key.password": plain,
     }
     held = hold_literal_secrets(props)
@@ -190,7 +193,7 @@ def test_held_secrets_resolve_back(monkeypatch: pytest.MonkeyPatch, jaas: str, p
             'password="${KBT_COMMAND_CONFIG_SASL_JAAS_CONFIG_PASSWORD}";'
         )
         sec = resolve(held, "t")
-        assert sec.password == jaas and sec.key_password == plain
+        assert sec.password == jaas and sec.key_password == plain and sec.username == "u"
     finally:
         for name in [n for n in os.environ if n.startswith(SECRET_ENV_PREFIX)]:
             monkeypatch.delenv(name)

@@ -57,10 +57,18 @@ _JAAS = re.compile(
     r"^\s*(?P<module>[\w.$]+)\s+required\b(?P<options>.*?);?\s*$",
     re.S,
 )
-# An option of a JAAS line in every quoting form the login modules accept: "double", 'single' or
-# bare (password=x;). Each repeat is bounded by a delimiter, so matching stays linear.
-_JAAS_ANY_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;"']+))""")
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')  # the form kbt resolves and reads
+# An option of a JAAS line in every quoting form Kafka's JaasConfig accepts (its tokenizer takes
+# "double", 'single' or a bare word: password=x;). Each repeat is bounded by a delimiter, so
+# matching stays linear.
+_JAAS_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;"']+))""")
+
+
+def _option_value(m: re.Match[str]) -> str:
+    """The value a JAAS option match stands for, whichever quoting it was written in."""
+    double, single, bare = m.group(2, 3, 4)
+    return jaas_unquoted(double) if double is not None else single if single is not None else bare
+
+
 _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
@@ -114,9 +122,9 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
         elif key == "sasl.jaas.config":
 
             def hold(m: re.Match[str], name: str = name) -> str:
-                if m.group(1).lower() != "password" or is_pure_reference(m.group(2)):
+                if m.group(1).lower() != "password" or is_pure_reference(_option_value(m)):
                     return m.group(0)
-                os.environ[f"{name}_PASSWORD"] = register_secret(m.group(2).replace('\\"', '"'))
+                os.environ[f"{name}_PASSWORD"] = register_secret(_option_value(m))
                 return f'{m.group(1)}="${{{name}_PASSWORD}}"'
 
             held[key] = _JAAS_OPTION.sub(hold, value)
@@ -131,9 +139,8 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
 def _check_jaas(value: str, where: str) -> None:
     if is_pure_reference(value):
         return
-    for option, double, single, bare in _JAAS_ANY_OPTION.findall(value):
-        text = double or single or bare
-        if option.lower() == "password" and not is_pure_reference(text):
+    for m in _JAAS_OPTION.finditer(value):
+        if m.group(1).lower() == "password" and not is_pure_reference(_option_value(m)):
             raise BadInput(
                 f'{where}: the password in "sasl.jaas.config" must be a ${{VAR}} reference'
                 " (credentials are never written in a file)"
@@ -171,8 +178,8 @@ def _resolve_all(props: Mapping[str, str], where: str) -> dict[str, str]:
     jaas = resolved.get("sasl.jaas.config")
     if jaas is not None:  # ${VAR} references inside the JAAS options
 
-        def expand(m: re.Match[str]) -> str:
-            raw = jaas_unquoted(m.group(2))
+        def expand(m: re.Match[str]) -> str:  # each option written back double-quoted
+            raw = _option_value(m)
             value = expand_references({f"sasl.jaas.config {m.group(1)}": raw}, where)
             text = value.get(f"sasl.jaas.config {m.group(1)}", raw)
             if m.group(1).lower() == "password":
@@ -212,7 +219,9 @@ def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
                 f"{where}: sasl.jaas.config must use PlainLoginModule or ScramLoginModule with"
                 ' username="..." password="..."'
             )
-        options = {k.lower(): jaas_unquoted(v) for k, v in _JAAS_OPTION.findall(match.group("options"))}
+        options = {
+            m.group(1).lower(): _option_value(m) for m in _JAAS_OPTION.finditer(match.group("options"))
+        }
         username, password = options.get("username", username), options.get("password", password)
         if mechanism is None:
             mechanism = "PLAIN" if _MODULES[match.group("module")] == "PLAIN" else None
