@@ -38,6 +38,7 @@ OTELCOL_OPTIONS: dict[str, st.SearchStrategy[Any]] = {
     "kafka.producer.flush_max_messages": st.integers(1, 100_000),
     "kafka.producer.max_message_bytes": st.integers(1000, 1_000_000),
     "kafka.producer.compression": st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+    "kafka.producer.compression_params.level": st.integers(-2, 9),  # any level with no codec
     "kafka.producer.required_acks": st.sampled_from(["0", "1", "all"]),
     "kafka.producer.max_inflight_requests_per_broker": st.integers(1, 10),
     "kafka.sending_queue.enabled": st.booleans(),

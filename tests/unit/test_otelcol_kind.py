@@ -64,6 +64,15 @@ def test_dotted_and_nested_settings_are_one_config() -> None:
         ({"kafka.sending_queue.batch": {"min_size": 10, "max_size": 5}}, "below min_size"),
         ({"filelog.poll_interval": "0s"}, "greater than 0"),
         ({"kafka.sending_queue.batch": {"flush_timeout": "0s"}}, r"flush_timeout: must be greater than 0"),
+        # the collector's own words for these: unsupported parameters {Level:3} for compression type "lz4"
+        (
+            {"kafka.producer.compression": "lz4", "kafka.producer.compression_params.level": 3},
+            r"compression_params.level: lz4 takes none \(0\) \(got 3\)",
+        ),
+        (
+            {"kafka.producer.compression": "gzip", "kafka.producer.compression_params.level": 10},
+            r"compression_params.level: gzip takes -2 .. 9 \(got 10\)",
+        ),
     ],
 )
 def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:
@@ -74,6 +83,12 @@ def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:
 def test_producer_knobs_of_other_kinds_point_to_the_collector_option() -> None:
     with pytest.raises(ValidationError, match=r"kafka\.producer\.linger"):
         profile_of({"name": "o", "client": "otelcol", "linger_ms": 5})
+    with pytest.raises(ValidationError, match=r"kafka\.producer\.compression_params\.level"):
+        profile_of({"name": "o", "client": "otelcol", "compression_level": 5})
+    # the option the hint names is one the collector takes, and the rendered file keeps it
+    hinted = profile(**{"kafka.producer.compression": "zstd", "kafka.producer.compression_params.level": 5})
+    assert kind_of(hinted).client_settings(hinted)["exporters.kafka.producer.compression_params.level"] == "5"
+    assert "compression_params:\n        level: 5\n" in kind_of(hinted).artifact(hinted).text
 
 
 _durations = st.builds(lambda ms: f"{ms}ms", st.integers(1, 5000))
@@ -83,6 +98,7 @@ _settings = st.fixed_dictionaries(
         "kafka.producer.linger": _durations,
         "kafka.producer.flush_max_messages": st.integers(1, 100_000),
         "kafka.producer.compression": st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+        "kafka.producer.compression_params": st.just({"level": 0}),  # every codec takes 0
         "kafka.producer.required_acks": st.sampled_from(["0", "1", "all", -1, 1]),
         "kafka.logs.encoding": st.sampled_from(["otlp_proto", "otlp_json", "raw"]),
         "kafka.sending_queue.batch": st.fixed_dictionaries(
