@@ -71,6 +71,25 @@ def test_java_round_trip() -> None:
         JavaProfile(name="j", batch_messages=10)
 
 
+def test_java_overrides_take_the_env_provider_form_the_rendered_file_holds() -> None:
+    """`${env:VAR}` (Kafka's EnvVarConfigProvider; what java.properties holds) is a profile's
+    `${VAR}`: a team's file pasted into overrides is not refused as a literal secret, and a file's
+    own config providers are kept beside env."""
+    kind = KINDS["java"]
+    pasted = JavaProfile(name="j", overrides={"ssl.truststore.password": "${env:TS_PASS}"})
+    assert pasted == JavaProfile(name="j", overrides={"ssl.truststore.password": "${TS_PASS}"})
+    own = {
+        "config.providers": "file",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "ssl.keystore.location": "${file:/etc/kafka/paths.properties:keystore}",
+    }
+    text = kind.artifact(JavaProfile(name="j", overrides={**own, "ssl.key.password": "${env:K}"})).text
+    assert "\nssl.key.password=${env:K}\n" in text and "\nconfig.providers=file,env\n" in text
+    assert "\nssl.keystore.location=${file:/etc/kafka/paths.properties:keystore}\n" in text
+    with pytest.raises(ValidationError, match="holds a secret"):
+        JavaProfile(name="j", overrides={"ssl.key.password": "${env:K:literal}"})
+
+
 def test_filebeat_round_trip(tmp_path: Path) -> None:
     section = {
         "output.kafka": {
