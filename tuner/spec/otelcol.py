@@ -38,7 +38,7 @@ LEVELS = {"gzip": range(-2, 10), "zstd": range(-MAX_COMPRESSION_LEVEL, MAX_COMPR
 
 
 class CompressionParams(StrictModel):
-    level: int = 0
+    level: int = Field(default=0, ge=-MAX_COMPRESSION_LEVEL, le=MAX_COMPRESSION_LEVEL)
 
 
 class Producer(StrictModel):
