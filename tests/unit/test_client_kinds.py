@@ -57,6 +57,28 @@ def test_librdkafka_round_trip() -> None:
     assert not kind.multi_partition_requests
 
 
+@pytest.mark.parametrize(
+    ("knobs", "override"),
+    [
+        ({"linger_ms": 5}, {"queue.buffering.max.ms": "200"}),
+        ({"compression": "zstd"}, {"compression.codec": "lz4"}),
+    ],
+)
+def test_librdkafka_property_set_under_two_names_is_refused(
+    knobs: dict[str, Any], override: dict[str, str]
+) -> None:
+    """librdkafka takes the name set last (checked with librdkafka_reading), the model read the
+    knob: the profile said two things."""
+    with pytest.raises(
+        ValidationError, match=r"set one librdkafka property \((queue.buffering.max.ms|compression.codec)\)"
+    ):
+        LibrdkafkaProfile(name="p", **knobs, overrides=override)
+    same = LibrdkafkaProfile(
+        name="p", acks="all", overrides={"request.required.acks": "-1", "queue.buffering.max.ms": "200"}
+    )
+    assert rules_for(same).linger_ms == 200  # one name, or two with one value, is fine
+
+
 def test_java_round_trip() -> None:
     profile = JavaProfile(name="j", linger_ms=20, batch_bytes=131_072, partitioner="random")
     kind = kind_of(profile)

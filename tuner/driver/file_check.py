@@ -15,17 +15,9 @@ from collections.abc import Mapping
 
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
+from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
+from tuner.spec.clients.producer import normal_value
 
-# librdkafka's canonical name of each alias its files may use (CONFIGURATION.md).
-LIBRDKAFKA_CANONICAL: Mapping[str, str] = {
-    "acks": "request.required.acks",
-    "linger.ms": "queue.buffering.max.ms",
-    "retries": "message.send.max.retries",
-    "compression.type": "compression.codec",
-    "max.in.flight": "max.in.flight.requests.per.connection",
-    "bootstrap.servers": "metadata.broker.list",
-    "sasl.mechanism": "sasl.mechanisms",
-}
 HIDDEN = ("[hidden]", "[redacted]", "[unresolved reference]")  # a secret: never compared
 _CONF_LINE = re.compile(r"^CONF \[[^\]]*\] \[[^\]]*\]:\s{2,}(\S+) = (.*)$")
 
@@ -42,16 +34,9 @@ def unlike(
         name = names.get(key, key)
         if name not in reported or reported[name] in HIDDEN:
             continue
-        if _normal(key, value) != _normal(key, reported[name]):
+        if normal_value(key, value) != normal_value(key, reported[name]):
             out.append(f"{key}: file {value}, client {reported[name]}")
     return out
-
-
-def _normal(key: str, value: str) -> str:
-    text = value.strip()
-    if key in ("acks", "request.required.acks") and text.lower() == "all":
-        return "-1"  # the clients' own spelling of acks all
-    return text.lower() if text.lower() in ("true", "false") or key == "security.protocol" else text
 
 
 def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[str, str]:

@@ -117,6 +117,15 @@ class ProducerProfile(ProfileBase):
         return float(DEFAULT_MESSAGE_TIMEOUT_MS)
 
 
+def normal_value(key: str, value: str) -> str:
+    """A property's value as the clients compare it: acks all is -1, booleans and the security
+    protocol in any case."""
+    text = value.strip()
+    if key in ("acks", "request.required.acks") and text.lower() == "all":
+        return "-1"  # the clients' own spelling of acks all
+    return text.lower() if text.lower() in ("true", "false") or key == "security.protocol" else text
+
+
 P = TypeVar("P", bound=ProducerProfile)
 
 
