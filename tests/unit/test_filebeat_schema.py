@@ -216,6 +216,9 @@ def test_one_string_where_filebeat_takes_a_list(tmp_path: Path) -> None:
         ["/etc/kafka/ca.pem"],
         ["TLSv1.2"],
     )
+    empty = text.replace("ssl.certificate_authorities: /etc/kafka/ca.pem", "ssl.certificate_authorities: ~")
+    tls = load_filebeat(_write(tmp_path, empty)).config.kafka.ssl
+    assert tls is not None and tls.certificate_authorities is None  # a null is unset, not a crash
 
 
 def test_other_outputs_and_queues_set_enabled_false_pass(tmp_path: Path) -> None:

@@ -58,6 +58,11 @@ def _one_as_list(value: Any) -> Any:
 
 
 Strings = Annotated[list[str], BeforeValidator(_one_as_list), Field(max_length=MAX_ITEMS)]
+# The validator outside the union (a field's own metadata, its repr free of addresses), the bound
+# on the list inside it (None is no list to measure).
+OptionalStrings = Annotated[
+    Annotated[list[str], Field(max_length=MAX_ITEMS)] | None, BeforeValidator(_one_as_list)
+]
 
 # ---- enums and limits ---------------------------------------------------------------------------
 
@@ -159,23 +164,19 @@ class Ssl(StrictModel):
 
     enabled: bool | None = None
     verification_mode: Literal["full", "strict", "certificate", "none"] | None = None
-    supported_protocols: (
-        Annotated[
-            list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]],
-            BeforeValidator(_one_as_list),
-            Field(max_length=4),
-        ]
-        | None
-    ) = None
-    cipher_suites: Strings | None = None
-    curve_types: Strings | None = None
-    certificate_authorities: Strings | None = None
+    supported_protocols: Annotated[
+        Annotated[list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]], Field(max_length=4)] | None,
+        BeforeValidator(_one_as_list),
+    ] = None
+    cipher_suites: OptionalStrings = None
+    curve_types: OptionalStrings = None
+    certificate_authorities: OptionalStrings = None
     certificate: str | None = None
     key: str | None = None
     key_passphrase: SecretRef = None
     key_passphrase_path: str | None = None
     ca_trusted_fingerprint: str | None = None
-    ca_sha256: Strings | None = None
+    ca_sha256: OptionalStrings = None
     renegotiation: Literal["never", "once", "freely"] | None = None
 
     @field_validator("key")
