@@ -178,3 +178,24 @@ def test_filebeat_candidates_keep_the_baselines_other_output_options(keyless: bo
             assert getattr(candidate, option) == getattr(wanted, option), option
         assert (candidate.partition.strategy == "random") is keyless
         assert candidate.compression == "lz4" and candidate.bulk_max_size != 8192  # the search's own
+
+
+@given(client=st.sampled_from(["librdkafka", "java"]), keyless=st.booleans())
+def test_properties_candidates_keep_the_baselines_overrides_but_the_searched_ones(
+    client: str, keyless: bool
+) -> None:
+    """How the team runs the client (a larger max request, its buffer, its client id) stays; the
+    batching the search sets is the candidate's, under every name the client takes for it."""
+    own = {"librdkafka": {"message.max.bytes": "5000000", "queue.buffering.max.kbytes": "65536"},
+           "java": {"max.request.size": "5000000", "buffer.memory": "67108864"}}[client]  # fmt: skip
+    searched = {"librdkafka": {"queue.buffering.max.ms": "50", "compression.codec": "gzip"},
+                "java": {"linger.ms": "50", "compression.type": "gzip"}}[client]  # fmt: skip
+    base = profile_of(
+        {"name": "base", "client": client, "overrides": {**own, **searched, "client.id": "svc"}}
+    )
+    kind = kind_of(base)
+    for family in kind.families(SearchContext(500.0, 200.0, keyless, 10_000_000, None, base)):
+        settings = kind.client_settings(family.make(100.0, "lz4"))
+        assert {k: settings[k] for k in (*own, "client.id")} == {**own, "client.id": "svc"}
+        assert not set(searched) & set(settings) - {"linger.ms", "compression.type"}
+        assert (settings["linger.ms"], settings["compression.type"]) == ("100", "lz4")

@@ -76,6 +76,10 @@ class Java(ProducerKind[JavaProfile]):
     environment = (
         "bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id", "key/value serializers",
     )  # fmt: skip
+    SEARCHED = frozenset(
+        {"linger.ms", "batch.size", "compression.type", "compression.gzip.level", "compression.lz4.level",
+         "compression.zstd.level"}
+    )  # fmt: skip
     measurement = ("a per-producer suffix on client.id",)
     secrets_hint = (
         "Secrets only as ${env:VAR} references, which Kafka's EnvVarConfigProvider resolves from the",

@@ -86,6 +86,10 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         ("retries", ("message.send.max.retries",)),
         ("max.in.flight.requests.per.connection", ("max.in.flight",)),
     )
+    SEARCHED = frozenset(
+        {"linger.ms", "queue.buffering.max.ms", "batch.num.messages", "batch.size", "compression.type",
+         "compression.codec", "compression.level", "partitioner", "sticky.partitioning.linger.ms"}
+    )  # fmt: skip
     measurement = ("statistics.interval.ms", "delivery report callbacks")
     secrets_hint = (
         "librdkafka expands no variables: your application reads this file and adds sasl.password",

@@ -141,6 +141,8 @@ class ProducerKind(ClientKind[P]):
     )
     # What a deployment sets outside the file; the kind's engine layers these (and its own
     # measurement hooks, `measurement`) on top of the file, nothing else.
+    # The properties a recommendation's search sets, under every name the client takes for them.
+    SEARCHED: frozenset[str] = frozenset()
     environment: tuple[str, ...] = ("bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id")
     measurement: tuple[str, ...] = ()
     secrets_hint: tuple[str, ...] = ()  # how a deployment gives this client its secrets (comment lines)
@@ -168,17 +170,18 @@ class ProducerKind(ClientKind[P]):
         return out
 
     def kept(self, base: ClientProfile | None) -> dict[str, Any]:
-        """The baseline's durability, if of this kind: its knobs and any durability override (else
-        nothing, and the client's defaults apply, stated in the file all the same)."""
+        """The baseline's settings a candidate keeps, if of this kind: its durability knobs, and
+        every override but the properties the search sets (`SEARCHED`): durability, and how the
+        team runs the client (max.request.size, buffer.memory, client.id ...). Else nothing, and
+        the client's defaults apply, stated in the file all the same."""
         keep = super().kept(base)
         if base is None or base.client != self.name or not isinstance(base, ProducerProfile):
             return keep
         if base.max_in_flight is not None:
             keep["max_in_flight"] = base.max_in_flight
-        names = {k for key, aliases in self.DURABILITY for k in (key, *aliases)}
-        durable = {k: v for k, v in base.overrides.items() if k in names}
-        if durable:
-            keep["overrides"] = durable
+        own = {k: v for k, v in base.overrides.items() if k not in self.SEARCHED}
+        if own:
+            keep["overrides"] = own
         return keep
 
     def captured(self, acks: str, compressed: bool, record_limit: int | None) -> dict[str, Any]:
