@@ -245,3 +245,31 @@ def test_kbt_check_otelcol_says_ok_or_one_line_per_refused_file(
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all(line.startswith("kbt: error: ") for line in err)
     assert "flush_timeot" in err[0] and "missing.yaml: no such collector config" in err[1]
+
+
+@pytest.mark.parametrize("keyless", [True, False])
+def test_candidates_keep_the_baselines_collector_settings_but_the_searched_ones(keyless: bool) -> None:
+    """The baseline's acks, record size, encoding, partitioner, queue consumers and poll interval
+    stay (the collector runs them and the runs measure them); linger, codec and the queue's batch are
+    the search's, and a queue the baseline turned off is turned on, stated, for the fragment's merge."""
+    base = profile(
+        **{
+            "kafka.producer": {"required_acks": "all", "max_message_bytes": 5_000_000, "linger": "5ms"},
+            "kafka.logs.encoding": "raw",
+            "kafka.record_partitioner.round_robin": {},
+            "kafka.sending_queue": {"enabled": False, "num_consumers": 4},
+            "filelog.poll_interval": "1s",
+        }
+    )
+    kind = kind_of(base)
+    for family in kind.families(SearchContext(500.0, 200.0, keyless, 10_000_000, None, base)):
+        got = config_of(family.make(100.0, "lz4"))
+        kafka = got.kafka
+        assert (kafka.producer.required_acks, kafka.producer.max_message_bytes) == ("all", 5_000_000)
+        assert (got.encoding, kafka.record_partitioner, got.poll_interval.ms) == (
+            "raw",
+            config_of(base).kafka.record_partitioner,
+            1000,
+        )
+        assert (kafka.sending_queue.num_consumers, kafka.sending_queue.enabled) == (4, True)
+        assert got.compression == "lz4" and got.linger.ms in (10, 100) and got.batching is not None
