@@ -226,6 +226,7 @@ def test_other_outputs_and_queues_set_enabled_false_pass(tmp_path: Path) -> None
     extra = (
         "output.elasticsearch:\n  enabled: false\n  hosts: [es:9200]\n"
         'output.logstash.enabled: "false"\nqueue.disk:\n  enabled: false\n  max_size: 10GB\n'
+        "output.console.enabled: no\n"  # false to Filebeat's YAML 1.1 reader
     )
     assert load_filebeat(_write(tmp_path, GOOD + extra)).config.kafka.topic == "logs"
     with pytest.raises(BadInput, match=r"fb.yml:\d+: output.elasticsearch: only output.kafka is supported"):

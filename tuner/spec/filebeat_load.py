@@ -303,11 +303,17 @@ def _select_sections(data: dict[str, Any], lines: dict[Path_, int], shown: str) 
     }
 
 
+# `enabled` values Filebeat reads as false: a string Go's strconv.ParseBool reads as false, and the
+# words its YAML 1.1 reader takes for false unquoted (kbt reads YAML 1.2, where they stay strings).
+_FALSE = frozenset(
+    {"0", "f", "F", "false", "FALSE", "False", "n", "N", "no", "No", "NO", "off", "Off", "OFF"}
+)
+
+
 def _disabled(section: Any) -> bool:
-    """A section whose `enabled` Filebeat reads as false (go-ucfg: a bool, or a string Go's
-    strconv.ParseBool reads as false; anything else leaves it enabled)."""
+    """A section whose `enabled` Filebeat reads as false (anything else leaves it enabled)."""
     enabled = section.get("enabled") if isinstance(section, dict) else None
-    return enabled is False or enabled in ("0", "f", "F", "false", "FALSE", "False")
+    return enabled is False or enabled in _FALSE
 
 
 # ---- error messages -----------------------------------------------------------------------------
