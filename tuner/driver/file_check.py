@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
-from tuner.spec.clients.producer import normal_value
+from tuner.spec.clients.producer import same_value
 
 HIDDEN = ("[hidden]", "[redacted]", "[unresolved reference]")  # a secret: never compared
 _CONF_LINE = re.compile(r"^CONF \[[^\]]*\] \[[^\]]*\]:\s{2,}(\S+) = (.*)$")
@@ -34,7 +34,7 @@ def unlike(
         name = names.get(key, key)
         if name not in reported or reported[name] in HIDDEN:
             continue
-        if normal_value(key, value) != normal_value(key, reported[name]):
+        if not same_value(key, value, reported[name]):
             out.append(f"{key}: file {value}, client {reported[name]}")
     return out
 
@@ -54,7 +54,8 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
     logger.setLevel(logging.DEBUG)
     logger.addHandler(_Lines())
     try:
-        producer = new_producer(connection, {**file, "debug": "conf", "logger": logger})
+        debug = ",".join(d for d in (file.get("debug"), "conf") if d)  # the file's contexts validated too
+        producer = new_producer(connection, {**file, "debug": debug, "logger": logger})
     except BadInput as exc:  # librdkafka's reason, in core's one line
         reason = exc.message.split(": ", 1)[-1]
         for alias, canonical in LIBRDKAFKA_CANONICAL.items():  # the name the file used, beside librdkafka's
@@ -89,7 +90,8 @@ def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
         reported = librdkafka_reading(file, Connection(PLACEHOLDER_BROKERS))
     except BadInput as exc:
         raise BadInput(f"{where}: {exc.message}") from None
-    differ = unlike(file, reported, LIBRDKAFKA_CANONICAL)
+    # debug: the reading sets its own (conf) to hear librdkafka; the file's was checked all the same
+    differ = unlike({k: v for k, v in file.items() if k != "debug"}, reported, LIBRDKAFKA_CANONICAL)
     if differ:
         raise BadInput(f"{where}: librdkafka takes it otherwise: {differ[0]}")
     return {k: reported.get(LIBRDKAFKA_CANONICAL.get(k, k), "default") for k in DURABILITY}

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tuner.spec.clients.base import Family, SearchContext, name_of, num
-from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, normal_value
+from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, same_value
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
 
@@ -64,7 +64,7 @@ class LibrdkafkaProfile(ProducerProfile):
         for key, value in KIND.client_settings(self).items():
             name = CANONICAL.get(key, key)
             first = seen.setdefault(name, (key, value))
-            if first[0] != key and normal_value(key, first[1]) != normal_value(key, value):
+            if first[0] != key and not same_value(key, first[1], value):
                 raise ValueError(
                     f"{first[0]}={first[1]} and {key}={value} set one librdkafka property ({name}):"
                     " set it once"

@@ -117,13 +117,26 @@ class ProducerProfile(ProfileBase):
         return float(DEFAULT_MESSAGE_TIMEOUT_MS)
 
 
-def normal_value(key: str, value: str) -> str:
-    """A property's value as the clients compare it: acks all is -1, booleans and the security
-    protocol in any case."""
-    text = value.strip()
-    if key in ("acks", "request.required.acks") and text.lower() == "all":
-        return "-1"  # the clients' own spelling of acks all
-    return text.lower() if text.lower() in ("true", "false") or key == "security.protocol" else text
+_BOOLEANS = ({"true", "t", "1"}, {"false", "f", "0"})  # librdkafka's spellings of each
+
+
+def same_value(key: str, a: str, b: str) -> bool:
+    """Two spellings of one property's value the clients take alike: acks all is -1, case aside (a
+    client stores its enums and booleans in its own case; a string it keeps is kept as written), a
+    boolean's 1/t and 0/f, a number in any notation (5.0 is 5; librdkafka reads 010 as octal 8, and
+    that stays a difference)."""
+    x, y = (_normal(key, v) for v in (a, b))
+    if x == y or any(x in words and y in words for words in _BOOLEANS):
+        return True
+    try:
+        return parse_number(x, key) == parse_number(y, key)
+    except ValueError:
+        return False
+
+
+def _normal(key: str, value: str) -> str:
+    text = value.strip().lower()
+    return "-1" if key in ("acks", "request.required.acks") and text == "all" else text  # acks all
 
 
 P = TypeVar("P", bound=ProducerProfile)
