@@ -227,6 +227,27 @@ def test_the_collector_refuses_what_it_does_not_know(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
+def test_a_numeric_option_from_the_environment_is_checked_with_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config templated for its deployment (`max_message_bytes: ${env:MAX_BYTES}`): with the
+    variable set here the collector checks its value; unset, the complaint names it."""
+    path = tmp_path / "team.yaml"
+    path.write_text(
+        "exporters:\n  kafka:\n    producer:\n      max_message_bytes: ${env:KBT_UNIT_MAX_BYTES}\n"
+        "    auth:\n      sasl:\n        username: u\n        password: ${env:KBT_UNIT_PASSWORD}\n"
+        "        mechanism: PLAIN\n",
+        encoding="utf-8",
+    )
+    monkeypatch.delenv("KBT_UNIT_MAX_BYTES", raising=False)
+    problem = check_fragment(path)
+    assert problem is not None and "given a placeholder: ${env:KBT_UNIT_MAX_BYTES}" in problem
+    monkeypatch.setenv("KBT_UNIT_MAX_BYTES", "2000000")
+    monkeypatch.setenv("KBT_UNIT_PASSWORD", "never-handed-over")  # a secret's variable: a placeholder
+    assert check_fragment(path) is None
+
+
+@pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
 def test_kbt_check_otelcol_says_ok_or_one_line_per_refused_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
