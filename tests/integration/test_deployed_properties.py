@@ -22,6 +22,7 @@ import pytest
 from tests.integration.labhelp import busy_host_only
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection
+from tuner.core.properties import parse_properties
 from tuner.driver.file_check import LIBRDKAFKA_CANONICAL, librdkafka_reading, unlike
 from tuner.driver.java_plan import check_properties_file, engine_dir
 from tuner.driver.rdkafka_worker import producer_config
@@ -30,7 +31,6 @@ from tuner.runner.wiring import sweep_runner
 from tuner.spec.clients import ClientProfile, kind_of, profile_of
 from tuner.spec.loader import load_sweep
 from tuner.store import RunRecord
-from tuner.target.security import parse_properties
 
 pytestmark = pytest.mark.integration
 

@@ -131,9 +131,9 @@ MALFORMED = [
         ":15: queue.mem.events: must be greater than or equal to 32 (got 16)",
     ),
     (
-        "zero timeout",
-        ("topic: logs", "topic: logs\n  timeout: 0s"),
-        ":5: output.kafka.timeout: must be greater than 0 (got 0s)",
+        "sub-second timeout",
+        ("topic: logs", "topic: logs\n  broker_timeout: 500ms"),
+        ":5: output.kafka.broker_timeout: must be at least 1s (got 500ms)",
     ),
     (
         "group_events 0",

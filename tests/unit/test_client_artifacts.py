@@ -38,6 +38,7 @@ OTELCOL_OPTIONS: dict[str, st.SearchStrategy[Any]] = {
     "kafka.producer.flush_max_messages": st.integers(1, 100_000),
     "kafka.producer.max_message_bytes": st.integers(1000, 1_000_000),
     "kafka.producer.compression": st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+    "kafka.producer.compression_params.level": st.integers(-2, 9),  # any level with no codec
     "kafka.producer.required_acks": st.sampled_from(["0", "1", "all"]),
     "kafka.producer.max_inflight_requests_per_broker": st.integers(1, 10),
     "kafka.sending_queue.enabled": st.booleans(),
@@ -55,7 +56,11 @@ FILEBEAT_OPTIONS: dict[str, st.SearchStrategy[Any]] = {
     "output.kafka.compression_level": st.integers(0, 9),
     "output.kafka.required_acks": st.sampled_from([-1, 0, 1]),
     "output.kafka.max_message_bytes": st.integers(1000, 1_000_000),
-    "output.kafka.client_id": st.sampled_from(["beats", "app-logs"]),
+    # strings YAML 1.1 (Filebeat's reader) would take for a bool or a number unless quoted
+    "output.kafka.client_id": st.sampled_from(["beats", "app-logs", "on", "no", "y", "0755", "1_000"]),
+    "output.kafka.partition.hash.hash": st.lists(st.sampled_from(["message", "yes", "off"]), max_size=2),
+    "output.kafka.timeout": _durations(1000, 60_000),
+    "output.kafka.backoff.init": _durations(0, 5000),
     "output.kafka.channel_buffer_size": st.integers(1, 4096),
     "output.kafka.metadata.retry.max": st.integers(0, 10),
     "output.kafka.partition.random.group_events": st.integers(1, 4096),
@@ -75,8 +80,10 @@ def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.removesuffix("."): node}
 
 
-def _yaml(text: str) -> Any:
-    return YAML(typ="safe").load(io.StringIO(text))
+def _yaml(text: str, version: tuple[int, int] | None = None) -> Any:
+    yaml = YAML(typ="safe")
+    yaml.version = version  # (1, 1): as Filebeat's gopkg.in/yaml.v2 reads it
+    return yaml.load(io.StringIO(text))
 
 
 def _reread(profile: Any) -> Any:
@@ -133,7 +140,7 @@ def test_a_filebeat_profile_writes_its_one_option_and_filebeat_reads_the_same_se
         text = kind.artifact(seen).text
         assert "null" not in text and "None" not in text, text
         assert f"  {HOSTS_LINE}\n" in text and '["${' not in text.replace('(["${KAFKA_HOSTS}"])', "")
-        doc = expand_dotted(_yaml(text))
+        doc = expand_dotted(_yaml(text, (1, 1)))
         kafka = dict(doc["output"]["kafka"])
         assert kafka.pop("hosts") == "${KAFKA_HOSTS}" and kafka.pop("topic") == "${KAFKA_TOPIC}"
         assert kafka.pop("version") == "2.1.0"  # always stated: Kafka 4.x refuses 7.17's default
@@ -141,6 +148,8 @@ def test_a_filebeat_profile_writes_its_one_option_and_filebeat_reads_the_same_se
         found.pop("output.kafka", None)
         found.pop("queue", None)
         assert list(found) == [path], text
+        if not (isinstance(value, str) and value.endswith("ms")):  # durations are written as they render
+            assert found[path] == value, text
         # The file read back as Filebeat's settings is the profile's own configuration.
         file = Path(tmp) / "filebeat.yml"
         file.write_text(text, encoding="utf-8")

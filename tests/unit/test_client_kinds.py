@@ -57,6 +57,28 @@ def test_librdkafka_round_trip() -> None:
     assert not kind.multi_partition_requests
 
 
+@pytest.mark.parametrize(
+    ("knobs", "override"),
+    [
+        ({"linger_ms": 5}, {"queue.buffering.max.ms": "200"}),
+        ({"compression": "zstd"}, {"compression.codec": "lz4"}),
+    ],
+)
+def test_librdkafka_property_set_under_two_names_is_refused(
+    knobs: dict[str, Any], override: dict[str, str]
+) -> None:
+    """librdkafka takes the name set last (checked with librdkafka_reading), the model read the
+    knob: the profile said two things."""
+    with pytest.raises(
+        ValidationError, match=r"set one librdkafka property \((queue.buffering.max.ms|compression.codec)\)"
+    ):
+        LibrdkafkaProfile(name="p", **knobs, overrides=override)
+    same = LibrdkafkaProfile(
+        name="p", acks="all", overrides={"request.required.acks": "-1", "queue.buffering.max.ms": "200"}
+    )
+    assert rules_for(same).linger_ms == 200  # one name, or two with one value, is fine
+
+
 def test_java_round_trip() -> None:
     profile = JavaProfile(name="j", linger_ms=20, batch_bytes=131_072, partitioner="random")
     kind = kind_of(profile)
@@ -69,6 +91,25 @@ def test_java_round_trip() -> None:
     assert kind.describe(profile) == "java linger 20 ms batch.size 131072 random default codec"
     with pytest.raises(ValidationError, match="batch_messages: not a java setting"):
         JavaProfile(name="j", batch_messages=10)
+
+
+def test_java_overrides_take_the_env_provider_form_the_rendered_file_holds() -> None:
+    """`${env:VAR}` (Kafka's EnvVarConfigProvider; what java.properties holds) is a profile's
+    `${VAR}`: a team's file pasted into overrides is not refused as a literal secret, and a file's
+    own config providers are kept beside env."""
+    kind = KINDS["java"]
+    pasted = JavaProfile(name="j", overrides={"ssl.truststore.password": "${env:TS_PASS}"})
+    assert pasted == JavaProfile(name="j", overrides={"ssl.truststore.password": "${TS_PASS}"})
+    own = {
+        "config.providers": "file",
+        "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "ssl.keystore.location": "${file:/etc/kafka/paths.properties:keystore}",
+    }
+    text = kind.artifact(JavaProfile(name="j", overrides={**own, "ssl.key.password": "${env:K}"})).text
+    assert "\nssl.key.password=${env:K}\n" in text and "\nconfig.providers=file,env\n" in text
+    assert "\nssl.keystore.location=${file:/etc/kafka/paths.properties:keystore}\n" in text
+    with pytest.raises(ValidationError, match="holds a secret"):
+        JavaProfile(name="j", overrides={"ssl.key.password": "${env:K:literal}"})
 
 
 def test_filebeat_round_trip(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from tuner.cli.cluster_flags import target_source
 from tuner.core.errors import BadInput
+from tuner.core.properties import parse_properties, properties_line
 from tuner.core.redact import is_reference, redact, scrub
 from tuner.target.base import ClusterFlags
 from tuner.target.registry import resolve_target
@@ -22,7 +23,6 @@ from tuner.target.security import (
     SECRET_ENV_PREFIX,
     hold_literal_secrets,
     librdkafka_config,
-    parse_properties,
     resolve,
 )
 
@@ -143,7 +143,28 @@ def test_any_text_is_properties_or_one_line(text: str) -> None:
     except BadInput as exc:
         assert exc.message.startswith("--command-config c: line ") and "\n" not in exc.message
     else:
-        assert all(k and not any(c in k for c in "=: \t") for k in props)
+        assert all(props)  # a key is never empty (its separators may be escaped into it)
+
+
+@given(
+    st.dictionaries(
+        st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=20),
+        st.text(st.characters(exclude_categories=("Cs",)), max_size=40),
+        max_size=8,
+    )
+)
+def test_what_the_writer_writes_reads_back_as_given(props: dict[str, str]) -> None:
+    """Any key and value, blanks, separators, line breaks, comment marks and emoji included, as
+    ASCII lines (Kafka's tools read the file as ISO-8859-1)."""
+    text = "".join(properties_line(k, v) + "\n" for k, v in props.items())
+    assert text.isascii() and text.count("\n") == len(props)
+    assert parse_properties(text, "t") == props
+
+
+def test_escaped_separators_in_keys_read_as_java_reads_them() -> None:
+    """Checked with java.util.Properties.load (Java 17)."""
+    text = "a\\ b=1\nc\\:d=2\ni\\=j=5\nk=caf\\u00e9 \\ud83d\\ude00\n"
+    assert parse_properties(text, "t") == {"a b": "1", "c:d": "2", "i=j": "5", "k": "caf\u00e9 \U0001f600"}
 
 
 # Registered secrets are scrubbed from every later message of the process: these cannot occur in one.
@@ -153,13 +174,16 @@ _SECRET = st.text(string.ascii_letters + string.digits + "!#%&*+-/@^_~", min_siz
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(_SECRET, _SECRET)
-def test_held_secrets_resolve_back(monkeypatch: pytest.MonkeyPatch, jaas: str, plain: str) -> None:
+@given(_SECRET, _SECRET, st.sampled_from(['"', "'", ""]))
+def test_held_secrets_resolve_back(
+    monkeypatch: pytest.MonkeyPatch, jaas: str, plain: str, quote: str
+) -> None:
+    """Each JAAS quoting Kafka's JaasConfig accepts ("double", 'single', bare; checked on 4.1.1)."""
     props = {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "PLAIN",
         "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required"
-        f' username="u" password="{jaas}";',
+        f" username={quote}u{quote} password={quote}{jaas}{quote};",
         "ssl.key.password": plain,
     }
     held = hold_literal_secrets(props)
@@ -169,7 +193,7 @@ def test_held_secrets_resolve_back(monkeypatch: pytest.MonkeyPatch, jaas: str, p
             'password="${KBT_COMMAND_CONFIG_SASL_JAAS_CONFIG_PASSWORD}";'
         )
         sec = resolve(held, "t")
-        assert sec.password == jaas and sec.key_password == plain
+        assert sec.password == jaas and sec.key_password == plain and sec.username == "u"
     finally:
         for name in [n for n in os.environ if n.startswith(SECRET_ENV_PREFIX)]:
             monkeypatch.delenv(name)

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tuner.core.errors import BadInput
+from tuner.core.properties import parse_properties
 from tuner.core.redact import redact
-from tuner.driver.file_check import unlike
+from tuner.driver.file_check import check_librdkafka_file, unlike
 from tuner.driver.rdkafka_worker import STATS_INTERVAL_MS, producer_config
 from tuner.spec.clients import kind_of, profile_of
-from tuner.spec.clients.producer import ProducerKind
-from tuner.target.security import parse_properties
+from tuner.spec.clients.producer import ProducerKind, same_value
 
 _KNOBS = st.fixed_dictionaries(
     {"name": st.just("p")},
@@ -31,6 +33,7 @@ _KNOBS = st.fixed_dictionaries(
             [
                 {},
                 {"client.id": "app 1"},
+                {"client.id": "Zürich\tapp "},  # written as ASCII escapes, read back as given
                 {"sasl.jaas.config": "${KBT_UNIT_JAAS}"},
                 {"buffer.memory": "1048576"},
             ]
@@ -103,3 +106,18 @@ def test_a_java_producer_that_read_the_file_otherwise_is_named() -> None:
     assert unlike(file, reported) == []  # the client's own spelling of acks all; secrets never compared
     assert unlike(file, {**reported, "linger.ms": "0"}) == ["linger.ms: file 500, client 0"]
     assert unlike({"acks": "1"}, {"acks": "-1"}) == ["acks: file 1, client -1"]
+
+
+def test_a_value_the_client_stores_in_its_own_spelling_is_the_same_setting() -> None:
+    assert same_value("acks", "all", "-1") and same_value("compression.codec", "LZ4", "lz4")
+    assert same_value("enable.idempotence", "1", "true") and same_value("linger.ms", "5.0", "5")
+    assert not same_value("batch.size", "010", "8")  # librdkafka reads 010 as octal: not the file's
+    assert not same_value("client.id", "a", "b") and not same_value("enable.idempotence", "1", "false")
+
+
+def test_librdkafka_check_takes_a_files_own_spellings_and_its_debug() -> None:
+    """Checked against librdkafka's own reading (debug=conf): each line means what the client runs."""
+    text = "linger.ms=5.0\ncompression.codec=LZ4\nenable.idempotence=1\ndebug=broker\nacks=all\n"
+    assert check_librdkafka_file(text, "f")["enable.idempotence"] == "true"
+    with pytest.raises(BadInput, match=r"batch\.size: file 001000, client 512"):
+        check_librdkafka_file("batch.size=001000\n", "f")

@@ -13,11 +13,13 @@ from hypothesis import strategies as st
 
 from tests.unit.test_recommend_vs_grid import BROKERS, StandInLab
 from tuner.core.paths import repo_root
+from tuner.core.properties import parse_properties
 from tuner.model.confirm import Trials
 from tuner.model.recommend import Request, recommend
 from tuner.render.recommendation import render_files
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of
 from tuner.spec.clients.base import SearchContext
+from tuner.spec.clients.filebeat import config_of
 from tuner.spec.clients.java import JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
 from tuner.spec.clients.producer import ProducerKind
@@ -26,7 +28,6 @@ from tuner.spec.loader import load_sweep
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.store import RunRecord
 from tuner.store.recommendation import SLOBounds
-from tuner.target.security import parse_properties
 
 DEMO = load_sweep(repo_root() / "loadtests" / "qunar-logs-short.yaml")
 # One codec per kind: the durability does not depend on it, and each codec is a search of its own.
@@ -156,3 +157,45 @@ def test_filebeat_candidates_keep_the_baselines_required_acks(
             text = kind.artifact(family.make(min(100.0, family.knob_max), codec)).text
             stated = [line.strip() for line in text.splitlines() if line.strip().startswith("required_acks:")]
             assert stated == ([] if acks is None else [f"required_acks: {acks}"])
+
+
+@given(keyless=st.booleans(), budget=st.floats(50, 2000))
+def test_filebeat_candidates_keep_the_baselines_other_output_options(keyless: bool, budget: float) -> None:
+    """A recommendation changes batching only: the baseline's max_message_bytes (Filebeat drops a
+    larger event), worker, codec, keyed partitioning, client_id and SASL stay in every candidate's
+    filebeat.yml; keyless traffic alone makes partitioning part of the search."""
+    kafka = {
+        "max_message_bytes": 5_000_000, "worker": 2, "codec.format.string": "%{[message]}",
+        "partition.hash.hash": ["fields.id"], "client_id": "app-logs", "bulk_max_size": 8192,
+        "username": "${KAFKA_USER}", "password": "${KAFKA_PASSWORD}", "sasl.mechanism": "SCRAM-SHA-512",
+    }  # fmt: skip
+    base = profile_of({"name": "base", "client": "filebeat", "filebeat": {"output.kafka": kafka}})
+    kind = kind_of(base)
+    wanted = config_of(base).kafka
+    for family in kind.families(SearchContext(budget, 200.0, keyless, 10_000_000, None, base)):
+        candidate = config_of(family.make(min(100.0, family.knob_max), "lz4")).kafka
+        for option in ("max_message_bytes", "worker", "codec", "client_id", "username", "password", "sasl"):
+            assert getattr(candidate, option) == getattr(wanted, option), option
+        assert (candidate.partition.strategy == "random") is keyless
+        assert candidate.compression == "lz4" and candidate.bulk_max_size != 8192  # the search's own
+
+
+@given(client=st.sampled_from(["librdkafka", "java"]), keyless=st.booleans())
+def test_properties_candidates_keep_the_baselines_overrides_but_the_searched_ones(
+    client: str, keyless: bool
+) -> None:
+    """How the team runs the client (a larger max request, its buffer, its client id) stays; the
+    batching the search sets is the candidate's, under every name the client takes for it."""
+    own = {"librdkafka": {"message.max.bytes": "5000000", "queue.buffering.max.kbytes": "65536"},
+           "java": {"max.request.size": "5000000", "buffer.memory": "67108864"}}[client]  # fmt: skip
+    searched = {"librdkafka": {"queue.buffering.max.ms": "50", "compression.codec": "gzip"},
+                "java": {"linger.ms": "50", "compression.type": "gzip"}}[client]  # fmt: skip
+    base = profile_of(
+        {"name": "base", "client": client, "overrides": {**own, **searched, "client.id": "svc"}}
+    )
+    kind = kind_of(base)
+    for family in kind.families(SearchContext(500.0, 200.0, keyless, 10_000_000, None, base)):
+        settings = kind.client_settings(family.make(100.0, "lz4"))
+        assert {k: settings[k] for k in (*own, "client.id")} == {**own, "client.id": "svc"}
+        assert not set(searched) & set(settings) - {"linger.ms", "compression.type"}
+        assert (settings["linger.ms"], settings["compression.type"]) == ("100", "lz4")

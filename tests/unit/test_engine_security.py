@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.unit.test_filebeat_real_parts import _config, _yml
 from tuner.core.envref import ENV_CONFIG_PROVIDER
 from tuner.core.errors import BadInput
+from tuner.core.properties import parse_properties
 from tuner.core.redact import scrub
 from tuner.driver.engines import ENGINES
 from tuner.driver.otelcol.pod_config import base_config
@@ -30,7 +31,7 @@ from tuner.target.engine_security import (
     otelcol_security,
     split_security,
 )
-from tuner.target.security import ClientSecurity, librdkafka_config, parse_properties, resolve
+from tuner.target.security import ClientSecurity, librdkafka_config, resolve
 
 # Printable passwords with a marker no key or reference holds, so "not in the output" can fail.
 passwords = st.text(

@@ -123,7 +123,7 @@ def test_settings_round_trip() -> None:
         ({"filebeat": {"output.kafka.required_acks": 2}}, "required_acks"),
         ({"filebeat": {"queue.mem": {"flush.min_events": 9000}}}, "must not exceed events"),
         ({"filebeat": {"output.kafka.bulk_flush_frequency": "-1s"}}, "must not be negative"),
-        ({"filebeat": {"output.kafka.timeout": "0s"}}, "must be greater than 0 (got 0s)"),
+        ({"filebeat": {"output.kafka.timeout": "0s"}}, "must be at least 1s (got 0s)"),
         ({"filebeat": {"output.kafka.bulk_max_size": 1, "output.kafka": {"bulk_max_size": 2}}}, "set twice"),
     ],
 )

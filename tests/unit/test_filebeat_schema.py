@@ -198,3 +198,53 @@ def test_cli_check_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         main(["check", "filebeat", "--topic-max-message-bytes", "900000", str(good)])
     assert exc.value.code == ExitStatus.OK
     assert "exceeds the topic's max.message.bytes 900000" in capsys.readouterr().err
+
+
+def test_one_string_where_filebeat_takes_a_list(tmp_path: Path) -> None:
+    """go-ucfg reads one string for a list option as a list of one (checked on 7.17.29)."""
+    text = GOOD.replace("  partition.round_robin:\n    group_events: 256\n    reachable_only: false\n", "")
+    text = text.replace(
+        "  topic: logs\n",
+        "  topic: logs\n  partition.hash.hash: message\n  ssl.certificate_authorities: /etc/kafka/ca.pem\n"
+        "  ssl.supported_protocols: TLSv1.2\n",
+    )
+    kafka = load_filebeat(_write(tmp_path, text)).config.kafka
+    assert kafka.hosts == ["${KAFKA_HOSTS}"]
+    assert kafka.partition.hash is not None and kafka.partition.hash.hash == ["message"]
+    assert kafka.ssl is not None
+    assert (kafka.ssl.certificate_authorities, kafka.ssl.supported_protocols) == (
+        ["/etc/kafka/ca.pem"],
+        ["TLSv1.2"],
+    )
+    empty = text.replace("ssl.certificate_authorities: /etc/kafka/ca.pem", "ssl.certificate_authorities: ~")
+    tls = load_filebeat(_write(tmp_path, empty)).config.kafka.ssl
+    assert tls is not None and tls.certificate_authorities is None  # a null is unset, not a crash
+
+
+def test_other_outputs_and_queues_set_enabled_false_pass(tmp_path: Path) -> None:
+    """Filebeat skips a disabled namespace (libbeat ConfigNamespace): one enabled output is the rule."""
+    extra = (
+        "output.elasticsearch:\n  enabled: false\n  hosts: [es:9200]\n"
+        'output.logstash.enabled: "false"\nqueue.disk:\n  enabled: false\n  max_size: 10GB\n'
+        "output.console.enabled: no\n"  # false to Filebeat's YAML 1.1 reader
+    )
+    assert load_filebeat(_write(tmp_path, GOOD + extra)).config.kafka.topic == "logs"
+    with pytest.raises(BadInput, match=r"fb.yml:\d+: output.elasticsearch: only output.kafka is supported"):
+        load_filebeat(_write(tmp_path, GOOD + extra.replace("enabled: false", "enabled: true", 1)))
+    with pytest.raises(BadInput, match=r"output.elasticsearch.password: literal credentials") as exc:
+        load_filebeat(_write(tmp_path, GOOD + extra + "output.elasticsearch.password: hunter2\n"))
+    assert "hunter2" not in exc.value.message  # a disabled section's secret is still refused
+    off = load_filebeat(_write(tmp_path, GOOD.replace("topic: logs", "topic: logs\n  enabled: false")))
+    assert filebeat_warnings(off) == [
+        f"{off.where('output', 'kafka', 'enabled')}: output.kafka.enabled false: Filebeat sends nothing"
+        " to Kafka with this file"
+    ]
+
+
+def test_timeouts_are_at_least_a_second_and_backoff_may_be_zero(tmp_path: Path) -> None:
+    """libbeat's `validate:"min=1"` on timeout and broker_timeout means one second; backoff has none."""
+    text = GOOD.replace("topic: logs", "topic: logs\n  timeout: 1s\n  backoff.init: 0s\n  backoff.max: 0s")
+    kafka = load_filebeat(_write(tmp_path, text)).config.kafka
+    assert (kafka.timeout, kafka.backoff.init) == (Duration.parse("1s"), Duration(0))
+    with pytest.raises(BadInput, match=r"output.kafka.timeout: must be at least 1s \(got 999ms\)"):
+        load_filebeat(_write(tmp_path, GOOD.replace("topic: logs", "topic: logs\n  timeout: 999ms")))

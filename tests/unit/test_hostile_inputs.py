@@ -80,10 +80,12 @@ QUOTES = st.sampled_from(['"{}"', "'{}'", "{}", '"Bearer {}"', '"${{X:{}}}"'])
 @given(key=SECRET_KEYS, quote=QUOTES, first=st.sampled_from(['"${KBT_PW}"', "x", '"other-value-1"']))
 def test_a_key_given_twice_never_prints_either_value(key: str, quote: str, first: str) -> None:
     _fresh()
-    text = f"a:\n  {key}: {first}\n  {key}: {quote.format(SECRET)}\n"
+    # the first entry is not the mapping's first key: the line is the key's, not the mapping's
+    text = f"a:\n  other: 1\n  {key}: {first}\n  {key}: {quote.format(SECRET)}\n"
     with pytest.raises(BadInput) as caught:
         parse_yaml(text, "f.yaml")
-    assert "given twice (first given on line 2)" in _refused(caught.value, SECRET)
+    message = _refused(caught.value, SECRET)
+    assert message.startswith("f.yaml:4: ") and "given twice (first given on line 3)" in message
 
 
 # ---- request logs --------------------------------------------------------------------------------

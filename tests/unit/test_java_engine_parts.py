@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from tests.unit.caps import SUBPROCESS_CAP_S
 from tuner.core.errors import BadInput
+from tuner.core.properties import parse_properties
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.java_engine import aggregate, merge_client_metrics
@@ -31,7 +32,6 @@ from tuner.spec.java_client import (
     unknown_property,
 )
 from tuner.spec.workload import WorkloadSpec
-from tuner.target.security import parse_properties
 
 ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
 

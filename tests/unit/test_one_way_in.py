@@ -45,7 +45,7 @@ NUMBER_ALLOWED = {
     ("spec/stress_load.py", "float(b[DIAGNOSE_RATE_KEY])"): "checked to be a JSON number just before",
     ("target/ledger.py", "int(owner.get('pid', 0))"): "kbt's own ledger, pid checked by the OS call",
     ("measure/threads.py", "int(match.group(1))"): "a thread id in jcmd's dump of the lab's own broker",
-    ("target/security.py", "int(value[i + 2:i + 6], 16)"): "four hex digits a fullmatch checked first",
+    ("core/properties.py", "int(value[i + 2:i + 6], 16)"): "four hex digits a fullmatch checked first",
     ("model/queueing.py", "float(probs[-1])"): "numpy result",
     ("model/queueing.py", "float(x[0])"): "scipy fit result",
     ("model/queueing.py", "float(x[1])"): "scipy fit result",

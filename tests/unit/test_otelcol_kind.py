@@ -64,6 +64,15 @@ def test_dotted_and_nested_settings_are_one_config() -> None:
         ({"kafka.sending_queue.batch": {"min_size": 10, "max_size": 5}}, "below min_size"),
         ({"filelog.poll_interval": "0s"}, "greater than 0"),
         ({"kafka.sending_queue.batch": {"flush_timeout": "0s"}}, r"flush_timeout: must be greater than 0"),
+        # the collector's own words for these: unsupported parameters {Level:3} for compression type "lz4"
+        (
+            {"kafka.producer.compression": "lz4", "kafka.producer.compression_params.level": 3},
+            r"compression_params.level: lz4 takes none \(0\) \(got 3\)",
+        ),
+        (
+            {"kafka.producer.compression": "gzip", "kafka.producer.compression_params.level": 10},
+            r"compression_params.level: gzip takes -2 .. 9 \(got 10\)",
+        ),
     ],
 )
 def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:
@@ -74,6 +83,12 @@ def test_bad_settings_say_why(settings: dict[str, Any], message: str) -> None:
 def test_producer_knobs_of_other_kinds_point_to_the_collector_option() -> None:
     with pytest.raises(ValidationError, match=r"kafka\.producer\.linger"):
         profile_of({"name": "o", "client": "otelcol", "linger_ms": 5})
+    with pytest.raises(ValidationError, match=r"kafka\.producer\.compression_params\.level"):
+        profile_of({"name": "o", "client": "otelcol", "compression_level": 5})
+    # the option the hint names is one the collector takes, and the rendered file keeps it
+    hinted = profile(**{"kafka.producer.compression": "zstd", "kafka.producer.compression_params.level": 5})
+    assert kind_of(hinted).client_settings(hinted)["exporters.kafka.producer.compression_params.level"] == "5"
+    assert "compression_params:\n        level: 5\n" in kind_of(hinted).artifact(hinted).text
 
 
 _durations = st.builds(lambda ms: f"{ms}ms", st.integers(1, 5000))
@@ -83,6 +98,7 @@ _settings = st.fixed_dictionaries(
         "kafka.producer.linger": _durations,
         "kafka.producer.flush_max_messages": st.integers(1, 100_000),
         "kafka.producer.compression": st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+        "kafka.producer.compression_params": st.just({"level": 0}),  # every codec takes 0
         "kafka.producer.required_acks": st.sampled_from(["0", "1", "all", -1, 1]),
         "kafka.logs.encoding": st.sampled_from(["otlp_proto", "otlp_json", "raw"]),
         "kafka.sending_queue.batch": st.fixed_dictionaries(
@@ -211,6 +227,27 @@ def test_the_collector_refuses_what_it_does_not_know(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
+def test_a_numeric_option_from_the_environment_is_checked_with_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A config templated for its deployment (`max_message_bytes: ${env:MAX_BYTES}`): with the
+    variable set here the collector checks its value; unset, the complaint names it."""
+    path = tmp_path / "team.yaml"
+    path.write_text(
+        "exporters:\n  kafka:\n    producer:\n      max_message_bytes: ${env:KBT_UNIT_MAX_BYTES}\n"
+        "    auth:\n      sasl:\n        username: u\n        password: ${env:KBT_UNIT_PASSWORD}\n"
+        "        mechanism: PLAIN\n",
+        encoding="utf-8",
+    )
+    monkeypatch.delenv("KBT_UNIT_MAX_BYTES", raising=False)
+    problem = check_fragment(path)
+    assert problem is not None and "given a placeholder: ${env:KBT_UNIT_MAX_BYTES}" in problem
+    monkeypatch.setenv("KBT_UNIT_MAX_BYTES", "2000000")
+    monkeypatch.setenv("KBT_UNIT_PASSWORD", "never-handed-over")  # a secret's variable: a placeholder
+    assert check_fragment(path) is None
+
+
+@pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
 def test_kbt_check_otelcol_says_ok_or_one_line_per_refused_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -229,3 +266,31 @@ def test_kbt_check_otelcol_says_ok_or_one_line_per_refused_file(
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all(line.startswith("kbt: error: ") for line in err)
     assert "flush_timeot" in err[0] and "missing.yaml: no such collector config" in err[1]
+
+
+@pytest.mark.parametrize("keyless", [True, False])
+def test_candidates_keep_the_baselines_collector_settings_but_the_searched_ones(keyless: bool) -> None:
+    """The baseline's acks, record size, encoding, partitioner, queue consumers and poll interval
+    stay (the collector runs them and the runs measure them); linger, codec and the queue's batch are
+    the search's, and a queue the baseline turned off is turned on, stated, for the fragment's merge."""
+    base = profile(
+        **{
+            "kafka.producer": {"required_acks": "all", "max_message_bytes": 5_000_000, "linger": "5ms"},
+            "kafka.logs.encoding": "raw",
+            "kafka.record_partitioner.round_robin": {},
+            "kafka.sending_queue": {"enabled": False, "num_consumers": 4},
+            "filelog.poll_interval": "1s",
+        }
+    )
+    kind = kind_of(base)
+    for family in kind.families(SearchContext(500.0, 200.0, keyless, 10_000_000, None, base)):
+        got = config_of(family.make(100.0, "lz4"))
+        kafka = got.kafka
+        assert (kafka.producer.required_acks, kafka.producer.max_message_bytes) == ("all", 5_000_000)
+        assert (got.encoding, kafka.record_partitioner, got.poll_interval.ms) == (
+            "raw",
+            config_of(base).kafka.record_partitioner,
+            1000,
+        )
+        assert (kafka.sending_queue.num_consumers, kafka.sending_queue.enabled) == (4, True)
+        assert got.compression == "lz4" and got.linger.ms in (10, 100) and got.batching is not None

@@ -16,7 +16,7 @@ from tuner.store.record import RunRecord
 from tuner.store.record_upgrade import SCHEMA_VERSION
 
 # (schema version, sha256 of every model a record holds: its fields, their types and defaults)
-PINNED = (6, "fa46977a7934a6beb9fe674b9d4f268f666877bf03f6cc00eb17c0ac4ecfd49c")
+PINNED = (7, "15f51610718d618963dfb236b8610910088801d691a5c9de5043fedf548dbdc1")
 
 
 def _models(annotation: object) -> list[type[BaseModel]]:

@@ -53,6 +53,6 @@ def test_version_4_records_load_with_nothing_unread(tmp_path: Path) -> None:
     old.parent.mkdir()
     old.write_text(json.dumps(data))
     record = ResultsStore(tmp_path).load(old)
-    assert record.schema_version == SCHEMA_VERSION == 6
+    assert record.schema_version == SCHEMA_VERSION == 7
     assert record.delivery.unread == 0 and record.delivery.read_back_s is None
     assert record.status == "ok" and not record.delivery.unfinished

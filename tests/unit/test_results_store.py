@@ -67,7 +67,7 @@ def test_write_load_roundtrip(tmp_path: Path) -> None:
     assert store.load(path).model_dump(mode="json") == record.model_dump(mode="json")
     assert [p.name for p in tmp_path.joinpath("qunar-logs").iterdir()] == [path.name]  # no temp left
     data = json.loads(path.read_text())
-    assert data["schema_version"] == SCHEMA_VERSION == 6
+    assert data["schema_version"] == SCHEMA_VERSION == 7
     assert data["spec_hash"] == plan.spec_hash
     assert data["environment"]["cpu_count"] >= 1
     assert "resolved_path" not in data["plan"]["workload"]["message"]  # no machine paths in records

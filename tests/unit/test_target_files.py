@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.properties import parse_properties
 from tuner.core.redact import scrub
 from tuner.measure.dialects import (
     DIAGNOSE_NEEDS,
@@ -25,7 +26,6 @@ from tuner.target.registry import resolve_target
 from tuner.target.safety import Offered, check_caps
 from tuner.target.security import (
     librdkafka_config,
-    parse_properties,
     resolve,
 )
 

@@ -20,12 +20,16 @@ SCALARS = (
     | st.floats(allow_nan=False, allow_infinity=False, width=32)
     | st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
     | st.sampled_from(["1s", "0s", "true", "no", "on", "123", "1e3", "null", "~", "a: b", "#x", "${VAR}", ""])
+    # strings only YAML 1.1 (Filebeat's and Prometheus' gopkg.in/yaml.v2) reads as something else
+    | st.sampled_from(["yes", "Off", "y", "N", "0755", "1_000", "0x1F", "0b101", "12:30", "2001-12-14"])
 )
 NODES = st.recursive(SCALARS, lambda inner: st.dictionaries(KEYS, inner, max_size=4), max_leaves=12)
 
 
-def _read(lines: list[str]) -> Any:
-    return YAML(typ="safe").load("\n".join(lines) + "\n")
+def _read(lines: list[str], version: tuple[int, int] | None = None) -> Any:
+    yaml = YAML(typ="safe")
+    yaml.version = version
+    return yaml.load("\n".join(lines) + "\n")
 
 
 @settings(max_examples=200, deadline=None)
@@ -33,6 +37,7 @@ def _read(lines: list[str]) -> Any:
 def test_what_it_writes_reads_back_unchanged(node: dict[str, Any]) -> None:
     lines = block_yaml(node)
     assert _read(lines) == (node or {})
+    assert _read(lines, (1, 1)) == (node or {})
 
 
 @settings(max_examples=50, deadline=None)
@@ -55,6 +60,7 @@ def test_quotes_only_what_yaml_would_read_as_something_else() -> None:
     assert yaml_scalar("true") == "'true'"
     assert yaml_scalar("a: b") == "'a: b'"
     assert yaml_scalar(True) == "true"
+    assert [yaml_scalar(s) for s in ("yes", "on", "n", "0755")] == ["'yes'", "'on'", "'n'", "'0755'"]
     assert block_yaml({"kafka": {}}) == ["kafka: {}"]
     assert block_yaml({"a": {"b": 1}}, 1) == ["  a:", "    b: 1"]
 

@@ -241,19 +241,38 @@ def _yaml_limits(text: str, shown: str) -> None:
             raise BadInput(f"{shown}:{line}: aliases expand to more than {what}")
 
 
-def _yaml_problem(exc: Exception) -> str:
+def _yaml_problem(exc: Exception, text: str) -> str:
     """ruamel's complaint in kbt's words; a duplicate key is named without its values (ruamel
-    quotes both, and either may be a pasted secret)."""
+    quotes both, and either may be a pasted secret), with the line it was first given on."""
     from ruamel.yaml.constructor import DuplicateKeyError
 
     problem = str(getattr(exc, "problem", None) or str(exc).splitlines()[0])
     if isinstance(exc, DuplicateKeyError):
         key = re.match(r'found duplicate key "(.{0,200}?)" with value', problem, re.S)
-        first = getattr(exc, "context_mark", None)
-        where = f" (first given on line {first.line + 1})" if first is not None else ""
+        first = _first_given(text, exc, key.group(1)) if key else None
+        where = f" (first given on line {first})" if first is not None else ""
         name = f'"{key.group(1)}" ' if key else ""
         return f"the key {name}is given twice{where}; give each key once"
     return problem
+
+
+def _first_given(text: str, exc: Exception, key: str) -> int | None:
+    """The line of `key`'s first entry in the mapping ruamel found it twice in (its context_mark
+    is where that mapping starts, not where the key was first given)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.nodes import MappingNode, Node
+
+    start = getattr(getattr(exc, "context_mark", None), "index", None)
+    nodes: list[Node] = [YAML(typ="rt").compose(text)]
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, MappingNode) and node.start_mark.index == start:
+            return next((k.start_mark.line + 1 for k, _ in node.value if k.value == key), None)
+        if isinstance(node, MappingNode):
+            nodes += [n for pair in node.value for n in pair]
+        elif isinstance(node, Node) and isinstance(node.value, list):
+            nodes += node.value
+    return None
 
 
 def parse_yaml(text: str, shown: str) -> Any:
@@ -276,7 +295,7 @@ def parse_yaml(text: str, shown: str) -> Any:
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        raise BadInput(f"{shown}{line}: not valid YAML: {cut(_yaml_problem(exc), 200)}") from None
+        raise BadInput(f"{shown}{line}: not valid YAML: {cut(_yaml_problem(exc, text), 200)}") from None
     except RecursionError:
         raise BadInput(f"{shown}: nested too deeply") from None
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)

@@ -1,6 +1,8 @@
 """Block YAML for the YAML files kbt writes (profiles, config fragments, Prometheus configs and rule
 files). ruamel.yaml's emitter quotes a string only where YAML would read it as something else
-(a number, a bool, a `key: value`), keeps the mappings' order and never folds a long value."""
+(a number, a bool, a `key: value`), keeps the mappings' order and never folds a long value. The
+Go programs that read them (Filebeat, Prometheus: gopkg.in/yaml.v2) resolve plain scalars by YAML
+1.1, where `yes`, `on`, `n`, `0755` and `1_000` are no strings: such a string is quoted too."""
 
 from __future__ import annotations
 
@@ -9,10 +11,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
 WIDTH = 4096  # one value per line, however long
 _SCALARS = (str, int, float, bool, type(None))
+_YAML_1_1 = VersionedResolver(version=(1, 1))
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def yaml_document(node: Mapping[str, Any], header: Sequence[str] = ()) -> str:
@@ -53,5 +59,10 @@ def _plain(node: Any) -> Any:
 
 def _text(text: str) -> str:
     """A string with a character that is not printable (a line break, NEL, U+2028, a control) goes
-    double-quoted, where YAML escapes it: unquoted or single-quoted, a reader folds it to a space."""
-    return text if text.isprintable() else DoubleQuotedScalarString(text)
+    double-quoted, where YAML escapes it: unquoted or single-quoted, a reader folds it to a space.
+    One a YAML 1.1 reader would take for another type goes single-quoted."""
+    if not text.isprintable():
+        return DoubleQuotedScalarString(text)
+    if _YAML_1_1.resolve(ScalarNode, text, (True, False)) != _STR_TAG:
+        return SingleQuotedScalarString(text)
+    return text

@@ -15,17 +15,9 @@ from collections.abc import Mapping
 
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
+from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
+from tuner.spec.clients.producer import same_value
 
-# librdkafka's canonical name of each alias its files may use (CONFIGURATION.md).
-LIBRDKAFKA_CANONICAL: Mapping[str, str] = {
-    "acks": "request.required.acks",
-    "linger.ms": "queue.buffering.max.ms",
-    "retries": "message.send.max.retries",
-    "compression.type": "compression.codec",
-    "max.in.flight": "max.in.flight.requests.per.connection",
-    "bootstrap.servers": "metadata.broker.list",
-    "sasl.mechanism": "sasl.mechanisms",
-}
 HIDDEN = ("[hidden]", "[redacted]", "[unresolved reference]")  # a secret: never compared
 _CONF_LINE = re.compile(r"^CONF \[[^\]]*\] \[[^\]]*\]:\s{2,}(\S+) = (.*)$")
 
@@ -42,16 +34,9 @@ def unlike(
         name = names.get(key, key)
         if name not in reported or reported[name] in HIDDEN:
             continue
-        if _normal(key, value) != _normal(key, reported[name]):
+        if not same_value(key, value, reported[name]):
             out.append(f"{key}: file {value}, client {reported[name]}")
     return out
-
-
-def _normal(key: str, value: str) -> str:
-    text = value.strip()
-    if key in ("acks", "request.required.acks") and text.lower() == "all":
-        return "-1"  # the clients' own spelling of acks all
-    return text.lower() if text.lower() in ("true", "false") or key == "security.protocol" else text
 
 
 def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[str, str]:
@@ -69,7 +54,8 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
     logger.setLevel(logging.DEBUG)
     logger.addHandler(_Lines())
     try:
-        producer = new_producer(connection, {**file, "debug": "conf", "logger": logger})
+        debug = ",".join(d for d in (file.get("debug"), "conf") if d)  # the file's contexts validated too
+        producer = new_producer(connection, {**file, "debug": debug, "logger": logger})
     except BadInput as exc:  # librdkafka's reason, in core's one line
         reason = exc.message.split(": ", 1)[-1]
         for alias, canonical in LIBRDKAFKA_CANONICAL.items():  # the name the file used, beside librdkafka's
@@ -95,7 +81,7 @@ def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
     """A librdkafka.properties file as librdkafka takes it, with three placeholder brokers (nothing
     connects): BadInput naming the first setting it refuses or takes otherwise; else the durability
     it runs with (a setting the file leaves out: `default`)."""
-    from tuner.target.security import parse_properties
+    from tuner.core.properties import parse_properties
 
     file = parse_properties(text, where)
     if "bootstrap.servers" in file or "metadata.broker.list" in file:
@@ -104,7 +90,8 @@ def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
         reported = librdkafka_reading(file, Connection(PLACEHOLDER_BROKERS))
     except BadInput as exc:
         raise BadInput(f"{where}: {exc.message}") from None
-    differ = unlike(file, reported, LIBRDKAFKA_CANONICAL)
+    # debug: the reading sets its own (conf) to hear librdkafka; the file's was checked all the same
+    differ = unlike({k: v for k, v in file.items() if k != "debug"}, reported, LIBRDKAFKA_CANONICAL)
     if differ:
         raise BadInput(f"{where}: librdkafka takes it otherwise: {differ[0]}")
     return {k: reported.get(LIBRDKAFKA_CANONICAL.get(k, k), "default") for k in DURABILITY}

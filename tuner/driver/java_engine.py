@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tuner.core.errors import BadInput, KbtError
+from tuner.core.properties import parse_properties
 from tuner.driver.delivery.ledger import tail_key
 from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
 from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
@@ -44,7 +45,6 @@ from tuner.target.engine_security import (
     librdkafka_security,
     split_security,
 )
-from tuner.target.security import parse_properties
 
 # Beyond duration + drain: JVM start, producer close (20 s in the engine).
 _EXTRA_WAIT_S = 60.0

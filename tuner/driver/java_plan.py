@@ -13,11 +13,11 @@ from typing import Any
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.numbers import parse_number
 from tuner.core.paths import cache_dir
+from tuner.core.properties import parse_properties
 from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
 from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
 from tuner.spec.java_client import check_property_names
 from tuner.spec.workload import WorkloadSpec
-from tuner.target.security import parse_properties
 
 PLAN_SCHEMA = 1
 RESULT_SCHEMA = 1

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.kafka_clients import Connection, new_producer
+from tuner.core.properties import parse_properties
 from tuner.driver.client_exporter import ClientExporter
 from tuner.driver.delivery.ledger import RangeFile
 from tuner.driver.delivery_log import CLOSED, ID_HEX, OPEN, DeliveryLog
@@ -41,7 +42,6 @@ from tuner.driver.payload import ID_SHIFT, SEQ_MASK, Payloads, key_tables
 from tuner.driver.rdkafka_stats import Emission, StatsTrack, WindowStats
 from tuner.spec.clients import kind_of
 from tuner.spec.sweep import RunPlan
-from tuner.target.security import parse_properties
 
 __all__ = ["Worker", "WorkerResult", "WorkerTask", "producer_config", "worker_main"]
 

@@ -9,9 +9,9 @@ a number of seconds; held as whole nanoseconds (no float drift between forms); r
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, GetCoreSchemaHandler
+from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from tuner.core.numbers import check_duration, cut_value, parse_number
@@ -126,11 +126,7 @@ class Duration:
 
 
 def positive(value: Duration) -> Duration:
-    """For options libbeat requires above zero (timeouts, backoff)."""
+    """For options the collector requires above zero."""
     if value.ns <= 0:
         raise ValueError(f"must be greater than 0 (got {value})")
     return value
-
-
-# An option libbeat or the collector requires above zero.
-PositiveDuration = Annotated[Duration, AfterValidator(positive)]

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference, is_reference
 from tuner.core.numbers import parse_int
 from tuner.spec.base import StrictModel
-from tuner.spec.duration import Duration, PositiveDuration
+from tuner.spec.duration import Duration
 from tuner.spec.filebeat_input import FilebeatInput
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, FilebeatLine, has_log_input, line_of
 from tuner.spec.limits import (
@@ -48,6 +48,21 @@ def _secret_reference(value: Any) -> Any:
 
 
 SecretRef = Annotated[str | None, BeforeValidator(_secret_reference)]
+
+
+def _one_as_list(value: Any) -> Any:
+    """go-ucfg reads one string where a list is expected as that list of one: `hash: message`,
+    `ssl.certificate_authorities: ca.pem`, and `hosts: "${KAFKA_HOSTS}"`, the form that holds
+    several comma-separated brokers (go-ucfg splits the variable's value into a list)."""
+    return [value] if isinstance(value, str) else value
+
+
+Strings = Annotated[list[str], BeforeValidator(_one_as_list), Field(max_length=MAX_ITEMS)]
+# The validator outside the union (a field's own metadata, its repr free of addresses), the bound
+# on the list inside it (None is no list to measure).
+OptionalStrings = Annotated[
+    Annotated[list[str], Field(max_length=MAX_ITEMS)] | None, BeforeValidator(_one_as_list)
+]
 
 # ---- enums and limits ---------------------------------------------------------------------------
 
@@ -87,7 +102,7 @@ class PartitionGroup(StrictModel):
 class PartitionHash(StrictModel):
     """`partition.hash`: hash the key (or `hash` fields); no key and `random` -> a random partition."""
 
-    hash: list[str] = Field(default_factory=list, max_length=MAX_ITEMS)
+    hash: Strings = Field(default_factory=list)
     random: bool = True
     reachable_only: bool = False
 
@@ -149,18 +164,19 @@ class Ssl(StrictModel):
 
     enabled: bool | None = None
     verification_mode: Literal["full", "strict", "certificate", "none"] | None = None
-    supported_protocols: list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]] | None = Field(
-        None, max_length=4
-    )
-    cipher_suites: list[str] | None = Field(None, max_length=MAX_ITEMS)
-    curve_types: list[str] | None = Field(None, max_length=MAX_ITEMS)
-    certificate_authorities: list[str] | None = Field(None, max_length=MAX_ITEMS)
+    supported_protocols: Annotated[
+        Annotated[list[Literal["TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"]], Field(max_length=4)] | None,
+        BeforeValidator(_one_as_list),
+    ] = None
+    cipher_suites: OptionalStrings = None
+    curve_types: OptionalStrings = None
+    certificate_authorities: OptionalStrings = None
     certificate: str | None = None
     key: str | None = None
     key_passphrase: SecretRef = None
     key_passphrase_path: str | None = None
     ca_trusted_fingerprint: str | None = None
-    ca_sha256: Annotated[list[str], Field(max_length=MAX_ITEMS)] | str | None = None
+    ca_sha256: OptionalStrings = None
     renegotiation: Literal["never", "once", "freely"] | None = None
 
     @field_validator("key")
@@ -195,8 +211,18 @@ class Metadata(StrictModel):
 
 
 class Backoff(StrictModel):
-    init: PositiveDuration = Duration.parse("1s")
-    max: PositiveDuration = Duration.parse("60s")
+    init: Duration = Duration.parse("1s")  # libbeat takes 0 too
+    max: Duration = Duration.parse("60s")
+
+
+def _a_second_or_more(value: Duration) -> Duration:
+    """libbeat's `validate:"min=1"` on a duration: go-ucfg reads the bound 1 as one second."""
+    if value.ns < 10**9:
+        raise ValueError(f"must be at least 1s (got {value})")
+    return value
+
+
+Timeout = Annotated[Duration, AfterValidator(_a_second_or_more)]
 
 
 class Header(StrictModel):
@@ -215,7 +241,7 @@ class KafkaOutput(StrictModel):
     """`output.kafka` with libbeat's defaults (docs/architecture.md, "Facts kbt relies on")."""
 
     enabled: bool = True
-    hosts: list[str] = Field(min_length=1, max_length=MAX_ITEMS)
+    hosts: Strings = Field(min_length=1)
     topic: str | None = None
     topics: list[TopicRule] | None = Field(None, max_length=MAX_ITEMS)
     key: str | None = None
@@ -230,8 +256,8 @@ class KafkaOutput(StrictModel):
     backoff: Backoff = Field(default_factory=Backoff)
     bulk_max_size: int = Field(default=2048, ge=0, le=MAX_COUNT)
     bulk_flush_frequency: Duration = Duration(0)
-    timeout: PositiveDuration = Duration.parse("30s")
-    broker_timeout: PositiveDuration = Duration.parse("10s")
+    timeout: Timeout = Duration.parse("30s")
+    broker_timeout: Timeout = Duration.parse("10s")
     channel_buffer_size: int = Field(default=256, ge=1, le=MAX_COUNT)
     keep_alive: Duration = Duration(0)
     compression: Compression = "gzip"
@@ -246,13 +272,6 @@ class KafkaOutput(StrictModel):
     ssl: Ssl | None = None
     kerberos: Kerberos | None = None
     enable_krb5_fast: bool | None = None
-
-    @field_validator("hosts", mode="before")
-    @classmethod
-    def _hosts_string(cls, value: Any) -> Any:
-        # Filebeat takes one string for a list option: `hosts: "${KAFKA_HOSTS}"`, the form that
-        # holds several comma-separated brokers (go-ucfg splits the variable's value into a list).
-        return [value] if isinstance(value, str) else value
 
     @field_validator("compression", mode="before")
     @classmethod

@@ -176,6 +176,8 @@ def filebeat_warnings(loaded: LoadedFilebeat, topic_max_message_bytes: int | Non
         out.append(f"{option('compression_level')} only applies to gzip (compression is {kafka.compression})")
     if kafka.required_acks == 0:
         out.append(f"{option('required_acks')} 0: the broker never answers, so lost events go unnoticed")
+    if not kafka.enabled:
+        out.append(f"{option('enabled')} false: Filebeat sends nothing to Kafka with this file")
     if kafka.sasl.mechanism is not None and kafka.username is None:
         out.append(f"{option('sasl.mechanism')} has no effect without username and password")
     return out
@@ -277,21 +279,41 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
 
 def _select_sections(data: dict[str, Any], lines: dict[Path_, int], shown: str) -> dict[str, Any]:
     """Keep output.kafka and queue.mem; other Filebeat namespaces pass unchecked, typos fail."""
-    checked = {"output", "queue"}
+    checked = {"output": "kafka", "queue": "mem"}  # each namespace: the one section kbt reads
     for key in data:
         if key not in checked and key not in UNCHECKED_TOP_LEVEL:
             raise BadInput(_unknown_message(shown, (), key, lines))
-    for section, only in (("output", "kafka"), ("queue", "mem")):
+    for section, only in checked.items():
         value = data.get(section)
         if isinstance(value, dict):
-            for key in (k for k in value if k != only):
+            # Filebeat takes one output and one queue, and skips those set `enabled: false`
+            for key in (k for k, v in value.items() if k != only and not _disabled(v)):
                 if did_you_mean(key, [only]):
                     raise BadInput(_unknown_message(shown, (section,), key, lines))
                 where = _at(shown, lines, (section, key))
                 raise BadInput(f"{where}: {section}.{key}: only {section}.{only} is supported")
     if "output" not in data:
         raise BadInput(f"{shown}: output.kafka: missing (the profile must configure the Kafka output)")
-    return {k: v for k, v in data.items() if k in checked}
+    return {
+        k: {n: sub for n, sub in v.items() if n == checked[k] or not _disabled(sub)}
+        if isinstance(v, dict)
+        else v
+        for k, v in data.items()
+        if k in checked
+    }
+
+
+# `enabled` values Filebeat reads as false: a string Go's strconv.ParseBool reads as false, and the
+# words its YAML 1.1 reader takes for false unquoted (kbt reads YAML 1.2, where they stay strings).
+_FALSE = frozenset(
+    {"0", "f", "F", "false", "FALSE", "False", "n", "N", "no", "No", "NO", "off", "Off", "OFF"}
+)
+
+
+def _disabled(section: Any) -> bool:
+    """A section whose `enabled` Filebeat reads as false (anything else leaves it enabled)."""
+    enabled = section.get("enabled") if isinstance(section, dict) else None
+    return enabled is False or enabled in _FALSE
 
 
 # ---- error messages -----------------------------------------------------------------------------

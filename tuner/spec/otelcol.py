@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tuner.spec.base import Acks, StrictModel, normal_acks
 from tuner.spec.duration import Duration, positive
+from tuner.spec.limits import MAX_COMPRESSION_LEVEL
 
 # The collector release kbt builds (loadtests/otelcol-engine/go.mod) and whose defaults these are.
 RELEASE = "0.165"
@@ -31,15 +32,34 @@ Encoding = Literal["otlp_proto", "otlp_json", "raw"]
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 
 
+# The levels the collector takes per codec (configcompression ValidateParams): gzip's -2 (Huffman
+# only), -1 (default), 0 (none) .. 9; zstd maps any level to its nearest; snappy and lz4 take none.
+LEVELS = {"gzip": range(-2, 10), "zstd": range(-MAX_COMPRESSION_LEVEL, MAX_COMPRESSION_LEVEL + 1)}
+
+
+class CompressionParams(StrictModel):
+    level: int = Field(default=0, ge=-MAX_COMPRESSION_LEVEL, le=MAX_COMPRESSION_LEVEL)
+
+
 class Producer(StrictModel):
     linger: Duration | None = None
     flush_max_messages: int | None = Field(default=None, gt=0, le=10_000_000)
     max_message_bytes: int | None = Field(default=None, gt=0, le=104_857_600)
     compression: Codec | None = None
+    compression_params: CompressionParams | None = None
     required_acks: Acks | None = None
     max_inflight_requests_per_broker: int | None = Field(default=None, gt=0, le=1000)
 
     _acks = field_validator("required_acks", mode="before")(normal_acks)
+
+    @model_validator(mode="after")
+    def _level(self) -> Producer:
+        codec, level = self.compression or COMPRESSION, (self.compression_params or CompressionParams()).level
+        if codec != "none" and level != 0 and level not in LEVELS.get(codec, ()):
+            allowed = LEVELS.get(codec)
+            which = f"{allowed.start} .. {allowed.stop - 1}" if allowed else "none (0)"
+            raise ValueError(f"compression_params.level: {codec} takes {which} (got {level})")
+        return self
 
 
 class Batch(StrictModel):

@@ -13,8 +13,12 @@ BrokerWindow.request_queue_cap and RunRecord.attribution (where a local broker's
 spent their busy time); a version-4 document read every record it did not call lost and has no
 attribution, so it only changes its number. Version 6 adds the optional ClientResult.artifact (the
 rendered client file the run's client started from, by name and SHA-256); older runs built their
-client settings in memory and have none, so a version-5 document only changes its number. A step that
-renames or reshapes fields goes here, never into the readers.
+client settings in memory and have none, so a version-5 document only changes its number. Version 7
+reads client settings as the clients do: an otelcol profile may set the exporter's
+`producer.compression_params`, a Filebeat list option may be one string, `backoff.*` may be 0 and
+`timeout` / `broker_timeout` are at least 1s (libbeat's own bound: no Filebeat ran with less), so a
+version-6 document only changes its number. A step that renames or reshapes fields goes here, never
+into the readers.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from tuner.spec.clients import KINDS
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class UpgradeError(ValueError):
@@ -42,6 +46,7 @@ STEPS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
     3: _renumbered,
     4: _renumbered,
     5: _renumbered,
+    6: _renumbered,
 }
 
 

@@ -23,6 +23,7 @@ from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
+from tuner.core.properties import parse_properties
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
@@ -56,75 +57,22 @@ _JAAS = re.compile(
     r"^\s*(?P<module>[\w.$]+)\s+required\b(?P<options>.*?);?\s*$",
     re.S,
 )
-# An option of a JAAS line in every quoting form the login modules accept: "double", 'single' or
-# bare (password=x;). Each repeat is bounded by a delimiter, so matching stays linear.
-_JAAS_ANY_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;"']+))""")
-_JAAS_OPTION = re.compile(r'(\w+)\s*=\s*"((?:[^"\\]|\\.)*)"')  # the form kbt resolves and reads
+# An option of a JAAS line in every quoting form Kafka's JaasConfig accepts (its tokenizer takes
+# "double", 'single' or a bare word: password=x;). Each repeat is bounded by a delimiter, so
+# matching stays linear.
+_JAAS_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)'|([^\s;"']+))""")
+
+
+def _option_value(m: re.Match[str]) -> str:
+    """The value a JAAS option match stands for, whichever quoting it was written in."""
+    double, single, bare = m.group(2, 3, 4)
+    return jaas_unquoted(double) if double is not None else single if single is not None else bare
+
+
 _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
 }
-
-
-def parse_properties(text: str, where: str) -> dict[str, str]:
-    """A Java .properties text as java.util.Properties reads it (key=value or key: value, # and !
-    comments, \\ continuations, \\ escapes in values), with trailing blanks dropped. The one reader of
-    client properties: `--command-config` files and the rendered files a run's client starts from."""
-    props: dict[str, str] = {}
-    logical: list[str] = []
-    lines = re.split(r"\r\n|\r|\n", text)  # Java's line ends only (a form feed is a blank)
-    pending = ""
-    for raw in lines:
-        line = raw.lstrip()  # trailing blanks stay: a backslash before one escapes it
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if _continues(line):
-            pending += line[:-1]
-            continue
-        logical.append(pending + line)
-        pending = ""
-    if pending:
-        logical.append(pending)
-    for number, line in enumerate(logical, 1):
-        match = re.match(r"^([^=:\s]+)(?:\s*[=:\s]\s*(.*))?$", line, re.S)  # a key alone: an empty value
-        if match is None:
-            raise BadInput(f"{where}: line {number} is not key=value")
-        props[match.group(1)] = _unescaped(match.group(2) or "")
-    return props
-
-
-def _continues(line: str) -> bool:
-    """An odd number of trailing backslashes: the last one joins the next line (Java's rule)."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def _unescaped(value: str) -> str:
-    """java.util.Properties' value escapes: \\t \\n \\r \\f, \\uXXXX, any other \\c is c; trailing
-    blanks that no backslash escapes are dropped (a value never ends in a blank by accident)."""
-    out: list[str] = []
-    kept = 0  # length of `out` up to the last character that is not an unescaped blank
-    i = 0
-    while i < len(value):
-        c = value[i]
-        if c == "\\" and i + 1 < len(value):
-            nxt = value[i + 1]
-            if nxt == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", value[i + 2 : i + 6]):
-                out.append(chr(int(value[i + 2 : i + 6], 16)))
-                i += 6
-            else:
-                out.append(_ESCAPES.get(nxt, nxt))
-                i += 2
-            kept = len(out)
-            continue
-        if c != "\\":
-            out.append(c)
-            if not c.isspace():
-                kept = len(out)
-        i += 1
-    return "".join(out[:kept])
 
 
 MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes
@@ -174,9 +122,9 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
         elif key == "sasl.jaas.config":
 
             def hold(m: re.Match[str], name: str = name) -> str:
-                if m.group(1).lower() != "password" or is_pure_reference(m.group(2)):
+                if m.group(1).lower() != "password" or is_pure_reference(_option_value(m)):
                     return m.group(0)
-                os.environ[f"{name}_PASSWORD"] = register_secret(m.group(2).replace('\\"', '"'))
+                os.environ[f"{name}_PASSWORD"] = register_secret(_option_value(m))
                 return f'{m.group(1)}="${{{name}_PASSWORD}}"'
 
             held[key] = _JAAS_OPTION.sub(hold, value)
@@ -191,9 +139,8 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
 def _check_jaas(value: str, where: str) -> None:
     if is_pure_reference(value):
         return
-    for option, double, single, bare in _JAAS_ANY_OPTION.findall(value):
-        text = double or single or bare
-        if option.lower() == "password" and not is_pure_reference(text):
+    for m in _JAAS_OPTION.finditer(value):
+        if m.group(1).lower() == "password" and not is_pure_reference(_option_value(m)):
             raise BadInput(
                 f'{where}: the password in "sasl.jaas.config" must be a ${{VAR}} reference'
                 " (credentials are never written in a file)"
@@ -231,8 +178,8 @@ def _resolve_all(props: Mapping[str, str], where: str) -> dict[str, str]:
     jaas = resolved.get("sasl.jaas.config")
     if jaas is not None:  # ${VAR} references inside the JAAS options
 
-        def expand(m: re.Match[str]) -> str:
-            raw = jaas_unquoted(m.group(2))
+        def expand(m: re.Match[str]) -> str:  # each option written back double-quoted
+            raw = _option_value(m)
             value = expand_references({f"sasl.jaas.config {m.group(1)}": raw}, where)
             text = value.get(f"sasl.jaas.config {m.group(1)}", raw)
             if m.group(1).lower() == "password":
@@ -272,7 +219,9 @@ def resolve(props: Mapping[str, str], where: str) -> ClientSecurity:
                 f"{where}: sasl.jaas.config must use PlainLoginModule or ScramLoginModule with"
                 ' username="..." password="..."'
             )
-        options = {k.lower(): jaas_unquoted(v) for k, v in _JAAS_OPTION.findall(match.group("options"))}
+        options = {
+            m.group(1).lower(): _option_value(m) for m in _JAAS_OPTION.finditer(match.group("options"))
+        }
         username, password = options.get("username", username), options.get("password", password)
         if mechanism is None:
             mechanism = "PLAIN" if _MODULES[match.group("module")] == "PLAIN" else None

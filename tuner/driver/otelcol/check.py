@@ -3,12 +3,15 @@
 A fragment holds only the batching options kbt recommends; the collector refuses a config without a
 pipeline, so the fragment is validated merged over a stub base (a filelog receiver, the kafka
 exporter to a placeholder broker, one logs pipeline) exactly as a user merges it
-(`--config base.yaml --config fragment.yaml`). `${env:VAR}` references resolve to placeholders.
+(`--config base.yaml --config fragment.yaml`). `${env:VAR}` references resolve as the collector run
+here would resolve them, from this environment; an unset one, or one a secret-named key holds, to a
+placeholder word (a complaint then names the unset ones: a numeric option needs its value).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -68,10 +71,39 @@ def check_fragment(path: Path) -> str | None:
             " (credentials are never written in a file)"
         )
     binary = require_collector()
-    env = {name: "kbt-placeholder" for name in _ENV.findall(text)}
+    env = _substitutions(data, text)
     with tempfile.TemporaryDirectory(prefix="kbt-otelcheck-") as tmp:
         base = Path(tmp) / "base.yaml"
         base.write_text(json.dumps(STUB), encoding="utf-8")
         merged = Path(tmp) / "merged.yaml"
         merged.write_text(text, encoding="utf-8")
-        return validate(binary, [base, merged], env)
+        problem = validate(binary, [base, merged], env)
+    unset = sorted(name for name in env if name not in os.environ)
+    if problem is not None and unset:
+        problem += f" (not set here, given a placeholder: {', '.join(f'${{env:{n}}}' for n in unset)})"
+    return problem
+
+
+PLACEHOLDER = "kbt-placeholder"
+
+
+def _substitutions(data: object, text: str) -> dict[str, str]:
+    """A value for each `${env:VAR}` the file names: this environment's, else the placeholder; a
+    variable a secret-named key holds always the placeholder (its value never reaches a message)."""
+    from tuner.core.redact import is_secret_name
+
+    secret: set[str] = set()
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(value, str) and is_secret_name(str(key)):
+                    secret.update(_ENV.findall(value))
+                stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return {
+        name: PLACEHOLDER if name in secret else os.environ.get(name, PLACEHOLDER)
+        for name in _ENV.findall(text)
+    }

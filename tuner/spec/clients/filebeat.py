@@ -248,6 +248,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
             bulk *= 2
         acks = self.kept(ctx.base).get("acks")
         group = bulk if ctx.keyless else None
+        rest = _not_searched(ctx.base, keyless=ctx.keyless)
         # The Filebeat version is the user's, like durability: its line decides the queue's
         # hand-over and which inputs exist (tuner/spec/filebeat_lines.py).
         version = config_of(ctx.base).filebeat_version if isinstance(ctx.base, FilebeatProfile) else None
@@ -256,6 +257,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
             frequency: Duration, timeout: Duration, codec: str, knob: float, tag: str
         ) -> FilebeatProfile:
             kafka: dict[str, Any] = {
+                **rest,
                 "bulk_max_size": bulk,
                 "bulk_flush_frequency": frequency,
                 "compression": codec,
@@ -318,6 +320,24 @@ class Filebeat(ClientKind[FilebeatProfile]):
             )
         data["filebeat"] = section
         return data
+
+
+# The output.kafka options the search sets (hosts and topic are the deployment's); every other
+# option a baseline sets is how the team runs Filebeat (max_message_bytes, worker, key, codec, TLS,
+# required_acks ...) and stays in each candidate: Filebeat's default in its place would drop large
+# events, re-encode them or move keys to other partitions.
+_SEARCHED = frozenset(
+    {"hosts", "topic", "bulk_max_size", "bulk_flush_frequency", "compression", "compression_level"}
+)
+
+
+def _not_searched(base: ClientProfile | None, keyless: bool) -> dict[str, Any]:
+    """The baseline's output.kafka options a candidate keeps (its partitioning too, unless keyless
+    events make grouping them part of the search)."""
+    if not isinstance(base, FilebeatProfile):
+        return {}
+    kafka = compact(config_of(base)).get("output", {}).get("kafka", {})
+    return {k: v for k, v in kafka.items() if k not in _SEARCHED and not (keyless and k == "partition")}
 
 
 def _check_v1(old: dict[str, Any]) -> None:

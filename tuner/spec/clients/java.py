@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import model_validator
+from pydantic import field_validator, model_validator
 
 from tuner.core.envref import ENV_CONFIG_PROVIDER
 from tuner.core.numbers import parse_int
@@ -49,6 +49,15 @@ class JavaProfile(ProducerProfile):
 
     client: Literal["java"] = "java"
 
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _provider_references(cls, value: Any) -> Any:
+        """`${env:VAR}`, the form Kafka's EnvVarConfigProvider reads (and the rendered file holds),
+        is the profile's `${VAR}`: a file's properties pasted into overrides keep their meaning."""
+        if not isinstance(value, Mapping):
+            return value
+        return {k: _PROVIDER_REF.sub(r"${\1}", v) if isinstance(v, str) else v for k, v in value.items()}
+
     @model_validator(mode="after")
     def _known_properties(self) -> JavaProfile:
         # Property names against the client's own ProducerConfig names ("did you mean").
@@ -66,6 +75,10 @@ class Java(ProducerKind[JavaProfile]):
     software = ("apache-kafka-java",)
     environment = (
         "bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id", "key/value serializers",
+    )  # fmt: skip
+    SEARCHED = frozenset(
+        {"linger.ms", "batch.size", "compression.type", "compression.gzip.level", "compression.lz4.level",
+         "compression.zstd.level"}
     )  # fmt: skip
     measurement = ("a per-producer suffix on client.id",)
     secrets_hint = (
@@ -91,8 +104,9 @@ class Java(ProducerKind[JavaProfile]):
         """Every `${VAR}` reference as `${env:VAR}`, resolved by the client's own EnvVarConfigProvider,
         which the file then names."""
         out = {k: _ENV_REF.sub(r"${env:\1}", v) for k, v in conf.items()}
-        if out != dict(conf) and "config.providers" not in out:
-            out["config.providers"] = "env"
+        providers = [p.strip() for p in out.get("config.providers", "").split(",") if p.strip()]
+        if out != dict(conf) and "env" not in providers:  # beside the file's own providers, if any
+            out["config.providers"] = ",".join([*providers, "env"])
             out["config.providers.env.class"] = ENV_CONFIG_PROVIDER
         return out
 
@@ -180,5 +194,6 @@ def _at_most(text: str, bound: int) -> bool:
 
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+_PROVIDER_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 KIND = Java()

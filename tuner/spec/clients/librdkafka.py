@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tuner.spec.clients.base import Family, SearchContext, name_of, num
-from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile
+from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, same_value
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
 
@@ -35,6 +35,18 @@ MAX_IN_FLIGHT_IDEMPOTENT = "5"
 # the batch 77% of the time, 0.2 ms past 51%, 0.5 ms past 3%; docs/benchmarks.md "Linger timers").
 LINGER_TIMER = LateTimer(median_ms=0.2, spread=0.6)
 _PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murmur2_random"}
+# librdkafka's canonical name of each alias its files may use (CONFIGURATION.md).
+CANONICAL: Mapping[str, str] = MappingProxyType(
+    {
+        "acks": "request.required.acks",
+        "linger.ms": "queue.buffering.max.ms",
+        "retries": "message.send.max.retries",
+        "compression.type": "compression.codec",
+        "max.in.flight": "max.in.flight.requests.per.connection",
+        "bootstrap.servers": "metadata.broker.list",
+        "sasl.mechanism": "sasl.mechanisms",
+    }
+)
 
 
 class LibrdkafkaProfile(ProducerProfile):
@@ -42,6 +54,22 @@ class LibrdkafkaProfile(ProducerProfile):
 
     client: Literal["librdkafka"] = "librdkafka"
     batch_messages: int | None = Field(default=None, gt=0, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _each_property_once(self) -> LibrdkafkaProfile:
+        """One property under two names (a knob's and an alias override, e.g. linger_ms and
+        queue.buffering.max.ms) with two values: librdkafka takes the one set last, the model
+        the knob's. Refused, naming both."""
+        seen: dict[str, tuple[str, str]] = {}
+        for key, value in KIND.client_settings(self).items():
+            name = CANONICAL.get(key, key)
+            first = seen.setdefault(name, (key, value))
+            if first[0] != key and not same_value(key, first[1], value):
+                raise ValueError(
+                    f"{first[0]}={first[1]} and {key}={value} set one librdkafka property ({name}):"
+                    " set it once"
+                )
+        return self
 
 
 class Librdkafka(ProducerKind[LibrdkafkaProfile]):
@@ -58,6 +86,10 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         ("retries", ("message.send.max.retries",)),
         ("max.in.flight.requests.per.connection", ("max.in.flight",)),
     )
+    SEARCHED = frozenset(
+        {"linger.ms", "queue.buffering.max.ms", "batch.num.messages", "batch.size", "compression.type",
+         "compression.codec", "compression.level", "partitioner", "sticky.partitioning.linger.ms"}
+    )  # fmt: skip
     measurement = ("statistics.interval.ms", "delivery report callbacks")
     secrets_hint = (
         "librdkafka expands no variables: your application reads this file and adds sasl.password",

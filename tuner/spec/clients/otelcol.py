@@ -100,6 +100,10 @@ def _flatten(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
     return out
 
 
+def _without(section: Mapping[str, Any], *searched: str) -> dict[str, Any]:
+    return {k: v for k, v in section.items() if k not in searched}
+
+
 class Otelcol(ClientKind[OtelcolProfile]):
     name = "otelcol"
     title = "OpenTelemetry Collector"
@@ -147,18 +151,29 @@ class Otelcol(ClientKind[OtelcolProfile]):
         )
 
     def families(self, ctx: SearchContext) -> list[Family]:
-        """Exporter-side batching with the flush timeout as the knob (min_size from the rate)."""
-        keep = config_of(ctx.base).kafka.producer if isinstance(ctx.base, OtelcolProfile) else None
-        acks = {"required_acks": keep.required_acks} if keep and keep.required_acks else {}
+        """Exporter-side batching with the flush timeout as the knob (min_size from the rate). The
+        rest of a baseline's settings (required_acks, max_message_bytes, encoding, partitioner,
+        queue consumers, poll interval) stay: the collector runs them, and the recommendation is
+        measured with them."""
+        base = config_of(ctx.base).compact() if isinstance(ctx.base, OtelcolProfile) else {}
+        kafka = base.get("kafka", {})
+        rest = {k: v for k, v in kafka.items() if k not in ("producer", "sending_queue")}
+        producer = _without(kafka.get("producer", {}), "linger", "compression", "compression_params")
+        queue = _without(kafka.get("sending_queue", {}), "batch")  # the search's own
+        if "enabled" in queue:  # stated: a fragment merged over a config that turned it off
+            queue["enabled"] = True  # would leave the batching it recommends off
         out = []
         for linger_ms in (10, 100):
 
             def make(knob: float, codec: str, linger_ms: int = linger_ms) -> OtelcolProfile:
                 timeout = max(1, round(knob))
                 settings = {
+                    **base,
                     "kafka": {
-                        "producer": {"linger": f"{linger_ms}ms", "compression": codec, **acks},
+                        **rest,
+                        "producer": {**producer, "linger": f"{linger_ms}ms", "compression": codec},
                         "sending_queue": {
+                            **queue,
                             "batch": {
                                 "flush_timeout": f"{timeout}ms",
                                 # the timer, not the size, sends the batch at this rate
@@ -166,9 +181,9 @@ class Otelcol(ClientKind[OtelcolProfile]):
                                     MAX_BATCH,
                                     max(BATCH_MIN_SIZE, round(ctx.rate_per_producer * timeout / 1000) + 1),
                                 ),
-                            }
+                            },
                         },
-                    }
+                    },
                 }
                 return OtelcolProfile(
                     name=name_of(self.name, codec, knob, f"l{linger_ms}"),

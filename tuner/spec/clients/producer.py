@@ -21,6 +21,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.numbers import parse_number
+from tuner.core.properties import properties_line
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
 from tuner.spec.clients.base import ClientKind, Rendered
@@ -116,6 +117,28 @@ class ProducerProfile(ProfileBase):
         return float(DEFAULT_MESSAGE_TIMEOUT_MS)
 
 
+_BOOLEANS = ({"true", "t", "1"}, {"false", "f", "0"})  # librdkafka's spellings of each
+
+
+def same_value(key: str, a: str, b: str) -> bool:
+    """Two spellings of one property's value the clients take alike: acks all is -1, case aside (a
+    client stores its enums and booleans in its own case; a string it keeps is kept as written), a
+    boolean's 1/t and 0/f, a number in any notation (5.0 is 5; librdkafka reads 010 as octal 8, and
+    that stays a difference)."""
+    x, y = (_normal(key, v) for v in (a, b))
+    if x == y or any(x in words and y in words for words in _BOOLEANS):
+        return True
+    try:
+        return parse_number(x, key) == parse_number(y, key)
+    except ValueError:
+        return False
+
+
+def _normal(key: str, value: str) -> str:
+    text = value.strip().lower()
+    return "-1" if key in ("acks", "request.required.acks") and text == "all" else text  # acks all
+
+
 P = TypeVar("P", bound=ProducerProfile)
 
 
@@ -131,6 +154,8 @@ class ProducerKind(ClientKind[P]):
     )
     # What a deployment sets outside the file; the kind's engine layers these (and its own
     # measurement hooks, `measurement`) on top of the file, nothing else.
+    # The properties a recommendation's search sets, under every name the client takes for them.
+    SEARCHED: frozenset[str] = frozenset()
     environment: tuple[str, ...] = ("bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id")
     measurement: tuple[str, ...] = ()
     secrets_hint: tuple[str, ...] = ()  # how a deployment gives this client its secrets (comment lines)
@@ -158,17 +183,18 @@ class ProducerKind(ClientKind[P]):
         return out
 
     def kept(self, base: ClientProfile | None) -> dict[str, Any]:
-        """The baseline's durability, if of this kind: its knobs and any durability override (else
-        nothing, and the client's defaults apply, stated in the file all the same)."""
+        """The baseline's settings a candidate keeps, if of this kind: its durability knobs, and
+        every override but the properties the search sets (`SEARCHED`): durability, and how the
+        team runs the client (max.request.size, buffer.memory, client.id ...). Else nothing, and
+        the client's defaults apply, stated in the file all the same."""
         keep = super().kept(base)
         if base is None or base.client != self.name or not isinstance(base, ProducerProfile):
             return keep
         if base.max_in_flight is not None:
             keep["max_in_flight"] = base.max_in_flight
-        names = {k for key, aliases in self.DURABILITY for k in (key, *aliases)}
-        durable = {k: v for k, v in base.overrides.items() if k in names}
-        if durable:
-            keep["overrides"] = durable
+        own = {k: v for k, v in base.overrides.items() if k not in self.SEARCHED}
+        if own:
+            keep["overrides"] = own
         return keep
 
     def captured(self, acks: str, compressed: bool, record_limit: int | None) -> dict[str, Any]:
@@ -191,8 +217,7 @@ class ProducerKind(ClientKind[P]):
         out = [f"# {line}" if line else "#" for line in header]
         out += self._preamble(profile)
         for key, value in self.file_settings(redact(self.client_settings(profile))).items():
-            text = str(value).replace("\\", "\\\\")  # java.util.Properties escapes; keep leading spaces
-            out.append(f"{key}=" + ("\\" + text if text.startswith(" ") else text))
+            out.append(properties_line(key, str(value)))
         return Rendered(f"{self.name}.properties", "\n".join(out) + "\n")
 
     def file_settings(self, conf: Mapping[str, str]) -> dict[str, str]:

@@ -1,0 +1,106 @@
+"""Java's .properties format as java.util.Properties reads and writes it: the one reader and the
+one writer of client properties files (`--command-config`, target files, the librdkafka and Java
+files kbt renders and its runs start from).
+
+Read: `key=value`, `key: value` or `key value`, `#` and `!` comments, `\\` continuations, `\\`
+escapes in keys and values (`\\uXXXX` too), trailing blanks dropped. Written: every character a
+reader would take otherwise escaped (a leading blank, a line break, a separator in a key), and
+anything past ASCII as `\\uXXXX`, since Kafka's tools and most applications load a file through an
+InputStream, which reads ISO-8859-1 (`Properties.store` writes the same).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tuner.core.errors import BadInput
+
+# A key ends at the first blank, `=` or `:` that no backslash escapes.
+_LINE = re.compile(r"^((?:[^=:\s\\]|\\.)+)(?:\s*[=:\s]\s*(.*))?$", re.S)
+
+
+def parse_properties(text: str, where: str) -> dict[str, str]:
+    """A Java .properties text as java.util.Properties reads it, with trailing blanks dropped."""
+    props: dict[str, str] = {}
+    logical: list[str] = []
+    lines = re.split(r"\r\n|\r|\n", text)  # Java's line ends only (a form feed is a blank)
+    pending = ""
+    for raw in lines:
+        line = raw.lstrip()  # trailing blanks stay: a backslash before one escapes it
+        if not pending and (not line or line[0] in "#!"):
+            continue
+        if _continues(line):
+            pending += line[:-1]
+            continue
+        logical.append(pending + line)
+        pending = ""
+    if pending:
+        logical.append(pending)
+    for number, line in enumerate(logical, 1):
+        match = _LINE.match(line)  # a key alone: an empty value
+        if match is None:
+            raise BadInput(f"{where}: line {number} is not key=value")
+        props[_unescaped(match.group(1))] = _unescaped(match.group(2) or "")
+    return props
+
+
+def _continues(line: str) -> bool:
+    """An odd number of trailing backslashes: the last one joins the next line (Java's rule)."""
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescaped(value: str) -> str:
+    """java.util.Properties' escapes: \\t \\n \\r \\f, \\uXXXX (UTF-16 units: a surrogate pair is one
+    character), any other \\c is c; trailing blanks that no backslash escapes are dropped (a value
+    never ends in a blank by accident)."""
+    out: list[str] = []
+    kept = 0  # length of `out` up to the last character that is not an unescaped blank
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if c == "\\" and i + 1 < len(value):
+            nxt = value[i + 1]
+            if nxt == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", value[i + 2 : i + 6]):
+                out.append(chr(int(value[i + 2 : i + 6], 16)))
+                i += 6
+            else:
+                out.append(_ESCAPES.get(nxt, nxt))
+                i += 2
+            kept = len(out)
+            continue
+        if c != "\\":
+            out.append(c)
+            if not c.isspace():
+                kept = len(out)
+        i += 1
+    return "".join(out[:kept]).encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+_WRITTEN = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
+
+
+def _escaped(text: str, key: bool) -> str:
+    """`text` as a reader takes it back: a backslash and the line-breaking controls as escapes; a
+    blank escaped where a reader would drop it (leading, trailing, anywhere in a key), and so are
+    `=` and `:` in a key and `#` or `!` starting one; past ASCII as \\uXXXX (UTF-16 units)."""
+    out = []
+    last = len(text) - 1
+    for i, c in enumerate(text):
+        if c in _WRITTEN:
+            out.append(_WRITTEN[c])
+        elif not 0x20 <= ord(c) <= 0x7E:
+            units = c.encode("utf-16-be", "surrogatepass")
+            out += [f"\\u{int.from_bytes(units[j : j + 2], 'big'):04x}" for j in range(0, len(units), 2)]
+        elif (c == " " and (key or i in (0, last))) or (key and (c in "=:" or (i == 0 and c in "#!"))):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def properties_line(key: str, value: str) -> str:
+    """One `key=value` line that parse_properties (and java.util.Properties) reads back as given."""
+    return f"{_escaped(key, key=True)}={_escaped(value, key=False)}"
