@@ -69,10 +69,20 @@ def _first_point(data: dict[str, Any]) -> dict[str, Any]:
         (lambda d: d["samples"][0]["curves"][0]["points"][0].pop("ratio"), "ratio"),
         # values the typed reader once let through to a math error (log of 0, division by 0)
         (lambda d: _first_point(d).update(batch_messages=0), "batch_messages"),
-        (lambda d: _first_point(d)["ratio"].update(p50=0), "ratio: must be positive"),
-        (lambda d: _first_point(d)["ratio"].update(p90=-1), "ratio: must be positive"),
+        (lambda d: _first_point(d)["ratio"].update(p50=0), "ratio: must be at least 0.1"),
+        (lambda d: _first_point(d)["ratio"].update(p90=-1), "ratio: must be at least 0.1"),
+        # interpolating from a point this small towards a real one rounded to a ratio of 0
+        (lambda d: _first_point(d)["ratio"].update(p50=4e-86), "ratio: must be at least 0.1"),
     ],
-    ids=["newer-version", "other-kind", "point-without-ratio", "zero-batch", "zero-ratio", "negative-ratio"],
+    ids=[
+        "newer-version",
+        "other-kind",
+        "point-without-ratio",
+        "zero-batch",
+        "zero-ratio",
+        "negative-ratio",
+        "vanishing-ratio",
+    ],
 )
 def test_a_record_the_typed_reader_refuses_is_one_bad_input_line(
     probed: tuple[ProbeRecord, Path], tmp_path: Path, change: object, needle: str

@@ -13,6 +13,11 @@ from pydantic import Field, field_validator
 from tuner.core.frozen import Frozen
 from tuner.core.units import MAX_COUNT, Count, Figure, Ratio
 
+# A codec never makes a batch ten times its size: a batch is at least its 61-byte header, and the
+# worst a codec adds to a few bytes is a frame of some tens of bytes. A ratio below this is a
+# hand edit, and interpolating towards it can round to 0, which the recommender divides by.
+MIN_RATIO = 0.1
+
 
 class Quantiles(Frozen):
     """Spread over the batches measured at one point: 10th percentile, median, 90th percentile."""
@@ -46,9 +51,9 @@ class ProbePoint(Frozen):
     @field_validator("ratio")
     @classmethod
     def _ratio_positive(cls, ratio: Quantiles) -> Quantiles:
-        # bytes over bytes, each at least a batch header: the recommender divides by it and takes
-        # its logarithm, so a hand-edited 0 or -1 must stop here, not as a math error there
-        if min(ratio.p10, ratio.p50, ratio.p90) <= 0:
+        # the recommender divides by it and takes its logarithm: a hand-edited 0, -1 or 1e-86
+        # must stop here, not as a math error there
+        if min(ratio.p10, ratio.p50, ratio.p90) < MIN_RATIO:
             got = f"p10 {ratio.p10:g}, p50 {ratio.p50:g}, p90 {ratio.p90:g}"
-            raise ValueError(f"must be positive (got {got})")
+            raise ValueError(f"must be at least {MIN_RATIO:g}: no codec makes a batch 10x larger ({got})")
         return ratio
