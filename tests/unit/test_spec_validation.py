@@ -226,6 +226,11 @@ def test_missing_referenced_file(tmp_path: Path) -> None:
     assert 'profiles[0]: no such file "nofile.yaml"' in msg
 
 
+def test_a_referenced_file_with_a_nul_in_its_name_is_no_such_file(tmp_path: Path) -> None:
+    msg = _error(tmp_path, SWEEP.replace("  - name: base\n", '  - "p\\0.yaml"\n'))
+    assert "profiles[0]: no such file" in msg
+
+
 def test_workload_and_profile_loaders(tmp_path: Path) -> None:
     msg = _error(tmp_path, "name: w\ntopics: []\nrate_per_producer: 1\n", loader=load_workload)
     assert "topics" in msg

@@ -115,13 +115,13 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
 def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
     """The file the spec at `path` names at `loc` (relative to the spec); one line naming the key
     when it is absent."""
-    target = (path.parent / ref).resolve()
-    if not inputs.is_file(target):
+    target = path.parent / ref
+    if not inputs.is_file(target):  # before resolve(), which raises on a NUL in the name
         line = _located(raw, loc)[1]
         where = f":{line}" if line else ""
         key = dotted_path(loc)
         raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
-    return target
+    return target.resolve()
 
 
 # ---- error formatting -------------------------------------------------------------------------
