@@ -38,6 +38,8 @@ def test_readers_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
     assert time.monotonic() - started < 2  # nothing blocked, nothing read without end
     with pytest.raises(BadInput, match="no such spec file"):
         inputs.read_text(tmp_path / "nope.yaml", "spec file")
+    with pytest.raises(BadInput, match="no such properties file"):  # a name from a document
+        inputs.read_text(tmp_path / "a\0b", "properties file")
     big = tmp_path / "big"
     big.write_bytes(b"x" * 2000)
     with pytest.raises(BadInput, match="more than the 1000 bytes"):

@@ -83,7 +83,7 @@ def check_regular(path: Path | str, what: str = "file", max_bytes: int | None = 
     shown = shown_path(path)
     try:
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, ValueError):  # ValueError: a NUL in the name (from a document)
         raise BadInput(f"{shown}: no such {what}") from None
     except NotADirectoryError:
         raise BadInput(f"{shown}: no such {what} (a parent is not a directory)") from None
