@@ -1859,6 +1859,16 @@ LATE_CASES: list[Case] = [
         " (see 'kbt stress --help')",
         files={"stress.yaml": "{stress}"},
     ),
+    Case(
+        "writes-render-out-empty",
+        "partial writes",
+        "render --out '' (read as '.': the profiles and a README.md were written over the working directory)",
+        ("render", "filebeat", "--out", ""),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--out': an empty path; give a path ('.' is the working directory)"
+        " (see 'kbt render filebeat --help')",
+        files={"README.md": "mine\n"},
+    ),
 ]
 CASES += LATE_CASES
 
