@@ -781,7 +781,15 @@ CASES: list[Case] = [
         "negative p99 bound",
         ("recommend", "--results", ".", "--slo-p99", "-5"),
         ExitStatus.BAD_INPUT,
-        E + "--slo-p99 must be positive (got -5)",
+        E + "--slo-p99 must be greater than 0 (got -5.0)",
+    ),
+    Case(
+        "recommend-slo-past-a-week",
+        "kbt recommend",
+        "a p99 bound of 10^15 ms (the SLO refused it after the records were read: a traceback)",
+        ("recommend", "--results", ".", "--slo-p99", "1e15"),
+        ExitStatus.BAD_INPUT,
+        E + "--slo-p99 must be less than or equal to 604800000 (got 1000000000000000.0)",
     ),
     Case(
         "recommend-codec-client-lacks",
