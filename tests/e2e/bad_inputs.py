@@ -18,6 +18,7 @@ import dataclasses
 import gzip
 import http.server
 import os
+import re
 import socket
 import sys
 import textwrap
@@ -1845,6 +1846,11 @@ ISSUE_41_CASES: list[Case] = [
 ]
 CASES += ISSUE_41_CASES
 
+TRUTH_FILEBEAT = (
+    Path(__file__).resolve().parents[2]
+    / "loadtests/truth/records/truth-filebeat/fb-filestream-low-latency--20261127T025405.654Z.json"
+).read_text()
+
 # Files named as what they are (not "spec file" for every YAML file kbt reads); flags held to their
 # range where they are parsed, so --dry-run refuses them too.
 LATE_CASES: list[Case] = [
@@ -1876,6 +1882,25 @@ LATE_CASES: list[Case] = [
         E + "Invalid value for '--out': an empty path; give a path ('.' is the working directory)"
         " (see 'kbt render filebeat --help')",
         files={"README.md": "mine\n"},
+    ),
+    spec_case(
+        "spec-filebeat-output-not-a-mapping",
+        "a Filebeat profile whose output is a number (was an AttributeError traceback)",
+        "  - {name: batched, linger_ms: 50, compression: lz4}",
+        "  - {name: fb, client: filebeat, filebeat: {output: 5}}",
+        E + "spec.yaml:11: profiles[0].filebeat.output: must be a mapping of keys (got 5)",
+    ),
+    Case(
+        "records-filebeat-output-null",
+        "bounds",
+        "a run record whose Filebeat profile's output is null (was an AttributeError traceback)",
+        ("report", "--results", "results", "--out", "r.html"),
+        ExitStatus.BAD_INPUT,
+        E + "results: no readable run records: results/s/r.json: invalid run record:"
+        " plan.profile.FilebeatProfile.filebeat.output: must be a mapping of keys",
+        files={
+            "results/s/r.json": re.sub(r'"output": \{\s*"kafka": \{\}\s*\}', '"output": null', TRUTH_FILEBEAT)
+        },
     ),
 ]
 CASES += LATE_CASES
