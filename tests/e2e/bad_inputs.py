@@ -1883,6 +1883,15 @@ LATE_CASES: list[Case] = [
         " (see 'kbt render filebeat --help')",
         files={"README.md": "mine\n"},
     ),
+    Case(
+        "writes-json-over-its-input",
+        "partial writes",
+        "check filebeat f.yml --json f.yml (the check's JSON replaced the config it checked)",
+        ("check", "filebeat", "filebeat.yml", "--json", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        E + "--json filebeat.yml: is an input of this command too; give the output its own path",
+        files={"filebeat.yml": GOOD_FILEBEAT},
+    ),
     spec_case(
         "spec-filebeat-output-not-a-mapping",
         "a Filebeat profile whose output is a number (was an AttributeError traceback)",

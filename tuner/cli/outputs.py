@@ -2,14 +2,16 @@
 
 A command that writes files names its output flags here. Before its body runs (so before it reads
 an input, starts a lab or measures anything), `check` hands the values as typed to
-tuner.core.writes.check_outputs: two outputs at one file (`--save-model m.json --json m.json`), two
-on stdout, `--json out/`, a dangling symbolic link or a path that cannot be written is exit 2 with
-a line naming the flag; `-` is stdout for every one of them (the human output then goes to
-stderr). tests/unit/test_outputs.py holds every option named like an output to this table.
+tuner.core.writes.check_outputs: two outputs at one file (`--save-model m.json --json m.json`), an
+output at one of the command's input files (`check filebeat f.yml --json f.yml`), two on stdout,
+`--json out/`, a dangling symbolic link or a path that cannot be written is exit 2 with a line
+naming the flag; `-` is stdout for every one of them (the human output then goes to stderr).
+tests/unit/test_outputs.py holds every option named like an output to this table.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from tuner.core.writes import Output, check_outputs
@@ -58,6 +60,20 @@ def declared(ctx: Any) -> list[Output]:
     return found
 
 
+def inputs(ctx: Any) -> list[Path]:
+    """The paths the command's other flags and arguments name: what an output must not replace."""
+    outputs = {o for o in OUTPUTS.get(" ".join(ctx.command_path.split()[1:]), {})}
+    found: list[Path] = []
+    for param in ctx.command.params:
+        if outputs.intersection(param.opts):
+            continue
+        value = ctx.params.get(param.name)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, Path):
+                found.append(item)
+    return found
+
+
 def install(cmd: Any) -> Any:
     """Wrap every command of the tree so its declared outputs are checked before it runs."""
     commands = getattr(cmd, "commands", None)
@@ -70,7 +86,7 @@ def install(cmd: Any) -> Any:
     original = cmd.invoke
 
     def invoke(ctx: Any) -> Any:
-        check_outputs(declared(ctx))
+        check_outputs(declared(ctx), inputs(ctx))
         return original(ctx)
 
     cmd.invoke = invoke
