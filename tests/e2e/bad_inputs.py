@@ -1892,6 +1892,14 @@ LATE_CASES: list[Case] = [
         E + "--json filebeat.yml: is an input of this command too; give the output its own path",
         files={"filebeat.yml": GOOD_FILEBEAT},
     ),
+    Case(
+        "writes-png-dir-stdout",
+        "partial writes",
+        "report --png-dir - (a directory named '-' was made; every other output takes '-' as stdout)",
+        ("report", "--results", "results", "--png-dir", "-"),
+        ExitStatus.BAD_INPUT,
+        E + "--png-dir -: names a directory, which cannot be stdout",
+    ),
     spec_case(
         "spec-filebeat-output-not-a-mapping",
         "a Filebeat profile whose output is a number (was an AttributeError traceback)",

@@ -34,7 +34,7 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
     "probe compression": {"--json": FILE, "--plot": FILE, "--markdown": FILE},
     "recommend": {"--json": FILE, "--out": DIRECTORY},
     "render filebeat": {"--out": DIRECTORY},
-    "report": {"--json": FILE, "--out": FILE},
+    "report": {"--json": FILE, "--out": FILE, "--png-dir": DIRECTORY},
     "stress": {"--json": FILE},
     "sweep": {"--json": FILE},
     "target check": {"--json": FILE},

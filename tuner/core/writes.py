@@ -92,8 +92,9 @@ def check_outputs(outputs: Sequence[Output], inputs: Sequence[Path] = ()) -> Non
             continue
         if out.kind == "directory":
             _judged_directory(out)  # its files are checked again where they are written
-            continue
-        real = _judged(out)
+            real = os.path.realpath(out.value)
+        else:
+            real = _judged(out)
         if real in read:
             raise BadInput(
                 f"{out.flag} {shown_path(out.value or '')}: is an input of this command too; give the"
@@ -101,9 +102,10 @@ def check_outputs(outputs: Sequence[Output], inputs: Sequence[Path] = ()) -> Non
             )
         other = seen.get(real)
         if other is not None:
+            what = "path" if "directory" in (out.kind, other.kind) else "file"
             raise BadInput(
                 f"{other.flag} {shown_path(other.value or '')} and {out.flag} {shown_path(out.value)}:"
-                " one file for two outputs; give each its own"
+                f" one {what} for two outputs; give each its own"
             )
         seen[real] = out
     for out in on_stdout:
