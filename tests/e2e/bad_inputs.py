@@ -1900,6 +1900,16 @@ LATE_CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         E + "--png-dir -: names a directory, which cannot be stdout",
     ),
+    Case(
+        "writes-render-over-a-users-file",
+        "partial writes",
+        "render --out . where a README.md of the user's is (it was replaced by the profiles' README)",
+        ("render", "filebeat", "--out", "."),
+        ExitStatus.BAD_INPUT,
+        E + "README.md: not a file `kbt render filebeat` wrote, so it is not replaced; move it away or give"
+        " --out another directory",
+        files={"README.md": "mine\n"},
+    ),
     spec_case(
         "spec-filebeat-output-not-a-mapping",
         "a Filebeat profile whose output is a number (was an AttributeError traceback)",
