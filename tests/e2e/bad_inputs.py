@@ -1910,6 +1910,15 @@ LATE_CASES: list[Case] = [
         " --out another directory",
         files={"README.md": "mine\n"},
     ),
+    Case(
+        "files-results-is-a-record",
+        "files",
+        'a run record given as the results directory (it was "no such results directory")',
+        ("report", "--results", "r.json"),
+        ExitStatus.BAD_INPUT,
+        E + "r.json: is a file, not a results directory",
+        files={"r.json": "{}"},
+    ),
     spec_case(
         "spec-filebeat-output-not-a-mapping",
         "a Filebeat profile whose output is a number (was an AttributeError traceback)",

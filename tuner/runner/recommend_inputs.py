@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuner.core.errors import BadInput, field_message
+from tuner.core.inputs import check_directory, exists
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
@@ -120,6 +121,8 @@ def gather(
     _check_slo_flags(slo_p99, slo_memory)
     if min_network_idle is not None and not 0 <= min_network_idle < 1:
         raise BadInput(f"--min-network-idle must lie in [0, 1) (got {min_network_idle:g}; 0 turns it off)")
+    if exists(results):  # absent: no records yet (kbt sweep, or --live, makes them)
+        check_directory(results, "results directory")
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
         from tuner.core.kafka_clients import admin_client
