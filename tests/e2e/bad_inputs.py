@@ -1933,7 +1933,7 @@ LATE_CASES: list[Case] = [
         ("report", "--results", "results", "--out", "r.html"),
         ExitStatus.BAD_INPUT,
         E + "results: no readable run records: results/s/r.json: invalid run record:"
-        " plan.profile.FilebeatProfile.filebeat.output: must be a mapping of keys",
+        " plan.profile.filebeat.output: must be a mapping of keys",
         files={
             "results/s/r.json": re.sub(r'"output": \{\s*"kafka": \{\}\s*\}', '"output": null', TRUTH_FILEBEAT)
         },
