@@ -42,10 +42,14 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
 }
 
 
+def _flags(ctx: Any) -> dict[str, Literal["file", "directory"]]:
+    """The output flags of the command `ctx` runs."""
+    return OUTPUTS.get(" ".join(ctx.command_path.split()[1:]), {})
+
+
 def declared(ctx: Any) -> list[Output]:
     """The outputs of the command `ctx` runs, with their values as typed."""
-    path = " ".join(ctx.command_path.split()[1:])
-    flags = OUTPUTS.get(path, {})
+    flags = _flags(ctx)
     raw = ctx.meta.get("kbt_raw", {})
     found: list[Output] = []
     for param in ctx.command.params:
@@ -62,10 +66,10 @@ def declared(ctx: Any) -> list[Output]:
 
 def inputs(ctx: Any) -> list[Path]:
     """The paths the command's other flags and arguments name: what an output must not replace."""
-    outputs = {o for o in OUTPUTS.get(" ".join(ctx.command_path.split()[1:]), {})}
+    outputs = _flags(ctx)
     found: list[Path] = []
     for param in ctx.command.params:
-        if outputs.intersection(param.opts):
+        if any(o in outputs for o in param.opts):
             continue
         value = ctx.params.get(param.name)
         for item in value if isinstance(value, list | tuple) else [value]:
