@@ -806,7 +806,17 @@ CASES: list[Case] = [
         "--peak not a multiple",
         ("forecast", "--peak", "abc"),
         ExitStatus.BAD_INPUT,
-        E + "--peak 'abc': give a positive multiple of today's traffic such as 3x or 1.5",
+        E + "--peak 'abc': give a positive multiple of today's traffic such as 3x or 1.5 (at most 6 digits"
+        " each side of the point)",
+    ),
+    Case(
+        "forecast-peak-many-digits",
+        "kbt forecast",
+        "--peak 1.0000000001 (refused as not a positive multiple, which it is)",
+        ("forecast", "--peak", "1.0000000001"),
+        ExitStatus.BAD_INPUT,
+        E + "--peak '1.0000000001': give a positive multiple of today's traffic such as 3x or 1.5 (at most 6"
+        " digits each side of the point)",
     ),
     Case(
         "report-missing-results",
