@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from functools import cache
 from typing import Any
 
@@ -157,6 +158,10 @@ def main(argv: list[str] | None = None) -> None:
 
     flags.install()
     signals.install()
+    if os.environ.get("KBT_DEBUG") != "1":
+        # a library's warning is lines of its own naming its source file (matplotlib's "constrained_layout
+        # not applied" on a hostile series file): never the one-line contract's
+        warnings.simplefilter("ignore")
     _gate_output()
     try:
         _register()  # inside: a Ctrl-C while the commands import is one line too
