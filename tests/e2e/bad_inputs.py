@@ -18,6 +18,7 @@ import dataclasses
 import gzip
 import http.server
 import os
+import re
 import socket
 import sys
 import textwrap
@@ -781,7 +782,15 @@ CASES: list[Case] = [
         "negative p99 bound",
         ("recommend", "--results", ".", "--slo-p99", "-5"),
         ExitStatus.BAD_INPUT,
-        E + "--slo-p99 must be positive (got -5)",
+        E + "--slo-p99 must be greater than 0 (got -5.0)",
+    ),
+    Case(
+        "recommend-slo-past-a-week",
+        "kbt recommend",
+        "a p99 bound of 10^15 ms (the SLO refused it after the records were read: a traceback)",
+        ("recommend", "--results", ".", "--slo-p99", "1e15"),
+        ExitStatus.BAD_INPUT,
+        E + "--slo-p99 must be less than or equal to 604800000 (got 1000000000000000.0)",
     ),
     Case(
         "recommend-codec-client-lacks",
@@ -797,7 +806,17 @@ CASES: list[Case] = [
         "--peak not a multiple",
         ("forecast", "--peak", "abc"),
         ExitStatus.BAD_INPUT,
-        E + "--peak 'abc': give a positive multiple of today's traffic such as 3x or 1.5",
+        E + "--peak 'abc': give a positive multiple of today's traffic such as 3x or 1.5 (at most 6 digits"
+        " each side of the point)",
+    ),
+    Case(
+        "forecast-peak-many-digits",
+        "kbt forecast",
+        "--peak 1.0000000001 (refused as not a positive multiple, which it is)",
+        ("forecast", "--peak", "1.0000000001"),
+        ExitStatus.BAD_INPUT,
+        E + "--peak '1.0000000001': give a positive multiple of today's traffic such as 3x or 1.5 (at most 6"
+        " digits each side of the point)",
     ),
     Case(
         "report-missing-results",
@@ -1837,6 +1856,11 @@ ISSUE_41_CASES: list[Case] = [
 ]
 CASES += ISSUE_41_CASES
 
+TRUTH_FILEBEAT = (
+    Path(__file__).resolve().parents[2]
+    / "loadtests/truth/records/truth-filebeat/fb-filestream-low-latency--20261127T025405.654Z.json"
+).read_text()
+
 # Files named as what they are (not "spec file" for every YAML file kbt reads); flags held to their
 # range where they are parsed, so --dry-run refuses them too.
 LATE_CASES: list[Case] = [
@@ -1858,6 +1882,71 @@ LATE_CASES: list[Case] = [
         E + "Invalid value for '--master-port': must be less than or equal to 65535 (got 99999)"
         " (see 'kbt stress --help')",
         files={"stress.yaml": "{stress}"},
+    ),
+    Case(
+        "writes-render-out-empty",
+        "partial writes",
+        "render --out '' (read as '.': the profiles and a README.md were written over the working directory)",
+        ("render", "filebeat", "--out", ""),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--out': an empty path; give a path ('.' is the working directory)"
+        " (see 'kbt render filebeat --help')",
+        files={"README.md": "mine\n"},
+    ),
+    Case(
+        "writes-json-over-its-input",
+        "partial writes",
+        "check filebeat f.yml --json f.yml (the check's JSON replaced the config it checked)",
+        ("check", "filebeat", "filebeat.yml", "--json", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        E + "--json filebeat.yml: is an input of this command too; give the output its own path",
+        files={"filebeat.yml": GOOD_FILEBEAT},
+    ),
+    Case(
+        "writes-png-dir-stdout",
+        "partial writes",
+        "report --png-dir - (a directory named '-' was made; every other output takes '-' as stdout)",
+        ("report", "--results", "results", "--png-dir", "-"),
+        ExitStatus.BAD_INPUT,
+        E + "--png-dir -: names a directory, which cannot be stdout",
+    ),
+    Case(
+        "writes-render-over-a-users-file",
+        "partial writes",
+        "render --out . where a README.md of the user's is (it was replaced by the profiles' README)",
+        ("render", "filebeat", "--out", "."),
+        ExitStatus.BAD_INPUT,
+        E + "README.md: not a file `kbt render filebeat` wrote, so it is not replaced; move it away or give"
+        " --out another directory",
+        files={"README.md": "mine\n"},
+    ),
+    Case(
+        "files-results-is-a-record",
+        "files",
+        'a run record given as the results directory (it was "no such results directory")',
+        ("report", "--results", "r.json"),
+        ExitStatus.BAD_INPUT,
+        E + "r.json: is a file, not a results directory",
+        files={"r.json": "{}"},
+    ),
+    spec_case(
+        "spec-filebeat-output-not-a-mapping",
+        "a Filebeat profile whose output is a number (was an AttributeError traceback)",
+        "  - {name: batched, linger_ms: 50, compression: lz4}",
+        "  - {name: fb, client: filebeat, filebeat: {output: 5}}",
+        E + "spec.yaml:11: profiles[0].filebeat.output: must be a mapping of keys (got 5)",
+    ),
+    Case(
+        "records-filebeat-output-null",
+        "bounds",
+        "a run record whose Filebeat profile's output is null (was an AttributeError traceback)",
+        ("report", "--results", "results", "--out", "r.html"),
+        ExitStatus.BAD_INPUT,
+        E + "results: no readable run records: results/s/r.json: invalid run record:"
+        " plan.profile.filebeat.output: must be a mapping of keys",
+        files={
+            "results/s/r.json": re.sub(r'"output": \{\s*"kafka": \{\}\s*\}', '"output": null', TRUTH_FILEBEAT)
+        },
     ),
 ]
 CASES += LATE_CASES

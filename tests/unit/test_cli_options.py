@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import typing
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -166,3 +167,30 @@ def test_one_option_is_checked_alike_on_every_command(
         assert exit_info.value.code == 2
         assert capsys.readouterr().err.strip() == said
     assert not (tmp_path / "captured").exists()
+
+
+def _takes_a_path(annotation: Any) -> bool:
+    return annotation is Path or any(_takes_a_path(a) for a in typing.get_args(annotation))
+
+
+def test_every_path_flag_refuses_an_empty_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # '' is read as '.': `render filebeat --out ''` wrote over the working directory's README.md
+    monkeypatch.chdir(tmp_path)
+    _register()
+    checked = 0
+    for path, cmd in _leaves(get_command(app)).items():
+        for param in cmd.params:
+            described = getattr(param, "type_descriptor", None)
+            if described is None or not _takes_a_path(described.annotation):
+                continue
+            flag = [o for o in param.opts if o.startswith("--")][:1]
+            with pytest.raises(SystemExit) as exit_info:
+                main([*path.split(), *flag, ""])
+            said = capsys.readouterr().err
+            assert exit_info.value.code == 2, (path, said)
+            assert "an empty path" in said and said.count("\n") == 1, (path, said)
+            checked += 1
+    assert checked > 50
+    assert not any(tmp_path.iterdir())

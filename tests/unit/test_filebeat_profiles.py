@@ -126,3 +126,24 @@ def test_measured_effect_matches_docs_benchmarks(p: FilebeatProfile) -> None:
             f"{figures.requests_per_s:.1f} req/s ({figures.label}) not in docs/benchmarks.md"
         )
         assert f"| {figures.lost} " in row or f"| {figures.lost}/" in row, row
+
+
+@pytest.mark.parametrize("foreign", ["README.md", "default.yml"])
+def test_render_replaces_only_files_it_rendered(
+    foreign: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `render filebeat --out .` in a project wrote over the project's README.md
+    (tmp_path / foreign).write_text("mine\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["render", "filebeat", "--out", str(tmp_path)])
+    assert exit_info.value.code == ExitStatus.BAD_INPUT
+    assert "not a file `kbt render filebeat` wrote" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == [foreign] and (tmp_path / foreign).read_text() == "mine\n"
+    (tmp_path / foreign).unlink()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["render", "filebeat", "--out", str(tmp_path)])
+    assert exit_info.value.code == 0
+    (tmp_path / "default.yml").write_text((tmp_path / "default.yml").read_text() + "# edited\n")
+    with pytest.raises(SystemExit) as exit_info:  # its own file, edited: rendered again
+        main(["render", "filebeat", "--out", str(tmp_path)])
+    assert exit_info.value.code == 0 and not (tmp_path / "default.yml").read_text().endswith("# edited\n")

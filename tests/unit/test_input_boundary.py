@@ -46,6 +46,21 @@ def test_readers_refuse_what_is_not_a_regular_file(tmp_path: Path) -> None:
         inputs.read_bytes(big, max_bytes=1000)
 
 
+def test_a_directory_input_names_what_is_there_instead(tmp_path: Path) -> None:
+    # a record file given as --results was "no such results directory" (report), "no run records
+    # under" it (recommend) or "not a results directory" (forecast)
+    (tmp_path / "r.json").write_text("{}")
+    for path, said in [
+        (tmp_path / "r.json", "is a file, not a results directory"),
+        (Path("/dev/zero"), "is a device, not a results directory"),
+        (tmp_path / "nope", "no such results directory"),
+        (tmp_path / "r.json" / "x", "no such results directory (a parent is not a directory)"),
+    ]:
+        with pytest.raises(BadInput, match=re.escape(said)):
+            inputs.check_directory(path, "results directory")
+    inputs.check_directory(tmp_path, "results directory")
+
+
 def test_text_decoding_names_latin1_and_binary(tmp_path: Path) -> None:
     latin = tmp_path / "l.yaml"
     latin.write_bytes("a: 1\nb: caf\xe9\n".encode("latin-1"))

@@ -23,7 +23,7 @@ from tuner.core.errors import BadInput
 from tuner.core.writes import Output, atomic_write, atomic_write_all, check_outputs
 
 # option names that look like an output: each one a command has must be declared in OUTPUTS
-OUTPUT_LIKE = ("--json", "--out", "--save-model", "--markdown", "--plot")
+OUTPUT_LIKE = ("--json", "--out", "--save-model", "--markdown", "--plot", "--png-dir")
 
 
 def _commands() -> dict[str, Any]:
@@ -123,6 +123,65 @@ def test_a_command_refuses_two_outputs_at_one_path_before_it_reads(
         err
         == "kbt: error: --save-model m.json and --json m.json: one file for two outputs; give each its own\n"
     )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "filebeat", "in.yml", "--json", "in.yml"],
+        ["check", "librdkafka", "in.yml", "--json", "./link.yml"],
+        ["probe", "compression", "in.yml", "--markdown", "in.yml"],
+        ["forecast", "--diagnosis", "in.yml", "--cost-model", "in.yml", "--save-model", "in.yml"],
+        ["report", "--results", ".", "--recommendation", "in.yml", "--out", "link.yml"],
+        [
+            "compare",
+            "--before",
+            "0",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--request-log",
+            "in.yml",
+            "--json",
+            "in.yml",
+        ],
+    ],
+    ids=lambda args: " ".join(args[:2]),
+)
+def test_an_output_at_an_input_file_is_refused_before_it_is_read(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `check filebeat f.yml --json f.yml` replaced the user's config with the check's JSON
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.yml").write_text("mine\n")
+    (tmp_path / "link.yml").symlink_to("in.yml")
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.endswith(": is an input of this command too; give the output its own path\n"), err
+    assert (tmp_path / "in.yml").read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.yml", "link.yml"]
+
+
+@pytest.mark.parametrize(
+    ("png_dir", "said"),
+    [
+        ("-", "--png-dir -: names a directory, which cannot be stdout"),  # it made a directory "-"
+        ("r.html", "--out r.html and --png-dir r.html: one path for two outputs; give each its own"),
+    ],
+)
+def test_a_directory_output_is_judged_with_the_files(
+    png_dir: str,
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", "--results", "no-such-dir", "--out", "r.html", "--png-dir", png_dir])
+    assert exit_info.value.code == 2 and capsys.readouterr().err == f"kbt: error: {said}\n"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -17,6 +17,7 @@ from tuner.core.errors import BadInput
 from tuner.model.comparison import comparable_rates, ran_as
 from tuner.model.confirm import at_edge
 from tuner.model.recommend import Request, recommend
+from tuner.model.search import LINGER_LIMIT_MS
 from tuner.render.recommendation import recommendation_table, render_files
 from tuner.render.report import build_report
 from tuner.render.report_data import ReportInput, RunEntry
@@ -141,6 +142,34 @@ def test_the_margin_flag_is_validated() -> None:
                 clients=["librdkafka"], codecs={}, probe=None, baseline=None, workload=None, sweeps=[],
                 max_trials=1, lab_dir=None, slo_margin=bad,
             )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("p99", "memory", "said"),
+    [
+        (-5.0, None, "--slo-p99 must be greater than 0"),
+        (1e15, None, "--slo-p99 must be less than or equal to 604800000"),  # was a traceback
+        (None, 1e9, "--slo-memory must be less than or equal to 1048576"),
+    ],
+)
+def test_slo_flags_are_held_to_the_slos_bounds(p99: float | None, memory: float | None, said: str) -> None:
+    with pytest.raises(BadInput, match=re.escape(said)):
+        gather(
+            results=Path("/nonexistent"), live=None, slo_p99=p99, slo_memory=memory, clients=["librdkafka"],
+            codecs={}, probe=None, baseline=None, workload=None, sweeps=[], max_trials=1, lab_dir=None,
+        )  # fmt: skip
+
+
+def test_a_p99_bound_past_the_delivery_timeout_stops_the_linger_below_it() -> None:
+    # a bound of 1000 s searched lingers up to 1000 s: the profile refused them (a traceback)
+    plan = _records()[0].plan
+    req = Request(
+        workload=plan.workload, brokers=3, slo=SLOBounds(p99_ms=1e6, codecs={"librdkafka": ["zstd"]}),
+        clients=["librdkafka"], records=_records(), baselines={"librdkafka": FILEBEAT_LIKE},
+        baseline=FILEBEAT_LIKE,
+    )  # fmt: skip
+    (c,) = recommend(req).clients
+    assert isinstance(c.profile, LibrdkafkaProfile) and 0 < (c.profile.linger_ms or 0) <= LINGER_LIMIT_MS
 
 
 def _fewer(text: str) -> list[tuple[str, str]]:

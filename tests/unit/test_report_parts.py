@@ -204,3 +204,46 @@ def test_an_unclean_run_is_named_not_called_failed(tmp_path: Path) -> None:
     html = build_report(load_report_input(tmp_path), title="t").html
     assert "All 3 runs passed; no acked record lost." in html and "runs failed" not in html
     assert "1 run(s) not a clean measurement: filebeat-like" in html
+
+
+def test_a_series_of_thousands_of_brokers_keeps_a_short_legend() -> None:
+    # a hand-edited series of 2,000 brokers got a legend entry each: tens of seconds, and
+    # matplotlib's two-line "constrained_layout not applied" warning on stderr
+    import types
+
+    import matplotlib.pyplot as plt
+
+    from tuner.render.report_plots import MAX_LEGEND_BROKERS, _broker_lines
+
+    points = [(0.0, 1.0), (60.0, 2.0)]
+    ranges = {"PRODUCE_REQUESTS_RATE": [RangeSeries({"broker": str(b)}, points) for b in range(2000)]}
+    series = RunSeries.from_ranges("s/r", 0.0, 60.0, 5.0, 60.0, {}, ranges)
+    fig, ax = plt.subplots()
+    _broker_lines(ax, [types.SimpleNamespace(series=series)], "PRODUCE_REQUESTS_RATE", 0.0, {})  # type: ignore[list-item]
+    assert len(ax.get_lines()) == 2000 and len(ax.get_legend_handles_labels()[1]) == MAX_LEGEND_BROKERS
+    plt.close(fig)
+
+
+def test_a_librarys_warning_never_reaches_stderr(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    recwarn: pytest.WarningsRecorder,
+) -> None:
+    import warnings
+
+    from tuner.cli.app import main
+    from tuner.render import report_plots
+
+    paths = _sweep(tmp_path / "results")
+    drawn = report_plots._png
+
+    def warned(fig: object) -> bytes:
+        warnings.warn("constrained_layout not applied", UserWarning, stacklevel=1)
+        return drawn(fig)
+
+    monkeypatch.setattr(report_plots, "_png", warned)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["report", "--results", str(paths[0].parents[1]), "--out", str(tmp_path / "r.html")])
+    assert exit_info.value.code == 0 and capsys.readouterr().err == ""
+    assert not [w for w in recwarn if "constrained_layout" in str(w.message)]  # ignored, not shown

@@ -126,3 +126,18 @@ def test_unwritable_results_dir(tmp_path: Path) -> None:
     blocker.write_text("x")
     with pytest.raises(BadInput, match="file is not a directory"):  # named as such, not "File exists"
         ResultsStore(blocker).write(_record(_plans()[0], 1_700_000_000.0))
+
+
+def test_an_invalid_field_is_named_by_the_records_own_keys(tmp_path: Path) -> None:
+    # a profile's field was named through pydantic's union tag: plan.profile.FilebeatProfile.filebeat...
+    truth = repo_root() / "loadtests/truth/records/truth-filebeat"
+    data = json.loads(next(truth.glob("*.json")).read_text())
+    data["plan"]["profile"]["filebeat"]["output"] = None  # was an AttributeError, not one line
+    path = tmp_path / "s" / "r--x.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data))
+    with pytest.raises(BadInput) as exc:
+        ResultsStore(tmp_path).load(path)
+    assert exc.value.message.endswith(
+        "invalid run record: plan.profile.filebeat.output: must be a mapping of keys"
+    ), exc.value.message

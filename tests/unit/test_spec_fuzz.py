@@ -86,6 +86,20 @@ GOOD_SPEC_TREE = _yaml_load(GOOD_SPEC)
 SPEC_PATHS = _paths(GOOD_SPEC_TREE)
 GOOD_FILEBEAT_TREE = _yaml_load(GOOD_FILEBEAT)
 FILEBEAT_PATHS = _paths(GOOD_FILEBEAT_TREE)
+# A profile of every kind, each kind's own section nested as well as dotted: its before-validators
+# (a filebeat: section whose output was not a mapping was an AttributeError) see every shape too
+EVERY_KIND_SPEC_TREE = _yaml_load(
+    GOOD_SPEC.replace(
+        "  - {name: batched, linger_ms: 50, compression: lz4}\n",
+        "  - {name: batched, linger_ms: 50, compression: lz4}\n"
+        "  - {name: fb, client: filebeat, filebeat: {output: {kafka: {bulk_max_size: 512}},"
+        " queue.mem.flush.timeout: 1s, input: {engine: real}}}\n"
+        "  - {name: otel, client: otelcol, otelcol: {kafka: {producer: {linger: 100ms}},"
+        " kafka.sending_queue.batch: {flush_timeout: 1s}}}\n"
+        "  - {name: java, client: java, linger_ms: 20, batch_bytes: 16384, overrides: {retries: '3'}}\n",
+    )
+)
+EVERY_KIND_PATHS = _paths(EVERY_KIND_SPEC_TREE)
 
 
 @SETTINGS
@@ -93,6 +107,16 @@ FILEBEAT_PATHS = _paths(GOOD_FILEBEAT_TREE)
 def test_sweep_spec_with_any_value_anywhere(tmp_path: Path, where: tuple[Any, ...], value: Any) -> None:
     path = tmp_path / "spec.yaml"
     _dump(_replace(GOOD_SPEC_TREE, where, value), path)
+    _assert_only_bad_input(load_sweep, path)
+
+
+@SETTINGS
+@given(where=st.sampled_from(EVERY_KIND_PATHS), value=values)
+def test_every_kinds_profile_with_any_value_anywhere(
+    tmp_path: Path, where: tuple[Any, ...], value: Any
+) -> None:
+    path = tmp_path / "spec.yaml"
+    _dump(_replace(EVERY_KIND_SPEC_TREE, where, value), path)
     _assert_only_bad_input(load_sweep, path)
 
 
@@ -147,6 +171,8 @@ def test_the_good_inputs_load(tmp_path: Path) -> None:
     spec = tmp_path / "spec.yaml"
     spec.write_text(GOOD_SPEC)
     assert [run.name for run in load_sweep(spec).runs] == ["batched"]
+    _dump(EVERY_KIND_SPEC_TREE, spec)
+    assert [run.name for run in load_sweep(spec).runs] == ["batched", "fb", "otel", "java"]
     profile = tmp_path / "filebeat.yml"
     profile.write_text(GOOD_FILEBEAT)
     assert load_filebeat(profile) is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from functools import cache
 from typing import Any
 
@@ -129,6 +130,10 @@ def _gate_output() -> None:
     from tuner.core.text import OutputGate
 
     guard()  # a full disk or a closed descriptor: one line, not the interpreter's exit 120
+    if os.environ.get("KBT_DEBUG") != "1":
+        # a library's warning is lines of its own naming its source file (matplotlib's "constrained_layout
+        # not applied" on a hostile series file): never the one-line contract's
+        warnings.simplefilter("ignore")
     # The one way out for text: every write to stdout/stderr passes the control-character gate.
     sys.stdout = OutputGate(sys.stdout)
     sys.stderr = OutputGate(sys.stderr)

@@ -1,15 +1,17 @@
-"""Numeric flags are finite ASCII numbers, for every command at once.
+"""Numeric flags are finite ASCII numbers, and path flags are not empty, for every command at once.
 
 typer reads a float option with pydantic, which takes "nan", "inf" and "1e308" (and Python's own
 int()/float() take digits of any script, "١٢"); a bound like `--slo-p99 nan` then compares false
 with everything. The check wraps typer's value coercion once, so no command can forget it, and
 says "is not a number" where the library would say "unable to parse string as a number".
+An empty path ('') would be read as the working directory ('.'): `--out ''` wrote into it.
 """
 
 from __future__ import annotations
 
 import math
 from functools import cache
+from pathlib import PurePath
 from typing import Any
 
 from tuner.core.errors import reworded
@@ -20,6 +22,8 @@ def _bad(value: Any, result: Any) -> str | None:
     items = result if isinstance(result, list | tuple) else [result]
     raws = value if isinstance(value, list | tuple) else [value]
     for raw, item in zip(raws, items, strict=False):
+        if isinstance(item, PurePath) and raw == "":
+            return "an empty path; give a path ('.' is the working directory)"
         if isinstance(item, bool) or not isinstance(item, int | float):
             continue
         if isinstance(item, float) and not math.isfinite(item):

@@ -37,6 +37,7 @@ def parse_peak(value: str) -> float:
     if peak <= 0:
         raise BadInput(
             f"--peak {cut_value(value)}: give a positive multiple of today's traffic such as 3x or 1.5"
+            " (at most 6 digits each side of the point)"  # 1.0000000001 is positive, and refused
         )
     return peak
 

@@ -2,14 +2,16 @@
 
 A command that writes files names its output flags here. Before its body runs (so before it reads
 an input, starts a lab or measures anything), `check` hands the values as typed to
-tuner.core.writes.check_outputs: two outputs at one file (`--save-model m.json --json m.json`), two
-on stdout, `--json out/`, a dangling symbolic link or a path that cannot be written is exit 2 with
-a line naming the flag; `-` is stdout for every one of them (the human output then goes to
-stderr). tests/unit/test_outputs.py holds every option named like an output to this table.
+tuner.core.writes.check_outputs: two outputs at one file (`--save-model m.json --json m.json`), an
+output at one of the command's input files (`check filebeat f.yml --json f.yml`), two on stdout,
+`--json out/`, a dangling symbolic link or a path that cannot be written is exit 2 with a line
+naming the flag; `-` is stdout for every one of them (the human output then goes to stderr).
+tests/unit/test_outputs.py holds every option named like an output to this table.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
 from tuner.core.writes import Output, check_outputs
@@ -32,7 +34,7 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
     "probe compression": {"--json": FILE, "--plot": FILE, "--markdown": FILE},
     "recommend": {"--json": FILE, "--out": DIRECTORY},
     "render filebeat": {"--out": DIRECTORY},
-    "report": {"--json": FILE, "--out": FILE},
+    "report": {"--json": FILE, "--out": FILE, "--png-dir": DIRECTORY},
     "stress": {"--json": FILE},
     "sweep": {"--json": FILE},
     "target check": {"--json": FILE},
@@ -40,10 +42,14 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
 }
 
 
+def _flags(ctx: Any) -> dict[str, Literal["file", "directory"]]:
+    """The output flags of the command `ctx` runs."""
+    return OUTPUTS.get(" ".join(ctx.command_path.split()[1:]), {})
+
+
 def declared(ctx: Any) -> list[Output]:
     """The outputs of the command `ctx` runs, with their values as typed."""
-    path = " ".join(ctx.command_path.split()[1:])
-    flags = OUTPUTS.get(path, {})
+    flags = _flags(ctx)
     raw = ctx.meta.get("kbt_raw", {})
     found: list[Output] = []
     for param in ctx.command.params:
@@ -55,6 +61,20 @@ def declared(ctx: Any) -> list[Output]:
             value = str(value)
         flag = next((o for o in param.opts if o.startswith("--")), param.opts[0])
         found.append(Output(flag, value, kind))
+    return found
+
+
+def inputs(ctx: Any) -> list[Path]:
+    """The paths the command's other flags and arguments name: what an output must not replace."""
+    outputs = _flags(ctx)
+    found: list[Path] = []
+    for param in ctx.command.params:
+        if any(o in outputs for o in param.opts):
+            continue
+        value = ctx.params.get(param.name)
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if isinstance(item, Path):
+                found.append(item)
     return found
 
 
@@ -70,7 +90,7 @@ def install(cmd: Any) -> Any:
     original = cmd.invoke
 
     def invoke(ctx: Any) -> Any:
-        check_outputs(declared(ctx))
+        check_outputs(declared(ctx), inputs(ctx))
         return original(ctx)
 
     cmd.invoke = invoke

@@ -63,7 +63,10 @@ def _json_section(root: Any) -> list[str]:
 
     commands = ", ".join(f"`{c}`" for c in _with_json(root, ["kbt"]))
     stdout = ", ".join(
-        f"`kbt {c} {f} -`" for c, flags in sorted(OUTPUTS.items()) for f in flags if f != "--out"
+        f"`kbt {c} {f} -`"
+        for c, flags in sorted(OUTPUTS.items())
+        for f, kind in flags.items()
+        if kind == "file" and f != "--out"
     )
     return [
         "\n## JSON output\n",

@@ -78,17 +78,36 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_regular(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> int:
-    """Raise BadInput unless `path` is a readable regular file within `max_bytes`; its size."""
+def _stat(path: Path | str, what: str) -> os.stat_result:
+    """os.stat, or BadInput naming `path` as the `what` it should have been."""
     shown = shown_path(path)
     try:
+<<<<<<< HEAD
         st = os.stat(path)
     except (FileNotFoundError, ValueError):  # ValueError: a NUL in the name (from a document)
+=======
+        return os.stat(path)
+    except FileNotFoundError:
+>>>>>>> hunt-bad
         raise BadInput(f"{shown}: no such {what}") from None
     except NotADirectoryError:
         raise BadInput(f"{shown}: no such {what} (a parent is not a directory)") from None
     except OSError as exc:
         raise BadInput(f"{shown}: cannot read: {exc.strerror or 'error'}") from None
+
+
+def check_directory(path: Path | str, what: str = "directory") -> None:
+    """Raise BadInput unless `path` is a directory (a file given for one is named as a file)."""
+    mode = _stat(path, what).st_mode
+    if not stat.S_ISDIR(mode):
+        kind = "a file" if stat.S_ISREG(mode) else file_kind(mode)
+        raise BadInput(f"{shown_path(path)}: is {kind}, not a {what}")
+
+
+def check_regular(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> int:
+    """Raise BadInput unless `path` is a readable regular file within `max_bytes`; its size."""
+    shown = shown_path(path)
+    st = _stat(path, what)
     if not stat.S_ISREG(st.st_mode):
         raise BadInput(f"{shown}: is {file_kind(st.st_mode)}, not a {what}")
     if max_bytes is not None and st.st_size > max_bytes:

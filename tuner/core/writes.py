@@ -15,8 +15,9 @@
   text; a symbolic link is written through to the file it names (the link stays), and one that
   names nothing is refused;
 - a command's outputs are judged together before it reads or writes anything (`check_outputs`):
-  two at one file, two on stdout, a file path ending in '/', a dangling link or a path that cannot
-  be written are exit 2 with a line naming the flag.
+  two at one file, two on stdout, an output at one of the command's input files, a file path
+  ending in '/', a dangling link or a path that cannot be written are exit 2 with a line naming
+  the flag.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tuner.core.errors import BadInput, EnvironmentProblem, ExitStatus
-from tuner.core.inputs import file_kind, shown_path
+from tuner.core.inputs import file_kind, is_file, shown_path
 
 STDOUT = "-"
 _stdout: list[bool] = [False]  # claimed by a declared output of this process's command
@@ -74,27 +75,37 @@ class Output:
     kind: Literal["file", "directory"] = "file"
 
 
-def check_outputs(outputs: Sequence[Output]) -> None:
+def check_outputs(outputs: Sequence[Output], inputs: Sequence[Path] = ()) -> None:
     """Judge a command's outputs together before it does anything: BadInput (exit 2) naming the
-    flag for two outputs on stdout or at one file, a directory given for a file ('out/', or an
-    existing directory), a dangling link, or a path that cannot be written. Marks stdout claimed."""
+    flag for two outputs on stdout or at one file, an output at one of the files in `inputs` (it
+    would replace what the command reads: `check filebeat f.yml --json f.yml`), a directory given
+    for a file ('out/', or an existing directory), a dangling link, or a path that cannot be
+    written. Marks stdout claimed."""
     on_stdout = [o for o in outputs if o.value is not None and is_stdout(o.value)]
     if len(on_stdout) > 1:
         flags = " and ".join(f"{o.flag} -" for o in on_stdout)
         raise BadInput(f"{flags}: both to stdout; give one of them a file")
+    read = {os.path.realpath(p) for p in inputs if is_file(p)}
     seen: dict[str, Output] = {}
     for out in outputs:
         if out.value is None or is_stdout(out.value):
             continue
         if out.kind == "directory":
             _judged_directory(out)  # its files are checked again where they are written
-            continue
-        real = _judged(out)
+            real = os.path.realpath(out.value)
+        else:
+            real = _judged(out)
+        if real in read:
+            raise BadInput(
+                f"{out.flag} {shown_path(out.value or '')}: is an input of this command too; give the"
+                " output its own path"
+            )
         other = seen.get(real)
         if other is not None:
+            what = "path" if "directory" in (out.kind, other.kind) else "file"
             raise BadInput(
                 f"{other.flag} {shown_path(other.value or '')} and {out.flag} {shown_path(out.value)}:"
-                " one file for two outputs; give each its own"
+                f" one {what} for two outputs; give each its own"
             )
         seen[real] = out
     for out in on_stdout:

@@ -20,6 +20,7 @@ from tuner.model.predict import ClientCalibration, IdleModel, predict_rules
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import ClientProfile, Family, SearchContext, kind_named, kind_of, rules_of
 from tuner.spec.error_bands import ErrorBands
+from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.recommendation import Prediction, SLOBounds
 
@@ -28,6 +29,9 @@ from tuner.store.recommendation import Prediction, SLOBounds
 P99_MARGIN = 1 - THRESHOLDS.slo_margin
 # Without a p99 budget, lingers stop here.
 MAX_LINGER_MS = 5000.0
+# However loose the p99 bound, lingers stop here: a record lingers and is then sent within the
+# clients' delivery timeout (a linger past it is refused by the client's settings).
+LINGER_LIMIT_MS = DEFAULT_MESSAGE_TIMEOUT_MS / 2
 BISECT_STEPS = 7
 # When a family's longest knob does not fit, lingers down from it by this factor are tried, longest
 # first, for one inside the fitting interval; the bisection then runs between it and the one above.
@@ -54,7 +58,7 @@ def families(client: str, traffic: Traffic, slo: SLOBounds, base: ClientProfile 
     """The kind's setting families, bisected up to the p99 budget."""
     kind = kind_named(client)
     ctx = SearchContext(
-        budget_ms=slo.p99_ms if slo.p99_ms is not None else MAX_LINGER_MS,
+        budget_ms=min(slo.p99_ms, LINGER_LIMIT_MS) if slo.p99_ms is not None else MAX_LINGER_MS,
         rate_per_producer=traffic.rate,
         keyless=traffic.keyless,
         topic_max_bytes=slo.max_message_bytes or LIBRDKAFKA_BATCH_BYTES,

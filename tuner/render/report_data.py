@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput, KbtError
-from tuner.core.inputs import read_json
+from tuner.core.inputs import check_directory, read_json
 from tuner.spec.clients import kind_of
 from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load_recommendation
 from tuner.store.record import RunRecord
@@ -94,8 +94,7 @@ def _find_recommendation(results: Path) -> Path | None:
 
 
 def load_report_input(results: Path, recommendation: Path | None = None) -> ReportInput:
-    if not results.is_dir():
-        raise BadInput(f"{results}: no such results directory")
+    check_directory(results, "results directory")
     store, sweep = _store_for(results)
     report = ReportInput(root=results)
     for path in store.paths(sweep):

@@ -21,6 +21,7 @@ from tuner.spec.thresholds import THRESHOLDS
 DPI = 100
 LABEL_WIDTH = 28  # characters of a run label under a bar
 MAX_PROFILE_COLUMNS = 4
+MAX_LEGEND_BROKERS = 12
 
 
 def _png(fig: Any) -> bytes:
@@ -85,7 +86,7 @@ def _broker_lines(
         for line in e.series.of(query):
             broker = line.labels.get("broker", "?")
             colour = colours.setdefault(broker, palette[len(colours) % len(palette)])
-            name = None if broker in labelled else f"broker {broker}"
+            name = None if broker in labelled or len(labelled) >= MAX_LEGEND_BROKERS else f"broker {broker}"
             labelled.add(broker)
             ax.plot([t - t0 for t, _ in line.points], [v for _, v in line.points], color=colour,
                     linewidth=1.2, label=name)  # fmt: skip

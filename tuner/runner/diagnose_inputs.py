@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import check_directory
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.spec.loader import load_model
 
@@ -30,8 +31,7 @@ def load_records(path: Path) -> list[RunRecord]:
     """Every run record under a results directory, or in one sweep's directory of it."""
     from tuner.store.results import ResultsStore
 
-    if not path.is_dir():
-        raise BadInput(f"{path}: not a results directory")
+    check_directory(path, "results directory")
     records = ResultsStore(path).records() or ResultsStore(path.parent).records(path.name)
     if not records:
         raise BadInput(f"{path}: no run records (expected <sweep>/<run>.json files from kbt sweep)")

@@ -7,7 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput
+from pydantic import ValidationError
+
+from tuner.core.errors import BadInput, field_message
+from tuner.core.inputs import check_directory, exists
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
@@ -80,6 +83,17 @@ def _slo(
     )
 
 
+def _check_slo_flags(p99: float | None, memory: float | None) -> None:
+    """The SLO flags within the SLO's own bounds, before anything is read (a p99 past a week was a
+    traceback where the SLO was built)."""
+    try:
+        SLO(p99_ms=p99, max_producer_memory_mb=memory)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        flag = {"p99_ms": "--slo-p99", "max_producer_memory_mb": "--slo-memory"}[str(err["loc"][0])]
+        raise BadInput(f"{flag} {field_message(err)}") from None
+
+
 def gather(
     *,
     results: Path,
@@ -104,11 +118,11 @@ def gather(
             f"--slo-margin must lie in [0, 1) (got {slo_margin:g}; 0.1 keeps 10% of the p99 bound free)"
         )
     margin = THRESHOLDS.slo_margin if slo_margin is None else slo_margin
-    for value, flag in ((slo_p99, "--slo-p99"), (slo_memory, "--slo-memory")):
-        if value is not None and value <= 0:
-            raise BadInput(f"{flag} must be positive (got {value:g})")
+    _check_slo_flags(slo_p99, slo_memory)
     if min_network_idle is not None and not 0 <= min_network_idle < 1:
         raise BadInput(f"--min-network-idle must lie in [0, 1) (got {min_network_idle:g}; 0 turns it off)")
+    if exists(results):  # absent: no records yet (kbt sweep, or --live, makes them)
+        check_directory(results, "results directory")
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
         from tuner.core.kafka_clients import admin_client

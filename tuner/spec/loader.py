@@ -9,7 +9,7 @@ file paths in a message source are relative to the file that names them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +21,7 @@ from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.spec.clients import ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec, dump_keeping_path
-from tuner.spec.yaml_places import dotted_path, node_line
+from tuner.spec.yaml_places import dotted_path, located
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -117,7 +117,7 @@ def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) 
     when it is absent."""
     target = path.parent / ref
     if not inputs.is_file(target):  # before resolve(), which raises on a NUL in the name
-        line = _located(raw, loc)[1]
+        line = located(raw, loc)[1]
         where = f":{line}" if line else ""
         key = dotted_path(loc)
         raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
@@ -131,42 +131,13 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     """The first validation error as `file:line: key.path: message` (+ a count of the others)."""
     errors = exc.errors(include_url=False)
     first = errors[0]
-    loc, line = _located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
+    loc, line = located(raw, tuple(first["loc"]), keep_last=first["type"] == "missing")
     text = field_message(first)
     # point at the offending key's own line: an unknown key, or another client kind's setting
     unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
     if unknown:
-        line = _located(raw, (*loc, unknown.group(1) or unknown.group(2)))[1] or line
+        line = located(raw, (*loc, unknown.group(1) or unknown.group(2)))[1] or line
     where = f"{shown}:{line}" if line else shown
     key = dotted_path(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return f"{where}: {key + ': ' if key else ''}{text}{more}"
-
-
-def _located(raw: Any, loc: tuple[Any, ...], keep_last: bool = False) -> tuple[tuple[Any, ...], int | None]:
-    """Drop pydantic's internal loc parts (union tags, validator names) by walking the YAML data;
-    return the key path as the user wrote it and the line of its deepest existing node."""
-    node = raw
-    kept: list[Any] = []
-    line: int | None = None
-    for i, part in enumerate(loc):
-        child = _child(node, part)
-        if child is _MISSING:
-            if keep_last and i == len(loc) - 1:
-                kept.append(part)
-            continue
-        line = node_line(node, part) or line
-        kept.append(part)
-        node = child
-    return tuple(kept), line
-
-
-_MISSING = object()
-
-
-def _child(node: Any, part: Any) -> Any:
-    if isinstance(node, Mapping) and isinstance(part, str) and part in node:
-        return node[part]
-    if isinstance(node, Sequence) and not isinstance(node, str) and isinstance(part, int):
-        return node[part] if 0 <= part < len(node) else _MISSING
-    return _MISSING

@@ -3,7 +3,7 @@ round-trip nodes remember it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -25,3 +25,32 @@ def node_line(node: Any, part: Any) -> int | None:
     except (KeyError, IndexError, TypeError, AttributeError):
         return None
     return int(pos[0]) + 1 if pos else None
+
+
+def located(raw: Any, loc: tuple[Any, ...], keep_last: bool = False) -> tuple[tuple[Any, ...], int | None]:
+    """Drop pydantic's internal loc parts (union tags, validator names) by walking the YAML data;
+    return the key path as the user wrote it and the line of its deepest existing node."""
+    node = raw
+    kept: list[Any] = []
+    line: int | None = None
+    for i, part in enumerate(loc):
+        child = _child(node, part)
+        if child is _MISSING:
+            if keep_last and i == len(loc) - 1:
+                kept.append(part)
+            continue
+        line = node_line(node, part) or line
+        kept.append(part)
+        node = child
+    return tuple(kept), line
+
+
+_MISSING = object()
+
+
+def _child(node: Any, part: Any) -> Any:
+    if isinstance(node, Mapping) and isinstance(part, str) and part in node:
+        return node[part]
+    if isinstance(node, Sequence) and not isinstance(node, str) and isinstance(part, int):
+        return node[part] if 0 <= part < len(node) else _MISSING
+    return _MISSING

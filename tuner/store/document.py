@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core.errors import BadInput, field_message
 from tuner.core.inputs import read_json, shown_path
+from tuner.spec.yaml_places import dotted_path, located
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -39,14 +40,19 @@ def validated(model: type[M], data: Any, path: Path, what: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise BadInput(f"{shown_path(path)}: invalid {what}: {field_problem(exc)}") from None
+        raise BadInput(f"{shown_path(path)}: invalid {what}: {field_problem(exc, data)}") from None
     except ValueError as exc:  # an upgrade step that could not read an old field
         raise BadInput(f"{shown_path(path)}: invalid {what}: {exc}") from None
 
 
-def field_problem(exc: ValidationError) -> str:
-    """The first problem of a validation error in kbt's words: `field.path: what is wrong (got x)`."""
+def field_problem(exc: ValidationError, data: Any = None) -> str:
+    """The first problem of a validation error in kbt's words: `field.path: what is wrong (got x)`;
+    with the `data` validated, the path as the file spells it (a union's tag, `FilebeatProfile`,
+    is pydantic's, not a key of the file)."""
     err = exc.errors(include_url=False)[0]
-    loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"]).lstrip(".")
+    parts = tuple(err["loc"])
+    if data is not None:
+        parts = located(data, parts, keep_last=err["type"] == "missing")[0]
+    loc = dotted_path(parts)
     msg = field_message(err)
     return f"{loc}: {msg}" if loc else msg

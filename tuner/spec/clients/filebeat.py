@@ -92,7 +92,8 @@ def as_fragment(value: Any) -> Any:
     if not isinstance(value, Mapping):
         return value
     data = expand_dotted(value)
-    kafka = data.setdefault("output", {}).setdefault("kafka", {})
+    output = data.setdefault("output", {})  # not a mapping: the model says so, in one line
+    kafka = output.setdefault("kafka", {}) if isinstance(output, dict) else None
     if isinstance(kafka, dict):
         kafka.setdefault("hosts", list(PLACEHOLDER_HOSTS))
         kafka.setdefault("topic", PLACEHOLDER_TOPIC)
