@@ -82,13 +82,8 @@ def _stat(path: Path | str, what: str) -> os.stat_result:
     """os.stat, or BadInput naming `path` as the `what` it should have been."""
     shown = shown_path(path)
     try:
-<<<<<<< HEAD
-        st = os.stat(path)
-    except (FileNotFoundError, ValueError):  # ValueError: a NUL in the name (from a document)
-=======
         return os.stat(path)
-    except FileNotFoundError:
->>>>>>> hunt-bad
+    except (FileNotFoundError, ValueError):  # ValueError: a NUL in the name (from a document)
         raise BadInput(f"{shown}: no such {what}") from None
     except NotADirectoryError:
         raise BadInput(f"{shown}: no such {what} (a parent is not a directory)") from None
