@@ -841,7 +841,7 @@ CASES: list[Case] = [
         ("report", "--results", "res"),
         ExitStatus.BAD_INPUT,
         E + "res: no readable run records: res/s/a--20260101T000000.000Z.json: run record schema_version 99,"
-        " this kbt reads 1 to 6 (and 1 more)",
+        f" this kbt reads 1 to {SCHEMA_VERSION} (and 1 more)",
         files={
             "res/s/a--20260101T000000.000Z.json": '{"schema_version": 99}',
             "res/s/b--20260101T000000.000Z.json": "[",
