@@ -141,3 +141,20 @@ def test_an_invalid_field_is_named_by_the_records_own_keys(tmp_path: Path) -> No
     assert exc.value.message.endswith(
         "invalid run record: plan.profile.filebeat.output: must be a mapping of keys"
     ), exc.value.message
+
+
+def test_a_recommendation_written_among_the_records_is_passed_over(tmp_path: Path) -> None:
+    """`recommend --out` at its --results: the next reader takes the records and leaves the
+    recommendation, as a report finds it (it is not a broken run record)."""
+    store = ResultsStore(tmp_path)
+    record = _record(_plans()[0], 1_700_000_000.0)
+    store.write(record)
+    beside = tmp_path / "qunar-logs--20231114T221320.123Z" / "recommendation.json"
+    beside.parent.mkdir()
+    beside.write_text(json.dumps({"kind": "recommendation", "schema_version": 1}))
+    assert [r.run_id for r in store.records()] == [record.run_id]
+    with pytest.raises(BadInput, match="a recommendation document, not a run record"):
+        store.load(beside)
+    (tmp_path / "qunar-logs" / "x.json").write_text(json.dumps({"kind": "other", "schema_version": 1}))
+    with pytest.raises(BadInput, match=r"x\.json: invalid run record"):  # not kbt's: said
+        store.records()

@@ -16,7 +16,7 @@ from tuner.core.inputs import check_directory, read_json
 from tuner.spec.clients import kind_of
 from tuner.store.recommendation import RECOMMENDATION_KIND, Recommendation, load_recommendation
 from tuner.store.record import RunRecord
-from tuner.store.results import ResultsStore
+from tuner.store.results import OtherDocument, ResultsStore
 from tuner.store.run_series import RunSeries, load_run_series
 from tuner.store.stress_section import StressStep
 
@@ -100,6 +100,8 @@ def load_report_input(results: Path, recommendation: Path | None = None) -> Repo
     for path in store.paths(sweep):
         try:
             record = store.load(path)
+        except OtherDocument:  # a recommendation written beside the records: found below
+            continue
         except KbtError as exc:
             report.problems.append(f"left out {path.name}: {exc.message}")
             continue

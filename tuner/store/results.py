@@ -17,8 +17,19 @@ from tuner.core.inputs import read_json, shown_path, type_name
 from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_json
 from tuner.store.document import validated
+from tuner.store.probe_record import PROBE_KIND
+from tuner.store.recommendation import RECOMMENDATION_KIND
 from tuner.store.record import SCHEMA_VERSION, RunRecord
 from tuner.store.record_upgrade import UpgradeError, readable, upgrade
+from tuner.store.run_series import SERIES_KIND
+
+# kbt's other documents say what they are (a run record has no `kind`): one in a results directory
+# (`recommend --out` at its --results) is passed over by the readers, not read as a broken record.
+OTHER_DOCUMENTS = frozenset({RECOMMENDATION_KIND, SERIES_KIND, PROBE_KIND})
+
+
+class OtherDocument(BadInput):
+    """A kbt document of another kind where run records are read."""
 
 
 def run_stamp(epoch_s: float) -> str:
@@ -71,6 +82,8 @@ class ResultsStore:
             raise BadInput(
                 f"{shown_path(path)}: not a run record: expected a JSON object, found {type_name(data)}"
             )
+        if data.get("kind") in OTHER_DOCUMENTS:
+            raise OtherDocument(f"{shown_path(path)}: a {data['kind']} document, not a run record")
         version = data.get("schema_version")
         if not readable(version):
             raise BadInput(
@@ -84,8 +97,14 @@ class ResultsStore:
         return validated(RunRecord, current, path, "run record")
 
     def records(self, sweep: str | None = None) -> list[RunRecord]:
-        """Every record (of one sweep), oldest first."""
-        return sorted((self.load(path) for path in self.paths(sweep)), key=lambda r: r.created_at)
+        """Every record (of one sweep), oldest first; kbt's other documents passed over."""
+        records = []
+        for path in self.paths(sweep):
+            try:
+                records.append(self.load(path))
+            except OtherDocument:
+                continue
+        return sorted(records, key=lambda r: r.created_at)
 
     def sweeps(self) -> list[str]:
         if not self.root.is_dir():
