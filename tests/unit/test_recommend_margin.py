@@ -170,6 +170,7 @@ def test_a_p99_bound_past_the_delivery_timeout_stops_the_linger_below_it() -> No
     )  # fmt: skip
     (c,) = recommend(req).clients
     assert isinstance(c.profile, LibrdkafkaProfile) and 0 < (c.profile.linger_ms or 0) <= LINGER_LIMIT_MS
+    assert c.floor is not None and c.floor.allowed_linger_ms == LINGER_LIMIT_MS  # the floor it can reach
 
 
 def _fewer(text: str) -> list[tuple[str, str]]:

@@ -27,7 +27,15 @@ from tuner.model.confirm import (
 )
 from tuner.model.evidence import calibrate, measured_of, model_truth
 from tuner.model.predict import ClientCalibration, IdleModel
-from tuner.model.search import MAX_LINGER_MS, Candidate, Searcher, SearchResult, describe_profile, families
+from tuner.model.search import (
+    LINGER_LIMIT_MS,
+    MAX_LINGER_MS,
+    Candidate,
+    Searcher,
+    SearchResult,
+    describe_profile,
+    families,
+)
 from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import ranking_doubt
 from tuner.spec.clients import ClientProfile, kind_named, kind_of, profile_of, rules_of, same_kind
@@ -252,8 +260,9 @@ def _recommend_kind(
             base_meas = measured_of(base_record, slo)
     floor = None
     if slo.p99_ms is not None:
-        both, one = floor_requests(traffic.producers, traffic.brokers, slo.p99_ms / 1000)
-        floor = Floor(allowed_linger_ms=slo.p99_ms, producer_broker_rps=both, producer_rps=one)
+        allowed_ms = min(slo.p99_ms, LINGER_LIMIT_MS)  # no setting lingers past the search's limit
+        both, one = floor_requests(traffic.producers, traffic.brokers, allowed_ms / 1000)
+        floor = Floor(allowed_linger_ms=allowed_ms, producer_broker_rps=both, producer_rps=one)
     relief = busiest_relief(base_pred, predicted, base_meas, measured)
     cut = None
     if base is not None and own_base:
