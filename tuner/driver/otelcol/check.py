@@ -14,6 +14,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from tuner.driver.otelcol.build import require_collector, validate
@@ -33,23 +34,29 @@ MAX_FRAGMENT_BYTES = 1 << 20  # a collector config is a few KB
 _PURE_ENV = re.compile(r"\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}")
 
 
-def _literal_secret(data: object, where: str = "") -> str | None:
-    """The dotted key of the first secret-named key holding a literal value (not `${env:VAR}`)."""
-    from tuner.core.redact import is_secret_name
-
-    stack: list[tuple[object, str]] = [(data, where)]
+def _settings(data: object) -> Iterator[tuple[str, str, object]]:
+    """Every (dotted key, key, value) under `data`, a mapping's entries and a list's items alike."""
+    stack: list[tuple[object, str]] = [(data, "")]
     while stack:
         node, at = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
                 name = f"{at}.{key}" if at else str(key)
-                literal = isinstance(value, str | int | float) and value != ""
-                reference = isinstance(value, str) and _PURE_ENV.fullmatch(value.strip()) is not None
-                if is_secret_name(str(key)) and literal and not reference:
-                    return name
+                yield name, str(key), value
                 stack.append((value, name))
         elif isinstance(node, list):
             stack.extend((v, f"{at}[{i}]") for i, v in enumerate(node))
+
+
+def _literal_secret(data: object) -> str | None:
+    """The dotted key of the first secret-named key holding a literal value (not `${env:VAR}`)."""
+    from tuner.core.redact import is_secret_name
+
+    for name, key, value in _settings(data):
+        literal = isinstance(value, str | int | float) and value != ""
+        reference = isinstance(value, str) and _PURE_ENV.fullmatch(value.strip()) is not None
+        if is_secret_name(key) and literal and not reference:
+            return name
     return None
 
 
@@ -92,17 +99,12 @@ def _substitutions(data: object, text: str) -> dict[str, str]:
     variable a secret-named key holds always the placeholder (its value never reaches a message)."""
     from tuner.core.redact import is_secret_name
 
-    secret: set[str] = set()
-    stack = [data]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if isinstance(value, str) and is_secret_name(str(key)):
-                    secret.update(_ENV.findall(value))
-                stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
+    secret = {
+        name
+        for _, key, value in _settings(data)
+        if isinstance(value, str) and is_secret_name(key)
+        for name in _ENV.findall(value)
+    }
     return {
         name: PLACEHOLDER if name in secret else os.environ.get(name, PLACEHOLDER)
         for name in _ENV.findall(text)
