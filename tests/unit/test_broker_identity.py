@@ -6,7 +6,6 @@ Prometheus is faked by its HTTP API answering the translated queries with the JS
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.unit.caps import SUBPROCESS_CAP_S, needs_promtool
 from tests.unit.prometheus_api import Api, serving
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.measure.broker_window import window_query
@@ -253,9 +252,6 @@ class _Reader:
 def test_network_threads_are_the_processors_however_often_a_pod_moved(processors: int, moves: int) -> None:
     snap = take_snapshot(_Reader(processors, moves), window_s=600, step_s=15, end=END)
     assert snap["brokers"][0]["network_threads"] == processors
-
-
-needs_promtool = pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 
 
 @needs_promtool

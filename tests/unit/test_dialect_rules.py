@@ -8,14 +8,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.unit.caps import SUBPROCESS_CAP_S, needs_promtool
 from tuner.core.paths import repo_root
 from tuner.render.dialect_rules import render_all
 
 DIR = repo_root() / "exporters" / "prometheus" / "dialects"
-needs_promtool = pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool not installed")
 
 
 def _promtool(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

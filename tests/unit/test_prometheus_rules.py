@@ -9,10 +9,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 from ruamel.yaml import YAML
 
-from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.unit.caps import SUBPROCESS_CAP_S, needs_promtool
 from tuner.core.paths import repo_root
 from tuner.measure.promql import promql
 from tuner.render.dashboards.alert_rules import RECORDINGS, RULES_PATH, WINDOW, rules_yaml
@@ -20,9 +19,6 @@ from tuner.render.dashboards.alert_rules import RECORDINGS, RULES_PATH, WINDOW, 
 RULES_DIR = repo_root() / "exporters" / "prometheus"
 RULE_FILES = sorted(RULES_DIR.glob("*.rules.yml"))
 TEST_FILES = sorted(RULES_DIR.glob("*_test.yml"))
-needs_promtool = pytest.mark.skipif(
-    shutil.which("promtool") is None, reason="promtool not installed (make install: Debian prometheus)"
-)
 
 
 def _load(path: Path) -> Any:
