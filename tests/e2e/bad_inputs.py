@@ -587,6 +587,24 @@ CASES: list[Case] = [
         E + 'filebeat.yml:7: output.kafka.required_acks: unknown value "2" (expected one of -1, 0, 1)',
     ),
     filebeat_case(
+        "filebeat-unset-variable",
+        "a number from an environment variable that is not set and has no default",
+        "bulk_max_size: 1024",
+        "bulk_max_size: ${KBT_E2E_UNSET_BULK}",
+        E + "filebeat.yml:4: output.kafka.bulk_max_size: ${KBT_E2E_UNSET_BULK} is not set (kbt checks the"
+        " value Filebeat reads from the environment: set KBT_E2E_UNSET_BULK, or give a default as"
+        " ${KBT_E2E_UNSET_BULK:value})",
+    ),
+    filebeat_case(
+        "filebeat-broker-variable-with-several",
+        "one element of a broker list holding several brokers",
+        'hosts: "${KAFKA_HOSTS}"',
+        'hosts: ["${KBT_E2E_B1}", "${KBT_E2E_B2:k2:9092,k3:9092}"]',
+        E + "filebeat.yml:2: output.kafka.hosts: ${KBT_E2E_B2} holds several brokers here, and as one element"
+        ' of the list it makes Filebeat exit: give each element one broker, or write hosts: "${KBT_E2E_B2}"'
+        " alone",
+    ),
+    filebeat_case(
         "filebeat-literal-password",
         "password written literally instead of ${VAR}",
         "required_acks: 1",

@@ -24,7 +24,9 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
     env = {**os.environ, "KBT_LAB_DIR": str(lab.lab_dir), "KBT_DEMO_OUT": str(out), "PYTHON": sys.executable}
     # the demo's job on a 12 s-run copy of its spec (same traffic and profiles), to keep the suite short
     env["KBT_DEMO_SPEC"] = "tests/integration/data/demo-quick.yaml"
-    env["KBT_DEMO_TRIALS"] = "2"
+    # A third lab run per kind when two missed: CI runs the fault matrix beside this tier, and two
+    # trials aimed at 0.9 x the p99 bound can both miss under its load (the demo on its own uses 2).
+    env["KBT_DEMO_TRIALS"] = "3"
     # staged as `make demo` runs it: the librdkafka runs first, then the install's rest (up to date
     # here), then the runs that needed it (--resume)
     env["KBT_DEMO_STAGED"] = "1"
@@ -65,7 +67,7 @@ def test_demo_runs_the_whole_loop_on_a_running_lab(lab: LabState, tmp_path: Path
     (rec_file,) = (out / "recommend").glob("*/recommendation.json")
     recommendation = json.loads(rec_file.read_text())
     status = {c["client"]: c["status"] for c in recommendation["clients"]}
-    assert status == dict.fromkeys(kinds, "confirmed"), status
+    assert status == dict.fromkeys(kinds, "confirmed"), (status, recommendation["notes"])
     for name in ("filebeat.yml", "librdkafka.properties", "java.properties", "otelcol.yaml"):
         text = (rec_file.parent / name).read_text()
         assert text.strip() and text.splitlines()[-1] in output, name

@@ -9,6 +9,7 @@ first, remembering the line each option came from:
 from __future__ import annotations
 
 import functools
+import os
 import re
 import types
 import typing
@@ -61,10 +62,13 @@ class LoadedFilebeat:
         return _at(shown_path(self.path), self.lines, option)
 
 
-def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFilebeat:
+def load_filebeat(
+    path: Path, filebeat_version: str | None = None, environ: Mapping[str, str] | None = None
+) -> LoadedFilebeat:
     """Read, expand and validate one Filebeat YAML file; BadInput (one line) on any problem. What
     the file leaves unset is `filebeat_version`'s default (tuner/spec/filebeat_lines.py; None:
-    the 7.17 build kbt runs)."""
+    the 7.17 build kbt runs). `${VAR}` references are read from `environ` (None: this process's
+    environment) where kbt needs their value, as Filebeat would read them."""
     from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
 
     path = Path(path)
@@ -77,17 +81,94 @@ def load_filebeat(path: Path, filebeat_version: str | None = None) -> LoadedFile
     except _ExpandError as exc:
         raise BadInput(f"{_at(shown, lines, exc.path)}: {dotted_path(exc.path)}: {exc}") from None
     whole = data
-    _hosts_not_listed_references(whole, lines, shown)
+    env = os.environ if environ is None else environ
+    _hosts_not_listed_references(whole, lines, shown, env)
     data = _select_sections(data, lines, shown)
     if filebeat_version is not None:
         _inputs_exist(whole, filebeat_version, lines, shown)
         data = {**data, "filebeat_version": filebeat_version}
-    try:
-        config = FilebeatConfig.model_validate(data)
-    except ValidationError as exc:
-        raise BadInput(describe_filebeat_error(exc, lines, shown)) from None
+    config = _validated(data, lines, shown, env)
     _no_literal_secrets(whole, (), lines, shown)  # after the schema, whose words are more precise
     return LoadedFilebeat(path=path, config=config, lines=lines)
+
+
+def _validated(
+    data: dict[str, Any], lines: dict[Path_, int], shown: str, environ: Mapping[str, str]
+) -> FilebeatConfig:
+    _resolve_references(data, FilebeatConfig, (), lines, shown, environ)
+    try:
+        return FilebeatConfig.model_validate(data)
+    except ValidationError as exc:
+        raise BadInput(describe_filebeat_error(exc, lines, shown)) from None
+
+
+def _resolve_references(
+    node: dict[str, Any],
+    model: type[BaseModel],
+    path: Path_,
+    lines: dict[Path_, int],
+    shown: str,
+    environ: Mapping[str, str],
+) -> None:
+    """A `${VAR}` where the option takes a number, a boolean, a duration or one of some words
+    (`bulk_max_size: ${BULK:2048}`) is read as Filebeat reads it: from the environment, else the
+    reference's default, typed as go-ucfg types it. Options that take text (hosts, topic,
+    credentials, paths) keep the reference: their value is the deployment's."""
+    for key, value in node.items():
+        info = model.model_fields.get(key)
+        if info is None:
+            continue  # an unknown option: the schema names it
+        here = (*path, key)
+        if isinstance(value, dict):
+            for sub in _models_in(info.annotation):
+                _resolve_references(value, sub, here, lines, shown, environ)
+            continue
+        ref = parse_reference(value)
+        if ref is None or _is_secret(here) or _takes(model, key, value):
+            continue
+        found = environ.get(ref.name, ref.default)
+        if found is None:
+            why = f": {shown_value(ref.required_message, 120)}" if ref.required_message else ""
+            raise BadInput(
+                f"{_at(shown, lines, here)}: {dotted_path(here)}: ${{{ref.name}}} is not set{why} (kbt"
+                f" checks the value Filebeat reads from the environment: set {ref.name}, or give a"
+                f" default as ${{{ref.name}:value}})"
+            )
+        node[key] = _scalar(found)
+
+
+def _takes(model: type[BaseModel], key: str, value: str) -> bool:
+    """True when the option takes the reference's text as it is: its type and its validators (run
+    as an assignment to an empty section, whose checks across options are not this option's)."""
+    try:
+        model.__pydantic_validator__.validate_assignment(model.model_construct(), key, value)
+    except ValidationError as exc:
+        return not any(_about(err, key) for err in exc.errors(include_url=False))
+    except (AttributeError, KeyError, TypeError):  # a check across options met the empty section
+        return True
+    return True
+
+
+def _about(err: Any, key: str) -> bool:
+    """The error is the option's own: at its place, or a section-level check naming it first."""
+    loc = tuple(err["loc"])
+    return loc[:1] == (key,) or (
+        not loc and str(err["msg"]).removeprefix("Value error, ").startswith(f"{key}:")
+    )
+
+
+# How go-ucfg types a variable's value: a whole number, a decimal one, true/false; else a string.
+_INT = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_FLOAT = re.compile(r"[+-]?[0-9]+\.[0-9]+", re.ASCII)
+
+
+def _scalar(text: str) -> Any:
+    text = text.strip()
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return {"true": True, "false": False}.get(text, text)
 
 
 def _at(shown: str, lines: Mapping[Path_, int], *options: Path_) -> str:
@@ -96,21 +177,34 @@ def _at(shown: str, lines: Mapping[Path_, int], *options: Path_) -> str:
     return f"{shown}:{line}" if line else shown
 
 
-def _hosts_not_listed_references(data: dict[str, Any], lines: dict[Path_, int], shown: str) -> None:
+def _hosts_not_listed_references(
+    data: dict[str, Any], lines: dict[Path_, int], shown: str, environ: Mapping[str, str]
+) -> None:
     """`hosts: ["${KAFKA_HOSTS}"]` checks fine with one broker in the variable, and stops Filebeat
     7.17 when it holds several: go-ucfg reads "h1:9092,h2:9092" as a list, which becomes a list
-    inside the list ("can not convert 'object' into 'string' accessing 'output.kafka.hosts.0'")."""
+    inside the list ("can not convert 'object' into 'string' accessing 'output.kafka.hosts.0'").
+    A list of several references (`["${BROKER_1}", "${BROKER_2}"]`) names one broker per variable:
+    refused only where this environment gives one of them several."""
     output = data.get("output")
     kafka = output.get("kafka") if isinstance(output, dict) else None
     hosts = kafka.get("hosts") if isinstance(kafka, dict) else None
-    for i, item in enumerate(hosts if isinstance(hosts, list) else []):
+    listed = hosts if isinstance(hosts, list) else []
+    for i, item in enumerate(listed):
         ref = parse_reference(item)
-        if ref is not None:
-            where = _at(shown, lines, ("output", "kafka", "hosts", i), ("output", "kafka", "hosts"))
+        if ref is None:
+            continue
+        where = _at(shown, lines, ("output", "kafka", "hosts", i), ("output", "kafka", "hosts"))
+        if len(listed) == 1:
             raise BadInput(
                 f"{where}: output.kafka.hosts: a ${{{ref.name}}} list element"
                 " makes Filebeat exit when the variable holds several brokers (h1:9092,h2:9092): write"
                 f' hosts: "${{{ref.name}}}" (the variable alone, not in a list)'
+            )
+        if "," in environ.get(ref.name, ref.default or ""):
+            raise BadInput(
+                f"{where}: output.kafka.hosts: ${{{ref.name}}} holds several brokers here, and as one"
+                " element of the list it makes Filebeat exit: give each element one broker, or write"
+                f' hosts: "${{{ref.name}}}" alone'
             )
 
 

@@ -3,9 +3,11 @@
 Filebeat validates values the way it will use them (kbt's schema catches misspelled keys, which
 Filebeat accepts silently). Every `${VAR}` reference gets a value the way a deployment sets it,
 whatever the shell running the check holds: a variable under `hosts` three comma-separated brokers
-(the form that breaks `hosts: ["${VAR}"]`), credentials a placeholder, TLS options (certificate
-authorities, certificate, key) the paths of real PEM files made for the check, anything else a
-placeholder word.
+(the form that breaks `hosts: ["${VAR}"]`), or one broker when it is one element of a list of
+several; credentials a placeholder; TLS options (certificate authorities, certificate, key) the
+paths of real PEM files made for the check. Any other variable is Filebeat's to read when the
+environment holds it or the reference has a default (kbt's schema check read the same value), else
+a placeholder word.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text, read_yaml
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
 
-_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)")
+# A reference's name, and its default when it has one (`${NAME:default}`, not `${NAME:?message}`).
+_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)(:[^?}][^}]*)?")
+_ONE_HOST = "hosts[]"
 # A multi-broker cluster as a deployment names it (nothing is contacted: `test config` connects to
 # no broker).
 THREE_HOSTS = "kafka-1.example:9092,kafka-2.example:9092,kafka-3.example:9092"
@@ -82,35 +86,45 @@ def test_config(path: Path, version: str | None = None) -> tuple[str, str | None
     return build_version(binary), (lines[-1] if lines else f"exit status {proc.returncode}")
 
 
-def substitutions(path: Path, text: str, tmp: Path) -> dict[str, str]:
-    """A deployment's value for every `${VAR}` the file names, chosen by the option it sits in."""
+def substitutions(
+    path: Path, text: str, tmp: Path, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A deployment's value for every `${VAR}` the file names, chosen by the option it sits in.
+    Any other option's variable is left to Filebeat when `environ` (None: this process's
+    environment) holds it or the reference has a default: the value kbt's schema check read."""
+    environ = os.environ if environ is None else environ
     options: dict[str, str] = {}
     # A file kbt cannot read: the schema check says why; the names alone get placeholders.
     with contextlib.suppress(BadInput):
         _options_of(read_yaml(path), "", options)
+    defaulted = {m.group(1) for m in _REFERENCE.finditer(text) if m.group(2)}
     out: dict[str, str] = {}
-    for name in _REFERENCE.findall(text):
+    for number, match in enumerate(_REFERENCE.finditer(text), 1):
+        name = match.group(1)
         option = options.get(name, "")
-        if option == "hosts" or (not option and "HOST" in name.upper()):
+        if option == _ONE_HOST:  # one element of a list of several brokers: one broker
+            out[name] = f"kafka-{number}.example:9092"
+        elif option == "hosts" or (not option and "HOST" in name.upper()):
             out[name] = THREE_HOSTS
         elif option in _TLS_FILES:
             out[name] = str(_tls_files(tmp)[option])
-        else:
+        elif name not in environ and name not in defaulted:
             out[name] = "kbt-placeholder"
     return out
 
 
 def _options_of(node: Any, option: str, out: dict[str, str]) -> None:
-    """The option (last key of its path; list items keep their list's) each reference sits in."""
+    """The option (last key of its path) each reference sits in; an element of a list of several
+    broker addresses is `hosts[]` (each names one broker)."""
     if isinstance(node, Mapping):
         for key, value in node.items():
             _options_of(value, str(key).rsplit(".", 1)[-1], out)
     elif isinstance(node, list):
         for item in node:
-            _options_of(item, option, out)
+            _options_of(item, _ONE_HOST if option == "hosts" and len(node) > 1 else option, out)
     elif isinstance(node, str):
-        for name in _REFERENCE.findall(node):
-            out.setdefault(name, option)
+        for match in _REFERENCE.finditer(node):
+            out.setdefault(match.group(1), option)
 
 
 def _tls_files(tmp: Path) -> dict[str, Path]:
