@@ -5,12 +5,14 @@ a file the client refuses is one line on stderr, exit 2, no traceback."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.kbt_process import kbt, user_env
+from tuner.core.envref import ENV_CONFIG_PROVIDER as ENV_PROVIDER
 from tuner.core.paths import repo_root
 from tuner.driver.java_plan import engine_dir
 from tuner.spec.clients import kind_of
@@ -80,3 +82,51 @@ def test_a_file_the_client_refuses_is_one_line(client: str, text: str, line: str
     proc = _kbt("check", client, "bad.properties", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.splitlines() == [line]
+
+
+@pytest.mark.parametrize(
+    ("client", "text", "key", "hint"),
+    [
+        (
+            "librdkafka",
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanisms=PLAIN\nsasl.username=app\nsasl.password=s3cr3t-pw\n",
+            "sasl.password",
+            "librdkafka expands no variables",
+        ),
+        (
+            "java",
+            "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+            "org.apache.kafka.common.security.plain.PlainLoginModule required"
+            ' username="app" password="s3cr3t-pw";\n',
+            "sasl.jaas.config",
+            "${env:VAR}",
+        ),
+    ],
+)
+def test_a_secret_written_in_the_file_passes_with_a_warning_that_never_shows_it(
+    client: str, text: str, key: str, hint: str, tmp_path: Path
+) -> None:
+    """The client takes the file; the check says the secret should come from elsewhere, without it.
+    The same file with the secret from the environment (Java's provider) or left to the
+    application (librdkafka) has no warning."""
+    if client == "java" and not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.fail("the Java engine is not built: run 'make install'")
+    (tmp_path / "own.properties").write_text(text)
+    proc = _kbt("check", client, "own.properties", "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (warning,) = [line for line in proc.stderr.splitlines() if line.startswith("kbt: warning:")]
+    (checked,) = json.loads(proc.stdout)["files"]
+    assert checked["ok"] and checked["warnings"] == [warning.removeprefix("kbt: warning: ")]
+    assert (
+        warning.startswith(f"kbt: warning: own.properties: {key} holds a secret as written: ")
+        and hint in warning
+    )
+    assert "s3cr3t-pw" not in proc.stdout + proc.stderr
+    if client == "java":
+        clean = text.replace('password="s3cr3t-pw"', 'password="${env:APP_PASSWORD}"')
+        clean = "config.providers=env\nconfig.providers.env.class=" + ENV_PROVIDER + "\n" + clean
+    else:
+        clean = text.replace("sasl.password=s3cr3t-pw\n", "")
+    (tmp_path / "clean.properties").write_text(clean)
+    proc = kbt("check", client, "clean.properties", cwd=tmp_path, env={**user_env(), "APP_PASSWORD": "x-pw"})
+    assert proc.returncode == 0 and "holds a secret" not in proc.stderr, proc.stderr

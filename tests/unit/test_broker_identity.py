@@ -201,6 +201,53 @@ def test_a_broker_scraped_without_its_network_idle_is_unmeasured(
     ]
 
 
+def test_kraft_controller_pods_are_left_out_and_named(api: tuple[Prometheus, type[_Queries]]) -> None:
+    """Strimzi node pools: three controller pods (strimzi.io/broker-role false) under the brokers'
+    PodMonitor have network threads of their own listener, nearly idle. They are no brokers: counted
+    as such, they made six brokers of three and a cluster's average idle look healthier."""
+    prom, handler = api
+    brokers = {f"my-cluster-broker-{n}": 0.3 for n in range(3)}
+    controllers = {f"my-cluster-controller-{n}": 0.99 for n in range(3, 6)}
+
+    def idle(values: dict[str, float]) -> list[dict[str, Any]]:
+        return [
+            _series(
+                v,
+                pod=pod,
+                strimzi_io_broker_role=str(pod in brokers).lower(),
+                strimzi_io_controller_role="true",
+            )
+            for pod, v in values.items()
+        ]
+
+    def per_pod(values: dict[str, float]) -> list[dict[str, Any]]:
+        return [{"metric": {"pod": pod}, "value": [END, f"{v}"]} for pod, v in values.items()]
+
+    handler.vectors = [
+        *_scrapes(dict.fromkeys([*brokers, *controllers], 40)),
+        (f"avg_over_time((avg by (pod)({IDLE}", per_pod({**brokers, **controllers})),
+        ("process_cpu_seconds_total", per_pod(dict.fromkeys([*brokers, *controllers], 0.5))),
+        (f"last_over_time({IDLE}", idle({**brokers, **controllers})),
+    ]
+    notes: list[str] = []
+    snap = ClusterSnapshot.model_validate(take_snapshot(prom, window_s=600, step_s=15, end=END, notes=notes))
+    assert [b.broker for b in snap.brokers] == sorted(brokers)
+    assert [b.network_idle_ratio for b in snap.brokers] == [0.3, 0.3, 0.3]
+    assert notes == [
+        "left out as KRaft controllers (their pods' strimzi.io/broker-role is false: no client talks to"
+        f" them): {', '.join(controllers)}"
+    ]
+    # A selection of controllers alone is refused: it misses the brokers.
+    handler.vectors = [
+        *_scrapes(dict.fromkeys(controllers, 40)),
+        (f"last_over_time({IDLE}", idle(controllers)),
+    ]
+    with pytest.raises(
+        BadInput, match=r"every node selected is a KRaft controller alone \(strimzi_io_broker_role="
+    ):
+        take_snapshot(prom, window_s=600, step_s=15, end=END)
+
+
 def test_no_network_idle_for_any_answering_broker_is_refused(api: tuple[Prometheus, type[_Queries]]) -> None:
     """A dialect named wrong in the target file: every broker answered, none has the series. Each
     broker read "no idle ratios" (or healthy, where a handler idle series matched), no cause named."""

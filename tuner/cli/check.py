@@ -152,7 +152,8 @@ def librdkafka(
     Each file builds a producer (three placeholder brokers; nothing connects), as an application
     builds one from it: a property librdkafka does not know, a bad value or a conflict (idempotence
     with acks 1) is one line (exit 2); else the durability it runs with (acks, idempotence, retries,
-    requests in flight)."""
+    requests in flight). A sasl.username without sasl.password gets a placeholder (the application
+    adds it); a secret written in the file is a warning that never shows it."""
     from tuner.driver.file_check import check_librdkafka_file
 
     _check_properties(
@@ -170,8 +171,8 @@ def java(
     Each file is loaded as Kafka's tools load --producer.config and parsed by the producer's config
     (names, types, validators, config providers such as ${env:VAR}, idempotence's defaults; a
     placeholder broker when the file names none; nothing connects): a refused file is one line
-    (exit 2); else the durability it runs with. A secret whose ${env:VAR} is not set here is a
-    warning."""
+    (exit 2); else the durability it runs with. A secret written in the file, or one whose
+    ${env:VAR} is not set here, is a warning."""
     from tuner.driver.java_plan import check_properties_file
 
     def check(path: Path, _text: str, where: str) -> dict[str, str]:
@@ -194,22 +195,34 @@ def _check_properties(
 ) -> None:
     """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
     from tuner.core.inputs import read_text, shown_path
+    from tuner.core.properties import parse_properties
     from tuner.core.text import one_line, value
-    from tuner.target.security import MAX_PROPERTIES_BYTES
+    from tuner.spec.clients import KINDS
+    from tuner.target.security import MAX_PROPERTIES_BYTES, literal_secret_keys
 
     checked: list[dict[str, object]] = []
     for path in files:
         where = value(shown_path(path))
         try:
-            durability = check(path, read_text(path, "properties file", MAX_PROPERTIES_BYTES), where)
+            text = read_text(path, "properties file", MAX_PROPERTIES_BYTES)
+            durability = check(path, text, where)
+            literal = literal_secret_keys(parse_properties(text, where))
         except BadInput as exc:
             message = one_line(exc.message if exc.message.startswith(where) else f"{where}: {exc.message}")
             sys.stderr.write(f"kbt: error: {message}\n")
             checked.append({"file": path, "ok": False, "errors": [message], "durability": None})
             continue
+        warnings = [
+            f"{where}: {key} holds a secret as written: {' '.join(KINDS[client].secrets_hint)}"
+            for key in literal
+        ]
+        for line in warnings:
+            sys.stderr.write(f"kbt: warning: {line}\n")
         said = ", ".join(f"{k} {v}" for k, v in durability.items())
         typer.echo(f"{where}: ok ({said})", err=to_stdout(json_path))
-        checked.append({"file": path, "ok": True, "errors": [], "durability": durability})
+        checked.append(
+            {"file": path, "ok": True, "errors": [], "warnings": warnings, "durability": durability}
+        )
     write_json(json_path, f"check {client}", files=checked)
     if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))

@@ -79,13 +79,18 @@ DURABILITY = ("acks", "enable.idempotence", "retries", "max.in.flight.requests.p
 
 def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
     """A librdkafka.properties file as librdkafka takes it, with three placeholder brokers (nothing
-    connects): BadInput naming the first setting it refuses or takes otherwise; else the durability
-    it runs with (a setting the file leaves out: `default`)."""
+    connects) and, beside a sasl.username, the password the application adds: BadInput naming the
+    first setting it refuses or takes otherwise; else the durability it runs with (a setting the
+    file leaves out: `default`)."""
     from tuner.core.properties import parse_properties
 
     file = parse_properties(text, where)
     if "bootstrap.servers" in file or "metadata.broker.list" in file:
         file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}
+    if "sasl.username" in file and "sasl.password" not in file:
+        # librdkafka expands no variables: the application adds the password it reads from its
+        # secret store (what the rendered file tells it to), here a placeholder
+        file = {**file, "sasl.password": "kbt-placeholder"}
     try:
         reported = librdkafka_reading(file, Connection(PLACEHOLDER_BROKERS))
     except BadInput as exc:

@@ -17,7 +17,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, duration, window_query
-from tuner.measure.dialects import CLUSTER_LABELS, MissingSeries, scope_matchers
+from tuner.measure.dialects import CLUSTER_LABELS, CONTROLLER_ONLY_LABELS, MissingSeries, scope_matchers
 from tuner.measure.prometheus import Sample
 from tuner.measure.promql import query
 from tuner.measure.series_names import (
@@ -134,6 +134,25 @@ def one_series_per_broker(
             )
 
 
+def controllers_only(present: list[Sample]) -> set[str]:
+    """The nodes whose series say they are KRaft controllers alone (CONTROLLER_ONLY_LABELS); BadInput
+    when every node selected is one (the selection misses the brokers)."""
+    found = {
+        s.labels["broker"]
+        for s in present
+        if "broker" in s.labels and any(s.labels.get(k) == v for k, v in CONTROLLER_ONLY_LABELS)
+    }
+    brokers = {s.labels["broker"] for s in present if "broker" in s.labels} - found
+    if found and not brokers:
+        label, value = CONTROLLER_ONLY_LABELS[0]
+        raise BadInput(
+            f"every node selected is a KRaft controller alone ({label}={value}: "
+            f"{', '.join(sorted(found, key=broker_order))}): kbt diagnoses brokers; select them with"
+            " brokers.matchers in a target file"
+        )
+    return found
+
+
 def scaled_idle(by_broker: dict[str, dict[str, float | int | bool]]) -> None:
     """EnvironmentProblem when a network idle ratio reads above 1: the exporter's rules or a
     recording rule scale Kafka's 0-1 gauge (to percent?), and every verdict would read it as idle."""
@@ -181,6 +200,10 @@ def take_snapshot(
     # second job's copy of a broker, or another cluster's, is seen and refused, never added up).
     present = prom.instant(f"last_over_time({NETWORK_IDLE_SERIES}[{span}])", end)
     health = scrape_health(prom, window_s, end)
+    controllers = controllers_only(present)
+    present = [s for s in present if s.labels.get("broker") not in controllers]
+    for node in controllers:
+        health.pop(node, None)
     named = {s.labels["broker"] for s in present if "broker" in s.labels}
     # No network idle series at all, though brokers answered their scrapes: the series are not there
     # under these names (brokers whose every scrape failed are reported unmeasured below).
@@ -274,6 +297,13 @@ def take_snapshot(
             row.clear()
             row["measured"] = False
         row.update(figures)
+    for node in controllers:
+        by_broker.pop(node, None)
+    if controllers and notes is not None:
+        notes.append(
+            "left out as KRaft controllers (their pods' strimzi.io/broker-role is false: no client"
+            f" talks to them): {', '.join(sorted(controllers, key=broker_order))}"
+        )
     if others and notes is not None:
         notes.append(
             f"left out as not brokers (their scrapes hold no broker series in this naming; a broker"

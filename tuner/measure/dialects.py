@@ -53,6 +53,10 @@ BROKER_LABELS: tuple[str, ...] = (
 # Kubernetes namespace (a Strimzi cluster's pods share one). Brokers of several under one selection
 # would be diagnosed as one cluster, or, where their broker names collide, added up.
 CLUSTER_LABELS: tuple[str, ...] = ("cluster", "strimzi_io_cluster", "namespace")
+# A node's role, where its scrape labels say it: Strimzi's node pool pods carry strimzi.io/broker-role
+# (its example PodMonitor maps the pod's strimzi.io labels onto every series). "false" is a KRaft
+# controller alone: it has network threads of its own listener, but serves no client.
+CONTROLLER_ONLY_LABELS: tuple[tuple[str, str], ...] = (("strimzi_io_broker_role", "false"),)
 
 
 _SELECTOR = re.compile(r"\b((?:kafka|process)_[a-z0-9_]+)(?:\{([^}]*)\})?")

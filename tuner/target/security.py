@@ -136,6 +136,27 @@ def hold_literal_secrets(props: Mapping[str, str]) -> dict[str, str]:
     return held
 
 
+# A value a client or its deployment fills in: `${VAR}`, or a Java config provider's `${env:VAR}`.
+_FILLED_IN = re.compile(r"\$\{[^{}\s]+\}")
+
+
+def literal_secret_keys(props: Mapping[str, str]) -> list[str]:
+    """The properties of a team's own client file that hold a secret as written (a JAAS password
+    included): valid to its client, but a secret in a file that is copied and committed."""
+    found = []
+    for key, value in props.items():
+        if key == "sasl.jaas.config":
+            literal = any(
+                m.group(1).lower() == "password" and not _FILLED_IN.fullmatch(_option_value(m).strip())
+                for m in _JAAS_OPTION.finditer(value)
+            )
+        else:
+            literal = is_secret_name(key) and bool(value.strip()) and not _FILLED_IN.fullmatch(value.strip())
+        if literal:
+            found.append(key)
+    return found
+
+
 def _check_jaas(value: str, where: str) -> None:
     if is_pure_reference(value):
         return

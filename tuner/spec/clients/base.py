@@ -73,6 +73,7 @@ class ClientKind(Generic[P]):
     software: tuple[str, ...] = ()
     client_ids: tuple[str, ...] = ()
     stands_in_for: str | None = None
+    secrets_hint: tuple[str, ...] = ()  # how a deployment gives this client its secrets (comment lines)
 
     def __init__(self) -> None:
         _BY_MODEL[self.model] = self

@@ -158,7 +158,6 @@ class ProducerKind(ClientKind[P]):
     SEARCHED: frozenset[str] = frozenset()
     environment: tuple[str, ...] = ("bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id")
     measurement: tuple[str, ...] = ()
-    secrets_hint: tuple[str, ...] = ()  # how a deployment gives this client its secrets (comment lines)
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         """The client's own default of each durability property, given the settings in `conf`."""
