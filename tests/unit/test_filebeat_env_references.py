@@ -120,3 +120,29 @@ def test_filebeat_test_config_reads_the_same_values(tmp_path: Path) -> None:
     )
     assert not {"BULK_MAX_SIZE", "KAFKA_WORKERS", "QUEUE_EVENTS", "FLUSH", "CODEC", "KAFKA_ACKS"} & set(subs)
     assert testconfig.test_config(path)[1] is None
+
+
+@pytest.mark.skipif(not _FILEBEAT, reason="no real Filebeat build: run make install")
+def test_tls_files_named_by_the_pods_paths_are_checked_as_placeholders(tmp_path: Path) -> None:
+    """A team's file names its TLS files where the pod mounts them: absent here, they are checked as
+    placeholder PEMs and said in a note; a file that is here is Filebeat's to read (a broken one
+    fails)."""
+    tls = (
+        "  ssl.certificate_authorities: [/run/secrets/kafka/ca.pem]\n"
+        "  ssl.certificate: certs/client.pem\n"
+        "  ssl.key: /run/secrets/kafka/client.key\n"
+    )
+    team = TEAM_FILE.replace("${KAFKA_WORKERS}", "${KAFKA_WORKERS:2}")
+    path = _write(tmp_path, team.replace("queue.mem:\n", tls + "queue.mem:\n"))
+    notes: list[str] = []
+    assert testconfig.test_config(path, notes=notes)[1] is None
+    assert [n.split(": ", 2)[1] for n in notes] == [
+        "output.kafka.ssl.certificate_authorities", "output.kafka.ssl.certificate", "output.kafka.ssl.key"
+    ]  # fmt: skip
+    assert all("is not on this machine: checked with a placeholder file" in n for n in notes)
+    broken = tmp_path / "ca.pem"
+    broken.write_text("not a certificate\n")
+    path.write_text(path.read_text().replace("/run/secrets/kafka/ca.pem", str(broken)))
+    notes.clear()
+    problem = testconfig.test_config(path, notes=notes)[1]
+    assert problem is not None and len(notes) == 2

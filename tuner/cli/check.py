@@ -63,7 +63,10 @@ def filebeat(
         if run_binary:
             from tuner.driver.filebeat.testconfig import test_config
 
-            tested, problem = test_config(path, filebeat_version)
+            said: list[str] = []
+            tested, problem = test_config(path, filebeat_version, said)
+            for line in said:
+                sys.stderr.write(f"kbt: note: {line}\n")
             if problem is not None:
                 message = f"{path}: filebeat {tested} test config: {problem}"
                 sys.stderr.write(f"kbt: error: {message}\n")

@@ -25,6 +25,7 @@ from tuner.core.certs import new_ca
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text, read_yaml
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
+from tuner.spec.filebeat_load import expand_dotted
 
 # A reference's name, and its default when it has one (`${NAME:default}`, not `${NAME:?message}`).
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)(:[^?}][^}]*)?")
@@ -37,13 +38,26 @@ _HAS_INPUTS = re.compile(r"^\s*(filebeat\.(inputs|modules|config)|inputs\s*:)", 
 TIMEOUT_S = 60.0
 
 
-def test_config(path: Path, version: str | None = None) -> tuple[str, str | None]:
-    """(version used, None when Filebeat accepts the file, else its one-line complaint)."""
+def test_config(
+    path: Path, version: str | None = None, notes: list[str] | None = None
+) -> tuple[str, str | None]:
+    """(version used, None when Filebeat accepts the file, else its one-line complaint). A TLS
+    file the config names by a path absent on this machine (the pod's own) is checked as a
+    placeholder PEM, said in `notes`."""
     binary = filebeat_binary(version)
     text = read_text(path, "Filebeat profile")  # the bounded reader: a swapped-in FIFO is one line
     with tempfile.TemporaryDirectory(prefix="kbt-fbtest-") as home:
         env = {**os.environ, **substitutions(path, text, Path(home))}
         args = ["-c", str(path.resolve())]
+        for option, absent in absent_tls_files(path).items():
+            placeholder = _tls_files(Path(home))[option.rsplit(".", 1)[-1]]
+            value = f'["{placeholder}"]' if option.endswith("certificate_authorities") else str(placeholder)
+            args += ["-E", f"{option}={value}"]
+            if notes is not None:
+                notes.append(
+                    f"{path}: {option}: {', '.join(absent)} is not on this machine: checked with a"
+                    " placeholder file (it must exist where Filebeat runs)"
+                )
         if not _HAS_INPUTS.search(text):
             # A profile fragment (output.kafka + queue.mem): Filebeat refuses a config without inputs,
             # so a stub input is merged in as a second -c file.
@@ -125,6 +139,30 @@ def _options_of(node: Any, option: str, out: dict[str, str]) -> None:
     elif isinstance(node, str):
         for match in _REFERENCE.finditer(node):
             out.setdefault(match.group(1), option)
+
+
+def absent_tls_files(path: Path) -> dict[str, list[str]]:
+    """output.kafka's TLS options (certificate authorities, certificate, key) naming, as written, a
+    file that is not on this machine (or a relative path, which Filebeat reads under its own
+    path.config): option path -> those paths. `${VAR}` values are left out (substitutions gives
+    them real files), as is an inline PEM."""
+    try:
+        data: Any = expand_dotted(read_yaml(path))
+    except (BadInput, ValueError):
+        return {}  # the schema check says why
+    for key in ("output", "kafka", "ssl"):
+        data = data.get(key) if isinstance(data, Mapping) else None
+    out: dict[str, list[str]] = {}
+    for option in _TLS_FILES if isinstance(data, Mapping) else ():
+        value = data.get(option)
+        absent = [
+            p for p in (value if isinstance(value, list) else [value])
+            if isinstance(p, str) and p.strip() and "${" not in p and "-----BEGIN" not in p
+            and not (Path(p).is_absolute() and Path(p).is_file())
+        ]  # fmt: skip
+        if absent:
+            out[f"output.kafka.ssl.{option}"] = absent
+    return out
 
 
 def _tls_files(tmp: Path) -> dict[str, Path]:
