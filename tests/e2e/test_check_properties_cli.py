@@ -130,3 +130,31 @@ def test_a_secret_written_in_the_file_passes_with_a_warning_that_never_shows_it(
     (tmp_path / "clean.properties").write_text(clean)
     proc = kbt("check", client, "clean.properties", cwd=tmp_path, env={**user_env(), "APP_PASSWORD": "x-pw"})
     assert proc.returncode == 0 and "holds a secret" not in proc.stderr, proc.stderr
+
+
+def test_tls_files_at_the_pods_paths_are_checked_as_placeholders(tmp_path: Path) -> None:
+    """librdkafka opens its PEM files when the producer is built: the pod's paths, absent here, are
+    checked with placeholder files and said in notes; a file that is here and broken is refused."""
+    text = (
+        "security.protocol=SSL\n"
+        "ssl.ca.location=/run/secrets/kafka/ca.pem\n"
+        "ssl.certificate.location=/run/secrets/kafka/client.pem\n"
+        "ssl.key.location=/run/secrets/kafka/client.key\n"
+        "linger.ms=50\n"
+    )
+    (tmp_path / "tls.properties").write_text(text)
+    proc = _kbt("check", "librdkafka", "tls.properties", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    notes = proc.stderr.splitlines()
+    assert [n.split(": ")[3] for n in notes] == [
+        "ssl.ca.location",
+        "ssl.certificate.location",
+        "ssl.key.location",
+    ]
+    assert all(n.startswith("kbt: note: tls.properties: ") and "is not on this machine" in n for n in notes)
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    (tmp_path / "tls.properties").write_text(
+        text.replace("/run/secrets/kafka/ca.pem", str(tmp_path / "ca.pem"))
+    )
+    proc = _kbt("check", "librdkafka", "tls.properties", cwd=tmp_path)
+    assert proc.returncode == 2 and "ssl.ca.location failed" in proc.stderr, proc.stderr

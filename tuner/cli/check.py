@@ -159,9 +159,14 @@ def librdkafka(
     adds it); a secret written in the file is a warning that never shows it."""
     from tuner.driver.file_check import check_librdkafka_file
 
-    _check_properties(
-        files, "librdkafka", lambda path, text, where: check_librdkafka_file(text, where), json_path
-    )
+    def check(_path: Path, text: str, where: str) -> dict[str, str]:
+        said: list[str] = []
+        durability = check_librdkafka_file(text, where, said)
+        for line in said:
+            sys.stderr.write(f"kbt: note: {line}\n")
+        return durability
+
+    _check_properties(files, "librdkafka", check, json_path)
 
 
 @app.command()

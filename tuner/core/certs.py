@@ -1,9 +1,11 @@
-"""A fresh self-signed CA: the lab's TLS listener signs its broker certificate with one, and a
-Filebeat configuration check writes one where the configuration names its TLS files."""
+"""A fresh self-signed CA: the lab's TLS listener signs its broker certificate with one, and the
+client configuration checks write one where a configuration names TLS files this machine lacks."""
 
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -33,3 +35,31 @@ def new_ca(common_name: str, days: int) -> tuple[Any, Any]:
         .sign(key, hashes.SHA256())
     )
     return key, cert
+
+
+@dataclass(frozen=True)
+class PemFiles:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+def placeholder_pems(directory: Path) -> PemFiles:
+    """A self-signed certificate (as CA and as client certificate) and its unencrypted key as PEM
+    files in `directory`, written once: what a check hands a client for the TLS files it reads
+    when it is built."""
+    files = PemFiles(directory / "ca.pem", directory / "cert.pem", directory / "key.pem")
+    if files.key.exists():
+        return files
+    from cryptography.hazmat.primitives import serialization
+
+    key, cert = new_ca("kbt check", days=1)
+    pem = cert.public_bytes(serialization.Encoding.PEM)
+    files.ca.write_bytes(pem)
+    files.cert.write_bytes(pem)
+    files.key.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return files

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import logging
 import re
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
+from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
@@ -77,7 +80,30 @@ PLACEHOLDER_BROKERS = "kbt-check-1:9092,kbt-check-2:9092,kbt-check-3:9092"
 DURABILITY = ("acks", "enable.idempotence", "retries", "max.in.flight.requests.per.connection")
 
 
-def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
+# The PEM files librdkafka opens when a producer is built (a directory, or `probe`, is left to it).
+_PEM_LOCATIONS = {"ssl.ca.location": "ca", "ssl.certificate.location": "cert", "ssl.key.location": "key"}
+
+
+def _absent_pems(
+    file: Mapping[str, str], directory: Path, where: str, notes: list[str] | None
+) -> dict[str, str]:
+    """Placeholder PEMs for the file's TLS locations that are not on this machine (the pod's
+    paths), each said in `notes`."""
+    out: dict[str, str] = {}
+    for key, which in _PEM_LOCATIONS.items():
+        value = file.get(key, "").strip()
+        if not value or value == "probe" or Path(value).exists():
+            continue
+        out[key] = str(getattr(placeholder_pems(directory), which))
+        if notes is not None:
+            notes.append(
+                f"{where}: {key}: {value} is not on this machine: checked with a placeholder file"
+                " (it must exist where the client runs)"
+            )
+    return out
+
+
+def check_librdkafka_file(text: str, where: str, notes: list[str] | None = None) -> dict[str, str]:
     """A librdkafka.properties file as librdkafka takes it, with three placeholder brokers (nothing
     connects) and, beside a sasl.username, the password the application adds: BadInput naming the
     first setting it refuses or takes otherwise; else the durability it runs with (a setting the
@@ -91,10 +117,13 @@ def check_librdkafka_file(text: str, where: str) -> dict[str, str]:
         # librdkafka expands no variables: the application adds the password it reads from its
         # secret store (what the rendered file tells it to), here a placeholder
         file = {**file, "sasl.password": "kbt-placeholder"}
-    try:
-        reported = librdkafka_reading(file, Connection(PLACEHOLDER_BROKERS))
-    except BadInput as exc:
-        raise BadInput(f"{where}: {exc.message}") from None
+    with tempfile.TemporaryDirectory(prefix="kbt-check-") as tmp:
+        built = {**file, **_absent_pems(file, Path(tmp), where, notes)}
+        try:
+            reported = librdkafka_reading(built, Connection(PLACEHOLDER_BROKERS))
+        except BadInput as exc:
+            raise BadInput(f"{where}: {exc.message}") from None
+    reported = {k: file[k] if k in _PEM_LOCATIONS and k in file else v for k, v in reported.items()}
     # debug: the reading sets its own (conf) to hear librdkafka; the file's was checked all the same
     differ = unlike({k: v for k, v in file.items() if k != "debug"}, reported, LIBRDKAFKA_CANONICAL)
     if differ:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tuner.core.certs import new_ca
+from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
 from tuner.core.inputs import read_text, read_yaml
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
@@ -33,7 +33,7 @@ _ONE_HOST = "hosts[]"
 # A multi-broker cluster as a deployment names it (nothing is contacted: `test config` connects to
 # no broker).
 THREE_HOSTS = "kafka-1.example:9092,kafka-2.example:9092,kafka-3.example:9092"
-_TLS_FILES = {"certificate_authorities": "ca.pem", "certificate": "cert.pem", "key": "key.pem"}
+_TLS_FILES = ("certificate_authorities", "certificate", "key")  # output.kafka.ssl options naming files
 _HAS_INPUTS = re.compile(r"^\s*(filebeat\.(inputs|modules|config)|inputs\s*:)", re.MULTILINE)
 TIMEOUT_S = 60.0
 
@@ -166,20 +166,7 @@ def absent_tls_files(path: Path) -> dict[str, list[str]]:
 
 
 def _tls_files(tmp: Path) -> dict[str, Path]:
-    """A self-signed certificate and its key as PEM files (the CA, certificate and key options
-    each get a real file: Filebeat reads them when it builds the output)."""
-    files = {option: tmp / name for option, name in _TLS_FILES.items()}
-    if files["key"].exists():
-        return files
-    from cryptography.hazmat.primitives import serialization
-
-    key, cert = new_ca("kbt check", days=1)
-    pem = cert.public_bytes(serialization.Encoding.PEM)
-    files["certificate_authorities"].write_bytes(pem)
-    files["certificate"].write_bytes(pem)
-    files["key"].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return files
+    """Real PEM files for the CA, certificate and key options: Filebeat reads them when it builds
+    the output."""
+    pems = placeholder_pems(tmp)
+    return {"certificate_authorities": pems.ca, "certificate": pems.cert, "key": pems.key}
