@@ -1863,6 +1863,17 @@ ISSUE_41_CASES: list[Case] = [
         },
     ),
     Case(
+        "otelcol-brokers-variable-listed",
+        "Collector config",
+        "the brokers variable as one list element (one seed address to the collector, every record dropped)",
+        ("check", "otelcol", "otelcol.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "otelcol.yaml: exporters.kafka.brokers: a ${env:KAFKA_HOSTS} list element is one broker address"
+        " to the collector: with several brokers in the variable every record is dropped; write brokers:"
+        " ${env:KAFKA_HOSTS} (the variable alone, not in a list)",
+        files={"otelcol.yaml": 'exporters:\n  kafka:\n    brokers: ["${env:KAFKA_HOSTS}"]\n'},
+    ),
+    Case(
         "otelcol-fifo",
         "files",
         "check otelcol of a FIFO (it was read without a cap)",

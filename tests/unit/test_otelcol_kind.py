@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 
 from tuner.cli.app import main
-from tuner.core.errors import ExitStatus
+from tuner.core.errors import BadInput, ExitStatus
 from tuner.driver.engines import ENGINES
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.check import check_fragment
@@ -245,6 +245,33 @@ def test_a_numeric_option_from_the_environment_is_checked_with_its_value(
     monkeypatch.setenv("KBT_UNIT_MAX_BYTES", "2000000")
     monkeypatch.setenv("KBT_UNIT_PASSWORD", "never-handed-over")  # a secret's variable: a placeholder
     assert check_fragment(path) is None
+
+
+@pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")
+def test_a_brokers_variable_as_one_list_element_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`brokers: ["${env:KAFKA_HOSTS}"]` is one seed address "h1:9092,h2:9092" to the collector (it
+    drops every record and runs on); the variable alone is every broker. A list of one variable per
+    broker passes, unless this environment gives one of them several."""
+    path = tmp_path / "team.yaml"
+    path.write_text('exporters:\n  kafka/logs:\n    brokers: ["${env:KAFKA_HOSTS}"]\n', encoding="utf-8")
+    with pytest.raises(BadInput) as err:
+        check_fragment(path)
+    assert err.value.message == (
+        f"{path}: exporters.kafka/logs.brokers: a ${{env:KAFKA_HOSTS}} list element is one broker"
+        " address to the collector: with several brokers in the variable every record is dropped; write"
+        " brokers: ${env:KAFKA_HOSTS} (the variable alone, not in a list)"
+    )
+    path.write_text("exporters:\n  kafka:\n    brokers: ${env:KAFKA_HOSTS}\n", encoding="utf-8")
+    assert check_fragment(path) is None
+    path.write_text('exporters:\n  kafka:\n    brokers: ["${env:KBT_B1}", "${KBT_B2}"]\n', encoding="utf-8")
+    monkeypatch.setenv("KBT_B1", "k1:9092")
+    monkeypatch.setenv("KBT_B2", "k2:9092")
+    assert check_fragment(path) is None
+    monkeypatch.setenv("KBT_B2", "k2:9092,k3:9092")
+    with pytest.raises(BadInput, match=r"\$\{env:KBT_B2\} holds several brokers here"):
+        check_fragment(path)
 
 
 @pytest.mark.skipif(_BUILT is None, reason="no OpenTelemetry Collector build: run make install")

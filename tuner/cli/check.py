@@ -111,8 +111,8 @@ def otelcol(
     Each file is merged over a stub base (a file_log receiver, the kafka exporter, one logs
     pipeline) as `--config base.yaml --config FILE` merges it, and validated by the collector
     `make install` builds; `${env:VAR}` references take this environment's values (a secret's, or
-    an unset one, a placeholder word, named when the collector refuses it). One line per refused
-    file (exit 2)."""
+    an unset one, a placeholder word, named when the collector refuses it). A brokers variable as a
+    list element (one address to the collector) is refused. One line per refused file (exit 2)."""
     from tuner.driver.otelcol.build import collector_binary
     from tuner.driver.otelcol.check import check_fragment
 

@@ -14,7 +14,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from tuner.driver.otelcol.build import require_collector, validate
@@ -77,6 +77,9 @@ def check_fragment(path: Path) -> str | None:
             f'{shown_path(path)}: "{key}" must be an ${{env:VAR}} reference'
             " (credentials are never written in a file)"
         )
+    listed = _listed_broker_reference(data, os.environ)
+    if listed is not None:
+        raise BadInput(f"{shown_path(path)}: {listed}")
     binary = require_collector()
     env = _substitutions(data, text)
     with tempfile.TemporaryDirectory(prefix="kbt-otelcheck-") as tmp:
@@ -92,6 +95,38 @@ def check_fragment(path: Path) -> str | None:
 
 
 PLACEHOLDER = "kbt-placeholder"
+
+
+def _listed_broker_reference(data: object, environ: Mapping[str, str]) -> str | None:
+    """A kafka exporter's `brokers: ["${env:KAFKA_HOSTS}"]`: the collector reads the variable alone
+    (`brokers: ${env:KAFKA_HOSTS}`) into a list of every broker, but as a list element it is one
+    seed "h1:9092,h2:9092" that resolves nowhere, and the exporter drops every record while the
+    collector runs on (checked with 0.165). A list of several references names one broker each:
+    refused only where this environment gives one of them several."""
+    exporters = data.get("exporters") if isinstance(data, dict) else None
+    for name, exporter in exporters.items() if isinstance(exporters, dict) else ():
+        brokers = exporter.get("brokers") if isinstance(exporter, dict) else None
+        if str(name).split("/")[0] != "kafka" or not isinstance(brokers, list):
+            continue
+        for item in brokers:
+            ref = _PURE_ENV.fullmatch(item.strip()) if isinstance(item, str) else None
+            if ref is None:
+                continue
+            var = item.strip().removeprefix("${").removeprefix("env:").removesuffix("}")
+            at = f"exporters.{name}.brokers"
+            if len(brokers) == 1:
+                return (
+                    f"{at}: a ${{env:{var}}} list element is one broker address to the collector: with"
+                    f" several brokers in the variable every record is dropped; write brokers:"
+                    f" ${{env:{var}}} (the variable alone, not in a list)"
+                )
+            if "," in environ.get(var, ""):
+                return (
+                    f"{at}: ${{env:{var}}} holds several brokers here, and as one element of the list"
+                    f" the collector takes them for one address: give each element one broker, or write"
+                    f" brokers: ${{env:{var}}} alone"
+                )
+    return None
 
 
 def _substitutions(data: object, text: str) -> dict[str, str]:
