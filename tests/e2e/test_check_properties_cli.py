@@ -158,3 +158,32 @@ def test_tls_files_at_the_pods_paths_are_checked_as_placeholders(tmp_path: Path)
     )
     proc = _kbt("check", "librdkafka", "tls.properties", cwd=tmp_path)
     assert proc.returncode == 2 and "ssl.ca.location failed" in proc.stderr, proc.stderr
+
+
+def test_a_java_file_providers_secret_mount_absent_here_is_a_note(tmp_path: Path) -> None:
+    if not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.fail("the Java engine is not built: run 'make install'")
+    (tmp_path / "app.properties").write_text(
+        "config.providers=file\n"
+        "config.providers.file.class=org.apache.kafka.common.config.provider.FileConfigProvider\n"
+        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required"
+        ' username="app" password="${file:/run/secrets/kafka/client.properties:password}";\n'
+        "linger.ms=${file:/run/secrets/kafka/client.properties:linger}\n"
+    )
+    proc = _kbt("check", "java", "app.properties", cwd=tmp_path)
+    # the placeholder reaches linger.ms, which takes a number: the client says so, after the note
+    assert proc.returncode == 2
+    note, error = proc.stderr.splitlines()
+    assert note == (
+        "kbt: note: app.properties: /run/secrets/kafka/client.properties is not on this machine: its"
+        " config provider's values were checked as placeholders (it must exist where the client runs)"
+    )
+    assert "kbt-placeholder" in error and "linger.ms" in error
+    (tmp_path / "app.properties").write_text(
+        (tmp_path / "app.properties")
+        .read_text()
+        .replace("linger.ms=${file:/run/secrets/kafka/client.properties:linger}", "linger.ms=50")
+    )
+    proc = _kbt("check", "java", "app.properties", cwd=tmp_path)
+    assert proc.returncode == 0 and "app.properties: ok (" in proc.stdout, proc.stderr

@@ -44,7 +44,9 @@ def filebeat(
 
     Reject unknown options (with a did-you-mean hint) and bad values, one line per file (exit 2);
     warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events.
-    When a real Filebeat build is installed, it also runs `filebeat test config` on each file."""
+    When a real Filebeat build is installed, it also runs `filebeat test config` on each file (TLS
+    files not on this machine as placeholder PEMs, said in a note). `${VAR}` in a number, boolean
+    or duration option is read from the environment, else its default, as Filebeat reads it."""
     from tuner.driver.filebeat.builds import filebeat_builds
 
     builds = filebeat_builds()
@@ -156,15 +158,17 @@ def librdkafka(
     builds one from it: a property librdkafka does not know, a bad value or a conflict (idempotence
     with acks 1) is one line (exit 2); else the durability it runs with (acks, idempotence, retries,
     requests in flight). A sasl.username without sasl.password gets a placeholder (the application
-    adds it); a secret written in the file is a warning that never shows it."""
+    adds it), a PEM location not on this machine a placeholder file (said in a note); a secret
+    written in the file is a warning that never shows it."""
     from tuner.driver.file_check import check_librdkafka_file
 
     def check(_path: Path, text: str, where: str) -> dict[str, str]:
         said: list[str] = []
-        durability = check_librdkafka_file(text, where, said)
-        for line in said:
-            sys.stderr.write(f"kbt: note: {line}\n")
-        return durability
+        try:
+            return check_librdkafka_file(text, where, said)
+        finally:  # a refusal may come from a placeholder: the note says so first
+            for line in said:
+                sys.stderr.write(f"kbt: note: {line}\n")
 
     _check_properties(files, "librdkafka", check, json_path)
 
@@ -180,11 +184,17 @@ def java(
     (names, types, validators, config providers such as ${env:VAR}, idempotence's defaults; a
     placeholder broker when the file names none; nothing connects): a refused file is one line
     (exit 2); else the durability it runs with. A secret written in the file, or one whose
-    ${env:VAR} is not set here, is a warning."""
+    ${env:VAR} is not set here, is a warning; a file config provider's file that is not on this
+    machine (the pod's secret mount) is read as placeholders, said in a note."""
     from tuner.driver.java_plan import check_properties_file
 
     def check(path: Path, _text: str, where: str) -> dict[str, str]:
-        reported = check_properties_file(path)  # read first: a FIFO or a directory named is refused
+        said: list[str] = []
+        try:
+            reported = check_properties_file(path, notes=said)  # read first: a FIFO or a directory is refused
+        finally:  # a refusal may come from a placeholder: the note says so first
+            for line in said:
+                sys.stderr.write(f"kbt: note: {where}: {line}\n")
         for key, text in sorted(reported.items()):
             if text == "[unresolved reference]":
                 sys.stderr.write(

@@ -4,6 +4,7 @@ the engine is started."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -11,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.inputs import read_text
 from tuner.core.numbers import parse_number
 from tuner.core.paths import cache_dir
-from tuner.core.properties import parse_properties
+from tuner.core.properties import parse_properties, properties_line
 from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
 from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
 from tuner.spec.java_client import check_property_names
@@ -172,19 +174,67 @@ def process_plans(
     )
 
 
-def check_properties_file(path: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+# Kafka's config providers that read the file or directory a reference names (`${alias:path:key}`).
+_FILE_PROVIDERS = frozenset(
+    {
+        "org.apache.kafka.common.config.provider.FileConfigProvider",
+        "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+    }
+)
+_PROVIDER_REFERENCE = re.compile(r"\$\{([A-Za-z0-9_.-]+):([^{}]*):([^{}:]*)\}")
+PLACEHOLDER = "kbt-placeholder"
+
+
+def absent_provider_files(props: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The properties with each reference to a file provider's file that is not on this machine
+    (the pod's secret mount) replaced by a placeholder value, and those files."""
+    aliases = {a.strip() for a in props.get("config.providers", "").split(",") if a.strip()}
+    readers = {a for a in aliases if props.get(f"config.providers.{a}.class", "").strip() in _FILE_PROVIDERS}
+    absent: list[str] = []
+
+    def swap(m: re.Match[str]) -> str:
+        alias, where = m.group(1), m.group(2)
+        if alias not in readers or Path(where).exists():
+            return m.group(0)
+        if where not in absent:
+            absent.append(where)
+        return PLACEHOLDER
+
+    return {k: _PROVIDER_REFERENCE.sub(swap, v) if readers else v for k, v in props.items()}, absent
+
+
+def check_properties_file(
+    path: Path, env: Mapping[str, str] | None = None, notes: list[str] | None = None
+) -> dict[str, str]:
     """The Java client's own reading of a producer properties file (ProducerConfig: names, types,
     validators, config providers, idempotence's defaults), as the engine's `--check-config` prints
-    it; BadInput with the client's one-line reason when it refuses the file."""
+    it; BadInput with the client's one-line reason when it refuses the file. A file provider's file
+    absent here is read as placeholder values, said in `notes`."""
     import os
+    import tempfile
 
-    result = subprocess.run(
-        [*engine_command(), "--check-config", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
+    props = parse_properties(read_text(path, "properties file"), path.name)
+    swapped, absent = absent_provider_files(props)
+    with tempfile.TemporaryDirectory(prefix="kbt-check-") as tmp:
+        checked = path
+        if absent:
+            checked = Path(tmp) / path.name
+            checked.write_text(
+                "".join(properties_line(k, v) + "\n" for k, v in swapped.items()), encoding="utf-8"
+            )
+            said = notes if notes is not None else []
+            said += [
+                f"{where} is not on this machine: its config provider's values were checked as"
+                " placeholders (it must exist where the client runs)"
+                for where in absent
+            ]
+        result = subprocess.run(
+            [*engine_command(), "--check-config", str(checked)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **(env or {})},
+        )
     if result.returncode != 0:
         reason = (result.stderr.strip().splitlines() or ["no reason given"])[-1].removeprefix("java-engine: ")
         raise BadInput(f"{path.name}: the Java producer refuses it: {reason}")
