@@ -62,18 +62,11 @@ def filebeat(
             sys.stderr.write(f"kbt: error: {exc.message}\n")
             checked.append({"file": path, "ok": False, "errors": [exc.message], "warnings": []})
             continue
-        if run_binary:
-            from tuner.driver.filebeat.testconfig import test_config
-
-            said: list[str] = []
-            tested, problem = test_config(path, filebeat_version, said)
-            for line in said:
-                sys.stderr.write(f"kbt: note: {line}\n")
-            if problem is not None:
-                message = f"{path}: filebeat {tested} test config: {problem}"
-                sys.stderr.write(f"kbt: error: {message}\n")
-                checked.append({"file": path, "ok": False, "errors": [message], "warnings": []})
-                continue
+        message = _filebeat_refuses(path, filebeat_version) if run_binary else None
+        if message is not None:
+            sys.stderr.write(f"kbt: error: {message}\n")
+            checked.append({"file": path, "ok": False, "errors": [message], "warnings": []})
+            continue
         warnings = filebeat_warnings(loaded, topic_max_message_bytes)
         for line in warnings:
             sys.stderr.write(f"kbt: warning: {line}\n")
@@ -84,6 +77,18 @@ def filebeat(
     write_json(json_path, "check filebeat", strict=strict, files=checked)
     if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))
+
+
+def _filebeat_refuses(path: Path, filebeat_version: str | None) -> str | None:
+    """`filebeat test config`'s one-line complaint about `path` (None: it takes it); its notes on
+    stderr."""
+    from tuner.driver.filebeat.testconfig import test_config
+
+    said: list[str] = []
+    tested, problem = test_config(path, filebeat_version, said)
+    for line in said:
+        sys.stderr.write(f"kbt: note: {line}\n")
+    return None if problem is None else f"{path}: filebeat {tested} test config: {problem}"
 
 
 def _note_unbuilt(filebeat_version: str, builds: Collection[str]) -> None:
