@@ -35,6 +35,18 @@ pytestmark = pytest.mark.integration
 
 BROKER_PRODUCE = 'kafka_network_requests_total{job="kafka-broker",request="Produce"}'
 HEADER = ["kbt recommend: the header a user's file carries", "", "measured on the lab"]
+TEAM_FILEBEAT = """\
+filebeat.inputs:
+  - {type: filestream, id: app, paths: ["/var/log/app/*.log"]}
+output.kafka:
+  hosts: ["${KBT_IT_BROKER_1}", "${KBT_IT_BROKER_2}"]
+  topic: '%{[fields.log_topic]}'
+  bulk_max_size: ${KBT_IT_UNSET_BULK:7}
+  username: "${KAFKA_USER}"
+  password: "${KAFKA_PASSWORD}"
+  sasl.mechanism: SCRAM-SHA-512
+  ssl.certificate_authorities: ["/run/secrets/kafka/ca.pem"]
+"""
 
 
 def _plan(tmp_path: Path, profile: str, duration_s: int = 12) -> RunPlan:
@@ -103,12 +115,13 @@ def _check_common(
 def test_real_filebeat_runs_the_rendered_file_against_three_brokers(
     lab: LabState, prometheus: Prometheus, make_topic: Any, tmp_path: Path
 ) -> None:
-    # bulk_max_size 7 is set in the file only: Filebeat's default (2048, the queue handing over up
-    # to 2048 events a second) would send a few batches per pod; 7 makes ~70 of them per pod.
-    plan = _plan(
-        tmp_path,
-        "{name: bulk7, client: filebeat, filebeat: {input.engine: real, output.kafka.bulk_max_size: 7}}",
-    )
+    # A team's own filebeat.yml is the profile: its brokers one variable each, its topic routed by
+    # its events' fields, its credentials and TLS from the pod: all the lab's here. bulk_max_size 7
+    # (the variable's default) is set in the file only: Filebeat's default (2048, the queue handing
+    # over up to 2048 events a second) would send a few batches per pod; 7 makes ~70 of them per pod.
+    (tmp_path / "team-filebeat.yml").write_text(TEAM_FILEBEAT, encoding="utf-8")
+    plan = _plan(tmp_path, "team-filebeat.yml")
+    assert plan.profile.name == "team-filebeat" and "password" in plan.profile.description
     assert "  bulk_max_size: 7\n" in _the_users_file(plan)
     topic = make_topic(partitions=6, replication=3)
     before = _wait_per_broker(prometheus, time.time())

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core import inputs
 from tuner.core.errors import BadInput, did_you_mean, field_message
-from tuner.spec.clients import ClientProfile, profile_of
+from tuner.spec.clients import KINDS, ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec, dump_keeping_path
 from tuner.spec.yaml_places import dotted_path, located
@@ -64,8 +64,15 @@ def load_workload(path: Path) -> WorkloadSpec:
 
 
 def load_profile(path: Path) -> ClientProfile:
+    """A profile file, or a client's own config file (a team's filebeat.yml) as the profile it
+    stands for (ClientKind.own_file_profile)."""
     raw = read_yaml(path)
-    return validated(profile_of, inputs.plain_data(raw), raw, path)
+    data = inputs.plain_data(raw)
+    for kind in KINDS.values():
+        own = kind.own_file_profile(path, data)
+        if own is not None:
+            return validated(profile_of, own, raw, path)
+    return validated(profile_of, data, raw, path)
 
 
 def read_references(data: dict[str, Any], raw: Any, path: Path, profiles: type[Any]) -> None:

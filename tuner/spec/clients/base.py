@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from tuner.core.numbers import parse_number
@@ -106,6 +107,11 @@ class ClientKind(Generic[P]):
 
     def check_fits(self, profile: P, topic_max_bytes: int, event_bytes: int | None) -> None:
         """ValueError when the profile's batches cannot reach a topic with this limit."""
+
+    def own_file_profile(self, path: Path, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The profile a client's own config file stands for, when a team names that file where a
+        profile goes (`data`: the file read); None when it is not this client's file."""
+        return None
 
     def describe(self, profile: P) -> str:
         """A short text of the batching settings, e.g. `librdkafka linger 850 ms sticky zstd`."""

@@ -20,8 +20,10 @@ broker). Its load runs real Filebeat pods when a build is installed, else the Sa
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import SerializationInfo, field_serializer, field_validator
@@ -35,7 +37,7 @@ from tuner.spec.duration import Duration
 from tuner.spec.engine_id import EngineId
 from tuner.spec.filebeat import FilebeatConfig
 from tuner.spec.filebeat_lines import DEFAULT_FILEBEAT, line_of
-from tuner.spec.filebeat_load import expand_dotted
+from tuner.spec.filebeat_load import expand_dotted, load_filebeat
 from tuner.spec.profile import ProfileBase
 
 if TYPE_CHECKING:
@@ -153,6 +155,20 @@ class Filebeat(ClientKind[FilebeatProfile]):
     multi_partition_requests = True
     software = ("sarama",)
     client_ids = ("beats",)
+
+    def own_file_profile(self, path: Path, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A team's filebeat.yml named as a profile: its batching, queue and encoding as Filebeat
+        reads them (`${VAR}` from the environment); where it sends and how it connects
+        (DEPLOYMENT_OPTIONS) are the lab's or the target's, as each deployment's are its own."""
+        if "client" in data or not any(str(k) == "output" or str(k).startswith("output.") for k in data):
+            return None
+        fragment = load_filebeat(path).config.model_dump(mode="json", exclude_unset=True, exclude_none=True)
+        kafka = fragment.get("output", {}).get("kafka", {})
+        left = sorted(option for option in DEPLOYMENT_OPTIONS if kafka.pop(option, None) is not None)
+        name = re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:100].strip(".") or "filebeat"
+        what = f" ({', '.join(left)}: the lab's or the target's)" if left else ""
+        return {"name": name, "client": self.name, "description": f"{path.name} as Filebeat reads it{what}",
+                "filebeat": fragment}  # fmt: skip
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
@@ -323,6 +339,12 @@ class Filebeat(ClientKind[FilebeatProfile]):
         return data
 
 
+# The output.kafka options that say where a deployment sends and how it connects: a team's own file
+# run on the lab (or a target) leaves them to it. `key` goes too: it names the team's event fields,
+# which the lab's events do not carry.
+DEPLOYMENT_OPTIONS = frozenset(
+    {"hosts", "topic", "topics", "key", "username", "password", "sasl", "ssl", "kerberos", "enable_krb5_fast"}
+)
 # The output.kafka options the search sets (hosts and topic are the deployment's); every other
 # option a baseline sets is how the team runs Filebeat (max_message_bytes, worker, key, codec, TLS,
 # required_acks ...) and stays in each candidate: Filebeat's default in its place would drop large
