@@ -12,7 +12,6 @@ a placeholder word.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
@@ -47,9 +46,10 @@ def test_config(
     binary = filebeat_binary(version)
     text = read_text(path, "Filebeat profile")  # the bounded reader: a swapped-in FIFO is one line
     with tempfile.TemporaryDirectory(prefix="kbt-fbtest-") as home:
-        env = {**os.environ, **substitutions(path, text, Path(home))}
+        data = _parsed(path)  # read once: the substitutions and the TLS paths both walk it
+        env = {**os.environ, **substitutions(path, text, Path(home), data=data)}
         args = ["-c", str(path.resolve())]
-        for option, absent in absent_tls_files(path).items():
+        for option, absent in absent_tls_files(path, data).items():
             placeholder = _tls_files(Path(home))[option.rsplit(".", 1)[-1]]
             value = f'["{placeholder}"]' if option.endswith("certificate_authorities") else str(placeholder)
             args += ["-E", f"{option}={value}"]
@@ -100,17 +100,24 @@ def test_config(
     return build_version(binary), (lines[-1] if lines else f"exit status {proc.returncode}")
 
 
+def _parsed(path: Path) -> Any:
+    """The file as YAML; an empty mapping for a file kbt cannot read (the schema check says why)."""
+    try:
+        return read_yaml(path)
+    except BadInput:
+        return {}
+
+
 def substitutions(
-    path: Path, text: str, tmp: Path, environ: Mapping[str, str] | None = None
+    path: Path, text: str, tmp: Path, environ: Mapping[str, str] | None = None, data: Any = None
 ) -> dict[str, str]:
     """A deployment's value for every `${VAR}` the file names, chosen by the option it sits in.
     Any other option's variable is left to Filebeat when `environ` (None: this process's
     environment) holds it or the reference has a default: the value kbt's schema check read."""
     environ = os.environ if environ is None else environ
     options: dict[str, str] = {}
-    # A file kbt cannot read: the schema check says why; the names alone get placeholders.
-    with contextlib.suppress(BadInput):
-        _options_of(read_yaml(path), "", options)
+    # A file kbt cannot read: the names alone get placeholders.
+    _options_of(_parsed(path) if data is None else data, "", options)
     defaulted = {m.group(1) for m in _REFERENCE.finditer(text) if m.group(2)}
     out: dict[str, str] = {}
     for number, match in enumerate(_REFERENCE.finditer(text), 1):
@@ -141,15 +148,16 @@ def _options_of(node: Any, option: str, out: dict[str, str]) -> None:
             out.setdefault(match.group(1), option)
 
 
-def absent_tls_files(path: Path) -> dict[str, list[str]]:
+def absent_tls_files(path: Path, data: Any = None) -> dict[str, list[str]]:
     """output.kafka's TLS options (certificate authorities, certificate, key) naming, as written, a
     file that is not on this machine (or a relative path, which Filebeat reads under its own
     path.config): option path -> those paths. `${VAR}` values are left out (substitutions gives
     them real files), as is an inline PEM."""
+    data = _parsed(path) if data is None else data
     try:
-        data: Any = expand_dotted(read_yaml(path))
-    except (BadInput, ValueError):
-        return {}  # the schema check says why
+        data = expand_dotted(data) if isinstance(data, Mapping) else {}
+    except ValueError:
+        return {}  # a setting given twice: the schema check says so
     for key in ("output", "kafka", "ssl"):
         data = data.get(key) if isinstance(data, Mapping) else None
     out: dict[str, list[str]] = {}
