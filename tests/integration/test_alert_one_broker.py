@@ -46,7 +46,9 @@ ALERTS = ("KafkaNetworkThreadsSaturated", "KafkaNetworkThreadsBusy")
 IDLE_RULE = "cluster_broker:kafka_network_processor_avg_idle_ratio:avg"
 UNTIL_FIRING = os.environ.get("KBT_TEST_ALERT_UNTIL_FIRING") == "1"
 ACTIVE_WITHIN_S = 420 if UNTIL_FIRING else 150  # from the load's start
-WATCH_AFTER_S = 20  # the other brokers are watched this long after broker 1's alerts show
+WATCH_AFTER_S = 30  # the other brokers are watched this long after broker 1's alerts show
+# diagnose reads the window from broker 1's alert to the end of the watch: an average over a window
+# reaching back before the load (the meters still falling) may read "warning" on a loaded machine.
 
 
 def _pod(node: int) -> str:
@@ -179,7 +181,7 @@ def test_one_saturated_pod_fires_for_that_broker_alone(
             if seen_at is None and now > started + ACTIVE_WITHIN_S:
                 break
             time.sleep(2)
-        diagnosis = _diagnose(saturation_lab, tmp_path, 30) if seen_at is not None else {}
+        diagnosis = _diagnose(saturation_lab, tmp_path, int(time.time() - seen_at)) if seen_at is not None else {}
     finally:
         load.stop()
 
@@ -199,5 +201,6 @@ def test_one_saturated_pod_fires_for_that_broker_alone(
     # diagnose, through the pod labels alone, names the saturated pod and only it.
     status = {b["broker"]: b["status"] for b in diagnosis["brokers"]}
     assert set(status) == {_pod(n) for n in (1, 2, 3)}, status
-    assert status[_pod(SATURATED)] == "critical" and diagnosis["status"] == "critical", status
+    idle = {b["broker"]: [f["summary"] for f in b["findings"]] for b in diagnosis["brokers"]}
+    assert status[_pod(SATURATED)] == "critical" and diagnosis["status"] == "critical", (status, idle)
     assert {status[_pod(n)] for n in (2, 3)} <= {"healthy"}, status
