@@ -166,6 +166,7 @@ def test_one_saturated_pod_fires_for_that_broker_alone(
     seen: dict[str, set[tuple[str, str]]] = {name: set() for name in ALERTS}
     idle_at_seen: dict[str, float] = {}
     average_at_seen: float | None = None
+    diagnosis: dict[str, Any] = {}
     try:
         want = {"firing"} if UNTIL_FIRING else {"pending", "firing"}
         while time.time() < started + ACTIVE_WITHIN_S + WATCH_AFTER_S:
@@ -181,7 +182,8 @@ def test_one_saturated_pod_fires_for_that_broker_alone(
             if seen_at is None and now > started + ACTIVE_WITHIN_S:
                 break
             time.sleep(2)
-        diagnosis = _diagnose(saturation_lab, tmp_path, int(time.time() - seen_at)) if seen_at is not None else {}
+        if seen_at is not None:
+            diagnosis = _diagnose(saturation_lab, tmp_path, int(time.time() - seen_at))
     finally:
         load.stop()
 
