@@ -193,10 +193,10 @@ def java(
     machine (the pod's secret mount) is read as placeholders, said in a note."""
     from tuner.driver.java_plan import check_properties_file
 
-    def check(path: Path, _text: str, where: str) -> dict[str, str]:
+    def check(path: Path, text: str, where: str) -> dict[str, str]:
         said: list[str] = []
         try:
-            reported = check_properties_file(path, notes=said)  # read first: a FIFO or a directory is refused
+            reported = check_properties_file(path, notes=said, text=text)
         finally:  # a refusal may come from a placeholder: the note says so first
             for line in said:
                 sys.stderr.write(f"kbt: note: {where}: {line}\n")

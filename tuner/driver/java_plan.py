@@ -204,16 +204,17 @@ def absent_provider_files(props: Mapping[str, str]) -> tuple[dict[str, str], lis
 
 
 def check_properties_file(
-    path: Path, env: Mapping[str, str] | None = None, notes: list[str] | None = None
+    path: Path, env: Mapping[str, str] | None = None, notes: list[str] | None = None, text: str | None = None
 ) -> dict[str, str]:
     """The Java client's own reading of a producer properties file (ProducerConfig: names, types,
     validators, config providers, idempotence's defaults), as the engine's `--check-config` prints
     it; BadInput with the client's one-line reason when it refuses the file. A file provider's file
-    absent here is read as placeholder values, said in `notes`."""
+    absent here is read as placeholder values, said in `notes`. `text` is the file's text when the
+    caller has read it already."""
     import os
     import tempfile
 
-    props = parse_properties(read_text(path, "properties file"), path.name)
+    props = parse_properties(read_text(path, "properties file") if text is None else text, path.name)
     swapped, absent = absent_provider_files(props)
     with tempfile.TemporaryDirectory(prefix="kbt-check-") as tmp:
         checked = path
