@@ -23,7 +23,9 @@ cd "$(dirname "$0")/.."
 py=${PYTHON:-${KBT_VENV:-.venv}/bin/python}
 out=${KBT_DEMO_OUT:-out/demo}
 spec=${KBT_DEMO_SPEC:-loadtests/qunar-logs-short.yaml}
-trials=${KBT_DEMO_TRIALS:-2}  # lab runs per client kind to confirm the recommendation
+# lab runs per client kind to confirm the recommendation: a third only when two missed the SLO (a
+# loaded machine), so a kind is left out of the recommendation only when the lab measured it short
+trials=${KBT_DEMO_TRIALS:-3}
 pressure=${KBT_DEMO_PRESSURE:-1}
 pressure_port=${KBT_DEMO_PRESSURE_BASE_PORT:-$(( ${KBT_LAB_BASE_PORT:-19090} + 600 ))}
 kbt() { "$py" -m tuner "$@"; }
