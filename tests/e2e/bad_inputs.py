@@ -587,6 +587,14 @@ CASES: list[Case] = [
         E + 'filebeat.yml:7: output.kafka.required_acks: unknown value "2" (expected one of -1, 0, 1)',
     ),
     filebeat_case(
+        "filebeat-boolean-key",
+        "an unquoted key YAML 1.1 reads as a boolean (Filebeat's reader refuses it)",
+        "  required_acks: 1\n",
+        "  required_acks: 1\n  on: 1\n",
+        E + "filebeat.yml:8: a key Filebeat reads as true (an unquoted y, yes or on), not text, which it"
+        " refuses: quote it",
+    ),
+    filebeat_case(
         "filebeat-unset-variable",
         "a number from an environment variable that is not set and has no default",
         "bulk_max_size: 1024",

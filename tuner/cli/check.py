@@ -46,7 +46,8 @@ def filebeat(
     warn about settings that have no effect, e.g. bulk_max_size above queue.mem.flush.min_events.
     When a real Filebeat build is installed, it also runs `filebeat test config` on each file (TLS
     files not on this machine as placeholder PEMs, said in a note). `${VAR}` in a number, boolean
-    or duration option is read from the environment, else its default, as Filebeat reads it."""
+    or duration option is read from the environment, else its default, as Filebeat reads it. The
+    YAML is read as Filebeat's reader reads it: unquoted yes/on/no/off are booleans, 04000 is octal."""
     from tuner.driver.filebeat.builds import filebeat_builds
 
     builds = filebeat_builds()

@@ -289,12 +289,15 @@ def _first_given(text: str, exc: Exception, key: str) -> int | None:
     return None
 
 
-def parse_yaml(text: str, shown: str) -> Any:
+def parse_yaml(text: str, shown: str, go_yaml_v2: bool = False) -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) within the limits above; every float
     finite. One-line BadInput on any problem. The text's secrets are registered with the scrubber
-    first, so no message (ruamel's, a validator's) can print one."""
+    first, so no message (ruamel's, a validator's) can print one. `go_yaml_v2`: plain scalars typed
+    as Filebeat's reader types them (tuner/core/go_yaml.py), not as YAML 1.2."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
+
+    from tuner.core.go_yaml import GoYamlV2Constructor, GoYamlV2Resolver, non_text_key
 
     register_input_secrets(text)
     try:
@@ -303,7 +306,10 @@ def parse_yaml(text: str, shown: str) -> Any:
         # input: the document is read as YAML says (the later anchor wins), the warning dropped
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            data = YAML(typ="rt").load(text)
+            yaml = YAML(typ="rt")
+            if go_yaml_v2:
+                yaml.Resolver, yaml.Constructor = GoYamlV2Resolver, GoYamlV2Constructor
+            data = yaml.load(text)
     except BadInput:
         raise
     except YAMLError as exc:
@@ -315,11 +321,17 @@ def parse_yaml(text: str, shown: str) -> Any:
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
         raise BadInput(f"{shown}: not valid YAML: {cut(str(exc) or type(exc).__name__, 200)}") from None
     check_tree(data, shown)
+    if go_yaml_v2 and (bad := non_text_key(data)) is not None:
+        key_line, read = bad
+        at = f":{key_line}" if key_line is not None else ""
+        raise BadInput(f"{shown}{at}: a key Filebeat reads as {read}, not text, which it refuses: quote it")
     return data
 
 
-def read_yaml(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> Any:
-    return parse_yaml(read_text(path, what, max_bytes), shown_path(path))
+def read_yaml(
+    path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES, go_yaml_v2: bool = False
+) -> Any:
+    return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml_v2)
 
 
 # ---- JSON ---------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ def load_filebeat(
     from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
 
     path = Path(path)
-    raw = read_yaml(path, "Filebeat configuration")
+    raw = read_yaml(path, "Filebeat configuration", go_yaml_v2=True)
     shown = shown_path(path)
     lines: dict[Path_, int] = {}
     data: dict[str, Any] = {}
@@ -397,11 +397,9 @@ def _select_sections(data: dict[str, Any], lines: dict[Path_, int], shown: str) 
     }
 
 
-# `enabled` values Filebeat reads as false: a string Go's strconv.ParseBool reads as false, and the
-# words its YAML 1.1 reader takes for false unquoted (kbt reads YAML 1.2, where they stay strings).
-_FALSE = frozenset(
-    {"0", "f", "F", "false", "FALSE", "False", "n", "N", "no", "No", "NO", "off", "Off", "OFF"}
-)
+# `enabled` values Filebeat reads as false: a string Go's strconv.ParseBool reads as false (an
+# unquoted no or off is already false: the file is read as Filebeat's YAML reader reads it).
+_FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})
 
 
 def _disabled(section: Any) -> bool:

@@ -97,13 +97,16 @@ def test_config(
         return build_version(binary), None
     lines = [ln.strip() for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
     lines = [ln for ln in lines if "fetching V2 controller" not in ln]  # a cgroup notice, not the config
+    # go-ucfg's assertions print a Go stack trace after the reason: the reason is the line before it
+    trace = next((i for i, ln in enumerate(lines) if ln.startswith("Trace:")), len(lines))
+    lines = lines[:trace]
     return build_version(binary), (lines[-1] if lines else f"exit status {proc.returncode}")
 
 
 def _parsed(path: Path) -> Any:
     """The file as YAML; an empty mapping for a file kbt cannot read (the schema check says why)."""
     try:
-        return read_yaml(path)
+        return read_yaml(path, go_yaml_v2=True)
     except BadInput:
         return {}
 
