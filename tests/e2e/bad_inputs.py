@@ -478,6 +478,21 @@ CASES: list[Case] = [
         files={"spec.yaml": "\x00\xff\xfe\x00garbage"},
     ),
     Case(
+        "spec-properties-without-client",
+        "sweep spec",
+        "a team's properties file named as a profile without its client",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "spec.yaml:11: profiles[0]: producer.properties says no client: name it"
+        " librdkafka:producer.properties or java:producer.properties",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - producer.properties"
+            ),
+            "producer.properties": "linger.ms=20\n",
+        },
+    ),
+    Case(
         "spec-missing",
         "sweep spec",
         "spec file does not exist",

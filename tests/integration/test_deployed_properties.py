@@ -162,3 +162,44 @@ def test_a_java_files_secret_is_an_env_reference_the_client_resolves(tmp_path: P
         BadInput, match=r"^java\.properties: the Java producer refuses it: Invalid value soon"
     ):
         check_properties_file(path)
+
+
+TEAM_JAVA = """\
+# the team's deployed producer: its brokers, SASL and serializers are the deployment's
+bootstrap.servers=kafka-0.kafka.svc:9092,kafka-1.kafka.svc:9092
+security.protocol=SASL_SSL
+sasl.mechanism=SCRAM-SHA-512
+sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\
+  username="orders" password="${env:KAFKA_PASSWORD}";
+key.serializer=org.apache.kafka.common.serialization.StringSerializer
+value.serializer=org.apache.kafka.common.serialization.StringSerializer
+client.id=orders-api
+acks=1
+linger.ms=25
+batch.size=65536
+compression.type=lz4
+max.request.size=2097152
+"""
+
+
+def test_a_teams_java_properties_file_runs_as_its_profile(lab: LabState, tmp_path: Path) -> None:
+    """`java:producer.properties` where a profile goes: the team's file, its brokers, SASL, client
+    id and serializers left to the lab, runs on the 3-broker lab with its batching and durability as
+    the Java producer reads them, every acked record read back."""
+    if not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.fail("the Java engine is not built: run 'make install'")
+    (tmp_path / "producer.properties").write_text(TEAM_JAVA)
+    record = _run(lab, tmp_path, "teamjava", "java:producer.properties")
+    assert (record.plan.profile.client, record.plan.profile.name) == ("java", "producer")
+    path, _ = _users_file(record.plan.profile, tmp_path)
+    reported = check_properties_file(path)
+    ran = {
+        k: reported[k] for k in ("acks", "linger.ms", "batch.size", "compression.type", "max.request.size")
+    }
+    assert ran == {
+        "acks": "1", "linger.ms": "25", "batch.size": "65536", "compression.type": "lz4",
+        "max.request.size": "2097152",
+    }  # fmt: skip
+    assert reported["enable.idempotence"] == "false"  # acks=1: the client's own consequence, stated
+    text = path.read_text()
+    assert "kafka-0.kafka.svc" not in text and "orders" not in text and "SCRAM" not in text

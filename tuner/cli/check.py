@@ -219,10 +219,10 @@ def _check_properties(
 ) -> None:
     """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
     from tuner.core.inputs import read_text, shown_path
-    from tuner.core.properties import parse_properties
+    from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
     from tuner.core.text import one_line, value
     from tuner.spec.clients import KINDS
-    from tuner.target.security import MAX_PROPERTIES_BYTES, literal_secret_keys
+    from tuner.target.security import literal_secret_keys
 
     checked: list[dict[str, object]] = []
     for path in files:

@@ -19,6 +19,9 @@ from tuner.core.errors import BadInput
 _LINE = re.compile(r"^((?:[^=:\s\\]|\\.)+)(?:\s*[=:\s]\s*(.*))?$", re.S)
 
 
+MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes
+
+
 def parse_properties(text: str, where: str) -> dict[str, str]:
     """A Java .properties text as java.util.Properties reads it, with trailing blanks dropped."""
     props: dict[str, str] = {}

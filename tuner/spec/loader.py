@@ -64,9 +64,15 @@ def load_workload(path: Path) -> WorkloadSpec:
     return load_model(WorkloadSpec, path)
 
 
-def load_profile(path: Path) -> ClientProfile:
-    """A profile file, or a client's own config file (a team's filebeat.yml) as the profile it
-    stands for (ClientKind.own_file_profile)."""
+def load_profile(path: Path, client: str | None = None) -> ClientProfile:
+    """A profile file, or a client's own config file as the profile it stands for
+    (ClientKind.own_file_profile): a team's filebeat.yml, or any client's file named with its kind
+    (`client`: `java:producer.properties`)."""
+    if client is not None:
+        own = KINDS[client].own_file_profile(path, None)
+        if own is None:
+            raise BadInput(f"{inputs.shown_path(path)}: kbt does not read {client}'s own files as profiles")
+        return validated(profile_of, own, {}, path)
     raw = read_yaml(path)
     data = inputs.plain_data(raw)
     for kind in KINDS.values():
@@ -86,8 +92,27 @@ def read_references(data: dict[str, Any], raw: Any, path: Path, profiles: type[A
     if isinstance(items, profiles):
         for key in items if isinstance(items, dict) else range(len(items)):
             if isinstance(items[key], str):
-                profile = load_profile(referenced_file(items[key], path, raw, ("profiles", key)))
+                kind, ref = _own_file_kind(items[key], path, raw, ("profiles", key))
+                profile = load_profile(referenced_file(ref, path, raw, ("profiles", key)), kind)
                 items[key] = dump_keeping_path(profile)
+
+
+def _own_file_kind(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> tuple[str | None, str]:
+    """`java:producer.properties` -> ("java", "producer.properties"); a plain file name -> (None,
+    the name). A prefix naming no kind, on a file that is not there, is one line with a hint."""
+    client, named, rest = ref.partition(":")
+    if named and client in KINDS:
+        return client, rest
+    line = located(raw, loc)[1]
+    where = f"{inputs.shown_path(path)}:{line}" if line else inputs.shown_path(path)
+    if named and re.fullmatch(r"[a-z][a-z0-9_-]*", client) and not inputs.is_file(path.parent / ref):
+        hint = did_you_mean(client, KINDS) or f" (one of: {', '.join(KINDS)})"
+        raise BadInput(f"{where}: {dotted_path(loc)}: unknown client {client!r}{hint}")
+    suffix = Path(ref).suffix.lower()
+    readers = [f"{k}:{ref}" for k, kind in KINDS.items() if suffix in kind.own_file_suffixes]
+    if readers:
+        raise BadInput(f"{where}: {dotted_path(loc)}: {ref} says no client: name it {' or '.join(readers)}")
+    return None, ref
 
 
 def load_sweep(path: Path) -> LoadedSweep:

@@ -23,7 +23,7 @@ from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
-from tuner.core.properties import parse_properties
+from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
@@ -73,9 +73,6 @@ _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
 }
-
-
-MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes
 
 
 def read_properties_file(path: Path, where: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ tuner/spec/clients/producer.py.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,9 +109,15 @@ class ClientKind(Generic[P]):
     def check_fits(self, profile: P, topic_max_bytes: int, event_bytes: int | None) -> None:
         """ValueError when the profile's batches cannot reach a topic with this limit."""
 
-    def own_file_profile(self, path: Path, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    # The endings of this client's own files that say nothing of the client (a team names them
+    # `KIND:FILE`), e.g. `.properties`.
+    own_file_suffixes: tuple[str, ...] = ()
+
+    def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """The profile a client's own config file stands for, when a team names that file where a
-        profile goes (`data`: the file read); None when it is not this client's file."""
+        profile goes: `data` is the file read as YAML, or None when the team named the file with
+        this kind (`java:producer.properties`: read it this client's way). None when it is not this
+        client's file."""
         return None
 
     def describe(self, profile: P) -> str:
@@ -167,3 +174,14 @@ def num(conf: Mapping[str, str], key: str, default: float) -> float:
 def name_of(client: str, codec: str, knob: float, extra: str = "") -> str:
     """A recommender candidate's name, e.g. `rec-java-b128k-zstd-850ms`."""
     return "-".join(p for p in ("rec", client, extra, codec, f"{round(knob)}ms") if p)
+
+
+def own_file_name(path: Path, fallback: str) -> str:
+    """A profile name from a team file's name (a run name's characters)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:100].strip(".") or fallback
+
+
+def own_file_description(path: Path, title: str, left: Sequence[str]) -> str:
+    """What a team file as a profile is, and what of it the lab or the target sets instead."""
+    what = f" ({', '.join(left)}: the lab's or the target's)" if left else ""
+    return f"{path.name} as {title} reads it{what}"

@@ -20,7 +20,6 @@ broker). Its load runs real Filebeat pods when a build is installed, else the Sa
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,7 +30,15 @@ from pydantic import SerializationInfo, field_serializer, field_validator
 from tuner.core.numbers import cut_value, document_number, parse_int
 from tuner.core.yaml_block import block_yaml, yaml_scalar
 from tuner.spec.base import config_string
-from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
+from tuner.spec.clients.base import (
+    ClientKind,
+    Family,
+    Rendered,
+    SearchContext,
+    name_of,
+    own_file_description,
+    own_file_name,
+)
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
 from tuner.spec.engine_id import EngineId
@@ -156,18 +163,18 @@ class Filebeat(ClientKind[FilebeatProfile]):
     software = ("sarama",)
     client_ids = ("beats",)
 
-    def own_file_profile(self, path: Path, data: Mapping[str, Any]) -> dict[str, Any] | None:
+    def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """A team's filebeat.yml named as a profile: its batching, queue and encoding as Filebeat
         reads them (`${VAR}` from the environment); where it sends and how it connects
         (DEPLOYMENT_OPTIONS) are the lab's or the target's, as each deployment's are its own."""
-        if "client" in data or not any(str(k) == "output" or str(k).startswith("output.") for k in data):
+        # data None: named `filebeat:FILE`; else a YAML file that is Filebeat's (an output, no `client`)
+        if data is not None and ("client" in data or all(str(k).split(".")[0] != "output" for k in data)):
             return None
         fragment = load_filebeat(path).config.model_dump(mode="json", exclude_unset=True, exclude_none=True)
         kafka = fragment.get("output", {}).get("kafka", {})
         left = sorted(option for option in DEPLOYMENT_OPTIONS if kafka.pop(option, None) is not None)
-        name = re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:100].strip(".") or "filebeat"
-        what = f" ({', '.join(left)}: the lab's or the target's)" if left else ""
-        return {"name": name, "client": self.name, "description": f"{path.name} as Filebeat reads it{what}",
+        description = own_file_description(path, self.title, left)
+        return {"name": own_file_name(path, self.name), "client": self.name, "description": description,
                 "filebeat": fragment}  # fmt: skip
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:

@@ -74,7 +74,8 @@ class Java(ProducerKind[JavaProfile]):
     multi_partition_requests = True
     software = ("apache-kafka-java",)
     environment = (
-        "bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id", "key/value serializers",
+        "bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id", "key.serializer",
+        "value.serializer",
     )  # fmt: skip
     SEARCHED = frozenset(
         {"linger.ms", "batch.size", "compression.type", "compression.gzip.level", "compression.lz4.level",

@@ -86,6 +86,7 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         ("retries", ("message.send.max.retries",)),
         ("max.in.flight.requests.per.connection", ("max.in.flight",)),
     )
+    aliases = CANONICAL
     SEARCHED = frozenset(
         {"linger.ms", "queue.buffering.max.ms", "batch.num.messages", "batch.size", "compression.type",
          "compression.codec", "compression.level", "partitioner", "sticky.partitioning.linger.ms"}

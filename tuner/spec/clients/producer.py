@@ -15,16 +15,19 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference
+from tuner.core.inputs import read_text, shown_path
 from tuner.core.numbers import parse_number
-from tuner.core.properties import properties_line
+from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties, properties_line
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
-from tuner.spec.clients.base import ClientKind, Rendered
+from tuner.spec.clients.base import ClientKind, Rendered, own_file_description, own_file_name
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MAX_KAFKA_BYTES, MESSAGE_TIMEOUT_KEYS
 from tuner.spec.profile import ProfileBase
 
@@ -158,6 +161,34 @@ class ProducerKind(ClientKind[P]):
     SEARCHED: frozenset[str] = frozenset()
     environment: tuple[str, ...] = ("bootstrap.servers", "security.protocol", "sasl.*", "ssl.*", "client.id")
     measurement: tuple[str, ...] = ()
+
+    own_file_suffixes = (".properties", ".conf", ".config", ".cfg")
+    # Another name the client takes for a property -> the client's own name for it.
+    aliases: Mapping[str, str] = {}
+
+    def set_by_deployment(self, key: str) -> bool:
+        """A property the deployment sets outside the file (`environment`, under any of its names),
+        or a secret."""
+        canonical = self.aliases.get(key, key)
+        names = {key, canonical, *(a for a, c in self.aliases.items() if c == canonical)}
+        return is_secret_name(key) or any(fnmatchcase(n, p) for n in names for p in self.environment)
+
+    def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A team's producer properties named `KIND:FILE` where a profile goes (a properties file
+        does not say which client reads it): every property as an override, as the client reads it,
+        but what the deployment sets (brokers, security, client id, serializers, secrets): the lab's
+        or the target's. Durability is the file's. A YAML file is never this kind's own."""
+        if data is not None:
+            return None
+        text = read_text(path, "properties file", MAX_PROPERTIES_BYTES)
+        props = parse_properties(text, shown_path(path))
+        left = sorted(k for k in props if self.set_by_deployment(k))
+        return {
+            "name": own_file_name(path, self.name),
+            "client": self.name,
+            "description": own_file_description(path, self.title, left),
+            "overrides": {k: v for k, v in props.items() if k not in left},
+        }
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         """The client's own default of each durability property, given the settings in `conf`."""
