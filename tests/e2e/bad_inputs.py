@@ -493,6 +493,25 @@ CASES: list[Case] = [
         },
     ),
     Case(
+        "spec-collector-batch-processor",
+        "sweep spec",
+        "a team's collector config whose logs pipeline batches in the batch processor",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "collector.yaml: processors.batch: kbt runs the exporter's own batching, not the batch processor:"
+        " move it to the kafka exporter's sending_queue.batch (min_size: send_batch_size, flush_timeout:"
+        " timeout) to run this file",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - otelcol:collector.yaml"
+            ),
+            "collector.yaml": "receivers: {filelog: {include: [/var/log/a.log]}}\n"
+            "processors: {batch: {send_batch_size: 2000, timeout: 1s}}\n"
+            "exporters: {kafka: {brokers: [k1:9092]}}\n"
+            "service: {pipelines: {logs: {receivers: [filelog], processors: [batch], exporters: [kafka]}}}\n",
+        },
+    ),
+    Case(
         "spec-missing",
         "sweep spec",
         "spec file does not exist",

@@ -72,13 +72,13 @@ def load_profile(path: Path, client: str | None = None) -> ClientProfile:
         own = KINDS[client].own_file_profile(path, None)
         if own is None:
             raise BadInput(f"{inputs.shown_path(path)}: kbt does not read {client}'s own files as profiles")
-        return validated(profile_of, own, {}, path)
+        return validated(profile_of, own, own, path)  # a refusal names the profile's key path
     raw = read_yaml(path)
     data = inputs.plain_data(raw)
     for kind in KINDS.values():
         own = kind.own_file_profile(path, data)
         if own is not None:
-            return validated(profile_of, own, raw, path)
+            return validated(profile_of, own, own, path)
     return validated(profile_of, data, raw, path)
 
 

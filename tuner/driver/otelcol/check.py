@@ -20,6 +20,8 @@ from pathlib import Path
 from tuner.driver.otelcol.build import require_collector, validate
 
 _ENV = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)")
+_DEFAULTED = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*):-")
+_ENV_PLAIN = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 STUB = {
     "receivers": {"file_log": {"include": ["/nonexistent/kbt-stub.log"]}},
     "exporters": {"kafka": {"brokers": ["127.0.0.1:9092"]}},
@@ -140,7 +142,11 @@ def _substitutions(data: object, text: str) -> dict[str, str]:
         if isinstance(value, str) and is_secret_name(key)
         for name in _ENV.findall(value)
     }
+    # `${env:VAR:-default}` with VAR unset here: the collector takes the default, as it will where
+    # the variable is unset there too; a placeholder would replace a good default with a bad value
+    defaulted = set(_DEFAULTED.findall(text)) - set(_ENV_PLAIN.findall(text))
     return {
         name: PLACEHOLDER if name in secret else os.environ.get(name, PLACEHOLDER)
         for name in _ENV.findall(text)
+        if name in secret or name in os.environ or name not in defaulted
     }

@@ -27,13 +27,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import SerializationInfo, field_serializer
 
+from tuner.core.errors import BadInput
+from tuner.core.inputs import plain_data, read_yaml, shown_path
 from tuner.core.redact import redact
 from tuner.core.yaml_block import block_yaml
-from tuner.spec.clients.base import ClientKind, Family, Rendered, SearchContext, name_of
+from tuner.spec.clients.base import (
+    ClientKind,
+    Family,
+    Rendered,
+    SearchContext,
+    name_of,
+    own_file_description,
+    own_file_name,
+)
 from tuner.spec.clients.rules import OtelcolRules, Partitioning
 from tuner.spec.engine_id import EngineId
 from tuner.spec.filebeat_load import expand_dotted
@@ -48,6 +59,7 @@ from tuner.spec.otelcol import (
     REQUIRED_ACKS,
     OtelcolConfig,
 )
+from tuner.spec.otelcol_own import team_collector
 from tuner.spec.profile import ProfileBase
 
 # The batch flush timer's mean lateness, fitted on the real runs of loadtests/otelcol-sweep.yaml
@@ -113,6 +125,27 @@ class Otelcol(ClientKind[OtelcolProfile]):
     multi_partition_requests = True
     software = ("kgo", "franz")
     stands_in_for = "franz-go clients are replayed as the OpenTelemetry Collector kind (franz-go)"
+
+    def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """A team's collector config named as a profile (or `otelcol:FILE`): the kafka exporter and
+        filelog receiver settings of its logs pipeline that kbt runs, as the collector reads them;
+        where it sends and how it connects are the lab's or the target's, and exporter options kbt
+        does not run are named (tuner/spec/otelcol_own.py)."""
+        if data is None:
+            data = plain_data(read_yaml(path, "collector config"))
+            if not isinstance(data, Mapping):
+                raise BadInput(f"{shown_path(path)}: expected a mapping of keys at the top level")
+        elif "client" in data or not {"exporters", "service"} <= set(map(str, data)):
+            return None
+        try:
+            settings, left, not_carried = team_collector(data, shown_path(path))
+        except ValueError as exc:
+            raise BadInput(str(exc)) from None
+        description = own_file_description(path, self.title, left)
+        if not_carried:
+            description += f"; not run by kbt (the collector's defaults): {', '.join(not_carried)}"
+        return {"name": own_file_name(path, self.name), "client": self.name, "description": description,
+                "otelcol": settings}  # fmt: skip
 
     def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""
