@@ -13,26 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.team_files import sweep_naming
 from tuner.core.errors import BadInput
 from tuner.driver.otelcol.build import collector_binary
 from tuner.spec.clients import kind_of
 from tuner.spec.clients.otelcol import config_of
 from tuner.spec.loader import load_sweep
 from tuner.spec.otelcol_own import team_collector
-
-SPEC = """\
-name: own
-workload:
-  name: own
-  topics: [{name: own, partitions: 3}]
-  producers: 2
-  rate_per_producer: 10
-  message: {kind: generated, bytes: 100}
-  duration_s: 5
-  warmup_s: 1
-profiles:
-  - PROFILE
-"""
 
 COLLECTOR = """\
 receivers:
@@ -66,9 +53,7 @@ service:
 
 
 def _load(tmp_path: Path, ref: str, text: str) -> Any:
-    (tmp_path / "collector.yaml").write_text(text)
-    (tmp_path / "spec.yaml").write_text(SPEC.replace("PROFILE", ref))
-    [run] = load_sweep(tmp_path / "spec.yaml").runs
+    [run] = load_sweep(sweep_naming(tmp_path, ref, {"collector.yaml": text})).runs
     return run.profile
 
 

@@ -11,25 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.team_files import sweep_naming
 from tuner.core.errors import BadInput
 from tuner.spec.clients import KINDS, kind_of
 from tuner.spec.clients.base import ClientKind
 from tuner.spec.loader import load_sweep
 from tuner.spec.stress_load import load_stress
-
-SPEC = """\
-name: own
-workload:
-  name: own
-  topics: [{name: own, partitions: 3}]
-  producers: 2
-  rate_per_producer: 10
-  message: {kind: generated, bytes: 100}
-  duration_s: 5
-  warmup_s: 1
-profiles:
-  - PROFILE
-"""
 
 JAVA = """\
 # the team's deployed producer
@@ -61,18 +48,9 @@ sasl.password=hunter2
 """
 
 
-def _sweep(tmp_path: Path, ref: str, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(SPEC.replace("PROFILE", ref))
-    return spec
-
-
 def test_a_java_file_is_its_settings_without_the_deployments(tmp_path: Path) -> None:
     [run] = load_sweep(
-        _sweep(tmp_path, "java:team/producer.properties", {"team/producer.properties": JAVA})
+        sweep_naming(tmp_path, "java:team/producer.properties", {"team/producer.properties": JAVA})
     ).runs
     profile = run.profile
     assert (profile.client, profile.name) == ("java", "producer")
@@ -94,7 +72,9 @@ def test_a_java_file_is_its_settings_without_the_deployments(tmp_path: Path) -> 
 
 
 def test_a_librdkafka_file_runs_its_aliases_as_librdkafka_reads_them(tmp_path: Path) -> None:
-    [run] = load_sweep(_sweep(tmp_path, "librdkafka:rdk.properties", {"rdk.properties": LIBRDKAFKA})).runs
+    [run] = load_sweep(
+        sweep_naming(tmp_path, "librdkafka:rdk.properties", {"rdk.properties": LIBRDKAFKA})
+    ).runs
     profile = run.profile
     rules = kind_of(profile).rules(profile)
     assert (profile.client, rules.linger_ms, rules.compression) == ("librdkafka", 20.0, "zstd")
@@ -139,7 +119,7 @@ def test_a_stress_spec_takes_the_same_reference(tmp_path: Path) -> None:
     ],
 )  # fmt: skip
 def test_a_file_that_says_no_client_or_a_wrong_one_is_one_line(tmp_path: Path, ref: str, line: str) -> None:
-    spec = _sweep(tmp_path, ref, {"producer.properties": JAVA})
+    spec = sweep_naming(tmp_path, ref, {"producer.properties": JAVA})
     with pytest.raises(BadInput) as err:
         load_sweep(spec)
     assert err.value.message == f"{spec}:11: profiles[0]: {line}"
@@ -149,7 +129,7 @@ def test_a_kind_that_reads_no_own_file_says_so(tmp_path: Path, monkeypatch: pyte
     # every kind reads its own files today: a kind without the hook (the base's) stands in
     kind = KINDS["otelcol"]
     monkeypatch.setattr(type(kind), "own_file_profile", ClientKind.own_file_profile)
-    spec = _sweep(tmp_path, "otelcol:producer.properties", {"producer.properties": JAVA})
+    spec = sweep_naming(tmp_path, "otelcol:producer.properties", {"producer.properties": JAVA})
     with pytest.raises(BadInput) as err:
         load_sweep(spec)
     assert err.value.message.endswith(
@@ -158,7 +138,7 @@ def test_a_kind_that_reads_no_own_file_says_so(tmp_path: Path, monkeypatch: pyte
 
 
 def test_an_unknown_java_property_is_named(tmp_path: Path) -> None:
-    spec = _sweep(tmp_path, "java:rdk.properties", {"rdk.properties": LIBRDKAFKA})
+    spec = sweep_naming(tmp_path, "java:rdk.properties", {"rdk.properties": LIBRDKAFKA})
     with pytest.raises(BadInput) as err:
         load_sweep(spec)
     named = (
@@ -188,7 +168,7 @@ def test_any_properties_file_loads_or_is_one_line(
     tmp_path: Path, lines: list[tuple[str, str]], kind: str
 ) -> None:
     text = "".join(f"{k}={v}\n" for k, v in lines)
-    spec = _sweep(tmp_path, f"{kind}:p.properties", {"p.properties": text})
+    spec = sweep_naming(tmp_path, f"{kind}:p.properties", {"p.properties": text})
     try:
         [run] = load_sweep(spec).runs
     except BadInput as exc:
