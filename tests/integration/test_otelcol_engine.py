@@ -87,3 +87,53 @@ def test_a_pod_whose_telemetry_port_was_taken_starts_again_on_another(lab: LabSt
         finally:
             stop([pod.proc] if pod.proc is not None else [], 10.0)
     assert pod.proc is not None and pod.proc.poll() is not None
+
+
+TEAM_COLLECTOR = """\
+receivers:
+  filelog/app:
+    include: [/var/log/pods/*/*/*.log]
+    poll_interval: 300ms
+exporters:
+  kafka:
+    brokers: ${env:KAFKA_BROKERS}
+    client_id: otel-agent
+    auth:
+      sasl: {username: otel, password: "${env:KAFKA_PASSWORD}", mechanism: SCRAM-SHA-512}
+    logs: {encoding: raw, topic: app-logs}
+    producer:
+      linger: ${env:KBT_IT_LINGER:-50ms}
+      compression: zstd
+      required_acks: -1
+    sending_queue:
+      enabled: true
+      batch: {flush_timeout: 200ms, min_size: 500}
+service:
+  pipelines:
+    logs: {receivers: [filelog/app], exporters: [kafka]}
+"""
+
+
+def test_a_teams_collector_config_runs_as_its_profile(lab: LabState, make_topic: Any, tmp_path: Path) -> None:
+    """A team's collector config named where the profile goes: its exporter and receiver settings
+    run on real collector pods against the lab (its brokers, SASL and topic left to the lab), every
+    line read back; raw encoding makes one record per line."""
+    (tmp_path / "collector.yaml").write_text(TEAM_COLLECTOR)
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(
+        "name: otelcol-team\n"
+        "workload: {name: w, topics: [{name: t, partitions: 6, replication_factor: 3}], producers: 2,"
+        " processes: 1, rate_per_producer: 40, message: {kind: generated, bytes: 600}, duration_s: 6,"
+        " warmup_s: 2}\n"
+        "profiles: [collector.yaml]\n"
+        "name_format: '{profile}'\n"
+    )
+    [plan] = load_sweep(spec).runs
+    assert plan.profile.client == "otelcol" and "brokers" in plan.profile.description
+    topic = make_topic(partitions=6, replication=3)
+    run = run_otelcol(plan, Placement("it-otelcol-team", (topic,), lab.bootstrap_servers))
+    delivery = run.result.delivery
+    assert run.written == 2 * 40 * 6
+    assert delivery.verified and delivery.lost == 0 and delivery.duplicates == 0, delivery
+    assert delivery.consumed == delivery.acked == run.written
+    assert run.counters["exporter.sent"] == run.written and run.counters["exporter.failed"] == 0

@@ -63,8 +63,28 @@ READ_AS = {
 
 @pytest.mark.parametrize("text", sorted(READ_AS))
 def test_plain_scalars_read_as_filebeat_reads_them(text: str) -> None:
-    got = parse_yaml(f"v: {text}\n", "f.yml", go_yaml_v2=True)["v"]
+    got = parse_yaml(f"v: {text}\n", "f.yml", go_yaml="v2")["v"]
     want = READ_AS[text]
+    assert got == want and type(got) is type(want), (text, got)
+
+
+# text -> what the collector's reader (yaml.v3) made of it (`print-config` of 0.165)
+READ_AS_V3 = {
+    "0100": 64,
+    "0o17": 15,
+    "1_000": 1000,
+    "0x10": 16,
+    "09": 9.0,
+    "yes": "yes",
+    "on": "on",
+    "true": True,
+}
+
+
+@pytest.mark.parametrize("text", sorted(READ_AS_V3))
+def test_plain_scalars_read_as_the_collector_reads_them(text: str) -> None:
+    got = parse_yaml(f"v: {text}\n", "c.yaml", go_yaml="v3")["v"]
+    want = READ_AS_V3[text]
     assert got == want and type(got) is type(want), (text, got)
 
 
@@ -102,7 +122,7 @@ _TOKEN = st.text(alphabet="0123456789abcdefxXoObBeE_+-.:yYnN~", min_size=1, max_
 @given(_TOKEN)
 def test_any_plain_scalar_reads_or_is_one_line(token: str) -> None:
     try:
-        parse_yaml(f"v: {token}\n", "f.yml", go_yaml_v2=True)
+        parse_yaml(f"v: {token}\n", "f.yml", go_yaml="v2")
     except BadInput as exc:
         assert "\n" not in exc.message and exc.message.startswith("f.yml")
 
@@ -141,7 +161,7 @@ def test_generated_scalars_read_as_real_filebeat_exports_them(tmp_path: Path) ->
     body = "".join(f"  k{i}: {t}\n" for i, t in enumerate(tokens))
     path = tmp_path / "filebeat.yml"
     path.write_text(BASE + "kbt_probe:\n" + body)
-    ours = parse_yaml(path.read_text(), "f.yml", go_yaml_v2=True)["kbt_probe"]
+    ours = parse_yaml(path.read_text(), "f.yml", go_yaml="v2")["kbt_probe"]
     binary = next(iter(filebeat_builds().values()))
     done = subprocess.run(
         [str(binary), "export", "config", "-c", str(path), "--path.home", str(tmp_path),

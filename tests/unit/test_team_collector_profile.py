@@ -6,6 +6,9 @@ processor) is one line."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +107,8 @@ def test_a_variable_is_read_from_the_environment(tmp_path: Path, monkeypatch: py
         ("    logs:\n      receivers", "    traces:\n      receivers",
          "no logs pipeline exports to a kafka exporter (kbt runs one)"),
         ("      compression: zstd", "      compression: brotli", "compression"),
+        # the collector refuses it too: true or false only
+        ("      enabled: true", "      enabled: yes", "sending_queue.enabled"),
     ],
 )  # fmt: skip
 def test_a_file_kbt_cannot_run_as_written_is_one_line(tmp_path: Path, old: str, new: str, says: str) -> None:
@@ -144,13 +149,30 @@ def test_any_shape_is_settings_or_one_line(data: dict[str, Any]) -> None:
 
 
 @pytest.mark.skipif(collector_binary() is None, reason="no OpenTelemetry Collector build: run make install")
-def test_the_rendered_fragment_passes_the_real_collector(
+def test_the_team_file_and_the_rendered_fragment_pass_the_real_collector(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The team's file is one the collector takes (its ${env:VAR:-default} left to the collector,
+    not a placeholder), read as the collector reads it (0100 is octal: 64), and so is the fragment
+    kbt renders from it."""
     from tuner.driver.otelcol.check import check_fragment
 
     monkeypatch.delenv("KBT_TEST_LINGER", raising=False)
-    profile = _load(tmp_path, "collector.yaml", COLLECTOR)
+    monkeypatch.setenv("KAFKA_BROKERS", "127.0.0.1:1,127.0.0.1:2")
+    team = COLLECTOR.replace(
+        "      compression: zstd\n", "      compression: zstd\n      flush_max_messages: 0100\n"
+    )
+    profile = _load(tmp_path, "collector.yaml", team)
+    assert config_of(profile).kafka.producer.flush_max_messages == 64
+    assert check_fragment(tmp_path / "collector.yaml") is None
+    config = f"--config=file:{tmp_path}/collector.yaml"
+    printed = subprocess.run(
+        [str(collector_binary()), "print-config", config, "--format=json"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "KAFKA_PASSWORD": "x"},
+    )  # fmt: skip
+    assert json.loads(printed.stdout)["exporters"]["kafka"]["producer"]["flush_max_messages"] == 64, (
+        printed.stderr
+    )
     fragment = tmp_path / "otelcol.yaml"
     fragment.write_text(kind_of(profile).render(profile, ()).text)
     assert check_fragment(fragment) is None

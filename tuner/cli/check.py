@@ -119,8 +119,10 @@ def otelcol(
     Each file is merged over a stub base (a file_log receiver, the kafka exporter, one logs
     pipeline) as `--config base.yaml --config FILE` merges it, and validated by the collector
     `make install` builds; `${env:VAR}` references take this environment's values (a secret's, or
-    an unset one, a placeholder word, named when the collector refuses it). A brokers variable as a
-    list element (one address to the collector) is refused. One line per refused file (exit 2)."""
+    an unset one, a placeholder word, named when the collector refuses it; an unset one with a
+    default, `${env:VAR:-x}`, its default). The YAML is read as the collector reads it (04000 is
+    octal, `yes` is no boolean). A brokers variable as a list element (one address to the
+    collector) is refused. One line per refused file (exit 2)."""
     from tuner.driver.otelcol.build import collector_binary
     from tuner.driver.otelcol.check import check_fragment
 

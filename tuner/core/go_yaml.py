@@ -1,11 +1,14 @@
-"""Plain YAML scalars typed as Go's gopkg.in/yaml.v2 types them into an untyped map: the reader of
-Filebeat's configuration library (go-ucfg). kbt's own files are YAML 1.2; a team's filebeat.yml must
-read as Filebeat reads it, or kbt checks and runs other numbers than the pods do:
+"""Plain YAML scalars typed as Go's YAML readers type them into an untyped map: gopkg.in/yaml.v2,
+the reader of Filebeat's configuration library (go-ucfg), and yaml.v3, the collector's (confmap).
+kbt's own files are YAML 1.2; a team's filebeat.yml or collector config must read as its client reads
+it, or kbt checks and runs other numbers than the pods do:
 
-- the YAML 1.1 words are booleans: y, yes, on, n, no, off (any of their spellings);
 - integers follow Go's syntax after every `_` is dropped: `0777` and `0o777` are octal, `0x`, `0b`;
-  `09` is no integer but a float; past 64 bits a number is a float;
+  `09` is no integer but a float; past 64 bits a number is a float (both readers);
+- yaml.v2 takes the YAML 1.1 words for booleans: y, yes, on, n, no, off (any of their spellings);
+  yaml.v3 only true and false (the collector refuses `enabled: yes`);
 - no sexagesimal numbers (`1:30` is text), and a timestamp stays text.
+Checked against Filebeat 7.17's `export config` and the collector's `print-config`.
 """
 
 from __future__ import annotations
@@ -47,9 +50,12 @@ def go_int(text: str) -> int | None:
     return value if _INT_RANGE[0] <= value < _INT_RANGE[1] else None
 
 
-def go_v2_tag(value: str) -> str:
-    """The tag yaml.v2 resolves a plain scalar to (its resolve(), untyped target)."""
-    if value in _BOOLS:
+_YAML_1_2_BOOLS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+
+
+def go_tag(value: str, v3: bool = False) -> str:
+    """The tag yaml.v2 (or v3) resolves a plain scalar to (its resolve(), untyped target)."""
+    if value in _BOOLS and (not v3 or value in _YAML_1_2_BOOLS):
         return "bool"
     if value in _NULLS:
         return "null"
@@ -69,10 +75,18 @@ def go_v2_tag(value: str) -> str:
 class GoYamlV2Resolver(VersionedResolver):
     """Plain scalars by yaml.v2's rules; everything else as ruamel resolves it."""
 
+    v3 = False
+
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is ScalarNode and implicit[0]:
-            return Tag(suffix=_TAG + go_v2_tag(value))
+            return Tag(suffix=_TAG + go_tag(value, self.v3))
         return super().resolve(kind, value, implicit)
+
+
+class GoYamlV3Resolver(GoYamlV2Resolver):
+    """yaml.v3: booleans are true and false alone."""
+
+    v3 = True
 
 
 class GoYamlV2Constructor(RoundTripConstructor):

@@ -22,7 +22,7 @@ import stat
 import warnings
 from collections.abc import Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tuner.core.errors import BadInput
 from tuner.core.numbers import MAX_MAGNITUDE
@@ -33,6 +33,8 @@ MiB = 1 << 20
 MAX_INPUT_BYTES = 64 * MiB  # specs, profiles, records, state: far below this
 MAX_DEPTH = 64  # deepest nesting a spec, record or answer may have
 MAX_NODES = 1_000_000  # nodes after alias expansion
+
+GoYaml = Literal["v2", "v3"]  # which Go YAML reader a client reads its file with
 
 
 def shown_path(path: Path | str) -> str:
@@ -289,15 +291,16 @@ def _first_given(text: str, exc: Exception, key: str) -> int | None:
     return None
 
 
-def parse_yaml(text: str, shown: str, go_yaml_v2: bool = False) -> Any:
+def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) within the limits above; every float
     finite. One-line BadInput on any problem. The text's secrets are registered with the scrubber
-    first, so no message (ruamel's, a validator's) can print one. `go_yaml_v2`: plain scalars typed
-    as Filebeat's reader types them (tuner/core/go_yaml.py), not as YAML 1.2."""
+    first, so no message (ruamel's, a validator's) can print one. `go_yaml`: plain scalars typed as
+    that Go reader types them (v2: Filebeat's, v3: the collector's; tuner/core/go_yaml.py), not as
+    YAML 1.2."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
-    from tuner.core.go_yaml import GoYamlV2Constructor, GoYamlV2Resolver, non_text_key
+    from tuner.core.go_yaml import GoYamlV2Constructor, GoYamlV2Resolver, GoYamlV3Resolver, non_text_key
 
     register_input_secrets(text)
     try:
@@ -307,8 +310,9 @@ def parse_yaml(text: str, shown: str, go_yaml_v2: bool = False) -> Any:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yaml = YAML(typ="rt")
-            if go_yaml_v2:
-                yaml.Resolver, yaml.Constructor = GoYamlV2Resolver, GoYamlV2Constructor
+            if go_yaml is not None:
+                yaml.Resolver = GoYamlV2Resolver if go_yaml == "v2" else GoYamlV3Resolver
+                yaml.Constructor = GoYamlV2Constructor
             data = yaml.load(text)
     except BadInput:
         raise
@@ -321,7 +325,7 @@ def parse_yaml(text: str, shown: str, go_yaml_v2: bool = False) -> Any:
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
         raise BadInput(f"{shown}: not valid YAML: {cut(str(exc) or type(exc).__name__, 200)}") from None
     check_tree(data, shown)
-    if go_yaml_v2 and (bad := non_text_key(data)) is not None:
+    if go_yaml == "v2" and (bad := non_text_key(data)) is not None:
         key_line, read = bad
         at = f":{key_line}" if key_line is not None else ""
         raise BadInput(f"{shown}{at}: a key Filebeat reads as {read}, not text, which it refuses: quote it")
@@ -329,9 +333,12 @@ def parse_yaml(text: str, shown: str, go_yaml_v2: bool = False) -> Any:
 
 
 def read_yaml(
-    path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES, go_yaml_v2: bool = False
+    path: Path | str,
+    what: str = "file",
+    max_bytes: int | None = MAX_INPUT_BYTES,
+    go_yaml: GoYaml | None = None,
 ) -> Any:
-    return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml_v2)
+    return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml)
 
 
 # ---- JSON ---------------------------------------------------------------------------------------

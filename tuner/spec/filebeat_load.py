@@ -72,7 +72,7 @@ def load_filebeat(
     from tuner.spec.loader import read_yaml  # the loader reaches this module through the profile union
 
     path = Path(path)
-    raw = read_yaml(path, "Filebeat configuration", go_yaml_v2=True)
+    raw = read_yaml(path, "Filebeat configuration", go_yaml="v2")
     shown = shown_path(path)
     lines: dict[Path_, int] = {}
     data: dict[str, Any] = {}

@@ -34,12 +34,12 @@ class LoadedSweep:
     runs: list[RunPlan]
 
 
-def read_yaml(path: Path, what: str = "spec file", go_yaml_v2: bool = False) -> Any:
+def read_yaml(path: Path, what: str = "spec file", go_yaml: inputs.GoYaml | None = None) -> Any:
     """Parse YAML keeping line numbers (ruamel round-trip) through the input boundary (regular
     file, size, depth and alias limits, finite numbers); one-line BadInput on any problem. `what`
-    is how a message calls the file ("no such Filebeat configuration"); `go_yaml_v2`: a file
-    Filebeat reads, typed as it types it."""
-    data = inputs.read_yaml(path, what, go_yaml_v2=go_yaml_v2)
+    is how a message calls the file ("no such Filebeat configuration"); `go_yaml`: a file a
+    client written in Go reads, typed as its reader types it."""
+    data = inputs.read_yaml(path, what, go_yaml=go_yaml)
     if not isinstance(data, Mapping):
         raise BadInput(f"{inputs.shown_path(path)}: expected a mapping of keys at the top level")
     return data

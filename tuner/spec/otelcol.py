@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from tuner.spec.base import Acks, StrictModel, normal_acks
 from tuner.spec.duration import Duration, positive
@@ -80,7 +80,7 @@ class Batch(StrictModel):
 
 
 class SendingQueue(StrictModel):
-    enabled: bool | None = None
+    enabled: StrictBool | None = None  # true or false, as the collector takes it: `yes` is refused
     num_consumers: int | None = Field(default=None, gt=0, le=1000)
     queue_size: int | None = Field(default=None, gt=0, le=10_000_000)
     batch: Batch | None = None

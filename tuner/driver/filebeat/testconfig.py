@@ -106,7 +106,7 @@ def test_config(
 def _parsed(path: Path) -> Any:
     """The file as YAML; an empty mapping for a file kbt cannot read (the schema check says why)."""
     try:
-        return read_yaml(path, go_yaml_v2=True)
+        return read_yaml(path, go_yaml="v2")
     except BadInput:
         return {}
 

@@ -72,7 +72,7 @@ def check_fragment(path: Path) -> str | None:
     from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path
 
     text = read_text(path, "collector config", MAX_FRAGMENT_BYTES)
-    data = plain_data(parse_yaml(text, shown_path(path)))
+    data = plain_data(parse_yaml(text, shown_path(path), go_yaml="v3"))
     key = _literal_secret(data)
     if key is not None:
         raise BadInput(

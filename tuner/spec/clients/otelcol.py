@@ -131,12 +131,11 @@ class Otelcol(ClientKind[OtelcolProfile]):
         filelog receiver settings of its logs pipeline that kbt runs, as the collector reads them;
         where it sends and how it connects are the lab's or the target's, and exporter options kbt
         does not run are named (tuner/spec/otelcol_own.py)."""
-        if data is None:
-            data = plain_data(read_yaml(path, "collector config"))
-            if not isinstance(data, Mapping):
-                raise BadInput(f"{shown_path(path)}: expected a mapping of keys at the top level")
-        elif "client" in data or not {"exporters", "service"} <= set(map(str, data)):
+        if data is not None and ("client" in data or not {"exporters", "service"} <= set(map(str, data))):
             return None
+        data = plain_data(read_yaml(path, "collector config", go_yaml="v3"))  # as the collector reads it
+        if not isinstance(data, Mapping):
+            raise BadInput(f"{shown_path(path)}: expected a mapping of keys at the top level")
         try:
             settings, left, not_carried = team_collector(data, shown_path(path))
         except ValueError as exc:
