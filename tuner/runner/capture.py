@@ -68,14 +68,17 @@ def capture(
     silent = _prometheus_silent(target)
     if silent is not None and note is not None:  # said now, not after an hour's window
         note(f"{silent}: the capture goes on without the brokers' figures unless it answers by the end")
-    start = time.time()
+    # The window runs between the two end-offset reads, each taken when its answers came back: a
+    # read may take seconds on a busy cluster (a new admin connection, every leader asked), and a
+    # window timed from before the first read counted seconds that no offset spanned.
     first = end_offsets(conn, topics)
+    start = time.time()
     _wait(request.window_s, progress)
-    end = time.time()
     # a topic created inside the window (its producers start then) began at offset 0
     known = {t["name"] for t in topics}
     topics += [t for t in describe_topics(conn)[0] if t["name"] not in known]
     last = end_offsets(conn, topics)
+    end = time.time()
     for t in topics:
         t["partition_records"] = appended(first.get(t["name"]), last.get(t["name"], []))
         t["records"] = sum(t["partition_records"])
