@@ -47,6 +47,7 @@ NUMBER_ALLOWED = {
     ("measure/threads.py", "int(match.group(1))"): "a thread id in jcmd's dump of the lab's own broker",
     ("core/properties.py", "int(value[i + 2:i + 6], 16)"): "four hex digits a fullmatch checked first",
     ("model/queueing.py", "float(probs[-1])"): "numpy result",
+    ("core/go_yaml.py", "float(text.replace('_', ''))"): "a scalar the resolver matched to Go's float syntax",
     ("model/queueing.py", "float(x[0])"): "scipy fit result",
     ("model/queueing.py", "float(x[1])"): "scipy fit result",
     ("model/queueing.py", "float(x[2])"): "scipy fit result",

@@ -44,7 +44,7 @@ def go_int(text: str) -> int | None:
     if not _GO_INT.fullmatch(plain):
         return None
     sign, digits = (-1, plain[1:]) if plain[0] == "-" else (1, plain.lstrip("+"))
-    if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+    if len(digits) > 1 and digits[0] == "0" and digits[1] in "0123456789":
         digits = "0o" + digits[1:]  # Go's leading-zero octal
     value = sign * int(digits, 0)
     return value if _INT_RANGE[0] <= value < _INT_RANGE[1] else None

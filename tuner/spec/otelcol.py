@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, StrictBool, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from tuner.spec.base import Acks, StrictModel, normal_acks
 from tuner.spec.duration import Duration, positive
@@ -80,10 +80,18 @@ class Batch(StrictModel):
 
 
 class SendingQueue(StrictModel):
-    enabled: StrictBool | None = None  # true or false, as the collector takes it: `yes` is refused
+    enabled: bool | None = None
     num_consumers: int | None = Field(default=None, gt=0, le=1000)
     queue_size: int | None = Field(default=None, gt=0, le=10_000_000)
     batch: Batch | None = None
+
+    @field_validator("enabled", mode="before")
+    @classmethod
+    def _true_or_false(cls, value: Any) -> Any:
+        """true or false alone, as the collector takes it (it refuses `enabled: yes` or "true")."""
+        if value is not None and not isinstance(value, bool):
+            raise ValueError(f"must be true or false (got {value!r})")
+        return value
 
 
 class Logs(StrictModel):
