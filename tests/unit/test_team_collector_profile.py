@@ -109,6 +109,9 @@ def test_a_variable_is_read_from_the_environment(tmp_path: Path, monkeypatch: py
         ("      compression: zstd", "      compression: brotli", "compression"),
         # the collector refuses it too: true or false only
         ("      enabled: true", "      enabled: yes", "sending_queue.enabled"),
+        # a bare number is nanoseconds to the collector (its print-config), seconds to Filebeat
+        ("${env:KBT_TEST_LINGER:-50ms}", "50", "linger: 50 has no unit: the collector reads it as 50 ns"),
+        ("flush_timeout: 200ms", 'flush_timeout: "200"', "200 has no unit: the collector refuses it"),
     ],
 )  # fmt: skip
 def test_a_file_kbt_cannot_run_as_written_is_one_line(tmp_path: Path, old: str, new: str, says: str) -> None:

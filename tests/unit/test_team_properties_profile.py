@@ -115,6 +115,7 @@ def test_a_stress_spec_takes_the_same_reference(tmp_path: Path) -> None:
         ("producer.properties", "producer.properties says no client: name it"
          " librdkafka:producer.properties or java:producer.properties"),
         ("jaav:producer.properties", "unknown client 'jaav' (did you mean \"java\"?)"),
+        ("JAVA:producer.properties", "unknown client 'JAVA' (did you mean \"java\"?)"),
         ("java:absent.properties", 'no such file "absent.properties"'),
     ],
 )  # fmt: skip

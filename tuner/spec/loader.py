@@ -105,8 +105,8 @@ def _own_file_kind(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -
         return client, rest
     line = located(raw, loc)[1]
     where = f"{inputs.shown_path(path)}:{line}" if line else inputs.shown_path(path)
-    if named and re.fullmatch(r"[a-z][a-z0-9_-]*", client) and not inputs.is_file(path.parent / ref):
-        hint = did_you_mean(client, KINDS) or f" (one of: {', '.join(KINDS)})"
+    if named and re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]*", client) and not inputs.is_file(path.parent / ref):
+        hint = did_you_mean(client.lower(), KINDS) or f" (one of: {', '.join(KINDS)})"
         raise BadInput(f"{where}: {dotted_path(loc)}: unknown client {client!r}{hint}")
     suffix = Path(ref).suffix.lower()
     readers = [f"{k}:{ref}" for k, kind in KINDS.items() if suffix in kind.own_file_suffixes]

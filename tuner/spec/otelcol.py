@@ -6,6 +6,7 @@ how they form requests). Only what a profile sets is written to a collector conf
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -32,6 +33,22 @@ Encoding = Literal["otlp_proto", "otlp_json", "raw"]
 Codec = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 
 
+def with_unit(value: Any) -> Any:
+    """A collector duration carries its unit: the collector reads a bare number as nanoseconds
+    (`linger: 50` is 50 ns, checked with its print-config) and refuses a unitless text, where
+    Filebeat's durations, kbt's `Duration`, read a bare number as seconds."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return value
+    text = str(value).strip()
+    if text != "0" and _UNITLESS.fullmatch(text):
+        reads = "refuses it" if isinstance(value, str) else f"reads it as {text} ns"
+        raise ValueError(f"{text} has no unit: the collector {reads}; write {text}ms or {text}s")
+    return value
+
+
+_UNITLESS = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+
+
 # The levels the collector takes per codec (configcompression ValidateParams): gzip's -2 (Huffman
 # only), -1 (default), 0 (none) .. 9; zstd maps any level to its nearest; snappy and lz4 take none.
 LEVELS = {"gzip": range(-2, 10), "zstd": range(-MAX_COMPRESSION_LEVEL, MAX_COMPRESSION_LEVEL + 1)}
@@ -51,6 +68,7 @@ class Producer(StrictModel):
     max_inflight_requests_per_broker: int | None = Field(default=None, gt=0, le=1000)
 
     _acks = field_validator("required_acks", mode="before")(normal_acks)
+    _linger_unit = field_validator("linger", mode="before")(with_unit)
 
     @model_validator(mode="after")
     def _level(self) -> Producer:
@@ -69,6 +87,8 @@ class Batch(StrictModel):
     min_size: int = Field(default=BATCH_MIN_SIZE, ge=0, le=10_000_000)
     max_size: int = Field(default=0, ge=0, le=10_000_000)  # 0: no limit
     sizer: Literal["items"] = "items"
+
+    _timeout_unit = field_validator("flush_timeout", mode="before")(with_unit)
 
     @model_validator(mode="after")
     def _sizes(self) -> Batch:
@@ -133,6 +153,8 @@ class Kafka(StrictModel):
 
 class Filelog(StrictModel):
     poll_interval: Duration | None = None
+
+    _poll_unit = field_validator("poll_interval", mode="before")(with_unit)
 
     @field_validator("poll_interval")
     @classmethod
