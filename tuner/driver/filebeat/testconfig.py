@@ -22,7 +22,7 @@ from typing import Any
 
 from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_text, read_yaml
+from tuner.core.inputs import parse_yaml, read_text, read_yaml, shown_path
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
 from tuner.spec.filebeat_load import expand_dotted
 
@@ -46,7 +46,7 @@ def test_config(
     binary = filebeat_binary(version)
     text = read_text(path, "Filebeat profile")  # the bounded reader: a swapped-in FIFO is one line
     with tempfile.TemporaryDirectory(prefix="kbt-fbtest-") as home:
-        data = _parsed(path)  # read once: the substitutions and the TLS paths both walk it
+        data = _parsed(path, text)  # the text read above: the substitutions and the TLS paths walk it
         env = {**os.environ, **substitutions(path, text, Path(home), data=data)}
         args = ["-c", str(path.resolve())]
         for option, absent in absent_tls_files(path, data).items():
@@ -103,10 +103,13 @@ def test_config(
     return build_version(binary), (lines[-1] if lines else f"exit status {proc.returncode}")
 
 
-def _parsed(path: Path) -> Any:
-    """The file as YAML; an empty mapping for a file kbt cannot read (the schema check says why)."""
+def _parsed(path: Path, text: str | None = None) -> Any:
+    """The file (its `text` when already read) as YAML; an empty mapping for a file kbt cannot read
+    (the schema check says why)."""
     try:
-        return read_yaml(path, go_yaml="v2")
+        if text is None:
+            return read_yaml(path, go_yaml="v2")
+        return parse_yaml(text, shown_path(path), go_yaml="v2")
     except BadInput:
         return {}
 
