@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.integration.test_filebeat_real import _wait_requests
+from tests.unit.team_files import COLLECTOR
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
 from tuner.driver.otelcol.build import collector_binary
@@ -89,36 +90,11 @@ def test_a_pod_whose_telemetry_port_was_taken_starts_again_on_another(lab: LabSt
     assert pod.proc is not None and pod.proc.poll() is not None
 
 
-TEAM_COLLECTOR = """\
-receivers:
-  filelog/app:
-    include: [/var/log/pods/*/*/*.log]
-    poll_interval: 300ms
-exporters:
-  kafka:
-    brokers: ${env:KAFKA_BROKERS}
-    client_id: otel-agent
-    auth:
-      sasl: {username: otel, password: "${env:KAFKA_PASSWORD}", mechanism: SCRAM-SHA-512}
-    logs: {encoding: raw, topic: app-logs}
-    producer:
-      linger: ${env:KBT_IT_LINGER:-50ms}
-      compression: zstd
-      required_acks: -1
-    sending_queue:
-      enabled: true
-      batch: {flush_timeout: 200ms, min_size: 500}
-service:
-  pipelines:
-    logs: {receivers: [filelog/app], exporters: [kafka]}
-"""
-
-
 def test_a_teams_collector_config_runs_as_its_profile(lab: LabState, make_topic: Any, tmp_path: Path) -> None:
     """A team's collector config named where the profile goes: its exporter and receiver settings
     run on real collector pods against the lab (its brokers, SASL and topic left to the lab), every
     line read back; raw encoding makes one record per line."""
-    (tmp_path / "collector.yaml").write_text(TEAM_COLLECTOR)
+    (tmp_path / "collector.yaml").write_text(COLLECTOR)
     spec = tmp_path / "sweep.yaml"
     spec.write_text(
         "name: otelcol-team\n"

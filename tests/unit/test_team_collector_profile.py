@@ -16,43 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.unit.team_files import sweep_naming
+from tests.unit.team_files import COLLECTOR, sweep_naming
 from tuner.core.errors import BadInput
 from tuner.driver.otelcol.build import collector_binary
 from tuner.spec.clients import kind_of
 from tuner.spec.clients.otelcol import config_of
 from tuner.spec.loader import load_sweep
 from tuner.spec.otelcol_own import team_collector
-
-COLLECTOR = """\
-receivers:
-  filelog/app:
-    include: [/var/log/pods/*/*/*.log]
-    poll_interval: 500ms
-exporters:
-  kafka:
-    brokers: ${env:KAFKA_BROKERS}
-    client_id: otel-agent
-    timeout: 10s
-    auth:
-      sasl: {username: otel, password: "${env:KAFKA_PASSWORD}", mechanism: SCRAM-SHA-512}
-    logs: {encoding: raw, topic: app-logs}
-    producer:
-      linger: ${env:KBT_TEST_LINGER:-50ms}
-      compression: zstd
-      required_acks: -1
-      allow_auto_topic_creation: false
-    sending_queue:
-      enabled: true
-      num_consumers: 4
-      batch: {flush_timeout: 200ms, min_size: 2000}
-service:
-  pipelines:
-    logs:
-      receivers: [filelog/app]
-      processors: []
-      exporters: [kafka]
-"""
 
 
 def _load(tmp_path: Path, ref: str, text: str) -> Any:
