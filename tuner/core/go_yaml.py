@@ -89,8 +89,9 @@ class GoYamlV3Resolver(GoYamlV2Resolver):
     v3 = True
 
 
-class GoYamlV2Constructor(RoundTripConstructor):
-    """Numbers built as Go builds them (ruamel's own 1.1 rules take `1:30` and miss `0o17`)."""
+class GoYamlConstructor(RoundTripConstructor):
+    """Numbers built as Go builds them, for both readers (ruamel's own 1.1 rules take `1:30` and miss
+    `0o17`)."""
 
     def construct_go_int(self, node: Any) -> int | float:
         text = str(self.construct_scalar(node))
@@ -105,9 +106,9 @@ class GoYamlV2Constructor(RoundTripConstructor):
         return _BOOLS[str(self.construct_scalar(node))]
 
 
-GoYamlV2Constructor.add_constructor(_TAG + "int", GoYamlV2Constructor.construct_go_int)
-GoYamlV2Constructor.add_constructor(_TAG + "float", GoYamlV2Constructor.construct_go_float)
-GoYamlV2Constructor.add_constructor(_TAG + "bool", GoYamlV2Constructor.construct_go_bool)
+GoYamlConstructor.add_constructor(_TAG + "int", GoYamlConstructor.construct_go_int)
+GoYamlConstructor.add_constructor(_TAG + "float", GoYamlConstructor.construct_go_float)
+GoYamlConstructor.add_constructor(_TAG + "bool", GoYamlConstructor.construct_go_bool)
 
 
 def non_text_key(data: Any) -> tuple[int | None, str] | None:

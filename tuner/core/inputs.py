@@ -300,7 +300,7 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
-    from tuner.core.go_yaml import GoYamlV2Constructor, GoYamlV2Resolver, GoYamlV3Resolver, non_text_key
+    from tuner.core.go_yaml import GoYamlConstructor, GoYamlV2Resolver, GoYamlV3Resolver, non_text_key
 
     register_input_secrets(text)
     try:
@@ -312,7 +312,7 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
             yaml = YAML(typ="rt")
             if go_yaml is not None:
                 yaml.Resolver = GoYamlV2Resolver if go_yaml == "v2" else GoYamlV3Resolver
-                yaml.Constructor = GoYamlV2Constructor
+                yaml.Constructor = GoYamlConstructor
             data = yaml.load(text)
     except BadInput:
         raise
