@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from tuner.model.simulate import SIMULATORS, SimProducer, Simulator, simulate, simulator_for
+from tuner.model.simulate import SIMULATORS, SimProducer, Simulator, simulate
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import KINDS, profile_of, rules_of
 from tuner.spec.clients.rules import Rules
@@ -27,7 +27,6 @@ def test_every_rule_shape_has_exactly_one_simulator() -> None:
 def test_each_client_kind_is_simulated_by_its_shape(kind: str) -> None:
     rules = rules_of(profile_of({"name": f"{kind}-defaults", "client": kind}))
     assert type(rules) in SHAPES
-    assert simulator_for(rules) is SIMULATORS[type(rules)]
     result = simulate(TRAFFIC, rules)
     assert result.messages > 0
     assert 0 < result.requests <= result.messages  # a request carries at least one record

@@ -116,10 +116,9 @@ def table_from_probe(
     `levels`, else the first level probed)."""
     if not record.samples:
         raise BadInput(f"{path}: the compression probe record holds no sample")
+    sample = record.samples[0]
     if message_bytes is not None:
         sample = min(record.samples, key=lambda s: abs(s.mean_message_bytes - message_bytes))
-    else:
-        sample = record.samples[0]
     curves: dict[str, CodecCurve] = {}
     for curve in sample.curves:
         wanted = (levels or {}).get(curve.codec)

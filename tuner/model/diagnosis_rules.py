@@ -105,7 +105,7 @@ def broker_facts(
         if model is not None and s.bytes_in_per_s is not None:
             after = model.predict_idle(reqs / cut, s.bytes_in_per_s)
         elif full and net_idle is not None and hnd_idle is not None:
-            after = (idle_after_cut(net_idle, cut) or 0.0, idle_after_cut(hnd_idle, cut) or 0.0)
+            after = (idle_after_cut(net_idle, cut), idle_after_cut(hnd_idle, cut))
     return BrokerFacts(
         s, t, model, limit, threads, warm, net_idle, hnd_idle, net_status, idle_status(hnd_idle, t),
         full, unexplained, target, cut, after,
@@ -145,13 +145,11 @@ def quiet(s: BrokerSnapshot, t: DiagnoseThresholds, threads: int) -> bool:
     return reqs / threads < t.quiet_requests_per_thread_s and moved / threads < t.quiet_bytes_per_thread_s
 
 
-def idle_after_cut(idle: float | None, cut: float) -> float | None:
+def idle_after_cut(idle: float, cut: float) -> float:
     """Network idle after a cut in produce requests by `cut`x, without a cost model: every busy
     second of the network threads (their own work per request and the time blocked on a full queue)
     scaled by the request count. Busy time that is not the requests' (a busy host, replication) does
     not scale, so this is an estimate; a cost model fitted on runs (--cost-model) predicts it."""
-    if idle is None or cut <= 0:
-        return None
     return min(1.0, 1.0 - (1.0 - idle) / cut)
 
 

@@ -27,7 +27,7 @@ from tuner.model.traffic import Traffic, traffic_of
 from tuner.model.uncertainty import HeldOutError
 from tuner.spec.clients import kind_of, rules_of
 from tuner.spec.clients.filebeat import REAL_ENGINE_NAME
-from tuner.spec.clients.rules import FilebeatRules, Rules
+from tuner.spec.clients.rules import FilebeatRules
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.document import field_problem
@@ -286,14 +286,12 @@ def _calibrate(records: Iterable[RunRecord], spacing: dict[str, tuple[float, int
         except Exception:  # a record the model cannot read (closed loop, unknown client) calibrates nothing
             continue
         kind: str = rules.kind
-        harvest_spacing, _ = spacing.get(kind, (None, 0))
-        sim = simulated(
-            traffic, calibrated_rules(rules, ClientCalibration(harvest_spacing_s=harvest_spacing))
-        )
+        calib = ClientCalibration(harvest_spacing_s=spacing.get(kind, (None, 0))[0])
+        sim = simulated(traffic, calibrated_rules(rules, calib))
         p99s.setdefault(kind, []).append(p99 - sim.wait_quantile(0.99) * 1000)
         if on_busy_brokers(record):  # a calm run's load scales nothing: its rate is not predicted
             busy = busiest_busy(record) or 0.0
-            own = _own_busiest(traffic, rules, harvest_spacing)
+            own = predict_rules(traffic, rules, calib).busiest_broker_requests_per_s
             loads.setdefault(kind, []).append((busy, own_share(record), own))
         if client.delivery_latency_ms.p50 is not None:
             p50s.setdefault(kind, []).append(client.delivery_latency_ms.p50 - sim.wait_quantile(0.5) * 1000)
@@ -339,7 +337,7 @@ def busiest_busy(record: RunRecord) -> float | None:
 def _busiest(record: RunRecord) -> BrokerStats | None:
     """The run's broker with the lowest network or handler idle (None: no broker measured one)."""
     broker = record.broker
-    measured = [b for b in broker.brokers if _measured(b)] if broker is not None else []
+    measured = [b for b in broker.brokers if _idles(b)] if broker is not None else []
     return min(measured, key=_idle_of, default=None)
 
 
@@ -367,18 +365,9 @@ def _idles(stats: BrokerStats) -> list[float]:
     return [v for v in (stats.network_idle_ratio, stats.request_handler_idle_ratio) if v is not None]
 
 
-def _measured(stats: BrokerStats) -> bool:
-    return bool(_idles(stats))
-
-
 def _idle_of(stats: BrokerStats) -> float:
     """A broker's lowest idle, network or request handlers (what fills first)."""
     return min(_idles(stats))
-
-
-def _own_busiest(traffic: Traffic, rules: Rules, harvest_spacing: float | None) -> float:
-    calib = ClientCalibration(harvest_spacing_s=harvest_spacing)
-    return predict_rules(traffic, rules, calib).busiest_broker_requests_per_s
 
 
 def _load_of(loads: list[tuple[float, float, float]], runs: int) -> dict[str, float]:

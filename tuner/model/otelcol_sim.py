@@ -53,10 +53,7 @@ def exports(read_at: list[float], batch: int, tick_s: float, phase: float) -> li
             tick += tick_s
         # Lines read before the tick join this batch, up to `batch` of them.
         end = min(bisect_left(read_at, tick, lo=start), start + batch)
-        if end - start >= batch:
-            out.append((read_at[end - 1], start, end))
-        else:
-            out.append((tick, start, end))
+        out.append((read_at[end - 1] if end - start >= batch else tick, start, end))
         start = end
     return out
 

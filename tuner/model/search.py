@@ -141,8 +141,7 @@ class Searcher:
         found: list[Candidate] = []
         fams = families(client, self.traffic, self.slo, base)
         for family in fams:
-            probe_codec = allowed[0]
-            best = self.longest(family, probe_codec)
+            best = self.longest(family, allowed[0])
             if best is None:
                 continue
             found += [self.at(family, best.knob, codec) for codec in allowed]

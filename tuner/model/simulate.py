@@ -167,7 +167,7 @@ def simulate(
     """Simulate a few producers of `traffic` under `rules`, with the simulator of their rule shape
     (SIMULATORS). `codec`: the compression curve of the rules' codec at its level, where the client
     sizes batches by their estimated compressed bytes (Java; None: no compression)."""
-    simulator = simulator_for(rules)
+    simulator = SIMULATORS[type(rules)]
     horizon = horizon_for(traffic, simulator.timescale_s(rules))
     producers = min(traffic.producers, SIM_PRODUCERS)
     result = SimResult(producers=producers, horizon_s=horizon, requests_by_broker=[0] * traffic.brokers)
@@ -204,11 +204,6 @@ class Simulator(Generic[R]):
     timescale_s: Callable[[R], float]
 
 
-def simulator_for(rules: Rules) -> Simulator[Any]:
-    """The simulator registered for `rules`'s shape (exactly its type: SIMULATORS)."""
-    return SIMULATORS[type(rules)]
-
-
 def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], sim: SimProducer) -> None:
     """One partition per request: a partition batch goes when its queue reaches batch.size bytes or
     batch.num.messages, or linger after its first message. It carries at most `cap` messages: a
@@ -235,11 +230,15 @@ def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], si
         by_broker[traffic.leader(*key)] += 1
         out.partition_batches += 1
 
-    for k, t in enumerate(times):
-        while deadlines and deadlines[0][0] <= t:
+    def expire(upto: float) -> None:
+        """Close the batches whose linger ran out by `upto`, in deadline order."""
+        while deadlines and deadlines[0][0] <= upto:
             due, tp, p, opened = heapq.heappop(deadlines)
             if open_at.get((tp, p)) == opened:
                 close((tp, p), due)
+
+    for k, t in enumerate(times):
+        expire(t)
         topic = k % topics
         key = (topic, chooser.pick(topic, t, traffic.message_bytes))
         if key in open_at and len(members[key]) >= cap:
@@ -252,9 +251,7 @@ def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], si
         count = len(members[key])
         if count >= rules.batch_messages or count * size >= full:
             close(key, t)
-    for due, tp, p, opened in sorted(deadlines):
-        if open_at.get((tp, p)) == opened:
-            close((tp, p), due)
+    expire(math.inf)
 
 
 def _java(traffic: Traffic, rules: JavaRules, times: list[float], sim: SimProducer) -> None:
@@ -305,12 +302,16 @@ def _java(traffic: Traffic, rules: JavaRules, times: list[float], sim: SimProduc
         produced[topic] = 0.0
         chooser.picks += 1
 
-    for k, t in enumerate(times):
-        while deadlines and deadlines[0][0] <= t:
+    def expire(upto: float) -> None:
+        """Drain the brokers whose head batch waited linger.ms by `upto`, in deadline order."""
+        while deadlines and deadlines[0][0] <= upto:
             due, number, tp, p = heapq.heappop(deadlines)
             queue = queues.get((tp, p))
             if queue and queue[0].serial == number:
                 drain(traffic.leader(tp, p), due)
+
+    for k, t in enumerate(times):
+        expire(t)
         topic = k % topics
         if sticky and current[topic] < 0:
             switch(topic)
@@ -351,10 +352,7 @@ def _java(traffic: Traffic, rules: JavaRules, times: list[float], sim: SimProduc
             ready.add(traffic.leader(topic, p))
         for b in sorted(ready):
             drain(b, t)
-    for due, number, tp, p in sorted(deadlines):
-        queue = queues.get((tp, p))
-        if queue and queue[0].serial == number:
-            drain(traffic.leader(tp, p), due)
+    expire(math.inf)
 
 
 @dataclass(slots=True)

@@ -201,10 +201,8 @@ def _p99_shapes(shapes: dict[str, list[HeldOutError]]) -> list[P99Shape]:
     found = []
     for shape, passes in shapes.items():
         measured = [e for e in passes if e.p99_error is not None and e.predicted_p99_ms]
-        predicted, error = (
-            _median(measured, lambda e: e.predicted_p99_ms),
-            _median(measured, lambda e: e.p99_error),
-        )
+        predicted = _median(measured, lambda e: e.predicted_p99_ms)
+        error = _median(measured, lambda e: e.p99_error)
         if predicted is not None and error is not None:
             found.append(P99Shape(shape=shape, predicted_ms=_round(predicted), error=_round(error)))
     return found
