@@ -457,8 +457,11 @@ def _profile(
     client = kind_named(kind)
     settings = client.captured(acks, compressed, record_limit)
     base: dict[str, Any] = {"name": name, "description": f"captured from {name}", "client": kind, **settings}
-    if "linger_ms" not in client.model.model_fields:
-        return _predicted(base, traffic, evidence, infer)  # no linger knob to infer: predicted as is
+    if "linger_ms" not in client.model.model_fields:  # no linger knob to infer: its defaults predicted
+        predicted = _requests(profile_of(base), traffic) if infer else None
+        if predicted is not None:
+            evidence.append(f"the kind's defaults: the model predicts {predicted:.4g} requests/s")
+        return base, None, predicted, evidence
     best = _nearest_linger(base, traffic, observed) if infer else None
     if best is None:
         return base, None, None, evidence
@@ -504,18 +507,6 @@ def _nearest_linger(base: dict[str, Any], traffic: Traffic, observed: float) -> 
         return None
     _, linger, value = min(scored)
     return linger, value
-
-
-def _predicted(
-    base: dict[str, Any], traffic: Traffic, evidence: list[str], infer: bool
-) -> tuple[dict[str, Any], float | None, float | None, list[str]]:
-    """A kind configured otherwise than by a linger: its defaults' predicted requests/s."""
-    if not infer:
-        return base, None, None, evidence
-    predicted = _requests(profile_of(base), traffic)
-    if predicted is not None:
-        evidence.append(f"the kind's defaults: the model predicts {predicted:.4g} requests/s")
-    return base, None, predicted, evidence
 
 
 def _requests(profile: ClientProfile, traffic: Traffic) -> float | None:

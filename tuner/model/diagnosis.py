@@ -11,7 +11,6 @@ one sentence an operator can act on:
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -76,12 +75,9 @@ def small_request_limit(
     if thresholds.small_request_bytes is not None:
         return thresholds.small_request_bytes, "thresholds"
     even = model.network.break_even_request_bytes if model is not None else None
-    if even is not None and math.isfinite(even):
-        return min(
-            max(even, thresholds.small_request_bytes_floor), thresholds.small_request_bytes_cap
-        ), "cost model"
-    if even is not None:  # bytes cost nothing in the fit: every request is "small"; use the cap
-        return thresholds.small_request_bytes_cap, "cost model"
+    if even is not None:  # infinite when bytes cost nothing in the fit: every request is "small"
+        low, cap = thresholds.small_request_bytes_floor, thresholds.small_request_bytes_cap
+        return min(max(even, low), cap), "cost model"
     return thresholds.small_request_bytes_default, "default"
 
 

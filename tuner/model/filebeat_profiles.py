@@ -32,7 +32,8 @@ class Figures:
 
     def text(self) -> str:
         idle = "" if self.network_idle is None else f", network idle {self.network_idle:.3f}"
-        p99 = latency_text(self.p99_ms)
+        # milliseconds as people read them: "503 ms", "11.3 s"
+        p99 = f"{self.p99_ms / 1000:.1f} s" if self.p99_ms >= 1000 else f"{self.p99_ms:.0f} ms"
         return f"{self.requests_per_s:.1f} produce requests/s, p99 {p99}, {self.lost} lost{idle}"
 
 
@@ -58,11 +59,6 @@ class Effect:
             ratio = b.requests_per_s / self.profile.requests_per_s if self.profile.requests_per_s else 0.0
             out.append(f"{b.label}: {b.text()} ({ratio:.1f}x the requests)")
         return tuple(out)
-
-
-def latency_text(value: float) -> str:
-    """Milliseconds as people read them: "503 ms", "11.3 s"."""
-    return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.0f} ms"
 
 
 @dataclass(frozen=True)

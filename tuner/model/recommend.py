@@ -88,12 +88,6 @@ def cost_model(records: Sequence[RunRecord]) -> IdleModel | None:
         return None
 
 
-def properties_of(profile: ClientProfile) -> dict[str, str]:
-    """The client's own settings for a profile, secrets redacted."""
-    props = kind_of(profile).client_settings(profile)
-    return {k: str(v) for k, v in redact(props).items()}
-
-
 def _same_rules(a: ClientProfile, b: ClientProfile) -> bool:
     try:
         return (
@@ -281,7 +275,8 @@ def _recommend_kind(
         client=kind,
         status=status,
         profile=profile,
-        properties=properties_of(profile),
+        # the client's own settings, secrets redacted
+        properties={k: str(v) for k, v in redact(kind_of(profile).client_settings(profile)).items()},
         predicted=predicted,
         measured=measured,
         baseline_predicted=base_pred,
