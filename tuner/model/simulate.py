@@ -102,9 +102,7 @@ def arrival_times(traffic: Traffic, horizon_s: float, rng: random.Random) -> lis
     jitter = min(ARRIVAL_JITTER_S, 0.05 * interval)
     phase = rng.random() * interval
     n = int((horizon_s - phase) / interval)
-    times = [max(0.0, phase + k * interval + rng.gauss(0.0, jitter)) for k in range(max(n, 0))]
-    times.sort()
-    return times
+    return sorted(max(0.0, phase + k * interval + rng.gauss(0.0, jitter)) for k in range(max(n, 0)))
 
 
 def horizon_for(traffic: Traffic, timescale_s: float) -> float:
@@ -434,11 +432,8 @@ def queue_batches(
         release = accept
         if timeout_s > 0:
             last = i + fill - 1
-            release = (
-                max(accept, times[last])
-                if last < n and times[last] <= accept + timeout_s
-                else accept + timeout_s
-            )
+            filled = last < n and times[last] <= accept + timeout_s
+            release = max(accept, times[last]) if filled else accept + timeout_s
         end = min(bisect_right(times, release, lo=i), i + (fill if timeout_s > 0 else batch))
         for start in range(i, end, batch):
             out.append((release, start, min(start + batch, end)))
@@ -453,10 +448,8 @@ def harvested(times: list[float], rules: FilebeatRules) -> list[float]:
     `harvest_spacing_s` apart."""
     if rules.read_backoff_ms <= 0 or not times:
         return times
-    backoff, ceiling = (
-        rules.read_backoff_ms / 1000,
-        max(rules.read_max_backoff_ms, rules.read_backoff_ms) / 1000,
-    )
+    backoff = rules.read_backoff_ms / 1000
+    ceiling = max(rules.read_max_backoff_ms, rules.read_backoff_ms) / 1000
     out: list[float] = []
     i, n, read, wait = 0, len(times), times[0], backoff
     while i < n:
