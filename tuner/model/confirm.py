@@ -159,8 +159,7 @@ def runner_up(
 ) -> tuple[Candidate, str] | None:
     """The best-ranked candidate of a family not yet tried that could beat the confirmed best, and
     why, when the confirmed best sent MODEL_MISS more requests than its prediction; else None."""
-    ok = [t for t in trials if t.measured is not None and t.measured.meets_slo]
-    best = fewest_requests(ok, lambda t: t.measured)
+    best = Confirmation(list(trials), []).best
     if best is None or best.measured is None:
         return None
     # Like with like: the busiest broker when the client counted per broker, else the total (real

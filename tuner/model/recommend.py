@@ -128,7 +128,9 @@ def recommend(req: Request) -> Recommendation:
         live = req.trials is not None and kind_named(kind).engine in req.trials.engines
         rec = _recommend_kind(req, traffic, searcher, result, records, live_records, live)
         if rec is None:
-            failures.append(_no_confirmed(req, result, kind))
+            bound = f"p99 <= {req.slo.p99_ms:g} ms" if req.slo.p99_ms is not None else "the SLO"
+            closest = describe_profile(result.best.profile)
+            failures.append(f"no {kind} setting met {bound} on the lab; closest is {closest}")
             continue
         clients.append(rec)
     if not clients:
@@ -155,11 +157,6 @@ def recommend(req: Request) -> Recommendation:
         error_bands_from=None if req.bands is None else len({r for b in req.bands.bands for r in b.runs}),
         notes=notes,
     )
-
-
-def _no_confirmed(req: Request, result: SearchResult, kind: str) -> str:
-    bound = f"p99 <= {req.slo.p99_ms:g} ms" if req.slo.p99_ms is not None else "the SLO"
-    return f"no {kind} setting met {bound} on the lab; closest is {describe_profile(result.best.profile)}"
 
 
 def _recommend_kind(
