@@ -55,17 +55,6 @@ class BrokerFacts:
         return self.net_status != "healthy" and not self.unexplained
 
     @property
-    def small(self) -> bool:
-        """Produce requests are small and frequent enough for batching to cut them."""
-        bpr = self.s.bytes_per_produce_request
-        return (
-            bpr is not None
-            and bpr < self.limit
-            and self.per_thread >= self.t.min_requests_per_thread_s
-            and self.cut is not None
-        )
-
-    @property
     def handlers_short(self) -> bool:
         return self.hnd_status != "healthy" or (self.s.request_queue_size or 0.0) >= self.t.request_queue
 
@@ -238,7 +227,8 @@ def request_queue_full(f: BrokerFacts, found: Sequence[Finding]) -> Finding | No
 
 
 def small_requests(f: BrokerFacts, found: Sequence[Finding]) -> Finding | None:
-    if f.full or not f.small or f.cut is None:
+    # Without a full queue, a cut is made only for requests small and frequent enough to cut.
+    if f.full or f.cut is None:
         return None  # a full queue's finding names the cut itself
     s, bpr = f.s, f.s.bytes_per_produce_request or 0.0
     records = s.records_per_produce_request
