@@ -108,12 +108,10 @@ def default_curve(codec: str, message_bytes: float) -> CodecCurve:
     return CodecCurve(codec, points, lines.cpu_ms_per_mb, _EVENT_SPREAD)
 
 
-def table_from_probe(
-    record: ProbeRecord, path: str, message_bytes: float | None = None, levels: dict[str, int] | None = None
-) -> CodecTable:
+def table_from_probe(record: ProbeRecord, path: str, message_bytes: float | None = None) -> CodecTable:
     """Curves from a compression probe record (read from `path`, named in errors): the sample
-    whose mean message size is closest to `message_bytes`, one curve per codec (the level in
-    `levels`, else the first level probed)."""
+    whose mean message size is closest to `message_bytes`, one curve per codec (the first level
+    probed)."""
     if not record.samples:
         raise BadInput(f"{path}: the compression probe record holds no sample")
     sample = record.samples[0]
@@ -121,8 +119,7 @@ def table_from_probe(
         sample = min(record.samples, key=lambda s: abs(s.mean_message_bytes - message_bytes))
     curves: dict[str, CodecCurve] = {}
     for curve in sample.curves:
-        wanted = (levels or {}).get(curve.codec)
-        if curve.codec in curves and curve.level != wanted:
+        if curve.codec in curves and curve.level is not None:
             continue
         points = sorted((float(p.batch_messages), p.ratio.p50) for p in curve.points)
         if not points:

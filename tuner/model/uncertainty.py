@@ -120,9 +120,8 @@ def ranking_doubt(ranked: Sequence[Candidate], slo: SLOBounds) -> tuple[Candidat
                 f" {theirs[0]:.1f}-{theirs[1]:.1f} requests/s on the busiest broker"
             )
         break  # the best of the other families is the only rival that matters
-    band = top.prediction.band
-    p99 = None if band is None else band.p99_ms
-    if slo.p99_ms is not None and band is not None and p99 is not None and p99[1] > slo.p99_ms:
+    p99 = None if top.prediction.band is None else top.prediction.band.p99_ms
+    if slo.p99_ms is not None and p99 is not None and p99[1] > slo.p99_ms:
         return None, (
             f"held-out p99 band {p99[0]:.0f}-{p99[1]:.0f} ms reaches past the SLO's {slo.p99_ms:g} ms"
         )
