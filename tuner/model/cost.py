@@ -210,9 +210,8 @@ def fit_cost_model(records: Sequence[RunRecord]) -> BrokerCostModel:
         )
     requests = [o.requests_per_s for o in obs]
     bytes_ = [o.bytes_per_s for o in obs]
-    cpu = None
-    if all(o.cpu_cores is not None for o in obs):
-        cpu = fit_linear(requests, bytes_, [o.cpu_cores or 0.0 for o in obs])
+    with_cpu = all(o.cpu_cores is not None for o in obs)
+    cpu = fit_linear(requests, bytes_, [o.cpu_cores or 0.0 for o in obs]) if with_cpu else None
     points = curve_points(records)
     return BrokerCostModel(
         network=fit_linear(requests, bytes_, [o.network_busy for o in obs]),

@@ -139,10 +139,8 @@ def pick_runs(
         raise BadInput(
             f"no runs of sweep {sweep!r}{did_you_mean(sweep, sweeps)}; sweeps: {', '.join(sweeps)}"
         )
-    latest: dict[str, RunRecord] = {}
-    for r in sorted((r for r in records if r.sweep == sweep), key=lambda r: r.created_at):
-        if _per_broker(r):
-            latest[r.name] = r
+    ours = sorted((r for r in records if r.sweep == sweep), key=lambda r: r.created_at)
+    latest = {r.name: r for r in ours if _per_broker(r)}  # the newest run of each name
     if not latest:
         raise BadInput(f"sweep {sweep!r} has no run with broker produce figures")
 

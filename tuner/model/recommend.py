@@ -112,7 +112,6 @@ def recommend(req: Request) -> Recommendation:
     traffic = traffic_of(req.workload, req.brokers, statistics.median(sizes) if sizes else None)
     codecs = req.codecs or default_table()
     clients: list[ClientRecommendation] = []
-    notes: list[str] = []
     failures: list[str] = []
     live_records: list[RunRecord] = []  # written by confirmation runs in this call
     for kind in req.clients:
@@ -135,7 +134,7 @@ def recommend(req: Request) -> Recommendation:
         clients.append(rec)
     if not clients:
         raise NoSolution(failures[0] if failures else "no client kind to recommend for")
-    notes += failures
+    notes = list(failures)
     if req.slo.p99_ms is None:  # a silent 5 s ceiling would surprise a team that forgot the flag
         notes.append(
             f"no p99 SLO given: lingers were searched up to {MAX_LINGER_MS:g} ms;"

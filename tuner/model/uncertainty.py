@@ -57,10 +57,8 @@ def measured_range(predicted: float, errors: tuple[float, float]) -> tuple[float
 
 def with_band(prediction: Prediction, kind: str, regime: str, bands: ErrorBands | None) -> Prediction:
     """The prediction with its regime and, when the table has one for `kind`, its band."""
-    band = None
-    if bands is not None:
-        found = bands.of(kind, regime)
-        band = None if found is None else _band(prediction, regime, found)
+    found = bands.of(kind, regime) if bands is not None else None
+    band = None if found is None else _band(prediction, regime, found)
     return prediction.model_copy(update={"regime": regime, "band": band})
 
 
