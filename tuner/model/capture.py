@@ -150,11 +150,10 @@ def size_buckets(sizes: list[int]) -> list[dict[str, float]]:
         return []
     n = min(SIZE_BUCKETS, len(ordered))
     merged: dict[int, float] = {}
-    for i in range(n):
+    for i in range(n):  # n <= len(ordered): no chunk is empty
         chunk = ordered[i * len(ordered) // n : (i + 1) * len(ordered) // n]
-        if chunk:
-            size = max(1, round(sum(chunk) / len(chunk)))
-            merged[size] = merged.get(size, 0.0) + len(chunk) / len(ordered)
+        size = max(1, round(sum(chunk) / len(chunk)))
+        merged[size] = merged.get(size, 0.0) + len(chunk) / len(ordered)
     return [{"bytes": b, "weight": round(w, 6)} for b, w in sorted(merged.items())]
 
 
