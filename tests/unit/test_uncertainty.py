@@ -87,7 +87,7 @@ def _medians(rows: list[HeldOutError], error: str) -> dict[str, float]:
     passes: dict[str, list[float]] = {}
     for row in rows:
         if getattr(row, error) is not None:
-            passes.setdefault(row.shape_key, []).append(getattr(row, error))
+            passes.setdefault(row.shape or row.run, []).append(getattr(row, error))
     return {shape: statistics.median(v) for shape, v in passes.items()}
 
 

@@ -215,7 +215,7 @@ def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], si
     full = rules.batch_bytes - BATCH_HEADER_BYTES
     size = traffic.message_bytes + RECORD_OVERHEAD_BYTES
     topics = len(traffic.partitions)
-    open_at: dict[tuple[int, int], float] = {}
+    # each open partition batch: its records' send times, the first when it opened
     members: dict[tuple[int, int], list[float]] = {}
     deadlines: list[tuple[float, int, int, float]] = []
     waits = out.waits_s
@@ -224,7 +224,6 @@ def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], si
     def close(key: tuple[int, int], at: float) -> None:
         for a in members.pop(key):
             waits.append(at - a)
-        del open_at[key]
         by_broker[traffic.leader(*key)] += 1
         out.partition_batches += 1
 
@@ -232,17 +231,16 @@ def _librdkafka(traffic: Traffic, rules: LibrdkafkaRules, times: list[float], si
         """Close the batches whose linger ran out by `upto`, in deadline order."""
         while deadlines and deadlines[0][0] <= upto:
             due, tp, p, opened = heapq.heappop(deadlines)
-            if open_at.get((tp, p)) == opened:
+            if (tp, p) in members and members[tp, p][0] == opened:  # the batch it was set for
                 close((tp, p), due)
 
     for k, t in enumerate(times):
         expire(t)
         topic = k % topics
         key = (topic, chooser.pick(topic, t, traffic.message_bytes))
-        if key in open_at and len(members[key]) >= cap:
+        if key in members and len(members[key]) >= cap:
             close(key, t)  # no room for this one: the queue passed batch.size
-        if key not in open_at:
-            open_at[key] = t
+        if key not in members:
             members[key] = []
             heapq.heappush(deadlines, (t + max(0.0, linger + late(chooser.rng)), key[0], key[1], t))
         members[key].append(t)

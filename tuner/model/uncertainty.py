@@ -138,10 +138,6 @@ class HeldOutError:
     shape: str = ""  # the held-out shape (sweep/name) whose pass this run is; "" = the run alone
     predicted_p99_ms: float | None = None  # what the model predicted for it
 
-    @property
-    def shape_key(self) -> str:
-        return self.shape or self.run
-
 
 def bands_from(errors: Sequence[HeldOutError], fitting_set: Sequence[str]) -> ErrorBands:
     """The error table: per kind and regime, and per kind over all its regimes (ALL_REGIMES), the
@@ -178,7 +174,7 @@ def _by_shape(group: Sequence[HeldOutError]) -> dict[str, list[HeldOutError]]:
     """The held-out runs of `group` by their shape: a shape's passes."""
     passes: dict[str, list[HeldOutError]] = {}
     for e in group:
-        passes.setdefault(e.shape_key, []).append(e)
+        passes.setdefault(e.shape or e.run, []).append(e)
     return dict(sorted(passes.items()))
 
 
