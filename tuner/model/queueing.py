@@ -237,9 +237,7 @@ def curve_points(records: Sequence[RunRecord]) -> list[CurvePoint]:
 def pushed_back(queue_mean: float | None, cap: float | None) -> bool:
     """Whether a run's request queue sat near its cap (the broker pushed back on its clients); a run
     without the figures is taken as pushed back (its offered rate is then the schedule's)."""
-    if queue_mean is None or not cap:
-        return True
-    return queue_mean >= THRESHOLDS.request_queue_near_fraction * cap
+    return queue_mean is None or not cap or queue_mean >= THRESHOLDS.request_queue_near_fraction * cap
 
 
 def saturated_curve(points: Sequence[CurvePoint]) -> bool:
