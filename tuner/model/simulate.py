@@ -433,8 +433,7 @@ def queue_batches(
             filled = last < n and times[last] <= accept + timeout_s
             release = max(accept, times[last]) if filled else accept + timeout_s
         end = min(bisect_right(times, release, lo=i), i + (fill if timeout_s > 0 else batch))
-        for start in range(i, end, batch):
-            out.append((release, start, min(start + batch, end)))
+        out.extend((release, start, min(start + batch, end)) for start in range(i, end, batch))
         free, i = release, end
     return out
 
