@@ -112,9 +112,8 @@ def _counted(
         match = next((e for e in sensed if e.client_id == c.client_id and e.user in ("", user)), None)
         key = (match.client_id, match.user) if match is not None else (c.client_id, user)
         joined.setdefault(key, (match, []))[1].append(c)
-    out = [e for e in sensed if (e.client_id, e.user) not in joined]
-    out += [_with_counts(match, key, rows, target_bytes) for key, (match, rows) in joined.items()]
-    return out
+    unlogged = [e for e in sensed if (e.client_id, e.user) not in joined]
+    return unlogged + [_with_counts(match, key, rows, target_bytes) for key, (match, rows) in joined.items()]
 
 
 def _with_counts(

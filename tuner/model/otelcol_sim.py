@@ -93,11 +93,10 @@ def simulate_otelcol(traffic: Traffic, rules: OtelcolRules, times: list[float], 
     """One pod: adds its requests per broker, waits (write -> request) and partition batches to `sim.out`."""
     rng, out = sim.rng, sim.out
     poll = rules.poll_ms / 1000
-    mean_late = rules.timer_late_ms / 1000
     read_at = reads(times, poll, rng.random() * poll)
     tick = rules.emit_flush_ms / 1000
     handed = exports(read_at, rules.emit_batch, tick, rng.random() * tick)
-    handed = merged(handed, rules, rng.random(), mean_late)
+    handed = merged(handed, rules, rng.random(), rules.timer_late_ms / 1000)  # the timer's mean lateness
     linger = rules.linger_ms / 1000
     line = traffic.message_bytes + (0 if rules.record_per_line else OTLP_LINE_BYTES)
     topics = len(traffic.partitions)
