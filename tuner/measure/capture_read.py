@@ -127,15 +127,6 @@ def sample_topic(
     from confluent_kafka import KafkaException, TopicPartition
 
     consumer = new_consumer(conn, _SAMPLER)
-    sample: dict[str, Any] = {
-        "topic": topic,
-        "value_bytes": [],
-        "key_bytes": [],
-        "keyless": 0,
-        "payloads": [],
-    }
-    keys: set[bytes] = set()
-    read_from: set[int] = set()  # partitions that gave at least one record
     try:
         starts = []
         for p in range(min(partitions, MAX_SAMPLE_PARTITIONS)):
@@ -148,41 +139,32 @@ def sample_topic(
                 starts.append(TopicPartition(topic, p, max(low, high - per_partition)))
         if starts:
             consumer.assign(starts)
-            _read(
-                consumer,
-                sample,
-                keys,
-                read_from,
-                len(starts),
-                len(starts) * per_partition,
-                timeout_s,
-                payloads,
-            )
+        return _read(consumer, topic, len(starts), per_partition, timeout_s, payloads)
     finally:
         consumer.close()
-    sample["distinct_keys"] = len(keys)
-    sample["partitions_read"] = len(read_from)
-    return sample
 
 
 def _read(
-    consumer: Consumer,
-    sample: dict[str, Any],
-    keys: set[bytes],
-    read_from: set[int],
-    partitions: int,
-    limit: int,
-    timeout_s: float,
-    payloads: bool,
-) -> None:
+    consumer: Consumer, topic: str, partitions: int, per_partition: int, timeout_s: float, payloads: bool
+) -> dict[str, Any]:
+    """The sample of the `partitions` assigned, up to `per_partition` records each."""
     from confluent_kafka import KafkaError
 
+    sample: dict[str, Any] = {
+        "topic": topic,
+        "value_bytes": [],
+        "key_bytes": [],
+        "keyless": 0,
+        "payloads": [],
+    }
+    keys: set[bytes] = set()
+    read_from: set[int] = set()  # partitions that gave at least one record
     deadline = time.monotonic() + timeout_s
     # A partition reports its end each time it catches up: on a topic still written to, one
     # partition can report it many times, so the ends are counted by partition, once each.
     ended: set[int] = set()
     read = 0
-    while read < limit and len(ended) < partitions and time.monotonic() < deadline:
+    while read < partitions * per_partition and len(ended) < partitions and time.monotonic() < deadline:
         for msg in consumer.consume(500, timeout=min(1.0, max(0.05, deadline - time.monotonic()))):
             error = msg.error()
             if error is not None:
@@ -201,6 +183,9 @@ def _read(
                     keys.add(bytes(key))
             if payloads:
                 sample["payloads"].append(value[:MAX_PAYLOAD_BYTES].hex())
+    sample["distinct_keys"] = len(keys)
+    sample["partitions_read"] = len(read_from)
+    return sample
 
 
 def _reason(exc: Exception) -> str:

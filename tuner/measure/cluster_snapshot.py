@@ -167,15 +167,6 @@ def scaled_idle(by_broker: dict[str, dict[str, float | int | bool]]) -> None:
                 )
 
 
-def _client_sample(
-    by_client: dict[tuple[str, str, str], dict[str, float]], field: str, labels: dict[str, str], value: float
-) -> None:
-    broker = labels.get("broker")
-    if broker is not None:
-        key = (broker, labels.get("client_id", ""), labels.get("user", ""))
-        by_client.setdefault(key, {})[field] = max(value, 0.0)
-
-
 def take_snapshot(
     prom: PrometheusReader,
     window_s: float,
@@ -240,20 +231,19 @@ def take_snapshot(
                 continue  # the dialect's rules do not export the quota sensors
             raise
         for sample in samples:
+            labels, broker = sample.labels, sample.labels.get("broker")
             if not math.isfinite(sample.value):
                 continue
             if field.startswith("client."):
-                _client_sample(by_client, field.removeprefix("client."), sample.labels, sample.value)
-                continue
-            if field.startswith("topic."):
-                topic = sample.labels.get("topic")
-                if topic:
-                    row = by_topic.setdefault(topic, {})
+                if broker is not None:
+                    client = (broker, labels.get("client_id", ""), labels.get("user", ""))
+                    by_client.setdefault(client, {})[field.removeprefix("client.")] = max(sample.value, 0.0)
+            elif field.startswith("topic."):
+                if labels.get("topic"):
+                    row = by_topic.setdefault(labels["topic"], {})
                     key = field.removeprefix("topic.")
                     row[key] = row.get(key, 0.0) + sample.value
-                continue
-            broker = sample.labels.get("broker")
-            if broker is not None:
+            elif broker is not None:
                 by_broker.setdefault(broker, {})[field] = sample.value
     # The per-thread idle series: the processors a broker has are its network thread count, each
     # counted once (a pod rescheduled in the window has every processor's series twice).

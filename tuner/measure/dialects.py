@@ -127,14 +127,11 @@ def _phases(quantiles: Mapping[str, Mapping[str, str]] = _QUANTILES) -> Source:
 
 
 _NOT_JMX_DOMAIN = Missing("its MBean domain (kafka.log.remote / org.apache.kafka.storage) matches no rule")
-
-
-def _remote_missing() -> dict[str, Source | Missing]:
-    return {
-        s.name: _NOT_JMX_DOMAIN
-        for s in SERIES
-        if s.mbean.startswith(("kafka.log.remote", "org.apache.kafka.storage"))
-    }
+_REMOTE_MISSING: dict[str, Source | Missing] = {
+    s.name: _NOT_JMX_DOMAIN
+    for s in SERIES
+    if s.mbean.startswith(("kafka.log.remote", "org.apache.kafka.storage"))
+}
 
 
 # `kbt target check` finds a version label on any *version* / *info series itself (kafka_version).
@@ -212,7 +209,7 @@ def _example_by_hand(idle_percent: str, no_rate: str) -> dict[str, Source | Miss
     names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
     return {
         **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
-        **_remote_missing(),
+        **_REMOTE_MISSING,
         **_network_sources(idle_percent, "networkProcessor"),
         "kafka_server_request_handler_avg_idle_ratio": Missing(no_rate),
         "kafka_network_request_time_ms": _phases(),
@@ -259,7 +256,7 @@ def _confluent_naming(s: Series) -> Source:
 
 _CONFLUENT_BY_HAND: dict[str, Source | Missing] = {
     **_quota_clients(str.lower),
-    **_remote_missing(),
+    **_REMOTE_MISSING,
     **_network_sources("percent", "networkprocessor"),
     # The handler meter's OneMinuteRate by its own rule: `_oneminuterate` in the current file,
     # `_total` (typed GAUGE) before 2025.

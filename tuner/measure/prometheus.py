@@ -141,12 +141,6 @@ def _float(raw: Any, where: str) -> float:
     return value if math.isfinite(value) else math.nan
 
 
-def _labels(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        raise TypeError("metric is not an object")
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
-
-
 class Prometheus:
     def __init__(
         self,
@@ -294,7 +288,10 @@ class Prometheus:
             raise PrometheusError(f"Prometheus {answer} answer has an unexpected shape") from None
 
     def _labels(self, metric: Any) -> dict[str, str]:
-        labels = _labels(metric)  # label values of odd types from a server are text
+        if not isinstance(metric, dict):
+            raise TypeError("metric is not an object")
+        # label values of odd types from a server are text
+        labels = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in metric.items()}
         return self.translator.labels(labels) if self.translator is not None else labels
 
     def series_names(self, matchers: str, window: Window | None = None) -> set[str]:

@@ -224,18 +224,14 @@ def produce_request(line: bytes, at: int) -> tuple[bool, dict[str, Any] | None]:
         return False, None
     if key.group(1) not in (b"0", b"-0"):
         return True, None
-    request = _request(line, at + len(MARKER))
-    return request is not None, request
-
-
-def _request(line: bytes, at: int) -> dict[str, Any] | None:
-    """The request's JSON: from the marker to the line's last brace (the layout's logger name
-    follows it), through kbt's bounded line parser (values counted first); None when it is not one."""
+    # The request's JSON: from the marker to the line's last brace (the layout's logger name
+    # follows it), through kbt's bounded line parser (values counted first).
+    body = line[at + len(MARKER) : line.rfind(b"}") + 1]
     try:
-        value = parse_json_line(line[at : line.rfind(b"}") + 1], "request log line", MAX_REQUEST_VALUES)
+        request = parse_json_line(body, "request log line", MAX_REQUEST_VALUES)
     except BadInput:
-        return None
-    return value if isinstance(value, dict) else None
+        return False, None
+    return (True, request) if isinstance(request, dict) else (False, None)
 
 
 def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:

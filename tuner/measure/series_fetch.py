@@ -26,19 +26,6 @@ RUN_SERIES = ("OFFERED_RECORDS_RATE", "ACKED_RECORDS_RATE", "DELIVERY_P99_MS_WOR
 MAX_POINTS = 720
 
 
-def series_step(start: float, end: float, scrape_interval_s: float) -> float:
-    """The evaluation step: the scrape interval, coarser when the span would exceed MAX_POINTS."""
-    return max(scrape_interval_s, (end - start) / MAX_POINTS)
-
-
-def series_queries(run_id: str, scrape_interval_s: float) -> dict[str, str]:
-    """Catalog name -> PromQL with a concrete rate window (client ones scoped to the run)."""
-    window = rate_window(scrape_interval_s)
-    out = {name: promql(name, window) for name in BROKER_SERIES}
-    out.update({name: scoped(promql(name, window), f"run={label_string(run_id)}") for name in RUN_SERIES})
-    return out
-
-
 def fetch_run_series(
     prom: Prometheus,
     run_id: str,
@@ -52,8 +39,12 @@ def fetch_run_series(
     from tuner.core.errors import Unreachable
     from tuner.measure.prometheus import PrometheusError
 
-    step = series_step(start, end, scrape_interval_s)
-    queries = series_queries(run_id, scrape_interval_s)
+    # The scrape interval, coarser when the span would exceed MAX_POINTS.
+    step = max(scrape_interval_s, (end - start) / MAX_POINTS)
+    # Catalog name -> PromQL with a concrete rate window (client ones scoped to the run).
+    window = rate_window(scrape_interval_s)
+    queries = {name: promql(name, window) for name in BROKER_SERIES}
+    queries |= {name: scoped(promql(name, window), f"run={label_string(run_id)}") for name in RUN_SERIES}
     out: dict[str, list[RangeSeries]] = {}
     for name, expr in queries.items():
         try:
