@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
-from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, duration, window_query
+from tuner.measure.broker_window import BROKER_FIELDS, broker_order, duration, window_query
 from tuner.measure.dialects import CLUSTER_LABELS, CONTROLLER_ONLY_LABELS, MissingSeries, scope_matchers
-from tuner.measure.prometheus import Sample
+from tuner.measure.prometheus import Prometheus, Sample
 from tuner.measure.promql import query
 from tuner.measure.series_names import (
     BROKER_JOB,
@@ -58,13 +58,13 @@ SCRAPE_FIELDS: dict[str, str] = {
 }
 
 
-def _scope(prom: PrometheusReader) -> str:
+def _scope(prom: Prometheus) -> str:
     """The matchers of the target's broker scrapes (`up` carries the job and target labels only)."""
     t = getattr(prom, "translator", None)
     return scope_matchers(t.job, t.matchers) if t is not None else scope_matchers(BROKER_JOB, {})
 
 
-def scrape_health(prom: PrometheusReader, window_s: float, end: float) -> dict[str, dict[str, float]]:
+def scrape_health(prom: Prometheus, window_s: float, end: float) -> dict[str, dict[str, float]]:
     """Per broker: scrapes attempted and answered in the window, the slowest scrape, and the share
     answered (scrape_coverage)."""
     scope, w = _scope(prom), f"{max(1, int(window_s * 1000))}ms"
@@ -103,7 +103,7 @@ def one_cluster(present: list[Sample]) -> None:
 
 
 def one_series_per_broker(
-    prom: PrometheusReader, present: list[Sample], span: str, step_s: float, end: float
+    prom: Prometheus, present: list[Sample], span: str, step_s: float, end: float
 ) -> None:
     """BadInput when a broker has several network idle series at once: the broker scraped twice (two
     scrape configs under one job, or Prometheus replicas behind one URL) or brokers of two clusters
@@ -168,7 +168,7 @@ def scaled_idle(by_broker: dict[str, dict[str, float | int | bool]]) -> None:
 
 
 def take_snapshot(
-    prom: PrometheusReader,
+    prom: Prometheus,
     window_s: float,
     step_s: float = 15.0,
     end: float | None = None,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
 from tuner.measure.catalog import PERCENTILES, PHASES, QUANTILES, SERIES, Needs, Series
@@ -24,15 +24,8 @@ from tuner.measure.promql import label_matchers
 from tuner.measure.series_names import NETWORK_IDLE_SERIES
 
 if TYPE_CHECKING:
+    from tuner.measure.prometheus import Prometheus
     from tuner.target.base import Target
-
-
-class PrometheusReaderWithNames(Protocol):
-    def series_names(self, matchers: str, window: tuple[float, float] | None = None) -> set[str]: ...
-
-    def labels_present(
-        self, matchers: str, labels: tuple[str, ...], window: tuple[float, float] | None = None
-    ) -> set[str]: ...
 
 
 # Labels that name a broker where no `broker` label does, in the order they are tried: the pod
@@ -591,7 +584,7 @@ def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
 
 
 def resolve_translator(
-    prom: PrometheusReaderWithNames, target: Target, window: tuple[float, float] | None = None
+    prom: Prometheus, target: Target, window: tuple[float, float] | None = None
 ) -> Translator:
     """The translator for a target: its dialect (`auto`: detected from the series present under
     its job and matchers), its selectors, and the names present (to pick among candidates). With
