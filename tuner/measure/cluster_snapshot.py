@@ -264,9 +264,8 @@ def take_snapshot(
         broker = sample.labels.get("broker")
         if broker is not None and math.isfinite(sample.value):
             by_broker.setdefault(broker, {})["started_at"] = sample.value
-    for s in present:
-        if "broker" in s.labels:
-            by_broker.setdefault(s.labels["broker"], {})
+    for broker in named:
+        by_broker.setdefault(broker, {})
     # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
     # from the few samples left is never reported. So does one with broker series but no network idle
     # (its rules leave the MBean out): no verdict is made without it.

@@ -194,19 +194,20 @@ def _example_naming(s: Series) -> Source:
     return Source((f"{name}_count", f"{name}_count_total"))
 
 
-def _example_by_hand(idle_percent: str, no_rate: str) -> dict[str, Source | Missing]:
-    """What Strimzi's rules and the upstream example export alike beyond their generic naming;
-    `idle_percent` is how the flavour spells the processors' idle-percent attribute ("_percent" or
-    "percent"), `no_rate` why it has no handler meter rate. Their generic PerSec and percentile
-    rules keep RequestMetrics; a copy whose rules exclude it leaves those absent: detection then
-    names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
-    return {
+def _example_series(idle_percent: str, no_rate: str) -> dict[str, Source | Missing]:
+    """What Strimzi's rules and the upstream example export: their generic naming, and beyond it
+    alike by hand; `idle_percent` is how the flavour spells the processors' idle-percent attribute
+    ("_percent" or "percent"), `no_rate` why it has no handler meter rate. Their generic PerSec and
+    percentile rules keep RequestMetrics; a copy whose rules exclude it leaves those absent: detection
+    then names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
+    by_hand: dict[str, Source | Missing] = {
         **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
         **_REMOTE_MISSING,
         **_network_sources(idle_percent, "networkProcessor"),
         "kafka_server_request_handler_avg_idle_ratio": Missing(no_rate),
         "kafka_network_request_time_ms": _phases(),
     }
+    return _by_naming(_example_naming, by_hand)
 
 
 def _by_naming(
@@ -221,22 +222,15 @@ def _by_naming(
 STRIMZI = Dialect(
     "strimzi",
     "Strimzi kafka-metrics.yaml",
-    _by_naming(
-        _example_naming,
-        _example_by_hand(
-            "_percent",
-            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate",
-        ),
+    _example_series(
+        "_percent", "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
     ),
 )
 
 UPSTREAM = Dialect(
     "upstream",
     "jmx_exporter example kafka-2_0_0.yml",
-    _by_naming(
-        _example_naming,
-        _example_by_hand("percent", "the example rules export only the handler meter's Count"),
-    ),
+    _example_series("percent", "the example rules export only the handler meter's Count"),
 )
 
 
@@ -478,19 +472,14 @@ class Translator:
         if self.identity:
             return expr
         out = _SELECTOR.sub(lambda m: self._one(m.group(1), m.group(2) or ""), expr)
-        if self.broker_label != "broker":
-            out = _BY.sub(
-                lambda m: (
-                    f"{m.group(1)} ("
-                    + ", ".join(
-                        self.broker_label if t.strip() == "broker" else t.strip()
-                        for t in m.group(2).split(",")
-                    )
-                    + ")"
-                ),
-                out,
-            )
-        return out
+        if self.broker_label == "broker":
+            return out
+
+        def by(m: re.Match[str]) -> str:
+            labels = (t.strip() for t in m.group(2).split(","))
+            return f"{m.group(1)} ({', '.join(self.broker_label if t == 'broker' else t for t in labels)})"
+
+        return _BY.sub(by, out)
 
     def labels(self, labels: dict[str, str]) -> dict[str, str]:
         """A result's labels in kbt's names (the broker label as `broker`)."""
