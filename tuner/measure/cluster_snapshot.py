@@ -271,17 +271,13 @@ def take_snapshot(
     # (its rules leave the MBean out): no verdict is made without it.
     others = []
     for broker, figures in health.items():
-        if (
-            broker not in named
-            and not unmeasured(figures)
-            and not set(by_broker.get(broker, {})) - JVM_FIELDS
-        ):
+        row = by_broker.setdefault(broker, {})
+        if broker not in named and not unmeasured(figures) and not set(row) - JVM_FIELDS:
             # It answered its scrapes with no broker series at all: not a broker (Strimzi's example
             # PodMonitor scrapes ZooKeeper, Connect and Cruise Control pods under the brokers' job).
-            by_broker.pop(broker, None)
+            del by_broker[broker]
             others.append(broker)
             continue
-        row = by_broker.setdefault(broker, {})
         if unmeasured(figures) or broker not in named:
             row.clear()
             row["measured"] = False

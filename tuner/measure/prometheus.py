@@ -146,7 +146,6 @@ class Prometheus:
         self,
         url: str | PrometheusAccess,
         timeout_s: float = 10.0,
-        session: requests.Session | None = None,
         translator: Translator | None = None,
         deadline_s: float | None = None,
     ) -> None:
@@ -158,7 +157,7 @@ class Prometheus:
         self.base_params = dict(parse_qsl(parts.query, keep_blank_values=True))
         self.shown = without_secrets(self.url)  # never a password or a token in a message
         self.timeout_s = timeout_s
-        self.session = session or _session(access)
+        self.session = _session(access)
         self.translator = translator
         self.unavailable: dict[str, str] = {}
         # One deadline for every call this client makes (diagnose: the whole run), besides each
