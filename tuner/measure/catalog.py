@@ -472,7 +472,7 @@ CLIENT_SERIES: tuple[ClientSeries, ...] = (
 
 
 def series(name: str) -> Series:
-    for s in SERIES:
-        if s.name == name:
-            return s
-    raise KeyError(name)
+    return _BY_NAME[name]
+
+
+_BY_NAME = {s.name: s for s in SERIES}
