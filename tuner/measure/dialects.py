@@ -426,10 +426,8 @@ class Translator:
         )
 
     def _pick(self, names: tuple[str, ...]) -> str:
-        for name in names:
-            if name in self.present:
-                return name
-        return names[0]
+        """The first of `names` present, else the first."""
+        return next((name for name in names if name in self.present), names[0])
 
     def _one(self, name: str, inner: str) -> str:
         src = self.dialect.source(name)
@@ -500,8 +498,7 @@ class Translator:
                         back = {v: k for k, v in mapping.items()}
                         if out[theirs] in back:
                             out[kbt_label] = back[out[theirs]]
-        quantile = out.get("quantile")
-        if quantile == "0.50":
+        if out.get("quantile") == "0.50":
             out["quantile"] = "0.5"
         return out
 
