@@ -43,11 +43,6 @@ class KafkaVersion:
     source: str = ""  # where it was read
     why_not: str = ""  # when version is None
 
-    def text(self) -> str:
-        if self.version is None:
-            return f"version not readable ({self.why_not})"
-        return f"{self.version} (from {self.source})"
-
 
 def version_query(scope: str) -> str:
     """PromQL for the version series within a broker scope (`job="kafka",cluster="x"`)."""
