@@ -11,13 +11,13 @@ no commits, no stored offsets): sizes and keys kept, values only when asked.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import OffsetSpec
 
 from tuner.core.errors import Unreachable
 from tuner.core.kafka_clients import Connection, admin_client, new_consumer
-
-if TYPE_CHECKING:
-    from confluent_kafka import Consumer
 
 METADATA_TIMEOUT_S = 15.0
 MAX_SAMPLE_PARTITIONS = 64  # partitions a topic's sample reads (its first ones)
@@ -39,8 +39,6 @@ _QUIET = {"log_level": 0}
 def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
     """(each topic that is not internal: name, partitions, replication factor, leaders; the
     cluster's broker ids, sorted); Unreachable when the cluster does not answer."""
-    from confluent_kafka import KafkaException
-
     try:
         metadata = admin_client(conn, _QUIET).list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as exc:
@@ -67,8 +65,6 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
 def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
     """Each topic's id as Kafka prints it (produce requests v13+ name topics by id, KIP-516); a
     topic that does not answer has none (its requests then count under no topic)."""
-    from confluent_kafka import KafkaException, TopicCollection
-
     if not names:
         return {}
     admin = admin_client(conn, _QUIET)  # held while its futures resolve
@@ -92,9 +88,6 @@ def kafka_topic_id(text: str) -> str:
 def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, list[int | None]]:
     """Each topic's end offset per partition (None for a partition that does not answer: it then
     counts 0 over the window, see appended)."""
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
     wanted = {
         TopicPartition(t["name"], p): OffsetSpec.latest() for t in topics for p in range(t["partitions"])
     }
@@ -124,8 +117,6 @@ def sample_topic(
 ) -> dict[str, Any]:
     """The newest `per_partition` records of each of the topic's first partitions, read within
     `timeout_s`: a tuner.store.capture.TopicSample's fields."""
-    from confluent_kafka import KafkaException, TopicPartition
-
     consumer = new_consumer(conn, _SAMPLER)
     try:
         starts = []
@@ -148,8 +139,6 @@ def _read(
     consumer: Consumer, topic: str, partitions: int, per_partition: int, timeout_s: float, payloads: bool
 ) -> dict[str, Any]:
     """The sample of the `partitions` assigned, up to `per_partition` records each."""
-    from confluent_kafka import KafkaError
-
     sample: dict[str, Any] = {
         "topic": topic,
         "value_bytes": [],

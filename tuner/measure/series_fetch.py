@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tuner.measure.prometheus import Prometheus, RangeSeries
+from tuner.core.errors import Unreachable
+from tuner.measure.prometheus import Prometheus, PrometheusError, RangeSeries
 from tuner.measure.promql import label_string, promql, rate_window, scoped
 
 # Catalog queries with one series per broker.
@@ -36,9 +37,6 @@ def fetch_run_series(
 ) -> tuple[float, dict[str, str], dict[str, list[RangeSeries]]]:
     """(step, queries, name -> series) over [start, end]. A query that fails is reported through
     `on_error` and left out; Unreachable (no Prometheus at all) propagates."""
-    from tuner.core.errors import Unreachable
-    from tuner.measure.prometheus import PrometheusError
-
     # The scrape interval, coarser when the span would exceed MAX_POINTS.
     step = max(scrape_interval_s, (end - start) / MAX_POINTS)
     # Catalog name -> PromQL with a concrete rate window (client ones scoped to the run).
