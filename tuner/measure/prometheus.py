@@ -41,10 +41,10 @@ from tuner.core.net import (
 from tuner.core.numbers import sample_value
 from tuner.core.redact import register_basic_auth, register_secret, register_url_secrets
 from tuner.core.text import cut
+from tuner.measure.dialects import MissingSeries, Translator, resolve_translator
 from tuner.target.base import PrometheusAccess
 
 if TYPE_CHECKING:
-    from tuner.measure.dialects import Translator
     from tuner.target.base import Target
 
 
@@ -174,8 +174,6 @@ class Prometheus:
     ) -> Prometheus:
         """The target's Prometheus, its dialect resolved (`auto`: detected from the series present
         now, or within `window` when the figures are a past window's)."""
-        from tuner.measure.dialects import resolve_translator
-
         if target.prometheus is None:
             raise BadInput(f"{target.name}: the target names no Prometheus")
         prom = cls(target.prometheus, timeout_s=timeout_s, deadline_s=deadline_s)
@@ -185,8 +183,6 @@ class Prometheus:
     def _get(self, path: str, params: dict[str, str]) -> Any:
         where = f"{self.shown}{path}"
         if self.translator is not None and "query" in params:
-            from tuner.measure.dialects import MissingSeries
-
             try:
                 params = {**params, "query": self.translator.translate(params["query"])}
             except MissingSeries as exc:
