@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import ssl
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from tuner.core.numbers import sample_value
 from tuner.core.redact import register_basic_auth, register_secret, register_url_secrets
 from tuner.core.text import cut
 from tuner.measure.dialects import MissingSeries, Translator, resolve_translator
+from tuner.spec.references import expand_references
 from tuner.target.base import PrometheusAccess
 
 if TYPE_CHECKING:
@@ -54,8 +56,6 @@ class PrometheusError(KbtError):
 
 def _session(access: PrometheusAccess) -> requests.Session:
     """A session carrying the access's credentials (read now, registered for redaction)."""
-    from tuner.spec.references import expand_references
-
     session = requests.Session()
     if access.bearer_token_file is not None:
         try:  # a regular file within the cap: a FIFO or device here would block or never end
@@ -88,8 +88,6 @@ def _check_ca_file(path: Any) -> None:
     """A CA bundle that TLS can load: a FIFO or a file that is not PEM is named as a TLS file problem
     here (it used to surface as "unreachable" at the first query); a missing one was said when the
     target was read (tuner.target.file)."""
-    import ssl
-
     data = read_bytes(path, "CA file", 4 << 20)
     if b"-----BEGIN CERTIFICATE-----" not in data:
         raise BadInput(
