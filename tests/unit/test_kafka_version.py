@@ -23,7 +23,6 @@ def test_one_release_across_brokers() -> None:
     assert from_series(series, "broker") == "4.1.1"
     version = read_version(series, "broker", {})
     assert version.version == "4.1.1" and "app-info" in version.source
-    assert version.text() == "4.1.1 (from the brokers' app-info Version in Prometheus)"
 
 
 def test_brokers_on_different_releases_are_listed() -> None:
@@ -59,7 +58,6 @@ def test_not_readable_says_why() -> None:
     kafka4 = read_version([], "broker", {})
     assert kafka4.version is None
     assert "removed in Kafka 4.0" in kafka4.why_not and "no broker series" in kafka4.why_not
-    assert kafka4.text().startswith("version not readable (")
     no_prom = read_version(None, "broker", None)
     assert "could not be described" in no_prom.why_not and "no Prometheus is named" in no_prom.why_not
     down = read_version(None, "broker", {}, "Prometheus: cannot reach http://127.0.0.1:1")

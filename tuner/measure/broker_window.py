@@ -9,23 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from typing import Protocol
 
 from tuner.core.broker_figures import BrokerStats, BrokerWindow
 from tuner.measure import catalog
-from tuner.measure.prometheus import RangeSeries, Sample
+from tuner.measure.prometheus import Prometheus
 from tuner.measure.promql import promql
 from tuner.measure.series_names import BROKER_JOB, REQUESTS_SERIES, TOPIC_PRODUCE_REQUESTS_SERIES
 
 # ---- measuring ----------------------------------------------------------------------------------
-
-
-class PrometheusReader(Protocol):
-    """What measurement needs of tuner.measure.prometheus.Prometheus."""
-
-    def instant(self, expr: str, at: float | None = None) -> list[Sample]: ...
-
-    def samples(self, selector: str, start: float, end: float) -> list[RangeSeries]: ...
 
 
 # Each broker's figures over a window, as a diagnosis snapshot names them (tuner.store.snapshot
@@ -122,9 +113,7 @@ REMOTE_FETCH_BYTES = catalog.series("kafka_server_remote_fetch_bytes_total").nam
 REMOTE_COPY_BYTES = catalog.series("kafka_server_remote_copy_bytes_total").name
 
 
-def topic_rate(
-    prom: PrometheusReader, name: str, topics: list[str], start: float, end: float
-) -> float | None:
+def topic_rate(prom: Prometheus, name: str, topics: list[str], start: float, end: float) -> float | None:
     """Per-second rate of a per-topic counter summed over the run's topics and brokers, taken over
     exactly [start, end] and evaluated at its end."""
     if end <= start:
@@ -158,7 +147,7 @@ def without_resets(points: list[tuple[float, float]]) -> list[tuple[float, float
 
 
 def measure_window(
-    prom: PrometheusReader,
+    prom: Prometheus,
     start: float,
     end: float,
     topics: list[str],

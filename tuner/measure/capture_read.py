@@ -11,13 +11,13 @@ no commits, no stored offsets): sizes and keys kept, values only when asked.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollection, TopicPartition
+from confluent_kafka.admin import OffsetSpec
 
 from tuner.core.errors import Unreachable
 from tuner.core.kafka_clients import Connection, admin_client, new_consumer
-
-if TYPE_CHECKING:
-    from confluent_kafka import Consumer
 
 METADATA_TIMEOUT_S = 15.0
 MAX_SAMPLE_PARTITIONS = 64  # partitions a topic's sample reads (its first ones)
@@ -39,8 +39,6 @@ _QUIET = {"log_level": 0}
 def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
     """(each topic that is not internal: name, partitions, replication factor, leaders; the
     cluster's broker ids, sorted); Unreachable when the cluster does not answer."""
-    from confluent_kafka import KafkaException
-
     try:
         metadata = admin_client(conn, _QUIET).list_topics(timeout=METADATA_TIMEOUT_S)
     except KafkaException as exc:
@@ -67,8 +65,6 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
 def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
     """Each topic's id as Kafka prints it (produce requests v13+ name topics by id, KIP-516); a
     topic that does not answer has none (its requests then count under no topic)."""
-    from confluent_kafka import KafkaException, TopicCollection
-
     if not names:
         return {}
     admin = admin_client(conn, _QUIET)  # held while its futures resolve
@@ -92,9 +88,6 @@ def kafka_topic_id(text: str) -> str:
 def end_offsets(conn: Connection, topics: list[dict[str, Any]]) -> dict[str, list[int | None]]:
     """Each topic's end offset per partition (None for a partition that does not answer: it then
     counts 0 over the window, see appended)."""
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import OffsetSpec
-
     wanted = {
         TopicPartition(t["name"], p): OffsetSpec.latest() for t in topics for p in range(t["partitions"])
     }
@@ -124,18 +117,7 @@ def sample_topic(
 ) -> dict[str, Any]:
     """The newest `per_partition` records of each of the topic's first partitions, read within
     `timeout_s`: a tuner.store.capture.TopicSample's fields."""
-    from confluent_kafka import KafkaException, TopicPartition
-
     consumer = new_consumer(conn, _SAMPLER)
-    sample: dict[str, Any] = {
-        "topic": topic,
-        "value_bytes": [],
-        "key_bytes": [],
-        "keyless": 0,
-        "payloads": [],
-    }
-    keys: set[bytes] = set()
-    read_from: set[int] = set()  # partitions that gave at least one record
     try:
         starts = []
         for p in range(min(partitions, MAX_SAMPLE_PARTITIONS)):
@@ -148,41 +130,30 @@ def sample_topic(
                 starts.append(TopicPartition(topic, p, max(low, high - per_partition)))
         if starts:
             consumer.assign(starts)
-            _read(
-                consumer,
-                sample,
-                keys,
-                read_from,
-                len(starts),
-                len(starts) * per_partition,
-                timeout_s,
-                payloads,
-            )
+        return _read(consumer, topic, len(starts), per_partition, timeout_s, payloads)
     finally:
         consumer.close()
-    sample["distinct_keys"] = len(keys)
-    sample["partitions_read"] = len(read_from)
-    return sample
 
 
 def _read(
-    consumer: Consumer,
-    sample: dict[str, Any],
-    keys: set[bytes],
-    read_from: set[int],
-    partitions: int,
-    limit: int,
-    timeout_s: float,
-    payloads: bool,
-) -> None:
-    from confluent_kafka import KafkaError
-
+    consumer: Consumer, topic: str, partitions: int, per_partition: int, timeout_s: float, payloads: bool
+) -> dict[str, Any]:
+    """The sample of the `partitions` assigned, up to `per_partition` records each."""
+    sample: dict[str, Any] = {
+        "topic": topic,
+        "value_bytes": [],
+        "key_bytes": [],
+        "keyless": 0,
+        "payloads": [],
+    }
+    keys: set[bytes] = set()
+    read_from: set[int] = set()  # partitions that gave at least one record
     deadline = time.monotonic() + timeout_s
     # A partition reports its end each time it catches up: on a topic still written to, one
     # partition can report it many times, so the ends are counted by partition, once each.
     ended: set[int] = set()
     read = 0
-    while read < limit and len(ended) < partitions and time.monotonic() < deadline:
+    while read < partitions * per_partition and len(ended) < partitions and time.monotonic() < deadline:
         for msg in consumer.consume(500, timeout=min(1.0, max(0.05, deadline - time.monotonic()))):
             error = msg.error()
             if error is not None:
@@ -201,6 +172,9 @@ def _read(
                     keys.add(bytes(key))
             if payloads:
                 sample["payloads"].append(value[:MAX_PAYLOAD_BYTES].hex())
+    sample["distinct_keys"] = len(keys)
+    sample["partitions_read"] = len(read_from)
+    return sample
 
 
 def _reason(exc: Exception) -> str:

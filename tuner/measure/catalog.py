@@ -85,44 +85,52 @@ def _btm(name: str, bean: str, meaning: str, needs: Needs, kind: Kind = Kind.COU
 
 PERCENTILES = "50/75/95/98/99/999thPercentile"
 
+
+def _value(name: str, mbean: str, meaning: str, labels: tuple[str, ...] = ()) -> Series:
+    """A gauge of an MBean's Value."""
+    return Series(name, Kind.GAUGE, mbean, "Value", meaning, labels=labels)
+
+
+def _count(
+    name: str, mbean: str, meaning: str, labels: tuple[str, ...] = (), needs: Needs = Needs.NOTHING
+) -> Series:
+    """A counter of a meter's or a timer's Count."""
+    return Series(name, Kind.COUNTER, mbean, "Count", meaning, labels=labels, needs=needs)
+
+
+def _percentiles(name: str, mbean: str, meaning: str, *labels: str) -> Series:
+    """A histogram's or a timer's percentiles, each a quantile after `labels`."""
+    return Series(name, Kind.GAUGE, mbean, PERCENTILES, meaning, labels=(*labels, "quantile"))
+
+
 SERIES: tuple[Series, ...] = (
     # ---- network threads and queues ----
-    Series(
+    _value(
         "kafka_network_request_queue_size",
-        Kind.GAUGE,
         "kafka.network:type=RequestChannel,name=RequestQueueSize",
-        "Value",
         "Requests parsed by network threads, waiting for a request handler thread.",
     ),
-    Series(
+    _value(
         "kafka_network_response_queue_size",
-        Kind.GAUGE,
         "kafka.network:type=RequestChannel,name=ResponseQueueSize",
-        "Value",
         "Responses waiting for a network thread to send them (all processors).",
     ),
-    Series(
+    _value(
         NETWORK_IDLE_SERIES,
-        Kind.GAUGE,
         "kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent",
-        "Value",
         "Average idle fraction (0-1) of the network threads. Below 0.3 the network threads are the "
         "bottleneck; many small produce requests drive it down.",
     ),
-    Series(
+    _value(
         NETWORK_THREAD_IDLE_SERIES,
-        Kind.GAUGE,
         "kafka.network:type=Processor,name=IdlePercent,networkProcessor=N",
-        "Value",
         "Idle fraction (0-1) of one network thread.",
         labels=("network_processor",),
     ),
     # ---- request handler threads ----
-    Series(
+    _count(
         "kafka_server_request_handler_idle_ns_total",
-        Kind.COUNTER,
         "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
-        "Count",
         "Idle nanoseconds of the request handler threads, each divided by the thread count: "
         "rate(...)/1e9 is the average idle fraction (0-1). On an idle broker short windows read a few "
         "percent above 1 (handlers mark idle time per 300 ms poll): cap at 1.",
@@ -137,21 +145,16 @@ SERIES: tuple[Series, ...] = (
         "exported.",
     ),
     # ---- log flush ----
-    Series(
+    _count(
         "kafka_log_flush_total",
-        Kind.COUNTER,
         "kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs",
-        "Count",
         "Log flushes (fsync of a log segment).",
         needs=Needs.FLUSH,
     ),
-    Series(
+    _percentiles(
         "kafka_log_flush_time_ms",
-        Kind.GAUGE,
         "kafka.log:type=LogFlushStats,name=LogFlushRateAndTimeMs",
-        PERCENTILES,
         "Log flush time percentiles, ms (recent samples).",
-        labels=("quantile",),
     ),
     # ---- BrokerTopicMetrics ----
     _btm(
@@ -182,32 +185,27 @@ SERIES: tuple[Series, ...] = (
         "kafka_server_messages_in_total", "MessagesInPerSec", "Records produced to the broker.", Needs.PRODUCE
     ),
     # ---- RequestMetrics ----
-    Series(
+    _count(
         REQUESTS_SERIES,
-        Kind.COUNTER,
         "kafka.network:type=RequestMetrics,name=RequestsPerSec,request=R,version=V",
-        "Count",
         "Requests received, by API (Produce, Fetch, Metadata, ...) and API version.",
         labels=("request", "version"),
         needs=Needs.PRODUCE,
     ),
-    Series(
+    _percentiles(
         "kafka_network_request_time_ms",
-        Kind.GAUGE,
         "kafka.network:type=RequestMetrics,name=<Phase>TimeMs,request=R",
-        PERCENTILES,
         "Request time percentiles, ms, by phase: total, request_queue (waiting for a handler), local "
         "(handler + log append), remote (waiting for replicas), throttle, response_queue, response_send. "
         f"Collected for {', '.join(TIMED_REQUESTS)}.",
-        labels=("request", "phase", "quantile"),
+        "request",
+        "phase",
     ),
-    Series(
+    _percentiles(
         "kafka_network_request_bytes",
-        Kind.GAUGE,
         "kafka.network:type=RequestMetrics,name=RequestBytes,request=R",
-        PERCENTILES,
         "Request size percentiles, bytes (Produce: the size of the batches a client sends).",
-        labels=("request", "quantile"),
+        "request",
     ),
     # ---- tiered storage (KIP-405) ----
     _btm(
@@ -260,41 +258,30 @@ SERIES: tuple[Series, ...] = (
         Needs.REMOTE_COPY,
         Kind.GAUGE,
     ),
-    Series(
+    _value(
         "kafka_log_remote_manager_tasks_avg_idle_ratio",
-        Kind.GAUGE,
         "kafka.log.remote:type=RemoteLogManager,name=RemoteLogManagerTasksAvgIdlePercent",
-        "Value",
         "Idle fraction (0-1) of the threads copying segments to the remote tier.",
     ),
-    Series(
+    _count(
         "kafka_log_remote_reader_fetch_total",
-        Kind.COUNTER,
         "kafka.log.remote:type=RemoteLogManager,name=RemoteLogReaderFetchRateAndTimeMs",
-        "Count",
         "Reads from the remote tier by the remote log reader threads.",
         needs=Needs.REMOTE_FETCH,
     ),
-    Series(
+    _percentiles(
         "kafka_log_remote_reader_fetch_time_ms",
-        Kind.GAUGE,
         "kafka.log.remote:type=RemoteLogManager,name=RemoteLogReaderFetchRateAndTimeMs",
-        PERCENTILES,
         "Remote read time percentiles, ms.",
-        labels=("quantile",),
     ),
-    Series(
+    _value(
         "kafka_storage_remote_thread_pool_reader_task_queue_size",
-        Kind.GAUGE,
         "org.apache.kafka.storage.internals.log:type=RemoteStorageThreadPool,name=RemoteLogReaderTaskQueueSize",
-        "Value",
         "Remote reads waiting for a remote log reader thread.",
     ),
-    Series(
+    _value(
         "kafka_storage_remote_thread_pool_reader_avg_idle_ratio",
-        Kind.GAUGE,
         "org.apache.kafka.storage.internals.log:type=RemoteStorageThreadPool,name=RemoteLogReaderAvgIdlePercent",
-        "Value",
         "Idle fraction (0-1) of the remote log reader threads.",
     ),
     # ---- per client: Kafka's quota sensors (they exist once any client quota is set) ----
@@ -377,152 +364,115 @@ class ClientSeries:
 PRODUCER_LABELS = ("run", "producer", "client")
 CONSUMER_LABELS = ("run", "group", "mode")
 
+
+def _producer(
+    name: str, kind: ClientKind, meaning: str, *labels: str, engines: str = "librdkafka, java"
+) -> ClientSeries:
+    """A producer engine's series: PRODUCER_LABELS, then `labels`."""
+    return ClientSeries(name, kind, (*PRODUCER_LABELS, *labels), meaning, engines)
+
+
+def _consumer(name: str, kind: ClientKind, meaning: str, *labels: str) -> ClientSeries:
+    """A stress consumer's series: CONSUMER_LABELS, then `labels`."""
+    return ClientSeries(name, kind, (*CONSUMER_LABELS, *labels), meaning, "stress consumers")
+
+
 CLIENT_SERIES: tuple[ClientSeries, ...] = (
-    ClientSeries(
+    _producer(
         "kbt_client_produce_requests_total",
         ClientKind.COUNTER,
-        (*PRODUCER_LABELS, "broker"),
         "Produce requests sent, per broker (Java: produce responses per broker; acks=0: every "
         'request, broker="").',
+        "broker",
     ),
-    ClientSeries(
-        "kbt_client_records_acked_total", ClientKind.COUNTER, PRODUCER_LABELS, "Records the brokers acked."
+    _producer("kbt_client_records_acked_total", ClientKind.COUNTER, "Records the brokers acked."),
+    _producer(
+        "kbt_client_bytes_acked_total", ClientKind.COUNTER, "Payload bytes (record values) the brokers acked."
     ),
-    ClientSeries(
-        "kbt_client_bytes_acked_total",
-        ClientKind.COUNTER,
-        PRODUCER_LABELS,
-        "Payload bytes (record values) the brokers acked.",
-    ),
-    ClientSeries(
+    _producer(
         "kbt_client_offered_records_total",
         ClientKind.COUNTER,
-        PRODUCER_LABELS,
         "Records the load schedule offered (warm-up included).",
     ),
-    ClientSeries(
-        "kbt_client_delivery_errors_total", ClientKind.COUNTER, PRODUCER_LABELS, "Failed deliveries."
-    ),
-    ClientSeries(
+    _producer("kbt_client_delivery_errors_total", ClientKind.COUNTER, "Failed deliveries."),
+    _producer(
         "kbt_client_records_per_request",
         ClientKind.GAUGE,
-        PRODUCER_LABELS,
         "Records per produce request, last statistics window (Java records-per-request-avg).",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_batch_bytes",
         ClientKind.GAUGE,
-        PRODUCER_LABELS,
         "Bytes per partition batch on the wire, last statistics window (Java batch-size-avg).",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_compression_ratio",
         ClientKind.GAUGE,
-        PRODUCER_LABELS,
         "Uncompressed over compressed batch bytes (1 / compression-rate-avg).",
         engines="java",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_queue_latency_seconds",
         ClientKind.GAUGE,
-        (*PRODUCER_LABELS, "quantile"),
         "Time records waited in the producer queue, quantile 0.5 / 0.99 of the client's last "
         "statistics window (librdkafka int_latency; Java queue-time per batch).",
+        "quantile",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_queue_latency_avg_seconds",
         ClientKind.GAUGE,
-        PRODUCER_LABELS,
         "Java record-queue-time-avg.",
         engines="java",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_rtt_seconds",
         ClientKind.GAUGE,
-        (*PRODUCER_LABELS, "broker", "quantile"),
         "Produce round trip per broker, quantile 0.5 / 0.99 of the client's last statistics window.",
+        "broker",
+        "quantile",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_requests_total",
         ClientKind.COUNTER,
-        PRODUCER_LABELS,
         "Requests of every kind sent (Java request-total).",
         engines="java",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_produce_throttle_time_avg_seconds",
         ClientKind.GAUGE,
-        PRODUCER_LABELS,
         "Broker quota throttle per produce response (Java produce-throttle-time-avg).",
         engines="java",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_produce_throttle_time_max_seconds",
         ClientKind.GAUGE,
-        PRODUCER_LABELS,
         "Longest broker quota throttle a response asked for, last statistics window.",
     ),
-    ClientSeries(
+    _producer(
         "kbt_client_delivery_latency_seconds",
         ClientKind.HISTOGRAM,
-        PRODUCER_LABELS,
         'From the intended send time to the ack, per engine process (producer="process-N"): '
         "aggregate across producers with sum by (le).",
     ),
-    ClientSeries(
-        "kbt_consumer_records_total",
-        ClientKind.COUNTER,
-        (*CONSUMER_LABELS, "consumer"),
-        "Records consumed.",
-        engines="stress consumers",
-    ),
-    ClientSeries(
-        "kbt_consumer_bytes_total",
-        ClientKind.COUNTER,
-        (*CONSUMER_LABELS, "consumer"),
-        "Value bytes consumed.",
-        engines="stress consumers",
-    ),
-    ClientSeries(
-        "kbt_consumer_lag_records",
-        ClientKind.GAUGE,
-        (*CONSUMER_LABELS, "consumer"),
-        "Records behind the high watermark.",
-        engines="stress consumers",
-    ),
-    ClientSeries(
+    _consumer("kbt_consumer_records_total", ClientKind.COUNTER, "Records consumed.", "consumer"),
+    _consumer("kbt_consumer_bytes_total", ClientKind.COUNTER, "Value bytes consumed.", "consumer"),
+    _consumer("kbt_consumer_lag_records", ClientKind.GAUGE, "Records behind the high watermark.", "consumer"),
+    _consumer(
         "kbt_consumer_e2e_latency_seconds",
         ClientKind.GAUGE,
-        (*CONSUMER_LABELS, "quantile"),
         "Record timestamp to consumption over the last few seconds, quantile 0.5 / 0.99.",
-        engines="stress consumers",
+        "quantile",
     ),
-    ClientSeries(
-        "kbt_consumer_data_age_seconds",
-        ClientKind.GAUGE,
-        CONSUMER_LABELS,
-        "Age of the records read last.",
-        engines="stress consumers",
-    ),
-    ClientSeries(
-        "kbt_consumer_lagging_active",
-        ClientKind.GAUGE,
-        CONSUMER_LABELS,
-        "1 while lagging readers read.",
-        engines="stress consumers",
-    ),
-    ClientSeries(
-        "kbt_consumer_rewinds_total",
-        ClientKind.COUNTER,
-        CONSUMER_LABELS,
-        "A lagging reader caught up and went back lag_s.",
-        engines="stress consumers",
+    _consumer("kbt_consumer_data_age_seconds", ClientKind.GAUGE, "Age of the records read last."),
+    _consumer("kbt_consumer_lagging_active", ClientKind.GAUGE, "1 while lagging readers read."),
+    _consumer(
+        "kbt_consumer_rewinds_total", ClientKind.COUNTER, "A lagging reader caught up and went back lag_s."
     ),
 )
 
 
 def series(name: str) -> Series:
-    for s in SERIES:
-        if s.name == name:
-            return s
-    raise KeyError(name)
+    return _BY_NAME[name]
+
+
+_BY_NAME = {s.name: s for s in SERIES}

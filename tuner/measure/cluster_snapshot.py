@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
-from tuner.measure.broker_window import BROKER_FIELDS, PrometheusReader, broker_order, duration, window_query
+from tuner.measure.broker_window import BROKER_FIELDS, broker_order, duration, window_query
 from tuner.measure.dialects import CLUSTER_LABELS, CONTROLLER_ONLY_LABELS, MissingSeries, scope_matchers
-from tuner.measure.prometheus import Sample
+from tuner.measure.prometheus import Prometheus, Sample
 from tuner.measure.promql import query
 from tuner.measure.series_names import (
     BROKER_JOB,
@@ -58,13 +58,13 @@ SCRAPE_FIELDS: dict[str, str] = {
 }
 
 
-def _scope(prom: PrometheusReader) -> str:
+def _scope(prom: Prometheus) -> str:
     """The matchers of the target's broker scrapes (`up` carries the job and target labels only)."""
     t = getattr(prom, "translator", None)
     return scope_matchers(t.job, t.matchers) if t is not None else scope_matchers(BROKER_JOB, {})
 
 
-def scrape_health(prom: PrometheusReader, window_s: float, end: float) -> dict[str, dict[str, float]]:
+def scrape_health(prom: Prometheus, window_s: float, end: float) -> dict[str, dict[str, float]]:
     """Per broker: scrapes attempted and answered in the window, the slowest scrape, and the share
     answered (scrape_coverage)."""
     scope, w = _scope(prom), f"{max(1, int(window_s * 1000))}ms"
@@ -103,7 +103,7 @@ def one_cluster(present: list[Sample]) -> None:
 
 
 def one_series_per_broker(
-    prom: PrometheusReader, present: list[Sample], span: str, step_s: float, end: float
+    prom: Prometheus, present: list[Sample], span: str, step_s: float, end: float
 ) -> None:
     """BadInput when a broker has several network idle series at once: the broker scraped twice (two
     scrape configs under one job, or Prometheus replicas behind one URL) or brokers of two clusters
@@ -167,17 +167,8 @@ def scaled_idle(by_broker: dict[str, dict[str, float | int | bool]]) -> None:
                 )
 
 
-def _client_sample(
-    by_client: dict[tuple[str, str, str], dict[str, float]], field: str, labels: dict[str, str], value: float
-) -> None:
-    broker = labels.get("broker")
-    if broker is not None:
-        key = (broker, labels.get("client_id", ""), labels.get("user", ""))
-        by_client.setdefault(key, {})[field] = max(value, 0.0)
-
-
 def take_snapshot(
-    prom: PrometheusReader,
+    prom: Prometheus,
     window_s: float,
     step_s: float = 15.0,
     end: float | None = None,
@@ -240,20 +231,19 @@ def take_snapshot(
                 continue  # the dialect's rules do not export the quota sensors
             raise
         for sample in samples:
+            labels, broker = sample.labels, sample.labels.get("broker")
             if not math.isfinite(sample.value):
                 continue
             if field.startswith("client."):
-                _client_sample(by_client, field.removeprefix("client."), sample.labels, sample.value)
-                continue
-            if field.startswith("topic."):
-                topic = sample.labels.get("topic")
-                if topic:
-                    row = by_topic.setdefault(topic, {})
+                if broker is not None:
+                    client = (broker, labels.get("client_id", ""), labels.get("user", ""))
+                    by_client.setdefault(client, {})[field.removeprefix("client.")] = max(sample.value, 0.0)
+            elif field.startswith("topic."):
+                if labels.get("topic"):
+                    row = by_topic.setdefault(labels["topic"], {})
                     key = field.removeprefix("topic.")
                     row[key] = row.get(key, 0.0) + sample.value
-                continue
-            broker = sample.labels.get("broker")
-            if broker is not None:
+            elif broker is not None:
                 by_broker.setdefault(broker, {})[field] = sample.value
     # The per-thread idle series: the processors a broker has are its network thread count, each
     # counted once (a pod rescheduled in the window has every processor's series twice).
@@ -274,25 +264,20 @@ def take_snapshot(
         broker = sample.labels.get("broker")
         if broker is not None and math.isfinite(sample.value):
             by_broker.setdefault(broker, {})["started_at"] = sample.value
-    for s in present:
-        if "broker" in s.labels:
-            by_broker.setdefault(s.labels["broker"], {})
+    for broker in named:
+        by_broker.setdefault(broker, {})
     # A broker whose scrapes failed in the window keeps its scrape figures and nothing else: a rate
     # from the few samples left is never reported. So does one with broker series but no network idle
     # (its rules leave the MBean out): no verdict is made without it.
     others = []
     for broker, figures in health.items():
-        if (
-            broker not in named
-            and not unmeasured(figures)
-            and not set(by_broker.get(broker, {})) - JVM_FIELDS
-        ):
+        row = by_broker.setdefault(broker, {})
+        if broker not in named and not unmeasured(figures) and not set(row) - JVM_FIELDS:
             # It answered its scrapes with no broker series at all: not a broker (Strimzi's example
             # PodMonitor scrapes ZooKeeper, Connect and Cruise Control pods under the brokers' job).
-            by_broker.pop(broker, None)
+            del by_broker[broker]
             others.append(broker)
             continue
-        row = by_broker.setdefault(broker, {})
         if unmeasured(figures) or broker not in named:
             row.clear()
             row["measured"] = False

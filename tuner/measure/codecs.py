@@ -17,6 +17,7 @@ import functools
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 
 import lz4.frame
 import snappy
@@ -67,8 +68,6 @@ def bind(spec: CodecLevel) -> BoundCodec:
 
 def library_versions() -> dict[str, str]:
     """The codec libraries measured, for the probe record."""
-    from importlib.metadata import PackageNotFoundError, version
-
     out = {"zlib": zlib.ZLIB_RUNTIME_VERSION}
     for dist in ("python-snappy", "lz4", "zstandard"):
         try:

@@ -80,8 +80,7 @@ def batches_of(sample: LogSample, n: int, starts: Sequence[int]) -> list[bytes]:
 def timed_passes(fn: Transform, inputs: Sequence[bytes], min_cpu_s: float = MIN_CPU_S) -> tuple[float, int]:
     """Thread CPU seconds for passes of `fn` over `inputs` until at least `min_cpu_s`; (seconds, passes)."""
     clock = time.thread_time_ns
-    spent = 0
-    passes = 0
+    spent = passes = 0
     while True:
         start = clock()
         for data in inputs:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from tuner.core.errors import BadInput, EnvironmentProblem, did_you_mean
 from tuner.measure.catalog import PERCENTILES, PHASES, QUANTILES, SERIES, Needs, Series
@@ -24,15 +24,8 @@ from tuner.measure.promql import label_matchers
 from tuner.measure.series_names import NETWORK_IDLE_SERIES
 
 if TYPE_CHECKING:
+    from tuner.measure.prometheus import Prometheus
     from tuner.target.base import Target
-
-
-class PrometheusReaderWithNames(Protocol):
-    def series_names(self, matchers: str, window: tuple[float, float] | None = None) -> set[str]: ...
-
-    def labels_present(
-        self, matchers: str, labels: tuple[str, ...], window: tuple[float, float] | None = None
-    ) -> set[str]: ...
 
 
 # Labels that name a broker where no `broker` label does, in the order they are tried: the pod
@@ -127,14 +120,11 @@ def _phases(quantiles: Mapping[str, Mapping[str, str]] = _QUANTILES) -> Source:
 
 
 _NOT_JMX_DOMAIN = Missing("its MBean domain (kafka.log.remote / org.apache.kafka.storage) matches no rule")
-
-
-def _remote_missing() -> dict[str, Source | Missing]:
-    return {
-        s.name: _NOT_JMX_DOMAIN
-        for s in SERIES
-        if s.mbean.startswith(("kafka.log.remote", "org.apache.kafka.storage"))
-    }
+_REMOTE_MISSING: dict[str, Source | Missing] = {
+    s.name: _NOT_JMX_DOMAIN
+    for s in SERIES
+    if s.mbean.startswith(("kafka.log.remote", "org.apache.kafka.storage"))
+}
 
 
 # `kbt target check` finds a version label on any *version* / *info series itself (kafka_version).
@@ -204,19 +194,20 @@ def _example_naming(s: Series) -> Source:
     return Source((f"{name}_count", f"{name}_count_total"))
 
 
-def _example_by_hand(idle_percent: str, no_rate: str) -> dict[str, Source | Missing]:
-    """What Strimzi's rules and the upstream example export alike beyond their generic naming;
-    `idle_percent` is how the flavour spells the processors' idle-percent attribute ("_percent" or
-    "percent"), `no_rate` why it has no handler meter rate. Their generic PerSec and percentile
-    rules keep RequestMetrics; a copy whose rules exclude it leaves those absent: detection then
-    names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
-    return {
+def _example_series(idle_percent: str, no_rate: str) -> dict[str, Source | Missing]:
+    """What Strimzi's rules and the upstream example export: their generic naming, and beyond it
+    alike by hand; `idle_percent` is how the flavour spells the processors' idle-percent attribute
+    ("_percent" or "percent"), `no_rate` why it has no handler meter rate. Their generic PerSec and
+    percentile rules keep RequestMetrics; a copy whose rules exclude it leaves those absent: detection
+    then names them missing, and BrokerTopicMetrics' per-partition counts never stand in for requests."""
+    by_hand: dict[str, Source | Missing] = {
         **dict.fromkeys(_CLIENT_SERIES, _NO_QUOTA_RULE),
-        **_remote_missing(),
+        **_REMOTE_MISSING,
         **_network_sources(idle_percent, "networkProcessor"),
         "kafka_server_request_handler_avg_idle_ratio": Missing(no_rate),
         "kafka_network_request_time_ms": _phases(),
     }
+    return _by_naming(_example_naming, by_hand)
 
 
 def _by_naming(
@@ -231,22 +222,15 @@ def _by_naming(
 STRIMZI = Dialect(
     "strimzi",
     "Strimzi kafka-metrics.yaml",
-    _by_naming(
-        _example_naming,
-        _example_by_hand(
-            "_percent",
-            "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate",
-        ),
+    _example_series(
+        "_percent", "Strimzi exports the handler meter's MeanRate (a lifetime mean), not its OneMinuteRate"
     ),
 )
 
 UPSTREAM = Dialect(
     "upstream",
     "jmx_exporter example kafka-2_0_0.yml",
-    _by_naming(
-        _example_naming,
-        _example_by_hand("percent", "the example rules export only the handler meter's Count"),
-    ),
+    _example_series("percent", "the example rules export only the handler meter's Count"),
 )
 
 
@@ -259,7 +243,7 @@ def _confluent_naming(s: Series) -> Source:
 
 _CONFLUENT_BY_HAND: dict[str, Source | Missing] = {
     **_quota_clients(str.lower),
-    **_remote_missing(),
+    **_REMOTE_MISSING,
     **_network_sources("percent", "networkprocessor"),
     # The handler meter's OneMinuteRate by its own rule: `_oneminuterate` in the current file,
     # `_total` (typed GAUGE) before 2025.
@@ -442,10 +426,8 @@ class Translator:
         )
 
     def _pick(self, names: tuple[str, ...]) -> str:
-        for name in names:
-            if name in self.present:
-                return name
-        return names[0]
+        """The first of `names` present, else the first."""
+        return next((name for name in names if name in self.present), names[0])
 
     def _one(self, name: str, inner: str) -> str:
         src = self.dialect.source(name)
@@ -488,19 +470,14 @@ class Translator:
         if self.identity:
             return expr
         out = _SELECTOR.sub(lambda m: self._one(m.group(1), m.group(2) or ""), expr)
-        if self.broker_label != "broker":
-            out = _BY.sub(
-                lambda m: (
-                    f"{m.group(1)} ("
-                    + ", ".join(
-                        self.broker_label if t.strip() == "broker" else t.strip()
-                        for t in m.group(2).split(",")
-                    )
-                    + ")"
-                ),
-                out,
-            )
-        return out
+        if self.broker_label == "broker":
+            return out
+
+        def by(m: re.Match[str]) -> str:
+            labels = (t.strip() for t in m.group(2).split(","))
+            return f"{m.group(1)} ({', '.join(self.broker_label if t == 'broker' else t for t in labels)})"
+
+        return _BY.sub(by, out)
 
     def labels(self, labels: dict[str, str]) -> dict[str, str]:
         """A result's labels in kbt's names (the broker label as `broker`)."""
@@ -521,8 +498,7 @@ class Translator:
                         back = {v: k for k, v in mapping.items()}
                         if out[theirs] in back:
                             out[kbt_label] = back[out[theirs]]
-        quantile = out.get("quantile")
-        if quantile == "0.50":
+        if out.get("quantile") == "0.50":
             out["quantile"] = "0.5"
         return out
 
@@ -594,7 +570,7 @@ def scope_matchers(job: str, matchers: Mapping[str, str]) -> str:
 
 
 def resolve_translator(
-    prom: PrometheusReaderWithNames, target: Target, window: tuple[float, float] | None = None
+    prom: Prometheus, target: Target, window: tuple[float, float] | None = None
 ) -> Translator:
     """The translator for a target: its dialect (`auto`: detected from the series present under
     its job and matchers), its selectors, and the names present (to pick among candidates). With

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from tuner.core.numbers import parse_int
+from tuner.measure.kafka_api_versions import REFERENCE, RELEASE
 
 # A version label on any broker series whose name says version or info (kbt's own, the app-info
 # rules of other rule files, a build-info series a platform adds).
@@ -42,11 +43,6 @@ class KafkaVersion:
     version: str | None  # "4.1.1"; "4.1.1 (brokers 1, 2), 4.0.0 (broker 3)" when they differ
     source: str = ""  # where it was read
     why_not: str = ""  # when version is None
-
-    def text(self) -> str:
-        if self.version is None:
-            return f"version not readable ({self.why_not})"
-        return f"{self.version} (from {self.source})"
 
 
 def version_query(scope: str) -> str:
@@ -139,8 +135,6 @@ def read_version(
         return KafkaVersion(line, "the broker config inter.broker.protocol.version")
     inferred, differs = None, ""
     if api_tables is not None:
-        from tuner.measure.kafka_api_versions import REFERENCE, RELEASE
-
         inferred, differs = infer_from_api_versions(api_tables, REFERENCE, RELEASE)
         if inferred is not None:
             return KafkaVersion(inferred, f"the brokers' ApiVersions, inferred: equal to Kafka {RELEASE}'s")

@@ -68,15 +68,13 @@ class LiveSampler:
         prometheus_url: str,
         on_sample: Callable[[LiveSample], None],
         scrape_interval_s: float = 5.0,
-        interval_s: float = INTERVAL_S,
         prometheus: Prometheus | None = None,
     ) -> None:
         # A target's Prometheus comes with its auth and metric dialect: the broker query is
         # translated to the names its brokers export (Prometheus.for_target).
-        self.prom = prometheus or Prometheus(prometheus_url, timeout_s=min(interval_s, 4.0))
+        self.prom = prometheus or Prometheus(prometheus_url, timeout_s=min(INTERVAL_S, 4.0))
         self.on_sample = on_sample
         self.scrape_interval_s = scrape_interval_s
-        self.interval_s = interval_s
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = time.time()
@@ -91,11 +89,11 @@ class LiveSampler:
     def stop(self) -> None:
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=self.interval_s)
+            self._thread.join(timeout=INTERVAL_S)
             self._thread = None
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._stop.wait(INTERVAL_S):
             reading = sample(self.prom, self.scrape_interval_s, since=self._started)
             if not self._stop.is_set():
                 self.on_sample(reading)

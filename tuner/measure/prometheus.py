@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import ssl
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,10 +42,11 @@ from tuner.core.net import (
 from tuner.core.numbers import sample_value
 from tuner.core.redact import register_basic_auth, register_secret, register_url_secrets
 from tuner.core.text import cut
+from tuner.measure.dialects import MissingSeries, Translator, resolve_translator
+from tuner.spec.references import expand_references
 from tuner.target.base import PrometheusAccess
 
 if TYPE_CHECKING:
-    from tuner.measure.dialects import Translator
     from tuner.target.base import Target
 
 
@@ -54,8 +56,6 @@ class PrometheusError(KbtError):
 
 def _session(access: PrometheusAccess) -> requests.Session:
     """A session carrying the access's credentials (read now, registered for redaction)."""
-    from tuner.spec.references import expand_references
-
     session = requests.Session()
     if access.bearer_token_file is not None:
         try:  # a regular file within the cap: a FIFO or device here would block or never end
@@ -88,8 +88,6 @@ def _check_ca_file(path: Any) -> None:
     """A CA bundle that TLS can load: a FIFO or a file that is not PEM is named as a TLS file problem
     here (it used to surface as "unreachable" at the first query); a missing one was said when the
     target was read (tuner.target.file)."""
-    import ssl
-
     data = read_bytes(path, "CA file", 4 << 20)
     if b"-----BEGIN CERTIFICATE-----" not in data:
         raise BadInput(
@@ -141,18 +139,11 @@ def _float(raw: Any, where: str) -> float:
     return value if math.isfinite(value) else math.nan
 
 
-def _labels(raw: Any) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        raise TypeError("metric is not an object")
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
-
-
 class Prometheus:
     def __init__(
         self,
         url: str | PrometheusAccess,
         timeout_s: float = 10.0,
-        session: requests.Session | None = None,
         translator: Translator | None = None,
         deadline_s: float | None = None,
     ) -> None:
@@ -164,7 +155,7 @@ class Prometheus:
         self.base_params = dict(parse_qsl(parts.query, keep_blank_values=True))
         self.shown = without_secrets(self.url)  # never a password or a token in a message
         self.timeout_s = timeout_s
-        self.session = session or _session(access)
+        self.session = _session(access)
         self.translator = translator
         self.unavailable: dict[str, str] = {}
         # One deadline for every call this client makes (diagnose: the whole run), besides each
@@ -181,8 +172,6 @@ class Prometheus:
     ) -> Prometheus:
         """The target's Prometheus, its dialect resolved (`auto`: detected from the series present
         now, or within `window` when the figures are a past window's)."""
-        from tuner.measure.dialects import resolve_translator
-
         if target.prometheus is None:
             raise BadInput(f"{target.name}: the target names no Prometheus")
         prom = cls(target.prometheus, timeout_s=timeout_s, deadline_s=deadline_s)
@@ -192,8 +181,6 @@ class Prometheus:
     def _get(self, path: str, params: dict[str, str]) -> Any:
         where = f"{self.shown}{path}"
         if self.translator is not None and "query" in params:
-            from tuner.measure.dialects import MissingSeries
-
             try:
                 params = {**params, "query": self.translator.translate(params["query"])}
             except MissingSeries as exc:
@@ -294,7 +281,10 @@ class Prometheus:
             raise PrometheusError(f"Prometheus {answer} answer has an unexpected shape") from None
 
     def _labels(self, metric: Any) -> dict[str, str]:
-        labels = _labels(metric)  # label values of odd types from a server are text
+        if not isinstance(metric, dict):
+            raise TypeError("metric is not an object")
+        # label values of odd types from a server are text
+        labels = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in metric.items()}
         return self.translator.labels(labels) if self.translator is not None else labels
 
     def series_names(self, matchers: str, window: Window | None = None) -> set[str]:

@@ -38,15 +38,14 @@ def _varint(value: int) -> bytes:
     return _SMALL[value] if 0 <= value < len(_SMALL) else zigzag_varint(value)
 
 
-def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes) -> bytes:
-    """One record, its length prefix included."""
-    key_part = _NULL_KEY if key is None else _varint(len(key)) + key
+def encode_record(offset_delta: int, timestamp_delta: int, value: bytes) -> bytes:
+    """One keyless record, its length prefix included."""
     body = b"".join(
         (
             b"\x00",  # attributes (unused)
             _varint(timestamp_delta),
             _varint(offset_delta),
-            key_part,
+            _NULL_KEY,
             _varint(len(value)),
             value,
             _NO_HEADERS,
@@ -57,4 +56,4 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, va
 
 def records_section(values: Sequence[bytes]) -> bytes:
     """The records of one batch of keyless, headerless messages: what the codec compresses."""
-    return b"".join(encode_record(i, i * TIMESTAMP_STEP_MS, None, value) for i, value in enumerate(values))
+    return b"".join(encode_record(i, i * TIMESTAMP_STEP_MS, value) for i, value in enumerate(values))

@@ -24,6 +24,7 @@ clients past MAX_CLIENTS are counted as one row. A compressed or binary file is 
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -70,27 +71,21 @@ class _FileReading:
 _STAMP = re.compile(rb"\[([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}),([0-9]{3})\]")
 
 
-class _Stamps:
-    """log4j's default date at a line's start, in local time; the seconds part parsed once per second."""
+@functools.lru_cache(maxsize=100_000)
+def _local_seconds(whole: bytes) -> float | None:
+    """A log4j date's seconds part in local time, parsed once per second of log."""
+    try:
+        return datetime.strptime(whole.decode("ascii"), "%Y-%m-%d %H:%M:%S").timestamp()
+    except ValueError:  # a 31st of February
+        return None
 
-    def __init__(self) -> None:
-        self._seconds: dict[bytes, float] = {}
 
-    def read(self, line: bytes) -> float | None:
-        match = _STAMP.match(line)
-        if match is None:
-            return None
-        whole, millis = match.groups()
-        seconds = self._seconds.get(whole)
-        if seconds is None:
-            try:
-                seconds = datetime.strptime(whole.decode("ascii"), "%Y-%m-%d %H:%M:%S").timestamp()
-            except ValueError:  # a 31st of February
-                return None
-            if len(self._seconds) > 100_000:
-                self._seconds.clear()
-            self._seconds[whole] = seconds
-        return seconds + parse_int(millis.decode("ascii"), "milliseconds") / 1000
+def _stamp(line: bytes) -> float | None:
+    """log4j's default date at a line's start, in local time."""
+    match = _STAMP.match(line)
+    if match is None or (seconds := _local_seconds(match.group(1))) is None:
+        return None
+    return seconds + parse_int(match.group(2).decode("ascii"), "milliseconds") / 1000
 
 
 def read_request_logs(
@@ -180,14 +175,13 @@ def _span(reading: _FileReading, start: float, end: float) -> float:
 def logged_requests(path: Path) -> Iterator[tuple[bytes, int, float] | None]:
     """Each request a request log logged: (its line, the marker's offset, its time stamp); None for
     a line that cannot be read (too long, or no log4j date). Other loggers' lines are passed over."""
-    stamps = _Stamps()
     for line in read_lines(path, "request log", MAX_LINE_BYTES):
         if line is None:
             yield None
             continue
         at = line.find(MARKER)
         if at >= 0:
-            stamp = stamps.read(line)
+            stamp = _stamp(line)
             yield None if stamp is None else (line, at, stamp)
 
 
@@ -224,18 +218,14 @@ def produce_request(line: bytes, at: int) -> tuple[bool, dict[str, Any] | None]:
         return False, None
     if key.group(1) not in (b"0", b"-0"):
         return True, None
-    request = _request(line, at + len(MARKER))
-    return request is not None, request
-
-
-def _request(line: bytes, at: int) -> dict[str, Any] | None:
-    """The request's JSON: from the marker to the line's last brace (the layout's logger name
-    follows it), through kbt's bounded line parser (values counted first); None when it is not one."""
+    # The request's JSON: from the marker to the line's last brace (the layout's logger name
+    # follows it), through kbt's bounded line parser (values counted first).
+    body = line[at + len(MARKER) : line.rfind(b"}") + 1]
     try:
-        value = parse_json_line(line[at : line.rfind(b"}") + 1], "request log line", MAX_REQUEST_VALUES)
+        request = parse_json_line(body, "request log line", MAX_REQUEST_VALUES)
     except BadInput:
-        return None
-    return value if isinstance(value, dict) else None
+        return False, None
+    return (True, request) if isinstance(request, dict) else (False, None)
 
 
 def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tuner.measure.prometheus import Prometheus, RangeSeries
+from tuner.core.errors import Unreachable
+from tuner.measure.prometheus import Prometheus, PrometheusError, RangeSeries
 from tuner.measure.promql import label_string, promql, rate_window, scoped
 
 # Catalog queries with one series per broker.
@@ -26,19 +27,6 @@ RUN_SERIES = ("OFFERED_RECORDS_RATE", "ACKED_RECORDS_RATE", "DELIVERY_P99_MS_WOR
 MAX_POINTS = 720
 
 
-def series_step(start: float, end: float, scrape_interval_s: float) -> float:
-    """The evaluation step: the scrape interval, coarser when the span would exceed MAX_POINTS."""
-    return max(scrape_interval_s, (end - start) / MAX_POINTS)
-
-
-def series_queries(run_id: str, scrape_interval_s: float) -> dict[str, str]:
-    """Catalog name -> PromQL with a concrete rate window (client ones scoped to the run)."""
-    window = rate_window(scrape_interval_s)
-    out = {name: promql(name, window) for name in BROKER_SERIES}
-    out.update({name: scoped(promql(name, window), f"run={label_string(run_id)}") for name in RUN_SERIES})
-    return out
-
-
 def fetch_run_series(
     prom: Prometheus,
     run_id: str,
@@ -49,11 +37,12 @@ def fetch_run_series(
 ) -> tuple[float, dict[str, str], dict[str, list[RangeSeries]]]:
     """(step, queries, name -> series) over [start, end]. A query that fails is reported through
     `on_error` and left out; Unreachable (no Prometheus at all) propagates."""
-    from tuner.core.errors import Unreachable
-    from tuner.measure.prometheus import PrometheusError
-
-    step = series_step(start, end, scrape_interval_s)
-    queries = series_queries(run_id, scrape_interval_s)
+    # The scrape interval, coarser when the span would exceed MAX_POINTS.
+    step = max(scrape_interval_s, (end - start) / MAX_POINTS)
+    # Catalog name -> PromQL with a concrete rate window (client ones scoped to the run).
+    window = rate_window(scrape_interval_s)
+    queries = {name: promql(name, window) for name in BROKER_SERIES}
+    queries |= {name: scoped(promql(name, window), f"run={label_string(run_id)}") for name in RUN_SERIES}
     out: dict[str, list[RangeSeries]] = {}
     for name, expr in queries.items():
         try:

@@ -126,9 +126,6 @@ class ThreadSampler:
         busy, total = _host()
         return _Counters(time.time(), sched, busy, total, os.getloadavg()[0])
 
-    def _read_states(self) -> _State:
-        return _State(time.time(), {name: _classify(self._task(tid)) for name, tid in self.tids.items()})
-
     def _loop(self) -> None:
         next_counters = 0.0
         while not self._stop.is_set():
@@ -137,7 +134,8 @@ class ThreadSampler:
                 if now >= next_counters:
                     self.counters.append(self._read_counters())
                     next_counters = now + SCHEDSTAT_EVERY_S
-                self.states.append(self._read_states())
+                states = {name: _classify(self._task(tid)) for name, tid in self.tids.items()}
+                self.states.append(_State(time.time(), states))
             except (OSError, ValueError, IndexError):
                 return  # the broker went away: keep what was sampled
             self._stop.wait(self.tick_s)

@@ -15,22 +15,16 @@ def capture_environment(
     kafka_version: str | None = None,
     scrape_interval_s: float | None = None,
 ) -> Environment:
-    ck_version = rdk_version = None
-    try:
-        import confluent_kafka
+    import confluent_kafka
 
-        ck_version = confluent_kafka.version()[0]
-        rdk_version = confluent_kafka.libversion()[0]
-    except ImportError:  # pragma: no cover - confluent-kafka is a dependency
-        pass
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return Environment(
         kbt_version=__version__,
         python=platform.python_version(),
         platform=f"{sys.platform}-{platform.machine()}",
         cpu_count=cores,
-        confluent_kafka=ck_version,
-        librdkafka=rdk_version,
+        confluent_kafka=confluent_kafka.version()[0],
+        librdkafka=confluent_kafka.libversion()[0],
         kafka_version=kafka_version,
         broker_count=broker_count,
         prometheus_scrape_interval_s=scrape_interval_s,
