@@ -36,8 +36,7 @@ from tuner.spec.clients.base import (
     Rendered,
     SearchContext,
     name_of,
-    own_file_description,
-    own_file_name,
+    team_file_profile,
 )
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
@@ -173,9 +172,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
         fragment = load_filebeat(path).config.model_dump(mode="json", exclude_unset=True, exclude_none=True)
         kafka = fragment.get("output", {}).get("kafka", {})
         left = sorted(option for option in DEPLOYMENT_OPTIONS if kafka.pop(option, None) is not None)
-        description = own_file_description(path, self.title, left)
-        return {"name": own_file_name(path, self.name), "client": self.name, "description": description,
-                "filebeat": fragment}  # fmt: skip
+        return team_file_profile(self, path, left, filebeat=fragment)
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
