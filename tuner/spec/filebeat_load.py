@@ -120,7 +120,7 @@ def _resolve_references(
             continue  # an unknown option: the schema names it
         here = (*path, key)
         if isinstance(value, dict):
-            for sub in _models_in(info.annotation):
+            for sub in models_in(info.annotation):
                 _resolve_references(value, sub, here, lines, shown, environ)
             continue
         ref = parse_reference(value)
@@ -418,17 +418,18 @@ def known_options(model: type[BaseModel] = FilebeatConfig, prefix: str = "") -> 
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
         out.append(path)
-        for sub in _models_in(info.annotation):
+        for sub in models_in(info.annotation):
             out += known_options(sub, path + ".")
     return tuple(out)
 
 
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
+def models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The settings models a field holds, through Optional, unions and Annotated (not in a list)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType) or origin is typing.Annotated:
-        return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+        return [m for arg in typing.get_args(annotation) for m in models_in(arg)]
     return []
 
 

@@ -256,7 +256,7 @@ def flags_target(flags: ClusterFlags) -> Target:
     `--command-config` (Kafka's client properties; a secret written in it, as Kafka's tools allow,
     is registered with the redaction layer and never shown) and `--prometheus`."""
     raw: dict[str, Any] = {
-        "name": _flags_name(flags.bootstrap_server),
+        "name": (flags.bootstrap_server.split(",")[0].strip() or flags.bootstrap_server)[:80],
         "bootstrap_servers": flags.bootstrap_server,
     }
     if flags.command_config is not None:
@@ -277,11 +277,6 @@ def flags_target(flags: ClusterFlags) -> Target:
         raise BadInput(f"{flag}: {field_message(err)}") from None
     where = f"--command-config {flags.command_config.name}" if flags.command_config else "--command-config"
     return _target(spec, Path.cwd(), where, literal_secrets=True)
-
-
-def _flags_name(servers: str) -> str:
-    first = servers.split(",")[0].strip() or servers
-    return first[:80]
 
 
 def _target(

@@ -118,10 +118,9 @@ def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
         # happens to equal 7.17's default is not lost (and the line's own defaults are not assumed).
         data["queue"] = {"mem": config.mem.model_dump(mode=mode, exclude_none=True)}
     kafka = data.get("output", {}).get("kafka", {})
-    if kafka.get("hosts") == PLACEHOLDER_HOSTS:
-        del kafka["hosts"]
-    if kafka.get("topic") == PLACEHOLDER_TOPIC:
-        del kafka["topic"]
+    for key, placeholder in (("hosts", PLACEHOLDER_HOSTS), ("topic", PLACEHOLDER_TOPIC)):
+        if kafka.get(key) == placeholder:
+            del kafka[key]
     return data
 
 
