@@ -16,14 +16,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
-from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
@@ -73,12 +70,6 @@ _MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": "PLAIN",
     "org.apache.kafka.common.security.scram.ScramLoginModule": "SCRAM",
 }
-
-
-def read_properties_file(path: Path, where: str) -> dict[str, str]:
-    # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
-    text = read_text(path, "client properties file", MAX_PROPERTIES_BYTES)
-    return parse_properties(text, f"{where} ({path.name})")
 
 
 def check_properties(props: Mapping[str, str], where: str) -> None:
