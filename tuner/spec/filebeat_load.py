@@ -330,8 +330,12 @@ def _expand_into(
         if any(not p for p in parts):
             raise _ExpandError(f'bad option name "{key}"', prefix)
         line = node_line(node, key)
+        full = prefix + parts
+        if line:
+            lines[full] = line
         here = target
-        for i, part in enumerate(parts[:-1]):
+        # every part a section but the last, unless the value is a section too
+        for i, part in enumerate(parts if isinstance(value, Mapping) else parts[:-1]):
             sub_path = prefix + parts[: i + 1]
             if line:
                 lines.setdefault(sub_path, line)
@@ -339,19 +343,12 @@ def _expand_into(
             if not isinstance(existing, dict):
                 raise _ExpandError("is set twice (as a value and as a section)", sub_path)
             here = existing
-        full = prefix + parts
-        if line:
-            lines[full] = line
-        last = parts[-1]
         if isinstance(value, Mapping):
-            existing = here.setdefault(last, {})
-            if not isinstance(existing, dict):
-                raise _ExpandError("is set twice (as a value and as a section)", full)
-            _expand_into(existing, value, full, lines)
-        elif last in here:
+            _expand_into(here, value, full, lines)
+        elif parts[-1] in here:
             raise _ExpandError("is set twice", full)
         else:
-            here[last] = _expand_value(value, full, lines)
+            here[parts[-1]] = _expand_value(value, full, lines)
 
 
 def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
