@@ -75,9 +75,8 @@ def load_filebeat(
     raw = read_yaml(path, "Filebeat configuration", go_yaml="v2")
     shown = shown_path(path)
     lines: dict[Path_, int] = {}
-    data: dict[str, Any] = {}
     try:
-        _expand_into(data, raw, (), lines)
+        data = _expand_into({}, raw, (), lines)
     except _ExpandError as exc:
         raise BadInput(f"{_at(shown, lines, exc.path)}: {dotted_path(exc.path)}: {exc}") from None
     whole = data
@@ -314,17 +313,16 @@ class _ExpandError(ValueError):
 
 def expand_dotted(node: Mapping[Any, Any]) -> dict[str, Any]:
     """Dotted keys as nested sections, as Filebeat reads them (ValueError for a setting set twice)."""
-    out: dict[str, Any] = {}
     try:
-        _expand_into(out, node, (), {})
+        return _expand_into({}, node, (), {})
     except _ExpandError as exc:
         raise ValueError(f'"{".".join(map(str, exc.path))}" {exc}') from None
-    return out
 
 
 def _expand_into(
     target: dict[str, Any], node: Mapping[Any, Any], prefix: Path_, lines: dict[Path_, int]
-) -> None:
+) -> dict[str, Any]:
+    """`node`'s options into `target` (returned), their lines into `lines`."""
     for key, value in node.items():
         parts = (str(key),) if prefix and prefix[-1] in _OPAQUE else tuple(str(key).split("."))
         if any(not p for p in parts):
@@ -349,6 +347,7 @@ def _expand_into(
             raise _ExpandError("is set twice", full)
         else:
             here[parts[-1]] = _expand_value(value, full, lines)
+    return target
 
 
 def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
@@ -358,12 +357,9 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
             line = node_line(value, i)
             if line:
                 lines[(*path, i)] = line
-            if isinstance(item, Mapping):
-                sub: dict[str, Any] = {}
-                _expand_into(sub, item, (*path, i), lines)
-                items.append(sub)
-            else:
-                items.append(plain_data(item))
+            items.append(
+                _expand_into({}, item, (*path, i), lines) if isinstance(item, Mapping) else plain_data(item)
+            )
         return items
     return plain_data(value)
 
