@@ -107,18 +107,4 @@ def same_kind(a: ClientProfile, b: ClientProfile) -> bool:
     return kind_of(a) is kind_of(b)
 
 
-__all__ = [
-    "DEFAULT_KIND",
-    "KINDS",
-    "PROFILE_FIELDS",
-    "ClientKind",
-    "ClientProfile",
-    "Family",
-    "Rendered",
-    "SearchContext",
-    "kind_named",
-    "kind_of",
-    "profile_of",
-    "rules_of",
-    "same_kind",
-]
+__all__ = ["ClientKind", "Family", "Rendered", "SearchContext"]  # the re-exports of clients/base.py
