@@ -213,10 +213,8 @@ def load_target_file(path: Path) -> TargetFile:
 
 
 def _path(base: Path, value: str | None) -> Path | None:
-    if value is None:
-        return None
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else (base / p)
+    """`value` relative to `base` (joined to an absolute path, a path stays that path)."""
+    return None if value is None else base / Path(value).expanduser()
 
 
 def _local_file(base: Path, value: str | None, field: str, source: str) -> Path | None:
