@@ -87,6 +87,12 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
     if protocol not in PROTOCOLS:
         raise BadInput(f"{where}: security.protocol {protocol!r}{did_you_mean(protocol, PROTOCOLS)}")
     mechanism = props.get("sasl.mechanism") or props.get("sasl.mechanisms")
+    other = props.get("sasl.mechanisms")
+    # Both names set: kbt's clients read one, the engines the other, so they must agree.
+    if mechanism is not None and other is not None and other.upper() != mechanism.upper():
+        raise BadInput(
+            f"{where}: sasl.mechanism {mechanism!r} and sasl.mechanisms {other!r} disagree: set one of them"
+        )
     if mechanism is not None and mechanism.upper() not in MECHANISMS:
         raise BadInput(
             f"{where}: sasl.mechanism {mechanism!r} is not supported (one of {', '.join(MECHANISMS)})"
