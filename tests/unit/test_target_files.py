@@ -168,6 +168,16 @@ def test_librdkafka_style_input_and_a_missing_truststore(monkeypatch: pytest.Mon
                  "sasl.password": "${KBT_UNSET_VAR}"}, "c")  # fmt: skip
 
 
+def test_both_mechanism_names_must_agree() -> None:
+    from tuner.target.security import check_properties
+
+    both = {"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.mechanisms": "SCRAM-SHA-512"}
+    disagree = r"sasl\.mechanism 'PLAIN' and sasl\.mechanisms 'SCRAM-SHA-512' disagree: set one"
+    with pytest.raises(BadInput, match=disagree):
+        check_properties(both, "c")
+    check_properties({**both, "sasl.mechanisms": "plain"}, "c")  # one mechanism, spelt twice
+
+
 @given(st.dictionaries(st.from_regex(r"[a-z][a-z.]{0,20}", fullmatch=True), st.text(max_size=20), max_size=4))
 def test_check_properties_never_crashes(props: dict[str, str]) -> None:
     from tuner.target.security import check_properties

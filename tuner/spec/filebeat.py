@@ -131,11 +131,9 @@ class Partition(StrictModel):
 
     @property
     def strategy(self) -> Literal["random", "round_robin", "hash"]:
-        if self.random is not None:
-            return "random"
-        if self.round_robin is not None:
-            return "round_robin"
-        return "hash"
+        return (
+            "random" if self.random is not None else "round_robin" if self.round_robin is not None else "hash"
+        )
 
     @property
     def group_events(self) -> int:

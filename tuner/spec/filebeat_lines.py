@@ -73,10 +73,7 @@ def line_of(text: str) -> FilebeatLine:
         if line.covers((major, minor)):
             return line
     known = ", ".join(
-        f"{line.first[0]}.{line.first[1]}"
-        if line.first == line.last
-        else f"{line.first[0]}.{line.first[1]} and later"
-        for line in LINES
+        f"{n.first[0]}.{n.first[1]}" + ("" if n.first == n.last else " and later") for n in LINES
     )
     raise ValueError(f"Filebeat {text.strip()} is not modelled (kbt models {known})")
 

@@ -75,9 +75,8 @@ def load_filebeat(
     raw = read_yaml(path, "Filebeat configuration", go_yaml="v2")
     shown = shown_path(path)
     lines: dict[Path_, int] = {}
-    data: dict[str, Any] = {}
     try:
-        _expand_into(data, raw, (), lines)
+        data = _expand_into({}, raw, (), lines)
     except _ExpandError as exc:
         raise BadInput(f"{_at(shown, lines, exc.path)}: {dotted_path(exc.path)}: {exc}") from None
     whole = data
@@ -120,7 +119,7 @@ def _resolve_references(
             continue  # an unknown option: the schema names it
         here = (*path, key)
         if isinstance(value, dict):
-            for sub in _models_in(info.annotation):
+            for sub in models_in(info.annotation):
                 _resolve_references(value, sub, here, lines, shown, environ)
             continue
         ref = parse_reference(value)
@@ -314,24 +313,27 @@ class _ExpandError(ValueError):
 
 def expand_dotted(node: Mapping[Any, Any]) -> dict[str, Any]:
     """Dotted keys as nested sections, as Filebeat reads them (ValueError for a setting set twice)."""
-    out: dict[str, Any] = {}
     try:
-        _expand_into(out, node, (), {})
+        return _expand_into({}, node, (), {})
     except _ExpandError as exc:
         raise ValueError(f'"{".".join(map(str, exc.path))}" {exc}') from None
-    return out
 
 
 def _expand_into(
     target: dict[str, Any], node: Mapping[Any, Any], prefix: Path_, lines: dict[Path_, int]
-) -> None:
+) -> dict[str, Any]:
+    """`node`'s options into `target` (returned), their lines into `lines`."""
     for key, value in node.items():
         parts = (str(key),) if prefix and prefix[-1] in _OPAQUE else tuple(str(key).split("."))
         if any(not p for p in parts):
             raise _ExpandError(f'bad option name "{key}"', prefix)
         line = node_line(node, key)
+        full = prefix + parts
+        if line:
+            lines[full] = line
         here = target
-        for i, part in enumerate(parts[:-1]):
+        # every part a section but the last, unless the value is a section too
+        for i, part in enumerate(parts if isinstance(value, Mapping) else parts[:-1]):
             sub_path = prefix + parts[: i + 1]
             if line:
                 lines.setdefault(sub_path, line)
@@ -339,19 +341,13 @@ def _expand_into(
             if not isinstance(existing, dict):
                 raise _ExpandError("is set twice (as a value and as a section)", sub_path)
             here = existing
-        full = prefix + parts
-        if line:
-            lines[full] = line
-        last = parts[-1]
         if isinstance(value, Mapping):
-            existing = here.setdefault(last, {})
-            if not isinstance(existing, dict):
-                raise _ExpandError("is set twice (as a value and as a section)", full)
-            _expand_into(existing, value, full, lines)
-        elif last in here:
+            _expand_into(here, value, full, lines)
+        elif parts[-1] in here:
             raise _ExpandError("is set twice", full)
         else:
-            here[last] = _expand_value(value, full, lines)
+            here[parts[-1]] = _expand_value(value, full, lines)
+    return target
 
 
 def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
@@ -361,12 +357,9 @@ def _expand_value(value: Any, path: Path_, lines: dict[Path_, int]) -> Any:
             line = node_line(value, i)
             if line:
                 lines[(*path, i)] = line
-            if isinstance(item, Mapping):
-                sub: dict[str, Any] = {}
-                _expand_into(sub, item, (*path, i), lines)
-                items.append(sub)
-            else:
-                items.append(plain_data(item))
+            items.append(
+                _expand_into({}, item, (*path, i), lines) if isinstance(item, Mapping) else plain_data(item)
+            )
         return items
     return plain_data(value)
 
@@ -418,17 +411,18 @@ def known_options(model: type[BaseModel] = FilebeatConfig, prefix: str = "") -> 
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
         out.append(path)
-        for sub in _models_in(info.annotation):
+        for sub in models_in(info.annotation):
             out += known_options(sub, path + ".")
     return tuple(out)
 
 
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
+def models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The settings models a field holds, through Optional, unions and Annotated (not in a list)."""
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType) or origin is typing.Annotated:
-        return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+        return [m for arg in typing.get_args(annotation) for m in models_in(arg)]
     return []
 
 

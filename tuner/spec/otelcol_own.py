@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tuner.spec.filebeat_load import models_in
 from tuner.spec.otelcol import Filelog, Kafka
 
 DEPLOYMENT = frozenset(
@@ -121,15 +122,9 @@ def _carried(
         if field is None:
             dropped.append(f"{prefix}{key}")
             continue
-        sub = _model_in(field.annotation)
-        if sub is not None and isinstance(value, Mapping):
-            value, more = _carried(value, sub, f"{prefix}{key}.")
+        sub = models_in(field.annotation)
+        if sub and isinstance(value, Mapping):
+            value, more = _carried(value, sub[0], f"{prefix}{key}.")
             dropped += more
         kept[str(key)] = value
     return kept, dropped
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return next((m for a in getattr(annotation, "__args__", ()) if (m := _model_in(a)) is not None), None)

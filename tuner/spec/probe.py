@@ -190,13 +190,11 @@ def build_options(
     """The CLI's flags -> ProbeOptions, every problem one BadInput line."""
     chosen = parse_codecs(codecs)
     named = parse_levels(levels, chosen)
-    pairs: list[CodecLevel] = []
-    for codec in chosen:
-        if codec not in LEVEL_RANGES:
-            pairs.append(CodecLevel(codec=codec))
-            continue
-        for level in named.get(codec, [DEFAULT_LEVELS[codec]]):
-            pairs.append(CodecLevel(codec=codec, level=level))
+    pairs = [
+        CodecLevel(codec=codec, level=level)
+        for codec in chosen
+        for level in (named.get(codec, [DEFAULT_LEVELS[codec]]) if codec in LEVEL_RANGES else [None])
+    ]
     sizes = parse_batch_sizes(batch_sizes) if batch_sizes is not None else DEFAULT_BATCH_SIZES
     if event_bytes is not None and not 0 < event_bytes <= MAX_EVENT_BYTES:
         raise BadInput(f"--event-bytes: {event_bytes} is outside 1..{MAX_EVENT_BYTES}")

@@ -122,11 +122,8 @@ class LogFileSource(StrictModel):
         context = info.context or {}
         if "base_dir" not in context:
             return self
-        if self.resolved_path is None:
-            path = Path(self.path).expanduser()
-            base = context["base_dir"]
-            if not path.is_absolute() and base is not None:
-                path = Path(base) / path
+        if self.resolved_path is None:  # relative to the base (an absolute path joins as itself)
+            path = Path(context["base_dir"] or "") / Path(self.path).expanduser()
             object.__setattr__(self, "resolved_path", path.resolve())
         if self.if_missing == "error" and not self.available:
             raise ValueError(f'path: no such log file "{self.path}" (set if_missing: generate to fall back)')

@@ -29,13 +29,14 @@ from urllib.parse import urlsplit
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput, field_message
-from tuner.core.inputs import plain_data, read_yaml
+from tuner.core.inputs import plain_data, read_text, read_yaml
 from tuner.core.numbers import parse_int
+from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
 from tuner.core.redact import is_reference, is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
-from tuner.target.security import check_properties, hold_literal_secrets, read_properties_file
+from tuner.target.security import check_properties, hold_literal_secrets
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HOST_PORT = re.compile(r"(\[[0-9a-fA-F:.]{2,45}\]|[A-Za-z0-9_.-]{1,253}):([0-9]{1,5})")
@@ -212,10 +213,8 @@ def load_target_file(path: Path) -> TargetFile:
 
 
 def _path(base: Path, value: str | None) -> Path | None:
-    if value is None:
-        return None
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else (base / p)
+    """`value` relative to `base` (joined to an absolute path, a path stays that path)."""
+    return None if value is None else base / Path(value).expanduser()
 
 
 def _local_file(base: Path, value: str | None, field: str, source: str) -> Path | None:
@@ -234,7 +233,9 @@ def _client_properties(
     props = dict(client.properties)
     source = _path(base, client.properties_file)
     if source is not None:
-        props = read_properties_file(source, where)
+        # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
+        text = read_text(source, "client properties file", MAX_PROPERTIES_BYTES)
+        props = parse_properties(text, f"{where} ({source.name})")
     if literal_secrets:
         props = hold_literal_secrets(props)
     check_properties(props, where)
@@ -256,7 +257,7 @@ def flags_target(flags: ClusterFlags) -> Target:
     `--command-config` (Kafka's client properties; a secret written in it, as Kafka's tools allow,
     is registered with the redaction layer and never shown) and `--prometheus`."""
     raw: dict[str, Any] = {
-        "name": _flags_name(flags.bootstrap_server),
+        "name": (flags.bootstrap_server.split(",")[0].strip() or flags.bootstrap_server)[:80],
         "bootstrap_servers": flags.bootstrap_server,
     }
     if flags.command_config is not None:
@@ -277,11 +278,6 @@ def flags_target(flags: ClusterFlags) -> Target:
         raise BadInput(f"{flag}: {field_message(err)}") from None
     where = f"--command-config {flags.command_config.name}" if flags.command_config else "--command-config"
     return _target(spec, Path.cwd(), where, literal_secrets=True)
-
-
-def _flags_name(servers: str) -> str:
-    first = servers.split(",")[0].strip() or servers
-    return first[:80]
 
 
 def _target(

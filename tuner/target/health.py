@@ -90,14 +90,11 @@ def disk_headroom(prom: Any, selector: str, min_free: float) -> Check:
         return Check(name, None, None, "cannot be measured: the target names no Prometheus")
     result = prom.instant(DISK_QUERY.format(m=selector))
     if not result:
-        return Check(
-            name,
-            None,
-            None,
+        why = (
             "cannot be measured: Kafka's JMX exports no free disk space, confluent-kafka has no"
             " DescribeLogDirs, and Prometheus holds no node_filesystem_avail_bytes"
-            + (f" for {selector}" if selector else ""),
         )
+        return Check(name, None, None, why + (f" for {selector}" if selector else ""))
     free = float(result[0].value)
     reason = f"{free:.1%} free on the fullest filesystem (min {min_free:.0%})"
     return Check(name, free >= min_free, free, reason)

@@ -16,14 +16,11 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
-from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
@@ -75,12 +72,6 @@ _MODULES = {
 }
 
 
-def read_properties_file(path: Path, where: str) -> dict[str, str]:
-    # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
-    text = read_text(path, "client properties file", MAX_PROPERTIES_BYTES)
-    return parse_properties(text, f"{where} ({path.name})")
-
-
 def check_properties(props: Mapping[str, str], where: str) -> None:
     """Known keys only, secrets only as `${VAR}` references, a known protocol and mechanism."""
     for key, value in props.items():
@@ -96,6 +87,12 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
     if protocol not in PROTOCOLS:
         raise BadInput(f"{where}: security.protocol {protocol!r}{did_you_mean(protocol, PROTOCOLS)}")
     mechanism = props.get("sasl.mechanism") or props.get("sasl.mechanisms")
+    other = props.get("sasl.mechanisms")
+    # Both names set: kbt's clients read one, the engines the other, so they must agree.
+    if mechanism is not None and other is not None and other.upper() != mechanism.upper():
+        raise BadInput(
+            f"{where}: sasl.mechanism {mechanism!r} and sasl.mechanisms {other!r} disagree: set one of them"
+        )
     if mechanism is not None and mechanism.upper() not in MECHANISMS:
         raise BadInput(
             f"{where}: sasl.mechanism {mechanism!r} is not supported (one of {', '.join(MECHANISMS)})"

@@ -228,18 +228,21 @@ sys.stdout.buffer.write(b"".join(c.public_bytes(Encoding.PEM) for c in certifica
 """
 
 
+def _password_env(password: str | None) -> dict[str, str]:
+    """This process's environment for a child that opens a store: the password in it, or none."""
+    env = {k: v for k, v in os.environ.items() if k != _PASSWORD_ENV}
+    return env | {_PASSWORD_ENV: password} if password else env
+
+
 def _pkcs12_certificates(data: bytes, password: str | None, shown: str) -> bytes:
     check_derivations(data, shown)
-    env = {k: v for k, v in os.environ.items() if k != _PASSWORD_ENV}
-    if password:
-        env[_PASSWORD_ENV] = password
     try:
         # subprocess.run kills the child on any exception, KeyboardInterrupt (Ctrl-C, and SIGTERM
         # as kbt's handler raises it) included.
         proc = subprocess.run(
             [sys.executable, "-I", "-c", _CHILD],
             input=data,
-            env=env,
+            env=_password_env(password),
             capture_output=True,
             timeout=PKCS12_TIMEOUT_S,
             check=False,
@@ -263,14 +266,12 @@ def _jks_certificates(location: str, password: str | None, shown: str) -> bytes:
     if keytool is None:
         raise BadInput(f"{shown}: a JKS truststore is read with the JDK's keytool, not found on PATH")
     command = [keytool, "-list", "-rfc", "-keystore", str(Path(location)), "-storetype", "JKS"]
-    env = {k: v for k, v in os.environ.items() if k != _PASSWORD_ENV}
     if password:
         command += ["-storepass:env", _PASSWORD_ENV]
-        env[_PASSWORD_ENV] = password
     try:
         proc = subprocess.run(
             command,
-            env=env,
+            env=_password_env(password),
             capture_output=True,
             timeout=KEYTOOL_TIMEOUT_S,
             stdin=subprocess.DEVNULL,

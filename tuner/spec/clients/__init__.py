@@ -55,12 +55,11 @@ def without_other_kinds_fields(model: type[ProfileBase], data: Mapping[Any, Any]
     line, with where that setting goes for this kind. Unknown keys are left to the model, which
     names them with "did you mean"."""
     kind = kind_by_model(model)
-    unset: set[str] = set()
-    for key in sorted(k for k in data if k in PROFILE_FIELDS and k not in model.model_fields):
+    others = sorted(k for k in data if k in PROFILE_FIELDS and k not in model.model_fields)
+    for key in others:
         if data[key] != _unset_value(key):
             raise ValueError(f"{key}: not a {kind.name} setting{kind.hints.get(key, '')}")
-        unset.add(key)
-    return {k: v for k, v in data.items() if k not in unset}
+    return {k: v for k, v in data.items() if k not in others}
 
 
 def _unset_value(field: str) -> Any:
@@ -108,18 +107,4 @@ def same_kind(a: ClientProfile, b: ClientProfile) -> bool:
     return kind_of(a) is kind_of(b)
 
 
-__all__ = [
-    "DEFAULT_KIND",
-    "KINDS",
-    "PROFILE_FIELDS",
-    "ClientKind",
-    "ClientProfile",
-    "Family",
-    "Rendered",
-    "SearchContext",
-    "kind_named",
-    "kind_of",
-    "profile_of",
-    "rules_of",
-    "same_kind",
-]
+__all__ = ["ClientKind", "Family", "Rendered", "SearchContext"]  # the re-exports of clients/base.py

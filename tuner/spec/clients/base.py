@@ -176,12 +176,15 @@ def name_of(client: str, codec: str, knob: float, extra: str = "") -> str:
     return "-".join(p for p in ("rec", client, extra, codec, f"{round(knob)}ms") if p)
 
 
-def own_file_name(path: Path, fallback: str) -> str:
-    """A profile name from a team file's name (a run name's characters)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:100].strip(".") or fallback
-
-
-def own_file_description(path: Path, title: str, left: Sequence[str]) -> str:
-    """What a team file as a profile is, and what of it the lab or the target sets instead."""
+def team_file_profile(
+    kind: ClientKind[Any], path: Path, left: Sequence[str], **settings: Any
+) -> dict[str, Any]:
+    """A team file as a profile of `kind`: named from the file's name (a run name's characters),
+    described as what it is and what of it the lab or the target sets instead (`left`)."""
     what = f" ({', '.join(left)}: the lab's or the target's)" if left else ""
-    return f"{path.name} as {title} reads it{what}"
+    return {
+        "name": re.sub(r"[^A-Za-z0-9._-]", "-", path.stem)[:100].strip(".") or kind.name,
+        "client": kind.name,
+        "description": f"{path.name} as {kind.title} reads it{what}",
+        **settings,
+    }

@@ -36,8 +36,7 @@ from tuner.spec.clients.base import (
     Rendered,
     SearchContext,
     name_of,
-    own_file_description,
-    own_file_name,
+    team_file_profile,
 )
 from tuner.spec.clients.rules import FilebeatRules, Partitioning, PartitionMode
 from tuner.spec.duration import Duration
@@ -119,10 +118,9 @@ def compact(config: FilebeatConfig, mode: str = "python") -> dict[str, Any]:
         # happens to equal 7.17's default is not lost (and the line's own defaults are not assumed).
         data["queue"] = {"mem": config.mem.model_dump(mode=mode, exclude_none=True)}
     kafka = data.get("output", {}).get("kafka", {})
-    if kafka.get("hosts") == PLACEHOLDER_HOSTS:
-        del kafka["hosts"]
-    if kafka.get("topic") == PLACEHOLDER_TOPIC:
-        del kafka["topic"]
+    for key, placeholder in (("hosts", PLACEHOLDER_HOSTS), ("topic", PLACEHOLDER_TOPIC)):
+        if kafka.get(key) == placeholder:
+            del kafka[key]
     return data
 
 
@@ -173,9 +171,7 @@ class Filebeat(ClientKind[FilebeatProfile]):
         fragment = load_filebeat(path).config.model_dump(mode="json", exclude_unset=True, exclude_none=True)
         kafka = fragment.get("output", {}).get("kafka", {})
         left = sorted(option for option in DEPLOYMENT_OPTIONS if kafka.pop(option, None) is not None)
-        description = own_file_description(path, self.title, left)
-        return {"name": own_file_name(path, self.name), "client": self.name, "description": description,
-                "filebeat": fragment}  # fmt: skip
+        return team_file_profile(self, path, left, filebeat=fragment)
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
@@ -467,20 +463,19 @@ def filebeat_yaml(
             '  # password: "${KAFKA_PASSWORD}"',
             "  # sasl.mechanism: SCRAM-SHA-512",
         ]
-    order = [o for o in _OUTPUT_OPTIONS if o in kafka] + [o for o in kafka if o not in _OUTPUT_OPTIONS]
-    for option in order:
+    for option in [o for o in _OUTPUT_OPTIONS if o in kafka] + [o for o in kafka if o not in _OUTPUT_OPTIONS]:
         path = f"output.kafka.{option}"
         if option == "partition":
-            out += _partition_lines(config, kafka[option], notes, "  ")
+            out += _partition_lines(config.kafka.partition.strategy, kafka[option], notes)
             continue
-        out += _comment(notes.get(path) or DEFAULT_NOTES.get(path), "  ")
+        out += _comment(notes.get(path) or DEFAULT_NOTES.get(path))
         out += _option_lines(option, kafka[option], "  ")
     mem = _flatten(data.get("queue", {}).get("mem", {}), "")
     if mem:
         out.append("queue.mem:")
         for option in [o for o in _QUEUE_OPTIONS if o in mem] + [o for o in mem if o not in _QUEUE_OPTIONS]:
             path = f"queue.mem.{option}"
-            out += _comment(notes.get(path) or DEFAULT_NOTES.get(path), "  ")
+            out += _comment(notes.get(path) or DEFAULT_NOTES.get(path))
             out.append(f"  {option}: {mem[option]}")
     else:
         line = config.line
@@ -514,23 +509,20 @@ def _input_lines(config: FilebeatConfig) -> list[str]:
     return out
 
 
-def _comment(text: str | None, indent: str) -> list[str]:
+def _comment(text: str | None) -> list[str]:
+    """A note above an option of a section (two spaces in)."""
     if not text:
         return []
-    text = text[:1].upper() + text[1:]
-    return [f"{indent}# {line}" for line in textwrap.wrap(text, width=96 - len(indent))]
+    return [f"  # {line}" for line in textwrap.wrap(text[:1].upper() + text[1:], width=94)]
 
 
-def _partition_lines(
-    config: FilebeatConfig, section: Mapping[str, Any], notes: Mapping[str, str], indent: str
-) -> list[str]:
+def _partition_lines(strategy: str, section: Mapping[str, Any], notes: Mapping[str, str]) -> list[str]:
     """The partition strategy the profile sets, as `partition.<strategy>:` and its options."""
-    partition = config.kafka.partition
-    out = _comment(notes.get(f"output.kafka.partition.{partition.strategy}.group_events"), indent)
-    for strategy, options in section.items():
-        out.append(f"{indent}partition.{strategy}:" + ("" if options else " {}"))
-        for name, value in (options or {}).items():
-            out += _option_lines(name, value, indent + "  ")
+    out = _comment(notes.get(f"output.kafka.partition.{strategy}.group_events"))
+    for name, options in section.items():
+        out.append(f"  partition.{name}:" + ("" if options else " {}"))
+        for option, value in (options or {}).items():
+            out += _option_lines(option, value, "    ")
     return out
 
 

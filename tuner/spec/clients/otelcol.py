@@ -42,8 +42,7 @@ from tuner.spec.clients.base import (
     Rendered,
     SearchContext,
     name_of,
-    own_file_description,
-    own_file_name,
+    team_file_profile,
 )
 from tuner.spec.clients.rules import OtelcolRules, Partitioning
 from tuner.spec.engine_id import EngineId
@@ -140,11 +139,10 @@ class Otelcol(ClientKind[OtelcolProfile]):
             settings, left, not_carried = team_collector(data, shown_path(path))
         except ValueError as exc:
             raise BadInput(str(exc)) from None
-        description = own_file_description(path, self.title, left)
+        profile = team_file_profile(self, path, left, otelcol=settings)
         if not_carried:
-            description += f"; not run by kbt (the collector's defaults): {', '.join(not_carried)}"
-        return {"name": own_file_name(path, self.name), "client": self.name, "description": description,
-                "otelcol": settings}  # fmt: skip
+            profile["description"] += f"; not run by kbt (the collector's defaults): {', '.join(not_carried)}"
+        return profile
 
     def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""

@@ -27,7 +27,7 @@ from tuner.core.numbers import parse_number
 from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties, properties_line
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
-from tuner.spec.clients.base import ClientKind, Rendered, own_file_description, own_file_name
+from tuner.spec.clients.base import ClientKind, Rendered, team_file_profile
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MAX_KAFKA_BYTES, MESSAGE_TIMEOUT_KEYS
 from tuner.spec.profile import ProfileBase
 
@@ -183,12 +183,9 @@ class ProducerKind(ClientKind[P]):
         text = read_text(path, "properties file", MAX_PROPERTIES_BYTES)
         props = parse_properties(text, shown_path(path))
         left = sorted(k for k in props if self.set_by_deployment(k))
-        return {
-            "name": own_file_name(path, self.name),
-            "client": self.name,
-            "description": own_file_description(path, self.title, left),
-            "overrides": {k: v for k, v in props.items() if k not in left},
-        }
+        return team_file_profile(
+            self, path, left, overrides={k: v for k, v in props.items() if k not in left}
+        )
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         """The client's own default of each durability property, given the settings in `conf`."""
