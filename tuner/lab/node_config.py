@@ -193,8 +193,10 @@ def log4j2_properties() -> str:
     )
 
 
-def _jvm(heap: str, layout: LabLayout, component: str) -> list[str]:
+def _node_command(java: str, heap: str, layout: LabLayout, component: str, agents: list[str]) -> list[str]:
+    """A Kafka node's java invocation: its heap, the JVM settings every node shares, `agents`."""
     return [
+        java,
         f"-Xms{heap}",
         f"-Xmx{heap}",
         "-XX:+UseG1GC",
@@ -207,6 +209,11 @@ def _jvm(heap: str, layout: LabLayout, component: str) -> list[str]:
         "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={layout.node_log4j(component)}",
         f"-Dkafka.logs.dir={layout.logs_dir}",
+        *agents,
+        "-cp",
+        classpath(),
+        "kafka.Kafka",
+        str(layout.node_properties(component)),
     ]
 
 
@@ -216,18 +223,10 @@ def classpath() -> str:
 
 
 def broker_command(cfg: LabConfig, layout: LabLayout, node_id: int, java: str = "java") -> list[str]:
-    component = broker_component(node_id)
     agent = f"-javaagent:{jmx_agent_jar()}={LOOPBACK}:{cfg.jmx_port(node_id)}:{jmx_rules_file(cfg.jmx_rules)}"
-    return [
-        java,
-        *_jvm(cfg.heap, layout, component),
-        agent,
-        *_jmx_remote(cfg, node_id),
-        "-cp",
-        classpath(),
-        "kafka.Kafka",
-        str(layout.node_properties(component)),
-    ]
+    return _node_command(
+        java, cfg.heap, layout, broker_component(node_id), [agent, *_jmx_remote(cfg, node_id)]
+    )
 
 
 def _jmx_remote(cfg: LabConfig, node_id: int) -> list[str]:
@@ -274,14 +273,7 @@ def dialect_exporter_command(
 
 
 def controller_command(cfg: LabConfig, layout: LabLayout, java: str = "java") -> list[str]:
-    return [
-        java,
-        *_jvm(cfg.controller_heap, layout, COMPONENT_CONTROLLER),
-        "-cp",
-        classpath(),
-        "kafka.Kafka",
-        str(layout.node_properties(COMPONENT_CONTROLLER)),
-    ]
+    return _node_command(java, cfg.controller_heap, layout, COMPONENT_CONTROLLER, [])
 
 
 def format_command(layout: LabLayout, component: str, cluster_id: str, java: str = "java") -> list[str]:
