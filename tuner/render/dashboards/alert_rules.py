@@ -10,7 +10,6 @@ and not firing).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from tuner.core.yaml_block import yaml_document
@@ -21,12 +20,6 @@ from tuner.spec.thresholds import THRESHOLDS as lim
 RULES_PATH = "exporters/prometheus/kafka-broker.rules.yml"
 WINDOW = "1m"
 RUNBOOK = "docs/dashboards.md#alerts"
-
-
-@dataclass(frozen=True)
-class Recording:
-    record: str
-    query: str  # catalog name
 
 
 def per_cluster_broker(name: str) -> str:
@@ -70,17 +63,17 @@ PRODUCE_P999 = "cluster_broker:kafka_produce_total_time_ms:p999"
 FLUSH_P99 = "cluster_broker:kafka_log_flush_time_ms:p99"
 COPY_LAG = "cluster_broker:kafka_server_remote_copy_lag_bytes:max"
 
-RECORDINGS = (
-    Recording(NET_IDLE, "NETWORK_IDLE"),
-    Recording(HANDLER_IDLE, "REQUEST_HANDLER_IDLE"),
-    Recording(REQUEST_QUEUE, "REQUEST_QUEUE_SIZE"),
-    Recording(PRODUCE_RATE, "PRODUCE_REQUESTS_RATE"),
-    Recording(BYTES_IN, "BYTES_IN_RATE"),
-    Recording(BYTES_PER_REQUEST, "BYTES_PER_PRODUCE_REQUEST"),
-    Recording(PRODUCE_P999, "PRODUCE_TOTAL_P999_MS"),
-    Recording(FLUSH_P99, "LOG_FLUSH_TIME_P99_MS"),
-    Recording(COPY_LAG, "REMOTE_COPY_LAG_BYTES"),
-)
+RECORDINGS = {  # recording rule: catalog name
+    NET_IDLE: "NETWORK_IDLE",
+    HANDLER_IDLE: "REQUEST_HANDLER_IDLE",
+    REQUEST_QUEUE: "REQUEST_QUEUE_SIZE",
+    PRODUCE_RATE: "PRODUCE_REQUESTS_RATE",
+    BYTES_IN: "BYTES_IN_RATE",
+    BYTES_PER_REQUEST: "BYTES_PER_PRODUCE_REQUEST",
+    PRODUCE_P999: "PRODUCE_TOTAL_P999_MS",
+    FLUSH_P99: "LOG_FLUSH_TIME_P99_MS",
+    COPY_LAG: "REMOTE_COPY_LAG_BYTES",
+}
 
 _ON = "broker {{ $labels.broker }} ({{ $labels.cluster }})"
 
@@ -170,7 +163,7 @@ def alerts() -> list[dict[str, Any]]:
 
 
 def rules() -> dict[str, Any]:
-    recordings = [{"record": r.record, "expr": per_cluster_broker(r.query)} for r in RECORDINGS]
+    recordings = [{"record": r, "expr": per_cluster_broker(q)} for r, q in RECORDINGS.items()]
     return {
         "groups": [
             {"name": "kbt-kafka-broker.recording", "rules": recordings},
