@@ -43,11 +43,8 @@ def component_health(state: LabState) -> list[Health]:
         if ok and broker.id not in in_metadata:
             ok, detail = False, f"{detail}, not in the cluster metadata"
         if ok:
-            jmx_ok, jmx_detail = jmx_exporter_ok(broker.jmx_port)
-            ok, detail = (
-                jmx_ok,
-                (f"{detail}, in metadata, exporter ok" if jmx_ok else f"{detail}, {jmx_detail}"),
-            )
+            ok, why = jmx_exporter_ok(broker.jmx_port)
+            detail = f"{detail}, in metadata, exporter ok" if ok else f"{detail}, {why}"
         out.append(Health(name, ok, detail))
 
     ok, detail = _process_ok(state, COMPONENT_PROMETHEUS)

@@ -22,7 +22,6 @@ from tuner.store.recommendation import (
     Measured,
     Prediction,
     Recommendation,
-    Reduction,
     Trial,
 )
 
@@ -107,21 +106,15 @@ def _safer_row(t: Trial) -> list[str]:
 
 def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.predicted, c.measured
+    cut = reduction_of(rec, c)  # the comparison's one figure, and whether measured or predicted
     return [
         c.client,
         describe_profile(c.profile),
         _status(c),
         *_figures(p, m),
-        _fewer(reduction_of(rec, c)),
+        "-" if cut is None else f"{cut.ratio:.1f}x ({cut.basis})",
         "\n".join(c.evidence) or "-",
     ]
-
-
-def _fewer(r: Reduction | None) -> str:
-    """The comparison's one figure, and whether it was measured or predicted."""
-    if r is None:
-        return "-"
-    return f"{r.ratio:.1f}x ({r.basis})"
 
 
 def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
