@@ -254,9 +254,8 @@ class Lab:
         return running
 
     def _verify_ports_free(self, state: LabState, wait_s: float = 10.0) -> None:
-        ports = [(w, p) for w, p in state.config.named_ports() if w != "client exporter"]
+        busy = [(w, p) for w, p in state.config.named_ports() if w != "client exporter"]
         deadline = time.monotonic() + wait_s
-        busy = ports
         while busy:
             busy = [(w, p) for w, p in busy if port_in_use(p, state.config.host_of(p))]
             if not busy or time.monotonic() > deadline:

@@ -283,7 +283,6 @@ class ProfileSummary:
 
     label: str
     profile: str  # the profile's own name
-    t0: float
     held: StressStep | None  # the highest ramp step held before the first one that did not
     first_failed: StressStep | None  # the first judged step that did not hold
     problems: list[str]  # that step's reasons (failed gates, notes)
@@ -302,7 +301,7 @@ def profile_runs(entries: Sequence[RunEntry]) -> dict[tuple[str, float], list[Ru
 def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
     """Per profile run (label and t0), in run order: the same highest step held as the CLI's."""
     out = []
-    for (label, t0), stages in profile_runs(entries).items():
+    for (label, _), stages in profile_runs(entries).items():
         stages = sorted(stages, key=lambda e: e.record.index)
         held: StressStep | None = None
         failed: RunEntry | None = None
@@ -321,7 +320,6 @@ def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
             ProfileSummary(
                 label=label,
                 profile=stages[0].record.plan.profile.name,
-                t0=t0,
                 held=held,
                 first_failed=failed.record.stress if failed else None,
                 problems=list(failed.record.problems) if failed else [],
