@@ -47,10 +47,6 @@ BOARDS: tuple[Board, ...] = tuple(
 )
 
 
-def board(uid: str) -> Board:
-    return {b.uid: b for b in BOARDS}[uid]  # KeyError: no such dashboard
-
-
 def render_all() -> dict[str, str]:
     out = {b.path: b.json() for b in BOARDS}
     out.update(render_provisioning())
