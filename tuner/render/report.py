@@ -71,8 +71,8 @@ def _run_table(entries: list[RunEntry]) -> str:
     for e in entries:
         f = figures(e.record)
         rows.append([
-            f'<a id="{e.anchor}"></a>{esc(e.label)}', esc(e.record.plan.profile.name), _status(e),
-            num(f.offered_per_s), num(f.acked_per_s), num(f.client_requests_per_s),
+            f'<a id="{run_anchor(e.record.run_id)}"></a>{esc(e.label)}', esc(e.record.plan.profile.name),
+            _status(e), num(f.offered_per_s), num(f.acked_per_s), num(f.client_requests_per_s),
             num(f.broker_requests_per_s),
             num(f.records_per_request), num(f.p50_ms), num(f.p99_ms), num(f.p999_ms), num(f.network_idle, 3),
             num(f.network_idle_min, 3), num(f.handler_idle, 3), num(f.broker_cpu_cores, 2),

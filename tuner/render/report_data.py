@@ -28,20 +28,11 @@ class RunEntry:
     series: RunSeries | None
 
     @property
-    def group(self) -> str:
-        """Sweep name, or `<stress name>` for the stages of a stress run."""
-        return self.record.sweep
-
-    @property
     def label(self) -> str:
         r = self.record
         if r.stress is not None:
             return f"{r.stress.profile_label} {r.stress.stage.label}"
         return r.name
-
-    @property
-    def anchor(self) -> str:
-        return run_anchor(self.record.run_id)
 
 
 def run_anchor(run_id: str) -> str:
@@ -58,13 +49,11 @@ class ReportInput:
     problems: list[str] = field(default_factory=list)
 
     def groups(self) -> dict[str, list[RunEntry]]:
+        """The runs by sweep name (a stress run's stages: by the stress test's name)."""
         out: dict[str, list[RunEntry]] = {}
         for entry in self.runs:
-            out.setdefault(entry.group, []).append(entry)
+            out.setdefault(entry.record.sweep, []).append(entry)
         return out
-
-    def by_run_id(self) -> dict[str, RunEntry]:
-        return {e.record.run_id: e for e in self.runs}
 
 
 def _store_for(results: Path) -> tuple[ResultsStore, str | None]:
@@ -232,7 +221,7 @@ def comparisons(report: ReportInput) -> list[Comparison]:
     else in stress runs the current vs recommended profile at the highest step both ran to its end
     (held or failed, not aborted part way); else per
     sweep its first run vs its run with the fewest produce requests/s (healthy runs only)."""
-    by_id = report.by_run_id()
+    by_id = {e.record.run_id: e for e in report.runs}
     out: list[Comparison] = []
     rec = report.recommendation
     if rec is not None:
