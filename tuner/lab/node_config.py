@@ -11,16 +11,16 @@ from tuner.lab.config import CONTROLLER_NODE_ID, LOOPBACK, LabConfig
 from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
 
 LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
-JMX_RULES = Path("exporters") / "jmx" / "kafka-broker.yml"
-# `kbt lab up --jmx-rules`: brokers exporting in another metric dialect's naming (dialect tests).
+# `kbt lab up --jmx-rules`: brokers exporting in another metric dialect's naming (dialect tests),
+# by the rules file in exporters/jmx/.
 JMX_DIALECT_RULES = {
-    "kbt": JMX_RULES,
-    "strimzi": Path("exporters") / "jmx" / "strimzi-style.yml",
-    "upstream": Path("exporters") / "jmx" / "upstream-example.yml",
-    "confluent": Path("exporters") / "jmx" / "confluent-style.yml",
+    "kbt": "kafka-broker.yml",
+    "strimzi": "strimzi-style.yml",
+    "upstream": "upstream-example.yml",
+    "confluent": "confluent-style.yml",
     # A rendition of Strimzi Metrics Reporter's naming (its jar is not at hand; the file says so).
-    "strimzi-reporter": Path("exporters") / "jmx" / "strimzi-reporter-rendition.yml",
-    "exporter-default": Path("exporters") / "jmx" / "exporter-default.yml",  # no rules
+    "strimzi-reporter": "strimzi-reporter-rendition.yml",
+    "exporter-default": "exporter-default.yml",  # no rules
 }
 INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
 EXTERNAL_LISTENER = "EXTERNAL"  # PLAINTEXT on the lab's listen address (load from other hosts)
@@ -30,7 +30,7 @@ def jmx_rules_file(dialect: str = "kbt") -> Path:
     """exporters/jmx/kafka-broker.yml (or a dialect's rules); KBT_JMX_RULES overrides it (used to
     capture raw MBean names)."""
     override = os.environ.get("KBT_JMX_RULES")
-    return Path(override) if override else repo_root() / JMX_DIALECT_RULES[dialect]
+    return Path(override) if override else repo_root() / "exporters" / "jmx" / JMX_DIALECT_RULES[dialect]
 
 
 def _common(cfg: LabConfig, layout: LabLayout, component: str) -> dict[str, str]:
