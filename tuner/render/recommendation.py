@@ -22,7 +22,6 @@ from tuner.store.recommendation import (
     Measured,
     Prediction,
     Recommendation,
-    Trial,
 )
 
 
@@ -80,8 +79,9 @@ def recommendation_table(rec: Recommendation) -> Table:
         table.add_column(col, overflow="fold")
     for c in rec.clients:
         table.add_row(*_row(rec, c))
-        if c.safer is not None:
-            table.add_row(*_safer_row(c.safer))
+        if (t := c.safer) is not None:
+            status = "measured" if t.measured is not None else "predicted"
+            table.add_row(*_side_row("  safer", describe_profile(t.profile), status, t.predicted, t.measured))
         if c.baseline_predicted is not None or c.baseline_measured is not None:
             table.add_row(*_baseline_row(rec, c), style="dim")
     return table
@@ -97,11 +97,6 @@ def _status(c: ClientRecommendation) -> str:
 def _side_row(label: str, name: str, status: str, p: Prediction | None, m: Measured | None) -> list[str]:
     """A row under a client's (its safer setting, its baseline): the figures and the run measured."""
     return [label, name, status, *_figures(p, m), "", m.run_id if m else "-"]
-
-
-def _safer_row(t: Trial) -> list[str]:
-    status = "measured" if t.measured is not None else "predicted"
-    return _side_row("  safer", describe_profile(t.profile), status, t.predicted, t.measured)
 
 
 def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:

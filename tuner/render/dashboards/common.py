@@ -212,15 +212,6 @@ def single_stat(
 # ---- variables -----------------------------------------------------------------------------
 
 
-def _datasource_variable() -> db.DatasourceVariable:
-    return (
-        db.DatasourceVariable("datasource")
-        .label("Data source")
-        .type("prometheus")
-        .current(dm.VariableOption(selected=True, text=DATASOURCE_NAME, value=DATASOURCE_UID))
-    )
-
-
 def variable(name: str, label: str, definition: str, *, sort: dm.VariableSort) -> db.QueryVariable:
     """A multi-value query variable whose "All" is the regex .* (so a missing label still matches)."""
     return (
@@ -291,7 +282,12 @@ def new_dashboard(
             .include_vars(True)
             .keep_time(True)
         )
-        .with_variable(_datasource_variable())
+        .with_variable(
+            db.DatasourceVariable("datasource")
+            .label("Data source")
+            .type("prometheus")
+            .current(dm.VariableOption(selected=True, text=DATASOURCE_NAME, value=DATASOURCE_UID))
+        )
     )
     for v in variables:
         dash.with_variable(v)
