@@ -152,17 +152,13 @@ class LabConfig(Frozen):
         return data
 
     @model_validator(mode="after")
-    def _extra_dialects_fit(self) -> LabConfig:
+    def _fields_agree(self) -> LabConfig:
         if len(set(self.extra_dialects)) != len(self.extra_dialects) or self.jmx_rules in self.extra_dialects:
             raise ValueError("extra_dialects must name each dialect once, and not the jmx_rules one")
         if len(self.extra_dialects) * self.brokers > DIALECT_EXPORTER_PORTS:
             raise ValueError(
                 f"extra_dialects x brokers must be at most {DIALECT_EXPORTER_PORTS} (the ports base+80..99)"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _timeout_within_interval(self) -> LabConfig:
         if self.scrape_timeout_s is not None and self.scrape_timeout_s > self.scrape_interval_s:
             raise ValueError(
                 f"scrape_timeout_s ({self.scrape_timeout_s:g}) must not exceed scrape_interval_s"
