@@ -303,8 +303,7 @@ def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
                 failed = e
                 break
             held = step
-        steps = [e.record.stress for e in stages if e.record.stress is not None]
-        spikes = [s for s in steps if s.stage.kind == "spike"]
+        spikes = [s for e in stages if (s := e.record.stress) is not None and s.stage.kind == "spike"]
         out.append(
             ProfileSummary(
                 label=label,
