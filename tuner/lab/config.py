@@ -195,8 +195,12 @@ class LabConfig(Frozen):
             raise BadInput(f"unknown lab profile {profile!r}{did_you_mean(str(profile), PROFILES)}")
         try:
             return cls(**data)
-        except ValidationError as exc:
-            raise BadInput(validation_message(exc)) from None
+        except ValidationError as exc:  # the first problem, worded as kbt words every other setting's
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err.get("loc", ()))  # none: a whole-model check names its own
+            raise BadInput(
+                f"invalid lab setting{' ' + field if field else ''}: {field_message(err, noun='setting')}"
+            ) from None
 
     # ---- port layout -------------------------------------------------------------------
     @property
@@ -279,10 +283,3 @@ class LabConfig(Frozen):
     def replication_factor(self) -> int:
         """Replication of internal topics: 3, or fewer when the lab has fewer nodes."""
         return min(3, self.brokers)
-
-
-def validation_message(exc: ValidationError) -> str:
-    """The first problem, worded as kbt words every other setting's (core/errors.field_message)."""
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err.get("loc", ()))  # none: a whole-model check names its own
-    return f"invalid lab setting{' ' + field if field else ''}: {field_message(err, noun='setting')}"
