@@ -44,14 +44,11 @@ def _idle(p: Prediction | None, m: Measured | None) -> str:
 
 def _figures(p: Prediction | None, m: Measured | None) -> list[str]:
     """The req/s, busiest, p99 and idle cells: predicted / measured."""
-    # getattr: a side not there (None) shows "-"
-    rate, busiest = (
-        " / ".join(or_dash(getattr(x, name, None), "{:.1f}") for x in (p, m))
-        for name in ("requests_per_s", "busiest_broker_requests_per_s")
-    )
     return [
-        rate,
-        busiest,
+        *(  # getattr: a side not there (None) shows "-"
+            " / ".join(or_dash(getattr(x, name, None), "{:.1f}") for x in (p, m))
+            for name in ("requests_per_s", "busiest_broker_requests_per_s")
+        ),
         f"{_ms(p.p99_ms if p else None)} / {_ms(m.p99_ms if m else None)}",
         _idle(p, m),
     ]

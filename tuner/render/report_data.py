@@ -252,10 +252,9 @@ def comparisons(report: ReportInput) -> list[Comparison]:
                     why = f"{group}: {one} vs {two} at stage {stage}"
                     out.append(Comparison(by_label[one][stage], by_label[two][stage], why))
             continue
-        sweep = [e for e in healthy if e.record.stress is None]
-        if len(sweep) >= 2:
-            first = min(sweep, key=lambda e: e.record.index)
-            rates = rated(sweep)
+        if len(healthy) >= 2:  # a sweep's runs (no stress stage among them)
+            first = min(healthy, key=lambda e: e.record.index)
+            rates = rated(healthy)
             best = min(rates, key=lambda x: x[0])[1] if rates else first
             if best is not first:
                 why = f"{group}: first run vs the run with the fewest produce requests/s"
