@@ -110,9 +110,9 @@ def test_alerts_have_severity_and_annotations() -> None:
 def test_recordings_are_catalog_queries_grouped_by_cluster_and_broker() -> None:
     [recording, _alerting] = _load(RULES_DIR / "kafka-broker.rules.yml")["groups"]
     by_name = {r["record"]: r["expr"] for r in recording["rules"]}
-    for r in RECORDINGS:
-        catalog = promql(r.query, WINDOW)
-        expr = by_name[r.record]
+    for record, query in RECORDINGS.items():
+        catalog = promql(query, WINDOW)
+        expr = by_name[record]
         assert "by (broker)" not in expr
         assert catalog.count("by (broker)") == expr.count("by (cluster, broker)(")
         # Each aggregation groups by pod labels too and takes the broker from them where a series
@@ -120,5 +120,5 @@ def test_recordings_are_catalog_queries_grouped_by_cluster_and_broker() -> None:
         selectors = re.findall(r"\bkafka_[a-z_]+(?:\{[^}]*\})?(?:\[[^]]*\])?", catalog)
         assert selectors, catalog
         for selector in selectors:
-            assert selector in expr, (r.record, selector)
-        assert "kubernetes_pod_name" in expr, r.record
+            assert selector in expr, (record, selector)
+        assert "kubernetes_pod_name" in expr, record

@@ -152,17 +152,13 @@ class LabConfig(Frozen):
         return data
 
     @model_validator(mode="after")
-    def _extra_dialects_fit(self) -> LabConfig:
+    def _fields_agree(self) -> LabConfig:
         if len(set(self.extra_dialects)) != len(self.extra_dialects) or self.jmx_rules in self.extra_dialects:
             raise ValueError("extra_dialects must name each dialect once, and not the jmx_rules one")
         if len(self.extra_dialects) * self.brokers > DIALECT_EXPORTER_PORTS:
             raise ValueError(
                 f"extra_dialects x brokers must be at most {DIALECT_EXPORTER_PORTS} (the ports base+80..99)"
             )
-        return self
-
-    @model_validator(mode="after")
-    def _timeout_within_interval(self) -> LabConfig:
         if self.scrape_timeout_s is not None and self.scrape_timeout_s > self.scrape_interval_s:
             raise ValueError(
                 f"scrape_timeout_s ({self.scrape_timeout_s:g}) must not exceed scrape_interval_s"
@@ -199,8 +195,12 @@ class LabConfig(Frozen):
             raise BadInput(f"unknown lab profile {profile!r}{did_you_mean(str(profile), PROFILES)}")
         try:
             return cls(**data)
-        except ValidationError as exc:
-            raise BadInput(validation_message(exc)) from None
+        except ValidationError as exc:  # the first problem, worded as kbt words every other setting's
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err.get("loc", ()))  # none: a whole-model check names its own
+            raise BadInput(
+                f"invalid lab setting{' ' + field if field else ''}: {field_message(err, noun='setting')}"
+            ) from None
 
     # ---- port layout -------------------------------------------------------------------
     @property
@@ -283,10 +283,3 @@ class LabConfig(Frozen):
     def replication_factor(self) -> int:
         """Replication of internal topics: 3, or fewer when the lab has fewer nodes."""
         return min(3, self.brokers)
-
-
-def validation_message(exc: ValidationError) -> str:
-    """The first problem, worded as kbt words every other setting's (core/errors.field_message)."""
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err.get("loc", ()))  # none: a whole-model check names its own
-    return f"invalid lab setting{' ' + field if field else ''}: {field_message(err, noun='setting')}"

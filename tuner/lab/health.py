@@ -76,10 +76,9 @@ def broker_targets_up(port: int) -> dict[str, float]:
             params={"query": f'up{{job="{BROKER_JOB}"}}'},
             timeout=PROBE_TIMEOUT_S,
         )
-        body = resp.json()
-        result = body["data"]["result"]
         return {
-            r["metric"].get("broker", "?"): sample_value(r["value"][1], "broker idle ratio") for r in result
+            r["metric"].get("broker", "?"): sample_value(r["value"][1], "broker idle ratio")
+            for r in resp.json()["data"]["result"]
         }
     except (requests.RequestException, ValueError, KeyError, TypeError):
         return {}

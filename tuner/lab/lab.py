@@ -20,7 +20,7 @@ from tuner.lab.layout import COMPONENT_CONTROLLER, COMPONENT_PROMETHEUS, LabLayo
 from tuner.lab.preflight import check_lab_dir, find_java, preflight
 from tuner.lab.processes import is_ours, port_in_use, spawn, stop, tail
 from tuner.lab.state import LabState, Phase, ProcessRecord, load_state, new_state, read_state, save_state
-from tuner.lab.status import component_health, lab_healthy, wait_until_healthy
+from tuner.lab.status import component_health, wait_until_healthy
 
 Progress = Callable[[str], None]
 FORMAT_TIMEOUT_S = 120.0
@@ -81,7 +81,7 @@ class Lab:
             faults.undo_faults(self.layout.root)  # a chaos run killed half-way
             state = read_state(self.layout.root)
             if state is not None and state.phase == Phase.UP:
-                if lab_healthy(state):
+                if all(h.healthy for h in component_health(state)):
                     self._require_same_config(state)
                     self.progress("lab already up")
                     return state
@@ -254,9 +254,8 @@ class Lab:
         return running
 
     def _verify_ports_free(self, state: LabState, wait_s: float = 10.0) -> None:
-        ports = [(w, p) for w, p in state.config.named_ports() if w != "client exporter"]
+        busy = [(w, p) for w, p in state.config.named_ports() if w != "client exporter"]
         deadline = time.monotonic() + wait_s
-        busy = ports
         while busy:
             busy = [(w, p) for w, p in busy if port_in_use(p, state.config.host_of(p))]
             if not busy or time.monotonic() > deadline:

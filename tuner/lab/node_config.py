@@ -11,16 +11,16 @@ from tuner.lab.config import CONTROLLER_NODE_ID, LOOPBACK, LabConfig
 from tuner.lab.layout import COMPONENT_CONTROLLER, LabLayout, broker_component
 
 LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
-JMX_RULES = Path("exporters") / "jmx" / "kafka-broker.yml"
-# `kbt lab up --jmx-rules`: brokers exporting in another metric dialect's naming (dialect tests).
+# `kbt lab up --jmx-rules`: brokers exporting in another metric dialect's naming (dialect tests),
+# by the rules file in exporters/jmx/.
 JMX_DIALECT_RULES = {
-    "kbt": JMX_RULES,
-    "strimzi": Path("exporters") / "jmx" / "strimzi-style.yml",
-    "upstream": Path("exporters") / "jmx" / "upstream-example.yml",
-    "confluent": Path("exporters") / "jmx" / "confluent-style.yml",
+    "kbt": "kafka-broker.yml",
+    "strimzi": "strimzi-style.yml",
+    "upstream": "upstream-example.yml",
+    "confluent": "confluent-style.yml",
     # A rendition of Strimzi Metrics Reporter's naming (its jar is not at hand; the file says so).
-    "strimzi-reporter": Path("exporters") / "jmx" / "strimzi-reporter-rendition.yml",
-    "exporter-default": Path("exporters") / "jmx" / "exporter-default.yml",  # no rules
+    "strimzi-reporter": "strimzi-reporter-rendition.yml",
+    "exporter-default": "exporter-default.yml",  # no rules
 }
 INTERNAL_LISTENER = "INTERNAL"  # replication listener of a lab behind Toxiproxy
 EXTERNAL_LISTENER = "EXTERNAL"  # PLAINTEXT on the lab's listen address (load from other hosts)
@@ -30,7 +30,7 @@ def jmx_rules_file(dialect: str = "kbt") -> Path:
     """exporters/jmx/kafka-broker.yml (or a dialect's rules); KBT_JMX_RULES overrides it (used to
     capture raw MBean names)."""
     override = os.environ.get("KBT_JMX_RULES")
-    return Path(override) if override else repo_root() / JMX_DIALECT_RULES[dialect]
+    return Path(override) if override else repo_root() / "exporters" / "jmx" / JMX_DIALECT_RULES[dialect]
 
 
 def _common(cfg: LabConfig, layout: LabLayout, component: str) -> dict[str, str]:
@@ -193,8 +193,10 @@ def log4j2_properties() -> str:
     )
 
 
-def _jvm(heap: str, layout: LabLayout, component: str) -> list[str]:
+def _node_command(java: str, heap: str, layout: LabLayout, component: str, agents: list[str]) -> list[str]:
+    """A Kafka node's java invocation: its heap, the JVM settings every node shares, `agents`."""
     return [
+        java,
         f"-Xms{heap}",
         f"-Xmx{heap}",
         "-XX:+UseG1GC",
@@ -207,6 +209,11 @@ def _jvm(heap: str, layout: LabLayout, component: str) -> list[str]:
         "-Djava.awt.headless=true",
         f"-Dlog4j2.configurationFile={layout.node_log4j(component)}",
         f"-Dkafka.logs.dir={layout.logs_dir}",
+        *agents,
+        "-cp",
+        classpath(),
+        "kafka.Kafka",
+        str(layout.node_properties(component)),
     ]
 
 
@@ -216,18 +223,10 @@ def classpath() -> str:
 
 
 def broker_command(cfg: LabConfig, layout: LabLayout, node_id: int, java: str = "java") -> list[str]:
-    component = broker_component(node_id)
     agent = f"-javaagent:{jmx_agent_jar()}={LOOPBACK}:{cfg.jmx_port(node_id)}:{jmx_rules_file(cfg.jmx_rules)}"
-    return [
-        java,
-        *_jvm(cfg.heap, layout, component),
-        agent,
-        *_jmx_remote(cfg, node_id),
-        "-cp",
-        classpath(),
-        "kafka.Kafka",
-        str(layout.node_properties(component)),
-    ]
+    return _node_command(
+        java, cfg.heap, layout, broker_component(node_id), [agent, *_jmx_remote(cfg, node_id)]
+    )
 
 
 def _jmx_remote(cfg: LabConfig, node_id: int) -> list[str]:
@@ -274,14 +273,7 @@ def dialect_exporter_command(
 
 
 def controller_command(cfg: LabConfig, layout: LabLayout, java: str = "java") -> list[str]:
-    return [
-        java,
-        *_jvm(cfg.controller_heap, layout, COMPONENT_CONTROLLER),
-        "-cp",
-        classpath(),
-        "kafka.Kafka",
-        str(layout.node_properties(COMPONENT_CONTROLLER)),
-    ]
+    return _node_command(java, cfg.controller_heap, layout, COMPONENT_CONTROLLER, [])
 
 
 def format_command(layout: LabLayout, component: str, cluster_id: str, java: str = "java") -> list[str]:

@@ -40,15 +40,11 @@ def spawn(command: Sequence[str], log_file: Path, cwd: Path | None = None) -> in
     return proc.pid
 
 
-def _reap(pid: int) -> None:
-    proc = _children.get(pid)
-    if proc is not None and proc.poll() is not None:
-        _children.pop(pid, None)
-
-
 def is_alive(pid: int) -> bool:
     """True while `pid` runs (a zombie counts as dead)."""
-    _reap(pid)
+    proc = _children.get(pid)
+    if proc is not None and proc.poll() is not None:  # a child of ours that ended: reaped
+        _children.pop(pid, None)
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()

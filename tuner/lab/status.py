@@ -43,11 +43,8 @@ def component_health(state: LabState) -> list[Health]:
         if ok and broker.id not in in_metadata:
             ok, detail = False, f"{detail}, not in the cluster metadata"
         if ok:
-            jmx_ok, jmx_detail = jmx_exporter_ok(broker.jmx_port)
-            ok, detail = (
-                jmx_ok,
-                (f"{detail}, in metadata, exporter ok" if jmx_ok else f"{detail}, {jmx_detail}"),
-            )
+            ok, why = jmx_exporter_ok(broker.jmx_port)
+            detail = f"{detail}, in metadata, exporter ok" if ok else f"{detail}, {why}"
         out.append(Health(name, ok, detail))
 
     ok, detail = _process_ok(state, COMPONENT_PROMETHEUS)
@@ -71,10 +68,6 @@ def component_health(state: LabState) -> list[Health]:
     return out
 
 
-def lab_healthy(state: LabState) -> bool:
-    return all(h.healthy for h in component_health(state))
-
-
 def _failure_line(log_file: Path) -> str:
     lines = tail(log_file, 200).splitlines()
     for line in reversed(lines):
@@ -83,19 +76,16 @@ def _failure_line(log_file: Path) -> str:
     return lines[-1].strip()[:300] if lines else "no output"
 
 
-def _still_ours(pid: int, marker: str) -> bool:
-    """A second look before declaring a process dead."""
-    time.sleep(0.3)
-    return is_ours(pid, marker)
-
-
 def wait_until_healthy(state: LabState, timeout_s: float, progress: Callable[[str], None]) -> None:
     """Return once every broker is in the metadata and Prometheus scraped each broker with up == 1."""
     deadline = time.monotonic() + timeout_s
     last = ""
     while True:
         for rec in state.processes:
-            if not is_ours(rec.pid, rec.marker) and not _still_ours(rec.pid, rec.marker):
+            if is_ours(rec.pid, rec.marker):
+                continue
+            time.sleep(0.3)  # a second look before declaring a process dead
+            if not is_ours(rec.pid, rec.marker):
                 raise EnvironmentProblem(
                     f"{rec.component} exited while starting: {_failure_line(rec.log_file)}"
                     f" (see 'kbt lab logs {rec.component}')"

@@ -38,10 +38,6 @@ def _brokers(diagnosis: Any, scale: float) -> dict[str, dict[str, float]]:
     return out
 
 
-def _off(source: float, replay: float) -> float:
-    return (replay - source) / source if source else float("inf")
-
-
 def check_lines(out: Path) -> tuple[list[str], bool]:
     """The lines, and whether every broker's figures are within the tolerances."""
     plan = _load(out / "capture" / "capture.json")["plan"]
@@ -58,7 +54,7 @@ def check_lines(out: Path) -> tuple[list[str], bool]:
         if r is None:
             lines.append(f"  broker {broker}: no replay figures")
             continue
-        offs = {k: _off(s[k], r[k]) for k in ("requests", "bytes", "records")}
+        offs = {k: (r[k] - s[k]) / s[k] if s[k] else float("inf") for k in ("requests", "bytes", "records")}
         good = (
             abs(offs["requests"]) <= REQUESTS_TOLERANCE
             and abs(offs["bytes"]) <= REQUESTS_TOLERANCE

@@ -27,26 +27,24 @@ class ChaosRow:
 
 
 def chaos_rows(records: list[RunRecord]) -> list[ChaosRow]:
-    rows = []
-    for r in records:
-        fault, d = r.fault, r.delivery
-        rows.append(
-            ChaosRow(
-                scenario=fault.scenario if fault else r.name,
-                profile=str(r.plan.assignments.get("profile", r.plan.profile.name)),
-                expect=fault.expect if fault else "-",
-                verdict=fault.verdict if fault else "-",
-                degraded=r.degraded,
-                acked=d.acked,
-                lost=d.lost,
-                duplicates=d.duplicates,
-                out_of_order=d.out_of_order,
-                failed=d.failed,
-                indeterminate=d.indeterminate,
-                acked_per_s=r.client.records_per_s,
-                detail="; ".join(fault.reasons) if fault else "; ".join(r.problems),
-            )
+    rows = [
+        ChaosRow(
+            scenario=r.fault.scenario if r.fault else r.name,
+            profile=str(r.plan.assignments.get("profile", r.plan.profile.name)),
+            expect=r.fault.expect if r.fault else "-",
+            verdict=r.fault.verdict if r.fault else "-",
+            degraded=r.degraded,
+            acked=r.delivery.acked,
+            lost=r.delivery.lost,
+            duplicates=r.delivery.duplicates,
+            out_of_order=r.delivery.out_of_order,
+            failed=r.delivery.failed,
+            indeterminate=r.delivery.indeterminate,
+            acked_per_s=r.client.records_per_s,
+            detail="; ".join(r.fault.reasons) if r.fault else "; ".join(r.problems),
         )
+        for r in records
+    ]
     return sorted(rows, key=lambda row: (row.scenario, row.profile))
 
 

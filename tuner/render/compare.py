@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from tuner.core.text import fixed_or_dash
-from tuner.model.compare import Comparison, Figures, Row
+from tuner.model.compare import Comparison, Row
 
 # (label, Figures field, digits); the groups show the request figures only (the rest is per broker)
 BROKER_FIGURES = (
@@ -28,8 +28,7 @@ def _when(at: float) -> str:
 def _block(head: str, row: Row, figures: tuple[tuple[str, str, int], ...], width: int) -> list[str]:
     lines = [head]
     for label, field, digits in figures:
-        before: Figures = row.before
-        x, y = getattr(before, field), getattr(row.after, field)
+        x, y = getattr(row.before, field), getattr(row.after, field)
         lines.append(f"  {label:<{width}}  {fixed_or_dash(x, digits)} -> {fixed_or_dash(y, digits)}")
     return lines
 

@@ -77,14 +77,12 @@ def wrap_fields(text: str, width: int = PIPE_WIDTH, indent: str = "    ") -> lis
     only: a figure never leaves its name. Continuation lines start at `indent`."""
     lines: list[str] = []
     line = ""
-    for field in (f.strip() for f in text.split("  ")):
-        if not field:
-            continue
-        if line.strip() and len(line) + 2 + len(field) > width:
+    for field in filter(None, (f.strip() for f in text.split("  "))):
+        if line and len(line) + 2 + len(field) > width:
             lines.append(line)
             line = indent + field
         else:
-            line = f"{line}  {field}" if line.strip() else line + field
+            line = f"{line}  {field}" if line else field
     lines.append(line)
     return lines
 
@@ -117,15 +115,13 @@ def _groups(widths: list[int], width: int) -> list[list[int]]:
         return [list(range(len(widths)))]
     groups: list[list[int]] = [[0]]
     current: list[int] = []
-    used = len(INDENT)
+    used = len(INDENT) - GAP  # as if a gap came before each column, the first one too
     for i in range(1, len(widths)):
-        need = widths[i] + (GAP if current else 0)
-        if current and used + need > width:
+        if current and used + GAP + widths[i] > width:
             groups.append(current)
-            current, used = [], len(INDENT)
-            need = widths[i]
+            current, used = [], len(INDENT) - GAP
         current.append(i)
-        used += need
+        used += GAP + widths[i]
     if current:
         groups.append(current)
     return groups

@@ -62,9 +62,7 @@ def probe_table(record: ProbeRecord, title: str = "compression probe") -> Table:
     )
     table.add_column("sample")
     table.add_column("codec")
-    for n in columns:
-        table.add_column(f"x{n}", justify="right")
-    for heading in HEADINGS:
+    for heading in [*(f"x{n}" for n in columns), *HEADINGS]:  # the figures
         table.add_column(heading, justify="right")
     last = None
     for sample, *cells in table_rows:

@@ -22,8 +22,6 @@ from tuner.store.recommendation import (
     Measured,
     Prediction,
     Recommendation,
-    Reduction,
-    Trial,
 )
 
 
@@ -46,14 +44,11 @@ def _idle(p: Prediction | None, m: Measured | None) -> str:
 
 def _figures(p: Prediction | None, m: Measured | None) -> list[str]:
     """The req/s, busiest, p99 and idle cells: predicted / measured."""
-    # getattr: a side not there (None) shows "-"
-    rate, busiest = (
-        " / ".join(or_dash(getattr(x, name, None), "{:.1f}") for x in (p, m))
-        for name in ("requests_per_s", "busiest_broker_requests_per_s")
-    )
     return [
-        rate,
-        busiest,
+        *(  # getattr: a side not there (None) shows "-"
+            " / ".join(or_dash(getattr(x, name, None), "{:.1f}") for x in (p, m))
+            for name in ("requests_per_s", "busiest_broker_requests_per_s")
+        ),
         f"{_ms(p.p99_ms if p else None)} / {_ms(m.p99_ms if m else None)}",
         _idle(p, m),
     ]
@@ -81,8 +76,9 @@ def recommendation_table(rec: Recommendation) -> Table:
         table.add_column(col, overflow="fold")
     for c in rec.clients:
         table.add_row(*_row(rec, c))
-        if c.safer is not None:
-            table.add_row(*_safer_row(c.safer))
+        if (t := c.safer) is not None:
+            status = "measured" if t.measured is not None else "predicted"
+            table.add_row(*_side_row("  safer", describe_profile(t.profile), status, t.predicted, t.measured))
         if c.baseline_predicted is not None or c.baseline_measured is not None:
             table.add_row(*_baseline_row(rec, c), style="dim")
     return table
@@ -100,28 +96,17 @@ def _side_row(label: str, name: str, status: str, p: Prediction | None, m: Measu
     return [label, name, status, *_figures(p, m), "", m.run_id if m else "-"]
 
 
-def _safer_row(t: Trial) -> list[str]:
-    status = "measured" if t.measured is not None else "predicted"
-    return _side_row("  safer", describe_profile(t.profile), status, t.predicted, t.measured)
-
-
 def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.predicted, c.measured
+    cut = reduction_of(rec, c)  # the comparison's one figure, and whether measured or predicted
     return [
         c.client,
         describe_profile(c.profile),
         _status(c),
         *_figures(p, m),
-        _fewer(reduction_of(rec, c)),
+        "-" if cut is None else f"{cut.ratio:.1f}x ({cut.basis})",
         "\n".join(c.evidence) or "-",
     ]
-
-
-def _fewer(r: Reduction | None) -> str:
-    """The comparison's one figure, and whether it was measured or predicted."""
-    if r is None:
-        return "-"
-    return f"{r.ratio:.1f}x ({r.basis})"
 
 
 def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:

@@ -40,19 +40,6 @@ class Report:
     pngs: dict[str, bytes] = field(default_factory=dict)  # file name -> PNG, in page order
 
 
-class _Builder:
-    def __init__(self) -> None:
-        self.body: list[str] = []
-        self.pngs: dict[str, bytes] = {}
-
-    def plot(self, png: bytes | None, name: str, alt: str) -> None:
-        if png is None:
-            return
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")
-        self.pngs[f"{len(self.pngs) + 1:02d}-{slug}.png"] = png
-        self.body.append(img(png, alt))
-
-
 def _status(entry: RunEntry) -> str:
     r = entry.record
     text = r.stress.verdict if r.stress is not None else r.status
@@ -71,8 +58,8 @@ def _run_table(entries: list[RunEntry]) -> str:
     for e in entries:
         f = figures(e.record)
         rows.append([
-            f'<a id="{e.anchor}"></a>{esc(e.label)}', esc(e.record.plan.profile.name), _status(e),
-            num(f.offered_per_s), num(f.acked_per_s), num(f.client_requests_per_s),
+            f'<a id="{run_anchor(e.record.run_id)}"></a>{esc(e.label)}', esc(e.record.plan.profile.name),
+            _status(e), num(f.offered_per_s), num(f.acked_per_s), num(f.client_requests_per_s),
             num(f.broker_requests_per_s),
             num(f.records_per_request), num(f.p50_ms), num(f.p99_ms), num(f.p999_ms), num(f.network_idle, 3),
             num(f.network_idle_min, 3), num(f.handler_idle, 3), num(f.broker_cpu_cores, 2),
@@ -211,62 +198,70 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
 
 
 def build_report(report: ReportInput, title: str = "kbt report") -> Report:
-    b = _Builder()
+    body: list[str] = []
+    pngs: dict[str, bytes] = {}  # file name -> PNG, in page order
+
+    def plot(png: bytes | None, name: str, alt: str) -> None:
+        if png is not None:
+            slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")
+            pngs[f"{len(pngs) + 1:02d}-{slug}.png"] = png
+            body.append(img(png, alt))
+
     groups = report.groups()
     sections: list[Section] = []
-    b.body.append(
+    body.append(
         f'<p class="note">{len(report.runs)} run record(s) in {len(groups)} sweep/stress run(s) from'
         f" <code>{esc(report.root)}</code>; generated {time.strftime('%Y-%m-%d %H:%M:%S %Z')} by kbt"
         f" {esc(__version__)}.</p>"
     )
     for problem in report.problems:
-        b.body.append(f'<p class="note">note: {esc(problem)}</p>')
+        body.append(f'<p class="note">note: {esc(problem)}</p>')
     if report.recommendation is not None:
         sections.append(Section("recommendation", "recommendation"))
-        b.body += _recommendation(report.recommendation, str(report.recommendation_path))
+        body += _recommendation(report.recommendation, str(report.recommendation_path))
     else:
-        b.body.append('<p class="note">No recommendation document in the results directory (kbt recommend'
-                      " writes one); that section is left out.</p>")  # fmt: skip
+        body.append('<p class="note">No recommendation document in the results directory (kbt recommend'
+                    " writes one); that section is left out.</p>")  # fmt: skip
     for group, entries in groups.items():
         is_stress = any(e.record.stress is not None for e in entries)
         anchor = "group-" + re.sub(r"[^A-Za-z0-9_-]+", "-", group)
         sections.append(Section(anchor, f"{'stress' if is_stress else 'sweep'} {group}"))
-        b.body.append(f'<h2 id="{esc(anchor)}">{"Stress" if is_stress else "Sweep"} {esc(group)}</h2>')
+        body.append(f'<h2 id="{esc(anchor)}">{"Stress" if is_stress else "Sweep"} {esc(group)}</h2>')
         if is_stress:
-            b.body.append(_stress_table(entries))
-        b.body.append(_run_table(entries))
+            body.append(_stress_table(entries))
+        body.append(_run_table(entries))
         missing = [e.label for e in entries if e.series is None]
         if missing:
-            b.body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
-        b.body.append("<h3>Offered vs achieved</h3>")
+            body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
+        body.append("<h3>Offered vs achieved</h3>")
         if achieved_offered(entries):  # equal bars say nothing: one line says it
-            b.body.append('<p class="note">Every run acked the load it offered (within 1%): the load was'
-                          " the same on both sides of every comparison below.</p>")  # fmt: skip
+            body.append('<p class="note">Every run acked the load it offered (within 1%): the load was'
+                        " the same on both sides of every comparison below.</p>")  # fmt: skip
         else:
-            b.plot(plots.offered_vs_achieved(entries), f"{group}-offered", f"{group}: offered vs achieved")
-        b.plot(
+            plot(plots.offered_vs_achieved(entries), f"{group}-offered", f"{group}: offered vs achieved")
+        plot(
             plots.offered_over_time(entries), f"{group}-offered-time", f"{group}: offered vs acked over time"
         )
-        b.body.append("<h3>Request rate and idle ratios over time, per broker</h3>")
+        body.append("<h3>Request rate and idle ratios over time, per broker</h3>")
         timeline = plots.stress_timeline(entries) if is_stress else plots.broker_timeline(entries)
-        b.plot(timeline, f"{group}-brokers", f"{group}: broker pressure over time")
-        b.body.append("<h3>Latency percentiles per " + ("step" if is_stress else "run") + "</h3>")
-        b.plot(plots.latency_percentiles(entries), f"{group}-latency", f"{group}: latency percentiles")
+        plot(timeline, f"{group}-brokers", f"{group}: broker pressure over time")
+        body.append("<h3>Latency percentiles per " + ("step" if is_stress else "run") + "</h3>")
+        plot(plots.latency_percentiles(entries), f"{group}-latency", f"{group}: latency percentiles")
         if not is_stress:
             sweep_runs = [e for e in entries if e.record.tuning_result]
-            b.body.append("<h3>Pareto: produce requests/s vs p99</h3>")
+            body.append("<h3>Pareto: produce requests/s vs p99</h3>")
             png = plots.pareto(sweep_runs)
             if png is None:
-                b.body.append('<p class="note">Needs two or more healthy runs.</p>')
-            b.plot(png, f"{group}-pareto", f"{group}: Pareto produce requests vs p99")
+                body.append('<p class="note">Needs two or more healthy runs.</p>')
+            plot(png, f"{group}-pareto", f"{group}: Pareto produce requests vs p99")
     pairs = comparisons(report)
     sections.append(Section("before-after", "before / after"))
-    b.body.append('<h2 id="before-after">Before / after</h2>')
+    body.append('<h2 id="before-after">Before / after</h2>')
     if not pairs:
-        b.body.append('<p class="note">No pair of runs to compare (needs two healthy runs of a sweep,'
-                      " current and recommended stress profiles, or a recommendation).</p>")  # fmt: skip
+        body.append('<p class="note">No pair of runs to compare (needs two healthy runs of a sweep,'
+                    " current and recommended stress profiles, or a recommendation).</p>")  # fmt: skip
     for pair in pairs:
-        b.body.append(f"<h3>{esc(pair.why)}</h3>")
-        b.body.append(_run_table([pair.before, pair.after]))
-        b.plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
-    return Report(html=page(title, b.body, build_summary(report), sections), pngs=b.pngs)
+        body.append(f"<h3>{esc(pair.why)}</h3>")
+        body.append(_run_table([pair.before, pair.after]))
+        plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
+    return Report(html=page(title, body, build_summary(report), sections), pngs=pngs)

@@ -28,20 +28,11 @@ class RunEntry:
     series: RunSeries | None
 
     @property
-    def group(self) -> str:
-        """Sweep name, or `<stress name>` for the stages of a stress run."""
-        return self.record.sweep
-
-    @property
     def label(self) -> str:
         r = self.record
         if r.stress is not None:
             return f"{r.stress.profile_label} {r.stress.stage.label}"
         return r.name
-
-    @property
-    def anchor(self) -> str:
-        return run_anchor(self.record.run_id)
 
 
 def run_anchor(run_id: str) -> str:
@@ -58,13 +49,11 @@ class ReportInput:
     problems: list[str] = field(default_factory=list)
 
     def groups(self) -> dict[str, list[RunEntry]]:
+        """The runs by sweep name (a stress run's stages: by the stress test's name)."""
         out: dict[str, list[RunEntry]] = {}
         for entry in self.runs:
-            out.setdefault(entry.group, []).append(entry)
+            out.setdefault(entry.record.sweep, []).append(entry)
         return out
-
-    def by_run_id(self) -> dict[str, RunEntry]:
-        return {e.record.run_id: e for e in self.runs}
 
 
 def _store_for(results: Path) -> tuple[ResultsStore, str | None]:
@@ -232,7 +221,7 @@ def comparisons(report: ReportInput) -> list[Comparison]:
     else in stress runs the current vs recommended profile at the highest step both ran to its end
     (held or failed, not aborted part way); else per
     sweep its first run vs its run with the fewest produce requests/s (healthy runs only)."""
-    by_id = report.by_run_id()
+    by_id = {e.record.run_id: e for e in report.runs}
     out: list[Comparison] = []
     rec = report.recommendation
     if rec is not None:
@@ -263,10 +252,9 @@ def comparisons(report: ReportInput) -> list[Comparison]:
                     why = f"{group}: {one} vs {two} at stage {stage}"
                     out.append(Comparison(by_label[one][stage], by_label[two][stage], why))
             continue
-        sweep = [e for e in healthy if e.record.stress is None]
-        if len(sweep) >= 2:
-            first = min(sweep, key=lambda e: e.record.index)
-            rates = rated(sweep)
+        if len(healthy) >= 2:  # a sweep's runs (no stress stage among them)
+            first = min(healthy, key=lambda e: e.record.index)
+            rates = rated(healthy)
             best = min(rates, key=lambda x: x[0])[1] if rates else first
             if best is not first:
                 why = f"{group}: first run vs the run with the fewest produce requests/s"
@@ -283,7 +271,6 @@ class ProfileSummary:
 
     label: str
     profile: str  # the profile's own name
-    t0: float
     held: StressStep | None  # the highest ramp step held before the first one that did not
     first_failed: StressStep | None  # the first judged step that did not hold
     problems: list[str]  # that step's reasons (failed gates, notes)
@@ -302,7 +289,7 @@ def profile_runs(entries: Sequence[RunEntry]) -> dict[tuple[str, float], list[Ru
 def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
     """Per profile run (label and t0), in run order: the same highest step held as the CLI's."""
     out = []
-    for (label, t0), stages in profile_runs(entries).items():
+    for (label, _), stages in profile_runs(entries).items():
         stages = sorted(stages, key=lambda e: e.record.index)
         held: StressStep | None = None
         failed: RunEntry | None = None
@@ -315,13 +302,11 @@ def stress_summaries(entries: list[RunEntry]) -> list[ProfileSummary]:
                 failed = e
                 break
             held = step
-        steps = [e.record.stress for e in stages if e.record.stress is not None]
-        spikes = [s for s in steps if s.stage.kind == "spike"]
+        spikes = [s for e in stages if (s := e.record.stress) is not None and s.stage.kind == "spike"]
         out.append(
             ProfileSummary(
                 label=label,
                 profile=stages[0].record.plan.profile.name,
-                t0=t0,
                 held=held,
                 first_failed=failed.record.stress if failed else None,
                 problems=list(failed.record.problems) if failed else [],

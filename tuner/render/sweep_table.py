@@ -31,28 +31,26 @@ class SweepRow:
 
 
 def sweep_rows(records: list[RunRecord]) -> list[SweepRow]:
-    rows = []
-    for r in records:
-        broker = r.broker
-        rows.append(
-            SweepRow(
-                name=r.name,
-                status=r.status,
-                client_requests_per_s=r.client.requests_per_s,
-                broker_requests_per_s=_broker_rate(r),
-                msgs_per_s=r.client.records_per_s,
-                mb_per_s=r.client.mb_per_s,
-                p99_ms=r.client.delivery_latency_ms.p99,
-                msgs_per_request=r.client.records_per_request,
-                compression_ratio=r.client.compression_ratio,
-                network_idle=broker.network_idle_ratio if broker else None,
-                handler_idle=broker.request_handler_idle_ratio if broker else None,
-                lost=r.delivery.lost,
-                duplicates=r.delivery.duplicates,
-                unread=r.delivery.unread,
-                problems=list(r.problems),
-            )
+    rows = [
+        SweepRow(
+            name=r.name,
+            status=r.status,
+            client_requests_per_s=r.client.requests_per_s,
+            broker_requests_per_s=_broker_rate(r),
+            msgs_per_s=r.client.records_per_s,
+            mb_per_s=r.client.mb_per_s,
+            p99_ms=r.client.delivery_latency_ms.p99,
+            msgs_per_request=r.client.records_per_request,
+            compression_ratio=r.client.compression_ratio,
+            network_idle=r.broker.network_idle_ratio if r.broker else None,
+            handler_idle=r.broker.request_handler_idle_ratio if r.broker else None,
+            lost=r.delivery.lost,
+            duplicates=r.delivery.duplicates,
+            unread=r.delivery.unread,
+            problems=list(r.problems),
         )
+        for r in records
+    ]
     return sorted(rows, key=_rate, reverse=True)
 
 

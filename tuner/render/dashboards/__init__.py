@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 
 from grafana_foundation_sdk.builders import dashboard as db
 
 from tuner.render.dashboards import broker_pressure, client_batching, stress_test, tiered_storage
 from tuner.render.dashboards.alert_rules import RULES_PATH, rules_yaml
 from tuner.render.dashboards.common import to_json
-from tuner.render.dashboards.provisioning import render_provisioning
+from tuner.render.dashboards.provisioning import PROVISIONING
 
 DASHBOARD_DIR = "dashboards"
 
@@ -36,23 +35,15 @@ class Board:
         return to_json(self.build(), self.module)
 
 
-def _board(module: ModuleType) -> Board:
-    """A dashboard module: UID, TITLE and dashboard() -> the builder."""
-    name = module.__name__.rsplit(".", 1)[-1]
-    return Board(module.UID, module.TITLE, module.dashboard, f"tuner/render/dashboards/{name}.py")
-
-
+# A dashboard module: UID, TITLE and dashboard() -> the builder.
 BOARDS: tuple[Board, ...] = tuple(
-    _board(m) for m in (broker_pressure, client_batching, tiered_storage, stress_test)
+    Board(m.UID, m.TITLE, m.dashboard, f"tuner/render/dashboards/{m.__name__.rsplit('.', 1)[-1]}.py")
+    for m in (broker_pressure, client_batching, tiered_storage, stress_test)
 )
-
-
-def board(uid: str) -> Board:
-    return {b.uid: b for b in BOARDS}[uid]  # KeyError: no such dashboard
 
 
 def render_all() -> dict[str, str]:
     out = {b.path: b.json() for b in BOARDS}
-    out.update(render_provisioning())
+    out.update(PROVISIONING)
     out[RULES_PATH] = rules_yaml()
     return out

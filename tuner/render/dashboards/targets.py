@@ -33,13 +33,11 @@ class PanelQuery:
 
 def panels(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Every non-row panel, including those inside collapsed rows."""
-    out: list[dict[str, Any]] = []
-    for panel in data.get("panels", []):
-        if panel.get("type") == "row":
-            out.extend(panel.get("panels") or [])
-        else:
-            out.append(panel)
-    return out
+    return [
+        p
+        for panel in data.get("panels", [])
+        for p in (panel.get("panels") or [] if panel.get("type") == "row" else [panel])
+    ]
 
 
 def panel_queries(data: dict[str, Any]) -> list[PanelQuery]:
