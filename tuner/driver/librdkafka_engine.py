@@ -15,7 +15,7 @@ from typing import Any
 from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
-from tuner.driver.engine import Capabilities, HeldRunFunctionEngine, Hold, Placement
+from tuner.driver.engine import Capabilities, Engine, Hold, Placement
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms, merged_ms
 from tuner.driver.lifeline import orphan_safe
@@ -265,7 +265,7 @@ def verify_delivery(
 
 
 # confluent-kafka (librdkafka) producers across worker processes; the one engine that holds its load.
-LIBRDKAFKA_ENGINE = HeldRunFunctionEngine(
+LIBRDKAFKA_ENGINE = Engine(
     EngineId.LIBRDKAFKA,
     Capabilities(secure=True, holds_load=True, live_trials=True, counts_requests=True, live_exporter=True),
     run_load,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from tuner.core.errors import BadInput
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.driver.result import DriverResult
 from tuner.spec.clients.filebeat import config_of
@@ -46,7 +46,7 @@ def run_filebeat(plan: RunPlan, placement: Placement) -> DriverResult:
 
 # Client kind filebeat's engine. Its capabilities hold for both (real Filebeat counts no produce
 # requests; the brokers do), but a secure connection: real Filebeat only, the emulation refuses it.
-FILEBEAT_ENGINE = RunFunctionEngine(
+FILEBEAT_ENGINE = Engine(
     EngineId.FILEBEAT,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
     run_filebeat,

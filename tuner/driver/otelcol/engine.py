@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config
 from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
@@ -150,7 +150,7 @@ def _sum(pods: list[Pod]) -> dict[str, float]:
 
 
 # Client kind otelcol's engine: real collector pods; the brokers count its requests.
-OTELCOL_ENGINE = RunFunctionEngine(
+OTELCOL_ENGINE = Engine(
     EngineId.OTELCOL,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
     lambda plan, placement: run_otelcol(plan, placement).result,
