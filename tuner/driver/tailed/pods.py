@@ -62,23 +62,26 @@ class RestartsOnTakenPort(Generic[C]):
         self.port_retries = 0
 
     def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
-        raise NotImplementedError
-
-    def spawn(self, args: list[str], env: dict[str, str]) -> None:
-        """Start the pod's process in its directory with `env` added to kbt's environment, its
-        stdout and stderr kept in the pod's OUTPUT_NAME file (a shipper that refuses its config says
-        why there, before its own logging is set up)."""
+        """Start the pod's shipper (again, on a fresh port) on the files `command` writes, in its
+        directory, with the environment a deployment sets (`deployment_env`, the pod's secrets alone)
+        added to kbt's; its stdout and stderr kept in the pod's OUTPUT_NAME file (a shipper that
+        refuses its config says why there, before its own logging is set up)."""
+        self.args = (binary, config, bootstrap, topic)
         with (self.dir / OUTPUT_NAME).open("ab") as output:
             self.proc = subprocess.Popen(
-                args,
+                self.command(binary, config),
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 cwd=self.dir,
-                env={**os.environ, **env},
+                env={**os.environ, **deployment_env(bootstrap, topic), **self.secure.env},
                 start_new_session=True,
                 preexec_fn=die_with_parent,  # a killed kbt leaves no shipper behind
             )
+
+    def command(self, binary: Path, config: C) -> list[str]:
+        """Write the pod's config files; the command line that runs its shipper on them."""
+        raise NotImplementedError
 
     def output_tail(self) -> str:
         """The last lines the pod's process wrote to its stdout and stderr (joined by " | "),
