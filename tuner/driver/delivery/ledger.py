@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tuner.core.errors import BadInput
@@ -74,13 +74,7 @@ class RangeFile:
     failed: list[int] = field(default_factory=list)  # record ids reported failed (this topic's)
 
     def write(self, path: Path) -> None:
-        data = {
-            "topic_index": self.topic_index,
-            "topics": self.topics,
-            "produced": {str(p): n for p, n in self.produced.items()},
-            "failed": self.failed,
-        }
-        path.write_text(json.dumps(data), encoding="utf-8")
+        path.write_text(json.dumps(asdict(self)), encoding="utf-8")  # producer ids as JSON keys: text
 
     @classmethod
     def read(cls, path: Path) -> RangeFile:
