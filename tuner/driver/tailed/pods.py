@@ -13,7 +13,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
@@ -21,16 +20,9 @@ from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.redact import REDACTED, scrub
 from tuner.driver.corpus import write_corpus
-from tuner.driver.delivery.check import judge
-from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.latency_buckets import LatencyBuckets
-from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
-from tuner.driver.tailed.readback import Tally
-from tuner.spec.clients.base import Rendered
 from tuner.spec.sweep import RunPlan
-from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import SecureClient
 
 PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
@@ -272,58 +264,3 @@ def written_in_window(
             if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:
                 count += 1
     return count
-
-
-@dataclass(frozen=True)
-class TailedRun:
-    """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
-    tally, whether that read reached the topic's end, and the run's schedule."""
-
-    written: dict[int, int]
-    tally: Tally
-    caught_up: bool
-    rate: float
-    start_at: float
-    started_at: float
-    finished_at: float
-    window: tuple[float, float]
-    send_lag: LatencyBuckets  # the writers': how far behind their schedule they wrote
-
-
-def tailed_result(
-    engine: str,
-    workload: WorkloadSpec,
-    run: TailedRun,
-    pods: Sequence[PodFile],
-    failed: int,
-    topics: Sequence[str],
-    artifact: Rendered,
-) -> DriverResult:
-    """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
-    missing from the topic is lost only when the read-back reached the topic's end, before that it
-    is unread (the run is then unverified, not failed). `artifact`: the rendered file the pods ran."""
-    ledger = Ledger(topics=list(topics))
-    ledger.add_written(run.written)
-    verdict = judge(ledger, run.tally.marks, reached_end=run.caught_up)
-    in_window = written_in_window(run.written, run.rate, run.start_at, pods, run.window)
-    client = ClientResult(
-        engine=engine,
-        producers=workload.producers,
-        processes=workload.processes,
-        started_at=run.started_at,
-        window_start=run.window[0],
-        window_end=run.window[1],
-        finished_at=run.finished_at,
-        offered_records=in_window,
-        records_sent=in_window,
-        records_acked=run.tally.events_in_window,
-        records_failed=failed,
-        bytes_acked=run.tally.bytes_in_window,
-        records_acked_total=verdict.found,
-        delivery_latency_ms=latency_ms(run.tally.ack_us),
-        send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
-        artifact=ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
-    )
-    # every written line read, or the topic read to its end
-    delivery = verdict.result()
-    return DriverResult(client=client, delivery=delivery, topics=list(topics))
