@@ -10,6 +10,7 @@ idempotence with acks 1) says why in one line (BadInput).
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import re
 import tempfile
 from collections.abc import Mapping
@@ -46,16 +47,11 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
     """librdkafka's own account of a producer built from `file` with `connection` (the brokers and
     security a deployment adds) on top: every property it was given, by its canonical name, secrets
     as `[redacted]`. Nothing is sent; BadInput with librdkafka's reason when it refuses the file."""
-    lines: list[str] = []
-
-    class _Lines(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(record.getMessage())
-
-    logger = logging.getLogger(f"kbt.librdkafka-reading.{id(lines)}")
+    kept = logging.handlers.BufferingHandler(capacity=1 << 62)  # every record librdkafka logs
+    logger = logging.getLogger(f"kbt.librdkafka-reading.{id(kept)}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
-    logger.addHandler(_Lines())
+    logger.addHandler(kept)
     try:
         debug = ",".join(d for d in (file.get("debug"), "conf") if d)  # the file's contexts validated too
         producer = new_producer(connection, {**file, "debug": debug, "logger": logger})
@@ -68,8 +64,8 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
     producer.poll(0.2)  # the configuration's log lines are served by poll
     producer.flush(0)
     reported: dict[str, str] = {}
-    for line in lines:
-        match = _CONF_LINE.match(line)
+    for record in kept.buffer:
+        match = _CONF_LINE.match(record.getMessage())
         if match is not None:
             reported[match.group(1)] = match.group(2)
     return reported

@@ -223,12 +223,12 @@ def check_properties_file(
             checked.write_text(
                 "".join(properties_line(k, v) + "\n" for k, v in swapped.items()), encoding="utf-8"
             )
-            said = notes if notes is not None else []
-            said += [
-                f"{where} is not on this machine: its config provider's values were checked as"
-                " placeholders (it must exist where the client runs)"
-                for where in absent
-            ]
+            if notes is not None:
+                notes += [
+                    f"{where} is not on this machine: its config provider's values were checked as"
+                    " placeholders (it must exist where the client runs)"
+                    for where in absent
+                ]
         result = subprocess.run(
             [*engine_command(), "--check-config", str(checked)],
             capture_output=True,

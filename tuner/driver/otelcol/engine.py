@@ -74,11 +74,11 @@ class Pod(RestartsOnTakenPort[OtelcolProfile]):
             return None
         if status != 200:
             return None
-        text = body.decode("utf-8", "replace")
-        found: dict[str, float] = {}
-        for name, value in _METRIC.findall(text):
-            found[name] = found.get(name, 0.0) + float(value)
-        return {key: found.get(metric, 0.0) for key, metric in COUNTERS.items()}
+        found = _METRIC.findall(body.decode("utf-8", "replace"))  # (name, value) of every series
+        return {
+            key: sum([float(v) for name, v in found if name == metric], 0.0)
+            for key, metric in COUNTERS.items()
+        }
 
     def failure(self) -> str | None:
         """Why the pod's collector exited: the last lines of its own output (a config it refuses is
