@@ -212,14 +212,10 @@ class GroupLoop:
         tally = self.tally.half(stage, half)
         realtime = self.group.mode == "realtime"
         lag_s = self.group.lag_s or 0.0
-        size = 0
+        good = [msg for msg in msgs if msg.error() is None]
+        count, size = len(good), sum(len(msg.value() or b"") for msg in good)
         stale: dict[tuple[str, int], TopicPartition] = {}
-        count = 0
-        for msg in msgs:
-            if msg.error() is not None:
-                continue
-            count += 1
-            size += len(msg.value() or b"")
+        for msg in good:
             age = now - msg.timestamp()[1] / 1000.0
             if realtime:
                 tally.e2e.add_s(max(age, 0.0))

@@ -27,7 +27,6 @@ from tuner.driver.delivery.check import judge
 from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
-from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms
 from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.driver.tailed.pods import (
@@ -89,9 +88,6 @@ def run_pods(
     writers: list[subprocess.Popen[bytes]] = []
     reader: ReadBack | None = None
     drained, total = False, 0
-    written: dict[int, int] = {}
-    send_lag = LatencyBuckets()
-    counted: S | None = None
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix=f"kbt-{engine}-") as tmp:
         work = Path(tmp)
         pods = [pod_of(i, work) for i in range(workload.producers)]
@@ -121,7 +117,7 @@ def run_pods(
                 reader.wait_for(total, time.time() + AFTER_STOP_S)
             tally = reader.close() if reader is not None else None
         finished_at = time.time()
-        assert reader is not None and tally is not None and counted is not None
+        assert reader is not None and tally is not None
         if reader.error:
             raise KbtError(f"reading the topic back failed: {reader.error}")
         problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
