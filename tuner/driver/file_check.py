@@ -19,6 +19,7 @@ from pathlib import Path
 from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
+from tuner.core.properties import parse_properties
 from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
 from tuner.spec.clients.producer import same_value
 
@@ -104,8 +105,6 @@ def check_librdkafka_file(text: str, where: str, notes: list[str] | None = None)
     connects) and, beside a sasl.username, the password the application adds: BadInput naming the
     first setting it refuses or takes otherwise; else the durability it runs with (a setting the
     file leaves out: `default`)."""
-    from tuner.core.properties import parse_properties
-
     file = parse_properties(text, where)
     if "bootstrap.servers" in file or "metadata.broker.list" in file:
         file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}

@@ -4,9 +4,11 @@ the engine is started."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -211,9 +213,6 @@ def check_properties_file(
     it; BadInput with the client's one-line reason when it refuses the file. A file provider's file
     absent here is read as placeholder values, said in `notes`. `text` is the file's text when the
     caller has read it already."""
-    import os
-    import tempfile
-
     props = parse_properties(read_text(path, "properties file") if text is None else text, path.name)
     swapped, absent = absent_provider_files(props)
     with tempfile.TemporaryDirectory(prefix="kbt-check-") as tmp:
