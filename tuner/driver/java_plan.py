@@ -121,15 +121,13 @@ def exporter_plan(ports: Sequence[int], index: int) -> dict[str, Any] | None:
 def exporter_notes(results: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per engine process whose client exporter could not serve (port taken): the run went
     on unexported."""
-    notes = []
-    for r in results:
-        exp = r.get("exporter") or {}
-        if exp and not exp.get("serving", False):
-            notes.append(
-                f"the Java engine's client exporter could not listen on {LOOPBACK}:{exp.get('port')}"
-                f" ({exp.get('problem', 'unknown')}): the run goes on unexported"
-            )
-    return notes
+    exporters = [r.get("exporter") or {} for r in results]
+    return [
+        f"the Java engine's client exporter could not listen on {LOOPBACK}:{exp.get('port')}"
+        f" ({exp.get('problem', 'unknown')}): the run goes on unexported"
+        for exp in exporters
+        if exp and not exp.get("serving", False)
+    ]
 
 
 def drain_s(properties: Mapping[str, str]) -> float:

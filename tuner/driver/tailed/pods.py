@@ -104,10 +104,7 @@ class RestartsOnTakenPort(Generic[C]):
         raise NotImplementedError
 
     def retry_on_new_port(self) -> bool:
-        failure = self.failure()
-        if self.args is None or failure is None or PORT_TAKEN not in failure:
-            return False
-        if self.port_retries >= PORT_RETRIES:
+        if self.args is None or self.port_retries >= PORT_RETRIES or PORT_TAKEN not in (self.failure() or ""):
             return False
         self.port_retries += 1
         self.port = free_port()
@@ -242,8 +239,7 @@ def wait_writers(
             last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             raise KbtError(f"a log writer failed: {last}")
         result = json.loads(out.decode().strip().splitlines()[-1])
-        for pod, n in result["written"].items():
-            written[int(pod)] = int(n)
+        written.update({int(pod): int(n) for pod, n in result["written"].items()})
         send_lag.add_counts({int(us): int(n) for us, n in result["send_lag_us"].items()})
     return written, send_lag
 
