@@ -221,11 +221,9 @@ class Worker:
         if self.interval <= 0:
             return max(0, pod.seq - (0 if whole_run else pod.window_seq))
         ws, we = self.window
-        if whole_run:
-            ws = self.t0
-        base = t_first = self.t0 + pod.phase
-        first = max(0, math.ceil((ws - base) / self.interval))
-        last = max(0, math.ceil((min(until, we) - t_first) / self.interval))
+        start = self.t0 + pod.phase
+        first = max(0, math.ceil(((self.t0 if whole_run else ws) - start) / self.interval))
+        last = max(0, math.ceil((min(until, we) - start) / self.interval))
         return max(0, last - first)
 
     def export(self, exporter: ClientExporter) -> None:
