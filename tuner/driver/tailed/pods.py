@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
@@ -156,13 +156,6 @@ def log_append_time(conn: Connection, topic: str) -> None:
         future.result(timeout=30)
 
 
-class PodFile(Protocol):
-    """A pod's log file, as the writers fill it (real Filebeat's pods and the collector's)."""
-
-    index: int
-    log_file: Path
-
-
 def _phase_s(pod: int, rate: float) -> float:
     """Where in its send interval a pod starts: pods start out of step, as independent services do."""
     return (pod * 0.618) % 1 / rate
@@ -186,7 +179,7 @@ def sized_payloads(plan: RunPlan, work: Path, overhead: int, clean: Callable[[st
 
 
 def start_writers(
-    pods: Sequence[PodFile],
+    pods: Sequence[RestartsOnTakenPort[Any]],  # their index and log file
     processes: int,
     rate: float,
     start_at: float,
@@ -248,7 +241,7 @@ def written_in_window(
     written: dict[int, int],
     rate: float,
     start_at: float,
-    pods: Sequence[PodFile],
+    pods: Sequence[RestartsOnTakenPort[Any]],  # their index and log file
     window: tuple[float, float],
 ) -> int:
     """How many of the lines the writers wrote were meant to be written inside `window`."""
