@@ -106,8 +106,7 @@ def check_librdkafka_file(text: str, where: str, notes: list[str] | None = None)
     first setting it refuses or takes otherwise; else the durability it runs with (a setting the
     file leaves out: `default`)."""
     file = parse_properties(text, where)
-    if "bootstrap.servers" in file or "metadata.broker.list" in file:
-        file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}
+    file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}
     if "sasl.username" in file and "sasl.password" not in file:
         # librdkafka expands no variables: the application adds the password it reads from its
         # secret store (what the rendered file tells it to), here a placeholder
