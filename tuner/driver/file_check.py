@@ -64,12 +64,8 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
         raise BadInput(f"librdkafka refuses the file: {reason}") from None
     producer.poll(0.2)  # the configuration's log lines are served by poll
     producer.flush(0)
-    reported: dict[str, str] = {}
-    for record in kept.buffer:
-        match = _CONF_LINE.match(record.getMessage())
-        if match is not None:
-            reported[match.group(1)] = match.group(2)
-    return reported
+    matches = (_CONF_LINE.match(record.getMessage()) for record in kept.buffer)
+    return {match.group(1): match.group(2) for match in matches if match is not None}
 
 
 # Brokers a file is checked against when nothing connects: several, as a deployment names them.
