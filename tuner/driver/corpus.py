@@ -71,9 +71,8 @@ def _entry_sizes(workload: WorkloadSpec) -> list[int]:
     source = workload.message
     if isinstance(source, SizeDistributionSource):
         weight = sum(b.weight for b in source.buckets)
-        sizes: list[int] = []
-        for bucket in source.buckets:
-            sizes += [bucket.bytes] * max(1, round(MAX_ENTRIES * bucket.weight / weight))
+        counts = [(b.bytes, max(1, round(MAX_ENTRIES * b.weight / weight))) for b in source.buckets]
+        sizes = [size for size, count in counts for _ in range(count)]
         random.Random(7).shuffle(sizes)
         return sizes
     if isinstance(source, GeneratedSource):
