@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tuner.core.errors import BadInput
 from tuner.core.paths import repo_root
 from tuner.driver import engines
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.engines import _REGISTERED, ENGINES, drive, engine_of
 from tuner.driver.result import DriverResult
 from tuner.spec.clients import KINDS
@@ -55,7 +55,7 @@ def _first_plan(spec: str) -> RunPlan:
     return load_sweep(repo_root() / "loadtests" / spec).spec.expand()[0]
 
 
-def _plaintext_only(eid: EngineId) -> RunFunctionEngine:
+def _plaintext_only(eid: EngineId) -> Engine:
     """A stand-in for an engine that takes no SASL_SSL (every registered kind's engine takes it now,
     and the refusal must hold for the next one that does not): it fails the test if it is run."""
 
@@ -65,7 +65,7 @@ def _plaintext_only(eid: EngineId) -> RunFunctionEngine:
     caps = Capabilities(
         secure=False, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False
     )
-    return RunFunctionEngine(eid, caps, runs)
+    return Engine(eid, caps, runs)
 
 
 @settings(deadline=None)

@@ -215,14 +215,6 @@ class _DeliveryHistogram:
 
 def histogram_buckets(counts: list[tuple[int, int]]) -> tuple[list[tuple[str, float]], float]:
     """(cumulative buckets with +Inf, sum in seconds) of (microseconds, count) pairs."""
-    buckets: list[tuple[str, float]] = []
-    total = 0
-    ordered = sorted(counts)
-    i = 0
-    for bound in DELIVERY_BUCKETS_S:
-        while i < len(ordered) and ordered[i][0] <= bound * 1e6:
-            total += ordered[i][1]
-            i += 1
-        buckets.append((repr(bound), float(total)))
-    buckets.append(("+Inf", float(sum(c for _, c in ordered))))
-    return buckets, sum(us * c for us, c in ordered) / 1e6
+    buckets = [(repr(b), float(sum(c for us, c in counts if us <= b * 1e6))) for b in DELIVERY_BUCKETS_S]
+    buckets.append(("+Inf", float(sum(c for _, c in counts))))
+    return buckets, sum(us * c for us, c in counts) / 1e6

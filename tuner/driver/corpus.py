@@ -39,16 +39,12 @@ def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1, keys: KeyTab
     """Write the corpus for `workload` to `path`; returns the number of entries. `keys`: the
     topic's key_shares table, its keys allotted to the entries (an engine cycling through the
     corpus then puts each partition's share on it)."""
-    rng = random.Random(seed)
-    lines = _source_lines(workload, rng)
     # none: keyless; random: the engine draws keys itself
     key_pattern = workload.keys if workload.keys.kind == "field" and workload.keys.pattern else None
-    sizes = _entry_sizes(workload)
-    allotted = keys.allotted(len(sizes), random.Random(seed)) if keys is not None else None
+    allotted = keys.allotted(len(_entry_sizes(workload)), random.Random(seed)) if keys is not None else None
     count, total = 0, 0
     with path.open("w", encoding="utf-8") as out:
-        for size in sizes:
-            text = _text_of(lines, rng, size) if size > 0 else lines[count % len(lines)]
+        for size, text in entry_texts(workload, seed):
             if allotted is not None:
                 key: str | None = allotted[count].decode()
             else:
@@ -61,14 +57,22 @@ def write_corpus(workload: WorkloadSpec, path: Path, seed: int = 1, keys: KeyTab
     return count
 
 
+def entry_texts(workload: WorkloadSpec, seed: int) -> Iterator[tuple[int, str]]:
+    """(target size, text) of each entry: a log file's lines as they are (size 0), or consecutive
+    lines joined to each target size; the corpus and the producers' pools (payload.py) alike."""
+    rng = random.Random(seed)
+    lines = _source_lines(workload, rng)
+    for i, size in enumerate(_entry_sizes(workload)):
+        yield size, _text_of(lines, rng, size) if size > 0 else lines[i % len(lines)]
+
+
 def _entry_sizes(workload: WorkloadSpec) -> list[int]:
     """Target sizes, in the proportions of the source's size distribution."""
     source = workload.message
     if isinstance(source, SizeDistributionSource):
         weight = sum(b.weight for b in source.buckets)
-        sizes: list[int] = []
-        for bucket in source.buckets:
-            sizes += [bucket.bytes] * max(1, round(MAX_ENTRIES * bucket.weight / weight))
+        counts = [(b.bytes, max(1, round(MAX_ENTRIES * b.weight / weight))) for b in source.buckets]
+        sizes = [size for size, count in counts for _ in range(count)]
         random.Random(7).shuffle(sizes)
         return sizes
     if isinstance(source, GeneratedSource):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from tuner.core.errors import BadInput
 from tuner.driver.result import DriverResult
@@ -48,41 +47,18 @@ class Placement:
 Hold = Callable[[], bool]  # keep the load going past its duration while this returns True
 
 
-class Engine(Protocol):
-    """A driver engine: one instance per EngineId, registered in tuner/driver/engines.py."""
-
-    @property
-    def id(self) -> EngineId: ...
-
-    @property
-    def capabilities(self) -> Capabilities: ...
-
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        """Drive one run and verify the delivery of every acked record. `hold` is given only to an
-        engine whose capabilities say `holds_load`."""
-        ...
-
-
 @dataclass(frozen=True)
-class RunFunctionEngine:
-    """An engine that is one run function and cannot hold its load (Sarama, Java, Filebeat, the
-    collector)."""
+class Engine:
+    """A driver engine, one run function: one instance per EngineId, registered in
+    tuner/driver/engines.py."""
 
     id: EngineId
     capabilities: Capabilities
-    runs: Callable[[RunPlan, Placement], DriverResult]
+    runs: Callable[..., DriverResult]  # (plan, placement), and the hold when it `holds_load`
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
+        """Drive one run and verify the delivery of every acked record. `hold` reaches only an
+        engine whose capabilities say `holds_load` (librdkafka's)."""
+        if self.capabilities.holds_load:
+            return self.runs(plan, placement, hold)
         return self.runs(plan, placement)
-
-
-@dataclass(frozen=True)
-class HeldRunFunctionEngine:
-    """An engine that is one run function taking the hold too (librdkafka's: `holds_load`)."""
-
-    id: EngineId
-    capabilities: Capabilities
-    runs: Callable[[RunPlan, Placement, Hold | None], DriverResult]
-
-    def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
-        return self.runs(plan, placement, hold)

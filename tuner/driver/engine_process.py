@@ -121,7 +121,7 @@ def engine_plans(
 
 def run_engines(
     command: Sequence[str],
-    plans: Sequence[tuple[Path, dict[str, Any]]],
+    plans: Sequence[ProcessPlan],
     budget_s: float,
     name: str,
     schema: int,
@@ -134,11 +134,11 @@ def run_engines(
     from stdin (plans with start_at -1). `env`: variables added to the engines' environment (the
     secrets their configuration references), theirs alone."""
     procs: list[subprocess.Popen[str]] = []
-    for path, plan in plans:
-        path.write_text(json.dumps(plan))
+    for plan in plans:
+        plan.path.write_text(json.dumps(plan.plan))
         procs.append(
             subprocess.Popen(
-                [*command, "-plan", str(path)],
+                [*command, "-plan", str(plan.path)],
                 stdin=subprocess.PIPE if ready_timeout_s else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -1,7 +1,7 @@
 """The driver engines by EngineId: a client kind names its engine (`ClientKind.engine`), the runner
 takes it from `ENGINES` and runs it through `drive`, which holds a request to what the engine
-declares it can do. Adding an engine: its module (an object with `id`, `capabilities` and `run`,
-see tuner/driver/engine.py; `RunFunctionEngine` when it is one run function) and one line below.
+declares it can do. Adding an engine: its module (an `Engine` of its id, capabilities and run
+function, see tuner/driver/engine.py) and one line below.
 The engines' heavy parts (the Sarama and Java engines' processes, real Filebeat, the librdkafka
 workers) start only when a run needs them."""
 

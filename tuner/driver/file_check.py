@@ -10,6 +10,7 @@ idempotence with acks 1) says why in one line (BadInput).
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import re
 import tempfile
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from pathlib import Path
 from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
+from tuner.core.properties import parse_properties
 from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
 from tuner.spec.clients.producer import same_value
 
@@ -46,16 +48,11 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
     """librdkafka's own account of a producer built from `file` with `connection` (the brokers and
     security a deployment adds) on top: every property it was given, by its canonical name, secrets
     as `[redacted]`. Nothing is sent; BadInput with librdkafka's reason when it refuses the file."""
-    lines: list[str] = []
-
-    class _Lines(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            lines.append(record.getMessage())
-
-    logger = logging.getLogger(f"kbt.librdkafka-reading.{id(lines)}")
+    kept = logging.handlers.BufferingHandler(capacity=1 << 62)  # every record librdkafka logs
+    logger = logging.getLogger(f"kbt.librdkafka-reading.{id(kept)}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
-    logger.addHandler(_Lines())
+    logger.addHandler(kept)
     try:
         debug = ",".join(d for d in (file.get("debug"), "conf") if d)  # the file's contexts validated too
         producer = new_producer(connection, {**file, "debug": debug, "logger": logger})
@@ -67,12 +64,8 @@ def librdkafka_reading(file: Mapping[str, str], connection: Connection) -> dict[
         raise BadInput(f"librdkafka refuses the file: {reason}") from None
     producer.poll(0.2)  # the configuration's log lines are served by poll
     producer.flush(0)
-    reported: dict[str, str] = {}
-    for line in lines:
-        match = _CONF_LINE.match(line)
-        if match is not None:
-            reported[match.group(1)] = match.group(2)
-    return reported
+    matches = (_CONF_LINE.match(record.getMessage()) for record in kept.buffer)
+    return {match.group(1): match.group(2) for match in matches if match is not None}
 
 
 # Brokers a file is checked against when nothing connects: several, as a deployment names them.
@@ -108,11 +101,8 @@ def check_librdkafka_file(text: str, where: str, notes: list[str] | None = None)
     connects) and, beside a sasl.username, the password the application adds: BadInput naming the
     first setting it refuses or takes otherwise; else the durability it runs with (a setting the
     file leaves out: `default`)."""
-    from tuner.core.properties import parse_properties
-
     file = parse_properties(text, where)
-    if "bootstrap.servers" in file or "metadata.broker.list" in file:
-        file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}
+    file = {k: v for k, v in file.items() if k not in ("bootstrap.servers", "metadata.broker.list")}
     if "sasl.username" in file and "sasl.password" not in file:
         # librdkafka expands no variables: the application adds the password it reads from its
         # secret store (what the rendered file tells it to), here a placeholder

@@ -19,7 +19,7 @@ from typing import Any
 from tuner.core.errors import BadInput, KbtError
 from tuner.core.properties import parse_properties
 from tuner.driver.delivery.ledger import tail_key
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
 from tuner.driver.file_check import unlike
 from tuner.driver.java_plan import (
@@ -83,7 +83,7 @@ def run_java_load(plan: RunPlan, placement: Placement) -> DriverResult:
         )
         outcome = run_engines(
             command,
-            [(p.path, p.plan) for p in plans],
+            plans,
             budget,
             "Java engine",
             RESULT_SCHEMA,
@@ -159,7 +159,7 @@ def merge_client_metrics(per_process: Sequence[Mapping[str, float]]) -> dict[str
 
 
 # Kafka's own Java producer (loadtests/java-engine).
-JAVA_ENGINE = RunFunctionEngine(
+JAVA_ENGINE = Engine(
     EngineId.JAVA,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True),
     run_java_load,

@@ -4,9 +4,11 @@ the engine is started."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -119,15 +121,13 @@ def exporter_plan(ports: Sequence[int], index: int) -> dict[str, Any] | None:
 def exporter_notes(results: Sequence[Mapping[str, Any]]) -> list[str]:
     """One line per engine process whose client exporter could not serve (port taken): the run went
     on unexported."""
-    notes = []
-    for r in results:
-        exp = r.get("exporter") or {}
-        if exp and not exp.get("serving", False):
-            notes.append(
-                f"the Java engine's client exporter could not listen on {LOOPBACK}:{exp.get('port')}"
-                f" ({exp.get('problem', 'unknown')}): the run goes on unexported"
-            )
-    return notes
+    exporters = [r.get("exporter") or {} for r in results]
+    return [
+        f"the Java engine's client exporter could not listen on {LOOPBACK}:{exp.get('port')}"
+        f" ({exp.get('problem', 'unknown')}): the run goes on unexported"
+        for exp in exporters
+        if exp and not exp.get("serving", False)
+    ]
 
 
 def drain_s(properties: Mapping[str, str]) -> float:
@@ -211,9 +211,6 @@ def check_properties_file(
     it; BadInput with the client's one-line reason when it refuses the file. A file provider's file
     absent here is read as placeholder values, said in `notes`. `text` is the file's text when the
     caller has read it already."""
-    import os
-    import tempfile
-
     props = parse_properties(read_text(path, "properties file") if text is None else text, path.name)
     swapped, absent = absent_provider_files(props)
     with tempfile.TemporaryDirectory(prefix="kbt-check-") as tmp:
@@ -223,12 +220,12 @@ def check_properties_file(
             checked.write_text(
                 "".join(properties_line(k, v) + "\n" for k, v in swapped.items()), encoding="utf-8"
             )
-            said = notes if notes is not None else []
-            said += [
-                f"{where} is not on this machine: its config provider's values were checked as"
-                " placeholders (it must exist where the client runs)"
-                for where in absent
-            ]
+            if notes is not None:
+                notes += [
+                    f"{where} is not on this machine: its config provider's values were checked as"
+                    " placeholders (it must exist where the client runs)"
+                    for where in absent
+                ]
         result = subprocess.run(
             [*engine_command(), "--check-config", str(checked)],
             capture_output=True,

@@ -18,6 +18,7 @@ A key's partition is its client's hash of the key modulo the partition count:
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
 import zlib
 from collections.abc import Callable, Sequence
@@ -132,15 +133,9 @@ class KeyTable:
 
     @cached_property
     def _cumulative(self) -> tuple[list[bytes], list[float]]:
-        keys: list[bytes] = []
-        cumulative: list[float] = []
-        running = 0.0
-        for share, chosen in zip(self.shares, self.by_partition, strict=True):
-            for key in chosen:
-                running += share / len(chosen)
-                keys.append(key)
-                cumulative.append(running)
-        return keys, cumulative
+        pairs = zip(self.shares, self.by_partition, strict=True)
+        weights = [share / len(chosen) for share, chosen in pairs for _ in chosen]
+        return [key for chosen in self.by_partition for key in chosen], list(itertools.accumulate(weights))
 
     @property
     def keys(self) -> list[bytes]:

@@ -3,6 +3,7 @@ verification. `LIBRDKAFKA_ENGINE` is the engine the registry (tuner/driver/engin
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import queue
@@ -15,7 +16,7 @@ from typing import Any
 from tuner.core.errors import KbtError
 from tuner.driver.delivery.check import verify
 from tuner.driver.delivery.ledger import Ledger, tail_key
-from tuner.driver.engine import Capabilities, HeldRunFunctionEngine, Hold, Placement
+from tuner.driver.engine import Capabilities, Engine, Hold, Placement
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.latency_hist import latency_ms, merged_ms
 from tuner.driver.lifeline import orphan_safe
@@ -104,21 +105,17 @@ def _wait_ready(ready: Any, results: Any, n: int) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     seen = 0
     while seen < n:
-        _raise_worker_error(results)
+        with contextlib.suppress(queue.Empty):  # a worker's report before every one is ready: its error
+            kind, index, payload = results.get_nowait()
+            raise KbtError(
+                f"driver process {index} failed: {payload}" if kind == "error" else "unexpected result"
+            )
         try:
             ready.get(timeout=0.5)
             seen += 1
         except queue.Empty:
             if time.monotonic() > deadline:
                 raise KbtError(f"driver processes not ready after {READY_TIMEOUT_S:g} s") from None
-
-
-def _raise_worker_error(results: Any) -> None:
-    try:
-        kind, index, payload = results.get_nowait()
-    except queue.Empty:
-        return
-    raise KbtError(f"driver process {index} failed: {payload}" if kind == "error" else "unexpected result")
 
 
 class _LoadEnd:
@@ -265,7 +262,7 @@ def verify_delivery(
 
 
 # confluent-kafka (librdkafka) producers across worker processes; the one engine that holds its load.
-LIBRDKAFKA_ENGINE = HeldRunFunctionEngine(
+LIBRDKAFKA_ENGINE = Engine(
     EngineId.LIBRDKAFKA,
     Capabilities(secure=True, holds_load=True, live_trials=True, counts_requests=True, live_exporter=True),
     run_load,

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tuner.driver.corpus import _entry_sizes, _source_lines, _text_of
+from tuner.driver.corpus import entry_texts
 from tuner.driver.key_shares import KeyTable, PartitionOf
 from tuner.spec.workload import KeySpec, WorkloadSpec
 
@@ -44,12 +44,10 @@ def id_of(value: bytes) -> str | None:
 def build_pool(workload: WorkloadSpec, seed: int) -> list[bytes]:
     """Distinct events to replay, built like the Filebeat engine's corpus (same lines, same sizes):
     a log file line by line, or consecutive lines joined to each target size."""
-    rng = random.Random(seed)
-    lines = _source_lines(workload, rng)
     pool: list[bytes] = []
     total = 0
-    for i, size in enumerate(_entry_sizes(workload)):
-        event = lines[i % len(lines)].encode() if size <= 0 else _text_of(lines, rng, size).encode()[:size]
+    for size, text in entry_texts(workload, seed):
+        event = text.encode()[:size] if size > 0 else text.encode()
         pool.append(event)
         total += len(event)
         if total >= POOL_BYTES:

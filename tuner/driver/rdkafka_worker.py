@@ -202,23 +202,18 @@ class Worker:
             size = pod.sizes[seq % len(pod.sizes)]
             pod.unexported[0] += 1
             pod.unexported[1] += size
-            if interval > 0:  # open loop: the mark is the ack time
-                intended = t0 + pod.phase + seq * interval
-                if ws <= intended < we:
-                    result.acked += 1
-                    result.bytes_acked += size
-                    latency.add_s(mark - intended)
-            elif seq >= pod.window_seq:  # closed loop: the mark is the latency
+            # Open loop: the mark is the ack time, the latency runs from the intended send time, which
+            # says whether the record is the window's. Closed loop: the mark is the latency.
+            intended = t0 + pod.phase + seq * interval if interval > 0 else 0.0
+            if ws <= intended < we if interval > 0 else seq >= pod.window_seq:
                 result.acked += 1
                 result.bytes_acked += size
-                latency.add_s(mark)
+                latency.add_s(mark - intended)
         for rid in failed:
             pod, seq = by_pid[rid >> ID_SHIFT], rid & SEQ_MASK
             pod.unexported[2] += 1
-            if interval > 0:
-                result.failed += ws <= t0 + pod.phase + seq * interval < we
-            else:
-                result.failed += seq >= pod.window_seq
+            intended = t0 + pod.phase + seq * interval if interval > 0 else 0.0
+            result.failed += ws <= intended < we if interval > 0 else seq >= pod.window_seq
 
     def _offered(self, pod: _Pod, until: float, whole_run: bool = False) -> int:
         """Records `pod`'s schedule offered inside the window up to `until` (`whole_run`: from the
@@ -226,11 +221,9 @@ class Worker:
         if self.interval <= 0:
             return max(0, pod.seq - (0 if whole_run else pod.window_seq))
         ws, we = self.window
-        if whole_run:
-            ws = self.t0
-        base = t_first = self.t0 + pod.phase
-        first = max(0, math.ceil((ws - base) / self.interval))
-        last = max(0, math.ceil((min(until, we) - t_first) / self.interval))
+        start = self.t0 + pod.phase
+        first = max(0, math.ceil(((self.t0 if whole_run else ws) - start) / self.interval))
+        last = max(0, math.ceil((min(until, we) - start) / self.interval))
         return max(0, last - first)
 
     def export(self, exporter: ClientExporter) -> None:

@@ -20,7 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import Field
+
 from tuner.core.errors import BadInput
+from tuner.core.frozen import Frozen
 from tuner.driver.payload import ID_BYTES, ID_MARK, ID_SHIFT, SEQ_MASK, id_of
 
 Key = tuple[int, int]  # (producer, sequence)
@@ -63,34 +66,21 @@ def key_of_id(ident: str) -> Key | None:
     return rid >> ID_SHIFT, rid & SEQ_MASK
 
 
-@dataclass
-class RangeFile:
+class RangeFile(Frozen):
     """One process's records of one topic: producer p sent sequences k, k + n, k + 2n, ... below
     produced[p] to this topic (k = the topic's index, n = the number of topics)."""
 
     topic_index: int
     topics: int
-    produced: dict[int, int] = field(default_factory=dict)  # producer -> sequences handed to produce()
-    failed: list[int] = field(default_factory=list)  # record ids reported failed (this topic's)
+    produced: dict[int, int] = Field(default_factory=dict)  # producer -> sequences handed to produce()
+    failed: list[int] = Field(default_factory=list)  # record ids reported failed (this topic's)
 
     def write(self, path: Path) -> None:
-        data = {
-            "topic_index": self.topic_index,
-            "topics": self.topics,
-            "produced": {str(p): n for p, n in self.produced.items()},
-            "failed": self.failed,
-        }
-        path.write_text(json.dumps(data), encoding="utf-8")
+        path.write_text(json.dumps(self.model_dump()), encoding="utf-8")  # producer ids as JSON keys: text
 
     @classmethod
     def read(cls, path: Path) -> RangeFile:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return cls(
-            topic_index=int(data["topic_index"]),
-            topics=int(data["topics"]),
-            produced={int(p): int(n) for p, n in data["produced"].items()},
-            failed=[int(r) for r in data["failed"]],
-        )
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 @dataclass

@@ -4,10 +4,8 @@ Filebeat whenever a build is installed (`make install` builds one)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from tuner.core.errors import BadInput
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.driver.result import DriverResult
 from tuner.spec.clients.filebeat import config_of
@@ -15,22 +13,16 @@ from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
 
-def filebeat_engine_name(plan: RunPlan) -> Literal["real", "emulated"]:
+def run_filebeat(plan: RunPlan, placement: Placement) -> DriverResult:
+    """A run on real Filebeat or the Sarama emulation, as the profile says."""
     config = config_of(plan.profile)
     engine = config.input.engine
-    if engine == "auto":
-        return "real" if filebeat_builds() else "emulated"
     if engine == "emulated" and not config.input.is_default:
         raise BadInput(
             f"profile {plan.profile.name}: input.* settings need real Filebeat (the Sarama emulation has"
             " no input stage): set input.engine to real or auto, or remove them"
         )
-    return engine
-
-
-def run_filebeat(plan: RunPlan, placement: Placement) -> DriverResult:
-    """A run on real Filebeat or the Sarama emulation, as the profile says."""
-    if filebeat_engine_name(plan) == "real":
+    if engine == "real" or (engine == "auto" and filebeat_builds()):
         from tuner.driver.filebeat.real import run_real
 
         return run_real(plan, placement).result
@@ -46,7 +38,7 @@ def run_filebeat(plan: RunPlan, placement: Placement) -> DriverResult:
 
 # Client kind filebeat's engine. Its capabilities hold for both (real Filebeat counts no produce
 # requests; the brokers do), but a secure connection: real Filebeat only, the emulation refuses it.
-FILEBEAT_ENGINE = RunFunctionEngine(
+FILEBEAT_ENGINE = Engine(
     EngineId.FILEBEAT,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
     run_filebeat,

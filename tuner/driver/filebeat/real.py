@@ -24,7 +24,7 @@ from tuner.driver.engine import Placement
 from tuner.driver.filebeat.builds import build_for
 from tuner.driver.filebeat.plan import drain_s
 from tuner.driver.filebeat.yml import EVENT_OVERHEAD_BYTES, SIDE_FILE, pod_side
-from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
+from tuner.driver.tailed.pods import RestartsOnTakenPort, sized_payloads
 from tuner.driver.tailed.session import PodsRun, run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.filebeat import KIND, REAL_ENGINE_NAME, FilebeatProfile, config_of
@@ -83,11 +83,9 @@ def run_real(plan: RunPlan, placement: Placement) -> PodsRun[dict[str, int]]:
 
 
 class _Pod(RestartsOnTakenPort[FilebeatProfile]):
-    def start(self, binary: Path, profile: FilebeatProfile, bootstrap: str, topic: str) -> None:
+    def command(self, binary: Path, profile: FilebeatProfile) -> list[str]:
         """Filebeat on the profile's rendered file as a user receives it, and the lab's side file
-        (tuner/driver/filebeat/yml.py), with the environment a deployment sets."""
-        self.args = (binary, profile, bootstrap, topic)
-        connection = self.secure
+        (tuner/driver/filebeat/yml.py)."""
         artifact = KIND.artifact(profile)
         deployed = self.dir / artifact.filename
         deployed.write_text(artifact.text, encoding="utf-8")
@@ -97,18 +95,15 @@ class _Pod(RestartsOnTakenPort[FilebeatProfile]):
             log_file=self.log_file,
             http_port=self.port,
             workdir=self.dir,
-            output_security=connection.config,
+            output_security=self.secure.config,
         )
         # JSON is YAML: no YAML writer needed, and every value keeps its type.
         (self.dir / SIDE_FILE).write_text(json.dumps(side, indent=2), encoding="utf-8")
-        self.spawn(
-            [
-                str(binary),
-                *("-c", str(deployed), "-c", str(self.dir / SIDE_FILE)),
-                *("--path.home", str(self.dir), "--strict.perms=false"),
-            ],
-            {**deployment_env(bootstrap, topic), **connection.env},  # its secrets alone
-        )
+        return [
+            str(binary),
+            *("-c", str(deployed), "-c", str(self.dir / SIDE_FILE)),
+            *("--path.home", str(self.dir), "--strict.perms=false"),
+        ]
 
     def answers(self) -> bool:
         return self.stats() is not None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.driver.delivery.ledger import event_key
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.engine_process import finished_run, process_site, run_engines, summed_result
 from tuner.driver.filebeat.plan import (
     RESULT_SCHEMA,
@@ -36,7 +36,7 @@ def run_filebeat_load(plan: RunPlan, placement: Placement) -> DriverResult:
         plans = process_plans(workload, config, site)
         outcome = run_engines(
             [str(binary)],
-            [(p.path, p.plan) for p in plans],
+            plans,
             START_SLACK_S + workload.duration_s + plans[0].plan["drain_s"] + _EXTRA_WAIT_S,
             "Filebeat engine",
             RESULT_SCHEMA,
@@ -75,7 +75,7 @@ def aggregate(results: list[dict[str, Any]], producers: int, processes: int) -> 
 
 # The Filebeat emulation: Sarama, the Kafka library inside Filebeat, driven as Filebeat's output and
 # queue would drive it (loadtests/sarama-engine).
-SARAMA_ENGINE = RunFunctionEngine(
+SARAMA_ENGINE = Engine(
     EngineId.SARAMA,
     Capabilities(secure=False, holds_load=False, live_trials=True, counts_requests=True, live_exporter=False),
     run_filebeat_load,

@@ -49,7 +49,7 @@ def test_config(
         data = _parsed(path, text)  # the text read above: the substitutions and the TLS paths walk it
         env = {**os.environ, **substitutions(path, text, Path(home), data=data)}
         args = ["-c", str(path.resolve())]
-        for option, absent in absent_tls_files(path, data).items():
+        for option, absent in absent_tls_files(data).items():
             placeholder = _tls_files(Path(home))[option.rsplit(".", 1)[-1]]
             value = f'["{placeholder}"]' if option.endswith("certificate_authorities") else str(placeholder)
             args += ["-E", f"{option}={value}"]
@@ -154,12 +154,11 @@ def _options_of(node: Any, option: str, out: dict[str, str]) -> None:
             out.setdefault(match.group(1), option)
 
 
-def absent_tls_files(path: Path, data: Any = None) -> dict[str, list[str]]:
+def absent_tls_files(data: Any) -> dict[str, list[str]]:
     """output.kafka's TLS options (certificate authorities, certificate, key) naming, as written, a
     file that is not on this machine (or a relative path, which Filebeat reads under its own
     path.config): option path -> those paths. `${VAR}` values are left out (substitutions gives
-    them real files), as is an inline PEM."""
-    data = _parsed(path) if data is None else data
+    them real files), as is an inline PEM. `data`: the file as YAML."""
     try:
         data = expand_dotted(data) if isinstance(data, Mapping) else {}
     except ValueError:

@@ -30,15 +30,6 @@ EVENT_OVERHEAD_BYTES = 440
 SIDE_FILE = "kbt-pod.yml"
 
 
-def input_section(config: FilebeatConfig, pod: int, log_file: Path) -> dict[str, Any]:
-    inp = config.input
-    section: dict[str, Any] = {"type": inp.type, "paths": [str(log_file)]}
-    if inp.type == "filestream":
-        section["id"] = f"kbt-pod-{pod}"  # 7.17 warns without one; the registry keys on it
-    section.update(inp.input_options())
-    return section
-
-
 def pod_side(
     config: FilebeatConfig,
     *,
@@ -50,8 +41,13 @@ def pod_side(
 ) -> dict[str, Any]:
     """The lab's config file beside the artifact. `output_security`: the connection's output.kafka
     keys (tuner/target/engine_security.py), written as given."""
+    inp = config.input
+    section: dict[str, Any] = {"type": inp.type, "paths": [str(log_file)]}  # the pod's input
+    if inp.type == "filestream":
+        section["id"] = f"kbt-pod-{pod}"  # 7.17 warns without one; the registry keys on it
+    section.update(inp.input_options())
     out: dict[str, Any] = {
-        "filebeat.inputs": [input_section(config, pod, log_file)],
+        "filebeat.inputs": [section],
         "http": {"enabled": True, "host": "127.0.0.1", "port": http_port},
         "path": {"home": str(workdir), "data": str(workdir / "data"), "logs": str(workdir / "logs")},
         "logging": {"level": "warning", "to_stderr": False, "to_files": True, "metrics": {"enabled": False}},

@@ -76,22 +76,18 @@ def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str =
     )
 
 
-def _admin(load: LocustLoad) -> Any:
-    return admin_client(Connection(load.bootstrap_servers))
-
-
 def create_load_topics(load: LocustLoad) -> None:
     """Create the load's topics (pinned leaders too) and wait until every partition has a leader."""
     from tuner.target.topics import create_topics
 
-    create_topics(_admin(load), load.plan.workload.topics, load.topics)
+    create_topics(admin_client(Connection(load.bootstrap_servers)), load.plan.workload.topics, load.topics)
 
 
 def delete_load_topics(load: LocustLoad, names: list[str]) -> list[str]:
     """Delete topics; the problems, if any (cleanup reports, never raises)."""
     from tuner.target.topics import delete_topics
 
-    return delete_topics(_admin(load), names)
+    return delete_topics(admin_client(Connection(load.bootstrap_servers)), names)
 
 
 def summarize(reports: dict[str, dict[str, Any]], expected: set[str], topics: list[str]) -> dict[str, Any]:

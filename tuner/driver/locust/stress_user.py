@@ -70,8 +70,7 @@ class _Process(ProcessShare):
 
     def plan_of(self, environment: Environment) -> StressPlan:
         if self.plan is None:
-            raw = getattr(environment.parsed_options, "kbt_plan", "") if environment.parsed_options else ""
-            raw = raw or os.environ.get("KBT_STRESS_PLAN", "")
+            raw = getattr(environment.parsed_options, "kbt_plan", "") or os.environ.get("KBT_STRESS_PLAN", "")
             if raw.startswith("@"):
                 raw = Path(raw[1:]).read_text(encoding="utf-8")
             if not raw:

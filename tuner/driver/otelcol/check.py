@@ -17,6 +17,9 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from tuner.core.errors import BadInput
+from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path
+from tuner.core.redact import is_secret_name
 from tuner.driver.otelcol.build import require_collector, validate
 
 _ENV = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)")
@@ -52,8 +55,6 @@ def _settings(data: object) -> Iterator[tuple[str, str, object]]:
 
 def _literal_secret(data: object) -> str | None:
     """The dotted key of the first secret-named key holding a literal value (not `${env:VAR}`)."""
-    from tuner.core.redact import is_secret_name
-
     for name, key, value in _settings(data):
         literal = isinstance(value, str | int | float) and value != ""
         reference = isinstance(value, str) and _PURE_ENV.fullmatch(value.strip()) is not None
@@ -68,9 +69,6 @@ def check_fragment(path: Path) -> str | None:
     not YAML), which also registers its secrets with the scrubber: the collector's complaint may
     quote a value. A secret written in it is refused before the collector runs, as `check filebeat`
     refuses one."""
-    from tuner.core.errors import BadInput
-    from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path
-
     text = read_text(path, "collector config", MAX_FRAGMENT_BYTES)
     data = plain_data(parse_yaml(text, shown_path(path), go_yaml="v3"))
     key = _literal_secret(data)
@@ -134,8 +132,6 @@ def _listed_broker_reference(data: object, environ: Mapping[str, str]) -> str | 
 def _substitutions(data: object, text: str) -> dict[str, str]:
     """A value for each `${env:VAR}` the file names: this environment's, else the placeholder; a
     variable a secret-named key holds always the placeholder (its value never reaches a message)."""
-    from tuner.core.redact import is_secret_name
-
     secret = {
         name
         for _, key, value in _settings(data)

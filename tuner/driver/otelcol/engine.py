@@ -17,10 +17,10 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
-from tuner.driver.engine import Capabilities, Placement, RunFunctionEngine
+from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config
-from tuner.driver.tailed.pods import RestartsOnTakenPort, deployment_env, sized_payloads
+from tuner.driver.tailed.pods import RestartsOnTakenPort, sized_payloads
 from tuner.driver.tailed.readback import LINES
 from tuner.driver.tailed.session import PodsRun, run_pods
 from tuner.driver.tailed.writer import PREFIX_BYTES
@@ -43,26 +43,22 @@ COUNTERS = {
 
 
 class Pod(RestartsOnTakenPort[OtelcolProfile]):
-    def start(self, binary: Path, profile: OtelcolProfile, bootstrap: str, topic: str) -> None:
+    def command(self, binary: Path, profile: OtelcolProfile) -> list[str]:
         """The collector on the lab's base config and the profile's rendered fragment as a user
         receives it, merged by the collector (tuner/driver/otelcol/pod_config.py)."""
-        self.args = (binary, profile, bootstrap, topic)
         base = base_config(
             log_file=self.log_file, metrics_port=self.port, workdir=self.dir, client=self.secure.config
         )
         (self.dir / BASE_NAME).write_text(json.dumps(base, indent=2), encoding="utf-8")  # JSON is YAML
         artifact = KIND.artifact(profile)
         (self.dir / artifact.filename).write_text(artifact.text, encoding="utf-8")
-        self.spawn(
-            [
-                str(binary),
-                "--config",
-                str(self.dir / BASE_NAME),
-                "--config",
-                str(self.dir / artifact.filename),
-            ],
-            {**deployment_env(bootstrap, topic), **self.secure.env},  # its secrets alone
-        )
+        return [
+            str(binary),
+            "--config",
+            str(self.dir / BASE_NAME),
+            "--config",
+            str(self.dir / artifact.filename),
+        ]
 
     def answers(self) -> bool:
         return self.counters() is not None
@@ -78,11 +74,11 @@ class Pod(RestartsOnTakenPort[OtelcolProfile]):
             return None
         if status != 200:
             return None
-        text = body.decode("utf-8", "replace")
-        found: dict[str, float] = {}
-        for name, value in _METRIC.findall(text):
-            found[name] = found.get(name, 0.0) + float(value)
-        return {key: found.get(metric, 0.0) for key, metric in COUNTERS.items()}
+        found = _METRIC.findall(body.decode("utf-8", "replace"))  # (name, value) of every series
+        return {
+            key: sum([float(v) for name, v in found if name == metric], 0.0)
+            for key, metric in COUNTERS.items()
+        }
 
     def failure(self) -> str | None:
         """Why the pod's collector exited: the last lines of its own output (a config it refuses is
@@ -150,7 +146,7 @@ def _sum(pods: list[Pod]) -> dict[str, float]:
 
 
 # Client kind otelcol's engine: real collector pods; the brokers count its requests.
-OTELCOL_ENGINE = RunFunctionEngine(
+OTELCOL_ENGINE = Engine(
     EngineId.OTELCOL,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
     lambda plan, placement: run_otelcol(plan, placement).result,

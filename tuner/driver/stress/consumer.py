@@ -75,14 +75,11 @@ class _Member:
         self.consumer.subscribe(plan.topics, on_assign=self._on_assign)
 
     def _on_stats(self, raw: str) -> None:
-        data = json.loads(raw)
-        lag = 0
-        for topic in data.get("topics", {}).values():
-            for part in topic.get("partitions", {}).values():
-                value = int(part.get("consumer_lag", -1))
-                if int(part.get("partition", -1)) >= 0 and value > 0:
-                    lag += value
-        self.lag = float(lag)
+        topics = json.loads(raw).get("topics", {}).values()
+        parts = [part for topic in topics for part in topic.get("partitions", {}).values()]
+        # librdkafka's internal partition (-1) and an unknown lag (-1) count nothing
+        lags = [int(p.get("consumer_lag", -1)) for p in parts if int(p.get("partition", -1)) >= 0]
+        self.lag = float(sum(lag for lag in lags if lag > 0))
         self.loop.lag_sample(self, self.lag)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -215,14 +212,10 @@ class GroupLoop:
         tally = self.tally.half(stage, half)
         realtime = self.group.mode == "realtime"
         lag_s = self.group.lag_s or 0.0
-        size = 0
+        good = [msg for msg in msgs if msg.error() is None]
+        count, size = len(good), sum(len(msg.value() or b"") for msg in good)
         stale: dict[tuple[str, int], TopicPartition] = {}
-        count = 0
-        for msg in msgs:
-            if msg.error() is not None:
-                continue
-            count += 1
-            size += len(msg.value() or b"")
+        for msg in good:
             age = now - msg.timestamp()[1] / 1000.0
             if realtime:
                 tally.e2e.add_s(max(age, 0.0))

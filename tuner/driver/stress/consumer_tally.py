@@ -44,11 +44,9 @@ class GroupTally:
     halves: dict[tuple[int, int], HalfTally] = field(default_factory=dict)
 
     def half(self, stage: int, half: int) -> HalfTally:
-        key = (stage, half)
-        tally = self.halves.get(key)
-        if tally is None:
-            tally = self.halves[key] = HalfTally()
-        return tally
+        if (stage, half) not in self.halves:
+            self.halves[(stage, half)] = HalfTally()
+        return self.halves[(stage, half)]
 
     def merge(self, other: GroupTally) -> None:
         for (stage, half), tally in other.halves.items():

@@ -79,10 +79,9 @@ class Tally:
     _pending: dict[tuple[int, int], list[int]] = field(default_factory=dict)  # (pid, stage) -> seqs
 
     def stage(self, index: int) -> StageTally:
-        tally = self.stages.get(index)
-        if tally is None:
-            tally = self.stages[index] = StageTally()
-        return tally
+        if index not in self.stages:
+            self.stages[index] = StageTally()
+        return self.stages[index]
 
     def record_ack(self, pid: int, stage: int, seq: int, topic: str, partition: int, offset: int) -> None:
         self._pending.setdefault((pid, stage), []).append(seq)

@@ -13,24 +13,16 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.redact import REDACTED, scrub
 from tuner.driver.corpus import write_corpus
-from tuner.driver.delivery.check import judge
-from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.latency_buckets import LatencyBuckets
-from tuner.driver.latency_hist import latency_ms
 from tuner.driver.lifeline import die_with_parent
-from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
-from tuner.driver.tailed.readback import Tally
-from tuner.spec.clients.base import Rendered
 from tuner.spec.sweep import RunPlan
-from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import SecureClient
 
 PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
@@ -62,23 +54,26 @@ class RestartsOnTakenPort(Generic[C]):
         self.port_retries = 0
 
     def start(self, binary: Path, config: C, bootstrap: str, topic: str) -> None:
-        raise NotImplementedError
-
-    def spawn(self, args: list[str], env: dict[str, str]) -> None:
-        """Start the pod's process in its directory with `env` added to kbt's environment, its
-        stdout and stderr kept in the pod's OUTPUT_NAME file (a shipper that refuses its config says
-        why there, before its own logging is set up)."""
+        """Start the pod's shipper (again, on a fresh port) on the files `command` writes, in its
+        directory, with the environment a deployment sets (`deployment_env`, the pod's secrets alone)
+        added to kbt's; its stdout and stderr kept in the pod's OUTPUT_NAME file (a shipper that
+        refuses its config says why there, before its own logging is set up)."""
+        self.args = (binary, config, bootstrap, topic)
         with (self.dir / OUTPUT_NAME).open("ab") as output:
             self.proc = subprocess.Popen(
-                args,
+                self.command(binary, config),
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 cwd=self.dir,
-                env={**os.environ, **env},
+                env={**os.environ, **deployment_env(bootstrap, topic), **self.secure.env},
                 start_new_session=True,
                 preexec_fn=die_with_parent,  # a killed kbt leaves no shipper behind
             )
+
+    def command(self, binary: Path, config: C) -> list[str]:
+        """Write the pod's config files; the command line that runs its shipper on them."""
+        raise NotImplementedError
 
     def output_tail(self) -> str:
         """The last lines the pod's process wrote to its stdout and stderr (joined by " | "),
@@ -109,10 +104,7 @@ class RestartsOnTakenPort(Generic[C]):
         raise NotImplementedError
 
     def retry_on_new_port(self) -> bool:
-        failure = self.failure()
-        if self.args is None or failure is None or PORT_TAKEN not in failure:
-            return False
-        if self.port_retries >= PORT_RETRIES:
+        if self.args is None or self.port_retries >= PORT_RETRIES or PORT_TAKEN not in (self.failure() or ""):
             return False
         self.port_retries += 1
         self.port = free_port()
@@ -164,13 +156,6 @@ def log_append_time(conn: Connection, topic: str) -> None:
         future.result(timeout=30)
 
 
-class PodFile(Protocol):
-    """A pod's log file, as the writers fill it (real Filebeat's pods and the collector's)."""
-
-    index: int
-    log_file: Path
-
-
 def _phase_s(pod: int, rate: float) -> float:
     """Where in its send interval a pod starts: pods start out of step, as independent services do."""
     return (pod * 0.618) % 1 / rate
@@ -194,7 +179,7 @@ def sized_payloads(plan: RunPlan, work: Path, overhead: int, clean: Callable[[st
 
 
 def start_writers(
-    pods: Sequence[PodFile],
+    pods: Sequence[RestartsOnTakenPort[Any]],  # their index and log file
     processes: int,
     rate: float,
     start_at: float,
@@ -247,8 +232,7 @@ def wait_writers(
             last = (err.decode(errors="replace").strip().splitlines() or [f"exit {proc.returncode}"])[-1]
             raise KbtError(f"a log writer failed: {last}")
         result = json.loads(out.decode().strip().splitlines()[-1])
-        for pod, n in result["written"].items():
-            written[int(pod)] = int(n)
+        written.update({int(pod): int(n) for pod, n in result["written"].items()})
         send_lag.add_counts({int(us): int(n) for us, n in result["send_lag_us"].items()})
     return written, send_lag
 
@@ -257,7 +241,7 @@ def written_in_window(
     written: dict[int, int],
     rate: float,
     start_at: float,
-    pods: Sequence[PodFile],
+    pods: Sequence[RestartsOnTakenPort[Any]],  # their index and log file
     window: tuple[float, float],
 ) -> int:
     """How many of the lines the writers wrote were meant to be written inside `window`."""
@@ -269,58 +253,3 @@ def written_in_window(
             if window[0] * 1e6 <= int((start_at + phase + seq / rate) * 1e6) < window[1] * 1e6:
                 count += 1
     return count
-
-
-@dataclass(frozen=True)
-class TailedRun:
-    """What a tailed-pod run leaves to judge: the lines each pod's writer wrote, the read-back's
-    tally, whether that read reached the topic's end, and the run's schedule."""
-
-    written: dict[int, int]
-    tally: Tally
-    caught_up: bool
-    rate: float
-    start_at: float
-    started_at: float
-    finished_at: float
-    window: tuple[float, float]
-    send_lag: LatencyBuckets  # the writers': how far behind their schedule they wrote
-
-
-def tailed_result(
-    engine: str,
-    workload: WorkloadSpec,
-    run: TailedRun,
-    pods: Sequence[PodFile],
-    failed: int,
-    topics: Sequence[str],
-    artifact: Rendered,
-) -> DriverResult:
-    """Client figures and delivery of a tailed-pod run: every written line is an acked record; a line
-    missing from the topic is lost only when the read-back reached the topic's end, before that it
-    is unread (the run is then unverified, not failed). `artifact`: the rendered file the pods ran."""
-    ledger = Ledger(topics=list(topics))
-    ledger.add_written(run.written)
-    verdict = judge(ledger, run.tally.marks, reached_end=run.caught_up)
-    in_window = written_in_window(run.written, run.rate, run.start_at, pods, run.window)
-    client = ClientResult(
-        engine=engine,
-        producers=workload.producers,
-        processes=workload.processes,
-        started_at=run.started_at,
-        window_start=run.window[0],
-        window_end=run.window[1],
-        finished_at=run.finished_at,
-        offered_records=in_window,
-        records_sent=in_window,
-        records_acked=run.tally.events_in_window,
-        records_failed=failed,
-        bytes_acked=run.tally.bytes_in_window,
-        records_acked_total=verdict.found,
-        delivery_latency_ms=latency_ms(run.tally.ack_us),
-        send_lag_ms=latency_ms(run.send_lag.histogram()) if run.send_lag.total else None,
-        artifact=ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
-    )
-    # every written line read, or the topic read to its end
-    delivery = verdict.result()
-    return DriverResult(client=client, delivery=delivery, topics=list(topics))

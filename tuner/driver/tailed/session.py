@@ -23,18 +23,19 @@ from typing import Any, Generic, TypeVar
 from tuner.core.errors import Interrupted, KbtError
 from tuner.core.kafka_clients import Connection
 from tuner.core.signals import sigterm_interrupts
+from tuner.driver.delivery.check import judge
+from tuner.driver.delivery.ledger import Ledger
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import stop
-from tuner.driver.latency_buckets import LatencyBuckets
-from tuner.driver.result import DriverResult
+from tuner.driver.latency_hist import latency_ms
+from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.driver.tailed.pods import (
     RestartsOnTakenPort,
-    TailedRun,
     log_append_time,
     start_writers,
-    tailed_result,
     wait_started,
     wait_writers,
+    written_in_window,
 )
 from tuner.driver.tailed.readback import MESSAGE, ReadBack
 from tuner.spec.clients.base import Rendered
@@ -50,21 +51,12 @@ S = TypeVar("S")
 
 @dataclass(frozen=True)
 class PodsRun(Generic[S]):
-    """A finished tailed-pod run: its result, what it was judged by and the pods' own counters."""
+    """A finished tailed-pod run: its result and the pods' own counters."""
 
     result: DriverResult
-    judged: TailedRun
     counters: S
-
-    @property
-    def written(self) -> int:
-        """Lines the writers wrote."""
-        return sum(self.judged.written.values())
-
-    @property
-    def foreign(self) -> int:
-        """Records read back without a record id (real Filebeat: each pod's PRIMER_LINE)."""
-        return self.judged.tally.marks.foreign
+    written: int  # lines the writers wrote
+    foreign: int  # records read back without a record id (real Filebeat: each pod's PRIMER_LINE)
 
 
 def run_pods(
@@ -96,9 +88,6 @@ def run_pods(
     writers: list[subprocess.Popen[bytes]] = []
     reader: ReadBack | None = None
     drained, total = False, 0
-    written: dict[int, int] = {}
-    send_lag = LatencyBuckets()
-    counted: S | None = None
     with sigterm_interrupts(), tempfile.TemporaryDirectory(prefix=f"kbt-{engine}-") as tmp:
         work = Path(tmp)
         pods = [pod_of(i, work) for i in range(workload.producers)]
@@ -128,14 +117,36 @@ def run_pods(
                 reader.wait_for(total, time.time() + AFTER_STOP_S)
             tally = reader.close() if reader is not None else None
         finished_at = time.time()
-        assert reader is not None and tally is not None and counted is not None
+        assert reader is not None and tally is not None
         if reader.error:
             raise KbtError(f"reading the topic back failed: {reader.error}")
         problems = [f for f in (p.failure() for p in pods) if f]  # each pod's log read once
         if problems and not drained:
             raise KbtError(f"{shipper} failed: {problems[0]}")
-    judged = TailedRun(
-        written, tally, reader.caught_up, rate, start_at, started_at, finished_at, window, send_lag
+    # Every written line is an acked record: one missing from the topic is lost only when the
+    # read-back reached the topic's end, before that it is unread (the run is then unverified).
+    ledger = Ledger(topics=[topic])
+    ledger.add_written(written)
+    verdict = judge(ledger, tally.marks, reached_end=reader.caught_up)
+    in_window = written_in_window(written, rate, start_at, pods, window)
+    client = ClientResult(
+        engine=engine,
+        producers=workload.producers,
+        processes=workload.processes,
+        started_at=started_at,
+        window_start=window[0],
+        window_end=window[1],
+        finished_at=finished_at,
+        offered_records=in_window,
+        records_sent=in_window,
+        records_acked=tally.events_in_window,
+        records_failed=failed(counted),
+        bytes_acked=tally.bytes_in_window,
+        records_acked_total=verdict.found,
+        delivery_latency_ms=latency_ms(tally.ack_us),
+        # the writers': how far behind their schedule they wrote
+        send_lag_ms=latency_ms(send_lag.histogram()) if send_lag.total else None,
+        artifact=ArtifactRef(filename=artifact.filename, sha256=artifact.sha256),
     )
-    result = tailed_result(engine, workload, judged, pods, failed(counted), [topic], artifact)
-    return PodsRun(result=result, judged=judged, counters=counted)
+    result = DriverResult(client=client, delivery=verdict.result(), topics=[topic])
+    return PodsRun(result, counted, sum(written.values()), tally.marks.foreign)
