@@ -30,7 +30,7 @@ from tuner.measure.threads import ThreadSampler
 from tuner.runner.verdict import judge
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import TopicSpec
-from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
 from tuner.target.base import Target
@@ -126,14 +126,6 @@ def build_record(
         problems=problems,
         **extras,
     )
-
-
-def _attribution(
-    sampler: ThreadSampler, client: ClientResult, measured: BrokerWindow | None
-) -> Attribution | None:
-    """The network threads' busy time over the run's window."""
-    threads = sampler.figures(client.window_start, client.window_end)
-    return attribute(threads, measured) if threads is not None else None
 
 
 class Engine(Protocol):
@@ -255,8 +247,10 @@ class RunLifecycle:
         if (logged := summary(client_log, shown_path(client_log))) is not None:
             notes = [*notes, logged]  # shown with the run's outcome and kept in its record
         fields = policy.finish(run, Figures(client, delivery, broker), {"status": status, "problems": notes})
-        if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:
-            fields["attribution"] = found
+        # the network threads' busy time over the run's window
+        threads = sampler.figures(client.window_start, client.window_end) if sampler is not None else None
+        if threads is not None:
+            fields["attribution"] = attribute(threads, measured)
         record = build_record(plan, ids.run_id, self.environment, topics, client, delivery, broker, **fields)
         path = self.store.write(record)
         self.observer.run_finished(plan, record, str(path))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.core.errors import ExitStatus, KbtError
 
@@ -126,8 +126,11 @@ def _classified(
 
     left_out: list[str] = []
     figures = take_snapshot(prom, window_s, step_s, end_s, top_topics, notes=left_out)
-    if request_logs:
-        figures = {**figures, **request_log_figures(request_logs, figures["end"] - window_s, figures["end"])}
+    if request_logs:  # BadInput for a file that cannot be read
+        from tuner.measure.request_log import read_request_logs
+
+        clients, coverage = read_request_logs(request_logs, figures["end"] - window_s, figures["end"])
+        figures = {**figures, "client_requests": clients, "request_logs": coverage}
     snap = ClusterSnapshot.model_validate(figures)
     notes = unavailable_notes(prom) + left_out + handler_idle_notes(prom, window_s, figures["end"])
     notes += request_log_notes(snap)
@@ -153,15 +156,6 @@ def handler_idle_notes(prom: Prometheus, window_s: float, end: float) -> list[st
                 " (Kafka 4.2+: the broker pool's own meter, KIP-1207)"
             )
     return notes
-
-
-def request_log_figures(paths: list[Path], start: float, end: float) -> dict[str, Any]:
-    """The snapshot's client_requests and request_logs fields from the files; BadInput for a file
-    that cannot be read."""
-    from tuner.measure.request_log import read_request_logs
-
-    clients, coverage = read_request_logs(paths, start, end)
-    return {"client_requests": clients, "request_logs": coverage}
 
 
 def request_log_notes(snap: ClusterSnapshot) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.core.errors import BadInput
@@ -23,22 +24,15 @@ from tuner.target.base import Target, TargetSource
 from tuner.target.registry import resolve_target
 
 
+@dataclass(frozen=True)
 class PrometheusMeasurer:
     """Broker window measurement through the target's Prometheus; on a target whose brokers run on
     this machine (the lab), their network and handler threads sampled from the kernel as well."""
 
-    def __init__(
-        self,
-        url: str,
-        step_s: float,
-        prometheus: Prometheus | None = None,
-        queue_cap: int | None = None,
-        broker_pids: tuple[int, ...] = (),
-    ) -> None:
-        self.prometheus = prometheus or Prometheus(url, timeout_s=QUERY_TIMEOUT_S)
-        self.step_s = step_s
-        self.queue_cap = queue_cap
-        self.broker_pids = broker_pids
+    prometheus: Prometheus
+    step_s: float
+    queue_cap: int | None
+    broker_pids: tuple[int, ...]
 
     def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
         return measure_window(
@@ -96,16 +90,17 @@ def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> 
 
 def measurer_of(target: Target) -> PrometheusMeasurer | None:
     """The broker measurement through the target's Prometheus (None: the target has none)."""
-    url = target.prometheus_url
-    if not url:
+    if not target.prometheus_url:
         return None
     lab = target.lab
     # a target file's Prometheus with its auth and metric dialect; the lab's is read plain
-    translated = Prometheus.for_target(target, QUERY_TIMEOUT_S) if target.translated_prometheus else None
+    if target.translated_prometheus:
+        prometheus = Prometheus.for_target(target, QUERY_TIMEOUT_S)
+    else:
+        prometheus = Prometheus(target.prometheus_url, timeout_s=QUERY_TIMEOUT_S)
     return PrometheusMeasurer(
-        url,
+        prometheus,
         target.scrape_interval_s,
-        translated,
         lab.request_queue_cap if lab is not None else None,
         lab.local_broker_pids if lab is not None else (),
     )

@@ -34,8 +34,7 @@ from tuner.runner.stress.gates import (
     stage_gates,
     whole_stage_consumer,
 )
-from tuner.runner.stress.records import ProfileOutcome, StageOutcome
-from tuner.runner.stress.stage_window import remote_tier
+from tuner.runner.stress.records import ProfileOutcome, StageOutcome, remote_tier
 from tuner.runner.wiring import DriverEngine, measurer_of
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust

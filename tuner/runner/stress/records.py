@@ -1,14 +1,24 @@
 """Turn one stress run's tallies and measurements into run records (one per stage), and find the
-highest step that held."""
+highest step that held. What the brokers showed over a stage: their window (idle ratios, request
+queue, requests) and the remote tier's fetch and copy rates."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from tuner.driver.stress.consumer_tally import GroupTally
 from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.tally import StageTally
 from tuner.driver.stress.verify import StressDelivery
+from tuner.measure.broker_window import (
+    REMOTE_COPY_BYTES,
+    REMOTE_FETCH_BYTES,
+    REMOTE_FETCH_REQUESTS,
+    measure_window,
+    topic_rate,
+)
+from tuner.measure.prometheus import Prometheus
 from tuner.runner.lifecycle import build_record
 from tuner.runner.stress.gates import (
     consumer_stage,
@@ -31,6 +41,37 @@ class StageMeasure:
 
     broker: BrokerWindow | None = None
     remote: RemoteTier | None = None
+
+
+def measure_stage(
+    prometheus: Prometheus,
+    topics: list[str],
+    settled: float,
+    end: float,
+    mid: float,
+    step_s: float,
+    origin: float,
+) -> StageMeasure:
+    """The stage from `settled` (past its settle time) to `end`, halves split at `mid`; `origin`:
+    when the load that this window belongs to started."""
+    return StageMeasure(
+        broker=measure_window(prometheus, settled, end, topics, step_s, time.time(), origin),
+        remote=remote_tier(prometheus, topics, settled, end, mid),
+    )
+
+
+def remote_tier(
+    prometheus: Prometheus, topics: list[str], start: float, end: float, mid: float
+) -> RemoteTier:
+    """The remote tier's fetch and copy rates for `topics` over [start, end], fetches by halves
+    (lagging readers reach the tier in the second half)."""
+    return RemoteTier(
+        fetch_requests_per_s=topic_rate(prometheus, REMOTE_FETCH_REQUESTS, topics, start, end),
+        fetch_bytes_per_s=topic_rate(prometheus, REMOTE_FETCH_BYTES, topics, start, end),
+        copy_bytes_per_s=topic_rate(prometheus, REMOTE_COPY_BYTES, topics, start, end),
+        first_half_fetch_requests_per_s=topic_rate(prometheus, REMOTE_FETCH_REQUESTS, topics, start, mid),
+        second_half_fetch_requests_per_s=topic_rate(prometheus, REMOTE_FETCH_REQUESTS, topics, mid, end),
+    )
 
 
 @dataclass

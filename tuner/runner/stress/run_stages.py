@@ -31,8 +31,14 @@ from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers, stage_parts
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
-from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
-from tuner.runner.stress.stage_window import measure_stage
+from tuner.runner.stress.records import (
+    ProfileOutcome,
+    RunContext,
+    StageMeasure,
+    StageOutcome,
+    measure_stage,
+    stage_record,
+)
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
 from tuner.store.environment import capture_environment
@@ -111,14 +117,13 @@ class StressRunner:
         for i, label in enumerate(labels):
             profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
-                result = profile.run()
+                profile.run()  # fills profile.outcome, interrupted or not
             except KeyboardInterrupt:
+                raise StressInterrupted(outcome) from None
+            finally:
                 outcome.profiles.append(profile.outcome)
                 outcome.problems += profile.cleanup_problems
-                raise StressInterrupted(outcome) from None
-            outcome.profiles.append(result)
-            outcome.problems += profile.cleanup_problems
-            self.observer.profile_finished(result)
+            self.observer.profile_finished(profile.outcome)
         return outcome
 
     def _profile_run(
