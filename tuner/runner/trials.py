@@ -9,7 +9,6 @@ from pathlib import Path
 from tuner.core.errors import KbtError
 from tuner.driver.engines import ENGINES
 from tuner.runner.lifecycle import Observer
-from tuner.runner.sweep import SweepRunner
 from tuner.spec.clients import ClientProfile
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import SLO, SweepSpec
@@ -29,20 +28,15 @@ class LabTrials:
         lab_dir: Path | None,
         spec_path: Path,
         observer: Observer | None = None,
-        runner: SweepRunner | None = None,
         target_file: TargetSource | None = None,
     ) -> None:
+        from tuner.runner.wiring import sweep_runner
+
         self.workload = workload
         self.slo = slo
         self.spec_path = spec_path
         self.sweep = f"{workload.name}-recommend"
-        if runner is None:
-            from tuner.runner.wiring import sweep_runner
-
-            runner = sweep_runner(
-                lab_dir=lab_dir, results=results, observer=observer, target_file=target_file
-            )
-        self.runner = runner
+        self.runner = sweep_runner(lab_dir, results, observer, target_file)
         self.count = 0
         self.engines = frozenset(eid for eid, engine in ENGINES.items() if engine.capabilities.live_trials)
 

@@ -115,11 +115,8 @@ def chaos_plans(
             from tuner.core.errors import did_you_mean
 
             raise BadInput(f'no profile named "{name}" in {loaded.spec.name}{did_you_mean(name, base)}')
-    runs: list[ChaosRun] = []
-    for scenario in scenarios:
-        for name in names:
-            runs.append(ChaosRun(scenario, chaos_plan(base[name], scenario, len(runs), loaded.spec.name)))
-    return runs
+    pairs = [(scenario, name) for scenario in scenarios for name in names]
+    return [ChaosRun(s, chaos_plan(base[n], s, i, loaded.spec.name)) for i, (s, n) in enumerate(pairs)]
 
 
 def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
@@ -469,8 +466,8 @@ def _run_script(
         scenario.script(ctx)
         ctx.note("fault script done")
     except Stopped as stopped:  # the fault was not carried out in full: the run proves less than it says
-        ctx.note(f"fault script {stopped.why}")
-        errors.append(stopped.why)
+        ctx.note(f"fault script {stopped}")
+        errors.append(str(stopped))
     except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}")
         ctx.note(f"fault script failed: {exc}")
