@@ -25,7 +25,9 @@ from tuner.core.client_log import kept_in, summary
 from tuner.core.inputs import shown_path
 from tuner.driver.result import DriverResult
 from tuner.measure.attribution import attribute
-from tuner.measure.meter_warmup import wait_until_settled
+from tuner.measure.broker_window import measure_window
+from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
+from tuner.measure.prometheus import Prometheus
 from tuner.measure.threads import ThreadSampler
 from tuner.runner.verdict import judge
 from tuner.spec.sweep import RunPlan
@@ -141,18 +143,33 @@ class Engine(Protocol):
     ) -> DriverResult: ...
 
 
-class Measurer(Protocol):
-    """Broker-side measurement of one run's window."""
+@dataclass(frozen=True)
+class Measurer:
+    """Broker-side measurement of one run's window through the target's Prometheus; on a target
+    whose brokers run on this machine (the lab), their network and handler threads sampled from the
+    kernel as well."""
 
-    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow: ...
+    prometheus: Prometheus
+    step_s: float
+    queue_cap: int | None
+    broker_pids: tuple[int, ...]
+
+    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
+        return measure_window(
+            self.prometheus, start, end, topics, self.step_s, time.time(), run_started, self.queue_cap
+        )
 
     def settled_at(self) -> float | None:
         """Epoch seconds from which the brokers' idle ratios are trustworthy (None: unknown)."""
-        ...
+        return idle_meters_settled_at(self.prometheus)
 
     def sampler(self) -> ThreadSampler | None:
-        """A started sampler of the brokers' threads while the load runs (None: not a local broker)."""
-        ...
+        """A started sampler of the only local broker's threads (None: no local broker, or several:
+        a one-broker lab is where attribution is meaningful and cheap)."""
+        if len(self.broker_pids) != 1:
+            return None
+        sampler = ThreadSampler.for_broker(self.broker_pids[0])
+        return sampler.start() if sampler is not None else None
 
 
 class Observer:

@@ -2,53 +2,21 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Placement
 from tuner.driver.engines import drive
 from tuner.driver.result import DriverResult
-from tuner.measure.broker_window import BrokerWindow, measure_window
-from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
-from tuner.measure.threads import ThreadSampler
-from tuner.runner.lifecycle import Observer
+from tuner.runner.lifecycle import Measurer, Observer
 from tuner.runner.series_store import SeriesStore
 from tuner.runner.sweep import SweepRunner
 from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.target.base import Target, TargetSource
 from tuner.target.registry import resolve_target
-
-
-@dataclass(frozen=True)
-class PrometheusMeasurer:
-    """Broker window measurement through the target's Prometheus; on a target whose brokers run on
-    this machine (the lab), their network and handler threads sampled from the kernel as well."""
-
-    prometheus: Prometheus
-    step_s: float
-    queue_cap: int | None
-    broker_pids: tuple[int, ...]
-
-    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
-        return measure_window(
-            self.prometheus, start, end, topics, self.step_s, time.time(), run_started, self.queue_cap
-        )
-
-    def sampler(self) -> ThreadSampler | None:
-        """A started sampler of the only local broker's threads (None: no local broker, or several:
-        a one-broker lab is where attribution is meaningful and cheap)."""
-        if len(self.broker_pids) != 1:
-            return None
-        sampler = ThreadSampler.for_broker(self.broker_pids[0])
-        return sampler.start() if sampler is not None else None
-
-    def settled_at(self) -> float | None:
-        return idle_meters_settled_at(self.prometheus)
 
 
 class DriverEngine:
@@ -88,7 +56,7 @@ def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> 
     return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
 
 
-def measurer_of(target: Target) -> PrometheusMeasurer | None:
+def measurer_of(target: Target) -> Measurer | None:
     """The broker measurement through the target's Prometheus (None: the target has none)."""
     if not target.prometheus_url:
         return None
@@ -98,7 +66,7 @@ def measurer_of(target: Target) -> PrometheusMeasurer | None:
         prometheus = Prometheus.for_target(target, QUERY_TIMEOUT_S)
     else:
         prometheus = Prometheus(target.prometheus_url, timeout_s=QUERY_TIMEOUT_S)
-    return PrometheusMeasurer(
+    return Measurer(
         prometheus,
         target.scrape_interval_s,
         lab.request_queue_cap if lab is not None else None,
