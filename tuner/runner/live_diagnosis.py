@@ -33,23 +33,18 @@ class LiveDiagnosis:
     notes: list[str]
 
 
-def source_prometheus(source: TargetSource | None, window: Window | None = None) -> Prometheus:
-    """The Prometheus of a target (its auth, selectors and metric dialect resolved, from the series
-    of `window` when given, else of now), for one diagnosis: every call within DEADLINE_S."""
-    from tuner.target.registry import resolve_target
-
-    return diagnosis_prometheus(resolve_target(None, source), window)
-
-
 def window_prometheus(
     prometheus_url: str | None, source: TargetSource | None, window: Window | None
 ) -> Prometheus:
-    """A bare --prometheus URL's Prometheus (no target), else the target's, for one diagnosis."""
+    """A bare --prometheus URL's Prometheus (no target), else the target's (its auth, selectors and
+    metric dialect resolved, from the series of `window` when given, else of now), for one
+    diagnosis: every call within DEADLINE_S."""
     from tuner.measure.prometheus import Prometheus
+    from tuner.target.registry import resolve_target
 
     if prometheus_url is not None and source is None:
         return Prometheus(prometheus_url, deadline_s=DEADLINE_S)
-    return source_prometheus(source, window)
+    return diagnosis_prometheus(resolve_target(None, source), window)
 
 
 def live_prometheus(source: TargetSource) -> Prometheus:
