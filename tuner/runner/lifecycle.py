@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -248,8 +249,11 @@ class RunLifecycle:
             kept_in(client_log),  # librdkafka's lines: into a file beside the record, not the terminal
             fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger),
         ):
-            if policy.wait_settled:
-                self._await_settled_meters(plan)
+            if policy.wait_settled and self.measurer is not None:
+                # A run on brokers started moments ago (a fresh lab) would measure their idle ratios
+                # while Kafka still pads the meters' window: wait until the measured window starts past that.
+                say = partial(self.observer.phase, plan)
+                wait_until_settled(self.measurer.settled_at(), plan.workload.warmup_s, say)
             self.observer.phase(plan, "producing")
             sampler = self.measurer.sampler() if self.measurer and policy.measure_brokers else None
             try:
@@ -272,12 +276,6 @@ class RunLifecycle:
         path = self.store.write(record)
         self.observer.run_finished(plan, record, str(path))
         return record, str(path)
-
-    def _await_settled_meters(self, plan: RunPlan) -> None:
-        """A run on brokers started moments ago (a fresh lab) would measure their idle ratios while
-        Kafka still pads the meters' window: wait until the measured window starts past that."""
-        settled = self.measurer.settled_at() if self.measurer is not None else None
-        wait_until_settled(settled, plan.workload.warmup_s, lambda text: self.observer.phase(plan, text))
 
     def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> BrokerWindow | None:
         if self.measurer is None:
