@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tuner.core.errors import BadInput, KbtError, field_message
+from tuner.core.errors import BadInput, KbtError, did_you_mean, field_message
 from tuner.core.inputs import check_directory, exists
 from tuner.driver.engines import ENGINES
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
@@ -20,7 +20,7 @@ from tuner.model.recommend import Request
 from tuner.runner.lifecycle import Observer
 from tuner.spec.clients import ClientProfile
 from tuner.spec.error_bands import load_error_bands
-from tuner.spec.loader import LoadedSweep
+from tuner.spec.loader import LoadedSweep, load_sweep
 from tuner.spec.sweep import SLO, SweepSpec
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
@@ -55,8 +55,6 @@ def _baselines(
         if p.name == wanted:
             per_kind[p.client] = p
             return p, per_kind
-    from tuner.core.errors import did_you_mean
-
     names = sorted({p.name for p in profiles})
     raise BadInput(
         f'--baseline "{wanted}": no such profile{did_you_mean(wanted, names)} (profiles: {", ".join(names)})'
@@ -173,7 +171,6 @@ def gather(
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
         from tuner.core.kafka_clients import admin_client
-        from tuner.spec.loader import load_sweep
         from tuner.target.registry import resolve_target
         from tuner.target.security import connection
         from tuner.target.topics import broker_ids
@@ -246,8 +243,6 @@ def _newest_group(
     if workload is not None:
         chosen = [r for r in records if r.plan.workload.name == workload]
         if not chosen:
-            from tuner.core.errors import did_you_mean
-
             names = sorted({r.plan.workload.name for r in records})
             raise BadInput(
                 f'--workload "{workload}": no records{did_you_mean(workload, names)}'

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.errors import BadInput, Interrupted, KbtError, did_you_mean
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
@@ -112,8 +112,6 @@ def chaos_plans(
     names = profiles or [p.name for p in loaded.spec.profiles]
     for name in names:
         if name not in base:
-            from tuner.core.errors import did_you_mean
-
             raise BadInput(f'no profile named "{name}" in {loaded.spec.name}{did_you_mean(name, base)}')
     pairs = [(scenario, name) for scenario in scenarios for name in names]
     return [ChaosRun(s, chaos_plan(base[n], s, i, loaded.spec.name)) for i, (s, n) in enumerate(pairs)]
