@@ -47,7 +47,6 @@ class RunIds:
 
     run_id: str
     stamp: str  # 20261124T173506.123Z
-    started: float
 
     @property
     def short(self) -> str:
@@ -57,7 +56,7 @@ class RunIds:
 
 def new_ids(sweep: str, name: str, started: float | None = None) -> RunIds:
     at = time.time() if started is None else started
-    return RunIds(run_id=make_run_id(sweep, name, at), stamp=run_stamp(at), started=at)
+    return RunIds(run_id=make_run_id(sweep, name, at), stamp=run_stamp(at))
 
 
 def topic_names(prefix: str, specs: list[TopicSpec], index: int, ids: RunIds, tag: str = "r") -> list[str]:
@@ -211,8 +210,7 @@ class Run:
 class RunPolicy:
     """A plain sweep run: settle, drive, measure the brokers, judge. Other runs override steps."""
 
-    measure_brokers = True
-    wait_settled = True
+    measure_brokers = True  # the brokers' window: a settle wait before the load, measured after it
 
     def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
         return delete_topics(admin, topics)
@@ -249,7 +247,7 @@ class RunLifecycle:
             kept_in(client_log),  # librdkafka's lines: into a file beside the record, not the terminal
             fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger),
         ):
-            if policy.wait_settled and self.measurer is not None:
+            if policy.measure_brokers and self.measurer is not None:
                 # A run on brokers started moments ago (a fresh lab) would measure their idle ratios
                 # while Kafka still pads the meters' window: wait until the measured window starts past that.
                 say = partial(self.observer.phase, plan)

@@ -124,17 +124,9 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
             f" client {base.profile.client})"
         )
     workload = base.workload
+    no_loss = {"min.insync.replicas": str(MIN_INSYNC_REPLICAS), **scenario.topic_configs}
     topics = [
-        t.model_copy(
-            update={
-                "replication_factor": REPLICATION_FACTOR,
-                "configs": {
-                    **t.configs,
-                    "min.insync.replicas": str(MIN_INSYNC_REPLICAS),
-                    **scenario.topic_configs,
-                },
-            }
-        )
+        t.model_copy(update={"replication_factor": REPLICATION_FACTOR, "configs": {**t.configs, **no_loss}})
         for t in workload.topics
     ]
     workload = workload.model_copy(
@@ -257,7 +249,6 @@ class ChaosPolicy(RunPolicy):
     deleted once the cluster is whole again, and the fault's verdict in the record."""
 
     measure_brokers = False
-    wait_settled = False
 
     def __init__(self, chaos_run: ChaosRun, state: LabState, observer: ChaosObserver) -> None:
         self.scenario = chaos_run.scenario
