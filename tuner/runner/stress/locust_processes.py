@@ -101,8 +101,7 @@ class LocustProcesses:
         local = worker_command(str(locustfile_path()), LOOPBACK, self.options.master_port)
         commands += [(f"worker-{i}", local) for i in range(self.options.workers)]
         for name, cmd in commands:
-            log = (self.out_dir / f"locust-{name}.log").open("wb")
-            try:
+            with (self.out_dir / f"locust-{name}.log").open("wb") as log:  # the process keeps its own
                 proc = subprocess.Popen(
                     cmd,
                     stdout=log,
@@ -111,8 +110,6 @@ class LocustProcesses:
                     env=env,
                     start_new_session=True,
                 )
-            finally:
-                log.close()
             self.procs.append((name, proc))
 
     @property

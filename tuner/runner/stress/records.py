@@ -140,14 +140,6 @@ def latency_of(tally: StageTally) -> LatencyMs:
     )
 
 
-def stage_window(ctx: RunContext, stage: Stage, until: float | None = None) -> tuple[float, float]:
-    """The stage's [start, end] on the wall clock; an aborted stage ends when the ramp stopped."""
-    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
-    if until is not None and start < until < end:
-        end = until
-    return start, end
-
-
 def client_of(
     ctx: RunContext, stage: Stage, tally: StageTally, window: tuple[float, float], users: int, processes: int
 ) -> ClientResult:
@@ -214,7 +206,9 @@ def stage_record(
     processes = max(1, min(ctx.workers, users))
     rate = ctx.plan.rate_per_producer
     plan = stage_run_plan(ctx.spec, ctx.plan.profile_label, ctx.plan.workload, stage, rate, users, processes)
-    start, end = stage_window(ctx, stage, until)
+    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
+    if until is not None and start < until < end:
+        end = until  # an aborted stage ends when the ramp stopped
     settle = min(ctx.spec.shape.settle_s, stage.duration_s / 2)
     consumers = [consumer_stage(g, groups.get(g.name, GroupTally()), stage) for g in ctx.plan.groups]
     step = StressStep(
