@@ -203,7 +203,6 @@ class Run:
     ids: RunIds
     topics: list[str]
     target: Target
-    admin: Any
     problems: list[str]
 
 
@@ -238,7 +237,7 @@ class RunLifecycle:
         `problems`; an interrupt leaves no topics and no record behind."""
         ids = new_ids(plan.sweep, plan.name)
         topics = topic_names(self.target.topic_prefix, plan.workload.topics, plan.index, ids)
-        run = Run(plan, ids, topics, self.target, self.admin, problems)
+        run = Run(plan, ids, topics, self.target, problems)
         self.observer.run_started(plan)
         self.observer.phase(plan, "creating topics")
         ledger = self.target.topic_ledger
