@@ -136,8 +136,7 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
             "warmup_s": min(workload.warmup_s, scenario.duration_s / 4),
         }
     )
-    data = base.profile.model_dump(mode="json")
-    data.update(scenario.profile)
+    data = {**base.profile.model_dump(mode="json"), **scenario.profile}
     # Connection closes are the fault itself here: librdkafka need not log each one.
     data["overrides"] = {"log.connection.close": "false", **base.profile.raw_properties, **scenario.overrides}
     try:
