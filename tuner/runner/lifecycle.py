@@ -20,10 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tuner.core.client_log import kept_in, summary
+from tuner.core.errors import BadInput
 from tuner.core.inputs import shown_path
+from tuner.driver.engine import Placement
+from tuner.driver.engines import drive
 from tuner.driver.result import DriverResult
 from tuner.measure.attribution import attribute
 from tuner.measure.broker_window import measure_window
@@ -31,6 +34,7 @@ from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settle
 from tuner.measure.prometheus import Prometheus
 from tuner.measure.threads import ThreadSampler
 from tuner.runner.verdict import judge
+from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import TopicSpec
 from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
@@ -130,8 +134,9 @@ def build_record(
     )
 
 
-class Engine(Protocol):
-    """Drives one run's load and verifies its delivery (the driver layer does the work)."""
+class Engine:
+    """Drives one run's load and verifies its delivery: the engine of the profile's client kind (the
+    driver layer does the work)."""
 
     def run(
         self,
@@ -140,7 +145,31 @@ class Engine(Protocol):
         run_id: str,
         target: Target,
         hold: Callable[[], bool] | None = None,
-    ) -> DriverResult: ...
+    ) -> DriverResult:
+        """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
+        return drive(plan, placement(plan, target, run_id, topics), hold)
+
+
+def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> Placement:
+    """Where a run goes: the target's bootstrap servers and client security, or its SASL_SSL
+    listener when the profile asks for it, the profile's `${VAR}` overrides resolved, the run's
+    topics and the target's client exporter ports."""
+    from tuner.target.security import client_config
+
+    security: dict[str, str] = client_config(target)  # a target file's client security
+    bootstrap = target.bootstrap_servers
+    if plan.profile.security == "sasl_ssl":
+        lab = target.lab
+        if lab is None or not lab.secure_bootstrap_servers:
+            raise BadInput(
+                f"profile {plan.profile.name} uses security sasl_ssl but the lab has no SASL_SSL"
+                " listener (kbt lab up --security sasl_ssl)"
+            )
+        bootstrap = lab.secure_bootstrap_servers
+        security.update(lab.secure_client_properties)
+    security.update(expand_references(plan.profile.raw_properties, f"profile {plan.profile.name}"))
+    ports = target.lab.client_exporter_ports if target.lab is not None else ()
+    return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
 
 
 @dataclass(frozen=True)
