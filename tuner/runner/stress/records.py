@@ -4,7 +4,6 @@ queue, requests) and the remote tier's fetch and copy rates."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from tuner.driver.stress.consumer_tally import GroupTally
@@ -15,7 +14,6 @@ from tuner.measure.broker_window import (
     REMOTE_COPY_BYTES,
     REMOTE_FETCH_BYTES,
     REMOTE_FETCH_REQUESTS,
-    measure_window,
     topic_rate,
 )
 from tuner.measure.prometheus import Prometheus
@@ -41,23 +39,6 @@ class StageMeasure:
 
     broker: BrokerWindow | None = None
     remote: RemoteTier | None = None
-
-
-def measure_stage(
-    prometheus: Prometheus,
-    topics: list[str],
-    settled: float,
-    end: float,
-    mid: float,
-    step_s: float,
-    origin: float,
-) -> StageMeasure:
-    """The stage from `settled` (past its settle time) to `end`, halves split at `mid`; `origin`:
-    when the load that this window belongs to started."""
-    return StageMeasure(
-        broker=measure_window(prometheus, settled, end, topics, step_s, time.time(), origin),
-        remote=remote_tier(prometheus, topics, settled, end, mid),
-    )
 
 
 def remote_tier(

@@ -26,6 +26,7 @@ from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
+from tuner.measure.broker_window import measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers, stage_parts
@@ -36,7 +37,7 @@ from tuner.runner.stress.records import (
     RunContext,
     StageMeasure,
     StageOutcome,
-    measure_stage,
+    remote_tier,
     stage_record,
 )
 from tuner.spec.stress_load import LoadedStress
@@ -338,7 +339,8 @@ class _ProfileRun:
             self.runner.observer.phase(self.label, f"{stage.name} failed: ramp aborted")
 
     def _measure(self, plan: StressPlan, stage: Stage, until: float | None = None) -> StageMeasure:
-        """The brokers over the stage's judged part (up to `until` when the ramp stopped in it)."""
+        """The brokers over the stage's judged part, from past its settle time (up to `until` when
+        the ramp stopped in it), the remote tier by halves; the window's origin is t0."""
         prom = self.runner.prometheus
         if prom is None:
             return StageMeasure()
@@ -346,8 +348,10 @@ class _ProfileRun:
         end = plan.t0 + stage.end_s if until is None else min(plan.t0 + stage.end_s, until)
         settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2, (end - start) / 2)
         mid = min(start + stage.duration_s / 2, end)
-        return measure_stage(
-            prom, plan.topics, settled, end, mid, self.runner.target.scrape_interval_s, plan.t0
+        scrape_s = self.runner.target.scrape_interval_s
+        return StageMeasure(
+            broker=measure_window(prom, settled, end, plan.topics, scrape_s, time.time(), plan.t0),
+            remote=remote_tier(prom, plan.topics, settled, end, mid),
         )
 
     def _read_status(self, out_dir: Path) -> None:
