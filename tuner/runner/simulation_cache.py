@@ -64,7 +64,9 @@ class DiskSimulations:
             if not isinstance(data, dict) or data.get("key") != key:
                 return None
             fields = dict(data["result"])
-            fields["waits_s"] = list(_doubles(fields["waits_s"]))
+            waits = array("d")
+            waits.frombytes(base64.b64decode(fields["waits_s"], validate=True))
+            fields["waits_s"] = list(waits)
             return SimResult(**fields)
         except (KbtError, OSError, ValueError, TypeError, KeyError):
             return None
@@ -88,12 +90,6 @@ class DiskSimulations:
         for other in self.dir.parent.iterdir():
             if other.is_dir() and not other.is_symlink() and len(other.name) == 16:
                 shutil.rmtree(other, ignore_errors=True)
-
-
-def _doubles(text: str) -> array[float]:
-    values = array("d")
-    values.frombytes(base64.b64decode(text, validate=True))
-    return values
 
 
 def gather(**options: Any) -> Request:

@@ -375,7 +375,10 @@ class _ProfileRun:
             if not started:
                 break
             aborted = plan.t0 + stage.end_s > until  # the stage did not run to its end
-            cut = self._cut_at(stage, until) if aborted else None  # the ramp stopped part way
+            # The ramp stopped part way: the stage ended with the last record the producers were due
+            # to send in it (they stop a moment after the abort), else at the abort itself.
+            last_due = self.tally.stage(stage.index).last_due
+            cut = (last_due if last_due > 0 else until) if aborted else None
             if stage.index not in self.measures or aborted:
                 self.measures[stage.index] = self._measure(plan, stage, cut)
             self._record(
@@ -396,12 +399,6 @@ class _ProfileRun:
         record = stage_record(self.ctx, stage, tally, measure, pool.tallies, delivery, verdict, until)
         self.runner.store.write(record)
         self.outcome.stages.append(StageOutcome(stage, record))
-
-    def _cut_at(self, stage: Stage, abort_at: float) -> float:
-        """Where a stage the ramp left part way ended: the last record the producers were due to
-        send in it (they stop a moment after the abort), else the abort itself."""
-        last_due = self.tally.stage(stage.index).last_due
-        return last_due if last_due > 0 else abort_at
 
     def _interrupted(
         self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path
