@@ -133,7 +133,6 @@ class _NoTopics(RunPolicy):
     """No broker to make topics on: the run's topics are neither made nor deleted."""
 
     measure_brokers = False
-    wait_settled = False
 
     def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
         return []

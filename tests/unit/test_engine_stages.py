@@ -69,7 +69,7 @@ def _finish(loaded: LoadedStress, stage_name: str, figures: Figures) -> tuple[St
     stage = next(s for s in loaded.stages if s.name == stage_name)
     plan = stage_run_plan(loaded.spec, "java", loaded.spec.workload, stage, 25.0, stage_producers(stage), 1)
     policy = StageGates(loaded, "java", stage, None)
-    run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), None, [])
+    run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), [])
     return policy, policy.finish(run, figures, {"status": "ok", "problems": []})
 
 
@@ -174,7 +174,7 @@ def test_real_time_readers_are_judged_on_the_whole_stage(tmp_path: Path) -> None
         tally.half(stage.index, 0).e2e = Latency.of_us({e2e_ms * 1000: 100})
         tally.half(stage.index, 0).records = 100
         policy.tallies = {"rt": tally}
-        run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), None, [])
+        run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), [])
         fields = policy.finish(
             run, Figures(_client(500.0), delivery, _broker(0.8)), {"status": "ok", "problems": []}
         )
@@ -245,7 +245,7 @@ class _Stages(EngineStages):
         client = _client(900.0, producers * 100, producers * 100).model_copy(update={"producers": producers})
         delivery = DeliveryResult(acked=client.records_acked, consumed=client.records_acked, verified=True)
         figures = Figures(client, delivery, _broker(self.idle_by_stage.get(stage.name, 0.9)))
-        run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), None, [])
+        run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], cast(Any, None), [])
         fields = policy.finish(run, figures, {"status": "ok", "problems": []})
         return build_record(
             plan, run.ids.run_id, capture_environment(1), run.topics, client, delivery, None, **fields
@@ -294,7 +294,7 @@ def test_the_readers_plan_covers_the_stage_run(tmp_path: Path) -> None:
     target = cast(
         Any, SimpleNamespace(bootstrap_servers="127.0.0.1:1", client_properties={"security.protocol": "SSL"})
     )
-    run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], target, None, [])
+    run = Run(plan, new_ids("peak", plan.name, T0), ["kbt-logs-r1-x"], target, [])
     before = time.time()
     readers = StageGates(loaded, "java", stage, None)._readers(run)
     assert readers.topics == ["kbt-logs-r1-x"] and [g.name for g in readers.groups] == ["rt"]

@@ -77,7 +77,7 @@ def chaos(
     from tuner.cli.signals import interruptible
     from tuner.lab.config import default_lab_dir
     from tuner.runner.chaos.run_matrix import ChaosRunner, chaos_plans
-    from tuner.runner.wiring import DriverEngine
+    from tuner.runner.lifecycle import Engine
     from tuner.spec.loader import load_sweep
     from tuner.store.results import ResultsStore
     from tuner.target.registry import resolve_target
@@ -87,7 +87,7 @@ def chaos(
     console = console_for(json_path)
     store = ResultsStore(results)
     observer = PrintObserver(console, len(runs))
-    runner = ChaosRunner(resolve_target(lab_dir or default_lab_dir()), DriverEngine(), store, observer)
+    runner = ChaosRunner(resolve_target(lab_dir or default_lab_dir()), Engine(), store, observer)
     with interruptible():
         try:
             outcome = runner.run(runs, resume=resume)

@@ -164,7 +164,7 @@ def _placement(source: TargetSource, diagnosis: Diagnosis) -> TopicPlacement | N
     whose metadata cannot be read leaves them assumed, with a note."""
     from tuner.cli.diagnose import write_notes
     from tuner.core.errors import Unreachable
-    from tuner.runner.topic_placement import topic_placement
+    from tuner.runner.target_facts import topic_placement
 
     try:
         return topic_placement(source, [t.topic for t in diagnosis.snapshot.topics])

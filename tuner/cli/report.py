@@ -88,10 +88,10 @@ def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
     if source is None:
         return None
     from tuner.measure.prometheus import PrometheusError
-    from tuner.runner.live_diagnosis import source_prometheus
+    from tuner.runner.live_diagnosis import window_prometheus
 
     try:
-        return source_prometheus(source)
+        return window_prometheus(None, source, None)
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
 

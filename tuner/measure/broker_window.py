@@ -107,7 +107,7 @@ def topic_selector(topics: list[str], series: str = TOPIC_PRODUCE_REQUESTS_SERIE
     return f'{series}{{job="{BROKER_JOB}",topic=~"{topic_regex(topics)}"}}'
 
 
-# The remote tier's per-topic counters a stress stage reads (tuner.runner.stress.stage_window).
+# The remote tier's per-topic counters a stress stage reads (tuner.runner.stress.records).
 REMOTE_FETCH_REQUESTS = catalog.series("kafka_server_remote_fetch_requests_total").name
 REMOTE_FETCH_BYTES = catalog.series("kafka_server_remote_fetch_bytes_total").name
 REMOTE_COPY_BYTES = catalog.series("kafka_server_remote_copy_bytes_total").name

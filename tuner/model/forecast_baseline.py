@@ -40,7 +40,7 @@ ASSUMED_REPLICATION_FACTOR = 3
 
 
 class TopicPlacement(Frozen):
-    """Where a live cluster's produced topics sit (tuner.runner.topic_placement reads it)."""
+    """Where a live cluster's produced topics sit (tuner.runner.target_facts reads it)."""
 
     replication_factor: int = Field(ge=1)  # the largest of the topics'
     partitions: int = Field(ge=1)

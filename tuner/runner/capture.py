@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, KbtError
+from tuner.runner.live_diagnosis import diagnosis_prometheus
 
 if TYPE_CHECKING:
     from tuner.model.capture import CapturePlan, ShapeOptions
@@ -111,9 +112,7 @@ def capture(
 def _brokers(target: Target, start: float, end: float, notes: list[str]) -> ClusterSnapshot | None:
     """The brokers over the window from the target's Prometheus, as diagnose reads them (None,
     noted, when it has none or cannot answer: the capture stands without them)."""
-    from tuner.core.errors import KbtError
     from tuner.measure.cluster_snapshot import take_snapshot
-    from tuner.runner.live_diagnosis import diagnosis_prometheus
     from tuner.store.snapshot import ClusterSnapshot
 
     if target.prometheus_url is None:
@@ -130,9 +129,6 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
 
 def _prometheus_silent(target: Target) -> str | None:
     """Why the target's Prometheus does not answer a query, or None (it answers, or there is none)."""
-    from tuner.core.errors import KbtError
-    from tuner.runner.live_diagnosis import diagnosis_prometheus
-
     if target.prometheus_url is None:
         return None
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import check_directory
+from tuner.core.inputs import check_directory, read_json
 from tuner.model.diagnosis_config import DiagnoseThresholds
 from tuner.spec.loader import load_model
 
@@ -46,8 +46,6 @@ def load_cost_model(path: Path) -> BrokerCostModel:
 
     if path.is_dir():
         return fit_cost_model(load_records(path))
-    from tuner.core.inputs import read_json
-
     data = read_json(path, "cost model")  # a regular file within the cap, finite numbers
     try:
         return BrokerCostModel.model_validate(data)

@@ -18,19 +18,26 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tuner.core.client_log import kept_in, summary
+from tuner.core.errors import BadInput
 from tuner.core.inputs import shown_path
+from tuner.driver.engine import Placement
+from tuner.driver.engines import drive
 from tuner.driver.result import DriverResult
 from tuner.measure.attribution import attribute
-from tuner.measure.meter_warmup import wait_until_settled
+from tuner.measure.broker_window import measure_window
+from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
+from tuner.measure.prometheus import Prometheus
 from tuner.measure.threads import ThreadSampler
 from tuner.runner.verdict import judge
+from tuner.spec.references import expand_references
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import TopicSpec
-from tuner.store.figures import Attribution, BrokerWindow, ClientResult, DeliveryResult
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Environment, RunRecord
 from tuner.store.results import make_run_id, run_stamp
 from tuner.target.base import Target
@@ -44,7 +51,6 @@ class RunIds:
 
     run_id: str
     stamp: str  # 20261124T173506.123Z
-    started: float
 
     @property
     def short(self) -> str:
@@ -54,7 +60,7 @@ class RunIds:
 
 def new_ids(sweep: str, name: str, started: float | None = None) -> RunIds:
     at = time.time() if started is None else started
-    return RunIds(run_id=make_run_id(sweep, name, at), stamp=run_stamp(at), started=at)
+    return RunIds(run_id=make_run_id(sweep, name, at), stamp=run_stamp(at))
 
 
 def topic_names(prefix: str, specs: list[TopicSpec], index: int, ids: RunIds, tag: str = "r") -> list[str]:
@@ -128,16 +134,9 @@ def build_record(
     )
 
 
-def _attribution(
-    sampler: ThreadSampler, client: ClientResult, measured: BrokerWindow | None
-) -> Attribution | None:
-    """The network threads' busy time over the run's window."""
-    threads = sampler.figures(client.window_start, client.window_end)
-    return attribute(threads, measured) if threads is not None else None
-
-
-class Engine(Protocol):
-    """Drives one run's load and verifies its delivery (the driver layer does the work)."""
+class Engine:
+    """Drives one run's load and verifies its delivery: the engine of the profile's client kind (the
+    driver layer does the work)."""
 
     def run(
         self,
@@ -146,21 +145,60 @@ class Engine(Protocol):
         run_id: str,
         target: Target,
         hold: Callable[[], bool] | None = None,
-    ) -> DriverResult: ...
+    ) -> DriverResult:
+        """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
+        return drive(plan, placement(plan, target, run_id, topics), hold)
 
 
-class Measurer(Protocol):
-    """Broker-side measurement of one run's window."""
+def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> Placement:
+    """Where a run goes: the target's bootstrap servers and client security, or its SASL_SSL
+    listener when the profile asks for it, the profile's `${VAR}` overrides resolved, the run's
+    topics and the target's client exporter ports."""
+    from tuner.target.security import client_config
 
-    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow: ...
+    security: dict[str, str] = client_config(target)  # a target file's client security
+    bootstrap = target.bootstrap_servers
+    if plan.profile.security == "sasl_ssl":
+        lab = target.lab
+        if lab is None or not lab.secure_bootstrap_servers:
+            raise BadInput(
+                f"profile {plan.profile.name} uses security sasl_ssl but the lab has no SASL_SSL"
+                " listener (kbt lab up --security sasl_ssl)"
+            )
+        bootstrap = lab.secure_bootstrap_servers
+        security.update(lab.secure_client_properties)
+    security.update(expand_references(plan.profile.raw_properties, f"profile {plan.profile.name}"))
+    ports = target.lab.client_exporter_ports if target.lab is not None else ()
+    return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
+
+
+@dataclass(frozen=True)
+class Measurer:
+    """Broker-side measurement of one run's window through the target's Prometheus; on a target
+    whose brokers run on this machine (the lab), their network and handler threads sampled from the
+    kernel as well."""
+
+    prometheus: Prometheus
+    step_s: float
+    queue_cap: int | None
+    broker_pids: tuple[int, ...]
+
+    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
+        return measure_window(
+            self.prometheus, start, end, topics, self.step_s, time.time(), run_started, self.queue_cap
+        )
 
     def settled_at(self) -> float | None:
         """Epoch seconds from which the brokers' idle ratios are trustworthy (None: unknown)."""
-        ...
+        return idle_meters_settled_at(self.prometheus)
 
     def sampler(self) -> ThreadSampler | None:
-        """A started sampler of the brokers' threads while the load runs (None: not a local broker)."""
-        ...
+        """A started sampler of the only local broker's threads (None: no local broker, or several:
+        a one-broker lab is where attribution is meaningful and cheap)."""
+        if len(self.broker_pids) != 1:
+            return None
+        sampler = ThreadSampler.for_broker(self.broker_pids[0])
+        return sampler.start() if sampler is not None else None
 
 
 class Observer:
@@ -194,15 +232,13 @@ class Run:
     ids: RunIds
     topics: list[str]
     target: Target
-    admin: Any
     problems: list[str]
 
 
 class RunPolicy:
     """A plain sweep run: settle, drive, measure the brokers, judge. Other runs override steps."""
 
-    measure_brokers = True
-    wait_settled = True
+    measure_brokers = True  # the brokers' window: a settle wait before the load, measured after it
 
     def delete_topics(self, admin: Any, topics: list[str]) -> list[str]:
         return delete_topics(admin, topics)
@@ -230,7 +266,7 @@ class RunLifecycle:
         `problems`; an interrupt leaves no topics and no record behind."""
         ids = new_ids(plan.sweep, plan.name)
         topics = topic_names(self.target.topic_prefix, plan.workload.topics, plan.index, ids)
-        run = Run(plan, ids, topics, self.target, self.admin, problems)
+        run = Run(plan, ids, topics, self.target, problems)
         self.observer.run_started(plan)
         self.observer.phase(plan, "creating topics")
         ledger = self.target.topic_ledger
@@ -239,8 +275,11 @@ class RunLifecycle:
             kept_in(client_log),  # librdkafka's lines: into a file beside the record, not the terminal
             fresh_topics(self.admin, plan.workload.topics, topics, problems, policy.delete_topics, ledger),
         ):
-            if policy.wait_settled:
-                self._await_settled_meters(plan)
+            if policy.measure_brokers and self.measurer is not None:
+                # A run on brokers started moments ago (a fresh lab) would measure their idle ratios
+                # while Kafka still pads the meters' window: wait until the measured window starts past that.
+                say = partial(self.observer.phase, plan)
+                wait_until_settled(self.measurer.settled_at(), plan.workload.warmup_s, say)
             self.observer.phase(plan, "producing")
             sampler = self.measurer.sampler() if self.measurer and policy.measure_brokers else None
             try:
@@ -255,18 +294,14 @@ class RunLifecycle:
         if (logged := summary(client_log, shown_path(client_log))) is not None:
             notes = [*notes, logged]  # shown with the run's outcome and kept in its record
         fields = policy.finish(run, Figures(client, delivery, broker), {"status": status, "problems": notes})
-        if sampler is not None and (found := _attribution(sampler, client, measured)) is not None:
-            fields["attribution"] = found
+        # the network threads' busy time over the run's window
+        threads = sampler.figures(client.window_start, client.window_end) if sampler is not None else None
+        if threads is not None:
+            fields["attribution"] = attribute(threads, measured)
         record = build_record(plan, ids.run_id, self.environment, topics, client, delivery, broker, **fields)
         path = self.store.write(record)
         self.observer.run_finished(plan, record, str(path))
         return record, str(path)
-
-    def _await_settled_meters(self, plan: RunPlan) -> None:
-        """A run on brokers started moments ago (a fresh lab) would measure their idle ratios while
-        Kafka still pads the meters' window: wait until the measured window starts past that."""
-        settled = self.measurer.settled_at() if self.measurer is not None else None
-        wait_until_settled(settled, plan.workload.warmup_s, lambda text: self.observer.phase(plan, text))
 
     def _measure(self, plan: RunPlan, result: DriverResult, topics: list[str]) -> BrokerWindow | None:
         if self.measurer is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.core.errors import ExitStatus, KbtError
 
@@ -33,23 +33,18 @@ class LiveDiagnosis:
     notes: list[str]
 
 
-def source_prometheus(source: TargetSource | None, window: Window | None = None) -> Prometheus:
-    """The Prometheus of a target (its auth, selectors and metric dialect resolved, from the series
-    of `window` when given, else of now), for one diagnosis: every call within DEADLINE_S."""
-    from tuner.target.registry import resolve_target
-
-    return diagnosis_prometheus(resolve_target(None, source), window)
-
-
 def window_prometheus(
     prometheus_url: str | None, source: TargetSource | None, window: Window | None
 ) -> Prometheus:
-    """A bare --prometheus URL's Prometheus (no target), else the target's, for one diagnosis."""
+    """A bare --prometheus URL's Prometheus (no target), else the target's (its auth, selectors and
+    metric dialect resolved, from the series of `window` when given, else of now), for one
+    diagnosis: every call within DEADLINE_S."""
     from tuner.measure.prometheus import Prometheus
+    from tuner.target.registry import resolve_target
 
     if prometheus_url is not None and source is None:
         return Prometheus(prometheus_url, deadline_s=DEADLINE_S)
-    return source_prometheus(source, window)
+    return diagnosis_prometheus(resolve_target(None, source), window)
 
 
 def live_prometheus(source: TargetSource) -> Prometheus:
@@ -126,8 +121,11 @@ def _classified(
 
     left_out: list[str] = []
     figures = take_snapshot(prom, window_s, step_s, end_s, top_topics, notes=left_out)
-    if request_logs:
-        figures = {**figures, **request_log_figures(request_logs, figures["end"] - window_s, figures["end"])}
+    if request_logs:  # BadInput for a file that cannot be read
+        from tuner.measure.request_log import read_request_logs
+
+        clients, coverage = read_request_logs(request_logs, figures["end"] - window_s, figures["end"])
+        figures = {**figures, "client_requests": clients, "request_logs": coverage}
     snap = ClusterSnapshot.model_validate(figures)
     notes = unavailable_notes(prom) + left_out + handler_idle_notes(prom, window_s, figures["end"])
     notes += request_log_notes(snap)
@@ -153,15 +151,6 @@ def handler_idle_notes(prom: Prometheus, window_s: float, end: float) -> list[st
                 " (Kafka 4.2+: the broker pool's own meter, KIP-1207)"
             )
     return notes
-
-
-def request_log_figures(paths: list[Path], start: float, end: float) -> dict[str, Any]:
-    """The snapshot's client_requests and request_logs fields from the files; BadInput for a file
-    that cannot be read."""
-    from tuner.measure.request_log import read_request_logs
-
-    clients, coverage = read_request_logs(paths, start, end)
-    return {"client_requests": clients, "request_logs": coverage}
 
 
 def request_log_notes(snap: ClusterSnapshot) -> list[str]:

@@ -1,5 +1,7 @@
 """What `kbt recommend` works from: the run records of one workload (or a sweep spec for --live),
-the baseline profiles, the SLO and the codec table."""
+the baseline profiles, the SLO and the codec table; for --live, the confirmation runs on the lab
+(or a target file's cluster): each trial a one-run sweep through the normal sweep runner, so it
+gets fresh topics, broker measurement, delivery verification and a run record."""
 
 from __future__ import annotations
 
@@ -9,16 +11,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tuner.core.errors import BadInput, field_message
+from tuner.core.errors import BadInput, KbtError, did_you_mean, field_message
 from tuner.core.inputs import check_directory, exists
+from tuner.driver.engines import ENGINES
 from tuner.model.codecs import CodecTable, default_table, table_from_probe
 from tuner.model.evidence import brokers_of, workload_key
 from tuner.model.recommend import Request
 from tuner.runner.lifecycle import Observer
-from tuner.runner.trials import LabTrials
 from tuner.spec.clients import ClientProfile
 from tuner.spec.error_bands import load_error_bands
-from tuner.spec.sweep import SLO
+from tuner.spec.loader import LoadedSweep, load_sweep
+from tuner.spec.sweep import SLO, SweepSpec
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.probe_record import load_probe_record
@@ -52,8 +55,6 @@ def _baselines(
         if p.name == wanted:
             per_kind[p.client] = p
             return p, per_kind
-    from tuner.core.errors import did_you_mean
-
     names = sorted({p.name for p in profiles})
     raise BadInput(
         f'--baseline "{wanted}": no such profile{did_you_mean(wanted, names)} (profiles: {", ".join(names)})'
@@ -94,6 +95,50 @@ def _check_slo_flags(p99: float | None, memory: float | None) -> None:
         raise BadInput(f"{flag} {field_message(err)}") from None
 
 
+class LabTrials:
+    """Runs trials of one workload as the sweep `<workload>-recommend` under `results`."""
+
+    def __init__(
+        self,
+        workload: WorkloadSpec,
+        slo: SLO,
+        results: Path,
+        lab_dir: Path | None,
+        spec_path: Path,
+        observer: Observer | None = None,
+        target_file: TargetSource | None = None,
+    ) -> None:
+        from tuner.runner.wiring import sweep_runner
+
+        self.workload = workload
+        self.slo = slo
+        self.spec_path = spec_path
+        self.sweep = f"{workload.name}-recommend"
+        self.runner = sweep_runner(lab_dir, results, observer, target_file)
+        self.count = 0
+        self.engines = frozenset(eid for eid, engine in ENGINES.items() if engine.capabilities.live_trials)
+
+    def run(self, profile: ClientProfile, reason: str) -> RunRecord:
+        spec = SweepSpec(
+            name=self.sweep,
+            description=f"kbt recommend confirmation runs ({reason})",
+            workload=self.workload,
+            profiles=[profile],
+            name_format="{profile}",
+            slo=self.slo,
+        )
+        try:
+            plan = spec.expand()[0]
+        except ValueError as exc:
+            raise KbtError(f"cannot run {profile.name}: {exc}") from None
+        plan = plan.model_copy(update={"index": self.count})
+        self.count += 1
+        outcome = self.runner.run(LoadedSweep(path=self.spec_path, spec=spec, runs=[plan]))
+        if not outcome.records:
+            raise KbtError(f"the confirmation run of {profile.name} wrote no record")
+        return outcome.records[0]
+
+
 def gather(
     *,
     results: Path,
@@ -126,7 +171,6 @@ def gather(
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
         from tuner.core.kafka_clients import admin_client
-        from tuner.spec.loader import load_sweep
         from tuner.target.registry import resolve_target
         from tuner.target.security import connection
         from tuner.target.topics import broker_ids
@@ -199,8 +243,6 @@ def _newest_group(
     if workload is not None:
         chosen = [r for r in records if r.plan.workload.name == workload]
         if not chosen:
-            from tuner.core.errors import did_you_mean
-
             names = sorted({r.plan.workload.name for r in records})
             raise BadInput(
                 f'--workload "{workload}": no records{did_you_mean(workload, names)}'

@@ -17,31 +17,25 @@ from tuner.store.results import ResultsStore
 from tuner.store.run_series import RunSeries, write_run_series
 
 
-def run_window(record: RunRecord, scrape_interval_s: float) -> tuple[float, float]:
-    """The span to capture: a stress stage's window, else the run from start to drain; padded by
-    two scrapes before (rates need history) and one after (the last scrape lands late)."""
+def save_series(prom: Prometheus, record: RunRecord, record_path: Path, scrape_s: float) -> str | None:
+    """Capture and write; the problem as one line instead of an exception. The span captured: a
+    stress stage's window, else the run from start to drain; padded by two scrapes before (rates need
+    history) and one after (the last scrape lands late)."""
     if record.stress is not None:
         start, end = record.stress.start, record.stress.end
     else:
         start, end = record.client.started_at, record.client.finished_at
-    return start - 2 * scrape_interval_s, end + scrape_interval_s
-
-
-def capture_series(prom: Prometheus, record: RunRecord, scrape_interval_s: float) -> RunSeries:
-    start, end = run_window(record, scrape_interval_s)
-    end = min(end, time.time())
+    start, end = start - 2 * scrape_s, min(end + scrape_s, time.time())
     problems: list[str] = []
-    step, queries, ranges = fetch_run_series(
-        prom, record.run_id, start, end, scrape_interval_s,
-        on_error=lambda name, exc: problems.append(f"{name}: {exc}"),
-    )  # fmt: skip
-    return RunSeries.from_ranges(record.run_id, start, end, step, time.time(), queries, ranges, problems)
-
-
-def save_series(prom: Prometheus, record: RunRecord, record_path: Path, scrape_s: float) -> str | None:
-    """Capture and write; the problem as one line instead of an exception."""
     try:
-        write_run_series(record_path, capture_series(prom, record, scrape_s))
+        step, queries, ranges = fetch_run_series(
+            prom, record.run_id, start, end, scrape_s,
+            on_error=lambda name, exc: problems.append(f"{name}: {exc}"),
+        )  # fmt: skip
+        series = RunSeries.from_ranges(
+            record.run_id, start, end, step, time.time(), queries, ranges, problems
+        )
+        write_run_series(record_path, series)
     except KbtError as exc:
         return f"{record.run_id}: no time series saved: {exc.message}"
     return None

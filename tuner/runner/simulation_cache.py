@@ -17,10 +17,8 @@ import hashlib
 import json
 import shutil
 from array import array
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Any
 
 import tuner.model
 import tuner.spec.clients
@@ -29,6 +27,7 @@ from tuner.core.inputs import read_bytes
 from tuner.core.paths import cache_dir
 from tuner.core.writes import atomic_write
 from tuner.model.predict import keep_simulations
+from tuner.model.recommend import Request
 from tuner.model.simulate import SimResult
 from tuner.runner import recommend_inputs
 
@@ -65,7 +64,9 @@ class DiskSimulations:
             if not isinstance(data, dict) or data.get("key") != key:
                 return None
             fields = dict(data["result"])
-            fields["waits_s"] = list(_doubles(fields["waits_s"]))
+            waits = array("d")
+            waits.frombytes(base64.b64decode(fields["waits_s"], validate=True))
+            fields["waits_s"] = list(waits)
             return SimResult(**fields)
         except (KbtError, OSError, ValueError, TypeError, KeyError):
             return None
@@ -91,24 +92,8 @@ class DiskSimulations:
                 shutil.rmtree(other, ignore_errors=True)
 
 
-def _doubles(text: str) -> array[float]:
-    values = array("d")
-    values.frombytes(base64.b64decode(text, validate=True))
-    return values
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _keeping(fn: Callable[P, R]) -> Callable[P, R]:
-    @wraps(fn)
-    def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        keep_simulations(DiskSimulations())
-        return fn(*args, **kwargs)
-
-    return call
-
-
-# kbt recommend's inputs (tuner.runner.recommend_inputs.gather), its search's simulations kept on disk
-gather = _keeping(recommend_inputs.gather)
+def gather(**options: Any) -> Request:
+    """kbt recommend's inputs (tuner.runner.recommend_inputs.gather), its search's simulations kept
+    on disk."""
+    keep_simulations(DiskSimulations())
+    return recommend_inputs.gather(**options)

@@ -2,110 +2,29 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from tuner.core.errors import BadInput
-from tuner.driver.engine import Placement
-from tuner.driver.engines import drive
-from tuner.driver.result import DriverResult
-from tuner.measure.broker_window import BrokerWindow, measure_window
-from tuner.measure.meter_warmup import idle_meters_settled_at
 from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
-from tuner.measure.threads import ThreadSampler
-from tuner.runner.lifecycle import Observer
+from tuner.runner.lifecycle import Engine, Measurer, Observer
 from tuner.runner.series_store import SeriesStore
 from tuner.runner.sweep import SweepRunner
-from tuner.spec.references import expand_references
-from tuner.spec.sweep import RunPlan
 from tuner.target.base import Target, TargetSource
 from tuner.target.registry import resolve_target
 
 
-class PrometheusMeasurer:
-    """Broker window measurement through the target's Prometheus; on a target whose brokers run on
-    this machine (the lab), their network and handler threads sampled from the kernel as well."""
-
-    def __init__(
-        self,
-        url: str,
-        step_s: float,
-        prometheus: Prometheus | None = None,
-        queue_cap: int | None = None,
-        broker_pids: tuple[int, ...] = (),
-    ) -> None:
-        self.prometheus = prometheus or Prometheus(url, timeout_s=QUERY_TIMEOUT_S)
-        self.step_s = step_s
-        self.queue_cap = queue_cap
-        self.broker_pids = broker_pids
-
-    def measure(self, run_started: float, start: float, end: float, topics: list[str]) -> BrokerWindow:
-        return measure_window(
-            self.prometheus, start, end, topics, self.step_s, time.time(), run_started, self.queue_cap
-        )
-
-    def sampler(self) -> ThreadSampler | None:
-        """A started sampler of the only local broker's threads (None: no local broker, or several:
-        a one-broker lab is where attribution is meaningful and cheap)."""
-        if len(self.broker_pids) != 1:
-            return None
-        sampler = ThreadSampler.for_broker(self.broker_pids[0])
-        return sampler.start() if sampler is not None else None
-
-    def settled_at(self) -> float | None:
-        return idle_meters_settled_at(self.prometheus)
-
-
-class DriverEngine:
-    """The engine of the profile's client kind runs the load and verifies delivery."""
-
-    def run(
-        self,
-        plan: RunPlan,
-        topics: list[str],
-        run_id: str,
-        target: Target,
-        hold: Callable[[], bool] | None = None,
-    ) -> DriverResult:
-        """`hold`: keep the load going past its duration while it returns True (kbt chaos)."""
-        return drive(plan, placement(plan, target, run_id, topics), hold)
-
-
-def placement(plan: RunPlan, target: Target, run_id: str, topics: list[str]) -> Placement:
-    """Where a run goes: the target's bootstrap servers and client security, or its SASL_SSL
-    listener when the profile asks for it, the profile's `${VAR}` overrides resolved, the run's
-    topics and the target's client exporter ports."""
-    from tuner.target.security import client_config
-
-    security: dict[str, str] = client_config(target)  # a target file's client security
-    bootstrap = target.bootstrap_servers
-    if plan.profile.security == "sasl_ssl":
-        lab = target.lab
-        if lab is None or not lab.secure_bootstrap_servers:
-            raise BadInput(
-                f"profile {plan.profile.name} uses security sasl_ssl but the lab has no SASL_SSL"
-                " listener (kbt lab up --security sasl_ssl)"
-            )
-        bootstrap = lab.secure_bootstrap_servers
-        security.update(lab.secure_client_properties)
-    security.update(expand_references(plan.profile.raw_properties, f"profile {plan.profile.name}"))
-    ports = target.lab.client_exporter_ports if target.lab is not None else ()
-    return Placement(run_id, tuple(topics), bootstrap, security, tuple(ports))
-
-
-def measurer_of(target: Target) -> PrometheusMeasurer | None:
+def measurer_of(target: Target) -> Measurer | None:
     """The broker measurement through the target's Prometheus (None: the target has none)."""
-    url = target.prometheus_url
-    if not url:
+    if not target.prometheus_url:
         return None
     lab = target.lab
     # a target file's Prometheus with its auth and metric dialect; the lab's is read plain
-    translated = Prometheus.for_target(target, QUERY_TIMEOUT_S) if target.translated_prometheus else None
-    return PrometheusMeasurer(
-        url,
+    if target.translated_prometheus:
+        prometheus = Prometheus.for_target(target, QUERY_TIMEOUT_S)
+    else:
+        prometheus = Prometheus(target.prometheus_url, timeout_s=QUERY_TIMEOUT_S)
+    return Measurer(
+        prometheus,
         target.scrape_interval_s,
-        translated,
         lab.request_queue_cap if lab is not None else None,
         lab.local_broker_pids if lab is not None else (),
     )
@@ -121,7 +40,7 @@ def sweep_runner(
     measurer = measurer_of(target)
     return SweepRunner(
         target=target,
-        engine=DriverEngine(),
+        engine=Engine(),
         measurer=measurer,
         store=SeriesStore(results, measurer.prometheus if measurer else None, target.scrape_interval_s),
         observer=observer or Observer(),

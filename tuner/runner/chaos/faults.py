@@ -34,11 +34,7 @@ METADATA_TIMEOUT_S = 5.0
 
 
 class Stopped(Exception):
-    """The fault script must end now (deadline reached, load over, run interrupted)."""
-
-    def __init__(self, why: str = "stopped") -> None:
-        super().__init__(why)
-        self.why = why
+    """The fault script must end now (deadline reached, load over, run interrupted): str() says why."""
 
 
 class FaultContext:
@@ -53,11 +49,12 @@ class FaultContext:
         self.events: list[FaultEvent] = []
         self.t0 = time.time()  # reset to the first record's arrival by wait_for_load()
         self.deadline = float("inf")
+        # What the script left to undo: changed and undone by the script's thread alone.
         self.dead: set[int] = set()  # brokers this run stopped and must start again
         self.paused: set[int] = set()
         self.locked: list[Path] = []
         self.toxics: list[tuple[str, str]] = []  # (proxy, toxic name)
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # the events: noted by the script and by the load's hold
         self.on_note: Callable[[float, str], None] | None = None  # progress display
         self.admin = admin_client(self.connection, self._conf({"socket.timeout.ms": 5000}))
         config = self.state.config
@@ -184,8 +181,7 @@ class FaultContext:
 
     def kill(self, node: int, sig: signal.Signals = signal.SIGKILL, why: str = "") -> None:
         pid = lab_faults.signal_broker(self._refresh(), node, sig)
-        with self.lock:
-            self.dead.add(node)
+        self.dead.add(node)
         self.note(f"{sig.name} broker {node}{' (' + why + ')' if why else ''}")
         if not lab_faults.wait_exited(pid, 90 if sig == signal.SIGTERM else 15):
             lab_faults.signal_broker(self._refresh(), node, signal.SIGKILL)
@@ -196,20 +192,17 @@ class FaultContext:
 
     def start(self, node: int) -> None:
         self.lab.start_broker(node)
-        with self.lock:
-            self.dead.discard(node)
+        self.dead.discard(node)
         self.note(f"broker {node} started again")
 
     def pause(self, node: int) -> None:
         lab_faults.signal_broker(self._refresh(), node, signal.SIGSTOP)
-        with self.lock:
-            self.paused.add(node)
+        self.paused.add(node)
         self.note(f"SIGSTOP broker {node}")
 
     def resume(self, node: int) -> None:
         lab_faults.signal_broker(self._refresh(), node, signal.SIGCONT)
-        with self.lock:
-            self.paused.discard(node)
+        self.paused.discard(node)
         self.note(f"SIGCONT broker {node}")
 
     def other_brokers(self, *exclude: int) -> list[int]:
@@ -224,15 +217,13 @@ class FaultContext:
             for stream in streams:
                 name = f"kbt-{kind}-{stream}"
                 self.proxy.add_toxic(proxy_name(node), name, kind, stream, attributes)
-                with self.lock:
-                    self.toxics.append((proxy_name(node), name))
+                self.toxics.append((proxy_name(node), name))
         if not quiet:
             where = "every broker" if nodes is None else f"broker {', '.join(map(str, nodes))}"
             self.note(f"toxic {kind} {attributes} on {where} ({'+'.join(streams)})")
 
     def clear_toxics(self, quiet: bool = False) -> None:
-        with self.lock:
-            toxics, self.toxics = self.toxics, []
+        toxics, self.toxics = self.toxics, []
         if self.proxy is not None:
             for proxy, name in toxics:
                 try:
@@ -246,13 +237,11 @@ class FaultContext:
     def lock_remote(self) -> None:
         root = self.state.remote_storage_dir
         count = lab_faults.lock_dir(self.lab_dir, root)
-        with self.lock:
-            self.locked.append(root)
+        self.locked.append(root)
         self.note(f"remote tier made unwritable ({count} directories)")
 
     def unlock_remote(self) -> None:
-        with self.lock:
-            locked, self.locked = self.locked, []
+        locked, self.locked = self.locked, []
         for root in locked:
             lab_faults.unlock_dir(self.lab_dir, root)
             self.note("remote tier writable again")

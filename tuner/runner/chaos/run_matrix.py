@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tuner.core.errors import BadInput, Interrupted, KbtError
+from tuner.core.errors import BadInput, Interrupted, KbtError, did_you_mean
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
@@ -112,14 +112,9 @@ def chaos_plans(
     names = profiles or [p.name for p in loaded.spec.profiles]
     for name in names:
         if name not in base:
-            from tuner.core.errors import did_you_mean
-
             raise BadInput(f'no profile named "{name}" in {loaded.spec.name}{did_you_mean(name, base)}')
-    runs: list[ChaosRun] = []
-    for scenario in scenarios:
-        for name in names:
-            runs.append(ChaosRun(scenario, chaos_plan(base[name], scenario, len(runs), loaded.spec.name)))
-    return runs
+    pairs = [(scenario, name) for scenario in scenarios for name in names]
+    return [ChaosRun(s, chaos_plan(base[n], s, i, loaded.spec.name)) for i, (s, n) in enumerate(pairs)]
 
 
 def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) -> RunPlan:
@@ -129,17 +124,9 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
             f" client {base.profile.client})"
         )
     workload = base.workload
+    no_loss = {"min.insync.replicas": str(MIN_INSYNC_REPLICAS), **scenario.topic_configs}
     topics = [
-        t.model_copy(
-            update={
-                "replication_factor": REPLICATION_FACTOR,
-                "configs": {
-                    **t.configs,
-                    "min.insync.replicas": str(MIN_INSYNC_REPLICAS),
-                    **scenario.topic_configs,
-                },
-            }
-        )
+        t.model_copy(update={"replication_factor": REPLICATION_FACTOR, "configs": {**t.configs, **no_loss}})
         for t in workload.topics
     ]
     workload = workload.model_copy(
@@ -149,8 +136,7 @@ def chaos_plan(base: RunPlan, scenario: Scenario, index: int, spec_name: str) ->
             "warmup_s": min(workload.warmup_s, scenario.duration_s / 4),
         }
     )
-    data = base.profile.model_dump(mode="json")
-    data.update(scenario.profile)
+    data = {**base.profile.model_dump(mode="json"), **scenario.profile}
     # Connection closes are the fault itself here: librdkafka need not log each one.
     data["overrides"] = {"log.connection.close": "false", **base.profile.raw_properties, **scenario.overrides}
     try:
@@ -262,7 +248,6 @@ class ChaosPolicy(RunPolicy):
     deleted once the cluster is whole again, and the fault's verdict in the record."""
 
     measure_brokers = False
-    wait_settled = False
 
     def __init__(self, chaos_run: ChaosRun, state: LabState, observer: ChaosObserver) -> None:
         self.scenario = chaos_run.scenario
@@ -469,8 +454,8 @@ def _run_script(
         scenario.script(ctx)
         ctx.note("fault script done")
     except Stopped as stopped:  # the fault was not carried out in full: the run proves less than it says
-        ctx.note(f"fault script {stopped.why}")
-        errors.append(stopped.why)
+        ctx.note(f"fault script {stopped}")
+        errors.append(str(stopped))
     except Exception as exc:
         errors.append(f"{type(exc).__name__}: {exc}")
         ctx.note(f"fault script failed: {exc}")

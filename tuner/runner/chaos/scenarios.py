@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from confluent_kafka import TopicPartition
+
 from tuner.core.kafka_clients import new_consumer
 from tuner.runner.chaos.faults import FaultContext
 from tuner.runner.chaos.netem import netem_loss
@@ -212,8 +214,6 @@ def tiered_remote_unwritable(ctx: FaultContext) -> None:
 
 def read_oldest(ctx: FaultContext) -> str:
     """Read partition 0 from offset 0 (tiered data) through a direct listener; describe the outcome."""
-    from confluent_kafka import TopicPartition
-
     consumer = new_consumer(
         ctx.connection, ctx._conf({"group.id": "kbt-chaos-read", "enable.auto.commit": False})
     )

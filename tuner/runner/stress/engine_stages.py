@@ -34,9 +34,8 @@ from tuner.runner.stress.gates import (
     stage_gates,
     whole_stage_consumer,
 )
-from tuner.runner.stress.records import ProfileOutcome, StageOutcome
-from tuner.runner.stress.stage_window import remote_tier
-from tuner.runner.wiring import DriverEngine, measurer_of
+from tuner.runner.stress.records import ProfileOutcome, StageOutcome, remote_tier
+from tuner.runner.wiring import measurer_of
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
 from tuner.spec.stress_stage import engine_stage_plan
@@ -69,7 +68,7 @@ def stage_parts(target: Target) -> StageParts:
     uses: the sweep's own."""
     measurer = measurer_of(target)
     prometheus = measurer.prometheus if measurer is not None else None
-    return StageParts(target, DriverEngine(), measurer, prometheus)
+    return StageParts(target, Engine(), measurer, prometheus)
 
 
 class _Forward(Observer):

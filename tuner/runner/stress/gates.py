@@ -82,14 +82,8 @@ def producer_gates(gates: Gates, producers: StageTally | ProducerFigures) -> lis
         if figures.sent == 0:
             out.append(GateCheck(gate="p99", limit=gates.p99_ms, passed=True, detail="no records"))
         elif p99 is None:
-            out.append(
-                GateCheck(
-                    gate="p99",
-                    limit=gates.p99_ms,
-                    passed=False,
-                    detail=f"{figures.unacked} of {figures.sent} records not acked: p99 is above every ack",
-                )
-            )
+            unacked = f"{figures.unacked} of {figures.sent} records not acked: p99 is above every ack"
+            out.append(GateCheck(gate="p99", limit=gates.p99_ms, passed=False, detail=unacked))
         else:
             out.append(GateCheck(gate="p99", limit=gates.p99_ms, value=p99, passed=p99 <= gates.p99_ms))
     out.append(

@@ -39,10 +39,6 @@ class LocustOptions:
     consumer_ports: Sequence[int] = ()
 
     @property
-    def distributed(self) -> bool:
-        return self.workers > 0 or self.remote_workers > 0
-
-    @property
     def total_workers(self) -> int:
         return self.workers + self.remote_workers
 
@@ -63,7 +59,7 @@ def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> l
         cmd += ["--autostart", "--autoquit", "2", "--web-host", LOOPBACK, "--web-port", str(options.web_port)]
     else:
         cmd += ["--headless"]
-    if options.distributed:
+    if options.total_workers:  # a master, its workers local or remote
         cmd += [
             "--master", "--master-bind-host", options.master_host,
             "--master-bind-port", str(options.master_port), "--expect-workers", str(options.total_workers),
@@ -101,8 +97,7 @@ class LocustProcesses:
         local = worker_command(str(locustfile_path()), LOOPBACK, self.options.master_port)
         commands += [(f"worker-{i}", local) for i in range(self.options.workers)]
         for name, cmd in commands:
-            log = (self.out_dir / f"locust-{name}.log").open("wb")
-            try:
+            with (self.out_dir / f"locust-{name}.log").open("wb") as log:  # the process keeps its own
                 proc = subprocess.Popen(
                     cmd,
                     stdout=log,
@@ -111,8 +106,6 @@ class LocustProcesses:
                     env=env,
                     start_new_session=True,
                 )
-            finally:
-                log.close()
             self.procs.append((name, proc))
 
     @property

@@ -1,5 +1,6 @@
 """Turn one stress run's tallies and measurements into run records (one per stage), and find the
-highest step that held."""
+highest step that held. What the brokers showed over a stage: their window (idle ratios, request
+queue, requests) and the remote tier's fetch and copy rates."""
 
 from __future__ import annotations
 
@@ -9,6 +10,13 @@ from tuner.driver.stress.consumer_tally import GroupTally
 from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.tally import StageTally
 from tuner.driver.stress.verify import StressDelivery
+from tuner.measure.broker_window import (
+    REMOTE_COPY_BYTES,
+    REMOTE_FETCH_BYTES,
+    REMOTE_FETCH_REQUESTS,
+    topic_rate,
+)
+from tuner.measure.prometheus import Prometheus
 from tuner.runner.lifecycle import build_record
 from tuner.runner.stress.gates import (
     consumer_stage,
@@ -31,6 +39,20 @@ class StageMeasure:
 
     broker: BrokerWindow | None = None
     remote: RemoteTier | None = None
+
+
+def remote_tier(
+    prometheus: Prometheus, topics: list[str], start: float, end: float, mid: float
+) -> RemoteTier:
+    """The remote tier's fetch and copy rates for `topics` over [start, end], fetches by halves
+    (lagging readers reach the tier in the second half)."""
+    return RemoteTier(
+        fetch_requests_per_s=topic_rate(prometheus, REMOTE_FETCH_REQUESTS, topics, start, end),
+        fetch_bytes_per_s=topic_rate(prometheus, REMOTE_FETCH_BYTES, topics, start, end),
+        copy_bytes_per_s=topic_rate(prometheus, REMOTE_COPY_BYTES, topics, start, end),
+        first_half_fetch_requests_per_s=topic_rate(prometheus, REMOTE_FETCH_REQUESTS, topics, start, mid),
+        second_half_fetch_requests_per_s=topic_rate(prometheus, REMOTE_FETCH_REQUESTS, topics, mid, end),
+    )
 
 
 @dataclass
@@ -99,14 +121,6 @@ def latency_of(tally: StageTally) -> LatencyMs:
     )
 
 
-def stage_window(ctx: RunContext, stage: Stage, until: float | None = None) -> tuple[float, float]:
-    """The stage's [start, end] on the wall clock; an aborted stage ends when the ramp stopped."""
-    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
-    if until is not None and start < until < end:
-        end = until
-    return start, end
-
-
 def client_of(
     ctx: RunContext, stage: Stage, tally: StageTally, window: tuple[float, float], users: int, processes: int
 ) -> ClientResult:
@@ -173,7 +187,9 @@ def stage_record(
     processes = max(1, min(ctx.workers, users))
     rate = ctx.plan.rate_per_producer
     plan = stage_run_plan(ctx.spec, ctx.plan.profile_label, ctx.plan.workload, stage, rate, users, processes)
-    start, end = stage_window(ctx, stage, until)
+    start, end = ctx.plan.t0 + stage.start_s, ctx.plan.t0 + stage.end_s
+    if until is not None and start < until < end:
+        end = until  # an aborted stage ends when the ramp stopped
     settle = min(ctx.spec.shape.settle_s, stage.duration_s / 2)
     consumers = [consumer_stage(g, groups.get(g.name, GroupTally()), stage) for g in ctx.plan.groups]
     step = StressStep(

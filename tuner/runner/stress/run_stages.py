@@ -26,13 +26,20 @@ from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
 from tuner.driver.stress.verify import StressDelivery, verify_stress
+from tuner.measure.broker_window import measure_window
 from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settled
 from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers, stage_parts
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
-from tuner.runner.stress.records import ProfileOutcome, RunContext, StageMeasure, StageOutcome, stage_record
-from tuner.runner.stress.stage_window import measure_stage
+from tuner.runner.stress.records import (
+    ProfileOutcome,
+    RunContext,
+    StageMeasure,
+    StageOutcome,
+    remote_tier,
+    stage_record,
+)
 from tuner.spec.stress_load import LoadedStress
 from tuner.spec.stress_spec import Stage, on_locust
 from tuner.store.environment import capture_environment
@@ -111,14 +118,13 @@ class StressRunner:
         for i, label in enumerate(labels):
             profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
-                result = profile.run()
+                profile.run()  # fills profile.outcome, interrupted or not
             except KeyboardInterrupt:
+                raise StressInterrupted(outcome) from None
+            finally:
                 outcome.profiles.append(profile.outcome)
                 outcome.problems += profile.cleanup_problems
-                raise StressInterrupted(outcome) from None
-            outcome.profiles.append(result)
-            outcome.problems += profile.cleanup_problems
-            self.observer.profile_finished(result)
+            self.observer.profile_finished(profile.outcome)
         return outcome
 
     def _profile_run(
@@ -333,7 +339,8 @@ class _ProfileRun:
             self.runner.observer.phase(self.label, f"{stage.name} failed: ramp aborted")
 
     def _measure(self, plan: StressPlan, stage: Stage, until: float | None = None) -> StageMeasure:
-        """The brokers over the stage's judged part (up to `until` when the ramp stopped in it)."""
+        """The brokers over the stage's judged part, from past its settle time (up to `until` when
+        the ramp stopped in it), the remote tier by halves; the window's origin is t0."""
         prom = self.runner.prometheus
         if prom is None:
             return StageMeasure()
@@ -341,8 +348,10 @@ class _ProfileRun:
         end = plan.t0 + stage.end_s if until is None else min(plan.t0 + stage.end_s, until)
         settled = start + min(self.loaded.spec.shape.settle_s, stage.duration_s / 2, (end - start) / 2)
         mid = min(start + stage.duration_s / 2, end)
-        return measure_stage(
-            prom, plan.topics, settled, end, mid, self.runner.target.scrape_interval_s, plan.t0
+        scrape_s = self.runner.target.scrape_interval_s
+        return StageMeasure(
+            broker=measure_window(prom, settled, end, plan.topics, scrape_s, time.time(), plan.t0),
+            remote=remote_tier(prom, plan.topics, settled, end, mid),
         )
 
     def _read_status(self, out_dir: Path) -> None:
@@ -366,7 +375,10 @@ class _ProfileRun:
             if not started:
                 break
             aborted = plan.t0 + stage.end_s > until  # the stage did not run to its end
-            cut = self._cut_at(stage, until) if aborted else None  # the ramp stopped part way
+            # The ramp stopped part way: the stage ended with the last record the producers were due
+            # to send in it (they stop a moment after the abort), else at the abort itself.
+            last_due = self.tally.stage(stage.index).last_due
+            cut = (last_due if last_due > 0 else until) if aborted else None
             if stage.index not in self.measures or aborted:
                 self.measures[stage.index] = self._measure(plan, stage, cut)
             self._record(
@@ -387,12 +399,6 @@ class _ProfileRun:
         record = stage_record(self.ctx, stage, tally, measure, pool.tallies, delivery, verdict, until)
         self.runner.store.write(record)
         self.outcome.stages.append(StageOutcome(stage, record))
-
-    def _cut_at(self, stage: Stage, abort_at: float) -> float:
-        """Where a stage the ramp left part way ended: the last record the producers were due to
-        send in it (they stop a moment after the abort), else the abort itself."""
-        last_due = self.tally.stage(stage.index).last_due
-        return last_due if last_due > 0 else abort_at
 
     def _interrupted(
         self, plan: StressPlan, pool: ConsumerPool, locust: LocustProcesses, out_dir: Path

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tuner.core.errors import BadInput
 from tuner.runner.series_store import SeriesStore
 from tuner.runner.stress.engine_stages import stage_parts
 from tuner.runner.stress.locust_processes import LocustOptions
@@ -51,8 +52,6 @@ def stress_runner(
     producer_ports = ports[: min(MAX_PRODUCER_PORTS, max(0, len(ports) - len(consumer_ports)))]
     base = found.lab.local_port_base if found.lab is not None else None
     if base is None and (flags.master_port is None or flags.web_port is None):
-        from tuner.core.errors import BadInput
-
         raise BadInput(f"{found.name}: give --master-port and --web-port (no local port block is known)")
     locust = LocustOptions(
         workers=flags.workers,
