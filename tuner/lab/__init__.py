@@ -11,7 +11,6 @@ The names are imported on first use (PEP 562): `Lab` brings process control and 
 reading the lab's config, or a command's --help, does not need.
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,10 +19,19 @@ if TYPE_CHECKING:
     from tuner.lab.state import BrokerState, LabState, load_state
 
 __all__ = ["BrokerState", "Lab", "LabConfig", "LabState", "default_lab_dir", "load_state"]
-_MODULE = {"Lab": "lab", "LabConfig": "config", "default_lab_dir": "config"}  # the rest: state
 
 
 def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module 'tuner.lab' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"tuner.lab.{_MODULE.get(name, 'state')}"), name)
+    if name == "Lab":
+        from tuner.lab import lab
+
+        return lab.Lab
+    if name in ("LabConfig", "default_lab_dir"):
+        from tuner.lab import config
+
+        return getattr(config, name)
+    if name in ("BrokerState", "LabState", "load_state"):
+        from tuner.lab import state
+
+        return getattr(state, name)
+    raise AttributeError(f"module 'tuner.lab' has no attribute {name!r}")
