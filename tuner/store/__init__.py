@@ -4,7 +4,6 @@ The names are imported on first use (PEP 562): importing tuner.store builds none
 models.
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -13,16 +12,19 @@ if TYPE_CHECKING:
     from tuner.store.results import ResultsStore, make_run_id
 
 __all__ = ["ResultsStore", "RunRecord", "capture_environment", "make_run_id"]
-# Each name's module, imported when the name is first asked for.
-_HOMES = {
-    "capture_environment": "environment",
-    "RunRecord": "record",
-    "ResultsStore": "results",
-    "make_run_id": "results",
-}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'tuner.store' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"tuner.store.{_HOMES[name]}"), name)
+    if name == "capture_environment":
+        from tuner.store import environment
+
+        return environment.capture_environment
+    if name == "RunRecord":
+        from tuner.store.record import RunRecord
+
+        return RunRecord
+    if name in ("ResultsStore", "make_run_id"):
+        from tuner.store import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'tuner.store' has no attribute {name!r}")
