@@ -10,10 +10,11 @@ from pathlib import Path
 
 import typer
 
-from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.units import MAX_KAFKA_BYTES
+from tuner.core.writes import is_stdout
 from tuner.spec.filebeat_lines import line_of
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
@@ -74,7 +75,7 @@ def filebeat(
         ok = not (strict and warnings)
         checked.append({"file": path, "ok": ok, "errors": [], "warnings": list(warnings)})
         if ok and not warnings:
-            typer.echo(f"{path}: ok", err=to_stdout(json_path))
+            typer.echo(f"{path}: ok", err=is_stdout(json_path))
     write_json(json_path, "check filebeat", strict=strict, files=checked)
     if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))
@@ -145,7 +146,7 @@ def otelcol(
             sys.stderr.write(f"kbt: error: {one_line(scrub(problem))}\n")
             found = one_line(scrub(str(found)))
         else:
-            typer.echo(f"{value(shown_path(path))}: ok", err=to_stdout(json_path))
+            typer.echo(f"{value(shown_path(path))}: ok", err=is_stdout(json_path))
         checked.append({"file": path, "ok": problem is None, "errors": [found] if problem else []})
     write_json(json_path, "check otelcol", files=checked)
     if any(not c["ok"] for c in checked):
@@ -245,7 +246,7 @@ def _check_properties(
         for line in warnings:
             sys.stderr.write(f"kbt: warning: {line}\n")
         said = ", ".join(f"{k} {v}" for k, v in durability.items())
-        typer.echo(f"{where}: ok ({said})", err=to_stdout(json_path))
+        typer.echo(f"{where}: ok ({said})", err=is_stdout(json_path))
         checked.append(
             {"file": path, "ok": True, "errors": [], "warnings": warnings, "durability": durability}
         )

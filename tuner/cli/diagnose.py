@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 import typer
 
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import console_for, document_text, to_stdout
+from tuner.cli.json_out import console_for, document_text
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
-from tuner.core.writes import atomic_write
+from tuner.core.writes import atomic_write, is_stdout
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
 from tuner.target.base import ClusterFlags, TargetSource
@@ -185,12 +185,10 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
     from tuner.render.diagnosis import diagnosis_view
 
     text = document_text("diagnose", **result.model_dump(mode="json"))
-    if to_stdout(json_path):
-        sys.stdout.write(text)
-    else:
+    if not is_stdout(json_path):
         show(console_for(None), diagnosis_view(result))
-        if json_path is not None:
-            atomic_write(json_path, text, "diagnosis")
+    if json_path is not None:  # '-': atomic_write prints it
+        atomic_write(json_path, text, "diagnosis")
 
 
 def write_notes(notes: list[str]) -> None:

@@ -12,11 +12,11 @@ import typer
 from tuner.cli.args import positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
 from tuner.cli.diagnose import seconds
-from tuner.cli.json_out import console_for, document_text, json_file, print_json, to_stdout, unwrap
+from tuner.cli.json_out import console_for, document_text, json_file, unwrap
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import cut_value, parse_number
-from tuner.core.writes import atomic_write_all
+from tuner.core.writes import atomic_write_all, is_stdout
 from tuner.render.plain import show
 from tuner.runner.diagnose_inputs import load_cost_model, load_records
 from tuner.target.base import TargetSource
@@ -182,9 +182,7 @@ def _write_outputs(
     if save_model is not None:
         outputs[save_model] = json.dumps(model.model_dump(mode="json"), indent=2) + "\n"
     atomic_write_all(outputs | json_file(json_path, text), "forecast")
-    if to_stdout(json_path):
-        print_json(text)
-    return to_stdout(json_path)
+    return is_stdout(json_path)
 
 
 def _model(cost_model: Path | None, records: list[RunRecord]) -> BrokerCostModel:

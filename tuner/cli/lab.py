@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.text import value
+from tuner.core.writes import is_stdout
 from tuner.lab.config import MAX_BROKERS, LabConfig, default_base_port, default_lab_dir
 from tuner.lab.security import USERNAME, SecurityFiles
 from tuner.lab.state import LabState, load_state
@@ -229,7 +230,7 @@ def status(
     if state is None or not health:
         write_json(json_path, "lab status", lab_dir=root, running=False, healthy=False, components=[])
         msg = f"no lab running in {value(root, 400)} (run 'kbt lab up')"  # a path on one line
-        typer.echo(msg, err=to_stdout(json_path))
+        typer.echo(msg, err=is_stdout(json_path))
         raise typer.Exit(int(ExitStatus.FAILURE))
     healthy = all(h.healthy for h in health)
     write_json(
@@ -247,7 +248,7 @@ def status(
             f"http://127.0.0.1:{state.config.toxiproxy_api_port}" if state.config.via_toxiproxy else None
         ),
     )
-    if not to_stdout(json_path):
+    if not is_stdout(json_path):
         table = Table(title=Text(f"kbt lab ({value(root, 400)})"))
         table.add_column("component")
         table.add_column("state")

@@ -9,9 +9,10 @@ from typing import Any
 import typer
 
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.writes import is_stdout
 from tuner.runner.target_facts import cluster_facts, metric_facts
 from tuner.target.base import Target
 
@@ -62,7 +63,7 @@ def check(
     report["kafka_version_source"] = version.source or None
     report["kafka_version_note"] = version.why_not or None
     write_json(json_path, "target check", **report)
-    if not to_stdout(json_path):
+    if not is_stdout(json_path):
         _print(report)
     if "prometheus_error" in report:
         raise typer.Exit(int(Unreachable.status))
@@ -157,7 +158,7 @@ def health(
         raise Unreachable(exc.message) from None
     go = all(c.ok is not False for c in checks)
     write_json(json_path, "target health", target=target.name, go=go, checks=[asdict(c) for c in checks])
-    if not to_stdout(json_path):
+    if not is_stdout(json_path):
         for c in checks:
             verdict = {True: "ok", False: "NO-GO", None: "not measured"}[c.ok]
             typer.echo(f"{verdict:12} {c.name}: {c.reason}")
