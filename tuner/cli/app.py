@@ -112,7 +112,8 @@ def _debug_traceback() -> None:
 
     from tuner.core.redact import scrub
 
-    sys.stderr.write(scrub(traceback.format_exc()))
+    if os.environ.get("KBT_DEBUG") == "1":
+        sys.stderr.write(scrub(traceback.format_exc()))
 
 
 def _broken_pipe() -> None:
@@ -188,8 +189,7 @@ def main(argv: list[str] | None = None) -> None:
             _broken_pipe()
         raise
     except KbtError as exc:
-        if os.environ.get("KBT_DEBUG") == "1":
-            _debug_traceback()
+        _debug_traceback()
         fail(exc.message, exc.status)
     except click_exc.NoArgsIsHelpError as exc:
         # `kbt lab` names a group, not a command: its help, as a usage error (stderr, exit 2), so a
@@ -211,7 +211,6 @@ def main(argv: list[str] | None = None) -> None:
     except click_exc.ClickException as exc:
         fail(exc.format_message(), ExitStatus.BAD_INPUT)
     except OSError as exc:
-        if os.environ.get("KBT_DEBUG") == "1":
-            _debug_traceback()
+        _debug_traceback()
         fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), ExitStatus.ENVIRONMENT)
     sys.exit(int(ExitStatus.OK))

@@ -30,10 +30,6 @@ def _err() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def _lab_dir(value: Path | None) -> Path:
-    return value if value is not None else default_lab_dir()
-
-
 # LabConfig field -> the `up` parameter that sets it, where the names differ.
 _PARAMETER = {"scrape_interval_s": "scrape_interval", "client_exporter_count": "client_exporters"}
 
@@ -138,7 +134,7 @@ def up(
         {
             **settings,
             "base_port": base_port if base_port is not None else default_base_port(),
-            "lab_dir": _lab_dir(lab_dir),
+            "lab_dir": lab_dir or default_lab_dir(),
             "profile": profile,
         }
     )
@@ -162,7 +158,7 @@ def down(
     timeout: float = option("--timeout", "down"),
 ) -> None:
     """Stop the lab's processes (only the PIDs it recorded) and check that its ports are free."""
-    root = _lab_dir(lab_dir)
+    root = lab_dir or default_lab_dir()
     console = _err()
     with console.status("stopping the lab", spinner="dots"):
         from tuner.lab.lab import Lab
@@ -178,7 +174,7 @@ def _switched_lab(command: str, state: str, lab_dir: Path | None) -> LabState:
     """The lab whose `command` is turned `state` (on or off)."""
     if state not in ("on", "off"):
         raise BadInput(f"{command}: expected on or off, got {state[:40]!r}")
-    return load_state(_lab_dir(lab_dir))
+    return load_state(lab_dir or default_lab_dir())
 
 
 @app.command("client-sensors")
@@ -223,7 +219,7 @@ def status(
     json_path: Path | None = option("--json", what="each component's health and the endpoints"),
 ) -> None:
     """Show each component healthy or not, the bootstrap servers and the Prometheus URL."""
-    root = _lab_dir(lab_dir)
+    root = lab_dir or default_lab_dir()
     from tuner.lab.lab import Lab
 
     state, health = Lab.at(root).status()
@@ -270,5 +266,5 @@ def logs(
     """Print the tail of a component's log."""
     from tuner.lab.lab import Lab
 
-    text = Lab.at(_lab_dir(lab_dir)).logs(component, lines)
+    text = Lab.at(lab_dir or default_lab_dir()).logs(component, lines)
     sys.stdout.write(text + ("\n" if text else ""))
