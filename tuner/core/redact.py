@@ -24,19 +24,6 @@ from typing import Any
 
 from tuner.core.envref import is_reference, parse_reference
 
-__all__ = [
-    "REDACTED",
-    "is_reference",
-    "is_secret_name",
-    "redact",
-    "redact_value",
-    "register_basic_auth",
-    "register_input_secrets",
-    "register_secret",
-    "register_url_secrets",
-    "scrub",
-]
-
 REDACTED = "[redacted]"
 
 # Exact secret keys from the clients' own documentation (normalised: lower case, `_`/`-` -> `.`).
