@@ -152,16 +152,10 @@ FLAGS: dict[str, dict[str, Flag]] = {
 }
 
 
-def help_text(name: str, role: str = DEFAULT, what: str | None = None) -> str:
-    flag = FLAGS[name][role]
-    if ("{what}" in flag.help) != (what is not None):
-        raise TypeError(f"{name} ({role}): what= goes with a help text that has {{what}}, and only then")
-    return flag.help.format(what=what) if what is not None else flag.help
-
-
 def option(name: str, role: str = DEFAULT, *, what: str | None = None) -> Any:
     """The typer option `name` as defined above (a KeyError names a flag or role not defined)."""
     flag = FLAGS[name][role]
-    return typer.Option(
-        flag.default, name, *flag.aliases, metavar=flag.metavar, help=help_text(name, role, what)
-    )
+    if ("{what}" in flag.help) != (what is not None):
+        raise TypeError(f"{name} ({role}): what= goes with a help text that has {{what}}, and only then")
+    text = flag.help.format(what=what) if what is not None else flag.help
+    return typer.Option(flag.default, name, *flag.aliases, metavar=flag.metavar, help=text)
