@@ -30,14 +30,16 @@ def _err() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-# LabConfig field -> the `up` parameter that sets it, where the names differ.
-_PARAMETER = {"scrape_interval_s": "scrape_interval", "client_exporter_count": "client_exporters"}
+# `up` parameter -> the LabConfig field it sets, where the names differ.
+_FIELD = {"scrape_interval": "scrape_interval_s", "client_exporters": "client_exporter_count"}
+# `up` parameters that are not a setting a profile may give
+_NOT_SETTINGS = ("base_port", "lab_dir", "timeout", "profile")
 
 
-def _defaulted(ctx: typer.Context, field: str) -> bool:
-    """Was the flag for `field` left at its default (not given on the command line)?"""
-    source = ctx.get_parameter_source(_PARAMETER.get(field, field))
-    return source is None or source.name in ("DEFAULT", "DEFAULT_MAP")
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Was the flag `name` given on the command line (not left at its default)?"""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def _print_endpoints(state: LabState) -> None:
@@ -116,20 +118,11 @@ def up(
     profile: str | None = option("--profile", "lab"),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
-    settings = {
-        "brokers": brokers,
-        "tiered": tiered,
-        "scrape_interval_s": scrape_interval,
-        "heap": heap,
-        "client_exporter_count": client_exporters,
-        "security": security,
-        "via_toxiproxy": via_toxiproxy,
-        "jmx_rules": jmx_rules,
-        "kubernetes_job": kubernetes_job,
-        "listen_address": listen_address,
+    settings = {  # with a profile: the profile's values, except where a flag was given
+        _FIELD.get(name, name): value
+        for name, value in ctx.params.items()
+        if name not in _NOT_SETTINGS and (profile is None or _given(ctx, name))
     }
-    if profile is not None:  # the profile's values, except where a flag was given
-        settings = {k: v for k, v in settings.items() if not _defaulted(ctx, k)}
     config = LabConfig.parse(
         {
             **settings,
