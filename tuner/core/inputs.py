@@ -144,10 +144,7 @@ def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX
         limit = (max_bytes if max_bytes is not None else st.st_size) + 1
         chunks: list[bytes] = []
         total = 0
-        while total < limit:
-            chunk = os.read(fd, min(limit - total, 4 * MiB))
-            if not chunk:
-                break
+        while total < limit and (chunk := os.read(fd, min(limit - total, 4 * MiB))):
             chunks.append(chunk)
             total += len(chunk)
     except OSError as exc:
