@@ -146,7 +146,7 @@ def _clients(values: list[str]) -> list[str]:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
     if not clients:
         raise BadInput(f"--client names no client kind: expected one of {', '.join(CLIENTS)}")
-    return list(dict.fromkeys(clients))
+    return clients
 
 
 def _check_target(target_file: TargetSource, live: Path | None, max_trials: int, yes: bool) -> None:
