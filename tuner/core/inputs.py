@@ -433,8 +433,7 @@ def check_tree(data: Any, shown: str) -> None:
                 name = cut(str(key), 60)
                 stack.append((value, depth + 1, f"{where}.{name}" if where else name))
         elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
-            for i, value in enumerate(node):
-                stack.append((value, depth + 1, f"{where}[{i}]"))
+            stack += [(value, depth + 1, f"{where}[{i}]") for i, value in enumerate(node)]
 
 
 def type_name(value: Any) -> str:

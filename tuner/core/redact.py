@@ -154,12 +154,7 @@ def _lines_with(text: str, words: tuple[str, ...], limit: int) -> list[str]:
             if end < 0:
                 break
             pos = lower.find(word, end)
-    lines = []
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        lines.append(text[start : min(end, start + _MAX_LINE)])
-    return lines
+    return [text[start : start + _MAX_LINE].split("\n", 1)[0] for start in sorted(starts)]
 
 
 def register_input_secrets(text: str) -> None:
