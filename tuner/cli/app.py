@@ -6,7 +6,6 @@ Ctrl-C exits 130. No traceback reaches the user unless KBT_DEBUG=1.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import warnings
@@ -93,9 +92,9 @@ def _broken_pipe() -> None:
     """The reader of stdout went away (`kbt ... | head -c1`): nothing more to say to it. Exit 141
     (128 + SIGPIPE, what a shell reports for a writer killed by the signal), never 1, which means a
     failed run; stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
-    with contextlib.suppress(OSError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    from tuner.cli.streams import silence
+
+    silence("stdout")
     os._exit(int(ExitStatus.BROKEN_PIPE))
 
 
