@@ -160,28 +160,20 @@ def check_target(path: Path | str, what: str = "file") -> None:
     """Raise BadInput unless `path` is a regular file or a new path whose nearest existing
     ancestor is a directory."""
     path = Path(path)
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        st = None
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
-    if st is not None:
-        if not stat.S_ISREG(st.st_mode):
-            raise BadInput(
-                f"{shown_path(path)}: is {file_kind(st.st_mode)}; kbt writes a {what} only to a regular file"
-                " or a new path"
-            )
-        return
-    for parent in path.absolute().parents:
+    for candidate in (path, *path.absolute().parents):  # the path, else its nearest existing ancestor
         try:
-            pst = os.stat(parent)
+            st = os.stat(candidate)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
-        if not stat.S_ISDIR(pst.st_mode):
-            raise BadInput(f"{shown_path(path)}: {shown_path(parent)} is not a directory")
+        if candidate is path and not stat.S_ISREG(st.st_mode):
+            raise BadInput(
+                f"{shown_path(path)}: is {file_kind(st.st_mode)}; kbt writes a {what} only to a regular file"
+                " or a new path"
+            )
+        if candidate is not path and not stat.S_ISDIR(st.st_mode):
+            raise BadInput(f"{shown_path(path)}: {shown_path(candidate)} is not a directory")
         return
 
 
