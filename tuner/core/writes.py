@@ -177,16 +177,9 @@ def check_target(path: Path | str, what: str = "file") -> None:
         return
 
 
-def atomic_write(
-    path: Path | str,
-    data: str | bytes,
-    what: str = "file",
-    *,
-    replace: bool = True,
-    mode: int | None = None,
-) -> Path:
+def atomic_write(path: Path | str, data: str | bytes, what: str = "file", *, replace: bool = True) -> Path:
     """Write `data` to `path` atomically. `replace=False`: fail if `path` exists (FileExistsError
-    passes through for the caller to word). `mode`: permissions of the new file (e.g. 0o600)."""
+    passes through for the caller to word)."""
     if is_stdout(path):
         _to_stdout(data)
         return Path(STDOUT)
@@ -195,7 +188,7 @@ def atomic_write(
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _stage(path, data, mode)
+        tmp = _stage(path, data)
         if replace:
             os.replace(tmp, path)
         else:
@@ -213,7 +206,7 @@ def atomic_write(
     return path
 
 
-def _stage(path: Path, data: str | bytes, mode: int | None = None) -> str:
+def _stage(path: Path, data: str | bytes) -> str:
     """`data` in a new temporary file beside `path`, fsync'd, with the permissions `path` will
     have; returns its name (the caller renames it into place or removes it)."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -223,9 +216,7 @@ def _stage(path: Path, data: str | bytes, mode: int | None = None) -> str:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        elif path.exists():
+        if path.exists():
             os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         else:
             umask = os.umask(0)
