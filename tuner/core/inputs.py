@@ -329,13 +329,8 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     return data
 
 
-def read_yaml(
-    path: Path | str,
-    what: str = "file",
-    max_bytes: int | None = MAX_INPUT_BYTES,
-    go_yaml: GoYaml | None = None,
-) -> Any:
-    return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml)
+def read_yaml(path: Path | str, what: str = "file", go_yaml: GoYaml | None = None) -> Any:
+    return parse_yaml(read_text(path, what), shown_path(path), go_yaml)
 
 
 # ---- JSON ---------------------------------------------------------------------------------------
@@ -404,8 +399,8 @@ def parse_json_line(data: bytes, shown: str, max_values: int) -> Any:
         raise BadInput(f"{shown}: not valid JSON ({type(exc).__name__})") from None
 
 
-def read_json(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> Any:
-    return parse_json(read_text(path, what, max_bytes), shown_path(path))
+def read_json(path: Path | str, what: str = "file") -> Any:
+    return parse_json(read_text(path, what), shown_path(path))
 
 
 # ---- shape checks -------------------------------------------------------------------------------
