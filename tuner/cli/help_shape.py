@@ -62,13 +62,8 @@ def sentences(text: str) -> list[str]:
 def exit_codes(text: str) -> str:
     """The sentences of a docstring that state its command's exit codes, or ''. A clause after ';'
     counts too ("...; exits 3 when no setting meets the SLO.")."""
-    found: list[str] = []
-    for sentence in sentences(text):
-        for clause in [sentence, *sentence.split("; ")[1:]]:
-            if _EXITS.search(clause):
-                found.append(clause[0].upper() + clause[1:])
-                break
-    return " ".join(found)
+    stated = (next((c for c in [s, *s.split("; ")[1:]] if _EXITS.search(c)), "") for s in sentences(text))
+    return " ".join(c[0].upper() + c[1:] for c in stated if c)
 
 
 def split_doc(text: str | None) -> Details:
