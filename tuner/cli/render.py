@@ -28,14 +28,11 @@ def filebeat(
     from tuner.render.filebeat_profiles import PROFILE_DIR, render_all
 
     root = repo_root()
-    rendered: dict[Path, str] = {}
-    for rel, content in sorted(render_all().items()):
-        path = root / rel
-        if out is not None:
-            if not rel.startswith(PROFILE_DIR + "/"):
-                continue
-            path = out / Path(rel).name
-        rendered[path] = content
+    files = sorted(render_all().items())
+    if out is None:
+        rendered = {root / rel: content for rel, content in files}
+    else:  # the Filebeat profiles alone, into --out
+        rendered = {out / Path(rel).name: text for rel, text in files if rel.startswith(PROFILE_DIR + "/")}
     changed = {path: content for path, content in rendered.items() if _current(path) != content}
     if check:
         for path in changed:
