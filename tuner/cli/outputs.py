@@ -43,7 +43,6 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
 
 
 def _flags(ctx: Any) -> dict[str, Literal["file", "directory"]]:
-    """The output flags of the command `ctx` runs."""
     return OUTPUTS.get(" ".join(ctx.command_path.split()[1:]), {})
 
 

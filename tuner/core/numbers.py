@@ -57,7 +57,6 @@ def cut_text(text: str) -> str:
 
 
 def cut_value(text: str) -> str:
-    """`text` quoted, its first ECHO_CHARS characters only."""
     return repr(cut_text(text))
 
 
