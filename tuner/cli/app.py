@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 import warnings
 from functools import cache
 from typing import Any
@@ -19,7 +20,11 @@ try:  # typer >= 0.20 vendors click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc  # type: ignore[no-redef]
 
+from tuner.cli.streams import flush_stdout, guard, say, silence
+from tuner.core.client_log import command_log, kept_in, summary
 from tuner.core.errors import ExitStatus, KbtError
+from tuner.core.redact import scrub
+from tuner.core.text import OutputGate, one_line
 
 app = typer.Typer(
     name="kbt",
@@ -69,10 +74,6 @@ def _register() -> None:
 
 
 def fail(message: str, status: ExitStatus) -> None:
-    from tuner.cli.streams import say
-    from tuner.core.redact import scrub
-    from tuner.core.text import one_line
-
     say(f"kbt: error: {one_line(scrub(message))}\n")
     sys.exit(int(status))
 
@@ -80,10 +81,6 @@ def fail(message: str, status: ExitStatus) -> None:
 def _debug_traceback() -> None:
     """KBT_DEBUG=1: the traceback, through the same scrubber as every other output (a secret in
     an exception's message or a URL in a frame is [redacted] there too)."""
-    import traceback
-
-    from tuner.core.redact import scrub
-
     if os.environ.get("KBT_DEBUG") == "1":
         sys.stderr.write(scrub(traceback.format_exc()))
 
@@ -92,16 +89,11 @@ def _broken_pipe() -> None:
     """The reader of stdout went away (`kbt ... | head -c1`): nothing more to say to it. Exit 141
     (128 + SIGPIPE, what a shell reports for a writer killed by the signal), never 1, which means a
     failed run; stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
-    from tuner.cli.streams import silence
-
     silence("stdout")
     os._exit(int(ExitStatus.BROKEN_PIPE))
 
 
 def _gate_output() -> None:
-    from tuner.cli.streams import guard
-    from tuner.core.text import OutputGate
-
     guard()  # a full disk or a closed descriptor: one line, not the interpreter's exit 120
     if os.environ.get("KBT_DEBUG") != "1":
         # a library's warning is lines of its own naming its source file (matplotlib's "constrained_layout
@@ -117,9 +109,6 @@ def _gate_output() -> None:
 
 
 def _run(command: Any, argv: list[str] | None) -> Any:
-    from tuner.cli.streams import flush_stdout, say
-    from tuner.core.client_log import command_log, kept_in, summary
-
     log = command_log()  # librdkafka's lines outside a run (a run keeps its own beside its record)
     try:
         with kept_in(log):

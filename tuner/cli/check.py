@@ -13,6 +13,10 @@ import typer
 from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
+from tuner.core.inputs import read_text, shown_path
+from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
+from tuner.core.redact import scrub
+from tuner.core.text import one_line, value
 from tuner.core.units import MAX_KAFKA_BYTES
 from tuner.core.writes import is_stdout
 from tuner.spec.filebeat_lines import line_of
@@ -130,10 +134,6 @@ def otelcol(
     if collector_binary() is None:
         sys.stderr.write("kbt: error: no OpenTelemetry Collector build: run 'make install'\n")
         raise typer.Exit(int(ExitStatus.ENVIRONMENT))
-    from tuner.core.inputs import shown_path
-    from tuner.core.redact import scrub
-    from tuner.core.text import one_line, value
-
     checked: list[dict[str, object]] = []
     for path in files:
         try:
@@ -221,9 +221,6 @@ def _check_properties(
     files: list[Path], client: str, check: Callable[[Path, str, str], dict[str, str]], json_path: Path | None
 ) -> None:
     """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
-    from tuner.core.inputs import read_text, shown_path
-    from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
-    from tuner.core.text import one_line, value
     from tuner.spec.clients import KINDS
     from tuner.target.security import literal_secret_keys
 

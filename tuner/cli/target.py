@@ -11,7 +11,9 @@ import typer
 from tuner.cli.cluster_flags import target_source
 from tuner.cli.json_out import write_json
 from tuner.cli.options import option
-from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.errors import BadInput, ExitStatus, KbtError, Unreachable
+from tuner.core.redact import redact
+from tuner.core.text import value
 from tuner.core.writes import is_stdout
 from tuner.runner.target_facts import cluster_facts, metric_facts
 from tuner.target.base import Target
@@ -32,7 +34,6 @@ def check(
     Connects to the target's brokers and Prometheus and reports brokers, Kafka version, controller,
     the metric dialect and which broker series are present. Sends no load, creates nothing.
     Exit 0 when both answer, 5 when the cluster or Prometheus cannot be reached, 2 for a bad file."""
-    from tuner.core.redact import redact
     from tuner.measure.kafka_version import read_version
 
     target = _target(file, bootstrap, command_config, prom_flag)
@@ -81,8 +82,6 @@ def _target(file: Path | None, bootstrap: str | None, config: Path | None, prom:
 
 
 def _print(r: dict[str, Any]) -> None:
-    from tuner.core.text import value
-
     out = typer.echo
     out(f"target {r['target']}: {r['bootstrap_servers']}" + ("" if r["loopback"] else " (not loopback)"))
     out(
@@ -136,7 +135,6 @@ def health(
     when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
     from dataclasses import asdict
 
-    from tuner.core.errors import ExitStatus
     from tuner.core.kafka_clients import Connection, admin_client
     from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
     from tuner.target.health import consumer_lag, disk_headroom, under_replicated
