@@ -14,6 +14,8 @@ from tuner.cli.json_out import console_for, document_text
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
+from tuner.core.redact import scrub
+from tuner.core.text import one_line
 from tuner.core.writes import atomic_write, is_stdout
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
@@ -193,8 +195,5 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
 
 def write_notes(notes: list[str]) -> None:
     """One stderr line per note of a live diagnosis (a series the target's dialect lacks)."""
-    from tuner.core.redact import scrub
-    from tuner.core.text import one_line
-
     for note in notes:  # a note can quote a label or an answer: one line, scrubbed
         sys.stderr.write(f"kbt: note: {one_line(scrub(note), 1000)}\n")

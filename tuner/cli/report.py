@@ -14,6 +14,7 @@ from tuner.cli.json_out import document_text, json_file
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
+from tuner.core.text import decoded
 from tuner.core.writes import atomic_write_all, is_stdout
 from tuner.target.base import ClusterFlags, TargetSource
 
@@ -72,8 +73,6 @@ def report(
     prom = _url_prometheus(prometheus, lab_dir) or prom
     if prom is not None:
         _backfill(data, prom)
-    from tuner.core.text import decoded
-
     # a title is text (an undecodable byte escaped as a traceback)
     built = build_report(data, title=decoded(title))
     outputs: dict[Path, str | bytes] = {out: scrub(built.html)}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 import re
 
+from tuner.core.envref import is_reference
+
 MAX_MAGNITUDE = float(2**53)
 MAX_DURATION_S = 366 * 24 * 3600.0  # a year: longer "durations" (1e35h) are typos
 NUMBER = _NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$", re.ASCII)
@@ -145,8 +147,6 @@ def check_config_value(key: str, value: str) -> str:
     """A raw client/topic config value: a key that takes a whole number gets one (ASCII digits,
     at least -1, within the magnitude bound); any value that looks like a number but is not one in
     the grammar ("1e400", "inf", Unicode digits) is refused. Returns `value`."""
-    from tuner.core.envref import is_reference
-
     text = value.strip()
     if is_reference(text):
         return value
