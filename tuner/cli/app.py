@@ -11,6 +11,7 @@ import sys
 import traceback
 import warnings
 from functools import cache
+from importlib import import_module
 from typing import Any
 
 import typer
@@ -62,8 +63,6 @@ def _root(
 
 @cache  # once per process: typer appends, so a second call would list every command twice
 def _register() -> None:
-    from importlib import import_module
-
     # In the order the pipeline runs (help lists the commands, then the groups): each command is
     # its module's function of the module's name, each group its module's `app`.
     commands = "sweep chaos stress stress_worker recommend report diagnose capture compare forecast"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import math
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import typer
 
@@ -52,8 +55,6 @@ def window_and_step(window: str, step: str) -> tuple[float, float]:
 
 def prometheus_url(value: str) -> str:
     """A --prometheus URL with a host and, if any, a valid port; BadInput otherwise."""
-    from urllib.parse import urlsplit
-
     hint = f"--prometheus {value!r}: give a URL such as http://127.0.0.1:9090"
     if not value.startswith(("http://", "https://")):
         raise BadInput(hint)
@@ -83,9 +84,6 @@ YEAR_3000_S = 32503680000.0  # a time past this is a typo, not a window
 def end_time(value: str, flag: str = "--end") -> float:
     """A window's end: now, now-<duration> (as Grafana writes it), unix seconds or an ISO 8601 time
     (UTC when it names no zone)."""
-    import time
-    from datetime import UTC, datetime
-
     text, shown = value.strip(), f"{flag} {cut_value(value)}"
     if text == "now":
         return time.time()

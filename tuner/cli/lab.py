@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -200,8 +201,6 @@ def request_log(
     set_request_log(lab.bootstrap_servers, [b.id for b in lab.brokers], state == "on")
     _err().print(f"request log {state} ({lab.bootstrap_servers})", markup=False, highlight=False)
     if state == "on":
-        import shlex
-
         # flags to paste: quoted for a shell, and on one line whatever the lab directory holds
         typer.echo(" ".join(f"--request-log {shlex.quote(value(b.log_file, 4096))}" for b in lab.brokers))
 

@@ -6,6 +6,7 @@ the details: the summary, the rest of the docstring, and each argument and flag'
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from typer.main import get_command
@@ -135,8 +136,6 @@ def cli_reference_markdown() -> str:
 def _wrapped(markdown: str, width: int = 100) -> str:
     """Paragraph lines wrapped at `width` between words (a table row or a code block stays one
     line: Markdown needs it so)."""
-    import textwrap
-
     out: list[str] = []
     code = False
     for line in markdown.split("\n"):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+import types
+import typing
 
 from tuner.core.envref import is_reference
 
@@ -96,9 +98,6 @@ def sample_value(text: object, what: str = "value") -> float:
 
 def _numeric_kind(annotation: object) -> type | None:
     """int or float when a pydantic field holds only a number (or None), else None."""
-    import types
-    import typing
-
     if annotation in (int, float):
         return annotation
     origin = typing.get_origin(annotation)
