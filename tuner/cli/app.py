@@ -21,6 +21,7 @@ try:  # typer >= 0.20 vendors click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc  # type: ignore[no-redef]
 
+from tuner.cli import flags, signals
 from tuner.cli.streams import flush_stdout, guard, say, silence
 from tuner.core.client_log import command_log, kept_in, summary
 from tuner.core.errors import ExitStatus, KbtError
@@ -119,8 +120,6 @@ def _run(command: Any, argv: list[str] | None) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from tuner.cli import flags, signals
-
     flags.install()
     signals.install()
     _gate_output()

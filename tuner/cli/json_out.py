@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
+from tuner import __version__
 from tuner.core.redact import redact
 from tuner.core.writes import atomic_write, is_stdout, json_text, stdout_claimed
 
@@ -53,8 +54,6 @@ def plain(value: Any) -> Any:
 
 
 def document(command: str, **fields: Any) -> dict[str, Any]:
-    from tuner import __version__
-
     head = {"kbt": __version__, "schema_version": SCHEMA_VERSION, "command": command}
     return {**head, **{k: plain(v) for k, v in fields.items() if k not in head}}
 

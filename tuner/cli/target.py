@@ -17,6 +17,7 @@ from tuner.core.text import value
 from tuner.core.writes import is_stdout
 from tuner.runner.target_facts import cluster_facts, metric_facts
 from tuner.target.base import Target
+from tuner.target.registry import resolve_target
 
 app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than kbt's lab (docs/targets.md).")
 
@@ -71,8 +72,6 @@ def check(
 
 
 def _target(file: Path | None, bootstrap: str | None, config: Path | None, prom: str | None) -> Target:
-    from tuner.target.registry import resolve_target
-
     source = target_source(file, bootstrap, config, prom)
     if source is None:
         raise BadInput(
