@@ -14,6 +14,7 @@ from functools import cache
 from importlib import import_module
 from typing import Any
 
+import rich.console
 import typer
 
 try:  # typer >= 0.20 vendors click
@@ -102,8 +103,6 @@ def _gate_output() -> None:
     # The one way out for text: every write to stdout/stderr passes the control-character gate.
     sys.stdout = OutputGate(sys.stdout)
     sys.stderr = OutputGate(sys.stderr)
-    import rich.console
-
     # rich's documented hook for EPIPE (its default raises SystemExit(1), a failed run's code)
     rich.console.Console.on_broken_pipe = lambda self: _broken_pipe()  # type: ignore[method-assign]
 

@@ -22,6 +22,7 @@ from tuner.core.text import one_line
 from tuner.core.writes import atomic_write, is_stdout
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
+from tuner.spec.duration import Duration
 from tuner.target.base import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 def seconds(value: str, what: str) -> float:
     """A duration flag (5m, 300s, 1h30m or plain seconds) in seconds; BadInput if it is not one."""
-    from tuner.spec.duration import Duration
-
     try:
         if NUMBER.fullmatch(value.strip()):
             result = parse_number(value, what)

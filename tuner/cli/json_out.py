@@ -19,6 +19,7 @@ from rich.console import Console
 from tuner import __version__
 from tuner.core.redact import redact
 from tuner.core.writes import atomic_write, is_stdout, json_text, stdout_claimed
+from tuner.render.fit import PIPE_WIDTH
 
 # 2: `kbt` is the version (it was the command, now `command`); diagnose's and forecast's documents
 # carry the envelope; a dry run's topics are {name, partitions} and its runs name their client
@@ -30,8 +31,6 @@ def console_for(path: Path | None) -> Console:
     """The human output's console: stderr when the JSON document takes stdout. Logs and pipes get
     `PIPE_WIDTH` columns: text wraps between words there, and tables print as plain lines that fit
     (tuner/render/plain.py)."""
-    from tuner.render.fit import PIPE_WIDTH
-
     console = Console(stderr=is_stdout(path) or stdout_claimed())
     if not console.is_terminal:
         console.width = PIPE_WIDTH

@@ -11,7 +11,10 @@ from typing import Any
 
 from typer.main import get_command
 
+from tuner.cli.app import _register, app
 from tuner.cli.help_shape import details, full_help, shape
+from tuner.cli.json_out import ENVELOPE, SCHEMA_VERSION
+from tuner.cli.outputs import OUTPUTS
 
 
 def _subcommands(cmd: Any) -> list[tuple[str, Any]]:
@@ -59,9 +62,6 @@ _ENVELOPE_HELP = {
 
 
 def _json_section(root: Any) -> list[str]:
-    from tuner.cli.json_out import ENVELOPE, SCHEMA_VERSION
-    from tuner.cli.outputs import OUTPUTS
-
     commands = ", ".join(f"`{c}`" for c in _with_json(root, ["kbt"]))
     stdout = ", ".join(
         f"`kbt {c} {f} -`"
@@ -91,8 +91,6 @@ def _json_section(root: Any) -> list[str]:
 
 
 def cli_reference_markdown() -> str:
-    from tuner.cli.app import _register, app
-
     _register()
     root = shape(get_command(app))
     out = [

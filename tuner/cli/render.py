@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import typer
@@ -11,6 +12,7 @@ from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.inputs import exists, read_text, shown_path
 from tuner.core.paths import repo_root
 from tuner.core.writes import atomic_write_all
+from tuner.spec.filebeat_load import load_filebeat
 
 app = typer.Typer(help="Write generated client configuration files.", no_args_is_help=True)
 
@@ -53,10 +55,6 @@ def filebeat(
 def _validate(files: dict[Path, str]) -> None:
     """The schema's one-line BadInput if a rendered Filebeat profile is wrong, read from a scratch
     copy: nothing is written where the user asked until every file passes."""
-    import tempfile
-
-    from tuner.spec.filebeat_load import load_filebeat
-
     with tempfile.TemporaryDirectory(prefix="kbt-render-") as scratch:
         for path, content in files.items():
             if path.suffix == ".yml":

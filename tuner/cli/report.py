@@ -10,6 +10,7 @@ import typer
 
 from tuner.cli.args import positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
+from tuner.cli.diagnose import prometheus_url
 from tuner.cli.json_out import document_text, json_file
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, KbtError
@@ -53,7 +54,6 @@ def report(
     only when some run fell short of it), produce request rate and idle ratios over time per broker,
     latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and before/after
     comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
-    from tuner.cli.diagnose import prometheus_url
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
@@ -97,8 +97,6 @@ def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
 
 def _url_prometheus(prometheus: str | None, lab_dir: Path | None) -> Prometheus | None:
     """The Prometheus at --prometheus URL, or the lab's (--lab-dir)."""
-    from tuner.cli.diagnose import prometheus_url
-
     url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
         from tuner.target.registry import resolve_target
