@@ -115,9 +115,7 @@ def _run(
                 return runner.run(loaded, resume=resume)
             except (KeyboardInterrupt, Interrupted):
                 observer._finish_ticker()
-                done = runner.store.latest(loaded.spec.name)
-                planned = {p.name for p in loaded.runs}
-                kept = sum(1 for n in done if n in planned)
+                kept = len({p.name for p in loaded.runs} & runner.store.latest(loaded.spec.name).keys())
                 raise Interrupted(
                     f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
                     f" rerun with --resume to finish"
