@@ -238,9 +238,8 @@ def status(
     )
     if not is_stdout(json_path):
         table = Table(title=Text(f"kbt lab ({value(root, 400)})"))
-        table.add_column("component")
-        table.add_column("state")
-        table.add_column("detail")
+        for column in ("component", "state", "detail"):
+            table.add_column(column)
         for h in health:
             table.add_row(h.component, "[green]healthy[/]" if h.healthy else "[red]unhealthy[/]", h.detail)
         show(Console(highlight=False), table)

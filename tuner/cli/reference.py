@@ -31,8 +31,7 @@ def _param_row(param: Any, ctx: Any) -> str:
         name = f"`{(param.metavar or param.name).upper()}`"
         kind = "argument" + (", required" if param.required else "")
     else:
-        opts = " / ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
-        name = opts
+        name = " / ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
         if param.is_flag and not param.count:
             kind = "flag"
         else:
