@@ -455,7 +455,5 @@ def plain_data(data: Any) -> Any:
         return {str(k): plain_data(v) for k, v in data.items()}
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
         return [plain_data(v) for v in data]
-    for kind in (bool, int, float, str):  # bool first: a bool is an int
-        if isinstance(data, kind):
-            return kind(data)
-    return data
+    # bool first: a bool is an int
+    return next((kind(data) for kind in (bool, int, float, str) if isinstance(data, kind)), data)
