@@ -34,8 +34,6 @@ class Flag:
 
 _JSON_HELP = "Also write {what} as JSON ('-': stdout)."
 _REQUEST_LOG_HELP = "A broker's request log (kafka.request.logger at DEBUG; repeat per broker): {what}."
-_TARGET_HELP = "A target file (docs/targets.md): {what}."
-_RUN_RECORDS = "Directory for run records."
 
 # long option -> role -> definition; DEFAULT is the role a command gets when it names none
 FLAGS: dict[str, dict[str, Flag]] = {
@@ -63,7 +61,7 @@ FLAGS: dict[str, dict[str, Flag]] = {
         ),
     },
     "--target": {
-        DEFAULT: Flag(_TARGET_HELP),
+        DEFAULT: Flag("A target file (docs/targets.md): {what}."),
         "report": Flag(
             "Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect)."
         ),
@@ -85,7 +83,7 @@ FLAGS: dict[str, dict[str, Flag]] = {
     },
     "--request-log": {DEFAULT: Flag(_REQUEST_LOG_HELP)},
     "--results": {
-        DEFAULT: Flag(_RUN_RECORDS, default=DEFAULT_RESULTS_DIR),
+        DEFAULT: Flag("Directory for run records.", default=DEFAULT_RESULTS_DIR),
         "recommend": Flag("Results directory with run records.", default=DEFAULT_RESULTS_DIR),
         "report": Flag("Results directory (or one sweep's directory in it)."),
         "forecast": Flag(
