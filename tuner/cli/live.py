@@ -46,7 +46,7 @@ def plain_line(label: str, started: float, s: LiveSample) -> str:
 
 
 class LiveFigures:
-    """Starts a sampler per run; renders its readings. `live_ok` False: a caller's own live display
+    """Starts a sampler per run; renders its readings. Given `on_row`: a caller's own live display
     (a progress bar) holds the terminal, so readings go to `on_row` instead of a table of ours."""
 
     def __init__(
