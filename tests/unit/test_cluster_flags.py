@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tuner.cli.cluster_flags import target_source
+from tuner.core.envref import is_reference
 from tuner.core.errors import BadInput
 from tuner.core.properties import parse_properties, properties_line
-from tuner.core.redact import is_reference, redact, scrub
+from tuner.core.redact import redact, scrub
 from tuner.target.base import ClusterFlags
 from tuner.target.registry import resolve_target
 from tuner.target.security import (

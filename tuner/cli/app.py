@@ -6,13 +6,15 @@ Ctrl-C exits 130. No traceback reaches the user unless KBT_DEBUG=1.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
+import traceback
 import warnings
 from functools import cache
+from importlib import import_module
 from typing import Any
 
+import rich.console
 import typer
 
 try:  # typer >= 0.20 vendors click
@@ -20,7 +22,12 @@ try:  # typer >= 0.20 vendors click
 except ImportError:  # pragma: no cover - older typer uses click itself
     from click import exceptions as click_exc  # type: ignore[no-redef]
 
+from tuner.cli import flags, signals
+from tuner.cli.streams import flush_stdout, guard, say, silence
+from tuner.core.client_log import command_log, kept_in, summary
 from tuner.core.errors import ExitStatus, KbtError
+from tuner.core.redact import scrub
+from tuner.core.text import OutputGate, one_line
 
 app = typer.Typer(
     name="kbt",
@@ -58,49 +65,16 @@ def _root(
 
 @cache  # once per process: typer appends, so a second call would list every command twice
 def _register() -> None:
-    from tuner.cli import (
-        capture,
-        chaos,
-        check,
-        compare,
-        diagnose,
-        forecast,
-        lab,
-        probe,
-        recommend,
-        render,
-        report,
-        stress,
-        stress_worker,
-        sweep,
-        target,
-    )
-
     # In the order the pipeline runs (help lists the commands, then the groups): each command is
-    # named by its function, each group by its module.
-    commands = (
-        sweep.sweep,
-        chaos.chaos,
-        stress.stress,
-        stress_worker.stress_worker,
-        recommend.recommend,
-        report.report,
-        diagnose.diagnose,
-        capture.capture,
-        compare.compare,
-        forecast.forecast,
-    )
-    for command in commands:
-        app.command(name=command.__name__.replace("_", "-"))(command)
-    for group in (lab, check, render, probe, target):
-        app.add_typer(group.app, name=group.__name__.rsplit(".", 1)[-1])
+    # its module's function of the module's name, each group its module's `app`.
+    commands = "sweep chaos stress stress_worker recommend report diagnose capture compare forecast"
+    for name in commands.split():
+        app.command(name=name.replace("_", "-"))(getattr(import_module(f"tuner.cli.{name}"), name))
+    for name in ("lab", "check", "render", "probe", "target"):
+        app.add_typer(import_module(f"tuner.cli.{name}").app, name=name)
 
 
 def fail(message: str, status: ExitStatus) -> None:
-    from tuner.cli.streams import say
-    from tuner.core.redact import scrub
-    from tuner.core.text import one_line
-
     say(f"kbt: error: {one_line(scrub(message))}\n")
     sys.exit(int(status))
 
@@ -108,27 +82,19 @@ def fail(message: str, status: ExitStatus) -> None:
 def _debug_traceback() -> None:
     """KBT_DEBUG=1: the traceback, through the same scrubber as every other output (a secret in
     an exception's message or a URL in a frame is [redacted] there too)."""
-    import traceback
-
-    from tuner.core.redact import scrub
-
-    sys.stderr.write(scrub(traceback.format_exc()))
+    if os.environ.get("KBT_DEBUG") == "1":
+        sys.stderr.write(scrub(traceback.format_exc()))
 
 
 def _broken_pipe() -> None:
     """The reader of stdout went away (`kbt ... | head -c1`): nothing more to say to it. Exit 141
     (128 + SIGPIPE, what a shell reports for a writer killed by the signal), never 1, which means a
     failed run; stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
-    with contextlib.suppress(OSError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    silence("stdout")
     os._exit(int(ExitStatus.BROKEN_PIPE))
 
 
 def _gate_output() -> None:
-    from tuner.cli.streams import guard
-    from tuner.core.text import OutputGate
-
     guard()  # a full disk or a closed descriptor: one line, not the interpreter's exit 120
     if os.environ.get("KBT_DEBUG") != "1":
         # a library's warning is lines of its own naming its source file (matplotlib's "constrained_layout
@@ -137,16 +103,11 @@ def _gate_output() -> None:
     # The one way out for text: every write to stdout/stderr passes the control-character gate.
     sys.stdout = OutputGate(sys.stdout)
     sys.stderr = OutputGate(sys.stderr)
-    import rich.console
-
     # rich's documented hook for EPIPE (its default raises SystemExit(1), a failed run's code)
     rich.console.Console.on_broken_pipe = lambda self: _broken_pipe()  # type: ignore[method-assign]
 
 
 def _run(command: Any, argv: list[str] | None) -> Any:
-    from tuner.cli.streams import flush_stdout, say
-    from tuner.core.client_log import command_log, kept_in, summary
-
     log = command_log()  # librdkafka's lines outside a run (a run keeps its own beside its record)
     try:
         with kept_in(log):
@@ -158,8 +119,6 @@ def _run(command: Any, argv: list[str] | None) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from tuner.cli import flags, signals
-
     flags.install()
     signals.install()
     _gate_output()
@@ -188,8 +147,7 @@ def main(argv: list[str] | None = None) -> None:
             _broken_pipe()
         raise
     except KbtError as exc:
-        if os.environ.get("KBT_DEBUG") == "1":
-            _debug_traceback()
+        _debug_traceback()
         fail(exc.message, exc.status)
     except click_exc.NoArgsIsHelpError as exc:
         # `kbt lab` names a group, not a command: its help, as a usage error (stderr, exit 2), so a
@@ -211,7 +169,6 @@ def main(argv: list[str] | None = None) -> None:
     except click_exc.ClickException as exc:
         fail(exc.format_message(), ExitStatus.BAD_INPUT)
     except OSError as exc:
-        if os.environ.get("KBT_DEBUG") == "1":
-            _debug_traceback()
+        _debug_traceback()
         fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), ExitStatus.ENVIRONMENT)
     sys.exit(int(ExitStatus.OK))

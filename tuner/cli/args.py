@@ -35,10 +35,5 @@ def results_dir(option: Path | None, positional: Path | None, default: Path | No
 
 def list_values(values: list[str] | None) -> list[str]:
     """Repeated flags and comma lists, flattened, stripped, without duplicates, in order."""
-    out: list[str] = []
-    for value in values or []:
-        for item in value.split(","):
-            item = item.strip()
-            if item and item not in out:
-                out.append(item)
-    return out
+    items = (item.strip() for value in values or [] for item in value.split(","))
+    return list(dict.fromkeys(item for item in items if item))

@@ -93,8 +93,7 @@ def chaos(
             outcome = runner.run(runs, resume=resume)
         except (KeyboardInterrupt, Interrupted):
             sweep = runs[0].plan.sweep if runs else ""
-            planned = {r.plan.name for r in runs}
-            kept = sum(1 for name in store.latest(sweep) if name in planned) if sweep else 0
+            kept = len({r.plan.name for r in runs} & store.latest(sweep).keys()) if sweep else 0
             raise Interrupted(
                 f"interrupted: {kept} of {len(runs)} chaos runs recorded under {results};"
                 " rerun with --resume to finish"

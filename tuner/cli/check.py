@@ -10,10 +10,15 @@ from pathlib import Path
 
 import typer
 
-from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
+from tuner.core.inputs import read_text, shown_path
+from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
+from tuner.core.redact import scrub
+from tuner.core.text import one_line, value
 from tuner.core.units import MAX_KAFKA_BYTES
+from tuner.core.writes import is_stdout
 from tuner.spec.filebeat_lines import line_of
 from tuner.spec.filebeat_load import filebeat_warnings, load_filebeat
 
@@ -74,7 +79,7 @@ def filebeat(
         ok = not (strict and warnings)
         checked.append({"file": path, "ok": ok, "errors": [], "warnings": list(warnings)})
         if ok and not warnings:
-            typer.echo(f"{path}: ok", err=to_stdout(json_path))
+            typer.echo(f"{path}: ok", err=is_stdout(json_path))
     write_json(json_path, "check filebeat", strict=strict, files=checked)
     if any(not c["ok"] for c in checked):
         raise typer.Exit(int(ExitStatus.BAD_INPUT))
@@ -129,10 +134,6 @@ def otelcol(
     if collector_binary() is None:
         sys.stderr.write("kbt: error: no OpenTelemetry Collector build: run 'make install'\n")
         raise typer.Exit(int(ExitStatus.ENVIRONMENT))
-    from tuner.core.inputs import shown_path
-    from tuner.core.redact import scrub
-    from tuner.core.text import one_line, value
-
     checked: list[dict[str, object]] = []
     for path in files:
         try:
@@ -145,7 +146,7 @@ def otelcol(
             sys.stderr.write(f"kbt: error: {one_line(scrub(problem))}\n")
             found = one_line(scrub(str(found)))
         else:
-            typer.echo(f"{value(shown_path(path))}: ok", err=to_stdout(json_path))
+            typer.echo(f"{value(shown_path(path))}: ok", err=is_stdout(json_path))
         checked.append({"file": path, "ok": problem is None, "errors": [found] if problem else []})
     write_json(json_path, "check otelcol", files=checked)
     if any(not c["ok"] for c in checked):
@@ -220,9 +221,6 @@ def _check_properties(
     files: list[Path], client: str, check: Callable[[Path, str, str], dict[str, str]], json_path: Path | None
 ) -> None:
     """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
-    from tuner.core.inputs import read_text, shown_path
-    from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
-    from tuner.core.text import one_line, value
     from tuner.spec.clients import KINDS
     from tuner.target.security import literal_secret_keys
 
@@ -245,7 +243,7 @@ def _check_properties(
         for line in warnings:
             sys.stderr.write(f"kbt: warning: {line}\n")
         said = ", ".join(f"{k} {v}" for k, v in durability.items())
-        typer.echo(f"{where}: ok ({said})", err=to_stdout(json_path))
+        typer.echo(f"{where}: ok ({said})", err=is_stdout(json_path))
         checked.append(
             {"file": path, "ok": True, "errors": [], "warnings": warnings, "durability": durability}
         )

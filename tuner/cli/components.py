@@ -116,10 +116,7 @@ COMPONENTS: list[tuple[str, Callable[[], str | None]]] = [
 
 def components() -> dict[str, str]:
     """{component: version or MISSING}, kbt first."""
-    out = {"kbt": __version__}
-    for name, probe in COMPONENTS:
-        out[name] = probe() or MISSING
-    return out
+    return {"kbt": __version__} | {name: probe() or MISSING for name, probe in COMPONENTS}
 
 
 def component_lines() -> list[str]:

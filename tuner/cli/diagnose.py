@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import math
 import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import typer
 
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import console_for, document_text, to_stdout
+from tuner.cli.json_out import console_for, document_text
 from tuner.cli.options import option
 from tuner.core.errors import BadInput
 from tuner.core.numbers import NUMBER, check_duration, cut_value, parse_number
-from tuner.core.writes import atomic_write
+from tuner.core.redact import scrub
+from tuner.core.text import one_line
+from tuner.core.writes import atomic_write, is_stdout
 from tuner.measure.request_log import check_request_logs
 from tuner.render.plain import show
+from tuner.spec.duration import Duration
 from tuner.target.base import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
@@ -25,8 +31,6 @@ if TYPE_CHECKING:
 
 def seconds(value: str, what: str) -> float:
     """A duration flag (5m, 300s, 1h30m or plain seconds) in seconds; BadInput if it is not one."""
-    from tuner.spec.duration import Duration
-
     try:
         if NUMBER.fullmatch(value.strip()):
             result = parse_number(value, what)
@@ -50,8 +54,6 @@ def window_and_step(window: str, step: str) -> tuple[float, float]:
 
 def prometheus_url(value: str) -> str:
     """A --prometheus URL with a host and, if any, a valid port; BadInput otherwise."""
-    from urllib.parse import urlsplit
-
     hint = f"--prometheus {value!r}: give a URL such as http://127.0.0.1:9090"
     if not value.startswith(("http://", "https://")):
         raise BadInput(hint)
@@ -81,9 +83,6 @@ YEAR_3000_S = 32503680000.0  # a time past this is a typo, not a window
 def end_time(value: str, flag: str = "--end") -> float:
     """A window's end: now, now-<duration> (as Grafana writes it), unix seconds or an ISO 8601 time
     (UTC when it names no zone)."""
-    import time
-    from datetime import UTC, datetime
-
     text, shown = value.strip(), f"{flag} {cut_value(value)}"
     if text == "now":
         return time.time()
@@ -185,18 +184,13 @@ def _show(result: Diagnosis, json_path: Path | None) -> None:
     from tuner.render.diagnosis import diagnosis_view
 
     text = document_text("diagnose", **result.model_dump(mode="json"))
-    if to_stdout(json_path):
-        sys.stdout.write(text)
-    else:
+    if not is_stdout(json_path):
         show(console_for(None), diagnosis_view(result))
-        if json_path is not None:
-            atomic_write(json_path, text, "diagnosis")
+    if json_path is not None:  # '-': atomic_write prints it
+        atomic_write(json_path, text, "diagnosis")
 
 
 def write_notes(notes: list[str]) -> None:
     """One stderr line per note of a live diagnosis (a series the target's dialect lacks)."""
-    from tuner.core.redact import scrub
-    from tuner.core.text import one_line
-
     for note in notes:  # a note can quote a label or an answer: one line, scrubbed
         sys.stderr.write(f"kbt: note: {one_line(scrub(note), 1000)}\n")

@@ -11,12 +11,13 @@ import typer
 
 from tuner.cli.args import positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.diagnose import seconds
-from tuner.cli.json_out import console_for, document_text, json_file, print_json, to_stdout, unwrap
+from tuner.cli.diagnose import seconds, write_notes
+from tuner.cli.json_out import console_for, document_text, json_file, unwrap
 from tuner.cli.options import option
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, Unreachable
+from tuner.core.inputs import read_json
 from tuner.core.numbers import cut_value, parse_number
-from tuner.core.writes import atomic_write_all
+from tuner.core.writes import atomic_write_all, is_stdout
 from tuner.render.plain import show
 from tuner.runner.diagnose_inputs import load_cost_model, load_records
 from tuner.target.base import TargetSource
@@ -151,7 +152,6 @@ def _live_baselines(
 
 
 def _live_diagnosis(source: TargetSource, window_s: float) -> Diagnosis:
-    from tuner.cli.diagnose import write_notes
     from tuner.runner.live_diagnosis import target_diagnosis
 
     live = target_diagnosis(source, window_s)
@@ -162,8 +162,6 @@ def _live_diagnosis(source: TargetSource, window_s: float) -> Diagnosis:
 def _placement(source: TargetSource, diagnosis: Diagnosis) -> TopicPlacement | None:
     """The diagnosed topics' replication factor and leaders from the cluster's metadata; a cluster
     whose metadata cannot be read leaves them assumed, with a note."""
-    from tuner.cli.diagnose import write_notes
-    from tuner.core.errors import Unreachable
     from tuner.runner.target_facts import topic_placement
 
     try:
@@ -182,9 +180,7 @@ def _write_outputs(
     if save_model is not None:
         outputs[save_model] = json.dumps(model.model_dump(mode="json"), indent=2) + "\n"
     atomic_write_all(outputs | json_file(json_path, text), "forecast")
-    if to_stdout(json_path):
-        print_json(text)
-    return to_stdout(json_path)
+    return is_stdout(json_path)
 
 
 def _model(cost_model: Path | None, records: list[RunRecord]) -> BrokerCostModel:
@@ -200,7 +196,6 @@ def _read_diagnosis(path: Path) -> Diagnosis:
     """A `kbt diagnose --json` file; BadInput when it is not one."""
     from pydantic import ValidationError
 
-    from tuner.core.inputs import read_json
     from tuner.model.diagnosis import Diagnosis
     from tuner.store.document import OUT_OF_BOUNDS, field_problem
 

@@ -36,23 +36,21 @@ def render_all() -> dict[str, str]:
 def main(argv: list[str]) -> int:
     mode = argv[0] if argv else "check"
     root = repo_root()
-    stale: list[str] = []
-    for rel, content in sorted(render_all().items()):
-        path = root / rel
+    stale = {
+        rel: content
+        for rel, content in sorted(render_all().items())
+        if not (root / rel).exists() or (root / rel).read_text() != content
+    }
+    for rel, content in stale.items():
         if mode == "write":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not path.exists() or path.read_text() != content:
-                path.write_text(content)
-                print(f"wrote {rel}")
-        elif not path.exists() or path.read_text() != content:
-            stale.append(rel)
-    if mode != "write" and stale:
-        for rel in stale:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(content)
+            print(f"wrote {rel}")
+        else:
             sys.stderr.write(f"stale generated file: {rel} (run 'make generate' and commit)\n")
-        return 1
-    if mode != "write":
+    if mode != "write" and not stale:
         print("generated files are up to date")
-    return 0
+    return 1 if mode != "write" and stale else 0
 
 
 if __name__ == "__main__":

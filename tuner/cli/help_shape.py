@@ -62,13 +62,8 @@ def sentences(text: str) -> list[str]:
 def exit_codes(text: str) -> str:
     """The sentences of a docstring that state its command's exit codes, or ''. A clause after ';'
     counts too ("...; exits 3 when no setting meets the SLO.")."""
-    found: list[str] = []
-    for sentence in sentences(text):
-        for clause in [sentence, *sentence.split("; ")[1:]]:
-            if _EXITS.search(clause):
-                found.append(clause[0].upper() + clause[1:])
-                break
-    return " ".join(found)
+    stated = (next((c for c in [s, *s.split("; ")[1:]] if _EXITS.search(c)), "") for s in sentences(text))
+    return " ".join(c[0].upper() + c[1:] for c in stated if c)
 
 
 def split_doc(text: str | None) -> Details:
@@ -129,11 +124,13 @@ _GLUED = re.compile(r"\[[^\]\n]{1,60}\]|\d (?:ms|s|min|h|MB|MiB|KB|KiB|GB|B|%|ms
 _NBSP = "\u00a0"
 
 
-def _glued_wrapper() -> Any:
-    """click's TextWrapper that never cuts a word, a URL or a hyphenated name, nor the pieces above."""
-    from typer._click._textwrap import TextWrapper
+@cache  # once per process
+def _install_wrapper() -> None:
+    """click's TextWrapper made one that never cuts a word, a URL or a hyphenated name, nor the
+    pieces above."""
+    import typer._click._textwrap as textwrap_module
 
-    class Wrapper(TextWrapper):
+    class Wrapper(textwrap_module.TextWrapper):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self.break_long_words = False
@@ -143,14 +140,7 @@ def _glued_wrapper() -> Any:
             glued = _GLUED.sub(lambda m: m.group(0).replace(" ", _NBSP), text)
             return [line.replace(_NBSP, " ") for line in super().wrap(glued)]
 
-    return Wrapper
-
-
-@cache  # once per process
-def _install_wrapper() -> None:
-    import typer._click._textwrap as textwrap_module
-
-    textwrap_module.TextWrapper = _glued_wrapper()  # type: ignore[misc]  # click reads it per call
+    textwrap_module.TextWrapper = Wrapper  # type: ignore[misc]  # click reads it per call
 
 
 def plain_help(cmd: Any) -> Any:

@@ -11,14 +11,15 @@ without the envelope (`unwrap`).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from tuner import __version__
 from tuner.core.redact import redact
-from tuner.core.writes import atomic_write, json_text, stdout_claimed
+from tuner.core.writes import atomic_write, is_stdout, json_text, stdout_claimed
+from tuner.render.fit import PIPE_WIDTH
 
 # 2: `kbt` is the version (it was the command, now `command`); diagnose's and forecast's documents
 # carry the envelope; a dry run's topics are {name, partitions} and its runs name their client
@@ -26,17 +27,11 @@ SCHEMA_VERSION = 2
 ENVELOPE = ("kbt", "schema_version", "command")
 
 
-def to_stdout(path: Path | None) -> bool:
-    return path is not None and str(path) == "-"
-
-
 def console_for(path: Path | None) -> Console:
     """The human output's console: stderr when the JSON document takes stdout. Logs and pipes get
     `PIPE_WIDTH` columns: text wraps between words there, and tables print as plain lines that fit
     (tuner/render/plain.py)."""
-    from tuner.render.fit import PIPE_WIDTH
-
-    console = Console(stderr=to_stdout(path) or stdout_claimed())
+    console = Console(stderr=is_stdout(path) or stdout_claimed())
     if not console.is_terminal:
         console.width = PIPE_WIDTH
     return console
@@ -58,8 +53,6 @@ def plain(value: Any) -> Any:
 
 
 def document(command: str, **fields: Any) -> dict[str, Any]:
-    from tuner import __version__
-
     head = {"kbt": __version__, "schema_version": SCHEMA_VERSION, "command": command}
     return {**head, **{k: plain(v) for k, v in fields.items() if k not in head}}
 
@@ -77,21 +70,11 @@ def document_text(command: str, **fields: Any) -> str:
 
 
 def write_json(path: Path | None, command: str, **fields: Any) -> None:
-    if path is None:
-        return
-    text = document_text(command, **fields)
-    if to_stdout(path):
-        print_json(text)
-        return
-    atomic_write(path, text, "JSON document")
-
-
-def print_json(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    if path is not None:  # '-': atomic_write prints it
+        atomic_write(path, document_text(command, **fields), "JSON document")
 
 
 def json_file(path: Path | None, text: str) -> dict[Path, str | bytes]:
-    """`--json PATH` as one more file of a command's all-or-nothing batch (nothing for stdout or
-    no --json: stdout is printed after the batch is in place)."""
-    return {} if path is None or to_stdout(path) else {path: text}
+    """`--json PATH` as one more file of a command's all-or-nothing batch (atomic_write_all prints
+    '-' to stdout after the batch is in place)."""
+    return {} if path is None else {path: text}

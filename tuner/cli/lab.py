@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -11,10 +12,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
 from tuner.core.text import value
+from tuner.core.writes import is_stdout
 from tuner.lab.config import MAX_BROKERS, LabConfig, default_base_port, default_lab_dir
 from tuner.lab.security import USERNAME, SecurityFiles
 from tuner.lab.state import LabState, load_state
@@ -29,18 +31,16 @@ def _err() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def _lab_dir(value: Path | None) -> Path:
-    return value if value is not None else default_lab_dir()
+# `up` parameter -> the LabConfig field it sets, where the names differ.
+_FIELD = {"scrape_interval": "scrape_interval_s", "client_exporters": "client_exporter_count"}
+# `up` parameters that are not a setting a profile may give
+_NOT_SETTINGS = ("base_port", "lab_dir", "timeout", "profile")
 
 
-# LabConfig field -> the `up` parameter that sets it, where the names differ.
-_PARAMETER = {"scrape_interval_s": "scrape_interval", "client_exporter_count": "client_exporters"}
-
-
-def _defaulted(ctx: typer.Context, field: str) -> bool:
-    """Was the flag for `field` left at its default (not given on the command line)?"""
-    source = ctx.get_parameter_source(_PARAMETER.get(field, field))
-    return source is None or source.name in ("DEFAULT", "DEFAULT_MAP")
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Was the flag `name` given on the command line (not left at its default)?"""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def _print_endpoints(state: LabState) -> None:
@@ -119,25 +119,16 @@ def up(
     profile: str | None = option("--profile", "lab"),
 ) -> None:
     """Start the lab (or keep the running one) and wait until it is healthy."""
-    settings = {
-        "brokers": brokers,
-        "tiered": tiered,
-        "scrape_interval_s": scrape_interval,
-        "heap": heap,
-        "client_exporter_count": client_exporters,
-        "security": security,
-        "via_toxiproxy": via_toxiproxy,
-        "jmx_rules": jmx_rules,
-        "kubernetes_job": kubernetes_job,
-        "listen_address": listen_address,
+    settings = {  # with a profile: the profile's values, except where a flag was given
+        _FIELD.get(name, name): value
+        for name, value in ctx.params.items()
+        if name not in _NOT_SETTINGS and (profile is None or _given(ctx, name))
     }
-    if profile is not None:  # the profile's values, except where a flag was given
-        settings = {k: v for k, v in settings.items() if not _defaulted(ctx, k)}
     config = LabConfig.parse(
         {
             **settings,
             "base_port": base_port if base_port is not None else default_base_port(),
-            "lab_dir": _lab_dir(lab_dir),
+            "lab_dir": lab_dir or default_lab_dir(),
             "profile": profile,
         }
     )
@@ -161,7 +152,7 @@ def down(
     timeout: float = option("--timeout", "down"),
 ) -> None:
     """Stop the lab's processes (only the PIDs it recorded) and check that its ports are free."""
-    root = _lab_dir(lab_dir)
+    root = lab_dir or default_lab_dir()
     console = _err()
     with console.status("stopping the lab", spinner="dots"):
         from tuner.lab.lab import Lab
@@ -177,7 +168,7 @@ def _switched_lab(command: str, state: str, lab_dir: Path | None) -> LabState:
     """The lab whose `command` is turned `state` (on or off)."""
     if state not in ("on", "off"):
         raise BadInput(f"{command}: expected on or off, got {state[:40]!r}")
-    return load_state(_lab_dir(lab_dir))
+    return load_state(lab_dir or default_lab_dir())
 
 
 @app.command("client-sensors")
@@ -210,8 +201,6 @@ def request_log(
     set_request_log(lab.bootstrap_servers, [b.id for b in lab.brokers], state == "on")
     _err().print(f"request log {state} ({lab.bootstrap_servers})", markup=False, highlight=False)
     if state == "on":
-        import shlex
-
         # flags to paste: quoted for a shell, and on one line whatever the lab directory holds
         typer.echo(" ".join(f"--request-log {shlex.quote(value(b.log_file, 4096))}" for b in lab.brokers))
 
@@ -222,14 +211,14 @@ def status(
     json_path: Path | None = option("--json", what="each component's health and the endpoints"),
 ) -> None:
     """Show each component healthy or not, the bootstrap servers and the Prometheus URL."""
-    root = _lab_dir(lab_dir)
+    root = lab_dir or default_lab_dir()
     from tuner.lab.lab import Lab
 
     state, health = Lab.at(root).status()
     if state is None or not health:
         write_json(json_path, "lab status", lab_dir=root, running=False, healthy=False, components=[])
         msg = f"no lab running in {value(root, 400)} (run 'kbt lab up')"  # a path on one line
-        typer.echo(msg, err=to_stdout(json_path))
+        typer.echo(msg, err=is_stdout(json_path))
         raise typer.Exit(int(ExitStatus.FAILURE))
     healthy = all(h.healthy for h in health)
     write_json(
@@ -247,11 +236,10 @@ def status(
             f"http://127.0.0.1:{state.config.toxiproxy_api_port}" if state.config.via_toxiproxy else None
         ),
     )
-    if not to_stdout(json_path):
+    if not is_stdout(json_path):
         table = Table(title=Text(f"kbt lab ({value(root, 400)})"))
-        table.add_column("component")
-        table.add_column("state")
-        table.add_column("detail")
+        for column in ("component", "state", "detail"):
+            table.add_column(column)
         for h in health:
             table.add_row(h.component, "[green]healthy[/]" if h.healthy else "[red]unhealthy[/]", h.detail)
         show(Console(highlight=False), table)
@@ -269,5 +257,5 @@ def logs(
     """Print the tail of a component's log."""
     from tuner.lab.lab import Lab
 
-    text = Lab.at(_lab_dir(lab_dir)).logs(component, lines)
+    text = Lab.at(lab_dir or default_lab_dir()).logs(component, lines)
     sys.stdout.write(text + ("\n" if text else ""))

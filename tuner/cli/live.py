@@ -46,7 +46,7 @@ def plain_line(label: str, started: float, s: LiveSample) -> str:
 
 
 class LiveFigures:
-    """Starts a sampler per run; renders its readings. `live_ok` False: a caller's own live display
+    """Starts a sampler per run; renders its readings. Given `on_row`: a caller's own live display
     (a progress bar) holds the terminal, so readings go to `on_row` instead of a table of ours."""
 
     def __init__(
@@ -63,7 +63,6 @@ class LiveFigures:
         self.sampler: LiveSampler | None = None
         self.rows: dict[str, list[str]] = {}
         self.live: Live | None = None
-        self.on_row: Callable[[str], object] | None = None
 
     def start(
         self,
@@ -77,7 +76,6 @@ class LiveFigures:
         if self.url is None:
             return
         started = time.time()
-        self.on_row = on_row
 
         def show(s: LiveSample) -> None:
             if fill is not None:
@@ -86,8 +84,8 @@ class LiveFigures:
                 for line in wrap_fields(plain_line(label, started, s), PIPE_WIDTH):
                     self.console.print(line, highlight=False, markup=False, soft_wrap=True)
                 return
-            if self.on_row is not None:
-                self.on_row(plain_line(label, started, s).removeprefix(f"live {label}  "))
+            if on_row is not None:
+                on_row(plain_line(label, started, s).removeprefix(f"live {label}  "))
                 return
             self.rows[label] = cells(label, started, s)
             if self.live is None:

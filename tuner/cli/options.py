@@ -34,8 +34,6 @@ class Flag:
 
 _JSON_HELP = "Also write {what} as JSON ('-': stdout)."
 _REQUEST_LOG_HELP = "A broker's request log (kafka.request.logger at DEBUG; repeat per broker): {what}."
-_TARGET_HELP = "A target file (docs/targets.md): {what}."
-_RUN_RECORDS = "Directory for run records."
 
 # long option -> role -> definition; DEFAULT is the role a command gets when it names none
 FLAGS: dict[str, dict[str, Flag]] = {
@@ -63,7 +61,7 @@ FLAGS: dict[str, dict[str, Flag]] = {
         ),
     },
     "--target": {
-        DEFAULT: Flag(_TARGET_HELP),
+        DEFAULT: Flag("A target file (docs/targets.md): {what}."),
         "report": Flag(
             "Like --prometheus, with a target file's Prometheus (its auth, selectors and dialect)."
         ),
@@ -85,7 +83,7 @@ FLAGS: dict[str, dict[str, Flag]] = {
     },
     "--request-log": {DEFAULT: Flag(_REQUEST_LOG_HELP)},
     "--results": {
-        DEFAULT: Flag(_RUN_RECORDS, default=DEFAULT_RESULTS_DIR),
+        DEFAULT: Flag("Directory for run records.", default=DEFAULT_RESULTS_DIR),
         "recommend": Flag("Results directory with run records.", default=DEFAULT_RESULTS_DIR),
         "report": Flag("Results directory (or one sweep's directory in it)."),
         "forecast": Flag(
@@ -152,16 +150,10 @@ FLAGS: dict[str, dict[str, Flag]] = {
 }
 
 
-def help_text(name: str, role: str = DEFAULT, what: str | None = None) -> str:
-    flag = FLAGS[name][role]
-    if ("{what}" in flag.help) != (what is not None):
-        raise TypeError(f"{name} ({role}): what= goes with a help text that has {{what}}, and only then")
-    return flag.help.format(what=what) if what is not None else flag.help
-
-
 def option(name: str, role: str = DEFAULT, *, what: str | None = None) -> Any:
     """The typer option `name` as defined above (a KeyError names a flag or role not defined)."""
     flag = FLAGS[name][role]
-    return typer.Option(
-        flag.default, name, *flag.aliases, metavar=flag.metavar, help=help_text(name, role, what)
-    )
+    if ("{what}" in flag.help) != (what is not None):
+        raise TypeError(f"{name} ({role}): what= goes with a help text that has {{what}}, and only then")
+    text = flag.help.format(what=what) if what is not None else flag.help
+    return typer.Option(flag.default, name, *flag.aliases, metavar=flag.metavar, help=text)

@@ -43,7 +43,6 @@ OUTPUTS: dict[str, dict[str, Literal["file", "directory"]]] = {
 
 
 def _flags(ctx: Any) -> dict[str, Literal["file", "directory"]]:
-    """The output flags of the command `ctx` runs."""
     return OUTPUTS.get(" ".join(ctx.command_path.split()[1:]), {})
 
 
@@ -67,15 +66,10 @@ def declared(ctx: Any) -> list[Output]:
 def inputs(ctx: Any) -> list[Path]:
     """The paths the command's other flags and arguments name: what an output must not replace."""
     outputs = _flags(ctx)
-    found: list[Path] = []
-    for param in ctx.command.params:
-        if any(o in outputs for o in param.opts):
-            continue
-        value = ctx.params.get(param.name)
-        for item in value if isinstance(value, list | tuple) else [value]:
-            if isinstance(item, Path):
-                found.append(item)
-    return found
+    values = [ctx.params.get(p.name) for p in ctx.command.params if not any(o in outputs for o in p.opts)]
+    return [
+        item for v in values for item in (v if isinstance(v, list | tuple) else [v]) if isinstance(item, Path)
+    ]
 
 
 def install(cmd: Any) -> Any:

@@ -11,7 +11,7 @@ from tuner.cli.json_out import console_for
 from tuner.cli.options import option
 from tuner.core.writes import atomic_write_all, check_target, stdout_claimed
 from tuner.render.plain import show
-from tuner.spec.probe import DEFAULT_BATCHES
+from tuner.spec.probe import DEFAULT_BATCHES, build_options
 
 app = typer.Typer(help="Measure things offline, without a broker.", no_args_is_help=True)
 
@@ -54,7 +54,6 @@ def compression(
     from tuner.render.probe_plot import plot_probe, plot_target
     from tuner.render.probe_table import probe_markdown, probe_table
     from tuner.runner.probe import load_samples, probe_samples
-    from tuner.spec.probe import build_options
     from tuner.store.probe_record import probe_record_text
 
     options = build_options(codecs, levels, batch_sizes, event_bytes, batches, seed)

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from tuner.cli.args import list_values, positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import console_for, document_text, json_file, print_json, to_stdout
+from tuner.cli.json_out import console_for, document_text, json_file
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, Interrupted
 from tuner.core.paths import DEFAULT_RESULTS_DIR
@@ -146,7 +146,7 @@ def _clients(values: list[str]) -> list[str]:
         raise BadInput(f'--client "{unknown[0]}": expected one of {", ".join(CLIENTS)}')
     if not clients:
         raise BadInput(f"--client names no client kind: expected one of {', '.join(CLIENTS)}")
-    return list(dict.fromkeys(clients))
+    return clients
 
 
 def _check_target(target_file: TargetSource, live: Path | None, max_trials: int, yes: bool) -> None:
@@ -180,8 +180,6 @@ def _write(console: Console, rec: Recommendation, out: Path, json_path: Path | N
     atomic_write_all(written | json_file(json_path, document), "recommendation")
     console.print(f"wrote {', '.join(files)} beside", highlight=False)
     console.print(str(path), highlight=False, markup=False, soft_wrap=True)  # a path is never folded
-    if to_stdout(json_path):
-        print_json(document)
 
 
 def _live(console: Console, options: dict[str, Any]) -> Recommendation:

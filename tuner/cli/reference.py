@@ -6,11 +6,15 @@ the details: the summary, the rest of the docstring, and each argument and flag'
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from typer.main import get_command
 
+from tuner.cli.app import _register, app
 from tuner.cli.help_shape import details, full_help, shape
+from tuner.cli.json_out import ENVELOPE, SCHEMA_VERSION
+from tuner.cli.outputs import OUTPUTS
 
 
 def _subcommands(cmd: Any) -> list[tuple[str, Any]]:
@@ -27,8 +31,7 @@ def _param_row(param: Any, ctx: Any) -> str:
         name = f"`{(param.metavar or param.name).upper()}`"
         kind = "argument" + (", required" if param.required else "")
     else:
-        opts = " / ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
-        name = opts
+        name = " / ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
         if param.is_flag and not param.count:
             kind = "flag"
         else:
@@ -58,9 +61,6 @@ _ENVELOPE_HELP = {
 
 
 def _json_section(root: Any) -> list[str]:
-    from tuner.cli.json_out import ENVELOPE, SCHEMA_VERSION
-    from tuner.cli.outputs import OUTPUTS
-
     commands = ", ".join(f"`{c}`" for c in _with_json(root, ["kbt"]))
     stdout = ", ".join(
         f"`kbt {c} {f} -`"
@@ -90,8 +90,6 @@ def _json_section(root: Any) -> list[str]:
 
 
 def cli_reference_markdown() -> str:
-    from tuner.cli.app import _register, app
-
     _register()
     root = shape(get_command(app))
     out = [
@@ -135,8 +133,6 @@ def cli_reference_markdown() -> str:
 def _wrapped(markdown: str, width: int = 100) -> str:
     """Paragraph lines wrapped at `width` between words (a table row or a code block stays one
     line: Markdown needs it so)."""
-    import textwrap
-
     out: list[str] = []
     code = False
     for line in markdown.split("\n"):

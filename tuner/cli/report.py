@@ -10,11 +10,13 @@ import typer
 
 from tuner.cli.args import positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import document_text, json_file, print_json, to_stdout
+from tuner.cli.diagnose import prometheus_url
+from tuner.cli.json_out import document_text, json_file
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus, KbtError
 from tuner.core.redact import scrub
-from tuner.core.writes import atomic_write_all
+from tuner.core.text import decoded
+from tuner.core.writes import atomic_write_all, is_stdout
 from tuner.target.base import ClusterFlags, TargetSource
 
 if TYPE_CHECKING:
@@ -52,7 +54,6 @@ def report(
     only when some run fell short of it), produce request rate and idle ratios over time per broker,
     latency percentiles per run/step, a Pareto plot of produce requests/s vs p99, and before/after
     comparisons of profiles. Plots are PNGs embedded in the page (matplotlib)."""
-    from tuner.cli.diagnose import prometheus_url
     from tuner.render.report import build_report
     from tuner.render.report_data import load_report_input
 
@@ -72,8 +73,6 @@ def report(
     prom = _url_prometheus(prometheus, lab_dir) or prom
     if prom is not None:
         _backfill(data, prom)
-    from tuner.core.text import decoded
-
     # a title is text (an undecodable byte escaped as a traceback)
     built = build_report(data, title=decoded(title))
     outputs: dict[Path, str | bytes] = {out: scrub(built.html)}
@@ -81,7 +80,7 @@ def report(
         outputs |= {png_dir / name: png for name, png in built.pngs.items()}
     document = _document(out, png_dir, built.pngs, data)
     atomic_write_all(outputs | json_file(json_path, document), "report")  # page, plots, --json: all or none
-    _summary(json_path, document, out, built.pngs, data)
+    _summary(json_path, out, built.pngs, data)
 
 
 def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
@@ -98,8 +97,6 @@ def _target_prometheus(source: TargetSource | None) -> Prometheus | None:
 
 def _url_prometheus(prometheus: str | None, lab_dir: Path | None) -> Prometheus | None:
     """The Prometheus at --prometheus URL, or the lab's (--lab-dir)."""
-    from tuner.cli.diagnose import prometheus_url
-
     url = prometheus_url(prometheus) if prometheus is not None else None
     if url is None and lab_dir is not None:
         from tuner.target.registry import resolve_target
@@ -126,14 +123,9 @@ def _document(out: Path, png_dir: Path | None, pngs: dict[str, bytes], data: Rep
     )
 
 
-def _summary(
-    json_path: Path | None, document: str, out: Path, pngs: dict[str, bytes], data: ReportInput
-) -> None:
-    """The JSON on stdout (when asked) and the one line of what was written; exit 1 when a record
-    was left out."""
-    if to_stdout(json_path):
-        print_json(document)
-    typer.echo(f"wrote {out} ({len(pngs)} plots, {len(data.runs)} runs)", err=to_stdout(json_path))
+def _summary(json_path: Path | None, out: Path, pngs: dict[str, bytes], data: ReportInput) -> None:
+    """The one line of what was written; exit 1 when a record was left out."""
+    typer.echo(f"wrote {out} ({len(pngs)} plots, {len(data.runs)} runs)", err=is_stdout(json_path))
     left_out = [p for p in data.problems if p.startswith("left out ")]
     if left_out:  # the report says so too; a skipped record is never silent
         more = f" (and {len(left_out) - 1} more)" if len(left_out) > 1 else ""

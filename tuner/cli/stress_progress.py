@@ -3,8 +3,10 @@ figures (imported when a stress test runs, not for --help)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -46,9 +48,6 @@ class ConsoleObserver(StressObserver):
     def _fill(self, label: str, plan: StressPlan, s: LiveSample) -> LiveSample:
         """The locust producers export no latency quantiles: p99 of the current stage (and acked
         and failed so far) from the runner's own tally."""
-        import time
-        from dataclasses import replace
-
         tally = self.tallies.get(label)
         stage = plan.stage_at(time.time())
         if tally is None:
@@ -65,8 +64,6 @@ class ConsoleObserver(StressObserver):
         )
 
     def tick(self, label: str, plan: StressPlan, tally: Tally) -> None:
-        import time
-
         self.tallies[label] = tally
         stage = plan.stage_at(time.time())
         if stage is None or self.last_stage.get(label) == stage.index:

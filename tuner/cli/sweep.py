@@ -10,7 +10,7 @@ import typer
 from tuner.cli.cluster_flags import target_source
 from tuner.cli.json_out import console_for, write_json
 from tuner.cli.options import option
-from tuner.core.errors import ExitStatus, KbtError
+from tuner.core.errors import ExitStatus, Interrupted, KbtError
 
 if TYPE_CHECKING:  # the runner and its clients are imported when a sweep runs, not for --help
     from rich.console import Console
@@ -101,7 +101,6 @@ def _run(
     from tuner.cli.live import LiveFigures
     from tuner.cli.signals import interruptible
     from tuner.cli.sweep_progress import ProgressObserver, progress_bar
-    from tuner.core.errors import Interrupted
     from tuner.runner.wiring import sweep_runner
 
     # Ctrl-C and SIGTERM stop the sweep even when started with SIGINT ignored (a background job).
@@ -116,9 +115,7 @@ def _run(
                 return runner.run(loaded, resume=resume)
             except (KeyboardInterrupt, Interrupted):
                 observer._finish_ticker()
-                done = runner.store.latest(loaded.spec.name)
-                planned = {p.name for p in loaded.runs}
-                kept = sum(1 for n in done if n in planned)
+                kept = len({p.name for p in loaded.runs} & runner.store.latest(loaded.spec.name).keys())
                 raise Interrupted(
                     f"interrupted: {kept} of {len(loaded.runs)} runs recorded under {results};"
                     f" rerun with --resume to finish"

@@ -74,9 +74,7 @@ class ProgressObserver(Observer):
                 self.live.stop()
 
     def run_finished(self, plan: RunPlan, record: RunRecord, path: str) -> None:
-        self._finish_ticker()
-        if self.live is not None:
-            self.live.stop()
+        self._finish_ticker()  # the live figures stop with it
         if self.run_task is not None:
             self.progress.remove_task(self.run_task)
             self.run_task = None

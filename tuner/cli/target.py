@@ -9,11 +9,15 @@ from typing import Any
 import typer
 
 from tuner.cli.cluster_flags import target_source
-from tuner.cli.json_out import to_stdout, write_json
+from tuner.cli.json_out import write_json
 from tuner.cli.options import option
-from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.errors import BadInput, ExitStatus, KbtError, Unreachable
+from tuner.core.redact import redact
+from tuner.core.text import value
+from tuner.core.writes import is_stdout
 from tuner.runner.target_facts import cluster_facts, metric_facts
 from tuner.target.base import Target
+from tuner.target.registry import resolve_target
 
 app = typer.Typer(no_args_is_help=True, help="Target files: clusters other than kbt's lab (docs/targets.md).")
 
@@ -31,7 +35,6 @@ def check(
     Connects to the target's brokers and Prometheus and reports brokers, Kafka version, controller,
     the metric dialect and which broker series are present. Sends no load, creates nothing.
     Exit 0 when both answer, 5 when the cluster or Prometheus cannot be reached, 2 for a bad file."""
-    from tuner.core.redact import redact
     from tuner.measure.kafka_version import read_version
 
     target = _target(file, bootstrap, command_config, prom_flag)
@@ -62,15 +65,13 @@ def check(
     report["kafka_version_source"] = version.source or None
     report["kafka_version_note"] = version.why_not or None
     write_json(json_path, "target check", **report)
-    if not to_stdout(json_path):
+    if not is_stdout(json_path):
         _print(report)
     if "prometheus_error" in report:
         raise typer.Exit(int(Unreachable.status))
 
 
 def _target(file: Path | None, bootstrap: str | None, config: Path | None, prom: str | None) -> Target:
-    from tuner.target.registry import resolve_target
-
     source = target_source(file, bootstrap, config, prom)
     if source is None:
         raise BadInput(
@@ -80,8 +81,6 @@ def _target(file: Path | None, bootstrap: str | None, config: Path | None, prom:
 
 
 def _print(r: dict[str, Any]) -> None:
-    from tuner.core.text import value
-
     out = typer.echo
     out(f"target {r['target']}: {r['bootstrap_servers']}" + ("" if r["loopback"] else " (not loopback)"))
     out(
@@ -135,7 +134,6 @@ def health(
     when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
     from dataclasses import asdict
 
-    from tuner.core.errors import ExitStatus
     from tuner.core.kafka_clients import Connection, admin_client
     from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
     from tuner.target.health import consumer_lag, disk_headroom, under_replicated
@@ -157,7 +155,7 @@ def health(
         raise Unreachable(exc.message) from None
     go = all(c.ok is not False for c in checks)
     write_json(json_path, "target health", target=target.name, go=go, checks=[asdict(c) for c in checks])
-    if not to_stdout(json_path):
+    if not is_stdout(json_path):
         for c in checks:
             verdict = {True: "ok", False: "NO-GO", None: "not measured"}[c.ok]
             typer.echo(f"{verdict:12} {c.name}: {c.reason}")

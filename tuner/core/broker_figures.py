@@ -79,7 +79,6 @@ class BrokerWindow(Frozen):
         return self.topic_produce_requests, self.topic_produce_requests_total
 
     def values(self, field: str) -> list[float]:
-        """`field` of every broker that has it."""
         return [v for b in self.brokers if (v := getattr(b, field)) is not None]
 
     def _sum(self, field: str) -> float | None:

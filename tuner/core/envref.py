@@ -48,7 +48,6 @@ def parse_reference(value: object) -> EnvReference | None:
 
 
 def is_reference(value: object) -> bool:
-    """Any form of `${VAR}` reference."""
     return parse_reference(value) is not None
 
 

@@ -9,6 +9,8 @@ from enum import IntEnum
 from typing import Any
 
 from tuner.core.numbers import cut_text, cut_value
+from tuner.core.redact import scrub
+from tuner.core.text import one_line
 
 
 class ExitStatus(IntEnum):
@@ -41,9 +43,6 @@ class KbtError(Exception):
     def message(self) -> str:
         """The message on one line (line breaks and control characters a user or a server put in a
         value are shown escaped, a long value is cut), with every secret scrubbed out."""
-        from tuner.core.redact import scrub
-        from tuner.core.text import one_line
-
         text = str(self.args[0]) if self.args else self.__class__.__name__
         return one_line(scrub(text))
 

@@ -144,10 +144,7 @@ def read_bytes(path: Path | str, what: str = "file", max_bytes: int | None = MAX
         limit = (max_bytes if max_bytes is not None else st.st_size) + 1
         chunks: list[bytes] = []
         total = 0
-        while total < limit:
-            chunk = os.read(fd, min(limit - total, 4 * MiB))
-            if not chunk:
-                break
+        while total < limit and (chunk := os.read(fd, min(limit - total, 4 * MiB))):
             chunks.append(chunk)
             total += len(chunk)
     except OSError as exc:
@@ -332,13 +329,8 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     return data
 
 
-def read_yaml(
-    path: Path | str,
-    what: str = "file",
-    max_bytes: int | None = MAX_INPUT_BYTES,
-    go_yaml: GoYaml | None = None,
-) -> Any:
-    return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml)
+def read_yaml(path: Path | str, what: str = "file", go_yaml: GoYaml | None = None) -> Any:
+    return parse_yaml(read_text(path, what), shown_path(path), go_yaml)
 
 
 # ---- JSON ---------------------------------------------------------------------------------------
@@ -407,8 +399,8 @@ def parse_json_line(data: bytes, shown: str, max_values: int) -> Any:
         raise BadInput(f"{shown}: not valid JSON ({type(exc).__name__})") from None
 
 
-def read_json(path: Path | str, what: str = "file", max_bytes: int | None = MAX_INPUT_BYTES) -> Any:
-    return parse_json(read_text(path, what, max_bytes), shown_path(path))
+def read_json(path: Path | str, what: str = "file") -> Any:
+    return parse_json(read_text(path, what), shown_path(path))
 
 
 # ---- shape checks -------------------------------------------------------------------------------
@@ -436,8 +428,7 @@ def check_tree(data: Any, shown: str) -> None:
                 name = cut(str(key), 60)
                 stack.append((value, depth + 1, f"{where}.{name}" if where else name))
         elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
-            for i, value in enumerate(node):
-                stack.append((value, depth + 1, f"{where}[{i}]"))
+            stack += [(value, depth + 1, f"{where}[{i}]") for i, value in enumerate(node)]
 
 
 def type_name(value: Any) -> str:
@@ -464,7 +455,5 @@ def plain_data(data: Any) -> Any:
         return {str(k): plain_data(v) for k, v in data.items()}
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
         return [plain_data(v) for v in data]
-    for kind in (bool, int, float, str):  # bool first: a bool is an int
-        if isinstance(data, kind):
-            return kind(data)
-    return data
+    # bool first: a bool is an int
+    return next((kind(data) for kind in (bool, int, float, str) if isinstance(data, kind)), data)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.client_log import client_logger
+from tuner.core.errors import BadInput
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, Producer
@@ -47,8 +48,6 @@ def _built(factory: Any, conf: dict[str, Any]) -> Any:
     building the client (a truststore of another type than named, a key it does not know): its
     constructor raises KafkaException, which escaped as a traceback."""
     from confluent_kafka import KafkaException
-
-    from tuner.core.errors import BadInput
 
     try:
         return factory(conf)

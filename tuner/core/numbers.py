@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import math
 import re
+import types
+import typing
+
+from tuner.core.envref import is_reference
 
 MAX_MAGNITUDE = float(2**53)
 MAX_DURATION_S = 366 * 24 * 3600.0  # a year: longer "durations" (1e35h) are typos
@@ -57,7 +61,6 @@ def cut_text(text: str) -> str:
 
 
 def cut_value(text: str) -> str:
-    """`text` quoted, its first ECHO_CHARS characters only."""
     return repr(cut_text(text))
 
 
@@ -95,9 +98,6 @@ def sample_value(text: object, what: str = "value") -> float:
 
 def _numeric_kind(annotation: object) -> type | None:
     """int or float when a pydantic field holds only a number (or None), else None."""
-    import types
-    import typing
-
     if annotation in (int, float):
         return annotation
     origin = typing.get_origin(annotation)
@@ -146,8 +146,6 @@ def check_config_value(key: str, value: str) -> str:
     """A raw client/topic config value: a key that takes a whole number gets one (ASCII digits,
     at least -1, within the magnitude bound); any value that looks like a number but is not one in
     the grammar ("1e400", "inf", Unicode digits) is refused. Returns `value`."""
-    from tuner.core.envref import is_reference
-
     text = value.strip()
     if is_reference(text):
         return value

@@ -17,25 +17,14 @@ run record, a report or a rendered profile. docs/security.md states the policy; 
 
 from __future__ import annotations
 
+import base64
 import re
 import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from tuner.core.envref import is_reference, parse_reference
-
-__all__ = [
-    "REDACTED",
-    "is_reference",
-    "is_secret_name",
-    "redact",
-    "redact_value",
-    "register_basic_auth",
-    "register_input_secrets",
-    "register_secret",
-    "register_url_secrets",
-    "scrub",
-]
 
 REDACTED = "[redacted]"
 
@@ -107,8 +96,6 @@ def register_basic_auth(user: str, password: str) -> None:
     """A basic-auth credential in every form it travels in: the password, and `user:password` as
     the base64 an Authorization header carries (a server that echoes the header back must not get
     it printed)."""
-    import base64
-
     register_secret(password)
     if password:
         pair = f"{user}:{password}".encode("utf-8", errors="replace")
@@ -118,8 +105,6 @@ def register_basic_auth(user: str, password: str) -> None:
 def register_url_secrets(url: str) -> str:
     """Register, where a URL enters kbt, every credential it carries: the user info's password (and
     its basic-auth form) and the value of every secret-named query parameter. Returns `url`."""
-    from urllib.parse import parse_qsl, unquote, urlsplit
-
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -167,12 +152,7 @@ def _lines_with(text: str, words: tuple[str, ...], limit: int) -> list[str]:
             if end < 0:
                 break
             pos = lower.find(word, end)
-    lines = []
-    for start in sorted(starts):
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        lines.append(text[start : min(end, start + _MAX_LINE)])
-    return lines
+    return [text[start : start + _MAX_LINE].split("\n", 1)[0] for start in sorted(starts)]
 
 
 def register_input_secrets(text: str) -> None:

@@ -74,7 +74,7 @@ def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
 # What a terminal may receive from kbt's own formatting when it writes to a TTY: rich's colours
 # (SGR), its cursor hiding and line erasing for live status lines, and carriage returns. Anything
 # else (OSC title/clipboard sequences, screen clears, BEL, a CR/LF a value carried) is escaped.
-_TTY_ALLOWED = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[[0-9]*[AK]|\x1b\[[0-9]*G|\r")
+_TTY_ALLOWED = re.compile(r"(\x1b\[[0-9;]*m|\x1b\[\?25[lh]|\x1b\[[0-9]*[AK]|\x1b\[[0-9]*G|\r)")
 _GATE_CONTROL = re.compile(
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
@@ -84,18 +84,14 @@ def gate(text: str, tty: bool) -> str:
     """`text` as kbt may write it to stdout/stderr: line breaks and tabs kept, and on a terminal
     the sequences kbt's own formatting uses; every other control character shown escaped."""
 
-    def _esc(match: re.Match[str]) -> str:
-        return _code(match.group(0))
+    def gated(part: str) -> str:
+        return _GATE_CONTROL.sub(lambda m: _code(m.group(0)), part)
 
     if not tty:
-        return _GATE_CONTROL.sub(_esc, text)
-    out, pos = [], 0
-    for match in _TTY_ALLOWED.finditer(text):
-        out.append(_GATE_CONTROL.sub(_esc, text[pos : match.start()]))
-        out.append(match.group(0))
-        pos = match.end()
-    out.append(_GATE_CONTROL.sub(_esc, text[pos:]))
-    return "".join(out)
+        return gated(text)
+    # the pattern is one group: the split keeps the allowed sequences, at its odd places
+    parts = _TTY_ALLOWED.split(text)
+    return "".join(part if i % 2 else gated(part) for i, part in enumerate(parts))
 
 
 class OutputGate:

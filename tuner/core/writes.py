@@ -160,41 +160,26 @@ def check_target(path: Path | str, what: str = "file") -> None:
     """Raise BadInput unless `path` is a regular file or a new path whose nearest existing
     ancestor is a directory."""
     path = Path(path)
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        st = None
-    except OSError as exc:
-        raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
-    if st is not None:
-        if not stat.S_ISREG(st.st_mode):
-            raise BadInput(
-                f"{shown_path(path)}: is {file_kind(st.st_mode)}; kbt writes a {what} only to a regular file"
-                " or a new path"
-            )
-        return
-    for parent in path.absolute().parents:
+    for candidate in (path, *path.absolute().parents):  # the path, else its nearest existing ancestor
         try:
-            pst = os.stat(parent)
+            st = os.stat(candidate)
         except (FileNotFoundError, NotADirectoryError):
             continue
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write {shown_path(path)}: {exc.strerror or exc}") from None
-        if not stat.S_ISDIR(pst.st_mode):
-            raise BadInput(f"{shown_path(path)}: {shown_path(parent)} is not a directory")
+        if candidate is path and not stat.S_ISREG(st.st_mode):
+            raise BadInput(
+                f"{shown_path(path)}: is {file_kind(st.st_mode)}; kbt writes a {what} only to a regular file"
+                " or a new path"
+            )
+        if candidate is not path and not stat.S_ISDIR(st.st_mode):
+            raise BadInput(f"{shown_path(path)}: {shown_path(candidate)} is not a directory")
         return
 
 
-def atomic_write(
-    path: Path | str,
-    data: str | bytes,
-    what: str = "file",
-    *,
-    replace: bool = True,
-    mode: int | None = None,
-) -> Path:
+def atomic_write(path: Path | str, data: str | bytes, what: str = "file", *, replace: bool = True) -> Path:
     """Write `data` to `path` atomically. `replace=False`: fail if `path` exists (FileExistsError
-    passes through for the caller to word). `mode`: permissions of the new file (e.g. 0o600)."""
+    passes through for the caller to word)."""
     if is_stdout(path):
         _to_stdout(data)
         return Path(STDOUT)
@@ -203,7 +188,7 @@ def atomic_write(
     tmp: str | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _stage(path, data, mode)
+        tmp = _stage(path, data)
         if replace:
             os.replace(tmp, path)
         else:
@@ -221,7 +206,7 @@ def atomic_write(
     return path
 
 
-def _stage(path: Path, data: str | bytes, mode: int | None = None) -> str:
+def _stage(path: Path, data: str | bytes) -> str:
     """`data` in a new temporary file beside `path`, fsync'd, with the permissions `path` will
     have; returns its name (the caller renames it into place or removes it)."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
@@ -231,9 +216,7 @@ def _stage(path: Path, data: str | bytes, mode: int | None = None) -> str:
             fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        elif path.exists():
+        if path.exists():
             os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
         else:
             umask = os.umask(0)

@@ -28,11 +28,12 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from tuner.core.envref import is_reference
 from tuner.core.errors import BadInput, field_message
 from tuner.core.inputs import plain_data, read_text, read_yaml
 from tuner.core.numbers import parse_int
 from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
-from tuner.core.redact import is_reference, is_secret_name
+from tuner.core.redact import is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
