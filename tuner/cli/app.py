@@ -11,7 +11,6 @@ import sys
 import traceback
 import warnings
 from functools import cache
-from importlib import import_module
 from typing import Any
 
 import rich.console
@@ -65,13 +64,42 @@ def _root(
 
 @cache  # once per process: typer appends, so a second call would list every command twice
 def _register() -> None:
+    from tuner.cli import (
+        capture,
+        chaos,
+        check,
+        compare,
+        diagnose,
+        forecast,
+        lab,
+        probe,
+        recommend,
+        render,
+        report,
+        stress,
+        stress_worker,
+        sweep,
+        target,
+    )
+
     # In the order the pipeline runs (help lists the commands, then the groups): each command is
-    # its module's function of the module's name, each group its module's `app`.
-    commands = "sweep chaos stress stress_worker recommend report diagnose capture compare forecast"
-    for name in commands.split():
-        app.command(name=name.replace("_", "-"))(getattr(import_module(f"tuner.cli.{name}"), name))
-    for name in ("lab", "check", "render", "probe", "target"):
-        app.add_typer(import_module(f"tuner.cli.{name}").app, name=name)
+    # named by its function, each group by its module.
+    commands = (
+        sweep.sweep,
+        chaos.chaos,
+        stress.stress,
+        stress_worker.stress_worker,
+        recommend.recommend,
+        report.report,
+        diagnose.diagnose,
+        capture.capture,
+        compare.compare,
+        forecast.forecast,
+    )
+    for command in commands:
+        app.command(name=command.__name__.replace("_", "-"))(command)
+    for group in (lab, check, render, probe, target):
+        app.add_typer(group.app, name=group.__name__.rsplit(".", 1)[-1])
 
 
 def fail(message: str, status: ExitStatus) -> None:
