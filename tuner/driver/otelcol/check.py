@@ -69,10 +69,14 @@ def check_fragment(path: Path) -> str | None:
     quote a value. A secret written in it is refused before the collector runs, as `check filebeat`
     refuses one."""
     from tuner.core.errors import BadInput
-    from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path
+    from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path, type_name
 
     text = read_text(path, "collector config", MAX_FRAGMENT_BYTES)
     data = plain_data(parse_yaml(text, shown_path(path), go_yaml="v3"))
+    if data is not None and not isinstance(data, dict):  # empty: the stub alone, as the collector merges it
+        raise BadInput(
+            f"{shown_path(path)}: expected a mapping of keys at the top level, not {type_name(data)}"
+        )
     key = _literal_secret(data)
     if key is not None:
         raise BadInput(
