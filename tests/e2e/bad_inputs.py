@@ -2022,6 +2022,60 @@ LATE_CASES: list[Case] = [
 ]
 CASES += LATE_CASES
 
+# A team's own client files (collector configs, properties files) as their client reads them.
+CLIENT_FILE_CASES: list[Case] = [
+    Case(
+        "otelcol-top-level-list",
+        "Collector config",
+        "check otelcol of a file whose top level is a list (the collector's answer came with its log time)",
+        ("check", "otelcol", "otelcol.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "otelcol.yaml: expected a mapping of keys at the top level, not a list",
+        files={"otelcol.yaml": "- exporters\n- service\n"},
+    ),
+    Case(
+        "properties-line-after-comments",
+        "files",
+        "a bad line after comments and a continuation (it was numbered among the key lines alone)",
+        ("check", "librdkafka", "producer.properties"),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties: line 5 is not key=value",
+        files={"producer.properties": "# team defaults\n\nlinger.ms=5\\\n  0\n=lz4\n"},
+    ),
+    Case(
+        "properties-byte-order-mark",
+        "files",
+        "a properties file saved with a byte-order mark (Java reads it into the first key; kbt dropped it)",
+        ("check", "java", "producer.properties"),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties: starts with a byte-order mark, which Kafka's tools and Java clients read"
+        " as part of the first key (that setting is then ignored): save the file as UTF-8 without one",
+        files={"producer.properties": "\ufefflinger.ms=5\nacks=all\n"},
+    ),
+    Case(
+        "properties-windows-path",
+        "files",
+        "a Windows path's \\users in a properties file (Java refuses the \\u escape; kbt read it as u)",
+        (
+            "stress",
+            "stress.yaml",
+            *DRY,
+            "--bootstrap-server",
+            "127.0.0.1:9",
+            "--command-config",
+            "c.properties",
+        ),
+        ExitStatus.BAD_INPUT,
+        E + "--command-config c.properties: line 2 has a \\u escape without four hex digits (Java refuses the"
+        " file: Malformed \\uxxxx encoding); a backslash before a u is written \\\\u",
+        files={
+            "stress.yaml": GOOD_STRESS,
+            "c.properties": "security.protocol=SSL\nssl.truststore.location=C:\\users\\kafka\\t.jks\n",
+        },
+    ),
+]
+CASES += CLIENT_FILE_CASES
+
 
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""

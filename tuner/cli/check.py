@@ -220,8 +220,8 @@ def _check_properties(
     files: list[Path], client: str, check: Callable[[Path, str, str], dict[str, str]], json_path: Path | None
 ) -> None:
     """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
-    from tuner.core.inputs import read_text, shown_path
-    from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
+    from tuner.core.inputs import shown_path
+    from tuner.core.properties import parse_properties, read_properties
     from tuner.core.text import one_line, value
     from tuner.spec.clients import KINDS
     from tuner.target.security import literal_secret_keys
@@ -230,7 +230,7 @@ def _check_properties(
     for path in files:
         where = value(shown_path(path))
         try:
-            text = read_text(path, "properties file", MAX_PROPERTIES_BYTES)
+            text = read_properties(path)
             durability = check(path, text, where)
             literal = literal_secret_keys(parse_properties(text, where))
         except BadInput as exc:

@@ -21,9 +21,8 @@ from typing import TypeVar
 
 from tuner.core.envref import is_pure_reference
 from tuner.core.errors import BadInput, did_you_mean
-from tuner.core.inputs import read_text
 from tuner.core.kafka_clients import Connection
-from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
+from tuner.core.properties import parse_properties, read_properties
 from tuner.core.redact import is_secret_name, register_secret
 from tuner.spec.references import expand_references
 from tuner.target.base import Target
@@ -77,8 +76,9 @@ _MODULES = {
 
 def read_properties_file(path: Path, where: str) -> dict[str, str]:
     # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
-    text = read_text(path, "client properties file", MAX_PROPERTIES_BYTES)
-    return parse_properties(text, f"{where} ({path.name})")
+    text = read_properties(path, "client properties file")
+    # --command-config FILE names the file already; a target file's client.properties_file does not
+    return parse_properties(text, where if where.endswith(path.name) else f"{where} ({path.name})")
 
 
 def check_properties(props: Mapping[str, str], where: str) -> None:
