@@ -2073,6 +2073,15 @@ CLIENT_FILE_CASES: list[Case] = [
             "c.properties": "security.protocol=SSL\nssl.truststore.location=C:\\users\\kafka\\t.jks\n",
         },
     ),
+    Case(
+        "filebeat-many-values",
+        "files",
+        "a Filebeat configuration of 60,000 keys (under the size cap; it was read for minutes)",
+        ("check", "filebeat", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        E + "filebeat.yml:50000: more than 100,000 values: not a file kbt reads",
+        files={"filebeat.yml": "".join(f"k{i}: {i}\n" for i in range(60_000))},
+    ),
 ]
 CASES += CLIENT_FILE_CASES
 

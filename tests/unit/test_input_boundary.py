@@ -91,6 +91,22 @@ def test_alias_bomb_is_counted_before_it_is_built() -> None:
     assert inputs.parse_yaml("a: &a [1, 2]\nb: *a\n", "ok.yaml")["b"] == [1, 2]  # aliases still work
 
 
+@pytest.mark.parametrize(
+    "body", ["a: [" + "1," * 120_000 + "]\n", "".join(f"k{i}: {i}\n" for i in range(60_000))]
+)
+def test_yaml_is_read_in_bounded_time(tmp_path: Path, body: str) -> None:
+    """Under 1 MiB, yet over 100,000 values: ruamel took about a minute a MiB of them (and a 64 MiB file
+    was read to the end); refused while counted, as a larger file is before it is read."""
+    started = time.monotonic()
+    with pytest.raises(BadInput, match="more than 100,000 values: not a file kbt reads"):
+        inputs.parse_yaml(body, "many.yaml")
+    assert time.monotonic() - started < 10
+    path = tmp_path / "big.yml"
+    path.write_text("a: " + "x" * inputs.MAX_YAML_BYTES + "\n")
+    with pytest.raises(BadInput, match="is more than the 1 MiB kbt reads for a Filebeat configuration"):
+        inputs.read_yaml(path, "Filebeat configuration")
+
+
 @pytest.mark.parametrize("text", [".nan", ".inf", "-.inf", "1e400", "1e26"])
 def test_yaml_numbers_are_finite_and_bounded(text: str) -> None:
     with pytest.raises(BadInput, match=r"x\.y: (must be a finite number|.* is too large)"):

@@ -5,8 +5,9 @@ files, lab state, cost models) comes through here, so each bad file is one clear
   (/dev/zero would be read until memory runs out) or a socket is refused before it is read;
 - text is UTF-8; a file with NUL bytes is called binary, other undecodable text is named as
   "not UTF-8" with the byte and line (Latin-1 text is not binary);
-- YAML: nesting depth and alias expansion are counted on the parser's events *before* anything is
-  built (an alias bomb or a 500-deep document never reaches the recursive composer);
+- YAML: nesting depth, values and alias expansion are counted on the parser's events *before*
+  anything is built (an alias bomb or a 500-deep document never reaches the recursive composer),
+  and a YAML file is at most 1 MiB (ruamel's pure-Python reading is slow: time stays bounded);
 - JSON: NaN/Infinity and overflowing numbers rejected, nesting capped, RecursionError never escapes;
 - every number in a parsed document is finite; the top level has the type the caller expects.
 """
@@ -33,6 +34,11 @@ MiB = 1 << 20
 MAX_INPUT_BYTES = 64 * MiB  # specs, profiles, records, state: far below this
 MAX_DEPTH = 64  # deepest nesting a spec, record or answer may have
 MAX_NODES = 1_000_000  # nodes after alias expansion
+# YAML is what people write (specs, profiles, targets, a team's Filebeat or collector config: a few
+# KB) and ruamel reads it at tens of microseconds an event: a 64 MiB file, or 1 MiB of `[1,1,...]`,
+# took minutes before any limit above was reached
+MAX_YAML_BYTES = MiB
+MAX_YAML_EVENTS = 100_000  # values as written (an alias once); MAX_NODES bounds them expanded
 
 GoYaml = Literal["v2", "v3"]  # which Go YAML reader a client reads its file with
 
@@ -228,7 +234,10 @@ def _yaml_limits(text: str, shown: str) -> None:
 
     sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth below it)
     stack: list[list[Any]] = [[None, 0, 0]]  # [anchor, nodes, depth below]
-    for event in YAML(typ="rt").parse(text):
+    for count, event in enumerate(YAML(typ="rt").parse(text)):
+        if count > MAX_YAML_EVENTS:
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            raise BadInput(f"{shown}:{line}: more than {MAX_YAML_EVENTS:,} values: not a file kbt reads")
         if isinstance(event, CollectionStartEvent):
             stack.append([event.anchor, 1, 0])
             if len(stack) - 1 > MAX_DEPTH:
@@ -335,7 +344,7 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
 def read_yaml(
     path: Path | str,
     what: str = "file",
-    max_bytes: int | None = MAX_INPUT_BYTES,
+    max_bytes: int | None = MAX_YAML_BYTES,
     go_yaml: GoYaml | None = None,
 ) -> Any:
     return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml)
