@@ -2082,6 +2082,15 @@ CLIENT_FILE_CASES: list[Case] = [
         E + "filebeat.yml:50000: more than 100,000 values: not a file kbt reads",
         files={"filebeat.yml": "".join(f"k{i}: {i}\n" for i in range(60_000))},
     ),
+    Case(
+        "filebeat-two-documents",
+        "files",
+        "a Filebeat configuration holding two YAML documents (it was ruamel's 'but found another document')",
+        ("check", "filebeat", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        E + "filebeat.yml:12: not valid YAML: a second document (after ---): kbt reads one document a file",
+        files={"filebeat.yml": GOOD_FILEBEAT + "---\n" + GOOD_FILEBEAT},
+    ),
 ]
 CASES += CLIENT_FILE_CASES
 

@@ -70,6 +70,28 @@ def test_text_decoding_names_latin1_and_binary(tmp_path: Path) -> None:
     binary.write_bytes(b"\x00\x01\x02")
     with pytest.raises(BadInput, match="binary data"):
         inputs.read_text(binary)
+    for codec in ("utf-16", "utf-16-be"):  # with its mark, as Windows tools save it: text, not binary
+        wide = tmp_path / "w.yaml"
+        wide.write_bytes(("\ufeff" if codec.endswith("be") else "").encode(codec) + "a: 1\n".encode(codec))
+        with pytest.raises(BadInput, match=r"w\.yaml: UTF-16 text, not UTF-8: save the file as UTF-8"):
+            inputs.read_text(wide, "x")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "a: 1\n---\nb: 2\n",
+            "x.yml:2: not valid YAML: a second document (after ---): kbt reads one document a file",
+        ),
+        ("a: " + "9" * 5000 + "\n", "x.yml: not valid YAML: a number with too many digits"),
+    ],
+)
+def test_yaml_problems_are_said_in_kbts_words(text: str, said: str) -> None:
+    """Not ruamel's fragment ("but found another document") nor Python's advice on its digit limit."""
+    with pytest.raises(BadInput) as caught:
+        inputs.parse_yaml(text, "x.yml")
+    assert caught.value.message == said
 
 
 @pytest.mark.parametrize("depth", [70, 500, 5000])

@@ -202,6 +202,8 @@ def read_lines(
 
 def decode(data: bytes, shown: str) -> str:
     """UTF-8 text (a leading BOM dropped), or one line saying why the bytes are not."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # Notepad's "Unicode", PowerShell's `>`
+        raise BadInput(f"{shown}: UTF-16 text, not UTF-8: save the file as UTF-8")
     if b"\x00" in data[:65536]:
         raise BadInput(f"{shown}: binary data, not text (a NUL byte at offset {data.index(0)})")
     try:
@@ -278,6 +280,8 @@ def _yaml_problem(exc: Exception, text: str) -> str:
         where = f" (first given on line {first})" if first is not None else ""
         name = f'"{key.group(1)}" ' if key else ""
         return f"the key {name}is given twice{where}; give each key once"
+    if problem == "but found another document":
+        return "a second document (after ---): kbt reads one document a file"
     return problem
 
 
@@ -332,7 +336,10 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     except RecursionError:
         raise BadInput(f"{shown}: nested too deeply") from None
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
-        raise BadInput(f"{shown}: not valid YAML: {cut(str(exc) or type(exc).__name__, 200)}") from None
+        reason = str(exc) or type(exc).__name__
+        if "integer string conversion" in reason:  # Python's own limit, and its advice to lift it
+            reason = "a number with too many digits"
+        raise BadInput(f"{shown}: not valid YAML: {cut(reason, 200)}") from None
     check_tree(data, shown)
     if go_yaml == "v2" and (bad := non_text_key(data)) is not None:
         key_line, read = bad
