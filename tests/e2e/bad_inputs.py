@@ -2091,6 +2091,20 @@ CLIENT_FILE_CASES: list[Case] = [
         E + "filebeat.yml:12: not valid YAML: a second document (after ---): kbt reads one document a file",
         files={"filebeat.yml": GOOD_FILEBEAT + "---\n" + GOOD_FILEBEAT},
     ),
+    Case(
+        "properties-negative-linger",
+        "sweep spec",
+        "a team's Java properties file with linger.ms=-5 (it was 'must be a whole number in ASCII digits')",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties: overrides: \"linger.ms\": must be -1 or more (got '-5')",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - java:producer.properties"
+            ),
+            "producer.properties": "linger.ms=-5\nacks=all\n",
+        },
+    ),
 ]
 CASES += CLIENT_FILE_CASES
 

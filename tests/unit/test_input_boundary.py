@@ -153,6 +153,25 @@ def test_numbers_are_ascii_finite_and_bounded() -> None:
         check_duration(1e10, "d")
 
 
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("٢٠", "must be a whole number in ASCII digits (got '٢٠')"),
+        ("20.5", "must be a whole number in ASCII digits (got '20.5')"),
+        ("-5", "must be -1 or more (got '-5')"),
+        (str(2**63), f"'{2**63}' is too large"),
+    ],
+)
+def test_a_whole_config_value_is_refused_for_what_is_wrong_with_it(value: str, said: str) -> None:
+    """-5 and 2**63 are whole numbers in ASCII digits: the sign or the size is what is wrong."""
+    from tuner.core.numbers import check_config_value
+
+    with pytest.raises(ValueError) as caught:
+        check_config_value("linger.ms", value)
+    assert str(caught.value) == f'"linger.ms": {said}'
+    assert check_config_value("linger.ms", "-1") == "-1"
+
+
 def test_atomic_writer_refuses_devices_and_names_a_file_parent(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="is a device"):
         atomic_write("/dev/full", "x")
