@@ -2105,6 +2105,20 @@ CLIENT_FILE_CASES: list[Case] = [
             "producer.properties": "linger.ms=-5\nacks=all\n",
         },
     ),
+    Case(
+        "profile-file-is-fifo",
+        "sweep spec",
+        "a FIFO named where a team's properties file goes (it was 'no such file')",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'spec.yaml:11: profiles[0]: "producer.properties" is a FIFO, not a file',
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - java:producer.properties"
+            ),
+            "producer.properties": FIFO,
+        },
+    ),
 ]
 CASES += CLIENT_FILE_CASES
 
