@@ -2022,6 +2022,106 @@ LATE_CASES: list[Case] = [
 ]
 CASES += LATE_CASES
 
+# A team's own client files (collector configs, properties files) as their client reads them.
+CLIENT_FILE_CASES: list[Case] = [
+    Case(
+        "otelcol-top-level-list",
+        "Collector config",
+        "check otelcol of a file whose top level is a list (the collector's answer came with its log time)",
+        ("check", "otelcol", "otelcol.yaml"),
+        ExitStatus.BAD_INPUT,
+        E + "otelcol.yaml: expected a mapping of keys at the top level, not a list",
+        files={"otelcol.yaml": "- exporters\n- service\n"},
+    ),
+    Case(
+        "properties-line-after-comments",
+        "files",
+        "a bad line after comments and a continuation (it was numbered among the key lines alone)",
+        ("check", "librdkafka", "producer.properties"),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties: line 5 is not key=value",
+        files={"producer.properties": "# team defaults\n\nlinger.ms=5\\\n  0\n=lz4\n"},
+    ),
+    Case(
+        "properties-byte-order-mark",
+        "files",
+        "a properties file saved with a byte-order mark (Java reads it into the first key; kbt dropped it)",
+        ("check", "java", "producer.properties"),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties: starts with a byte-order mark, which Kafka's tools and Java clients read"
+        " as part of the first key (that setting is then ignored): save the file as UTF-8 without one",
+        files={"producer.properties": "\ufefflinger.ms=5\nacks=all\n"},
+    ),
+    Case(
+        "properties-windows-path",
+        "files",
+        "a Windows path's \\users in a properties file (Java refuses the \\u escape; kbt read it as u)",
+        (
+            "stress",
+            "stress.yaml",
+            *DRY,
+            "--bootstrap-server",
+            "127.0.0.1:9",
+            "--command-config",
+            "c.properties",
+        ),
+        ExitStatus.BAD_INPUT,
+        E + "--command-config c.properties: line 2 has a \\u escape without four hex digits (Java refuses the"
+        " file: Malformed \\uxxxx encoding); a backslash before a u is written \\\\u",
+        files={
+            "stress.yaml": GOOD_STRESS,
+            "c.properties": "security.protocol=SSL\nssl.truststore.location=C:\\users\\kafka\\t.jks\n",
+        },
+    ),
+    Case(
+        "filebeat-many-values",
+        "files",
+        "a Filebeat configuration of 60,000 keys (under the size cap; it was read for minutes)",
+        ("check", "filebeat", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        E + "filebeat.yml:50000: more than 100,000 values: not a file kbt reads",
+        files={"filebeat.yml": "".join(f"k{i}: {i}\n" for i in range(60_000))},
+    ),
+    Case(
+        "filebeat-two-documents",
+        "files",
+        "a Filebeat configuration holding two YAML documents (it was ruamel's 'but found another document')",
+        ("check", "filebeat", "filebeat.yml"),
+        ExitStatus.BAD_INPUT,
+        E + "filebeat.yml:12: not valid YAML: a second document (after ---): kbt reads one document a file",
+        files={"filebeat.yml": GOOD_FILEBEAT + "---\n" + GOOD_FILEBEAT},
+    ),
+    Case(
+        "properties-negative-linger",
+        "sweep spec",
+        "a team's Java properties file with linger.ms=-5 (it was 'must be a whole number in ASCII digits')",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties: overrides: \"linger.ms\": must be -1 or more (got '-5')",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - java:producer.properties"
+            ),
+            "producer.properties": "linger.ms=-5\nacks=all\n",
+        },
+    ),
+    Case(
+        "profile-file-is-fifo",
+        "sweep spec",
+        "a FIFO named where a team's properties file goes (it was 'no such file')",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'spec.yaml:11: profiles[0]: "producer.properties" is a FIFO, not a file',
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - java:producer.properties"
+            ),
+            "producer.properties": FIFO,
+        },
+    ),
+]
+CASES += CLIENT_FILE_CASES
+
 
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""

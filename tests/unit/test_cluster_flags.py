@@ -162,6 +162,38 @@ def test_what_the_writer_writes_reads_back_as_given(props: dict[str, str]) -> No
     assert parse_properties(text, "t") == props
 
 
+@given(
+    st.lists(st.sampled_from(["# c", "! c", "", "   ", "a=1", "b=2\\\n  3", "c=\\\n\\\n4"]), max_size=8),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_a_bad_line_is_named_by_its_line_in_the_file(before: list[str], end: str) -> None:
+    """Comments, blank lines and continuations before it count: the editor's line number."""
+    text = "\n".join([*before, "=oops"]).replace("\n", end)
+    with pytest.raises(BadInput) as caught:
+        parse_properties(text, "p")
+    assert caught.value.message == f"p: line {text.count(end) + 1} is not key=value"
+
+
+@pytest.mark.parametrize("value", ["C:\\users\\k.jks", "\\u00zz", "x\\u12", "\\u"])
+def test_a_u_escape_java_refuses_is_refused(value: str) -> None:
+    """Java's Properties.load throws on a \\u without four hex digits (a Windows path's \\users)."""
+    with pytest.raises(BadInput) as caught:
+        parse_properties(f"acks=all\nk={value}\n", "p")
+    assert caught.value.message.startswith("p: line 2 has a \\u escape without four hex digits")
+
+
+def test_a_byte_order_mark_is_refused_not_dropped(tmp_path: Path) -> None:
+    """Java reads the mark into the first key, which its client then ignores: kbt would run it."""
+    from tuner.core.properties import read_properties
+
+    path = tmp_path / "p.properties"
+    path.write_bytes(b"linger.ms=5\n")
+    assert read_properties(path) == "linger.ms=5\n"
+    path.write_bytes(b"\xef\xbb\xbflinger.ms=5\n")
+    with pytest.raises(BadInput, match="starts with a byte-order mark"):
+        read_properties(path)
+
+
 def test_escaped_separators_in_keys_read_as_java_reads_them() -> None:
     """Checked with java.util.Properties.load (Java 17)."""
     text = "a\\ b=1\nc\\:d=2\ni\\=j=5\nk=caf\\u00e9 \\ud83d\\ude00\n"

@@ -99,7 +99,15 @@ def test_a_team_file_runs_the_batch_size_filebeat_reads(tmp_path: Path) -> None:
     assert (loaded.config.kafka.bulk_max_size, loaded.config.kafka.worker) == (2048, 2)
 
 
-KEYS = [("y", "true"), ("off", "false"), ("12", "the number 12"), ("~", "null")]
+KEYS = [
+    ("y", "true"),
+    ("off", "false"),
+    ("12", "the number 12"),
+    ("~", "null"),
+    ("? [a, b]\n  ", "a list"),
+    ("? {a: 1}\n  ", "a mapping"),
+    ("!!binary aGk=", "binary data"),
+]  # a list key was "the number ('a', 'b')"
 
 
 @pytest.mark.parametrize(("key", "read"), KEYS)

@@ -340,6 +340,8 @@ BOMB = "x0: &a0 [1,1,1,1,1,1,1,1,1]\n" + "".join(
             BOMB,
             f'exporters:\n  kafka:\n    brokers: ["u:{OTEL_SECRET}@h:9092"]\n  kafka: {{}}\n',
             "\x00binary",
+            "- exporters\n- service\n",  # no mapping: the collector's answer was its log line
+            "hunter2\n",
         ]
     ),
     special=st.sampled_from(["", "fifo", "huge"]),

@@ -70,6 +70,28 @@ def test_text_decoding_names_latin1_and_binary(tmp_path: Path) -> None:
     binary.write_bytes(b"\x00\x01\x02")
     with pytest.raises(BadInput, match="binary data"):
         inputs.read_text(binary)
+    for codec in ("utf-16", "utf-16-be"):  # with its mark, as Windows tools save it: text, not binary
+        wide = tmp_path / "w.yaml"
+        wide.write_bytes(("\ufeff" if codec.endswith("be") else "").encode(codec) + "a: 1\n".encode(codec))
+        with pytest.raises(BadInput, match=r"w\.yaml: UTF-16 text, not UTF-8: save the file as UTF-8"):
+            inputs.read_text(wide, "x")
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "a: 1\n---\nb: 2\n",
+            "x.yml:2: not valid YAML: a second document (after ---): kbt reads one document a file",
+        ),
+        ("a: " + "9" * 5000 + "\n", "x.yml: not valid YAML: a number with too many digits"),
+    ],
+)
+def test_yaml_problems_are_said_in_kbts_words(text: str, said: str) -> None:
+    """Not ruamel's fragment ("but found another document") nor Python's advice on its digit limit."""
+    with pytest.raises(BadInput) as caught:
+        inputs.parse_yaml(text, "x.yml")
+    assert caught.value.message == said
 
 
 @pytest.mark.parametrize("depth", [70, 500, 5000])
@@ -89,6 +111,22 @@ def test_alias_bomb_is_counted_before_it_is_built() -> None:
         inputs.parse_yaml("\n".join(levels), "bomb.yaml")
     assert time.monotonic() - started < 5
     assert inputs.parse_yaml("a: &a [1, 2]\nb: *a\n", "ok.yaml")["b"] == [1, 2]  # aliases still work
+
+
+@pytest.mark.parametrize(
+    "body", ["a: [" + "1," * 120_000 + "]\n", "".join(f"k{i}: {i}\n" for i in range(60_000))]
+)
+def test_yaml_is_read_in_bounded_time(tmp_path: Path, body: str) -> None:
+    """Under 1 MiB, yet over 100,000 values: ruamel took about a minute a MiB of them (and a 64 MiB file
+    was read to the end); refused while counted, as a larger file is before it is read."""
+    started = time.monotonic()
+    with pytest.raises(BadInput, match="more than 100,000 values: not a file kbt reads"):
+        inputs.parse_yaml(body, "many.yaml")
+    assert time.monotonic() - started < 10
+    path = tmp_path / "big.yml"
+    path.write_text("a: " + "x" * inputs.MAX_YAML_BYTES + "\n")
+    with pytest.raises(BadInput, match="is more than the 1 MiB kbt reads for a Filebeat configuration"):
+        inputs.read_yaml(path, "Filebeat configuration")
 
 
 @pytest.mark.parametrize("text", [".nan", ".inf", "-.inf", "1e400", "1e26"])
@@ -113,6 +151,25 @@ def test_numbers_are_ascii_finite_and_bounded() -> None:
         parse_int("\u0664", "--n")
     with pytest.raises(ValueError, match="longer than a year"):
         check_duration(1e10, "d")
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("٢٠", "must be a whole number in ASCII digits (got '٢٠')"),
+        ("20.5", "must be a whole number in ASCII digits (got '20.5')"),
+        ("-5", "must be -1 or more (got '-5')"),
+        (str(2**63), f"'{2**63}' is too large"),
+    ],
+)
+def test_a_whole_config_value_is_refused_for_what_is_wrong_with_it(value: str, said: str) -> None:
+    """-5 and 2**63 are whole numbers in ASCII digits: the sign or the size is what is wrong."""
+    from tuner.core.numbers import check_config_value
+
+    with pytest.raises(ValueError) as caught:
+        check_config_value("linger.ms", value)
+    assert str(caught.value) == f'"linger.ms": {said}'
+    assert check_config_value("linger.ms", "-1") == "-1"
 
 
 def test_atomic_writer_refuses_devices_and_names_a_file_parent(tmp_path: Path) -> None:

@@ -321,3 +321,34 @@ def test_candidates_keep_the_baselines_collector_settings_but_the_searched_ones(
         )
         assert (kafka.sending_queue.num_consumers, kafka.sending_queue.enabled) == (4, True)
         assert got.compression == "lz4" and got.linger.ms in (10, 100) and got.batching is not None
+
+
+def test_the_collectors_complaint_is_its_words_without_its_log_time(tmp_path: Path) -> None:
+    """The collector logs a config it cannot resolve with Go's time prefix: the line kbt shows is
+    the complaint alone."""
+    from tuner.driver.otelcol.build import validate
+
+    fake = tmp_path / "otelcol"
+    fake.write_text(
+        "#!/bin/sh\necho 'starting' >&2\n"
+        "echo '2026/11/30 23:51:01 failed to get config: cannot resolve the configuration' >&2\nexit 1\n"
+    )
+    fake.chmod(0o755)
+    assert validate(fake, [tmp_path / "c.yaml"]) == "failed to get config: cannot resolve the configuration"
+
+
+def test_a_collector_that_does_not_answer_is_one_line_in_bounded_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`validate` worked 30 s through sending_queue.num_consumers 2147483648: the check is bounded."""
+    import time
+
+    from tuner.driver.otelcol import build
+
+    fake = tmp_path / "otelcol"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(build, "VALIDATE_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    assert build.validate(fake, [tmp_path / "c.yaml"]) == "the collector did not answer within 0.5 s"
+    assert time.monotonic() - started < 10

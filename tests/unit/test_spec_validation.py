@@ -226,6 +226,17 @@ def test_missing_referenced_file(tmp_path: Path) -> None:
     assert 'profiles[0]: no such file "nofile.yaml"' in msg
 
 
+def test_a_referenced_directory_or_fifo_is_named_as_such(tmp_path: Path) -> None:
+    """They were "no such file": the name is there, it is just no file."""
+    import os
+
+    (tmp_path / "dir.properties").mkdir()
+    os.mkfifo(tmp_path / "fifo.yaml")
+    for ref, kind in [("java:dir.properties", "a directory"), ("fifo.yaml", "a FIFO")]:
+        msg = _error(tmp_path, SWEEP.replace("  - name: base\n", f"  - {ref}\n"))
+        assert f'profiles[0]: "{ref.split(":")[-1]}" is {kind}, not a file' in msg
+
+
 def test_a_referenced_file_with_a_nul_in_its_name_is_no_such_file(tmp_path: Path) -> None:
     msg = _error(tmp_path, SWEEP.replace("  - name: base\n", '  - "p\\0.yaml"\n'))
     assert "profiles[0]: no such file" in msg

@@ -13,8 +13,8 @@ import typer
 from tuner.cli.json_out import write_json
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, ExitStatus
-from tuner.core.inputs import read_text, shown_path
-from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
+from tuner.core.inputs import shown_path
+from tuner.core.properties import parse_properties, read_properties
 from tuner.core.redact import scrub
 from tuner.core.text import one_line, value
 from tuner.core.units import MAX_KAFKA_BYTES
@@ -228,7 +228,7 @@ def _check_properties(
     for path in files:
         where = value(shown_path(path))
         try:
-            text = read_text(path, "properties file", MAX_PROPERTIES_BYTES)
+            text = read_properties(path)
             durability = check(path, text, where)
             literal = literal_secret_keys(parse_properties(text, where))
         except BadInput as exc:

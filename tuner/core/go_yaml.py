@@ -134,4 +134,11 @@ def non_text_key(data: Any) -> tuple[int | None, str] | None:
 def _as_read(key: Any) -> str:
     if isinstance(key, bool):
         return "true (an unquoted y, yes or on)" if key else "false (an unquoted n, no or off)"
-    return "null" if key is None else f"the number {key}"
+    if key is None:
+        return "null"
+    if isinstance(key, int | float):
+        return f"the number {key}"
+    # a `? [a, b]` or `? {a: 1}` key, or a tagged one (!!binary): no Python rendering of it
+    if isinstance(key, tuple | list):
+        return "a list"
+    return "a mapping" if hasattr(key, "keys") else "binary data" if isinstance(key, bytes) else "no text"

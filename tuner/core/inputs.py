@@ -5,8 +5,9 @@ files, lab state, cost models) comes through here, so each bad file is one clear
   (/dev/zero would be read until memory runs out) or a socket is refused before it is read;
 - text is UTF-8; a file with NUL bytes is called binary, other undecodable text is named as
   "not UTF-8" with the byte and line (Latin-1 text is not binary);
-- YAML: nesting depth and alias expansion are counted on the parser's events *before* anything is
-  built (an alias bomb or a 500-deep document never reaches the recursive composer);
+- YAML: nesting depth, values and alias expansion are counted on the parser's events *before*
+  anything is built (an alias bomb or a 500-deep document never reaches the recursive composer),
+  and a YAML file is at most 1 MiB (ruamel's pure-Python reading is slow: time stays bounded);
 - JSON: NaN/Infinity and overflowing numbers rejected, nesting capped, RecursionError never escapes;
 - every number in a parsed document is finite; the top level has the type the caller expects.
 """
@@ -33,6 +34,11 @@ MiB = 1 << 20
 MAX_INPUT_BYTES = 64 * MiB  # specs, profiles, records, state: far below this
 MAX_DEPTH = 64  # deepest nesting a spec, record or answer may have
 MAX_NODES = 1_000_000  # nodes after alias expansion
+# YAML is what people write (specs, profiles, targets, a team's Filebeat or collector config: a few
+# KB) and ruamel reads it at tens of microseconds an event: a 64 MiB file, or 1 MiB of `[1,1,...]`,
+# took minutes before any limit above was reached
+MAX_YAML_BYTES = MiB
+MAX_YAML_EVENTS = 100_000  # values as written (an alias once); MAX_NODES bounds them expanded
 
 GoYaml = Literal["v2", "v3"]  # which Go YAML reader a client reads its file with
 
@@ -193,6 +199,8 @@ def read_lines(
 
 def decode(data: bytes, shown: str) -> str:
     """UTF-8 text (a leading BOM dropped), or one line saying why the bytes are not."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # Notepad's "Unicode", PowerShell's `>`
+        raise BadInput(f"{shown}: UTF-16 text, not UTF-8: save the file as UTF-8")
     if b"\x00" in data[:65536]:
         raise BadInput(f"{shown}: binary data, not text (a NUL byte at offset {data.index(0)})")
     try:
@@ -225,7 +233,10 @@ def _yaml_limits(text: str, shown: str) -> None:
 
     sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth below it)
     stack: list[list[Any]] = [[None, 0, 0]]  # [anchor, nodes, depth below]
-    for event in YAML(typ="rt").parse(text):
+    for count, event in enumerate(YAML(typ="rt").parse(text)):
+        if count > MAX_YAML_EVENTS:
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            raise BadInput(f"{shown}:{line}: more than {MAX_YAML_EVENTS:,} values: not a file kbt reads")
         if isinstance(event, CollectionStartEvent):
             stack.append([event.anchor, 1, 0])
             if len(stack) - 1 > MAX_DEPTH:
@@ -266,6 +277,8 @@ def _yaml_problem(exc: Exception, text: str) -> str:
         where = f" (first given on line {first})" if first is not None else ""
         name = f'"{key.group(1)}" ' if key else ""
         return f"the key {name}is given twice{where}; give each key once"
+    if problem == "but found another document":
+        return "a second document (after ---): kbt reads one document a file"
     return problem
 
 
@@ -300,6 +313,8 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     from tuner.core.go_yaml import GoYamlConstructor, GoYamlV2Resolver, GoYamlV3Resolver, non_text_key
 
     register_input_secrets(text)
+    if len(text) > MAX_YAML_BYTES:  # text read by a caller's own bound (characters: at least as many bytes)
+        raise BadInput(f"{shown}: more than the {_size(MAX_YAML_BYTES)} kbt reads for a YAML file")
     try:
         _yaml_limits(text, shown)
         # ruamel warns (an anchor defined twice) on stderr as lines of its own that quote the
@@ -320,7 +335,10 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     except RecursionError:
         raise BadInput(f"{shown}: nested too deeply") from None
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
-        raise BadInput(f"{shown}: not valid YAML: {cut(str(exc) or type(exc).__name__, 200)}") from None
+        reason = str(exc) or type(exc).__name__
+        if "integer string conversion" in reason:  # Python's own limit, and its advice to lift it
+            reason = "a number with too many digits"
+        raise BadInput(f"{shown}: not valid YAML: {cut(reason, 200)}") from None
     check_tree(data, shown)
     if go_yaml == "v2" and (bad := non_text_key(data)) is not None:
         key_line, read = bad
@@ -330,7 +348,7 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
 
 
 def read_yaml(path: Path | str, what: str = "file", go_yaml: GoYaml | None = None) -> Any:
-    return parse_yaml(read_text(path, what), shown_path(path), go_yaml)
+    return parse_yaml(read_text(path, what, MAX_YAML_BYTES), shown_path(path), go_yaml)
 
 
 # ---- JSON ---------------------------------------------------------------------------------------

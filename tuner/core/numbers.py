@@ -150,8 +150,13 @@ def check_config_value(key: str, value: str) -> str:
     if is_reference(text):
         return value
     if _WHOLE_CONFIG.search(key.strip().lower()):
-        if not re.fullmatch(r"[+-]?[0-9]{1,16}", text, re.ASCII) or int(text) < -1:
+        if not re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
             raise ValueError(f'"{key}": must be a whole number in ASCII digits (got {cut_value(value)})')
+        # the sign and size said as such: "-5" or 2**63 was "must be a whole number in ASCII digits"
+        if len(text.lstrip("+-")) > 16:
+            raise ValueError(f'"{key}": {cut_value(value)} is too large')
+        if int(text) < -1:
+            raise ValueError(f'"{key}": must be -1 or more (got {cut_value(value)})')
         return value
     try:
         float(text)  # what a careless reader would take for a number

@@ -12,6 +12,7 @@ InputStream, which reads ISO-8859-1 (`Properties.store` writes the same).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from tuner.core.errors import BadInput
 
@@ -22,28 +23,50 @@ _LINE = re.compile(r"^((?:[^=:\s\\]|\\.)+)(?:\s*[=:\s]\s*(.*))?$", re.S)
 MAX_PROPERTIES_BYTES = 1 << 20  # a client properties file is a few hundred bytes
 
 
+def read_properties(path: Path | str, what: str = "properties file") -> str:
+    """The text of a properties file through the bounded reader. A leading byte-order mark is
+    refused, not dropped: Java reads it (ISO-8859-1 or UTF-8 alike) as part of the first key, so the
+    team's client ignores that setting as an unknown one, while kbt would have run it."""
+    from tuner.core.inputs import decode, read_bytes, shown_path
+
+    data = read_bytes(path, what, MAX_PROPERTIES_BYTES)
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise BadInput(
+            f"{shown_path(path)}: starts with a byte-order mark, which Kafka's tools and Java clients read as"
+            " part of the first key (that setting is then ignored): save the file as UTF-8 without one"
+        )
+    return decode(data, shown_path(path))
+
+
 def parse_properties(text: str, where: str) -> dict[str, str]:
     """A Java .properties text as java.util.Properties reads it, with trailing blanks dropped."""
     props: dict[str, str] = {}
-    logical: list[str] = []
+    logical: list[tuple[int, str]] = []  # (the file's line it starts on, the line continued)
     lines = re.split(r"\r\n|\r|\n", text)  # Java's line ends only (a form feed is a blank)
-    pending = ""
-    for raw in lines:
+    pending, start = "", 0
+    for number, raw in enumerate(lines, 1):
         line = raw.lstrip()  # trailing blanks stay: a backslash before one escapes it
         if not pending and (not line or line[0] in "#!"):
             continue
+        start = start if pending else number
         if _continues(line):
             pending += line[:-1]
             continue
-        logical.append(pending + line)
+        logical.append((start, pending + line))
         pending = ""
     if pending:
-        logical.append(pending)
-    for number, line in enumerate(logical, 1):
+        logical.append((start, pending))
+    for number, line in logical:
         match = _LINE.match(line)  # a key alone: an empty value
         if match is None:
             raise BadInput(f"{where}: line {number} is not key=value")
-        props[_unescaped(match.group(1))] = _unescaped(match.group(2) or "")
+        try:
+            props[_unescaped(match.group(1))] = _unescaped(match.group(2) or "")
+        except ValueError:
+            raise BadInput(
+                f"{where}: line {number} has a \\u escape without four hex digits (Java refuses the file:"
+                " Malformed \\uxxxx encoding); a backslash before a u is written \\\\u"
+            ) from None
     return props
 
 
@@ -57,8 +80,8 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 def _unescaped(value: str) -> str:
     """java.util.Properties' escapes: \\t \\n \\r \\f, \\uXXXX (UTF-16 units: a surrogate pair is one
-    character), any other \\c is c; trailing blanks that no backslash escapes are dropped (a value
-    never ends in a blank by accident)."""
+    character; a \\u without four hex digits is a ValueError, as Java refuses it), any other \\c is c;
+    trailing blanks that no backslash escapes are dropped (a value never ends in a blank by accident)."""
     out: list[str] = []
     kept = 0  # length of `out` up to the last character that is not an unescaped blank
     i = 0
@@ -66,7 +89,9 @@ def _unescaped(value: str) -> str:
         c = value[i]
         if c == "\\" and i + 1 < len(value):
             nxt = value[i + 1]
-            if nxt == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", value[i + 2 : i + 6]):
+            if nxt == "u":  # Java refuses a \u without four hex digits (ValueError)
+                if not re.fullmatch(r"[0-9A-Fa-f]{4}", value[i + 2 : i + 6]):
+                    raise ValueError("malformed \\uxxxx escape")
                 out.append(chr(int(value[i + 2 : i + 6], 16)))
                 i += 6
             else:

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput, EnvironmentProblem
-from tuner.core.inputs import read_text
 from tuner.core.numbers import parse_number
 from tuner.core.paths import cache_dir
-from tuner.core.properties import parse_properties, properties_line
+from tuner.core.properties import parse_properties, properties_line, read_properties
 from tuner.driver.client_exporter import FINAL_SCRAPE_S, LOOPBACK
 from tuner.driver.engine_process import ProcessPlan, ProcessSite, engine_plans
 from tuner.spec.java_client import check_property_names
@@ -211,7 +210,7 @@ def check_properties_file(
     it; BadInput with the client's one-line reason when it refuses the file. A file provider's file
     absent here is read as placeholder values, said in `notes`. `text` is the file's text when the
     caller has read it already."""
-    props = parse_properties(read_text(path, "properties file") if text is None else text, path.name)
+    props = parse_properties(read_properties(path) if text is None else text, path.name)
     swapped, absent = absent_provider_files(props)
     with tempfile.TemporaryDirectory(prefix="kbt-check-") as tmp:
         checked = path

@@ -8,6 +8,7 @@ file paths in a message source are relative to the file that names them.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -153,8 +154,18 @@ def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) 
         line = located(raw, loc)[1]
         where = f":{line}" if line else ""
         key = dotted_path(loc)
-        raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
+        raise BadInput(f"{inputs.shown_path(path)}{where}: {key}: {_not_a_file(target, ref)}")
     return target.resolve()
+
+
+def _not_a_file(target: Path, ref: str) -> str:
+    """Why `target` is no file to read: absent, or what is there instead (a directory, a FIFO or
+    /dev/zero named as a profile was "no such file")."""
+    try:
+        mode = os.stat(target).st_mode
+    except (OSError, ValueError):
+        return f'no such file "{ref}"'
+    return f'"{ref}" is {inputs.file_kind(mode)}, not a file'
 
 
 # ---- error formatting -------------------------------------------------------------------------

@@ -30,9 +30,9 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.envref import is_reference
 from tuner.core.errors import BadInput, field_message
-from tuner.core.inputs import plain_data, read_text, read_yaml
+from tuner.core.inputs import plain_data, read_yaml
 from tuner.core.numbers import parse_int
-from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties
+from tuner.core.properties import parse_properties, read_properties
 from tuner.core.redact import is_secret_name
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
@@ -235,8 +235,9 @@ def _client_properties(
     source = _path(base, client.properties_file)
     if source is not None:
         # The bounded reader: a FIFO, a directory or /dev/zero is named as such, never read.
-        text = read_text(source, "client properties file", MAX_PROPERTIES_BYTES)
-        props = parse_properties(text, f"{where} ({source.name})")
+        text = read_properties(source, "client properties file")
+        # --command-config FILE names the file already; a target file's client.properties_file does not
+        props = parse_properties(text, where if where.endswith(source.name) else f"{where} ({source.name})")
     if literal_secrets:
         props = hold_literal_secrets(props)
     check_properties(props, where)

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path
+from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path, type_name
 from tuner.core.redact import is_secret_name
 from tuner.driver.otelcol.build import require_collector, validate
 
@@ -71,6 +71,10 @@ def check_fragment(path: Path) -> str | None:
     refuses one."""
     text = read_text(path, "collector config", MAX_FRAGMENT_BYTES)
     data = plain_data(parse_yaml(text, shown_path(path), go_yaml="v3"))
+    if data is not None and not isinstance(data, dict):  # empty: the stub alone, as the collector merges it
+        raise BadInput(
+            f"{shown_path(path)}: expected a mapping of keys at the top level, not {type_name(data)}"
+        )
     key = _literal_secret(data)
     if key is not None:
         raise BadInput(

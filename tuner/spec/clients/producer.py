@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from pydantic import Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference
-from tuner.core.inputs import read_text, shown_path
+from tuner.core.inputs import shown_path
 from tuner.core.numbers import parse_number
-from tuner.core.properties import MAX_PROPERTIES_BYTES, parse_properties, properties_line
+from tuner.core.properties import parse_properties, properties_line, read_properties
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
 from tuner.spec.clients.base import ClientKind, Rendered, team_file_profile
@@ -180,7 +180,7 @@ class ProducerKind(ClientKind[P]):
         or the target's. Durability is the file's. A YAML file is never this kind's own."""
         if data is not None:
             return None
-        text = read_text(path, "properties file", MAX_PROPERTIES_BYTES)
+        text = read_properties(path)
         props = parse_properties(text, shown_path(path))
         left = sorted(k for k in props if self.set_by_deployment(k))
         return team_file_profile(
