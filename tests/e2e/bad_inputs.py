@@ -1095,6 +1095,27 @@ HARDENING_CASES: list[Case] = [
         "",
         files={"spec.yaml": BOMB},
     ),
+    spec_case(
+        "structure-yaml-many-values",
+        "9,000 topics in a 200 KB flow list (the YAML parser reads dense YAML at ~15 KB/s)",
+        "topics: [{name: e2e, partitions: 3}]",
+        "topics: [" + ",".join(f"{{name: t{i}, partitions: 1}}" for i in range(9000)) + "]",
+        "",
+    ),
+    spec_case(
+        "structure-yaml-too-large",
+        "a spec with 300 KB of comments",
+        "profiles:\n",
+        "#" + " comment" * 37_500 + "\nprofiles:\n",
+        "",
+    ),
+    spec_case(
+        "numbers-yaml-many-digits",
+        "a count of 5,000 digits",
+        "producers: 2",
+        "producers: " + "9" * 5000,
+        "",
+    ),
     Case(
         "structure-vary-product",
         "structure",
@@ -1376,6 +1397,9 @@ HARDENING_CASES: list[Case] = [
 HARDENING_LINES = {
     "structure-deep-yaml": "spec.yaml:1: nested more than 64 levels deep",
     "structure-alias-bomb": "spec.yaml:7: aliases expand to more than 1,000,000 values",
+    "structure-yaml-many-values": "spec.yaml:4: more than 50,000 YAML values: not an input kbt reads",
+    "structure-yaml-too-large": "spec.yaml: 293 KiB is more than the 256 KiB kbt reads for a spec file",
+    "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501
     "structure-name-format-width": "spec.yaml: name_format: format '>999999999' of {profile} is too wide (at most 64)",  # noqa: E501

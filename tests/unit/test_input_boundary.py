@@ -91,6 +91,42 @@ def test_alias_bomb_is_counted_before_it_is_built() -> None:
     assert inputs.parse_yaml("a: &a [1, 2]\nb: *a\n", "ok.yaml")["b"] == [1, 2]  # aliases still work
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x: [" + "1," * 60_000 + "1]\n",  # dense: one value per two bytes
+        "x:\n" + "- 1\n" * 60_000,
+        "".join(f"k{i}: 1\n" for i in range(26_000)),
+    ],
+)
+def test_yaml_values_are_counted_before_the_slow_parse(text: str) -> None:
+    """ruamel's pure-Python parser reads dense YAML at ~15 KB/s a pass: 120 KB took 8 s, 64 MB
+    would take hours. The events are counted as they are parsed and refused past the cap."""
+    started = time.monotonic()
+    with pytest.raises(BadInput, match=r"^s\.yaml:\d+: more than 50,000 YAML values"):
+        inputs.parse_yaml(text, "s.yaml")
+    assert time.monotonic() - started < 10
+
+
+def test_yaml_past_its_size_cap_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """Comment lines cost the parser time without being values (1 MB of them: 30 s): YAML files
+    have their own size cap, far above any spec or client config."""
+    text = "x: 1\n" + "#c\n" * (inputs.MAX_YAML_BYTES // 3)
+    started = time.monotonic()
+    with pytest.raises(BadInput, match=r"^s\.yaml: more than the 256 KiB kbt reads for a YAML file$"):
+        inputs.parse_yaml(text, "s.yaml")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    with pytest.raises(BadInput, match=r": 256 KiB is more than the 256 KiB kbt reads for a spec file$"):
+        inputs.read_yaml(spec, "spec file")
+    assert time.monotonic() - started < 2
+
+
+def test_yaml_number_past_pythons_digit_limit_is_worded_for_the_user() -> None:
+    with pytest.raises(BadInput, match=r"^s\.yaml: not valid YAML: a number with too many digits$"):
+        inputs.parse_yaml("x: " + "9" * 5000, "s.yaml")
+
+
 @pytest.mark.parametrize("text", [".nan", ".inf", "-.inf", "1e400", "1e26"])
 def test_yaml_numbers_are_finite_and_bounded(text: str) -> None:
     with pytest.raises(BadInput, match=r"x\.y: (must be a finite number|.* is too large)"):

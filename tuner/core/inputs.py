@@ -33,6 +33,11 @@ MiB = 1 << 20
 MAX_INPUT_BYTES = 64 * MiB  # specs, profiles, records, state: far below this
 MAX_DEPTH = 64  # deepest nesting a spec, record or answer may have
 MAX_NODES = 1_000_000  # nodes after alias expansion
+# YAML is parsed by ruamel's pure-Python parser, about 15 KB/s of dense YAML (`[1,1,...]`) a pass:
+# a 64 MiB file would take hours, so YAML has its own caps. Specs, profiles, target files and
+# Filebeat/collector configs are a few KB (Filebeat's reference file, every option, ~100 KB).
+MAX_YAML_BYTES = 256 * 1024
+MAX_YAML_EVENTS = 50_000  # parser events (values, mappings, lists) written in the file
 
 GoYaml = Literal["v2", "v3"]  # which Go YAML reader a client reads its file with
 
@@ -64,7 +69,9 @@ def exists(path: Path | str) -> bool:
 
 
 def _size(n: int) -> str:
-    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+    if n >= MiB:
+        return f"{n / MiB:.0f} MiB"
+    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def file_kind(mode: int) -> str:
@@ -228,7 +235,12 @@ def _yaml_limits(text: str, shown: str) -> None:
 
     sizes: dict[str, tuple[int, int]] = {}  # anchor -> (expanded nodes, depth below it)
     stack: list[list[Any]] = [[None, 0, 0]]  # [anchor, nodes, depth below]
-    for event in YAML(typ="rt").parse(text):
+    for count, event in enumerate(YAML(typ="rt").parse(text)):
+        if count > MAX_YAML_EVENTS:
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            raise BadInput(
+                f"{shown}:{line}: more than {MAX_YAML_EVENTS:,} YAML values: not an input kbt reads"
+            )
         if isinstance(event, CollectionStartEvent):
             stack.append([event.anchor, 1, 0])
             if len(stack) - 1 > MAX_DEPTH:
@@ -303,6 +315,8 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     from tuner.core.go_yaml import GoYamlConstructor, GoYamlV2Resolver, GoYamlV3Resolver, non_text_key
 
     register_input_secrets(text)
+    if len(text) > MAX_YAML_BYTES and len(text.encode()) > MAX_YAML_BYTES:
+        raise BadInput(f"{shown}: more than the {_size(MAX_YAML_BYTES)} kbt reads for a YAML file")
     try:
         _yaml_limits(text, shown)
         # ruamel warns (an anchor defined twice) on stderr as lines of its own that quote the
@@ -323,7 +337,10 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
     except RecursionError:
         raise BadInput(f"{shown}: nested too deeply") from None
     except Exception as exc:  # ruamel raises plain ValueError/TypeError on some scalars (2026-02-30)
-        raise BadInput(f"{shown}: not valid YAML: {cut(str(exc) or type(exc).__name__, 200)}") from None
+        reason = str(exc) or type(exc).__name__
+        if "integer string conversion" in reason:  # Python's digit limit, worded for Python
+            reason = "a number with too many digits"
+        raise BadInput(f"{shown}: not valid YAML: {cut(reason, 200)}") from None
     check_tree(data, shown)
     if go_yaml == "v2" and (bad := non_text_key(data)) is not None:
         key_line, read = bad
@@ -335,7 +352,7 @@ def parse_yaml(text: str, shown: str, go_yaml: GoYaml | None = None) -> Any:
 def read_yaml(
     path: Path | str,
     what: str = "file",
-    max_bytes: int | None = MAX_INPUT_BYTES,
+    max_bytes: int | None = MAX_YAML_BYTES,
     go_yaml: GoYaml | None = None,
 ) -> Any:
     return parse_yaml(read_text(path, what, max_bytes), shown_path(path), go_yaml)
