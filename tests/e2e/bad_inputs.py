@@ -1110,6 +1110,13 @@ HARDENING_CASES: list[Case] = [
         "",
     ),
     spec_case(
+        "files-profile-directory",
+        "a directory named as a profile file",
+        "  - {name: batched, linger_ms: 50, compression: lz4}",
+        "  - .",
+        "",
+    ),
+    spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
         "producers: 2",
@@ -1399,6 +1406,7 @@ HARDENING_LINES = {
     "structure-alias-bomb": "spec.yaml:7: aliases expand to more than 1,000,000 values",
     "structure-yaml-many-values": "spec.yaml:4: more than 50,000 YAML values: not an input kbt reads",
     "structure-yaml-too-large": "spec.yaml: 293 KiB is more than the 256 KiB kbt reads for a spec file",
+    "files-profile-directory": 'spec.yaml:11: profiles[0]: "." is a directory, not a file',
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

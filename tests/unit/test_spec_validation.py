@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,20 @@ def test_referenced_profile_errors_name_that_file(tmp_path: Path) -> None:
 def test_missing_referenced_file(tmp_path: Path) -> None:
     msg = _error(tmp_path, SWEEP.replace("  - name: base\n", "  - nofile.yaml\n"))
     assert 'profiles[0]: no such file "nofile.yaml"' in msg
+
+
+@pytest.mark.parametrize(("make", "kind"), [("dir", "a directory"), ("fifo", "a FIFO")])
+def test_a_referenced_path_that_is_not_a_file_is_named_as_what_it_is(
+    tmp_path: Path, make: str, kind: str
+) -> None:
+    """A directory or FIFO named as a profile was called "no such file", sending the user to look
+    for a file that is there."""
+    if make == "dir":
+        os.mkdir(tmp_path / "p.yaml")
+    else:
+        os.mkfifo(tmp_path / "p.yaml")
+    msg = _error(tmp_path, SWEEP.replace("  - name: base\n", "  - p.yaml\n"))
+    assert msg.endswith(f'profiles[0]: "p.yaml" is {kind}, not a file')
 
 
 def test_a_referenced_file_with_a_nul_in_its_name_is_no_such_file(tmp_path: Path) -> None:

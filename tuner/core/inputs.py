@@ -68,6 +68,16 @@ def exists(path: Path | str) -> bool:
         return False
 
 
+def not_a_file(path: Path | str) -> str | None:
+    """How a user would call what is at `path` when it is there but not a regular file (a
+    directory, a FIFO, a device); None for a regular file or nothing there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) else file_kind(mode)
+
+
 def _size(n: int) -> str:
     if n >= MiB:
         return f"{n / MiB:.0f} MiB"

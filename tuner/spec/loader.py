@@ -147,13 +147,15 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
 
 def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
     """The file the spec at `path` names at `loc` (relative to the spec); one line naming the key
-    when it is absent."""
+    when it is absent or not a file (a directory, a FIFO, a device)."""
     target = path.parent / ref
     if not inputs.is_file(target):  # before resolve(), which raises on a NUL in the name
         line = located(raw, loc)[1]
         where = f":{line}" if line else ""
         key = dotted_path(loc)
-        raise BadInput(f'{inputs.shown_path(path)}{where}: {key}: no such file "{ref}"')
+        kind = inputs.not_a_file(target)
+        problem = f'"{ref}" is {kind}, not a file' if kind else f'no such file "{ref}"'
+        raise BadInput(f"{inputs.shown_path(path)}{where}: {key}: {problem}")
     return target.resolve()
 
 
