@@ -1116,6 +1116,15 @@ HARDENING_CASES: list[Case] = [
         "  - .",
         "",
     ),
+    Case(
+        "flags-prometheus-ipv6-unclosed",
+        "flags",
+        "--prometheus with an IPv6 host not closed, beside --bootstrap-server",
+        ("sweep", "spec.yaml", "--bootstrap-server", "127.0.0.1:1", "--prometheus", "http://[::1:9090", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": "{spec}"},
+    ),
     spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
@@ -1407,6 +1416,7 @@ HARDENING_LINES = {
     "structure-yaml-many-values": "spec.yaml:4: more than 50,000 YAML values: not an input kbt reads",
     "structure-yaml-too-large": "spec.yaml: 293 KiB is more than the 256 KiB kbt reads for a spec file",
     "files-profile-directory": 'spec.yaml:11: profiles[0]: "." is a directory, not a file',
+    "flags-prometheus-ipv6-unclosed": "--prometheus: 'http://[::1:9090' is not a URL (its [IPv6] host is not closed or not an address)",  # noqa: E501
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

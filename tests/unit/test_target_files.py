@@ -89,6 +89,11 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
         ("name: a\nbootstrap_servers: [h]\n", "'h' is not host:port"),
         ("name: a\nbootstrap_servers: [h:1]\ndialect: strimsi\n", "dialect"),
         ("name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://u:pw@h:9090'}\n", "holds a password"),
+        (  # urllib's "Invalid IPv6 URL" was the whole message
+            "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://[::1:9090'}\n",
+            "prometheus.url: 'http://[::1:9090' is not a URL (its [IPv6] host is not closed or not an"
+            " address)",
+        ),
         (
             "name: a\nbootstrap_servers: [h:1]\nclient: {properties: {sasl.password: hunter22}}\n",
             "must be a ${VAR} reference",

@@ -78,7 +78,12 @@ class PrometheusFile(StrictModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # "Invalid IPv6 URL": a [host] not closed or not an address
+            raise ValueError(
+                f"{value!r} is not a URL (its [IPv6] host is not closed or not an address)"
+            ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"{value!r} is not an http(s) URL with a host")
         try:
