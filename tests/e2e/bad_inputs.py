@@ -1126,6 +1126,13 @@ HARDENING_CASES: list[Case] = [
         files={"spec.yaml": "{spec}"},
     ),
     spec_case(
+        "messages-yaml-list-key",
+        "a key written as a YAML list (named as YAML writes it, not as Python does)",
+        "linger_ms: 50,",
+        "linger_ms: 50, [a, b]: 1,",
+        "",
+    ),
+    spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
         "producers: 2",
@@ -1417,6 +1424,7 @@ HARDENING_LINES = {
     "structure-yaml-too-large": "spec.yaml: 293 KiB is more than the 256 KiB kbt reads for a spec file",
     "files-profile-directory": 'spec.yaml:11: profiles[0]: "." is a directory, not a file',
     "flags-prometheus-ipv6-unclosed": "--prometheus: 'http://[::1:9090' is not a URL (its [IPv6] host is not closed or not an address)",  # noqa: E501
+    "messages-yaml-list-key": 'spec.yaml:11: profiles[0]: unknown key "[a, b]"',
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

@@ -122,6 +122,15 @@ def test_yaml_past_its_size_cap_is_refused_before_it_is_parsed(tmp_path: Path) -
     assert time.monotonic() - started < 2
 
 
+@pytest.mark.parametrize(
+    ("key", "text"), [("~", "null"), ("true", "true"), ("[a, 1]", "[a, 1]"), ("{a: b}", "{a: b}")]
+)
+def test_a_yaml_key_that_is_not_text_is_named_as_yaml_writes_it(key: str, text: str) -> None:
+    """plain_data named such keys with str(): "None", "True", "('a', 1)", "ordereddict(...)"."""
+    data = inputs.plain_data(inputs.parse_yaml(f"x:\n  ? {key}\n  : 1\n", "s.yaml"))
+    assert list(data["x"]) == [text]
+
+
 def test_yaml_number_past_pythons_digit_limit_is_worded_for_the_user() -> None:
     with pytest.raises(BadInput, match=r"^s\.yaml: not valid YAML: a number with too many digits$"):
         inputs.parse_yaml("x: " + "9" * 5000, "s.yaml")

@@ -484,11 +484,25 @@ def type_name(value: Any) -> str:
     return re.sub(r"(?<!^)([A-Z])", r" \1", type(value).__name__).lower()
 
 
+def key_text(key: Any) -> str:
+    """A parsed YAML key as text, written as YAML writes it: `~` is "null" and `true` is "true"
+    (not Python's "None" and "True"), a list or mapping key in flow style ("[a, b]", not a tuple)."""
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, Mapping):
+        return "{" + ", ".join(f"{key_text(k)}: {key_text(v)}" for k, v in key.items()) + "}"
+    if isinstance(key, Sequence) and not isinstance(key, str | bytes):
+        return "[" + ", ".join(key_text(k) for k in key) + "]"
+    return str(key)
+
+
 def plain_data(data: Any) -> Any:
     """ruamel's round-trip containers and scalar subclasses as plain dict/list/str/int/float
     (iteratively bounded by the limits `parse_yaml` already checked)."""
     if isinstance(data, Mapping):
-        return {str(k): plain_data(v) for k, v in data.items()}
+        return {key_text(k): plain_data(v) for k, v in data.items()}
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
         return [plain_data(v) for v in data]
     for kind in (bool, int, float, str):  # bool first: a bool is an int
