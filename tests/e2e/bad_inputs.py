@@ -1132,6 +1132,24 @@ HARDENING_CASES: list[Case] = [
         "linger_ms: 50, [a, b]: 1,",
         "",
     ),
+    Case(
+        "structure-name-format-code",
+        "structure",
+        "name_format with a number's format code on a text field",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": "{spec}name_format: '{profile:d}'\n"},
+    ),
+    Case(
+        "flags-command-config-protocol",
+        "flags",
+        "--command-config with a security.protocol Kafka does not have",
+        ("target", "check", "--bootstrap-server", "127.0.0.1:1", "--command-config", "c.properties"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"c.properties": "security.protocol=TLS\n"},
+    ),
     spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
@@ -1425,6 +1443,8 @@ HARDENING_LINES = {
     "files-profile-directory": 'spec.yaml:11: profiles[0]: "." is a directory, not a file',
     "flags-prometheus-ipv6-unclosed": "--prometheus: 'http://[::1:9090' is not a URL (its [IPv6] host is not closed or not an address)",  # noqa: E501
     "messages-yaml-list-key": 'spec.yaml:11: profiles[0]: unknown key "[a, b]"',
+    "structure-name-format-code": "spec.yaml: name_format: format 'd' of {profile} does not fit its value 'batched'",  # noqa: E501
+    "flags-command-config-protocol": "--command-config c.properties: security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",  # noqa: E501
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

@@ -107,6 +107,10 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
             "must be a ${VAR} reference",
         ),
         ("- just a list\n", "expected a mapping"),
+        (  # it was "security.protocol 'TLS'", saying nothing of what is wrong
+            "name: a\nbootstrap_servers: [h:1]\nclient: {properties: {security.protocol: TLS}}\n",
+            "security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
+        ),
         ("name: a\nbootstrap_servers: [h:1]\ntopic_prefix: 'a b'\n", "topic_prefix"),
         (  # said when the target is read, before a command waits on the cluster
             "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://h', bearer_token_file: gone}\n",
