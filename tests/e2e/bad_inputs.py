@@ -1150,6 +1150,18 @@ HARDENING_CASES: list[Case] = [
         "",
         files={"c.properties": "security.protocol=TLS\n"},
     ),
+    Case(
+        "files-target-tilde-user",
+        "files",
+        "a target's token file under the home of a user who does not exist",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={
+            "t.yaml": "name: st\nbootstrap_servers: [127.0.0.1:1]\n"
+            "prometheus: {url: 'http://127.0.0.1:1', bearer_token_file: '~nobodyxx/token'}\n"
+        },
+    ),
     spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
@@ -1445,6 +1457,7 @@ HARDENING_LINES = {
     "messages-yaml-list-key": 'spec.yaml:11: profiles[0]: unknown key "[a, b]"',
     "structure-name-format-code": "spec.yaml: name_format: format 'd' of {profile} does not fit its value 'batched'",  # noqa: E501
     "flags-command-config-protocol": "--command-config c.properties: security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",  # noqa: E501
+    "files-target-tilde-user": "target file t.yaml: prometheus.bearer_token_file ~nobodyxx/token: no such file",  # noqa: E501
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

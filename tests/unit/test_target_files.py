@@ -116,9 +116,18 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
             "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://h', bearer_token_file: gone}\n",
             "target file target.yaml: prometheus.bearer_token_file gone: no such file",
         ),
-        (
+        (  # named as written ("." was named by its directory's name, /dev/zero as "zero")
             "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'https://h', ca_file: .}\n",
-            "prometheus.ca_file",
+            "prometheus.ca_file .: is a directory, not a file",
+        ),
+        (  # a traceback: pathlib's expanduser raises RuntimeError for a user who is not there
+            "name: a\nbootstrap_servers: [h:1]\n"
+            "prometheus: {url: 'http://h', bearer_token_file: '~nobodyxx/t'}\n",
+            "prometheus.bearer_token_file ~nobodyxx/t: no such file",
+        ),
+        (
+            "name: a\nbootstrap_servers: [h:1]\nclient: {properties_file: '~nobodyxx/c'}\n",
+            "~nobodyxx/c: no such client properties file",
         ),
     ],
 )

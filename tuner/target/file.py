@@ -29,9 +29,10 @@ from urllib.parse import urlsplit
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.errors import BadInput, field_message
-from tuner.core.inputs import plain_data, read_yaml
+from tuner.core.inputs import is_file, not_a_file, plain_data, read_yaml
 from tuner.core.numbers import parse_int
 from tuner.core.redact import is_reference, is_secret_name
+from tuner.core.text import cut
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
@@ -219,7 +220,10 @@ def load_target_file(path: Path) -> TargetFile:
 def _path(base: Path, value: str | None) -> Path | None:
     if value is None:
         return None
-    p = Path(value).expanduser()
+    try:
+        p = Path(value).expanduser()
+    except RuntimeError:  # "~name/..." where no user is called name: the path as written
+        p = Path(value)
     return p if p.is_absolute() else (base / p)
 
 
@@ -227,9 +231,10 @@ def _local_file(base: Path, value: str | None, field: str, source: str) -> Path 
     """A file the target names for kbt to read: said missing when the target is read, before any
     command waits on the cluster (a missing token file was said after 11 s of metadata retries)."""
     path = _path(base, value)
-    if path is not None and not path.is_file():
-        what = "not a regular file" if path.exists() else "no such file"
-        raise BadInput(f"{source}: {field} {path.name}: {what}")
+    if path is not None and value is not None and not is_file(path):
+        kind = not_a_file(path)  # named as written, not as the name "." or /dev/zero resolve to
+        what = f"is {kind}, not a file" if kind else "no such file"
+        raise BadInput(f"{source}: {field} {cut(value, 200)}: {what}")
     return path
 
 
