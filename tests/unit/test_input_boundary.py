@@ -131,6 +131,18 @@ def test_a_yaml_key_that_is_not_text_is_named_as_yaml_writes_it(key: str, text: 
     assert list(data["x"]) == [text]
 
 
+def test_a_path_under_the_home_of_no_such_user_is_kept_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pathlib's expanduser raises RuntimeError for `~nobody/x` (a traceback from a target file's
+    token file, KBT_LAB_DIR or a workload's log path); a shell keeps it as written."""
+    from tuner.core.paths import expand_user
+    from tuner.lab.config import default_lab_dir
+
+    assert expand_user("~nobodyxx/t") == Path("~nobodyxx/t")
+    assert expand_user("~/t") == Path.home() / "t"
+    monkeypatch.setenv("KBT_LAB_DIR", "~nobodyxx/lab")
+    assert default_lab_dir() == Path("~nobodyxx/lab")
+
+
 def test_yaml_number_past_pythons_digit_limit_is_worded_for_the_user() -> None:
     with pytest.raises(BadInput, match=r"^s\.yaml: not valid YAML: a number with too many digits$"):
         inputs.parse_yaml("x: " + "9" * 5000, "s.yaml")

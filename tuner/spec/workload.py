@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from tuner.core import inputs
 from tuner.core.numbers import parse_int
+from tuner.core.paths import expand_user
 from tuner.core.text import one_line
 from tuner.core.units import MAX_BROKER_ID
 from tuner.spec.base import ConfigMap, StrictModel, check_unique
@@ -123,7 +124,7 @@ class LogFileSource(StrictModel):
         if "base_dir" not in context:
             return self
         if self.resolved_path is None:
-            path = Path(self.path).expanduser()
+            path = expand_user(self.path)
             base = context["base_dir"]
             if not path.is_absolute() and base is not None:
                 path = Path(base) / path

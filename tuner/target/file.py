@@ -31,6 +31,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from tuner.core.errors import BadInput, field_message
 from tuner.core.inputs import is_file, not_a_file, plain_data, read_yaml
 from tuner.core.numbers import parse_int
+from tuner.core.paths import expand_user
 from tuner.core.redact import is_reference, is_secret_name
 from tuner.core.text import cut
 from tuner.spec.base import StrictModel
@@ -220,10 +221,7 @@ def load_target_file(path: Path) -> TargetFile:
 def _path(base: Path, value: str | None) -> Path | None:
     if value is None:
         return None
-    try:
-        p = Path(value).expanduser()
-    except RuntimeError:  # "~name/..." where no user is called name: the path as written
-        p = Path(value)
+    p = expand_user(value)
     return p if p.is_absolute() else (base / p)
 
 
