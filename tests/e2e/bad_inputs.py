@@ -122,6 +122,8 @@ class Case:
             path.parent.mkdir(parents=True, exist_ok=True)
             if body == FIFO:
                 os.mkfifo(path)
+            elif body == SYMLINK_LOOP:
+                path.symlink_to(path.name)
             elif body.startswith("\x00") or body.startswith(LATIN1):
                 text = body.removeprefix(LATIN1).replace("{spec}", GOOD_SPEC)
                 path.write_bytes(text.encode("latin-1"))
@@ -129,6 +131,7 @@ class Case:
                 path.write_text(body.replace("{spec}", GOOD_SPEC).replace("{stress}", GOOD_STRESS))
 
 
+SYMLINK_LOOP = "\x00loop"  # a file body that makes the case's file a symbolic link to itself
 FIFO = "\x00fifo"  # a file body that makes the case's file a FIFO (a reader would block on it)
 LATIN1 = "\x01latin-1\x01"  # a file body written as Latin-1 bytes, not UTF-8
 
@@ -1162,6 +1165,20 @@ HARDENING_CASES: list[Case] = [
             "prometheus: {url: 'http://127.0.0.1:1', bearer_token_file: '~nobodyxx/token'}\n"
         },
     ),
+    Case(
+        "files-log-symlink-loop",
+        "files",
+        "a workload's log file that is a symbolic link to itself",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "{kind: generated, bytes: 100}", "{kind: log_file, path: loop.log}"
+            ),
+            "loop.log": SYMLINK_LOOP,
+        },
+    ),
     spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
@@ -1458,6 +1475,7 @@ HARDENING_LINES = {
     "structure-name-format-code": "spec.yaml: name_format: format 'd' of {profile} does not fit its value 'batched'",  # noqa: E501
     "flags-command-config-protocol": "--command-config c.properties: security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",  # noqa: E501
     "files-target-tilde-user": "target file t.yaml: prometheus.bearer_token_file ~nobodyxx/token: no such file",  # noqa: E501
+    "files-log-symlink-loop": 'spec.yaml:7: workload.message: path: no such log file "loop.log" (set if_missing: generate to fall back)',  # noqa: E501
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

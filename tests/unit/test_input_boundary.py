@@ -143,6 +143,20 @@ def test_a_path_under_the_home_of_no_such_user_is_kept_as_written(monkeypatch: p
     assert default_lab_dir() == Path("~nobodyxx/lab")
 
 
+def test_a_log_path_whose_link_loops_is_no_such_log_file(tmp_path: Path) -> None:
+    """Path.resolve() raised RuntimeError ("Symlink loop") for a workload's log_file path."""
+    from tuner.spec.loader import load_sweep
+
+    (tmp_path / "loop.log").symlink_to("loop.log")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: s\nworkload: {name: w, topics: [{name: t, partitions: 1}], producers: 1,"
+        " rate_per_producer: 1, message: {kind: log_file, path: loop.log}}\nprofiles: [{name: p}]\n"
+    )
+    with pytest.raises(BadInput, match=r'path: no such log file "loop\.log"'):
+        load_sweep(spec)
+
+
 def test_yaml_number_past_pythons_digit_limit_is_worded_for_the_user() -> None:
     with pytest.raises(BadInput, match=r"^s\.yaml: not valid YAML: a number with too many digits$"):
         inputs.parse_yaml("x: " + "9" * 5000, "s.yaml")

@@ -18,6 +18,15 @@ def expand_user(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.expanduser(path))
 
 
+def resolved(path: Path) -> Path:
+    """path.resolve(); the absolute path as written when a symbolic link on it loops (pathlib
+    raises RuntimeError in Python 3.11, OSError later: a traceback for a user's path)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 def cache_dir() -> Path:
     """Downloaded runtimes (Kafka jars, jmx agent). KBT_CACHE overrides ~/.cache/kbt."""
     base = os.environ.get("KBT_CACHE") or os.path.join(
