@@ -1179,6 +1179,14 @@ HARDENING_CASES: list[Case] = [
             "loop.log": SYMLINK_LOOP,
         },
     ),
+    Case(
+        "stress-worker-master-blank",
+        "stress",
+        "a stress worker's --master host with a blank in it",
+        ("stress-worker", "--master", "stress master:5557"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
     spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
@@ -1476,6 +1484,7 @@ HARDENING_LINES = {
     "flags-command-config-protocol": "--command-config c.properties: security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",  # noqa: E501
     "files-target-tilde-user": "target file t.yaml: prometheus.bearer_token_file ~nobodyxx/token: no such file",  # noqa: E501
     "files-log-symlink-loop": 'spec.yaml:7: workload.message: path: no such log file "loop.log" (set if_missing: generate to fall back)',  # noqa: E501
+    "stress-worker-master-blank": "--master 'stress master:5557': give HOST:PORT (the kbt stress run's --master-host and --master-port)",  # noqa: E501
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501

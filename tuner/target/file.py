@@ -153,13 +153,7 @@ class TargetFile(StrictModel):
         if len(value) > MAX_BOOTSTRAP_SERVERS:
             raise ValueError(f"{len(value):,} servers: at most {MAX_BOOTSTRAP_SERVERS} are taken")
         for server in value:
-            # fullmatch: `$` would let a value ending in a line break through
-            match = _HOST_PORT.fullmatch(server)
-            if (
-                match is None
-                or not _host(match.group(1))
-                or not 0 < parse_int(match.group(2), "port") < 65536
-            ):
+            if host_port(server) is None:
                 raise ValueError(
                     f"{server[:120]!r} is not host:port (a DNS name of at most 253 characters, an"
                     " IPv4 address or a [bracketed] IPv6 address, and a port 1-65535)"
@@ -175,6 +169,17 @@ class TargetFile(StrictModel):
 
 
 MAX_BOOTSTRAP_SERVERS = 100
+
+
+def host_port(server: str) -> tuple[str, int] | None:
+    """`host:port` as the Kafka clients take it -> (host, an IPv6 host without its brackets; port);
+    None when it is not one (a host with blanks, an IPv6 address not closed, a port outside 1-65535)."""
+    # fullmatch: `$` would let a value ending in a line break through
+    match = _HOST_PORT.fullmatch(server)
+    if match is None or not _host(match.group(1)):
+        return None
+    host, port = match.group(1), parse_int(match.group(2), "port")
+    return (host.removeprefix("[").removesuffix("]"), port) if 0 < port < 65536 else None
 
 
 def _host(host: str) -> bool:
