@@ -1187,6 +1187,14 @@ HARDENING_CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         "",
     ),
+    Case(
+        "numbers-window-past-a-year",
+        "numbers",
+        "a --window that is a duration, longer than a year",
+        ("diagnose", "--prometheus", "http://127.0.0.1:1", "--window", "9999h"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
     spec_case(
         "numbers-yaml-many-digits",
         "a count of 5,000 digits",
@@ -1485,6 +1493,7 @@ HARDENING_LINES = {
     "files-target-tilde-user": "target file t.yaml: prometheus.bearer_token_file ~nobodyxx/token: no such file",  # noqa: E501
     "files-log-symlink-loop": 'spec.yaml:7: workload.message: path: no such log file "loop.log" (set if_missing: generate to fall back)',  # noqa: E501
     "stress-worker-master-blank": "--master 'stress master:5557': give HOST:PORT (the kbt stress run's --master-host and --master-port)",  # noqa: E501
+    "numbers-window-past-a-year": "--window '9999h': is longer than a year",
     "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501
