@@ -122,6 +122,8 @@ class Case:
             path.parent.mkdir(parents=True, exist_ok=True)
             if body == FIFO:
                 os.mkfifo(path)
+            elif body == SYMLINK_LOOP:
+                path.symlink_to(path.name)
             elif body.startswith("\x00") or body.startswith(LATIN1):
                 text = body.removeprefix(LATIN1).replace("{spec}", GOOD_SPEC)
                 path.write_bytes(text.encode("latin-1"))
@@ -129,6 +131,7 @@ class Case:
                 path.write_text(body.replace("{spec}", GOOD_SPEC).replace("{stress}", GOOD_STRESS))
 
 
+SYMLINK_LOOP = "\x00loop"  # a file body that makes the case's file a symbolic link to itself
 FIFO = "\x00fifo"  # a file body that makes the case's file a FIFO (a reader would block on it)
 LATIN1 = "\x01latin-1\x01"  # a file body written as Latin-1 bytes, not UTF-8
 
@@ -1095,6 +1098,110 @@ HARDENING_CASES: list[Case] = [
         "",
         files={"spec.yaml": BOMB},
     ),
+    spec_case(
+        "structure-yaml-many-values",
+        "18,000 topics in a 400 KB flow list (the YAML parser reads dense YAML at ~15 KB/s)",
+        "topics: [{name: e2e, partitions: 3}]",
+        "topics: [" + ",".join(f"{{name: t{i}, partitions: 1}}" for i in range(18_000)) + "]",
+        "",
+    ),
+    spec_case(
+        "structure-yaml-too-large",
+        "a spec with 1.2 MB of comments",
+        "profiles:\n",
+        "#" + " comment" * 150_000 + "\nprofiles:\n",
+        "",
+    ),
+    spec_case(
+        "files-profile-directory",
+        "a directory named as a profile file",
+        "  - {name: batched, linger_ms: 50, compression: lz4}",
+        "  - .",
+        "",
+    ),
+    Case(
+        "flags-prometheus-ipv6-unclosed",
+        "flags",
+        "--prometheus with an IPv6 host not closed, beside --bootstrap-server",
+        ("sweep", "spec.yaml", "--bootstrap-server", "127.0.0.1:1", "--prometheus", "http://[::1:9090", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": "{spec}"},
+    ),
+    spec_case(
+        "messages-yaml-list-key",
+        "a key written as a YAML list (named as YAML writes it, not as Python does)",
+        "linger_ms: 50,",
+        "linger_ms: 50, [a, b]: 1,",
+        "",
+    ),
+    Case(
+        "structure-name-format-code",
+        "structure",
+        "name_format with a number's format code on a text field",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"spec.yaml": "{spec}name_format: '{profile:d}'\n"},
+    ),
+    Case(
+        "flags-command-config-protocol",
+        "flags",
+        "--command-config with a security.protocol Kafka does not have",
+        ("target", "check", "--bootstrap-server", "127.0.0.1:1", "--command-config", "c.properties"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={"c.properties": "security.protocol=TLS\n"},
+    ),
+    Case(
+        "files-target-tilde-user",
+        "files",
+        "a target's token file under the home of a user who does not exist",
+        ("target", "check", "t.yaml"),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={
+            "t.yaml": "name: st\nbootstrap_servers: [127.0.0.1:1]\n"
+            "prometheus: {url: 'http://127.0.0.1:1', bearer_token_file: '~nobodyxx/token'}\n"
+        },
+    ),
+    Case(
+        "files-log-symlink-loop",
+        "files",
+        "a workload's log file that is a symbolic link to itself",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        "",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "{kind: generated, bytes: 100}", "{kind: log_file, path: loop.log}"
+            ),
+            "loop.log": SYMLINK_LOOP,
+        },
+    ),
+    Case(
+        "stress-worker-master-blank",
+        "stress",
+        "a stress worker's --master host with a blank in it",
+        ("stress-worker", "--master", "stress master:5557"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    Case(
+        "numbers-window-past-a-year",
+        "numbers",
+        "a --window that is a duration, longer than a year",
+        ("diagnose", "--prometheus", "http://127.0.0.1:1", "--window", "9999h"),
+        ExitStatus.BAD_INPUT,
+        "",
+    ),
+    spec_case(
+        "numbers-yaml-many-digits",
+        "a count of 5,000 digits",
+        "producers: 2",
+        "producers: " + "9" * 5000,
+        "",
+    ),
     Case(
         "structure-vary-product",
         "structure",
@@ -1376,6 +1483,18 @@ HARDENING_CASES: list[Case] = [
 HARDENING_LINES = {
     "structure-deep-yaml": "spec.yaml:1: nested more than 64 levels deep",
     "structure-alias-bomb": "spec.yaml:7: aliases expand to more than 1,000,000 values",
+    "structure-yaml-many-values": "spec.yaml:4: more than 100,000 values: not a file kbt reads",
+    "structure-yaml-too-large": "spec.yaml: 1.1 MiB is more than the 1 MiB kbt reads for a spec file",
+    "files-profile-directory": 'spec.yaml:11: profiles[0]: "." is a directory, not a file',
+    "flags-prometheus-ipv6-unclosed": "--prometheus: 'http://[::1:9090' is not a URL (its [IPv6] host is not closed or not an address)",  # noqa: E501
+    "messages-yaml-list-key": 'spec.yaml:11: profiles[0]: unknown key "[a, b]"',
+    "structure-name-format-code": "spec.yaml: name_format: format 'd' of {profile} does not fit its value 'batched'",  # noqa: E501
+    "flags-command-config-protocol": "--command-config c.properties: security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",  # noqa: E501
+    "files-target-tilde-user": "target file t.yaml: prometheus.bearer_token_file ~nobodyxx/token: no such file",  # noqa: E501
+    "files-log-symlink-loop": 'spec.yaml:7: workload.message: path: no such log file "loop.log" (set if_missing: generate to fall back)',  # noqa: E501
+    "stress-worker-master-blank": "--master 'stress master:5557': give HOST:PORT (the kbt stress run's --master-host and --master-port)",  # noqa: E501
+    "numbers-window-past-a-year": "--window '9999h': is longer than a year",
+    "numbers-yaml-many-digits": "spec.yaml: not valid YAML: a number with too many digits",
     "structure-vary-product": "spec.yaml: the sweep expands to 64,000 runs (more than 500)",
     "structure-name-format-attr": "spec.yaml: name_format: {profile.__class__} is not a plain field name (no attribute or index access)",  # noqa: E501
     "structure-name-format-width": "spec.yaml: name_format: format '>999999999' of {profile} is too wide (at most 64)",  # noqa: E501

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tuner.cli.diagnose import YEAR_3000_S, end_time
+from tuner.cli.diagnose import YEAR_3000_S, end_time, seconds
 from tuner.core.errors import BadInput
 
 
@@ -50,3 +50,17 @@ def test_any_text_is_a_time_or_one_line(value: str) -> None:
         assert exc.message.startswith("--before ") and "\n" not in exc.message
     else:
         assert 0 <= when <= YEAR_3000_S
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("9999h", "--window '9999h': is longer than a year"),  # it was "must be a duration like 5m"
+        ("1e10", "--window '1e10': is longer than a year"),
+        ("5x", "--window '5x': must be a duration like 5m, 300s or 1h"),
+    ],
+)
+def test_a_duration_past_a_year_is_named_so(value: str, says: str) -> None:
+    with pytest.raises(BadInput) as err:
+        seconds(value, "--window")
+    assert err.value.message == says

@@ -129,6 +129,60 @@ def test_yaml_is_read_in_bounded_time(tmp_path: Path, body: str) -> None:
         inputs.read_yaml(path, "Filebeat configuration")
 
 
+def test_yaml_past_its_size_cap_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """Comment lines cost the parser time without being values (1 MB of them: 30 s): YAML files
+    have their own size cap, far above any spec or client config."""
+    text = "x: 1\n" + "#c\n" * (inputs.MAX_YAML_BYTES // 3)
+    started = time.monotonic()
+    with pytest.raises(BadInput, match=r"^s\.yaml: more than the 1 MiB kbt reads for a YAML file$"):
+        inputs.parse_yaml(text, "s.yaml")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    with pytest.raises(BadInput, match=r": 1 MiB is more than the 1 MiB kbt reads for a spec file$"):
+        inputs.read_yaml(spec, "spec file")
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("key", "text"), [("~", "null"), ("true", "true"), ("[a, 1]", "[a, 1]"), ("{a: b}", "{a: b}")]
+)
+def test_a_yaml_key_that_is_not_text_is_named_as_yaml_writes_it(key: str, text: str) -> None:
+    """plain_data named such keys with str(): "None", "True", "('a', 1)", "ordereddict(...)"."""
+    data = inputs.plain_data(inputs.parse_yaml(f"x:\n  ? {key}\n  : 1\n", "s.yaml"))
+    assert list(data["x"]) == [text]
+
+
+def test_a_path_under_the_home_of_no_such_user_is_kept_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pathlib's expanduser raises RuntimeError for `~nobody/x` (a traceback from a target file's
+    token file, KBT_LAB_DIR or a workload's log path); a shell keeps it as written."""
+    from tuner.core.paths import expand_user
+    from tuner.lab.config import default_lab_dir
+
+    assert expand_user("~nobodyxx/t") == Path("~nobodyxx/t")
+    assert expand_user("~/t") == Path.home() / "t"
+    monkeypatch.setenv("KBT_LAB_DIR", "~nobodyxx/lab")
+    assert default_lab_dir() == Path("~nobodyxx/lab")
+
+
+def test_a_log_path_whose_link_loops_is_no_such_log_file(tmp_path: Path) -> None:
+    """Path.resolve() raised RuntimeError ("Symlink loop") for a workload's log_file path."""
+    from tuner.spec.loader import load_sweep
+
+    (tmp_path / "loop.log").symlink_to("loop.log")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        "name: s\nworkload: {name: w, topics: [{name: t, partitions: 1}], producers: 1,"
+        " rate_per_producer: 1, message: {kind: log_file, path: loop.log}}\nprofiles: [{name: p}]\n"
+    )
+    with pytest.raises(BadInput, match=r'path: no such log file "loop\.log"'):
+        load_sweep(spec)
+
+
+def test_yaml_number_past_pythons_digit_limit_is_worded_for_the_user() -> None:
+    with pytest.raises(BadInput, match=r"^s\.yaml: not valid YAML: a number with too many digits$"):
+        inputs.parse_yaml("x: " + "9" * 5000, "s.yaml")
+
+
 @pytest.mark.parametrize("text", [".nan", ".inf", "-.inf", "1e400", "1e26"])
 def test_yaml_numbers_are_finite_and_bounded(text: str) -> None:
     with pytest.raises(BadInput, match=r"x\.y: (must be a finite number|.* is too large)"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -201,6 +202,24 @@ def test_run_names_unknown_field(tmp_path: Path) -> None:
     assert "name_format: unknown field" in _error(tmp_path, SWEEP + 'name_format: "{nope}"\n')
 
 
+@pytest.mark.parametrize(
+    ("name_format", "message"),
+    [  # Python's words were the message: "Single '{' encountered in format string", "unknown
+        # field Unknown format code '%' for object of type 'str'"
+        (
+            "{",
+            "name_format: '{' has a brace that is not closed or not doubled (write {{ for a literal brace)",
+        ),
+        ("{profile!x}", "name_format: {profile!x}: a conversion is !s, !r or !a"),
+        ("{profile:%}", "name_format: format '%' of {profile} does not fit its value 'base'"),
+    ],
+)
+def test_a_name_format_python_cannot_apply_is_named_in_kbts_words(
+    tmp_path: Path, name_format: str, message: str
+) -> None:
+    assert _error(tmp_path, SWEEP + f"name_format: '{name_format}'\n").endswith(message)
+
+
 def test_runs_unknown_profile(tmp_path: Path) -> None:
     msg = _error(tmp_path, SWEEP + "runs:\n  - {profile: batchd}\n")
     assert 'no profile named "batchd" (did you mean "batched"?)' in msg
@@ -228,7 +247,6 @@ def test_missing_referenced_file(tmp_path: Path) -> None:
 
 def test_a_referenced_directory_or_fifo_is_named_as_such(tmp_path: Path) -> None:
     """They were "no such file": the name is there, it is just no file."""
-    import os
 
     (tmp_path / "dir.properties").mkdir()
     os.mkfifo(tmp_path / "fifo.yaml")

@@ -71,7 +71,18 @@ def test_master_addresses() -> None:
     assert parse_master("10.0.0.5:24780") == ("10.0.0.5", 24780)
     assert parse_master("[fd00::5]:5557") == ("fd00::5", 5557)
     assert parse_master("stress-master.example:5557") == ("stress-master.example", 5557)
-    for bad in ("10.0.0.5", ":5557", "host:", "host:0", "host:70000", "host:port"):
+    # a host with blanks, an IPv6 address not closed, two ports: locust's traceback was printed
+    for bad in (
+        "10.0.0.5",
+        ":5557",
+        "host:",
+        "host:0",
+        "host:70000",
+        "host:port",
+        "a b:1",
+        "[::1:1",
+        "h:1:2",
+    ):
         with pytest.raises(BadInput, match="HOST:PORT"):
             parse_master(bad)
 

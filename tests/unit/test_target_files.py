@@ -89,6 +89,11 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
         ("name: a\nbootstrap_servers: [h]\n", "'h' is not host:port"),
         ("name: a\nbootstrap_servers: [h:1]\ndialect: strimsi\n", "dialect"),
         ("name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://u:pw@h:9090'}\n", "holds a password"),
+        (  # urllib's "Invalid IPv6 URL" was the whole message
+            "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://[::1:9090'}\n",
+            "prometheus.url: 'http://[::1:9090' is not a URL (its [IPv6] host is not closed or not an"
+            " address)",
+        ),
         (
             "name: a\nbootstrap_servers: [h:1]\nclient: {properties: {sasl.password: hunter22}}\n",
             "must be a ${VAR} reference",
@@ -102,14 +107,27 @@ def test_target_file_reads_every_part(tmp_path: Path) -> None:
             "must be a ${VAR} reference",
         ),
         ("- just a list\n", "expected a mapping"),
+        (  # it was "security.protocol 'TLS'", saying nothing of what is wrong
+            "name: a\nbootstrap_servers: [h:1]\nclient: {properties: {security.protocol: TLS}}\n",
+            "security.protocol 'TLS' is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
+        ),
         ("name: a\nbootstrap_servers: [h:1]\ntopic_prefix: 'a b'\n", "topic_prefix"),
         (  # said when the target is read, before a command waits on the cluster
             "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'http://h', bearer_token_file: gone}\n",
             "target file target.yaml: prometheus.bearer_token_file gone: no such file",
         ),
-        (
+        (  # named as written ("." was named by its directory's name, /dev/zero as "zero")
             "name: a\nbootstrap_servers: [h:1]\nprometheus: {url: 'https://h', ca_file: .}\n",
-            "prometheus.ca_file",
+            "prometheus.ca_file .: is a directory, not a file",
+        ),
+        (  # a traceback: pathlib's expanduser raises RuntimeError for a user who is not there
+            "name: a\nbootstrap_servers: [h:1]\n"
+            "prometheus: {url: 'http://h', bearer_token_file: '~nobodyxx/t'}\n",
+            "prometheus.bearer_token_file ~nobodyxx/t: no such file",
+        ),
+        (
+            "name: a\nbootstrap_servers: [h:1]\nclient: {properties_file: '~nobodyxx/c'}\n",
+            "~nobodyxx/c: no such client properties file",
         ),
     ],
 )

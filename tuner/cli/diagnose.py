@@ -37,8 +37,13 @@ def seconds(value: str, what: str) -> float:
         else:
             result = Duration.parse(value).seconds
         check_duration(result, what)
-    except ValueError:
-        raise BadInput(f"{what} {cut_value(value)}: must be a duration like 5m, 300s or 1h") from None
+    except ValueError as exc:  # a duration past the year bound is one, said so (not "like 5m")
+        why = (
+            "is longer than a year"
+            if "longer than a year" in str(exc)
+            else "must be a duration like 5m, 300s or 1h"
+        )
+        raise BadInput(f"{what} {cut_value(value)}: {why}") from None
     if result <= 0:
         raise BadInput(f"{what} {value!r}: must be positive")
     return result

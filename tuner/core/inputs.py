@@ -69,8 +69,20 @@ def exists(path: Path | str) -> bool:
         return False
 
 
+def not_a_file(path: Path | str) -> str | None:
+    """How a user would call what is at `path` when it is there but not a regular file (a
+    directory, a FIFO, a device); None for a regular file or nothing there."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) else file_kind(mode)
+
+
 def _size(n: int) -> str:
-    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+    if n >= MiB:  # a tenth below 10 MiB: a file just past a 1 MiB cap is not "1 MiB"
+        return f"{n / MiB:.1f} MiB".replace(".0 ", " ") if n < 10 * MiB else f"{n / MiB:.0f} MiB"
+    return f"{n / 1024:.0f} KiB" if n >= 1024 else f"{n} bytes"
 
 
 def file_kind(mode: int) -> str:
@@ -466,11 +478,25 @@ def type_name(value: Any) -> str:
     return re.sub(r"(?<!^)([A-Z])", r" \1", type(value).__name__).lower()
 
 
+def key_text(key: Any) -> str:
+    """A parsed YAML key as text, written as YAML writes it: `~` is "null" and `true` is "true"
+    (not Python's "None" and "True"), a list or mapping key in flow style ("[a, b]", not a tuple)."""
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, Mapping):
+        return "{" + ", ".join(f"{key_text(k)}: {key_text(v)}" for k, v in key.items()) + "}"
+    if isinstance(key, Sequence) and not isinstance(key, str | bytes):
+        return "[" + ", ".join(key_text(k) for k in key) + "]"
+    return str(key)
+
+
 def plain_data(data: Any) -> Any:
     """ruamel's round-trip containers and scalar subclasses as plain dict/list/str/int/float
     (iteratively bounded by the limits `parse_yaml` already checked)."""
     if isinstance(data, Mapping):
-        return {str(k): plain_data(v) for k, v in data.items()}
+        return {key_text(k): plain_data(v) for k, v in data.items()}
     if isinstance(data, Sequence) and not isinstance(data, str | bytes):
         return [plain_data(v) for v in data]
     # bool first: a bool is an int

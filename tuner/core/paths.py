@@ -12,6 +12,21 @@ JMX_EXPORTER_VERSION = "1.0.1"
 DEFAULT_RESULTS_DIR = Path("results")
 
 
+def expand_user(path: str | os.PathLike[str]) -> Path:
+    """`path` with a leading ~ or ~user expanded as a shell does; as written when there is no such
+    user or home (pathlib's expanduser raises RuntimeError there: a traceback for a user's path)."""
+    return Path(os.path.expanduser(path))
+
+
+def resolved(path: Path) -> Path:
+    """path.resolve(); the absolute path as written when a symbolic link on it loops (pathlib
+    raises RuntimeError in Python 3.11, OSError later: a traceback for a user's path)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 def cache_dir() -> Path:
     """Downloaded runtimes (Kafka jars, jmx agent). KBT_CACHE overrides ~/.cache/kbt."""
     base = os.environ.get("KBT_CACHE") or os.path.join(

@@ -29,6 +29,7 @@ from pydantic import AfterValidator, Field, ValidationError, field_validator, mo
 from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.core.frozen import Frozen
 from tuner.core.numbers import cut_value
+from tuner.core.paths import expand_user
 from tuner.core.units import Count, Entries, Text
 from tuner.lab.profiles import PROFILES
 from tuner.spec.thresholds import THRESHOLDS
@@ -59,7 +60,7 @@ def default_lab_dir() -> Path:
     """KBT_LAB_DIR, else ~/.local/state/kbt/lab (outside the repository)."""
     env = os.environ.get("KBT_LAB_DIR")
     if env:
-        return Path(env).expanduser()
+        return expand_user(env)
     state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
     return Path(state) / "kbt" / "lab"
 
@@ -182,7 +183,7 @@ class LabConfig(Frozen):
     @field_validator("lab_dir")
     @classmethod
     def _absolute(cls, value: Path) -> Path:
-        return Path(os.path.abspath(value.expanduser()))
+        return Path(os.path.abspath(expand_user(value)))
 
     @classmethod
     def parse(cls, data: dict[str, Any]) -> LabConfig:

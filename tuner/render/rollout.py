@@ -16,6 +16,7 @@ from typing import Any
 
 from tuner.core import inputs
 from tuner.core.errors import BadInput
+from tuner.core.paths import resolved
 from tuner.core.writes import atomic_write
 from tuner.core.yaml_block import yaml_document
 from tuner.render.script import run_script
@@ -62,9 +63,9 @@ def rolled_out(spec_path: Path, recommendations: list[Recommendation]) -> dict[s
     base = spec_path.parent.resolve()
     workload = raw["workload"]
     if isinstance(workload, str):
-        workload = str((base / workload).resolve())
+        workload = str(resolved(base / workload))
     elif isinstance(message := workload.get("message"), dict) and isinstance(message.get("path"), str):
-        workload = {**workload, "message": {**message, "path": str((base / message["path"]).resolve())}}
+        workload = {**workload, "message": {**message, "path": str(resolved(base / message["path"]))}}
     return {
         **{k: v for k, v in raw.items() if k not in ("profiles", "sweep", "name_format")},
         "name": f"{loaded.spec.name}-rollout",

@@ -148,7 +148,7 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
 
 def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
     """The file the spec at `path` names at `loc` (relative to the spec); one line naming the key
-    when it is absent."""
+    when it is absent or not a file (a directory, a FIFO, a device)."""
     target = path.parent / ref
     if not inputs.is_file(target):  # before resolve(), which raises on a NUL in the name
         line = located(raw, loc)[1]

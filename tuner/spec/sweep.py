@@ -217,10 +217,12 @@ class SweepSpec(StrictModel):
         else:
             try:
                 raw = self.name_format.format(**fields)
-            except (KeyError, IndexError, ValueError) as exc:
+            except (KeyError, IndexError) as exc:
                 raise ValueError(
                     f"name_format: unknown field {exc} (fields: {', '.join(sorted(fields))})"
                 ) from None
+            except ValueError:  # a format code the field's value has not ('%' of a text)
+                raise ValueError(f"name_format: {_misfit(self.name_format, fields)}") from None
         return re.sub(r"[^A-Za-z0-9._-]+", "_", raw).strip("_") or "run"
 
 
@@ -231,16 +233,32 @@ _FORMAT_SPEC = re.compile(
 )
 
 
+def _misfit(text: str, fields: dict[str, str]) -> str:
+    """Which field of `text` its format does not fit (a format code its value has not)."""
+    for _, field, spec, _ in string.Formatter().parse(text):
+        if field is not None and spec:
+            try:
+                format(fields[field], spec)
+            except ValueError:
+                return f"format {spec!r} of {{{field}}} does not fit its value {fields[field]!r}"
+    return "a format does not fit its field's value"
+
+
 def _check_name_format(text: str) -> None:
     """Plain `{field}` or `{field:spec}` with a small width: no attribute or index access
     (`{profile.__class__}`, `{x[0]}`), no nested fields, no width that builds a huge string."""
     try:
         parsed = list(string.Formatter().parse(text))
-    except ValueError as exc:
-        raise ValueError(f"name_format: {exc}") from None
-    for _, field, spec, _ in parsed:
+    except ValueError:  # Python's "Single '{' encountered in format string"
+        raise ValueError(
+            f"name_format: {text!r} has a brace that is not closed or not doubled"
+            " (write {{ for a literal brace)"
+        ) from None
+    for _, field, spec, conversion in parsed:
         if field is None:
             continue
+        if conversion not in (None, "s", "r", "a"):
+            raise ValueError(f"name_format: {{{field}!{conversion}}}: a conversion is !s, !r or !a")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", field):
             raise ValueError(
                 f"name_format: {{{field}}} is not a plain field name (no attribute or index access)"

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from tuner.core import inputs
 from tuner.core.numbers import parse_int
+from tuner.core.paths import expand_user, resolved
 from tuner.core.text import one_line
 from tuner.core.units import MAX_BROKER_ID
 from tuner.spec.base import ConfigMap, StrictModel, check_unique
@@ -122,9 +123,12 @@ class LogFileSource(StrictModel):
         context = info.context or {}
         if "base_dir" not in context:
             return self
-        if self.resolved_path is None:  # relative to the base (an absolute path joins as itself)
-            path = Path(context["base_dir"] or "") / Path(self.path).expanduser()
-            object.__setattr__(self, "resolved_path", path.resolve())
+        if self.resolved_path is None:
+            path = expand_user(self.path)
+            base = context["base_dir"]
+            if not path.is_absolute() and base is not None:
+                path = Path(base) / path
+            object.__setattr__(self, "resolved_path", resolved(path))
         if self.if_missing == "error" and not self.available:
             raise ValueError(f'path: no such log file "{self.path}" (set if_missing: generate to fall back)')
         return self

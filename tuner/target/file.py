@@ -30,10 +30,12 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.core.envref import is_reference
 from tuner.core.errors import BadInput, field_message
-from tuner.core.inputs import plain_data, read_yaml
+from tuner.core.inputs import is_file, not_a_file, plain_data, read_yaml
 from tuner.core.numbers import parse_int
+from tuner.core.paths import expand_user
 from tuner.core.properties import parse_properties, read_properties
 from tuner.core.redact import is_secret_name
+from tuner.core.text import cut
 from tuner.spec.base import StrictModel
 from tuner.spec.limits import MAX_BYTES_PER_S, MAX_ITEMS, MAX_RATE_PER_S
 from tuner.target.base import BrokerSelectors, ClusterFlags, PrometheusAccess, Target, TargetLimits
@@ -80,7 +82,12 @@ class PrometheusFile(StrictModel):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        parts = urlsplit(value)
+        try:
+            parts = urlsplit(value)
+        except ValueError:  # "Invalid IPv6 URL": a [host] not closed or not an address
+            raise ValueError(
+                f"{value!r} is not a URL (its [IPv6] host is not closed or not an address)"
+            ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"{value!r} is not an http(s) URL with a host")
         try:
@@ -148,13 +155,7 @@ class TargetFile(StrictModel):
         if len(value) > MAX_BOOTSTRAP_SERVERS:
             raise ValueError(f"{len(value):,} servers: at most {MAX_BOOTSTRAP_SERVERS} are taken")
         for server in value:
-            # fullmatch: `$` would let a value ending in a line break through
-            match = _HOST_PORT.fullmatch(server)
-            if (
-                match is None
-                or not _host(match.group(1))
-                or not 0 < parse_int(match.group(2), "port") < 65536
-            ):
+            if host_port(server) is None:
                 raise ValueError(
                     f"{server[:120]!r} is not host:port (a DNS name of at most 253 characters, an"
                     " IPv4 address or a [bracketed] IPv6 address, and a port 1-65535)"
@@ -170,6 +171,17 @@ class TargetFile(StrictModel):
 
 
 MAX_BOOTSTRAP_SERVERS = 100
+
+
+def host_port(server: str) -> tuple[str, int] | None:
+    """`host:port` as the Kafka clients take it -> (host, an IPv6 host without its brackets; port);
+    None when it is not one (a host with blanks, an IPv6 address not closed, a port outside 1-65535)."""
+    # fullmatch: `$` would let a value ending in a line break through
+    match = _HOST_PORT.fullmatch(server)
+    if match is None or not _host(match.group(1)):
+        return None
+    host, port = match.group(1), parse_int(match.group(2), "port")
+    return (host.removeprefix("[").removesuffix("]"), port) if 0 < port < 65536 else None
 
 
 def _host(host: str) -> bool:
@@ -214,17 +226,20 @@ def load_target_file(path: Path) -> TargetFile:
 
 
 def _path(base: Path, value: str | None) -> Path | None:
-    """`value` relative to `base` (joined to an absolute path, a path stays that path)."""
-    return None if value is None else base / Path(value).expanduser()
+    if value is None:
+        return None
+    p = expand_user(value)
+    return p if p.is_absolute() else (base / p)
 
 
 def _local_file(base: Path, value: str | None, field: str, source: str) -> Path | None:
     """A file the target names for kbt to read: said missing when the target is read, before any
     command waits on the cluster (a missing token file was said after 11 s of metadata retries)."""
     path = _path(base, value)
-    if path is not None and not path.is_file():
-        what = "not a regular file" if path.exists() else "no such file"
-        raise BadInput(f"{source}: {field} {path.name}: {what}")
+    if path is not None and value is not None and not is_file(path):
+        kind = not_a_file(path)  # named as written, not as the name "." or /dev/zero resolve to
+        what = f"is {kind}, not a file" if kind else "no such file"
+        raise BadInput(f"{source}: {field} {cut(value, 200)}: {what}")
     return path
 
 

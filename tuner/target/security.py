@@ -85,7 +85,8 @@ def check_properties(props: Mapping[str, str], where: str) -> None:
             )
     protocol = props.get("security.protocol", "PLAINTEXT").upper()
     if protocol not in PROTOCOLS:
-        raise BadInput(f"{where}: security.protocol {protocol!r}{did_you_mean(protocol, PROTOCOLS)}")
+        hint = did_you_mean(protocol, PROTOCOLS) or f" is not one of {', '.join(PROTOCOLS)}"
+        raise BadInput(f"{where}: security.protocol {protocol!r}{hint}")
     mechanism = props.get("sasl.mechanism") or props.get("sasl.mechanisms")
     other = props.get("sasl.mechanisms")
     # Both names set: kbt's clients read one, the engines the other, so they must agree.

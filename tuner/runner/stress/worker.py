@@ -46,13 +46,14 @@ class WorkerSummary:
 
 def parse_master(text: str) -> tuple[str, int]:
     """`HOST:PORT` (an IPv6 host in brackets) -> (host, port); BadInput otherwise."""
-    host, sep, port = text.strip().rpartition(":")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    from tuner.target.file import host_port
+
+    parsed = host_port(text.strip())
+    if parsed is None:  # a host with blanks reached locust, whose traceback was printed
         raise BadInput(
             f"--master {text!r}: give HOST:PORT (the kbt stress run's --master-host and --master-port)"
         )
-    return host, int(port)
+    return parsed
 
 
 def _read_summary(path: Path) -> WorkerSummary | None:
