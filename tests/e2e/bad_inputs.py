@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import gzip
 import http.server
+import json
 import os
 import re
 import socket
@@ -193,6 +194,12 @@ class _HostileHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")  # another host: another origin
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif fault == "huge":  # a broker whose Prometheus counts 1e308 scrapes: a figure past its bound
+            query = urllib.parse.parse_qs(self.path.partition("?")[2]).get("query", [""])[0]
+            value = "1e308" if "up{" in query else "0.5"
+            result = [{"metric": {"broker": "1"}, "value": [1.0, value]}]
+            body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+            self._send(200, body.encode(), {})
         elif fault == "latin1":
             self._send(200, '{"status": "success", "data": {"result": "caf\xe9"}}'.encode("latin-1"), {})
         else:  # echo: the credentials and the query string (a token in it) sent back
@@ -2018,6 +2025,16 @@ LATE_CASES: list[Case] = [
         files={
             "results/s/r.json": re.sub(r'"output": \{\s*"kafka": \{\}\s*\}', '"output": null', TRUTH_FILEBEAT)
         },
+    ),
+    Case(
+        "http-figure-past-its-bound",
+        "network",
+        "a Prometheus whose broker figure is past its bound, 1e308 scrapes (was a ValidationError traceback)",
+        ("diagnose", "--prometheus", "{prom}/huge"),
+        ExitStatus.UNREACHABLE,
+        E + "Prometheus at {prom}/huge answered a figure kbt cannot use: broker 1: scrape_attempts: must be"
+        " less than or equal to 9007199254740992 (got 1e+308)",
+        serve="hostile",
     ),
 ]
 CASES += LATE_CASES

@@ -113,8 +113,7 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     noted, when it has none or cannot answer: the capture stands without them)."""
     from tuner.core.errors import KbtError
     from tuner.measure.cluster_snapshot import take_snapshot
-    from tuner.runner.live_diagnosis import diagnosis_prometheus
-    from tuner.store.snapshot import ClusterSnapshot
+    from tuner.runner.live_diagnosis import diagnosis_prometheus, snapshot_of
 
     if target.prometheus_url is None:
         return None
@@ -122,10 +121,10 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     try:
         prom = diagnosis_prometheus(target)
         figures = take_snapshot(prom, window, min(15.0, window / 4), end, top_topics=0, notes=notes)
+        return snapshot_of(figures)
     except KbtError as exc:  # Prometheus unreachable, answering oddly, or without broker series
         notes.append(f"the brokers' figures were not read: {exc.message}")
         return None
-    return ClusterSnapshot.model_validate(figures)
 
 
 def _prometheus_silent(target: Target) -> str | None:
