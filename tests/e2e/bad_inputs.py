@@ -1939,6 +1939,18 @@ TRUTH_FILEBEAT = (
     / "loadtests/truth/records/truth-filebeat/fb-filestream-low-latency--20261127T025405.654Z.json"
 ).read_text()
 
+
+def _lab_state(**config: object) -> str:
+    """A lab state as `kbt lab up` writes it (phase up), with `config` settings put in as they are."""
+    from tuner.lab.config import LabConfig
+    from tuner.lab.state import new_state
+
+    state = json.loads(new_state(LabConfig(lab_dir=Path("lab")), "abc", 1.8e9).model_dump_json())
+    state["phase"] = "up"
+    state["config"].update(config)
+    return json.dumps(state)
+
+
 # Files named as what they are (not "spec file" for every YAML file kbt reads); flags held to their
 # range where they are parsed, so --dry-run refuses them too.
 LATE_CASES: list[Case] = [
@@ -2025,6 +2037,16 @@ LATE_CASES: list[Case] = [
         files={
             "results/s/r.json": re.sub(r'"output": \{\s*"kafka": \{\}\s*\}', '"output": null', TRUTH_FILEBEAT)
         },
+    ),
+    Case(
+        "lab-state-profile-mapping",
+        "lab state",
+        "a lab state whose config.profile is a mapping (was an unhashable-type TypeError traceback)",
+        ("lab", "status", "--lab-dir", "lab"),
+        ExitStatus.ENVIRONMENT,
+        E + "lab state lab/state.json is unreadable (config: unknown lab profile {}); remove it and run"
+        " 'kbt lab up'",
+        files={"lab/state.json": _lab_state(profile={})},
     ),
     Case(
         "http-figure-past-its-bound",
