@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import gzip
 import http.server
+import json
 import os
 import re
 import socket
@@ -196,6 +197,12 @@ class _HostileHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")  # another host: another origin
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif fault == "huge":  # a broker whose Prometheus counts 1e308 scrapes: a figure past its bound
+            query = urllib.parse.parse_qs(self.path.partition("?")[2]).get("query", [""])[0]
+            value = "1e308" if "up{" in query else "0.5"
+            result = [{"metric": {"broker": "1"}, "value": [1.0, value]}]
+            body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
+            self._send(200, body.encode(), {})
         elif fault == "latin1":
             self._send(200, '{"status": "success", "data": {"result": "caf\xe9"}}'.encode("latin-1"), {})
         else:  # echo: the credentials and the query string (a token in it) sent back
@@ -2051,6 +2058,18 @@ TRUTH_FILEBEAT = (
     / "loadtests/truth/records/truth-filebeat/fb-filestream-low-latency--20261127T025405.654Z.json"
 ).read_text()
 
+
+def _lab_state(**config: object) -> str:
+    """A lab state as `kbt lab up` writes it (phase up), with `config` settings put in as they are."""
+    from tuner.lab.config import LabConfig
+    from tuner.lab.state import new_state
+
+    state = json.loads(new_state(LabConfig(lab_dir=Path("lab")), "abc", 1.8e9).model_dump_json())
+    state["phase"] = "up"
+    state["config"].update(config)
+    return json.dumps(state)
+
+
 # Files named as what they are (not "spec file" for every YAML file kbt reads); flags held to their
 # range where they are parsed, so --dry-run refuses them too.
 LATE_CASES: list[Case] = [
@@ -2137,6 +2156,26 @@ LATE_CASES: list[Case] = [
         files={
             "results/s/r.json": re.sub(r'"output": \{\s*"kafka": \{\}\s*\}', '"output": null', TRUTH_FILEBEAT)
         },
+    ),
+    Case(
+        "lab-state-profile-mapping",
+        "lab state",
+        "a lab state whose config.profile is a mapping (was an unhashable-type TypeError traceback)",
+        ("lab", "status", "--lab-dir", "lab"),
+        ExitStatus.ENVIRONMENT,
+        E + "lab state lab/state.json is unreadable (config: unknown lab profile {}); remove it and run"
+        " 'kbt lab up'",
+        files={"lab/state.json": _lab_state(profile={})},
+    ),
+    Case(
+        "http-figure-past-its-bound",
+        "network",
+        "a Prometheus whose broker figure is past its bound, 1e308 scrapes (was a ValidationError traceback)",
+        ("diagnose", "--prometheus", "{prom}/huge"),
+        ExitStatus.UNREACHABLE,
+        E + "Prometheus at {prom}/huge answered a figure kbt cannot use: broker 1: scrape_attempts: must be"
+        " less than or equal to 9007199254740992 (got 1e+308)",
+        serve="hostile",
     ),
 ]
 CASES += LATE_CASES

@@ -118,6 +118,22 @@ def test_one_broker_twice_at_once_is_refused_naming_the_label(api: tuple[Prometh
     assert not any("rate(" in q for q in _asked(handler))
 
 
+def test_an_absurd_series_count_is_shown_as_a_number_not_300_digits(
+    api: tuple[Prometheus, type[_Queries]],
+) -> None:
+    """A server answering 1e308 series at once: the line said 1 followed by 308 digits."""
+    prom, handler = api
+    replicas = {"a": {"instance": "10.0.0.6:9404"}, "b": {"instance": "10.0.0.7:9404"}}
+    handler.vectors = [
+        ("max_over_time(count by (pod)", [{"metric": {"pod": POD}, "value": [END, "1e308"]}]),
+        (f"last_over_time({IDLE}", _pods(**replicas)),
+    ]
+    with pytest.raises(
+        BadInput, match=rf"^broker {POD} has 1e\+308 network idle series at once \(instance: "
+    ):
+        take_snapshot(prom, window_s=600, step_s=15, end=END)
+
+
 def test_brokers_of_two_clusters_are_refused(api: tuple[Prometheus, type[_Queries]]) -> None:
     """Strimzi's example cluster name in two namespaces under one PodMonitor's job."""
     prom, handler = api

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import socket
@@ -67,6 +68,8 @@ def test_defaults_and_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
         ({"base_port": 80}, "base_port"),
         ({"borkers": 3}, "unknown lab setting 'borkers' (did you mean \"brokers\"?)"),
         ({"profile": "presure"}, "unknown lab profile 'presure' (did you mean \"pressure\"?)"),
+        ({"profile": {}}, "unknown lab profile {}"),  # a TypeError traceback (unhashable) from a state file
+        ({"profile": ["pressure"]}, "unknown lab profile ['pressure']"),
         ({"queued_max_requests": 0}, "queued_max_requests"),
         ({"flush_interval_messages": 0}, "flush_interval_messages"),
     ],
@@ -247,6 +250,17 @@ def test_unreadable_state(tmp_path: Path) -> None:
         read_state(tmp_path)
     (tmp_path / "state.json").write_text('{"schema_version": 99}')
     with pytest.raises(EnvironmentProblem, match="schema 99"):
+        read_state(tmp_path)
+
+
+@pytest.mark.parametrize("profile", [{}, [], {"name": "pressure"}])
+def test_a_state_whose_profile_is_not_a_name_is_unreadable(tmp_path: Path, profile: object) -> None:
+    """`kbt lab status` over a state.json whose config.profile was a mapping: a TypeError traceback."""
+    state = new_state(cfg(tmp_path), "abc", time.time())
+    data = json.loads(state.model_dump_json())
+    data["config"]["profile"] = profile
+    (tmp_path / "state.json").write_text(json.dumps(data))
+    with pytest.raises(EnvironmentProblem, match=r"unreadable \(config: unknown lab profile"):
         read_state(tmp_path)
 
 

@@ -247,3 +247,18 @@ def test_a_librarys_warning_never_reaches_stderr(
         main(["report", "--results", str(paths[0].parents[1]), "--out", str(tmp_path / "r.html")])
     assert exit_info.value.code == 0 and capsys.readouterr().err == ""
     assert not [w for w in recwarn if "constrained_layout" in str(w.message)]  # ignored, not shown
+
+
+@pytest.mark.parametrize("value", [1e308, -1e300])
+def test_a_point_past_its_bound_is_one_prometheus_line_not_a_traceback(value: float) -> None:
+    """`kbt report --prometheus` over a server answering 1e308 was a ValidationError traceback (and a
+    sweep's series capture would have ended the sweep); save_series makes the KbtError a problem line."""
+    from tuner.measure.prometheus import PrometheusError
+
+    ranges = {"BYTES_IN_RATE": [RangeSeries({"broker": "1"}, [(0.0, 1.0), (5.0, value)])]}
+    with pytest.raises(PrometheusError) as exc:
+        RunSeries.from_ranges("s/r", 0.0, 60.0, 5.0, 60.0, {}, ranges)
+    assert exc.value.message.startswith(
+        "Prometheus answered BYTES_IN_RATE with a point kbt cannot keep: points[1][1]"
+    )
+    assert "\n" not in exc.value.message

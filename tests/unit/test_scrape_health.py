@@ -3,12 +3,17 @@ rate is reported for it, diagnose names the scrape figures); one that answered e
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tuner.measure.cluster_snapshot import SCRAPE_FIELDS, unmeasured
+from tuner.measure.prometheus import PrometheusError
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.runner.live_diagnosis import snapshot_of
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
@@ -87,3 +92,32 @@ def test_a_window_of_too_few_scrapes_says_widen_it() -> None:
     )
     snap = ClusterSnapshot(prometheus="http://p", end=1.0, window_s=300, step_s=15, brokers=[stalled])
     assert "scrape timeout" in diagnose(snap, DiagnoseThresholds()).brokers[0].findings[0].advice
+
+
+_FIGURES: dict[str, Any] = {"prometheus": "http://prom:9090", "end": 1.8e9, "window_s": 300.0, "step_s": 15.0}
+
+
+@pytest.mark.parametrize(
+    ("rows", "named"),
+    [
+        (
+            {"brokers": [{"broker": "1"}, {"broker": "2", "scrape_attempts": 1e308}]},
+            "broker 2: scrape_attempts:",
+        ),
+        ({"topics": [{"topic": "logs", "bytes_in_per_s": float("inf")}]}, "topic logs: bytes_in_per_s:"),
+        ({"clients": [{"broker": "1", "client_id": "fb", "produce_bytes_per_s": 1e300}]}, "client fb:"),
+        ({"end": 1e308}, "end:"),
+    ],
+)
+def test_a_figure_past_its_bound_is_one_line_naming_it(rows: dict[str, Any], named: str) -> None:
+    """A Prometheus (or a recording rule) answering 1e308 scrapes was a ValidationError traceback."""
+    with pytest.raises(PrometheusError) as exc:
+        snapshot_of({**_FIGURES, **rows})
+    message = exc.value.message
+    assert message.startswith("Prometheus at http://prom:9090 answered a figure kbt cannot use: " + named)
+    assert "\n" not in message and "pydantic" not in message
+
+
+def test_figures_within_their_bounds_are_the_snapshot() -> None:
+    snap = snapshot_of({**_FIGURES, "brokers": [{"broker": "1", "scrape_attempts": 20.0}]})
+    assert snap.brokers[0].scrape_attempts == 20.0

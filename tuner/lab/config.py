@@ -147,7 +147,7 @@ class LabConfig(Frozen):
         """A named profile fills every field it sets that the caller did not give."""
         if isinstance(data, dict) and data.get("profile") is not None:
             name = data["profile"]
-            if name not in PROFILES:
+            if not isinstance(name, str) or name not in PROFILES:  # a mapping or list: never a TypeError
                 raise ValueError(f"unknown lab profile {name!r}{did_you_mean(str(name), PROFILES)}")
             data = {**PROFILES[name].settings(), **data}
         return data
@@ -192,7 +192,7 @@ class LabConfig(Frozen):
             if key not in cls.model_fields:
                 raise BadInput(f"unknown lab setting {key!r}{did_you_mean(key, cls.model_fields)}")
         profile = data.get("profile")
-        if profile is not None and profile not in PROFILES:
+        if profile is not None and (not isinstance(profile, str) or profile not in PROFILES):
             raise BadInput(f"unknown lab profile {profile!r}{did_you_mean(str(profile), PROFILES)}")
         try:
             return cls(**data)

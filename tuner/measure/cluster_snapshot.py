@@ -127,7 +127,7 @@ def one_series_per_broker(
                 f"{k}: {', '.join(sorted({s.get(k) or '(none)' for s in series}))}" for k in differ
             )
             raise BadInput(
-                f"broker {sample.labels['broker']} has {sample.value:.0f} network idle series at once"
+                f"broker {sample.labels['broker']} has {sample.value:.4g} network idle series at once"
                 f" ({told}):"
                 f" one broker scraped twice (two jobs or Prometheus replicas under one name) or two"
                 f" clusters' brokers under one name, whose rates kbt would add up; {_SELECT_ONE}"

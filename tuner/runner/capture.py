@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import BadInput, KbtError
-from tuner.runner.live_diagnosis import diagnosis_prometheus
+from tuner.runner.live_diagnosis import diagnosis_prometheus, snapshot_of
 
 if TYPE_CHECKING:
     from tuner.model.capture import CapturePlan, ShapeOptions
@@ -113,7 +113,6 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     """The brokers over the window from the target's Prometheus, as diagnose reads them (None,
     noted, when it has none or cannot answer: the capture stands without them)."""
     from tuner.measure.cluster_snapshot import take_snapshot
-    from tuner.store.snapshot import ClusterSnapshot
 
     if target.prometheus_url is None:
         return None
@@ -121,10 +120,10 @@ def _brokers(target: Target, start: float, end: float, notes: list[str]) -> Clus
     try:
         prom = diagnosis_prometheus(target)
         figures = take_snapshot(prom, window, min(15.0, window / 4), end, top_topics=0, notes=notes)
+        return snapshot_of(figures)
     except KbtError as exc:  # Prometheus unreachable, answering oddly, or without broker series
         notes.append(f"the brokers' figures were not read: {exc.message}")
         return None
-    return ClusterSnapshot.model_validate(figures)
 
 
 def _prometheus_silent(target: Target) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import ExitStatus, KbtError
 
@@ -117,7 +117,6 @@ def _classified(
 ) -> LiveDiagnosis:
     from tuner.measure.cluster_snapshot import take_snapshot
     from tuner.model.diagnosis import diagnose as classify
-    from tuner.store.snapshot import ClusterSnapshot
 
     left_out: list[str] = []
     figures = take_snapshot(prom, window_s, step_s, end_s, top_topics, notes=left_out)
@@ -126,10 +125,46 @@ def _classified(
 
         clients, coverage = read_request_logs(request_logs, figures["end"] - window_s, figures["end"])
         figures = {**figures, "client_requests": clients, "request_logs": coverage}
-    snap = ClusterSnapshot.model_validate(figures)
+    snap = snapshot_of(figures)
     notes = unavailable_notes(prom) + left_out + handler_idle_notes(prom, window_s, figures["end"])
     notes += request_log_notes(snap)
     return LiveDiagnosis(classify(snap, thresholds, cost_model), notes)
+
+
+# The rows of a snapshot and the key that names each row in a message.
+_ROW_NAMES = {
+    "brokers": ("broker", "broker"),
+    "topics": ("topic", "topic"),
+    "clients": ("client", "client_id"),
+}
+
+
+def snapshot_of(figures: dict[str, Any]) -> ClusterSnapshot:
+    """The figures tuner.measure.cluster_snapshot read, as a snapshot. A figure past its field's
+    bound (scrapes attempted 1e308: a Prometheus, recording rule or exporter answering nonsense) is
+    one PrometheusError line naming the broker, topic or client and the figure."""
+    from pydantic import ValidationError
+
+    from tuner.core.errors import field_message
+    from tuner.measure.prometheus import PrometheusError
+    from tuner.store.snapshot import ClusterSnapshot
+
+    try:
+        return ClusterSnapshot.model_validate(figures)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = tuple(err["loc"])
+        parts = [".".join(str(part) for part in loc)]
+        if len(loc) > 1 and loc[0] in _ROW_NAMES and isinstance(loc[1], int):
+            noun, key = _ROW_NAMES[str(loc[0])]
+            row = figures[str(loc[0])][loc[1]]
+            parts = [f"{noun} {row.get(key, '?') if isinstance(row, dict) else '?'}"]
+            parts.append(".".join(str(part) for part in loc[2:]))
+        where = ": ".join(part for part in parts if part)
+        raise PrometheusError(
+            f"Prometheus at {figures.get('prometheus', '?')} answered a figure kbt cannot use:"
+            f" {where}: {field_message(err)}"
+        ) from None
 
 
 def handler_idle_notes(prom: Prometheus, window_s: float, end: float) -> list[str]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from tuner.core.frozen import Frozen
 from tuner.core.units import Count, Entries, Epoch, Figure, Seconds, Text
 from tuner.core.writes import atomic_write, json_text
-from tuner.measure.prometheus import RangeSeries
-from tuner.store.document import read_document, validated
+from tuner.measure.prometheus import PrometheusError, RangeSeries
+from tuner.store.document import field_problem, read_document, validated
 
 SERIES_SCHEMA_VERSION = 1
 SERIES_KIND: Literal["run-series"] = "run-series"
@@ -68,11 +68,16 @@ class RunSeries(Frozen):
         ranges: dict[str, list[RangeSeries]],
         problems: list[str] | None = None,
     ) -> RunSeries:
-        lines = [
-            SeriesLine(query=name, labels=s.labels, points=[p for p in s.points if p[1] == p[1]])  # no NaN
-            for name, series in ranges.items()
-            for s in series
-        ]
+        lines = []
+        for name, series in ranges.items():
+            for s in series:
+                points = [p for p in s.points if p[1] == p[1]]  # no NaN
+                try:
+                    lines.append(SeriesLine(query=name, labels=s.labels, points=points))
+                except ValidationError as exc:  # a Prometheus answering 1e308: PrometheusError, one line
+                    raise PrometheusError(
+                        f"Prometheus answered {name} with a point kbt cannot keep: {field_problem(exc)}"
+                    ) from None
         return cls(
             run_id=run_id, start=start, end=end, step_s=step_s, captured_at=captured_at, queries=queries,
             lines=lines, problems=problems or [],
