@@ -340,15 +340,12 @@ def test_the_collectors_complaint_is_its_words_without_its_log_time(tmp_path: Pa
 def test_a_collector_that_does_not_answer_is_one_line_in_bounded_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`validate` worked 30 s through sending_queue.num_consumers 2147483648: the check is bounded."""
-    import time
-
+    """`validate` worked 30 s through sending_queue.num_consumers 2147483648: the check is bounded
+    (the answer names the bound: a collector that ran to its end would have answered otherwise)."""
     from tuner.driver.otelcol import build
 
     fake = tmp_path / "otelcol"
     fake.write_text("#!/bin/sh\nexec sleep 30\n")
     fake.chmod(0o755)
     monkeypatch.setattr(build, "VALIDATE_TIMEOUT_S", 0.5)
-    started = time.monotonic()
     assert build.validate(fake, [tmp_path / "c.yaml"]) == "the collector did not answer within 0.5 s"
-    assert time.monotonic() - started < 10
