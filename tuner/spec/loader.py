@@ -8,7 +8,6 @@ file paths in a message source are relative to the file that names them.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -161,11 +160,8 @@ def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) 
 def _not_a_file(target: Path, ref: str) -> str:
     """Why `target` is no file to read: absent, or what is there instead (a directory, a FIFO or
     /dev/zero named as a profile was "no such file")."""
-    try:
-        mode = os.stat(target).st_mode
-    except (OSError, ValueError):
-        return f'no such file "{ref}"'
-    return f'"{ref}" is {inputs.file_kind(mode)}, not a file'
+    kind = inputs.not_a_file(target)
+    return f'"{ref}" is {kind}, not a file' if kind else f'no such file "{ref}"'
 
 
 # ---- error formatting -------------------------------------------------------------------------
