@@ -117,7 +117,13 @@ def test_cost_model_fits_from_the_runs(lab: LabState, runs: Any, tmp_path: Path)
     assert unbatched[1] < batched[1], (unbatched, batched, model)
     # kbt diagnose with the fitted model (a results directory): the small-request limit is the model's.
     code, d = _diagnose(lab, records["filebeat-like"], tmp_path, "--cost-model", str(results))
-    assert d["small_request_source"] == "cost model" and d["cost_model"]["n"] == model.n
+    assert d["cost_model"]["n"] == model.n
+    # On the 2-core lab the network threads can stay idle enough that their fit is flat (no cost per
+    # request or byte), so no break-even: then the limit is the default, and says why.
+    if model.network.break_even_request_bytes is None:
+        assert d["small_request_source"] == "default" and d["cost_model"]["break_even_request_bytes"] is None
+    else:
+        assert d["small_request_source"] == "cost model", d["cost_model"]
     limit = d["brokers"][0]["small_request_bytes"]
     assert 1024 <= limit <= 16384
     for b, snap in zip(d["brokers"], d["snapshot"]["brokers"], strict=True):

@@ -11,6 +11,7 @@ from tuner.measure.cluster_snapshot import snapshot_queries
 from tuner.model.cost import BrokerCostModel, LinearFit
 from tuner.model.diagnosis import diagnose, small_request_limit
 from tuner.model.diagnosis_config import DiagnoseThresholds
+from tuner.render.diagnosis import findings_text
 from tuner.runner.diagnose_inputs import load_thresholds
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot, TopicSnapshot
 
@@ -111,6 +112,17 @@ def test_cost_model_sets_the_small_request_limit() -> None:
     assert small_request_limit(T, _model(a=1e-4, b=1e-6))[0] == T.small_request_bytes_floor
     assert small_request_limit(T, _model(b=0.0))[0] == T.small_request_bytes_cap
     assert small_request_limit(DiagnoseThresholds(small_request_bytes=2048), model) == (2048, "thresholds")
+
+
+def test_a_flat_network_fit_leaves_the_default_and_says_why() -> None:
+    # Neither requests nor bytes cost the network threads in the fit: no break-even to take.
+    flat = BrokerCostModel(network=_model(a=0.0, b=0.0).network, handler=_model().handler)
+    small = _broker(produce_requests_per_s=300.0, bytes_in_per_s=300 * 1000.0)
+    given, none = diagnose(_snap(small), T, flat), diagnose(_snap(small), T)
+    assert given.small_request_source == none.small_request_source == "default"
+    assert given.cost_model is not None and given.cost_model.break_even_request_bytes is None
+    assert "the cost model's network fit charges neither requests nor bytes" in findings_text(given).plain
+    assert "no cost model given" in findings_text(none).plain
 
 
 def test_disk_flush() -> None:

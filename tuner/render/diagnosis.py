@@ -147,7 +147,10 @@ def findings_text(d: Diagnosis) -> Text:
     source = {
         "thresholds": "set in the thresholds",
         "cost model": "the cost model's break-even request size",
-        "default": "the default, no cost model given",
+        # a flat network fit (neither requests nor bytes cost its threads) has no break-even
+        "default": "the default, no cost model given"
+        if d.cost_model is None
+        else "the default: the cost model's network fit charges neither requests nor bytes",
     }[d.small_request_source]
     limit = d.brokers[0].small_request_bytes if d.brokers else None
     if limit is not None:
