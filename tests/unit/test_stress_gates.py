@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.unit.test_stress_spec import SPEC
-from tuner.driver.latency_hist import Latency
+from tuner.driver.latency_hist import Latency, latency_ms, merged_ms
 from tuner.driver.stress.consumer_tally import GroupTally
 from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.tally import StageTally
@@ -119,6 +119,20 @@ def test_a_stage_within_every_gate_held(ctx: RunContext) -> None:
     assert record.plan.workload.producers == 8 and record.client.producers == 8
     assert record.client.window_start == T0 + stage.start_s
     assert record.delivery.verified and record.delivery.acked == 100
+
+
+def test_a_stage_reports_latency_as_the_engines_do(ctx: RunContext) -> None:
+    """A stress stage's delivery latency is the same histogram-to-figures step as a sweep engine's
+    (one home): 3 and 43 samples are counts where p99.9 by way of a scaled percentile came out
+    as 99.90000000000002 or 99.89999999999999, not 99.9."""
+    for ms in ([1.0, 2.0, 900.0], [float(i) for i in range(1, 44)]):
+        tally = _tally(ms)
+        figures = stage_record(ctx, ctx.plan.stages[2], tally, _broker(0.6, 3), {}, None).client
+        assert figures is not None
+        assert figures.delivery_latency_ms == latency_ms(tally.latency.hist)
+        assert figures.delivery_latency_ms == merged_ms([tally.latency.to_wire()])
+        assert figures.delivery_latency_ms.p999 == tally.p_ms(99.9) == pytest.approx(ms[-1], rel=1e-3)
+        assert figures.delivery_latency_ms.count == len(ms)
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,8 @@ from tuner.driver.result import LatencyMs
 
 
 def latency_ms(hist: HdrHistogram) -> LatencyMs:
-    """A histogram of microseconds as the millisecond figures a run reports."""
+    """A histogram of microseconds as the millisecond figures a run reports: the one place kbt
+    turns a histogram into percentiles (a stress stage's tally too, by its `Latency.hist`)."""
     if hist.get_total_count() == 0:
         return LatencyMs()
     us = hist.get_value_at_percentile
@@ -66,16 +67,10 @@ class Latency:
         total = count + extra_high
         if total == 0 or count == 0:
             return None
-        within = q * total / count
+        within = q + q * extra_high / count  # exactly q when none are above
         if within > 100.0:
             return None
         return float(self.hist.get_value_at_percentile(within)) / 1000.0
-
-    def mean_ms(self) -> float | None:
-        return float(self.hist.get_mean_value()) / 1000.0 if self.count else None
-
-    def max_ms(self) -> float | None:
-        return float(self.hist.get_max_value()) / 1000.0 if self.count else None
 
     def counts(self) -> list[tuple[int, int]]:
         """(microseconds, count) of every recorded value, ascending."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tuner.driver.latency_hist import latency_ms
 from tuner.driver.stress.consumer_tally import GroupTally
 from tuner.driver.stress.plan import StressPlan
 from tuner.driver.stress.tally import StageTally
@@ -28,7 +29,7 @@ from tuner.runner.stress.gates import (
 )
 from tuner.spec.stress_spec import Stage, StressSpec
 from tuner.spec.stress_stage import stage_run_plan
-from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult, LatencyMs
+from tuner.store.figures import BrokerWindow, ClientResult, DeliveryResult
 from tuner.store.record import Environment, RunRecord
 from tuner.store.stress_section import RemoteTier, StressStep, Verdict
 
@@ -105,22 +106,6 @@ class ProfileOutcome:
         return None
 
 
-def latency_of(tally: StageTally) -> LatencyMs:
-    count = tally.latency.count
-    if count == 0:
-        return LatencyMs()
-    mean = tally.latency.mean_ms()
-    return LatencyMs(
-        count=count,
-        mean=mean,
-        p50=tally.p_ms(50),
-        p90=tally.p_ms(90),
-        p99=tally.p_ms(99),
-        p999=tally.p_ms(99.9),
-        max=tally.latency.max_ms(),
-    )
-
-
 def client_of(
     ctx: RunContext, stage: Stage, tally: StageTally, window: tuple[float, float], users: int, processes: int
 ) -> ClientResult:
@@ -152,7 +137,7 @@ def client_of(
         compression_ratio=tally.batch_records * mean_payload / tally.batch_bytes
         if tally.batch_bytes
         else None,
-        delivery_latency_ms=latency_of(tally),
+        delivery_latency_ms=latency_ms(tally.latency.hist),
     )
 
 
