@@ -17,7 +17,7 @@ from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
 from tuner.driver.filebeat.plan import check_emulated, drain_s, output_section, process_plans, queue_section
 from tuner.driver.filebeat.sarama import aggregate
-from tuner.spec.clients import ClientProfile, profile_of
+from tuner.spec.clients import ClientProfile, kind_of, profile_of
 from tuner.spec.clients.filebeat import KIND as FILEBEAT
 from tuner.spec.clients.filebeat import config_of
 from tuner.spec.duration import Duration
@@ -105,6 +105,32 @@ def test_settings_round_trip() -> None:
     assert settings["queue.mem.flush.timeout"] == "2s"
     again = profile_of(profile.model_dump(mode="json"))
     assert again == profile
+
+
+def test_settings_state_lists_and_empty_sections_as_yaml_reads_them() -> None:
+    """Filebeat's and the collector's settings are flattened by one rule: a list (topic rules with a
+    regexp, headers) is JSON, which YAML reads back as it was (a Python repr kept `\\d` doubled in
+    single quotes and wrote None and True); an empty strategy section ({}) is kept, it switches the
+    strategy on; the output section left empty by the engine's placeholders is not listed."""
+    rules = [{"topic": "it's", "when": {"regexp": {"message": "\\d+ ms"}}}]
+    headers = [{"key": "k", "value": "v"}]
+    profile = _profile(
+        filebeat={
+            "output.kafka": {"topics": rules, "headers": headers, "partition": {"round_robin": {}}},
+            "output.kafka.ssl.supported_protocols": ["TLSv1.2"],
+        }
+    )
+    settings = FILEBEAT.client_settings(profile)
+    assert json.loads(settings["output.kafka.topics"]) == rules
+    assert json.loads(settings["output.kafka.headers"]) == headers
+    assert json.loads(settings["output.kafka.ssl.supported_protocols"]) == ["TLSv1.2"]
+    assert settings["output.kafka.partition.round_robin"] == "{}"
+    assert "output.kafka" not in settings and "output.kafka" not in FILEBEAT.client_settings(_profile())
+    otelcol = profile_of(
+        {"name": "o", "client": "otelcol", "otelcol": {"kafka.record_partitioner.round_robin": {}}}
+    )
+    strategy = "exporters.kafka.record_partitioner.round_robin"
+    assert kind_of(otelcol).client_settings(otelcol) == {strategy: "{}"}
 
 
 @pytest.mark.parametrize(

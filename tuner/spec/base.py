@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
@@ -47,6 +49,20 @@ def config_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def flat_settings(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """A client's nested settings as option paths (`prefix` + dotted keys) and their text: a list or
+    an empty section (`partition.random: {}` switches a strategy on) as JSON, which YAML reads back
+    as it was (a Python repr of a list is not YAML: its strings may be read otherwise)."""
+    out: dict[str, str] = {}
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flat_settings(value, f"{path}."))
+        else:
+            out[path] = json.dumps(value) if isinstance(value, Mapping | list) else config_string(value)
+    return out
 
 
 def _config_strings(value: Any) -> Any:

@@ -29,7 +29,7 @@ from pydantic import SerializationInfo, field_serializer, field_validator
 
 from tuner.core.numbers import cut_value, document_number, parse_int
 from tuner.core.yaml_block import block_yaml, yaml_scalar
-from tuner.spec.base import config_string
+from tuner.spec.base import config_string, flat_settings
 from tuner.spec.clients.base import (
     ClientKind,
     Family,
@@ -175,7 +175,10 @@ class Filebeat(ClientKind[FilebeatProfile]):
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
-        return _flatten(compact(config_of(profile), "json"), "")
+        settings = flat_settings(compact(config_of(profile), "json"))
+        if settings.get("output.kafka") == "{}":  # emptied by leaving out the engine's hosts and topic
+            del settings["output.kafka"]
+        return settings
 
     def rules(self, profile: FilebeatProfile) -> FilebeatRules:
         config = config_of(profile)
@@ -384,17 +387,6 @@ def _check_v1(old: dict[str, Any]) -> None:
             raise ValueError(f"profile.{knob}: must be a name (got {cut_value(str(old[knob]))})")
 
 
-def _flatten(node: dict[str, Any], prefix: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in node.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and (value or not prefix.endswith("partition.")):
-            out.update(_flatten(value, f"{path}."))
-        else:  # an empty partition strategy ({}) switches it on with its defaults
-            out[path] = config_string(value)
-    return out
-
-
 # ---- filebeat.yml -------------------------------------------------------------------------------
 
 # The options a rendered file writes first, in this order, when the profile sets them; any other
@@ -470,7 +462,7 @@ def filebeat_yaml(
             continue
         out += _comment(notes.get(path) or DEFAULT_NOTES.get(path))
         out += _option_lines(option, kafka[option], "  ")
-    mem = _flatten(data.get("queue", {}).get("mem", {}), "")
+    mem = flat_settings(data.get("queue", {}).get("mem", {}))
     if mem:
         out.append("queue.mem:")
         for option in [o for o in _QUEUE_OPTIONS if o in mem] + [o for o in mem if o not in _QUEUE_OPTIONS]:

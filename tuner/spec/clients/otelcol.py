@@ -36,6 +36,7 @@ from tuner.core.errors import BadInput
 from tuner.core.inputs import plain_data, read_yaml, shown_path
 from tuner.core.redact import redact
 from tuner.core.yaml_block import block_yaml
+from tuner.spec.base import flat_settings
 from tuner.spec.clients.base import (
     ClientKind,
     Family,
@@ -100,17 +101,6 @@ def config_of(profile: ProfileBase) -> OtelcolConfig:
     return profile.otelcol or OtelcolConfig()
 
 
-def _flatten(node: Mapping[str, Any], prefix: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for key, value in node.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            out.update(_flatten(value, path + "."))
-        else:
-            out[path] = json.dumps(value) if isinstance(value, Mapping | list | bool) else str(value)
-    return out
-
-
 def _without(section: Mapping[str, Any], *searched: str) -> dict[str, Any]:
     return {k: v for k, v in section.items() if k not in searched}
 
@@ -148,8 +138,8 @@ class Otelcol(ClientKind[OtelcolProfile]):
         """Collector option paths the profile sets (relative to the config root), as YAML text."""
         data = config_of(profile).compact()
         return {
-            **_flatten(data.get("kafka", {}), "exporters.kafka."),
-            **_flatten(data.get("filelog", {}), "receivers.file_log."),
+            **flat_settings(data.get("kafka", {}), "exporters.kafka."),
+            **flat_settings(data.get("filelog", {}), "receivers.file_log."),
         }
 
     def rules(self, profile: OtelcolProfile) -> OtelcolRules:
@@ -236,7 +226,7 @@ class Otelcol(ClientKind[OtelcolProfile]):
             "# your deployment's (brokers: ${env:KAFKA_HOSTS} takes every broker comma-separated; a",
             "# password only as ${env:VAR}).",
         ]
-        exporter = redact(_flatten(data.get("kafka", {}), ""))  # no secret reaches a fragment
+        exporter = redact(flat_settings(data.get("kafka", {})))  # no secret reaches a fragment
         kafka = expand_dotted({k: _scalar(v) for k, v in exporter.items()})
         doc: dict[str, Any] = {"exporters": {"kafka": kafka}}
         if data.get("filelog"):
