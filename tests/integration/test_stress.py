@@ -21,8 +21,9 @@ import pytest
 from confluent_kafka.admin import AdminClient
 
 from tuner.lab import LabState
+from tuner.runner.stress.locust_processes import LocustOptions
 from tuner.runner.stress.run_stages import StressObserver
-from tuner.runner.stress.target_wiring import LocustFlags, stress_runner
+from tuner.runner.stress.target_wiring import stress_runner
 from tuner.spec.stress_load import load_stress
 from tuner.store.results import ResultsStore
 
@@ -207,7 +208,7 @@ def test_two_local_workers_produce_the_same_totals(lab: LabState, tmp_path: Path
     totals = {}
     for workers in (0, 2):
         results = tmp_path / f"results-{workers}"
-        runner = stress_runner(lab_dir=lab.lab_dir, results=results, flags=LocustFlags(workers=workers))
+        runner = stress_runner(lab_dir=lab.lab_dir, results=results, flags=LocustOptions(workers=workers))
         outcome = runner.run(loaded, ["batched"])
         records = outcome.profiles[0].records
         assert [r.stress.stage.name for r in records if r.stress] == ["step1-x1"]

@@ -116,7 +116,7 @@ def test_sweeps_and_stresses_read_a_target_files_prometheus_through_its_dialect(
     here from the lab's real series), not its bare URL."""
     from tuner.runner.stress.locust_processes import LocustOptions
     from tuner.runner.stress.run_stages import StressRunner
-    from tuner.runner.stress.target_wiring import LocustFlags, stress_runner
+    from tuner.runner.stress.target_wiring import stress_runner
     from tuner.runner.wiring import sweep_runner
     from tuner.target.registry import resolve_target
 
@@ -126,7 +126,7 @@ def test_sweeps_and_stresses_read_a_target_files_prometheus_through_its_dialect(
         f'prometheus: {{url: "{lab.prometheus_url}"}}\ndialect: auto\n'
     )
     sweep = sweep_runner(None, tmp_path / "results", target_file=target)
-    ports = LocustFlags(master_port=1, web_port=2)
+    ports = LocustOptions(master_port=1, web_port=2)
     stress = stress_runner(None, tmp_path / "results", ports, target_file=target)
     alone = StressRunner(resolve_target(None, target), stress.store, LocustOptions())  # no stage parts
     for prom in (sweep.store.prometheus, stress.store.prometheus, stress.prometheus, alone.prometheus):  # type: ignore[attr-defined]

@@ -16,8 +16,8 @@ from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_y
 if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stress test runs
     from rich.console import Console
 
+    from tuner.runner.stress.locust_processes import LocustOptions
     from tuner.runner.stress.run_stages import StressOutcome
-    from tuner.runner.stress.target_wiring import LocustFlags
     from tuner.spec.stress_load import LoadedStress
     from tuner.target.base import TargetSource
 
@@ -105,9 +105,9 @@ def stress(
     if dry_run:
         _dry_run(console, json_path, loaded, labels)
         return
-    from tuner.runner.stress.target_wiring import LocustFlags
+    from tuner.runner.stress.locust_processes import LocustOptions
 
-    locust = LocustFlags(workers, remote_workers, join_timeout, master_host, master_port, web_ui, web_port)
+    locust = LocustOptions(workers, remote_workers, master_host, master_port, web_ui, web_port, join_timeout)
     outcome = _run(console, loaded, labels, lab_dir, results, locust, source, target_file, json_path)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
     _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
@@ -142,7 +142,7 @@ def _run(
     labels: list[str],
     lab_dir: Path | None,
     results: Path,
-    locust: LocustFlags,
+    locust: LocustOptions,
     source: TargetSource | None,
     target_file: Path | None,
     json_path: Path | None,

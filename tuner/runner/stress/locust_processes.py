@@ -27,12 +27,15 @@ LOOPBACK = "127.0.0.1"
 
 @dataclass(frozen=True)
 class LocustOptions:
+    """Where locust runs, as `kbt stress` was told; a port not given (None) is taken from the
+    target's local port block (target_wiring.stress_runner), as are the exporter ports."""
+
     workers: int = 0  # 0: one locust process; N: a master and N local workers
     remote_workers: int = 0  # more workers expected from other machines
     master_host: str = LOOPBACK  # the master binds here (0.0.0.0 to accept other machines)
-    master_port: int = 5557
+    master_port: int | None = None
     web_ui: bool = False
-    web_port: int = 8089
+    web_port: int | None = None
     join_timeout_s: float = 60.0  # remote workers: from start to the first stage, to join
     # Client exporter ports (scraped as job kbt-client): one per locust process, one per consumer group.
     producer_ports: Sequence[int] = ()
@@ -94,7 +97,9 @@ class LocustProcesses:
     def start(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         commands = [("master", master_command(self.options, self.plan, self.out_dir))]
-        local = worker_command(str(locustfile_path()), LOOPBACK, self.options.master_port)
+        port = self.options.master_port
+        assert port is not None  # stress_runner gives the target's when none was
+        local = worker_command(str(locustfile_path()), LOOPBACK, port)
         commands += [(f"worker-{i}", local) for i in range(self.options.workers)]
         for name, cmd in commands:
             with (self.out_dir / f"locust-{name}.log").open("wb") as log:  # the process keeps its own

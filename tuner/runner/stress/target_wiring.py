@@ -3,7 +3,7 @@ local ports from the lab's range."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from tuner.core.errors import BadInput
@@ -23,24 +23,10 @@ MAX_PRODUCER_PORTS = 32
 MAX_CONSUMER_PORTS = 16
 
 
-@dataclass(frozen=True)
-class LocustFlags:
-    """Where locust runs, as `kbt stress` was told: local and remote workers, the master's address
-    (its ports None: from the target's local port block), the web UI."""
-
-    workers: int = 0
-    remote_workers: int = 0
-    join_timeout_s: float = 60.0
-    master_host: str = "127.0.0.1"
-    master_port: int | None = None
-    web_ui: bool = False
-    web_port: int | None = None
-
-
 def stress_runner(
     lab_dir: Path | None,
     results: Path,
-    flags: LocustFlags = LocustFlags(),
+    flags: LocustOptions = LocustOptions(),
     observer: StressObserver | None = None,
     target_file: TargetSource | None = None,
 ) -> StressRunner:
@@ -53,14 +39,10 @@ def stress_runner(
     base = found.lab.local_port_base if found.lab is not None else None
     if base is None and (flags.master_port is None or flags.web_port is None):
         raise BadInput(f"{found.name}: give --master-port and --web-port (no local port block is known)")
-    locust = LocustOptions(
-        workers=flags.workers,
-        remote_workers=flags.remote_workers,
-        master_host=flags.master_host,
+    locust = replace(
+        flags,
         master_port=flags.master_port or (base or 0) + MASTER_PORT_OFFSET,
-        web_ui=flags.web_ui,
         web_port=flags.web_port or (base or 0) + WEB_PORT_OFFSET,
-        join_timeout_s=flags.join_timeout_s,
         producer_ports=tuple(producer_ports),
         consumer_ports=tuple(consumer_ports),
     )
