@@ -93,6 +93,33 @@ def test_java_round_trip() -> None:
         JavaProfile(name="j", batch_messages=10)
 
 
+# The one order of the producer kinds' knob properties (rendered files, settings lines): batching,
+# compression, durability, then partitioning; the durability defaults a profile leaves unset follow.
+_ORDER = {
+    "linger.ms": 0, "batch.num.messages": 1, "batch.size": 1, "compression.type": 2, "acks": 3,
+    "enable.idempotence": 4, "max.in.flight.requests.per.connection": 5,
+    "partitioner": 6, "partitioner.class": 6, "sticky.partitioning.linger.ms": 6,
+}  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    client=st.sampled_from(["librdkafka", "java"]),
+    partitioner=st.sampled_from(["default", "random", "sticky", "hash"]),
+    acks=st.sampled_from(["0", "1", "all"]),
+    max_in_flight=st.integers(1, 5),
+    compression=st.sampled_from(["none", "gzip", "zstd"]),
+)
+def test_producer_kinds_state_their_knobs_in_one_order(
+    client: str, partitioner: str, acks: str, max_in_flight: int, compression: str
+) -> None:
+    knobs = {"linger_ms": 7, "batch_bytes": 65_536, "compression": compression, "acks": acks}
+    profile = profile_of({"name": "p", "client": client, **knobs, "idempotence": False,
+                          "max_in_flight": max_in_flight, "partitioner": partitioner})  # fmt: skip
+    ranks = [_ORDER[k] for k in kind_of(profile).client_settings(profile) if k in _ORDER]
+    assert ranks == sorted(ranks) and {0, 1, 2, 3, 4, 5} <= set(ranks)
+
+
 def test_java_overrides_take_the_env_provider_form_the_rendered_file_holds() -> None:
     """`${env:VAR}` (Kafka's EnvVarConfigProvider; what java.properties holds) is a profile's
     `${VAR}`: a team's file pasted into overrides is not refused as a literal secret, and a file's

@@ -126,13 +126,13 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
             conf["acks"] = "-1" if profile.acks == "all" else profile.acks
         if profile.idempotence is not None:
             conf["enable.idempotence"] = "true" if profile.idempotence else "false"
+        if profile.max_in_flight is not None:
+            conf["max.in.flight.requests.per.connection"] = str(profile.max_in_flight)
         if profile.partitioner != "default":
             conf["partitioner"] = _PARTITIONER[profile.partitioner]
             if profile.partitioner in ("sticky", "hash"):
                 linger = profile.linger_ms if profile.linger_ms is not None else LINGER_MS
                 conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * linger)))
-        if profile.max_in_flight is not None:
-            conf["max.in.flight.requests.per.connection"] = str(profile.max_in_flight)
         conf.update(profile.overrides)
         return self.with_durability(conf)
 
