@@ -17,7 +17,7 @@ import pytest
 
 from tests.unit.synthetic_records import qunar_plans
 from tuner.core.client_log import ENV, client_logger, kept_in, line_of, summary, tally
-from tuner.core.kafka_clients import Connection, new_producer
+from tuner.core.kafka_clients import Connection, new_consumer, new_producer
 from tuner.driver.result import ClientResult, DeliveryResult, DriverResult
 from tuner.runner.lifecycle import Observer, RunLifecycle, RunPolicy
 from tuner.store import capture_environment
@@ -62,6 +62,24 @@ def test_a_refused_producers_lines_go_to_the_file_and_one_summary_not_stderr(
         f"librdkafka logged {n} line{'' if n == 1 else 's'}, {n} at error level "
         f"(FAIL {n}: broker connection failed); the lines are in the run's file"
     )
+
+
+def test_a_refused_consumers_lines_go_to_the_file_as_a_producers_do(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """new_consumer and new_producer are built one way: librdkafka's lines through kbt's logger."""
+    log = tmp_path / "run--stamp.librdkafka.log"
+    with kept_in(log):
+        consumer = new_consumer(Connection(f"127.0.0.1:{closed_port()}"), {"group.id": "kbt-unit"})
+        deadline = time.monotonic() + LINES_WITHIN_S
+        try:
+            while not log.exists() and time.monotonic() < deadline:
+                consumer.poll(0.1)  # a logger's records are served by poll
+        finally:
+            consumer.close()
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    assert "|FAIL|" in log.read_text() and "#consumer-" in log.read_text()
 
 
 def test_with_no_file_named_a_line_goes_to_stderr_as_librdkafka_writes_it(

@@ -43,14 +43,14 @@ class Connection:
         return {**(settings or {}), **self.properties, "bootstrap.servers": self.bootstrap_servers}
 
 
-def _built(factory: Any, conf: dict[str, Any]) -> Any:
-    """`factory(conf)`, or one BadInput line when librdkafka refuses the configuration while
-    building the client (a truststore of another type than named, a key it does not know): its
-    constructor raises KafkaException, which escaped as a traceback."""
+def _built(factory: Any, conn: Connection, own: dict[str, Any], settings: Mapping[str, Any] | None) -> Any:
+    """`factory` on its `own` settings, the caller's over them, the connection's over both; one
+    BadInput line when librdkafka refuses the configuration while building the client (a truststore
+    of another type than named, a key it does not know): its KafkaException was a traceback."""
     from confluent_kafka import KafkaException
 
     try:
-        return factory(conf)
+        return factory(conn.conf({**own, **(settings or {})}))
     except (KafkaException, ValueError, TypeError) as exc:
         error = exc.args[0] if exc.args else exc
         reason = error.str() if hasattr(error, "str") else str(error)
@@ -62,17 +62,16 @@ def _built(factory: Any, conf: dict[str, Any]) -> Any:
 def admin_client(conn: Connection, settings: Mapping[str, Any] | None = None) -> AdminClient:
     from confluent_kafka.admin import AdminClient
 
-    conf = conn.conf({"socket.timeout.ms": ADMIN_SOCKET_TIMEOUT_MS, **(settings or {})})
-    return _built(AdminClient, conf)
+    return _built(AdminClient, conn, {"socket.timeout.ms": ADMIN_SOCKET_TIMEOUT_MS}, settings)
 
 
 def new_producer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Producer:
     from confluent_kafka import Producer
 
-    return _built(Producer, conn.conf({"logger": client_logger(), **(settings or {})}))
+    return _built(Producer, conn, {"logger": client_logger()}, settings)
 
 
 def new_consumer(conn: Connection, settings: Mapping[str, Any] | None = None) -> Consumer:
     from confluent_kafka import Consumer
 
-    return _built(Consumer, conn.conf({"logger": client_logger(), **(settings or {})}))
+    return _built(Consumer, conn, {"logger": client_logger()}, settings)
