@@ -2019,6 +2019,19 @@ ISSUE_41_CASES: list[Case] = [
         },
     ),
     Case(
+        "bounds-cost-model-negative",
+        "bounds",
+        "a cost model whose network cost per request is negative (a request cannot free a thread)",
+        ("forecast", "--diagnosis", "diagnosis.json", "--cost-model", "model.json"),
+        ExitStatus.BAD_INPUT,
+        E + "--cost-model model.json: not a cost model: network.requests_coef: must be greater than or equal"
+        " to 0 (got -5)",
+        files={
+            "diagnosis.json": SATURATED.read_text(encoding="utf-8"),
+            "model.json": POOR_COST_MODEL.replace('"requests_coef": 2e-05', '"requests_coef": -5'),
+        },
+    ),
+    Case(
         "otelcol-literal-password",
         "secrets",
         "check otelcol of a fragment holding a literal password (check filebeat refuses one too)",
