@@ -141,16 +141,17 @@ _ROW_NAMES = {
 
 def snapshot_of(figures: dict[str, Any]) -> ClusterSnapshot:
     """The figures tuner.measure.cluster_snapshot read, as a snapshot. A figure past its field's
-    bound (scrapes attempted 1e308: a Prometheus, recording rule or exporter answering nonsense) is
-    one PrometheusError line naming the broker, topic or client and the figure."""
+    bound (scrapes attempted 1e308: a Prometheus, recording rule or exporter answering nonsense) or
+    below zero (a negative latency, rate, ratio or queue: none is a measurement) is one
+    PrometheusError line naming the broker, topic or client and the figure."""
     from pydantic import ValidationError
 
     from tuner.core.errors import field_message
-    from tuner.measure.prometheus import PrometheusError
     from tuner.store.snapshot import ClusterSnapshot
 
+    prometheus = str(figures.get("prometheus", "?"))
     try:
-        return ClusterSnapshot.model_validate(figures)
+        snap = ClusterSnapshot.model_validate(figures)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = tuple(err["loc"])
@@ -160,11 +161,42 @@ def snapshot_of(figures: dict[str, Any]) -> ClusterSnapshot:
             row = figures[str(loc[0])][loc[1]]
             parts = [f"{noun} {row.get(key, '?') if isinstance(row, dict) else '?'}"]
             parts.append(".".join(str(part) for part in loc[2:]))
-        where = ": ".join(part for part in parts if part)
-        raise PrometheusError(
-            f"Prometheus at {figures.get('prometheus', '?')} answered a figure kbt cannot use:"
-            f" {where}: {field_message(err)}"
-        ) from None
+        raise _unusable(prometheus, ": ".join(part for part in parts if part), field_message(err)) from None
+    for rows, (noun, key) in _ROW_NAMES.items():
+        for row in getattr(snap, rows):
+            for name, value in row:
+                _not_negative(prometheus, f"{noun} {getattr(row, key)}: {name}", value)
+    return snap
+
+
+def measured_by_broker(prometheus: str, figure: str, unit: Any, values: dict[str, float]) -> dict[str, float]:
+    """Per-broker figures read beside a snapshot (compare's produce p99), held as snapshot_of holds
+    a snapshot's: within their unit's bound (tuner.core.units) and not below zero."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from tuner.core.errors import field_message
+
+    adapter: TypeAdapter[float] = TypeAdapter(unit)
+    for broker, value in values.items():
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            raise _unusable(
+                prometheus, f"broker {broker}: {figure}", field_message(exc.errors()[0])
+            ) from None
+        _not_negative(prometheus, f"broker {broker}: {figure}", value)
+    return values
+
+
+def _not_negative(prometheus: str, where: str, value: object) -> None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        raise _unusable(prometheus, where, f"must be 0 or more (got {value:g})")
+
+
+def _unusable(prometheus: str, where: str, problem: str) -> Exception:
+    from tuner.measure.prometheus import PrometheusError
+
+    return PrometheusError(f"Prometheus at {prometheus} answered a figure kbt cannot use: {where}: {problem}")
 
 
 def handler_idle_notes(prom: Prometheus, window_s: float, end: float) -> list[str]:
