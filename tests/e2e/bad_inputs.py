@@ -2198,6 +2198,34 @@ LATE_CASES: list[Case] = [
         serve="hostile",
     ),
     Case(
+        "window-past-prometheus-points",
+        "bounds",
+        "--window 24h --step 1s: 86,401 points a series (Prometheus answers a range query of 11,000 at most)",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9", "--window", "24h", "--step", "1s"),
+        ExitStatus.BAD_INPUT,
+        E + "--window 24h at --step 1s is 86,401 points a series, past the 11,000 Prometheus answers a query:"
+        " give a step of 8 s or longer (or a shorter --window)",
+    ),
+    Case(
+        "compare-window-past-prometheus-points",
+        "bounds",
+        "compare --window 12h --step 1s: 43,201 points a series in each window",
+        (
+            "compare",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--window",
+            "12h",
+            "--step",
+            "1s",
+            "--before",
+            "now-13h",
+        ),
+        ExitStatus.BAD_INPUT,
+        E + "--window 12h at --step 1s is 43,201 points a series, past the 11,000 Prometheus answers a query:"
+        " give a step of 4 s or longer (or a shorter --window)",
+    ),
+    Case(
         "http-figure-negative",
         "network",
         "a Prometheus answering a negative produce time (it was diagnosed as it came)",

@@ -85,17 +85,25 @@ def diagnose_live(
 def target_diagnosis(source: TargetSource, window_s: float) -> LiveDiagnosis:
     """The target's brokers now, as `kbt diagnose --target FILE --window W` sees them (default
     thresholds; the step follows the target's scrape interval)."""
-    from tuner.measure.prometheus import PrometheusError
+    from tuner.measure.prometheus import MAX_POINTS_PER_SERIES, PrometheusError, fits, fitting_step
     from tuner.runner.diagnose_inputs import load_thresholds
     from tuner.target.registry import resolve_target
 
     target = resolve_target(None, source)
     step_s = min(window_s, max(MIN_STEP_S, target.scrape_interval_s))
+    widened = []
+    if not fits(window_s, step_s):  # a long --window: the step is widened to fit it
+        step_s = fitting_step(window_s)
+        widened = [
+            f"idle and queue averaged every {step_s:g} s over the {window_s:,.0f} s window (at most"
+            f" {MAX_POINTS_PER_SERIES:,} points a series, the most Prometheus answers a query)"
+        ]
     try:
         prom = diagnosis_prometheus(target)
-        return _classified(prom, window_s, step_s, load_thresholds(None), None, None, TOP_TOPICS)
+        live = _classified(prom, window_s, step_s, load_thresholds(None), None, None, TOP_TOPICS)
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
+    return LiveDiagnosis(live.diagnosis, widened + live.notes)
 
 
 def diagnosis_prometheus(target: Target, window: Window | None = None) -> Prometheus:
