@@ -197,9 +197,16 @@ class _HostileHandler(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "http://127.0.0.2:9090/api/v1/query")  # another host: another origin
             self.send_header("Content-Length", "0")
             self.end_headers()
-        elif fault == "huge":  # a broker whose Prometheus counts 1e308 scrapes: a figure past its bound
+        elif fault in ("huge", "negative", "negative-p99"):
+            # a broker whose Prometheus counts 1e308 scrapes (a figure past its bound), or answers a
+            # negative produce time: every quantile's, or the total p99's alone (compare reads it)
             query = urllib.parse.parse_qs(self.path.partition("?")[2]).get("query", [""])[0]
-            value = "1e308" if "up{" in query else "0.5"
+            value = {
+                "huge": "1e308" if "up{" in query else "0.5",
+                "negative": "-5" if "quantile=" in query else "0.5",
+                "negative-p99": "-5" if 'Produce",phase="total",quantile="0.99"' in query else "0.5",
+            }[fault]
+            value = "20" if fault != "huge" and "up{" in query else value  # scraped enough to measure
             result = [{"metric": {"broker": "1"}, "value": [1.0, value]}]
             body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}})
             self._send(200, body.encode(), {})
@@ -2019,6 +2026,19 @@ ISSUE_41_CASES: list[Case] = [
         },
     ),
     Case(
+        "bounds-cost-model-negative",
+        "bounds",
+        "a cost model whose network cost per request is negative (a request cannot free a thread)",
+        ("forecast", "--diagnosis", "diagnosis.json", "--cost-model", "model.json"),
+        ExitStatus.BAD_INPUT,
+        E + "--cost-model model.json: not a cost model: network.requests_coef: must be greater than or equal"
+        " to 0 (got -5)",
+        files={
+            "diagnosis.json": SATURATED.read_text(encoding="utf-8"),
+            "model.json": POOR_COST_MODEL.replace('"requests_coef": 2e-05', '"requests_coef": -5'),
+        },
+    ),
+    Case(
         "otelcol-literal-password",
         "secrets",
         "check otelcol of a fragment holding a literal password (check filebeat refuses one too)",
@@ -2175,6 +2195,54 @@ LATE_CASES: list[Case] = [
         ExitStatus.UNREACHABLE,
         E + "Prometheus at {prom}/huge answered a figure kbt cannot use: broker 1: scrape_attempts: must be"
         " less than or equal to 9007199254740992 (got 1e+308)",
+        serve="hostile",
+    ),
+    Case(
+        "window-past-prometheus-points",
+        "bounds",
+        "--window 24h --step 1s: 86,401 points a series (Prometheus answers a range query of 11,000 at most)",
+        ("diagnose", "--prometheus", "http://127.0.0.1:9", "--window", "24h", "--step", "1s"),
+        ExitStatus.BAD_INPUT,
+        E + "--window 24h at --step 1s is 86,401 points a series, past the 11,000 Prometheus answers a query:"
+        " give a step of 8 s or longer (or a shorter --window)",
+    ),
+    Case(
+        "compare-window-past-prometheus-points",
+        "bounds",
+        "compare --window 12h --step 1s: 43,201 points a series in each window",
+        (
+            "compare",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--window",
+            "12h",
+            "--step",
+            "1s",
+            "--before",
+            "now-13h",
+        ),
+        ExitStatus.BAD_INPUT,
+        E + "--window 12h at --step 1s is 43,201 points a series, past the 11,000 Prometheus answers a query:"
+        " give a step of 4 s or longer (or a shorter --window)",
+    ),
+    Case(
+        "http-figure-negative",
+        "network",
+        "a Prometheus answering a negative produce time (it was diagnosed as it came)",
+        ("diagnose", "--prometheus", "{prom}/negative"),
+        ExitStatus.UNREACHABLE,
+        E + "Prometheus at {prom}/negative answered a figure kbt cannot use: broker 1: produce_total_p999_ms:"
+        " must be 0 or more (got -5)",
+        serve="hostile",
+    ),
+    Case(
+        "http-compare-p99-negative",
+        "network",
+        "compare where Prometheus answers a negative produce p99 (compare showed it as it came)",
+        ("compare", "--prometheus", "{prom}/negative-p99", "--before", "1700000000", "--after", "1700003600"),
+        ExitStatus.UNREACHABLE,
+        E + "Prometheus at {prom}/negative-p99 answered a figure kbt cannot use: broker 1:"
+        " produce_total_p99_ms: must be 0 or more (got -5)",
         serve="hostile",
     ),
 ]

@@ -1,7 +1,8 @@
 """`kbt diagnose` / `kbt forecast` as subprocesses: what an operator sees when Prometheus is not there,
 is not Prometheus, or holds no kbt broker metrics; and bad flags. Each is one line and an exit code.
 
-"No kbt metrics" runs a real Prometheus (the Debian binary the lab uses) with no scrape targets.
+"No kbt metrics" and the query limits run a real Prometheus (the Debian binary the lab uses) with no
+scrape targets.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import pytest
 import requests
 
 from tests.e2e import kbt_process
-from tuner.core.errors import ExitStatus
+from tuner.core.errors import BadInput, ExitStatus
+from tuner.measure.prometheus import MAX_POINTS_PER_SERIES, Prometheus, PrometheusError, fits, fitting_step
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +71,16 @@ def not_prometheus() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def empty_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _prometheus(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def small_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Prometheus that holds at most 1000 samples in one query (its --query.max-samples)."""
+    yield from _prometheus(tmp_path_factory, "--query.max-samples=1000")
+
+
+def _prometheus(tmp_path_factory: pytest.TempPathFactory, *flags: str) -> Iterator[str]:
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.skip("prometheus not on PATH (Debian package 'prometheus'; run 'make install')")
@@ -82,6 +94,7 @@ def empty_prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             f"--config.file={config}",
             f"--storage.tsdb.path={work / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}",
+            *flags,
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -122,6 +135,56 @@ def test_prometheus_without_kbt_metrics(empty_prometheus: str) -> None:
         ExitStatus.ENVIRONMENT,
         f"Prometheus at {empty_prometheus} has no kbt broker metrics",
         "kafka-broker.yml",
+    )
+
+
+@pytest.mark.parametrize("command", ["diagnose", "compare"])
+def test_a_window_past_what_prometheus_answers_is_refused_before_asking(
+    empty_prometheus: str, command: str
+) -> None:
+    """--window 24h --step 1s is 86,401 points a series: refused naming the limit and the step that
+    fits, before any query (the empty Prometheus would have said "no kbt broker metrics")."""
+    more = ["--before", "now-25h"] if command == "compare" else []
+    proc = kbt(command, "--prometheus", empty_prometheus, "--window", "24h", "--step", "1s", *more)
+    _one_line_error(
+        proc,
+        ExitStatus.BAD_INPUT,
+        "--window 24h at --step 1s is 86,401 points a series, past the 11,000 Prometheus answers a query:"
+        " give a step of 8 s or longer",
+    )
+
+
+@pytest.mark.parametrize("span_s", [86_400.0, 7 * 86_400.0, 123_457.0, 11_000.0])
+def test_kbt_holds_a_range_to_the_points_prometheus_answers(empty_prometheus: str, span_s: float) -> None:
+    """Prometheus' own limit is kbt's: the step kbt names is answered, a step just finer is refused
+    by both (kbt first, in its words; Prometheus with its resolution error)."""
+    step = fitting_step(span_s)
+    assert fits(span_s, step) and span_s / step <= MAX_POINTS_PER_SERIES
+    finer = span_s / (MAX_POINTS_PER_SERIES + 1)
+    assert not fits(span_s, finer)
+    end = time.time()
+    answered = Prometheus(empty_prometheus).range("vector(1)", end - span_s, end, step)
+    assert len(answered[0].points) == int(span_s // step) + 1
+    raw = requests.get(
+        f"{empty_prometheus}/api/v1/query_range",
+        params={"query": "vector(1)", "start": end - span_s, "end": end, "step": finer},
+        timeout=30,
+    )
+    assert raw.status_code == 400 and "exceeded maximum resolution of 11,000 points" in raw.json()["error"]
+    with pytest.raises(BadInput) as refused:
+        Prometheus(empty_prometheus).range("vector(1)", end - span_s, end, finer)
+    assert f"past the 11,000 Prometheus answers a query: give a step of {step:g} s or longer" in str(
+        refused.value
+    )
+
+
+def test_a_query_past_max_samples_is_said_in_kbt_words(small_prometheus: str) -> None:
+    with pytest.raises(PrometheusError) as exc:
+        Prometheus(small_prometheus).instant("avg_over_time(vector(1)[1h:1s])")
+    assert exc.value.message == (
+        f"Prometheus at {small_prometheus} refused the query: it would hold more samples at once than its"
+        " --query.max-samples allows (a window's points times its series); a shorter window or a longer"
+        " step asks for fewer"
     )
 
 

@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 
 from tuner.cli.app import main
 from tuner.core.errors import BadInput, ExitStatus
+from tuner.core.redact import scrub
 from tuner.driver.engines import ENGINES
 from tuner.driver.otelcol.build import collector_binary
 from tuner.driver.otelcol.check import check_fragment
@@ -231,17 +232,21 @@ def test_a_numeric_option_from_the_environment_is_checked_with_its_value(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A config templated for its deployment (`max_message_bytes: ${env:MAX_BYTES}`): with the
-    variable set here the collector checks its value; unset, the complaint names it."""
+    variable set here the collector checks its value; unset, the complaint names it. A secret's
+    variable is named too (quoted, it showed as `${env:[redacted]}`): its value is never handed over."""
     path = tmp_path / "team.yaml"
     path.write_text(
         "exporters:\n  kafka:\n    producer:\n      max_message_bytes: ${env:KBT_UNIT_MAX_BYTES}\n"
-        "    auth:\n      sasl:\n        username: u\n        password: ${env:KBT_UNIT_PASSWORD}\n"
+        '    auth:\n      sasl:\n        username: u\n        password: "${env:KBT_UNIT_PASSWORD}"\n'
         "        mechanism: PLAIN\n",
         encoding="utf-8",
     )
     monkeypatch.delenv("KBT_UNIT_MAX_BYTES", raising=False)
+    monkeypatch.delenv("KBT_UNIT_PASSWORD", raising=False)
     problem = check_fragment(path)
-    assert problem is not None and "given a placeholder: ${env:KBT_UNIT_MAX_BYTES}" in problem
+    assert problem is not None
+    shown = scrub(problem)  # as it is printed: every output passes the scrubber
+    assert shown.endswith("given a placeholder: ${env:KBT_UNIT_MAX_BYTES}, ${env:KBT_UNIT_PASSWORD})")
     monkeypatch.setenv("KBT_UNIT_MAX_BYTES", "2000000")
     monkeypatch.setenv("KBT_UNIT_PASSWORD", "never-handed-over")  # a secret's variable: a placeholder
     assert check_fragment(path) is None

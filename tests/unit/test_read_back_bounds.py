@@ -1,9 +1,10 @@
 """The documents kbt writes and reads back hold every field to a bound by unit (tuner.core.units).
 
-Run records, recommendations, a diagnosis (forecast --diagnosis), probe records, run series,
-capture.json and lab state are files a user can corrupt or be handed: past its bound, a number, a
-string or a list is refused in one line naming the field and the bound, before the model sizes an
-array or a loop by it. Every committed document still loads.
+Run records, recommendations, a diagnosis (forecast --diagnosis), a broker cost model
+(--cost-model), probe records, run series, capture.json and lab state are files a user can corrupt
+or be handed: past its bound (above or below), a number, a string or a list is refused in one line
+naming the field and the bound, before the model sizes an array or a loop by it. Every committed
+document still loads.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from tuner.core.numbers import MAX_MAGNITUDE
 from tuner.core.paths import repo_root
 from tuner.core.units import MAX_BROKERS, MAX_ENTRIES
 from tuner.lab.state import LabState
+from tuner.model.cost import BrokerCostModel
 from tuner.model.diagnosis import Diagnosis
 from tuner.model.traffic import Traffic
 from tuner.runner.diagnose_inputs import load_cost_model
@@ -46,7 +48,16 @@ from tuner.store.run_series import RunSeries
 
 pytestmark = pytest.mark.wall_clock
 
-READ_BACK = (RunRecord, Recommendation, RunSeries, ProbeRecord, Diagnosis, CaptureRecord, LabState)
+READ_BACK = (
+    RunRecord,
+    Recommendation,
+    RunSeries,
+    ProbeRecord,
+    Diagnosis,
+    CaptureRecord,
+    LabState,
+    BrokerCostModel,
+)
 
 # Read-back fields with no bound of their own, and why none is needed: the specs' (a record holds its
 # run's workload and profile), and these.
@@ -55,6 +66,8 @@ READ_BACK_ALLOWED = ALLOWED | {
     # and profile (which hold the bounds, and are in the record); shown, never computed with.
     "RunPlan.assignments[]",
 }
+# Spec fields whose lower bound is their own validator's (a rate "max" or positive; a codec's range).
+READ_BACK_NO_FLOOR = READ_BACK_ALLOWED | {"WorkloadSpec.rate_per_producer", "KafkaOutput.compression_level"}
 
 
 def test_every_read_back_field_has_a_bound() -> None:
@@ -64,6 +77,41 @@ def test_every_read_back_field_has_a_bound() -> None:
         _walk(root, [], root.__name__, None, found, seen, READ_BACK_ALLOWED)
     assert len(seen) > 90, sorted(m.__name__ for m in seen)
     assert not found, "read-back fields without a bound:\n" + "\n".join(found)
+
+
+def _floorless(tp: Any, meta: list[Any], where: str, seen: set[type], found: list[str]) -> None:
+    """Numbers under `tp` with no lower bound (a negative count, coefficient or ratio is no figure)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        first, *rest = typing.get_args(tp)
+        _floorless(first, [*meta, *rest], where, seen, found)
+    elif origin in (typing.Union, types.UnionType):
+        for arm in typing.get_args(tp):
+            _floorless(arm, meta, where, seen, found)
+    elif isinstance(tp, type) and issubclass(tp, BaseModel):
+        if tp not in seen:
+            seen.add(tp)
+            for name, field in tp.model_fields.items():
+                _floorless(field.annotation, list(field.metadata), f"{tp.__name__}.{name}", seen, found)
+    elif tp in (int, float):
+        parts = [p for m in meta for p in (m.metadata if isinstance(m, FieldInfo) else [m])]
+        if not any(isinstance(p, at.Ge | at.Gt) for p in parts) and where not in READ_BACK_NO_FLOOR:
+            found.append(where)
+    elif origin in (list, tuple, dict):
+        for arg in typing.get_args(tp):
+            if arg is not Ellipsis:
+                _floorless(arg, [], f"{where}[]", seen, found)
+
+
+def test_every_read_back_figure_has_a_lower_bound() -> None:
+    """A unit's bound is either side of zero at most (tuner.core.units): a figure below it, a
+    negative cost per request or count of observations, is refused like one above it."""
+    found: list[str] = []
+    seen: set[type] = set()
+    for root in READ_BACK:
+        _floorless(root, [], root.__name__, seen, found)
+    assert BrokerCostModel in seen and len(seen) > 90, len(seen)
+    assert not found, "read-back figures without a lower bound:\n" + "\n".join(found)
 
 
 def _committed() -> list[Path]:
@@ -189,6 +237,7 @@ _DOCUMENTS: list[tuple[Callable[[], dict[str, Any]], type[BaseModel], Callable[[
     (_current_record, RunRecord, _read_record),
     (_committed_json("tests/unit/data/recommend/demo-loaded.json"), Recommendation, load_recommendation),
     (_committed_json("tests/unit/data/forecast/saturated-diagnosis.json"), Diagnosis, _read_diagnosis),
+    (_committed_json("tests/unit/data/forecast/cost-model-good-fit.json"), BrokerCostModel, load_cost_model),
 ]
 
 

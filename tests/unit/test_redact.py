@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tuner.core.redact import REDACTED, is_secret_name, redact, register_secret, scrub
 
 
@@ -41,6 +43,28 @@ def test_redact_masks_secret_values_but_keeps_references_and_structure() -> None
     assert config["sasl.password"] == "hunter2-hunter2"  # the input is not modified
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        # the collector's and the Java client's provider form: the variable's name is no secret
+        ("${env:KAFKA_PASSWORD}", "${env:KAFKA_PASSWORD}"),
+        ("${env:KBT_CLIENT_SECRET_sasl_password}", "${env:KBT_CLIENT_SECRET_sasl_password}"),
+        # the collector's fallback is literal text: a secret written in the file
+        ("${env:KAFKA_PASSWORD:-hunter2-otel}", "${env:KAFKA_PASSWORD:-[redacted]}"),
+        ("${KAFKA_PASSWORD:hunter2-beat}", "${KAFKA_PASSWORD:[redacted]}"),
+        ("${env:not a name}", "${env:[redacted]}"),
+        ("hunter2-plain", REDACTED),
+    ],
+)
+def test_a_provider_reference_keeps_its_variable_name(value: str, shown: str) -> None:
+    """`${env:NAME}` showed as `${env:[redacted]}` (read as a variable `env` with a literal
+    default): the name was hidden, and a rendered collector fragment no longer named its variable."""
+    assert redact({"exporters": {"kafka": {"auth": {"sasl": {"password": value}}}}}) == {
+        "exporters": {"kafka": {"auth": {"sasl": {"password": shown}}}}
+    }
+    assert "hunter2" not in str(redact({"sasl.password": value}))
+
+
 def test_registered_values_are_scrubbed_from_any_text() -> None:
     secret = register_secret("s3cr3t-value-from-env")
     message = f"SASL authentication failed for password {secret} on 127.0.0.1:9093"
@@ -68,3 +92,18 @@ def test_url_passwords_are_scrubbed_and_the_rest_kept() -> None:
         f"Prometheus at http://kbt:{REDACTED}@127.0.0.1:9090/api is unreachable; see https://h:1/x"
     )
     assert scrub("http://user@host:1 and kbt:x@y") == "http://user@host:1 and kbt:x@y"  # no password
+
+
+def test_a_quoted_provider_reference_registers_no_secret() -> None:
+    """`password: "${env:KAFKA_PASSWORD}"` registered KAFKA_PASSWORD as a secret (read as the literal
+    default of a variable `env`): the collector check's "given a placeholder: ${env:KAFKA_PASSWORD}"
+    came out "${env:[redacted]}". A literal fallback is still a secret."""
+    from tuner.core.redact import register_input_secrets
+
+    register_input_secrets(
+        'password: "${env:KBT_UNIT_NAMED_PW}"\n'
+        'sasl.jaas.config: x required password="${env:KBT_UNIT_JAAS_PW}";\n'
+        'token: "${env:KBT_UNIT_TOKEN:-fallback-t0ken}"\n'
+    )
+    text = scrub("given a placeholder: ${env:KBT_UNIT_NAMED_PW}, ${env:KBT_UNIT_JAAS_PW}; fallback-t0ken")
+    assert text == "given a placeholder: ${env:KBT_UNIT_NAMED_PW}, ${env:KBT_UNIT_JAAS_PW}; [redacted]"

@@ -262,3 +262,21 @@ def test_a_point_past_its_bound_is_one_prometheus_line_not_a_traceback(value: fl
         "Prometheus answered BYTES_IN_RATE with a point kbt cannot keep: points[1][1]"
     )
     assert "\n" not in exc.value.message
+
+
+def test_a_timeline_without_broker_lines_draws_without_a_warning() -> None:
+    """Runs whose saved series hold no broker line (records older than the Prometheus asked): the
+    legend call made matplotlib warn "No artists with labels found" (shown under KBT_DEBUG=1)."""
+    import types
+    import warnings
+
+    from tuner.render.report_plots import broker_timeline
+
+    series = RunSeries.from_ranges("s/r", 0.0, 60.0, 5.0, 60.0, {}, {})
+    client = types.SimpleNamespace(window_start=0.0, window_end=60.0)
+    record = types.SimpleNamespace(client=client, stress=None)
+    entry = types.SimpleNamespace(series=series, record=record, label="r", started=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png = broker_timeline([entry])  # type: ignore[list-item]
+    assert png is not None and png.startswith(b"\x89PNG")

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tuner.core.units import Millis
 from tuner.measure.cluster_snapshot import SCRAPE_FIELDS, unmeasured
 from tuner.measure.prometheus import PrometheusError
 from tuner.model.diagnosis import diagnose
 from tuner.model.diagnosis_config import DiagnoseThresholds
-from tuner.runner.live_diagnosis import snapshot_of
+from tuner.runner.live_diagnosis import measured_by_broker, snapshot_of
 from tuner.spec.thresholds import THRESHOLDS
 from tuner.store.snapshot import BrokerSnapshot, ClusterSnapshot
 
@@ -107,6 +108,16 @@ _FIGURES: dict[str, Any] = {"prometheus": "http://prom:9090", "end": 1.8e9, "win
         ({"topics": [{"topic": "logs", "bytes_in_per_s": float("inf")}]}, "topic logs: bytes_in_per_s:"),
         ({"clients": [{"broker": "1", "client_id": "fb", "produce_bytes_per_s": 1e300}]}, "client fb:"),
         ({"end": 1e308}, "end:"),
+        # below zero: no latency, rate, ratio or queue is negative (diagnosed as it came before)
+        (
+            {"brokers": [{"broker": "1", "produce_local_p99_ms": -5.0}]},
+            "broker 1: produce_local_p99_ms: must be 0",
+        ),
+        (
+            {"brokers": [{"broker": "1", "network_idle_ratio": -0.2}]},
+            "broker 1: network_idle_ratio: must be 0",
+        ),
+        ({"topics": [{"topic": "logs", "partition_appends_per_s": -1.0}]}, "topic logs: partition_appends"),
     ],
 )
 def test_a_figure_past_its_bound_is_one_line_naming_it(rows: dict[str, Any], named: str) -> None:
@@ -121,3 +132,23 @@ def test_a_figure_past_its_bound_is_one_line_naming_it(rows: dict[str, Any], nam
 def test_figures_within_their_bounds_are_the_snapshot() -> None:
     snap = snapshot_of({**_FIGURES, "brokers": [{"broker": "1", "scrape_attempts": 20.0}]})
     assert snap.brokers[0].scrape_attempts == 20.0
+
+
+def test_a_zero_figure_is_kept() -> None:
+    snap = snapshot_of({**_FIGURES, "brokers": [{"broker": "1", "produce_local_p99_ms": 0.0}]})
+    assert snap.brokers[0].produce_local_p99_ms == 0.0
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [(-5.0, "must be 0 or more (got -5)"), (1e20, "must be less than or equal to 31622400000 (got 1e+20)")],
+)
+def test_a_figure_read_beside_the_snapshot_is_held_to_its_unit(value: float, problem: str) -> None:
+    """compare's produce p99 was shown as Prometheus answered it (-5.0 ms)."""
+    assert measured_by_broker("http://p", "p99", Millis, {"1": 3.0}) == {"1": 3.0}
+    with pytest.raises(PrometheusError) as exc:
+        measured_by_broker("http://p", "p99", Millis, {"1": 3.0, "2": value})
+    assert (
+        exc.value.message
+        == f"Prometheus at http://p answered a figure kbt cannot use: broker 2: p99: {problem}"
+    )

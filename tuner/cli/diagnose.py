@@ -54,6 +54,11 @@ def window_and_step(window: str, step: str) -> tuple[float, float]:
     window_s, step_s = seconds(window, "--window"), seconds(step, "--step")
     if step_s > window_s:
         raise BadInput(f"--step {step} is longer than --window {window}")
+    from tuner.measure.prometheus import too_many_points
+
+    refused = too_many_points(f"--window {window}", f"--step {step}", window_s, step_s)
+    if refused is not None:
+        raise BadInput(refused + " (or a shorter --window)")
     return window_s, step_s
 
 

@@ -7,6 +7,13 @@ redaction (there were three regexes that disagreed on `${VAR:default}`).
                         secret-named key it is a literal secret and is rejected and redacted
 
 NAME is a letter or `_` then letters, digits, `_` or `.` (Filebeat allows dotted names).
+
+A config provider's form reads as NAME = `env` with a default by that grammar, but names its variable
+after the colon (`provider_reference`):
+
+    ${env:NAME}             the OpenTelemetry Collector's env provider, and the Kafka Java client's
+                            EnvVarConfigProvider (KIP-887): NAME is the variable, not a literal
+    ${env:NAME:-default}    the collector's fallback: `default` is literal text
 """
 
 from __future__ import annotations
@@ -45,6 +52,17 @@ def parse_reference(value: object) -> EnvReference | None:
     if rest.startswith("?"):
         return EnvReference(match.group("name"), None, rest[1:])
     return EnvReference(match.group("name"), rest, None)
+
+
+_PROVIDER = re.compile(r"^\$\{env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}$")
+
+
+def provider_reference(value: object) -> EnvReference | None:
+    """The `${env:NAME}` or `${env:NAME:-default}` reference `value` is, named NAME; else None."""
+    match = _PROVIDER.match(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return None
+    return EnvReference(match.group("name"), match.group("default"), None)
 
 
 def is_reference(value: object) -> bool:

@@ -5,7 +5,8 @@ run record, a report or a rendered profile. docs/security.md states the policy; 
   (`sasl.password`, `ssl.key.pem`, `sasl.jaas.config`, `sasl.oauthbearer.config`,
   `basic.auth.user.info`, `bearer_token`, `*password*`, `*secret*`, `*token*`, ...; case, stray
   whitespace and `-`/`_`/`.` spellings ignored) shows as `[redacted]`, unless its value is a pure
-  `${VAR}` reference (a reference with a literal default shows its default redacted);
+  `${VAR}` reference or a config provider's `${env:VAR}` (a reference with a literal default shows
+  its default redacted);
 - by *value pattern*, wherever it appears in text: PEM blocks, `password=`/`secret=`/`token=`
   (and friends) inside strings, the user info of a URL (`scheme://user:pass@host`, even with `/` or
   `@` in it), `user:pass@host:port` without a scheme (Filebeat `hosts`), secret-named query
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from tuner.core.envref import is_reference, parse_reference
+from tuner.core.envref import is_reference, parse_reference, provider_reference
 
 REDACTED = "[redacted]"
 
@@ -177,7 +178,7 @@ def register_input_secrets(text: str) -> None:
                 continue
             if len(raw) >= 2 and raw[0] in "\"'" and raw[-1] == raw[0]:
                 raw = raw[1:-1]
-            ref = parse_reference(raw)
+            ref = provider_reference(raw) or parse_reference(raw)  # ${env:NAME}: a name, not a default
             if ref is not None and not ref.holds_literal:
                 continue
             for secret in (ref.default or "",) if ref is not None else (raw, raw.replace('\\"', '"')):
@@ -229,11 +230,13 @@ def scrub(text: str) -> str:
 
 def redact_value(name: str, value: Any) -> Any:
     if is_secret_name(name) and value not in (None, ""):
-        ref = parse_reference(value)
+        # ${env:NAME} (a config provider's form) names its variable: the name is shown, as ${NAME}'s is
+        provided = provider_reference(value)
+        ref = provided or parse_reference(value)
         if ref is None:
             return REDACTED
-        if ref.holds_literal:  # ${VAR:literal-secret}
-            return f"${{{ref.name}:{REDACTED}}}"
+        if ref.holds_literal:  # ${VAR:literal-secret}, ${env:VAR:-literal-secret}
+            return f"${{env:{ref.name}:-{REDACTED}}}" if provided else f"${{{ref.name}:{REDACTED}}}"
         return value
     return redact(value)
 

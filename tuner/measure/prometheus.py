@@ -108,6 +108,38 @@ Window = tuple[float, float]
 # most MAX_NAMES here (a broker exports a few thousand series names at most).
 NAMES_API = "/api/v1/label"
 MAX_NAMES = 100_000
+# Prometheus refuses a range query of more points than this a series ("exceeded maximum
+# resolution of 11,000 points per timeseries"). kbt holds a window's subqueries (avg_over_time over
+# [window:step]) to it too: a step that fine adds nothing past the scrape interval, and every point
+# counts against Prometheus' --query.max-samples.
+MAX_POINTS_PER_SERIES = 11_000
+
+
+def fits(span_s: float, step_s: float) -> bool:
+    """Whether Prometheus answers a query over `span_s` every `step_s` seconds (its own check)."""
+    return span_s / step_s <= MAX_POINTS_PER_SERIES
+
+
+def fitting_step(span_s: float) -> float:
+    """The shortest whole-second step at which Prometheus answers a query over `span_s`."""
+    return float(max(1, math.ceil(span_s / MAX_POINTS_PER_SERIES)))
+
+
+def too_many_points(span: str, step: str, span_s: float, step_s: float) -> str | None:
+    """Why a window of `span_s` at `step_s` cannot be asked (shown as `span` and `step`), or None."""
+    if fits(span_s, step_s):
+        return None
+    return (
+        f"{span} at {step} is {math.floor(span_s / step_s) + 1:,} points a series, past the"
+        f" {MAX_POINTS_PER_SERIES:,} Prometheus answers a query: give a step of {fitting_step(span_s):g} s"
+        " or longer"
+    )
+
+
+# How Prometheus says a query passed its --query.max-samples (promql.ErrTooManySamples).
+_TOO_MANY_SAMPLES = "query processing would load too many samples into memory"
+
+
 # A query of a run's or a cluster's window (range queries over minutes, a remote Prometheus): longer
 # than the constructor's default, which serves the lab's quick checks.
 QUERY_TIMEOUT_S = 30.0
@@ -216,6 +248,12 @@ class Prometheus:
         if not isinstance(body, dict) or "status" not in body:
             raise PrometheusError(f"{where} answered JSON that is not a Prometheus API response")
         if body["status"] != "success":
+            if _TOO_MANY_SAMPLES in str(body.get("error", "")):
+                raise PrometheusError(
+                    f"Prometheus at {self.shown} refused the query: it would hold more samples at once than"
+                    " its --query.max-samples allows (a window's points times its series); a shorter window"
+                    " or a longer step asks for fewer"
+                )
             raise PrometheusError(
                 f"Prometheus rejected the query ({cut(str(body.get('errorType', 'error')), 60)}:"
                 f" {cut(str(body.get('error', '?')), 200)})"
@@ -251,6 +289,11 @@ class Prometheus:
         """Evaluate `expr` every `step_s` seconds over [start, end]."""
         if end < start or step_s <= 0:
             raise PrometheusError(f"bad range: start={start} end={end} step={step_s}")
+        refused = too_many_points(
+            f"a range of {end - start:g} s", f"a {step_s:g} s step", end - start, step_s
+        )
+        if refused is not None:  # said before asking: Prometheus' own answer names no way out
+            raise BadInput(refused)
         params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step_s:g}"}
         data = self._get("/api/v1/query_range", params)
         return self._matrix(data, "range query", "range", "Prometheus range query answered a {!r}")

@@ -39,7 +39,7 @@ from tuner.model.queueing import (
     fit_queue_model,
     saturated_curve,
 )
-from tuner.spec.limits import MAX_COUNT, MAX_ITEMS, MAX_THREADS
+from tuner.spec.limits import MAX_COUNT, MAX_ITEMS, MAX_RATIO, MAX_THREADS
 from tuner.store.record import RunRecord
 
 # A fit's bounds: busy fractions are at most 1 and the CPU fit counts cores, so no term passes a
@@ -47,18 +47,22 @@ from tuner.store.record import RunRecord
 # fit from runs of a few requests a second still stays under.
 MAX_CORES = float(MAX_THREADS)
 MIN_OBSERVATIONS = 3  # two slopes need at least three points to say anything about their fit
+# The lowest R^2 a fit records: past it (a fit through the origin of nearly constant busy
+# fractions) every fit is equally useless, and a saved model stays within its bound.
+MIN_R2 = -MAX_RATIO
 
 
 class LinearFit(Frozen):
     """busy = requests_coef * requests/s + bytes_coef * bytes/s + intercept, all >= 0."""
 
     # busy fraction per produce request/s (seconds of thread time per request)
-    requests_coef: float = Field(le=MAX_CORES)
-    bytes_coef: float = Field(le=MAX_CORES)  # busy fraction per byte/s
-    intercept: float = Field(0.0, le=MAX_CORES)
-    r2: float = Field(le=1)  # 1 - SS_res/SS_tot (about the mean)
-    n: int = Field(le=MAX_COUNT)  # observations (broker windows)
-    rmse: float = Field(le=MAX_CORES)  # root mean square residual, busy fraction (cores for cpu)
+    requests_coef: float = Field(ge=0, le=MAX_CORES)
+    bytes_coef: float = Field(ge=0, le=MAX_CORES)  # busy fraction per byte/s
+    intercept: float = Field(0.0, ge=0, le=MAX_CORES)
+    # 1 - SS_res/SS_tot (about the mean); a fit through the origin can be far below 0 (held at MIN_R2)
+    r2: float = Field(ge=MIN_R2, le=1)
+    n: int = Field(ge=0, le=MAX_COUNT)  # observations (broker windows)
+    rmse: float = Field(ge=0, le=MAX_CORES)  # root mean square residual, busy fraction (cores for cpu)
 
     def predict(self, requests_per_s: float, bytes_per_s: float) -> float:
         return self.requests_coef * requests_per_s + self.bytes_coef * bytes_per_s + self.intercept
@@ -164,7 +168,7 @@ def _r2(y: np.ndarray, fitted: np.ndarray) -> float:
     ss_res = float(np.sum((y - fitted) ** 2))
     if ss_tot <= 0:
         return 1.0 if ss_res <= 1e-18 else 0.0
-    return 1.0 - ss_res / ss_tot
+    return max(MIN_R2, 1.0 - ss_res / ss_tot)
 
 
 def _adjusted(r2: float, n: int, params: int) -> float:

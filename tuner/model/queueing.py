@@ -106,7 +106,7 @@ class QueueModel(Frozen):
     network_base_busy: float = Field(0.0, ge=0, le=MAX_THREADS)
     network_s_per_request: float = Field(0.0, ge=0, le=1)  # network thread-seconds of own work per request
     blocked_cap: float = Field(1.0, gt=0, le=1)  # the most of its time a network thread spends blocked
-    rmse_idle: float | None = Field(None, le=1)  # fit residual over network and handler idle
+    rmse_idle: float | None = Field(None, ge=0, le=1)  # fit residual over network and handler idle
     runs: list[Label] = Field(default_factory=list, max_length=MAX_FITTED_RUNS)
 
     @property

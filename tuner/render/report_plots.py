@@ -31,6 +31,13 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+def _legend(ax: Any, **kwargs: Any) -> None:
+    """The axes' legend, when any of its artists has a label (on none, matplotlib warns "No artists
+    with labels found", a runs' series without broker lines)."""
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(**kwargs)
+
+
 def _short(label: str, width: int = LABEL_WIDTH) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
@@ -45,7 +52,7 @@ def offered_vs_achieved(entries: Sequence[RunEntry]) -> bytes:
     ax.set_xticks(list(xs), [_short(e.label) for e in entries], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("records/s")
     ax.set_title("Offered vs achieved load (measured window)")
-    ax.legend(fontsize=8)
+    _legend(ax, fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     return _png(fig)
 
@@ -133,7 +140,7 @@ def stress_timeline(entries: Sequence[RunEntry]) -> bytes | None:
         profile = stages[0].record.plan.profile.name
         axes[0][col].set_title(f"{label} ({profile})", fontsize=10, pad=44)
         axes[-1][col].set_xlabel("seconds since the profile's start (t0)")
-    axes[0][0].legend(fontsize=7, loc="upper right")
+    _legend(axes[0][0], fontsize=7, loc="upper right")
     fig.suptitle("Broker pressure per profile, per broker (shaded: stages; red: failed or aborted)")
     return _png(fig)
 
@@ -154,7 +161,7 @@ def broker_timeline(entries: Sequence[RunEntry]) -> bytes | None:
         _shade_runs(ax, with_series, t0, label=ax is axes[0])
         ax.set_ylabel(ylabel, fontsize=8)
         ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=7, loc="upper right")
+    _legend(axes[0], fontsize=7, loc="upper right")
     axes[-1].set_xlabel("seconds since the first run started")
     fig.suptitle("Broker pressure over time, per broker (shaded: each run's measured window)")
     return _png(fig)
@@ -178,7 +185,7 @@ def offered_over_time(entries: Sequence[RunEntry]) -> bytes | None:
     _shade_runs(ax, with_series, t0, label=True)
     ax.set_ylabel("records/s")
     ax.set_xlabel("seconds since the first run started")
-    ax.legend(fontsize=8)
+    _legend(ax, fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.set_title("Offered vs acked over time (client series)", pad=14)
     return _png(fig)
@@ -202,7 +209,7 @@ def latency_percentiles(entries: Sequence[RunEntry]) -> bytes:
     ax.set_xticks(range(len(entries)), labels, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("delivery latency, ms")
     ax.set_title("Delivery latency percentiles per run")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: bars reach the top
+    _legend(ax, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: bars reach the top
     ax.grid(True, axis="y", which="both", alpha=0.3)
     return _png(fig)
 
@@ -225,7 +232,7 @@ def pareto(entries: Sequence[RunEntry]) -> bytes | None:
     ax.set_xlabel("produce requests/s (measured window)")
     ax.set_ylabel("p99 delivery latency, ms")
     ax.set_title("Produce requests/s vs p99")
-    ax.legend(fontsize=8)
+    _legend(ax, fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
     return _png(fig)
 

@@ -59,14 +59,17 @@ def compare_windows(
 
 def _p99(prom: Prometheus, window_s: float, step_s: float, end: float) -> dict[str, float]:
     """Produce TotalTimeMs p99 per broker, averaged over the window ({} when the dialect lacks it)."""
+    from tuner.core.units import Millis
     from tuner.measure.broker_window import window_query
     from tuner.measure.dialects import MissingSeries
+    from tuner.runner.live_diagnosis import measured_by_broker
 
     try:
         samples = prom.instant(window_query("PRODUCE_TOTAL_P99_MS", "avg", window_s, step_s), end)
     except MissingSeries:
         return {}
-    return {s.labels["broker"]: s.value for s in samples if "broker" in s.labels and math.isfinite(s.value)}
+    p99 = {s.labels["broker"]: s.value for s in samples if "broker" in s.labels and math.isfinite(s.value)}
+    return measured_by_broker(prom.shown, "produce_total_p99_ms", Millis, p99)
 
 
 def _groups(paths: list[Path], start: float, end: float) -> dict[str, Figures]:

@@ -85,17 +85,25 @@ def diagnose_live(
 def target_diagnosis(source: TargetSource, window_s: float) -> LiveDiagnosis:
     """The target's brokers now, as `kbt diagnose --target FILE --window W` sees them (default
     thresholds; the step follows the target's scrape interval)."""
-    from tuner.measure.prometheus import PrometheusError
+    from tuner.measure.prometheus import MAX_POINTS_PER_SERIES, PrometheusError, fits, fitting_step
     from tuner.runner.diagnose_inputs import load_thresholds
     from tuner.target.registry import resolve_target
 
     target = resolve_target(None, source)
     step_s = min(window_s, max(MIN_STEP_S, target.scrape_interval_s))
+    widened = []
+    if not fits(window_s, step_s):  # a long --window: the step is widened to fit it
+        step_s = fitting_step(window_s)
+        widened = [
+            f"idle and queue averaged every {step_s:g} s over the {window_s:,.0f} s window (at most"
+            f" {MAX_POINTS_PER_SERIES:,} points a series, the most Prometheus answers a query)"
+        ]
     try:
         prom = diagnosis_prometheus(target)
-        return _classified(prom, window_s, step_s, load_thresholds(None), None, None, TOP_TOPICS)
+        live = _classified(prom, window_s, step_s, load_thresholds(None), None, None, TOP_TOPICS)
     except PrometheusError as exc:
         raise KbtError(exc.message, ExitStatus.UNREACHABLE) from None
+    return LiveDiagnosis(live.diagnosis, widened + live.notes)
 
 
 def diagnosis_prometheus(target: Target, window: Window | None = None) -> Prometheus:
@@ -141,16 +149,17 @@ _ROW_NAMES = {
 
 def snapshot_of(figures: dict[str, Any]) -> ClusterSnapshot:
     """The figures tuner.measure.cluster_snapshot read, as a snapshot. A figure past its field's
-    bound (scrapes attempted 1e308: a Prometheus, recording rule or exporter answering nonsense) is
-    one PrometheusError line naming the broker, topic or client and the figure."""
+    bound (scrapes attempted 1e308: a Prometheus, recording rule or exporter answering nonsense) or
+    below zero (a negative latency, rate, ratio or queue: none is a measurement) is one
+    PrometheusError line naming the broker, topic or client and the figure."""
     from pydantic import ValidationError
 
     from tuner.core.errors import field_message
-    from tuner.measure.prometheus import PrometheusError
     from tuner.store.snapshot import ClusterSnapshot
 
+    prometheus = str(figures.get("prometheus", "?"))
     try:
-        return ClusterSnapshot.model_validate(figures)
+        snap = ClusterSnapshot.model_validate(figures)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = tuple(err["loc"])
@@ -160,11 +169,42 @@ def snapshot_of(figures: dict[str, Any]) -> ClusterSnapshot:
             row = figures[str(loc[0])][loc[1]]
             parts = [f"{noun} {row.get(key, '?') if isinstance(row, dict) else '?'}"]
             parts.append(".".join(str(part) for part in loc[2:]))
-        where = ": ".join(part for part in parts if part)
-        raise PrometheusError(
-            f"Prometheus at {figures.get('prometheus', '?')} answered a figure kbt cannot use:"
-            f" {where}: {field_message(err)}"
-        ) from None
+        raise _unusable(prometheus, ": ".join(part for part in parts if part), field_message(err)) from None
+    for rows, (noun, key) in _ROW_NAMES.items():
+        for row in getattr(snap, rows):
+            for name, value in row:
+                _not_negative(prometheus, f"{noun} {getattr(row, key)}: {name}", value)
+    return snap
+
+
+def measured_by_broker(prometheus: str, figure: str, unit: Any, values: dict[str, float]) -> dict[str, float]:
+    """Per-broker figures read beside a snapshot (compare's produce p99), held as snapshot_of holds
+    a snapshot's: within their unit's bound (tuner.core.units) and not below zero."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from tuner.core.errors import field_message
+
+    adapter: TypeAdapter[float] = TypeAdapter(unit)
+    for broker, value in values.items():
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            raise _unusable(
+                prometheus, f"broker {broker}: {figure}", field_message(exc.errors()[0])
+            ) from None
+        _not_negative(prometheus, f"broker {broker}: {figure}", value)
+    return values
+
+
+def _not_negative(prometheus: str, where: str, value: object) -> None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        raise _unusable(prometheus, where, f"must be 0 or more (got {value:g})")
+
+
+def _unusable(prometheus: str, where: str, problem: str) -> Exception:
+    from tuner.measure.prometheus import PrometheusError
+
+    return PrometheusError(f"Prometheus at {prometheus} answered a figure kbt cannot use: {where}: {problem}")
 
 
 def handler_idle_notes(prom: Prometheus, window_s: float, end: float) -> list[str]:
