@@ -21,7 +21,7 @@ from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.spec.clients import KINDS, ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec, dump_keeping_path
-from tuner.spec.yaml_places import dotted_path, located
+from tuner.spec.yaml_places import dotted_path, located, node_at
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -167,6 +167,18 @@ def _not_a_file(target: Path, ref: str) -> str:
 # ---- error formatting -------------------------------------------------------------------------
 
 
+def _override_line(raw: Any, loc: tuple[Any, ...], text: str) -> int | None:
+    """The line of the client property a profile's refusal names (a key of its `overrides`,
+    quoted or as the property refused), else None."""
+    overrides = node_at(raw, (*loc, "overrides"))
+    if not isinstance(overrides, Mapping):
+        return None
+    for key in overrides:
+        if isinstance(key, str) and any(f in text for f in (f'"{key}"', f"`{key}`", f" {key}:")):
+            return located(raw, (*loc, "overrides", key))[1]
+    return None
+
+
 def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     """The first validation error as `file:line: key.path: message` (+ a count of the others)."""
     errors = exc.errors(include_url=False)
@@ -177,6 +189,7 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
     if unknown:
         line = located(raw, (*loc, unknown.group(1) or unknown.group(2)))[1] or line
+    line = _override_line(raw, loc, text) or line
     where = f"{shown}:{line}" if line else shown
     key = dotted_path(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
