@@ -34,6 +34,7 @@ from typing import Literal
 from tuner.core.errors import ExitStatus
 from tuner.core.text import escape_controls
 from tuner.spec.clients import KINDS
+from tuner.spec.librdkafka_client import config_names_document
 from tuner.store.record_upgrade import SCHEMA_VERSION
 
 GOOD_SPEC = """\
@@ -91,6 +92,8 @@ GOOD_ENGINE_STRESS = (
     )
     .replace("consumer_groups: [{name: rt, mode: realtime}]", "consumer_groups: []")
 )
+
+LIBRDKAFKA = config_names_document()["librdkafka"]  # the committed table's (held to the installed one)
 
 DRY = ("--dry-run",)
 NO_LAB = ("--lab-dir", "no-lab")
@@ -2343,6 +2346,76 @@ CLIENT_FILE_CASES: list[Case] = [
                 "  - {name: batched, linger_ms: 50, compression: lz4}", "  - java:producer.properties"
             ),
             "producer.properties": FIFO,
+        },
+    ),
+    Case(
+        "librdkafka-unknown-property",
+        "sweep spec",
+        "a misspelled property in a team's librdkafka file (it passed the dry run and failed at run time)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + f'producer.properties:3: unknown librdkafka property "lingr.ms" (librdkafka {LIBRDKAFKA})'
+        ' (did you mean "linger.ms"?)',
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
+            ),
+            "producer.properties": "# the team's producer\nacks=all\nlingr.ms=5\n",
+        },
+    ),
+    Case(
+        "librdkafka-bad-value",
+        "stress spec",
+        "a codec librdkafka does not have in a stress profile's overrides (it failed at run time)",
+        ("stress", "stress.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'stress.yaml:13: profiles.recommended: librdkafka refuses compression.type: Invalid value "lz5"'
+        ' for configuration property "compression.codec"',
+        files={
+            "stress.yaml": GOOD_STRESS.replace(
+                "  recommended: {name: batched, linger_ms: 50, compression: lz4}",
+                "  recommended:\n    name: batched\n    overrides: {compression.type: lz5}",
+            )
+        },
+    ),
+    Case(
+        "librdkafka-consumer-property",
+        "files",
+        "a consumer's property in a librdkafka producer file (librdkafka ignores it; check said ok)",
+        ("check", "librdkafka", "producer.properties"),
+        ExitStatus.BAD_INPUT,
+        E + f'producer.properties:2: "enable.auto.commit" is a consumer property: a librdkafka producer'
+        f" ignores it (librdkafka {LIBRDKAFKA})",
+        files={"producer.properties": "linger.ms=5\nenable.auto.commit=false\n"},
+    ),
+    Case(
+        "librdkafka-bad-value-beside-secret",
+        "sweep spec",
+        "a bad linger.ms in a librdkafka file that also holds a password (the password is never shown)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties:2: librdkafka refuses linger.ms: Invalid value for configuration property"
+        ' "queue.buffering.max.ms"',
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
+            ),
+            "producer.properties": "sasl.password=hunter2\nlinger.ms=five\n",
+        },
+    ),
+    Case(
+        "librdkafka-filebeat-yaml",
+        "sweep spec",
+        "a Filebeat YAML named as a librdkafka file (its YAML keys were run as properties)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "filebeat.yml: a YAML file, not librdkafka properties: name a Filebeat or collector config"
+        " without a kind",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:filebeat.yml"
+            ),
+            "filebeat.yml": GOOD_FILEBEAT,
         },
     ),
 ]

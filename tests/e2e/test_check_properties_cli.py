@@ -60,14 +60,14 @@ def test_every_rendered_profile_passes_and_says_its_durability(client: str, tmp_
         (
             "librdkafka",
             "acks=1\nenable.idempotence=true\n",
-            "kbt: error: bad.properties: librdkafka refuses the file: Failed to create producer:"
-            " `acks` must be set to `all` when `enable.idempotence` is true",
+            "kbt: error: bad.properties:1: librdkafka refuses acks: `acks` must be set to `all` when"
+            " `enable.idempotence` is true",
         ),
-        (  # librdkafka names its own alias of the property: the file's name is given beside it
+        (  # librdkafka names its own alias of the property: the file's name and line are given
             "librdkafka",
-            "linger.ms=soon\n",
-            "kbt: error: bad.properties: librdkafka refuses the file: Invalid value for configuration"
-            ' property "queue.buffering.max.ms" (linger.ms in the file)',
+            "# batching\nlinger.ms=soon\n",
+            "kbt: error: bad.properties:2: librdkafka refuses linger.ms: Invalid value for configuration"
+            ' property "queue.buffering.max.ms"',
         ),
         (
             "java",

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.bad_inputs import GOOD_ENGINE_STRESS
 from tests.e2e.kbt_process import kbt
+from tuner.driver.filebeat.builds import filebeat_builds
 
 pytestmark = pytest.mark.e2e
 
@@ -84,3 +86,24 @@ def test_missing_lab_is_an_environment_problem(tmp_path: Path) -> None:
     assert proc.returncode == 4, proc.stderr
     assert proc.stderr.startswith("kbt: error: no running lab in")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+_FORMAT = "{name: fmt, client: filebeat, filebeat: {output.kafka.codec.format.string: '%{[message'}}"
+
+
+@pytest.mark.skipif(not filebeat_builds(), reason="no real Filebeat build: run make install")
+@pytest.mark.parametrize("command", ["sweep", "stress"])
+def test_a_file_real_filebeat_refuses_stops_the_dry_run(command: str, tmp_path: Path) -> None:
+    """kbt's schema takes the format string; real Filebeat, which the run starts, refuses it: the
+    dry run says so in one line (it listed the run, which then failed to start)."""
+    if command == "sweep":
+        spec = GOOD.replace("{name: batched, linger_ms: 50, compression: lz4}", _FORMAT)
+    else:
+        spec = GOOD_ENGINE_STRESS.replace("{name: fb, client: filebeat}", _FORMAT)
+    (tmp_path / "spec.yaml").write_text(spec)
+    proc = kbt(command, "spec.yaml", "--dry-run", cwd=tmp_path)
+    assert proc.returncode == 2 and "profile fmt" not in proc.stdout, proc.stdout  # nothing listed
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("kbt: error: profile fmt: filebeat 7.17") and line.endswith(
+        "accessing 'output.kafka.codec.format.string' (source:'filebeat.yml')"
+    ), line

@@ -6,6 +6,7 @@ null, however often the profile is dumped and read back (sweeps and records do b
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +15,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from tests.unit.team_files import sweep_naming
+from tuner.core.errors import BadInput
+from tuner.driver.engines import client_refusal
 from tuner.driver.filebeat import testconfig
 from tuner.driver.filebeat.builds import filebeat_builds
 from tuner.driver.otelcol.build import collector_binary
+from tuner.runner.preflight import clients_checked
 from tuner.spec.clients import KINDS, profile_of
 from tuner.spec.clients.filebeat import HOSTS_LINE, config_of
 from tuner.spec.duration import Duration
 from tuner.spec.filebeat_load import expand_dotted, load_filebeat
-from tuner.spec.loader import load_profile
+from tuner.spec.loader import load_profile, load_sweep
 
 _HEADERS = st.lists(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), max_size=30), max_size=4
@@ -239,3 +244,53 @@ def test_a_filebeat_profile_naming_hosts_and_topic_still_gets_the_deployments_va
         doc["output"]["kafka"]["hosts"] == "${KAFKA_HOSTS}"
         and doc["output"]["kafka"]["topic"] == "${KAFKA_TOPIC}"
     )
+
+
+# ---- the run's own file asked of its client before anything runs (runner/preflight.py) ---------
+
+_BAD_FORMAT = {"output.kafka.codec.format.string": "%{[message"}  # kbt's schema takes it; Filebeat not
+
+
+@pytest.mark.skipif(not _FILEBEAT, reason="no real Filebeat build: run make install")
+def test_a_filebeat_profile_real_filebeat_refuses_is_one_line_before_the_run() -> None:
+    bad = profile_of({"name": "fmt", "client": "filebeat", "filebeat": _BAD_FORMAT})
+    problem = client_refusal(bad)
+    assert problem is not None
+    assert re.match(r"profile fmt: filebeat 7\.17\.\d+ test config of the filebeat\.yml it runs: ", problem)
+    assert "accessing 'output.kafka.codec.format.string' (source:'filebeat.yml')" in problem  # no temp path
+    with pytest.raises(BadInput) as err:
+        clients_checked([profile_of({"name": "ok", "client": "filebeat"}), bad], {})
+    assert err.value.message == problem
+    assert client_refusal(profile_of({"name": "ok", "client": "filebeat"})) is None
+
+
+def test_the_emulation_reads_no_filebeat_yml_so_nothing_is_asked() -> None:
+    emulated = profile_of(
+        {"name": "fmt", "client": "filebeat", "filebeat": {**_BAD_FORMAT, "input.engine": "emulated"}}
+    )
+    assert client_refusal(emulated) is None
+    assert client_refusal(profile_of({"name": "l", "overrides": {"linger.ms": "5"}})) is None  # at load
+
+
+@pytest.mark.skipif(not _COLLECTOR, reason="no collector build: run make install")
+def test_a_collector_profile_is_validated_as_it_runs() -> None:
+    assert client_refusal(profile_of({"name": "c", "client": "otelcol"})) is None
+
+
+@pytest.mark.skipif(not _FILEBEAT, reason="no real Filebeat build: run make install")
+def test_a_teams_filebeat_yml_is_tested_as_kbt_check_filebeat_tests_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A processor Filebeat does not have: kbt runs no processors, so the run went on, measuring a
+    file the team cannot deploy."""
+    monkeypatch.chdir(tmp_path)
+    team = 'output.kafka:\n  hosts: "${KAFKA_HOSTS}"\n  topic: "${KAFKA_TOPIC}"\n  bulk_max_size: 1024\n'
+    spec = sweep_naming(tmp_path, "filebeat.yml", {"filebeat.yml": team + "processors: [{no_such: {}}]\n"})
+    loaded = load_sweep(spec)
+    with pytest.raises(BadInput) as err:
+        clients_checked((plan.profile for plan in loaded.runs), loaded.own_files)
+    assert re.match(
+        r"filebeat\.yml: filebeat 7\.17\.\d+ test config: .*no_such does not exist", err.value.message
+    )
+    good = load_sweep(sweep_naming(tmp_path, "filebeat.yml", {"filebeat.yml": team}))
+    clients_checked((plan.profile for plan in good.runs), good.own_files)

@@ -15,12 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.caps import SUBPROCESS_CAP_S
+from tests.unit.team_files import sweep_naming
 from tuner.core.errors import BadInput
 from tuner.core.properties import parse_properties
 from tuner.driver.engine import Placement
 from tuner.driver.engine_process import ProcessSite
+from tuner.driver.engines import client_refusal
 from tuner.driver.java_engine import aggregate, merge_client_metrics
 from tuner.driver.java_plan import config_names_json, engine_dir, process_plans
+from tuner.runner.preflight import clients_checked
 from tuner.spec.clients import ClientProfile
 from tuner.spec.clients.java import KIND, JavaProfile
 from tuner.spec.clients.librdkafka import LibrdkafkaProfile
@@ -31,6 +34,7 @@ from tuner.spec.java_client import (
     producer_config_names,
     unknown_property,
 )
+from tuner.spec.loader import load_sweep
 from tuner.spec.workload import WorkloadSpec
 
 ROUND_ROBIN = "org.apache.kafka.clients.producer.RoundRobinPartitioner"
@@ -257,3 +261,28 @@ def test_the_heap_holds_every_pods_buffer_memory() -> None:
     with pytest.raises(BadInput, match=r"buffer\.memory"):
         heap_mb(2, {"buffer.memory": "lots"})
     assert heap_mb(100, {}) <= HEAP_MAX_MB
+
+
+def test_a_value_the_java_producer_refuses_is_one_line_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """compression.type=lz5: names are checked as the profile loads, values only the client judges;
+    it was a run whose producers failed to start."""
+    if not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.skip("the Java engine is not built (make install)")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.properties").write_text("linger.ms=5\ncompression.type=lz5\n")
+    loaded = load_sweep(sweep_naming(tmp_path, "java:p.properties", {}))
+    with pytest.raises(BadInput) as err:
+        clients_checked((plan.profile for plan in loaded.runs), loaded.own_files)
+    assert err.value.message == (
+        "p.properties: the Java producer refuses it: Invalid value lz5 for configuration compression.type:"
+        " String must be one of: none, gzip, snappy, lz4, zstd"
+    )
+    inline = JavaProfile(name="o", overrides={"compression.type": "lz5"})
+    assert client_refusal(inline) == (
+        "profile o: the java.properties it runs: the Java producer refuses it: Invalid value lz5 for"
+        " configuration compression.type:"
+        " String must be one of: none, gzip, snappy, lz4, zstd"
+    )
+    assert client_refusal(JavaProfile(name="k", linger_ms=20, compression="zstd")) is None  # no JVM asked

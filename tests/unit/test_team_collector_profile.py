@@ -149,3 +149,23 @@ def test_the_team_file_and_the_rendered_fragment_pass_the_real_collector(
     fragment = tmp_path / "otelcol.yaml"
     fragment.write_text(kind_of(profile).render(profile, ()).text)
     assert check_fragment(fragment) is None
+
+
+@pytest.mark.skipif(collector_binary() is None, reason="no OpenTelemetry Collector build: run make install")
+def test_an_option_the_collector_does_not_have_is_refused_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A misspelled exporter option was only named as not run by kbt, and the run went on with the
+    collector's default: the team's file is the collector's to validate, before anything runs."""
+    from tuner.runner.preflight import clients_checked
+
+    monkeypatch.chdir(tmp_path)
+    typo = COLLECTOR.replace("      num_consumers: 4\n", "      num_consumrs: 4\n")
+    loaded = load_sweep(sweep_naming(tmp_path, "collector.yaml", {"collector.yaml": typo}))
+    assert loaded.own_files == {"collector": tmp_path / "collector.yaml"}
+    with pytest.raises(BadInput) as err:
+        clients_checked((plan.profile for plan in loaded.runs), loaded.own_files)
+    assert err.value.message.startswith("collector.yaml: otelcol validate: ")
+    assert "invalid keys: num_consumrs" in err.value.message and "\n" not in err.value.message
+    good = load_sweep(sweep_naming(tmp_path, "collector.yaml", {"collector.yaml": COLLECTOR}))
+    clients_checked((plan.profile for plan in good.runs), good.own_files)  # the collector takes it

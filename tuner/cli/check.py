@@ -222,6 +222,7 @@ def _check_properties(
 ) -> None:
     """Each file read (bounded, a regular file), then checked by `check(path, text, where)`."""
     from tuner.spec.clients import KINDS
+    from tuner.spec.clients.producer import ProducerKind
     from tuner.target.security import literal_secret_keys
 
     checked: list[dict[str, object]] = []
@@ -229,6 +230,9 @@ def _check_properties(
         where = value(shown_path(path))
         try:
             text = read_properties(path)
+            kind = KINDS[client]
+            if isinstance(kind, ProducerKind):  # the file's line of a property the client refuses
+                kind.read_file(text, where)
             durability = check(path, text, where)
             literal = literal_secret_keys(parse_properties(text, where))
         except BadInput as exc:

@@ -10,6 +10,7 @@ import sys
 
 from tuner.cli.reference import cli_reference_markdown
 from tuner.core.paths import repo_root
+from tuner.driver import rdkafka_config
 from tuner.driver.java_plan import config_names_json
 from tuner.render import dashboards, dialect_rules, error_bands, filebeat_profiles
 from tuner.render.metrics_doc import metrics_markdown
@@ -19,8 +20,8 @@ from tuner.render.probe_schema_doc import probe_record_markdown
 def render_all() -> dict[str, str]:
     """Every generated file: the CLI reference, the metrics catalog, the Filebeat profiles, the
     Grafana dashboards (their provisioning and Prometheus rules), the compression probe record, the
-    Java producer's property names, the metric dialects' recording rules and the model's held-out
-    error bands."""
+    Java producer's and librdkafka's property names, the metric dialects' recording rules and the
+    model's held-out error bands."""
     return {
         "docs/cli.md": cli_reference_markdown(),
         "docs/metrics.md": metrics_markdown(),
@@ -28,6 +29,7 @@ def render_all() -> dict[str, str]:
         **dashboards.render_all(),
         "docs/probe-record.md": probe_record_markdown(),
         "tuner/spec/java_producer_config.json": config_names_json(),
+        "tuner/spec/librdkafka_config.json": rdkafka_config.config_names_json(),
         **dialect_rules.render_all(),
         **error_bands.render_all(),
     }

@@ -100,8 +100,8 @@ def stress(
     )
     for note in loaded.spec.notes():
         console.print(f"[yellow]note: {note}[/yellow]")
-    if source is not None:  # caps, confirmation and reachability before anything is created
-        stress_preflight(lab_dir, source, loaded, yes and not dry_run, dry_run)
+    # the clients' own checks, caps, confirmation and reachability before anything is created
+    stress_preflight(lab_dir, source, loaded, yes and not dry_run, dry_run)
     if dry_run:
         _dry_run(console, json_path, loaded, labels)
         return

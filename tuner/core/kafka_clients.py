@@ -14,9 +14,11 @@ so they would wait there unseen.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.client_log import client_logger
@@ -52,11 +54,37 @@ def _built(factory: Any, conn: Connection, own: dict[str, Any], settings: Mappin
     try:
         return factory(conn.conf({**own, **(settings or {})}))
     except (KafkaException, ValueError, TypeError) as exc:
-        error = exc.args[0] if exc.args else exc
-        reason = error.str() if hasattr(error, "str") else str(error)
-        # OpenSSL's source file and error code say nothing to a user and change between versions
-        reason = re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", reason)
-        raise BadInput(f"the Kafka client refused its configuration: {reason}") from None
+        raise BadInput(f"the Kafka client refused its configuration: {_reason(exc)}") from None
+
+
+def _reason(exc: Exception) -> str:
+    """The client's own words for a refused configuration, on one line."""
+    error = exc.args[0] if exc.args else exc
+    reason = error.str() if hasattr(error, "str") else str(error)
+    # OpenSSL's source file and error code say nothing to a user and change between versions
+    return re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", reason).strip()
+
+
+@lru_cache(maxsize=256)
+def _producer_refusal(settings: tuple[tuple[str, str], ...]) -> str | None:
+    from confluent_kafka import KafkaException, Producer
+
+    quiet = logging.getLogger("kbt.librdkafka-settings-check")
+    quiet.propagate = False  # its notes on a producer without brokers say nothing to the user
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+    try:
+        Producer({**dict(settings), "logger": quiet})
+    except (KafkaException, ValueError, TypeError) as exc:
+        return _reason(exc)
+    return None
+
+
+def producer_refusal(settings: Mapping[str, str]) -> str | None:
+    """librdkafka's own words when it refuses to build a producer from `settings` (a property it
+    does not know, a bad value, a conflict), None when it takes them. Built without bootstrap
+    servers, the producer opens no socket; it is dropped at once, and each set of settings asked once."""
+    return _producer_refusal(tuple(sorted(settings.items())))
 
 
 def admin_client(conn: Connection, settings: Mapping[str, Any] | None = None) -> AdminClient:

@@ -40,7 +40,13 @@ def read_properties(path: Path | str, what: str = "properties file") -> str:
 
 def parse_properties(text: str, where: str) -> dict[str, str]:
     """A Java .properties text as java.util.Properties reads it, with trailing blanks dropped."""
-    props: dict[str, str] = {}
+    return {key: value for key, (value, _) in properties_with_lines(text, where).items()}
+
+
+def properties_with_lines(text: str, where: str) -> dict[str, tuple[str, int]]:
+    """Each property of a .properties text as parse_properties reads it, with the file's line its
+    (last) setting starts on, for a message that points at it."""
+    props: dict[str, tuple[str, int]] = {}
     logical: list[tuple[int, str]] = []  # (the file's line it starts on, the line continued)
     lines = re.split(r"\r\n|\r|\n", text)  # Java's line ends only (a form feed is a blank)
     pending, start = "", 0
@@ -61,7 +67,8 @@ def parse_properties(text: str, where: str) -> dict[str, str]:
         if match is None:
             raise BadInput(f"{where}: line {number} is not key=value")
         try:
-            props[_unescaped(match.group(1))] = _unescaped(match.group(2) or "")
+            key = _unescaped(match.group(1))
+            props[key] = (_unescaped(match.group(2) or ""), number)
         except ValueError:
             raise BadInput(
                 f"{where}: line {number} has a \\u escape without four hex digits (Java refuses the file:"

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.driver.result import DriverResult
 from tuner.spec.engine_id import EngineId
+from tuner.spec.profile import ProfileBase
 from tuner.spec.sweep import RunPlan
 
 
@@ -55,6 +57,10 @@ class Engine:
     id: EngineId
     capabilities: Capabilities
     runs: Callable[..., DriverResult]  # (plan, placement), and the hold when it `holds_load`
+    # The client's own check, when that client is installed, of the team's file the profile stands
+    # for (if any), else of the file a run starts it from (its artifact): its one-line refusal, else
+    # None. None: the spec's checks are all.
+    checks: Callable[[ProfileBase, Path | None], str | None] | None = None
 
     def run(self, plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:
         """Drive one run and verify the delivery of every acked record. `hold` reaches only an

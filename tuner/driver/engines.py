@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from tuner.core.errors import BadInput
 from tuner.driver.engine import Engine, Hold, Placement
@@ -18,7 +19,7 @@ from tuner.driver.java_engine import JAVA_ENGINE
 from tuner.driver.librdkafka_engine import LIBRDKAFKA_ENGINE
 from tuner.driver.otelcol.engine import OTELCOL_ENGINE
 from tuner.driver.result import DriverResult
-from tuner.spec.clients import kind_of
+from tuner.spec.clients import ClientProfile, kind_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.sweep import RunPlan
 
@@ -31,6 +32,15 @@ ENGINES: Mapping[EngineId, Engine] = {engine.id: engine for engine in _REGISTERE
 def engine_of(plan: RunPlan) -> Engine:
     """The engine that runs `plan`'s client kind."""
     return ENGINES[kind_of(plan.profile).engine]
+
+
+def client_refusal(profile: ClientProfile, own_file: Path | None = None) -> str | None:
+    """The profile's client's own refusal of the team's file it stands for (`own_file`), else of the
+    file its run would start from (real Filebeat's `test config`, the collector's `validate`, the
+    Java producer's config), None when it takes it or its engine has no such check (librdkafka's
+    settings are checked as the profile loads)."""
+    check = ENGINES[kind_of(profile).engine].checks
+    return None if check is None else check(profile, own_file)
 
 
 def drive(plan: RunPlan, placement: Placement, hold: Hold | None = None) -> DriverResult:

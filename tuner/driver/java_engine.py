@@ -13,10 +13,12 @@ ClientExporter.java); a taken port leaves the run going, unexported, with a note
 from __future__ import annotations
 
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput, KbtError
+from tuner.core.errors import BadInput, EnvironmentProblem, KbtError
 from tuner.core.properties import parse_properties
 from tuner.driver.delivery.ledger import tail_key
 from tuner.driver.engine import Capabilities, Engine, Placement
@@ -25,6 +27,7 @@ from tuner.driver.file_check import unlike
 from tuner.driver.java_plan import (
     RESULT_SCHEMA,
     START_SLACK_S,
+    check_properties_file,
     engine_command,
     exporter_notes,
     heap_mb,
@@ -35,7 +38,9 @@ from tuner.driver.latency_hist import merged_ms
 from tuner.driver.payload import key_tables
 from tuner.driver.result import ArtifactRef, ClientResult, DriverResult
 from tuner.spec.clients import kind_of
+from tuner.spec.clients.java import KIND, JavaProfile
 from tuner.spec.engine_id import EngineId
+from tuner.spec.profile import ProfileBase
 from tuner.spec.sweep import RunPlan
 from tuner.spec.workload import WorkloadSpec
 from tuner.target.engine_security import (
@@ -159,10 +164,36 @@ def merge_client_metrics(per_process: Sequence[Mapping[str, float]]) -> dict[str
 
 
 # Kafka's own Java producer (loadtests/java-engine).
+def check_java(profile: ProfileBase, own_file: Path | None) -> str | None:
+    """The Java producer's own reading (ProducerConfig, as `kbt check java` reads a file), when the
+    engine is built, of the team's properties file the profile stands for (`own_file`), else of the
+    file a run of a profile with overrides starts from (its artifact; kbt's own knobs are typed): a
+    value it refuses (compression.type=lz5) is one line before anything runs, not producers that
+    fail to start."""
+    if not isinstance(profile, JavaProfile) or (own_file is None and not profile.overrides):
+        return None
+    try:
+        engine_command()
+    except EnvironmentProblem:  # not built: the run says so
+        return None
+    with tempfile.TemporaryDirectory(prefix="kbt-javacheck-") as tmp:
+        checked = own_file or Path(tmp) / "java.properties"
+        if own_file is None:
+            checked.write_text(KIND.artifact(profile).text, encoding="utf-8")
+        try:
+            check_properties_file(checked)
+        except BadInput as exc:
+            if own_file is not None:
+                return exc.message
+            return f"profile {profile.name}: the java.properties it runs: {exc.message.split(': ', 1)[-1]}"
+    return None
+
+
 JAVA_ENGINE = Engine(
     EngineId.JAVA,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=True, live_exporter=True),
     run_java_load,
+    check_java,
 )
 
 __all__ = ["JAVA_ENGINE", "aggregate", "merge_client_metrics", "run_java_load"]

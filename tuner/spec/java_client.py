@@ -7,12 +7,10 @@ a misspelled property fails at spec-load time without a JVM.
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from tuner.core.errors import did_you_mean
+from tuner.spec.package_data import package_json
 
 CONFIG_NAMES_FILE = "java_producer_config.json"
 # Names every Kafka client reads beyond its ConfigDef: AbstractConfig's config providers (a team's
@@ -21,12 +19,8 @@ COMMON_NAMES = frozenset({"config.providers"})
 COMMON_PREFIXES = ("config.providers.", "metrics.context.")
 
 
-@cache
 def config_names_document() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(
-        resources.files("tuner.spec").joinpath(CONFIG_NAMES_FILE).read_text(encoding="utf-8")
-    )
-    return data
+    return package_json(CONFIG_NAMES_FILE)
 
 
 def producer_config_names() -> frozenset[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from tuner.core.errors import BadInput, did_you_mean, field_message
 from tuner.spec.clients import KINDS, ClientProfile, profile_of
 from tuner.spec.sweep import RunPlan, SweepSpec
 from tuner.spec.workload import WorkloadSpec, dump_keeping_path
-from tuner.spec.yaml_places import dotted_path, located
+from tuner.spec.yaml_places import dotted_path, located, node_at
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -32,6 +32,9 @@ class LoadedSweep:
     path: Path
     spec: SweepSpec
     runs: list[RunPlan]
+    # A client's own config file a profile was read from, by the profile's name (its client's own
+    # checker reads the file before anything runs: tuner/runner/preflight.py).
+    own_files: Mapping[str, Path] = field(default_factory=dict)
 
 
 def read_yaml(path: Path, what: str = "spec file", go_yaml: inputs.GoYaml | None = None) -> Any:
@@ -64,27 +67,37 @@ def load_workload(path: Path) -> WorkloadSpec:
     return load_model(WorkloadSpec, path)
 
 
-def load_profile(path: Path, client: str | None = None) -> ClientProfile:
+def load_profile(
+    path: Path, client: str | None = None, own_files: dict[str, Path] | None = None
+) -> ClientProfile:
     """A profile file, or a client's own config file as the profile it stands for
     (ClientKind.own_file_profile): a team's filebeat.yml, or any client's file named with its kind
-    (`client`: `java:producer.properties`)."""
+    (`client`: `java:producer.properties`); such a file is kept in `own_files` by the profile's name."""
     if client is not None:
         own = KINDS[client].own_file_profile(path, None)
         if own is None:
             raise BadInput(f"{inputs.shown_path(path)}: kbt does not read {client}'s own files as profiles")
-        return validated(profile_of, own, own, path)  # a refusal names the profile's key path
+        return _own(validated(profile_of, own, own, path), path, own_files)  # a refusal names its key
     raw = read_yaml(path)
     data = inputs.plain_data(raw)
     for kind in KINDS.values():
         own = kind.own_file_profile(path, data)
         if own is not None:
-            return validated(profile_of, own, own, path)
+            return _own(validated(profile_of, own, own, path), path, own_files)
     return validated(profile_of, data, raw, path)
 
 
-def read_references(data: dict[str, Any], raw: Any, path: Path, profiles: type[Any]) -> None:
+def _own(profile: ClientProfile, path: Path, own_files: dict[str, Path] | None) -> ClientProfile:
+    if own_files is not None:
+        own_files[profile.name] = path
+    return profile
+
+
+def read_references(data: dict[str, Any], raw: Any, path: Path, profiles: type[Any]) -> dict[str, Path]:
     """Read in, each validated against its own file, the workload and the profiles (a `profiles`
-    list or mapping) that the spec at `path` names by file (relative to it)."""
+    list or mapping) that the spec at `path` names by file (relative to it); the clients' own
+    files among them, by profile name."""
+    own_files: dict[str, Path] = {}
     if isinstance(data.get("workload"), str):
         workload = load_workload(referenced_file(data["workload"], path, raw, ("workload",)))
         data["workload"] = dump_keeping_path(workload)
@@ -93,8 +106,9 @@ def read_references(data: dict[str, Any], raw: Any, path: Path, profiles: type[A
         for key in items if isinstance(items, dict) else range(len(items)):
             if isinstance(items[key], str):
                 kind, ref = _own_file_kind(items[key], path, raw, ("profiles", key))
-                profile = load_profile(referenced_file(ref, path, raw, ("profiles", key)), kind)
+                profile = load_profile(referenced_file(ref, path, raw, ("profiles", key)), kind, own_files)
                 items[key] = dump_keeping_path(profile)
+    return own_files
 
 
 def _own_file_kind(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> tuple[str | None, str]:
@@ -120,13 +134,13 @@ def load_sweep(path: Path) -> LoadedSweep:
     path = Path(path)
     raw = read_yaml(path)
     data = inputs.plain_data(raw)
-    read_references(data, raw, path, list)
+    own_files = read_references(data, raw, path, list)
     spec = validated(SweepSpec.model_validate, data, raw, path)
     try:
         runs = spec.expand(base_dir=path.parent)
     except ValueError as exc:
         raise BadInput(f"{inputs.shown_path(path)}: {exc}") from None
-    return LoadedSweep(path=path, spec=spec, runs=runs)
+    return LoadedSweep(path=path, spec=spec, runs=runs, own_files=own_files)
 
 
 def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
@@ -142,7 +156,8 @@ def select_runs(loaded: LoadedSweep, names: str) -> LoadedSweep:
                 f'--only: {inputs.shown_path(loaded.path)} has no run "{name}"{did_you_mean(name, known)}'
                 f" (its runs: {', '.join(known)})"
             )
-    return LoadedSweep(loaded.path, loaded.spec, [plan for plan in loaded.runs if plan.name in wanted])
+    kept = [plan for plan in loaded.runs if plan.name in wanted]
+    return LoadedSweep(loaded.path, loaded.spec, kept, loaded.own_files)
 
 
 def referenced_file(ref: str, path: Path, raw: Any, loc: tuple[str | int, ...]) -> Path:
@@ -167,6 +182,18 @@ def _not_a_file(target: Path, ref: str) -> str:
 # ---- error formatting -------------------------------------------------------------------------
 
 
+def _override_line(raw: Any, loc: tuple[Any, ...], text: str) -> int | None:
+    """The line of the client property a profile's refusal names (a key of its `overrides`,
+    quoted or as the property refused), else None."""
+    overrides = node_at(raw, (*loc, "overrides"))
+    if not isinstance(overrides, Mapping):
+        return None
+    for key in overrides:
+        if isinstance(key, str) and any(f in text for f in (f'"{key}"', f"`{key}`", f" {key}:")):
+            return located(raw, (*loc, "overrides", key))[1]
+    return None
+
+
 def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     """The first validation error as `file:line: key.path: message` (+ a count of the others)."""
     errors = exc.errors(include_url=False)
@@ -177,6 +204,7 @@ def describe_error(exc: ValidationError, raw: Any, shown: str) -> str:
     unknown = re.match(r'unknown key "([^"]+)"|([a-z_]+): not a [\w.-]+ setting', text)
     if unknown:
         line = located(raw, (*loc, unknown.group(1) or unknown.group(2)))[1] or line
+    line = _override_line(raw, loc, text) or line
     where = f"{shown}:{line}" if line else shown
     key = dotted_path(loc)
     more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""

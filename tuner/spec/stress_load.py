@@ -7,7 +7,8 @@ Every problem is one line naming the file, line and key, like the sweep loader's
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -31,6 +32,7 @@ class LoadedStress:
     baseline_msgs_per_s: float
     baseline_source: str  # "spec", "workload" or the diagnose file
     stages: list[Stage]
+    own_files: Mapping[str, Path] = field(default_factory=dict)  # as LoadedSweep's
 
     def profile_labels(self) -> list[str]:
         return list(self.spec.profiles)
@@ -41,7 +43,7 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
     path = Path(path)
     raw = read_yaml(path)
     data = plain_data(raw)
-    read_references(data, raw, path, dict)
+    own_files = read_references(data, raw, path, dict)
     spec = validated(StressSpec.model_validate, data, raw, path)
     if baseline_from is not None:
         rate, source = baseline_from_diagnose(Path(baseline_from)), shown_path(Path(baseline_from))
@@ -56,7 +58,14 @@ def load_stress(path: Path, baseline_from: Path | None = None) -> LoadedStress:
         rate, source = offered, "workload"
     stages = build_stages(spec)
     _check_engine_stages(spec, stages, rate, shown_path(path))
-    return LoadedStress(path=path, spec=spec, baseline_msgs_per_s=rate, baseline_source=source, stages=stages)
+    return LoadedStress(
+        path=path,
+        spec=spec,
+        baseline_msgs_per_s=rate,
+        baseline_source=source,
+        stages=stages,
+        own_files=own_files,
+    )
 
 
 def _check_engine_stages(spec: StressSpec, stages: list[Stage], rate: float, shown: str) -> None:

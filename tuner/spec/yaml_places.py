@@ -45,6 +45,16 @@ def located(raw: Any, loc: tuple[Any, ...], keep_last: bool = False) -> tuple[tu
     return tuple(kept), line
 
 
+def node_at(raw: Any, loc: tuple[Any, ...]) -> Any:
+    """The YAML node at `loc` (pydantic's internal parts skipped, as `located`), or None."""
+    node, found = raw, True
+    for part in loc:
+        child = _child(node, part)
+        found = child is not _MISSING
+        node = child if found else node
+    return node if found else None
+
+
 _MISSING = object()
 
 

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 from tuner.core.errors import BadInput
+from tuner.core.inputs import shown_path
 from tuner.core.net import BodyTooLarge, DeadlineExceeded, get_bounded
+from tuner.core.redact import scrub
+from tuner.core.text import one_line
 from tuner.driver.engine import Capabilities, Engine, Placement
 from tuner.driver.otelcol.build import require_collector
 from tuner.driver.otelcol.pod_config import BASE_NAME, LOG_NAME, base_config
@@ -27,6 +31,7 @@ from tuner.driver.tailed.writer import PREFIX_BYTES
 from tuner.spec.clients.otelcol import KIND, OtelcolProfile, config_of
 from tuner.spec.engine_id import EngineId
 from tuner.spec.otelcol import OtelcolConfig
+from tuner.spec.profile import ProfileBase
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import SecureClient, otelcol_security
 
@@ -145,9 +150,36 @@ def _sum(pods: list[Pod]) -> dict[str, float]:
     return total
 
 
+def check_otelcol(profile: ProfileBase, own_file: Path | None) -> str | None:
+    """The collector's own `validate`, when the collector is built (else the run says so), of the
+    team's collector config the profile stands for (`own_file`, as `kbt check otelcol` validates it:
+    an option the collector does not have, which kbt would not run, is refused), else of the config
+    fragment a run starts it from (its artifact): one line before anything runs."""
+    from tuner.driver.otelcol.build import collector_binary
+    from tuner.driver.otelcol.check import check_fragment
+
+    if not isinstance(profile, OtelcolProfile) or collector_binary() is None:
+        return None
+    if own_file is not None:
+        problem = check_fragment(own_file)
+        return (
+            None
+            if problem is None
+            else one_line(scrub(f"{shown_path(own_file)}: otelcol validate: {problem}"))
+        )
+    with tempfile.TemporaryDirectory(prefix="kbt-otelcheck-") as tmp:
+        path = Path(tmp) / "otelcol.yaml"
+        path.write_text(KIND.artifact(profile).text, encoding="utf-8")
+        problem = check_fragment(path)
+    if problem is None:
+        return None
+    return f"profile {profile.name}: otelcol validate of the config it runs: {one_line(scrub(problem))}"
+
+
 # Client kind otelcol's engine: real collector pods; the brokers count its requests.
 OTELCOL_ENGINE = Engine(
     EngineId.OTELCOL,
     Capabilities(secure=True, holds_load=False, live_trials=True, counts_requests=False, live_exporter=False),
     lambda plan, placement: run_otelcol(plan, placement).result,
+    check_otelcol,
 )

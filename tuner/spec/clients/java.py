@@ -23,7 +23,7 @@ from tuner.spec.clients.logstash_output import logstash_output
 from tuner.spec.clients.producer import ProducerKind, ProducerProfile
 from tuner.spec.clients.rules import JavaRules, LateTimer, Partitioning
 from tuner.spec.engine_id import EngineId
-from tuner.spec.java_client import check_property_names
+from tuner.spec.java_client import check_property_names, unknown_property
 
 # Java producer defaults (Kafka 4.x).
 LINGER_MS = 5.0
@@ -86,6 +86,12 @@ class Java(ProducerKind[JavaProfile]):
         "Secrets only as ${env:VAR} references, which Kafka's EnvVarConfigProvider resolves from the",
         "environment (config.providers=env, Kafka 3.5+).",
     )
+
+    def settings_problem(
+        self, names: Mapping[str, str], settings: Mapping[str, str]
+    ) -> tuple[str, str] | None:
+        # names only: the Java client judges values in a JVM (`kbt check java`, the engine)
+        return next(((n, p) for n in sorted(names) if (p := unknown_property(n))), None)
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         acks = conf.get("acks", ACKS).lower()

@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from tuner.spec.clients.base import Family, SearchContext, name_of, num
 from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, same_value
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
+from tuner.spec.librdkafka_client import config_names_document, settings_problem
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
 LINGER_MS = 5.0
@@ -35,18 +36,8 @@ MAX_IN_FLIGHT_IDEMPOTENT = "5"
 # the batch 77% of the time, 0.2 ms past 51%, 0.5 ms past 3%; docs/benchmarks.md "Linger timers").
 LINGER_TIMER = LateTimer(median_ms=0.2, spread=0.6)
 _PARTITIONER = {"random": "random", "sticky": "consistent_random", "hash": "murmur2_random"}
-# librdkafka's canonical name of each alias its files may use (CONFIGURATION.md).
-CANONICAL: Mapping[str, str] = MappingProxyType(
-    {
-        "acks": "request.required.acks",
-        "linger.ms": "queue.buffering.max.ms",
-        "retries": "message.send.max.retries",
-        "compression.type": "compression.codec",
-        "max.in.flight": "max.in.flight.requests.per.connection",
-        "bootstrap.servers": "metadata.broker.list",
-        "sasl.mechanism": "sasl.mechanisms",
-    }
-)
+# librdkafka's canonical name of each alias its files may use (its own table, as committed).
+CANONICAL: Mapping[str, str] = MappingProxyType(config_names_document()["aliases"])
 
 
 class LibrdkafkaProfile(ProducerProfile):
@@ -69,6 +60,19 @@ class LibrdkafkaProfile(ProducerProfile):
                     f"{first[0]}={first[1]} and {key}={value} set one librdkafka property ({name}):"
                     " set it once"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _read_by_librdkafka(self, info: ValidationInfo) -> LibrdkafkaProfile:
+        """Every override a property a librdkafka producer reads ("did you mean"); a profile read
+        from a file (the loader's context names its directory) also as the installed librdkafka
+        takes its settings: a bad value or a conflict refused before anything runs. A profile the
+        model builds or a record holds is not handed to a client."""
+        from_file = info.context is not None and "base_dir" in info.context
+        checked = KIND.client_settings(self) if from_file else {}
+        found = KIND.settings_problem(self.overrides, checked)
+        if found is not None:
+            raise ValueError(found[1])
         return self
 
 
@@ -96,6 +100,12 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         "librdkafka expands no variables: your application reads this file and adds sasl.password",
         "(or ssl.key.password) from its secret store or environment to the configuration it builds.",
     )
+
+    def settings_problem(
+        self, names: Mapping[str, str], settings: Mapping[str, str]
+    ) -> tuple[str, str] | None:
+        # what the deployment sets (brokers, security, secrets) is the target's: not asked here
+        return settings_problem(names, {k: v for k, v in settings.items() if not self.set_by_deployment(k)})
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         # a transactional producer is idempotent whatever the setting says

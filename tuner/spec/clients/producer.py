@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 from pydantic import Field, field_validator, model_validator
 
 from tuner.core.envref import is_pure_reference
+from tuner.core.errors import BadInput
 from tuner.core.inputs import shown_path
 from tuner.core.numbers import parse_number
-from tuner.core.properties import parse_properties, properties_line, read_properties
+from tuner.core.properties import properties_line, properties_with_lines, read_properties
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
 from tuner.spec.clients.base import ClientKind, Rendered, team_file_profile
@@ -180,12 +181,35 @@ class ProducerKind(ClientKind[P]):
         or the target's. Durability is the file's. A YAML file is never this kind's own."""
         if data is not None:
             return None
-        text = read_properties(path)
-        props = parse_properties(text, shown_path(path))
+        if path.suffix.lower() in (".yml", ".yaml"):  # read as properties, its YAML keys were settings
+            raise BadInput(
+                f"{shown_path(path)}: a YAML file, not {self.title} properties: name a Filebeat or"
+                " collector config without a kind"
+            )
+        props = self.read_file(read_properties(path), shown_path(path))
         left = sorted(k for k in props if self.set_by_deployment(k))
         return team_file_profile(
             self, path, left, overrides={k: v for k, v in props.items() if k not in left}
         )
+
+    def read_file(self, text: str, shown: str) -> dict[str, str]:
+        """A properties file's settings, each a property the client reads with a value it takes
+        (`settings_problem`): else BadInput naming the file's line of the property."""
+        lines = properties_with_lines(text, shown)
+        props = {k: v for k, (v, _) in lines.items()}
+        found = self.settings_problem(props, props)
+        if found is not None:
+            key, problem = found
+            raise BadInput(f"{shown}:{lines[key][1]}: {problem}" if key in lines else f"{shown}: {problem}")
+        return props
+
+    def settings_problem(
+        self, names: Mapping[str, str], settings: Mapping[str, str]
+    ) -> tuple[str, str] | None:
+        """The first property of `names` the client does not read, or of `settings` it refuses
+        (what the deployment sets, secrets included, is left to the deployment), as (the property,
+        one line); None when it takes them all."""
+        return None
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         """The client's own default of each durability property, given the settings in `conf`."""
