@@ -1,0 +1,88 @@
+"""A one-shot command says at once that no broker is there: every bootstrap address refusing the
+connection (real refused ports on 127.0.0.1) or not resolving is one line naming the addresses,
+in a second, not at the end of the admin call's timeout. A run's clients keep waiting."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tuner.core.errors import Unreachable
+from tuner.core.kafka_clients import Connection, Reach, admin_client, check_reach
+from tuner.target import topics
+
+pytestmark = pytest.mark.wall_clock
+
+FAST_S = 5.0  # far below the admin calls' own timeouts (10 s and 30 s), far above librdkafka's ms
+
+
+@pytest.fixture
+def refused() -> Iterator[str]:
+    """HOST:PORT of a port bound but not listening: every connection to it is refused (no race
+    with another process taking the port, as a closed port would have)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _unreachable(bootstrap: str) -> tuple[str, float]:
+    started = time.monotonic()
+    with pytest.raises(Unreachable) as caught:
+        check_reach(Connection(bootstrap))
+    return caught.value.message, time.monotonic() - started
+
+
+def test_a_refused_port_is_said_at_once(refused: str) -> None:
+    message, took = _unreachable(refused)
+    assert message == f"cannot reach {refused} (Connection refused)"
+    assert took < FAST_S, took
+
+
+def test_every_address_tried_is_named(refused: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        other.bind(("127.0.0.1", 0))
+        second = f"127.0.0.1:{other.getsockname()[1]}"
+        message, took = _unreachable(f"{refused},{second}")
+    assert message == f"cannot reach {refused}, {second} (Connection refused)"
+    assert took < FAST_S, took
+
+
+def test_an_address_that_does_not_resolve_says_so(refused: str) -> None:
+    message, took = _unreachable(f"{refused},kbt-no-such-host.invalid:9092")
+    assert message.startswith(f"cannot reach {refused}, kbt-no-such-host.invalid:9092 ("), message
+    assert f"{refused}: Connection refused" in message
+    assert "kbt-no-such-host.invalid:9092: Failed to resolve" in message
+    assert took < FAST_S, took
+
+
+def test_a_listener_closing_before_it_answers_is_named_as_tls_spoken_to_in_plaintext() -> None:
+    """librdkafka's own line for a connection a TLS listener reset during ApiVersions."""
+    reach = Reach(Connection("k1:9093"))
+    reach.logger.info(
+        "FAIL [rdkafka#producer-1] [thrd:k1:9093/bootstrap]: k1:9093/bootstrap: Disconnected:"
+        " connection reset by peer (after 0ms in state APIVERSION_QUERY)"
+    )
+    assert reach.sentence() == (
+        "cannot reach k1:9093 (Disconnected: connection reset by peer; closed before it answered, as a"
+        " TLS listener spoken to in plaintext does (set security.protocol))"
+    )
+    secure = Reach(Connection("k1:9093", {"security.protocol": "SSL"}))
+    secure._failed("ssl://k1:9093/bootstrap: Disconnected (after 1ms in state APIVERSION_QUERY)")
+    assert secure.sentence() == "cannot reach k1:9093 (Disconnected)"  # TLS spoken: no such hint
+    assert (
+        Reach(Connection("k1:9093")).sentence("no answer in 10 s")
+        == "cannot reach k1:9093 (no answer in 10 s)"
+    )
+
+
+def test_a_runs_admin_call_still_waits_for_a_broker(refused: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's admin client has no Reach: a broker restarting mid-run (refusing for a while) is
+    waited for to the call's timeout, not failed at the first refusal."""
+    monkeypatch.setattr(topics, "ADMIN_TIMEOUT_S", 1.5)
+    started = time.monotonic()
+    with pytest.raises(Unreachable):
+        topics.broker_ids(admin_client(Connection(refused)))
+    assert time.monotonic() - started >= 1.4
