@@ -984,6 +984,16 @@ CASES: list[Case] = [
         E + "--master 'kbt-host.example': give HOST:PORT (the kbt stress run's --master-host and"
         " --master-port)",
     ),
+    Case(
+        "stress-worker-no-master",
+        "stress",
+        "a stress worker whose master never comes (it waited locust's 300 s, then printed locust's lines)",
+        ("stress-worker", "--master", "{promhost}", "--master-wait", "1"),
+        ExitStatus.UNREACHABLE,
+        E + "no kbt stress master at {promhost} after 1 s (Connection refused); is 'kbt stress"
+        " --remote-workers N' running with --master-host reachable from here? (--master-wait waits longer)",
+        serve="down",
+    ),
     # ---- kbt chaos ---------------------------------------------------------------------------
     Case(
         "chaos-no-spec",
