@@ -86,3 +86,12 @@ def test_a_runs_admin_call_still_waits_for_a_broker(refused: str, monkeypatch: p
     with pytest.raises(Unreachable):
         topics.broker_ids(admin_client(Connection(refused)))
     assert time.monotonic() - started >= 1.4
+
+
+def test_a_stopped_labs_metadata_is_empty_at_once(refused: str) -> None:
+    """`kbt lab status` of a stopped lab, and the waits that ask again: no 5 s per look."""
+    from tuner.lab.health import brokers_in_metadata
+
+    started = time.monotonic()
+    assert brokers_in_metadata(refused) == set()
+    assert time.monotonic() - started < 2.5  # its own timeout is 5 s
