@@ -72,6 +72,14 @@ def test_a_listener_closing_before_it_answers_is_named_as_tls_spoken_to_in_plain
     secure = Reach(Connection("k1:9093", {"security.protocol": "SSL"}))
     secure._failed("ssl://k1:9093/bootstrap: Disconnected (after 1ms in state APIVERSION_QUERY)")
     assert secure.sentence() == "cannot reach k1:9093 (Disconnected)"  # TLS spoken: no such hint
+    secure._failed(
+        "ssl://k1:9093/bootstrap: SSL handshake failed: ssl/statem/statem_clnt.c:2124:tls_post_process_server"
+        "_certificate error:0A000086:SSL routines::certificate verify failed"
+        " (after 5ms in state SSL_HANDSHAKE)"
+    )
+    assert secure.sentence() == (  # OpenSSL's source file and error code left out
+        "cannot reach k1:9093 (SSL handshake failed: SSL routines::certificate verify failed)"
+    )
     assert (
         Reach(Connection("k1:9093")).sentence("no answer in 10 s")
         == "cannot reach k1:9093 (no answer in 10 s)"

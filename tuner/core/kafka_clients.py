@@ -77,9 +77,13 @@ def _built(factory: Any, conf: dict[str, Any]) -> Any:
     except (KafkaException, ValueError, TypeError) as exc:
         error = exc.args[0] if exc.args else exc
         reason = error.str() if hasattr(error, "str") else str(error)
-        # OpenSSL's source file and error code say nothing to a user and change between versions
-        reason = re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", reason)
-        raise BadInput(f"the Kafka client refused its configuration: {reason}") from None
+        raise BadInput(f"the Kafka client refused its configuration: {_openssl_plain(reason)}") from None
+
+
+def _openssl_plain(text: str) -> str:
+    """librdkafka's text without OpenSSL's source file and error code: they say nothing to a user
+    and change between versions."""
+    return re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", text)
 
 
 def admin_client(conn: Connection, settings: Mapping[str, Any] | None = None) -> AdminClient:
@@ -137,7 +141,7 @@ class Reach(logging.Handler):
         found = _FAILURE.search(text)
         if found is None:
             return
-        why = re.sub(r"^Connect to \S+ failed: ", "", found["why"])
+        why = _openssl_plain(re.sub(r"^Connect to \S+ failed: ", "", found["why"]))
         plaintext = self.conn.properties.get("security.protocol", "PLAINTEXT").upper() in (
             "PLAINTEXT",
             "SASL_PLAINTEXT",
