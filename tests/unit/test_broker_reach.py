@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,37 @@ def test_a_stopped_labs_metadata_is_empty_at_once(refused: str) -> None:
     started = time.monotonic()
     assert brokers_in_metadata(refused) == set()
     assert time.monotonic() - started < 2.5  # its own timeout is 5 s
+
+
+def test_a_sweep_and_a_stress_run_on_a_cluster_that_is_not_there_stop_at_once(
+    refused: str, tmp_path: Path
+) -> None:
+    """Before any run (a stopped lab: the sweep waited 30 s with librdkafka's lines on stderr);
+    nothing is written."""
+    from tests.e2e.bad_inputs import GOOD_SPEC
+    from tests.unit.test_stress_runner import SPEC
+    from tuner.runner.stress.locust_processes import LocustOptions
+    from tuner.runner.stress.run_stages import StressRunner
+    from tuner.runner.sweep import SweepRunner
+    from tuner.spec.loader import load_sweep
+    from tuner.spec.stress_load import load_stress
+    from tuner.store.results import ResultsStore
+    from tuner.target.base import LabSide, Target
+
+    target = Target(name="lab", kind="lab", bootstrap_servers=refused, lab=LabSide(tmp_path))
+    store = ResultsStore(tmp_path / "results")
+    (tmp_path / "stress.yaml").write_text(SPEC)
+    (tmp_path / "sweep.yaml").write_text(GOOD_SPEC)
+    runs = [
+        lambda: SweepRunner(target, None, None, store).run(load_sweep(tmp_path / "sweep.yaml")),  # type: ignore[arg-type]
+        lambda: StressRunner(target, store, LocustOptions()).run(
+            load_stress(tmp_path / "stress.yaml"), ["current"]
+        ),
+    ]
+    for run in runs:
+        started = time.monotonic()
+        with pytest.raises(Unreachable) as caught:
+            run()
+        assert caught.value.message == f"cannot reach {refused} (Connection refused)"
+        assert time.monotonic() - started < FAST_S
+    assert not (tmp_path / "results").exists()

@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
-from tuner.core.kafka_clients import Connection, admin_client
+from tuner.core.kafka_clients import Connection, admin_client, check_reach
 from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
@@ -107,7 +107,9 @@ class StressRunner:
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
-        admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
+        conn = Connection(self.target.bootstrap_servers, client_config(self.target))
+        check_reach(conn)  # a cluster that is not there: one line at once, before any profile
+        admin = admin_client(conn)
         ids = broker_ids(admin)
         brokers = len(ids)
         workload = loaded.spec.topics_with_configs()
