@@ -106,35 +106,49 @@ def test_a_stopped_labs_metadata_is_empty_at_once(refused: str) -> None:
     assert time.monotonic() - started < 2.5  # its own timeout is 5 s
 
 
-def test_a_sweep_and_a_stress_run_on_a_cluster_that_is_not_there_stop_at_once(
+def test_a_sweep_a_stress_and_a_chaos_run_on_a_cluster_that_is_not_there_stop_at_once(
     refused: str, tmp_path: Path
 ) -> None:
-    """Before any run (a stopped lab: the sweep waited 30 s with librdkafka's lines on stderr);
-    nothing is written."""
+    """Before any run (a stopped lab: the sweep waited 30 s with librdkafka's lines on stderr, each
+    chaos run 300 s for its brokers); nothing is written."""
+    import json
+
     from tests.e2e.bad_inputs import GOOD_SPEC
     from tests.unit.test_stress_runner import SPEC
+    from tuner.lab.config import LabConfig
+    from tuner.lab.state import new_state
+    from tuner.runner.chaos.run_matrix import ChaosRunner, chaos_plans
+    from tuner.runner.chaos.scenarios import MATRIX
     from tuner.runner.stress.locust_processes import LocustOptions
     from tuner.runner.stress.run_stages import StressRunner
     from tuner.runner.sweep import SweepRunner
     from tuner.spec.loader import load_sweep
     from tuner.spec.stress_load import load_stress
     from tuner.store.results import ResultsStore
-    from tuner.target.base import LabSide, Target
+    from tuner.target.lab import lab_target
 
-    target = Target(name="lab", kind="lab", bootstrap_servers=refused, lab=LabSide(tmp_path))
+    state = json.loads(new_state(LabConfig(lab_dir=tmp_path), "abc", 1.8e9).model_dump_json())
+    port = int(refused.rsplit(":", 1)[1])
+    for broker in state["brokers"]:  # a stopped lab: every broker's port refuses
+        broker.update(port=port, proxy_port=None, internal_port=None)
+    (tmp_path / "state.json").write_text(json.dumps({**state, "phase": "up"}))
+    target = lab_target(tmp_path)
     store = ResultsStore(tmp_path / "results")
     (tmp_path / "stress.yaml").write_text(SPEC)
     (tmp_path / "sweep.yaml").write_text(GOOD_SPEC)
+    sweep = load_sweep(tmp_path / "sweep.yaml")
     runs = [
-        lambda: SweepRunner(target, None, None, store).run(load_sweep(tmp_path / "sweep.yaml")),  # type: ignore[arg-type]
+        lambda: SweepRunner(target, None, None, store).run(sweep),  # type: ignore[arg-type]
         lambda: StressRunner(target, store, LocustOptions()).run(
             load_stress(tmp_path / "stress.yaml"), ["current"]
         ),
+        lambda: ChaosRunner(target, None, store).run(chaos_plans(sweep, MATRIX[:1])),  # type: ignore[arg-type]
     ]
+    tried = ", ".join([refused] * len(state["brokers"]))
     for run in runs:
         started = time.monotonic()
         with pytest.raises(Unreachable) as caught:
             run()
-        assert caught.value.message == f"cannot reach {refused} (Connection refused)"
+        assert caught.value.message == f"cannot reach {tried} (Connection refused)"
         assert time.monotonic() - started < FAST_S
     assert not (tmp_path / "results").exists()
