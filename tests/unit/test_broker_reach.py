@@ -152,3 +152,17 @@ def test_a_sweep_a_stress_and_a_chaos_run_on_a_cluster_that_is_not_there_stop_at
         assert caught.value.message == f"cannot reach {tried} (Connection refused)"
         assert time.monotonic() - started < FAST_S
     assert not (tmp_path / "results").exists()
+
+
+def test_a_plain_locust_run_of_a_spec_on_a_cluster_that_is_not_there_stops_at_once(
+    refused: str, tmp_path: Path
+) -> None:
+    from tests.e2e.bad_inputs import GOOD_SPEC
+    from tuner.driver.locust.spec_load import create_load_topics, load_from_spec
+
+    (tmp_path / "sweep.yaml").write_text(GOOD_SPEC)
+    load = load_from_spec(str(tmp_path / "sweep.yaml"), bootstrap=refused)
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match=f"cannot reach {refused} \\(Connection refused\\)"):
+        create_load_topics(load)
+    assert time.monotonic() - started < FAST_S
