@@ -35,16 +35,9 @@ if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
 ADMIN_SOCKET_TIMEOUT_MS = 10_000
-REACH_POLL_S = 0.05
+REACH_POLL_S = 0.05  # how often a one-shot call serves librdkafka's error callback while it waits
 # librdkafka's own errors for a call no broker answered (the rest are the cluster's answers)
-_NO_CONNECTION = (
-    "_TRANSPORT",
-    "_TIMED_OUT",
-    "_ALL_BROKERS_DOWN",
-    "_RESOLVE",
-    "_SSL",
-    "_AUTHENTICATION",
-)  # how often a one-shot call serves librdkafka's error callback while it waits
+_NO_CONNECTION = ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE", "_SSL", "_AUTHENTICATION")
 # "FAIL [rdkafka#producer-1] [thrd:...]: ssl://h:9093/bootstrap: Connect to ipv4#h:9093 failed: Connection
 # refused (after 0ms in state CONNECT)": the broker's address, what happened and the state it was in
 _FAILURE = re.compile(
@@ -115,9 +108,9 @@ class Reach(logging.Handler):
         self.conn = conn
         self.all_down = False
         self.failures: dict[str, str] = {}  # broker address -> what its last connection attempt said
-        self.logger = logging.getLogger(f"kbt.reach.{id(self)}")
-        self.logger.propagate = False
-        self.logger.setLevel(logging.DEBUG)  # librdkafka's debug lines are DEBUG records
+        # its own logger, not one of logging's registry (which keeps every logger it names for good:
+        # a wait that looks every half second would grow it, and a reused name its handlers)
+        self.logger = logging.Logger("kbt.reach", logging.DEBUG)  # librdkafka's debug lines are DEBUG
         self.logger.addHandler(self)
 
     def settings(self) -> dict[str, Any]:
