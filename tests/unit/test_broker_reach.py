@@ -32,7 +32,7 @@ def refused() -> Iterator[str]:
 def _unreachable(bootstrap: str) -> tuple[str, float]:
     started = time.monotonic()
     with pytest.raises(Unreachable) as caught:
-        check_reach(Connection(bootstrap))
+        check_reach(Connection(bootstrap), 10.0)
     return caught.value.message, time.monotonic() - started
 
 

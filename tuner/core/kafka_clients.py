@@ -171,10 +171,11 @@ def answer(admin: Any, reach: Reach, future: Any, timeout_s: float) -> Any:
     return future.result()
 
 
-def check_reach(conn: Connection, timeout_s: float = ADMIN_SOCKET_TIMEOUT_MS / 1000) -> None:
+def check_reach(conn: Connection, timeout_s: float) -> None:
     """Return once a broker answers (its cluster description, or an error it answered with);
     Unreachable in one line at once when every bootstrap address fails, or after `timeout_s` when
-    none answers. For a one-shot command before its own admin calls, whose waits are a run's."""
+    none answers (the wait the caller's own admin call would have had). For a command's start,
+    before its admin calls, whose waits are a run's."""
     from confluent_kafka import KafkaError, KafkaException
 
     reach = Reach(conn)

@@ -16,7 +16,7 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target.base import Target
 from tuner.target.security import connection
-from tuner.target.topics import broker_ids, check_fits_cluster
+from tuner.target.topics import ADMIN_TIMEOUT_S, broker_ids, check_fits_cluster
 
 
 @dataclass
@@ -60,7 +60,7 @@ class SweepRunner:
             else:
                 todo.append(plan)
         conn = connection(self.target)
-        check_reach(conn)  # a cluster that is not there: one line at once, before any run
+        check_reach(conn, ADMIN_TIMEOUT_S)  # a cluster that is not there: one line at once, before any run
         admin = admin_client(conn)
         ids = broker_ids(admin)
         brokers = len(ids)

@@ -78,10 +78,12 @@ def load_from_spec(spec: str, run: str = "", bootstrap: str = "", lab_dir: str =
 
 def create_load_topics(load: LocustLoad) -> None:
     """Create the load's topics (pinned leaders too) and wait until every partition has a leader."""
-    from tuner.target.topics import create_topics
+    from tuner.target.topics import ADMIN_TIMEOUT_S, create_topics
 
     conn = Connection(load.bootstrap_servers)
-    check_reach(conn)  # a cluster that is not there: said at once, not after the topics' wait
+    check_reach(
+        conn, ADMIN_TIMEOUT_S
+    )  # a cluster that is not there: said at once, not after the topics' wait
     create_topics(admin_client(conn), load.plan.workload.topics, load.topics)
 
 

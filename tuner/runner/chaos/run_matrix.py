@@ -39,7 +39,7 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target.base import Target
 from tuner.target.lab import lab_state
-from tuner.target.topics import delete_topics
+from tuner.target.topics import ADMIN_TIMEOUT_S, delete_topics
 
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
@@ -343,7 +343,9 @@ class ChaosRunner:
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
         direct = Connection(state.direct_bootstrap_servers)
-        check_reach(direct)  # a stopped lab: one line at once, not each run's wait for a restarted broker
+        check_reach(
+            direct, ADMIN_TIMEOUT_S
+        )  # a stopped lab: one line at once, not each run's wait for a restarted broker
         admin = admin_client(direct)
         lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
