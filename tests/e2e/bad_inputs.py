@@ -994,6 +994,16 @@ CASES: list[Case] = [
         E + "--master 'kbt-host.example': give HOST:PORT (the kbt stress run's --master-host and"
         " --master-port)",
     ),
+    Case(
+        "stress-worker-no-master",
+        "stress",
+        "a stress worker whose master never comes (it waited locust's 300 s, then printed locust's lines)",
+        ("stress-worker", "--master", "{promhost}", "--master-wait", "1"),
+        ExitStatus.UNREACHABLE,
+        E + "no kbt stress master at {promhost} after 1 s (Connection refused); is 'kbt stress"
+        " --remote-workers N' running with --master-host reachable from here? (--master-wait waits longer)",
+        serve="down",
+    ),
     # ---- kbt chaos ---------------------------------------------------------------------------
     Case(
         "chaos-no-spec",
@@ -1380,6 +1390,39 @@ HARDENING_CASES: list[Case] = [
         ExitStatus.BAD_INPUT,
         "",
     ),
+    *(
+        Case(
+            f"network-broker-refused-{command}",
+            "network",
+            f"kbt target {command} with no broker at the bootstrap address (every connection refused):"
+            " said at once, not after 10 s",
+            ("target", command, "--bootstrap-server", "{promhost}"),
+            ExitStatus.UNREACHABLE,
+            "",
+            serve="down",
+        )
+        for command in ("check", "health")
+    ),
+    Case(
+        "network-broker-refused-capture",
+        "network",
+        "kbt capture with no broker at the bootstrap address (before its window, not after 15 s)",
+        (
+            "capture",
+            "--bootstrap-server",
+            "{promhost}",
+            "--request-log",
+            "b.log",
+            "--window",
+            "10",
+            "--out",
+            "out",
+        ),
+        ExitStatus.UNREACHABLE,
+        "",
+        files={"b.log": ""},
+        serve="down",
+    ),
     # ---- secrets -----------------------------------------------------------------------------
     Case(
         "secrets-url-userinfo-slash",
@@ -1532,6 +1575,9 @@ HARDENING_LINES = {
     "network-trickle": "Prometheus at {prom} did not answer within 10 s",
     "network-query-string": "{prom}/prom/api/v1/query did not answer with Prometheus JSON (HTTP 200: '<html><body>It works!</body></html>')",  # noqa: E501
     "network-report-schemeless": "--prometheus '127.0.0.1:9090': give a URL such as http://127.0.0.1:9090",
+    "network-broker-refused-check": "{promhost}: cannot reach {promhost} (Connection refused)",
+    "network-broker-refused-health": "{promhost}: cannot reach {promhost} (Connection refused)",
+    "network-broker-refused-capture": "cannot reach {promhost} (Connection refused)",
     "secrets-url-userinfo-slash": "--prometheus 'http://kbt:[redacted]@127.0.0.1:1x': give a URL such as http://127.0.0.1:9090 (the port is not a number)",  # noqa: E501
     "secrets-url-query-token": "{prom}/api/v1/query did not answer with Prometheus JSON (HTTP 200: '<html><body>It works!</body></html>')",  # noqa: E501
     "secrets-filebeat-hosts": 'filebeat.yml:2: output.kafka.hosts: "kbt:[redacted]@broker:9092x" is not host:port or a ${VAR} reference',  # noqa: E501

@@ -6,7 +6,9 @@ its topics deleted."""
 from __future__ import annotations
 
 import json
+import socket
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,19 +110,65 @@ def _summary(profile: str, after: int) -> WorkerSummary:
     return WorkerSummary(profile=profile, profiles_after=after, worker_index=1, sent=10, acked=10, failed=0)
 
 
+def _master_there(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The master's port taking connections at once (what each profile's worker waited for)."""
+    waited: list[str] = []
+    monkeypatch.setattr(stress_worker, "await_master", lambda host, port, wait_s, say: waited.append(host))
+    monkeypatch.setattr(stress_worker, "_master_gone", lambda host, port: None)
+    return waited
+
+
 def test_a_worker_serves_every_profile_then_exits(monkeypatch: pytest.MonkeyPatch) -> None:
     runs = iter([(0, _summary("current", 1)), (1, _summary("recommended", 0))])
     monkeypatch.setattr(stress_worker, "run_one", lambda host, port: next(runs))
     said: list[str] = []
+    waited = _master_there(monkeypatch)
     done = serve("10.0.0.5", 5557, said.append)
     assert [s.profile for s in done] == ["current", "recommended"]
+    assert waited == ["10.0.0.5", "10.0.0.5"]  # each profile's master waited for
     assert "profile recommended: worker 1 sent 10, acked 10, failed 0 (shipped to the master)" in said
 
 
 def test_a_worker_without_a_plan_says_where_it_looked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stress_worker, "run_one", lambda host, port: (1, None))
+    _master_there(monkeypatch)
     with pytest.raises(Unreachable, match=r"no stress plan from the master at 10\.0\.0\.5:5557"):
         serve("10.0.0.5", 5557, lambda _: None)
+
+
+@pytest.fixture
+def no_master() -> Iterator[tuple[str, int]]:
+    """A port bound but not listening: a master that has not started (every connection refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield "127.0.0.1", sock.getsockname()[1]
+
+
+def test_a_worker_before_its_master_waits_the_bound_then_says_so_in_one_line(
+    no_master: tuple[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host, port = no_master
+    monkeypatch.setattr(stress_worker, "run_one", lambda host, port: pytest.fail("no master: no locust"))
+    said: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(Unreachable) as caught:
+        serve(host, port, said.append, wait_s=1.5)
+    took = time.monotonic() - started
+    assert 1.4 <= took < 5, took  # the bound given, not locust's 300 s
+    assert caught.value.message == (
+        f"no kbt stress master at {host}:{port} after 1.5 s (Connection refused); is 'kbt stress"
+        " --remote-workers N' running with --master-host reachable from here? (--master-wait waits longer)"
+    )
+    assert said == [
+        f"joining the kbt stress master at {host}:{port}",
+        f"waiting up to 1.5 s for the master at {host}:{port} (Connection refused)",
+    ]
+
+
+def test_a_master_that_has_gone_is_not_waited_for(no_master: tuple[str, int]) -> None:
+    started = time.monotonic()
+    stress_worker._master_gone(*no_master)
+    assert time.monotonic() - started < stress_worker.STOP_GRACE_S / 2
 
 
 def test_a_worker_summary_file_is_read_or_ignored(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from tuner.cli.signals import interruptible
+from tuner.runner.stress.worker import MASTER_WAIT_S, MAX_MASTER_WAIT_S
 
 
 def stress_worker(
@@ -13,6 +14,13 @@ def stress_worker(
         "--master",
         help="The kbt stress master as HOST:PORT: its --master-host (reachable from here) and --master-port.",
     ),
+    master_wait: float = typer.Option(
+        MASTER_WAIT_S,
+        "--master-wait",
+        min=1.0,
+        max=MAX_MASTER_WAIT_S,
+        help="Seconds to wait for the master (each profile's) before giving up in one line.",
+    ),
 ) -> None:
     """Produce for a distributed stress test run by 'kbt stress --remote-workers N' elsewhere.
 
@@ -20,9 +28,10 @@ def stress_worker(
     address, gets the plan (topics, rates, stages, the target's bootstrap servers and client
     security) from it, produces to the target directly and reports to the master, profile after
     profile, then exits. The target's brokers must be reachable from here; `${VAR}` credentials of
-    the target's client properties are read from this machine's environment."""
+    the target's client properties are read from this machine's environment. It may start before
+    the master: it waits --master-wait seconds for it (locust's own 300 by default)."""
     from tuner.runner.stress.worker import parse_master, serve
 
     host, port = parse_master(master)
     with interruptible():
-        serve(host, port, lambda line: typer.echo(f"kbt stress-worker: {line}"))
+        serve(host, port, lambda line: typer.echo(f"kbt stress-worker: {line}"), master_wait)

@@ -10,25 +10,40 @@ Producers and consumers log through `tuner.core.client_log` unless their setting
 run's librdkafka lines go to a file and one summary line, not the terminal. An admin client keeps
 librdkafka's own stderr: a logger's lines are served only by poll(), which admin calls do not need,
 so they would wait there unseen.
+
+A one-shot call (a check, a listing, a capture's first look) waits on a `Reach`: librdkafka says on
+its error callback when every broker it knows is down, so a cluster that refuses every bootstrap
+address, does not resolve or closes the connection unanswered (a TLS listener spoken to in
+plaintext) is one line at once, not a wait to the call's timeout. A run's clients have none: a
+broker restarting mid-run is waited for, as librdkafka waits.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.client_log import client_logger
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, Unreachable
 
 if TYPE_CHECKING:
     from confluent_kafka import Consumer, Producer
     from confluent_kafka.admin import AdminClient
 
 ADMIN_SOCKET_TIMEOUT_MS = 10_000
+REACH_POLL_S = 0.05  # how often a one-shot call serves librdkafka's error callback while it waits
+# librdkafka's own errors for a call no broker answered (the rest are the cluster's answers)
+_NO_CONNECTION = ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE", "_SSL", "_AUTHENTICATION")
+# "FAIL [rdkafka#producer-1] [thrd:...]: ssl://h:9093/bootstrap: Connect to ipv4#h:9093 failed: Connection
+# refused (after 0ms in state CONNECT)": the broker's address, what happened and the state it was in
+_FAILURE = re.compile(
+    r"(?:^|\]: )(?:\w+://)?(?P<addr>[^\s/]+)/\w+: (?P<why>.+?)(?: \(after \d+ms in state (?P<state>\w+)\))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -60,9 +75,13 @@ def _built(factory: Any, conn: Connection, own: dict[str, Any], settings: Mappin
 def _reason(exc: Exception) -> str:
     """The client's own words for a refused configuration, on one line."""
     error = exc.args[0] if exc.args else exc
-    reason = error.str() if hasattr(error, "str") else str(error)
-    # OpenSSL's source file and error code say nothing to a user and change between versions
-    return re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", reason).strip()
+    return _openssl_plain(error.str() if hasattr(error, "str") else str(error)).strip()
+
+
+def _openssl_plain(text: str) -> str:
+    """librdkafka's text without OpenSSL's source file and error code: they say nothing to a user
+    and change between versions."""
+    return re.sub(r"[\w/.-]+\.c:\d+:\S*\s*|error:[0-9A-Fa-f]{8}:", "", text)
 
 
 @lru_cache(maxsize=256)
@@ -103,3 +122,98 @@ def new_consumer(conn: Connection, settings: Mapping[str, Any] | None = None) ->
     from confluent_kafka import Consumer
 
     return _built(Consumer, conn, {"logger": client_logger()}, settings)
+
+
+class Reach(logging.Handler):
+    """How one admin client's connections went, from librdkafka's error callback and log lines:
+    `all_down` once every broker it knows is down (`_ALL_BROKERS_DOWN`), and the last failure each
+    broker address gave. Built into the client by `settings()`; read by `answer`."""
+
+    def __init__(self, conn: Connection) -> None:
+        super().__init__(logging.DEBUG)
+        self.conn = conn
+        self.all_down = False
+        self.failures: dict[str, str] = {}  # broker address -> what its last connection attempt said
+        # its own logger, not one of logging's registry (which keeps every logger it names for good:
+        # a wait that looks every half second would grow it, and a reused name its handlers)
+        self.logger = logging.Logger("kbt.reach", logging.DEBUG)  # librdkafka's debug lines are DEBUG
+        self.logger.addHandler(self)
+
+    def settings(self) -> dict[str, Any]:
+        """The client settings that feed this watch (librdkafka's lines come here, not stderr)."""
+        return {"logger": self.logger, "error_cb": self.error}
+
+    def error(self, err: Any) -> None:
+        from confluent_kafka import KafkaError
+
+        if err.code() == KafkaError._ALL_BROKERS_DOWN:
+            self.all_down = True
+        else:
+            self._failed(str(err.str()))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if text.startswith("FAIL") or record.levelno >= logging.WARNING:
+            self._failed(text)
+
+    def _failed(self, text: str) -> None:
+        found = _FAILURE.search(text)
+        if found is None:
+            return
+        why = _openssl_plain(re.sub(r"^Connect to \S+ failed: ", "", found["why"]))
+        plaintext = self.conn.properties.get("security.protocol", "PLAINTEXT").upper() in (
+            "PLAINTEXT",
+            "SASL_PLAINTEXT",
+        )
+        if found["state"] == "APIVERSION_QUERY" and plaintext and "security.protocol" not in why:
+            why += "; closed before it answered, as a TLS listener spoken to in plaintext does"
+            why += " (set security.protocol)"
+        self.failures[found["addr"]] = why
+
+    def sentence(self, silent: str = "every broker is down") -> str:
+        """`cannot reach ADDRESSES (what each said)`: the one line for a cluster that never answered
+        (`silent`: what to say when no address said why)."""
+        tried = [a.strip() for a in self.conn.bootstrap_servers.split(",") if a.strip()]
+        said = self.failures
+        if len(set(said.values())) == 1:
+            detail = next(iter(said.values()))
+        else:
+            detail = "; ".join(f"{addr}: {why}" for addr, why in said.items())
+        return f"cannot reach {', '.join(tried)} ({detail or silent})"
+
+
+def answer(admin: Any, reach: Reach, future: Any, timeout_s: float) -> Any:
+    """The admin future's result, serving librdkafka's callbacks while it waits: Unreachable at once
+    when every broker is down (`reach.sentence()`), TimeoutError after `timeout_s`, the future's
+    own KafkaException when the cluster answered with an error."""
+    deadline = time.monotonic() + timeout_s
+    while not future.done():
+        admin.poll(REACH_POLL_S)  # the error callback and the logger are served here
+        if reach.all_down:
+            admin.poll(0)  # the failures queued beside the callback, for the sentence
+            raise Unreachable(reach.sentence())
+        if time.monotonic() > deadline:
+            raise TimeoutError
+    return future.result()
+
+
+def check_reach(conn: Connection, timeout_s: float) -> None:
+    """Return once a broker answers (its cluster description, or an error it answered with);
+    Unreachable in one line at once when every bootstrap address fails, or after `timeout_s` when
+    none answers (the wait the caller's own admin call would have had). For a command's start,
+    before its admin calls, whose waits are a run's."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    reach = Reach(conn)
+    admin = admin_client(conn, reach.settings())
+    try:
+        answer(admin, reach, admin.describe_cluster(request_timeout=timeout_s), timeout_s + 2)
+        return
+    except TimeoutError:
+        pass
+    except KafkaException as exc:  # an answer, unless it is the client's own account of no connection
+        error = exc.args[0] if exc.args else None
+        if getattr(error, "code", lambda: None)() not in {getattr(KafkaError, n) for n in _NO_CONNECTION}:
+            return
+    admin.poll(0)  # the failures queued beside the answer, for the sentence
+    raise Unreachable(reach.sentence(f"no answer in {timeout_s:g} s"))

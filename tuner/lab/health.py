@@ -23,17 +23,20 @@ class Health:
 
 
 def brokers_in_metadata(bootstrap_servers: str, timeout_s: float = 5.0) -> set[int]:
-    """Node ids of the brokers the cluster metadata lists (empty when unreachable)."""
-    from tuner.core.kafka_clients import Connection, admin_client
+    """Node ids of the brokers the cluster metadata lists (empty when unreachable: at once when
+    every broker refuses, as a stopped lab's do; a waiting caller asks again)."""
+    from tuner.core.kafka_clients import Connection, Reach, admin_client, answer
 
+    conn = Connection(bootstrap_servers)
+    reach = Reach(conn)  # its logger keeps librdkafka's lines off the terminal
     settings: dict[str, Any] = {
         "socket.timeout.ms": int(timeout_s * 1000),
         "log_level": 0,
-        "logger": silent_logger(),
+        **reach.settings(),
     }
-    admin = admin_client(Connection(bootstrap_servers), settings)
+    admin = admin_client(conn, settings)
     try:
-        cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 1)
+        cluster = answer(admin, reach, admin.describe_cluster(request_timeout=timeout_s), timeout_s + 1)
     except Exception:
         return set()
     return {node.id for node in cluster.nodes}

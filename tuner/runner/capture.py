@@ -49,8 +49,9 @@ def capture(
     """Read the cluster over the window and shape it; BadInput / Unreachable in one line.
     `progress(seconds left)` every few seconds of the window and once at its end (0); `note(text)`
     for what the operator should know before the window rather than after it."""
+    from tuner.core.kafka_clients import check_reach
     from tuner.measure.capture_log import read_produce_traffic
-    from tuner.measure.capture_read import appended, describe_topics, end_offsets
+    from tuner.measure.capture_read import METADATA_TIMEOUT_S, appended, describe_topics, end_offsets
     from tuner.model.capture import shape
     from tuner.store.capture import CaptureRecord
     from tuner.target.registry import resolve_target
@@ -65,6 +66,9 @@ def capture(
         raise BadInput(f"--window: between {MIN_WINDOW_S:g} s and {MAX_WINDOW_S:g} s")
     target = resolve_target(request.lab_dir, request.source)
     conn = connection(target)
+    check_reach(
+        conn, METADATA_TIMEOUT_S
+    )  # a cluster that never answers is said at once, not after the metadata's wait
     topics, broker_ids = describe_topics(conn)
     silent = _prometheus_silent(target)
     if silent is not None and note is not None:  # said now, not after an hour's window

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tuner.core.kafka_clients import admin_client
+from tuner.core.kafka_clients import admin_client, check_reach
 from tuner.runner.lifecycle import Engine, Measurer, Observer, RunLifecycle, RunPolicy, clean_leftovers
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
@@ -16,7 +16,7 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target.base import Target
 from tuner.target.security import connection
-from tuner.target.topics import broker_ids, check_fits_cluster
+from tuner.target.topics import ADMIN_TIMEOUT_S, broker_ids, check_fits_cluster
 
 
 @dataclass
@@ -59,7 +59,9 @@ class SweepRunner:
                 outcome.skipped.append(done)
             else:
                 todo.append(plan)
-        admin = admin_client(connection(self.target))
+        conn = connection(self.target)
+        check_reach(conn, ADMIN_TIMEOUT_S)  # a cluster that is not there: one line at once, before any run
+        admin = admin_client(conn)
         ids = broker_ids(admin)
         brokers = len(ids)
         outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import Unreachable
+from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, check_reach
 
 if TYPE_CHECKING:
     from tuner.model.forecast_baseline import TopicPlacement
@@ -21,28 +22,20 @@ if TYPE_CHECKING:
 ADMIN_TIMEOUT_S = 10.0
 
 
-class _Captured(logging.Handler):
-    """librdkafka log lines kept (the last failure explains an unreachable cluster), not printed."""
+class _Captured(Reach):
+    """The admin client's connections watched (a cluster that never answers is one line at once)
+    and the brokers' ApiVersions answers kept (debug "feature"), not printed."""
 
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.last = ""
-        self.api_lines: list[str] = []  # the brokers' ApiVersions answers (debug "feature")
-        self.logger = logging.getLogger(f"kbt.target.check.{id(self)}")
-        self.logger.propagate = False
-        self.logger.setLevel(logging.DEBUG)  # librdkafka's debug lines are DEBUG records
-        self.logger.addHandler(self)
+    def __init__(self, conn: Connection) -> None:
+        super().__init__(conn)
+        self.api_lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         text = record.getMessage()
         if text.startswith("APIVERSION"):
             self.api_lines.append(text)
             return
-        if record.levelno < logging.WARNING:  # other debug lines explain nothing
-            return
-        if "FAIL" in text or "error" in text.lower():
-            # "...: sasl_ssl://h:p/bootstrap: SASL authentication error: ... (after 312ms ...)"
-            self.last = text.rsplit("/bootstrap: ", 1)[-1].split(" (after ", 1)[0].strip()
+        super().emit(record)
 
 
 def cluster_facts(target: Any) -> dict[str, Any]:
@@ -50,26 +43,25 @@ def cluster_facts(target: Any) -> dict[str, Any]:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import ConfigResource
 
-    from tuner.core.kafka_clients import Connection, admin_client
     from tuner.target.security import librdkafka_config, resolve
 
     security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
-    errors: list[str] = []
-    logs = _Captured()
+    conn = Connection(target.bootstrap_servers, security)
+    logs = _Captured(conn)
     settings: dict[str, Any] = {
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
-        "logger": logs.logger,  # librdkafka's log lines feed the one-line error, not stderr
+        **logs.settings(),  # librdkafka's log lines and errors feed the one-line error, not stderr
         "debug": "feature",  # and the brokers' ApiVersions answers (the version when nothing says it)
-        "error_cb": lambda err: errors.append(str(err.str())),
     }
-    admin = admin_client(Connection(target.bootstrap_servers, security), settings)
+    admin = admin_client(conn, settings)
     try:
-        described = admin.describe_cluster(request_timeout=ADMIN_TIMEOUT_S).result(
-            timeout=ADMIN_TIMEOUT_S + 2
-        )
+        future = admin.describe_cluster(request_timeout=ADMIN_TIMEOUT_S)
+        described = answer(admin, logs, future, ADMIN_TIMEOUT_S + 2)  # every broker down: at once
+    except Unreachable as exc:
+        raise Unreachable(f"{target.name}: {exc.message}") from None
     except (KafkaException, TimeoutError) as exc:
         admin.poll(0.2)  # a Python logger gets librdkafka's queued log lines on poll
-        detail = logs.last or (errors[-1] if errors else str(exc.args[0] if exc.args else exc))
+        detail = next(reversed(logs.failures.values()), "") or str(exc.args[0] if exc.args else "no answer")
         raise Unreachable(f"{target.name}: cannot reach {target.bootstrap_servers} ({detail})") from None
     brokers = sorted(
         ({"id": n.id, "host": n.host, "port": n.port} for n in described.nodes), key=lambda b: b["id"]
@@ -139,13 +131,17 @@ def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlaceme
     internal ones); None when the cluster has no such topic."""
     from confluent_kafka import KafkaException
 
-    from tuner.core.kafka_clients import admin_client
     from tuner.model.forecast_baseline import TopicPlacement
     from tuner.target.registry import resolve_target
     from tuner.target.security import connection
 
     target = resolve_target(None, source)
-    admin = admin_client(connection(target))
+    conn = connection(target)
+    try:
+        check_reach(conn, ADMIN_TIMEOUT_S)  # a cluster that never answers: said at once
+    except Unreachable as exc:
+        raise Unreachable(f"{target.name}: {exc.message}") from None
+    admin = admin_client(conn)
     try:
         meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
     except KafkaException as exc:

@@ -28,7 +28,10 @@ def broker_ids(admin: AdminClient) -> list[int]:
     try:
         meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
     except KafkaException as exc:
-        raise Unreachable(f"cannot reach the Kafka cluster: {exc.args[0]}") from None
+        err = exc.args[0]
+        raise Unreachable(
+            f"cannot reach the Kafka cluster: {err.str() if hasattr(err, 'str') else err}"
+        ) from None
     return sorted(meta.brokers)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError, did_you_mean
-from tuner.core.kafka_clients import Connection, admin_client
+from tuner.core.kafka_clients import Connection, admin_client, check_reach
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
@@ -39,7 +39,7 @@ from tuner.store.record import RunRecord
 from tuner.store.results import ResultsStore
 from tuner.target.base import Target
 from tuner.target.lab import lab_state
-from tuner.target.topics import delete_topics
+from tuner.target.topics import ADMIN_TIMEOUT_S, delete_topics
 
 REPLICATION_FACTOR = 3
 MIN_INSYNC_REPLICAS = 2
@@ -342,7 +342,11 @@ class ChaosRunner:
         netem = netem_status() if any("netem" in r.scenario.needs for r in runs) else (True, "")
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
-        admin = admin_client(Connection(state.direct_bootstrap_servers))
+        direct = Connection(state.direct_bootstrap_servers)
+        check_reach(
+            direct, ADMIN_TIMEOUT_S
+        )  # a stopped lab: one line at once, not each run's wait for a restarted broker
+        admin = admin_client(direct)
         lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)

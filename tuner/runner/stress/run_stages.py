@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
-from tuner.core.kafka_clients import Connection, admin_client
+from tuner.core.kafka_clients import Connection, admin_client, check_reach
 from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
@@ -48,7 +48,7 @@ from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
 from tuner.target.base import Target
 from tuner.target.security import client_config
-from tuner.target.topics import broker_ids, check_fits_cluster, delete_topics
+from tuner.target.topics import ADMIN_TIMEOUT_S, broker_ids, check_fits_cluster, delete_topics
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
 JOIN_GRACE_S = 5.0  # past t0 without every worker joined: the run stops
@@ -107,7 +107,11 @@ class StressRunner:
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
-        admin = admin_client(Connection(self.target.bootstrap_servers, client_config(self.target)))
+        conn = Connection(self.target.bootstrap_servers, client_config(self.target))
+        check_reach(
+            conn, ADMIN_TIMEOUT_S
+        )  # a cluster that is not there: one line at once, before any profile
+        admin = admin_client(conn)
         ids = broker_ids(admin)
         brokers = len(ids)
         workload = loaded.spec.topics_with_configs()

@@ -6,6 +6,12 @@ message (topics, rates, timeline, the target's bootstrap servers and client secu
 references), produces to the target directly, and ships its tallies to the master with every
 locust report. When the worker quits it leaves a summary (what it shipped; whether another
 profile follows, for which a fresh worker joins the next master on the same address).
+
+Workers may start before their master, as locust's do. kbt waits for the master's port itself,
+bounded by `--master-wait` (locust's own 300 s by default), and says in one line when no master
+came: locust's worker, started once the master listens, would otherwise ask for its locust file 60
+times 5 s apart, print its own lines and leave kbt only its exit status. Between profiles the worker
+first lets the last profile's master go, so that it does not take the closing master for the next.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ import dataclasses
 import json
 import os
 import signal
+import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +34,9 @@ from tuner.driver.stress.plan import WORKER_REPORT_ENV
 from tuner.runner.stress.locust_processes import worker_command
 
 STOP_GRACE_S = 15.0
+MASTER_WAIT_S = 300.0  # locust's own wait for its master: 60 tries of its locust file, 5 s apart
+MAX_MASTER_WAIT_S = 86_400.0
+PROBE_EVERY_S = 1.0  # how often the master's port is tried while waiting for it
 
 
 @dataclass(frozen=True)
@@ -91,11 +102,52 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=5)
 
 
-def serve(host: str, port: int, say: Callable[[str], None]) -> list[WorkerSummary]:
-    """Work every profile of the master's stress test, one locust worker each, until the last."""
+def await_master(host: str, port: int, wait_s: float, say: Callable[[str], None]) -> None:
+    """Return once the master's port takes a connection; Unreachable in one line after `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    waiting = False
+    while True:
+        try:
+            with socket.create_connection(
+                (host, port), timeout=max(0.1, min(5.0, deadline - time.monotonic()))
+            ):
+                return
+        except OSError as exc:
+            why = exc.strerror or type(exc).__name__
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Unreachable(
+                f"no kbt stress master at {host}:{port} after {wait_s:g} s ({why}); is 'kbt stress"
+                " --remote-workers N' running with --master-host reachable from here? (--master-wait"
+                " waits longer)"
+            )
+        if not waiting:
+            say(f"waiting up to {wait_s:g} s for the master at {host}:{port} ({why})")
+            waiting = True
+        time.sleep(min(PROBE_EVERY_S, left))
+
+
+def _master_gone(host: str, port: int, wait_s: float = STOP_GRACE_S) -> None:
+    """Wait (at most `wait_s`) until the last profile's master no longer takes connections."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=1.0):
+                pass
+        except OSError:
+            return
+        time.sleep(0.2)
+
+
+def serve(
+    host: str, port: int, say: Callable[[str], None], wait_s: float = MASTER_WAIT_S
+) -> list[WorkerSummary]:
+    """Work every profile of the master's stress test, one locust worker each, until the last;
+    each master waited for at most `wait_s`."""
     done: list[WorkerSummary] = []
     while True:
         say(f"joining the kbt stress master at {host}:{port}")
+        await_master(host, port, wait_s, say)
         code, summary = run_one(host, port)
         if summary is None:
             raise Unreachable(
@@ -106,3 +158,4 @@ def serve(host: str, port: int, say: Callable[[str], None]) -> list[WorkerSummar
         done.append(summary)
         if summary.profiles_after <= 0:
             return done
+        _master_gone(host, port)

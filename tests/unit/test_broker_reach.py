@@ -1,0 +1,168 @@
+"""A one-shot command says at once that no broker is there: every bootstrap address refusing the
+connection (real refused ports on 127.0.0.1) or not resolving is one line naming the addresses,
+in a second, not at the end of the admin call's timeout. A run's clients keep waiting."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tuner.core.errors import Unreachable
+from tuner.core.kafka_clients import Connection, Reach, admin_client, check_reach
+from tuner.target import topics
+
+pytestmark = pytest.mark.wall_clock
+
+FAST_S = 5.0  # far below the admin calls' own timeouts (10 s and 30 s), far above librdkafka's ms
+
+
+@pytest.fixture
+def refused() -> Iterator[str]:
+    """HOST:PORT of a port bound but not listening: every connection to it is refused (no race
+    with another process taking the port, as a closed port would have)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+def _unreachable(bootstrap: str) -> tuple[str, float]:
+    started = time.monotonic()
+    with pytest.raises(Unreachable) as caught:
+        check_reach(Connection(bootstrap), 10.0)
+    return caught.value.message, time.monotonic() - started
+
+
+def test_a_refused_port_is_said_at_once(refused: str) -> None:
+    message, took = _unreachable(refused)
+    assert message == f"cannot reach {refused} (Connection refused)"
+    assert took < FAST_S, took
+
+
+def test_every_address_tried_is_named(refused: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as other:
+        other.bind(("127.0.0.1", 0))
+        second = f"127.0.0.1:{other.getsockname()[1]}"
+        message, took = _unreachable(f"{refused},{second}")
+    assert message == f"cannot reach {refused}, {second} (Connection refused)"
+    assert took < FAST_S, took
+
+
+def test_an_address_that_does_not_resolve_says_so(refused: str) -> None:
+    message, took = _unreachable(f"{refused},kbt-no-such-host.invalid:9092")
+    assert message.startswith(f"cannot reach {refused}, kbt-no-such-host.invalid:9092 ("), message
+    assert f"{refused}: Connection refused" in message
+    assert "kbt-no-such-host.invalid:9092: Failed to resolve" in message
+    assert took < FAST_S, took
+
+
+def test_a_listener_closing_before_it_answers_is_named_as_tls_spoken_to_in_plaintext() -> None:
+    """librdkafka's own line for a connection a TLS listener reset during ApiVersions."""
+    reach = Reach(Connection("k1:9093"))
+    reach.logger.info(
+        "FAIL [rdkafka#producer-1] [thrd:k1:9093/bootstrap]: k1:9093/bootstrap: Disconnected:"
+        " connection reset by peer (after 0ms in state APIVERSION_QUERY)"
+    )
+    assert reach.sentence() == (
+        "cannot reach k1:9093 (Disconnected: connection reset by peer; closed before it answered, as a"
+        " TLS listener spoken to in plaintext does (set security.protocol))"
+    )
+    secure = Reach(Connection("k1:9093", {"security.protocol": "SSL"}))
+    secure._failed("ssl://k1:9093/bootstrap: Disconnected (after 1ms in state APIVERSION_QUERY)")
+    assert secure.sentence() == "cannot reach k1:9093 (Disconnected)"  # TLS spoken: no such hint
+    secure._failed(
+        "ssl://k1:9093/bootstrap: SSL handshake failed: ssl/statem/statem_clnt.c:2124:tls_post_process_server"
+        "_certificate error:0A000086:SSL routines::certificate verify failed"
+        " (after 5ms in state SSL_HANDSHAKE)"
+    )
+    assert secure.sentence() == (  # OpenSSL's source file and error code left out
+        "cannot reach k1:9093 (SSL handshake failed: SSL routines::certificate verify failed)"
+    )
+    assert (
+        Reach(Connection("k1:9093")).sentence("no answer in 10 s")
+        == "cannot reach k1:9093 (no answer in 10 s)"
+    )
+
+
+def test_a_runs_admin_call_still_waits_for_a_broker(refused: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's admin client has no Reach: a broker restarting mid-run (refusing for a while) is
+    waited for to the call's timeout, not failed at the first refusal."""
+    monkeypatch.setattr(topics, "ADMIN_TIMEOUT_S", 1.5)
+    started = time.monotonic()
+    with pytest.raises(Unreachable):
+        topics.broker_ids(admin_client(Connection(refused)))
+    assert time.monotonic() - started >= 1.4
+
+
+def test_a_stopped_labs_metadata_is_empty_at_once(refused: str) -> None:
+    """`kbt lab status` of a stopped lab, and the waits that ask again: no 5 s per look."""
+    from tuner.lab.health import brokers_in_metadata
+
+    started = time.monotonic()
+    assert brokers_in_metadata(refused) == set()
+    assert time.monotonic() - started < 2.5  # its own timeout is 5 s
+
+
+def test_a_sweep_a_stress_and_a_chaos_run_on_a_cluster_that_is_not_there_stop_at_once(
+    refused: str, tmp_path: Path
+) -> None:
+    """Before any run (a stopped lab: the sweep waited 30 s with librdkafka's lines on stderr, each
+    chaos run 300 s for its brokers); nothing is written."""
+    import json
+
+    from tests.e2e.bad_inputs import GOOD_SPEC
+    from tests.unit.test_stress_runner import SPEC
+    from tuner.lab.config import LabConfig
+    from tuner.lab.state import new_state
+    from tuner.runner.chaos.run_matrix import ChaosRunner, chaos_plans
+    from tuner.runner.chaos.scenarios import MATRIX
+    from tuner.runner.stress.locust_processes import LocustOptions
+    from tuner.runner.stress.run_stages import StressRunner
+    from tuner.runner.sweep import SweepRunner
+    from tuner.spec.loader import load_sweep
+    from tuner.spec.stress_load import load_stress
+    from tuner.store.results import ResultsStore
+    from tuner.target.lab import lab_target
+
+    state = json.loads(new_state(LabConfig(lab_dir=tmp_path), "abc", 1.8e9).model_dump_json())
+    port = int(refused.rsplit(":", 1)[1])
+    for broker in state["brokers"]:  # a stopped lab: every broker's port refuses
+        broker.update(port=port, proxy_port=None, internal_port=None)
+    (tmp_path / "state.json").write_text(json.dumps({**state, "phase": "up"}))
+    target = lab_target(tmp_path)
+    store = ResultsStore(tmp_path / "results")
+    (tmp_path / "stress.yaml").write_text(SPEC)
+    (tmp_path / "sweep.yaml").write_text(GOOD_SPEC)
+    sweep = load_sweep(tmp_path / "sweep.yaml")
+    runs = [
+        lambda: SweepRunner(target, None, None, store).run(sweep),  # type: ignore[arg-type]
+        lambda: StressRunner(target, store, LocustOptions()).run(
+            load_stress(tmp_path / "stress.yaml"), ["current"]
+        ),
+        lambda: ChaosRunner(target, None, store).run(chaos_plans(sweep, MATRIX[:1])),  # type: ignore[arg-type]
+    ]
+    tried = ", ".join([refused] * len(state["brokers"]))
+    for run in runs:
+        started = time.monotonic()
+        with pytest.raises(Unreachable) as caught:
+            run()
+        assert caught.value.message == f"cannot reach {tried} (Connection refused)"
+        assert time.monotonic() - started < FAST_S
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_plain_locust_run_of_a_spec_on_a_cluster_that_is_not_there_stops_at_once(
+    refused: str, tmp_path: Path
+) -> None:
+    from tests.e2e.bad_inputs import GOOD_SPEC
+    from tuner.driver.locust.spec_load import create_load_topics, load_from_spec
+
+    (tmp_path / "sweep.yaml").write_text(GOOD_SPEC)
+    load = load_from_spec(str(tmp_path / "sweep.yaml"), bootstrap=refused)
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match=f"cannot reach {refused} \\(Connection refused\\)"):
+        create_load_topics(load)
+    assert time.monotonic() - started < FAST_S
