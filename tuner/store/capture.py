@@ -6,9 +6,9 @@ a workload and a client profile per client group."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tuner.core.frozen import Frozen
 from tuner.core.units import (
@@ -92,6 +92,13 @@ class CaptureRecord(Frozen):
     # the brokers over the same window, as `kbt diagnose` reads them, when the target has a Prometheus
     brokers_snapshot: ClusterSnapshot | None = None
     notes: Annotated[list[Text], Entries] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _a_window(self) -> Self:
+        # Rates are counts over the window: one of no length made them billions a second.
+        if self.end <= self.start:
+            raise ValueError(f"end: {self.end:g} is not after start ({self.start:g}): no window captured")
+        return self
 
     @property
     def window_s(self) -> float:
