@@ -15,10 +15,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-# What a field may become: every JSON type, a negative, zero, a huge number and a long string.
+# What a field may become: every JSON type, a negative, zero, a tiny and a huge number (past a
+# double's exact integers, past any count), a short and a long string.
 VALUES: tuple[Any, ...] = (
-    *(None, True, False, -1, 0, -1.5, 1e308, -1e308, 10**30),
-    *("", "x" * 100_000, [], {}, [1, 2]),
+    *(None, True, False, -1, 0, -1.5, 1e-300, 9 * 10**15, 1e308, -1e308, 10**30),
+    *("", "x", "x" * 100_000, [], {}, [1, 2]),
 )
 
 
@@ -52,10 +53,19 @@ def _changed(document: Any, where: tuple[str | int, ...], value: Any, drop: bool
     return json.dumps(changed)
 
 
+def field_changed(document: Any) -> st.SearchStrategy[Mutation]:
+    """A copy of `document` with one field set to another value or dropped."""
+    return st.builds(
+        lambda where, value, drop: Mutation(where, _changed(document, where, value, drop)),
+        st.sampled_from(sorted(field_paths(document), key=repr)),
+        st.sampled_from(VALUES),
+        st.booleans(),
+    )
+
+
 def one_field_changed(document: Any) -> st.SearchStrategy[Mutation]:
-    """A copy of `document` with one field set to another value or dropped, or the whole text
-    damaged (cut in half, a second copy of a key, NaN, nested 100,000 deep)."""
-    paths = list(field_paths(document))
+    """`field_changed`, or the whole text damaged (cut in half, a second copy of a key, NaN, nested
+    100,000 deep, binary)."""
     text = json.dumps(document)
     damaged = (
         text[: len(text) // 2],
@@ -64,10 +74,4 @@ def one_field_changed(document: Any) -> st.SearchStrategy[Mutation]:
         "[" * 100_000 + "]" * 100_000,
         "\x00\x01binary",
     )
-    fields = st.builds(
-        lambda where, value, drop: Mutation(where, _changed(document, where, value, drop)),
-        st.sampled_from(paths),
-        st.sampled_from(VALUES),
-        st.booleans(),
-    )
-    return fields | st.sampled_from(damaged).map(lambda t: Mutation((), t))
+    return field_changed(document) | st.sampled_from(damaged).map(lambda t: Mutation((), t))
