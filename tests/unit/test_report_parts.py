@@ -61,6 +61,43 @@ def test_series_files_sit_beside_records_but_are_not_records(tmp_path: Path) -> 
     assert load_run_series(paths[1]) is None
 
 
+@pytest.mark.parametrize(
+    ("entry", "what"),
+    [
+        ("fifo", "is a FIFO, not a run series"),
+        ("directory", "is a directory, not a run series"),
+        ("loop", "cannot read: Too many levels of symbolic links"),
+        ("user-file", "not valid JSON"),
+    ],
+)
+def test_what_sits_where_a_series_goes_is_named_and_never_written_through(
+    tmp_path: Path, entry: str, what: str
+) -> None:
+    """A FIFO, a directory or a link loop where a run's series goes was passed over as "no time
+    series saved"; a link to a user's file was written through by `report --prometheus` filling the
+    series in (the file lost). Each is named in one line and left as it is."""
+    import os
+
+    paths = _sweep(tmp_path)
+    where = series_path(paths[0])
+    where.parent.mkdir()
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    if entry == "fifo":
+        os.mkfifo(where)
+    elif entry == "directory":
+        where.mkdir()
+    else:
+        where.symlink_to(where.name if entry == "loop" else mine)
+    with pytest.raises(BadInput, match=what):
+        load_run_series(paths[0])
+    with pytest.raises(BadInput, match=what):
+        write_run_series(paths[0], _series("qunar-logs/x", 0.0))
+    assert mine.read_text() == "mine" and os.path.lexists(where)
+    report = load_report_input(tmp_path)
+    assert [p for p in report.problems if what in p and "no time series for" in p]
+
+
 def test_series_of_another_version_is_one_line(tmp_path: Path) -> None:
     paths = _sweep(tmp_path)
     write_run_series(paths[0], _series("x", 0.0))
