@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import repo_root
@@ -194,3 +196,46 @@ def test_an_entry_of_a_results_directory_named_like_a_record_is_one_line_never_a
         store.records()
     assert info.value.message.endswith(f"odd--20231114T221320.000Z.json: {what}")
     assert "\n" not in info.value.message
+
+
+ENTRIES = st.sampled_from(
+    ["record", "record", "fifo", "directory", "loop", "dangling", "other.txt", "hidden"]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(ENTRIES, max_size=8))
+def test_a_results_directory_of_any_entries_is_read_whole_or_refused_naming_one(entries: list[str]) -> None:
+    """Records among FIFOs, directories and links named like records, other files and hidden ones:
+    every record read (the other names passed over), or one line naming the first entry that is
+    named like a record and is not one; never a wait on a FIFO or a traceback."""
+    import os
+    import tempfile
+
+    plan = _plans()[0]
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        (root / "qunar-logs").mkdir()
+        odd = []
+        for i, entry in enumerate(entries):
+            path = root / "qunar-logs" / f"e{i}.json"
+            if entry == "record":
+                ResultsStore(root).write(_record(plan, 1_700_000_000.0 + i))
+            elif entry == "fifo":
+                os.mkfifo(path)
+            elif entry == "directory":
+                path.mkdir()
+            elif entry in ("loop", "dangling"):
+                path.symlink_to(path.name if entry == "loop" else "gone.json")
+            else:
+                (path.with_name(f".e{i}.json") if entry == "hidden" else path.with_suffix(".txt")).write_text(
+                    "x"
+                )
+            if entry in ("fifo", "directory", "loop", "dangling"):
+                odd.append(path.name)
+        try:
+            records = ResultsStore(root).records()
+        except BadInput as exc:
+            assert odd and f"qunar-logs/{min(odd)}: " in exc.message and "\n" not in exc.message
+            return
+    assert not odd and len(records) == entries.count("record")
