@@ -125,6 +125,24 @@ def test_results_dir_or_one_sweep_dir(tmp_path: Path) -> None:
         load_report_input(tmp_path / "empty")
 
 
+def test_only_the_newest_sweeps_are_charted_the_rest_are_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each sweep's charts take about a second: 5,000 records in 1,667 sweeps took half an hour
+    from tuner.render import report_plots
+
+    monkeypatch.setattr(report_plots, "MAX_CHARTED_GROUPS", 2)
+    store = ResultsStore(tmp_path)
+    for i in range(4):
+        for plan in _plans()[:2]:
+            record = _record(plan, 1_700_000_000.0 + 1000 * i + plan.index)
+            store.write(record.model_copy(update={"sweep": f"s{i}", "run_id": f"s{i}/{plan.name}"}))
+    built = build_report(load_report_input(tmp_path))
+    charted = {name.split("-")[1] for name in built.pngs if "before-after" not in name}  # 01-s3-latency.png
+    assert charted == {"s3", "s2"} and built.html.count("this one is in its tables only") == 2
+    assert built.html.count('<a id="run-') >= 8  # every run in a table
+
+
 def test_pareto_front() -> None:
     points = [(100.0, 50.0), (10.0, 400.0), (50.0, 60.0), (60.0, 70.0), (10.0, 500.0), (200.0, 40.0)]
     assert pareto_front(points) == [1, 2, 0, 5]

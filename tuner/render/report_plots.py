@@ -26,6 +26,7 @@ MAX_LEGEND_BROKERS = 12
 # each run past these (a figure an inch per run and a label per run took 77 s and 1.4 GB at 5,000).
 MAX_FIGURE_INCHES = 40.0
 MAX_RUN_LABELS = 60  # run names under the bars, on the timelines, beside the Pareto points
+MAX_CHARTED_GROUPS = 20  # sweeps and stress runs charted (the newest); the others are tables only
 
 
 def _png(fig: Any) -> bytes:
