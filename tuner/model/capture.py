@@ -60,6 +60,7 @@ _NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 N = TypeVar("N", int, float)
 
 
+RECORD_FILE = "capture.json"  # what a capture read, beside a folder per client group
 DEFAULT_WARMUP_S = 20.0  # a replay run's unmeasured start, cut to half a shorter run
 
 
@@ -176,7 +177,7 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
     producers = {key: _producers(rows) for key, rows in grouped.items()}
     total = sum(producers.values())
     scale = min(1.0, options.lab_producers / total) if total else 1.0
-    names: set[str] = set()
+    names = {RECORD_FILE}  # a client id of capture.json is not a folder beside the file
     groups = []
     notes = list(record.notes)
     brokers = broker_map(record, options.lab_brokers)
@@ -241,11 +242,13 @@ def software_name(software: str) -> str:
 
 
 def _unique(name: str, taken: set[str]) -> str:
+    """`name`, or it numbered, unlike every name `taken` (case-folded: a folder per group, and a
+    file system may not tell App from app)."""
     candidate, n = name, 2
-    while candidate in taken:
+    while candidate.casefold() in taken:
         candidate = f"{name[:56]}-{n}"
         n += 1
-    taken.add(candidate)
+    taken.add(candidate.casefold())
     return candidate
 
 

@@ -12,11 +12,9 @@ from tuner.core.inputs import read_json, shown_path
 from tuner.core.text import or_dash
 from tuner.core.writes import json_text
 from tuner.core.yaml_block import yaml_document
-from tuner.model.capture import CapturedGroup, CapturePlan
+from tuner.model.capture import RECORD_FILE, CapturedGroup, CapturePlan
 from tuner.store.capture import CaptureRecord
 from tuner.store.document import validated
-
-RECORD_FILE = "capture.json"
 
 
 def capture_files(out: Path, record: CaptureRecord, plan: CapturePlan) -> dict[Path, str]:
