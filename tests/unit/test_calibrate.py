@@ -176,3 +176,15 @@ def test_a_capture_of_no_window_is_refused_not_shaped_at_a_billion_requests_a_se
     (source / "capture.json").write_text(json.dumps(document))
     with pytest.raises(BadInput, match=r"capture.json: invalid capture: end: .* is not after start"):
         calibrated(source, _replay(tmp_path, 5_000))
+
+
+def test_a_busy_clients_tallies_pass_ten_million_partition_batches_and_none_is_negative() -> None:
+    # a tally's bound was a partition count's (10 million): a capture of a client sending 10,000
+    # requests/s of 10 partitions over 10 minutes could not be written; a count is never below 0
+    from pydantic import ValidationError
+
+    busy = client_row("svc", RDKAFKA, "b0", 6_000_000, "t", partitions=60_000_000)
+    assert capture_record([busy], TOPICS, SAMPLES).clients[0].partitions == 60_000_000
+    for field in ("requests", "record_bytes", "partitions"):
+        with pytest.raises(ValidationError):
+            capture_record([{**busy, field: -1}], TOPICS, SAMPLES)
