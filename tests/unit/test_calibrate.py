@@ -188,3 +188,19 @@ def test_a_busy_clients_tallies_pass_ten_million_partition_batches_and_none_is_n
     for field in ("requests", "record_bytes", "partitions"):
         with pytest.raises(ValidationError):
             capture_record([{**busy, field: -1}], TOPICS, SAMPLES)
+
+
+@pytest.mark.parametrize("where", [("scale",), ("groups", 0, "requests_per_s")])
+def test_a_plan_of_no_scale_or_no_requests_is_refused_not_divided_by(tmp_path: Path, where: tuple) -> None:
+    # both were ZeroDivisionError tracebacks of the calibration (what a lab ran over the source's scale)
+    import json
+
+    source, _ = _source(tmp_path)
+    document = json.loads((source / "capture.json").read_text())
+    node = document["plan"]
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = 0
+    (source / "capture.json").write_text(json.dumps(document))
+    with pytest.raises(BadInput, match=f"invalid capture plan: {where[0]}.*must be greater than 0"):
+        calibrated(source, _replay(tmp_path, 5_000))

@@ -90,7 +90,7 @@ class CapturedGroup(Frozen):
     kind: str  # a registered client kind (tuner.spec.clients.KINDS)
     producers: int  # on the source cluster
     lab_producers: int
-    requests_per_s: float
+    requests_per_s: float = Field(gt=0)  # a group is made of requests
     requests_per_s_by_broker: dict[str, float]
     bytes_per_request: float
     partitions_per_request: float
@@ -110,7 +110,7 @@ class CapturedGroup(Frozen):
 
 
 class CapturePlan(Frozen):
-    scale: float
+    scale: float = Field(gt=0)  # lab producers / source producers
     broker_map: dict[str, int] = Field(default_factory=dict)  # source broker id -> lab broker id
     producers: int
     lab_producers: int
