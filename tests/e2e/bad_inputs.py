@@ -2467,6 +2467,50 @@ CLIENT_FILE_CASES: list[Case] = [
 ]
 CASES += CLIENT_FILE_CASES
 
+# Results directories whose entries are named like records but are not files kbt wrote: each is named
+# in one line (a FIFO would otherwise be waited on for ever), and nothing is written.
+READ_BACK_CASES: list[Case] = [
+    Case(
+        "files-results-record-fifo",
+        "files",
+        "a FIFO named like a run record in a results directory (a reader would block on it)",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        E + "results/s/r.json: is a FIFO, not a run record",
+        files={"results/s/r.json": FIFO},
+    ),
+    Case(
+        "files-results-record-directory",
+        "files",
+        "a directory named like a run record in a results directory",
+        ("forecast", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        E + "results/s/r.json: is a directory, not a run record",
+        files={"results/s/r.json/x": "x"},
+    ),
+    Case(
+        "files-results-record-symlink-loop",
+        "files",
+        "a symbolic link loop named like a run record in a results directory",
+        ("report", "--results", "results", "--out", "r.html"),
+        ExitStatus.BAD_INPUT,
+        E + "results: no readable run records: results/s/r.json: cannot read: Too many levels of symbolic"
+        " links",
+        files={"results/s/r.json": SYMLINK_LOOP},
+    ),
+    Case(
+        "numbers-record-version-long",
+        "numbers",
+        "a run record whose schema_version is a string of 300 digits (the line once ended in them)",
+        ("recommend", "--results", "results"),
+        ExitStatus.BAD_INPUT,
+        E + f'results/s/r.json: run record schema_version "999999999... (292 more characters), this kbt'
+        f" reads 1 to {SCHEMA_VERSION}",
+        files={"results/s/r.json": '{"schema_version": "' + "9" * 300 + '"}'},
+    ),
+]
+CASES += READ_BACK_CASES
+
 
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.bad_inputs import GOOD_ENGINE_STRESS, GOOD_FILEBEAT, GOOD_SPEC, GOOD_STRESS, endpoint
+from tests.unit.mutations import field_changed
 from tests.unit.pkcs12_stores import ca_truststore
 from tuner.core.errors import ExitStatus
 
@@ -660,29 +661,10 @@ def test_request_log_on_a_lab_that_is_not_there(tmp_path: Path, brokers: str) ->
 # ---- hand-edited documents: one value of a good run record or probe record changed ----------------
 
 DEMO_RECORDS = Path(__file__).resolve().parents[1] / "unit" / "data" / "demo-loaded" / "qunar-logs-short"
-EDITED_VALUES = st.sampled_from([None, -1, 0, 1e-300, 1e300, 9 * 10**15, "x", [], {}, True])
-
-
-def _leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Every place in a JSON document a value sits (the first two items of each list)."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield (*path, key)
-            yield from _leaves(value, (*path, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:2]):
-            yield (*path, i)
-            yield from _leaves(value, (*path, i))
 
 
 def _edited(doc: Any, data: st.DataObject) -> Any:
-    doc = json.loads(json.dumps(doc))
-    *parents, last = data.draw(st.sampled_from(sorted(_leaves(doc), key=repr)))
-    node = doc
-    for key in parents:
-        node = node[key]
-    node[last] = data.draw(EDITED_VALUES)
-    return doc
+    return json.loads(data.draw(field_changed(doc)).text)
 
 
 @pytest.fixture(scope="module")

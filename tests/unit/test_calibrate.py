@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from tests.unit.capture_records import RDKAFKA, capture_record, client_row
+from tests.unit.mutations import Mutation, one_field_changed
 from tuner.core.errors import BadInput, EnvironmentProblem, KbtError
 from tuner.core.writes import atomic_write_all
 from tuner.model.capture import ShapeOptions, shape
@@ -132,3 +134,73 @@ def test_a_script_shows_any_kbt_error_as_one_line_with_its_status(
 
     assert run_script(True, "x", work) == error.status != 0
     assert capsys.readouterr().err.splitlines() == [f"kbt: error: {error.message}"]
+
+
+def _written_capture() -> dict[str, object]:
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        source, _ = _source(Path(scratch))
+        return json.loads((source / "capture.json").read_text())  # type: ignore[no-any-return]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutation=one_field_changed(_written_capture()))
+def test_a_capture_changed_in_one_field_is_read_or_refused_in_one_line(
+    tmp_path: Path, mutation: Mutation
+) -> None:
+    """capture.json read back (the calibration re-shapes it): any one field of another type, out
+    of range or gone, or the file damaged, is shaped or refused in one line, never a traceback."""
+    source, _ = _source(tmp_path)
+    (source / "capture.json").write_text(mutation.text)
+    try:
+        _, plan, _ = calibrated(source, _replay(tmp_path, 5_000))
+    except BadInput as exc:
+        assert "\n" not in exc.message and len(exc.message) < 600
+        return
+    for group in plan.groups:  # what was shaped is a workload a lab can run
+        assert 0 < group.requests_per_s < 1e9 and group.producers >= 1
+
+
+@pytest.mark.parametrize("end", [0.0, -5.0])
+def test_a_capture_of_no_window_is_refused_not_shaped_at_a_billion_requests_a_second(
+    tmp_path: Path, end: float
+) -> None:
+    # its rates were counts over max(window, 1e-9): 5e12 produce requests/s, shaped without a word
+    import json
+
+    source, _ = _source(tmp_path)
+    document = json.loads((source / "capture.json").read_text())
+    document["record"].update(start=0.0, end=end)
+    (source / "capture.json").write_text(json.dumps(document))
+    with pytest.raises(BadInput, match=r"capture.json: invalid capture: end: .* is not after start"):
+        calibrated(source, _replay(tmp_path, 5_000))
+
+
+def test_a_busy_clients_tallies_pass_ten_million_partition_batches_and_none_is_negative() -> None:
+    # a tally's bound was a partition count's (10 million): a capture of a client sending 10,000
+    # requests/s of 10 partitions over 10 minutes could not be written; a count is never below 0
+    from pydantic import ValidationError
+
+    busy = client_row("svc", RDKAFKA, "b0", 6_000_000, "t", partitions=60_000_000)
+    assert capture_record([busy], TOPICS, SAMPLES).clients[0].partitions == 60_000_000
+    for field in ("requests", "record_bytes", "partitions"):
+        with pytest.raises(ValidationError):
+            capture_record([{**busy, field: -1}], TOPICS, SAMPLES)
+
+
+@pytest.mark.parametrize("where", [("scale",), ("groups", 0, "requests_per_s")])
+def test_a_plan_of_no_scale_or_no_requests_is_refused_not_divided_by(tmp_path: Path, where: tuple) -> None:
+    # both were ZeroDivisionError tracebacks of the calibration (what a lab ran over the source's scale)
+    import json
+
+    source, _ = _source(tmp_path)
+    document = json.loads((source / "capture.json").read_text())
+    node = document["plan"]
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = 0
+    (source / "capture.json").write_text(json.dumps(document))
+    with pytest.raises(BadInput, match=f"invalid capture plan: {where[0]}.*must be greater than 0"):
+        calibrated(source, _replay(tmp_path, 5_000))

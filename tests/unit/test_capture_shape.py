@@ -298,3 +298,20 @@ def test_the_capture_reader_parses_only_produce_lines(tmp_path: Path) -> None:
     traffic = read_produce_traffic([path], 0, 2e9)
     assert [(r["client_id"], r["requests"]) for r in traffic.rows] == [("app", 1)]
     assert traffic.unreadable == 1
+
+
+def test_a_client_named_like_the_capture_file_or_another_in_other_case_gets_its_own_folder(
+    tmp_path: Path,
+) -> None:
+    # a client id "capture.json" made its group's folder the record's own path: the capture failed
+    # at the end of its window ("cannot write capture.json"); App and app shared a folder where the
+    # file system does not tell case apart
+    topics = [{"name": "t", "partitions": 1, "replication_factor": 1, "records": 100_000}]
+    samples = [{"topic": "t", "value_bytes": [200] * 5, "keyless": 5}]
+    rows = [client_row(c, "", "b0", n, "t") for c, n in (("capture.json", 900), ("App", 800), ("app", 700))]
+    record = capture_record(rows, topics, samples)
+    plan = shape(record, ShapeOptions(duration_s=60))
+    names = [g.name for g in plan.groups]
+    assert names == ["capture.json-2", "App", "app-2"]
+    written = atomic_write_all(capture_files(tmp_path, record, plan))
+    assert (tmp_path / "capture.json").is_file() and len(written) == 1 + 3 * len(names)

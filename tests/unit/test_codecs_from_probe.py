@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.unit.mutations import one_field_changed
 from tuner.core.errors import BadInput
 from tuner.core.writes import atomic_write
 from tuner.runner.probe import load_samples, probe_samples
@@ -148,3 +149,23 @@ def test_any_point_of_a_hand_edited_record_is_read_or_refused_in_one_line(
         for n in (0.5, 1, 3, 64, 1e7):
             ratio = table.ratio(curve.codec, n)
             assert math.isfinite(ratio) and ratio > 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_probe_record_changed_in_one_field_is_read_or_refused_in_one_line(
+    probed: tuple[ProbeRecord, Path], tmp_path: Path, data: st.DataObject
+) -> None:
+    """Any field of another type, out of range or gone (a schema_version of 100 KB once pushed the
+    versions kbt reads off the end of its line), or the file damaged: one line, or a codec table."""
+    mutation = data.draw(one_field_changed(json.loads(probed[1].read_text())))
+    bad = tmp_path / "edited.json"
+    bad.write_text(mutation.text)
+    try:
+        table = _table(bad, [])
+    except BadInput as exc:
+        assert "\n" not in exc.message and len(exc.message) < 400
+        if mutation.where == ("schema_version",):
+            assert "this kbt reads" in exc.message
+        return
+    assert all(table.ratio(codec, 64) > 0 for codec in table.curves)

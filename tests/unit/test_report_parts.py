@@ -9,6 +9,8 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.unit.test_results_store import _plans, _record
 from tuner.core.errors import BadInput
@@ -59,6 +61,43 @@ def test_series_files_sit_beside_records_but_are_not_records(tmp_path: Path) -> 
     assert load_run_series(paths[1]) is None
 
 
+@pytest.mark.parametrize(
+    ("entry", "what"),
+    [
+        ("fifo", "is a FIFO, not a run series"),
+        ("directory", "is a directory, not a run series"),
+        ("loop", "cannot read: Too many levels of symbolic links"),
+        ("user-file", "not valid JSON"),
+    ],
+)
+def test_what_sits_where_a_series_goes_is_named_and_never_written_through(
+    tmp_path: Path, entry: str, what: str
+) -> None:
+    """A FIFO, a directory or a link loop where a run's series goes was passed over as "no time
+    series saved"; a link to a user's file was written through by `report --prometheus` filling the
+    series in (the file lost). Each is named in one line and left as it is."""
+    import os
+
+    paths = _sweep(tmp_path)
+    where = series_path(paths[0])
+    where.parent.mkdir()
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    if entry == "fifo":
+        os.mkfifo(where)
+    elif entry == "directory":
+        where.mkdir()
+    else:
+        where.symlink_to(where.name if entry == "loop" else mine)
+    with pytest.raises(BadInput, match=what):
+        load_run_series(paths[0])
+    with pytest.raises(BadInput, match=what):
+        write_run_series(paths[0], _series("qunar-logs/x", 0.0))
+    assert mine.read_text() == "mine" and os.path.lexists(where)
+    report = load_report_input(tmp_path)
+    assert [p for p in report.problems if what in p and "no time series for" in p]
+
+
 def test_series_of_another_version_is_one_line(tmp_path: Path) -> None:
     paths = _sweep(tmp_path)
     write_run_series(paths[0], _series("x", 0.0))
@@ -84,6 +123,24 @@ def test_results_dir_or_one_sweep_dir(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(BadInput, match="no run records"):
         load_report_input(tmp_path / "empty")
+
+
+def test_only_the_newest_sweeps_are_charted_the_rest_are_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each sweep's charts take about a second: 5,000 records in 1,667 sweeps took half an hour
+    from tuner.render import report_plots
+
+    monkeypatch.setattr(report_plots, "MAX_CHARTED_GROUPS", 2)
+    store = ResultsStore(tmp_path)
+    for i in range(4):
+        for plan in _plans()[:2]:
+            record = _record(plan, 1_700_000_000.0 + 1000 * i + plan.index)
+            store.write(record.model_copy(update={"sweep": f"s{i}", "run_id": f"s{i}/{plan.name}"}))
+    built = build_report(load_report_input(tmp_path))
+    charted = {name.split("-")[1] for name in built.pngs if "before-after" not in name}  # 01-s3-latency.png
+    assert charted == {"s3", "s2"} and built.html.count("this one is in its tables only") == 2
+    assert built.html.count('<a id="run-') >= 8  # every run in a table
 
 
 def test_pareto_front() -> None:
@@ -280,3 +337,44 @@ def test_a_timeline_without_broker_lines_draws_without_a_warning() -> None:
         warnings.simplefilter("error")
         png = broker_timeline([entry])  # type: ignore[list-item]
     assert png is not None and png.startswith(b"\x89PNG")
+
+
+def test_the_per_run_charts_of_thousands_of_runs_stay_one_size_and_name_a_bounded_few(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 5,000 records drew a figure an inch per run, a bar and a label each: 77 s and 1.4 GB of memory
+    import types
+
+    import matplotlib.pyplot as plt
+
+    from tuner.render import report_plots
+
+    record = ResultsStore(tmp_path).load(_sweep(tmp_path)[0])
+    many = [types.SimpleNamespace(record=record, label=f"run-{i}", series=None) for i in range(3000)]
+    drawn: list[object] = []
+
+    def kept(fig: object) -> bytes:
+        drawn.append(fig)
+        return b""
+
+    monkeypatch.setattr(report_plots, "_png", kept)
+    report_plots.latency_percentiles(many)  # type: ignore[arg-type]
+    report_plots.offered_vs_achieved(many)  # type: ignore[arg-type]
+    for fig in drawn:
+        (ax,) = fig.axes  # type: ignore[attr-defined]
+        assert fig.get_figwidth() <= report_plots.MAX_FIGURE_INCHES  # type: ignore[attr-defined]
+        assert len(ax.get_xticklabels()) <= report_plots.MAX_RUN_LABELS
+        assert not ax.patches and ax.get_xlabel().startswith("3000 runs; one in")  # markers, not bars
+        plt.close(fig)  # type: ignore[arg-type]
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=14))
+def test_the_pareto_front_is_every_point_no_other_beats(raw: list[tuple[int, int]]) -> None:
+    points = [(float(x), float(y)) for x, y in raw]
+    beaten = {
+        i
+        for i, (x, y) in enumerate(points)
+        for j, (ox, oy) in enumerate(points)
+        if j != i and ox <= x and oy <= y and (ox < x or oy < y)
+    }
+    assert pareto_front(points) == sorted(set(range(len(points))) - beaten, key=lambda i: (points[i], i))

@@ -166,6 +166,49 @@ def test_any_text_around_a_request_line_leaves_its_count_alone(junk: list[str]) 
     assert [(c["client_id"], c["produce_requests_per_s"]) for c in clients] == [("the-client", 0.1)]
 
 
+LOGGED = st.tuples(
+    st.integers(-300, 400).map(lambda n: n / 10),  # seconds from T0: before, inside, after the window
+    st.sampled_from(["a", "b", "c"]),
+    st.sampled_from([0, 0, 1, 3]),  # mostly produce
+    st.sampled_from(["ok", "ok", "cut", "deep", "junk"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(LOGGED, max_size=40), st.lists(LOGGED, max_size=10))
+def test_diagnose_and_capture_read_one_log_alike(
+    first: list[tuple[float, str, int, str]], second: list[tuple[float, str, int, str]]
+) -> None:
+    """The rates of diagnose and the tallies of capture come from one reader of a request log: the
+    same produce requests inside the window per client, and the same unreadable lines."""
+    import tempfile
+
+    def text(logged: list[tuple[float, str, int, str]]) -> str:
+        lines = []
+        for at, client, api, shape in logged:
+            line = _line(T0 + at, client, api=api)
+            if shape == "cut":  # a request whose JSON ends early
+                line = line[: line.index('"totalTimeMs"')] + "\n"
+            elif shape == "deep":
+                line = line.replace('"isForwarded": false', '"x": ' + "[" * 5000 + "]" * 5000)
+            elif shape == "junk":
+                line = f"[{line[1:24]}] INFO another logger's line\n"
+            lines.append(line)
+        return "".join(lines)
+
+    with tempfile.TemporaryDirectory() as d:
+        paths = [_log(Path(d), [text(first)], "broker-1.log"), _log(Path(d), [text(second)], "broker-2.log")]
+        _, coverage = read_request_logs(paths, T0, T0 + 10)
+        traffic = read_produce_traffic(paths, T0, T0 + 10)
+    assert sum(c["produce_requests"] for c in coverage) == sum(r["requests"] for r in traffic.rows)
+    assert sum(c["unreadable_lines"] for c in coverage) == traffic.unreadable
+    counted: dict[str, int] = {}
+    for r in traffic.rows:
+        counted[r["client_id"]] = counted.get(r["client_id"], 0) + r["requests"]
+    inside = [c for at, c, api, shape in first + second if 0 <= at <= 10 and api == 0 and shape == "ok"]
+    assert counted == {c: inside.count(c) for c in set(inside)}
+
+
 def test_a_text_that_opens_as_a_zip_is_refused_in_one_line(tmp_path: Path) -> None:
     """Zip's signature is plain ASCII: a log that opens with it is taken for a packed file (what the
     property above leaves out)."""

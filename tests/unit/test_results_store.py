@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.paths import repo_root
@@ -110,6 +112,10 @@ def test_schema_version_mismatch_is_one_line(tmp_path: Path) -> None:
     bad.write_text(json.dumps(data))
     with pytest.raises(BadInput, match="schema_version 99"):
         store.load(bad)
+    data["schema_version"] = "9" * 100_000  # once all of it, the versions kbt reads lost past the cut
+    bad.write_text(json.dumps(data))
+    with pytest.raises(BadInput, match=r'schema_version "9{9}.* more characters\), this kbt reads 1 to'):
+        store.load(bad)
     bad.write_text("{not json")
     with pytest.raises(BadInput, match="not valid JSON"):
         store.load(bad)
@@ -158,3 +164,78 @@ def test_a_recommendation_written_among_the_records_is_passed_over(tmp_path: Pat
     (tmp_path / "qunar-logs" / "x.json").write_text(json.dumps({"kind": "other", "schema_version": 1}))
     with pytest.raises(BadInput, match=r"x\.json: invalid run record"):  # not kbt's: said
         store.records()
+
+
+@pytest.mark.parametrize(
+    ("entry", "what"),
+    [
+        ("fifo", "is a FIFO, not a run record"),
+        ("directory", "is a directory, not a run record"),
+        ("loop", "cannot read: Too many levels of symbolic links"),
+        ("dangling", "no such run record"),
+        ("device", "is a device, not a run record"),
+    ],
+)
+def test_an_entry_of_a_results_directory_named_like_a_record_is_one_line_never_a_wait(
+    tmp_path: Path, entry: str, what: str
+) -> None:
+    """A results directory holding a FIFO (a reader would wait on it for ever), a directory, a
+    symbolic link loop or a device where a record's name is: the entry named, in one line."""
+    import os
+
+    store = ResultsStore(tmp_path)
+    store.write(_record(_plans()[0], 1_700_000_000.0))
+    odd = tmp_path / "qunar-logs" / "odd--20231114T221320.000Z.json"
+    if entry == "fifo":
+        os.mkfifo(odd)
+    elif entry == "directory":
+        odd.mkdir()
+    else:
+        odd.symlink_to({"loop": odd.name, "dangling": "gone.json", "device": "/dev/zero"}[entry])
+    with pytest.raises(BadInput) as info:
+        store.records()
+    assert info.value.message.endswith(f"odd--20231114T221320.000Z.json: {what}")
+    assert "\n" not in info.value.message
+
+
+ENTRIES = st.sampled_from(
+    ["record", "record", "fifo", "directory", "loop", "dangling", "other.txt", "hidden"]
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(ENTRIES, max_size=8))
+def test_a_results_directory_of_any_entries_is_read_whole_or_refused_naming_one(entries: list[str]) -> None:
+    """Records among FIFOs, directories and links named like records, other files and hidden ones:
+    every record read (the other names passed over), or one line naming the first entry that is
+    named like a record and is not one; never a wait on a FIFO or a traceback."""
+    import os
+    import tempfile
+
+    plan = _plans()[0]
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        (root / "qunar-logs").mkdir()
+        odd = []
+        for i, entry in enumerate(entries):
+            path = root / "qunar-logs" / f"e{i}.json"
+            if entry == "record":
+                ResultsStore(root).write(_record(plan, 1_700_000_000.0 + i))
+            elif entry == "fifo":
+                os.mkfifo(path)
+            elif entry == "directory":
+                path.mkdir()
+            elif entry in ("loop", "dangling"):
+                path.symlink_to(path.name if entry == "loop" else "gone.json")
+            else:
+                (path.with_name(f".e{i}.json") if entry == "hidden" else path.with_suffix(".txt")).write_text(
+                    "x"
+                )
+            if entry in ("fifo", "directory", "loop", "dangling"):
+                odd.append(path.name)
+        try:
+            records = ResultsStore(root).records()
+        except BadInput as exc:
+            assert odd and f"qunar-logs/{min(odd)}: " in exc.message and "\n" not in exc.message
+            return
+    assert not odd and len(records) == entries.count("record")

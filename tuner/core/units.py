@@ -60,6 +60,7 @@ SizeInt = Annotated[int, Field(ge=0, le=MAX_KAFKA_BYTES)]
 PerRequest = Annotated[float, _within(MAX_KAFKA_BYTES)]
 Tally = Annotated[float, _within(MAX_TALLY)]  # a count or byte total over a window
 TallyInt = Annotated[int, _within(MAX_TALLY)]
+Counted = Annotated[int, Field(ge=0, le=MAX_TALLY)]  # what kbt counted itself (log lines): never below 0
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 Seconds = Annotated[float, _within(MAX_DURATION_S)]
 Millis = Annotated[float, _within(MAX_DURATION_S * 1000)]

@@ -5,7 +5,9 @@ from): acks as sent, bytes per topic, the client connections it produced on and 
     rows = read_produce_traffic([Path("broker-1.log")], start, end)
 
 The broker of a line is the local end of its `connection` ("broker:port-client:port-..."), so a
-file that holds several brokers' lines is read right; a line without one counts for its file.
+file that holds several brokers' lines is read right; a line without one counts for its file. The
+lines are read by request_log's one reader (`window_produce_requests`): the same requests inside
+the window, the same unreadable lines, the same bounds.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from tuner.measure import request_log
 from tuner.measure.request_log import (
     MAX_CLIENTS,
     OTHER_CLIENTS,
+    FileWindow,
     _partitions,
-    logged_requests,
     produce_client,
-    produce_request,
+    window_produce_requests,
 )
 
 MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
@@ -53,17 +55,10 @@ def read_produce_traffic(
     rng = random.Random(seed)
     unreadable = 0
     for path in paths:
-        for logged in logged_requests(path):
-            if logged is None:
-                unreadable += 1
-                continue
-            line, at, stamp = logged
-            if not start <= stamp <= end:
-                continue
-            readable, request = produce_request(line, at)
-            unreadable += not readable
-            if request is not None:
-                _count(tallies, request, path.name, rng, names)
+        seen = FileWindow()
+        for request in window_produce_requests(path, start, end, seen):
+            _count(tallies, request, path.name, rng, names)
+        unreadable += seen.unreadable
     rows = [_row(key, t) for key, t in sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))]
     return ProduceTraffic(rows, unreadable)
 

@@ -59,13 +59,20 @@ class _Tally:
 
 
 @dataclass
-class _FileReading:
-    inside: dict[tuple[str, str, str], _Tally] = field(default_factory=dict)
+class FileWindow:
+    """What reading one file over a window saw besides its produce requests: when it logged
+    requests (for the span its rates cover) and the lines it could not read."""
+
     first: float | None = None  # first and last request logged inside the window
     last: float | None = None
     last_before: float | None = None  # the latest request logged before the window
     first_after: float | None = None  # the earliest after it
     unreadable: int = 0
+
+
+@dataclass
+class _FileReading(FileWindow):
+    inside: dict[tuple[str, str, str], _Tally] = field(default_factory=dict)
 
 
 _STAMP = re.compile(rb"\[([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}),([0-9]{3})\]")
@@ -187,26 +194,36 @@ def logged_requests(path: Path) -> Iterator[tuple[bytes, int, float] | None]:
 
 def _read(path: Path, start: float, end: float) -> _FileReading:
     reading = _FileReading()
+    for request in window_produce_requests(path, start, end, reading):
+        _count(reading, request)
+    return reading
+
+
+def window_produce_requests(
+    path: Path, start: float, end: float, seen: FileWindow
+) -> Iterator[dict[str, Any]]:
+    """The JSON of each produce request a request log logged inside [start, end], the one reader
+    of diagnose's rates and capture's tallies; `seen` takes when the file logged requests and its
+    unreadable lines (too long, no date, or a request inside the window that cannot be parsed)."""
     for logged in logged_requests(path):
         if logged is None:
-            reading.unreadable += 1
+            seen.unreadable += 1
             continue
         line, at, stamp = logged
         if stamp < start:
-            reading.last_before = stamp if reading.last_before is None else max(stamp, reading.last_before)
+            seen.last_before = stamp if seen.last_before is None else max(stamp, seen.last_before)
             continue
         if stamp > end:
-            reading.first_after = stamp if reading.first_after is None else min(stamp, reading.first_after)
+            seen.first_after = stamp if seen.first_after is None else min(stamp, seen.first_after)
             continue
         readable, request = produce_request(line, at)
         if not readable:
-            reading.unreadable += 1
+            seen.unreadable += 1
             continue
-        reading.first = stamp if reading.first is None else min(stamp, reading.first)
-        reading.last = stamp if reading.last is None else max(stamp, reading.last)
+        seen.first = stamp if seen.first is None else min(stamp, seen.first)
+        seen.last = stamp if seen.last is None else max(stamp, seen.last)
         if request is not None:
-            _count(reading, request)
-    return reading
+            yield request
 
 
 def produce_request(line: bytes, at: int) -> tuple[bool, dict[str, Any] | None]:

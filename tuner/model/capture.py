@@ -60,6 +60,7 @@ _NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 N = TypeVar("N", int, float)
 
 
+RECORD_FILE = "capture.json"  # what a capture read, beside a folder per client group
 DEFAULT_WARMUP_S = 20.0  # a replay run's unmeasured start, cut to half a shorter run
 
 
@@ -89,7 +90,7 @@ class CapturedGroup(Frozen):
     kind: str  # a registered client kind (tuner.spec.clients.KINDS)
     producers: int  # on the source cluster
     lab_producers: int
-    requests_per_s: float
+    requests_per_s: float = Field(gt=0)  # a group is made of requests
     requests_per_s_by_broker: dict[str, float]
     bytes_per_request: float
     partitions_per_request: float
@@ -109,7 +110,7 @@ class CapturedGroup(Frozen):
 
 
 class CapturePlan(Frozen):
-    scale: float
+    scale: float = Field(gt=0)  # lab producers / source producers
     broker_map: dict[str, int] = Field(default_factory=dict)  # source broker id -> lab broker id
     producers: int
     lab_producers: int
@@ -176,7 +177,7 @@ def shape(record: CaptureRecord, options: ShapeOptions | None = None) -> Capture
     producers = {key: _producers(rows) for key, rows in grouped.items()}
     total = sum(producers.values())
     scale = min(1.0, options.lab_producers / total) if total else 1.0
-    names: set[str] = set()
+    names = {RECORD_FILE}  # a client id of capture.json is not a folder beside the file
     groups = []
     notes = list(record.notes)
     brokers = broker_map(record, options.lab_brokers)
@@ -241,11 +242,13 @@ def software_name(software: str) -> str:
 
 
 def _unique(name: str, taken: set[str]) -> str:
+    """`name`, or it numbered, unlike every name `taken` (case-folded: a folder per group, and a
+    file system may not tell App from app)."""
     candidate, n = name, 2
-    while candidate in taken:
+    while candidate.casefold() in taken:
         candidate = f"{name[:56]}-{n}"
         n += 1
-    taken.add(candidate)
+    taken.add(candidate.casefold())
     return candidate
 
 

@@ -79,7 +79,9 @@ def calibrated(capture: Path, replay_capture: Path) -> tuple[CaptureRecord, Capt
     factors, lines = calibration(plan, replay)
     new = shape(record, plan.options.model_copy(update={"calibration": factors}))
     for group in new.groups:
-        if group.name in factors:
+        if group.name in factors and group.linger_ms is None:  # the capture changed since its plan
+            lines.append(f"{group.name}: no linger inferred at the calibrated rate")
+        elif group.name in factors:
             lines.append(
                 f"{group.name}: linger {group.linger_ms:g} ms for the replay to send the source's rate"
             )

@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from tuner.core.errors import BadInput
-from tuner.core.inputs import read_json
+from tuner.core.inputs import read_json, shown_path
 from tuner.core.text import or_dash
 from tuner.core.writes import json_text
 from tuner.core.yaml_block import yaml_document
-from tuner.model.capture import CapturedGroup, CapturePlan
+from tuner.model.capture import RECORD_FILE, CapturedGroup, CapturePlan
 from tuner.store.capture import CaptureRecord
-
-RECORD_FILE = "capture.json"
+from tuner.store.document import validated
 
 
 def capture_files(out: Path, record: CaptureRecord, plan: CapturePlan) -> dict[Path, str]:
@@ -37,11 +36,12 @@ def capture_files(out: Path, record: CaptureRecord, plan: CapturePlan) -> dict[P
 def read_capture(folder: Path) -> tuple[CaptureRecord, CapturePlan]:
     """The record and the plan of a capture written by `capture_files` (BadInput: not one)."""
     path = folder / RECORD_FILE
-    try:
-        document = read_json(path, "capture")
-        return CaptureRecord.model_validate(document["record"]), CapturePlan.model_validate(document["plan"])
-    except (ValueError, KeyError, TypeError):
-        raise BadInput(f"{path}: not a capture kbt wrote") from None
+    document = read_json(path, "capture")
+    if not (isinstance(document, dict) and isinstance(document.get("record"), dict) and "plan" in document):
+        raise BadInput(f"{shown_path(path)}: not a capture kbt wrote")
+    return validated(CaptureRecord, document["record"], path, "capture"), validated(
+        CapturePlan, document["plan"], path, "capture plan"
+    )
 
 
 def _sweep(group: CapturedGroup) -> dict[str, Any]:

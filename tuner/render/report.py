@@ -197,6 +197,13 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
     return out
 
 
+def _newest(groups: dict[str, list[RunEntry]], most: int) -> set[str]:
+    """The `most` groups whose newest run is newest: the ones the report draws charts for (each
+    group's charts take about a second: a directory of thousands of sweeps took an hour)."""
+    newest = sorted(groups, key=lambda g: max(e.record.created_at for e in groups[g]), reverse=True)
+    return set(newest[:most])
+
+
 def build_report(report: ReportInput, title: str = "kbt report") -> Report:
     body: list[str] = []
     pngs: dict[str, bytes] = {}  # file name -> PNG, in page order
@@ -208,6 +215,7 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
             body.append(img(png, alt))
 
     groups = report.groups()
+    charted = _newest(groups, plots.MAX_CHARTED_GROUPS)
     sections: list[Section] = []
     body.append(
         f'<p class="note">{len(report.runs)} run record(s) in {len(groups)} sweep/stress run(s) from'
@@ -233,6 +241,10 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
         missing = [e.label for e in entries if e.series is None]
         if missing:
             body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
+        if group not in charted:
+            body.append(f'<p class="note">Charts are drawn for the {len(charted)} newest of the {len(groups)}'
+                        " sweeps and stress runs; this one is in its tables only.</p>")  # fmt: skip
+            continue
         body.append("<h3>Offered vs achieved</h3>")
         if achieved_offered(entries):  # equal bars say nothing: one line says it
             body.append('<p class="note">Every run acked the load it offered (within 1%): the load was'
@@ -263,5 +275,6 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
     for pair in pairs:
         body.append(f"<h3>{esc(pair.why)}</h3>")
         body.append(_run_table([pair.before, pair.after]))
-        plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
+        if pair.after.record.sweep in charted:
+            plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
     return Report(html=page(title, body, build_summary(report), sections), pngs=pngs)

@@ -7,6 +7,7 @@ be read is left out with a one-line note in the report, never a crash.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,15 +197,24 @@ def achieved_offered(entries: list[RunEntry], within: float = 0.01) -> bool:
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of the points no other point beats on both axes (lower x and lower y), by x."""
-    front = []
-    for i, (x, y) in enumerate(points):
-        dominated = any(
-            (ox <= x and oy <= y) and (ox < x or oy < y) for j, (ox, oy) in enumerate(points) if j != i
-        )
-        if not dominated:
-            front.append(i)
-    return sorted(front, key=lambda i: points[i])
+    """Indices of the points no other point beats on both axes (lower x and lower y), by x. One pass
+    over the points sorted by x: a point is on the front when its y is its x's lowest and below
+    every lower x's (thousands of runs: comparing each pair grew with their square)."""
+    order = sorted(range(len(points)), key=lambda i: (points[i], i))
+    front: list[int] = []
+    best = math.inf  # the lowest y of every smaller x
+    at = 0
+    while at < len(order):
+        x = points[order[at]][0]
+        end = at
+        while end < len(order) and points[order[end]][0] == x:
+            end += 1
+        low = points[order[at]][1]  # sorted by y within an x
+        if low < best:
+            front += [i for i in order[at:end] if points[i][1] == low]
+        best = min(best, low)
+        at = end
+    return front
 
 
 @dataclass(frozen=True)

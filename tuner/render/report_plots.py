@@ -22,6 +22,11 @@ DPI = 100
 LABEL_WIDTH = 28  # characters of a run label under a bar
 MAX_PROFILE_COLUMNS = 4
 MAX_LEGEND_BROKERS = 12
+# A results directory can hold thousands of runs: the per-run charts stop growing and stop naming
+# each run past these (a figure an inch per run and a label per run took 77 s and 1.4 GB at 5,000).
+MAX_FIGURE_INCHES = 40.0
+MAX_RUN_LABELS = 60  # run names under the bars, on the timelines, beside the Pareto points
+MAX_CHARTED_GROUPS = 20  # sweeps and stress runs charted (the newest); the others are tables only
 
 
 def _png(fig: Any) -> bytes:
@@ -42,14 +47,41 @@ def _short(label: str, width: int = LABEL_WIDTH) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
+def _per_run_width(runs: int, inches: float) -> float:
+    """A per-run chart's width: `inches` a run, at least 6, at most MAX_FIGURE_INCHES."""
+    return min(MAX_FIGURE_INCHES, max(6.0, 1.0 + inches * runs))
+
+
+def _run_ticks(ax: Any, entries: Sequence[RunEntry]) -> None:
+    """The runs' names under their bars; past MAX_RUN_LABELS runs, every k-th named (its number
+    in the run table's order), so the axis holds at most that many labels."""
+    step = -(-len(entries) // MAX_RUN_LABELS)  # ceil
+    xs = range(0, len(entries), step)
+    ax.set_xticks(list(xs), [_short(entries[x].label) for x in xs], rotation=30, ha="right", fontsize=8)
+    if step > 1:
+        ax.set_xlabel(f"{len(entries)} runs; one in {step} named", fontsize=8)
+
+
+def _per_run(ax: Any, series: Sequence[tuple[str, Sequence[float]]]) -> None:
+    """Each named series as a bar per run, side by side; past MAX_RUN_LABELS runs, as a marker per
+    run (one artist a series, where bars are one each: 20,000 bars took most of a minute)."""
+    width = 0.8 / len(series)
+    for k, (name, values) in enumerate(series):
+        if len(values) > MAX_RUN_LABELS:
+            ax.plot(range(len(values)), values, marker=".", markersize=3, linestyle="none", label=name)
+        else:
+            ax.bar([x - 0.4 + width * (k + 0.5) for x in range(len(values))], values, width=width, label=name)
+
+
 def offered_vs_achieved(entries: Sequence[RunEntry]) -> bytes:
     """Offered vs acked records/s per run (bars)."""
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 0.9 * len(entries)), 3.6), layout="constrained")
-    xs = range(len(entries))
+    fig, ax = plt.subplots(figsize=(_per_run_width(len(entries), 0.9), 3.6), layout="constrained")
     figs = [figures(e.record) for e in entries]
-    ax.bar([x - 0.2 for x in xs], [f.offered_per_s for f in figs], width=0.4, label="offered")
-    ax.bar([x + 0.2 for x in xs], [f.acked_per_s for f in figs], width=0.4, label="acked (achieved)")
-    ax.set_xticks(list(xs), [_short(e.label) for e in entries], rotation=30, ha="right", fontsize=8)
+    _per_run(
+        ax,
+        [("offered", [f.offered_per_s for f in figs]), ("acked (achieved)", [f.acked_per_s for f in figs])],
+    )
+    _run_ticks(ax, entries)
     ax.set_ylabel("records/s")
     ax.set_title("Offered vs achieved load (measured window)")
     _legend(ax, fontsize=8)
@@ -68,7 +100,7 @@ def _shade_runs(ax: Any, entries: Sequence[RunEntry], t0: float, label: bool) ->
         start = (e.record.client.window_start if e.record.stress is None else e.record.stress.start) - t0
         end = (e.record.client.window_end if e.record.stress is None else e.record.stress.end) - t0
         ax.axvspan(start, end, color="grey" if i % 2 else "tab:blue", alpha=0.07, linewidth=0)
-        if label:
+        if label and len(entries) <= MAX_RUN_LABELS:
             ax.annotate(_short(e.label, 18), (start, 1.0), xycoords=("data", "axes fraction"),
                         fontsize=7, va="bottom", rotation=0)  # fmt: skip
 
@@ -193,20 +225,16 @@ def offered_over_time(entries: Sequence[RunEntry]) -> bytes | None:
 
 def latency_percentiles(entries: Sequence[RunEntry]) -> bytes:
     """Delivery latency p50/p90/p99/p99.9 per run or stage (log scale)."""
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + 1.0 * len(entries)), 3.8), layout="constrained")
+    fig, ax = plt.subplots(figsize=(_per_run_width(len(entries), 1.0), 3.8), layout="constrained")
     quantiles = [("p50", "p50_ms"), ("p90", "p90_ms"), ("p99", "p99_ms"), ("p99.9", "p999_ms")]
-    width = 0.8 / len(quantiles)
     figs = [figures(e.record) for e in entries]
-    for k, (name, attr) in enumerate(quantiles):
-        values = [getattr(f, attr) or 0.0 for f in figs]
-        ax.bar([x - 0.4 + width * (k + 0.5) for x in range(len(entries))], values, width=width, label=name)
+    _per_run(ax, [(name, [getattr(f, attr) or 0.0 for f in figs]) for name, attr in quantiles])
     slos = {e.record.plan.slo.p99_ms for e in entries}
     slo = slos.pop() if len(slos) == 1 else None
     if slo:
         ax.axhline(slo, color="red", linestyle="--", linewidth=0.8, label=f"p99 SLO {slo:g} ms")
     ax.set_yscale("log")
-    labels = [_short(e.label) for e in entries]
-    ax.set_xticks(range(len(entries)), labels, rotation=30, ha="right", fontsize=8)
+    _run_ticks(ax, entries)
     ax.set_ylabel("delivery latency, ms")
     ax.set_title("Delivery latency percentiles per run")
     _legend(ax, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: bars reach the top
@@ -225,7 +253,10 @@ def pareto(entries: Sequence[RunEntry]) -> bytes | None:
     ax.scatter([p[0] for p in points], [p[1] for p in points], color="tab:grey", label="runs")
     ax.plot([points[i][0] for i in front], [points[i][1] for i in front], marker="o", color="tab:red",
             label="Pareto front (fewer requests and lower p99)")  # fmt: skip
-    for (_, e), (x, y) in zip(usable, points, strict=True):
+    # Every point named while they fit; past MAX_RUN_LABELS, the front's (its first ones) alone.
+    named = range(len(points)) if len(points) <= MAX_RUN_LABELS else front[:MAX_RUN_LABELS]
+    for i in named:
+        (_, e), (x, y) = usable[i], points[i]
         ax.annotate(_short(e.label, 26), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")

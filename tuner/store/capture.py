@@ -6,22 +6,22 @@ a workload and a client profile per client group."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tuner.core.frozen import Frozen
 from tuner.core.units import (
     BrokerId,
     Brokers,
     Count,
+    Counted,
     Entries,
     Epoch,
     LeaderId,
     Millis,
     Partitions,
     SizeInt,
-    TallyInt,
     Text,
 )
 from tuner.store.snapshot import ClusterSnapshot
@@ -38,9 +38,9 @@ class TopicFacts(Frozen):
     topic_id: Text = ""  # as Kafka prints it (produce requests v13+ name topics by id)
     # leader broker id of each partition
     leaders: Annotated[list[LeaderId], Entries] = Field(default_factory=list)
-    records: TallyInt = 0  # end offsets at the window's end less those at its start, all partitions
+    records: Counted = 0  # end offsets at the window's end less those at its start, all partitions
     # the same, each partition
-    partition_records: Annotated[list[TallyInt], Entries] = Field(default_factory=list)
+    partition_records: Annotated[list[Counted], Entries] = Field(default_factory=list)
 
 
 class TopicSample(Frozen):
@@ -65,11 +65,12 @@ class ClientTraffic(Frozen):
     software: Text = ""
     principal: Text = ""
     broker: Text
-    requests: TallyInt
-    record_bytes: TallyInt
-    partitions: Partitions
-    acks: Annotated[dict[Text, TallyInt], Entries] = Field(default_factory=dict)  # "-1", "0", "1" -> requests
-    topic_bytes: Annotated[dict[Text, TallyInt], Entries] = Field(default_factory=dict)
+    requests: Counted
+    record_bytes: Counted
+    # partition batches over the window (a busy client's pass 10 million in minutes)
+    partitions: Counted
+    acks: Annotated[dict[Text, Counted], Entries] = Field(default_factory=dict)  # "-1", "0", "1" -> requests
+    topic_bytes: Annotated[dict[Text, Counted], Entries] = Field(default_factory=dict)
     connections: Count = 0
     # a bounded sample of requests
     total_time_ms: Annotated[list[Millis], Entries] = Field(default_factory=list)
@@ -92,6 +93,13 @@ class CaptureRecord(Frozen):
     # the brokers over the same window, as `kbt diagnose` reads them, when the target has a Prometheus
     brokers_snapshot: ClusterSnapshot | None = None
     notes: Annotated[list[Text], Entries] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _a_window(self) -> Self:
+        # Rates are counts over the window: one of no length made them billions a second.
+        if self.end <= self.start:
+            raise ValueError(f"end: {self.end:g} is not after start ({self.start:g}): no window captured")
+        return self
 
     @property
     def window_s(self) -> float:

@@ -4,6 +4,7 @@ problem one line naming the file."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from tuner.core.errors import BadInput, field_message
 from tuner.core.inputs import read_json, shown_path
+from tuner.core.text import cut
 from tuner.spec.yaml_places import dotted_path, located
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,9 +32,15 @@ def read_document(path: Path, what: str, kind: str, not_a: str, versions: tuple[
         raise BadInput(f"{path}: not {not_a}")
     version = data.get("schema_version")
     if type(version) is not int or version not in versions:  # `true` is not version 1
-        reads = f"{versions[0]} to {versions[-1]}" if len(versions) > 1 else f"{versions[0]}"
-        raise BadInput(f"{path}: {what} schema_version {json.dumps(version)}, this kbt reads {reads}")
+        raise version_refused(path, what, version, versions)
     return data
+
+
+def version_refused(path: Path, what: str, version: Any, versions: Sequence[int]) -> BadInput:
+    """The one line for a document of a schema version this kbt does not read: the version as
+    written, cut (a 100 KB string pushed the versions kbt reads off the end of the line)."""
+    reads = f"{versions[0]} to {versions[-1]}" if len(versions) > 1 else f"{versions[0]}"
+    return BadInput(f"{path}: {what} schema_version {cut(json.dumps(version), 40)}, this kbt reads {reads}")
 
 
 def validated(model: type[M], data: Any, path: Path, what: str) -> M:

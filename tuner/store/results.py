@@ -8,7 +8,6 @@ adds a new file. Readers (reports, the recommender) go through `ResultsStore` on
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.inputs import read_json, shown_path, type_name
 from tuner.core.paths import DEFAULT_RESULTS_DIR
 from tuner.core.writes import atomic_write_json
-from tuner.store.document import validated
+from tuner.store.document import validated, version_refused
 from tuner.store.probe_record import PROBE_KIND
 from tuner.store.recommendation import RECOMMENDATION_KIND
 from tuner.store.record import SCHEMA_VERSION, RunRecord
@@ -86,10 +85,7 @@ class ResultsStore:
             raise OtherDocument(f"{shown_path(path)}: a {data['kind']} document, not a run record")
         version = data.get("schema_version")
         if not readable(version):
-            raise BadInput(
-                f"{path}: run record schema_version {json.dumps(version)},"
-                f" this kbt reads 1 to {SCHEMA_VERSION}"
-            )
+            raise version_refused(path, "run record", version, range(1, SCHEMA_VERSION + 1))
         try:
             current = upgrade(data)
         except UpgradeError as exc:

@@ -13,6 +13,7 @@ version, anything else bumps it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -89,15 +90,19 @@ def series_path(record_path: Path) -> Path:
 
 
 def write_run_series(record_path: Path, series: RunSeries) -> Path:
-    """Write atomically beside the record (replacing an older capture of the same run)."""
+    """Write atomically beside the record, replacing an older capture of the same run and nothing
+    else: BadInput, and the file left as it is, when something kbt cannot read as a run series is
+    there (`report --prometheus` fills in a run whose series is unreadable: a link to a user's file
+    there was written through)."""
     target = series_path(record_path)
+    load_run_series(record_path)
     return atomic_write(target, json_text(series.model_dump(mode="json"), indent=None), "run series")
 
 
 def load_run_series(record_path: Path) -> RunSeries | None:
     """The series beside a record, None when there are none; BadInput when the file is unreadable."""
     path = series_path(record_path)
-    if not path.is_file():
+    if not os.path.lexists(path):  # a FIFO, a directory or a link loop there is named, not passed over
         return None
     data = read_document(path, "run series", SERIES_KIND, "a run series file", (SERIES_SCHEMA_VERSION,))
     return validated(RunSeries, data, path, "run series")
