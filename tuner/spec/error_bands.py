@@ -11,13 +11,12 @@ stale. The model receives the table as input
 
 from __future__ import annotations
 
-import json
 from functools import cache
-from importlib import resources
 
 from pydantic import Field, model_validator
 
 from tuner.spec.base import StrictModel
+from tuner.spec.package_data import package_json
 
 ERROR_BANDS_FILE = "error_bands.json"
 ALL_REGIMES = "*"  # a kind's band over all its held-out runs, used for a regime without runs
@@ -68,5 +67,4 @@ class ErrorBands(StrictModel):
 @cache
 def load_error_bands() -> ErrorBands:
     """The committed, generated table (tuner/spec/error_bands.json)."""
-    text = resources.files("tuner.spec").joinpath(ERROR_BANDS_FILE).read_text(encoding="utf-8")
-    return ErrorBands.model_validate(json.loads(text))
+    return ErrorBands.model_validate(package_json(ERROR_BANDS_FILE))
