@@ -985,6 +985,43 @@ CASES: list[Case] = [
         E + '--profiles: no profile "nope" in the spec (it has current, recommended)',
         files={"stress.yaml": "{stress}"},
     ),
+    # A float flag with bounds: "nan" and "inf" met the bound first ("must be less than or equal to
+    # 86400 (got nan)"), said here as the value it is, before any bound.
+    Case(
+        "stress-worker-master-wait-nan",
+        "CLI",
+        "--master-wait nan (it said: must be less than or equal to 86400 (got nan))",
+        ("stress-worker", "--master", "127.0.0.1:5557", "--master-wait", "nan"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--master-wait': 'nan' is not a finite number"
+        " (see 'kbt stress-worker --help')",
+    ),
+    Case(
+        "stress-join-timeout-inf",
+        "CLI",
+        "--join-timeout inf (it said: must be less than or equal to 3600 (got inf))",
+        ("stress", "stress.yaml", "--join-timeout", "inf"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--join-timeout': 'inf' is not a finite number (see 'kbt stress --help')",
+        files={"stress.yaml": "{stress}"},
+    ),
+    Case(
+        "forecast-min-idle-minus-inf",
+        "CLI",
+        "--min-idle -inf (it said: must be greater than or equal to 0.01 (got -inf))",
+        ("forecast", "--min-idle", "-inf"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--min-idle': '-inf' is not a finite number (see 'kbt forecast --help')",
+    ),
+    Case(
+        "target-health-min-disk-free-overflow",
+        "CLI",
+        "--min-disk-free 1e999, a number too large for a float (it said: must be less than or equal to 1)",
+        ("target", "health", "t.yaml", "--min-disk-free", "1e999"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--min-disk-free': '1e999' is not a finite number"
+        " (see 'kbt target health --help')",
+    ),
     Case(
         "stress-worker-bad-master",
         "CLI",

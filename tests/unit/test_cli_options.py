@@ -169,8 +169,39 @@ def test_one_option_is_checked_alike_on_every_command(
     assert not (tmp_path / "captured").exists()
 
 
-def _takes_a_path(annotation: Any) -> bool:
-    return annotation is Path or any(_takes_a_path(a) for a in typing.get_args(annotation))
+def _takes(kind: type, annotation: Any) -> bool:
+    return annotation is kind or any(_takes(kind, a) for a in typing.get_args(annotation))
+
+
+def _flags_taking(kind: type) -> list[tuple[str, list[str], Any]]:
+    """(command path, its long option or none (an argument), the parameter) of every parameter
+    typed `kind` (or a list or optional of it), on every command."""
+    _register()
+    found = []
+    for path, cmd in _leaves(get_command(app)).items():
+        for param in cmd.params:
+            described = getattr(param, "type_descriptor", None)
+            if described is not None and _takes(kind, described.annotation):
+                found.append((path, [o for o in param.opts if o.startswith("--")][:1], param))
+    return found
+
+
+def test_every_float_flag_says_nan_and_inf_before_its_bounds(capsys: pytest.CaptureFixture[str]) -> None:
+    # `--master-wait nan` said "must be less than or equal to 86400 (got nan)": the bound was met first
+    flags = [(path, flag, param) for path, flag, param in _flags_taking(float) if flag]
+    bounded = 0
+    for path, flag, param in flags:
+        bounded += param.min is not None or param.max is not None
+        for value in ("nan", "inf", "-inf", "1e999"):
+            with pytest.raises(SystemExit) as exit_info:
+                main([*path.split(), *flag, value])
+            said = capsys.readouterr().err
+            assert exit_info.value.code == 2, (path, flag, said)
+            assert said == (
+                f"kbt: error: Invalid value for '{flag[0]}': '{value}' is not a finite number"
+                f" (see 'kbt {path} --help')\n"
+            ), said
+    assert len(flags) >= 8 and bounded >= 4, (len(flags), bounded)
 
 
 def test_every_path_flag_refuses_an_empty_path(
@@ -178,19 +209,13 @@ def test_every_path_flag_refuses_an_empty_path(
 ) -> None:
     # '' is read as '.': `render filebeat --out ''` wrote over the working directory's README.md
     monkeypatch.chdir(tmp_path)
-    _register()
     checked = 0
-    for path, cmd in _leaves(get_command(app)).items():
-        for param in cmd.params:
-            described = getattr(param, "type_descriptor", None)
-            if described is None or not _takes_a_path(described.annotation):
-                continue
-            flag = [o for o in param.opts if o.startswith("--")][:1]
-            with pytest.raises(SystemExit) as exit_info:
-                main([*path.split(), *flag, ""])
-            said = capsys.readouterr().err
-            assert exit_info.value.code == 2, (path, said)
-            assert "an empty path" in said and said.count("\n") == 1, (path, said)
-            checked += 1
+    for path, flag, _ in _flags_taking(Path):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*path.split(), *flag, ""])
+        said = capsys.readouterr().err
+        assert exit_info.value.code == 2, (path, said)
+        assert "an empty path" in said and said.count("\n") == 1, (path, said)
+        checked += 1
     assert checked > 50
     assert not any(tmp_path.iterdir())

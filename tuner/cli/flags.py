@@ -4,6 +4,8 @@ typer reads a float option with pydantic, which takes "nan", "inf" and "1e308" (
 int()/float() take digits of any script, "١٢"); a bound like `--slo-p99 nan` then compares false
 with everything. The check wraps typer's value coercion once, so no command can forget it, and
 says "is not a number" where the library would say "unable to parse string as a number".
+A value that is no finite ASCII number is said so before any bound is checked: pydantic compares
+"nan" and "inf" with a flag's min/max first and said "must be less than or equal to 86400 (got nan)".
 An empty path ('') would be read as the working directory ('.'): `--out ''` wrote into it.
 """
 
@@ -38,6 +40,18 @@ def _bad(value: Any, result: Any) -> str | None:
     return None
 
 
+def _not_finite(raw: Any) -> str | None:
+    """A typed value that reads as NaN or an infinity (None otherwise): said before a flag's
+    bounds, which "nan" and "inf" would otherwise meet."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        return None  # not a number at all: the type's own check says so
+    return None if math.isfinite(value) else f"{cut_value(raw)} is not a finite number"
+
+
 @cache  # once: a second wrapper would wrap the first
 def install() -> None:
     try:
@@ -60,6 +74,10 @@ def install() -> None:
             unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
             if unparsed and annotation is not None and _is_number(annotation, is_number_type):
                 raise BadParameter(f"{cut_value(str(value))} is not a number", ctx=ctx, param=param) from None
+            raws = value if isinstance(value, list | tuple) else [value]
+            unbounded = next((u for u in map(_not_finite, raws) if u is not None), None)
+            if unbounded is not None:  # "nan" met the bound first: "must be less than or equal to 1"
+                raise BadParameter(unbounded, ctx=ctx, param=param) from None
             if "Input should be" in exc.message:  # pydantic's words for a bound, in kbt's
                 worded = f"{reworded(exc.message)} (got {cut_text(str(value))})"
                 raise BadParameter(worded, ctx=ctx, param=param) from None
