@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 
 from tests.unit.team_files import sweep_naming
 from tuner.core.errors import BadInput
+from tuner.core.text import sorted_lists
 from tuner.driver.engines import client_refusal
 from tuner.driver.filebeat import testconfig
 from tuner.driver.filebeat.builds import filebeat_builds
@@ -262,6 +263,30 @@ def test_a_filebeat_profile_real_filebeat_refuses_is_one_line_before_the_run() -
         clients_checked([profile_of({"name": "ok", "client": "filebeat"}), bad], {})
     assert err.value.message == problem
     assert client_refusal(profile_of({"name": "ok", "client": "filebeat"})) is None
+
+
+@pytest.mark.skipif(not _FILEBEAT, reason="no real Filebeat build: run make install")
+def test_filebeat_names_its_processors_in_one_order_each_run(tmp_path: Path) -> None:
+    # Filebeat lists its actions in Go's map order: each run named others before the line's cut
+    path = tmp_path / "fb.yml"
+    path.write_text(
+        'processors:\n  - no_such_processor: {}\noutput.kafka:\n  hosts: "${KAFKA_HOSTS}"\n  topic: t\n',
+        encoding="utf-8",
+    )
+    problems = {testconfig.test_config(path)[1] for _ in range(3)}
+    assert len(problems) == 1, problems
+    (problem,) = problems
+    listed = re.search(r"Valid actions: ([\w, ]+)$", problem or "")
+    assert listed is not None, problem
+    actions = listed.group(1).split(", ")
+    assert len(actions) > 10 and actions == sorted(actions) and "rename" in actions
+
+
+def test_a_go_map_list_is_sorted_and_nothing_else_moves() -> None:
+    said = "Exiting: the processor action x does not exist. Valid actions: rename, dns, add_id"
+    assert sorted_lists(said) == said.replace("rename, dns, add_id", "add_id, dns, rename")
+    for kept in ("hosts: b, a", "Valid actions: one", "error: b, a (valid: yes)"):
+        assert sorted_lists(kept) == kept
 
 
 def test_the_emulation_reads_no_filebeat_yml_so_nothing_is_asked() -> None:

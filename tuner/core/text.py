@@ -67,6 +67,17 @@ def fixed_or_dash(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+# A list a Go client prints from a map, in Go's random map order ("Valid actions: rename, dns, ...").
+_GO_MAP_LIST = re.compile(r"(?i)(\bvalid [a-z ]{1,40}: )([\w./-]+(?:, [\w./-]+)+)")
+
+
+def sorted_lists(text: str) -> str:
+    """`text` with each "Valid <things>: a, b, c" list sorted: Filebeat prints its processor
+    actions in Go's map order, different at every run, and a line cut at MAX_MESSAGE then named
+    different ones; sorted, two runs print the same line."""
+    return _GO_MAP_LIST.sub(lambda m: m.group(1) + ", ".join(sorted(m.group(2).split(", "))), text)
+
+
 def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
     return cut(escape_controls(text.strip()), limit)
 

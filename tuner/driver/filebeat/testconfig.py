@@ -23,6 +23,7 @@ from typing import Any
 from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
 from tuner.core.inputs import parse_yaml, read_text, read_yaml, shown_path
+from tuner.core.text import sorted_lists
 from tuner.driver.filebeat.builds import build_version, filebeat_binary
 from tuner.spec.filebeat_load import expand_dotted
 
@@ -100,7 +101,7 @@ def test_config(
     # go-ucfg's assertions print a Go stack trace after the reason: the reason is the line before it
     trace = next((i for i, ln in enumerate(lines) if ln.startswith("Trace:")), len(lines))
     lines = lines[:trace]
-    return build_version(binary), (lines[-1] if lines else f"exit status {proc.returncode}")
+    return build_version(binary), (sorted_lists(lines[-1]) if lines else f"exit status {proc.returncode}")
 
 
 def _parsed(path: Path, text: str | None = None) -> Any:

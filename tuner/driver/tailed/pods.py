@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 from tuner.core.errors import KbtError
 from tuner.core.kafka_clients import Connection, admin_client
 from tuner.core.redact import REDACTED, scrub
+from tuner.core.text import sorted_lists
 from tuner.driver.corpus import write_corpus
 from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.lifeline import die_with_parent
@@ -84,11 +85,12 @@ class RestartsOnTakenPort(Generic[C]):
         return " | ".join(lines[-OUTPUT_TAIL_LINES:])[-OUTPUT_TAIL_CHARS:]
 
     def redacted(self, text: str) -> str:
-        """`text` without the pod's own secret values or anything the redaction layer finds."""
+        """`text` of the pod's process as kbt shows it: without the pod's own secret values or
+        anything the redaction layer finds, a list in Go's map order sorted (the same line each run)."""
         for value in self.secure.env.values():
             if value:
                 text = text.replace(value, REDACTED)
-        return scrub(text)
+        return sorted_lists(scrub(text))
 
     def exited(self) -> bool:
         """The process has ended other than by kbt's SIGTERM."""
