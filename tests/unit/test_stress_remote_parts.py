@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from tuner.lab.state import new_state
 from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress import worker as stress_worker
+from tuner.runner.stress.intermission import Intermission
 from tuner.runner.stress.locust_processes import LocustOptions, remote_worker_command
 from tuner.runner.stress.run_stages import StressRunner, _ProfileRun
 from tuner.runner.stress.worker import WorkerSummary, parse_master, serve
@@ -169,6 +171,38 @@ def test_a_master_that_has_gone_is_not_waited_for(no_master: tuple[str, int]) ->
     started = time.monotonic()
     stress_worker._master_gone(*no_master)
     assert time.monotonic() - started < stress_worker.STOP_GRACE_S / 2
+
+
+HELD_PORT = 19643  # the master's address kbt holds between profiles (this module's fixed port)
+
+
+def _held_for(seconds: float) -> Intermission:
+    """kbt preparing the next profile for `seconds`, then gone (its address let go)."""
+    held = Intermission("127.0.0.1", HELD_PORT)
+    held.hold()
+    assert held.holding
+    threading.Timer(seconds, held.release).start()
+    return held
+
+
+def test_a_worker_waits_while_kbt_prepares_the_next_profile_then_its_own_wait() -> None:
+    # --master-wait 1 with a 3 s gap between two profiles' masters: the worker gave up in the gap
+    _held_for(3.0)
+    said: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(Unreachable, match=r"no kbt stress master at 127\.0\.0\.1:19643 after 1 s"):
+        stress_worker.await_master("127.0.0.1", HELD_PORT, 1.0, said.append)
+    took = time.monotonic() - started
+    assert 3.5 <= took < 8, took  # the held 3 s, then its own 1 s with nothing there
+    assert said == ["kbt stress at 127.0.0.1:19643 is preparing the next profile: waiting for its master"]
+
+
+def test_a_master_gone_is_seen_while_kbt_holds_its_address() -> None:
+    held = _held_for(3.0)
+    started = time.monotonic()
+    stress_worker._master_gone("127.0.0.1", HELD_PORT)
+    assert time.monotonic() - started < 1.5
+    held.release()
 
 
 def test_a_worker_summary_file_is_read_or_ignored(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The stress runner's timeline with locust, the consumers and the cluster faked: an aborted ramp
 ends the profile without waiting out the rest of the timeline, and the stage it left part way is
-recorded over the part that ran."""
+recorded over the part that ran; with remote workers, the master's address is held from one
+profile's master to the next (tuner/runner/stress/intermission.py), and let go for the master."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress.locust_processes import LocustOptions
 from tuner.runner.stress.run_stages import StressRunner, _ProfileRun
+from tuner.runner.stress.worker import _master_there
 from tuner.spec.stress_load import load_stress
 from tuner.store.environment import capture_environment
 from tuner.store.results import ResultsStore
@@ -116,3 +118,64 @@ def test_an_aborted_ramp_does_not_wait_for_the_rest_of_the_timeline(
     assert outcome.records[2].client.offered_records == 6 * 10 * 1  # 6 producers (x3) x 10 msgs/s x 1 s
     assert FakePool.waits == []  # no "consumers finishing" until the plan's end (33 s away)
     assert took < 20, took
+
+
+INTERMISSION_PORT = 19645  # the address a remote worker would join (this module's fixed port)
+
+
+class FinishedLocust(FakeLocust):
+    """A master that has run its timeline: it exits as soon as started. When it starts, the address
+    it binds must be free (kbt let go of it)."""
+
+    seen_at_start: ClassVar[list[str]] = []
+
+    def start(self) -> None:
+        super().start()
+        FinishedLocust.seen_at_start.append(_probe())
+
+    def running(self) -> bool:
+        return False
+
+
+def _probe() -> str:
+    """What a remote worker finds at the master's address."""
+    try:
+        return "master" if _master_there("127.0.0.1", INTERMISSION_PORT, 1.0) else "next profile coming"
+    except OSError:
+        return "nothing"
+
+
+@pytest.mark.parametrize(("after", "during_read_back"), [(1, "next profile coming"), (0, "nothing")])
+def test_remote_workers_are_told_the_next_profile_is_coming_until_its_master_binds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: int, during_read_back: str
+) -> None:
+    # A worker's --master-wait ran out while kbt read the last profile back: nothing was at the address
+    monkeypatch.setattr(runner_module, "LEAD_S", 0.0)
+    monkeypatch.setattr(runner_module, "ConsumerPool", FakePool)
+    monkeypatch.setattr(runner_module, "LocustProcesses", FinishedLocust)
+    monkeypatch.setattr(lifecycle, "create_topics", lambda *a: None)
+    monkeypatch.setattr(runner_module, "delete_topics", lambda *a: [])
+    seen: list[str] = []
+    delivery = StressDelivery(verified=True, acked=9, consumed=9, acked_by_stage={0: 9})
+    monkeypatch.setattr(runner_module, "verify_stress", lambda *a, **k: seen.append(_probe()) or delivery)
+    FinishedLocust.seen_at_start = []
+    spec = tmp_path / "fast.yaml"
+    spec.write_text(SPEC)
+    target = Target(
+        name="lab", kind="lab", bootstrap_servers="127.0.0.1:1", scrape_interval_s=1.0, lab=LabSide(tmp_path)
+    )
+    options = LocustOptions(
+        remote_workers=1, master_host="127.0.0.1", master_port=INTERMISSION_PORT, join_timeout_s=0.0
+    )
+    runner = StressRunner(target, ResultsStore(tmp_path / "results"), options)
+    assert runner.intermission is not None
+    runner.intermission.hold()  # as the run holds it before the first profile
+    assert _probe() == "next profile coming"
+    run = _ProfileRun(runner, load_stress(spec), "current", 0, capture_environment(1), None, after)  # type: ignore[arg-type]
+    try:
+        run.run()
+        assert FinishedLocust.seen_at_start == ["nothing"]  # let go for the master to bind
+        assert seen == [during_read_back]
+    finally:
+        runner.intermission.release()
+    assert _probe() == "nothing"

@@ -19,7 +19,8 @@ def stress_worker(
         "--master-wait",
         min=1.0,
         max=MAX_MASTER_WAIT_S,
-        help="Seconds to wait for the master (each profile's) before giving up in one line.",
+        help="Seconds to wait for the master (each profile's) with nothing at its address before giving up"
+        " in one line; kbt stress preparing a profile holds the address and is waited for.",
     ),
 ) -> None:
     """Produce for a distributed stress test run by 'kbt stress --remote-workers N' elsewhere.
@@ -29,7 +30,8 @@ def stress_worker(
     security) from it, produces to the target directly and reports to the master, profile after
     profile, then exits. The target's brokers must be reachable from here; `${VAR}` credentials of
     the target's client properties are read from this machine's environment. It may start before
-    the master: it waits --master-wait seconds for it (locust's own 300 by default)."""
+    the master: it waits --master-wait seconds for it (locust's own 300 by default), and as long as
+    kbt stress says it is preparing the next profile (creating topics, reading the last one back)."""
     from tuner.runner.stress.worker import parse_master, serve
 
     host, port = parse_master(master)

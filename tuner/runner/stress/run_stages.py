@@ -31,6 +31,7 @@ from tuner.measure.meter_warmup import idle_meters_settled_at, wait_until_settle
 from tuner.runner.lifecycle import clean_leftovers, fresh_topics, new_ids, topic_names
 from tuner.runner.stress.engine_stages import EngineStages, StageParts, refuse_remote_workers, stage_parts
 from tuner.runner.stress.gates import broker_gates, failed_gates, generator_note, producer_gates
+from tuner.runner.stress.intermission import Intermission
 from tuner.runner.stress.locust_processes import LocustOptions, LocustProcesses, remote_worker_command
 from tuner.runner.stress.records import (
     ProfileOutcome,
@@ -104,6 +105,11 @@ class StressRunner:
         # The locust timeline's broker gates query the Prometheus the broker measurement uses (a
         # target file's with its auth and metric dialect): the stages' own when there are stages.
         self.prometheus = (stages if stages is not None else stage_parts(target)).prometheus
+        # Remote workers follow the profiles: between two masters kbt holds the master's address.
+        port = locust.master_port
+        self.intermission = (
+            Intermission(locust.master_host, port) if locust.remote_workers and port is not None else None
+        )
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
@@ -119,16 +125,22 @@ class StressRunner:
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
         outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)
-        for i, label in enumerate(labels):
-            profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
-            try:
-                profile.run()  # fills profile.outcome, interrupted or not
-            except KeyboardInterrupt:
-                raise StressInterrupted(outcome) from None
-            finally:
-                outcome.profiles.append(profile.outcome)
-                outcome.problems += profile.cleanup_problems
-            self.observer.profile_finished(profile.outcome)
+        try:
+            if self.intermission is not None:  # the first master comes after topics and settled meters
+                self.intermission.hold()
+            for i, label in enumerate(labels):
+                profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
+                try:
+                    profile.run()  # fills profile.outcome, interrupted or not
+                except KeyboardInterrupt:
+                    raise StressInterrupted(outcome) from None
+                finally:
+                    outcome.profiles.append(profile.outcome)
+                    outcome.problems += profile.cleanup_problems
+                self.observer.profile_finished(profile.outcome)
+        finally:  # however the run ends, waiting workers find nothing there and stop in their time
+            if self.intermission is not None:
+                self.intermission.release()
         return outcome
 
     def _profile_run(
@@ -245,6 +257,8 @@ class _ProfileRun:
                 pool = ConsumerPool(plan)
                 pool.start()
                 locust = LocustProcesses(self.runner.locust, plan, out_dir)
+                if self.runner.intermission is not None:
+                    self.runner.intermission.release()  # the master binds the address kbt held
                 locust.start()
                 if self.runner.locust.remote_workers:
                     self.runner.observer.phase(self.label, self._waiting_for_workers(plan))
@@ -255,6 +269,7 @@ class _ProfileRun:
                     self._interrupted(plan, pool, locust, out_dir)
                     raise
                 locust.wait(10)
+                self._hold_for_next(locust)
                 self._read_status(out_dir)
                 if self.abort_at is None:  # after an abort the stages left have nothing to read for
                     self.runner.observer.phase(self.label, "consumers finishing")
@@ -273,6 +288,14 @@ class _ProfileRun:
                 if pool is not None:
                     pool.stop()
         return self.outcome
+
+    def _hold_for_next(self, locust: LocustProcesses) -> None:
+        """Another profile follows: this master gone, its address held for the remote workers
+        until the next master binds it (tuner/runner/stress/intermission.py)."""
+        intermission = self.runner.intermission
+        if self.profiles_after > 0 and intermission is not None:
+            locust.stop()
+            intermission.hold()
 
     # ---- following the timeline ------------------------------------------------------------------
 

@@ -12,6 +12,9 @@ bounded by `--master-wait` (locust's own 300 s by default), and says in one line
 came: locust's worker, started once the master listens, would otherwise ask for its locust file 60
 times 5 s apart, print its own lines and leave kbt only its exit status. Between profiles the worker
 first lets the last profile's master go, so that it does not take the closing master for the next.
+While kbt prepares a profile (between two, or before the first) it holds the master's address and
+says so (tuner/runner/stress/intermission.py): the worker waits on, and `--master-wait` counts only
+the time nothing is there at all.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ from pathlib import Path
 
 from tuner.core.errors import BadInput, Unreachable
 from tuner.driver.stress.plan import WORKER_REPORT_ENV
+from tuner.runner.stress.intermission import told_next
 from tuner.runner.stress.locust_processes import worker_command
 
 STOP_GRACE_S = 15.0
 MASTER_WAIT_S = 300.0  # locust's own wait for its master: 60 tries of its locust file, 5 s apart
 MAX_MASTER_WAIT_S = 86_400.0
 PROBE_EVERY_S = 1.0  # how often the master's port is tried while waiting for it
+ANSWER_WAIT_S = 1.0  # for kbt's word between profiles once connected (a master says nothing kbt reads)
 
 
 @dataclass(frozen=True)
@@ -102,16 +107,24 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=5)
 
 
+def _master_there(host: str, port: int, timeout_s: float) -> bool:
+    """True: a master takes connections at host:port; False: kbt is there preparing a profile (it
+    said so). OSError: nothing takes the connection."""
+    with socket.create_connection((host, port), timeout=timeout_s) as conn:
+        return not told_next(conn, ANSWER_WAIT_S)
+
+
 def await_master(host: str, port: int, wait_s: float, say: Callable[[str], None]) -> None:
-    """Return once the master's port takes a connection; Unreachable in one line after `wait_s`."""
+    """Return once the master's port takes a connection; Unreachable in one line after `wait_s`
+    with nothing there. While kbt says another profile's master is coming, the wait starts over."""
     deadline = time.monotonic() + wait_s
-    waiting = False
+    said: set[bool] = set()
     while True:
         try:
-            with socket.create_connection(
-                (host, port), timeout=max(0.1, min(5.0, deadline - time.monotonic()))
-            ):
+            if _master_there(host, port, max(0.1, min(5.0, deadline - time.monotonic()))):
                 return
+            deadline = time.monotonic() + wait_s  # kbt is at work on the next profile: not gone
+            why = ""
         except OSError as exc:
             why = exc.strerror or type(exc).__name__
         left = deadline - time.monotonic()
@@ -121,19 +134,25 @@ def await_master(host: str, port: int, wait_s: float, say: Callable[[str], None]
                 " --remote-workers N' running with --master-host reachable from here? (--master-wait"
                 " waits longer)"
             )
-        if not waiting:
-            say(f"waiting up to {wait_s:g} s for the master at {host}:{port} ({why})")
-            waiting = True
+        between = not why
+        if between not in said:  # each state said once
+            said.add(between)
+            say(
+                f"kbt stress at {host}:{port} is preparing the next profile: waiting for its master"
+                if between
+                else f"waiting up to {wait_s:g} s for the master at {host}:{port} ({why})"
+            )
         time.sleep(min(PROBE_EVERY_S, left))
 
 
 def _master_gone(host: str, port: int, wait_s: float = STOP_GRACE_S) -> None:
-    """Wait (at most `wait_s`) until the last profile's master no longer takes connections."""
+    """Wait (at most `wait_s`) until the last profile's master no longer takes connections: its
+    port refuses them, or kbt holds it between profiles."""
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection((host, port), timeout=1.0):
-                pass
+            if not _master_there(host, port, 1.0):
+                return
         except OSError:
             return
         time.sleep(0.2)
