@@ -1,16 +1,17 @@
 """A remote worker follows a multi-profile stress run across the gap between two profiles' masters.
 
 Real locust masters (one per profile, as `kbt stress` starts them: `LocustProcesses`) and the real
-`kbt stress-worker --master 127.0.0.1:PORT --master-wait 3` as a subprocess. Between the masters the
+`kbt stress-worker --master 127.0.0.1:PORT --master-wait 1` as a subprocess. Between the masters the
 test does what the runner does (tuner/runner/stress/run_stages.py): the master's address held from
 the first master's exit (`Intermission.hold`) until just before the next master starts
-(`release`), for a gap of 10 s, longer than the worker's --master-wait. No Kafka is needed: the
+(`release`), for a gap of 10 s, longer than the worker's --master-wait (1 s: shorter than the next
+master takes to start once the address is let go, which the worker allows for). No Kafka is needed: the
 producers point at a closed port, so they send and nothing is acked; what is checked is that the
 worker joined both masters, each master saw it join (it wrote its status, which it does only once
 every expected worker has joined), and the worker exited 0 after the last profile.
 
 Without the held address the worker gave up in the gap (exit 5, "no kbt stress master ... after
-3 s") and the second profile stopped with "not all 1 locust workers joined".
+1 s") and the second profile stopped with "not all 1 locust workers joined".
 Ports: 19640 (the master), 19649 (closed: the producers' bootstrap servers).
 """
 
@@ -32,7 +33,7 @@ from tuner.spec.stress_load import load_stress
 pytestmark = pytest.mark.integration
 
 MASTER_PORT, CLOSED_PORT = 19640, 19649
-GAP_S, MASTER_WAIT_S, LEAD_S = 10.0, 3, 8.0
+GAP_S, MASTER_WAIT_S, LEAD_S = 10.0, 1, 8.0
 SPEC = """\
 name: follow
 workload:

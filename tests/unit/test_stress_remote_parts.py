@@ -185,16 +185,22 @@ def _held_for(seconds: float) -> Intermission:
     return held
 
 
-def test_a_worker_waits_while_kbt_prepares_the_next_profile_then_its_own_wait() -> None:
+def test_a_worker_waits_while_kbt_prepares_the_next_profile_then_for_its_master_to_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # --master-wait 1 with a 3 s gap between two profiles' masters: the worker gave up in the gap
+    monkeypatch.setattr(stress_worker, "MASTER_START_S", 2.0)
     _held_for(3.0)
     said: list[str] = []
     started = time.monotonic()
-    with pytest.raises(Unreachable, match=r"no kbt stress master at 127\.0\.0\.1:19643 after 1 s"):
+    with pytest.raises(Unreachable, match=r"no kbt stress master at 127\.0\.0\.1:19643 after 2 s"):
         stress_worker.await_master("127.0.0.1", HELD_PORT, 1.0, said.append)
     took = time.monotonic() - started
-    assert 3.5 <= took < 8, took  # the held 3 s, then its own 1 s with nothing there
-    assert said == ["kbt stress at 127.0.0.1:19643 is preparing the next profile: waiting for its master"]
+    assert 4.5 <= took < 9, took  # the held 3 s, then a master's start (2 s, over its own 1 s): no master
+    assert said == [
+        "kbt stress at 127.0.0.1:19643 is preparing the next profile: waiting for its master",
+        "waiting up to 2 s for the master at 127.0.0.1:19643 (Connection refused)",
+    ]
 
 
 def test_a_master_gone_is_seen_while_kbt_holds_its_address() -> None:

@@ -10,8 +10,9 @@ So kbt holds the master's port for the gap, and before the first master too (its
 and the brokers' meters settled): every connection gets `GREETING` and is closed by the worker,
 which then keeps waiting without counting the gap against `--master-wait`. The wait stays bounded
 by kbt's own run (each step of the gap has its bound); when kbt stops (done, failed or interrupted)
-the port is let go, the worker's connections are refused and `--master-wait` counts again. The
-port is let go just before the next profile's master binds it.
+the port is let go, the worker's connections are refused and its wait counts again (at least
+worker.MASTER_START_S, the time a master takes to bind once the port is let go for it, just before
+the next profile's master starts).
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ STOP_GRACE_S = 15.0
 MASTER_WAIT_S = 300.0  # locust's own wait for its master: 60 tries of its locust file, 5 s apart
 MAX_MASTER_WAIT_S = 86_400.0
 PROBE_EVERY_S = 1.0  # how often the master's port is tried while waiting for it
+MASTER_START_S = 30.0  # from kbt letting the held address go to its locust master listening
 ANSWER_WAIT_S = 1.0  # for kbt's word between profiles once connected (a master says nothing kbt reads)
 
 
@@ -117,20 +118,24 @@ def _master_there(host: str, port: int, timeout_s: float) -> bool:
 def await_master(host: str, port: int, wait_s: float, say: Callable[[str], None]) -> None:
     """Return once the master's port takes a connection; Unreachable in one line after `wait_s`
     with nothing there. While kbt says another profile's master is coming, the wait starts over."""
-    deadline = time.monotonic() + wait_s
+    bound = wait_s
+    deadline = time.monotonic() + bound
     said: set[bool] = set()
     while True:
         try:
             if _master_there(host, port, max(0.1, min(5.0, deadline - time.monotonic()))):
                 return
-            deadline = time.monotonic() + wait_s  # kbt is at work on the next profile: not gone
+            # kbt is at work on the next profile: not gone. Once it lets the address go, its master
+            # takes a moment to bind it (locust starting), a --master-wait of 1 s or not.
+            bound = max(wait_s, MASTER_START_S)
+            deadline = time.monotonic() + bound
             why = ""
         except OSError as exc:
             why = exc.strerror or type(exc).__name__
         left = deadline - time.monotonic()
         if left <= 0:
             raise Unreachable(
-                f"no kbt stress master at {host}:{port} after {wait_s:g} s ({why}); is 'kbt stress"
+                f"no kbt stress master at {host}:{port} after {bound:g} s ({why}); is 'kbt stress"
                 " --remote-workers N' running with --master-host reachable from here? (--master-wait"
                 " waits longer)"
             )
@@ -140,7 +145,7 @@ def await_master(host: str, port: int, wait_s: float, say: Callable[[str], None]
             say(
                 f"kbt stress at {host}:{port} is preparing the next profile: waiting for its master"
                 if between
-                else f"waiting up to {wait_s:g} s for the master at {host}:{port} ({why})"
+                else f"waiting up to {bound:g} s for the master at {host}:{port} ({why})"
             )
         time.sleep(min(PROBE_EVERY_S, left))
 
