@@ -1023,6 +1023,26 @@ CASES: list[Case] = [
         " (see 'kbt target health --help')",
     ),
     Case(
+        "stress-master-host-elsewhere",
+        "CLI",
+        "--master-host an address this machine does not have (locust's bind failed in its log; the run"
+        " went on without a master)",
+        ("stress", "stress.yaml", "--remote-workers", "1", "--master-host", "192.0.2.1", "--dry-run"),
+        ExitStatus.BAD_INPUT,
+        E + "--master-host '192.0.2.1': not an address of this machine the locust master can listen on"
+        " (Cannot assign requested address); 0.0.0.0 listens on every one",
+        files={"stress.yaml": "{stress}"},
+    ),
+    Case(
+        "stress-master-host-long-label",
+        "CLI",
+        "--master-host with a 64-character label (Python's IDNA codec error was the reason)",
+        ("stress", "stress.yaml", "--workers", "2", "--master-host", "a" * 64 + ".example", "--dry-run"),
+        ExitStatus.BAD_INPUT,
+        E + "--master-host 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...': not a host name",
+        files={"stress.yaml": "{stress}"},
+    ),
+    Case(
         "stress-worker-bad-master",
         "CLI",
         "--master without a port",

@@ -28,7 +28,7 @@ from tuner.runner import lifecycle
 from tuner.runner.stress import run_stages as runner_module
 from tuner.runner.stress import worker as stress_worker
 from tuner.runner.stress.intermission import Intermission
-from tuner.runner.stress.locust_processes import LocustOptions, remote_worker_command
+from tuner.runner.stress.locust_processes import LocustOptions, check_master_host, remote_worker_command
 from tuner.runner.stress.run_stages import StressRunner, _ProfileRun
 from tuner.runner.stress.worker import WorkerSummary, parse_master, serve
 from tuner.spec.stress_load import load_stress
@@ -104,8 +104,11 @@ def test_any_master_text_parses_or_is_bad_input(text: str) -> None:
 def test_the_printed_command_names_the_master() -> None:
     options = LocustOptions(remote_workers=2, master_host="10.231.0.1", master_port=24980)
     assert remote_worker_command(options) == "kbt stress-worker --master 10.231.0.1:24980"
-    anywhere = LocustOptions(remote_workers=2, master_host="0.0.0.0", master_port=5557)
-    assert remote_worker_command(anywhere) == "kbt stress-worker --master <this machine's address>:5557"
+    for everywhere in ("0.0.0.0", "::", "*"):  # locust's own `*` too
+        anywhere = LocustOptions(remote_workers=2, master_host=everywhere, master_port=5557)
+        assert remote_worker_command(anywhere) == "kbt stress-worker --master <this machine's address>:5557"
+    for here in ("0.0.0.0", "*", "localhost", "127.0.0.1"):  # addresses of every machine (none raises)
+        check_master_host(here)
 
 
 def _summary(profile: str, after: int) -> WorkerSummary:

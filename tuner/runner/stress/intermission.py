@@ -21,6 +21,8 @@ import contextlib
 import socket
 import threading
 
+from tuner.runner.stress.locust_processes import bind_address
+
 GREETING = b"kbt stress: the next profile's master is coming\n"
 ACCEPT_TICK_S = 0.2  # how soon the holder notices it is to let go
 PEER_CLOSE_S = 2.0  # a worker closes first (the closing side keeps the TIME_WAIT, not the port)
@@ -45,7 +47,7 @@ class Intermission:
         if self._server is not None:
             return
         try:
-            infos = socket.getaddrinfo(self.host or None, self.port, type=socket.SOCK_STREAM)
+            infos = socket.getaddrinfo(bind_address(self.host), self.port, type=socket.SOCK_STREAM)
             server = socket.create_server(infos[0][4][:2], family=infos[0][0])
         except OSError:
             return

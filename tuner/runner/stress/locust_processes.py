@@ -8,6 +8,7 @@ locust itself (SIGTERM: locust quits cleanly; SIGKILL after a grace), and nothin
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -15,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tuner.core.errors import EnvironmentProblem
+from tuner.core.errors import BadInput, EnvironmentProblem
+from tuner.core.numbers import cut_value
 from tuner.core.paths import repo_root
 from tuner.driver.engine_process import stop
 from tuner.driver.stress.plan import StressPlan
@@ -23,6 +25,7 @@ from tuner.driver.stress.plan import StressPlan
 LOCUSTFILE = Path("loadtests") / "stress_locustfile.py"
 STOP_GRACE_S = 10.0
 LOOPBACK = "127.0.0.1"
+ALL_INTERFACES = ("0.0.0.0", "::", "*")  # --master-host values that listen on every address
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,35 @@ def master_command(options: LocustOptions, plan: StressPlan, out_dir: Path) -> l
 def remote_worker_command(options: LocustOptions) -> str:
     """The one command a load machine runs to join (docs/targets.md, "Distributed stress")."""
     host = options.master_host
-    if host in ("0.0.0.0", "::", ""):
+    if host in (*ALL_INTERFACES, ""):
         host = "<this machine's address>"
     return f"kbt stress-worker --master {host}:{options.master_port}"
+
+
+def bind_address(host: str) -> str:
+    """The address a socket binds for `--master-host` (locust's `*` is every IPv4 interface)."""
+    return "0.0.0.0" if host == "*" else host
+
+
+def check_master_host(host: str, workers: int = 1) -> None:
+    """--master-host names an address of this machine (or all of them: 0.0.0.0, ::, locust's `*`)
+    when there is a master to bind it (`workers`, local and remote; one locust process binds
+    nothing); BadInput in one line otherwise. The master's bind failed in locust's log and the run
+    went on without a master."""
+    if workers <= 0:
+        return
+    try:
+        infos = socket.getaddrinfo(bind_address(host), None, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.bind((infos[0][4][0], 0))  # any free port: only the address is asked
+    except UnicodeError:  # a label past 63 characters
+        raise BadInput(f"--master-host {cut_value(host)}: not a host name") from None
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise BadInput(
+            f"--master-host {cut_value(host)}: not an address of this machine the locust master can"
+            f" listen on ({why}); 0.0.0.0 listens on every one"
+        ) from None
 
 
 def worker_command(locustfile: str, host: str, port: int) -> list[str]:
@@ -137,8 +166,11 @@ class LocustProcesses:
     def log_tail(self, name: str = "master", lines: int = 3) -> str:
         path = self.out_dir / f"locust-{name}.log"
         try:
-            text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            raw = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return ""
+        # a traceback's frames and source lines are indented: its exception lines say what failed
+        text = [line.strip() for line in raw if line.strip() and not line[:1].isspace()]
+        text = [line for line in text if not line.startswith("Traceback (most recent call last)")]
         interesting = [line for line in text if "Error" in line or "error" in line] or text
         return " | ".join(interesting[-lines:])

@@ -345,8 +345,9 @@ class _ProfileRun:
                 break
             time.sleep(TICK_S)
         master = locust.master.returncode
-        if master not in (None, 0, 1) and not (out_dir / STATUS_FILE).exists():
-            raise KbtError(f"locust exited with {master}: {locust.log_tail()}")
+        # 1 is also locust's exit after a run with failed requests, but such a run wrote its status
+        if master not in (None, 0) and not (out_dir / STATUS_FILE).exists():
+            raise KbtError(f"locust exited with {master} before the run started: {locust.log_tail()}")
 
     def _judge_now(self, plan: StressPlan, stage: Stage, out_dir: Path) -> None:
         self.judged.add(stage.index)
