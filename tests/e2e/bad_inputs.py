@@ -1023,6 +1023,15 @@ CASES: list[Case] = [
         " (see 'kbt target health --help')",
     ),
     Case(
+        "stress-workers-fraction",
+        "CLI",
+        "--workers 2.5 (it said: '2.5' is not a number)",
+        ("stress", "stress.yaml", "--workers", "2.5", "--dry-run"),
+        ExitStatus.BAD_INPUT,
+        E + "Invalid value for '--workers': '2.5' is not a whole number (see 'kbt stress --help')",
+        files={"stress.yaml": "{stress}"},
+    ),
+    Case(
         "stress-master-host-elsewhere",
         "CLI",
         "--master-host an address this machine does not have (locust's bind failed in its log; the run"

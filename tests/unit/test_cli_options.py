@@ -204,6 +204,21 @@ def test_every_float_flag_says_nan_and_inf_before_its_bounds(capsys: pytest.Capt
     assert len(flags) >= 8 and bounded >= 4, (len(flags), bounded)
 
 
+def test_every_whole_number_flag_says_a_fraction_is_not_a_whole_number(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # `--workers 2.5` said "'2.5' is not a number"
+    flags = [(path, flag) for path, flag, _ in _flags_taking(int) if flag]
+    for path, flag in flags:
+        with pytest.raises(SystemExit) as exit_info:
+            main([*path.split(), *flag, "2.5"])
+        said = capsys.readouterr().err
+        assert exit_info.value.code == 2, (path, flag, said)
+        assert said.startswith(f"kbt: error: Invalid value for '{flag[0]}'"), said  # then any alias
+        assert said.endswith(f": '2.5' is not a whole number (see 'kbt {path} --help')\n"), said
+    assert len(flags) >= 15, len(flags)
+
+
 def test_every_path_flag_refuses_an_empty_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

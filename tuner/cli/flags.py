@@ -3,7 +3,8 @@
 typer reads a float option with pydantic, which takes "nan", "inf" and "1e308" (and Python's own
 int()/float() take digits of any script, "١٢"); a bound like `--slo-p99 nan` then compares false
 with everything. The check wraps typer's value coercion once, so no command can forget it, and
-says "is not a number" where the library would say "unable to parse string as a number".
+says "is not a number" ("is not a whole number" for an int option, given '2.5') where the library
+would say "unable to parse string as a number".
 A value that is no finite ASCII number is said so before any bound is checked: pydantic compares
 "nan" and "inf" with a flag's min/max first and said "must be less than or equal to 86400 (got nan)".
 An empty path ('') would be read as the working directory ('.'): `--out ''` wrote into it.
@@ -12,6 +13,7 @@ An empty path ('') would be read as the working directory ('.'): `--out ''` wrot
 from __future__ import annotations
 
 import math
+import typing
 from functools import cache
 from pathlib import PurePath
 from typing import Any
@@ -73,7 +75,8 @@ def install() -> None:
             annotation = getattr(self, "annotation", None)
             unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
             if unparsed and annotation is not None and _is_number(annotation, is_number_type):
-                raise BadParameter(f"{cut_value(str(value))} is not a number", ctx=ctx, param=param) from None
+                kind = "a whole number" if _whole(annotation) else "a number"  # '2.5' is a number
+                raise BadParameter(f"{cut_value(str(value))} is not {kind}", ctx=ctx, param=param) from None
             raws = value if isinstance(value, list | tuple) else [value]
             unbounded = next((u for u in map(_not_finite, raws) if u is not None), None)
             if unbounded is not None:  # "nan" met the bound first: "must be less than or equal to 1"
@@ -88,6 +91,11 @@ def install() -> None:
         return result
 
     AdapterRuntimeParam._coerce_value = coerce  # type: ignore[method-assign]
+
+
+def _whole(annotation: Any) -> bool:
+    """An int option (or an optional or a list of ints)."""
+    return annotation is int or any(_whole(a) for a in typing.get_args(annotation))
 
 
 def _is_number(annotation: Any, is_number_type: Any) -> bool:
