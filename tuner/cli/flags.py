@@ -74,11 +74,12 @@ def install() -> None:
         except BadParameter as exc:
             annotation = getattr(self, "annotation", None)
             unparsed = any(w in str(exc) for w in ("unable to parse", "valid integer", "valid number"))
-            if unparsed and annotation is not None and _is_number(annotation, is_number_type):
+            number = annotation is not None and _is_number(annotation, is_number_type)
+            if unparsed and number:
                 kind = "a whole number" if _whole(annotation) else "a number"  # '2.5' is a number
                 raise BadParameter(f"{cut_value(str(value))} is not {kind}", ctx=ctx, param=param) from None
             raws = value if isinstance(value, list | tuple) else [value]
-            unbounded = next((u for u in map(_not_finite, raws) if u is not None), None)
+            unbounded = next((u for u in map(_not_finite, raws) if u is not None), None) if number else None
             if unbounded is not None:  # "nan" met the bound first: "must be less than or equal to 1"
                 raise BadParameter(unbounded, ctx=ctx, param=param) from None
             if "Input should be" in exc.message:  # pydantic's words for a bound, in kbt's
