@@ -365,3 +365,18 @@ def test_the_chaos_hold_follows_the_fault_script() -> None:
     stuck = LoadHold(ctx, scenario, threading.Event())  # type: ignore[arg-type]
     ctx.deadline = time.time() - RESTORE_WAIT_S - 1
     assert not stuck()  # a script that never ends does not hold the load for ever
+
+
+def test_the_silent_logger_keeps_one_handler_however_often_it_is_asked() -> None:
+    """A chaos run builds a consumer with it each half second while it waits for load: each call
+    added one more NullHandler to the same shared logger, for as long as the run lasted."""
+    import logging
+
+    from tuner.lab.health import silent_logger
+
+    for name in ("kbt.chaos.client", "kbt.lab.admin"):
+        loggers = {id(silent_logger(name)) for _ in range(500)}
+        logger = logging.getLogger(name)
+        assert loggers == {id(logger)}
+        assert [type(h) for h in logger.handlers] == [logging.NullHandler]
+        assert logger.propagate is False  # nothing it gets reaches the terminal
