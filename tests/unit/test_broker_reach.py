@@ -166,3 +166,110 @@ def test_a_plain_locust_run_of_a_spec_on_a_cluster_that_is_not_there_stops_at_on
     with pytest.raises(Unreachable, match=f"cannot reach {refused} \\(Connection refused\\)"):
         create_load_topics(load)
     assert time.monotonic() - started < FAST_S
+
+
+def test_a_runs_metadata_wait_on_a_cluster_gone_is_one_line_at_its_deadline(
+    refused: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wait for a new topic's leaders asked list_topics unguarded: a broker gone mid-wait was
+    librdkafka's KafkaException as a traceback. Now it is asked again until the wait's deadline,
+    then one line (a real admin client, a real refused port)."""
+    from tuner.spec.workload import TopicSpec
+
+    admin = admin_client(Connection(refused))
+    started = time.monotonic()
+    with pytest.raises(Unreachable) as caught:
+        topics.wait_led(admin, {"t": TopicSpec(name="t", partitions=1)}, 1.5)
+    took = time.monotonic() - started
+    assert caught.value.message.startswith(
+        "topics t: no leader after 1.5 s: cannot read the cluster's metadata in"
+    )
+    assert "Broker transport failure" in caught.value.message or "Timed out" in caught.value.message
+    assert 1.4 <= took < 1.5 + FAST_S, took
+
+
+def test_a_runs_metadata_wait_rides_out_a_broker_restarting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker that drops the connection mid-call and is back within the wait: the wait goes on.
+    The dropped connection is librdkafka's own exception raised by a stand-in admin client (a broker
+    restart cannot be made without a cluster); the metadata it then answers is confluent-kafka's."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import ClusterMetadata, PartitionMetadata, TopicMetadata
+
+    from tuner.core import kafka_clients
+    from tuner.spec.workload import TopicSpec
+
+    monkeypatch.setattr(kafka_clients, "METADATA_RETRY_S", 0.05)
+    partition, topic, cluster = PartitionMetadata(), TopicMetadata(), ClusterMetadata()
+    partition.id, partition.leader = 0, 1
+    topic.topic, topic.partitions = "t", {0: partition}
+    cluster.topics, cluster.brokers = {"t": topic}, {1: object()}
+
+    class Restarting:
+        asked = 0
+
+        def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
+            self.asked += 1
+            if self.asked <= 3:
+                raise KafkaException(KafkaError(KafkaError._TRANSPORT))
+            return cluster
+
+    admin = Restarting()
+    topics.wait_led(admin, {"t": TopicSpec(name="t", partitions=1)}, 5.0)  # type: ignore[arg-type]
+    assert admin.asked == 4
+    assert topics.broker_ids(Restarting()) == [1]  # type: ignore[arg-type]
+
+
+def test_an_admin_calls_failure_is_one_line_naming_the_call() -> None:
+    """create_topics' and delete_topics' futures (and the collector's config change) through one
+    helper: librdkafka's account of no connection is exit 5, the cluster's refusal exit 2 in its own
+    words (delete_topics said the KafkaError's repr), no answer exit 5."""
+    from concurrent.futures import Future
+
+    from confluent_kafka import KafkaError, KafkaException
+
+    from tuner.core.errors import BadInput, KbtError
+    from tuner.core.kafka_clients import outcome
+
+    def failed(error: KafkaError) -> Future[None]:
+        future: Future[None] = Future()
+        future.set_exception(KafkaException(error))
+        return future
+
+    cases: list[tuple[Future[None], type[KbtError], str]] = [
+        (
+            failed(KafkaError(KafkaError._TRANSPORT)),
+            Unreachable,
+            "cannot create topic t: Local: Broker transport failure",
+        ),
+        (
+            failed(KafkaError(KafkaError.TOPIC_ALREADY_EXISTS, "Topic 't' already exists.")),
+            BadInput,
+            "cannot create topic t: Topic 't' already exists.",
+        ),
+        (Future(), Unreachable, "cannot create topic t: no answer in 0.2 s"),
+    ]
+    for future, kind, message in cases:
+        with pytest.raises(KbtError) as caught:
+            outcome(future, 0.2, "create topic t")
+        assert type(caught.value) is kind
+        assert caught.value.message == message
+    done: Future[str] = Future()
+    done.set_result("ok")
+    assert outcome(done, 0.2, "create topic t") == "ok"
+
+
+def test_leftover_topics_on_a_cluster_gone_are_a_problem_and_kept(
+    refused: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crashed run's topics, cleaned at the next start: the metadata asked unguarded was a
+    traceback; now a problem, and the ledger keeps them for the run after."""
+    from tuner.target import ledger as ledger_module
+    from tuner.target.ledger import TopicLedger
+
+    monkeypatch.setattr(ledger_module, "LIST_TIMEOUT_S", 1.0)
+    path = tmp_path / "ledger.json"
+    path.write_text('{"kbt-t-r0-x": {"pid": 0, "host": "elsewhere"}}')
+    ledger = TopicLedger(path)
+    problems = ledger.clean(admin_client(Connection(refused)), "kbt-", topics.delete_topics)
+    assert len(problems) == 1 and problems[0].startswith("leftover topics not deleted: cannot read"), problems
+    assert ledger.leftovers() == ["kbt-t-r0-x"]

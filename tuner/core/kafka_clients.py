@@ -11,6 +11,10 @@ run's librdkafka lines go to a file and one summary line, not the terminal. An a
 librdkafka's own stderr: a logger's lines are served only by poll(), which admin calls do not need,
 so they would wait there unseen.
 
+A run's own admin calls go through `metadata` and `outcome`: librdkafka's KafkaException (a
+connection dropped mid-call, no broker by the call's timeout, the cluster's refusal) is one line,
+and a metadata wait asks again within its deadline, so a broker restarting mid-run is ridden out.
+
 A one-shot call (a check, a listing, a capture's first look) waits on a `Reach`: librdkafka says on
 its error callback when every broker it knows is down, so a cluster that refuses every bootstrap
 address, does not resolve or closes the connection unanswered (a TLS listener spoken to in
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
 ADMIN_SOCKET_TIMEOUT_MS = 10_000
+METADATA_RETRY_S = 0.5  # a run's metadata wait asks again this often while no broker answers
 REACH_POLL_S = 0.05  # how often a one-shot call serves librdkafka's error callback while it waits
 # librdkafka's own errors for a call no broker answered (the rest are the cluster's answers)
 _NO_CONNECTION = ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE", "_SSL", "_AUTHENTICATION")
@@ -202,7 +207,7 @@ def check_reach(conn: Connection, timeout_s: float) -> None:
     Unreachable in one line at once when every bootstrap address fails, or after `timeout_s` when
     none answers (the wait the caller's own admin call would have had). For a command's start,
     before its admin calls, whose waits are a run's."""
-    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka import KafkaException
 
     reach = Reach(conn)
     admin = admin_client(conn, reach.settings())
@@ -212,8 +217,51 @@ def check_reach(conn: Connection, timeout_s: float) -> None:
     except TimeoutError:
         pass
     except KafkaException as exc:  # an answer, unless it is the client's own account of no connection
-        error = exc.args[0] if exc.args else None
-        if getattr(error, "code", lambda: None)() not in {getattr(KafkaError, n) for n in _NO_CONNECTION}:
+        if not _no_connection(exc):
             return
     admin.poll(0)  # the failures queued beside the answer, for the sentence
     raise Unreachable(reach.sentence(f"no answer in {timeout_s:g} s"))
+
+
+def _no_connection(exc: Exception) -> bool:
+    """The KafkaException is librdkafka's own account of no broker answering, not the cluster's."""
+    from confluent_kafka import KafkaError
+
+    error = exc.args[0] if exc.args else None
+    return getattr(error, "code", lambda: None)() in {getattr(KafkaError, n) for n in _NO_CONNECTION}
+
+
+def metadata(admin: Any, timeout_s: float, topic: str | None = None) -> Any:
+    """The cluster's metadata (`topic`'s alone when named) for a call a run waits on: asked again
+    while no broker gives it, until `timeout_s` (a broker restarting mid-run, or the connection the
+    call was on dropped, is waited for); Unreachable in one line, librdkafka's words, once the
+    time is up. list_topics raises librdkafka's KafkaException: uncaught, it was a traceback."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return admin.list_topics(topic, timeout=max(deadline - time.monotonic(), REACH_POLL_S))
+        except KafkaException as exc:
+            if time.monotonic() + METADATA_RETRY_S > deadline:
+                why = _reason(exc).removeprefix("Failed to get metadata: ")
+                raise Unreachable(
+                    f"cannot read the cluster's metadata in {timeout_s:.0f} s ({why})"
+                ) from None
+        time.sleep(METADATA_RETRY_S)
+
+
+def outcome(future: Any, timeout_s: float, what: str) -> Any:
+    """An admin future's result for a call a run makes (`what`: "create topic t"): Unreachable in
+    one line when no broker answered (librdkafka's own account, or nothing in `timeout_s`),
+    BadInput with the cluster's words when it refused (a topic's config, an ACL)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return future.result(timeout=timeout_s)
+    except KafkaException as exc:
+        if _no_connection(exc):
+            raise Unreachable(f"cannot {what}: {_reason(exc)}") from None
+        raise BadInput(f"cannot {what}: {_reason(exc)}") from None
+    except TimeoutError:  # the future's own timeout (concurrent.futures.TimeoutError)
+        raise Unreachable(f"cannot {what}: no answer in {timeout_s:g} s") from None
