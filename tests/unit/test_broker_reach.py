@@ -207,6 +207,9 @@ def test_a_runs_metadata_wait_rides_out_a_broker_restarting(monkeypatch: pytest.
     class Restarting:
         asked = 0
 
+        def poll(self, timeout: float = 0) -> int:
+            return 0
+
         def list_topics(self, topic: str | None = None, timeout: float = -1) -> ClusterMetadata:
             self.asked += 1
             if self.asked <= 3:
@@ -273,3 +276,42 @@ def test_leftover_topics_on_a_cluster_gone_are_a_problem_and_kept(
     problems = ledger.clean(admin_client(Connection(refused)), "kbt-", topics.delete_topics)
     assert len(problems) == 1 and problems[0].startswith("leftover topics not deleted: cannot read"), problems
     assert ledger.leftovers() == ["kbt-t-r0-x"]
+
+
+def test_a_runs_start_after_a_preflights_answer_asks_no_second_time_and_still_waits(
+    refused: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A target sweep's preflight had the cluster's answer: the run's start built a second admin
+    client for a second check. Now the run's one admin client skips it, its calls wait for a broker
+    (a restart mid-run, here the port that went away after the answer), and librdkafka's lines it
+    logs meanwhile go to the run's file when served, none to the terminal. A real admin client and
+    refused port; the preflight's answer a real future resolved."""
+    from concurrent.futures import Future
+
+    from tuner.core import kafka_clients
+    from tuner.core.client_log import ENV
+    from tuner.core.kafka_clients import answer, reached_admin, served
+
+    monkeypatch.setattr(kafka_clients, "_ANSWERED", set())
+    monkeypatch.setattr(topics, "ADMIN_TIMEOUT_S", 1.5)
+    log = tmp_path / "run.librdkafka.log"
+    monkeypatch.setenv(ENV, str(log))
+    conn = Connection(refused, {"client.id": "kbt-test"})
+    with pytest.raises(Unreachable):  # no answer yet: the start's check says so at once
+        reached_admin(conn, 10.0)
+    described: Future[str] = Future()
+    described.set_result("the cluster's description")
+    assert answer(None, Reach(conn), described, 1.0) == "the cluster's description"
+    started = time.monotonic()
+    admin = reached_admin(conn, 10.0)
+    assert time.monotonic() - started < 0.5  # no second check
+    with pytest.raises(Unreachable):  # the run's own call waits its time out
+        topics.broker_ids(admin)
+    assert time.monotonic() - started >= 1.4
+    served(admin)
+    lines = log.read_text()
+    assert "|kbt-test#producer-" in lines and "Connection refused" in lines  # the client's own lines
+    assert "kbt-test#" not in capfd.readouterr().err  # (other tests' clients may still be closing)
+    other = Connection(refused)  # another connection (no client.id) is asked again
+    with pytest.raises(Unreachable):
+        reached_admin(other, 10.0)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import Unreachable
-from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, check_reach
+from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, reached_admin
 
 if TYPE_CHECKING:
     from tuner.model.forecast_baseline import TopicPlacement
@@ -43,10 +43,9 @@ def cluster_facts(target: Any) -> dict[str, Any]:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import ConfigResource
 
-    from tuner.target.security import librdkafka_config, resolve
+    from tuner.target.security import connection
 
-    security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
-    conn = Connection(target.bootstrap_servers, security)
+    conn = connection(target)  # the runs' own: a run's start then asks no second time
     logs = _Captured(conn)
     settings: dict[str, Any] = {
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
@@ -138,10 +137,9 @@ def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlaceme
     target = resolve_target(None, source)
     conn = connection(target)
     try:
-        check_reach(conn, ADMIN_TIMEOUT_S)  # a cluster that never answers: said at once
+        admin = reached_admin(conn, ADMIN_TIMEOUT_S)  # a cluster that never answers: said at once
     except Unreachable as exc:
         raise Unreachable(f"{target.name}: {exc.message}") from None
-    admin = admin_client(conn)
     try:
         meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
     except KafkaException as exc:

@@ -11,7 +11,7 @@ from typing import Any
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
-from tuner.core.kafka_clients import METADATA_RETRY_S, metadata, outcome
+from tuner.core.kafka_clients import METADATA_RETRY_S, metadata, outcome, served
 from tuner.spec.workload import TopicSpec
 
 ADMIN_TIMEOUT_S = 30.0
@@ -139,4 +139,5 @@ def delete_topics(admin: AdminClient, names: Sequence[str]) -> list[str]:
             outcome(future, ADMIN_TIMEOUT_S, f"delete topic {name}")
         except KbtError as exc:
             problems.append(exc.message)
+    served(admin)  # the run's lines, into its file before the run ends
     return problems

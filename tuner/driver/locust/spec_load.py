@@ -14,7 +14,7 @@ from typing import Any
 
 from tuner.core.errors import BadInput, did_you_mean
 from tuner.core.frozen import Frozen
-from tuner.core.kafka_clients import Connection, admin_client, check_reach
+from tuner.core.kafka_clients import Connection, admin_client, reached_admin
 from tuner.spec.clients import profile_of
 from tuner.spec.loader import load_sweep, load_workload, read_yaml
 from tuner.spec.sweep import RunPlan
@@ -81,10 +81,8 @@ def create_load_topics(load: LocustLoad) -> None:
     from tuner.target.topics import ADMIN_TIMEOUT_S, create_topics
 
     conn = Connection(load.bootstrap_servers)
-    check_reach(
-        conn, ADMIN_TIMEOUT_S
-    )  # a cluster that is not there: said at once, not after the topics' wait
-    create_topics(admin_client(conn), load.plan.workload.topics, load.topics)
+    # a cluster that is not there: said at once, not after the topics' wait
+    create_topics(reached_admin(conn, ADMIN_TIMEOUT_S), load.plan.workload.topics, load.topics)
 
 
 def delete_load_topics(load: LocustLoad, names: list[str]) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError, did_you_mean
-from tuner.core.kafka_clients import Connection, admin_client, check_reach
+from tuner.core.kafka_clients import Connection, admin_client, reached_admin
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
@@ -343,10 +343,8 @@ class ChaosRunner:
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
         direct = Connection(state.direct_bootstrap_servers)
-        check_reach(
-            direct, ADMIN_TIMEOUT_S
-        )  # a stopped lab: one line at once, not each run's wait for a restarted broker
-        admin = admin_client(direct)
+        # a stopped lab: one line at once, not each run's wait for a restarted broker
+        admin = reached_admin(direct, ADMIN_TIMEOUT_S)
         lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)
