@@ -315,3 +315,50 @@ def test_a_runs_start_after_a_preflights_answer_asks_no_second_time_and_still_wa
     other = Connection(refused)  # another connection (no client.id) is asked again
     with pytest.raises(Unreachable):
         reached_admin(other, 10.0)
+
+
+@pytest.fixture
+def unanswering() -> Iterator[str]:
+    """HOST:PORT of a listener that takes connections and never answers (a cluster too slow to
+    answer, or a host that swallows what it is sent): librdkafka's calls time out for real."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        for port in range(19630, 19640):
+            try:
+                sock.bind(("127.0.0.1", port))
+                break
+            except OSError:
+                continue
+        else:
+            pytest.skip("no port free in 19630-19639")
+        sock.listen(16)  # the kernel accepts; nothing is ever read or written
+        yield f"127.0.0.1:{port}"
+
+
+def _one_line(error: pytest.ExceptionInfo[Exception]) -> str:
+    message = error.value.message  # type: ignore[attr-defined]
+    assert "\n" not in message and "KafkaError{" not in message, message
+    return str(message)
+
+
+def test_target_healths_reads_of_a_cluster_that_does_not_answer_are_one_line_each(
+    unanswering: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kbt target health`'s metadata and consumer-lag reads: a group's offsets unanswered raised the
+    future's bare TimeoutError (an OSError to the CLI: "kbt: error: " and nothing, exit 4), a failure
+    showed the KafkaError's repr. Now each is one line saying why, exit 5, at the read's bound. A
+    real admin client on a real listener that never answers."""
+    from tuner.core.errors import ExitStatus
+    from tuner.target import health
+
+    monkeypatch.setattr(health, "TIMEOUT_S", 1.0)
+    admin = admin_client(Connection(unanswering))
+    started = time.monotonic()
+    with pytest.raises(Unreachable) as lag:
+        health.consumer_lag(admin, ["g1"], 0)
+    took = time.monotonic() - started
+    assert _one_line(lag).startswith("cannot read group g1's offsets: ")
+    assert lag.value.status == ExitStatus.UNREACHABLE
+    assert took < 1.0 + 2 + FAST_S, took  # the request's timeout, then the future's
+    with pytest.raises(Unreachable) as meta:
+        health.under_replicated(admin)
+    assert _one_line(meta).startswith("cannot read the cluster's metadata in 1 s ("), meta.value.message

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import Unreachable
-from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, reached_admin
+from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, metadata, reached_admin
 
 if TYPE_CHECKING:
     from tuner.model.forecast_baseline import TopicPlacement
@@ -128,8 +128,6 @@ def metric_facts(target: Any) -> dict[str, Any]:
 def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlacement | None:
     """The placement of `topics` (the diagnosis' busiest; none of them there: every topic but Kafka's
     internal ones); None when the cluster has no such topic."""
-    from confluent_kafka import KafkaException
-
     from tuner.model.forecast_baseline import TopicPlacement
     from tuner.target.registry import resolve_target
     from tuner.target.security import connection
@@ -141,9 +139,9 @@ def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlaceme
     except Unreachable as exc:
         raise Unreachable(f"{target.name}: {exc.message}") from None
     try:
-        meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
-    except KafkaException as exc:
-        raise Unreachable(f"{target.name}: cannot read the cluster's metadata ({exc.args[0]})") from None
+        meta = metadata(admin, ADMIN_TIMEOUT_S)
+    except Unreachable as exc:
+        raise Unreachable(f"{target.name}: {exc.message}") from None
     # the diagnosed topics; when none is named or left (deleted since), every topic but Kafka's own
     wanted = [t for t in topics if t in meta.topics] or sorted(
         t for t in meta.topics if not t.startswith("__")

@@ -22,7 +22,8 @@ from typing import Any
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import ConfigResource
 
-from tuner.core.kafka_clients import Connection, admin_client, new_consumer
+from tuner.core.errors import KbtError
+from tuner.core.kafka_clients import Connection, admin_client, new_consumer, outcome
 from tuner.lab import Lab, LabState, load_state
 from tuner.lab import faults as lab_faults
 from tuner.lab.health import silent_logger
@@ -155,9 +156,9 @@ class FaultContext:
         resource = ConfigResource(ConfigResource.Type.BROKER, str(node))
         try:
             futures = self.admin.describe_configs([resource], request_timeout=METADATA_TIMEOUT_S)
-            entries = next(iter(futures.values())).result(timeout=METADATA_TIMEOUT_S + 1)
+            entries = outcome(next(iter(futures.values())), METADATA_TIMEOUT_S + 1, f"describe broker {node}")
             return int(entries["replica.lag.time.max.ms"].value)
-        except (KafkaException, KeyError, ValueError):
+        except (KbtError, KeyError, ValueError):  # no answer in time was a TimeoutError traceback
             return REPLICA_LAG_DEFAULT_MS
 
     @staticmethod
