@@ -362,3 +362,23 @@ def test_target_healths_reads_of_a_cluster_that_does_not_answer_are_one_line_eac
     with pytest.raises(Unreachable) as meta:
         health.under_replicated(admin)
     assert _one_line(meta).startswith("cannot read the cluster's metadata in 1 s ("), meta.value.message
+
+
+def test_the_labs_scram_user_on_a_broker_that_does_not_answer_is_one_line(
+    unanswering: str, tmp_path: Path
+) -> None:
+    """`kbt lab up` creating the SCRAM user: no answer in the call's time raised a bare TimeoutError
+    (the lab's start then said "lab start failed: " and no reason), a refusal the KafkaError's repr.
+    Now one line saying why (exit 4, the lab's start), bounded, the password never in it."""
+    from tuner.core.errors import EnvironmentProblem, ExitStatus
+    from tuner.lab.security import SecurityFiles, create_user
+
+    files = SecurityFiles(tmp_path)
+    files.sasl_password_file.write_text("kbt-test-scram-secret\n")
+    started = time.monotonic()
+    with pytest.raises(EnvironmentProblem) as caught:
+        create_user(unanswering, files, timeout_s=1.0)
+    assert time.monotonic() - started < 1.0 + FAST_S
+    assert _one_line(caught).startswith("cannot create the lab's SCRAM user: "), caught.value.message
+    assert "kbt-test-scram-secret" not in caught.value.message
+    assert caught.value.status == ExitStatus.ENVIRONMENT
