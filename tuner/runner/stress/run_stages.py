@@ -59,6 +59,10 @@ END_SLACK_S = 60.0
 class StressObserver:
     """Progress hooks; the CLI renders them. All no-ops by default."""
 
+    def started(self) -> None:
+        """The start's checks passed (the cluster answered, the topics fit): what the run says
+        before them would stand above a failed check's one line."""
+
     def profile_started(self, label: str, plan: StressPlan) -> None: ...
 
     def engine_profile_started(self, label: str) -> None:
@@ -116,6 +120,7 @@ class StressRunner:
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
         outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)
+        self.observer.started()
         for i, label in enumerate(labels):
             profile = self._profile_run(loaded, label, i, environment, admin, len(labels) - 1 - i)
             try:
