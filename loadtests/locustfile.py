@@ -1,8 +1,11 @@
 """locust: Kafka producers from a kbt spec, one producer ("pod") per locust user.
 
     locust -f loadtests/locustfile.py --headless -u 8 -r 8 --run-time 60s \
-        --kbt-spec loadtests/smoke.yaml [--kbt-run NAME] [--kbt-lab-dir DIR | --kbt-bootstrap HOSTS] \
-        [--kbt-out DIR]
+        --kbt-spec loadtests/smoke.yaml [--kbt-run NAME] \
+        [--kbt-lab-dir DIR | --kbt-bootstrap HOSTS | --kbt-target TARGET.yaml] [--kbt-out DIR]
+
+A secured cluster: `--kbt-target` names a kbt target file (docs/targets.md) whose secrets are `${VAR}`
+references; export the variables on the master and on every worker (never on a command line).
 
 Distributed (scales past one machine; workers need kbt installed, not the spec):
 

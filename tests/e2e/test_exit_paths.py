@@ -81,3 +81,42 @@ def test_terminal_sequences_from_a_spec_are_escaped_on_stdout(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout + proc.stderr
     assert "client.id=a\\x1b]0;pwned" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["sweep", "spec.yaml"],
+        ["recommend", "--live", "spec.yaml"],
+        ["stress", "stress.yaml", "--profiles", "current"],
+        ["chaos", "spec.yaml"],
+    ],
+    ids=["sweep", "recommend-live", "stress", "chaos"],
+)
+def test_a_run_on_a_stopped_lab_says_its_error_alone(args: list[str], tmp_path: Path) -> None:
+    """The start's check fails (every broker's port refuses, as a stopped lab's do): its one line
+    is all kbt prints. The sweep's and recommend --live's progress bar drew an empty line on stdout
+    before it (a bar entered before the checks), stress its baseline heading."""
+    import json
+    import socket
+
+    from tests.e2e.bad_inputs import GOOD_STRESS
+    from tuner.lab.config import LabConfig
+    from tuner.lab.state import new_state
+
+    lab = tmp_path / "lab"
+    state = json.loads(new_state(LabConfig(lab_dir=lab), "abc", 1.8e9).model_dump_json())
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bound:  # bound, not listening: refused
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        for broker in state["brokers"]:
+            broker.update(port=port, proxy_port=None, internal_port=None)
+        lab.mkdir()
+        (lab / "state.json").write_text(json.dumps({**state, "phase": "up"}))
+        (tmp_path / "spec.yaml").write_text(GOOD_SPEC)
+        (tmp_path / "stress.yaml").write_text(GOOD_STRESS)
+        proc = kbt(*args, "--lab-dir", str(lab), cwd=tmp_path, env=user_env())
+    tried = ", ".join([f"127.0.0.1:{port}"] * len(state["brokers"]))
+    assert proc.stderr.splitlines() == [f"kbt: error: cannot reach {tried} (Connection refused)"], proc.stderr
+    assert proc.stdout == ""
+    assert proc.returncode == int(ExitStatus.UNREACHABLE)

@@ -365,3 +365,61 @@ def test_the_chaos_hold_follows_the_fault_script() -> None:
     stuck = LoadHold(ctx, scenario, threading.Event())  # type: ignore[arg-type]
     ctx.deadline = time.time() - RESTORE_WAIT_S - 1
     assert not stuck()  # a script that never ends does not hold the load for ever
+
+
+def test_the_silent_logger_keeps_one_handler_however_often_it_is_asked() -> None:
+    """A chaos run builds a consumer with it each half second while it waits for load: each call
+    added one more NullHandler to the same shared logger, for as long as the run lasted."""
+    import logging
+
+    from tuner.lab.health import silent_logger
+
+    for name in ("kbt.chaos.client", "kbt.lab.admin"):
+        loggers = {id(silent_logger(name)) for _ in range(500)}
+        logger = logging.getLogger(name)
+        assert loggers == {id(logger)}
+        assert [type(h) for h in logger.handlers] == [logging.NullHandler]
+        assert logger.propagate is False  # nothing it gets reaches the terminal
+
+
+def test_the_fault_scripts_admin_client_hands_its_lines_over_at_each_look(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fault script's admin client has a logger, whose lines librdkafka hands over only on poll:
+    never polled, they queued for the whole chaos run (a broker down logs a line at each reconnect).
+    Now each look at the partitions (the ISR watch's, once a second) serves them. A real admin
+    client against a stopped lab's brokers (a bound port that refuses)."""
+    import logging
+    import socket
+    import threading
+
+    from tuner.lab.config import LabConfig
+    from tuner.lab.health import silent_logger
+    from tuner.lab.state import new_state
+    from tuner.runner.chaos import faults
+    from tuner.runner.chaos.faults import FaultContext
+
+    monkeypatch.setattr(faults, "METADATA_TIMEOUT_S", 1.0)
+
+    class Counted(logging.Handler):
+        lines = 0
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines += 1
+
+    counted = Counted()
+    logger = silent_logger("kbt.chaos.client")
+    logger.addHandler(counted)
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as bound:
+            bound.bind(("127.0.0.1", 0))
+            state = json.loads(new_state(LabConfig(lab_dir=tmp_path), "abc", 1.8e9).model_dump_json())
+            for broker in state["brokers"]:
+                broker.update(port=bound.getsockname()[1], proxy_port=None, internal_port=None)
+            (tmp_path / "state.json").write_text(json.dumps({**state, "phase": "up"}))
+            ctx = FaultContext(tmp_path, ["kbt-t"], 2, threading.Event())
+            for _ in range(3):  # each look: no metadata (None), and what the client logged meanwhile
+                assert ctx.under_min_isr() is None
+            assert counted.lines > 0  # served, not queued
+    finally:
+        logger.removeHandler(counted)

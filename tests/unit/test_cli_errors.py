@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from contextlib import redirect_stderr
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -37,3 +38,27 @@ def test_client_sensors_takes_on_or_off_only(state: str) -> None:
     assert exc.value.code == ExitStatus.BAD_INPUT
     text = err.getvalue()
     assert text.count("\n") == 1 and text.startswith("kbt: error:") and "Traceback" not in text
+
+
+def test_an_os_error_with_no_words_still_says_what_it_was() -> None:
+    """A bare TimeoutError (a future's result past its wait) is an OSError with no text: the CLI
+    said "kbt: error: " and nothing, exit 4. Now a wait that got no answer (exit 5); an OSError
+    with words keeps them and its file."""
+    from concurrent import futures
+
+    from tuner.cli.app import os_error
+    from tuner.core.errors import ExitStatus
+
+    bare = futures.TimeoutError()  # what Future.result raises past its wait
+    assert os_error(bare) == ("timed out waiting for an answer", ExitStatus.UNREACHABLE)
+    assert os_error(TimeoutError("a socket waited too long")) == (
+        "a socket waited too long",
+        ExitStatus.ENVIRONMENT,
+    )
+    with pytest.raises(OSError) as missing:
+        Path("/nonexistent-kbt-dir/f").read_text()
+    assert os_error(missing.value) == (
+        "No such file or directory: /nonexistent-kbt-dir/f",
+        ExitStatus.ENVIRONMENT,
+    )
+    assert os_error(ConnectionResetError()) == ("ConnectionResetError", ExitStatus.ENVIRONMENT)

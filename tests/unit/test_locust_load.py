@@ -79,3 +79,68 @@ def test_summary_is_ok_only_when_every_process_verified_without_loss() -> None:
     broken = summarize({"w1": {**_report(), "verified": False, "error": "KafkaException: x"}}, {"w1"}, [])
     assert not broken["ok"] and broken["errors"] == ["w1: KafkaException: x"]
     assert not summarize({}, set(), [])["ok"]  # nothing reported: nothing verified
+
+
+_SECURED = """\
+name: team
+bootstrap_servers: [k1.team.example:9094, k2.team.example:9094]
+client:
+  properties:
+    security.protocol: SASL_PLAINTEXT
+    sasl.mechanism: SCRAM-SHA-512
+    sasl.username: svc-load
+    sasl.password: ${KBT_UNIT_LOCUST_PW}
+limits: {max_msgs_per_s: 20000}
+"""
+
+
+def test_a_target_file_gives_every_process_its_security_from_its_own_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--kbt-target`: the master's load names the target's brokers and carries its client security
+    with the secret as the file's ${VAR} reference; the JSON a worker is handed holds no credential,
+    and the worker's clients (producers, the admin client, the read-back) resolve it from the
+    worker's own environment. Unit-tested on the settings the clients are built from: no test
+    fixture starts a secured cluster cheaply (a secured lab is a full `kbt lab up`)."""
+    target = tmp_path / "team.yaml"
+    target.write_text(_SECURED)
+    monkeypatch.setenv("KBT_UNIT_LOCUST_PW", "master-s3cret")
+    load = load_from_spec(str(QUNAR), target=str(target), users=2)
+    assert load.bootstrap_servers == "k1.team.example:9094,k2.team.example:9094"
+    assert load.client_properties["sasl.password"] == "${KBT_UNIT_LOCUST_PW}"
+    handed = load.model_dump_json()
+    assert "master-s3cret" not in handed and "${KBT_UNIT_LOCUST_PW}" in handed
+    monkeypatch.setenv("KBT_UNIT_LOCUST_PW", "worker-s3cret")  # a worker's machine, its own value
+    worker = LocustLoad.model_validate_json(handed)
+    conf = worker.connection().conf({"linger.ms": 5, "security.protocol": "PLAINTEXT"})
+    assert conf["bootstrap.servers"] == load.bootstrap_servers
+    assert conf["security.protocol"] == "SASL_PLAINTEXT"  # a profile's setting never replaces it
+    assert (conf["sasl.mechanisms"], conf["sasl.username"]) == ("SCRAM-SHA-512", "svc-load")
+    assert conf["sasl.password"] == "worker-s3cret" and conf["linger.ms"] == 5
+    monkeypatch.delenv("KBT_UNIT_LOCUST_PW")
+    with pytest.raises(BadInput, match="KBT_UNIT_LOCUST_PW"):  # a worker without it: one line
+        worker.connection()
+    plain = load_from_spec(str(QUNAR), bootstrap="127.0.0.1:9")
+    assert plain.client_properties == {} and plain.connection().properties == {}
+
+
+def test_a_target_files_refusals_are_one_line_before_any_topic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "team.yaml"
+    target.write_text(_SECURED)
+    monkeypatch.delenv("KBT_UNIT_LOCUST_PW", raising=False)
+    with pytest.raises(BadInput, match="KBT_UNIT_LOCUST_PW"):  # unset on the master: said at once
+        load_from_spec(str(QUNAR), target=str(target))
+    monkeypatch.setenv("KBT_UNIT_LOCUST_PW", "s3cret")
+    with pytest.raises(BadInput, match="--kbt-target and --kbt-bootstrap both name the brokers"):
+        load_from_spec(str(QUNAR), bootstrap="x:1", target=str(target))
+    rate = float(load_from_spec(str(QUNAR), target=str(target)).plan.workload.rate_per_producer)
+    users = int(20000 / rate) + 1  # one user past the target's cap of 20000 msgs/s
+    with pytest.raises(BadInput, match="over team's cap of 20000"):
+        load_from_spec(str(QUNAR), target=str(target), users=users)
+    literal = tmp_path / "literal.yaml"
+    literal.write_text(_SECURED.replace("${KBT_UNIT_LOCUST_PW}", "written-in-the-file"))
+    with pytest.raises(BadInput, match="must be a \\$\\{VAR\\} reference") as caught:
+        load_from_spec(str(QUNAR), target=str(literal))
+    assert "written-in-the-file" not in caught.value.message

@@ -107,6 +107,17 @@ def fail(message: str, status: ExitStatus) -> None:
     sys.exit(int(status))
 
 
+def os_error(exc: OSError) -> tuple[str, ExitStatus]:
+    """The line and exit code of an OSError no module turned into a KbtError: its words and file, or,
+    with none, what kind it was. A bare TimeoutError (a future's result, a socket's wait) said
+    "kbt: error: " and nothing, exit 4: it is a wait that got no answer."""
+    if isinstance(exc, TimeoutError) and not str(exc):
+        return "timed out waiting for an answer", ExitStatus.UNREACHABLE
+    if exc.filename:
+        return f"{exc.strerror or exc}: {exc.filename}", ExitStatus.ENVIRONMENT
+    return str(exc) or type(exc).__name__, ExitStatus.ENVIRONMENT
+
+
 def _debug_traceback() -> None:
     """KBT_DEBUG=1: the traceback, through the same scrubber as every other output (a secret in
     an exception's message or a URL in a frame is [redacted] there too)."""
@@ -198,5 +209,5 @@ def main(argv: list[str] | None = None) -> None:
         fail(exc.format_message(), ExitStatus.BAD_INPUT)
     except OSError as exc:
         _debug_traceback()
-        fail(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), ExitStatus.ENVIRONMENT)
+        fail(*os_error(exc))
     sys.exit(int(ExitStatus.OK))

@@ -16,6 +16,7 @@ from tuner.core.errors import BadInput, ExitStatus, Interrupted, KbtError, did_y
 if TYPE_CHECKING:  # locust, the clients and the runner are imported when a stress test runs
     from rich.console import Console
 
+    from tuner.cli.stress_progress import ConsoleObserver
     from tuner.runner.stress.locust_processes import LocustOptions
     from tuner.runner.stress.run_stages import StressOutcome
     from tuner.spec.stress_load import LoadedStress
@@ -96,19 +97,19 @@ def stress(
     loaded = load_stress(spec, baseline_from=baseline_from)
     labels = _labels(list_values(profiles) if profiles else None, loaded.profile_labels())
     console = console_for(json_path)
-    console.print(
-        f"baseline {loaded.baseline_msgs_per_s:g} msgs/s (from {loaded.baseline_source}),"
-        f" {loaded.spec.workload.producers} producers; profiles {', '.join(labels)}"
-    )
-    for note in loaded.spec.notes():
-        console.print(f"[yellow]note: {note}[/yellow]")
+    heading = _heading(loaded, labels)
     # the clients' own checks, caps, confirmation and reachability before anything is created
     stress_preflight(lab_dir, source, loaded, yes and not dry_run, dry_run)
     if dry_run:
+        for line in heading:
+            console.print(line)
         _dry_run(console, json_path, loaded, labels)
         return
+    from tuner.cli.stress_progress import ConsoleObserver
+
     locust = LocustOptions(workers, remote_workers, master_host, master_port, web_ui, web_port, join_timeout)
-    outcome = _run(console, loaded, labels, lab_dir, results, locust, source, target_file, json_path)
+    observer = ConsoleObserver(console, heading)  # said once the runner's start checks pass
+    outcome = _run(observer, loaded, labels, lab_dir, results, locust, source, target_file, json_path)
     _report(console, outcome, loaded.baseline_msgs_per_s, loaded.spec.name)
     _write_json(json_path, outcome, loaded.baseline_msgs_per_s, loaded.spec.name, results)
     lost = sum(p.delivery.lost for p in outcome.profiles if p.delivery is not None)
@@ -117,6 +118,15 @@ def stress(
         raise KbtError(f"{lost} acked records lost", ExitStatus.FAILURE)
     if unverified:
         raise KbtError(f"delivery not verified for {', '.join(unverified)}", ExitStatus.FAILURE)
+
+
+def _heading(loaded: LoadedStress, labels: list[str]) -> list[str]:
+    """The baseline, the producers and the profiles, then the spec's notes."""
+    return [
+        f"baseline {loaded.baseline_msgs_per_s:g} msgs/s (from {loaded.baseline_source}),"
+        f" {loaded.spec.workload.producers} producers; profiles {', '.join(labels)}",
+        *(f"[yellow]note: {note}[/yellow]" for note in loaded.spec.notes()),
+    ]
 
 
 def _dry_run(console: Console, json_path: Path | None, loaded: LoadedStress, labels: list[str]) -> None:
@@ -137,7 +147,7 @@ def _dry_run(console: Console, json_path: Path | None, loaded: LoadedStress, lab
 
 
 def _run(
-    console: Console,
+    observer: ConsoleObserver,
     loaded: LoadedStress,
     labels: list[str],
     lab_dir: Path | None,
@@ -150,11 +160,11 @@ def _run(
     """The profiles on locust with live figures; Ctrl-C keeps the stage records already written."""
     from tuner.cli.live import LiveFigures
     from tuner.cli.signals import interruptible
-    from tuner.cli.stress_progress import ConsoleObserver, closing
+    from tuner.cli.stress_progress import closing
     from tuner.runner.stress.run_stages import StressInterrupted
     from tuner.runner.stress.target_wiring import stress_runner
 
-    observer = ConsoleObserver(console)
+    console = observer.console
     with interruptible(), closing(observer):
         runner = stress_runner(lab_dir, results, locust, observer, source)
         observer.live = LiveFigures(

@@ -22,11 +22,18 @@ from tuner.store.stress_section import GateCheck
 
 
 class ConsoleObserver(StressObserver):
-    def __init__(self, console: Console, live: LiveFigures | None = None) -> None:
+    def __init__(
+        self, console: Console, heading: list[str] | None = None, live: LiveFigures | None = None
+    ) -> None:
         self.console = console
+        self.heading = heading or []  # the run's opening lines, once its start checks pass
         self.last_stage: dict[str, int] = {}
         self.live = live  # figures every 5 s while a profile runs
         self.tallies: dict[str, Tally] = {}  # the runner's latest tally per profile (its ticks)
+
+    def started(self) -> None:
+        for line in self.heading:
+            self.console.print(line)
 
     def phase(self, label: str, text: str) -> None:
         self.console.print(f"[dim]{label}: {text}[/dim]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,9 +19,30 @@ from tuner.spec.sweep import RunPlan
 from tuner.store.record import RunRecord
 
 
+class _FromFirstTask(Progress):
+    """A Progress whose display starts with its first task. A command enters its bar before the
+    runner's start checks (a cluster not there, a topic that does not fit), and the runner adds the
+    first task once they pass: a check that fails leaves its error the only line (rich's Progress
+    entered and left unused drew an empty line in a pipe, the cursor's codes on a terminal)."""
+
+    def __enter__(self) -> _FromFirstTask:
+        return self
+
+    def add_task(self, *args: Any, **kwargs: Any) -> TaskID:
+        task = super().add_task(*args, **kwargs)
+        if not self.live.is_started:
+            self.start()
+        return task
+
+    def stop(self) -> None:
+        if self.live.is_started:
+            super().stop()
+
+
 def progress_bar(console: Console, *counts: ProgressColumn) -> Progress:
-    """A transient bar at the console's width: the task, its bar, `counts`, the time elapsed."""
-    return Progress(
+    """A transient bar at the console's width: the task, its bar, `counts`, the time elapsed; shown
+    from its first task on."""
+    return _FromFirstTask(
         TextColumn("{task.description}"),
         BarColumn(bar_width=bar_width(console.width)),
         *counts,

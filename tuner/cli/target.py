@@ -134,14 +134,14 @@ def health(
     when it cannot be measured). Read-only. Exit 0 go, 1 no-go, 5 unreachable, 2 bad file."""
     from dataclasses import asdict
 
-    from tuner.core.kafka_clients import Connection, admin_client
+    from tuner.core.kafka_clients import reached_admin
     from tuner.measure.prometheus import QUERY_TIMEOUT_S, Prometheus
-    from tuner.target.health import consumer_lag, disk_headroom, under_replicated
-    from tuner.target.security import client_config
+    from tuner.target.health import TIMEOUT_S, consumer_lag, disk_headroom, under_replicated
+    from tuner.target.security import connection
 
     target = _target(file, bootstrap, command_config, prom_flag)
     cluster_facts(target)  # reachable, credentials accepted: one line (exit 5) otherwise
-    admin = admin_client(Connection(target.bootstrap_servers, client_config(target)))
+    admin = reached_admin(connection(target), TIMEOUT_S)  # not asked again; its lines off the terminal
     checks = [under_replicated(admin), *consumer_lag(admin, group, max_lag)]
     selector = disk_selector
     if selector is None:

@@ -11,6 +11,14 @@ run's librdkafka lines go to a file and one summary line, not the terminal. An a
 librdkafka's own stderr: a logger's lines are served only by poll(), which admin calls do not need,
 so they would wait there unseen.
 
+A run's one admin client is `reached_admin`'s: its first call is the start's reach check (skipped
+when a check in this process already had the cluster's answer: a target's preflight), after which
+its `Reach` fails nothing and passes librdkafka's lines on to the run's file (client_log). Its calls
+go through `metadata` and `outcome`: librdkafka's KafkaException (a connection dropped mid-call, no
+broker by the call's timeout, the cluster's refusal) is one line, a metadata wait asks again within
+its deadline, so a broker restarting mid-run is ridden out, and what the client queued meanwhile
+(lines, errors) is served there, not left to grow.
+
 A one-shot call (a check, a listing, a capture's first look) waits on a `Reach`: librdkafka says on
 its error callback when every broker it knows is down, so a cluster that refuses every bootstrap
 address, does not resolve or closes the connection unanswered (a TLS listener spoken to in
@@ -36,6 +44,7 @@ if TYPE_CHECKING:
     from confluent_kafka.admin import AdminClient
 
 ADMIN_SOCKET_TIMEOUT_MS = 10_000
+METADATA_RETRY_S = 0.5  # a run's metadata wait asks again this often while no broker answers
 REACH_POLL_S = 0.05  # how often a one-shot call serves librdkafka's error callback while it waits
 # librdkafka's own errors for a call no broker answered (the rest are the cluster's answers)
 _NO_CONNECTION = ("_TRANSPORT", "_TIMED_OUT", "_ALL_BROKERS_DOWN", "_RESOLVE", "_SSL", "_AUTHENTICATION")
@@ -133,6 +142,7 @@ class Reach(logging.Handler):
         super().__init__(logging.DEBUG)
         self.conn = conn
         self.all_down = False
+        self.kept = False  # a run's client past its check: its lines and errors to the run's file
         self.failures: dict[str, str] = {}  # broker address -> what its last connection attempt said
         # its own logger, not one of logging's registry (which keeps every logger it names for good:
         # a wait that looks every half second would grow it, and a reused name its handlers)
@@ -146,12 +156,17 @@ class Reach(logging.Handler):
     def error(self, err: Any) -> None:
         from confluent_kafka import KafkaError
 
-        if err.code() == KafkaError._ALL_BROKERS_DOWN:
+        if self.kept:  # as librdkafka logs an error no callback takes
+            client_logger().error("%s [%s] %s", "ERROR", "kbt-admin", str(err.str()))
+        elif err.code() == KafkaError._ALL_BROKERS_DOWN:
             self.all_down = True
         else:
             self._failed(str(err.str()))
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.kept:
+            client_logger().handle(record)
+            return
         text = record.getMessage()
         if text.startswith("FAIL") or record.levelno >= logging.WARNING:
             self._failed(text)
@@ -194,26 +209,105 @@ def answer(admin: Any, reach: Reach, future: Any, timeout_s: float) -> Any:
             raise Unreachable(reach.sentence())
         if time.monotonic() > deadline:
             raise TimeoutError
-    return future.result()
+    result = future.result()
+    _ANSWERED.add(_key(reach.conn))
+    return result
+
+
+# The connections a broker answered a check on in this process (hashed: never their secrets kept):
+# a run's start after a preflight's check does not ask again.
+_ANSWERED: set[int] = set()
+
+
+def _key(conn: Connection) -> int:
+    return hash((conn.bootstrap_servers, tuple(sorted(conn.properties.items()))))
 
 
 def check_reach(conn: Connection, timeout_s: float) -> None:
     """Return once a broker answers (its cluster description, or an error it answered with);
     Unreachable in one line at once when every bootstrap address fails, or after `timeout_s` when
-    none answers (the wait the caller's own admin call would have had). For a command's start,
-    before its admin calls, whose waits are a run's."""
-    from confluent_kafka import KafkaError, KafkaException
+    none answers (the wait the caller's own admin call would have had). For a one-shot command's
+    start; a run's is `reached_admin`."""
+    reach = Reach(conn)
+    _checked(admin_client(conn, reach.settings()), reach, timeout_s)
 
+
+def reached_admin(conn: Connection, timeout_s: float) -> AdminClient:
+    """A run's one admin client, its first call the start's check (as `check_reach`'s), unless a
+    check in this process already had the cluster's answer on the same connection (a target's
+    preflight: not asked twice). Past it the client's `Reach` fails nothing (a broker restarting
+    mid-run is waited for, as librdkafka waits) and hands librdkafka's lines to the run's file."""
     reach = Reach(conn)
     admin = admin_client(conn, reach.settings())
+    if _key(conn) not in _ANSWERED:
+        _checked(admin, reach, timeout_s)
+    reach.kept = True
+    return admin
+
+
+def _checked(admin: Any, reach: Reach, timeout_s: float) -> None:
+    from confluent_kafka import KafkaException
+
     try:
         answer(admin, reach, admin.describe_cluster(request_timeout=timeout_s), timeout_s + 2)
         return
     except TimeoutError:
         pass
     except KafkaException as exc:  # an answer, unless it is the client's own account of no connection
-        error = exc.args[0] if exc.args else None
-        if getattr(error, "code", lambda: None)() not in {getattr(KafkaError, n) for n in _NO_CONNECTION}:
+        if not _no_connection(exc):
+            _ANSWERED.add(_key(reach.conn))
             return
     admin.poll(0)  # the failures queued beside the answer, for the sentence
     raise Unreachable(reach.sentence(f"no answer in {timeout_s:g} s"))
+
+
+def _no_connection(exc: Exception) -> bool:
+    """The KafkaException is librdkafka's own account of no broker answering, not the cluster's."""
+    from confluent_kafka import KafkaError
+
+    error = exc.args[0] if exc.args else None
+    return getattr(error, "code", lambda: None)() in {getattr(KafkaError, n) for n in _NO_CONNECTION}
+
+
+def metadata(admin: Any, timeout_s: float, topic: str | None = None) -> Any:
+    """The cluster's metadata (`topic`'s alone when named) for a call a run waits on: asked again
+    while no broker gives it, until `timeout_s` (a broker restarting mid-run, or the connection the
+    call was on dropped, is waited for); Unreachable in one line, librdkafka's words, once the
+    time is up. list_topics raises librdkafka's KafkaException: uncaught, it was a traceback."""
+    from confluent_kafka import KafkaException
+
+    served(admin)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return admin.list_topics(topic, timeout=max(deadline - time.monotonic(), REACH_POLL_S))
+        except KafkaException as exc:
+            if time.monotonic() + METADATA_RETRY_S > deadline:
+                why = _reason(exc).removeprefix("Failed to get metadata: ")
+                raise Unreachable(
+                    f"cannot read the cluster's metadata in {timeout_s:.0f} s ({why})"
+                ) from None
+        time.sleep(METADATA_RETRY_S)
+
+
+def outcome(future: Any, timeout_s: float, what: str) -> Any:
+    """An admin future's result for a call a run makes (`what`: "create topic t"): Unreachable in
+    one line when no broker answered (librdkafka's own account, or nothing in `timeout_s`),
+    BadInput with the cluster's words when it refused (a topic's config, an ACL)."""
+    from confluent_kafka import KafkaException
+
+    try:
+        return future.result(timeout=timeout_s)
+    except KafkaException as exc:
+        if _no_connection(exc):
+            raise Unreachable(f"cannot {what}: {_reason(exc)}") from None
+        raise BadInput(f"cannot {what}: {_reason(exc)}") from None
+    except TimeoutError:  # the future's own timeout (concurrent.futures.TimeoutError)
+        raise Unreachable(f"cannot {what}: no answer in {timeout_s:g} s") from None
+
+
+def served(admin: Any) -> None:
+    """What a run's admin client queued since it was last served (librdkafka's lines and errors,
+    handed over only on poll) goes to its logger now: a client that is never polled grows its queue
+    for as long as a broker stays down."""
+    admin.poll(0)

@@ -43,9 +43,12 @@ def brokers_in_metadata(bootstrap_servers: str, timeout_s: float = 5.0) -> set[i
 
 
 def silent_logger(name: str = "kbt.lab.admin") -> logging.Logger:
-    """A librdkafka client's logger that says nothing (its errors are read from its answers)."""
+    """A librdkafka client's logger that says nothing (its errors are read from its answers). Asked
+    for every client (a chaos run's watermark check builds one each half second): its one handler is
+    added once, not once per call."""
     logger = logging.getLogger(name)
-    logger.addHandler(logging.NullHandler())
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
     logger.propagate = False
     return logger
 

@@ -143,10 +143,10 @@ def broker_listener_properties(files: SecurityFiles) -> dict[str, str]:
 
 def create_user(plain_bootstrap: str, files: SecurityFiles, timeout_s: float = 30.0) -> None:
     """Create the SCRAM user through the PLAINTEXT listener (no password on any command line)."""
-    from confluent_kafka import KafkaException
     from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
-    from tuner.core.kafka_clients import Connection, admin_client
+    from tuner.core.errors import KbtError
+    from tuner.core.kafka_clients import Connection, admin_client, outcome
 
     admin = admin_client(Connection(plain_bootstrap))
     upsert = UserScramCredentialUpsertion(
@@ -156,10 +156,10 @@ def create_user(plain_bootstrap: str, files: SecurityFiles, timeout_s: float = 3
     )
     futures = admin.alter_user_scram_credentials([upsert], request_timeout=timeout_s)
     for future in futures.values():
-        try:
-            future.result(timeout=timeout_s)
-        except KafkaException as exc:
-            raise EnvironmentProblem(f"cannot create the lab's SCRAM user: {exc.args[0]}") from None
+        try:  # no answer in `timeout_s` was a TimeoutError traceback, a refusal the KafkaError's repr
+            outcome(future, timeout_s, "create the lab's SCRAM user")
+        except KbtError as exc:
+            raise EnvironmentProblem(exc.message) from None
 
 
 def client_properties(files: SecurityFiles) -> dict[str, str]:
@@ -179,21 +179,20 @@ def wait_until_secure(secure_bootstrap: str, files: SecurityFiles, timeout_s: fl
     credentials take a moment to reach every broker)."""
     import time
 
-    from confluent_kafka import KafkaException
-
-    from tuner.core.kafka_clients import Connection, admin_client
+    from tuner.core.errors import Unreachable
+    from tuner.core.kafka_clients import Connection, admin_client, metadata
 
     deadline = time.monotonic() + timeout_s
     for address in secure_bootstrap.split(","):
         conn = Connection(address, client_properties(files))
         last = ""
         while True:
-            try:
-                meta = admin_client(conn, {"socket.timeout.ms": 5000}).list_topics(timeout=5)
+            try:  # librdkafka's words (the KafkaError's repr was said)
+                meta = metadata(admin_client(conn, {"socket.timeout.ms": 5000}), 5)
                 if meta.brokers:
                     break
-            except KafkaException as exc:
-                last = str(exc.args[0])
+            except Unreachable as exc:
+                last = exc.message
             if time.monotonic() > deadline:
                 raise EnvironmentProblem(f"the SASL_SSL listener {address} refused the lab user: {last}")
             time.sleep(0.5)

@@ -17,7 +17,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicCollectio
 from confluent_kafka.admin import OffsetSpec
 
 from tuner.core.errors import Unreachable
-from tuner.core.kafka_clients import Connection, admin_client, new_consumer
+from tuner.core.kafka_clients import Connection, admin_client, metadata, new_consumer
 
 METADATA_TIMEOUT_S = 15.0
 MAX_SAMPLE_PARTITIONS = 64  # partitions a topic's sample reads (its first ones)
@@ -40,11 +40,11 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
     """(each topic that is not internal: name, partitions, replication factor, leaders; the
     cluster's broker ids, sorted); Unreachable when the cluster does not answer."""
     try:
-        metadata = admin_client(conn, _QUIET).list_topics(timeout=METADATA_TIMEOUT_S)
-    except KafkaException as exc:
-        raise Unreachable(f"{conn.bootstrap_servers}: no cluster metadata ({_reason(exc)})") from None
+        meta = metadata(admin_client(conn, _QUIET), METADATA_TIMEOUT_S)
+    except Unreachable as exc:
+        raise Unreachable(f"{conn.bootstrap_servers}: {exc.message}") from None
     topics: list[dict[str, Any]] = []
-    for name, topic in sorted(metadata.topics.items()):
+    for name, topic in sorted(meta.topics.items()):
         if name.startswith("__") or topic.error is not None or not topic.partitions:
             continue
         parts = [topic.partitions[p] for p in sorted(topic.partitions)]
@@ -59,7 +59,7 @@ def describe_topics(conn: Connection) -> tuple[list[dict[str, Any]], list[int]]:
     ids = _topic_ids(conn, [str(t["name"]) for t in topics])
     for t in topics:
         t["topic_id"] = ids.get(str(t["name"]), "")
-    return topics, sorted(metadata.brokers)
+    return topics, sorted(meta.brokers)
 
 
 def _topic_ids(conn: Connection, names: list[str]) -> dict[str, str]:
@@ -175,9 +175,3 @@ def _read(
     sample["distinct_keys"] = len(keys)
     sample["partitions_read"] = len(read_from)
     return sample
-
-
-def _reason(exc: Exception) -> str:
-    err = exc.args[0] if exc.args else exc
-    text = err.str() if hasattr(err, "str") else str(err)
-    return str(text)[:200]

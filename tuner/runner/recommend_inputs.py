@@ -170,7 +170,7 @@ def gather(
         check_directory(results, "results directory")
     records = load_records(results, sweeps) if results.is_dir() else []
     if live is not None:  # the sweep spec's workload on the target, its records so far as evidence
-        from tuner.core.kafka_clients import admin_client, check_reach
+        from tuner.core.kafka_clients import reached_admin
         from tuner.target.registry import resolve_target
         from tuner.target.security import connection
         from tuner.target.topics import ADMIN_TIMEOUT_S, broker_ids
@@ -178,10 +178,8 @@ def gather(
         sweep = load_sweep(live)
         spec = sweep.spec
         conn = connection(resolve_target(lab_dir, target_file))
-        check_reach(
-            conn, ADMIN_TIMEOUT_S
-        )  # a cluster that never answers: said at once, before the metadata's wait
-        brokers = len(broker_ids(admin_client(conn)))
+        # a cluster that never answers: said at once, before the metadata's wait
+        brokers = len(broker_ids(reached_admin(conn, ADMIN_TIMEOUT_S)))
         workload_spec = _one_workload(live, [run.workload for run in sweep.runs], brokers)
         key = workload_key(workload_spec, brokers)
         group = [r for r in records if workload_key(r.plan.workload, brokers_of(r)) == key]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tuner.core.kafka_clients import admin_client, check_reach
+from tuner.core.kafka_clients import reached_admin
 from tuner.runner.lifecycle import Engine, Measurer, Observer, RunLifecycle, RunPolicy, clean_leftovers
 from tuner.spec.loader import LoadedSweep
 from tuner.spec.sweep import RunPlan
@@ -59,9 +59,9 @@ class SweepRunner:
                 outcome.skipped.append(done)
             else:
                 todo.append(plan)
-        conn = connection(self.target)
-        check_reach(conn, ADMIN_TIMEOUT_S)  # a cluster that is not there: one line at once, before any run
-        admin = admin_client(conn)
+        # the runs' admin client, its first call the start's check (a cluster that is not there: one
+        # line at once, before any run), unless the preflight's had the cluster's answer
+        admin = reached_admin(connection(self.target), ADMIN_TIMEOUT_S)
         ids = broker_ids(admin)
         brokers = len(ids)
         outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import Unreachable
-from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, check_reach
+from tuner.core.kafka_clients import Connection, Reach, admin_client, answer, metadata, reached_admin
 
 if TYPE_CHECKING:
     from tuner.model.forecast_baseline import TopicPlacement
@@ -43,10 +43,9 @@ def cluster_facts(target: Any) -> dict[str, Any]:
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import ConfigResource
 
-    from tuner.target.security import librdkafka_config, resolve
+    from tuner.target.security import connection
 
-    security = librdkafka_config(resolve(target.client_properties, f"{target.name}: client"), target.name)
-    conn = Connection(target.bootstrap_servers, security)
+    conn = connection(target)  # the runs' own: a run's start then asks no second time
     logs = _Captured(conn)
     settings: dict[str, Any] = {
         "socket.timeout.ms": int(ADMIN_TIMEOUT_S * 1000),
@@ -129,8 +128,6 @@ def metric_facts(target: Any) -> dict[str, Any]:
 def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlacement | None:
     """The placement of `topics` (the diagnosis' busiest; none of them there: every topic but Kafka's
     internal ones); None when the cluster has no such topic."""
-    from confluent_kafka import KafkaException
-
     from tuner.model.forecast_baseline import TopicPlacement
     from tuner.target.registry import resolve_target
     from tuner.target.security import connection
@@ -138,14 +135,13 @@ def topic_placement(source: TargetSource, topics: Sequence[str]) -> TopicPlaceme
     target = resolve_target(None, source)
     conn = connection(target)
     try:
-        check_reach(conn, ADMIN_TIMEOUT_S)  # a cluster that never answers: said at once
+        admin = reached_admin(conn, ADMIN_TIMEOUT_S)  # a cluster that never answers: said at once
     except Unreachable as exc:
         raise Unreachable(f"{target.name}: {exc.message}") from None
-    admin = admin_client(conn)
     try:
-        meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
-    except KafkaException as exc:
-        raise Unreachable(f"{target.name}: cannot read the cluster's metadata ({exc.args[0]})") from None
+        meta = metadata(admin, ADMIN_TIMEOUT_S)
+    except Unreachable as exc:
+        raise Unreachable(f"{target.name}: {exc.message}") from None
     # the diagnosed topics; when none is named or left (deleted since), every topic but Kafka's own
     wanted = [t for t in topics if t in meta.topics] or sorted(
         t for t in meta.topics if not t.startswith("__")

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
+from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from tuner.core.errors import Unreachable
+from tuner.core.kafka_clients import metadata, outcome
 
 TIMEOUT_S = 10.0
 # Free-space series a Prometheus may hold for the brokers' disks (node_exporter's). Kafka's own
@@ -30,10 +30,7 @@ class Check:
 
 def under_replicated(admin: AdminClient) -> Check:
     """Partitions whose in-sync replicas are fewer than their replicas, and those with no leader."""
-    try:
-        meta = admin.list_topics(timeout=TIMEOUT_S)
-    except KafkaException as exc:
-        raise Unreachable(f"cannot read the cluster's metadata: {exc.args[0]}") from None
+    meta = metadata(admin, TIMEOUT_S)
     short, offline, total = [], [], 0
     for name, topic in sorted(meta.topics.items()):
         for pid, p in sorted(topic.partitions.items()):
@@ -49,25 +46,26 @@ def under_replicated(admin: AdminClient) -> Check:
 
 def consumer_lag(admin: AdminClient, groups: Sequence[str], max_lag: int) -> list[Check]:
     """Per group: records between its committed offsets and the high watermarks (a partition
-    without a committed offset is not counted and is listed)."""
+    without a committed offset is not counted and is listed). A read the cluster does not answer
+    is one line (exit 5), one it refuses one line in its words (exit 2), as every admin call's."""
     checks = []
     for group in groups:
-        try:
-            futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
-            committed = futures[group].result(timeout=TIMEOUT_S + 2).topic_partitions or []
-        except KafkaException as exc:
-            raise Unreachable(f"cannot read group {group}'s offsets: {exc.args[0]}") from None
+        asked = admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group)], request_timeout=TIMEOUT_S
+        )
+        committed = (
+            outcome(asked[group], TIMEOUT_S + 2, f"read group {group}'s offsets").topic_partitions or []
+        )
         if not committed:
             checks.append(Check(f"consumer_lag:{group}", None, None, "no committed offsets (no such group?)"))
             continue
         wanted = {TopicPartition(tp.topic, tp.partition): OffsetSpec.latest() for tp in committed}
-        try:
-            ends = {
-                (tp.topic, tp.partition): f.result(timeout=TIMEOUT_S + 2).offset
-                for tp, f in admin.list_offsets(wanted, request_timeout=TIMEOUT_S).items()
-            }
-        except KafkaException as exc:
-            raise Unreachable(f"cannot read high watermarks for group {group}: {exc.args[0]}") from None
+        ends = {
+            (tp.topic, tp.partition): outcome(
+                f, TIMEOUT_S + 2, f"read the high watermark of {tp.topic}-{tp.partition} for group {group}"
+            ).offset
+            for tp, f in admin.list_offsets(wanted, request_timeout=TIMEOUT_S).items()
+        }
         lag, unset = 0, []
         for tp in committed:
             if tp.offset < 0:

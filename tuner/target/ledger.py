@@ -16,9 +16,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tuner.core.errors import BadInput
+from tuner.core.errors import BadInput, Unreachable
 from tuner.core.inputs import read_json
+from tuner.core.kafka_clients import metadata
 from tuner.core.writes import atomic_write
+
+LIST_TIMEOUT_S = 10.0
 
 
 def _alive(pid: int) -> bool:
@@ -69,11 +72,15 @@ class TopicLedger:
         )
 
     def clean(self, admin: Any, prefix: str, delete: Callable[[Any, list[str]], list[str]]) -> list[str]:
-        """Delete the leftovers under `prefix` that still exist; returns the problems."""
+        """Delete the leftovers under `prefix` that still exist; returns the problems (a cluster
+        whose metadata does not come is one: the entries are kept for the next run)."""
         stale = [n for n in self.leftovers() if n.startswith(prefix)]
         if not stale:
             return []
-        existing = set(admin.list_topics(timeout=10).topics)
+        try:
+            existing = set(metadata(admin, LIST_TIMEOUT_S).topics)
+        except Unreachable as exc:
+            return [f"leftover topics not deleted: {exc.message}"]
         problems = delete(admin, [n for n in stale if n in existing])
         self.remove(stale)
         return problems

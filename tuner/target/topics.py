@@ -5,13 +5,13 @@ whose spec pins its leaders gets an explicit replica assignment."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tuner.core.errors import BadInput, Unreachable
+from tuner.core.errors import BadInput, KbtError, Unreachable
+from tuner.core.kafka_clients import METADATA_RETRY_S, metadata, outcome, served
 from tuner.spec.workload import TopicSpec
 
 ADMIN_TIMEOUT_S = 30.0
@@ -25,14 +25,7 @@ def run_topic_name(base: str, index: int, stamp: str, tag: str = "r") -> str:
 
 def broker_ids(admin: AdminClient) -> list[int]:
     """The cluster's broker ids, sorted."""
-    try:
-        meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
-    except KafkaException as exc:
-        err = exc.args[0]
-        raise Unreachable(
-            f"cannot reach the Kafka cluster: {err.str() if hasattr(err, 'str') else err}"
-        ) from None
-    return sorted(meta.brokers)
+    return sorted(metadata(admin, ADMIN_TIMEOUT_S).brokers)
 
 
 def replica_assignment(
@@ -100,23 +93,27 @@ def create_topics(admin: AdminClient, specs: Sequence[TopicSpec], names: Sequenc
     ]
     futures = admin.create_topics(new, request_timeout=ADMIN_TIMEOUT_S, operation_timeout=ADMIN_TIMEOUT_S)
     for name, future in futures.items():
-        try:
-            future.result(timeout=ADMIN_TIMEOUT_S)
-        except KafkaException as exc:
-            err = exc.args[0]
-            text = err.str() if hasattr(err, "str") else str(err)
-            raise BadInput(f"cannot create topic {name}: {text}") from None
-        except TimeoutError:  # the future's own timeout (concurrent.futures.TimeoutError)
-            raise Unreachable(f"creating topic {name} got no answer in {ADMIN_TIMEOUT_S:g} s") from None
-    deadline = time.monotonic() + ADMIN_TIMEOUT_S
-    wanted = dict(zip(names, specs, strict=True))
+        outcome(future, ADMIN_TIMEOUT_S, f"create topic {name}")
+    wait_led(admin, dict(zip(names, specs, strict=True)), ADMIN_TIMEOUT_S)
+
+
+def wait_led(admin: AdminClient, wanted: Mapping[str, TopicSpec], timeout_s: float) -> None:
+    """Wait until every partition of the `wanted` topics has a leader in the metadata (a pinned
+    topic: the leader it asked for), a broker restarting meanwhile ridden out within `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    pinned = any(spec.leaders is not None for spec in wanted.values())
+    what = "not every partition led as pinned" if pinned else "no leader"
     while True:
-        meta = admin.list_topics(timeout=ADMIN_TIMEOUT_S)
+        try:
+            meta = metadata(admin, max(deadline - time.monotonic(), METADATA_RETRY_S))
+        except Unreachable as exc:
+            raise Unreachable(
+                f"topics {', '.join(wanted)}: {what} after {timeout_s:g} s: {exc.message}"
+            ) from None
         if all(name in meta.topics and _led(meta.topics[name], spec) for name, spec in wanted.items()):
             return
         if time.monotonic() > deadline:
-            what = "not every partition led as pinned" if pinned else "no leader"
-            raise Unreachable(f"topics {', '.join(names)}: {what} after {ADMIN_TIMEOUT_S:g} s")
+            raise Unreachable(f"topics {', '.join(wanted)}: {what} after {timeout_s:g} s")
         time.sleep(0.2)
 
 
@@ -139,9 +136,8 @@ def delete_topics(admin: AdminClient, names: Sequence[str]) -> list[str]:
     )
     for name, future in futures.items():
         try:
-            future.result(timeout=ADMIN_TIMEOUT_S)
-        except KafkaException as exc:
-            problems.append(f"cannot delete topic {name}: {exc.args[0]}")
-        except TimeoutError:
-            problems.append(f"cannot delete topic {name}: no answer in {ADMIN_TIMEOUT_S:g} s")
+            outcome(future, ADMIN_TIMEOUT_S, f"delete topic {name}")
+        except KbtError as exc:
+            problems.append(exc.message)
+    served(admin)  # the run's lines, into its file before the run ends
     return problems

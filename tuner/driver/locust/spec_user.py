@@ -17,8 +17,10 @@ Import it only inside locust processes (importing locust monkey-patches the proc
 - Options (locust custom arguments, each with an environment variable): `--kbt-spec`
   (`KBT_LOCUST_SPEC`, a sweep spec or a workload spec), `--kbt-run` (`KBT_LOCUST_RUN`, the sweep
   run's name; default the first run), `--kbt-bootstrap` (`KBT_LOCUST_BOOTSTRAP`; default the
-  running lab's, `--kbt-lab-dir` / `KBT_LAB_DIR`), `--kbt-out` (`KBT_LOCUST_OUT`, where the
-  delivery summary `delivery.json` goes).
+  running lab's, `--kbt-lab-dir` / `KBT_LAB_DIR`) or `--kbt-target` (`KBT_LOCUST_TARGET`, a kbt
+  target file: its brokers, its client security with secrets as `${VAR}` references that every
+  process, workers too, resolves from its own environment, and its caps against the users' rate),
+  `--kbt-out` (`KBT_LOCUST_OUT`, where the delivery summary `delivery.json` goes).
 - Lifecycle: the master (or the single local process) loads the spec and creates fresh topics
   `<topic>-locust-<run id>` at test start, and hands the resolved load (`LocustLoad`, JSON) to the
   workers with the spawn message. At test stop every producing process drains its producers
@@ -43,9 +45,11 @@ import gevent
 from confluent_kafka import KafkaError, Message, Producer
 from locust import events
 from locust.env import Environment
+from locust.exception import StopUser
 from locust.runners import STATE_INIT, STATE_STOPPED, STATE_STOPPING, LocalRunner, MasterRunner, WorkerRunner
 
-from tuner.core.kafka_clients import Connection, new_producer
+from tuner.core.errors import KbtError
+from tuner.core.kafka_clients import new_producer
 from tuner.driver.delivery_log import DeliveryLog
 from tuner.driver.librdkafka_engine import verify_delivery
 from tuner.driver.locust.producer import OpenLoopProducer, ProcessShare, drain
@@ -68,6 +72,7 @@ DRAIN_S = 30.0
 LEAD_S = 3.0
 END_MARGIN_S = 2.0
 REPORT_WAIT_S = 180.0
+REFUSED_WAIT_S = 30.0  # a user spawned after a refused start waits this long at most for the quit
 MSG_HELLO, MSG_FINISH, MSG_DELIVERY = "kbt_locust_hello", "kbt_locust_finish", "kbt_locust_delivery"
 
 
@@ -82,6 +87,7 @@ class _Process(ProcessShare):
         self.sent = 0
         self.workers: set[str] = set()  # master: workers that started the test
         self.reports: dict[str, dict[str, Any]] = {}
+        self.refused = False  # the test's start failed (said in one line): its users stop at once
 
     def load_of(self, environment: Environment) -> LocustLoad:
         if self.load is None:
@@ -101,6 +107,9 @@ def _options(parser: Any) -> None:
     parser.add_argument("--kbt-run", env_var="KBT_LOCUST_RUN", default="", help="run name (default first)")
     parser.add_argument("--kbt-bootstrap", env_var="KBT_LOCUST_BOOTSTRAP", default="", help="brokers")
     parser.add_argument("--kbt-lab-dir", env_var="KBT_LAB_DIR", default="", help="lab whose brokers to use")
+    parser.add_argument(
+        "--kbt-target", env_var="KBT_LOCUST_TARGET", default="", help="kbt target file (brokers, security)"
+    )
     parser.add_argument("--kbt-out", env_var="KBT_LOCUST_OUT", default="", help="dir for delivery.json")
     parser.add_argument("--kbt-load", default="", help="(set by the master)", include_in_web_ui=False)
 
@@ -111,6 +120,9 @@ class KafkaProducerUser(OpenLoopProducer):
     abstract = True
 
     def on_start(self) -> None:
+        if STATE.refused:  # the start said why in one line and locust is quitting: the quit ends
+            gevent.sleep(REFUSED_WAIT_S)  # this user quietly (locust logs any on_start exception whole)
+            raise StopUser
         load = self.load = STATE.load_of(self.environment)
         _, pid, pool = STATE.slot(self.environment, load.source_workload())
         rate = load.plan.workload.rate_per_producer
@@ -125,7 +137,7 @@ class KafkaProducerUser(OpenLoopProducer):
             **load.plan.profile.client_settings(),
             "on_delivery": self._delivered,
         }
-        producer = new_producer(Connection(load.bootstrap_servers), settings)
+        producer = new_producer(load.connection(), settings)
         STATE.producers.append(producer)
         self.schedule(
             producer, pid, pool, load.plan.workload, load.topics, interval,
@@ -162,8 +174,19 @@ class KafkaProducerUser(OpenLoopProducer):
 
 
 def _in_thread(fn: Any, *args: Any) -> Any:
-    """Run a blocking Kafka admin/consumer call in a native thread: locust's greenlets go on."""
-    return gevent.get_hub().threadpool.spawn(fn, *args).get()
+    """Run a blocking Kafka admin/consumer call in a native thread: locust's greenlets go on. What it
+    raises is raised here, in the caller's greenlet (the pool printed a failed call's traceback)."""
+
+    def run() -> tuple[Any, BaseException | None]:
+        try:
+            return fn(*args), None
+        except Exception as exc:
+            return None, exc
+
+    result, error = gevent.get_hub().threadpool.spawn(run).get()
+    if error is not None:
+        raise error
+    return result
 
 
 @events.init.add_listener
@@ -185,11 +208,21 @@ def _init(environment: Environment, **_: Any) -> None:
 def _test_start(environment: Environment, **_: Any) -> None:
     runner = environment.runner
     options = environment.parsed_options
-    STATE.reports, STATE.workers = {}, set()
+    STATE.reports, STATE.workers, STATE.refused = {}, set(), False
     if isinstance(runner, MasterRunner | LocalRunner) and options is not None:
         started = time.time()  # --run-time counts from about now
-        load = load_from_spec(options.kbt_spec, options.kbt_run, options.kbt_bootstrap, options.kbt_lab_dir)
-        _in_thread(create_load_topics, load)
+        try:
+            load = load_from_spec(
+                options.kbt_spec, options.kbt_run, options.kbt_bootstrap, options.kbt_lab_dir,
+                options.kbt_target, int(getattr(options, "num_users", 0) or 0),
+            )  # fmt: skip
+            _in_thread(create_load_topics, load)
+        except KbtError as exc:  # a bad spec or target, a cluster not there: one line and its exit code
+            log.error("kbt: %s", exc.message)
+            STATE.refused = True
+            environment.process_exit_code = int(exc.status)
+            gevent.spawn(runner.quit)
+            return
         t0 = max(started + LEAD_S, time.time() + 0.5)
         t_end = started + options.run_time - END_MARGIN_S if options.run_time else None
         load = load.model_copy(update={"t0": t0, "t_end": t_end})
@@ -269,7 +302,8 @@ def _finish(load: LocustLoad) -> dict[str, Any]:
             acked_total=delivery_log.acked_total, failed_total=delivery_log.failed_total,
         )  # fmt: skip
         try:
-            delivery = _in_thread(verify_delivery, load.bootstrap_servers, topics, [out])
+            security = load.connection().properties
+            delivery = _in_thread(verify_delivery, load.bootstrap_servers, topics, [out], security)
             report.update(delivery.model_dump())
         except Exception as exc:  # reported, never raised into locust
             report.update(error=f"{type(exc).__name__}: {exc}", verified=False)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from tuner.core.errors import KbtError
-from tuner.core.kafka_clients import Connection, admin_client
+from tuner.core.kafka_clients import Connection, admin_client, outcome
 from tuner.core.redact import REDACTED, scrub
 from tuner.core.text import sorted_lists
 from tuner.driver.corpus import write_corpus
@@ -25,6 +25,7 @@ from tuner.driver.latency_buckets import LatencyBuckets
 from tuner.driver.lifeline import die_with_parent
 from tuner.spec.sweep import RunPlan
 from tuner.target.engine_security import SecureClient
+from tuner.target.topics import ADMIN_TIMEOUT_S
 
 PORT_TAKEN = "address already in use"  # a pod's endpoint lost its port to another process
 PORT_RETRIES = 3
@@ -155,7 +156,7 @@ def log_append_time(conn: Connection, topic: str) -> None:
     )
     resource = ConfigResource("topic", topic, incremental_configs=[entry])
     for future in admin.incremental_alter_configs([resource]).values():
-        future.result(timeout=30)
+        outcome(future, ADMIN_TIMEOUT_S, f"set message.timestamp.type LogAppendTime on topic {topic}")
 
 
 def _phase_s(pod: int, rate: float) -> float:

@@ -22,7 +22,8 @@ from typing import Any
 from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import ConfigResource
 
-from tuner.core.kafka_clients import Connection, admin_client, new_consumer
+from tuner.core.errors import KbtError
+from tuner.core.kafka_clients import Connection, admin_client, new_consumer, outcome, served
 from tuner.lab import Lab, LabState, load_state
 from tuner.lab import faults as lab_faults
 from tuner.lab.health import silent_logger
@@ -112,6 +113,9 @@ class FaultContext:
 
     # ---- cluster views ---------------------------------------------------------------------------
     def _partitions(self) -> dict[int, Any]:
+        # the admin client's logger gets librdkafka's lines only when it is polled: served at each
+        # look (the ISR watch's, once a second), they no longer queue for the whole run
+        served(self.admin)
         meta = self.admin.list_topics(self.topic, timeout=METADATA_TIMEOUT_S)
         return dict(meta.topics[self.topic].partitions)
 
@@ -153,11 +157,12 @@ class FaultContext:
     def replica_lag_max_ms(self, node: int) -> int:
         """replica.lag.time.max.ms as broker `node` runs it."""
         resource = ConfigResource(ConfigResource.Type.BROKER, str(node))
+        served(self.admin)
         try:
             futures = self.admin.describe_configs([resource], request_timeout=METADATA_TIMEOUT_S)
-            entries = next(iter(futures.values())).result(timeout=METADATA_TIMEOUT_S + 1)
+            entries = outcome(next(iter(futures.values())), METADATA_TIMEOUT_S + 1, f"describe broker {node}")
             return int(entries["replica.lag.time.max.ms"].value)
-        except (KafkaException, KeyError, ValueError):
+        except (KbtError, KeyError, ValueError):  # no answer in time was a TimeoutError traceback
             return REPLICA_LAG_DEFAULT_MS
 
     @staticmethod

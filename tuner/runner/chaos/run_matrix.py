@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.core.errors import BadInput, Interrupted, KbtError, did_you_mean
-from tuner.core.kafka_clients import Connection, admin_client, check_reach
+from tuner.core.kafka_clients import Connection, admin_client, reached_admin, served
 from tuner.core.paths import KAFKA_VERSION
 from tuner.driver.engines import engine_of
 from tuner.driver.result import DriverResult
 from tuner.lab import LabState
+from tuner.lab.health import silent_logger
 from tuner.runner.chaos.faults import FaultContext, Stopped
 from tuner.runner.chaos.netem import netem_status
 from tuner.runner.chaos.scenarios import Scenario
@@ -343,10 +344,8 @@ class ChaosRunner:
         environment = capture_environment(len(state.brokers), KAFKA_VERSION, state.config.scrape_interval_s)
         # Admin requests bypass the proxies: the faults themselves must not stop the cleanup.
         direct = Connection(state.direct_bootstrap_servers)
-        check_reach(
-            direct, ADMIN_TIMEOUT_S
-        )  # a stopped lab: one line at once, not each run's wait for a restarted broker
-        admin = admin_client(direct)
+        # a stopped lab: one line at once, not each run's wait for a restarted broker
+        admin = reached_admin(direct, ADMIN_TIMEOUT_S)
         lifecycle = RunLifecycle(self.target, self.engine, None, self.store, environment, Observer(), admin)
         for run in runs:
             why = missing_requirement(run.scenario, state, netem)
@@ -428,9 +427,14 @@ def wait_replicas_in_sync(state: LabState, timeout_s: float) -> list[str]:
     """Wait (bounded) until no partition of the lab is under-replicated, so that a run starts on a
     whole cluster however long the previous run's restarted broker needs to catch up; returns a
     problem if not."""
-    admin = admin_client(Connection(state.direct_bootstrap_servers))
+    # librdkafka's lines of a broker still down go to the silent logger, served at each look, not to
+    # the terminal between the chaos run's lines
+    admin = admin_client(
+        Connection(state.direct_bootstrap_servers), {"logger": silent_logger("kbt.chaos.client")}
+    )
     deadline = time.monotonic() + timeout_s
     while True:
+        served(admin)
         try:
             topics = admin.list_topics(timeout=10).topics
             behind = [f"{t}-{p}" for t, meta in topics.items() for p, part in meta.partitions.items()

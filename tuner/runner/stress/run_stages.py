@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
-from tuner.core.kafka_clients import Connection, admin_client, check_reach
+from tuner.core.kafka_clients import Connection, reached_admin
 from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
@@ -59,6 +59,10 @@ END_SLACK_S = 60.0
 
 class StressObserver:
     """Progress hooks; the CLI renders them. All no-ops by default."""
+
+    def started(self) -> None:
+        """The start's checks passed (the cluster answered, the topics fit): what the run says
+        before them would stand above a failed check's one line."""
 
     def profile_started(self, label: str, plan: StressPlan) -> None: ...
 
@@ -114,10 +118,7 @@ class StressRunner:
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
         conn = Connection(self.target.bootstrap_servers, client_config(self.target))
-        check_reach(
-            conn, ADMIN_TIMEOUT_S
-        )  # a cluster that is not there: one line at once, before any profile
-        admin = admin_client(conn)
+        admin = reached_admin(conn, ADMIN_TIMEOUT_S)  # not there: one line at once, before any profile
         ids = broker_ids(admin)
         brokers = len(ids)
         workload = loaded.spec.topics_with_configs()
@@ -125,6 +126,7 @@ class StressRunner:
         environment = capture_environment(brokers, self.target.kafka_version, self.target.scrape_interval_s)
         outcome = StressOutcome()
         outcome.problems += clean_leftovers(admin, self.target.topic_ledger, self.target.topic_prefix)
+        self.observer.started()
         try:
             if self.intermission is not None:  # the first master comes after topics and settled meters
                 self.intermission.hold()
