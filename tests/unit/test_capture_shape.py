@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tests.unit.capture_records import JAVA, RDKAFKA, capture_record, client_row
 from tuner.core.writes import atomic_write_all
 from tuner.measure.capture_log import read_produce_traffic
+from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR
 from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
 from tuner.render.capture import capture_files
 from tuner.spec.loader import load_sweep
@@ -120,26 +121,28 @@ def test_written_specs_load_as_sweeps(tmp_path: Path) -> None:
         assert run.workload.producers == group.lab_producers
 
 
-def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
+def _log_line(at: float, client: str, port: int, acks: int, host: str = "127.0.0.1") -> str:
     import json
     from datetime import datetime
 
-    def line(at: float, client: str, port: int, acks: int) -> str:
-        stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
-        # produce v13+ (the Java client 4.x) names the topic by its id, older versions by its name
-        topic = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 else {"name": "t"}
-        body = {
-            "requestHeader": {"requestApiKey": 0, "clientId": client},
-            "request": {
-                "acks": acks,
-                "topicData": [{**topic, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
-            },
-            "connection": f"127.0.0.1:9092-127.0.0.1:{port}-0-1",
-            "totalTimeMs": 2.5,
-            "clientInformation": {"softwareName": "apache-kafka-java", "softwareVersion": "4.1.1"},
-        }
-        return f"[{stamp}] DEBUG Completed request:{json.dumps(body)} (kafka.request.logger)\n"
+    stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
+    # produce v13+ (the Java client 4.x) names the topic by its id, older versions by its name
+    topic = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 else {"name": "t"}
+    body = {
+        "requestHeader": {"requestApiKey": 0, "clientId": client},
+        "request": {
+            "acks": acks,
+            "topicData": [{**topic, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
+        },
+        "connection": f"127.0.0.1:9092-{host}:{port}-0-1",
+        "totalTimeMs": 2.5,
+        "clientInformation": {"softwareName": "apache-kafka-java", "softwareVersion": "4.1.1"},
+    }
+    return f"[{stamp}] DEBUG Completed request:{json.dumps(body)} (kafka.request.logger)\n"
 
+
+def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
+    line = _log_line
     t0 = 1_795_000_000.0
     lines = [line(t0 + i * 0.1, "app-1", 40000 + i % 3, -1) for i in range(30)]
     lines += [line(t0 + 50, "late", 41000, 1)]  # outside the window
@@ -154,6 +157,24 @@ def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
     )
     assert row["acks"] == {"-1": 30} and row["topic_bytes"] == {"t": 15000}
     assert row["software"] == "apache-kafka-java 4.1.1"
+
+
+def test_a_fleet_of_connections_is_counted_in_bounded_memory_and_said_estimated(tmp_path: Path) -> None:
+    # One client id shared by a fleet (or reconnecting): 3000 connections on one broker, and a
+    # second client with 5; the first count is an estimate and the note says so, the second exact.
+    t0 = 1_795_000_000.0
+    lines = [_log_line(t0, "fleet", 20000 + i % 3000, -1, host=f"10.0.{i // 3000}.1") for i in range(3000)]
+    lines += [_log_line(t0, "app-1", 40000 + i, -1) for i in range(5)]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    traffic = read_produce_traffic([path], t0 - 1, t0 + 1)
+    counts = {r["client_id"]: r["connections"] for r in traffic.rows}
+    assert counts["app-1"] == 5
+    assert abs(counts["fleet"] - 3000) < 3000 * 3 * STANDARD_ERROR and counts["fleet"] > EXACT_LIMIT
+    (note,) = traffic.notes
+    assert note.startswith(f"client connections are counted exactly up to {EXACT_LIMIT:,} per client and")
+    assert f"1 estimated, fleet on 127.0.0.1:9092 (~{counts['fleet']:,})" in note
+    assert "app-1" not in note
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,9 @@ from): acks as sent, bytes per topic, the client connections it produced on and 
 The broker of a line is the local end of its `connection` ("broker:port-client:port-..."), so a
 file that holds several brokers' lines is read right; a line without one counts for its file. The
 lines are read by request_log's one reader (`window_produce_requests`): the same requests inside
-the window, the same unreadable lines, the same bounds.
+the window, the same unreadable lines, the same bounds. A row's memory does not grow with the log:
+its connections are a DistinctCount (exact up to its limit, then an estimate, noted as one), its
+request times a reservoir.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.measure import request_log
+from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR, DistinctCount
 from tuner.measure.request_log import (
     MAX_CLIENTS,
     OTHER_CLIENTS,
@@ -28,14 +31,14 @@ from tuner.measure.request_log import (
 )
 
 MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
-MAX_CONNECTIONS = 100_000
+NAMED_ESTIMATES = 5  # rows named in the note that says their connections are estimates
 
 
 @dataclass
 class _Tally(request_log._Tally):
     acks: dict[str, int] = field(default_factory=dict)
     topic_bytes: dict[str, int] = field(default_factory=dict)
-    connections: set[str] = field(default_factory=set)
+    connections: DistinctCount = field(default_factory=DistinctCount)
     times: list[float] = field(default_factory=list)
 
 
@@ -43,6 +46,7 @@ class _Tally(request_log._Tally):
 class ProduceTraffic:
     rows: list[dict[str, Any]]  # tuner.store.capture.ClientTraffic fields
     unreadable: int  # request lines that could not be read
+    notes: list[str] = field(default_factory=list)  # what a figure means where it is not a plain count
 
 
 def read_produce_traffic(
@@ -59,8 +63,22 @@ def read_produce_traffic(
         for request in window_produce_requests(path, start, end, seen):
             _count(tallies, request, path.name, rng, names)
         unreadable += seen.unreadable
-    rows = [_row(key, t) for key, t in sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))]
-    return ProduceTraffic(rows, unreadable)
+    ordered = sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+    return ProduceTraffic([_row(key, t) for key, t in ordered], unreadable, _estimated(ordered))
+
+
+def _estimated(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
+    """The note that says which rows' connection counts are estimates, and how good."""
+    estimated = [(key, t.connections.count) for key, t in ordered if not t.connections.exact]
+    if not estimated:
+        return []
+    named = ", ".join(f"{key[0]} on {key[3]} (~{count:,})" for key, count in estimated[:NAMED_ESTIMATES])
+    more = f" and {len(estimated) - NAMED_ESTIMATES} more" if len(estimated) > NAMED_ESTIMATES else ""
+    return [
+        f"client connections are counted exactly up to {EXACT_LIMIT:,} per client and broker, then"
+        f" estimated (a HyperLogLog sketch, standard error {STANDARD_ERROR:.1%}): {len(estimated)} estimated,"
+        f" {named}{more}; a group's producers are read from them"
+    ]
 
 
 def _count(
@@ -80,7 +98,7 @@ def _count(
         key = (OTHER_CLIENTS, "", "", key[3])
     tally = tallies.setdefault(key, _Tally())
     tally.requests += 1
-    if remote and len(tally.connections) < MAX_CONNECTIONS:
+    if remote:
         tally.connections.add(remote)
     body = request.get("request")
     body = body if isinstance(body, dict) else {}
@@ -128,6 +146,6 @@ def _row(key: tuple[str, str, str, str], t: _Tally) -> dict[str, Any]:
         "partitions": t.partitions,
         "acks": t.acks,
         "topic_bytes": t.topic_bytes,
-        "connections": len(t.connections),
+        "connections": t.connections.count,
         "total_time_ms": t.times,
     }

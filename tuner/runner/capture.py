@@ -89,7 +89,7 @@ def capture(
         t["records"] = sum(t["partition_records"])
     ids = {t["topic_id"]: t["name"] for t in topics if t.get("topic_id")}
     traffic = read_produce_traffic(request.request_logs, start, end, ids)
-    notes = []
+    notes = list(traffic.notes)
     if traffic.unreadable:
         notes.append(f"{traffic.unreadable} request log line(s) could not be read")
     if not traffic.rows:
