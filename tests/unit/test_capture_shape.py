@@ -4,12 +4,14 @@ and acks, the lab scale, and the files `kbt sweep` loads (tuner.render.capture).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.capture_records import JAVA, RDKAFKA, capture_record, client_row
+from tuner.core.units import MAX_KAFKA_BYTES
 from tuner.core.writes import atomic_write_all
 from tuner.measure.capture_log import read_produce_traffic
 from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR
@@ -216,21 +218,26 @@ def _records(draw: st.DrawFn) -> CaptureRecord:
         for n in chosen
     ]
     names: list[str] = [*chosen, "unlisted"]
-    acks = st.dictionaries(st.sampled_from(["-1", "0", "1", "7"]), ints(1, 100), max_size=3)
-    clients = [
-        client_row(
+
+    def row(requests: int) -> dict[str, Any]:
+        # what a capture can hold: no more connections or acks counted than requests, a request's
+        # bytes within Kafka's
+        acks = st.dictionaries(
+            st.sampled_from(["-1", "0", "1", "7"]), ints(1, max(1, requests // 3)), max_size=min(3, requests)
+        )
+        return client_row(
             draw(_IDS),
             draw(_SOFT),
             f"b{draw(ints(0, 4))}",
-            draw(ints(1, 10**7)),
+            requests,
             draw(st.sampled_from(names)),
-            record_bytes=draw(ints(0, 10**10)),
-            connections=draw(ints(0, 5000)),
+            record_bytes=draw(ints(0, min(10**10, requests * MAX_KAFKA_BYTES))),
+            connections=draw(ints(0, min(5000, requests))),
             acks=draw(acks),
             total_time_ms=draw(st.lists(st.floats(0, 1e5), max_size=5)),
         )
-        for _ in range(draw(ints(0, 8)))
-    ]
+
+    clients = [row(draw(ints(1, 10**7))) for _ in range(draw(ints(0, 8)))]
     samples = [
         {
             "topic": draw(st.sampled_from(names)),

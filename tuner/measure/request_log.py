@@ -36,6 +36,7 @@ from typing import Any
 from tuner.core.errors import BadInput
 from tuner.core.inputs import parse_json_line, read_lines, shown_path
 from tuner.core.numbers import parse_int
+from tuner.core.units import MAX_KAFKA_BYTES
 
 MARKER = b"Completed request:"
 PRODUCE_API_KEY = 0
@@ -276,7 +277,8 @@ def _count(reading: _FileReading, request: dict[str, Any]) -> None:
 
 def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[tuple[str | None, int]]:
     """Every partition a Produce request's body carries: its topic (its name, else its id looked up
-    in `names`; None when neither is known) and its record bytes (0 unless a positive integer)."""
+    in `names`; None when neither is known) and its record bytes (0 unless a positive integer that
+    Kafka's sizes, Java ints, can hold)."""
     topics = body.get("topicData") if isinstance(body, dict) else None
     for topic in topics if isinstance(topics, list) else []:
         if not isinstance(topic, dict):
@@ -288,7 +290,9 @@ def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[t
         parts = topic.get("partitionData")
         for part in parts if isinstance(parts, list) else []:
             size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
-            yield named, size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 0
+            if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_KAFKA_BYTES:
+                size = 0
+            yield named, size
 
 
 def _software(info: Any) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import BadInput, KbtError
 from tuner.runner.live_diagnosis import diagnosis_prometheus, snapshot_of
+from tuner.store.capture import MAX_WINDOW_S, MIN_WINDOW_S
 
 if TYPE_CHECKING:
     from tuner.model.capture import CapturePlan, ShapeOptions
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
     from tuner.store.snapshot import ClusterSnapshot
     from tuner.target.base import Target, TargetSource
 
-MAX_WINDOW_S = 3600.0
-MIN_WINDOW_S = 5.0
 SAMPLE_TIMEOUT_S = 10.0  # per topic
 MAX_SAMPLED_TOPICS = 64
 
