@@ -2574,6 +2574,27 @@ CAPTURE_CASES: list[Case] = [
         "clients.0.connections: 5,000 against 600 requests (each counted from a request)",
         capture_json(connections=5000),
     ),
+    Case(
+        "capture-check-diagnosis-damaged",
+        "capture",
+        "the capture bench's acceptance over a diagnosis damaged by hand: a rate that is a list (a"
+        " TypeError traceback)",
+        ("out",),
+        ExitStatus.BAD_INPUT,
+        E + "out/source-diagnosis.json: not a `kbt diagnose --json` file",
+        files={
+            "out/capture/capture.json": capture_json(),
+            "out/replay-capture/capture.json": capture_json(),
+            "out/source-diagnosis.json": json.dumps(
+                {
+                    "snapshot": {
+                        "brokers": [{"broker": "1", "produce_requests_per_s": [54], "bytes_in_per_s": 1}]
+                    }
+                }
+            ),
+        },
+        module="tuner.render.capture_check",
+    ),
 ]
 CASES += CAPTURE_CASES
 
