@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.capture_records import JAVA, RDKAFKA, capture_record, client_row
-from tuner.core.units import MAX_KAFKA_BYTES
+from tuner.core.units import MAX_KAFKA_BYTES, MAX_TOPIC_NAME_CHARS
 from tuner.core.writes import atomic_write_all
-from tuner.measure.capture_log import read_produce_traffic
+from tuner.measure.capture_log import MAX_ROW_TOPICS, OTHER_TOPICS, read_produce_traffic
 from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR
+from tuner.measure.request_log import read_request_logs
 from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
 from tuner.render.capture import capture_files
 from tuner.spec.loader import load_sweep
@@ -123,18 +124,20 @@ def test_written_specs_load_as_sweeps(tmp_path: Path) -> None:
         assert run.workload.producers == group.lab_producers
 
 
-def _log_line(at: float, client: str, port: int, acks: int, host: str = "127.0.0.1") -> str:
+def _log_line(
+    at: float, client: str, port: int, acks: Any, host: str = "127.0.0.1", topic: str | None = None
+) -> str:
     import json
     from datetime import datetime
 
     stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
     # produce v13+ (the Java client 4.x) names the topic by its id, older versions by its name
-    topic = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 else {"name": "t"}
+    named = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 and topic is None else {"name": topic or "t"}
     body = {
         "requestHeader": {"requestApiKey": 0, "clientId": client},
         "request": {
-            "acks": acks,
-            "topicData": [{**topic, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
+            **({} if acks is None else {"acks": acks}),
+            "topicData": [{**named, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
         },
         "connection": f"127.0.0.1:9092-{host}:{port}-0-1",
         "totalTimeMs": 2.5,
@@ -177,6 +180,44 @@ def test_a_fleet_of_connections_is_counted_in_bounded_memory_and_said_estimated(
     assert note.startswith(f"client connections are counted exactly up to {EXACT_LIMIT:,} per client and")
     assert f"1 estimated, fleet on 127.0.0.1:9092 (~{counts['fleet']:,})" in note
     assert "app-1" not in note
+
+
+def test_a_rows_topics_are_bounded_the_rest_summed_and_said(tmp_path: Path) -> None:
+    # A client writing to more topics than a row names (a hostile log's names, or a fan-out), and
+    # one name longer than any Kafka topic's: their bytes are kept, under one "other topics" key.
+    t0 = 1_795_000_000.0
+    names = [f"topic-{i}" for i in range(MAX_ROW_TOPICS + 36)] + ["x" * (MAX_TOPIC_NAME_CHARS + 1)]
+    lines = [_log_line(t0, "wide", 40000, -1, topic=name) for name in names]
+    lines += [_log_line(t0, "narrow", 40001, 1, topic="topic-0") for _ in range(3)]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    traffic = read_produce_traffic([path], t0 - 1, t0 + 1)
+    wide, narrow = traffic.rows
+    assert list(wide["topic_bytes"]) == [*names[:MAX_ROW_TOPICS], OTHER_TOPICS]
+    assert wide["topic_bytes"][OTHER_TOPICS] == 37 * 500
+    assert sum(wide["topic_bytes"].values()) == wide["record_bytes"] == len(names) * 500
+    assert narrow["topic_bytes"] == {"topic-0": 1500}
+    (note,) = traffic.notes
+    assert note == (
+        f"bytes per topic are kept for {MAX_ROW_TOPICS} topics per client and broker, the rest summed"
+        f' under "{OTHER_TOPICS}" (no topic of the plan): 1 such, wide on 127.0.0.1:9092'
+    )
+
+
+@pytest.mark.parametrize("acks", [7, -2, "all", "1", True, 1.0, None, [1]])
+def test_acks_other_than_minus_1_0_1_make_a_line_unreadable(tmp_path: Path, acks: Any) -> None:
+    # acks is a key of a row's counts: a line whose acks Kafka would refuse (or none, in a logged
+    # body) is unreadable, counted as such by capture and diagnose alike, and makes no key
+    t0 = 1_795_000_000.0
+    lines = [_log_line(t0, "app", 40000, a) for a in (-1, 0, 1)]
+    lines += [_log_line(t0, "app", 40000, acks) for _ in range(4)]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    traffic = read_produce_traffic([path], t0 - 1, t0 + 1)
+    (row,) = traffic.rows
+    assert (row["requests"], row["acks"], traffic.unreadable) == (3, {"-1": 1, "0": 1, "1": 1}, 4)
+    _, coverage = read_request_logs([path], t0 - 1, t0 + 1)
+    assert (coverage[0]["produce_requests"], coverage[0]["unreadable_lines"]) == (3, 4)
 
 
 @pytest.mark.parametrize(

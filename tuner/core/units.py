@@ -19,6 +19,7 @@ from tuner.core.numbers import MAX_DURATION_S, MAX_MAGNITUDE
 MAX_RATE_PER_S = 1e9  # messages or requests per second, per producer or per cluster
 MAX_BYTES_PER_S = 1e12  # a terabyte a second: past any cluster's network
 MAX_KAFKA_BYTES = 2**31 - 1  # Kafka's sizes (message.max.bytes, batch.size, a request) are Java ints
+MAX_TOPIC_NAME_CHARS = 249  # Kafka's longest topic name
 MAX_COUNT = 10**9  # things that exist at once: producers, consumers, keys, connections, lines
 MAX_RATIO = 1e6  # a ratio of two like quantities (compression, a share, a skew, an error)
 # queued.max.requests: far above any broker's setting (Kafka's default is 500); the queueing model

@@ -9,7 +9,8 @@ file that holds several brokers' lines is read right; a line without one counts 
 lines are read by request_log's one reader (`window_produce_requests`): the same requests inside
 the window, the same unreadable lines, the same bounds. A row's memory does not grow with the log:
 its connections are a DistinctCount (exact up to its limit, then an estimate, noted as one), its
-request times a reservoir.
+request times a reservoir, its bytes per topic MAX_ROW_TOPICS names (then OTHER_TOPICS, noted) and
+its acks -1, 0 or 1 (the reader refuses a line with any other as unreadable).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tuner.core.units import MAX_TOPIC_NAME_CHARS
 from tuner.measure import request_log
 from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR, DistinctCount
 from tuner.measure.request_log import (
     MAX_CLIENTS,
     OTHER_CLIENTS,
+    PRODUCE_ACKS,
     FileWindow,
     _partitions,
     produce_client,
@@ -31,7 +34,9 @@ from tuner.measure.request_log import (
 )
 
 MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
-NAMED_ESTIMATES = 5  # rows named in the note that says their connections are estimates
+MAX_ROW_TOPICS = 64  # topics named per client and broker; the bytes of any other are summed under
+OTHER_TOPICS = "(other topics)"  # this name, which no Kafka topic can have (not one of its characters)
+NAMED_ESTIMATES = 5  # rows named in a note that says a figure of theirs is not a plain count
 
 
 @dataclass
@@ -64,7 +69,21 @@ def read_produce_traffic(
             _count(tallies, request, path.name, rng, names)
         unreadable += seen.unreadable
     ordered = sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))
-    return ProduceTraffic([_row(key, t) for key, t in ordered], unreadable, _estimated(ordered))
+    notes = _estimated(ordered) + _other_topics(ordered)
+    return ProduceTraffic([_row(key, t) for key, t in ordered], unreadable, notes)
+
+
+def _other_topics(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
+    """The note that says which rows summed some topics' bytes under OTHER_TOPICS."""
+    summed = [key for key, t in ordered if OTHER_TOPICS in t.topic_bytes]
+    if not summed:
+        return []
+    named = ", ".join(f"{key[0]} on {key[3]}" for key in summed[:NAMED_ESTIMATES])
+    more = f" and {len(summed) - NAMED_ESTIMATES} more" if len(summed) > NAMED_ESTIMATES else ""
+    return [
+        f"bytes per topic are kept for {MAX_ROW_TOPICS} topics per client and broker, the rest summed"
+        f' under "{OTHER_TOPICS}" (no topic of the plan): {len(summed)} such, {named}{more}'
+    ]
 
 
 def _estimated(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
@@ -103,14 +122,26 @@ def _count(
     body = request.get("request")
     body = body if isinstance(body, dict) else {}
     acks = body.get("acks")
-    if isinstance(acks, int) and not isinstance(acks, bool):
+    if acks in PRODUCE_ACKS:  # the reader passes no other (a line with any other is unreadable)
         tally.acks[str(acks)] = tally.acks.get(str(acks), 0) + 1
     _time(tally, request.get("totalTimeMs"), rng)
     for name, size in _partitions(body, names):
         tally.partitions += 1
         tally.record_bytes += size
         if size and name is not None:
-            tally.topic_bytes[name] = tally.topic_bytes.get(name, 0) + size
+            topic = _topic(tally.topic_bytes, name)
+            tally.topic_bytes[topic] = tally.topic_bytes.get(topic, 0) + size
+
+
+def _topic(topic_bytes: dict[str, int], name: str) -> str:
+    """The key a topic's bytes are summed under: its name, or OTHER_TOPICS past MAX_ROW_TOPICS names
+    (a log's names cannot make a row grow without bound) or for a name no Kafka topic can have."""
+    if name in topic_bytes:
+        return name
+    named = len(topic_bytes) - (OTHER_TOPICS in topic_bytes)
+    if named >= MAX_ROW_TOPICS or len(name) > MAX_TOPIC_NAME_CHARS:
+        return OTHER_TOPICS
+    return name
 
 
 def _time(tally: _Tally, value: Any, rng: random.Random) -> None:

@@ -18,8 +18,9 @@ its first and last logged request where no request was logged shortly before or 
 (logging turned on or off inside the window). Rates of the files (one per broker) add up, so one
 file given twice (or by two names) is refused. Memory and time are bounded: lines past
 MAX_LINE_BYTES are skipped, a request's values are counted before it is parsed (past
-MAX_REQUEST_VALUES it is unreadable, never built), only produce requests are parsed at all, and
-clients past MAX_CLIENTS are counted as one row. A compressed or binary file is refused.
+MAX_REQUEST_VALUES it is unreadable, never built), only produce requests are parsed at all (one
+whose acks are not -1, 0 or 1 is unreadable), and clients past MAX_CLIENTS are counted as one row.
+A compressed or binary file is refused.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from tuner.core.units import MAX_KAFKA_BYTES
 
 MARKER = b"Completed request:"
 PRODUCE_API_KEY = 0
+PRODUCE_ACKS = (-1, 0, 1)  # what a produce request's acks can be: Kafka refuses any other
 MAX_LINE_BYTES = 1 << 20  # one request of thousands of partitions fits
 # A produce request's values: about 3 per partition, so a request of 30,000 partitions fits; a line
 # of more (a 1 MB array of numbers) is unreadable without being built.
@@ -243,7 +245,17 @@ def produce_request(line: bytes, at: int) -> tuple[bool, dict[str, Any] | None]:
         request = parse_json_line(body, "request log line", MAX_REQUEST_VALUES)
     except BadInput:
         return False, None
-    return (True, request) if isinstance(request, dict) else (False, None)
+    return (True, request) if isinstance(request, dict) and _acks_read(request) else (False, None)
+
+
+def _acks_read(request: dict[str, Any]) -> bool:
+    """A produce request's body, where the line logs one, carries acks of -1, 0 or 1: a line with
+    any other (a damaged or hostile log) is unreadable, so no count takes a key from it."""
+    if "request" not in request:
+        return True
+    body = request["request"]
+    acks = body.get("acks") if isinstance(body, dict) else None
+    return type(acks) is int and acks in PRODUCE_ACKS
 
 
 def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:
