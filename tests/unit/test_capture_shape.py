@@ -3,6 +3,8 @@ and acks, the lab scale, and the files `kbt sweep` loads (tuner.render.capture).
 
 from __future__ import annotations
 
+import json
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from tuner.measure.capture_log import MAX_ROW_TOPICS, OTHER_TOPICS, read_produce
 from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR
 from tuner.measure.request_log import read_request_logs
 from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
-from tuner.render.capture import capture_files
+from tuner.render.capture import capture_files, capture_text, read_capture
 from tuner.spec.loader import load_sweep
 from tuner.spec.workload import MAX_EVENT_BYTES
 from tuner.store.capture import CaptureRecord
@@ -124,6 +126,24 @@ def test_written_specs_load_as_sweeps(tmp_path: Path) -> None:
         assert run.workload.producers == group.lab_producers
 
 
+def test_capture_json_is_the_record_and_plan_and_reads_back(tmp_path: Path) -> None:
+    # request times held as 8-byte floats, written as the JSON list they always were; a client id of
+    # a hostile log (a control character, a quote, not ASCII) written and read back as it is
+    odd = client_row('é\x1b"\n-1', JAVA, "b0", 600, "orders", total_time_ms=[0.5, 2, 1e6])
+    record = capture_record([*_mix().clients, odd], _mix().topics, _mix().samples)
+    plan = shape(record)
+    times = record.clients[-1].total_time_ms
+    assert isinstance(times, array) and times.itemsize == 8 and list(times) == [0.5, 2.0, 1e6]
+    text = capture_text(record, plan)
+    assert json.loads(text) == {
+        "record": record.model_dump(mode="json"),
+        "plan": plan.model_dump(mode="json"),
+    }
+    assert json.loads(text)["record"]["clients"][-1]["total_time_ms"] == [0.5, 2.0, 1e6]
+    atomic_write_all(capture_files(tmp_path, record, plan))
+    assert read_capture(tmp_path) == (record, plan)
+
+
 def _log_line(
     at: float, client: str, port: int, acks: Any, host: str = "127.0.0.1", topic: str | None = None
 ) -> str:
@@ -161,6 +181,7 @@ def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
         3,
     )
     assert row["acks"] == {"-1": 30} and row["topic_bytes"] == {"t": 15000}
+    assert row["total_time_ms"] == array("d", [2.5] * 30)  # 8 bytes a time
     assert row["software"] == "apache-kafka-java 4.1.1"
 
 

@@ -16,6 +16,7 @@ its acks -1, 0 or 1 (the reader refuses a line with any other as unreadable).
 from __future__ import annotations
 
 import random
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ class _Tally(request_log._Tally):
     acks: dict[str, int] = field(default_factory=dict)
     topic_bytes: dict[str, int] = field(default_factory=dict)
     connections: DistinctCount = field(default_factory=DistinctCount)
-    times: list[float] = field(default_factory=list)
+    times: array[float] = field(default_factory=lambda: array("d"))  # 8 bytes a time, not a list's 32
 
 
 @dataclass

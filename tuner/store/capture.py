@@ -28,7 +28,7 @@ from tuner.core.units import (
     Entries,
     Epoch,
     LeaderId,
-    Millis,
+    MillisSample,
     Partitions,
     SizeInt,
     Text,
@@ -87,7 +87,7 @@ class ClientTraffic(Frozen):
     topic_bytes: Annotated[dict[Text, Counted], Entries] = Field(default_factory=dict)
     connections: Count = 0
     # a bounded sample of requests
-    total_time_ms: Annotated[list[Millis], Entries] = Field(default_factory=list)
+    total_time_ms: MillisSample = Field(default_factory=list, validate_default=True)  # an array, as read back
 
 
 class CaptureRecord(Frozen):
