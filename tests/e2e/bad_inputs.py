@@ -2543,6 +2543,7 @@ def capture_json(start: float = 1_795_000_000.0, end: float = 1_795_000_060.0, *
 
 CAPTURED = E + "capture/capture.json: invalid capture: "
 CALIBRATE = "tuner.render.calibrate"
+CAPTURE_WINDOW = "tuner.render.capture_window"
 
 
 def _calibrated(case_id: str, what: str, line: str, capture: str) -> Case:
@@ -2594,6 +2595,28 @@ CAPTURE_CASES: list[Case] = [
             ),
         },
         module="tuner.render.capture_check",
+    ),
+    Case(
+        "capture-window-end-damaged",
+        "capture",
+        "the capture scripts' window end (scripts/bench_capture.sh, pressure_loop.sh) of a capture.json"
+        " whose end was made a word by hand (a traceback of the scripts' own JSON read, or a time made up)",
+        ("capture",),
+        ExitStatus.BAD_INPUT,
+        CAPTURED + "end: must be a number such as 12 or 0.5, in ASCII digits (got 'soon')",
+        files={"capture/capture.json": capture_json().replace("1795000060.0", '"soon"')},
+        module=CAPTURE_WINDOW,
+    ),
+    Case(
+        "capture-window-runs-damaged",
+        "capture",
+        "scripts/pressure_loop.sh's rollout window end over a run record that is not an object (a"
+        " TypeError traceback)",
+        ("--runs", "after"),
+        ExitStatus.BAD_INPUT,
+        E + "after/s/r--1.json: not a run record: expected a JSON object, found a list",
+        files={"after/s/r--1.json": "[]"},
+        module=CAPTURE_WINDOW,
     ),
 ]
 CASES += CAPTURE_CASES
