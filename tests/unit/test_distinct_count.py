@@ -1,11 +1,13 @@
 """The bounded distinct count behind a capture's producer counts: exact up to its limit, then an
-estimate within a few standard errors, in the same few KiB however many strings it sees."""
+estimate within a few standard errors, in the same few KiB however many strings it sees; and the
+exact count of a topic sample's keys, 8 bytes a key however long (DistinctKeys)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tuner.measure.distinct_count import EXACT_LIMIT, REGISTERS, STANDARD_ERROR, DistinctCount
+from tuner.measure import distinct_count
+from tuner.measure.distinct_count import EXACT_LIMIT, REGISTERS, STANDARD_ERROR, DistinctCount, DistinctKeys
 
 
 def _seen(n: int, repeats: int = 1) -> DistinctCount:
@@ -42,3 +44,24 @@ def test_past_the_limit_no_string_is_kept() -> None:
 def test_the_count_is_the_same_in_every_run() -> None:
     # BLAKE2b, not Python's salted hash: a capture read twice says the same numbers
     assert _seen(20_000).count == _seen(20_000).count == 20248
+
+
+def test_sampled_keys_are_counted_exactly_in_8_bytes_each_whatever_their_size() -> None:
+    # what capture_read keeps of a topic sample's keys: their count (the replay's key cardinality),
+    # in bytes that do not grow with the keys (the sizes are kept apart, in key_bytes)
+    keys = DistinctKeys()
+    assert (keys.count, keys.nbytes) == (0, 0)
+    big = [bytes([i]) * (1 << 20) for i in range(50)]  # 50 keys of 1 MiB, each added twice
+    small = [b"", b"a", b"b", b"ab"]
+    for key in [*big, *small, *big, *small]:
+        keys.add(key)
+    assert keys.count == 54
+    assert keys.nbytes == 8 * 108  # 864 bytes for 100 MiB of keys
+
+
+def test_sampled_keys_past_the_bound_are_not_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distinct_count, "MAX_KEYS", 10)
+    keys = DistinctKeys()
+    for i in range(25):
+        keys.add(b"%d" % i)
+    assert (keys.count, keys.nbytes) == (10, 80)

@@ -11,12 +11,16 @@ the exact count is the number of distinct hashes: two of a thousand strings shar
 below 1e-13. Past the limit the hashes fill the registers (Flajolet et al., 2007) and the count is
 Ertl's estimator ("New cardinality estimation algorithms for HyperLogLog sketches", 2017), which
 needs no range corrections: its standard error is 1.04 / sqrt(REGISTERS), 1.6%, at every count.
+
+DistinctKeys counts a sample's record keys exactly, by the same hashes kept in an array: 8 bytes a
+key, however long the keys (what the replay takes of them is their count; their sizes are kept apart).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+from array import array
 
 EXACT_LIMIT = 1024  # distinct strings counted exactly (about 60 KiB of hashes at most)
 PRECISION = 12
@@ -27,8 +31,12 @@ _RANK_MASK = (1 << _RANK_BITS) - 1
 
 
 def _hashed(text: str) -> int:
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
+    return hash64(text.encode("utf-8", "surrogatepass"))
+
+
+def hash64(data: bytes) -> int:
+    """A 64-bit BLAKE2b hash of `data`, the same in every run."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
 class DistinctCount:
@@ -107,3 +115,34 @@ def _tau(x: float) -> float:
         z -= (1 - x) ** 2 * y
         if z == before:
             return z / 3
+
+
+MAX_KEYS = 1_000_000  # keys a DistinctKeys counts (8 MB of hashes); any past them are not counted
+
+
+class DistinctKeys:
+    """Distinct byte strings (a topic sample's record keys) counted exactly by their 64-bit hashes,
+    8 bytes a key in an array whatever the key's size: a set of the keys whole grew with their size
+    (640,000 keys of 1 KiB, a sample's most, held 700 MB). Two of a million keys share a hash with a
+    chance below 1e-7. Up to MAX_KEYS keys are counted (a sample reads at most 640,000)."""
+
+    __slots__ = ("_hashes",)
+
+    def __init__(self) -> None:
+        self._hashes = array("Q")
+
+    def add(self, key: bytes) -> None:
+        if len(self._hashes) < MAX_KEYS:
+            self._hashes.append(hash64(key))
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the hashes take (what a DistinctKeys holds, however long the keys)."""
+        return self._hashes.itemsize * len(self._hashes)
+
+    @property
+    def count(self) -> int:
+        """The distinct keys added (sorted once, in numpy, not as a million Python ints)."""
+        import numpy as np
+
+        return np.unique(np.frombuffer(self._hashes, dtype=np.uint64)).size if self._hashes else 0
