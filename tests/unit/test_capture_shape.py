@@ -225,6 +225,24 @@ def test_a_rows_topics_are_bounded_the_rest_summed_and_said(tmp_path: Path) -> N
     )
 
 
+def test_a_lone_surrogate_of_a_log_line_is_no_refused_capture(tmp_path: Path) -> None:
+    # JSON can escape half a UTF-16 pair ("\\ud800"), which no UTF-8 file can hold: a capture record
+    # refuses such a text, so one hostile line made the whole window's capture unkeepable
+    t0 = 1_795_000_000.0
+    line = _log_line(t0, "app\ud800-1", 40000, -1, host="127.0.0.\udc80", topic="t\udfff")
+    path = tmp_path / "broker.log"
+    path.write_text(line.replace("apache-kafka-java", "java\\ud800"), encoding="utf-8")
+    (row,) = read_produce_traffic([path], t0 - 1, t0 + 1).rows
+    assert (row["client_id"], list(row["topic_bytes"]), row["software"]) == (
+        "app\ufffd-1",
+        ["t\ufffd"],
+        "java\ufffd 4.1.1",
+    )
+    topics = [{"name": "t\ufffd", "partitions": 1, "replication_factor": 1, "records": 1}]
+    record = capture_record([row], topics, [], start=t0 - 1, end=t0 + 59)
+    assert capture_text(record, shape(record)).isascii()
+
+
 @pytest.mark.parametrize("acks", [7, -2, "all", "1", True, 1.0, None, [1]])
 def test_acks_other_than_minus_1_0_1_make_a_line_unreadable(tmp_path: Path, acks: Any) -> None:
     # acks is a key of a row's counts: a line whose acks Kafka would refuse (or none, in a logged

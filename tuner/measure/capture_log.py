@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tuner.core.text import decoded
 from tuner.core.units import MAX_TOPIC_NAME_CHARS
 from tuner.measure import request_log
 from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR, DistinctCount
@@ -163,7 +164,7 @@ def _ends(connection: Any) -> tuple[str, str]:
     parts = connection.split("-")
     if len(parts) < 2:
         return "", ""
-    return parts[0][:200], parts[1][:200]
+    return decoded(parts[0][:200]), decoded(parts[1][:200])
 
 
 def _row(key: tuple[str, str, str, str], t: _Tally) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from typing import Any
 from tuner.core.errors import BadInput
 from tuner.core.inputs import parse_json_line, read_lines, shown_path
 from tuner.core.numbers import parse_int
+from tuner.core.text import decoded
 from tuner.core.units import MAX_KAFKA_BYTES
 
 MARKER = b"Completed request:"
@@ -268,8 +269,8 @@ def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:
     client_id = header.get("clientId")
     principal = request.get("principal")
     return (
-        client_id if isinstance(client_id, str) else "",
-        principal.removeprefix("User:") if isinstance(principal, str) else "",
+        decoded(client_id) if isinstance(client_id, str) else "",
+        decoded(principal.removeprefix("User:")) if isinstance(principal, str) else "",
         _software(request.get("clientInformation")),
     )
 
@@ -298,7 +299,7 @@ def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[t
         name = topic.get("name")
         if name is None and names is not None:
             name = names.get(str(topic.get("topicId")))
-        named = name if isinstance(name, str) else None
+        named = decoded(name) if isinstance(name, str) else None
         parts = topic.get("partitionData")
         for part in parts if isinstance(parts, list) else []:
             size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
@@ -312,4 +313,4 @@ def _software(info: Any) -> str:
         return ""
     name, version = info.get("softwareName"), info.get("softwareVersion")
     parts = [p for p in (name, version) if isinstance(p, str) and p and p != "unknown"]
-    return " ".join(parts)[:120]
+    return decoded(" ".join(parts)[:120])
