@@ -19,7 +19,8 @@ its first and last logged request where no request was logged shortly before or 
 file given twice (or by two names) is refused. Memory and time are bounded: lines past
 MAX_LINE_BYTES are skipped, a request's values are counted before it is parsed (past
 MAX_REQUEST_VALUES it is unreadable, never built), only produce requests are parsed at all (one
-whose acks are not -1, 0 or 1 is unreadable), and clients past MAX_CLIENTS are counted as one row.
+whose acks are not -1, 0 or 1 is unreadable), clients past MAX_CLIENTS are counted as one row and
+a client id or principal is kept to MAX_CLIENT_TEXT characters.
 A compressed or binary file is refused.
 """
 
@@ -50,6 +51,9 @@ MAX_REQUEST_VALUES = 100_000
 # The request's API key, read without parsing: only produce requests are parsed.
 _API_KEY = re.compile(rb'"requestApiKey"\s{0,8}:\s{0,8}(-?[0-9]{1,6}|true|false|null|")')
 MAX_CLIENTS = 10_000
+# characters kept of a client id or principal: a row's key is held for the whole read, and a hostile
+# log's ids of a line's megabyte each took up to 10,000 x 1 MB; no real one comes near
+MAX_CLIENT_TEXT = 1024
 OTHER_CLIENTS = "(other clients)"
 # A request logged this close before (after) the window means the log was on at its start (end).
 LOGGING_GAP_S = 10.0
@@ -269,8 +273,8 @@ def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:
     client_id = header.get("clientId")
     principal = request.get("principal")
     return (
-        decoded(client_id) if isinstance(client_id, str) else "",
-        decoded(principal.removeprefix("User:")) if isinstance(principal, str) else "",
+        decoded(client_id[:MAX_CLIENT_TEXT]) if isinstance(client_id, str) else "",
+        decoded(principal.removeprefix("User:")[:MAX_CLIENT_TEXT]) if isinstance(principal, str) else "",
         _software(request.get("clientInformation")),
     )
 
