@@ -45,7 +45,7 @@ echo "bench-capture: capture ${WINDOW}s"
 # shellcheck disable=SC2046
 $KBT capture --lab-dir "$SRC" --window "${WINDOW}s" $(logs "$SRC") --out "$OUT/capture" \
   --lab-brokers 3 --duration 200s --warmup 30s | tee "$OUT/capture.txt"
-END=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['record']['end'])" "$OUT/capture/capture.json")
+END=$($PY -m tuner.render.capture_window "$OUT/capture")  # read as kbt reads it: a damaged file is one line
 $KBT diagnose --prometheus "http://127.0.0.1:$BASE" --window "${WINDOW}s" --end "$END" \
   --json "$OUT/source-diagnosis.json" >/dev/null || true
 wait
@@ -68,7 +68,7 @@ replay() {
   # shellcheck disable=SC2046
   $KBT capture --lab-dir "$REP" --window "${WINDOW}s" $(logs "$REP") --out "$OUT/$tag-capture" \
     --lab-brokers 3 | tee "$OUT/$tag-capture.txt"
-  end=$($PY -c "import json,sys; print(json.load(open(sys.argv[1]))['record']['end'])" "$OUT/$tag-capture/capture.json")
+  end=$($PY -m tuner.render.capture_window "$OUT/$tag-capture")
   $KBT diagnose --prometheus "http://127.0.0.1:$BASE" --window "${WINDOW}s" --end "$end" \
     --json "$OUT/$tag-diagnosis.json" >/dev/null || true
   wait

@@ -69,15 +69,9 @@ trap - EXIT
 kbt lab request-log off --lab-dir "$lab"
 
 echo "loop 5/5: kbt compare, before (the capture's window) -> after (the rollout's last ${window} s)"
-read -r before after < <("$py" - "$out" <<'PY'
-import json, sys
-from pathlib import Path
-out = Path(sys.argv[1])
-before = json.loads((out / "capture" / "capture.json").read_text())["record"]["end"]
-ends = [json.loads(p.read_text())["client"]["window_end"] for p in (out / "after").glob("*/*--*.json")]
-print(before, min(ends))
-PY
-)
+# each through kbt's typed reader: a damaged capture.json or run record is one line (set -e stops here)
+before=$("$py" -m tuner.render.capture_window "$out/capture")
+after=$("$py" -m tuner.render.capture_window --runs "$out/after")
 kbt compare --prometheus "$prometheus" --before "$before" --after "$after" --window "${window}s" --step 2s \
   --request-log "$log" --json "$out/compare.json" >"$out/loop.txt"
 "$py" -m tuner.render.rollout_summary "$out/before" "$out/after" --slo-p99 "$slo" >>"$out/loop.txt"

@@ -1,5 +1,6 @@
-"""The bad-input catalog: every entry is run as `kbt ...` by tests/e2e/test_bad_inputs.py, which
-asserts the exit code and the exact one-line message, and docs/errors.md is generated from it.
+"""The bad-input catalog: every entry is run as `kbt ...` (or a script of kbt's that scripts/ run, as
+`python -m MODULE ...`) by tests/e2e/test_bad_inputs.py, which asserts the exit code and the exact
+one-line message, and docs/errors.md is generated from it.
 
     python -m tests.e2e.bad_inputs --write    # rewrite docs/errors.md after changing a case
 
@@ -112,6 +113,12 @@ class Case:
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     serve: Literal["down", "garbage", "trickle", "hostile"] | None = None
+    # the module run: kbt itself, or a script of kbt's that scripts/ run (`python -m MODULE`)
+    module: str = "tuner"
+
+    @property
+    def program(self) -> str:
+        return "kbt" if self.module == "tuner" else f"python -m {self.module}"
 
     def command(self, prom: str) -> tuple[str, ...]:
         host = prom.removeprefix("http://")
@@ -2578,6 +2585,109 @@ READ_BACK_CASES: list[Case] = [
 CASES += READ_BACK_CASES
 
 
+def capture_json(start: float = 1_795_000_000.0, end: float = 1_795_000_060.0, **client: int) -> str:
+    """A capture.json as `kbt capture` writes it: one client on one broker over the window (600
+    requests of 1000 B in 60 s, its fields as given), a plan of no group."""
+    row = {
+        "client_id": "app",
+        "broker": "b1:9092",
+        "requests": 600,
+        "record_bytes": 600_000,
+        "partitions": 600,
+    }
+    record = {
+        "start": start,
+        "end": end,
+        "bootstrap_servers": "b1:9092",
+        "brokers": 1,
+        "clients": [row | client],
+    }
+    plan = {"scale": 1.0, "producers": 1, "lab_producers": 1, "groups": [], "busiest_broker": None,
+            "worst_offender": None, "notes": [], "options": {}}  # fmt: skip
+    return json.dumps({"record": record, "plan": plan})
+
+
+CAPTURED = E + "capture/capture.json: invalid capture: "
+CALIBRATE = "tuner.render.calibrate"
+CAPTURE_WINDOW = "tuner.render.capture_window"
+
+
+def _calibrated(case_id: str, what: str, line: str, capture: str) -> Case:
+    """`python -m tuner.render.calibrate` (a reader of capture.json) of a capture read back, its own
+    replay: the record is refused before anything is calibrated or written."""
+    files = {"capture/capture.json": capture}
+    argv = ("capture", "capture", "calibrated")
+    status = ExitStatus.BAD_INPUT
+    return Case(case_id, "capture", what, argv, status, CAPTURED + line, files, module=CALIBRATE)
+
+
+CAPTURE_CASES: list[Case] = [
+    _calibrated(
+        "capture-record-window-tiny",
+        "a capture.json read back whose window is 1e-300 s (every rate past 1e300 a second, accepted)",
+        "end: a window of 1e-300 s from start to end, not one kbt captures (5 s to 3600 s)",
+        capture_json(start=0.0, end=1e-300),
+    ),
+    _calibrated(
+        "capture-record-requests-implausible",
+        "a capture.json read back with 9e15 produce requests of one client in a 60 s window (accepted)",
+        "clients.0.requests: 9,000,000,000,000,000 in a 60 s window is 1.5e+14 produce requests a second,"
+        " past any cluster's 1e+09",
+        capture_json(requests=9 * 10**15, record_bytes=0, partitions=0),
+    ),
+    _calibrated(
+        "capture-record-more-connections-than-requests",
+        "a capture.json read back whose client produced on more connections than it sent requests",
+        "clients.0.connections: 5,000 against 600 requests (each counted from a request)",
+        capture_json(connections=5000),
+    ),
+    Case(
+        "capture-check-diagnosis-damaged",
+        "capture",
+        "the capture bench's acceptance over a diagnosis damaged by hand: a rate that is a list (a"
+        " TypeError traceback)",
+        ("out",),
+        ExitStatus.BAD_INPUT,
+        E + "out/source-diagnosis.json: not a `kbt diagnose --json` file",
+        files={
+            "out/capture/capture.json": capture_json(),
+            "out/replay-capture/capture.json": capture_json(),
+            "out/source-diagnosis.json": json.dumps(
+                {
+                    "snapshot": {
+                        "brokers": [{"broker": "1", "produce_requests_per_s": [54], "bytes_in_per_s": 1}]
+                    }
+                }
+            ),
+        },
+        module="tuner.render.capture_check",
+    ),
+    Case(
+        "capture-window-end-damaged",
+        "capture",
+        "the capture scripts' window end (scripts/bench_capture.sh, pressure_loop.sh) of a capture.json"
+        " whose end was made a word by hand (a traceback of the scripts' own JSON read, or a time made up)",
+        ("capture",),
+        ExitStatus.BAD_INPUT,
+        CAPTURED + "end: must be a number such as 12 or 0.5, in ASCII digits (got 'soon')",
+        files={"capture/capture.json": capture_json().replace("1795000060.0", '"soon"')},
+        module=CAPTURE_WINDOW,
+    ),
+    Case(
+        "capture-window-runs-damaged",
+        "capture",
+        "scripts/pressure_loop.sh's rollout window end over a run record that is not an object (a"
+        " TypeError traceback)",
+        ("--runs", "after"),
+        ExitStatus.BAD_INPUT,
+        E + "after/s/r--1.json: not a run record: expected a JSON object, found a list",
+        files={"after/s/r--1.json": "[]"},
+        module=CAPTURE_WINDOW,
+    ),
+]
+CASES += CAPTURE_CASES
+
+
 def render_doc() -> str:
     """docs/errors.md: the exit codes, then every catalogued bad input with its line."""
     out = [
@@ -2629,7 +2739,7 @@ def render_doc() -> str:
     for n, case in enumerate(CASES, 1):
         env = " ".join(f"{k}={v}" for k, v in case.env.items())
         # a line break in an argument would end the table's row: shown escaped
-        command = _cell(escape_controls(" ".join(filter(None, [env, "kbt", *case.command(DOC_PROM)]))))
+        command = _cell(escape_controls(" ".join(filter(None, [env, case.program, *case.command(DOC_PROM)]))))
         message = _cell(case.expected(DOC_PROM)).replace("|", "\\|")
         out.append(f"| {n} | {case.area} | {case.what} | `{command}` | {int(case.status)} | `{message}` |")
     return "\n".join(out) + "\n"

@@ -26,10 +26,12 @@ def kbt(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = SUBPROCESS_CAP_S,
+    module: str = "tuner",
 ) -> subprocess.CompletedProcess[str]:
-    """`kbt ARGS` in `cwd` (None: this process's), with `env` (None: this process's environment)."""
+    """`kbt ARGS` in `cwd` (None: this process's), with `env` (None: this process's environment);
+    `module`: a script of kbt's run the same way (`python -m tuner.render.calibrate ARGS`)."""
     return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
+        [sys.executable, "-m", module, *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 
 def _run(case: Case, directory: Path, prom: str) -> subprocess.CompletedProcess[str]:
     case.materialise(directory)
-    return kbt(*case.command(prom), cwd=directory, env=user_env(**case.env))
+    return kbt(*case.command(prom), cwd=directory, env=user_env(**case.env), module=case.module)
 
 
 def test_catalog_is_large_and_ids_unique() -> None:

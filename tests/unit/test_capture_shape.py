@@ -3,17 +3,23 @@ and acks, the lab scale, and the files `kbt sweep` loads (tuner.render.capture).
 
 from __future__ import annotations
 
+import json
+from array import array
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.unit.capture_records import JAVA, RDKAFKA, capture_record, client_row
+from tuner.core.units import MAX_KAFKA_BYTES, MAX_TOPIC_NAME_CHARS
 from tuner.core.writes import atomic_write_all
-from tuner.measure.capture_log import read_produce_traffic
+from tuner.measure.capture_log import MAX_ROW_TOPICS, OTHER_TOPICS, read_produce_traffic
+from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR
+from tuner.measure.request_log import read_request_logs
 from tuner.model.capture import ShapeOptions, group_key, kind_of_software, shape, size_buckets
-from tuner.render.capture import capture_files
+from tuner.render.capture import capture_files, capture_text, read_capture
 from tuner.spec.loader import load_sweep
 from tuner.spec.workload import MAX_EVENT_BYTES
 from tuner.store.capture import CaptureRecord
@@ -120,26 +126,48 @@ def test_written_specs_load_as_sweeps(tmp_path: Path) -> None:
         assert run.workload.producers == group.lab_producers
 
 
-def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
+def test_capture_json_is_the_record_and_plan_and_reads_back(tmp_path: Path) -> None:
+    # request times held as 8-byte floats, written as the JSON list they always were; a client id of
+    # a hostile log (a control character, a quote, not ASCII) written and read back as it is
+    odd = client_row('é\x1b"\n-1', JAVA, "b0", 600, "orders", total_time_ms=[0.5, 2, 1e6])
+    record = capture_record([*_mix().clients, odd], _mix().topics, _mix().samples)
+    plan = shape(record)
+    times = record.clients[-1].total_time_ms
+    assert isinstance(times, array) and times.itemsize == 8 and list(times) == [0.5, 2.0, 1e6]
+    text = capture_text(record, plan)
+    assert json.loads(text) == {
+        "record": record.model_dump(mode="json"),
+        "plan": plan.model_dump(mode="json"),
+    }
+    assert json.loads(text)["record"]["clients"][-1]["total_time_ms"] == [0.5, 2.0, 1e6]
+    atomic_write_all(capture_files(tmp_path, record, plan))
+    assert read_capture(tmp_path) == (record, plan)
+
+
+def _log_line(
+    at: float, client: str, port: int, acks: Any, host: str = "127.0.0.1", topic: str | None = None
+) -> str:
     import json
     from datetime import datetime
 
-    def line(at: float, client: str, port: int, acks: int) -> str:
-        stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
-        # produce v13+ (the Java client 4.x) names the topic by its id, older versions by its name
-        topic = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 else {"name": "t"}
-        body = {
-            "requestHeader": {"requestApiKey": 0, "clientId": client},
-            "request": {
-                "acks": acks,
-                "topicData": [{**topic, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
-            },
-            "connection": f"127.0.0.1:9092-127.0.0.1:{port}-0-1",
-            "totalTimeMs": 2.5,
-            "clientInformation": {"softwareName": "apache-kafka-java", "softwareVersion": "4.1.1"},
-        }
-        return f"[{stamp}] DEBUG Completed request:{json.dumps(body)} (kafka.request.logger)\n"
+    stamp = datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,") + f"{int(at * 1000) % 1000:03d}"
+    # produce v13+ (the Java client 4.x) names the topic by its id, older versions by its name
+    named = {"topicId": "Mp3W20wRRhKG1b0IXmBLIA"} if port % 2 and topic is None else {"name": topic or "t"}
+    body = {
+        "requestHeader": {"requestApiKey": 0, "clientId": client},
+        "request": {
+            **({} if acks is None else {"acks": acks}),
+            "topicData": [{**named, "partitionData": [{"index": 0, "recordsSizeInBytes": 500}]}],
+        },
+        "connection": f"127.0.0.1:9092-{host}:{port}-0-1",
+        "totalTimeMs": 2.5,
+        "clientInformation": {"softwareName": "apache-kafka-java", "softwareVersion": "4.1.1"},
+    }
+    return f"[{stamp}] DEBUG Completed request:{json.dumps(body)} (kafka.request.logger)\n"
 
+
+def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
+    line = _log_line
     t0 = 1_795_000_000.0
     lines = [line(t0 + i * 0.1, "app-1", 40000 + i % 3, -1) for i in range(30)]
     lines += [line(t0 + 50, "late", 41000, 1)]  # outside the window
@@ -153,7 +181,82 @@ def test_request_log_lines_become_client_rows(tmp_path: Path) -> None:
         3,
     )
     assert row["acks"] == {"-1": 30} and row["topic_bytes"] == {"t": 15000}
+    assert row["total_time_ms"] == array("d", [2.5] * 30)  # 8 bytes a time
     assert row["software"] == "apache-kafka-java 4.1.1"
+
+
+def test_a_fleet_of_connections_is_counted_in_bounded_memory_and_said_estimated(tmp_path: Path) -> None:
+    # One client id shared by a fleet (or reconnecting): 3000 connections on one broker, and a
+    # second client with 5; the first count is an estimate and the note says so, the second exact.
+    t0 = 1_795_000_000.0
+    lines = [_log_line(t0, "fleet", 20000 + i % 3000, -1, host=f"10.0.{i // 3000}.1") for i in range(3000)]
+    lines += [_log_line(t0, "app-1", 40000 + i, -1) for i in range(5)]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    traffic = read_produce_traffic([path], t0 - 1, t0 + 1)
+    counts = {r["client_id"]: r["connections"] for r in traffic.rows}
+    assert counts["app-1"] == 5
+    assert abs(counts["fleet"] - 3000) < 3000 * 3 * STANDARD_ERROR and counts["fleet"] > EXACT_LIMIT
+    (note,) = traffic.notes
+    assert note.startswith(f"client connections are counted exactly up to {EXACT_LIMIT:,} per client and")
+    assert f"1 estimated, fleet on 127.0.0.1:9092 (~{counts['fleet']:,})" in note
+    assert "app-1" not in note
+
+
+def test_a_rows_topics_are_bounded_the_rest_summed_and_said(tmp_path: Path) -> None:
+    # A client writing to more topics than a row names (a hostile log's names, or a fan-out), and
+    # one name longer than any Kafka topic's: their bytes are kept, under one "other topics" key.
+    t0 = 1_795_000_000.0
+    names = [f"topic-{i}" for i in range(MAX_ROW_TOPICS + 36)] + ["x" * (MAX_TOPIC_NAME_CHARS + 1)]
+    lines = [_log_line(t0, "wide", 40000, -1, topic=name) for name in names]
+    lines += [_log_line(t0, "narrow", 40001, 1, topic="topic-0") for _ in range(3)]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    traffic = read_produce_traffic([path], t0 - 1, t0 + 1)
+    wide, narrow = traffic.rows
+    assert list(wide["topic_bytes"]) == [*names[:MAX_ROW_TOPICS], OTHER_TOPICS]
+    assert wide["topic_bytes"][OTHER_TOPICS] == 37 * 500
+    assert sum(wide["topic_bytes"].values()) == wide["record_bytes"] == len(names) * 500
+    assert narrow["topic_bytes"] == {"topic-0": 1500}
+    (note,) = traffic.notes
+    assert note == (
+        f"bytes per topic are kept for {MAX_ROW_TOPICS} topics per client and broker, the rest summed"
+        f' under "{OTHER_TOPICS}" (no topic of the plan): 1 such, wide on 127.0.0.1:9092'
+    )
+
+
+def test_a_lone_surrogate_of_a_log_line_is_no_refused_capture(tmp_path: Path) -> None:
+    # JSON can escape half a UTF-16 pair ("\\ud800"), which no UTF-8 file can hold: a capture record
+    # refuses such a text, so one hostile line made the whole window's capture unkeepable
+    t0 = 1_795_000_000.0
+    line = _log_line(t0, "app\ud800-1", 40000, -1, host="127.0.0.\udc80", topic="t\udfff")
+    path = tmp_path / "broker.log"
+    path.write_text(line.replace("apache-kafka-java", "java\\ud800"), encoding="utf-8")
+    (row,) = read_produce_traffic([path], t0 - 1, t0 + 1).rows
+    assert (row["client_id"], list(row["topic_bytes"]), row["software"]) == (
+        "app\ufffd-1",
+        ["t\ufffd"],
+        "java\ufffd 4.1.1",
+    )
+    topics = [{"name": "t\ufffd", "partitions": 1, "replication_factor": 1, "records": 1}]
+    record = capture_record([row], topics, [], start=t0 - 1, end=t0 + 59)
+    assert capture_text(record, shape(record)).isascii()
+
+
+@pytest.mark.parametrize("acks", [7, -2, "all", "1", True, 1.0, None, [1]])
+def test_acks_other_than_minus_1_0_1_make_a_line_unreadable(tmp_path: Path, acks: Any) -> None:
+    # acks is a key of a row's counts: a line whose acks Kafka would refuse (or none, in a logged
+    # body) is unreadable, counted as such by capture and diagnose alike, and makes no key
+    t0 = 1_795_000_000.0
+    lines = [_log_line(t0, "app", 40000, a) for a in (-1, 0, 1)]
+    lines += [_log_line(t0, "app", 40000, acks) for _ in range(4)]
+    path = tmp_path / "broker.log"
+    path.write_text("".join(lines))
+    traffic = read_produce_traffic([path], t0 - 1, t0 + 1)
+    (row,) = traffic.rows
+    assert (row["requests"], row["acks"], traffic.unreadable) == (3, {"-1": 1, "0": 1, "1": 1}, 4)
+    _, coverage = read_request_logs([path], t0 - 1, t0 + 1)
+    assert (coverage[0]["produce_requests"], coverage[0]["unreadable_lines"]) == (3, 4)
 
 
 @pytest.mark.parametrize(
@@ -195,21 +298,26 @@ def _records(draw: st.DrawFn) -> CaptureRecord:
         for n in chosen
     ]
     names: list[str] = [*chosen, "unlisted"]
-    acks = st.dictionaries(st.sampled_from(["-1", "0", "1", "7"]), ints(1, 100), max_size=3)
-    clients = [
-        client_row(
+
+    def row(requests: int) -> dict[str, Any]:
+        # what a capture can hold: no more connections or acks counted than requests, a request's
+        # bytes within Kafka's
+        acks = st.dictionaries(
+            st.sampled_from(["-1", "0", "1", "7"]), ints(1, max(1, requests // 3)), max_size=min(3, requests)
+        )
+        return client_row(
             draw(_IDS),
             draw(_SOFT),
             f"b{draw(ints(0, 4))}",
-            draw(ints(1, 10**7)),
+            requests,
             draw(st.sampled_from(names)),
-            record_bytes=draw(ints(0, 10**10)),
-            connections=draw(ints(0, 5000)),
+            record_bytes=draw(ints(0, min(10**10, requests * MAX_KAFKA_BYTES))),
+            connections=draw(ints(0, min(5000, requests))),
             acks=draw(acks),
             total_time_ms=draw(st.lists(st.floats(0, 1e5), max_size=5)),
         )
-        for _ in range(draw(ints(0, 8)))
-    ]
+
+    clients = [row(draw(ints(1, 10**7))) for _ in range(draw(ints(0, 8)))]
     samples = [
         {
             "topic": draw(st.sampled_from(names)),

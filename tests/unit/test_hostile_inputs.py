@@ -95,7 +95,10 @@ def _line(at: float, api: object = 0, client: str = "c", extra: str = "") -> str
     stamp = datetime.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S,000")
     request = {
         "requestHeader": {"requestApiKey": api, "clientId": client},
-        "request": {"topicData": [{"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": 100}]}]},
+        "request": {
+            "acks": -1,  # as Kafka logs every produce request: one without is unreadable
+            "topicData": [{"name": "t", "partitionData": [{"index": 0, "recordsSizeInBytes": 100}]}],
+        },
         "principal": "User:u",
     }
     body = json.dumps(request)

@@ -185,7 +185,50 @@ def test_page_from_stored_records(tmp_path: Path) -> None:
     assert all(str(i["src"]).startswith("data:image/png;base64,iVBOR") for i in parser.imgs)
     assert "No recommendation document" in built.html
     assert "No time series saved for: filebeat-like, batched-zstd." in built.html
-    assert built.html.count('<a id="run-') == 3 + 2  # the run table, then the before/after pair
+    assert built.html.count('<a id="run-') == 3  # each run's row in its sweep's table
+    assert built.html.count('<a href="#run-') == 2  # the before/after pair links to those rows
+
+
+class _Ids(HTMLParser):
+    """Every id on the page and every link within it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.append(str(values["id"]))
+        if str(values.get("href") or "").startswith("#"):
+            self.links.append(str(values["href"])[1:])
+
+
+def test_copied_records_get_their_own_anchors_and_every_link_finds_its_row(tmp_path: Path) -> None:
+    """A record copied beside the others keeps its run_id: its row took the same id, so the page
+    had duplicate ids and a link went to whichever the browser found first."""
+    import shutil
+
+    paths = _sweep(tmp_path)
+    for path in paths:  # each record twice, under another file name
+        shutil.copy(path, path.with_name(f"copy-{path.name}"))
+    # a second sweep whose name, and so its run ids, read like the first's once cut to an id's characters
+    store = ResultsStore(tmp_path)
+    first = store.load(paths[0])
+    store.write(
+        first.model_copy(update={"sweep": "qunar.logs", "run_id": "qunar.logs/" + first.run_id.split("/")[1]})
+    )
+    html = build_report(load_report_input(tmp_path)).html
+    parser = _Ids()
+    parser.feed(html)
+    assert len(parser.ids) == len(set(parser.ids)), sorted(i for i in parser.ids if parser.ids.count(i) > 1)
+    assert parser.links and set(parser.links) <= set(parser.ids)  # no link goes nowhere
+    rows = [i for i in parser.ids if i.startswith("run-")]
+    assert len(rows) == 3 * 2 + 1
+    base = "run-" + "".join(c if c.isalnum() else "-" for c in first.run_id)
+    assert {base, f"{base}-2", f"{base}-3"} <= set(rows)  # the run, its copy, the look-alike
+    assert {"group-qunar-logs", "group-qunar-logs-2"} <= set(parser.ids)
 
 
 def test_page_opens_with_the_summary(tmp_path: Path) -> None:

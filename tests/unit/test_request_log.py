@@ -275,3 +275,20 @@ def test_a_client_id_is_shown_as_written_not_as_markup_or_control_codes() -> Non
     assert table is not None
     text = as_text(table)
     assert "[bold red]x\\x1b[2J" in text and "[link=http://e]s" in text
+
+
+def test_a_partition_size_no_kafka_size_can_be_counts_no_bytes(tmp_path: Path) -> None:
+    # recordsSizeInBytes is a Java int: 2**31 is a damaged line, and would make a capture record
+    # whose bytes no request can carry (refused when read back)
+    lines = [_line(T0 + 1, "app", sizes=(2**31 - 1, 2**31, 10**30, 500))]
+    (row,) = read_produce_traffic([_log(tmp_path, lines)], T0, T0 + 10).rows
+    assert (row["partitions"], row["record_bytes"]) == (4, 2**31 - 1 + 500)
+
+
+def test_a_client_id_is_kept_to_its_bound(tmp_path: Path) -> None:
+    """A hostile log's client ids of near a line's megabyte: each row keeps MAX_CLIENT_TEXT characters
+    of it (10,000 rows of a megabyte each were 10 GB held through the read)."""
+    long_id = "x" * 500_000
+    path = _log(tmp_path, [_line(T0 + 1, long_id + "-1"), _line(T0 + 2, long_id + "-2")])
+    (row,) = read_produce_traffic([path], T0, T0 + 10).rows
+    assert (row["client_id"], row["requests"]) == ("x" * request_log.MAX_CLIENT_TEXT, 2)

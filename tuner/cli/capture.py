@@ -85,7 +85,7 @@ def capture(
         warmup_s=_warmup_s(warmup, duration_s),
     )
     console = console_for(json_path)
-    request = CaptureRequest(source, lab_dir, window_s, logs, sample, payloads, options)
+    request = CaptureRequest(source, lab_dir, window_s, logs, sample, payloads, options, out)
     with _countdown(console, window_s) as progress:
         record, plan = run_capture(
             request, progress, lambda text: console.print(f"kbt: note: {text}", markup=False, highlight=False)

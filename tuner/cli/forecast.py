@@ -12,10 +12,9 @@ import typer
 from tuner.cli.args import positional_results, results_dir
 from tuner.cli.cluster_flags import target_source
 from tuner.cli.diagnose import seconds, write_notes
-from tuner.cli.json_out import console_for, document_text, json_file, unwrap
+from tuner.cli.json_out import console_for, document_text, json_file
 from tuner.cli.options import option
 from tuner.core.errors import BadInput, Unreachable
-from tuner.core.inputs import read_json
 from tuner.core.numbers import cut_value, parse_number
 from tuner.core.writes import atomic_write_all, is_stdout
 from tuner.render.plain import show
@@ -194,15 +193,6 @@ def _model(cost_model: Path | None, records: list[RunRecord]) -> BrokerCostModel
 
 def _read_diagnosis(path: Path) -> Diagnosis:
     """A `kbt diagnose --json` file; BadInput when it is not one."""
-    from pydantic import ValidationError
+    from tuner.render.diagnosis import read_diagnosis
 
-    from tuner.model.diagnosis import Diagnosis
-    from tuner.store.document import OUT_OF_BOUNDS, field_problem
-
-    raw = read_json(path, "diagnosis")
-    try:
-        return Diagnosis.model_validate(unwrap(raw))  # with or without the envelope
-    except ValidationError as exc:
-        if exc.errors(include_url=False)[0]["type"] in OUT_OF_BOUNDS:  # one figure past its bound
-            raise BadInput(f"--diagnosis {path}: invalid diagnosis: {field_problem(exc)}") from None
-        raise BadInput(f"--diagnosis {path}: not a `kbt diagnose --json` file") from None
+    return read_diagnosis(path, f"--diagnosis {path}")

@@ -5,7 +5,7 @@ Each document is an object with the same envelope, `kbt` (the version of kbt tha
 added field) and `command` (e.g. "lab status"), beside the command's own fields
 (docs/cli.md#json-output). With `--json -` the human output moves to stderr, so stdout is exactly
 one JSON document. A reader of a document kbt wrote (`forecast --diagnosis`) takes it with or
-without the envelope (`unwrap`).
+without the envelope (tuner.render.envelope `unwrap`, beside the envelope's fields).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from tuner.render.fit import PIPE_WIDTH
 # 2: `kbt` is the version (it was the command, now `command`); diagnose's and forecast's documents
 # carry the envelope; a dry run's topics are {name, partitions} and its runs name their client
 SCHEMA_VERSION = 2
-ENVELOPE = ("kbt", "schema_version", "command")
 
 
 def console_for(path: Path | None) -> Console:
@@ -55,13 +54,6 @@ def plain(value: Any) -> Any:
 def document(command: str, **fields: Any) -> dict[str, Any]:
     head = {"kbt": __version__, "schema_version": SCHEMA_VERSION, "command": command}
     return {**head, **{k: plain(v) for k, v in fields.items() if k not in head}}
-
-
-def unwrap(data: Any) -> Any:
-    """A document's own fields without the envelope (as they were before it had one)."""
-    if isinstance(data, dict) and "command" in data and "schema_version" in data:
-        return {k: v for k, v in data.items() if k not in ENVELOPE}
-    return data
 
 
 def document_text(command: str, **fields: Any) -> str:

@@ -13,8 +13,9 @@ from typer.main import get_command
 
 from tuner.cli.app import _register, app
 from tuner.cli.help_shape import details, full_help, shape
-from tuner.cli.json_out import ENVELOPE, SCHEMA_VERSION
+from tuner.cli.json_out import SCHEMA_VERSION
 from tuner.cli.outputs import OUTPUTS
+from tuner.render.envelope import ENVELOPE
 
 
 def _subcommands(cmd: Any) -> list[tuple[str, Any]]:
@@ -52,7 +53,7 @@ def _with_json(cmd: Any, path: list[str]) -> list[str]:
     return found
 
 
-# What each field of the envelope means (the fields themselves: tuner/cli/json_out.py ENVELOPE).
+# What each field of the envelope means (the fields themselves: tuner/render/envelope.py ENVELOPE).
 _ENVELOPE_HELP = {
     "kbt": "string: the version of kbt that wrote the document",
     "schema_version": "integer: raised when a field changes meaning or goes away, never for an added field",

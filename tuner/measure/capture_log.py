@@ -7,20 +7,28 @@ from): acks as sent, bytes per topic, the client connections it produced on and 
 The broker of a line is the local end of its `connection` ("broker:port-client:port-..."), so a
 file that holds several brokers' lines is read right; a line without one counts for its file. The
 lines are read by request_log's one reader (`window_produce_requests`): the same requests inside
-the window, the same unreadable lines, the same bounds.
+the window, the same unreadable lines, the same bounds. A row's memory does not grow with the log:
+its connections are a DistinctCount (exact up to its limit, then an estimate, noted as one), its
+request times a reservoir, its bytes per topic MAX_ROW_TOPICS names (then OTHER_TOPICS, noted) and
+its acks -1, 0 or 1 (the reader refuses a line with any other as unreadable).
 """
 
 from __future__ import annotations
 
 import random
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tuner.core.text import decoded
+from tuner.core.units import MAX_TOPIC_NAME_CHARS
 from tuner.measure import request_log
+from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR, DistinctCount
 from tuner.measure.request_log import (
     MAX_CLIENTS,
     OTHER_CLIENTS,
+    PRODUCE_ACKS,
     FileWindow,
     _partitions,
     produce_client,
@@ -28,21 +36,24 @@ from tuner.measure.request_log import (
 )
 
 MAX_TIMES = 2000  # request times kept per client and broker (a uniform reservoir)
-MAX_CONNECTIONS = 100_000
+MAX_ROW_TOPICS = 64  # topics named per client and broker; the bytes of any other are summed under
+OTHER_TOPICS = "(other topics)"  # this name, which no Kafka topic can have (not one of its characters)
+NAMED_ESTIMATES = 5  # rows named in a note that says a figure of theirs is not a plain count
 
 
 @dataclass
 class _Tally(request_log._Tally):
     acks: dict[str, int] = field(default_factory=dict)
     topic_bytes: dict[str, int] = field(default_factory=dict)
-    connections: set[str] = field(default_factory=set)
-    times: list[float] = field(default_factory=list)
+    connections: DistinctCount = field(default_factory=DistinctCount)
+    times: array[float] = field(default_factory=lambda: array("d"))  # 8 bytes a time, not a list's 32
 
 
 @dataclass
 class ProduceTraffic:
     rows: list[dict[str, Any]]  # tuner.store.capture.ClientTraffic fields
     unreadable: int  # request lines that could not be read
+    notes: list[str] = field(default_factory=list)  # what a figure means where it is not a plain count
 
 
 def read_produce_traffic(
@@ -59,8 +70,36 @@ def read_produce_traffic(
         for request in window_produce_requests(path, start, end, seen):
             _count(tallies, request, path.name, rng, names)
         unreadable += seen.unreadable
-    rows = [_row(key, t) for key, t in sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))]
-    return ProduceTraffic(rows, unreadable)
+    ordered = sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))
+    notes = _estimated(ordered) + _other_topics(ordered)
+    return ProduceTraffic([_row(key, t) for key, t in ordered], unreadable, notes)
+
+
+def _other_topics(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
+    """The note that says which rows summed some topics' bytes under OTHER_TOPICS."""
+    summed = [key for key, t in ordered if OTHER_TOPICS in t.topic_bytes]
+    if not summed:
+        return []
+    named = ", ".join(f"{key[0]} on {key[3]}" for key in summed[:NAMED_ESTIMATES])
+    more = f" and {len(summed) - NAMED_ESTIMATES} more" if len(summed) > NAMED_ESTIMATES else ""
+    return [
+        f"bytes per topic are kept for {MAX_ROW_TOPICS} topics per client and broker, the rest summed"
+        f' under "{OTHER_TOPICS}" (no topic of the plan): {len(summed)} such, {named}{more}'
+    ]
+
+
+def _estimated(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
+    """The note that says which rows' connection counts are estimates, and how good."""
+    estimated = [(key, t.connections.count) for key, t in ordered if not t.connections.exact]
+    if not estimated:
+        return []
+    named = ", ".join(f"{key[0]} on {key[3]} (~{count:,})" for key, count in estimated[:NAMED_ESTIMATES])
+    more = f" and {len(estimated) - NAMED_ESTIMATES} more" if len(estimated) > NAMED_ESTIMATES else ""
+    return [
+        f"client connections are counted exactly up to {EXACT_LIMIT:,} per client and broker, then"
+        f" estimated (a HyperLogLog sketch, standard error {STANDARD_ERROR:.1%}): {len(estimated)} estimated,"
+        f" {named}{more}; a group's producers are read from them"
+    ]
 
 
 def _count(
@@ -80,19 +119,31 @@ def _count(
         key = (OTHER_CLIENTS, "", "", key[3])
     tally = tallies.setdefault(key, _Tally())
     tally.requests += 1
-    if remote and len(tally.connections) < MAX_CONNECTIONS:
+    if remote:
         tally.connections.add(remote)
     body = request.get("request")
     body = body if isinstance(body, dict) else {}
     acks = body.get("acks")
-    if isinstance(acks, int) and not isinstance(acks, bool):
+    if acks in PRODUCE_ACKS:  # the reader passes no other (a line with any other is unreadable)
         tally.acks[str(acks)] = tally.acks.get(str(acks), 0) + 1
     _time(tally, request.get("totalTimeMs"), rng)
     for name, size in _partitions(body, names):
         tally.partitions += 1
         tally.record_bytes += size
         if size and name is not None:
-            tally.topic_bytes[name] = tally.topic_bytes.get(name, 0) + size
+            topic = _topic(tally.topic_bytes, name)
+            tally.topic_bytes[topic] = tally.topic_bytes.get(topic, 0) + size
+
+
+def _topic(topic_bytes: dict[str, int], name: str) -> str:
+    """The key a topic's bytes are summed under: its name, or OTHER_TOPICS past MAX_ROW_TOPICS names
+    (a log's names cannot make a row grow without bound) or for a name no Kafka topic can have."""
+    if name in topic_bytes:
+        return name
+    named = len(topic_bytes) - (OTHER_TOPICS in topic_bytes)
+    if named >= MAX_ROW_TOPICS or len(name) > MAX_TOPIC_NAME_CHARS:
+        return OTHER_TOPICS
+    return name
 
 
 def _time(tally: _Tally, value: Any, rng: random.Random) -> None:
@@ -113,7 +164,7 @@ def _ends(connection: Any) -> tuple[str, str]:
     parts = connection.split("-")
     if len(parts) < 2:
         return "", ""
-    return parts[0][:200], parts[1][:200]
+    return decoded(parts[0][:200]), decoded(parts[1][:200])
 
 
 def _row(key: tuple[str, str, str, str], t: _Tally) -> dict[str, Any]:
@@ -128,6 +179,6 @@ def _row(key: tuple[str, str, str, str], t: _Tally) -> dict[str, Any]:
         "partitions": t.partitions,
         "acks": t.acks,
         "topic_bytes": t.topic_bytes,
-        "connections": len(t.connections),
+        "connections": min(t.connections.count, t.requests),  # an estimate never past the requests
         "total_time_ms": t.times,
     }

@@ -18,6 +18,7 @@ from confluent_kafka.admin import OffsetSpec
 
 from tuner.core.errors import Unreachable
 from tuner.core.kafka_clients import Connection, admin_client, metadata, new_consumer
+from tuner.measure.distinct_count import DistinctKeys
 
 METADATA_TIMEOUT_S = 15.0
 MAX_SAMPLE_PARTITIONS = 64  # partitions a topic's sample reads (its first ones)
@@ -146,7 +147,7 @@ def _read(
         "keyless": 0,
         "payloads": [],
     }
-    keys: set[bytes] = set()
+    keys = DistinctKeys()  # 8 bytes a key, not the key
     read_from: set[int] = set()  # partitions that gave at least one record
     deadline = time.monotonic() + timeout_s
     # A partition reports its end each time it catches up: on a topic still written to, one
@@ -168,10 +169,9 @@ def _read(
                 sample["keyless"] += 1
             else:
                 sample["key_bytes"].append(len(key))
-                if len(keys) < 1_000_000:
-                    keys.add(bytes(key))
+                keys.add(key)
             if payloads:
                 sample["payloads"].append(value[:MAX_PAYLOAD_BYTES].hex())
-    sample["distinct_keys"] = len(keys)
+    sample["distinct_keys"] = keys.count
     sample["partitions_read"] = len(read_from)
     return sample

@@ -18,8 +18,10 @@ its first and last logged request where no request was logged shortly before or 
 (logging turned on or off inside the window). Rates of the files (one per broker) add up, so one
 file given twice (or by two names) is refused. Memory and time are bounded: lines past
 MAX_LINE_BYTES are skipped, a request's values are counted before it is parsed (past
-MAX_REQUEST_VALUES it is unreadable, never built), only produce requests are parsed at all, and
-clients past MAX_CLIENTS are counted as one row. A compressed or binary file is refused.
+MAX_REQUEST_VALUES it is unreadable, never built), only produce requests are parsed at all (one
+whose acks are not -1, 0 or 1 is unreadable), clients past MAX_CLIENTS are counted as one row and
+a client id or principal is kept to MAX_CLIENT_TEXT characters.
+A compressed or binary file is refused.
 """
 
 from __future__ import annotations
@@ -36,9 +38,12 @@ from typing import Any
 from tuner.core.errors import BadInput
 from tuner.core.inputs import parse_json_line, read_lines, shown_path
 from tuner.core.numbers import parse_int
+from tuner.core.text import decoded
+from tuner.core.units import MAX_KAFKA_BYTES
 
 MARKER = b"Completed request:"
 PRODUCE_API_KEY = 0
+PRODUCE_ACKS = (-1, 0, 1)  # what a produce request's acks can be: Kafka refuses any other
 MAX_LINE_BYTES = 1 << 20  # one request of thousands of partitions fits
 # A produce request's values: about 3 per partition, so a request of 30,000 partitions fits; a line
 # of more (a 1 MB array of numbers) is unreadable without being built.
@@ -46,6 +51,9 @@ MAX_REQUEST_VALUES = 100_000
 # The request's API key, read without parsing: only produce requests are parsed.
 _API_KEY = re.compile(rb'"requestApiKey"\s{0,8}:\s{0,8}(-?[0-9]{1,6}|true|false|null|")')
 MAX_CLIENTS = 10_000
+# characters kept of a client id or principal: a row's key is held for the whole read, and a hostile
+# log's ids of a line's megabyte each took up to 10,000 x 1 MB; no real one comes near
+MAX_CLIENT_TEXT = 1024
 OTHER_CLIENTS = "(other clients)"
 # A request logged this close before (after) the window means the log was on at its start (end).
 LOGGING_GAP_S = 10.0
@@ -242,7 +250,17 @@ def produce_request(line: bytes, at: int) -> tuple[bool, dict[str, Any] | None]:
         request = parse_json_line(body, "request log line", MAX_REQUEST_VALUES)
     except BadInput:
         return False, None
-    return (True, request) if isinstance(request, dict) else (False, None)
+    return (True, request) if isinstance(request, dict) and _acks_read(request) else (False, None)
+
+
+def _acks_read(request: dict[str, Any]) -> bool:
+    """A produce request's body, where the line logs one, carries acks of -1, 0 or 1: a line with
+    any other (a damaged or hostile log) is unreadable, so no count takes a key from it."""
+    if "request" not in request:
+        return True
+    body = request["request"]
+    acks = body.get("acks") if isinstance(body, dict) else None
+    return type(acks) is int and acks in PRODUCE_ACKS
 
 
 def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -255,8 +273,8 @@ def produce_client(request: dict[str, Any]) -> tuple[str, str, str] | None:
     client_id = header.get("clientId")
     principal = request.get("principal")
     return (
-        client_id if isinstance(client_id, str) else "",
-        principal.removeprefix("User:") if isinstance(principal, str) else "",
+        decoded(client_id[:MAX_CLIENT_TEXT]) if isinstance(client_id, str) else "",
+        decoded(principal.removeprefix("User:")[:MAX_CLIENT_TEXT]) if isinstance(principal, str) else "",
         _software(request.get("clientInformation")),
     )
 
@@ -276,7 +294,8 @@ def _count(reading: _FileReading, request: dict[str, Any]) -> None:
 
 def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[tuple[str | None, int]]:
     """Every partition a Produce request's body carries: its topic (its name, else its id looked up
-    in `names`; None when neither is known) and its record bytes (0 unless a positive integer)."""
+    in `names`; None when neither is known) and its record bytes (0 unless a positive integer that
+    Kafka's sizes, Java ints, can hold)."""
     topics = body.get("topicData") if isinstance(body, dict) else None
     for topic in topics if isinstance(topics, list) else []:
         if not isinstance(topic, dict):
@@ -284,11 +303,13 @@ def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[t
         name = topic.get("name")
         if name is None and names is not None:
             name = names.get(str(topic.get("topicId")))
-        named = name if isinstance(name, str) else None
+        named = decoded(name) if isinstance(name, str) else None
         parts = topic.get("partitionData")
         for part in parts if isinstance(parts, list) else []:
             size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None
-            yield named, size if isinstance(size, int) and not isinstance(size, bool) and size > 0 else 0
+            if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_KAFKA_BYTES:
+                size = 0
+            yield named, size
 
 
 def _software(info: Any) -> str:
@@ -296,4 +317,4 @@ def _software(info: Any) -> str:
         return ""
     name, version = info.get("softwareName"), info.get("softwareVersion")
     parts = [p for p in (name, version) if isinstance(p, str) and p and p != "unknown"]
-    return " ".join(parts)[:120]
+    return decoded(" ".join(parts)[:120])

@@ -38,8 +38,10 @@ from tuner.model.predict import simulated
 from tuner.model.traffic import Traffic
 from tuner.spec.clients import DEFAULT_KIND, KINDS, ClientProfile, kind_named, profile_of, rules_of
 from tuner.spec.limits import (
+    MAX_KAFKA_BYTES,
     MAX_PARTITIONS,
     MAX_PRODUCERS,
+    MAX_RATE_PER_S,
     MIN_RATE_PER_PRODUCER,
     RECORD_OVERHEAD_BYTES,
     TOPIC_MAX_MESSAGE_BYTES_KEY,
@@ -88,13 +90,15 @@ class CapturedGroup(Frozen):
     software: str
     principal: str
     kind: str  # a registered client kind (tuner.spec.clients.KINDS)
-    producers: int  # on the source cluster
+    # The figures a reader divides by or compares are held to what a capture record can give
+    # (tuner.store.capture holds the record's rates; a group's are shares of them).
+    producers: int = Field(ge=1)  # on the source cluster
     lab_producers: int
-    requests_per_s: float = Field(gt=0)  # a group is made of requests
+    requests_per_s: float = Field(gt=0, le=MAX_RATE_PER_S)  # a group is made of requests
     requests_per_s_by_broker: dict[str, float]
-    bytes_per_request: float
+    bytes_per_request: float = Field(ge=0, le=MAX_KAFKA_BYTES)
     partitions_per_request: float
-    records_per_s: float
+    records_per_s: float = Field(ge=0, le=MAX_RATE_PER_S)
     record_bytes: float  # sampled mean value + key size
     keyed_share: float | None  # of its sampled records; None: nothing sampled
     key_cardinality: int | None
@@ -110,7 +114,7 @@ class CapturedGroup(Frozen):
 
 
 class CapturePlan(Frozen):
-    scale: float = Field(gt=0)  # lab producers / source producers
+    scale: float = Field(gt=0, le=1)  # lab producers / source producers
     broker_map: dict[str, int] = Field(default_factory=dict)  # source broker id -> lab broker id
     producers: int
     lab_producers: int

@@ -19,11 +19,7 @@ from tuner.store.document import validated
 
 def capture_files(out: Path, record: CaptureRecord, plan: CapturePlan) -> dict[Path, str]:
     """Every file of the capture, by path."""
-    files: dict[Path, str] = {
-        out / RECORD_FILE: json_text(
-            {"record": record.model_dump(mode="json"), "plan": plan.model_dump(mode="json")}
-        )
-    }
+    files: dict[Path, str] = {out / RECORD_FILE: capture_text(record, plan)}
     for group in plan.groups:
         head = _header(group, plan)
         folder = out / group.name
@@ -31,6 +27,25 @@ def capture_files(out: Path, record: CaptureRecord, plan: CapturePlan) -> dict[P
         files[folder / "profile.yaml"] = yaml_document(group.profile, head)
         files[folder / "sweep.yaml"] = yaml_document(_sweep(group), head)
     return files
+
+
+def capture_text(record: CaptureRecord, plan: CapturePlan) -> str:
+    """capture.json: {"record": ..., "plan": ...}, indented, each client row on one line of its own.
+    The rows are dumped one at a time: their request times (arrays, 8 bytes a time) are never all
+    Python floats at once, nor every time a line of Python's indenting encoder (a capture's 1,000
+    rows took 374 MiB to write so, 10,000 rows gigabytes)."""
+    rows = ",\n".join(
+        "    " + json_text(row.model_dump(mode="json"), indent=None).rstrip() for row in record.clients
+    )
+    fields = json_text(record.model_dump(mode="json", exclude={"clients"})).rstrip()
+    body = fields.removesuffix("}").rstrip() + f',\n  "clients": [\n{rows}\n  ]\n}}'
+    plan_text = json_text(plan.model_dump(mode="json")).rstrip()
+    return f'{{\n  "record": {_nested(body)},\n  "plan": {_nested(plan_text)}\n}}\n'
+
+
+def _nested(text: str) -> str:
+    """A JSON object's indented text, one level deeper (no string of it holds a raw line break)."""
+    return text.replace("\n", "\n  ")
 
 
 def read_capture(folder: Path) -> tuple[CaptureRecord, CapturePlan]:

@@ -5,47 +5,50 @@
 OUT holds `source-diagnosis.json` and `replay-diagnosis.json` (`kbt diagnose --json` over the
 capture's window on each lab) and `capture/` and `replay-capture/` (`kbt capture` of each). Per
 broker: produce requests/s, bytes per request and records/s, the replay's divided by the capture's
-lab scale; then each group of both captures side by side."""
+lab scale; then each group of both captures side by side. Each file is read through the model kbt
+reads it with (tuner.render.capture `read_capture`, tuner.render.diagnosis `read_diagnosis`): a
+damaged one is one line naming its field."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from tuner.core.errors import BadInput
-from tuner.core.inputs import read_text
+from tuner.model.capture import CapturePlan
+from tuner.model.diagnosis import Diagnosis
+from tuner.render.capture import read_capture
+from tuner.render.diagnosis import read_diagnosis
 from tuner.render.script import run_script
 
 REQUESTS_TOLERANCE = 0.10
 RECORDS_TOLERANCE = 0.05
 
 
-def _load(path: Path) -> Any:
-    try:
-        return json.loads(read_text(path, "capture check input"))
-    except ValueError:
-        raise BadInput(f"{path}: not JSON") from None
+def _plan(folder: Path) -> CapturePlan:
+    """A capture's plan, read as every reader of capture.json reads it (its record held to what a
+    capture can be)."""
+    return read_capture(folder)[1]
 
 
-def _brokers(diagnosis: Any, scale: float) -> dict[str, dict[str, float]]:
+def _brokers(diagnosis: Diagnosis, scale: float) -> dict[str, dict[str, float]]:
+    """Per broker with produce requests: requests/s and records/s over `scale`, bytes per request."""
     out = {}
-    for b in diagnosis["snapshot"]["brokers"]:
-        req, byt, rec = b.get("produce_requests_per_s"), b.get("bytes_in_per_s"), b.get("messages_in_per_s")
-        if req and byt is not None and rec is not None:
-            out[b["broker"]] = {"requests": req / scale, "bytes": byt / req, "records": rec / scale}
+    for b in diagnosis.snapshot.brokers:
+        req, byt, rec = b.produce_requests_per_s, b.bytes_in_per_s, b.messages_in_per_s
+        if req is not None and req > 0 and byt is not None and rec is not None:
+            out[b.broker] = {"requests": req / scale, "bytes": byt / req, "records": rec / scale}
     return out
 
 
 def check_lines(out: Path) -> tuple[list[str], bool]:
     """The lines, and whether every broker's figures are within the tolerances."""
-    plan = _load(out / "capture" / "capture.json")["plan"]
-    replay_plan = _load(out / "replay-capture" / "capture.json")["plan"]
-    source = _brokers(_load(out / "source-diagnosis.json"), 1.0)
-    replay = _brokers(_load(out / "replay-diagnosis.json"), plan["scale"])
+    plan, replay_plan = _plan(out / "capture"), _plan(out / "replay-capture")
+    diagnoses = [out / "source-diagnosis.json", out / "replay-diagnosis.json"]
+    source_diagnosis, replay_diagnosis = (read_diagnosis(path, str(path)) for path in diagnoses)
+    source = _brokers(source_diagnosis, 1.0)
+    replay = _brokers(replay_diagnosis, plan.scale)
     lines = [
-        f"per broker, source -> replay (replay / scale {plan['scale']:.4g}); within"
+        f"per broker, source -> replay (replay / scale {plan.scale:.4g}); within"
         f" {REQUESTS_TOLERANCE:.0%} (requests, bytes per request) and {RECORDS_TOLERANCE:.0%} (records):"
     ]
     ok = bool(source) and set(source) == set(replay)
@@ -71,14 +74,14 @@ def check_lines(out: Path) -> tuple[list[str], bool]:
     lines.append(
         "groups, source capture | replay capture (kind, producers, records/s, requests/s, B/request):"
     )
-    for side, groups in (("source", plan["groups"]), ("replay", replay_plan["groups"])):
-        for g in sorted(groups, key=lambda g: g["kind"]):
+    for side, groups in (("source", plan.groups), ("replay", replay_plan.groups)):
+        for g in sorted(groups, key=lambda g: g.kind):
             lines.append(
-                f"  {side}: {g['kind']:<10} {g['producers']:>3} producers"
-                f"  {g['records_per_s']:8.1f} records/s  {g['requests_per_s']:7.1f} requests/s"
-                f"  {g['bytes_per_request']:7.0f} B/request  ({g['name']})"
+                f"  {side}: {g.kind:<10} {g.producers:>3} producers"
+                f"  {g.records_per_s:8.1f} records/s  {g.requests_per_s:7.1f} requests/s"
+                f"  {g.bytes_per_request:7.0f} B/request  ({g.name})"
             )
-    kinds = sorted(g["kind"] for g in plan["groups"]), sorted(g["kind"] for g in replay_plan["groups"])
+    kinds = sorted(g.kind for g in plan.groups), sorted(g.kind for g in replay_plan.groups)
     ok = ok and kinds[0] == kinds[1]
     lines.append(f"same groups: {'yes' if kinds[0] == kinds[1] else 'no'} ({', '.join(kinds[0])})")
     return lines, ok
@@ -86,10 +89,7 @@ def check_lines(out: Path) -> tuple[list[str], bool]:
 
 def main(argv: list[str]) -> int:
     def work() -> int:
-        try:
-            lines, ok = check_lines(Path(argv[0]))
-        except KeyError as exc:  # a file without a figure kbt writes
-            raise BadInput(str(exc)) from None
+        lines, ok = check_lines(Path(argv[0]))
         print("\n".join(lines))
         return 0 if ok else 1
 

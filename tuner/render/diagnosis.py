@@ -1,18 +1,41 @@
-"""What `kbt diagnose` prints: a per-broker table, the findings with their evidence, top topics."""
+"""What `kbt diagnose` prints: a per-broker table, the findings with their evidence, top topics;
+and a `kbt diagnose --json` file read back (`read_diagnosis`: `kbt forecast --diagnosis`, the
+capture bench's acceptance)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from tuner.core.errors import BadInput
+from tuner.core.inputs import read_json
 from tuner.core.net import without_secrets
 from tuner.core.text import escape_controls, or_dash, value
 from tuner.model.diagnosis import Diagnosis
 from tuner.model.finding import fmt_bytes
+from tuner.render.envelope import unwrap
 from tuner.store.snapshot import BrokerSnapshot
 
 STYLE = {"healthy": "green", "warning": "yellow", "critical": "red"}
+
+
+def read_diagnosis(path: Path, shown: str) -> Diagnosis:
+    """A `kbt diagnose --json` file, with or without its envelope; BadInput when it is not one,
+    `shown` naming it in the line (`--diagnosis PATH`, or the path)."""
+    from pydantic import ValidationError
+
+    from tuner.store.document import OUT_OF_BOUNDS, field_problem
+
+    raw = read_json(path, "diagnosis")
+    try:
+        return Diagnosis.model_validate(unwrap(raw))
+    except ValidationError as exc:
+        if exc.errors(include_url=False)[0]["type"] in OUT_OF_BOUNDS:  # one figure past its bound
+            raise BadInput(f"{shown}: invalid diagnosis: {field_problem(exc)}") from None
+        raise BadInput(f"{shown}: not a `kbt diagnose --json` file") from None
 
 
 def _bytes(value: float | None) -> str:

@@ -19,12 +19,12 @@ from tuner.model.search import describe_profile
 from tuner.render import report_plots as plots
 from tuner.render.recommendation import band_text
 from tuner.render.report_data import (
+    Anchors,
     ReportInput,
     RunEntry,
     achieved_offered,
     comparisons,
     figures,
-    run_anchor,
     stress_summaries,
 )
 from tuner.render.report_html import Section, esc, img, num, page, table
@@ -32,6 +32,9 @@ from tuner.render.report_summary import build_summary
 from tuner.render.sweep_table import lost_cell
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation
 from tuner.store.stress_section import StressStep
+
+# The page's own ids (the template's summary, the sections below): no run or sweep takes one.
+PAGE_IDS = ("summary", "recommendation", "before-after")
 
 
 @dataclass
@@ -48,7 +51,14 @@ def _status(entry: RunEntry) -> str:
     return f'<span class="{"ok" if good else "bad"}">{esc(text)}{esc(extra)}</span>'
 
 
-def _run_table(entries: list[RunEntry]) -> str:
+def _run_cell(e: RunEntry, ids: Anchors, home: bool) -> str:
+    """A run's first cell: its row's id in its sweep's table (`home`), elsewhere a link to that row."""
+    if home:
+        return f'<a id="{esc(ids.row(e))}"></a>{esc(e.label)}'
+    return f'<a href="#{esc(ids.row(e))}">{esc(e.label)}</a>'
+
+
+def _run_table(entries: list[RunEntry], ids: Anchors, home: bool = True) -> str:
     head = [
         "run", "profile", "status", "offered/s", "acked/s", "produce req/s (client)", "(broker)",
         "msgs/req", "p50 ms", "p99 ms", "p99.9 ms", "net idle", "net idle min", "handler idle",
@@ -58,7 +68,7 @@ def _run_table(entries: list[RunEntry]) -> str:
     for e in entries:
         f = figures(e.record)
         rows.append([
-            f'<a id="{run_anchor(e.record.run_id)}"></a>{esc(e.label)}', esc(e.record.plan.profile.name),
+            _run_cell(e, ids, home), esc(e.record.plan.profile.name),
             _status(e), num(f.offered_per_s), num(f.acked_per_s), num(f.client_requests_per_s),
             num(f.broker_requests_per_s),
             num(f.records_per_request), num(f.p50_ms), num(f.p99_ms), num(f.p999_ms), num(f.network_idle, 3),
@@ -124,19 +134,20 @@ def _predicted_cells(p: Prediction) -> list[str]:
     return [num(p.requests_per_s), num(p.p99_ms), num(p.network_idle_ratio, 3), "", ""]
 
 
-def _measured_cells(m: Measured | None) -> list[str]:
+def _measured_cells(m: Measured | None, ids: Anchors) -> list[str]:
     if m is None:
         return ["n/a"] * 5
+    row = ids.link(m.run_id)  # a run not in these results: named, not linked to nothing
     return [
         num(m.requests_per_s),
         num(m.p99_ms),
         num(m.network_idle_ratio, 3),
         "yes" if m.meets_slo else "no",
-        f'<a href="#{run_anchor(m.run_id)}">{esc(m.run_id)}</a>',
+        f'<a href="#{esc(row)}">{esc(m.run_id)}</a>' if row is not None else esc(m.run_id),
     ]
 
 
-def _recommendation(rec: Recommendation, source: str) -> list[str]:
+def _recommendation(rec: Recommendation, source: str, ids: Anchors) -> list[str]:
     out = [
         f'<h2 id="recommendation">Recommendation</h2><p class="note">from {esc(source)}, objective:'
         f" {esc(rec.objective)}, {rec.brokers} brokers, workload {esc(rec.workload.name)}</p>"
@@ -157,8 +168,8 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
         out.append(table(["setting", "value"], props, left=2))
         p = client.predicted
         out.append(table(_FIGURES_HEAD, [
-            ["predicted", *_predicted_cells(p)], ["measured", *_measured_cells(client.measured)],
-            ["baseline measured", *_measured_cells(client.baseline_measured)],
+            ["predicted", *_predicted_cells(p)], ["measured", *_measured_cells(client.measured, ids)],
+            ["baseline measured", *_measured_cells(client.baseline_measured, ids)],
         ]))  # fmt: skip
         if (cut := reduction_of(rec, client)) is not None:
             out.append(f"<p>{esc(cut.sentence())}.</p>")
@@ -170,7 +181,7 @@ def _recommendation(rec: Recommendation, source: str) -> list[str]:
             )
             out.append(table(_FIGURES_HEAD, [
                 ["safer, predicted", *_predicted_cells(t.predicted)],
-                ["safer, measured", *_measured_cells(t.measured)],
+                ["safer, measured", *_measured_cells(t.measured, ids)],
             ]))  # fmt: skip
         if rec.error_bands_from is not None:
             out.append(f"<p>Model uncertainty: {esc(band_text(p))}.</p>")
@@ -215,6 +226,7 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
             body.append(img(png, alt))
 
     groups = report.groups()
+    ids = Anchors(report.runs, taken=PAGE_IDS)
     charted = _newest(groups, plots.MAX_CHARTED_GROUPS)
     sections: list[Section] = []
     body.append(
@@ -226,18 +238,18 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
         body.append(f'<p class="note">note: {esc(problem)}</p>')
     if report.recommendation is not None:
         sections.append(Section("recommendation", "recommendation"))
-        body += _recommendation(report.recommendation, str(report.recommendation_path))
+        body += _recommendation(report.recommendation, str(report.recommendation_path), ids)
     else:
         body.append('<p class="note">No recommendation document in the results directory (kbt recommend'
                     " writes one); that section is left out.</p>")  # fmt: skip
     for group, entries in groups.items():
         is_stress = any(e.record.stress is not None for e in entries)
-        anchor = "group-" + re.sub(r"[^A-Za-z0-9_-]+", "-", group)
+        anchor = ids.unique("group-" + re.sub(r"[^A-Za-z0-9_-]+", "-", group))
         sections.append(Section(anchor, f"{'stress' if is_stress else 'sweep'} {group}"))
         body.append(f'<h2 id="{esc(anchor)}">{"Stress" if is_stress else "Sweep"} {esc(group)}</h2>')
         if is_stress:
             body.append(_stress_table(entries))
-        body.append(_run_table(entries))
+        body.append(_run_table(entries, ids))
         missing = [e.label for e in entries if e.series is None]
         if missing:
             body.append(f'<p class="note">No time series saved for: {esc(", ".join(missing))}.</p>')
@@ -274,7 +286,7 @@ def build_report(report: ReportInput, title: str = "kbt report") -> Report:
                     " current and recommended stress profiles, or a recommendation).</p>")  # fmt: skip
     for pair in pairs:
         body.append(f"<h3>{esc(pair.why)}</h3>")
-        body.append(_run_table([pair.before, pair.after]))
+        body.append(_run_table([pair.before, pair.after], ids, home=False))
         if pair.after.record.sweep in charted:
             plot(plots.before_after(pair), f"before-after-{pair.after.label}", f"before/after: {pair.why}")
     return Report(html=page(title, body, build_summary(report), sections), pngs=pngs)

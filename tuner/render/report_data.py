@@ -37,8 +37,39 @@ class RunEntry:
 
 
 def run_anchor(run_id: str) -> str:
-    """The id of a run's row in the report, for links to it."""
+    """The id a run's row in the report is named from (`Anchors` makes it unique)."""
     return "run-" + "".join(c if c.isalnum() else "-" for c in run_id)
+
+
+class Anchors:
+    """The ids of one report page, each given once: a run's row (a record copied beside another
+    keeps its run_id; two run ids or sweep names can read alike once cut to an id's characters)
+    gets the next free `-2`, `-3`; a link to a run id goes to the row of its first record."""
+
+    def __init__(self, runs: list[RunEntry], taken: tuple[str, ...] = ()) -> None:
+        self._taken = set(taken)
+        self._rows: dict[Path, str] = {}
+        self._first: dict[str, str] = {}
+        for entry in runs:
+            anchor = self.unique(run_anchor(entry.record.run_id))
+            self._rows[entry.path] = anchor
+            self._first.setdefault(entry.record.run_id, anchor)
+
+    def unique(self, base: str) -> str:
+        """`base`, or `base-N` with the lowest N >= 2 no id of the page has yet."""
+        anchor, n = base, 2
+        while anchor in self._taken:
+            anchor, n = f"{base}-{n}", n + 1
+        self._taken.add(anchor)
+        return anchor
+
+    def row(self, entry: RunEntry) -> str:
+        """The id of the entry's row in its sweep's run table."""
+        return self._rows[entry.path]
+
+    def link(self, run_id: str) -> str | None:
+        """The row a link to `run_id` goes to (None: no record of it is in the report)."""
+        return self._first.get(run_id)
 
 
 @dataclass

@@ -10,6 +10,7 @@ figures from their Prometheus when the target has one.
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tuner.core.errors import BadInput, KbtError
 from tuner.runner.live_diagnosis import diagnosis_prometheus, snapshot_of
+from tuner.store.capture import MAX_WINDOW_S, MIN_WINDOW_S
 
 if TYPE_CHECKING:
     from tuner.model.capture import CapturePlan, ShapeOptions
@@ -24,8 +26,6 @@ if TYPE_CHECKING:
     from tuner.store.snapshot import ClusterSnapshot
     from tuner.target.base import Target, TargetSource
 
-MAX_WINDOW_S = 3600.0
-MIN_WINDOW_S = 5.0
 SAMPLE_TIMEOUT_S = 10.0  # per topic
 MAX_SAMPLED_TOPICS = 64
 
@@ -39,6 +39,7 @@ class CaptureRequest:
     sample_per_partition: int
     payloads: bool
     options: ShapeOptions
+    out: Path  # --out: where a read kbt cannot keep is written (`kept`)
 
 
 def capture(
@@ -52,8 +53,6 @@ def capture(
     from tuner.core.kafka_clients import check_reach
     from tuner.measure.capture_log import read_produce_traffic
     from tuner.measure.capture_read import METADATA_TIMEOUT_S, appended, describe_topics, end_offsets
-    from tuner.model.capture import shape
-    from tuner.store.capture import CaptureRecord
     from tuner.target.registry import resolve_target
     from tuner.target.security import connection
 
@@ -73,23 +72,18 @@ def capture(
     silent = _prometheus_silent(target)
     if silent is not None and note is not None:  # said now, not after an hour's window
         note(f"{silent}: the capture goes on without the brokers' figures unless it answers by the end")
-    # The window runs between the two end-offset reads, each taken when its answers came back: a
-    # read may take seconds on a busy cluster (a new admin connection, every leader asked), and a
-    # window timed from before the first read counted seconds that no offset spanned.
-    first = end_offsets(conn, topics)
-    start = time.time()
-    _wait(request.window_s, progress)
-    # a topic created inside the window (its producers start then) began at offset 0
-    known = {t["name"] for t in topics}
-    topics += [t for t in describe_topics(conn)[0] if t["name"] not in known]
-    last = end_offsets(conn, topics)
-    end = time.time()
+    topics, first, last, start, end = watch(
+        Reads(lambda: describe_topics(conn)[0], lambda some: end_offsets(conn, some)),
+        topics,
+        request.window_s,
+        progress,
+    )
     for t in topics:
         t["partition_records"] = appended(first.get(t["name"]), last.get(t["name"], []))
         t["records"] = sum(t["partition_records"])
     ids = {t["topic_id"]: t["name"] for t in topics if t.get("topic_id")}
     traffic = read_produce_traffic(request.request_logs, start, end, ids)
-    notes = []
+    notes = list(traffic.notes)
     if traffic.unreadable:
         notes.append(f"{traffic.unreadable} request log line(s) could not be read")
     if not traffic.rows:
@@ -97,20 +91,92 @@ def capture(
     written = {topic for row in traffic.rows for topic in row["topic_bytes"]}
     samples = _samples(conn, [t for t in topics if t["name"] in written and t["records"]], request)
     snapshot = _brokers(target, start, end, notes)
-    record = CaptureRecord(
-        start=start,
-        end=end,
-        bootstrap_servers=conn.bootstrap_servers,
-        brokers=len(broker_ids),
-        broker_ids=broker_ids,
-        topics=topics,
-        clients=traffic.rows,
-        samples=samples,
-        request_logs=[str(p) for p in request.request_logs],
-        brokers_snapshot=snapshot,
-        notes=notes,
+    read = {
+        "start": start,
+        "end": end,
+        "bootstrap_servers": conn.bootstrap_servers,
+        "brokers": len(broker_ids),
+        "broker_ids": broker_ids,
+        "topics": topics,
+        "clients": traffic.rows,
+        "samples": samples,
+        "request_logs": [str(p) for p in request.request_logs],
+        "brokers_snapshot": snapshot,
+        "notes": notes,
+    }
+    return kept(read, request.options, request.out)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """The cluster reads a window is timed between: its topics, and their end offsets."""
+
+    topics: Callable[[], list[dict[str, Any]]]
+    ends: Callable[[list[dict[str, Any]]], dict[str, list[int | None]]]
+
+
+Offsets = dict[str, list[int | None]]
+
+
+def watch(
+    reads: Reads, topics: list[dict[str, Any]], window_s: float, progress: Callable[[float], None] | None
+) -> tuple[list[dict[str, Any]], Offsets, Offsets, float, float]:
+    """(the topics, now with those created inside the window; their end offsets at the window's
+    start and at its end; the window's start and end, epoch seconds). The window is the traffic
+    window itself: from the first read's answers to the end of the wait, timed on the monotonic
+    clock. The reads after it take what time the cluster takes (a slow one's metadata, minutes)
+    and are not counted in it: the record's window, which every rate is over, stays --window."""
+    first = reads.ends(topics)
+    start, started = time.time(), time.monotonic()
+    _wait(window_s, progress)
+    end = start + (time.monotonic() - started)
+    last = reads.ends(topics)
+    # a topic created inside the window (its producers start then) began at offset 0
+    known = {t["name"] for t in topics}
+    new = [t for t in reads.topics() if t["name"] not in known]
+    if new:
+        last |= reads.ends(new)
+    return topics + new, first, last, start, end
+
+
+UNKEPT_FILE = "capture.unkept.json"  # what a capture read, when kbt cannot keep it as a capture
+
+
+def kept(read: dict[str, Any], options: ShapeOptions, out: Path) -> tuple[CaptureRecord, CapturePlan]:
+    """The record of what a capture read, and its shape. A read that is not one kbt can keep (a
+    figure past what a capture can be) is one line, and what was read is written to UNKEPT_FILE
+    in --out first: the window's traffic cannot be read again."""
+    from pydantic import ValidationError
+
+    from tuner.core.inputs import shown_path
+    from tuner.core.writes import atomic_write_json
+    from tuner.model.capture import shape
+    from tuner.store.capture import CaptureRecord
+    from tuner.store.document import field_problem
+
+    try:
+        record = CaptureRecord.model_validate(read)
+        return record, shape(record, options)
+    except ValidationError as exc:
+        problem = field_problem(exc)
+    document = {"problem": problem, "read": _plain(read)}
+    path = atomic_write_json(out / UNKEPT_FILE, document, "capture file")
+    raise BadInput(
+        f"the capture's read is not one kbt can keep: {problem}; what it read is in {shown_path(path)}"
     )
-    return record, shape(record, request.options)
+
+
+def _plain(value: Any) -> Any:
+    """The read as JSON holds it (a snapshot's model as its fields, an array of times as a list)."""
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | array):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _brokers(target: Target, start: float, end: float, notes: list[str]) -> ClusterSnapshot | None:

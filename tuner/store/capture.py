@@ -2,7 +2,12 @@
 written (the partitions' end offsets at the window's edges), each client's produce requests per
 broker (the brokers' request logs) and the newest records' sizes and keys (a read-only sample).
 tuner.measure.capture_read and capture_log take the figures; tuner.model.capture shapes them into
-a workload and a client profile per client group."""
+a workload and a client profile per client group.
+
+Read back (tuner.render.capture `read_capture`, tuner.render.capture_check), a record is held to
+what a capture can be, not only to each field's size: a window kbt captures (a window of 1e-300 s
+made every rate past 1e300 a second) and, over it, rates no cluster reaches (tuner.core.units).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,10 @@ from pydantic import Field, model_validator
 
 from tuner.core.frozen import Frozen
 from tuner.core.units import (
+    MAX_BYTES_PER_S,
+    MAX_KAFKA_BYTES,
+    MAX_PARTITIONS_TOTAL,
+    MAX_RATE_PER_S,
     BrokerId,
     Brokers,
     Count,
@@ -19,7 +28,7 @@ from tuner.core.units import (
     Entries,
     Epoch,
     LeaderId,
-    Millis,
+    MillisSample,
     Partitions,
     SizeInt,
     Text,
@@ -27,6 +36,11 @@ from tuner.core.units import (
 from tuner.store.snapshot import ClusterSnapshot
 
 CAPTURE_VERSION = 1
+MIN_WINDOW_S = 5.0  # `kbt capture --window`: the shortest
+MAX_WINDOW_S = 3600.0  # and the longest
+# The record's window runs from the first end-offset read's answers to the last's: the reads at its
+# edges stretch it past --window by seconds (a slow cluster's by minutes), never by another hour.
+MAX_RECORD_WINDOW_S = 2 * MAX_WINDOW_S
 
 
 class TopicFacts(Frozen):
@@ -73,7 +87,7 @@ class ClientTraffic(Frozen):
     topic_bytes: Annotated[dict[Text, Counted], Entries] = Field(default_factory=dict)
     connections: Count = 0
     # a bounded sample of requests
-    total_time_ms: Annotated[list[Millis], Entries] = Field(default_factory=list)
+    total_time_ms: MillisSample = Field(default_factory=list, validate_default=True)  # an array, as read back
 
 
 class CaptureRecord(Frozen):
@@ -95,12 +109,66 @@ class CaptureRecord(Frozen):
     notes: Annotated[list[Text], Entries] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _a_window(self) -> Self:
+    def _plausible(self) -> Self:
         # Rates are counts over the window: one of no length made them billions a second.
         if self.end <= self.start:
             raise ValueError(f"end: {self.end:g} is not after start ({self.start:g}): no window captured")
+        window = self.end - self.start
+        if not MIN_WINDOW_S <= window <= MAX_RECORD_WINDOW_S:
+            raise ValueError(
+                f"end: a window of {window:.4g} s from start to end, not one kbt captures"
+                f" ({MIN_WINDOW_S:g} s to {MAX_WINDOW_S:g} s)"
+            )
+        for i, row in enumerate(self.clients):
+            _held(f"clients.{i}", row, window)
+        requests, record_bytes = (
+            sum(r.requests for r in self.clients),
+            sum(r.record_bytes for r in self.clients),
+        )
+        _rate("clients: produce requests, all clients", requests, window, _REQUESTS)
+        _rate("clients: record bytes, all clients", record_bytes, window, _BYTES)
+        for i, topic in enumerate(self.topics):
+            _rate(f"topics.{i}.records", topic.records, window, _RECORDS)
+        _rate("topics: records, all topics", sum(t.records for t in self.topics), window, _RECORDS)
         return self
 
     @property
     def window_s(self) -> float:
         return self.end - self.start
+
+
+_REQUESTS = (MAX_RATE_PER_S, "produce requests")
+_BYTES = (MAX_BYTES_PER_S, "bytes")
+_RECORDS = (MAX_RATE_PER_S, "records")
+
+
+def _rate(field: str, total: int, window: float, bound: tuple[float, str]) -> None:
+    """`total` over the window, refused past the rate no cluster reaches."""
+    limit, unit = bound
+    if total / window > limit:
+        raise ValueError(
+            f"{field}: {total:,} in a {window:.4g} s window is {total / window:.3g} {unit} a second,"
+            f" past any cluster's {limit:.3g}"
+        )
+
+
+def _held(field: str, row: ClientTraffic, window: float) -> None:
+    """One client row's counts against each other and against the window."""
+    _rate(f"{field}.requests", row.requests, window, _REQUESTS)
+    _rate(f"{field}.record_bytes", row.record_bytes, window, _BYTES)
+    _rate(f"{field}.partitions", row.partitions, window, _RECORDS)
+    if row.record_bytes > row.requests * MAX_KAFKA_BYTES:
+        raise ValueError(
+            f"{field}.record_bytes: {row.record_bytes:,} in {row.requests:,} requests, past"
+            f" {MAX_KAFKA_BYTES:,} bytes a request"
+        )
+    if row.partitions > row.requests * MAX_PARTITIONS_TOTAL:
+        raise ValueError(
+            f"{field}.partitions: {row.partitions:,} in {row.requests:,} requests, past"
+            f" {MAX_PARTITIONS_TOTAL:,} partitions a request"
+        )
+    for what, count in (("connections", row.connections), ("acks", sum(row.acks.values()))):
+        if count > row.requests:
+            raise ValueError(
+                f"{field}.{what}: {count:,} against {row.requests:,} requests (each counted from a request)"
+            )
