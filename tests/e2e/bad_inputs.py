@@ -2625,7 +2625,7 @@ CAPTURE_CASES: list[Case] = [
     _calibrated(
         "capture-record-window-tiny",
         "a capture.json read back whose window is 1e-300 s (every rate past 1e300 a second, accepted)",
-        "end: a window of 1e-300 s from start to end, not one kbt captures (5 s to 3600 s)",
+        "end: a window of 1e-300 s from start to end, not one kbt captures (5 s to 7200 s)",
         capture_json(start=0.0, end=1e-300),
     ),
     _calibrated(

@@ -117,7 +117,7 @@ class CaptureRecord(Frozen):
         if not MIN_WINDOW_S <= window <= MAX_RECORD_WINDOW_S:
             raise ValueError(
                 f"end: a window of {window:.4g} s from start to end, not one kbt captures"
-                f" ({MIN_WINDOW_S:g} s to {MAX_WINDOW_S:g} s)"
+                f" ({MIN_WINDOW_S:g} s to {MAX_RECORD_WINDOW_S:g} s)"
             )
         for i, row in enumerate(self.clients):
             _held(f"clients.{i}", row, window)
