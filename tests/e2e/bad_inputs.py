@@ -65,6 +65,11 @@ queue.mem:
   flush.timeout: 10s
 """
 
+# the good spec whose profile is a team's librdkafka file, producer.properties
+LIBRDKAFKA_FILE_SPEC = GOOD_SPEC.replace(
+    "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
+)
+
 GOOD_STRESS = """\
 name: e2e-stress
 workload:
@@ -2403,9 +2408,7 @@ CLIENT_FILE_CASES: list[Case] = [
         E + f'producer.properties:3: unknown librdkafka property "lingr.ms" (librdkafka {LIBRDKAFKA})'
         ' (did you mean "linger.ms"?)',
         files={
-            "spec.yaml": GOOD_SPEC.replace(
-                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
-            ),
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
             "producer.properties": "# the team's producer\nacks=all\nlingr.ms=5\n",
         },
     ),
@@ -2443,10 +2446,24 @@ CLIENT_FILE_CASES: list[Case] = [
         E + "producer.properties:2: librdkafka refuses linger.ms: Invalid value for configuration property"
         ' "queue.buffering.max.ms"',
         files={
-            "spec.yaml": GOOD_SPEC.replace(
-                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
-            ),
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
             "producer.properties": "sasl.password=hunter2\nlinger.ms=five\n",
+        },
+    ),
+    Case(
+        "librdkafka-integer-fraction",
+        "sweep spec",
+        "a number librdkafka would misread where it takes an integer (retries 1e3 ran as 1 retry;"
+        " linger.ms, a float to it, takes 0.5)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'spec.yaml:11: profiles[0].overrides: "retries": must be a whole number in ASCII digits'
+        " (got '1e3')",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}",
+                '  - {name: batched, overrides: {linger.ms: 0.5, retries: "1e3"}}',
+            ),
         },
     ),
     Case(

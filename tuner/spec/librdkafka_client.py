@@ -18,6 +18,7 @@ from typing import Any
 from tuner.core.envref import is_reference
 from tuner.core.errors import did_you_mean
 from tuner.core.kafka_clients import producer_refusal
+from tuner.core.numbers import NumberType, check_config_value
 from tuner.core.redact import scrub
 from tuner.spec.package_data import package_json
 
@@ -31,6 +32,15 @@ def config_names_document() -> dict[str, Any]:
 def producer_names() -> frozenset[str]:
     """Every property a librdkafka producer reads (its own and those both clients read)."""
     return frozenset(k for k, scope in config_names_document()["scopes"].items() if scope != "C")
+
+
+def number_type(name: str) -> NumberType:
+    """librdkafka's own type of `name` where it reads a number, else None (a name it does not know
+    is said as such by name): "float" (linger.ms is a float to librdkafka, a long to the Java
+    client), "named integer" (an integer, some with words of their own: acks all; librdkafka reads
+    "0.5" or "1e3" there as 0 or 1, so a number written there must be whole)."""
+    found = config_names_document()["types"].get(name.strip())
+    return "named integer" if found == "integer" else "float" if found == "float" else None
 
 
 def unknown_property(name: str) -> str | None:
@@ -60,11 +70,22 @@ def settings_problem(names: Iterable[str], checked: Mapping[str, str]) -> tuple[
     given = {k: v for k, v in checked.items() if not is_reference(v)}
     reason = producer_refusal(given) if given else None
     if reason is None:
-        return None
+        return _misread_number(given)
     reason = scrub(reason.removeprefix("Failed to create producer: "))
     named = re.findall(r'"([^"]+)"|`([^`]+)`', reason)
     written = _written_name([a or b for a, b in named], given)
     return written, f"librdkafka refuses {written or 'the settings'}: {reason}"
+
+
+def _misread_number(given: Mapping[str, str]) -> tuple[str, str] | None:
+    """The first value librdkafka took but reads otherwise than written (its integers read "1e3"
+    as 1 and "0.5" as 0), by librdkafka's own type of it, as (the property, one line)."""
+    for key, value in given.items():
+        try:
+            check_config_value(key, value, number_type(key))
+        except ValueError as exc:
+            return key, str(exc)
+    return None
 
 
 def _written_name(named: list[str], given: Mapping[str, str]) -> str:

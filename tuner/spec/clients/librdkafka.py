@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from tuner.spec.base import config_strings
 from tuner.spec.clients.base import Family, SearchContext, name_of, num
 from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, same_value
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
-from tuner.spec.librdkafka_client import config_names_document, settings_problem
+from tuner.spec.librdkafka_client import config_names_document, number_type, settings_problem
+from tuner.spec.limits import MAX_ITEMS
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
 LINGER_MS = 5.0
@@ -45,6 +47,10 @@ class LibrdkafkaProfile(ProducerProfile):
 
     client: Literal["librdkafka"] = "librdkafka"
     batch_messages: int | None = Field(default=None, gt=0, le=1_000_000)
+    # each value's number judged by librdkafka's own type of it (linger.ms 0.5 is a float to it)
+    overrides: Annotated[dict[str, str], config_strings(number_type), Field(max_length=MAX_ITEMS)] = Field(
+        default_factory=dict
+    )
 
     @model_validator(mode="after")
     def _each_property_once(self) -> LibrdkafkaProfile:
