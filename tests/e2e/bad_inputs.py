@@ -2451,6 +2451,33 @@ CLIENT_FILE_CASES: list[Case] = [
         },
     ),
     Case(
+        "librdkafka-security-protocol-value",
+        "sweep spec",
+        "a misspelled security.protocol in a team's librdkafka file (the deployment's settings were checked"
+        " by name only: it passed the dry run)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'producer.properties:2: librdkafka refuses security.protocol: Invalid value "plaintextt" for'
+        ' configuration property "security.protocol"',
+        files={
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
+            "producer.properties": "acks=all\nsecurity.protocol=plaintextt\n",
+        },
+    ),
+    Case(
+        "librdkafka-sasl-mechanism-value",
+        "sweep spec",
+        "a SASL mechanism librdkafka does not have, in a file whose SASL the deployment switches on"
+        " (librdkafka reads it only with SASL on; the password beside it is never shown)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties:1: librdkafka refuses sasl.mechanism: Unsupported SASL mechanism: BOGUS",
+        files={
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
+            "producer.properties": "sasl.mechanism=BOGUS\nsasl.password=hunter2\n",
+        },
+    ),
+    Case(
         "librdkafka-integer-fraction",
         "sweep spec",
         "a number librdkafka would misread where it takes an integer (retries 1e3 ran as 1 retry;"

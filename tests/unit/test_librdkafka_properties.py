@@ -108,6 +108,16 @@ def test_the_installed_librdkafka_judges_values_without_a_broker() -> None:
         # librdkafka takes retries=1e3 and reads 1 (it passed: Kafka's rule has no whole "retries")
         ("acks=all\nlinger.ms=0.5\nretries=1e3\n",
          "p.properties:3: \"retries\": must be a whole number in ASCII digits (got '1e3')"),
+        # what the deployment sets is judged too, its secrets never shown
+        ("acks=all\nsecurity.protocol=plaintextt\n",
+         'p.properties:2: librdkafka refuses security.protocol: Invalid value "plaintextt" for configuration'
+         ' property "security.protocol"'),
+        # read by librdkafka only with SASL on: judged as the deployment that sets SASL reads it
+        ("sasl.mechanism=BOGUS\nsasl.password=hunter2-secret\n",
+         "p.properties:1: librdkafka refuses sasl.mechanism: Unsupported SASL mechanism: BOGUS"),
+        ("security.protocol=SSL\nssl.key.password=hunter2-secret\nssl.endpoint.identification.algorithm=dns\n",
+         'p.properties:3: librdkafka refuses ssl.endpoint.identification.algorithm: Invalid value "dns" for'
+         ' configuration property "ssl.endpoint.identification.algorithm"'),
     ],
 )  # fmt: skip
 def test_a_refused_property_is_the_files_line(tmp_path: Path, text: str, line: str) -> None:
@@ -237,3 +247,31 @@ def test_a_team_files_fraction_of_a_millisecond_runs_as_written(tmp_path: Path) 
     text = "linger.ms=0.5\nacks=all\n"
     [run] = load_sweep(sweep_naming(tmp_path, "librdkafka:p.properties", {"p.properties": text})).runs
     assert kind_of(run.profile).client_settings(run.profile)["linger.ms"] == "0.5"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the pod's certificate paths, absent here: the deployment's host holds them
+        "security.protocol=SSL\nssl.ca.location=/pod/certs/ca.pem\nssl.key.location=/pod/certs/key.pem\n"
+        "ssl.key.password=${KEY_PW}\n",
+        # credentials the deployment adds, as references or not at all
+        "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n",
+        "sasl.mechanism=SCRAM-SHA-512\nsasl.username=${KAFKA_USER}\nsasl.password=${KAFKA_PW}\n",
+        # a mechanism this librdkafka build lacks is the deployed build's (kinit is never run by a check)
+        "security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\nsasl.kerberos.kinit.cmd=touch kinit-ran\n",
+        # a key's PEM and the host's OpenSSL providers are the deployment's host's
+        "security.protocol=SSL\nssl.key.pem=-----BEGIN PRIVATE KEY-----\nssl.providers=fips\n",
+        # a secret the client requires is present to it, as a placeholder
+        "security.protocol=SASL_SSL\nsasl.mechanism=OAUTHBEARER\nsasl.oauthbearer.method=oidc\n"
+        "sasl.oauthbearer.client.id=orders\nsasl.oauthbearer.client.secret=${OIDC_SECRET}\n"
+        "sasl.oauthbearer.token.endpoint.url=https://idp.example/token\n",
+    ],
+)
+def test_a_deployments_own_security_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    [run] = load_sweep(sweep_naming(tmp_path, "librdkafka:p.properties", {"p.properties": text})).runs
+    assert "security.protocol" not in kind_of(run.profile).client_settings(run.profile)  # the target's
+    assert not (tmp_path / "kinit-ran").exists()

@@ -20,7 +20,7 @@ from tuner.spec.clients.base import Family, SearchContext, name_of, num
 from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, same_value
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
-from tuner.spec.librdkafka_client import config_names_document, number_type, settings_problem
+from tuner.spec.librdkafka_client import as_deployed, config_names_document, number_type, settings_problem
 from tuner.spec.limits import MAX_ITEMS
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
@@ -110,8 +110,9 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     def settings_problem(
         self, names: Mapping[str, str], settings: Mapping[str, str]
     ) -> tuple[str, str] | None:
-        # what the deployment sets (brokers, security, secrets) is the target's: not asked here
-        return settings_problem(names, {k: v for k, v in settings.items() if not self.set_by_deployment(k)})
+        # what the deployment sets is judged too (a protocol, a mechanism), but its brokers, its
+        # host's files and its secrets' values (as_deployed)
+        return settings_problem(names, as_deployed(settings, self.set_by_deployment))
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         # a transactional producer is idempotent whatever the setting says
