@@ -2554,6 +2554,19 @@ READ_BACK_CASES: list[Case] = [
     ),
 ]
 CASES += READ_BACK_CASES
+# a sweep names a value once for each setting: the run runs it (tuner/spec/sweep.py _varied)
+CASES.append(
+    spec_case(
+        "spec-vary-one-setting-twice",
+        "two varied settings that decide one client setting (a knob and an alias of its property)",
+        "compression: lz4}\n",
+        "compression: lz4}\nvary:\n  profile.linger_ms: [5, 50]\n"
+        "  profile.overrides.queue.buffering.max.ms: [100]\n",
+        E + "spec.yaml: run (profile=batched, profile.linger_ms=5,"
+        " profile.overrides.queue.buffering.max.ms=100): profile.linger_ms and"
+        " profile.overrides.queue.buffering.max.ms decide one librdkafka setting: name one of them",
+    )
+)
 
 
 def render_doc() -> str:

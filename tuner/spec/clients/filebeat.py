@@ -160,6 +160,10 @@ class Filebeat(ClientKind[FilebeatProfile]):
     multi_partition_requests = True
     software = ("sarama",)
     client_ids = ("beats",)
+    alternatives = (  # `workers`, when set, in place of `worker`; one partition strategy
+        ("filebeat.output.kafka.workers", "filebeat.output.kafka.worker"),
+        tuple(f"filebeat.output.kafka.partition.{s}" for s in ("random", "round_robin", "hash")),
+    )
 
     def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """A team's filebeat.yml named as a profile: its batching, queue and encoding as Filebeat

@@ -81,6 +81,12 @@ class Java(ProducerKind[JavaProfile]):
          "compression.zstd.level"}
     )  # fmt: skip
     measurement = ("a per-producer suffix on client.id",)
+    knob_properties = MappingProxyType(
+        {"linger_ms": ("linger.ms",), "batch_bytes": ("batch.size",), "compression": ("compression.type",),
+         "compression_level": ("compression.gzip.level", "compression.lz4.level", "compression.zstd.level"),
+         "acks": ("acks",), "idempotence": ("enable.idempotence",),
+         "max_in_flight": ("max.in.flight.requests.per.connection",), "partitioner": ("partitioner.class",)}
+    )  # fmt: skip
     secrets_hint = (
         "Secrets only as ${env:VAR} references, which Kafka's EnvVarConfigProvider resolves from the",
         "environment (config.providers=env, Kafka 3.5+).",
@@ -124,8 +130,8 @@ class Java(ProducerKind[JavaProfile]):
             conf["batch.size"] = str(profile.batch_bytes)
         if profile.compression is not None:
             conf["compression.type"] = profile.compression
-            if profile.compression_level is not None and profile.compression in ("gzip", "lz4", "zstd"):
-                conf[f"compression.{profile.compression}.level"] = str(profile.compression_level)
+        if profile.compression_level is not None and profile.codec in ("gzip", "lz4", "zstd"):
+            conf[f"compression.{profile.codec}.level"] = str(profile.compression_level)  # the codec run
         if profile.acks is not None:
             conf["acks"] = profile.acks
         if profile.idempotence is not None:

@@ -97,6 +97,13 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         ("max.in.flight.requests.per.connection", ("max.in.flight",)),
     )
     aliases = CANONICAL
+    knob_properties = MappingProxyType(
+        {"linger_ms": ("linger.ms",), "batch_messages": ("batch.num.messages",),
+         "batch_bytes": ("batch.size",), "compression": ("compression.type",),
+         "compression_level": ("compression.level",), "acks": ("acks",),
+         "idempotence": ("enable.idempotence",), "max_in_flight": ("max.in.flight.requests.per.connection",),
+         "partitioner": ("partitioner", "sticky.partitioning.linger.ms")}
+    )  # fmt: skip
     SEARCHED = frozenset(
         {"linger.ms", "queue.buffering.max.ms", "batch.num.messages", "batch.size", "compression.type",
          "compression.codec", "compression.level", "partitioner", "sticky.partitioning.linger.ms"}

@@ -113,6 +113,9 @@ class Otelcol(ClientKind[OtelcolProfile]):
     hints = _HINTS
     multi_partition_requests = True
     software = ("kgo", "franz")
+    alternatives = (  # the exporter's one partitioner
+        tuple(f"otelcol.kafka.record_partitioner.{s}" for s in ("sticky_key", "round_robin", "least_backup")),
+    )
     stands_in_for = "franz-go clients are replayed as the OpenTelemetry Collector kind (franz-go)"
 
     def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
