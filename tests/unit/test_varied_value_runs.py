@@ -312,3 +312,11 @@ def test_the_knobs_decide_the_properties_they_name() -> None:
                 # a durability default the client derives from the knob's value is stated, not decided
                 derived = {kind.canonical(k) for k, _ in kind.DURABILITY}
                 assert written - named <= derived, (name, knob, value, written)
+
+
+def test_the_sticky_partitioning_linger_follows_the_linger_that_runs() -> None:
+    """`partitioner: sticky` is librdkafka's consistent_random with sticky.partitioning.linger.ms
+    twice the linger: the linger a varied override runs, not the knob's default."""
+    runs = _runs({}, '{"name": "p", "partitioner": "sticky"}', {"profile.overrides.linger.ms": 100})
+    conf = _engine_config(runs[0].profile)
+    assert (conf["linger.ms"], conf["sticky.partitioning.linger.ms"]) == ("100", "200")

@@ -155,7 +155,8 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         if profile.partitioner != "default":
             conf["partitioner"] = _PARTITIONER[profile.partitioner]
             if profile.partitioner in ("sticky", "hash"):
-                linger = profile.linger_ms if profile.linger_ms is not None else LINGER_MS
+                ran = {**conf, **profile.overrides}  # twice the linger the client runs, an override's too
+                linger = num(ran, "linger.ms", num(ran, "queue.buffering.max.ms", LINGER_MS))
                 conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * linger)))
         conf.update(profile.overrides)
         return self.with_durability(conf)
