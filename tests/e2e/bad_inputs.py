@@ -2567,6 +2567,18 @@ CASES.append(
         " profile.overrides.queue.buffering.max.ms decide one librdkafka setting: name one of them",
     )
 )
+CASES.append(
+    spec_case(
+        "spec-vary-setting-turned-off",
+        "a varied setting the profile turns off (Filebeat's flush.timeout with flush.min_events 0)",
+        "{name: batched, linger_ms: 50, compression: lz4}\n",
+        "{name: fb, client: filebeat, filebeat: {queue.mem.flush.min_events: 0}}\n"
+        "vary:\n  profile.filebeat.queue.mem.flush.timeout: [100ms, 5s]\n",
+        E + "spec.yaml: run (profile=fb, profile.filebeat.queue.mem.flush.timeout=100ms):"
+        " profile.filebeat.queue.mem.flush.timeout would not run: with queue.mem.flush.min_events 0, Filebeat"
+        " hands events over at once (set profile.filebeat.queue.mem.flush.min_events in the run too)",
+    )
+)
 
 
 def render_doc() -> str:

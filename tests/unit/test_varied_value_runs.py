@@ -320,3 +320,36 @@ def test_the_sticky_partitioning_linger_follows_the_linger_that_runs() -> None:
     runs = _runs({}, '{"name": "p", "partitioner": "sticky"}', {"profile.overrides.linger.ms": 100})
     conf = _engine_config(runs[0].profile)
     assert (conf["linger.ms"], conf["sticky.partitioning.linger.ms"]) == ("100", "200")
+
+
+# A varied setting another setting of the profile turns off, and that setting.
+IDLE = [
+    (
+        TEAM_FILEBEAT.format(rival="queue.mem.flush.min_events: 0\n"),
+        "filebeat.queue.mem.flush.timeout",
+        "250ms",
+        "filebeat.queue.mem.flush.min_events",
+        512,
+        lambda p: str(_filebeat(p).mem.effective_flush_timeout),
+    ),
+    (
+        TEAM_COLLECTOR.format(rival="    sending_queue: {enabled: false}"),
+        "otelcol.kafka.sending_queue.batch.flush_timeout",
+        "250ms",
+        "otelcol.kafka.sending_queue.enabled",
+        True,
+        lambda p: _collector(p)["sending_queue"]["batch"]["flush_timeout"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("team", "path", "value", "gate", "on", "read"), IDLE)
+def test_a_varied_setting_the_profile_turns_off_is_one_line_unless_the_run_turns_it_on(
+    team: str, path: str, value: Any, gate: str, on: Any, read: Callable[[ClientProfile], Any]
+) -> None:
+    with pytest.raises(
+        BadInput, match=rf"profile\.{path} would not run: .* \(set profile\.{gate} in the run too\)"
+    ):
+        _runs({"team.yml": team}, "team.yml", {f"profile.{path}": value})
+    [run] = _runs({"team.yml": team}, "team.yml", {f"profile.{path}": value, f"profile.{gate}": on})
+    assert read(run.profile) == value

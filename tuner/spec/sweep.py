@@ -17,7 +17,8 @@ A varied value is the value its run runs: it replaces whatever else in the profi
 decides the same setting (the kind's `drop_rivals`: a knob's property in `overrides`, under any name
 the client takes for it; Filebeat's `worker` and `workers`; another partition strategy), as a
 property on kafka-producer-perf-test's `--producer-props` replaces its `--producer.config` file's.
-Two varied keys of one run that decide one setting are refused in one line.
+Two varied keys of one run that decide one setting are refused in one line, and so is a varied
+setting the rest of the profile turns off (the kind's `idle`), unless the run sets that switch too.
 
 An axis whose steps set different settings is a plain name with labelled steps; the label is what
 run names read:
@@ -397,7 +398,15 @@ def _varied(profile: ClientProfile, updates: dict[str, Scalar], where: str, base
         for keys in paths.values():
             kind.drop_rivals(data, keys)
 
-    return _revalidate(profile, _nested(updates, paths), where, base_dir, clear)
+    varied = _revalidate(profile, _nested(updates, paths), where, base_dir, clear)
+    for path, keys in paths.items():
+        idle = kind.idle(varied, keys)
+        if idle is not None and idle[0] not in paths:  # a run that names the switch too runs as named
+            raise ValueError(
+                f"run ({where}): profile.{path} would not run: {idle[1]} (set profile.{idle[0]} in the"
+                " run too)"
+            )
+    return varied
 
 
 def _keys(profile: ClientProfile, path: str, where: str) -> list[str]:

@@ -138,6 +138,11 @@ class ClientKind(Generic[P]):
                 if member != chosen[0]:
                     _drop(data, member.split("."))
 
+    def idle(self, profile: P, path: Sequence[str]) -> tuple[str, str] | None:
+        """When the client does not act on the setting at `path` in `profile` because another of its
+        settings turns it off: (that setting's profile path, dotted; why, one clause); else None."""
+        return None
+
     def kept(self, base: ClientProfile | None) -> dict[str, Any]:
         """Durability settings are the user's choice, not batching: the baseline's, if of this kind."""
         if base is None or base.client != self.name:

@@ -177,6 +177,16 @@ class Filebeat(ClientKind[FilebeatProfile]):
         left = sorted(option for option in DEPLOYMENT_OPTIONS if kafka.pop(option, None) is not None)
         return team_file_profile(self, path, left, filebeat=fragment)
 
+    def idle(self, profile: FilebeatProfile, path: Sequence[str]) -> tuple[str, str] | None:
+        least = config_of(profile).mem.flush.min_events
+        if ".".join(path) == "filebeat.queue.mem.flush.timeout" and least <= 1:
+            gate = "filebeat.queue.mem.flush.min_events"
+            return (
+                gate,
+                f"with queue.mem.flush.min_events {least}, Filebeat hands events over at once",
+            )
+        return None
+
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""
         settings = flat_settings(compact(config_of(profile), "json"))

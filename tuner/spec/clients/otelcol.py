@@ -137,6 +137,13 @@ class Otelcol(ClientKind[OtelcolProfile]):
             profile["description"] += f"; not run by kbt (the collector's defaults): {', '.join(not_carried)}"
         return profile
 
+    def idle(self, profile: OtelcolProfile, path: Sequence[str]) -> tuple[str, str] | None:
+        batch = list(path[:4]) == ["otelcol", "kafka", "sending_queue", "batch"]
+        if batch and config_of(profile).kafka.sending_queue.enabled is False:
+            why = "the collector batches only in a sending_queue that is on (this profile's is off)"
+            return "otelcol.kafka.sending_queue.enabled", why
+        return None
+
     def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""
         data = config_of(profile).compact()
