@@ -66,6 +66,11 @@ queue.mem:
   flush.timeout: 10s
 """
 
+# the good spec whose profile is a team's librdkafka file, producer.properties
+LIBRDKAFKA_FILE_SPEC = GOOD_SPEC.replace(
+    "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
+)
+
 GOOD_STRESS = """\
 name: e2e-stress
 workload:
@@ -2476,9 +2481,7 @@ CLIENT_FILE_CASES: list[Case] = [
         E + f'producer.properties:3: unknown librdkafka property "lingr.ms" (librdkafka {LIBRDKAFKA})'
         ' (did you mean "linger.ms"?)',
         files={
-            "spec.yaml": GOOD_SPEC.replace(
-                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
-            ),
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
             "producer.properties": "# the team's producer\nacks=all\nlingr.ms=5\n",
         },
     ),
@@ -2516,10 +2519,51 @@ CLIENT_FILE_CASES: list[Case] = [
         E + "producer.properties:2: librdkafka refuses linger.ms: Invalid value for configuration property"
         ' "queue.buffering.max.ms"',
         files={
-            "spec.yaml": GOOD_SPEC.replace(
-                "  - {name: batched, linger_ms: 50, compression: lz4}", "  - librdkafka:producer.properties"
-            ),
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
             "producer.properties": "sasl.password=hunter2\nlinger.ms=five\n",
+        },
+    ),
+    Case(
+        "librdkafka-security-protocol-value",
+        "sweep spec",
+        "a misspelled security.protocol in a team's librdkafka file (the deployment's settings were checked"
+        " by name only: it passed the dry run)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'producer.properties:2: librdkafka refuses security.protocol: Invalid value "plaintextt" for'
+        ' configuration property "security.protocol"',
+        files={
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
+            "producer.properties": "acks=all\nsecurity.protocol=plaintextt\n",
+        },
+    ),
+    Case(
+        "librdkafka-sasl-mechanism-value",
+        "sweep spec",
+        "a SASL mechanism librdkafka does not have, in a file whose SASL the deployment switches on"
+        " (librdkafka reads it only with SASL on; the password beside it is never shown)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + "producer.properties:1: librdkafka refuses sasl.mechanism: Unsupported SASL mechanism: BOGUS",
+        files={
+            "spec.yaml": LIBRDKAFKA_FILE_SPEC,
+            "producer.properties": "sasl.mechanism=BOGUS\nsasl.password=hunter2\n",
+        },
+    ),
+    Case(
+        "librdkafka-integer-fraction",
+        "sweep spec",
+        "a number librdkafka would misread where it takes an integer (retries 1e3 ran as 1 retry;"
+        " linger.ms, a float to it, takes 0.5)",
+        ("sweep", "spec.yaml", *DRY),
+        ExitStatus.BAD_INPUT,
+        E + 'spec.yaml:11: profiles[0].overrides: "retries": must be a whole number in ASCII digits'
+        " (got '1e3')",
+        files={
+            "spec.yaml": GOOD_SPEC.replace(
+                "  - {name: batched, linger_ms: 50, compression: lz4}",
+                '  - {name: batched, overrides: {linger.ms: 0.5, retries: "1e3"}}',
+            ),
         },
     ),
     Case(
@@ -2583,6 +2627,31 @@ READ_BACK_CASES: list[Case] = [
     ),
 ]
 CASES += READ_BACK_CASES
+# a sweep names a value once for each setting: the run runs it (tuner/spec/sweep.py _varied)
+CASES.append(
+    spec_case(
+        "spec-vary-one-setting-twice",
+        "two varied settings that decide one client setting (a knob and an alias of its property)",
+        "compression: lz4}\n",
+        "compression: lz4}\nvary:\n  profile.linger_ms: [5, 50]\n"
+        "  profile.overrides.queue.buffering.max.ms: [100]\n",
+        E + "spec.yaml: run (profile=batched, profile.linger_ms=5,"
+        " profile.overrides.queue.buffering.max.ms=100): profile.linger_ms and"
+        " profile.overrides.queue.buffering.max.ms decide one librdkafka setting: name one of them",
+    )
+)
+CASES.append(
+    spec_case(
+        "spec-vary-setting-turned-off",
+        "a varied setting the profile turns off (Filebeat's flush.timeout with flush.min_events 0)",
+        "{name: batched, linger_ms: 50, compression: lz4}\n",
+        "{name: fb, client: filebeat, filebeat: {queue.mem.flush.min_events: 0}}\n"
+        "vary:\n  profile.filebeat.queue.mem.flush.timeout: [100ms, 5s]\n",
+        E + "spec.yaml: run (profile=fb, profile.filebeat.queue.mem.flush.timeout=100ms):"
+        " profile.filebeat.queue.mem.flush.timeout would not run: with queue.mem.flush.min_events 0, Filebeat"
+        " hands events over at once (set profile.filebeat.queue.mem.flush.min_events in the run too)",
+    )
+)
 
 
 def capture_json(start: float = 1_795_000_000.0, end: float = 1_795_000_060.0, **client: int) -> str:

@@ -187,3 +187,22 @@ def test_a_java_file_providers_secret_mount_absent_here_is_a_note(tmp_path: Path
     )
     proc = _kbt("check", "java", "app.properties", cwd=tmp_path)
     assert proc.returncode == 0 and "app.properties: ok (" in proc.stdout, proc.stderr
+
+
+def test_an_unset_java_reference_is_named_and_a_set_one_is_quiet(tmp_path: Path) -> None:
+    """The warning names the variable the client asks its EnvVarConfigProvider for (a dotted name is
+    one to Java), never its value; set in the environment, the reference resolves and nothing is said."""
+    if not (engine_dir() / "kbt-java-engine.jar").is_file():
+        pytest.fail("the Java engine is not built: run 'make install'")
+    jaas = (
+        "org.apache.kafka.common.security.plain.PlainLoginModule required"
+        ' username="app" password="${env:KBT_E2E.PW}";'
+    )
+    text = f"config.providers=env\nconfig.providers.env.class={ENV_PROVIDER}\nsasl.jaas.config={jaas}\n"
+    (tmp_path / "own.properties").write_text(text)
+    proc = _kbt("check", "java", "own.properties", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "kbt: warning: own.properties: sasl.jaas.config: ${env:KBT_E2E.PW} is not set here" in proc.stderr
+    proc = kbt("check", "java", "own.properties", cwd=tmp_path, env={**user_env(), "KBT_E2E.PW": "s3cr3t-pw"})
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+    assert "s3cr3t-pw" not in proc.stdout + proc.stderr

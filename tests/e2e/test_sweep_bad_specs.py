@@ -80,6 +80,23 @@ def test_dry_run_json_is_one_document(tmp_path: Path) -> None:
     assert "batched: 2 producers" in proc.stderr  # the human lines moved to stderr
 
 
+def test_dry_run_shows_the_varied_value_over_a_team_file(tmp_path: Path) -> None:
+    """A team file's linger.ms=0.5 under `vary: {profile.linger_ms: [0.5, 5]}`: the run named
+    linger_ms5 runs 5 (it ran the file's 0.5, as did its neighbour), and the dry run says so."""
+    (tmp_path / "producer.properties").write_text("linger.ms=0.5\nacks=all\n")
+    spec = GOOD.replace("{name: batched, linger_ms: 50, compression: lz4}", "librdkafka:producer.properties")
+    (tmp_path / "spec.yaml").write_text(spec + "vary:\n  profile.linger_ms: [0.5, 5]\n")
+    proc = kbt("sweep", "spec.yaml", "--dry-run", "--json", "-", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    runs = {r["name"]: r["client_config"] for r in json.loads(proc.stdout)["runs"]}
+    assert {name: conf["linger.ms"] for name, conf in runs.items()} == {
+        "producer-linger_ms0.5": "0.5",
+        "producer-linger_ms5": "5",
+    }
+    assert all(conf["acks"] == "all" for conf in runs.values())  # the rest of the file runs as written
+    assert "producer-linger_ms5: 2 producers" in proc.stderr and "linger.ms=5," in proc.stderr
+
+
 def test_missing_lab_is_an_environment_problem(tmp_path: Path) -> None:
     (tmp_path / "spec.yaml").write_text(GOOD)
     proc = kbt("sweep", "spec.yaml", "--lab-dir", str(tmp_path / "no-lab"), cwd=tmp_path)

@@ -221,6 +221,34 @@ def test_a_whole_config_value_is_refused_for_what_is_wrong_with_it(value: str, s
     assert check_config_value("linger.ms", "-1") == "-1"
 
 
+@pytest.mark.parametrize(
+    ("number", "value", "taken"),
+    [
+        ("float", "0.5", True), ("float", "1e3", True), ("float", "-1", True),
+        ("float", "0x10", False), ("float", "nan", False), ("float", "\u0661", False),
+        ("float", "soon", False),
+        ("named integer", "all", True), ("named integer", "12", True), ("named integer", "soon", True),
+        ("named integer", "1e3", False), ("named integer", "0.5", False), ("named integer", ".5", False),
+        ("integer", "12", True), ("integer", "all", False), ("integer", "0.5", False),
+        (None, "soon", True), (None, "0.5", True), (None, "1e400", False),
+    ],
+)  # fmt: skip
+def test_a_config_value_is_judged_by_the_type_its_client_reads(
+    number: str | None, value: str, taken: bool
+) -> None:
+    """A float takes any number in the grammar; an integer only a whole one (librdkafka's named
+    integers leave a word to librdkafka: acks all); a key of no number only a finite one if a number."""
+    from tuner.core.numbers import NumberType, check_config_value
+
+    typed: NumberType = number  # type: ignore[assignment]
+    if taken:
+        assert check_config_value("k.ms", value, typed) == value
+    else:
+        with pytest.raises(ValueError, match=r'^"k\.ms": '):
+            check_config_value("k.ms", value, typed)
+    assert check_config_value("k.ms", "${LINGER}", typed) == "${LINGER}"
+
+
 def test_atomic_writer_refuses_devices_and_names_a_file_parent(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="is a device"):
         atomic_write("/dev/full", "x")
@@ -449,13 +477,13 @@ def test_promql_label_values_stay_one_value(value: str, job: str) -> None:
         ("rate_per_producer: 10", "rate_per_producer: 1e-300", "must be at least 0.01 msgs/s"),
         (
             "linger_ms: 50",
-            'linger_ms: 50, overrides: {buffer.memory: "1e400"}',
-            '"buffer.memory": must be a whole',
+            'linger_ms: 50, overrides: {queue.buffering.max.kbytes: "1e400"}',
+            '"queue.buffering.max.kbytes": must be a whole',
         ),
         (
             "linger_ms: 50",
             'linger_ms: 50, overrides: {acks: "\u0661"}',
-            "is not a finite number in ASCII digits",
+            '"acks": must be a whole number in ASCII digits',  # an integer to librdkafka
         ),
         ("linger_ms: 50", "linger_ms: true", "linger_ms: must be a number, not true"),
     ],

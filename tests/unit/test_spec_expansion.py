@@ -97,7 +97,7 @@ def test_librdkafka_mapping() -> None:
         "acks": "-1",
         "enable.idempotence": "true",
         "partitioner": "consistent_random",
-        "sticky.partitioning.linger.ms": "400",
+        "sticky.partitioning.linger.ms": "500",  # twice the linger that runs, the override's
         "max.in.flight.requests.per.connection": "5",
         "queue.buffering.max.kbytes": "65536",
         "retries": "2147483647",  # durability is always stated: librdkafka's default

@@ -195,7 +195,7 @@ def java(
     (exit 2); else the durability it runs with. A secret written in the file, or one whose
     ${env:VAR} is not set here, is a warning; a file config provider's file that is not on this
     machine (the pod's secret mount) is read as placeholders, said in a note."""
-    from tuner.driver.java_plan import check_properties_file
+    from tuner.driver.java_plan import check_properties_file, unset_references
 
     def check(path: Path, text: str, where: str) -> dict[str, str]:
         said: list[str] = []
@@ -204,11 +204,8 @@ def java(
         finally:  # a refusal may come from a placeholder: the note says so first
             for line in said:
                 sys.stderr.write(f"kbt: note: {where}: {line}\n")
-        for key, text in sorted(reported.items()):
-            if text == "[unresolved reference]":
-                sys.stderr.write(
-                    f"kbt: warning: {where}: {key}: its ${{env:...}} reference is not set here\n"
-                )
+        for key, why in unset_references(parse_properties(text, where), reported).items():
+            sys.stderr.write(f"kbt: warning: {where}: {key}: {why}\n")
         return {
             k: reported[k]
             for k in ("acks", "enable.idempotence", "retries", "max.in.flight.requests.per.connection")

@@ -135,21 +135,37 @@ def model_number(value: object, annotation: object) -> object:
     return value
 
 
-# Client and topic config keys whose values are whole numbers in every client kbt drives
-# (librdkafka, the Java client, Kafka topic configs): times, sizes, counts.
-_WHOLE_CONFIG = re.compile(
+# Kafka's config keys whose values are whole numbers by name: times, sizes, counts. Each is an int,
+# a long or a short in the Java client's ConfigDef (and the broker's, for a topic's configs); a
+# client with a table of its own types (librdkafka) is judged by that table instead.
+_KAFKA_WHOLE = re.compile(
     r"\.(ms|bytes|kbytes|memory|size|messages|count|num|max|replicas|retries|connection)$", re.ASCII
 )
+# What the reading client takes for a key: "integer" only a whole number (the Java client's ints,
+# longs and shorts); "named integer" a whole number or a word of its own (librdkafka's integers:
+# acks takes "all"), so a number written there is whole; "float" any number; None no number.
+NumberType = typing.Literal["integer", "named integer", "float"] | None
 
 
-def check_config_value(key: str, value: str) -> str:
-    """A raw client/topic config value: a key that takes a whole number gets one (ASCII digits,
-    at least -1, within the magnitude bound); any value that looks like a number but is not one in
-    the grammar ("1e400", "inf", Unicode digits) is refused. Returns `value`."""
+def kafka_number_type(key: str) -> NumberType:
+    """ "integer" when Kafka's Java client (or a broker's topic config) takes only a whole number
+    for `key`, else None."""
+    return "integer" if _KAFKA_WHOLE.search(key.strip().lower()) else None
+
+
+def check_config_value(key: str, value: str, number: NumberType | typing.Literal["kafka"] = "kafka") -> str:
+    """A raw client/topic config value, as the client that reads it takes `key` (`number`: "integer",
+    "float", or None when it takes no number there; by default Kafka's rule by name): a whole number
+    is ASCII digits, at least -1, within the magnitude bound; a float a finite number in the
+    grammar; any value that looks like a number but is not one in the grammar ("1e400", "inf",
+    Unicode digits) is refused. A `${VAR}` reference passes. Returns `value`."""
     text = value.strip()
     if is_reference(text):
         return value
-    if _WHOLE_CONFIG.search(key.strip().lower()):
+    number = kafka_number_type(key) if number == "kafka" else number
+    if number == "named integer":
+        number = "integer" if _looks_numeric(text) else None  # a word is the client's to judge
+    if number == "integer":
         if not re.fullmatch(r"[+-]?[0-9]+", text, re.ASCII):
             raise ValueError(f'"{key}": must be a whole number in ASCII digits (got {cut_value(value)})')
         # the sign and size said as such: "-5" or 2**63 was "must be a whole number in ASCII digits"
@@ -157,6 +173,12 @@ def check_config_value(key: str, value: str) -> str:
             raise ValueError(f'"{key}": {cut_value(value)} is too large')
         if int(text) < -1:
             raise ValueError(f'"{key}": must be -1 or more (got {cut_value(value)})')
+        return value
+    if number == "float":
+        try:
+            parse_number(text, "")
+        except ValueError:
+            raise ValueError(f'"{key}": must be a number in ASCII digits (got {cut_value(value)})') from None
         return value
     try:
         float(text)  # what a careless reader would take for a number
@@ -167,3 +189,14 @@ def check_config_value(key: str, value: str) -> str:
     except ValueError:
         raise ValueError(f'"{key}": {cut_value(value)} is not a finite number in ASCII digits') from None
     return value
+
+
+def _looks_numeric(text: str) -> bool:
+    """Written as a number ("0.5", "1e3", ".5", "0x10", "inf"), not as a word ("all", "five")."""
+    if re.match(r"[+-]?\.?[0-9]", text, re.ASCII):
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -20,10 +20,11 @@ from tuner.core.certs import placeholder_pems
 from tuner.core.errors import BadInput
 from tuner.core.kafka_clients import Connection, new_producer
 from tuner.core.properties import parse_properties
+from tuner.driver.java_plan import UNRESOLVED
 from tuner.spec.clients.librdkafka import CANONICAL as LIBRDKAFKA_CANONICAL
 from tuner.spec.clients.producer import same_value
 
-HIDDEN = ("[hidden]", "[redacted]", "[unresolved reference]")  # a secret: never compared
+HIDDEN = ("[hidden]", "[redacted]", UNRESOLVED)  # a secret: never compared
 _CONF_LINE = re.compile(r"^CONF \[[^\]]*\] \[[^\]]*\]:\s{2,}(\S+) = (.*)$")
 
 

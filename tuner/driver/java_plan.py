@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tuner.core.envref import java_env_names
 from tuner.core.errors import BadInput, EnvironmentProblem
 from tuner.core.numbers import parse_number
 from tuner.core.paths import cache_dir
@@ -237,3 +238,27 @@ def check_properties_file(
         raise BadInput(f"{path.name}: the Java producer refuses it: {reason}")
     settings: dict[str, str] = json.loads(result.stdout)["settings"]
     return settings
+
+
+UNRESOLVED = "[unresolved reference]"  # the engine's account of a secret its reference left as written
+
+
+def unset_references(
+    props: Mapping[str, str], reported: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Each property the Java client left unresolved (`reported`, of `check_properties_file`), and
+    why in words: the `${env:NAME}` variables of its value (`props`) not set in `environ`, named
+    (a name, never a value); when each is set, that the client did not resolve them."""
+    environ = os.environ if environ is None else environ
+    out: dict[str, str] = {}
+    for key, text in sorted(reported.items()):
+        if text != UNRESOLVED:
+            continue
+        names = list(dict.fromkeys(java_env_names(props.get(key, ""))))
+        unset = [n for n in names if n not in environ]
+        listed = " and ".join(f"${{env:{n}}}" for n in (unset or names))
+        if unset:
+            out[key] = f"{listed} {'is' if len(unset) == 1 else 'are'} not set here"
+        else:
+            out[key] = f"{listed or 'its reference'} not resolved (config.providers names no env provider?)"
+    return out

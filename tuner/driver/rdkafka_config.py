@@ -3,8 +3,10 @@
 
 The table is the one librdkafka prints as its CONFIGURATION.md (`rd_kafka_conf_properties_show`),
 asked of the very library confluent-kafka loads: each property's name, whether a producer, a
-consumer or both read it, and the canonical property an alias stands for. The Python binding offers
-no call that lists them, so the library is called directly (ctypes); only `make generate` does.
+consumer or both read it, its type (`integer`, `float`, `boolean`, `enum value`, `string`, ...: a
+value kbt reads as a number is judged by it) and the canonical property an alias stands for. The
+Python binding offers no call that lists them, so the library is called directly (ctypes); only
+`make generate` does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 _ROW = re.compile(r"^(\S+)\s*\|\s*([*PC])\s*\|.*\|\s*(?:\*\*DEPRECATED\*\*\s*)?(?:Alias for `([^`]+)`)?")
+_TYPE = re.compile(r"<br>\*Type: ([^*]+)\*\s*$")
 
 
 def _library() -> ctypes.CDLL:
@@ -62,9 +65,11 @@ def properties_table() -> tuple[str, str]:
 
 
 def parse_table(text: str) -> dict[str, Any]:
-    """Every property of the table: its scope (`*` both, `P` producer, `C` consumer) and, for an
-    alias, the property it stands for. A name in both the global and the topic section is one."""
+    """Every property of the table: its scope (`*` both, `P` producer, `C` consumer), its type and,
+    for an alias, the property it stands for. A name in both the global and the topic section is
+    one (of one type)."""
     scopes: dict[str, str] = {}
+    types: dict[str, str] = {}
     aliases: dict[str, str] = {}
     for line in text.splitlines():
         match = _ROW.match(line)
@@ -74,7 +79,14 @@ def parse_table(text: str) -> dict[str, Any]:
         if alias_of and name not in scopes:  # a global property's topic alias of the same name is not one
             aliases[name] = alias_of
         scopes[name] = "*" if scopes.get(name, scope) != scope else scope
-    return {"scopes": dict(sorted(scopes.items())), "aliases": dict(sorted(aliases.items()))}
+        typed = _TYPE.search(line)
+        if typed is not None:
+            types.setdefault(name, typed.group(1).strip())
+    return {
+        "scopes": dict(sorted(scopes.items())),
+        "types": dict(sorted(types.items())),
+        "aliases": dict(sorted(aliases.items())),
+    }
 
 
 def config_names_json() -> str:

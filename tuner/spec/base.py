@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from tuner.core.errors import did_you_mean
 from tuner.core.frozen import Frozen
-from tuner.core.numbers import check_config_value, cut_text
+from tuner.core.numbers import NumberType, check_config_value, cut_text, kafka_number_type
 from tuner.spec.limits import MAX_ITEMS, MAX_TEXT_CHARS
 
 MAX_KEYS_LISTED = 12  # an unknown key's message lists a section's keys when there are this few
@@ -65,14 +65,23 @@ def flat_settings(node: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def _config_strings(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): check_config_value(str(k), config_string(v)) for k, v in value.items()}
-    return value  # not a mapping: left for pydantic to reject
+def config_strings(number_type: Callable[[str], NumberType]) -> BeforeValidator:
+    """The before-check of a client's (or a topic's) raw configs, numbers judged by `number_type`:
+    the type that client reads each key as. YAML may write `true` or `10000`, the wire takes strings."""
+
+    def _config_strings(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                str(k): check_config_value(str(k), config_string(v), number_type(str(k)))
+                for k, v in value.items()
+            }
+        return value  # not a mapping: left for pydantic to reject
+
+    return BeforeValidator(_config_strings)
 
 
-# Raw client or topic configs: YAML may write `true` or `10000`, the wire takes strings.
-ConfigMap = Annotated[dict[str, str], BeforeValidator(_config_strings), Field(max_length=MAX_ITEMS)]
+# Kafka's own configs: the Java client's properties and a topic's configs (the broker's).
+ConfigMap = Annotated[dict[str, str], config_strings(kafka_number_type), Field(max_length=MAX_ITEMS)]
 
 
 # A producer's acks as kbt spells it (Filebeat's required_acks is its own integer: spec/filebeat.py).

@@ -12,13 +12,14 @@ librdkafka, building a producer without brokers (nothing connects).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tuner.core.envref import is_reference
 from tuner.core.errors import did_you_mean
 from tuner.core.kafka_clients import producer_refusal
-from tuner.core.redact import scrub
+from tuner.core.numbers import NumberType, check_config_value
+from tuner.core.redact import is_secret_name, scrub
 from tuner.spec.package_data import package_json
 
 CONFIG_NAMES_FILE = "librdkafka_config.json"
@@ -31,6 +32,15 @@ def config_names_document() -> dict[str, Any]:
 def producer_names() -> frozenset[str]:
     """Every property a librdkafka producer reads (its own and those both clients read)."""
     return frozenset(k for k, scope in config_names_document()["scopes"].items() if scope != "C")
+
+
+def number_type(name: str) -> NumberType:
+    """librdkafka's own type of `name` where it reads a number, else None (a name it does not know
+    is said as such by name): "float" (linger.ms is a float to librdkafka, a long to the Java
+    client), "named integer" (an integer, some with words of their own: acks all; librdkafka reads
+    "0.5" or "1e3" there as 0 or 1, so a number written there must be whole)."""
+    found = config_names_document()["types"].get(name.strip())
+    return "named integer" if found == "integer" else "float" if found == "float" else None
 
 
 def unknown_property(name: str) -> str | None:
@@ -51,28 +61,88 @@ def settings_problem(names: Iterable[str], checked: Mapping[str, str]) -> tuple[
     """The first of `names` a librdkafka producer does not read (in their order: a file's), else
     what it refuses in `checked` (a value, a conflict) in the installed librdkafka's own words, as
     (the property as written, one line); None when it takes them. Only `checked` goes to the client,
-    a `${VAR}` reference left out (its value comes at run time); the caller leaves out what the
-    deployment sets, secrets with it, so no secret reaches the client or the message."""
+    a `${VAR}` reference left out (its value comes at run time); the caller gives a secret as a
+    placeholder (`as_deployed`), so no secret reaches the client or the message."""
     for name in names:
         problem = unknown_property(name)
         if problem:
             return name, problem
     given = {k: v for k, v in checked.items() if not is_reference(v)}
     reason = producer_refusal(given) if given else None
-    if reason is None:
-        return None
+    if reason is None or _NO_PROVIDER in reason:  # this build's SASL providers, not the file's
+        return _misread_number(given)
     reason = scrub(reason.removeprefix("Failed to create producer: "))
     named = re.findall(r'"([^"]+)"|`([^`]+)`', reason)
-    written = _written_name([a or b for a, b in named], given)
+    written = _written_name([a or b for a, b in named], given, reason)
     return written, f"librdkafka refuses {written or 'the settings'}: {reason}"
 
 
-def _written_name(named: list[str], given: Mapping[str, str]) -> str:
+def _misread_number(given: Mapping[str, str]) -> tuple[str, str] | None:
+    """The first value librdkafka took but reads otherwise than written (its integers read "1e3"
+    as 1 and "0.5" as 0), by librdkafka's own type of it, as (the property, one line)."""
+    for key, value in given.items():
+        try:
+            check_config_value(key, value, number_type(key))
+        except ValueError as exc:
+            return key, str(exc)
+    return None
+
+
+def _written_name(named: list[str], given: Mapping[str, str], reason: str) -> str:
     """The property of `given` librdkafka's reason names (by its canonical name or the alias the
-    settings used), else the first named."""
+    settings used), else the first named, else the one whose value it quotes ("Unsupported SASL
+    mechanism: BOGUS")."""
     aliases: dict[str, str] = config_names_document()["aliases"]
     for name in named:
         for key in given:
             if name in (key, aliases.get(key)):
                 return key
-    return named[0] if named else ""
+    if named:
+        return named[0]
+    quoted = (
+        k
+        for k, v in given.items()
+        if len(v.strip()) >= 3 and re.search(rf"\b{re.escape(v.strip())}\b", reason)
+    )
+    return next(quoted, "")
+
+
+# librdkafka's words for a SASL mechanism this build lacks (GSSAPI without libsasl2): the deployed
+# client's build is the team's, so that is no refusal of the file
+_NO_PROVIDER = "No provider for SASL mechanism"
+PLACEHOLDER = "kbt-placeholder"  # a credential's stand-in: its value never reaches the client
+# A secret of free text (a password, a client secret) is checked as a placeholder, present as the
+# client may require it; one with a form (a PEM, an OAuth config) is left out.
+_FREE_TEXT_SECRET = re.compile(r"(password|secret|passphrase)$")
+# What the deployment sets that the check leaves out: where its brokers are, and the files, PEMs,
+# OpenSSL engines and providers and commands of its host (a cert path names the pod's mount, absent
+# where kbt runs; a kinit command is never run by a check). `kbt check librdkafka` checks the
+# files with placeholders.
+_HOST_ONLY = re.compile(
+    r"^(bootstrap\.servers|metadata\.broker\.list|sasl\.kerberos\.kinit\.cmd|ssl\.providers|ssl\.engine\.id)$"
+    r"|location$|pem$|keytab$"
+)
+
+
+def as_deployed(settings: Mapping[str, str], deployed: Callable[[str], bool]) -> dict[str, str]:
+    """`settings` as a producer is checked with them: what the deployment sets (`deployed`) is
+    judged too, security included, but its host's files and commands; a secret's value never
+    reaches the client (a password as a placeholder, a key or an OAuth config left out: it has a
+    form a placeholder has not); SASL's settings with SASL on, as librdkafka reads them only then
+    (a sasl.mechanism of a file the deployment runs with SASL), the credentials a deployment adds
+    as placeholders."""
+    out: dict[str, str] = {}
+    for key, value in settings.items():
+        if not deployed(key):
+            out[key] = value
+        elif is_secret_name(key):
+            if _FREE_TEXT_SECRET.search(key):  # present, as the client may require it
+                out[key] = PLACEHOLDER
+        elif not _HOST_ONLY.search(key) and not is_reference(value):
+            out[key] = value  # a reference's value is the run's
+    if any(k.startswith("sasl.") for k in out):
+        out.setdefault("security.protocol", "sasl_plaintext")
+        if out["security.protocol"].lower().startswith("sasl"):
+            out.setdefault("sasl.username", PLACEHOLDER)
+            out.setdefault("sasl.password", PLACEHOLDER)
+    return out

@@ -12,12 +12,12 @@ the file.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
+from tuner.core.envref import collector_reference
 from tuner.spec.filebeat_load import models_in
 from tuner.spec.otelcol import Filelog, Kafka
 
@@ -25,7 +25,6 @@ DEPLOYMENT = frozenset(
     {"brokers", "topic", "topic_from_attribute", "auth", "tls", "client_id", "protocol_version",
      "resolve_canonical_bootstrap_servers_only", "metadata", "include_metadata_keys"}
 )  # fmt: skip
-_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?\}", re.S)
 _TOPIC_KEYS = frozenset({"topic", "topic_from_metadata_key"})
 
 
@@ -60,10 +59,10 @@ def _resolved(value: Any, at: str, environ: Mapping[str, str]) -> Any:
         return {k: _resolved(v, f"{at}.{k}", environ) for k, v in value.items()}
     if isinstance(value, list):
         return [_resolved(v, at, environ) for v in value]
-    ref = _REFERENCE.fullmatch(value.strip()) if isinstance(value, str) else None
+    ref = collector_reference(value)
     if ref is None:
         return value
-    name, default = ref.group(1), ref.group(2)
+    name, default = ref.name, ref.default
     if name in environ:
         return environ[name]
     if default is None:

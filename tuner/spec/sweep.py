@@ -13,6 +13,13 @@ top-level knob such as linger_ms) or any setting of a kind by its path in the pr
 `profile.filebeat.output.kafka.bulk_max_size` (typed and validated like the profile; a dict of raw
 properties takes the rest of the path as its key, `profile.overrides.queue.buffering.max.ms`).
 
+A varied value is the value its run runs: it replaces whatever else in the profile or its team file
+decides the same setting (the kind's `drop_rivals`: a knob's property in `overrides`, under any name
+the client takes for it; Filebeat's `worker` and `workers`; another partition strategy), as a
+property on kafka-producer-perf-test's `--producer-props` replaces its `--producer.config` file's.
+Two varied keys of one run that decide one setting are refused in one line, and so is a varied
+setting the rest of the profile turns off (the kind's `idle`), unless the run sets that switch too.
+
 An axis whose steps set different settings is a plain name with labelled steps; the label is what
 run names read:
 
@@ -32,6 +39,7 @@ import json
 import math
 import re
 import string
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, get_args, get_origin
 
@@ -171,7 +179,7 @@ class SweepSpec(StrictModel):
             profile_over = {k.split(".", 1)[1]: v for k, v in choice.items() if k.startswith("profile.")}
             workload_over = {k.split(".", 1)[1]: v for k, v in choice.items() if k.startswith("workload.")}
             where = _describe(choice)
-            profile = _revalidate(profile, _nested(profile, profile_over, where), where, base_dir)
+            profile = _varied(profile, profile_over, where, base_dir)
             workload = _revalidate(self.workload, workload_over, where, base_dir)
             check_fits(workload, profile, where)
             name = self.run_name(choice, workload, profile)
@@ -370,18 +378,63 @@ def _path_in(model: type[BaseModel], path: str) -> list[str] | tuple[int, str]:
     return done
 
 
-def _nested(profile: ClientProfile, updates: dict[str, Scalar], where: str) -> dict[str, Any]:
-    """`updates` keyed by the profile's own dump: a top-level knob as is, a dotted path as nested
-    keys (checked against this profile's kind)."""
+def _varied(profile: ClientProfile, updates: dict[str, Scalar], where: str, base_dir: Path | None) -> Any:
+    """`profile` with a run's settings, each in place of whatever else in the profile decides the
+    same (its kind's `drop_rivals`: a knob, the property under another name, its file's setting): a
+    run runs the values its sweep names. Two of them that decide one setting: one line."""
+    kind = kind_of(profile)
+    paths = {path: _keys(profile, path, where) for path in updates}
+    for path, keys in paths.items():
+        for other in [p for p in paths if p != path]:
+            probe = _nested({other: None}, paths)  # would `path` take `other` away?
+            kind.drop_rivals(probe, keys)
+            if not _holds(probe, paths[other]):
+                raise ValueError(
+                    f"run ({where}): profile.{path} and profile.{other} decide one {kind.title} setting:"
+                    " name one of them"
+                )
+
+    def clear(data: dict[str, Any]) -> None:
+        for keys in paths.values():
+            kind.drop_rivals(data, keys)
+
+    varied = _revalidate(profile, _nested(updates, paths), where, base_dir, clear)
+    for path, keys in paths.items():
+        idle = kind.idle(varied, keys)
+        if idle is not None and idle[0] not in paths:  # a run that names the switch too runs as named
+            raise ValueError(
+                f"run ({where}): profile.{path} would not run: {idle[1]} (set profile.{idle[0]} in the"
+                " run too)"
+            )
+    return varied
+
+
+def _keys(profile: ClientProfile, path: str, where: str) -> list[str]:
+    """The keys of the profile's own dump `path` sets: a top-level knob as is, a dotted path as
+    nested keys (checked against this profile's kind)."""
+    if "." not in path:
+        return [path]
+    keys = _path_in(kind_of(profile).model, path)
+    if isinstance(keys, tuple):
+        raise ValueError(f"run ({where}): {keys[1]} (not a {profile.client} setting)")
+    return keys
+
+
+def _holds(data: dict[str, Any], keys: list[str]) -> bool:
+    node: Any = data
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def _nested(updates: dict[str, Scalar], paths: dict[str, list[str]]) -> dict[str, Any]:
+    """`updates` as nested keys of a dump, each at its path's keys."""
     out: dict[str, Any] = {}
     for path, value in updates.items():
-        if "." not in path:
-            out[path] = value
-            continue
-        keys = _path_in(kind_of(profile).model, path)
-        if isinstance(keys, tuple):
-            raise ValueError(f"run ({where}): {keys[1]} (not a {profile.client} setting)")
         node = out
+        keys = paths[path]
         for key in keys[:-1]:
             node = node.setdefault(key, {})
         node[keys[-1]] = value
@@ -402,10 +455,17 @@ def _describe(choice: dict[str, Scalar]) -> str:
     return ", ".join(f"{k}={_fmt(v)}" for k, v in choice.items())
 
 
-def _revalidate(model: Any, updates: dict[str, Scalar], where: str, base_dir: Path | None) -> Any:
+def _revalidate(
+    model: Any,
+    updates: dict[str, Any],
+    where: str,
+    base_dir: Path | None,
+    clear: Callable[[dict[str, Any]], None] = lambda data: None,
+) -> Any:
     if not updates:
         return model
     data = dump_keeping_path(model)  # the spec file's base kept
+    clear(data)
     _merge_into(data, updates)
     try:
         return type(model).model_validate(data, context={"base_dir": base_dir})

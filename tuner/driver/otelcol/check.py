@@ -12,19 +12,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from tuner.core.envref import collector_names, collector_reference
 from tuner.core.errors import BadInput
 from tuner.core.inputs import parse_yaml, plain_data, read_text, shown_path, type_name
 from tuner.core.redact import is_secret_name
 from tuner.driver.otelcol.build import require_collector, validate
 
-_ENV = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)")
-_DEFAULTED = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*):-")
-_ENV_PLAIN = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
 STUB = {
     "receivers": {"file_log": {"include": ["/nonexistent/kbt-stub.log"]}},
     "exporters": {"kafka": {"brokers": ["127.0.0.1:9092"]}},
@@ -36,7 +33,6 @@ STUB = {
 
 
 MAX_FRAGMENT_BYTES = 1 << 20  # a collector config is a few KB
-_PURE_ENV = re.compile(r"\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}")
 
 
 def _settings(data: object) -> Iterator[tuple[str, str, object]]:
@@ -57,7 +53,8 @@ def _literal_secret(data: object) -> str | None:
     """The dotted key of the first secret-named key holding a literal value (not `${env:VAR}`)."""
     for name, key, value in _settings(data):
         literal = isinstance(value, str | int | float) and value != ""
-        reference = isinstance(value, str) and _PURE_ENV.fullmatch(value.strip()) is not None
+        ref = collector_reference(value)
+        reference = ref is not None and ref.default is None
         if is_secret_name(key) and literal and not reference:
             return name
     return None
@@ -113,10 +110,10 @@ def _listed_broker_reference(data: object, environ: Mapping[str, str]) -> str | 
         if str(name).split("/")[0] != "kafka" or not isinstance(brokers, list):
             continue
         for item in brokers:
-            ref = _PURE_ENV.fullmatch(item.strip()) if isinstance(item, str) else None
-            if ref is None:
+            ref = collector_reference(item)
+            if ref is None or ref.default is not None:
                 continue
-            var = item.strip().removeprefix("${").removeprefix("env:").removesuffix("}")
+            var = ref.name
             at = f"exporters.{name}.brokers"
             if len(brokers) == 1:
                 return (
@@ -140,13 +137,14 @@ def _substitutions(data: object, text: str) -> dict[str, str]:
         name
         for _, key, value in _settings(data)
         if isinstance(value, str) and is_secret_name(key)
-        for name in _ENV.findall(value)
+        for name, _ in collector_names(value)
     }
     # `${env:VAR:-default}` with VAR unset here: the collector takes the default, as it will where
     # the variable is unset there too; a placeholder would replace a good default with a bad value
-    defaulted = set(_DEFAULTED.findall(text)) - set(_ENV_PLAIN.findall(text))
+    named = collector_names(text)
+    defaulted = {n for n, fallback in named if fallback} - {n for n, fallback in named if not fallback}
     return {
         name: PLACEHOLDER if name in secret else os.environ.get(name, PLACEHOLDER)
-        for name in _ENV.findall(text)
+        for name, _ in named
         if name in secret or name in os.environ or name not in defaulted
     }

@@ -124,6 +124,25 @@ class ClientKind(Generic[P]):
         """A short text of the batching settings, e.g. `librdkafka linger 850 ms sticky zstd`."""
         return self.name
 
+    # Settings one of which the client runs in place of the others, each a profile path (dotted, as
+    # a sweep names it): a pair of names for one option, or options of which one is chosen.
+    alternatives: tuple[tuple[str, ...], ...] = ()
+
+    def drop_rivals(self, data: dict[str, Any], path: Sequence[str]) -> None:
+        """Take out of `data` (a profile's dump) every other setting that decides what `path` sets
+        (a sweep that names a value runs that value, whatever else the profile or its file says)."""
+        dotted = ".".join(path)
+        for group in self.alternatives:
+            chosen = [m for m in group if dotted == m or dotted.startswith(m + ".")]
+            for member in group if chosen else ():
+                if member != chosen[0]:
+                    _drop(data, member.split("."))
+
+    def idle(self, profile: P, path: Sequence[str]) -> tuple[str, str] | None:
+        """When the client does not act on the setting at `path` in `profile` because another of its
+        settings turns it off: (that setting's profile path, dotted; why, one clause); else None."""
+        return None
+
     def kept(self, base: ClientProfile | None) -> dict[str, Any]:
         """Durability settings are the user's choice, not batching: the baseline's, if of this kind."""
         if base is None or base.client != self.name:
@@ -161,6 +180,15 @@ _BY_MODEL: dict[type[ProfileBase], ClientKind[Any]] = {}  # each kind module's i
 def kind_by_model(model: type[ProfileBase]) -> ClientKind[Any]:
     """The kind whose settings model is `model` (its module created it)."""
     return _BY_MODEL[model]
+
+
+def _drop(data: dict[str, Any], keys: Sequence[str]) -> None:
+    """`data` without the nested key at `keys` (absent: nothing to take)."""
+    node: Any = data
+    for key in keys[:-1]:
+        node = node.get(key) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop(keys[-1], None)
 
 
 def num(conf: Mapping[str, str], key: str, default: float) -> float:

@@ -160,6 +160,10 @@ class Filebeat(ClientKind[FilebeatProfile]):
     multi_partition_requests = True
     software = ("sarama",)
     client_ids = ("beats",)
+    alternatives = (  # `workers`, when set, in place of `worker`; one partition strategy
+        ("filebeat.output.kafka.workers", "filebeat.output.kafka.worker"),
+        tuple(f"filebeat.output.kafka.partition.{s}" for s in ("random", "round_robin", "hash")),
+    )
 
     def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
         """A team's filebeat.yml named as a profile: its batching, queue and encoding as Filebeat
@@ -172,6 +176,16 @@ class Filebeat(ClientKind[FilebeatProfile]):
         kafka = fragment.get("output", {}).get("kafka", {})
         left = sorted(option for option in DEPLOYMENT_OPTIONS if kafka.pop(option, None) is not None)
         return team_file_profile(self, path, left, filebeat=fragment)
+
+    def idle(self, profile: FilebeatProfile, path: Sequence[str]) -> tuple[str, str] | None:
+        least = config_of(profile).mem.flush.min_events
+        if ".".join(path) == "filebeat.queue.mem.flush.timeout" and least <= 1:
+            gate = "filebeat.queue.mem.flush.min_events"
+            return (
+                gate,
+                f"with queue.mem.flush.min_events {least}, Filebeat hands events over at once",
+            )
+        return None
 
     def client_settings(self, profile: FilebeatProfile) -> dict[str, str]:
         """filebeat.yml option paths that differ from Filebeat's defaults, as filebeat.yml text."""

@@ -7,14 +7,13 @@ partition until batch.size bytes went to it (KIP-794). Its load runs on the `jav
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Literal
 
 from pydantic import field_validator, model_validator
 
-from tuner.core.envref import ENV_CONFIG_PROVIDER
+from tuner.core.envref import ENV_CONFIG_PROVIDER, java_spelling, profile_spelling
 from tuner.core.numbers import parse_int
 from tuner.core.redact import redact
 from tuner.spec.clients.base import Family, Rendered, SearchContext, name_of, num
@@ -56,7 +55,7 @@ class JavaProfile(ProducerProfile):
         is the profile's `${VAR}`: a file's properties pasted into overrides keep their meaning."""
         if not isinstance(value, Mapping):
             return value
-        return {k: _PROVIDER_REF.sub(r"${\1}", v) if isinstance(v, str) else v for k, v in value.items()}
+        return {k: profile_spelling(v) if isinstance(v, str) else v for k, v in value.items()}
 
     @model_validator(mode="after")
     def _known_properties(self) -> JavaProfile:
@@ -82,6 +81,12 @@ class Java(ProducerKind[JavaProfile]):
          "compression.zstd.level"}
     )  # fmt: skip
     measurement = ("a per-producer suffix on client.id",)
+    knob_properties = MappingProxyType(
+        {"linger_ms": ("linger.ms",), "batch_bytes": ("batch.size",), "compression": ("compression.type",),
+         "compression_level": ("compression.gzip.level", "compression.lz4.level", "compression.zstd.level"),
+         "acks": ("acks",), "idempotence": ("enable.idempotence",),
+         "max_in_flight": ("max.in.flight.requests.per.connection",), "partitioner": ("partitioner.class",)}
+    )  # fmt: skip
     secrets_hint = (
         "Secrets only as ${env:VAR} references, which Kafka's EnvVarConfigProvider resolves from the",
         "environment (config.providers=env, Kafka 3.5+).",
@@ -110,7 +115,7 @@ class Java(ProducerKind[JavaProfile]):
     def file_settings(self, conf: Mapping[str, str]) -> dict[str, str]:
         """Every `${VAR}` reference as `${env:VAR}`, resolved by the client's own EnvVarConfigProvider,
         which the file then names."""
-        out = {k: _ENV_REF.sub(r"${env:\1}", v) for k, v in conf.items()}
+        out = {k: java_spelling(v) for k, v in conf.items()}
         providers = [p.strip() for p in out.get("config.providers", "").split(",") if p.strip()]
         if out != dict(conf) and "env" not in providers:  # beside the file's own providers, if any
             out["config.providers"] = ",".join([*providers, "env"])
@@ -125,8 +130,8 @@ class Java(ProducerKind[JavaProfile]):
             conf["batch.size"] = str(profile.batch_bytes)
         if profile.compression is not None:
             conf["compression.type"] = profile.compression
-            if profile.compression_level is not None and profile.compression in ("gzip", "lz4", "zstd"):
-                conf[f"compression.{profile.compression}.level"] = str(profile.compression_level)
+        if profile.compression_level is not None and profile.codec in ("gzip", "lz4", "zstd"):
+            conf[f"compression.{profile.codec}.level"] = str(profile.compression_level)  # the codec run
         if profile.acks is not None:
             conf["acks"] = profile.acks
         if profile.idempotence is not None:
@@ -199,8 +204,5 @@ def _at_most(text: str, bound: int) -> bool:
     except ValueError:
         return False
 
-
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_.]*)\}")
-_PROVIDER_REF = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 KIND = Java()

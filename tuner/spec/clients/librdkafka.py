@@ -11,15 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
+from tuner.spec.base import config_strings
 from tuner.spec.clients.base import Family, SearchContext, name_of, num
 from tuner.spec.clients.producer import Partitioner, ProducerKind, ProducerProfile, same_value
 from tuner.spec.clients.rules import LateTimer, LibrdkafkaRules, Partitioning, PartitionMode
 from tuner.spec.engine_id import EngineId
-from tuner.spec.librdkafka_client import config_names_document, settings_problem
+from tuner.spec.librdkafka_client import as_deployed, config_names_document, number_type, settings_problem
+from tuner.spec.limits import MAX_ITEMS
 
 # librdkafka defaults (CONFIGURATION.md, v2.x).
 LINGER_MS = 5.0
@@ -45,6 +47,10 @@ class LibrdkafkaProfile(ProducerProfile):
 
     client: Literal["librdkafka"] = "librdkafka"
     batch_messages: int | None = Field(default=None, gt=0, le=1_000_000)
+    # each value's number judged by librdkafka's own type of it (linger.ms 0.5 is a float to it)
+    overrides: Annotated[dict[str, str], config_strings(number_type), Field(max_length=MAX_ITEMS)] = Field(
+        default_factory=dict
+    )
 
     @model_validator(mode="after")
     def _each_property_once(self) -> LibrdkafkaProfile:
@@ -91,6 +97,13 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         ("max.in.flight.requests.per.connection", ("max.in.flight",)),
     )
     aliases = CANONICAL
+    knob_properties = MappingProxyType(
+        {"linger_ms": ("linger.ms",), "batch_messages": ("batch.num.messages",),
+         "batch_bytes": ("batch.size",), "compression": ("compression.type",),
+         "compression_level": ("compression.level",), "acks": ("acks",),
+         "idempotence": ("enable.idempotence",), "max_in_flight": ("max.in.flight.requests.per.connection",),
+         "partitioner": ("partitioner", "sticky.partitioning.linger.ms")}
+    )  # fmt: skip
     SEARCHED = frozenset(
         {"linger.ms", "queue.buffering.max.ms", "batch.num.messages", "batch.size", "compression.type",
          "compression.codec", "compression.level", "partitioner", "sticky.partitioning.linger.ms"}
@@ -104,8 +117,9 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
     def settings_problem(
         self, names: Mapping[str, str], settings: Mapping[str, str]
     ) -> tuple[str, str] | None:
-        # what the deployment sets (brokers, security, secrets) is the target's: not asked here
-        return settings_problem(names, {k: v for k, v in settings.items() if not self.set_by_deployment(k)})
+        # what the deployment sets is judged too (a protocol, a mechanism), but its brokers, its
+        # host's files and its secrets' values (as_deployed)
+        return settings_problem(names, as_deployed(settings, self.set_by_deployment))
 
     def durability_defaults(self, conf: Mapping[str, str]) -> dict[str, str]:
         # a transactional producer is idempotent whatever the setting says
@@ -141,7 +155,8 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
         if profile.partitioner != "default":
             conf["partitioner"] = _PARTITIONER[profile.partitioner]
             if profile.partitioner in ("sticky", "hash"):
-                linger = profile.linger_ms if profile.linger_ms is not None else LINGER_MS
+                ran = {**conf, **profile.overrides}  # twice the linger the client runs, an override's too
+                linger = num(ran, "linger.ms", num(ran, "queue.buffering.max.ms", LINGER_MS))
                 conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * linger)))
         conf.update(profile.overrides)
         return self.with_durability(conf)

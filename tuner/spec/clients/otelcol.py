@@ -113,6 +113,9 @@ class Otelcol(ClientKind[OtelcolProfile]):
     hints = _HINTS
     multi_partition_requests = True
     software = ("kgo", "franz")
+    alternatives = (  # the exporter's one partitioner
+        tuple(f"otelcol.kafka.record_partitioner.{s}" for s in ("sticky_key", "round_robin", "least_backup")),
+    )
     stands_in_for = "franz-go clients are replayed as the OpenTelemetry Collector kind (franz-go)"
 
     def own_file_profile(self, path: Path, data: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -133,6 +136,13 @@ class Otelcol(ClientKind[OtelcolProfile]):
         if not_carried:
             profile["description"] += f"; not run by kbt (the collector's defaults): {', '.join(not_carried)}"
         return profile
+
+    def idle(self, profile: OtelcolProfile, path: Sequence[str]) -> tuple[str, str] | None:
+        batch = list(path[:4]) == ["otelcol", "kafka", "sending_queue", "batch"]
+        if batch and config_of(profile).kafka.sending_queue.enabled is False:
+            why = "the collector batches only in a sending_queue that is on (this profile's is off)"
+            return "otelcol.kafka.sending_queue.enabled", why
+        return None
 
     def client_settings(self, profile: OtelcolProfile) -> dict[str, str]:
         """Collector option paths the profile sets (relative to the config root), as YAML text."""

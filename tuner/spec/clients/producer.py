@@ -28,7 +28,7 @@ from tuner.core.numbers import parse_number
 from tuner.core.properties import properties_line, properties_with_lines, read_properties
 from tuner.core.redact import is_secret_name, redact
 from tuner.spec.base import Acks, ConfigMap, normal_acks
-from tuner.spec.clients.base import ClientKind, Rendered, team_file_profile
+from tuner.spec.clients.base import ClientKind, Rendered, kind_by_model, team_file_profile
 from tuner.spec.limits import DEFAULT_MESSAGE_TIMEOUT_MS, MAX_KAFKA_BYTES, MESSAGE_TIMEOUT_KEYS
 from tuner.spec.profile import ProfileBase
 
@@ -82,7 +82,7 @@ class ProducerProfile(ProfileBase):
     @model_validator(mode="after")
     def _consistent(self) -> ProducerProfile:
         if self.compression_level is not None:
-            codec = self.compression or "none"
+            codec = self.codec
             if codec not in COMPRESSION_LEVELS:
                 raise ValueError(f"compression_level does not apply to compression {codec}")
             low, high = COMPRESSION_LEVELS[codec]
@@ -107,6 +107,15 @@ class ProducerProfile(ProfileBase):
     @property
     def raw_properties(self) -> Mapping[str, str]:
         return self.overrides
+
+    @property
+    def codec(self) -> str:
+        """The codec the client runs: the knob's, else an override's of compression.type (under any
+        name its client takes for it), else none."""
+        kind = kind_by_model(type(self))
+        same = kind.canonical if isinstance(kind, ProducerKind) else str
+        named = [v for k, v in self.overrides.items() if same(k) == same("compression.type")]
+        return self.compression or (named[-1].strip().lower() if named else "none")
 
     @property
     def message_timeout_ms(self) -> float | None:
@@ -166,11 +175,36 @@ class ProducerKind(ClientKind[P]):
     own_file_suffixes = (".properties", ".conf", ".config", ".cfg")
     # Another name the client takes for a property -> the client's own name for it.
     aliases: Mapping[str, str] = {}
+    # Each knob -> the properties it decides (`client_settings` writes them from it, or leaves them to
+    # the client's default); a unit test holds every kind's mapping to its client_settings.
+    knob_properties: Mapping[str, tuple[str, ...]] = {}
+
+    def canonical(self, key: str) -> str:
+        """The client's own name of a property it takes under `key`."""
+        return self.aliases.get(key, key)
+
+    def drop_rivals(self, data: dict[str, Any], path: Sequence[str]) -> None:
+        """A knob's property, or an override's, in place of the same property under any other of its
+        names: an override of it (the file's), or the knob that writes it."""
+        overrides = data.get("overrides")
+        if not isinstance(overrides, dict):
+            overrides = {}
+        if len(path) == 1 and path[0] in self.knob_properties:
+            decided = {self.canonical(k) for k in self.knob_properties[path[0]]}
+            for key in [k for k in overrides if self.canonical(k) in decided]:
+                del overrides[key]
+        elif len(path) == 2 and path[0] == "overrides":
+            name = self.canonical(path[1])
+            for key in [k for k in overrides if k != path[1] and self.canonical(k) == name]:
+                del overrides[key]
+            for knob, keys in self.knob_properties.items():
+                if name in {self.canonical(k) for k in keys}:
+                    data.pop(knob, None)
 
     def set_by_deployment(self, key: str) -> bool:
         """A property the deployment sets outside the file (`environment`, under any of its names),
         or a secret."""
-        canonical = self.aliases.get(key, key)
+        canonical = self.canonical(key)
         names = {key, canonical, *(a for a, c in self.aliases.items() if c == canonical)}
         return is_secret_name(key) or any(fnmatchcase(n, p) for n in names for p in self.environment)
 
