@@ -131,6 +131,13 @@ def test_unknown_message_kind(tmp_path: Path) -> None:
     assert 'did you mean "generated"' in msg
 
 
+def test_missing_message_kind(tmp_path: Path) -> None:
+    # pydantic's own context quotes the key and names no kinds: the line said `missing "'kind'" (one of )`
+    msg = _error(tmp_path, SWEEP.replace("kind: generated", "size_bytes: 100"))
+    assert 'workload.message: missing "kind"' in msg
+    assert "'kind'" not in msg and "one of )" not in msg
+
+
 def test_missing_key(tmp_path: Path) -> None:
     msg = _error(tmp_path, SWEEP.replace("  duration_s: 8\n", ""))
     assert "workload.duration_s: missing required key" in msg

@@ -89,7 +89,9 @@ def field_message(err: Any, noun: str = "key", secret: bool = False) -> str:
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         expected = re.findall(r"'([^']*)'", str(ctx.get("expected_tags", "")))
         if kind == "union_tag_not_found":
-            return f'missing "{ctx.get("discriminator", "kind")}" (one of {", ".join(expected)})'
+            # pydantic quotes the discriminator ("'kind'") and names no tags for a missing one
+            key = str(ctx.get("discriminator", "kind")).strip("'")
+            return f'missing "{key}"' + (f" (one of {', '.join(expected)})" if expected else "")
         hint = did_you_mean(str(ctx.get("tag")), expected).strip(" ()")
         return (
             f'unknown kind "{ctx.get("tag")}" (expected one of {", ".join(expected)}'
