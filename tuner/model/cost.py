@@ -191,8 +191,13 @@ def fit_linear(requests: Sequence[float], bytes_: Sequence[float], busy: Sequenc
         full = np.zeros(3)
         full[: len(coef)] = coef
         candidates.append((_adjusted(r2, n, params), full))
+    # A fit that charges a request or a byte more than a broker's every thread is not a cost: traffic
+    # too small to explain the busy time (an idle broker's own upkeep) puts it all on the intercept.
+    physical = [c for c in candidates if float(c[1].max()) <= MAX_CORES]
+    if not physical:
+        physical = [(0.0, np.array([0.0, 0.0, float(y.mean())]))]
     # Ties (the intercept came out 0) go to the simpler fit.
-    _, coef = max(candidates, key=lambda c: (round(c[0], 12), -int(np.count_nonzero(c[1]))))
+    _, coef = max(physical, key=lambda c: (round(c[0], 12), -int(np.count_nonzero(c[1]))))
     fitted = coef[0] * r + coef[1] * b + coef[2]
     return LinearFit(
         requests_coef=float(coef[0]),
