@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tuner.spec.clients import ClientProfile, kind_of, profile_of, rules_of, same_kind
+from tuner.spec.clients import ClientProfile, kind_of, profile_of, rules_of
 from tuner.spec.clients.filebeat import REAL_ENGINE_NAME, config_of
 from tuner.spec.engine_id import EngineId
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation, Reduction
@@ -107,11 +107,11 @@ def reduction_of(rec: Recommendation, c: ClientRecommendation) -> Reduction | No
     one, computed the same way from its stored figures against its baseline (same kind only)."""
     if c.reduction is not None:
         return c.reduction
-    if not same_kind(rec.baseline, c.profile):
+    if (base := rec.baseline_of(c)) is None:
         return None
     return reduction(
-        rec.baseline,
-        rec.baseline.name,
+        base,
+        base.name,
         None,
         c.baseline_measured,
         c.measured,

@@ -294,6 +294,7 @@ def _recommend_kind(
         floor=floor,
         band_doubt=doubt[1] if doubt is not None else None,
         notes=notes,
+        baseline=base if own_base else None,
     )
 
 
