@@ -71,7 +71,8 @@ def reduction(
     predicted: Prediction,
 ) -> Reduction | None:
     """The comparison: measured when both the baseline and the recommendation ran (from one count),
-    else predicted by the model for both; None when neither is possible."""
+    else predicted by the model for both; None when neither is possible. A side with no requests
+    (a run that sent nothing) is no comparison: "0.0x fewer" would say the setting made it worse."""
     what = ran_as(baseline, baseline_engine)
     rates, run_id = None, None
     if base_measured is not None and measured is not None:
@@ -83,9 +84,9 @@ def reduction(
         )
         run_id = base_measured.run_id
     counted: Counted | Literal["model"]
-    if rates is not None and rates[1] > 0:
+    if rates is not None and rates[0] > 0 and rates[1] > 0:
         before, after, counted = rates
-    elif base_predicted is not None and predicted.requests_per_s > 0:
+    elif base_predicted is not None and base_predicted.requests_per_s > 0 and predicted.requests_per_s > 0:
         before, after, counted = base_predicted.requests_per_s, predicted.requests_per_s, "model"
         run_id = None
     else:
