@@ -15,6 +15,7 @@ from tuner.core.errors import KbtError
 from tuner.model.cost import MAX_CORES, BrokerCostModel, LinearFit, fit_cost_model
 from tuner.model.forecast import forecast
 from tuner.model.forecast_baseline import records_baselines
+from tuner.model.forecast_today import fit_warnings
 from tuner.store import RunRecord
 from tuner.store.figures import BrokerStats
 
@@ -86,23 +87,41 @@ def test_the_cost_model_and_the_forecast_answer_or_refuse_in_one_line(records: l
         assert row.brokers_needed is None or row.brokers_needed >= 1
 
 
+def _even(requests_per_s: float, bytes_per_s: float, idle: float) -> list[BrokerStats]:
+    """Three brokers taking the same traffic at the same idle ratios."""
+    return [
+        BrokerStats(
+            broker=str(i),
+            produce_requests_per_s=requests_per_s,
+            messages_in_per_s=requests_per_s,
+            bytes_in_per_s=bytes_per_s,
+            network_idle_ratio=idle,
+            request_handler_idle_ratio=idle,
+        )
+        for i in range(3)
+    ]
+
+
 def test_traffic_too_small_to_explain_the_busy_time_puts_it_on_the_intercept() -> None:
     # 1e-12 requests/s at 1% busy: a coefficient through the origin would charge a request 1e10
     # seconds of thread time (past any broker); the broker's own upkeep is the intercept instead.
     plans = qunar_plans()
-    brokers = [
-        BrokerStats(
-            broker=str(i),
-            produce_requests_per_s=1e-12,
-            messages_in_per_s=1e-12,
-            bytes_in_per_s=1e-12,
-            network_idle_ratio=0.99,
-            request_handler_idle_ratio=0.99,
-        )
-        for i in range(3)
-    ]
+    brokers = _even(requests_per_s=1e-12, bytes_per_s=1e-12, idle=0.99)
     records = [record_with_brokers(brokers, 1.78e9 + i, plan=p) for i, p in enumerate(plans)]
     model = fit_cost_model(records)
     assert model.network.requests_coef == 0 and model.network.bytes_coef == 0
     assert math.isclose(model.network.intercept, 0.01)
     assert math.isclose(model.predict_idle(1e-12, 1e-12)[0], 0.99)
+
+
+def test_windows_at_one_traffic_level_are_said_to_tell_no_request_from_a_byte() -> None:
+    plan = qunar_plans()[0]
+    brokers = _even(requests_per_s=300.0, bytes_per_s=6000.0 * 1620, idle=0.8)
+    same = [record_with_brokers(brokers, 1.78e9 + i, plan=plan) for i in range(3)]
+    model = fit_cost_model(same)
+    assert model.traffic_levels == 1 and model.network.r2 == 1.0
+    [said] = [w for w in fit_warnings(model) if "one traffic level" in w]
+    assert "9 broker windows" in said and "several rates" in said
+    varied = [b.model_copy(update={"produce_requests_per_s": 100.0 * (i + 1)}) for i, b in enumerate(brokers)]
+    model = fit_cost_model([record_with_brokers(varied, 1.78e9, plan=plan)])
+    assert model.traffic_levels == 3 and not [w for w in fit_warnings(model) if "one traffic level" in w]

@@ -88,6 +88,9 @@ class BrokerCostModel(Frozen):
     # run ids of the records it was fitted from
     runs: list[Label] = Field(default_factory=list, max_length=MAX_FITTED_RUNS)
     brokers: list[Label] = Field(default_factory=list, max_length=MAX_ITEMS)  # broker ids
+    # distinct (requests/s, bytes/s) among the windows fitted; one level cannot tell a request's cost
+    # from a byte's (None: a model saved before they were counted)
+    traffic_levels: int | None = Field(default=None, ge=0, le=MAX_COUNT)
 
     def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]:
         """(network idle, handler idle) of a broker taking this produce traffic, each in [0, 1]."""
@@ -229,4 +232,5 @@ def fit_cost_model(records: Sequence[RunRecord]) -> BrokerCostModel:
         queue=fit_queue_model(points) if saturated_curve(points) else None,
         runs=sorted({o.run_id for o in obs}),
         brokers=sorted({o.broker for o in obs}, key=lambda s: (len(s), s)),
+        traffic_levels=len({(o.requests_per_s, o.bytes_per_s) for o in obs}),
     )
