@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.unit.test_recommend_margin import FILEBEAT_LIKE
+from tuner.model.comparison import reduction
 from tuner.model.predict import busiest_share, predict_rules
 from tuner.model.recommend import busiest_relief
 from tuner.model.traffic import Traffic
@@ -99,3 +101,14 @@ def test_the_relief_is_measured_where_both_runs_counted_per_broker_alike() -> No
     mixed = busiest_relief(_pred(60, 20), _pred(10, 4), _meas(49, 17.8, "client"), after)
     assert mixed == (20, 4, "predicted")
     assert busiest_relief(None, _pred(10, 4), None, None) is None
+
+
+def test_a_side_with_no_requests_is_no_relief_and_no_reduction() -> None:
+    # a baseline run that sent nothing (0 requests/s measured) beside a confirmed setting: no
+    # "0.0x fewer"; the model's figures for both speak, and none when the model's are 0 as well
+    idle, after = _meas(0.0, 0.0, "client"), _meas(9.9, 3.3, "client")
+    assert busiest_relief(_pred(60, 20), _pred(10, 4), idle, after) == (20, 4, "predicted")
+    assert busiest_relief(_pred(0, 0), _pred(10, 4), idle, after) is None
+    cut = reduction(FILEBEAT_LIKE, "base", "librdkafka", idle, after, _pred(60, 20), _pred(10, 4))
+    assert cut is not None and cut.basis == "predicted" and cut.ratio == pytest.approx(6.0)
+    assert reduction(FILEBEAT_LIKE, "base", "librdkafka", idle, after, _pred(0, 0), _pred(10, 4)) is None

@@ -106,3 +106,24 @@ def test_recommended_filebeat_yml_names_kbt_recommend_as_its_maker() -> None:
     text = render_files(record.model_copy(update={"clients": [client]}))["filebeat.yml"]
     assert "# Recommended by kbt 0 for workload qunar-logs" in text
     assert "kbt render filebeat" not in text
+
+
+def test_each_client_is_compared_with_its_own_kinds_baseline() -> None:
+    # A results directory of two kinds: the document names one baseline (here a Java one); the
+    # librdkafka client's durability and its baseline row are its own kind's, never "never tuned".
+    from tuner.render.recommendation import render_files, summary_lines
+    from tuner.spec.clients.java import JavaProfile
+
+    record = _record()
+    own = LibrdkafkaProfile(name="rdk-base", linger_ms=5, acks="all", idempotence=True)
+    java = JavaProfile(name="java-base", linger_ms=5)
+    mixed = record.model_copy(update={"baseline": java})
+    assert mixed.baseline_of(mixed.clients[0]) is None  # another kind's: nothing to compare with
+    assert record.baseline_of(record.clients[0]) == record.baseline  # a document written before
+    c = mixed.clients[0].model_copy(update={"baseline": own})
+    kept = mixed.model_copy(update={"clients": [c]})
+    assert kept.baseline_of(c) == own
+    said = "Durability CHANGED from baseline rdk-base"  # the recommended profile left acks at 1
+    assert any(said in line for line in summary_lines(kept))
+    text = render_files(kept)["librdkafka.properties"]
+    assert said in text.replace("\n#   ", " ")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tuner.spec.clients import ClientProfile, kind_of, profile_of, rules_of, same_kind
+from tuner.spec.clients import ClientProfile, kind_of, profile_of, rules_of
 from tuner.spec.clients.filebeat import REAL_ENGINE_NAME, config_of
 from tuner.spec.engine_id import EngineId
 from tuner.store.recommendation import ClientRecommendation, Measured, Prediction, Recommendation, Reduction
@@ -71,7 +71,8 @@ def reduction(
     predicted: Prediction,
 ) -> Reduction | None:
     """The comparison: measured when both the baseline and the recommendation ran (from one count),
-    else predicted by the model for both; None when neither is possible."""
+    else predicted by the model for both; None when neither is possible. A side with no requests
+    (a run that sent nothing) is no comparison: "0.0x fewer" would say the setting made it worse."""
     what = ran_as(baseline, baseline_engine)
     rates, run_id = None, None
     if base_measured is not None and measured is not None:
@@ -83,9 +84,9 @@ def reduction(
         )
         run_id = base_measured.run_id
     counted: Counted | Literal["model"]
-    if rates is not None and rates[1] > 0:
+    if rates is not None and rates[0] > 0 and rates[1] > 0:
         before, after, counted = rates
-    elif base_predicted is not None and predicted.requests_per_s > 0:
+    elif base_predicted is not None and base_predicted.requests_per_s > 0 and predicted.requests_per_s > 0:
         before, after, counted = base_predicted.requests_per_s, predicted.requests_per_s, "model"
         run_id = None
     else:
@@ -107,11 +108,11 @@ def reduction_of(rec: Recommendation, c: ClientRecommendation) -> Reduction | No
     one, computed the same way from its stored figures against its baseline (same kind only)."""
     if c.reduction is not None:
         return c.reduction
-    if not same_kind(rec.baseline, c.profile):
+    if (base := rec.baseline_of(c)) is None:
         return None
     return reduction(
-        rec.baseline,
-        rec.baseline.name,
+        base,
+        base.name,
         None,
         c.baseline_measured,
         c.measured,

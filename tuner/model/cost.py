@@ -88,6 +88,9 @@ class BrokerCostModel(Frozen):
     # run ids of the records it was fitted from
     runs: list[Label] = Field(default_factory=list, max_length=MAX_FITTED_RUNS)
     brokers: list[Label] = Field(default_factory=list, max_length=MAX_ITEMS)  # broker ids
+    # distinct (requests/s, bytes/s) among the windows fitted; one level cannot tell a request's cost
+    # from a byte's (None: a model saved before they were counted)
+    traffic_levels: int | None = Field(default=None, ge=0, le=MAX_COUNT)
 
     def predict_idle(self, requests_per_s: float, bytes_per_s: float) -> tuple[float, float]:
         """(network idle, handler idle) of a broker taking this produce traffic, each in [0, 1]."""
@@ -191,8 +194,13 @@ def fit_linear(requests: Sequence[float], bytes_: Sequence[float], busy: Sequenc
         full = np.zeros(3)
         full[: len(coef)] = coef
         candidates.append((_adjusted(r2, n, params), full))
+    # A fit that charges a request or a byte more than a broker's every thread is not a cost: traffic
+    # too small to explain the busy time (an idle broker's own upkeep) puts it all on the intercept.
+    physical = [c for c in candidates if float(c[1].max()) <= MAX_CORES]
+    if not physical:
+        physical = [(0.0, np.array([0.0, 0.0, float(y.mean())]))]
     # Ties (the intercept came out 0) go to the simpler fit.
-    _, coef = max(candidates, key=lambda c: (round(c[0], 12), -int(np.count_nonzero(c[1]))))
+    _, coef = max(physical, key=lambda c: (round(c[0], 12), -int(np.count_nonzero(c[1]))))
     fitted = coef[0] * r + coef[1] * b + coef[2]
     return LinearFit(
         requests_coef=float(coef[0]),
@@ -224,4 +232,5 @@ def fit_cost_model(records: Sequence[RunRecord]) -> BrokerCostModel:
         queue=fit_queue_model(points) if saturated_curve(points) else None,
         runs=sorted({o.run_id for o in obs}),
         brokers=sorted({o.broker for o in obs}, key=lambda s: (len(s), s)),
+        traffic_levels=len({(o.requests_per_s, o.bytes_per_s) for o in obs}),
     )

@@ -306,4 +306,10 @@ def fit_warnings(model: BrokerCostModel) -> list[str]:
                 f"the cost model's {pool} fit is poor: R^2 {fit.r2:.2f} < {MIN_R2:g} over {fit.n} broker "
                 "windows; its cost per request, which the peak extrapolates, is mostly noise"
             )
+    if model.traffic_levels == 1:
+        out.append(
+            f"the cost model's {model.n} broker windows are all at one traffic level: it cannot tell a"
+            " request's cost from a byte's (its R^2 says nothing), so settings that change the requests"
+            " per byte are a guess; fit it on runs at several rates"
+        )
     return out

@@ -279,7 +279,7 @@ def _recommend_kind(
         baseline_measured=base_meas,
         reduction_predicted=(
             base_pred.requests_per_s / predicted.requests_per_s
-            if base_pred is not None and predicted.requests_per_s > 0
+            if base_pred is not None and min(base_pred.requests_per_s, predicted.requests_per_s) > 0
             else None
         ),
         reduction_measured=cut.ratio if cut is not None and cut.basis == "measured" else None,
@@ -294,6 +294,7 @@ def _recommend_kind(
         floor=floor,
         band_doubt=doubt[1] if doubt is not None else None,
         notes=notes,
+        baseline=base if own_base else None,
     )
 
 
@@ -392,16 +393,20 @@ def busiest_relief(
     measured: Measured | None,
 ) -> tuple[float, float, Literal["measured", "predicted"]] | None:
     """The busiest broker's produce requests/s before and after: measured when both runs counted
-    per broker the same way (the client's own split, or the brokers' counters), else predicted."""
+    per broker the same way (the client's own split, or the brokers' counters), else predicted; a
+    side with no requests there is no relief to state (its ratio would read 0x)."""
     if (
         base_meas is not None
         and measured is not None
-        and base_meas.busiest_broker_requests_per_s is not None
+        and base_meas.busiest_broker_requests_per_s
         and measured.busiest_broker_requests_per_s
         and base_meas.busiest_broker_measured_on == measured.busiest_broker_measured_on
     ):
         return base_meas.busiest_broker_requests_per_s, measured.busiest_broker_requests_per_s, "measured"
-    if base_pred is not None and predicted.busiest_broker_requests_per_s > 0:
+    if (
+        base_pred is not None
+        and min(base_pred.busiest_broker_requests_per_s, predicted.busiest_broker_requests_per_s) > 0
+    ):
         return base_pred.busiest_broker_requests_per_s, predicted.busiest_broker_requests_per_s, "predicted"
     return None
 

@@ -111,7 +111,7 @@ def _row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
 
 def _baseline_row(rec: Recommendation, c: ClientRecommendation) -> list[str]:
     p, m = c.baseline_predicted, c.baseline_measured
-    name = rec.baseline.name if kind_of(rec.baseline) is kind_of(c.profile) else f"{c.client} baseline"
+    name = base.name if (base := rec.baseline_of(c)) is not None else f"{c.client} baseline"
     if (cut := reduction_of(rec, c)) is not None:
         name = f"{cut.baseline} ({cut.baseline_is})"
     return _side_row("  baseline", name, "", p, m)
@@ -156,7 +156,7 @@ def summary_lines(rec: Recommendation) -> list[str]:
                 f" lost {m.lost if m else '-'}: {verdict}"
             )
         out += [f"{c.client}: {note}" for note in c.notes]
-        if (durability := kind_of(c.profile).durability_note(c.profile, rec.baseline)) is not None:
+        if (durability := kind_of(c.profile).durability_note(c.profile, rec.baseline_of(c))) is not None:
             out.append(f"{c.client}: {durability}")
     for truth in rec.model_truth:
         apart = f"; {truth.off_schedule} off their schedule left out" if truth.off_schedule else ""
@@ -199,7 +199,7 @@ def _header(rec: Recommendation, c: ClientRecommendation) -> list[str]:
             f"Busiest broker: {c.busiest_before:.1f} -> {c.busiest_after:.1f} produce requests/s,"
             f" {relief:.1f}x fewer ({c.busiest_relief_on})."
         )
-    if (durability := kind_of(c.profile).durability_note(c.profile, rec.baseline)) is not None:
+    if (durability := kind_of(c.profile).durability_note(c.profile, rec.baseline_of(c))) is not None:
         # durability is the user's: where the file's came from (wrapped: the file stays narrow)
         lines += textwrap.wrap(durability, 100, subsequent_indent="  ", break_on_hyphens=False)
     return lines

@@ -37,7 +37,7 @@ from tuner.core.units import (
     Text,
 )
 from tuner.core.writes import json_text
-from tuner.spec.clients import ClientProfile
+from tuner.spec.clients import ClientProfile, same_kind
 from tuner.spec.slo import SLO
 from tuner.spec.workload import WorkloadSpec
 from tuner.store.document import read_document, validated
@@ -221,6 +221,11 @@ class ClientRecommendation(Frozen):
         description="Why the held-out error bands could change the ranking (then confirmed live), else None.",
     )
     notes: Annotated[list[Text], Entries] = Field(default_factory=list)
+    baseline: ClientProfile | None = Field(
+        default=None,
+        description="This kind's baseline (the document's baseline may be another kind's in a results"
+        " directory of several): its durability kept, its row compared. None: none of this kind.",
+    )
 
     @property
     def busiest_relief(self) -> float | None:
@@ -268,6 +273,13 @@ class Recommendation(Frozen):
         default=None, description="Held-out runs behind the predictions' error bands (None: no bands)."
     )
     notes: Annotated[list[Text], Entries] = Field(default_factory=list)
+
+    def baseline_of(self, c: ClientRecommendation) -> ClientProfile | None:
+        """The baseline of `c`'s kind: its own, else the document's when of the same kind (a document
+        written before a client held its own), else None: no baseline of its kind to compare with."""
+        if c.baseline is not None:
+            return c.baseline
+        return self.baseline if same_kind(self.baseline, c.profile) else None
 
 
 def recommendation_text(record: Recommendation) -> str:
