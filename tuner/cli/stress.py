@@ -89,10 +89,10 @@ def stress(
     runs it, real-time groups beside it. Gates judged per step, one record per stage. Ends with the
     highest step each profile held. Exits 1 when acked records were lost."""
     from tuner.runner.preflight import stress_preflight
-    from tuner.runner.stress.locust_processes import LocustOptions, check_master_host
+    from tuner.runner.stress.locust_processes import LocustOptions, check_locust_flags
     from tuner.spec.stress_load import load_stress
 
-    check_master_host(master_host, workers + remote_workers)
+    check_locust_flags(master_host, workers + remote_workers, master_port, web_ui, web_port)
     source = target_source(target_file, bootstrap, command_config, prom_flag, lab_dir=lab_dir)
     loaded = load_stress(spec, baseline_from=baseline_from)
     labels = _labels(list_values(profiles) if profiles else None, loaded.profile_labels())

@@ -107,6 +107,16 @@ def check_master_host(host: str, workers: int = 1) -> None:
         ) from None
 
 
+def check_locust_flags(
+    host: str, workers: int, master_port: int | None, web_ui: bool, web_port: int | None
+) -> None:
+    """`kbt stress`'s locust flags, before anything starts: --master-host as above, and a master
+    port that is not also the web UI's (one of the two binds failed only when the master started)."""
+    check_master_host(host, workers)
+    if workers > 0 and web_ui and master_port is not None and master_port == web_port:
+        raise BadInput(f"--master-port and --web-port are both {master_port}: give each its own port")
+
+
 def worker_command(locustfile: str, host: str, port: int) -> list[str]:
     """A locust worker of `locustfile` (`-`: fetched from the master) joining the master at host:port;
     it gets the plan from the master, a local worker as one on another machine does."""
