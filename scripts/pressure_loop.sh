@@ -22,7 +22,14 @@ window=${KBT_LOOP_WINDOW_S:-25}
 mix=(loadtests/pressure-mix/services-rdkafka.yaml loadtests/pressure-mix/audit-java.yaml)
 kbt() { "$py" -m tuner "$@"; }
 rm -rf "$out" && mkdir -p "$out"
-prometheus=$("$py" -c 'import sys; from tuner.lab import load_state; print(load_state(sys.argv[1]).prometheus_url)' "$lab")
+# the lab's Prometheus; no running lab there is kbt's one line, not a traceback
+prometheus=$("$py" -c 'import sys
+from tuner.core.errors import KbtError
+from tuner.lab import load_state
+try:
+    print(load_state(sys.argv[1]).prometheus_url)
+except KbtError as exc:
+    sys.exit(f"kbt: error: {exc.message}")' "$lab")
 log="$lab/logs/broker-1.log"
 
 kbt lab request-log on --lab-dir "$lab"

@@ -39,3 +39,21 @@ def test_the_runs_window_end_is_the_earliest(tmp_path: Path) -> None:
     assert runs_end(tmp_path) == min(ends) == 1_800_000_000.0 - 60 + 10 + 50
     with pytest.raises(BadInput, match="no run records"):
         runs_end(tmp_path / "none")
+
+
+def test_the_pressure_loop_without_a_lab_is_one_line(tmp_path: Path) -> None:
+    # it read the lab's Prometheus with an inline load_state: no running lab was a traceback
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "pressure_loop.sh"
+    done = subprocess.run(
+        ["bash", str(script), str(tmp_path / "no-lab"), str(tmp_path / "out")],
+        env={"PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    no_lab = tmp_path / "no-lab"
+    assert done.stderr.splitlines() == [f"kbt: error: no running lab in {no_lab} (run 'kbt lab up')"]
