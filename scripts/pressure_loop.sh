@@ -21,7 +21,6 @@ slo=${KBT_LOOP_SLO_P99:-2000}
 window=${KBT_LOOP_WINDOW_S:-25}
 mix=(loadtests/pressure-mix/services-rdkafka.yaml loadtests/pressure-mix/audit-java.yaml)
 kbt() { "$py" -m tuner "$@"; }
-rm -rf "$out" && mkdir -p "$out"
 # the lab's Prometheus; no running lab there is kbt's one line, not a traceback
 prometheus=$("$py" -c 'import sys
 from tuner.core.errors import KbtError
@@ -30,6 +29,7 @@ try:
     print(load_state(sys.argv[1]).prometheus_url)
 except KbtError as exc:
     sys.exit(f"kbt: error: {exc.message}")' "$lab")
+rm -rf "$out" && mkdir -p "$out"
 log="$lab/logs/broker-1.log"
 
 kbt lab request-log on --lab-dir "$lab"

@@ -47,6 +47,9 @@ def test_the_pressure_loop_without_a_lab_is_one_line(tmp_path: Path) -> None:
     import sys
 
     script = Path(__file__).resolve().parents[2] / "scripts" / "pressure_loop.sh"
+    kept = tmp_path / "out" / "last-loop.txt"  # a mistyped lab must not cost the last loop's results
+    kept.parent.mkdir()
+    kept.write_text("kept")
     done = subprocess.run(
         ["bash", str(script), str(tmp_path / "no-lab"), str(tmp_path / "out")],
         env={"PATH": "/usr/bin:/bin", "PYTHON": sys.executable},
@@ -55,5 +58,6 @@ def test_the_pressure_loop_without_a_lab_is_one_line(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 1
+    assert kept.read_text() == "kept"
     no_lab = tmp_path / "no-lab"
     assert done.stderr.splitlines() == [f"kbt: error: no running lab in {no_lab} (run 'kbt lab up')"]
