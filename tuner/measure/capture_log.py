@@ -28,7 +28,6 @@ from tuner.measure.distinct_count import EXACT_LIMIT, STANDARD_ERROR, DistinctCo
 from tuner.measure.request_log import (
     MAX_CLIENTS,
     OTHER_CLIENTS,
-    PRODUCE_ACKS,
     FileWindow,
     _partitions,
     produce_client,
@@ -77,29 +76,33 @@ def read_produce_traffic(
 
 def _other_topics(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
     """The note that says which rows summed some topics' bytes under OTHER_TOPICS."""
-    summed = [key for key, t in ordered if OTHER_TOPICS in t.topic_bytes]
+    summed = [f"{key[0]} on {key[3]}" for key, t in ordered if OTHER_TOPICS in t.topic_bytes]
     if not summed:
         return []
-    named = ", ".join(f"{key[0]} on {key[3]}" for key in summed[:NAMED_ESTIMATES])
-    more = f" and {len(summed) - NAMED_ESTIMATES} more" if len(summed) > NAMED_ESTIMATES else ""
     return [
         f"bytes per topic are kept for {MAX_ROW_TOPICS} topics per client and broker, the rest summed"
-        f' under "{OTHER_TOPICS}" (no topic of the plan): {len(summed)} such, {named}{more}'
+        f' under "{OTHER_TOPICS}" (no topic of the plan): {len(summed)} such, {_named(summed)}'
     ]
 
 
 def _estimated(ordered: list[tuple[tuple[str, str, str, str], _Tally]]) -> list[str]:
     """The note that says which rows' connection counts are estimates, and how good."""
-    estimated = [(key, t.connections.count) for key, t in ordered if not t.connections.exact]
+    estimated = [
+        f"{key[0]} on {key[3]} (~{t.connections.count:,})" for key, t in ordered if not t.connections.exact
+    ]
     if not estimated:
         return []
-    named = ", ".join(f"{key[0]} on {key[3]} (~{count:,})" for key, count in estimated[:NAMED_ESTIMATES])
-    more = f" and {len(estimated) - NAMED_ESTIMATES} more" if len(estimated) > NAMED_ESTIMATES else ""
     return [
         f"client connections are counted exactly up to {EXACT_LIMIT:,} per client and broker, then"
         f" estimated (a HyperLogLog sketch, standard error {STANDARD_ERROR:.1%}): {len(estimated)} estimated,"
-        f" {named}{more}; a group's producers are read from them"
+        f" {_named(estimated)}; a group's producers are read from them"
     ]
+
+
+def _named(rows: list[str]) -> str:
+    """The first NAMED_ESTIMATES rows of a note, then how many more."""
+    more = f" and {len(rows) - NAMED_ESTIMATES} more" if len(rows) > NAMED_ESTIMATES else ""
+    return ", ".join(rows[:NAMED_ESTIMATES]) + more
 
 
 def _count(
@@ -124,7 +127,7 @@ def _count(
     body = request.get("request")
     body = body if isinstance(body, dict) else {}
     acks = body.get("acks")
-    if acks in PRODUCE_ACKS:  # the reader passes no other (a line with any other is unreadable)
+    if acks is not None:  # -1, 0 or 1: the reader makes a line with any other unreadable
         tally.acks[str(acks)] = tally.acks.get(str(acks), 0) + 1
     _time(tally, request.get("totalTimeMs"), rng)
     for name, size in _partitions(body, names):
@@ -138,6 +141,9 @@ def _count(
 def _topic(topic_bytes: dict[str, int], name: str) -> str:
     """The key a topic's bytes are summed under: its name, or OTHER_TOPICS past MAX_ROW_TOPICS names
     (a log's names cannot make a row grow without bound) or for a name no Kafka topic can have."""
+    if name in topic_bytes:
+        return name
+    name = decoded(name)  # a lone surrogate in the log's name: no JSON writer can keep it
     if name in topic_bytes:
         return name
     named = len(topic_bytes) - (OTHER_TOPICS in topic_bytes)
@@ -164,7 +170,7 @@ def _ends(connection: Any) -> tuple[str, str]:
     parts = connection.split("-")
     if len(parts) < 2:
         return "", ""
-    return decoded(parts[0][:200]), decoded(parts[1][:200])
+    return decoded(parts[0][:200]), parts[1][:200]  # the client end is only hashed, never written
 
 
 def _row(key: tuple[str, str, str, str], t: _Tally) -> dict[str, Any]:

@@ -303,7 +303,7 @@ def _partitions(body: Any, names: Mapping[str, str] | None = None) -> Iterator[t
         name = topic.get("name")
         if name is None and names is not None:
             name = names.get(str(topic.get("topicId")))
-        named = decoded(name) if isinstance(name, str) else None
+        named = name if isinstance(name, str) else None  # as logged: decoded where it becomes a key
         parts = topic.get("partitionData")
         for part in parts if isinstance(parts, list) else []:
             size = part.get("recordsSizeInBytes") if isinstance(part, dict) else None

@@ -140,6 +140,7 @@ class CaptureRecord(Frozen):
 _REQUESTS = (MAX_RATE_PER_S, "produce requests")
 _BYTES = (MAX_BYTES_PER_S, "bytes")
 _RECORDS = (MAX_RATE_PER_S, "records")
+_PARTITIONS = (MAX_RATE_PER_S, "partitions")
 
 
 def _rate(field: str, total: int, window: float, bound: tuple[float, str]) -> None:
@@ -156,7 +157,7 @@ def _held(field: str, row: ClientTraffic, window: float) -> None:
     """One client row's counts against each other and against the window."""
     _rate(f"{field}.requests", row.requests, window, _REQUESTS)
     _rate(f"{field}.record_bytes", row.record_bytes, window, _BYTES)
-    _rate(f"{field}.partitions", row.partitions, window, _RECORDS)
+    _rate(f"{field}.partitions", row.partitions, window, _PARTITIONS)
     if row.record_bytes > row.requests * MAX_KAFKA_BYTES:
         raise ValueError(
             f"{field}.record_bytes: {row.record_bytes:,} in {row.requests:,} requests, past"
