@@ -286,3 +286,14 @@ def test_a_value_the_java_producer_refuses_is_one_line_before_the_run(
         " String must be one of: none, gzip, snappy, lz4, zstd"
     )
     assert client_refusal(JavaProfile(name="k", linger_ms=20, compression="zstd")) is None  # no JVM asked
+
+
+def test_the_codec_is_the_one_the_file_runs() -> None:
+    # overrides are written after the knobs: the codec that compression_level is judged by, and
+    # the level's property named for, is theirs (it was the knob's: zstd judged, lz4 run)
+    from tuner.spec.clients.base import kind_by_model
+    from tuner.spec.clients.java import JavaProfile
+
+    profile = JavaProfile(name="j", compression="zstd", overrides={"compression.type": "lz4"})
+    assert kind_by_model(JavaProfile).client_settings(profile)["compression.type"] == "lz4"
+    assert profile.codec == "lz4"

@@ -110,12 +110,12 @@ class ProducerProfile(ProfileBase):
 
     @property
     def codec(self) -> str:
-        """The codec the client runs: the knob's, else an override's of compression.type (under any
-        name its client takes for it), else none."""
+        """The codec the client runs: an override's of compression.type (under any name its client
+        takes for it: overrides are written last, so they win), else the knob's, else none."""
         kind = kind_by_model(type(self))
         same = kind.canonical if isinstance(kind, ProducerKind) else str
         named = [v for k, v in self.overrides.items() if same(k) == same("compression.type")]
-        return self.compression or (named[-1].strip().lower() if named else "none")
+        return named[-1].strip().lower() if named else self.compression or "none"
 
     @property
     def message_timeout_ms(self) -> float | None:
