@@ -156,14 +156,13 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
             conf["partitioner"] = _PARTITIONER[profile.partitioner]
             if profile.partitioner in ("sticky", "hash"):
                 ran = {**conf, **profile.overrides}  # twice the linger the client runs, an override's too
-                linger = num(ran, "linger.ms", num(ran, "queue.buffering.max.ms", LINGER_MS))
-                conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * linger)))
+                conf["sticky.partitioning.linger.ms"] = str(max(1, round(2 * _linger(ran))))
         conf.update(profile.overrides)
         return self.with_durability(conf)
 
     def rules(self, profile: LibrdkafkaProfile) -> LibrdkafkaRules:
         conf = self.client_settings(profile)
-        linger = num(conf, "linger.ms", num(conf, "queue.buffering.max.ms", LINGER_MS))
+        linger = _linger(conf)
         sticky = num(conf, "sticky.partitioning.linger.ms", 2 * linger)
         keyed: PartitionMode = "random" if conf.get("partitioner") == "random" else "hash"
         return LibrdkafkaRules(
@@ -204,3 +203,8 @@ class Librdkafka(ProducerKind[LibrdkafkaProfile]):
 
 
 KIND = Librdkafka()
+
+
+def _linger(conf: Mapping[str, str]) -> float:
+    """The linger a librdkafka configuration runs: linger.ms, else its alias, else the default."""
+    return num(conf, "linger.ms", num(conf, "queue.buffering.max.ms", LINGER_MS))
