@@ -21,7 +21,7 @@ from confluent_kafka.admin import AdminClient
 
 from tuner.core.errors import BadInput, KbtError, Unreachable
 from tuner.core.inputs import read_json
-from tuner.core.kafka_clients import Connection, reached_admin
+from tuner.core.kafka_clients import reached_admin
 from tuner.driver.stress.consumer_pool import ConsumerPool
 from tuner.driver.stress.plan import ABORT_FILE, STATUS_FILE, StressPlan
 from tuner.driver.stress.tally import Tally
@@ -48,7 +48,7 @@ from tuner.store.record import Environment
 from tuner.store.results import ResultsStore
 from tuner.store.stress_section import GateCheck, Verdict
 from tuner.target.base import Target
-from tuner.target.security import client_config
+from tuner.target.security import client_config, connection
 from tuner.target.topics import ADMIN_TIMEOUT_S, broker_ids, check_fits_cluster, delete_topics
 
 LEAD_S = 20.0  # consumers subscribe and locust starts before t0
@@ -117,8 +117,8 @@ class StressRunner:
 
     def run(self, loaded: LoadedStress, labels: Sequence[str]) -> StressOutcome:
         refuse_remote_workers(loaded, list(labels), self.locust.remote_workers)
-        conn = Connection(self.target.bootstrap_servers, client_config(self.target))
-        admin = reached_admin(conn, ADMIN_TIMEOUT_S)  # not there: one line at once, before any profile
+        # not there: one line at once, before any profile
+        admin = reached_admin(connection(self.target), ADMIN_TIMEOUT_S)
         ids = broker_ids(admin)
         brokers = len(ids)
         workload = loaded.spec.topics_with_configs()
