@@ -353,3 +353,26 @@ def test_a_varied_setting_the_profile_turns_off_is_one_line_unless_the_run_turns
         _runs({"team.yml": team}, "team.yml", {f"profile.{path}": value})
     [run] = _runs({"team.yml": team}, "team.yml", {f"profile.{path}": value, f"profile.{gate}": on})
     assert read(run.profile) == value
+
+
+# Durability the client states whoever decides it: a knob that sets one of these may state the others.
+DURABILITY = {"acks", "enable.idempotence", "max.in.flight.requests.per.connection"}
+
+
+@pytest.mark.parametrize("kind_name", PRODUCER_KINDS)
+def test_each_knobs_table_row_names_what_it_changes(kind_name: str) -> None:
+    """Every property a knob changes in the client's settings is in its row of knob_properties (the
+    table drop_rivals reads), so a varied knob drops every rival of what it decides."""
+    kind = KINDS[kind_name]
+    assert isinstance(kind, ProducerKind)
+    for knob, values in KNOB_VALUES.items():
+        if knob not in kind.model.model_fields:
+            continue
+        extra = {"compression": "zstd"} if knob == "compression_level" else {}
+        bare = {kind.canonical(k): v for k, v in kind.model(name="bare", **extra).client_settings().items()}
+        row = {kind.canonical(k) for k in kind.knob_properties.get(knob, ())}
+        for value in values:
+            conf = kind.model(name="bare", **extra, **{knob: value}).client_settings()
+            changed = {kind.canonical(k) for k, v in conf.items() if bare.get(kind.canonical(k)) != v}
+            changed |= {k for k in bare if k not in {kind.canonical(c) for c in conf}}
+            assert changed - DURABILITY <= row, (knob, value, changed - row)
