@@ -213,12 +213,12 @@ def test_numbers_are_ascii_finite_and_bounded() -> None:
 )
 def test_a_whole_config_value_is_refused_for_what_is_wrong_with_it(value: str, said: str) -> None:
     """-5 and 2**63 are whole numbers in ASCII digits: the sign or the size is what is wrong."""
-    from tuner.core.numbers import check_config_value
+    from tuner.core.numbers import check_config_value, kafka_number_type
 
     with pytest.raises(ValueError) as caught:
-        check_config_value("linger.ms", value)
+        check_config_value("linger.ms", value, kafka_number_type("linger.ms"))
     assert str(caught.value) == f'"linger.ms": {said}'
-    assert check_config_value("linger.ms", "-1") == "-1"
+    assert check_config_value("linger.ms", "-1", kafka_number_type("linger.ms")) == "-1"
 
 
 @pytest.mark.parametrize(

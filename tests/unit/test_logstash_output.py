@@ -10,7 +10,7 @@ import re
 from hypothesis import assume, given, reject, settings
 from hypothesis import strategies as st
 
-from tuner.core.numbers import check_config_value
+from tuner.core.numbers import check_config_value, kafka_number_type
 from tuner.core.redact import is_secret_name
 from tuner.spec.clients import ClientProfile, kind_of
 from tuner.spec.clients.java import JavaProfile
@@ -71,7 +71,7 @@ def test_any_override_renders_one_option_and_no_secret(key: str, text: str, numb
     # a quoted option takes any text; a numeric one only a number (the profile's grammar refuses others)
     value = text if OPTIONS[key] in STRING_OPTIONS else str(number)
     try:  # text a reader would take for a number must be a finite one ("inf" is refused, not rendered)
-        check_config_value(key, value)
+        check_config_value(key, value, kafka_number_type(key))
     except ValueError:
         reject()
     # A credential reaches a profile only as a ${VAR} reference; its value must never be rendered.

@@ -153,16 +153,15 @@ def kafka_number_type(key: str) -> NumberType:
     return "integer" if _KAFKA_WHOLE.search(key.strip().lower()) else None
 
 
-def check_config_value(key: str, value: str, number: NumberType | typing.Literal["kafka"] = "kafka") -> str:
+def check_config_value(key: str, value: str, number: NumberType) -> str:
     """A raw client/topic config value, as the client that reads it takes `key` (`number`: "integer",
-    "float", or None when it takes no number there; by default Kafka's rule by name): a whole number
+    "float", or None when it takes no number there; Kafka's rule by name is kafka_number_type): a whole number
     is ASCII digits, at least -1, within the magnitude bound; a float a finite number in the
     grammar; any value that looks like a number but is not one in the grammar ("1e400", "inf",
     Unicode digits) is refused. A `${VAR}` reference passes. Returns `value`."""
     text = value.strip()
     if is_reference(text):
         return value
-    number = kafka_number_type(key) if number == "kafka" else number
     if number == "named integer":
         number = "integer" if _looks_numeric(text) else None  # a word is the client's to judge
     if number == "integer":
